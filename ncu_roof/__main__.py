@@ -1,0 +1,3 @@
+from ncu_roof.cli import main
+
+main()

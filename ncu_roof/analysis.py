@@ -1,0 +1,275 @@
+"""The analysis: normalized launches + roofs → a verdict per kernel. Renderers read only this."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ncu_roof.gpus import gpu_by_key
+from ncu_roof.ingest import IDENTITY_COLUMNS, RunTable
+from ncu_roof.model import (
+    COMPUTE,
+    LATENCY_SOL_PCT,
+    Bound,
+    Roofs,
+    bound_of,
+    compute_roof,
+    finite,
+    is_latency_bound,
+    roofline,
+)
+from ncu_roof.recipe import PRECISIONS, SOL_KEYS, TIERS, collect_command, normalize
+from ncu_roof.roofs import builtin_roofs, combine, report_roofs
+
+SCHEMA = "ncu-roof/analysis/v1"
+
+
+@dataclass(frozen=True)
+class InputInfo:
+    path: str
+    format: str
+    ncu_version: str | None
+    kernels: int
+
+
+@dataclass(frozen=True)
+class Device:
+    index: int
+    input: int
+    name: str | None
+    cc: str | None
+    roofs: Roofs
+
+
+@dataclass(frozen=True)
+class Kernel:
+    id: int
+    name: str
+    input: int
+    device: int
+    grid: str | None
+    block: str | None
+    duration_s: float | None
+    flop: Mapping[str, float | None]
+    bytes: Mapping[str, float | None]
+    intensity_flop_per_byte: Mapping[str, float | None]
+    achieved_flop_per_s: float | None
+    achieved_byte_per_s: Mapping[str, float | None]
+    attainable_flop_per_s: float | None
+    cap_flop_per_s: Mapping[str, float]
+    binding: str | None
+    bound: Bound
+    roofline_binding: str | None
+    compute_precision: str | None
+    pct_of_roof: float | None
+    sol_pct: Mapping[str, float | None]
+    recipe: Mapping[str, str]
+    notes: tuple[str, ...]
+    time_share: float | None = None
+    missing: tuple[str, ...] = ()
+
+    @property
+    def above_roof(self) -> bool:
+        return self.pct_of_roof is not None and self.pct_of_roof > 100.0
+
+
+@dataclass(frozen=True)
+class Analysis:
+    inputs: tuple[InputInfo, ...]
+    devices: tuple[Device, ...]
+    kernels: tuple[Kernel, ...]
+    collect_hint: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def total_duration_s(self) -> float:
+        return sum(k.duration_s for k in self.kernels if k.duration_s is not None)
+
+    def by_time(self) -> list[Kernel]:
+        """Kernels sorted by share of total time, largest first (unknown durations last)."""
+        return sorted(self.kernels, key=lambda k: -(k.duration_s or -1.0))
+
+
+@dataclass(frozen=True)
+class RoofChoice:
+    """How the user asked for roofs: automatic (None, None), a built-in key, or a file's roofs."""
+
+    gpu_key: str | None = None
+    user: Roofs | None = None
+
+
+def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> Analysis:
+    inputs: list[InputInfo] = []
+    devices: list[Device] = []
+    kernels: list[Kernel] = []
+    for i, table in enumerate(tables):
+        frame = table.frame.reset_index(drop=True)
+        norm = normalize(frame[table.metric_columns])
+        ident = frame[list(IDENTITY_COLUMNS)]
+        inputs.append(InputInfo(table.path, table.format.value, table.ncu_version, len(frame)))
+        device_index = ident["device"].fillna(0).astype(int)
+        device_keys = ident["run"].astype(str) + "/" + device_index.astype(str)
+        for key in device_keys.unique():
+            rows = device_keys == key
+            names = ident.loc[rows, "device_name"].dropna()
+            ccs = ident.loc[rows, "cc"].dropna()
+            name = str(names.iloc[0]) if len(names) else None
+            roofs = _roofs_for(norm[rows], name, choice)
+            device = Device(len(devices), i, name, str(ccs.iloc[0]) if len(ccs) else None, roofs)
+            devices.append(device)
+            for idx in ident.index[rows]:
+                kernels.append(_kernel(ident.loc[idx], norm.loc[idx], i, device))
+    ordered = _with_time_share(kernels)
+    missing = sorted({m for k in ordered for m in k.missing})
+    hint = collect_command(missing) if missing else None
+    return Analysis(tuple(inputs), tuple(devices), tuple(ordered), collect_hint=hint)
+
+
+def _roofs_for(norm: pd.DataFrame, device_name: str | None, choice: RoofChoice) -> Roofs:
+    if choice.user is not None:
+        return choice.user
+    if choice.gpu_key is not None:
+        return builtin_roofs(gpu_by_key(choice.gpu_key))
+    return combine(report_roofs(norm), device_name)
+
+
+def _num(value: Any) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
+        return None
+    return float(value)
+
+
+def _kernel(ident: pd.Series, row: pd.Series, input_index: int, device: Device) -> Kernel:
+    roofs = device.roofs
+    duration = _num(row["duration_s"])
+    flop = {p: _num(row[f"flop_{p}"]) for p in PRECISIONS}
+    flop_total = _num(row["flop_total"])
+    nbytes = {t: _num(row[f"{t}_bytes"]) for t in TIERS}
+    sol = {k: _num(row[f"sol_{k}_pct"]) for k in SOL_KEYS}
+    recipe = {
+        key: str(row[f"{key}_recipe"])
+        for key in ("duration_s", *(f"flop_{p}" for p in PRECISIONS), *(f"{t}_bytes" for t in TIERS))
+        if row[f"{key}_recipe"] is not None and not pd.isna(row[f"{key}_recipe"])
+    }
+    peak, precision = compute_roof(flop, roofs.compute_flop_per_s)
+    point = roofline(flop_total, nbytes, peak, roofs.bandwidth_byte_per_s, precision)
+    roofline_bound = bound_of(point.binding)
+    achieved = flop_total / duration if flop_total is not None and duration else None
+    achieved_bw = {t: (b / duration if b is not None and duration else None) for t, b in nbytes.items()}
+    pct = (
+        100.0 * point.time_at_roof_s / duration
+        if point.time_at_roof_s is not None and duration
+        else None
+    )
+    notes: list[str] = []
+    missing = _missing(duration, flop_total, nbytes, sol)
+    if missing:
+        notes.append("missing counters: " + ", ".join(missing))
+    if not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s:
+        notes.append("no roofs for this device (the input names no GPU): pass --gpu KEY or --roofs FILE")
+    bound = roofline_bound
+    if is_latency_bound(sol["sm"], sol["memory"]):
+        bound = Bound.LATENCY
+        said = _verdict_words(point.binding, pct)
+        notes.append(
+            f"latency-bound: SM {sol['sm']:.0f}% and memory {sol['memory']:.0f}% of peak, both under "
+            f"{LATENCY_SOL_PCT:.0f}%; the roofline alone says {said}"
+        )
+    if pct is not None and pct > 100.0:
+        notes.append(
+            f"above its roof ({pct:.0f}% of the {point.binding} cap): inconsistent data — "
+            "roofs and counters disagree (clock, replay or recipe); check the roofs' source"
+        )
+    if recipe.get("flop_tensor", "").endswith("*512") and (flop["tensor"] or 0) > 0:
+        notes.append("tensor FLOPs = tensor-pipe instructions x 512 (V100 HMMA shape): approximate here")
+    waves = _num(row["waves_per_sm"])
+    if waves is not None and waves < 1:
+        notes.append(f"less than one wave ({waves:.2f} per SM): counters of small launches are noisy")
+    return Kernel(
+        id=int(ident["id"]),
+        name=str(ident["name"]) if ident["name"] is not None else "",
+        input=input_index,
+        device=device.index,
+        grid=_text(ident["grid"]),
+        block=_text(ident["block"]),
+        duration_s=duration,
+        flop={**flop, "total": flop_total},
+        bytes=nbytes,
+        intensity_flop_per_byte={t: _intensity(flop_total, b) for t, b in nbytes.items()},
+        achieved_flop_per_s=achieved,
+        achieved_byte_per_s=achieved_bw,
+        attainable_flop_per_s=point.attainable_flop_per_s,
+        cap_flop_per_s=dict(point.cap_flop_per_s),
+        binding=point.binding,
+        bound=bound,
+        roofline_binding=point.binding,
+        compute_precision=precision,
+        pct_of_roof=pct,
+        sol_pct=sol,
+        recipe=recipe,
+        notes=tuple(notes),
+        missing=tuple(missing),
+    )
+
+
+def _intensity(flop: float | None, nbytes: float | None) -> float | None:
+    if flop is None or nbytes is None:
+        return None
+    return flop / nbytes if nbytes > 0 else math.inf
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
+def _missing(
+    duration: float | None,
+    flop_total: float | None,
+    nbytes: Mapping[str, float | None],
+    sol: Mapping[str, float | None],
+) -> list[str]:
+    missing = []
+    if duration is None:
+        missing.append("duration")
+    if flop_total is None:
+        missing.append("flop")
+    missing += [t for t, b in nbytes.items() if b is None]
+    if sol["sm"] is None or sol["memory"] is None:
+        missing.append("sol")
+    return missing
+
+
+def _verdict_words(binding: str | None, pct: float | None) -> str:
+    if binding is None:
+        return "nothing (no roofs or counters)"
+    where = "compute-bound" if binding == COMPUTE else f"memory-bound at {binding}"
+    return where if pct is None else f"{where} ({pct:.0f}% of roof)"
+
+
+def _with_time_share(kernels: list[Kernel]) -> list[Kernel]:
+    total = sum(k.duration_s for k in kernels if k.duration_s is not None)
+    if total <= 0:
+        return kernels
+    return [
+        Kernel(**{**k.__dict__, "time_share": (k.duration_s / total if k.duration_s is not None else None)})
+        for k in kernels
+    ]
+
+
+def describe(kernel: Kernel) -> str:
+    """One phrase for a verdict: `memory-bound (dram)`, `compute-bound (fp32)`, `latency-bound`."""
+    if kernel.bound is Bound.MEMORY:
+        return f"memory-bound ({kernel.binding})"
+    if kernel.bound is Bound.COMPUTE:
+        return f"compute-bound ({kernel.compute_precision or 'compute'})"
+    if kernel.bound is Bound.LATENCY:
+        return "latency-bound"
+    return "unknown"
+
+
+def finite_or_none(value: float | None) -> float | None:
+    return value if finite(value) else None

@@ -1,0 +1,67 @@
+"""The thin CLI: parse options, call the library, write what the renderers return.
+
+Each command lives in its own module and registers itself on `app`. Every user error is an
+`NcuRoofError`, caught once in `main` and printed as `error:` / `hint:` with its exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ncu_roof import __version__
+from ncu_roof.errors import ExitCode, NcuRoofError
+from ncu_roof.render.text import one_line
+
+app = typer.Typer(
+    name="ncu-roof",
+    help="Hierarchical roofline verdicts for Nsight Compute reports: predict, profile, analyze, diff.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ncu-roof {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """ncu-roof: is each kernel memory-bound or compute-bound, at which tier, and how far below its roof?"""
+
+
+def report_error(err: NcuRoofError) -> int:
+    sys.stderr.write(f"error: {one_line(err.message)}\n")
+    if err.hint:
+        sys.stderr.write(f"hint: {one_line(err.hint)}\n")
+    return int(err.exit_code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    from ncu_roof.cli import commands  # noqa: F401  (registers the commands)
+
+    try:
+        app(args=argv, standalone_mode=False)
+    except NcuRoofError as err:
+        sys.exit(report_error(err))
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except typer.Abort:
+        sys.stderr.write("error: interrupted\n")
+        sys.exit(130)
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        sys.exit(130)
+    except typer.TyperException as err:  # usage errors found by the option parser
+        sys.stderr.write(f"error: {one_line(err.format_message())}\n")
+        sys.stderr.write("hint: `ncu-roof --help` (or `ncu-roof COMMAND --help`) lists the options\n")
+        sys.exit(int(ExitCode.USAGE))
+    sys.exit(0)

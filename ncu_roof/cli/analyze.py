@@ -1,0 +1,154 @@
+"""`ncu-roof analyze FILE…`: read, analyze, render, write. Nothing else happens here."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from enum import Enum
+from importlib import resources
+from pathlib import Path
+
+import typer
+
+from ncu_roof.analysis import Analysis, RoofChoice, analyze
+from ncu_roof.cli import app
+from ncu_roof.errors import UsageError
+from ncu_roof.ingest import read_input
+from ncu_roof.render.output import append_summary, write_output
+from ncu_roof.render.text import one_line
+from ncu_roof.units import NumberStyle
+
+
+class Format(str, Enum):
+    TABLE = "table"
+    JSON = "json"
+    CSV = "csv"
+    MARKDOWN = "markdown"
+    HTML = "html"
+
+
+class Locale(str, Enum):
+    AUTO = "auto"
+    C = "C"
+    EN = "en"
+    DE = "de"
+
+
+@dataclass(frozen=True)
+class AnalyzeOptions:
+    format: Format = Format.TABLE
+    output: str | None = None
+    gpu: str | None = None
+    roofs: str | None = None
+    number_locale: Locale = Locale.AUTO
+    plot: str | None = None
+    summary: bool = False
+
+
+def example_path() -> str:
+    """The example report shipped inside the package (see ncu_roof/data/README.md)."""
+    return str(resources.files("ncu_roof") / "data" / "example.csv")
+
+
+def roof_choice(gpu: str | None, roofs: str | None) -> RoofChoice:
+    from ncu_roof.gpus import gpu_by_key
+    from ncu_roof.roofs import load_roofs_file
+
+    if gpu and roofs:
+        raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
+    if gpu:
+        gpu_by_key(gpu)
+    return RoofChoice(gpu_key=gpu, user=load_roofs_file(roofs) if roofs else None)
+
+
+def build_analysis(paths: list[str], options: AnalyzeOptions) -> Analysis:
+    """Paths + options → Analysis, with one line per input on stderr."""
+    style = None if options.number_locale is Locale.AUTO else NumberStyle(options.number_locale.value)
+    choice = roof_choice(options.gpu, options.roofs)
+    tables = [read_input(path, style) for path in paths]
+    for table in tables:
+        version = f", ncu {table.ncu_version}" if table.ncu_version else ""
+        diag(f"read {table.path}: {len(table.frame)} launches ({table.format.value}{version})")
+    analysis = analyze(tables, choice)
+    if analysis.collect_hint:
+        diag("some counters are missing (see notes); a run that collects them:")
+        diag(f"  {analysis.collect_hint}")
+    return analysis
+
+
+def diag(message: str) -> None:
+    sys.stderr.write(one_line(message) + "\n")
+
+
+def render(analysis: Analysis, options: AnalyzeOptions) -> str | bytes:
+    if options.format is Format.JSON:
+        from ncu_roof.render.jsonout import render_json
+
+        return render_json(analysis)
+    if options.format is Format.CSV:
+        from ncu_roof.render.csvout import render_csv
+
+        return render_csv(analysis)
+    if options.format is Format.MARKDOWN:
+        from ncu_roof.render.markdown import render_markdown
+
+        return render_markdown(analysis)
+    if options.format is Format.HTML:
+        from ncu_roof.render.html import render_html
+
+        return render_html(analysis, plot_svg=_svg(analysis))
+    from ncu_roof.render.terminal import render_terminal
+
+    to_tty = options.output in (None, "-") and sys.stdout.isatty()
+    color = to_tty and "NO_COLOR" not in os.environ
+    width = shutil.get_terminal_size((160, 40)).columns if to_tty else 200
+    return render_terminal(analysis, color=color, width=width)
+
+
+def _svg(analysis: Analysis) -> str | None:
+    from ncu_roof.render.plot import render_plot
+
+    return render_plot(analysis, fmt="svg").decode("utf-8")
+
+
+def emit(paths: list[str], options: AnalyzeOptions) -> Analysis:
+    """Analyze `paths` and write every output the options ask for; returns the analysis."""
+    analysis = build_analysis(paths, options)
+    write_output(render(analysis, options), options.output)
+    if options.plot:
+        from ncu_roof.render.plot import render_plot
+
+        fmt = Path(options.plot).suffix.lstrip(".").lower() or "svg"
+        if fmt not in ("svg", "png"):
+            raise UsageError(f"--plot {options.plot}: unknown image type", hint="use a .svg or .png file name")
+        write_output(render_plot(analysis, fmt=fmt), options.plot)
+    if options.summary:
+        from ncu_roof.render.markdown import render_markdown
+
+        if not append_summary(render_markdown(analysis)):
+            diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
+    return analysis
+
+
+@app.command("analyze")
+def analyze_command(
+    files: list[str] = typer.Argument(None, help="ncu outputs: .ncu-rep, raw-page CSV or details-page CSV."),
+    example: bool = typer.Option(False, "--example", help="Analyze the example report shipped with ncu-roof."),
+    gpu: str = typer.Option(None, "--gpu", help="Use the built-in roofs of this GPU (see `ncu-roof gpus`)."),
+    roofs: str = typer.Option(None, "--roofs", help="Use the roofs of this TOML platform file."),
+    fmt: Format = typer.Option(Format.TABLE, "--format", "-f", help="Output format."),
+    output: str = typer.Option(None, "--output", "-o", help="Write here (atomically) instead of stdout."),
+    plot: str = typer.Option(None, "--plot", help="Also draw the roofline to this .svg or .png file."),
+    number_locale: Locale = typer.Option(Locale.AUTO, "--number-locale", help="Number style of CSV input."),
+    summary: bool = typer.Option(False, "--summary", help="Append the Markdown report to $GITHUB_STEP_SUMMARY."),
+) -> None:
+    """Give every kernel its FLOPs, bytes per tier, intensity, roofs and verdict."""
+    paths = list(files or [])
+    if example:
+        paths.append(example_path())
+    if not paths:
+        raise UsageError("no input files", hint="ncu-roof analyze report.ncu-rep  (or --example)")
+    options = AnalyzeOptions(fmt, output, gpu, roofs, number_locale, plot, summary)
+    emit(paths, options)

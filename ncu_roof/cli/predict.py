@@ -1,0 +1,180 @@
+"""`ncu-roof gpus` (the built-in table) and `ncu-roof predict` (a roofline before the kernel)."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import typer
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from ncu_roof import predict as prediction
+from ncu_roof.cli import app
+from ncu_roof.errors import UsageError
+from ncu_roof.gpus import GPUS, Gpu, gpu_by_key
+from ncu_roof.model import Roofs
+from ncu_roof.render.output import write_output
+from ncu_roof.roofs import builtin_roofs, load_roofs_file
+from ncu_roof.units import Dimension, parse_quantity
+from ncu_roof.workloads import VECTOR_PRECISION, Param, build
+
+FORMATS = ("table", "json")
+GPUS_SCHEMA = "ncu-roof/gpus/v1"
+PIPE_WIDTH = 120  # columns when stdout is not a terminal (rich would use 80)
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}", hint="use --format table or --format json")
+
+
+def _emit(text: str, table: Any, output: str | None) -> None:
+    """A rich renderable to the terminal (colour per NO_COLOR/TTY), or plain text to a file."""
+    if output is None or output == "-":
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=PIPE_WIDTH)
+        console.print(table)
+    else:
+        write_output(text, output)
+
+
+def _tflop(value: float | None) -> str:
+    return "–" if value is None else f"{value:g}"
+
+
+def gpu_row(gpu: Gpu) -> dict[str, Any]:
+    ridges = {p: gpu.ridge_flop_per_byte(p) for p in ("fp32", "tensor")}
+    return {
+        "key": gpu.key,
+        "name": gpu.name,
+        "peak_flop_per_s": gpu.compute_flop_per_s,
+        "bandwidth_byte_per_s": gpu.bandwidth_byte_per_s,
+        "ridge_flop_per_byte": ridges,
+        "source": gpu.source,
+        "sources": gpu.sources,
+    }
+
+
+def gpus_table() -> Group:
+    """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source."""
+    table = Table(title="Built-in GPUs: dense peaks in TFLOP/s; ridge = peak / DRAM bandwidth "
+                  "in FLOP/B", title_justify="left")
+    headers = ("key", "FP64", "FP32", "FP16", "tensor", "DRAM GB/s", "L2 TB/s", "L1 TB/s*",
+               "ridge FP32", "ridge tensor")
+    for header in headers:
+        table.add_column(header, justify="left" if header == "key" else "right", no_wrap=True)
+    for gpu in GPUS:
+        table.add_row(
+            gpu.key, _tflop(gpu.fp64_tflop_per_s), _tflop(gpu.fp32_tflop_per_s),
+            _tflop(gpu.fp16_tflop_per_s), _tflop(gpu.tensor_tflop_per_s),
+            f"{gpu.dram_gbyte_per_s:g}", _tflop(gpu.l2_tbyte_per_s),
+            f"{gpu.l1_byte_per_s / 1e12:.1f}", _ridge(gpu, "fp32"), _ridge(gpu, "tensor"),
+        )
+    notes = ["* L1 derived: SMs x 128 B/clk x boost clock (not a datasheet figure)", "sources:"]
+    notes += [f"  {gpu.key}: {gpu.source}" for gpu in GPUS]
+    return Group(table, Text("\n".join(notes)))
+
+
+def _ridge(gpu: Gpu, precision: str) -> str:
+    ridge = gpu.ridge_flop_per_byte(precision)
+    return "–" if ridge is None else f"{ridge:.1f}"
+
+
+@app.command("gpus")
+def gpus_command(
+    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
+    output: str | None = typer.Option(None, "--output", "-o", help="Write to FILE (atomic)."),
+) -> None:
+    """List the built-in GPUs: peaks, bandwidths, ridge points and sources."""
+    _check_format(fmt)
+    if fmt == "json":
+        doc = {"schema": GPUS_SCHEMA, "gpus": [gpu_row(g) for g in GPUS]}
+        write_output(json.dumps(doc, indent=2) + "\n", output)
+        return
+    table = gpus_table()
+    buffer = io.StringIO()
+    Console(file=buffer, width=PIPE_WIDTH, no_color=True, color_system=None).print(table)
+    _emit(buffer.getvalue(), table, output)
+
+
+def _count(text: str | None, name: str) -> int | None:
+    if text is None:
+        return None
+    value = parse_quantity(text, Dimension.NUMBER)
+    if value != int(value) or value <= 0:
+        raise UsageError(f"--{name} {text}: must be a positive whole number")
+    return int(value)
+
+
+def _platform(gpu: str | None, roofs_file: str | None, peaks: list[str],
+              bandwidths: list[str]) -> Roofs:
+    chosen = [bool(gpu), bool(roofs_file), bool(peaks or bandwidths)]
+    if sum(chosen) != 1:
+        raise UsageError(
+            "give exactly one platform: --gpu KEY, --roofs FILE.toml, or --peak/--bandwidth",
+            hint="`ncu-roof gpus` lists the built-in keys",
+        )
+    if gpu:
+        return builtin_roofs(gpu_by_key(gpu))
+    if roofs_file:
+        return load_roofs_file(roofs_file)
+    return prediction.custom_roofs(peaks, bandwidths)
+
+
+@app.command("predict")
+def predict_command(
+    workload: str | None = typer.Argument(
+        None, help="vector-add, dot, saxpy, rmsnorm, layernorm, softmax, gemm, stencil7"),
+    n: str | None = typer.Option(None, "--n", help="Elements / points / GEMM columns."),
+    m: str | None = typer.Option(None, "--m", help="GEMM rows."),
+    k: str | None = typer.Option(None, "--k", help="GEMM inner dimension."),
+    d: str | None = typer.Option(None, "--d", help="Hidden size (norms, softmax)."),
+    tokens: str | None = typer.Option(None, "--tokens", help="Rows (norms, softmax)."),
+    dtype: str | None = typer.Option(None, "--dtype", help="fp64, fp32, fp16 or bf16."),
+    unfused: bool = typer.Option(False, "--unfused", help="Count intermediate DRAM round trips."),
+    tile: str | None = typer.Option(None, "--tile", help="GEMM output tile size T (T x T)."),
+    gpu: str | None = typer.Option(None, "--gpu", help="Built-in GPU key (`ncu-roof gpus`)."),
+    peak: list[str] = typer.Option([], "--peak", help="[PRECISION=]FLOP/s, e.g. 100GFLOP/s."),
+    bandwidth: list[str] = typer.Option([], "--bandwidth", help="TIER=B/s, e.g. dram=20GB/s."),
+    roofs_file: str | None = typer.Option(None, "--roofs", help="Platform TOML file."),
+    flops: str | None = typer.Option(None, "--flops", help="FLOPs of the kernel."),
+    nbytes: list[str] = typer.Option([], "--bytes", help="[TIER=]bytes (tier dram by default)."),
+    intensity: list[str] = typer.Option([], "--intensity", help="TIER=FLOP/B."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
+    output: str | None = typer.Option(None, "--output", "-o", help="Write to FILE (atomic)."),
+) -> None:
+    """Predict the roofline verdict of a kernel from its FLOPs and bytes, or a workload model."""
+    _check_format(fmt)
+    roofs = _platform(gpu, roofs_file, peak, bandwidth)
+    if workload is not None:
+        if flops is not None or nbytes or intensity:
+            raise UsageError("give a workload or --flops/--bytes/--intensity, not both")
+        params: dict[str, Param | None] = {
+            "n": _count(n, "n"), "m": _count(m, "m"), "k": _count(k, "k"), "d": _count(d, "d"),
+            "tokens": _count(tokens, "tokens"), "dtype": dtype, "unfused": unfused,
+            "tile": _count(tile, "tile"),
+        }
+        result = prediction.predict_workload(roofs, build(workload, params))
+    else:
+        stray = [name for name, v in (("n", n), ("m", m), ("k", k), ("d", d), ("tokens", tokens),
+                                      ("tile", tile)) if v is not None]
+        if stray or unfused:
+            raise UsageError(f"--{(stray or ['unfused'])[0]} needs a workload",
+                             hint="e.g. `ncu-roof predict gemm --m 4096 --n 4096 --k 4096`")
+        if dtype is not None and dtype not in VECTOR_PRECISION:
+            raise UsageError(f"unknown dtype {dtype!r}", hint="use fp64, fp32, fp16 or bf16")
+        result = prediction.predict(
+            roofs,
+            parse_quantity(flops, Dimension.FLOP) if flops is not None else None,
+            prediction.parse_assignments(nbytes, Dimension.BYTE, prediction.DEFAULT_TIER),
+            prediction.parse_assignments(intensity, Dimension.FLOP_PER_BYTE, None),
+            VECTOR_PRECISION[dtype] if dtype else None,
+        )
+    if fmt == "json":
+        write_output(prediction.render_json(result), output)
+        return
+    _emit(prediction.render_text(result), prediction.renderable(result), output)

@@ -1,0 +1,85 @@
+"""`ncu-roof profile [options] -- ./app args…`: run ncu for the user, then show the analysis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ncu_roof.cli import app
+from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit
+from ncu_roof.ncu import find_ncu
+from ncu_roof.profile import ProfileOptions, ProfileResult, progress_sink, run_profile
+from ncu_roof.render.output import write_output
+
+
+def summary_lines(result: ProfileResult) -> list[str]:
+    """What the run did, for stderr: report, kernel count, time, the program's exit code."""
+    took = f"{result.kernels} kernels profiled in {result.elapsed_s:.1f} s"
+    lines = [f"wrote {result.report}: {took}"]
+    if result.app_exit_code is not None:
+        lines.append(
+            f"the program exited with code {result.app_exit_code}; "
+            "analyzing the kernels profiled before it ended"
+        )
+    return lines
+
+
+@app.command(
+    "profile",
+    context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
+)
+def profile_command(
+    program: Annotated[list[str], typer.Argument(help="The program and its arguments.")],
+    output: Annotated[str, typer.Option("-o", "--output", help="Report name.")] = "report",
+    fast: Annotated[bool, typer.Option("--fast", help="Only the roofline metrics.")] = False,
+    kernel_name: Annotated[str | None, typer.Option("--kernel-name", "-k")] = None,
+    launch_count: Annotated[int | None, typer.Option("--launch-count", "-c")] = None,
+    launch_skip: Annotated[int | None, typer.Option("--launch-skip", "-s")] = None,
+    nvtx: Annotated[bool, typer.Option("--nvtx", help="Collect NVTX ranges.")] = False,
+    nvtx_include: Annotated[list[str] | None, typer.Option("--nvtx-include")] = None,
+    target_processes: Annotated[str, typer.Option("--target-processes")] = "all",
+    replay_mode: Annotated[str | None, typer.Option("--replay-mode")] = None,
+    clock_control: Annotated[str | None, typer.Option("--clock-control")] = None,
+    cache_control: Annotated[str | None, typer.Option("--cache-control")] = None,
+    ncu_args: Annotated[str | None, typer.Option("--ncu-args", help="More ncu arguments.")] = None,
+    csv: Annotated[bool, typer.Option("--csv", help="Also write <output>.csv (raw page).")] = False,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds before kill.")] = None,
+    ncu: Annotated[str | None, typer.Option("--ncu", help="The ncu executable.")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Analysis format.")] = Format.TABLE,
+    analysis_output: Annotated[
+        str | None, typer.Option("--analysis-output", help="Write the analysis to this file.")
+    ] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="Built-in roofs of this GPU.")] = None,
+    roofs: Annotated[str | None, typer.Option("--roofs", help="Roofs from this TOML file.")] = None,
+) -> None:
+    """Profile a program with ncu (safely, with progress), keep the report, then analyze it."""
+    tool = find_ncu(ncu)
+    diag(f"using {tool.path} (Nsight Compute {tool.version or 'version unknown'})")
+    options = ProfileOptions(
+        program=tuple(program),
+        output=output,
+        fast=fast,
+        kernel_name=kernel_name,
+        launch_count=launch_count,
+        launch_skip=launch_skip,
+        nvtx=nvtx,
+        nvtx_include=tuple(nvtx_include or ()),
+        target_processes=target_processes,
+        replay_mode=replay_mode,
+        clock_control=clock_control,
+        cache_control=cache_control,
+        ncu_args=tuple((ncu_args or "").split()),
+        csv=csv,
+        timeout_s=timeout,
+    )
+    result = run_profile(tool, options, progress_sink())
+    for line in summary_lines(result):
+        diag(line)
+    if result.csv is not None:
+        csv_path = str(Path(str(result.report).removesuffix(".ncu-rep") + ".csv"))
+        write_output(result.csv, csv_path)
+        diag(f"wrote {csv_path}")
+    analysis = AnalyzeOptions(format=fmt, output=analysis_output, gpu=gpu, roofs=roofs)
+    emit([str(result.report)], analysis)

@@ -1,0 +1,49 @@
+"""The one error base of ncu-roof. The CLI catches it once and prints `error:` / `hint:`."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Documented process exit codes (README, "Exit codes")."""
+
+    OK = 0
+    FAILED = 1  # the analysis failed or a gate (regression, expectation) tripped
+    USAGE = 2  # bad command line
+    BAD_INPUT = 3  # unreadable, empty, garbage or truncated input
+    MISSING_TOOL = 4  # ncu, ncu_report or another optional tool is not installed
+    PROFILE_FAILED = 5  # ncu ran but could not profile (permissions, no GPU, no kernels)
+
+
+class NcuRoofError(Exception):
+    """Base of every error a user can cause; carries a one-line message, a hint and an exit code."""
+
+    exit_code: ExitCode = ExitCode.FAILED
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class UsageError(NcuRoofError):
+    exit_code = ExitCode.USAGE
+
+
+class BadInputError(NcuRoofError):
+    exit_code = ExitCode.BAD_INPUT
+
+
+class MissingToolError(NcuRoofError):
+    exit_code = ExitCode.MISSING_TOOL
+
+
+class ProfileError(NcuRoofError):
+    exit_code = ExitCode.PROFILE_FAILED
+
+
+class GateError(NcuRoofError):
+    """A check the user asked for did not pass (regression, contradicted expectation)."""
+
+    exit_code = ExitCode.FAILED

@@ -1,0 +1,289 @@
+"""Predict-vs-measure: an expectations file checked against an `Analysis`.
+
+Each `[[expect]]` names kernels by regex and states the predicted bound (and binding tier), and
+optionally the model's FLOPs and bytes (given, or from a built-in workload). A kernel is
+contradicted when its verdict differs, or when a measured count is off the model by more than
+`tolerance` (a ratio, default 1.5); every check carries one sentence explaining the gap.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from ncu_roof.analysis import Analysis, Kernel
+from ncu_roof.errors import BadInputError, GateError, NcuRoofError
+from ncu_roof.model import COMPUTE, Bound
+from ncu_roof.render.text import one_line, shorten
+from ncu_roof.units import Dimension, parse_quantity
+from ncu_roof.workloads import Param, build
+
+DEFAULT_TOLERANCE = 1.5
+EXPECTED_BOUNDS = (Bound.MEMORY, Bound.COMPUTE, Bound.LATENCY)
+WORKLOAD_KEYS = ("n", "m", "k", "d", "tokens", "dtype", "unfused", "tile")
+KNOWN_KEYS = ("kernel", "bound", "binding", "flop", "bytes", "workload", "tolerance",
+              *WORKLOAD_KEYS)
+HINT = ('write e.g.  [[expect]]  kernel = "silu"  bound = "memory"  binding = "dram"  '
+        "bytes = 5.4e8   (see docs/prediction-schema.md)")
+TIER_WORDS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "shared-memory"}
+
+
+class Status(Enum):
+    CONFIRMED = "confirmed"
+    CONTRADICTED = "contradicted"
+    UNKNOWN = "unknown"  # the kernel lacks the counters to decide
+
+
+@dataclass(frozen=True)
+class Expectation:
+    kernel_pattern: str
+    bound: Bound
+    binding: str | None = None
+    flop: float | None = None
+    bytes_by_tier: Mapping[str, float] | None = None
+    source: str = "expectation"  # "expectation" or the workload, e.g. "gemm m=4096 …"
+    tolerance: float = DEFAULT_TOLERANCE
+
+
+@dataclass(frozen=True)
+class KernelCheck:
+    kernel_id: int
+    kernel_name: str
+    pattern: str
+    status: Status
+    explanation: str
+
+
+@dataclass(frozen=True)
+class ExpectationReport:
+    checks: tuple[KernelCheck, ...]
+    unmatched_patterns: tuple[str, ...]
+
+    @property
+    def contradicted(self) -> tuple[KernelCheck, ...]:
+        return tuple(c for c in self.checks if c.status is Status.CONTRADICTED)
+
+
+def load_expectations(path: str) -> tuple[Expectation, ...]:
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInputError(f"{path}: no such expectations file", hint=HINT) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise BadInputError(f"{path}: not valid TOML ({err})", hint=HINT) from None
+    return parse_expectations(data, path)
+
+
+def parse_expectations(data: Mapping[str, Any], path: str = "expectations") -> tuple[
+        Expectation, ...]:
+    tables = data.get("expect")
+    if not isinstance(tables, list) or not tables:
+        raise BadInputError(f"{path}: needs at least one [[expect]] table", hint=HINT)
+    return tuple(_expectation(t, f"{path}: [[expect]] #{i + 1}") for i, t in enumerate(tables))
+
+
+def _expectation(table: Any, where: str) -> Expectation:
+    if not isinstance(table, dict):
+        raise BadInputError(f"{where}: not a table", hint=HINT)
+    unknown = sorted(set(table) - set(KNOWN_KEYS))
+    if unknown:
+        raise BadInputError(f"{where}: unknown key {unknown[0]!r}",
+                            hint="keys: " + ", ".join(KNOWN_KEYS))
+    pattern = table.get("kernel")
+    if not isinstance(pattern, str) or not pattern:
+        raise BadInputError(f"{where}: needs kernel = \"REGEX\"", hint=HINT)
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        raise BadInputError(f"{where}: kernel {pattern!r} is not a valid regex ({err})") from None
+    bound_text = table.get("bound")
+    if bound_text not in [b.value for b in EXPECTED_BOUNDS]:
+        raise BadInputError(f"{where}: bound must be memory, compute or latency, not "
+                            f"{bound_text!r}", hint=HINT)
+    bound = Bound(bound_text)
+    binding = table.get("binding")
+    if binding is not None and (not isinstance(binding, str) or bound is Bound.LATENCY):
+        raise BadInputError(f"{where}: binding must be a tier name (or compute) for a "
+                            "memory- or compute-bound expectation")
+    if bound is Bound.MEMORY and binding == COMPUTE:
+        raise BadInputError(f"{where}: a memory-bound kernel binds at a memory tier, not compute")
+    if bound is Bound.COMPUTE and binding not in (None, COMPUTE):
+        raise BadInputError(f"{where}: a compute-bound kernel binds at compute, not {binding!r}")
+    tolerance = float(table.get("tolerance", DEFAULT_TOLERANCE))
+    if tolerance < 1:
+        raise BadInputError(f"{where}: tolerance is a ratio >= 1 (e.g. 1.5), not {tolerance}")
+    flop, nbytes, source = _model_counts(table, where)
+    return Expectation(pattern, bound, binding.lower() if binding else None, flop, nbytes,
+                       source, tolerance)
+
+
+def _model_counts(table: Mapping[str, Any], where: str) -> tuple[
+        float | None, Mapping[str, float] | None, str]:
+    if "workload" in table:
+        if "flop" in table or "bytes" in table:
+            raise BadInputError(f"{where}: give a workload or flop/bytes, not both")
+        params: dict[str, Param | None] = {k: table[k] for k in WORKLOAD_KEYS if k in table}
+        try:
+            workload = build(str(table["workload"]), params)
+        except NcuRoofError as err:
+            raise BadInputError(f"{where}: {err.message}", hint=err.hint) from None
+        described = " ".join(f"{k}={v}" for k, v in workload.params.items())
+        return workload.flop, workload.bytes_by_tier, f"{workload.name} model ({described})"
+    stray = [k for k in WORKLOAD_KEYS if k in table]
+    if stray:
+        raise BadInputError(f"{where}: {stray[0]} needs a workload = \"NAME\"")
+    flop = _quantity(table["flop"], Dimension.FLOP, where) if "flop" in table else None
+    raw = table.get("bytes")
+    if raw is None:
+        return flop, None, "model"
+    if isinstance(raw, dict):
+        return flop, {str(t).lower(): _quantity(v, Dimension.BYTE, where) for t, v in raw.items()}, \
+            "model"
+    return flop, {"dram": _quantity(raw, Dimension.BYTE, where)}, "model"
+
+
+def _quantity(value: Any, dimension: Dimension, where: str) -> float:
+    if not isinstance(value, (int, float, str)) or isinstance(value, bool):
+        raise BadInputError(f"{where}: {value!r} is not a {dimension.value} count")
+    try:
+        return parse_quantity(value, dimension)
+    except NcuRoofError as err:
+        raise BadInputError(f"{where}: {err.message}", hint=err.hint) from None
+
+
+def check(analysis: Analysis, expectations: Sequence[Expectation]) -> ExpectationReport:
+    """Every kernel whose name matches an expectation's regex, checked against it."""
+    checks: list[KernelCheck] = []
+    unmatched: list[str] = []
+    for expectation in expectations:
+        matched = [k for k in analysis.kernels if re.search(expectation.kernel_pattern, k.name)]
+        if not matched:
+            unmatched.append(expectation.kernel_pattern)
+        checks += [check_kernel(k, expectation) for k in matched]
+    return ExpectationReport(tuple(checks), tuple(unmatched))
+
+
+def check_kernel(kernel: Kernel, expectation: Expectation) -> KernelCheck:
+    status, sentence = _verdict(kernel, expectation)
+    gaps = _count_gaps(kernel, expectation)
+    if status is Status.CONFIRMED and any(off for off, _ in gaps):
+        status = Status.CONTRADICTED
+    explanation = "; ".join([sentence, *(text for _, text in gaps)])
+    return KernelCheck(kernel.id, kernel.name, expectation.kernel_pattern, status, explanation)
+
+
+def _expected_words(e: Expectation) -> str:
+    if e.bound is Bound.MEMORY:
+        return f"memory-bound at {e.binding}" if e.binding else "memory-bound"
+    return f"{e.bound.value}-bound"
+
+
+def _measured_words(k: Kernel) -> str:
+    if k.bound is Bound.MEMORY:
+        return f"memory-bound at {k.binding}"
+    return f"{k.bound.value}-bound"
+
+
+def _verdict(k: Kernel, e: Expectation) -> tuple[Status, str]:
+    expected = _expected_words(e)
+    if k.bound is Bound.UNKNOWN:
+        missing = ", ".join(k.missing) or "counters"
+        return Status.UNKNOWN, f"cannot check {expected}: the report lacks {missing}"
+    roof = f" ({k.pct_of_roof:.0f}% of its roof)" if k.pct_of_roof is not None else ""
+    same_bound = k.bound is e.bound
+    same_tier = e.binding is None or e.bound is Bound.LATENCY or k.binding == e.binding
+    if same_bound and same_tier:
+        return Status.CONFIRMED, f"{_measured_words(k)}{roof} as expected"
+    return Status.CONTRADICTED, f"expected {expected}, measured {_measured_words(k)}{roof}: " + \
+        _why(k, e)
+
+
+def _why(k: Kernel, e: Expectation) -> str:
+    """The kernel engineer's reading of a verdict that differs from the prediction."""
+    if k.bound is Bound.LATENCY:
+        return ("neither SM nor memory throughput reaches 60% of peak, so too little parallelism "
+                "or too many dependent accesses keep it from any roof")
+    if e.bound is Bound.LATENCY:
+        return "it saturates a roof, so there is enough parallelism to hide latency"
+    tier = k.binding or "?"
+    ai = k.intensity_flop_per_byte.get(tier) if tier != COMPUTE else None
+    if k.bound is Bound.MEMORY and e.bound is Bound.COMPUTE:
+        at = f" ({ai:.3g} FLOP/B)" if ai is not None else ""
+        return (f"its intensity at {tier}{at} is below the ridge point: operands are not reused "
+                "on chip as much as the model assumes")
+    if k.bound is Bound.COMPUTE:
+        return "it does more arithmetic per byte than predicted: data is reused better than assumed"
+    return (f"the {tier} traffic takes longer than the {e.binding} traffic: the working set does "
+            f"not stay in {e.binding}" if e.binding else "a different tier binds")
+
+
+def _count_gaps(k: Kernel, e: Expectation) -> list[tuple[bool, str]]:
+    """(off by more than the tolerance?, sentence) for each count the expectation models."""
+    gaps: list[tuple[bool, str]] = []
+    measured_flop = k.flop.get("total")
+    if e.flop and measured_flop is not None:
+        gaps.append(_flop_gap(measured_flop / e.flop, e.tolerance))
+    for tier, model_bytes in (e.bytes_by_tier or {}).items():
+        measured = k.bytes.get(tier)
+        if model_bytes > 0 and measured is not None:
+            gaps.append(_bytes_gap(tier, measured / model_bytes, e.tolerance))
+    return gaps
+
+
+def _flop_gap(ratio: float, tolerance: float) -> tuple[bool, str]:
+    text = f"measured FLOPs are {_times(ratio)}× the model's"
+    if ratio > tolerance:
+        return True, text + (": the kernel does extra arithmetic (recomputation, or instructions "
+                             "the model does not count)")
+    if ratio < 1 / tolerance:
+        return True, text + (": part of the work is not in the FLOP counters (special-function "
+                             "or integer instructions) or the model over-counts")
+    return False, text
+
+
+def _bytes_gap(tier: str, ratio: float, tolerance: float) -> tuple[bool, str]:
+    words = TIER_WORDS.get(tier, tier)
+    text = f"measured {words} bytes are {_times(ratio)}× the model's minimum"
+    if ratio > tolerance:
+        cause = ("data is read more than once (poor reuse or uncoalesced access)" if tier == "dram"
+                 else "accesses are uncoalesced or repeated beyond what the model counts")
+        return True, f"{text}: {cause}"
+    if ratio < 1 / tolerance:
+        return True, f"{text}: part of the data was served from a cache above {words}, or the " \
+            "model over-counts"
+    return False, text
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.1f}" if ratio >= 1 else f"{ratio:.2f}"
+
+
+def render_expectations(report: ExpectationReport) -> str:
+    """Plain text: one line per matched launch, then unmatched patterns and a summary."""
+    lines = ["expectations:"]
+    for c in report.checks:
+        lines.append(f"  {c.status.value.upper():<12} #{c.kernel_id} {shorten(c.kernel_name, 50)} "
+                     f"[/{one_line(c.pattern)}/]: {one_line(c.explanation)}")
+    lines += [f"  UNMATCHED    /{one_line(p)}/: no kernel matches" for p in
+              report.unmatched_patterns]
+    counts = {s: sum(c.status is s for c in report.checks) for s in Status}
+    lines.append("  " + ", ".join(f"{n} {s.value}" for s, n in counts.items())
+                 + f", {len(report.unmatched_patterns)} unmatched pattern(s)")
+    return "\n".join(lines) + "\n"
+
+
+def gate(report: ExpectationReport) -> None:
+    """`--fail-on-mismatch`: a contradicted kernel is exit code 1."""
+    bad = report.contradicted
+    if bad:
+        first = bad[0]
+        raise GateError(
+            f"{len(bad)} kernel launch(es) contradict their expectation; first: "
+            f"#{first.kernel_id} {shorten(first.kernel_name, 50)}: {first.explanation}",
+            hint="fix the kernel, or the expectation if the model was wrong",
+        )

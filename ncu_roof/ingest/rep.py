@@ -1,0 +1,141 @@
+"""`.ncu-rep` / `.ncu-repz` reports: NVIDIA's `ncu_report` module, else `ncu --import`."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+import subprocess
+import tempfile
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ncu_roof.errors import BadInputError, MissingToolError
+from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
+from ncu_roof.recipe import is_wanted
+from ncu_roof.units import si_factor
+
+MAGIC = b"NVR\x00"
+_VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build")
+REP_HINT = "pip install 'ncu-roof[rep]' (NVIDIA's ncu-report, no GPU needed), or put `ncu` on PATH"
+
+
+def report_version(raw: bytes) -> str | None:
+    """The ncu version that wrote a report: only stored as text inside the file."""
+    match = _VERSION.search(raw)
+    return match.group(1).decode() if match else None
+
+
+def read_report(path: str, raw: bytes) -> RunTable:
+    if not raw.startswith(MAGIC) and not path.endswith(".ncu-repz"):
+        raise BadInputError(
+            f"{path}: not an Nsight Compute report (no NVR header)",
+            hint="pass the `.ncu-rep` written by `ncu -o`, or a CSV from `ncu --csv`",
+        )
+    try:
+        with _quiet_stderr():
+            import ncu_report
+    except ImportError:
+        return _read_with_cli(path, raw)
+    with _quiet_stderr():
+        context = ncu_report.load_report(path)
+    rows = [_action_row(action, i) for i, action in enumerate(_actions(context))]
+    if not rows:
+        raise BadInputError(
+            f"{path}: the report holds no profiled kernel (truncated or damaged file?)",
+            hint="profile again with `ncu-roof profile -- ./app`",
+        )
+    frame = pd.DataFrame(rows)
+    for column in IDENTITY_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = None
+    frame["id"] = frame["id"].astype("Int64")
+    frame["device"] = pd.to_numeric(frame["device"], errors="coerce").astype("Int64")
+    return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), frame=frame)
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """ncu_report's C++ library logs to file descriptor 2; keep that off the user's terminal."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _actions(context: Any) -> list[Any]:
+    return [rng.action_by_idx(j) for i in range(context.num_ranges())
+            for rng in [context.range_by_idx(i)] for j in range(rng.num_actions())]
+
+
+def _action_row(action: Any, index: int) -> dict[str, Any]:
+    row: dict[str, Any] = {"run": "0", "id": index, "name": action.name(action.NameBase_DEMANGLED)}
+    for name in action.metric_names():
+        if not is_wanted(name):
+            continue
+        metric = action.metric_by_name(name)
+        value = metric.value() if metric is not None else None
+        if isinstance(value, str):
+            row[name] = value
+            continue
+        unit = metric.unit() if hasattr(metric, "unit") else ""
+        row[name] = np.nan if value is None else float(value) * si_factor(unit or "")
+    row["device_name"] = row.pop("device__attribute_display_name", None)
+    major = row.get("device__attribute_compute_capability_major")
+    minor = row.get("device__attribute_compute_capability_minor")
+    if major is not None and minor is not None and not np.isnan(major):
+        row["cc"] = f"{int(major)}.{int(minor)}"
+    row["device"] = _device_index(action)
+    row["process_id"] = _int_metric(action, "launch__process_id")
+    row["grid"] = _dims(row, "grid")
+    row["block"] = _dims(row, "block")
+    return row
+
+
+def _int_metric(action: Any, name: str) -> int | None:
+    metric = action.metric_by_name(name)
+    value = metric.value() if metric is not None else None
+    return int(value) if isinstance(value, (int, float)) else None
+
+
+def _device_index(action: Any) -> int:
+    value = _int_metric(action, "device__attribute_device_index")
+    return value if value is not None else 0
+
+
+def _dims(row: dict[str, Any], kind: str) -> str | None:
+    dims = [row.get(f"launch__{kind}_dim_{axis}") for axis in "xyz"]
+    if any(d is None or (isinstance(d, float) and np.isnan(d)) for d in dims):
+        return None
+    return "(" + ", ".join(str(int(d)) for d in dims if d is not None) + ")"
+
+
+def _read_with_cli(path: str, raw: bytes) -> RunTable:
+    from ncu_roof.ingest.csvfile import read_csv_file
+    from ncu_roof.ncu import c_locale_env, find_ncu
+
+    try:
+        tool = find_ncu()
+    except MissingToolError as err:
+        raise MissingToolError(f"{path}: reading .ncu-rep needs ncu_report or ncu", hint=REP_HINT) from err
+    cmd = [tool.path, "--import", path, "--csv", "--page", "raw", "--print-units", "base"]
+    with tempfile.TemporaryDirectory() as home:
+        env = c_locale_env() | {"HOME": home}
+        done = subprocess.run(cmd, capture_output=True, env=env, timeout=600)
+    if done.returncode != 0:
+        message = (done.stdout + done.stderr).decode("utf-8", "replace").strip().splitlines()
+        raise BadInputError(
+            f"{path}: `ncu --import` failed: {message[-1] if message else done.returncode}",
+            hint="the report may be damaged or newer than this ncu; try `pip install 'ncu-roof[rep]'`",
+        )
+    table = read_csv_file(path, done.stdout, None)
+    return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), frame=table.frame)

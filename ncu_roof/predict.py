@@ -1,0 +1,245 @@
+"""Predict a kernel's roofline before it exists: FLOPs and bytes (or intensities) against roofs.
+
+The verdict comes from `model.roofline()`, the same function `analyze` uses for measured kernels.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from ncu_roof.errors import UsageError
+from ncu_roof.model import COMPUTE, RooflinePoint, Roofs, bound_of, compute_roof, roofline
+from ncu_roof.render.text import si
+from ncu_roof.units import Dimension, parse_quantity
+from ncu_roof.workloads import Param, Workload
+
+SCHEMA = "ncu-roof/prediction/v1"
+ANY_PRECISION = "any"  # a bare `--peak V`: the one compute roof of a custom platform
+DEFAULT_TIER = "dram"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    roofs: Roofs
+    workload_name: str | None
+    params: Mapping[str, Param]
+    flop: float | None  # None when only intensities were given
+    bytes_by_tier: Mapping[str, float]  # empty for tiers known only by their intensity
+    point: RooflinePoint
+    assumptions: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def bound(self) -> str:
+        return bound_of(self.point.binding).value
+
+
+def split_assignment(text: str, default_key: str | None) -> tuple[str, str]:
+    """`l2=5TB/s` → ("l2", "5TB/s"); `5TB/s` → (default_key, "5TB/s") when a default exists."""
+    key, sep, value = text.partition("=")
+    if sep:
+        if not key.strip() or not value.strip():
+            raise UsageError(f"{text!r}: expected NAME=VALUE")
+        return key.strip().lower(), value.strip()
+    if default_key is None:
+        raise UsageError(f"{text!r}: expected NAME=VALUE", hint="e.g. dram=20GB/s or l2=1")
+    return default_key, text.strip()
+
+
+def parse_assignments(
+    items: Sequence[str], dimension: Dimension, default_key: str | None
+) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in items:
+        key, value = split_assignment(item, default_key)
+        if key in out:
+            raise UsageError(f"{key} given twice ({item!r})")
+        number = parse_quantity(value, dimension)
+        if not math.isfinite(number) or number < 0:
+            raise UsageError(f"{item!r}: must be a finite, non-negative {dimension.value}")
+        out[key] = number
+    return out
+
+
+def custom_roofs(peaks: Sequence[str], bandwidths: Sequence[str]) -> Roofs:
+    """`--peak [PRECISION=]V` and `--bandwidth TIER=V` → a user platform (tier names are free)."""
+    compute = parse_assignments(peaks, Dimension.FLOP_PER_S, ANY_PRECISION)
+    bandwidth = parse_assignments(bandwidths, Dimension.BYTE_PER_S, None)
+    if not bandwidth:
+        raise UsageError("a custom platform needs at least one --bandwidth TIER=V",
+                         hint="e.g. --peak 100GFLOP/s --bandwidth dram=20GB/s")
+    sources = {k: "user: command line" for k in (*compute, *bandwidth)}
+    return Roofs(compute, bandwidth, source="user", sources=sources, name="custom")
+
+
+def peak_for(roofs: Roofs, precision: str | None) -> tuple[float | None, str | None]:
+    """The compute roof for `precision` (None: the platform's default, fp32 first)."""
+    peaks = roofs.compute_flop_per_s
+    if precision is not None and precision not in peaks and ANY_PRECISION in peaks:
+        return peaks[ANY_PRECISION], precision
+    peak, used = compute_roof({precision: 1.0} if precision else {}, peaks)
+    if peak is None and precision is None and ANY_PRECISION in peaks:
+        return peaks[ANY_PRECISION], None
+    if peak is None and precision is not None and peaks:
+        raise UsageError(
+            f"this platform has no {precision} peak (it has {', '.join(peaks)})",
+            hint=f"add --peak {precision}=VALUE, or choose another --dtype",
+        )
+    return peak, used
+
+
+def predict(
+    roofs: Roofs,
+    flop: float | None,
+    bytes_by_tier: Mapping[str, float],
+    intensity_by_tier: Mapping[str, float],
+    precision: str | None = None,
+    workload: Workload | None = None,
+) -> Prediction:
+    """Place a kernel on `roofs`; tiers known by intensity get bytes = FLOP / intensity."""
+    if flop is not None and not (math.isfinite(flop) and flop >= 0):
+        raise UsageError(f"--flops {flop!r}: must be a finite, non-negative FLOP count")
+    both = sorted(set(bytes_by_tier) & set(intensity_by_tier))
+    if both:
+        raise UsageError(f"tier {both[0]} given both bytes and intensity; give one")
+    given = {**bytes_by_tier, **intensity_by_tier}
+    if not given:
+        raise UsageError("nothing to place: give --bytes [TIER=]N or --intensity TIER=X",
+                         hint="or name a workload, e.g. `ncu-roof predict vector-add --n 1e7`")
+    unknown = sorted(t for t in given if t not in roofs.bandwidth_byte_per_s)
+    if unknown:
+        raise UsageError(
+            f"tier {unknown[0]} has no bandwidth on this platform "
+            f"(it has {', '.join(roofs.bandwidth_byte_per_s) or 'none'})",
+            hint=f"add --bandwidth {unknown[0]}=VALUE, or use one of the platform's tiers",
+        )
+    if any(x <= 0 for x in intensity_by_tier.values()):
+        raise UsageError("an intensity must be positive (FLOP/B)")
+    nominal_flop = 1.0 if flop is None else flop
+    derived = {t: nominal_flop / x for t, x in intensity_by_tier.items()}
+    peak, used_precision = peak_for(roofs, precision)
+    point = roofline(nominal_flop, {**bytes_by_tier, **derived}, peak,
+                     roofs.bandwidth_byte_per_s, used_precision)
+    if flop is None:
+        point = replace(point, flop=None, time_at_roof_s=None)
+    known_bytes = dict(bytes_by_tier) if flop is None else {**bytes_by_tier, **derived}
+    return Prediction(
+        roofs=roofs,
+        workload_name=workload.name if workload else None,
+        params=dict(workload.params) if workload else {},
+        flop=flop,
+        bytes_by_tier=known_bytes,
+        point=point,
+        assumptions=workload.assumptions if workload else (),
+    )
+
+
+def predict_workload(roofs: Roofs, workload: Workload) -> Prediction:
+    return predict(roofs, workload.flop, workload.bytes_by_tier, {}, workload.precision, workload)
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _finite_map(values: Mapping[str, float]) -> dict[str, float | None]:
+    return {k: _finite(v) for k, v in values.items()}
+
+
+def to_dict(p: Prediction) -> dict[str, Any]:
+    """The `ncu-roof/prediction/v1` document (docs/prediction-schema.md); SI, JSON-safe."""
+    return {
+        "schema": SCHEMA,
+        "platform": {
+            "name": p.roofs.name,
+            "peak_flop_per_s": dict(p.roofs.compute_flop_per_s),
+            "bandwidth_byte_per_s": dict(p.roofs.bandwidth_byte_per_s),
+        },
+        "workload": {
+            "name": p.workload_name,
+            "params": dict(p.params),
+            "flop": p.flop,
+            "bytes": dict(p.bytes_by_tier),
+        },
+        "intensity_flop_per_byte": _finite_map(p.point.intensity_flop_per_byte),
+        "ridge_flop_per_byte": _finite_map(p.point.ridge_flop_per_byte),
+        "cap_flop_per_s": _finite_map(p.point.cap_flop_per_s),
+        "attainable_flop_per_s": _finite(p.point.attainable_flop_per_s),
+        "binding": p.point.binding,
+        "bound": p.bound,
+        "time_at_roof_s": p.point.time_at_roof_s,
+    }
+
+
+def render_json(p: Prediction) -> str:
+    return json.dumps(to_dict(p), indent=2) + "\n"
+
+
+def intensity_text(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return "∞" if math.isinf(value) else f"{value:.4g}"
+
+
+def _title(p: Prediction) -> str:
+    platform = p.roofs.name or p.roofs.source
+    if p.workload_name is None:
+        return f"Prediction on {platform}"
+    params = " ".join(f"{k}={v}" for k, v in p.params.items())
+    return f"{p.workload_name} ({params}) on {platform}"
+
+
+def renderable(p: Prediction) -> Group:
+    """The prediction as rich renderables: per-tier table, verdict line, assumptions."""
+    point = p.point
+    table = Table(title=_title(p), title_justify="left")
+    for column in ("roof", "bytes", "bandwidth", "AI FLOP/B", "ridge FLOP/B", "cap"):
+        table.add_column(column, justify="left" if column == "roof" else "right")
+    for tier, cap in point.cap_flop_per_s.items():
+        if tier == COMPUTE:
+            continue
+        mark = " ◀" if tier == point.binding else ""
+        table.add_row(
+            tier + mark, si(p.bytes_by_tier.get(tier), "B"),
+            si(p.roofs.bandwidth_byte_per_s[tier], "B/s"),
+            intensity_text(point.intensity_flop_per_byte.get(tier)),
+            intensity_text(point.ridge_flop_per_byte.get(tier)), si(cap, "FLOP/s", 4),
+        )
+    if COMPUTE in point.cap_flop_per_s:
+        mark = " ◀" if point.binding == COMPUTE else ""
+        label = f"compute ({point.compute_precision})" if point.compute_precision else "compute"
+        table.add_row(label + mark, "", "", "", "", si(point.cap_flop_per_s[COMPUTE], "FLOP/s", 4))
+    parts: list[Text | Table] = [table, Text(verdict_line(p))]
+    if p.assumptions:
+        parts.append(Text("assumptions:\n" + "\n".join(f"  - {a}" for a in p.assumptions)))
+    return Group(*parts)
+
+
+def verdict_line(p: Prediction) -> str:
+    point = p.point
+    if point.binding is None:
+        return "verdict: unknown (no roof applies)"
+    where = "compute-bound" if point.binding == COMPUTE else f"memory-bound at {point.binding}"
+    flop = f"{si(p.flop, 'FLOP', 4)}; " if p.flop is not None else ""
+    text = f"verdict: {where}; {flop}attainable {si(point.attainable_flop_per_s, 'FLOP/s', 4)}"
+    if point.peak_flop_per_s and point.attainable_flop_per_s is not None:
+        share = 100.0 * point.attainable_flop_per_s / point.peak_flop_per_s
+        text += f" ({share:.3g}% of the compute peak)"
+    if point.time_at_roof_s is not None:
+        text += f"; time at the roof {si(point.time_at_roof_s, 's', 4)}"
+    return text
+
+
+def render_text(p: Prediction, width: int = 100) -> str:
+    """Plain text (no colour) of `renderable`, for files."""
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, no_color=True, color_system=None).print(renderable(p))
+    return buffer.getvalue()

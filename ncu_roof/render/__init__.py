@@ -1,0 +1,1 @@
+"""Renderers: `Analysis` (or a prediction / diff) → text or bytes. They never write files."""

@@ -1,0 +1,82 @@
+"""`--format json`: the stable `ncu-roof/analysis/v1` contract (docs/analysis-schema.md)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ncu_roof.analysis import SCHEMA, Analysis, Device, Kernel
+from ncu_roof.recipe import PRECISIONS, SOL_KEYS, TIERS
+
+
+def _f(value: float | None) -> float | None:
+    """JSON numbers: missing and non-finite values are null, never 0."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _map(values: Mapping[str, float | None], keys: tuple[str, ...]) -> dict[str, float | None]:
+    return {k: _f(values.get(k)) for k in keys}
+
+
+def device_json(device: Device) -> dict[str, Any]:
+    roofs = device.roofs
+    return {
+        "index": device.index,
+        "input": device.input,
+        "name": device.name,
+        "cc": device.cc,
+        "roofs": {
+            "compute_flop_per_s": {k: _f(v) for k, v in roofs.compute_flop_per_s.items()},
+            "bandwidth_byte_per_s": {k: _f(v) for k, v in roofs.bandwidth_byte_per_s.items()},
+        },
+        "roof_source": roofs.source,
+        "roof_sources": dict(roofs.sources),
+    }
+
+
+def kernel_json(kernel: Kernel) -> dict[str, Any]:
+    return {
+        "id": kernel.id,
+        "name": kernel.name,
+        "input": kernel.input,
+        "device": kernel.device,
+        "grid": kernel.grid,
+        "block": kernel.block,
+        "duration_s": _f(kernel.duration_s),
+        "time_share": _f(kernel.time_share),
+        "flop": _map(kernel.flop, (*PRECISIONS, "total")),
+        "bytes": _map(kernel.bytes, TIERS),
+        "intensity_flop_per_byte": _map(kernel.intensity_flop_per_byte, TIERS),
+        "achieved_flop_per_s": _f(kernel.achieved_flop_per_s),
+        "achieved_byte_per_s": _map(kernel.achieved_byte_per_s, TIERS),
+        "attainable_flop_per_s": _f(kernel.attainable_flop_per_s),
+        "cap_flop_per_s": {k: _f(v) for k, v in kernel.cap_flop_per_s.items()},
+        "binding": kernel.binding,
+        "bound": kernel.bound.value,
+        "compute_precision": kernel.compute_precision,
+        "pct_of_roof": _f(kernel.pct_of_roof),
+        "above_roof": kernel.above_roof,
+        "sol_pct": _map(kernel.sol_pct, SOL_KEYS),
+        "recipe": dict(kernel.recipe),
+        "notes": list(kernel.notes),
+    }
+
+
+def analysis_json(analysis: Analysis) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "inputs": [
+            {"path": i.path, "format": i.format, "ncu_version": i.ncu_version, "kernels": i.kernels}
+            for i in analysis.inputs
+        ],
+        "devices": [device_json(d) for d in analysis.devices],
+        "kernels": [kernel_json(k) for k in analysis.kernels],
+        "total_duration_s": _f(analysis.total_duration_s),
+        "collect_command": analysis.collect_hint,
+    }
+
+
+def render_json(analysis: Analysis) -> str:
+    return json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -1,0 +1,61 @@
+"""Safe text for every sink: kernel names are hostile (templates, `|`, backticks, ESC, newlines)."""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def one_line(text: str) -> str:
+    """No control characters and no line breaks: safe for a terminal line or a log."""
+    return _CONTROL.sub("?", text.replace("\r", " ").replace("\n", " ").replace("\t", " "))
+
+
+def shorten(name: str, width: int = 60) -> str:
+    """A kernel name for a table cell: template arguments and parameters folded, then clipped.
+
+    `void at::native::reduce_kernel<512, 1, ...>(T3)` → `at::native::reduce_kernel<…>(…)`.
+    """
+    text = one_line(name).strip()
+    if text.startswith("void "):
+        text = text[5:]
+    text = _fold(text, "<", ">", "<…>")
+    text = _fold(text, "(", ")", "(…)") if len(text) > width else text
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _fold(text: str, open_: str, close: str, placeholder: str) -> str:
+    out: list[str] = []
+    depth = 0
+    for char in text:
+        if char == open_:
+            if depth == 0:
+                out.append(placeholder)
+            depth += 1
+        elif char == close and depth > 0:
+            depth -= 1
+        elif depth == 0:
+            out.append(char)
+    return "".join(out)
+
+
+def si(value: float | None, unit: str = "", digits: int = 3) -> str:
+    """`1.2e11, "FLOP/s"` → `120 GFLOP/s`; None → `–`. Scaling happens only here, for display."""
+    if value is None or value != value:
+        return "–"
+    if value == float("inf"):
+        return "∞"
+    prefixes = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""),
+                (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
+    magnitude = abs(value)
+    if magnitude == 0:
+        return f"0 {unit}".strip()
+    for scale, prefix in prefixes:
+        if magnitude >= scale:
+            return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
+    return f"{value:.{digits}g} {unit}".strip()
+
+
+def pct(value: float | None) -> str:
+    return "–" if value is None or value != value else f"{value:.0f}%"

@@ -1,0 +1,95 @@
+"""Where roofs come from: the report itself, the built-in GPU table, or the user's roofs file.
+
+Automatic order: the report's own `*.peak_sustained × clock` (Nsight's method, at the clock the
+kernel ran at), with entries the report lacks filled from the built-in row matched by device name.
+An explicit `--gpu KEY` or `--roofs FILE` replaces both.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+
+from ncu_roof.errors import BadInputError
+from ncu_roof.gpus import Gpu, match_gpu
+from ncu_roof.model import Roofs
+from ncu_roof.recipe import PRECISIONS, TIERS
+from ncu_roof.units import Dimension, parse_quantity
+
+
+def builtin_roofs(gpu: Gpu) -> Roofs:
+    return Roofs(
+        compute_flop_per_s=gpu.compute_flop_per_s,
+        bandwidth_byte_per_s=gpu.bandwidth_byte_per_s,
+        source=f"builtin:{gpu.key}",
+        sources={k: f"builtin:{gpu.key} ({v})" for k, v in gpu.sources.items()},
+        name=gpu.name,
+    )
+
+
+def report_roofs(normalized: pd.DataFrame) -> Roofs:
+    """Median over the device's launches of each roof measured in the report (SI)."""
+    compute: dict[str, float] = {}
+    bandwidth: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    clock = normalized["sm_clock_hz"].median()
+    clock_note = f"at measured SM clock {clock / 1e9:.3g} GHz" if pd.notna(clock) else "at measured clock"
+    n = len(normalized)
+    for precision in PRECISIONS:
+        value = normalized[f"peak_{precision}_flop_per_s"].median()
+        if pd.notna(value) and value > 0:
+            compute[precision] = float(value)
+            label = normalized[f"peak_{precision}_flop_per_s_recipe"].dropna()
+            recipe = label.iloc[0] if len(label) else "report"
+            sources[precision] = f"{recipe} {clock_note} (median of {n} launches)"
+    for tier in TIERS:
+        value = normalized[f"bw_{tier}_byte_per_s"].median()
+        if pd.notna(value) and value > 0:
+            bandwidth[tier] = float(value)
+            label = normalized[f"{tier}_bytes_recipe"].dropna()
+            recipe = label.iloc[0] if len(label) else "report"
+            sources[tier] = f"report: peak_sustained x clock of {recipe} (median of {n} launches)"
+    return Roofs(compute, bandwidth, source="report", sources=sources)
+
+
+def combine(report: Roofs, device_name: str | None) -> Roofs:
+    """Report roofs, with what the report lacks filled from the built-in table."""
+    gpu = match_gpu(device_name)
+    if gpu is None:
+        return Roofs(report.compute_flop_per_s, report.bandwidth_byte_per_s, report.source,
+                     report.sources, name=device_name)
+    table = builtin_roofs(gpu)
+    if not report.compute_flop_per_s and not report.bandwidth_byte_per_s:
+        return table
+    compute = {**table.compute_flop_per_s, **report.compute_flop_per_s}
+    bandwidth = {**table.bandwidth_byte_per_s, **report.bandwidth_byte_per_s}
+    sources = {**table.sources, **report.sources}
+    return Roofs(compute, bandwidth, source="report", sources=sources, name=device_name)
+
+
+def load_roofs_file(path: str) -> Roofs:
+    """A user platform: `[peak]` FLOP/s per precision and `[bandwidth]` byte/s per tier (any names)."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInputError(f"{path}: no such roofs file", hint=ROOFS_HINT) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise BadInputError(f"{path}: not valid TOML ({err})", hint=ROOFS_HINT) from None
+    peaks = data.get("peak", {})
+    bands = data.get("bandwidth", {})
+    if not isinstance(peaks, dict) or not isinstance(bands, dict) or not (peaks or bands):
+        raise BadInputError(f"{path}: needs a [peak] and/or a [bandwidth] table", hint=ROOFS_HINT)
+    compute = {str(k): parse_quantity(v, Dimension.FLOP_PER_S) for k, v in peaks.items()}
+    bandwidth = {str(k): parse_quantity(v, Dimension.BYTE_PER_S) for k, v in bands.items()}
+    name = data.get("name")
+    sources = {k: f"user:{path}" for k in (*compute, *bandwidth)}
+    return Roofs(compute, bandwidth, source="user", sources=sources,
+                 name=str(name) if name is not None else None)
+
+
+ROOFS_HINT = (
+    'write e.g.  name = "my-gpu"  [peak] fp32 = "19.5TFLOP/s"  [bandwidth] dram = "2039GB/s" '
+    'l2 = "5TB/s"  (see docs/roofs.md)'
+)

@@ -1,0 +1,237 @@
+"""Units and numbers as ncu prints them, turned into SI floats.
+
+ncu spells units differently across releases (`nsecond`/`ns`, `cycle/nsecond`/`Ghz`,
+`Gbyte/second`/`Gbyte/s`) and formats numbers by the process locale (`1,234.5`, `1.234,5`).
+Everything here maps those spellings onto one SI scale, and refuses to guess: an unknown unit or
+an ambiguous number style is an error, never a silent factor of 1000.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+import pandas as pd
+
+from ncu_roof.errors import BadInputError
+
+_TIME_S = {
+    "second": 1.0,
+    "msecond": 1e-3,
+    "usecond": 1e-6,
+    "nsecond": 1e-9,
+    "s": 1.0,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "ns": 1e-9,
+}
+_HERTZ = {"hz": 1.0, "khz": 1e3, "Khz": 1e3, "Mhz": 1e6, "MHz": 1e6, "Ghz": 1e9, "GHz": 1e9}
+_PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+_COUNT_WORDS = (
+    "byte",
+    "inst",
+    "sector",
+    "cycle",
+    "thread",
+    "warp",
+    "block",
+    "request",
+    "wavefront",
+    "register",
+    "pass",
+    "SM",
+    "cluster",
+    "sample",
+    "kernel",
+)
+_COUNT_RE = re.compile(r"^(?P<prefix>[KkMGTP]?)(?P<word>" + "|".join(_COUNT_WORDS) + r")s?$")
+
+
+class UnknownUnitError(BadInputError):
+    """A unit spelling ncu-roof does not know; never guessed."""
+
+
+def si_factor(unit: str) -> float:
+    """Multiplier taking a value printed in `unit` to ncu-roof's SI scale.
+
+    Time goes to seconds, frequency to hertz, bytes to bytes, bandwidth to byte/s; ratios such as
+    `inst/cycle` and percentages keep their scale (factor 1).
+
+    >>> si_factor("usecond"), si_factor("Ghz"), si_factor("Gbyte/second"), si_factor("cycle/nsecond")
+    (1e-06, 1000000000.0, 1000000000.0, 1000000000.0)
+    """
+    text = unit.strip()
+    if text in ("", "%"):
+        return 1.0
+    if text in _HERTZ:
+        return _HERTZ[text]
+    numerator, _, denominator = text.partition("/")
+    # `/cycle`, `/second`, `%/byte`: a bare or percent numerator is a plain count (factor 1).
+    factor = 1.0 if numerator in ("", "%") else _word_factor(numerator, unit)
+    if denominator:
+        factor /= _word_factor(denominator, unit)
+    return factor
+
+
+# Metrics whose base unit is not 1 in SI. An ncu older than the report it exports prints these
+# with an empty unit and the raw base value (ncu 2024.1 on a 2025.2 report: `gpu__time_duration.sum`
+# = "" / 65856, which is nanoseconds); read as unitless they would be 1e9 times too long.
+_BASE_UNITS = {"gpu__time_duration": "nsecond"}
+
+
+def effective_unit(metric: str, unit: str) -> str:
+    """The unit a value is in: as printed, or the metric's ncu base unit when printed empty."""
+    if unit.strip():
+        return unit
+    return _BASE_UNITS.get(metric.split(".", 1)[0], unit)
+
+
+def _word_factor(word: str, unit: str) -> float:
+    if word in _TIME_S:
+        return _TIME_S[word]
+    match = _COUNT_RE.match(word)
+    if match is None:
+        raise UnknownUnitError(
+            f"unknown unit {unit!r}",
+            hint="export with `--print-units base` so every value is in ncu's base unit",
+        )
+    return _PREFIX[match["prefix"]]
+
+
+class NumberStyle(Enum):
+    """How a file writes numbers: ncu follows the locale of the process that printed them."""
+
+    C = "C"  # 1234567.5
+    EN = "en"  # 1,234,567.5
+    DE = "de"  # 1.234.567,5
+
+
+_MISSING = {"", "n/a", "nan", "-nan", "(!) nan", "(!) n/a", "none", "null"}
+_EN_SURE = re.compile(r"^-?\d{1,3}(,\d{3})+\.\d+$|^-?\d{1,3}(,\d{3}){2,}$")
+_DE_SURE = re.compile(r"^-?\d{1,3}(\.\d{3})+,\d+$|^-?\d{1,3}(\.\d{3}){2,}$|^-?\d+,(\d{1,2}|\d{4,})$")
+_POINT_DECIMAL = re.compile(r"^-?\d+\.(\d{1,2}|\d{4,})$")
+_ONE_COMMA_GROUP = re.compile(r"^-?\d{1,3},\d{3}$")
+_ONE_POINT_GROUP = re.compile(r"^-?\d{1,3}\.\d{3}$")
+_BARE_BIG_INT = re.compile(r"^-?\d{4,}$")
+
+
+def detect_number_style(cells: pd.Series) -> NumberStyle:
+    """Infer the number style of one file from its numeric-looking cells.
+
+    The right-most separator of a number that has both is the decimal mark; two or more groups of
+    three digits mark the grouping character; a comma followed by other than three digits is a
+    decimal comma. When the evidence conflicts, or only allows a guess, this raises.
+    """
+    text = cells.dropna().astype(str).str.strip()
+    text = text[text.str.contains(r"\d", regex=True)]
+
+    def seen(pattern: re.Pattern[str]) -> bool:
+        return bool(text.str.match(pattern.pattern).any())
+
+    en, de, point = seen(_EN_SURE), seen(_DE_SURE), seen(_POINT_DECIMAL)
+    if de and (en or point):
+        raise AmbiguousNumbersError()
+    if de:
+        return NumberStyle.DE
+    if en:
+        return NumberStyle.EN
+    comma_group, point_group, bare = (
+        seen(_ONE_COMMA_GROUP),
+        seen(_ONE_POINT_GROUP),
+        seen(_BARE_BIG_INT),
+    )
+    if comma_group and (point_group or bare):
+        raise AmbiguousNumbersError()
+    if comma_group:
+        return NumberStyle.EN
+    if point_group and not (point or bare):
+        raise AmbiguousNumbersError()
+    return NumberStyle.C
+
+
+class AmbiguousNumbersError(BadInputError):
+    def __init__(self) -> None:
+        super().__init__(
+            "cannot tell whether ',' or '.' is the decimal mark in this file",
+            hint="pass --number-locale C|en|de, or re-export with `LC_ALL=C ncu --import ...`",
+        )
+
+
+_NUMBER = r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$"
+
+
+def parse_numbers(cells: pd.Series, style: NumberStyle) -> pd.Series:
+    """Strings as printed by ncu → float64, with `n/a`, `nan` and empty as NaN (never 0).
+
+    Runs in pyarrow's string kernels (4x a pandas `str` + `to_numeric` pass; this is the hot loop
+    of a 5,000-kernel raw page). After the grouping marks are removed, anything that is not a plain
+    number (`n/a`, `nan`, `(!) nan`, garbage) is missing.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        arr = pa.array(cells.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        arr = pa.array(cells.astype("string").to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    arr = pc.utf8_trim_whitespace(arr)
+    if style is NumberStyle.EN:
+        arr = pc.replace_substring(arr, ",", "")
+    elif style is NumberStyle.DE:
+        arr = pc.replace_substring(pc.replace_substring(arr, ".", ""), ",", ".")
+    numeric = pc.if_else(pc.match_substring_regex(arr, _NUMBER), arr, None)
+    values = pc.cast(numeric, pa.float64()).to_numpy(zero_copy_only=False)
+    return pd.Series(values, index=cells.index, dtype="float64")
+
+
+class Dimension(Enum):
+    """What a user-typed quantity measures; decides which units it accepts."""
+
+    FLOP = "FLOP"
+    BYTE = "B"
+    FLOP_PER_S = "FLOP/s"
+    BYTE_PER_S = "B/s"
+    FLOP_PER_BYTE = "FLOP/B"
+    NUMBER = ""
+
+
+_QUANTITY = re.compile(r"^\s*(?P<num>[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*(?P<unit>.*?)\s*$")
+_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
+_UNIT_WORDS = {
+    Dimension.FLOP: ("FLOPs", "FLOP", "flops", "flop"),
+    Dimension.BYTE: ("bytes", "byte", "B"),
+    Dimension.FLOP_PER_S: ("FLOP/s", "FLOPs/s", "flop/s", "FLOPS"),
+    Dimension.BYTE_PER_S: ("B/s", "byte/s", "bytes/s", "Bps"),
+    Dimension.FLOP_PER_BYTE: ("FLOP/B", "FLOPs/B", "flop/byte", "FLOP/byte"),
+    Dimension.NUMBER: (),
+}
+
+
+def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
+    """`2.039TB/s` → 2.039e12, `10M` → 1e7, `100GFLOP/s` → 1e11; a wrong unit is an error.
+
+    A bare number or a number with only an SI prefix is taken in the dimension's base unit.
+    """
+    from ncu_roof.errors import UsageError
+
+    if isinstance(text, (int, float)):
+        return float(text)
+    match = _QUANTITY.match(text)
+    if match is None:
+        raise UsageError(f"not a number: {text!r}", hint=f"write e.g. 1e7, 10M or 2.5G{dimension.value}")
+    value = float(match["num"])
+    unit = match["unit"]
+    for prefix, scale in (*_BINARY.items(), *_SI.items()):
+        if not unit.startswith(prefix):
+            continue
+        rest = unit[len(prefix) :]
+        if rest == "" or rest in _UNIT_WORDS[dimension]:
+            if prefix in _BINARY and rest == "":
+                continue
+            return value * scale
+    accepted = ", ".join(_UNIT_WORDS[dimension]) or "no unit"
+    raise UsageError(
+        f"{text!r}: unit {unit!r} is not a {dimension.name.lower().replace('_', ' ')}",
+        hint=f"accepted units: {accepted}, with an optional SI prefix (k, M, G, T, P)",
+    )

@@ -1,0 +1,195 @@
+"""Built-in workload models: FLOPs and minimum bytes of common kernels, before any profiling.
+
+Each model is a small pure function returning a `Workload` with the assumptions behind its counts
+(seed 000's vector add, RMSNorm and GEMM; seed 004's dot product and 7-point stencil). Bytes are
+DRAM bytes: the traffic between the chip and its memory that the model cannot avoid.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ncu_roof.errors import UsageError
+
+DTYPE_BYTES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2}
+VECTOR_PRECISION = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "bf16": "fp16"}
+MATRIX_PRECISION = {"fp64": "fp64", "fp32": "fp32", "fp16": "tensor", "bf16": "tensor"}
+
+Param = int | str | bool
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    params: Mapping[str, Param]
+    flop: float
+    bytes_by_tier: Mapping[str, float]
+    precision: str  # the compute roof it runs against: fp64, fp32, fp16 (CUDA cores) or tensor
+    assumptions: tuple[str, ...]
+
+
+def _dtype_bytes(dtype: str) -> int:
+    try:
+        return DTYPE_BYTES[dtype]
+    except KeyError:
+        raise UsageError(
+            f"unknown dtype {dtype!r}", hint="use one of " + ", ".join(DTYPE_BYTES)
+        ) from None
+
+
+def vector_add(n: int, dtype: str = "fp32") -> Workload:
+    size = _dtype_bytes(dtype)
+    return Workload(
+        "vector-add", {"n": n, "dtype": dtype}, float(n), {"dram": 3.0 * n * size},
+        VECTOR_PRECISION[dtype],
+        (f"y = x + z: {n} additions, 1 FLOP each",
+         f"read x and z, write y once: 3 x {n} x {size} B"),
+    )
+
+
+def dot(n: int, dtype: str = "fp32") -> Workload:
+    size = _dtype_bytes(dtype)
+    return Workload(
+        "dot", {"n": n, "dtype": dtype}, 2.0 * n, {"dram": 2.0 * n * size},
+        VECTOR_PRECISION[dtype],
+        (f"s = sum x*y: {n} multiplies and {n} adds (N-1 adds counted as N, exact for large N)",
+         f"read x and y once: 2 x {n} x {size} B; the scalar result is negligible"),
+    )
+
+
+def saxpy(n: int, dtype: str = "fp32") -> Workload:
+    size = _dtype_bytes(dtype)
+    return Workload(
+        "saxpy", {"n": n, "dtype": dtype}, 2.0 * n, {"dram": 3.0 * n * size},
+        VECTOR_PRECISION[dtype],
+        (f"y = a*x + y: one multiply and one add per element, {n} elements",
+         f"read x and y, write y once: 3 x {n} x {size} B"),
+    )
+
+
+def rmsnorm(d: int, tokens: int = 1, dtype: str = "fp32", unfused: bool = False) -> Workload:
+    size = _dtype_bytes(dtype)
+    passes = 5 if unfused else 2
+    traffic = (
+        "unfused: read x, 3 intermediates written and re-read from DRAM, write y: 5 x d x size B"
+        if unfused
+        else "fused: read x and write y once: 2 x d x size B (intermediates stay on chip)"
+    )
+    return Workload(
+        "rmsnorm", {"d": d, "tokens": tokens, "dtype": dtype, "unfused": unfused},
+        4.0 * d * tokens, {"dram": float(passes * d * size * tokens)}, VECTOR_PRECISION[dtype],
+        ("per token: square d, sum d-1, mean/eps/rsqrt ~4, scale by rms and gamma 2d: ~4d FLOP",
+         "per token, " + traffic,
+         "gamma (d values) stays in cache across tokens and is not counted"),
+    )
+
+
+def layernorm(d: int, tokens: int = 1, dtype: str = "fp32", unfused: bool = False) -> Workload:
+    size = _dtype_bytes(dtype)
+    passes = 7 if unfused else 2
+    traffic = (
+        "unfused: read x for the mean, read x again and write x-mean, read x-mean for the "
+        "variance, read it again and write the normalized tensor, read that and write y: "
+        "7 x d x size B" if unfused
+        else "fused: read x and write y once: 2 x d x size B (intermediates stay on chip)"
+    )
+    return Workload(
+        "layernorm", {"d": d, "tokens": tokens, "dtype": dtype, "unfused": unfused},
+        7.0 * d * tokens, {"dram": float(passes * d * size * tokens)}, VECTOR_PRECISION[dtype],
+        ("per token: mean d, subtract d, square d, sum d, multiply by rstd d, gamma d, beta d: "
+         "~7d FLOP (the few scalar ops are neglected)",
+         "per token, " + traffic,
+         "gamma and beta stay in cache across tokens and are not counted"),
+    )
+
+
+def softmax(d: int, tokens: int = 1, dtype: str = "fp32", unfused: bool = False) -> Workload:
+    size = _dtype_bytes(dtype)
+    passes = 6 if unfused else 2
+    traffic = (
+        "unfused: read x for the max, read x and write exp(x-max), read that for the sum, "
+        "read it again and write y: 6 x d x size B" if unfused
+        else "fused (online softmax): read x and write y once: 2 x d x size B"
+    )
+    return Workload(
+        "softmax", {"d": d, "tokens": tokens, "dtype": dtype, "unfused": unfused},
+        5.0 * d * tokens, {"dram": float(passes * d * size * tokens)}, VECTOR_PRECISION[dtype],
+        ("per row of d: max d, subtract d, exp d (counted as 1 FLOP), sum d, divide d: 5d FLOP",
+         "per row, " + traffic),
+    )
+
+
+def gemm(m: int, n: int, k: int, dtype: str = "fp32", tile: int | None = None) -> Workload:
+    """C (m x n) = A (m x k) @ B (k x n): ideal reuse, or square T x T output tiles."""
+    size = _dtype_bytes(dtype)
+    params: dict[str, Param] = {"m": m, "n": n, "k": k, "dtype": dtype}
+    if tile is None:
+        elements = float(m * k + k * n + m * n)
+        traffic = "ideal reuse: read A and B once, write C once: (mk + kn + mn) x size B"
+    else:
+        params["tile"] = tile
+        elements = float(m * k * math.ceil(n / tile) + k * n * math.ceil(m / tile) + m * n)
+        traffic = (
+            f"tiled, {tile}x{tile} output tiles: each tile reads a {tile}-row strip of A and a "
+            f"{tile}-column strip of B, so A is read ceil(n/{tile}) times and B ceil(m/{tile}) "
+            "times; C written once"
+        )
+    return Workload(
+        "gemm", params, 2.0 * m * n * k, {"dram": elements * size}, MATRIX_PRECISION[dtype],
+        ("2mnk FLOP: one multiply and one add per (i, j, l)", traffic,
+         "fp16/bf16 run on tensor cores; fp32 and fp64 on CUDA cores"),
+    )
+
+
+def stencil7(n: int, dtype: str = "fp64") -> Workload:
+    size = _dtype_bytes(dtype)
+    return Workload(
+        "stencil7", {"n": n, "dtype": dtype}, 13.0 * n, {"dram": 2.0 * n * size},
+        VECTOR_PRECISION[dtype],
+        (f"7-point stencil over {n} points: 7 multiplies + 6 adds = 13 FLOP per point",
+         f"with reuse of neighbours on chip: one {size} B read and one {size} B write per point"),
+    )
+
+
+BUILDERS: Mapping[str, Callable[..., Workload]] = {
+    "vector-add": vector_add,
+    "dot": dot,
+    "saxpy": saxpy,
+    "rmsnorm": rmsnorm,
+    "layernorm": layernorm,
+    "softmax": softmax,
+    "gemm": gemm,
+    "stencil7": stencil7,
+}
+REQUIRED: Mapping[str, tuple[str, ...]] = {
+    "vector-add": ("n",), "dot": ("n",), "saxpy": ("n",), "stencil7": ("n",),
+    "rmsnorm": ("d",), "layernorm": ("d",), "softmax": ("d",), "gemm": ("m", "n", "k"),
+}
+OPTIONAL: Mapping[str, tuple[str, ...]] = {
+    "vector-add": ("dtype",), "dot": ("dtype",), "saxpy": ("dtype",), "stencil7": ("dtype",),
+    "rmsnorm": ("tokens", "dtype", "unfused"), "layernorm": ("tokens", "dtype", "unfused"),
+    "softmax": ("tokens", "dtype", "unfused"), "gemm": ("dtype", "tile"),
+}
+
+
+def build(name: str, params: Mapping[str, Param | None]) -> Workload:
+    """A workload by name, from the parameters given (None = not given)."""
+    if name not in BUILDERS:
+        raise UsageError(f"unknown workload {name!r}", hint="choose one of " + ", ".join(BUILDERS))
+    given = {k: v for k, v in params.items() if v is not None and v is not False}
+    missing = [p for p in REQUIRED[name] if p not in given]
+    if missing:
+        flags = " ".join(f"--{p} N" for p in missing)
+        raise UsageError(f"workload {name} needs {', '.join(missing)}", hint=f"add {flags}")
+    extra = sorted(set(given) - set(REQUIRED[name]) - set(OPTIONAL[name]))
+    if extra:
+        raise UsageError(
+            f"workload {name} does not take {', '.join(extra)}",
+            hint=f"{name} takes " + ", ".join((*REQUIRED[name], *OPTIONAL[name])),
+        )
+    for key, value in given.items():
+        if key not in ("dtype", "unfused") and (not isinstance(value, int) or value <= 0):
+            raise UsageError(f"{key} must be a positive integer, not {value!r}")
+    return BUILDERS[name](**given)

@@ -1,0 +1,114 @@
+"""End-to-end `ncu-roof analyze` through the console entry point, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ncu_roof", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_example_table_lists_every_kernel_with_a_verdict() -> None:
+    done = run("analyze", "--example")
+    assert done.returncode == 0, done.stderr
+    assert "silu_kernel_vector" in done.stdout
+    assert done.stdout.count("memory-bound (dram)") == 3
+    assert "latency-bound" in done.stdout
+    assert "compute-bound (fp32)" in done.stdout
+    assert "\x1b[" not in done.stdout  # not a terminal: no colour codes
+    assert done.stderr.startswith("read ")
+
+
+def test_example_json_carries_measured_values_and_recipes() -> None:
+    done = run("analyze", "--example", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["schema"] == "ncu-roof/analysis/v1"
+    assert [d["name"] for d in data["devices"]] == ["NVIDIA H100 PCIe", "NVIDIA A10G"]
+    silu = data["kernels"][0]
+    # gpu__time_duration.sum of launch 0 in the H100 PCIe run: 284,704 ns
+    assert silu["duration_s"] == pytest.approx(284704e-9)
+    # dram__bytes_read.sum + dram__bytes_write.sum of that launch
+    assert silu["recipe"]["dram_bytes"] == "counter:dram__bytes.sum" or silu["bytes"]["dram"] > 0
+    assert silu["bound"] == "memory" and silu["binding"] == "dram"
+    assert silu["flop"]["fp32"] == pytest.approx(1409286144, rel=1e-5)  # rates printed to 2 decimals
+    assert 0 < silu["pct_of_roof"] <= 100
+    gemm = [k for k in data["kernels"] if k["name"].startswith("void one_blocktiling")][0]
+    assert gemm["bound"] == "compute" and gemm["compute_precision"] == "fp32"
+    for kernel in data["kernels"]:
+        assert kernel["recipe"]["duration_s"] == "counter:gpu__time_duration.sum"
+
+
+def test_output_file_is_written_atomically_and_stdout_stays_empty(tmp_path: Path) -> None:
+    target = tmp_path / "out.csv"
+    done = run("analyze", "--example", "--format", "csv", "-o", str(target))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    lines = target.read_text().splitlines()
+    assert lines[0].startswith("id,name,input,device")
+    assert len(lines) == 1 + 7
+    assert list(tmp_path.iterdir()) == [target]
+
+
+@pytest.mark.parametrize(
+    ("content", "code", "words"),
+    [
+        (b"", 3, "empty"),
+        (b"garbage,\x00\x01 not csv\n", 3, "not an Nsight Compute"),
+        (b"==PROF== Connected to process 1 (/bin/app)\n==WARNING== No kernels were profiled.\n", 3,
+         "No kernels were profiled"),
+        (b"NVR\x00\x02\x00\x00\x00truncated", 3, "no profiled kernel"),
+    ],
+)
+def test_bad_input_is_one_error_line_and_a_hint(tmp_path: Path, content: bytes, code: int, words: str) -> None:
+    path = tmp_path / "bad.ncu-rep"
+    path.write_bytes(content)
+    target = tmp_path / "never.json"
+    done = run("analyze", str(path), "--format", "json", "-o", str(target))
+    assert done.returncode == code
+    lines = done.stderr.strip().splitlines()
+    assert lines[0].startswith("error: ") and words in lines[0]
+    assert lines[1].startswith("hint: ")
+    assert "Traceback" not in done.stderr
+    assert not target.exists()
+
+
+def test_usage_errors_exit_2() -> None:
+    assert run("analyze").returncode == 2
+    done = run("analyze", "--example", "--gpu", "no-such-gpu")
+    assert done.returncode == 2 and "unknown GPU" in done.stderr
+    assert run("analyze", "--example", "--format", "yaml").returncode == 2
+
+
+def test_gpu_override_uses_builtin_roofs() -> None:
+    done = run("analyze", "--example", "--gpu", "h100-pcie", "--format", "json")
+    data = json.loads(done.stdout)
+    assert {d["roof_source"] for d in data["devices"]} == {"builtin:h100-pcie"}
+    assert data["devices"][0]["roofs"]["bandwidth_byte_per_s"]["dram"] == pytest.approx(2.0e12)
+
+
+def test_roofs_file(tmp_path: Path) -> None:
+    roofs = tmp_path / "platform.toml"
+    roofs.write_text('name = "lab"\n[peak]\nfp32 = "100GFLOP/s"\n[bandwidth]\ndram = "20GB/s"\n')
+    done = run("analyze", "--example", "--roofs", str(roofs), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["devices"][0]["roof_source"] == "user"
+    silu = data["kernels"][0]
+    # 20 GB/s against ~5e8 DRAM bytes: the dram cap is far below the measured rate
+    assert silu["binding"] == "dram" and silu["above_roof"] is True
