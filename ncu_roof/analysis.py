@@ -160,11 +160,7 @@ def _kernel(ident: pd.Series, row: pd.Series, input_index: int, device: Device) 
     roofline_bound = bound_of(point.binding)
     achieved = flop_total / duration if flop_total is not None and duration else None
     achieved_bw = {t: (b / duration if b is not None and duration else None) for t, b in nbytes.items()}
-    pct = (
-        100.0 * point.time_at_roof_s / duration
-        if point.time_at_roof_s is not None and duration
-        else None
-    )
+    pct = 100.0 * point.time_at_roof_s / duration if point.time_at_roof_s is not None and duration else None
     notes: list[str] = []
     missing = _missing(duration, flop_total, nbytes, sol)
     if missing:

@@ -223,9 +223,7 @@ def _duration(m: _Frame) -> list[Formula]:
     ]
 
 
-def _cuda_core_flop(
-    m: _Frame, precision: str, duration: pd.Series, f: Factors
-) -> list[Formula]:
+def _cuda_core_flop(m: _Frame, precision: str, duration: pd.Series, f: Factors) -> list[Formula]:
     add, mul, fma = _FLOP_OPS[precision]
     lanes = f.fp16_lanes if precision == "fp16" else 1.0
 
@@ -240,9 +238,7 @@ def _cuda_core_flop(
     counted = lanes * (count(add) + count(mul) + f.fma_flop * count(fma))
     rated = lanes * (rate(add) + rate(mul) + f.fma_flop * rate(fma))
     if precision == "fp32":
-        packed = f.fp32x2_lanes * (
-            count("fadd2") + count("fmul2") + f.fma_flop * count("ffma2")
-        )
+        packed = f.fp32x2_lanes * (count("fadd2") + count("fmul2") + f.fma_flop * count("ffma2"))
         counted = counted + packed.fillna(0.0)
     return [(f"counter:{name}", counted), (f"rate*time:{name}", rated)]
 
@@ -268,9 +264,7 @@ def tensor_variants(names: Iterable[str], pattern: re.Pattern[str] = _TENSOR_COU
     return [v for v in family if not any(v != o and v.startswith(o + "_") for o in family)]
 
 
-def _tensor(
-    m: _Frame, duration: pd.Series, f: Factors
-) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
+def _tensor(m: _Frame, duration: pd.Series, f: Factors) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
     index = m.df.index
     names = list(m.names())
     clock = m("sm__cycles_elapsed.avg.per_second")
@@ -282,8 +276,7 @@ def _tensor(
         candidates.append(("counter:sum(sm__ops_path_tensor_*)", _sum_all(counts, index)))
     if rate_variants:
         rates = [
-            m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration
-            for v in rate_variants
+            m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration for v in rate_variants
         ]
         candidates.append(("rate*time:sum(sm__ops_path_tensor_*)", _sum_all(rates, index)))
     k = f.tensor_flop_per_pipe_inst
@@ -307,12 +300,18 @@ def _tensor(
         )
         work = count_variants or rate_variants
         ops = pd.DataFrame(
-            {v: m.any_of(f"sm__ops_path_tensor_{v}.sum", f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed")
-             for v in work},
+            {
+                v: m.any_of(f"sm__ops_path_tensor_{v}.sum", f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed")
+                for v in work
+            },
             index=index,
         )
-        peaks.append(("report:dense sm__ops_path_tensor_<busiest source>.peak_sustained*sm_clock",
-                      _busiest_peak(per_variant, ops) * clock))
+        peaks.append(
+            (
+                "report:dense sm__ops_path_tensor_<busiest source>.peak_sustained*sm_clock",
+                _busiest_peak(per_variant, ops) * clock,
+            )
+        )
     peaks.append(
         (
             f"report:sm__inst_executed_pipe_tensor.peak_sustained*{k:g}*sm_clock",
@@ -341,9 +340,12 @@ def _busiest_peak(peaks: pd.DataFrame, ops: pd.DataFrame) -> pd.Series:
     if busy.empty or not (busy.max(axis=1) > 0).any():
         return default
     out = default.copy()
-    for row, variant in busy.idxmax(axis=1).items():
-        if busy.at[row, variant] > 0 and (match := _SOURCE.search(str(variant))):
-            out.at[row] = _dense_peak(peaks.loc[[row]], match.group(1)).iloc[0]
+    busiest = busy.idxmax(axis=1)
+    most = busy.max(axis=1)
+    for row in busy.index[most > 0]:
+        match = _SOURCE.search(str(busiest[row]))
+        if match is not None:
+            out[row] = _dense_peak(peaks.loc[[row]], match.group(1)).iloc[0]
     return out
 
 
@@ -461,13 +463,9 @@ def _tiers(m: _Frame, duration: pd.Series, f: Factors) -> dict[str, list[TierDef
     return {"dram": dram, "l2": l2, "l1": l1, "shared": shared}
 
 
-def _pick_tier(
-    definitions: list[TierDefinition], index: pd.Index
-) -> tuple[pd.Series, pd.Series, pd.Series]:
+def _pick_tier(definitions: list[TierDefinition], index: pd.Index) -> tuple[pd.Series, pd.Series, pd.Series]:
     """Per row: the first definition with bytes *and* its own roof, else the first with bytes."""
-    complete = [
-        (d.label, d.bytes.where(d.bandwidth_byte_per_s.notna())) for d in definitions
-    ]
+    complete = [(d.label, d.bytes.where(d.bandwidth_byte_per_s.notna())) for d in definitions]
     byte_count, label = first_available(complete, index)
     bandwidth, _ = first_available(
         [(d.label, d.bandwidth_byte_per_s.where(d.bytes.notna())) for d in definitions], index
@@ -480,14 +478,12 @@ def _pick_tier(
     return byte_count, label, bandwidth
 
 
-
 # Metrics to collect for each part of the analysis: what `profile --fast` asks ncu for, and
 # what a note prints when a report lacks them (metric recipe §3.8).
 COLLECT: dict[str, tuple[str, ...]] = {
     "duration": ("gpu__time_duration.sum", "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
-    "flop": tuple(
-        _op("sm", op) for ops in _FLOP_OPS.values() for op in ops
-    ) + tuple(_op("sm", ops[2], ".sum.peak_sustained") for ops in _FLOP_OPS.values()),
+    "flop": tuple(_op("sm", op) for ops in _FLOP_OPS.values() for op in ops)
+    + tuple(_op("sm", ops[2], ".sum.peak_sustained") for ops in _FLOP_OPS.values()),
     "tensor": ("sm__inst_executed_pipe_tensor.sum", "sm__inst_executed_pipe_tensor.sum.peak_sustained"),
     "dram": ("dram__bytes.sum", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"),
     "l2": ("lts__t_bytes.sum", "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"),

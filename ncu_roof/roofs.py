@@ -58,8 +58,13 @@ def combine(report: Roofs, device_name: str | None) -> Roofs:
     """Report roofs, with what the report lacks filled from the built-in table."""
     gpu = match_gpu(device_name)
     if gpu is None:
-        return Roofs(report.compute_flop_per_s, report.bandwidth_byte_per_s, report.source,
-                     report.sources, name=device_name)
+        return Roofs(
+            report.compute_flop_per_s,
+            report.bandwidth_byte_per_s,
+            report.source,
+            report.sources,
+            name=device_name,
+        )
     table = builtin_roofs(gpu)
     if not report.compute_flop_per_s and not report.bandwidth_byte_per_s:
         return table
@@ -85,8 +90,9 @@ def load_roofs_file(path: str) -> Roofs:
     bandwidth = {str(k): parse_quantity(v, Dimension.BYTE_PER_S) for k, v in bands.items()}
     name = data.get("name")
     sources = {k: f"user:{path}" for k in (*compute, *bandwidth)}
-    return Roofs(compute, bandwidth, source="user", sources=sources,
-                 name=str(name) if name is not None else None)
+    return Roofs(
+        compute, bandwidth, source="user", sources=sources, name=str(name) if name is not None else None
+    )
 
 
 ROOFS_HINT = (

@@ -106,7 +106,6 @@ class NumberStyle(Enum):
     DE = "de"  # 1.234.567,5
 
 
-_MISSING = {"", "n/a", "nan", "-nan", "(!) nan", "(!) n/a", "none", "null"}
 _EN_SURE = re.compile(r"^-?\d{1,3}(,\d{3})+\.\d+$|^-?\d{1,3}(,\d{3}){2,}$")
 _DE_SURE = re.compile(r"^-?\d{1,3}(\.\d{3})+,\d+$|^-?\d{1,3}(\.\d{3}){2,}$|^-?\d+,(\d{1,2}|\d{4,})$")
 _POINT_DECIMAL = re.compile(r"^-?\d+\.(\d{1,2}|\d{4,})$")

@@ -23,8 +23,19 @@ RUNS = (
     "h100pcie_rep_2025.1_full_silu.ncu2024.1-raw-base.csv",
     "a10g_rep_2023.1.1_roofline-set.ncu2024.1-raw-base.csv",
 )
-IDENTITY = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-            "Block Size", "Grid Size", "Device", "CC")
+IDENTITY = (
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+)
 
 
 def subset(path: Path) -> str:
@@ -39,8 +50,9 @@ def subset(path: Path) -> str:
 
 
 def main(corpus: str, target: str) -> None:
-    text = "".join(f"==PROF== example block {n}: {run}\n" + subset(Path(corpus) / run)
-                   for n, run in enumerate(RUNS, 1))
+    text = "".join(
+        f"==PROF== example block {n}: {run}\n" + subset(Path(corpus) / run) for n, run in enumerate(RUNS, 1)
+    )
     Path(target).write_text(text, encoding="utf-8")
 
 

@@ -12,7 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "ncu_roof", *args],
         capture_output=True,
@@ -48,7 +50,7 @@ def test_example_json_carries_measured_values_and_recipes() -> None:
     assert silu["bound"] == "memory" and silu["binding"] == "dram"
     assert silu["flop"]["fp32"] == pytest.approx(1409286144, rel=1e-5)  # rates printed to 2 decimals
     assert 0 < silu["pct_of_roof"] <= 100
-    gemm = [k for k in data["kernels"] if k["name"].startswith("void one_blocktiling")][0]
+    gemm = next(k for k in data["kernels"] if k["name"].startswith("void one_blocktiling"))
     assert gemm["bound"] == "compute" and gemm["compute_precision"] == "fp32"
     for kernel in data["kernels"]:
         assert kernel["recipe"]["duration_s"] == "counter:gpu__time_duration.sum"
@@ -70,12 +72,17 @@ def test_output_file_is_written_atomically_and_stdout_stays_empty(tmp_path: Path
     [
         (b"", 3, "empty"),
         (b"garbage,\x00\x01 not csv\n", 3, "not an Nsight Compute"),
-        (b"==PROF== Connected to process 1 (/bin/app)\n==WARNING== No kernels were profiled.\n", 3,
-         "No kernels were profiled"),
+        (
+            b"==PROF== Connected to process 1 (/bin/app)\n==WARNING== No kernels were profiled.\n",
+            3,
+            "No kernels were profiled",
+        ),
         (b"NVR\x00\x02\x00\x00\x00truncated", 3, "no profiled kernel"),
     ],
 )
-def test_bad_input_is_one_error_line_and_a_hint(tmp_path: Path, content: bytes, code: int, words: str) -> None:
+def test_bad_input_is_one_error_line_and_a_hint(
+    tmp_path: Path, content: bytes, code: int, words: str
+) -> None:
     path = tmp_path / "bad.ncu-rep"
     path.write_bytes(content)
     target = tmp_path / "never.json"

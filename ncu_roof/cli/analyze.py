@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from ncu_roof.render.text import one_line
 from ncu_roof.units import NumberStyle
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     TABLE = "table"
     JSON = "json"
     CSV = "csv"
@@ -29,7 +29,7 @@ class Format(str, Enum):
     HTML = "html"
 
 
-class Locale(str, Enum):
+class Locale(StrEnum):
     AUTO = "auto"
     C = "C"
     EN = "en"
@@ -122,7 +122,9 @@ def emit(paths: list[str], options: AnalyzeOptions) -> Analysis:
 
         fmt = Path(options.plot).suffix.lstrip(".").lower() or "svg"
         if fmt not in ("svg", "png"):
-            raise UsageError(f"--plot {options.plot}: unknown image type", hint="use a .svg or .png file name")
+            raise UsageError(
+                f"--plot {options.plot}: unknown image type", hint="use a .svg or .png file name"
+            )
         write_output(render_plot(analysis, fmt=fmt), options.plot)
     if options.summary:
         from ncu_roof.render.markdown import render_markdown
@@ -135,14 +137,18 @@ def emit(paths: list[str], options: AnalyzeOptions) -> Analysis:
 @app.command("analyze")
 def analyze_command(
     files: list[str] = typer.Argument(None, help="ncu outputs: .ncu-rep, raw-page CSV or details-page CSV."),
-    example: bool = typer.Option(False, "--example", help="Analyze the example report shipped with ncu-roof."),
+    example: bool = typer.Option(
+        False, "--example", help="Analyze the example report shipped with ncu-roof."
+    ),
     gpu: str = typer.Option(None, "--gpu", help="Use the built-in roofs of this GPU (see `ncu-roof gpus`)."),
     roofs: str = typer.Option(None, "--roofs", help="Use the roofs of this TOML platform file."),
     fmt: Format = typer.Option(Format.TABLE, "--format", "-f", help="Output format."),
     output: str = typer.Option(None, "--output", "-o", help="Write here (atomically) instead of stdout."),
     plot: str = typer.Option(None, "--plot", help="Also draw the roofline to this .svg or .png file."),
     number_locale: Locale = typer.Option(Locale.AUTO, "--number-locale", help="Number style of CSV input."),
-    summary: bool = typer.Option(False, "--summary", help="Append the Markdown report to $GITHUB_STEP_SUMMARY."),
+    summary: bool = typer.Option(
+        False, "--summary", help="Append the Markdown report to $GITHUB_STEP_SUMMARY."
+    ),
 ) -> None:
     """Give every kernel its FLOPs, bytes per tier, intensity, roofs and verdict."""
     paths = list(files or [])

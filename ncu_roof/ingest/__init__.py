@@ -23,7 +23,9 @@ def read_input(path: str, number_style: NumberStyle | None = None) -> RunTable:
     try:
         raw = file.read_bytes()
     except OSError as err:
-        raise BadInputError(f"{path}: cannot read ({err.strerror})", hint="check the file's permissions") from err
+        raise BadInputError(
+            f"{path}: cannot read ({err.strerror})", hint="check the file's permissions"
+        ) from err
     if raw.startswith(MAGIC) or path.endswith(".ncu-repz"):
         return read_report(path, raw)
     if path.endswith(".ncu-rep") and raw and b"\x00" in raw[:64]:

@@ -134,7 +134,7 @@ def no_csv_error(path: str, raw: bytes) -> BadInputError:
             "`--target-processes all`, then profile again",
         )
     return BadInputError(
-        f"{path}: not an Nsight Compute CSV or report (no `\"ID\",\"Process ID\",...` header)",
+        f'{path}: not an Nsight Compute CSV or report (no `"ID","Process ID",...` header)',
         hint="ncu-roof reads `.ncu-rep` files and `ncu --csv` output (raw or details page)",
     )
 
@@ -155,10 +155,12 @@ def _read_raw_block(block: Block, run: int) -> tuple[pd.DataFrame, pd.Series, di
     from pyarrow import csv as pacsv
 
     header = block.header
-    lines = block.data.split(b"\n", 2)
-    if len(lines) < 2:
+    first_end = block.data.find(b"\n")
+    if first_end == -1:
         return pd.DataFrame(), pd.Series(dtype=str), {}
-    units_row = next(csv.reader([lines[1].decode("utf-8", "replace").rstrip("\r")]), [])
+    second_end = block.data.find(b"\n", first_end + 1)
+    units_line = block.data[first_end + 1 : second_end if second_end != -1 else len(block.data)]
+    units_row = next(csv.reader([units_line.decode("utf-8", "replace").rstrip("\r")]), [])
     identity = [c for c in header if c in _CSV_IDENTITY]
     metrics = [c for c in header if is_wanted(c)]
     chosen = _unique(identity + metrics, header)
@@ -179,8 +181,25 @@ def _read_raw_block(block: Block, run: int) -> tuple[pd.DataFrame, pd.Series, di
     text = table.to_pandas()
     text["run"] = str(run)
     numeric = [c for c in metrics if c != "device__attribute_display_name"]
-    cells = text[numeric].stack() if numeric else pd.Series(dtype=str)
+    cells = _sample_cells(text[numeric]) if numeric else pd.Series(dtype=str)
     return text, cells, units
+
+
+_SAMPLE_ROWS = 512
+
+
+def _sample_cells(text: pd.DataFrame) -> pd.Series:
+    """The distinct cells of at most `_SAMPLE_ROWS` evenly spaced rows, for the locale detection.
+
+    Every kernel row of a raw page has hundreds of numbers, clocks among them (~1e9 in base units),
+    so a few hundred rows carry all the evidence; stacking all cells of a 5,000-kernel page cost
+    more than parsing it.
+    """
+    if len(text) > _SAMPLE_ROWS:
+        step = len(text) / _SAMPLE_ROWS
+        text = text.iloc[sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {len(text) - 1})]
+    cells = pd.Series(text.to_numpy(dtype=object).ravel())
+    return cells.drop_duplicates()
 
 
 def _unique(names: list[str], header: list[str]) -> list[str]:

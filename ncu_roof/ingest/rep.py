@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-import subprocess
-import tempfile
 from typing import Any
 
 import numpy as np
@@ -73,8 +73,12 @@ def _quiet_stderr() -> Iterator[None]:
 
 
 def _actions(context: Any) -> list[Any]:
-    return [rng.action_by_idx(j) for i in range(context.num_ranges())
-            for rng in [context.range_by_idx(i)] for j in range(rng.num_actions())]
+    return [
+        rng.action_by_idx(j)
+        for i in range(context.num_ranges())
+        for rng in [context.range_by_idx(i)]
+        for j in range(rng.num_actions())
+    ]
 
 
 def _action_row(action: Any, index: int) -> dict[str, Any]:

@@ -20,12 +20,25 @@ def safe_cell(text: str) -> str:
 
 
 COLUMNS = (
-    "id", "name", "input", "device", "grid", "block", "duration_s", "time_share",
+    "id",
+    "name",
+    "input",
+    "device",
+    "grid",
+    "block",
+    "duration_s",
+    "time_share",
     *(f"flop_{p}" for p in (*PRECISIONS, "total")),
     *(f"{t}_bytes" for t in TIERS),
     *(f"{t}_intensity_flop_per_byte" for t in TIERS),
-    "achieved_flop_per_s", "attainable_flop_per_s", "binding", "bound", "compute_precision",
-    "pct_of_roof", *(f"sol_{k}_pct" for k in SOL_KEYS), "notes",
+    "achieved_flop_per_s",
+    "attainable_flop_per_s",
+    "binding",
+    "bound",
+    "compute_precision",
+    "pct_of_roof",
+    *(f"sol_{k}_pct" for k in SOL_KEYS),
+    "notes",
 )
 
 
@@ -36,9 +49,22 @@ def render_csv(analysis: Analysis) -> str:
     for kernel in analysis.kernels:
         k = kernel_json(kernel)
         flat = {
-            **{key: k[key] for key in ("id", "input", "device", "duration_s", "time_share",
-                                       "achieved_flop_per_s", "attainable_flop_per_s", "binding",
-                                       "bound", "compute_precision", "pct_of_roof")},
+            **{
+                key: k[key]
+                for key in (
+                    "id",
+                    "input",
+                    "device",
+                    "duration_s",
+                    "time_share",
+                    "achieved_flop_per_s",
+                    "attainable_flop_per_s",
+                    "binding",
+                    "bound",
+                    "compute_precision",
+                    "pct_of_roof",
+                )
+            },
             "name": safe_cell(kernel.name),
             "grid": kernel.grid,
             "block": kernel.block,

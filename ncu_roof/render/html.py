@@ -138,7 +138,7 @@ _JS = """
 
 
 def render_html(analysis: Analysis, *, plot_svg: str | None = None) -> str:
-    """The whole report as one HTML document; `plot_svg` is inlined (by default, `render_plot`'s)."""
+    """The report as one HTML document; `plot_svg` is inlined (by default `render_plot`'s SVG)."""
     kernels = analysis.by_time()
     tiers = intensity_tiers(analysis)
     plot = plot_svg if plot_svg is not None else _default_plot(analysis)
@@ -265,7 +265,8 @@ def _device_words(analysis: Analysis, device: Device) -> str:
 def _plot_section(plot: str | None) -> list[str]:
     if plot is None:
         return []
-    return ['<h2 id="plot">Hierarchical roofline</h2>', f"<figure>{_SVG_PROLOG.sub('', plot)}</figure>"]
+    svg = _SVG_PROLOG.sub("", plot)
+    return ['<h2 id="plot">Hierarchical roofline</h2>', f"<figure>{svg}</figure>"]
 
 
 def _columns(tiers: Sequence[str]) -> list[tuple[str, str, str]]:
@@ -297,8 +298,9 @@ def _table_section(kernels: Sequence[Kernel], tiers: Sequence[str]) -> list[str]
         '<h2 id="table">Kernels by time</h2>',
         '<div class="controls">'
         '<input type="search" id="filter" placeholder="Filter by kernel name" aria-label="filter">'
-        f'<select id="verdict" aria-label="verdict"><option value="">every verdict</option>{options}'
-        f'</select><span id="shown" class="muted">{len(kernels)} kernels</span></div>',
+        '<select id="verdict" aria-label="verdict">'
+        f'<option value="">every verdict</option>{options}</select>'
+        f'<span id="shown" class="muted">{len(kernels)} kernels</span></div>',
         f'<table id="kernels"><thead><tr>{headers}</tr></thead><tbody>',
         *rows,
         "</tbody></table>",
@@ -395,25 +397,30 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
     recipe = kernel.recipe
     facts = [("duration", si(kernel.duration_s, "s"), recipe.get("duration_s", "–"))]
     if kernel.time_share is not None:
-        facts.append(("share of time", pct(100 * kernel.time_share), f"duration / {si(total_s, 's')}"))
+        share = pct(100 * kernel.time_share)
+        facts.append(("share of time", share, f"duration / {si(total_s, 's')}"))
     for precision in PRECISIONS:
-        value = kernel.flop.get(precision)
-        if value is not None or f"flop_{precision}" in recipe:
-            facts.append((f"FLOP {precision}", si(value, "FLOP"), recipe.get(f"flop_{precision}", "–")))
+        key, value = f"flop_{precision}", kernel.flop.get(precision)
+        if value is not None or key in recipe:
+            facts.append((f"FLOP {precision}", si(value, "FLOP"), recipe.get(key, "–")))
     facts.append(("FLOP total", si(kernel.flop.get("total"), "FLOP"), "sum over precisions"))
     for tier in [*TIERS, *sorted(set(kernel.bytes) - set(TIERS))]:
-        value = kernel.bytes.get(tier)
-        if value is not None or f"{tier}_bytes" in recipe:
-            facts.append((f"bytes {tier}", si(value, "B"), recipe.get(f"{tier}_bytes", "–")))
-    for tier, intensity in kernel.intensity_flop_per_byte.items():
-        if intensity is not None:
-            facts.append((f"intensity {tier}", si(intensity, "FLOP/B"), f"FLOP total / bytes {tier}"))
-    facts.append(("achieved FLOP/s", si(kernel.achieved_flop_per_s, "FLOP/s"), "FLOP total / duration"))
-    for tier, rate in kernel.achieved_byte_per_s.items():
-        if rate is not None:
-            facts.append((f"bandwidth {tier}", si(rate, "B/s"), f"bytes {tier} / duration"))
-    for roof, cap in kernel.cap_flop_per_s.items():
-        facts.append((f"cap {roof}", si(cap, "FLOP/s"), _cap_recipe(roof)))
+        key, value = f"{tier}_bytes", kernel.bytes.get(tier)
+        if value is not None or key in recipe:
+            facts.append((f"bytes {tier}", si(value, "B"), recipe.get(key, "–")))
+    facts += [
+        (f"intensity {tier}", si(value, "FLOP/B"), f"FLOP total / bytes {tier}")
+        for tier, value in kernel.intensity_flop_per_byte.items()
+        if value is not None
+    ]
+    achieved = si(kernel.achieved_flop_per_s, "FLOP/s")
+    facts.append(("achieved FLOP/s", achieved, "FLOP total / duration"))
+    facts += [
+        (f"bandwidth {tier}", si(rate, "B/s"), f"bytes {tier} / duration")
+        for tier, rate in kernel.achieved_byte_per_s.items()
+        if rate is not None
+    ]
+    facts += [(f"cap {r}", si(c, "FLOP/s"), _cap_recipe(r)) for r, c in kernel.cap_flop_per_s.items()]
     facts += [
         ("attainable FLOP/s", si(kernel.attainable_flop_per_s, "FLOP/s"), "lowest cap"),
         ("% of roof", pct(kernel.pct_of_roof), "roofline minimum time / duration"),

@@ -14,7 +14,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from io import BytesIO
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ncu_roof.analysis import Analysis, Device, Kernel
 from ncu_roof.errors import UsageError
@@ -98,7 +98,7 @@ def render_plot(
         raise UsageError(f"plot format {fmt!r} is not supported", hint="write .svg or .png")
     from matplotlib import rc_context
 
-    with rc_context(RC):
+    with rc_context(RC):  # type: ignore[arg-type]
         figure = _figure(analysis, pick_device(analysis, device), arrows or [])
         return _save(figure, fmt)
 
@@ -147,8 +147,8 @@ def reference_precision(kernels: Sequence[Kernel], peaks: Mapping[str, float]) -
     """The precision whose roof the ridge points use: the one most kernel time is spent in."""
     time_by_precision: dict[str, float] = {}
     for k in kernels:
-        if k.compute_precision in peaks:
-            key = k.compute_precision
+        key = k.compute_precision
+        if key is not None and key in peaks:
             time_by_precision[key] = time_by_precision.get(key, 0.0) + (k.duration_s or 0.0)
     if time_by_precision:
         return max(sorted(time_by_precision), key=lambda p: time_by_precision[p])
@@ -208,7 +208,7 @@ def _figure(analysis: Analysis, device: Device, arrows: list[Arrow]) -> Figure:
     canvas = FigureCanvasAgg(figure)
     ax = figure.add_axes((0.075, 0.17, 0.70, 0.74))
     _axes(ax, limits)
-    renderer = canvas.get_renderer()
+    renderer = canvas.get_renderer()  # type: ignore[no-untyped-call]
     placer = Placer(ax.get_window_extent(renderer), renderer)
     _draw_kernels(ax, kernels, placer)
     _draw_arrows(ax, arrow_pairs)
@@ -389,7 +389,9 @@ def _horizontal_label(ax: Axes, peak: RoofLine, limits: Limits, placer: Placer) 
     placer.place(text, candidates)
 
 
-def _mover(text: Text, xy: tuple[float, float], va: str | None = None) -> Callable[[], None]:
+def _mover(
+    text: Text, xy: tuple[float, float], va: Literal["top", "bottom"] | None = None
+) -> Callable[[], None]:
     def move() -> None:
         text.set_position(xy)
         if va is not None:
@@ -422,7 +424,7 @@ def _label_kernels(ax: Axes, kernels: Sequence[Kernel], placer: Placer) -> None:
 
 KERNEL_LABEL_OFFSETS_PT = [
     (dx * scale, dy * scale)
-    for scale in (1.0, 2.0, 3.5, 5.0)
+    for scale in (1.0, 1.6, 2.5, 4.0, 6.0)
     for dx, dy in ((10, 8), (10, -16), (-10, 8), (-10, -16), (0, 18), (0, -26))
 ]
 
@@ -444,7 +446,9 @@ def _legends(figure: Figure, bounds: set[Bound], tiers: set[str], arrows: bool) 
 
     verdicts = [b for b in Bound if b in bounds]
     shown = [t for t in TIER_MARKERS if t in tiers] + sorted(tiers - set(TIER_MARKERS))
-    first = figure.legend(
+    if not verdicts:
+        return
+    figure.legend(
         [handle("o", VERDICT_COLOURS[b]) for b in verdicts],
         [VERDICT_WORDS[b] for b in verdicts],
         title="Verdict (colour)", loc="upper left", bbox_to_anchor=(0.79, 0.91),
@@ -460,7 +464,6 @@ def _legends(figure: Figure, bounds: set[Bound], tiers: set[str], arrows: bool) 
                   frameon=False, alignment="left")
     figure.text(0.795, 0.45, "Marker area ∝ share of time;\none kernel's markers are joined.\n"
                 "○ on a roof: ridge point.", fontsize=8, va="top", color="#333333")
-    first.set_zorder(5)
 
 
 def caption(device: Device, kernels: Sequence[Kernel], ref: str | None) -> str:

@@ -40,9 +40,16 @@ def _verdict(kernel: Kernel) -> Text:
 def kernel_table(analysis: Analysis, *, name_width: int = 48) -> Table:
     table = Table(show_edge=False, pad_edge=False, header_style="bold", expand=False)
     for header, justify in (
-        ("id", "right"), ("kernel", "left"), ("time", "right"), ("share", "right"),
-        ("achieved", "right"), ("attainable", "right"), ("% roof", "right"),
-        ("verdict", "left"), ("intensity FLOP/B", "left"), ("SOL sm/mem", "right"),
+        ("id", "right"),
+        ("kernel", "left"),
+        ("time", "right"),
+        ("share", "right"),
+        ("achieved", "right"),
+        ("attainable", "right"),
+        ("% roof", "right"),
+        ("verdict", "left"),
+        ("intensity FLOP/B", "left"),
+        ("SOL sm/mem", "right"),
     ):
         table.add_column(header, justify=justify, no_wrap=header != "kernel")  # type: ignore[arg-type]
     for kernel in analysis.by_time():

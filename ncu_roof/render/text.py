@@ -46,8 +46,17 @@ def si(value: float | None, unit: str = "", digits: int = 3) -> str:
         return "–"
     if value == float("inf"):
         return "∞"
-    prefixes = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""),
-                (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
+    prefixes = (
+        (1e15, "P"),
+        (1e12, "T"),
+        (1e9, "G"),
+        (1e6, "M"),
+        (1e3, "k"),
+        (1.0, ""),
+        (1e-3, "m"),
+        (1e-6, "µ"),
+        (1e-9, "n"),
+    )
     magnitude = abs(value)
     if magnitude == 0:
         return f"0 {unit}".strip()

@@ -1,0 +1,61 @@
+"""`ncu-roof gpus`: seed 000's hardware ridge-point table."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from typer.testing import CliRunner
+
+import ncu_roof.cli.predict  # noqa: F401  (registers gpus and predict on the app)
+from ncu_roof.cli import app
+from ncu_roof.gpus import GPUS
+
+runner = CliRunner()
+
+
+def table_row(key: str) -> list[str]:
+    result = runner.invoke(app, ["gpus"])
+    assert result.exit_code == 0, result.output
+    for line in result.stdout.splitlines():
+        cells = [c.strip() for c in re.split(r"[│|]", line) if c.strip()]
+        if cells and cells[0] == key:
+            return cells
+    raise AssertionError(f"{key} not in the table")
+
+
+def test_seed_000_ridge_table_a100_h100() -> None:
+    assert table_row("a100-sxm4")[-2:] == ["9.6", "153.0"]
+    assert table_row("h100-sxm5")[-2:] == ["20.0", "295.2"]
+
+
+def test_seed_000_ridge_table_v100_pcie() -> None:
+    # the seed prints 15.5 for the FP32 ridge, a rounding slip: 14.0 / 0.9 = 15.56 → 15.6
+    assert table_row("v100-pcie")[-2:] == ["15.6", "124.4"]
+
+
+def test_seed_000_ridge_table_b200_tensor() -> None:
+    # 2250 / 8 = 281.25, printed with one decimal as the seed does: 281.2
+    assert table_row("b200")[-1] == "281.2"
+
+
+def test_json_lists_every_gpu_in_si() -> None:
+    result = runner.invoke(app, ["gpus", "--format", "json"])
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "ncu-roof/gpus/v1"
+    assert [g["key"] for g in doc["gpus"]] == [g.key for g in GPUS]
+    a100 = next(g for g in doc["gpus"] if g["key"] == "a100-sxm4")
+    assert a100["peak_flop_per_s"]["fp32"] == 19.5e12
+    assert a100["bandwidth_byte_per_s"]["dram"] == 2039e9
+    assert round(a100["ridge_flop_per_byte"]["tensor"], 1) == 153.0
+    assert "seed 000" in a100["source"]
+
+
+def test_sources_are_listed_under_the_table() -> None:
+    result = runner.invoke(app, ["gpus"])
+    assert "h100-sxm5: NVIDIA H100 datasheet" in result.stdout
+
+
+def test_unknown_format_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["gpus", "--format", "xml"])
+    assert result.exit_code != 0 and "unknown format" in str(result.exception)

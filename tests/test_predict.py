@@ -1,0 +1,180 @@
+"""`ncu-roof predict`: the seeds' worked examples through model.roofline(), library and CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import ncu_roof.cli.predict  # noqa: F401  (registers gpus and predict on the app)
+from ncu_roof.cli import app
+from ncu_roof.errors import UsageError
+from ncu_roof.gpus import gpu_by_key
+from ncu_roof.predict import custom_roofs, predict, predict_workload, render_text, to_dict
+from ncu_roof.roofs import builtin_roofs
+from ncu_roof.workloads import rmsnorm
+
+runner = CliRunner()
+SEED_004_PLATFORM = ["--peak", "100GFLOP/s", "--bandwidth", "dram=20GB/s"]
+
+
+def run_json(*args: str) -> dict[str, object]:
+    result = runner.invoke(app, ["predict", *args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc: dict[str, object] = json.loads(result.stdout)
+    return doc
+
+
+def test_seed_000_vector_add_on_a100_sxm4() -> None:
+    doc = run_json("vector-add", "--n", "1e7", "--dtype", "fp32", "--gpu", "a100-sxm4")
+    assert doc["schema"] == "ncu-roof/prediction/v1"
+    assert doc["intensity_flop_per_byte"] == {"dram": pytest.approx(0.0833, abs=5e-5)}
+    # exact: 2039e9 / 12 = 169.92 GFLOP/s; the seed multiplied the rounded 0.0833 and printed
+    # 169.8, so the check is within 0.1 % of the seed's figure
+    assert doc["attainable_flop_per_s"] == pytest.approx(169.8e9, rel=1e-3)
+    assert doc["binding"] == "dram" and doc["bound"] == "memory"
+    assert doc["time_at_roof_s"] == pytest.approx(1.2e8 / 2039e9)
+    assert doc["workload"] == {"name": "vector-add", "params": {"n": 10_000_000, "dtype": "fp32"},
+                               "flop": 1e7, "bytes": {"dram": 1.2e8}}
+
+
+def test_seed_000_vector_add_from_flops_and_bytes_matches_workload() -> None:
+    doc = run_json("--gpu", "a100-sxm4", "--flops", "1e7", "--bytes", "1.2e8")
+    assert doc["attainable_flop_per_s"] == pytest.approx(2039e9 / 12)
+    assert doc["ridge_flop_per_byte"] == {"dram": pytest.approx(19.5e12 / 2039e9)}
+    assert doc["cap_flop_per_s"] == {"dram": pytest.approx(2039e9 / 12), "compute": 19.5e12}
+
+
+def test_seed_000_rmsnorm_unfused_on_h100_is_memory_bound_at_0_2() -> None:
+    doc = run_json("rmsnorm", "--d", "4096", "--tokens", "8192", "--unfused", "--gpu", "h100-sxm5")
+    assert doc["intensity_flop_per_byte"] == {"dram": pytest.approx(0.20)}
+    assert doc["attainable_flop_per_s"] == pytest.approx(0.2 * 3350e9)
+    assert doc["bound"] == "memory"
+
+
+def test_seed_000_gemm_4096_cubed_is_compute_bound_on_a100() -> None:
+    doc = run_json("gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--dtype", "fp32",
+                   "--gpu", "a100-sxm4")
+    assert doc["intensity_flop_per_byte"] == {"dram": pytest.approx(682.6, abs=0.1)}
+    assert doc["binding"] == "compute" and doc["attainable_flop_per_s"] == 19.5e12
+    assert doc["time_at_roof_s"] == pytest.approx(2 * 4096**3 / 19.5e12)
+
+
+def test_seed_004_dot_product_cap_5_gflops() -> None:
+    doc = run_json(*SEED_004_PLATFORM, "--intensity", "dram=0.25")
+    assert doc["attainable_flop_per_s"] == pytest.approx(5e9)
+    assert doc["binding"] == "dram" and doc["time_at_roof_s"] is None
+    assert doc["workload"] == {"name": None, "params": {}, "flop": None, "bytes": {}}
+
+
+def test_seed_004_dot_workload_gives_the_same_cap() -> None:
+    doc = run_json("dot", "--n", "1M", *SEED_004_PLATFORM)
+    assert doc["intensity_flop_per_byte"] == {"dram": 0.25}
+    assert doc["attainable_flop_per_s"] == pytest.approx(5e9)
+
+
+def test_seed_004_stencil7_cap_16_25_gflops() -> None:
+    doc = run_json("stencil7", "--n", "1e6", *SEED_004_PLATFORM)
+    assert doc["intensity_flop_per_byte"] == {"dram": 0.8125}
+    assert doc["attainable_flop_per_s"] == pytest.approx(16.25e9)
+
+
+def test_seed_004_tiled_gemm_22_4_mb_is_compute_bound_at_100() -> None:
+    doc = run_json(*SEED_004_PLATFORM, "--flops", "268435456", "--bytes", "22.4MB")
+    assert doc["intensity_flop_per_byte"] == {"dram": pytest.approx(11.98, abs=0.005)}
+    assert doc["attainable_flop_per_s"] == pytest.approx(100e9)
+    assert doc["binding"] == "compute" and doc["bound"] == "compute"
+
+
+def test_seed_004_three_levels_bind_at_dram_at_10_gflops() -> None:
+    doc = run_json("--peak", "100GFLOP/s", "--bandwidth", "l1=1000GB/s",
+                   "--bandwidth", "llc=200GB/s", "--bandwidth", "dram=20GB/s",
+                   "--intensity", "l1=2", "--intensity", "llc=1", "--intensity", "dram=0.5")
+    assert doc["cap_flop_per_s"] == {"l1": pytest.approx(100e9), "llc": pytest.approx(100e9),
+                                     "dram": pytest.approx(10e9), "compute": 100e9}
+    assert doc["binding"] == "dram" and doc["attainable_flop_per_s"] == pytest.approx(10e9)
+
+
+@pytest.mark.parametrize(
+    ("ai", "cap_gflop_per_s"),
+    [(0.5, 10.0), (5.0, 100.0), (20.0, 100.0), (0.25, 5.0), (0.8125, 16.25), (12.0, 100.0)],
+)
+def test_seed_004_systemverilog_testbench_caps(ai: float, cap_gflop_per_s: float) -> None:
+    roofs = custom_roofs(["100GFLOP/s"], ["dram=20GB/s"])
+    p = predict(roofs, None, {}, {"dram": ai})
+    assert p.point.attainable_flop_per_s == pytest.approx(cap_gflop_per_s * 1e9, abs=1e-6 * 1e9)
+
+
+def test_peak_per_precision_and_dtype_choose_the_roof() -> None:
+    roofs = custom_roofs(["fp32=19.5TFLOP/s", "tensor=312TFLOP/s"], ["dram=2039GB/s"])
+    p = predict(roofs, 2 * 4096.0**3, {"dram": 3 * 4096**2 * 2}, {}, "tensor")
+    assert p.point.cap_flop_per_s["compute"] == 312e12
+    with pytest.raises(UsageError, match="no fp64 peak"):
+        predict(roofs, 1.0, {"dram": 1.0}, {}, "fp64")
+
+
+def test_table_shows_verdict_and_assumptions() -> None:
+    p = predict_workload(builtin_roofs(gpu_by_key("h100-sxm5")), rmsnorm(4096, unfused=True))
+    text = render_text(p)
+    assert "memory-bound at dram" in text and "0.2" in text
+    assert "3 intermediates written and re-read" in text
+    assert to_dict(p)["bound"] == "memory"
+
+
+def test_table_format_and_output_file(tmp_path: Path) -> None:
+    out = tmp_path / "p.txt"
+    result = runner.invoke(app, ["predict", "vector-add", "--n", "1e7", "--gpu", "a100-sxm4",
+                                 "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert "169.9 GFLOP/s" in text and "0.08333" in text and "\x1b[" not in text
+
+
+def test_roofs_file_platform(tmp_path: Path) -> None:
+    roofs = tmp_path / "lab.toml"
+    roofs.write_text('name = "lab"\n[peak]\nfp32 = "100GFLOP/s"\n[bandwidth]\ndram = "20GB/s"\n')
+    doc = run_json("--roofs", str(roofs), "--intensity", "dram=0.25")
+    assert doc["platform"] == {"name": "lab", "peak_flop_per_s": {"fp32": 100e9},
+                               "bandwidth_byte_per_s": {"dram": 20e9}}
+    assert doc["attainable_flop_per_s"] == pytest.approx(5e9)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--peak", "100GB/s", "--bandwidth", "dram=20GB/s", "--flops", "1"], "is not a flop per s"),
+        (["--gpu", "a100-sxm4", "--flops", "1e7", "--bytes", "1.2e8GFLOP"], "is not a byte"),
+        (["--gpu", "a100-sxm4", "--flops", "1", "--bytes", "llc=1"], "tier llc has no bandwidth"),
+        (["--flops", "1", "--bytes", "1"], "exactly one platform"),
+        (["--gpu", "a100-sxm4", "--peak", "1GFLOP/s", "--flops", "1", "--bytes", "1"],
+         "exactly one platform"),
+        (["--gpu", "nope", "--flops", "1", "--bytes", "1"], "unknown GPU"),
+        (["--gpu", "a100-sxm4", "--flops", "1"], "nothing to place"),
+        (["--gpu", "a100-sxm4", "--intensity", "dram=0"], "must be positive"),
+        (["--gpu", "a100-sxm4", "--bytes", "dram=1", "--intensity", "dram=1"], "both"),
+        (["gemm", "--m", "4", "--gpu", "a100-sxm4"], "needs n, k"),
+        (["vector-add", "--n", "1.5", "--gpu", "a100-sxm4"], "whole number"),
+        (["--n", "4", "--gpu", "a100-sxm4", "--bytes", "1"], "needs a workload"),
+        (["dot", "--n", "4", "--flops", "1", "--gpu", "a100-sxm4"], "not both"),
+    ],
+)
+def test_usage_errors_are_ncu_roof_errors(args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["predict", *args])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, UsageError), result.exception
+    assert message in result.exception.message
+
+
+def test_main_prints_error_and_exit_code_2_without_traceback() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "ncu_roof", "predict", "--gpu", "a100-sxm4", "--flops", "1e7",
+         "--bytes", "12 parsecs"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("error:") and "Traceback" not in done.stderr
