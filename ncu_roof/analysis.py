@@ -71,6 +71,7 @@ class Kernel:
     notes: tuple[str, ...]
     time_share: float | None = None
     missing: tuple[str, ...] = ()
+    run: int = 0  # which CSV block (ncu run) of the input; ncu's IDs restart in each
 
     @property
     def above_roof(self) -> bool:
@@ -187,6 +188,7 @@ def _kernel(ident: pd.Series, row: pd.Series, input_index: int, device: Device) 
         notes.append(f"less than one wave ({waves:.2f} per SM): counters of small launches are noisy")
     return Kernel(
         id=int(ident["id"]),
+        run=int(ident["run"]) if ident["run"] is not None else 0,
         name=str(ident["name"]) if ident["name"] is not None else "",
         input=input_index,
         device=device.index,

@@ -407,7 +407,7 @@ class _Reader:
                 self.line(raw.decode("utf-8", "replace") + "\n")
             if pending.startswith(b"==PROF== Profiling"):
                 partial = parse_progress(pending.decode("utf-8", "replace"))
-                if partial is not None:
+                if partial is not None and not partial.done:  # done: counted at its newline
                     self.sink.kernel(partial)
         if pending:
             self.line(pending.decode("utf-8", "replace"))

@@ -119,3 +119,35 @@ def test_roofs_file(tmp_path: Path) -> None:
     silu = data["kernels"][0]
     # 20 GB/s against ~5e8 DRAM bytes: the dram cap is far below the measured rate
     assert silu["binding"] == "dram" and silu["above_roof"] is True
+
+
+def test_hostile_kernel_names_reach_the_terminal_inert(tmp_path: Path) -> None:
+    hostile = "[bold red]pwn[/] \x1b[31mred\x1b[0m k<T*, a|b>\nnext"
+    header = '"ID","Process ID","Process Name","Host Name","Kernel Name","Device","CC","gpu__time_duration.sum"'
+    rows = [header, '"","","","","","","","nsecond"', f'"0","1","app","h","{hostile}","0","8.0","1000"']
+    path = tmp_path / "hostile.csv"
+    path.write_text("\n".join(rows) + "\n")
+    done = run("analyze", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout
+    assert "[bold red]pwn[/]" in done.stdout
+    table = run("analyze", str(path), "--format", "json")
+    assert json.loads(table.stdout)["kernels"][0]["name"] == hostile
+
+
+def test_expectations_confirm_contradict_and_gate(tmp_path: Path) -> None:
+    expectations = tmp_path / "expect.toml"
+    expectations.write_text(
+        '[[expect]]\nkernel = "silu_kernel_vector"\nbound = "memory"\nbinding = "dram"\n\n'
+        '[[expect]]\nkernel = "^void warptiling"\nbound = "compute"\n\n'
+        '[[expect]]\nkernel = "no_such_kernel"\nbound = "memory"\n'
+    )
+    done = run("analyze", "--example", "--format", "json", "--expect", str(expectations))
+    assert done.returncode == 0, done.stderr
+    json.loads(done.stdout)  # the data on stdout stays clean
+    # three silu launches confirmed; warptiling is latency-bound, not compute-bound
+    assert "3 confirmed, 1 contradicted, 0 unknown, 1 unmatched" in done.stderr
+    assert "/no_such_kernel/" in done.stderr
+    gated = run("analyze", "--example", "--expect", str(expectations), "--fail-on-mismatch")
+    assert gated.returncode == 1
+    assert "error:" in gated.stderr

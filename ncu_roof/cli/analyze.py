@@ -45,6 +45,8 @@ class AnalyzeOptions:
     number_locale: Locale = Locale.AUTO
     plot: str | None = None
     summary: bool = False
+    expect: str | None = None
+    fail_on_mismatch: bool = False
 
 
 def example_path() -> str:
@@ -103,7 +105,7 @@ def render(analysis: Analysis, options: AnalyzeOptions) -> str | bytes:
 
     to_tty = options.output in (None, "-") and sys.stdout.isatty()
     color = to_tty and "NO_COLOR" not in os.environ
-    width = shutil.get_terminal_size((160, 40)).columns if to_tty else 200
+    width = shutil.get_terminal_size((160, 40)).columns if to_tty else 240
     return render_terminal(analysis, color=color, width=width)
 
 
@@ -131,7 +133,20 @@ def emit(paths: list[str], options: AnalyzeOptions) -> Analysis:
 
         if not append_summary(render_markdown(analysis)):
             diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
+    if options.expect:
+        _check_expectations(analysis, options)
     return analysis
+
+
+def _check_expectations(analysis: Analysis, options: AnalyzeOptions) -> None:
+    """Predict-vs-measure: the verdicts against the expectations file (on stderr, data stays clean)."""
+    from ncu_roof import expect
+
+    assert options.expect is not None
+    report = expect.check(analysis, expect.load_expectations(options.expect))
+    sys.stderr.write(expect.render_expectations(report))
+    if options.fail_on_mismatch:
+        expect.gate(report)
 
 
 @app.command("analyze")
@@ -146,6 +161,12 @@ def analyze_command(
     output: str = typer.Option(None, "--output", "-o", help="Write here (atomically) instead of stdout."),
     plot: str = typer.Option(None, "--plot", help="Also draw the roofline to this .svg or .png file."),
     number_locale: Locale = typer.Option(Locale.AUTO, "--number-locale", help="Number style of CSV input."),
+    expect_file: str = typer.Option(
+        None, "--expect", help="Expectations TOML: kernel regex → expected bound/tier (predict vs measure)."
+    ),
+    fail_on_mismatch: bool = typer.Option(
+        False, "--fail-on-mismatch", help="Exit 1 when a kernel contradicts its expectation."
+    ),
     summary: bool = typer.Option(
         False, "--summary", help="Append the Markdown report to $GITHUB_STEP_SUMMARY."
     ),
@@ -156,5 +177,12 @@ def analyze_command(
         paths.append(example_path())
     if not paths:
         raise UsageError("no input files", hint="ncu-roof analyze report.ncu-rep  (or --example)")
-    options = AnalyzeOptions(fmt, output, gpu, roofs, number_locale, plot, summary)
+    if fail_on_mismatch and not expect_file:
+        raise UsageError(
+            "--fail-on-mismatch needs --expect FILE",
+            hint="ncu-roof analyze R --expect e.toml --fail-on-mismatch",
+        )
+    options = AnalyzeOptions(
+        fmt, output, gpu, roofs, number_locale, plot, summary, expect_file, fail_on_mismatch
+    )
     emit(paths, options)

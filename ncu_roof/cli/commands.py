@@ -1,5 +1,5 @@
 """Imports every command module so that each registers itself on the app."""
 
-from ncu_roof.cli import analyze  # noqa: F401
-from ncu_roof.cli import predict  # noqa: F401
-from ncu_roof.cli import profile  # noqa: F401
+from ncu_roof.cli import analyze, predict, profile, report
+
+__all__ = ["analyze", "predict", "profile", "report"]

@@ -37,7 +37,8 @@ _SVG_PROLOG = re.compile(r"<\?xml[^>]*\?>|<!DOCTYPE[^>]*>", re.IGNORECASE)
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
 _CSS = """
-:root{--memory:#1f77b4;--compute:#d95f02;--latency:#7570b3;--unknown:#999;--line:#d0d7de}
+/* verdict colours: the same as render/plot.py's VERDICT_COLOURS */
+:root{--memory:#1f5fa8;--compute:#c0392b;--latency:#e08e0b;--unknown:#7f7f7f;--line:#d0d7de}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;
 max-width:1400px;padding:1.5rem 2rem;color:#1f2328;background:#fff}
 h1{font-size:1.6rem;margin:.2rem 0 .6rem}h2{font-size:1.2rem;margin:2rem 0 .6rem;
@@ -61,13 +62,14 @@ th{position:sticky;top:0;background:#f6f8fa;white-space:nowrap}
 th button{all:unset;cursor:pointer;font-weight:600}
 th[aria-sort=ascending] button::after{content:" \\25B2"}
 th[aria-sort=descending] button::after{content:" \\25BC"}
-td.text,th.text{text-align:left}
+td{white-space:nowrap}td.text,th.text{text-align:left;white-space:normal}
+.scroll{overflow-x:auto}
 #kernels tbody tr:hover{background:#f6f8fa}
 details{border:1px solid var(--line);border-radius:6px;margin:.4rem 0;padding:.3rem .7rem}
 details[open]{background:#fbfcfd}summary{cursor:pointer}
 .fullname{overflow-wrap:anywhere;margin:.5rem 0}
 .facts td,.facts th{font-size:13px}.facts{width:auto;margin:.3rem 0}
-.recipe{text-align:left;color:#59636e}
+.recipe{text-align:left;color:#59636e;white-space:normal;overflow-wrap:anywhere}
 """
 
 _JS = """
@@ -301,9 +303,9 @@ def _table_section(kernels: Sequence[Kernel], tiers: Sequence[str]) -> list[str]
         '<select id="verdict" aria-label="verdict">'
         f'<option value="">every verdict</option>{options}</select>'
         f'<span id="shown" class="muted">{len(kernels)} kernels</span></div>',
-        f'<table id="kernels"><thead><tr>{headers}</tr></thead><tbody>',
+        f'<div class="scroll"><table id="kernels"><thead><tr>{headers}</tr></thead><tbody>',
         *rows,
-        "</tbody></table>",
+        "</tbody></table></div>",
         '<p class="muted">AI = arithmetic intensity (FLOP/byte) against each memory tier; '
         "Binding = the roof that limits the kernel in the roofline model; % of roof = the "
         "roofline's minimum time over the measured time; Bandwidth = achieved, at the binding tier "

@@ -41,6 +41,7 @@ def kernel_json(kernel: Kernel) -> dict[str, Any]:
         "id": kernel.id,
         "name": kernel.name,
         "input": kernel.input,
+        "run": kernel.run,
         "device": kernel.device,
         "grid": kernel.grid,
         "block": kernel.block,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.table import Table
@@ -30,6 +31,22 @@ def _intensity(kernel: Kernel) -> str:
     return " · ".join(parts) or "–"
 
 
+def launch_shape(kernel: Kernel) -> str:
+    """`(8192, 1, 1)` × `(256, 1, 1)` → `8192×256`; 2-D and 3-D shapes keep their commas."""
+
+    def dims(text: str | None) -> str:
+        if not text:
+            return "?"
+        parts = [p.strip() for p in text.strip("()").split(",")]
+        while len(parts) > 1 and parts[-1] == "1":
+            parts.pop()
+        return ",".join(parts)
+
+    if kernel.grid is None and kernel.block is None:
+        return "–"
+    return f"{dims(kernel.grid)}×{dims(kernel.block)}"
+
+
 def _verdict(kernel: Kernel) -> Text:
     text = describe(kernel)
     if kernel.above_roof:
@@ -37,35 +54,38 @@ def _verdict(kernel: Kernel) -> Text:
     return Text(text, style=_STYLE[kernel.bound])
 
 
-def kernel_table(analysis: Analysis, *, name_width: int = 48) -> Table:
+# (header, justify, drop below this terminal width, cell)
+_COLUMNS: tuple[tuple[str, str, int, Callable[[Kernel], str | Text]], ...] = (
+    ("id", "right", 0, lambda k: str(k.id)),
+    ("kernel", "left", 0, lambda k: Text(shorten(k.name, 48))),
+    ("grid×block", "left", 200, launch_shape),
+    ("time", "right", 0, lambda k: si(k.duration_s, "s")),
+    ("share", "right", 0, lambda k: pct(None if k.time_share is None else 100 * k.time_share)),
+    ("FLOP", "right", 220, lambda k: si(k.flop.get("total"))),
+    ("DRAM bytes", "right", 220, lambda k: si(k.bytes.get("dram"), "B")),
+    ("achieved", "right", 0, lambda k: si(k.achieved_flop_per_s, "FLOP/s")),
+    ("attainable", "right", 160, lambda k: si(k.attainable_flop_per_s, "FLOP/s")),
+    ("% roof", "right", 0, lambda k: pct(k.pct_of_roof)),
+    ("verdict", "left", 0, lambda k: _verdict(k)),
+    ("intensity FLOP/B", "left", 140, lambda k: _intensity(k)),
+    ("SOL sm/mem", "right", 120, lambda k: f"{pct(k.sol_pct.get('sm'))}/{pct(k.sol_pct.get('memory'))}"),
+)
+
+
+def kernel_table(analysis: Analysis, *, width: int) -> Table:
+    """Kernels by share of time; on narrow terminals the less important columns go first."""
+    columns = [c for c in _COLUMNS if width >= c[2]]
     table = Table(show_edge=False, pad_edge=False, header_style="bold", expand=False)
-    for header, justify in (
-        ("id", "right"),
-        ("kernel", "left"),
-        ("time", "right"),
-        ("share", "right"),
-        ("achieved", "right"),
-        ("attainable", "right"),
-        ("% roof", "right"),
-        ("verdict", "left"),
-        ("intensity FLOP/B", "left"),
-        ("SOL sm/mem", "right"),
-    ):
-        table.add_column(header, justify=justify, no_wrap=header != "kernel")  # type: ignore[arg-type]
-    for kernel in analysis.by_time():
-        share = kernel.time_share
-        table.add_row(
-            str(kernel.id),
-            Text(shorten(kernel.name, name_width)),
-            si(kernel.duration_s, "s"),
-            pct(None if share is None else 100 * share),
-            si(kernel.achieved_flop_per_s, "FLOP/s"),
-            si(kernel.attainable_flop_per_s, "FLOP/s"),
-            pct(kernel.pct_of_roof),
-            _verdict(kernel),
-            _intensity(kernel),
-            f"{pct(kernel.sol_pct.get('sm'))}/{pct(kernel.sol_pct.get('memory'))}",
+    for header, justify, _, _ in columns:
+        table.add_column(
+            header,
+            justify=justify,  # type: ignore[arg-type]
+            no_wrap=header != "kernel",
+            overflow="fold",
+            min_width=16 if header == "kernel" else None,
         )
+    for kernel in analysis.by_time():
+        table.add_row(*(cell(kernel) for _, _, _, cell in columns))
     return table
 
 
@@ -93,7 +113,7 @@ def render_terminal(analysis: Analysis, *, color: bool, width: int) -> str:
     )
     for device in analysis.devices:
         console.print(Text(_roofs_line(device), style="dim"))
-    console.print(kernel_table(analysis))
+    console.print(kernel_table(analysis, width=width))
     total = analysis.total_duration_s
     console.print(Text(f"{len(analysis.kernels)} kernels, {si(total, 's')} in total", style="dim"))
     return buffer.getvalue()

@@ -1,0 +1,148 @@
+"""`ncu-roof plot FILE…` and `ncu-roof diff BASE HEAD`: read, analyze, render, write, gate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from ncu_roof.analysis import Analysis
+from ncu_roof.cli import app
+from ncu_roof.cli.analyze import AnalyzeOptions, build_analysis, diag
+from ncu_roof.diff import Diff, diff, gate
+from ncu_roof.errors import UsageError
+from ncu_roof.render.output import append_summary, write_output
+from ncu_roof.render.plot import Arrow, render_plot
+
+
+class DiffFormat(StrEnum):
+    TABLE = "table"
+    MARKDOWN = "markdown"
+    JSON = "json"
+
+
+@dataclass(frozen=True)
+class DiffOptions:
+    format: DiffFormat = DiffFormat.TABLE
+    output: str | None = None
+    threshold_pct: float = 5.0
+    fail_on_regression_pct: float | None = None
+    allow_mismatch: bool = False
+    plot: str | None = None
+    summary: bool = False
+
+
+def parse_pct(text: str, option: str) -> float:
+    """`5`, `5%` or `2.5 %` → 5.0 / 2.5; anything else is a usage error."""
+    body = text.strip().removesuffix("%").strip()
+    try:
+        value = float(body)
+    except ValueError:
+        raise UsageError(f"{option} {text!r} is not a percentage", hint=f"e.g. {option} 5%") from None
+    if not value >= 0 or value == float("inf"):
+        raise UsageError(f"{option} {text!r} must be a finite, non-negative percentage",
+                         hint=f"e.g. {option} 5%")
+    return value
+
+
+def image_format(path: str, option: str) -> str:
+    fmt = Path(path).suffix.lstrip(".").lower()
+    if fmt not in ("svg", "png"):
+        raise UsageError(f"{option} {path}: unknown image type", hint="use a .svg or .png file name")
+    return fmt
+
+
+def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
+    """Before → after pairs of the matched kernels, for the roofline of the head."""
+    base_by_id = {k.id: k for k in base.kernels}
+    head_by_id = {k.id: k for k in head.kernels}
+    return [
+        (base_by_id[k.base_id], head_by_id[k.head_id])
+        for k in result.kernels
+        if k.base_id in base_by_id and k.head_id in head_by_id
+        and k.base_id is not None and k.head_id is not None
+    ]
+
+
+def render_diff(result: Diff, fmt: DiffFormat) -> str:
+    from ncu_roof.render import diffout
+
+    if fmt is DiffFormat.JSON:
+        return diffout.render_diff_json(result)
+    if fmt is DiffFormat.MARKDOWN:
+        return diffout.render_diff_markdown(result)
+    return diffout.render_diff_table(result)
+
+
+def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: DiffOptions) -> Diff:
+    """Analyze both, compare, write every output asked for, then apply the regression gate."""
+    base = build_analysis([base_path], roofs)
+    head = build_analysis([head_path], roofs)
+    result = diff(base, head, threshold_pct=options.threshold_pct,
+                  allow_mismatch=options.allow_mismatch)
+    write_output(render_diff(result, options.format), options.output)
+    if options.plot:
+        fmt = image_format(options.plot, "--plot")
+        write_output(render_plot(head, fmt=fmt, arrows=diff_arrows(result, base, head)),
+                     options.plot)
+    if options.summary:
+        from ncu_roof.render.diffout import render_diff_markdown
+
+        if not append_summary(render_diff_markdown(result)):
+            diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
+    if options.fail_on_regression_pct is not None:
+        gate(result, options.fail_on_regression_pct)
+    return result
+
+
+@app.command("plot")
+def plot_command(
+    files: list[str] = typer.Argument(..., help="ncu outputs: .ncu-rep, raw-page or details CSV."),
+    output: str = typer.Option(..., "--output", "-o", help="The .svg or .png file to write."),
+    gpu: str = typer.Option(None, "--gpu", help="Use the built-in roofs of this GPU."),
+    roofs: str = typer.Option(None, "--roofs", help="Use the roofs of this TOML platform file."),
+    device: int = typer.Option(None, "--device", help="Device index (default: most kernel time)."),
+) -> None:
+    """Draw the hierarchical roofline of one device as SVG or PNG."""
+    fmt = image_format(output, "--output")
+    analysis = build_analysis(files, AnalyzeOptions(gpu=gpu, roofs=roofs))
+    write_output(render_plot(analysis, fmt=fmt, device=device), output)
+
+
+@app.command("diff")
+def diff_command(
+    base: str = typer.Argument(..., help="The baseline run (report or CSV)."),
+    head: str = typer.Argument(..., help="The run to compare (report or CSV)."),
+    fmt: DiffFormat = typer.Option(DiffFormat.TABLE, "--format", "-f", help="Output format."),
+    output: str = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    threshold: str = typer.Option("5%", "--threshold", help="Flag changes beyond this, e.g. 5%."),
+    fail_on_regression: str = typer.Option(
+        None, "--fail-on-regression",
+        help="Exit 1 when a kernel or the total is slower by more than this, e.g. 5%.",
+    ),
+    allow_mismatch: bool = typer.Option(
+        False, "--allow-mismatch", help="Compare runs from different GPUs or clocks anyway."
+    ),
+    gpu: str = typer.Option(None, "--gpu", help="Use the built-in roofs of this GPU for both."),
+    roofs: str = typer.Option(None, "--roofs", help="Use the roofs of this TOML file for both."),
+    plot: str = typer.Option(None, "--plot", help="Draw before → after arrows to this .svg/.png."),
+    summary: bool = typer.Option(
+        False, "--summary", help="Append the Markdown diff to $GITHUB_STEP_SUMMARY."
+    ),
+) -> None:
+    """Compare two runs kernel by kernel: time, FLOP/s, bytes, intensity, verdict."""
+    options = DiffOptions(
+        format=fmt,
+        output=output,
+        threshold_pct=parse_pct(threshold, "--threshold"),
+        fail_on_regression_pct=(
+            parse_pct(fail_on_regression, "--fail-on-regression")
+            if fail_on_regression is not None else None
+        ),
+        allow_mismatch=allow_mismatch,
+        plot=plot,
+        summary=summary,
+    )
+    run_diff(base, head, AnalyzeOptions(gpu=gpu, roofs=roofs), options)

@@ -1,0 +1,242 @@
+"""Base vs head: match kernels, compare time, FLOP/s, bytes, intensity and verdict (pure).
+
+Kernels match by (name, grid, block, order among equals): the n-th launch of a shape in the base
+pairs with the n-th launch of that shape in the head. A kernel whose duration grows by more than
+the threshold is a regression; one that shrinks by more is an improvement.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ncu_roof.analysis import Analysis, Kernel, describe
+from ncu_roof.errors import GateError, UsageError
+
+CLOCK_TOLERANCE_PCT = 2.0  # report roofs further apart than this: different clocks
+
+
+class Status(StrEnum):
+    REGRESSED = "regressed"
+    IMPROVED = "improved"
+    UNCHANGED = "unchanged"
+    UNKNOWN = "unknown"  # a duration is missing on one side
+    ONLY_BASE = "only-base"
+    ONLY_HEAD = "only-head"
+
+
+class MismatchError(UsageError):
+    """Base and head ran on different GPUs or clocks; their numbers are not comparable."""
+
+
+@dataclass(frozen=True)
+class Change:
+    base: float | None
+    head: float | None
+
+    @property
+    def delta_pct(self) -> float | None:
+        """(head − base) / base in percent; None when either side is missing or base is 0."""
+        if not (_finite(self.base) and _finite(self.head)) or self.base == 0:
+            return None
+        assert self.base is not None and self.head is not None
+        return 100.0 * (self.head - self.base) / self.base
+
+
+@dataclass(frozen=True)
+class KernelDiff:
+    name: str
+    grid: str | None
+    block: str | None
+    occurrence: int  # 0 for the first launch of this (name, grid, block), 1 for the next, …
+    base_id: int | None
+    head_id: int | None
+    duration_s: Change
+    flop_per_s: Change
+    bytes: Mapping[str, Change]
+    intensity_flop_per_byte: Mapping[str, Change]
+    verdict_base: str | None
+    verdict_head: str | None
+    status: Status
+
+    @property
+    def verdict_changed(self) -> bool:
+        return None not in (self.verdict_base, self.verdict_head) and (
+            self.verdict_base != self.verdict_head
+        )
+
+
+@dataclass(frozen=True)
+class Diff:
+    base_devices: tuple[str, ...]
+    head_devices: tuple[str, ...]
+    threshold_pct: float
+    kernels: tuple[KernelDiff, ...]
+    total_duration_s: Change
+    total_status: Status
+    mismatch: str | None = None  # why the runs differ, when compared anyway
+
+    def with_status(self, *statuses: Status) -> list[KernelDiff]:
+        return [k for k in self.kernels if k.status in statuses]
+
+
+def diff(
+    base: Analysis, head: Analysis, *, threshold_pct: float = 5.0, allow_mismatch: bool = False
+) -> Diff:
+    """Compare two analyses; raises MismatchError for different GPUs/clocks unless allowed."""
+    if threshold_pct < 0:
+        raise UsageError(f"threshold {threshold_pct}% is negative", hint="pass e.g. --threshold 5%")
+    mismatch = mismatch_reason(base, head)
+    if mismatch and not allow_mismatch:
+        raise MismatchError(
+            f"cannot compare: {mismatch}",
+            hint="profile both on the same GPU and clocks, or pass --allow-mismatch",
+        )
+    pairs = match_kernels(base.kernels, head.kernels)
+    total = Change(_total(base.kernels), _total(head.kernels))
+    return Diff(
+        base_devices=_device_names(base),
+        head_devices=_device_names(head),
+        threshold_pct=threshold_pct,
+        kernels=tuple(kernel_diff(b, h, n, threshold_pct) for b, h, n in pairs),
+        total_duration_s=total,
+        total_status=classify(total, threshold_pct),
+        mismatch=mismatch,
+    )
+
+
+def mismatch_reason(base: Analysis, head: Analysis) -> str | None:
+    """Why two runs are not comparable (GPU names, or report roofs = clocks), or None."""
+    base_names, head_names = _device_names(base), _device_names(head)
+    if base_names != head_names:
+        return f"base ran on {', '.join(base_names) or '?'}, head on {', '.join(head_names) or '?'}"
+    for b, h in zip(base.devices, head.devices, strict=False):
+        if b.roofs.source != "report" or h.roofs.source != "report":
+            continue
+        for precision, peak in b.roofs.compute_flop_per_s.items():
+            other = h.roofs.compute_flop_per_s.get(precision)
+            change = Change(peak, other).delta_pct
+            if change is not None and abs(change) > CLOCK_TOLERANCE_PCT:
+                return (
+                    f"the {precision} roof measured in the reports differs by {change:+.1f}% "
+                    "(different clocks)"
+                )
+    return None
+
+
+def match_kernels(
+    base: Sequence[Kernel], head: Sequence[Kernel]
+) -> list[tuple[Kernel | None, Kernel | None, int]]:
+    """Pairs (base, head, occurrence), in head order, then base-only kernels in base order."""
+    base_by_key = dict(_keyed(base))
+    pairs: list[tuple[Kernel | None, Kernel | None, int]] = []
+    for key, kernel in _keyed(head):
+        pairs.append((base_by_key.pop(key, None), kernel, key[3]))
+    pairs += [(kernel, None, key[3]) for key, kernel in base_by_key.items()]
+    return pairs
+
+
+MatchKey = tuple[str, str | None, str | None, int]
+
+
+def _keyed(kernels: Iterable[Kernel]) -> list[tuple[MatchKey, Kernel]]:
+    seen: dict[tuple[str, str | None, str | None], int] = {}
+    out = []
+    for kernel in kernels:
+        shape = (kernel.name, kernel.grid, kernel.block)
+        n = seen.get(shape, 0)
+        seen[shape] = n + 1
+        out.append(((*shape, n), kernel))
+    return out
+
+
+def kernel_diff(
+    base: Kernel | None, head: Kernel | None, occurrence: int, threshold_pct: float
+) -> KernelDiff:
+    either = head if head is not None else base
+    assert either is not None
+    duration = Change(_get(base, "duration_s"), _get(head, "duration_s"))
+    tiers = sorted({*(base.bytes if base else {}), *(head.bytes if head else {})})
+    if base is None:
+        status = Status.ONLY_HEAD
+    elif head is None:
+        status = Status.ONLY_BASE
+    else:
+        status = classify(duration, threshold_pct)
+    return KernelDiff(
+        name=either.name,
+        grid=either.grid,
+        block=either.block,
+        occurrence=occurrence,
+        base_id=base.id if base else None,
+        head_id=head.id if head else None,
+        duration_s=duration,
+        flop_per_s=Change(_get(base, "achieved_flop_per_s"), _get(head, "achieved_flop_per_s")),
+        bytes={t: Change(_tier(base, "bytes", t), _tier(head, "bytes", t)) for t in tiers},
+        intensity_flop_per_byte={
+            t: Change(_tier(base, "intensity_flop_per_byte", t),
+                      _tier(head, "intensity_flop_per_byte", t))
+            for t in tiers
+        },
+        verdict_base=describe(base) if base else None,
+        verdict_head=describe(head) if head else None,
+        status=status,
+    )
+
+
+def classify(duration: Change, threshold_pct: float) -> Status:
+    change = duration.delta_pct
+    if change is None:
+        return Status.UNKNOWN
+    if change > threshold_pct:
+        return Status.REGRESSED
+    if change < -threshold_pct:
+        return Status.IMPROVED
+    return Status.UNCHANGED
+
+
+def gate(result: Diff, fail_on_regression_pct: float) -> None:
+    """GateError (exit 1) when a kernel or the total got slower by more than the given percent."""
+    worst = [
+        (k.duration_s.delta_pct, k.name) for k in result.kernels
+        if (k.duration_s.delta_pct or 0.0) > fail_on_regression_pct
+    ]
+    total = result.total_duration_s.delta_pct
+    if total is not None and total > fail_on_regression_pct:
+        worst.append((total, "total"))
+    if worst:
+        pct, name = max(worst, key=lambda w: w[0] or 0.0)
+        raise GateError(
+            f"{len(worst)} regression(s) over {fail_on_regression_pct:g}%: worst {name} "
+            f"{pct:+.1f}%",
+            hint="see the diff table; raise --fail-on-regression if this is expected",
+        )
+
+
+def _device_names(analysis: Analysis) -> tuple[str, ...]:
+    return tuple(sorted({d.name or "?" for d in analysis.devices}))
+
+
+def _total(kernels: Sequence[Kernel]) -> float | None:
+    times = [k.duration_s for k in kernels if k.duration_s is not None]
+    return sum(times) if times else None
+
+
+def _get(kernel: Kernel | None, field: str) -> float | None:
+    if kernel is None:
+        return None
+    value = getattr(kernel, field)
+    return float(value) if _finite(value) else None
+
+
+def _tier(kernel: Kernel | None, field: str, tier: str) -> float | None:
+    if kernel is None:
+        return None
+    value = getattr(kernel, field).get(tier)
+    return float(value) if _finite(value) else None
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)

@@ -1,0 +1,195 @@
+"""A `Diff` as a terminal table (rich), GitHub Markdown (hostile names escaped) or JSON."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ncu_roof.diff import Change, Diff, KernelDiff, Status
+from ncu_roof.render.markdown import code_span, table_cell
+from ncu_roof.render.text import one_line, shorten, si
+
+SCHEMA = "ncu-roof/diff/v1"
+MARKER = "<!-- ncu-roof:diff -->"
+MARKDOWN_LIMIT_CHARS = 60_000  # GitHub comments stop at 65,536
+TOP_ROWS = 20
+STATUS_MARK = {
+    Status.REGRESSED: "❌ slower",
+    Status.IMPROVED: "⚡ faster",
+    Status.UNCHANGED: "✅ same",
+    Status.UNKNOWN: "? no time",
+    Status.ONLY_BASE: "➖ removed",
+    Status.ONLY_HEAD: "🆕 new",
+}
+TIER_NAMES = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "Shared"}
+COLUMNS = ("Kernel", "Launch", "Time base → head", "Δ time", "Δ FLOP/s", "Δ bytes",
+           "Δ intensity", "Verdict", "Status")
+
+
+def signed_pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.1f}%"
+
+
+def launch(k: KernelDiff) -> str:
+    shape = f"{k.grid or '?'} × {k.block or '?'}"
+    return shape if k.occurrence == 0 else f"{shape} #{k.occurrence + 1}"
+
+
+def tier_changes(changes: Mapping[str, Change]) -> str:
+    """`DRAM +3.0%, L2 −1.2%` for the tiers with a change to report."""
+    parts = [f"{TIER_NAMES.get(t, t)} {signed_pct(c.delta_pct)}"
+             for t, c in changes.items() if c.delta_pct is not None]
+    return ", ".join(parts) or "–"
+
+
+def verdict(k: KernelDiff) -> str:
+    if k.verdict_changed:
+        return f"{k.verdict_base} → {k.verdict_head}"
+    return k.verdict_head or k.verdict_base or "–"
+
+
+def time_pair(change: Change) -> str:
+    return f"{si(change.base, 's')} → {si(change.head, 's')}"
+
+
+def row_cells(k: KernelDiff) -> list[str]:
+    """Every column but the name, as plain text (callers escape for their sink)."""
+    return [launch(k), time_pair(k.duration_s), signed_pct(k.duration_s.delta_pct),
+            signed_pct(k.flop_per_s.delta_pct), tier_changes(k.bytes),
+            tier_changes(k.intensity_flop_per_byte), verdict(k), STATUS_MARK[k.status]]
+
+
+def ordered(result: Diff) -> list[KernelDiff]:
+    """Regressions (worst first), improvements (best first), new, removed, the rest by time."""
+    rank = {Status.REGRESSED: 0, Status.IMPROVED: 1, Status.ONLY_HEAD: 2, Status.ONLY_BASE: 3,
+            Status.UNCHANGED: 4, Status.UNKNOWN: 5}
+
+    def key(k: KernelDiff) -> tuple[int, float]:
+        change = k.duration_s.delta_pct
+        if k.status in (Status.REGRESSED, Status.IMPROVED) and change is not None:
+            return rank[k.status], -abs(change)
+        return rank[k.status], -(k.duration_s.head or k.duration_s.base or 0.0)
+
+    return sorted(result.kernels, key=key)
+
+
+def headline(result: Diff) -> str:
+    counts = {s: len(result.with_status(s)) for s in Status}
+    total = result.total_duration_s
+    return (
+        f"total time {time_pair(total)} ({signed_pct(total.delta_pct)}); "
+        f"{counts[Status.REGRESSED]} slower, {counts[Status.IMPROVED]} faster, "
+        f"{counts[Status.UNCHANGED]} within ±{result.threshold_pct:g}%, "
+        f"{counts[Status.ONLY_HEAD]} new, {counts[Status.ONLY_BASE]} removed"
+    )
+
+
+def render_diff_table(result: Diff, *, width: int = 200, color: bool = False) -> str:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=one_line(headline(result)), title_justify="left")
+    for column in COLUMNS:
+        table.add_column(column, no_wrap=column != "Kernel")
+    for k in ordered(result):
+        table.add_row(*(Text(one_line(cell)) for cell in [shorten(k.name, 50), *row_cells(k)]))
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system="standard" if color else None,
+                      force_terminal=color, highlight=False)
+    console.print(table)
+    if result.mismatch:
+        console.print(Text(f"warning: compared anyway: {one_line(result.mismatch)}"))
+    return buffer.getvalue()
+
+
+def render_diff_markdown(result: Diff, *, limit_chars: int = MARKDOWN_LIMIT_CHARS) -> str:
+    """A sticky-comment body: marker, verdict line, changed kernels, everything in <details>."""
+    rows = ordered(result)
+    changed = [k for k in rows if k.status is not Status.UNCHANGED][:TOP_ROWS]
+    slower = result.with_status(Status.REGRESSED)
+    verdict_line = (
+        f"**ncu-roof diff: {len(slower)} kernel(s) slower by more than {result.threshold_pct:g}%**"
+        if slower or result.total_status is Status.REGRESSED
+        else f"**ncu-roof diff: no kernel slower by more than {result.threshold_pct:g}%**"
+    )
+    parts = [MARKER, "", verdict_line, "", headline(result) + ".", ""]
+    parts.append(f"GPU: {code_span(', '.join(result.head_devices))}")
+    if result.mismatch:
+        parts += ["", "> [!WARNING]", f"> Compared anyway: {code_span(result.mismatch)}"]
+    parts += ["", "### Changed kernels", ""]
+    parts += [_md_table(changed)] if changed else ["No kernel changed beyond the threshold."]
+    head = "\n".join(parts) + "\n"
+    budget = limit_chars - len(head) - 200
+    details, left_out = _md_rows_within(rows, budget)
+    tail = ["", f"<details><summary>All {len(rows)} kernels</summary>", "", details, "",
+            "</details>"]
+    if left_out:
+        tail.append(f"\n{left_out} kernel(s) left out to stay under GitHub's comment limit; "
+                    "see the JSON output for all.")
+    return head + "\n".join(tail) + "\n"
+
+
+def _md_table(kernels: Sequence[KernelDiff]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += [_md_row(k) for k in kernels]
+    return "\n".join(lines)
+
+
+def _md_row(k: KernelDiff) -> str:
+    cells = [code_span(shorten(k.name, 60)), *(code_span(c) if i == 0 else c
+                                                for i, c in enumerate(row_cells(k)))]
+    return "| " + " | ".join(table_cell(c) for c in cells) + " |"
+
+
+def _md_rows_within(rows: Sequence[KernelDiff], budget_chars: int) -> tuple[str, int]:
+    table = _md_table([])
+    for i, k in enumerate(rows):
+        line = "\n" + _md_row(k)
+        if len(table) + len(line) > budget_chars:
+            return table, len(rows) - i
+        table += line
+    return table, 0
+
+
+def render_diff_json(result: Diff) -> str:
+    """Base SI units, NaN/inf as null, stable key order."""
+    document = {
+        "schema": SCHEMA,
+        "threshold_pct": result.threshold_pct,
+        "base_devices": list(result.base_devices),
+        "head_devices": list(result.head_devices),
+        "mismatch": result.mismatch,
+        "total": {**_change(result.total_duration_s), "status": result.total_status.value},
+        "kernels": [_kernel_json(k) for k in result.kernels],
+    }
+    return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+def _change(change: Change) -> dict[str, float | None]:
+    return {"base": _clean(change.base), "head": _clean(change.head),
+            "delta_pct": _clean(change.delta_pct)}
+
+
+def _kernel_json(k: KernelDiff) -> dict[str, Any]:
+    return {
+        "name": k.name,
+        "grid": k.grid,
+        "block": k.block,
+        "occurrence": k.occurrence,
+        "base_id": k.base_id,
+        "head_id": k.head_id,
+        "status": k.status.value,
+        "duration_s": _change(k.duration_s),
+        "achieved_flop_per_s": _change(k.flop_per_s),
+        "bytes": {t: _change(c) for t, c in k.bytes.items()},
+        "intensity_flop_per_byte": {t: _change(c) for t, c in k.intensity_flop_per_byte.items()},
+        "verdict": {"base": k.verdict_base, "head": k.verdict_head},
+    }
+
+
+def _clean(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None

@@ -1,0 +1,168 @@
+"""diff: matching, exact percentages, one-sided kernels, GPU mismatch, the regression gate."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ncu_roof.analysis import Analysis, analyze
+from ncu_roof.diff import MismatchError, Status, diff, gate
+from ncu_roof.errors import GateError
+from ncu_roof.ingest import read_input
+from ncu_roof.render.diffout import render_diff_json, render_diff_markdown, render_diff_table
+
+ROOT = Path(__file__).resolve().parents[1]
+IDENTITY = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+            "Block Size", "Grid Size", "Device", "CC"]
+METRICS = [
+    ("gpu__time_duration.sum", "nsecond"),
+    ("sm__sass_thread_inst_executed_op_fadd_pred_on.sum", "inst"),
+    ("sm__sass_thread_inst_executed_op_fmul_pred_on.sum", "inst"),
+    ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "inst"),
+    ("dram__bytes.sum", "byte"),
+    ("device__attribute_display_name", ""),
+]
+HOSTILE = "void k<a|b, `c`>(T*) $x$"
+Row = tuple[str, str, float, float, float]  # name, grid, duration ns, ffma inst, dram bytes
+
+
+def raw_csv(rows: list[Row], device: str = "NVIDIA A10G") -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL)
+    writer.writerow(IDENTITY + [m for m, _ in METRICS])
+    writer.writerow([""] * len(IDENTITY) + [u for _, u in METRICS])
+    for i, (name, grid, ns, ffma, dram) in enumerate(rows):
+        writer.writerow([i, 1, "app", "host", name, 1, 7, "(256, 1, 1)", grid, 0, "8.6",
+                         ns, 0, 0, ffma, dram, device])
+    return out.getvalue()
+
+
+BASE: list[Row] = [
+    (HOSTILE, "(8, 1, 1)", 1000, 1e6, 4e6),
+    (HOSTILE, "(8, 1, 1)", 2000, 1e6, 4e6),
+    ("gone", "(1, 1, 1)", 500, 0, 1e3),
+]
+HEAD: list[Row] = [
+    (HOSTILE, "(8, 1, 1)", 1100, 1e6, 4e6),
+    (HOSTILE, "(8, 1, 1)", 1000, 1e6, 2e6),
+    ("new", "(1, 1, 1)", 400, 0, 1e3),
+]
+
+
+def write(tmp_path: Path, name: str, rows: list[Row], device: str = "NVIDIA A10G") -> str:
+    path = tmp_path / name
+    path.write_text(raw_csv(rows, device), encoding="utf-8")
+    return str(path)
+
+
+def load(path: str) -> Analysis:
+    return analyze([read_input(path)])
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[str, str]:
+    return write(tmp_path, "base.csv", BASE), write(tmp_path, "head.csv", HEAD)
+
+
+def test_matches_by_order_among_equals_with_exact_changes(pair: tuple[str, str]) -> None:
+    result = diff(load(pair[0]), load(pair[1]))
+    first, second = result.kernels[0], result.kernels[1]
+    assert (first.occurrence, second.occurrence) == (0, 1)
+    assert first.duration_s.delta_pct == pytest.approx(10.0)
+    assert first.status is Status.REGRESSED
+    assert first.flop_per_s.delta_pct == pytest.approx(100.0 * (1 / 1.1 - 1))
+    assert second.duration_s.delta_pct == pytest.approx(-50.0)
+    assert second.bytes["dram"].delta_pct == pytest.approx(-50.0)
+    assert second.intensity_flop_per_byte["dram"].delta_pct == pytest.approx(100.0)
+    assert second.flop_per_s.delta_pct == pytest.approx(100.0)
+    assert second.status is Status.IMPROVED
+    assert result.total_duration_s.base == pytest.approx(3.5e-6)
+    assert result.total_duration_s.delta_pct == pytest.approx(100.0 * (2.5 - 3.5) / 3.5)
+    assert result.total_status is Status.IMPROVED
+
+
+def test_one_sided_kernels_are_listed(pair: tuple[str, str]) -> None:
+    result = diff(load(pair[0]), load(pair[1]))
+    assert [k.name for k in result.with_status(Status.ONLY_HEAD)] == ["new"]
+    assert [k.name for k in result.with_status(Status.ONLY_BASE)] == ["gone"]
+    only_head = result.with_status(Status.ONLY_HEAD)[0]
+    assert only_head.duration_s.base is None
+    assert only_head.duration_s.delta_pct is None
+
+
+def test_threshold_is_exclusive(pair: tuple[str, str]) -> None:
+    result = diff(load(pair[0]), load(pair[1]), threshold_pct=10.0)
+    assert result.kernels[0].status is Status.UNCHANGED  # +10.0 % is not beyond 10 %
+
+
+def test_refuses_different_gpus_unless_allowed(tmp_path: Path) -> None:
+    base = load(write(tmp_path, "a.csv", BASE))
+    other = load(write(tmp_path, "h.csv", BASE, device="NVIDIA H100 PCIe"))
+    with pytest.raises(MismatchError, match="A10G.*H100"):
+        diff(base, other)
+    allowed = diff(base, other, allow_mismatch=True)
+    assert allowed.mismatch is not None
+    assert all(k.duration_s.delta_pct == 0.0 for k in allowed.kernels)
+
+
+def test_gate_trips_on_kernel_regression_only_beyond_pct(pair: tuple[str, str]) -> None:
+    result = diff(load(pair[0]), load(pair[1]))
+    gate(result, 10.0)  # +10.0 % is not more than 10 %
+    with pytest.raises(GateError, match=r"\+10\.0%"):
+        gate(result, 9.0)
+
+
+def test_renderers_escape_hostile_names(pair: tuple[str, str]) -> None:
+    result = diff(load(pair[0]), load(pair[1]))
+    markdown = render_diff_markdown(result)
+    assert markdown.startswith("<!-- ncu-roof:diff -->\n")
+    table_rows = [line for line in markdown.splitlines() if line.startswith("| ")]
+    for line in table_rows:  # every row keeps 9 columns: no raw `|` from names
+        assert line.replace("\\|", "").count("|") == 10
+    assert "<a|b" not in markdown
+    document = json.loads(render_diff_json(result))
+    assert document["schema"] == "ncu-roof/diff/v1"
+    assert document["kernels"][0]["name"] == HOSTILE
+    assert document["kernels"][0]["duration_s"]["delta_pct"] == pytest.approx(10.0)
+    assert "+10.0%" in render_diff_table(result)
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ncu_roof", *args], capture_output=True,
+                          text=True, cwd=ROOT, env=env, check=False)
+
+
+def test_cli_fail_on_regression_exits_1_and_writes_outputs(
+    pair: tuple[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "diff.json"
+    summary = tmp_path / "summary.md"
+    import os
+
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
+    done = run_cli("diff", *pair, "-f", "json", "-o", str(out), "--fail-on-regression", "5%",
+                   "--summary", env=env)
+    assert done.returncode == 1, done.stderr
+    assert "regression" in done.stderr
+    assert json.loads(out.read_text())["total"]["status"] == "improved"
+    assert summary.read_text().startswith("<!-- ncu-roof:diff -->")
+    assert run_cli("diff", *pair, "--fail-on-regression", "15").returncode == 0
+
+
+def test_cli_mismatch_is_a_usage_error(tmp_path: Path) -> None:
+    base = write(tmp_path, "a.csv", BASE)
+    other = write(tmp_path, "h.csv", BASE, device="NVIDIA H100 PCIe")
+    done = run_cli("diff", base, other)
+    assert done.returncode == 2
+    assert "--allow-mismatch" in done.stderr
+    assert run_cli("diff", base, other, "--allow-mismatch").returncode == 0
+
+
+def test_cli_rejects_bad_percentages(pair: tuple[str, str]) -> None:
+    assert run_cli("diff", *pair, "--threshold", "five").returncode == 2

@@ -1,0 +1,137 @@
+"""Predict-vs-measure: expectations checked against a synthetic analysis and a real report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ncu_roof.analysis import Analysis, Kernel
+from ncu_roof.errors import BadInputError, GateError
+from ncu_roof.expect import (
+    Status,
+    check,
+    gate,
+    load_expectations,
+    parse_expectations,
+    render_expectations,
+)
+from ncu_roof.model import Bound
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
+SILU_REPORT = CORPUS / "a100sxm_rep_2025.1_full_silu.ncu-rep"
+SILU_ELEMENTS = 2**26  # y = silu(x) over 64 Mi floats: 4 B read + 4 B written per element
+
+
+def kernel(name: str, bound: Bound, binding: str | None, flop: float, dram_bytes: float) -> Kernel:
+    return Kernel(
+        id=7, name=name, input=0, device=0, grid=None, block=None, duration_s=1e-3,
+        flop={"total": flop}, bytes={"dram": dram_bytes},
+        intensity_flop_per_byte={"dram": flop / dram_bytes}, achieved_flop_per_s=flop / 1e-3,
+        achieved_byte_per_s={"dram": dram_bytes / 1e-3}, attainable_flop_per_s=None,
+        cap_flop_per_s={}, binding=binding, bound=bound, roofline_binding=binding,
+        compute_precision="fp32", pct_of_roof=80.0, sol_pct={}, recipe={}, notes=(),
+    )
+
+
+def synthetic() -> Analysis:
+    # a vector add of 1e6 fp32 elements (model: 1e6 FLOP, 12 MB) that moved 37.2 MB from DRAM
+    vadd = kernel("void vadd<float>(float*, float*, float*)", Bound.MEMORY, "dram", 1e6, 37.2e6)
+    return Analysis(inputs=(), devices=(), kernels=(vadd,))
+
+
+def test_synthetic_bytes_3_1x_the_model_is_contradicted_with_the_reason() -> None:
+    expectations = parse_expectations({"expect": [
+        {"kernel": "vadd", "bound": "memory", "binding": "dram", "workload": "vector-add",
+         "n": 1_000_000}]})
+    report = check(synthetic(), expectations)
+    (result,) = report.checks
+    assert result.status is Status.CONTRADICTED
+    assert ("measured DRAM bytes are 3.1× the model's minimum: data is read more than once"
+            in result.explanation)
+    assert "memory-bound at dram (80% of its roof) as expected" in result.explanation
+
+
+def test_synthetic_verdict_matches_and_counts_within_tolerance_is_confirmed() -> None:
+    expectations = parse_expectations({"expect": [
+        {"kernel": "vadd", "bound": "memory", "bytes": {"dram": "30MB"}, "flop": 1e6}]})
+    (result,) = check(synthetic(), expectations).checks
+    assert result.status is Status.CONFIRMED
+    assert "DRAM bytes are 1.2× the model's minimum" in result.explanation
+    gate(check(synthetic(), expectations))  # nothing contradicted: no GateError
+
+
+def test_synthetic_compute_expected_but_memory_bound_explains_reuse() -> None:
+    report = check(synthetic(), parse_expectations({"expect": [
+        {"kernel": "vadd", "bound": "compute"}, {"kernel": "^gemm", "bound": "compute"}]}))
+    (result,) = report.checks
+    assert result.status is Status.CONTRADICTED
+    assert result.explanation.startswith("expected compute-bound, measured memory-bound at dram")
+    assert "below the ridge point" in result.explanation
+    assert report.unmatched_patterns == ("^gemm",)
+    text = render_expectations(report)
+    assert "CONTRADICTED #7" in text and "UNMATCHED    /^gemm/" in text
+    assert "0 confirmed, 1 contradicted, 0 unknown, 1 unmatched pattern(s)" in text
+    with pytest.raises(GateError) as err:
+        gate(report)
+    assert err.value.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"kernel": "x", "bound": "slow"}, "bound must be"),
+        ({"kernel": "(", "bound": "memory"}, "not a valid regex"),
+        ({"kernel": "x", "bound": "compute", "binding": "dram"}, "binds at compute"),
+        ({"kernel": "x", "bound": "memory", "bytes": "3 FLOP"}, "is not a byte"),
+        ({"kernel": "x", "bound": "memory", "workload": "gemm", "m": 4}, "needs n, k"),
+        ({"kernel": "x", "bound": "memory", "n": 4}, "needs a workload"),
+        ({"kernel": "x", "bound": "memory", "colour": "red"}, "unknown key"),
+    ],
+)
+def test_bad_expectations_are_bad_input(table: dict[str, object], message: str) -> None:
+    with pytest.raises(BadInputError, match=message):
+        parse_expectations({"expect": [table]})
+
+
+def test_load_expectations_file(tmp_path: Path) -> None:
+    path = tmp_path / "expect.toml"
+    path.write_text('[[expect]]\nkernel = "vadd"\nbound = "memory"\nbinding = "dram"\n')
+    (e,) = load_expectations(str(path))
+    assert (e.kernel_pattern, e.bound, e.binding) == ("vadd", Bound.MEMORY, "dram")
+    with pytest.raises(BadInputError, match="no such"):
+        load_expectations(str(tmp_path / "missing.toml"))
+
+
+@pytest.fixture(scope="module")
+def silu() -> Analysis:
+    if not SILU_REPORT.exists():
+        pytest.skip(f"{CORPUS} is absent")
+    from ncu_roof.analysis import analyze
+    from ncu_roof.ingest import read_input
+
+    return analyze([read_input(str(SILU_REPORT))])
+
+
+@pytest.mark.corpus
+def test_corpus_silu_memory_bound_at_dram_is_confirmed(silu: Analysis) -> None:
+    report = check(silu, parse_expectations({"expect": [
+        {"kernel": "silu_kernel", "bound": "memory", "binding": "dram",
+         "bytes": SILU_ELEMENTS * 8}]}))
+    assert len(report.checks) == 3  # three launches of silu_kernel
+    assert all(c.status is Status.CONFIRMED for c in report.checks)
+    assert all("DRAM bytes are 0.98× the model's minimum" in c.explanation for c in report.checks)
+
+
+@pytest.mark.corpus
+def test_corpus_silu_contradicts_compute_and_l2_and_a_third_of_the_bytes(silu: Analysis) -> None:
+    report = check(silu, parse_expectations({"expect": [
+        {"kernel": "silu", "bound": "compute"},
+        {"kernel": "silu", "bound": "memory", "binding": "l2"},
+        {"kernel": "silu", "bound": "memory", "bytes": {"dram": "170MB"}},
+        {"kernel": "flash_attn", "bound": "compute"}]}))
+    assert [c.status for c in report.checks] == [Status.CONTRADICTED] * 9
+    assert "measured DRAM bytes are 3.1× the model's minimum" in report.checks[-1].explanation
+    assert report.unmatched_patterns == ("flash_attn",)
+    with pytest.raises(GateError):
+        gate(report)

@@ -1,0 +1,174 @@
+"""HTML report: escaping (parsed with html.parser), embedded data, and a real headless chromium."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from test_markdown import HOSTILE, corpus_analysis, synthetic
+
+from ncu_roof.analysis import Analysis
+from ncu_roof.render.html import render_html, script_json
+from ncu_roof.render.text import one_line
+
+CHROMIUM = Path("/usr/bin/chromium")
+STUB_SVG = '<?xml version="1.0"?>\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x.dtd">\n<svg/>'
+
+
+class Page(HTMLParser):
+    """Start tags with their attributes, the text of each element id'd or classed, script bodies."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.starts: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self.fullnames: list[str] = []
+        self._in: str | None = None
+        self._text: list[str] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.starts.append((tag, dict(attrs)))
+        if tag == "script" or (tag == "p" and dict(attrs).get("class") == "fullname"):
+            self._in, self._text = tag, []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == self._in == "script":
+            self.scripts.append((self.starts[-1][1], "".join(self._text)))
+        elif tag == self._in == "p":
+            self.fullnames.append("".join(self._text))
+        if tag == self._in:
+            self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in is not None:
+            self._text.append(data)
+
+    def tags(self, name: str) -> list[dict[str, str | None]]:
+        return [attrs for tag, attrs in self.starts if tag == name]
+
+
+def test_hostile_names_are_escaped_text_everywhere() -> None:
+    analysis = synthetic(HOSTILE)
+    page = Page(render_html(analysis, plot_svg=STUB_SVG))
+    assert page.fullnames == [one_line(k.name) for k in analysis.by_time()]
+    assert len(page.tags("script")) == 2  # the JSON data and our own script, nothing from names
+    assert [a["href"] for a in page.tags("a")] == ["#k1"] + [f"#k{i}" for i in range(1, 14)]
+    assert not page.tags("b") and not page.tags("i") and not page.tags("img")
+    rows = page.tags("tr")
+    assert sum(1 for a in rows if "data-k" in a) == len(HOSTILE)
+
+
+def test_embedded_data_round_trips_the_names_and_cannot_close_the_script() -> None:
+    analysis = synthetic(HOSTILE)
+    html = render_html(analysis, plot_svg=STUB_SVG)
+    page = Page(html)
+    (attrs, payload), (_, script) = page.scripts
+    assert attrs == {"type": "application/json", "id": "ncu-roof-data"}
+    assert not re.search("[<>&]", payload)
+    data = json.loads(payload)
+    assert [k["name"] for k in data["kernels"]] == [k.name for k in analysis.by_time()]
+    assert data["kernels"][0]["duration"] == pytest.approx(1e-3)
+    assert script_json({"x": "</script><b>&"}) == '{"x":"\\u003c/script\\u003e\\u003cb\\u003e\\u0026"}'
+
+
+def test_content_security_policy_allows_only_our_script() -> None:
+    html = render_html(synthetic(["k"]), plot_svg=STUB_SVG)
+    page = Page(html)
+    (policy,) = [a["content"] for a in page.tags("meta") if a.get("http-equiv")]
+    script = page.scripts[1][1]
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert policy is not None and f"script-src 'sha256-{digest}'" in policy
+    assert "default-src 'none'" in policy
+
+
+def test_plot_is_inlined_without_its_xml_prolog() -> None:
+    html = render_html(synthetic(["k"]), plot_svg=STUB_SVG)
+    assert "<figure><svg/></figure>" in html and "<?xml" not in html and "DOCTYPE svg" not in html
+
+
+def test_every_number_has_its_recipe() -> None:
+    html = render_html(synthetic(["k"]), plot_svg=STUB_SVG)
+    assert (
+        "<tr><th class=text>duration</th><td>1 ms</td>"
+        '<td class="recipe"><code>counter:gpu__time_duration.sum</code></td></tr>'
+    ) in html
+    assert "<th class=text>intensity dram</th><td>10 FLOP/B</td>" in html
+    assert "<li>a note with &lt;b&gt;markup&lt;/b&gt; &amp; `ticks`</li>" in html
+
+
+@pytest.mark.corpus
+def test_default_plot_comes_from_the_plot_renderer() -> None:
+    html = render_html(corpus_analysis("rtx4090_rep_2023.1.0_reduce.ncu-rep"))
+    assert '<h2 id="plot">' in html and "<svg" in html and "<?xml" not in html
+
+
+def chromium(page: Path, tmp_path: Path, *args: str, query: str = "") -> tuple[str, str]:
+    """Run headless chromium on a file; returns (stdout, stderr)."""
+    if not CHROMIUM.exists():
+        pytest.skip("chromium is not installed")
+    command = [
+        str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr",
+        "--v=0", "--virtual-time-budget=3000", *args, page.as_uri() + query,
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    return done.stdout, done.stderr
+
+
+def console_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line]
+
+
+def write(analysis: Analysis, tmp_path: Path, plot_svg: str | None = None) -> Path:
+    path = tmp_path / "report.html"
+    path.write_text(render_html(analysis, plot_svg=plot_svg), encoding="utf-8")
+    return path
+
+
+def dom_order(dom: str) -> list[int]:
+    return [int(k) for k in re.findall(r'<tr data-k="(\d+)"', dom)]
+
+
+@pytest.mark.browser
+def test_hostile_page_loads_clean_in_chromium(tmp_path: Path) -> None:
+    dom, stderr = chromium(write(synthetic(HOSTILE), tmp_path, STUB_SVG), tmp_path, "--dump-dom")
+    assert console_lines(stderr) == []
+    assert sorted(dom_order(dom)) == list(range(len(HOSTILE)))
+    assert 'data-sorted="rank:asc"' in dom  # the script ran to the end
+    assert f"{len(HOSTILE)} of {len(HOSTILE)} kernels shown" in dom
+
+
+@pytest.mark.browser
+@pytest.mark.corpus
+def test_real_report_shows_every_kernel_and_sorts(tmp_path: Path) -> None:
+    analysis = corpus_analysis("a10_rep_2023.2.0_105-kernels-llm.ncu-rep")
+    page = write(analysis, tmp_path)
+    dom, stderr = chromium(page, tmp_path, "--dump-dom")
+    assert console_lines(stderr) == []
+    assert dom_order(dom) == list(range(105))
+    dom, stderr = chromium(page, tmp_path, "--dump-dom", query="?sort=duration&dir=asc")
+    assert console_lines(stderr) == []
+    assert 'data-sorted="duration:asc"' in dom
+    durations = [analysis.by_time()[k].duration_s or 0.0 for k in dom_order(dom)]
+    assert durations == sorted(durations) and len(durations) == 105
+    dom, _ = chromium(page, tmp_path, "--dump-dom", query="?q=__cuda_linear&bound=compute")
+    assert "0 of 105 kernels shown" in dom
+
+
+@pytest.mark.browser
+@pytest.mark.corpus
+def test_screenshot_of_a_real_report(tmp_path: Path) -> None:
+    page = write(corpus_analysis("a10g_rep_2023.1.1_roofline-set.ncu-rep"), tmp_path)
+    shot = tmp_path / "report.png"
+    _, stderr = chromium(page, tmp_path, "--window-size=1400,1800", f"--screenshot={shot}")
+    assert console_lines(stderr) == []
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 50_000  # a page, not a blank
