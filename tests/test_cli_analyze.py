@@ -123,7 +123,9 @@ def test_roofs_file(tmp_path: Path) -> None:
 
 def test_hostile_kernel_names_reach_the_terminal_inert(tmp_path: Path) -> None:
     hostile = "[bold red]pwn[/] \x1b[31mred\x1b[0m k<T*, a|b>\nnext"
-    header = '"ID","Process ID","Process Name","Host Name","Kernel Name","Device","CC","gpu__time_duration.sum"'
+    header = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Device","CC","gpu__time_duration.sum"'
+    )
     rows = [header, '"","","","","","","","nsecond"', f'"0","1","app","h","{hostile}","0","8.0","1000"']
     path = tmp_path / "hostile.csv"
     path.write_text("\n".join(rows) + "\n")

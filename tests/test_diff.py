@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -104,7 +105,7 @@ def test_threshold_is_exclusive(pair: tuple[str, str]) -> None:
 def test_refuses_different_gpus_unless_allowed(tmp_path: Path) -> None:
     base = load(write(tmp_path, "a.csv", BASE))
     other = load(write(tmp_path, "h.csv", BASE, device="NVIDIA H100 PCIe"))
-    with pytest.raises(MismatchError, match="A10G.*H100"):
+    with pytest.raises(MismatchError, match=r"A10G.*H100"):
         diff(base, other)
     allowed = diff(base, other, allow_mismatch=True)
     assert allowed.mismatch is not None
@@ -143,7 +144,7 @@ def test_cli_fail_on_regression_exits_1_and_writes_outputs(
 ) -> None:
     out = tmp_path / "diff.json"
     summary = tmp_path / "summary.md"
-    import os
+
 
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
     done = run_cli("diff", *pair, "-f", "json", "-o", str(out), "--fail-on-regression", "5%",

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import cmarkgfm
 import pytest
-from cmarkgfm.cmark import Options
 
 from ncu_roof.analysis import Analysis, Device, InputInfo, Kernel, analyze
 from ncu_roof.errors import UsageError
@@ -95,7 +94,7 @@ def synthetic(names: list[str], device_name: str = "NVIDIA <b>A100</b> | `x`") -
 
 def github_html(markdown: str) -> str:
     """What GitHub renders (raw HTML allowed through, as GitHub's sanitizer keeps <details>)."""
-    return str(cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE))
+    return str(cmarkgfm.github_flavored_markdown_to_html(markdown, options=cmarkgfm.Options.CMARK_OPT_UNSAFE))
 
 
 class Tags(HTMLParser):
@@ -184,6 +183,12 @@ def test_headline_numbers_of_a_synthetic_analysis() -> None:
     assert "Costliest kernel: `first` (55% of time, 1 ms): **memory\\-bound \\(dram\\) at 50%" in text
     row = "| 1 | `first` | 1 ms | 55% | memory\\-bound \\(dram\\) | dram | 50% | 10 | 5 | 2.5 |"
     assert row + " 1 TFLOP/s | 100 GB/s (dram) |" in text
+
+
+def test_an_empty_analysis_says_so() -> None:
+    empty = Analysis(inputs=(), devices=(), kernels=())
+    expected = "<!-- ncu-roof -->\n\n## Roofline: 0 kernels, 0 s\n\nNo kernel has a duration.\n"
+    assert render_markdown(empty) == expected
 
 
 def test_too_small_a_limit_is_a_usage_error() -> None:

@@ -164,7 +164,8 @@ def _headline(analysis: Analysis) -> list[str]:
     kernels = analysis.by_time()
     if kernels:
         lines.append(_costliest(kernels[0]))
-    lines.append(" · ".join(_device_words(analysis, d) for d in analysis.devices))
+    if analysis.devices:
+        lines.append(" · ".join(_device_words(analysis, d) for d in analysis.devices))
     return lines
 
 
@@ -247,7 +248,7 @@ def _legend(tiers: Sequence[str]) -> str:
 
 
 def _roofs(analysis: Analysis) -> list[str]:
-    parts = ["### Roofs"]
+    parts = ["### Roofs"] if analysis.devices else []
     for device in analysis.devices:
         roofs = device.roofs
         rows = [_row(["Roof", "Peak", "Source"]), _row([":---", "---:", ":---"])]

@@ -1,0 +1,182 @@
+"""Readers on the project's own hand-written fixtures (fixtures/*.csv).
+
+Kernel 0 of the raw fixtures, by hand: duration 12,345 ns = 12.345e-6 s; DRAM = read 1,048,576 B
++ write 524,288 B = 1,572,864 B; L2 4,194,304 B; L1 8,388,608 B; FP32 = (fadd 2 + fmul 1 + 2 x
+ffma 4) inst/cycle x 1.5e9 cycle/s x 12.345e-6 s = 11 x 18,517.5 = 203,692.5 FLOP; FP64 = dadd
+1,000 + dmul 500 + 2 x dfma 250 = 2,000 FLOP. Kernel 1: 2 ms; DRAM write `n/a` (so DRAM is
+the counter recipe is missing and rate x time gives 1e9 B/s x 2 ms = 2e6 B); L1 `n/a`; FP32 = 0.5 x 1.5e9 x 2e-3 = 1.5e6 FLOP.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ncu_roof.errors import BadInputError
+from ncu_roof.ingest import InputFormat, read_input
+from ncu_roof.ingest.csvfile import _HEADER, _header_starts
+from ncu_roof.recipe import normalize
+from ncu_roof.units import AmbiguousNumbersError, NumberStyle
+
+RAW_FORMS = ["raw_base.csv", "raw_auto.csv", "raw_base_en_US.csv", "raw_base_de_DE.csv"]
+
+
+def _norm(path: Path) -> pd.DataFrame:
+    table = read_input(str(path))
+    return normalize(table.frame[table.metric_columns])
+
+
+@pytest.mark.parametrize("name", RAW_FORMS)
+def test_raw_page_values(fixtures: Path, name: str) -> None:
+    table = read_input(str(fixtures / name))
+    assert table.format is InputFormat.RAW_CSV
+    frame = table.frame
+    assert frame["id"].tolist() == [0, 1]
+    assert frame["name"].tolist() == ["void scale<float, 4>(float *, const float *, int)", "reduce_kernel"]
+    assert frame["grid"].tolist() == ["(4096, 1, 1)", "(80, 1, 1)"]
+    assert frame["block"].tolist() == ["(256, 1, 1)", "(128, 1, 1)"]
+    assert frame["cc"].tolist() == ["8.0", "8.0"]
+    assert frame["device_name"].tolist() == ["NVIDIA A100-SXM4-40GB"] * 2
+    norm = _norm(fixtures / name)
+    k0, k1 = norm.iloc[0], norm.iloc[1]
+    assert k0["duration_s"] == pytest.approx(12.345e-6, rel=1e-12)
+    assert k0["dram_bytes"] == pytest.approx(1_572_864, rel=1e-12)
+    assert k0["l2_bytes"] == pytest.approx(4_194_304, rel=1e-12)
+    assert k0["l1_bytes"] == pytest.approx(8_388_608, rel=1e-12)
+    assert k0["flop_fp32"] == pytest.approx(203_692.5, rel=1e-12)
+    assert k0["flop_fp64"] == 2000.0
+    assert k0["sol_sm_pct"] == 45.5
+    assert frame.loc[0, "dram__bytes.sum.per_second"] == pytest.approx(1.2741e11, rel=1e-12)
+    assert frame.loc[0, "smsp__cycles_elapsed.avg.per_second"] == pytest.approx(1.5e9, rel=1e-12)
+    assert k1["duration_s"] == pytest.approx(2e-3, rel=1e-12)
+    assert k1["flop_fp32"] == pytest.approx(1.5e6, rel=1e-12)
+    assert k1["flop_fp64"] == 0.0
+    assert k1["sol_sm_pct"] == 12.25
+    # n/a is missing, not zero: the counter recipe has no value, and no tier silently reads 0
+    assert math.isnan(frame.loc[1, "dram__bytes_write.sum"])
+    # so DRAM falls back to rate x time: 1e9 byte/s x 2e-3 s = 2e6 B (not read 2e6 + write 0)
+    assert k1["dram_bytes"] == pytest.approx(2e6, rel=1e-12)
+    assert k1["dram_bytes_recipe"] == "rate*time:dram__bytes.sum.per_second"
+    assert math.isnan(k1["l1_bytes"])
+
+
+def test_all_number_styles_and_unit_scales_give_identical_numbers(fixtures: Path) -> None:
+    frames = [read_input(str(fixtures / n)).frame for n in RAW_FORMS]
+    for other in frames[1:]:
+        pd.testing.assert_frame_equal(frames[0], other, check_exact=False, rtol=1e-12)
+
+
+def test_forced_number_style_overrides_detection(fixtures: Path) -> None:
+    table = read_input(str(fixtures / "raw_base_de_DE.csv"), number_style=NumberStyle.DE)
+    assert table.frame.loc[0, "dram__bytes_read.sum"] == 1_048_576
+    # the en_US file read as de_DE: "1,048,576" is not a number there, so it is missing, not 1.048
+    wrong = read_input(str(fixtures / "raw_base_en_US.csv"), number_style=NumberStyle.DE)
+    assert math.isnan(wrong.frame.loc[0, "dram__bytes_read.sum"])
+
+
+def test_ambiguous_file_is_refused(tmp_path: Path, fixtures: Path) -> None:
+    # Only "1.234"-style cells: 1234 (de_DE) or 1.234 (C)? ncu-roof refuses to guess.
+    lines = (fixtures / "raw_base.csv").read_text().splitlines()
+    header = [*lines[0].split(",")[:12], '"gpu__time_duration.sum"']
+    units = [*lines[1].split(",")[:12], '"nsecond"']
+    row = lines[2].split('","')[:12]
+    text = "\n".join([",".join(header), ",".join(units), '","'.join(row) + '","1.234"']) + "\n"
+    path = tmp_path / "ambiguous.csv"
+    path.write_text(text)
+    with pytest.raises(AmbiguousNumbersError):
+        read_input(str(path))
+
+
+def test_two_runs_with_prof_lines_and_app_output(fixtures: Path) -> None:
+    table = read_input(str(fixtures / "raw_two_runs_with_app_output.csv"))
+    frame = table.frame
+    assert frame["run"].tolist() == ["0", "1"]
+    assert frame["id"].tolist() == [0, 0]
+    assert frame["process_id"].tolist() == ["4242", "4343"]
+    assert frame["name"].tolist() == ["void scale<float, 4>(float *, const float *, int)", "reduce_kernel"]
+    norm = normalize(frame[table.metric_columns])
+    assert norm["duration_s"].tolist() == pytest.approx([12.345e-6, 2e-3], rel=1e-12)
+    assert norm.loc[0, "flop_fp32"] == pytest.approx(203_692.5, rel=1e-12)
+
+
+def test_details_15_column_metrics_layout(fixtures: Path) -> None:
+    # Kernel Time layout, metric rows of 13 fields vs a 15-field header, a rule row with an empty
+    # metric name, en_US grouping, ==PROF== lines before the header.
+    table = read_input(str(fixtures / "details_metrics_15col.csv"))
+    assert table.format is InputFormat.DETAILS_CSV
+    frame = table.frame
+    assert frame["id"].tolist() == [0, 1]
+    assert frame["name"].tolist() == ["void gemm<float, (int)128>(const float *, float *, int)", "fill_kernel"]
+    norm = normalize(frame[table.metric_columns])
+    # duration = sm__cycles_elapsed.avg / .per_second = 18,517.5 / 1.5e9 = 12.345 us
+    assert norm.loc[0, "duration_s"] == pytest.approx(12.345e-6, rel=1e-12)
+    assert norm.loc[0, "duration_s_recipe"].startswith("cycles/clock:sm__cycles_elapsed")
+    assert norm.loc[0, "dram_bytes"] == 1_572_864
+    assert norm.loc[0, "l2_bytes"] == 4_194_304
+    # FP32 counts: fadd 5,000 + fmul 0 + 2 x ffma 100,000 = 205,000 FLOP (FMA counts 2)
+    assert norm.loc[0, "flop_fp32"] == 205_000
+    assert norm.loc[1, "duration_s"] == pytest.approx(2e-6, rel=1e-12)  # 3,000 / 1.5e9
+    assert math.isnan(norm.loc[1, "dram_bytes"])  # n/a
+    assert norm.loc[1, "l2_bytes"] == 1000
+    assert norm.loc[1, "flop_fp32"] == 0.0
+
+
+def test_details_20_column_rules_layout(fixtures: Path) -> None:
+    # Device/CC/Block/Grid columns, rule columns + Estimated Speedup, ragged 16-field metric rows,
+    # rule rows with empty metric names, section labels (Duration, SM Frequency, Memory
+    # Throughput as % and as Gbyte/second), auto units (usecond, msecond, Mbyte, Kbyte,
+    # cycle/nsecond, cycle/usecond) and en_US grouping ("1,410.00").
+    table = read_input(str(fixtures / "details_rules_20col.csv"))
+    frame = table.frame
+    assert frame["id"].tolist() == [0, 1]
+    assert frame["cc"].tolist() == ["8.6", "8.6"]
+    assert frame["grid"].tolist() == ["(160, 1, 1)", "(64, 1, 1)"]
+    assert frame.loc[0, "gpc__cycles_elapsed.avg.per_second"] == pytest.approx(1.41e9, rel=1e-12)
+    assert frame.loc[0, "dram__cycles_elapsed.avg.per_second"] == pytest.approx(1.21e9, rel=1e-12)
+    assert frame.loc[0, "gpc__cycles_elapsed.max"] == 17_405
+    assert frame.loc[0, "dram__bytes.sum.per_second"] == pytest.approx(127.41e9, rel=1e-12)
+    norm = normalize(frame[table.metric_columns])
+    k0, k1 = norm.iloc[0], norm.iloc[1]
+    assert k0["duration_s"] == pytest.approx(12.35e-6, rel=1e-12)
+    # counters beat rate x time: 1.05 Mbyte + 524.29 Kbyte = 1,574,290 B
+    assert k0["dram_bytes"] == pytest.approx(1_574_290, rel=1e-12)
+    # (2 + 1 + 2 x 4) inst/cycle x 1.41e9 cycle/s x 12.35e-6 s = 191,548.5 FLOP
+    assert k0["flop_fp32"] == pytest.approx(191_548.5, rel=1e-12)
+    assert k0["sol_sm_pct"] == 45.5
+    assert k0["sol_memory_pct"] == 61.2
+    assert k1["duration_s"] == pytest.approx(1.5e-3, rel=1e-12)
+    assert math.isnan(k1["dram_bytes"])  # read is n/a: the sum is missing, not 96 MB
+    assert k1["sol_memory_pct"] == 88.0
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("prof_only.csv", "No kernels were profiled"),
+        ("empty.csv", "empty"),
+        ("garbage.csv", "not an Nsight Compute"),
+        ("raw_truncated.csv", "truncated"),
+    ],
+)
+def test_bad_inputs_are_clear_errors(fixtures: Path, name: str, words: str) -> None:
+    with pytest.raises(BadInputError) as info:
+        read_input(str(fixtures / name))
+    assert words in info.value.message
+    assert info.value.hint
+
+
+def test_missing_path_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError, match="no such file"):
+        read_input(str(tmp_path / "nope.csv"))
+    with pytest.raises(BadInputError, match="is a directory"):
+        read_input(str(tmp_path))
+
+
+def test_header_search_matches_the_regex(fixtures: Path) -> None:
+    for path in sorted(fixtures.glob("*.csv")):
+        raw = path.read_bytes()
+        assert _header_starts(raw) == [m.start() for m in _HEADER.finditer(raw)], path.name
+    assert _header_starts(b'noise\nID,Process ID,Kernel Name\n1,2,k\n') == [6]
