@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
 
-from ncu_roof.errors import BadInputError, ProfileError, UsageError
-from ncu_roof.ncu import NcuTool, c_locale_env
+from ncu_roof.errors import BadInputError, MissingToolError, ProfileError, UsageError
+from ncu_roof.ncu import INSTALL_HINT, NcuTool, c_locale_env
 from ncu_roof.recipe import COLLECT
 from ncu_roof.render.text import one_line
 
@@ -71,6 +71,26 @@ def version_tuple(version: str | None) -> tuple[int, ...]:
 def supports_config_file(version: str | None) -> bool:
     """`--config-file` exists from 2023.1 on; 2022.3 rejects it as an unknown option."""
     return version_tuple(version) >= (2023, 1)
+
+
+MIN_VERSION = (2020, 1)  # `ncu` got its name and the roofline metrics/sections in 2020.1
+REGEX_FILTER_VERSION = (2021, 1)  # `-k regex:…` (before: --kernel-regex)
+
+
+def check_version(version: str | None, options: ProfileOptions) -> None:
+    """Refuse an ncu that cannot do what was asked, saying why (unknown versions are trusted)."""
+    found = version_tuple(version)
+    if found < MIN_VERSION:
+        raise MissingToolError(
+            f"Nsight Compute {version} is too old: ncu-roof needs 2020.1 or newer "
+            "(the `ncu` CLI and the roofline metrics arrived in 2020.1)",
+            hint=INSTALL_HINT,
+        )
+    if options.kernel_name and options.kernel_name.startswith("regex:") and found < REGEX_FILTER_VERSION:
+        raise MissingToolError(
+            f"Nsight Compute {version} does not understand `-k regex:…` (added in 2021.1)",
+            hint="pass a plain kernel name, or install a newer Nsight Compute",
+        )
 
 
 def fast_metrics() -> tuple[str, ...]:

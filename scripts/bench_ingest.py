@@ -84,7 +84,8 @@ def main() -> None:
     proc_base = timed(lambda: run([py, "-c", f"import pandas; pandas.read_csv({path!r})"]), args.repeat)
     print(line("(c0) process: python -c 'pandas.read_csv'", proc_base, None))
     cli = [py, "-m", "ncu_roof", "analyze", path, "--format", "json", "-o", os.devnull]
-    print(line("(c) process: ncu-roof analyze --format json", timed(lambda: run(cli), args.repeat), proc_base))
+    proc = timed(lambda: run(cli), args.repeat)
+    print(line("(c) process: ncu-roof analyze --format json", proc, proc_base))
 
 
 if __name__ == "__main__":

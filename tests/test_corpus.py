@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ncu_roof.analysis import Bound, analyze
+from ncu_roof.analysis import analyze
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.ingest import read_input
+from ncu_roof.model import Bound
 from ncu_roof.recipe import PRECISIONS, TIERS, normalize
 
 pytestmark = pytest.mark.corpus

@@ -431,3 +431,17 @@ def test_profile_a_tiny_cuda_program_for_real(tmp_path: Path, mode: list[str]) -
     assert "kernel 1 profiled: vector_add" in done.stderr
     assert (tmp_path / "vadd.ncu-rep").exists()
     assert "vector_add" in done.stdout
+
+
+def test_too_old_ncu_is_refused_with_the_reason() -> None:
+    from ncu_roof.errors import MissingToolError
+    from ncu_roof.profile import ProfileOptions, check_version
+
+    options = ProfileOptions(program=("./app",))
+    with pytest.raises(MissingToolError, match=r"2020\.1 or newer"):
+        check_version("2019.5.0", options)
+    regex = ProfileOptions(program=("./app",), kernel_name="regex:gemm")
+    with pytest.raises(MissingToolError, match="regex"):
+        check_version("2020.3.1", regex)
+    check_version("2021.1.0", regex)
+    check_version(None, regex)  # unknown versions are trusted

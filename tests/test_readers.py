@@ -3,8 +3,9 @@
 Kernel 0 of the raw fixtures, by hand: duration 12,345 ns = 12.345e-6 s; DRAM = read 1,048,576 B
 + write 524,288 B = 1,572,864 B; L2 4,194,304 B; L1 8,388,608 B; FP32 = (fadd 2 + fmul 1 + 2 x
 ffma 4) inst/cycle x 1.5e9 cycle/s x 12.345e-6 s = 11 x 18,517.5 = 203,692.5 FLOP; FP64 = dadd
-1,000 + dmul 500 + 2 x dfma 250 = 2,000 FLOP. Kernel 1: 2 ms; DRAM write `n/a` (so DRAM is
-the counter recipe is missing and rate x time gives 1e9 B/s x 2 ms = 2e6 B); L1 `n/a`; FP32 = 0.5 x 1.5e9 x 2e-3 = 1.5e6 FLOP.
+1,000 + dmul 500 + 2 x dfma 250 = 2,000 FLOP. Kernel 1: 2 ms; DRAM write `n/a`, so the counter
+recipe is missing and rate x time gives 1e9 B/s x 2 ms = 2e6 B (never read + 0); L1 `n/a`;
+FP32 = 0.5 x 1.5e9 x 2e-3 = 1.5e6 FLOP.
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ def test_details_15_column_metrics_layout(fixtures: Path) -> None:
     assert table.format is InputFormat.DETAILS_CSV
     frame = table.frame
     assert frame["id"].tolist() == [0, 1]
-    assert frame["name"].tolist() == ["void gemm<float, (int)128>(const float *, float *, int)", "fill_kernel"]
+    gemm = "void gemm<float, (int)128>(const float *, float *, int)"
+    assert frame["name"].tolist() == [gemm, "fill_kernel"]
     norm = normalize(frame[table.metric_columns])
     # duration = sm__cycles_elapsed.avg / .per_second = 18,517.5 / 1.5e9 = 12.345 us
     assert norm.loc[0, "duration_s"] == pytest.approx(12.345e-6, rel=1e-12)

@@ -96,7 +96,7 @@ def render(analysis: Analysis, options: AnalyzeOptions) -> str | bytes:
     if options.format is Format.MARKDOWN:
         from ncu_roof.render.markdown import render_markdown
 
-        return render_markdown(analysis)
+        return render_markdown(analysis, plot_note=f"roofline plot: {options.plot}" if options.plot else None)
     if options.format is Format.HTML:
         from ncu_roof.render.html import render_html
 

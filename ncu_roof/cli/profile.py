@@ -10,7 +10,7 @@ import typer
 from ncu_roof.cli import app
 from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit
 from ncu_roof.ncu import find_ncu
-from ncu_roof.profile import ProfileOptions, ProfileResult, progress_sink, run_profile
+from ncu_roof.profile import ProfileOptions, ProfileResult, check_version, progress_sink, run_profile
 from ncu_roof.render.output import write_output
 
 
@@ -74,6 +74,7 @@ def profile_command(
         csv=csv,
         timeout_s=timeout,
     )
+    check_version(tool.version, options)
     result = run_profile(tool, options, progress_sink())
     for line in summary_lines(result):
         diag(line)
