@@ -15,12 +15,14 @@ from ncu_roof.model import (
     COMPUTE,
     LATENCY_SOL_PCT,
     Bound,
+    RooflinePoint,
     Roofs,
     bound_of,
-    compute_roof,
+    compute_roof_arrays,
     finite,
     is_latency_bound,
-    roofline,
+    point_at,
+    roofline_arrays,
 )
 from ncu_roof.recipe import PRECISIONS, SOL_KEYS, TIERS, collect_command, normalize
 from ncu_roof.roofs import builtin_roofs, combine, report_roofs
@@ -104,30 +106,70 @@ class RoofChoice:
 
 
 def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> Analysis:
+    normalized = [normalize(t.frame[t.metric_columns]).reset_index(drop=True) for t in tables]
+    durations = pd.concat([n["duration_s"] for n in normalized]) if normalized else pd.Series([])
+    total_s = float(durations[durations > 0].sum())
     inputs: list[InputInfo] = []
     devices: list[Device] = []
     kernels: list[Kernel] = []
-    for i, table in enumerate(tables):
-        frame = table.frame.reset_index(drop=True)
-        norm = normalize(frame[table.metric_columns])
-        ident = frame[list(IDENTITY_COLUMNS)]
-        inputs.append(InputInfo(table.path, table.format.value, table.ncu_version, len(frame)))
+    for i, (table, norm) in enumerate(zip(tables, normalized, strict=True)):
+        ident = table.frame[list(IDENTITY_COLUMNS)].reset_index(drop=True)
+        inputs.append(InputInfo(table.path, table.format.value, table.ncu_version, len(ident)))
         device_index = ident["device"].fillna(0).astype(int)
         device_keys = ident["run"].astype(str) + "/" + device_index.astype(str)
         for key in device_keys.unique():
-            rows = device_keys == key
+            rows = (device_keys == key).to_numpy()
             names = ident.loc[rows, "device_name"].dropna()
             ccs = ident.loc[rows, "cc"].dropna()
             name = str(names.iloc[0]) if len(names) else None
             roofs = _roofs_for(norm[rows], name, choice)
             device = Device(len(devices), i, name, str(ccs.iloc[0]) if len(ccs) else None, roofs)
             devices.append(device)
-            for idx in ident.index[rows]:
-                kernels.append(_kernel(ident.loc[idx], norm.loc[idx], i, device))
-    ordered = _with_time_share(kernels)
-    missing = sorted({m for k in ordered for m in k.missing})
+            kernels += _device_kernels(ident[rows], norm[rows], device, i, total_s)
+    missing = sorted({m for k in kernels for m in k.missing})
     hint = collect_command(missing) if missing else None
-    return Analysis(tuple(inputs), tuple(devices), tuple(ordered), collect_hint=hint)
+    return Analysis(tuple(inputs), tuple(devices), tuple(kernels), collect_hint=hint)
+
+
+def _device_kernels(
+    ident: pd.DataFrame, group: pd.DataFrame, device: Device, input_index: int, total_s: float
+) -> list[Kernel]:
+    """The roofline of every launch on one device at once, then one `Kernel` per launch."""
+    roofs = device.roofs
+    peaks, precisions = compute_roof_arrays(
+        {p: group[f"flop_{p}"].to_numpy() for p in PRECISIONS}, roofs.compute_flop_per_s
+    )
+    arrays = roofline_arrays(
+        group["flop_total"].to_numpy(),
+        {t: group[f"{t}_bytes"].to_numpy() for t in TIERS},
+        peaks,
+        roofs.bandwidth_byte_per_s,
+    )
+    who = _rows(ident)
+    rows = _rows(group[[c for c in KERNEL_COLUMNS if c in group.columns]])
+    out = []
+    for j, (names, row) in enumerate(zip(who, rows, strict=True)):
+        point = point_at(arrays, j, _num(row["flop_total"]), _num(peaks[j]), precisions[j])
+        out.append(_kernel(names, row, point, input_index, device, total_s))
+    return out
+
+
+_RECIPE_KEYS = ("duration_s", *(f"flop_{p}" for p in PRECISIONS), *(f"{t}_bytes" for t in TIERS))
+KERNEL_COLUMNS = (
+    "duration_s",
+    "flop_total",
+    "waves_per_sm",
+    *(f"flop_{p}" for p in PRECISIONS),
+    *(f"{t}_bytes" for t in TIERS),
+    *(f"sol_{k}_pct" for k in SOL_KEYS),
+    *(f"{key}_recipe" for key in _RECIPE_KEYS),
+)
+
+
+def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as plain dicts, column by column (much cheaper than `DataFrame.to_dict`)."""
+    columns = {str(c): frame[c].to_numpy(dtype=object) for c in frame.columns}
+    return [{c: values[j] for c, values in columns.items()} for j in range(len(frame))]
 
 
 def _roofs_for(norm: pd.DataFrame, device_name: str | None, choice: RoofChoice) -> Roofs:
@@ -139,25 +181,31 @@ def _roofs_for(norm: pd.DataFrame, device_name: str | None, choice: RoofChoice) 
 
 
 def _num(value: Any) -> float | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
+    if value is None or value is pd.NA:
         return None
-    return float(value)
+    number = float(value)
+    return None if math.isnan(number) else number
 
 
-def _kernel(ident: pd.Series, row: pd.Series, input_index: int, device: Device) -> Kernel:
+def _kernel(
+    ident: Mapping[str, Any],
+    row: Mapping[str, Any],
+    point: RooflinePoint,
+    input_index: int,
+    device: Device,
+    total_s: float,
+) -> Kernel:
     roofs = device.roofs
     duration = _num(row["duration_s"])
+    failed = duration is not None and duration <= 0
+    if failed:  # ncu writes a failed collection as zeros (2022.3) or NaN: not a measurement
+        duration = None
     flop = {p: _num(row[f"flop_{p}"]) for p in PRECISIONS}
     flop_total = _num(row["flop_total"])
     nbytes = {t: _num(row[f"{t}_bytes"]) for t in TIERS}
     sol = {k: _num(row[f"sol_{k}_pct"]) for k in SOL_KEYS}
-    recipe = {
-        key: str(row[f"{key}_recipe"])
-        for key in ("duration_s", *(f"flop_{p}" for p in PRECISIONS), *(f"{t}_bytes" for t in TIERS))
-        if row[f"{key}_recipe"] is not None and not pd.isna(row[f"{key}_recipe"])
-    }
-    peak, precision = compute_roof(flop, roofs.compute_flop_per_s)
-    point = roofline(flop_total, nbytes, peak, roofs.bandwidth_byte_per_s, precision)
+    recipe = {key: str(row[f"{key}_recipe"]) for key in _RECIPE_KEYS if isinstance(row[f"{key}_recipe"], str)}
+    precision = point.compute_precision
     roofline_bound = bound_of(point.binding)
     achieved = flop_total / duration if flop_total is not None and duration else None
     achieved_bw = {t: (b / duration if b is not None and duration else None) for t, b in nbytes.items()}
@@ -169,7 +217,9 @@ def _kernel(ident: pd.Series, row: pd.Series, input_index: int, device: Device) 
     if not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s:
         notes.append("no roofs for this device (the input names no GPU): pass --gpu KEY or --roofs FILE")
     bound = roofline_bound
-    if is_latency_bound(sol["sm"], sol["memory"]):
+    if failed:
+        notes.append("duration is 0: this launch's collection failed; its counters are not measurements")
+    elif is_latency_bound(sol["sm"], sol["memory"]):
         bound = Bound.LATENCY
         said = _verdict_words(point.binding, pct)
         notes.append(
@@ -211,6 +261,7 @@ def _kernel(ident: pd.Series, row: pd.Series, input_index: int, device: Device) 
         recipe=recipe,
         notes=tuple(notes),
         missing=tuple(missing),
+        time_share=duration / total_s if duration is not None and total_s > 0 else None,
     )
 
 
@@ -246,16 +297,6 @@ def _verdict_words(binding: str | None, pct: float | None) -> str:
         return "nothing (no roofs or counters)"
     where = "compute-bound" if binding == COMPUTE else f"memory-bound at {binding}"
     return where if pct is None else f"{where} ({pct:.0f}% of roof)"
-
-
-def _with_time_share(kernels: list[Kernel]) -> list[Kernel]:
-    total = sum(k.duration_s for k in kernels if k.duration_s is not None)
-    if total <= 0:
-        return kernels
-    return [
-        Kernel(**{**k.__dict__, "time_share": (k.duration_s / total if k.duration_s is not None else None)})
-        for k in kernels
-    ]
 
 
 def describe(kernel: Kernel) -> str:

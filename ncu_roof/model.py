@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
+import numpy as np
+
 COMPUTE = "compute"
 LATENCY_SOL_PCT = 60.0  # Nsight's SOLBottleneck rule: neither SM nor memory reaches 60 % → latency
 
@@ -55,6 +57,40 @@ def finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
 
 
+DEFAULT_PRECISIONS = ("fp32", "fp64", "fp16", "tensor")  # the roof shown when a kernel has no FLOPs
+
+
+@dataclass(frozen=True)
+class RooflineArrays:
+    """`roofline_arrays` for n kernels at once: one array (n,) per quantity, NaN where undefined."""
+
+    intensity_flop_per_byte: Mapping[str, np.ndarray]
+    ridge_flop_per_byte: Mapping[str, np.ndarray]
+    cap_flop_per_s: Mapping[str, np.ndarray]  # per tier, plus "compute"
+    attainable_flop_per_s: np.ndarray
+    binding: np.ndarray  # object: a tier name, "compute", or None
+    time_at_roof_s: np.ndarray
+
+
+def compute_roof_arrays(
+    flop_by_precision: Mapping[str, np.ndarray], peaks: Mapping[str, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Compute roof and dominant precision of n kernels (see `compute_roof`); needs ≥ 1 precision."""
+    names = list(flop_by_precision)
+    flops = np.column_stack([np.asarray(flop_by_precision[p], dtype="float64") for p in names])
+    peak = np.array([peaks.get(p, np.nan) if peaks.get(p, 0) > 0 else np.nan for p in names])
+    work = np.nan_to_num(flops, nan=0.0) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        seconds = np.where(work, flops / peak, 0.0).sum(axis=1)
+        combined = np.where(work, flops, 0.0).sum(axis=1) / seconds
+    dominant = np.array(names, dtype=object)[np.argmax(np.where(work, flops, -1.0), axis=1)]
+    any_work = work.any(axis=1)
+    default = next((peaks[p] for p in DEFAULT_PRECISIONS if p in peaks), np.nan)
+    roof = np.where(any_work, combined, default)
+    nothing = np.full(len(dominant), None, dtype=object)
+    return roof, np.where(any_work, dominant, nothing)
+
+
 def compute_roof(
     flop_by_precision: Mapping[str, float | None], peaks: Mapping[str, float]
 ) -> tuple[float | None, str | None]:
@@ -62,17 +98,70 @@ def compute_roof(
 
     With several precisions, the roof is the FLOP-weighted harmonic combination of their peaks
     (the time the FLOPs would take, each at its own peak), so a kernel with one precision gets
-    exactly that precision's peak.
+    exactly that precision's peak. A precision with FLOPs but no peak leaves the roof unknown.
     """
-    work = {p: f for p, f in flop_by_precision.items() if finite(f) and f is not None and f > 0}
-    if not work:
-        usable = [p for p in ("fp32", "fp64", "fp16", "tensor") if p in peaks]
-        return (peaks[usable[0]], None) if usable else (None, None)
-    dominant = max(work, key=lambda p: work[p])
-    if any(p not in peaks or not peaks[p] > 0 for p in work):
-        return None, dominant
-    seconds = sum(f / peaks[p] for p, f in work.items())
-    return sum(work.values()) / seconds, dominant
+    arrays = {
+        p: np.array([np.nan if f is None else f], dtype="float64") for p, f in flop_by_precision.items()
+    }
+    if not arrays:
+        arrays = {DEFAULT_PRECISIONS[0]: np.array([np.nan])}
+    roof, dominant = compute_roof_arrays(arrays, peaks)
+    return _scalar(roof[0]), dominant[0]
+
+
+def roofline_arrays(
+    flop: np.ndarray,
+    bytes_by_tier: Mapping[str, np.ndarray],
+    peak_flop_per_s: np.ndarray,
+    bandwidth_byte_per_s: Mapping[str, float],
+) -> RooflineArrays:
+    """Place n kernels against one set of memory roofs and their own compute roofs."""
+    flop = np.asarray(flop, dtype="float64")
+    peak = np.asarray(peak_flop_per_s, dtype="float64")
+    has_peak = np.isfinite(peak) & (peak > 0)
+    has_flop = np.isfinite(flop)
+    intensity: dict[str, np.ndarray] = {}
+    ridge: dict[str, np.ndarray] = {}
+    caps: dict[str, np.ndarray] = {}
+    times: dict[str, np.ndarray] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for tier, raw in bytes_by_tier.items():
+            bandwidth = bandwidth_byte_per_s.get(tier, 0.0)
+            if not bandwidth > 0:
+                continue
+            nbytes = np.asarray(raw, dtype="float64")
+            valid = np.isfinite(nbytes) & (nbytes >= 0)
+            times[tier] = np.where(valid, nbytes / bandwidth, np.nan)
+            ridge[tier] = np.where(has_peak, peak / bandwidth, np.nan)
+            ai = np.where(valid & has_flop, np.where(nbytes > 0, flop / nbytes, np.inf), np.nan)
+            memory_cap = bandwidth * ai
+            intensity[tier] = ai
+            caps[tier] = np.where(has_peak, np.fmin(peak, memory_cap), memory_cap)
+            caps[tier] = np.where(np.isnan(ai), np.nan, caps[tier])
+        computable = has_flop & has_peak
+        times[COMPUTE] = np.where(computable, flop / peak, np.nan)
+        caps[COMPUTE] = np.where(computable, peak, np.nan)
+    timing = np.column_stack(list(times.values()))
+    filled = np.where(np.isnan(timing), -np.inf, timing)
+    longest = filled.max(axis=1)
+    names = np.array(list(times), dtype=object)
+    compute_wins = filled[:, list(times).index(COMPUTE)] >= longest
+    binding = np.where(compute_wins, COMPUTE, names[np.argmax(filled, axis=1)])
+    binding = np.where(longest > 0, binding, np.full(len(binding), None, dtype=object))
+    cap_matrix = np.column_stack(list(caps.values()))
+    attainable = np.where(
+        np.isnan(cap_matrix).all(axis=1),
+        np.nan,
+        np.nanmin(np.where(np.isnan(cap_matrix), np.inf, cap_matrix), axis=1),
+    )
+    return RooflineArrays(
+        intensity_flop_per_byte=intensity,
+        ridge_flop_per_byte=ridge,
+        cap_flop_per_s=caps,
+        attainable_flop_per_s=attainable,
+        binding=binding,
+        time_at_roof_s=np.where(longest > 0, longest, np.nan),
+    )
 
 
 def roofline(
@@ -82,53 +171,44 @@ def roofline(
     bandwidth_byte_per_s: Mapping[str, float],
     compute_precision: str | None = None,
 ) -> RooflinePoint:
-    """Place one kernel against its roofs. Missing inputs give None, never a guess."""
-    tiers = {
-        t: b
-        for t, b in bytes_by_tier.items()
-        if b is not None and finite(b) and b >= 0 and bandwidth_byte_per_s.get(t, 0) > 0
-    }
-    intensity: dict[str, float] = {}
-    ridge: dict[str, float] = {}
-    caps: dict[str, float] = {}
-    times: dict[str, float] = {}
-    have_flop = flop is not None and finite(flop)
-    for tier, nbytes in tiers.items():
-        bandwidth = bandwidth_byte_per_s[tier]
-        times[tier] = nbytes / bandwidth
-        if peak_flop_per_s is not None and peak_flop_per_s > 0:
-            ridge[tier] = peak_flop_per_s / bandwidth
-        if have_flop and flop is not None:
-            ai = flop / nbytes if nbytes > 0 else math.inf
-            intensity[tier] = ai
-            memory_cap = bandwidth * ai
-            caps[tier] = memory_cap if peak_flop_per_s is None else min(peak_flop_per_s, memory_cap)
-    if have_flop and flop is not None and peak_flop_per_s is not None and peak_flop_per_s > 0:
-        times[COMPUTE] = flop / peak_flop_per_s
-        caps[COMPUTE] = peak_flop_per_s
-    binding = _binding(times)
-    time_at_roof = times[binding] if binding is not None else None
-    attainable = min(caps.values()) if caps else None
+    """Place one kernel against its roofs (`roofline_arrays` for n = 1). Missing inputs give None."""
+
+    def one(value: float | None) -> np.ndarray:
+        return np.array([np.nan if value is None else value], dtype="float64")
+
+    arrays = roofline_arrays(
+        one(flop), {t: one(b) for t, b in bytes_by_tier.items()}, one(peak_flop_per_s), bandwidth_byte_per_s
+    )
+    return point_at(arrays, 0, flop, peak_flop_per_s, compute_precision)
+
+
+def point_at(
+    arrays: RooflineArrays,
+    i: int,
+    flop: float | None,
+    peak_flop_per_s: float | None,
+    compute_precision: str | None,
+) -> RooflinePoint:
+    """Kernel `i` of a `roofline_arrays` result, with NaN entries left out."""
+
+    def present(values: Mapping[str, np.ndarray]) -> dict[str, float]:
+        return {k: float(v[i]) for k, v in values.items() if not np.isnan(v[i])}
+
     return RooflinePoint(
-        flop=flop if have_flop else None,
-        intensity_flop_per_byte=intensity,
-        ridge_flop_per_byte=ridge,
-        cap_flop_per_s=caps,
+        flop=flop if finite(flop) else None,
+        intensity_flop_per_byte=present(arrays.intensity_flop_per_byte),
+        ridge_flop_per_byte=present(arrays.ridge_flop_per_byte),
+        cap_flop_per_s=present(arrays.cap_flop_per_s),
         peak_flop_per_s=peak_flop_per_s,
         compute_precision=compute_precision,
-        attainable_flop_per_s=attainable,
-        binding=binding,
-        time_at_roof_s=time_at_roof,
+        attainable_flop_per_s=_scalar(arrays.attainable_flop_per_s[i]),
+        binding=arrays.binding[i],
+        time_at_roof_s=_scalar(arrays.time_at_roof_s[i]),
     )
 
 
-def _binding(times: Mapping[str, float]) -> str | None:
-    if not times or max(times.values()) <= 0:
-        return None
-    longest = max(times.values())
-    if times.get(COMPUTE, -1.0) >= longest:
-        return COMPUTE
-    return max((t for t in times if t != COMPUTE), key=lambda t: times[t])
+def _scalar(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
 
 
 def bound_of(binding: str | None) -> Bound:

@@ -97,5 +97,5 @@ def load_roofs_file(path: str) -> Roofs:
 
 ROOFS_HINT = (
     'write e.g.  name = "my-gpu"  [peak] fp32 = "19.5TFLOP/s"  [bandwidth] dram = "2039GB/s" '
-    'l2 = "5TB/s"  (see docs/roofs.md)'
+    'l2 = "5TB/s"  (see docs/analysis-schema.md)'
 )

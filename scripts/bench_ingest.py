@@ -6,7 +6,8 @@
 Times, each repeated `--repeat` times (the best run counts; the median is printed too):
   (a) in this process, `pandas.read_csv(FILE)` — the baseline;
   (b) in this process, `ncu_roof.ingest.read_input(FILE)` + `analyze()`;
-  (c) whole processes: `python -m ncu_roof analyze FILE --format json -o /dev/null` against
+  (c) whole processes: `python -m ncu_roof analyze FILE` (table) and `… --format json -o /dev/null`
+      against
       `python -c 'import pandas; pandas.read_csv(FILE)'` (interpreter start-up and imports included).
 Ratios below 1 mean ncu-roof is faster than the naive read.
 """
@@ -83,6 +84,8 @@ def main() -> None:
     py = sys.executable
     proc_base = timed(lambda: run([py, "-c", f"import pandas; pandas.read_csv({path!r})"]), args.repeat)
     print(line("(c0) process: python -c 'pandas.read_csv'", proc_base, None))
+    table = [py, "-m", "ncu_roof", "analyze", path]
+    print(line("(c) process: ncu-roof analyze (table)", timed(lambda: run(table), args.repeat), proc_base))
     cli = [py, "-m", "ncu_roof", "analyze", path, "--format", "json", "-o", os.devnull]
     proc = timed(lambda: run(cli), args.repeat)
     print(line("(c) process: ncu-roof analyze --format json", proc, proc_base))

@@ -153,3 +153,21 @@ def test_expectations_confirm_contradict_and_gate(tmp_path: Path) -> None:
     gated = run("analyze", "--example", "--expect", str(expectations), "--fail-on-mismatch")
     assert gated.returncode == 1
     assert "error:" in gated.stderr
+
+
+def test_output_to_a_pipe_or_device_writes_through(tmp_path: Path) -> None:
+    import os
+    import stat
+    import threading
+
+    from ncu_roof.render.output import write_output
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    write_output("data\n", str(fifo))
+    reader.join(timeout=10)
+    assert received == [b"data\n"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # not replaced by a regular file

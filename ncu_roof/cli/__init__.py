@@ -6,6 +6,7 @@ Each command lives in its own module and registers itself on `app`. Every user e
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -66,4 +67,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.write(f"error: {one_line(err.format_message())}\n")
         sys.stderr.write("hint: `ncu-roof --help` (or `ncu-roof COMMAND --help`) lists the options\n")
         sys.exit(int(ExitCode.USAGE))
+    except Exception as err:  # a bug in ncu-roof, not the user's doing
+        if os.environ.get("NCU_ROOF_DEBUG"):
+            raise
+        sys.stderr.write(f"error: internal error: {type(err).__name__}: {one_line(str(err))}\n")
+        sys.stderr.write("hint: please report it with the input file; NCU_ROOF_DEBUG=1 shows the traceback\n")
+        sys.exit(int(ExitCode.FAILED))
     sys.exit(0)

@@ -47,6 +47,7 @@ class AnalyzeOptions:
     summary: bool = False
     expect: str | None = None
     fail_on_mismatch: bool = False
+    top: int = 30
 
 
 def example_path() -> str:
@@ -106,7 +107,7 @@ def render(analysis: Analysis, options: AnalyzeOptions) -> str | bytes:
     to_tty = options.output in (None, "-") and sys.stdout.isatty()
     color = to_tty and "NO_COLOR" not in os.environ
     width = shutil.get_terminal_size((160, 40)).columns if to_tty else 240
-    return render_terminal(analysis, color=color, width=width)
+    return render_terminal(analysis, color=color, width=width, top=options.top)
 
 
 def _svg(analysis: Analysis) -> str | None:
@@ -167,6 +168,7 @@ def analyze_command(
     fail_on_mismatch: bool = typer.Option(
         False, "--fail-on-mismatch", help="Exit 1 when a kernel contradicts its expectation."
     ),
+    top: int = typer.Option(30, "--top", min=0, help="Table: the N costliest kernels (0 = all)."),
     summary: bool = typer.Option(
         False, "--summary", help="Append the Markdown report to $GITHUB_STEP_SUMMARY."
     ),
@@ -183,6 +185,15 @@ def analyze_command(
             hint="ncu-roof analyze R --expect e.toml --fail-on-mismatch",
         )
     options = AnalyzeOptions(
-        fmt, output, gpu, roofs, number_locale, plot, summary, expect_file, fail_on_mismatch
+        format=fmt,
+        output=output,
+        gpu=gpu,
+        roofs=roofs,
+        number_locale=number_locale,
+        plot=plot,
+        summary=summary,
+        expect=expect_file,
+        fail_on_mismatch=fail_on_mismatch,
+        top=top,
     )
     emit(paths, options)

@@ -34,15 +34,31 @@ def profile_command(
     program: Annotated[list[str], typer.Argument(help="The program and its arguments.")],
     output: Annotated[str, typer.Option("-o", "--output", help="Report name.")] = "report",
     fast: Annotated[bool, typer.Option("--fast", help="Only the roofline metrics.")] = False,
-    kernel_name: Annotated[str | None, typer.Option("--kernel-name", "-k")] = None,
-    launch_count: Annotated[int | None, typer.Option("--launch-count", "-c")] = None,
-    launch_skip: Annotated[int | None, typer.Option("--launch-skip", "-s")] = None,
+    kernel_name: Annotated[
+        str | None, typer.Option("--kernel-name", "-k", help="Kernel filter, e.g. regex:gemm.")
+    ] = None,
+    launch_count: Annotated[
+        int | None, typer.Option("--launch-count", "-c", help="Profile at most N launches.")
+    ] = None,
+    launch_skip: Annotated[
+        int | None, typer.Option("--launch-skip", "-s", help="Skip the first N launches.")
+    ] = None,
     nvtx: Annotated[bool, typer.Option("--nvtx", help="Collect NVTX ranges.")] = False,
-    nvtx_include: Annotated[list[str] | None, typer.Option("--nvtx-include")] = None,
-    target_processes: Annotated[str, typer.Option("--target-processes")] = "all",
-    replay_mode: Annotated[str | None, typer.Option("--replay-mode")] = None,
-    clock_control: Annotated[str | None, typer.Option("--clock-control")] = None,
-    cache_control: Annotated[str | None, typer.Option("--cache-control")] = None,
+    nvtx_include: Annotated[
+        list[str] | None, typer.Option("--nvtx-include", help="Only launches inside this NVTX range.")
+    ] = None,
+    target_processes: Annotated[
+        str, typer.Option("--target-processes", help="all | application-only.")
+    ] = "all",
+    replay_mode: Annotated[
+        str | None, typer.Option("--replay-mode", help="kernel | application | range.")
+    ] = None,
+    clock_control: Annotated[
+        str | None, typer.Option("--clock-control", help="base (ncu default) | none.")
+    ] = None,
+    cache_control: Annotated[
+        str | None, typer.Option("--cache-control", help="all (flush, ncu default) | none.")
+    ] = None,
     ncu_args: Annotated[str | None, typer.Option("--ncu-args", help="More ncu arguments.")] = None,
     csv: Annotated[bool, typer.Option("--csv", help="Also write <output>.csv (raw page).")] = False,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds before kill.")] = None,

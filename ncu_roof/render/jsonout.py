@@ -79,5 +79,9 @@ def analysis_json(analysis: Analysis) -> dict[str, Any]:
     }
 
 
+PRETTY_MAX_KERNELS = 500  # larger analyses are written compact: the C encoder is ~5x faster
+
+
 def render_json(analysis: Analysis) -> str:
-    return json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    indent = 2 if len(analysis.kernels) <= PRETTY_MAX_KERNELS else None
+    return json.dumps(analysis_json(analysis), indent=indent, ensure_ascii=False, allow_nan=False) + "\n"

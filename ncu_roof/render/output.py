@@ -20,10 +20,17 @@ def write_output(data: str | bytes, path: str | None) -> None:
         sys.stdout.flush()
         return
     target = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    if target.exists() and not target.is_file() and not target.is_dir():
+        # a device or pipe (/dev/null, /dev/stdout, a FIFO): write through, never replace it
+        with target.open("wb") as handle:
+            handle.write(payload)
+        return
+    if target.is_dir():
+        raise BadInputError(f"{path}: is a directory", hint="name a file to write")
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise BadInputError(f"{path}: directory {directory} does not exist", hint="create it first")
-    payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -72,7 +72,7 @@ _COLUMNS: tuple[tuple[str, str, int, Callable[[Kernel], str | Text]], ...] = (
 )
 
 
-def kernel_table(analysis: Analysis, *, width: int) -> Table:
+def kernel_table(kernels: list[Kernel], *, width: int) -> Table:
     """Kernels by share of time; on narrow terminals the less important columns go first."""
     columns = [c for c in _COLUMNS if width >= c[2]]
     table = Table(show_edge=False, pad_edge=False, header_style="bold", expand=False)
@@ -84,7 +84,7 @@ def kernel_table(analysis: Analysis, *, width: int) -> Table:
             overflow="fold",
             min_width=16 if header == "kernel" else None,
         )
-    for kernel in analysis.by_time():
+    for kernel in kernels:
         table.add_row(*(cell(kernel) for _, _, _, cell in columns))
     return table
 
@@ -99,7 +99,8 @@ def _roofs_line(device: Device) -> str:
     )
 
 
-def render_terminal(analysis: Analysis, *, color: bool, width: int) -> str:
+def render_terminal(analysis: Analysis, *, color: bool, width: int, top: int = 0) -> str:
+    """The table of the `top` costliest kernels (0 = all), the roofs above it, a total below."""
     buffer = io.StringIO()
     console = Console(
         file=buffer,
@@ -113,7 +114,19 @@ def render_terminal(analysis: Analysis, *, color: bool, width: int) -> str:
     )
     for device in analysis.devices:
         console.print(Text(_roofs_line(device), style="dim"))
-    console.print(kernel_table(analysis, width=width))
+    ranked = analysis.by_time()
+    shown = ranked[:top] if top > 0 else ranked
+    console.print(kernel_table(shown, width=width))
     total = analysis.total_duration_s
-    console.print(Text(f"{len(analysis.kernels)} kernels, {si(total, 's')} in total", style="dim"))
+    console.print(Text(f"{len(ranked)} kernels, {si(total, 's')} in total", style="dim"))
+    if len(shown) < len(ranked):
+        rest = sum(k.duration_s or 0.0 for k in ranked[len(shown) :])
+        share = f" ({100 * rest / total:.1f}% of the time)" if total > 0 else ""
+        console.print(
+            Text(
+                f"{len(ranked) - len(shown)} more kernels{share} not shown: --top 0 shows all, "
+                "--format json|csv has every kernel",
+                style="dim",
+            )
+        )
     return buffer.getvalue()
