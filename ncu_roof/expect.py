@@ -9,27 +9,27 @@ contradicted when its verdict differs, or when a measured count is off the model
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
 from typing import Any
 
 from ncu_roof.analysis import Analysis, Kernel
 from ncu_roof.errors import BadInputError, GateError, NcuRoofError
 from ncu_roof.model import COMPUTE, Bound
 from ncu_roof.render.text import one_line, shorten
+from ncu_roof.tomlfile import read_toml
 from ncu_roof.units import Dimension, parse_quantity
 from ncu_roof.workloads import Param, build
 
 DEFAULT_TOLERANCE = 1.5
 EXPECTED_BOUNDS = (Bound.MEMORY, Bound.COMPUTE, Bound.LATENCY)
 WORKLOAD_KEYS = ("n", "m", "k", "d", "tokens", "dtype", "unfused", "tile")
-KNOWN_KEYS = ("kernel", "bound", "binding", "flop", "bytes", "workload", "tolerance",
-              *WORKLOAD_KEYS)
-HINT = ('write e.g.  [[expect]]  kernel = "silu"  bound = "memory"  binding = "dram"  '
-        "bytes = 5.4e8   (see docs/prediction-schema.md)")
+KNOWN_KEYS = ("kernel", "bound", "binding", "flop", "bytes", "workload", "tolerance", *WORKLOAD_KEYS)
+HINT = (
+    'write e.g.  [[expect]]  kernel = "silu"  bound = "memory"  binding = "dram"  '
+    "bytes = 5.4e8   (see docs/prediction-schema.md)"
+)
 TIER_WORDS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "shared-memory"}
 
 
@@ -70,17 +70,10 @@ class ExpectationReport:
 
 
 def load_expectations(path: str) -> tuple[Expectation, ...]:
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInputError(f"{path}: no such expectations file", hint=HINT) from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise BadInputError(f"{path}: not valid TOML ({err})", hint=HINT) from None
-    return parse_expectations(data, path)
+    return parse_expectations(read_toml(path, "expectations", HINT), path)
 
 
-def parse_expectations(data: Mapping[str, Any], path: str = "expectations") -> tuple[
-        Expectation, ...]:
+def parse_expectations(data: Mapping[str, Any], path: str = "expectations") -> tuple[Expectation, ...]:
     tables = data.get("expect")
     if not isinstance(tables, list) or not tables:
         raise BadInputError(f"{path}: needs at least one [[expect]] table", hint=HINT)
@@ -92,24 +85,25 @@ def _expectation(table: Any, where: str) -> Expectation:
         raise BadInputError(f"{where}: not a table", hint=HINT)
     unknown = sorted(set(table) - set(KNOWN_KEYS))
     if unknown:
-        raise BadInputError(f"{where}: unknown key {unknown[0]!r}",
-                            hint="keys: " + ", ".join(KNOWN_KEYS))
+        raise BadInputError(f"{where}: unknown key {unknown[0]!r}", hint="keys: " + ", ".join(KNOWN_KEYS))
     pattern = table.get("kernel")
     if not isinstance(pattern, str) or not pattern:
-        raise BadInputError(f"{where}: needs kernel = \"REGEX\"", hint=HINT)
+        raise BadInputError(f'{where}: needs kernel = "REGEX"', hint=HINT)
     try:
         re.compile(pattern)
     except re.error as err:
         raise BadInputError(f"{where}: kernel {pattern!r} is not a valid regex ({err})") from None
     bound_text = table.get("bound")
     if bound_text not in [b.value for b in EXPECTED_BOUNDS]:
-        raise BadInputError(f"{where}: bound must be memory, compute or latency, not "
-                            f"{bound_text!r}", hint=HINT)
+        raise BadInputError(
+            f"{where}: bound must be memory, compute or latency, not {bound_text!r}", hint=HINT
+        )
     bound = Bound(bound_text)
     binding = table.get("binding")
     if binding is not None and (not isinstance(binding, str) or bound is Bound.LATENCY):
-        raise BadInputError(f"{where}: binding must be a tier name (or compute) for a "
-                            "memory- or compute-bound expectation")
+        raise BadInputError(
+            f"{where}: binding must be a tier name (or compute) for a memory- or compute-bound expectation"
+        )
     if bound is Bound.MEMORY and binding == COMPUTE:
         raise BadInputError(f"{where}: a memory-bound kernel binds at a memory tier, not compute")
     if bound is Bound.COMPUTE and binding not in (None, COMPUTE):
@@ -118,12 +112,12 @@ def _expectation(table: Any, where: str) -> Expectation:
     if tolerance < 1:
         raise BadInputError(f"{where}: tolerance is a ratio >= 1 (e.g. 1.5), not {tolerance}")
     flop, nbytes, source = _model_counts(table, where)
-    return Expectation(pattern, bound, binding.lower() if binding else None, flop, nbytes,
-                       source, tolerance)
+    return Expectation(pattern, bound, binding.lower() if binding else None, flop, nbytes, source, tolerance)
 
 
-def _model_counts(table: Mapping[str, Any], where: str) -> tuple[
-        float | None, Mapping[str, float] | None, str]:
+def _model_counts(
+    table: Mapping[str, Any], where: str
+) -> tuple[float | None, Mapping[str, float] | None, str]:
     if "workload" in table:
         if "flop" in table or "bytes" in table:
             raise BadInputError(f"{where}: give a workload or flop/bytes, not both")
@@ -136,14 +130,13 @@ def _model_counts(table: Mapping[str, Any], where: str) -> tuple[
         return workload.flop, workload.bytes_by_tier, f"{workload.name} model ({described})"
     stray = [k for k in WORKLOAD_KEYS if k in table]
     if stray:
-        raise BadInputError(f"{where}: {stray[0]} needs a workload = \"NAME\"")
+        raise BadInputError(f'{where}: {stray[0]} needs a workload = "NAME"')
     flop = _quantity(table["flop"], Dimension.FLOP, where) if "flop" in table else None
     raw = table.get("bytes")
     if raw is None:
         return flop, None, "model"
     if isinstance(raw, dict):
-        return flop, {str(t).lower(): _quantity(v, Dimension.BYTE, where) for t, v in raw.items()}, \
-            "model"
+        return flop, {str(t).lower(): _quantity(v, Dimension.BYTE, where) for t, v in raw.items()}, "model"
     return flop, {"dram": _quantity(raw, Dimension.BYTE, where)}, "model"
 
 
@@ -199,27 +192,34 @@ def _verdict(k: Kernel, e: Expectation) -> tuple[Status, str]:
     same_tier = e.binding is None or e.bound is Bound.LATENCY or k.binding == e.binding
     if same_bound and same_tier:
         return Status.CONFIRMED, f"{_measured_words(k)}{roof} as expected"
-    return Status.CONTRADICTED, f"expected {expected}, measured {_measured_words(k)}{roof}: " + \
-        _why(k, e)
+    return Status.CONTRADICTED, f"expected {expected}, measured {_measured_words(k)}{roof}: " + _why(k, e)
 
 
 def _why(k: Kernel, e: Expectation) -> str:
     """The kernel engineer's reading of a verdict that differs from the prediction."""
     if k.bound is Bound.LATENCY:
-        return ("neither SM nor memory throughput reaches 60% of peak, so too little parallelism "
-                "or too many dependent accesses keep it from any roof")
+        return (
+            "neither SM nor memory throughput reaches 60% of peak, so too little parallelism "
+            "or too many dependent accesses keep it from any roof"
+        )
     if e.bound is Bound.LATENCY:
         return "it saturates a roof, so there is enough parallelism to hide latency"
     tier = k.binding or "?"
     ai = k.intensity_flop_per_byte.get(tier) if tier != COMPUTE else None
     if k.bound is Bound.MEMORY and e.bound is Bound.COMPUTE:
         at = f" ({ai:.3g} FLOP/B)" if ai is not None else ""
-        return (f"its intensity at {tier}{at} is below the ridge point: operands are not reused "
-                "on chip as much as the model assumes")
+        return (
+            f"its intensity at {tier}{at} is below the ridge point: operands are not reused "
+            "on chip as much as the model assumes"
+        )
     if k.bound is Bound.COMPUTE:
         return "it does more arithmetic per byte than predicted: data is reused better than assumed"
-    return (f"the {tier} traffic takes longer than the {e.binding} traffic: the working set does "
-            f"not stay in {e.binding}" if e.binding else "a different tier binds")
+    return (
+        f"the {tier} traffic takes longer than the {e.binding} traffic: the working set does "
+        f"not stay in {e.binding}"
+        if e.binding
+        else "a different tier binds"
+    )
 
 
 def _count_gaps(k: Kernel, e: Expectation) -> list[tuple[bool, str]]:
@@ -238,11 +238,14 @@ def _count_gaps(k: Kernel, e: Expectation) -> list[tuple[bool, str]]:
 def _flop_gap(ratio: float, tolerance: float) -> tuple[bool, str]:
     text = f"measured FLOPs are {_times(ratio)}× the model's"
     if ratio > tolerance:
-        return True, text + (": the kernel does extra arithmetic (recomputation, or instructions "
-                             "the model does not count)")
+        return True, text + (
+            ": the kernel does extra arithmetic (recomputation, or instructions the model does not count)"
+        )
     if ratio < 1 / tolerance:
-        return True, text + (": part of the work is not in the FLOP counters (special-function "
-                             "or integer instructions) or the model over-counts")
+        return True, text + (
+            ": part of the work is not in the FLOP counters (special-function "
+            "or integer instructions) or the model over-counts"
+        )
     return False, text
 
 
@@ -250,12 +253,17 @@ def _bytes_gap(tier: str, ratio: float, tolerance: float) -> tuple[bool, str]:
     words = TIER_WORDS.get(tier, tier)
     text = f"measured {words} bytes are {_times(ratio)}× the model's minimum"
     if ratio > tolerance:
-        cause = ("data is read more than once (poor reuse or uncoalesced access)" if tier == "dram"
-                 else "accesses are uncoalesced or repeated beyond what the model counts")
+        cause = (
+            "data is read more than once (poor reuse or uncoalesced access)"
+            if tier == "dram"
+            else "accesses are uncoalesced or repeated beyond what the model counts"
+        )
         return True, f"{text}: {cause}"
     if ratio < 1 / tolerance:
-        return True, f"{text}: part of the data was served from a cache above {words}, or the " \
-            "model over-counts"
+        return (
+            True,
+            f"{text}: part of the data was served from a cache above {words}, or the model over-counts",
+        )
     return False, text
 
 
@@ -267,13 +275,17 @@ def render_expectations(report: ExpectationReport) -> str:
     """Plain text: one line per matched launch, then unmatched patterns and a summary."""
     lines = ["expectations:"]
     for c in report.checks:
-        lines.append(f"  {c.status.value.upper():<12} #{c.kernel_id} {shorten(c.kernel_name, 50)} "
-                     f"[/{one_line(c.pattern)}/]: {one_line(c.explanation)}")
-    lines += [f"  UNMATCHED    /{one_line(p)}/: no kernel matches" for p in
-              report.unmatched_patterns]
+        lines.append(
+            f"  {c.status.value.upper():<12} #{c.kernel_id} {shorten(c.kernel_name, 50)} "
+            f"[/{one_line(c.pattern)}/]: {one_line(c.explanation)}"
+        )
+    lines += [f"  UNMATCHED    /{one_line(p)}/: no kernel matches" for p in report.unmatched_patterns]
     counts = {s: sum(c.status is s for c in report.checks) for s in Status}
-    lines.append("  " + ", ".join(f"{n} {s.value}" for s, n in counts.items())
-                 + f", {len(report.unmatched_patterns)} unmatched pattern(s)")
+    lines.append(
+        "  "
+        + ", ".join(f"{n} {s.value}" for s, n in counts.items())
+        + f", {len(report.unmatched_patterns)} unmatched pattern(s)"
+    )
     return "\n".join(lines) + "\n"
 
 

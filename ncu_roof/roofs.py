@@ -7,15 +7,13 @@ An explicit `--gpu KEY` or `--roofs FILE` replaces both.
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
-
 import pandas as pd
 
 from ncu_roof.errors import BadInputError
 from ncu_roof.gpus import Gpu, match_gpu
 from ncu_roof.model import Roofs
 from ncu_roof.recipe import PRECISIONS, TIERS
+from ncu_roof.tomlfile import read_toml
 from ncu_roof.units import Dimension, parse_quantity
 
 
@@ -31,26 +29,30 @@ def builtin_roofs(gpu: Gpu) -> Roofs:
 
 def report_roofs(normalized: pd.DataFrame) -> Roofs:
     """Median over the device's launches of each roof measured in the report (SI)."""
-    compute: dict[str, float] = {}
-    bandwidth: dict[str, float] = {}
-    sources: dict[str, str] = {}
     clock = normalized["sm_clock_hz"].median()
     clock_note = f"at measured SM clock {clock / 1e9:.3g} GHz" if pd.notna(clock) else "at measured clock"
     n = len(normalized)
-    for precision in PRECISIONS:
-        value = normalized[f"peak_{precision}_flop_per_s"].median()
-        if pd.notna(value) and value > 0:
-            compute[precision] = float(value)
-            label = normalized[f"peak_{precision}_flop_per_s_recipe"].dropna()
-            recipe = label.iloc[0] if len(label) else "report"
-            sources[precision] = f"{recipe} {clock_note} (median of {n} launches)"
-    for tier in TIERS:
-        value = normalized[f"bw_{tier}_byte_per_s"].median()
-        if pd.notna(value) and value > 0:
-            bandwidth[tier] = float(value)
-            label = normalized[f"{tier}_bytes_recipe"].dropna()
-            recipe = label.iloc[0] if len(label) else "report"
-            sources[tier] = f"report: peak_sustained x clock of {recipe} (median of {n} launches)"
+    sources: dict[str, str] = {}
+
+    def medians(columns: dict[str, tuple[str, str]], describe: str) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for key, (value_column, recipe_column) in columns.items():
+            value = normalized[value_column].median()
+            if pd.notna(value) and value > 0:
+                found[key] = float(value)
+                labels = normalized[recipe_column].dropna()
+                recipe = labels.iloc[0] if len(labels) else "report"
+                sources[key] = describe.format(recipe=recipe) + f" (median of {n} launches)"
+        return found
+
+    compute = medians(
+        {p: (f"peak_{p}_flop_per_s", f"peak_{p}_flop_per_s_recipe") for p in PRECISIONS},
+        "{recipe} " + clock_note,
+    )
+    bandwidth = medians(
+        {t: (f"bw_{t}_byte_per_s", f"{t}_bytes_recipe") for t in TIERS},
+        "report: peak_sustained x clock of {recipe}",
+    )
     return Roofs(compute, bandwidth, source="report", sources=sources)
 
 
@@ -76,12 +78,7 @@ def combine(report: Roofs, device_name: str | None) -> Roofs:
 
 def load_roofs_file(path: str) -> Roofs:
     """A user platform: `[peak]` FLOP/s per precision and `[bandwidth]` byte/s per tier (any names)."""
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInputError(f"{path}: no such roofs file", hint=ROOFS_HINT) from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise BadInputError(f"{path}: not valid TOML ({err})", hint=ROOFS_HINT) from None
+    data = read_toml(path, "roofs", ROOFS_HINT)
     peaks = data.get("peak", {})
     bands = data.get("bandwidth", {})
     if not isinstance(peaks, dict) or not isinstance(bands, dict) or not (peaks or bands):

@@ -1,0 +1,21 @@
+"""Reading the user's TOML files (roofs, expectations) with one error per failure."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from ncu_roof.errors import BadInputError
+
+
+def read_toml(path: str, what: str, hint: str) -> dict[str, Any]:
+    """The parsed file; a missing or malformed file is a `BadInputError` naming `what` it is."""
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInputError(f"{path}: no such {what} file", hint=hint) from None
+    except IsADirectoryError:
+        raise BadInputError(f"{path}: is a directory, not a {what} file", hint=hint) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise BadInputError(f"{path}: not valid TOML ({err})", hint=hint) from None
