@@ -12,8 +12,13 @@ from dataclasses import dataclass
 
 from ncu_roof.errors import UsageError
 
-TERA = 1e12
-GIGA = 1e9
+TERA = 12  # decimal exponents: 133.8 TFLOP/s is 133.8e12 exactly, not 133.8 * 1e12
+GIGA = 9
+
+
+def scaled(value: float, exponent: int) -> float:
+    """`value` × 10**exponent without binary rounding noise (133.8e12, not 133800000000000.02)."""
+    return float(f"{value!r}e{exponent}")
 L1_BYTES_PER_CLK_PER_SM = 128.0
 
 
@@ -41,17 +46,17 @@ class Gpu:
             "fp16": self.fp16_tflop_per_s,
             "tensor": self.tensor_tflop_per_s,
         }
-        return {k: v * TERA for k, v in peaks.items() if v is not None}
+        return {k: scaled(v, TERA) for k, v in peaks.items() if v is not None}
 
     @property
     def l1_byte_per_s(self) -> float:
-        return self.sm_count * L1_BYTES_PER_CLK_PER_SM * self.boost_clock_ghz * GIGA
+        return scaled(self.sm_count * L1_BYTES_PER_CLK_PER_SM * self.boost_clock_ghz, GIGA)
 
     @property
     def bandwidth_byte_per_s(self) -> dict[str, float]:
-        out = {"dram": self.dram_gbyte_per_s * GIGA}
+        out = {"dram": scaled(self.dram_gbyte_per_s, GIGA)}
         if self.l2_tbyte_per_s is not None:
-            out["l2"] = self.l2_tbyte_per_s * TERA
+            out["l2"] = scaled(self.l2_tbyte_per_s, TERA)
         out["l1"] = self.l1_byte_per_s
         out["shared"] = self.l1_byte_per_s
         return out
@@ -71,7 +76,7 @@ class Gpu:
 
     def ridge_flop_per_byte(self, precision: str) -> float | None:
         peak = self.compute_flop_per_s.get(precision)
-        return None if peak is None else peak / (self.dram_gbyte_per_s * GIGA)
+        return None if peak is None else peak / scaled(self.dram_gbyte_per_s, GIGA)
 
 
 SEED_000 = "seed 000 (Roofline Lab: Predict Then Measure), hardware ridge-point table"

@@ -9,6 +9,7 @@ an ambiguous number style is an error, never a silent factor of 1000.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from enum import Enum
 
 import pandas as pd
@@ -219,7 +220,7 @@ def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
     match = _QUANTITY.match(text)
     if match is None:
         raise UsageError(f"not a number: {text!r}", hint=f"write e.g. 1e7, 10M or 2.5G{dimension.value}")
-    value = float(match["num"])
+    number = Decimal(match["num"])
     unit = match["unit"]
     for prefix, scale in (*_BINARY.items(), *_SI.items()):
         if not unit.startswith(prefix):
@@ -228,7 +229,7 @@ def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
         if rest == "" or rest in _UNIT_WORDS[dimension]:
             if prefix in _BINARY and rest == "":
                 continue
-            return value * scale
+            return float(number * Decimal(scale))
     accepted = ", ".join(_UNIT_WORDS[dimension]) or "no unit"
     raise UsageError(
         f"{text!r}: unit {unit!r} is not a {dimension.name.lower().replace('_', ' ')}",
