@@ -101,19 +101,13 @@ def render(analysis: Analysis, options: AnalyzeOptions) -> str | bytes:
     if options.format is Format.HTML:
         from ncu_roof.render.html import render_html
 
-        return render_html(analysis, plot_svg=_svg(analysis))
+        return render_html(analysis)
     from ncu_roof.render.terminal import render_terminal
 
     to_tty = options.output in (None, "-") and sys.stdout.isatty()
     color = to_tty and "NO_COLOR" not in os.environ
     width = shutil.get_terminal_size((160, 40)).columns if to_tty else 240
     return render_terminal(analysis, color=color, width=width, top=options.top)
-
-
-def _svg(analysis: Analysis) -> str | None:
-    from ncu_roof.render.plot import render_plot
-
-    return render_plot(analysis, fmt="svg").decode("utf-8")
 
 
 def emit(paths: list[str], options: AnalyzeOptions) -> Analysis:

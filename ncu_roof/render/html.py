@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib
 import json
 import math
 import re
@@ -30,6 +29,7 @@ from ncu_roof.render.markdown import (
     intensity_tiers,
     memory_tier_shares,
 )
+from ncu_roof.render.plot import render_plot
 from ncu_roof.render.text import one_line, pct, shorten, si
 
 NAME_WIDTH = 70
@@ -140,16 +140,13 @@ _JS = """
 
 
 def render_html(analysis: Analysis, *, plot_svg: str | None = None) -> str:
-    """The report as one HTML document; `plot_svg` is inlined (by default `render_plot`'s SVG)."""
+    """The report as one HTML document; `plot_svg` is inlined (by default one roofline per device)."""
     kernels = analysis.by_time()
     tiers = intensity_tiers(analysis)
     plot = plot_svg if plot_svg is not None else _default_plot(analysis)
     script = _JS.strip()
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    policy = (
-        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-        f"script-src 'sha256-{digest}'"
-    )
+    policy = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
     title = f"ncu-roof: {len(kernels)} kernels, {si(analysis.total_duration_s, 's')}"
     body = [
         *_headline(analysis),
@@ -190,18 +187,16 @@ def script_json(value: Any) -> str:
 
 
 def _default_plot(analysis: Analysis) -> str | None:
-    """`render_plot`'s SVG when the plot renderer is installed; None (no plot section) otherwise."""
-    try:
-        module = importlib.import_module("ncu_roof.render.plot")
-    except ModuleNotFoundError as error:
-        if error.name != "ncu_roof.render.plot":
-            raise
-        return None
-    try:
-        svg = module.render_plot(analysis, fmt="svg")
-    except NcuRoofError as error:
-        return f"<p>No plot: {escape(one_line(error.message))}</p>"
-    return svg.decode("utf-8") if isinstance(svg, bytes) else str(svg)
+    """One SVG roofline per device that ran kernels; None (no plot section) when there is none."""
+    parts = []
+    for device in analysis.devices:
+        if not any(k.device == device.index for k in analysis.kernels):
+            continue
+        try:
+            parts.append(render_plot(analysis, fmt="svg", device=device.index).decode("utf-8"))
+        except NcuRoofError as error:
+            parts.append(f"<p>No plot for device {device.index}: {escape(one_line(error.message))}</p>")
+    return "\n".join(parts) or None
 
 
 def _number(value: float | None) -> float | None:
@@ -227,8 +222,7 @@ def _headline(analysis: Analysis) -> list[str]:
         if bound is Bound.MEMORY and tiers:
             detail = " (" + ", ".join(f"{escape(t)} {pct(100 * s)}" for t, s in tiers.items()) + ")"
         words.append(
-            f'<span class="key {bound.value}"></span><b>{pct(100 * share)}</b> '
-            f"{BOUND_WORDS[bound]}{detail}"
+            f'<span class="key {bound.value}"></span><b>{pct(100 * share)}</b> {BOUND_WORDS[bound]}{detail}'
         )
     lines = [
         f"<h1>Roofline: {count} kernel{'s' if count != 1 else ''}, {escape(total)}</h1>",
@@ -449,8 +443,9 @@ def _roofs_section(analysis: Analysis) -> list[str]:
         entries += [(t, v, "B/s") for t, v in roofs.bandwidth_byte_per_s.items()]
         gpu = f"<code>{escape(one_line(device.name))}</code>" if device.name else "unknown GPU"
         if not entries:
-            parts.append(f"<p>{gpu}: no roofs (pass <code>--gpu KEY</code> or "
-                         "<code>--roofs FILE</code>).</p>")
+            parts.append(
+                f"<p>{gpu}: no roofs (pass <code>--gpu KEY</code> or <code>--roofs FILE</code>).</p>"
+            )
             continue
         rows = "".join(
             f"<tr><th class=text>{escape(one_line(key))}</th><td>{escape(si(value, unit))}</td>"
