@@ -21,7 +21,7 @@ class NcuRoofError(Exception):
 
     exit_code: ExitCode = ExitCode.FAILED
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(self, message: str, hint: str) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint

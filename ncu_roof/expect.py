@@ -92,7 +92,7 @@ def _expectation(table: Any, where: str) -> Expectation:
     try:
         re.compile(pattern)
     except re.error as err:
-        raise BadInputError(f"{where}: kernel {pattern!r} is not a valid regex ({err})") from None
+        raise BadInputError(f"{where}: kernel {pattern!r} is not a valid regex ({err})", hint=HINT) from None
     bound_text = table.get("bound")
     if bound_text not in [b.value for b in EXPECTED_BOUNDS]:
         raise BadInputError(
@@ -102,15 +102,16 @@ def _expectation(table: Any, where: str) -> Expectation:
     binding = table.get("binding")
     if binding is not None and (not isinstance(binding, str) or bound is Bound.LATENCY):
         raise BadInputError(
-            f"{where}: binding must be a tier name (or compute) for a memory- or compute-bound expectation"
+            f"{where}: binding must be a tier name (or compute) for a memory- or compute-bound expectation",
+            hint=HINT,
         )
     if bound is Bound.MEMORY and binding == COMPUTE:
-        raise BadInputError(f"{where}: a memory-bound kernel binds at a memory tier, not compute")
+        raise BadInputError(f"{where}: a memory-bound kernel binds at a memory tier, not compute", hint=HINT)
     if bound is Bound.COMPUTE and binding not in (None, COMPUTE):
-        raise BadInputError(f"{where}: a compute-bound kernel binds at compute, not {binding!r}")
+        raise BadInputError(f"{where}: a compute-bound kernel binds at compute, not {binding!r}", hint=HINT)
     tolerance = float(table.get("tolerance", DEFAULT_TOLERANCE))
     if tolerance < 1:
-        raise BadInputError(f"{where}: tolerance is a ratio >= 1 (e.g. 1.5), not {tolerance}")
+        raise BadInputError(f"{where}: tolerance is a ratio >= 1 (e.g. 1.5), not {tolerance}", hint=HINT)
     flop, nbytes, source = _model_counts(table, where)
     return Expectation(pattern, bound, binding.lower() if binding else None, flop, nbytes, source, tolerance)
 
@@ -120,7 +121,7 @@ def _model_counts(
 ) -> tuple[float | None, Mapping[str, float] | None, str]:
     if "workload" in table:
         if "flop" in table or "bytes" in table:
-            raise BadInputError(f"{where}: give a workload or flop/bytes, not both")
+            raise BadInputError(f"{where}: give a workload or flop/bytes, not both", hint=HINT)
         params: dict[str, Param | None] = {k: table[k] for k in WORKLOAD_KEYS if k in table}
         try:
             workload = build(str(table["workload"]), params)
@@ -130,7 +131,7 @@ def _model_counts(
         return workload.flop, workload.bytes_by_tier, f"{workload.name} model ({described})"
     stray = [k for k in WORKLOAD_KEYS if k in table]
     if stray:
-        raise BadInputError(f'{where}: {stray[0]} needs a workload = "NAME"')
+        raise BadInputError(f'{where}: {stray[0]} needs a workload = "NAME"', hint=HINT)
     flop = _quantity(table["flop"], Dimension.FLOP, where) if "flop" in table else None
     raw = table.get("bytes")
     if raw is None:
@@ -142,7 +143,7 @@ def _model_counts(
 
 def _quantity(value: Any, dimension: Dimension, where: str) -> float:
     if not isinstance(value, (int, float, str)) or isinstance(value, bool):
-        raise BadInputError(f"{where}: {value!r} is not a {dimension.value} count")
+        raise BadInputError(f"{where}: {value!r} is not a {dimension.value} count", hint=HINT)
     try:
         return parse_quantity(value, dimension)
     except NcuRoofError as err:

@@ -47,7 +47,7 @@ def split_assignment(text: str, default_key: str | None) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if sep:
         if not key.strip() or not value.strip():
-            raise UsageError(f"{text!r}: expected NAME=VALUE")
+            raise UsageError(f"{text!r}: expected NAME=VALUE", hint="e.g. dram=20GB/s or l2=1")
         return key.strip().lower(), value.strip()
     if default_key is None:
         raise UsageError(f"{text!r}: expected NAME=VALUE", hint="e.g. dram=20GB/s or l2=1")
@@ -55,27 +55,34 @@ def split_assignment(text: str, default_key: str | None) -> tuple[str, str]:
 
 
 def parse_assignments(
-    items: Sequence[str], dimension: Dimension, default_key: str | None
+    items: Sequence[str], dimension: Dimension, default_key: str | None, *, positive: bool = False
 ) -> dict[str, float]:
+    """NAME=VALUE items; a roof (`positive`) must be above zero, a count may be zero."""
     out: dict[str, float] = {}
     for item in items:
         key, value = split_assignment(item, default_key)
         if key in out:
-            raise UsageError(f"{key} given twice ({item!r})")
+            raise UsageError(f"{key} given twice ({item!r})", hint="give each tier or precision once")
         number = parse_quantity(value, dimension)
-        if not math.isfinite(number) or number < 0:
-            raise UsageError(f"{item!r}: must be a finite, non-negative {dimension.value}")
+        if not math.isfinite(number) or number < 0 or (positive and number == 0):
+            kind = "positive" if positive else "non-negative"
+            raise UsageError(
+                f"{item!r}: must be a finite, {kind} {dimension.value}",
+                hint=f"e.g. {key}=1.5T{dimension.value}" if dimension.value else f"e.g. {key}=2",
+            )
         out[key] = number
     return out
 
 
 def custom_roofs(peaks: Sequence[str], bandwidths: Sequence[str]) -> Roofs:
     """`--peak [PRECISION=]V` and `--bandwidth TIER=V` → a user platform (tier names are free)."""
-    compute = parse_assignments(peaks, Dimension.FLOP_PER_S, ANY_PRECISION)
-    bandwidth = parse_assignments(bandwidths, Dimension.BYTE_PER_S, None)
+    compute = parse_assignments(peaks, Dimension.FLOP_PER_S, ANY_PRECISION, positive=True)
+    bandwidth = parse_assignments(bandwidths, Dimension.BYTE_PER_S, None, positive=True)
     if not bandwidth:
-        raise UsageError("a custom platform needs at least one --bandwidth TIER=V",
-                         hint="e.g. --peak 100GFLOP/s --bandwidth dram=20GB/s")
+        raise UsageError(
+            "a custom platform needs at least one --bandwidth TIER=V",
+            hint="e.g. --peak 100GFLOP/s --bandwidth dram=20GB/s",
+        )
     sources = {k: "user: command line" for k in (*compute, *bandwidth)}
     return Roofs(compute, bandwidth, source="user", sources=sources, name="custom")
 
@@ -106,14 +113,22 @@ def predict(
 ) -> Prediction:
     """Place a kernel on `roofs`; tiers known by intensity get bytes = FLOP / intensity."""
     if flop is not None and not (math.isfinite(flop) and flop >= 0):
-        raise UsageError(f"--flops {flop!r}: must be a finite, non-negative FLOP count")
+        raise UsageError(
+            f"--flops {flop!r}: must be a finite, non-negative FLOP count",
+            hint="e.g. --flops 1e9 or --flops 2.5GFLOP",
+        )
     both = sorted(set(bytes_by_tier) & set(intensity_by_tier))
     if both:
-        raise UsageError(f"tier {both[0]} given both bytes and intensity; give one")
+        raise UsageError(
+            f"tier {both[0]} given both bytes and intensity; give one",
+            hint=f"--bytes {both[0]}=N or --intensity {both[0]}=X, not both",
+        )
     given = {**bytes_by_tier, **intensity_by_tier}
     if not given:
-        raise UsageError("nothing to place: give --bytes [TIER=]N or --intensity TIER=X",
-                         hint="or name a workload, e.g. `ncu-roof predict vector-add --n 1e7`")
+        raise UsageError(
+            "nothing to place: give --bytes [TIER=]N or --intensity TIER=X",
+            hint="or name a workload, e.g. `ncu-roof predict vector-add --n 1e7`",
+        )
     unknown = sorted(t for t in given if t not in roofs.bandwidth_byte_per_s)
     if unknown:
         raise UsageError(
@@ -122,12 +137,13 @@ def predict(
             hint=f"add --bandwidth {unknown[0]}=VALUE, or use one of the platform's tiers",
         )
     if any(x <= 0 for x in intensity_by_tier.values()):
-        raise UsageError("an intensity must be positive (FLOP/B)")
+        raise UsageError("an intensity must be positive (FLOP/B)", hint="e.g. --intensity dram=0.25")
     nominal_flop = 1.0 if flop is None else flop
     derived = {t: nominal_flop / x for t, x in intensity_by_tier.items()}
     peak, used_precision = peak_for(roofs, precision)
-    point = roofline(nominal_flop, {**bytes_by_tier, **derived}, peak,
-                     roofs.bandwidth_byte_per_s, used_precision)
+    point = roofline(
+        nominal_flop, {**bytes_by_tier, **derived}, peak, roofs.bandwidth_byte_per_s, used_precision
+    )
     if flop is None:
         point = replace(point, flop=None, time_at_roof_s=None)
     known_bytes = dict(bytes_by_tier) if flop is None else {**bytes_by_tier, **derived}
@@ -208,10 +224,12 @@ def renderable(p: Prediction) -> Group:
             continue
         mark = " ◀" if tier == point.binding else ""
         table.add_row(
-            tier + mark, si(p.bytes_by_tier.get(tier), "B"),
+            tier + mark,
+            si(p.bytes_by_tier.get(tier), "B"),
             si(p.roofs.bandwidth_byte_per_s[tier], "B/s"),
             intensity_text(point.intensity_flop_per_byte.get(tier)),
-            intensity_text(point.ridge_flop_per_byte.get(tier)), si(cap, "FLOP/s", 4),
+            intensity_text(point.ridge_flop_per_byte.get(tier)),
+            si(cap, "FLOP/s", 4),
         )
     if COMPUTE in point.cap_flop_per_s:
         mark = " ◀" if point.binding == COMPUTE else ""

@@ -34,38 +34,48 @@ def _dtype_bytes(dtype: str) -> int:
     try:
         return DTYPE_BYTES[dtype]
     except KeyError:
-        raise UsageError(
-            f"unknown dtype {dtype!r}", hint="use one of " + ", ".join(DTYPE_BYTES)
-        ) from None
+        raise UsageError(f"unknown dtype {dtype!r}", hint="use one of " + ", ".join(DTYPE_BYTES)) from None
 
 
 def vector_add(n: int, dtype: str = "fp32") -> Workload:
     size = _dtype_bytes(dtype)
     return Workload(
-        "vector-add", {"n": n, "dtype": dtype}, float(n), {"dram": 3.0 * n * size},
+        "vector-add",
+        {"n": n, "dtype": dtype},
+        float(n),
+        {"dram": 3.0 * n * size},
         VECTOR_PRECISION[dtype],
-        (f"y = x + z: {n} additions, 1 FLOP each",
-         f"read x and z, write y once: 3 x {n} x {size} B"),
+        (f"y = x + z: {n} additions, 1 FLOP each", f"read x and z, write y once: 3 x {n} x {size} B"),
     )
 
 
 def dot(n: int, dtype: str = "fp32") -> Workload:
     size = _dtype_bytes(dtype)
     return Workload(
-        "dot", {"n": n, "dtype": dtype}, 2.0 * n, {"dram": 2.0 * n * size},
+        "dot",
+        {"n": n, "dtype": dtype},
+        2.0 * n,
+        {"dram": 2.0 * n * size},
         VECTOR_PRECISION[dtype],
-        (f"s = sum x*y: {n} multiplies and {n} adds (N-1 adds counted as N, exact for large N)",
-         f"read x and y once: 2 x {n} x {size} B; the scalar result is negligible"),
+        (
+            f"s = sum x*y: {n} multiplies and {n} adds (N-1 adds counted as N, exact for large N)",
+            f"read x and y once: 2 x {n} x {size} B; the scalar result is negligible",
+        ),
     )
 
 
 def saxpy(n: int, dtype: str = "fp32") -> Workload:
     size = _dtype_bytes(dtype)
     return Workload(
-        "saxpy", {"n": n, "dtype": dtype}, 2.0 * n, {"dram": 3.0 * n * size},
+        "saxpy",
+        {"n": n, "dtype": dtype},
+        2.0 * n,
+        {"dram": 3.0 * n * size},
         VECTOR_PRECISION[dtype],
-        (f"y = a*x + y: one multiply and one add per element, {n} elements",
-         f"read x and y, write y once: 3 x {n} x {size} B"),
+        (
+            f"y = a*x + y: one multiply and one add per element, {n} elements",
+            f"read x and y, write y once: 3 x {n} x {size} B",
+        ),
     )
 
 
@@ -78,11 +88,16 @@ def rmsnorm(d: int, tokens: int = 1, dtype: str = "fp32", unfused: bool = False)
         else "fused: read x and write y once: 2 x d x size B (intermediates stay on chip)"
     )
     return Workload(
-        "rmsnorm", {"d": d, "tokens": tokens, "dtype": dtype, "unfused": unfused},
-        4.0 * d * tokens, {"dram": float(passes * d * size * tokens)}, VECTOR_PRECISION[dtype],
-        ("per token: square d, sum d-1, mean/eps/rsqrt ~4, scale by rms and gamma 2d: ~4d FLOP",
-         "per token, " + traffic,
-         "gamma (d values) stays in cache across tokens and is not counted"),
+        "rmsnorm",
+        {"d": d, "tokens": tokens, "dtype": dtype, "unfused": unfused},
+        4.0 * d * tokens,
+        {"dram": float(passes * d * size * tokens)},
+        VECTOR_PRECISION[dtype],
+        (
+            "per token: square d, sum d-1, mean/eps/rsqrt ~4, scale by rms and gamma 2d: ~4d FLOP",
+            "per token, " + traffic,
+            "gamma (d values) stays in cache across tokens and is not counted",
+        ),
     )
 
 
@@ -92,16 +107,22 @@ def layernorm(d: int, tokens: int = 1, dtype: str = "fp32", unfused: bool = Fals
     traffic = (
         "unfused: read x for the mean, read x again and write x-mean, read x-mean for the "
         "variance, read it again and write the normalized tensor, read that and write y: "
-        "7 x d x size B" if unfused
+        "7 x d x size B"
+        if unfused
         else "fused: read x and write y once: 2 x d x size B (intermediates stay on chip)"
     )
     return Workload(
-        "layernorm", {"d": d, "tokens": tokens, "dtype": dtype, "unfused": unfused},
-        7.0 * d * tokens, {"dram": float(passes * d * size * tokens)}, VECTOR_PRECISION[dtype],
-        ("per token: mean d, subtract d, square d, sum d, multiply by rstd d, gamma d, beta d: "
-         "~7d FLOP (the few scalar ops are neglected)",
-         "per token, " + traffic,
-         "gamma and beta stay in cache across tokens and are not counted"),
+        "layernorm",
+        {"d": d, "tokens": tokens, "dtype": dtype, "unfused": unfused},
+        7.0 * d * tokens,
+        {"dram": float(passes * d * size * tokens)},
+        VECTOR_PRECISION[dtype],
+        (
+            "per token: mean d, subtract d, square d, sum d, multiply by rstd d, gamma d, beta d: "
+            "~7d FLOP (the few scalar ops are neglected)",
+            "per token, " + traffic,
+            "gamma and beta stay in cache across tokens and are not counted",
+        ),
     )
 
 
@@ -110,14 +131,20 @@ def softmax(d: int, tokens: int = 1, dtype: str = "fp32", unfused: bool = False)
     passes = 6 if unfused else 2
     traffic = (
         "unfused: read x for the max, read x and write exp(x-max), read that for the sum, "
-        "read it again and write y: 6 x d x size B" if unfused
+        "read it again and write y: 6 x d x size B"
+        if unfused
         else "fused (online softmax): read x and write y once: 2 x d x size B"
     )
     return Workload(
-        "softmax", {"d": d, "tokens": tokens, "dtype": dtype, "unfused": unfused},
-        5.0 * d * tokens, {"dram": float(passes * d * size * tokens)}, VECTOR_PRECISION[dtype],
-        ("per row of d: max d, subtract d, exp d (counted as 1 FLOP), sum d, divide d: 5d FLOP",
-         "per row, " + traffic),
+        "softmax",
+        {"d": d, "tokens": tokens, "dtype": dtype, "unfused": unfused},
+        5.0 * d * tokens,
+        {"dram": float(passes * d * size * tokens)},
+        VECTOR_PRECISION[dtype],
+        (
+            "per row of d: max d, subtract d, exp d (counted as 1 FLOP), sum d, divide d: 5d FLOP",
+            "per row, " + traffic,
+        ),
     )
 
 
@@ -137,19 +164,31 @@ def gemm(m: int, n: int, k: int, dtype: str = "fp32", tile: int | None = None) -
             "times; C written once"
         )
     return Workload(
-        "gemm", params, 2.0 * m * n * k, {"dram": elements * size}, MATRIX_PRECISION[dtype],
-        ("2mnk FLOP: one multiply and one add per (i, j, l)", traffic,
-         "fp16/bf16 run on tensor cores; fp32 and fp64 on CUDA cores"),
+        "gemm",
+        params,
+        2.0 * m * n * k,
+        {"dram": elements * size},
+        MATRIX_PRECISION[dtype],
+        (
+            "2mnk FLOP: one multiply and one add per (i, j, l)",
+            traffic,
+            "fp16/bf16 run on tensor cores; fp32 and fp64 on CUDA cores",
+        ),
     )
 
 
 def stencil7(n: int, dtype: str = "fp64") -> Workload:
     size = _dtype_bytes(dtype)
     return Workload(
-        "stencil7", {"n": n, "dtype": dtype}, 13.0 * n, {"dram": 2.0 * n * size},
+        "stencil7",
+        {"n": n, "dtype": dtype},
+        13.0 * n,
+        {"dram": 2.0 * n * size},
         VECTOR_PRECISION[dtype],
-        (f"7-point stencil over {n} points: 7 multiplies + 6 adds = 13 FLOP per point",
-         f"with reuse of neighbours on chip: one {size} B read and one {size} B write per point"),
+        (
+            f"7-point stencil over {n} points: 7 multiplies + 6 adds = 13 FLOP per point",
+            f"with reuse of neighbours on chip: one {size} B read and one {size} B write per point",
+        ),
     )
 
 
@@ -164,13 +203,24 @@ BUILDERS: Mapping[str, Callable[..., Workload]] = {
     "stencil7": stencil7,
 }
 REQUIRED: Mapping[str, tuple[str, ...]] = {
-    "vector-add": ("n",), "dot": ("n",), "saxpy": ("n",), "stencil7": ("n",),
-    "rmsnorm": ("d",), "layernorm": ("d",), "softmax": ("d",), "gemm": ("m", "n", "k"),
+    "vector-add": ("n",),
+    "dot": ("n",),
+    "saxpy": ("n",),
+    "stencil7": ("n",),
+    "rmsnorm": ("d",),
+    "layernorm": ("d",),
+    "softmax": ("d",),
+    "gemm": ("m", "n", "k"),
 }
 OPTIONAL: Mapping[str, tuple[str, ...]] = {
-    "vector-add": ("dtype",), "dot": ("dtype",), "saxpy": ("dtype",), "stencil7": ("dtype",),
-    "rmsnorm": ("tokens", "dtype", "unfused"), "layernorm": ("tokens", "dtype", "unfused"),
-    "softmax": ("tokens", "dtype", "unfused"), "gemm": ("dtype", "tile"),
+    "vector-add": ("dtype",),
+    "dot": ("dtype",),
+    "saxpy": ("dtype",),
+    "stencil7": ("dtype",),
+    "rmsnorm": ("tokens", "dtype", "unfused"),
+    "layernorm": ("tokens", "dtype", "unfused"),
+    "softmax": ("tokens", "dtype", "unfused"),
+    "gemm": ("dtype", "tile"),
 }
 
 
@@ -191,5 +241,5 @@ def build(name: str, params: Mapping[str, Param | None]) -> Workload:
         )
     for key, value in given.items():
         if key not in ("dtype", "unfused") and (not isinstance(value, int) or value <= 0):
-            raise UsageError(f"{key} must be a positive integer, not {value!r}")
+            raise UsageError(f"{key} must be a positive integer, not {value!r}", hint=f"e.g. --{key} 4096")
     return BUILDERS[name](**given)

@@ -61,18 +61,36 @@ def gpu_row(gpu: Gpu) -> dict[str, Any]:
 
 def gpus_table() -> Group:
     """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source."""
-    table = Table(title="Built-in GPUs: dense peaks in TFLOP/s; ridge = peak / DRAM bandwidth "
-                  "in FLOP/B", title_justify="left")
-    headers = ("key", "FP64", "FP32", "FP16", "tensor", "DRAM GB/s", "L2 TB/s", "L1 TB/s*",
-               "ridge FP32", "ridge tensor")
+    table = Table(
+        title="Built-in GPUs: dense peaks in TFLOP/s; ridge = peak / DRAM bandwidth in FLOP/B",
+        title_justify="left",
+    )
+    headers = (
+        "key",
+        "FP64",
+        "FP32",
+        "FP16",
+        "tensor",
+        "DRAM GB/s",
+        "L2 TB/s",
+        "L1 TB/s*",
+        "ridge FP32",
+        "ridge tensor",
+    )
     for header in headers:
         table.add_column(header, justify="left" if header == "key" else "right", no_wrap=True)
     for gpu in GPUS:
         table.add_row(
-            gpu.key, _tflop(gpu.fp64_tflop_per_s), _tflop(gpu.fp32_tflop_per_s),
-            _tflop(gpu.fp16_tflop_per_s), _tflop(gpu.tensor_tflop_per_s),
-            f"{gpu.dram_gbyte_per_s:g}", _tflop(gpu.l2_tbyte_per_s),
-            f"{gpu.l1_byte_per_s / 1e12:.1f}", _ridge(gpu, "fp32"), _ridge(gpu, "tensor"),
+            gpu.key,
+            _tflop(gpu.fp64_tflop_per_s),
+            _tflop(gpu.fp32_tflop_per_s),
+            _tflop(gpu.fp16_tflop_per_s),
+            _tflop(gpu.tensor_tflop_per_s),
+            f"{gpu.dram_gbyte_per_s:g}",
+            _tflop(gpu.l2_tbyte_per_s),
+            f"{gpu.l1_byte_per_s / 1e12:.1f}",
+            _ridge(gpu, "fp32"),
+            _ridge(gpu, "tensor"),
         )
     notes = ["* L1 derived: SMs x 128 B/clk x boost clock (not a datasheet figure)", "sources:"]
     notes += [f"  {gpu.key}: {gpu.source}" for gpu in GPUS]
@@ -106,12 +124,13 @@ def _count(text: str | None, name: str) -> int | None:
         return None
     value = parse_quantity(text, Dimension.NUMBER)
     if value != int(value) or value <= 0:
-        raise UsageError(f"--{name} {text}: must be a positive whole number")
+        raise UsageError(
+            f"--{name} {text}: must be a positive whole number", hint=f"e.g. --{name} 1e7 or --{name} 4096"
+        )
     return int(value)
 
 
-def _platform(gpu: str | None, roofs_file: str | None, peaks: list[str],
-              bandwidths: list[str]) -> Roofs:
+def _platform(gpu: str | None, roofs_file: str | None, peaks: list[str], bandwidths: list[str]) -> Roofs:
     chosen = [bool(gpu), bool(roofs_file), bool(peaks or bandwidths)]
     if sum(chosen) != 1:
         raise UsageError(
@@ -128,7 +147,8 @@ def _platform(gpu: str | None, roofs_file: str | None, peaks: list[str],
 @app.command("predict")
 def predict_command(
     workload: str | None = typer.Argument(
-        None, help="vector-add, dot, saxpy, rmsnorm, layernorm, softmax, gemm, stencil7"),
+        None, help="vector-add, dot, saxpy, rmsnorm, layernorm, softmax, gemm, stencil7"
+    ),
     n: str | None = typer.Option(None, "--n", help="Elements / points / GEMM columns."),
     m: str | None = typer.Option(None, "--m", help="GEMM rows."),
     k: str | None = typer.Option(None, "--k", help="GEMM inner dimension."),
@@ -152,19 +172,32 @@ def predict_command(
     roofs = _platform(gpu, roofs_file, peak, bandwidth)
     if workload is not None:
         if flops is not None or nbytes or intensity:
-            raise UsageError("give a workload or --flops/--bytes/--intensity, not both")
+            raise UsageError(
+                "give a workload or --flops/--bytes/--intensity, not both",
+                hint="e.g. `predict gemm --m 4096 ...` or `predict --flops 1e9 --bytes 1e8 ...`",
+            )
         params: dict[str, Param | None] = {
-            "n": _count(n, "n"), "m": _count(m, "m"), "k": _count(k, "k"), "d": _count(d, "d"),
-            "tokens": _count(tokens, "tokens"), "dtype": dtype, "unfused": unfused,
+            "n": _count(n, "n"),
+            "m": _count(m, "m"),
+            "k": _count(k, "k"),
+            "d": _count(d, "d"),
+            "tokens": _count(tokens, "tokens"),
+            "dtype": dtype,
+            "unfused": unfused,
             "tile": _count(tile, "tile"),
         }
         result = prediction.predict_workload(roofs, build(workload, params))
     else:
-        stray = [name for name, v in (("n", n), ("m", m), ("k", k), ("d", d), ("tokens", tokens),
-                                      ("tile", tile)) if v is not None]
+        stray = [
+            name
+            for name, v in (("n", n), ("m", m), ("k", k), ("d", d), ("tokens", tokens), ("tile", tile))
+            if v is not None
+        ]
         if stray or unfused:
-            raise UsageError(f"--{(stray or ['unfused'])[0]} needs a workload",
-                             hint="e.g. `ncu-roof predict gemm --m 4096 --n 4096 --k 4096`")
+            raise UsageError(
+                f"--{(stray or ['unfused'])[0]} needs a workload",
+                hint="e.g. `ncu-roof predict gemm --m 4096 --n 4096 --k 4096`",
+            )
         if dtype is not None and dtype not in VECTOR_PRECISION:
             raise UsageError(f"unknown dtype {dtype!r}", hint="use fp64, fp32, fp16 or bf16")
         result = prediction.predict(
