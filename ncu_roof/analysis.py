@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ncu_roof.gpus import gpu_by_key
@@ -15,6 +16,7 @@ from ncu_roof.model import (
     COMPUTE,
     LATENCY_SOL_PCT,
     Bound,
+    Roof,
     RooflinePoint,
     Roofs,
     bound_of,
@@ -125,25 +127,53 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             roofs = _roofs_for(norm[rows], name, choice)
             device = Device(len(devices), i, name, str(ccs.iloc[0]) if len(ccs) else None, roofs)
             devices.append(device)
-            kernels += _device_kernels(ident[rows], norm[rows], device, i, total_s)
+            automatic = choice.user is None and choice.gpu_key is None
+            kernels += _device_kernels(ident[rows], norm[rows], device, i, total_s, automatic)
     missing = sorted({m for k in kernels for m in k.missing})
     hint = collect_command(missing) if missing else None
     return Analysis(tuple(inputs), tuple(devices), tuple(kernels), collect_hint=hint)
 
 
+def launch_roofs(group: pd.DataFrame, roofs: Roofs) -> tuple[dict[str, Roof], dict[str, Roof]]:
+    """Each launch's own report roofs (its measured clocks: Nsight's method), else the device's.
+
+    Short launches run at other clocks than long ones; judging each against the median roof would
+    call consistent data inconsistent.
+    """
+
+    def own(column: str, fallback: float | None) -> Roof:
+        values = group[column].to_numpy(dtype="float64")
+        return np.where(np.isfinite(values) & (values > 0), values, np.nan if fallback is None else fallback)
+
+    compute: dict[str, Roof] = dict(roofs.compute_flop_per_s)
+    for p in PRECISIONS:
+        compute[p] = own(f"peak_{p}_flop_per_s", roofs.compute_flop_per_s.get(p))
+    bandwidth: dict[str, Roof] = dict(roofs.bandwidth_byte_per_s)
+    for t in TIERS:
+        bandwidth[t] = own(f"bw_{t}_byte_per_s", roofs.bandwidth_byte_per_s.get(t))
+    return compute, bandwidth
+
+
 def _device_kernels(
-    ident: pd.DataFrame, group: pd.DataFrame, device: Device, input_index: int, total_s: float
+    ident: pd.DataFrame,
+    group: pd.DataFrame,
+    device: Device,
+    input_index: int,
+    total_s: float,
+    automatic: bool,
 ) -> list[Kernel]:
     """The roofline of every launch on one device at once, then one `Kernel` per launch."""
     roofs = device.roofs
-    peaks, precisions = compute_roof_arrays(
-        {p: group[f"flop_{p}"].to_numpy() for p in PRECISIONS}, roofs.compute_flop_per_s
-    )
+    compute: Mapping[str, Roof] = roofs.compute_flop_per_s
+    bandwidth: Mapping[str, Roof] = roofs.bandwidth_byte_per_s
+    if automatic:
+        compute, bandwidth = launch_roofs(group, roofs)
+    peaks, precisions = compute_roof_arrays({p: group[f"flop_{p}"].to_numpy() for p in PRECISIONS}, compute)
     arrays = roofline_arrays(
         group["flop_total"].to_numpy(),
         {t: group[f"{t}_bytes"].to_numpy() for t in TIERS},
         peaks,
-        roofs.bandwidth_byte_per_s,
+        bandwidth,
     )
     who = _rows(ident)
     rows = _rows(group[[c for c in KERNEL_COLUMNS if c in group.columns]])
@@ -197,13 +227,16 @@ def _kernel(
 ) -> Kernel:
     roofs = device.roofs
     duration = _num(row["duration_s"])
-    failed = duration is not None and duration <= 0
-    if failed:  # ncu writes a failed collection as zeros (2022.3) or NaN: not a measurement
-        duration = None
-    flop = {p: _num(row[f"flop_{p}"]) for p in PRECISIONS}
-    flop_total = _num(row["flop_total"])
-    nbytes = {t: _num(row[f"{t}_bytes"]) for t in TIERS}
-    sol = {k: _num(row[f"sol_{k}_pct"]) for k in SOL_KEYS}
+    failed = duration is not None and duration <= 0  # ncu 2022.3 writes a failed collection as 0
+
+    def measured(column: str) -> float | None:
+        return None if failed else _num(row[column])
+
+    flop = {p: measured(f"flop_{p}") for p in PRECISIONS}
+    flop_total = measured("flop_total")
+    nbytes = {t: measured(f"{t}_bytes") for t in TIERS}
+    sol = {k: measured(f"sol_{k}_pct") for k in SOL_KEYS}
+    duration = None if failed else duration
     recipe = {key: str(row[f"{key}_recipe"]) for key in _RECIPE_KEYS if isinstance(row[f"{key}_recipe"], str)}
     precision = point.compute_precision
     roofline_bound = bound_of(point.binding)
@@ -225,6 +258,11 @@ def _kernel(
         notes.append(
             f"latency-bound: SM {sol['sm']:.0f}% and memory {sol['memory']:.0f}% of peak, both under "
             f"{LATENCY_SOL_PCT:.0f}%; the roofline alone says {said}"
+        )
+    elif bound is not Bound.UNKNOWN and (sol["sm"] is None or sol["memory"] is None):
+        notes.append(
+            "no SOL percentages (sm__throughput, gpu__compute_memory_throughput): "
+            "the latency-bound check (Nsight's 60% rule) was not made"
         )
     if pct is not None and pct > 100.0:
         notes.append(

@@ -43,6 +43,12 @@ class ProfileError(NcuRoofError):
     exit_code = ExitCode.PROFILE_FAILED
 
 
+class OutputError(NcuRoofError):
+    """An output file could not be written (the analysis itself may have worked)."""
+
+    exit_code = ExitCode.FAILED
+
+
 class GateError(NcuRoofError):
     """A check the user asked for did not pass (regression, contradicted expectation)."""
 

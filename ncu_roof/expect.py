@@ -30,6 +30,7 @@ HINT = (
     'write e.g.  [[expect]]  kernel = "silu"  bound = "memory"  binding = "dram"  '
     "bytes = 5.4e8   (see docs/prediction-schema.md)"
 )
+JSON_SCHEMA = "ncu-roof/expectations/v1"
 TIER_WORDS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "shared-memory"}
 
 
@@ -67,6 +68,30 @@ class ExpectationReport:
     @property
     def contradicted(self) -> tuple[KernelCheck, ...]:
         return tuple(c for c in self.checks if c.status is Status.CONTRADICTED)
+
+    def counts(self) -> dict[str, int]:
+        """Launches per status (every status, zeros included) and the unmatched patterns."""
+        counts = {s.value: sum(c.status is s for c in self.checks) for s in Status}
+        return {**counts, "unmatched_patterns": len(self.unmatched_patterns)}
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (plain str/int values, stable key order), e.g. for `analyze`'s
+        "expectations" key. Names and patterns are raw: `json.dumps` escapes them."""
+        return {
+            "schema": JSON_SCHEMA,
+            "checks": [
+                {
+                    "kernel_id": c.kernel_id,
+                    "kernel_name": c.kernel_name,
+                    "pattern": c.pattern,
+                    "status": c.status.value,
+                    "explanation": c.explanation,
+                }
+                for c in self.checks
+            ],
+            "unmatched_patterns": list(self.unmatched_patterns),
+            "counts": self.counts(),
+        }
 
 
 def load_expectations(path: str) -> tuple[Expectation, ...]:
@@ -165,9 +190,13 @@ def check(analysis: Analysis, expectations: Sequence[Expectation]) -> Expectatio
 def check_kernel(kernel: Kernel, expectation: Expectation) -> KernelCheck:
     status, sentence = _verdict(kernel, expectation)
     gaps = _count_gaps(kernel, expectation)
-    if status is Status.CONFIRMED and any(off for off, _ in gaps):
+    off = [text for outside, text in gaps if outside]
+    within = [text for outside, text in gaps if not outside]
+    if status is Status.CONFIRMED and off:
+        # the verdict matches but a count does not: say so before anything else
         status = Status.CONTRADICTED
-    explanation = "; ".join([sentence, *(text for _, text in gaps)])
+        sentence = f"{sentence}, but {off.pop(0)}"
+    explanation = "; ".join([sentence, *off, *within])
     return KernelCheck(kernel.id, kernel.name, expectation.kernel_pattern, status, explanation)
 
 
@@ -237,39 +266,61 @@ def _count_gaps(k: Kernel, e: Expectation) -> list[tuple[bool, str]]:
 
 
 def _flop_gap(ratio: float, tolerance: float) -> tuple[bool, str]:
-    text = f"measured FLOPs are {_times(ratio)}× the model's"
+    text = f"measured FLOPs are {_times(ratio, tolerance)}× the model's"
     if ratio > tolerance:
-        return True, text + (
-            ": the kernel does extra arithmetic (recomputation, or instructions the model does not count)"
+        return True, f"{text} {_outside(ratio, tolerance)}: " + (
+            "the kernel does extra arithmetic (recomputation, or instructions the model does not count)"
         )
     if ratio < 1 / tolerance:
-        return True, text + (
-            ": part of the work is not in the FLOP counters (special-function "
+        return True, f"{text} {_outside(ratio, tolerance)}: " + (
+            "part of the work is not in the FLOP counters (special-function "
             "or integer instructions) or the model over-counts"
         )
-    return False, text
+    return False, f"{text} (within the {_ratio(tolerance)}× tolerance)"
 
 
 def _bytes_gap(tier: str, ratio: float, tolerance: float) -> tuple[bool, str]:
     words = TIER_WORDS.get(tier, tier)
-    text = f"measured {words} bytes are {_times(ratio)}× the model's minimum"
+    text = f"measured {words} bytes are {_times(ratio, tolerance)}× the model's minimum"
     if ratio > tolerance:
         cause = (
             "data is read more than once (poor reuse or uncoalesced access)"
             if tier == "dram"
             else "accesses are uncoalesced or repeated beyond what the model counts"
         )
-        return True, f"{text}: {cause}"
+        return True, f"{text} {_outside(ratio, tolerance)}: {cause}"
     if ratio < 1 / tolerance:
         return (
             True,
-            f"{text}: part of the data was served from a cache above {words}, or the model over-counts",
+            f"{text} {_outside(ratio, tolerance)}: part of the data was served from a cache "
+            f"above {words}, or the model over-counts",
         )
-    return False, text
+    return False, f"{text} (within the {_ratio(tolerance)}× tolerance)"
 
 
-def _times(ratio: float) -> str:
-    return f"{ratio:.1f}" if ratio >= 1 else f"{ratio:.2f}"
+def _outside(ratio: float, tolerance: float) -> str:
+    """`(beyond the 1.5× tolerance)` or `(below 1/1.5× = 0.67×, the tolerance)`."""
+    if ratio > tolerance:
+        return f"(beyond the {_ratio(tolerance)}× tolerance)"
+    return f"(below 1/{_ratio(tolerance)}× = {1 / tolerance:.2f}×, the tolerance)"
+
+
+def _ratio(value: float) -> str:
+    return f"{value:g}"
+
+
+def _times(ratio: float, tolerance: float) -> str:
+    """The ratio with enough digits that it visibly falls on the right side of the tolerance.
+
+    1.54 against a 1.5× tolerance is `1.54`, not `1.5` (which would read as within it).
+    """
+    low, high = 1 / tolerance, tolerance
+    for digits in (1, 2, 3, 4):
+        shown = f"{ratio:.{digits if ratio >= 1 else digits + 1}f}"
+        value = float(shown)
+        if (ratio > high) == (value > high) and (ratio < low) == (value < low):
+            return shown
+    return f"{ratio:.6g}"
 
 
 def render_expectations(report: ExpectationReport) -> str:
@@ -281,11 +332,11 @@ def render_expectations(report: ExpectationReport) -> str:
             f"[/{one_line(c.pattern)}/]: {one_line(c.explanation)}"
         )
     lines += [f"  UNMATCHED    /{one_line(p)}/: no kernel matches" for p in report.unmatched_patterns]
-    counts = {s: sum(c.status is s for c in report.checks) for s in Status}
+    counts = report.counts()
     lines.append(
         "  "
-        + ", ".join(f"{n} {s.value}" for s, n in counts.items())
-        + f", {len(report.unmatched_patterns)} unmatched pattern(s)"
+        + ", ".join(f"{counts[s.value]} {s.value}" for s in Status)
+        + f", {counts['unmatched_patterns']} unmatched pattern(s)"
     )
     return "\n".join(lines) + "\n"
 

@@ -19,6 +19,8 @@ GIGA = 9
 def scaled(value: float, exponent: int) -> float:
     """`value` × 10**exponent without binary rounding noise (133.8e12, not 133800000000000.02)."""
     return float(f"{value!r}e{exponent}")
+
+
 L1_BYTES_PER_CLK_PER_SM = 128.0
 
 
@@ -126,14 +128,15 @@ GPUS: tuple[Gpu, ...] = (
         "a10g",
         "NVIDIA A10G",
         r"\bA10G\b",
-        0.49,
-        31.2,
-        31.2,
-        125.0,
+        0.55,
+        35.0,
+        35.0,
+        140.1,
         600.0,
-        72,
+        80,
         1.71,
-        "AWS EC2 G5 (A10G = GA102 A10 configuration); NVIDIA A10 datasheet figures [verify]",
+        "derived: 80 SMs and 1.71 GHz (device attributes in A10G ncu reports) x the A10 datasheet's "
+        "per-SM rates (FP32 256, FP16 tensor 1024 FLOP/clk); 384-bit GDDR6 at 6.25 GHz [verify]",
     ),
     Gpu("a40", "NVIDIA A40", r"\bA40\b", 0.58, 37.4, 37.4, 149.7, 696.0, 84, 1.74, "NVIDIA A40 datasheet"),
     Gpu(

@@ -72,27 +72,38 @@ class RooflineArrays:
     time_at_roof_s: np.ndarray
 
 
+Roof = float | np.ndarray  # one value for every kernel, or one per kernel
+
+
+def _per_kernel(value: Roof | None, n: int) -> np.ndarray:
+    """A roof as n values, NaN where it is missing, zero or negative."""
+    array = np.broadcast_to(np.asarray(np.nan if value is None else value, dtype="float64"), (n,))
+    return np.where(np.isfinite(array) & (array > 0), array, np.nan)
+
+
 def compute_roof_arrays(
-    flop_by_precision: Mapping[str, np.ndarray], peaks: Mapping[str, float]
+    flop_by_precision: Mapping[str, np.ndarray], peaks: Mapping[str, Roof]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Compute roof and dominant precision of n kernels (see `compute_roof`); needs ≥ 1 precision."""
     names = list(flop_by_precision)
     flops = np.column_stack([np.asarray(flop_by_precision[p], dtype="float64") for p in names])
-    peak = np.array([peaks.get(p, np.nan) if peaks.get(p, 0) > 0 else np.nan for p in names])
+    n = flops.shape[0]
+    peak = np.column_stack([_per_kernel(peaks.get(p), n) for p in names])
     work = np.nan_to_num(flops, nan=0.0) > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         seconds = np.where(work, flops / peak, 0.0).sum(axis=1)
         combined = np.where(work, flops, 0.0).sum(axis=1) / seconds
     dominant = np.array(names, dtype=object)[np.argmax(np.where(work, flops, -1.0), axis=1)]
     any_work = work.any(axis=1)
-    default = next((peaks[p] for p in DEFAULT_PRECISIONS if p in peaks), np.nan)
+    first = next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
+    default = _per_kernel(peaks.get(first) if first else None, n)
     roof = np.where(any_work, combined, default)
-    nothing = np.full(len(dominant), None, dtype=object)
+    nothing = np.full(n, None, dtype=object)
     return roof, np.where(any_work, dominant, nothing)
 
 
 def compute_roof(
-    flop_by_precision: Mapping[str, float | None], peaks: Mapping[str, float]
+    flop_by_precision: Mapping[str, float | None], peaks: Mapping[str, Roof]
 ) -> tuple[float | None, str | None]:
     """The compute roof of a kernel and its dominant precision.
 
@@ -113,9 +124,9 @@ def roofline_arrays(
     flop: np.ndarray,
     bytes_by_tier: Mapping[str, np.ndarray],
     peak_flop_per_s: np.ndarray,
-    bandwidth_byte_per_s: Mapping[str, float],
+    bandwidth_byte_per_s: Mapping[str, Roof],
 ) -> RooflineArrays:
-    """Place n kernels against one set of memory roofs and their own compute roofs."""
+    """Place n kernels against their roofs (one value per tier for all, or one per kernel)."""
     flop = np.asarray(flop, dtype="float64")
     peak = np.asarray(peak_flop_per_s, dtype="float64")
     has_peak = np.isfinite(peak) & (peak > 0)
@@ -126,13 +137,13 @@ def roofline_arrays(
     times: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for tier, raw in bytes_by_tier.items():
-            bandwidth = bandwidth_byte_per_s.get(tier, 0.0)
-            if not bandwidth > 0:
+            bandwidth = _per_kernel(bandwidth_byte_per_s.get(tier), len(flop))
+            if np.isnan(bandwidth).all():
                 continue
             nbytes = np.asarray(raw, dtype="float64")
-            valid = np.isfinite(nbytes) & (nbytes >= 0)
+            valid = np.isfinite(nbytes) & (nbytes >= 0) & np.isfinite(bandwidth)
             times[tier] = np.where(valid, nbytes / bandwidth, np.nan)
-            ridge[tier] = np.where(has_peak, peak / bandwidth, np.nan)
+            ridge[tier] = np.where(has_peak & np.isfinite(bandwidth), peak / bandwidth, np.nan)
             ai = np.where(valid & has_flop, np.where(nbytes > 0, flop / nbytes, np.inf), np.nan)
             memory_cap = bandwidth * ai
             intensity[tier] = ai

@@ -53,6 +53,14 @@ def _op(kind: str, op: str, rollup: str = ".sum") -> str:
     return f"{kind}__sass_thread_inst_executed_op_{op}_pred_on{rollup}"
 
 
+# L1 traffic that `--set full` reports do hold: global and local load/store sectors.
+L1_SECTOR_METRICS = tuple(
+    f"l1tex__t_sectors_pipe_lsu_mem_{space}_op_{op}.sum"
+    for space in ("global", "local")
+    for op in ("ld", "st")
+)
+
+
 def wanted_metrics() -> frozenset[str]:
     """Every exact metric name any formula below may read (readers load only these)."""
     names: set[str] = {
@@ -110,6 +118,7 @@ def wanted_metrics() -> frozenset[str]:
         "lts__throughput.avg.pct_of_peak_sustained_elapsed",
         "l1tex__throughput.avg.pct_of_peak_sustained_active",
     }
+    names |= set(L1_SECTOR_METRICS)
     for scope in ("lg", "lgds"):
         base = f"l1tex__lsu_writeback_active_mem_{scope}.sum"
         names |= {base, f"{base}.peak_sustained"}
@@ -190,9 +199,9 @@ def normalize(metrics: pd.DataFrame, factors: Factors = FACTORS) -> pd.DataFrame
     out["flop_total"] = flops.sum(axis=1, min_count=1)
 
     for tier, definitions in _tiers(m, duration, factors).items():
-        byte_count, label, bandwidth = _pick_tier(definitions, metrics.index)
+        byte_count, label, bandwidth, bandwidth_label = _pick_tier(definitions, metrics.index)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = byte_count, label
-        out[f"bw_{tier}_byte_per_s"] = bandwidth
+        out[f"bw_{tier}_byte_per_s"], out[f"bw_{tier}_byte_per_s_recipe"] = bandwidth, bandwidth_label
 
     sol = {
         "sm": m("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
@@ -431,6 +440,14 @@ def _tiers(m: _Frame, duration: pd.Series, f: Factors) -> dict[str, list[TierDef
             m("l1tex__t_sectors.sum.peak_sustained") * sector * l1_clk,
         ),
     ]
+    global_ld, global_st, local_ld, local_st = (m(name) for name in L1_SECTOR_METRICS)
+    l1.append(
+        TierDefinition(
+            f"counter:l1tex__t_sectors_pipe_lsu_mem_{{global,local}}_op_{{ld,st}}.sum*{sector:g}",
+            (global_ld + global_st + local_ld.fillna(0.0) + local_st.fillna(0.0)) * sector,
+            m.nan,
+        )
+    )
     for scope in ("lgds", "lg"):
         base = f"l1tex__lsu_writeback_active_mem_{scope}.sum"
         derived = f"derived__l1tex__lsu_writeback_bytes_mem_{scope}.sum"
@@ -463,19 +480,28 @@ def _tiers(m: _Frame, duration: pd.Series, f: Factors) -> dict[str, list[TierDef
     return {"dram": dram, "l2": l2, "l1": l1, "shared": shared}
 
 
-def _pick_tier(definitions: list[TierDefinition], index: pd.Index) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """Per row: the first definition with bytes *and* its own roof, else the first with bytes."""
-    complete = [(d.label, d.bytes.where(d.bandwidth_byte_per_s.notna())) for d in definitions]
-    byte_count, label = first_available(complete, index)
-    bandwidth, _ = first_available(
-        [(d.label, d.bandwidth_byte_per_s.where(d.bytes.notna())) for d in definitions], index
-    )
-    fallback_bytes, fallback_label = first_available([(d.label, d.bytes) for d in definitions], index)
-    missing = byte_count.isna()
-    byte_count = byte_count.where(~missing, fallback_bytes)
-    label = label.where(~missing, fallback_label)
-    bandwidth = bandwidth.where(~missing, np.nan)
-    return byte_count, label, bandwidth
+def _pick_tier(
+    definitions: list[TierDefinition], index: pd.Index
+) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
+    """Per row: bytes from the first definition that has them (counted traffic before Nsight's
+    cycles × width proxies), with that definition's own roof, else the roof of the first
+    definition that has one (its label says so). Returns bytes, label, roof, roof label."""
+    nbytes = pd.Series(np.nan, index=index, dtype="float64")
+    label = pd.Series(None, index=index, dtype="object")
+    roof = pd.Series(np.nan, index=index, dtype="float64")
+    roof_label = pd.Series(None, index=index, dtype="object")
+    for d in definitions:
+        take = nbytes.isna() & d.bytes.notna()
+        nbytes = nbytes.where(~take, d.bytes)
+        label = label.where(~take, d.label)
+        own = take & d.bandwidth_byte_per_s.notna()
+        roof = roof.where(~own, d.bandwidth_byte_per_s)
+        roof_label = roof_label.where(~own, d.label)
+    for d in definitions:
+        borrow = nbytes.notna() & roof.isna() & d.bandwidth_byte_per_s.notna()
+        roof = roof.where(~borrow, d.bandwidth_byte_per_s)
+        roof_label = roof_label.where(~borrow, "roof of " + d.label)
+    return nbytes, label, roof, roof_label
 
 
 # Metrics to collect for each part of the analysis: what `profile --fast` asks ncu for, and

@@ -50,10 +50,10 @@ def report_roofs(normalized: pd.DataFrame) -> Roofs:
         "{recipe} " + clock_note,
     )
     bandwidth = medians(
-        {t: (f"bw_{t}_byte_per_s", f"{t}_bytes_recipe") for t in TIERS},
+        {t: (f"bw_{t}_byte_per_s", f"bw_{t}_byte_per_s_recipe") for t in TIERS},
         "report: peak_sustained x clock of {recipe}",
     )
-    return Roofs(compute, bandwidth, source="report", sources=sources)
+    return Roofs(compute, bandwidth, source="report" if sources else "none", sources=sources)
 
 
 def combine(report: Roofs, device_name: str | None) -> Roofs:

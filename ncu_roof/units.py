@@ -9,6 +9,7 @@ an ambiguous number style is an error, never a silent factor of 1000.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from enum import Enum
 
@@ -120,13 +121,10 @@ def detect_number_style(cells: pd.Series) -> NumberStyle:
 
     The right-most separator of a number that has both is the decimal mark; two or more groups of
     three digits mark the grouping character; a comma followed by other than three digits is a
-    decimal comma. When the evidence conflicts, or only allows a guess, this raises.
+    decimal comma. When the evidence conflicts, this raises. A lone `1,234` is read as en_US
+    grouping: ncu prints fractions with 2 (details) or 6 (raw, auto units) decimals, never 3.
     """
-    text = cells.dropna().astype(str).str.strip()
-    text = text[text.str.contains(r"\d", regex=True)]
-
-    def seen(pattern: re.Pattern[str]) -> bool:
-        return bool(text.str.match(pattern.pattern).any())
+    seen = _evidence(cells)
 
     en, de, point = seen(_EN_SURE), seen(_DE_SURE), seen(_POINT_DECIMAL)
     if de and (en or point):
@@ -147,6 +145,31 @@ def detect_number_style(cells: pd.Series) -> NumberStyle:
     if point_group and not (point or bare):
         raise AmbiguousNumbersError()
     return NumberStyle.C
+
+
+def _evidence(cells: pd.Series) -> Callable[[re.Pattern[str]], bool]:
+    text = cells.dropna().astype(str).str.strip()
+    text = text[text.str.contains(r"\d", regex=True)]
+
+    def seen(pattern: re.Pattern[str]) -> bool:
+        return bool(text.str.match(pattern.pattern).any())
+
+    return seen
+
+
+def confirm_number_style(cells: pd.Series, style: NumberStyle) -> None:
+    """A style the user forced (`--number-locale`) must not contradict the file's own numbers."""
+    seen = _evidence(cells)
+    against = {
+        NumberStyle.DE: (_EN_SURE, _POINT_DECIMAL),
+        NumberStyle.EN: (_DE_SURE,),
+        NumberStyle.C: (_EN_SURE, _DE_SURE, _ONE_COMMA_GROUP),
+    }[style]
+    if any(seen(pattern) for pattern in against):
+        raise BadInputError(
+            f"numbers in this file are not written in the {style.value} style forced by --number-locale",
+            hint="drop --number-locale (the style is detected per file) or pass the right one",
+        )
 
 
 class AmbiguousNumbersError(BadInputError):

@@ -129,10 +129,15 @@ def test_hand_checked_h100_silu(corpus: Path) -> None:
         assert k0["dram_bytes"] == pytest.approx(268463104 + 248602624, rel=1e-9)
         assert k0["flop_fp32"] == pytest.approx(fp32, rel=1e-4)  # the CSV prints 2 decimals
         assert k0["flop_fp32"] == pytest.approx(1.40930e9, rel=1e-4)
-        # L2 = Nsight's own definition, since it comes with its roof (lts__t_sectors has no
-        # peak_sustained here): derived__lts__lts2xbar_bytes.sum.per_second 945571428571.43 x time
-        assert k0["l2_bytes"] == pytest.approx(945571428571.43 * duration, rel=1e-6)
-        assert k0["l2_bytes_recipe"] == "nsight:rate*time:derived__lts__lts2xbar_bytes.sum.per_second"
+        # L2 = counted traffic (reads and writes): lts__t_sectors.sum = 25,623,330 sectors x 32 B.
+        # Its roof is borrowed from Nsight's lts2xbar definition, as lts__t_sectors has no
+        # peak_sustained in this report.
+        assert k0["l2_bytes"] == pytest.approx(25623330 * 32, rel=1e-9)
+        assert k0["l2_bytes_recipe"] == "counter:lts__t_sectors.sum*32"
+        assert k0["bw_l2_byte_per_s_recipe"].startswith("roof of nsight:")
+        # L1 = global/local load and store sectors x 32: 8,388,608 ld + 33,551,588 st (stores are
+        # 16 sectors per request: uncoalesced), more than DRAM, as traffic through L1 must be.
+        assert k0["l1_bytes"] == pytest.approx((8388608 + 33551588) * 32, rel=1e-9)
         assert k0["flop_fp64"] == 0.0
 
 

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +14,17 @@ from pathlib import Path
 import pytest
 
 from ncu_roof.analysis import Analysis, analyze
+from ncu_roof.cli.report import table_settings
 from ncu_roof.diff import MismatchError, Status, diff, gate
 from ncu_roof.errors import GateError
 from ncu_roof.ingest import read_input
-from ncu_roof.render.diffout import render_diff_json, render_diff_markdown, render_diff_table
+from ncu_roof.render.diffout import (
+    KERNEL_MIN,
+    render_diff_json,
+    render_diff_markdown,
+    render_diff_table,
+)
+from ncu_roof.render.text import shorten
 
 ROOT = Path(__file__).resolve().parents[1]
 IDENTITY = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
@@ -167,3 +175,114 @@ def test_cli_mismatch_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_cli_rejects_bad_percentages(pair: tuple[str, str]) -> None:
     assert run_cli("diff", *pair, "--threshold", "five").returncode == 2
+
+
+LONG = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+        "at::detail::Array<char*, 1>>(int, T2, T3)")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture
+def long_pair(tmp_path: Path) -> tuple[str, str]:
+    base = [(LONG, "(8, 1, 1)", 1000.0, 1e6, 4e6), *BASE]
+    head = [(LONG, "(8, 1, 1)", 1200.0, 1e6, 4e6), *HEAD]
+    return write(tmp_path, "base.csv", base), write(tmp_path, "head.csv", head)
+
+
+def kernel_cells(table: str) -> list[str]:
+    """The first cell of every body row of a rich table."""
+    return [line.split("│")[1].strip() for line in table.splitlines() if line.startswith("│")]
+
+
+def test_table_shows_the_kernel_names_and_whole_numbers_at_the_default_width(
+    long_pair: tuple[str, str],
+) -> None:
+    # the bug: at width 200 the Kernel column shrank to nothing and cells read `+20.…`
+    table = render_diff_table(diff(load(long_pair[0]), load(long_pair[1])))
+    assert kernel_cells(table)[0] == shorten(LONG, 60)
+    assert "+20.0%" in table and "-16.7%" in table and "DRAM +100.0%" in table
+    assert "Δ intensity" in table and "not shown" not in table
+    assert all(len(line) <= 240 for line in table.splitlines())
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 120, 160, 200])
+def test_narrow_tables_drop_columns_but_never_cut_numbers_or_hide_names(
+    long_pair: tuple[str, str], width: int
+) -> None:
+    table = render_diff_table(diff(load(long_pair[0]), load(long_pair[1])), width=width)
+    from rich.cells import cell_len
+
+    assert all(cell_len(line) <= width for line in table.splitlines()), table
+    names = kernel_cells(table)
+    assert len(names[0]) >= KERNEL_MIN and LONG[5:5 + KERNEL_MIN - 1] in names[0]
+    assert "k<…>(T*) $x$" in names
+    for number in ("+20.0%", "+10.0%", "-50.0%"):  # Δ time is never dropped nor cut
+        assert number in table
+    body = "\n".join(line.split("│", 2)[-1] for line in table.splitlines() if line.startswith("│"))
+    assert "…" not in body.replace("<…>", "")  # only a kernel name may be shortened
+    if "Δ intensity" not in table:
+        assert "not shown at this width:" in table and "Δ intensity" in table.replace("\n", " ")
+
+
+def test_table_is_coloured_only_when_asked(long_pair: tuple[str, str]) -> None:
+    result = diff(load(long_pair[0]), load(long_pair[1]))
+    assert not ANSI.search(render_diff_table(result))
+    coloured = render_diff_table(result, color=True)
+    assert "\x1b[31m" in coloured  # a regression in red
+    assert ANSI.sub("", coloured).splitlines()[2:] == render_diff_table(result).splitlines()[2:]
+
+
+def test_table_settings_follow_the_terminal_and_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    assert table_settings(None) == (240, False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr("shutil.get_terminal_size", lambda *_: os.terminal_size((97, 30)))
+    assert table_settings(None) == (97, True)
+    assert table_settings("-") == (97, True)
+    assert table_settings("out.txt") == (240, False)  # a file: no terminal
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert table_settings(None) == (97, False)
+
+
+def test_cli_table_to_a_pipe_is_240_wide_and_plain(long_pair: tuple[str, str]) -> None:
+    done = run_cli("diff", *long_pair)
+    assert done.returncode == 0, done.stderr
+    assert not ANSI.search(done.stdout)
+    assert kernel_cells(done.stdout)[0] == shorten(LONG, 60)
+    assert all(len(line) <= 240 for line in done.stdout.splitlines())
+
+
+def run_cli_on_a_tty(args: list[str], env: dict[str, str]) -> str:
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "ncu_roof", *args], stdout=slave,
+                            stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait(timeout=60) == 0
+    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_cli_table_on_a_terminal_fits_its_width_in_colour(long_pair: tuple[str, str]) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    out = run_cli_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90"})
+    assert ANSI.search(out)
+    plain = ANSI.sub("", out)
+    from rich.cells import cell_len
+
+    assert all(cell_len(line) <= 90 for line in plain.splitlines()), plain
+    assert kernel_cells(plain)[0].startswith("at::native::vectorized_elementwise")
+    no_color = run_cli_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90", "NO_COLOR": "1"})
+    assert not ANSI.search(no_color)

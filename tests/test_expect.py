@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -47,9 +48,63 @@ def test_synthetic_bytes_3_1x_the_model_is_contradicted_with_the_reason() -> Non
     report = check(synthetic(), expectations)
     (result,) = report.checks
     assert result.status is Status.CONTRADICTED
-    assert ("measured DRAM bytes are 3.1× the model's minimum: data is read more than once"
-            in result.explanation)
-    assert "memory-bound at dram (80% of its roof) as expected" in result.explanation
+    assert result.explanation.startswith(
+        "memory-bound at dram (80% of its roof) as expected, but measured DRAM bytes are 3.1× "
+        "the model's minimum (beyond the 1.5× tolerance): data is read more than once"
+    )
+
+
+def one_kernel(flop: float, dram_bytes: float) -> Analysis:
+    gemm = kernel("gemm_f32", Bound.COMPUTE, "compute", flop, dram_bytes)
+    return Analysis(inputs=(), devices=(), kernels=(gemm,))
+
+
+def test_verdict_as_expected_but_bytes_beyond_tolerance_says_the_tolerance_was_exceeded() -> None:
+    # the reviewer's case: "compute-bound … as expected; … DRAM bytes are 1.6×" read as a pass
+    expectations = parse_expectations({"expect": [
+        {"kernel": "gemm", "bound": "compute", "flop": 1e9, "bytes": 1e6}]})
+    (result,) = check(one_kernel(1e9, 1.6e6), expectations).checks
+    assert result.status is Status.CONTRADICTED
+    assert result.explanation.startswith(
+        "compute-bound (80% of its roof) as expected, but measured DRAM bytes are 1.6× the "
+        "model's minimum (beyond the 1.5× tolerance): "
+    )
+    assert "measured FLOPs are 1.0× the model's (within the 1.5× tolerance)" in result.explanation
+
+
+@pytest.mark.parametrize(
+    ("flop", "tolerance", "words"),
+    [
+        (1.54e9, 1.5, "FLOPs are 1.54× the model's (beyond the 1.5× tolerance)"),  # not "1.5×"
+        (0.4e9, 2, "FLOPs are 0.40× the model's (below 1/2× = 0.50×, the tolerance)"),
+        (0.666e9, 1.5, "FLOPs are 0.666× the model's (below 1/1.5× = 0.67×, the tolerance)"),
+        (1.9e9, 2, "FLOPs are 1.9× the model's (within the 2× tolerance)"),
+    ],
+)
+def test_every_count_outside_the_tolerance_says_which_side(
+    flop: float, tolerance: float, words: str
+) -> None:
+    expectations = parse_expectations({"expect": [
+        {"kernel": "gemm", "bound": "compute", "flop": 1e9, "tolerance": tolerance}]})
+    (result,) = check(one_kernel(flop, 1e6), expectations).checks
+    assert words in result.explanation
+    assert result.status is (Status.CONFIRMED if "within" in words else Status.CONTRADICTED)
+
+
+def test_report_to_json_lists_checks_unmatched_patterns_and_counts() -> None:
+    report = check(synthetic(), parse_expectations({"expect": [
+        {"kernel": "vadd", "bound": "compute"}, {"kernel": "^gemm", "bound": "compute"}]}))
+    document = report.to_json()
+    assert json.loads(json.dumps(document)) == document  # plain JSON types only
+    assert document["schema"] == "ncu-roof/expectations/v1"
+    (item,) = document["checks"]
+    assert item["kernel_id"] == 7
+    assert item["kernel_name"] == "void vadd<float>(float*, float*, float*)"
+    assert (item["pattern"], item["status"]) == ("vadd", "contradicted")
+    assert item["explanation"] == report.checks[0].explanation
+    assert document["unmatched_patterns"] == ["^gemm"]
+    assert document["counts"] == {"confirmed": 0, "contradicted": 1, "unknown": 0,
+                                  "unmatched_patterns": 1}
 
 
 def test_synthetic_verdict_matches_and_counts_within_tolerance_is_confirmed() -> None:

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from test_markdown import HOSTILE, corpus_analysis, synthetic
+from test_markdown import HOSTILE, corpus_analysis, synthetic, with_intensities
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.render.html import render_html, script_json
@@ -102,6 +102,14 @@ def test_every_number_has_its_recipe() -> None:
     ) in html
     assert "<th class=text>intensity dram</th><td>10 FLOP/B</td>" in html
     assert "<li>a note with &lt;b&gt;markup&lt;/b&gt; &amp; `ticks`</li>" in html
+
+
+def test_small_intensities_have_no_si_prefix() -> None:
+    analysis = with_intensities(synthetic(["k"]), {"dram": 0.0948, "l2": 2.7341, "l1": 104.2})
+    html = render_html(analysis, plot_svg=STUB_SVG)
+    assert "<td>0.0948</td><td>2.73</td><td>104</td>" in html  # the table's AI columns
+    assert "<th class=text>intensity dram</th><td>0.0948 FLOP/B</td>" in html  # the details
+    assert "94.8 m" not in html
 
 
 @pytest.mark.corpus

@@ -13,7 +13,7 @@ from ncu_roof.analysis import Analysis, Device, InputInfo, Kernel, analyze
 from ncu_roof.errors import UsageError
 from ncu_roof.ingest import read_input
 from ncu_roof.model import Bound, Roofs
-from ncu_roof.render.markdown import code_span, render_markdown, table_cell
+from ncu_roof.render.markdown import code_span, intensity, render_markdown, table_cell
 from ncu_roof.render.text import one_line, shorten
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
@@ -185,6 +185,30 @@ def test_headline_numbers_of_a_synthetic_analysis() -> None:
     assert row + " 1 TFLOP/s | 100 GB/s (dram) |" in text
 
 
+def with_intensities(analysis: Analysis, values: dict[str, float | None]) -> Analysis:
+    """The analysis with its first kernel's intensities replaced by `values`."""
+    first, *rest = analysis.kernels
+    changed = Kernel(**{**first.__dict__, "intensity_flop_per_byte": values})
+    return Analysis(**{**analysis.__dict__, "kernels": (changed, *rest)})
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(0.0948, "0.0948"), (2.7341, "2.73"), (104.2, "104"), (1234.0, "1.23e+03"),
+     (0.0, "0"), (None, "–"), (float("nan"), "–"), (float("inf"), "∞")],
+)
+def test_intensity_is_a_plain_number_with_three_digits(value: float | None, text: str) -> None:
+    assert intensity(value) == text
+
+
+def test_small_intensities_have_no_si_prefix_in_the_table() -> None:
+    # 0.0948 FLOP/B printed as `94.8 m` reads as 94.8 million
+    analysis = with_intensities(synthetic(["first"]), {"dram": 0.0948, "l2": 2.7341, "l1": 104.2})
+    text = render_markdown(analysis)
+    assert "| 50% | 0.0948 | 2.73 | 104 |" in text
+    assert "94.8 m" not in text
+
+
 def test_an_empty_analysis_says_so() -> None:
     empty = Analysis(inputs=(), devices=(), kernels=())
     expected = "<!-- ncu-roof -->\n\n## Roofline: 0 kernels, 0 s\n\nNo kernel has a duration.\n"
@@ -213,7 +237,7 @@ def test_headline_matches_the_analysis_of_a_real_report() -> None:
     assert "**64% of time latency-bound** · 36% of time compute-bound" in text
     assert (
         "Costliest kernel: `one_blocktiling<…>(…)` (36% of time, 432 µs): "
-        "**compute\\-bound \\(fp32\\) at 19% of its roof**." in text
+        "**compute\\-bound \\(fp32\\) at 18% of its roof**." in text
     )
     assert "| 1 | `one_blocktiling<…>(…)` | 432 µs | 36% | compute\\-bound \\(fp32\\) |" in text
     assert "| fp32 | 26.9 TFLOP/s |" in text

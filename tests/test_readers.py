@@ -73,9 +73,10 @@ def test_all_number_styles_and_unit_scales_give_identical_numbers(fixtures: Path
 def test_forced_number_style_overrides_detection(fixtures: Path) -> None:
     table = read_input(str(fixtures / "raw_base_de_DE.csv"), number_style=NumberStyle.DE)
     assert table.frame.loc[0, "dram__bytes_read.sum"] == 1_048_576
-    # the en_US file read as de_DE: "1,048,576" is not a number there, so it is missing, not 1.048
-    wrong = read_input(str(fixtures / "raw_base_en_US.csv"), number_style=NumberStyle.DE)
-    assert math.isnan(wrong.frame.loc[0, "dram__bytes_read.sum"])
+    # the en_US file forced to de_DE: its own numbers ("1,048,576", "77.06") contradict that
+    # style, so it is refused rather than read 1000x off
+    with pytest.raises(BadInputError, match="not written in the de style"):
+        read_input(str(fixtures / "raw_base_en_US.csv"), number_style=NumberStyle.DE)
 
 
 def test_ambiguous_file_is_refused(tmp_path: Path, fixtures: Path) -> None:

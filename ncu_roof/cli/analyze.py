@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -16,7 +16,7 @@ from ncu_roof.analysis import Analysis, RoofChoice, analyze
 from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
 from ncu_roof.ingest import read_input
-from ncu_roof.render.output import append_summary, write_output
+from ncu_roof.render.output import append_summary, check_summary, check_writable, write_output
 from ncu_roof.render.text import one_line
 from ncu_roof.units import NumberStyle
 
@@ -110,38 +110,52 @@ def render(analysis: Analysis, options: AnalyzeOptions) -> str | bytes:
     return render_terminal(analysis, color=color, width=width, top=options.top)
 
 
+def plot_format(path: str) -> str:
+    """`roofline.svg` → svg; anything but .svg/.png is a usage error."""
+    fmt = Path(path).suffix.lstrip(".").lower()
+    if fmt not in ("svg", "png"):
+        raise UsageError(f"--plot {path}: unknown image type", hint="use a .svg or .png file name")
+    return fmt
+
+
 def emit(paths: list[str], options: AnalyzeOptions) -> Analysis:
-    """Analyze `paths` and write every output the options ask for; returns the analysis."""
+    """Analyze `paths` and write every output the options ask for; returns the analysis.
+
+    Options and output paths are checked before any work, and every output is rendered before
+    the first is written: a run that fails leaves no output behind and nothing on stdout.
+    """
+    from ncu_roof import expect
+
+    check_writable(options.output)
+    if options.summary:
+        check_summary()
+    if options.plot:
+        plot_format(options.plot)
+        check_writable(options.plot)
+    expectations = expect.load_expectations(options.expect) if options.expect else None
     analysis = build_analysis(paths, options)
-    write_output(render(analysis, options), options.output)
+    report = expect.check(analysis, expectations) if expectations is not None else None
+    if report is not None:
+        analysis = replace(analysis, extra={**analysis.extra, "expectations": report.to_json()})
+    outputs: list[tuple[str | bytes, str | None]] = [(render(analysis, options), options.output)]
     if options.plot:
         from ncu_roof.render.plot import render_plot
 
-        fmt = Path(options.plot).suffix.lstrip(".").lower() or "svg"
-        if fmt not in ("svg", "png"):
-            raise UsageError(
-                f"--plot {options.plot}: unknown image type", hint="use a .svg or .png file name"
-            )
-        write_output(render_plot(analysis, fmt=fmt), options.plot)
+        outputs.append((render_plot(analysis, fmt=plot_format(options.plot)), options.plot))
+    summary = None
     if options.summary:
         from ncu_roof.render.markdown import render_markdown
 
-        if not append_summary(render_markdown(analysis)):
-            diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
-    if options.expect:
-        _check_expectations(analysis, options)
+        summary = render_markdown(analysis)
+    for data, path in outputs:
+        write_output(data, path)
+    if summary is not None and not append_summary(summary):
+        diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
+    if report is not None:
+        sys.stderr.write(expect.render_expectations(report))
+        if options.fail_on_mismatch:
+            expect.gate(report)
     return analysis
-
-
-def _check_expectations(analysis: Analysis, options: AnalyzeOptions) -> None:
-    """Predict-vs-measure: the verdicts against the expectations file (on stderr, data stays clean)."""
-    from ncu_roof import expect
-
-    assert options.expect is not None
-    report = expect.check(analysis, expect.load_expectations(options.expect))
-    sys.stderr.write(expect.render_expectations(report))
-    if options.fail_on_mismatch:
-        expect.gate(report)
 
 
 @app.command("analyze")

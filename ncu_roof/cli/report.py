@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -66,14 +69,26 @@ def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
     ]
 
 
-def render_diff(result: Diff, fmt: DiffFormat) -> str:
+def table_settings(output: str | None) -> tuple[int, bool]:
+    """(width, colour) of the terminal table: the terminal's own width, and colour unless
+    NO_COLOR is set, when it goes to a terminal; 240 columns without colour to a file or a pipe."""
+    from ncu_roof.render.diffout import TABLE_WIDTH
+
+    if output not in (None, "-") or not sys.stdout.isatty():
+        return TABLE_WIDTH, False
+    width = shutil.get_terminal_size((TABLE_WIDTH, 40)).columns
+    return width, "NO_COLOR" not in os.environ
+
+
+def render_diff(result: Diff, fmt: DiffFormat, output: str | None = None) -> str:
     from ncu_roof.render import diffout
 
     if fmt is DiffFormat.JSON:
         return diffout.render_diff_json(result)
     if fmt is DiffFormat.MARKDOWN:
         return diffout.render_diff_markdown(result)
-    return diffout.render_diff_table(result)
+    width, color = table_settings(output)
+    return diffout.render_diff_table(result, width=width, color=color)
 
 
 def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: DiffOptions) -> Diff:
@@ -82,7 +97,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     head = build_analysis([head_path], roofs)
     result = diff(base, head, threshold_pct=options.threshold_pct,
                   allow_mismatch=options.allow_mismatch)
-    write_output(render_diff(result, options.format), options.output)
+    write_output(render_diff(result, options.format, options.output), options.output)
     if options.plot:
         fmt = image_format(options.plot, "--plot")
         write_output(render_plot(head, fmt=fmt, arrows=diff_arrows(result, base, head)),

@@ -22,6 +22,7 @@ from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
 from ncu_roof.recipe import is_wanted
 from ncu_roof.units import (
     NumberStyle,
+    confirm_number_style,
     detect_number_style,
     effective_unit,
     parse_numbers,
@@ -145,7 +146,7 @@ def no_csv_error(path: str, raw: bytes) -> BadInputError:
 def _read_raw(blocks: list[Block], style: NumberStyle | None) -> pd.DataFrame:
     parts = [_read_raw_block(b, run) for run, b in enumerate(blocks)]
     cells = pd.concat([p[1] for p in parts], ignore_index=True) if parts else pd.Series(dtype=str)
-    number_style = style or detect_number_style(cells)
+    number_style = _style(cells, style)
     frames = [_finish_raw(text, units, number_style) for text, _, units in parts]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
@@ -200,6 +201,13 @@ def _sample_cells(text: pd.DataFrame) -> pd.Series:
         text = text.iloc[sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {len(text) - 1})]
     cells = pd.Series(text.to_numpy(dtype=object).ravel())
     return cells.drop_duplicates()
+
+
+def _style(cells: pd.Series, forced: NumberStyle | None) -> NumberStyle:
+    if forced is None:
+        return detect_number_style(cells)
+    confirm_number_style(cells, forced)
+    return forced
 
 
 def _unique(names: list[str], header: list[str]) -> list[str]:
@@ -295,7 +303,7 @@ def _read_details(blocks: list[Block], style: NumberStyle | None) -> pd.DataFram
     if not kept:
         return pd.DataFrame()
     rows = pd.DataFrame(kept)
-    number_style = style or detect_number_style(rows["Metric Value"])
+    number_style = _style(rows["Metric Value"], style)
     scale = rows["unit"].map(si_factor)
     rows["value"] = parse_numbers(rows["Metric Value"], number_style) * scale
     keys = ["run", "ID", "Process ID"]

@@ -49,6 +49,7 @@ def read_report(path: str, raw: bytes) -> RunTable:
             f"{path}: the report holds no profiled kernel (truncated or damaged file?)",
             hint="profile again with `ncu-roof profile -- ./app`",
         )
+    _check_complete(path, rows)
     frame = pd.DataFrame(rows)
     for column in IDENTITY_COLUMNS:
         if column not in frame.columns:
@@ -56,6 +57,20 @@ def read_report(path: str, raw: bytes) -> RunTable:
     frame["id"] = frame["id"].astype("Int64")
     frame["device"] = pd.to_numeric(frame["device"], errors="coerce").astype("Int64")
     return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), frame=frame)
+
+
+def _check_complete(path: str, rows: list[dict[str, Any]]) -> None:
+    """A launch without a name is what `ncu_report` returns for a report cut off mid-record.
+
+    (A report cut exactly between two launches cannot be told from a shorter one.)
+    """
+    for row in rows:
+        name = row.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise BadInputError(
+                f"{path}: launch {row['id']} has no kernel name: the report is truncated or damaged",
+                hint="copy the report again (it may still be being written), or profile again",
+            )
 
 
 @contextmanager

@@ -87,20 +87,97 @@ def headline(result: Diff) -> str:
     )
 
 
-def render_diff_table(result: Diff, *, width: int = 200, color: bool = False) -> str:
+# Terminal table: (header, justify, drop rank). Columns with the highest drop rank go first
+# when the terminal is too narrow for all of them at their full width (0 = never dropped);
+# numbers are never squeezed or cut, only the kernel name is shortened (down to KERNEL_MIN).
+KERNEL_MIN = 24
+KERNEL_MAX = 60
+TABLE_WIDTH = 240  # when stdout is not a terminal
+_TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("Kernel", "left", 0),
+    ("Launch", "left", 6),
+    ("Time base → head", "right", 3),
+    ("Δ time", "right", 0),
+    ("Δ FLOP/s", "right", 5),
+    ("Δ bytes", "left", 7),
+    ("Δ intensity", "left", 8),
+    ("Verdict", "left", 4),
+    ("Status", "left", 1),
+)
+_STATUS_STYLE = {
+    Status.REGRESSED: "red",
+    Status.IMPROVED: "green",
+    Status.UNCHANGED: "",
+    Status.UNKNOWN: "dim",
+    Status.ONLY_BASE: "yellow",
+    Status.ONLY_HEAD: "cyan",
+}
+
+
+def _table_overhead(columns: int) -> int:
+    """Cells rich adds around `columns` columns: a border each side and padding of 1 per side."""
+    return 3 * columns + 1
+
+
+def fit_columns(natural: Mapping[str, int], width: int) -> dict[str, int]:
+    """The columns to show and their widths in a table at most `width` cells wide.
+
+    Every column but Kernel keeps its natural (widest cell) width; Kernel gets what is left,
+    between KERNEL_MIN and its natural width. While even KERNEL_MIN does not fit, the column with
+    the highest drop rank goes.
+    """
+    shown = [h for h, _, _ in _TABLE_COLUMNS]
+    rank = {h: r for h, _, r in _TABLE_COLUMNS}
+
+    def room(columns: list[str]) -> int:
+        fixed = sum(natural[h] for h in columns if h != "Kernel")
+        return width - _table_overhead(len(columns)) - fixed
+
+    while room(shown) < KERNEL_MIN and any(rank[h] for h in shown):
+        shown.remove(max(shown, key=lambda h: rank[h]))
+    kernel = max(KERNEL_MIN, min(natural["Kernel"], room(shown)))
+    return {h: kernel if h == "Kernel" else natural[h] for h in shown}
+
+
+def render_diff_table(result: Diff, *, width: int = TABLE_WIDTH, color: bool = False) -> str:
+    """A rich table `width` cells wide at most (pass the terminal's); colour only when `color`."""
+    from rich.cells import cell_len
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    kernels = ordered(result)
+    headers = [h for h, _, _ in _TABLE_COLUMNS]
+    rows = [[one_line(c) for c in row_cells(k)] for k in kernels]
+    natural = {
+        h: max([cell_len(h), *(cell_len(r[i - 1]) for r in rows)]) for i, h in enumerate(headers)
+        if h != "Kernel"
+    }
+    natural["Kernel"] = max([cell_len("Kernel"), *(cell_len(shorten(k.name, KERNEL_MAX))
+                                                   for k in kernels)])
+    widths = fit_columns(natural, width)
+
     table = Table(title=one_line(headline(result)), title_justify="left")
-    for column in COLUMNS:
-        table.add_column(column, no_wrap=column != "Kernel")
-    for k in ordered(result):
-        table.add_row(*(Text(one_line(cell)) for cell in [shorten(k.name, 50), *row_cells(k)]))
+    for header, justify, _ in _TABLE_COLUMNS:
+        if header in widths:
+            table.add_column(header, justify=justify, width=widths[header],  # type: ignore[arg-type]
+                             no_wrap=True, overflow="ellipsis")
+    for k, cells in zip(kernels, rows, strict=True):
+        style = _STATUS_STYLE[k.status] if color else ""
+        by_header = dict(zip(headers, [shorten(k.name, widths["Kernel"]), *cells], strict=True))
+        table.add_row(*(
+            Text(text, style=style if header in ("Δ time", "Status") else "")
+            for header, text in by_header.items() if header in widths
+        ))
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, color_system="standard" if color else None,
-                      force_terminal=color, highlight=False)
+                      force_terminal=color, no_color=not color, highlight=False, emoji=False,
+                      markup=False)
     console.print(table)
+    dropped = [h for h in headers if h not in widths]
+    if dropped:
+        console.print(Text(f"not shown at this width: {', '.join(dropped)} "
+                           "(a wider terminal, or --format json|markdown, has them)", style="dim"))
     if result.mismatch:
         console.print(Text(f"warning: compared anyway: {one_line(result.mismatch)}"))
     return buffer.getvalue()

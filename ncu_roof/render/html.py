@@ -26,6 +26,7 @@ from ncu_roof.render.markdown import (
     BOUND_WORDS,
     bandwidth_tier,
     bound_shares,
+    intensity,
     intensity_tiers,
     memory_tier_shares,
 )
@@ -321,7 +322,7 @@ def _row(kernel: Kernel, index: int, tiers: Sequence[str]) -> str:
         _badge(kernel),
         escape(kernel.roofline_binding or "–"),
         pct(kernel.pct_of_roof),
-        *(escape(si(kernel.intensity_flop_per_byte.get(t))) for t in tiers),
+        *(escape(intensity(kernel.intensity_flop_per_byte.get(t))) for t in tiers),
         escape(si(kernel.achieved_flop_per_s, "FLOP/s")),
         escape(bandwidth),
     ]
@@ -405,7 +406,7 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         if value is not None or key in recipe:
             facts.append((f"bytes {tier}", si(value, "B"), recipe.get(key, "–")))
     facts += [
-        (f"intensity {tier}", si(value, "FLOP/B"), f"FLOP total / bytes {tier}")
+        (f"intensity {tier}", f"{intensity(value)} FLOP/B", f"FLOP total / bytes {tier}")
         for tier, value in kernel.intensity_flop_per_byte.items()
         if value is not None
     ]

@@ -76,6 +76,7 @@ def analysis_json(analysis: Analysis) -> dict[str, Any]:
         "kernels": [kernel_json(k) for k in analysis.kernels],
         "total_duration_s": _f(analysis.total_duration_s),
         "collect_command": analysis.collect_hint,
+        **analysis.extra,
     }
 
 

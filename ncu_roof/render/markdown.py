@@ -52,6 +52,19 @@ def table_cell(text: str) -> str:
     return one_line(text).replace("|", "\\|")
 
 
+def intensity(value: float | None) -> str:
+    """An intensity in FLOP/byte as a plain number, 3 significant digits, never an SI prefix.
+
+    `0.0948`, `2.73`, `104`, `1.23e+03`: `si()` would print 0.0948 as `94.8 m`, which reads as
+    millions. None or NaN → `–`, infinity (no bytes) → `∞`.
+    """
+    if value is None or value != value:
+        return "–"
+    if value in (float("inf"), float("-inf")):
+        return "∞" if value > 0 else "-∞"
+    return f"{value:.3g}"
+
+
 def plain(text: str) -> str:
     """Data as literal text outside code spans: Markdown and HTML punctuation backslash-escaped."""
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", one_line(text))
@@ -232,7 +245,7 @@ def _cells(kernel: Kernel, rank: int, tiers: Sequence[str]) -> list[str]:
         table_cell(plain(describe(kernel))),
         table_cell(plain(kernel.roofline_binding or "–")),
         pct(kernel.pct_of_roof),
-        *(si(kernel.intensity_flop_per_byte.get(t)) for t in tiers),
+        *(intensity(kernel.intensity_flop_per_byte.get(t)) for t in tiers),
         si(kernel.achieved_flop_per_s, "FLOP/s"),
         table_cell(bandwidth),
     ]
