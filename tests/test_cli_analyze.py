@@ -171,3 +171,59 @@ def test_output_to_a_pipe_or_device_writes_through(tmp_path: Path) -> None:
     reader.join(timeout=10)
     assert received == [b"data\n"]
     assert stat.S_ISFIFO(fifo.stat().st_mode)  # not replaced by a regular file
+
+
+CORPUS = ROOT.parent / "shared" / "ncu-corpus"
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/ncu-corpus absent")
+
+
+@needs_corpus
+def test_truncated_report_is_refused(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.ncu-rep"
+    cut.write_bytes((CORPUS / "a10_rep_2023.2.0_105-kernels-llm.ncu-rep").read_bytes()[:200_000])
+    done = run("analyze", str(cut))
+    assert done.returncode == 3
+    assert "truncated" in done.stderr and done.stdout == ""
+
+
+@needs_corpus
+def test_each_launch_is_judged_at_its_own_clocks() -> None:
+    # A40 report: three ~10 µs launches ran at lower DRAM clocks than the rest. Against its own
+    # launch's roof, % of the DRAM roof is exactly ncu's gpu__dram_throughput (SOL DRAM).
+    done = run("analyze", str(CORPUS / "a40_rep_2022.4.0_indexspaces.ncu-rep"), "--format", "json")
+    kernels = json.loads(done.stdout)["kernels"]
+    for kernel in kernels:
+        assert kernel["binding"] == "dram" and not kernel["above_roof"]
+        assert kernel["pct_of_roof"] == pytest.approx(kernel["sol_pct"]["dram"], rel=5e-3)
+
+
+def test_a_failing_option_leaves_no_output(tmp_path: Path) -> None:
+    target = tmp_path / "report.md"
+    done = run(
+        "analyze", "--example", "-f", "markdown", "-o", str(target), "--plot", str(tmp_path / "no/x.svg")
+    )
+    assert done.returncode == 1 and "cannot write" in done.stderr
+    assert not target.exists() and done.stdout == ""
+    bad_type = run("analyze", "--example", "--plot", str(tmp_path / "x.pdf"))
+    assert bad_type.returncode == 2 and bad_type.stdout == ""
+
+
+def test_files_get_the_mode_of_a_new_file(tmp_path: Path) -> None:
+    import os
+
+    target = tmp_path / "out.json"
+    old = os.umask(0o022)
+    try:
+        assert run("analyze", "--example", "-f", "json", "-o", str(target)).returncode == 0
+    finally:
+        os.umask(old)
+    assert target.stat().st_mode & 0o777 == 0o644
+
+
+def test_expectations_travel_in_the_json(tmp_path: Path) -> None:
+    expectations = tmp_path / "expect.toml"
+    expectations.write_text('[[expect]]\nkernel = "silu"\nbound = "memory"\nbinding = "dram"\n')
+    done = run("analyze", "--example", "-f", "json", "--expect", str(expectations))
+    block = json.loads(done.stdout)["expectations"]
+    assert block["counts"]["confirmed"] == 3
+    assert {c["status"] for c in block["checks"]} == {"confirmed"}
