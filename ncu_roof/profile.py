@@ -2,7 +2,8 @@
 
 Pure parts (argv, progress parsing, diagnosis) are separate from `run_ncu`, the only function that
 starts a process. ncu writes to a private temporary report which `publish_report` moves into place
-only when at least one kernel was profiled, so an earlier report is never lost.
+only when the project's own reader loads at least one kernel from it (`check_report`), so an
+earlier report is never replaced by a failed, empty or damaged one.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
 
-from ncu_roof.errors import BadInputError, MissingToolError, ProfileError, UsageError
+from ncu_roof.errors import BadInputError, MissingToolError, NcuRoofError, ProfileError, UsageError
 from ncu_roof.ncu import INSTALL_HINT, NcuTool, c_locale_env
 from ncu_roof.recipe import COLLECT
 from ncu_roof.render.text import one_line
@@ -383,6 +384,19 @@ def no_kernels_hint(options: ProfileOptions) -> str:
     return hint
 
 
+def last_error_line(outcome: RunOutcome) -> str | None:
+    """ncu's last `==ERROR==` line, without the prefix."""
+    errors = [
+        line.removeprefix("==ERROR==").strip()
+        for line in outcome.tool_lines
+        if line.startswith("==ERROR==")
+    ]
+    return errors[-1] if errors else None
+
+
+VERBOSE_HINT = "rerun with --ncu-args=--verbose for details, or profile fewer kernels (-k, -c)"
+
+
 def diagnose(outcome: RunOutcome, options: ProfileOptions) -> ProfileError | None:
     """The error for a run that produced no usable report (None when it did)."""
     if outcome.profiled:
@@ -395,15 +409,51 @@ def diagnose(outcome: RunOutcome, options: ProfileOptions) -> ProfileError | Non
         app = outcome.app_exit_code
         exited = f" (the program exited with code {app})" if app is not None else ""
         return ProfileError(f"no kernels were profiled{exited}", hint=no_kernels_hint(options))
-    errors = [
-        line.removeprefix("==ERROR==").strip()
-        for line in outcome.tool_lines
-        if line.startswith("==ERROR==")
-    ]
-    last = errors[-1] if errors else "no report was written"
+    last = last_error_line(outcome) or "no report was written"
+    return ProfileError(f"ncu failed (exit code {outcome.returncode}): {last}", hint=VERBOSE_HINT)
+
+
+def check_report(report: Path) -> str | None:
+    """Why the finished temporary report cannot be kept (None: it loads with ≥ 1 launch).
+
+    The project's own reader decides, the one `analyze` uses: a truncated, empty or damaged report
+    raises its `NcuRoofError`. `MissingToolError` (nothing here reads reports) propagates, and so do
+    bugs; either way the report has not been moved into place.
+    """
+    from ncu_roof.ingest import read_input
+
+    try:
+        table = read_input(str(report))
+    except MissingToolError:
+        raise
+    except NcuRoofError as err:
+        return err.message.removeprefix(f"{report}: ")
+    if len(table.frame) == 0:
+        return "the report holds no profiled kernel"
+    return None
+
+
+def damaged_report_error(outcome: RunOutcome, reason: str, target: Path) -> ProfileError:
+    """ncu wrote a report that does not load: say why, quoting ncu's last error if it failed."""
+    text = "\n".join(outcome.tool_lines)
+    for known in DIAGNOSES:
+        if known.pattern.search(text):
+            return ProfileError(known.message, hint=known.hint)
+    kept = f"{target} was left as it was" if target.exists() else "no report was written"
+    if outcome.returncode == 0:
+        return ProfileError(
+            f"ncu exited normally but its report does not load: {reason}",
+            hint=f"{kept}; check the free disk space, then {VERBOSE_HINT}",
+        )
+    last = last_error_line(outcome)
+    if last is None:
+        return ProfileError(
+            f"ncu failed (exit code {outcome.returncode}) and its report does not load: {reason}",
+            hint=f"{kept}; {VERBOSE_HINT}",
+        )
     return ProfileError(
         f"ncu failed (exit code {outcome.returncode}): {last}",
-        hint="rerun with --ncu-args=--verbose for details, or profile fewer kernels (-k, -c)",
+        hint=f"{kept}; its new report does not load ({reason}); {VERBOSE_HINT}",
     )
 
 
@@ -466,6 +516,19 @@ def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
 
 
 @contextmanager
+def _sigint_held() -> Iterator[None]:
+    """A second Ctrl-C must not stop the killing half way (main thread only: signal's rule)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
 def private_workdir(output: Path) -> Iterator[Path]:
     """A temporary folder beside the output (same file system, so the final rename is atomic)."""
     directory = output.parent
@@ -505,7 +568,8 @@ def run_ncu(
             hint="profile fewer launches (-k regex:NAME, -c N), try --fast, or raise --timeout",
         ) from None
     except BaseException:  # Ctrl-C: the whole group goes; private_workdir drops the half report
-        _kill_group(proc)
+        with _sigint_held():
+            _kill_group(proc)
         raise
     finally:
         thread.join(timeout=5)
@@ -574,6 +638,15 @@ def run_profile(
             raise failure or ProfileError(
                 "ncu wrote no report", hint="rerun with --ncu-args=--verbose"
             )
+        # ncu's exit code alone cannot decide: a crashing program makes ncu exit non-zero after a
+        # good report, and a killed or failing ncu can leave a truncated one. The reader decides.
+        try:
+            damaged = check_report(outcome.report)
+        except MissingToolError:  # no ncu_report and no ncu on PATH: ncu's exit code must do
+            ok = outcome.returncode == 0 or outcome.app_exit_code is not None
+            damaged = None if ok else "nothing here can read it (no ncu_report, no ncu on PATH)"
+        if damaged is not None:
+            raise damaged_report_error(outcome, damaged, target)
         published = publish_report(outcome.report, target)
     csv = export_csv(tool, published) if options.csv else None
     return ProfileResult(

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -361,6 +362,101 @@ def test_timeout_kills_the_whole_process_group_and_leaves_no_half_report(
         time.sleep(0.1)
     assert not _alive(ncu_pid) and not _alive(child_pid)
     assert not list(tmp_path.glob("*.ncu-rep")) and leftovers(tmp_path) == []
+
+
+def _error_and_hint(stderr: str) -> tuple[str, str]:
+    """The last two stderr lines, checked to be the run's only `error:` line and its `hint:`."""
+    lines = stderr.splitlines()
+    assert [line for line in lines if line.startswith("error:")] == [lines[-2]], stderr
+    assert lines[-1].startswith("hint:"), stderr
+    return lines[-2], lines[-1]
+
+
+@needs_report
+@pytest.mark.parametrize(
+    ("scenario", "error"),
+    [
+        ("damaged", "error: ncu failed (exit code 1) and its report does not load: the report holds no"),
+        ("damaged-error", "error: ncu failed (exit code 1): An error occurred while trying to profile."),
+        ("damaged-ok", "error: ncu exited normally but its report does not load: the report holds no"),
+    ],
+)
+def test_a_damaged_report_never_replaces_a_good_one(
+    fake: dict[str, str], tmp_path: Path, scenario: str, error: str
+) -> None:
+    app = str(app_script(tmp_path))
+    good = run(fake, "-o", "keep", "--", app, cwd=tmp_path)
+    assert good.returncode == 0, good.stderr
+    report = tmp_path / "keep.ncu-rep"
+    before = report.read_bytes()
+    assert before == SILU_REPORT.read_bytes()
+    fake["FAKE_NCU_SCENARIO"] = scenario  # one progress line, the first 1000 bytes as the report
+    done = run(fake, "-o", "keep", "--", app, cwd=tmp_path)
+    assert done.returncode == 5, done.stderr
+    assert "wrote keep.ncu-rep" not in done.stderr
+    line, hint = _error_and_hint(done.stderr)
+    assert line.startswith(error)
+    assert "keep.ncu-rep was left as it was" in hint
+    assert ".ncu-roof-" not in line + hint  # the private folder is not the user's business
+    assert report.read_bytes() == before
+    assert leftovers(tmp_path) == []
+    assert done.stdout == ""  # nothing analyzed
+
+
+@needs_report
+def test_ncu_failing_because_the_program_crashed_still_publishes_a_loadable_report(
+    fake: dict[str, str], tmp_path: Path
+) -> None:
+    earlier = tmp_path / "report.ncu-rep"
+    earlier.write_bytes(b"NVR\x00earlier")
+    fake["FAKE_NCU_SCENARIO"] = "crash"  # ncu exits 11, the program's code, after a good report
+    done = run(fake, "--format", "json", "--", str(app_script(tmp_path)), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert earlier.read_bytes() == SILU_REPORT.read_bytes()  # renamed into place
+    assert "wrote report.ncu-rep: 1 kernels profiled" in done.stderr
+    assert "the program exited with code 11; analyzing the kernels profiled before it ended" in done.stderr
+    assert "silu" in done.stdout and json.loads(done.stdout)  # and analyzed
+    assert "error:" not in done.stderr
+    assert leftovers(tmp_path) == []
+
+
+def test_ctrl_c_kills_ncu_and_the_program_prints_interrupted_and_exits_130(
+    fake: dict[str, str], tmp_path: Path
+) -> None:
+    earlier = tmp_path / "report.ncu-rep"
+    earlier.write_bytes(b"NVR\x00earlier")
+    pidfile = tmp_path / "pids"
+    fake["FAKE_NCU_SCENARIO"] = "hang"  # a half report, a child, then sleep
+    fake["FAKE_NCU_PIDFILE"] = str(pidfile)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ncu_roof", "profile", "--", "/bin/true"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=fake,
+        # a shell's `&` may have left SIGINT ignored, and Python keeps an inherited SIG_IGN
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not pidfile.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pidfile.exists(), "the fake ncu never started"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    line, hint = _error_and_hint(err)
+    assert line == "error: interrupted"
+    assert "an earlier one is kept" in hint
+    assert out == ""
+    ncu_pid, child_pid = (int(p) for p in pidfile.read_text().split())
+    deadline = time.monotonic() + 5
+    while (_alive(ncu_pid) or _alive(child_pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(ncu_pid) and not _alive(child_pid)
+    assert earlier.read_bytes() == b"NVR\x00earlier"
+    assert leftovers(tmp_path) == []
 
 
 # --- the real ncu CLI (Debian's non-free nsight-compute works without a GPU) --------------------

@@ -52,16 +52,18 @@ def main(argv: list[str] | None = None) -> None:
     from ncu_roof.cli import commands  # noqa: F401  (registers the commands)
 
     try:
-        app(args=argv, standalone_mode=False)
+        # without standalone mode, typer returns (not raises) the code of a `typer.Exit` and
+        # turns Ctrl-C inside a command into 130
+        code = app(args=argv, standalone_mode=False)
+        if code == 130:
+            sys.stderr.write("error: interrupted\nhint: run it again; no partial output was written\n")
+        sys.exit(code if isinstance(code, int) else 0)
     except NcuRoofError as err:
         sys.exit(report_error(err))
     except typer.Exit as done:
         sys.exit(done.exit_code)
-    except typer.Abort:
-        sys.stderr.write("error: interrupted\n")
-        sys.exit(130)
-    except KeyboardInterrupt:
-        sys.stderr.write("error: interrupted\n")
+    except (typer.Abort, KeyboardInterrupt):
+        sys.stderr.write("error: interrupted\nhint: run it again; no partial output was written\n")
         sys.exit(130)
     except typer.TyperException as err:  # usage errors found by the option parser
         sys.stderr.write(f"error: {one_line(err.format_message())}\n")
@@ -73,4 +75,3 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.write(f"error: internal error: {type(err).__name__}: {one_line(str(err))}\n")
         sys.stderr.write("hint: please report it with the input file; NCU_ROOF_DEBUG=1 shows the traceback\n")
         sys.exit(int(ExitCode.FAILED))
-    sys.exit(0)

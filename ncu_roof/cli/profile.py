@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -12,6 +13,25 @@ from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit
 from ncu_roof.ncu import find_ncu
 from ncu_roof.profile import ProfileOptions, ProfileResult, check_version, progress_sink, run_profile
 from ncu_roof.render.output import write_output
+from ncu_roof.render.text import one_line
+
+INTERRUPTED = 130  # README's exit codes: 128 + SIGINT
+
+
+def interrupted(report: Path | None) -> NoReturn:
+    """Ctrl-C: one `error:` and one `hint:` line, exit 130.
+
+    Not left to `main()`: typer turns a KeyboardInterrupt inside a command into `Exit(130)`, which
+    `standalone_mode=False` hands back as a return value that `main()` ignores (exit 0, silent).
+    A `SystemExit` passes through typer untouched.
+    """
+    if report is None:
+        hint = "ncu and the program were stopped; no report was written (an earlier one is kept)"
+    else:
+        hint = f"{report} was written before the interrupt: `ncu-roof analyze {report}`"
+    sys.stderr.write(f"error: interrupted\nhint: {one_line(hint)}\n")
+    sys.stderr.flush()
+    raise SystemExit(INTERRUPTED)
 
 
 def summary_lines(result: ProfileResult) -> list[str]:
@@ -71,32 +91,37 @@ def profile_command(
     roofs: Annotated[str | None, typer.Option("--roofs", help="Roofs from this TOML file.")] = None,
 ) -> None:
     """Profile a program with ncu (safely, with progress), keep the report, then analyze it."""
-    tool = find_ncu(ncu)
-    diag(f"using {tool.path} (Nsight Compute {tool.version or 'version unknown'})")
-    options = ProfileOptions(
-        program=tuple(program),
-        output=output,
-        fast=fast,
-        kernel_name=kernel_name,
-        launch_count=launch_count,
-        launch_skip=launch_skip,
-        nvtx=nvtx,
-        nvtx_include=tuple(nvtx_include or ()),
-        target_processes=target_processes,
-        replay_mode=replay_mode,
-        clock_control=clock_control,
-        cache_control=cache_control,
-        ncu_args=tuple((ncu_args or "").split()),
-        csv=csv,
-        timeout_s=timeout,
-    )
-    check_version(tool.version, options)
-    result = run_profile(tool, options, progress_sink())
-    for line in summary_lines(result):
-        diag(line)
-    if result.csv is not None:
-        csv_path = str(Path(str(result.report).removesuffix(".ncu-rep") + ".csv"))
-        write_output(result.csv, csv_path)
-        diag(f"wrote {csv_path}")
-    analysis = AnalyzeOptions(format=fmt, output=analysis_output, gpu=gpu, roofs=roofs)
-    emit([str(result.report)], analysis)
+    published: Path | None = None
+    try:
+        tool = find_ncu(ncu)
+        diag(f"using {tool.path} (Nsight Compute {tool.version or 'version unknown'})")
+        options = ProfileOptions(
+            program=tuple(program),
+            output=output,
+            fast=fast,
+            kernel_name=kernel_name,
+            launch_count=launch_count,
+            launch_skip=launch_skip,
+            nvtx=nvtx,
+            nvtx_include=tuple(nvtx_include or ()),
+            target_processes=target_processes,
+            replay_mode=replay_mode,
+            clock_control=clock_control,
+            cache_control=cache_control,
+            ncu_args=tuple((ncu_args or "").split()),
+            csv=csv,
+            timeout_s=timeout,
+        )
+        check_version(tool.version, options)
+        result = run_profile(tool, options, progress_sink())
+        published = result.report
+        for line in summary_lines(result):
+            diag(line)
+        if result.csv is not None:
+            csv_path = str(Path(str(result.report).removesuffix(".ncu-rep") + ".csv"))
+            write_output(result.csv, csv_path)
+            diag(f"wrote {csv_path}")
+        analysis = AnalyzeOptions(format=fmt, output=analysis_output, gpu=gpu, roofs=roofs)
+        emit([str(result.report)], analysis)
+    except KeyboardInterrupt:
+        interrupted(published)
