@@ -21,7 +21,6 @@ from ncu_roof.model import (
     Roofs,
     bound_of,
     compute_roof_arrays,
-    finite,
     is_latency_bound,
     point_at,
     roofline_arrays,
@@ -346,7 +345,3 @@ def describe(kernel: Kernel) -> str:
     if kernel.bound is Bound.LATENCY:
         return "latency-bound"
     return "unknown"
-
-
-def finite_or_none(value: float | None) -> float | None:
-    return value if finite(value) else None

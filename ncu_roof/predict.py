@@ -98,7 +98,8 @@ def peak_for(roofs: Roofs, precision: str | None) -> tuple[float | None, str | N
     if peak is None and precision is not None and peaks:
         raise UsageError(
             f"this platform has no {precision} peak (it has {', '.join(peaks)})",
-            hint=f"add --peak {precision}=VALUE, or choose another --dtype",
+            hint=f"choose another --dtype, or describe the platform with its {precision} peak: "
+            f"--roofs FILE.toml, or --peak {precision}=VALUE with --bandwidth TIER=VALUE",
         )
     return peak, used
 

@@ -33,7 +33,3 @@ class RunTable:
     @property
     def metric_columns(self) -> list[str]:
         return [str(c) for c in self.frame.columns if str(c) not in IDENTITY_COLUMNS]
-
-
-def empty_identity(n: int) -> pd.DataFrame:
-    return pd.DataFrame({c: [None] * n for c in IDENTITY_COLUMNS})

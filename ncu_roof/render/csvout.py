@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from ncu_roof.analysis import Analysis
+from ncu_roof.analysis import Analysis, Kernel
 from ncu_roof.recipe import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.render.jsonout import kernel_json
 from ncu_roof.render.text import one_line
@@ -19,6 +19,23 @@ def safe_cell(text: str) -> str:
     return "'" + clean if clean.startswith(_FORMULA_START) else clean
 
 
+_SCALARS = (
+    "duration_s",
+    "time_share",
+    "achieved_flop_per_s",
+    "attainable_flop_per_s",
+    "binding",
+    "bound",
+    "compute_precision",
+    "pct_of_roof",
+)
+# nested JSON field → how its keys become flat column names
+_NESTED = {
+    "flop": ((*PRECISIONS, "total"), "flop_{}"),
+    "bytes": (TIERS, "{}_bytes"),
+    "intensity_flop_per_byte": (TIERS, "{}_intensity_flop_per_byte"),
+    "sol_pct": (SOL_KEYS, "sol_{}_pct"),
+}
 COLUMNS = (
     "id",
     "name",
@@ -26,53 +43,25 @@ COLUMNS = (
     "device",
     "grid",
     "block",
-    "duration_s",
-    "time_share",
-    *(f"flop_{p}" for p in (*PRECISIONS, "total")),
-    *(f"{t}_bytes" for t in TIERS),
-    *(f"{t}_intensity_flop_per_byte" for t in TIERS),
-    "achieved_flop_per_s",
-    "attainable_flop_per_s",
-    "binding",
-    "bound",
-    "compute_precision",
-    "pct_of_roof",
-    *(f"sol_{k}_pct" for k in SOL_KEYS),
+    *_SCALARS,
+    *(pattern.format(key) for keys, pattern in _NESTED.values() for key in keys),
     "notes",
 )
 
 
+def _row(kernel: Kernel) -> dict[str, object]:
+    k = kernel_json(kernel)
+    row: dict[str, object] = {key: k[key] for key in ("id", "input", "device", "grid", "block", *_SCALARS)}
+    for field, (keys, pattern) in _NESTED.items():
+        row.update({pattern.format(key): k[field][key] for key in keys})
+    row["name"] = safe_cell(kernel.name)
+    row["notes"] = safe_cell("; ".join(kernel.notes))
+    return {column: "" if row[column] is None else row[column] for column in COLUMNS}
+
+
 def render_csv(analysis: Analysis) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for kernel in analysis.kernels:
-        k = kernel_json(kernel)
-        flat = {
-            **{
-                key: k[key]
-                for key in (
-                    "id",
-                    "input",
-                    "device",
-                    "duration_s",
-                    "time_share",
-                    "achieved_flop_per_s",
-                    "attainable_flop_per_s",
-                    "binding",
-                    "bound",
-                    "compute_precision",
-                    "pct_of_roof",
-                )
-            },
-            "name": safe_cell(kernel.name),
-            "grid": kernel.grid,
-            "block": kernel.block,
-            **{f"flop_{p}": k["flop"][p] for p in (*PRECISIONS, "total")},
-            **{f"{t}_bytes": k["bytes"][t] for t in TIERS},
-            **{f"{t}_intensity_flop_per_byte": k["intensity_flop_per_byte"][t] for t in TIERS},
-            **{f"sol_{s}_pct": k["sol_pct"][s] for s in SOL_KEYS},
-            "notes": safe_cell("; ".join(kernel.notes)),
-        }
-        writer.writerow(["" if flat[c] is None else flat[c] for c in COLUMNS])
+    writer = csv.DictWriter(out, fieldnames=COLUMNS, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(_row(kernel) for kernel in analysis.kernels)
     return out.getvalue()
