@@ -168,11 +168,13 @@ def _device_kernels(
     if automatic:
         compute, bandwidth = launch_roofs(group, roofs)
     peaks, precisions = compute_roof_arrays({p: group[f"flop_{p}"].to_numpy() for p in PRECISIONS}, compute)
+    failed = (group["duration_s"] <= 0).to_numpy()  # ncu 2022.3 writes a failed collection as 0
+
+    def measured(column: str) -> np.ndarray:
+        return np.where(failed, np.nan, group[column].to_numpy(dtype="float64"))
+
     arrays = roofline_arrays(
-        group["flop_total"].to_numpy(),
-        {t: group[f"{t}_bytes"].to_numpy() for t in TIERS},
-        peaks,
-        bandwidth,
+        measured("flop_total"), {t: measured(f"{t}_bytes") for t in TIERS}, peaks, bandwidth
     )
     who = _rows(ident)
     rows = _rows(group[[c for c in KERNEL_COLUMNS if c in group.columns]])
@@ -224,55 +226,35 @@ def _kernel(
     device: Device,
     total_s: float,
 ) -> Kernel:
-    roofs = device.roofs
-    duration = _num(row["duration_s"])
-    failed = duration is not None and duration <= 0  # ncu 2022.3 writes a failed collection as 0
+    raw_duration = _num(row["duration_s"])
+    failed = raw_duration is not None and raw_duration <= 0  # ncu 2022.3 writes failures as 0
 
     def measured(column: str) -> float | None:
         return None if failed else _num(row[column])
 
+    duration = measured("duration_s")
     flop = {p: measured(f"flop_{p}") for p in PRECISIONS}
     flop_total = measured("flop_total")
     nbytes = {t: measured(f"{t}_bytes") for t in TIERS}
     sol = {k: measured(f"sol_{k}_pct") for k in SOL_KEYS}
-    duration = None if failed else duration
     recipe = {key: str(row[f"{key}_recipe"]) for key in _RECIPE_KEYS if isinstance(row[f"{key}_recipe"], str)}
-    precision = point.compute_precision
-    roofline_bound = bound_of(point.binding)
-    achieved = flop_total / duration if flop_total is not None and duration else None
     achieved_bw = {t: (b / duration if b is not None and duration else None) for t, b in nbytes.items()}
     pct = 100.0 * point.time_at_roof_s / duration if point.time_at_roof_s is not None and duration else None
-    notes: list[str] = []
-    missing = _missing(duration, flop_total, nbytes, sol)
-    if missing:
-        notes.append("missing counters: " + ", ".join(missing))
-    if not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s:
-        notes.append("no roofs for this device (the input names no GPU): pass --gpu KEY or --roofs FILE")
-    bound = roofline_bound
-    if failed:
-        notes.append("duration is 0: this launch's collection failed; its counters are not measurements")
-    elif is_latency_bound(sol["sm"], sol["memory"]):
-        bound = Bound.LATENCY
-        said = _verdict_words(point.binding, pct)
-        notes.append(
-            f"latency-bound: SM {sol['sm']:.0f}% and memory {sol['memory']:.0f}% of peak, both under "
-            f"{LATENCY_SOL_PCT:.0f}%; the roofline alone says {said}"
-        )
-    elif bound is not Bound.UNKNOWN and (sol["sm"] is None or sol["memory"] is None):
-        notes.append(
-            "no SOL percentages (sm__throughput, gpu__compute_memory_throughput): "
-            "the latency-bound check (Nsight's 60% rule) was not made"
-        )
-    if pct is not None and pct > 100.0:
-        notes.append(
-            f"above its roof ({pct:.0f}% of the {point.binding} cap): inconsistent data — "
-            "roofs and counters disagree (clock, replay or recipe); check the roofs' source"
-        )
-    if recipe.get("flop_tensor", "").endswith("*512") and (flop["tensor"] or 0) > 0:
-        notes.append("tensor FLOPs = tensor-pipe instructions x 512 (V100 HMMA shape): approximate here")
-    waves = _num(row["waves_per_sm"])
-    if waves is not None and waves < 1:
-        notes.append(f"less than one wave ({waves:.2f} per SM): counters of small launches are noisy")
+    missing = [] if failed else _missing(duration, flop_total, nbytes, sol)
+    latency = not failed and is_latency_bound(sol["sm"], sol["memory"])
+    bound = Bound.LATENCY if latency else bound_of(point.binding)
+    notes = _notes(
+        failed=failed,
+        missing=missing,
+        roofs=device.roofs,
+        point=point,
+        pct=pct,
+        sol=sol,
+        bound=bound,
+        utilization=_busiest_tier(achieved_bw, device.roofs) if flop_total is None else None,
+        tensor_by_pipe=recipe.get("flop_tensor", "").endswith("*512") and (flop["tensor"] or 0) > 0,
+        waves=_num(row["waves_per_sm"]),
+    )
     return Kernel(
         id=int(ident["id"]),
         run=int(ident["run"]) if ident["run"] is not None else 0,
@@ -285,14 +267,14 @@ def _kernel(
         flop={**flop, "total": flop_total},
         bytes=nbytes,
         intensity_flop_per_byte={t: _intensity(flop_total, b) for t, b in nbytes.items()},
-        achieved_flop_per_s=achieved,
+        achieved_flop_per_s=flop_total / duration if flop_total is not None and duration else None,
         achieved_byte_per_s=achieved_bw,
         attainable_flop_per_s=point.attainable_flop_per_s,
         cap_flop_per_s=dict(point.cap_flop_per_s),
         binding=point.binding,
         bound=bound,
         roofline_binding=point.binding,
-        compute_precision=precision,
+        compute_precision=point.compute_precision,
         pct_of_roof=pct,
         sol_pct=sol,
         recipe=recipe,
@@ -300,6 +282,68 @@ def _kernel(
         missing=tuple(missing),
         time_share=duration / total_s if duration is not None and total_s > 0 else None,
     )
+
+
+def _busiest_tier(achieved_bw: Mapping[str, float | None], roofs: Roofs) -> tuple[str, float] | None:
+    """The tier whose bandwidth the launch used most, as (tier, percent of its roof)."""
+    used = {
+        t: 100.0 * b / roofs.bandwidth_byte_per_s[t]
+        for t, b in achieved_bw.items()
+        if b is not None and roofs.bandwidth_byte_per_s.get(t, 0) > 0
+    }
+    if not used:
+        return None
+    tier = max(used, key=lambda t: used[t])
+    return tier, used[tier]
+
+
+def _notes(
+    *,
+    failed: bool,
+    missing: list[str],
+    roofs: Roofs,
+    point: RooflinePoint,
+    pct: float | None,
+    sol: Mapping[str, float | None],
+    bound: Bound,
+    utilization: tuple[str, float] | None,
+    tensor_by_pipe: bool,
+    waves: float | None,
+) -> list[str]:
+    """What a kernel engineer needs to know to trust, or distrust, one verdict."""
+    if failed:
+        return ["duration is 0: this launch's collection failed; its counters are not measurements"]
+    notes = []
+    if missing:
+        notes.append("missing counters: " + ", ".join(missing))
+    if not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s:
+        notes.append("no roofs for this device (the input names no GPU): pass --gpu KEY or --roofs FILE")
+    if utilization is not None:
+        tier, used = utilization
+        notes.append(
+            f"no FLOP counters, so no roof can be said to bind; its busiest tier, {tier}, ran at "
+            f"{used:.0f}% of its bandwidth"
+        )
+    if bound is Bound.LATENCY:
+        notes.append(
+            f"latency-bound: SM {sol['sm']:.0f}% and memory {sol['memory']:.0f}% of peak, both under "
+            f"{LATENCY_SOL_PCT:.0f}%; the roofline alone says {_verdict_words(point.binding, pct)}"
+        )
+    elif bound is not Bound.UNKNOWN and (sol["sm"] is None or sol["memory"] is None):
+        notes.append(
+            "no SOL percentages (sm__throughput, gpu__compute_memory_throughput): "
+            "the latency-bound check (Nsight's 60% rule) was not made"
+        )
+    if pct is not None and pct > 100.0:
+        notes.append(
+            f"above its roof ({pct:.0f}% of the {point.binding} cap): inconsistent data — "
+            "roofs and counters disagree (clock, replay or recipe); check the roofs' source"
+        )
+    if tensor_by_pipe:
+        notes.append("tensor FLOPs = tensor-pipe instructions x 512 (V100 HMMA shape): approximate here")
+    if waves is not None and waves < 1:
+        notes.append(f"less than one wave ({waves:.2f} per SM): counters of small launches are noisy")
+    return notes
 
 
 def _intensity(flop: float | None, nbytes: float | None) -> float | None:

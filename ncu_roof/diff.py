@@ -12,10 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ncu_roof.analysis import Analysis, Kernel, describe
+from ncu_roof.analysis import Analysis, Device, Kernel, describe
 from ncu_roof.errors import GateError, UsageError
 
-CLOCK_TOLERANCE_PCT = 2.0  # report roofs further apart than this: different clocks
+CLOCK_TOLERANCE_PCT = 2.0  # SM clocks (or report roofs) further apart than this: different clocks
+KernelKey = tuple[int, int, int]  # (input, run, id): ncu's launch IDs restart in each run
 
 
 class Status(StrEnum):
@@ -60,6 +61,8 @@ class KernelDiff:
     verdict_base: str | None
     verdict_head: str | None
     status: Status
+    base_key: KernelKey | None = None
+    head_key: KernelKey | None = None
 
     @property
     def verdict_changed(self) -> bool:
@@ -77,6 +80,7 @@ class Diff:
     total_duration_s: Change
     total_status: Status
     mismatch: str | None = None  # why the runs differ, when compared anyway
+    notes: tuple[str, ...] = ()  # what could not be checked (clocks)
 
     def with_status(self, *statuses: Status) -> list[KernelDiff]:
         return [k for k in self.kernels if k.status in statuses]
@@ -88,7 +92,7 @@ def diff(
     """Compare two analyses; raises MismatchError for different GPUs/clocks unless allowed."""
     if threshold_pct < 0:
         raise UsageError(f"threshold {threshold_pct}% is negative", hint="pass e.g. --threshold 5%")
-    mismatch = mismatch_reason(base, head)
+    mismatch, clock_note = mismatch_reason(base, head)
     if mismatch and not allow_mismatch:
         raise MismatchError(
             f"cannot compare: {mismatch}",
@@ -104,26 +108,61 @@ def diff(
         total_duration_s=total,
         total_status=classify(total, threshold_pct),
         mismatch=mismatch,
+        notes=(clock_note,) if clock_note else (),
     )
 
 
-def mismatch_reason(base: Analysis, head: Analysis) -> str | None:
-    """Why two runs are not comparable (GPU names, or report roofs = clocks), or None."""
+def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | None]:
+    """(why the runs are not comparable or None, why their clocks could not be compared or None).
+
+    Different GPU names, or different clocks, device by device: the median measured SM clock when
+    the analysis carries it, whatever roofs are used; else the compute roofs measured in the
+    reports (peak per cycle x the measured clock) when both sides use them.
+    """
     base_names, head_names = _device_names(base), _device_names(head)
     if base_names != head_names:
-        return f"base ran on {', '.join(base_names) or '?'}, head on {', '.join(head_names) or '?'}"
+        names = f"base ran on {', '.join(base_names) or '?'}, head on {', '.join(head_names) or '?'}"
+        return names, None
+    unchecked: list[str] = []
     for b, h in zip(base.devices, head.devices, strict=False):
-        if b.roofs.source != "report" or h.roofs.source != "report":
-            continue
-        for precision, peak in b.roofs.compute_flop_per_s.items():
-            other = h.roofs.compute_flop_per_s.get(precision)
-            change = Change(peak, other).delta_pct
-            if change is not None and abs(change) > CLOCK_TOLERANCE_PCT:
+        clocks = Change(measured_sm_clock_hz(b), measured_sm_clock_hz(h))
+        if clocks.delta_pct is not None:
+            assert clocks.base is not None and clocks.head is not None
+            if abs(clocks.delta_pct) > CLOCK_TOLERANCE_PCT:
                 return (
-                    f"the {precision} roof measured in the reports differs by {change:+.1f}% "
-                    "(different clocks)"
+                    f"the median measured SM clock differs by {clocks.delta_pct:+.1f}% "
+                    f"({clocks.base / 1e9:.3g} GHz → {clocks.head / 1e9:.3g} GHz)",
+                    None,
                 )
-    return None
+            continue
+        if b.roofs.source == "report" and h.roofs.source == "report":
+            for precision, peak in b.roofs.compute_flop_per_s.items():
+                change = Change(peak, h.roofs.compute_flop_per_s.get(precision)).delta_pct
+                if change is not None and abs(change) > CLOCK_TOLERANCE_PCT:
+                    return (
+                        f"the {precision} roof measured in the reports differs by {change:+.1f}% "
+                        "(different clocks)",
+                        None,
+                    )
+            continue
+        unchecked.append(f"{b.roofs.source} vs {h.roofs.source}")
+    if not unchecked:
+        return None, None
+    return None, (
+        "clocks not compared: no measured SM clock to compare, and the roofs are not measured in "
+        f"the reports ({', '.join(dict.fromkeys(unchecked))}); check that both runs used the same "
+        "clock settings"
+    )
+
+
+def measured_sm_clock_hz(device: Device) -> float | None:
+    """The device's median measured SM clock, when the analysis carries one (`sm_clock_hz`)."""
+    value = getattr(device, "sm_clock_hz", None)
+    return float(value) if isinstance(value, int | float) and _finite(float(value)) else None
+
+
+def kernel_key(kernel: Kernel) -> KernelKey:
+    return (kernel.input, kernel.run, kernel.id)
 
 
 def match_kernels(
@@ -183,6 +222,8 @@ def kernel_diff(
         verdict_base=describe(base) if base else None,
         verdict_head=describe(head) if head else None,
         status=status,
+        base_key=kernel_key(base) if base else None,
+        head_key=kernel_key(head) if head else None,
     )
 
 

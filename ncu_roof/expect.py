@@ -8,6 +8,7 @@ contradicted when its verdict differs, or when a measured count is off the model
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -134,11 +135,16 @@ def _expectation(table: Any, where: str) -> Expectation:
         raise BadInputError(f"{where}: a memory-bound kernel binds at a memory tier, not compute", hint=HINT)
     if bound is Bound.COMPUTE and binding not in (None, COMPUTE):
         raise BadInputError(f"{where}: a compute-bound kernel binds at compute, not {binding!r}", hint=HINT)
-    tolerance = float(table.get("tolerance", DEFAULT_TOLERANCE))
-    if tolerance < 1:
-        raise BadInputError(f"{where}: tolerance is a ratio >= 1 (e.g. 1.5), not {tolerance}", hint=HINT)
+    tolerance = _tolerance(table.get("tolerance", DEFAULT_TOLERANCE), where)
     flop, nbytes, source = _model_counts(table, where)
     return Expectation(pattern, bound, binding.lower() if binding else None, flop, nbytes, source, tolerance)
+
+
+def _tolerance(value: Any, where: str) -> float:
+    """A ratio: a plain TOML number (not a bool or a string), finite and at least 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value < math.inf:
+        raise BadInputError(f"{where}: tolerance is a finite ratio >= 1 (e.g. 1.5), not {value!r}", hint=HINT)
+    return float(value)
 
 
 def _model_counts(

@@ -57,6 +57,11 @@ def finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
 
 
+def finite_or_none(value: float | None) -> float | None:
+    """The value, or None when it is missing or not finite (JSON's null, never 0)."""
+    return value if value is not None and math.isfinite(value) else None
+
+
 DEFAULT_PRECISIONS = ("fp32", "fp64", "fp16", "tensor")  # the roof shown when a kernel has no FLOPs
 
 
@@ -158,7 +163,9 @@ def roofline_arrays(
     names = np.array(list(times), dtype=object)
     compute_wins = filled[:, list(times).index(COMPUTE)] >= longest
     binding = np.where(compute_wins, COMPUTE, names[np.argmax(filled, axis=1)])
-    binding = np.where(longest > 0, binding, np.full(len(binding), None, dtype=object))
+    # unknown FLOPs: the compute roof cannot be placed, so no roof can be said to bind
+    decided = (longest > 0) & has_flop
+    binding = np.where(decided, binding, np.full(len(binding), None, dtype=object))
     cap_matrix = np.column_stack(list(caps.values()))
     attainable = np.where(
         np.isnan(cap_matrix).all(axis=1),
@@ -171,7 +178,7 @@ def roofline_arrays(
         cap_flop_per_s=caps,
         attainable_flop_per_s=attainable,
         binding=binding,
-        time_at_roof_s=np.where(longest > 0, longest, np.nan),
+        time_at_roof_s=np.where(decided, longest, np.nan),
     )
 
 

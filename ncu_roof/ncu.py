@@ -7,10 +7,11 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncu_roof.errors import MissingToolError
+from ncu_roof.errors import BadInputError, MissingToolError
 
 INSTALL_HINT = (
     "install Nsight Compute (CUDA toolkit, NVIDIA's standalone installer, or Debian's non-free "
@@ -69,3 +70,40 @@ def c_locale_env() -> dict[str, str]:
     env["LC_ALL"] = "C"
     env["LANG"] = "C"
     return env
+
+
+IMPORT_TIMEOUT_S = 600.0
+IMPORT_HINT = "the report may be damaged or newer than this ncu; try `pip install 'ncu-roof[rep]'`"
+
+
+def import_argv(tool: NcuTool, report: str | Path) -> list[str]:
+    """`ncu --import REPORT --csv --page raw --print-units base`: every metric, base (SI) units."""
+    return [tool.path, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"]
+
+
+def import_raw_csv(tool: NcuTool, report: str | Path, timeout_s: float = IMPORT_TIMEOUT_S) -> bytes:
+    """The raw page of a report as CSV bytes, read by `tool` in the C locale.
+
+    ncu runs with a private, empty HOME: it neither reads the user's settings nor writes beside
+    them. A failing or hanging ncu raises `BadInputError` (`REPORT: `ncu --import` failed: <its
+    last line>`); callers that know better re-raise with their own class and hint.
+    """
+    with tempfile.TemporaryDirectory(prefix="ncu-roof-home-") as home:
+        env = c_locale_env() | {"HOME": home}
+        try:
+            done = subprocess.run(
+                import_argv(tool, report), capture_output=True, env=env, timeout=timeout_s
+            )
+        except subprocess.TimeoutExpired:
+            raise BadInputError(
+                f"{report}: `ncu --import` did not finish in {timeout_s:g} s", hint=IMPORT_HINT
+            ) from None
+        except OSError as err:
+            raise MissingToolError(
+                f"{tool.path}: cannot run ncu ({err.strerror or err})", hint=INSTALL_HINT
+            ) from None
+    if done.returncode != 0:
+        lines = (done.stdout + done.stderr).decode("utf-8", "replace").strip().splitlines()
+        last = lines[-1].strip() if lines else f"exit code {done.returncode}"
+        raise BadInputError(f"{report}: `ncu --import` failed: {last}", hint=IMPORT_HINT)
+    return done.stdout

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ncu_roof.errors import UsageError
-from ncu_roof.model import COMPUTE, RooflinePoint, Roofs, bound_of, compute_roof, roofline
+from ncu_roof.model import COMPUTE, RooflinePoint, Roofs, bound_of, compute_roof, finite, roofline
 from ncu_roof.render.text import si
 from ncu_roof.units import Dimension, parse_quantity
 from ncu_roof.workloads import Param, Workload
@@ -54,6 +54,15 @@ def split_assignment(text: str, default_key: str | None) -> tuple[str, str]:
     return default_key, text.strip()
 
 
+_EXAMPLES = {
+    Dimension.FLOP: "2.5GFLOP",
+    Dimension.BYTE: "1.5GB",
+    Dimension.FLOP_PER_S: "19.5TFLOP/s",
+    Dimension.BYTE_PER_S: "1.5TB/s",
+    Dimension.FLOP_PER_BYTE: "0.25",  # intensities are plain ratios, never SI-prefixed in practice
+}
+
+
 def parse_assignments(
     items: Sequence[str], dimension: Dimension, default_key: str | None, *, positive: bool = False
 ) -> dict[str, float]:
@@ -67,8 +76,8 @@ def parse_assignments(
         if not math.isfinite(number) or number < 0 or (positive and number == 0):
             kind = "positive" if positive else "non-negative"
             raise UsageError(
-                f"{item!r}: must be a finite, {kind} {dimension.value}",
-                hint=f"e.g. {key}=1.5T{dimension.value}" if dimension.value else f"e.g. {key}=2",
+                f"{item!r}: must be {kind} (a finite {dimension.value or 'number'})",
+                hint=f"e.g. {key}={_EXAMPLES.get(dimension, '2')}",
             )
         out[key] = number
     return out
@@ -137,8 +146,12 @@ def predict(
             f"(it has {', '.join(roofs.bandwidth_byte_per_s) or 'none'})",
             hint=f"add --bandwidth {unknown[0]}=VALUE, or use one of the platform's tiers",
         )
-    if any(x <= 0 for x in intensity_by_tier.values()):
-        raise UsageError("an intensity must be positive (FLOP/B)", hint="e.g. --intensity dram=0.25")
+    bad = sorted(t for t, x in intensity_by_tier.items() if not (math.isfinite(x) and x > 0))
+    if bad:
+        raise UsageError(
+            f"intensity {bad[0]}={intensity_by_tier[bad[0]]!r}: must be positive (a finite FLOP/B)",
+            hint=f"e.g. --intensity {bad[0]}=0.25",
+        )
     nominal_flop = 1.0 if flop is None else flop
     derived = {t: nominal_flop / x for t, x in intensity_by_tier.items()}
     peak, used_precision = peak_for(roofs, precision)
@@ -163,12 +176,13 @@ def predict_workload(roofs: Roofs, workload: Workload) -> Prediction:
     return predict(roofs, workload.flop, workload.bytes_by_tier, {}, workload.precision, workload)
 
 
-def _finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
+def _or_null(value: float | None) -> float | None:
+    """The value when finite, else None (JSON null): the document never holds NaN or Infinity."""
+    return value if finite(value) else None
 
 
 def _finite_map(values: Mapping[str, float]) -> dict[str, float | None]:
-    return {k: _finite(v) for k, v in values.items()}
+    return {k: _or_null(v) for k, v in values.items()}
 
 
 def to_dict(p: Prediction) -> dict[str, Any]:
@@ -177,27 +191,28 @@ def to_dict(p: Prediction) -> dict[str, Any]:
         "schema": SCHEMA,
         "platform": {
             "name": p.roofs.name,
-            "peak_flop_per_s": dict(p.roofs.compute_flop_per_s),
-            "bandwidth_byte_per_s": dict(p.roofs.bandwidth_byte_per_s),
+            "peak_flop_per_s": _finite_map(p.roofs.compute_flop_per_s),
+            "bandwidth_byte_per_s": _finite_map(p.roofs.bandwidth_byte_per_s),
         },
         "workload": {
             "name": p.workload_name,
             "params": dict(p.params),
-            "flop": p.flop,
-            "bytes": dict(p.bytes_by_tier),
+            "flop": _or_null(p.flop),
+            "bytes": _finite_map(p.bytes_by_tier),
         },
         "intensity_flop_per_byte": _finite_map(p.point.intensity_flop_per_byte),
         "ridge_flop_per_byte": _finite_map(p.point.ridge_flop_per_byte),
         "cap_flop_per_s": _finite_map(p.point.cap_flop_per_s),
-        "attainable_flop_per_s": _finite(p.point.attainable_flop_per_s),
+        "attainable_flop_per_s": _or_null(p.point.attainable_flop_per_s),
         "binding": p.point.binding,
         "bound": p.bound,
-        "time_at_roof_s": p.point.time_at_roof_s,
+        "time_at_roof_s": _or_null(p.point.time_at_roof_s),
     }
 
 
 def render_json(p: Prediction) -> str:
-    return json.dumps(to_dict(p), indent=2) + "\n"
+    """Strict JSON (`allow_nan=False`): a non-finite value that slipped past `to_dict` raises."""
+    return json.dumps(to_dict(p), indent=2, allow_nan=False) + "\n"
 
 
 def intensity_text(value: float | None) -> str:

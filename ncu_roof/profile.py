@@ -21,12 +21,15 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 from ncu_roof.errors import BadInputError, MissingToolError, NcuRoofError, ProfileError, UsageError
-from ncu_roof.ncu import INSTALL_HINT, NcuTool, c_locale_env
+from ncu_roof.ncu import INSTALL_HINT, NcuTool, c_locale_env, import_raw_csv
 from ncu_roof.recipe import COLLECT
 from ncu_roof.render.text import one_line
+
+if TYPE_CHECKING:
+    from ncu_roof.ingest.table import RunTable
 
 ROOFLINE_SECTIONS = tuple(
     f"SpeedOfLight_Hierarchical{kind}RooflineChart"
@@ -142,10 +145,6 @@ def build_argv(
     argv += list(options.ncu_args)
     argv += ["-f", "-o", str(export_base)]
     return [*argv, str(program), *options.program[1:]]
-
-
-def import_csv_argv(tool: NcuTool, report: Path) -> list[str]:
-    return [tool.path, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"]
 
 
 def resolve_program(name: str) -> Path:
@@ -413,24 +412,53 @@ def diagnose(outcome: RunOutcome, options: ProfileOptions) -> ProfileError | Non
     return ProfileError(f"ncu failed (exit code {outcome.returncode}): {last}", hint=VERBOSE_HINT)
 
 
-def check_report(report: Path) -> str | None:
-    """Why the finished temporary report cannot be kept (None: it loads with ≥ 1 launch).
+@dataclass(frozen=True)
+class ReportCheck:
+    """A finished temporary report: how many launches it holds, or why it cannot be kept."""
+
+    launches: int = 0
+    problem: str | None = None
+
+
+def ncu_report_installed() -> bool:
+    """Whether NVIDIA's `ncu_report` module (the reader `analyze` prefers) can be imported."""
+    from ncu_roof.ingest.rep import _quiet_stderr
+
+    try:
+        with _quiet_stderr():  # as `read_report` imports it: its C++ library logs to fd 2
+            import ncu_report  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def load_report(report: Path, tool: NcuTool | None = None) -> RunTable:
+    """The report as `analyze` reads it, except that `ncu --import` (used when `ncu_report` is not
+    installed) runs `tool`, the ncu that wrote it, not whichever ncu is first on PATH."""
+    from ncu_roof.ingest import read_input
+    from ncu_roof.ingest.rep import _read_with_cli
+
+    if tool is None or ncu_report_installed():
+        return read_input(str(report))
+    return _read_with_cli(str(report), report.read_bytes(), tool)
+
+
+def check_report(report: Path, tool: NcuTool | None = None) -> ReportCheck:
+    """Load the finished temporary report: its launch count, or why it cannot be kept.
 
     The project's own reader decides, the one `analyze` uses: a truncated, empty or damaged report
     raises its `NcuRoofError`. `MissingToolError` (nothing here reads reports) propagates, and so do
     bugs; either way the report has not been moved into place.
     """
-    from ncu_roof.ingest import read_input
-
     try:
-        table = read_input(str(report))
+        table = load_report(report, tool)
     except MissingToolError:
         raise
     except NcuRoofError as err:
-        return err.message.removeprefix(f"{report}: ")
+        return ReportCheck(problem=err.message.removeprefix(f"{report}: "))
     if len(table.frame) == 0:
-        return "the report holds no profiled kernel"
-    return None
+        return ReportCheck(problem="the report holds no profiled kernel")
+    return ReportCheck(launches=len(table.frame))
 
 
 def damaged_report_error(outcome: RunOutcome, reason: str, target: Path) -> ProfileError:
@@ -597,22 +625,19 @@ def publish_report(report: Path, target: Path) -> Path:
 
 def export_csv(tool: NcuTool, report: Path) -> bytes:
     """The raw page of a report as CSV, base units, C locale."""
-    done = subprocess.run(
-        import_csv_argv(tool, report), capture_output=True, env=c_locale_env(), timeout=600
-    )
-    if done.returncode != 0:
-        lines = (done.stdout + done.stderr).decode("utf-8", "replace").strip().splitlines()
+    try:
+        return import_raw_csv(tool, report)
+    except BadInputError as err:
         raise ProfileError(
-            f"{report}: `ncu --import --csv` failed: {lines[-1] if lines else done.returncode}",
+            err.message.replace("`ncu --import`", "`ncu --import --csv`", 1),
             hint="the report is kept; export it later with `ncu --import REPORT --csv --page raw`",
-        )
-    return done.stdout
+        ) from None
 
 
 @dataclass(frozen=True)
 class ProfileResult:
     report: Path
-    kernels: int
+    kernels: int  # launches in the report (what ncu's progress lines said, when it cannot be read)
     app_exit_code: int | None
     csv: bytes | None
     elapsed_s: float
@@ -641,17 +666,18 @@ def run_profile(
         # ncu's exit code alone cannot decide: a crashing program makes ncu exit non-zero after a
         # good report, and a killed or failing ncu can leave a truncated one. The reader decides.
         try:
-            damaged = check_report(outcome.report)
-        except MissingToolError:  # no ncu_report and no ncu on PATH: ncu's exit code must do
+            check = check_report(outcome.report, tool)
+        except MissingToolError:  # no ncu_report and ncu cannot run: ncu's exit code must do
             ok = outcome.returncode == 0 or outcome.app_exit_code is not None
-            damaged = None if ok else "nothing here can read it (no ncu_report, no ncu on PATH)"
-        if damaged is not None:
-            raise damaged_report_error(outcome, damaged, target)
+            problem = None if ok else "nothing here can read it (no ncu_report, and ncu does not run)"
+            check = ReportCheck(launches=len(outcome.kernels), problem=problem)
+        if check.problem is not None:
+            raise damaged_report_error(outcome, check.problem, target)
         published = publish_report(outcome.report, target)
     csv = export_csv(tool, published) if options.csv else None
     return ProfileResult(
         report=published,
-        kernels=len(outcome.kernels),
+        kernels=check.launches,
         app_exit_code=outcome.app_exit_code,
         csv=csv,
         elapsed_s=outcome.elapsed_s,

@@ -53,6 +53,8 @@ def _op(kind: str, op: str, rollup: str = ".sum") -> str:
     return f"{kind}__sass_thread_inst_executed_op_{op}_pred_on{rollup}"
 
 
+SHARED_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared"
+
 # L1 traffic that `--set full` reports do hold: global and local load/store sectors.
 L1_SECTOR_METRICS = tuple(
     f"l1tex__t_sectors_pipe_lsu_mem_{space}_op_{op}.sum"
@@ -119,6 +121,7 @@ def wanted_metrics() -> frozenset[str]:
         "l1tex__throughput.avg.pct_of_peak_sustained_active",
     }
     names |= set(L1_SECTOR_METRICS)
+    names |= {f"{SHARED_WAVEFRONTS}_op_{op}.sum" for op in ("ld", "st", "atom")}
     for scope in ("lg", "lgds"):
         base = f"l1tex__lsu_writeback_active_mem_{scope}.sum"
         names |= {base, f"{base}.peak_sustained"}
@@ -331,7 +334,7 @@ def _tensor(m: _Frame, duration: pd.Series, f: Factors) -> tuple[pd.Series, pd.S
     return flop, label, peak, peak_label
 
 
-_SOURCE = re.compile(r"src_([a-z0-9]+?)(?:_dst|_sparsity|$)")
+_SOURCE = re.compile(r"src_(.+?)(?:_dst|_sparsity|$)")  # fp16, bf16, tf32, fp4_fp6_fp8, …
 
 
 def _dense_peak(peaks: pd.DataFrame, source: str) -> pd.Series:
@@ -472,8 +475,15 @@ def _tiers(m: _Frame, duration: pd.Series, f: Factors) -> dict[str, list[TierDef
             shared_peak,
         ),
         TierDefinition(
-            f"counter:l1tex__data_pipe_lsu_wavefronts_mem_shared.sum*{wavefront:g}",
-            m("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum") * wavefront,
+            f"counter:l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{{ld,st,atom}}.sum*{wavefront:g}",
+            # the parent metric also counts wavefronts that are not shared-memory instructions
+            # (it is non-zero for kernels without any): use the per-instruction children
+            (
+                m(f"{SHARED_WAVEFRONTS}_op_ld.sum")
+                + m(f"{SHARED_WAVEFRONTS}_op_st.sum")
+                + m(f"{SHARED_WAVEFRONTS}_op_atom.sum").fillna(0.0)
+            )
+            * wavefront,
             shared_peak,
         ),
     ]
@@ -510,13 +520,20 @@ COLLECT: dict[str, tuple[str, ...]] = {
     "duration": ("gpu__time_duration.sum", "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
     "flop": tuple(_op("sm", op) for ops in _FLOP_OPS.values() for op in ops)
     + tuple(_op("sm", ops[2], ".sum.peak_sustained") for ops in _FLOP_OPS.values()),
-    "tensor": ("sm__inst_executed_pipe_tensor.sum", "sm__inst_executed_pipe_tensor.sum.peak_sustained"),
+    "tensor": (
+        # the per-architecture tensor partitions (§3.3); [verify] that ncu expands the regex to
+        # every sm__ops_path_tensor_* of the chip at hand, with .sum and .peak_sustained
+        "regex:sm__ops_path_tensor_.*",
+        "sm__inst_executed_pipe_tensor.sum",
+        "sm__inst_executed_pipe_tensor.sum.peak_sustained",
+    ),
     "dram": ("dram__bytes.sum", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"),
     "l2": ("lts__t_bytes.sum", "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"),
     "l1": ("l1tex__t_bytes.sum", "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"),
     "shared": (
         "sm__sass_data_bytes_mem_shared.sum",
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
         "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.peak_sustained",
     ),
     "sol": (

@@ -7,9 +7,11 @@ An explicit `--gpu KEY` or `--roofs FILE` replaces both.
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
-from ncu_roof.errors import BadInputError
+from ncu_roof.errors import BadInputError, NcuRoofError
 from ncu_roof.gpus import Gpu, match_gpu
 from ncu_roof.model import Roofs
 from ncu_roof.recipe import PRECISIONS, TIERS
@@ -83,13 +85,32 @@ def load_roofs_file(path: str) -> Roofs:
     bands = data.get("bandwidth", {})
     if not isinstance(peaks, dict) or not isinstance(bands, dict) or not (peaks or bands):
         raise BadInputError(f"{path}: needs a [peak] and/or a [bandwidth] table", hint=ROOFS_HINT)
-    compute = {str(k): parse_quantity(v, Dimension.FLOP_PER_S) for k, v in peaks.items()}
-    bandwidth = {str(k): parse_quantity(v, Dimension.BYTE_PER_S) for k, v in bands.items()}
+    compute = {str(k): _roof(path, "peak", str(k), v, Dimension.FLOP_PER_S) for k, v in peaks.items()}
+    bandwidth = {str(k): _roof(path, "bandwidth", str(k), v, Dimension.BYTE_PER_S) for k, v in bands.items()}
     name = data.get("name")
     sources = {k: f"user:{path}" for k in (*compute, *bandwidth)}
     return Roofs(
         compute, bandwidth, source="user", sources=sources, name=str(name) if name is not None else None
     )
+
+
+def _roof(path: str, table: str, key: str, value: object, dimension: Dimension) -> float:
+    """One roofs-file entry: a string with units or a plain number, finite and above zero."""
+    where = f"{path}: [{table}] {key}"
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise BadInputError(
+            f"{where} = {value!r} is not a {dimension.value} value (a string or a number)",
+            hint=ROOFS_HINT,
+        )
+    try:
+        number = parse_quantity(value, dimension)
+    except NcuRoofError as err:
+        raise BadInputError(f"{where}: {err.message}", hint=err.hint) from None
+    if not (math.isfinite(number) and number > 0):
+        raise BadInputError(
+            f"{where} = {value!r}: a roof must be a finite, positive {dimension.value}", hint=ROOFS_HINT
+        )
+    return number
 
 
 ROOFS_HINT = (

@@ -8,6 +8,7 @@ an ambiguous number style is an error, never a silent factor of 1000.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from decimal import Decimal
@@ -238,11 +239,20 @@ def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
     """
     from ncu_roof.errors import UsageError
 
+    example = f"write e.g. 1e7, 10M or 2.5G{dimension.value}"
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise UsageError(f"not a number: {text!r}", hint=example)
     if isinstance(text, (int, float)):
-        return float(text)
+        try:
+            value = float(text)
+        except OverflowError:
+            value = math.inf
+        if not math.isfinite(value):
+            raise UsageError(f"{text!r}: not a finite number", hint=example)
+        return value
     match = _QUANTITY.match(text)
     if match is None:
-        raise UsageError(f"not a number: {text!r}", hint=f"write e.g. 1e7, 10M or 2.5G{dimension.value}")
+        raise UsageError(f"not a number: {text!r}", hint=example)
     number = Decimal(match["num"])
     unit = match["unit"]
     for prefix, scale in (*_BINARY.items(), *_SI.items()):
@@ -252,7 +262,10 @@ def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
         if rest == "" or rest in _UNIT_WORDS[dimension]:
             if prefix in _BINARY and rest == "":
                 continue
-            return float(number * Decimal(scale))
+            value = float(number * Decimal(scale))
+            if not math.isfinite(value):
+                raise UsageError(f"{text!r}: not a finite number (too large)", hint=example)
+            return value
     accepted = ", ".join(_UNIT_WORDS[dimension]) or "no unit"
     raise UsageError(
         f"{text!r}: unit {unit!r} is not a {dimension.name.lower().replace('_', ' ')}",

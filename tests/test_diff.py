@@ -286,3 +286,146 @@ def test_cli_table_on_a_terminal_fits_its_width_in_colour(long_pair: tuple[str, 
     assert kernel_cells(plain)[0].startswith("at::native::vectorized_elementwise")
     no_color = run_cli_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90", "NO_COLOR": "1"})
     assert not ANSI.search(no_color)
+
+
+# --- output safety: everything checked before any work, files before stdout ---------------------
+
+
+def test_cli_bad_plot_path_leaves_no_output_behind(pair: tuple[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "d.md"
+    done = run_cli("diff", *pair, "-f", "markdown", "-o", str(out), "--plot",
+                   str(tmp_path / "missing" / "x.svg"))
+    assert done.returncode == 1, done.stderr
+    assert "does not exist" in done.stderr
+    assert not out.exists()
+    assert "read " not in done.stderr  # failed before reading the inputs
+
+
+def test_cli_bad_plot_type_prints_nothing(pair: tuple[str, str], tmp_path: Path) -> None:
+    done = run_cli("diff", *pair, "-f", "markdown", "--plot", str(tmp_path / "x.pdf"))
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert "unknown image type" in done.stderr
+
+
+def test_cli_unwritable_summary_is_refused_before_any_work(pair: tuple[str, str], tmp_path: Path) -> None:
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(tmp_path / "missing" / "summary.md")}
+    done = run_cli("diff", *pair, "--summary", env=env)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == "" and "GITHUB_STEP_SUMMARY" in done.stderr
+    assert "read " not in done.stderr
+
+
+def test_files_are_written_before_stdout(
+    pair: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ncu_roof.cli import report
+    from ncu_roof.cli.analyze import AnalyzeOptions
+
+    written: list[str | None] = []
+    monkeypatch.setattr(report, "write_output", lambda _data, path: written.append(path))
+    plot = str(tmp_path / "d.svg")
+    report.run_diff(*pair, AnalyzeOptions(), report.DiffOptions(plot=plot))
+    assert written == [plot, None]
+
+
+def test_plot_command_checks_its_output_before_reading(pair: tuple[str, str], tmp_path: Path) -> None:
+    done = run_cli("plot", pair[0], "-o", str(tmp_path / "missing" / "x.svg"))
+    assert done.returncode == 1 and "does not exist" in done.stderr
+    assert "read " not in done.stderr
+    assert run_cli("plot", pair[0], "-o", str(tmp_path / "x.pdf")).returncode == 2
+
+
+# --- clocks ---------------------------------------------------------------------------------------
+
+
+def with_clock(text: str, clock_hz: float, ffma_peak: float = 64.0) -> str:
+    """A raw CSV with the measured SM clock and the FFMA peak per cycle: report roofs."""
+    rows = list(csv.reader(io.StringIO(text)))
+    extra = [("sm__cycles_elapsed.avg.per_second", "cycle/second", clock_hz),
+             ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", "inst/cycle",
+              ffma_peak)]
+    rows[0] += [name for name, _, _ in extra]
+    rows[1] += [unit for _, unit, _ in extra]
+    for row in rows[2:]:
+        row += [str(value) for _, _, value in extra]
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL).writerows(rows)
+    return out.getvalue()
+
+
+@pytest.fixture
+def clocks(tmp_path: Path) -> tuple[str, str]:
+    """The same kernels on the same GPU, at 1.5 GHz and at 1.2 GHz."""
+    base, head = tmp_path / "fast.csv", tmp_path / "slow.csv"
+    base.write_text(with_clock(raw_csv(BASE), 1.5e9), encoding="utf-8")
+    head.write_text(with_clock(raw_csv(BASE), 1.2e9), encoding="utf-8")
+    return str(base), str(head)
+
+
+def test_different_clocks_are_refused_with_report_roofs(clocks: tuple[str, str]) -> None:
+    base, head = load(clocks[0]), load(clocks[1])
+    assert base.devices[0].roofs.source == "report"
+    with pytest.raises(MismatchError, match="different clocks"):
+        diff(base, head)
+    assert diff(base, base).notes == ()  # compared, and equal
+
+
+def test_clocks_are_never_passed_over_silently_with_builtin_roofs(clocks: tuple[str, str]) -> None:
+    # the bug: with --gpu (or --roofs) the clocks were not compared, and nothing said so
+    from ncu_roof.analysis import RoofChoice
+
+    base, head = (analyze([read_input(p)], RoofChoice(gpu_key="a10")) for p in clocks)
+    try:
+        result = diff(base, head)
+    except MismatchError as err:  # the analysis carries the measured clock: compared
+        assert "clock" in err.message
+        return
+    assert result.notes and result.notes[0].startswith("clocks not compared")
+    assert "builtin:a10" in result.notes[0]
+    assert "note: clocks not compared" in render_diff_table(result)
+    assert "> [!NOTE]" in render_diff_markdown(result)
+    assert json.loads(render_diff_json(result))["notes"] == list(result.notes)
+
+
+def test_measured_sm_clock_is_compared_whatever_the_roofs(clocks: tuple[str, str]) -> None:
+    from dataclasses import dataclass, fields, replace
+
+    from ncu_roof.analysis import Device, RoofChoice
+
+    @dataclass(frozen=True)
+    class ClockedDevice(Device):
+        sm_clock_hz: float | None = None
+
+    def clocked(analysis: Analysis, hz: float | None) -> Analysis:
+        devices = tuple(ClockedDevice(**{f.name: getattr(d, f.name) for f in fields(Device)},
+                                      sm_clock_hz=hz) for d in analysis.devices)
+        return replace(analysis, devices=devices)
+
+    builtin = analyze([read_input(clocks[0])], RoofChoice(gpu_key="a10"))
+    with pytest.raises(MismatchError, match=r"SM clock differs by -20\.0% \(1\.5 GHz → 1\.2 GHz\)"):
+        diff(clocked(builtin, 1.5e9), clocked(builtin, 1.2e9))
+    same = diff(clocked(builtin, 1.5e9), clocked(builtin, 1.51e9))
+    assert same.mismatch is None and same.notes == ()
+
+
+# --- arrows in multi-run files --------------------------------------------------------------------
+
+
+def test_arrows_pair_kernels_of_the_same_run(tmp_path: Path) -> None:
+    # the bug: arrows looked kernels up by ID alone; IDs restart in each run of a file
+    from ncu_roof.cli.report import diff_arrows
+
+    first: list[Row] = [("a", "(1, 1, 1)", 1000, 1e6, 4e6), ("b", "(1, 1, 1)", 1000, 1e6, 4e6)]
+    second: list[Row] = [("c", "(1, 1, 1)", 1000, 1e6, 4e6), ("d", "(1, 1, 1)", 1000, 1e6, 4e6)]
+    base_path, head_path = tmp_path / "base.csv", tmp_path / "head.csv"
+    base_path.write_text(raw_csv(first) + raw_csv(second), encoding="utf-8")
+    head_path.write_text(raw_csv(second) + raw_csv(first), encoding="utf-8")
+    base, head = load(str(base_path)), load(str(head_path))
+    assert sorted(k.id for k in base.kernels) == [0, 0, 1, 1]
+    arrows = diff_arrows(diff(base, head), base, head)
+    assert sorted((b.name, h.name) for b, h in arrows) == [("a", "a"), ("b", "b"), ("c", "c"),
+                                                          ("d", "d")]
+    document = json.loads(render_diff_json(diff(base, head)))
+    runs = {k["name"]: (k["base_run"], k["head_run"]) for k in document["kernels"]}
+    assert runs == {"a": (0, 1), "b": (0, 1), "c": (1, 0), "d": (1, 0)}

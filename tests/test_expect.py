@@ -10,6 +10,7 @@ import pytest
 from ncu_roof.analysis import Analysis, Kernel
 from ncu_roof.errors import BadInputError, GateError
 from ncu_roof.expect import (
+    HINT,
     Status,
     check,
     gate,
@@ -142,11 +143,30 @@ def test_synthetic_compute_expected_but_memory_bound_explains_reuse() -> None:
         ({"kernel": "x", "bound": "memory", "workload": "gemm", "m": 4}, "needs n, k"),
         ({"kernel": "x", "bound": "memory", "n": 4}, "needs a workload"),
         ({"kernel": "x", "bound": "memory", "colour": "red"}, "unknown key"),
+        ({"kernel": "x", "bound": "memory", "tolerance": "abc"}, "tolerance is a finite ratio"),
+        ({"kernel": "x", "bound": "memory", "tolerance": "2"}, "tolerance is a finite ratio"),
+        ({"kernel": "x", "bound": "memory", "tolerance": float("nan")}, "tolerance is a finite ratio"),
+        ({"kernel": "x", "bound": "memory", "tolerance": float("inf")}, "tolerance is a finite ratio"),
+        ({"kernel": "x", "bound": "memory", "tolerance": True}, "tolerance is a finite ratio"),
+        ({"kernel": "x", "bound": "memory", "tolerance": 0.5}, "tolerance is a finite ratio"),
+        ({"kernel": "x", "bound": "memory", "tolerance": [2]}, "tolerance is a finite ratio"),
+        ({"kernel": "x", "bound": "memory", "flop": float("nan")}, "not a finite number"),
     ],
 )
 def test_bad_expectations_are_bad_input(table: dict[str, object], message: str) -> None:
     with pytest.raises(BadInputError, match=message):
         parse_expectations({"expect": [table]})
+
+
+def test_bad_tolerance_in_a_file_is_bad_input_with_the_hint(tmp_path: Path) -> None:
+    path = tmp_path / "expect.toml"
+    for value in ('"abc"', "nan", "inf", "true", "0.9"):
+        path.write_text(f'[[expect]]\nkernel = "vadd"\nbound = "memory"\ntolerance = {value}\n')
+        with pytest.raises(BadInputError, match="tolerance") as err:
+            load_expectations(str(path))
+        assert err.value.hint == HINT and str(path) in err.value.message
+    path.write_text('[[expect]]\nkernel = "vadd"\nbound = "memory"\ntolerance = 2\n')
+    assert load_expectations(str(path))[0].tolerance == 2.0
 
 
 def test_load_expectations_file(tmp_path: Path) -> None:

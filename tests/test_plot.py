@@ -83,3 +83,32 @@ def test_corpus_reports_plot_every_kernel(report: str) -> None:
     drawn = {int(kid) for kid, _ in marker_ids(svg)}
     assert drawn == {k.id for k in analysis.kernels if kernel_points(k)}
     assert len(drawn) == len(analysis.kernels)
+
+
+def test_control_characters_from_the_data_give_well_formed_svg_without_warnings(
+    small: Analysis,
+) -> None:
+    # the bug: a device name (or roofs name, source, key) with control characters made the SVG
+    # ill-formed XML, and matplotlib warned about the missing glyphs
+    import warnings
+    import xml.etree.ElementTree as ET
+    from dataclasses import replace
+
+    device = small.devices[0]
+    roofs = replace(
+        device.roofs,
+        name="roofs\x01",
+        source="user\x02",
+        sources={**{k: f"{v}\x03" for k, v in device.roofs.sources.items()}, "fp\x0432": "x\x05"},
+        compute_flop_per_s={**device.roofs.compute_flop_per_s, "fp\x0432": 1e13},
+        bandwidth_byte_per_s={**device.roofs.bandwidth_byte_per_s, "hbm\x06": 3e11},
+    )
+    hostile = replace(small, devices=(replace(device, name="GPU\x00\x1b[31m\x07\tX", roofs=roofs),))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        svg = render_plot(hostile)
+        render_plot(replace(hostile, devices=(replace(hostile.devices[0], name=None),)), fmt="png")
+    ET.fromstring(svg)  # well-formed
+    text = svg.decode("utf-8")
+    assert "GPU??[31m? X — hierarchical roofline" in text
+    assert "Roofs: user?" in text

@@ -178,3 +178,36 @@ def test_main_prints_error_and_exit_code_2_without_traceback() -> None:
     )
     assert done.returncode == 2
     assert done.stderr.startswith("error:") and "Traceback" not in done.stderr
+
+
+def test_json_is_strict_with_non_finite_values_as_null() -> None:
+    from dataclasses import replace
+
+    from ncu_roof.model import Roofs
+    from ncu_roof.predict import render_json
+
+    roofs = Roofs({"fp32": 1e11}, {"dram": 2e10, "l2": float("inf")}, source="user", sources={})
+    p = predict(roofs, 1e9, {"dram": 1e8, "l2": 0.0}, {})
+    p = replace(p, point=replace(p.point, time_at_roof_s=float("nan")))
+    text = render_json(p)
+    doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert doc["platform"]["bandwidth_byte_per_s"] == {"dram": 2e10, "l2": None}
+    assert doc["time_at_roof_s"] is None
+    assert doc["attainable_flop_per_s"] == pytest.approx(1e11)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "-0.5", "1e400"])
+def test_intensity_zero_or_negative_says_must_be_positive_with_a_plain_example(value: str) -> None:
+    result = runner.invoke(app, ["predict", "--gpu", "a100-sxm4", "--intensity", f"dram={value}"])
+    assert isinstance(result.exception, UsageError), result.exception
+    if value != "1e400":
+        assert "must be positive" in result.exception.message
+        assert result.exception.hint == "e.g. dram=0.25"
+    assert "non-negative" not in result.exception.message
+
+
+def test_library_intensity_not_positive_and_finite_is_refused() -> None:
+    roofs = custom_roofs(["100GFLOP/s"], ["dram=20GB/s"])
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(UsageError, match="must be positive"):
+            predict(roofs, None, {}, {"dram": bad})

@@ -215,7 +215,8 @@ def test_success_publishes_report_shows_progress_and_the_analysis(
     assert "app says --n 1024" in done.stderr  # the program's output, passed through
     assert "ncu-roof: kernel 1 profiled: vector_add (37 passes)" in done.stderr
     assert "ncu-roof: kernel 2 profiled: rmsnorm<float> (1 pass)" in done.stderr
-    assert "wrote runs/pr123.ncu-rep: 2 kernels profiled" in done.stderr
+    # two progress lines, but the report holds one launch: the report's count is the one told
+    assert "wrote runs/pr123.ncu-rep: 1 kernel profiled in" in done.stderr
     assert "silu" in done.stdout  # the analysis of the published report, as `analyze` prints it
     profile_call = calls(fake)[-1]
     argv = profile_call["argv"]
@@ -338,6 +339,77 @@ def test_explicit_ncu_option_is_used(fake: dict[str, str], tmp_path: Path) -> No
     assert f"using {own} (Nsight Compute 2025.1.0.0)" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("options", "code", "message"),
+    [
+        (["--gpu", "bogus"], 2, "bogus"),
+        (["--analysis-output", "/nonexistent/a.json"], 1, "cannot write /nonexistent/a.json"),
+        (["--gpu", "a10", "--roofs", "r.toml"], 2, "--gpu and --roofs"),
+        (["--ncu-args", '--nvtx-include "unclosed'], 2, "--ncu-args"),
+    ],
+)
+def test_analysis_options_are_checked_before_ncu_runs(
+    fake: dict[str, str], tmp_path: Path, options: list[str], code: int, message: str
+) -> None:
+    # the bug: a bad --gpu or --analysis-output failed only after the whole profile
+    done = run(fake, "-o", "new", *options, "--", str(app_script(tmp_path)), cwd=tmp_path)
+    assert done.returncode == code, done.stderr
+    line, _hint = _error_and_hint(done.stderr)
+    assert message in line
+    assert calls(fake) == []  # ncu never ran, not even `ncu --version`
+    assert not list(tmp_path.glob("*.ncu-rep"))
+
+
+def test_ncu_args_are_split_as_a_shell_would(fake: dict[str, str], tmp_path: Path) -> None:
+    fake["FAKE_NCU_SCENARIO"] = "perm"  # fails after recording its argv; no report needed
+    run(fake, "--ncu-args", '--nvtx-include "my range/" --verbose', "--", "/bin/true", cwd=tmp_path)
+    argv = calls(fake)[-1]["argv"]
+    assert isinstance(argv, list)
+    assert argv[argv.index("--nvtx-include") + 1] == "my range/"
+    assert "--verbose" in argv and '"my' not in argv
+
+
+def test_check_report_reads_with_the_chosen_ncu_when_ncu_report_is_missing(
+    fake: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the bug: without ncu_report, the report was read by whichever ncu PATH found, not --ncu
+    from ncu_roof.profile import check_report
+
+    broken = tmp_path / "path" / "ncu"
+    broken.parent.mkdir()
+    broken.write_text("#!/bin/sh\necho '==ERROR== wrong ncu' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    chosen = Path(fake["PATH"].split(os.pathsep)[0]) / "ncu"
+    csv = tmp_path / "raw.csv"
+    csv.write_text('"ID","Kernel Name","gpu__time_duration.sum"\n"","","ns"\n'
+                   '"0","k","1000"\n"1","k","2000"\n')  # fmt: skip
+    report = tmp_path / "r.ncu-rep"
+    report.write_bytes(b"NVR\x00report")
+    monkeypatch.setenv("PATH", f"{broken.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_NCU_CSV", str(csv))
+    monkeypatch.setenv("FAKE_NCU_RECORD", fake["FAKE_NCU_RECORD"])
+    monkeypatch.setitem(sys.modules, "ncu_report", None)  # `import ncu_report` now fails
+    check = check_report(report, NcuTool(path=str(chosen), version="2025.1.0.0"))
+    assert (check.launches, check.problem) == (2, None)
+    assert [c["argv"][1:3] for c in calls(fake)] == [["--import", str(report)]]  # type: ignore[index]
+
+
+def test_ncu_import_failures_are_one_error_with_ncus_last_line(
+    fake: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ncu_roof.errors import BadInputError, ProfileError
+    from ncu_roof.ncu import import_raw_csv
+    from ncu_roof.profile import export_csv
+
+    monkeypatch.delenv("FAKE_NCU_CSV", raising=False)  # the fake ncu's --import then fails
+    tool = NcuTool(path=str(Path(fake["PATH"].split(os.pathsep)[0]) / "ncu"), version=None)
+    with pytest.raises(BadInputError, match=r"r\.ncu-rep: `ncu --import` failed: KeyError"):
+        import_raw_csv(tool, "r.ncu-rep")
+    with pytest.raises(ProfileError, match="`ncu --import --csv` failed: KeyError") as raised:
+        export_csv(tool, Path("r.ncu-rep"))
+    assert "the report is kept" in raised.value.hint
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -413,7 +485,7 @@ def test_ncu_failing_because_the_program_crashed_still_publishes_a_loadable_repo
     done = run(fake, "--format", "json", "--", str(app_script(tmp_path)), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert earlier.read_bytes() == SILU_REPORT.read_bytes()  # renamed into place
-    assert "wrote report.ncu-rep: 1 kernels profiled" in done.stderr
+    assert "wrote report.ncu-rep: 1 kernel profiled" in done.stderr
     assert "the program exited with code 11; analyzing the kernels profiled before it ended" in done.stderr
     assert "silu" in done.stdout and json.loads(done.stdout)  # and analyzed
     assert "error:" not in done.stderr

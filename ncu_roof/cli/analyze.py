@@ -16,7 +16,7 @@ from ncu_roof.analysis import Analysis, RoofChoice, analyze
 from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
 from ncu_roof.ingest import read_input
-from ncu_roof.render.output import append_summary, check_summary, check_writable, write_output
+from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
 from ncu_roof.render.text import one_line
 from ncu_roof.units import NumberStyle
 
@@ -147,8 +147,7 @@ def emit(paths: list[str], options: AnalyzeOptions) -> Analysis:
         from ncu_roof.render.markdown import render_markdown
 
         summary = render_markdown(analysis)
-    for data, path in outputs:
-        write_output(data, path)
+    write_all(outputs)
     if summary is not None and not append_summary(summary):
         diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
     if report is not None:

@@ -204,7 +204,7 @@ def predict_command(
             roofs,
             parse_quantity(flops, Dimension.FLOP) if flops is not None else None,
             prediction.parse_assignments(nbytes, Dimension.BYTE, prediction.DEFAULT_TIER),
-            prediction.parse_assignments(intensity, Dimension.FLOP_PER_BYTE, None),
+            prediction.parse_assignments(intensity, Dimension.FLOP_PER_BYTE, None, positive=True),
             VECTOR_PRECISION[dtype] if dtype else None,
         )
     if fmt == "json":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -9,10 +10,11 @@ from typing import Annotated, NoReturn
 import typer
 
 from ncu_roof.cli import app
-from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit
+from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit, roof_choice
+from ncu_roof.errors import UsageError
 from ncu_roof.ncu import find_ncu
 from ncu_roof.profile import ProfileOptions, ProfileResult, check_version, progress_sink, run_profile
-from ncu_roof.render.output import write_output
+from ncu_roof.render.output import check_writable, write_output
 from ncu_roof.render.text import one_line
 
 INTERRUPTED = 130  # README's exit codes: 128 + SIGINT
@@ -36,7 +38,8 @@ def interrupted(report: Path | None) -> NoReturn:
 
 def summary_lines(result: ProfileResult) -> list[str]:
     """What the run did, for stderr: report, kernel count, time, the program's exit code."""
-    took = f"{result.kernels} kernels profiled in {result.elapsed_s:.1f} s"
+    kernels = "1 kernel" if result.kernels == 1 else f"{result.kernels} kernels"
+    took = f"{kernels} profiled in {result.elapsed_s:.1f} s"
     lines = [f"wrote {result.report}: {took}"]
     if result.app_exit_code is not None:
         lines.append(
@@ -44,6 +47,16 @@ def summary_lines(result: ProfileResult) -> list[str]:
             "analyzing the kernels profiled before it ended"
         )
     return lines
+
+
+def split_ncu_args(text: str | None) -> tuple[str, ...]:
+    """`--ncu-args` as a shell would split it: `--metrics "a,b" --print-summary per-kernel`."""
+    try:
+        return tuple(shlex.split(text or ""))
+    except ValueError as err:  # an unclosed quote
+        raise UsageError(
+            f"--ncu-args {text!r}: {err}", hint="close the quotes, e.g. --ncu-args '--nvtx-include \"a b\"'"
+        ) from None
 
 
 @app.command(
@@ -91,6 +104,10 @@ def profile_command(
     roofs: Annotated[str | None, typer.Option("--roofs", help="Roofs from this TOML file.")] = None,
 ) -> None:
     """Profile a program with ncu (safely, with progress), keep the report, then analyze it."""
+    # the analysis options are checked before ncu runs: a profile is too slow to throw away
+    roof_choice(gpu, roofs)
+    check_writable(analysis_output)
+    extra_args = split_ncu_args(ncu_args)
     published: Path | None = None
     try:
         tool = find_ncu(ncu)
@@ -108,7 +125,7 @@ def profile_command(
             replay_mode=replay_mode,
             clock_control=clock_control,
             cache_control=cache_control,
-            ncu_args=tuple((ncu_args or "").split()),
+            ncu_args=extra_args,
             csv=csv,
             timeout_s=timeout,
         )

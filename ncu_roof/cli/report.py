@@ -7,16 +7,15 @@ import shutil
 import sys
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 
 import typer
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.cli import app
-from ncu_roof.cli.analyze import AnalyzeOptions, build_analysis, diag
-from ncu_roof.diff import Diff, diff, gate
+from ncu_roof.cli.analyze import AnalyzeOptions, build_analysis, diag, plot_format
+from ncu_roof.diff import Diff, diff, gate, kernel_key
 from ncu_roof.errors import UsageError
-from ncu_roof.render.output import append_summary, write_output
+from ncu_roof.render.output import append_summary, check_summary, check_writable, write_output
 from ncu_roof.render.plot import Arrow, render_plot
 
 
@@ -50,23 +49,21 @@ def parse_pct(text: str, option: str) -> float:
     return value
 
 
-def image_format(path: str, option: str) -> str:
-    fmt = Path(path).suffix.lstrip(".").lower()
-    if fmt not in ("svg", "png"):
-        raise UsageError(f"{option} {path}: unknown image type", hint="use a .svg or .png file name")
-    return fmt
-
-
 def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
-    """Before → after pairs of the matched kernels, for the roofline of the head."""
-    base_by_id = {k.id: k for k in base.kernels}
-    head_by_id = {k.id: k for k in head.kernels}
-    return [
-        (base_by_id[k.base_id], head_by_id[k.head_id])
-        for k in result.kernels
-        if k.base_id in base_by_id and k.head_id in head_by_id
-        and k.base_id is not None and k.head_id is not None
-    ]
+    """Before → after pairs of the matched kernels, for the roofline of the head.
+
+    Kernels are found by (input, run, id): in a file of several ncu runs the IDs restart per run.
+    """
+    base_by_key = {kernel_key(k): k for k in base.kernels}
+    head_by_key = {kernel_key(k): k for k in head.kernels}
+    arrows: list[Arrow] = []
+    for k in result.kernels:
+        if k.base_key is None or k.head_key is None:
+            continue
+        before, after = base_by_key.get(k.base_key), head_by_key.get(k.head_key)
+        if before is not None and after is not None:
+            arrows.append((before, after))
+    return arrows
 
 
 def table_settings(output: str | None) -> tuple[int, bool]:
@@ -92,21 +89,40 @@ def render_diff(result: Diff, fmt: DiffFormat, output: str | None = None) -> str
 
 
 def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: DiffOptions) -> Diff:
-    """Analyze both, compare, write every output asked for, then apply the regression gate."""
+    """Analyze both, compare, write every output asked for, then apply the regression gate.
+
+    As in `analyze`: options and output paths are checked before any work, every output is
+    rendered before the first is written, files are written before stdout (a failed write leaves
+    nothing on stdout), and the gate comes last, after every output is out.
+    """
+    check_writable(options.output)
+    if options.summary:
+        check_summary()
+    plot_fmt = plot_format(options.plot) if options.plot else None
+    check_writable(options.plot)
     base = build_analysis([base_path], roofs)
     head = build_analysis([head_path], roofs)
     result = diff(base, head, threshold_pct=options.threshold_pct,
                   allow_mismatch=options.allow_mismatch)
-    write_output(render_diff(result, options.format, options.output), options.output)
-    if options.plot:
-        fmt = image_format(options.plot, "--plot")
-        write_output(render_plot(head, fmt=fmt, arrows=diff_arrows(result, base, head)),
-                     options.plot)
+    outputs: list[tuple[str | bytes, str | None]] = [
+        (render_diff(result, options.format, options.output), options.output)
+    ]
+    if options.plot and plot_fmt:
+        arrows = diff_arrows(result, base, head)
+        outputs.append((render_plot(head, fmt=plot_fmt, arrows=arrows), options.plot))
+    summary = None
     if options.summary:
         from ncu_roof.render.diffout import render_diff_markdown
 
-        if not append_summary(render_diff_markdown(result)):
-            diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
+        summary = render_diff_markdown(result)
+    to_stdout = [data for data, path in outputs if path in (None, "-")]
+    for data, path in outputs:
+        if path not in (None, "-"):
+            write_output(data, path)
+    if summary is not None and not append_summary(summary):
+        diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
+    for data in to_stdout:
+        write_output(data, None)
     if options.fail_on_regression_pct is not None:
         gate(result, options.fail_on_regression_pct)
     return result
@@ -121,7 +137,8 @@ def plot_command(
     device: int = typer.Option(None, "--device", help="Device index (default: most kernel time)."),
 ) -> None:
     """Draw the hierarchical roofline of one device as SVG or PNG."""
-    fmt = image_format(output, "--output")
+    fmt = plot_format(output)
+    check_writable(output)
     analysis = build_analysis(files, AnalyzeOptions(gpu=gpu, roofs=roofs))
     write_output(render_plot(analysis, fmt=fmt, device=device), output)
 

@@ -93,17 +93,18 @@ def read_csv_file(path: str, raw: bytes, style: NumberStyle | None) -> RunTable:
     if not blocks:
         raise no_csv_error(path, raw)
     details = [is_details(b.header) for b in blocks]
-    if all(details):
-        frame = _read_details(blocks, style)
-        fmt = InputFormat.DETAILS_CSV
-    elif not any(details):
-        frame = _read_raw(blocks, style)
-        fmt = InputFormat.RAW_CSV
-    else:
+    if any(details) and not all(details):
         raise BadInputError(
             f"{path}: mixes raw-page and details-page CSV blocks",
             hint="export each page to its own file (`ncu --import R --csv --page raw`)",
         )
+    fmt = InputFormat.DETAILS_CSV if all(details) else InputFormat.RAW_CSV
+    try:
+        frame = _read_details(blocks, style) if all(details) else _read_raw(blocks, style)
+    except BadInputError as err:  # units and number styles: say which file
+        err.message = f"{path}: {err.message}"
+        err.args = (err.message,)
+        raise
     if frame.empty:
         raise BadInputError(
             f"{path}: the CSV header is there but no kernel rows follow (truncated file?)",

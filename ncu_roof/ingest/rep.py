@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -16,6 +14,7 @@ import pandas as pd
 
 from ncu_roof.errors import BadInputError, MissingToolError
 from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
+from ncu_roof.ncu import NcuTool, find_ncu, import_raw_csv
 from ncu_roof.recipe import is_wanted
 from ncu_roof.units import si_factor
 
@@ -138,23 +137,15 @@ def _dims(row: dict[str, Any], kind: str) -> str | None:
     return "(" + ", ".join(str(int(d)) for d in dims if d is not None) + ")"
 
 
-def _read_with_cli(path: str, raw: bytes) -> RunTable:
+def _read_with_cli(path: str, raw: bytes, tool: NcuTool | None = None) -> RunTable:
+    """`ncu --import` when `ncu_report` is not installed: `tool`, else the ncu `find_ncu` finds."""
     from ncu_roof.ingest.csvfile import read_csv_file
-    from ncu_roof.ncu import c_locale_env, find_ncu
 
-    try:
-        tool = find_ncu()
-    except MissingToolError as err:
-        raise MissingToolError(f"{path}: reading .ncu-rep needs ncu_report or ncu", hint=REP_HINT) from err
-    cmd = [tool.path, "--import", path, "--csv", "--page", "raw", "--print-units", "base"]
-    with tempfile.TemporaryDirectory() as home:
-        env = c_locale_env() | {"HOME": home}
-        done = subprocess.run(cmd, capture_output=True, env=env, timeout=600)
-    if done.returncode != 0:
-        message = (done.stdout + done.stderr).decode("utf-8", "replace").strip().splitlines()
-        raise BadInputError(
-            f"{path}: `ncu --import` failed: {message[-1] if message else done.returncode}",
-            hint="the report may be damaged or newer than this ncu; try `pip install 'ncu-roof[rep]'`",
-        )
-    table = read_csv_file(path, done.stdout, None)
+    if tool is None:
+        try:
+            tool = find_ncu()
+        except MissingToolError as err:
+            message = f"{path}: reading .ncu-rep needs ncu_report or ncu"
+            raise MissingToolError(message, hint=REP_HINT) from err
+    table = read_csv_file(path, import_raw_csv(tool, path), None)
     return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), frame=table.frame)

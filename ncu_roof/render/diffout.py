@@ -180,6 +180,8 @@ def render_diff_table(result: Diff, *, width: int = TABLE_WIDTH, color: bool = F
                            "(a wider terminal, or --format json|markdown, has them)", style="dim"))
     if result.mismatch:
         console.print(Text(f"warning: compared anyway: {one_line(result.mismatch)}"))
+    for note in result.notes:
+        console.print(Text(f"note: {one_line(note)}"))
     return buffer.getvalue()
 
 
@@ -197,6 +199,8 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = MARKDOWN_LIMIT_CHAR
     parts.append(f"GPU: {code_span(', '.join(result.head_devices))}")
     if result.mismatch:
         parts += ["", "> [!WARNING]", f"> Compared anyway: {code_span(result.mismatch)}"]
+    for note in result.notes:
+        parts += ["", "> [!NOTE]", f"> {code_span(note)}"]
     parts += ["", "### Changed kernels", ""]
     parts += [_md_table(changed)] if changed else ["No kernel changed beyond the threshold."]
     head = "\n".join(parts) + "\n"
@@ -240,6 +244,7 @@ def render_diff_json(result: Diff) -> str:
         "base_devices": list(result.base_devices),
         "head_devices": list(result.head_devices),
         "mismatch": result.mismatch,
+        "notes": list(result.notes),
         "total": {**_change(result.total_duration_s), "status": result.total_status.value},
         "kernels": [_kernel_json(k) for k in result.kernels],
     }
@@ -259,6 +264,8 @@ def _kernel_json(k: KernelDiff) -> dict[str, Any]:
         "occurrence": k.occurrence,
         "base_id": k.base_id,
         "head_id": k.head_id,
+        "base_run": k.base_key[1] if k.base_key else None,
+        "head_run": k.head_key[1] if k.head_key else None,
         "status": k.status.value,
         "duration_s": _change(k.duration_s),
         "achieved_flop_per_s": _change(k.flop_per_s),

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import math
 import re
 from collections.abc import Sequence
 from html import escape
@@ -20,7 +19,7 @@ from typing import Any
 from ncu_roof import __version__
 from ncu_roof.analysis import Analysis, Device, Kernel, describe
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.model import Bound
+from ncu_roof.model import Bound, finite_or_none
 from ncu_roof.recipe import PRECISIONS, TIERS
 from ncu_roof.render.markdown import (
     BOUND_WORDS,
@@ -200,10 +199,6 @@ def _default_plot(analysis: Analysis) -> str | None:
     return "\n".join(parts) or None
 
 
-def _number(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
-
-
 def _headline(analysis: Analysis) -> list[str]:
     count = len(analysis.kernels)
     total = si(analysis.total_duration_s, "s")
@@ -346,15 +341,15 @@ def _table_data(kernels: Sequence[Kernel], tiers: Sequence[str]) -> dict[str, An
             {
                 "rank": index + 1,
                 "name": kernel.name,
-                "duration": _number(kernel.duration_s),
-                "share": _number(kernel.time_share),
+                "duration": finite_or_none(kernel.duration_s),
+                "share": finite_or_none(kernel.time_share),
                 "verdict": describe(kernel),
                 "bound": kernel.bound.value,
                 "binding": kernel.roofline_binding,
-                "pct": _number(kernel.pct_of_roof),
-                **{f"ai_{t}": _number(kernel.intensity_flop_per_byte.get(t)) for t in tiers},
-                "flops": _number(kernel.achieved_flop_per_s),
-                "bandwidth": _number(kernel.achieved_byte_per_s[tier]) if tier else None,
+                "pct": finite_or_none(kernel.pct_of_roof),
+                **{f"ai_{t}": finite_or_none(kernel.intensity_flop_per_byte.get(t)) for t in tiers},
+                "flops": finite_or_none(kernel.achieved_flop_per_s),
+                "bandwidth": finite_or_none(kernel.achieved_byte_per_s[tier]) if tier else None,
             }
         )
     return {"kernels": rows}

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from ncu_roof.analysis import SCHEMA, Analysis, Device, Kernel
+from ncu_roof.model import finite_or_none
 from ncu_roof.recipe import PRECISIONS, SOL_KEYS, TIERS
 
 
-def _f(value: float | None) -> float | None:
-    """JSON numbers: missing and non-finite values are null, never 0."""
-    return value if value is not None and math.isfinite(value) else None
-
-
 def _map(values: Mapping[str, float | None], keys: tuple[str, ...]) -> dict[str, float | None]:
-    return {k: _f(values.get(k)) for k in keys}
+    return {k: finite_or_none(values.get(k)) for k in keys}
 
 
 def device_json(device: Device) -> dict[str, Any]:
@@ -28,8 +23,8 @@ def device_json(device: Device) -> dict[str, Any]:
         "name": device.name,
         "cc": device.cc,
         "roofs": {
-            "compute_flop_per_s": {k: _f(v) for k, v in roofs.compute_flop_per_s.items()},
-            "bandwidth_byte_per_s": {k: _f(v) for k, v in roofs.bandwidth_byte_per_s.items()},
+            "compute_flop_per_s": {k: finite_or_none(v) for k, v in roofs.compute_flop_per_s.items()},
+            "bandwidth_byte_per_s": {k: finite_or_none(v) for k, v in roofs.bandwidth_byte_per_s.items()},
         },
         "roof_source": roofs.source,
         "roof_sources": dict(roofs.sources),
@@ -45,19 +40,19 @@ def kernel_json(kernel: Kernel) -> dict[str, Any]:
         "device": kernel.device,
         "grid": kernel.grid,
         "block": kernel.block,
-        "duration_s": _f(kernel.duration_s),
-        "time_share": _f(kernel.time_share),
+        "duration_s": finite_or_none(kernel.duration_s),
+        "time_share": finite_or_none(kernel.time_share),
         "flop": _map(kernel.flop, (*PRECISIONS, "total")),
         "bytes": _map(kernel.bytes, TIERS),
         "intensity_flop_per_byte": _map(kernel.intensity_flop_per_byte, TIERS),
-        "achieved_flop_per_s": _f(kernel.achieved_flop_per_s),
+        "achieved_flop_per_s": finite_or_none(kernel.achieved_flop_per_s),
         "achieved_byte_per_s": _map(kernel.achieved_byte_per_s, TIERS),
-        "attainable_flop_per_s": _f(kernel.attainable_flop_per_s),
-        "cap_flop_per_s": {k: _f(v) for k, v in kernel.cap_flop_per_s.items()},
+        "attainable_flop_per_s": finite_or_none(kernel.attainable_flop_per_s),
+        "cap_flop_per_s": {k: finite_or_none(v) for k, v in kernel.cap_flop_per_s.items()},
         "binding": kernel.binding,
         "bound": kernel.bound.value,
         "compute_precision": kernel.compute_precision,
-        "pct_of_roof": _f(kernel.pct_of_roof),
+        "pct_of_roof": finite_or_none(kernel.pct_of_roof),
         "above_roof": kernel.above_roof,
         "sol_pct": _map(kernel.sol_pct, SOL_KEYS),
         "recipe": dict(kernel.recipe),
@@ -74,7 +69,7 @@ def analysis_json(analysis: Analysis) -> dict[str, Any]:
         ],
         "devices": [device_json(d) for d in analysis.devices],
         "kernels": [kernel_json(k) for k in analysis.kernels],
-        "total_duration_s": _f(analysis.total_duration_s),
+        "total_duration_s": finite_or_none(analysis.total_duration_s),
         "collect_command": analysis.collect_hint,
         **analysis.extra,
     }

@@ -17,7 +17,14 @@ def check_writable(path: str | None) -> None:
     """Fail before any work when `path` could not be written (None and `-` mean stdout)."""
     if path is None or path == "-":
         return
-    target = Path(path)
+    try:
+        _check_writable(Path(path))
+    except OSError as err:  # e.g. a name too long for the file system
+        raise OutputError(f"cannot write {path}: {err.strerror or err}", hint=WRITE_HINT) from None
+
+
+def _check_writable(target: Path) -> None:
+    path = str(target)
     if target.is_dir():
         raise OutputError(f"{path}: is a directory", hint="name a file to write")
     if target.exists() and not target.is_file():
@@ -40,7 +47,7 @@ def write_output(data: str | bytes, path: str | None) -> None:
         return
     check_writable(path)
     target = Path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    payload = _bytes(data)
     try:
         if target.exists() and not target.is_file():
             # a device or pipe (/dev/null, /dev/stdout, a FIFO): write through, never replace it
@@ -53,16 +60,58 @@ def write_output(data: str | bytes, path: str | None) -> None:
 
 
 def _replace_atomically(target: Path, payload: bytes) -> None:
+    tmp = _stage(target, payload)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _stage(target: Path, payload: bytes) -> Path:
+    """The payload in a temporary file beside `target`, with the mode `target` will have."""
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else _default_mode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    tmp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
         os.chmod(tmp, mode)  # mkstemp makes 0600; a report should be as readable as any new file
-        os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+    return tmp
+
+
+def write_all(outputs: list[tuple[str | bytes, str | None]]) -> None:
+    """Several outputs, all or none: files are staged first, then devices and pipes are written,
+    then the staged files are renamed into place, and stdout (None or `-`) comes last."""
+    targets = [(data, None if path in (None, "-") else Path(path)) for data, path in outputs]
+    for _, target in targets:
+        check_writable(None if target is None else str(target))
+    regular = [(d, t) for d, t in targets if t is not None and (t.is_file() or not t.exists())]
+    special = [(d, t) for d, t in targets if t is not None and (d, t) not in regular]
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for data, target in regular:
+            staged.append((_stage(target, _bytes(data)), target))
+        for data, target in special:
+            write_output(data, str(target))
+    except (OSError, OutputError) as err:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        if isinstance(err, OutputError):
+            raise
+        raise OutputError(f"cannot write {err.filename}: {err.strerror or err}", hint=WRITE_HINT) from None
+    for tmp, target in staged:
+        os.replace(tmp, target)
+    for data, target in targets:
+        if target is None:
+            write_output(data, None)
+
+
+def _bytes(data: str | bytes) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
 
 
 def _default_mode() -> int:

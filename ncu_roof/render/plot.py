@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from ncu_roof.analysis import Analysis, Device, Kernel
 from ncu_roof.errors import UsageError
 from ncu_roof.model import Bound
-from ncu_roof.render.text import shorten, si
+from ncu_roof.render.text import one_line, shorten, si
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -140,7 +140,7 @@ def merged_roofs(values: Mapping[str, float], names: Mapping[str, str]) -> list[
             groups[-1][0].append(key)
         else:
             groups.append(([key], value))
-    return [RoofLine("/".join(names.get(k, k) for k in keys), value) for keys, value in groups]
+    return [RoofLine(one_line("/".join(names.get(k, k) for k in keys)), value) for keys, value in groups]
 
 
 def reference_precision(kernels: Sequence[Kernel], peaks: Mapping[str, float]) -> str | None:
@@ -216,7 +216,7 @@ def _figure(analysis: Analysis, device: Device, arrows: list[Arrow]) -> Figure:
     _label_kernels(ax, kernels, placer)
     _legends(figure, {k.bound for k in kernels if kernel_points(k)}, {p.tier for p in points},
              bool(arrow_pairs))
-    title = device.name or device.roofs.name or "unknown GPU"
+    title = one_line(device.name or device.roofs.name or "unknown GPU")
     total_s = sum(k.duration_s or 0.0 for k in kernels)
     ax.set_title(
         f"{title} — hierarchical roofline ({len(kernels)} kernels, {si(total_s, 's')})",
@@ -455,7 +455,7 @@ def _legends(figure: Figure, bounds: set[Bound], tiers: set[str], arrows: bool) 
         fontsize=8.5, title_fontsize=9, frameon=False, alignment="left",
     )
     tier_handles = [handle(TIER_MARKERS.get(t, OTHER_TIER_MARKER), "white") for t in shown]
-    tier_labels = [TIER_NAMES.get(t, t) for t in shown]
+    tier_labels = [one_line(TIER_NAMES.get(t, t)) for t in shown]
     if arrows:
         tier_handles.append(handle("o", "none", "#555555"))
         tier_labels.append("before (diff base)")
@@ -467,15 +467,19 @@ def _legends(figure: Figure, bounds: set[Bound], tiers: set[str], arrows: bool) 
 
 
 def caption(device: Device, kernels: Sequence[Kernel], ref: str | None) -> str:
-    """Where the roofs come from (grouped by source), and what was not drawn."""
+    """Where the roofs come from (grouped by source), and what was not drawn.
+
+    Every line is passed through `one_line`: sources and roof names come from the data (a roofs
+    file, a report), and a control character would make the SVG ill-formed XML.
+    """
     roofs = device.roofs
-    head = f"Roofs: {roofs.source}"
+    head = f"Roofs: {one_line(roofs.source)}"
     if ref:
-        head += f"; ridge points against the {PRECISION_NAMES.get(ref, ref)} roof"
+        head += f"; ridge points against the {one_line(PRECISION_NAMES.get(ref, ref))} roof"
     by_source: dict[str, list[str]] = {}
     for key, source in roofs.sources.items():
         name = PRECISION_NAMES.get(key) or TIER_NAMES.get(key, key)
-        by_source.setdefault(source, []).append(name)
+        by_source.setdefault(one_line(source), []).append(one_line(name))
     details = "; ".join(f"{', '.join(names)}: {source}" for source, names in by_source.items())
     lines = [head + "."]
     if details:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls, zero-width characters, bidi overrides and isolates, line/paragraph separators:
+# anything that could hide, reorder or break the text around a kernel name
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 
 
 def one_line(text: str) -> str:

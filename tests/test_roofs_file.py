@@ -1,0 +1,108 @@
+"""`--roofs FILE.toml`: every value a finite, positive quantity, or one error naming file and key."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ncu_roof.errors import BadInputError
+from ncu_roof.roofs import load_roofs_file
+from ncu_roof.units import Dimension, parse_quantity
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write(tmp_path: Path, peak: str, dram: str = '"20GB/s"') -> str:
+    path = tmp_path / "lab.toml"
+    path.write_text(f'name = "lab"\n[peak]\nfp32 = {peak}\n[bandwidth]\ndram = {dram}\n')
+    return str(path)
+
+
+def test_good_file_reads_strings_and_plain_numbers(tmp_path: Path) -> None:
+    roofs = load_roofs_file(write(tmp_path, '"100GFLOP/s"', "2e10"))
+    assert roofs.compute_flop_per_s == {"fp32": 100e9}
+    assert roofs.bandwidth_byte_per_s == {"dram": 20e9}
+    assert roofs.name == "lab" and roofs.sources["dram"].startswith("user:")
+
+
+@pytest.mark.parametrize(
+    "peak",
+    [
+        "0",
+        "-5",
+        "nan",
+        "inf",
+        "-inf",
+        "0.0",
+        "true",
+        "false",
+        "[1]",
+        "{ a = 1 }",
+        '"0GFLOP/s"',
+        '"-1TFLOP/s"',
+        '"1e400FLOP/s"',
+        "1979-05-27",
+    ],
+)
+def test_bad_peak_is_bad_input_naming_file_and_key(tmp_path: Path, peak: str) -> None:
+    path = write(tmp_path, peak)
+    with pytest.raises(BadInputError) as err:
+        load_roofs_file(path)
+    assert path in err.value.message and "[peak] fp32" in err.value.message
+    assert err.value.hint
+
+
+@pytest.mark.parametrize("dram", ["true", "0", "nan", "inf", "-2e10", "[20e9]", '"20GFLOP/s"'])
+def test_bad_bandwidth_is_bad_input_naming_file_and_key(tmp_path: Path, dram: str) -> None:
+    path = write(tmp_path, '"100GFLOP/s"', dram)
+    with pytest.raises(BadInputError) as err:
+        load_roofs_file(path)
+    assert path in err.value.message and "[bandwidth] dram" in err.value.message
+
+
+@pytest.mark.parametrize("value", [True, False, float("nan"), float("inf"), -float("inf"), 10**400, "1e400"])
+def test_parse_quantity_rejects_bools_and_non_finite(value: object) -> None:
+    from ncu_roof.errors import UsageError
+
+    with pytest.raises(UsageError):
+        parse_quantity(value, Dimension.BYTE_PER_S)  # type: ignore[arg-type]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ncu_roof", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["predict", "--intensity", "dram=0.25", "-f", "json"],
+        ["analyze", "--example", "--format", "json"],
+    ],
+)
+@pytest.mark.parametrize("dram", ["true", "nan", "[1]"])
+def test_cli_bad_roofs_file_is_one_error_and_hint(tmp_path: Path, command: list[str], dram: str) -> None:
+    path = write(tmp_path, '"100GFLOP/s"', dram)
+    done = run(*command, "--roofs", path)
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[0].startswith("error:") and path in lines[0] and "dram" in lines[0]
+    assert lines[1].startswith("hint:") and len(lines) == 2
+    assert done.stdout == ""
+
+
+def test_cli_good_roofs_file_predicts_strict_json(tmp_path: Path) -> None:
+    done = run("predict", "--intensity", "dram=0.25", "-f", "json", "--roofs", write(tmp_path, "1e11"))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert doc["attainable_flop_per_s"] == pytest.approx(5e9)
