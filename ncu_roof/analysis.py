@@ -46,6 +46,7 @@ class Device:
     name: str | None
     cc: str | None
     roofs: Roofs
+    sm_clock_hz: float | None = None  # median measured SM clock of its launches (None: not in input)
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,9 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             ccs = ident.loc[rows, "cc"].dropna()
             name = str(names.iloc[0]) if len(names) else None
             roofs = _roofs_for(norm[rows], name, choice)
-            device = Device(len(devices), i, name, str(ccs.iloc[0]) if len(ccs) else None, roofs)
+            clock = _num(norm.loc[rows, "sm_clock_hz"].median())
+            cc = str(ccs.iloc[0]) if len(ccs) else None
+            device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock)
             devices.append(device)
             automatic = choice.user is None and choice.gpu_key is None
             kernels += _device_kernels(ident[rows], norm[rows], device, i, total_s, automatic)

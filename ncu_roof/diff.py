@@ -7,13 +7,13 @@ the threshold is a regression; one that shrinks by more is an improvement.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ncu_roof.analysis import Analysis, Device, Kernel, describe
+from ncu_roof.analysis import Analysis, Kernel, describe
 from ncu_roof.errors import GateError, UsageError
+from ncu_roof.model import finite, finite_or_none
 
 CLOCK_TOLERANCE_PCT = 2.0  # SM clocks (or report roofs) further apart than this: different clocks
 KernelKey = tuple[int, int, int]  # (input, run, id): ncu's launch IDs restart in each run
@@ -40,7 +40,7 @@ class Change:
     @property
     def delta_pct(self) -> float | None:
         """(head − base) / base in percent; None when either side is missing or base is 0."""
-        if not (_finite(self.base) and _finite(self.head)) or self.base == 0:
+        if not (finite(self.base) and finite(self.head)) or self.base == 0:
             return None
         assert self.base is not None and self.head is not None
         return 100.0 * (self.head - self.base) / self.base
@@ -66,9 +66,7 @@ class KernelDiff:
 
     @property
     def verdict_changed(self) -> bool:
-        return None not in (self.verdict_base, self.verdict_head) and (
-            self.verdict_base != self.verdict_head
-        )
+        return None not in (self.verdict_base, self.verdict_head) and (self.verdict_base != self.verdict_head)
 
 
 @dataclass(frozen=True)
@@ -86,9 +84,7 @@ class Diff:
         return [k for k in self.kernels if k.status in statuses]
 
 
-def diff(
-    base: Analysis, head: Analysis, *, threshold_pct: float = 5.0, allow_mismatch: bool = False
-) -> Diff:
+def diff(base: Analysis, head: Analysis, *, threshold_pct: float = 5.0, allow_mismatch: bool = False) -> Diff:
     """Compare two analyses; raises MismatchError for different GPUs/clocks unless allowed."""
     if threshold_pct < 0:
         raise UsageError(f"threshold {threshold_pct}% is negative", hint="pass e.g. --threshold 5%")
@@ -125,7 +121,7 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
         return names, None
     unchecked: list[str] = []
     for b, h in zip(base.devices, head.devices, strict=False):
-        clocks = Change(measured_sm_clock_hz(b), measured_sm_clock_hz(h))
+        clocks = Change(finite_or_none(b.sm_clock_hz), finite_or_none(h.sm_clock_hz))
         if clocks.delta_pct is not None:
             assert clocks.base is not None and clocks.head is not None
             if abs(clocks.delta_pct) > CLOCK_TOLERANCE_PCT:
@@ -153,12 +149,6 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
         f"the reports ({', '.join(dict.fromkeys(unchecked))}); check that both runs used the same "
         "clock settings"
     )
-
-
-def measured_sm_clock_hz(device: Device) -> float | None:
-    """The device's median measured SM clock, when the analysis carries one (`sm_clock_hz`)."""
-    value = getattr(device, "sm_clock_hz", None)
-    return float(value) if isinstance(value, int | float) and _finite(float(value)) else None
 
 
 def kernel_key(kernel: Kernel) -> KernelKey:
@@ -215,8 +205,7 @@ def kernel_diff(
         flop_per_s=Change(_get(base, "achieved_flop_per_s"), _get(head, "achieved_flop_per_s")),
         bytes={t: Change(_tier(base, "bytes", t), _tier(head, "bytes", t)) for t in tiers},
         intensity_flop_per_byte={
-            t: Change(_tier(base, "intensity_flop_per_byte", t),
-                      _tier(head, "intensity_flop_per_byte", t))
+            t: Change(_tier(base, "intensity_flop_per_byte", t), _tier(head, "intensity_flop_per_byte", t))
             for t in tiers
         },
         verdict_base=describe(base) if base else None,
@@ -241,7 +230,8 @@ def classify(duration: Change, threshold_pct: float) -> Status:
 def gate(result: Diff, fail_on_regression_pct: float) -> None:
     """GateError (exit 1) when a kernel or the total got slower by more than the given percent."""
     worst = [
-        (k.duration_s.delta_pct, k.name) for k in result.kernels
+        (k.duration_s.delta_pct, k.name)
+        for k in result.kernels
         if (k.duration_s.delta_pct or 0.0) > fail_on_regression_pct
     ]
     total = result.total_duration_s.delta_pct
@@ -250,8 +240,7 @@ def gate(result: Diff, fail_on_regression_pct: float) -> None:
     if worst:
         pct, name = max(worst, key=lambda w: w[0] or 0.0)
         raise GateError(
-            f"{len(worst)} regression(s) over {fail_on_regression_pct:g}%: worst {name} "
-            f"{pct:+.1f}%",
+            f"{len(worst)} regression(s) over {fail_on_regression_pct:g}%: worst {name} {pct:+.1f}%",
             hint="see the diff table; raise --fail-on-regression if this is expected",
         )
 
@@ -268,16 +257,10 @@ def _total(kernels: Sequence[Kernel]) -> float | None:
 def _get(kernel: Kernel | None, field: str) -> float | None:
     if kernel is None:
         return None
-    value = getattr(kernel, field)
-    return float(value) if _finite(value) else None
+    return finite_or_none(getattr(kernel, field))
 
 
 def _tier(kernel: Kernel | None, field: str, tier: str) -> float | None:
     if kernel is None:
         return None
-    value = getattr(kernel, field).get(tier)
-    return float(value) if _finite(value) else None
-
-
-def _finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)
+    return finite_or_none(getattr(kernel, field).get(tier))

@@ -17,7 +17,15 @@ from rich.table import Table
 from rich.text import Text
 
 from ncu_roof.errors import UsageError
-from ncu_roof.model import COMPUTE, RooflinePoint, Roofs, bound_of, compute_roof, finite, roofline
+from ncu_roof.model import (
+    COMPUTE,
+    RooflinePoint,
+    Roofs,
+    bound_of,
+    compute_roof,
+    finite_or_none,
+    roofline,
+)
 from ncu_roof.render.text import si
 from ncu_roof.units import Dimension, parse_quantity
 from ncu_roof.workloads import Param, Workload
@@ -176,13 +184,8 @@ def predict_workload(roofs: Roofs, workload: Workload) -> Prediction:
     return predict(roofs, workload.flop, workload.bytes_by_tier, {}, workload.precision, workload)
 
 
-def _or_null(value: float | None) -> float | None:
-    """The value when finite, else None (JSON null): the document never holds NaN or Infinity."""
-    return value if finite(value) else None
-
-
 def _finite_map(values: Mapping[str, float]) -> dict[str, float | None]:
-    return {k: _or_null(v) for k, v in values.items()}
+    return {k: finite_or_none(v) for k, v in values.items()}
 
 
 def to_dict(p: Prediction) -> dict[str, Any]:
@@ -197,16 +200,16 @@ def to_dict(p: Prediction) -> dict[str, Any]:
         "workload": {
             "name": p.workload_name,
             "params": dict(p.params),
-            "flop": _or_null(p.flop),
+            "flop": finite_or_none(p.flop),
             "bytes": _finite_map(p.bytes_by_tier),
         },
         "intensity_flop_per_byte": _finite_map(p.point.intensity_flop_per_byte),
         "ridge_flop_per_byte": _finite_map(p.point.ridge_flop_per_byte),
         "cap_flop_per_s": _finite_map(p.point.cap_flop_per_s),
-        "attainable_flop_per_s": _or_null(p.point.attainable_flop_per_s),
+        "attainable_flop_per_s": finite_or_none(p.point.attainable_flop_per_s),
         "binding": p.point.binding,
         "bound": p.bound,
-        "time_at_roof_s": _or_null(p.point.time_at_roof_s),
+        "time_at_roof_s": finite_or_none(p.point.time_at_roof_s),
     }
 
 

@@ -215,8 +215,8 @@ def test_success_publishes_report_shows_progress_and_the_analysis(
     assert "app says --n 1024" in done.stderr  # the program's output, passed through
     assert "ncu-roof: kernel 1 profiled: vector_add (37 passes)" in done.stderr
     assert "ncu-roof: kernel 2 profiled: rmsnorm<float> (1 pass)" in done.stderr
-    # two progress lines, but the report holds one launch: the report's count is the one told
-    assert "wrote runs/pr123.ncu-rep: 1 kernel profiled in" in done.stderr
+    # two progress lines, but the report holds three launches: the report's count is told
+    assert "wrote runs/pr123.ncu-rep: 3 kernels profiled in" in done.stderr
     assert "silu" in done.stdout  # the analysis of the published report, as `analyze` prints it
     profile_call = calls(fake)[-1]
     argv = profile_call["argv"]
@@ -380,9 +380,10 @@ def test_check_report_reads_with_the_chosen_ncu_when_ncu_report_is_missing(
     broken.write_text("#!/bin/sh\necho '==ERROR== wrong ncu' >&2\nexit 1\n")
     broken.chmod(0o755)
     chosen = Path(fake["PATH"].split(os.pathsep)[0]) / "ncu"
+    from test_diff import BASE, raw_csv
+
     csv = tmp_path / "raw.csv"
-    csv.write_text('"ID","Kernel Name","gpu__time_duration.sum"\n"","","ns"\n'
-                   '"0","k","1000"\n"1","k","2000"\n')  # fmt: skip
+    csv.write_text(raw_csv(BASE))
     report = tmp_path / "r.ncu-rep"
     report.write_bytes(b"NVR\x00report")
     monkeypatch.setenv("PATH", f"{broken.parent}{os.pathsep}{os.environ['PATH']}")
@@ -390,7 +391,7 @@ def test_check_report_reads_with_the_chosen_ncu_when_ncu_report_is_missing(
     monkeypatch.setenv("FAKE_NCU_RECORD", fake["FAKE_NCU_RECORD"])
     monkeypatch.setitem(sys.modules, "ncu_report", None)  # `import ncu_report` now fails
     check = check_report(report, NcuTool(path=str(chosen), version="2025.1.0.0"))
-    assert (check.launches, check.problem) == (2, None)
+    assert (check.launches, check.problem) == (len(BASE), None)
     assert [c["argv"][1:3] for c in calls(fake)] == [["--import", str(report)]]  # type: ignore[index]
 
 
@@ -485,7 +486,7 @@ def test_ncu_failing_because_the_program_crashed_still_publishes_a_loadable_repo
     done = run(fake, "--format", "json", "--", str(app_script(tmp_path)), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert earlier.read_bytes() == SILU_REPORT.read_bytes()  # renamed into place
-    assert "wrote report.ncu-rep: 1 kernel profiled" in done.stderr
+    assert "wrote report.ncu-rep: 3 kernels profiled" in done.stderr  # one progress line
     assert "the program exited with code 11; analyzing the kernels profiled before it ended" in done.stderr
     assert "silu" in done.stdout and json.loads(done.stdout)  # and analyzed
     assert "error:" not in done.stderr

@@ -110,11 +110,11 @@ def render(analysis: Analysis, options: AnalyzeOptions) -> str | bytes:
     return render_terminal(analysis, color=color, width=width, top=options.top)
 
 
-def plot_format(path: str) -> str:
+def plot_format(path: str, option: str = "--plot") -> str:
     """`roofline.svg` → svg; anything but .svg/.png is a usage error."""
     fmt = Path(path).suffix.lstrip(".").lower()
     if fmt not in ("svg", "png"):
-        raise UsageError(f"--plot {path}: unknown image type", hint="use a .svg or .png file name")
+        raise UsageError(f"{option} {path}: unknown image type", hint="use a .svg or .png file name")
     return fmt
 
 

@@ -44,8 +44,9 @@ def parse_pct(text: str, option: str) -> float:
     except ValueError:
         raise UsageError(f"{option} {text!r} is not a percentage", hint=f"e.g. {option} 5%") from None
     if not value >= 0 or value == float("inf"):
-        raise UsageError(f"{option} {text!r} must be a finite, non-negative percentage",
-                         hint=f"e.g. {option} 5%")
+        raise UsageError(
+            f"{option} {text!r} must be a finite, non-negative percentage", hint=f"e.g. {option} 5%"
+        )
     return value
 
 
@@ -102,8 +103,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     check_writable(options.plot)
     base = build_analysis([base_path], roofs)
     head = build_analysis([head_path], roofs)
-    result = diff(base, head, threshold_pct=options.threshold_pct,
-                  allow_mismatch=options.allow_mismatch)
+    result = diff(base, head, threshold_pct=options.threshold_pct, allow_mismatch=options.allow_mismatch)
     outputs: list[tuple[str | bytes, str | None]] = [
         (render_diff(result, options.format, options.output), options.output)
     ]
@@ -137,7 +137,7 @@ def plot_command(
     device: int = typer.Option(None, "--device", help="Device index (default: most kernel time)."),
 ) -> None:
     """Draw the hierarchical roofline of one device as SVG or PNG."""
-    fmt = plot_format(output)
+    fmt = plot_format(output, "-o")
     check_writable(output)
     analysis = build_analysis(files, AnalyzeOptions(gpu=gpu, roofs=roofs))
     write_output(render_plot(analysis, fmt=fmt, device=device), output)
@@ -151,7 +151,8 @@ def diff_command(
     output: str = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
     threshold: str = typer.Option("5%", "--threshold", help="Flag changes beyond this, e.g. 5%."),
     fail_on_regression: str = typer.Option(
-        None, "--fail-on-regression",
+        None,
+        "--fail-on-regression",
         help="Exit 1 when a kernel or the total is slower by more than this, e.g. 5%.",
     ),
     allow_mismatch: bool = typer.Option(
@@ -170,8 +171,7 @@ def diff_command(
         output=output,
         threshold_pct=parse_pct(threshold, "--threshold"),
         fail_on_regression_pct=(
-            parse_pct(fail_on_regression, "--fail-on-regression")
-            if fail_on_regression is not None else None
+            parse_pct(fail_on_regression, "--fail-on-regression") if fail_on_regression is not None else None
         ),
         allow_mismatch=allow_mismatch,
         plot=plot,

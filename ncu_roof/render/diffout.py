@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ncu_roof.diff import Change, Diff, KernelDiff, Status
+from ncu_roof.model import finite_or_none
 from ncu_roof.render.markdown import code_span, table_cell
 from ncu_roof.render.text import one_line, shorten, si
 
@@ -25,8 +25,17 @@ STATUS_MARK = {
     Status.ONLY_HEAD: "🆕 new",
 }
 TIER_NAMES = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "Shared"}
-COLUMNS = ("Kernel", "Launch", "Time base → head", "Δ time", "Δ FLOP/s", "Δ bytes",
-           "Δ intensity", "Verdict", "Status")
+COLUMNS = (
+    "Kernel",
+    "Launch",
+    "Time base → head",
+    "Δ time",
+    "Δ FLOP/s",
+    "Δ bytes",
+    "Δ intensity",
+    "Verdict",
+    "Status",
+)
 
 
 def signed_pct(value: float | None) -> str:
@@ -40,8 +49,11 @@ def launch(k: KernelDiff) -> str:
 
 def tier_changes(changes: Mapping[str, Change]) -> str:
     """`DRAM +3.0%, L2 −1.2%` for the tiers with a change to report."""
-    parts = [f"{TIER_NAMES.get(t, t)} {signed_pct(c.delta_pct)}"
-             for t, c in changes.items() if c.delta_pct is not None]
+    parts = [
+        f"{TIER_NAMES.get(t, t)} {signed_pct(c.delta_pct)}"
+        for t, c in changes.items()
+        if c.delta_pct is not None
+    ]
     return ", ".join(parts) or "–"
 
 
@@ -57,15 +69,28 @@ def time_pair(change: Change) -> str:
 
 def row_cells(k: KernelDiff) -> list[str]:
     """Every column but the name, as plain text (callers escape for their sink)."""
-    return [launch(k), time_pair(k.duration_s), signed_pct(k.duration_s.delta_pct),
-            signed_pct(k.flop_per_s.delta_pct), tier_changes(k.bytes),
-            tier_changes(k.intensity_flop_per_byte), verdict(k), STATUS_MARK[k.status]]
+    return [
+        launch(k),
+        time_pair(k.duration_s),
+        signed_pct(k.duration_s.delta_pct),
+        signed_pct(k.flop_per_s.delta_pct),
+        tier_changes(k.bytes),
+        tier_changes(k.intensity_flop_per_byte),
+        verdict(k),
+        STATUS_MARK[k.status],
+    ]
 
 
 def ordered(result: Diff) -> list[KernelDiff]:
     """Regressions (worst first), improvements (best first), new, removed, the rest by time."""
-    rank = {Status.REGRESSED: 0, Status.IMPROVED: 1, Status.ONLY_HEAD: 2, Status.ONLY_BASE: 3,
-            Status.UNCHANGED: 4, Status.UNKNOWN: 5}
+    rank = {
+        Status.REGRESSED: 0,
+        Status.IMPROVED: 1,
+        Status.ONLY_HEAD: 2,
+        Status.ONLY_BASE: 3,
+        Status.UNCHANGED: 4,
+        Status.UNKNOWN: 5,
+    }
 
     def key(k: KernelDiff) -> tuple[int, float]:
         change = k.duration_s.delta_pct
@@ -150,34 +175,54 @@ def render_diff_table(result: Diff, *, width: int = TABLE_WIDTH, color: bool = F
     headers = [h for h, _, _ in _TABLE_COLUMNS]
     rows = [[one_line(c) for c in row_cells(k)] for k in kernels]
     natural = {
-        h: max([cell_len(h), *(cell_len(r[i - 1]) for r in rows)]) for i, h in enumerate(headers)
+        h: max([cell_len(h), *(cell_len(r[i - 1]) for r in rows)])
+        for i, h in enumerate(headers)
         if h != "Kernel"
     }
-    natural["Kernel"] = max([cell_len("Kernel"), *(cell_len(shorten(k.name, KERNEL_MAX))
-                                                   for k in kernels)])
+    natural["Kernel"] = max([cell_len("Kernel"), *(cell_len(shorten(k.name, KERNEL_MAX)) for k in kernels)])
     widths = fit_columns(natural, width)
 
     table = Table(title=one_line(headline(result)), title_justify="left")
     for header, justify, _ in _TABLE_COLUMNS:
         if header in widths:
-            table.add_column(header, justify=justify, width=widths[header],  # type: ignore[arg-type]
-                             no_wrap=True, overflow="ellipsis")
+            table.add_column(
+                header,
+                justify=justify,  # type: ignore[arg-type]
+                width=widths[header],
+                no_wrap=True,
+                overflow="ellipsis",
+            )
     for k, cells in zip(kernels, rows, strict=True):
         style = _STATUS_STYLE[k.status] if color else ""
         by_header = dict(zip(headers, [shorten(k.name, widths["Kernel"]), *cells], strict=True))
-        table.add_row(*(
-            Text(text, style=style if header in ("Δ time", "Status") else "")
-            for header, text in by_header.items() if header in widths
-        ))
+        table.add_row(
+            *(
+                Text(text, style=style if header in ("Δ time", "Status") else "")
+                for header, text in by_header.items()
+                if header in widths
+            )
+        )
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, color_system="standard" if color else None,
-                      force_terminal=color, no_color=not color, highlight=False, emoji=False,
-                      markup=False)
+    console = Console(
+        file=buffer,
+        width=width,
+        color_system="standard" if color else None,
+        force_terminal=color,
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
     console.print(table)
     dropped = [h for h in headers if h not in widths]
     if dropped:
-        console.print(Text(f"not shown at this width: {', '.join(dropped)} "
-                           "(a wider terminal, or --format json|markdown, has them)", style="dim"))
+        console.print(
+            Text(
+                f"not shown at this width: {', '.join(dropped)} "
+                "(a wider terminal, or --format json|markdown, has them)",
+                style="dim",
+            )
+        )
     if result.mismatch:
         console.print(Text(f"warning: compared anyway: {one_line(result.mismatch)}"))
     for note in result.notes:
@@ -206,11 +251,12 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = MARKDOWN_LIMIT_CHAR
     head = "\n".join(parts) + "\n"
     budget = limit_chars - len(head) - 200
     details, left_out = _md_rows_within(rows, budget)
-    tail = ["", f"<details><summary>All {len(rows)} kernels</summary>", "", details, "",
-            "</details>"]
+    tail = ["", f"<details><summary>All {len(rows)} kernels</summary>", "", details, "", "</details>"]
     if left_out:
-        tail.append(f"\n{left_out} kernel(s) left out to stay under GitHub's comment limit; "
-                    "see the JSON output for all.")
+        tail.append(
+            f"\n{left_out} kernel(s) left out to stay under GitHub's comment limit; "
+            "see the JSON output for all."
+        )
     return head + "\n".join(tail) + "\n"
 
 
@@ -221,8 +267,10 @@ def _md_table(kernels: Sequence[KernelDiff]) -> str:
 
 
 def _md_row(k: KernelDiff) -> str:
-    cells = [code_span(shorten(k.name, 60)), *(code_span(c) if i == 0 else c
-                                                for i, c in enumerate(row_cells(k)))]
+    cells = [
+        code_span(shorten(k.name, 60)),
+        *(code_span(c) if i == 0 else c for i, c in enumerate(row_cells(k))),
+    ]
     return "| " + " | ".join(table_cell(c) for c in cells) + " |"
 
 
@@ -252,8 +300,11 @@ def render_diff_json(result: Diff) -> str:
 
 
 def _change(change: Change) -> dict[str, float | None]:
-    return {"base": _clean(change.base), "head": _clean(change.head),
-            "delta_pct": _clean(change.delta_pct)}
+    return {
+        "base": finite_or_none(change.base),
+        "head": finite_or_none(change.head),
+        "delta_pct": finite_or_none(change.delta_pct),
+    }
 
 
 def _kernel_json(k: KernelDiff) -> dict[str, Any]:
@@ -273,7 +324,3 @@ def _kernel_json(k: KernelDiff) -> dict[str, Any]:
         "intensity_flop_per_byte": {t: _change(c) for t, c in k.intensity_flop_per_byte.items()},
         "verdict": {"base": k.verdict_base, "head": k.verdict_head},
     }
-
-
-def _clean(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None

@@ -26,6 +26,7 @@ def device_json(device: Device) -> dict[str, Any]:
             "compute_flop_per_s": {k: finite_or_none(v) for k, v in roofs.compute_flop_per_s.items()},
             "bandwidth_byte_per_s": {k: finite_or_none(v) for k, v in roofs.bandwidth_byte_per_s.items()},
         },
+        "sm_clock_hz": finite_or_none(device.sm_clock_hz),
         "roof_source": roofs.source,
         "roof_sources": dict(roofs.sources),
     }
