@@ -15,6 +15,9 @@ from ncu_roof.ingest import IDENTITY_COLUMNS, RunTable
 from ncu_roof.model import (
     COMPUTE,
     LATENCY_SOL_PCT,
+    PRECISIONS,
+    SOL_KEYS,
+    TIERS,
     Bound,
     Roof,
     RooflinePoint,
@@ -25,7 +28,7 @@ from ncu_roof.model import (
     point_at,
     roofline_arrays,
 )
-from ncu_roof.recipe import PRECISIONS, SOL_KEYS, TIERS, collect_command, normalize
+from ncu_roof.recipe import collect_command, normalize
 from ncu_roof.roofs import builtin_roofs, combine, report_roofs
 
 SCHEMA = "ncu-roof/analysis/v1"

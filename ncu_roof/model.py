@@ -16,6 +16,9 @@ from enum import Enum
 
 import numpy as np
 
+PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
+TIERS = ("dram", "l2", "l1", "shared")
+SOL_KEYS = ("sm", "memory", "dram", "l2", "l1")  # Nsight's Speed-of-Light percentages
 COMPUTE = "compute"
 LATENCY_SOL_PCT = 60.0  # Nsight's SOLBottleneck rule: neither SM nor memory reaches 60 % → latency
 

@@ -25,8 +25,11 @@ class NcuTool:
     version: str | None
 
 
-def _version_key(path: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", path))
+def version_tuple(version: str | None) -> tuple[int, ...]:
+    """`2024.1.1.0` (or a path holding it) → (2024, 1, 1, 0); an unknown version reads as the newest."""
+    if not version:
+        return (9999,)
+    return tuple(int(n) for n in re.findall(r"\d+", version)[:4])
 
 
 def candidate_paths(explicit: str | None = None) -> list[str]:
@@ -39,8 +42,8 @@ def candidate_paths(explicit: str | None = None) -> list[str]:
     on_path = shutil.which("ncu")
     if on_path:
         found.append(on_path)
-    found += sorted(glob.glob("/usr/local/cuda*/bin/ncu"), key=_version_key, reverse=True)
-    found += sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), key=_version_key, reverse=True)
+    found += sorted(glob.glob("/usr/local/cuda*/bin/ncu"), key=version_tuple, reverse=True)
+    found += sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), key=version_tuple, reverse=True)
     return found
 
 
@@ -91,9 +94,7 @@ def import_raw_csv(tool: NcuTool, report: str | Path, timeout_s: float = IMPORT_
     with tempfile.TemporaryDirectory(prefix="ncu-roof-home-") as home:
         env = c_locale_env() | {"HOME": home}
         try:
-            done = subprocess.run(
-                import_argv(tool, report), capture_output=True, env=env, timeout=timeout_s
-            )
+            done = subprocess.run(import_argv(tool, report), capture_output=True, env=env, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             raise BadInputError(
                 f"{report}: `ncu --import` did not finish in {timeout_s:g} s", hint=IMPORT_HINT

@@ -19,12 +19,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
 from ncu_roof.errors import BadInputError, MissingToolError, NcuRoofError, ProfileError, UsageError
-from ncu_roof.ncu import INSTALL_HINT, NcuTool, c_locale_env, import_raw_csv
+from ncu_roof.ncu import INSTALL_HINT, NcuTool, c_locale_env, import_raw_csv, version_tuple
 from ncu_roof.recipe import COLLECT
 from ncu_roof.render.text import one_line
 
@@ -32,13 +32,10 @@ if TYPE_CHECKING:
     from ncu_roof.ingest.table import RunTable
 
 ROOFLINE_SECTIONS = tuple(
-    f"SpeedOfLight_Hierarchical{kind}RooflineChart"
-    for kind in ("Double", "Single", "Half", "Tensor")
+    f"SpeedOfLight_Hierarchical{kind}RooflineChart" for kind in ("Double", "Single", "Half", "Tensor")
 )
 REPORT_SUFFIX = ".ncu-rep"
-ANALYZE_ANYWHERE = (
-    "profile where you can, analyze anywhere: `ncu-roof analyze REPORT.ncu-rep` needs no GPU"
-)
+ANALYZE_ANYWHERE = "profile where you can, analyze anywhere: `ncu-roof analyze REPORT.ncu-rep` needs no GPU"
 
 
 @dataclass(frozen=True)
@@ -63,13 +60,6 @@ class ProfileOptions:
 
 
 # --- the command line -------------------------------------------------------------------------
-
-
-def version_tuple(version: str | None) -> tuple[int, ...]:
-    """`2024.1.1.0` → (2024, 1, 1, 0); an unknown version reads as the newest."""
-    if not version:
-        return (9999,)
-    return tuple(int(n) for n in re.findall(r"\d+", version)[:4])
 
 
 def supports_config_file(version: str | None) -> bool:
@@ -133,9 +123,7 @@ def filter_args(options: ProfileOptions) -> list[str]:
     return args
 
 
-def build_argv(
-    tool: NcuTool, options: ProfileOptions, program: Path, export_base: Path
-) -> list[str]:
+def build_argv(tool: NcuTool, options: ProfileOptions, program: Path, export_base: Path) -> list[str]:
     """The full ncu argv (no shell). `program` is the resolved absolute path of the application."""
     argv = [tool.path]
     if supports_config_file(tool.version):
@@ -154,14 +142,10 @@ def resolve_program(name: str) -> Path:
     else:
         found = shutil.which(name)
         if found is None:
-            raise UsageError(
-                f"{name}: program not found on PATH", hint="give its path, e.g. ./" + name
-            )
+            raise UsageError(f"{name}: program not found on PATH", hint="give its path, e.g. ./" + name)
         path = Path(found)
     if not path.exists():
-        raise UsageError(
-            f"{name}: program not found", hint="check the path of the program to profile"
-        )
+        raise UsageError(f"{name}: program not found", hint="check the path of the program to profile")
     if not path.is_file() or not os.access(path, os.X_OK):
         raise UsageError(
             f"{name}: not an executable file",
@@ -322,9 +306,7 @@ DIAGNOSES = (
         "LD_LIBRARY_PATH also causes this); " + ANALYZE_ANYWHERE,
     ),
     Diagnosis(
-        re.compile(
-            r"unsupported (gpu|chip|device)|(gpu|chip|device) is not supported", re.IGNORECASE
-        ),
+        re.compile(r"unsupported (gpu|chip|device)|(gpu|chip|device) is not supported", re.IGNORECASE),
         "this ncu does not support the GPU",
         "install a newer Nsight Compute (new GPUs need a recent release); pass it with --ncu PATH",
     ),
@@ -386,9 +368,7 @@ def no_kernels_hint(options: ProfileOptions) -> str:
 def last_error_line(outcome: RunOutcome) -> str | None:
     """ncu's last `==ERROR==` line, without the prefix."""
     errors = [
-        line.removeprefix("==ERROR==").strip()
-        for line in outcome.tool_lines
-        if line.startswith("==ERROR==")
+        line.removeprefix("==ERROR==").strip() for line in outcome.tool_lines if line.startswith("==ERROR==")
     ]
     return errors[-1] if errors else None
 
@@ -418,6 +398,7 @@ class ReportCheck:
 
     launches: int = 0
     problem: str | None = None
+    table: RunTable | None = None  # the report as read, so that it is not read a second time
 
 
 def ncu_report_installed() -> bool:
@@ -436,11 +417,11 @@ def load_report(report: Path, tool: NcuTool | None = None) -> RunTable:
     """The report as `analyze` reads it, except that `ncu --import` (used when `ncu_report` is not
     installed) runs `tool`, the ncu that wrote it, not whichever ncu is first on PATH."""
     from ncu_roof.ingest import read_input
-    from ncu_roof.ingest.rep import _read_with_cli
+    from ncu_roof.ingest.rep import read_with_cli
 
     if tool is None or ncu_report_installed():
         return read_input(str(report))
-    return _read_with_cli(str(report), report.read_bytes(), tool)
+    return read_with_cli(str(report), report.read_bytes(), tool)
 
 
 def check_report(report: Path, tool: NcuTool | None = None) -> ReportCheck:
@@ -458,7 +439,7 @@ def check_report(report: Path, tool: NcuTool | None = None) -> ReportCheck:
         return ReportCheck(problem=err.message.removeprefix(f"{report}: "))
     if len(table.frame) == 0:
         return ReportCheck(problem="the report holds no profiled kernel")
-    return ReportCheck(launches=len(table.frame))
+    return ReportCheck(launches=len(table.frame), table=table)
 
 
 def damaged_report_error(outcome: RunOutcome, reason: str, target: Path) -> ProfileError:
@@ -561,9 +542,7 @@ def private_workdir(output: Path) -> Iterator[Path]:
     """A temporary folder beside the output (same file system, so the final rename is atomic)."""
     directory = output.parent
     if not directory.is_dir():
-        raise BadInputError(
-            f"{output}: directory {directory} does not exist", hint="create it first"
-        )
+        raise BadInputError(f"{output}: directory {directory} does not exist", hint="create it first")
     work = Path(tempfile.mkdtemp(prefix=".ncu-roof-", dir=directory))
     try:
         yield work
@@ -571,9 +550,7 @@ def private_workdir(output: Path) -> Iterator[Path]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run_ncu(
-    argv: list[str], report: Path, sink: ProgressSink, timeout_s: float | None
-) -> RunOutcome:
+def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float | None) -> RunOutcome:
     """Run ncu in its own process group; Ctrl-C and the timeout kill the group (no half report)."""
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -638,6 +615,7 @@ def export_csv(tool: NcuTool, report: Path) -> bytes:
 class ProfileResult:
     report: Path
     kernels: int  # launches in the report (what ncu's progress lines said, when it cannot be read)
+    table: RunTable | None  # the published report as read by the check (None when it could not be)
     app_exit_code: int | None
     csv: bytes | None
     elapsed_s: float
@@ -660,9 +638,7 @@ def run_profile(
         outcome = runner(argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s)
         failure = diagnose(outcome, options)
         if failure is not None or outcome.report is None:
-            raise failure or ProfileError(
-                "ncu wrote no report", hint="rerun with --ncu-args=--verbose"
-            )
+            raise failure or ProfileError("ncu wrote no report", hint="rerun with --ncu-args=--verbose")
         # ncu's exit code alone cannot decide: a crashing program makes ncu exit non-zero after a
         # good report, and a killed or failing ncu can leave a truncated one. The reader decides.
         try:
@@ -678,6 +654,7 @@ def run_profile(
     return ProfileResult(
         report=published,
         kernels=check.launches,
+        table=None if check.table is None else replace(check.table, path=str(published)),
         app_exit_code=outcome.app_exit_code,
         csv=csv,
         elapsed_s=outcome.elapsed_s,

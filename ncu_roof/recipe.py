@@ -18,9 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
-TIERS = ("dram", "l2", "l1", "shared")
-SOL_KEYS = ("sm", "memory", "dram", "l2", "l1")
+from ncu_roof.model import PRECISIONS
 
 
 @dataclass(frozen=True)
@@ -351,13 +349,12 @@ def _busiest_peak(peaks: pd.DataFrame, ops: pd.DataFrame) -> pd.Series:
     busy = ops.fillna(0.0)
     if busy.empty or not (busy.max(axis=1) > 0).any():
         return default
+    source = busy.idxmax(axis=1).astype(str).str.extract(_SOURCE, expand=False)
+    source = source.where(busy.max(axis=1) > 0)
     out = default.copy()
-    busiest = busy.idxmax(axis=1)
-    most = busy.max(axis=1)
-    for row in busy.index[most > 0]:
-        match = _SOURCE.search(str(busiest[row]))
-        if match is not None:
-            out[row] = _dense_peak(peaks.loc[[row]], match.group(1)).iloc[0]
+    for name in source.dropna().unique():  # one step per source type, not per launch
+        rows = source == name
+        out[rows] = _dense_peak(peaks[rows], str(name))
     return out
 
 

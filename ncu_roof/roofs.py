@@ -8,15 +8,16 @@ An explicit `--gpu KEY` or `--roofs FILE` replaces both.
 from __future__ import annotations
 
 import math
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ncu_roof.errors import BadInputError, NcuRoofError
 from ncu_roof.gpus import Gpu, match_gpu
-from ncu_roof.model import Roofs
-from ncu_roof.recipe import PRECISIONS, TIERS
+from ncu_roof.model import PRECISIONS, TIERS, Roofs
 from ncu_roof.tomlfile import read_toml
 from ncu_roof.units import Dimension, parse_quantity
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def builtin_roofs(gpu: Gpu) -> Roofs:
@@ -31,6 +32,8 @@ def builtin_roofs(gpu: Gpu) -> Roofs:
 
 def report_roofs(normalized: pd.DataFrame) -> Roofs:
     """Median over the device's launches of each roof measured in the report (SI)."""
+    import pandas as pd
+
     clock = normalized["sm_clock_hz"].median()
     clock_note = f"at measured SM clock {clock / 1e9:.3g} GHz" if pd.notna(clock) else "at measured clock"
     n = len(normalized)

@@ -13,10 +13,12 @@ import re
 from collections.abc import Callable
 from decimal import Decimal
 from enum import Enum
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ncu_roof.errors import BadInputError
+
+if TYPE_CHECKING:  # the CSV helpers take pandas Series; `predict` and `gpus` never load pandas
+    import pandas as pd
 
 _TIME_S = {
     "second": 1.0,
@@ -29,7 +31,7 @@ _TIME_S = {
     "ns": 1e-9,
 }
 _HERTZ = {"hz": 1.0, "khz": 1e3, "Khz": 1e3, "Mhz": 1e6, "MHz": 1e6, "Ghz": 1e9, "GHz": 1e9}
-_PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _COUNT_WORDS = (
     "byte",
     "inst",
@@ -98,7 +100,7 @@ def _word_factor(word: str, unit: str) -> float:
             f"unknown unit {unit!r}",
             hint="export with `--print-units base` so every value is in ncu's base unit",
         )
-    return _PREFIX[match["prefix"]]
+    return _SI[match["prefix"]]
 
 
 class NumberStyle(Enum):
@@ -191,6 +193,7 @@ def parse_numbers(cells: pd.Series, style: NumberStyle) -> pd.Series:
     of a 5,000-kernel raw page). After the grouping marks are removed, anything that is not a plain
     number (`n/a`, `nan`, `(!) nan`, garbage) is missing.
     """
+    import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -220,7 +223,6 @@ class Dimension(Enum):
 
 
 _QUANTITY = re.compile(r"^\s*(?P<num>[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*(?P<unit>.*?)\s*$")
-_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
 _UNIT_WORDS = {
     Dimension.FLOP: ("FLOPs", "FLOP", "flops", "flop"),

@@ -79,72 +79,90 @@ def saxpy(n: int, dtype: str = "fp32") -> Workload:
     )
 
 
-def rmsnorm(d: int, tokens: int = 1, dtype: str = "fp32", unfused: bool = False) -> Workload:
+def _rowwise(
+    name: str,
+    d: int,
+    tokens: int,
+    dtype: str,
+    unfused: bool,
+    *,
+    flop_per_value: float,
+    unfused_passes: int,
+    unfused_traffic: str,
+    fused_traffic: str,
+    counted: tuple[str, ...],
+) -> Workload:
+    """An operation over `tokens` rows of `d` values: unfused, each pass over a row goes through
+    DRAM; fused, the row is read once and written once (intermediates stay on chip)."""
     size = _dtype_bytes(dtype)
-    passes = 5 if unfused else 2
-    traffic = (
-        "unfused: read x, 3 intermediates written and re-read from DRAM, write y: 5 x d x size B"
-        if unfused
-        else "fused: read x and write y once: 2 x d x size B (intermediates stay on chip)"
-    )
+    passes = unfused_passes if unfused else 2
+    traffic = unfused_traffic if unfused else fused_traffic
     return Workload(
-        "rmsnorm",
+        name,
         {"d": d, "tokens": tokens, "dtype": dtype, "unfused": unfused},
-        4.0 * d * tokens,
+        flop_per_value * d * tokens,
         {"dram": float(passes * d * size * tokens)},
         VECTOR_PRECISION[dtype],
-        (
+        (counted[0], "per row of d, " + traffic, *counted[1:]),
+    )
+
+
+_FUSED = "fused: read x and write y once: 2 x d x size B (intermediates stay on chip)"
+
+
+def rmsnorm(d: int, tokens: int = 1, dtype: str = "fp32", unfused: bool = False) -> Workload:
+    return _rowwise(
+        "rmsnorm",
+        d,
+        tokens,
+        dtype,
+        unfused,
+        flop_per_value=4.0,
+        unfused_passes=5,
+        unfused_traffic="unfused: read x, 3 intermediates written and re-read from DRAM, write y: "
+        "5 x d x size B",
+        fused_traffic=_FUSED,
+        counted=(
             "per token: square d, sum d-1, mean/eps/rsqrt ~4, scale by rms and gamma 2d: ~4d FLOP",
-            "per token, " + traffic,
             "gamma (d values) stays in cache across tokens and is not counted",
         ),
     )
 
 
 def layernorm(d: int, tokens: int = 1, dtype: str = "fp32", unfused: bool = False) -> Workload:
-    size = _dtype_bytes(dtype)
-    passes = 7 if unfused else 2
-    traffic = (
-        "unfused: read x for the mean, read x again and write x-mean, read x-mean for the "
-        "variance, read it again and write the normalized tensor, read that and write y: "
-        "7 x d x size B"
-        if unfused
-        else "fused: read x and write y once: 2 x d x size B (intermediates stay on chip)"
-    )
-    return Workload(
+    return _rowwise(
         "layernorm",
-        {"d": d, "tokens": tokens, "dtype": dtype, "unfused": unfused},
-        7.0 * d * tokens,
-        {"dram": float(passes * d * size * tokens)},
-        VECTOR_PRECISION[dtype],
-        (
+        d,
+        tokens,
+        dtype,
+        unfused,
+        flop_per_value=7.0,
+        unfused_passes=7,
+        unfused_traffic="unfused: read x for the mean, read x again and write x-mean, read x-mean "
+        "for the variance, read it again and write the normalized tensor, read that and write y: "
+        "7 x d x size B",
+        fused_traffic=_FUSED,
+        counted=(
             "per token: mean d, subtract d, square d, sum d, multiply by rstd d, gamma d, beta d: "
             "~7d FLOP (the few scalar ops are neglected)",
-            "per token, " + traffic,
             "gamma and beta stay in cache across tokens and are not counted",
         ),
     )
 
 
 def softmax(d: int, tokens: int = 1, dtype: str = "fp32", unfused: bool = False) -> Workload:
-    size = _dtype_bytes(dtype)
-    passes = 6 if unfused else 2
-    traffic = (
-        "unfused: read x for the max, read x and write exp(x-max), read that for the sum, "
-        "read it again and write y: 6 x d x size B"
-        if unfused
-        else "fused (online softmax): read x and write y once: 2 x d x size B"
-    )
-    return Workload(
+    return _rowwise(
         "softmax",
-        {"d": d, "tokens": tokens, "dtype": dtype, "unfused": unfused},
-        5.0 * d * tokens,
-        {"dram": float(passes * d * size * tokens)},
-        VECTOR_PRECISION[dtype],
-        (
-            "per row of d: max d, subtract d, exp d (counted as 1 FLOP), sum d, divide d: 5d FLOP",
-            "per row, " + traffic,
-        ),
+        d,
+        tokens,
+        dtype,
+        unfused,
+        flop_per_value=5.0,
+        unfused_passes=6,
+        unfused_traffic="unfused: read x for the max, read x and write exp(x-max), read that for "
+        "the sum, read it again and write y: 6 x d x size B",
+        fused_traffic="fused (online softmax): read x and write y once: 2 x d x size B",
+        counted=("per row of d: max d, subtract d, exp d (counted as 1 FLOP), sum d, divide d: 5d FLOP",),
     )
 
 

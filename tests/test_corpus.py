@@ -12,8 +12,8 @@ import pytest
 from ncu_roof.analysis import analyze
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.ingest import read_input
-from ncu_roof.model import Bound
-from ncu_roof.recipe import PRECISIONS, TIERS, normalize
+from ncu_roof.model import PRECISIONS, TIERS, Bound
+from ncu_roof.recipe import normalize
 
 pytestmark = pytest.mark.corpus
 

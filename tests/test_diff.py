@@ -321,9 +321,17 @@ def test_files_are_written_before_stdout(
 ) -> None:
     from ncu_roof.cli import report
     from ncu_roof.cli.analyze import AnalyzeOptions
+    from ncu_roof.render import output
 
     written: list[str | None] = []
-    monkeypatch.setattr(report, "write_output", lambda _data, path: written.append(path))
+    real_replace = output.os.replace
+
+    def renamed(tmp: Path, target: Path) -> None:  # a file lands when its temp file is renamed
+        written.append(str(target))
+        real_replace(tmp, target)
+
+    monkeypatch.setattr(output.os, "replace", renamed)
+    monkeypatch.setattr(output, "write_output", lambda _data, path: written.append(path))
     plot = str(tmp_path / "d.svg")
     report.run_diff(*pair, AnalyzeOptions(), report.DiffOptions(plot=plot))
     assert written == [plot, None]

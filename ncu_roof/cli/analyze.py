@@ -5,20 +5,23 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from ncu_roof.analysis import Analysis, RoofChoice, analyze
 from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
-from ncu_roof.ingest import read_input
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
 from ncu_roof.render.text import one_line
-from ncu_roof.units import NumberStyle
+
+if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them
+    from ncu_roof.analysis import Analysis, RoofChoice
+    from ncu_roof.ingest import RunTable
 
 
 class Format(StrEnum):
@@ -51,11 +54,12 @@ class AnalyzeOptions:
 
 
 def example_path() -> str:
-    """The example report shipped inside the package (see ncu_roof/data/README.md)."""
+    """The example report shipped inside the package (made by scripts/make_example.py)."""
     return str(resources.files("ncu_roof") / "data" / "example.csv")
 
 
 def roof_choice(gpu: str | None, roofs: str | None) -> RoofChoice:
+    from ncu_roof.analysis import RoofChoice
     from ncu_roof.gpus import gpu_by_key
     from ncu_roof.roofs import load_roofs_file
 
@@ -66,11 +70,15 @@ def roof_choice(gpu: str | None, roofs: str | None) -> RoofChoice:
     return RoofChoice(gpu_key=gpu, user=load_roofs_file(roofs) if roofs else None)
 
 
-def build_analysis(paths: list[str], options: AnalyzeOptions) -> Analysis:
-    """Paths + options → Analysis, with one line per input on stderr."""
+def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
+    """Input paths (or tables already read) + options → Analysis, one line per input on stderr."""
+    from ncu_roof.analysis import analyze
+    from ncu_roof.ingest import read_input
+    from ncu_roof.units import NumberStyle
+
     style = None if options.number_locale is Locale.AUTO else NumberStyle(options.number_locale.value)
     choice = roof_choice(options.gpu, options.roofs)
-    tables = [read_input(path, style) for path in paths]
+    tables = [read_input(item, style) if isinstance(item, str) else item for item in inputs]
     for table in tables:
         version = f", ncu {table.ncu_version}" if table.ncu_version else ""
         diag(f"read {table.path}: {len(table.frame)} launches ({table.format.value}{version})")
@@ -118,8 +126,9 @@ def plot_format(path: str, option: str = "--plot") -> str:
     return fmt
 
 
-def emit(paths: list[str], options: AnalyzeOptions) -> Analysis:
-    """Analyze `paths` and write every output the options ask for; returns the analysis.
+def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
+    """Analyze the inputs (paths, or tables already read) and write every output the options ask
+    for; returns the analysis.
 
     Options and output paths are checked before any work, and every output is rendered before
     the first is written: a run that fails leaves no output behind and nothing on stdout.
@@ -133,7 +142,7 @@ def emit(paths: list[str], options: AnalyzeOptions) -> Analysis:
         plot_format(options.plot)
         check_writable(options.plot)
     expectations = expect.load_expectations(options.expect) if options.expect else None
-    analysis = build_analysis(paths, options)
+    analysis = build_analysis(inputs, options)
     report = expect.check(analysis, expectations) if expectations is not None else None
     if report is not None:
         analysis = replace(analysis, extra={**analysis.extra, "expectations": report.to_json()})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -13,9 +13,11 @@ from ncu_roof.cli import app
 from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit, roof_choice
 from ncu_roof.errors import UsageError
 from ncu_roof.ncu import find_ncu
-from ncu_roof.profile import ProfileOptions, ProfileResult, check_version, progress_sink, run_profile
 from ncu_roof.render.output import check_writable, write_output
 from ncu_roof.render.text import one_line
+
+if TYPE_CHECKING:  # the profiler and the metric recipe load only when `profile` runs
+    from ncu_roof.profile import ProfileResult
 
 INTERRUPTED = 130  # README's exit codes: 128 + SIGINT
 
@@ -104,6 +106,8 @@ def profile_command(
     roofs: Annotated[str | None, typer.Option("--roofs", help="Roofs from this TOML file.")] = None,
 ) -> None:
     """Profile a program with ncu (safely, with progress), keep the report, then analyze it."""
+    from ncu_roof.profile import ProfileOptions, check_version, progress_sink, run_profile
+
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
     roof_choice(gpu, roofs)
     check_writable(analysis_output)
@@ -139,6 +143,6 @@ def profile_command(
             write_output(result.csv, csv_path)
             diag(f"wrote {csv_path}")
         analysis = AnalyzeOptions(format=fmt, output=analysis_output, gpu=gpu, roofs=roofs)
-        emit([str(result.report)], analysis)
+        emit([result.table or str(result.report)], analysis)
     except KeyboardInterrupt:
         interrupted(published)

@@ -7,16 +7,19 @@ import shutil
 import sys
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import typer
 
-from ncu_roof.analysis import Analysis
 from ncu_roof.cli import app
 from ncu_roof.cli.analyze import AnalyzeOptions, build_analysis, diag, plot_format
-from ncu_roof.diff import Diff, diff, gate, kernel_key
 from ncu_roof.errors import UsageError
-from ncu_roof.render.output import append_summary, check_summary, check_writable, write_output
-from ncu_roof.render.plot import Arrow, render_plot
+from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
+
+if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
+    from ncu_roof.analysis import Analysis
+    from ncu_roof.diff import Diff
+    from ncu_roof.render.plot import Arrow
 
 
 class DiffFormat(StrEnum):
@@ -55,6 +58,8 @@ def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
 
     Kernels are found by (input, run, id): in a file of several ncu runs the IDs restart per run.
     """
+    from ncu_roof.diff import kernel_key
+
     base_by_key = {kernel_key(k): k for k in base.kernels}
     head_by_key = {kernel_key(k): k for k in head.kernels}
     arrows: list[Arrow] = []
@@ -96,6 +101,9 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     rendered before the first is written, files are written before stdout (a failed write leaves
     nothing on stdout), and the gate comes last, after every output is out.
     """
+    from ncu_roof.diff import diff, gate
+    from ncu_roof.render.plot import render_plot
+
     check_writable(options.output)
     if options.summary:
         check_summary()
@@ -115,14 +123,9 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
         from ncu_roof.render.diffout import render_diff_markdown
 
         summary = render_diff_markdown(result)
-    to_stdout = [data for data, path in outputs if path in (None, "-")]
-    for data, path in outputs:
-        if path not in (None, "-"):
-            write_output(data, path)
+    write_all(outputs)
     if summary is not None and not append_summary(summary):
         diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
-    for data in to_stdout:
-        write_output(data, None)
     if options.fail_on_regression_pct is not None:
         gate(result, options.fail_on_regression_pct)
     return result
@@ -137,10 +140,12 @@ def plot_command(
     device: int = typer.Option(None, "--device", help="Device index (default: most kernel time)."),
 ) -> None:
     """Draw the hierarchical roofline of one device as SVG or PNG."""
+    from ncu_roof.render.plot import render_plot
+
     fmt = plot_format(output, "-o")
     check_writable(output)
     analysis = build_analysis(files, AnalyzeOptions(gpu=gpu, roofs=roofs))
-    write_output(render_plot(analysis, fmt=fmt, device=device), output)
+    write_all([(render_plot(analysis, fmt=fmt, device=device), output)])
 
 
 @app.command("diff")

@@ -39,7 +39,7 @@ def read_report(path: str, raw: bytes) -> RunTable:
         with _quiet_stderr():
             import ncu_report
     except ImportError:
-        return _read_with_cli(path, raw)
+        return read_with_cli(path, raw)
     with _quiet_stderr():
         context = ncu_report.load_report(path)
     rows = [_action_row(action, i) for i, action in enumerate(_actions(context))]
@@ -137,7 +137,7 @@ def _dims(row: dict[str, Any], kind: str) -> str | None:
     return "(" + ", ".join(str(int(d)) for d in dims if d is not None) + ")"
 
 
-def _read_with_cli(path: str, raw: bytes, tool: NcuTool | None = None) -> RunTable:
+def read_with_cli(path: str, raw: bytes, tool: NcuTool | None = None) -> RunTable:
     """`ncu --import` when `ncu_report` is not installed: `tool`, else the ncu `find_ncu` finds."""
     from ncu_roof.ingest.csvfile import read_csv_file
 

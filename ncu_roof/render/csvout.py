@@ -6,7 +6,7 @@ import csv
 import io
 
 from ncu_roof.analysis import Analysis, Kernel
-from ncu_roof.recipe import PRECISIONS, SOL_KEYS, TIERS
+from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.render.jsonout import kernel_json
 from ncu_roof.render.text import one_line
 

@@ -10,7 +10,7 @@ from typing import Any
 from ncu_roof.diff import Change, Diff, KernelDiff, Status
 from ncu_roof.model import finite_or_none
 from ncu_roof.render.markdown import code_span, table_cell
-from ncu_roof.render.text import one_line, shorten, si
+from ncu_roof.render.text import TIER_NAMES, launch_shape, one_line, shorten, si
 
 SCHEMA = "ncu-roof/diff/v1"
 MARKER = "<!-- ncu-roof:diff -->"
@@ -24,7 +24,6 @@ STATUS_MARK = {
     Status.ONLY_BASE: "➖ removed",
     Status.ONLY_HEAD: "🆕 new",
 }
-TIER_NAMES = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "Shared"}
 COLUMNS = (
     "Kernel",
     "Launch",
@@ -43,7 +42,7 @@ def signed_pct(value: float | None) -> str:
 
 
 def launch(k: KernelDiff) -> str:
-    shape = f"{k.grid or '?'} × {k.block or '?'}"
+    shape = launch_shape(k.grid, k.block)
     return shape if k.occurrence == 0 else f"{shape} #{k.occurrence + 1}"
 
 

@@ -19,8 +19,7 @@ from typing import Any
 from ncu_roof import __version__
 from ncu_roof.analysis import Analysis, Device, Kernel, describe
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.model import Bound, finite_or_none
-from ncu_roof.recipe import PRECISIONS, TIERS
+from ncu_roof.model import PRECISIONS, TIERS, Bound, finite_or_none
 from ncu_roof.render.markdown import (
     BOUND_WORDS,
     bandwidth_tier,

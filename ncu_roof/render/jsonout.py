@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ncu_roof.analysis import SCHEMA, Analysis, Device, Kernel
-from ncu_roof.model import finite_or_none
-from ncu_roof.recipe import PRECISIONS, SOL_KEYS, TIERS
+from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, finite_or_none
 
 
 def _map(values: Mapping[str, float | None], keys: tuple[str, ...]) -> dict[str, float | None]:

@@ -13,8 +13,7 @@ from pathlib import PurePath
 
 from ncu_roof.analysis import Analysis, Device, Kernel, describe
 from ncu_roof.errors import UsageError
-from ncu_roof.model import COMPUTE, Bound
-from ncu_roof.recipe import TIERS
+from ncu_roof.model import COMPUTE, TIERS, Bound
 from ncu_roof.render.text import one_line, pct, shorten, si
 
 GITHUB_LIMIT_CHARS = 65536

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from ncu_roof.analysis import Analysis, Device, Kernel
 from ncu_roof.errors import UsageError
 from ncu_roof.model import Bound
-from ncu_roof.render.text import one_line, shorten, si
+from ncu_roof.render.text import TIER_NAMES, one_line, shorten, si
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -45,7 +45,6 @@ VERDICT_WORDS = {
 }
 TIER_MARKERS = {"dram": "o", "l2": "s", "l1": "^", "shared": "D"}
 OTHER_TIER_MARKER = "v"
-TIER_NAMES = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "Shared"}
 PRECISION_NAMES = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor": "Tensor"}
 LABELLED_KERNELS = 8
 SAME_ROOF_REL = 0.005  # roofs within 0.5 % share one line

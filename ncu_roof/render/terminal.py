@@ -10,9 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ncu_roof.analysis import Analysis, Device, Kernel, describe
-from ncu_roof.model import Bound
-from ncu_roof.recipe import TIERS
-from ncu_roof.render.text import one_line, pct, shorten, si
+from ncu_roof.model import TIERS, Bound
+from ncu_roof.render.text import launch_shape, one_line, pct, shorten, si
 
 _STYLE = {
     Bound.MEMORY: "cyan",
@@ -31,22 +30,6 @@ def _intensity(kernel: Kernel) -> str:
     return " · ".join(parts) or "–"
 
 
-def launch_shape(kernel: Kernel) -> str:
-    """`(8192, 1, 1)` × `(256, 1, 1)` → `8192×256`; 2-D and 3-D shapes keep their commas."""
-
-    def dims(text: str | None) -> str:
-        if not text:
-            return "?"
-        parts = [p.strip() for p in text.strip("()").split(",")]
-        while len(parts) > 1 and parts[-1] == "1":
-            parts.pop()
-        return ",".join(parts)
-
-    if kernel.grid is None and kernel.block is None:
-        return "–"
-    return f"{dims(kernel.grid)}×{dims(kernel.block)}"
-
-
 def _verdict(kernel: Kernel) -> Text:
     text = describe(kernel)
     if kernel.above_roof:
@@ -58,7 +41,7 @@ def _verdict(kernel: Kernel) -> Text:
 _COLUMNS: tuple[tuple[str, str, int, Callable[[Kernel], str | Text]], ...] = (
     ("id", "right", 0, lambda k: str(k.id)),
     ("kernel", "left", 0, lambda k: Text(shorten(k.name, 48))),
-    ("grid×block", "left", 200, launch_shape),
+    ("grid×block", "left", 200, lambda k: launch_shape(k.grid, k.block)),
     ("time", "right", 0, lambda k: si(k.duration_s, "s")),
     ("share", "right", 0, lambda k: pct(None if k.time_share is None else 100 * k.time_share)),
     ("FLOP", "right", 220, lambda k: si(k.flop.get("total"))),

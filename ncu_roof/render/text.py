@@ -9,6 +9,9 @@ import re
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 
 
+TIER_NAMES = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "Shared"}
+
+
 def one_line(text: str) -> str:
     """No control characters and no line breaks: safe for a terminal line or a log."""
     return _CONTROL.sub("?", text.replace("\r", " ").replace("\n", " ").replace("\t", " "))
@@ -70,3 +73,19 @@ def si(value: float | None, unit: str = "", digits: int = 3) -> str:
 
 def pct(value: float | None) -> str:
     return "–" if value is None or value != value else f"{value:.0f}%"
+
+
+def launch_shape(grid: str | None, block: str | None) -> str:
+    """`(8192, 1, 1)` × `(256, 1, 1)` → `8192×256`; 2-D and 3-D shapes keep their commas."""
+
+    def dims(text: str | None) -> str:
+        if not text:
+            return "?"
+        parts = [p.strip() for p in text.strip("()").split(",")]
+        while len(parts) > 1 and parts[-1] == "1":
+            parts.pop()
+        return ",".join(parts)
+
+    if grid is None and block is None:
+        return "–"
+    return f"{dims(grid)}×{dims(block)}"
