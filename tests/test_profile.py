@@ -15,19 +15,19 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import CliResult, run_cli
 
+from ncu_roof.cli.progress import PlainProgress, progress_sink
 from ncu_roof.ncu import NcuTool
 from ncu_roof.profile import (
     ROOFLINE_SECTIONS,
     KernelProgress,
-    PlainProgress,
     ProfileOptions,
-    _Reader,
     build_argv,
     fast_metrics,
     parse_progress,
-    progress_sink,
 )
+from ncu_roof.profile.run import _Reader
 from ncu_roof.recipe import COLLECT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -182,7 +182,15 @@ def app_script(tmp_path: Path) -> Path:
     return script
 
 
-def run(env: dict[str, str], *args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run(env: dict[str, str], *args: str, cwd: Path) -> CliResult:
+    """`ncu-roof profile ARGS…` in this process, with `env` as its whole environment."""
+    return run_cli("profile", *args, cwd=cwd, env=env)
+
+
+def run_process(
+    env: dict[str, str], *args: str, cwd: Path, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """The same as a separate process: for what only a process shows (signals, timeouts, a GPU)."""
     return subprocess.run(
         [sys.executable, "-m", "ncu_roof", "profile", *args],
         capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
@@ -254,7 +262,7 @@ def test_old_progress_format_and_a_crashing_program_still_analyzed(
     assert "the program exited with code 11; analyzing the kernels profiled before it ended" in done.stderr
     assert (tmp_path / "report.ncu-rep").exists()
     fake["FAKE_NCU_SCENARIO"] = "old"
-    done = run(fake, "--", str(app_script(tmp_path)), cwd=tmp_path)
+    done = run(fake, "--force", "--", str(app_script(tmp_path)), cwd=tmp_path)
     assert "kernel 1 profiled: basic_gemm (37 passes)" in done.stderr
 
 
@@ -263,7 +271,7 @@ def test_run_that_profiled_nothing_keeps_the_earlier_report(fake: dict[str, str]
     earlier.write_bytes(b"NVR\x00earlier")
     fake["FAKE_NCU_SCENARIO"] = "nokernels"
     fake["FAKE_NCU_REPORT"] = str(earlier)  # would be copied only by a success scenario
-    done = run(fake, "-k", "nomatch", "--", str(app_script(tmp_path)), cwd=tmp_path)
+    done = run(fake, "--force", "-k", "nomatch", "--", str(app_script(tmp_path)), cwd=tmp_path)
     assert done.returncode == 5
     assert earlier.read_bytes() == b"NVR\x00earlier"
     assert leftovers(tmp_path) == []
@@ -425,7 +433,7 @@ def test_timeout_kills_the_whole_process_group_and_leaves_no_half_report(
     fake["FAKE_NCU_SCENARIO"] = "hang"
     fake["FAKE_NCU_PIDFILE"] = str(tmp_path / "pids")
     started = time.monotonic()
-    done = run(fake, "--timeout", "2", "--", "/bin/true", cwd=tmp_path, timeout=60)
+    done = run_process(fake, "--timeout", "2", "--", "/bin/true", cwd=tmp_path, timeout=60)
     assert time.monotonic() - started < 30
     assert done.returncode == 5
     assert "error: ncu timed out after 2 s (killed it and the program)" in done.stderr
@@ -464,7 +472,7 @@ def test_a_damaged_report_never_replaces_a_good_one(
     before = report.read_bytes()
     assert before == SILU_REPORT.read_bytes()
     fake["FAKE_NCU_SCENARIO"] = scenario  # one progress line, the first 1000 bytes as the report
-    done = run(fake, "-o", "keep", "--", app, cwd=tmp_path)
+    done = run(fake, "-f", "-o", "keep", "--", app, cwd=tmp_path)
     assert done.returncode == 5, done.stderr
     assert "wrote keep.ncu-rep" not in done.stderr
     line, hint = _error_and_hint(done.stderr)
@@ -483,7 +491,7 @@ def test_ncu_failing_because_the_program_crashed_still_publishes_a_loadable_repo
     earlier = tmp_path / "report.ncu-rep"
     earlier.write_bytes(b"NVR\x00earlier")
     fake["FAKE_NCU_SCENARIO"] = "crash"  # ncu exits 11, the program's code, after a good report
-    done = run(fake, "--format", "json", "--", str(app_script(tmp_path)), cwd=tmp_path)
+    done = run(fake, "--force", "--format", "json", "--", str(app_script(tmp_path)), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert earlier.read_bytes() == SILU_REPORT.read_bytes()  # renamed into place
     assert "wrote report.ncu-rep: 3 kernels profiled" in done.stderr  # one progress line
@@ -502,7 +510,7 @@ def test_ctrl_c_kills_ncu_and_the_program_prints_interrupted_and_exits_130(
     fake["FAKE_NCU_SCENARIO"] = "hang"  # a half report, a child, then sleep
     fake["FAKE_NCU_PIDFILE"] = str(pidfile)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ncu_roof", "profile", "--", "/bin/true"],
+        [sys.executable, "-m", "ncu_roof", "profile", "--force", "--", "/bin/true"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=fake,
         # a shell's `&` may have left SIGINT ignored, and Python keeps an inherited SIG_IGN
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -530,6 +538,51 @@ def test_ctrl_c_kills_ncu_and_the_program_prints_interrupted_and_exits_130(
     assert not _alive(ncu_pid) and not _alive(child_pid)
     assert earlier.read_bytes() == b"NVR\x00earlier"
     assert leftovers(tmp_path) == []
+
+
+@needs_report
+def test_output_folder_is_created(fake: dict[str, str], tmp_path: Path) -> None:
+    # the README's own `profile -o runs/pr123` failed unless runs/ existed
+    done = run(fake, "-o", "runs/deep/pr123", "--", str(app_script(tmp_path)), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "runs" / "deep" / "pr123.ncu-rep").read_bytes() == SILU_REPORT.read_bytes()
+    assert "wrote runs/deep/pr123.ncu-rep: 3 kernels profiled in" in done.stderr
+
+
+@pytest.mark.parametrize("target", ["report", "report.csv"])
+def test_an_existing_report_is_refused_without_force_before_ncu_runs(
+    fake: dict[str, str], tmp_path: Path, target: str
+) -> None:
+    existing = tmp_path / ("report.ncu-rep" if target == "report" else target)
+    existing.write_bytes(b"NVR\x00earlier")
+    done = run(fake, "--csv", "--", str(app_script(tmp_path)), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # as analyze for an output it cannot write
+    line, hint = _error_and_hint(done.stderr)
+    assert line == f"error: {existing.name} already exists"
+    assert "-f/--force" in hint
+    assert existing.read_bytes() == b"NVR\x00earlier"
+    assert [c["argv"][1] for c in calls(fake)] == ["--version"]  # type: ignore[index]
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("where", ["file/report", "/proc/report", "/proc/no-such-dir/report"])
+def test_output_into_an_unwritable_place_exits_1_as_analyze_does(
+    fake: dict[str, str], tmp_path: Path, where: str
+) -> None:
+    (tmp_path / "file").write_text("a file, not a folder")  # /proc: not writable even for root
+    done = run(fake, "-o", where, "--", str(app_script(tmp_path)), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    line, _hint = _error_and_hint(done.stderr)
+    assert line.startswith(f"error: cannot write {where}.ncu-rep")
+    analyze = run_cli("analyze", "--example", "-o", f"{where}.json", cwd=tmp_path)
+    assert analyze.returncode == done.returncode
+
+
+def test_profile_format_has_no_short_f_that_would_mean_force(fake: dict[str, str], tmp_path: Path) -> None:
+    done = run(fake, "-f", "json", "--", str(app_script(tmp_path)), cwd=tmp_path)
+    # `-f` is --force (a flag), so `json` is the program: not found, before ncu profiles anything
+    assert done.returncode == 2, done.stderr
+    assert "json: program not found on PATH" in done.stderr
 
 
 # --- the real ncu CLI (Debian's non-free nsight-compute works without a GPU) --------------------
@@ -594,8 +647,8 @@ def test_profile_a_tiny_cuda_program_for_real(tmp_path: Path, mode: list[str]) -
         pytest.skip("nvcc not found")
     (tmp_path / "vadd.cu").write_text(VECTOR_ADD)
     subprocess.run([nvcc, "-O2", "-o", str(tmp_path / "vadd"), str(tmp_path / "vadd.cu")], check=True)
-    done = run(dict(os.environ), *mode, "--format", "json", "-o", "vadd", "--", "./vadd",
-               cwd=tmp_path, timeout=600)  # fmt: skip
+    done = run_process(dict(os.environ), *mode, "--format", "json", "-o", "vadd", "--", "./vadd",
+                       cwd=tmp_path, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "kernel 1 profiled: vector_add" in done.stderr
     assert (tmp_path / "vadd.ncu-rep").exists()

@@ -17,7 +17,7 @@ from ncu_roof.render.output import check_writable, write_output
 from ncu_roof.render.text import one_line
 
 if TYPE_CHECKING:  # the profiler and the metric recipe load only when `profile` runs
-    from ncu_roof.profile import ProfileResult
+    from ncu_roof.profile import ProfileOptions, ProfileResult
 
 INTERRUPTED = 130  # README's exit codes: 128 + SIGINT
 
@@ -61,88 +61,109 @@ def split_ncu_args(text: str | None) -> tuple[str, ...]:
         ) from None
 
 
+# the options, declared once here so that the command's signature stays readable
+Program = Annotated[list[str], typer.Argument(help="The program and its arguments.")]
+Output = Annotated[str, typer.Option("-o", "--output", help="Report name (its folder is created).")]
+Force = Annotated[bool, typer.Option("-f", "--force", help="Replace an existing report.")]
+Fast = Annotated[bool, typer.Option("--fast", help="Only the roofline metrics.")]
+KernelName = Annotated[
+    str | None, typer.Option("--kernel-name", "-k", help="Kernel filter, e.g. regex:gemm.")
+]
+LaunchCount = Annotated[int | None, typer.Option("--launch-count", "-c", help="Profile at most N launches.")]
+LaunchSkip = Annotated[int | None, typer.Option("--launch-skip", "-s", help="Skip the first N launches.")]
+Nvtx = Annotated[bool, typer.Option("--nvtx", help="Collect NVTX ranges.")]
+NvtxInclude = Annotated[
+    list[str] | None, typer.Option("--nvtx-include", help="Only launches inside this NVTX range.")
+]
+TargetProcesses = Annotated[str, typer.Option("--target-processes", help="all | application-only.")]
+ReplayMode = Annotated[str | None, typer.Option("--replay-mode", help="kernel | application | range.")]
+ClockControl = Annotated[str | None, typer.Option("--clock-control", help="base (ncu default) | none.")]
+CacheControl = Annotated[str | None, typer.Option("--cache-control", help="all (flush, ncu default) | none.")]
+NcuArgs = Annotated[str | None, typer.Option("--ncu-args", help="More ncu arguments.")]
+Csv = Annotated[bool, typer.Option("--csv", help="Also write <output>.csv (raw page).")]
+Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds before kill.")]
+Ncu = Annotated[str | None, typer.Option("--ncu", help="The ncu executable.")]
+Fmt = Annotated[Format, typer.Option("--format", help="Analysis format.")]
+AnalysisOutput = Annotated[
+    str | None, typer.Option("--analysis-output", help="Write the analysis to this file.")
+]
+Gpu = Annotated[str | None, typer.Option("--gpu", help="Built-in roofs of this GPU.")]
+Roofs = Annotated[str | None, typer.Option("--roofs", help="Roofs from this TOML file.")]
+
+
 @app.command(
     "profile",
     context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
 )
 def profile_command(
-    program: Annotated[list[str], typer.Argument(help="The program and its arguments.")],
-    output: Annotated[str, typer.Option("-o", "--output", help="Report name.")] = "report",
-    fast: Annotated[bool, typer.Option("--fast", help="Only the roofline metrics.")] = False,
-    kernel_name: Annotated[
-        str | None, typer.Option("--kernel-name", "-k", help="Kernel filter, e.g. regex:gemm.")
-    ] = None,
-    launch_count: Annotated[
-        int | None, typer.Option("--launch-count", "-c", help="Profile at most N launches.")
-    ] = None,
-    launch_skip: Annotated[
-        int | None, typer.Option("--launch-skip", "-s", help="Skip the first N launches.")
-    ] = None,
-    nvtx: Annotated[bool, typer.Option("--nvtx", help="Collect NVTX ranges.")] = False,
-    nvtx_include: Annotated[
-        list[str] | None, typer.Option("--nvtx-include", help="Only launches inside this NVTX range.")
-    ] = None,
-    target_processes: Annotated[
-        str, typer.Option("--target-processes", help="all | application-only.")
-    ] = "all",
-    replay_mode: Annotated[
-        str | None, typer.Option("--replay-mode", help="kernel | application | range.")
-    ] = None,
-    clock_control: Annotated[
-        str | None, typer.Option("--clock-control", help="base (ncu default) | none.")
-    ] = None,
-    cache_control: Annotated[
-        str | None, typer.Option("--cache-control", help="all (flush, ncu default) | none.")
-    ] = None,
-    ncu_args: Annotated[str | None, typer.Option("--ncu-args", help="More ncu arguments.")] = None,
-    csv: Annotated[bool, typer.Option("--csv", help="Also write <output>.csv (raw page).")] = False,
-    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds before kill.")] = None,
-    ncu: Annotated[str | None, typer.Option("--ncu", help="The ncu executable.")] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Analysis format.")] = Format.TABLE,
-    analysis_output: Annotated[
-        str | None, typer.Option("--analysis-output", help="Write the analysis to this file.")
-    ] = None,
-    gpu: Annotated[str | None, typer.Option("--gpu", help="Built-in roofs of this GPU.")] = None,
-    roofs: Annotated[str | None, typer.Option("--roofs", help="Roofs from this TOML file.")] = None,
+    program: Program,
+    output: Output = "report",
+    force: Force = False,
+    fast: Fast = False,
+    kernel_name: KernelName = None,
+    launch_count: LaunchCount = None,
+    launch_skip: LaunchSkip = None,
+    nvtx: Nvtx = False,
+    nvtx_include: NvtxInclude = None,
+    target_processes: TargetProcesses = "all",
+    replay_mode: ReplayMode = None,
+    clock_control: ClockControl = None,
+    cache_control: CacheControl = None,
+    ncu_args: NcuArgs = None,
+    csv: Csv = False,
+    timeout: Timeout = None,
+    ncu: Ncu = None,
+    fmt: Fmt = Format.TABLE,
+    analysis_output: AnalysisOutput = None,
+    gpu: Gpu = None,
+    roofs: Roofs = None,
 ) -> None:
     """Profile a program with ncu (safely, with progress), keep the report, then analyze it."""
-    from ncu_roof.profile import ProfileOptions, check_version, progress_sink, run_profile
+    from ncu_roof.profile import ProfileOptions
 
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
     roof_choice(gpu, roofs)
     check_writable(analysis_output)
-    extra_args = split_ncu_args(ncu_args)
+    options = ProfileOptions(
+        program=tuple(program),
+        output=output,
+        fast=fast,
+        kernel_name=kernel_name,
+        launch_count=launch_count,
+        launch_skip=launch_skip,
+        nvtx=nvtx,
+        nvtx_include=tuple(nvtx_include or ()),
+        target_processes=target_processes,
+        replay_mode=replay_mode,
+        clock_control=clock_control,
+        cache_control=cache_control,
+        ncu_args=split_ncu_args(ncu_args),
+        csv=csv,
+        timeout_s=timeout,
+        force=force,
+    )
+    profile_and_analyze(
+        options, ncu, AnalyzeOptions(format=fmt, output=analysis_output, gpu=gpu, roofs=roofs)
+    )
+
+
+def profile_and_analyze(options: ProfileOptions, ncu: str | None, analysis: AnalyzeOptions) -> None:
+    """Find ncu, profile, write the raw CSV if asked, then analyze the published report."""
+    from ncu_roof.cli.progress import progress_sink
+    from ncu_roof.profile import check_version, csv_path, run_profile
+
     published: Path | None = None
     try:
         tool = find_ncu(ncu)
         diag(f"using {tool.path} (Nsight Compute {tool.version or 'version unknown'})")
-        options = ProfileOptions(
-            program=tuple(program),
-            output=output,
-            fast=fast,
-            kernel_name=kernel_name,
-            launch_count=launch_count,
-            launch_skip=launch_skip,
-            nvtx=nvtx,
-            nvtx_include=tuple(nvtx_include or ()),
-            target_processes=target_processes,
-            replay_mode=replay_mode,
-            clock_control=clock_control,
-            cache_control=cache_control,
-            ncu_args=extra_args,
-            csv=csv,
-            timeout_s=timeout,
-        )
         check_version(tool.version, options)
         result = run_profile(tool, options, progress_sink())
         published = result.report
         for line in summary_lines(result):
             diag(line)
         if result.csv is not None:
-            csv_path = str(Path(str(result.report).removesuffix(".ncu-rep") + ".csv"))
-            write_output(result.csv, csv_path)
-            diag(f"wrote {csv_path}")
-        analysis = AnalyzeOptions(format=fmt, output=analysis_output, gpu=gpu, roofs=roofs)
+            write_output(result.csv, str(csv_path(result.report)))
+            diag(f"wrote {csv_path(result.report)}")
         emit([result.table or str(result.report)], analysis)
     except KeyboardInterrupt:
         interrupted(published)

@@ -86,6 +86,16 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(saved)
 
 
+def ncu_report_installed() -> bool:
+    """Whether NVIDIA's `ncu_report` module (the reader `read_report` prefers) can be imported."""
+    try:
+        with _quiet_stderr():  # as `read_report` imports it: its C++ library logs to fd 2
+            import ncu_report  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _actions(context: Any) -> list[Any]:
     return [
         rng.action_by_idx(j)

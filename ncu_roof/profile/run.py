@@ -1,0 +1,214 @@
+"""Running ncu: the only functions here that start a process, and the whole `profile` flow.
+
+ncu writes to a private temporary report which is moved into place only when the project's own
+reader loads at least one kernel from it (`publish.check_report`), so an earlier report is never
+replaced by a failed, empty or damaged one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from ncu_roof.errors import MissingToolError, ProfileError, UsageError
+from ncu_roof.ncu import NcuTool, c_locale_env
+from ncu_roof.profile.argv import (
+    REPORT_SUFFIX,
+    ProfileOptions,
+    build_argv,
+    csv_path,
+    report_path,
+    resolve_program,
+)
+from ncu_roof.profile.diagnosis import damaged_report_error, diagnose, spoken_for
+from ncu_roof.profile.progress import KernelProgress, ProgressSink, RunOutcome, is_tool_line, parse_progress
+from ncu_roof.profile.publish import (
+    ReportCheck,
+    check_report,
+    export_csv,
+    prepare_target,
+    private_workdir,
+    publish_report,
+)
+
+if TYPE_CHECKING:
+    from ncu_roof.ingest.table import RunTable
+
+
+@dataclass
+class _Reader:
+    """Splits ncu's merged output into tool lines (kept) and the program's output (passed on)."""
+
+    sink: ProgressSink
+    tool_lines: list[str] = field(default_factory=list)
+    kernels: list[KernelProgress] = field(default_factory=list)
+
+    def feed(self, chunks: Iterable[bytes]) -> None:
+        """Read the stream to its end; a growing progress line is shown before its newline."""
+        pending = b""
+        for chunk in chunks:
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for raw in lines:
+                self.line(raw.decode("utf-8", "replace") + "\n")
+            if pending.startswith(b"==PROF== Profiling"):
+                partial = parse_progress(pending.decode("utf-8", "replace"))
+                if partial is not None and not partial.done:  # done: counted at its newline
+                    self.sink.kernel(partial)
+        if pending:
+            self.line(pending.decode("utf-8", "replace"))
+
+    def line(self, text: str) -> None:
+        """One whole line: the program's output is passed on, ncu's lines kept (and shown)."""
+        if not is_tool_line(text):
+            self.sink.passthrough(text)
+            return
+        self.tool_lines.append(text.rstrip("\r\n"))
+        progress = parse_progress(text)
+        if progress is not None:
+            self.kernels.append(progress)
+            self.sink.kernel(progress)
+        elif text.startswith("==WARNING==") and not spoken_for(text):
+            self.sink.passthrough(text)
+
+
+def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
+    """Bytes as ncu writes them, so that the replay dots show before the line ends."""
+    while chunk := os.read(stream.fileno(), 65536):
+        yield chunk
+
+
+def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
+    """SIGTERM the whole process group (ncu, the program, its children), then SIGKILL."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextmanager
+def _sigint_held() -> Iterator[None]:
+    """A second Ctrl-C must not stop the killing half way (main thread only: signal's rule)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float | None) -> RunOutcome:
+    """Run ncu in its own process group; Ctrl-C and the timeout kill the group (no half report)."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=c_locale_env(),
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    reader = _Reader(sink)
+    thread = threading.Thread(target=reader.feed, args=(_chunks(proc.stdout),), daemon=True)
+    thread.start()
+    try:
+        returncode = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise ProfileError(
+            f"ncu timed out after {timeout_s:g} s (killed it and the program)",
+            hint="profile fewer launches (-k regex:NAME, -c N), try --fast, or raise --timeout",
+        ) from None
+    except BaseException:  # Ctrl-C: the whole group goes; private_workdir drops the half report
+        with _sigint_held():
+            _kill_group(proc)
+        raise
+    finally:
+        thread.join(timeout=5)
+        proc.stdout.close()
+        sink.close()
+    return RunOutcome(
+        returncode=returncode,
+        tool_lines=tuple(reader.tool_lines),
+        kernels=tuple(k for k in reader.kernels if k.done),
+        report=report if report.is_file() else None,
+        elapsed_s=time.monotonic() - started,
+    )
+
+
+@dataclass(frozen=True)
+class ProfileResult:
+    """A published report: where it is, what it holds, and what the run said."""
+
+    report: Path
+    kernels: int  # launches in the report (what ncu's progress lines said, when it cannot be read)
+    table: RunTable | None  # the published report as read by the check (None when it could not be)
+    app_exit_code: int | None
+    csv: bytes | None
+    elapsed_s: float
+
+
+Runner = Callable[[list[str], Path, ProgressSink, float | None], RunOutcome]
+
+
+def run_profile(
+    tool: NcuTool, options: ProfileOptions, sink: ProgressSink, runner: Runner = run_ncu
+) -> ProfileResult:
+    """Resolve the program, run ncu in a private folder, publish the report or raise a diagnosis.
+
+    The target is checked first: an existing report is kept unless `options.force`, and a missing
+    folder is created.
+    """
+    if not options.program:
+        raise UsageError("no program to profile", hint="ncu-roof profile [options] -- ./app args…")
+    program = resolve_program(options.program[0])
+    target = report_path(options.output)
+    prepare_target([target, csv_path(target)] if options.csv else [target], options.force)
+    with private_workdir(target.absolute()) as work:
+        export_base = work / "report"
+        argv = build_argv(tool, options, program, export_base)
+        outcome = runner(argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s)
+        failure = diagnose(outcome, options)
+        if failure is not None or outcome.report is None:
+            raise failure or ProfileError("ncu wrote no report", hint="rerun with --ncu-args=--verbose")
+        check = _check(outcome, outcome.report, tool)
+        if check.problem is not None:
+            kept = f"{target} was left as it was" if target.exists() else "no report was written"
+            raise damaged_report_error(outcome, check.problem, kept)
+        published = publish_report(outcome.report, target)
+    csv = export_csv(tool, published) if options.csv else None
+    return ProfileResult(
+        report=published,
+        kernels=check.launches,
+        table=None if check.table is None else replace(check.table, path=str(published)),
+        app_exit_code=outcome.app_exit_code,
+        csv=csv,
+        elapsed_s=outcome.elapsed_s,
+    )
+
+
+def _check(outcome: RunOutcome, report: Path, tool: NcuTool) -> ReportCheck:
+    """ncu's exit code alone cannot decide: a crashing program makes ncu exit non-zero after a
+    good report, and a killed or failing ncu can leave a truncated one. The reader decides."""
+    try:
+        return check_report(report, tool)
+    except MissingToolError:  # no ncu_report and ncu cannot run: ncu's exit code must do
+        ok = outcome.returncode == 0 or outcome.app_exit_code is not None
+        problem = None if ok else "nothing here can read it (no ncu_report, and ncu does not run)"
+        return ReportCheck(launches=len(outcome.kernels), problem=problem)
