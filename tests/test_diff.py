@@ -11,7 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import conftest
 import pytest
+from conftest import CliResult
 
 from ncu_roof.analysis import Analysis, analyze
 from ncu_roof.cli.report import table_settings
@@ -142,9 +144,9 @@ def test_renderers_escape_hostile_names(pair: tuple[str, str]) -> None:
     assert "+10.0%" in render_diff_table(result)
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ncu_roof", *args], capture_output=True,
-                          text=True, cwd=ROOT, env=env, check=False)
+def run_cli(*args: str, env: dict[str, str] | None = None) -> CliResult:
+    """`ncu-roof ARGS…` in this process, through `main` (exit codes as the console script's)."""
+    return conftest.run_cli(*args, cwd=ROOT, env=env)
 
 
 def test_cli_fail_on_regression_exits_1_and_writes_outputs(

@@ -5,18 +5,14 @@ from __future__ import annotations
 import json
 import re
 
-from typer.testing import CliRunner
+from conftest import run_cli
 
-import ncu_roof.cli.predict  # noqa: F401  (registers gpus and predict on the app)
-from ncu_roof.cli import app
 from ncu_roof.gpus import GPUS
-
-runner = CliRunner()
 
 
 def table_row(key: str) -> list[str]:
-    result = runner.invoke(app, ["gpus"])
-    assert result.exit_code == 0, result.output
+    result = run_cli("gpus")
+    assert result.returncode == 0, result.stderr
     for line in result.stdout.splitlines():
         cells = [c.strip() for c in re.split(r"[│|]", line) if c.strip()]
         if cells and cells[0] == key:
@@ -40,7 +36,7 @@ def test_seed_000_ridge_table_b200_tensor() -> None:
 
 
 def test_json_lists_every_gpu_in_si() -> None:
-    result = runner.invoke(app, ["gpus", "--format", "json"])
+    result = run_cli("gpus", "--format", "json")
     doc = json.loads(result.stdout)
     assert doc["schema"] == "ncu-roof/gpus/v1"
     assert [g["key"] for g in doc["gpus"]] == [g.key for g in GPUS]
@@ -52,10 +48,10 @@ def test_json_lists_every_gpu_in_si() -> None:
 
 
 def test_sources_are_listed_under_the_table() -> None:
-    result = runner.invoke(app, ["gpus"])
+    result = run_cli("gpus")
     assert "h100-sxm5: NVIDIA H100 datasheet" in result.stdout
 
 
 def test_unknown_format_is_a_usage_error() -> None:
-    result = runner.invoke(app, ["gpus", "--format", "xml"])
-    assert result.exit_code != 0 and "unknown format" in str(result.exception)
+    result = run_cli("gpus", "--format", "xml")
+    assert result.returncode == 2 and "unknown format" in result.stderr.splitlines()[0]

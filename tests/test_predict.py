@@ -6,25 +6,29 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from conftest import CliResult, run_cli
 
-import ncu_roof.cli.predict  # noqa: F401  (registers gpus and predict on the app)
-from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
 from ncu_roof.gpus import gpu_by_key
 from ncu_roof.predict import custom_roofs, predict, predict_workload, render_text, to_dict
 from ncu_roof.roofs import builtin_roofs
 from ncu_roof.workloads import rmsnorm
 
-runner = CliRunner()
 SEED_004_PLATFORM = ["--peak", "100GFLOP/s", "--bandwidth", "dram=20GB/s"]
 
 
 def run_json(*args: str) -> dict[str, object]:
-    result = runner.invoke(app, ["predict", *args, "--format", "json"])
-    assert result.exit_code == 0, result.output
+    result = run_cli("predict", *args, "--format", "json")
+    assert result.returncode == 0, result.stderr
     doc: dict[str, object] = json.loads(result.stdout)
     return doc
+
+
+def error_and_hint(result: CliResult) -> tuple[str, str]:
+    """The only two stderr lines, `error: …` and `hint: …`, without their prefixes."""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("error: ") and lines[1].startswith("hint: "), lines
+    return lines[0].removeprefix("error: "), lines[1].removeprefix("hint: ")
 
 
 def test_seed_000_vector_add_on_a100_sxm4() -> None:
@@ -125,9 +129,8 @@ def test_table_shows_verdict_and_assumptions() -> None:
 
 def test_table_format_and_output_file(tmp_path: Path) -> None:
     out = tmp_path / "p.txt"
-    result = runner.invoke(app, ["predict", "vector-add", "--n", "1e7", "--gpu", "a100-sxm4",
-                                 "-o", str(out)])
-    assert result.exit_code == 0, result.output
+    result = run_cli("predict", "vector-add", "--n", "1e7", "--gpu", "a100-sxm4", "-o", str(out))
+    assert result.returncode == 0, result.stderr
     text = out.read_text()
     assert "169.9 GFLOP/s" in text and "0.08333" in text and "\x1b[" not in text
 
@@ -161,10 +164,10 @@ def test_roofs_file_platform(tmp_path: Path) -> None:
     ],
 )
 def test_usage_errors_are_ncu_roof_errors(args: list[str], message: str) -> None:
-    result = runner.invoke(app, ["predict", *args])
-    assert result.exit_code != 0
-    assert isinstance(result.exception, UsageError), result.exception
-    assert message in result.exception.message
+    result = run_cli("predict", *args)
+    assert result.returncode == 2, result.stderr  # UsageError's exit code, through main()
+    error, _hint = error_and_hint(result)
+    assert message in error
 
 
 def test_main_prints_error_and_exit_code_2_without_traceback() -> None:
@@ -198,12 +201,13 @@ def test_json_is_strict_with_non_finite_values_as_null() -> None:
 
 @pytest.mark.parametrize("value", ["0", "-1", "-0.5", "1e400"])
 def test_intensity_zero_or_negative_says_must_be_positive_with_a_plain_example(value: str) -> None:
-    result = runner.invoke(app, ["predict", "--gpu", "a100-sxm4", "--intensity", f"dram={value}"])
-    assert isinstance(result.exception, UsageError), result.exception
+    result = run_cli("predict", "--gpu", "a100-sxm4", "--intensity", f"dram={value}")
+    assert result.returncode == 2, result.stderr  # UsageError's exit code, through main()
+    error, hint = error_and_hint(result)
     if value != "1e400":
-        assert "must be positive" in result.exception.message
-        assert result.exception.hint == "e.g. dram=0.25"
-    assert "non-negative" not in result.exception.message
+        assert "must be positive" in error
+        assert hint == "e.g. dram=0.25"
+    assert "non-negative" not in error
 
 
 def test_library_intensity_not_positive_and_finite_is_refused() -> None:

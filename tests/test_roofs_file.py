@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import CliResult, run_cli
 
 from ncu_roof.errors import BadInputError
 from ncu_roof.roofs import load_roofs_file
@@ -72,15 +71,9 @@ def test_parse_quantity_rejects_bools_and_non_finite(value: object) -> None:
         parse_quantity(value, Dimension.BYTE_PER_S)  # type: ignore[arg-type]
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ncu_roof", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+def run(*args: str) -> CliResult:
+    """`ncu-roof ARGS…` in this process, through `main` (exit codes as the console script's)."""
+    return run_cli(*args, cwd=ROOT)
 
 
 @pytest.mark.parametrize(
