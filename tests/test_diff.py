@@ -326,13 +326,13 @@ def test_files_are_written_before_stdout(
     from ncu_roof.render import output
 
     written: list[str | None] = []
-    real_replace = output.os.replace
+    real_replace = os.replace  # the module `output` renames with
 
     def renamed(tmp: Path, target: Path) -> None:  # a file lands when its temp file is renamed
         written.append(str(target))
         real_replace(tmp, target)
 
-    monkeypatch.setattr(output.os, "replace", renamed)
+    monkeypatch.setattr(os, "replace", renamed)
     monkeypatch.setattr(output, "write_output", lambda _data, path: written.append(path))
     plot = str(tmp_path / "d.svg")
     report.run_diff(*pair, AnalyzeOptions(), report.DiffOptions(plot=plot))

@@ -18,8 +18,10 @@ REPORTS = ["rtx4090_rep_2023.1.0_reduce.ncu-rep", "a10g_rep_2023.1.1_roofline-se
            "h100pcie_rep_2025.1_full_silu.ncu-rep"]
 
 
-def marker_ids(svg: bytes) -> list[str]:
-    return re.findall(r'id="kernel-(\d+)-(\w+)"', svg.decode("utf-8"))  # type: ignore[return-value]
+def marker_ids(svg: bytes) -> list[tuple[str, str]]:
+    """(kernel id, tier) of every marker drawn."""
+    found: list[tuple[str, str]] = re.findall(r'id="kernel-(\d+)-(\w+)"', svg.decode("utf-8"))
+    return found
 
 
 @pytest.fixture

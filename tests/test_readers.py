@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 import pytest
@@ -57,7 +58,7 @@ def test_raw_page_values(fixtures: Path, name: str) -> None:
     assert k1["flop_fp64"] == 0.0
     assert k1["sol_sm_pct"] == 12.25
     # n/a is missing, not zero: the counter recipe has no value, and no tier silently reads 0
-    assert math.isnan(frame.loc[1, "dram__bytes_write.sum"])
+    assert math.isnan(cast(float, frame.loc[1, "dram__bytes_write.sum"]))
     # so DRAM falls back to rate x time: 1e9 byte/s x 2e-3 s = 2e6 B (not read 2e6 + write 0)
     assert k1["dram_bytes"] == pytest.approx(2e6, rel=1e-12)
     assert k1["dram_bytes_recipe"] == "rate*time:dram__bytes.sum.per_second"
@@ -116,13 +117,13 @@ def test_details_15_column_metrics_layout(fixtures: Path) -> None:
     norm = normalize(frame[table.metric_columns])
     # duration = sm__cycles_elapsed.avg / .per_second = 18,517.5 / 1.5e9 = 12.345 us
     assert norm.loc[0, "duration_s"] == pytest.approx(12.345e-6, rel=1e-12)
-    assert norm.loc[0, "duration_s_recipe"].startswith("cycles/clock:sm__cycles_elapsed")
+    assert cast(str, norm.loc[0, "duration_s_recipe"]).startswith("cycles/clock:sm__cycles_elapsed")
     assert norm.loc[0, "dram_bytes"] == 1_572_864
     assert norm.loc[0, "l2_bytes"] == 4_194_304
     # FP32 counts: fadd 5,000 + fmul 0 + 2 x ffma 100,000 = 205,000 FLOP (FMA counts 2)
     assert norm.loc[0, "flop_fp32"] == 205_000
     assert norm.loc[1, "duration_s"] == pytest.approx(2e-6, rel=1e-12)  # 3,000 / 1.5e9
-    assert math.isnan(norm.loc[1, "dram_bytes"])  # n/a
+    assert math.isnan(cast(float, norm.loc[1, "dram_bytes"]))  # n/a
     assert norm.loc[1, "l2_bytes"] == 1000
     assert norm.loc[1, "flop_fp32"] == 0.0
 

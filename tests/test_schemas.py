@@ -16,10 +16,15 @@ SCHEMAS = ROOT / "docs" / "schemas"
 NAMES = ("analysis.v1", "prediction.v1", "diff.v1", "gpus.v1")
 
 
-def validator(name: str) -> Draft202012Validator:
-    schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+def schema_of(name: str) -> dict[str, Any]:
+    """The schema file `docs/schemas/NAME.schema.json`, checked to be a valid 2020-12 schema."""
+    schema: dict[str, Any] = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    return schema
+
+
+def validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(schema_of(name))
 
 
 def output(*args: str) -> dict[str, Any]:
@@ -37,7 +42,7 @@ def assert_valid(name: str, document: dict[str, Any]) -> None:
 def test_every_schema_file_is_a_valid_2020_12_schema_named_for_its_contract() -> None:
     assert sorted(p.name for p in SCHEMAS.glob("*.schema.json")) == sorted(f"{n}.schema.json" for n in NAMES)
     for name in NAMES:
-        schema = validator(name).schema
+        schema = schema_of(name)
         kind, version = name.split(".")
         assert schema["properties"]["schema"] == {"const": f"ncu-roof/{kind}/{version}"}
 
