@@ -21,6 +21,8 @@ INSTALL_HINT = (
 
 @dataclass(frozen=True)
 class NcuTool:
+    """An ncu executable and the version it reports (None when it did not say)."""
+
     path: str
     version: str | None
 
@@ -48,6 +50,7 @@ def candidate_paths(explicit: str | None = None) -> list[str]:
 
 
 def find_ncu(explicit: str | None = None) -> NcuTool:
+    """The first executable of `candidate_paths`; an explicit `--ncu` that is not one is refused."""
     for path in candidate_paths(explicit):
         if Path(path).is_file() and os.access(path, os.X_OK):
             return NcuTool(path=path, version=ncu_version(path))
@@ -57,6 +60,7 @@ def find_ncu(explicit: str | None = None) -> NcuTool:
 
 
 def ncu_version(path: str) -> str | None:
+    """`ncu --version`'s version (`2025.1.0.0`), or None when it cannot be run or read."""
     try:
         done = subprocess.run(
             [path, "--version"], capture_output=True, text=True, timeout=60, env=c_locale_env()

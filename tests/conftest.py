@@ -21,6 +21,7 @@ GOLDEN = ROOT / "tests" / "golden"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """`--run-gpu` and `--update-golden`."""
     parser.addoption("--run-gpu", action="store_true", default=False, help="run tests that need a GPU")
     parser.addoption(
         "--update-golden",
@@ -31,6 +32,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `gpu` are skipped unless `--run-gpu` is given."""
     if config.getoption("--run-gpu"):
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU; opt in with --run-gpu")
@@ -79,9 +81,11 @@ class _Capture(io.TextIOWrapper):
         super().__init__(io.BytesIO(), encoding="utf-8", errors="strict", newline="", write_through=True)
 
     def isatty(self) -> bool:
+        """Never a terminal, as a pipe to a subprocess is not."""
         return False
 
     def data(self) -> bytes:
+        """Everything written so far."""
         self.flush()
         raw = self.buffer
         assert isinstance(raw, io.BytesIO)

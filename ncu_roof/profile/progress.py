@@ -58,11 +58,14 @@ def is_tool_line(line: str) -> bool:
 class ProgressSink(Protocol):
     """Where the runner reports progress and passes the program's output on."""
 
-    def kernel(self, progress: KernelProgress) -> None: ...
+    def kernel(self, progress: KernelProgress) -> None:
+        """A progress line: growing (`passes` None) or finished."""
 
-    def passthrough(self, text: str) -> None: ...
+    def passthrough(self, text: str) -> None:
+        """Output of the program (or an ncu warning) to show as it came."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """The run is over."""
 
 
 @dataclass(frozen=True)
