@@ -156,13 +156,19 @@ def test_plain_progress_when_not_a_tty_and_one_line_per_kernel() -> None:
 # --- end to end with the fake ncu --------------------------------------------------------------
 
 
+def install_fake(path: Path) -> None:
+    """The fake ncu at `path`, run by this Python (`#!/usr/bin/env python3` may be a slow shim)."""
+    script = FAKE.read_text(encoding="utf-8").split("\n", 1)[1]
+    path.write_text(f"#!{sys.executable}\n{script}", encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
 @pytest.fixture
 def fake(tmp_path: Path) -> dict[str, str]:
     """The environment of a run: fake ncu first on PATH, a record file, a private HOME."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    shutil.copy(FAKE, bin_dir / "ncu")
-    (bin_dir / "ncu").chmod(0o755)
+    install_fake(bin_dir / "ncu")
     env = {k: v for k, v in os.environ.items() if k not in ("NCU", "NO_COLOR")}
     env |= {
         "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
@@ -339,8 +345,7 @@ def test_ncu_not_found_names_the_install_routes(tmp_path: Path) -> None:
 def test_explicit_ncu_option_is_used(fake: dict[str, str], tmp_path: Path) -> None:
     own = tmp_path / "tools" / "my-ncu"
     own.parent.mkdir()
-    shutil.copy(FAKE, own)
-    own.chmod(own.stat().st_mode | stat.S_IXUSR)
+    install_fake(own)
     fake["FAKE_NCU_SCENARIO"] = "perm"
     done = run(fake, "--ncu", str(own), "--", "/bin/true", cwd=tmp_path)
     assert done.returncode == 5
