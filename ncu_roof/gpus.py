@@ -43,7 +43,7 @@ class Arch:
     name: str
     flop_per_sm_per_clk: Mapping[str, float]  # fp64, fp32, fp16, tensor (FP16 in, dense)
     source: str
-    l1_byte_per_sm_per_clk: float = L1_BYTES_PER_CLK_PER_SM  # LSU writeback / tag stage
+    l1_byte_per_sm_per_clk: float = L1_BYTES_PER_CLK_PER_SM  # LSU writeback (Nsight's L1 measure)
     shared_byte_per_sm_per_clk: float = L1_BYTES_PER_CLK_PER_SM  # one 128 B wavefront per clock
     unverified: tuple[str, ...] = ()  # the figures above that no report or datasheet confirmed
 

@@ -451,30 +451,31 @@ def _measured(
     `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100)."""
     index = m.df.index
     s = measure.scale
-    count = m(measure.base) * s
-    rate = m(f"{measure.base}.per_second") * s
-    peak = m(f"{measure.base}.peak_sustained") * s
-    if measure.derived is not None:
-        rate = rate.fillna(m(f"{measure.derived}.per_second"))
-        peak = peak.fillna(m(f"{measure.derived}.peak_sustained"))
+    base, derived, clock = measure.base, measure.derived, m(measure.clock)
+    count = m(base) * s
+    rates: list[Formula] = [(f"{base}.per_second*{s:g}", m(f"{base}.per_second") * s)]
+    peaks: list[Formula] = [(f"{measure.name()}.peak_sustained", m(f"{base}.peak_sustained") * s)]
+    if derived is not None:
+        rates.append((f"{derived}.per_second", m(f"{derived}.per_second")))
+        peaks.append((f"{derived}.peak_sustained", m(f"{derived}.peak_sustained")))
+    rate, rate_label = first_available(rates, index)
+    peak, peak_label = first_available(peaks, index)
     nbytes, label = first_available(
-        [
-            (f"counter:{measure.name()}", count),
-            (f"rate*time:{measure.base}.per_second*{s:g}", rate * duration if rated else m.nan),
-        ],
-        index,
+        [(f"counter:{measure.name()}", count), ("rate*time:", rate * duration if rated else m.nan)], index
     )
+    label = label.where(label != "rate*time:", "rate*time:" + rate_label)
     label = label.str.replace(r"\*1$", "", regex=True)
-    pct = m(f"{measure.base}.pct_of_peak_sustained_elapsed")
+    pct = m(f"{base}.pct_of_peak_sustained_elapsed")
     achieved = rate.fillna(count / duration)
     by_pct = (achieved / (pct / 100.0)).where(pct > 0)
     roof, roof_label = first_available(
         [
-            (f"{measure.name()}.peak_sustained x {measure.clock}", peak * m(measure.clock)),
+            ("peak", peak * clock),
             (f"{measure.name()} rate / pct_of_peak_sustained_elapsed", by_pct),
         ],
         index,
     )
+    roof_label = roof_label.where(roof_label != "peak", peak_label + f" x {measure.clock}")
     return TierDefinition(kind, label, nbytes, roof, roof_label, builtin)
 
 
@@ -507,8 +508,15 @@ def _tiers(
     lts, l1, dram_clk = (f"{u}__cycles_elapsed.avg.per_second" for u in ("lts", "l1tex", "dram"))
     sector, xbar, wb = f.sector_bytes, f.l2_xbar_bytes_per_cycle, f.l1_writeback_bytes_per_cycle
 
-    def measure(kind: str, base: str, scale: float, clock: str, derived: str | None = None,
-                builtin: bool = False, rated: bool = True) -> TierDefinition:
+    def measure(
+        kind: str,
+        base: str,
+        scale: float,
+        clock: str,
+        derived: str | None = None,
+        builtin: bool = False,
+        rated: bool = True,
+    ) -> TierDefinition:
         return _measured(m, duration, _Measure(base, scale, clock, derived), kind, builtin, rated)
 
     asked = traffic.value
@@ -516,14 +524,25 @@ def _tiers(
     dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, builtin=True, rated=False)
     dram = [
         dram_bytes,
-        _fixed("counter:dram__bytes_read.sum+dram__bytes_write.sum",
-               m("dram__bytes_read.sum") + m("dram__bytes_write.sum"), dram_bytes, asked),
-        _fixed(f"counter:(dram__sectors_read.sum+dram__sectors_write.sum)*{sector:g}",
-               (m("dram__sectors_read.sum") + m("dram__sectors_write.sum")) * sector, dram_bytes, asked),
+        _fixed(
+            "counter:dram__bytes_read.sum+dram__bytes_write.sum",
+            m("dram__bytes_read.sum") + m("dram__bytes_write.sum"),
+            dram_bytes,
+            asked,
+        ),
+        _fixed(
+            f"counter:(dram__sectors_read.sum+dram__sectors_write.sum)*{sector:g}",
+            (m("dram__sectors_read.sum") + m("dram__sectors_write.sum")) * sector,
+            dram_bytes,
+            asked,
+        ),
         measure(asked, "dram__bytes.sum", 1.0, dram_clk, builtin=True),
-        _fixed("rate*time:dram__bytes_read.sum.per_second+dram__bytes_write.sum.per_second",
-               (m("dram__bytes_read.sum.per_second") + m("dram__bytes_write.sum.per_second")) * duration,
-               dram_bytes, asked),
+        _fixed(
+            "rate*time:dram__bytes_read.sum.per_second+dram__bytes_write.sum.per_second",
+            (m("dram__bytes_read.sum.per_second") + m("dram__bytes_write.sum.per_second")) * duration,
+            dram_bytes,
+            asked,
+        ),
     ]
 
     l2_nsight = {
@@ -543,25 +562,45 @@ def _tiers(
     )
     writebacks = []
     for scope in ("_mem_lgds", "_mem_lg", ""):
-        d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1,
-                    f"derived__l1tex__lsu_writeback_bytes{scope}.sum", builtin=True)
+        d = measure(
+            "nsight",
+            f"l1tex__lsu_writeback_active{scope}.sum",
+            wb,
+            l1,
+            f"derived__l1tex__lsu_writeback_bytes{scope}.sum",
+            builtin=True,
+        )
         # the scope Nsight draws on this compute capability; any scope where the CC is unknown
         keep = _writeback(cc, scope) | cc.isna()
-        writebacks.append(TierDefinition(
-            d.kind, d.label.where(keep), d.bytes.where(keep), d.bandwidth_byte_per_s.where(keep),
-            d.roof_label.where(keep), d.builtin,
-        ))
+        writebacks.append(
+            TierDefinition(
+                d.kind,
+                d.label.where(keep),
+                d.bytes.where(keep),
+                d.bandwidth_byte_per_s.where(keep),
+                d.roof_label.where(keep),
+                d.builtin,
+            )
+        )
     l1_writeback = _first_of(writebacks)
-    l1_nsight = {"2024": l1_writeback, "2023": l1_writeback,
-                 "2022": measure("nsight", "l1tex__t_bytes.sum", 1.0, l1)}
-    t_sectors = measure("counted", "l1tex__t_sectors.sum", sector, l1, builtin=True)
+    l1_nsight = {
+        "2024": l1_writeback,
+        "2023": l1_writeback,
+        "2022": measure("nsight", "l1tex__t_bytes.sum", 1.0, l1),
+    }
+    # the built-in 128 B/SM/clk is the writeback's and the shared data pipe's peak (confirmed by
+    # the reports); the tag stage's sector peak is not confirmed, so it gets no built-in roof
+    t_sectors = measure("counted", "l1tex__t_sectors.sum", sector, l1)
     global_ld, global_st, local_ld, local_st = (m(name) for name in L1_SECTOR_METRICS)
     l1_counted = [
-        measure("counted", "l1tex__t_bytes.sum", 1.0, l1, builtin=True),
+        measure("counted", "l1tex__t_bytes.sum", 1.0, l1),
         t_sectors,
-        _fixed(f"counter:l1tex__t_sectors_pipe_lsu_mem_{{global,local}}_op_{{ld,st}}.sum*{sector:g}",
-               (global_ld + global_st + local_ld.fillna(0.0) + local_st.fillna(0.0)) * sector,
-               t_sectors, "counted"),
+        _fixed(
+            f"counter:l1tex__t_sectors_pipe_lsu_mem_{{global,local}}_op_{{ld,st}}.sum*{sector:g}",
+            (global_ld + global_st + local_ld.fillna(0.0) + local_st.fillna(0.0)) * sector,
+            t_sectors,
+            "counted",
+        ),
     ]
 
     wavefront = f.shared_wavefront_bytes
@@ -570,12 +609,23 @@ def _tiers(
         # the parent metric also counts wavefronts that are not shared-memory instructions (it is
         # non-zero for kernels without any): the bytes come from the per-instruction children,
         # the roof from the parent (the same data pipe)
-        _fixed(f"counter:{SHARED_WAVEFRONTS}_op_{{ld,st,atom}}.sum*{wavefront:g}",
-               (m(f"{SHARED_WAVEFRONTS}_op_ld.sum") + m(f"{SHARED_WAVEFRONTS}_op_st.sum")
-                + m(f"{SHARED_WAVEFRONTS}_op_atom.sum").fillna(0.0)) * wavefront,
-               pipe, "shared"),
-        _fixed("counter:sm__sass_data_bytes_mem_shared.sum", m("sm__sass_data_bytes_mem_shared.sum"),
-               TierDefinition("shared", m.nan, m.nan, m.nan, m.nan.astype("object"), False), "shared"),
+        _fixed(
+            f"counter:{SHARED_WAVEFRONTS}_op_{{ld,st,atom}}.sum*{wavefront:g}",
+            (
+                m(f"{SHARED_WAVEFRONTS}_op_ld.sum")
+                + m(f"{SHARED_WAVEFRONTS}_op_st.sum")
+                + m(f"{SHARED_WAVEFRONTS}_op_atom.sum").fillna(0.0)
+            )
+            * wavefront,
+            pipe,
+            "shared",
+        ),
+        _fixed(
+            "counter:sm__sass_data_bytes_mem_shared.sum",
+            m("sm__sass_data_bytes_mem_shared.sum"),
+            TierDefinition("shared", m.nan, m.nan, m.nan, m.nan.astype("object"), False),
+            "shared",
+        ),
     ]
 
     def ordered(by_era: dict[str, TierDefinition], counted: list[TierDefinition]) -> list[TierDefinition]:
@@ -629,9 +679,7 @@ class PickedTier:
     builtin: pd.Series  # bool: the built-in per-architecture roof models the chosen counter
 
 
-def _pick_tier(
-    asked: str, definitions: list[TierDefinition], index: pd.Index, era: str | None
-) -> PickedTier:
+def _pick_tier(asked: str, definitions: list[TierDefinition], index: pd.Index, era: str | None) -> PickedTier:
     """Per row: the first definition with bytes and a roof of its own, else the first with bytes
     (its roof then stays missing: a tier's traffic is never judged against another's peak)."""
     nbytes = pd.Series(np.nan, index=index, dtype="float64")

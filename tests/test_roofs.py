@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -195,3 +198,33 @@ def test_every_compute_capability_since_volta_has_figures() -> None:
 
 def test_clock_text() -> None:
     assert (ghz_text(1.1e9), ghz_text(1.755e9), ghz_text(540543213.6)) == ("1.10", "1.755", "0.541")
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ncu_roof", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_gpu_other_than_the_reports_device_warns_on_stderr() -> None:
+    # the example holds an H100 PCIe run and an A10G run: --gpu h100-pcie names only the first
+    done = _cli("analyze", "--example", "--gpu", "H100-PCIE", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: --gpu")]
+    assert warnings == [
+        "warning: --gpu H100-PCIE (H100 PCIe) is not the report's device 'NVIDIA A10G'; "
+        "its built-in figures are used at the measured clocks"
+    ]
+
+
+def test_traffic_option_reaches_the_json() -> None:
+    done = _cli("analyze", "--example", "--traffic", "counted", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["traffic_definition"] == "counted"
+    traffic = data["kernels"][0]["traffic"]
+    assert traffic["dram"]["definition"] == "counted"
+    # the example keeps only Nsight's L2 counter (no lts__t_sectors): the closest, said so
+    assert traffic["l2"]["definition"] == "closest to counted: the measure Nsight draws"
+    assert traffic["l2"]["recipe"] == "rate*time:derived__lts__lts2xbar_bytes.sum.per_second"
+    assert _cli("analyze", "--example", "--traffic", "nvprof").returncode == 2
