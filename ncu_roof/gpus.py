@@ -51,7 +51,7 @@ class Arch:
         return " (unverified)" if key in self.unverified else ""
 
 
-_REPORT = "{} (report peak_sustained of the {} corpus report)"
+_REPORT = "{} from the peak_sustained metrics of an ncu report of the {}"
 ARCHS: tuple[Arch, ...] = (
     Arch(
         "7.0",
