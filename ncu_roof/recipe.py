@@ -723,7 +723,14 @@ COLLECT: dict[str, tuple[str, ...]] = {
         "sm__inst_executed_pipe_tensor.sum.peak_sustained",
     ),
     "dram": ("dram__bytes.sum", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"),
-    "l2": ("lts__t_bytes.sum", "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"),
+    "l2": (
+        # Nsight >= 2024.1's L2 measure (the default traffic definition), and every L2 lookup
+        "lts__lts2xbar_cycles_active.sum",
+        "lts__lts2xbar_cycles_active.sum.peak_sustained",
+        "lts__t_bytes.sum",
+        "lts__t_bytes.sum.peak_sustained",
+        "lts__cycles_elapsed.avg.per_second",
+    ),
     "l1": ("l1tex__t_bytes.sum", "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"),
     "shared": (
         "sm__sass_data_bytes_mem_shared.sum",
