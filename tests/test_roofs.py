@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from ncu_roof.errors import UsageError
 from ncu_roof.gpus import ARCHS, GPUS, arch_for, gpu_by_key, match_gpu, normalize_name
 from ncu_roof.ingest import read_input
 from ncu_roof.model import Bound
+from ncu_roof.recipe import normalize
 from ncu_roof.roofs import ghz_text
 from ncu_roof.traffic import TrafficDefinition
 
@@ -228,3 +230,45 @@ def test_traffic_option_reaches_the_json() -> None:
     assert traffic["l2"]["definition"] == "closest to counted: the measure Nsight draws"
     assert traffic["l2"]["recipe"] == "rate*time:derived__lts__lts2xbar_bytes.sum.per_second"
     assert _cli("analyze", "--example", "--traffic", "nvprof").returncode == 2
+
+
+_FAMILY = [  # (pattern in a bytes or roof formula, the counter it is)
+    (r"dram__(bytes|sectors)", "dram__bytes"),
+    (r"lts__lts2xbar_cycles_active|derived__lts__lts2xbar_bytes", "lts2xbar"),
+    (r"lts__t_(bytes|sectors)\.", "lts__t"),
+    (r"l1tex__m_xbar2l1tex_read_bytes", "xbar2l1tex"),
+    (
+        r"l1tex__lsu_writeback_active(_mem_lgds|_mem_lg)?\.|derived__l1tex__lsu_writeback_bytes(_mem_lgds|_mem_lg)?\.",
+        "wb",
+    ),
+    (r"l1tex__t_(bytes|sectors)", "l1tex__t"),
+    (r"l1tex__data_pipe_lsu_wavefronts_mem_shared", "shared pipe"),
+]
+
+
+def _family(formula: str) -> str:
+    for pattern, family in _FAMILY:
+        match = re.search(pattern, formula)
+        if match:
+            scope = (
+                next((g for g in match.groups() if g and g.startswith("_mem")), "") if family == "wb" else ""
+            )
+            return family + scope
+    raise AssertionError(f"no counter family for {formula!r}")
+
+
+@pytest.mark.parametrize("traffic", list(TrafficDefinition))
+def test_no_tier_is_judged_against_another_counters_peak(corpus: Path, traffic: TrafficDefinition) -> None:
+    paths = [*corpus.glob("*.ncu-rep"), *(corpus / "reexport").glob("*raw-base.csv")]
+    paired = 0
+    for path in paths:
+        table = read_input(str(path))
+        norm = normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version, traffic=traffic)
+        for tier in ("dram", "l2", "l1", "shared"):
+            for formula, roof in zip(
+                norm[f"{tier}_bytes_recipe"], norm[f"bw_{tier}_byte_per_s_recipe"], strict=True
+            ):
+                if isinstance(formula, str) and isinstance(roof, str):
+                    assert _family(roof) == _family(formula), (path.name, tier, formula, roof)
+                    paired += 1
+    assert paired >= 150
