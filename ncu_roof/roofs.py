@@ -89,7 +89,8 @@ def fill_builtin(norm: pd.DataFrame, hardware: Hardware | None, replace: bool = 
         boost = hardware.boost_clock(kind)
         clock = measured.where(measured > 0, np.nan if boost is None else boost)
         value = per_clock * clock
-        take = value.notna() & (out[column].isna() | replace)
+        lacking = ~(out[column] > 0)  # missing, or 0 as a failed collection writes it
+        take = value.notna() & (lacking | replace)
         if key not in PRECISIONS:
             take &= out[f"bw_{key}_builtin"].astype(bool) | out[f"{key}_bytes"].isna()
         out[column] = out[column].where(~take, value)
