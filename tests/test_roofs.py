@@ -272,3 +272,19 @@ def test_no_tier_is_judged_against_another_counters_peak(corpus: Path, traffic: 
                     assert _family(roof) == _family(formula), (path.name, tier, formula, roof)
                     paired += 1
     assert paired >= 150
+
+
+def test_every_devices_sm_side_roofs_refer_to_one_clock(corpus: Path) -> None:
+    # compute, L1 and shared roofs of one device, whether the report's or built-in, all at the
+    # same measured SM clock (the L1 runs on it), so their ratios are the hardware's
+    checked = 0
+    for path in sorted(corpus.glob("*.ncu-rep")):
+        for device in _analyze(path).devices:
+            keys = [
+                k for k in ("fp64", "fp32", "fp16", "tensor", "l1", "shared") if k in device.roofs.sources
+            ]
+            clocks = {re.search(r" at (measured|boost) [\d.]+ GHz", device.roofs.sources[k]) for k in keys}
+            texts = {m.group(0) if m else None for m in clocks}
+            assert len(texts) <= 1, (path.name, {k: device.roofs.sources[k] for k in keys})
+            checked += bool(keys)
+    assert checked >= 12
