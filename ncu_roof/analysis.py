@@ -29,7 +29,8 @@ from ncu_roof.model import (
     roofline_arrays,
 )
 from ncu_roof.recipe import collect_command, normalize
-from ncu_roof.roofs import builtin_roofs, combine, report_roofs
+from ncu_roof.roofs import device_hardware, fill_builtin, report_roofs
+from ncu_roof.traffic import TrafficDefinition
 
 SCHEMA = "ncu-roof/analysis/v1"
 
@@ -79,6 +80,8 @@ class Kernel:
     time_share: float | None = None
     missing: tuple[str, ...] = ()
     run: int = 0  # which CSV block (ncu run) of the input; ncu's IDs restart in each
+    # per tier with traffic: its traffic definition, the formula of its bytes, and of its roof
+    traffic: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def above_roof(self) -> bool:
@@ -104,14 +107,20 @@ class Analysis:
 
 @dataclass(frozen=True)
 class RoofChoice:
-    """How the user asked for roofs: automatic (None, None), a built-in key, or a file's roofs."""
+    """How the user asked for roofs: automatic (None, None), a built-in key, or a file's roofs;
+    and which traffic the memory tiers are judged by."""
 
     gpu_key: str | None = None
     user: Roofs | None = None
+    traffic: TrafficDefinition = TrafficDefinition.NSIGHT
 
 
 def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> Analysis:
-    normalized = [normalize(t.frame[t.metric_columns]).reset_index(drop=True) for t in tables]
+    normalized = [
+        normalize(t.frame[t.metric_columns], ncu_version=t.ncu_version, traffic=choice.traffic)
+        for t in tables
+    ]
+    normalized = [n.reset_index(drop=True) for n in normalized]
     durations = pd.concat([n["duration_s"] for n in normalized]) if normalized else pd.Series([])
     total_s = float(durations[durations > 0].sum())
     inputs: list[InputInfo] = []
@@ -127,16 +136,17 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             names = ident.loc[rows, "device_name"].dropna()
             ccs = ident.loc[rows, "cc"].dropna()
             name = str(names.iloc[0]) if len(names) else None
-            roofs = _roofs_for(norm[rows], name, choice)
-            clock = _num(norm.loc[rows, "sm_clock_hz"].median())
+            group, roofs = _device_roofs(norm[rows], name, choice)
+            clock = _num(group["sm_clock_hz"].median())
             cc = str(ccs.iloc[0]) if len(ccs) else None
             device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock)
             devices.append(device)
-            automatic = choice.user is None and choice.gpu_key is None
-            kernels += _device_kernels(ident[rows], norm[rows], device, i, total_s, automatic)
+            automatic = choice.user is None  # report and built-in roofs: each launch at its clocks
+            kernels += _device_kernels(ident[rows], group, device, i, total_s, automatic)
     missing = sorted({m for k in kernels for m in k.missing})
     hint = collect_command(missing) if missing else None
-    return Analysis(tuple(inputs), tuple(devices), tuple(kernels), collect_hint=hint)
+    extra = {"traffic_definition": choice.traffic.value}
+    return Analysis(tuple(inputs), tuple(devices), tuple(kernels), collect_hint=hint, extra=extra)
 
 
 def launch_roofs(group: pd.DataFrame, roofs: Roofs) -> tuple[dict[str, Roof], dict[str, Roof]]:
@@ -200,6 +210,8 @@ KERNEL_COLUMNS = (
     *(f"{t}_bytes" for t in TIERS),
     *(f"sol_{k}_pct" for k in SOL_KEYS),
     *(f"{key}_recipe" for key in _RECIPE_KEYS),
+    *(f"{t}_traffic" for t in TIERS),
+    *(f"bw_{t}_byte_per_s_recipe" for t in TIERS),
 )
 
 
@@ -209,12 +221,23 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{c: values[j] for c, values in columns.items()} for j in range(len(frame))]
 
 
-def _roofs_for(norm: pd.DataFrame, device_name: str | None, choice: RoofChoice) -> Roofs:
+def _device_roofs(
+    norm: pd.DataFrame, device_name: str | None, choice: RoofChoice
+) -> tuple[pd.DataFrame, Roofs]:
+    """One device's launches with every roof filled in, and the device's (median) roofs.
+
+    Automatic: the report's own roofs, what it lacks from the built-in figures at the measured
+    clocks. `--gpu KEY`: that GPU's built-in figures at the measured clocks replace the report's
+    (tiers it has no figure for keep the report's). `--roofs FILE`: the file's, as they are.
+    """
     if choice.user is not None:
-        return choice.user
-    if choice.gpu_key is not None:
-        return builtin_roofs(gpu_by_key(choice.gpu_key))
-    return combine(report_roofs(norm), device_name)
+        return norm, choice.user
+    gpu = gpu_by_key(choice.gpu_key) if choice.gpu_key is not None else None
+    hardware = gpu.hardware() if gpu is not None else device_hardware(norm, device_name)
+    filled = fill_builtin(norm, hardware, replace=gpu is not None)
+    if gpu is not None:
+        return filled, report_roofs(filled, name=gpu.name, source=f"builtin:{gpu.key}")
+    return filled, report_roofs(filled, name=device_name)
 
 
 def _num(value: Any) -> float | None:
@@ -260,6 +283,7 @@ def _kernel(
         utilization=_busiest_tier(achieved_bw, device.roofs) if flop_total is None else None,
         tensor_by_pipe=recipe.get("flop_tensor", "").endswith("*512") and (flop["tensor"] or 0) > 0,
         waves=_num(row["waves_per_sm"]),
+        unroofed={t: recipe.get(f"{t}_bytes", "") for t in point.unroofed},
     )
     return Kernel(
         id=int(ident["id"]),
@@ -287,7 +311,23 @@ def _kernel(
         notes=tuple(notes),
         missing=tuple(missing),
         time_share=duration / total_s if duration is not None and total_s > 0 else None,
+        traffic=_traffic(row, nbytes),
     )
+
+
+def _traffic(row: Mapping[str, Any], nbytes: Mapping[str, float | None]) -> dict[str, dict[str, str]]:
+    """Per tier with bytes: which traffic definition, bytes formula and roof formula it used."""
+    out: dict[str, dict[str, str]] = {}
+    for tier, value in nbytes.items():
+        definition = row.get(f"{tier}_traffic")
+        if value is None or not isinstance(definition, str):
+            continue
+        entry = {"definition": definition, "recipe": str(row.get(f"{tier}_bytes_recipe"))}
+        roof = row.get(f"bw_{tier}_byte_per_s_recipe")
+        if isinstance(roof, str):
+            entry["roof"] = roof
+        out[tier] = entry
+    return out
 
 
 def _busiest_tier(achieved_bw: Mapping[str, float | None], roofs: Roofs) -> tuple[str, float] | None:
@@ -315,6 +355,7 @@ def _notes(
     utilization: tuple[str, float] | None,
     tensor_by_pipe: bool,
     waves: float | None,
+    unroofed: Mapping[str, str],
 ) -> list[str]:
     """What a kernel engineer needs to know to trust, or distrust, one verdict."""
     if failed:
@@ -324,6 +365,11 @@ def _notes(
         notes.append("missing counters: " + ", ".join(missing))
     if not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s:
         notes.append("no roofs for this device (the input names no GPU): pass --gpu KEY or --roofs FILE")
+    for tier, how in unroofed.items():
+        notes.append(
+            f"verdict unknown: {tier} has traffic ({how}) but no roof of that counter, and may be "
+            f"what binds; give its bandwidth with --roofs FILE ([bandwidth] {tier} = ...)"
+        )
     if utilization is not None:
         tier, used = utilization
         notes.append(

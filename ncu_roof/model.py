@@ -54,6 +54,7 @@ class RooflinePoint:
     attainable_flop_per_s: float | None
     binding: str | None  # a tier name, "compute", or None when nothing can be said
     time_at_roof_s: float | None
+    unroofed: tuple[str, ...] = ()  # tiers with traffic but no roof: nothing can be said
 
 
 def finite(value: float | None) -> bool:
@@ -78,6 +79,7 @@ class RooflineArrays:
     attainable_flop_per_s: np.ndarray
     binding: np.ndarray  # object: a tier name, "compute", or None
     time_at_roof_s: np.ndarray
+    unroofed: Mapping[str, np.ndarray] = field(default_factory=dict)  # bool: traffic, no roof
 
 
 Roof = float | np.ndarray  # one value for every kernel, or one per kernel
@@ -143,12 +145,15 @@ def roofline_arrays(
     ridge: dict[str, np.ndarray] = {}
     caps: dict[str, np.ndarray] = {}
     times: dict[str, np.ndarray] = {}
+    unroofed: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for tier, raw in bytes_by_tier.items():
             bandwidth = _per_kernel(bandwidth_byte_per_s.get(tier), len(flop))
+            nbytes = np.asarray(raw, dtype="float64")
+            # traffic without a roof: the tier may bind, so no verdict (never a silent skip)
+            unroofed[tier] = np.isfinite(nbytes) & (nbytes > 0) & np.isnan(bandwidth)
             if np.isnan(bandwidth).all():
                 continue
-            nbytes = np.asarray(raw, dtype="float64")
             valid = np.isfinite(nbytes) & (nbytes >= 0) & np.isfinite(bandwidth)
             times[tier] = np.where(valid, nbytes / bandwidth, np.nan)
             ridge[tier] = np.where(has_peak & np.isfinite(bandwidth), peak / bandwidth, np.nan)
@@ -167,11 +172,12 @@ def roofline_arrays(
     compute_wins = filled[:, list(times).index(COMPUTE)] >= longest
     binding = np.where(compute_wins, COMPUTE, names[np.argmax(filled, axis=1)])
     # unknown FLOPs: the compute roof cannot be placed, so no roof can be said to bind
-    decided = (longest > 0) & has_flop
+    blind = np.logical_or.reduce([*unroofed.values(), np.zeros(len(flop), dtype=bool)])
+    decided = (longest > 0) & has_flop & ~blind
     binding = np.where(decided, binding, np.full(len(binding), None, dtype=object))
     cap_matrix = np.column_stack(list(caps.values()))
     attainable = np.where(
-        np.isnan(cap_matrix).all(axis=1),
+        np.isnan(cap_matrix).all(axis=1) | blind,
         np.nan,
         np.nanmin(np.where(np.isnan(cap_matrix), np.inf, cap_matrix), axis=1),
     )
@@ -182,6 +188,7 @@ def roofline_arrays(
         attainable_flop_per_s=attainable,
         binding=binding,
         time_at_roof_s=np.where(decided, longest, np.nan),
+        unroofed=unroofed,
     )
 
 
@@ -225,6 +232,7 @@ def point_at(
         attainable_flop_per_s=_scalar(arrays.attainable_flop_per_s[i]),
         binding=arrays.binding[i],
         time_at_roof_s=_scalar(arrays.time_at_roof_s[i]),
+        unroofed=tuple(t for t, v in arrays.unroofed.items() if v[i]),
     )
 
 

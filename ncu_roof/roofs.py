@@ -11,16 +11,17 @@ import math
 from typing import TYPE_CHECKING
 
 from ncu_roof.errors import BadInputError, NcuRoofError
-from ncu_roof.gpus import Gpu, match_gpu
+from ncu_roof.gpus import Gpu, Hardware, hardware_from_attributes, match_gpu
 from ncu_roof.model import PRECISIONS, TIERS, Roofs
 from ncu_roof.tomlfile import read_toml
 from ncu_roof.units import Dimension, parse_quantity
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # `gpus` and `predict` read this module without loading pandas
     import pandas as pd
 
 
 def builtin_roofs(gpu: Gpu) -> Roofs:
+    """A product's datasheet roofs at its boost clock (what `gpus` and `predict` use)."""
     return Roofs(
         compute_flop_per_s=gpu.compute_flop_per_s,
         bandwidth_byte_per_s=gpu.bandwidth_byte_per_s,
@@ -30,55 +31,108 @@ def builtin_roofs(gpu: Gpu) -> Roofs:
     )
 
 
-def report_roofs(normalized: pd.DataFrame) -> Roofs:
-    """Median over the device's launches of each roof measured in the report (SI)."""
+# Which measured clock each roof scales with (the column of the normalized table).
+CLOCK_COLUMNS = {"sm": "sm_clock_hz", "l1": "l1_clock_hz", "l2": "l2_clock_hz", "dram": "dram_clock_hz"}
+_ROOF_CLOCK = {**{p: "sm" for p in PRECISIONS}, "dram": "dram", "l2": "l2", "l1": "l1", "shared": "l1"}
+
+
+def roof_column(key: str) -> str:
+    return f"peak_{key}_flop_per_s" if key in PRECISIONS else f"bw_{key}_byte_per_s"
+
+
+def ghz_text(hz: float) -> str:
+    """1.1e9 → `1.10`, 1.755e9 → `1.755`, 5.4054e8 → `0.541` (GHz, as clocks are quoted)."""
+    text = f"{hz / 1e9:.3f}".rstrip("0")
+    return text + "0" * max(0, 2 - len(text.partition(".")[2]))
+
+
+def device_hardware(norm: pd.DataFrame, device_name: str | None) -> Hardware | None:
+    """The built-in figures of one device: its product row, else its `device__attribute_*`."""
+    gpu = match_gpu(device_name)
+    if gpu is not None:
+        return gpu.hardware()
+
+    def median(column: str) -> float | None:
+        value = norm[column].median() if column in norm.columns else math.nan
+        return float(value) if math.isfinite(value) else None
+
+    major = median("device_cc_major")
+    minor = median("device_cc_minor")
+    cc = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else None
+    return hardware_from_attributes(
+        median("device_sm_count"),
+        median("device_clock_hz"),
+        median("device_memory_clock_hz"),
+        median("device_memory_bus_bits"),
+        cc,
+    )
+
+
+def fill_builtin(norm: pd.DataFrame, hardware: Hardware | None, replace: bool = False) -> pd.DataFrame:
+    """Each launch's roofs the report lacks (all of them when `replace`), from the built-in
+    per-clock figures × that launch's measured clocks (boost where the report has none).
+
+    A memory tier is filled only where the built-in figure models the peak of the very counter
+    its traffic was counted with (`bw_<tier>_builtin`), or where it has no traffic.
+    """
+    import numpy as np
     import pandas as pd
 
-    clock = normalized["sm_clock_hz"].median()
-    clock_note = f"at measured SM clock {clock / 1e9:.3g} GHz" if pd.notna(clock) else "at measured clock"
+    out = norm.copy()
+    if hardware is None:
+        return out
+    for key, (per_clock, kind) in hardware.per_clock().items():
+        column = roof_column(key)
+        if column not in out.columns:
+            continue
+        measured = out[CLOCK_COLUMNS[kind]]
+        boost = hardware.boost_clock(kind)
+        clock = measured.where(measured > 0, np.nan if boost is None else boost)
+        value = per_clock * clock
+        lacking = ~(out[column] > 0)  # missing, or 0 as a failed collection writes it
+        take = value.notna() & (lacking | replace)
+        if key not in PRECISIONS:
+            take &= out[f"bw_{key}_builtin"].astype(bool) | out[f"{key}_bytes"].isna()
+        out[column] = out[column].where(~take, value)
+        recipe = f"{hardware.origin} ({hardware.describe(key)})"
+        out[f"{column}_recipe"] = out[f"{column}_recipe"].where(~take, recipe)
+        out[f"{column}_clock_hz"] = clock.where(take, measured)
+        out[f"{column}_at"] = pd.Series("measured", index=out.index).where(~take | (measured > 0), "boost")
+    return out
+
+
+def report_roofs(normalized: pd.DataFrame, name: str | None = None, source: str | None = None) -> Roofs:
+    """Median over the device's launches of each roof (SI), saying where it came from and at
+    which clock: `report: … at measured 1.10 GHz`, `builtin:t4 (…) at boost 1.59 GHz`."""
+    import pandas as pd
+
     n = len(normalized)
     sources: dict[str, str] = {}
-
-    def medians(columns: dict[str, tuple[str, str]], describe: str) -> dict[str, float]:
-        found: dict[str, float] = {}
-        for key, (value_column, recipe_column) in columns.items():
-            value = normalized[value_column].median()
-            if pd.notna(value) and value > 0:
-                found[key] = float(value)
-                labels = normalized[recipe_column].dropna()
-                recipe = labels.iloc[0] if len(labels) else "report"
-                sources[key] = describe.format(recipe=recipe) + f" (median of {n} launches)"
-        return found
-
-    compute = medians(
-        {p: (f"peak_{p}_flop_per_s", f"peak_{p}_flop_per_s_recipe") for p in PRECISIONS},
-        "{recipe} " + clock_note,
-    )
-    bandwidth = medians(
-        {t: (f"bw_{t}_byte_per_s", f"bw_{t}_byte_per_s_recipe") for t in TIERS},
-        "report: peak_sustained x clock of {recipe}",
-    )
-    return Roofs(compute, bandwidth, source="report" if sources else "none", sources=sources)
-
-
-def combine(report: Roofs, device_name: str | None) -> Roofs:
-    """Report roofs, with what the report lacks filled from the built-in table."""
-    gpu = match_gpu(device_name)
-    if gpu is None:
-        return Roofs(
-            report.compute_flop_per_s,
-            report.bandwidth_byte_per_s,
-            report.source,
-            report.sources,
-            name=device_name,
-        )
-    table = builtin_roofs(gpu)
-    if not report.compute_flop_per_s and not report.bandwidth_byte_per_s:
-        return table
-    compute = {**table.compute_flop_per_s, **report.compute_flop_per_s}
-    bandwidth = {**table.bandwidth_byte_per_s, **report.bandwidth_byte_per_s}
-    sources = {**table.sources, **report.sources}
-    return Roofs(compute, bandwidth, source="report", sources=sources, name=device_name)
+    origins: list[str] = []
+    compute: dict[str, float] = {}
+    bandwidth: dict[str, float] = {}
+    for key in (*PRECISIONS, *TIERS):
+        column = roof_column(key)
+        if column not in normalized.columns:
+            continue
+        value = normalized[column].median()
+        if not (pd.notna(value) and value > 0):
+            continue
+        (compute if key in PRECISIONS else bandwidth)[key] = float(value)
+        labels = normalized[f"{column}_recipe"].dropna()
+        recipe = str(labels.iloc[0]) if len(labels) else "report"
+        origins.append("report" if recipe.startswith("report") else recipe.split(" (", 1)[0])
+        measured = normalized[CLOCK_COLUMNS[_ROOF_CLOCK[key]]]
+        clock = normalized.get(f"{column}_clock_hz", measured).median()
+        boost = bool((normalized.get(f"{column}_at", pd.Series(dtype="object")) == "boost").any())
+        when = "at boost" if boost else "at measured"
+        at = f" {when} {ghz_text(float(clock))} GHz" if pd.notna(clock) else " at the measured clock"
+        sources[key] = f"{recipe}{at} (median of {n} launches)"
+    if not sources:
+        source = "none"
+    elif source is None:
+        source = "report" if "report" in origins else origins[0]
+    return Roofs(compute, bandwidth, source=source, sources=sources, name=name)
 
 
 def load_roofs_file(path: str) -> Roofs:

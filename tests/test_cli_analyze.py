@@ -98,7 +98,11 @@ def test_gpu_override_uses_builtin_roofs() -> None:
     done = run("analyze", "--example", "--gpu", "h100-pcie", "--format", "json")
     data = json.loads(done.stdout)
     assert {d["roof_source"] for d in data["devices"]} == {"builtin:h100-pcie"}
-    assert data["devices"][0]["roofs"]["bandwidth_byte_per_s"]["dram"] == pytest.approx(2.0e12)
+    # at the measured DRAM clock (1.593 GHz) x 1280 B/clk (5120-bit bus), not the 2.0 TB/s boost figure
+    device = data["devices"][0]
+    assert device["roofs"]["bandwidth_byte_per_s"]["dram"] == pytest.approx(2.0386e12, rel=1e-4)
+    assert "builtin:h100-pcie" in device["roof_sources"]["dram"]
+    assert "at measured 1.593 GHz" in device["roof_sources"]["dram"]
 
 
 def test_roofs_file(tmp_path: Path) -> None:
@@ -109,6 +113,13 @@ def test_roofs_file(tmp_path: Path) -> None:
     data = json.loads(done.stdout)
     assert data["devices"][0]["roof_source"] == "user"
     silu = data["kernels"][0]
+    # L2 and L1 moved bytes but the file gives them no roof: they may bind, so no verdict
+    assert silu["binding"] is None and silu["bound"] == "unknown"
+    assert any(n.startswith("verdict unknown: l2 has traffic") for n in silu["notes"])
+    with roofs.open("a") as more:
+        more.write('l2 = "1PB/s"\nl1 = "1PB/s"\n')
+    done = run("analyze", "--example", "--roofs", str(roofs), "--format", "json")
+    silu = json.loads(done.stdout)["kernels"][0]
     # 20 GB/s against ~5e8 DRAM bytes: the dram cap is far below the measured rate
     assert silu["binding"] == "dram" and silu["above_roof"] is True
 

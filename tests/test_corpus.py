@@ -15,6 +15,7 @@ from ncu_roof.errors import NcuRoofError
 from ncu_roof.ingest import RunTable, read_input
 from ncu_roof.model import PRECISIONS, TIERS, Bound
 from ncu_roof.recipe import normalize
+from ncu_roof.traffic import TrafficDefinition
 
 pytestmark = pytest.mark.corpus
 
@@ -141,15 +142,23 @@ def test_hand_checked_h100_silu(corpus: Path) -> None:
         assert k0["dram_bytes"] == pytest.approx(268463104 + 248602624, rel=1e-9)
         assert k0["flop_fp32"] == pytest.approx(fp32, rel=1e-4)  # the CSV prints 2 decimals
         assert k0["flop_fp32"] == pytest.approx(1.40930e9, rel=1e-4)
-        # L2 = counted traffic (reads and writes): lts__t_sectors.sum = 25,623,330 sectors x 32 B.
-        # Its roof is borrowed from Nsight's lts2xbar definition, as lts__t_sectors has no
-        # peak_sustained in this report.
-        assert k0["l2_bytes"] == pytest.approx(25623330 * 32, rel=1e-9)
-        assert k0["l2_bytes_recipe"] == "counter:lts__t_sectors.sum*32"
-        assert k0["bw_l2_byte_per_s_recipe"].startswith("roof of nsight:")
-        # L1 = global/local load and store sectors x 32: 8,388,608 ld + 33,551,588 st (stores are
-        # 16 sectors per request: uncoalesced), more than DRAM, as traffic through L1 must be.
-        assert k0["l1_bytes"] == pytest.approx((8388608 + 33551588) * 32, rel=1e-9)
+        # L2 under the default (nsight) definition = what Nsight >= 2024.1 draws: 32 B x
+        # lts__lts2xbar_cycles_active.sum.per_second = 29,549,107,142.857 /s x duration, judged
+        # against the same counter's peak (160 cycles/clk x 32 B x the L2 clock).
+        assert k0["l2_bytes"] == pytest.approx(32 * 29549107142.857143 * duration, rel=1e-6)
+        assert k0["l2_bytes_recipe"] == "rate*time:lts__lts2xbar_cycles_active.sum.per_second*32"
+        assert k0["bw_l2_byte_per_s_recipe"].startswith("report:lts__lts2xbar_cycles_active.sum*32")
+        assert k0["bw_l2_byte_per_s"] == pytest.approx(160 * 32 * 1093774586.9394178, rel=1e-6)
+        # L1 = Nsight's writeback on CC 9.0: l1tex__lsu_writeback_active_mem_lgds.sum = 2,621,440
+        # cycles x 128 B; its roof is 114 cycles/clk (one per SM) x 128 B x the L1 clock.
+        assert k0["l1_bytes"] == pytest.approx(2621440 * 128, rel=1e-9)
+        assert k0["bw_l1_byte_per_s"] == pytest.approx(114 * 128 * 1100023859.8068736, rel=1e-6)
+        # counted: every L2 lookup (lts__t_sectors.sum = 25,623,330 x 32 B, fabric lookups
+        # included), judged against its own peak from its pct_of_peak_sustained_elapsed (34.28 %)
+        table = read_input(str(path))
+        counted = normalize(table.frame[table.metric_columns], traffic=TrafficDefinition.COUNTED).iloc[0]
+        assert counted["l2_bytes"] == pytest.approx(25623330 * 32, rel=1e-9)
+        assert counted["l2_bytes"] / duration / counted["bw_l2_byte_per_s"] == pytest.approx(0.3428, abs=1e-4)
         assert k0["flop_fp64"] == 0.0
 
 

@@ -55,3 +55,15 @@ def test_sources_are_listed_under_the_table() -> None:
 def test_unknown_format_is_a_usage_error() -> None:
     result = run_cli("gpus", "--format", "xml")
     assert result.returncode == 2 and "unknown format" in result.stderr.splitlines()[0]
+
+
+def test_json_lists_per_clock_figures_and_device_names() -> None:
+    doc = json.loads(run_cli("gpus", "--format", "json").stdout)
+    h100 = next(g for g in doc["gpus"] if g["key"] == "h100-pcie")
+    assert (h100["cc"], h100["sm_count"], h100["memory_bus_bits"]) == ("9.0", 114, 5120)
+    assert "h100 pcie" in h100["device_names"]
+    hopper = next(a for a in doc["architectures"] if a["cc"] == "9.0")
+    assert hopper["flop_per_sm_per_clk"] == {"fp64": 128.0, "fp32": 256.0, "fp16": 512.0, "tensor": 4096.0}
+    assert hopper["unverified"] == []
+    blackwell = next(a for a in doc["architectures"] if a["cc"] == "10.0")
+    assert "tensor" in blackwell["unverified"]

@@ -80,10 +80,18 @@ def test_nothing_known_gives_none() -> None:
     assert empty.binding is None
 
 
-def test_tier_without_bandwidth_is_ignored() -> None:
+def test_tier_with_traffic_and_no_bandwidth_leaves_the_verdict_unknown() -> None:
+    # shared moved 1 TB but has no roof: it may be what binds, so nothing can be said
     point = roofline(1e9, {"dram": 2e9, "shared": 1e12}, PEAK, DRAM)
     assert set(point.intensity_flop_per_byte) == {"dram"}
-    assert point.binding == "dram"
+    assert point.binding is None and point.unroofed == ("shared",)
+    assert point.attainable_flop_per_s is None and point.time_at_roof_s is None
+
+
+def test_tier_without_traffic_or_bandwidth_is_ignored() -> None:
+    for shared in (0.0, None):
+        point = roofline(1e9, {"dram": 2e9, "shared": shared}, PEAK, DRAM)
+        assert point.binding == "dram" and point.unroofed == ()
 
 
 def test_compute_roof_of_one_precision_is_its_peak() -> None:

@@ -18,6 +18,7 @@ from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
 from ncu_roof.render.text import one_line
+from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them
     from ncu_roof.analysis import Analysis, RoofChoice
@@ -51,6 +52,7 @@ class AnalyzeOptions:
     expect: str | None = None
     fail_on_mismatch: bool = False
     top: int = 30
+    traffic: TrafficDefinition = TrafficDefinition.NSIGHT
 
 
 def example_path() -> str:
@@ -58,7 +60,9 @@ def example_path() -> str:
     return str(resources.files("ncu_roof") / "data" / "example.csv")
 
 
-def roof_choice(gpu: str | None, roofs: str | None) -> RoofChoice:
+def roof_choice(
+    gpu: str | None, roofs: str | None, traffic: TrafficDefinition = TrafficDefinition.NSIGHT
+) -> RoofChoice:
     from ncu_roof.analysis import RoofChoice
     from ncu_roof.gpus import gpu_by_key
     from ncu_roof.roofs import load_roofs_file
@@ -67,7 +71,7 @@ def roof_choice(gpu: str | None, roofs: str | None) -> RoofChoice:
         raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
     if gpu:
         gpu_by_key(gpu)
-    return RoofChoice(gpu_key=gpu, user=load_roofs_file(roofs) if roofs else None)
+    return RoofChoice(gpu_key=gpu, user=load_roofs_file(roofs) if roofs else None, traffic=traffic)
 
 
 def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
@@ -77,16 +81,31 @@ def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) ->
     from ncu_roof.units import NumberStyle
 
     style = None if options.number_locale is Locale.AUTO else NumberStyle(options.number_locale.value)
-    choice = roof_choice(options.gpu, options.roofs)
+    choice = roof_choice(options.gpu, options.roofs, options.traffic)
     tables = [read_input(item, style) if isinstance(item, str) else item for item in inputs]
     for table in tables:
         version = f", ncu {table.ncu_version}" if table.ncu_version else ""
         diag(f"read {table.path}: {len(table.frame)} launches ({table.format.value}{version})")
     analysis = analyze(tables, choice)
+    if options.gpu:
+        warn_other_gpu(options.gpu, [d.name for d in analysis.devices])
     if analysis.collect_hint:
         diag("some counters are missing (see notes); a run that collects them:")
         diag(f"  {analysis.collect_hint}")
     return analysis
+
+
+def warn_other_gpu(key: str, device_names: Sequence[str | None]) -> None:
+    """`--gpu KEY` that names another GPU than the report's device: say so (it is allowed)."""
+    from ncu_roof.gpus import gpu_by_key, match_gpu
+
+    gpu = gpu_by_key(key)
+    for name in sorted({n for n in device_names if n}):
+        if match_gpu(name) is not gpu:
+            diag(
+                f"warning: --gpu {key} ({gpu.name}) is not the report's device {name!r}; "
+                "its built-in figures are used at the measured clocks"
+            )
 
 
 def diag(message: str) -> None:
@@ -166,6 +185,12 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     return analysis
 
 
+TRAFFIC_HELP = (
+    "Memory-tier traffic: nsight = what the Nsight Compute version that wrote the report draws; "
+    "counted = all traffic through each tier. Each against its own counter's peak."
+)
+
+
 @app.command("analyze")
 def analyze_command(
     files: list[str] = typer.Argument(None, help="ncu outputs: .ncu-rep, raw-page CSV or details-page CSV."),
@@ -174,6 +199,7 @@ def analyze_command(
     ),
     gpu: str = typer.Option(None, "--gpu", help="Use the built-in roofs of this GPU (see `ncu-roof gpus`)."),
     roofs: str = typer.Option(None, "--roofs", help="Use the roofs of this TOML platform file."),
+    traffic: TrafficDefinition = typer.Option(TrafficDefinition.NSIGHT, "--traffic", help=TRAFFIC_HELP),
     fmt: Format = typer.Option(Format.TABLE, "--format", "-f", help="Output format."),
     output: str = typer.Option(None, "--output", "-o", help="Write here (atomically) instead of stdout."),
     plot: str = typer.Option(None, "--plot", help="Also draw the roofline to this .svg or .png file."),
@@ -211,5 +237,6 @@ def analyze_command(
         expect=expect_file,
         fail_on_mismatch=fail_on_mismatch,
         top=top,
+        traffic=traffic,
     )
     emit(paths, options)

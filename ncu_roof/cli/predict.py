@@ -14,7 +14,7 @@ from rich.text import Text
 from ncu_roof import predict as prediction
 from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
-from ncu_roof.gpus import GPUS, Gpu, gpu_by_key
+from ncu_roof.gpus import ARCHS, GPUS, Arch, Gpu, gpu_by_key
 from ncu_roof.model import Roofs
 from ncu_roof.render.output import write_output
 from ncu_roof.roofs import builtin_roofs, load_roofs_file
@@ -56,6 +56,24 @@ def gpu_row(gpu: Gpu) -> dict[str, Any]:
         "ridge_flop_per_byte": ridges,
         "source": gpu.source,
         "sources": gpu.sources,
+        "cc": gpu.cc,
+        "sm_count": gpu.sm_count,
+        "boost_clock_hz": gpu.hardware().boost_clock_hz,
+        "memory_bus_bits": gpu.memory_bus_bits,
+        "device_names": list(gpu.names),
+    }
+
+
+def arch_row(arch: Arch) -> dict[str, Any]:
+    """One architecture's per-SM, per-clock figures (what `analyze` scales by the measured clock)."""
+    return {
+        "cc": arch.cc,
+        "name": arch.name,
+        "flop_per_sm_per_clk": dict(arch.flop_per_sm_per_clk),
+        "l1_byte_per_sm_per_clk": arch.l1_byte_per_sm_per_clk,
+        "shared_byte_per_sm_per_clk": arch.shared_byte_per_sm_per_clk,
+        "source": arch.source,
+        "unverified": list(arch.unverified),
     }
 
 
@@ -110,7 +128,11 @@ def gpus_command(
     """List the built-in GPUs: peaks, bandwidths, ridge points and sources."""
     _check_format(fmt)
     if fmt == "json":
-        doc = {"schema": GPUS_SCHEMA, "gpus": [gpu_row(g) for g in GPUS]}
+        doc = {
+            "schema": GPUS_SCHEMA,
+            "gpus": [gpu_row(g) for g in GPUS],
+            "architectures": [arch_row(a) for a in ARCHS],
+        }
         write_output(json.dumps(doc, indent=2) + "\n", output)
         return
     table = gpus_table()

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from ncu_roof.cli import app
-from ncu_roof.cli.analyze import AnalyzeOptions, build_analysis, diag, plot_format
+from ncu_roof.cli.analyze import TRAFFIC_HELP, AnalyzeOptions, build_analysis, diag, plot_format
 from ncu_roof.errors import UsageError
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
+from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
     from ncu_roof.analysis import Analysis
@@ -137,6 +138,7 @@ def plot_command(
     output: str = typer.Option(..., "--output", "-o", help="The .svg or .png file to write."),
     gpu: str = typer.Option(None, "--gpu", help="Use the built-in roofs of this GPU."),
     roofs: str = typer.Option(None, "--roofs", help="Use the roofs of this TOML platform file."),
+    traffic: TrafficDefinition = typer.Option(TrafficDefinition.NSIGHT, "--traffic", help=TRAFFIC_HELP),
     device: int = typer.Option(None, "--device", help="Device index (default: most kernel time)."),
 ) -> None:
     """Draw the hierarchical roofline of one device as SVG or PNG."""
@@ -144,7 +146,7 @@ def plot_command(
 
     fmt = plot_format(output, "-o")
     check_writable(output)
-    analysis = build_analysis(files, AnalyzeOptions(gpu=gpu, roofs=roofs))
+    analysis = build_analysis(files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic))
     write_all([(render_plot(analysis, fmt=fmt, device=device), output)])
 
 
@@ -165,6 +167,7 @@ def diff_command(
     ),
     gpu: str = typer.Option(None, "--gpu", help="Use the built-in roofs of this GPU for both."),
     roofs: str = typer.Option(None, "--roofs", help="Use the roofs of this TOML file for both."),
+    traffic: TrafficDefinition = typer.Option(TrafficDefinition.NSIGHT, "--traffic", help=TRAFFIC_HELP),
     plot: str = typer.Option(None, "--plot", help="Draw before → after arrows to this .svg/.png."),
     summary: bool = typer.Option(
         False, "--summary", help="Append the Markdown diff to $GITHUB_STEP_SUMMARY."
@@ -182,4 +185,4 @@ def diff_command(
         plot=plot,
         summary=summary,
     )
-    run_diff(base, head, AnalyzeOptions(gpu=gpu, roofs=roofs), options)
+    run_diff(base, head, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic), options)

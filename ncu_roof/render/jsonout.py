@@ -56,6 +56,7 @@ def kernel_json(kernel: Kernel) -> dict[str, Any]:
         "above_roof": kernel.above_roof,
         "sol_pct": _map(kernel.sol_pct, SOL_KEYS),
         "recipe": dict(kernel.recipe),
+        "traffic": {tier: dict(entry) for tier, entry in kernel.traffic.items()},
         "notes": list(kernel.notes),
     }
 
