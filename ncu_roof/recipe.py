@@ -52,7 +52,10 @@ WARP_INST_METRICS = (
 )
 SM_COUNT_METRICS = ("device__attribute_multiprocessor_count", "launch__sm_count")
 SCHEDULERS_METRIC = "device__attribute_num_schedulers_per_multiprocessor"
-_FLOP_OPS = {
+TENSOR_PIPE_PCT = tuple(
+    f"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_{w}" for w in ("elapsed", "active")
+)
+FLOP_OPS = {
     "fp64": ("dadd", "dmul", "dfma"),
     "fp32": ("fadd", "fmul", "ffma"),
     "fp16": ("hadd", "hmul", "hfma"),
@@ -93,7 +96,7 @@ def wanted_metrics() -> frozenset[str]:
         names |= {f"launch__grid_dim_{axis}", f"launch__block_dim_{axis}"}
     for unit in ("sm", "smsp", "gpc", "lts", "l1tex", "dram"):
         names.add(f"{unit}__cycles_elapsed.avg.per_second")
-    for ops in _FLOP_OPS.values():
+    for ops in FLOP_OPS.values():
         for op in (*ops, "fadd2", "fmul2", "ffma2"):
             names |= {_op("sm", op), _op("smsp", op), _op("smsp", op, ".sum.per_cycle_elapsed")}
             names.add(_op("sm", op, ".sum.peak_sustained"))
@@ -223,10 +226,7 @@ def normalize(metrics: pd.DataFrame, factors: Factors = FACTORS) -> pd.DataFrame
     out["flop_total"] = flops.sum(axis=1, min_count=1)
     partial = out[[f"flop_{p}_not_collected" for p in PRECISIONS]].notna().any(axis=1)
     out["flop_total_is_lower_bound"] = out["flop_total"].notna() & (flops.isna().any(axis=1) | partial)
-    out["tensor_pipe_pct"] = m.any_of(
-        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
-        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
-    )
+    out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
     for pipe, pct in _pipes(m).items():
         out[f"{PIPE_PREFIX}{pipe}_pct"] = pct
     warp_inst, out["warp_inst_recipe"] = first_available(_warp_inst(m, duration), metrics.index)
@@ -286,7 +286,7 @@ def _cuda_core_flop(
     """FLOPs of one precision: complete counters, else complete rates, else whichever terms were
     collected (`--set full` on 2025.1 stores hfma but not hadd/hmul); returns flop, recipe label
     and the terms not collected (None when complete)."""
-    add, mul, fma = _FLOP_OPS[precision]
+    add, mul, fma = FLOP_OPS[precision]
     lanes = f.fp16_lanes if precision == "fp16" else 1.0
     weights = {add: lanes, mul: lanes, fma: lanes * f.fma_flop}
     name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
@@ -308,21 +308,17 @@ def _cuda_core_flop(
     rated, rated_missing = _present_sum({op: rate(op) for op in weights}, weights)
     complete_count = counted.notna() & counted_missing.isna()
     complete_rate = rated.notna() & rated_missing.isna()
-    choices = [complete_count, complete_rate, counted.notna(), rated.notna()]
-    flop = pd.Series(np.select(choices, [counted, rated, counted, rated], np.nan), index=counted.index)
-    missing = pd.Series(
-        np.select(choices, [None, None, counted_missing, rated_missing], None),
-        index=counted.index,
-        dtype="object",
-    )
-    source = np.select(choices, ["counter", "rate*time", "counter", "rate*time"], "")
+    use_counted = complete_count | (~complete_rate & counted.notna())
+    flop = counted.where(use_counted, rated)
+    missing = counted_missing.where(use_counted, rated_missing)
+    source = np.where(use_counted, "counter", "rate*time")
     label = pd.Series(source, index=counted.index, dtype="object") + f":{name}"
     label = label + np.where(missing.notna(), " (not collected: " + missing.fillna("") + ")", "")
     return flop, label.where(flop.notna(), None), missing
 
 
 def _cuda_core_peak(m: _Frame, precision: str, f: Factors) -> list[Formula]:
-    fma = _FLOP_OPS[precision][2]
+    fma = FLOP_OPS[precision][2]
     lanes = f.fp16_lanes if precision == "fp16" else 1.0
     factor = f.fma_flop * lanes
     peak = m(_op("sm", fma, ".sum.peak_sustained")) * factor * m("sm__cycles_elapsed.avg.per_second")
@@ -421,6 +417,8 @@ def _tensor(m: _Frame, duration: pd.Series, f: Factors) -> TensorWork:
                 * k,
             ),
         ]
+    idle = m.any_of(*TENSOR_PIPE_PCT)
+    candidates.append(("counter:sm__pipe_tensor_cycles_active = 0 (idle tensor pipe)", idle.where(idle == 0)))
     flop, label = first_available(candidates, index)
     if floating:
         flop = flop.where(flop_paths.isna(), flop_paths)  # the paths decide wherever one was measured
@@ -675,8 +673,8 @@ def _pick_tier(
 # what a note prints when a report lacks them (metric recipe §3.8).
 COLLECT: dict[str, tuple[str, ...]] = {
     "duration": ("gpu__time_duration.sum", "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
-    "flop": tuple(_op("sm", op) for ops in _FLOP_OPS.values() for op in ops)
-    + tuple(_op("sm", ops[2], ".sum.peak_sustained") for ops in _FLOP_OPS.values()),
+    "flop": tuple(_op("sm", op) for ops in FLOP_OPS.values() for op in ops)
+    + tuple(_op("sm", ops[2], ".sum.peak_sustained") for ops in FLOP_OPS.values()),
     "tensor": (
         # the per-architecture tensor partitions (§3.3); [verify] that ncu expands the regex to
         # every sm__ops_path_tensor_* of the chip at hand, with .sum and .peak_sustained
