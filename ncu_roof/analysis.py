@@ -428,6 +428,7 @@ KERNEL_COLUMNS = (
     "flop_total",
     "flop_total_is_lower_bound",
     "ops_total",
+    "warp_inst",
     "waves_per_sm",
     "tensor_pipe_pct",
     *(f"flop_{p}" for p in PRECISIONS),
@@ -524,6 +525,7 @@ def _kernel(
         flop_total_is_lower_bound=bool(row["flop_total_is_lower_bound"]) and flop_total is not None,
         tensor_pipe_pct=measured("tensor_pipe_pct"),
         busiest_pipe=_busiest_compute_pipe(pipe_pct),
+        integer_tensor_ops=bool(ops_total),
     )
     instructions = (
         None if failed else _instruction_roofline(v, j, measured("warp_inst"), recipe.get("warp_inst"))
@@ -656,6 +658,7 @@ def _notes(
     flop_total_is_lower_bound: bool,
     tensor_pipe_pct: float | None,
     busiest_pipe: str | None,
+    integer_tensor_ops: bool,
 ) -> list[str]:
     """What a kernel engineer needs to know to trust, or distrust, one verdict."""
     if collection_failed:
@@ -682,7 +685,7 @@ def _notes(
         absent = [f"{p} not collected" for p, f in flop.items() if f is None]
         absent += [f"{p} partial" for p in not_collected]
         notes.append(f"FLOP total is a lower bound ({', '.join(absent)})")
-    if flop.get("tensor") is None and tensor_pipe_pct:
+    if flop.get("tensor") is None and tensor_pipe_pct and not integer_tensor_ops:
         notes.append(
             f"tensor pipe {tensor_pipe_pct:.0f}% busy; tensor FLOPs not counted — collect "
             "sm__ops_path_tensor_* (ncu --metrics regex:sm__ops_path_tensor_.*)"

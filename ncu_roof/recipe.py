@@ -424,13 +424,14 @@ def _tensor(m: _Frame, duration: pd.Series, f: Factors) -> TensorWork:
         flop = flop.where(flop_paths.isna(), flop_paths)  # the paths decide wherever one was measured
 
     peaks: list[Formula] = []
-    if peak_variants:
+    floating_peaks = per_variant_peak[[v for v in peak_variants if not is_integer_path(tensor_path(v))]]
+    if not floating_peaks.columns.empty:
         floating_work = {v: w for v, w in work_by_variant.items() if tensor_path(v) in floating}
         ops = pd.DataFrame(floating_work, index=index)
         peaks.append(
             (
                 "report:dense sm__ops_path_tensor_<busiest source>.peak_sustained*sm_clock",
-                _busiest_peak(per_variant_peak, ops) * clock,
+                _busiest_peak(floating_peaks, ops) * clock,
             )
         )
     peaks.append(
