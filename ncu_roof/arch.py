@@ -91,3 +91,19 @@ def arch_for_gpu_key(key: str) -> Arch | None:
     """The figures of a built-in GPU (by its key), or None when its architecture is not listed."""
     cc = next((cc for pattern, cc in _KEY_CC if re.search(pattern, key.lower())), None)
     return arch_for_cc(cc)
+
+
+def ops_peaks(key: str, sm_count: int, boost_clock_ghz: float) -> dict[str, tuple[float, str]]:
+    """Integer and special-function ceilings of a built-in GPU, in operations per second, with
+    their sources: "int8" (dense INT8 tensor operations) and "xu" (special-function results)."""
+    arch = arch_for_gpu_key(key)
+    if arch is None:
+        return {}
+    out: dict[str, tuple[float, str]] = {}
+    figures = {"xu": arch.xu_ops, "int8": arch.int8_tensor_ops}
+    for name, figure in figures.items():
+        if figure is not None:
+            rate = figure.per_sm_per_clock * sm_count * boost_clock_ghz * 1e9
+            what = f"{figure.per_sm_per_clock:g}/clk/SM x {sm_count} SMs x {boost_clock_ghz:g} GHz boost"
+            out[name] = (rate, f"{arch.name} (cc {arch.cc}): {what}; {figure.describe()}")
+    return out

@@ -216,6 +216,7 @@ def roofline(
     peak_flop_per_s: float | None,
     bandwidth_byte_per_s: Mapping[str, float],
     compute_precision: str | None = None,
+    compute_time_s: float | None = None,
 ) -> RooflinePoint:
     """Place one kernel against its roofs (`roofline_arrays` for n = 1). Missing inputs give None."""
 
@@ -223,7 +224,11 @@ def roofline(
         return np.array([np.nan if value is None else value], dtype="float64")
 
     arrays = roofline_arrays(
-        one(flop), {t: one(b) for t, b in bytes_by_tier.items()}, one(peak_flop_per_s), bandwidth_byte_per_s
+        one(flop),
+        {t: one(b) for t, b in bytes_by_tier.items()},
+        one(peak_flop_per_s),
+        bandwidth_byte_per_s,
+        compute_time_s=one(compute_time_s),
     )
     return point_at(arrays, 0, flop, peak_flop_per_s, compute_precision)
 
