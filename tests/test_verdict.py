@@ -213,3 +213,17 @@ def test_the_verdict_basis_is_always_stated(
         assert bound is not Bound.UNKNOWN  # SOL percentages always give a verdict
     if basis is VerdictBasis.SOL:
         assert bound is sol.bound[0]
+
+
+def test_the_instruction_roofline_plot(corpus: Path, fixtures: Path) -> None:
+    from ncu_roof.errors import UsageError
+    from ncu_roof.render.instruction_plot import render_instruction_plot
+
+    analysis = analyze([read_input(str(corpus / "h100pcie_rep_2025.1_full_silu.ncu-rep"))])
+    svg = render_instruction_plot(analysis, fmt="svg")
+    assert svg == render_instruction_plot(analysis, fmt="svg")  # same input, same bytes
+    text = svg.decode()
+    assert "instruction roofline (3 kernels)" in text
+    assert "issue peak 502 Gwarp inst/s" in text  # 114 SMs x 4 schedulers x 1.10 GHz
+    with pytest.raises(UsageError, match="warp-instruction counts"):
+        render_instruction_plot(_analysis(fixtures, "verdict_xu_transcendental.csv"))
