@@ -692,6 +692,15 @@ COLLECT: dict[str, tuple[str, ...]] = {
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
         "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.peak_sustained",
     ),
+    # per-pipe utilisation (integer and special-function ceilings) and warp instructions (the
+    # instruction roofline); unverified that every name exists on every architecture before Volta
+    "pipes": (
+        *(f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active" for p in ("alu", "fma", "xu")),
+        "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
+        "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    ),
+    "instructions": ("smsp__inst_executed.sum", SCHEDULERS_METRIC, "device__attribute_multiprocessor_count"),
     "sol": (
         "sm__throughput.avg.pct_of_peak_sustained_elapsed",
         "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
