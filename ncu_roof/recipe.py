@@ -271,13 +271,16 @@ def _duration(m: _Frame) -> list[Formula]:
 def _present_sum(terms: Mapping[str, pd.Series], weights: Mapping[str, float]) -> tuple[pd.Series, pd.Series]:
     """Per row: the weighted sum of the terms that were collected (NaN when none was), and the
     names of those that were not (None when all were): an n/a term is absent, never 0."""
-    frame = pd.DataFrame({name: series * weights[name] for name, series in terms.items()})
-    total = frame.sum(axis=1, min_count=1)
-    absent = pd.Series("", index=frame.index, dtype="object")
-    for name in terms:
-        absent = absent + np.where(frame[name].isna(), name + ",", "")
-    missing = absent.str.rstrip(",")
-    return total, missing.where((missing != "") & total.notna(), None)
+    names = list(terms)
+    index = next(iter(terms.values())).index
+    values = np.column_stack([terms[n].to_numpy(dtype="float64") * weights[n] for n in names])
+    absent = np.isnan(values)
+    total = np.where(absent.all(axis=1), np.nan, np.where(absent, 0.0, values).sum(axis=1))
+    missing = np.full(len(index), None, dtype=object)
+    partial = absent.any(axis=1) & ~absent.all(axis=1)
+    for row in np.flatnonzero(partial):  # only rows with a gap: rare, and a few terms each
+        missing[row] = ",".join(n for n, gap in zip(names, absent[row], strict=True) if gap)
+    return pd.Series(total, index=index), pd.Series(missing, index=index, dtype="object")
 
 
 def _cuda_core_flop(
