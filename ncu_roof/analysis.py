@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,14 +21,18 @@ from ncu_roof.model import (
     SOL_MEMORY_UNITS,
     TIERS,
     Bound,
+    InstructionArrays,
     Roof,
+    RooflineArrays,
     RooflinePoint,
     Roofs,
+    SolArrays,
     VerdictBasis,
     compute_roof_arrays,
     instruction_arrays,
     is_set,
     objects,
+    per_kernel,
     point_at,
     roofline_arrays,
     sol_arrays,
@@ -222,17 +226,17 @@ class _Verdicts:
     point_flop: np.ndarray
     peaks: np.ndarray
     precisions: np.ndarray
-    arrays: Any  # RooflineArrays
+    arrays: RooflineArrays
     bound: np.ndarray
     basis: np.ndarray
     disagrees: np.ndarray
     supported: np.ndarray
-    sol: Any  # SolArrays
+    sol: SolArrays
     ceiling: np.ndarray
     ceiling_pct: np.ndarray
     failed: np.ndarray
     collection_failed: np.ndarray
-    instructions: Any  # InstructionArrays
+    instructions: InstructionArrays
     issue_source: np.ndarray
 
 
@@ -335,9 +339,8 @@ def _verdicts(group: pd.DataFrame, device: Device, automatic: bool) -> _Verdicts
         measured("waves_per_sm"),
     )
     sol_known = sol.bound != Bound.UNKNOWN
-    # zero floating-point and tensor work, no pipe figures: the roofline cannot see integer work
     traffic = np.column_stack(
-        [np.isfinite(measured(f"{t}_bytes")) & np.isfinite(_roof_array(bandwidth.get(t), n)) for t in TIERS]
+        [np.isfinite(measured(f"{t}_bytes")) & np.isfinite(per_kernel(bandwidth.get(t), n)) for t in TIERS]
     ).any(axis=1)
     # a roofline needs memory traffic to compare with; with zero floating-point and tensor work and
     # no pipe figures it cannot see integer work either
@@ -370,12 +373,9 @@ def _verdicts(group: pd.DataFrame, device: Device, automatic: bool) -> _Verdicts
     )
 
 
-def _roof_array(value: Roof | None, n: int) -> np.ndarray:
-    array = np.broadcast_to(np.asarray(np.nan if value is None else value, dtype="float64"), (n,))
-    return np.where(array > 0, array, np.nan)
-
-
-def _issue_peak(group: pd.DataFrame, device: Device, measured: Any) -> tuple[np.ndarray, np.ndarray]:
+def _issue_peak(
+    group: pd.DataFrame, device: Device, measured: Callable[[str], np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
     """Warp-instruction issue peak: SMs x schedulers x SM clock (one instruction per scheduler
     per clock); schedulers from the report, else from the architecture's figures."""
     n = len(group)

@@ -99,7 +99,7 @@ class RooflineArrays:
 Roof = float | np.ndarray  # one value for every kernel, or one per kernel
 
 
-def _per_kernel(value: Roof | None, n: int) -> np.ndarray:
+def per_kernel(value: Roof | None, n: int) -> np.ndarray:
     """A roof as n values, NaN where it is missing, zero or negative."""
     array = np.broadcast_to(np.asarray(np.nan if value is None else value, dtype="float64"), (n,))
     return np.where(np.isfinite(array) & (array > 0), array, np.nan)
@@ -112,7 +112,7 @@ def compute_roof_arrays(
     names = list(flop_by_precision)
     flops = np.column_stack([np.asarray(flop_by_precision[p], dtype="float64") for p in names])
     n = flops.shape[0]
-    peak = np.column_stack([_per_kernel(peaks.get(p), n) for p in names])
+    peak = np.column_stack([per_kernel(peaks.get(p), n) for p in names])
     work = np.nan_to_num(flops, nan=0.0) > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         seconds = np.where(work, flops / peak, 0.0).sum(axis=1)
@@ -120,7 +120,7 @@ def compute_roof_arrays(
     dominant = np.array(names, dtype=object)[np.argmax(np.where(work, flops, -1.0), axis=1)]
     any_work = work.any(axis=1)
     first = next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
-    default = _per_kernel(peaks.get(first) if first else None, n)
+    default = per_kernel(peaks.get(first) if first else None, n)
     roof = np.where(any_work, combined, default)
     nothing = np.full(n, None, dtype=object)
     return roof, np.where(any_work, dominant, nothing)
@@ -167,7 +167,7 @@ def roofline_arrays(
     times: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for tier, raw in bytes_by_tier.items():
-            bandwidth = _per_kernel(bandwidth_byte_per_s.get(tier), len(flop))
+            bandwidth = per_kernel(bandwidth_byte_per_s.get(tier), len(flop))
             if np.isnan(bandwidth).all():
                 continue
             nbytes = np.asarray(raw, dtype="float64")
@@ -273,7 +273,7 @@ def work_time_arrays(
         return np.array([], dtype="float64"), np.array([], dtype=object)
     work = np.column_stack([np.asarray(work_by_kind[k], dtype="float64") for k in names])
     n = work.shape[0]
-    peak = np.column_stack([_per_kernel(peaks.get(k), n) for k in names])
+    peak = np.column_stack([per_kernel(peaks.get(k), n) for k in names])
     busy = np.nan_to_num(work, nan=0.0) > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         seconds = np.where(busy, work / peak, 0.0)
@@ -413,10 +413,10 @@ def instruction_arrays(
                 continue
             transactions = np.asarray(bytes_by_tier[tier], dtype="float64") / size
             intensity[tier] = np.where(transactions > 0, inst / transactions, np.nan)
-            roofs[tier] = _per_kernel(bandwidth_byte_per_s.get(tier), n) / size
+            roofs[tier] = per_kernel(bandwidth_byte_per_s.get(tier), n) / size
     return InstructionArrays(
         warp_inst_per_s=rate,
-        issue_peak_warp_inst_per_s=_per_kernel(issue_peak_warp_inst_per_s, n),
+        issue_peak_warp_inst_per_s=per_kernel(issue_peak_warp_inst_per_s, n),
         intensity_warp_inst_per_transaction=intensity,
         transaction_peak_per_s=roofs,
     )

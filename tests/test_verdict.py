@@ -227,3 +227,15 @@ def test_the_instruction_roofline_plot(corpus: Path, fixtures: Path) -> None:
     assert "issue peak 502 Gwarp inst/s" in text  # 114 SMs x 4 schedulers x 1.10 GHz
     with pytest.raises(UsageError, match="warp-instruction counts"):
         render_instruction_plot(_analysis(fixtures, "verdict_xu_transcendental.csv"))
+
+
+def test_per_architecture_figures() -> None:
+    from ncu_roof.arch import arch_for_cc, arch_for_gpu_key, ops_peaks
+
+    assert arch_for_cc("8.0") is arch_for_cc("80") is arch_for_gpu_key("a100-sxm4")
+    assert arch_for_cc("9.9") is None and arch_for_cc(None) is None
+    peaks = ops_peaks("t4", 40, 1.59)
+    assert peaks["xu"][0] == pytest.approx(16 * 40 * 1.59e9)  # 1.02 T special-function results/s
+    assert peaks["int8"][0] == pytest.approx(2048 * 40 * 1.59e9)  # 130 TOPS (T4 datasheet)
+    assert "unverified" in peaks["int8"][1] and "unverified" not in peaks["xu"][1]
+    assert "int8" not in ops_peaks("v100-sxm2", 80, 1.53)  # Volta has no INT8 tensor path
