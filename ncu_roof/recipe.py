@@ -222,6 +222,11 @@ def normalize(metrics: pd.DataFrame, factors: Factors = FACTORS) -> pd.DataFrame
         out[f"{TENSOR_PATH_PREFIX}{path}"] = count
         out[f"peak_{TENSOR_PATH_PREFIX}{path}_per_s"] = path_peak
     out["ops_total"] = tensor.int_ops
+    # an idle tensor pipe says "no tensor FLOPs", not how many FLOPs there were: alone it is no total
+    inferred = out["flop_tensor_recipe"].eq(IDLE_TENSOR_PIPE)
+    cuda_core = out[[f"flop_{p}" for p in ("fp64", "fp32", "fp16")]].notna().any(axis=1)
+    out["flop_tensor"] = out["flop_tensor"].where(~inferred | cuda_core)
+    out["flop_tensor_recipe"] = out["flop_tensor_recipe"].where(~inferred | cuda_core, None)
     flops = out[[f"flop_{p}" for p in PRECISIONS]]
     out["flop_total"] = flops.sum(axis=1, min_count=1)
     partial = out[[f"flop_{p}_not_collected" for p in PRECISIONS]].notna().any(axis=1)
@@ -341,6 +346,7 @@ def tensor_variants(names: Iterable[str], pattern: re.Pattern[str] = _TENSOR_COU
     return [v for v in family if not any(v != o and v.startswith(o + "_") for o in family)]
 
 
+IDLE_TENSOR_PIPE = "counter:sm__pipe_tensor_cycles_active = 0 (idle tensor pipe)"
 TENSOR_PATH_PREFIX = "tensor_path_"  # normalized columns tensor_path_<path> (+ peak_tensor_path_<path>_per_s)
 PIPE_PREFIX = "pipe_"  # normalized columns pipe_<name>_pct
 INTEGER_SOURCES = ("int8", "int4", "int1")  # tensor paths whose work is integer operations, not FLOPs
@@ -421,7 +427,7 @@ def _tensor(m: _Frame, duration: pd.Series, f: Factors) -> TensorWork:
             ),
         ]
     idle = m.any_of(*TENSOR_PIPE_PCT)
-    candidates.append(("counter:sm__pipe_tensor_cycles_active = 0 (idle tensor pipe)", idle.where(idle == 0)))
+    candidates.append((IDLE_TENSOR_PIPE, idle.where(idle == 0)))
     flop, label = first_available(candidates, index)
     if floating:
         flop = flop.where(flop_paths.isna(), flop_paths)  # the paths decide wherever one was measured

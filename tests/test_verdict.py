@@ -239,3 +239,15 @@ def test_per_architecture_figures() -> None:
     assert peaks["int8"][0] == pytest.approx(2048 * 40 * 1.59e9)  # 130 TOPS (T4 datasheet)
     assert "unverified" in peaks["int8"][1] and "unverified" not in peaks["xu"][1]
     assert "int8" not in ops_peaks("v100-sxm2", 80, 1.53)  # Volta has no INT8 tensor path
+
+
+def test_sol_verdict_where_the_report_has_no_bytes(corpus: Path) -> None:
+    # rtx3070 nvtx-ranges (ncu 2022.3): pipe and SOL figures but no FLOP or byte counters. daxpy:
+    # SM 12.04 %, memory 90.72 % (breakdown dram 90.72 > l2 38.26 > l1 15.18) -> memory-bound at
+    # DRAM by SOL; an idle tensor pipe alone is no FLOP total.
+    kernels = analyze([read_input(str(corpus / "rtx3070_rep_2022.3_nvtx-ranges.ncu-rep"))]).kernels
+    daxpy = next(k for k in kernels if k.name.startswith("daxpy_kernel"))
+    assert daxpy.verdict_basis is VerdictBasis.SOL
+    assert describe(daxpy) == "memory-bound (dram)"
+    assert daxpy.flop["total"] is None and daxpy.flop["tensor"] is None
+    assert daxpy.pipe_pct["fp64"] == pytest.approx(12.04, abs=0.01)
