@@ -344,7 +344,9 @@ def _verdicts(group: pd.DataFrame, device: Device, automatic: bool) -> _Verdicts
     ).any(axis=1)
     # a roofline needs memory traffic to compare with; with zero floating-point and tensor work and
     # no pipe figures it cannot see integer work either
-    supported = traffic & (has_work | np.isfinite(pipe_pct) | ~sol_known)
+    # work without a peak (an integer path under --gpu roofs) and no pipe figure: compute unknown
+    compute_unknown = has_work & np.isnan(work_s) & ~np.isfinite(pipe_s)
+    supported = traffic & ~compute_unknown & (has_work | np.isfinite(pipe_pct) | ~sol_known)
     verdict = verdict_arrays(arrays.binding, supported, sol)
     issue_peak, issue_source = _issue_peak(group, device, measured)
     instructions = instruction_arrays(

@@ -251,3 +251,13 @@ def test_sol_verdict_where_the_report_has_no_bytes(corpus: Path) -> None:
     assert describe(daxpy) == "memory-bound (dram)"
     assert daxpy.flop["total"] is None and daxpy.flop["tensor"] is None
     assert daxpy.pipe_pct["fp64"] == pytest.approx(12.04, abs=0.01)
+
+
+def test_int8_work_without_its_peak_falls_back_to_the_tensor_pipe(fixtures: Path) -> None:
+    from ncu_roof.analysis import RoofChoice
+
+    # --gpu roofs have no INT8 peak; the tensor pipe (76 % busy) still bounds compute
+    table = read_input(str(fixtures / "verdict_int8_gemm.csv"))
+    k = analyze([table], RoofChoice(gpu_key="a100-sxm4")).kernels[0]
+    assert k.bound is Bound.COMPUTE and k.compute_ceiling == "pipe:tensor"
+    assert k.pct_of_roof == pytest.approx(76.0)
