@@ -344,8 +344,12 @@ def _verdicts(group: pd.DataFrame, device: Device, automatic: bool) -> _Verdicts
     ).any(axis=1)
     # a roofline needs memory traffic to compare with; with zero floating-point and tensor work and
     # no pipe figures it cannot see integer work either
-    # work without a peak (an integer path under --gpu roofs) and no pipe figure: compute unknown
-    compute_unknown = has_work & np.isnan(work_s) & ~np.isfinite(pipe_s)
+    # integer operations without their peak (under --gpu roofs) and no pipe figure: compute unknown
+    unpeaked = np.zeros(n, dtype=bool)
+    for p in int_paths:
+        kind = f"tensor:{p}"
+        unpeaked |= (np.nan_to_num(work[kind]) > 0) & np.isnan(per_kernel(work_peaks[kind], n))
+    compute_unknown = unpeaked & ~np.isfinite(pipe_s)
     supported = traffic & ~compute_unknown & (has_work | np.isfinite(pipe_pct) | ~sol_known)
     verdict = verdict_arrays(arrays.binding, supported, sol)
     issue_peak, issue_source = _issue_peak(group, device, measured)
