@@ -17,7 +17,7 @@ from typing import Any
 
 from ncu_roof.analysis import Analysis, Kernel
 from ncu_roof.errors import BadInputError, GateError, NcuRoofError
-from ncu_roof.model import COMPUTE, Bound
+from ncu_roof.model import COMPUTE, Bound, VerdictBasis
 from ncu_roof.render.text import one_line, shorten
 from ncu_roof.tomlfile import read_toml
 from ncu_roof.units import Dimension, parse_quantity
@@ -214,7 +214,10 @@ def _expected_words(e: Expectation) -> str:
 
 def _measured_words(k: Kernel) -> str:
     if k.bound is Bound.MEMORY:
-        return f"memory-bound at {k.binding}"
+        where = k.sol_unit if k.verdict_basis is VerdictBasis.SOL else k.binding
+        return f"memory-bound at {where}" if where else "memory-bound"
+    if k.bound is Bound.BALANCED:
+        return "balanced (compute and memory equally busy, by Speed of Light)"
     return f"{k.bound.value}-bound"
 
 
@@ -225,7 +228,8 @@ def _verdict(k: Kernel, e: Expectation) -> tuple[Status, str]:
         return Status.UNKNOWN, f"cannot check {expected}: the report lacks {missing}"
     roof = f" ({k.pct_of_roof:.0f}% of its roof)" if k.pct_of_roof is not None else ""
     same_bound = k.bound is e.bound
-    same_tier = e.binding is None or e.bound is Bound.LATENCY or k.binding == e.binding
+    measured_tier = k.sol_unit if k.verdict_basis is VerdictBasis.SOL else k.binding
+    same_tier = e.binding is None or e.bound is Bound.LATENCY or measured_tier == e.binding
     if same_bound and same_tier:
         return Status.CONFIRMED, f"{_measured_words(k)}{roof} as expected"
     return Status.CONTRADICTED, f"expected {expected}, measured {_measured_words(k)}{roof}: " + _why(k, e)
@@ -240,6 +244,8 @@ def _why(k: Kernel, e: Expectation) -> str:
         )
     if e.bound is Bound.LATENCY:
         return "it saturates a roof, so there is enough parallelism to hide latency"
+    if k.bound is Bound.BALANCED:
+        return "SM and memory throughput are within 10 points of each other: neither alone limits it"
     tier = k.binding or "?"
     ai = k.intensity_flop_per_byte.get(tier) if tier != COMPUTE else None
     if k.bound is Bound.MEMORY and e.bound is Bound.COMPUTE:

@@ -20,14 +20,30 @@ PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
 TIERS = ("dram", "l2", "l1", "shared")
 SOL_KEYS = ("sm", "memory", "dram", "l2", "l1")  # Nsight's Speed-of-Light percentages
 COMPUTE = "compute"
-LATENCY_SOL_PCT = 60.0  # Nsight's SOLBottleneck rule: neither SM nor memory reaches 60 % → latency
+# Nsight's SOLBottleneck rule (sections/SpeedOfLight.py): neither SM nor memory reaches 60 % →
+# latency ("small grid" under one wave); 10 points or more apart, or either at 80 % or more → bound
+# by the busier one; otherwise balanced.
+LATENCY_SOL_PCT = 60.0
+BALANCED_SOL_POINTS = 10.0
+HIGH_THROUGHPUT_SOL_PCT = 80.0
+SMALL_GRID_WAVES = 1.0
+SOL_MEMORY_UNITS = ("dram", "l2", "l1")  # the memory SOL breakdown that names the busiest unit
 
 
 class Bound(Enum):
     MEMORY = "memory"
     COMPUTE = "compute"
     LATENCY = "latency"
+    BALANCED = "balanced"  # Speed of Light: compute and memory within 10 points, both at 60-80 %
     UNKNOWN = "unknown"
+
+
+class VerdictBasis(Enum):
+    """What a verdict rests on: the roofline (work, bytes, roofs), Nsight's SOL rule, or nothing."""
+
+    ROOFLINE = "roofline"
+    SOL = "sol"
+    NONE = "none"
 
 
 @dataclass(frozen=True)
@@ -85,7 +101,7 @@ class RooflineArrays:
 Roof = float | np.ndarray  # one value for every kernel, or one per kernel
 
 
-def _per_kernel(value: Roof | None, n: int) -> np.ndarray:
+def per_kernel(value: Roof | None, n: int) -> np.ndarray:
     """A roof as n values, NaN where it is missing, zero or negative."""
     array = np.broadcast_to(np.asarray(np.nan if value is None else value, dtype="float64"), (n,))
     return np.where(np.isfinite(array) & (array > 0), array, np.nan)
@@ -98,7 +114,7 @@ def compute_roof_arrays(
     names = list(flop_by_precision)
     flops = np.column_stack([np.asarray(flop_by_precision[p], dtype="float64") for p in names])
     n = flops.shape[0]
-    peak = np.column_stack([_per_kernel(peaks.get(p), n) for p in names])
+    peak = np.column_stack([per_kernel(peaks.get(p), n) for p in names])
     work = np.nan_to_num(flops, nan=0.0) > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         seconds = np.where(work, flops / peak, 0.0).sum(axis=1)
@@ -106,7 +122,7 @@ def compute_roof_arrays(
     dominant = np.array(names, dtype=object)[np.argmax(np.where(work, flops, -1.0), axis=1)]
     any_work = work.any(axis=1)
     first = next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
-    default = _per_kernel(peaks.get(first) if first else None, n)
+    default = per_kernel(peaks.get(first) if first else None, n)
     roof = np.where(any_work, combined, default)
     nothing = np.full(n, None, dtype=object)
     return roof, np.where(any_work, dominant, nothing)
@@ -135,8 +151,14 @@ def roofline_arrays(
     bytes_by_tier: Mapping[str, np.ndarray],
     peak_flop_per_s: np.ndarray,
     bandwidth_byte_per_s: Mapping[str, Roof],
+    compute_time_s: np.ndarray | None = None,
 ) -> RooflineArrays:
-    """Place n kernels against their roofs (one value per tier for all, or one per kernel)."""
+    """Place n kernels against their roofs (one value per tier for all, or one per kernel).
+
+    `compute_time_s`, where finite, is the compute roof's time instead of FLOP / peak: the time
+    every ceiling of the compute units implies (integer operations at their peaks, the busiest
+    pipe), so a kernel whose work is not floating point can still be compute-bound.
+    """
     flop = np.asarray(flop, dtype="float64")
     peak = np.asarray(peak_flop_per_s, dtype="float64")
     has_peak = np.isfinite(peak) & (peak > 0)
@@ -148,7 +170,7 @@ def roofline_arrays(
     unroofed: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for tier, raw in bytes_by_tier.items():
-            bandwidth = _per_kernel(bandwidth_byte_per_s.get(tier), len(flop))
+            bandwidth = per_kernel(bandwidth_byte_per_s.get(tier), len(flop))
             nbytes = np.asarray(raw, dtype="float64")
             # traffic without a roof: the tier may bind, so no verdict (never a silent skip)
             unroofed[tier] = np.isfinite(nbytes) & (nbytes > 0) & np.isnan(bandwidth)
@@ -165,15 +187,19 @@ def roofline_arrays(
         computable = has_flop & has_peak
         times[COMPUTE] = np.where(computable, flop / peak, np.nan)
         caps[COMPUTE] = np.where(computable, peak, np.nan)
+        other = np.full(len(flop), np.nan) if compute_time_s is None else np.asarray(compute_time_s, float)
+        has_other = np.isfinite(other)
+        times[COMPUTE] = np.where(has_other, np.fmax(times[COMPUTE], other), times[COMPUTE])
     timing = np.column_stack(list(times.values()))
     filled = np.where(np.isnan(timing), -np.inf, timing)
     longest = filled.max(axis=1)
     names = np.array(list(times), dtype=object)
     compute_wins = filled[:, list(times).index(COMPUTE)] >= longest
     binding = np.where(compute_wins, COMPUTE, names[np.argmax(filled, axis=1)])
-    # unknown FLOPs: the compute roof cannot be placed, so no roof can be said to bind
+    # unknown FLOPs and no other compute ceiling: no roof can be said to bind; nor can one when
+    # a tier has traffic but no roof
     blind = np.logical_or.reduce([*unroofed.values(), np.zeros(len(flop), dtype=bool)])
-    decided = (longest > 0) & has_flop & ~blind
+    decided = (longest > 0) & (has_flop | has_other) & ~blind
     binding = np.where(decided, binding, np.full(len(binding), None, dtype=object))
     cap_matrix = np.column_stack(list(caps.values()))
     attainable = np.where(
@@ -198,6 +224,7 @@ def roofline(
     peak_flop_per_s: float | None,
     bandwidth_byte_per_s: Mapping[str, float],
     compute_precision: str | None = None,
+    compute_time_s: float | None = None,
 ) -> RooflinePoint:
     """Place one kernel against its roofs (`roofline_arrays` for n = 1). Missing inputs give None."""
 
@@ -205,7 +232,11 @@ def roofline(
         return np.array([np.nan if value is None else value], dtype="float64")
 
     arrays = roofline_arrays(
-        one(flop), {t: one(b) for t, b in bytes_by_tier.items()}, one(peak_flop_per_s), bandwidth_byte_per_s
+        one(flop),
+        {t: one(b) for t, b in bytes_by_tier.items()},
+        one(peak_flop_per_s),
+        bandwidth_byte_per_s,
+        compute_time_s=one(compute_time_s),
     )
     return point_at(arrays, 0, flop, peak_flop_per_s, compute_precision)
 
@@ -240,6 +271,108 @@ def _scalar(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
+def work_time_arrays(
+    work_by_kind: Mapping[str, np.ndarray], peaks: Mapping[str, Roof]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Seconds n kernels' work needs, each kind (FLOPs of a precision, operations of an integer
+    path) at its own peak, summed; and the kind that takes longest. NaN where some work has no
+    peak or no work was measured; the kind is None where nothing was done."""
+    names = list(work_by_kind)
+    if not names:
+        return np.array([], dtype="float64"), np.array([], dtype=object)
+    work = np.column_stack([np.asarray(work_by_kind[k], dtype="float64") for k in names])
+    n = work.shape[0]
+    peak = np.column_stack([per_kernel(peaks.get(k), n) for k in names])
+    busy = np.nan_to_num(work, nan=0.0) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        seconds = np.where(busy, work / peak, 0.0)
+    total = seconds.sum(axis=1)
+    total = np.where(np.isnan(work).all(axis=1), np.nan, total)
+    ranked = np.where(busy, np.nan_to_num(seconds, nan=np.inf), -1.0)
+    longest = np.array(names, dtype=object)[np.argmax(ranked, axis=1)]
+    return total, np.where(busy.any(axis=1), longest, np.full(n, None, dtype=object))
+
+
+@dataclass(frozen=True)
+class SolArrays:
+    """Nsight's SOLBottleneck rule for n kernels."""
+
+    bound: np.ndarray  # object: Bound (UNKNOWN where SM or memory SOL is missing)
+    unit: np.ndarray  # object: busiest memory unit ("dram", "l2", "l1") of a memory-bound kernel, or None
+    small_grid: np.ndarray  # bool: latency-bound with under one wave per SM
+
+
+def sol_arrays(
+    sm_pct: np.ndarray, memory_pct: np.ndarray, breakdown_pct: Mapping[str, np.ndarray], waves: np.ndarray
+) -> SolArrays:
+    """Classify n kernels from their Speed-of-Light percentages alone (no roofs, no counters)."""
+    sm = np.asarray(sm_pct, dtype="float64")
+    mem = np.asarray(memory_pct, dtype="float64")
+    known = np.isfinite(sm) & np.isfinite(mem)
+    high = (sm >= HIGH_THROUGHPUT_SOL_PCT) | (mem >= HIGH_THROUGHPUT_SOL_PCT)
+    latency = known & ~high & (sm < LATENCY_SOL_PCT) & (mem < LATENCY_SOL_PCT)
+    decided = known & ~latency & (high | (np.abs(sm - mem) >= BALANCED_SOL_POINTS))
+    memory = decided & (mem > sm)
+    compute = decided & ~memory
+    balanced = known & ~latency & ~decided
+    n = len(sm)
+    bound = objects(Bound.UNKNOWN, n)
+    for mask, value in ((latency, Bound.LATENCY), (compute, Bound.COMPUTE), (memory, Bound.MEMORY)):
+        bound[mask] = value
+    bound[balanced] = Bound.BALANCED
+    units = [u for u in SOL_MEMORY_UNITS if u in breakdown_pct]
+    unit = np.full(n, None, dtype=object)
+    if units:
+        matrix = np.column_stack([np.asarray(breakdown_pct[u], dtype="float64") for u in units])
+        any_unit = ~np.isnan(matrix).all(axis=1)
+        busiest = np.array(units, dtype=object)[np.argmax(np.nan_to_num(matrix, nan=-1.0), axis=1)]
+        unit = np.where(memory & any_unit, busiest, unit)
+    small = latency & (np.asarray(waves, dtype="float64") < SMALL_GRID_WAVES)
+    return SolArrays(bound=bound, unit=unit, small_grid=small)
+
+
+@dataclass(frozen=True)
+class VerdictArrays:
+    bound: np.ndarray  # object: Bound
+    basis: np.ndarray  # object: VerdictBasis
+    disagrees: np.ndarray  # bool: roofline and SOL both decided, one compute, the other memory
+
+
+def verdict_arrays(binding: np.ndarray, roofline_supported: np.ndarray, sol: SolArrays) -> VerdictArrays:
+    """The verdict ladder: SOL's latency rule first (the roofline cannot see latency), then the
+    roofline where its data supports a verdict, then SOL alone, else unknown."""
+    bindings = np.asarray(binding, dtype=object)
+    n = len(bindings)
+    has_binding = is_set(bindings)
+    has_roofline = np.asarray(roofline_supported, dtype=bool) & has_binding
+    roofline_bound = objects(Bound.UNKNOWN, n)
+    roofline_bound[has_binding] = Bound.MEMORY
+    roofline_bound[bindings == COMPUTE] = Bound.COMPUTE
+    sol_latency = sol.bound == Bound.LATENCY
+    sol_decided = sol.bound != Bound.UNKNOWN
+    bound = sol.bound.copy()
+    bound[has_roofline] = roofline_bound[has_roofline]
+    bound[sol_latency] = Bound.LATENCY
+    basis = objects(VerdictBasis.NONE, n)
+    basis[sol_decided] = VerdictBasis.SOL
+    basis[has_roofline & ~sol_latency] = VerdictBasis.ROOFLINE
+    opposite = ((roofline_bound == Bound.COMPUTE) & (sol.bound == Bound.MEMORY)) | (
+        (roofline_bound == Bound.MEMORY) & (sol.bound == Bound.COMPUTE)
+    )
+    return VerdictArrays(bound=bound, basis=basis, disagrees=has_roofline & opposite)
+
+
+def objects(value: object, n: int) -> np.ndarray:
+    """n copies of one Python value (an enum, a name, None) as an object array."""
+    return np.full(n, value, dtype=object)
+
+
+def is_set(values: np.ndarray) -> np.ndarray:
+    """Elementwise `is not None` of an object array."""
+    set_: np.ndarray = np.not_equal(values, objects(None, len(values)))
+    return set_
+
+
 def bound_of(binding: str | None) -> Bound:
     if binding is None:
         return Bound.UNKNOWN
@@ -252,3 +385,47 @@ def is_latency_bound(sol_sm_pct: float | None, sol_memory_pct: float | None) -> 
         return False
     assert sol_sm_pct is not None and sol_memory_pct is not None
     return sol_sm_pct < LATENCY_SOL_PCT and sol_memory_pct < LATENCY_SOL_PCT
+
+
+# Ding & Williams, "An Instruction Roofline Model for GPUs" (PMBS 2019): work = warp instructions,
+# traffic = memory transactions; a global/local transaction is one 32-byte sector at L1, L2 and
+# DRAM; a shared-memory transaction is one wavefront (unverified: 128 bytes, 32 banks x 4 B).
+TRANSACTION_BYTES = {"dram": 32.0, "l2": 32.0, "l1": 32.0, "shared": 128.0}
+
+
+@dataclass(frozen=True)
+class InstructionArrays:
+    """The instruction roofline of n kernels; NaN where undefined."""
+
+    warp_inst_per_s: np.ndarray
+    issue_peak_warp_inst_per_s: np.ndarray  # SMs x schedulers x SM clock: 1 warp instruction each
+    intensity_warp_inst_per_transaction: Mapping[str, np.ndarray]
+    transaction_peak_per_s: Mapping[str, np.ndarray]  # bandwidth / transaction size
+
+
+def instruction_arrays(
+    warp_inst: np.ndarray,
+    duration_s: np.ndarray,
+    issue_peak_warp_inst_per_s: np.ndarray,
+    bytes_by_tier: Mapping[str, np.ndarray],
+    bandwidth_byte_per_s: Mapping[str, Roof],
+) -> InstructionArrays:
+    inst = np.asarray(warp_inst, dtype="float64")
+    seconds = np.asarray(duration_s, dtype="float64")
+    n = len(inst)
+    intensity: dict[str, np.ndarray] = {}
+    roofs: dict[str, np.ndarray] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(np.isfinite(seconds) & (seconds > 0), inst / seconds, np.nan)
+        for tier, size in TRANSACTION_BYTES.items():
+            if tier not in bytes_by_tier:
+                continue
+            transactions = np.asarray(bytes_by_tier[tier], dtype="float64") / size
+            intensity[tier] = np.where(transactions > 0, inst / transactions, np.nan)
+            roofs[tier] = per_kernel(bandwidth_byte_per_s.get(tier), n) / size
+    return InstructionArrays(
+        warp_inst_per_s=rate,
+        issue_peak_warp_inst_per_s=per_kernel(issue_peak_warp_inst_per_s, n),
+        intensity_warp_inst_per_transaction=intensity,
+        transaction_peak_per_s=roofs,
+    )

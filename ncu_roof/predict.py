@@ -44,10 +44,40 @@ class Prediction:
     bytes_by_tier: Mapping[str, float]  # empty for tiers known only by their intensity
     point: RooflinePoint
     assumptions: tuple[str, ...] = field(default_factory=tuple)
+    ops: OpsCeiling | None = None  # integer or special-function work beside the FLOPs
 
     @property
     def bound(self) -> str:
         return bound_of(self.point.binding).value
+
+    @property
+    def compute_ceiling(self) -> str | None:
+        """What limits compute: the FLOP precision, or "int8" / "xu" when the operations take longer."""
+        if self.ops is not None and self.ops.binds:
+            return self.ops.ceiling
+        return self.point.compute_precision
+
+
+@dataclass(frozen=True)
+class OpsCeiling:
+    """Operations that are not FLOPs, against their own ceiling (ops/s)."""
+
+    count: float
+    ceiling: str  # "int8" (dense INT8 tensor operations) or "xu" (special-function results)
+    peak_per_s: float
+    source: str
+    flop_time_s: float | None  # the FLOPs' own time at their peak, for comparison
+
+    @property
+    def time_s(self) -> float:
+        return self.count / self.peak_per_s
+
+    @property
+    def binds(self) -> bool:
+        return self.flop_time_s is None or self.time_s > self.flop_time_s
+
+
+OpsPeaks = Mapping[str, tuple[float, str]]  # ceiling → (ops/s, source)
 
 
 def split_assignment(text: str, default_key: str | None) -> tuple[str, str]:
@@ -121,6 +151,19 @@ def peak_for(roofs: Roofs, precision: str | None) -> tuple[float | None, str | N
     return peak, used
 
 
+def ops_peak(roofs: Roofs, peaks: OpsPeaks, ceiling: str) -> tuple[float, str]:
+    """The ops/s ceiling: the GPU's per-architecture figure, else the platform's `--peak NAME=V`."""
+    if ceiling in peaks:
+        return peaks[ceiling]
+    if ceiling in roofs.compute_flop_per_s:
+        return roofs.compute_flop_per_s[ceiling], roofs.sources.get(ceiling, "user")
+    raise UsageError(
+        f"this platform has no {ceiling} ceiling (operations per second)",
+        hint=f"give it: --peak {ceiling}=OPS_PER_S (a bare number, operations per second), or a "
+        f"[peak] {ceiling} entry in --roofs FILE.toml",
+    )
+
+
 def predict(
     roofs: Roofs,
     flop: float | None,
@@ -128,8 +171,18 @@ def predict(
     intensity_by_tier: Mapping[str, float],
     precision: str | None = None,
     workload: Workload | None = None,
+    ops: float | None = None,
+    ops_ceiling: str | None = None,
+    ops_peaks: OpsPeaks | None = None,
 ) -> Prediction:
-    """Place a kernel on `roofs`; tiers known by intensity get bytes = FLOP / intensity."""
+    """Place a kernel on `roofs`; tiers known by intensity get bytes = FLOP / intensity.
+
+    `ops` (integer tensor operations, special-function results) run against their own ceiling
+    `ops_ceiling`; the compute roof's time is then the longer of the FLOPs' and the ops'."""
+    if ops is not None and not (math.isfinite(ops) and ops >= 0):
+        raise UsageError(f"--ops {ops!r}: must be a finite, non-negative count", hint="e.g. --ops 4e10")
+    if ops and flop is None:
+        flop = 0.0  # integer work alone: no floating-point operations
     if flop is not None and not (math.isfinite(flop) and flop >= 0):
         raise UsageError(
             f"--flops {flop!r}: must be a finite, non-negative FLOP count",
@@ -163,8 +216,18 @@ def predict(
     nominal_flop = 1.0 if flop is None else flop
     derived = {t: nominal_flop / x for t, x in intensity_by_tier.items()}
     peak, used_precision = peak_for(roofs, precision)
+    ceiling: OpsCeiling | None = None
+    if ops and ops_ceiling is not None:
+        rate, source = ops_peak(roofs, ops_peaks or {}, ops_ceiling)
+        flop_time = nominal_flop / peak if peak else None
+        ceiling = OpsCeiling(ops, ops_ceiling, rate, source, flop_time)
     point = roofline(
-        nominal_flop, {**bytes_by_tier, **derived}, peak, roofs.bandwidth_byte_per_s, used_precision
+        nominal_flop,
+        {**bytes_by_tier, **derived},
+        peak,
+        roofs.bandwidth_byte_per_s,
+        used_precision,
+        compute_time_s=ceiling.time_s if ceiling is not None and ceiling.binds else None,
     )
     if flop is None:
         point = replace(point, flop=None, time_at_roof_s=None)
@@ -177,11 +240,22 @@ def predict(
         bytes_by_tier=known_bytes,
         point=point,
         assumptions=workload.assumptions if workload else (),
+        ops=ceiling,
     )
 
 
-def predict_workload(roofs: Roofs, workload: Workload) -> Prediction:
-    return predict(roofs, workload.flop, workload.bytes_by_tier, {}, workload.precision, workload)
+def predict_workload(roofs: Roofs, workload: Workload, ops_peaks: OpsPeaks | None = None) -> Prediction:
+    return predict(
+        roofs,
+        workload.flop,
+        workload.bytes_by_tier,
+        {},
+        workload.precision,
+        workload,
+        ops=workload.ops or None,
+        ops_ceiling=workload.ops_ceiling,
+        ops_peaks=ops_peaks,
+    )
 
 
 def _finite_map(values: Mapping[str, float]) -> dict[str, float | None]:
@@ -210,6 +284,16 @@ def to_dict(p: Prediction) -> dict[str, Any]:
         "binding": p.point.binding,
         "bound": p.bound,
         "time_at_roof_s": finite_or_none(p.point.time_at_roof_s),
+        "compute_ceiling": p.compute_ceiling,
+        "ops": None
+        if p.ops is None
+        else {
+            "count": finite_or_none(p.ops.count),
+            "ceiling": p.ops.ceiling,
+            "peak_per_s": finite_or_none(p.ops.peak_per_s),
+            "peak_source": p.ops.source,
+            "time_s": finite_or_none(p.ops.time_s),
+        },
     }
 
 
@@ -251,10 +335,15 @@ def renderable(p: Prediction) -> Group:
             si(cap, "FLOP/s", 4),
         )
     if COMPUTE in point.cap_flop_per_s:
-        mark = " ◀" if point.binding == COMPUTE else ""
+        mark = " ◀" if point.binding == COMPUTE and (p.ops is None or not p.ops.binds) else ""
         label = f"compute ({point.compute_precision})" if point.compute_precision else "compute"
         table.add_row(label + mark, "", "", "", "", si(point.cap_flop_per_s[COMPUTE], "FLOP/s", 4))
+    if p.ops is not None:
+        mark = " ◀" if point.binding == COMPUTE and p.ops.binds else ""
+        table.add_row(f"{p.ops.ceiling} ops{mark}", "", "", "", "", si(p.ops.peak_per_s, "OP/s", 4))
     parts: list[Text | Table] = [table, Text(verdict_line(p))]
+    if p.ops is not None:
+        parts.append(Text(f"{p.ops.ceiling} ceiling: {p.ops.source}"))
     if p.assumptions:
         parts.append(Text("assumptions:\n" + "\n".join(f"  - {a}" for a in p.assumptions)))
     return Group(*parts)
@@ -265,9 +354,17 @@ def verdict_line(p: Prediction) -> str:
     if point.binding is None:
         return "verdict: unknown (no roof applies)"
     where = "compute-bound" if point.binding == COMPUTE else f"memory-bound at {point.binding}"
+    if point.binding == COMPUTE and p.compute_ceiling:
+        where += f" ({p.compute_ceiling})"
     flop = f"{si(p.flop, 'FLOP', 4)}; " if p.flop is not None else ""
-    text = f"verdict: {where}; {flop}attainable {si(point.attainable_flop_per_s, 'FLOP/s', 4)}"
-    if point.peak_flop_per_s and point.attainable_flop_per_s is not None:
+    if p.ops is not None:
+        flop += f"{si(p.ops.count, 'OP', 4)} at {si(p.ops.peak_per_s, 'OP/s', 4)} ({p.ops.ceiling}); "
+    ops_only = p.ops is not None and not p.flop  # integer work alone: a FLOP/s figure says nothing
+    if ops_only:
+        text = f"verdict: {where}; {flop}".rstrip("; ")
+    else:
+        text = f"verdict: {where}; {flop}attainable {si(point.attainable_flop_per_s, 'FLOP/s', 4)}"
+    if point.peak_flop_per_s and point.attainable_flop_per_s is not None and not ops_only:
         share = 100.0 * point.attainable_flop_per_s / point.peak_flop_per_s
         text += f" ({share:.3g}% of the compute peak)"
     if point.time_at_roof_s is not None:

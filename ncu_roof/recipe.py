@@ -12,7 +12,7 @@ are all present wins. Factors that the metric recipe (shared notes, §3) marks *
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -42,7 +42,22 @@ FACTORS = Factors()
 _TENSOR_COUNT = re.compile(r"^sm__ops_path_tensor_(?P<v>.+)\.sum$")
 _TENSOR_RATE = re.compile(r"^sm__ops_path_tensor_(?P<v>.+)\.sum\.per_cycle_elapsed$")
 _TENSOR_PEAK = re.compile(r"^sm__ops_path_tensor_(?P<v>.+)\.sum\.peak_sustained$")
-_FLOP_OPS = {
+_PCT = r"\.avg\.pct_of_peak_sustained_(?:elapsed|active)$"
+_PIPE_INST = re.compile(r"^sm__inst_executed_pipe_(?P<p>[a-z0-9_]+)" + _PCT)
+_PIPE_CYCLES = re.compile(r"^sm__pipe_(?P<p>[a-z0-9_]+)_cycles_active" + _PCT)
+# warp instructions executed (the instruction roofline's work) and what sizes the issue peak
+WARP_INST_METRICS = (
+    "smsp__inst_executed.sum",
+    "sm__inst_executed.sum",
+    "sm__inst_executed.sum.per_cycle_elapsed",
+    "sm__inst_executed.avg.per_cycle_elapsed",
+)
+SM_COUNT_METRICS = ("device__attribute_multiprocessor_count", "launch__sm_count")
+SCHEDULERS_METRIC = "device__attribute_num_schedulers_per_multiprocessor"
+TENSOR_PIPE_PCT = tuple(
+    f"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_{w}" for w in ("elapsed", "active")
+)
+FLOP_OPS = {
     "fp64": ("dadd", "dmul", "dfma"),
     "fp32": ("fadd", "fmul", "ffma"),
     "fp16": ("hadd", "hmul", "hfma"),
@@ -102,12 +117,15 @@ def wanted_metrics() -> frozenset[str]:
         "device__attribute_display_name",
         "device__attribute_compute_capability_major",
         "device__attribute_compute_capability_minor",
+        *WARP_INST_METRICS,
+        *SM_COUNT_METRICS,
+        SCHEDULERS_METRIC,
     }
     for axis in "xyz":
         names |= {f"launch__grid_dim_{axis}", f"launch__block_dim_{axis}"}
     for unit in ("sm", "smsp", "gpc", "lts", "l1tex", "dram"):
         names.add(f"{unit}__cycles_elapsed.avg.per_second")
-    for ops in _FLOP_OPS.values():
+    for ops in FLOP_OPS.values():
         for op in (*ops, "fadd2", "fmul2", "ffma2"):
             names |= {_op("sm", op), _op("smsp", op), _op("smsp", op, ".sum.per_cycle_elapsed")}
             names.add(_op("sm", op, ".sum.peak_sustained"))
@@ -166,12 +184,14 @@ WANTED = wanted_metrics()
 
 
 def is_wanted(name: str) -> bool:
-    """True for metrics the recipe reads, including the per-architecture tensor variants."""
+    """True for metrics the recipe reads, including the per-architecture tensor variants and pipes."""
     return (
         name in WANTED
         or _TENSOR_COUNT.match(name) is not None
         or _TENSOR_RATE.match(name) is not None
         or _TENSOR_PEAK.match(name) is not None
+        or _PIPE_INST.match(name) is not None
+        or _PIPE_CYCLES.match(name) is not None
     )
 
 
@@ -234,16 +254,36 @@ def normalize(
     out["waves_per_sm"] = m("launch__waves_per_multiprocessor")
 
     for precision in ("fp64", "fp32", "fp16"):
-        flop, label = first_available(_cuda_core_flop(m, precision, duration, factors), metrics.index)
+        flop, label, missing = _cuda_core_flop(m, precision, duration, factors)
         out[f"flop_{precision}"], out[f"flop_{precision}_recipe"] = flop, label
+        out[f"flop_{precision}_not_collected"] = missing
         peak, peak_label = first_available(_cuda_core_peak(m, precision, factors), metrics.index)
         out[f"peak_{precision}_flop_per_s"] = peak
         out[f"peak_{precision}_flop_per_s_recipe"] = peak_label
-    tensor, tensor_label, tensor_peak, tensor_peak_label = _tensor(m, duration, factors)
-    out["flop_tensor"], out["flop_tensor_recipe"] = tensor, tensor_label
-    out["peak_tensor_flop_per_s"], out["peak_tensor_flop_per_s_recipe"] = tensor_peak, tensor_peak_label
+    tensor = _tensor(m, duration, factors)
+    out["flop_tensor"], out["flop_tensor_recipe"] = tensor.flop, tensor.label
+    out["flop_tensor_not_collected"] = tensor.not_collected
+    out["peak_tensor_flop_per_s"], out["peak_tensor_flop_per_s_recipe"] = tensor.peak, tensor.peak_label
+    for path, (count, path_peak) in tensor.paths.items():
+        out[f"{TENSOR_PATH_PREFIX}{path}"] = count
+        out[f"peak_{TENSOR_PATH_PREFIX}{path}_per_s"] = path_peak
+    out["ops_total"] = tensor.int_ops
+    # an idle tensor pipe says "no tensor FLOPs", not how many FLOPs there were: alone it is no total
+    inferred = out["flop_tensor_recipe"].eq(IDLE_TENSOR_PIPE)
+    cuda_core = out[[f"flop_{p}" for p in ("fp64", "fp32", "fp16")]].notna().any(axis=1)
+    out["flop_tensor"] = out["flop_tensor"].where(~inferred | cuda_core)
+    out["flop_tensor_recipe"] = out["flop_tensor_recipe"].where(~inferred | cuda_core, None)
     flops = out[[f"flop_{p}" for p in PRECISIONS]]
     out["flop_total"] = flops.sum(axis=1, min_count=1)
+    partial = out[[f"flop_{p}_not_collected" for p in PRECISIONS]].notna().any(axis=1)
+    out["flop_total_is_lower_bound"] = out["flop_total"].notna() & (flops.isna().any(axis=1) | partial)
+    out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
+    for pipe, pct in _pipes(m).items():
+        out[f"{PIPE_PREFIX}{pipe}_pct"] = pct
+    warp_inst, out["warp_inst_recipe"] = first_available(_warp_inst(m, duration), metrics.index)
+    out["warp_inst"] = warp_inst
+    out["sm_count"] = m.any_of(*SM_COUNT_METRICS)
+    out["schedulers_per_sm"] = m(SCHEDULERS_METRIC)
 
     era = nsight_era(ncu_version)
     for tier, (asked, definitions) in _tiers(m, duration, factors, era, traffic).items():
@@ -285,28 +325,60 @@ def _duration(m: _Frame) -> list[Formula]:
     ]
 
 
-def _cuda_core_flop(m: _Frame, precision: str, duration: pd.Series, f: Factors) -> list[Formula]:
-    add, mul, fma = _FLOP_OPS[precision]
-    lanes = f.fp16_lanes if precision == "fp16" else 1.0
+def _present_sum(terms: Mapping[str, pd.Series], weights: Mapping[str, float]) -> tuple[pd.Series, pd.Series]:
+    """Per row: the weighted sum of the terms that were collected (NaN when none was), and the
+    names of those that were not (None when all were): an n/a term is absent, never 0."""
+    names = list(terms)
+    index = next(iter(terms.values())).index
+    values = np.column_stack([terms[n].to_numpy(dtype="float64") * weights[n] for n in names])
+    absent = np.isnan(values)
+    total = np.where(absent.all(axis=1), np.nan, np.where(absent, 0.0, values).sum(axis=1))
+    missing = np.full(len(index), None, dtype=object)
+    partial = absent.any(axis=1) & ~absent.all(axis=1)
+    for row in np.flatnonzero(partial):  # only rows with a gap: rare, and a few terms each
+        missing[row] = ",".join(n for n, gap in zip(names, absent[row], strict=True) if gap)
+    return pd.Series(total, index=index), pd.Series(missing, index=index, dtype="object")
 
-    def count(op: str) -> pd.Series:
-        return m.any_of(_op("sm", op), _op("smsp", op))
+
+def _cuda_core_flop(
+    m: _Frame, precision: str, duration: pd.Series, f: Factors
+) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """FLOPs of one precision: complete counters, else complete rates, else whichever terms were
+    collected (`--set full` on 2025.1 stores hfma but not hadd/hmul); returns flop, recipe label
+    and the terms not collected (None when complete)."""
+    add, mul, fma = FLOP_OPS[precision]
+    lanes = f.fp16_lanes if precision == "fp16" else 1.0
+    weights = {add: lanes, mul: lanes, fma: lanes * f.fma_flop}
+    name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
 
     def rate(op: str) -> pd.Series:
         per_cycle = m(_op("smsp", op, ".sum.per_cycle_elapsed"))
         return per_cycle * m("smsp__cycles_elapsed.avg.per_second") * duration
 
-    name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
-    counted = lanes * (count(add) + count(mul) + f.fma_flop * count(fma))
-    rated = lanes * (rate(add) + rate(mul) + f.fma_flop * rate(fma))
+    counted, counted_missing = _present_sum(
+        {op: m.any_of(_op("sm", op), _op("smsp", op)) for op in weights}, weights
+    )
     if precision == "fp32":
-        packed = f.fp32x2_lanes * (count("fadd2") + count("fmul2") + f.fma_flop * count("ffma2"))
+        packed = f.fp32x2_lanes * (
+            m.any_of(_op("sm", "fadd2"), _op("smsp", "fadd2"))
+            + m.any_of(_op("sm", "fmul2"), _op("smsp", "fmul2"))
+            + f.fma_flop * m.any_of(_op("sm", "ffma2"), _op("smsp", "ffma2"))
+        )
         counted = counted + packed.fillna(0.0)
-    return [(f"counter:{name}", counted), (f"rate*time:{name}", rated)]
+    rated, rated_missing = _present_sum({op: rate(op) for op in weights}, weights)
+    complete_count = counted.notna() & counted_missing.isna()
+    complete_rate = rated.notna() & rated_missing.isna()
+    use_counted = complete_count | (~complete_rate & counted.notna())
+    flop = counted.where(use_counted, rated)
+    missing = counted_missing.where(use_counted, rated_missing)
+    source = np.where(use_counted, "counter", "rate*time")
+    label = pd.Series(source, index=counted.index, dtype="object") + f":{name}"
+    label = label + np.where(missing.notna(), " (not collected: " + missing.fillna("") + ")", "")
+    return flop, label.where(flop.notna(), None), missing
 
 
 def _cuda_core_peak(m: _Frame, precision: str, f: Factors) -> list[Formula]:
-    fma = _FLOP_OPS[precision][2]
+    fma = FLOP_OPS[precision][2]
     lanes = f.fp16_lanes if precision == "fp16" else 1.0
     factor = f.fma_flop * lanes
     peak = m(_op("sm", fma, ".sum.peak_sustained")) * factor * m("sm__cycles_elapsed.avg.per_second")
@@ -326,52 +398,101 @@ def tensor_variants(names: Iterable[str], pattern: re.Pattern[str] = _TENSOR_COU
     return [v for v in family if not any(v != o and v.startswith(o + "_") for o in family)]
 
 
-def _tensor(m: _Frame, duration: pd.Series, f: Factors) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
+IDLE_TENSOR_PIPE = "counter:sm__pipe_tensor_cycles_active = 0 (idle tensor pipe)"
+TENSOR_PATH_PREFIX = "tensor_path_"  # normalized columns tensor_path_<path> (+ peak_tensor_path_<path>_per_s)
+PIPE_PREFIX = "pipe_"  # normalized columns pipe_<name>_pct
+INTEGER_SOURCES = ("int8", "int4", "int1")  # tensor paths whose work is integer operations, not FLOPs
+_SOURCE = re.compile(r"src_(.+?)(?:_dst|_sparsity|$)")  # fp16, bf16, tf32, fp4_fp6_fp8, int8, …
+
+
+def tensor_path(variant: str) -> str:
+    """The data path of a tensor variant: its source type, `_sparse` when sparsity is on."""
+    match = _SOURCE.search(variant)
+    source = match.group(1) if match else "other"
+    return source + ("_sparse" if "sparsity_on" in variant else "")
+
+
+def is_integer_path(path: str) -> bool:
+    return path.removesuffix("_sparse") in INTEGER_SOURCES
+
+
+@dataclass(frozen=True)
+class TensorWork:
+    """Tensor-core work of every launch: floating paths as FLOPs, integer paths as operations."""
+
+    flop: pd.Series  # sum of the floating paths measured (NaN when none was)
+    label: pd.Series
+    not_collected: pd.Series  # variants of the partition that read n/a (None when none did)
+    peak: pd.Series  # dense peak of the busiest floating source (FLOP/s)
+    peak_label: pd.Series
+    paths: Mapping[str, tuple[pd.Series, pd.Series]]  # path → (ops or FLOPs, its own peak per second)
+    int_ops: pd.Series  # sum of the integer paths measured (NaN when none was)
+
+
+def _tensor(m: _Frame, duration: pd.Series, f: Factors) -> TensorWork:
     index = m.df.index
     names = list(m.names())
     clock = m("sm__cycles_elapsed.avg.per_second")
     count_variants = tensor_variants(names, _TENSOR_COUNT)
     rate_variants = tensor_variants(names, _TENSOR_RATE)
-    candidates: list[Formula] = []
-    if count_variants:
-        counts = [m(f"sm__ops_path_tensor_{v}.sum") for v in count_variants]
-        candidates.append(("counter:sum(sm__ops_path_tensor_*)", _sum_all(counts, index)))
-    if rate_variants:
-        rates = [
-            m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration for v in rate_variants
-        ]
-        candidates.append(("rate*time:sum(sm__ops_path_tensor_*)", _sum_all(rates, index)))
-    k = f.tensor_flop_per_pipe_inst
-    candidates += [
-        (f"counter:sm__inst_executed_pipe_tensor*{k:g}", m("sm__inst_executed_pipe_tensor.sum") * k),
-        (
-            f"rate*time:smsp__inst_executed_pipe_tensor*{k:g}",
-            m("smsp__inst_executed_pipe_tensor.sum.per_cycle_elapsed")
-            * m("smsp__cycles_elapsed.avg.per_second")
-            * duration
-            * k,
-        ),
-    ]
-    flop, label = first_available(candidates, index)
-
+    work_by_variant = {
+        v: m(f"sm__ops_path_tensor_{v}.sum") for v in count_variants
+    }
+    label_by_path = "counter"
+    if not count_variants and rate_variants:
+        label_by_path = "rate*time"
+        work_by_variant = {
+            v: m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration for v in rate_variants
+        }
+    elif count_variants and rate_variants:  # a count that reads n/a falls back to its rate
+        for v in set(count_variants) & set(rate_variants):
+            rated = m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration
+            work_by_variant[v] = work_by_variant[v].fillna(rated)
     peak_variants = sorted({mt["v"] for n in names if (mt := _TENSOR_PEAK.match(n)) is not None})
+    per_variant_peak = pd.DataFrame(
+        {v: m(f"sm__ops_path_tensor_{v}.sum.peak_sustained") for v in peak_variants}, index=index
+    )
+    by_path: dict[str, list[str]] = {}
+    for v in work_by_variant:
+        by_path.setdefault(tensor_path(v), []).append(v)
+    paths: dict[str, tuple[pd.Series, pd.Series]] = {}
+    for path, variants in sorted(by_path.items()):
+        count = pd.concat([work_by_variant[v] for v in variants], axis=1).sum(axis=1, min_count=1)
+        paths[path] = (count, _path_peak(per_variant_peak, path) * clock)
+    floating = [p for p in paths if not is_integer_path(p)]
+    integer = [p for p in paths if is_integer_path(p)]
+    flop_paths = _sum_present([paths[p][0] for p in floating], index)
+    not_collected = pd.Series(None, index=index, dtype="object")
+    if work_by_variant:
+        _, not_collected = _present_sum(work_by_variant, dict.fromkeys(work_by_variant, 1.0))
+    k = f.tensor_flop_per_pipe_inst
+    candidates: list[Formula] = [(f"{label_by_path}:sum(sm__ops_path_tensor_* floating paths)", flop_paths)]
+    if not integer:  # an instruction count cannot tell integer from floating tensor work
+        candidates += [
+            (f"counter:sm__inst_executed_pipe_tensor*{k:g}", m("sm__inst_executed_pipe_tensor.sum") * k),
+            (
+                f"rate*time:smsp__inst_executed_pipe_tensor*{k:g}",
+                m("smsp__inst_executed_pipe_tensor.sum.per_cycle_elapsed")
+                * m("smsp__cycles_elapsed.avg.per_second")
+                * duration
+                * k,
+            ),
+        ]
+    idle = m.any_of(*TENSOR_PIPE_PCT)
+    candidates.append((IDLE_TENSOR_PIPE, idle.where(idle == 0)))
+    flop, label = first_available(candidates, index)
+    if floating:
+        flop = flop.where(flop_paths.isna(), flop_paths)  # the paths decide wherever one was measured
+
     peaks: list[Formula] = []
-    if peak_variants:
-        per_variant = pd.DataFrame(
-            {v: m(f"sm__ops_path_tensor_{v}.sum.peak_sustained") for v in peak_variants}, index=index
-        )
-        work = count_variants or rate_variants
-        ops = pd.DataFrame(
-            {
-                v: m.any_of(f"sm__ops_path_tensor_{v}.sum", f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed")
-                for v in work
-            },
-            index=index,
-        )
+    floating_peaks = per_variant_peak[[v for v in peak_variants if not is_integer_path(tensor_path(v))]]
+    if not floating_peaks.columns.empty:
+        floating_work = {v: w for v, w in work_by_variant.items() if tensor_path(v) in floating}
+        ops = pd.DataFrame(floating_work, index=index)
         peaks.append(
             (
                 "report:dense sm__ops_path_tensor_<busiest source>.peak_sustained*sm_clock",
-                _busiest_peak(per_variant, ops) * clock,
+                _busiest_peak(floating_peaks, ops) * clock,
             )
         )
     peaks.append(
@@ -381,10 +502,8 @@ def _tensor(m: _Frame, duration: pd.Series, f: Factors) -> tuple[pd.Series, pd.S
         )
     )
     peak, peak_label = first_available(peaks, index)
-    return flop, label, peak, peak_label
-
-
-_SOURCE = re.compile(r"src_(.+?)(?:_dst|_sparsity|$)")  # fp16, bf16, tf32, fp4_fp6_fp8, …
+    int_ops = _sum_present([paths[p][0] for p in integer], index)
+    return TensorWork(flop, label, not_collected, peak, peak_label, paths, int_ops)
 
 
 def _dense_peak(peaks: pd.DataFrame, source: str) -> pd.Series:
@@ -410,10 +529,59 @@ def _busiest_peak(peaks: pd.DataFrame, ops: pd.DataFrame) -> pd.Series:
     return out
 
 
-def _sum_all(parts: list[pd.Series], index: pd.Index) -> pd.Series:
+def _path_peak(peaks: pd.DataFrame, path: str) -> pd.Series:
+    """A data path's own peak (per cycle): dense peaks for a dense path, sparse for a sparse one."""
+    source = path.removesuffix("_sparse")
+    sparse = path.endswith("_sparse")
+    mine = [v for v in peaks.columns if tensor_path(v).removesuffix("_sparse") == source]
+    pool = [v for v in mine if ("sparsity_on" in v) == sparse]
+    if not sparse:
+        pool = [v for v in pool if "sparsity_off" in v] or pool
+    if not pool:
+        return pd.Series(np.nan, index=peaks.index, dtype="float64")
+    return peaks[pool].max(axis=1)
+
+
+def _sum_present(parts: list[pd.Series], index: pd.Index) -> pd.Series:
+    """Sum of the parts that were measured; NaN only when none was (an n/a never erases a sum)."""
     if not parts:
         return pd.Series(np.nan, index=index, dtype="float64")
-    return pd.concat(parts, axis=1).sum(axis=1, min_count=len(parts))
+    return pd.concat(parts, axis=1).sum(axis=1, min_count=1)
+
+
+def _pipes(m: _Frame) -> dict[str, pd.Series]:
+    """Per pipe: the larger of its instruction-issue and active-cycle utilisation (percent of peak
+    over the elapsed cycles; over the active cycles where the report has only that)."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for name in m.names():
+        for kind, pattern in (("inst", _PIPE_INST), ("cycles", _PIPE_CYCLES)):
+            match = pattern.match(name)
+            if match is not None:
+                pipe = match["p"].removesuffix("_pred_on_any")
+                found.setdefault(pipe, {}).setdefault(kind, []).append(name)
+    out: dict[str, pd.Series] = {}
+    for pipe, kinds in sorted(found.items()):
+        elapsed_first = [sorted(names, key=lambda n: not n.endswith("elapsed")) for names in kinds.values()]
+        values = [m.any_of(*names) for names in elapsed_first]
+        out[pipe] = pd.concat(values, axis=1).max(axis=1)
+    return out
+
+
+def _warp_inst(m: _Frame, duration: pd.Series) -> list[Formula]:
+    clock = m("sm__cycles_elapsed.avg.per_second")
+    sms = m.any_of(*SM_COUNT_METRICS)
+    return [
+        ("counter:smsp__inst_executed.sum", m("smsp__inst_executed.sum")),
+        ("counter:sm__inst_executed.sum", m("sm__inst_executed.sum")),
+        (
+            "rate*time:sm__inst_executed.sum.per_cycle_elapsed*sm_clock",
+            m("sm__inst_executed.sum.per_cycle_elapsed") * clock * duration,
+        ),
+        (
+            "rate*time:sm__inst_executed.avg.per_cycle_elapsed*SMs*sm_clock",
+            m("sm__inst_executed.avg.per_cycle_elapsed") * sms * clock * duration,
+        ),
+    ]
 
 
 @dataclass(frozen=True)
@@ -713,8 +881,8 @@ def _pick_tier(asked: str, definitions: list[TierDefinition], index: pd.Index, e
 # what a note prints when a report lacks them (metric recipe §3.8).
 COLLECT: dict[str, tuple[str, ...]] = {
     "duration": ("gpu__time_duration.sum", "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
-    "flop": tuple(_op("sm", op) for ops in _FLOP_OPS.values() for op in ops)
-    + tuple(_op("sm", ops[2], ".sum.peak_sustained") for ops in _FLOP_OPS.values()),
+    "flop": tuple(_op("sm", op) for ops in FLOP_OPS.values() for op in ops)
+    + tuple(_op("sm", ops[2], ".sum.peak_sustained") for ops in FLOP_OPS.values()),
     "tensor": (
         # the per-architecture tensor partitions (§3.3); [verify] that ncu expands the regex to
         # every sm__ops_path_tensor_* of the chip at hand, with .sum and .peak_sustained
@@ -738,6 +906,15 @@ COLLECT: dict[str, tuple[str, ...]] = {
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
         "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.peak_sustained",
     ),
+    # per-pipe utilisation (integer and special-function ceilings) and warp instructions (the
+    # instruction roofline); unverified that every name exists on every architecture before Volta
+    "pipes": (
+        *(f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active" for p in ("alu", "fma", "xu")),
+        "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
+        "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    ),
+    "instructions": ("smsp__inst_executed.sum", SCHEDULERS_METRIC, "device__attribute_multiprocessor_count"),
     "sol": (
         "sm__throughput.avg.pct_of_peak_sustained_elapsed",
         "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",

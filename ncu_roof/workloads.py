@@ -16,6 +16,11 @@ from ncu_roof.errors import UsageError
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2}
 VECTOR_PRECISION = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "bf16": "fp16"}
 MATRIX_PRECISION = {"fp64": "fp64", "fp32": "fp32", "fp16": "tensor", "bf16": "tensor"}
+# Integer data paths: their work is operations (2 per multiply-accumulate), never FLOPs, against
+# their own ceiling (`arch.ops_peaks`).
+OPS_DTYPES = ("int8",)
+INT8_BYTES = 1
+INT32_BYTES = 4
 
 Param = int | str | bool
 
@@ -28,13 +33,16 @@ class Workload:
     bytes_by_tier: Mapping[str, float]
     precision: str  # the compute roof it runs against: fp64, fp32, fp16 (CUDA cores) or tensor
     assumptions: tuple[str, ...]
+    ops: float = 0.0  # non-floating-point operations (integer tensor ops, special-function results)
+    ops_ceiling: str | None = None  # the ceiling they run against: "int8" (tensor) or "xu"
 
 
 def _dtype_bytes(dtype: str) -> int:
     try:
         return DTYPE_BYTES[dtype]
     except KeyError:
-        raise UsageError(f"unknown dtype {dtype!r}", hint="use one of " + ", ".join(DTYPE_BYTES)) from None
+        choices = ", ".join((*DTYPE_BYTES, *OPS_DTYPES))
+        raise UsageError(f"unknown dtype {dtype!r}", hint=f"use one of {choices} (int8: gemm only)") from None
 
 
 def vector_add(n: int, dtype: str = "fp32") -> Workload:
@@ -167,31 +175,71 @@ def softmax(d: int, tokens: int = 1, dtype: str = "fp32", unfused: bool = False)
 
 
 def gemm(m: int, n: int, k: int, dtype: str = "fp32", tile: int | None = None) -> Workload:
-    """C (m x n) = A (m x k) @ B (k x n): ideal reuse, or square T x T output tiles."""
-    size = _dtype_bytes(dtype)
+    """C (m x n) = A (m x k) @ B (k x n): ideal reuse, or square T x T output tiles. An int8 GEMM
+    does 2mnk integer operations (no FLOPs) and writes int32 C."""
+    integer = dtype in OPS_DTYPES
+    size = INT8_BYTES if integer else _dtype_bytes(dtype)
+    out_size = INT32_BYTES if integer else size
     params: dict[str, Param] = {"m": m, "n": n, "k": k, "dtype": dtype}
     if tile is None:
-        elements = float(m * k + k * n + m * n)
-        traffic = "ideal reuse: read A and B once, write C once: (mk + kn + mn) x size B"
+        inputs = float(m * k + k * n)
+        traffic = "ideal reuse: read A and B once, write C once: (mk + kn) x size + mn x C size B"
     else:
         params["tile"] = tile
-        elements = float(m * k * math.ceil(n / tile) + k * n * math.ceil(m / tile) + m * n)
+        inputs = float(m * k * math.ceil(n / tile) + k * n * math.ceil(m / tile))
         traffic = (
             f"tiled, {tile}x{tile} output tiles: each tile reads a {tile}-row strip of A and a "
             f"{tile}-column strip of B, so A is read ceil(n/{tile}) times and B ceil(m/{tile}) "
             "times; C written once"
         )
+    work = 2.0 * m * n * k
+    nbytes = {"dram": inputs * size + float(m * n) * out_size}
+    if integer:
+        return Workload(
+            "gemm",
+            params,
+            0.0,
+            nbytes,
+            "tensor",
+            (
+                "2mnk integer operations (one multiply and one add per (i, j, l)) on INT8 tensor "
+                "cores; no FLOPs",
+                traffic,
+                "A and B int8 (1 B), C int32 (4 B)",
+            ),
+            ops=work,
+            ops_ceiling="int8",
+        )
     return Workload(
         "gemm",
         params,
-        2.0 * m * n * k,
-        {"dram": elements * size},
+        work,
+        nbytes,
         MATRIX_PRECISION[dtype],
         (
             "2mnk FLOP: one multiply and one add per (i, j, l)",
             traffic,
             "fp16/bf16 run on tensor cores; fp32 and fp64 on CUDA cores",
         ),
+    )
+
+
+def exp(n: int, dtype: str = "fp32") -> Workload:
+    """y = exp(x) over n elements: one special-function (XU) result and one multiply each."""
+    size = _dtype_bytes(dtype)
+    return Workload(
+        "exp",
+        {"n": n, "dtype": dtype},
+        float(n),
+        {"dram": 2.0 * n * size},
+        VECTOR_PRECISION[dtype],
+        (
+            f"exp(x) = exp2(x * log2(e)): one multiply (1 FLOP) and one MUFU.EX2 on the "
+            f"special-function unit (XU) per element, {n} elements",
+            f"read x and write y once: 2 x {n} x {size} B",
+        ),
+        ops=float(n),
+        ops_ceiling="xu",
     )
 
 
@@ -219,6 +267,7 @@ BUILDERS: Mapping[str, Callable[..., Workload]] = {
     "softmax": softmax,
     "gemm": gemm,
     "stencil7": stencil7,
+    "exp": exp,
 }
 REQUIRED: Mapping[str, tuple[str, ...]] = {
     "vector-add": ("n",),
@@ -229,6 +278,7 @@ REQUIRED: Mapping[str, tuple[str, ...]] = {
     "layernorm": ("d",),
     "softmax": ("d",),
     "gemm": ("m", "n", "k"),
+    "exp": ("n",),
 }
 OPTIONAL: Mapping[str, tuple[str, ...]] = {
     "vector-add": ("dtype",),
@@ -239,6 +289,7 @@ OPTIONAL: Mapping[str, tuple[str, ...]] = {
     "layernorm": ("tokens", "dtype", "unfused"),
     "softmax": ("tokens", "dtype", "unfused"),
     "gemm": ("dtype", "tile"),
+    "exp": ("dtype",),
 }
 
 
@@ -257,6 +308,9 @@ def build(name: str, params: Mapping[str, Param | None]) -> Workload:
             f"workload {name} does not take {', '.join(extra)}",
             hint=f"{name} takes " + ", ".join((*REQUIRED[name], *OPTIONAL[name])),
         )
+    dtype = given.get("dtype")
+    if dtype in OPS_DTYPES and name != "gemm":
+        raise UsageError(f"dtype {dtype} is for gemm only", hint="use fp64, fp32, fp16 or bf16")
     for key, value in given.items():
         if key not in ("dtype", "unfused") and (not isinstance(value, int) or value <= 0):
             raise UsageError(f"{key} must be a positive integer, not {value!r}", hint=f"e.g. --{key} 4096")

@@ -13,7 +13,7 @@ import pytest
 from ncu_roof.analysis import analyze
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.ingest import RunTable, read_input
-from ncu_roof.model import PRECISIONS, TIERS, Bound
+from ncu_roof.model import PRECISIONS, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import normalize
 from ncu_roof.traffic import TrafficDefinition
 
@@ -198,3 +198,24 @@ def test_corpus_verdicts_are_not_all_unknown(corpus: Path) -> None:
     table = read_input(str(corpus / "h100pcie_rep_2025.1_full_silu.ncu-rep"))
     kernels = analyze([table]).kernels
     assert all(k.binding is not None and not math.isnan(k.duration_s or math.nan) for k in kernels)
+
+
+def test_every_kernel_with_sol_percentages_has_a_verdict(corpus: Path) -> None:
+    # Nsight's SOLBottleneck rule needs only the SM and memory throughput percentages: a kernel
+    # that has both gets a verdict with its basis, even without counters or roofs.
+    with_sol = 0
+    unjudged = []
+    for path in _FILES:
+        try:
+            table = read_input(str(path))
+        except NcuRoofError:
+            continue
+        for kernel in analyze([table]).kernels:
+            if kernel.sol_pct["sm"] is None or kernel.sol_pct["memory"] is None:
+                continue
+            with_sol += 1
+            if kernel.bound is Bound.UNKNOWN or kernel.verdict_basis is VerdictBasis.NONE:
+                unjudged.append(f"{_id(path)}: {kernel.name}")
+    print(f"{with_sol} kernels with SOL percentages, {len(unjudged)} without a verdict")
+    assert with_sol == 870  # every file and re-export in the corpus, counted once each
+    assert unjudged == []

@@ -215,3 +215,46 @@ def test_library_intensity_not_positive_and_finite_is_refused() -> None:
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(UsageError, match="must be positive"):
             predict(roofs, None, {}, {"dram": bad})
+
+
+def test_int8_gemm_runs_against_the_int8_tensor_ceiling() -> None:
+    # A100 (cc 8.0): 4096 dense INT8 tensor ops/clk/SM x 108 SMs x 1.41 GHz = 623.7 Tops/s;
+    # 2 x 4096^3 = 137.4 G integer ops, no FLOPs; A and B int8, C int32: 2 x 4096^2 + 4 x 4096^2 B
+    doc = run_json("gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--dtype", "int8",
+                   "--gpu", "a100-sxm4")
+    peak = 4096 * 108 * 1.41e9
+    ops = doc["ops"]
+    assert isinstance(ops, dict)
+    assert ops["count"] == 2 * 4096**3 and ops["ceiling"] == "int8"
+    assert ops["peak_per_s"] == pytest.approx(peak)
+    assert "unverified" in ops["peak_source"]
+    assert doc["workload"]["flop"] == 0.0  # type: ignore[index]
+    assert doc["workload"]["bytes"] == {"dram": 6.0 * 4096**2}  # type: ignore[index]
+    assert doc["binding"] == "compute" and doc["compute_ceiling"] == "int8"
+    assert doc["time_at_roof_s"] == pytest.approx(2 * 4096**3 / peak)
+
+
+def test_exp_has_an_xu_ceiling_and_is_memory_bound_on_a100() -> None:
+    # XU: 16 results/clk/SM x 108 x 1.41 GHz = 2.44 T/s -> 1e8 exp take 41 us; DRAM 8e8 B /
+    # 2039 GB/s = 392 us binds
+    doc = run_json("exp", "--n", "1e8", "--gpu", "a100-sxm4")
+    ops = doc["ops"]
+    assert isinstance(ops, dict)
+    assert ops["ceiling"] == "xu" and ops["peak_per_s"] == pytest.approx(16 * 108 * 1.41e9)
+    assert ops["time_s"] == pytest.approx(1e8 / (16 * 108 * 1.41e9))
+    assert doc["binding"] == "dram"
+    assert doc["time_at_roof_s"] == pytest.approx(8e8 / 2039e9)
+
+
+def test_ops_from_the_command_line_with_a_user_ceiling() -> None:
+    doc = run_json("--dtype", "int8", "--ops", "4e10", "--bytes", "2e7", "--peak", "int8=1e15",
+                   "--bandwidth", "dram=1e12")
+    assert doc["binding"] == "compute" and doc["compute_ceiling"] == "int8"
+    assert doc["time_at_roof_s"] == pytest.approx(40e-6)  # 4e10 / 1e15 > 2e7 / 1e12 = 20 us
+
+
+def test_ops_without_int8_or_without_a_ceiling_is_a_usage_error() -> None:
+    result = run_cli("predict", "--ops", "4e10", "--bytes", "2e7", "--gpu", "a100-sxm4")
+    assert result.returncode == 2 and "--dtype int8" in result.stderr
+    result = run_cli("predict", "--dtype", "int8", "--ops", "4e10", "--bytes", "2e7", *SEED_004_PLATFORM)
+    assert result.returncode == 2 and "no int8 ceiling" in result.stderr

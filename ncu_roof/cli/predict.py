@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ncu_roof import predict as prediction
+from ncu_roof.arch import ops_peaks
 from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
 from ncu_roof.gpus import ARCHS, GPUS, Arch, Gpu, gpu_by_key
@@ -19,7 +20,7 @@ from ncu_roof.model import Roofs
 from ncu_roof.render.output import write_output
 from ncu_roof.roofs import builtin_roofs, load_roofs_file
 from ncu_roof.units import Dimension, parse_quantity
-from ncu_roof.workloads import VECTOR_PRECISION, Param, build
+from ncu_roof.workloads import OPS_DTYPES, VECTOR_PRECISION, Param, build
 
 FORMATS = ("table", "json")
 GPUS_SCHEMA = "ncu-roof/gpus/v1"
@@ -152,6 +153,14 @@ def _count(text: str | None, name: str) -> int | None:
     return int(value)
 
 
+def _ops_peaks(gpu: str | None) -> prediction.OpsPeaks:
+    """INT8 tensor and special-function ceilings of a built-in GPU (per-architecture figures)."""
+    if not gpu:
+        return {}
+    row = gpu_by_key(gpu)
+    return ops_peaks(row.key, row.sm_count, row.boost_clock_ghz)
+
+
 def _platform(gpu: str | None, roofs_file: str | None, peaks: list[str], bandwidths: list[str]) -> Roofs:
     chosen = [bool(gpu), bool(roofs_file), bool(peaks or bandwidths)]
     if sum(chosen) != 1:
@@ -169,14 +178,14 @@ def _platform(gpu: str | None, roofs_file: str | None, peaks: list[str], bandwid
 @app.command("predict")
 def predict_command(
     workload: str | None = typer.Argument(
-        None, help="vector-add, dot, saxpy, rmsnorm, layernorm, softmax, gemm, stencil7"
+        None, help="vector-add, dot, saxpy, rmsnorm, layernorm, softmax, gemm, stencil7, exp"
     ),
     n: str | None = typer.Option(None, "--n", help="Elements / points / GEMM columns."),
     m: str | None = typer.Option(None, "--m", help="GEMM rows."),
     k: str | None = typer.Option(None, "--k", help="GEMM inner dimension."),
     d: str | None = typer.Option(None, "--d", help="Hidden size (norms, softmax)."),
     tokens: str | None = typer.Option(None, "--tokens", help="Rows (norms, softmax)."),
-    dtype: str | None = typer.Option(None, "--dtype", help="fp64, fp32, fp16 or bf16."),
+    dtype: str | None = typer.Option(None, "--dtype", help="fp64, fp32, fp16, bf16; int8 (gemm, --ops)."),
     unfused: bool = typer.Option(False, "--unfused", help="Count intermediate DRAM round trips."),
     tile: str | None = typer.Option(None, "--tile", help="GEMM output tile size T (T x T)."),
     gpu: str | None = typer.Option(None, "--gpu", help="Built-in GPU key (`ncu-roof gpus`)."),
@@ -184,6 +193,7 @@ def predict_command(
     bandwidth: list[str] = typer.Option([], "--bandwidth", help="TIER=B/s, e.g. dram=20GB/s."),
     roofs_file: str | None = typer.Option(None, "--roofs", help="Platform TOML file."),
     flops: str | None = typer.Option(None, "--flops", help="FLOPs of the kernel."),
+    ops: str | None = typer.Option(None, "--ops", help="Integer operations (with --dtype int8)."),
     nbytes: list[str] = typer.Option([], "--bytes", help="[TIER=]bytes (tier dram by default)."),
     intensity: list[str] = typer.Option([], "--intensity", help="TIER=FLOP/B."),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
@@ -192,8 +202,9 @@ def predict_command(
     """Predict the roofline verdict of a kernel from its FLOPs and bytes, or a workload model."""
     _check_format(fmt)
     roofs = _platform(gpu, roofs_file, peak, bandwidth)
+    peaks = _ops_peaks(gpu)
     if workload is not None:
-        if flops is not None or nbytes or intensity:
+        if flops is not None or ops is not None or nbytes or intensity:
             raise UsageError(
                 "give a workload or --flops/--bytes/--intensity, not both",
                 hint="e.g. `predict gemm --m 4096 ...` or `predict --flops 1e9 --bytes 1e8 ...`",
@@ -208,7 +219,7 @@ def predict_command(
             "unfused": unfused,
             "tile": _count(tile, "tile"),
         }
-        result = prediction.predict_workload(roofs, build(workload, params))
+        result = prediction.predict_workload(roofs, build(workload, params), peaks)
     else:
         stray = [
             name
@@ -220,14 +231,22 @@ def predict_command(
                 f"--{(stray or ['unfused'])[0]} needs a workload",
                 hint="e.g. `ncu-roof predict gemm --m 4096 --n 4096 --k 4096`",
             )
-        if dtype is not None and dtype not in VECTOR_PRECISION:
-            raise UsageError(f"unknown dtype {dtype!r}", hint="use fp64, fp32, fp16 or bf16")
+        if dtype is not None and dtype not in VECTOR_PRECISION and dtype not in OPS_DTYPES:
+            raise UsageError(f"unknown dtype {dtype!r}", hint="use fp64, fp32, fp16, bf16 or int8")
+        if (ops is not None) != (dtype in OPS_DTYPES):
+            raise UsageError(
+                "--ops (integer operations) goes with --dtype int8",
+                hint="e.g. `ncu-roof predict --gpu a100-sxm4 --dtype int8 --ops 4e10 --bytes 2e7`",
+            )
         result = prediction.predict(
             roofs,
             parse_quantity(flops, Dimension.FLOP) if flops is not None else None,
             prediction.parse_assignments(nbytes, Dimension.BYTE, prediction.DEFAULT_TIER),
             prediction.parse_assignments(intensity, Dimension.FLOP_PER_BYTE, None, positive=True),
-            VECTOR_PRECISION[dtype] if dtype else None,
+            VECTOR_PRECISION.get(dtype) if dtype else None,
+            ops=parse_quantity(ops, Dimension.NUMBER) if ops is not None else None,
+            ops_ceiling=dtype if dtype in OPS_DTYPES else None,
+            ops_peaks=peaks,
         )
     if fmt == "json":
         write_output(prediction.render_json(result), output)

@@ -140,14 +140,19 @@ def plot_command(
     roofs: str = typer.Option(None, "--roofs", help="Use the roofs of this TOML platform file."),
     traffic: TrafficDefinition = typer.Option(TrafficDefinition.NSIGHT, "--traffic", help=TRAFFIC_HELP),
     device: int = typer.Option(None, "--device", help="Device index (default: most kernel time)."),
+    kind: str = typer.Option("roofline", "--kind", help="roofline (FLOP) or instruction (warp inst)."),
 ) -> None:
     """Draw the hierarchical roofline of one device as SVG or PNG."""
+    from ncu_roof.render.instruction_plot import render_instruction_plot
     from ncu_roof.render.plot import render_plot
 
+    if kind not in ("roofline", "instruction"):
+        raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")
     fmt = plot_format(output, "-o")
     check_writable(output)
     analysis = build_analysis(files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic))
-    write_all([(render_plot(analysis, fmt=fmt, device=device), output)])
+    render = render_instruction_plot if kind == "instruction" else render_plot
+    write_all([(render(analysis, fmt=fmt, device=device), output)])
 
 
 @app.command("diff")

@@ -37,7 +37,7 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
 _CSS = """
 /* verdict colours: the same as render/plot.py's VERDICT_COLOURS */
-:root{--memory:#1f5fa8;--compute:#c0392b;--latency:#e08e0b;--unknown:#7f7f7f;--line:#d0d7de}
+:root{--memory:#1f5fa8;--compute:#c0392b;--latency:#e08e0b;--balanced:#8e44ad;--unknown:#7f7f7f;--line:#d0d7de}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;
 max-width:1400px;padding:1.5rem 2rem;color:#1f2328;background:#fff}
 h1{font-size:1.6rem;margin:.2rem 0 .6rem}h2{font-size:1.2rem;margin:2rem 0 .6rem;
@@ -47,7 +47,7 @@ code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .bar{display:flex;height:14px;border-radius:7px;overflow:hidden;max-width:640px;margin:.4rem 0}
 .bar span{display:block;height:100%}
 .memory{background:var(--memory)}.compute{background:var(--compute)}
-.latency{background:var(--latency)}.unknown{background:var(--unknown)}
+.latency{background:var(--latency)}.balanced{background:var(--balanced)}.unknown{background:var(--unknown)}
 .key{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin:0 .3em 0 .8em}
 .badge{display:inline-block;padding:0 .45em;border-radius:.8em;color:#fff;white-space:nowrap}
 figure{margin:0}figure svg{max-width:100%;height:auto}

@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ncu_roof.analysis import SCHEMA, Analysis, Device, Kernel
-from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, finite_or_none
+from ncu_roof.analysis import SCHEMA, Analysis, Device, InstructionRoofline, Kernel
+from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, TRANSACTION_BYTES, finite_or_none
 
 
 def _map(values: Mapping[str, float | None], keys: tuple[str, ...]) -> dict[str, float | None]:
@@ -58,6 +58,45 @@ def kernel_json(kernel: Kernel) -> dict[str, Any]:
         "recipe": dict(kernel.recipe),
         "traffic": {tier: dict(entry) for tier, entry in kernel.traffic.items()},
         "notes": list(kernel.notes),
+        "verdict_basis": kernel.verdict_basis.value,
+        "sol_verdict": {
+            "bound": kernel.sol_bound.value,
+            "unit": kernel.sol_unit,
+            "small_grid": kernel.small_grid,
+        },
+        "flop_total_is_lower_bound": kernel.flop_total_is_lower_bound,
+        "not_collected": {k: list(v) for k, v in kernel.not_collected.items()},
+        "ops": {k: finite_or_none(v) for k, v in kernel.ops.items()},
+        "ops_total_is_lower_bound": kernel.ops_total_is_lower_bound,
+        "tensor_paths": {
+            path: {
+                "unit": t.unit,
+                "count": finite_or_none(t.count),
+                "peak_per_s": finite_or_none(t.peak_per_s),
+            }
+            for path, t in kernel.tensor_paths.items()
+        },
+        "pipe_pct": {k: finite_or_none(v) for k, v in kernel.pipe_pct.items()},
+        "compute_ceiling": kernel.compute_ceiling,
+        "compute_ceiling_pct": finite_or_none(kernel.compute_ceiling_pct),
+        "instruction_roofline": _instructions(kernel.instructions),
+    }
+
+
+def _instructions(roof: InstructionRoofline | None) -> dict[str, Any] | None:
+    if roof is None:
+        return None
+    return {
+        "warp_inst": finite_or_none(roof.warp_inst),
+        "warp_inst_per_s": finite_or_none(roof.warp_inst_per_s),
+        "issue_peak_warp_inst_per_s": finite_or_none(roof.issue_peak_warp_inst_per_s),
+        "issue_peak_source": roof.issue_peak_source,
+        "intensity_warp_inst_per_transaction": {
+            k: finite_or_none(v) for k, v in roof.intensity_warp_inst_per_transaction.items()
+        },
+        "transaction_peak_per_s": {k: finite_or_none(v) for k, v in roof.transaction_peak_per_s.items()},
+        "transaction_bytes": {k: TRANSACTION_BYTES[k] for k in roof.intensity_warp_inst_per_transaction},
+        "recipe": roof.recipe,
     }
 
 

@@ -23,6 +23,7 @@ BOUND_WORDS = {
     Bound.MEMORY: "memory-bound",
     Bound.COMPUTE: "compute-bound",
     Bound.LATENCY: "latency-bound",
+    Bound.BALANCED: "balanced",
     Bound.UNKNOWN: "unclassified",
 }
 _BACKTICKS = re.compile(r"`+")

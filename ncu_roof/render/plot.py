@@ -35,12 +35,14 @@ VERDICT_COLOURS = {
     Bound.MEMORY: "#1f5fa8",
     Bound.COMPUTE: "#c0392b",
     Bound.LATENCY: "#e08e0b",
+    Bound.BALANCED: "#8e44ad",
     Bound.UNKNOWN: "#7f7f7f",
 }
 VERDICT_WORDS = {
     Bound.MEMORY: "memory-bound",
     Bound.COMPUTE: "compute-bound",
     Bound.LATENCY: "latency-bound",
+    Bound.BALANCED: "balanced",
     Bound.UNKNOWN: "unknown",
 }
 TIER_MARKERS = {"dram": "o", "l2": "s", "l1": "^", "shared": "D"}

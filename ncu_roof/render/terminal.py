@@ -17,6 +17,7 @@ _STYLE = {
     Bound.MEMORY: "cyan",
     Bound.COMPUTE: "green",
     Bound.LATENCY: "yellow",
+    Bound.BALANCED: "magenta",
     Bound.UNKNOWN: "dim",
 }
 

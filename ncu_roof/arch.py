@@ -1,0 +1,109 @@
+"""Per-architecture throughput figures the report does not carry: issue slots, the special-function
+unit (XU) and INT8 tensor rates, keyed by compute capability, each with its source.
+
+Shared by `analyze` (the instruction roofline's issue peak where the report lacks a scheduler
+count) and `predict` (integer and special-function ceilings of a built-in GPU). Figures marked
+`verified=False` are derived or unverified on real hardware and say so wherever they are shown.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+GUIDE = 'CUDA C++ Programming Guide, "Arithmetic Instructions" throughput table'
+WHITEPAPERS = "NVIDIA architecture whitepapers: 4 warp schedulers per SM, 1 warp instruction per clock each"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One rate per SM per clock, with where it came from."""
+
+    per_sm_per_clock: float
+    source: str
+    verified: bool = True
+
+    def describe(self) -> str:
+        return self.source if self.verified else f"{self.source} (unverified)"
+
+
+@dataclass(frozen=True)
+class Arch:
+    cc: str  # "8.0"
+    name: str
+    schedulers_per_sm: Figure  # warp instructions issued per SM per clock
+    xu_ops: Figure  # special-function results (exp2, log2, rsqrt, sin, cos, rcp) per SM per clock
+    int8_tensor_ops: Figure | None  # dense INT8 tensor operations (2 per MAC) per SM per clock
+
+
+def _datasheet(ops: float, what: str) -> Figure:
+    return Figure(ops, f"derived: {what} dense INT8 TOPS / (SMs x boost clock)", verified=False)
+
+
+_ISSUE = Figure(4, WHITEPAPERS)
+_XU = Figure(16, GUIDE)
+_UNVERIFIED_ISSUE = Figure(4, WHITEPAPERS, verified=False)
+_UNVERIFIED_XU = Figure(16, GUIDE, verified=False)
+
+ARCHS: tuple[Arch, ...] = (
+    Arch("7.0", "Volta", _ISSUE, _XU, None),
+    Arch("7.5", "Turing", _ISSUE, _XU, _datasheet(2048, "T4 datasheet 130")),
+    Arch("8.0", "Ampere GA100", _ISSUE, _XU, _datasheet(4096, "A100 datasheet 624")),
+    Arch("8.6", "Ampere GA10x", _ISSUE, _XU, _datasheet(2048, "A10 datasheet 250")),
+    Arch("8.9", "Ada", _ISSUE, _XU, _datasheet(2048, "L4 datasheet 242")),
+    Arch(
+        "9.0",
+        "Hopper",
+        _ISSUE,
+        _XU,
+        Figure(8192, "ncu report: sm__ops_path_tensor_src_int8.sum.peak_sustained / SMs (H100 PCIe)"),
+    ),
+    Arch("10.0", "Blackwell", _UNVERIFIED_ISSUE, _UNVERIFIED_XU, None),
+    Arch("12.0", "Blackwell GB20x", _UNVERIFIED_ISSUE, _UNVERIFIED_XU, None),
+)
+
+# The compute capability of each built-in GPU key (`ncu-roof gpus`), by key prefix.
+_KEY_CC = (
+    (r"^v100", "7.0"),
+    (r"^(t4|rtx20)", "7.5"),
+    (r"^a100", "8.0"),
+    (r"^(a10|a40|rtx30)", "8.6"),
+    (r"^(l4|l40|rtx40)", "8.9"),
+    (r"^(h100|h200|gh200)", "9.0"),
+    (r"^(b200|b100|gb200)", "10.0"),
+    (r"^rtx50", "12.0"),
+)
+
+
+def arch_for_cc(cc: str | None) -> Arch | None:
+    """The figures of a compute capability ("8.0"; "8.0" also for "8" or "80"), or None."""
+    if cc is None:
+        return None
+    text = cc.strip()
+    if re.fullmatch(r"\d\d", text):
+        text = f"{text[0]}.{text[1]}"
+    elif re.fullmatch(r"\d+", text):
+        text += ".0"
+    return next((a for a in ARCHS if a.cc == text), None)
+
+
+def arch_for_gpu_key(key: str) -> Arch | None:
+    """The figures of a built-in GPU (by its key), or None when its architecture is not listed."""
+    cc = next((cc for pattern, cc in _KEY_CC if re.search(pattern, key.lower())), None)
+    return arch_for_cc(cc)
+
+
+def ops_peaks(key: str, sm_count: int, boost_clock_ghz: float) -> dict[str, tuple[float, str]]:
+    """Integer and special-function ceilings of a built-in GPU, in operations per second, with
+    their sources: "int8" (dense INT8 tensor operations) and "xu" (special-function results)."""
+    arch = arch_for_gpu_key(key)
+    if arch is None:
+        return {}
+    out: dict[str, tuple[float, str]] = {}
+    figures = {"xu": arch.xu_ops, "int8": arch.int8_tensor_ops}
+    for name, figure in figures.items():
+        if figure is not None:
+            rate = figure.per_sm_per_clock * sm_count * boost_clock_ghz * 1e9
+            what = f"{figure.per_sm_per_clock:g}/clk/SM x {sm_count} SMs x {boost_clock_ghz:g} GHz boost"
+            out[name] = (rate, f"{arch.name} (cc {arch.cc}): {what}; {figure.describe()}")
+    return out
