@@ -36,7 +36,13 @@ _REL = 0.005
 
 
 # what an unknown verdict must say (one of these notes): a reason, not just any note
-_NO_VERDICT_REASONS = ("missing counters", "no roofs for this device", "duration is 0")
+_NO_VERDICT_REASONS = (
+    "missing counters",
+    "no roofs for this device",
+    "duration is 0",
+    "collection failed",
+    "no roofline verdict",
+)
 
 
 def _id(path: Path) -> str:
