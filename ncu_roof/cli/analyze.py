@@ -51,6 +51,7 @@ class AnalyzeOptions:
     expect: str | None = None
     fail_on_mismatch: bool = False
     top: int = 30
+    skip_bad_rows: bool = False
 
 
 def example_path() -> str:
@@ -78,15 +79,34 @@ def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) ->
 
     style = None if options.number_locale is Locale.AUTO else NumberStyle(options.number_locale.value)
     choice = roof_choice(options.gpu, options.roofs)
-    tables = [read_input(item, style) if isinstance(item, str) else item for item in inputs]
+    items = expand_tables(inputs)
+    skip = options.skip_bad_rows
+    tables = [read_input(item, style, skip) if isinstance(item, str) else item for item in items]
     for table in tables:
         version = f", ncu {table.ncu_version}" if table.ncu_version else ""
         diag(f"read {table.path}: {len(table.frame)} launches ({table.format.value}{version})")
+        for warning in table.warnings:
+            diag(f"warning: {warning}")
     analysis = analyze(tables, choice)
     if analysis.collect_hint:
         diag("some counters are missing (see notes); a run that collects them:")
         diag(f"  {analysis.collect_hint}")
     return analysis
+
+
+def expand_tables(inputs: Sequence[str | RunTable]) -> list[str | RunTable]:
+    """Paths expanded in place (`-`, directories, globs; what was passed over said on stderr)."""
+    from ncu_roof.ingest import expand_inputs
+
+    paths = [item for item in inputs if isinstance(item, str)]
+    if not paths:
+        return list(inputs)
+    expanded = expand_inputs(paths)
+    for note in expanded.skipped:
+        diag(f"note: {note}")
+    if len(paths) == len(inputs):
+        return list(expanded.paths)
+    return [p for item in inputs for p in (expand_inputs([item]).paths if isinstance(item, str) else [item])]
 
 
 def diag(message: str) -> None:
@@ -168,7 +188,11 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
 
 @app.command("analyze")
 def analyze_command(
-    files: list[str] = typer.Argument(None, help="ncu outputs: .ncu-rep, raw-page CSV or details-page CSV."),
+    files: list[str] = typer.Argument(
+        None,
+        help="ncu outputs: .ncu-rep, CSV (raw, details, summary) or console text; `-` for stdin, "
+        "a directory, or a glob.",
+    ),
     example: bool = typer.Option(
         False, "--example", help="Analyze the example report shipped with ncu-roof."
     ),
@@ -187,6 +211,11 @@ def analyze_command(
     top: int = typer.Option(30, "--top", min=0, help="Table: the N costliest kernels (0 = all)."),
     summary: bool = typer.Option(
         False, "--summary", help="Append the Markdown report to $GITHUB_STEP_SUMMARY."
+    ),
+    skip_bad_rows: bool = typer.Option(
+        False,
+        "--skip-bad-rows",
+        help="Leave out kernels with damaged CSV rows (with a warning) instead of failing.",
     ),
 ) -> None:
     """Give every kernel its FLOPs, bytes per tier, intensity, roofs and verdict."""
@@ -211,5 +240,6 @@ def analyze_command(
         expect=expect_file,
         fail_on_mismatch=fail_on_mismatch,
         top=top,
+        skip_bad_rows=skip_bad_rows,
     )
     emit(paths, options)

@@ -138,13 +138,16 @@ def plot_command(
     gpu: str = typer.Option(None, "--gpu", help="Use the built-in roofs of this GPU."),
     roofs: str = typer.Option(None, "--roofs", help="Use the roofs of this TOML platform file."),
     device: int = typer.Option(None, "--device", help="Device index (default: most kernel time)."),
+    skip_bad_rows: bool = typer.Option(
+        False, "--skip-bad-rows", help="Leave out kernels with damaged CSV rows (with a warning)."
+    ),
 ) -> None:
     """Draw the hierarchical roofline of one device as SVG or PNG."""
     from ncu_roof.render.plot import render_plot
 
     fmt = plot_format(output, "-o")
     check_writable(output)
-    analysis = build_analysis(files, AnalyzeOptions(gpu=gpu, roofs=roofs))
+    analysis = build_analysis(files, AnalyzeOptions(gpu=gpu, roofs=roofs, skip_bad_rows=skip_bad_rows))
     write_all([(render_plot(analysis, fmt=fmt, device=device), output)])
 
 
@@ -169,6 +172,9 @@ def diff_command(
     summary: bool = typer.Option(
         False, "--summary", help="Append the Markdown diff to $GITHUB_STEP_SUMMARY."
     ),
+    skip_bad_rows: bool = typer.Option(
+        False, "--skip-bad-rows", help="Leave out kernels with damaged CSV rows (with a warning)."
+    ),
 ) -> None:
     """Compare two runs kernel by kernel: time, FLOP/s, bytes, intensity, verdict."""
     options = DiffOptions(
@@ -182,4 +188,4 @@ def diff_command(
         plot=plot,
         summary=summary,
     )
-    run_diff(base, head, AnalyzeOptions(gpu=gpu, roofs=roofs), options)
+    run_diff(base, head, AnalyzeOptions(gpu=gpu, roofs=roofs, skip_bad_rows=skip_bad_rows), options)

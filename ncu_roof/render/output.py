@@ -39,11 +39,7 @@ def _check_writable(target: Path) -> None:
 def write_output(data: str | bytes, path: str | None) -> None:
     """Write to `path` atomically (never a half-written file), or to stdout when path is None/-."""
     if path is None or path == "-":
-        if isinstance(data, bytes):
-            sys.stdout.buffer.write(data)
-        else:
-            sys.stdout.write(data)
-        sys.stdout.flush()
+        _write_stdout(data)
         return
     check_writable(path)
     target = Path(path)
@@ -57,6 +53,23 @@ def write_output(data: str | bytes, path: str | None) -> None:
         _replace_atomically(target, payload)
     except OSError as err:
         raise OutputError(f"cannot write {path}: {err.strerror or err}", hint=WRITE_HINT) from None
+
+
+def _write_stdout(data: str | bytes) -> None:
+    """To stdout; a closed pipe propagates (BrokenPipeError: the CLI exits quietly), any other
+    failure (a full disk, an I/O error) is one `OutputError`."""
+    try:
+        if isinstance(data, bytes):
+            sys.stdout.buffer.write(data)
+        else:
+            sys.stdout.write(data)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as err:
+        raise OutputError(
+            f"cannot write to stdout: {err.strerror or err}", hint="check the disk or the pipe stdout goes to"
+        ) from None
 
 
 def _replace_atomically(target: Path, payload: bytes) -> None:
