@@ -495,7 +495,7 @@ _LABELS: dict[str, str] = {
 _BANDWIDTH_LABELS = {"Memory Throughput": "dram__bytes.sum.per_second"}
 
 
-def _metric_for(name: str, unit: str) -> str | None:
+def metric_for(name: str, unit: str) -> str | None:
     if "__" in name:
         return name if is_wanted(name) else None
     if unit.endswith(("/second", "/s")) and name in _BANDWIDTH_LABELS:
@@ -568,7 +568,7 @@ def _read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage
     kept = []
     for record in _details_rows(blocks, damage):
         unit = record.get("Metric Unit", "")
-        metric = _metric_for(record["Metric Name"], unit)
+        metric = metric_for(record["Metric Name"], unit)
         if metric is not None:
             kept.append({**record, "metric": metric, "unit": effective_unit(metric, unit)})
     lost = len(damage.lost_kernels)
