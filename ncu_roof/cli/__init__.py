@@ -13,6 +13,7 @@ import typer
 
 from ncu_roof import __version__
 from ncu_roof.errors import ExitCode, NcuRoofError
+from ncu_roof.render.output import StdoutClosedError
 from ncu_roof.render.text import one_line
 
 CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(code if isinstance(code, int) else 0)
     except NcuRoofError as err:
         sys.exit(report_error(err))
-    except BrokenPipeError:  # `| head` closed the pipe: stop quietly, as Unix tools do
+    except (BrokenPipeError, StdoutClosedError):  # `| head` closed the pipe: stop quietly
         sys.exit(_closed_pipe())
     except typer.Exit as done:
         sys.exit(done.exit_code)

@@ -121,13 +121,14 @@ def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
     i = 1
     while i < len(lines):
         start = i
-        record = lines[i].removesuffix("\r")
+        record = lines[i]
         i += 1
         if not record.strip() or not looks_like_data(record, columns):
             continue
         while record.count('"') % 2 and i < len(lines) and i - start < 64:
-            record += "\n" + lines[i].removesuffix("\r")
+            record += "\n" + lines[i]  # a line break inside a quoted name, kept as it was
             i += 1
+        record = record.removesuffix("\r")
         line = block.line + start
         at_end = block.last and i == len(lines) and not text.endswith("\n")
         if at_end and (record.count('"') % 2 or _cut_off(record, block, least)):
@@ -146,10 +147,14 @@ def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
 
 
 def _cut_off(record: str, block: Block, least: int) -> bool:
-    """A last row without its line break: cut off unless it ends the way ncu ends a row."""
-    if block.data.startswith(b'"'):
-        return not record.endswith(('"', ","))
-    return len(next(csv.reader([record]), [])) < least
+    """A last row without its line break: cut off if it has too few cells, or (a fully quoted
+    file) does not end the way ncu ends a row."""
+    if block.data.startswith(b'"') and not record.endswith(('"', ",")):
+        return True
+    try:
+        return len(next(csv.reader([record]), [])) < least
+    except csv.Error:
+        return True
 
 
 def _header_starts(raw: bytes) -> list[int]:

@@ -142,8 +142,10 @@ def read_head(path: str, size: int = 64) -> bytes:
         ) from None
 
 
-def read_text_bytes(path: str, limit: int = MAX_TEXT_BYTES) -> bytes:
-    """The whole of a text input (a regular file, or stdin for `-`), refused beyond `limit` bytes."""
+def read_text_bytes(path: str, limit: int | None = None) -> bytes:
+    """The whole of a text input (a regular file, or stdin for `-`), refused beyond `limit` bytes
+    (default `MAX_TEXT_BYTES`)."""
+    limit = MAX_TEXT_BYTES if limit is None else limit
     try:
         if path == STDIN:
             data = sys.stdin.buffer.read(limit + 1)

@@ -13,6 +13,12 @@ from ncu_roof.errors import OutputError
 WRITE_HINT = "check that the directory exists and that you may write there"
 
 
+class StdoutClosedError(Exception):
+    """stdout's reader went away (`| head`): the CLI stops quietly, as Unix tools do.
+
+    Not an OSError, so that no layer in between mistakes it for a write failure to report."""
+
+
 def check_writable(path: str | None) -> None:
     """Fail before any work when `path` could not be written (None and `-` mean stdout)."""
     if path is None or path == "-":
@@ -56,7 +62,7 @@ def write_output(data: str | bytes, path: str | None) -> None:
 
 
 def _write_stdout(data: str | bytes) -> None:
-    """To stdout; a closed pipe propagates (BrokenPipeError: the CLI exits quietly), any other
+    """To stdout; a closed pipe is `StdoutClosedError` (the CLI exits quietly), any other
     failure (a full disk, an I/O error) is one `OutputError`."""
     try:
         if isinstance(data, bytes):
@@ -65,7 +71,7 @@ def _write_stdout(data: str | bytes) -> None:
             sys.stdout.write(data)
         sys.stdout.flush()
     except BrokenPipeError:
-        raise
+        raise StdoutClosedError from None
     except OSError as err:
         raise OutputError(
             f"cannot write to stdout: {err.strerror or err}", hint="check the disk or the pipe stdout goes to"
