@@ -218,7 +218,8 @@ def read_console_text(
     path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool = False
 ) -> RunTable:
     damage = Damage(path, skip_bad_rows)
-    kernels = _parse(raw.decode("utf-8", "replace"), damage)
+    text = raw.decode("utf-8", "replace")
+    kernels = _parse(text, damage)
     for kernel in kernels:
         if kernel.cut_off:
             damage.add(kernel.line, f"kernel {kernel.name[:40]!r}: its table is cut off (truncated file?)")
@@ -247,14 +248,32 @@ def read_console_text(
     frame["device"] = pd.to_numeric(frame["device"], errors="coerce").astype("Int64")
     averaged = sorted({m for k in intact for m in k.averaged})
     lost = len(kernels) - len(intact)
+    announced = _announced(text)
+    read = sum(k.invocations or 1 for k in intact) if averaged else len(intact)
+    shortfall = (
+        (
+            f"{path}: the ==PROF== lines announce {announced} profiled launches but "
+            f"{read} were read (the capture is cut short, or lines were lost)",
+        )
+        if announced > read + lost
+        else ()
+    )
     return RunTable(
         path=path,
         format=InputFormat.CONSOLE_TEXT,
         ncu_version=None,
         frame=frame,
-        warnings=damage.warnings(lost),
+        warnings=(*damage.warnings(lost), *shortfall),
         averaged=tuple(averaged),
     )
+
+
+_PROFILING = re.compile(r'^==PROF== Profiling ".*" - (\d+)\b', re.MULTILINE)
+
+
+def _announced(text: str) -> int:
+    """How many launches ncu said it profiled (`==PROF== Profiling "k" - 7: …`), if it said."""
+    return len(set(_PROFILING.findall(text)))
 
 
 def _launch(index: int, kernel: _Kernel, style: NumberStyle) -> dict[str, object]:

@@ -542,31 +542,64 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
             previous = record["ID"] = ident
             if record.get("Metric Name", ""):
                 record["run"] = str(run)
+                record["_line"] = str(line)
                 kept.append(record)
         if len(damage.rows) > seen and previous is not None:
             tainted.add(previous)
-        _check_last_kernel(block, kept, damage, tainted)
+        _check_groups(block, kept, damage, tainted)
         damage.lost_kernels |= {(run, ident) for ident in tainted}
         yield from (r for r in kept if r["ID"] not in tainted)
 
 
-def _check_last_kernel(block: Block, kept: list[dict[str, str]], damage: Damage, tainted: set[str]) -> None:
-    """A details page cut between two rows leaves its last kernel with only the first of the rows
-    every other kernel of the block has: that kernel is damaged, not a shorter one."""
-    order: dict[str, list[tuple[str, str]]] = {}
+def partial_groups(
+    keys: list[tuple[str, int]], rows: dict[str, list[tuple[str, str]]]
+) -> dict[str, tuple[int, str]]:
+    """Kernels of a per-metric page whose rows cannot all be theirs: (line, reason) per key.
+
+    `keys` are (kernel key, line) in file order, one per row, and `rows` each kernel's
+    (section, metric) sequence. ncu prints every kernel of a run with the same rows, together;
+    rows of one kernel split by another's, or a kernel holding only the first or last rows of
+    another kernel's sequence, are what a cut, a lost line or a damaged ID leave behind.
+    """
+    found: dict[str, tuple[int, str]] = {}
+    done: set[str] = set()
+    previous = None
+    for key, line in keys:
+        if key != previous and key in done and key not in found:
+            found[key] = (line, f"rows of {key} are split by another kernel's (damaged ID?)")
+        if previous is not None and key != previous:
+            done.add(previous)
+        previous = key
+    first_line: dict[str, int] = {}
+    for key, line in keys:
+        first_line.setdefault(key, line)
+    shapes = {tuple(seq) for seq in rows.values()}
+    for key, seq in rows.items():
+        whole = tuple(seq)
+        for other in shapes:
+            if len(other) > len(whole) and (other[: len(whole)] == whole or other[-len(whole) :] == whole):
+                found.setdefault(
+                    key,
+                    (
+                        first_line[key],
+                        f"{key} has {len(whole)} of the {len(other)} metric rows other kernels have "
+                        "(truncated file or a lost line?)",
+                    ),
+                )
+                break
+    return found
+
+
+def _check_groups(block: Block, kept: list[dict[str, str]], damage: Damage, tainted: set[str]) -> None:
+    keys = [(f"kernel ID {r['ID']}", int(r["_line"])) for r in kept]
+    rows: dict[str, list[tuple[str, str]]] = {}
     for record in kept:
-        order.setdefault(record["ID"], []).append((record.get("Section Name", ""), record["Metric Name"]))
-    if len(order) < 2:
-        return
-    last_id, last = list(order.items())[-1]
-    longest = max((rows for ident, rows in order.items() if ident != last_id), key=len)
-    if len(last) < len(longest) and longest[: len(last)] == last:
-        damage.add(
-            block.line_of(len(block.data)),
-            f"kernel ID {last_id} ends after {len(last)} of the {len(longest)} metric rows the "
-            "kernels before it have (truncated file?)",
+        rows.setdefault(f"kernel ID {record['ID']}", []).append(
+            (record.get("Section Name", ""), record["Metric Name"])
         )
-        tainted.add(last_id)
+    for key, (line, reason) in partial_groups(keys, rows).items():
+        damage.add(line, reason)
+        tainted.add(key.removeprefix("kernel ID "))
 
 
 def _read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[pd.DataFrame, int]:

@@ -15,7 +15,7 @@ import re
 import pandas as pd
 
 from ncu_roof.errors import BadInputError
-from ncu_roof.ingest.csvfile import _INTEGER, Block, Damage, metric_for, records
+from ncu_roof.ingest.csvfile import _INTEGER, Block, Damage, metric_for, one_cell, partial_groups, records
 from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
 from ncu_roof.units import (
     NumberStyle,
@@ -57,6 +57,9 @@ def read_summary_csv(
     block = Block(header=header, data=data, line=raw.count(b"\n", 0, start) + 1, last=True)
     damage = Damage(path, skip_bad_rows)
     groups: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
+    labels: dict[tuple[str, ...], str] = {}
+    order: list[tuple[str, int]] = []
+    shapes: dict[str, list[tuple[str, str]]] = {}
     for line, cells in records(block, damage):
         if len(cells) != len(header):
             damage.add(line, f"{len(cells)} cells where the header has {len(header)}")
@@ -66,11 +69,18 @@ def read_summary_csv(
             damage.add(line, f"Device Id {row['Device Id'][:20]!r} is not an integer index")
             continue
         key = tuple(row.get(c, "") for c in _KEY)
+        label = labels.setdefault(key, f"kernel #{len(labels)} {one_cell(row['Kernel Name'])}")
+        order.append((label, line))
+        shapes.setdefault(label, []).append((row.get("Section Name", ""), row["Metric Name"]))
         metric = metric_for(row["Metric Name"], row["Metric Unit"])
         values = groups.setdefault(key, {})
         if metric is not None and metric not in values:
             values[metric] = (row["Average"], effective_unit(metric, row["Metric Unit"]))
+    partial = partial_groups(order, shapes)
+    for line, reason in partial.values():
+        damage.add(line, reason)
     damage.check()
+    groups = {key: values for key, values in groups.items() if labels[key] not in partial}
     if not groups:
         raise BadInputError(
             f"{path}: the --print-summary CSV header is there but no kernel rows follow (truncated file?)",
@@ -98,7 +108,7 @@ def read_summary_csv(
         format=InputFormat.SUMMARY_CSV,
         ncu_version=None,
         frame=frame,
-        warnings=damage.warnings(0),
+        warnings=damage.warnings(len(partial)),
         averaged=tuple(averaged),
     )
 
