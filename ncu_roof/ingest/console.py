@@ -247,23 +247,27 @@ def read_console_text(
     frame["id"] = frame["id"].astype("Int64")
     frame["device"] = pd.to_numeric(frame["device"], errors="coerce").astype("Int64")
     averaged = sorted({m for k in intact for m in k.averaged})
-    lost = len(kernels) - len(intact)
+    cut = sum(k.cut_off for k in kernels)
+    empty = [k for k in kernels if not k.cut_off and not k.values]
+    notes = list(damage.warnings(cut))
+    if empty:
+        notes.append(
+            f"{path}: {len(empty)} kernel line{'s' if len(empty) != 1 else ''} without a readable "
+            f"section table left out (first on line {empty[0].line})"
+        )
     announced = _announced(text)
     read = sum(k.invocations or 1 for k in intact) if averaged else len(intact)
-    shortfall = (
-        (
+    if announced > read:
+        notes.append(
             f"{path}: the ==PROF== lines announce {announced} profiled launches but "
-            f"{read} were read (the capture is cut short, or lines were lost)",
+            f"{read} were read (the capture is cut short, or lines were lost)"
         )
-        if announced > read + lost
-        else ()
-    )
     return RunTable(
         path=path,
         format=InputFormat.CONSOLE_TEXT,
         ncu_version=None,
         frame=frame,
-        warnings=(*damage.warnings(lost), *shortfall),
+        warnings=tuple(notes),
         averaged=tuple(averaged),
     )
 

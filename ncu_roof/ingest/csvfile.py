@@ -100,6 +100,7 @@ class Damage:
 
 _DATA_START = re.compile(r'^"?[^",\s]*"?,')
 _ID_START = re.compile(r'^"?\s*\d+\s*"?,"?\s*\d*\s*"?,')
+_ROW_START = re.compile(r'^\s*("|\d)')  # a last line cut off right after it began
 _INTEGER = re.compile(r"^\s*\d{1,15}\s*$")
 _DEVICE = re.compile(r"^\s*\d{1,4}\s*$")
 
@@ -124,6 +125,8 @@ def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
         record = lines[i]
         i += 1
         if not record.strip() or not looks_like_data(record, columns):
+            if block.last and i == len(lines) and _ROW_START.match(record):
+                damage.add(block.line + start, "the last row is cut off (truncated file?)")
             continue
         while record.count('"') % 2 and i < len(lines) and i - start < 64:
             record += "\n" + lines[i]  # a line break inside a quoted name, kept as it was
@@ -603,25 +606,28 @@ def _check_groups(block: Block, kept: list[dict[str, str]], damage: Damage, tain
 
 
 def _read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[pd.DataFrame, int]:
-    kept = []
-    for record in _details_rows(blocks, damage):
-        unit = record.get("Metric Unit", "")
-        metric = metric_for(record["Metric Name"], unit)
-        if metric is not None:
-            kept.append({**record, "metric": metric, "unit": effective_unit(metric, unit)})
+    """One row per kernel: every kernel with a metric row, even one whose metrics are all
+    unknown (its values are missing then, but it is not lost)."""
+    every = list(_details_rows(blocks, damage))
     lost = len(damage.lost_kernels)
-    if not kept:
+    if not every:
         return pd.DataFrame(), lost
-    rows = pd.DataFrame(kept)
-    number_style = _style(rows["Metric Value"], style)
-    scale = rows["unit"].map(si_factor)
-    rows["value"] = parse_numbers(rows["Metric Value"], number_style) * scale
+    records = pd.DataFrame(every)
     keys = ["run", "ID", "Process ID"]
-    first = rows.drop_duplicates(subset=[*keys, "metric"], keep="first")
-    wide = first.pivot(index=keys, columns="metric", values="value")
-    wide.columns = [str(c) for c in wide.columns]
-    ident = rows.drop_duplicates(subset=keys).set_index(keys)
-    out = pd.DataFrame(index=wide.index)
+    ident = records.drop_duplicates(subset=keys).set_index(keys)
+    units = records.get("Metric Unit", pd.Series("", index=records.index)).fillna("")
+    records["metric"] = [metric_for(n, u) for n, u in zip(records["Metric Name"], units, strict=True)]
+    rows = records[records["metric"].notna()].copy()
+    if rows.empty:
+        wide = pd.DataFrame(index=ident.index)
+    else:
+        rows["unit"] = [effective_unit(m, u) for m, u in zip(rows["metric"], units[rows.index], strict=True)]
+        number_style = _style(rows["Metric Value"], style)
+        rows["value"] = parse_numbers(rows["Metric Value"], number_style) * rows["unit"].map(si_factor)
+        first = rows.drop_duplicates(subset=[*keys, "metric"], keep="first")
+        wide = first.pivot(index=keys, columns="metric", values="value").reindex(ident.index)
+        wide.columns = [str(c) for c in wide.columns]
+    out = pd.DataFrame(index=ident.index)
     for column, name in _CSV_IDENTITY.items():
         if column not in ("ID", "Process ID"):
             out[name] = ident[column] if column in ident.columns else None
