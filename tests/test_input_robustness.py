@@ -95,7 +95,9 @@ def test_details_page_cut_between_rows_is_not_a_shorter_kernel(tmp_path: Path, f
     again = [line.replace('"0",', '"1",', 1) for line in first[:3]]
     path = tmp_path / "cut.csv"
     path.write_text("".join([lines[0], *first, *again]), encoding="utf-8")
-    with pytest.raises(BadInputError, match="kernel ID 1 has 3 of the 14 metric rows other kernels have"):
+    with pytest.raises(
+        BadInputError, match="kernel ID 1 of process 6001 has 3 of the 14 metric rows other kernels have"
+    ):
         read_input(str(path))
     table = read_input(str(path), skip_bad_rows=True)
     assert table.frame["id"].tolist() == [0]

@@ -13,6 +13,7 @@ import contextlib
 import csv
 import io
 import json
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -164,7 +165,9 @@ def _run(argv: list[str]) -> tuple[int, str, str]:
 
 
 @settings(
-    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    max_examples=int(os.environ.get("NCU_ROOF_MUTATIONS", "80")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(mutated(), st.sampled_from(("json", "csv")))
 def test_mutated_inputs_fail_cleanly_or_lose_nothing_silently(

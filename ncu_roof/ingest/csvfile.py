@@ -15,6 +15,7 @@ import csv
 import io
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -119,7 +120,8 @@ def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
     lines = text.split("\n")
     columns = len(block.header)
     least = block.header.index("Metric Value") + 1 if is_details(block.header) else columns
-    i = 1
+    widths: Counter[int] = Counter()  # cells per row: a last row without its line break and
+    i = 1  # with fewer cells than most rows is cut off
     while i < len(lines):
         start = i
         record = lines[i]
@@ -146,6 +148,10 @@ def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
         except csv.Error as err:
             damage.add(line, f"not a valid CSV row ({err})")
             continue
+        if at_end and widths and len(cells) < widths.most_common(1)[0][0]:
+            damage.add(line, "the last row is cut off (truncated file?)")
+            continue
+        widths[len(cells)] += 1
         yield line, cells
 
 
@@ -193,6 +199,20 @@ def find_blocks(raw: bytes) -> list[Block]:
     return blocks
 
 
+def _orphans(raw: bytes, first: Block, damage: Damage) -> None:
+    """CSV rows or a header-like line before the first header: a header line that was damaged,
+    and the rows under it would be lost without a word."""
+    end = raw.find(first.data[:64]) if first.data else -1
+    prefix = raw[: max(end, 0)].decode("utf-8", "replace").split("\n")
+    for number, line in enumerate(prefix, start=1):
+        if line.count(",") < 5 or line.startswith("=="):
+            continue
+        if _ID_START.match(line) or '"Kernel Name"' in line or "Process ID" in line:
+            damage.add(
+                number, "a CSV row (or header) before the first intact header (a damaged header line?)"
+            )
+
+
 def check_header(path: str, block: Block) -> None:
     """A header that cannot be read by name: a needed column twice, or a details page that lost
     one of its key columns (read as a raw page it would give one bogus kernel per metric row)."""
@@ -238,6 +258,7 @@ def read_csv_file(path: str, raw: bytes, style: NumberStyle | None, skip_bad_row
         )
     fmt = InputFormat.DETAILS_CSV if all(details) else InputFormat.RAW_CSV
     damage = Damage(path, skip_bad_rows)
+    _orphans(raw, blocks[0], damage)
     try:
         frame, lost = (
             _read_details(blocks, style, damage) if all(details) else _read_raw(blocks, style, damage)
@@ -532,6 +553,8 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
                 problem = f"{len(row)} cells where the header has {least} to {len(header)}"
             elif not _INTEGER.match(ident):
                 problem = f"ID {one_cell(ident)} is not an integer index"
+            elif not _INTEGER.match(record.get("Process ID", "0")):
+                problem = f"Process ID {one_cell(record.get('Process ID', ''))} is not an integer"
             elif device.strip() and not _DEVICE.match(device):
                 problem = f"Device {one_cell(device)} is not an integer index"
             if problem is not None:
@@ -594,15 +617,14 @@ def partial_groups(
 
 
 def _check_groups(block: Block, kept: list[dict[str, str]], damage: Damage, tainted: set[str]) -> None:
-    keys = [(f"kernel ID {r['ID']}", int(r["_line"])) for r in kept]
+    labels = {f"kernel ID {r['ID']} of process {r.get('Process ID', '')}": r["ID"] for r in kept}
+    keys = [(f"kernel ID {r['ID']} of process {r.get('Process ID', '')}", int(r["_line"])) for r in kept]
     rows: dict[str, list[tuple[str, str]]] = {}
-    for record in kept:
-        rows.setdefault(f"kernel ID {record['ID']}", []).append(
-            (record.get("Section Name", ""), record["Metric Name"])
-        )
+    for (key, _), record in zip(keys, kept, strict=True):
+        rows.setdefault(key, []).append((record.get("Section Name", ""), record["Metric Name"]))
     for key, (line, reason) in partial_groups(keys, rows).items():
         damage.add(line, reason)
-        tainted.add(key.removeprefix("kernel ID "))
+        tainted.add(labels[key])
 
 
 def _read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[pd.DataFrame, int]:
