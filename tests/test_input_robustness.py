@@ -212,12 +212,20 @@ def test_oversized_text_and_unreadable_files(
     with pytest.raises(BadInputError, match="over 0 MiB of text; refused rather than read whole"):
         read_input(str(fixtures / RAW))
     monkeypatch.undo()
+
+    def denied(*_args: object, **_kwargs: object) -> os.stat_result:
+        raise PermissionError(13, "Permission denied")
+
+    with monkeypatch.context() as patch:  # as os.stat does in a directory without x permission
+        patch.setattr(ingest_inputs.os, "stat", denied)
+        with pytest.raises(BadInputError, match=r"cannot read \(Permission denied\)"):
+            read_input(str(fixtures / RAW))
     locked = tmp_path / "locked.csv"
     locked.write_bytes((fixtures / RAW).read_bytes())
     locked.chmod(0)
     if os.access(locked, os.R_OK):
-        pytest.skip("running as root: permissions are not enforced")
-    with pytest.raises(BadInputError, match="cannot read \\(Permission denied\\)"):
+        pytest.skip("running as root: file permissions are not enforced")
+    with pytest.raises(BadInputError, match=r"cannot read \(Permission denied\)"):
         read_input(str(locked))
 
 

@@ -59,7 +59,9 @@ _CONSOLE_LABELS = {
 
 def is_console_text(raw: bytes) -> bool:
     """Section tables and no CSV header: what ncu prints to a terminal."""
-    return re.search(rb"^\s+Section: ", raw, re.MULTILINE) is not None and not _header_starts(raw)
+    if raw.find(b"Section: ") == -1:  # a literal search first: the regex scan is slower
+        return False
+    return re.search(rb"^[ \t]+Section: ", raw, re.MULTILINE) is not None and not _header_starts(raw)
 
 
 @dataclass

@@ -534,6 +534,16 @@ def metric_for(name: str, unit: str) -> str | None:
     return _LABELS.get(name)
 
 
+def _identity_problem(ident: str, process: str, device: str) -> str | None:
+    if not _INTEGER.match(ident):
+        return f"ID {one_cell(ident)} is not an integer index"
+    if not _INTEGER.match(process):
+        return f"Process ID {one_cell(process)} is not an integer"
+    if device.strip() and not _DEVICE.match(device):
+        return f"Device {one_cell(device)} is not an integer index"
+    return None
+
+
 def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str]]:
     """The metric rows of every block; a damaged row taints the kernels on either side of it
     (with `skip_bad_rows` those kernels are left out whole: a partial kernel would be read
@@ -545,18 +555,16 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
         previous: str | None = None
         seen = len(damage.rows)
         kept: list[dict[str, str]] = []
+        checked: dict[tuple[str, str, str], str | None] = {}  # the same IDs repeat on every row
         for line, row in records(block, damage):
             record = dict(zip(header, row, strict=False))
             ident, device = record.get("ID", "").strip(), record.get("Device", "")
-            problem = None
+            cells = (ident, record.get("Process ID", "0"), device)
+            if cells not in checked:
+                checked[cells] = _identity_problem(*cells)
+            problem = checked[cells]
             if not least <= len(row) <= len(header):
                 problem = f"{len(row)} cells where the header has {least} to {len(header)}"
-            elif not _INTEGER.match(ident):
-                problem = f"ID {one_cell(ident)} is not an integer index"
-            elif not _INTEGER.match(record.get("Process ID", "0")):
-                problem = f"Process ID {one_cell(record.get('Process ID', ''))} is not an integer"
-            elif device.strip() and not _DEVICE.match(device):
-                problem = f"Device {one_cell(device)} is not an integer index"
             if problem is not None:
                 damage.add(line, problem)
                 if _INTEGER.match(ident):
@@ -627,32 +635,48 @@ def _check_groups(block: Block, kept: list[dict[str, str]], damage: Damage, tain
         tainted.add(labels[key])
 
 
+_DETAIL_KEYS = ["run", "ID", "Process ID"]
+_DETAIL_IDENTITY = [c for c in _CSV_IDENTITY if c not in ("ID", "Process ID")]
+
+
 def _read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[pd.DataFrame, int]:
     """One row per kernel: every kernel with a metric row, even one whose metrics are all
     unknown (its values are missing then, but it is not lost)."""
-    every = list(_details_rows(blocks, damage))
+    table = []
+    for r in _details_rows(blocks, damage):
+        unit = r.get("Metric Unit", "")
+        metric = metric_for(r["Metric Name"], unit)
+        table.append(
+            (
+                r["run"],
+                r["ID"],
+                r.get("Process ID", ""),
+                *(r.get(c) for c in _DETAIL_IDENTITY),
+                r.get("Metric Value", ""),
+                metric,
+                effective_unit(metric, unit) if metric is not None else unit,
+            )
+        )
     lost = len(damage.lost_kernels)
-    if not every:
+    if not table:
         return pd.DataFrame(), lost
-    records = pd.DataFrame(every)
-    keys = ["run", "ID", "Process ID"]
+    records = pd.DataFrame(
+        table, columns=[*_DETAIL_KEYS, *_DETAIL_IDENTITY, "Metric Value", "metric", "unit"]
+    )
+    keys = _DETAIL_KEYS
     ident = records.drop_duplicates(subset=keys).set_index(keys)
-    units = records.get("Metric Unit", pd.Series("", index=records.index)).fillna("")
-    records["metric"] = [metric_for(n, u) for n, u in zip(records["Metric Name"], units, strict=True)]
     rows = records[records["metric"].notna()].copy()
     if rows.empty:
         wide = pd.DataFrame(index=ident.index)
     else:
-        rows["unit"] = [effective_unit(m, u) for m, u in zip(rows["metric"], units[rows.index], strict=True)]
         number_style = _style(rows["Metric Value"], style)
         rows["value"] = parse_numbers(rows["Metric Value"], number_style) * rows["unit"].map(si_factor)
         first = rows.drop_duplicates(subset=[*keys, "metric"], keep="first")
         wide = first.pivot(index=keys, columns="metric", values="value").reindex(ident.index)
         wide.columns = [str(c) for c in wide.columns]
     out = pd.DataFrame(index=ident.index)
-    for column, name in _CSV_IDENTITY.items():
-        if column not in ("ID", "Process ID"):
-            out[name] = ident[column] if column in ident.columns else None
+    for column in _DETAIL_IDENTITY:
+        out[_CSV_IDENTITY[column]] = ident[column]
     out = pd.concat([out, wide], axis=1).reset_index()
     out = out.rename(columns={"ID": "id", "Process ID": "process_id"})
     out["device_name"] = None
