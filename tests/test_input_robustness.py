@@ -349,6 +349,24 @@ def test_console_summary_per_kernel_reads_the_averages(
     assert code == 0 and "gpu__time_duration.sum" in json.loads(out)["inputs"][0]["averaged"]
 
 
+def test_console_summary_per_gpu_2022_layout(fixtures: Path) -> None:
+    # ncu 2022's layout: a `Device N` line, the kernel line repeated above each section,
+    # "Block Size N, Grid Size N, N invocations", metric names in the rows
+    table = read_input(str(fixtures / "console_summary_per_gpu_2022.txt"))
+    frame = table.frame
+    assert frame["device"].tolist() == [0, 1]
+    assert frame["grid"].tolist() == ["4096", "4096"] and frame["block"].tolist() == ["256", "256"]
+    assert frame["gpu__time_duration.sum"].tolist() == pytest.approx([12.35e-6, 20e-6], rel=1e-12)
+    assert frame["gpc__cycles_elapsed.avg.per_second"].tolist() == pytest.approx([1.41e9, 1.2e9], rel=1e-12)
+    assert frame["gpc__cycles_elapsed.max"].tolist() == [17_405, 24_000]
+    assert frame["sm__throughput.avg.pct_of_peak_sustained_elapsed"].tolist() == [20.5, 10.0]
+    assert frame.loc[0, "launch__waves_per_multiprocessor"] == pytest.approx(9.481481)
+    assert frame.loc[0, "input_notes"] == (
+        "input: a --print-summary line: values are averages over 3 invocations",
+    )
+    assert table.warnings == ()
+
+
 def test_summary_csv_export(fixtures: Path) -> None:
     table = read_input(str(fixtures / "summary_per_kernel.csv"))
     assert table.format is InputFormat.SUMMARY_CSV

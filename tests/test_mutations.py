@@ -35,6 +35,7 @@ NAMES = (
     "console_details_2024.txt",
     "console_details_2022_old.txt",
     "console_summary_per_kernel.txt",
+    "console_summary_per_gpu_2022.txt",
     "summary_per_kernel.csv",
 )
 SOURCES = {name: (FIXTURES / name).read_bytes() for name in NAMES}
@@ -142,6 +143,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, bytes, bool]:
         b"stencil",
         b"layer_norm",
         b"heat_3d",
+        b"saxpy",
         b"warp_reduce",
         b"(256, 1, 1)",
         b"(4096, 1, 1)",
