@@ -95,7 +95,9 @@ def mutated(draw: st.DrawFn) -> tuple[str, bytes, bool]:
     lines = data.split(b"\n")
     pos = draw(st.integers(0, max(len(data) - 1, 0)))
     if kind == "truncate":
-        at_line_end = pos == 0 or data[pos - 1 : pos] == b"\n" or data[pos : pos + 1] in (b"\n", b"\r")
+        # between two lines: what is left of the cut line is blank, or the line was whole
+        partial = data[:pos].rsplit(b"\n", 1)[-1]
+        at_line_end = not partial.strip() or data[pos : pos + 1] in (b"\n", b"\r")
         return name, data[:pos], at_line_end or not data[pos:].strip()
     if kind == "flip":
         byte = data[pos] ^ draw(st.integers(1, 255))

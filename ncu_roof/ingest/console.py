@@ -78,6 +78,7 @@ class _Kernel:
     values: dict[str, tuple[str, str]] = field(default_factory=dict)  # metric → (text, unit)
     averaged: set[str] = field(default_factory=set)
     cut_off: bool = False
+    summary: bool = False  # a --print-summary kernel line (invocations, or "Block Size N, …")
 
 
 @dataclass
@@ -108,6 +109,7 @@ def _kernel_line(line: str, number: int, pid: str | None, device: int | None) ->
             device=int(fields["Device"]) if "Device" in fields else device,
             cc=fields.get("CC"),
             invocations=invocations,
+            summary=invocations is not None or pattern is _KERNEL_LINES[-1],
         )
     return None
 
@@ -195,11 +197,16 @@ def _table_line(line: str, table: _Table, kernel: _Kernel | None) -> bool:
 
 
 def _same_summary(kernel: _Kernel | None, found: _Kernel) -> bool:
-    """ncu 2022's `--print-summary` repeats the kernel line above each of its sections."""
-    if kernel is None or kernel.invocations is None or found.invocations is None:
+    """ncu 2022's `--print-summary` repeats the kernel line above each of its sections (a line
+    whose invocation count is lost still belongs to its kernel)."""
+    if kernel is None or not (kernel.summary and found.summary):
+        return False  # details pages: the same line twice is two launches
+    if None not in (kernel.invocations, found.invocations) and kernel.invocations != found.invocations:
         return False
-    key = ("name", "grid", "block", "device", "invocations")
-    return all(getattr(kernel, k) == getattr(found, k) for k in key)
+    if not all(getattr(kernel, k) == getattr(found, k) for k in ("name", "grid", "block", "device")):
+        return False
+    kernel.invocations = kernel.invocations or found.invocations
+    return True
 
 
 def _row(kernel: _Kernel, cells: list[str], average: bool) -> None:
@@ -256,6 +263,11 @@ def read_console_text(
         notes.append(
             f"{path}: {len(empty)} kernel line{'s' if len(empty) != 1 else ''} without a readable "
             f"section table left out (first on line {empty[0].line})"
+        )
+    if text.rstrip(" \t") and not text.rstrip(" \t").endswith("\n"):
+        notes.append(
+            f"{path}: the text ends in the middle of line {text.count(chr(10)) + 1}: "
+            "the capture may be cut short (ncu ends its output with a line break)"
         )
     announced = _announced(text)
     read = sum(k.invocations or 1 for k in intact) if averaged else len(intact)
