@@ -169,7 +169,7 @@ def _run(argv: list[str]) -> tuple[int, str, str]:
 
 
 @settings(
-    max_examples=int(os.environ.get("NCU_ROOF_MUTATIONS", "60")),
+    max_examples=int(os.environ.get("NCU_ROOF_MUTATIONS", "100")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
