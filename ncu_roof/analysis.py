@@ -59,6 +59,7 @@ class InputInfo:
     format: str
     ncu_version: str | None
     kernels: int
+    averaged: tuple[str, ...] = ()  # metrics a `--print-summary` input gives as averages
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,10 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
     devices: list[Device] = []
     kernels: list[Kernel] = []
     for i, (table, norm) in enumerate(zip(tables, normalized, strict=True)):
-        ident = table.frame[list(IDENTITY_COLUMNS)].reset_index(drop=True)
-        inputs.append(InputInfo(table.path, table.format.value, table.ncu_version, len(ident)))
+        ident = table.frame.reindex(columns=list(IDENTITY_COLUMNS)).reset_index(drop=True)
+        inputs.append(
+            InputInfo(table.path, table.format.value, table.ncu_version, len(ident), table.averaged)
+        )
         device_index = ident["device"].fillna(0).astype(int)
         device_keys = ident["run"].astype(str) + "/" + device_index.astype(str)
         for key in device_keys.unique():
@@ -594,7 +597,7 @@ def _kernel(
         pct_of_roof=pct,
         sol_pct=sol,
         recipe=recipe,
-        notes=tuple(notes),
+        notes=(*(ident["input_notes"] or ()), *notes),
         missing=tuple(missing),
         time_share=duration / total_s if duration is not None and total_s > 0 else None,
         traffic=_traffic(row, nbytes),

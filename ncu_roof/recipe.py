@@ -395,7 +395,9 @@ def tensor_variants(names: Iterable[str], pattern: re.Pattern[str] = _TENSOR_COU
     found = sorted({match["v"] for n in names if (match := pattern.match(n)) is not None})
     src = [v for v in found if v.startswith("src_")]
     family = src if src else [v for v in found if v.startswith("op_")]
-    return [v for v in family if not any(v != o and v.startswith(o + "_") for o in family)]
+    present = set(family)
+    # a parent is a prefix ending just before a `_`: look those up (linear), never pair all variants
+    return [v for v in family if not any(v[:i] in present for i, c in enumerate(v) if c == "_")]
 
 
 IDLE_TENSOR_PIPE = "counter:sm__pipe_tensor_cycles_active = 0 (idle tensor pipe)"

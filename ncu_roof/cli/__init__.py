@@ -13,7 +13,10 @@ import typer
 
 from ncu_roof import __version__
 from ncu_roof.errors import ExitCode, NcuRoofError
+from ncu_roof.render.output import StdoutClosedError
 from ncu_roof.render.text import one_line
+
+CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
 
 app = typer.Typer(
     name="ncu-roof",
@@ -47,6 +50,16 @@ def report_error(err: NcuRoofError) -> int:
     return int(err.exit_code)
 
 
+def _closed_pipe() -> int:
+    """stdout is gone: point it at /dev/null so the interpreter's last flush cannot fail too."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return CLOSED_PIPE
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     from ncu_roof.cli import commands  # noqa: F401  (registers the commands)
@@ -60,6 +73,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(code if isinstance(code, int) else 0)
     except NcuRoofError as err:
         sys.exit(report_error(err))
+    except (BrokenPipeError, StdoutClosedError):  # `| head` closed the pipe: stop quietly
+        sys.exit(_closed_pipe())
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except (typer.Abort, KeyboardInterrupt):

@@ -53,6 +53,7 @@ class AnalyzeOptions:
     fail_on_mismatch: bool = False
     top: int = 30
     traffic: TrafficDefinition = TrafficDefinition.NSIGHT
+    skip_bad_rows: bool = False
 
 
 def example_path() -> str:
@@ -82,10 +83,14 @@ def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) ->
 
     style = None if options.number_locale is Locale.AUTO else NumberStyle(options.number_locale.value)
     choice = roof_choice(options.gpu, options.roofs, options.traffic)
-    tables = [read_input(item, style) if isinstance(item, str) else item for item in inputs]
+    items = expand_tables(inputs)
+    skip = options.skip_bad_rows
+    tables = [read_input(item, style, skip) if isinstance(item, str) else item for item in items]
     for table in tables:
         version = f", ncu {table.ncu_version}" if table.ncu_version else ""
         diag(f"read {table.path}: {len(table.frame)} launches ({table.format.value}{version})")
+        for warning in table.warnings:
+            diag(f"warning: {warning}")
     analysis = analyze(tables, choice)
     if options.gpu:
         warn_other_gpu(options.gpu, [d.name for d in analysis.devices])
@@ -106,6 +111,21 @@ def warn_other_gpu(key: str, device_names: Sequence[str | None]) -> None:
                 f"warning: --gpu {key} ({gpu.name}) is not the report's device {name!r}; "
                 "its built-in figures are used at the measured clocks"
             )
+
+
+def expand_tables(inputs: Sequence[str | RunTable]) -> list[str | RunTable]:
+    """Paths expanded in place (`-`, directories, globs; what was passed over said on stderr)."""
+    from ncu_roof.ingest import expand_inputs
+
+    paths = [item for item in inputs if isinstance(item, str)]
+    if not paths:
+        return list(inputs)
+    expanded = expand_inputs(paths)
+    for note in expanded.skipped:
+        diag(f"note: {note}")
+    if len(paths) == len(inputs):
+        return list(expanded.paths)
+    return [p for item in inputs for p in (expand_inputs([item]).paths if isinstance(item, str) else [item])]
 
 
 def diag(message: str) -> None:
@@ -193,7 +213,11 @@ TRAFFIC_HELP = (
 
 @app.command("analyze")
 def analyze_command(
-    files: list[str] = typer.Argument(None, help="ncu outputs: .ncu-rep, raw-page CSV or details-page CSV."),
+    files: list[str] = typer.Argument(
+        None,
+        help="ncu outputs: .ncu-rep, CSV (raw, details, summary) or console text; `-` for stdin, "
+        "a directory, or a glob.",
+    ),
     example: bool = typer.Option(
         False, "--example", help="Analyze the example report shipped with ncu-roof."
     ),
@@ -213,6 +237,11 @@ def analyze_command(
     top: int = typer.Option(30, "--top", min=0, help="Table: the N costliest kernels (0 = all)."),
     summary: bool = typer.Option(
         False, "--summary", help="Append the Markdown report to $GITHUB_STEP_SUMMARY."
+    ),
+    skip_bad_rows: bool = typer.Option(
+        False,
+        "--skip-bad-rows",
+        help="Leave out kernels with damaged CSV rows (with a warning) instead of failing.",
     ),
 ) -> None:
     """Give every kernel its FLOPs, bytes per tier, intensity, roofs and verdict."""
@@ -238,5 +267,6 @@ def analyze_command(
         fail_on_mismatch=fail_on_mismatch,
         top=top,
         traffic=traffic,
+        skip_bad_rows=skip_bad_rows,
     )
     emit(paths, options)

@@ -141,6 +141,9 @@ def plot_command(
     traffic: TrafficDefinition = typer.Option(TrafficDefinition.NSIGHT, "--traffic", help=TRAFFIC_HELP),
     device: int = typer.Option(None, "--device", help="Device index (default: most kernel time)."),
     kind: str = typer.Option("roofline", "--kind", help="roofline (FLOP) or instruction (warp inst)."),
+    skip_bad_rows: bool = typer.Option(
+        False, "--skip-bad-rows", help="Leave out kernels with damaged CSV rows (with a warning)."
+    ),
 ) -> None:
     """Draw the hierarchical roofline of one device as SVG or PNG."""
     from ncu_roof.render.instruction_plot import render_instruction_plot
@@ -150,7 +153,9 @@ def plot_command(
         raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")
     fmt = plot_format(output, "-o")
     check_writable(output)
-    analysis = build_analysis(files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic))
+    analysis = build_analysis(
+        files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
+    )
     render = render_instruction_plot if kind == "instruction" else render_plot
     write_all([(render(analysis, fmt=fmt, device=device), output)])
 
@@ -177,6 +182,9 @@ def diff_command(
     summary: bool = typer.Option(
         False, "--summary", help="Append the Markdown diff to $GITHUB_STEP_SUMMARY."
     ),
+    skip_bad_rows: bool = typer.Option(
+        False, "--skip-bad-rows", help="Leave out kernels with damaged CSV rows (with a warning)."
+    ),
 ) -> None:
     """Compare two runs kernel by kernel: time, FLOP/s, bytes, intensity, verdict."""
     options = DiffOptions(
@@ -190,4 +198,9 @@ def diff_command(
         plot=plot,
         summary=summary,
     )
-    run_diff(base, head, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic), options)
+    run_diff(
+        base,
+        head,
+        AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows),
+        options,
+    )

@@ -1,33 +1,107 @@
-"""Readers: any Nsight Compute output → `RunTable` (format chosen by content, not extension)."""
+"""Readers: any Nsight Compute output → `RunTable` (format chosen by content, not extension).
+
+`read_input` reads one input (a path, or `-` for stdin); `expand_inputs` (ingest.inputs) turns
+command-line arguments — directories, globs, `-` — into inputs.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+import tempfile
+from dataclasses import replace
 
-from ncu_roof.errors import BadInputError
-from ncu_roof.ingest.csvfile import read_csv_file
-from ncu_roof.ingest.rep import MAGIC, read_report
+from ncu_roof.ingest.inputs import STDIN, Expanded, expand_inputs, mapped, read_head, read_text_bytes
 from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
 from ncu_roof.units import NumberStyle
 
-__all__ = ["IDENTITY_COLUMNS", "InputFormat", "RunTable", "read_input"]
+__all__ = ["IDENTITY_COLUMNS", "Expanded", "InputFormat", "RunTable", "expand_inputs", "read_input"]
+
+_BOM = b"\xef\xbb\xbf"
 
 
-def read_input(path: str, number_style: NumberStyle | None = None) -> RunTable:
-    """Read one file; `number_style=None` detects the locale of a CSV per file."""
-    file = Path(path)
-    if not file.exists():
-        raise BadInputError(f"{path}: no such file", hint="check the path; `ncu -o NAME` writes NAME.ncu-rep")
-    if file.is_dir():
-        raise BadInputError(f"{path}: is a directory", hint="pass the report or CSV files inside it")
+def read_input(path: str, number_style: NumberStyle | None = None, skip_bad_rows: bool = False) -> RunTable:
+    """Read one input; `number_style=None` detects the locale of a CSV per file; with
+    `skip_bad_rows` damaged rows leave their kernels out (with a warning) instead of failing."""
+    from ncu_roof.ingest.rep import MAGIC
+
+    if path == STDIN:
+        raw = read_text_bytes(path)
+        if raw[: len(MAGIC)] == MAGIC:
+            return _report_from_stdin(raw)
+        return _finish(_read_text(path, raw, number_style, skip_bad_rows))
+    head = read_head(path)
+    if _is_report(path, head):
+        from ncu_roof.ingest.rep import read_report
+
+        with mapped(path) as view:
+            return _finish(read_report(path, view))
+    return _finish(_read_text(path, read_text_bytes(path), number_style, skip_bad_rows))
+
+
+def _is_report(path: str, head: bytes) -> bool:
+    from ncu_roof.ingest.rep import MAGIC
+
+    return (
+        head.startswith(MAGIC)
+        or path.endswith(".ncu-repz")
+        or (path.endswith(".ncu-rep") and b"\x00" in head)
+    )
+
+
+def _report_from_stdin(raw: bytes) -> RunTable:
+    from ncu_roof.ingest.rep import read_report
+
+    with tempfile.TemporaryDirectory(prefix="ncu-roof-") as folder:
+        copy = os.path.join(folder, "stdin.ncu-rep")
+        with open(copy, "wb") as handle:
+            handle.write(raw)
+        table = read_report(copy, raw)
+    return _finish(replace(table, path=STDIN))
+
+
+def _read_text(path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool) -> RunTable:
+    from ncu_roof.ingest.console import is_console_text, read_console_text
+    from ncu_roof.ingest.csvfile import read_csv_file
+    from ncu_roof.ingest.summary import is_summary_csv, read_summary_csv
+
+    raw, notes = _clean_text(path, raw)
+    if is_summary_csv(raw):
+        table = read_summary_csv(path, raw, style, skip_bad_rows)
+    elif is_console_text(raw):
+        table = read_console_text(path, raw, style)
+    else:
+        table = read_csv_file(path, raw, style, skip_bad_rows)
+    return replace(table, warnings=(*notes, *table.warnings))
+
+
+def _clean_text(path: str, raw: bytes) -> tuple[bytes, tuple[str, ...]]:
+    """A BOM dropped; invalid UTF-8 replaced by U+FFFD, with a warning naming the first line."""
+    raw = raw.removeprefix(_BOM)
     try:
-        raw = file.read_bytes()
-    except OSError as err:
-        raise BadInputError(
-            f"{path}: cannot read ({err.strerror})", hint="check the file's permissions"
-        ) from err
-    if raw.startswith(MAGIC) or path.endswith(".ncu-repz"):
-        return read_report(path, raw)
-    if path.endswith(".ncu-rep") and raw and b"\x00" in raw[:64]:
-        return read_report(path, raw)
-    return read_csv_file(path, raw, number_style)
+        raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        text = raw.decode("utf-8", "replace")
+        bad = text.count("\ufffd") - raw.decode("utf-8", "ignore").count("\ufffd")
+        plural = "s" if bad != 1 else ""
+        note = f"{path}: {bad} invalid UTF-8 sequence{plural} replaced by U+FFFD (first on line {line})"
+        return text.encode("utf-8"), (note,)
+    return raw, ()
+
+
+def _finish(table: RunTable) -> RunTable:
+    """Identity columns complete, nonsense values excluded (with notes), a warning counting them."""
+    from ncu_roof.ingest.sanity import exclude_nonsense
+
+    frame = table.frame
+    for column in IDENTITY_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = None
+    frame, excluded = exclude_nonsense(frame, table.metric_columns)
+    if not excluded:
+        return replace(table, frame=frame)
+    warning = (
+        f"{table.path}: {excluded} value{'s' if excluded != 1 else ''} excluded as impossible "
+        "(negative, not finite or implausible); the kernels' notes name them"
+    )
+    return replace(table, frame=frame, warnings=(*table.warnings, warning))

@@ -3,7 +3,10 @@
 A file may hold `==PROF==` lines, application output and several CSV blocks (one per ncu run);
 blocks are found by their header line and parsed by column *name*. The raw page is read with
 pyarrow, selecting only the columns the recipe needs; the details page with the csv module,
-because its metric rows are ragged.
+because its metric rows are ragged. Lines that are not CSV rows (application output, `==PROF==`)
+are passed over; a row that starts like a data row but is damaged (wrong number of cells, an
+unbalanced quote, cut off, a non-integer ID or device) is never dropped silently: it is an error
+naming the line, or, with `skip_bad_rows`, its kernel is left out and a warning says so.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ import csv
 import io
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -46,10 +50,120 @@ _CSV_IDENTITY = {
 
 @dataclass(frozen=True)
 class Block:
-    """One CSV block: its header cells and the bytes from the header line to the next block."""
+    """One CSV block: its header cells, the bytes from the header line to the next block, the
+    file line its header is on (1-based) and whether it runs to the end of the file."""
 
     header: list[str]
     data: bytes
+    line: int = 1
+    last: bool = True
+
+    def line_of(self, offset: int) -> int:
+        """The file line of a byte offset inside this block."""
+        return self.line + self.data.count(b"\n", 0, max(offset, 0))
+
+
+@dataclass
+class Damage:
+    """Damaged rows of one file: an error at the end, or (skip) a warning and the kernels kept."""
+
+    path: str
+    skip: bool
+    rows: list[tuple[int, str]] = field(default_factory=list)
+    lost_kernels: set[tuple[int, str]] = field(default_factory=set)
+
+    def add(self, line: int, reason: str) -> None:
+        self.rows.append((line, reason))
+
+    def check(self) -> None:
+        """Raise unless skipping: the first damaged row, with its line, and how many more."""
+        if not self.rows or self.skip:
+            return
+        line, reason = min(self.rows)
+        more = f" ({len(self.rows) - 1} more damaged rows)" if len(self.rows) > 1 else ""
+        raise BadInputError(
+            f"{self.path}: line {line}: {reason}{more}",
+            hint="repair or re-export the file; --skip-bad-rows reads the intact kernels "
+            "and says what it left out",
+        )
+
+    def warnings(self, kernels: int) -> tuple[str, ...]:
+        if not self.rows:
+            return ()
+        lines = sorted({line for line, _ in self.rows})
+        shown = ", ".join(str(n) for n in lines[:5]) + (", …" if len(lines) > 5 else "")
+        lost = f"; {kernels} kernel{'s' if kernels != 1 else ''} left out" if kernels else ""
+        return (
+            f"{self.path}: skipped {len(self.rows)} damaged row{'s' if len(self.rows) != 1 else ''} "
+            f"(line{'s' if len(lines) != 1 else ''} {shown}: {min(self.rows)[1]}){lost}",
+        )
+
+
+_DATA_START = re.compile(r'^"?[^",\s]*"?,')
+_ID_START = re.compile(r'^"?\s*\d+\s*"?,"?\s*\d*\s*"?,')
+_ROW_START = re.compile(r'^\s*("|\d)')  # a last line cut off right after it began
+_INTEGER = re.compile(r"^\s*\d{1,15}\s*$")
+_DEVICE = re.compile(r"^\s*\d{1,4}\s*$")
+
+
+def looks_like_data(line: str, columns: int) -> bool:
+    """A row of the table rather than application output: an ID-like first cell and enough cells."""
+    if _ID_START.match(line):
+        return True
+    return bool(_DATA_START.match(line)) and line.count(",") >= max(2, columns // 2)
+
+
+def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
+    """(file line, cells) of every data row after the header; quoted line breaks are kept,
+    foreign lines passed over, damaged rows reported to `damage` (and not yielded)."""
+    text = block.data.decode("utf-8", "replace")
+    lines = text.split("\n")
+    columns = len(block.header)
+    least = block.header.index("Metric Value") + 1 if is_details(block.header) else columns
+    widths: Counter[int] = Counter()  # cells per row: a last row without its line break and
+    i = 1  # with fewer cells than most rows is cut off
+    while i < len(lines):
+        start = i
+        record = lines[i]
+        i += 1
+        if not record.strip() or not looks_like_data(record, columns):
+            if block.last and i == len(lines) and _ROW_START.match(record):
+                damage.add(block.line + start, "the last row is cut off (truncated file?)")
+            continue
+        while record.count('"') % 2 and i < len(lines) and i - start < 64:
+            record += "\n" + lines[i]  # a line break inside a quoted name, kept as it was
+            i += 1
+        record = record.removesuffix("\r")
+        line = block.line + start
+        at_end = block.last and i == len(lines) and not text.endswith("\n")
+        if at_end and (record.count('"') % 2 or _cut_off(record, block, least)):
+            damage.add(line, "the last row is cut off (truncated file?)")
+            continue
+        if record.count('"') % 2:
+            damage.add(line, "unbalanced quote")
+            i = start + 1
+            continue
+        try:
+            cells = next(csv.reader([record], strict=True))
+        except csv.Error as err:
+            damage.add(line, f"not a valid CSV row ({err})")
+            continue
+        if at_end and widths and len(cells) < widths.most_common(1)[0][0]:
+            damage.add(line, "the last row is cut off (truncated file?)")
+            continue
+        widths[len(cells)] += 1
+        yield line, cells
+
+
+def _cut_off(record: str, block: Block, least: int) -> bool:
+    """A last row without its line break: cut off if it has too few cells, or (a fully quoted
+    file) does not end the way ncu ends a row."""
+    if block.data.startswith(b'"') and not record.endswith(('"', ",")):
+        return True
+    try:
+        return len(next(csv.reader([record]), [])) < least
+    except csv.Error:
+        return True
 
 
 def _header_starts(raw: bytes) -> list[int]:
@@ -70,13 +184,55 @@ def _header_starts(raw: bytes) -> list[int]:
 def find_blocks(raw: bytes) -> list[Block]:
     starts = _header_starts(raw)
     blocks = []
+    line, counted = 1, 0
     for i, start in enumerate(starts):
         end = starts[i + 1] if i + 1 < len(starts) else len(raw)
+        line += raw.count(b"\n", counted, start)
+        counted = start
         chunk = raw[start:end]
         first_line = chunk.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
-        header = next(csv.reader([first_line]))
-        blocks.append(Block(header=header, data=chunk))
+        try:
+            header = next(csv.reader([first_line]))
+        except csv.Error:  # e.g. a NUL byte
+            header = first_line.split(",")
+        blocks.append(Block(header=header, data=chunk, line=line, last=end == len(raw)))
     return blocks
+
+
+def _orphans(raw: bytes, first: Block, damage: Damage) -> None:
+    """CSV rows or a header-like line before the first header: a header line that was damaged,
+    and the rows under it would be lost without a word."""
+    end = raw.find(first.data[:64]) if first.data else -1
+    prefix = raw[: max(end, 0)].decode("utf-8", "replace").split("\n")
+    for number, line in enumerate(prefix, start=1):
+        if line.count(",") < 5 or line.startswith("=="):
+            continue
+        if _ID_START.match(line) or '"Kernel Name"' in line or "Process ID" in line:
+            damage.add(
+                number, "a CSV row (or header) before the first intact header (a damaged header line?)"
+            )
+
+
+def check_header(path: str, block: Block) -> None:
+    """A header that cannot be read by name: a needed column twice, or a details page that lost
+    one of its key columns (read as a raw page it would give one bogus kernel per metric row)."""
+    needed = [c for c in block.header if c in _CSV_IDENTITY or c in _DETAILS_KEYS or is_wanted(c)]
+    twice = sorted({c for c in needed if block.header.count(c) > 1})
+    if twice:
+        raise BadInputError(
+            f"{path}: line {block.line}: column {twice[0]!r} appears more than once in the header",
+            hint="re-export the report; a hand-edited CSV must name each column once",
+        )
+    present = [c for c in _DETAILS_KEYS if c in block.header]
+    if present and not is_details(block.header):
+        lost = [c for c in ("Metric Name", "Metric Value") if c not in block.header]
+        raise BadInputError(
+            f"{path}: line {block.line}: a details-page header without {' or '.join(map(repr, lost))}",
+            hint="re-export the details page (`ncu --import R --csv --page details`), or the raw page",
+        )
+
+
+_DETAILS_KEYS = ("Section Name", "Metric Name", "Metric Unit", "Metric Value")
 
 
 def is_details(header: list[str]) -> bool:
@@ -88,10 +244,12 @@ def ncu_messages(text: str) -> list[str]:
     return [f"=={m.group(1)}== {m.group(2).strip()}" for m in _NCU_LINE.finditer(text)]
 
 
-def read_csv_file(path: str, raw: bytes, style: NumberStyle | None) -> RunTable:
+def read_csv_file(path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool = False) -> RunTable:
     blocks = find_blocks(raw)
     if not blocks:
         raise no_csv_error(path, raw)
+    for block in blocks:
+        check_header(path, block)
     details = [is_details(b.header) for b in blocks]
     if any(details) and not all(details):
         raise BadInputError(
@@ -99,18 +257,24 @@ def read_csv_file(path: str, raw: bytes, style: NumberStyle | None) -> RunTable:
             hint="export each page to its own file (`ncu --import R --csv --page raw`)",
         )
     fmt = InputFormat.DETAILS_CSV if all(details) else InputFormat.RAW_CSV
+    damage = Damage(path, skip_bad_rows)
+    _orphans(raw, blocks[0], damage)
     try:
-        frame = _read_details(blocks, style) if all(details) else _read_raw(blocks, style)
+        frame, lost = (
+            _read_details(blocks, style, damage) if all(details) else _read_raw(blocks, style, damage)
+        )
     except BadInputError as err:  # units and number styles: say which file
         err.message = f"{path}: {err.message}"
         err.args = (err.message,)
         raise
+    damage.check()
     if frame.empty:
+        what = "no intact kernel rows" if damage.rows else "no kernel rows"
         raise BadInputError(
-            f"{path}: the CSV header is there but no kernel rows follow (truncated file?)",
+            f"{path}: the CSV header is there but {what} follow (truncated file?)",
             hint="re-export the report: `ncu --import report.ncu-rep --csv --page raw --print-units base`",
         )
-    return RunTable(path=path, format=fmt, ncu_version=None, frame=frame)
+    return RunTable(path=path, format=fmt, ncu_version=None, frame=frame, warnings=damage.warnings(lost))
 
 
 def no_csv_error(path: str, raw: bytes) -> BadInputError:
@@ -144,25 +308,32 @@ def no_csv_error(path: str, raw: bytes) -> BadInputError:
 # ---------------------------------------------------------------- raw page
 
 
-def _read_raw(blocks: list[Block], style: NumberStyle | None) -> pd.DataFrame:
-    parts = [_read_raw_block(b, run) for run, b in enumerate(blocks)]
-    cells = pd.concat([p[1] for p in parts], ignore_index=True) if parts else pd.Series(dtype=str)
+def _read_raw(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[pd.DataFrame, int]:
+    parts = [p for run, b in enumerate(blocks) if (p := _read_raw_block(b, run, damage)) is not None]
+    if not parts:
+        return pd.DataFrame(), 0
+    cells = pd.concat([p[1] for p in parts], ignore_index=True)
     number_style = _style(cells, style)
     frames = [_finish_raw(text, units, number_style) for text, _, units in parts]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return pd.concat(frames, ignore_index=True), len({line for line, _ in damage.rows})
 
 
-def _read_raw_block(block: Block, run: int) -> tuple[pd.DataFrame, pd.Series, dict[str, str]]:
-    import pyarrow as pa
-    from pyarrow import csv as pacsv
-
+def _read_raw_block(
+    block: Block, run: int, damage: Damage
+) -> tuple[pd.DataFrame, pd.Series, dict[str, str]] | None:
     header = block.header
     first_end = block.data.find(b"\n")
     if first_end == -1:
-        return pd.DataFrame(), pd.Series(dtype=str), {}
+        return None
     second_end = block.data.find(b"\n", first_end + 1)
     units_line = block.data[first_end + 1 : second_end if second_end != -1 else len(block.data)]
-    units_row = next(csv.reader([units_line.decode("utf-8", "replace").rstrip("\r")]), [])
+    try:
+        units_row = next(csv.reader([units_line.decode("utf-8", "replace").rstrip("\r")]), [])
+    except csv.Error:
+        units_row = []
+    has_units = bool(units_row) and not _INTEGER.match(units_row[0])
+    if not has_units:
+        units_row = []
     identity = [c for c in header if c in _CSV_IDENTITY]
     metrics = [c for c in header if is_wanted(c)]
     chosen = _unique(identity + metrics, header)
@@ -170,21 +341,104 @@ def _read_raw_block(block: Block, run: int) -> tuple[pd.DataFrame, pd.Series, di
         c: effective_unit(c, units_row[header.index(c)] if header.index(c) < len(units_row) else "")
         for c in metrics
     }
-    table = pacsv.read_csv(
-        io.BytesIO(block.data),
-        read_options=pacsv.ReadOptions(skip_rows_after_names=1, block_size=1 << 24),
-        parse_options=pacsv.ParseOptions(invalid_row_handler=lambda _row: "skip"),
-        convert_options=pacsv.ConvertOptions(
-            include_columns=chosen,
-            column_types={c: pa.string() for c in chosen},
-            strings_can_be_null=False,
-        ),
-    )
-    text = table.to_pandas()
+    text = _raw_fast(block, chosen, has_units)
+    if text is None:  # damaged somewhere: the slow reader says where
+        text = _raw_slow(block, chosen, has_units, damage)
+    text = _check_identity(text, block, damage)
+    if text.empty:
+        return None
     text["run"] = str(run)
     numeric = [c for c in metrics if c != "device__attribute_display_name"]
     cells = _sample_cells(text[numeric]) if numeric else pd.Series(dtype=str)
     return text, cells, units
+
+
+def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> pd.DataFrame | None:
+    """pyarrow on an intact block; None when any row is damaged (or quotes do not pair up)."""
+    import pyarrow as pa
+    from pyarrow import csv as pacsv
+
+    if block.data.count(b'"') % 2 or (block.last and not block.data.endswith(b"\n")):
+        return None
+    columns = len(block.header)
+    damaged: list[str] = []
+
+    def invalid(row: object) -> str:
+        line = str(getattr(row, "text", ""))
+        if looks_like_data(line, columns):
+            damaged.append(line)
+        return "skip"
+
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(block.data),
+            read_options=pacsv.ReadOptions(skip_rows_after_names=int(has_units), block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=chosen,
+                column_types={c: pa.string() for c in chosen},
+                strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError):
+        return None
+    return None if damaged else table.to_pandas()
+
+
+def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) -> pd.DataFrame:
+    """The csv module, row by row: every damaged row reported with its line."""
+    width = len(block.header)
+    where = [block.header.index(c) for c in chosen]
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    for number, (line, cells) in enumerate(records(block, damage)):
+        if number == 0 and has_units:
+            continue
+        if len(cells) != width:
+            damage.add(line, f"{len(cells)} cells where the header has {width}")
+            continue
+        rows.append([cells[i] for i in where])
+        lines.append(line)
+    frame = pd.DataFrame(rows, columns=chosen, dtype=object)
+    frame.attrs["lines"] = lines
+    return frame
+
+
+def _check_identity(text: pd.DataFrame, block: Block, damage: Damage) -> pd.DataFrame:
+    """Rows whose ID or Device is not a small non-negative integer are damaged."""
+    bad = pd.Series(False, index=text.index)
+    reasons: dict[int, str] = {}
+    for column, pattern, what in (("ID", _INTEGER, "ID"), ("Device", _DEVICE, "Device")):
+        if column not in text.columns:
+            continue
+        cells = text[column].astype(str)
+        wrong = ~cells.str.match(pattern.pattern) & ~((column == "Device") & (cells.str.strip() == ""))
+        for position in wrong.to_numpy().nonzero()[0]:
+            reasons.setdefault(
+                int(position), f"{what} {one_cell(cells.iloc[position])} is not an integer index"
+            )
+        bad |= wrong
+    if not bad.any():
+        return text
+    lines = text.attrs.get("lines")
+    for row, reason in sorted(reasons.items()):
+        damage.add(lines[row] if lines else _find_line(block, text.iloc[row]), reason)
+    return text[~bad.to_numpy()].reset_index(drop=True)
+
+
+def _find_line(block: Block, row: pd.Series) -> int:
+    """The line of a row pyarrow read (only on the error path): found by its ID cell."""
+    cell = str(row.get("ID", "")).encode("utf-8", "replace")
+    for needle in (b'\n"' + cell + b'",', b"\n" + cell + b","):
+        offset = block.data.find(needle)
+        if offset != -1:
+            return block.line_of(offset + 1)
+    return block.line
+
+
+def one_cell(text: str) -> str:
+    """A cell quoted for a message, clipped."""
+    return repr(text if len(text) <= 40 else text[:39] + "…")
 
 
 _SAMPLE_ROWS = 512
@@ -241,7 +495,7 @@ def _clean_identity(frame: pd.DataFrame) -> pd.DataFrame:
             frame[column] = None
     frame["id"] = pd.to_numeric(frame["id"], errors="coerce").astype("Int64")
     frame["device"] = pd.to_numeric(frame["device"], errors="coerce").astype("Int64")
-    return frame.dropna(subset=["id"]).reset_index(drop=True)
+    return frame.reset_index(drop=True)
 
 
 # ---------------------------------------------------------------- details page
@@ -270,7 +524,7 @@ _LABELS: dict[str, str] = {
 _BANDWIDTH_LABELS = {"Memory Throughput": "dram__bytes.sum.per_second"}
 
 
-def _metric_for(name: str, unit: str) -> str | None:
+def metric_for(name: str, unit: str) -> str | None:
     if "__" in name:
         return name if is_wanted(name) else None
     if unit.endswith(("/second", "/s")) and name in _BANDWIDTH_LABELS:
@@ -280,48 +534,155 @@ def _metric_for(name: str, unit: str) -> str | None:
     return _LABELS.get(name)
 
 
-def _details_rows(blocks: list[Block]) -> Iterator[dict[str, str]]:
+def _identity_problem(ident: str, process: str, device: str) -> str | None:
+    if not _INTEGER.match(ident):
+        return f"ID {one_cell(ident)} is not an integer index"
+    if not _INTEGER.match(process):
+        return f"Process ID {one_cell(process)} is not an integer"
+    if device.strip() and not _DEVICE.match(device):
+        return f"Device {one_cell(device)} is not an integer index"
+    return None
+
+
+def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str]]:
+    """The metric rows of every block; a damaged row taints the kernels on either side of it
+    (with `skip_bad_rows` those kernels are left out whole: a partial kernel would be read
+    with other formulas)."""
     for run, block in enumerate(blocks):
         header = block.header
-        text = block.data.decode("utf-8", "replace")
-        lines = (line for line in text.splitlines()[1:] if line.startswith('"'))
-        for row in csv.reader(lines):
+        least = header.index("Metric Value") + 1
+        tainted: set[str] = set()
+        previous: str | None = None
+        seen = len(damage.rows)
+        kept: list[dict[str, str]] = []
+        checked: dict[tuple[str, str, str], str | None] = {}  # the same IDs repeat on every row
+        for line, row in records(block, damage):
             record = dict(zip(header, row, strict=False))
-            metric = record.get("Metric Name", "")
-            if not metric:
+            ident, device = record.get("ID", "").strip(), record.get("Device", "")
+            cells = (ident, record.get("Process ID", "0"), device)
+            if cells not in checked:
+                checked[cells] = _identity_problem(*cells)
+            problem = checked[cells]
+            if not least <= len(row) <= len(header):
+                problem = f"{len(row)} cells where the header has {least} to {len(header)}"
+            if problem is not None:
+                damage.add(line, problem)
+                if _INTEGER.match(ident):
+                    tainted.add(ident)
                 continue
-            record["run"] = str(run)
-            yield record
+            if len(damage.rows) > seen:  # damaged rows since the last good one
+                tainted.update({ident} | ({previous} if previous is not None else set()))
+            seen = len(damage.rows)
+            previous = record["ID"] = ident
+            if record.get("Metric Name", ""):
+                record["run"] = str(run)
+                record["_line"] = str(line)
+                kept.append(record)
+        if len(damage.rows) > seen and previous is not None:
+            tainted.add(previous)
+        _check_groups(block, kept, damage, tainted)
+        damage.lost_kernels |= {(run, ident) for ident in tainted}
+        yield from (r for r in kept if r["ID"] not in tainted)
 
 
-def _read_details(blocks: list[Block], style: NumberStyle | None) -> pd.DataFrame:
-    kept = []
-    for record in _details_rows(blocks):
-        unit = record.get("Metric Unit", "")
-        metric = _metric_for(record["Metric Name"], unit)
-        if metric is not None:
-            kept.append({**record, "metric": metric, "unit": effective_unit(metric, unit)})
-    if not kept:
-        return pd.DataFrame()
-    rows = pd.DataFrame(kept)
-    number_style = _style(rows["Metric Value"], style)
-    scale = rows["unit"].map(si_factor)
-    rows["value"] = parse_numbers(rows["Metric Value"], number_style) * scale
-    keys = ["run", "ID", "Process ID"]
-    first = rows.drop_duplicates(subset=[*keys, "metric"], keep="first")
-    wide = first.pivot(index=keys, columns="metric", values="value")
-    wide.columns = [str(c) for c in wide.columns]
-    ident = rows.drop_duplicates(subset=keys).set_index(keys)
-    out = pd.DataFrame(index=wide.index)
-    for column, name in _CSV_IDENTITY.items():
-        if column not in ("ID", "Process ID"):
-            out[name] = ident[column] if column in ident.columns else None
+def partial_groups(
+    keys: list[tuple[str, int]], rows: dict[str, list[tuple[str, str]]]
+) -> dict[str, tuple[int, str]]:
+    """Kernels of a per-metric page whose rows cannot all be theirs: (line, reason) per key.
+
+    `keys` are (kernel key, line) in file order, one per row, and `rows` each kernel's
+    (section, metric) sequence. ncu prints every kernel of a run with the same rows, together;
+    rows of one kernel split by another's, or a kernel holding only the first or last rows of
+    another kernel's sequence, are what a cut, a lost line or a damaged ID leave behind.
+    """
+    found: dict[str, tuple[int, str]] = {}
+    done: set[str] = set()
+    previous = None
+    for key, line in keys:
+        if key != previous and key in done and key not in found:
+            found[key] = (line, f"rows of {key} are split by another kernel's (damaged ID?)")
+        if previous is not None and key != previous:
+            done.add(previous)
+        previous = key
+    first_line: dict[str, int] = {}
+    for key, line in keys:
+        first_line.setdefault(key, line)
+    shapes = {tuple(seq) for seq in rows.values()}
+    for key, seq in rows.items():
+        whole = tuple(seq)
+        for other in shapes:
+            if len(other) > len(whole) and (other[: len(whole)] == whole or other[-len(whole) :] == whole):
+                found.setdefault(
+                    key,
+                    (
+                        first_line[key],
+                        f"{key} has {len(whole)} of the {len(other)} metric rows other kernels have "
+                        "(truncated file or a lost line?)",
+                    ),
+                )
+                break
+    return found
+
+
+def _check_groups(block: Block, kept: list[dict[str, str]], damage: Damage, tainted: set[str]) -> None:
+    labels = {f"kernel ID {r['ID']} of process {r.get('Process ID', '')}": r["ID"] for r in kept}
+    keys = [(f"kernel ID {r['ID']} of process {r.get('Process ID', '')}", int(r["_line"])) for r in kept]
+    rows: dict[str, list[tuple[str, str]]] = {}
+    for (key, _), record in zip(keys, kept, strict=True):
+        rows.setdefault(key, []).append((record.get("Section Name", ""), record["Metric Name"]))
+    for key, (line, reason) in partial_groups(keys, rows).items():
+        damage.add(line, reason)
+        tainted.add(labels[key])
+
+
+_DETAIL_KEYS = ["run", "ID", "Process ID"]
+_DETAIL_IDENTITY = [c for c in _CSV_IDENTITY if c not in ("ID", "Process ID")]
+
+
+def _read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[pd.DataFrame, int]:
+    """One row per kernel: every kernel with a metric row, even one whose metrics are all
+    unknown (its values are missing then, but it is not lost)."""
+    table = []
+    for r in _details_rows(blocks, damage):
+        unit = r.get("Metric Unit", "")
+        metric = metric_for(r["Metric Name"], unit)
+        table.append(
+            (
+                r["run"],
+                r["ID"],
+                r.get("Process ID", ""),
+                *(r.get(c) for c in _DETAIL_IDENTITY),
+                r.get("Metric Value", ""),
+                metric,
+                effective_unit(metric, unit) if metric is not None else unit,
+            )
+        )
+    lost = len(damage.lost_kernels)
+    if not table:
+        return pd.DataFrame(), lost
+    records = pd.DataFrame(
+        table, columns=[*_DETAIL_KEYS, *_DETAIL_IDENTITY, "Metric Value", "metric", "unit"]
+    )
+    keys = _DETAIL_KEYS
+    ident = records.drop_duplicates(subset=keys).set_index(keys)
+    rows = records[records["metric"].notna()].copy()
+    if rows.empty:
+        wide = pd.DataFrame(index=ident.index)
+    else:
+        number_style = _style(rows["Metric Value"], style)
+        rows["value"] = parse_numbers(rows["Metric Value"], number_style) * rows["unit"].map(si_factor)
+        first = rows.drop_duplicates(subset=[*keys, "metric"], keep="first")
+        wide = first.pivot(index=keys, columns="metric", values="value").reindex(ident.index)
+        wide.columns = [str(c) for c in wide.columns]
+    out = pd.DataFrame(index=ident.index)
+    for column in _DETAIL_IDENTITY:
+        out[_CSV_IDENTITY[column]] = ident[column]
     out = pd.concat([out, wide], axis=1).reset_index()
     out = out.rename(columns={"ID": "id", "Process ID": "process_id"})
     out["device_name"] = None
     out["_order"] = pd.to_numeric(out["id"], errors="coerce")
     out = out.sort_values(["run", "_order"], key=_run_key).drop(columns="_order")
-    return _clean_identity(out.reset_index(drop=True))
+    return _clean_identity(out.reset_index(drop=True)), lost
 
 
 def _run_key(column: pd.Series) -> pd.Series:

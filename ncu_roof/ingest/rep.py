@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import sys
@@ -23,14 +24,15 @@ _VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build")
 REP_HINT = "pip install 'ncu-roof[rep]' (NVIDIA's ncu-report, no GPU needed), or put `ncu` on PATH"
 
 
-def report_version(raw: bytes) -> str | None:
+def report_version(raw: bytes | mmap.mmap) -> str | None:
     """The ncu version that wrote a report: only stored as text inside the file."""
     match = _VERSION.search(raw)
     return match.group(1).decode() if match else None
 
 
-def read_report(path: str, raw: bytes) -> RunTable:
-    if not raw.startswith(MAGIC) and not path.endswith(".ncu-repz"):
+def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
+    """`raw`: the report's bytes, or a memory map of them (only its header and version are read)."""
+    if raw[: len(MAGIC)] != MAGIC and not path.endswith(".ncu-repz"):
         raise BadInputError(
             f"{path}: not an Nsight Compute report (no NVR header)",
             hint="pass the `.ncu-rep` written by `ncu -o`, or a CSV from `ncu --csv`",
@@ -147,7 +149,7 @@ def _dims(row: dict[str, Any], kind: str) -> str | None:
     return "(" + ", ".join(str(int(d)) for d in dims if d is not None) + ")"
 
 
-def read_with_cli(path: str, raw: bytes, tool: NcuTool | None = None) -> RunTable:
+def read_with_cli(path: str, raw: bytes | mmap.mmap, tool: NcuTool | None = None) -> RunTable:
     """`ncu --import` when `ncu_report` is not installed: `tool`, else the ncu `find_ncu` finds."""
     from ncu_roof.ingest.csvfile import read_csv_file
 

@@ -12,9 +12,22 @@ class InputFormat(Enum):
     NCU_REP = "ncu-rep"
     RAW_CSV = "raw-csv"
     DETAILS_CSV = "details-csv"
+    CONSOLE_TEXT = "console-text"  # ncu's own printout (details page or --print-summary)
+    SUMMARY_CSV = "summary-csv"  # `--print-summary per-kernel|per-gpu --csv`
 
 
-IDENTITY_COLUMNS = ("run", "id", "process_id", "name", "device", "cc", "device_name", "grid", "block")
+IDENTITY_COLUMNS = (
+    "run",
+    "id",
+    "process_id",
+    "name",
+    "device",
+    "cc",
+    "device_name",
+    "grid",
+    "block",
+    "input_notes",  # a tuple of notes on this launch's input (excluded values), or None
+)
 
 
 @dataclass(frozen=True)
@@ -23,12 +36,17 @@ class RunTable:
 
     `frame` holds the identity columns above (strings or ints; missing as None/NaN) and one float
     column per ncu metric, already scaled to SI (seconds, bytes, hertz, byte/s; ratios as printed).
+    `warnings` are what the reader says about the file as a whole (rows skipped, bytes replaced);
+    `averaged` names the metrics whose values are averages over several invocations (a
+    `--print-summary` input; empty otherwise).
     """
 
     path: str
     format: InputFormat
     ncu_version: str | None
     frame: pd.DataFrame
+    warnings: tuple[str, ...] = ()
+    averaged: tuple[str, ...] = ()
 
     @property
     def metric_columns(self) -> list[str]:

@@ -8,16 +8,7 @@ import io
 from ncu_roof.analysis import Analysis, Kernel
 from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.render.jsonout import kernel_json
-from ncu_roof.render.text import one_line
-
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def safe_cell(text: str) -> str:
-    """Spreadsheets run cells starting with = + - @ as formulas: prefix those with a quote."""
-    clean = one_line(text)
-    return "'" + clean if clean.startswith(_FORMULA_START) else clean
-
+from ncu_roof.render.text import csv_cell
 
 _SCALARS = (
     "duration_s",
@@ -54,8 +45,10 @@ def _row(kernel: Kernel) -> dict[str, object]:
     row: dict[str, object] = {key: k[key] for key in ("id", "input", "device", "grid", "block", *_SCALARS)}
     for field, (keys, pattern) in _NESTED.items():
         row.update({pattern.format(key): k[field][key] for key in keys})
-    row["name"] = safe_cell(kernel.name)
-    row["notes"] = safe_cell("; ".join(kernel.notes))
+    for key in ("grid", "block"):
+        row[key] = None if row[key] is None else csv_cell(str(row[key]))
+    row["name"] = csv_cell(kernel.name)
+    row["notes"] = csv_cell("; ".join(kernel.notes))
     return {column: "" if row[column] is None else row[column] for column in COLUMNS}
 
 

@@ -9,8 +9,7 @@ from typing import Any
 
 from ncu_roof.diff import Change, Diff, KernelDiff, Status
 from ncu_roof.model import finite_or_none
-from ncu_roof.render.markdown import code_span, table_cell
-from ncu_roof.render.text import TIER_NAMES, launch_shape, one_line, shorten, si
+from ncu_roof.render.text import TIER_NAMES, code_span, launch_shape, one_line, shorten, si, table_cell
 
 SCHEMA = "ncu-roof/diff/v1"
 MARKER = "<!-- ncu-roof:diff -->"

@@ -104,7 +104,13 @@ def analysis_json(analysis: Analysis) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "inputs": [
-            {"path": i.path, "format": i.format, "ncu_version": i.ncu_version, "kernels": i.kernels}
+            {
+                "path": i.path,
+                "format": i.format,
+                "ncu_version": i.ncu_version,
+                "kernels": i.kernels,
+                "averaged": list(i.averaged),
+            }
             for i in analysis.inputs
         ],
         "devices": [device_json(d) for d in analysis.devices],

@@ -14,7 +14,7 @@ from pathlib import PurePath
 from ncu_roof.analysis import Analysis, Device, Kernel, describe
 from ncu_roof.errors import UsageError
 from ncu_roof.model import COMPUTE, TIERS, Bound
-from ncu_roof.render.text import one_line, pct, shorten, si
+from ncu_roof.render.text import code_span, one_line, pct, plain, shorten, si, table_cell
 
 GITHUB_LIMIT_CHARS = 65536
 MARKER = "<!-- ncu-roof -->"
@@ -27,31 +27,6 @@ BOUND_WORDS = {
     Bound.UNKNOWN: "unclassified",
 }
 _BACKTICKS = re.compile(r"`+")
-_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&@:])")
-
-
-def code_span(text: str) -> str:
-    """`text` as an inline code span that renders exactly, whatever backticks it contains.
-
-    The fence is one backtick longer than the longest run inside; a space pads text that starts
-    or ends with a backtick (or starts and ends with a space, which CommonMark would strip).
-    Line breaks and control characters become one line first. In a table, wrap in `table_cell`.
-    """
-    body = one_line(text)
-    if not body:
-        return "` `"
-    longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
-    fence = "`" * (longest + 1)
-    pad = body[0] == "`" or body[-1] == "`" or (body[0] == " " and body[-1] == " ")
-    space = " " if pad else ""
-    return f"{fence}{space}{body}{space}{fence}"
-
-
-def table_cell(text: str) -> str:
-    """Markdown for one table cell: one line, `|` escaped (GFM needs it even inside code spans)."""
-    return one_line(text).replace("|", "\\|")
-
-
 def intensity(value: float | None) -> str:
     """An intensity in FLOP/byte as a plain number, 3 significant digits, never an SI prefix.
 
@@ -63,11 +38,6 @@ def intensity(value: float | None) -> str:
     if value in (float("inf"), float("-inf")):
         return "∞" if value > 0 else "-∞"
     return f"{value:.3g}"
-
-
-def plain(text: str) -> str:
-    """Data as literal text outside code spans: Markdown and HTML punctuation backslash-escaped."""
-    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", one_line(text))
 
 
 def bound_shares(analysis: Analysis) -> dict[Bound, float]:

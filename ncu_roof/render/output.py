@@ -13,6 +13,12 @@ from ncu_roof.errors import OutputError
 WRITE_HINT = "check that the directory exists and that you may write there"
 
 
+class StdoutClosedError(Exception):
+    """stdout's reader went away (`| head`): the CLI stops quietly, as Unix tools do.
+
+    Not an OSError, so that no layer in between mistakes it for a write failure to report."""
+
+
 def check_writable(path: str | None) -> None:
     """Fail before any work when `path` could not be written (None and `-` mean stdout)."""
     if path is None or path == "-":
@@ -39,11 +45,7 @@ def _check_writable(target: Path) -> None:
 def write_output(data: str | bytes, path: str | None) -> None:
     """Write to `path` atomically (never a half-written file), or to stdout when path is None/-."""
     if path is None or path == "-":
-        if isinstance(data, bytes):
-            sys.stdout.buffer.write(data)
-        else:
-            sys.stdout.write(data)
-        sys.stdout.flush()
+        _write_stdout(data)
         return
     check_writable(path)
     target = Path(path)
@@ -57,6 +59,23 @@ def write_output(data: str | bytes, path: str | None) -> None:
         _replace_atomically(target, payload)
     except OSError as err:
         raise OutputError(f"cannot write {path}: {err.strerror or err}", hint=WRITE_HINT) from None
+
+
+def _write_stdout(data: str | bytes) -> None:
+    """To stdout; a closed pipe is `StdoutClosedError` (the CLI exits quietly), any other
+    failure (a full disk, an I/O error) is one `OutputError`."""
+    try:
+        if isinstance(data, bytes):
+            sys.stdout.buffer.write(data)
+        else:
+            sys.stdout.write(data)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise StdoutClosedError from None
+    except OSError as err:
+        raise OutputError(
+            f"cannot write to stdout: {err.strerror or err}", hint="check the disk or the pipe stdout goes to"
+        ) from None
 
 
 def _replace_atomically(target: Path, payload: bytes) -> None:

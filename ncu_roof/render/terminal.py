@@ -78,7 +78,7 @@ def _roofs_line(device: Device) -> str:
     compute = ", ".join(f"{k} {si(v, 'FLOP/s')}" for k, v in roofs.compute_flop_per_s.items())
     memory = ", ".join(f"{k} {si(v, 'B/s')}" for k, v in roofs.bandwidth_byte_per_s.items())
     name = one_line(device.name or "unknown device")
-    return f"device {device.index}: {name} (cc {device.cc or '?'}) — roofs [{roofs.source}]: " + (
+    return one_line(f"device {device.index}: {name} (cc {device.cc or '?'}) — roofs [{roofs.source}]: ") + (
         f"{compute}; {memory}" if compute or memory else "none"
     )
 

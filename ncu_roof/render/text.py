@@ -1,4 +1,10 @@
-"""Safe text for every sink: kernel names are hostile (templates, `|`, backticks, ESC, newlines)."""
+"""Safe text for every sink: kernel names are hostile (templates, `|`, backticks, ESC, newlines).
+
+The one home of the guards every sink applies to every text field from data (kernel names,
+grid and block, device names, paths, notes): `one_line` (terminal and logs), `csv_cell`
+(spreadsheet formulas), `code_span` / `table_cell` / `plain` (Markdown); HTML sinks use
+`html.escape(one_line(text))`.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +15,49 @@ import re
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_BACKTICKS = re.compile(r"`+")
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&@:])")
+
 TIER_NAMES = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "Shared"}
 
 
 def one_line(text: str) -> str:
     """No control characters and no line breaks: safe for a terminal line or a log."""
     return _CONTROL.sub("?", text.replace("\r", " ").replace("\n", " ").replace("\t", " "))
+
+
+def csv_cell(text: str) -> str:
+    """Spreadsheets run cells starting with = + - @ as formulas: prefix those with a quote."""
+    clean = one_line(text)
+    return "'" + clean if clean.startswith(_FORMULA_START) else clean
+
+
+def code_span(text: str) -> str:
+    """`text` as an inline code span that renders exactly, whatever backticks it contains.
+
+    The fence is one backtick longer than the longest run inside; a space pads text that starts
+    or ends with a backtick (or starts and ends with a space, which CommonMark would strip).
+    Line breaks and control characters become one line first. In a table, wrap in `table_cell`.
+    """
+    body = one_line(text)
+    if not body:
+        return "` `"
+    longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
+    fence = "`" * (longest + 1)
+    pad = body[0] == "`" or body[-1] == "`" or (body[0] == " " and body[-1] == " ")
+    space = " " if pad else ""
+    return f"{fence}{space}{body}{space}{fence}"
+
+
+def table_cell(text: str) -> str:
+    """Markdown for one table cell: one line, `|` escaped (GFM needs it even inside code spans)."""
+    return one_line(text).replace("|", "\\|")
+
+
+def plain(text: str) -> str:
+    """Data as literal text outside code spans: Markdown and HTML punctuation backslash-escaped."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", one_line(text))
 
 
 def shorten(name: str, width: int = 60) -> str:
@@ -88,4 +131,4 @@ def launch_shape(grid: str | None, block: str | None) -> str:
 
     if grid is None and block is None:
         return "–"
-    return f"{dims(grid)}×{dims(block)}"
+    return one_line(f"{dims(grid)}×{dims(block)}")

@@ -1,0 +1,318 @@
+"""ncu console text: what `ncu ./app` prints (the details page) and `--print-summary` tables.
+
+The layouts handled (all seen in real captures, 2020–2025):
+
+* kernel lines `NAME (GX, GY, GZ)x(BX, BY, BZ), Context C, Stream S, Device D, CC X.Y`, the
+  older `NAME, 2022-Dec-04 20:05:20, Context 1, Stream 7`, and the summaries'
+  `NAME (…)x(…), Device 0, CC 8.9, Invocations 4` / `NAME, Block Size 512, Grid Size 256,
+  Device 0, 1 invocations`; a `Device N` line above kernel lines (`--print-summary per-gpu`);
+* `Section: …` tables ruled by dashes, with or without a `Metric Name …` title row, one value
+  column (details) or Minimum / Maximum / Average (summaries: the Average is read);
+* section labels of every release ("Memory [%]", "Memory Throughput", "SOL DRAM", "SM [%]",
+  "Compute (SM) Throughput", …) or metric names, mapped to the metric names the recipe reads;
+* `==PROF==` lines, application output, CPU call stacks, NVTX stacks and rule paragraphs
+  anywhere in between (passed over); `(!) nan`, `n/a`, thousands separators.
+
+Columns are cut at the positions of the dashes of the table's rule line, so labels with spaces
+and right- or left-aligned values read alike. Values are as printed (rounded to 2 decimals).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ncu_roof.errors import BadInputError
+from ncu_roof.ingest.csvfile import Damage, _header_starts, metric_for
+from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
+from ncu_roof.units import (
+    NumberStyle,
+    confirm_number_style,
+    detect_number_style,
+    effective_unit,
+    parse_numbers,
+    si_factor,
+)
+
+_SECTION = re.compile(r"^\s+Section: (?P<name>.+?)\s*$")
+_RULE = re.compile(r"^\s*-{2,}(?: +-{2,})*\s*$")
+_PROCESS = re.compile(r"^\[(?P<pid>\d+)\] \S")
+_DEVICE_LINE = re.compile(r"^\s+Device (?P<device>\d+)\s*$")
+_REST = (
+    r"(?P<rest>(?:, (?:Context \d+|Stream \d+|Device \d+|CC \d+\.\d+|Invocations \d+|\d+ invocations))*)\s*$"
+)
+_KERNEL_LINES = (
+    re.compile(r"^\s+(?P<name>\S.*?) \((?P<grid>\d+, \d+, \d+)\)x\((?P<block>\d+, \d+, \d+)\)" + _REST),
+    re.compile(r"^\s+(?P<name>\S.*?), \d{4}-[A-Z][a-z]{2}-\d{2} \d{2}:\d{2}:\d{2}" + _REST),
+    re.compile(r"^\s+(?P<name>\S.*?), Block Size (?P<block>\d+), Grid Size (?P<grid>\d+)" + _REST),
+)
+_FIELD = re.compile(r"(Device|CC|Invocations) (\d+(?:\.\d+)?)|(\d+) invocations")
+# Labels not in the CSV details page's map: older console spellings and launch statistics.
+_CONSOLE_LABELS = {
+    "SM [%]": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "Grid Size": "launch__grid_size",
+    "Block Size": "launch__block_size",
+}
+
+
+def is_console_text(raw: bytes) -> bool:
+    """Section tables and no CSV header: what ncu prints to a terminal."""
+    if raw.find(b"Section: ") == -1:  # a literal search first: the regex scan is slower
+        return False
+    return re.search(rb"^[ \t]+Section: ", raw, re.MULTILINE) is not None and not _header_starts(raw)
+
+
+@dataclass
+class _Kernel:
+    line: int
+    name: str
+    process_id: str | None
+    grid: str | None
+    block: str | None
+    device: int | None
+    cc: str | None
+    invocations: int | None
+    sections: set[str] = field(default_factory=set)
+    values: dict[str, tuple[str, str]] = field(default_factory=dict)  # metric → (text, unit)
+    averaged: set[str] = field(default_factory=set)
+    cut_off: bool = False
+    summary: bool = False  # a --print-summary kernel line (invocations, or "Block Size N, …")
+
+
+@dataclass
+class _Table:
+    spans: list[tuple[int, int]] | None = None
+    average: bool = False
+    rows: int = 0
+    open: bool = True
+
+
+def _kernel_line(line: str, number: int, pid: str | None, device: int | None) -> _Kernel | None:
+    for pattern in _KERNEL_LINES:
+        match = pattern.match(line)
+        if match is None:
+            continue
+        fields = {m[1]: m[2] for m in _FIELD.finditer(match["rest"]) if m[1]}
+        counted = [int(m[3]) for m in _FIELD.finditer(match["rest"]) if m[3]]
+        invocations = int(fields["Invocations"]) if "Invocations" in fields else None
+        if invocations is None and counted:
+            invocations = counted[0]
+        groups = match.groupdict()
+        return _Kernel(
+            line=number,
+            name=match["name"],
+            process_id=pid,
+            grid=f"({groups['grid']})" if "," in (groups.get("grid") or "") else groups.get("grid"),
+            block=f"({groups['block']})" if "," in (groups.get("block") or "") else groups.get("block"),
+            device=int(fields["Device"]) if "Device" in fields else device,
+            cc=fields.get("CC"),
+            invocations=invocations,
+            summary=invocations is not None or pattern is _KERNEL_LINES[-1],
+        )
+    return None
+
+
+def _spans(rule: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
+
+
+def _cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
+    """Cut at the rule's columns; each cell runs to the start of the next column."""
+    starts = [start for start, _ in spans] + [len(line) + 1]
+    return [line[starts[i] : starts[i + 1]].strip() for i in range(len(spans))]
+
+
+def _parse(text: str, damage: Damage) -> list[_Kernel]:
+    kernels: list[_Kernel] = []
+    kernel: _Kernel | None = None
+    table: _Table | None = None
+    section = ""
+    pid: str | None = None
+    device: int | None = None
+    for number, raw_line in enumerate(text.split("\n"), start=1):
+        line = raw_line.removesuffix("\r")
+        if line.startswith("=="):
+            continue
+        if table is not None and table.open and _table_line(line, table, kernel):
+            continue
+        if (match := _PROCESS.match(line)) is not None:
+            pid, device = match["pid"], None
+            continue
+        if (match := _DEVICE_LINE.match(line)) is not None:
+            device = int(match["device"])
+            continue
+        if (match := _SECTION.match(line)) is not None:
+            section = match["name"]
+            if kernel is None:
+                damage.add(number, "a section table before any kernel line (the capture starts mid-way?)")
+                table = None
+                continue
+            if section in kernel.sections:  # the same section again: the next launch of this kernel
+                kernel = _Kernel(
+                    number, kernel.name, kernel.process_id, kernel.grid, kernel.block, kernel.device,
+                    kernel.cc, kernel.invocations,
+                )  # fmt: skip
+                kernels.append(kernel)
+            kernel.sections.add(section)
+            table = _Table()
+            continue
+        found = _kernel_line(line, number, pid, device)
+        if found is not None:
+            if not _same_summary(kernel, found):
+                kernel = found
+                kernels.append(kernel)
+            table = None
+    if table is not None and table.open and table.rows and kernel is not None:
+        kernel.cut_off = True  # the file ends inside a table
+    return kernels
+
+
+def _table_line(line: str, table: _Table, kernel: _Kernel | None) -> bool:
+    """Take one line of an open section table; False (and the table closed) when it is not."""
+    if _RULE.match(line):
+        if table.rows == 0:
+            table.spans = _spans(line)
+        else:
+            table.open = False
+        return True
+    if not line.strip():
+        table.open = table.rows == 0 and table.spans is None
+        return True
+    if line.strip().startswith("Metric Name"):
+        table.average = "Average" in line
+        return True
+    if (
+        table.spans is not None
+        and kernel is not None
+        and not _SECTION.match(line)
+        and _kernel_line(line, 0, None, None) is None
+    ):
+        _row(kernel, _cells(line, table.spans), table.average)
+        table.rows += 1
+        return True
+    table.open = False
+    return False
+
+
+def _same_summary(kernel: _Kernel | None, found: _Kernel) -> bool:
+    """ncu 2022's `--print-summary` repeats the kernel line above each of its sections (a line
+    whose invocation count is lost still belongs to its kernel)."""
+    if kernel is None or not (kernel.summary and found.summary):
+        return False  # details pages: the same line twice is two launches
+    if None not in (kernel.invocations, found.invocations) and kernel.invocations != found.invocations:
+        return False
+    if not all(getattr(kernel, k) == getattr(found, k) for k in ("name", "grid", "block", "device")):
+        return False
+    kernel.invocations = kernel.invocations or found.invocations
+    return True
+
+
+def _row(kernel: _Kernel, cells: list[str], average: bool) -> None:
+    if len(cells) < 3 or not cells[0]:
+        return
+    label, unit = cells[0], cells[1]
+    value = cells[-1] if average or len(cells) == 5 else cells[2]
+    metric = _CONSOLE_LABELS.get(label) if "__" not in label else None
+    metric = metric or metric_for(label, unit)
+    if metric is None or metric in kernel.values:
+        return
+    kernel.values[metric] = (value, effective_unit(metric, unit))
+    if average or len(cells) == 5:
+        kernel.averaged.add(metric)
+
+
+def read_console_text(
+    path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool = False
+) -> RunTable:
+    damage = Damage(path, skip_bad_rows)
+    text = raw.decode("utf-8", "replace")
+    kernels = _parse(text, damage)
+    for kernel in kernels:
+        if kernel.cut_off:
+            damage.add(kernel.line, f"kernel {kernel.name[:40]!r}: its table is cut off (truncated file?)")
+    damage.check()
+    intact = [k for k in kernels if not k.cut_off and k.values]
+    if not intact:
+        raise BadInputError(
+            f"{path}: ncu console text, but no kernel with a section table in it",
+            hint="capture the whole output (`ncu ./app > log.txt 2>&1`), or save a report with `ncu -o`",
+        )
+    cells = pd.Series([text for k in intact for text, _ in k.values.values()], dtype=object)
+    try:
+        number_style = detect_number_style(cells) if style is None else style
+        if style is not None:
+            confirm_number_style(cells, style)
+        rows = [_launch(i, k, number_style) for i, k in enumerate(intact)]
+    except BadInputError as err:
+        err.message = f"{path}: {err.message}"
+        err.args = (err.message,)
+        raise
+    frame = pd.DataFrame(rows)
+    for column in IDENTITY_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = None
+    frame["id"] = frame["id"].astype("Int64")
+    frame["device"] = pd.to_numeric(frame["device"], errors="coerce").astype("Int64")
+    averaged = sorted({m for k in intact for m in k.averaged})
+    cut = sum(k.cut_off for k in kernels)
+    empty = [k for k in kernels if not k.cut_off and not k.values]
+    notes = list(damage.warnings(cut))
+    if empty:
+        notes.append(
+            f"{path}: {len(empty)} kernel line{'s' if len(empty) != 1 else ''} without a readable "
+            f"section table left out (first on line {empty[0].line})"
+        )
+    if text.rstrip(" \t") and not text.rstrip(" \t").endswith("\n"):
+        notes.append(
+            f"{path}: the text ends in the middle of line {text.count(chr(10)) + 1}: "
+            "the capture may be cut short (ncu ends its output with a line break)"
+        )
+    announced = _announced(text)
+    read = sum(k.invocations or 1 for k in intact) if averaged else len(intact)
+    if announced > read:
+        notes.append(
+            f"{path}: the ==PROF== lines announce {announced} profiled launches but "
+            f"{read} were read (the capture is cut short, or lines were lost)"
+        )
+    return RunTable(
+        path=path,
+        format=InputFormat.CONSOLE_TEXT,
+        ncu_version=None,
+        frame=frame,
+        warnings=tuple(notes),
+        averaged=tuple(averaged),
+    )
+
+
+_PROFILING = re.compile(r'^==PROF== Profiling ".*" - (\d+)\b', re.MULTILINE)
+
+
+def _announced(text: str) -> int:
+    """How many launches ncu said it profiled (`==PROF== Profiling "k" - 7: …`), if it said."""
+    return len(set(_PROFILING.findall(text)))
+
+
+def _launch(index: int, kernel: _Kernel, style: NumberStyle) -> dict[str, object]:
+    metrics = list(kernel.values)
+    texts = pd.Series([kernel.values[m][0] for m in metrics], dtype=object)
+    numbers = parse_numbers(texts, style).to_numpy()
+    row: dict[str, object] = {
+        "run": "0",
+        "id": index,
+        "process_id": kernel.process_id,
+        "name": kernel.name,
+        "device": kernel.device,
+        "cc": kernel.cc,
+        "grid": kernel.grid,
+        "block": kernel.block,
+    }
+    for metric, number in zip(metrics, numbers, strict=True):
+        row[metric] = float(number) * si_factor(kernel.values[metric][1])
+    if kernel.averaged:
+        count = (
+            f"{kernel.invocations} invocations" if kernel.invocations is not None else "several invocations"
+        )
+        row["input_notes"] = (f"input: a --print-summary line: values are averages over {count}",)
+    return row

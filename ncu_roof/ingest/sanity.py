@@ -1,0 +1,61 @@
+"""Values no GPU can produce are excluded (NaN) with a note naming the metric, never passed on.
+
+Every ncu counter, rate and percentage the recipe reads is non-negative and finite; a few have a
+ceiling no real launch comes near. Such values come from damaged or hand-edited files.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+_DAY_S = 86_400.0
+# (metric-name test, ceiling in SI, what the ceiling means)
+_CEILINGS: tuple[tuple[str, float, str], ...] = (
+    ("gpu__time_duration", _DAY_S, "a kernel duration over a day"),
+    ("pct_of_peak", 1000.0, "over 1000% of peak"),
+    ("cycles_elapsed.avg.per_second", 1e11, "a clock over 100 GHz"),
+    ("bytes", 1e18, "over 1 EB"),
+)
+
+
+def _ceiling(metric: str) -> tuple[float, str] | None:
+    for needle, limit, words in _CEILINGS:
+        if needle in metric and not (needle == "bytes" and "per_second" in metric):
+            return limit, words
+    return None
+
+
+def exclude_nonsense(frame: pd.DataFrame, metrics: list[str]) -> tuple[pd.DataFrame, int]:
+    """Negative, non-finite or implausible metric values → NaN, with a note on their row in
+    `input_notes`; returns the frame and the number of values excluded."""
+    notes: dict[int, list[str]] = {}
+    excluded = 0
+    for metric in metrics:
+        column = frame[metric]
+        if column.dtype.kind != "f":
+            continue
+        values = column.to_numpy()
+        bad = np.isinf(values) | (values < 0)
+        ceiling = _ceiling(metric)
+        if ceiling is not None:
+            bad |= values > ceiling[0]
+        if not bad.any():
+            continue
+        for position in np.flatnonzero(bad):
+            value = float(values[position])
+            why = (
+                "is not finite"
+                if not np.isfinite(value)
+                else "is negative"
+                if value < 0
+                else f"is implausible ({ceiling[1] if ceiling else ''})"
+            )
+            notes.setdefault(int(position), []).append(f"input: {metric} = {value:g} {why}; excluded")
+        excluded += int(bad.sum())
+        frame[metric] = np.where(bad, np.nan, values)
+    if notes:
+        current = frame["input_notes"].to_numpy(dtype=object)
+        merged = [(*(current[i] or ()), *notes[i]) if i in notes else current[i] for i in range(len(frame))]
+        frame["input_notes"] = pd.Series(merged, index=frame.index, dtype=object)
+    return frame, excluded

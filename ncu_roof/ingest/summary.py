@@ -1,0 +1,137 @@
+"""`ncu --import R --print-summary per-kernel|per-gpu --csv`: one row per (kernel, metric).
+
+Header (per-kernel; per-gpu puts "Device Id" after "Host Name"):
+`"Process ID","Process Name","Host Name","Kernel Name","Block Size","Grid Size","Device Id",
+"Invocations","Section Name","Metric Name","Metric Unit","Minimum","Maximum","Average"`.
+A kernel is one (process, name, block, grid, device) group; its values are the Average column,
+so every metric read is listed in `RunTable.averaged` and each kernel carries a note.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+
+import pandas as pd
+
+from ncu_roof.errors import BadInputError
+from ncu_roof.ingest.csvfile import _INTEGER, Block, Damage, metric_for, one_cell, partial_groups, records
+from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
+from ncu_roof.units import (
+    NumberStyle,
+    confirm_number_style,
+    detect_number_style,
+    effective_unit,
+    parse_numbers,
+    si_factor,
+)
+
+_HEADER = re.compile(rb'^"?Process ID"?,"?Process Name"?,[^\n]*Invocations[^\n]*Average', re.MULTILINE)
+_NEEDED = ("Kernel Name", "Metric Name", "Metric Unit", "Average")
+_KEY = ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device Id", "Invocations")
+
+
+def is_summary_csv(raw: bytes) -> bool:
+    if raw.find(b'Process ID","Process Name"') == -1 and raw.find(b"Process ID,Process Name") == -1:
+        return False  # a literal search first: the regex scan is slower
+    return _HEADER.search(raw) is not None
+
+
+def read_summary_csv(
+    path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool = False
+) -> RunTable:
+    match = _HEADER.search(raw)
+    if match is None:  # is_summary_csv said otherwise
+        raise BadInputError(
+            f"{path}: no summary CSV header", hint="export with --print-summary per-kernel --csv"
+        )
+    start = match.start()
+    data = raw[start:]
+    header = next(csv.reader([data.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")]))
+    missing = [c for c in _NEEDED if c not in header]
+    if missing or any(header.count(c) > 1 for c in (*_NEEDED, *_KEY)):
+        raise BadInputError(
+            f"{path}: a --print-summary CSV header without {missing[0]!r}"
+            if missing
+            else f"{path}: a --print-summary CSV header names a column twice",
+            hint="re-export: `ncu --import R --print-summary per-kernel --csv`",
+        )
+    block = Block(header=header, data=data, line=raw.count(b"\n", 0, start) + 1, last=True)
+    damage = Damage(path, skip_bad_rows)
+    groups: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
+    labels: dict[tuple[str, ...], str] = {}
+    order: list[tuple[str, int]] = []
+    shapes: dict[str, list[tuple[str, str]]] = {}
+    for line, cells in records(block, damage):
+        if len(cells) != len(header):
+            damage.add(line, f"{len(cells)} cells where the header has {len(header)}")
+            continue
+        row = dict(zip(header, cells, strict=True))
+        if row.get("Device Id", "0").strip() and not _INTEGER.match(row.get("Device Id", "0")):
+            damage.add(line, f"Device Id {row['Device Id'][:20]!r} is not an integer index")
+            continue
+        key = tuple(row.get(c, "") for c in _KEY)
+        label = labels.setdefault(key, f"kernel #{len(labels)} {one_cell(row['Kernel Name'])}")
+        order.append((label, line))
+        shapes.setdefault(label, []).append((row.get("Section Name", ""), row["Metric Name"]))
+        metric = metric_for(row["Metric Name"], row["Metric Unit"])
+        values = groups.setdefault(key, {})
+        if metric is not None and metric not in values:
+            values[metric] = (row["Average"], effective_unit(metric, row["Metric Unit"]))
+    partial = partial_groups(order, shapes)
+    for line, reason in partial.values():
+        damage.add(line, reason)
+    damage.check()
+    groups = {key: values for key, values in groups.items() if labels[key] not in partial}
+    if not groups:
+        raise BadInputError(
+            f"{path}: the --print-summary CSV header is there but no kernel rows follow (truncated file?)",
+            hint="re-export: `ncu --import R --print-summary per-kernel --csv`",
+        )
+    texts = pd.Series([text for values in groups.values() for text, _ in values.values()], dtype=object)
+    try:
+        number_style = detect_number_style(texts) if style is None else style
+        if style is not None:
+            confirm_number_style(texts, style)
+        rows = [_launch(i, key, values, number_style) for i, (key, values) in enumerate(groups.items())]
+    except BadInputError as err:
+        err.message = f"{path}: {err.message}"
+        err.args = (err.message,)
+        raise
+    frame = pd.DataFrame(rows)
+    for column in IDENTITY_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = None
+    frame["id"] = frame["id"].astype("Int64")
+    frame["device"] = pd.to_numeric(frame["device"], errors="coerce").astype("Int64")
+    averaged = sorted({m for values in groups.values() for m in values})
+    return RunTable(
+        path=path,
+        format=InputFormat.SUMMARY_CSV,
+        ncu_version=None,
+        frame=frame,
+        warnings=damage.warnings(len(partial)),
+        averaged=tuple(averaged),
+    )
+
+
+def _launch(
+    index: int, key: tuple[str, ...], values: dict[str, tuple[str, str]], style: NumberStyle
+) -> dict[str, object]:
+    process_id, name, block, grid, device, invocations = key
+    metrics = list(values)
+    numbers = parse_numbers(pd.Series([values[m][0] for m in metrics], dtype=object), style).to_numpy()
+    row: dict[str, object] = {
+        "run": "0",
+        "id": index,
+        "process_id": process_id or None,
+        "name": name,
+        "device": device.strip() or None,
+        "grid": grid or None,
+        "block": block or None,
+    }
+    for metric, number in zip(metrics, numbers, strict=True):
+        row[metric] = float(number) * si_factor(values[metric][1])
+    count = f"{invocations} invocations" if invocations.strip() else "several invocations"
+    row["input_notes"] = (f"input: a --print-summary row: values are averages over {count}",)
+    return row
