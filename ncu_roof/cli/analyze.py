@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ncu_roof import pipeline
 from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
+from ncu_roof.pipeline import roof_choice as roof_choice  # profile checks the roofs early
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
 from ncu_roof.render.text import one_line
 
 if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them
-    from ncu_roof.analysis import Analysis, RoofChoice
+    from ncu_roof.analysis import Analysis
     from ncu_roof.ingest import RunTable
 
 
@@ -58,35 +60,13 @@ def example_path() -> str:
     return str(resources.files("ncu_roof") / "data" / "example.csv")
 
 
-def roof_choice(gpu: str | None, roofs: str | None) -> RoofChoice:
-    from ncu_roof.analysis import RoofChoice
-    from ncu_roof.gpus import gpu_by_key
-    from ncu_roof.roofs import load_roofs_file
-
-    if gpu and roofs:
-        raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
-    if gpu:
-        gpu_by_key(gpu)
-    return RoofChoice(gpu_key=gpu, user=load_roofs_file(roofs) if roofs else None)
-
-
 def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     """Input paths (or tables already read) + options → Analysis, one line per input on stderr."""
-    from ncu_roof.analysis import analyze
-    from ncu_roof.ingest import read_input
     from ncu_roof.units import NumberStyle
 
     style = None if options.number_locale is Locale.AUTO else NumberStyle(options.number_locale.value)
-    choice = roof_choice(options.gpu, options.roofs)
-    tables = [read_input(item, style) if isinstance(item, str) else item for item in inputs]
-    for table in tables:
-        version = f", ncu {table.ncu_version}" if table.ncu_version else ""
-        diag(f"read {table.path}: {len(table.frame)} launches ({table.format.value}{version})")
-    analysis = analyze(tables, choice)
-    if analysis.collect_hint:
-        diag("some counters are missing (see notes); a run that collects them:")
-        diag(f"  {analysis.collect_hint}")
-    return analysis
+    request = pipeline.Request(gpu=options.gpu, roofs=options.roofs, number_style=style)
+    return pipeline.run(inputs, request, log=diag)
 
 
 def diag(message: str) -> None:
@@ -133,19 +113,21 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     Options and output paths are checked before any work, and every output is rendered before
     the first is written: a run that fails leaves no output behind and nothing on stdout.
     """
-    from ncu_roof import expect
-
     check_writable(options.output)
     if options.summary:
         check_summary()
     if options.plot:
         plot_format(options.plot)
         check_writable(options.plot)
-    expectations = expect.load_expectations(options.expect) if options.expect else None
+    expectations = None
+    if options.expect:
+        from ncu_roof import expect
+
+        expectations = expect.load_expectations(options.expect)  # a bad file fails before any read
     analysis = build_analysis(inputs, options)
-    report = expect.check(analysis, expectations) if expectations is not None else None
-    if report is not None:
-        analysis = replace(analysis, extra={**analysis.extra, "expectations": report.to_json()})
+    report = None
+    if expectations is not None:
+        analysis, report = pipeline.with_expectations(analysis, expectations)
     outputs: list[tuple[str | bytes, str | None]] = [(render(analysis, options), options.output)]
     if options.plot:
         from ncu_roof.render.plot import render_plot
@@ -160,6 +142,8 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     if summary is not None and not append_summary(summary):
         diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
     if report is not None:
+        from ncu_roof import expect
+
         sys.stderr.write(expect.render_expectations(report))
         if options.fail_on_mismatch:
             expect.gate(report)

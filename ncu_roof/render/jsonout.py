@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from json.encoder import encode_basestring
+from operator import attrgetter, methodcaller
 from typing import Any
 
+import numpy as np
+
 from ncu_roof.analysis import SCHEMA, Analysis, Device, Kernel
-from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, finite_or_none
+from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, Bound, finite_or_none
 
 
 def _map(values: Mapping[str, float | None], keys: tuple[str, ...]) -> dict[str, float | None]:
@@ -31,36 +35,127 @@ def device_json(device: Device) -> dict[str, Any]:
     }
 
 
+# The kernel object of the JSON, field by field: (key, kind of value, Kernel attribute), or (key,
+# Kernel attribute, keys) for an object with fixed keys. The same spec gives one kernel's dict
+# (`kernel_json`) and, column by column, the text of many kernels at once (`kernels_text`): that
+# is what makes 100,000 launches cheap to write.
+NUMBER, INT, TEXT, BOOL, ENUM, NUMBERS, OBJECT = "number", "int", "text", "bool", "enum", "numbers", "object"
+Leaf = tuple[str, str, str]
+Nested = tuple[str, str, tuple[str, ...]]
+
+KERNEL_SPEC: tuple[Leaf | Nested, ...] = (
+    ("id", INT, "id"),
+    ("name", TEXT, "name"),
+    ("input", INT, "input"),
+    ("run", INT, "run"),
+    ("device", INT, "device"),
+    ("grid", TEXT, "grid"),
+    ("block", TEXT, "block"),
+    ("duration_s", NUMBER, "duration_s"),
+    ("time_share", NUMBER, "time_share"),
+    ("flop", "flop", (*PRECISIONS, "total")),
+    ("bytes", "bytes", TIERS),
+    ("intensity_flop_per_byte", "intensity_flop_per_byte", TIERS),
+    ("achieved_flop_per_s", NUMBER, "achieved_flop_per_s"),
+    ("achieved_byte_per_s", "achieved_byte_per_s", TIERS),
+    ("attainable_flop_per_s", NUMBER, "attainable_flop_per_s"),
+    ("cap_flop_per_s", NUMBERS, "cap_flop_per_s"),
+    ("binding", TEXT, "binding"),
+    ("bound", ENUM, "bound"),
+    ("compute_precision", TEXT, "compute_precision"),
+    ("pct_of_roof", NUMBER, "pct_of_roof"),
+    ("above_roof", BOOL, "above_roof"),
+    ("sol_pct", "sol_pct", SOL_KEYS),
+    ("recipe", OBJECT, "recipe"),
+    ("notes", OBJECT, "notes"),
+)
+
+
+def _value(kind: str, value: Any) -> Any:
+    """One value as the JSON holds it: non-finite numbers as null, enums by value, plain containers."""
+    if kind == NUMBER:
+        return finite_or_none(value)
+    if kind == ENUM:
+        return value.value
+    if kind == NUMBERS:
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if kind == OBJECT:
+        return dict(value) if isinstance(value, Mapping) else list(value)
+    return value
+
+
 def kernel_json(kernel: Kernel) -> dict[str, Any]:
-    return {
-        "id": kernel.id,
-        "name": kernel.name,
-        "input": kernel.input,
-        "run": kernel.run,
-        "device": kernel.device,
-        "grid": kernel.grid,
-        "block": kernel.block,
-        "duration_s": finite_or_none(kernel.duration_s),
-        "time_share": finite_or_none(kernel.time_share),
-        "flop": _map(kernel.flop, (*PRECISIONS, "total")),
-        "bytes": _map(kernel.bytes, TIERS),
-        "intensity_flop_per_byte": _map(kernel.intensity_flop_per_byte, TIERS),
-        "achieved_flop_per_s": finite_or_none(kernel.achieved_flop_per_s),
-        "achieved_byte_per_s": _map(kernel.achieved_byte_per_s, TIERS),
-        "attainable_flop_per_s": finite_or_none(kernel.attainable_flop_per_s),
-        "cap_flop_per_s": {k: finite_or_none(v) for k, v in kernel.cap_flop_per_s.items()},
-        "binding": kernel.binding,
-        "bound": kernel.bound.value,
-        "compute_precision": kernel.compute_precision,
-        "pct_of_roof": finite_or_none(kernel.pct_of_roof),
-        "above_roof": kernel.above_roof,
-        "sol_pct": _map(kernel.sol_pct, SOL_KEYS),
-        "recipe": dict(kernel.recipe),
-        "notes": list(kernel.notes),
-    }
+    out: dict[str, Any] = {}
+    for key, how, what in KERNEL_SPEC:
+        if isinstance(what, tuple):
+            values = getattr(kernel, how)
+            out[key] = {k: finite_or_none(values.get(k)) for k in what}
+        else:
+            out[key] = _value(how, getattr(kernel, what))
+    return out
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
+def _numbers(values: list[Any]) -> list[str]:
+    """Numbers (None for missing) as `json.dumps` writes them; NaN and ±inf as null."""
+    numbers = np.array(values, dtype="float64")  # None → NaN
+    finite = np.isfinite(numbers)
+    if not finite.any():
+        return ["null"] * len(values)
+    cells = numbers.astype(object)
+    cells[~finite] = None
+    return _encode(cells.tolist())[1:-1].split(", ")  # numbers and null never hold ", "
+
+
+def _column(kind: str, values: list[Any]) -> list[str]:
+    """The JSON text of every value of one column."""
+    if not values:
+        return []
+    if kind == NUMBER:
+        return _numbers(values)
+    if kind == INT:
+        return list(map(str, values))
+    if kind == BOOL:
+        return ["true" if v else "false" for v in values]
+    if kind == TEXT:  # names repeat: encode each distinct one once
+        texts = {v: "null" if v is None else encode_basestring(v) for v in set(values)}
+        return list(map(texts.__getitem__, values))
+    cache: dict[Any, str] = {}  # many launches share an enum value, a recipe or their notes
+    out = []
+    for value in values:
+        key = value if kind != NUMBERS else tuple(value.items())
+        key = key if isinstance(key, (tuple, Bound)) else repr(value)
+        text = cache.get(key)
+        if text is None:
+            text = cache[key] = _encode(_value(kind, value))
+        out.append(text)
+    return out
+
+
+def kernels_text(kernels: Sequence[Kernel]) -> str:
+    """`[kernel_json(k) for k in kernels]` as compact JSON text, built column by column."""
+    template: list[str] = []
+    columns: list[list[str]] = []
+    for key, how, what in KERNEL_SPEC:
+        if isinstance(what, tuple):
+            inner = ", ".join(f"{encode_basestring(k)}: %s" for k in what)
+            template.append(f"{encode_basestring(key)}: {{{inner}}}")
+            maps = list(map(attrgetter(how), kernels))
+            columns += [_numbers(list(map(methodcaller("get", k), maps))) if maps else [] for k in what]
+        else:
+            template.append(f"{encode_basestring(key)}: %s")
+            columns.append(_column(how, list(map(attrgetter(what), kernels))))
+    row = "{" + ", ".join(template) + "}"
+    return "[" + ", ".join(row % cells for cells in zip(*columns, strict=True)) + "]"
 
 
 def analysis_json(analysis: Analysis) -> dict[str, Any]:
+    return _document(analysis, [kernel_json(k) for k in analysis.kernels])
+
+
+def _document(analysis: Analysis, kernels: object) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "inputs": [
@@ -68,16 +163,22 @@ def analysis_json(analysis: Analysis) -> dict[str, Any]:
             for i in analysis.inputs
         ],
         "devices": [device_json(d) for d in analysis.devices],
-        "kernels": [kernel_json(k) for k in analysis.kernels],
+        "kernels": kernels,
         "total_duration_s": finite_or_none(analysis.total_duration_s),
         "collect_command": analysis.collect_hint,
         **analysis.extra,
     }
 
 
-PRETTY_MAX_KERNELS = 500  # larger analyses are written compact: the C encoder is ~5x faster
+PRETTY_MAX_KERNELS = 500  # larger analyses are written compact, their kernels column by column
 
 
 def render_json(analysis: Analysis) -> str:
-    indent = 2 if len(analysis.kernels) <= PRETTY_MAX_KERNELS else None
-    return json.dumps(analysis_json(analysis), indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+    if len(analysis.kernels) <= PRETTY_MAX_KERNELS:
+        return json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    kernels = object()  # stands for the kernels' text in the document
+    parts = [
+        f"{_encode(key)}: {kernels_text(analysis.kernels) if value is kernels else _encode(value)}"
+        for key, value in _document(analysis, kernels).items()
+    ]
+    return "{" + ", ".join(parts) + "}\n"

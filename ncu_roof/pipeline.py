@@ -1,0 +1,142 @@
+"""Inputs → Analysis: the one pipeline that the CLI commands and the Python API (`ncu_roof.api`) call.
+
+Read every input (in a process pool when there are several big ones: reports are independent),
+analyze them together against the roofs asked for, and attach an expectations check when asked.
+Nothing here writes a file or parses a command line. Heavy modules (pandas, pyarrow, ncu_report)
+load inside the functions, so importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from ncu_roof.errors import UsageError
+
+if TYPE_CHECKING:
+    from ncu_roof.analysis import Analysis, RoofChoice
+    from ncu_roof.expect import Expectation, ExpectationReport
+    from ncu_roof.ingest import RunTable
+    from ncu_roof.units import NumberStyle
+
+Log = Callable[[str], None]
+T = TypeVar("T")
+
+POOL_MIN_INPUTS = 2
+POOL_MIN_BYTES = 8_000_000  # below this much input in all, starting worker processes costs more than it saves
+PROGRESS_MIN_INPUTS = 4  # fewer inputs than this finish before a progress bar is worth drawing
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to analyze and against which roofs (the options shared by the CLI and the API)."""
+
+    gpu: str | None = None  # a built-in GPU key (`ncu-roof gpus`)
+    roofs: str | None = None  # a platform TOML file
+    number_style: NumberStyle | None = None  # None: detect the number locale of each CSV
+    traffic: str | None = None  # a traffic definition; reserved until the roofs layer defines them
+    jobs: int | None = None  # worker processes for many inputs (None: decide by size; 1: none)
+
+
+def roof_choice(gpu: str | None, roofs: str | None) -> RoofChoice:
+    """`--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic: neither)."""
+    from ncu_roof.analysis import RoofChoice
+    from ncu_roof.gpus import gpu_by_key
+    from ncu_roof.roofs import load_roofs_file
+
+    if gpu and roofs:
+        raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
+    if gpu:
+        gpu_by_key(gpu)
+    return RoofChoice(gpu_key=gpu, user=load_roofs_file(roofs) if roofs else None)
+
+
+def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log | None = None) -> Analysis:
+    """Input paths (or tables already read) → Analysis; `log` gets one line per input read."""
+    from ncu_roof.analysis import analyze
+
+    if request.traffic is not None:
+        raise UsageError(
+            f"traffic definition {request.traffic!r} is not available in this version",
+            hint="leave it out: the roofs use each tier's own traffic counters",
+        )
+    choice = roof_choice(request.gpu, request.roofs)
+    tables = read_tables(inputs, request.number_style, request.jobs)
+    for table in tables:
+        if log is not None:
+            version = f", ncu {table.ncu_version}" if table.ncu_version else ""
+            log(f"read {table.path}: {len(table.frame)} launches ({table.format.value}{version})")
+    analysis = analyze(tables, choice)
+    if analysis.collect_hint and log is not None:
+        log("some counters are missing (see notes); a run that collects them:")
+        log(f"  {analysis.collect_hint}")
+    return analysis
+
+
+def with_expectations(
+    analysis: Analysis, expectations: Sequence[Expectation]
+) -> tuple[Analysis, ExpectationReport]:
+    """Check the analysis against expectations (`expect.load_expectations`); the report also goes
+    into `extra` (the JSON's `expectations`)."""
+    from ncu_roof import expect
+
+    report = expect.check(analysis, expectations)
+    return replace(analysis, extra={**analysis.extra, "expectations": report.to_json()}), report
+
+
+def read_tables(
+    inputs: Sequence[str | RunTable], number_style: NumberStyle | None = None, jobs: int | None = None
+) -> list[RunTable]:
+    """Read every path (tables pass through), in input order; a pool reads many big inputs at once."""
+    from ncu_roof.ingest import read_input
+
+    paths = [item for item in inputs if isinstance(item, str)]
+    workers = pool_size(paths, jobs)
+    if workers <= 1:
+        read = [read_input(path, number_style) for path in _progress(paths, paths)]
+    else:
+        # one file per task, in order: the first error raised is the first bad input's
+        pool = ProcessPoolExecutor(max_workers=workers)
+        try:
+            futures = [pool.submit(read_input, path, number_style) for path in paths]
+            read = [future.result() for future in _progress(futures, paths)]
+        finally:
+            pool.shutdown(cancel_futures=True)
+    tables = iter(read)
+    return [next(tables) if isinstance(item, str) else item for item in inputs]
+
+
+def pool_size(paths: Sequence[str], jobs: int | None) -> int:
+    """Worker processes for these inputs: `jobs` when given, else one per core when it pays."""
+    if jobs is not None:
+        if jobs < 1:
+            raise UsageError(f"jobs {jobs}: must be at least 1", hint="1 reads the inputs one by one")
+        return min(jobs, len(paths))
+    if len(paths) < POOL_MIN_INPUTS or sum(_size(p) for p in paths) < POOL_MIN_BYTES:
+        return 1
+    return min(os.cpu_count() or 1, len(paths))
+
+
+def _size(path: str) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0  # the reader reports the missing file, with its hint
+
+
+def _progress(items: Sequence[T], paths: Sequence[str]) -> Iterable[T]:
+    """`items` as they are, or wrapped in a rich progress bar on stderr when a person is watching
+    (stderr is a terminal) and there are enough inputs for it to matter. The bar advances as the
+    caller takes each item, so it counts the work done on them."""
+    if len(items) < PROGRESS_MIN_INPUTS or not sys.stderr.isatty():
+        return items
+    from rich.console import Console
+    from rich.progress import track
+
+    console = Console(stderr=True)
+    return track(items, description=f"reading {len(paths)} inputs", console=console, transient=True)
