@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ncu_roof.analysis import Analysis, Kernel, describe
+from ncu_roof.apimodule import make_callable
 from ncu_roof.errors import GateError, UsageError
 from ncu_roof.model import finite, finite_or_none
 
@@ -264,3 +265,6 @@ def _tier(kernel: Kernel | None, field: str, tier: str) -> float | None:
     if kernel is None:
         return None
     return finite_or_none(getattr(kernel, field).get(tier))
+
+
+make_callable(__name__)  # `ncu_roof.diff(...)` is the Python API call (ncu_roof.apimodule)

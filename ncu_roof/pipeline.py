@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ncu_roof.analysis import Analysis, RoofChoice
     from ncu_roof.expect import Expectation, ExpectationReport
     from ncu_roof.ingest import RunTable
+    from ncu_roof.model import Roofs
     from ncu_roof.units import NumberStyle
 
 Log = Callable[[str], None]
@@ -54,6 +55,28 @@ def roof_choice(gpu: str | None, roofs: str | None) -> RoofChoice:
     if gpu:
         gpu_by_key(gpu)
     return RoofChoice(gpu_key=gpu, user=load_roofs_file(roofs) if roofs else None)
+
+
+def platform(
+    gpu: str | None, roofs_file: str | None, peaks: Sequence[str], bandwidths: Sequence[str]
+) -> Roofs:
+    """The platform of a prediction: exactly one of a built-in GPU key, a TOML file, or peaks and
+    bandwidths (`[PRECISION=]FLOP/s`, `TIER=B/s` strings)."""
+    from ncu_roof.gpus import gpu_by_key
+    from ncu_roof.predict import custom_roofs
+    from ncu_roof.roofs import builtin_roofs, load_roofs_file
+
+    chosen = [bool(gpu), bool(roofs_file), bool(peaks or bandwidths)]
+    if sum(chosen) != 1:
+        raise UsageError(
+            "give exactly one platform: --gpu KEY, --roofs FILE.toml, or --peak/--bandwidth",
+            hint="`ncu-roof gpus` lists the built-in keys",
+        )
+    if gpu:
+        return builtin_roofs(gpu_by_key(gpu))
+    if roofs_file:
+        return load_roofs_file(roofs_file)
+    return custom_roofs(peaks, bandwidths)
 
 
 def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log | None = None) -> Analysis:

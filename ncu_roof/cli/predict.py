@@ -11,13 +11,11 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof import predict as prediction
+from ncu_roof import pipeline
 from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
-from ncu_roof.gpus import GPUS, Gpu, gpu_by_key
-from ncu_roof.model import Roofs
+from ncu_roof.gpus import GPUS, Gpu
 from ncu_roof.render.output import write_output
-from ncu_roof.roofs import builtin_roofs, load_roofs_file
 from ncu_roof.units import Dimension, parse_quantity
 from ncu_roof.workloads import VECTOR_PRECISION, Param, build
 
@@ -130,20 +128,6 @@ def _count(text: str | None, name: str) -> int | None:
     return int(value)
 
 
-def _platform(gpu: str | None, roofs_file: str | None, peaks: list[str], bandwidths: list[str]) -> Roofs:
-    chosen = [bool(gpu), bool(roofs_file), bool(peaks or bandwidths)]
-    if sum(chosen) != 1:
-        raise UsageError(
-            "give exactly one platform: --gpu KEY, --roofs FILE.toml, or --peak/--bandwidth",
-            hint="`ncu-roof gpus` lists the built-in keys",
-        )
-    if gpu:
-        return builtin_roofs(gpu_by_key(gpu))
-    if roofs_file:
-        return load_roofs_file(roofs_file)
-    return prediction.custom_roofs(peaks, bandwidths)
-
-
 @app.command("predict")
 def predict_command(
     workload: str | None = typer.Argument(
@@ -169,7 +153,9 @@ def predict_command(
 ) -> None:
     """Predict the roofline verdict of a kernel from its FLOPs and bytes, or a workload model."""
     _check_format(fmt)
-    roofs = _platform(gpu, roofs_file, peak, bandwidth)
+    from ncu_roof import predict as prediction  # numpy: only when predicting
+
+    roofs = pipeline.platform(gpu, roofs_file, peak, bandwidth)
     if workload is not None:
         if flops is not None or nbytes or intensity:
             raise UsageError(
