@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Analysis", "__version__", "analyze", "diff", "predict"]
+__all__ = ["Analysis", "__version__", "analyze", "diff", "example_path", "predict"]
 
 if TYPE_CHECKING:
-    from ncu_roof.api import Analysis, analyze
+    from ncu_roof.api import Analysis, analyze, example_path
 
 
 def __getattr__(name: str) -> Any:
@@ -20,7 +20,7 @@ def __getattr__(name: str) -> Any:
     those names, which are callable (ncu_roof.apimodule) as the API's functions."""
     from importlib import import_module
 
-    if name in ("Analysis", "analyze"):
+    if name in ("Analysis", "analyze", "example_path"):
         return getattr(import_module("ncu_roof.api"), name)
     if name in ("diff", "predict"):
         return import_module(f"ncu_roof.{name}")

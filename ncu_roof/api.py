@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING
 
 from ncu_roof import analysis as core
 from ncu_roof import pipeline
+from ncu_roof.pipeline import example_path
+
+__all__ = ["Analysis", "analyze", "diff", "example_path", "predict"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,6 +52,13 @@ class Analysis(core.Analysis):
     def to_pandas(self) -> pd.DataFrame:
         frame: pd.DataFrame = self.to_arrow().to_pandas()
         return frame
+
+    def to_parquet(self, path: Path) -> None:
+        """Write the launch table to a Parquet file (atomically), as `analyze --format parquet`."""
+        from ncu_roof.render.output import write_output
+        from ncu_roof.render.parquet import render_parquet
+
+        write_output(render_parquet(self), str(path))
 
     def to_json(self) -> str:
         """The `ncu-roof/analysis/v1` JSON document, as `analyze --format json` writes it."""

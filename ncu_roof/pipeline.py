@@ -44,6 +44,13 @@ class Request:
     jobs: int | None = None  # worker processes for many inputs (None: decide by size; 1: none)
 
 
+def example_path() -> str:
+    """The example report shipped inside the package (made by scripts/make_example.py)."""
+    from importlib import resources
+
+    return str(resources.files("ncu_roof") / "data" / "example.csv")
+
+
 def roof_choice(gpu: str | None, roofs: str | None) -> RoofChoice:
     """`--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic: neither)."""
     from ncu_roof.analysis import RoofChoice

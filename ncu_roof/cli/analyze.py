@@ -8,7 +8,6 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,7 @@ import typer
 from ncu_roof import pipeline
 from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
+from ncu_roof.pipeline import example_path
 from ncu_roof.pipeline import roof_choice as roof_choice  # profile checks the roofs early
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
 from ncu_roof.render.text import one_line
@@ -32,6 +32,7 @@ class Format(StrEnum):
     CSV = "csv"
     MARKDOWN = "markdown"
     HTML = "html"
+    PARQUET = "parquet"
 
 
 class Locale(StrEnum):
@@ -55,11 +56,6 @@ class AnalyzeOptions:
     top: int = 30
 
 
-def example_path() -> str:
-    """The example report shipped inside the package (made by scripts/make_example.py)."""
-    return str(resources.files("ncu_roof") / "data" / "example.csv")
-
-
 def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     """Input paths (or tables already read) + options → Analysis, one line per input on stderr."""
     from ncu_roof.units import NumberStyle
@@ -78,6 +74,10 @@ def render(analysis: Analysis, options: AnalyzeOptions) -> str | bytes:
         from ncu_roof.render.jsonout import render_json
 
         return render_json(analysis)
+    if options.format is Format.PARQUET:
+        from ncu_roof.render.parquet import render_parquet
+
+        return render_parquet(analysis)
     if options.format is Format.CSV:
         from ncu_roof.render.csvout import render_csv
 
@@ -114,6 +114,8 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     the first is written: a run that fails leaves no output behind and nothing on stdout.
     """
     check_writable(options.output)
+    if options.format is Format.PARQUET and options.output in (None, "-") and sys.stdout.isatty():
+        raise UsageError("--format parquet is binary: not written to a terminal", hint="add -o runs.parquet")
     if options.summary:
         check_summary()
     if options.plot:

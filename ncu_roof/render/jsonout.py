@@ -170,6 +170,13 @@ def _document(analysis: Analysis, kernels: object) -> dict[str, Any]:
     }
 
 
+def analysis_header(analysis: Analysis) -> dict[str, Any]:
+    """The document without its kernels: schema, inputs, devices and their roofs, totals."""
+    document = _document(analysis, None)
+    del document["kernels"]
+    return document
+
+
 PRETTY_MAX_KERNELS = 500  # larger analyses are written compact, their kernels column by column
 
 
