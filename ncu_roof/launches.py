@@ -3,7 +3,8 @@
 Every `Kernel` field becomes a column: a scalar keeps its name (`duration_s`, `bound`,
 `pct_of_roof`), a mapping gives one column per key, named `FIELD_KEY` (`flop_total`,
 `bytes_dram`, `intensity_flop_per_byte_l2`, `sol_pct_sm`, `recipe_duration_s`), a tuple of
-notes stays a list. Then come what the JSON says once per input and device: `input_path`,
+notes stays a list, and a nested record (or anything else) is a column of its JSON text, an
+enum a column of its value. Then come what the JSON says once per input and device: `input_path`,
 `input_format`, `ncu_version`, `device_name`, `device_cc`, `device_sm_clock_hz`, `roof_source`
 and the device's roofs (`device_roof_fp32_flop_per_s`, `device_roof_dram_byte_per_s`). Missing
 is null, never 0. The Python API's `to_arrow()` / `to_pandas()` and the Parquet export are this
@@ -12,8 +13,10 @@ table.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
 from enum import Enum
 from itertools import chain
 from operator import attrgetter, methodcaller
@@ -25,34 +28,51 @@ from ncu_roof.model import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
 if TYPE_CHECKING:
     import pyarrow as pa
 
-FLOAT, INT, TEXT, BOOL, TEXTS = "float", "int", "text", "bool", "texts"
+FLOAT, INT, TEXT, BOOL, TEXTS, JSON = "float", "int", "text", "bool", "texts", "json"
 KEY_ORDER = (*PRECISIONS, "total", *TIERS, COMPUTE, *SOL_KEYS)  # then any other key, by name
 DERIVED = (("above_roof", BOOL),)  # Kernel properties the JSON also carries
 
 
 def _kind(annotation: str) -> tuple[str, bool]:
-    """(kind of each value, whether the field is a mapping) from a field's annotation."""
-    if annotation.startswith("Mapping"):
-        return (TEXT if annotation.startswith("Mapping[str, str") else FLOAT), True
-    if annotation.startswith("tuple"):
+    """(kind of each value, whether the field is a mapping of such values) from its annotation;
+    JSON (the value's JSON text) for whatever is not a plain value: nested records, enums."""
+    plain = annotation.removesuffix(" | None")
+    if plain.startswith("Mapping[str, float"):
+        return FLOAT, True
+    if plain == "Mapping[str, str]":
+        return TEXT, True
+    if plain == "tuple[str, ...]":
         return TEXTS, False
-    if "float" in annotation:
-        return FLOAT, False
-    if annotation.startswith("int"):
-        return INT, False
-    if annotation.startswith("bool"):
-        return BOOL, False
-    return TEXT, False  # strings and enums (written by value)
+    return {"float": FLOAT, "int": INT, "bool": BOOL, "str": TEXT}.get(plain, JSON), False
+
+
+def _json(value: Any) -> str | None:
+    """A nested value as JSON text (None stays null; an enum is its value, a record its fields)."""
+    if value is None:
+        return None
+    if isinstance(value, Enum):
+        return str(value.value)
+    return json.dumps(_plain(value), ensure_ascii=False, allow_nan=False)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _keys(maps: Sequence[Mapping[str, Any]]) -> list[str]:
     present = set(chain.from_iterable(maps))
     known = [k for k in KEY_ORDER if k in present]
     return known + sorted(present - set(known))
-
-
-def _plain(value: Any) -> Any:
-    return value.value if isinstance(value, Enum) else value
 
 
 def kernel_columns(kernels: Sequence[Kernel]) -> dict[str, tuple[str, list[Any]]]:
@@ -64,8 +84,10 @@ def kernel_columns(kernels: Sequence[Kernel]) -> dict[str, tuple[str, list[Any]]
         if mapping:
             for key in _keys(values):
                 out[f"{f.name}_{key}"] = (kind, list(map(methodcaller("get", key), values)))
-        elif kind == TEXT:
-            out[f.name] = (kind, list(map(_plain, values)))
+        elif kind == JSON:
+            texts = list(map(_json, values))
+            enum = all(isinstance(v, Enum | None) for v in values)  # an enum column reads as text
+            out[f.name] = (TEXT, texts) if enum else (JSON, texts)
         elif kind == TEXTS:
             out[f.name] = (kind, list(map(list, values)))
         else:
@@ -103,7 +125,7 @@ def to_arrow(analysis: Analysis) -> pa.Table:
     import pyarrow as pa
 
     types = {FLOAT: pa.float64(), INT: pa.int64(), TEXT: pa.string(), BOOL: pa.bool_(),
-             TEXTS: pa.list_(pa.string())}
+             TEXTS: pa.list_(pa.string()), JSON: pa.string()}
     columns = {**kernel_columns(analysis.kernels), **context_columns(analysis)}
     arrays = [pa.array(values, type=types[kind], from_pandas=True) for kind, values in columns.values()]
     return pa.Table.from_arrays(arrays, names=list(columns))

@@ -53,7 +53,8 @@ def test_duckdb_queries_two_runs(corpus: Path, tmp_path: Path) -> None:
     analyze_to(tmp_path / "base.parquet", corpus / BASE)
     analyze_to(tmp_path / "head.parquet", corpus / HEAD)
     files = [str(tmp_path / "base.parquet"), str(tmp_path / "head.parquet")]
-    rows = duckdb.execute(
+    con = duckdb.connect()  # its own connection: nothing shared with other tests
+    rows = con.execute(
         "SELECT ncu_version, input_format, count(*), sum(duration_s) "
         "FROM read_parquet(?, union_by_name = true) GROUP BY ALL ORDER BY input_format",
         [files],
@@ -61,9 +62,9 @@ def test_duckdb_queries_two_runs(corpus: Path, tmp_path: Path) -> None:
     total_s = (431_648 + 296_704 + 260_512 + 222_464) * 1e-9  # the four launches' durations
     assert [(v, f, n) for v, f, n, _ in rows] == [("2023.1.1.0", "ncu-rep", 4), (None, "raw-csv", 4)]
     assert all(t == pytest.approx(total_s, rel=1e-12) for *_, t in rows)
-    same = duckdb.execute(
+    same = con.execute(
         "SELECT count(*) FROM read_parquet(?) a JOIN read_parquet(?) b USING (id) "
         "WHERE a.bound = b.bound AND abs(a.duration_s - b.duration_s) < 1e-12",
         [files[0], files[1]],
-    ).fetchone()
-    assert same == (4,)
+    ).fetchall()
+    assert same == [(4,)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring
 from operator import attrgetter, methodcaller
 from typing import Any
@@ -35,13 +35,16 @@ def device_json(device: Device) -> dict[str, Any]:
     }
 
 
-# The kernel object of the JSON, field by field: (key, kind of value, Kernel attribute), or (key,
-# Kernel attribute, keys) for an object with fixed keys. The same spec gives one kernel's dict
-# (`kernel_json`) and, column by column, the text of many kernels at once (`kernels_text`): that
-# is what makes 100,000 launches cheap to write.
+# The kernel object of the JSON, field by field: (key, kind of value, Kernel attribute or a
+# function of the kernel), or (key, Kernel attribute, keys) for a mapping of numbers with fixed
+# keys. The same spec gives one kernel's dict (`kernel_json`) and, column by column, the text of
+# many kernels at once (`kernels_text`): that is what makes 100,000 launches cheap to write. An
+# OBJECT is any JSON-ready value (dict, list, None; numbers already finite or None).
 NUMBER, INT, TEXT, BOOL, ENUM, NUMBERS, OBJECT = "number", "int", "text", "bool", "enum", "numbers", "object"
-Leaf = tuple[str, str, str]
+Getter = str | Callable[[Kernel], Any]
+Leaf = tuple[str, str, Getter]
 Nested = tuple[str, str, tuple[str, ...]]
+
 
 KERNEL_SPEC: tuple[Leaf | Nested, ...] = (
     ("id", INT, "id"),
@@ -79,9 +82,15 @@ def _value(kind: str, value: Any) -> Any:
         return value.value
     if kind == NUMBERS:
         return {k: finite_or_none(v) for k, v in value.items()}
-    if kind == OBJECT:
-        return dict(value) if isinstance(value, Mapping) else list(value)
+    if kind == OBJECT and isinstance(value, Mapping):
+        return dict(value)
+    if kind == OBJECT and isinstance(value, tuple):
+        return list(value)
     return value
+
+
+def _getter(what: Getter) -> Callable[[Kernel], Any]:
+    return attrgetter(what) if isinstance(what, str) else what
 
 
 def kernel_json(kernel: Kernel) -> dict[str, Any]:
@@ -91,7 +100,7 @@ def kernel_json(kernel: Kernel) -> dict[str, Any]:
             values = getattr(kernel, how)
             out[key] = {k: finite_or_none(values.get(k)) for k in what}
         else:
-            out[key] = _value(how, getattr(kernel, what))
+            out[key] = _value(how, _getter(what)(kernel))
     return out
 
 
@@ -146,7 +155,7 @@ def kernels_text(kernels: Sequence[Kernel]) -> str:
             columns += [_numbers(list(map(methodcaller("get", k), maps))) if maps else [] for k in what]
         else:
             template.append(f"{encode_basestring(key)}: %s")
-            columns.append(_column(how, list(map(attrgetter(what), kernels))))
+            columns.append(_column(how, list(map(_getter(what), kernels))))
     row = "{" + ", ".join(template) + "}"
     return "[" + ", ".join(row % cells for cells in zip(*columns, strict=True)) + "]"
 
