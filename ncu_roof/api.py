@@ -165,12 +165,11 @@ def diff(
     """Compare two runs kernel by kernel, as `ncu-roof diff` (analyses, or paths to analyze)."""
     from ncu_roof.diff import diff as compare
 
-    def analysis_of(run: core.Analysis | Path) -> core.Analysis:
-        return run if isinstance(run, core.Analysis) else analyze(run, gpu=gpu, roofs=roofs)
-
-    return compare(
-        analysis_of(base), analysis_of(head), threshold_pct=threshold_pct, allow_mismatch=allow_mismatch
-    )
+    paths = [str(run) for run in (base, head) if not isinstance(run, core.Analysis)]
+    request = pipeline.Request(gpu=gpu, roofs=str(roofs) if roofs is not None else None)
+    analyzed = iter(pipeline.run_each(paths, request))
+    sides = [run if isinstance(run, core.Analysis) else next(analyzed) for run in (base, head)]
+    return compare(*sides, threshold_pct=threshold_pct, allow_mismatch=allow_mismatch)
 
 
 def _assignments(value: Quantity | Mapping[str, Quantity] | Mapping[str, float] | None) -> list[str]:

@@ -108,6 +108,13 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
     return analysis
 
 
+def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | None = None) -> list[Analysis]:
+    """One analysis per input (the two sides of a diff), the inputs read at once (in a pool when
+    it pays)."""
+    tables = read_tables(inputs, request.number_style, request.jobs)
+    return [run([table], request, log) for table in tables]
+
+
 def with_expectations(
     analysis: Analysis, expectations: Sequence[Expectation]
 ) -> tuple[Analysis, ExpectationReport]:

@@ -56,13 +56,16 @@ class AnalyzeOptions:
     top: int = 30
 
 
-def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
-    """Input paths (or tables already read) + options → Analysis, one line per input on stderr."""
+def request_of(options: AnalyzeOptions) -> pipeline.Request:
     from ncu_roof.units import NumberStyle
 
     style = None if options.number_locale is Locale.AUTO else NumberStyle(options.number_locale.value)
-    request = pipeline.Request(gpu=options.gpu, roofs=options.roofs, number_style=style)
-    return pipeline.run(inputs, request, log=diag)
+    return pipeline.Request(gpu=options.gpu, roofs=options.roofs, number_style=style)
+
+
+def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
+    """Input paths (or tables already read) + options → Analysis, one line per input on stderr."""
+    return pipeline.run(inputs, request_of(options), log=diag)
 
 
 def diag(message: str) -> None:
