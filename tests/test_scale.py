@@ -22,7 +22,9 @@ CORPUS_INPUTS = (
 )
 
 
-def test_columns_text_is_the_kernels_json(corpus: Path) -> None:
+@pytest.mark.parametrize("chunk", [7, jsonout.CHUNK_KERNELS])
+def test_columns_text_is_the_kernels_json(corpus: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    monkeypatch.setattr(jsonout, "CHUNK_KERNELS", chunk)
     analysis = run([str(corpus / p) for p in CORPUS_INPUTS])
     assert len(analysis.kernels) > 100
     text = jsonout.kernels_text(analysis.kernels)

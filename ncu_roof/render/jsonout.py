@@ -143,21 +143,33 @@ def _column(kind: str, values: list[Any]) -> list[str]:
     return out
 
 
+CHUNK_KERNELS = 8192  # kernels whose cells are held at once: bounds the memory of a big document
+
+
 def kernels_text(kernels: Sequence[Kernel]) -> str:
     """`[kernel_json(k) for k in kernels]` as compact JSON text, built column by column."""
     template: list[str] = []
-    columns: list[list[str]] = []
-    for key, how, what in KERNEL_SPEC:
+    for key, _, what in KERNEL_SPEC:
         if isinstance(what, tuple):
             inner = ", ".join(f"{encode_basestring(k)}: %s" for k in what)
             template.append(f"{encode_basestring(key)}: {{{inner}}}")
-            maps = list(map(attrgetter(how), kernels))
-            columns += [_numbers(list(map(methodcaller("get", k), maps))) if maps else [] for k in what]
         else:
             template.append(f"{encode_basestring(key)}: %s")
-            columns.append(_column(how, list(map(_getter(what), kernels))))
     row = "{" + ", ".join(template) + "}"
-    return "[" + ", ".join(row % cells for cells in zip(*columns, strict=True)) + "]"
+    chunks = (kernels[i : i + CHUNK_KERNELS] for i in range(0, len(kernels), CHUNK_KERNELS))
+    return "[" + ", ".join(", ".join(row % cells for cells in _cells(chunk)) for chunk in chunks) + "]"
+
+
+def _cells(kernels: Sequence[Kernel]) -> zip[tuple[str, ...]]:
+    """Per kernel, the JSON text of every leaf of the spec, in the template's order."""
+    columns: list[list[str]] = []
+    for _, how, what in KERNEL_SPEC:
+        if isinstance(what, tuple):
+            maps = list(map(attrgetter(how), kernels))
+            columns += [_numbers(list(map(methodcaller("get", k), maps))) for k in what]
+        else:
+            columns.append(_column(how, list(map(_getter(what), kernels))))
+    return zip(*columns, strict=True)
 
 
 def analysis_json(analysis: Analysis) -> dict[str, Any]:
