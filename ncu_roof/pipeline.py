@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -137,6 +136,8 @@ def read_tables(
     if workers <= 1:
         read = [read_input(path, number_style) for path in _progress(paths, paths)]
     else:
+        from concurrent.futures import ProcessPoolExecutor
+
         # one file per task, in order: the first error raised is the first bad input's
         pool = ProcessPoolExecutor(max_workers=workers)
         try:

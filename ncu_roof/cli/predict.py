@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console, Group
-from rich.table import Table
-from rich.text import Text
 
 from ncu_roof import pipeline
 from ncu_roof.cli import app
@@ -18,6 +15,9 @@ from ncu_roof.gpus import GPUS, Gpu
 from ncu_roof.render.output import write_output
 from ncu_roof.units import Dimension, parse_quantity
 from ncu_roof.workloads import VECTOR_PRECISION, Param, build
+
+if TYPE_CHECKING:  # rich loads when a table is drawn, not for `--help`
+    from rich.console import Group
 
 FORMATS = ("table", "json")
 GPUS_SCHEMA = "ncu-roof/gpus/v1"
@@ -32,6 +32,8 @@ def _check_format(fmt: str) -> None:
 def _emit(text: str, table: Any, output: str | None) -> None:
     """A rich renderable to the terminal (colour per NO_COLOR/TTY), or plain text to a file."""
     if output is None or output == "-":
+        from rich.console import Console
+
         console = Console()
         if not console.is_terminal:
             console = Console(width=PIPE_WIDTH)
@@ -58,6 +60,10 @@ def gpu_row(gpu: Gpu) -> dict[str, Any]:
 
 
 def gpus_table() -> Group:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
     """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source."""
     table = Table(
         title="Built-in GPUs: dense peaks in TFLOP/s; ridge = peak / DRAM bandwidth in FLOP/B",
@@ -111,6 +117,8 @@ def gpus_command(
         doc = {"schema": GPUS_SCHEMA, "gpus": [gpu_row(g) for g in GPUS]}
         write_output(json.dumps(doc, indent=2) + "\n", output)
         return
+    from rich.console import Console
+
     table = gpus_table()
     buffer = io.StringIO()
     Console(file=buffer, width=PIPE_WIDTH, no_color=True, color_system=None).print(table)
