@@ -83,3 +83,16 @@ def test_pool_only_when_it_pays(tmp_path: Path) -> None:
     assert pool_size([str(small)] * 8, None) == 1  # 8 bytes in all: not worth a process
     assert pool_size([str(small)] * 3, 2) == 2
     assert pool_size([str(small)], 4) == 1
+
+
+def test_progress_bar_only_for_a_person_and_many_inputs(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ncu_roof import pipeline
+
+    paths = [str(corpus / p) for p in CORPUS_INPUTS]
+    assert pipeline._progress(paths, paths) is paths  # stderr is not a terminal here
+    monkeypatch.setattr(pipeline.sys.stderr, "isatty", lambda: True)
+    assert pipeline._progress(paths[:3], paths[:3]) == paths[:3]  # too few to bother
+    tables = read_tables(paths, jobs=1)  # the bar advances as each input is read
+    assert [t.path for t in tables] == paths
