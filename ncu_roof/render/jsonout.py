@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from json.encoder import encode_basestring
 from operator import attrgetter, methodcaller
 from typing import Any
@@ -148,6 +148,11 @@ CHUNK_KERNELS = 8192  # kernels whose cells are held at once: bounds the memory 
 
 def kernels_text(kernels: Sequence[Kernel]) -> str:
     """`[kernel_json(k) for k in kernels]` as compact JSON text, built column by column."""
+    return "".join(_kernels_pieces(kernels))
+
+
+def _kernels_pieces(kernels: Sequence[Kernel]) -> Iterator[str]:
+    """The kernels' JSON array in pieces, one chunk of kernels at a time (joined once, by the caller)."""
     template: list[str] = []
     for key, _, what in KERNEL_SPEC:
         if isinstance(what, tuple):
@@ -156,8 +161,12 @@ def kernels_text(kernels: Sequence[Kernel]) -> str:
         else:
             template.append(f"{encode_basestring(key)}: %s")
     row = "{" + ", ".join(template) + "}"
-    chunks = (kernels[i : i + CHUNK_KERNELS] for i in range(0, len(kernels), CHUNK_KERNELS))
-    return "[" + ", ".join(", ".join(row % cells for cells in _cells(chunk)) for chunk in chunks) + "]"
+    yield "["
+    for start in range(0, len(kernels), CHUNK_KERNELS):
+        if start:
+            yield ", "
+        yield ", ".join(row % cells for cells in _cells(kernels[start : start + CHUNK_KERNELS]))
+    yield "]"
 
 
 def _cells(kernels: Sequence[Kernel]) -> zip[tuple[str, ...]]:
@@ -205,8 +214,12 @@ def render_json(analysis: Analysis) -> str:
     if len(analysis.kernels) <= PRETTY_MAX_KERNELS:
         return json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     kernels = object()  # stands for the kernels' text in the document
-    parts = [
-        f"{_encode(key)}: {kernels_text(analysis.kernels) if value is kernels else _encode(value)}"
-        for key, value in _document(analysis, kernels).items()
-    ]
-    return "{" + ", ".join(parts) + "}\n"
+    pieces = ["{"]
+    for i, (key, value) in enumerate(_document(analysis, kernels).items()):
+        pieces.append(f"{', ' if i else ''}{_encode(key)}: ")
+        if value is kernels:
+            pieces += _kernels_pieces(analysis.kernels)
+        else:
+            pieces.append(_encode(value))
+    pieces.append("}\n")
+    return "".join(pieces)  # one copy of a document that may be hundreds of MB
