@@ -68,3 +68,13 @@ def test_duckdb_queries_two_runs(corpus: Path, tmp_path: Path) -> None:
         [files[0], files[1]],
     ).fetchall()
     assert same == [(4,)]
+
+
+def test_parquet_is_not_written_to_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ncu_roof.cli.analyze import AnalyzeOptions, Format, emit
+    from ncu_roof.errors import UsageError
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    with pytest.raises(UsageError, match="binary") as err:
+        emit([ncu_roof.example_path()], AnalyzeOptions(format=Format.PARQUET))
+    assert "-o" in err.value.hint
