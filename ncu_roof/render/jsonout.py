@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from enum import Enum
 from json.encoder import encode_basestring
 from operator import attrgetter, methodcaller
 from typing import Any
@@ -11,11 +12,7 @@ from typing import Any
 import numpy as np
 
 from ncu_roof.analysis import SCHEMA, Analysis, Device, Kernel
-from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, Bound, finite_or_none
-
-
-def _map(values: Mapping[str, float | None], keys: tuple[str, ...]) -> dict[str, float | None]:
-    return {k: finite_or_none(values.get(k)) for k in keys}
+from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, finite_or_none
 
 
 def device_json(device: Device) -> dict[str, Any]:
@@ -135,7 +132,7 @@ def _column(kind: str, values: list[Any]) -> list[str]:
     out = []
     for value in values:
         key = value if kind != NUMBERS else tuple(value.items())
-        key = key if isinstance(key, (tuple, Bound)) else repr(value)
+        key = key if isinstance(key, tuple | Enum) else repr(value)  # dicts and lists: by their text
         text = cache.get(key)
         if text is None:
             text = cache[key] = _encode(_value(kind, value))
