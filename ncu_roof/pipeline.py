@@ -133,20 +133,32 @@ def read_tables(
 
     paths = [item for item in inputs if isinstance(item, str)]
     workers = pool_size(paths, jobs)
-    if workers <= 1:
+    read = _read_pooled(paths, number_style, workers) if workers > 1 else None
+    if read is None:
         read = [read_input(path, number_style) for path in _progress(paths, paths)]
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        # one file per task, in order: the first error raised is the first bad input's
-        pool = ProcessPoolExecutor(max_workers=workers)
-        try:
-            futures = [pool.submit(read_input, path, number_style) for path in paths]
-            read = [future.result() for future in _progress(futures, paths)]
-        finally:
-            pool.shutdown(cancel_futures=True)
     tables = iter(read)
     return [next(tables) if isinstance(item, str) else item for item in inputs]
+
+
+def _read_pooled(
+    paths: Sequence[str], number_style: NumberStyle | None, workers: int
+) -> list[RunTable] | None:
+    """The inputs read by `workers` processes, one file per task, in input order (the first error
+    raised is the first bad input's); None when no worker could run (a platform that starts
+    workers as fresh interpreters, from a script without a `__main__` guard): read them here."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from ncu_roof.ingest import read_input
+
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        futures = [pool.submit(read_input, path, number_style) for path in paths]
+        return [future.result() for future in _progress(futures, paths)]
+    except BrokenProcessPool:
+        return None
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def pool_size(paths: Sequence[str], jobs: int | None) -> int:

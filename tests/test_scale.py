@@ -96,3 +96,18 @@ def test_progress_bar_only_for_a_person_and_many_inputs(
     assert pipeline._progress(paths[:3], paths[:3]) == paths[:3]  # too few to bother
     tables = read_tables(paths, jobs=1)  # the bar advances as each input is read
     assert [t.path for t in tables] == paths
+
+
+def test_a_pool_that_cannot_start_reads_here(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers started as fresh interpreters die in a script without a `__main__` guard: the
+    inputs are then read in this process, not lost."""
+    import concurrent.futures
+    from concurrent.futures.process import BrokenProcessPool
+
+    class Broken(concurrent.futures.ProcessPoolExecutor):
+        def submit(self, *args: object, **kwargs: object) -> concurrent.futures.Future[object]:
+            raise BrokenProcessPool("a worker died")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Broken)
+    paths = [str(corpus / p) for p in CORPUS_INPUTS[:2]]
+    assert [t.path for t in read_tables(paths, jobs=2)] == paths
