@@ -1,3 +1,27 @@
-"""ncu-roof: is each kernel memory-bound or compute-bound, at which tier, and how far below its roof?"""
+"""ncu-roof: is each kernel memory-bound or compute-bound, at which tier, and how far below its roof?
+
+The Python API (docs/api.md): `ncu_roof.analyze(...)`, `ncu_roof.predict(...)`, `ncu_roof.diff(...)`.
+They load on first use, so `import ncu_roof` (and the CLI's `--help`) stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+__all__ = ["Analysis", "__version__", "analyze", "diff", "example_path", "predict"]
+
+if TYPE_CHECKING:
+    from ncu_roof.api import Analysis, analyze, example_path
+
+
+def __getattr__(name: str) -> Any:
+    """`analyze` and `Analysis` come from ncu_roof.api; `predict` and `diff` are the modules of
+    those names, which are callable (ncu_roof.apimodule) as the API's functions."""
+    from importlib import import_module
+
+    if name in ("Analysis", "analyze", "example_path"):
+        return getattr(import_module("ncu_roof.api"), name)
+    if name in ("diff", "predict"):
+        return import_module(f"ncu_roof.{name}")
+    raise AttributeError(f"module 'ncu_roof' has no attribute {name!r}")

@@ -7,13 +7,19 @@ the threshold is a regression; one that shrinks by more is an improvement.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from ncu_roof.analysis import Analysis, Kernel, describe
+from ncu_roof.apimodule import make_callable
 from ncu_roof.errors import GateError, UsageError
 from ncu_roof.model import finite, finite_or_none
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CLOCK_TOLERANCE_PCT = 2.0  # SM clocks (or report roofs) further apart than this: different clocks
 KernelKey = tuple[int, int, int]  # (input, run, id): ncu's launch IDs restart in each run
@@ -158,27 +164,41 @@ def kernel_key(kernel: Kernel) -> KernelKey:
 def match_kernels(
     base: Sequence[Kernel], head: Sequence[Kernel]
 ) -> list[tuple[Kernel | None, Kernel | None, int]]:
-    """Pairs (base, head, occurrence), in head order, then base-only kernels in base order."""
-    base_by_key = dict(_keyed(base))
-    pairs: list[tuple[Kernel | None, Kernel | None, int]] = []
-    for key, kernel in _keyed(head):
-        pairs.append((base_by_key.pop(key, None), kernel, key[3]))
-    pairs += [(kernel, None, key[3]) for key, kernel in base_by_key.items()]
+    """Pairs (base, head, occurrence), in head order, then base-only kernels in base order.
+
+    One merge of the two launch lists on (name, grid, block, occurrence), whatever their length.
+    """
+    heads, bases = _shapes(head), _shapes(base)
+    merged = heads.merge(bases, how="left", on=list(MATCH_COLUMNS), suffixes=("", "_base"))
+    matched = merged["row_base"].dropna().astype(int)
+    pairs: list[tuple[Kernel | None, Kernel | None, int]] = [
+        (None if math.isnan(b) else base[int(b)], head[h], n)  # NaN: no base launch
+        for h, b, n in zip(merged["row"], merged["row_base"], merged["occurrence"], strict=True)
+    ]
+    only_base = bases[~bases["row"].isin(matched)]
+    pairs += [(base[b], None, n) for b, n in zip(only_base["row"], only_base["occurrence"], strict=True)]
     return pairs
 
 
-MatchKey = tuple[str, str | None, str | None, int]
+MATCH_COLUMNS = ("name", "grid", "block", "occurrence")
+_NO_SHAPE = "\x00"  # stands for a missing grid or block, so that two missing ones match
 
 
-def _keyed(kernels: Iterable[Kernel]) -> list[tuple[MatchKey, Kernel]]:
-    seen: dict[tuple[str, str | None, str | None], int] = {}
-    out = []
-    for kernel in kernels:
-        shape = (kernel.name, kernel.grid, kernel.block)
-        n = seen.get(shape, 0)
-        seen[shape] = n + 1
-        out.append(((*shape, n), kernel))
-    return out
+def _shapes(kernels: Sequence[Kernel]) -> pd.DataFrame:
+    """(name, grid, block, occurrence among equals, row) of each launch, in order."""
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "name": [k.name for k in kernels],
+            "grid": [_NO_SHAPE if k.grid is None else k.grid for k in kernels],
+            "block": [_NO_SHAPE if k.block is None else k.block for k in kernels],
+        },
+        dtype=object,
+    )
+    frame["occurrence"] = frame.groupby(["name", "grid", "block"], sort=False).cumcount()
+    frame["row"] = range(len(frame))
+    return frame
 
 
 def kernel_diff(
@@ -264,3 +284,6 @@ def _tier(kernel: Kernel | None, field: str, tier: str) -> float | None:
     if kernel is None:
         return None
     return finite_or_none(getattr(kernel, field).get(tier))
+
+
+make_callable(__name__)  # `ncu_roof.diff(...)` is the Python API call (ncu_roof.apimodule)

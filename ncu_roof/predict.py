@@ -16,6 +16,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from ncu_roof.apimodule import make_callable
 from ncu_roof.errors import UsageError
 from ncu_roof.model import (
     COMPUTE,
@@ -49,6 +50,15 @@ class Prediction:
     @property
     def bound(self) -> str:
         return bound_of(self.point.binding).value
+
+    @property
+    def attainable_flop_per_s(self) -> float | None:
+        return self.point.attainable_flop_per_s
+
+    @property
+    def binding(self) -> str | None:
+        """The tier or `compute` roof that caps the kernel (None: nothing can be said)."""
+        return self.point.binding
 
     @property
     def compute_ceiling(self) -> str | None:
@@ -377,3 +387,6 @@ def render_text(p: Prediction, width: int = 100) -> str:
     buffer = io.StringIO()
     Console(file=buffer, width=width, no_color=True, color_system=None).print(renderable(p))
     return buffer.getvalue()
+
+
+make_callable(__name__)  # `ncu_roof.predict(...)` is the Python API call (ncu_roof.apimodule)

@@ -6,22 +6,24 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
+from ncu_roof import pipeline
 from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
+from ncu_roof.pipeline import example_path
+from ncu_roof.pipeline import roof_choice as roof_choice  # profile checks the roofs early
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
 from ncu_roof.render.text import one_line
 from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them
-    from ncu_roof.analysis import Analysis, RoofChoice
+    from ncu_roof.analysis import Analysis
     from ncu_roof.ingest import RunTable
 
 
@@ -31,6 +33,7 @@ class Format(StrEnum):
     CSV = "csv"
     MARKDOWN = "markdown"
     HTML = "html"
+    PARQUET = "parquet"
 
 
 class Locale(StrEnum):
@@ -56,76 +59,22 @@ class AnalyzeOptions:
     skip_bad_rows: bool = False
 
 
-def example_path() -> str:
-    """The example report shipped inside the package (made by scripts/make_example.py)."""
-    return str(resources.files("ncu_roof") / "data" / "example.csv")
+def request_of(options: AnalyzeOptions) -> pipeline.Request:
+    from ncu_roof.units import NumberStyle
 
-
-def roof_choice(
-    gpu: str | None, roofs: str | None, traffic: TrafficDefinition = TrafficDefinition.NSIGHT
-) -> RoofChoice:
-    from ncu_roof.analysis import RoofChoice
-    from ncu_roof.gpus import gpu_by_key
-    from ncu_roof.roofs import load_roofs_file
-
-    if gpu and roofs:
-        raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
-    if gpu:
-        gpu_by_key(gpu)
-    return RoofChoice(gpu_key=gpu, user=load_roofs_file(roofs) if roofs else None, traffic=traffic)
+    style = None if options.number_locale is Locale.AUTO else NumberStyle(options.number_locale.value)
+    return pipeline.Request(
+        gpu=options.gpu,
+        roofs=options.roofs,
+        number_style=style,
+        traffic=options.traffic,
+        skip_bad_rows=options.skip_bad_rows,
+    )
 
 
 def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     """Input paths (or tables already read) + options → Analysis, one line per input on stderr."""
-    from ncu_roof.analysis import analyze
-    from ncu_roof.ingest import read_input
-    from ncu_roof.units import NumberStyle
-
-    style = None if options.number_locale is Locale.AUTO else NumberStyle(options.number_locale.value)
-    choice = roof_choice(options.gpu, options.roofs, options.traffic)
-    items = expand_tables(inputs)
-    skip = options.skip_bad_rows
-    tables = [read_input(item, style, skip) if isinstance(item, str) else item for item in items]
-    for table in tables:
-        version = f", ncu {table.ncu_version}" if table.ncu_version else ""
-        diag(f"read {table.path}: {len(table.frame)} launches ({table.format.value}{version})")
-        for warning in table.warnings:
-            diag(f"warning: {warning}")
-    analysis = analyze(tables, choice)
-    if options.gpu:
-        warn_other_gpu(options.gpu, [d.name for d in analysis.devices])
-    if analysis.collect_hint:
-        diag("some counters are missing (see notes); a run that collects them:")
-        diag(f"  {analysis.collect_hint}")
-    return analysis
-
-
-def warn_other_gpu(key: str, device_names: Sequence[str | None]) -> None:
-    """`--gpu KEY` that names another GPU than the report's device: say so (it is allowed)."""
-    from ncu_roof.gpus import gpu_by_key, match_gpu
-
-    gpu = gpu_by_key(key)
-    for name in sorted({n for n in device_names if n}):
-        if match_gpu(name) is not gpu:
-            diag(
-                f"warning: --gpu {key} ({gpu.name}) is not the report's device {name!r}; "
-                "its built-in figures are used at the measured clocks"
-            )
-
-
-def expand_tables(inputs: Sequence[str | RunTable]) -> list[str | RunTable]:
-    """Paths expanded in place (`-`, directories, globs; what was passed over said on stderr)."""
-    from ncu_roof.ingest import expand_inputs
-
-    paths = [item for item in inputs if isinstance(item, str)]
-    if not paths:
-        return list(inputs)
-    expanded = expand_inputs(paths)
-    for note in expanded.skipped:
-        diag(f"note: {note}")
-    if len(paths) == len(inputs):
-        return list(expanded.paths)
-    return [p for item in inputs for p in (expand_inputs([item]).paths if isinstance(item, str) else [item])]
+    return pipeline.run(inputs, request_of(options), log=diag)
 
 
 def diag(message: str) -> None:
@@ -137,6 +86,10 @@ def render(analysis: Analysis, options: AnalyzeOptions) -> str | bytes:
         from ncu_roof.render.jsonout import render_json
 
         return render_json(analysis)
+    if options.format is Format.PARQUET:
+        from ncu_roof.render.parquet import render_parquet
+
+        return render_parquet(analysis)
     if options.format is Format.CSV:
         from ncu_roof.render.csvout import render_csv
 
@@ -172,19 +125,23 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     Options and output paths are checked before any work, and every output is rendered before
     the first is written: a run that fails leaves no output behind and nothing on stdout.
     """
-    from ncu_roof import expect
-
     check_writable(options.output)
+    if options.format is Format.PARQUET and options.output in (None, "-") and sys.stdout.isatty():
+        raise UsageError("--format parquet is binary: not written to a terminal", hint="add -o runs.parquet")
     if options.summary:
         check_summary()
     if options.plot:
         plot_format(options.plot)
         check_writable(options.plot)
-    expectations = expect.load_expectations(options.expect) if options.expect else None
+    expectations = None
+    if options.expect:
+        from ncu_roof import expect
+
+        expectations = expect.load_expectations(options.expect)  # a bad file fails before any read
     analysis = build_analysis(inputs, options)
-    report = expect.check(analysis, expectations) if expectations is not None else None
-    if report is not None:
-        analysis = replace(analysis, extra={**analysis.extra, "expectations": report.to_json()})
+    report = None
+    if expectations is not None:
+        analysis, report = pipeline.with_expectations(analysis, expectations)
     outputs: list[tuple[str | bytes, str | None]] = [(render(analysis, options), options.output)]
     if options.plot:
         from ncu_roof.render.plot import render_plot
@@ -199,6 +156,8 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     if summary is not None and not append_summary(summary):
         diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
     if report is not None:
+        from ncu_roof import expect
+
         sys.stderr.write(expect.render_expectations(report))
         if options.fail_on_mismatch:
             expect.gate(report)

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console, Group
-from rich.table import Table
-from rich.text import Text
 
-from ncu_roof import predict as prediction
+from ncu_roof import pipeline
 from ncu_roof.arch import ops_peaks
 from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
 from ncu_roof.gpus import ARCHS, GPUS, Arch, Gpu, gpu_by_key
-from ncu_roof.model import Roofs
 from ncu_roof.render.output import write_output
-from ncu_roof.roofs import builtin_roofs, load_roofs_file
 from ncu_roof.units import Dimension, parse_quantity
 from ncu_roof.workloads import OPS_DTYPES, VECTOR_PRECISION, Param, build
+
+if TYPE_CHECKING:  # rich loads when a table is drawn, not for `--help`
+    from rich.console import Group
+
+    from ncu_roof import predict as prediction
 
 FORMATS = ("table", "json")
 GPUS_SCHEMA = "ncu-roof/gpus/v1"
@@ -35,6 +35,8 @@ def _check_format(fmt: str) -> None:
 def _emit(text: str, table: Any, output: str | None) -> None:
     """A rich renderable to the terminal (colour per NO_COLOR/TTY), or plain text to a file."""
     if output is None or output == "-":
+        from rich.console import Console
+
         console = Console()
         if not console.is_terminal:
             console = Console(width=PIPE_WIDTH)
@@ -79,6 +81,10 @@ def arch_row(arch: Arch) -> dict[str, Any]:
 
 
 def gpus_table() -> Group:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
     """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source."""
     table = Table(
         title="Built-in GPUs: dense peaks in TFLOP/s; ridge = peak / DRAM bandwidth in FLOP/B",
@@ -136,6 +142,8 @@ def gpus_command(
         }
         write_output(json.dumps(doc, indent=2) + "\n", output)
         return
+    from rich.console import Console
+
     table = gpus_table()
     buffer = io.StringIO()
     Console(file=buffer, width=PIPE_WIDTH, no_color=True, color_system=None).print(table)
@@ -159,20 +167,6 @@ def _ops_peaks(gpu: str | None) -> prediction.OpsPeaks:
         return {}
     row = gpu_by_key(gpu)
     return ops_peaks(row.key, row.sm_count, row.boost_clock_ghz)
-
-
-def _platform(gpu: str | None, roofs_file: str | None, peaks: list[str], bandwidths: list[str]) -> Roofs:
-    chosen = [bool(gpu), bool(roofs_file), bool(peaks or bandwidths)]
-    if sum(chosen) != 1:
-        raise UsageError(
-            "give exactly one platform: --gpu KEY, --roofs FILE.toml, or --peak/--bandwidth",
-            hint="`ncu-roof gpus` lists the built-in keys",
-        )
-    if gpu:
-        return builtin_roofs(gpu_by_key(gpu))
-    if roofs_file:
-        return load_roofs_file(roofs_file)
-    return prediction.custom_roofs(peaks, bandwidths)
 
 
 @app.command("predict")
@@ -201,7 +195,9 @@ def predict_command(
 ) -> None:
     """Predict the roofline verdict of a kernel from its FLOPs and bytes, or a workload model."""
     _check_format(fmt)
-    roofs = _platform(gpu, roofs_file, peak, bandwidth)
+    from ncu_roof import predict as prediction  # numpy: only when predicting
+
+    roofs = pipeline.platform(gpu, roofs_file, peak, bandwidth)
     peaks = _ops_peaks(gpu)
     if workload is not None:
         if flops is not None or ops is not None or nbytes or intensity:

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ncu_roof import pipeline
 from ncu_roof.cli import app
-from ncu_roof.cli.analyze import TRAFFIC_HELP, AnalyzeOptions, build_analysis, diag, plot_format
+from ncu_roof.cli.analyze import TRAFFIC_HELP, AnalyzeOptions, build_analysis, diag, plot_format, request_of
 from ncu_roof.errors import UsageError
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
 from ncu_roof.traffic import TrafficDefinition
@@ -110,8 +111,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
         check_summary()
     plot_fmt = plot_format(options.plot) if options.plot else None
     check_writable(options.plot)
-    base = build_analysis([base_path], roofs)
-    head = build_analysis([head_path], roofs)
+    base, head = pipeline.run_each([base_path, head_path], request_of(roofs), log=diag)
     result = diff(base, head, threshold_pct=options.threshold_pct, allow_mismatch=options.allow_mismatch)
     outputs: list[tuple[str | bytes, str | None]] = [
         (render_diff(result, options.format, options.output), options.output)

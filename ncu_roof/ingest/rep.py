@@ -44,7 +44,8 @@ def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
         return read_with_cli(path, raw)
     with _quiet_stderr():
         context = ncu_report.load_report(path)
-    rows = [_action_row(action, i) for i, action in enumerate(_actions(context))]
+    wanted: dict[tuple[str, ...], list[str]] = {}  # launches of one report share their metric names
+    rows = [_action_row(action, i, wanted) for i, action in enumerate(_actions(context))]
     if not rows:
         raise BadInputError(
             f"{path}: the report holds no profiled kernel (truncated or damaged file?)",
@@ -107,11 +108,13 @@ def _actions(context: Any) -> list[Any]:
     ]
 
 
-def _action_row(action: Any, index: int) -> dict[str, Any]:
+def _action_row(action: Any, index: int, wanted: dict[tuple[str, ...], list[str]]) -> dict[str, Any]:
+    """One launch's identity and the metrics the recipe reads (only those are fetched)."""
     row: dict[str, Any] = {"run": "0", "id": index, "name": action.name(action.NameBase_DEMANGLED)}
-    for name in action.metric_names():
-        if not is_wanted(name):
-            continue
+    names = tuple(action.metric_names())
+    if names not in wanted:
+        wanted[names] = [name for name in names if is_wanted(name)]
+    for name in wanted[names]:
         metric = action.metric_by_name(name)
         value = metric.value() if metric is not None else None
         if isinstance(value, str):

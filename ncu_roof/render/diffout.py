@@ -9,6 +9,7 @@ from typing import Any
 
 from ncu_roof.diff import Change, Diff, KernelDiff, Status
 from ncu_roof.model import finite_or_none
+from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
 from ncu_roof.render.text import TIER_NAMES, code_span, launch_shape, one_line, shorten, si, table_cell
 
 SCHEMA = "ncu-roof/diff/v1"
@@ -294,7 +295,8 @@ def render_diff_json(result: Diff) -> str:
         "total": {**_change(result.total_duration_s), "status": result.total_status.value},
         "kernels": [_kernel_json(k) for k in result.kernels],
     }
-    return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    indent = 2 if len(result.kernels) <= PRETTY_MAX_KERNELS else None  # big: the C encoder, compact
+    return json.dumps(document, indent=indent, allow_nan=False, ensure_ascii=False) + "\n"
 
 
 def _change(change: Change) -> dict[str, float | None]:

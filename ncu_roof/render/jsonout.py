@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from enum import Enum
+from json.encoder import encode_basestring
+from operator import attrgetter, methodcaller
 from typing import Any
+
+import numpy as np
 
 from ncu_roof.analysis import SCHEMA, Analysis, Device, InstructionRoofline, Kernel
 from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, TRANSACTION_BYTES, finite_or_none
-
-
-def _map(values: Mapping[str, float | None], keys: tuple[str, ...]) -> dict[str, float | None]:
-    return {k: finite_or_none(values.get(k)) for k in keys}
 
 
 def device_json(device: Device) -> dict[str, Any]:
@@ -31,56 +32,166 @@ def device_json(device: Device) -> dict[str, Any]:
     }
 
 
+# The kernel object of the JSON, field by field: (key, kind of value, Kernel attribute or a
+# function of the kernel), or (key, Kernel attribute, keys) for a mapping of numbers with fixed
+# keys. The same spec gives one kernel's dict (`kernel_json`) and, column by column, the text of
+# many kernels at once (`kernels_text`): that is what makes 100,000 launches cheap to write. An
+# OBJECT is any JSON-ready value (dict, list, None; numbers already finite or None).
+NUMBER, INT, TEXT, BOOL, ENUM, NUMBERS, OBJECT = "number", "int", "text", "bool", "enum", "numbers", "object"
+Getter = str | Callable[[Kernel], Any]
+Leaf = tuple[str, str, Getter]
+Nested = tuple[str, str, tuple[str, ...]]
+
+
+KERNEL_SPEC: tuple[Leaf | Nested, ...] = (
+    ("id", INT, "id"),
+    ("name", TEXT, "name"),
+    ("input", INT, "input"),
+    ("run", INT, "run"),
+    ("device", INT, "device"),
+    ("grid", TEXT, "grid"),
+    ("block", TEXT, "block"),
+    ("duration_s", NUMBER, "duration_s"),
+    ("time_share", NUMBER, "time_share"),
+    ("flop", "flop", (*PRECISIONS, "total")),
+    ("bytes", "bytes", TIERS),
+    ("intensity_flop_per_byte", "intensity_flop_per_byte", TIERS),
+    ("achieved_flop_per_s", NUMBER, "achieved_flop_per_s"),
+    ("achieved_byte_per_s", "achieved_byte_per_s", TIERS),
+    ("attainable_flop_per_s", NUMBER, "attainable_flop_per_s"),
+    ("cap_flop_per_s", NUMBERS, "cap_flop_per_s"),
+    ("binding", TEXT, "binding"),
+    ("bound", ENUM, "bound"),
+    ("compute_precision", TEXT, "compute_precision"),
+    ("pct_of_roof", NUMBER, "pct_of_roof"),
+    ("above_roof", BOOL, "above_roof"),
+    ("sol_pct", "sol_pct", SOL_KEYS),
+    ("recipe", OBJECT, "recipe"),
+    ("traffic", OBJECT, lambda k: {tier: dict(entry) for tier, entry in k.traffic.items()}),
+    ("notes", OBJECT, "notes"),
+    ("verdict_basis", ENUM, "verdict_basis"),
+    (
+        "sol_verdict",
+        OBJECT,
+        lambda k: {"bound": k.sol_bound.value, "unit": k.sol_unit, "small_grid": k.small_grid},
+    ),
+    ("flop_total_is_lower_bound", BOOL, "flop_total_is_lower_bound"),
+    ("not_collected", OBJECT, lambda k: {p: list(v) for p, v in k.not_collected.items()}),
+    ("ops", NUMBERS, "ops"),
+    ("ops_total_is_lower_bound", BOOL, "ops_total_is_lower_bound"),
+    ("tensor_paths", OBJECT, lambda k: _tensor_paths(k)),
+    ("pipe_pct", NUMBERS, "pipe_pct"),
+    ("compute_ceiling", TEXT, "compute_ceiling"),
+    ("compute_ceiling_pct", NUMBER, "compute_ceiling_pct"),
+    ("instruction_roofline", OBJECT, lambda k: _instructions(k.instructions)),
+)
+
+
+def _value(kind: str, value: Any) -> Any:
+    """One value as the JSON holds it: non-finite numbers as null, enums by value, plain containers."""
+    if kind == NUMBER:
+        return finite_or_none(value)
+    if kind == ENUM:
+        return value.value
+    if kind == NUMBERS:
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if kind == OBJECT and isinstance(value, Mapping):
+        return dict(value)
+    if kind == OBJECT and isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def _getter(what: Getter) -> Callable[[Kernel], Any]:
+    return attrgetter(what) if isinstance(what, str) else what
+
+
 def kernel_json(kernel: Kernel) -> dict[str, Any]:
-    return {
-        "id": kernel.id,
-        "name": kernel.name,
-        "input": kernel.input,
-        "run": kernel.run,
-        "device": kernel.device,
-        "grid": kernel.grid,
-        "block": kernel.block,
-        "duration_s": finite_or_none(kernel.duration_s),
-        "time_share": finite_or_none(kernel.time_share),
-        "flop": _map(kernel.flop, (*PRECISIONS, "total")),
-        "bytes": _map(kernel.bytes, TIERS),
-        "intensity_flop_per_byte": _map(kernel.intensity_flop_per_byte, TIERS),
-        "achieved_flop_per_s": finite_or_none(kernel.achieved_flop_per_s),
-        "achieved_byte_per_s": _map(kernel.achieved_byte_per_s, TIERS),
-        "attainable_flop_per_s": finite_or_none(kernel.attainable_flop_per_s),
-        "cap_flop_per_s": {k: finite_or_none(v) for k, v in kernel.cap_flop_per_s.items()},
-        "binding": kernel.binding,
-        "bound": kernel.bound.value,
-        "compute_precision": kernel.compute_precision,
-        "pct_of_roof": finite_or_none(kernel.pct_of_roof),
-        "above_roof": kernel.above_roof,
-        "sol_pct": _map(kernel.sol_pct, SOL_KEYS),
-        "recipe": dict(kernel.recipe),
-        "traffic": {tier: dict(entry) for tier, entry in kernel.traffic.items()},
-        "notes": list(kernel.notes),
-        "verdict_basis": kernel.verdict_basis.value,
-        "sol_verdict": {
-            "bound": kernel.sol_bound.value,
-            "unit": kernel.sol_unit,
-            "small_grid": kernel.small_grid,
-        },
-        "flop_total_is_lower_bound": kernel.flop_total_is_lower_bound,
-        "not_collected": {k: list(v) for k, v in kernel.not_collected.items()},
-        "ops": {k: finite_or_none(v) for k, v in kernel.ops.items()},
-        "ops_total_is_lower_bound": kernel.ops_total_is_lower_bound,
-        "tensor_paths": {
-            path: {
-                "unit": t.unit,
-                "count": finite_or_none(t.count),
-                "peak_per_s": finite_or_none(t.peak_per_s),
-            }
-            for path, t in kernel.tensor_paths.items()
-        },
-        "pipe_pct": {k: finite_or_none(v) for k, v in kernel.pipe_pct.items()},
-        "compute_ceiling": kernel.compute_ceiling,
-        "compute_ceiling_pct": finite_or_none(kernel.compute_ceiling_pct),
-        "instruction_roofline": _instructions(kernel.instructions),
-    }
+    out: dict[str, Any] = {}
+    for key, how, what in KERNEL_SPEC:
+        if isinstance(what, tuple):
+            values = getattr(kernel, how)
+            out[key] = {k: finite_or_none(values.get(k)) for k in what}
+        else:
+            out[key] = _value(how, _getter(what)(kernel))
+    return out
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
+def _numbers(values: list[Any]) -> list[str]:
+    """Numbers (None for missing) as `json.dumps` writes them; NaN and ±inf as null."""
+    numbers = np.array(values, dtype="float64")  # None → NaN
+    finite = np.isfinite(numbers)
+    if not finite.any():
+        return ["null"] * len(values)
+    cells = numbers.astype(object)
+    cells[~finite] = None
+    return _encode(cells.tolist())[1:-1].split(", ")  # numbers and null never hold ", "
+
+
+def _column(kind: str, values: list[Any]) -> list[str]:
+    """The JSON text of every value of one column."""
+    if not values:
+        return []
+    if kind == NUMBER:
+        return _numbers(values)
+    if kind == INT:
+        return list(map(str, values))
+    if kind == BOOL:
+        return ["true" if v else "false" for v in values]
+    if kind == TEXT:  # names repeat: encode each distinct one once
+        texts = {v: "null" if v is None else encode_basestring(v) for v in set(values)}
+        return list(map(texts.__getitem__, values))
+    cache: dict[Any, str] = {}  # many launches share an enum value, a recipe or their notes
+    out = []
+    for value in values:
+        key = value if kind != NUMBERS else tuple(value.items())
+        key = key if isinstance(key, tuple | Enum) else repr(value)  # dicts and lists: by their text
+        text = cache.get(key)
+        if text is None:
+            text = cache[key] = _encode(_value(kind, value))
+        out.append(text)
+    return out
+
+
+CHUNK_KERNELS = 8192  # kernels whose cells are held at once: bounds the memory of a big document
+
+
+def kernels_text(kernels: Sequence[Kernel]) -> str:
+    """`[kernel_json(k) for k in kernels]` as compact JSON text, built column by column."""
+    return "".join(_kernels_pieces(kernels))
+
+
+def _kernels_pieces(kernels: Sequence[Kernel]) -> Iterator[str]:
+    """The kernels' JSON array in pieces, one chunk of kernels at a time (joined once, by the caller)."""
+    template: list[str] = []
+    for key, _, what in KERNEL_SPEC:
+        if isinstance(what, tuple):
+            inner = ", ".join(f"{encode_basestring(k)}: %s" for k in what)
+            template.append(f"{encode_basestring(key)}: {{{inner}}}")
+        else:
+            template.append(f"{encode_basestring(key)}: %s")
+    row = "{" + ", ".join(template) + "}"
+    yield "["
+    for start in range(0, len(kernels), CHUNK_KERNELS):
+        if start:
+            yield ", "
+        yield ", ".join(row % cells for cells in _cells(kernels[start : start + CHUNK_KERNELS]))
+    yield "]"
+
+
+def _cells(kernels: Sequence[Kernel]) -> zip[tuple[str, ...]]:
+    """Per kernel, the JSON text of every leaf of the spec, in the template's order."""
+    columns: list[list[str]] = []
+    for _, how, what in KERNEL_SPEC:
+        if isinstance(what, tuple):
+            maps = list(map(attrgetter(how), kernels))
+            columns += [_numbers(list(map(methodcaller("get", k), maps))) for k in what]
+        else:
+            columns.append(_column(how, list(map(_getter(what), kernels))))
+    return zip(*columns, strict=True)
 
 
 def _instructions(roof: InstructionRoofline | None) -> dict[str, Any] | None:
@@ -100,7 +211,18 @@ def _instructions(roof: InstructionRoofline | None) -> dict[str, Any] | None:
     }
 
 
+def _tensor_paths(kernel: Kernel) -> dict[str, dict[str, Any]]:
+    return {
+        path: {"unit": t.unit, "count": finite_or_none(t.count), "peak_per_s": finite_or_none(t.peak_per_s)}
+        for path, t in kernel.tensor_paths.items()
+    }
+
+
 def analysis_json(analysis: Analysis) -> dict[str, Any]:
+    return _document(analysis, [kernel_json(k) for k in analysis.kernels])
+
+
+def _document(analysis: Analysis, kernels: object) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "inputs": [
@@ -114,16 +236,33 @@ def analysis_json(analysis: Analysis) -> dict[str, Any]:
             for i in analysis.inputs
         ],
         "devices": [device_json(d) for d in analysis.devices],
-        "kernels": [kernel_json(k) for k in analysis.kernels],
+        "kernels": kernels,
         "total_duration_s": finite_or_none(analysis.total_duration_s),
         "collect_command": analysis.collect_hint,
         **analysis.extra,
     }
 
 
-PRETTY_MAX_KERNELS = 500  # larger analyses are written compact: the C encoder is ~5x faster
+def analysis_header(analysis: Analysis) -> dict[str, Any]:
+    """The document without its kernels: schema, inputs, devices and their roofs, totals."""
+    document = _document(analysis, None)
+    del document["kernels"]
+    return document
+
+
+PRETTY_MAX_KERNELS = 500  # larger analyses are written compact, their kernels column by column
 
 
 def render_json(analysis: Analysis) -> str:
-    indent = 2 if len(analysis.kernels) <= PRETTY_MAX_KERNELS else None
-    return json.dumps(analysis_json(analysis), indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+    if len(analysis.kernels) <= PRETTY_MAX_KERNELS:
+        return json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    kernels = object()  # stands for the kernels' text in the document
+    pieces = ["{"]
+    for i, (key, value) in enumerate(_document(analysis, kernels).items()):
+        pieces.append(f"{', ' if i else ''}{_encode(key)}: ")
+        if value is kernels:
+            pieces += _kernels_pieces(analysis.kernels)
+        else:
+            pieces.append(_encode(value))
+    pieces.append("}\n")
+    return "".join(pieces)  # one copy of a document that may be hundreds of MB

@@ -100,8 +100,17 @@ def render_plot(
     from matplotlib import rc_context
 
     with rc_context(RC):  # type: ignore[arg-type]
-        figure = _figure(analysis, pick_device(analysis, device), arrows or [])
-        return _save(figure, fmt)
+        return _save(plot_figure(analysis, device=device, arrows=arrows), fmt)
+
+
+def plot_figure(
+    analysis: Analysis, *, device: int | None = None, arrows: list[Arrow] | None = None
+) -> Figure:
+    """The roofline of `device` as a matplotlib `Figure` (the Python API's `Analysis.plot()`)."""
+    from matplotlib import rc_context
+
+    with rc_context(RC):  # type: ignore[arg-type]
+        return _figure(analysis, pick_device(analysis, device), arrows or [])
 
 
 def pick_device(analysis: Analysis, index: int | None) -> Device:

@@ -1,0 +1,187 @@
+"""The Python API, for notebooks and scripts: the same pipeline as the CLI, results as objects.
+
+    import ncu_roof
+    a = ncu_roof.analyze("run.ncu-rep", gpu="a100-sxm4")
+    df = a.to_pandas()                 # one row per launch, units in the column names
+    fig = a.plot()                     # a matplotlib Figure
+    p = ncu_roof.predict(flops=2e9, bytes=1e9, gpu="a100-sxm4")
+    d = ncu_roof.diff("base.ncu-rep", "head.ncu-rep")
+
+Errors are `ncu_roof.errors.NcuRoofError` (with `.message`, `.hint`), as the CLI prints them.
+See docs/api.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from os import PathLike
+from typing import TYPE_CHECKING
+
+from ncu_roof import analysis as core
+from ncu_roof import pipeline
+from ncu_roof.pipeline import example_path
+
+__all__ = ["Analysis", "analyze", "diff", "example_path", "predict"]
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+    from matplotlib.figure import Figure
+
+    from ncu_roof.diff import Diff
+    from ncu_roof.predict import Prediction
+
+Path = str | PathLike[str]
+Quantity = float | str  # a number in SI base units, or a string with its unit: "2.5GFLOP", "1.5TB/s"
+
+
+@dataclass(frozen=True)
+class Analysis(core.Analysis):
+    """An analysis (inputs, devices, one `Kernel` per launch) with notebook helpers.
+
+    It is the object every renderer reads; `to_arrow()` / `to_pandas()` flatten it to one row per
+    launch (ncu_roof.launches describes the columns).
+    """
+
+    def to_arrow(self) -> pa.Table:
+        from ncu_roof.launches import to_arrow
+
+        return to_arrow(self)
+
+    def to_pandas(self) -> pd.DataFrame:
+        frame: pd.DataFrame = self.to_arrow().to_pandas()
+        return frame
+
+    def to_parquet(self, path: Path) -> None:
+        """Write the launch table to a Parquet file (atomically), as `analyze --format parquet`."""
+        from ncu_roof.render.output import write_output
+        from ncu_roof.render.parquet import render_parquet
+
+        write_output(render_parquet(self), str(path))
+
+    def to_json(self) -> str:
+        """The `ncu-roof/analysis/v1` JSON document, as `analyze --format json` writes it."""
+        from ncu_roof.render.jsonout import render_json
+
+        return render_json(self)
+
+    def plot(self, device: int | None = None) -> Figure:
+        """The hierarchical roofline of one device (default: the one with the most kernel time)."""
+        from ncu_roof.render.plot import plot_figure
+
+        return plot_figure(self, device=device)
+
+    @classmethod
+    def of(cls, analysis: core.Analysis) -> Analysis:
+        if isinstance(analysis, cls):
+            return analysis
+        return cls(**{f.name: getattr(analysis, f.name) for f in fields(core.Analysis)})
+
+
+def analyze(
+    *paths: Path,
+    gpu: str | None = None,
+    roofs: Path | None = None,
+    traffic: str = "nsight",
+    number_locale: str | None = None,
+    jobs: int | None = None,
+) -> Analysis:
+    """Analyze ncu outputs (.ncu-rep, raw-page or details CSV) together, as `ncu-roof analyze`.
+
+    gpu: a built-in GPU key (`ncu-roof gpus`) whose datasheet roofs to use; roofs: a platform TOML
+    file; neither: the roofs measured in the reports. traffic: "nsight" (each tier's traffic as
+    the Nsight Compute version that wrote the report draws it) or "counted" (all traffic through
+    the tier), each judged against its own counter's peak. number_locale: "C", "en" or "de" for CSV
+    numbers (None: detect per file). jobs: worker processes for many inputs (None: by size).
+    """
+    from ncu_roof.errors import UsageError
+    from ncu_roof.units import NumberStyle
+
+    if not paths:
+        raise UsageError("no input files", hint='ncu_roof.analyze("report.ncu-rep")')
+    try:
+        style = NumberStyle(number_locale) if number_locale is not None else None
+    except ValueError:
+        raise UsageError(
+            f"number_locale {number_locale!r} is not one of C, en, de",
+            hint="or leave it out: it is detected per file",
+        ) from None
+    request = pipeline.Request(
+        gpu=gpu,
+        roofs=str(roofs) if roofs is not None else None,
+        number_style=style,
+        traffic=traffic,
+        jobs=jobs,
+    )
+    return Analysis.of(pipeline.run([str(p) for p in paths], request))
+
+
+def predict(
+    flops: Quantity | None = None,
+    bytes: Quantity | Mapping[str, Quantity] | None = None,
+    *,
+    intensity: Mapping[str, float] | None = None,
+    gpu: str | None = None,
+    roofs: Path | None = None,
+    peak: Quantity | Mapping[str, Quantity] | None = None,
+    bandwidth: Mapping[str, Quantity] | None = None,
+    precision: str | None = None,
+) -> Prediction:
+    """Place a kernel on a platform's roofline before it exists, as `ncu-roof predict`.
+
+    bytes: a number (DRAM bytes) or {tier: bytes}; intensity: {tier: FLOP/byte}. The platform is
+    one of gpu (built-in key), roofs (TOML file), or peak ([{precision:}] FLOP/s) with bandwidth
+    ({tier: byte/s}). precision: fp64, fp32, fp16 or tensor (None: the platform's fp32 first).
+    The result has `bound`, `binding`, `attainable_flop_per_s` and `point` (the full roofline).
+    """
+    from ncu_roof import predict as prediction
+    from ncu_roof.units import Dimension, parse_quantity
+
+    platform = pipeline.platform(
+        gpu,
+        str(roofs) if roofs is not None else None,
+        _assignments(peak),
+        _assignments(bandwidth),
+    )
+    return prediction.predict(
+        platform,
+        parse_quantity(flops, Dimension.FLOP) if flops is not None else None,
+        prediction.parse_assignments(_assignments(bytes), Dimension.BYTE, prediction.DEFAULT_TIER),
+        prediction.parse_assignments(
+            _assignments(intensity), Dimension.FLOP_PER_BYTE, None, positive=True
+        ),
+        precision,
+    )
+
+
+def diff(
+    base: core.Analysis | Path,
+    head: core.Analysis | Path,
+    *,
+    threshold_pct: float = 5.0,
+    allow_mismatch: bool = False,
+    gpu: str | None = None,
+    roofs: Path | None = None,
+) -> Diff:
+    """Compare two runs kernel by kernel, as `ncu-roof diff` (analyses, or paths to analyze)."""
+    from ncu_roof.diff import diff as compare
+
+    paths = [str(run) for run in (base, head) if not isinstance(run, core.Analysis)]
+    request = pipeline.Request(gpu=gpu, roofs=str(roofs) if roofs is not None else None)
+    analyzed = iter(pipeline.run_each(paths, request))
+    sides = [run if isinstance(run, core.Analysis) else next(analyzed) for run in (base, head)]
+    return compare(*sides, threshold_pct=threshold_pct, allow_mismatch=allow_mismatch)
+
+
+def _assignments(value: Quantity | Mapping[str, Quantity] | Mapping[str, float] | None) -> list[str]:
+    """A value or {key: value} as the CLI's `[KEY=]VALUE` strings (the parser the CLI uses)."""
+    if value is None:
+        return []
+    if isinstance(value, Mapping):
+        return [f"{key}={_text(v)}" for key, v in value.items()]
+    return [_text(value)]
+
+
+def _text(value: Quantity) -> str:
+    return value if isinstance(value, str) else repr(float(value))

@@ -1,0 +1,240 @@
+"""Inputs → Analysis: the one pipeline that the CLI commands and the Python API (`ncu_roof.api`) call.
+
+Read every input (in a process pool when there are several big ones: reports are independent),
+analyze them together against the roofs asked for, and attach an expectations check when asked.
+Nothing here writes a file or parses a command line. Heavy modules (pandas, pyarrow, ncu_report)
+load inside the functions, so importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from ncu_roof.errors import UsageError
+from ncu_roof.traffic import TrafficDefinition
+
+if TYPE_CHECKING:
+    from ncu_roof.analysis import Analysis, RoofChoice
+    from ncu_roof.expect import Expectation, ExpectationReport
+    from ncu_roof.ingest import RunTable
+    from ncu_roof.model import Roofs
+    from ncu_roof.units import NumberStyle
+
+Log = Callable[[str], None]
+T = TypeVar("T")
+
+POOL_MIN_INPUTS = 2
+POOL_MIN_BYTES = 8_000_000  # below this much input in all, starting worker processes costs more than it saves
+PROGRESS_MIN_INPUTS = 4  # fewer inputs than this finish before a progress bar is worth drawing
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to analyze and against which roofs (the options shared by the CLI and the API)."""
+
+    gpu: str | None = None  # a built-in GPU key (`ncu-roof gpus`)
+    roofs: str | None = None  # a platform TOML file
+    number_style: NumberStyle | None = None  # None: detect the number locale of each CSV
+    traffic: TrafficDefinition | str = TrafficDefinition.NSIGHT  # which traffic each tier is judged by
+    jobs: int | None = None  # worker processes for many inputs (None: decide by size; 1: none)
+    skip_bad_rows: bool = False  # leave out kernels with damaged CSV rows (with a warning) instead of failing
+
+
+def example_path() -> str:
+    """The example report shipped inside the package (made by scripts/make_example.py)."""
+    from importlib import resources
+
+    return str(resources.files("ncu_roof") / "data" / "example.csv")
+
+
+def traffic_definition(value: TrafficDefinition | str) -> TrafficDefinition:
+    """`nsight` or `counted` (an enum member passes through)."""
+    try:
+        return TrafficDefinition(value)
+    except ValueError:
+        names = ", ".join(t.value for t in TrafficDefinition)
+        raise UsageError(f"unknown traffic definition {value!r}", hint=f"use one of: {names}") from None
+
+
+def roof_choice(
+    gpu: str | None, roofs: str | None, traffic: TrafficDefinition | str = TrafficDefinition.NSIGHT
+) -> RoofChoice:
+    """`--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic: neither)."""
+    from ncu_roof.analysis import RoofChoice
+    from ncu_roof.gpus import gpu_by_key
+    from ncu_roof.roofs import load_roofs_file
+
+    if gpu and roofs:
+        raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
+    if gpu:
+        gpu_by_key(gpu)
+    return RoofChoice(
+        gpu_key=gpu, user=load_roofs_file(roofs) if roofs else None, traffic=traffic_definition(traffic)
+    )
+
+
+def platform(
+    gpu: str | None, roofs_file: str | None, peaks: Sequence[str], bandwidths: Sequence[str]
+) -> Roofs:
+    """The platform of a prediction: exactly one of a built-in GPU key, a TOML file, or peaks and
+    bandwidths (`[PRECISION=]FLOP/s`, `TIER=B/s` strings)."""
+    from ncu_roof.gpus import gpu_by_key
+    from ncu_roof.predict import custom_roofs
+    from ncu_roof.roofs import builtin_roofs, load_roofs_file
+
+    chosen = [bool(gpu), bool(roofs_file), bool(peaks or bandwidths)]
+    if sum(chosen) != 1:
+        raise UsageError(
+            "give exactly one platform: --gpu KEY, --roofs FILE.toml, or --peak/--bandwidth",
+            hint="`ncu-roof gpus` lists the built-in keys",
+        )
+    if gpu:
+        return builtin_roofs(gpu_by_key(gpu))
+    if roofs_file:
+        return load_roofs_file(roofs_file)
+    return custom_roofs(peaks, bandwidths)
+
+
+def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log | None = None) -> Analysis:
+    """Input paths (or tables already read) → Analysis; `log` gets one line per input read, and
+    every warning and note the readers and the roofs have."""
+    from ncu_roof.analysis import analyze
+
+    say = log or (lambda _: None)
+    choice = roof_choice(request.gpu, request.roofs, request.traffic)
+    tables = read_tables(expand(inputs, say), request.number_style, request.jobs, request.skip_bad_rows)
+    for table in tables:
+        version = f", ncu {table.ncu_version}" if table.ncu_version else ""
+        say(f"read {table.path}: {len(table.frame)} launches ({table.format.value}{version})")
+        for warning in table.warnings:
+            say(f"warning: {warning}")
+    analysis = analyze(tables, choice)
+    if request.gpu:
+        warn_other_gpu(request.gpu, [d.name for d in analysis.devices], say)
+    if analysis.collect_hint:
+        say("some counters are missing (see notes); a run that collects them:")
+        say(f"  {analysis.collect_hint}")
+    return analysis
+
+
+def expand(inputs: Sequence[str | RunTable], log: Log) -> list[str | RunTable]:
+    """Paths expanded in place (`-`, directories, globs; what was passed over goes to `log`)."""
+    from ncu_roof.ingest import expand_inputs
+
+    out: list[str | RunTable] = []
+    for item in inputs:
+        if isinstance(item, str):
+            expanded = expand_inputs([item])
+            for note in expanded.skipped:
+                log(f"note: {note}")
+            out += expanded.paths
+        else:
+            out.append(item)
+    return out
+
+
+def warn_other_gpu(key: str, device_names: Sequence[str | None], log: Log) -> None:
+    """`--gpu KEY` that names another GPU than the report's device: say so (it is allowed)."""
+    from ncu_roof.gpus import gpu_by_key, match_gpu
+
+    gpu = gpu_by_key(key)
+    for name in sorted({n for n in device_names if n}):
+        if match_gpu(name) is not gpu:
+            log(
+                f"warning: --gpu {key} ({gpu.name}) is not the report's device {name!r}; "
+                "its built-in figures are used at the measured clocks"
+            )
+
+
+def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | None = None) -> list[Analysis]:
+    """One analysis per input (the two sides of a diff), the inputs read at once (in a pool when
+    it pays)."""
+    say = log or (lambda _: None)
+    tables = read_tables(expand(inputs, say), request.number_style, request.jobs, request.skip_bad_rows)
+    return [run([table], request, log) for table in tables]
+
+
+def with_expectations(
+    analysis: Analysis, expectations: Sequence[Expectation]
+) -> tuple[Analysis, ExpectationReport]:
+    """Check the analysis against expectations (`expect.load_expectations`); the report also goes
+    into `extra` (the JSON's `expectations`)."""
+    from ncu_roof import expect
+
+    report = expect.check(analysis, expectations)
+    return replace(analysis, extra={**analysis.extra, "expectations": report.to_json()}), report
+
+
+def read_tables(
+    inputs: Sequence[str | RunTable],
+    number_style: NumberStyle | None = None,
+    jobs: int | None = None,
+    skip_bad_rows: bool = False,
+) -> list[RunTable]:
+    """Read every path (tables pass through), in input order; a pool reads many big inputs at once."""
+    from ncu_roof.ingest import read_input
+
+    paths = [item for item in inputs if isinstance(item, str)]
+    workers = pool_size(paths, jobs)
+    read = _read_pooled(paths, number_style, workers, skip_bad_rows) if workers > 1 else None
+    if read is None:
+        read = [read_input(path, number_style, skip_bad_rows) for path in _progress(paths, paths)]
+    tables = iter(read)
+    return [next(tables) if isinstance(item, str) else item for item in inputs]
+
+
+def _read_pooled(
+    paths: Sequence[str], number_style: NumberStyle | None, workers: int, skip_bad_rows: bool
+) -> list[RunTable] | None:
+    """The inputs read by `workers` processes, one file per task, in input order (the first error
+    raised is the first bad input's); None when no worker could run (a platform that starts
+    workers as fresh interpreters, from a script without a `__main__` guard): read them here."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from ncu_roof.ingest import read_input
+
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        futures = [pool.submit(read_input, path, number_style, skip_bad_rows) for path in paths]
+        return [future.result() for future in _progress(futures, paths)]
+    except BrokenProcessPool:
+        return None
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def pool_size(paths: Sequence[str], jobs: int | None) -> int:
+    """Worker processes for these inputs: `jobs` when given, else one per core when it pays."""
+    if jobs is not None:
+        if jobs < 1:
+            raise UsageError(f"jobs {jobs}: must be at least 1", hint="1 reads the inputs one by one")
+        return min(jobs, len(paths))
+    if len(paths) < POOL_MIN_INPUTS or sum(_size(p) for p in paths) < POOL_MIN_BYTES:
+        return 1
+    return min(os.cpu_count() or 1, len(paths))
+
+
+def _size(path: str) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0  # the reader reports the missing file, with its hint
+
+
+def _progress(items: Sequence[T], paths: Sequence[str]) -> Iterable[T]:
+    """`items` as they are, or wrapped in a rich progress bar on stderr when a person is watching
+    (stderr is a terminal) and there are enough inputs for it to matter. The bar advances as the
+    caller takes each item, so it counts the work done on them."""
+    if len(items) < PROGRESS_MIN_INPUTS or not sys.stderr.isatty():
+        return items
+    from rich.console import Console
+    from rich.progress import track
+
+    console = Console(stderr=True)
+    return track(items, description=f"reading {len(paths)} inputs", console=console, transient=True)

@@ -1,0 +1,84 @@
+"""The Python API (docs/api.md): its examples run, and it gives what the CLI gives."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ncu_roof
+from ncu_roof.cli.analyze import AnalyzeOptions, Format, render
+from ncu_roof.errors import BadInputError, UsageError
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+ROOFLINE_SET = "reexport/a10g_rep_2023.1.1_roofline-set.ncu2024.1-raw-base.csv"
+
+
+def test_docs_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ```python block of docs/api.md, in order, in one namespace (its asserts included)."""
+    blocks = re.findall(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), flags=re.S)
+    assert len(blocks) >= 6
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block, str(DOCS), "exec"), namespace)
+    assert (tmp_path / "base.parquet").is_file()
+
+
+def test_import_is_light() -> None:
+    heavy = "{'pandas', 'numpy', 'pyarrow', 'matplotlib'}"
+    code = f"import sys, ncu_roof; print(sorted({heavy} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_to_pandas_matches_the_json(corpus: Path) -> None:
+    """The table is the JSON flattened: same values, units in the names, null where null."""
+    a = ncu_roof.analyze(corpus / ROOFLINE_SET)
+    df = a.to_pandas()
+    doc = json.loads(a.to_json())
+    assert list(df["name"]) == [k["name"] for k in doc["kernels"]]
+    first = df.iloc[0]
+    # --set roofline has DRAM traffic only as a rate: bytes = dram__bytes.sum.per_second x duration
+    assert first["duration_s"] == pytest.approx(431_648e-9, rel=1e-12)
+    assert first["bytes_dram"] == pytest.approx(47_911_631_699.90 * 431_648e-9, rel=1e-9)
+    for kernel, (_, row) in zip(doc["kernels"], df.iterrows(), strict=True):
+        assert row["bound"] == kernel["bound"] and row["binding"] == kernel["binding"]
+        assert row["flop_total"] == pytest.approx(kernel["flop"]["total"])
+        assert row["pct_of_roof"] == pytest.approx(kernel["pct_of_roof"])
+        assert list(row["notes"]) == kernel["notes"]
+    assert df["bytes_l2"].isna().all()  # no L2 counter in a roofline-set run: null, never 0
+    assert set(df["input_path"]) == {str(corpus / ROOFLINE_SET)}
+    assert set(df["device_name"]) == {"NVIDIA A10G"}
+
+
+def test_cli_json_is_the_api_json(corpus: Path) -> None:
+    path = str(corpus / ROOFLINE_SET)
+    cli = render(ncu_roof.api.pipeline.run([path]), AnalyzeOptions(format=Format.JSON))
+    assert cli == ncu_roof.analyze(path).to_json()
+
+
+def test_predict_and_diff_reach_the_api() -> None:
+    p = ncu_roof.predict(flops="2GFLOP", bytes={"dram": "1GB"}, gpu="a100-sxm4")
+    assert p.attainable_flop_per_s == pytest.approx(2.0 * 2039e9)  # intensity 2 x datasheet DRAM
+    with pytest.raises(UsageError):
+        ncu_roof.predict(flops=1e9, bytes=1e8)  # no platform
+    a = ncu_roof.analyze(ncu_roof.example_path())
+    d = ncu_roof.diff(a, ncu_roof.example_path())
+    assert [k.status.value for k in d.kernels] == ["unchanged"] * 7
+    from ncu_roof import predict as module  # the module under the same name still works
+
+    assert module.render_json(p).startswith("{")
+
+
+def test_errors_are_the_cli_errors(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError, match="no such file"):
+        ncu_roof.analyze(tmp_path / "missing.ncu-rep")
+    with pytest.raises(UsageError):
+        ncu_roof.analyze()
+    with pytest.raises(UsageError, match="number_locale"):
+        ncu_roof.analyze(ncu_roof.example_path(), number_locale="fr")

@@ -1,0 +1,80 @@
+"""`analyze --format parquet`: the launch table, readable by pyarrow and queryable by DuckDB."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+import ncu_roof
+from ncu_roof.render.parquet import METADATA_KEY
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = "reexport/a10g_rep_2023.1.1_roofline-set.ncu2024.1-raw-base.csv"  # ncu 2024.1 re-export
+HEAD = "a10g_rep_2023.1.1_roofline-set.ncu-rep"  # the same run, read from the report itself
+
+
+def analyze_to(path: Path, *inputs: str | Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ncu_roof", "analyze", *map(str, inputs), "-f", "parquet", "-o", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+
+
+def test_parquet_is_the_arrow_table_plus_its_header(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "base.parquet"
+    analyze_to(out, corpus / BASE)
+    table = pq.read_table(out)
+    expected = ncu_roof.analyze(corpus / BASE).to_arrow()
+    assert table.column_names == expected.column_names
+    assert table.to_pylist() == expected.to_pylist()
+    header = json.loads(table.schema.metadata[METADATA_KEY])
+    assert header["schema"] == "ncu-roof/analysis/v1"
+    assert header["inputs"][0]["kernels"] == 4
+    assert header["devices"][0]["name"] == "NVIDIA A10G"
+    row = table.slice(0, 1).to_pylist()[0]
+    assert row["duration_s"] == pytest.approx(431_648e-9, rel=1e-12)  # gpu__time_duration.sum, ns
+    assert row["bytes_l2"] is None  # not collected: null, never 0
+    assert row["input_path"] == str(corpus / BASE)
+
+
+def test_duckdb_queries_two_runs(corpus: Path, tmp_path: Path) -> None:
+    analyze_to(tmp_path / "base.parquet", corpus / BASE)
+    analyze_to(tmp_path / "head.parquet", corpus / HEAD)
+    files = [str(tmp_path / "base.parquet"), str(tmp_path / "head.parquet")]
+    con = duckdb.connect()  # its own connection: nothing shared with other tests
+    rows = con.execute(
+        "SELECT ncu_version, input_format, count(*), sum(duration_s) "
+        "FROM read_parquet(?, union_by_name = true) GROUP BY ALL ORDER BY input_format",
+        [files],
+    ).fetchall()
+    total_s = (431_648 + 296_704 + 260_512 + 222_464) * 1e-9  # the four launches' durations
+    assert [(v, f, n) for v, f, n, _ in rows] == [("2023.1.1.0", "ncu-rep", 4), (None, "raw-csv", 4)]
+    assert all(t == pytest.approx(total_s, rel=1e-12) for *_, t in rows)
+    same = con.execute(
+        "SELECT count(*) FROM read_parquet(?) a JOIN read_parquet(?) b USING (id) "
+        "WHERE a.bound = b.bound AND abs(a.duration_s - b.duration_s) < 1e-12",
+        [files[0], files[1]],
+    ).fetchall()
+    assert same == [(4,)]
+
+
+def test_parquet_is_not_written_to_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ncu_roof.cli.analyze import AnalyzeOptions, Format, emit
+    from ncu_roof.errors import UsageError
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    with pytest.raises(UsageError, match="binary") as err:
+        emit([ncu_roof.example_path()], AnalyzeOptions(format=Format.PARQUET))
+    assert "-o" in err.value.hint

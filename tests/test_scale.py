@@ -1,0 +1,113 @@
+"""At scale: the column-by-column JSON is the per-kernel JSON, and many inputs read in a pool."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from ncu_roof.errors import BadInputError
+from ncu_roof.pipeline import Request, pool_size, read_tables, run
+from ncu_roof.render import jsonout
+
+CORPUS_INPUTS = (
+    "reexport/a10_rep_2023.2.0_105-kernels-llm.ncu2024.1-raw-base.csv",
+    "reexport/h100pcie_rep_2025.1_full_silu.ncu2024.1-raw-base.csv",
+    "a10g_rep_2023.1.1_roofline-set.ncu-rep",
+    "a100_details-kerneltime-rules_hier-roofline_bert-attn.csv",
+    "rtx5090_details_cublas-gemv_metrics-sol-mwa-occ.csv",
+)
+
+
+@pytest.mark.parametrize("chunk", [7, jsonout.CHUNK_KERNELS])
+def test_columns_text_is_the_kernels_json(corpus: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    monkeypatch.setattr(jsonout, "CHUNK_KERNELS", chunk)
+    analysis = run([str(corpus / p) for p in CORPUS_INPUTS])
+    assert len(analysis.kernels) > 100
+    text = jsonout.kernels_text(analysis.kernels)
+    per_kernel = [jsonout.kernel_json(k) for k in analysis.kernels]
+    assert text == json.dumps(per_kernel, ensure_ascii=False, allow_nan=False)
+
+
+def test_columns_text_writes_non_finite_as_null(corpus: Path) -> None:
+    kernel = run([str(corpus / CORPUS_INPUTS[1])]).kernels[0]
+    odd = replace(
+        kernel,
+        name='a "quoted", ünïcode: name',
+        duration_s=math.nan,
+        pct_of_roof=math.inf,
+        intensity_flop_per_byte={**kernel.intensity_flop_per_byte, "dram": math.inf},
+        cap_flop_per_s={**kernel.cap_flop_per_s, "l2": -math.inf},
+    )
+    parsed = json.loads(jsonout.kernels_text([odd, kernel]))
+    assert parsed == [jsonout.kernel_json(odd), jsonout.kernel_json(kernel)]
+    assert parsed[0]["duration_s"] is None and parsed[0]["pct_of_roof"] is None
+    assert parsed[0]["intensity_flop_per_byte"]["dram"] is None
+    assert parsed[0]["cap_flop_per_s"]["l2"] is None
+    assert parsed[0]["name"] == 'a "quoted", ünïcode: name'
+
+
+def test_big_documents_are_compact_and_equal(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    analysis = run([str(corpus / CORPUS_INPUTS[0])])
+    pretty = jsonout.render_json(analysis)
+    monkeypatch.setattr(jsonout, "PRETTY_MAX_KERNELS", 10)
+    compact = jsonout.render_json(analysis)
+    assert "\n  " in pretty and compact.count("\n") == 1
+    assert json.loads(compact) == json.loads(pretty)
+
+
+def test_a_pool_reads_what_one_process_reads(corpus: Path) -> None:
+    paths = [str(corpus / p) for p in CORPUS_INPUTS]
+    one = read_tables(paths, jobs=1)
+    pooled = read_tables(paths, jobs=2)
+    assert [t.path for t in pooled] == paths
+    for a, b in zip(one, pooled, strict=True):
+        assert a.frame.equals(b.frame) and a.ncu_version == b.ncu_version
+    pooled_json = jsonout.render_json(run(paths, Request(jobs=2)))
+    assert pooled_json == jsonout.render_json(run(paths, Request(jobs=1)))
+
+
+def test_a_bad_input_in_a_pool_is_the_same_error(corpus: Path) -> None:
+    paths = [str(corpus / CORPUS_INPUTS[0]), str(corpus / "b200_edge_error-code-only.csv")]
+    with pytest.raises(BadInputError, match="holds ncu messages but no CSV") as err:
+        read_tables(paths, jobs=2)
+    assert err.value.hint
+
+
+def test_pool_only_when_it_pays(tmp_path: Path) -> None:
+    small = tmp_path / "small.csv"
+    small.write_text("x")
+    assert pool_size([str(small)] * 8, None) == 1  # 8 bytes in all: not worth a process
+    assert pool_size([str(small)] * 3, 2) == 2
+    assert pool_size([str(small)], 4) == 1
+
+
+def test_progress_bar_only_for_a_person_and_many_inputs(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ncu_roof import pipeline
+
+    paths = [str(corpus / p) for p in CORPUS_INPUTS]
+    assert pipeline._progress(paths, paths) is paths  # stderr is not a terminal here
+    monkeypatch.setattr(pipeline.sys.stderr, "isatty", lambda: True)
+    assert pipeline._progress(paths[:3], paths[:3]) == paths[:3]  # too few to bother
+    tables = read_tables(paths, jobs=1)  # the bar advances as each input is read
+    assert [t.path for t in tables] == paths
+
+
+def test_a_pool_that_cannot_start_reads_here(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers started as fresh interpreters die in a script without a `__main__` guard: the
+    inputs are then read in this process, not lost."""
+    import concurrent.futures
+    from concurrent.futures.process import BrokenProcessPool
+
+    class Broken(concurrent.futures.ProcessPoolExecutor):
+        def submit(self, *args: object, **kwargs: object) -> concurrent.futures.Future[object]:
+            raise BrokenProcessPool("a worker died")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Broken)
+    paths = [str(corpus / p) for p in CORPUS_INPUTS[:2]]
+    assert [t.path for t in read_tables(paths, jobs=2)] == paths
