@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ncu_roof.analysis import SCHEMA, Analysis, Device, Kernel
+from ncu_roof.groups import KernelGroup, device_totals_s, fix_first, group_kernels, headroom_s, ranked
 from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, finite_or_none
 
 
@@ -57,6 +58,7 @@ def kernel_json(kernel: Kernel) -> dict[str, Any]:
         "sol_pct": _map(kernel.sol_pct, SOL_KEYS),
         "recipe": dict(kernel.recipe),
         "notes": list(kernel.notes),
+        "headroom_s": finite_or_none(headroom_s(kernel)),
     }
 
 
@@ -71,8 +73,51 @@ def analysis_json(analysis: Analysis) -> dict[str, Any]:
         "kernels": [kernel_json(k) for k in analysis.kernels],
         "total_duration_s": finite_or_none(analysis.total_duration_s),
         "collect_command": analysis.collect_hint,
+        **groups_json(analysis),
         **analysis.extra,
     }
+
+
+def group_json(group: KernelGroup, index_of: Mapping[int, int]) -> dict[str, Any]:
+    return {
+        "name": group.name,
+        "grid": group.key[1],
+        "block": group.key[2],
+        "device": group.device,
+        "launches": group.count,
+        "kernels": sorted(index_of[id(k)] for k in group.launches),
+        "total_duration_s": finite_or_none(group.total_duration_s),
+        "mean_duration_s": finite_or_none(group.mean_duration_s),
+        "min_duration_s": finite_or_none(group.min_duration_s),
+        "max_duration_s": finite_or_none(group.max_duration_s),
+        "time_share": finite_or_none(group.time_share),
+        "device_share": finite_or_none(group.device_share),
+        "verdicts": list(group.verdicts),
+        "headroom_s": finite_or_none(group.headroom_s),
+        "headroom_complete": group.headroom_complete,
+    }
+
+
+def groups_json(analysis: Analysis) -> dict[str, Any]:
+    """`groups` (launches of one kernel, launch shape and device; by total time) and `fix_first`."""
+    index_of = {id(k): i for i, k in enumerate(analysis.kernels)}
+    groups = ranked(group_kernels(analysis))
+    position = {id(g): i for i, g in enumerate(groups)}
+    totals = device_totals_s(analysis)
+    first = []
+    for device in analysis.devices:
+        best = fix_first([g for g in groups if g.device == device.index], totals.get(device.index, 0.0))
+        if best is not None:
+            first.append(
+                {
+                    "device": device.index,
+                    "group": position[id(best.group)],
+                    "name": best.group.name,
+                    "headroom_s": finite_or_none(best.saving_s),
+                    "device_share": finite_or_none(best.share),
+                }
+            )
+    return {"groups": [group_json(g, index_of) for g in groups], "fix_first": first}
 
 
 PRETTY_MAX_KERNELS = 500  # larger analyses are written compact: the C encoder is ~5x faster
