@@ -1,8 +1,10 @@
 """Base vs head: match kernels, compare time, FLOP/s, bytes, intensity and verdict (pure).
 
-Kernels match by (name, grid, block, order among equals): the n-th launch of a shape in the base
-pairs with the n-th launch of that shape in the head. A kernel whose duration grows by more than
-the threshold is a regression; one that shrinks by more is an improvement.
+Kernels match by (name, grid, block, order among equals) by default: the n-th launch of a shape in
+the base pairs with the n-th launch of that shape in the head. `MatchBy.NAME` ignores the launch
+shape (a kernel relaunched with another grid); `MatchBy.ORDER` pairs the n-th launch of the base
+with the n-th of the head whatever their names (a renamed kernel). A kernel whose duration grows
+by more than the threshold is a regression; one that shrinks by more is an improvement.
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ class Status(StrEnum):
     UNKNOWN = "unknown"  # a duration is missing on one side
     ONLY_BASE = "only-base"
     ONLY_HEAD = "only-head"
+
+
+class MatchBy(StrEnum):
+    NAME_SHAPE = "name+shape"
+    NAME = "name"
+    ORDER = "order"
 
 
 class MismatchError(UsageError):
@@ -84,7 +92,14 @@ class Diff:
         return [k for k in self.kernels if k.status in statuses]
 
 
-def diff(base: Analysis, head: Analysis, *, threshold_pct: float = 5.0, allow_mismatch: bool = False) -> Diff:
+def diff(
+    base: Analysis,
+    head: Analysis,
+    *,
+    threshold_pct: float = 5.0,
+    allow_mismatch: bool = False,
+    match: MatchBy = MatchBy.NAME_SHAPE,
+) -> Diff:
     """Compare two analyses; raises MismatchError for different GPUs/clocks unless allowed."""
     if threshold_pct < 0:
         raise UsageError(f"threshold {threshold_pct}% is negative", hint="pass e.g. --threshold 5%")
@@ -94,7 +109,7 @@ def diff(base: Analysis, head: Analysis, *, threshold_pct: float = 5.0, allow_mi
             f"cannot compare: {mismatch}",
             hint="profile both on the same GPU and clocks, or pass --allow-mismatch",
         )
-    pairs = match_kernels(base.kernels, head.kernels)
+    pairs = match_kernels(base.kernels, head.kernels, match)
     total = Change(_total(base.kernels), _total(head.kernels))
     return Diff(
         base_devices=_device_names(base),
@@ -156,28 +171,34 @@ def kernel_key(kernel: Kernel) -> KernelKey:
 
 
 def match_kernels(
-    base: Sequence[Kernel], head: Sequence[Kernel]
+    base: Sequence[Kernel], head: Sequence[Kernel], match: MatchBy = MatchBy.NAME_SHAPE
 ) -> list[tuple[Kernel | None, Kernel | None, int]]:
     """Pairs (base, head, occurrence), in head order, then base-only kernels in base order."""
-    base_by_key = dict(_keyed(base))
+    base_by_key = dict(_keyed(base, match))
     pairs: list[tuple[Kernel | None, Kernel | None, int]] = []
-    for key, kernel in _keyed(head):
-        pairs.append((base_by_key.pop(key, None), kernel, key[3]))
-    pairs += [(kernel, None, key[3]) for key, kernel in base_by_key.items()]
+    for key, kernel in _keyed(head, match):
+        pairs.append((base_by_key.pop(key, None), kernel, key[1]))
+    pairs += [(kernel, None, key[1]) for key, kernel in base_by_key.items()]
     return pairs
 
 
-MatchKey = tuple[str, str | None, str | None, int]
+MatchKey = tuple[tuple[object, ...], int]  # what must be equal, and the n-th occurrence of it
 
 
-def _keyed(kernels: Iterable[Kernel]) -> list[tuple[MatchKey, Kernel]]:
-    seen: dict[tuple[str, str | None, str | None], int] = {}
-    out = []
+def _keyed(kernels: Iterable[Kernel], match: MatchBy) -> list[tuple[MatchKey, Kernel]]:
+    seen: dict[tuple[object, ...], int] = {}
+    out: list[tuple[MatchKey, Kernel]] = []
     for kernel in kernels:
-        shape = (kernel.name, kernel.grid, kernel.block)
-        n = seen.get(shape, 0)
-        seen[shape] = n + 1
-        out.append(((*shape, n), kernel))
+        same: tuple[object, ...]
+        if match is MatchBy.NAME_SHAPE:
+            same = (kernel.name, kernel.grid, kernel.block)
+        elif match is MatchBy.NAME:
+            same = (kernel.name,)
+        else:
+            same = ()
+        n = seen.get(same, 0)
+        seen[same] = n + 1
+        out.append(((same, n), kernel))
     return out
 
 
@@ -227,22 +248,38 @@ def classify(duration: Change, threshold_pct: float) -> Status:
     return Status.UNCHANGED
 
 
+def slower_than(result: Diff, limit_pct: float) -> list[KernelDiff]:
+    """Matched kernels whose time grew by more than `limit_pct` (the headline's "slower" when the
+    limit is the threshold), worst first."""
+    slower = [k for k in result.kernels if (k.duration_s.delta_pct or 0.0) > limit_pct]
+    return sorted(slower, key=lambda k: -(k.duration_s.delta_pct or 0.0))
+
+
 def gate(result: Diff, fail_on_regression_pct: float) -> None:
-    """GateError (exit 1) when a kernel or the total got slower by more than the given percent."""
-    worst = [
-        (k.duration_s.delta_pct, k.name)
-        for k in result.kernels
-        if (k.duration_s.delta_pct or 0.0) > fail_on_regression_pct
-    ]
+    """GateError (exit 1) when a kernel or the total got slower by more than the given percent.
+
+    The message counts kernels as the diff's headline does ("N slower"), and the total apart.
+    """
+    limit = fail_on_regression_pct
+    slower = slower_than(result, limit)
     total = result.total_duration_s.delta_pct
-    if total is not None and total > fail_on_regression_pct:
-        worst.append((total, "total"))
-    if worst:
-        pct, name = max(worst, key=lambda w: w[0] or 0.0)
-        raise GateError(
-            f"{len(worst)} regression(s) over {fail_on_regression_pct:g}%: worst {name} {pct:+.1f}%",
-            hint="see the diff table; raise --fail-on-regression if this is expected",
+    total_slower = total is not None and total > limit
+    if not slower and not total_slower:
+        return
+    noun = "kernel" if len(slower) == 1 else "kernels"
+    parts = []
+    if slower:
+        worst = slower[0]
+        parts.append(
+            f"{len(slower)} {noun} slower by more than {limit:g}% "
+            f"(worst {worst.name} {worst.duration_s.delta_pct:+.1f}%)"
         )
+    if total_slower:
+        parts.append(f"the total time is {total:+.1f}%")
+    raise GateError(
+        "; ".join(parts),
+        hint="see the diff table; raise --fail-on-regression if this is expected",
+    )
 
 
 def _device_names(analysis: Analysis) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -31,6 +31,7 @@ from ncu_roof.render.text import one_line
 if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them
     from ncu_roof.analysis import Analysis, RoofChoice
     from ncu_roof.ingest import RunTable
+    from ncu_roof.render.plot import Arrow, PlotOptions
 
 
 Format = OutputFormat  # the name `profile` imports
@@ -41,6 +42,29 @@ class Locale(StrEnum):
     C = "C"
     EN = "en"
     DE = "de"
+
+
+@dataclass(frozen=True)
+class PictureOptions:
+    """Size and caption of a roofline picture (`--plot`, an image -o, `plot`)."""
+
+    width_in: float | None = None
+    height_in: float | None = None
+    dpi: float | None = None
+    caption: Caption = Caption.SHORT
+    device: int | None = None
+
+    def plot_options(self, arrows: Sequence[Arrow] = ()) -> PlotOptions:
+        from ncu_roof.render.plot import PlotOptions
+
+        return PlotOptions(
+            device=self.device,
+            width_in=self.width_in,
+            height_in=self.height_in,
+            dpi=self.dpi,
+            caption=self.caption.value,
+            arrows=tuple(arrows),
+        )
 
 
 class GroupChoice(StrEnum):
@@ -68,18 +92,7 @@ class AnalyzeOptions:
     launches: bool = False
     group_by: GroupChoice = GroupChoice.KERNEL
     sort: SortChoice = SortChoice.TIME
-    picture: PictureOptions = field(default_factory=lambda: PictureOptions())
-
-
-@dataclass(frozen=True)
-class PictureOptions:
-    """Size and caption of a roofline picture (`--plot`, an image -o, `plot`)."""
-
-    width_in: float | None = None
-    height_in: float | None = None
-    dpi: float | None = None
-    caption: Caption = Caption.SHORT
-    device: int | None = None
+    picture: PictureOptions = PictureOptions()
 
 
 def example_path() -> str:
