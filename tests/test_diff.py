@@ -462,7 +462,8 @@ def test_a_fraction_for_a_percentage_is_refused_with_both_spellings() -> None:
 
     with pytest.raises(UsageError) as caught:
         parse_pct("0.05", "--fail-on-regression")
-    assert "--fail-on-regression 5%" in caught.value.hint and "--fail-on-regression 0.05%" in caught.value.hint
+    hint = caught.value.hint
+    assert "--fail-on-regression 5%" in hint and "--fail-on-regression 0.05%" in hint
     assert parse_pct("0.05%", "--threshold") == pytest.approx(0.05)
     assert parse_pct("5", "--threshold") == 5.0 and parse_pct("0", "--threshold") == 0.0
 

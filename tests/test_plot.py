@@ -53,7 +53,7 @@ def test_hostile_dollar_names_do_not_trigger_mathtext(small: Analysis) -> None:
 def test_png_signature_and_size(small: Analysis) -> None:
     png = render_plot(small, fmt="png")
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", png[16:24])
+    width, _height = struct.unpack(">II", png[16:24])
     assert width == 2000  # 10 in at 200 dpi
     sized = render_plot(small, fmt="png", options=PlotOptions(width_in=6.0, height_in=4.0, dpi=100))
     assert struct.unpack(">II", sized[16:24]) == (600, 400)
