@@ -316,9 +316,9 @@ def _roofs(summary: Summary) -> list[str]:
             rows.append(_row([table_cell(plain(key)), si(value, unit), table_cell(code_span(source))]))
         if len(rows) == 2:
             parts.append(f"{_gpu(device)}: no roofs (pass `--gpu KEY` or `--roofs FILE`).")
-        else:
-            title = f"Roofs of {_gpu(device)} (device {device.index}), from {code_span(roofs.source)}"
-            parts.append(_folded(title, "\n".join(rows)))
+        else:  # a <summary> is raw HTML to GitHub: only our own words go in it
+            body = f"{_gpu(device)}, roofs from {code_span(roofs.source)}:\n\n" + "\n".join(rows)
+            parts.append(_folded(f"Roofs of device {device.index}", body))
     return parts
 
 
@@ -334,12 +334,8 @@ def _warnings(summary: Summary) -> list[str]:
     hint = summary.analysis.collect_hint
     if hint:
         lacking = sum(1 for k in summary.analysis.kernels if k.missing)
-        parts.append(
-            _folded(
-                f"{plural(lacking, 'launch')} lack some counters: an ncu run that collects them",
-                _code_block(hint),
-            )
-        )
+        who = f"{plural(lacking, 'launch')} lack" if lacking else "Some launches lack"
+        parts.append(_folded(f"{who} counters: an ncu run that collects them", _code_block(hint)))
     return parts
 
 
