@@ -16,6 +16,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 
 from ncu_roof.analysis import Analysis, Kernel, describe
 
@@ -69,29 +70,29 @@ class KernelGroup:
     def count(self) -> int:
         return len(self.launches)
 
-    @property
+    @cached_property
     def durations_s(self) -> list[float]:
         return [k.duration_s for k in self.launches if k.duration_s is not None]
 
-    @property
+    @cached_property
     def total_duration_s(self) -> float | None:
         times = self.durations_s
         return sum(times) if times else None
 
-    @property
+    @cached_property
     def mean_duration_s(self) -> float | None:
         times = self.durations_s
         return sum(times) / len(times) if times else None
 
-    @property
+    @cached_property
     def min_duration_s(self) -> float | None:
         return min(self.durations_s, default=None)
 
-    @property
+    @cached_property
     def max_duration_s(self) -> float | None:
         return max(self.durations_s, default=None)
 
-    @property
+    @cached_property
     def verdicts(self) -> tuple[str, ...]:
         """The verdicts its launches got, most time first (usually one)."""
         time: dict[str, float] = {}
@@ -100,17 +101,21 @@ class KernelGroup:
             time[verdict] = time.get(verdict, 0.0) + (k.duration_s or 0.0)
         return tuple(sorted(time, key=lambda v: -time[v]))
 
-    @property
+    @cached_property
+    def _headrooms_s(self) -> list[float | None]:
+        return [headroom_s(k) for k in self.launches]
+
+    @cached_property
     def headroom_s(self) -> float | None:
         """Sum over the launches that have one; a lower bound when some have none."""
-        values = [h for h in (headroom_s(k) for k in self.launches) if h is not None]
+        values = [h for h in self._headrooms_s if h is not None]
         return sum(values) if values else None
 
-    @property
+    @cached_property
     def headroom_complete(self) -> bool:
-        return all(headroom_s(k) is not None for k in self.launches)
+        return all(h is not None for h in self._headrooms_s)
 
-    @property
+    @cached_property
     def notes(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(n for k in self.launches for n in k.notes))
 

@@ -43,6 +43,7 @@ NAME_WIDTH = 70
 HTML_PLOT_WIDTH_IN = {False: 8.0, True: 13.0}  # one panel, two side by side
 PAGE_ROWS = 100  # table rows in the DOM at once
 DETAILS_ROWS = 100  # rows with a details section (the JSON has every launch)
+TABLE_MAX_ROWS = 20_000  # rows in the table's data: 100,000 launches stay under 20 MB
 _SVG_PROLOG = re.compile(r"<\?xml[^>]*\?>|<!DOCTYPE[^>]*>", re.IGNORECASE)
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
@@ -104,7 +105,11 @@ _JS = """
   var prev = document.getElementById("prev"), next = document.getElementById("next");
   var state = { key: "rank", dir: 1, page: 0, list: rows };
 
-  function value(row, key) { return row.r.sort[keys.indexOf(key)]; }
+  function value(row, key) {
+    var j = keys.indexOf(key);
+    if (key === "name") { return data.names[row.r.name]; }
+    return text[key] ? row.r.cells[j] : row.r.sort[j];
+  }
   function compare(a, b) {
     var x = value(a, state.key), y = value(b, state.key);
     if (x === null || y === null) { return x === y ? 0 : (x === null ? 1 : -1); }
@@ -121,7 +126,7 @@ _JS = """
       code.title = data.names[row.r.name];
       if (row.r.details) {
         var a = document.createElement("a");
-        a.href = "#k" + row.r.sort[0]; a.appendChild(code); td.appendChild(a);
+        a.href = "#k" + row.r.cells[0]; a.appendChild(code); td.appendChild(a);
       } else { td.appendChild(code); }
     } else if (c.key === "verdict") {
       var span = document.createElement("span");
@@ -365,47 +370,59 @@ def _columns(summary: Summary) -> list[Column]:
     return columns
 
 
-def _row_values(summary: Summary, row: Row, key: str) -> tuple[Any, str]:
-    """(sort value, displayed text) of one cell."""
+def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
+    """Data key → (sort value, displayed text) of every cell of one row."""
     g, lead = row.group, row.group.lead
     share = g.device_share if summary.multi_device else g.time_share
     tier = bandwidth_tier(lead)
-    if key.startswith("ai_"):
-        value = lead.intensity_flop_per_byte.get(key[3:])
-        return finite_or_none(value), intensity(value)
+    notes = ",".join(map(str, row.notes))
     cells: dict[str, tuple[Any, str]] = {
         "rank": (row.rank, str(row.rank)),
         "device": (g.device, str(g.device)),
-        "name": (g.name, shorten(g.name, NAME_WIDTH)),
+        "name": (None, shorten(g.name, NAME_WIDTH)),  # sorted by the full name, `names`
         "launches": (g.count, str(g.count)),
-        "duration": (finite_or_none(g.total_duration_s), si(g.total_duration_s, "s")),
-        "share": (finite_or_none(share), pct(None if share is None else 100 * share)),
-        "verdict": (row.verdict, row.verdict),
-        "notes": (",".join(map(str, row.notes)), ",".join(map(str, row.notes))),
-        "pct": (finite_or_none(lead.pct_of_roof), pct(lead.pct_of_roof)),
-        "headroom": (finite_or_none(g.headroom_s), "–" if g.headroom_s is None else si(g.headroom_s, "s")),
-        "binding": (lead.roofline_binding, lead.roofline_binding or "–"),
-        "flops": (finite_or_none(lead.achieved_flop_per_s), si(lead.achieved_flop_per_s, "FLOP/s")),
+        "duration": (g.total_duration_s, si(g.total_duration_s, "s")),
+        "share": (share, pct(None if share is None else 100 * share)),
+        "verdict": (None, row.verdict),
+        "notes": (None, notes),
+        "pct": (lead.pct_of_roof, pct(lead.pct_of_roof)),
+        "headroom": (g.headroom_s, "–" if g.headroom_s is None else si(g.headroom_s, "s")),
+        "binding": (None, lead.roofline_binding or "–"),
+        "flops": (lead.achieved_flop_per_s, si(lead.achieved_flop_per_s, "FLOP/s")),
         "bandwidth": (
-            finite_or_none(lead.achieved_byte_per_s[tier]) if tier else None,
+            lead.achieved_byte_per_s[tier] if tier else None,
             f"{si(lead.achieved_byte_per_s[tier], 'B/s')} ({tier})" if tier else "–",
         ),
     }
-    return cells[key]
+    for tier_name, value in lead.intensity_flop_per_byte.items():
+        cells[f"ai_{tier_name}"] = (value, intensity(value))
+    return cells
+
+
+def _sort_value(value: Any) -> Any:
+    """Enough digits to order rows (6), so that 100,000 rows stay small; text sorts by its cell."""
+    if isinstance(value, float):
+        number = finite_or_none(value)
+        return None if number is None else float(f"{number:.6g}")
+    return value
 
 
 def table_data(summary: Summary, columns: Sequence[Column]) -> dict[str, Any]:
-    """What the script lays out: names once, then per row its sort values and its cells' text."""
+    """What the script lays out: names once, then per row its sort values and its cells' text.
+
+    At most TABLE_MAX_ROWS rows (the first by the summary's order); the JSON has every launch.
+    """
     names: dict[str, int] = {}
     rows = []
-    for row in summary.rows:
-        values = [_row_values(summary, row, key) for key, _, _ in columns]
+    for row in summary.rows[:TABLE_MAX_ROWS]:
+        cells = _row_cells(summary, row)
+        values = [cells.get(key, (None, "–")) for key, _, _ in columns]
         rows.append(
             {
                 "name": names.setdefault(row.group.name, len(names)),
                 "bound": row.bound.value,
                 "details": row.rank <= DETAILS_ROWS,
-                "sort": [v for v, _ in values],
+                "sort": [_sort_value(v) for v, _ in values],
                 "cells": [one_line(t) for _, t in values],
             }
         )
@@ -441,6 +458,14 @@ def _table_section(summary: Summary, columns: Sequence[Column]) -> list[str]:
         "<tbody></tbody></table></div>",
         "<noscript><p>The table needs JavaScript; the JSON and CSV outputs hold the same rows.</p>"
         "</noscript>",
+        *(
+            [
+                f'<p class="muted">The table holds the first {TABLE_MAX_ROWS:,} of {len(summary.rows):,} '
+                f"{what}; the JSON and CSV outputs have every launch.</p>"
+            ]
+            if len(summary.rows) > TABLE_MAX_ROWS
+            else []
+        ),
         f'<p class="muted">Time = over all its launches; % of roof = the roofline\'s minimum time over '
         "the measured time; Could save = the time it would save at its binding roof; AI = arithmetic "
         "intensity (FLOP/byte) against each memory tier; Binding = the roof that limits the kernel in "

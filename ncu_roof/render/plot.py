@@ -260,22 +260,38 @@ class Panel:
     device: Device
     kernels: tuple[Kernel, ...]
     groups: tuple[KernelGroup, ...]  # drawn, by time
+    points: tuple[KernelPoint, ...]  # of the drawn groups
     thinned: int  # groups not drawn to keep the figure light
     undrawable: int  # launches with nothing to place on log axes
     total_s: float
 
 
+def drawable(kernel: Kernel) -> bool:
+    """Whether a launch can be placed on log axes: FLOPs, a duration and bytes of some tier."""
+    flop = kernel.flop.get("total")
+    return bool(flop and flop > 0 and kernel.duration_s and any(kernel.bytes.values()))
+
+
 def panel(analysis: Analysis, device: Device) -> Panel:
     kernels = tuple(k for k in analysis.kernels if k.device == device.index)
     mine = Analysis(analysis.inputs, analysis.devices, kernels)
-    groups = [g for g in ranked(group_kernels(mine, GroupBy.KERNEL)) if group_points(g)]
-    drawable = {id(k) for g in groups for k in g.launches if kernel_points(k)}
+    groups: list[KernelGroup] = []
+    points: list[KernelPoint] = []
+    for group in ranked(group_kernels(mine, GroupBy.KERNEL)):
+        if len(groups) == MAX_MARKERS:
+            break
+        found = group_points(group)
+        if found:
+            groups.append(group)
+            points += found
+    shown = sum(g.count for g in groups)
     return Panel(
         device=device,
         kernels=kernels,
-        groups=tuple(groups[:MAX_MARKERS]),
-        thinned=max(0, len(groups) - MAX_MARKERS),
-        undrawable=sum(1 for k in kernels if id(k) not in drawable),
+        groups=tuple(groups),
+        points=tuple(points),
+        thinned=sum(1 for k in kernels if drawable(k)) - shown,
+        undrawable=sum(1 for k in kernels if not drawable(k)),
         total_s=sum(k.duration_s or 0.0 for k in kernels),
     )
 
@@ -350,7 +366,7 @@ def _panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) 
     ref = reference_precision(p.kernels, roofs.compute_flop_per_s)
     ref_peak = roofs.compute_flop_per_s.get(ref) if ref else None
     ridges = [(ref_peak / b.value, ref_peak) for b in bands] if ref_peak else []
-    points = [pt for g in p.groups for pt in group_points(g)]
+    points = p.points
     mine = {id(k) for k in p.kernels}
     arrow_pairs = [pair for pair in (_arrow_points(a) for a in arrows if id(a[1]) in mine) if pair]
     ends = [pt for pair in arrow_pairs for pt in pair]
@@ -708,8 +724,11 @@ def _mover(
 
 def _label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
     """The top kernel groups by time, `name ×launches · share of time`."""
+    by_group: dict[int, list[KernelPoint]] = {}
+    for q in p.points:
+        by_group.setdefault(id(q.group), []).append(q)
     for group in p.groups[:LABELLED_KERNELS]:
-        anchor = max(group_points(group), key=lambda q: q.intensity_flop_per_byte)
+        anchor = max(by_group[id(group)], key=lambda q: q.intensity_flop_per_byte)
         label = label_text(group.name, group.count, _share(group, p.total_s))
         note = ax.annotate(
             label,
@@ -805,8 +824,11 @@ def caption(p: Panel, full: bool, name_device: bool) -> str:
             f"{p.undrawable} of {plural(len(p.kernels), 'launch')} not drawn: no FLOPs, no duration "
             "or no bytes to place them on log axes."
         )
-    if p.thinned:
-        lines.append(f"{plural(p.thinned, 'kernel')} with the least time not drawn (thinned).")
+    if p.thinned > 0:
+        lines.append(
+            f"{plural(p.thinned, 'launch')} of the kernels with the least time not drawn (thinned to "
+            f"{MAX_MARKERS:,} kernels)."
+        )
     if not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s:
         lines.append("No roofs for this device: pass --gpu KEY or --roofs FILE.")
     return "\n".join(lines)

@@ -120,11 +120,11 @@ def summarize(
     """The view of one analysis. Groups are shown when kernels repeat, unless `launches`."""
     groups = group_kernels(analysis, group_by)
     grouped = group_by is not GroupBy.NONE and not launches and repeats(groups)
-    if not grouped:
+    if not grouped and repeats(groups):  # without repeats, the groups are the launches already
         groups = group_kernels(analysis, GroupBy.NONE)
-    notes, numbers = _notes(analysis)
+    notes, numbers, templates = _notes(analysis)
     rows = tuple(
-        Row(i + 1, g, tuple(sorted({numbers[_template(n)] for n in g.notes})))
+        Row(i + 1, g, tuple(sorted({numbers[templates[n]] for n in g.notes})))
         for i, g in enumerate(ranked(groups, sort))
     )
     totals = device_totals_s(analysis)
@@ -165,20 +165,22 @@ def _template(note: str) -> str:
     return _NUMBER.sub("#", note)
 
 
-def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int]]:
+def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[str, str]]:
+    """The distinct notes, most launches first; the number of each template; note → template."""
     first: dict[str, str] = {}
     counts: dict[str, int] = {}
     wordings: dict[str, set[str]] = {}
+    templates: dict[str, str] = {}
     for k in analysis.kernels:
         for note in dict.fromkeys(k.notes):
-            key = _template(note)
+            key = templates.get(note) or templates.setdefault(note, _template(note))
             first.setdefault(key, note)
             counts[key] = counts.get(key, 0) + 1
             wordings.setdefault(key, set()).add(note)
     order = sorted(first, key=lambda key: -counts[key])
     numbers = {key: i + 1 for i, key in enumerate(order)}
     notes = tuple(Note(numbers[key], first[key], counts[key], len(wordings[key])) for key in order)
-    return notes, numbers
+    return notes, numbers, templates
 
 
 def missing_reason(analysis: Analysis) -> str | None:
