@@ -7,9 +7,12 @@ Each command lives in its own module and registers itself on `app`. Every user e
 from __future__ import annotations
 
 import os
+import re
 import sys
+from typing import Any
 
 import typer
+from typer.core import TyperCommand
 
 from ncu_roof import __version__
 from ncu_roof.cli import verbosity
@@ -32,6 +35,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+_TYPE_LABEL = re.compile(r"(?<=\S) <[a-z][a-z0-9\[\], ]*>")
+
+
+class ReadableHelp(TyperCommand):
+    """Help without typer's type labels (`FILE... <list[str]>` → `FILE...`): the metavars say it."""
+
+    def get_help(self, ctx: Any) -> str:  # typer's Context type is private (typer._click)
+        return _TYPE_LABEL.sub("", super().get_help(ctx))
 
 
 def _version(value: bool) -> None:
@@ -86,7 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         # without standalone mode, typer returns (not raises) the code of a `typer.Exit` and
         # turns Ctrl-C inside a command into 130
-        code = app(args=hoist_verbosity(sys.argv[1:] if argv is None else list(argv)), standalone_mode=False)
+        args = hoist_verbosity(sys.argv[1:] if argv is None else list(argv))
+        code = app(args=args, prog_name="ncu-roof", standalone_mode=False)
         if code == 130:
             sys.stderr.write("error: interrupted\nhint: run it again; no partial output was written\n")
         sys.exit(code if isinstance(code, int) else 0)

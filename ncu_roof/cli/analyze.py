@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ncu_roof.cli import app, verbosity
+from ncu_roof.cli import ReadableHelp, app, verbosity
 from ncu_roof.errors import UsageError
 from ncu_roof.render.formats import (
     FORMATS,
@@ -135,7 +135,7 @@ def report_gaps(analysis: Analysis) -> None:
 
     reason = missing_reason(analysis)
     if reason:
-        warn(f"no verdict: {reason}")
+        warn(f"not on a roofline: {reason}")
     if analysis.collect_hint:
         lacking = sum(1 for k in analysis.kernels if k.missing)
         what = sorted({m for k in analysis.kernels for m in k.missing})
@@ -259,10 +259,10 @@ def picture_options(
     return PictureOptions(width_in, height_in, dpi, caption, device)
 
 
-@app.command("analyze")
+@app.command("analyze", cls=ReadableHelp)
 def analyze_command(
     files: list[str] = typer.Argument(
-        None, metavar="FILE...", help="ncu outputs: .ncu-rep, raw-page CSV or details-page CSV."
+        None, metavar="FILE", help="ncu outputs: .ncu-rep, raw-page CSV or details-page CSV."
     ),
     example: bool = typer.Option(
         False, "--example", help="Analyze the example report shipped with ncu-roof."

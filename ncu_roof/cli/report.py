@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ncu_roof.cli import app
+from ncu_roof.cli import ReadableHelp, app
 from ncu_roof.cli.analyze import (
     AnalyzeOptions,
     PictureOptions,
@@ -160,10 +160,10 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     return result
 
 
-@app.command("plot")
+@app.command("plot", cls=ReadableHelp)
 def plot_command(
     files: list[str] = typer.Argument(
-        ..., metavar="FILE...", help="ncu outputs: .ncu-rep, raw-page or details CSV."
+        ..., metavar="FILE", help="ncu outputs: .ncu-rep, raw-page or details CSV."
     ),
     output: str = typer.Option(
         ..., "--output", "-o", metavar="PATH", help="The .svg, .png or .pdf file to write."
@@ -192,7 +192,7 @@ def plot_command(
     write_all([(render_plot(analysis, fmt=fmt.value, options=picture.plot_options()), output)])
 
 
-@app.command("diff")
+@app.command("diff", cls=ReadableHelp)
 def diff_command(
     base: str = typer.Argument(..., metavar="BASE", help="The baseline run (report or CSV)."),
     head: str = typer.Argument(..., metavar="HEAD", help="The run to compare (report or CSV)."),

@@ -269,7 +269,7 @@ def _headline(summary: Summary) -> list[str]:
     ]
     lines += [_device_block(summary, view) for view in summary.devices]
     if summary.missing_reason:
-        lines.append(f'<p class="lead"><b>No verdict:</b> {escape(summary.missing_reason)}.</p>')
+        lines.append(f'<p class="lead"><b>Not on a roofline:</b> {escape(summary.missing_reason)}.</p>')
     return lines
 
 

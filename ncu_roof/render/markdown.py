@@ -129,7 +129,7 @@ def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> s
             "limit of a GitHub comment; the JSON and HTML reports list them all."
         )
     if summary.missing_reason:
-        parts.append(f"> [!WARNING]\n> No verdict: {plain(summary.missing_reason)}.")
+        parts.append(f"> [!WARNING]\n> Not on a roofline: {plain(summary.missing_reason)}.")
     if head:
         order = "by time" if summary.sort.value == "time" else "by time they could save"
         if summary.multi_device:

@@ -184,10 +184,11 @@ def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[s
 
 
 def missing_reason(analysis: Analysis) -> str | None:
-    """Why launches have no verdict, naming the most common reason first; None when all have one."""
+    """Why launches are not placed on a roofline (no `% of roof`, so no roofline verdict), the most
+    common reason first; None when every launch is placed."""
     reasons: dict[str, int] = {}
     for k in analysis.kernels:
-        if k.bound is not Bound.UNKNOWN:
+        if k.pct_of_roof is not None:
             continue
         device = analysis.devices[k.device] if k.device < len(analysis.devices) else None
         roofs = device.roofs if device else None

@@ -254,5 +254,5 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
             Text(one_line(f"[{note.number}] {plural(note.launches, 'launch')}{variants}: {note.text}"))
         )
     if summary.missing_reason:
-        console.print(Text(one_line(f"no verdict: {summary.missing_reason}")))
+        console.print(Text(one_line(f"not on a roofline: {summary.missing_reason}")))
     return buffer.getvalue()
