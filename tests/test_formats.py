@@ -152,10 +152,7 @@ def test_stderr_names_why_launches_are_not_on_a_roofline(capsys: pytest.CaptureF
         pytest.skip("corpus absent")
     code, out, err = cli(capsys, "analyze", str(path))
     assert code == 0
-    assert (
-        "not on a roofline: 26 launches have no roofs (the input names no GPU): pass --gpu KEY"
-        in err
-    )
+    assert "not on a roofline: 26 launches have no roofs (the input names no GPU): pass --gpu KEY" in err
     assert "[1] 26 launches: no roofs for this device" in out
 
 
@@ -173,4 +170,3 @@ def test_table_at_80_columns_keeps_every_verdict_whole(capsys: pytest.CaptureFix
     assert sum("compute-bound (fp32)" in line for line in table) == 1
     assert sum("latency-bound" in line for line in table) == 3
     assert any(line.startswith("not shown at this width: ") for line in lines)
-
