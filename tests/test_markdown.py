@@ -189,7 +189,7 @@ def test_headline_numbers_of_a_synthetic_analysis() -> None:
     ) in text
     # each at 50% of its roof: `first` could save 0.5 ms of 1.83 ms (27%)
     assert "**Fix first:** `first` could save **500 µs** (27% of its time) at its dram roof" in text
-    row = "| 1 | `first` | 1 ms | 55% | memory\\-bound \\(dram\\) \\[1\\] | 50% | 500 µs |"
+    row = "| 1 | `first` | 1\u00a0ms | 55% | memory\\-bound \\(dram\\) \\[1\\] | 50% | 500\u00a0µs |"
     assert row in text
     assert "| 1 | `1×32` | dram | 10 | 5 | 2.5 | 1 TFLOP/s | 100 GB/s (dram) |" in text
     assert "1. 3 launches: a note with \\<b\\>markup\\</b\\> \\& \\`ticks\\`" in text
@@ -201,7 +201,8 @@ def test_repeated_launches_are_one_row_with_their_count() -> None:
     assert "## Roofline: 3 launches of 2 kernels, 1.83 ms" in text
     assert "| # | Kernel | Launches | Time | Share | Verdict [notes] | % of roof | Could save |" in text
     # 1 ms + 0.5 ms; the verdicts of its launches differ (memory, compute)
-    assert "| 1 | `same` | 2 | 1.5 ms | 82% | memory\\-bound \\(dram\\) \\(\\+1 more\\) \\[1\\] |" in text
+    verdict = "memory\\-bound \\(dram\\) \\(\\+1 more\\) \\[1\\]"
+    assert f"| 1 | `same` | 2 | 1.5\u00a0ms | 82% | {verdict} |" in text
     assert "| 1 | `1×32` | 750 µs / 500 µs / 1 ms |" in text  # mean / min / max
 
 
@@ -257,7 +258,7 @@ def test_headline_matches_the_analysis_of_a_real_report() -> None:
     assert "**64% of time latency-bound** · 36% of time compute-bound." in text
     # 431.648 µs at 18.5% of its fp32 roof: 352 µs to gain
     assert "**Fix first:** `one_blocktiling<…>(…)` could save **352 µs** (29% of its time)" in text
-    assert "| 1 | `one_blocktiling<…>(…)` | 432 µs | 36% | compute\\-bound \\(fp32\\)" in text
+    assert "| 1 | `one_blocktiling<…>(…)` | 432\u00a0µs | 36% | compute\\-bound \\(fp32\\)" in text
     assert "| fp32 | 26.9 TFLOP/s |" in text
     assert "The other" not in text  # 4 kernels: all in the top table
 
@@ -267,7 +268,8 @@ def test_105_launches_fold_into_one_row_or_fit_and_truncate_with_a_note() -> Non
     analysis = corpus_analysis("a10_rep_2023.2.0_105-kernels-llm.ncu-rep")
     folded = render_markdown(analysis)  # one kernel launched 105 times
     assert "## Roofline: 105 launches of 1 kernel, 1.83 ms" in folded
-    assert re.search(r"^\| 1 \| `__cuda_linear_fp32_fp16_kernel<…>\(…\)` \| 105 \| 1.83 ms \|", folded, re.M)
+    row = r"^\| 1 \| `__cuda_linear_fp32_fp16_kernel<…>\(…\)` \| 105 \| 1.83\u00a0ms \|"
+    assert re.search(row, folded, re.M)
     launches = summarize(analysis, launches=True)
     full = render_markdown(launches)
     assert len(full) <= 65536 and "[!NOTE]" not in full

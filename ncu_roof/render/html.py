@@ -466,11 +466,8 @@ def _table_section(summary: Summary, columns: Sequence[Column]) -> list[str]:
             if len(summary.rows) > TABLE_MAX_ROWS
             else []
         ),
-        f'<p class="muted">Time = over all its launches; % of roof = the roofline\'s minimum time over '
-        "the measured time; Could save = the time it would save at its binding roof; AI = arithmetic "
-        "intensity (FLOP/byte) against each memory tier; Binding = the roof that limits the kernel in "
-        "the roofline model; Bandwidth = achieved, at the binding tier (DRAM when compute-bound); "
-        f"Notes = numbers of the notes below.{grouped} Click a header to sort; a name for its details.</p>",
+        f'<p class="muted">{escape("; ".join(summary.legend()))}.{grouped} '
+        "Click a header to sort; a name for its details.</p>",
     ]
 
 

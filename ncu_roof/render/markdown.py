@@ -233,6 +233,11 @@ def _verdict(row: Row) -> str:
     return plain(row.verdict + above + refs)
 
 
+def _nbsp(number: str) -> str:
+    """`432 µs` kept on one line in a narrow table cell."""
+    return number.replace(" ", "\u00a0")
+
+
 def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
     """At most 8 columns: #, kernel, launches, time, share, verdict [notes], % of roof, could save."""
     dev = device_column and summary.multi_device
@@ -247,11 +252,11 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
         if summary.grouped:
             cells.append(str(r.group.count))
         cells += [
-            si(r.group.total_duration_s, "s"),
+            _nbsp(si(r.group.total_duration_s, "s")),
             _share(summary, r),
             table_cell(_verdict(r)),
             pct(r.group.lead.pct_of_roof),
-            _saving(r),
+            _nbsp(_saving(r)),
         ]
         lines.append(_row(cells))
     return "\n".join(lines)
@@ -284,13 +289,7 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
 
 
 def _legend(summary: Summary) -> str:
-    share = "of its device's time" if summary.multi_device else "of the total time"
-    launches = "Time = over all its launches; " if summary.grouped else ""
-    return (
-        f"<sub>{launches}Share = {share}; % of roof = the roofline's minimum time over the measured "
-        "time; Could save = the time it would save at its binding roof (+: a lower bound); "
-        "[n] = note n below. AI (under More columns) = FLOP per byte against each memory tier.</sub>"
-    )
+    return f"<sub>{plain('; '.join(summary.legend()))}.</sub>"
 
 
 def _notes(summary: Summary) -> list[str]:

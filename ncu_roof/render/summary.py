@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ncu_roof.analysis import Analysis, Device, describe
+from ncu_roof.analysis import Analysis, Device
 from ncu_roof.groups import (
     FixFirst,
     GroupBy,
@@ -40,13 +40,6 @@ VERDICT_COLOURS = {
     Bound.LATENCY: "#e69f00",
     Bound.UNKNOWN: "#7f7f7f",
 }
-
-LEGEND = (
-    "time = total over a kernel's launches; share = of its device's time",
-    "% roof = the roofline's minimum time over the measured time",
-    "could save = time minus that minimum: what running at its binding roof would save",
-    "notes [n] = see the numbered notes below the table",
-)
 
 
 @dataclass(frozen=True)
@@ -108,6 +101,20 @@ class Summary:
     @property
     def total_s(self) -> float:
         return self.analysis.total_duration_s
+
+    def legend(self) -> list[str]:
+        """What the columns mean, one phrase each, for every sink."""
+        share = "of its device's time" if self.multi_device else "of the total time"
+        return [
+            *(["Time = over all its launches"] if self.grouped else []),
+            f"Share = {share}",
+            "% of roof = the roofline's minimum time over the measured time",
+            "Could save = the time it would save at its binding roof (+: a lower bound)",
+            "[n] = note n below",
+            "AI = arithmetic intensity, FLOP per byte against each memory tier",
+            "Binding = the roof that limits the kernel in the roofline model",
+            "Bandwidth = achieved, at the binding tier (DRAM when compute-bound)",
+        ]
 
 
 def summarize(
@@ -215,14 +222,3 @@ def plural(count: int, noun: str) -> str:
         return f"1 {noun}"
     suffix = "es" if noun.endswith(("s", "sh", "ch", "x")) else "s"
     return f"{count} {noun}{suffix}"
-
-
-def verdict_with_roof(kernel_verdict: str, pct_of_roof: float | None) -> str:
-    """`compute-bound (fp32), 18% of roof`: the verdict and how close the kernel is to its roof."""
-    from ncu_roof.render.text import pct
-
-    return kernel_verdict if pct_of_roof is None else f"{kernel_verdict}, {pct(pct_of_roof)} of roof"
-
-
-def lead_verdict(group: KernelGroup) -> str:
-    return describe(group.lead)

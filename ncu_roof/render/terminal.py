@@ -248,6 +248,8 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
                 style=dim,
             )
         )
+    if rows:
+        console.print(Text(one_line("; ".join(summary.legend())), style=dim))
     for note in summary.notes:
         variants = " (numbers vary)" if note.variants > 1 else ""
         console.print(
