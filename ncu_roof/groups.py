@@ -52,6 +52,7 @@ class KernelGroup:
     launches: tuple[Kernel, ...]
     time_share: float | None  # of the whole analysis' time
     device_share: float | None  # of its device's time
+    total_duration_s: float | None = None  # sum over its launches with a duration
 
     @property
     def name(self) -> str:
@@ -73,11 +74,6 @@ class KernelGroup:
     @cached_property
     def durations_s(self) -> list[float]:
         return [k.duration_s for k in self.launches if k.duration_s is not None]
-
-    @cached_property
-    def total_duration_s(self) -> float | None:
-        times = self.durations_s
-        return sum(times) if times else None
 
     @cached_property
     def mean_duration_s(self) -> float | None:
@@ -130,30 +126,30 @@ def device_totals_s(analysis: Analysis) -> dict[int, float]:
 
 def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[KernelGroup]:
     """Groups in first-launch order (`GroupBy.NONE`: one group per launch)."""
-    buckets: dict[tuple[object, ...], list[Kernel]] = {}
-    for k in analysis.kernels:
-        key: tuple[object, ...] = (k.name, k.grid, k.block, k.device)
-        if by is GroupBy.NONE:
-            key = (*key, k.input, k.run, k.id)
-        buckets.setdefault(key, []).append(k)
     total = analysis.total_duration_s
     per_device = device_totals_s(analysis)
-    groups = []
-    for launches in buckets.values():
+
+    def group(launches: list[Kernel]) -> KernelGroup:
         first = launches[0]
-        ordered = tuple(sorted(launches, key=lambda k: -(k.duration_s or -1.0)))
+        if len(launches) > 1:
+            launches = sorted(launches, key=lambda k: -(k.duration_s or -1.0))
         times = [k.duration_s for k in launches if k.duration_s is not None]
         time = sum(times) if times else None
         device_total = per_device.get(first.device, 0.0)
-        groups.append(
-            KernelGroup(
-                key=(first.name, first.grid, first.block, first.device),
-                launches=ordered,
-                time_share=time / total if time is not None and total > 0 else None,
-                device_share=time / device_total if time is not None and device_total > 0 else None,
-            )
+        return KernelGroup(
+            key=(first.name, first.grid, first.block, first.device),
+            launches=tuple(launches),
+            time_share=time / total if time is not None and total > 0 else None,
+            device_share=time / device_total if time is not None and device_total > 0 else None,
+            total_duration_s=time,
         )
-    return groups
+
+    if by is GroupBy.NONE:
+        return [group([k]) for k in analysis.kernels]
+    buckets: dict[tuple[object, ...], list[Kernel]] = {}
+    for k in analysis.kernels:
+        buckets.setdefault((k.name, k.grid, k.block, k.device), []).append(k)
+    return [group(launches) for launches in buckets.values()]
 
 
 def ranked(groups: Iterable[KernelGroup], by: SortBy = SortBy.TIME) -> list[KernelGroup]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from ncu_roof.analysis import Analysis, Device
 from ncu_roof.groups import (
@@ -98,7 +99,7 @@ class Summary:
     def launches(self) -> int:
         return len(self.analysis.kernels)
 
-    @property
+    @cached_property
     def total_s(self) -> float:
         return self.analysis.total_duration_s
 
