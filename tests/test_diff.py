@@ -472,3 +472,19 @@ def test_no_minus_zero_percent() -> None:
     from ncu_roof.render.diffout import signed_pct
 
     assert signed_pct(-0.04) == "0.0%" and signed_pct(0.0) == "0.0%" and signed_pct(-1.25) == "-1.2%"
+
+
+def test_diff_format_follows_the_o_suffix(pair: tuple[str, str], tmp_path: Path) -> None:
+    from ncu_roof.cli.report import DiffFormat, diff_format
+    from ncu_roof.errors import UsageError
+
+    assert diff_format(None, str(tmp_path / "d.md")) is DiffFormat.MARKDOWN
+    assert diff_format(None, "d.json") is DiffFormat.JSON
+    assert diff_format(None, None) is DiffFormat.TABLE
+    with pytest.raises(UsageError):
+        diff_format(None, "d.html")
+    with pytest.raises(UsageError):
+        diff_format(DiffFormat.JSON, "d.md")
+    target = tmp_path / "d.md"
+    assert run_cli("diff", *pair, "-o", str(target)).returncode == 0
+    assert target.read_text(encoding="utf-8").startswith("<!-- ncu-roof:diff -->")

@@ -105,6 +105,21 @@ def table_settings(output: str | None) -> tuple[int, bool]:
     return width, "NO_COLOR" not in os.environ
 
 
+def diff_format(fmt: DiffFormat | None, output: str | None) -> DiffFormat:
+    """`--format`, else what the -o suffix says (`.md`, `.json`) through the format registry; a
+    suffix the diff cannot write, or one that contradicts `--format`, is a usage error."""
+    from ncu_roof.render.formats import OutputFormat, choose, from_suffix
+
+    implied = from_suffix(output)
+    if implied is not None and implied.value not in {f.value for f in DiffFormat}:
+        raise UsageError(
+            f"diff cannot write -o {output} (.{implied.value})",
+            hint="name a .md or .json file, or pass --format table",
+        )
+    chosen = choose(OutputFormat(fmt.value) if fmt is not None else None, output)
+    return DiffFormat(chosen.value)
+
+
 def render_diff(result: Diff, fmt: DiffFormat, output: str | None = None) -> str:
     from ncu_roof.render import diffout
 
@@ -197,7 +212,12 @@ def diff_command(
     base: str = typer.Argument(..., metavar="BASE", help="The baseline run (report or CSV)."),
     head: str = typer.Argument(..., metavar="HEAD", help="The run to compare (report or CSV)."),
     fmt: DiffFormat = typer.Option(
-        DiffFormat.TABLE, "--format", "-f", metavar="table|markdown|json", help="Output format."
+        None,
+        "--format",
+        "-f",
+        metavar="table|markdown|json",
+        help="Output format (default: from the -o suffix, else table).",
+        show_default=False,
     ),
     output: str = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here instead of stdout."),
     threshold: str = typer.Option(
@@ -233,7 +253,7 @@ def diff_command(
 ) -> None:
     """Compare two runs kernel by kernel: time, FLOP/s, bytes, intensity, verdict."""
     options = DiffOptions(
-        format=fmt,
+        format=diff_format(fmt, output),
         output=output,
         threshold_pct=parse_pct(threshold, "--threshold"),
         fail_on_regression_pct=(

@@ -193,7 +193,8 @@ def group_points(group: KernelGroup) -> list[KernelPoint]:
 
 def kernel_points(kernel: Kernel) -> list[KernelPoint]:
     """Drawable points of one launch (a group of one)."""
-    one = KernelGroup((kernel.name, kernel.grid, kernel.block, kernel.device), (kernel,), None, None, kernel.duration_s)
+    key = (kernel.name, kernel.grid, kernel.block, kernel.device)
+    one = KernelGroup(key, (kernel,), None, None, kernel.duration_s)
     return group_points(one)
 
 
