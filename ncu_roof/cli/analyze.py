@@ -163,8 +163,8 @@ def warn(message: str) -> None:
 def render_options(options: AnalyzeOptions, fmt: OutputFormat) -> RenderOptions:
     to_tty = options.output in (None, "-") and sys.stdout.isatty()
     color = fmt is OutputFormat.TABLE and to_tty and "NO_COLOR" not in os.environ
-    # the terminal's width (COLUMNS when set, also into a pipe); 240 columns into a file
-    width = shutil.get_terminal_size((240, 40)).columns if options.output in (None, "-") else 240
+    # the terminal's width (COLUMNS when set); 240 columns into a file or a pipe
+    width = shutil.get_terminal_size((240, 40)).columns if to_tty else 240
     picture = options.picture
     return RenderOptions(
         color=color,

@@ -147,6 +147,7 @@ _JS = """
       tbody.appendChild(tr);
     });
     shown.textContent = state.list.length + " of " + rows.length + " " + data.what + " shown" +
+      (data.total > rows.length ? " (the first " + rows.length + " of " + data.total + ")" : "") +
       (pages > 1 ? "; page " + (state.page + 1) + " of " + pages : "");
     prev.disabled = state.page === 0; next.disabled = state.page >= pages - 1;
   }
@@ -431,6 +432,7 @@ def table_data(summary: Summary, columns: Sequence[Column]) -> dict[str, Any]:
         "names": list(names),
         "rows": rows,
         "page": PAGE_ROWS,
+        "total": len(summary.rows),
         "what": "kernels" if summary.grouped else "launches",
     }
 

@@ -125,18 +125,22 @@ def summarize(
     sort: SortBy = SortBy.TIME,
     launches: bool = False,
 ) -> Summary:
-    """The view of one analysis. Groups are shown when kernels repeat, unless `launches`."""
-    groups = group_kernels(analysis, group_by)
-    grouped = group_by is not GroupBy.NONE and not launches and repeats(groups)
-    if not grouped and repeats(groups):  # without repeats, the groups are the launches already
-        groups = group_kernels(analysis, GroupBy.NONE)
+    """The view of one analysis. Groups are shown when kernels repeat, unless `launches`.
+
+    Which kernel to fix first is a question about kernels (groups), however the rows are shown.
+    """
+    kernels = group_kernels(analysis, group_by)
+    grouped = group_by is not GroupBy.NONE and not launches and repeats(kernels)
+    shown = kernels  # without repeats, the groups are the launches already
+    if not grouped and repeats(kernels):
+        shown = group_kernels(analysis, GroupBy.NONE)
     notes, numbers, templates = _notes(analysis)
     rows = tuple(
         Row(i + 1, g, tuple(sorted({numbers[templates[n]] for n in g.notes})))
-        for i, g in enumerate(ranked(groups, sort))
+        for i, g in enumerate(ranked(shown, sort))
     )
     totals = device_totals_s(analysis)
-    devices = tuple(_device_view(analysis, d, groups, totals.get(d.index, 0.0)) for d in analysis.devices)
+    devices = tuple(_device_view(analysis, d, kernels, totals.get(d.index, 0.0)) for d in analysis.devices)
     return Summary(analysis, rows, grouped, sort, devices, notes, missing_reason(analysis))
 
 
@@ -222,4 +226,4 @@ def plural(count: int, noun: str) -> str:
     if count == 1:
         return f"1 {noun}"
     suffix = "es" if noun.endswith(("s", "sh", "ch", "x")) else "s"
-    return f"{count} {noun}{suffix}"
+    return f"{count:,} {noun}{suffix}"
