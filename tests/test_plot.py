@@ -137,7 +137,7 @@ def test_control_characters_from_the_data_give_well_formed_svg_without_warnings(
     ET.fromstring(svg)  # well-formed
     text = svg.decode("utf-8")
     assert "GPU??[31m? X (device 0): 3 launches" in text
-    assert "Roofs: user?" in text
+    assert "Roofs from the roofs file (user?)" in text
 
 
 def test_several_devices_get_one_panel_each_and_their_own_titles(small: Analysis) -> None:
@@ -157,3 +157,47 @@ def test_many_launches_of_one_kernel_are_one_marker(tmp_path: Path) -> None:
     analysis = analyze([read_input(write(tmp_path, "many.csv", rows))])
     (group,) = panel(analysis, analysis.devices[0]).groups
     assert group.count == 50 and MAX_MARKERS >= 1
+
+
+def test_no_label_crosses_a_roof_in_the_example() -> None:
+    from matplotlib import rc_context
+    from matplotlib.text import Annotation, Text
+
+    from ncu_roof.cli.analyze import example_path
+    from ncu_roof.render.plot import RC, _crosses, _figure, plot_devices
+
+    analysis = analyze([read_input(example_path())])
+    with rc_context(RC):  # type: ignore[arg-type]
+        figure = _figure(analysis, plot_devices(analysis, None), PlotOptions())
+        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+        checked = 0
+        for ax in figure.axes:
+            roofs = [line for line in ax.lines if len(line.get_xdata()) == 2]  # type: ignore[arg-type]
+            segments = []
+            for line in roofs:
+                xs, ys = line.get_xdata(), line.get_ydata()
+                a, b = ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])  # type: ignore[index]
+                segments.append(((a[0], a[1]), (b[0], b[1])))
+            for text in ax.texts:
+                if isinstance(text, Annotation) and text.get_text():
+                    text.update_positions(renderer)
+                    box = Text.get_window_extent(text, renderer)
+                    assert not any(_crosses(box, seg) for seg in segments), text.get_text()
+                    checked += 1
+        assert checked == 5  # one label per kernel group of the example
+
+
+def test_diff_arrows_join_groups_not_launches(tmp_path: Path) -> None:
+    from ncu_roof.cli.report import diff_arrows
+    from ncu_roof.diff import diff
+    from ncu_roof.render.plot import arrow_points
+
+    base = analyze([read_input(write(tmp_path, "b.csv", BASE))])
+    head = analyze([read_input(write(tmp_path, "h.csv", HEAD))])
+    drawn = panel(head, head.devices[0])
+    pairs = arrow_points(diff_arrows(diff(base, head), base, head), drawn.groups)
+    assert len(pairs) == 1  # the two launches of one kernel: one arrow
+    before, after = pairs[0]
+    assert before.group.count == after.group.count == 2
+    # summed FLOPs over summed time: base 2 × 2e6 FLOP in 3 µs, head in 2.1 µs
+    assert after.flop_per_s / before.flop_per_s == pytest.approx(3.0 / 2.1)

@@ -368,8 +368,7 @@ def _panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) 
     ref_peak = roofs.compute_flop_per_s.get(ref) if ref else None
     ridges = [(ref_peak / b.value, ref_peak) for b in bands] if ref_peak else []
     points = p.points
-    mine = {id(k) for k in p.kernels}
-    arrow_pairs = [pair for pair in (_arrow_points(a) for a in arrows if id(a[1]) in mine) if pair]
+    arrow_pairs = arrow_points(arrows, p.groups)
     ends = [pt for pair in arrow_pairs for pt in pair]
     limits = axis_limits(
         [pt.intensity_flop_per_byte for pt in (*points, *ends)] + [x for x, _ in ridges],
@@ -440,13 +439,25 @@ class Placer:
     def block(self, box: Bbox) -> None:
         self.taken.append(box)
 
-    def cost(self, box: Bbox, own_line: int | None = None) -> float:
+    def cost(
+        self, box: Bbox, own_line: int | None = None, anchor: tuple[float, float] | None = None
+    ) -> float:
+        """Area outside the axes and over other labels and markers; a roof line through the box
+        costs most, and one across the leader line from `anchor` (display coordinates) a lot."""
         crossing = sum(1 for i, seg in enumerate(self.lines) if i != own_line and _crosses(box, seg))
+        leader = 0
+        if anchor is not None:
+            centre = ((box.x0 + box.x1) / 2.0, (box.y0 + box.y1) / 2.0)
+            leader = sum(1 for seg in self.lines if _segments_cross((anchor, centre), seg))
         overlap = sum(_overlap_px2(box, t) for t in self.taken)
-        return 10.0 * _outside_px2(box, self.area) + 5.0 * overlap + 1e6 * crossing
+        return 10.0 * _outside_px2(box, self.area) + 5.0 * overlap + 1e6 * crossing + 1e5 * leader
 
     def place(
-        self, text: Text, candidates: Sequence[Callable[[], None]], own_line: int | None = None
+        self,
+        text: Text,
+        candidates: Sequence[Callable[[], None]],
+        own_line: int | None = None,
+        anchor: tuple[float, float] | None = None,
     ) -> None:
         """Try each candidate (a function that moves `text`): the first free one wins, else the
         one that costs least."""
@@ -454,7 +465,7 @@ class Placer:
         for i, move in enumerate(candidates):
             move()
             box = self.box(text)
-            cost = self.cost(box, own_line)
+            cost = self.cost(box, own_line, anchor)
             if cost == 0.0:
                 self.block(box)
                 return
@@ -492,6 +503,16 @@ def _crosses(box: Bbox, seg: Segment) -> bool:
         if lo > hi:
             return False
     return True
+
+
+def _segments_cross(a: Segment, b: Segment) -> bool:
+    """Whether two segments properly intersect (orientation test)."""
+
+    def turn(p: tuple[float, float], q: tuple[float, float], r: tuple[float, float]) -> float:
+        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+
+    (p1, p2), (q1, q2) = a, b
+    return turn(p1, p2, q1) * turn(p1, p2, q2) < 0 and turn(q1, q2, p1) * turn(q1, q2, p2) < 0
 
 
 def _overlap_px2(a: Bbox, b: Bbox) -> float:
@@ -560,15 +581,29 @@ def _draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, place
             placer.block(Bbox.from_extents(x - r, y - r, x + r, y + r))
 
 
-def _arrow_points(pair: Arrow) -> tuple[KernelPoint, KernelPoint] | None:
-    """Before and after at one tier both launches have: the head's binding tier, else DRAM."""
-    base = {p.tier: p for p in kernel_points(pair[0])}
-    head = {p.tier: p for p in kernel_points(pair[1])}
-    common = [t for t in head if t in base]
-    if not common:
-        return None
-    tier = next((t for t in (pair[1].binding, "dram") if t in common), common[0])
-    return base[tier], head[tier]
+def arrow_points(
+    arrows: Sequence[Arrow], groups: Sequence[KernelGroup]
+) -> list[tuple[KernelPoint, KernelPoint]]:
+    """One before → after pair per drawn head group: the base launches matched to its launches,
+    summed as the group is, at one tier both sides have (the head's binding tier, else DRAM)."""
+    group_of = {id(k): g for g in groups for k in g.launches}
+    bases: dict[int, list[Kernel]] = {}
+    for base, head in arrows:
+        if id(head) in group_of:
+            bases.setdefault(id(group_of[id(head)]), []).append(base)
+    pairs = []
+    for group in groups:
+        matched = bases.get(id(group))
+        if not matched:
+            continue
+        before = KernelGroup(group.key, tuple(matched), None, None, _sum(k.duration_s for k in matched))
+        base_points = {q.tier: q for q in group_points(before)}
+        head_points = {q.tier: q for q in group_points(group)}
+        common = [t for t in head_points if t in base_points]
+        if common:
+            tier = next((t for t in (group.lead.binding, "dram") if t in common), common[0])
+            pairs.append((base_points[tier], head_points[tier]))
+    return pairs
 
 
 def _draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]], total_s: float) -> None:
@@ -742,7 +777,9 @@ def _label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
             parse_math=False,
             arrowprops={"arrowstyle": "-", "color": "#666666", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 4},
         )
-        placer.place(note, [_offset(note, dx, dy) for dx, dy in KERNEL_LABEL_OFFSETS_PT])
+        x, y = ax.transData.transform((anchor.intensity_flop_per_byte, anchor.flop_per_s))
+        candidates = [_offset(note, dx, dy) for dx, dy in KERNEL_LABEL_OFFSETS_PT]
+        placer.place(note, candidates, anchor=(float(x), float(y)))
 
 
 KERNEL_LABEL_OFFSETS_PT = [
@@ -811,7 +848,7 @@ def caption(p: Panel, full: bool, name_device: bool) -> str:
 
     roofs = p.device.roofs
     head = f"Device {p.device.index}: roofs" if name_device else "Roofs"
-    lines = [f"{head}: {one_line(roofs.source)}."]
+    lines = [f"{head} {source_words(roofs.source)}."]
     if full:
         by_source: dict[str, list[str]] = {}
         for key, source in roofs.sources.items():
@@ -833,6 +870,18 @@ def caption(p: Panel, full: bool, name_device: bool) -> str:
     if not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s:
         lines.append("No roofs for this device: pass --gpu KEY or --roofs FILE.")
     return "\n".join(lines)
+
+
+def source_words(source: str) -> str:
+    """Where the roofs come from, in words: `report` → measured in the report, …"""
+    text = one_line(source)
+    if text == "report":
+        return "measured in the report (peak per cycle × the measured clock, as Nsight Compute does)"
+    if text.startswith("builtin:"):
+        return f"from the built-in {text.removeprefix('builtin:')} datasheet figures (ncu-roof gpus)"
+    if text.startswith("user"):
+        return f"from the roofs file ({text})"
+    return f"from {text}"
 
 
 def _save(figure: Figure, fmt: str, dpi: float) -> bytes:
