@@ -188,7 +188,7 @@ def test_headline_numbers_of_a_synthetic_analysis() -> None:
         " · 18% of time latency-bound."
     ) in text
     # each at 50% of its roof: `first` could save 0.5 ms of 1.83 ms (27%)
-    assert "**Fix first:** `first` could save **500 µs** (27% of its time) at its dram roof" in text
+    assert "**Fix first:** `first` could save **500 µs** (27% of the time) at its dram roof" in text
     row = "| 1 | `first` | 1\u00a0ms | 55% | memory\\-bound \\(dram\\) \\[1\\] | 50% | 500\u00a0µs |"
     assert row in text
     assert "| 1 | `1×32` | dram | 10 | 5 | 2.5 | 1 TFLOP/s | 100 GB/s (dram) |" in text
@@ -257,7 +257,7 @@ def test_headline_matches_the_analysis_of_a_real_report() -> None:
     assert "## Roofline: 4 launches, 1.21 ms" in text
     assert "**64% of time latency-bound** · 36% of time compute-bound." in text
     # 431.648 µs at 18.5% of its fp32 roof: 352 µs to gain
-    assert "**Fix first:** `one_blocktiling<…>(…)` could save **352 µs** (29% of its time)" in text
+    assert "**Fix first:** `one_blocktiling<…>(…)` could save **352 µs** (29% of the time)" in text
     assert "| 1 | `one_blocktiling<…>(…)` | 432\u00a0µs | 36% | compute\\-bound \\(fp32\\)" in text
     assert "| fp32 | 26.9 TFLOP/s |" in text
     assert "The other" not in text  # 4 kernels: all in the top table

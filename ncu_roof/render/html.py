@@ -297,7 +297,8 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
     ff = view.fix_first
     if ff is not None:
         rank = _rank_of(summary, ff.group)
-        share = f" ({pct(100 * ff.share)} of its time)" if ff.share is not None else ""
+        saving = summary.saving_share(view)
+        share = f" ({escape(saving)})" if saving else ""
         parts.append(
             f'<p class="lead"><b>Fix first:</b> {_group_link(ff.group.name, ff.group.count, rank)} '
             f"could save <b>{escape(si(ff.saving_s, 's'))}</b>{share} at its "

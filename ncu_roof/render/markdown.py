@@ -190,7 +190,8 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}."]
     ff = view.fix_first
     if ff is not None:
-        share = f" ({pct(100 * ff.share)} of its time)" if ff.share is not None else ""
+        saving = summary.saving_share(view)
+        share = f" ({plain(saving)})" if saving else ""
         roof = plain(ff.group.lead.binding or "its")
         lines.append(
             f"**Fix first:** {_name(ff.group)} could save **{si(ff.saving_s, 's')}**{share} at its "

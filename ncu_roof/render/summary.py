@@ -103,6 +103,18 @@ class Summary:
     def total_s(self) -> float:
         return self.analysis.total_duration_s
 
+    def saving_share(self, view: DeviceView) -> str:
+        """`29% of the time`, or with several devices `29% of its device's time, 17% of all`."""
+        ff = view.fix_first
+        if ff is None or ff.share is None:
+            return ""
+        from ncu_roof.render.text import pct
+
+        if not self.multi_device:
+            return f"{pct(100 * ff.share)} of the time"
+        overall = f", {pct(100 * ff.saving_s / self.total_s)} of all" if self.total_s > 0 else ""
+        return f"{pct(100 * ff.share)} of its device's time{overall}"
+
     def legend(self) -> list[str]:
         """What the columns mean, one phrase each, for every sink."""
         share = "of its device's time" if self.multi_device else "of the total time"

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ncu_roof.analysis import Device
-from ncu_roof.model import TIERS
+from ncu_roof.model import TIERS, Bound
 from ncu_roof.render.summary import (
     VERDICT_COLOURS,
     VERDICT_WORDS,
@@ -168,14 +168,14 @@ def roofs_line(device: Device) -> str:
     )
 
 
-def device_lines(view: DeviceView, multi: bool) -> list[str]:
+def device_lines(summary: Summary, view: DeviceView) -> list[str]:
     """Time per verdict, the costliest kernel and the kernel to fix first, of one device."""
-    where = f"device {view.device.index}" if multi else "time"
+    where = f"device {view.device.index}" if summary.multi_device else "time"
     shares = ", ".join(
         f"{pct(100 * s)} {VERDICT_WORDS[b]}"
         + (
             " (" + ", ".join(f"{t} {pct(100 * ts)}" for t, ts in view.memory_tiers) + ")"
-            if b.value == "memory" and view.memory_tiers
+            if b is Bound.MEMORY and view.memory_tiers
             else ""
         )
         for b, s in view.shares
@@ -186,7 +186,8 @@ def device_lines(view: DeviceView, multi: bool) -> list[str]:
     if view.fix_first is not None:
         ff = view.fix_first
         group = ff.group
-        share = f" ({pct(100 * ff.share)} of {'its device' if multi else 'the'} time)" if ff.share else ""
+        words = summary.saving_share(view)
+        share = f" ({words})" if words else ""
         launches = f" ×{group.count}" if group.count > 1 else ""
         roof = group.lead.binding or "its"
         lines.append(
@@ -213,7 +214,7 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
     for view in summary.devices:
         console.print(Text(roofs_line(view.device), style="dim"))
     for view in summary.devices:
-        for line in device_lines(view, summary.multi_device):
+        for line in device_lines(summary, view):
             console.print(Text(one_line(line)))
     rows = summary.rows
     shown = rows[:top] if top > 0 else rows
