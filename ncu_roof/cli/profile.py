@@ -98,7 +98,9 @@ def profile_command(
     csv: Annotated[bool, typer.Option("--csv", help="Also write <output>.csv (raw page).")] = False,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds before kill.")] = None,
     ncu: Annotated[str | None, typer.Option("--ncu", help="The ncu executable.")] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Analysis format.")] = Format.TABLE,
+    fmt: Annotated[
+        Format | None, typer.Option("--format", "-f", help="Analysis format (default: from the suffix).")
+    ] = None,
     analysis_output: Annotated[
         str | None, typer.Option("--analysis-output", help="Write the analysis to this file.")
     ] = None,
