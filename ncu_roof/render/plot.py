@@ -52,7 +52,7 @@ MAX_MARKERS = 2000  # kernel groups drawn per panel; the rest (the shortest) are
 SAME_ROOF_REL = 0.005  # roofs within 0.5 % share one line
 PANEL_SIZE_IN = (10.0, 6.5)
 PNG_DPI = 200
-CAPTION_WIDTH = 150
+CAPTION_CHARS_PER_IN = 15  # characters of 8 pt text per inch of figure width
 RC = {
     "svg.hashsalt": "ncu-roof",
     "svg.fonttype": "none",
@@ -313,15 +313,16 @@ def _figure(analysis: Analysis, devices: Sequence[Device], options: PlotOptions)
     from matplotlib.figure import Figure
 
     panels = [panel(analysis, d) for d in devices]
-    captions = (
-        []
-        if options.caption == "none"
-        else [caption(p, options.caption == "full", len(panels) > 1) for p in panels]
-    )
-    caption_lines = sum(c.count("\n") + 1 for c in captions)
     columns = min(2, len(panels))
     rows = math.ceil(len(panels) / columns)
     width = options.width_in or PANEL_SIZE_IN[0] * (1.0 if columns == 1 else 0.8 * columns)
+    wrap = max(40, int(width * CAPTION_CHARS_PER_IN))
+    captions = (
+        []
+        if options.caption == "none"
+        else [caption(p, options.caption == "full", len(panels) > 1, wrap) for p in panels]
+    )
+    caption_lines = sum(c.count("\n") + 1 for c in captions)
     bottom = BOTTOM_IN + CAPTION_LINE_IN * caption_lines + 0.1
     height = options.height_in or (
         TOP_IN + bottom + (PANEL_SIZE_IN[1] - 1.6) * (1.0 if rows == 1 else 0.85 * rows)
@@ -719,9 +720,11 @@ def _diagonal_label(
         bbox=_label_box(),
         parse_math=False,
     )
-    steps = [x_first * 1.6 ** (i + index) for i in range(14)]
+    steps = [x_first * 1.35 ** (i + index) for i in range(24)]
     xs = [x for x in steps if x * 4 < x_last] or [x_first]
-    placer.place(text, [_mover(text, (x, band.value * x)) for x in xs], own_line=index)
+    sides: tuple[Literal["bottom", "top"], ...] = ("bottom", "top")
+    candidates = [_mover(text, (x, band.value * x), va) for va in sides for x in xs]
+    placer.place(text, candidates, own_line=index)
 
 
 def _horizontal_label(ax: Axes, peak: RoofLine, limits: Limits, placer: Placer, index: int) -> None:
@@ -838,7 +841,7 @@ def _legend(figure: Figure, bounds: set[Bound], tiers: set[str], arrows: bool, h
         )
 
 
-def caption(p: Panel, full: bool, name_device: bool) -> str:
+def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
     """Where the roofs come from; with `full`, every roof's source (the formulas); what was not drawn.
 
     Every piece passes through `one_line`: sources and roof names come from the data (a roofs
@@ -856,7 +859,7 @@ def caption(p: Panel, full: bool, name_device: bool) -> str:
             by_source.setdefault(one_line(source), []).append(one_line(name))
         details = "; ".join(f"{', '.join(names)}: {source}" for source, names in by_source.items())
         if details:
-            lines += textwrap.wrap(details, CAPTION_WIDTH, max_lines=6, placeholder=" …")
+            lines += textwrap.wrap(details, wrap, max_lines=8, placeholder=" …")
     if p.undrawable:
         lines.append(
             f"{p.undrawable} of {plural(len(p.kernels), 'launch')} not drawn: no FLOPs, no duration "
@@ -869,7 +872,7 @@ def caption(p: Panel, full: bool, name_device: bool) -> str:
         )
     if not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s:
         lines.append("No roofs for this device: pass --gpu KEY or --roofs FILE.")
-    return "\n".join(lines)
+    return "\n".join(part for line in lines for part in textwrap.wrap(line, wrap))
 
 
 def source_words(source: str) -> str:
