@@ -164,7 +164,8 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
     from matplotlib.text import Annotation, Text
 
     from ncu_roof.cli.analyze import example_path
-    from ncu_roof.render.plot import RC, _crosses, _figure, plot_devices
+    from ncu_roof.render.placement import crosses
+    from ncu_roof.render.plot import RC, _figure, plot_devices
 
     analysis = analyze([read_input(example_path())])
     with rc_context(RC):  # type: ignore[arg-type]
@@ -182,7 +183,7 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
                 if isinstance(text, Annotation) and text.get_text():
                     text.update_positions(renderer)
                     box = Text.get_window_extent(text, renderer)
-                    assert not any(_crosses(box, seg) for seg in segments), text.get_text()
+                    assert not any(crosses(box, seg) for seg in segments), text.get_text()
                     checked += 1
         assert checked == 5  # one label per kernel group of the example
 
