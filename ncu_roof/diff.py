@@ -1,8 +1,10 @@
 """Base vs head: match kernels, compare time, FLOP/s, bytes, intensity and verdict (pure).
 
-Kernels match by (name, grid, block, order among equals): the n-th launch of a shape in the base
-pairs with the n-th launch of that shape in the head. A kernel whose duration grows by more than
-the threshold is a regression; one that shrinks by more is an improvement.
+Kernels match by (name, grid, block, order among equals) by default: the n-th launch of a shape in
+the base pairs with the n-th launch of that shape in the head. `MatchBy.NAME` ignores the launch
+shape (a kernel relaunched with another grid); `MatchBy.ORDER` pairs the n-th launch of the base
+with the n-th of the head whatever their names (a renamed kernel). A kernel whose duration grows
+by more than the threshold is a regression; one that shrinks by more is an improvement.
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ class Status(StrEnum):
     UNKNOWN = "unknown"  # a duration is missing on one side
     ONLY_BASE = "only-base"
     ONLY_HEAD = "only-head"
+
+
+class MatchBy(StrEnum):
+    NAME_SHAPE = "name+shape"
+    NAME = "name"
+    ORDER = "order"
 
 
 class MismatchError(UsageError):
@@ -90,7 +98,14 @@ class Diff:
         return [k for k in self.kernels if k.status in statuses]
 
 
-def diff(base: Analysis, head: Analysis, *, threshold_pct: float = 5.0, allow_mismatch: bool = False) -> Diff:
+def diff(
+    base: Analysis,
+    head: Analysis,
+    *,
+    threshold_pct: float = 5.0,
+    allow_mismatch: bool = False,
+    match: MatchBy = MatchBy.NAME_SHAPE,
+) -> Diff:
     """Compare two analyses; raises MismatchError for different GPUs/clocks unless allowed."""
     if threshold_pct < 0:
         raise UsageError(f"threshold {threshold_pct}% is negative", hint="pass e.g. --threshold 5%")
@@ -100,7 +115,7 @@ def diff(base: Analysis, head: Analysis, *, threshold_pct: float = 5.0, allow_mi
             f"cannot compare: {mismatch}",
             hint="profile both on the same GPU and clocks, or pass --allow-mismatch",
         )
-    pairs = match_kernels(base.kernels, head.kernels)
+    pairs = match_kernels(base.kernels, head.kernels, match)
     total = Change(_total(base.kernels), _total(head.kernels))
     return Diff(
         base_devices=_device_names(base),
@@ -162,14 +177,16 @@ def kernel_key(kernel: Kernel) -> KernelKey:
 
 
 def match_kernels(
-    base: Sequence[Kernel], head: Sequence[Kernel]
+    base: Sequence[Kernel], head: Sequence[Kernel], match: MatchBy = MatchBy.NAME_SHAPE
 ) -> list[tuple[Kernel | None, Kernel | None, int]]:
     """Pairs (base, head, occurrence), in head order, then base-only kernels in base order.
 
-    One merge of the two launch lists on (name, grid, block, occurrence), whatever their length.
+    One merge of the two launch lists on what `match` compares (name and launch shape, name, or
+    nothing: launch order) plus the occurrence among equals, whatever their length.
     """
-    heads, bases = _shapes(head), _shapes(base)
-    merged = heads.merge(bases, how="left", on=list(MATCH_COLUMNS), suffixes=("", "_base"))
+    on = [*_MATCH_COLUMNS[match], "occurrence"]
+    heads, bases = _shapes(head, match), _shapes(base, match)
+    merged = heads.merge(bases, how="left", on=on, suffixes=("", "_base"))
     matched = merged["row_base"].dropna().astype(int)
     pairs: list[tuple[Kernel | None, Kernel | None, int]] = [
         (None if math.isnan(b) else base[int(b)], head[h], n)  # NaN: no base launch
@@ -180,12 +197,16 @@ def match_kernels(
     return pairs
 
 
-MATCH_COLUMNS = ("name", "grid", "block", "occurrence")
+_MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
+    MatchBy.NAME_SHAPE: ("name", "grid", "block"),
+    MatchBy.NAME: ("name",),
+    MatchBy.ORDER: (),
+}
 _NO_SHAPE = "\x00"  # stands for a missing grid or block, so that two missing ones match
 
 
-def _shapes(kernels: Sequence[Kernel]) -> pd.DataFrame:
-    """(name, grid, block, occurrence among equals, row) of each launch, in order."""
+def _shapes(kernels: Sequence[Kernel], match: MatchBy) -> pd.DataFrame:
+    """(the compared fields, occurrence among equals, row) of each launch, in order."""
     import pandas as pd
 
     frame = pd.DataFrame(
@@ -196,7 +217,8 @@ def _shapes(kernels: Sequence[Kernel]) -> pd.DataFrame:
         },
         dtype=object,
     )
-    frame["occurrence"] = frame.groupby(["name", "grid", "block"], sort=False).cumcount()
+    keys = list(_MATCH_COLUMNS[match])
+    frame["occurrence"] = frame.groupby(keys, sort=False).cumcount() if keys else range(len(frame))
     frame["row"] = range(len(frame))
     return frame
 
@@ -247,22 +269,38 @@ def classify(duration: Change, threshold_pct: float) -> Status:
     return Status.UNCHANGED
 
 
+def slower_than(result: Diff, limit_pct: float) -> list[KernelDiff]:
+    """Matched kernels whose time grew by more than `limit_pct` (the headline's "slower" when the
+    limit is the threshold), worst first."""
+    slower = [k for k in result.kernels if (k.duration_s.delta_pct or 0.0) > limit_pct]
+    return sorted(slower, key=lambda k: -(k.duration_s.delta_pct or 0.0))
+
+
 def gate(result: Diff, fail_on_regression_pct: float) -> None:
-    """GateError (exit 1) when a kernel or the total got slower by more than the given percent."""
-    worst = [
-        (k.duration_s.delta_pct, k.name)
-        for k in result.kernels
-        if (k.duration_s.delta_pct or 0.0) > fail_on_regression_pct
-    ]
+    """GateError (exit 1) when a kernel or the total got slower by more than the given percent.
+
+    The message counts kernels as the diff's headline does ("N slower"), and the total apart.
+    """
+    limit = fail_on_regression_pct
+    slower = slower_than(result, limit)
     total = result.total_duration_s.delta_pct
-    if total is not None and total > fail_on_regression_pct:
-        worst.append((total, "total"))
-    if worst:
-        pct, name = max(worst, key=lambda w: w[0] or 0.0)
-        raise GateError(
-            f"{len(worst)} regression(s) over {fail_on_regression_pct:g}%: worst {name} {pct:+.1f}%",
-            hint="see the diff table; raise --fail-on-regression if this is expected",
+    total_slower = total is not None and total > limit
+    if not slower and not total_slower:
+        return
+    noun = "kernel" if len(slower) == 1 else "kernels"
+    parts = []
+    if slower:
+        worst = slower[0]
+        parts.append(
+            f"{len(slower)} {noun} slower by more than {limit:g}% "
+            f"(worst {worst.name} {worst.duration_s.delta_pct:+.1f}%)"
         )
+    if total_slower:
+        parts.append(f"the total time is {total:+.1f}%")
+    raise GateError(
+        "; ".join(parts),
+        hint="see the diff table; raise --fail-on-regression if this is expected",
+    )
 
 
 def _device_names(analysis: Analysis) -> tuple[str, ...]:

@@ -116,9 +116,6 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
     analysis = analyze(tables, choice)
     if request.gpu:
         warn_other_gpu(request.gpu, [d.name for d in analysis.devices], say)
-    if analysis.collect_hint:
-        say("some counters are missing (see notes); a run that collects them:")
-        say(f"  {analysis.collect_hint}")
     return analysis
 
 

@@ -16,15 +16,50 @@ def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) 
     return run_cli(*args, cwd=cwd or ROOT, env=env)
 
 
+def table_rows(text: str) -> list[list[str]]:
+    """The cells of each body row of a rich table (lines with `│`)."""
+    return [[c.strip() for c in line.split("│")] for line in text.splitlines() if "│" in line]
+
+
 def test_example_table_lists_every_kernel_with_a_verdict() -> None:
-    done = run("analyze", "--example")
+    done = run("analyze", "--example", "--launches")
     assert done.returncode == 0, done.stderr
-    assert "silu_kernel_vector" in done.stdout
-    assert done.stdout.count("memory-bound (dram)") == 3
-    assert "latency-bound" in done.stdout
-    assert "compute-bound (fp32)" in done.stdout
+    rows = table_rows(done.stdout)
+    assert len(rows) == 7
+    assert sum(1 for r in rows if "memory-bound (dram)" in r) == 3
+    assert any("latency-bound" in r for r in rows)
+    assert any("compute-bound (fp32)" in r for r in rows)
     assert "\x1b[" not in done.stdout  # not a terminal: no colour codes
     assert done.stderr.startswith("read ")
+
+
+def test_example_table_folds_repeated_launches_and_names_what_to_fix_first() -> None:
+    done = run("analyze", "--example")
+    assert done.returncode == 0, done.stderr
+    rows = table_rows(done.stdout)
+    assert len(rows) == 5  # three silu launches are one row
+    header = next(line for line in done.stdout.splitlines() if "┃" in line)
+    names = [c.strip() for c in header.split("┃")]
+    silu = next(r for r in rows if r[names.index("kernel")].startswith("silu_kernel_vector"))
+    assert silu[names.index("launches")] == "3"
+    assert silu[names.index("dev")] == "0"
+    # 284.704 + 284.576 + 284.32 µs (gpu__time_duration.sum of the three launches)
+    assert silu[names.index("time")] == "854 µs"
+    assert silu[names.index("share of dev")] == "100%"  # the only kernel on the H100
+    # per device: the A10G's one_blocktiling (432 µs at 18% of its roof) could save the most
+    assert "device 1: 1.21 ms in 4 launches: 64% latency-bound, 36% compute-bound" in done.stdout
+    saving = "could save 352 µs (29% of its device's time, 17% of all)"
+    assert f"fix first: one_blocktiling<…>(…) — {saving}" in done.stdout
+    assert "[1] 4 launches: missing counters: l2, shared" in done.stdout
+
+
+def test_sort_by_headroom_ranks_what_could_save_most_first() -> None:
+    done = run("analyze", "--example", "--sort", "headroom", "-f", "json")
+    data = json.loads(done.stdout)
+    assert data["fix_first"][1]["name"].startswith("void one_blocktiling")
+    table = table_rows(run("analyze", "--example", "--sort", "headroom").stdout)
+    saved = [r[-4] for r in table]  # the `could save` column
+    assert saved[0] == "352 µs" and saved[1] == "216 µs"
 
 
 def test_example_json_carries_measured_values_and_recipes() -> None:
@@ -208,7 +243,7 @@ def test_a_failing_option_leaves_no_output(tmp_path: Path) -> None:
     )
     assert done.returncode == 1 and "cannot write" in done.stderr
     assert not target.exists() and done.stdout == ""
-    bad_type = run("analyze", "--example", "--plot", str(tmp_path / "x.pdf"))
+    bad_type = run("analyze", "--example", "--plot", str(tmp_path / "x.gif"))
     assert bad_type.returncode == 2 and bad_type.stdout == ""
 
 

@@ -160,7 +160,7 @@ def test_cli_fail_on_regression_exits_1_and_writes_outputs(
     done = run_cli("diff", *pair, "-f", "json", "-o", str(out), "--fail-on-regression", "5%",
                    "--summary", env=env)
     assert done.returncode == 1, done.stderr
-    assert "regression" in done.stderr
+    assert "slower by more than 5%" in done.stderr
     assert json.loads(out.read_text())["total"]["status"] == "improved"
     assert summary.read_text().startswith("<!-- ncu-roof:diff -->")
     assert run_cli("diff", *pair, "--fail-on-regression", "15").returncode == 0
@@ -304,7 +304,7 @@ def test_cli_bad_plot_path_leaves_no_output_behind(pair: tuple[str, str], tmp_pa
 
 
 def test_cli_bad_plot_type_prints_nothing(pair: tuple[str, str], tmp_path: Path) -> None:
-    done = run_cli("diff", *pair, "-f", "markdown", "--plot", str(tmp_path / "x.pdf"))
+    done = run_cli("diff", *pair, "-f", "markdown", "--plot", str(tmp_path / "x.gif"))
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     assert "unknown image type" in done.stderr
@@ -343,7 +343,7 @@ def test_plot_command_checks_its_output_before_reading(pair: tuple[str, str], tm
     done = run_cli("plot", pair[0], "-o", str(tmp_path / "missing" / "x.svg"))
     assert done.returncode == 1 and "does not exist" in done.stderr
     assert "read " not in done.stderr
-    assert run_cli("plot", pair[0], "-o", str(tmp_path / "x.pdf")).returncode == 2
+    assert run_cli("plot", pair[0], "-o", str(tmp_path / "x.gif")).returncode == 2
 
 
 # --- clocks ---------------------------------------------------------------------------------------
@@ -428,3 +428,65 @@ def test_arrows_pair_kernels_of_the_same_run(tmp_path: Path) -> None:
     document = json.loads(render_diff_json(diff(base, head)))
     runs = {k["name"]: (k["base_run"], k["head_run"]) for k in document["kernels"]}
     assert runs == {"a": (0, 1), "b": (0, 1), "c": (1, 0), "d": (1, 0)}
+
+
+# --- matching modes, the gate's words, percentages --------------------------------------------------
+
+
+def test_match_by_order_pairs_renamed_kernels_and_by_name_reshaped_ones(tmp_path: Path) -> None:
+    from ncu_roof.diff import MatchBy
+
+    base = load(write(tmp_path, "b.csv", [("old_name", "(8, 1, 1)", 1000, 1e6, 4e6)]))
+    renamed = load(write(tmp_path, "r.csv", [("new_name", "(8, 1, 1)", 1200, 1e6, 4e6)]))
+    reshaped = load(write(tmp_path, "s.csv", [("old_name", "(16, 1, 1)", 900, 1e6, 4e6)]))
+    assert [k.status for k in diff(base, renamed).kernels] == [Status.ONLY_HEAD, Status.ONLY_BASE]
+    (by_order,) = diff(base, renamed, match=MatchBy.ORDER).kernels
+    assert by_order.duration_s.delta_pct == pytest.approx(20.0) and by_order.status is Status.REGRESSED
+    assert len(diff(base, reshaped).kernels) == 2
+    (by_name,) = diff(base, reshaped, match=MatchBy.NAME).kernels
+    assert by_name.duration_s.delta_pct == pytest.approx(-10.0) and by_name.status is Status.IMPROVED
+
+
+def test_gate_counts_kernels_as_the_headline_does(pair: tuple[str, str]) -> None:
+    from ncu_roof.render.diffout import headline
+
+    result = diff(load(pair[0]), load(pair[1]))
+    assert "1 slower" in headline(result)
+    with pytest.raises(GateError) as caught:
+        gate(result, 5.0)
+    assert caught.value.message.startswith("1 kernel slower by more than 5% (worst ")
+    assert "+10.0%" in caught.value.message and "total" not in caught.value.message
+
+
+def test_a_fraction_for_a_percentage_is_refused_with_both_spellings() -> None:
+    from ncu_roof.cli.report import parse_pct
+    from ncu_roof.errors import UsageError
+
+    with pytest.raises(UsageError) as caught:
+        parse_pct("0.05", "--fail-on-regression")
+    hint = caught.value.hint
+    assert "--fail-on-regression 5%" in hint and "--fail-on-regression 0.05%" in hint
+    assert parse_pct("0.05%", "--threshold") == pytest.approx(0.05)
+    assert parse_pct("5", "--threshold") == 5.0 and parse_pct("0", "--threshold") == 0.0
+
+
+def test_no_minus_zero_percent() -> None:
+    from ncu_roof.render.diffout import signed_pct
+
+    assert signed_pct(-0.04) == "0.0%" and signed_pct(0.0) == "0.0%" and signed_pct(-1.25) == "-1.2%"
+
+
+def test_diff_format_follows_the_o_suffix(pair: tuple[str, str], tmp_path: Path) -> None:
+    from ncu_roof.cli.report import DiffFormat, diff_format
+    from ncu_roof.errors import UsageError
+
+    assert diff_format(None, str(tmp_path / "d.md")) is DiffFormat.MARKDOWN
+    assert diff_format(None, "d.json") is DiffFormat.JSON
+    assert diff_format(None, None) is DiffFormat.TABLE
+    with pytest.raises(UsageError):
+        diff_format(None, "d.html")
+    with pytest.raises(UsageError):
+        diff_format(DiffFormat.JSON, "d.md")
+    target = tmp_path / "d.md"
+    assert run_cli("diff", *pair, "-o", str(target)).returncode == 0
+    assert target.read_text(encoding="utf-8").startswith("<!-- ncu-roof:diff -->")

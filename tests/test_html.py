@@ -15,6 +15,7 @@ from test_markdown import HOSTILE, corpus_analysis, synthetic, with_intensities
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.render.html import render_html, script_json
+from ncu_roof.render.summary import Summary, summarize
 from ncu_roof.render.text import one_line
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -59,11 +60,10 @@ def test_hostile_names_are_escaped_text_everywhere() -> None:
     page = Page(render_html(analysis, plot_svg=STUB_SVG))
     assert page.fullnames == [one_line(k.name) for k in analysis.by_time()]
     assert len(page.tags("script")) == 2  # the JSON data and our own script, nothing from names
-    assert [a["href"] for a in page.tags("a")] == ["#k1"] + [f"#k{i}" for i in range(1, 14)]
+    assert [a["href"] for a in page.tags("a")] == ["#k1"]  # fix first; table rows come from the script
     benign = Page(render_html(synthetic([f"k{i}" for i in range(len(HOSTILE))]), plot_svg=STUB_SVG))
     assert [tag for tag, _ in page.starts] == [tag for tag, _ in benign.starts]
-    rows = page.tags("tr")
-    assert sum(1 for a in rows if "data-k" in a) == len(HOSTILE)
+    assert len(json.loads(page.scripts[0][1])["rows"]) == len(HOSTILE)
 
 
 def test_embedded_data_round_trips_the_names_and_cannot_close_the_script() -> None:
@@ -74,9 +74,23 @@ def test_embedded_data_round_trips_the_names_and_cannot_close_the_script() -> No
     assert attrs == {"type": "application/json", "id": "ncu-roof-data"}
     assert not re.search("[<>&]", payload)
     data = json.loads(payload)
-    assert [k["name"] for k in data["kernels"]] == [k.name for k in analysis.by_time()]
-    assert data["kernels"][0]["duration"] == pytest.approx(1e-3)
+    assert [data["names"][r["name"]] for r in data["rows"]] == [k.name for k in analysis.by_time()]
+    keys = [c["key"] for c in data["columns"]]
+    assert data["rows"][0]["sort"][keys.index("duration")] == pytest.approx(1e-3)
+    assert data["rows"][0]["cells"][keys.index("duration")] == "1 ms"
+    assert data["rows"][0]["cells"][keys.index("headroom")] == "500 µs"  # 1 ms at 50% of its roof
     assert script_json({"x": "</script><b>&"}) == '{"x":"\\u003c/script\\u003e\\u003cb\\u003e\\u0026"}'
+
+
+def test_repeated_launches_are_one_row_and_the_table_is_paged() -> None:
+    from ncu_roof.render.html import PAGE_ROWS
+
+    names = ["same"] * 3 + [f"k{i}" for i in range(2 * PAGE_ROWS)]
+    data = json.loads(Page(render_html(synthetic(names), plot_svg=STUB_SVG)).scripts[0][1])
+    keys = [c["key"] for c in data["columns"]]
+    assert len(data["rows"]) == 1 + 2 * PAGE_ROWS and data["page"] == PAGE_ROWS
+    first = data["rows"][0]
+    assert data["names"][first["name"]] == "same" and first["cells"][keys.index("launches")] == "3"
 
 
 def test_content_security_policy_allows_only_our_script() -> None:
@@ -107,7 +121,10 @@ def test_every_number_has_its_recipe() -> None:
 def test_small_intensities_have_no_si_prefix() -> None:
     analysis = with_intensities(synthetic(["k"]), {"dram": 0.0948, "l2": 2.7341, "l1": 104.2})
     html = render_html(analysis, plot_svg=STUB_SVG)
-    assert "<td>0.0948</td><td>2.73</td><td>104</td>" in html  # the table's AI columns
+    data = json.loads(Page(html).scripts[0][1])
+    keys = [c["key"] for c in data["columns"]]
+    cells = data["rows"][0]["cells"]
+    assert [cells[keys.index(f"ai_{t}")] for t in ("dram", "l2", "l1")] == ["0.0948", "2.73", "104"]
     assert "<th class=text>intensity dram</th><td>0.0948 FLOP/B</td>" in html  # the details
     assert "94.8 m" not in html
 
@@ -136,7 +153,7 @@ def console_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if ":CONSOLE" in line]
 
 
-def write(analysis: Analysis, tmp_path: Path, plot_svg: str | None = None) -> Path:
+def write(analysis: Analysis | Summary, tmp_path: Path, plot_svg: str | None = None) -> Path:
     path = tmp_path / "report.html"
     path.write_text(render_html(analysis, plot_svg=plot_svg), encoding="utf-8")
     return path
@@ -152,24 +169,26 @@ def test_hostile_page_loads_clean_in_chromium(tmp_path: Path) -> None:
     assert console_lines(stderr) == []
     assert sorted(dom_order(dom)) == list(range(len(HOSTILE)))
     assert 'data-sorted="rank:asc"' in dom  # the script ran to the end
-    assert f"{len(HOSTILE)} of {len(HOSTILE)} kernels shown" in dom
+    assert f"{len(HOSTILE)} of {len(HOSTILE)} launches shown" in dom
 
 
 @pytest.mark.browser
 @pytest.mark.corpus
 def test_real_report_shows_every_kernel_and_sorts(tmp_path: Path) -> None:
     analysis = corpus_analysis("a10_rep_2023.2.0_105-kernels-llm.ncu-rep")
-    page = write(analysis, tmp_path)
+    page = write(summarize(analysis, launches=True), tmp_path)
     dom, stderr = chromium(page, tmp_path, "--dump-dom")
     assert console_lines(stderr) == []
-    assert dom_order(dom) == list(range(105))
+    assert dom_order(dom) == list(range(100))  # the first page
+    assert "105 of 105 launches shown; page 1 of 2" in dom
     dom, stderr = chromium(page, tmp_path, "--dump-dom", query="?sort=duration&dir=asc")
     assert console_lines(stderr) == []
     assert 'data-sorted="duration:asc"' in dom
     durations = [analysis.by_time()[k].duration_s or 0.0 for k in dom_order(dom)]
-    assert durations == sorted(durations) and len(durations) == 105
+    shortest = sorted(k.duration_s or 0.0 for k in analysis.kernels)[:100]
+    assert durations == shortest
     dom, _ = chromium(page, tmp_path, "--dump-dom", query="?q=__cuda_linear&bound=compute")
-    assert "0 of 105 kernels shown" in dom
+    assert "0 of 105 launches shown" in dom
 
 
 @pytest.mark.browser

@@ -14,6 +14,7 @@ from ncu_roof.errors import UsageError
 from ncu_roof.ingest import read_input
 from ncu_roof.model import Bound, Roofs
 from ncu_roof.render.markdown import code_span, intensity, render_markdown, table_cell
+from ncu_roof.render.summary import summarize
 from ncu_roof.render.text import one_line, shorten
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
@@ -145,44 +146,64 @@ def test_hostile_names_keep_the_table_and_turn_into_no_markup() -> None:
     parsed = Tags(github_html(hostile))
     # The names change nothing in the structure: same tags in the same order as benign names.
     assert parsed.tags == Tags(github_html(benign)).tags
-    assert sum(1 for row in parsed.rows if row and row[0] == "td") == len(HOSTILE) + 3  # + roofs
+    # top 4 + their more-columns rows + the other 9 + 3 roofs
+    assert sum(1 for row in parsed.rows if row and row[0] == "td") == len(HOSTILE) + 4 + 3
     for name in HOSTILE:
         assert shorten(name, 60) in parsed.codes or one_line(name).strip() == ""
     assert "<script" not in github_html(hostile) and "<em>" not in github_html(hostile)
+    assert "<b>" not in github_html(hostile)  # not even from the device name
 
 
 def test_hostile_names_are_code_spans_in_the_markdown_itself() -> None:
     text = render_markdown(synthetic(HOSTILE))
     assert "\x1b" not in text and "<script>" not in text.replace("`<script>", "")
     assert "NVIDIA <b>A100</b> \\| `x`" not in text  # device name: a code span, never raw
-    assert "GPU `` NVIDIA <b>A100</b> | `x` `` (CC 8\\.0)" in text
+    assert "**`` NVIDIA <b>A100</b> | `x` ``** (CC 8\\.0, device 0)" in text
+    for summary in re.findall(r"<summary>(.*?)</summary>", text):
+        assert "`" not in summary and "<" not in summary  # raw HTML to GitHub: our words only
 
 
-def test_every_table_row_has_the_header_columns() -> None:
+def test_every_table_row_has_the_header_columns_and_the_main_table_at_most_8() -> None:
     html = github_html(render_markdown(synthetic(HOSTILE), top=5))
     tables = re.findall(r"<table>.*?</table>", html, flags=re.S)
-    assert len(tables) == 3  # top kernels, the rest, roofs
+    assert len(tables) == 4  # top kernels, their other columns, the rest, roofs
     for table in tables:
         rows = Tags(table).rows
         assert all(len(row) == len(rows[0]) for row in rows), rows
+    assert len(Tags(tables[0]).rows[0]) <= 8
 
 
-def test_plot_note_is_literal_text() -> None:
-    text = render_markdown(synthetic(["k"]), plot_note="see *roofline*.svg <img src=x>")
-    assert "<p><em>Plot:</em> see *roofline*.svg &lt;img src=x&gt;</p>" in github_html(text)
+def test_plot_is_a_relative_link() -> None:
+    text = render_markdown(synthetic(["k"]), plot_ref="plots/roof line.svg")
+    assert "Plot: [`plots/roof line.svg`](<plots/roof%20line.svg>)" in text
+    assert '<a href="plots/roof%20line.svg"><code>plots/roof line.svg</code></a>' in github_html(text)
 
 
 def test_headline_numbers_of_a_synthetic_analysis() -> None:
     text = render_markdown(synthetic(["first", "second", "third"]))
     # durations 1, 1/2, 1/3 ms → shares 6/11, 3/11, 2/11; bounds memory, compute, latency
-    assert "## Roofline: 3 kernels, 1.83 ms" in text
+    assert "## Roofline: 3 launches, 1.83 ms" in text
     assert (
         "**55% of time memory-bound (dram 55%)** · 27% of time compute-bound"
-        " · 18% of time latency-bound"
+        " · 18% of time latency-bound."
     ) in text
-    assert "Costliest kernel: `first` (55% of time, 1 ms): **memory\\-bound \\(dram\\) at 50%" in text
-    row = "| 1 | `first` | 1 ms | 55% | memory\\-bound \\(dram\\) | dram | 50% | 10 | 5 | 2.5 |"
-    assert row + " 1 TFLOP/s | 100 GB/s (dram) |" in text
+    # each at 50% of its roof: `first` could save 0.5 ms of 1.83 ms (27%)
+    assert "**Fix first:** `first` could save **500 µs** (27% of the time) at its dram roof" in text
+    row = "| 1 | `first` | 1\u00a0ms | 55% | memory\\-bound \\(dram\\) \\[1\\] | 50% | 500\u00a0µs |"
+    assert row in text
+    assert "| 1 | `1×32` | dram | 10 | 5 | 2.5 | 1 TFLOP/s | 100 GB/s (dram) |" in text
+    assert "1. 3 launches: a note with \\<b\\>markup\\</b\\> \\& \\`ticks\\`" in text
+
+
+def test_repeated_launches_are_one_row_with_their_count() -> None:
+    analysis = synthetic(["same", "same", "other"])
+    text = render_markdown(analysis)
+    assert "## Roofline: 3 launches of 2 kernels, 1.83 ms" in text
+    assert "| # | Kernel | Launches | Time | Share | Verdict [notes] | % of roof | Could save |" in text
+    # 1 ms + 0.5 ms; the verdicts of its launches differ (memory, compute)
+    verdict = "memory\\-bound \\(dram\\) \\(\\+1 more\\) \\[1\\]"
+    assert f"| 1 | `same` | 2 | 1.5\u00a0ms | 82% | {verdict} |" in text
+    assert "| 1 | `1×32` | 750 µs / 500 µs / 1 ms |" in text  # mean / min / max
 
 
 def with_intensities(analysis: Analysis, values: dict[str, float | None]) -> Analysis:
@@ -205,13 +226,13 @@ def test_small_intensities_have_no_si_prefix_in_the_table() -> None:
     # 0.0948 FLOP/B printed as `94.8 m` reads as 94.8 million
     analysis = with_intensities(synthetic(["first"]), {"dram": 0.0948, "l2": 2.7341, "l1": 104.2})
     text = render_markdown(analysis)
-    assert "| 50% | 0.0948 | 2.73 | 104 |" in text
+    assert "| dram | 0.0948 | 2.73 | 104 |" in text
     assert "94.8 m" not in text
 
 
 def test_an_empty_analysis_says_so() -> None:
     empty = Analysis(inputs=(), devices=(), kernels=())
-    expected = "<!-- ncu-roof -->\n\n## Roofline: 0 kernels, 0 s\n\nNo kernel has a duration.\n"
+    expected = "<!-- ncu-roof -->\n\n## Roofline: 0 launches, 0 s\n\nNo kernel has a duration.\n"
     assert render_markdown(empty) == expected
 
 
@@ -233,29 +254,30 @@ def test_headline_matches_the_analysis_of_a_real_report() -> None:
     text = render_markdown(analysis)
     latency = sum(k.duration_s or 0 for k in analysis.kernels if k.bound is Bound.LATENCY)
     assert round(100 * latency / analysis.total_duration_s) == 64
-    assert "## Roofline: 4 kernels, 1.21 ms" in text
-    assert "**64% of time latency-bound** · 36% of time compute-bound" in text
-    assert (
-        "Costliest kernel: `one_blocktiling<…>(…)` (36% of time, 432 µs): "
-        # the FMA pipe was busy 18.8% of the time (sm__pipe_fma_cycles_active), more than the
-        # FP32 FLOPs at their peak imply (18%): the busier ceiling sets the compute time
-        "**compute\\-bound \\(fp32\\) at 19% of its roof**." in text
-    )
-    assert "| 1 | `one_blocktiling<…>(…)` | 432 µs | 36% | compute\\-bound \\(fp32\\) |" in text
+    assert "## Roofline: 4 launches, 1.21 ms" in text
+    assert "**64% of time latency-bound** · 36% of time compute-bound." in text
+    # 431.648 µs at 18.5% of its fp32 roof: 352 µs to gain
+    assert "**Fix first:** `one_blocktiling<…>(…)` could save **352 µs** (29% of the time)" in text
+    assert "| 1 | `one_blocktiling<…>(…)` | 432\u00a0µs | 36% | compute\\-bound \\(fp32\\)" in text
     assert "| fp32 | 26.9 TFLOP/s |" in text
-    assert "<details>" not in text  # 4 kernels: all in the top table
+    assert "The other" not in text  # 4 kernels: all in the top table
 
 
 @pytest.mark.corpus
-def test_105_kernels_fit_and_truncate_with_a_note() -> None:
+def test_105_launches_fold_into_one_row_or_fit_and_truncate_with_a_note() -> None:
     analysis = corpus_analysis("a10_rep_2023.2.0_105-kernels-llm.ncu-rep")
-    full = render_markdown(analysis)
+    folded = render_markdown(analysis)  # one kernel launched 105 times
+    assert "## Roofline: 105 launches of 1 kernel, 1.83 ms" in folded
+    row = r"^\| 1 \| `__cuda_linear_fp32_fp16_kernel<…>\(…\)` \| 105 \| 1.83\u00a0ms \|"
+    assert re.search(row, folded, re.M)
+    launches = summarize(analysis, launches=True)
+    full = render_markdown(launches)
     assert len(full) <= 65536 and "[!NOTE]" not in full
-    assert "<summary>The other 90 kernels</summary>" in full
-    cut = render_markdown(analysis, limit_chars=8000)
+    assert "<summary>The other 90 launches</summary>" in full
+    cut = render_markdown(launches, limit_chars=8000)
     assert len(cut) <= 8000
-    note = re.search(r"> (\d+) of 105 kernels \(the fastest\) are left out", cut)
+    note = re.search(r"> (\d+) of 105 launches \(the last by time\) are left out", cut)
     assert note is not None
-    ranks = [int(r) for r in re.findall(r"^\| (\d+) \|", cut, flags=re.M)]
-    assert ranks == list(range(1, 106 - int(note.group(1))))  # the slowest kernels, in order
-    assert len(render_markdown(analysis, limit_chars=len(cut) + 400)) > len(cut)  # fills the limit
+    ranks = [int(r) for r in re.findall(r"^\| (\d+) \| `__cuda", cut, flags=re.M)]
+    assert ranks == list(range(1, 106 - int(note.group(1))))  # the slowest launches, in order
+    assert len(render_markdown(launches, limit_chars=len(cut) + 400)) > len(cut)  # fills the limit

@@ -11,17 +11,20 @@ from test_diff import BASE, HEAD, HOSTILE, write
 
 from ncu_roof.analysis import Analysis, analyze
 from ncu_roof.ingest import read_input
-from ncu_roof.render.plot import kernel_points, render_plot
+from ncu_roof.render.plot import MAX_MARKERS, PlotOptions, kernel_points, panel, render_plot
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 REPORTS = ["rtx4090_rep_2023.1.0_reduce.ncu-rep", "a10g_rep_2023.1.1_roofline-set.ncu-rep",
            "h100pcie_rep_2025.1_full_silu.ncu-rep"]
 
 
-def marker_ids(svg: bytes) -> list[tuple[str, str]]:
-    """(kernel id, tier) of every marker drawn."""
-    found: list[tuple[str, str]] = re.findall(r'id="kernel-(\d+)-(\w+)"', svg.decode("utf-8"))
-    return found
+def collections(svg: bytes) -> list[tuple[str, str]]:
+    """(tier, verdict) of each marker collection: one per tier and verdict, never one per kernel."""
+    return re.findall(r'id="points-(\w+)-(\w+)"', svg.decode("utf-8"))  # type: ignore[return-value]
+
+
+def drawn_ids(analysis: Analysis) -> set[int]:
+    return {k.id for d in analysis.devices for g in panel(analysis, d).groups for k in g.launches}
 
 
 @pytest.fixture
@@ -32,10 +35,12 @@ def small(tmp_path: Path) -> Analysis:
 def test_svg_is_byte_identical_and_draws_each_drawable_kernel(small: Analysis) -> None:
     first = render_plot(small)
     assert first == render_plot(small)
-    drawn = {int(kid) for kid, _tier in marker_ids(first)}
     expected = {k.id for k in small.kernels if kernel_points(k)}
-    assert drawn == expected == {0, 1}  # kernel 2 has zero FLOPs: not on log axes
-    assert "1 of 3 kernels not drawn" in first.decode("utf-8")
+    assert drawn_ids(small) == expected == {0, 1}  # kernel 2 has zero FLOPs: not on log axes
+    tiers = {t for k in small.kernels for t, v in k.intensity_flop_per_byte.items() if v and k.id in expected}
+    assert {t for t, _ in collections(first)} == tiers
+    assert len(collections(first)) == len(set(collections(first)))
+    assert "1 of 3 launches not drawn" in first.decode("utf-8")
     assert "<a|b" not in first.decode("utf-8")  # names are shortened and XML-escaped
 
 
@@ -48,8 +53,28 @@ def test_hostile_dollar_names_do_not_trigger_mathtext(small: Analysis) -> None:
 def test_png_signature_and_size(small: Analysis) -> None:
     png = render_plot(small, fmt="png")
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", png[16:24])
-    assert (width, height) == (2200, 1400)
+    width, _height = struct.unpack(">II", png[16:24])
+    assert width == 2000  # 10 in at 200 dpi
+    sized = render_plot(small, fmt="png", options=PlotOptions(width_in=6.0, height_in=4.0, dpi=100))
+    assert struct.unpack(">II", sized[16:24]) == (600, 400)
+
+
+def test_pdf_is_a_deterministic_pdf(small: Analysis) -> None:
+    pdf = render_plot(small, fmt="pdf")
+    assert pdf.startswith(b"%PDF-") and pdf == render_plot(small, fmt="pdf")
+
+
+def test_formulas_only_with_the_full_caption(small: Analysis) -> None:
+    short = render_plot(small).decode("utf-8")
+    full = render_plot(small, options=PlotOptions(caption="full")).decode("utf-8")
+    source = next(iter(small.devices[0].roofs.sources.values()))
+    assert source not in short and source.split(" ")[0] in full
+
+
+def test_labels_say_time_share_and_axes_carry_si_units(small: Analysis) -> None:
+    svg = render_plot(small).decode("utf-8")
+    assert "% of time" in svg
+    assert re.search(r">\d+ [kMGTP]FLOP/s<", svg)  # tick labels such as `10 TFLOP/s`
 
 
 def test_arrows_draw_base_markers(tmp_path: Path) -> None:
@@ -63,16 +88,16 @@ def test_no_roofs_and_nothing_drawable_do_not_crash(tmp_path: Path) -> None:
     rows = [("zero", "(1, 1, 1)", 500.0, 0.0, 0.0), ("nan", "(1, 1, 1)", float("nan"), 1.0, 1.0)]
     analysis = analyze([read_input(write(tmp_path, "z.csv", rows, device="Mystery GPU"))])
     svg = render_plot(analysis).decode("utf-8")
-    assert marker_ids(svg.encode()) == []
+    assert collections(svg.encode()) == []
     assert "No roofs for this device" in svg
-    assert "2 of 2 kernels not drawn" in svg
+    assert "2 of 2 launches not drawn" in svg
 
 
 def test_unknown_format_is_a_usage_error(small: Analysis) -> None:
     from ncu_roof.errors import UsageError
 
     with pytest.raises(UsageError):
-        render_plot(small, fmt="pdf")
+        render_plot(small, fmt="gif")
 
 
 @pytest.mark.corpus
@@ -82,9 +107,8 @@ def test_corpus_reports_plot_every_kernel(report: str) -> None:
     analysis = analyze([read_input(str(CORPUS / report))])
     svg = render_plot(analysis)
     assert svg == render_plot(analysis)
-    drawn = {int(kid) for kid, _ in marker_ids(svg)}
-    assert drawn == {k.id for k in analysis.kernels if kernel_points(k)}
-    assert len(drawn) == len(analysis.kernels)
+    assert drawn_ids(analysis) == {k.id for k in analysis.kernels if kernel_points(k)}
+    assert len(drawn_ids(analysis)) == len(analysis.kernels)
 
 
 def test_control_characters_from_the_data_give_well_formed_svg_without_warnings(
@@ -112,5 +136,69 @@ def test_control_characters_from_the_data_give_well_formed_svg_without_warnings(
         render_plot(replace(hostile, devices=(replace(hostile.devices[0], name=None),)), fmt="png")
     ET.fromstring(svg)  # well-formed
     text = svg.decode("utf-8")
-    assert "GPU??[31m? X — hierarchical roofline" in text
-    assert "Roofs: user?" in text
+    assert "GPU??[31m? X (device 0): 3 launches" in text
+    assert "Roofs from the roofs file (user?)" in text
+
+
+def test_several_devices_get_one_panel_each_and_their_own_titles(small: Analysis) -> None:
+    from dataclasses import replace
+
+    twin = replace(small.devices[0], index=1, name="Other GPU")
+    moved = tuple(replace(k, device=1) if k.id == 1 else k for k in small.kernels)
+    two = replace(small, devices=(small.devices[0], twin), kernels=moved)
+    svg = render_plot(two).decode("utf-8")
+    assert "(device 0): 2 launches" in svg and "Other GPU (device 1): 1 launch," in svg
+    only = render_plot(two, options=PlotOptions(device=1)).decode("utf-8")
+    assert "Other GPU (device 1)" in only and "(device 0)" not in only
+
+
+def test_many_launches_of_one_kernel_are_one_marker(tmp_path: Path) -> None:
+    rows = [("same", "(8, 1, 1)", 1000.0 + i, 1e6, 1e5) for i in range(50)]
+    analysis = analyze([read_input(write(tmp_path, "many.csv", rows))])
+    (group,) = panel(analysis, analysis.devices[0]).groups
+    assert group.count == 50 and MAX_MARKERS >= 1
+
+
+def test_no_label_crosses_a_roof_in_the_example() -> None:
+    from matplotlib import rc_context
+    from matplotlib.text import Annotation, Text
+
+    from ncu_roof.cli.analyze import example_path
+    from ncu_roof.render.placement import crosses
+    from ncu_roof.render.plot import RC, _figure, plot_devices
+
+    analysis = analyze([read_input(example_path())])
+    with rc_context(RC):  # type: ignore[arg-type]
+        figure = _figure(analysis, plot_devices(analysis, None), PlotOptions())
+        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+        checked = 0
+        for ax in figure.axes:
+            roofs = [line for line in ax.lines if len(line.get_xdata()) == 2]  # type: ignore[arg-type]
+            segments = []
+            for line in roofs:
+                xs, ys = line.get_xdata(), line.get_ydata()
+                a, b = ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])  # type: ignore[index]
+                segments.append(((a[0], a[1]), (b[0], b[1])))
+            for text in ax.texts:
+                if isinstance(text, Annotation) and text.get_text():
+                    text.update_positions(renderer)
+                    box = Text.get_window_extent(text, renderer)
+                    assert not any(crosses(box, seg) for seg in segments), text.get_text()
+                    checked += 1
+        assert checked == 5  # one label per kernel group of the example
+
+
+def test_diff_arrows_join_groups_not_launches(tmp_path: Path) -> None:
+    from ncu_roof.cli.report import diff_arrows
+    from ncu_roof.diff import diff
+    from ncu_roof.render.plot import arrow_points
+
+    base = analyze([read_input(write(tmp_path, "b.csv", BASE))])
+    head = analyze([read_input(write(tmp_path, "h.csv", HEAD))])
+    drawn = panel(head, head.devices[0])
+    pairs = arrow_points(diff_arrows(diff(base, head), base, head), drawn.groups)
+    assert len(pairs) == 1  # the two launches of one kernel: one arrow
+    before, after = pairs[0]
+    assert before.group.count == after.group.count == 2
+    # summed FLOPs over summed time: base 2 × 2e6 FLOP in 3 µs, head in 2.1 µs
+    assert after.flop_per_s / before.flop_per_s == pytest.approx(3.0 / 2.1)

@@ -7,25 +7,47 @@ Each command lives in its own module and registers itself on `app`. Every user e
 from __future__ import annotations
 
 import os
+import re
 import sys
+from typing import Any
 
 import typer
+from typer.core import TyperCommand
 
 from ncu_roof import __version__
-from ncu_roof.errors import ExitCode, NcuRoofError
+from ncu_roof.cli import verbosity
+from ncu_roof.errors import ExitCode, NcuRoofError, UsageError
 from ncu_roof.render.output import StdoutClosedError
 from ncu_roof.render.text import one_line
 
 CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
 
+HELP = (
+    "Hierarchical roofline verdicts for Nsight Compute reports: is each kernel memory-, compute- or "
+    "latency-bound, at which tier, how far below its roof, and which kernel to fix first.\n\n"
+    "Start with `ncu-roof analyze --example`; `ncu-roof COMMAND -h` shows a command's options."
+)
+
 app = typer.Typer(
     name="ncu-roof",
-    help="Hierarchical roofline verdicts for Nsight Compute reports: predict, profile, analyze, diff.",
-    no_args_is_help=True,
+    help=HELP,
+    no_args_is_help=False,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+_TYPE_LABEL = re.compile(r"(?<=\S) <[a-z][a-z0-9\[\], ]*>")
+
+
+class ReadableHelp(TyperCommand):
+    """Help without typer's type labels (`FILE... <list[str]>` → `FILE...`): the metavars say it."""
+
+    def get_help(self, ctx: Any) -> str:  # typer's Context type is private (typer._click)
+        return _TYPE_LABEL.sub("", super().get_help(ctx))
 
 
 def _version(value: bool) -> None:
@@ -36,11 +58,21 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors on stderr."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="More detail on stderr."),
 ) -> None:
-    """ncu-roof: is each kernel memory-bound or compute-bound, at which tier, and how far below its roof?"""
+    if quiet and verbose:
+        raise UsageError("--quiet and --verbose contradict", hint="pass one of them")
+    verbosity.set_level(
+        verbosity.Level.QUIET if quiet else verbosity.Level.VERBOSE if verbose else verbosity.Level.NORMAL
+    )
+    if ctx.invoked_subcommand is None:  # bare `ncu-roof`: the help, as a normal answer
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
 
 
 def report_error(err: NcuRoofError) -> int:
@@ -58,16 +90,28 @@ def _closed_pipe() -> int:
     except (OSError, ValueError):
         pass
     return CLOSED_PIPE
+VERBOSITY_FLAGS = {"-q": "--quiet", "--quiet": "--quiet", "-v": "--verbose", "--verbose": "--verbose"}
+
+
+def hoist_verbosity(args: list[str]) -> list[str]:
+    """`ncu-roof analyze R -q` → `ncu-roof --quiet analyze R`: the flags work after the command
+    too (never after `--`, where the profiled program's own arguments start)."""
+    end = args.index("--") if "--" in args else len(args)
+    flags = [VERBOSITY_FLAGS[a] for a in args[:end] if a in VERBOSITY_FLAGS]
+    rest = [a for a in args[:end] if a not in VERBOSITY_FLAGS]
+    return [*dict.fromkeys(flags), *rest, *args[end:]]
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     from ncu_roof.cli import commands  # noqa: F401  (registers the commands)
 
+    verbosity.set_level(verbosity.Level.NORMAL)
     try:
         # without standalone mode, typer returns (not raises) the code of a `typer.Exit` and
         # turns Ctrl-C inside a command into 130
-        code = app(args=argv, standalone_mode=False)
+        args = hoist_verbosity(sys.argv[1:] if argv is None else list(argv))
+        code = app(args=args, prog_name="ncu-roof", standalone_mode=False)
         if code == 130:
             sys.stderr.write("error: interrupted\nhint: run it again; no partial output was written\n")
         sys.exit(code if isinstance(code, int) else 0)

@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,10 +14,19 @@ from typing import TYPE_CHECKING
 import typer
 
 from ncu_roof import pipeline
-from ncu_roof.cli import app
+from ncu_roof.cli import ReadableHelp, app, verbosity
 from ncu_roof.errors import UsageError
 from ncu_roof.pipeline import example_path
 from ncu_roof.pipeline import roof_choice as roof_choice  # profile checks the roofs early
+from ncu_roof.render.formats import (
+    FORMATS,
+    Caption,
+    OutputFormat,
+    RenderOptions,
+    choose,
+    image_format,
+    render,
+)
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
 from ncu_roof.render.text import one_line
 from ncu_roof.traffic import TrafficDefinition
@@ -25,15 +34,10 @@ from ncu_roof.traffic import TrafficDefinition
 if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them
     from ncu_roof.analysis import Analysis
     from ncu_roof.ingest import RunTable
+    from ncu_roof.render.plot import Arrow, PlotOptions
 
 
-class Format(StrEnum):
-    TABLE = "table"
-    JSON = "json"
-    CSV = "csv"
-    MARKDOWN = "markdown"
-    HTML = "html"
-    PARQUET = "parquet"
+Format = OutputFormat  # the name `profile` imports
 
 
 class Locale(StrEnum):
@@ -44,8 +48,41 @@ class Locale(StrEnum):
 
 
 @dataclass(frozen=True)
+class PictureOptions:
+    """Size and caption of a roofline picture (`--plot`, an image -o, `plot`)."""
+
+    width_in: float | None = None
+    height_in: float | None = None
+    dpi: float | None = None
+    caption: Caption = Caption.SHORT
+    device: int | None = None
+
+    def plot_options(self, arrows: Sequence[Arrow] = ()) -> PlotOptions:
+        from ncu_roof.render.plot import PlotOptions
+
+        return PlotOptions(
+            device=self.device,
+            width_in=self.width_in,
+            height_in=self.height_in,
+            dpi=self.dpi,
+            caption=self.caption.value,
+            arrows=tuple(arrows),
+        )
+
+
+class GroupChoice(StrEnum):
+    KERNEL = "kernel"
+    NONE = "none"
+
+
+class SortChoice(StrEnum):
+    TIME = "time"
+    HEADROOM = "headroom"
+
+
+@dataclass(frozen=True)
 class AnalyzeOptions:
-    format: Format = Format.TABLE
+    format: OutputFormat | None = None  # None: from the -o suffix, else the table
     output: str | None = None
     gpu: str | None = None
     roofs: str | None = None
@@ -57,6 +94,10 @@ class AnalyzeOptions:
     top: int = 30
     traffic: TrafficDefinition = TrafficDefinition.NSIGHT
     skip_bad_rows: bool = False
+    launches: bool = False
+    group_by: GroupChoice = GroupChoice.KERNEL
+    sort: SortChoice = SortChoice.TIME
+    picture: PictureOptions = PictureOptions()
 
 
 def request_of(options: AnalyzeOptions) -> pipeline.Request:
@@ -74,48 +115,87 @@ def request_of(options: AnalyzeOptions) -> pipeline.Request:
 
 def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     """Input paths (or tables already read) + options → Analysis, one line per input on stderr."""
-    return pipeline.run(inputs, request_of(options), log=diag)
+    analysis = pipeline.run(inputs, request_of(options), log=diag)
+    report_gaps(analysis)
+    return analysis
+
+
+def report_gaps(analysis: Analysis) -> None:
+    """One stderr line on why verdicts are missing, one on missing counters (--verbose: the command)."""
+    from ncu_roof.render.summary import missing_reason, plural
+
+    reason = missing_reason(analysis)
+    if reason:
+        warn(f"not on a roofline: {reason}")
+    if analysis.collect_hint:
+        lacking = sum(1 for k in analysis.kernels if k.missing)
+        what = sorted({m for k in analysis.kernels for m in k.missing})
+        if verbosity.level() is verbosity.Level.VERBOSE:
+            warn(f"{plural(lacking, 'launch')} lack counters ({', '.join(what)}); a run that collects them:")
+            warn(f"  {analysis.collect_hint}")
+        else:
+            warn(
+                f"{plural(lacking, 'launch')} lack counters ({', '.join(what)}); see the notes, "
+                "or --verbose for an ncu command that collects them"
+            )
 
 
 def diag(message: str) -> None:
+    """Progress for people (`read …`, `wrote …`); silent with --quiet."""
+    if verbosity.level() is not verbosity.Level.QUIET:
+        sys.stderr.write(one_line(message) + "\n")
+
+
+def warn(message: str) -> None:
+    """What the reader must know about the results; shown even with --quiet."""
     sys.stderr.write(one_line(message) + "\n")
 
 
-def render(analysis: Analysis, options: AnalyzeOptions) -> str | bytes:
-    if options.format is Format.JSON:
-        from ncu_roof.render.jsonout import render_json
-
-        return render_json(analysis)
-    if options.format is Format.PARQUET:
-        from ncu_roof.render.parquet import render_parquet
-
-        return render_parquet(analysis)
-    if options.format is Format.CSV:
-        from ncu_roof.render.csvout import render_csv
-
-        return render_csv(analysis)
-    if options.format is Format.MARKDOWN:
-        from ncu_roof.render.markdown import render_markdown
-
-        return render_markdown(analysis, plot_note=f"roofline plot: {options.plot}" if options.plot else None)
-    if options.format is Format.HTML:
-        from ncu_roof.render.html import render_html
-
-        return render_html(analysis)
-    from ncu_roof.render.terminal import render_terminal
-
+def render_options(options: AnalyzeOptions, fmt: OutputFormat) -> RenderOptions:
     to_tty = options.output in (None, "-") and sys.stdout.isatty()
-    color = to_tty and "NO_COLOR" not in os.environ
-    width = shutil.get_terminal_size((160, 40)).columns if to_tty else 240
-    return render_terminal(analysis, color=color, width=width, top=options.top)
+    color = fmt is OutputFormat.TABLE and to_tty and "NO_COLOR" not in os.environ
+    # the terminal's width (COLUMNS when set); 240 columns into a file or a pipe
+    width = shutil.get_terminal_size((240, 40)).columns if to_tty else 240
+    picture = options.picture
+    return RenderOptions(
+        color=color,
+        width=width,
+        top=options.top,
+        launches=options.launches,
+        group_by=options.group_by.value,
+        sort=options.sort.value,
+        plot_ref=plot_reference(options.plot, options.output),
+        device=picture.device,
+        width_in=picture.width_in,
+        height_in=picture.height_in,
+        dpi=picture.dpi,
+        caption=picture.caption,
+    )
 
 
-def plot_format(path: str, option: str = "--plot") -> str:
-    """`roofline.svg` → svg; anything but .svg/.png is a usage error."""
-    fmt = Path(path).suffix.lstrip(".").lower()
-    if fmt not in ("svg", "png"):
-        raise UsageError(f"{option} {path}: unknown image type", hint="use a .svg or .png file name")
-    return fmt
+def plot_reference(plot: str | None, report: str | None) -> str | None:
+    """The plot's path as a report beside it would link it: relative to the report's folder."""
+    if plot is None:
+        return None
+    if report in (None, "-"):
+        return Path(plot).name if not Path(plot).is_absolute() else plot
+    try:
+        return os.path.relpath(Path(plot).resolve(), Path(report).resolve().parent)
+    except ValueError:  # another drive (Windows)
+        return plot
+
+
+def plot_format(path: str, option: str = "--plot") -> OutputFormat:
+    """`roofline.svg` → svg; a name that is no picture (.svg, .png, .pdf) is a usage error."""
+    return image_format(path, option)
+
+
+def refuse_binary_to_terminal(fmt: OutputFormat, output: str | None) -> None:
+    if FORMATS[fmt].binary and output in (None, "-") and sys.stdout.isatty():
+        raise UsageError(
+            f"--format {fmt.value} writes binary data, not for a terminal",
+            hint=f"write it to a file: -o out{FORMATS[fmt].suffixes[0]}",
+        )
 
 
 def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
@@ -125,9 +205,9 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     Options and output paths are checked before any work, and every output is rendered before
     the first is written: a run that fails leaves no output behind and nothing on stdout.
     """
+    fmt = choose(options.format, options.output)
+    refuse_binary_to_terminal(fmt, options.output)
     check_writable(options.output)
-    if options.format is Format.PARQUET and options.output in (None, "-") and sys.stdout.isatty():
-        raise UsageError("--format parquet is binary: not written to a terminal", hint="add -o runs.parquet")
     if options.summary:
         check_summary()
     if options.plot:
@@ -142,16 +222,13 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     report = None
     if expectations is not None:
         analysis, report = pipeline.with_expectations(analysis, expectations)
-    outputs: list[tuple[str | bytes, str | None]] = [(render(analysis, options), options.output)]
+    settings = render_options(options, fmt)
+    outputs: list[tuple[str | bytes, str | None]] = [(render(analysis, fmt, settings), options.output)]
     if options.plot:
-        from ncu_roof.render.plot import render_plot
-
-        outputs.append((render_plot(analysis, fmt=plot_format(options.plot)), options.plot))
+        outputs.append((render(analysis, plot_format(options.plot), settings), options.plot))
     summary = None
     if options.summary:
-        from ncu_roof.render.markdown import render_markdown
-
-        summary = render_markdown(analysis)
+        summary = str(render(analysis, OutputFormat.MARKDOWN, replace(settings, plot_ref=None)))
     write_all(outputs)
     if summary is not None and not append_summary(summary):
         diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
@@ -170,30 +247,88 @@ TRAFFIC_HELP = (
 )
 
 
-@app.command("analyze")
+FORMAT_NAMES = "|".join(f.value for f in OutputFormat)
+
+
+def picture_options(
+    width_in: float | None, height_in: float | None, dpi: float | None, caption: Caption, device: int | None
+) -> PictureOptions:
+    for option, value in (("--width", width_in), ("--height", height_in), ("--dpi", dpi)):
+        if value is not None and not 0 < value < 1000:
+            raise UsageError(
+                f"{option} {value:g} is out of range", hint=f"e.g. {option} 7 (inches; --dpi 300)"
+            )
+    return PictureOptions(width_in, height_in, dpi, caption, device)
+
+
+@app.command("analyze", cls=ReadableHelp)
 def analyze_command(
     files: list[str] = typer.Argument(
         None,
+        metavar="FILE",
         help="ncu outputs: .ncu-rep, CSV (raw, details, summary) or console text; `-` for stdin, "
         "a directory, or a glob.",
     ),
     example: bool = typer.Option(
         False, "--example", help="Analyze the example report shipped with ncu-roof."
     ),
-    gpu: str = typer.Option(None, "--gpu", help="Use the built-in roofs of this GPU (see `ncu-roof gpus`)."),
-    roofs: str = typer.Option(None, "--roofs", help="Use the roofs of this TOML platform file."),
-    traffic: TrafficDefinition = typer.Option(TrafficDefinition.NSIGHT, "--traffic", help=TRAFFIC_HELP),
-    fmt: Format = typer.Option(Format.TABLE, "--format", "-f", help="Output format."),
-    output: str = typer.Option(None, "--output", "-o", help="Write here (atomically) instead of stdout."),
-    plot: str = typer.Option(None, "--plot", help="Also draw the roofline to this .svg or .png file."),
-    number_locale: Locale = typer.Option(Locale.AUTO, "--number-locale", help="Number style of CSV input."),
+    gpu: str = typer.Option(
+        None, "--gpu", metavar="KEY", help="Use the built-in roofs of this GPU (see `ncu-roof gpus`)."
+    ),
+    roofs: str = typer.Option(
+        None, "--roofs", metavar="FILE", help="Use the roofs of this TOML platform file."
+    ),
+    traffic: TrafficDefinition = typer.Option(
+        TrafficDefinition.NSIGHT, "--traffic", metavar="nsight|counted", help=TRAFFIC_HELP
+    ),
+    fmt: OutputFormat = typer.Option(
+        None,
+        "--format",
+        "-f",
+        metavar="FORMAT",
+        help=f"{FORMAT_NAMES} (default: from the -o suffix, else table).",
+        show_default=False,
+    ),
+    output: str = typer.Option(
+        None, "--output", "-o", metavar="PATH", help="Write here (atomically) instead of stdout."
+    ),
+    plot: str = typer.Option(
+        None, "--plot", metavar="PATH", help="Also draw the roofline to this .svg, .png or .pdf file."
+    ),
+    number_locale: Locale = typer.Option(
+        Locale.AUTO, "--number-locale", metavar="auto|C|en|de", help="Number style of CSV input."
+    ),
     expect_file: str = typer.Option(
-        None, "--expect", help="Expectations TOML: kernel regex → expected bound/tier (predict vs measure)."
+        None,
+        "--expect",
+        metavar="FILE",
+        help="Expectations TOML: kernel regex → expected bound/tier (predict vs measure).",
     ),
     fail_on_mismatch: bool = typer.Option(
         False, "--fail-on-mismatch", help="Exit 1 when a kernel contradicts its expectation."
     ),
-    top: int = typer.Option(30, "--top", min=0, help="Table: the N costliest kernels (0 = all)."),
+    top: int = typer.Option(30, "--top", min=0, metavar="N", help="Table: the N first rows (0 = all)."),
+    sort: SortChoice = typer.Option(
+        SortChoice.TIME,
+        "--sort",
+        metavar="time|headroom",
+        help="Rows by total time, or by the time they could save at their roof.",
+    ),
+    launches: bool = typer.Option(
+        False, "--launches", help="One row per launch (default: repeated kernels folded into one row)."
+    ),
+    group_by: GroupChoice = typer.Option(
+        GroupChoice.KERNEL,
+        "--group-by",
+        metavar="kernel|none",
+        help="Fold launches of one kernel name, launch shape and device (none: never).",
+    ),
+    width_in: float = typer.Option(None, "--width", metavar="INCHES", help="Plot width."),
+    height_in: float = typer.Option(None, "--height", metavar="INCHES", help="Plot height."),
+    dpi: float = typer.Option(None, "--dpi", metavar="DPI", help="PNG resolution (default 200)."),
+    caption: Caption = typer.Option(
+        Caption.SHORT, "--caption", metavar="short|full|none", help="Plot caption: roofs' sources in full."
+    ),
     summary: bool = typer.Option(
         False, "--summary", help="Append the Markdown report to $GITHUB_STEP_SUMMARY."
     ),
@@ -203,7 +338,7 @@ def analyze_command(
         help="Leave out kernels with damaged CSV rows (with a warning) instead of failing.",
     ),
 ) -> None:
-    """Give every kernel its FLOPs, bytes per tier, intensity, roofs and verdict."""
+    """Give every kernel its FLOPs, bytes per tier, intensity, roofs, verdict and headroom."""
     paths = list(files or [])
     if example:
         paths.append(example_path())
@@ -227,5 +362,9 @@ def analyze_command(
         top=top,
         traffic=traffic,
         skip_bad_rows=skip_bad_rows,
+        launches=launches,
+        group_by=group_by,
+        sort=sort,
+        picture=picture_options(width_in, height_in, dpi, caption, None),
     )
     emit(paths, options)

@@ -83,7 +83,7 @@ NcuArgs = Annotated[str | None, typer.Option("--ncu-args", help="More ncu argume
 Csv = Annotated[bool, typer.Option("--csv", help="Also write <output>.csv (raw page).")]
 Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds before kill.")]
 Ncu = Annotated[str | None, typer.Option("--ncu", help="The ncu executable.")]
-Fmt = Annotated[Format, typer.Option("--format", help="Analysis format.")]
+Fmt = Annotated[Format | None, typer.Option("--format", help="Analysis format (default: from the suffix).")]
 AnalysisOutput = Annotated[
     str | None, typer.Option("--analysis-output", help="Write the analysis to this file.")
 ]
@@ -113,7 +113,7 @@ def profile_command(
     csv: Csv = False,
     timeout: Timeout = None,
     ncu: Ncu = None,
-    fmt: Fmt = Format.TABLE,
+    fmt: Fmt = None,
     analysis_output: AnalysisOutput = None,
     gpu: Gpu = None,
     roofs: Roofs = None,

@@ -5,16 +5,28 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import typer
 
 from ncu_roof import pipeline
-from ncu_roof.cli import app
-from ncu_roof.cli.analyze import TRAFFIC_HELP, AnalyzeOptions, build_analysis, diag, plot_format, request_of
+from ncu_roof.cli import ReadableHelp, app
+from ncu_roof.cli.analyze import (
+    TRAFFIC_HELP,
+    AnalyzeOptions,
+    PictureOptions,
+    build_analysis,
+    diag,
+    picture_options,
+    plot_format,
+    report_gaps,
+    request_of,
+)
+from ncu_roof.diff import MatchBy
 from ncu_roof.errors import UsageError
+from ncu_roof.render.formats import Caption
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
 from ncu_roof.traffic import TrafficDefinition
 
@@ -39,11 +51,18 @@ class DiffOptions:
     allow_mismatch: bool = False
     plot: str | None = None
     summary: bool = False
+    match: MatchBy = MatchBy.NAME_SHAPE
+    picture: PictureOptions = field(default_factory=PictureOptions)
 
 
 def parse_pct(text: str, option: str) -> float:
-    """`5`, `5%` or `2.5 %` → 5.0 / 2.5; anything else is a usage error."""
-    body = text.strip().removesuffix("%").strip()
+    """`5`, `5%` or `2.5 %` → 5.0 / 2.5; anything else is a usage error.
+
+    A bare number between 0 and 1 (`0.05`) reads like a fraction: refused, naming both spellings
+    (`5%`, or `0.05%` if that was meant).
+    """
+    stripped = text.strip()
+    body = stripped.removesuffix("%").strip()
     try:
         value = float(body)
     except ValueError:
@@ -51,6 +70,12 @@ def parse_pct(text: str, option: str) -> float:
     if not value >= 0 or value == float("inf"):
         raise UsageError(
             f"{option} {text!r} must be a finite, non-negative percentage", hint=f"e.g. {option} 5%"
+        )
+    if 0 < value < 1 and not stripped.endswith("%"):
+        raise UsageError(
+            f"{option} {text} looks like a fraction, but it is a percentage",
+            hint=f"for {100 * value:g} percent write {option} {100 * value:g}%; "
+            f"for {value:g} percent write {option} {value:g}%",
         )
     return value
 
@@ -85,6 +110,21 @@ def table_settings(output: str | None) -> tuple[int, bool]:
     return width, "NO_COLOR" not in os.environ
 
 
+def diff_format(fmt: DiffFormat | None, output: str | None) -> DiffFormat:
+    """`--format`, else what the -o suffix says (`.md`, `.json`) through the format registry; a
+    suffix the diff cannot write, or one that contradicts `--format`, is a usage error."""
+    from ncu_roof.render.formats import OutputFormat, choose, from_suffix
+
+    implied = from_suffix(output)
+    if implied is not None and implied.value not in {f.value for f in DiffFormat}:
+        raise UsageError(
+            f"diff cannot write -o {output} (.{implied.value})",
+            hint="name a .md or .json file, or pass --format table",
+        )
+    chosen = choose(OutputFormat(fmt.value) if fmt is not None else None, output)
+    return DiffFormat(chosen.value)
+
+
 def render_diff(result: Diff, fmt: DiffFormat, output: str | None = None) -> str:
     from ncu_roof.render import diffout
 
@@ -112,13 +152,22 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     plot_fmt = plot_format(options.plot) if options.plot else None
     check_writable(options.plot)
     base, head = pipeline.run_each([base_path, head_path], request_of(roofs), log=diag)
-    result = diff(base, head, threshold_pct=options.threshold_pct, allow_mismatch=options.allow_mismatch)
+    report_gaps(base)
+    report_gaps(head)
+    result = diff(
+        base,
+        head,
+        threshold_pct=options.threshold_pct,
+        allow_mismatch=options.allow_mismatch,
+        match=options.match,
+    )
     outputs: list[tuple[str | bytes, str | None]] = [
         (render_diff(result, options.format, options.output), options.output)
     ]
     if options.plot and plot_fmt:
         arrows = diff_arrows(result, base, head)
-        outputs.append((render_plot(head, fmt=plot_fmt, arrows=arrows), options.plot))
+        plot_options = options.picture.plot_options(arrows)
+        outputs.append((render_plot(head, fmt=plot_fmt.value, options=plot_options), options.plot))
     summary = None
     if options.summary:
         from ncu_roof.render.diffout import render_diff_markdown
@@ -132,53 +181,100 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     return result
 
 
-@app.command("plot")
+@app.command("plot", cls=ReadableHelp)
 def plot_command(
-    files: list[str] = typer.Argument(..., help="ncu outputs: .ncu-rep, raw-page or details CSV."),
-    output: str = typer.Option(..., "--output", "-o", help="The .svg or .png file to write."),
-    gpu: str = typer.Option(None, "--gpu", help="Use the built-in roofs of this GPU."),
-    roofs: str = typer.Option(None, "--roofs", help="Use the roofs of this TOML platform file."),
-    traffic: TrafficDefinition = typer.Option(TrafficDefinition.NSIGHT, "--traffic", help=TRAFFIC_HELP),
-    device: int = typer.Option(None, "--device", help="Device index (default: most kernel time)."),
-    kind: str = typer.Option("roofline", "--kind", help="roofline (FLOP) or instruction (warp inst)."),
+    files: list[str] = typer.Argument(
+        ..., metavar="FILE", help="ncu outputs: .ncu-rep, raw-page or details CSV."
+    ),
+    output: str = typer.Option(
+        ..., "--output", "-o", metavar="PATH", help="The .svg, .png or .pdf file to write."
+    ),
+    gpu: str = typer.Option(None, "--gpu", metavar="KEY", help="Use the built-in roofs of this GPU."),
+    roofs: str = typer.Option(
+        None, "--roofs", metavar="FILE", help="Use the roofs of this TOML platform file."
+    ),
+    device: int = typer.Option(
+        None, "--device", metavar="N", help="Only this device (default: one panel per device)."
+    ),
+    width_in: float = typer.Option(None, "--width", metavar="INCHES", help="Figure width."),
+    height_in: float = typer.Option(None, "--height", metavar="INCHES", help="Figure height."),
+    dpi: float = typer.Option(None, "--dpi", metavar="DPI", help="PNG resolution (default 200)."),
+    caption: Caption = typer.Option(
+        Caption.SHORT, "--caption", metavar="short|full|none", help="full: every roof's source and formula."
+    ),
+    traffic: TrafficDefinition = typer.Option(
+        TrafficDefinition.NSIGHT, "--traffic", metavar="nsight|counted", help=TRAFFIC_HELP
+    ),
+    kind: str = typer.Option(
+        "roofline", "--kind", metavar="roofline|instruction", help="FLOP roofline or warp-instruction roofline."
+    ),
     skip_bad_rows: bool = typer.Option(
         False, "--skip-bad-rows", help="Leave out kernels with damaged CSV rows (with a warning)."
     ),
 ) -> None:
-    """Draw the hierarchical roofline of one device as SVG or PNG."""
+    """Draw the hierarchical roofline, one panel per device, as SVG, PNG or PDF (or, with
+    --kind instruction, the instruction roofline)."""
     from ncu_roof.render.instruction_plot import render_instruction_plot
     from ncu_roof.render.plot import render_plot
 
     if kind not in ("roofline", "instruction"):
         raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")
     fmt = plot_format(output, "-o")
+    picture = picture_options(width_in, height_in, dpi, caption, device)
     check_writable(output)
     analysis = build_analysis(
         files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
     )
-    render = render_instruction_plot if kind == "instruction" else render_plot
-    write_all([(render(analysis, fmt=fmt, device=device), output)])
+    if kind == "instruction":
+        image = render_instruction_plot(analysis, fmt=fmt.value, device=device)
+    else:
+        image = render_plot(analysis, fmt=fmt.value, options=picture.plot_options())
+    write_all([(image, output)])
 
 
-@app.command("diff")
+@app.command("diff", cls=ReadableHelp)
 def diff_command(
-    base: str = typer.Argument(..., help="The baseline run (report or CSV)."),
-    head: str = typer.Argument(..., help="The run to compare (report or CSV)."),
-    fmt: DiffFormat = typer.Option(DiffFormat.TABLE, "--format", "-f", help="Output format."),
-    output: str = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    threshold: str = typer.Option("5%", "--threshold", help="Flag changes beyond this, e.g. 5%."),
+    base: str = typer.Argument(..., metavar="BASE", help="The baseline run (report or CSV)."),
+    head: str = typer.Argument(..., metavar="HEAD", help="The run to compare (report or CSV)."),
+    fmt: DiffFormat = typer.Option(
+        None,
+        "--format",
+        "-f",
+        metavar="table|markdown|json",
+        help="Output format (default: from the -o suffix, else table).",
+        show_default=False,
+    ),
+    output: str = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here instead of stdout."),
+    threshold: str = typer.Option(
+        "5%", "--threshold", metavar="PCT", help="Flag changes beyond this, e.g. 5%."
+    ),
     fail_on_regression: str = typer.Option(
         None,
         "--fail-on-regression",
+        metavar="PCT",
         help="Exit 1 when a kernel or the total is slower by more than this, e.g. 5%.",
+    ),
+    match: MatchBy = typer.Option(
+        MatchBy.NAME_SHAPE,
+        "--match",
+        metavar="name+shape|name|order",
+        help="Pair kernels by name and launch shape, by name only, or by launch order (renamed kernels).",
     ),
     allow_mismatch: bool = typer.Option(
         False, "--allow-mismatch", help="Compare runs from different GPUs or clocks anyway."
     ),
-    gpu: str = typer.Option(None, "--gpu", help="Use the built-in roofs of this GPU for both."),
-    roofs: str = typer.Option(None, "--roofs", help="Use the roofs of this TOML file for both."),
-    traffic: TrafficDefinition = typer.Option(TrafficDefinition.NSIGHT, "--traffic", help=TRAFFIC_HELP),
-    plot: str = typer.Option(None, "--plot", help="Draw before → after arrows to this .svg/.png."),
+    gpu: str = typer.Option(
+        None, "--gpu", metavar="KEY", help="Use the built-in roofs of this GPU for both."
+    ),
+    roofs: str = typer.Option(
+        None, "--roofs", metavar="FILE", help="Use the roofs of this TOML file for both."
+    ),
+    traffic: TrafficDefinition = typer.Option(
+        TrafficDefinition.NSIGHT, "--traffic", metavar="nsight|counted", help=TRAFFIC_HELP
+    ),
+    plot: str = typer.Option(
+        None, "--plot", metavar="PATH", help="Draw before → after arrows to this .svg, .png or .pdf."
+    ),
     summary: bool = typer.Option(
         False, "--summary", help="Append the Markdown diff to $GITHUB_STEP_SUMMARY."
     ),
@@ -188,7 +284,7 @@ def diff_command(
 ) -> None:
     """Compare two runs kernel by kernel: time, FLOP/s, bytes, intensity, verdict."""
     options = DiffOptions(
-        format=fmt,
+        format=diff_format(fmt, output),
         output=output,
         threshold_pct=parse_pct(threshold, "--threshold"),
         fail_on_regression_pct=(
@@ -197,6 +293,7 @@ def diff_command(
         allow_mismatch=allow_mismatch,
         plot=plot,
         summary=summary,
+        match=match,
     )
     run_diff(
         base,

@@ -1,4 +1,8 @@
-"""`--format csv`: one row per kernel, flat columns with units in their names."""
+"""`--format csv`: one row per launch, flat columns with units in their names.
+
+Numbers keep 15 significant digits, the precision a float64 carries without the noise of the
+arithmetic that made it (`0.000284704`, not `0.00028470400000000004`); they read back exactly.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +41,7 @@ COLUMNS = (
     *_SCALARS,
     *(pattern.format(key) for keys, pattern in _NESTED.values() for key in keys),
     "notes",
+    "headroom_s",
 )
 
 
@@ -49,7 +54,17 @@ def _row(kernel: Kernel) -> dict[str, object]:
         row[key] = None if row[key] is None else csv_cell(str(row[key]))
     row["name"] = csv_cell(kernel.name)
     row["notes"] = csv_cell("; ".join(kernel.notes))
-    return {column: "" if row[column] is None else row[column] for column in COLUMNS}
+    row["headroom_s"] = k["headroom_s"]
+    return {column: cell(row[column]) for column in COLUMNS}
+
+
+def cell(value: object) -> object:
+    """A CSV cell: missing is empty, a float has 15 significant digits at most (no float noise)."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(float(f"{value:.15g}"))
+    return value
 
 
 def render_csv(analysis: Analysis) -> str:

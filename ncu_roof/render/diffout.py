@@ -38,7 +38,10 @@ COLUMNS = (
 
 
 def signed_pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:+.1f}%"
+    """`+3.2%`, `-1.0%`, `0.0%` (never `-0.0%`), `–` when unknown."""
+    if value is None:
+        return "–"
+    return "0.0%" if round(value, 1) == 0 else f"{value:+.1f}%"
 
 
 def launch(k: KernelDiff) -> str:
@@ -235,7 +238,8 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = MARKDOWN_LIMIT_CHAR
     changed = [k for k in rows if k.status is not Status.UNCHANGED][:TOP_ROWS]
     slower = result.with_status(Status.REGRESSED)
     verdict_line = (
-        f"**ncu-roof diff: {len(slower)} kernel(s) slower by more than {result.threshold_pct:g}%**"
+        f"**ncu-roof diff: {len(slower)} kernel{'' if len(slower) == 1 else 's'} slower by more than "
+        f"{result.threshold_pct:g}%**"
         if slower or result.total_status is Status.REGRESSED
         else f"**ncu-roof diff: no kernel slower by more than {result.threshold_pct:g}%**"
     )
@@ -253,8 +257,8 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = MARKDOWN_LIMIT_CHAR
     tail = ["", f"<details><summary>All {len(rows)} kernels</summary>", "", details, "", "</details>"]
     if left_out:
         tail.append(
-            f"\n{left_out} kernel(s) left out to stay under GitHub's comment limit; "
-            "see the JSON output for all."
+            f"\n{left_out} kernel{'' if left_out == 1 else 's'} left out to stay under GitHub's "
+            "comment limit; see the JSON output for all."
         )
     return head + "\n".join(tail) + "\n"
 

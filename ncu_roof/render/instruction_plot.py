@@ -19,15 +19,15 @@ from ncu_roof.analysis import Analysis, Device, Kernel
 from ncu_roof.errors import UsageError
 from ncu_roof.model import TRANSACTION_BYTES, Bound
 from ncu_roof.render.plot import (
-    FIG_SIZE_IN,
     FORMATS,
     OTHER_TIER_MARKER,
+    PANEL_SIZE_IN,
     PNG_DPI,
     RC,
     TIER_MARKERS,
-    VERDICT_COLOURS,
     pick_device,
 )
+from ncu_roof.render.summary import VERDICT_COLOURS
 from ncu_roof.render.text import TIER_NAMES, one_line, si
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def _figure(device: Device, kernels: Sequence[Kernel]) -> Figure:
     x_lo, x_hi = min(xs) / 10, max(xs) * 10
     y_lo, y_hi = min(ys) / 10, max(ys) * 3
 
-    figure = Figure(figsize=FIG_SIZE_IN)
+    figure = Figure(figsize=PANEL_SIZE_IN)
     FigureCanvasAgg(figure)
     ax = figure.add_axes((0.08, 0.14, 0.70, 0.78))
     _axes(ax, x_lo, x_hi, y_lo, y_hi)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ncu_roof.analysis import SCHEMA, Analysis, Device, InstructionRoofline, Kernel
+from ncu_roof.groups import KernelGroup, device_totals_s, fix_first, group_kernels, headroom_s, ranked
 from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, TRANSACTION_BYTES, finite_or_none
 
 
@@ -84,6 +85,7 @@ KERNEL_SPEC: tuple[Leaf | Nested, ...] = (
     ("compute_ceiling", TEXT, "compute_ceiling"),
     ("compute_ceiling_pct", NUMBER, "compute_ceiling_pct"),
     ("instruction_roofline", OBJECT, lambda k: _instructions(k.instructions)),
+    ("headroom_s", NUMBER, headroom_s),
 )
 
 
@@ -239,6 +241,7 @@ def _document(analysis: Analysis, kernels: object) -> dict[str, Any]:
         "kernels": kernels,
         "total_duration_s": finite_or_none(analysis.total_duration_s),
         "collect_command": analysis.collect_hint,
+        **groups_json(analysis),
         **analysis.extra,
     }
 
@@ -248,6 +251,48 @@ def analysis_header(analysis: Analysis) -> dict[str, Any]:
     document = _document(analysis, None)
     del document["kernels"]
     return document
+
+
+def group_json(group: KernelGroup, index_of: Mapping[int, int]) -> dict[str, Any]:
+    return {
+        "name": group.name,
+        "grid": group.key[1],
+        "block": group.key[2],
+        "device": group.device,
+        "launches": group.count,
+        "kernels": sorted(index_of[id(k)] for k in group.launches),
+        "total_duration_s": finite_or_none(group.total_duration_s),
+        "mean_duration_s": finite_or_none(group.mean_duration_s),
+        "min_duration_s": finite_or_none(group.min_duration_s),
+        "max_duration_s": finite_or_none(group.max_duration_s),
+        "time_share": finite_or_none(group.time_share),
+        "device_share": finite_or_none(group.device_share),
+        "verdicts": list(group.verdicts),
+        "headroom_s": finite_or_none(group.headroom_s),
+        "headroom_complete": group.headroom_complete,
+    }
+
+
+def groups_json(analysis: Analysis) -> dict[str, Any]:
+    """`groups` (launches of one kernel, launch shape and device; by total time) and `fix_first`."""
+    index_of = {id(k): i for i, k in enumerate(analysis.kernels)}
+    groups = ranked(group_kernels(analysis))
+    position = {id(g): i for i, g in enumerate(groups)}
+    totals = device_totals_s(analysis)
+    first = []
+    for device in analysis.devices:
+        best = fix_first([g for g in groups if g.device == device.index], totals.get(device.index, 0.0))
+        if best is not None:
+            first.append(
+                {
+                    "device": device.index,
+                    "group": position[id(best.group)],
+                    "name": best.group.name,
+                    "headroom_s": finite_or_none(best.saving_s),
+                    "device_share": finite_or_none(best.share),
+                }
+            )
+    return {"groups": [group_json(g, index_of) for g in groups], "fix_first": first}
 
 
 PRETTY_MAX_KERNELS = 500  # larger analyses are written compact, their kernels column by column

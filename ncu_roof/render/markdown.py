@@ -10,22 +10,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import PurePath
+from urllib.parse import quote
 
-from ncu_roof.analysis import Analysis, Device, Kernel, describe
+from ncu_roof.analysis import Analysis, Device, Kernel
 from ncu_roof.errors import UsageError
+from ncu_roof.groups import KernelGroup
 from ncu_roof.model import COMPUTE, TIERS, Bound
-from ncu_roof.render.text import code_span, one_line, pct, plain, shorten, si, table_cell
+from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Row, Summary, plural, summarize
+from ncu_roof.render.text import code_span, launch_shape, one_line, pct, plain, shorten, si, table_cell
 
 GITHUB_LIMIT_CHARS = 65536
 MARKER = "<!-- ncu-roof -->"
 NAME_WIDTH = 60
-BOUND_WORDS = {
-    Bound.MEMORY: "memory-bound",
-    Bound.COMPUTE: "compute-bound",
-    Bound.LATENCY: "latency-bound",
-    Bound.BALANCED: "balanced",
-    Bound.UNKNOWN: "unclassified",
-}
 _BACKTICKS = re.compile(r"`+")
 def intensity(value: float | None) -> str:
     """An intensity in FLOP/byte as a plain number, 3 significant digits, never an SI prefix.
@@ -40,38 +36,6 @@ def intensity(value: float | None) -> str:
     return f"{value:.3g}"
 
 
-def bound_shares(analysis: Analysis) -> dict[Bound, float]:
-    """Share of the total time per verdict (kernels without a duration count for nothing)."""
-    total = analysis.total_duration_s
-    shares = dict.fromkeys(Bound, 0.0)
-    if total <= 0:
-        return shares
-    for kernel in analysis.kernels:
-        shares[kernel.bound] += (kernel.duration_s or 0.0) / total
-    return shares
-
-
-def memory_tier_shares(analysis: Analysis) -> dict[str, float]:
-    """Share of the total time of memory-bound kernels, per binding tier, largest first."""
-    total = analysis.total_duration_s
-    shares: dict[str, float] = {}
-    if total <= 0:
-        return shares
-    for kernel in analysis.kernels:
-        if kernel.bound is Bound.MEMORY and kernel.binding is not None:
-            shares[kernel.binding] = shares.get(kernel.binding, 0.0) + (kernel.duration_s or 0.0)
-    return {t: s / total for t, s in sorted(shares.items(), key=lambda item: -item[1])}
-
-
-def intensity_tiers(analysis: Analysis) -> list[str]:
-    """Memory tiers with an intensity for at least one kernel, in hierarchy order."""
-    present = {
-        tier
-        for kernel in analysis.kernels
-        for tier, value in kernel.intensity_flop_per_byte.items()
-        if value is not None
-    }
-    return [t for t in TIERS if t in present] + sorted(present - set(TIERS))
 
 
 def bandwidth_tier(kernel: Kernel) -> str | None:
@@ -83,186 +47,267 @@ def bandwidth_tier(kernel: Kernel) -> str | None:
     return None
 
 
+def intensity_tiers(kernels: Sequence[Kernel]) -> list[str]:
+    """Memory tiers with an intensity for at least one kernel, in hierarchy order."""
+    present = {
+        tier for k in kernels for tier, value in k.intensity_flop_per_byte.items() if value is not None
+    }
+    return [t for t in TIERS if t in present] + sorted(present - set(TIERS))
+
+
 def render_markdown(
-    analysis: Analysis,
+    source: Analysis | Summary,
     *,
     top: int = 15,
     limit_chars: int = GITHUB_LIMIT_CHARS,
-    plot_note: str | None = None,
+    plot_ref: str | None = None,
 ) -> str:
     """The report as GitHub-flavoured Markdown, at most `limit_chars` characters.
 
-    The `top` kernels by time go in the main table, the rest in a collapsible `<details>`; when
-    the whole does not fit, the slowest kernels are kept and a note says how many were left out.
-    `plot_note` (e.g. where the plot artifact is) is shown as literal text.
+    The `top` rows (kernel groups, or launches) go in the main table — one per device when there
+    are several —, with at most 8 columns; the other rows, the other columns and the roofs are
+    folded in `<details>`. When the whole does not fit, the first rows are kept and a note says
+    how many were left out. `plot_ref` is a path relative to where the Markdown is read.
     """
-    kernels = analysis.by_time()
-    low, high = 0, len(kernels)
-    if len(_document(analysis, kernels, top, 0, plot_note)) > limit_chars:
+    summary = source if isinstance(source, Summary) else summarize(source)
+    rows = summary.rows
+    low, high = 0, len(rows)
+    if len(_document(summary, top, 0, plot_ref)) > limit_chars:
         raise UsageError(
             f"a Markdown report needs more than {limit_chars} characters even without kernel rows",
             hint="raise the character limit",
         )
-    while low < high:  # the largest number of kernel rows that fits
+    while low < high:  # the largest number of rows that fits
         mid = (low + high + 1) // 2
-        if len(_document(analysis, kernels, top, mid, plot_note)) <= limit_chars:
+        if len(_document(summary, top, mid, plot_ref)) <= limit_chars:
             low = mid
         else:
             high = mid - 1
-    return _document(analysis, kernels, top, low, plot_note)
+    return _document(summary, top, low, plot_ref)
 
 
-def _document(
-    analysis: Analysis, kernels: Sequence[Kernel], top: int, shown: int, plot_note: str | None
-) -> str:
-    tiers = intensity_tiers(analysis)
-    head, rest = kernels[: min(top, shown)], kernels[min(top, shown) : shown]
-    parts = [MARKER, *_headline(analysis)]
-    if plot_note is not None:
-        parts.append(f"_Plot:_ {plain(plot_note)}")
-    if len(kernels) > shown:
+def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> str:
+    rows = summary.rows
+    head, rest = rows[: min(top, shown)], rows[min(top, shown) : shown]
+    noun = "kernel" if summary.grouped else "launch"
+    what = plural(2, noun).removeprefix("2 ")
+    parts = [MARKER, *_headline(summary)]
+    if plot_ref is not None:
+        parts.append(f"Plot: [{code_span(plot_ref)}](<{quote(plot_ref)}>)")
+    if len(rows) > shown:
         parts.append(
-            f"> [!NOTE]\n> {len(kernels) - shown} of {len(kernels)} kernels (the fastest) are left "
-            f"out to stay under the {GITHUB_LIMIT_CHARS:,}-character limit of a GitHub comment; "
-            "the JSON and HTML reports list them all."
+            f"> [!NOTE]\n> {len(rows) - shown} of {len(rows)} {what} (the last by "
+            f"{summary.sort.value}) are left out to stay under the {GITHUB_LIMIT_CHARS:,}-character "
+            "limit of a GitHub comment; the JSON and HTML reports list them all."
         )
+    if summary.missing_reason:
+        parts.append(f"> [!WARNING]\n> Not on a roofline: {plain(summary.missing_reason)}.")
     if head:
-        parts += [f"### Top {len(head)} kernels by time", _table(head, 1, tiers), _legend(tiers)]
+        order = "by time" if summary.sort.value == "time" else "by time they could save"
+        if summary.multi_device:
+            for view in summary.devices:
+                mine = [r for r in head if r.group.device == view.device.index]
+                if mine:
+                    title = (
+                        f"### Device {view.device.index}: {_gpu(view.device)} — top "
+                        f"{plural(len(mine), noun)} {order}"
+                    )
+                    parts += [title, _main_table(summary, mine)]
+        else:
+            parts += [f"### Top {plural(len(head), noun)} {order}", _main_table(summary, head)]
+        parts.append(_legend(summary))
+        parts.append(_folded(f"More columns for these {len(head)} {what}", _more_table(summary, head)))
     if rest:
-        first = len(head) + 1
-        parts.append(
-            f"<details>\n<summary>The other {len(rest)} kernels</summary>\n\n"
-            f"{_table(rest, first, tiers)}\n\n</details>"
-        )
-    parts += _roofs(analysis)
-    parts += _warnings(analysis)
+        parts.append(_folded(f"The other {len(rest)} {what}", _main_table(summary, rest, device_column=True)))
+    parts += _notes(summary)
+    parts += _roofs(summary)
+    parts += _warnings(summary)
     return "\n\n".join(parts) + "\n"
 
 
-def _headline(analysis: Analysis) -> list[str]:
-    count = len(analysis.kernels)
-    total = si(analysis.total_duration_s, "s")
-    title = f"## Roofline: {count} kernel{'s' if count != 1 else ''}, {total}"
-    lines = [title, _shares_line(analysis)]
-    kernels = analysis.by_time()
-    if kernels:
-        lines.append(_costliest(kernels[0]))
-    if analysis.devices:
-        lines.append(" · ".join(_device_words(analysis, d) for d in analysis.devices))
+def _folded(title: str, body: str) -> str:
+    return f"<details>\n<summary>{title}</summary>\n\n{body}\n\n</details>"
+
+
+def _gpu(device: Device) -> str:
+    return code_span(device.name) if device.name else "unknown GPU"
+
+
+def _headline(summary: Summary) -> list[str]:
+    kernels = f" of {plural(len(summary.rows), 'kernel')}" if summary.grouped else ""
+    title = f"## Roofline: {plural(summary.launches, 'launch')}{kernels}, {si(summary.total_s, 's')}"
+    lines = [title]
+    for view in summary.devices:
+        lines.append(_device_paragraph(summary, view))
+    if not summary.devices:
+        lines.append("No kernel has a duration.")
     return lines
 
 
-def _shares_line(analysis: Analysis) -> str:
-    shares = sorted(bound_shares(analysis).items(), key=lambda item: -item[1])
-    tiers = memory_tier_shares(analysis)
-    words = []
-    for bound, share in shares:
-        if share <= 0:
-            continue
-        phrase = f"{pct(100 * share)} of time {BOUND_WORDS[bound]}"
-        if bound is Bound.MEMORY and tiers:
-            phrase += " (" + ", ".join(f"{plain(t)} {pct(100 * s)}" for t, s in tiers.items()) + ")"
-        words.append(phrase)
-    if not words:
-        return "No kernel has a duration."
-    return f"**{words[0]}**" + "".join(f" · {w}" for w in words[1:])
-
-
-def _costliest(kernel: Kernel) -> str:
-    verdict = plain(describe(kernel))
-    if kernel.pct_of_roof is not None:
-        verdict += f" at {pct(kernel.pct_of_roof)} of its roof"
-    share = f"{pct(100 * kernel.time_share)} of time, " if kernel.time_share is not None else ""
-    name = code_span(shorten(kernel.name, NAME_WIDTH))
-    return f"Costliest kernel: {name} ({share}{si(kernel.duration_s, 's')}): **{verdict}**."
-
-
-def _device_words(analysis: Analysis, device: Device) -> str:
-    info = analysis.inputs[device.input]
-    gpu = code_span(device.name) if device.name else "unknown GPU"
-    cc = f" (CC {plain(device.cc)})" if device.cc else ""
+def _device_paragraph(summary: Summary, view: DeviceView) -> str:
+    info = summary.analysis.inputs[view.device.input]
+    cc = f"CC {plain(view.device.cc)}, " if view.device.cc else ""
     version = f", ncu {plain(info.ncu_version)}" if info.ncu_version else ""
-    return f"GPU {gpu}{cc} from {code_span(PurePath(info.path).name)}{version}"
+    source = code_span(PurePath(info.path).name)
+    where = f"**{_gpu(view.device)}** ({cc}device {view.device.index}) from {source}{version}"
+    words = []
+    for bound, part in view.shares:
+        phrase = f"{pct(100 * part)} of time {VERDICT_WORDS[bound]}"
+        if bound is Bound.MEMORY and view.memory_tiers:
+            phrase += " (" + ", ".join(f"{plain(t)} {pct(100 * s)}" for t, s in view.memory_tiers) + ")"
+        words.append(phrase)
+    shares = (
+        (f"**{words[0]}**" + "".join(f" · {w}" for w in words[1:])) if words else "no kernel has a duration"
+    )
+    lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}."]
+    ff = view.fix_first
+    if ff is not None:
+        saving = summary.saving_share(view)
+        share = f" ({plain(saving)})" if saving else ""
+        roof = plain(ff.group.lead.binding or "its")
+        lines.append(
+            f"**Fix first:** {_name(ff.group)} could save **{si(ff.saving_s, 's')}**{share} at its "
+            f"{roof} roof; now {plain(ff.group.verdicts[0])}, {pct(ff.group.lead.pct_of_roof)} of roof."
+        )
+    costliest = view.costliest
+    if costliest is not None and (ff is None or costliest is not ff.group):
+        share = (
+            f"{pct(100 * costliest.device_share)} of its time, " if costliest.device_share is not None else ""
+        )
+        lines.append(
+            f"Costliest: {_name(costliest)} ({share}{si(costliest.total_duration_s, 's')}): "
+            f"{plain(costliest.verdicts[0])}."
+        )
+    return "  \n".join(lines)
 
 
-def _table(kernels: Sequence[Kernel], first: int, tiers: Sequence[str]) -> str:
-    header = [
-        "#", "Kernel", "Time", "Share", "Verdict", "Binding", "% of roof",
-        *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth",
-    ]  # fmt: skip
-    align = ["---:", ":---", "---:", "---:", ":---", ":---", "---:", *("---:" for _ in tiers)]
-    align += ["---:", "---:"]
-    lines = [_row(header), _row(align)]
-    lines += [_row(_cells(k, first + i, tiers)) for i, k in enumerate(kernels)]
-    return "\n".join(lines)
+def _name(group: KernelGroup) -> str:
+    launches = f" ×{group.count}" if group.count > 1 else ""
+    return code_span(shorten(group.name, NAME_WIDTH)) + launches
 
 
 def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _cells(kernel: Kernel, rank: int, tiers: Sequence[str]) -> list[str]:
-    share = pct(100 * kernel.time_share) if kernel.time_share is not None else "–"
-    tier = bandwidth_tier(kernel)
-    bandwidth = "–"
-    if tier is not None:
-        bandwidth = f"{si(kernel.achieved_byte_per_s[tier], 'B/s')} ({plain(tier)})"
-    return [
-        str(rank),
-        table_cell(code_span(shorten(kernel.name, NAME_WIDTH))),
-        si(kernel.duration_s, "s"),
-        share,
-        table_cell(plain(describe(kernel))),
-        table_cell(plain(kernel.roofline_binding or "–")),
-        pct(kernel.pct_of_roof),
-        *(intensity(kernel.intensity_flop_per_byte.get(t)) for t in tiers),
-        si(kernel.achieved_flop_per_s, "FLOP/s"),
-        table_cell(bandwidth),
-    ]
+def _share(summary: Summary, row: Row) -> str:
+    share = row.group.device_share if summary.multi_device else row.group.time_share
+    return pct(None if share is None else 100 * share)
 
 
-def _legend(tiers: Sequence[str]) -> str:
-    ai = "AI = arithmetic intensity in FLOP/byte against each memory tier; " if tiers else ""
-    return (
-        f"<sub>{ai}Binding = the roof that limits the kernel in the roofline model; "
-        "% of roof = the roofline's minimum time over the measured time; "
-        "Bandwidth = achieved, at the binding tier (DRAM when compute-bound).</sub>"
-    )
+def _saving(row: Row) -> str:
+    value = row.group.headroom_s
+    return "–" if value is None else si(value, "s") + ("" if row.group.headroom_complete else "+")
 
 
-def _roofs(analysis: Analysis) -> list[str]:
-    parts = ["### Roofs"] if analysis.devices else []
-    for device in analysis.devices:
+def _verdict(row: Row) -> str:
+    refs = f" [{','.join(map(str, row.notes))}]" if row.notes else ""
+    above = " ⚠ above roof" if any(k.above_roof for k in row.group.launches) else ""
+    return plain(row.verdict + above + refs)
+
+
+def _nbsp(number: str) -> str:
+    """`432 µs` kept on one line in a narrow table cell."""
+    return number.replace(" ", "\u00a0")
+
+
+def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
+    """At most 8 columns: #, kernel, launches, time, share, verdict [notes], % of roof, could save."""
+    dev = device_column and summary.multi_device
+    header = ["#", *(["Dev"] if dev else []), "Kernel", *(["Launches"] if summary.grouped else [])]
+    header += ["Time", "Share", "Verdict [notes]", "% of roof", "Could save"]
+    align = ["---:", *(["---:"] if dev else []), ":---", *(["---:"] if summary.grouped else [])]
+    align += ["---:", "---:", ":---", "---:", "---:"]
+    lines = [_row(header), _row(align)]
+    for r in rows:
+        cells = [str(r.rank), *([str(r.group.device)] if dev else [])]
+        cells.append(table_cell(code_span(shorten(r.group.name, NAME_WIDTH))))
+        if summary.grouped:
+            cells.append(str(r.group.count))
+        cells += [
+            _nbsp(si(r.group.total_duration_s, "s")),
+            _share(summary, r),
+            table_cell(_verdict(r)),
+            pct(r.group.lead.pct_of_roof),
+            _nbsp(_saving(r)),
+        ]
+        lines.append(_row(cells))
+    return "\n".join(lines)
+
+
+def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
+    tiers = intensity_tiers([r.group.lead for r in rows])
+    header = ["#", "Launch", "Binding", *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth"]
+    if summary.grouped:
+        header.insert(2, "Mean / min / max")
+    lines = [_row(header), _row([":---" if h in ("Launch", "Binding") else "---:" for h in header])]
+    for r in rows:
+        lead = r.group.lead
+        tier = bandwidth_tier(lead)
+        bandwidth = f"{si(lead.achieved_byte_per_s[tier], 'B/s')} ({plain(tier)})" if tier else "–"
+        cells = [str(r.rank), table_cell(code_span(launch_shape(lead.grid, lead.block)))]
+        if summary.grouped:
+            g = r.group
+            cells.append(
+                " / ".join(si(v, "s") for v in (g.mean_duration_s, g.min_duration_s, g.max_duration_s))
+            )
+        cells += [
+            table_cell(plain(lead.roofline_binding or "–")),
+            *(intensity(lead.intensity_flop_per_byte.get(t)) for t in tiers),
+            si(lead.achieved_flop_per_s, "FLOP/s"),
+            table_cell(bandwidth),
+        ]
+        lines.append(_row(cells))
+    return "\n".join(lines)
+
+
+def _legend(summary: Summary) -> str:
+    return f"<sub>{plain('; '.join(summary.legend()))}.</sub>"
+
+
+def _notes(summary: Summary) -> list[str]:
+    if not summary.notes:
+        return []
+    lines = ["### Notes", ""]
+    for note in summary.notes:
+        vary = " (numbers vary)" if note.variants > 1 else ""
+        lines.append(f"{note.number}. {plural(note.launches, 'launch')}{vary}: {plain(note.text)}")
+    return ["\n".join(lines).strip()]
+
+
+def _roofs(summary: Summary) -> list[str]:
+    parts = []
+    for view in summary.devices:
+        device = view.device
         roofs = device.roofs
         rows = [_row(["Roof", "Peak", "Source"]), _row([":---", "---:", ":---"])]
         entries = [(p, v, "FLOP/s") for p, v in roofs.compute_flop_per_s.items()]
         entries += [(t, v, "B/s") for t, v in roofs.bandwidth_byte_per_s.items()]
         for key, value, unit in entries:
             source = roofs.sources.get(key, roofs.source)
-            cells = [table_cell(plain(key)), si(value, unit), table_cell(code_span(source))]
-            rows.append(_row(cells))
-        gpu = code_span(device.name) if device.name else "unknown GPU"
+            rows.append(_row([table_cell(plain(key)), si(value, unit), table_cell(code_span(source))]))
         if len(rows) == 2:
-            parts.append(f"{gpu}: no roofs (pass `--gpu KEY` or `--roofs FILE`).")
-        else:
-            parts.append(f"{gpu}, roofs from {code_span(roofs.source)}:\n\n" + "\n".join(rows))
+            parts.append(f"{_gpu(device)}: no roofs (pass `--gpu KEY` or `--roofs FILE`).")
+        else:  # a <summary> is raw HTML to GitHub: only our own words go in it
+            body = f"{_gpu(device)}, roofs from {code_span(roofs.source)}:\n\n" + "\n".join(rows)
+            parts.append(_folded(f"Roofs of device {device.index}", body))
     return parts
 
 
-def _warnings(analysis: Analysis) -> list[str]:
+def _warnings(summary: Summary) -> list[str]:
     parts = []
-    above = sum(1 for k in analysis.kernels if k.above_roof)
+    above = sum(1 for k in summary.analysis.kernels if k.above_roof)
     if above:
         parts.append(
-            f"> [!WARNING]\n> {above} kernel{'s are' if above != 1 else ' is'} above its roof: "
-            "the roofs and the counters disagree (clock, replay or recipe); "
+            f"> [!WARNING]\n> {plural(above, 'launch')} {'are' if above != 1 else 'is'} above "
+            "its roof: the roofs and the counters disagree (clock, replay or recipe); "
             "check the roofs' source."
         )
-    if analysis.collect_hint:
-        parts.append(
-            "Some counters are missing; profile again with them:\n\n"
-            + _code_block(analysis.collect_hint)
-        )
+    hint = summary.analysis.collect_hint
+    if hint:
+        lacking = sum(1 for k in summary.analysis.kernels if k.missing)
+        who = f"{plural(lacking, 'launch')} lack" if lacking else "Some launches lack"
+        parts.append(_folded(f"{who} counters: an ncu run that collects them", _code_block(hint)))
     return parts
 
 

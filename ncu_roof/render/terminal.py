@@ -1,79 +1,164 @@
-"""The terminal table: kernels by share of time, verdict coloured (plain when colour is off)."""
+"""The terminal table: per device what to fix first, then kernels (groups of launches) by time.
+
+Lays out the summary view (`render/summary.py`): columns are measured first and the least
+important ones dropped, with a note, until the table fits the terminal; numbers and verdicts are
+never cut, only the kernel name is shortened.
+"""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.console import Console
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.analysis import Analysis, Device, Kernel, describe
+from ncu_roof.analysis import Device
 from ncu_roof.model import TIERS, Bound
+from ncu_roof.render.summary import (
+    VERDICT_COLOURS,
+    VERDICT_WORDS,
+    DeviceView,
+    Row,
+    Summary,
+    plural,
+)
 from ncu_roof.render.text import launch_shape, one_line, pct, shorten, si
 
-_STYLE = {
-    Bound.MEMORY: "cyan",
-    Bound.COMPUTE: "green",
-    Bound.LATENCY: "yellow",
-    Bound.BALANCED: "magenta",
-    Bound.UNKNOWN: "dim",
-}
+KERNEL_MIN = 16
+KERNEL_COMFORT = 40  # columns of rank ≥ COMFORT_RANK give way until the name gets this much
+COMFORT_RANK = 10
+KERNEL_MAX = 48
 
 
-def _intensity(kernel: Kernel) -> str:
+def _intensity(row: Row) -> str:
     parts = []
     for tier in TIERS:
-        value = kernel.intensity_flop_per_byte.get(tier)
+        value = row.group.lead.intensity_flop_per_byte.get(tier)
         if value is not None:
             parts.append(f"{tier} {value:.3g}" if value != float("inf") else f"{tier} ∞")
     return " · ".join(parts) or "–"
 
 
-def _verdict(kernel: Kernel) -> Text:
-    text = describe(kernel)
-    if kernel.above_roof:
+def _verdict(row: Row) -> str:
+    text = row.verdict
+    if any(k.above_roof for k in row.group.launches):
         text += " ⚠ above roof"
-    return Text(text, style=_STYLE[kernel.bound])
+    return text
 
 
-# (header, justify, drop below this terminal width, cell)
-_COLUMNS: tuple[tuple[str, str, int, Callable[[Kernel], str | Text]], ...] = (
-    ("id", "right", 0, lambda k: str(k.id)),
-    ("kernel", "left", 0, lambda k: Text(shorten(k.name, 48))),
-    ("grid×block", "left", 200, lambda k: launch_shape(k.grid, k.block)),
-    ("time", "right", 0, lambda k: si(k.duration_s, "s")),
-    ("share", "right", 0, lambda k: pct(None if k.time_share is None else 100 * k.time_share)),
-    ("FLOP", "right", 220, lambda k: si(k.flop.get("total"))),
-    ("DRAM bytes", "right", 220, lambda k: si(k.bytes.get("dram"), "B")),
-    ("achieved", "right", 0, lambda k: si(k.achieved_flop_per_s, "FLOP/s")),
-    ("attainable", "right", 160, lambda k: si(k.attainable_flop_per_s, "FLOP/s")),
-    ("% roof", "right", 0, lambda k: pct(k.pct_of_roof)),
-    ("verdict", "left", 0, lambda k: _verdict(k)),
-    ("intensity FLOP/B", "left", 140, lambda k: _intensity(k)),
-    ("SOL sm/mem", "right", 120, lambda k: f"{pct(k.sol_pct.get('sm'))}/{pct(k.sol_pct.get('memory'))}"),
-)
+def _time(row: Row) -> str:
+    return si(row.group.total_duration_s, "s")
 
 
-def kernel_table(kernels: list[Kernel], *, width: int) -> Table:
-    """Kernels by share of time; on narrow terminals the less important columns go first."""
-    columns = [c for c in _COLUMNS if width >= c[2]]
+def _saving(row: Row) -> str:
+    value = row.group.headroom_s
+    if value is None:
+        return "–"
+    return si(value, "s") + ("" if row.group.headroom_complete else "+")
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    justify: str
+    drop: int  # dropped first: highest; 0 = never
+    cell: Callable[[Row], str]
+
+
+def columns(summary: Summary) -> list[Column]:
+    """The columns this summary needs (launch counts only for groups, a device column for several)."""
+    share_header = "share of dev" if summary.multi_device else "share"
+    cols = [Column("#", "right", 0, lambda r: str(r.rank))]
+    if summary.multi_device:
+        cols.append(Column("dev", "right", 0, lambda r: str(r.group.device)))
+    if not summary.grouped:
+        cols.append(Column("id", "right", 9, lambda r: str(r.group.lead.id)))
+    cols.append(Column("kernel", "left", 0, lambda r: shorten(r.group.name, KERNEL_MAX)))
+    if summary.grouped:
+        cols.append(Column("launches", "right", 3, lambda r: str(r.group.count)))
+    cols += [
+        Column("grid×block", "left", 8, lambda r: launch_shape(r.group.lead.grid, r.group.lead.block)),
+        Column("time", "right", 0, _time),
+        Column(share_header, "right", 4, lambda r: _share(r, summary.multi_device)),
+    ]
+    if summary.grouped:
+        cols.append(Column("mean", "right", 10, lambda r: si(r.group.mean_duration_s, "s")))
+    cols += [
+        Column("FLOP", "right", 13, lambda r: si(r.group.lead.flop.get("total"))),
+        Column("DRAM bytes", "right", 12, lambda r: si(r.group.lead.bytes.get("dram"), "B")),
+        Column("achieved", "right", 6, lambda r: si(r.group.lead.achieved_flop_per_s, "FLOP/s")),
+        Column("attainable", "right", 7, lambda r: si(r.group.lead.attainable_flop_per_s, "FLOP/s")),
+        Column("% roof", "right", 2, lambda r: pct(r.group.lead.pct_of_roof)),
+        Column("could save", "right", 5, _saving),
+        Column("verdict", "left", 0, _verdict),
+        Column("notes", "left", 1, lambda r: ",".join(map(str, r.notes)) or ""),
+        Column("intensity FLOP/B", "left", 14, _intensity),
+        Column("SOL sm/mem", "right", 11, _sol),
+    ]
+    return cols
+
+
+def _share(row: Row, per_device: bool) -> str:
+    share = row.group.device_share if per_device else row.group.time_share
+    return pct(None if share is None else 100 * share)
+
+
+def _sol(row: Row) -> str:
+    sol = row.group.lead.sol_pct
+    return f"{pct(sol.get('sm'))}/{pct(sol.get('memory'))}"
+
+
+def fit(cols: Sequence[Column], cells: Sequence[Sequence[str]], width: int) -> dict[int, int]:
+    """Column index → width, for the columns that fit `width`, in order.
+
+    Every column keeps its natural (widest cell) width, the kernel name gets what is left
+    (between KERNEL_MIN and its natural width); while even that does not fit, the column with the
+    highest drop rank goes.
+    """
+    natural = [max([cell_len(c.header), *(cell_len(r[i]) for r in cells)]) for i, c in enumerate(cols)]
+    name = next(i for i, c in enumerate(cols) if c.header == "kernel")
+    shown = list(range(len(cols)))
+
+    def room(indexes: list[int]) -> int:
+        return width - sum(natural[i] for i in indexes if i != name) - 3 * (len(indexes) - 1)
+
+    def drop_while(too_narrow: int, rank: int) -> None:
+        while room(shown) < too_narrow and any(cols[i].drop >= rank for i in shown):
+            shown.remove(max(shown, key=lambda i: cols[i].drop))
+
+    drop_while(min(KERNEL_COMFORT, natural[name]), COMFORT_RANK)  # details give way to the name
+    drop_while(min(KERNEL_MIN, natural[name]), 1)
+    kernel = max(min(KERNEL_MIN, natural[name]), min(natural[name], room(shown)))
+    return {i: kernel if i == name else natural[i] for i in shown}
+
+
+def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> tuple[Table, list[str]]:
+    """The table of `rows` and the headers of the columns left out to fit `width`."""
+    cols = columns(summary)
+    cells = [[one_line(c.cell(r)) for c in cols] for r in rows]
+    widths = fit(cols, cells, width)
     table = Table(show_edge=False, pad_edge=False, header_style="bold", expand=False)
-    for header, justify, _, _ in columns:
+    for i, size in widths.items():
+        col = cols[i]
         table.add_column(
-            header,
-            justify=justify,  # type: ignore[arg-type]
-            no_wrap=header != "kernel",
-            overflow="fold",
-            min_width=16 if header == "kernel" else None,
+            col.header,
+            justify=col.justify,  # type: ignore[arg-type]
+            no_wrap=True,
+            overflow="ellipsis",
+            width=size,
         )
-    for kernel in kernels:
-        table.add_row(*(cell(kernel) for _, _, _, cell in columns))
-    return table
+    for row, values in zip(rows, cells, strict=True):
+        colour = Style(color=VERDICT_COLOURS[row.bound])
+        table.add_row(*(Text(values[i], style=colour if cols[i].header == "verdict" else "") for i in widths))
+    return table, [cols[i].header for i in range(len(cols)) if i not in widths]
 
 
-def _roofs_line(device: Device) -> str:
+def roofs_line(device: Device) -> str:
     roofs = device.roofs
     compute = ", ".join(f"{k} {si(v, 'FLOP/s')}" for k, v in roofs.compute_flop_per_s.items())
     memory = ", ".join(f"{k} {si(v, 'B/s')}" for k, v in roofs.bandwidth_byte_per_s.items())
@@ -83,34 +168,94 @@ def _roofs_line(device: Device) -> str:
     )
 
 
-def render_terminal(analysis: Analysis, *, color: bool, width: int, top: int = 0) -> str:
-    """The table of the `top` costliest kernels (0 = all), the roofs above it, a total below."""
+def device_lines(summary: Summary, view: DeviceView) -> list[str]:
+    """Time per verdict, the costliest kernel and the kernel to fix first, of one device."""
+    where = f"device {view.device.index}" if summary.multi_device else "time"
+    shares = ", ".join(
+        f"{pct(100 * s)} {VERDICT_WORDS[b]}"
+        + (
+            " (" + ", ".join(f"{t} {pct(100 * ts)}" for t, ts in view.memory_tiers) + ")"
+            if b is Bound.MEMORY and view.memory_tiers
+            else ""
+        )
+        for b, s in view.shares
+    )
+    lines = [
+        f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}: {shares or 'no durations'}"
+    ]
+    if view.fix_first is not None:
+        ff = view.fix_first
+        group = ff.group
+        words = summary.saving_share(view)
+        share = f" ({words})" if words else ""
+        launches = f" ×{group.count}" if group.count > 1 else ""
+        roof = group.lead.binding or "its"
+        lines.append(
+            f"  fix first: {shorten(group.name, KERNEL_MAX)}{launches} — could save "
+            f"{si(ff.saving_s, 's')}{share} at its {roof} roof; now {group.verdicts[0]}, "
+            f"{pct(group.lead.pct_of_roof)} of roof"
+        )
+    return lines
+
+
+def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) -> str:
+    """Roofs and per-device headline, the table of the `top` first rows (0 = all), notes below."""
     buffer = io.StringIO()
     console = Console(
         file=buffer,
         force_terminal=color,
         no_color=not color,
-        color_system="standard" if color else None,
+        color_system="256" if color else None,
         width=width,
         highlight=False,
         emoji=False,
         markup=False,
     )
-    for device in analysis.devices:
-        console.print(Text(_roofs_line(device), style="dim"))
-    ranked = analysis.by_time()
-    shown = ranked[:top] if top > 0 else ranked
-    console.print(kernel_table(shown, width=width))
-    total = analysis.total_duration_s
-    console.print(Text(f"{len(ranked)} kernels, {si(total, 's')} in total", style="dim"))
-    if len(shown) < len(ranked):
-        rest = sum(k.duration_s or 0.0 for k in ranked[len(shown) :])
-        share = f" ({100 * rest / total:.1f}% of the time)" if total > 0 else ""
+    for view in summary.devices:
+        console.print(Text(roofs_line(view.device), style="dim"))
+    for view in summary.devices:
+        for line in device_lines(summary, view):
+            console.print(Text(one_line(line)))
+    rows = summary.rows
+    shown = rows[:top] if top > 0 else rows
+    table, dropped = kernel_table(summary, shown, width=width)
+    console.print(table)
+    dim = "dim"
+    kernels = f" of {plural(len(rows), 'kernel')}" if summary.grouped else ""
+    devices = f" on {len(summary.devices)} devices" if summary.multi_device else ""
+    console.print(
+        Text(
+            f"{plural(summary.launches, 'launch')}{kernels}{devices}, {si(summary.total_s, 's')} in total",
+            style=dim,
+        )
+    )
+    if len(shown) < len(rows):
+        rest = sum(r.group.total_duration_s or 0.0 for r in rows[len(shown) :])
+        share = f" ({pct(100 * rest / summary.total_s)} of the time)" if summary.total_s > 0 else ""
+        what = "groups" if summary.grouped else "launches"
         console.print(
             Text(
-                f"{len(ranked) - len(shown)} more kernels{share} not shown: --top 0 shows all, "
-                "--format json|csv has every kernel",
-                style="dim",
+                f"{len(rows) - len(shown)} more {what}{share} not shown: --top 0 shows all, "
+                "--format json|csv has every launch",
+                style=dim,
             )
         )
+    if summary.grouped:
+        console.print(Text("launches of one kernel and shape are one row: --launches shows each", style=dim))
+    if dropped:
+        console.print(
+            Text(
+                f"not shown at this width: {', '.join(dropped)} (a wider terminal or --format has them)",
+                style=dim,
+            )
+        )
+    if rows:
+        console.print(Text(one_line("; ".join(summary.legend())), style=dim))
+    for note in summary.notes:
+        variants = " (numbers vary)" if note.variants > 1 else ""
+        console.print(
+            Text(one_line(f"[{note.number}] {plural(note.launches, 'launch')}{variants}: {note.text}"))
+        )
+    if summary.missing_reason:
+        console.print(Text(one_line(f"not on a roofline: {summary.missing_reason}")))
     return buffer.getvalue()

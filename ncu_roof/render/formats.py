@@ -1,0 +1,212 @@
+"""The one registry of output formats: each declares its renderer, file suffixes and binary-ness.
+
+The CLI's `--format` choices, the format inferred from an `-o` suffix, and the tests all iterate
+`OutputFormat`; `renderer()` matches every member with `assert_never`, so a format added to the
+enum but not wired here fails mypy and the tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import PurePath
+from typing import TYPE_CHECKING, assert_never
+
+from ncu_roof.errors import MissingToolError, UsageError
+
+if TYPE_CHECKING:
+    from ncu_roof.analysis import Analysis
+    from ncu_roof.render.summary import Summary
+
+
+class OutputFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    CSV = "csv"
+    MARKDOWN = "markdown"
+    HTML = "html"
+    PARQUET = "parquet"
+    SVG = "svg"
+    PNG = "png"
+    PDF = "pdf"
+
+
+class Caption(StrEnum):
+    SHORT = "short"  # where the roofs come from, in one line
+    FULL = "full"  # and every roof's source and formula
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """Everything a renderer may need; each reads only its own part."""
+
+    color: bool = False
+    width: int = 240  # terminal columns
+    top: int = 30  # table rows (0 = all)
+    launches: bool = False  # one row per launch, not per kernel group
+    group_by: str = "kernel"  # groups.GroupBy value
+    sort: str = "time"  # groups.SortBy value
+    plot_ref: str | None = None  # where the plot file is, relative to the report (Markdown)
+    device: int | None = None  # plot: one device only (default: one panel per device)
+    width_in: float | None = None  # plot size in inches
+    height_in: float | None = None
+    dpi: float | None = None  # PNG resolution
+    caption: Caption = Caption.SHORT
+
+
+Renderer = Callable[["Analysis", RenderOptions], "str | bytes"]
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    format: OutputFormat
+    suffixes: tuple[str, ...]  # lower case, with the dot; the first is the usual one
+    binary: bool  # bytes that must not go to a terminal
+    image: bool = False  # a roofline picture (also valid for `plot -o` and `--plot`)
+
+
+def spec(fmt: OutputFormat) -> FormatSpec:
+    """What each format is (exhaustive: a new member without a case fails mypy)."""
+    match fmt:
+        case OutputFormat.TABLE:
+            return FormatSpec(fmt, (".txt",), binary=False)
+        case OutputFormat.JSON:
+            return FormatSpec(fmt, (".json",), binary=False)
+        case OutputFormat.CSV:
+            return FormatSpec(fmt, (".csv",), binary=False)
+        case OutputFormat.MARKDOWN:
+            return FormatSpec(fmt, (".md", ".markdown"), binary=False)
+        case OutputFormat.HTML:
+            return FormatSpec(fmt, (".html", ".htm"), binary=False)
+        case OutputFormat.PARQUET:
+            return FormatSpec(fmt, (".parquet",), binary=True)
+        case OutputFormat.SVG:
+            return FormatSpec(fmt, (".svg",), binary=False, image=True)
+        case OutputFormat.PNG:
+            return FormatSpec(fmt, (".png",), binary=True, image=True)
+        case OutputFormat.PDF:
+            return FormatSpec(fmt, (".pdf",), binary=True, image=True)
+        case _:
+            assert_never(fmt)
+
+
+FORMATS = {fmt: spec(fmt) for fmt in OutputFormat}
+IMAGE_FORMATS = tuple(f for f, s in FORMATS.items() if s.image)
+
+
+def from_suffix(path: str | None) -> OutputFormat | None:
+    """The format an output file name implies (`report.html` → html), or None."""
+    if path is None or path == "-":
+        return None
+    suffix = PurePath(path).suffix.lower()
+    return next((f for f, s in FORMATS.items() if suffix in s.suffixes), None)
+
+
+def choose(fmt: OutputFormat | None, output: str | None) -> OutputFormat:
+    """`--format` if given, else what `-o`'s suffix says, else the table; a contradiction is refused."""
+    implied = from_suffix(output)
+    if fmt is not None and implied is not None and implied is not fmt and implied is not OutputFormat.TABLE:
+        raise UsageError(
+            f"--format {fmt.value} contradicts -o {output} (a .{implied.value} name)",
+            hint=f"drop --format, or name the file …{FORMATS[fmt].suffixes[0]}",
+        )
+    return fmt or implied or OutputFormat.TABLE
+
+
+def image_format(path: str, option: str) -> OutputFormat:
+    """The picture format of a plot file name; anything else is a usage error."""
+    fmt = from_suffix(path)
+    if fmt is None or not FORMATS[fmt].image:
+        names = ", ".join(FORMATS[f].suffixes[0] for f in IMAGE_FORMATS)
+        raise UsageError(f"{option} {path}: unknown image type", hint=f"name a {names} file")
+    return fmt
+
+
+def renderer(fmt: OutputFormat) -> Renderer:
+    """The function that renders `fmt` (its module is imported only now)."""
+    match fmt:
+        case OutputFormat.TABLE:
+            return _table
+        case OutputFormat.JSON:
+            return _json
+        case OutputFormat.CSV:
+            return _csv
+        case OutputFormat.MARKDOWN:
+            return _markdown
+        case OutputFormat.HTML:
+            return _html
+        case OutputFormat.PARQUET:
+            return _parquet
+        case OutputFormat.SVG | OutputFormat.PNG | OutputFormat.PDF:
+            return _image(fmt)
+        case _:
+            assert_never(fmt)
+
+
+def render(analysis: Analysis, fmt: OutputFormat, options: RenderOptions) -> str | bytes:
+    return renderer(fmt)(analysis, options)
+
+
+def summary_of(analysis: Analysis, options: RenderOptions) -> Summary:
+    from ncu_roof.groups import GroupBy, SortBy
+    from ncu_roof.render.summary import summarize
+
+    return summarize(
+        analysis, group_by=GroupBy(options.group_by), sort=SortBy(options.sort), launches=options.launches
+    )
+
+
+def _table(analysis: Analysis, options: RenderOptions) -> str:
+    from ncu_roof.render.terminal import render_terminal
+
+    return render_terminal(
+        summary_of(analysis, options), color=options.color, width=options.width, top=options.top
+    )
+
+
+def _json(analysis: Analysis, options: RenderOptions) -> str:
+    from ncu_roof.render.jsonout import render_json
+
+    return render_json(analysis)
+
+
+def _csv(analysis: Analysis, options: RenderOptions) -> str:
+    from ncu_roof.render.csvout import render_csv
+
+    return render_csv(analysis)
+
+
+def _markdown(analysis: Analysis, options: RenderOptions) -> str:
+    from ncu_roof.render.markdown import render_markdown
+
+    return render_markdown(summary_of(analysis, options), plot_ref=options.plot_ref)
+
+
+def _html(analysis: Analysis, options: RenderOptions) -> str:
+    from ncu_roof.render.html import render_html
+
+    return render_html(summary_of(analysis, options), plot=options)
+
+
+def _parquet(analysis: Analysis, options: RenderOptions) -> bytes:
+    try:  # written separately (render/parquet.py); this build may not have it or pyarrow
+        module = importlib.import_module("ncu_roof.render.parquet")
+    except ImportError as err:
+        raise MissingToolError(
+            f"Parquet output is not available: {err}",
+            hint="install pyarrow (pip install pyarrow), or use --format json|csv",
+        ) from None
+    render_parquet: Callable[[Analysis], bytes] = module.render_parquet
+    return render_parquet(analysis)
+
+
+def _image(fmt: OutputFormat) -> Renderer:
+    def draw(analysis: Analysis, options: RenderOptions) -> bytes:
+        from ncu_roof.render.plot import PlotOptions, render_plot
+
+        return render_plot(analysis, fmt=fmt.value, options=PlotOptions.from_render(options))
+
+    return draw

@@ -1,0 +1,243 @@
+"""The one summary view that the terminal, Markdown and HTML render (each only escapes and lays out).
+
+It holds what a reader must see at a glance: per device, the share of time per verdict, the
+costliest kernel and the kernel to fix first (the most time it would save at its roof); the rows
+of the table (kernel groups, or every launch); the distinct notes once, with how many launches
+each concerns; and why verdicts are missing, when they are. Verdict words and colours live here,
+once, for every sink.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from ncu_roof.analysis import Analysis, Device
+from ncu_roof.groups import (
+    FixFirst,
+    GroupBy,
+    KernelGroup,
+    SortBy,
+    device_totals_s,
+    fix_first,
+    group_kernels,
+    ranked,
+    repeats,
+)
+from ncu_roof.model import COMPUTE, Bound
+
+VERDICT_WORDS = {
+    Bound.MEMORY: "memory-bound",
+    Bound.COMPUTE: "compute-bound",
+    Bound.LATENCY: "latency-bound",
+    Bound.BALANCED: "balanced",
+    Bound.UNKNOWN: "unknown",
+}
+# one colour per verdict for every sink (terminal, plot, HTML); colour-blind safe (Okabe–Ito)
+VERDICT_COLOURS = {
+    Bound.MEMORY: "#0072b2",
+    Bound.COMPUTE: "#d55e00",
+    Bound.LATENCY: "#e69f00",
+    Bound.BALANCED: "#cc79a7",
+    Bound.UNKNOWN: "#7f7f7f",
+}
+
+
+@dataclass(frozen=True)
+class Note:
+    """One distinct note (numbers in it may differ between launches) and how many it concerns."""
+
+    number: int
+    text: str  # the first launch's wording
+    launches: int
+    variants: int  # how many different wordings (numbers) it has
+
+
+@dataclass(frozen=True)
+class Row:
+    rank: int
+    group: KernelGroup
+    notes: tuple[int, ...]  # numbers of its notes
+
+    @property
+    def verdict(self) -> str:
+        """The verdict of its longest launch; `+N more` when its launches disagree."""
+        seen = self.group.verdicts
+        return seen[0] if len(seen) == 1 else f"{seen[0]} (+{len(seen) - 1} more)"
+
+    @property
+    def bound(self) -> Bound:
+        return self.group.lead.bound
+
+
+@dataclass(frozen=True)
+class DeviceView:
+    device: Device
+    launches: int
+    total_s: float
+    shares: tuple[tuple[Bound, float], ...]  # of its time per verdict, largest first, > 0 only
+    memory_tiers: tuple[tuple[str, float], ...]  # of its time per binding tier of memory-bound ones
+    costliest: KernelGroup | None
+    fix_first: FixFirst | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    analysis: Analysis
+    rows: tuple[Row, ...]
+    grouped: bool  # rows are kernel groups (False: one row per launch)
+    sort: SortBy
+    devices: tuple[DeviceView, ...]
+    notes: tuple[Note, ...]
+    missing_reason: str | None
+
+    @property
+    def multi_device(self) -> bool:
+        return len(self.devices) > 1
+
+    @property
+    def launches(self) -> int:
+        return len(self.analysis.kernels)
+
+    @cached_property
+    def total_s(self) -> float:
+        return self.analysis.total_duration_s
+
+    def saving_share(self, view: DeviceView) -> str:
+        """`29% of the time`, or with several devices `29% of its device's time, 17% of all`."""
+        ff = view.fix_first
+        if ff is None or ff.share is None:
+            return ""
+        from ncu_roof.render.text import pct
+
+        if not self.multi_device:
+            return f"{pct(100 * ff.share)} of the time"
+        overall = f", {pct(100 * ff.saving_s / self.total_s)} of all" if self.total_s > 0 else ""
+        return f"{pct(100 * ff.share)} of its device's time{overall}"
+
+    def legend(self) -> list[str]:
+        """What the columns mean, one phrase each, for every sink."""
+        share = "of its device's time" if self.multi_device else "of the total time"
+        return [
+            *(["Time = over all its launches"] if self.grouped else []),
+            f"Share = {share}",
+            "% of roof = the roofline's minimum time over the measured time",
+            "Could save = the time it would save at its binding roof (+: a lower bound)",
+            "[n] = note n below",
+            "AI = arithmetic intensity, FLOP per byte against each memory tier",
+            "Binding = the roof that limits the kernel in the roofline model",
+            "Bandwidth = achieved, at the binding tier (DRAM when compute-bound)",
+        ]
+
+
+def summarize(
+    analysis: Analysis,
+    *,
+    group_by: GroupBy = GroupBy.KERNEL,
+    sort: SortBy = SortBy.TIME,
+    launches: bool = False,
+) -> Summary:
+    """The view of one analysis. Groups are shown when kernels repeat, unless `launches`.
+
+    Which kernel to fix first is a question about kernels (groups), however the rows are shown.
+    """
+    kernels = group_kernels(analysis, group_by)
+    grouped = group_by is not GroupBy.NONE and not launches and repeats(kernels)
+    shown = kernels  # without repeats, the groups are the launches already
+    if not grouped and repeats(kernels):
+        shown = group_kernels(analysis, GroupBy.NONE)
+    notes, numbers, templates = _notes(analysis)
+    rows = tuple(
+        Row(i + 1, g, tuple(sorted({numbers[templates[n]] for n in g.notes})))
+        for i, g in enumerate(ranked(shown, sort))
+    )
+    totals = device_totals_s(analysis)
+    devices = tuple(_device_view(analysis, d, kernels, totals.get(d.index, 0.0)) for d in analysis.devices)
+    return Summary(analysis, rows, grouped, sort, devices, notes, missing_reason(analysis))
+
+
+def _device_view(
+    analysis: Analysis, device: Device, groups: Sequence[KernelGroup], total_s: float
+) -> DeviceView:
+    mine = [g for g in groups if g.device == device.index]
+    kernels = [k for k in analysis.kernels if k.device == device.index]
+    by_bound: dict[Bound, float] = {}
+    by_tier: dict[str, float] = {}
+    for k in kernels:
+        if k.duration_s is None or total_s <= 0:
+            continue
+        by_bound[k.bound] = by_bound.get(k.bound, 0.0) + k.duration_s / total_s
+        if k.bound is Bound.MEMORY and k.binding is not None and k.binding != COMPUTE:
+            by_tier[k.binding] = by_tier.get(k.binding, 0.0) + k.duration_s / total_s
+    costliest = ranked(mine, SortBy.TIME)[0] if mine else None
+    return DeviceView(
+        device=device,
+        launches=len(kernels),
+        total_s=total_s,
+        shares=tuple(sorted(((b, s) for b, s in by_bound.items() if s > 0), key=lambda i: -i[1])),
+        memory_tiers=tuple(sorted(by_tier.items(), key=lambda i: -i[1])),
+        costliest=costliest,
+        fix_first=fix_first(mine, total_s),
+    )
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _template(note: str) -> str:
+    """A note with its numbers blanked: launches whose notes differ only in numbers share one."""
+    return _NUMBER.sub("#", note)
+
+
+def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[str, str]]:
+    """The distinct notes, most launches first; the number of each template; note → template."""
+    first: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    wordings: dict[str, set[str]] = {}
+    templates: dict[str, str] = {}
+    for k in analysis.kernels:
+        for note in dict.fromkeys(k.notes):
+            key = templates.get(note) or templates.setdefault(note, _template(note))
+            first.setdefault(key, note)
+            counts[key] = counts.get(key, 0) + 1
+            wordings.setdefault(key, set()).add(note)
+    order = sorted(first, key=lambda key: -counts[key])
+    numbers = {key: i + 1 for i, key in enumerate(order)}
+    notes = tuple(Note(numbers[key], first[key], counts[key], len(wordings[key])) for key in order)
+    return notes, numbers, templates
+
+
+def missing_reason(analysis: Analysis) -> str | None:
+    """Why launches are not placed on a roofline (no `% of roof`, so no roofline verdict), the most
+    common reason first; None when every launch is placed."""
+    reasons: dict[str, int] = {}
+    for k in analysis.kernels:
+        if k.pct_of_roof is not None:
+            continue
+        device = analysis.devices[k.device] if k.device < len(analysis.devices) else None
+        roofs = device.roofs if device else None
+        if k.duration_s is None and any(n.startswith("duration is 0") for n in k.notes):
+            reason = "failed to collect (duration 0): profile them again"
+        elif roofs is None or (not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s):
+            reason = "have no roofs (the input names no GPU): pass --gpu KEY or --roofs FILE"
+        elif k.flop.get("total") is None:
+            reason = "have no FLOP counters: profile with `--set roofline` or `--set full`"
+        elif k.duration_s is None:
+            reason = "have no duration (gpu__time_duration.sum)"
+        else:
+            reason = "have no roof for the counters they have: see the notes"
+        reasons[reason] = reasons.get(reason, 0) + 1
+    if not reasons:
+        return None
+    ordered_reasons = sorted(reasons.items(), key=lambda item: -item[1])
+    return "; ".join(f"{plural(n, 'launch')} {why}" for why, n in ordered_reasons)
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 launch`, `2 launches`, `3 kernels`."""
+    if count == 1:
+        return f"1 {noun}"
+    suffix = "es" if noun.endswith(("s", "sh", "ch", "x")) else "s"
+    return f"{count:,} {noun}{suffix}"

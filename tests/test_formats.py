@@ -1,0 +1,172 @@
+"""The format registry, -o suffix inference, CLI conventions (help, -h, --quiet/--verbose)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ncu_roof.cli import main
+from ncu_roof.cli.analyze import example_path
+from ncu_roof.render.formats import (
+    FORMATS,
+    OutputFormat,
+    RenderOptions,
+    choose,
+    from_suffix,
+    render,
+    renderer,
+    spec,
+)
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run the console entry point in-process: (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    code = done.value.code
+    return (code if isinstance(code, int) else 0), out, err
+
+
+@pytest.fixture(scope="module")
+def example() -> object:
+    from ncu_roof.analysis import analyze
+    from ncu_roof.ingest import read_input
+
+    return analyze([read_input(example_path())])
+
+
+MAGIC = {
+    OutputFormat.JSON: b'{\n  "schema": "ncu-roof/analysis/v1"',
+    OutputFormat.CSV: b"id,name,input,device",
+    OutputFormat.MARKDOWN: b"<!-- ncu-roof -->",
+    OutputFormat.HTML: b"<!doctype html>",
+    OutputFormat.SVG: b"<?xml",
+    OutputFormat.PNG: b"\x89PNG",
+    OutputFormat.PDF: b"%PDF-",
+    OutputFormat.TABLE: b"device 0: NVIDIA H100 PCIe",
+    OutputFormat.PARQUET: b"PAR1",
+}
+
+
+@pytest.mark.parametrize("fmt", list(OutputFormat))
+def test_every_format_is_registered_and_renders_the_example(fmt: OutputFormat, example: object) -> None:
+    entry = spec(fmt)
+    assert entry is FORMATS[fmt] or entry == FORMATS[fmt]
+    assert entry.suffixes and all(s.startswith(".") and s == s.lower() for s in entry.suffixes)
+    assert from_suffix(f"out{entry.suffixes[0]}") is fmt or fmt is OutputFormat.TABLE
+    assert callable(renderer(fmt))
+    if fmt is OutputFormat.PARQUET:
+        pytest.importorskip("ncu_roof.render.parquet")
+    data = render(example, fmt, RenderOptions())  # type: ignore[arg-type]
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    assert isinstance(data, bytes) is entry.binary or fmt is OutputFormat.SVG
+    assert payload.startswith(MAGIC[fmt]), payload[:40]
+
+
+def test_suffixes_are_unique_and_the_magic_table_covers_every_format() -> None:
+    suffixes = [s for entry in FORMATS.values() for s in entry.suffixes]
+    assert len(suffixes) == len(set(suffixes))
+    assert set(MAGIC) == set(OutputFormat)
+
+
+def test_format_comes_from_the_suffix_and_a_contradiction_is_refused() -> None:
+    from ncu_roof.errors import UsageError
+
+    assert choose(None, "report.HTML") is OutputFormat.HTML
+    assert choose(None, "out/r.md") is OutputFormat.MARKDOWN
+    assert choose(None, "report.out") is OutputFormat.TABLE
+    assert choose(None, None) is OutputFormat.TABLE
+    assert choose(OutputFormat.JSON, "r.json") is OutputFormat.JSON
+    assert choose(OutputFormat.JSON, "r.data") is OutputFormat.JSON
+    with pytest.raises(UsageError) as caught:
+        choose(OutputFormat.JSON, "report.html")
+    assert "contradicts" in caught.value.message and ".json" in caught.value.hint
+
+
+def test_o_report_html_writes_html(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "report.html"
+    code, out, _ = cli(capsys, "analyze", "--example", "-o", str(target))
+    assert code == 0 and out == ""
+    assert target.read_text(encoding="utf-8").startswith("<!doctype html>")
+    pdf = tmp_path / "roof.pdf"
+    assert cli(capsys, "analyze", "--example", "-o", str(pdf))[0] == 0
+    assert pdf.read_bytes().startswith(b"%PDF-")
+    code, _, err = cli(capsys, "analyze", "--example", "-f", "json", "-o", str(tmp_path / "r.md"))
+    assert code == 2 and "error: --format json contradicts -o" in err and not (tmp_path / "r.md").exists()
+
+
+def test_bare_command_and_h_print_readable_help(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys)
+    assert code == 0 and err == ""
+    assert out.startswith("Usage: ncu-roof [OPTIONS] COMMAND [ARGS]...")
+    assert "\n  analyze " in out and "-q, --quiet" in out
+    code, short, _ = cli(capsys, "-h")
+    assert code == 0 and short == out
+    code, sub, _ = cli(capsys, "analyze", "-h")
+    assert code == 0 and "--sort time|headroom" in sub and "[FILE]..." in sub
+    for unreadable in ("<list[str]>", "<int range>", "<str>", "<float>"):
+        assert unreadable not in sub
+
+
+def test_quiet_and_verbose(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, normal = cli(capsys, "analyze", "--example", "-f", "json")
+    assert code == 0 and normal.startswith("read ") and "--verbose for an ncu command" in normal
+    assert "ncu --metrics" not in normal
+    code, _, quiet = cli(capsys, "analyze", "--example", "-f", "json", "--quiet")
+    assert code == 0 and "read " not in quiet
+    assert quiet.strip().splitlines() == [normal.strip().splitlines()[-1]]  # warnings stay
+    code, _, verbose = cli(capsys, "-v", "analyze", "--example", "-f", "json")
+    assert code == 0 and "\n  ncu --metrics " in verbose
+    assert cli(capsys, "-q", "-v", "gpus")[0] == 2
+
+
+def test_json_groups_fix_first_and_headroom(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "analyze", "--example", "-f", "json", "-q")
+    assert code == 0
+    data = json.loads(out)
+    silu = data["groups"][0]
+    assert silu["name"].startswith("silu_kernel_vector") and silu["launches"] == 3
+    assert silu["kernels"] == [0, 1, 2] and silu["device"] == 0
+    # gpu__time_duration.sum of the three launches: 284,704 + 284,576 + 284,320 ns
+    assert silu["total_duration_s"] == pytest.approx(853.6e-6)
+    assert silu["min_duration_s"] == pytest.approx(284.32e-6)
+    assert silu["max_duration_s"] == pytest.approx(284.704e-6)
+    assert silu["verdicts"] == ["memory-bound (dram)"]
+    for k in data["kernels"]:  # duration × (1 − % of roof)
+        assert k["headroom_s"] == pytest.approx(k["duration_s"] * (1 - k["pct_of_roof"] / 100))
+    assert silu["headroom_s"] == pytest.approx(sum(data["kernels"][i]["headroom_s"] for i in range(3)))
+    first = {f["device"]: f for f in data["fix_first"]}
+    assert data["groups"][first[1]["group"]]["name"].startswith("void one_blocktiling")
+    assert first[1]["headroom_s"] == pytest.approx(351.9e-6, rel=1e-3)
+
+
+@pytest.mark.corpus
+def test_stderr_names_why_launches_are_not_on_a_roofline(capsys: pytest.CaptureFixture[str]) -> None:
+    path = CORPUS / "a100_details-kerneltime-rules_hier-roofline_bert-attn.csv"
+    if not path.exists():
+        pytest.skip("corpus absent")
+    code, out, err = cli(capsys, "analyze", str(path))
+    assert code == 0
+    assert "not on a roofline: 26 launches have no roofs (the input names no GPU): pass --gpu KEY" in err
+    assert "[1] 26 launches: no roofs for this device" in out
+
+
+def test_table_at_80_columns_keeps_every_verdict_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    from ncu_roof.analysis import analyze
+    from ncu_roof.ingest import read_input
+    from ncu_roof.render.summary import summarize
+    from ncu_roof.render.terminal import render_terminal
+
+    text = render_terminal(summarize(analyze([read_input(example_path())])), color=False, width=80)
+    lines = text.splitlines()
+    table = [line for line in lines if "│" in line]
+    assert all(len(line) <= 80 for line in table)
+    assert sum("memory-bound (dram)" in line for line in table) == 1
+    assert sum("compute-bound (fp32)" in line for line in table) == 1
+    assert sum("latency-bound" in line for line in table) == 3
+    assert any(line.startswith("not shown at this width: ") for line in lines)
