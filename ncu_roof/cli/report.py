@@ -206,7 +206,7 @@ def plot_command(
         TrafficDefinition.NSIGHT, "--traffic", metavar="nsight|counted", help=TRAFFIC_HELP
     ),
     kind: str = typer.Option(
-        "roofline", "--kind", metavar="roofline|instruction", help="FLOP roofline or warp-instruction roofline."
+        "roofline", "--kind", metavar="roofline|instruction", help="FLOP or warp-instruction roofline."
     ),
     skip_bad_rows: bool = typer.Option(
         False, "--skip-bad-rows", help="Leave out kernels with damaged CSV rows (with a warning)."
