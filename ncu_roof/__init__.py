@@ -12,16 +12,13 @@ __version__ = "0.1.0"
 __all__ = ["Analysis", "__version__", "analyze", "diff", "example_path", "predict"]
 
 if TYPE_CHECKING:
-    from ncu_roof.api import Analysis, analyze, example_path
+    from ncu_roof.api import Analysis, analyze, diff, example_path, predict
 
 
 def __getattr__(name: str) -> Any:
-    """`analyze` and `Analysis` come from ncu_roof.api; `predict` and `diff` are the modules of
-    those names, which are callable (ncu_roof.apimodule) as the API's functions."""
+    """The API's names, from ncu_roof.api (loaded on first use)."""
     from importlib import import_module
 
-    if name in ("Analysis", "analyze", "example_path"):
+    if name in ("Analysis", "analyze", "diff", "example_path", "predict"):
         return getattr(import_module("ncu_roof.api"), name)
-    if name in ("diff", "predict"):
-        return import_module(f"ncu_roof.{name}")
     raise AttributeError(f"module 'ncu_roof' has no attribute {name!r}")

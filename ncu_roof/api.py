@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from matplotlib.figure import Figure
 
-    from ncu_roof.diff import Diff
-    from ncu_roof.predict import Prediction
+    from ncu_roof.comparison import Diff
+    from ncu_roof.prediction import Prediction
 
 Path = str | PathLike[str]
 Quantity = float | str  # a number in SI base units, or a string with its unit: "2.5GFLOP", "1.5TB/s"
@@ -135,7 +135,7 @@ def predict(
     ({tier: byte/s}). precision: fp64, fp32, fp16 or tensor (None: the platform's fp32 first).
     The result has `bound`, `binding`, `attainable_flop_per_s` and `point` (the full roofline).
     """
-    from ncu_roof import predict as prediction
+    from ncu_roof import prediction
     from ncu_roof.units import Dimension, parse_quantity
 
     platform = pipeline.platform(
@@ -165,7 +165,7 @@ def diff(
     roofs: Path | None = None,
 ) -> Diff:
     """Compare two runs kernel by kernel, as `ncu-roof diff` (analyses, or paths to analyze)."""
-    from ncu_roof.diff import diff as compare
+    from ncu_roof.comparison import diff as compare
 
     paths = [str(run) for run in (base, head) if not isinstance(run, core.Analysis)]
     request = pipeline.Request(gpu=gpu, roofs=str(roofs) if roofs is not None else None)

@@ -84,7 +84,7 @@ def platform(
     """The platform of a prediction: exactly one of a built-in GPU key, a TOML file, or peaks and
     bandwidths (`[PRECISION=]FLOP/s`, `TIER=B/s` strings)."""
     from ncu_roof.gpus import gpu_by_key
-    from ncu_roof.predict import custom_roofs
+    from ncu_roof.prediction import custom_roofs
     from ncu_roof.roofs import builtin_roofs, load_roofs_file
 
     chosen = [bool(gpu), bool(roofs_file), bool(peaks or bandwidths)]

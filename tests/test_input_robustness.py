@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -38,7 +39,7 @@ def rows_of(path: Path) -> list[list[str]]:
     return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
 
 
-def write_rows(path: Path, rows: list[list[str]], quoting: int = csv.QUOTE_ALL) -> Path:
+def write_rows(path: Path, rows: list[list[str]], quoting: Literal[0, 1, 2, 3] = csv.QUOTE_ALL) -> Path:
     out = io.StringIO()
     csv.writer(out, quoting=quoting, lineterminator="\n").writerows(rows)
     path.write_text(out.getvalue(), encoding="utf-8")
@@ -186,7 +187,8 @@ def test_impossible_values_are_excluded_with_a_note(
     rows[2][rows[0].index("gpu__time_duration.sum")] = cell
     table = read_input(str(write_rows(tmp_path / "nonsense.csv", rows)))
     assert table.frame["gpu__time_duration.sum"].isna().tolist() == [True, False]
-    (note,) = table.frame.loc[0, "input_notes"]
+    notes: tuple[str, ...] = table.frame["input_notes"].iloc[0]
+    (note,) = notes
     assert note.startswith("input: gpu__time_duration.sum") and words in note
     assert "1 value excluded as impossible" in table.warnings[0]
 
@@ -217,7 +219,7 @@ def test_oversized_text_and_unreadable_files(
         raise PermissionError(13, "Permission denied")
 
     with monkeypatch.context() as patch:  # as os.stat does in a directory without x permission
-        patch.setattr(ingest_inputs.os, "stat", denied)
+        patch.setattr(os, "stat", denied)
         with pytest.raises(BadInputError, match=r"cannot read \(Permission denied\)"):
             read_input(str(fixtures / RAW))
     locked = tmp_path / "locked.csv"

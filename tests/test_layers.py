@@ -27,8 +27,8 @@ LAYER_OF = {
     "ncu_roof.errors": "base",
     "ncu_roof.units": "base",
     "ncu_roof.tomlfile": "base",
-    "ncu_roof.ncu": "base",
-    "ncu_roof.traffic": "base",  # the traffic-definition vocabulary (no pandas: the CLI reads it early)  # finding and running the ncu tool: the .ncu-rep reader and profile use it
+    "ncu_roof.ncu": "base",  # finding and running the ncu tool: the .ncu-rep reader and profile use it
+    "ncu_roof.traffic": "base",  # the traffic-definition vocabulary (no pandas: the CLI reads it early)
     # table: the per-launch table every reader returns
     "ncu_roof.ingest.table": "table",
     # ingest: readers, any ncu output → RunTable
@@ -44,9 +44,9 @@ LAYER_OF = {
     "ncu_roof.workloads": "model",
     # analysis: verdicts per kernel, and what is built on them
     "ncu_roof.analysis": "analysis",
-    "ncu_roof.diff": "analysis",
+    "ncu_roof.comparison": "analysis",
     "ncu_roof.expect": "analysis",
-    "ncu_roof.predict": "analysis",
+    "ncu_roof.prediction": "analysis",
     "ncu_roof.groups": "analysis",  # kernel groups, headroom, fix first
     "ncu_roof.launches": "analysis",  # the flat one-row-per-launch table (Arrow, pandas, Parquet)
     "ncu_roof.pipeline": "pipeline",
@@ -59,7 +59,6 @@ LAYER_OF = {
     "ncu_roof.__main__": "cli",
     # the Python API: the same entry level as the CLI (it renders and writes like a command)
     "ncu_roof.api": "cli",
-    "ncu_roof.apimodule": "cli",
 }
 
 # Imports that run against the layers today, each with the move that removes it (issue 13,
@@ -73,13 +72,9 @@ KNOWN_VIOLATIONS = {
     ("ncu_roof.roofs", "ncu_roof.model"),
     # the text helpers (one_line, si, …) move from render/ to a base module
     ("ncu_roof.expect", "ncu_roof.render.text"),
-    ("ncu_roof.predict", "ncu_roof.render.text"),
+    ("ncu_roof.prediction", "ncu_roof.render.text"),
     # `import ncu_roof; ncu_roof.analyze(...)`: the package exports the API (lazily, on first use)
     ("ncu_roof", "ncu_roof.api"),
-    # the modules `predict` and `diff` share their names with the API functions: they are made
-    # callable; renaming the modules (prediction, comparison) removes these two
-    ("ncu_roof.diff", "ncu_roof.apimodule"),
-    ("ncu_roof.predict", "ncu_roof.apimodule"),
 }
 
 

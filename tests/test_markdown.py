@@ -13,9 +13,9 @@ from ncu_roof.analysis import Analysis, Device, InputInfo, Kernel, analyze
 from ncu_roof.errors import UsageError
 from ncu_roof.ingest import read_input
 from ncu_roof.model import Bound, Roofs
-from ncu_roof.render.markdown import code_span, intensity, render_markdown, table_cell
+from ncu_roof.render.markdown import intensity, render_markdown
 from ncu_roof.render.summary import summarize
-from ncu_roof.render.text import one_line, shorten
+from ncu_roof.render.text import code_span, one_line, shorten, table_cell
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 

@@ -20,7 +20,8 @@ REPORTS = ["rtx4090_rep_2023.1.0_reduce.ncu-rep", "a10g_rep_2023.1.1_roofline-se
 
 def collections(svg: bytes) -> list[tuple[str, str]]:
     """(tier, verdict) of each marker collection: one per tier and verdict, never one per kernel."""
-    return re.findall(r'id="points-(\w+)-(\w+)"', svg.decode("utf-8"))  # type: ignore[return-value]
+    found: list[tuple[str, str]] = re.findall(r'id="points-(\w+)-(\w+)"', svg.decode("utf-8"))
+    return found
 
 
 def drawn_ids(analysis: Analysis) -> set[int]:
@@ -177,7 +178,7 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
             segments = []
             for line in roofs:
                 xs, ys = line.get_xdata(), line.get_ydata()
-                a, b = ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])  # type: ignore[index]
+                a, b = ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])  # type: ignore[index,arg-type]
                 segments.append(((a[0], a[1]), (b[0], b[1])))
             for text in ax.texts:
                 if isinstance(text, Annotation) and text.get_text():
@@ -190,7 +191,7 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
 
 def test_diff_arrows_join_groups_not_launches(tmp_path: Path) -> None:
     from ncu_roof.cli.report import diff_arrows
-    from ncu_roof.diff import diff
+    from ncu_roof.comparison import diff
     from ncu_roof.render.plot import arrow_points
 
     base = analyze([read_input(write(tmp_path, "b.csv", BASE))])

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,7 +94,7 @@ def test_progress_bar_only_for_a_person_and_many_inputs(
 
     paths = [str(corpus / p) for p in CORPUS_INPUTS]
     assert pipeline._progress(paths, paths) is paths  # stderr is not a terminal here
-    monkeypatch.setattr(pipeline.sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert pipeline._progress(paths[:3], paths[:3]) == paths[:3]  # too few to bother
     tables = read_tables(paths, jobs=1)  # the bar advances as each input is read
     assert [t.path for t in tables] == paths
@@ -105,7 +107,7 @@ def test_a_pool_that_cannot_start_reads_here(corpus: Path, monkeypatch: pytest.M
     from concurrent.futures.process import BrokenProcessPool
 
     class Broken(concurrent.futures.ProcessPoolExecutor):
-        def submit(self, *args: object, **kwargs: object) -> concurrent.futures.Future[object]:
+        def submit(self, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
             raise BrokenProcessPool("a worker died")
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Broken)

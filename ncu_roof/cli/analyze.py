@@ -16,7 +16,7 @@ import typer
 from ncu_roof import pipeline
 from ncu_roof.cli import ReadableHelp, app, verbosity
 from ncu_roof.errors import UsageError
-from ncu_roof.pipeline import example_path
+from ncu_roof.pipeline import example_path as example_path
 from ncu_roof.pipeline import roof_choice as roof_choice  # profile checks the roofs early
 from ncu_roof.render.formats import (
     FORMATS,

@@ -20,7 +20,7 @@ from ncu_roof.workloads import OPS_DTYPES, VECTOR_PRECISION, Param, build
 if TYPE_CHECKING:  # rich loads when a table is drawn, not for `--help`
     from rich.console import Group
 
-    from ncu_roof import predict as prediction
+    from ncu_roof import prediction
 
 FORMATS = ("table", "json")
 GPUS_SCHEMA = "ncu-roof/gpus/v1"
@@ -195,7 +195,7 @@ def predict_command(
 ) -> None:
     """Predict the roofline verdict of a kernel from its FLOPs and bytes, or a workload model."""
     _check_format(fmt)
-    from ncu_roof import predict as prediction  # numpy: only when predicting
+    from ncu_roof import prediction  # numpy: only when predicting
 
     roofs = pipeline.platform(gpu, roofs_file, peak, bandwidth)
     peaks = _ops_peaks(gpu)

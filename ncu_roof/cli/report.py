@@ -24,7 +24,7 @@ from ncu_roof.cli.analyze import (
     report_gaps,
     request_of,
 )
-from ncu_roof.diff import MatchBy
+from ncu_roof.comparison import MatchBy
 from ncu_roof.errors import UsageError
 from ncu_roof.render.formats import Caption
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
@@ -32,7 +32,7 @@ from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
     from ncu_roof.analysis import Analysis
-    from ncu_roof.diff import Diff
+    from ncu_roof.comparison import Diff
     from ncu_roof.render.plot import Arrow
 
 
@@ -85,7 +85,7 @@ def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
 
     Kernels are found by (input, run, id): in a file of several ncu runs the IDs restart per run.
     """
-    from ncu_roof.diff import kernel_key
+    from ncu_roof.comparison import kernel_key
 
     base_by_key = {kernel_key(k): k for k in base.kernels}
     head_by_key = {kernel_key(k): k for k in head.kernels}
@@ -143,7 +143,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     rendered before the first is written, files are written before stdout (a failed write leaves
     nothing on stdout), and the gate comes last, after every output is out.
     """
-    from ncu_roof.diff import diff, gate
+    from ncu_roof.comparison import diff, gate
     from ncu_roof.render.plot import render_plot
 
     check_writable(options.output)

@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ncu_roof.diff import Change, Diff, KernelDiff, Status
+from ncu_roof.comparison import Change, Diff, KernelDiff, Status
 from ncu_roof.model import finite_or_none
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
 from ncu_roof.render.text import TIER_NAMES, code_span, launch_shape, one_line, shorten, si, table_cell

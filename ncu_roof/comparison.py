@@ -16,7 +16,6 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from ncu_roof.analysis import Analysis, Kernel, describe
-from ncu_roof.apimodule import make_callable
 from ncu_roof.errors import GateError, UsageError
 from ncu_roof.model import finite, finite_or_none
 
@@ -324,4 +323,3 @@ def _tier(kernel: Kernel | None, field: str, tier: str) -> float | None:
     return finite_or_none(getattr(kernel, field).get(tier))
 
 
-make_callable(__name__)  # `ncu_roof.diff(...)` is the Python API call (ncu_roof.apimodule)

@@ -16,7 +16,6 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.apimodule import make_callable
 from ncu_roof.errors import UsageError
 from ncu_roof.model import (
     COMPUTE,
@@ -389,4 +388,3 @@ def render_text(p: Prediction, width: int = 100) -> str:
     return buffer.getvalue()
 
 
-make_callable(__name__)  # `ncu_roof.predict(...)` is the Python API call (ncu_roof.apimodule)
