@@ -729,8 +729,10 @@ def _notes(
     notes = []
     if missing:
         notes.append("missing counters: " + ", ".join(missing))
-    if not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s and basis is not VerdictBasis.SOL:
-        notes.append("no roofs for this device (the input names no GPU): pass --gpu KEY or --roofs FILE")
+    if not roofs.compute_flop_per_s:
+        notes.append(
+            "no compute roofs for this device (the input names no GPU): pass --gpu KEY or --roofs FILE"
+        )
     for tier, how in unroofed.items():
         notes.append(
             f"no roofline verdict: {tier} has traffic ({how}) but no roof of that counter, and may be "

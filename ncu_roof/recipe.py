@@ -12,6 +12,7 @@ are all present wins. Factors that the metric recipe (shared notes, §3) marks *
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -243,6 +244,14 @@ def normalize(
     `ncu_version` (of the ncu that collected the report) picks the tier measures that version of
     Nsight draws; `traffic` picks the traffic definition of the memory tiers.
     """
+    with warnings.catch_warnings():  # ~150 columns added one by one: pandas' fragmentation warning
+        warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
+        return _normalize(metrics, factors, ncu_version, traffic).copy()  # copy: one defragmented block
+
+
+def _normalize(
+    metrics: pd.DataFrame, factors: Factors, ncu_version: str | None, traffic: TrafficDefinition
+) -> pd.DataFrame:
     m = _Frame(metrics)
     out = pd.DataFrame(index=metrics.index)
     duration, out["duration_s_recipe"] = first_available(_duration(m), metrics.index)

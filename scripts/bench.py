@@ -124,20 +124,43 @@ def main() -> None:
         return [py, "-W", "ignore", "-c", f"import pandas; pandas.read_csv({str(path)!r})"]
 
     cases = [  # label, ours, baseline, target ratio, input whose size bounds the memory
-        ("5k-launch CSV → JSON vs naive read", [*ours, "analyze", str(files["5k"]), *to_null],
-         naive(files["5k"]), 0.5, files["5k"]),
-        ("105-kernel .ncu-rep → JSON vs ncu_report loop", [*ours, "analyze", str(REPORT), *to_null],
-         [py, str(files["loop"]), str(REPORT)], 2.0, None),
-        ("100k-launch CSV → JSON vs naive read", [*ours, "analyze", str(files["100k"]), *to_null],
-         naive(files["100k"]), 0.5, files["100k"]),
-        ("diff of two 100k CSVs → JSON vs naive read of one",
-         [*ours, "diff", str(files["100k"]), str(files["100k-head"]), *to_null],
-         naive(files["100k"]), 1.0, files["100k"]),
+        (
+            "5k-launch CSV → JSON vs naive read",
+            [*ours, "analyze", str(files["5k"]), *to_null],
+            naive(files["5k"]),
+            0.5,
+            files["5k"],
+        ),
+        (
+            "105-kernel .ncu-rep → JSON vs ncu_report loop",
+            [*ours, "analyze", str(REPORT), *to_null],
+            [py, str(files["loop"]), str(REPORT)],
+            2.0,
+            None,
+        ),
+        (
+            "100k-launch CSV → JSON vs naive read",
+            [*ours, "analyze", str(files["100k"]), *to_null],
+            naive(files["100k"]),
+            0.5,
+            files["100k"],
+        ),
+        (
+            "diff of two 100k CSVs → JSON vs naive read of one",
+            [*ours, "diff", str(files["100k"]), str(files["100k-head"]), *to_null],
+            naive(files["100k"]),
+            1.0,
+            files["100k"],
+        ),
     ]
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
-          f"median of {args.repeat}")
-    print(f"{'figure':<50} {'ours s':>8} {'base s':>8} {'ratio':>6} {'target':>7} {'cpu ratio':>9}"
-          "  peak MB / input MB")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
+        f"median of {args.repeat}"
+    )
+    print(
+        f"{'figure':<50} {'ours s':>8} {'base s':>8} {'ratio':>6} {'target':>7} {'cpu ratio':>9}"
+        "  peak MB / input MB"
+    )
     met = True
     for label, cmd, base, target, sized in cases:
         if args.only and args.only not in label:
@@ -153,8 +176,10 @@ def main() -> None:
         ok = ratio <= target
         met &= ok
         cpu = mine.cpu_seconds / baseline.cpu_seconds
-        print(f"{label:<50} {mine.seconds:8.2f} {baseline.seconds:8.2f} {ratio:6.2f} {'≤ ' + str(target):>7}"
-              f" {cpu:9.2f}{'' if ok else ' MISS'}  {memory}")
+        print(
+            f"{label:<50} {mine.seconds:8.2f} {baseline.seconds:8.2f} {ratio:6.2f} {'≤ ' + str(target):>7}"
+            f" {cpu:9.2f}{'' if ok else ' MISS'}  {memory}"
+        )
     if args.only and args.only not in "--help gpus predict commands":
         print("every figure run met" if met else "some figures missed (MISS)")
         return
@@ -167,9 +192,11 @@ def main() -> None:
         mine = medians([cmd], args.repeat)[0]
         ok = mine.seconds <= limit
         met &= ok
-        print(f"{label:<50} {mine.seconds:8.2f} {'':>8} {'':>6} {'≤ ' + str(limit) + ' s':>7}"
-              f"{'' if ok else ' MISS'}  cpu {mine.cpu_seconds:.2f} s"
-              f" (bare interpreter: {bare.seconds:.2f} s, cpu {bare.cpu_seconds:.2f} s)")
+        print(
+            f"{label:<50} {mine.seconds:8.2f} {'':>8} {'':>6} {'≤ ' + str(limit) + ' s':>7}"
+            f"{'' if ok else ' MISS'}  cpu {mine.cpu_seconds:.2f} s"
+            f" (bare interpreter: {bare.seconds:.2f} s, cpu {bare.cpu_seconds:.2f} s)"
+        )
     print("every figure met" if met else "some figures missed (MISS)")
 
 

@@ -29,8 +29,19 @@ from ncu_roof.render.diffout import (
 from ncu_roof.render.text import shorten
 
 ROOT = Path(__file__).resolve().parents[1]
-IDENTITY = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-            "Block Size", "Grid Size", "Device", "CC"]
+IDENTITY = [
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+]
 METRICS = [
     ("gpu__time_duration.sum", "nsecond"),
     ("sm__sass_thread_inst_executed_op_fadd_pred_on.sum", "inst"),
@@ -49,8 +60,9 @@ def raw_csv(rows: list[Row], device: str = "NVIDIA A10G") -> str:
     writer.writerow(IDENTITY + [m for m, _ in METRICS])
     writer.writerow([""] * len(IDENTITY) + [u for _, u in METRICS])
     for i, (name, grid, ns, ffma, dram) in enumerate(rows):
-        writer.writerow([i, 1, "app", "host", name, 1, 7, "(256, 1, 1)", grid, 0, "8.6",
-                         ns, 0, 0, ffma, dram, device])
+        writer.writerow(
+            [i, 1, "app", "host", name, 1, 7, "(256, 1, 1)", grid, 0, "8.6", ns, 0, 0, ffma, dram, device]
+        )
     return out.getvalue()
 
 
@@ -149,16 +161,14 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> CliResult:
     return conftest.run_cli(*args, cwd=ROOT, env=env)
 
 
-def test_cli_fail_on_regression_exits_1_and_writes_outputs(
-    pair: tuple[str, str], tmp_path: Path
-) -> None:
+def test_cli_fail_on_regression_exits_1_and_writes_outputs(pair: tuple[str, str], tmp_path: Path) -> None:
     out = tmp_path / "diff.json"
     summary = tmp_path / "summary.md"
 
-
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
-    done = run_cli("diff", *pair, "-f", "json", "-o", str(out), "--fail-on-regression", "5%",
-                   "--summary", env=env)
+    done = run_cli(
+        "diff", *pair, "-f", "json", "-o", str(out), "--fail-on-regression", "5%", "--summary", env=env
+    )
     assert done.returncode == 1, done.stderr
     assert "slower by more than 5%" in done.stderr
     assert json.loads(out.read_text())["total"]["status"] == "improved"
@@ -179,8 +189,10 @@ def test_cli_rejects_bad_percentages(pair: tuple[str, str]) -> None:
     assert run_cli("diff", *pair, "--threshold", "five").returncode == 2
 
 
-LONG = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
-        "at::detail::Array<char*, 1>>(int, T2, T3)")
+LONG = (
+    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+    "at::detail::Array<char*, 1>>(int, T2, T3)"
+)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -216,7 +228,7 @@ def test_narrow_tables_drop_columns_but_never_cut_numbers_or_hide_names(
 
     assert all(cell_len(line) <= width for line in table.splitlines()), table
     names = kernel_cells(table)
-    assert len(names[0]) >= KERNEL_MIN and LONG[5:5 + KERNEL_MIN - 1] in names[0]
+    assert len(names[0]) >= KERNEL_MIN and LONG[5 : 5 + KERNEL_MIN - 1] in names[0]
     assert "k<…>(T*) $x$" in names
     for number in ("+20.0%", "+10.0%", "-50.0%"):  # Δ time is never dropped nor cut
         assert number in table
@@ -259,8 +271,9 @@ def run_cli_on_a_tty(args: list[str], env: dict[str, str]) -> str:
     import pty
 
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "ncu_roof", *args], stdout=slave,
-                            stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ncu_roof", *args], stdout=slave, stderr=subprocess.PIPE, cwd=ROOT, env=env
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -295,8 +308,9 @@ def test_cli_table_on_a_terminal_fits_its_width_in_colour(long_pair: tuple[str, 
 
 def test_cli_bad_plot_path_leaves_no_output_behind(pair: tuple[str, str], tmp_path: Path) -> None:
     out = tmp_path / "d.md"
-    done = run_cli("diff", *pair, "-f", "markdown", "-o", str(out), "--plot",
-                   str(tmp_path / "missing" / "x.svg"))
+    done = run_cli(
+        "diff", *pair, "-f", "markdown", "-o", str(out), "--plot", str(tmp_path / "missing" / "x.svg")
+    )
     assert done.returncode == 1, done.stderr
     assert "does not exist" in done.stderr
     assert not out.exists()
@@ -352,9 +366,10 @@ def test_plot_command_checks_its_output_before_reading(pair: tuple[str, str], tm
 def with_clock(text: str, clock_hz: float, ffma_peak: float = 64.0) -> str:
     """A raw CSV with the measured SM clock and the FFMA peak per cycle: report roofs."""
     rows = list(csv.reader(io.StringIO(text)))
-    extra = [("sm__cycles_elapsed.avg.per_second", "cycle/second", clock_hz),
-             ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", "inst/cycle",
-              ffma_peak)]
+    extra = [
+        ("sm__cycles_elapsed.avg.per_second", "cycle/second", clock_hz),
+        ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", "inst/cycle", ffma_peak),
+    ]
     rows[0] += [name for name, _, _ in extra]
     rows[1] += [unit for _, unit, _ in extra]
     for row in rows[2:]:
@@ -423,8 +438,7 @@ def test_arrows_pair_kernels_of_the_same_run(tmp_path: Path) -> None:
     base, head = load(str(base_path)), load(str(head_path))
     assert sorted(k.id for k in base.kernels) == [0, 0, 1, 1]
     arrows = diff_arrows(diff(base, head), base, head)
-    assert sorted((b.name, h.name) for b, h in arrows) == [("a", "a"), ("b", "b"), ("c", "c"),
-                                                          ("d", "d")]
+    assert sorted((b.name, h.name) for b, h in arrows) == [("a", "a"), ("b", "b"), ("c", "c"), ("d", "d")]
     document = json.loads(render_diff_json(diff(base, head)))
     runs = {k["name"]: (k["base_run"], k["head_run"]) for k in document["kernels"]}
     assert runs == {"a": (0, 1), "b": (0, 1), "c": (1, 0), "d": (1, 0)}

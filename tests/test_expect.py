@@ -27,12 +27,28 @@ SILU_ELEMENTS = 2**26  # y = silu(x) over 64 Mi floats: 4 B read + 4 B written p
 
 def kernel(name: str, bound: Bound, binding: str | None, flop: float, dram_bytes: float) -> Kernel:
     return Kernel(
-        id=7, name=name, input=0, device=0, grid=None, block=None, duration_s=1e-3,
-        flop={"total": flop}, bytes={"dram": dram_bytes},
-        intensity_flop_per_byte={"dram": flop / dram_bytes}, achieved_flop_per_s=flop / 1e-3,
-        achieved_byte_per_s={"dram": dram_bytes / 1e-3}, attainable_flop_per_s=None,
-        cap_flop_per_s={}, binding=binding, bound=bound, roofline_binding=binding,
-        compute_precision="fp32", pct_of_roof=80.0, sol_pct={}, recipe={}, notes=(),
+        id=7,
+        name=name,
+        input=0,
+        device=0,
+        grid=None,
+        block=None,
+        duration_s=1e-3,
+        flop={"total": flop},
+        bytes={"dram": dram_bytes},
+        intensity_flop_per_byte={"dram": flop / dram_bytes},
+        achieved_flop_per_s=flop / 1e-3,
+        achieved_byte_per_s={"dram": dram_bytes / 1e-3},
+        attainable_flop_per_s=None,
+        cap_flop_per_s={},
+        binding=binding,
+        bound=bound,
+        roofline_binding=binding,
+        compute_precision="fp32",
+        pct_of_roof=80.0,
+        sol_pct={},
+        recipe={},
+        notes=(),
     )
 
 
@@ -43,9 +59,19 @@ def synthetic() -> Analysis:
 
 
 def test_synthetic_bytes_3_1x_the_model_is_contradicted_with_the_reason() -> None:
-    expectations = parse_expectations({"expect": [
-        {"kernel": "vadd", "bound": "memory", "binding": "dram", "workload": "vector-add",
-         "n": 1_000_000}]})
+    expectations = parse_expectations(
+        {
+            "expect": [
+                {
+                    "kernel": "vadd",
+                    "bound": "memory",
+                    "binding": "dram",
+                    "workload": "vector-add",
+                    "n": 1_000_000,
+                }
+            ]
+        }
+    )
     report = check(synthetic(), expectations)
     (result,) = report.checks
     assert result.status is Status.CONTRADICTED
@@ -62,8 +88,9 @@ def one_kernel(flop: float, dram_bytes: float) -> Analysis:
 
 def test_verdict_as_expected_but_bytes_beyond_tolerance_says_the_tolerance_was_exceeded() -> None:
     # the reviewer's case: "compute-bound … as expected; … DRAM bytes are 1.6×" read as a pass
-    expectations = parse_expectations({"expect": [
-        {"kernel": "gemm", "bound": "compute", "flop": 1e9, "bytes": 1e6}]})
+    expectations = parse_expectations(
+        {"expect": [{"kernel": "gemm", "bound": "compute", "flop": 1e9, "bytes": 1e6}]}
+    )
     (result,) = check(one_kernel(1e9, 1.6e6), expectations).checks
     assert result.status is Status.CONTRADICTED
     assert result.explanation.startswith(
@@ -82,19 +109,22 @@ def test_verdict_as_expected_but_bytes_beyond_tolerance_says_the_tolerance_was_e
         (1.9e9, 2, "FLOPs are 1.9× the model's (within the 2× tolerance)"),
     ],
 )
-def test_every_count_outside_the_tolerance_says_which_side(
-    flop: float, tolerance: float, words: str
-) -> None:
-    expectations = parse_expectations({"expect": [
-        {"kernel": "gemm", "bound": "compute", "flop": 1e9, "tolerance": tolerance}]})
+def test_every_count_outside_the_tolerance_says_which_side(flop: float, tolerance: float, words: str) -> None:
+    expectations = parse_expectations(
+        {"expect": [{"kernel": "gemm", "bound": "compute", "flop": 1e9, "tolerance": tolerance}]}
+    )
     (result,) = check(one_kernel(flop, 1e6), expectations).checks
     assert words in result.explanation
     assert result.status is (Status.CONFIRMED if "within" in words else Status.CONTRADICTED)
 
 
 def test_report_to_json_lists_checks_unmatched_patterns_and_counts() -> None:
-    report = check(synthetic(), parse_expectations({"expect": [
-        {"kernel": "vadd", "bound": "compute"}, {"kernel": "^gemm", "bound": "compute"}]}))
+    report = check(
+        synthetic(),
+        parse_expectations(
+            {"expect": [{"kernel": "vadd", "bound": "compute"}, {"kernel": "^gemm", "bound": "compute"}]}
+        ),
+    )
     document = report.to_json()
     assert json.loads(json.dumps(document)) == document  # plain JSON types only
     assert document["schema"] == "ncu-roof/expectations/v1"
@@ -104,13 +134,13 @@ def test_report_to_json_lists_checks_unmatched_patterns_and_counts() -> None:
     assert (item["pattern"], item["status"]) == ("vadd", "contradicted")
     assert item["explanation"] == report.checks[0].explanation
     assert document["unmatched_patterns"] == ["^gemm"]
-    assert document["counts"] == {"confirmed": 0, "contradicted": 1, "unknown": 0,
-                                  "unmatched_patterns": 1}
+    assert document["counts"] == {"confirmed": 0, "contradicted": 1, "unknown": 0, "unmatched_patterns": 1}
 
 
 def test_synthetic_verdict_matches_and_counts_within_tolerance_is_confirmed() -> None:
-    expectations = parse_expectations({"expect": [
-        {"kernel": "vadd", "bound": "memory", "bytes": {"dram": "30MB"}, "flop": 1e6}]})
+    expectations = parse_expectations(
+        {"expect": [{"kernel": "vadd", "bound": "memory", "bytes": {"dram": "30MB"}, "flop": 1e6}]}
+    )
     (result,) = check(synthetic(), expectations).checks
     assert result.status is Status.CONFIRMED
     assert "DRAM bytes are 1.2× the model's minimum" in result.explanation
@@ -118,8 +148,12 @@ def test_synthetic_verdict_matches_and_counts_within_tolerance_is_confirmed() ->
 
 
 def test_synthetic_compute_expected_but_memory_bound_explains_reuse() -> None:
-    report = check(synthetic(), parse_expectations({"expect": [
-        {"kernel": "vadd", "bound": "compute"}, {"kernel": "^gemm", "bound": "compute"}]}))
+    report = check(
+        synthetic(),
+        parse_expectations(
+            {"expect": [{"kernel": "vadd", "bound": "compute"}, {"kernel": "^gemm", "bound": "compute"}]}
+        ),
+    )
     (result,) = report.checks
     assert result.status is Status.CONTRADICTED
     assert result.explanation.startswith("expected compute-bound, measured memory-bound at dram")
@@ -190,9 +224,21 @@ def silu() -> Analysis:
 
 @pytest.mark.corpus
 def test_corpus_silu_memory_bound_at_dram_is_confirmed(silu: Analysis) -> None:
-    report = check(silu, parse_expectations({"expect": [
-        {"kernel": "silu_kernel", "bound": "memory", "binding": "dram",
-         "bytes": SILU_ELEMENTS * 8}]}))
+    report = check(
+        silu,
+        parse_expectations(
+            {
+                "expect": [
+                    {
+                        "kernel": "silu_kernel",
+                        "bound": "memory",
+                        "binding": "dram",
+                        "bytes": SILU_ELEMENTS * 8,
+                    }
+                ]
+            }
+        ),
+    )
     assert len(report.checks) == 3  # three launches of silu_kernel
     assert all(c.status is Status.CONFIRMED for c in report.checks)
     assert all("DRAM bytes are 0.98× the model's minimum" in c.explanation for c in report.checks)
@@ -200,11 +246,19 @@ def test_corpus_silu_memory_bound_at_dram_is_confirmed(silu: Analysis) -> None:
 
 @pytest.mark.corpus
 def test_corpus_silu_contradicts_compute_and_l2_and_a_third_of_the_bytes(silu: Analysis) -> None:
-    report = check(silu, parse_expectations({"expect": [
-        {"kernel": "silu", "bound": "compute"},
-        {"kernel": "silu", "bound": "memory", "binding": "l2"},
-        {"kernel": "silu", "bound": "memory", "bytes": {"dram": "170MB"}},
-        {"kernel": "flash_attn", "bound": "compute"}]}))
+    report = check(
+        silu,
+        parse_expectations(
+            {
+                "expect": [
+                    {"kernel": "silu", "bound": "compute"},
+                    {"kernel": "silu", "bound": "memory", "binding": "l2"},
+                    {"kernel": "silu", "bound": "memory", "bytes": {"dram": "170MB"}},
+                    {"kernel": "flash_attn", "bound": "compute"},
+                ]
+            }
+        ),
+    )
     assert [c.status for c in report.checks] == [Status.CONTRADICTED] * 9
     assert "measured DRAM bytes are 3.1× the model's minimum" in report.checks[-1].explanation
     assert report.unmatched_patterns == ("flash_attn",)

@@ -142,7 +142,9 @@ def test_json_groups_fix_first_and_headroom(capsys: pytest.CaptureFixture[str]) 
     assert silu["headroom_s"] == pytest.approx(sum(data["kernels"][i]["headroom_s"] for i in range(3)))
     first = {f["device"]: f for f in data["fix_first"]}
     assert data["groups"][first[1]["group"]]["name"].startswith("void one_blocktiling")
-    assert first[1]["headroom_s"] == pytest.approx(351.9e-6, rel=1e-3)
+    assert first[1]["headroom_s"] == pytest.approx(
+        350.5e-6, rel=1e-3
+    )  # 431.648 µs x (1 - 0.188, its FMA pipe)
 
 
 @pytest.mark.corpus
@@ -153,7 +155,7 @@ def test_stderr_names_why_launches_are_not_on_a_roofline(capsys: pytest.CaptureF
     code, out, err = cli(capsys, "analyze", str(path))
     assert code == 0
     assert "not on a roofline: 26 launches have no roofs (the input names no GPU): pass --gpu KEY" in err
-    assert "[1] 26 launches: no roofs for this device" in out
+    assert "26 launches: no compute roofs for this device" in out
 
 
 def test_table_at_80_columns_keeps_every_verdict_whole(capsys: pytest.CaptureFixture[str]) -> None:

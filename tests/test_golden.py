@@ -23,8 +23,12 @@ SUFFIX = {
     Format.CSV: "csv",
     Format.MARKDOWN: "md",
     Format.HTML: "html",
+    Format.SVG: "svg",
 }
-PLOT_SUFFIXES = ("svg",)  # PNG is left out: its pixels follow the installed FreeType
+# formats compared elsewhere, not byte for byte: PNG pixels follow the installed FreeType, PDF and
+# Parquet embed their writer's version and creation data (tests/test_plot.py, tests/test_parquet.py)
+NOT_GOLDEN = {Format.PNG, Format.PDF, Format.PARQUET}
+PLOT_SUFFIXES = ("svg",)
 EXAMPLE_PLACEHOLDER = "<example>"  # the example's absolute path differs from checkout to checkout
 
 
@@ -56,11 +60,11 @@ def compare(name: str, data: bytes, update: bool) -> None:
 
 
 def test_every_format_has_a_golden_file() -> None:
-    assert set(SUFFIX) == set(Format), "a new format needs its golden file: add it to SUFFIX"
+    assert set(SUFFIX) | NOT_GOLDEN == set(Format), "a new format needs its golden file: add it to SUFFIX"
     assert len(set(SUFFIX.values())) == len(SUFFIX)
 
 
-@pytest.mark.parametrize("fmt", list(Format), ids=str)
+@pytest.mark.parametrize("fmt", list(SUFFIX), ids=str)
 def test_example_matches_its_golden_file(fmt: Format, tmp_path: Path, update_golden: bool) -> None:
     target = tmp_path / f"example.{SUFFIX[fmt]}"
     done = run_cli("analyze", "--example", "--format", fmt.value, "-o", str(target))

@@ -184,8 +184,7 @@ def test_headline_numbers_of_a_synthetic_analysis() -> None:
     # durations 1, 1/2, 1/3 ms → shares 6/11, 3/11, 2/11; bounds memory, compute, latency
     assert "## Roofline: 3 launches, 1.83 ms" in text
     assert (
-        "**55% of time memory-bound (dram 55%)** · 27% of time compute-bound"
-        " · 18% of time latency-bound."
+        "**55% of time memory-bound (dram 55%)** · 27% of time compute-bound · 18% of time latency-bound."
     ) in text
     # each at 50% of its roof: `first` could save 0.5 ms of 1.83 ms (27%)
     assert "**Fix first:** `first` could save **500 µs** (27% of the time) at its dram roof" in text
@@ -215,8 +214,16 @@ def with_intensities(analysis: Analysis, values: dict[str, float | None]) -> Ana
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(0.0948, "0.0948"), (2.7341, "2.73"), (104.2, "104"), (1234.0, "1.23e+03"),
-     (0.0, "0"), (None, "–"), (float("nan"), "–"), (float("inf"), "∞")],
+    [
+        (0.0948, "0.0948"),
+        (2.7341, "2.73"),
+        (104.2, "104"),
+        (1234.0, "1.23e+03"),
+        (0.0, "0"),
+        (None, "–"),
+        (float("nan"), "–"),
+        (float("inf"), "∞"),
+    ],
 )
 def test_intensity_is_a_plain_number_with_three_digits(value: float | None, text: str) -> None:
     assert intensity(value) == text
@@ -256,8 +263,8 @@ def test_headline_matches_the_analysis_of_a_real_report() -> None:
     assert round(100 * latency / analysis.total_duration_s) == 64
     assert "## Roofline: 4 launches, 1.21 ms" in text
     assert "**64% of time latency-bound** · 36% of time compute-bound." in text
-    # 431.648 µs at 18.5% of its fp32 roof: 352 µs to gain
-    assert "**Fix first:** `one_blocktiling<…>(…)` could save **352 µs** (29% of the time)" in text
+    # 431.648 µs with its FMA pipe busy 18.8% of the time (the busier compute ceiling): 350 µs to gain
+    assert "**Fix first:** `one_blocktiling<…>(…)` could save **350 µs** (29% of the time)" in text
     assert "| 1 | `one_blocktiling<…>(…)` | 432\u00a0µs | 36% | compute\\-bound \\(fp32\\)" in text
     assert "| fp32 | 26.9 TFLOP/s |" in text
     assert "The other" not in text  # 4 kernels: all in the top table

@@ -14,8 +14,11 @@ from ncu_roof.ingest import read_input
 from ncu_roof.render.plot import MAX_MARKERS, PlotOptions, kernel_points, panel, render_plot
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
-REPORTS = ["rtx4090_rep_2023.1.0_reduce.ncu-rep", "a10g_rep_2023.1.1_roofline-set.ncu-rep",
-           "h100pcie_rep_2025.1_full_silu.ncu-rep"]
+REPORTS = [
+    "rtx4090_rep_2023.1.0_reduce.ncu-rep",
+    "a10g_rep_2023.1.1_roofline-set.ncu-rep",
+    "h100pcie_rep_2025.1_full_silu.ncu-rep",
+]
 
 
 def collections(svg: bytes) -> list[tuple[str, str]]:

@@ -40,8 +40,12 @@ def test_seed_000_vector_add_on_a100_sxm4() -> None:
     assert doc["attainable_flop_per_s"] == pytest.approx(169.8e9, rel=1e-3)
     assert doc["binding"] == "dram" and doc["bound"] == "memory"
     assert doc["time_at_roof_s"] == pytest.approx(1.2e8 / 2039e9)
-    assert doc["workload"] == {"name": "vector-add", "params": {"n": 10_000_000, "dtype": "fp32"},
-                               "flop": 1e7, "bytes": {"dram": 1.2e8}}
+    assert doc["workload"] == {
+        "name": "vector-add",
+        "params": {"n": 10_000_000, "dtype": "fp32"},
+        "flop": 1e7,
+        "bytes": {"dram": 1.2e8},
+    }
 
 
 def test_seed_000_vector_add_from_flops_and_bytes_matches_workload() -> None:
@@ -59,8 +63,9 @@ def test_seed_000_rmsnorm_unfused_on_h100_is_memory_bound_at_0_2() -> None:
 
 
 def test_seed_000_gemm_4096_cubed_is_compute_bound_on_a100() -> None:
-    doc = run_json("gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--dtype", "fp32",
-                   "--gpu", "a100-sxm4")
+    doc = run_json(
+        "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--dtype", "fp32", "--gpu", "a100-sxm4"
+    )
     assert doc["intensity_flop_per_byte"] == {"dram": pytest.approx(682.6, abs=0.1)}
     assert doc["binding"] == "compute" and doc["attainable_flop_per_s"] == 19.5e12
     assert doc["time_at_roof_s"] == pytest.approx(2 * 4096**3 / 19.5e12)
@@ -93,11 +98,28 @@ def test_seed_004_tiled_gemm_22_4_mb_is_compute_bound_at_100() -> None:
 
 
 def test_seed_004_three_levels_bind_at_dram_at_10_gflops() -> None:
-    doc = run_json("--peak", "100GFLOP/s", "--bandwidth", "l1=1000GB/s",
-                   "--bandwidth", "llc=200GB/s", "--bandwidth", "dram=20GB/s",
-                   "--intensity", "l1=2", "--intensity", "llc=1", "--intensity", "dram=0.5")
-    assert doc["cap_flop_per_s"] == {"l1": pytest.approx(100e9), "llc": pytest.approx(100e9),
-                                     "dram": pytest.approx(10e9), "compute": 100e9}
+    doc = run_json(
+        "--peak",
+        "100GFLOP/s",
+        "--bandwidth",
+        "l1=1000GB/s",
+        "--bandwidth",
+        "llc=200GB/s",
+        "--bandwidth",
+        "dram=20GB/s",
+        "--intensity",
+        "l1=2",
+        "--intensity",
+        "llc=1",
+        "--intensity",
+        "dram=0.5",
+    )
+    assert doc["cap_flop_per_s"] == {
+        "l1": pytest.approx(100e9),
+        "llc": pytest.approx(100e9),
+        "dram": pytest.approx(10e9),
+        "compute": 100e9,
+    }
     assert doc["binding"] == "dram" and doc["attainable_flop_per_s"] == pytest.approx(10e9)
 
 
@@ -139,8 +161,11 @@ def test_roofs_file_platform(tmp_path: Path) -> None:
     roofs = tmp_path / "lab.toml"
     roofs.write_text('name = "lab"\n[peak]\nfp32 = "100GFLOP/s"\n[bandwidth]\ndram = "20GB/s"\n')
     doc = run_json("--roofs", str(roofs), "--intensity", "dram=0.25")
-    assert doc["platform"] == {"name": "lab", "peak_flop_per_s": {"fp32": 100e9},
-                               "bandwidth_byte_per_s": {"dram": 20e9}}
+    assert doc["platform"] == {
+        "name": "lab",
+        "peak_flop_per_s": {"fp32": 100e9},
+        "bandwidth_byte_per_s": {"dram": 20e9},
+    }
     assert doc["attainable_flop_per_s"] == pytest.approx(5e9)
 
 
@@ -151,8 +176,10 @@ def test_roofs_file_platform(tmp_path: Path) -> None:
         (["--gpu", "a100-sxm4", "--flops", "1e7", "--bytes", "1.2e8GFLOP"], "is not a byte"),
         (["--gpu", "a100-sxm4", "--flops", "1", "--bytes", "llc=1"], "tier llc has no bandwidth"),
         (["--flops", "1", "--bytes", "1"], "exactly one platform"),
-        (["--gpu", "a100-sxm4", "--peak", "1GFLOP/s", "--flops", "1", "--bytes", "1"],
-         "exactly one platform"),
+        (
+            ["--gpu", "a100-sxm4", "--peak", "1GFLOP/s", "--flops", "1", "--bytes", "1"],
+            "exactly one platform",
+        ),
         (["--gpu", "nope", "--flops", "1", "--bytes", "1"], "unknown GPU"),
         (["--gpu", "a100-sxm4", "--flops", "1"], "nothing to place"),
         (["--gpu", "a100-sxm4", "--intensity", "dram=0"], "must be positive"),
@@ -175,9 +202,22 @@ def test_main_prints_error_and_exit_code_2_without_traceback() -> None:
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-m", "ncu_roof", "predict", "--gpu", "a100-sxm4", "--flops", "1e7",
-         "--bytes", "12 parsecs"],
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "ncu_roof",
+            "predict",
+            "--gpu",
+            "a100-sxm4",
+            "--flops",
+            "1e7",
+            "--bytes",
+            "12 parsecs",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 2
     assert done.stderr.startswith("error:") and "Traceback" not in done.stderr
@@ -220,8 +260,9 @@ def test_library_intensity_not_positive_and_finite_is_refused() -> None:
 def test_int8_gemm_runs_against_the_int8_tensor_ceiling() -> None:
     # A100 (cc 8.0): 4096 dense INT8 tensor ops/clk/SM x 108 SMs x 1.41 GHz = 623.7 Tops/s;
     # 2 x 4096^3 = 137.4 G integer ops, no FLOPs; A and B int8, C int32: 2 x 4096^2 + 4 x 4096^2 B
-    doc = run_json("gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--dtype", "int8",
-                   "--gpu", "a100-sxm4")
+    doc = run_json(
+        "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--dtype", "int8", "--gpu", "a100-sxm4"
+    )
     peak = 4096 * 108 * 1.41e9
     ops = doc["ops"]
     assert isinstance(ops, dict)
@@ -247,8 +288,18 @@ def test_exp_has_an_xu_ceiling_and_is_memory_bound_on_a100() -> None:
 
 
 def test_ops_from_the_command_line_with_a_user_ceiling() -> None:
-    doc = run_json("--dtype", "int8", "--ops", "4e10", "--bytes", "2e7", "--peak", "int8=1e15",
-                   "--bandwidth", "dram=1e12")
+    doc = run_json(
+        "--dtype",
+        "int8",
+        "--ops",
+        "4e10",
+        "--bytes",
+        "2e7",
+        "--peak",
+        "int8=1e15",
+        "--bandwidth",
+        "dram=1e12",
+    )
     assert doc["binding"] == "compute" and doc["compute_ceiling"] == "int8"
     assert doc["time_at_roof_s"] == pytest.approx(40e-6)  # 4e10 / 1e15 > 2e7 / 1e12 = 20 us
 

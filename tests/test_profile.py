@@ -106,7 +106,7 @@ def test_filters_and_raw_ncu_args_pass_through_before_the_program() -> None:
         ('==PROF== Profiling "k" - 0: 0%....50%....100% - 1 pass\n', KernelProgress("k", 0, 100, 1)),
         ('==PROF== Profiling "k<int>" - 12: 0%....50%..', KernelProgress("k<int>", 12, 50, None)),
         ("==PROF== Connected to process 42 (/bin/app)", None),
-        ("Profiling \"k\" - 0: 0%....100% - 3 passes", None),
+        ('Profiling "k" - 0: 0%....100% - 3 passes', None),
     ],
 )
 def test_progress_lines_old_new_singular_and_partial(line: str, expected: KernelProgress | None) -> None:

@@ -183,4 +183,4 @@ def test_header_search_matches_the_regex(fixtures: Path) -> None:
     for path in sorted(fixtures.glob("*.csv")):
         raw = path.read_bytes()
         assert _header_starts(raw) == [m.start() for m in _HEADER.finditer(raw)], path.name
-    assert _header_starts(b'noise\nID,Process ID,Kernel Name\n1,2,k\n') == [6]
+    assert _header_starts(b"noise\nID,Process ID,Kernel Name\n1,2,k\n") == [6]

@@ -231,9 +231,9 @@ def test_traffic_option_reaches_the_json() -> None:
     assert data["traffic_definition"] == "counted"
     traffic = data["kernels"][0]["traffic"]
     assert traffic["dram"]["definition"] == "counted"
-    # the example keeps only Nsight's L2 counter (no lts__t_sectors): the closest, said so
-    assert traffic["l2"]["definition"] == "closest to counted: the measure Nsight draws"
-    assert traffic["l2"]["recipe"] == "rate*time:derived__lts__lts2xbar_bytes.sum.per_second"
+    # the example keeps every L2 lookup (lts__t_sectors), judged against its own peak
+    assert traffic["l2"]["definition"] == "counted"
+    assert traffic["l2"]["recipe"].startswith("counter:lts__t_sectors.sum*32")
     assert _cli("analyze", "--example", "--traffic", "nvprof").returncode == 2
 
 

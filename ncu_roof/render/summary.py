@@ -220,8 +220,13 @@ def missing_reason(analysis: Analysis) -> str | None:
         roofs = device.roofs if device else None
         if k.duration_s is None and any(n.startswith("duration is 0") for n in k.notes):
             reason = "failed to collect (duration 0): profile them again"
-        elif roofs is None or (not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s):
-            reason = "have no roofs (the input names no GPU): pass --gpu KEY or --roofs FILE"
+        elif roofs is None or not roofs.compute_flop_per_s:
+            unnamed = device is None or device.name is None
+            reason = (
+                "have no roofs (the input names no GPU): pass --gpu KEY or --roofs FILE"
+                if unnamed
+                else "have no compute roofs: pass --gpu KEY or --roofs FILE"
+            )
         elif k.flop.get("total") is None:
             reason = "have no FLOP counters: profile with `--set roofline` or `--set full`"
         elif k.duration_s is None:
