@@ -62,19 +62,6 @@ ARCHS: tuple[Arch, ...] = (
     Arch("12.0", "Blackwell GB20x", _UNVERIFIED_ISSUE, _UNVERIFIED_XU, None),
 )
 
-# The compute capability of each built-in GPU key (`ncu-roof gpus`), by key prefix.
-_KEY_CC = (
-    (r"^v100", "7.0"),
-    (r"^(t4|rtx20)", "7.5"),
-    (r"^a100", "8.0"),
-    (r"^(a10|a40|rtx30)", "8.6"),
-    (r"^(l4|l40|rtx40)", "8.9"),
-    (r"^(h100|h200|gh200)", "9.0"),
-    (r"^(b200|b100|gb200)", "10.0"),
-    (r"^rtx50", "12.0"),
-)
-
-
 def arch_for_cc(cc: str | None) -> Arch | None:
     """The figures of a compute capability ("8.0"; "8.0" also for "8" or "80"), or None."""
     if cc is None:
@@ -87,16 +74,11 @@ def arch_for_cc(cc: str | None) -> Arch | None:
     return next((a for a in ARCHS if a.cc == text), None)
 
 
-def arch_for_gpu_key(key: str) -> Arch | None:
-    """The figures of a built-in GPU (by its key), or None when its architecture is not listed."""
-    cc = next((cc for pattern, cc in _KEY_CC if re.search(pattern, key.lower())), None)
-    return arch_for_cc(cc)
-
-
-def ops_peaks(key: str, sm_count: int, boost_clock_ghz: float) -> dict[str, tuple[float, str]]:
-    """Integer and special-function ceilings of a built-in GPU, in operations per second, with
-    their sources: "int8" (dense INT8 tensor operations) and "xu" (special-function results)."""
-    arch = arch_for_gpu_key(key)
+def ops_peaks(cc: str, sm_count: int, boost_clock_ghz: float) -> dict[str, tuple[float, str]]:
+    """Integer and special-function ceilings of a GPU of compute capability `cc`, in operations
+    per second, with their sources: "int8" (dense INT8 tensor operations) and "xu"
+    (special-function results)."""
+    arch = arch_for_cc(cc)
     if arch is None:
         return {}
     out: dict[str, tuple[float, str]] = {}

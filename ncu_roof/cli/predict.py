@@ -166,7 +166,7 @@ def _ops_peaks(gpu: str | None) -> prediction.OpsPeaks:
     if not gpu:
         return {}
     row = gpu_by_key(gpu)
-    return ops_peaks(row.key, row.sm_count, row.boost_clock_ghz)
+    return ops_peaks(row.cc, row.sm_count, row.boost_clock_ghz)
 
 
 @app.command("predict")
