@@ -16,7 +16,9 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from ncu_roof.arch import tensor_peaks
 from ncu_roof.errors import UsageError
+from ncu_roof.gpus import gpu_by_key
 from ncu_roof.model import (
     COMPUTE,
     RooflinePoint,
@@ -89,6 +91,15 @@ class OpsCeiling:
 OpsPeaks = Mapping[str, tuple[float, str]]  # ceiling → (ops/s, source)
 TensorPeaks = Mapping[str, tuple[float, str]]  # floating tensor path → (FLOP/s, source)
 TENSOR = "tensor:"  # the roof of one tensor data path: "tensor:bf16"
+
+
+def builtin_tensor_peaks(gpu: str | None) -> TensorPeaks:
+    """Dense tensor data-path peaks of a built-in GPU: per-architecture ratios x its FP16 tensor peak."""
+    if not gpu:
+        return {}
+    row = gpu_by_key(gpu)
+    source = f"{row.name} datasheet, dense FP16 tensor {row.tensor_tflop_per_s:g} TFLOP/s"
+    return tensor_peaks(row.cc, row.tensor_tflop_per_s * 1e12, source)
 
 
 def with_tensor_path(roofs: Roofs, precision: str | None, peaks: TensorPeaks) -> Roofs:

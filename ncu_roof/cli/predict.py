@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ncu_roof import pipeline
-from ncu_roof.arch import ops_peaks, tensor_peaks
+from ncu_roof.arch import ops_peaks
 from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
 from ncu_roof.gpus import ARCHS, GPUS, Arch, Gpu, gpu_by_key
@@ -169,15 +169,6 @@ def _ops_peaks(gpu: str | None) -> prediction.OpsPeaks:
     return ops_peaks(row.cc, row.sm_count, row.boost_clock_ghz)
 
 
-def _tensor_peaks(gpu: str | None) -> prediction.TensorPeaks:
-    """Dense tensor data-path peaks of a built-in GPU: per-architecture ratios x its FP16 tensor peak."""
-    if not gpu:
-        return {}
-    row = gpu_by_key(gpu)
-    source = f"{row.name} datasheet, dense FP16 tensor {row.tensor_tflop_per_s:g} TFLOP/s"
-    return tensor_peaks(row.cc, row.tensor_tflop_per_s * 1e12, source)
-
-
 @app.command("predict")
 def predict_command(
     workload: str | None = typer.Argument(
@@ -213,7 +204,7 @@ def predict_command(
 
     roofs = pipeline.platform(gpu, roofs_file, peak, bandwidth)
     peaks = _ops_peaks(gpu)
-    paths = _tensor_peaks(gpu)
+    paths = prediction.builtin_tensor_peaks(gpu)
     if workload is not None:
         if flops is not None or ops is not None or nbytes or intensity:
             raise UsageError(
