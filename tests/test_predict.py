@@ -367,3 +367,9 @@ def test_tf32_is_for_matrix_work_only() -> None:
         run_cli("predict", "vector-add", "--n", "1e6", "--dtype", "tf32", "--gpu", "a100-sxm4")
     )
     assert error == "dtype tf32 is for gemm only"
+
+
+def test_the_table_names_the_tensor_path_peak_source() -> None:
+    result = run_cli("predict", *GEMM_4096, "--dtype", "tf32", "--gpu", "a100-sxm4")
+    assert result.returncode == 0, result.stderr
+    assert "tensor:tf32 peak: Ampere GA100 (cc 8.0): NVIDIA A100 datasheet: TF32 156" in result.stdout
