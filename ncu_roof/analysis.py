@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ncu_roof.arch import arch_for_cc
-from ncu_roof.gpus import gpu_by_key
+from ncu_roof.gpus import gpu_by_key, match_gpu
 from ncu_roof.ingest import IDENTITY_COLUMNS, RunTable
 from ncu_roof.model import (
     COMPUTE,
@@ -70,6 +70,7 @@ class Device:
     cc: str | None
     roofs: Roofs
     sm_clock_hz: float | None = None  # median measured SM clock of its launches (None: not in input)
+    sm_count: float | None = None  # SMs: median of its launches, else the built-in GPU of its name
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,8 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             group, roofs = _device_roofs(norm[rows], name, choice)
             clock = _num(group["sm_clock_hz"].median())
             cc = str(ccs.iloc[0]) if len(ccs) else None
-            device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock)
+            sms = _sm_count(group, name)
+            device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock, sm_count=sms)
             devices.append(device)
             automatic = choice.user is None  # report and built-in roofs: each launch at its clocks
             kernels += _device_kernels(ident[rows], group, device, i, total_s, automatic)
@@ -203,6 +205,15 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
     hint = collect_command(missing) if missing else None
     extra = {"traffic_definition": choice.traffic.value}
     return Analysis(tuple(inputs), tuple(devices), tuple(kernels), collect_hint=hint, extra=extra)
+
+
+def _sm_count(group: pd.DataFrame, name: str | None) -> float | None:
+    """The device's SM count: the launches' median from the report, else the built-in GPU's."""
+    measured = _num(group["sm_count"].median()) if "sm_count" in group else None
+    if measured is not None:
+        return measured
+    gpu = match_gpu(name)
+    return float(gpu.sm_count) if gpu is not None and gpu.sm_count else None
 
 
 def launch_roofs(group: pd.DataFrame, roofs: Roofs) -> tuple[dict[str, Roof], dict[str, Roof]]:

@@ -132,7 +132,8 @@ def predict(
 
     bytes: a number (DRAM bytes) or {tier: bytes}; intensity: {tier: FLOP/byte}. The platform is
     one of gpu (built-in key), roofs (TOML file), or peak ([{precision:}] FLOP/s) with bandwidth
-    ({tier: byte/s}). precision: fp64, fp32, fp16 or tensor (None: the platform's fp32 first).
+    ({tier: byte/s}). precision: fp64, fp32, fp16, tensor, or one tensor data path `tensor:tf32`,
+    `tensor:bf16`, `tensor:fp16`, `tensor:fp8` (None: the platform's fp32 first).
     The result has `bound`, `binding`, `attainable_flop_per_s` and `point` (the full roofline).
     """
     from ncu_roof import prediction
@@ -152,6 +153,7 @@ def predict(
             _assignments(intensity), Dimension.FLOP_PER_BYTE, None, positive=True
         ),
         precision,
+        tensor_peaks=prediction.builtin_tensor_peaks(gpu),
     )
 
 

@@ -16,7 +16,9 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from ncu_roof.arch import tensor_peaks
 from ncu_roof.errors import UsageError
+from ncu_roof.gpus import gpu_by_key
 from ncu_roof.model import (
     COMPUTE,
     RooflinePoint,
@@ -87,6 +89,45 @@ class OpsCeiling:
 
 
 OpsPeaks = Mapping[str, tuple[float, str]]  # ceiling → (ops/s, source)
+TensorPeaks = Mapping[str, tuple[float, str]]  # floating tensor path → (FLOP/s, source)
+TENSOR = "tensor:"  # the roof of one tensor data path: "tensor:bf16"
+
+
+def builtin_tensor_peaks(gpu: str | None) -> TensorPeaks:
+    """Dense tensor data-path peaks of a built-in GPU: per-architecture ratios x its FP16 tensor peak."""
+    if not gpu:
+        return {}
+    row = gpu_by_key(gpu)
+    source = f"{row.name} datasheet, dense FP16 tensor {row.tensor_tflop_per_s:g} TFLOP/s"
+    return tensor_peaks(row.cc, row.tensor_tflop_per_s * 1e12, source)
+
+
+def with_tensor_path(roofs: Roofs, precision: str | None, peaks: TensorPeaks) -> Roofs:
+    """`roofs` with the `tensor:PATH` roof `precision` names: the GPU's per-architecture figure,
+    else the platform's own `tensor:PATH` or `PATH` peak, else (fp16, bf16) its `tensor` roof."""
+    if precision is None or not precision.startswith(TENSOR):
+        return roofs
+    path = precision.removeprefix(TENSOR)
+    compute = roofs.compute_flop_per_s
+    if path in peaks:
+        rate, source = peaks[path]
+    elif precision in compute:
+        return roofs
+    else:
+        fp16_roof = "tensor" if path in ("fp16", "bf16") and "tensor" in compute else None
+        given = path if path in compute else fp16_roof
+        if given is None:
+            raise UsageError(
+                f"this platform has no {path} tensor peak (it has {', '.join(compute) or 'none'})",
+                hint=f"choose another --dtype, or give it: --peak {precision}=FLOP_PER_S "
+                f"(with --bandwidth TIER=VALUE), or a [peak] entry in --roofs FILE.toml",
+            )
+        rate, source = compute[given], roofs.sources.get(given, roofs.source)
+    return replace(
+        roofs,
+        compute_flop_per_s={**compute, precision: rate},
+        sources={**roofs.sources, precision: source},
+    )
 
 
 def split_assignment(text: str, default_key: str | None) -> tuple[str, str]:
@@ -183,11 +224,14 @@ def predict(
     ops: float | None = None,
     ops_ceiling: str | None = None,
     ops_peaks: OpsPeaks | None = None,
+    tensor_peaks: TensorPeaks | None = None,
 ) -> Prediction:
     """Place a kernel on `roofs`; tiers known by intensity get bytes = FLOP / intensity.
 
     `ops` (integer tensor operations, special-function results) run against their own ceiling
-    `ops_ceiling`; the compute roof's time is then the longer of the FLOPs' and the ops'."""
+    `ops_ceiling`; the compute roof's time is then the longer of the FLOPs' and the ops'.
+    A `tensor:PATH` precision runs against that path's dense peak (`tensor_peaks`, per GPU)."""
+    roofs = with_tensor_path(roofs, precision, tensor_peaks or {})
     if ops is not None and not (math.isfinite(ops) and ops >= 0):
         raise UsageError(f"--ops {ops!r}: must be a finite, non-negative count", hint="e.g. --ops 4e10")
     if ops and flop is None:
@@ -253,7 +297,12 @@ def predict(
     )
 
 
-def predict_workload(roofs: Roofs, workload: Workload, ops_peaks: OpsPeaks | None = None) -> Prediction:
+def predict_workload(
+    roofs: Roofs,
+    workload: Workload,
+    ops_peaks: OpsPeaks | None = None,
+    tensor_peaks: TensorPeaks | None = None,
+) -> Prediction:
     return predict(
         roofs,
         workload.flop,
@@ -264,6 +313,7 @@ def predict_workload(roofs: Roofs, workload: Workload, ops_peaks: OpsPeaks | Non
         ops=workload.ops or None,
         ops_ceiling=workload.ops_ceiling,
         ops_peaks=ops_peaks,
+        tensor_peaks=tensor_peaks,
     )
 
 
@@ -294,6 +344,7 @@ def to_dict(p: Prediction) -> dict[str, Any]:
         "bound": p.bound,
         "time_at_roof_s": finite_or_none(p.point.time_at_roof_s),
         "compute_ceiling": p.compute_ceiling,
+        "compute_peak_source": _compute_source(p),
         "ops": None
         if p.ops is None
         else {
@@ -304,6 +355,14 @@ def to_dict(p: Prediction) -> dict[str, Any]:
             "time_s": finite_or_none(p.ops.time_s),
         },
     }
+
+
+def _compute_source(p: Prediction) -> str | None:
+    """Where the compute roof the FLOPs ran against came from (None: no compute roof)."""
+    precision = p.point.compute_precision
+    if precision is None or COMPUTE not in p.point.cap_flop_per_s:
+        return None
+    return p.roofs.sources.get(precision, p.roofs.source)
 
 
 def render_json(p: Prediction) -> str:
@@ -351,6 +410,9 @@ def renderable(p: Prediction) -> Group:
         mark = " ◀" if point.binding == COMPUTE and p.ops.binds else ""
         table.add_row(f"{p.ops.ceiling} ops{mark}", "", "", "", "", si(p.ops.peak_per_s, "OP/s", 4))
     parts: list[Text | Table] = [table, Text(verdict_line(p))]
+    precision = point.compute_precision
+    if precision is not None and precision.startswith(TENSOR):
+        parts.append(Text(f"{precision} peak: {_compute_source(p)}"))
     if p.ops is not None:
         parts.append(Text(f"{p.ops.ceiling} ceiling: {p.ops.source}"))
     if p.assumptions:

@@ -15,12 +15,17 @@ from ncu_roof.errors import UsageError
 
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2}
 VECTOR_PRECISION = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "bf16": "fp16"}
-MATRIX_PRECISION = {"fp64": "fp64", "fp32": "fp32", "fp16": "tensor", "bf16": "tensor"}
+# Floating tensor data paths: GEMM (and `--flops`) work in these runs against the path's own dense
+# tensor peak, the roof `tensor:PATH` (`arch.tensor_peaks`); tf32 and fp8 are matrix-only.
+TENSOR_DTYPES = ("tf32", "bf16", "fp16", "fp8")
+TENSOR_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+MATRIX_PRECISION = {"fp64": "fp64", "fp32": "fp32", **{d: f"tensor:{d}" for d in TENSOR_DTYPES}}
 # Integer data paths: their work is operations (2 per multiply-accumulate), never FLOPs, against
 # their own ceiling (`arch.ops_peaks`).
 OPS_DTYPES = ("int8",)
 INT8_BYTES = 1
 INT32_BYTES = 4
+FP8_OUT_BYTES = 2  # an fp8 GEMM writes C in bf16/fp16 (assumed; fp8 output is rarer)
 
 Param = int | str | bool
 
@@ -31,7 +36,7 @@ class Workload:
     params: Mapping[str, Param]
     flop: float
     bytes_by_tier: Mapping[str, float]
-    precision: str  # the compute roof it runs against: fp64, fp32, fp16 (CUDA cores) or tensor
+    precision: str  # the compute roof it runs against: fp64, fp32, fp16 (CUDA cores) or tensor:PATH
     assumptions: tuple[str, ...]
     ops: float = 0.0  # non-floating-point operations (integer tensor ops, special-function results)
     ops_ceiling: str | None = None  # the ceiling they run against: "int8" (tensor) or "xu"
@@ -41,8 +46,9 @@ def _dtype_bytes(dtype: str) -> int:
     try:
         return DTYPE_BYTES[dtype]
     except KeyError:
-        choices = ", ".join((*DTYPE_BYTES, *OPS_DTYPES))
-        raise UsageError(f"unknown dtype {dtype!r}", hint=f"use one of {choices} (int8: gemm only)") from None
+        choices = ", ".join((*DTYPE_BYTES, "tf32", "fp8", *OPS_DTYPES))
+        hint = f"use one of {choices} (tf32, fp8, int8: gemm only)"
+        raise UsageError(f"unknown dtype {dtype!r}", hint=hint) from None
 
 
 def vector_add(n: int, dtype: str = "fp32") -> Workload:
@@ -178,8 +184,8 @@ def gemm(m: int, n: int, k: int, dtype: str = "fp32", tile: int | None = None) -
     """C (m x n) = A (m x k) @ B (k x n): ideal reuse, or square T x T output tiles. An int8 GEMM
     does 2mnk integer operations (no FLOPs) and writes int32 C."""
     integer = dtype in OPS_DTYPES
-    size = INT8_BYTES if integer else _dtype_bytes(dtype)
-    out_size = INT32_BYTES if integer else size
+    size = INT8_BYTES if integer else TENSOR_BYTES.get(dtype) or _dtype_bytes(dtype)
+    out_size = INT32_BYTES if integer else FP8_OUT_BYTES if dtype == "fp8" else size
     params: dict[str, Param] = {"m": m, "n": n, "k": k, "dtype": dtype}
     if tile is None:
         inputs = float(m * k + k * n)
@@ -219,7 +225,10 @@ def gemm(m: int, n: int, k: int, dtype: str = "fp32", tile: int | None = None) -
         (
             "2mnk FLOP: one multiply and one add per (i, j, l)",
             traffic,
-            "fp16/bf16 run on tensor cores; fp32 and fp64 on CUDA cores",
+            f"{dtype} on the {dtype} tensor data path (its dense peak)"
+            if dtype in TENSOR_DTYPES
+            else f"{dtype} on CUDA cores",
+            *(("A and B fp8 (1 B), C bf16 (2 B)",) if dtype == "fp8" else ()),
         ),
     )
 
@@ -309,7 +318,7 @@ def build(name: str, params: Mapping[str, Param | None]) -> Workload:
             hint=f"{name} takes " + ", ".join((*REQUIRED[name], *OPTIONAL[name])),
         )
     dtype = given.get("dtype")
-    if dtype in OPS_DTYPES and name != "gemm":
+    if dtype in (*OPS_DTYPES, "tf32", "fp8") and name != "gemm":
         raise UsageError(f"dtype {dtype} is for gemm only", hint="use fp64, fp32, fp16 or bf16")
     for key, value in given.items():
         if key not in ("dtype", "unfused") and (not isinstance(value, int) or value <= 0):

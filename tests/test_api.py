@@ -86,3 +86,9 @@ def test_errors_are_the_cli_errors(tmp_path: Path) -> None:
         ncu_roof.analyze()
     with pytest.raises(UsageError, match="number_locale"):
         ncu_roof.analyze(ncu_roof.example_path(), number_locale="fr")
+
+
+def test_predict_on_a_tensor_data_path() -> None:
+    # H100 SXM5 datasheet: FP8 1979 TFLOP/s dense; 1e15 FLOP with 1 MB of DRAM traffic is compute-bound
+    p = ncu_roof.predict(flops=1e15, bytes=1e6, gpu="h100-sxm5", precision="tensor:fp8")
+    assert p.binding == "compute" and p.attainable_flop_per_s == pytest.approx(1979e12, rel=1e-3)

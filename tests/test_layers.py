@@ -38,7 +38,7 @@ LAYER_OF = {
     # roofs: peaks and bandwidths (report, built-in table, user file)
     "ncu_roof.gpus": "roofs",
     "ncu_roof.roofs": "roofs",
-    "ncu_roof.arch": "roofs",  # per-architecture INT8 tensor and special-function figures
+    "ncu_roof.arch": "roofs",  # per-architecture INT8 tensor, special-function and tensor-path figures
     # model: the roofline itself, and the workloads it is asked about
     "ncu_roof.model": "model",
     "ncu_roof.workloads": "model",

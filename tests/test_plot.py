@@ -206,3 +206,13 @@ def test_diff_arrows_join_groups_not_launches(tmp_path: Path) -> None:
     assert before.group.count == after.group.count == 2
     # summed FLOPs over summed time: base 2 × 2e6 FLOP in 3 µs, head in 2.1 µs
     assert after.flop_per_s / before.flop_per_s == pytest.approx(3.0 / 2.1)
+
+
+def test_int8_tensor_and_xu_ceilings_are_drawn_in_ops_per_s(fixtures: Path) -> None:
+    # INT8: the report's sm__ops_path_tensor_src_int8 peak, 1.048576e15 ops/s
+    svg = render_plot(analyze([read_input(str(fixtures / "verdict_int8_gemm.csv"))])).decode("utf-8")
+    assert "Tensor INT8 1.05 Pops/s" in svg and "Tensor INT8: operations per second, not FLOPs" in svg
+    # XU: 16 results/clk/SM (CUDA C++ Programming Guide) x 114 SMs (H100 PCIe) x 1.00 GHz = 1.82 T/s
+    svg = render_plot(analyze([read_input(str(fixtures / "verdict_xu_transcendental.csv"))])).decode("utf-8")
+    assert "XU (special functions) 1.82 Tops/s" in svg
+    assert "Tensor INT8" not in svg  # no kernel of this device used the INT8 path

@@ -309,3 +309,67 @@ def test_ops_without_int8_or_without_a_ceiling_is_a_usage_error() -> None:
     assert result.returncode == 2 and "--dtype int8" in result.stderr
     result = run_cli("predict", "--dtype", "int8", "--ops", "4e10", "--bytes", "2e7", *SEED_004_PLATFORM)
     assert result.returncode == 2 and "no int8 ceiling" in result.stderr
+
+
+GEMM_4096 = ("gemm", "--m", "4096", "--n", "4096", "--k", "4096")
+
+
+@pytest.mark.parametrize(
+    ("dtype", "gpu", "datasheet_flop_per_s", "datasheet"),
+    [
+        ("tf32", "a100-sxm4", 156e12, "A100 datasheet"),  # TF32 156 TFLOPS dense
+        ("bf16", "a100-sxm4", 312e12, "A100 datasheet"),  # BF16 312 TFLOPS dense
+        ("fp16", "a100-sxm4", 312e12, "A100 datasheet"),  # FP16 312 TFLOPS dense
+        ("fp8", "h100-sxm5", 1979e12, "H100 datasheet"),  # SXM5: FP8 1979 TFLOPS dense
+        ("tf32", "h100-sxm5", 494.7e12, "H100 datasheet"),  # SXM5: TF32 494.7 TFLOPS dense
+    ],
+)
+def test_gemm_runs_against_its_tensor_path_dense_peak(
+    dtype: str, gpu: str, datasheet_flop_per_s: float, datasheet: str
+) -> None:
+    doc = run_json(*GEMM_4096, "--dtype", dtype, "--gpu", gpu)
+    assert doc["compute_ceiling"] == f"tensor:{dtype}" and doc["binding"] == "compute"
+    assert doc["attainable_flop_per_s"] == pytest.approx(datasheet_flop_per_s, rel=1e-3)
+    assert doc["time_at_roof_s"] == pytest.approx(2 * 4096**3 / datasheet_flop_per_s, rel=1e-3)
+    source = doc["compute_peak_source"]
+    assert isinstance(source, str) and datasheet in source and "unverified" not in source
+
+
+def test_fp8_gemm_bytes_and_flops_path_on_the_command_line() -> None:
+    # fp8: A and B 1 B each, C bf16 2 B
+    doc = run_json(*GEMM_4096, "--dtype", "fp8", "--gpu", "h100-sxm5")
+    assert doc["workload"]["bytes"] == {"dram": 2 * 4096**2 * 1 + 4096**2 * 2}  # type: ignore[index]
+    # --flops with a tensor path: 1e12 FLOP of bf16 at 312 TFLOP/s (A100 datasheet) = 3.2 ms
+    doc = run_json("--flops", "1e12", "--bytes", "1e6", "--dtype", "bf16", "--gpu", "a100-sxm4")
+    assert doc["compute_ceiling"] == "tensor:bf16"
+    assert doc["time_at_roof_s"] == pytest.approx(1e12 / 312e12)
+
+
+def test_b200_tensor_paths_are_marked_unverified() -> None:
+    doc = run_json("--flops", "1e12", "--bytes", "1e6", "--dtype", "fp8", "--gpu", "b200")
+    assert doc["attainable_flop_per_s"] == pytest.approx(4.5e15)  # B200 datasheet FP8 4.5 PFLOPS dense
+    assert "unverified" in str(doc["compute_peak_source"])
+
+
+def test_a_tensor_path_the_platform_lacks_is_a_usage_error() -> None:
+    error, hint = error_and_hint(run_cli("predict", *GEMM_4096, "--dtype", "fp8", "--gpu", "a100-sxm4"))
+    assert error == "this platform has no fp8 tensor peak (it has fp64, fp32, fp16, tensor)"
+    assert "--peak tensor:fp8=" in hint
+    # a custom platform's `tensor` roof (FP16 in) serves fp16 and bf16; its own tf32 peak serves tf32
+    doc = run_json(*GEMM_4096, "--dtype", "tf32", "--peak", "tf32=100TFLOP/s", "--bandwidth", "dram=1TB/s")
+    assert doc["attainable_flop_per_s"] == pytest.approx(100e12)
+    doc = run_json(*GEMM_4096, "--dtype", "bf16", "--peak", "tensor=200TFLOP/s", "--bandwidth", "dram=1TB/s")
+    assert doc["attainable_flop_per_s"] == pytest.approx(200e12)
+
+
+def test_tf32_is_for_matrix_work_only() -> None:
+    error, _ = error_and_hint(
+        run_cli("predict", "vector-add", "--n", "1e6", "--dtype", "tf32", "--gpu", "a100-sxm4")
+    )
+    assert error == "dtype tf32 is for gemm only"
+
+
+def test_the_table_names_the_tensor_path_peak_source() -> None:
+    result = run_cli("predict", *GEMM_4096, "--dtype", "tf32", "--gpu", "a100-sxm4")
+    assert result.returncode == 0, result.stderr
+    assert "tensor:tf32 peak: Ampere GA100 (cc 8.0): NVIDIA A100 datasheet: TF32 156" in result.stdout

@@ -37,7 +37,10 @@ def test_seed_000_gemm_4096_cubed_fp32_ideal_reuse() -> None:
 
 
 def test_gemm_fp16_runs_on_tensor_cores() -> None:
-    assert gemm(64, 64, 64, "bf16").precision == "tensor"
+    assert gemm(64, 64, 64, "bf16").precision == "tensor:bf16"  # its own data path's peak
+    assert gemm(64, 64, 64, "tf32").precision == "tensor:tf32"
+    # fp8: A and B 1 B per value, C bf16 (2 B)
+    assert gemm(64, 64, 64, "fp8").bytes_by_tier["dram"] == 2 * 64**2 * 1 + 64**2 * 2
 
 
 def test_gemm_tiled_reads_a_and_b_once_per_tile_strip() -> None:
@@ -76,6 +79,8 @@ def test_build_validates_parameters() -> None:
     with pytest.raises(UsageError, match="unknown workload"):
         build("conv", {})
     with pytest.raises(UsageError, match="unknown dtype"):
+        build("dot", {"n": 4, "dtype": "fp4"})
+    with pytest.raises(UsageError, match="dtype fp8 is for gemm only"):
         build("dot", {"n": 4, "dtype": "fp8"})
     with pytest.raises(UsageError, match="positive integer"):
         build("dot", {"n": 0})

@@ -15,7 +15,7 @@ from ncu_roof.errors import UsageError
 from ncu_roof.gpus import ARCHS, GPUS, Arch, Gpu, gpu_by_key
 from ncu_roof.render.output import write_output
 from ncu_roof.units import Dimension, parse_quantity
-from ncu_roof.workloads import OPS_DTYPES, VECTOR_PRECISION, Param, build
+from ncu_roof.workloads import MATRIX_PRECISION, OPS_DTYPES, Param, build
 
 if TYPE_CHECKING:  # rich loads when a table is drawn, not for `--help`
     from rich.console import Group
@@ -179,7 +179,12 @@ def predict_command(
     k: str | None = typer.Option(None, "--k", help="GEMM inner dimension."),
     d: str | None = typer.Option(None, "--d", help="Hidden size (norms, softmax)."),
     tokens: str | None = typer.Option(None, "--tokens", help="Rows (norms, softmax)."),
-    dtype: str | None = typer.Option(None, "--dtype", help="fp64, fp32, fp16, bf16; int8 (gemm, --ops)."),
+    dtype: str | None = typer.Option(
+        None,
+        "--dtype",
+        help="fp64, fp32, fp16, bf16; tf32, fp8 (gemm and --flops: fp16/bf16/tf32/fp8 on their "
+        "tensor path); int8 (gemm, --ops).",
+    ),
     unfused: bool = typer.Option(False, "--unfused", help="Count intermediate DRAM round trips."),
     tile: str | None = typer.Option(None, "--tile", help="GEMM output tile size T (T x T)."),
     gpu: str | None = typer.Option(None, "--gpu", help="Built-in GPU key (`ncu-roof gpus`)."),
@@ -199,6 +204,7 @@ def predict_command(
 
     roofs = pipeline.platform(gpu, roofs_file, peak, bandwidth)
     peaks = _ops_peaks(gpu)
+    paths = prediction.builtin_tensor_peaks(gpu)
     if workload is not None:
         if flops is not None or ops is not None or nbytes or intensity:
             raise UsageError(
@@ -215,7 +221,7 @@ def predict_command(
             "unfused": unfused,
             "tile": _count(tile, "tile"),
         }
-        result = prediction.predict_workload(roofs, build(workload, params), peaks)
+        result = prediction.predict_workload(roofs, build(workload, params), peaks, paths)
     else:
         stray = [
             name
@@ -227,8 +233,10 @@ def predict_command(
                 f"--{(stray or ['unfused'])[0]} needs a workload",
                 hint="e.g. `ncu-roof predict gemm --m 4096 --n 4096 --k 4096`",
             )
-        if dtype is not None and dtype not in VECTOR_PRECISION and dtype not in OPS_DTYPES:
-            raise UsageError(f"unknown dtype {dtype!r}", hint="use fp64, fp32, fp16, bf16 or int8")
+        if dtype is not None and dtype not in MATRIX_PRECISION and dtype not in OPS_DTYPES:
+            raise UsageError(
+                f"unknown dtype {dtype!r}", hint="use fp64, fp32; tf32, bf16, fp16, fp8 (tensor) or int8"
+            )
         if (ops is not None) != (dtype in OPS_DTYPES):
             raise UsageError(
                 "--ops (integer operations) goes with --dtype int8",
@@ -239,10 +247,11 @@ def predict_command(
             parse_quantity(flops, Dimension.FLOP) if flops is not None else None,
             prediction.parse_assignments(nbytes, Dimension.BYTE, prediction.DEFAULT_TIER),
             prediction.parse_assignments(intensity, Dimension.FLOP_PER_BYTE, None, positive=True),
-            VECTOR_PRECISION.get(dtype) if dtype else None,
+            MATRIX_PRECISION.get(dtype) if dtype else None,
             ops=parse_quantity(ops, Dimension.NUMBER) if ops is not None else None,
             ops_ceiling=dtype if dtype in OPS_DTYPES else None,
             ops_peaks=peaks,
+            tensor_peaks=paths,
         )
     if fmt == "json":
         write_output(prediction.render_json(result), output)

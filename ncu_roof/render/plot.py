@@ -20,6 +20,7 @@ from io import BytesIO
 from typing import TYPE_CHECKING, Literal
 
 from ncu_roof.analysis import Analysis, Device, Kernel
+from ncu_roof.arch import arch_for_cc
 from ncu_roof.errors import UsageError
 from ncu_roof.groups import GroupBy, KernelGroup, group_kernels, ranked
 from ncu_roof.model import Bound
@@ -46,6 +47,8 @@ TIER_COLOURS = {"dram": "#08306b", "l2": "#2171b5", "l1": "#4292c6", "shared": "
 OTHER_TIER_COLOUR = "#9ecae1"
 PRECISION_COLOURS = {"fp64": "#7f2704", "fp32": "#a63603", "fp16": "#d94801", "tensor": "#54278f"}
 OTHER_PRECISION_COLOUR = "#8c6d31"
+TENSOR_PATH_COLOUR = "#807dba"  # a tensor data path a kernel was judged against (FLOP/s or ops/s)
+XU_COLOUR = "#238b45"  # the special-function unit (results/s)
 LABELLED_KERNELS = 8
 LABEL_CHARS = 30
 MAX_MARKERS = 2000  # kernel groups drawn per panel; the rest (the shortest) are thinned out
@@ -102,6 +105,7 @@ class RoofLine:
     label: str
     value: float
     colour: str
+    unit: str = "FLOP/s"  # "ops/s" for a ceiling of operations that are not FLOPs
 
 
 @dataclass(frozen=True)
@@ -226,6 +230,27 @@ def merged_roofs(
         RoofLine(one_line("/".join(names.get(k, k) for k in keys)), value, colours.get(keys[0], other))
         for keys, value in groups
     ]
+
+
+def ops_ceilings(device: Device, kernels: Sequence[Kernel]) -> list[RoofLine]:
+    """The ceilings the device's kernels were judged against beyond the per-precision roofs: each
+    tensor data path with a peak (`Tensor BF16` in FLOP/s, `Tensor INT8` in ops/s), and the
+    special-function (XU) ceiling, in results/s, where a kernel was bound by its pipe."""
+    paths: dict[str, tuple[float, str]] = {}
+    for k in kernels:
+        for path, t in k.tensor_paths.items():
+            if t.peak_per_s and t.count and math.isfinite(t.peak_per_s):
+                paths[path] = (t.peak_per_s, "ops/s" if t.unit == "OP" else "FLOP/s")
+    out = [
+        RoofLine(f"Tensor {path.upper()}", value, TENSOR_PATH_COLOUR, unit)
+        for path, (value, unit) in sorted(paths.items(), key=lambda kv: -kv[1][0])
+    ]
+    arch = arch_for_cc(device.cc)
+    xu_bound = any(k.compute_ceiling == "pipe:xu" for k in kernels)
+    if xu_bound and arch is not None and device.sm_count and device.sm_clock_hz:
+        rate = arch.xu_ops.per_sm_per_clock * device.sm_count * device.sm_clock_hz
+        out.append(RoofLine("XU (special functions)", rate, XU_COLOUR, "ops/s"))
+    return out
 
 
 def reference_precision(kernels: Sequence[Kernel], peaks: Mapping[str, float]) -> str | None:
@@ -376,6 +401,7 @@ def _figure(analysis: Analysis, devices: Sequence[Device], options: PlotOptions)
 def _panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) -> set[str]:
     roofs = p.device.roofs
     peaks = merged_roofs(roofs.compute_flop_per_s, PRECISION_NAMES, PRECISION_COLOURS, OTHER_PRECISION_COLOUR)
+    peaks += ops_ceilings(p.device, p.kernels)  # after the top roof: the bands end at that one
     bands = merged_roofs(roofs.bandwidth_byte_per_s, TIER_NAMES, TIER_COLOURS, OTHER_TIER_COLOUR)
     ref = reference_precision(p.kernels, roofs.compute_flop_per_s)
     ref_peak = roofs.compute_flop_per_s.get(ref) if ref else None
@@ -639,7 +665,7 @@ def _horizontal_label(ax: Axes, peak: RoofLine, limits: Limits, placer: Placer, 
     text = ax.text(
         limits.x_hi,
         peak.value,
-        f"{peak.label} {si(peak.value, 'FLOP/s')}",
+        f"{peak.label} {si(peak.value, peak.unit)}",
         ha="right",
         va="bottom",
         fontsize=9,
@@ -768,6 +794,18 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
         details = "; ".join(f"{', '.join(names)}: {source}" for source, names in by_source.items())
         if details:
             lines += textwrap.wrap(details, wrap, max_lines=8, placeholder=" …")
+    not_flops = [c.label for c in ops_ceilings(p.device, p.kernels) if c.unit != "FLOP/s"]
+    if not_flops:
+        xu = arch_for_cc(p.device.cc)
+        lines.append(
+            f"{' and '.join(not_flops)}: operations per second, not FLOPs"
+            + (
+                f" (XU: {xu.xu_ops.per_sm_per_clock:g} results/clk/SM, {xu.xu_ops.describe()}, "
+                "x SMs x the measured SM clock)."
+                if xu is not None and any(label.startswith("XU") for label in not_flops)
+                else "."
+            )
+        )
     if p.undrawable:
         lines.append(
             f"{p.undrawable} of {plural(len(p.kernels), 'launch')} not drawn: no FLOPs, no duration "
