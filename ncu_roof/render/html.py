@@ -354,7 +354,7 @@ def _columns(summary: Summary) -> list[Column]:
     columns: list[Column] = [("rank", "#", False)]
     if summary.multi_device:
         columns.append(("device", "Dev", False))
-    columns.append(("name", "Kernel", True))
+    columns.append(("name", summary.name_title, True))
     if summary.grouped:
         columns.append(("launches", "Launches", False))
     columns += [

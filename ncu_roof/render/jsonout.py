@@ -52,6 +52,7 @@ KERNEL_SPEC: tuple[Leaf | Nested, ...] = (
     ("device", INT, "device"),
     ("grid", TEXT, "grid"),
     ("block", TEXT, "block"),
+    ("nvtx", TEXT, "nvtx"),
     ("duration_s", NUMBER, "duration_s"),
     ("time_share", NUMBER, "time_share"),
     ("flop", "flop", (*PRECISIONS, "total")),

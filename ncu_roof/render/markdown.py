@@ -214,7 +214,7 @@ def _nbsp(number: str) -> str:
 def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
     """At most 8 columns: #, kernel, launches, time, share, verdict [notes], % of roof, could save."""
     dev = device_column and summary.multi_device
-    header = ["#", *(["Dev"] if dev else []), "Kernel", *(["Launches"] if summary.grouped else [])]
+    header = ["#", *(["Dev"] if dev else []), summary.name_title, *(["Launches"] if summary.grouped else [])]
     header += ["Time", "Share", "Verdict [notes]", "% of roof", "Could save"]
     align = ["---:", *(["---:"] if dev else []), ":---", *(["---:"] if summary.grouped else [])]
     align += ["---:", "---:", ":---", "---:", "---:"]
