@@ -244,7 +244,8 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
             )
         )
     if summary.grouped:
-        console.print(Text("launches of one kernel and shape are one row: --launches shows each", style=dim))
+        folded = "launches in one NVTX range" if summary.by_nvtx else "launches of one kernel and shape"
+        console.print(Text(f"{folded} are one row: --launches shows each", style=dim))
     if dropped:
         console.print(
             Text(
