@@ -35,8 +35,8 @@ def nvtx_columns(header: Sequence[str]) -> list[str]:
 def _entries(column: str, cell: str) -> list[tuple[str, str]]:
     """(domain, range name) of each quoted `"<domain>:<name>:…"` entry of one cell, in order.
 
-    The column's header names the fields (`Domain:Push/Pop_Range:PL_Type:…`); a name holding `:`
-    takes the extra fields.
+    The column's header names the fields (`Domain:Push/Pop_Range:PL_Type:…:Msg`); a name holding
+    `:` takes extra fields, as may the message that ends the entry (most often the name again).
     """
     fields = column.rsplit(" ", 1)[-1].split(":")
     where = [i for i, f in enumerate(fields) if f.endswith("_Range")]
@@ -49,8 +49,18 @@ def _entries(column: str, cell: str) -> list[tuple[str, str]]:
         extra = len(parts) - len(fields)
         if extra < 0 or domain_at > name_at:
             continue
-        out.append((parts[domain_at], ":".join(parts[name_at : name_at + extra + 1])))
+        out.append((parts[domain_at], _name(parts, name_at, extra, len(fields) - name_at - 2)))
     return out
+
+
+def _name(parts: list[str], at: int, extra: int, between: int) -> str:
+    """The name at `at` when the entry has `extra` fields more than its header: the split whose
+    message (after `between` fixed fields) repeats the name, else all extras in the name."""
+    for taken in range(extra):
+        name = ":".join(parts[at : at + taken + 1])
+        if ":".join(parts[at + taken + 1 + between :]) == name:
+            return name
+    return ":".join(parts[at : at + extra + 1])
 
 
 def nvtx_of_cells(cells: Mapping[str, str | None]) -> str | None:
