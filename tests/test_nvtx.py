@@ -111,3 +111,13 @@ def test_nvtx_text_is_guarded_in_every_sink(fixtures: Path, tmp_path: Path) -> N
     assert "\x1b" not in table and "MyLib@de|code" in table
     flat = list(csv.DictReader(io.StringIO(run_cli("analyze", str(hostile), "--format", "csv").stdout)))
     assert "\x1b" not in flat[2]["nvtx"] and flat[3]["nvtx"] == ""
+
+
+def test_markdown_names_the_longest_launch_of_each_range(fixtures: Path) -> None:
+    path = str(fixtures / "raw_nvtx.csv")
+    markdown = run_cli("analyze", path, "--group-by", "nvtx", "--format", "markdown")
+    assert markdown.returncode == 0, markdown.stderr
+    assert "| # | Longest launch | Mean / min / max |" in markdown.stdout
+    # step/forward: reduce_kernel (2 ms) outlasts scale (12.3 us)
+    text = markdown.stdout.replace("\u00a0", " ")
+    assert "| 2 | `reduce_kernel 80×128` | 1.01 ms / 12.3 µs / 2 ms |" in text
