@@ -121,3 +121,17 @@ def test_markdown_names_the_longest_launch_of_each_range(fixtures: Path) -> None
     # step/forward: reduce_kernel (2 ms) outlasts scale (12.3 us)
     text = markdown.stdout.replace("\u00a0", " ")
     assert "| 2 | `reduce_kernel 80×128` | 1.01 ms / 12.3 µs / 2 ms |" in text
+
+
+def test_json_nvtx_groups_sit_beside_the_kernel_groups(fixtures: Path) -> None:
+    document = json.loads(run_cli("analyze", str(fixtures / "raw_nvtx.csv"), "--format", "json").stdout)
+    by_range = [(g["name"], g["launches"], g["kernels"], g["grid"]) for g in document["nvtx_groups"]]
+    assert by_range == [
+        (NO_NVTX, 1, [3], None),  # 3 ms
+        ("step/forward", 2, [0, 1], None),  # 2.012 ms
+        ("MyLib@decode", 1, [2], None),  # 20 us
+    ]
+    assert document["nvtx_groups"][1]["total_duration_s"] == pytest.approx(12_345e-9 + 2e-3)
+    assert [g["launches"] for g in document["groups"]] == [2, 2]  # kernel groups unchanged
+    plain = json.loads(run_cli("analyze", str(fixtures / "raw_base.csv"), "--format", "json").stdout)
+    assert plain["nvtx_groups"] == []
