@@ -135,3 +135,17 @@ def test_json_nvtx_groups_sit_beside_the_kernel_groups(fixtures: Path) -> None:
     assert [g["launches"] for g in document["groups"]] == [2, 2]  # kernel groups unchanged
     plain = json.loads(run_cli("analyze", str(fixtures / "raw_base.csv"), "--format", "json").stdout)
     assert plain["nvtx_groups"] == []
+
+
+def test_report_read_through_ncu_import_keeps_its_ranges(corpus: Path) -> None:
+    from ncu_roof.errors import MissingToolError
+    from ncu_roof.ingest.rep import read_with_cli
+    from ncu_roof.ncu import find_ncu
+
+    try:
+        tool = find_ncu()
+    except MissingToolError:
+        pytest.skip("ncu not installed")
+    path = corpus / (SAMPLE + ".ncu-rep")
+    table = read_with_cli(str(path), path.read_bytes(), tool)
+    assert table.frame["nvtx"].tolist() == SAMPLE_RANGES
