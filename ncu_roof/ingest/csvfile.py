@@ -660,10 +660,10 @@ def _read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage
     unknown (its values are missing then, but it is not lost)."""
     table = []
     nvtx: dict[tuple[str, ...], str | None] = {}  # the same cells repeat on every metric row
+    columns = list(dict.fromkeys(c for b in blocks for c in nvtx_columns(b.header)))
     for r in _details_rows(blocks, damage):
         unit = r.get("Metric Unit", "")
-        columns = nvtx_columns(list(r))
-        cells = tuple(r[c] for c in columns)
+        cells = tuple(r.get(c, "") for c in columns)
         if cells not in nvtx:
             nvtx[cells] = nvtx_of_cells(dict(zip(columns, cells, strict=True)))
         metric = metric_for(r["Metric Name"], unit)
