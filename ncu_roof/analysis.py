@@ -137,6 +137,7 @@ class Kernel:
     compute_ceiling: str | None = None  # "fp32", "tensor:bf16", "tensor:int8", "pipe:alu"
     compute_ceiling_pct: float | None = None  # its share of the duration at its peak, in percent
     instructions: InstructionRoofline | None = None
+    nvtx: str | None = None  # the NVTX ranges it ran in, `outer/inner` (ingest/nvtx.py); None: none
 
     @property
     def above_roof(self) -> bool:
@@ -593,6 +594,7 @@ def _kernel(
         device=device.index,
         grid=_text(ident["grid"]),
         block=_text(ident["block"]),
+        nvtx=_text(ident["nvtx"]),
         duration_s=duration,
         flop={**flop, "total": flop_total},
         bytes=nbytes,

@@ -8,6 +8,8 @@ Markdown, the HTML, the JSON and the plot rank and fold kernels the same way.
   verdict, and for a launch measured above its roof (inconsistent data: no saving can be claimed).
 * A group is the launches of one kernel on one device with one launch shape (name, grid, block,
   device): its launch count, total / mean / min / max duration, the verdicts seen, its headroom.
+  Grouped by NVTX instead, a group is the launches in one NVTX range (the `Kernel.nvtx` text) on
+  one device, whatever their kernels; launches in no range make the group `NO_NVTX`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ncu_roof.analysis import Analysis, Kernel, describe
 
 class GroupBy(StrEnum):
     KERNEL = "kernel"  # name + launch shape + device
+    NVTX = "nvtx"  # NVTX range + device
     NONE = "none"  # every launch on its own
 
 
@@ -41,12 +44,20 @@ def headroom_s(kernel: Kernel) -> float | None:
     return duration * (1.0 - pct / 100.0)
 
 
-GroupKey = tuple[str, str | None, str | None, int]
+GroupKey = tuple[str, str | None, str | None, int]  # name (or NVTX range), grid, block, device
+NO_NVTX = "(no NVTX range)"
+
+
+def group_key(kernel: Kernel, by: GroupBy = GroupBy.KERNEL) -> GroupKey:
+    """What a launch is grouped by: its kernel and launch shape, or (`NVTX`) its NVTX range."""
+    if by is GroupBy.NVTX:
+        return (kernel.nvtx if kernel.nvtx is not None else NO_NVTX, None, None, kernel.device)
+    return (kernel.name, kernel.grid, kernel.block, kernel.device)
 
 
 @dataclass(frozen=True)
 class KernelGroup:
-    """Launches of one kernel (name, grid, block, device), slowest launch first."""
+    """Launches of one kernel (name, grid, block, device) or NVTX range, slowest launch first."""
 
     key: GroupKey
     launches: tuple[Kernel, ...]
@@ -125,7 +136,7 @@ def device_totals_s(analysis: Analysis) -> dict[int, float]:
 
 
 def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[KernelGroup]:
-    """Groups in first-launch order (`GroupBy.NONE`: one group per launch)."""
+    """Groups in first-launch order (`GroupBy.NONE`: one group per launch, keyed by kernel)."""
     total = analysis.total_duration_s
     per_device = device_totals_s(analysis)
 
@@ -137,7 +148,7 @@ def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[Kern
         time = sum(times) if times else None
         device_total = per_device.get(first.device, 0.0)
         return KernelGroup(
-            key=(first.name, first.grid, first.block, first.device),
+            key=group_key(first, by),
             launches=tuple(launches),
             time_share=time / total if time is not None and total > 0 else None,
             device_share=time / device_total if time is not None and device_total > 0 else None,
@@ -146,9 +157,9 @@ def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[Kern
 
     if by is GroupBy.NONE:
         return [group([k]) for k in analysis.kernels]
-    buckets: dict[tuple[object, ...], list[Kernel]] = {}
+    buckets: dict[GroupKey, list[Kernel]] = {}
     for k in analysis.kernels:
-        buckets.setdefault((k.name, k.grid, k.block, k.device), []).append(k)
+        buckets.setdefault(group_key(k, by), []).append(k)
     return [group(launches) for launches in buckets.values()]
 
 

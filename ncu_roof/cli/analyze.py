@@ -72,6 +72,7 @@ class PictureOptions:
 
 class GroupChoice(StrEnum):
     KERNEL = "kernel"
+    NVTX = "nvtx"
     NONE = "none"
 
 
@@ -320,8 +321,11 @@ def analyze_command(
     group_by: GroupChoice = typer.Option(
         GroupChoice.KERNEL,
         "--group-by",
-        metavar="kernel|none",
-        help="Fold launches of one kernel name, launch shape and device (none: never).",
+        metavar="kernel|nvtx|none",
+        help=(
+            "Fold launches of one kernel name, launch shape and device "
+            "(nvtx: of one NVTX range and device; none: never)."
+        ),
     ),
     width_in: float = typer.Option(None, "--width", metavar="INCHES", help="Plot width."),
     height_in: float = typer.Option(None, "--height", metavar="INCHES", help="Plot height."),

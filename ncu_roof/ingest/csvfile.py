@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ncu_roof.errors import BadInputError
+from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
 from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
 from ncu_roof.recipe import is_wanted
 from ncu_roof.units import (
@@ -336,7 +337,7 @@ def _read_raw_block(
         units_row = []
     identity = [c for c in header if c in _CSV_IDENTITY]
     metrics = [c for c in header if is_wanted(c)]
-    chosen = _unique(identity + metrics, header)
+    chosen = _unique(identity + nvtx_columns(header) + metrics, header)
     units = {
         c: effective_unit(c, units_row[header.index(c)] if header.index(c) < len(units_row) else "")
         for c in metrics
@@ -481,12 +482,27 @@ def _finish_raw(text: pd.DataFrame, units: dict[str, str], style: NumberStyle) -
         columns[name] = text[column] if column in text.columns else None
     columns["run"] = text["run"]
     columns["device_name"] = text.get("device__attribute_display_name")
+    columns["nvtx"] = _nvtx_column(text)
     for metric, unit in units.items():
         if metric == "device__attribute_display_name":
             continue
         columns[metric] = parse_numbers(text[metric], style) * si_factor(unit)
     # Built in one go: inserting ~1,000 metric columns one by one fragments the frame.
     return _clean_identity(pd.DataFrame(columns, index=text.index))
+
+
+def _nvtx_column(text: pd.DataFrame) -> list[str | None] | None:
+    """Each row's NVTX text, when the page has NVTX columns (launches share a few distinct cells)."""
+    columns = nvtx_columns([str(c) for c in text.columns])
+    if not columns:
+        return None
+    seen: dict[tuple[object, ...], str | None] = {}
+    out = []
+    for cells in text[columns].itertuples(index=False, name=None):
+        if cells not in seen:
+            seen[cells] = nvtx_of_cells(dict(zip(columns, cells, strict=True)))
+        out.append(seen[cells])
+    return out
 
 
 def _clean_identity(frame: pd.DataFrame) -> pd.DataFrame:
@@ -643,8 +659,13 @@ def _read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage
     """One row per kernel: every kernel with a metric row, even one whose metrics are all
     unknown (its values are missing then, but it is not lost)."""
     table = []
+    nvtx: dict[tuple[str, ...], str | None] = {}  # the same cells repeat on every metric row
+    columns = list(dict.fromkeys(c for b in blocks for c in nvtx_columns(b.header)))
     for r in _details_rows(blocks, damage):
         unit = r.get("Metric Unit", "")
+        cells = tuple(r.get(c, "") for c in columns)
+        if cells not in nvtx:
+            nvtx[cells] = nvtx_of_cells(dict(zip(columns, cells, strict=True)))
         metric = metric_for(r["Metric Name"], unit)
         table.append(
             (
@@ -652,6 +673,7 @@ def _read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage
                 r["ID"],
                 r.get("Process ID", ""),
                 *(r.get(c) for c in _DETAIL_IDENTITY),
+                nvtx[cells],
                 r.get("Metric Value", ""),
                 metric,
                 effective_unit(metric, unit) if metric is not None else unit,
@@ -661,7 +683,7 @@ def _read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage
     if not table:
         return pd.DataFrame(), lost
     records = pd.DataFrame(
-        table, columns=[*_DETAIL_KEYS, *_DETAIL_IDENTITY, "Metric Value", "metric", "unit"]
+        table, columns=[*_DETAIL_KEYS, *_DETAIL_IDENTITY, "nvtx", "Metric Value", "metric", "unit"]
     )
     keys = _DETAIL_KEYS
     ident = records.drop_duplicates(subset=keys).set_index(keys)
@@ -677,6 +699,7 @@ def _read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage
     out = pd.DataFrame(index=ident.index)
     for column in _DETAIL_IDENTITY:
         out[_CSV_IDENTITY[column]] = ident[column]
+    out["nvtx"] = ident["nvtx"]
     out = pd.concat([out, wide], axis=1).reset_index()
     out = out.rename(columns={"ID": "id", "Process ID": "process_id"})
     out["device_name"] = None

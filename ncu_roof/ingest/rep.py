@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ncu_roof.errors import BadInputError, MissingToolError
+from ncu_roof.ingest.nvtx import nvtx_text
 from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
 from ncu_roof.ncu import NcuTool, find_ncu, import_raw_csv
 from ncu_roof.recipe import is_wanted
@@ -130,8 +131,20 @@ def _action_row(action: Any, index: int, wanted: dict[tuple[str, ...], list[str]
     row["device"] = _device_index(action)
     row["process_id"] = _int_metric(action, "launch__process_id")
     row["grid"] = _dims(row, "grid")
+    row["nvtx"] = _nvtx(action)
     row["block"] = _dims(row, "block")
     return row
+
+
+def _nvtx(action: Any) -> str | None:
+    """The launch's NVTX ranges (`INvtxState`: per domain, its push/pop stack and start/end ranges)."""
+    state = action.nvtx_state() if hasattr(action, "nvtx_state") else None
+    if state is None:
+        return None
+    domains = [state.domain_by_id(i) for i in state.domains()]
+    return nvtx_text(
+        (d.name(), tuple(d.push_pop_ranges()), tuple(d.start_end_ranges())) for d in domains if d is not None
+    )
 
 
 def _int_metric(action: Any, name: str) -> int | None:

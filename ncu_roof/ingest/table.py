@@ -26,6 +26,7 @@ IDENTITY_COLUMNS = (
     "device_name",
     "grid",
     "block",
+    "nvtx",  # the launch's NVTX ranges as one text (ingest/nvtx.py), or None
     "input_notes",  # a tuple of notes on this launch's input (excluded values), or None
 )
 

@@ -31,6 +31,7 @@ _NESTED = {
     "intensity_flop_per_byte": (TIERS, "{}_intensity_flop_per_byte"),
     "sol_pct": (SOL_KEYS, "sol_{}_pct"),
 }
+_TEXTS = ("grid", "block", "nvtx")  # identity texts, guarded like kernel names
 COLUMNS = (
     "id",
     "name",
@@ -38,6 +39,7 @@ COLUMNS = (
     "device",
     "grid",
     "block",
+    "nvtx",
     *_SCALARS,
     *(pattern.format(key) for keys, pattern in _NESTED.values() for key in keys),
     "notes",
@@ -47,10 +49,10 @@ COLUMNS = (
 
 def _row(kernel: Kernel) -> dict[str, object]:
     k = kernel_json(kernel)
-    row: dict[str, object] = {key: k[key] for key in ("id", "input", "device", "grid", "block", *_SCALARS)}
+    row: dict[str, object] = {key: k[key] for key in ("id", "input", "device", *_TEXTS, *_SCALARS)}
     for field, (keys, pattern) in _NESTED.items():
         row.update({pattern.format(key): k[field][key] for key in keys})
-    for key in ("grid", "block"):
+    for key in _TEXTS:
         row[key] = None if row[key] is None else csv_cell(str(row[key]))
     row["name"] = csv_cell(kernel.name)
     row["notes"] = csv_cell("; ".join(kernel.notes))

@@ -354,7 +354,7 @@ def _columns(summary: Summary) -> list[Column]:
     columns: list[Column] = [("rank", "#", False)]
     if summary.multi_device:
         columns.append(("device", "Dev", False))
-    columns.append(("name", "Kernel", True))
+    columns.append(("name", summary.name_title, True))
     if summary.grouped:
         columns.append(("launches", "Launches", False))
     columns += [
@@ -447,7 +447,8 @@ def _table_section(summary: Summary, columns: Sequence[Column]) -> list[str]:
     options = "".join(f'<option value="{b.value}">{VERDICT_WORDS[b]}</option>' for b in Bound)
     what = "kernels" if summary.grouped else "launches"
     order = "by time" if summary.sort.value == "time" else "by the time they could save"
-    grouped = " Launches of one kernel, launch shape and device are one row." if summary.grouped else ""
+    folded = "in one NVTX range" if summary.by_nvtx else "of one kernel, launch shape"
+    grouped = f" Launches {folded} and device are one row." if summary.grouped else ""
     return [
         f'<h2 id="table">{what.capitalize()} {order}</h2>',
         '<div class="controls">'

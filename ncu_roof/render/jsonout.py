@@ -12,7 +12,15 @@ from typing import Any
 import numpy as np
 
 from ncu_roof.analysis import SCHEMA, Analysis, Device, InstructionRoofline, Kernel
-from ncu_roof.groups import KernelGroup, device_totals_s, fix_first, group_kernels, headroom_s, ranked
+from ncu_roof.groups import (
+    GroupBy,
+    KernelGroup,
+    device_totals_s,
+    fix_first,
+    group_kernels,
+    headroom_s,
+    ranked,
+)
 from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, TRANSACTION_BYTES, finite_or_none
 
 
@@ -52,6 +60,7 @@ KERNEL_SPEC: tuple[Leaf | Nested, ...] = (
     ("device", INT, "device"),
     ("grid", TEXT, "grid"),
     ("block", TEXT, "block"),
+    ("nvtx", TEXT, "nvtx"),
     ("duration_s", NUMBER, "duration_s"),
     ("time_share", NUMBER, "time_share"),
     ("flop", "flop", (*PRECISIONS, "total")),
@@ -274,7 +283,8 @@ def group_json(group: KernelGroup, index_of: Mapping[int, int]) -> dict[str, Any
 
 
 def groups_json(analysis: Analysis) -> dict[str, Any]:
-    """`groups` (launches of one kernel, launch shape and device; by total time) and `fix_first`."""
+    """`groups` (launches of one kernel, launch shape and device; by total time), `fix_first`, and
+    `nvtx_groups` (launches of one NVTX range and device; empty when no launch ran in one)."""
     index_of = {id(k): i for i, k in enumerate(analysis.kernels)}
     groups = ranked(group_kernels(analysis))
     position = {id(g): i for i, g in enumerate(groups)}
@@ -292,7 +302,12 @@ def groups_json(analysis: Analysis) -> dict[str, Any]:
                     "device_share": finite_or_none(best.share),
                 }
             )
-    return {"groups": [group_json(g, index_of) for g in groups], "fix_first": first}
+    by_nvtx = ranked(group_kernels(analysis, GroupBy.NVTX)) if any(k.nvtx for k in analysis.kernels) else []
+    return {
+        "groups": [group_json(g, index_of) for g in groups],
+        "fix_first": first,
+        "nvtx_groups": [group_json(g, index_of) for g in by_nvtx],
+    }
 
 
 PRETTY_MAX_KERNELS = 500  # larger analyses are written compact, their kernels column by column

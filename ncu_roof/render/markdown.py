@@ -214,7 +214,7 @@ def _nbsp(number: str) -> str:
 def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
     """At most 8 columns: #, kernel, launches, time, share, verdict [notes], % of roof, could save."""
     dev = device_column and summary.multi_device
-    header = ["#", *(["Dev"] if dev else []), "Kernel", *(["Launches"] if summary.grouped else [])]
+    header = ["#", *(["Dev"] if dev else []), summary.name_title, *(["Launches"] if summary.grouped else [])]
     header += ["Time", "Share", "Verdict [notes]", "% of roof", "Could save"]
     align = ["---:", *(["---:"] if dev else []), ":---", *(["---:"] if summary.grouped else [])]
     align += ["---:", "---:", ":---", "---:", "---:"]
@@ -237,15 +237,18 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
 
 def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
     tiers = intensity_tiers([r.group.lead for r in rows])
-    header = ["#", "Launch", "Binding", *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth"]
+    launch = "Longest launch" if summary.by_nvtx else "Launch"  # an NVTX range: its kernel too
+    header = ["#", launch, "Binding", *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth"]
     if summary.grouped:
         header.insert(2, "Mean / min / max")
-    lines = [_row(header), _row([":---" if h in ("Launch", "Binding") else "---:" for h in header])]
+    lines = [_row(header), _row([":---" if h in (launch, "Binding") else "---:" for h in header])]
     for r in rows:
         lead = r.group.lead
         tier = bandwidth_tier(lead)
         bandwidth = f"{si(lead.achieved_byte_per_s[tier], 'B/s')} ({plain(tier)})" if tier else "–"
-        cells = [str(r.rank), table_cell(code_span(launch_shape(lead.grid, lead.block)))]
+        shape = launch_shape(lead.grid, lead.block)
+        shown = f"{shorten(lead.name, NAME_WIDTH)} {shape}" if summary.by_nvtx else shape
+        cells = [str(r.rank), table_cell(code_span(shown))]
         if summary.grouped:
             g = r.group
             cells.append(

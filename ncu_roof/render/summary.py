@@ -83,6 +83,9 @@ class DeviceView:
     fix_first: FixFirst | None
 
 
+NAME_HEADERS = ("kernel", "NVTX range")  # the rows' name column: kernel groups, NVTX groups
+
+
 @dataclass(frozen=True)
 class Summary:
     analysis: Analysis
@@ -92,6 +95,16 @@ class Summary:
     devices: tuple[DeviceView, ...]
     notes: tuple[Note, ...]
     missing_reason: str | None
+    by_nvtx: bool = False  # rows are NVTX-range groups: their name is the range, not a kernel
+
+    @property
+    def name_header(self) -> str:
+        """What the rows' name column holds."""
+        return NAME_HEADERS[self.by_nvtx]
+
+    @property
+    def name_title(self) -> str:
+        return self.name_header[:1].upper() + self.name_header[1:]
 
     @property
     def multi_device(self) -> bool:
@@ -144,7 +157,8 @@ def summarize(
     Which kernel to fix first is a question about kernels (groups), however the rows are shown.
     """
     kernels = group_kernels(analysis, group_by)
-    grouped = group_by is not GroupBy.NONE and not launches and repeats(kernels)
+    by_nvtx = group_by is GroupBy.NVTX and not launches  # asked for: shown even without repeats
+    grouped = by_nvtx or (group_by is not GroupBy.NONE and not launches and repeats(kernels))
     shown = kernels  # without repeats, the groups are the launches already
     if not grouped and repeats(kernels):
         shown = group_kernels(analysis, GroupBy.NONE)
@@ -155,7 +169,7 @@ def summarize(
     )
     totals = device_totals_s(analysis)
     devices = tuple(_device_view(analysis, d, kernels, totals.get(d.index, 0.0)) for d in analysis.devices)
-    return Summary(analysis, rows, grouped, sort, devices, notes, missing_reason(analysis))
+    return Summary(analysis, rows, grouped, sort, devices, notes, missing_reason(analysis), by_nvtx)
 
 
 def _device_view(

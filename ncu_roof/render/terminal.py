@@ -20,6 +20,7 @@ from rich.text import Text
 from ncu_roof.analysis import Device
 from ncu_roof.model import TIERS, Bound
 from ncu_roof.render.summary import (
+    NAME_HEADERS,
     VERDICT_COLOURS,
     VERDICT_WORDS,
     DeviceView,
@@ -78,11 +79,13 @@ def columns(summary: Summary) -> list[Column]:
         cols.append(Column("dev", "right", 0, lambda r: str(r.group.device)))
     if not summary.grouped:
         cols.append(Column("id", "right", 9, lambda r: str(r.group.lead.id)))
-    cols.append(Column("kernel", "left", 0, lambda r: shorten(r.group.name, KERNEL_MAX)))
+    cols.append(Column(summary.name_header, "left", 0, lambda r: shorten(r.group.name, KERNEL_MAX)))
     if summary.grouped:
         cols.append(Column("launches", "right", 3, lambda r: str(r.group.count)))
+    if not summary.by_nvtx:  # an NVTX range's launches may have many shapes
+        shape = Column("grid×block", "left", 8, lambda r: launch_shape(r.group.lead.grid, r.group.lead.block))
+        cols.append(shape)
     cols += [
-        Column("grid×block", "left", 8, lambda r: launch_shape(r.group.lead.grid, r.group.lead.block)),
         Column("time", "right", 0, _time),
         Column(share_header, "right", 4, lambda r: _share(r, summary.multi_device)),
     ]
@@ -121,7 +124,7 @@ def fit(cols: Sequence[Column], cells: Sequence[Sequence[str]], width: int) -> d
     highest drop rank goes.
     """
     natural = [max([cell_len(c.header), *(cell_len(r[i]) for r in cells)]) for i, c in enumerate(cols)]
-    name = next(i for i, c in enumerate(cols) if c.header == "kernel")
+    name = next(i for i, c in enumerate(cols) if c.header in NAME_HEADERS)
     shown = list(range(len(cols)))
 
     def room(indexes: list[int]) -> int:
@@ -241,7 +244,8 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
             )
         )
     if summary.grouped:
-        console.print(Text("launches of one kernel and shape are one row: --launches shows each", style=dim))
+        folded = "launches in one NVTX range" if summary.by_nvtx else "launches of one kernel and shape"
+        console.print(Text(f"{folded} are one row: --launches shows each", style=dim))
     if dropped:
         console.print(
             Text(
