@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import IntEnum
 
 
@@ -37,6 +39,17 @@ def _restore(cls: type[NcuRoofError], message: str, hint: str, state: dict[str, 
     NcuRoofError.__init__(err, message, hint)
     err.__dict__.update(state)
     return err
+
+
+@contextmanager
+def naming_file(path: str) -> Iterator[None]:
+    """An error raised inside says which file it is about (`path: message`)."""
+    try:
+        yield
+    except NcuRoofError as err:
+        err.message = f"{path}: {err.message}"
+        err.args = (err.message,)
+        raise
 
 
 class UsageError(NcuRoofError):

@@ -90,14 +90,10 @@ def _clean_text(path: str, raw: bytes) -> tuple[bytes, tuple[str, ...]]:
 
 
 def _finish(table: RunTable) -> RunTable:
-    """Identity columns complete, nonsense values excluded (with notes), a warning counting them."""
+    """Nonsense values excluded (with notes), a warning counting them."""
     from ncu_roof.ingest.sanity import exclude_nonsense
 
-    frame = table.frame
-    for column in IDENTITY_COLUMNS:
-        if column not in frame.columns:
-            frame[column] = None
-    frame, excluded = exclude_nonsense(frame, table.metric_columns)
+    frame, excluded = exclude_nonsense(table.frame, table.metric_columns)
     if not excluded:
         return replace(table, frame=frame)
     warning = (

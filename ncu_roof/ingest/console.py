@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ncu_roof.errors import BadInputError
+from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvfile import Damage, _header_starts, metric_for
-from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
+from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame
 from ncu_roof.units import (
     NumberStyle,
     confirm_number_style,
@@ -240,21 +240,12 @@ def read_console_text(
             hint="capture the whole output (`ncu ./app > log.txt 2>&1`), or save a report with `ncu -o`",
         )
     cells = pd.Series([text for k in intact for text, _ in k.values.values()], dtype=object)
-    try:
+    with naming_file(path):
         number_style = detect_number_style(cells) if style is None else style
         if style is not None:
             confirm_number_style(cells, style)
         rows = [_launch(i, k, number_style) for i, k in enumerate(intact)]
-    except BadInputError as err:
-        err.message = f"{path}: {err.message}"
-        err.args = (err.message,)
-        raise
-    frame = pd.DataFrame(rows)
-    for column in IDENTITY_COLUMNS:
-        if column not in frame.columns:
-            frame[column] = None
-    frame["id"] = frame["id"].astype("Int64")
-    frame["device"] = pd.to_numeric(frame["device"], errors="coerce").astype("Int64")
+    frame = identity_frame(pd.DataFrame(rows))
     averaged = sorted({m for k in intact for m in k.averaged})
     cut = sum(k.cut_off for k in kernels)
     empty = [k for k in kernels if not k.cut_off and not k.values]

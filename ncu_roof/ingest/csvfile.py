@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ncu_roof.errors import BadInputError
+from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
-from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
+from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame
 from ncu_roof.recipe import is_wanted
 from ncu_roof.units import (
     NumberStyle,
@@ -260,14 +260,10 @@ def read_csv_file(path: str, raw: bytes, style: NumberStyle | None, skip_bad_row
     fmt = InputFormat.DETAILS_CSV if all(details) else InputFormat.RAW_CSV
     damage = Damage(path, skip_bad_rows)
     _orphans(raw, blocks[0], damage)
-    try:
+    with naming_file(path):  # units and number styles: say which file
         frame, lost = (
             _read_details(blocks, style, damage) if all(details) else _read_raw(blocks, style, damage)
         )
-    except BadInputError as err:  # units and number styles: say which file
-        err.message = f"{path}: {err.message}"
-        err.args = (err.message,)
-        raise
     damage.check()
     if frame.empty:
         what = "no intact kernel rows" if damage.rows else "no kernel rows"
@@ -488,7 +484,7 @@ def _finish_raw(text: pd.DataFrame, units: dict[str, str], style: NumberStyle) -
             continue
         columns[metric] = parse_numbers(text[metric], style) * si_factor(unit)
     # Built in one go: inserting ~1,000 metric columns one by one fragments the frame.
-    return _clean_identity(pd.DataFrame(columns, index=text.index))
+    return identity_frame(pd.DataFrame(columns, index=text.index))
 
 
 def _nvtx_column(text: pd.DataFrame) -> list[str | None] | None:
@@ -503,15 +499,6 @@ def _nvtx_column(text: pd.DataFrame) -> list[str | None] | None:
             seen[cells] = nvtx_of_cells(dict(zip(columns, cells, strict=True)))
         out.append(seen[cells])
     return out
-
-
-def _clean_identity(frame: pd.DataFrame) -> pd.DataFrame:
-    for column in IDENTITY_COLUMNS:
-        if column not in frame.columns:
-            frame[column] = None
-    frame["id"] = pd.to_numeric(frame["id"], errors="coerce").astype("Int64")
-    frame["device"] = pd.to_numeric(frame["device"], errors="coerce").astype("Int64")
-    return frame.reset_index(drop=True)
 
 
 # ---------------------------------------------------------------- details page
@@ -705,7 +692,7 @@ def _read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage
     out["device_name"] = None
     out["_order"] = pd.to_numeric(out["id"], errors="coerce")
     out = out.sort_values(["run", "_order"], key=_run_key).drop(columns="_order")
-    return _clean_identity(out.reset_index(drop=True)), lost
+    return identity_frame(out.reset_index(drop=True)), lost
 
 
 def _run_key(column: pd.Series) -> pd.Series:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ncu_roof.errors import BadInputError, MissingToolError
 from ncu_roof.ingest.nvtx import nvtx_text
-from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
+from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame
 from ncu_roof.ncu import NcuTool, find_ncu, import_raw_csv
 from ncu_roof.recipe import is_wanted
 from ncu_roof.units import si_factor
@@ -53,12 +53,7 @@ def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
             hint="profile again with `ncu-roof profile -- ./app`",
         )
     _check_complete(path, rows)
-    frame = pd.DataFrame(rows)
-    for column in IDENTITY_COLUMNS:
-        if column not in frame.columns:
-            frame[column] = None
-    frame["id"] = frame["id"].astype("Int64")
-    frame["device"] = pd.to_numeric(frame["device"], errors="coerce").astype("Int64")
+    frame = identity_frame(pd.DataFrame(rows))
     return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), frame=frame)
 
 

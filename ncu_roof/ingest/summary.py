@@ -14,9 +14,9 @@ import re
 
 import pandas as pd
 
-from ncu_roof.errors import BadInputError
+from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvfile import _INTEGER, Block, Damage, metric_for, one_cell, partial_groups, records
-from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
+from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame
 from ncu_roof.units import (
     NumberStyle,
     confirm_number_style,
@@ -89,21 +89,12 @@ def read_summary_csv(
             hint="re-export: `ncu --import R --print-summary per-kernel --csv`",
         )
     texts = pd.Series([text for values in groups.values() for text, _ in values.values()], dtype=object)
-    try:
+    with naming_file(path):
         number_style = detect_number_style(texts) if style is None else style
         if style is not None:
             confirm_number_style(texts, style)
         rows = [_launch(i, key, values, number_style) for i, (key, values) in enumerate(groups.items())]
-    except BadInputError as err:
-        err.message = f"{path}: {err.message}"
-        err.args = (err.message,)
-        raise
-    frame = pd.DataFrame(rows)
-    for column in IDENTITY_COLUMNS:
-        if column not in frame.columns:
-            frame[column] = None
-    frame["id"] = frame["id"].astype("Int64")
-    frame["device"] = pd.to_numeric(frame["device"], errors="coerce").astype("Int64")
+    frame = identity_frame(pd.DataFrame(rows))
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
         path=path,

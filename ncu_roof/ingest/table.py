@@ -31,6 +31,16 @@ IDENTITY_COLUMNS = (
 )
 
 
+def identity_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every identity column present (None where a reader has none), ID and device as nullable ints."""
+    for column in IDENTITY_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = None
+    frame["id"] = pd.to_numeric(frame["id"], errors="coerce").astype("Int64")
+    frame["device"] = pd.to_numeric(frame["device"], errors="coerce").astype("Int64")
+    return frame.reset_index(drop=True)
+
+
 @dataclass(frozen=True)
 class RunTable:
     """The launches read from one input file.
