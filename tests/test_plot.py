@@ -216,3 +216,8 @@ def test_int8_tensor_and_xu_ceilings_are_drawn_in_ops_per_s(fixtures: Path) -> N
     svg = render_plot(analyze([read_input(str(fixtures / "verdict_xu_transcendental.csv"))])).decode("utf-8")
     assert "XU (special functions) 1.82 Tops/s" in svg
     assert "Tensor INT8" not in svg  # no kernel of this device used the INT8 path
+    # the example's silu kernel: XU is its busiest pipe, but it is memory-bound: no XU line
+    from ncu_roof.cli.analyze import example_path
+
+    example = render_plot(analyze([read_input(example_path())])).decode("utf-8")
+    assert "XU (special functions)" not in example

@@ -246,7 +246,9 @@ def ops_ceilings(device: Device, kernels: Sequence[Kernel]) -> list[RoofLine]:
         for path, (value, unit) in sorted(paths.items(), key=lambda kv: -kv[1][0])
     ]
     arch = arch_for_cc(device.cc)
-    xu_bound = any(k.compute_ceiling == "pipe:xu" for k in kernels)
+    # only where the XU pipe binds: a memory-bound kernel whose busiest pipe is XU would sit above a
+    # line in other units that limits nothing
+    xu_bound = any(k.compute_ceiling == "pipe:xu" and k.bound is Bound.COMPUTE for k in kernels)
     if xu_bound and arch is not None and device.sm_count and device.sm_clock_hz:
         rate = arch.xu_ops.per_sm_per_clock * device.sm_count * device.sm_clock_hz
         out.append(RoofLine("XU (special functions)", rate, XU_COLOUR, "ops/s"))
