@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ncu_roof.analysis import Analysis, Kernel, describe
 from ncu_roof.errors import GateError, UsageError
+from ncu_roof.matching import MatchBy
 from ncu_roof.model import finite, finite_or_none
 
 if TYPE_CHECKING:
@@ -33,12 +34,6 @@ class Status(StrEnum):
     UNKNOWN = "unknown"  # a duration is missing on one side
     ONLY_BASE = "only-base"
     ONLY_HEAD = "only-head"
-
-
-class MatchBy(StrEnum):
-    NAME_SHAPE = "name+shape"
-    NAME = "name"
-    ORDER = "order"
 
 
 class MismatchError(UsageError):

@@ -448,7 +448,7 @@ def test_arrows_pair_kernels_of_the_same_run(tmp_path: Path) -> None:
 
 
 def test_match_by_order_pairs_renamed_kernels_and_by_name_reshaped_ones(tmp_path: Path) -> None:
-    from ncu_roof.comparison import MatchBy
+    from ncu_roof.matching import MatchBy
 
     base = load(write(tmp_path, "b.csv", [("old_name", "(8, 1, 1)", 1000, 1e6, 4e6)]))
     renamed = load(write(tmp_path, "r.csv", [("new_name", "(8, 1, 1)", 1200, 1e6, 4e6)]))

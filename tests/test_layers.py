@@ -29,6 +29,7 @@ LAYER_OF = {
     "ncu_roof.tomlfile": "base",
     "ncu_roof.ncu": "base",  # finding and running the ncu tool: the .ncu-rep reader and profile use it
     "ncu_roof.traffic": "base",  # the traffic-definition vocabulary (no pandas: the CLI reads it early)
+    "ncu_roof.matching": "base",  # how diff pairs kernels (no pandas: the CLI reads it early)
     # table: the per-launch table every reader returns
     "ncu_roof.ingest.table": "table",
     # ingest: readers, any ncu output → RunTable

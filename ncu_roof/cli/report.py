@@ -24,8 +24,8 @@ from ncu_roof.cli.analyze import (
     report_gaps,
     request_of,
 )
-from ncu_roof.comparison import MatchBy
 from ncu_roof.errors import UsageError
+from ncu_roof.matching import MatchBy
 from ncu_roof.render.formats import Caption
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
 from ncu_roof.traffic import TrafficDefinition
