@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from ncu_roof.analysis import Analysis, Kernel, describe
+from ncu_roof.analysis import Analysis
 from ncu_roof.errors import GateError, UsageError
 from ncu_roof.matching import MatchBy
 from ncu_roof.model import finite, finite_or_none
+from ncu_roof.records import Kernel, describe
 
 if TYPE_CHECKING:
     import pandas as pd

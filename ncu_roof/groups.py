@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
 
-from ncu_roof.analysis import Analysis, Kernel, describe
+from ncu_roof.analysis import Analysis
+from ncu_roof.records import Kernel, describe
 
 
 class GroupBy(StrEnum):

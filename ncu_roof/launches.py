@@ -22,8 +22,9 @@ from itertools import chain
 from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
-from ncu_roof.analysis import Analysis, Kernel
+from ncu_roof.analysis import Analysis
 from ncu_roof.model import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
+from ncu_roof.records import Kernel
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ncu_roof.analysis import Analysis, Kernel
+from ncu_roof.analysis import Analysis
 from ncu_roof.errors import BadInputError, GateError
 from ncu_roof.expect import (
     HINT,
@@ -19,6 +19,7 @@ from ncu_roof.expect import (
     render_expectations,
 )
 from ncu_roof.model import Bound
+from ncu_roof.records import Kernel
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 SILU_REPORT = CORPUS / "a100sxm_rep_2025.1_full_silu.ncu-rep"

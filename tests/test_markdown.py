@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
 import cmarkgfm
 import pytest
 
-from ncu_roof.analysis import Analysis, Device, InputInfo, Kernel, analyze
+from ncu_roof.analysis import Analysis, analyze
 from ncu_roof.errors import UsageError
 from ncu_roof.ingest import read_input
 from ncu_roof.model import Bound, Roofs
+from ncu_roof.records import Device, InputInfo, Kernel
 from ncu_roof.render.markdown import intensity, render_markdown
 from ncu_roof.render.summary import summarize
 from ncu_roof.render.text import code_span, one_line, shorten, table_cell
@@ -209,7 +211,7 @@ def with_intensities(analysis: Analysis, values: dict[str, float | None]) -> Ana
     """The analysis with its first kernel's intensities replaced by `values`."""
     first, *rest = analysis.kernels
     changed = Kernel(**{**first.__dict__, "intensity_flop_per_byte": values})
-    return Analysis(**{**analysis.__dict__, "kernels": (changed, *rest)})
+    return replace(analysis, kernels=(changed, *rest))
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncu_roof.analysis import Analysis, Kernel, analyze, describe
+from ncu_roof.analysis import Analysis, analyze
 from ncu_roof.ingest import read_input
 from ncu_roof.model import Bound, VerdictBasis, sol_arrays, verdict_arrays
 from ncu_roof.recipe import normalize
+from ncu_roof.records import Kernel, describe
 from ncu_roof.render.jsonout import analysis_json
 
 # Every fixture runs at sm__cycles_elapsed.avg.per_second = 1 GHz, with a DRAM roof of

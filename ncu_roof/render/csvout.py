@@ -9,8 +9,9 @@ from __future__ import annotations
 import csv
 import io
 
-from ncu_roof.analysis import Analysis, Kernel
+from ncu_roof.analysis import Analysis
 from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS
+from ncu_roof.records import Kernel
 from ncu_roof.render.jsonout import kernel_json
 from ncu_roof.render.text import csv_cell
 

@@ -21,9 +21,10 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof import __version__
-from ncu_roof.analysis import Analysis, Device, Kernel
+from ncu_roof.analysis import Analysis
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.model import PRECISIONS, TIERS, Bound, finite_or_none
+from ncu_roof.records import Device, Kernel
 from ncu_roof.render.markdown import bandwidth_tier, intensity, intensity_tiers
 from ncu_roof.render.summary import (
     VERDICT_COLOURS,

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from io import BytesIO
 from typing import TYPE_CHECKING
 
-from ncu_roof.analysis import Analysis, Device, Kernel
+from ncu_roof.analysis import Analysis
 from ncu_roof.errors import UsageError
 from ncu_roof.model import TRANSACTION_BYTES, Bound
+from ncu_roof.records import Device, Kernel
 from ncu_roof.render.plot import (
     FORMATS,
     OTHER_TIER_MARKER,

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.analysis import SCHEMA, Analysis, Device, InstructionRoofline, Kernel
+from ncu_roof.analysis import SCHEMA, Analysis
 from ncu_roof.groups import (
     GroupBy,
     KernelGroup,
@@ -22,6 +22,7 @@ from ncu_roof.groups import (
     ranked,
 )
 from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, TRANSACTION_BYTES, finite_or_none
+from ncu_roof.records import Device, InstructionRoofline, Kernel
 
 
 def device_json(device: Device) -> dict[str, Any]:

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from urllib.parse import quote
 
-from ncu_roof.analysis import Analysis, Device, Kernel
+from ncu_roof.analysis import Analysis
 from ncu_roof.errors import UsageError
 from ncu_roof.groups import KernelGroup
 from ncu_roof.model import COMPUTE, TIERS, Bound
+from ncu_roof.records import Device, Kernel
 from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Row, Summary, plural, summarize
 from ncu_roof.render.text import code_span, launch_shape, one_line, pct, plain, shorten, si, table_cell
 

@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from io import BytesIO
 from typing import TYPE_CHECKING, Literal
 
-from ncu_roof.analysis import Analysis, Device, Kernel
+from ncu_roof.analysis import Analysis
 from ncu_roof.arch import arch_for_cc
 from ncu_roof.errors import UsageError
 from ncu_roof.groups import GroupBy, KernelGroup, group_kernels, ranked
 from ncu_roof.model import Bound
+from ncu_roof.records import Device, Kernel
 from ncu_roof.render.placement import Placer, Segment
 from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS, plural
 from ncu_roof.render.text import TIER_NAMES, one_line, shorten, si

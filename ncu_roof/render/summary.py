@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from ncu_roof.analysis import Analysis, Device
+from ncu_roof.analysis import Analysis
 from ncu_roof.groups import (
     FixFirst,
     GroupBy,
@@ -27,6 +27,7 @@ from ncu_roof.groups import (
     repeats,
 )
 from ncu_roof.model import COMPUTE, Bound
+from ncu_roof.records import Device
 
 VERDICT_WORDS = {
     Bound.MEMORY: "memory-bound",

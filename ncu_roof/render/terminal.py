@@ -17,8 +17,8 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.analysis import Device
 from ncu_roof.model import TIERS, Bound
+from ncu_roof.records import Device
 from ncu_roof.render.summary import (
     NAME_HEADERS,
     VERDICT_COLOURS,

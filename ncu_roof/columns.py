@@ -1,0 +1,196 @@
+"""An analysis' launches as columns: one array per `Kernel` field, one row per launch.
+
+This is how an `Analysis` holds its launches. Whatever reads many launches at once (the JSON, the
+launch table and Parquet, groups, diff, the plot) reads these arrays; a `Kernel` is made only for
+a row someone asks for (`KernelRows[j]`), so 100,000 launches cost columns, not objects.
+
+Each field is kept by its kind:
+
+* numbers (`duration_s`, `pct_of_roof`, …): float64, NaN for None;
+* integers and flags: int64 and bool;
+* text, enums and nested records (`name`, `bound`, `recipe`, `notes`, `instructions`, …): object
+  arrays holding the `Kernel`'s own values (launches that share a recipe share one object);
+* mappings of numbers: one float64 array per key. Dense maps (`flop`, `bytes`, …) have every key
+  in every row (NaN for None); in sparse maps (`cap_flop_per_s`, `pipe_pct`) NaN means the row has
+  no such key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+import numpy as np
+
+from ncu_roof.records import Kernel
+
+FLOATS = (
+    "duration_s",
+    "time_share",
+    "achieved_flop_per_s",
+    "attainable_flop_per_s",
+    "pct_of_roof",
+    "compute_ceiling_pct",
+)
+INTS = ("id", "input", "device", "run")
+BOOLS = ("small_grid", "flop_total_is_lower_bound", "ops_total_is_lower_bound")
+OBJECTS = (
+    "name",
+    "grid",
+    "block",
+    "nvtx",
+    "binding",
+    "roofline_binding",
+    "compute_precision",
+    "bound",
+    "verdict_basis",
+    "sol_bound",
+    "sol_unit",
+    "compute_ceiling",
+    "recipe",
+    "notes",
+    "missing",
+    "traffic",
+    "ops",
+    "tensor_paths",
+    "not_collected",
+    "instructions",
+)
+DENSE_MAPS = ("flop", "bytes", "intensity_flop_per_byte", "achieved_byte_per_s", "sol_pct")
+SPARSE_MAPS = ("cap_flop_per_s", "pipe_pct")
+SCALARS = (*FLOATS, *INTS, *BOOLS, *OBJECTS)
+MAPS = (*DENSE_MAPS, *SPARSE_MAPS)
+
+
+@dataclass(frozen=True)
+class LaunchColumns:
+    """Every launch's `Kernel` fields as arrays of one length (row j = launch j)."""
+
+    length: int
+    values: Mapping[str, np.ndarray]  # field of SCALARS → its array
+    maps: Mapping[str, Mapping[str, np.ndarray]]  # field of MAPS → key → float64
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, field: str) -> np.ndarray:
+        return self.values[field]
+
+    def take(self, rows: np.ndarray) -> LaunchColumns:
+        """The launches at `rows` (indices), in that order."""
+        return LaunchColumns(
+            len(rows),
+            {f: a[rows] for f, a in self.values.items()},
+            {f: {k: a[rows] for k, a in m.items()} for f, m in self.maps.items()},
+        )
+
+    @staticmethod
+    def concat(parts: Sequence[LaunchColumns]) -> LaunchColumns:
+        """Parts one after another; a map key that a part lacks is NaN there."""
+        if not parts:
+            return empty_columns()
+        values = {f: np.concatenate([p.values[f] for p in parts]) for f in SCALARS}
+        maps: dict[str, dict[str, np.ndarray]] = {}
+        for f in MAPS:
+            keys = list(dict.fromkeys(k for p in parts for k in p.maps[f]))
+            maps[f] = {
+                k: np.concatenate([p.maps[f].get(k, np.full(p.length, np.nan)) for p in parts]) for k in keys
+            }
+        return LaunchColumns(sum(p.length for p in parts), values, maps)
+
+
+def empty_columns() -> LaunchColumns:
+    return from_kernels(())
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def kernel_at(columns: LaunchColumns, j: int) -> Kernel:
+    """Row j as a `Kernel`."""
+    v = columns.values
+    fields: dict[str, Any] = {f: _number(float(v[f][j])) for f in FLOATS}
+    fields |= {f: int(v[f][j]) for f in INTS}
+    fields |= {f: bool(v[f][j]) for f in BOOLS}
+    fields |= {f: v[f][j] for f in OBJECTS}
+    for f in DENSE_MAPS:
+        fields[f] = {k: _number(float(a[j])) for k, a in columns.maps[f].items()}
+    for f in SPARSE_MAPS:
+        fields[f] = {k: float(a[j]) for k, a in columns.maps[f].items() if not math.isnan(a[j])}
+    return Kernel(**fields)
+
+
+def _floats(values: Sequence[float | None]) -> np.ndarray:
+    return np.array([np.nan if x is None else x for x in values], dtype="float64")
+
+
+def _objects(values: Sequence[Any]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
+
+
+def from_kernels(kernels: Sequence[Kernel]) -> LaunchColumns:
+    """`Kernel` objects (made by hand, or a few picked out) as columns: `kernel_at`'s inverse."""
+    values: dict[str, np.ndarray] = {}
+    for f in FLOATS:
+        values[f] = _floats([getattr(k, f) for k in kernels])
+    for f in INTS:
+        values[f] = np.array([getattr(k, f) for k in kernels], dtype="int64")
+    for f in BOOLS:
+        values[f] = np.array([getattr(k, f) for k in kernels], dtype=bool)
+    for f in OBJECTS:
+        values[f] = _objects([getattr(k, f) for k in kernels])
+    maps: dict[str, dict[str, np.ndarray]] = {}
+    for f in MAPS:
+        rows = [getattr(k, f) for k in kernels]
+        keys = dict.fromkeys(key for row in rows for key in row)
+        maps[f] = {key: _floats([row.get(key) for row in rows]) for key in keys}
+    return LaunchColumns(len(kernels), values, maps)
+
+
+class KernelRows(Sequence[Kernel]):
+    """The launches of an analysis as a sequence of `Kernel`, each made when first asked for."""
+
+    def __init__(self, columns: LaunchColumns) -> None:
+        self.columns = columns
+        self._made: dict[int, Kernel] = {}
+
+    def __len__(self) -> int:
+        return self.columns.length
+
+    @overload
+    def __getitem__(self, index: int) -> Kernel: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Kernel]: ...
+    def __getitem__(self, index: int | slice) -> Kernel | Sequence[Kernel]:
+        if isinstance(index, slice):
+            return [self[j] for j in range(*index.indices(len(self)))]
+        j = index + len(self) if index < 0 else index
+        if not 0 <= j < len(self):
+            raise IndexError(index)
+        kernel = self._made.get(j)
+        if kernel is None:
+            kernel = self._made[j] = kernel_at(self.columns, j)
+        return kernel
+
+    def __iter__(self) -> Iterator[Kernel]:
+        return (self[j] for j in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"KernelRows({len(self)} launches)"
+
+
+def columns_of(kernels: Sequence[Kernel]) -> LaunchColumns:
+    """The columns behind a sequence of kernels (made from the objects when it has none)."""
+    return kernels.columns if isinstance(kernels, KernelRows) else from_kernels(kernels)

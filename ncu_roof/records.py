@@ -1,0 +1,169 @@
+"""What an analysis says of each launch and device: the record types every renderer reads.
+
+`Kernel` is one launch's verdict as plain Python values; an `Analysis` keeps its launches as
+columns (`ncu_roof.columns`) and makes a `Kernel` only for the rows someone asks for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ncu_roof.model import Bound, Roofs, VerdictBasis
+
+# Pipes that execute arithmetic: the busiest is a compute ceiling. Load/store, texture, address and
+# branch pipes move or steer data; their traffic is judged by the memory tiers.
+NON_COMPUTE_PIPES = ("lsu", "tex", "adu", "ipa", "cbu", "tma")
+
+
+@dataclass(frozen=True)
+class InputInfo:
+    path: str
+    format: str
+    ncu_version: str | None
+    kernels: int
+    averaged: tuple[str, ...] = ()  # metrics a `--print-summary` input gives as averages
+
+
+@dataclass(frozen=True)
+class Device:
+    index: int
+    input: int
+    name: str | None
+    cc: str | None
+    roofs: Roofs
+    sm_clock_hz: float | None = None  # median measured SM clock of its launches (None: not in input)
+    sm_count: float | None = None  # SMs: median of its launches, else the built-in GPU of its name
+
+
+@dataclass(frozen=True)
+class TensorPath:
+    """One tensor data path of a kernel: floating paths count FLOPs, integer paths operations."""
+
+    unit: str  # "FLOP" or "OP"
+    count: float | None
+    peak_per_s: float | None
+
+
+@dataclass(frozen=True)
+class InstructionRoofline:
+    """Ding & Williams' instruction roofline of one kernel (warp instructions, transactions)."""
+
+    warp_inst: float | None
+    warp_inst_per_s: float | None
+    issue_peak_warp_inst_per_s: float | None
+    issue_peak_source: str | None
+    intensity_warp_inst_per_transaction: Mapping[str, float]
+    transaction_peak_per_s: Mapping[str, float]
+    recipe: str | None
+
+
+@dataclass(frozen=True)
+class Kernel:
+    id: int
+    name: str
+    input: int
+    device: int
+    grid: str | None
+    block: str | None
+    duration_s: float | None
+    flop: Mapping[str, float | None]
+    bytes: Mapping[str, float | None]
+    intensity_flop_per_byte: Mapping[str, float | None]
+    achieved_flop_per_s: float | None
+    achieved_byte_per_s: Mapping[str, float | None]
+    attainable_flop_per_s: float | None
+    cap_flop_per_s: Mapping[str, float]
+    binding: str | None
+    bound: Bound
+    roofline_binding: str | None
+    compute_precision: str | None
+    pct_of_roof: float | None
+    sol_pct: Mapping[str, float | None]
+    recipe: Mapping[str, str]
+    notes: tuple[str, ...]
+    time_share: float | None = None
+    missing: tuple[str, ...] = ()
+    run: int = 0  # which CSV block (ncu run) of the input; ncu's IDs restart in each
+    # per tier with traffic: its traffic definition, the formula of its bytes, and of its roof
+    traffic: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    verdict_basis: VerdictBasis = VerdictBasis.NONE
+    sol_bound: Bound = Bound.UNKNOWN  # Nsight's SOLBottleneck rule alone
+    sol_unit: str | None = None  # busiest memory unit (dram, l2, l1) when SOL says memory-bound
+    small_grid: bool = False  # latency-bound with under one wave per SM
+    flop_total_is_lower_bound: bool = False
+    ops: Mapping[str, float | None] = field(default_factory=dict)  # integer tensor paths + "total"
+    ops_total_is_lower_bound: bool = False
+    tensor_paths: Mapping[str, TensorPath] = field(default_factory=dict)
+    not_collected: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # quantity → terms n/a
+    pipe_pct: Mapping[str, float] = field(default_factory=dict)
+    compute_ceiling: str | None = None  # "fp32", "tensor:bf16", "tensor:int8", "pipe:alu"
+    compute_ceiling_pct: float | None = None  # its share of the duration at its peak, in percent
+    instructions: InstructionRoofline | None = None
+    nvtx: str | None = None  # the NVTX ranges it ran in, `outer/inner` (ingest/nvtx.py); None: none
+
+    @property
+    def above_roof(self) -> bool:
+        return self.pct_of_roof is not None and self.pct_of_roof > 100.0
+
+
+def ceiling_words(ceiling: str | None, pct: float | None) -> str:
+    """`pipe:alu`, 82 → `alu pipe 82%`; `tensor:int8` → `tensor int8`; `fp32` → `fp32`."""
+    if ceiling is None:
+        return "compute"
+    kind, _, name = ceiling.partition(":")
+    if kind == "pipe":
+        return f"{name} pipe {pct:.0f}%" if pct is not None else f"{name} pipe"
+    return f"{kind} {name}" if name else kind
+
+
+def describe(kernel: Kernel) -> str:
+    """One phrase for a verdict: `memory-bound (dram)`, `compute-bound (alu pipe 82%)`,
+    `latency-bound (small grid)`, `balanced`."""
+    busiest = busiest_compute_pipe(kernel.pipe_pct) if kernel.verdict_basis is VerdictBasis.SOL else None
+    return verdict_phrase(
+        kernel.bound,
+        kernel.verdict_basis,
+        where=kernel.sol_unit if kernel.verdict_basis is VerdictBasis.SOL else kernel.binding,
+        sol_compute=busiest or "SM " + _pct_text(kernel.sol_pct.get("sm")),
+        ceiling=kernel.compute_ceiling,
+        ceiling_pct=kernel.compute_ceiling_pct,
+        small_grid=kernel.small_grid,
+    )
+
+
+def verdict_phrase(
+    bound: Bound,
+    basis: VerdictBasis,
+    *,
+    where: str | None,
+    sol_compute: str,
+    ceiling: str | None,
+    ceiling_pct: float | None,
+    small_grid: bool,
+) -> str:
+    """`describe` from its parts: `where` is the binding memory tier (the busiest memory unit under
+    SOL), `sol_compute` what a SOL compute verdict names (busiest pipe, else the SM percentage)."""
+    if bound is Bound.MEMORY:
+        return f"memory-bound ({where or 'memory'})"
+    if bound is Bound.COMPUTE:
+        if basis is VerdictBasis.SOL:
+            return f"compute-bound ({sol_compute})"
+        return f"compute-bound ({ceiling_words(ceiling, ceiling_pct)})"
+    if bound is Bound.LATENCY:
+        return "latency-bound (small grid)" if small_grid else "latency-bound"
+    if bound is Bound.BALANCED:
+        return "balanced"
+    return "unknown"
+
+
+def _pct_text(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f}%"
+
+
+def busiest_compute_pipe(pipe_pct: Mapping[str, float]) -> str | None:
+    compute = {p: v for p, v in pipe_pct.items() if not p.startswith(NON_COMPUTE_PIPES)}
+    if not compute:
+        return None
+    pipe = max(compute, key=lambda p: compute[p])
+    return f"{pipe} pipe {compute[pipe]:.0f}%"

@@ -1,0 +1,247 @@
+"""The verdict ladder for every launch of one device at once: columns in, arrays out.
+
+Roofline (each launch against its own roofs at its measured clocks, Nsight's method) → Nsight's
+SOLBottleneck rule → nothing; the compute ceiling (precision, tensor data path or busiest pipe);
+the instruction roofline. No per-launch Python loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ncu_roof.arch import arch_for_cc
+from ncu_roof.model import (
+    PRECISIONS,
+    SOL_KEYS,
+    SOL_MEMORY_UNITS,
+    TIERS,
+    Bound,
+    InstructionArrays,
+    Roof,
+    RooflineArrays,
+    Roofs,
+    SolArrays,
+    compute_roof_arrays,
+    instruction_arrays,
+    is_set,
+    objects,
+    per_kernel,
+    roofline_arrays,
+    sol_arrays,
+    verdict_arrays,
+    work_time_arrays,
+)
+from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
+from ncu_roof.records import NON_COMPUTE_PIPES, Device
+
+
+def launch_roofs(group: pd.DataFrame, roofs: Roofs) -> tuple[dict[str, Roof], dict[str, Roof]]:
+    """Each launch's own report roofs (its measured clocks: Nsight's method), else the device's.
+
+    Short launches run at other clocks than long ones; judging each against the median roof would
+    call consistent data inconsistent.
+    """
+
+    def own(column: str, fallback: float | None) -> Roof:
+        values = group[column].to_numpy(dtype="float64")
+        return np.where(np.isfinite(values) & (values > 0), values, np.nan if fallback is None else fallback)
+
+    compute: dict[str, Roof] = dict(roofs.compute_flop_per_s)
+    for p in PRECISIONS:
+        compute[p] = own(f"peak_{p}_flop_per_s", roofs.compute_flop_per_s.get(p))
+    bandwidth: dict[str, Roof] = dict(roofs.bandwidth_byte_per_s)
+    for t in TIERS:
+        bandwidth[t] = own(f"bw_{t}_byte_per_s", roofs.bandwidth_byte_per_s.get(t))
+    return compute, bandwidth
+
+
+FLOATING_PIPES = tuple(f"pipe:{p}" for p in ("fma", "fp64", "fp16", "tensor", "shared"))
+_FLOP_KINDS = ("fp64", "fp32", "fp16")
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """Every per-launch decision of one device, as arrays (row j = launch j)."""
+
+    point_flop: np.ndarray
+    peaks: np.ndarray
+    precisions: np.ndarray
+    arrays: RooflineArrays
+    bound: np.ndarray
+    basis: np.ndarray
+    disagrees: np.ndarray
+    supported: np.ndarray
+    sol: SolArrays
+    ceiling: np.ndarray
+    ceiling_pct: np.ndarray
+    failed: np.ndarray
+    collection_failed: np.ndarray
+    instructions: InstructionArrays
+    issue_source: np.ndarray
+
+
+def _compute_pipes(group: pd.DataFrame) -> list[str]:
+    pipes = [
+        c
+        for c in group.columns
+        if c.startswith(PIPE_PREFIX)
+        and c.endswith("_pct")
+        and not c.removeprefix(PIPE_PREFIX).removesuffix("_pct").startswith(NON_COMPUTE_PIPES)
+    ]
+    # on a tie the named pipe wins over Volta/Turing's "shared" (FP16 + tensor) pipe
+    return sorted(pipes, key=lambda c: (c == f"{PIPE_PREFIX}shared_pct", c))
+
+
+def verdicts(group: pd.DataFrame, device: Device, automatic: bool) -> Verdicts:
+    """The verdict ladder for every launch of one device at once (columns, no per-launch loop)."""
+    roofs = device.roofs
+    compute: Mapping[str, Roof] = roofs.compute_flop_per_s
+    bandwidth: Mapping[str, Roof] = roofs.bandwidth_byte_per_s
+    if automatic:
+        compute, bandwidth = launch_roofs(group, roofs)
+    duration = group["duration_s"].to_numpy(dtype="float64")
+    quantities = [c for c in ("duration_s", "flop_total", "ops_total", "warp_inst") if c in group.columns]
+    quantities += [f"{t}_bytes" for t in TIERS] + [f"sol_{k}_pct" for k in SOL_KEYS]
+    collection_failed = group[quantities].isna().all(axis=1).to_numpy()  # every counter reads n/a
+    failed = (duration <= 0) | collection_failed  # ncu 2022.3 writes a failed collection as 0
+
+    def measured(column: str) -> np.ndarray:
+        return np.where(failed, np.nan, group[column].to_numpy(dtype="float64"))
+
+    def own(column: str, fallback: Roof | None) -> Roof:
+        values = (
+            group[column].to_numpy(dtype="float64")
+            if column in group.columns
+            else np.full(len(group), np.nan)
+        )
+        default = np.nan if fallback is None else fallback
+        ok = np.isfinite(values) & (values > 0) & automatic
+        return np.where(ok, values, default)
+
+    paths = {
+        c.removeprefix(TENSOR_PATH_PREFIX): c
+        for c in group.columns
+        if c.startswith(TENSOR_PATH_PREFIX) and not c.startswith("peak_")
+    }
+    float_paths = [p for p in paths if not is_integer_path(p)]
+    int_paths = [p for p in paths if is_integer_path(p)]
+    flop_work = {p: measured(f"flop_{p}") for p in _FLOP_KINDS}
+    flop_peaks: dict[str, Roof] = {p: compute[p] for p in _FLOP_KINDS if p in compute}
+    if float_paths:  # each floating path against its own peak (the device's tensor roof if none)
+        for p in float_paths:
+            flop_work[f"tensor:{p}"] = measured(paths[p])
+            flop_peaks[f"tensor:{p}"] = own(f"peak_{paths[p]}_per_s", compute.get("tensor"))
+    else:
+        flop_work["tensor"] = measured("flop_tensor")
+        if "tensor" in compute:
+            flop_peaks["tensor"] = compute["tensor"]
+    peaks, precisions = compute_roof_arrays(flop_work, flop_peaks)
+    dominant = pd.Series(precisions, dtype="object")
+    precisions = dominant.mask(dominant.str.startswith("tensor", na=False), "tensor").to_numpy(dtype=object)
+    work = dict(flop_work)
+    work_peaks = dict(flop_peaks)
+    for p in int_paths:
+        work[f"tensor:{p}"] = measured(paths[p])
+        work_peaks[f"tensor:{p}"] = own(f"peak_{paths[p]}_per_s", None)
+    work_s, longest = work_time_arrays(work, work_peaks)
+    pipes = _compute_pipes(group)
+    n = len(group)
+    if pipes:
+        pct = np.column_stack([measured(c) for c in pipes])
+        any_pipe = ~np.isnan(pct).all(axis=1)
+        busiest = np.nan_to_num(pct, nan=-1.0)
+        pipe_pct = np.where(any_pipe, busiest.max(axis=1), np.nan)
+        names = np.array([f"pipe:{c.removeprefix(PIPE_PREFIX).removesuffix('_pct')}" for c in pipes], object)
+        pipe_name = names[np.argmax(busiest, axis=1)]
+    else:
+        pipe_pct = np.full(n, np.nan)
+        pipe_name = np.full(n, None, dtype=object)
+    pipe_s = pipe_pct / 100.0 * np.where(duration > 0, duration, np.nan)
+    compute_s = np.fmax(work_s, pipe_s)
+    # the busier pipe sets the compute time; it names the ceiling unless it is the floating-point
+    # pipe of the measured FLOPs (the precision then says more than "fma pipe")
+    fp_pipe = pd.Series(pipe_name, dtype="object").str.startswith(FLOATING_PIPES, na=False).to_numpy()
+    pipe_wins = np.isfinite(pipe_s) & ~(work_s >= pipe_s) & ~(fp_pipe & (work_s > 0))
+    ceiling = np.where(pipe_wins, pipe_name, longest)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ceiling_pct = 100.0 * compute_s / duration
+    ceiling_pct = np.where(is_set(ceiling), ceiling_pct, np.nan)
+    flop_total = measured("flop_total")
+    arrays = roofline_arrays(
+        flop_total, {t: measured(f"{t}_bytes") for t in TIERS}, peaks, bandwidth, compute_time_s=compute_s
+    )
+    ops_total = measured("ops_total") if "ops_total" in group.columns else np.full(n, np.nan)
+    has_work = (np.nan_to_num(flop_total) > 0) | (np.nan_to_num(ops_total) > 0)
+    sol = sol_arrays(
+        measured("sol_sm_pct"),
+        measured("sol_memory_pct"),
+        {u: measured(f"sol_{u}_pct") for u in SOL_MEMORY_UNITS},
+        measured("waves_per_sm"),
+    )
+    sol_known = sol.bound != Bound.UNKNOWN
+    traffic = np.column_stack(
+        [np.isfinite(measured(f"{t}_bytes")) & np.isfinite(per_kernel(bandwidth.get(t), n)) for t in TIERS]
+    ).any(axis=1)
+    # a roofline needs memory traffic to compare with; with zero floating-point and tensor work and
+    # no pipe figures it cannot see integer work either
+    # integer operations without their peak (under --gpu roofs) and no pipe figure: compute unknown
+    unpeaked = np.zeros(n, dtype=bool)
+    for p in int_paths:
+        kind = f"tensor:{p}"
+        unpeaked |= (np.nan_to_num(work[kind]) > 0) & np.isnan(per_kernel(work_peaks[kind], n))
+    compute_unknown = unpeaked & ~np.isfinite(pipe_s)
+    supported = traffic & ~compute_unknown & (has_work | np.isfinite(pipe_pct) | ~sol_known)
+    verdict = verdict_arrays(arrays.binding, supported, sol)
+    issue_peak, issue_source = _issue_peak(group, device, measured)
+    instructions = instruction_arrays(
+        measured("warp_inst"),
+        measured("duration_s"),
+        issue_peak,
+        {t: measured(f"{t}_bytes") for t in TIERS},
+        bandwidth,
+    )
+    return Verdicts(
+        point_flop=flop_total,
+        peaks=peaks,
+        precisions=precisions,
+        arrays=arrays,
+        bound=verdict.bound,
+        basis=verdict.basis,
+        disagrees=verdict.disagrees,
+        supported=supported & is_set(arrays.binding),
+        sol=sol,
+        ceiling=ceiling,
+        ceiling_pct=ceiling_pct,
+        failed=failed,
+        collection_failed=collection_failed,
+        instructions=instructions,
+        issue_source=issue_source,
+    )
+
+
+def _issue_peak(
+    group: pd.DataFrame, device: Device, measured: Callable[[str], np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Warp-instruction issue peak: SMs x schedulers x SM clock (one instruction per scheduler
+    per clock); schedulers from the report, else from the architecture's figures."""
+    n = len(group)
+    schedulers = measured("schedulers_per_sm")
+    arch = arch_for_cc(device.cc)
+    source = np.full(
+        n, "report: SMs x device__attribute_num_schedulers_per_multiprocessor x sm_clock", object
+    )
+    if arch is not None:
+        fallback = arch.schedulers_per_sm
+        missing = np.isnan(schedulers)
+        schedulers = np.where(missing, fallback.per_sm_per_clock, schedulers)
+        source = np.where(
+            missing,
+            f"SMs x {fallback.per_sm_per_clock:g} schedulers ({fallback.describe()}) x sm_clock",
+            source,
+        )
+    peak = measured("sm_count") * schedulers * measured("sm_clock_hz")
+    return peak, np.where(np.isfinite(peak), source, objects(None, n))
