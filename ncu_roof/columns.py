@@ -78,6 +78,11 @@ class LaunchColumns:
     def __getitem__(self, field: str) -> np.ndarray:
         return self.values[field]
 
+    def key(self, field: str, key: str) -> np.ndarray:
+        """One key of a mapping field for every launch (all NaN when no launch has it)."""
+        values = self.maps[field].get(key)
+        return np.full(self.length, np.nan) if values is None else values
+
     def take(self, rows: np.ndarray) -> LaunchColumns:
         """The launches at `rows` (indices), in that order."""
         return LaunchColumns(

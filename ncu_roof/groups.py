@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
+from itertools import chain
+
+import numpy as np
 
 from ncu_roof.analysis import Analysis
-from ncu_roof.records import Kernel, describe
+from ncu_roof.columns import LaunchColumns, columns_of
+from ncu_roof.model import Bound, VerdictBasis
+from ncu_roof.records import Kernel, busiest_compute_pipe, verdict_phrase
 
 
 class GroupBy(StrEnum):
@@ -35,14 +39,24 @@ class SortBy(StrEnum):
     HEADROOM = "headroom"  # time it would save at its roof, largest first
 
 
+def headroom_array(duration_s: np.ndarray, pct_of_roof: np.ndarray) -> np.ndarray:
+    """Seconds each launch would save at its binding roof; NaN when that cannot be said (no
+    duration or roofline verdict, or above its roof: roofs and counters disagree)."""
+    known = np.isfinite(duration_s) & np.isfinite(pct_of_roof) & (pct_of_roof <= 100.0)
+    with np.errstate(invalid="ignore"):
+        return np.where(known, duration_s * (1.0 - pct_of_roof / 100.0), np.nan)
+
+
 def headroom_s(kernel: Kernel) -> float | None:
     """Seconds this launch would save at its binding roof; None when that cannot be said."""
+    nan = math.nan
     duration, pct = kernel.duration_s, kernel.pct_of_roof
-    if duration is None or pct is None or not (math.isfinite(duration) and math.isfinite(pct)):
-        return None
-    if pct > 100.0:  # above its roof: roofs and counters disagree
-        return None
-    return duration * (1.0 - pct / 100.0)
+    value = float(
+        headroom_array(
+            np.array([nan if duration is None else duration]), np.array([nan if pct is None else pct])
+        )[0]
+    )
+    return None if math.isnan(value) else value
 
 
 GroupKey = tuple[str, str | None, str | None, int]  # name (or NVTX range), grid, block, device
@@ -56,15 +70,37 @@ def group_key(kernel: Kernel, by: GroupBy = GroupBy.KERNEL) -> GroupKey:
     return (kernel.name, kernel.grid, kernel.block, kernel.device)
 
 
+def _keys(columns: LaunchColumns, by: GroupBy) -> list[GroupKey]:
+    """`group_key` of every launch, from the columns."""
+    device = columns["device"].tolist()
+    if by is GroupBy.NVTX:
+        nvtx = [NO_NVTX if r is None else r for r in columns["nvtx"].tolist()]
+        return [(r, None, None, d) for r, d in zip(nvtx, device, strict=True)]
+    names, grids, blocks = (columns[c].tolist() for c in ("name", "grid", "block"))
+    return list(zip(names, grids, blocks, device, strict=True))
+
+
 @dataclass(frozen=True)
 class KernelGroup:
-    """Launches of one kernel (name, grid, block, device) or NVTX range, slowest launch first."""
+    """Launches of one kernel (name, grid, block, device) or NVTX range, slowest launch first.
+
+    It holds its launches' rows in the analysis and what is said of them; a `Kernel` is made
+    only for the rows asked for (`lead`, `launches`)."""
 
     key: GroupKey
-    launches: tuple[Kernel, ...]
-    time_share: float | None  # of the whole analysis' time
-    device_share: float | None  # of its device's time
+    rows: tuple[int, ...]  # its launches' rows in the analysis, slowest first
+    kernels: Sequence[Kernel] = field(repr=False, compare=False)  # the analysis' launches
+    time_share: float | None = None  # of the whole analysis' time
+    device_share: float | None = None  # of its device's time
     total_duration_s: float | None = None  # sum over its launches with a duration
+    mean_duration_s: float | None = None
+    min_duration_s: float | None = None
+    max_duration_s: float | None = None
+    verdicts: tuple[str, ...] = ()  # the verdicts its launches got, most time first (usually one)
+    headroom_s: float | None = None  # sum over the launches that have one (a lower bound if not all)
+    headroom_complete: bool = True
+    above_roof: bool = False  # some launch is measured above its roof
+    notes: tuple[str, ...] = ()  # its launches' notes, each once, slowest launch's first
 
     @property
     def name(self) -> str:
@@ -77,91 +113,132 @@ class KernelGroup:
     @property
     def lead(self) -> Kernel:
         """The longest launch: the group's representative row."""
-        return self.launches[0]
+        return self.kernels[self.rows[0]]
 
     @property
     def count(self) -> int:
-        return len(self.launches)
+        return len(self.rows)
 
-    @cached_property
-    def durations_s(self) -> list[float]:
-        return [k.duration_s for k in self.launches if k.duration_s is not None]
+    @property
+    def launches(self) -> tuple[Kernel, ...]:
+        return tuple(self.kernels[j] for j in self.rows)
 
-    @cached_property
-    def mean_duration_s(self) -> float | None:
-        times = self.durations_s
-        return sum(times) / len(times) if times else None
+    def launch_columns(self) -> LaunchColumns:
+        """Its launches as columns, slowest first."""
+        return columns_of(self.kernels).take(np.array(self.rows, dtype="int64"))
 
-    @cached_property
-    def min_duration_s(self) -> float | None:
-        return min(self.durations_s, default=None)
-
-    @cached_property
-    def max_duration_s(self) -> float | None:
-        return max(self.durations_s, default=None)
-
-    @cached_property
-    def verdicts(self) -> tuple[str, ...]:
-        """The verdicts its launches got, most time first (usually one)."""
-        time: dict[str, float] = {}
-        for k in self.launches:
-            verdict = describe(k)
-            time[verdict] = time.get(verdict, 0.0) + (k.duration_s or 0.0)
-        return tuple(sorted(time, key=lambda v: -time[v]))
-
-    @cached_property
-    def _headrooms_s(self) -> list[float | None]:
-        return [headroom_s(k) for k in self.launches]
-
-    @cached_property
-    def headroom_s(self) -> float | None:
-        """Sum over the launches that have one; a lower bound when some have none."""
-        values = [h for h in self._headrooms_s if h is not None]
-        return sum(values) if values else None
-
-    @cached_property
-    def headroom_complete(self) -> bool:
-        return all(h is not None for h in self._headrooms_s)
-
-    @cached_property
-    def notes(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(n for k in self.launches for n in k.notes))
+    @staticmethod
+    def of(key: GroupKey, launches: Sequence[Kernel]) -> KernelGroup:
+        """A group of the given launches (in that order), with their total time and nothing else."""
+        times = [k.duration_s for k in launches if k.duration_s is not None]
+        return KernelGroup(
+            key, tuple(range(len(launches))), launches, total_duration_s=sum(times) if times else None
+        )
 
 
 def device_totals_s(analysis: Analysis) -> dict[int, float]:
+    """Seconds per device: the sum of its launches' durations (0 for a device without one)."""
     totals = {d.index: 0.0 for d in analysis.devices}
-    for k in analysis.kernels:
-        if k.duration_s is not None:
-            totals[k.device] = totals.get(k.device, 0.0) + k.duration_s
+    duration, device = analysis.columns["duration_s"], analysis.columns["device"]
+    timed = ~np.isnan(duration)
+    ids, inverse = np.unique(device[timed], return_inverse=True)
+    for index, seconds in zip(
+        ids.tolist(), np.bincount(inverse, weights=duration[timed]).tolist(), strict=True
+    ):
+        totals[index] = totals.get(index, 0.0) + seconds
     return totals
+
+
+def verdict_words(columns: LaunchColumns) -> list[str]:
+    """`describe` of every launch, from the columns."""
+    c = columns.values
+    sol_basis = [b is VerdictBasis.SOL for b in c["verdict_basis"].tolist()]
+    pipes = columns.maps["pipe_pct"]
+    sm = columns.key("sol_pct", "sm")
+
+    def sol_compute(j: int) -> str:
+        busiest = busiest_compute_pipe({p: float(a[j]) for p, a in pipes.items() if not math.isnan(a[j])})
+        return busiest or "SM " + ("–" if math.isnan(sm[j]) else f"{sm[j]:.0f}%")
+
+    return [
+        verdict_phrase(
+            bound,
+            basis,
+            where=unit if is_sol else binding,
+            sol_compute=sol_compute(j) if is_sol and bound is Bound.COMPUTE else "",
+            ceiling=ceiling,
+            ceiling_pct=None if math.isnan(pct) else pct,
+            small_grid=small,
+        )
+        for j, (bound, basis, is_sol, unit, binding, ceiling, pct, small) in enumerate(
+            zip(
+                c["bound"].tolist(),
+                c["verdict_basis"].tolist(),
+                sol_basis,
+                c["sol_unit"].tolist(),
+                c["binding"].tolist(),
+                c["compute_ceiling"].tolist(),
+                c["compute_ceiling_pct"].tolist(),
+                c["small_grid"].tolist(),
+                strict=True,
+            )
+        )
+    ]
 
 
 def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[KernelGroup]:
     """Groups in first-launch order (`GroupBy.NONE`: one group per launch, keyed by kernel)."""
+    columns = analysis.columns
+    n = len(columns)
+    keys = _keys(columns, GroupBy.KERNEL if by is GroupBy.NONE else by)
+    if by is GroupBy.NONE:
+        codes = np.arange(n)
+        distinct = keys
+    else:
+        index: dict[GroupKey, int] = {}
+        codes = np.array([index.setdefault(k, len(index)) for k in keys], dtype="int64")
+        distinct = list(index)
+    duration = columns["duration_s"]
+    order = np.lexsort((-np.nan_to_num(duration, nan=-1.0), codes))  # by group, slowest first
+    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]]) if n else np.zeros(0, int)
     total = analysis.total_duration_s
     per_device = device_totals_s(analysis)
-
-    def group(launches: list[Kernel]) -> KernelGroup:
-        first = launches[0]
-        if len(launches) > 1:
-            launches = sorted(launches, key=lambda k: -(k.duration_s or -1.0))
-        times = [k.duration_s for k in launches if k.duration_s is not None]
-        time = sum(times) if times else None
-        device_total = per_device.get(first.device, 0.0)
-        return KernelGroup(
-            key=group_key(first, by),
-            launches=tuple(launches),
-            time_share=time / total if time is not None and total > 0 else None,
-            device_share=time / device_total if time is not None and device_total > 0 else None,
-            total_duration_s=time,
+    words = verdict_words(columns)
+    headroom = headroom_array(duration, columns["pct_of_roof"])
+    above = columns["pct_of_roof"] > 100.0
+    notes = columns["notes"]
+    out = []
+    for start, end in zip(starts.tolist(), [*starts[1:].tolist(), n], strict=True):
+        rows = order[start:end]
+        times = duration[rows][~np.isnan(duration[rows])]
+        time = float(times.sum()) if len(times) else None
+        device_total = per_device.get(int(columns["device"][rows[0]]), 0.0)
+        seen: dict[str, float] = {}
+        for j in rows.tolist():
+            seen[words[j]] = seen.get(words[j], 0.0) + (
+                0.0 if math.isnan(duration[j]) else float(duration[j])
+            )
+        room = headroom[rows]
+        known = room[~np.isnan(room)]
+        out.append(
+            KernelGroup(
+                key=distinct[int(codes[rows[0]])],
+                rows=tuple(rows.tolist()),
+                kernels=analysis.kernels,
+                time_share=time / total if time is not None and total > 0 else None,
+                device_share=time / device_total if time is not None and device_total > 0 else None,
+                total_duration_s=time,
+                mean_duration_s=float(times.mean()) if len(times) else None,
+                min_duration_s=float(times.min()) if len(times) else None,
+                max_duration_s=float(times.max()) if len(times) else None,
+                verdicts=tuple(sorted(seen, key=lambda v: -seen[v])),
+                headroom_s=float(known.sum()) if len(known) else None,
+                headroom_complete=len(known) == len(room),
+                above_roof=bool(above[rows].any()),
+                notes=tuple(dict.fromkeys(chain.from_iterable(notes[rows].tolist()))),
+            )
         )
-
-    if by is GroupBy.NONE:
-        return [group([k]) for k in analysis.kernels]
-    buckets: dict[GroupKey, list[Kernel]] = {}
-    for k in analysis.kernels:
-        buckets.setdefault(group_key(k, by), []).append(k)
-    return [group(launches) for launches in buckets.values()]
+    return out  # in first-launch order: the groups' codes are
 
 
 def ranked(groups: Iterable[KernelGroup], by: SortBy = SortBy.TIME) -> list[KernelGroup]:

@@ -4,25 +4,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from enum import Enum
+from dataclasses import dataclass
 from json.encoder import encode_basestring
-from operator import attrgetter, methodcaller
 from typing import Any
 
 import numpy as np
 
 from ncu_roof.analysis import SCHEMA, Analysis
+from ncu_roof.columns import LaunchColumns, columns_of
 from ncu_roof.groups import (
     GroupBy,
     KernelGroup,
     device_totals_s,
     fix_first,
     group_kernels,
+    headroom_array,
     headroom_s,
     ranked,
 )
 from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, TRANSACTION_BYTES, finite_or_none
-from ncu_roof.records import Device, InstructionRoofline, Kernel
+from ncu_roof.records import Device, InstructionRoofline, Kernel, TensorPath
 
 
 def device_json(device: Device) -> dict[str, Any]:
@@ -42,168 +43,39 @@ def device_json(device: Device) -> dict[str, Any]:
     }
 
 
-# The kernel object of the JSON, field by field: (key, kind of value, Kernel attribute or a
-# function of the kernel), or (key, Kernel attribute, keys) for a mapping of numbers with fixed
-# keys. The same spec gives one kernel's dict (`kernel_json`) and, column by column, the text of
-# many kernels at once (`kernels_text`): that is what makes 100,000 launches cheap to write. An
-# OBJECT is any JSON-ready value (dict, list, None; numbers already finite or None).
+# The kernel object of the JSON, field by field: (key, kind of value, `Kernel` field), or with a
+# function that turns the field's value into its JSON value, or (key, kind, a function of a
+# `Kernel`, the same of the launch columns) for what several fields make. The same spec gives one
+# kernel's dict (`kernel_json`) and, from the analysis' columns, the text of every kernel at once
+# (`kernels_text`): that is what makes 100,000 launches cheap to write. An OBJECT is any
+# JSON-ready value (dict, list, None; numbers already finite or None).
 NUMBER, INT, TEXT, BOOL, ENUM, NUMBERS, OBJECT = "number", "int", "text", "bool", "enum", "numbers", "object"
-Getter = str | Callable[[Kernel], Any]
-Leaf = tuple[str, str, Getter]
-Nested = tuple[str, str, tuple[str, ...]]
+DENSE = "dense"  # a mapping of numbers with fixed keys (given in the spec)
+Convert = Callable[[Any], Any]
 
 
-KERNEL_SPEC: tuple[Leaf | Nested, ...] = (
-    ("id", INT, "id"),
-    ("name", TEXT, "name"),
-    ("input", INT, "input"),
-    ("run", INT, "run"),
-    ("device", INT, "device"),
-    ("grid", TEXT, "grid"),
-    ("block", TEXT, "block"),
-    ("nvtx", TEXT, "nvtx"),
-    ("duration_s", NUMBER, "duration_s"),
-    ("time_share", NUMBER, "time_share"),
-    ("flop", "flop", (*PRECISIONS, "total")),
-    ("bytes", "bytes", TIERS),
-    ("intensity_flop_per_byte", "intensity_flop_per_byte", TIERS),
-    ("achieved_flop_per_s", NUMBER, "achieved_flop_per_s"),
-    ("achieved_byte_per_s", "achieved_byte_per_s", TIERS),
-    ("attainable_flop_per_s", NUMBER, "attainable_flop_per_s"),
-    ("cap_flop_per_s", NUMBERS, "cap_flop_per_s"),
-    ("binding", TEXT, "binding"),
-    ("bound", ENUM, "bound"),
-    ("compute_precision", TEXT, "compute_precision"),
-    ("pct_of_roof", NUMBER, "pct_of_roof"),
-    ("above_roof", BOOL, "above_roof"),
-    ("sol_pct", "sol_pct", SOL_KEYS),
-    ("recipe", OBJECT, "recipe"),
-    ("traffic", OBJECT, lambda k: {tier: dict(entry) for tier, entry in k.traffic.items()}),
-    ("notes", OBJECT, "notes"),
-    ("verdict_basis", ENUM, "verdict_basis"),
-    (
-        "sol_verdict",
-        OBJECT,
-        lambda k: {"bound": k.sol_bound.value, "unit": k.sol_unit, "small_grid": k.small_grid},
-    ),
-    ("flop_total_is_lower_bound", BOOL, "flop_total_is_lower_bound"),
-    ("not_collected", OBJECT, lambda k: {p: list(v) for p, v in k.not_collected.items()}),
-    ("ops", NUMBERS, "ops"),
-    ("ops_total_is_lower_bound", BOOL, "ops_total_is_lower_bound"),
-    ("tensor_paths", OBJECT, lambda k: _tensor_paths(k)),
-    ("pipe_pct", NUMBERS, "pipe_pct"),
-    ("compute_ceiling", TEXT, "compute_ceiling"),
-    ("compute_ceiling_pct", NUMBER, "compute_ceiling_pct"),
-    ("instruction_roofline", OBJECT, lambda k: _instructions(k.instructions)),
-    ("headroom_s", NUMBER, headroom_s),
-)
+@dataclass(frozen=True)
+class Field:
+    key: str
+    kind: str
+    field: str  # the `Kernel` field (and launch column) it is read from
+    convert: Convert | None = None  # OBJECT: the field's value → its JSON value
+    keys: tuple[str, ...] = ()  # DENSE: the mapping's keys
 
 
-def _value(kind: str, value: Any) -> Any:
-    """One value as the JSON holds it: non-finite numbers as null, enums by value, plain containers."""
-    if kind == NUMBER:
-        return finite_or_none(value)
-    if kind == ENUM:
-        return value.value
-    if kind == NUMBERS:
-        return {k: finite_or_none(v) for k, v in value.items()}
-    if kind == OBJECT and isinstance(value, Mapping):
-        return dict(value)
-    if kind == OBJECT and isinstance(value, tuple):
-        return list(value)
-    return value
+@dataclass(frozen=True)
+class Derived:
+    key: str
+    kind: str
+    of_kernel: Callable[[Kernel], Any]
+    of_columns: Callable[[LaunchColumns], list[str]]  # the JSON text of every launch
 
 
-def _getter(what: Getter) -> Callable[[Kernel], Any]:
-    return attrgetter(what) if isinstance(what, str) else what
-
-
-def kernel_json(kernel: Kernel) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, how, what in KERNEL_SPEC:
-        if isinstance(what, tuple):
-            values = getattr(kernel, how)
-            out[key] = {k: finite_or_none(values.get(k)) for k in what}
-        else:
-            out[key] = _value(how, _getter(what)(kernel))
-    return out
-
-
-_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-
-
-def _numbers(values: list[Any]) -> list[str]:
-    """Numbers (None for missing) as `json.dumps` writes them; NaN and ±inf as null."""
-    numbers = np.array(values, dtype="float64")  # None → NaN
-    finite = np.isfinite(numbers)
-    if not finite.any():
-        return ["null"] * len(values)
-    cells = numbers.astype(object)
-    cells[~finite] = None
-    return _encode(cells.tolist())[1:-1].split(", ")  # numbers and null never hold ", "
-
-
-def _column(kind: str, values: list[Any]) -> list[str]:
-    """The JSON text of every value of one column."""
-    if not values:
-        return []
-    if kind == NUMBER:
-        return _numbers(values)
-    if kind == INT:
-        return list(map(str, values))
-    if kind == BOOL:
-        return ["true" if v else "false" for v in values]
-    if kind == TEXT:  # names repeat: encode each distinct one once
-        texts = {v: "null" if v is None else encode_basestring(v) for v in set(values)}
-        return list(map(texts.__getitem__, values))
-    cache: dict[Any, str] = {}  # many launches share an enum value, a recipe or their notes
-    out = []
-    for value in values:
-        key = value if kind != NUMBERS else tuple(value.items())
-        key = key if isinstance(key, tuple | Enum) else repr(value)  # dicts and lists: by their text
-        text = cache.get(key)
-        if text is None:
-            text = cache[key] = _encode(_value(kind, value))
-        out.append(text)
-    return out
-
-
-CHUNK_KERNELS = 8192  # kernels whose cells are held at once: bounds the memory of a big document
-
-
-def kernels_text(kernels: Sequence[Kernel]) -> str:
-    """`[kernel_json(k) for k in kernels]` as compact JSON text, built column by column."""
-    return "".join(_kernels_pieces(kernels))
-
-
-def _kernels_pieces(kernels: Sequence[Kernel]) -> Iterator[str]:
-    """The kernels' JSON array in pieces, one chunk of kernels at a time (joined once, by the caller)."""
-    template: list[str] = []
-    for key, _, what in KERNEL_SPEC:
-        if isinstance(what, tuple):
-            inner = ", ".join(f"{encode_basestring(k)}: %s" for k in what)
-            template.append(f"{encode_basestring(key)}: {{{inner}}}")
-        else:
-            template.append(f"{encode_basestring(key)}: %s")
-    row = "{" + ", ".join(template) + "}"
-    yield "["
-    for start in range(0, len(kernels), CHUNK_KERNELS):
-        if start:
-            yield ", "
-        yield ", ".join(row % cells for cells in _cells(kernels[start : start + CHUNK_KERNELS]))
-    yield "]"
-
-
-def _cells(kernels: Sequence[Kernel]) -> zip[tuple[str, ...]]:
-    """Per kernel, the JSON text of every leaf of the spec, in the template's order."""
-    columns: list[list[str]] = []
-    for _, how, what in KERNEL_SPEC:
-        if isinstance(what, tuple):
-            maps = list(map(attrgetter(how), kernels))
-            columns += [_numbers(list(map(methodcaller("get", k), maps))) for k in what]
-        else:
-            columns.append(_column(how, list(map(_getter(what), kernels))))
-    return zip(*columns, strict=True)
+def _tensor_paths(paths: Mapping[str, TensorPath]) -> dict[str, dict[str, Any]]:
+    return {
+        path: {"unit": t.unit, "count": finite_or_none(t.count), "peak_per_s": finite_or_none(t.peak_per_s)}
+        for path, t in paths.items()
+    }
 
 
 def _instructions(roof: InstructionRoofline | None) -> dict[str, Any] | None:
@@ -223,11 +95,186 @@ def _instructions(roof: InstructionRoofline | None) -> dict[str, Any] | None:
     }
 
 
-def _tensor_paths(kernel: Kernel) -> dict[str, dict[str, Any]]:
+def _sol_verdict_cells(columns: LaunchColumns) -> list[str]:
+    parts = (columns["sol_bound"].tolist(), columns["sol_unit"].tolist(), columns["small_grid"].tolist())
+    return _shared_texts(
+        list(zip(*parts, strict=True)),
+        lambda p: _encode({"bound": p[0].value, "unit": p[1], "small_grid": p[2]}),
+    )
+
+
+KERNEL_SPEC: tuple[Field | Derived, ...] = (
+    Field("id", INT, "id"),
+    Field("name", TEXT, "name"),
+    Field("input", INT, "input"),
+    Field("run", INT, "run"),
+    Field("device", INT, "device"),
+    Field("grid", TEXT, "grid"),
+    Field("block", TEXT, "block"),
+    Field("nvtx", TEXT, "nvtx"),
+    Field("duration_s", NUMBER, "duration_s"),
+    Field("time_share", NUMBER, "time_share"),
+    Field("flop", DENSE, "flop", keys=(*PRECISIONS, "total")),
+    Field("bytes", DENSE, "bytes", keys=TIERS),
+    Field("intensity_flop_per_byte", DENSE, "intensity_flop_per_byte", keys=TIERS),
+    Field("achieved_flop_per_s", NUMBER, "achieved_flop_per_s"),
+    Field("achieved_byte_per_s", DENSE, "achieved_byte_per_s", keys=TIERS),
+    Field("attainable_flop_per_s", NUMBER, "attainable_flop_per_s"),
+    Field("cap_flop_per_s", NUMBERS, "cap_flop_per_s"),
+    Field("binding", TEXT, "binding"),
+    Field("bound", ENUM, "bound"),
+    Field("compute_precision", TEXT, "compute_precision"),
+    Field("pct_of_roof", NUMBER, "pct_of_roof"),
+    Derived(
+        "above_roof",
+        BOOL,
+        lambda k: k.above_roof,
+        lambda c: _flags((c["pct_of_roof"] > 100.0).tolist()),
+    ),
+    Field("sol_pct", DENSE, "sol_pct", keys=SOL_KEYS),
+    Field("recipe", OBJECT, "recipe", dict),
+    Field("traffic", OBJECT, "traffic", lambda v: {tier: dict(entry) for tier, entry in v.items()}),
+    Field("notes", OBJECT, "notes", list),
+    Field("verdict_basis", ENUM, "verdict_basis"),
+    Derived(
+        "sol_verdict",
+        OBJECT,
+        lambda k: {"bound": k.sol_bound.value, "unit": k.sol_unit, "small_grid": k.small_grid},
+        _sol_verdict_cells,
+    ),
+    Field("flop_total_is_lower_bound", BOOL, "flop_total_is_lower_bound"),
+    Field("not_collected", OBJECT, "not_collected", lambda v: {p: list(t) for p, t in v.items()}),
+    Field("ops", OBJECT, "ops", lambda v: {k: finite_or_none(x) for k, x in v.items()}),
+    Field("ops_total_is_lower_bound", BOOL, "ops_total_is_lower_bound"),
+    Field("tensor_paths", OBJECT, "tensor_paths", _tensor_paths),
+    Field("pipe_pct", NUMBERS, "pipe_pct"),
+    Field("compute_ceiling", TEXT, "compute_ceiling"),
+    Field("compute_ceiling_pct", NUMBER, "compute_ceiling_pct"),
+    Field("instruction_roofline", OBJECT, "instructions", _instructions),
+    Derived(
+        "headroom_s",
+        NUMBER,
+        headroom_s,
+        lambda c: _numbers(headroom_array(c["duration_s"], c["pct_of_roof"])),
+    ),
+)
+
+
+def _value(spec: Field, value: Any) -> Any:
+    """One `Kernel` value as the JSON holds it: non-finite numbers as null, enums by value."""
+    if spec.kind == NUMBER:
+        return finite_or_none(value)
+    if spec.kind == ENUM:
+        return value.value
+    if spec.kind == DENSE:
+        return {k: finite_or_none(value.get(k)) for k in spec.keys}
+    if spec.kind == NUMBERS:
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if spec.kind == OBJECT and spec.convert is not None:
+        return spec.convert(value)
+    return value
+
+
+def kernel_json(kernel: Kernel) -> dict[str, Any]:
+    """One kernel's object, from the `Kernel` (what `kernels_text` writes for many at once)."""
     return {
-        path: {"unit": t.unit, "count": finite_or_none(t.count), "peak_per_s": finite_or_none(t.peak_per_s)}
-        for path, t in kernel.tensor_paths.items()
+        spec.key: spec.of_kernel(kernel)
+        if isinstance(spec, Derived)
+        else _value(spec, getattr(kernel, spec.field))
+        for spec in KERNEL_SPEC
     }
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
+def _numbers(values: np.ndarray) -> list[str]:
+    """Numbers (NaN for missing) as `json.dumps` writes them; NaN and ±inf as null."""
+    numbers = np.asarray(values, dtype="float64")
+    finite = np.isfinite(numbers)
+    if not finite.any():
+        return ["null"] * len(numbers)
+    cells = numbers.astype(object)
+    cells[~finite] = None
+    return _encode(cells.tolist())[1:-1].split(", ")  # numbers and null never hold ", "
+
+
+def _flags(values: list[bool]) -> list[str]:
+    return ["true" if v else "false" for v in values]
+
+
+def _shared_texts(values: list[Any], encode: Callable[[Any], str]) -> list[str]:
+    """`[encode(v) for v in values]`, each distinct value (by identity: launches share recipes,
+    enums and notes) encoded once."""
+    made: dict[int, str] = {}
+    out = []
+    for value in values:
+        text = made.get(id(value))
+        if text is None:
+            text = made[id(value)] = encode(value)
+        out.append(text)
+    return out
+
+
+def _sparse(arrays: Mapping[str, np.ndarray], n: int) -> list[str]:
+    """Per launch, an object of the keys whose value is not NaN (sparse maps)."""
+    if not arrays:
+        return ["{}"] * n
+    pieces = []
+    for key, values in arrays.items():
+        name = encode_basestring(key) + ": "
+        texts = _numbers(values)
+        pieces.append(
+            [None if np.isnan(v) else name + t for v, t in zip(values.tolist(), texts, strict=True)]
+        )
+    return ["{" + ", ".join(filter(None, row)) + "}" for row in zip(*pieces, strict=True)]
+
+
+def _cells_of(spec: Field | Derived, columns: LaunchColumns) -> list[str]:
+    """The JSON text of one spec entry for every launch."""
+    if isinstance(spec, Derived):
+        return spec.of_columns(columns)
+    kind, n = spec.kind, len(columns)
+    if kind == DENSE:
+        dense = columns.maps[spec.field]
+        cells = [_numbers(dense.get(k, np.full(n, np.nan))) for k in spec.keys]
+        row = "{" + ", ".join(f"{encode_basestring(k)}: %s" for k in spec.keys) + "}"
+        return [row % parts for parts in zip(*cells, strict=True)]
+    if kind == NUMBERS:
+        return _sparse(columns.maps[spec.field], n)
+    values = columns[spec.field]
+    if kind == NUMBER:
+        return _numbers(values)
+    if kind == INT:
+        return list(map(str, values.tolist()))
+    if kind == BOOL:
+        return _flags(values.tolist())
+    if kind == TEXT:  # names repeat: encode each distinct one once
+        items = values.tolist()
+        texts = {v: "null" if v is None else encode_basestring(v) for v in set(items)}
+        return list(map(texts.__getitem__, items))
+    return _shared_texts(values.tolist(), lambda v: _encode(_value(spec, v)))
+
+
+CHUNK_KERNELS = 8192  # kernels whose cells are held at once: bounds the memory of a big document
+
+
+def kernels_text(kernels: Sequence[Kernel]) -> str:
+    """`[kernel_json(k) for k in kernels]` as compact JSON text, built from the launch columns."""
+    return "".join(_kernels_pieces(columns_of(kernels)))
+
+
+def _kernels_pieces(columns: LaunchColumns) -> Iterator[str]:
+    """The kernels' JSON array in pieces, one chunk of kernels at a time (joined once, by the caller)."""
+    row = "{" + ", ".join(f"{encode_basestring(spec.key)}: %s" for spec in KERNEL_SPEC) + "}"
+    yield "["
+    for start in range(0, len(columns), CHUNK_KERNELS):
+        if start:
+            yield ", "
+        chunk = columns.take(np.arange(start, min(start + CHUNK_KERNELS, len(columns))))
+        cells = [_cells_of(spec, chunk) for spec in KERNEL_SPEC]
+        yield ", ".join(row % parts for parts in zip(*cells, strict=True))
+    yield "]"
 
 
 def analysis_json(analysis: Analysis) -> dict[str, Any]:
@@ -263,14 +310,14 @@ def analysis_header(analysis: Analysis) -> dict[str, Any]:
     return document
 
 
-def group_json(group: KernelGroup, index_of: Mapping[int, int]) -> dict[str, Any]:
+def group_json(group: KernelGroup) -> dict[str, Any]:
     return {
         "name": group.name,
         "grid": group.key[1],
         "block": group.key[2],
         "device": group.device,
         "launches": group.count,
-        "kernels": sorted(index_of[id(k)] for k in group.launches),
+        "kernels": sorted(group.rows),
         "total_duration_s": finite_or_none(group.total_duration_s),
         "mean_duration_s": finite_or_none(group.mean_duration_s),
         "min_duration_s": finite_or_none(group.min_duration_s),
@@ -286,7 +333,6 @@ def group_json(group: KernelGroup, index_of: Mapping[int, int]) -> dict[str, Any
 def groups_json(analysis: Analysis) -> dict[str, Any]:
     """`groups` (launches of one kernel, launch shape and device; by total time), `fix_first`, and
     `nvtx_groups` (launches of one NVTX range and device; empty when no launch ran in one)."""
-    index_of = {id(k): i for i, k in enumerate(analysis.kernels)}
     groups = ranked(group_kernels(analysis))
     position = {id(g): i for i, g in enumerate(groups)}
     totals = device_totals_s(analysis)
@@ -303,11 +349,12 @@ def groups_json(analysis: Analysis) -> dict[str, Any]:
                     "device_share": finite_or_none(best.share),
                 }
             )
-    by_nvtx = ranked(group_kernels(analysis, GroupBy.NVTX)) if any(k.nvtx for k in analysis.kernels) else []
+    in_ranges = any(analysis.columns["nvtx"].tolist())
+    by_nvtx = ranked(group_kernels(analysis, GroupBy.NVTX)) if in_ranges else []
     return {
-        "groups": [group_json(g, index_of) for g in groups],
+        "groups": [group_json(g) for g in groups],
         "fix_first": first,
-        "nvtx_groups": [group_json(g, index_of) for g in by_nvtx],
+        "nvtx_groups": [group_json(g) for g in by_nvtx],
     }
 
 
@@ -322,7 +369,7 @@ def render_json(analysis: Analysis) -> str:
     for i, (key, value) in enumerate(_document(analysis, kernels).items()):
         pieces.append(f"{', ' if i else ''}{_encode(key)}: ")
         if value is kernels:
-            pieces += _kernels_pieces(analysis.kernels)
+            pieces += _kernels_pieces(analysis.columns)
         else:
             pieces.append(_encode(value))
     pieces.append("}\n")

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from io import BytesIO
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+
 from ncu_roof.analysis import Analysis
 from ncu_roof.arch import arch_for_cc
 from ncu_roof.errors import UsageError
@@ -181,37 +183,32 @@ def pick_device(analysis: Analysis, index: int | None) -> Device:
     )
 
 
-def _sum(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None and math.isfinite(v)]
-    return sum(present) if present else None
-
-
 def group_points(group: KernelGroup) -> list[KernelPoint]:
     """Drawable points of a group: finite, positive intensity and FLOP/s (log axes).
 
     Launches without FLOPs, duration or bytes of a tier are left out of that tier's sums.
     """
+    launches = group.launch_columns()
+    flop, duration = launches.key("flop", "total"), launches["duration_s"]
+    timed = ~np.isnan(flop) & ~np.isnan(duration) & (duration != 0)
     points = []
-    tiers = dict.fromkeys(t for k in group.launches for t in k.intensity_flop_per_byte)
-    for tier in tiers:
-        usable = [
-            k
-            for k in group.launches
-            if k.flop.get("total") is not None and k.duration_s and k.bytes.get(tier) is not None
-        ]
-        flop = _sum(k.flop.get("total") for k in usable)
-        nbytes = _sum(k.bytes.get(tier) for k in usable)
-        time = _sum(k.duration_s for k in usable)
-        if flop is None or not nbytes or not time or flop <= 0:
+    for tier in launches.maps["intensity_flop_per_byte"]:
+        nbytes = launches.key("bytes", tier)
+        usable = timed & ~np.isnan(nbytes)
+        if not usable.any():
             continue
-        points.append(KernelPoint(group, tier, flop / nbytes, flop / time))
+        total_flop, total_bytes = float(flop[usable].sum()), float(nbytes[usable].sum())
+        time = float(duration[usable].sum())
+        if not total_bytes or not time or total_flop <= 0:
+            continue
+        points.append(KernelPoint(group, tier, total_flop / total_bytes, total_flop / time))
     return points
 
 
 def kernel_points(kernel: Kernel) -> list[KernelPoint]:
     """Drawable points of one launch (a group of one)."""
     key = (kernel.name, kernel.grid, kernel.block, kernel.device)
-    one = KernelGroup(key, (kernel,), None, None, kernel.duration_s)
+    one = KernelGroup.of(key, (kernel,))
     return group_points(one)
 
 
@@ -534,7 +531,7 @@ def arrow_points(
         matched = bases.get(id(group))
         if not matched:
             continue
-        before = KernelGroup(group.key, tuple(matched), None, None, _sum(k.duration_s for k in matched))
+        before = KernelGroup.of(group.key, matched)
         base_points = {q.tier: q for q in group_points(before)}
         head_points = {q.tier: q for q in group_points(group)}
         common = [t for t in head_points if t in base_points]

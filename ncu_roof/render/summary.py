@@ -10,9 +10,12 @@ once, for every sink.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+
+import numpy as np
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.groups import (
@@ -113,7 +116,7 @@ class Summary:
 
     @property
     def launches(self) -> int:
-        return len(self.analysis.kernels)
+        return len(self.analysis.columns)
 
     @cached_property
     def total_s(self) -> float:
@@ -177,19 +180,22 @@ def _device_view(
     analysis: Analysis, device: Device, groups: Sequence[KernelGroup], total_s: float
 ) -> DeviceView:
     mine = [g for g in groups if g.device == device.index]
-    kernels = [k for k in analysis.kernels if k.device == device.index]
+    columns = analysis.columns
+    here = columns["device"] == device.index
     by_bound: dict[Bound, float] = {}
     by_tier: dict[str, float] = {}
-    for k in kernels:
-        if k.duration_s is None or total_s <= 0:
-            continue
-        by_bound[k.bound] = by_bound.get(k.bound, 0.0) + k.duration_s / total_s
-        if k.bound is Bound.MEMORY and k.binding is not None and k.binding != COMPUTE:
-            by_tier[k.binding] = by_tier.get(k.binding, 0.0) + k.duration_s / total_s
+    if total_s > 0:
+        timed = here & ~np.isnan(columns["duration_s"])
+        share = columns["duration_s"][timed] / total_s
+        bounds, bindings = columns["bound"][timed].tolist(), columns["binding"][timed].tolist()
+        for bound, binding, part in zip(bounds, bindings, share.tolist(), strict=True):
+            by_bound[bound] = by_bound.get(bound, 0.0) + part
+            if bound is Bound.MEMORY and binding is not None and binding != COMPUTE:
+                by_tier[binding] = by_tier.get(binding, 0.0) + part
     costliest = ranked(mine, SortBy.TIME)[0] if mine else None
     return DeviceView(
         device=device,
-        launches=len(kernels),
+        launches=int(here.sum()),
         total_s=total_s,
         shares=tuple(sorted(((b, s) for b, s in by_bound.items() if s > 0), key=lambda i: -i[1])),
         memory_tiers=tuple(sorted(by_tier.items(), key=lambda i: -i[1])),
@@ -212,11 +218,12 @@ def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[s
     counts: dict[str, int] = {}
     wordings: dict[str, set[str]] = {}
     templates: dict[str, str] = {}
-    for k in analysis.kernels:
-        for note in dict.fromkeys(k.notes):
+    launches = Counter(analysis.columns["notes"].tolist())  # launches share their notes' tuple
+    for notes, count in launches.items():
+        for note in dict.fromkeys(notes):
             key = templates.get(note) or templates.setdefault(note, _template(note))
             first.setdefault(key, note)
-            counts[key] = counts.get(key, 0) + 1
+            counts[key] = counts.get(key, 0) + count
             wordings.setdefault(key, set()).add(note)
     order = sorted(first, key=lambda key: -counts[key])
     numbers = {key: i + 1 for i, key in enumerate(order)}
@@ -227,32 +234,38 @@ def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[s
 def missing_reason(analysis: Analysis) -> str | None:
     """Why launches are not placed on a roofline (no `% of roof`, so no roofline verdict), the most
     common reason first; None when every launch is placed."""
-    reasons: dict[str, int] = {}
-    for k in analysis.kernels:
-        if k.pct_of_roof is not None:
-            continue
-        device = analysis.devices[k.device] if k.device < len(analysis.devices) else None
-        roofs = device.roofs if device else None
-        if k.duration_s is None and any(n.startswith("duration is 0") for n in k.notes):
-            reason = "failed to collect (duration 0): profile them again"
-        elif roofs is None or not roofs.compute_flop_per_s:
-            unnamed = device is None or device.name is None
-            reason = (
-                "have no roofs (the input names no GPU): pass --gpu KEY or --roofs FILE"
-                if unnamed
-                else "have no compute roofs: pass --gpu KEY or --roofs FILE"
-            )
-        elif k.flop.get("total") is None:
-            reason = "have no FLOP counters: profile with `--set roofline` or `--set full`"
-        elif k.duration_s is None:
-            reason = "have no duration (gpu__time_duration.sum)"
-        else:
-            reason = "have no roof for the counters they have: see the notes"
-        reasons[reason] = reasons.get(reason, 0) + 1
+    columns = analysis.columns
+    unplaced = np.flatnonzero(np.isnan(columns["pct_of_roof"]))
+    facts = zip(
+        columns["device"][unplaced].tolist(),
+        np.isnan(columns["duration_s"][unplaced]).tolist(),
+        np.isnan(columns.key("flop", "total")[unplaced]).tolist(),
+        columns["notes"][unplaced].tolist(),
+        strict=True,
+    )
+    reasons = Counter(_missing_reason(analysis, *fact) for fact in facts)
     if not reasons:
         return None
     ordered_reasons = sorted(reasons.items(), key=lambda item: -item[1])
     return "; ".join(f"{plural(n, 'launch')} {why}" for why, n in ordered_reasons)
+
+
+def _missing_reason(
+    analysis: Analysis, index: int, no_duration: bool, no_flop: bool, notes: tuple[str, ...]
+) -> str:
+    device = analysis.devices[index] if index < len(analysis.devices) else None
+    roofs = device.roofs if device else None
+    if no_duration and any(n.startswith("duration is 0") for n in notes):
+        return "failed to collect (duration 0): profile them again"
+    if roofs is None or not roofs.compute_flop_per_s:
+        if device is None or device.name is None:
+            return "have no roofs (the input names no GPU): pass --gpu KEY or --roofs FILE"
+        return "have no compute roofs: pass --gpu KEY or --roofs FILE"
+    if no_flop:
+        return "have no FLOP counters: profile with `--set roofline` or `--set full`"
+    if no_duration:
+        return "have no duration (gpu__time_duration.sum)"
+    return "have no roof for the counters they have: see the notes"
 
 
 def plural(count: int, noun: str) -> str:
