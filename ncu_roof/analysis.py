@@ -45,7 +45,8 @@ class Analysis:
 
     @property
     def total_duration_s(self) -> float:
-        return float(np.nansum(self.columns["duration_s"]))
+        duration = self.columns["duration_s"]
+        return math.fsum(duration[~np.isnan(duration)].tolist())
 
     def by_time(self) -> list[Kernel]:
         """Kernels sorted by share of total time, largest first (unknown durations last)."""

@@ -211,7 +211,7 @@ def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[Kern
     for start, end in zip(starts.tolist(), [*starts[1:].tolist(), n][: len(starts)], strict=True):
         rows = order[start:end]
         times = duration[rows][~np.isnan(duration[rows])]
-        time = float(times.sum()) if len(times) else None
+        time = math.fsum(times.tolist()) if len(times) else None
         device_total = per_device.get(int(columns["device"][rows[0]]), 0.0)
         seen: dict[str, float] = {}
         for j in rows.tolist():
@@ -228,7 +228,7 @@ def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[Kern
                 time_share=time / total if time is not None and total > 0 else None,
                 device_share=time / device_total if time is not None and device_total > 0 else None,
                 total_duration_s=time,
-                mean_duration_s=float(times.mean()) if len(times) else None,
+                mean_duration_s=time / len(times) if time is not None else None,
                 min_duration_s=float(times.min()) if len(times) else None,
                 max_duration_s=float(times.max()) if len(times) else None,
                 verdicts=tuple(sorted(seen, key=lambda v: -seen[v])),

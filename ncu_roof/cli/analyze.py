@@ -129,8 +129,9 @@ def report_gaps(analysis: Analysis) -> None:
     if reason:
         warn(f"not on a roofline: {reason}")
     if analysis.collect_hint:
-        lacking = sum(1 for k in analysis.kernels if k.missing)
-        what = sorted({m for k in analysis.kernels for m in k.missing})
+        missing = analysis.columns["missing"].tolist()
+        lacking = sum(1 for m in missing if m)
+        what = sorted({m for row in set(missing) for m in row})
         if verbosity.level() is verbosity.Level.VERBOSE:
             warn(f"{plural(lacking, 'launch')} lack counters ({', '.join(what)}); a run that collects them:")
             warn(f"  {analysis.collect_hint}")

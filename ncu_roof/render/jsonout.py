@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
@@ -97,7 +97,7 @@ def _instructions(roof: InstructionRoofline | None) -> dict[str, Any] | None:
 
 def _sol_verdict_cells(columns: LaunchColumns) -> list[str]:
     parts = (columns["sol_bound"].tolist(), columns["sol_unit"].tolist(), columns["small_grid"].tolist())
-    return _shared_texts(
+    return _shared_texts(  # tuples: distinct ones encoded once
         list(zip(*parts, strict=True)),
         lambda p: _encode({"bound": p[0].value, "unit": p[1], "small_grid": p[2]}),
     )
@@ -204,30 +204,40 @@ def _flags(values: list[bool]) -> list[str]:
 
 
 def _shared_texts(values: list[Any], encode: Callable[[Any], str]) -> list[str]:
-    """`[encode(v) for v in values]`, each distinct value (by identity: launches share recipes,
-    enums and notes) encoded once."""
-    made: dict[int, str] = {}
+    """`[encode(v) for v in values]`, each distinct value encoded once: by value where it can be
+    hashed (enums, notes), else by identity (launches share one recipe or traffic object)."""
+    made: dict[Any, str] = {}
     out = []
     for value in values:
-        text = made.get(id(value))
+        try:
+            key = value if isinstance(value, Hashable) and hash(value) is not None else id(value)
+        except TypeError:  # a frozen record holding a dict
+            key = id(value)
+        text = made.get(key)
         if text is None:
-            text = made[id(value)] = encode(value)
+            text = made[key] = encode(value)
         out.append(text)
     return out
 
 
 def _sparse(arrays: Mapping[str, np.ndarray], n: int) -> list[str]:
-    """Per launch, an object of the keys whose value is not NaN (sparse maps)."""
+    """Per launch, an object of the keys whose value is not NaN (sparse maps): one template per
+    pattern of present keys, filled for the launches with that pattern."""
     if not arrays:
         return ["{}"] * n
-    pieces = []
-    for key, values in arrays.items():
-        name = encode_basestring(key) + ": "
-        texts = _numbers(values)
-        pieces.append(
-            [None if np.isnan(v) else name + t for v, t in zip(values.tolist(), texts, strict=True)]
-        )
-    return ["{" + ", ".join(filter(None, row)) + "}" for row in zip(*pieces, strict=True)]
+    names = [encode_basestring(k) for k in arrays]
+    texts = [np.array(_numbers(a), dtype=object) for a in arrays.values()]
+    present = np.column_stack([~np.isnan(a) for a in arrays.values()])
+    patterns, which = np.unique(present, axis=0, return_inverse=True)
+    out: list[str] = [""] * n
+    for p, pattern in enumerate(patterns.tolist()):
+        keys = [i for i, here in enumerate(pattern) if here]
+        template = "{" + ", ".join(f"{names[i]}: %s" for i in keys) + "}"
+        rows = np.flatnonzero(which.ravel() == p)
+        cells = zip(*(texts[i][rows] for i in keys), strict=True) if keys else [()] * len(rows)
+        for j, parts in zip(rows.tolist(), cells, strict=True):
+            out[j] = template % parts
+    return out
 
 
 def _cells_of(spec: Field | Derived, columns: LaunchColumns) -> list[str]:
