@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
@@ -204,20 +204,14 @@ def _flags(values: list[bool]) -> list[str]:
 
 
 def _shared_texts(values: list[Any], encode: Callable[[Any], str]) -> list[str]:
-    """`[encode(v) for v in values]`, each distinct value encoded once: by value where it can be
-    hashed (enums, notes), else by identity (launches share one recipe or traffic object)."""
+    """`[encode(v) for v in values]`, each distinct value encoded once: by value where values can
+    be hashed (enums, notes), else by identity (launches share one recipe or traffic object)."""
     made: dict[Any, str] = {}
-    out = []
-    for value in values:
-        try:
-            key = value if isinstance(value, Hashable) and hash(value) is not None else id(value)
-        except TypeError:  # a frozen record holding a dict
-            key = id(value)
-        text = made.get(key)
-        if text is None:
-            text = made[key] = encode(value)
-        out.append(text)
-    return out
+    try:
+        return [made[v] if v in made else made.setdefault(v, encode(v)) for v in values]
+    except TypeError:  # dicts, or records holding them
+        made.clear()
+        return [made[id(v)] if id(v) in made else made.setdefault(id(v), encode(v)) for v in values]
 
 
 def _sparse(arrays: Mapping[str, np.ndarray], n: int) -> list[str]:
@@ -228,16 +222,25 @@ def _sparse(arrays: Mapping[str, np.ndarray], n: int) -> list[str]:
     names = [encode_basestring(k) for k in arrays]
     texts = [np.array(_numbers(a), dtype=object) for a in arrays.values()]
     present = np.column_stack([~np.isnan(a) for a in arrays.values()])
-    patterns, which = np.unique(present, axis=0, return_inverse=True)
+    codes = _pattern_codes(present)
     out: list[str] = [""] * n
-    for p, pattern in enumerate(patterns.tolist()):
-        keys = [i for i, here in enumerate(pattern) if here]
+    for code in np.unique(codes).tolist():
+        rows = np.flatnonzero(codes == code)
+        keys = np.flatnonzero(present[rows[0]]).tolist()
         template = "{" + ", ".join(f"{names[i]}: %s" for i in keys) + "}"
-        rows = np.flatnonzero(which.ravel() == p)
         cells = zip(*(texts[i][rows] for i in keys), strict=True) if keys else [()] * len(rows)
         for j, parts in zip(rows.tolist(), cells, strict=True):
             out[j] = template % parts
     return out
+
+
+def _pattern_codes(present: np.ndarray) -> np.ndarray:
+    """One integer per row of a boolean matrix, equal for equal rows."""
+    if present.shape[1] <= 62:
+        bits: np.ndarray = present @ (1 << np.arange(present.shape[1], dtype="int64"))
+        return bits
+    codes: np.ndarray = np.unique(present, axis=0, return_inverse=True)[1].ravel()
+    return codes
 
 
 def _cells_of(spec: Field | Derived, columns: LaunchColumns) -> list[str]:
