@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, TypeVar
 
@@ -124,18 +124,55 @@ T = TypeVar("T")
 
 def _shared(keys: Sequence[Hashable], make: Callable[[Any], T]) -> np.ndarray:
     """`[make(k) for k in keys]` as an object array, made once per distinct key (launches that
-    share a recipe, a traffic definition or a set of missing counters share one object)."""
+    share a set of missing counters share one object)."""
     made: dict[Hashable, T] = {}
     out = np.empty(len(keys), dtype=object)
     out[:] = [made[k] if k in made else made.setdefault(k, make(k)) for k in keys]
     return out
 
 
-def _texts(group: pd.DataFrame, column: str) -> list[str | None]:
-    """A text column's values, None where it is missing or not text."""
+@dataclass(frozen=True)
+class _Coded:
+    """One column as codes into its distinct values (pandas.factorize): code -1 is missing."""
+
+    codes: np.ndarray
+    values: list[Any]
+    missing: Any = None  # the value of a missing cell
+
+    def value(self, code: int) -> Any:
+        return self.missing if code < 0 else self.values[code]
+
+
+def _coded(group: pd.DataFrame, column: str, as_value: Callable[[Any], Any] = lambda v: v) -> _Coded:
+    """A column coded; an absent column is missing everywhere. Text columns: non-text is missing."""
     if column not in group.columns:
-        return [None] * len(group)
-    return [v if isinstance(v, str) else None for v in group[column].tolist()]
+        return _Coded(np.full(len(group), -1, dtype="int64"), [])
+    codes, uniques = pd.factorize(group[column], use_na_sentinel=True)
+    return _Coded(codes.astype("int64"), [as_value(u) for u in uniques])
+
+
+def _text_value(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _shared_rows(columns: Sequence[_Coded], n: int, make: Callable[[tuple[Any, ...]], T]) -> np.ndarray:
+    """`make(the row's values)` for every row, made once per distinct row (launches that share a
+    recipe or traffic definitions share one object)."""
+    key = np.zeros(n, dtype="int64")
+    radix = 1
+    for c in columns:
+        width = len(c.values) + 1
+        if radix * width >= 2**62:  # too many combinations for one integer: the rows themselves
+            matrix = np.column_stack([c.codes for c in columns])
+            key = np.unique(matrix, axis=0, return_inverse=True)[1].ravel()
+            break
+        key = key * width + (c.codes + 1)
+        radix *= width
+    distinct, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    made = np.empty(len(distinct), dtype=object)
+    made[:] = [make(tuple(c.value(int(c.codes[j])) for c in columns)) for j in first.tolist()]
+    out: np.ndarray = made[inverse.ravel()]
+    return out
 
 
 def _device_columns(
@@ -171,9 +208,10 @@ def _device_columns(
         at_roof = v.arrays.time_at_roof_s
         pct = np.where(v.supported & ~np.isnan(at_roof) & timed, 100.0 * at_roof / duration, NAN)
         time_share = duration / total_s if total_s > 0 else np.full(n, NAN)
-    recipes = list(zip(*(_texts(group, f"{key}_recipe") for key in _RECIPE_KEYS), strict=True)) or [()] * n
-    recipe = _shared(
-        recipes, lambda texts: {k: t for k, t in zip(_RECIPE_KEYS, texts, strict=True) if t is not None}
+    recipe = _shared_rows(
+        [_coded(group, f"{key}_recipe", _text_value) for key in _RECIPE_KEYS],
+        n,
+        lambda texts: {k: t for k, t in zip(_RECIPE_KEYS, texts, strict=True) if t is not None},
     )
     ceiling = np.where(v.supported, v.ceiling, objects(None, n))
     ops_total = measured("ops_total")
@@ -269,15 +307,19 @@ def _identity(ident: pd.DataFrame, input_index: int, device_index: int) -> dict[
     return {
         "id": ident["id"].to_numpy(dtype="int64"),
         "run": ident["run"].fillna(0).to_numpy(dtype="int64"),
-        "name": _objects(["" if x is None else str(x) for x in ident["name"].tolist()]),
+        "name": _decoded(_coded(ident, "name", str), ""),
         "input": np.full(n, input_index, dtype="int64"),
         "device": np.full(n, device_index, dtype="int64"),
-        **{c: _objects([_text(x) for x in ident[c].tolist()]) for c in ("grid", "block", "nvtx")},
+        **{c: _decoded(_coded(ident, c, str), None) for c in ("grid", "block", "nvtx")},
     }
 
 
-def _text(value: Any) -> str | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+def _decoded(column: _Coded, missing: str | None) -> np.ndarray:
+    """A coded column back as an object array of its values (`missing` where missing)."""
+    values = np.empty(len(column.values) + 1, dtype=object)
+    values[:] = [*column.values, missing]
+    out: np.ndarray = values[column.codes]  # code -1: the last entry
+    return out
 
 
 @dataclass(frozen=True)
@@ -332,12 +374,16 @@ def _ops(paths: _TensorPathColumns, ops_total: np.ndarray) -> dict[str, np.ndarr
 
 
 def _not_collected(group: pd.DataFrame, failed: np.ndarray) -> np.ndarray:
-    """Per launch {precision: the FLOP terms that read n/a}."""
-    texts = list(zip(*(_texts(group, f"flop_{p}_not_collected") for p in PRECISIONS), strict=True))
-    keys = [() if failed[j] else row for j, row in enumerate(texts)] if texts else [()] * len(group)
-    return _shared(
-        keys, lambda row: {p: tuple(t.split(",")) for p, t in zip(PRECISIONS, row, strict=False) if t}
-    )
+    """Per launch {precision: the FLOP terms that read n/a} ({} for a failed launch)."""
+    failure = _Coded(failed.astype("int64"), [False, True])
+    texts = [_coded(group, f"flop_{p}_not_collected", _text_value) for p in PRECISIONS]
+
+    def make(row: tuple[Any, ...]) -> dict[str, tuple[str, ...]]:
+        if row[0]:
+            return {}
+        return {p: tuple(t.split(",")) for p, t in zip(PRECISIONS, row[1:], strict=True) if t}
+
+    return _shared_rows([failure, *texts], len(group), make)
 
 
 _MISSING_NAMES = ("duration", "flop", *TIERS, "sol")
@@ -370,30 +416,26 @@ def _missing(
 
 def _traffic(group: pd.DataFrame, nbytes: Mapping[str, np.ndarray]) -> np.ndarray:
     """Per launch and tier with bytes: which traffic definition, bytes formula and roof formula."""
-    per_tier = [
-        list(
-            zip(
-                (~np.isnan(nbytes[t])).tolist(),
-                _texts(group, f"{t}_traffic"),
-                [str(r) for r in group[f"{t}_bytes_recipe"].tolist()]
-                if f"{t}_bytes_recipe" in group.columns
-                else ["None"] * len(group),
-                _texts(group, f"bw_{t}_byte_per_s_recipe"),
-                strict=True,
-            )
-        )
-        for t in TIERS
-    ]
+    columns = []
+    for t in TIERS:
+        recipe = _coded(group, f"{t}_bytes_recipe", str)
+        columns += [
+            _Coded((~np.isnan(nbytes[t])).astype("int64"), [False, True]),
+            _coded(group, f"{t}_traffic", _text_value),
+            replace(recipe, missing="nan" if f"{t}_bytes_recipe" in group.columns else "None"),
+            _coded(group, f"bw_{t}_byte_per_s_recipe", _text_value),
+        ]
 
-    def make(row: tuple[tuple[bool, str | None, str, str | None], ...]) -> dict[str, dict[str, str]]:
+    def make(row: tuple[Any, ...]) -> dict[str, dict[str, str]]:
         out: dict[str, dict[str, str]] = {}
-        for tier, (has_bytes, definition, recipe, roof) in zip(TIERS, row, strict=True):
+        for i, tier in enumerate(TIERS):
+            has_bytes, definition, recipe, roof = row[4 * i : 4 * i + 4]
             if has_bytes and definition is not None:
                 entry = {"definition": definition, "recipe": recipe}
                 out[tier] = entry if roof is None else {**entry, "roof": roof}
         return out
 
-    return _shared(list(zip(*per_tier, strict=True)), make)
+    return _shared_rows(columns, len(group), make)
 
 
 def _instructions(v: Verdicts, warp_inst: np.ndarray, recipe: np.ndarray) -> np.ndarray:
