@@ -18,9 +18,9 @@ Each field is kept by its kind:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -60,6 +60,7 @@ OBJECTS = (
 )
 DENSE_MAPS = ("flop", "bytes", "intensity_flop_per_byte", "achieved_byte_per_s", "sol_pct")
 SPARSE_MAPS = ("cap_flop_per_s", "pipe_pct")
+T = TypeVar("T")
 SCALARS = (*FLOATS, *INTS, *BOOLS, *OBJECTS)
 MAPS = (*DENSE_MAPS, *SPARSE_MAPS)
 
@@ -194,6 +195,22 @@ class KernelRows(Sequence[Kernel]):
 
     def __repr__(self) -> str:
         return f"KernelRows({len(self)} launches)"
+
+
+def shared_texts(values: list[Any], encode: Callable[[Any], T]) -> list[T]:
+    """`[encode(v) for v in values]`, each distinct value encoded once: by value where values can
+    be hashed (enums, notes), else by identity (launches share one recipe or traffic object)."""
+    made: dict[Any, T] = {}
+    try:
+        return [made[v] if v in made else made.setdefault(v, encode(v)) for v in values]
+    except TypeError:  # dicts, or records holding them
+        made.clear()
+        return [made[id(v)] if id(v) in made else made.setdefault(id(v), encode(v)) for v in values]
+
+
+def distinct(values: list[Any]) -> list[Any]:
+    """The distinct objects of a column (by identity: launches share their recipe objects)."""
+    return list({id(v): v for v in values}.values())
 
 
 def columns_of(kernels: Sequence[Kernel]) -> LaunchColumns:

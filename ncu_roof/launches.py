@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import fields, is_dataclass
 from enum import Enum
 from itertools import chain
-from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ncu_roof.analysis import Analysis
+from ncu_roof.columns import BOOLS, FLOATS, INTS, MAPS, SPARSE_MAPS, LaunchColumns, distinct, shared_texts
 from ncu_roof.model import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.records import Kernel
 
@@ -31,28 +33,21 @@ if TYPE_CHECKING:
 
 FLOAT, INT, TEXT, BOOL, TEXTS, JSON = "float", "int", "text", "bool", "texts", "json"
 KEY_ORDER = (*PRECISIONS, "total", *TIERS, COMPUTE, *SOL_KEYS)  # then any other key, by name
-DERIVED = (("above_roof", BOOL),)  # Kernel properties the JSON also carries
-
-
-def _kind(annotation: str) -> tuple[str, bool]:
-    """(kind of each value, whether the field is a mapping of such values) from its annotation;
-    JSON (the value's JSON text) for whatever is not a plain value: nested records, enums."""
-    plain = annotation.removesuffix(" | None")
-    if plain.startswith("Mapping[str, float"):
-        return FLOAT, True
-    if plain == "Mapping[str, str]":
-        return TEXT, True
-    if plain == "tuple[str, ...]":
-        return TEXTS, False
-    return {"float": FLOAT, "int": INT, "bool": BOOL, "str": TEXT}.get(plain, JSON), False
+TEXT_FIELDS = (
+    *("name", "grid", "block", "nvtx", "binding", "roofline_binding", "compute_precision"),
+    *("sol_unit", "compute_ceiling"),
+)
+ENUM_FIELDS = ("bound", "verdict_basis", "sol_bound")  # a column of the enum's value
+TEXTS_FIELDS = ("notes", "missing")  # lists of text
+TEXT_MAPS = ("recipe",)  # a column per key, of text
+NUMBER_OBJECTS = ("ops",)  # mappings of numbers held per launch: a column per key
+JSON_FIELDS = ("traffic", "tensor_paths", "not_collected", "instructions")  # a column of JSON text
 
 
 def _json(value: Any) -> str | None:
-    """A nested value as JSON text (None stays null; an enum is its value, a record its fields)."""
+    """A nested value as JSON text (None stays null; a record is its fields)."""
     if value is None:
         return None
-    if isinstance(value, Enum):
-        return str(value.value)
     return json.dumps(_plain(value), ensure_ascii=False, allow_nan=False)
 
 
@@ -70,40 +65,56 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _keys(maps: Sequence[Mapping[str, Any]]) -> list[str]:
-    present = set(chain.from_iterable(maps))
+def _keys(present: Iterable[str]) -> list[str]:
+    present = set(present)
     known = [k for k in KEY_ORDER if k in present]
     return known + sorted(present - set(known))
 
 
-def kernel_columns(kernels: Sequence[Kernel]) -> dict[str, tuple[str, list[Any]]]:
-    """Column name → (kind, one value per kernel), every Kernel field flattened."""
-    out: dict[str, tuple[str, list[Any]]] = {}
+def _field_columns(name: str, columns: LaunchColumns) -> dict[str, tuple[str, Any]]:
+    """The flat columns of one `Kernel` field: (kind, values) by column name."""
+    if name in FLOATS:
+        return {name: (FLOAT, columns[name])}
+    if name in INTS:
+        return {name: (INT, columns[name])}
+    if name in BOOLS:
+        return {name: (BOOL, columns[name])}
+    if name in MAPS:  # a sparse map's key that no launch has gets no column
+        values = columns.maps[name]
+        present = [k for k, a in values.items() if name not in SPARSE_MAPS or not np.isnan(a).all()]
+        return {f"{name}_{key}": (FLOAT, values[key]) for key in _keys(present)}
+    items = columns[name].tolist()
+    if name in TEXT_FIELDS:
+        return {name: (TEXT, items)}
+    if name in ENUM_FIELDS:
+        return {name: (TEXT, [v.value for v in items])}
+    if name in TEXTS_FIELDS:
+        return {name: (TEXTS, [list(v) for v in items])}
+    kind = TEXT if name in TEXT_MAPS else FLOAT if name in NUMBER_OBJECTS else None
+    if kind is not None:
+        keys = _keys(chain.from_iterable(distinct(items)))
+        return {f"{name}_{key}": (kind, [row.get(key) for row in items]) for key in keys}
+    if name in JSON_FIELDS:
+        return {name: (JSON, shared_texts(items, _json))}
+    raise AssertionError(f"Kernel field {name} has no column kind")  # a test covers every field
+
+
+def kernel_columns(columns: LaunchColumns) -> dict[str, tuple[str, Any]]:
+    """Column name → (kind, one value per launch), every Kernel field flattened, in field order."""
+    out: dict[str, tuple[str, Any]] = {}
     for f in fields(Kernel):
-        kind, mapping = _kind(str(f.type))
-        values = list(map(attrgetter(f.name), kernels))
-        if mapping:
-            for key in _keys(values):
-                out[f"{f.name}_{key}"] = (kind, list(map(methodcaller("get", key), values)))
-        elif kind == JSON:
-            texts = list(map(_json, values))
-            enum = all(isinstance(v, Enum | None) for v in values)  # an enum column reads as text
-            out[f.name] = (TEXT, texts) if enum else (JSON, texts)
-        elif kind == TEXTS:
-            out[f.name] = (kind, list(map(list, values)))
-        else:
-            out[f.name] = (kind, values)
-    for name, kind in DERIVED:
-        out[name] = (kind, list(map(attrgetter(name), kernels)))
+        out |= _field_columns(f.name, columns)
+    out["above_roof"] = (BOOL, columns["pct_of_roof"] > 100.0)  # the Kernel property the JSON carries
     return out
 
 
-def context_columns(analysis: Analysis) -> dict[str, tuple[str, list[Any]]]:
+def context_columns(analysis: Analysis) -> dict[str, tuple[str, Any]]:
     """Per launch, what its input and device say: path, format, ncu version, device roofs."""
-    inputs = [analysis.inputs[k.input] for k in analysis.kernels]
+    columns = analysis.columns
+    inputs = [analysis.inputs[i] for i in columns["input"].tolist()]
     by_index = {d.index: d for d in analysis.devices}
-    devices = [by_index[k.device] for k in analysis.kernels]
-    out: dict[str, tuple[str, list[Any]]] = {
+    devices = [by_index[i] for i in columns["device"].tolist()]
+    out: dict[str, tuple[str, Any]] = {
         "input_path": (TEXT, [i.path for i in inputs]),
         "input_format": (TEXT, [i.format for i in inputs]),
         "ncu_version": (TEXT, [i.ncu_version for i in inputs]),
@@ -113,10 +124,10 @@ def context_columns(analysis: Analysis) -> dict[str, tuple[str, list[Any]]]:
         "roof_source": (TEXT, [d.roofs.source for d in devices]),
     }
     compute = [d.roofs.compute_flop_per_s for d in devices]
-    for key in _keys(compute):
+    for key in _keys(chain.from_iterable(compute)):
         out[f"device_roof_{key}_flop_per_s"] = (FLOAT, [c.get(key) for c in compute])
     bandwidth = [d.roofs.bandwidth_byte_per_s for d in devices]
-    for key in _keys(bandwidth):
+    for key in _keys(chain.from_iterable(bandwidth)):
         out[f"device_roof_{key}_byte_per_s"] = (FLOAT, [b.get(key) for b in bandwidth])
     return out
 
@@ -125,8 +136,14 @@ def to_arrow(analysis: Analysis) -> pa.Table:
     """The launch table as a `pyarrow.Table` (floats float64 with nulls, lists of strings)."""
     import pyarrow as pa
 
-    types = {FLOAT: pa.float64(), INT: pa.int64(), TEXT: pa.string(), BOOL: pa.bool_(),
-             TEXTS: pa.list_(pa.string()), JSON: pa.string()}
-    columns = {**kernel_columns(analysis.kernels), **context_columns(analysis)}
+    types = {
+        FLOAT: pa.float64(),
+        INT: pa.int64(),
+        TEXT: pa.string(),
+        BOOL: pa.bool_(),
+        TEXTS: pa.list_(pa.string()),
+        JSON: pa.string(),
+    }
+    columns = {**kernel_columns(analysis.columns), **context_columns(analysis)}
     arrays = [pa.array(values, type=types[kind], from_pandas=True) for kind, values in columns.values()]
     return pa.Table.from_arrays(arrays, names=list(columns))

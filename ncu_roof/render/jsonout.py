@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ncu_roof.analysis import SCHEMA, Analysis
-from ncu_roof.columns import LaunchColumns, columns_of
+from ncu_roof.columns import LaunchColumns, columns_of, shared_texts
 from ncu_roof.groups import (
     GroupBy,
     KernelGroup,
@@ -97,7 +97,7 @@ def _instructions(roof: InstructionRoofline | None) -> dict[str, Any] | None:
 
 def _sol_verdict_cells(columns: LaunchColumns) -> list[str]:
     parts = (columns["sol_bound"].tolist(), columns["sol_unit"].tolist(), columns["small_grid"].tolist())
-    return _shared_texts(  # tuples: distinct ones encoded once
+    return shared_texts(  # tuples: distinct ones encoded once
         list(zip(*parts, strict=True)),
         lambda p: _encode({"bound": p[0].value, "unit": p[1], "small_grid": p[2]}),
     )
@@ -203,17 +203,6 @@ def _flags(values: list[bool]) -> list[str]:
     return ["true" if v else "false" for v in values]
 
 
-def _shared_texts(values: list[Any], encode: Callable[[Any], str]) -> list[str]:
-    """`[encode(v) for v in values]`, each distinct value encoded once: by value where values can
-    be hashed (enums, notes), else by identity (launches share one recipe or traffic object)."""
-    made: dict[Any, str] = {}
-    try:
-        return [made[v] if v in made else made.setdefault(v, encode(v)) for v in values]
-    except TypeError:  # dicts, or records holding them
-        made.clear()
-        return [made[id(v)] if id(v) in made else made.setdefault(id(v), encode(v)) for v in values]
-
-
 def _sparse(arrays: Mapping[str, np.ndarray], n: int) -> list[str]:
     """Per launch, an object of the keys whose value is not NaN (sparse maps): one template per
     pattern of present keys, filled for the launches with that pattern."""
@@ -266,7 +255,7 @@ def _cells_of(spec: Field | Derived, columns: LaunchColumns) -> list[str]:
         items = values.tolist()
         texts = {v: "null" if v is None else encode_basestring(v) for v in set(items)}
         return list(map(texts.__getitem__, items))
-    return _shared_texts(values.tolist(), lambda v: _encode(_value(spec, v)))
+    return shared_texts(values.tolist(), lambda v: _encode(_value(spec, v)))
 
 
 CHUNK_KERNELS = 8192  # kernels whose cells are held at once: bounds the memory of a big document
