@@ -45,6 +45,10 @@ LAYER_OF = {
     "ncu_roof.workloads": "model",
     # analysis: verdicts per kernel, and what is built on them
     "ncu_roof.analysis": "analysis",
+    "ncu_roof.records": "analysis",  # Kernel, Device, InputInfo: what an analysis says of each launch
+    "ncu_roof.columns": "analysis",  # LaunchColumns, KernelRows: launches as columns, a Kernel on demand
+    "ncu_roof.verdicts": "analysis",  # the verdict ladder of a device's launches at once
+    "ncu_roof.notes": "analysis",  # the notes of a device's launches at once
     "ncu_roof.comparison": "analysis",
     "ncu_roof.expect": "analysis",
     "ncu_roof.prediction": "analysis",
