@@ -9,17 +9,19 @@ by more than the threshold is a regression; one that shrinks by more is an impro
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
+
+import numpy as np
 
 from ncu_roof.analysis import Analysis
+from ncu_roof.columns import LaunchColumns
 from ncu_roof.errors import GateError, UsageError
+from ncu_roof.groups import verdict_words
 from ncu_roof.matching import MatchBy
 from ncu_roof.model import finite, finite_or_none
-from ncu_roof.records import Kernel, describe
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -79,18 +81,116 @@ class KernelDiff:
 
 
 @dataclass(frozen=True)
+class PairColumns:
+    """Every matched pair as arrays (row j = pair j): what `KernelDiff` holds, for many at once.
+
+    Rows are -1 where a side has no launch; numbers NaN where missing (`Change` then holds None)."""
+
+    base_row: np.ndarray
+    head_row: np.ndarray
+    occurrence: np.ndarray
+    name: list[str]
+    grid: list[str | None]
+    block: list[str | None]
+    base_id: list[int | None]
+    head_id: list[int | None]
+    base_key: list[KernelKey | None]
+    head_key: list[KernelKey | None]
+    numbers: Mapping[str, tuple[np.ndarray, np.ndarray]]  # quantity → (base, head) values
+    verdict_base: list[str | None]
+    verdict_head: list[str | None]
+    status: list[Status]
+
+    def __len__(self) -> int:
+        return len(self.status)
+
+    def delta_pct(self, quantity: str) -> np.ndarray:
+        """`Change.delta_pct` of one quantity for every pair (NaN where it is None)."""
+        base, head = self.numbers[quantity]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            delta = 100.0 * (head - base) / base
+        return np.where(np.isfinite(base) & np.isfinite(head) & (base != 0), delta, np.nan)
+
+
+DURATION, FLOP_PER_S = "duration_s", "achieved_flop_per_s"
+
+
+def tier_key(field: str, tier: str) -> str:
+    return f"{field}:{tier}"
+
+
+class PairRows(Sequence[KernelDiff]):
+    """The pairs of a diff as `KernelDiff` objects, each made when first asked for."""
+
+    def __init__(self, columns: PairColumns, tiers: Sequence[str]) -> None:
+        self.columns = columns
+        self.tiers = tuple(tiers)
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    @overload
+    def __getitem__(self, index: int) -> KernelDiff: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[KernelDiff]: ...
+    def __getitem__(self, index: int | slice) -> KernelDiff | Sequence[KernelDiff]:
+        if isinstance(index, slice):
+            return [self[j] for j in range(*index.indices(len(self)))]
+        c = self.columns
+        j = range(len(self))[index]
+
+        def change(quantity: str) -> Change:
+            base, head = c.numbers[quantity]
+            return Change(finite_or_none(float(base[j])), finite_or_none(float(head[j])))
+
+        return KernelDiff(
+            name=c.name[j],
+            grid=c.grid[j],
+            block=c.block[j],
+            occurrence=int(c.occurrence[j]),
+            base_id=c.base_id[j],
+            head_id=c.head_id[j],
+            duration_s=change(DURATION),
+            flop_per_s=change(FLOP_PER_S),
+            bytes={t: change(tier_key("bytes", t)) for t in self.tiers},
+            intensity_flop_per_byte={t: change(tier_key("intensity_flop_per_byte", t)) for t in self.tiers},
+            verdict_base=c.verdict_base[j],
+            verdict_head=c.verdict_head[j],
+            status=c.status[j],
+            base_key=c.base_key[j],
+            head_key=c.head_key[j],
+        )
+
+    def __iter__(self) -> Iterator[KernelDiff]:
+        return (self[j] for j in range(len(self)))
+
+
+@dataclass(frozen=True)
 class Diff:
     base_devices: tuple[str, ...]
     head_devices: tuple[str, ...]
     threshold_pct: float
-    kernels: tuple[KernelDiff, ...]
+    kernels: Sequence[KernelDiff]  # `PairRows`: a KernelDiff made per pair on demand
     total_duration_s: Change
     total_status: Status
     mismatch: str | None = None  # why the runs differ, when compared anyway
     notes: tuple[str, ...] = ()  # what could not be checked (clocks)
 
+    @property
+    def pairs(self) -> PairColumns:
+        assert isinstance(self.kernels, PairRows)
+        return self.kernels.columns
+
+    @property
+    def tiers(self) -> tuple[str, ...]:
+        assert isinstance(self.kernels, PairRows)
+        return self.kernels.tiers
+
+    def count(self, status: Status) -> int:
+        return sum(1 for s in self.pairs.status if s is status)
+
     def with_status(self, *statuses: Status) -> list[KernelDiff]:
-        return [k for k in self.kernels if k.status in statuses]
+        return [self.kernels[j] for j, s in enumerate(self.pairs.status) if s in statuses]
 
 
 def diff(
@@ -110,13 +210,15 @@ def diff(
             f"cannot compare: {mismatch}",
             hint="profile both on the same GPU and clocks, or pass --allow-mismatch",
         )
-    pairs = match_kernels(base.kernels, head.kernels, match)
-    total = Change(_total(base.kernels), _total(head.kernels))
+    base_rows, head_rows, occurrence = match_rows(base.columns, head.columns, match)
+    total = Change(_total(base), _total(head))
+    tiers = sorted({*base.columns.maps["bytes"], *head.columns.maps["bytes"]})
+    pairs = pair_columns(base.columns, head.columns, base_rows, head_rows, occurrence, tiers, threshold_pct)
     return Diff(
         base_devices=_device_names(base),
         head_devices=_device_names(head),
         threshold_pct=threshold_pct,
-        kernels=tuple(kernel_diff(b, h, n, threshold_pct) for b, h, n in pairs),
+        kernels=PairRows(pairs, tiers),
         total_duration_s=total,
         total_status=classify(total, threshold_pct),
         mismatch=mismatch,
@@ -167,14 +269,11 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
     )
 
 
-def kernel_key(kernel: Kernel) -> KernelKey:
-    return (kernel.input, kernel.run, kernel.id)
-
-
-def match_kernels(
-    base: Sequence[Kernel], head: Sequence[Kernel], match: MatchBy = MatchBy.NAME_SHAPE
-) -> list[tuple[Kernel | None, Kernel | None, int]]:
-    """Pairs (base, head, occurrence), in head order, then base-only kernels in base order.
+def match_rows(
+    base: LaunchColumns, head: LaunchColumns, match: MatchBy = MatchBy.NAME_SHAPE
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(base row, head row, occurrence) of each pair, in head order, then base-only launches in
+    base order; a row is -1 where that side has no launch.
 
     One merge of the two launch lists on what `match` compares (name and launch shape, name, or
     nothing: launch order) plus the occurrence among equals, whatever their length.
@@ -182,14 +281,14 @@ def match_kernels(
     on = [*_MATCH_COLUMNS[match], "occurrence"]
     heads, bases = _shapes(head, match), _shapes(base, match)
     merged = heads.merge(bases, how="left", on=on, suffixes=("", "_base"))
-    matched = merged["row_base"].dropna().astype(int)
-    pairs: list[tuple[Kernel | None, Kernel | None, int]] = [
-        (None if math.isnan(b) else base[int(b)], head[h], n)  # NaN: no base launch
-        for h, b, n in zip(merged["row"], merged["row_base"], merged["occurrence"], strict=True)
-    ]
-    only_base = bases[~bases["row"].isin(matched)]
-    pairs += [(base[b], None, n) for b, n in zip(only_base["row"], only_base["occurrence"], strict=True)]
-    return pairs
+    base_of_head = merged["row_base"].fillna(-1).to_numpy(dtype="int64")
+    only_base = bases[~bases["row"].isin(base_of_head[base_of_head >= 0])]
+    base_rows = np.concatenate([base_of_head, only_base["row"].to_numpy(dtype="int64")])
+    head_rows = np.concatenate([merged["row"].to_numpy(dtype="int64"), np.full(len(only_base), -1)])
+    occurrence = np.concatenate(
+        [merged["occurrence"].to_numpy(dtype="int64"), only_base["occurrence"].to_numpy(dtype="int64")]
+    )
+    return base_rows, head_rows, occurrence
 
 
 _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
@@ -200,15 +299,15 @@ _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
 _NO_SHAPE = "\x00"  # stands for a missing grid or block, so that two missing ones match
 
 
-def _shapes(kernels: Sequence[Kernel], match: MatchBy) -> pd.DataFrame:
+def _shapes(columns: LaunchColumns, match: MatchBy) -> pd.DataFrame:
     """(the compared fields, occurrence among equals, row) of each launch, in order."""
     import pandas as pd
 
     frame = pd.DataFrame(
         {
-            "name": [k.name for k in kernels],
-            "grid": [_NO_SHAPE if k.grid is None else k.grid for k in kernels],
-            "block": [_NO_SHAPE if k.block is None else k.block for k in kernels],
+            "name": columns["name"],
+            "grid": [_NO_SHAPE if g is None else g for g in columns["grid"].tolist()],
+            "block": [_NO_SHAPE if b is None else b for b in columns["block"].tolist()],
         },
         dtype=object,
     )
@@ -218,57 +317,101 @@ def _shapes(kernels: Sequence[Kernel], match: MatchBy) -> pd.DataFrame:
     return frame
 
 
-def kernel_diff(
-    base: Kernel | None, head: Kernel | None, occurrence: int, threshold_pct: float
-) -> KernelDiff:
-    either = head if head is not None else base
-    assert either is not None
-    duration = Change(_get(base, "duration_s"), _get(head, "duration_s"))
-    tiers = sorted({*(base.bytes if base else {}), *(head.bytes if head else {})})
-    if base is None:
-        status = Status.ONLY_HEAD
-    elif head is None:
-        status = Status.ONLY_BASE
-    else:
-        status = classify(duration, threshold_pct)
-    return KernelDiff(
-        name=either.name,
-        grid=either.grid,
-        block=either.block,
+def _side(values: np.ndarray, rows: np.ndarray, missing: Any = np.nan) -> np.ndarray:
+    """values[rows], `missing` where the row is -1 (no launch on that side)."""
+    if len(values) == 0:
+        return np.full(len(rows), missing, dtype=values.dtype if missing is np.nan else object)
+    taken = values[np.where(rows >= 0, rows, 0)]
+    if missing is np.nan and taken.dtype.kind == "f":
+        return np.where(rows >= 0, taken, np.nan)
+    out = taken.astype(object)
+    out[rows < 0] = missing
+    return out
+
+
+def pair_columns(
+    base: LaunchColumns,
+    head: LaunchColumns,
+    base_rows: np.ndarray,
+    head_rows: np.ndarray,
+    occurrence: np.ndarray,
+    tiers: Sequence[str],
+    threshold_pct: float,
+) -> PairColumns:
+    """What each pair says: names from the head (else the base), both sides' numbers, verdicts,
+    and the status (only one side, or the duration's change against the threshold)."""
+    numbers: dict[str, tuple[np.ndarray, np.ndarray]] = {
+        q: (_side(base[q], base_rows), _side(head[q], head_rows)) for q in (DURATION, FLOP_PER_S)
+    }
+    for field in ("bytes", "intensity_flop_per_byte"):
+        for t in tiers:
+            numbers[tier_key(field, t)] = (
+                _side(base.key(field, t), base_rows),
+                _side(head.key(field, t), head_rows),
+            )
+
+    def either(column: str) -> list[Any]:
+        on_head, on_base = _side(head[column], head_rows, None), _side(base[column], base_rows, None)
+        return [h if r >= 0 else b for r, h, b in zip(head_rows.tolist(), on_head, on_base, strict=True)]
+
+    def ids(columns: LaunchColumns, rows: np.ndarray) -> list[int | None]:
+        return list(_side(columns["id"], rows, None))
+
+    def keys(columns: LaunchColumns, rows: np.ndarray) -> list[KernelKey | None]:
+        parts = zip(*(_side(columns[c], rows, None).tolist() for c in ("input", "run", "id")), strict=True)
+        return [None if None in key else key for key in parts]
+
+    base_words, head_words = verdict_words(base), verdict_words(head)
+    pairs = PairColumns(
+        base_row=base_rows,
+        head_row=head_rows,
         occurrence=occurrence,
-        base_id=base.id if base else None,
-        head_id=head.id if head else None,
-        duration_s=duration,
-        flop_per_s=Change(_get(base, "achieved_flop_per_s"), _get(head, "achieved_flop_per_s")),
-        bytes={t: Change(_tier(base, "bytes", t), _tier(head, "bytes", t)) for t in tiers},
-        intensity_flop_per_byte={
-            t: Change(_tier(base, "intensity_flop_per_byte", t), _tier(head, "intensity_flop_per_byte", t))
-            for t in tiers
-        },
-        verdict_base=describe(base) if base else None,
-        verdict_head=describe(head) if head else None,
-        status=status,
-        base_key=kernel_key(base) if base else None,
-        head_key=kernel_key(head) if head else None,
+        name=either("name"),
+        grid=either("grid"),
+        block=either("block"),
+        base_id=ids(base, base_rows),
+        head_id=ids(head, head_rows),
+        base_key=keys(base, base_rows),
+        head_key=keys(head, head_rows),
+        numbers=numbers,
+        verdict_base=[None if r < 0 else base_words[r] for r in base_rows.tolist()],
+        verdict_head=[None if r < 0 else head_words[r] for r in head_rows.tolist()],
+        status=[],
     )
+    return replace(pairs, status=_statuses(pairs, threshold_pct))
+
+
+def _statuses(pairs: PairColumns, threshold_pct: float) -> list[Status]:
+    by_change = _by_change(pairs.delta_pct(DURATION), threshold_pct)
+    return [
+        Status.ONLY_HEAD if b < 0 else Status.ONLY_BASE if h < 0 else status
+        for b, h, status in zip(pairs.base_row.tolist(), pairs.head_row.tolist(), by_change, strict=True)
+    ]
+
+
+def _by_change(change_pct: np.ndarray, threshold_pct: float) -> list[Status]:
+    """A change beyond the threshold is a regression or an improvement; NaN is unknown."""
+    cases = [
+        (np.isnan(change_pct), Status.UNKNOWN),
+        (change_pct > threshold_pct, Status.REGRESSED),
+        (change_pct < -threshold_pct, Status.IMPROVED),
+    ]
+    kinds = [s for _, s in cases] + [Status.UNCHANGED]
+    chosen = np.select([mask for mask, _ in cases], list(range(len(cases))), len(cases))
+    return [kinds[i] for i in chosen.tolist()]
 
 
 def classify(duration: Change, threshold_pct: float) -> Status:
     change = duration.delta_pct
-    if change is None:
-        return Status.UNKNOWN
-    if change > threshold_pct:
-        return Status.REGRESSED
-    if change < -threshold_pct:
-        return Status.IMPROVED
-    return Status.UNCHANGED
+    return _by_change(np.array([np.nan if change is None else change]), threshold_pct)[0]
 
 
 def slower_than(result: Diff, limit_pct: float) -> list[KernelDiff]:
     """Matched kernels whose time grew by more than `limit_pct` (the headline's "slower" when the
     limit is the threshold), worst first."""
-    slower = [k for k in result.kernels if (k.duration_s.delta_pct or 0.0) > limit_pct]
-    return sorted(slower, key=lambda k: -(k.duration_s.delta_pct or 0.0))
+    change = np.nan_to_num(result.pairs.delta_pct(DURATION), nan=0.0)
+    slower = np.flatnonzero(change > limit_pct)
+    return [result.kernels[j] for j in slower[np.argsort(-change[slower], kind="stable")].tolist()]
 
 
 def gate(result: Diff, fail_on_regression_pct: float) -> None:
@@ -302,20 +445,6 @@ def _device_names(analysis: Analysis) -> tuple[str, ...]:
     return tuple(sorted({d.name or "?" for d in analysis.devices}))
 
 
-def _total(kernels: Sequence[Kernel]) -> float | None:
-    times = [k.duration_s for k in kernels if k.duration_s is not None]
-    return sum(times) if times else None
-
-
-def _get(kernel: Kernel | None, field: str) -> float | None:
-    if kernel is None:
-        return None
-    return finite_or_none(getattr(kernel, field))
-
-
-def _tier(kernel: Kernel | None, field: str, tier: str) -> float | None:
-    if kernel is None:
-        return None
-    return finite_or_none(getattr(kernel, field).get(tier))
-
-
+def _total(analysis: Analysis) -> float | None:
+    duration = analysis.columns["duration_s"]
+    return analysis.total_duration_s if (~np.isnan(duration)).any() else None

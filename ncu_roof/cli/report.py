@@ -85,18 +85,10 @@ def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
 
     Kernels are found by (input, run, id): in a file of several ncu runs the IDs restart per run.
     """
-    from ncu_roof.comparison import kernel_key
-
-    base_by_key = {kernel_key(k): k for k in base.kernels}
-    head_by_key = {kernel_key(k): k for k in head.kernels}
-    arrows: list[Arrow] = []
-    for k in result.kernels:
-        if k.base_key is None or k.head_key is None:
-            continue
-        before, after = base_by_key.get(k.base_key), head_by_key.get(k.head_key)
-        if before is not None and after is not None:
-            arrows.append((before, after))
-    return arrows
+    pairs = result.pairs
+    both = (pairs.base_row >= 0) & (pairs.head_row >= 0)
+    rows = zip(pairs.base_row[both].tolist(), pairs.head_row[both].tolist(), strict=True)
+    return [(base.kernels[b], head.kernels[h]) for b, h in rows]
 
 
 def table_settings(output: str | None) -> tuple[int, bool]:

@@ -7,7 +7,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ncu_roof.comparison import Change, Diff, KernelDiff, Status
+import numpy as np
+
+from ncu_roof.comparison import DURATION, FLOP_PER_S, Change, Diff, KernelDiff, Status, tier_key
 from ncu_roof.model import finite_or_none
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
 from ncu_roof.render.text import TIER_NAMES, code_span, launch_shape, one_line, shorten, si, table_cell
@@ -104,7 +106,7 @@ def ordered(result: Diff) -> list[KernelDiff]:
 
 
 def headline(result: Diff) -> str:
-    counts = {s: len(result.with_status(s)) for s in Status}
+    counts = {s: result.count(s) for s in Status}
     total = result.total_duration_s
     return (
         f"total time {time_pair(total)} ({signed_pct(total.delta_pct)}); "
@@ -297,7 +299,7 @@ def render_diff_json(result: Diff) -> str:
         "mismatch": result.mismatch,
         "notes": list(result.notes),
         "total": {**_change(result.total_duration_s), "status": result.total_status.value},
-        "kernels": [_kernel_json(k) for k in result.kernels],
+        "kernels": pairs_json(result),
     }
     indent = 2 if len(result.kernels) <= PRETTY_MAX_KERNELS else None  # big: the C encoder, compact
     return json.dumps(document, indent=indent, allow_nan=False, ensure_ascii=False) + "\n"
@@ -311,20 +313,49 @@ def _change(change: Change) -> dict[str, float | None]:
     }
 
 
-def _kernel_json(k: KernelDiff) -> dict[str, Any]:
-    return {
-        "name": k.name,
-        "grid": k.grid,
-        "block": k.block,
-        "occurrence": k.occurrence,
-        "base_id": k.base_id,
-        "head_id": k.head_id,
-        "base_run": k.base_key[1] if k.base_key else None,
-        "head_run": k.head_key[1] if k.head_key else None,
-        "status": k.status.value,
-        "duration_s": _change(k.duration_s),
-        "achieved_flop_per_s": _change(k.flop_per_s),
-        "bytes": {t: _change(c) for t, c in k.bytes.items()},
-        "intensity_flop_per_byte": {t: _change(c) for t, c in k.intensity_flop_per_byte.items()},
-        "verdict": {"base": k.verdict_base, "head": k.verdict_head},
+def pairs_json(result: Diff) -> list[dict[str, Any]]:
+    """Every pair's JSON object, from the diff's columns (no KernelDiff per pair)."""
+    pairs = result.pairs
+
+    def changes(quantity: str) -> list[dict[str, float | None]]:
+        base, head = pairs.numbers[quantity]
+        delta = pairs.delta_pct(quantity)
+        return [
+            {"base": b, "head": h, "delta_pct": d}
+            for b, h, d in zip(_finite(base), _finite(head), _finite(delta), strict=True)
+        ]
+
+    tiers = result.tiers
+    duration, flop = changes(DURATION), changes(FLOP_PER_S)
+    per_tier = {
+        field: {t: changes(tier_key(field, t)) for t in tiers}
+        for field in ("bytes", "intensity_flop_per_byte")
     }
+    runs = [[None if key is None else key[1] for key in keys] for keys in (pairs.base_key, pairs.head_key)]
+    return [
+        {
+            "name": pairs.name[j],
+            "grid": pairs.grid[j],
+            "block": pairs.block[j],
+            "occurrence": int(pairs.occurrence[j]),
+            "base_id": pairs.base_id[j],
+            "head_id": pairs.head_id[j],
+            "base_run": runs[0][j],
+            "head_run": runs[1][j],
+            "status": pairs.status[j].value,
+            "duration_s": duration[j],
+            "achieved_flop_per_s": flop[j],
+            "bytes": {t: per_tier["bytes"][t][j] for t in tiers},
+            "intensity_flop_per_byte": {t: per_tier["intensity_flop_per_byte"][t][j] for t in tiers},
+            "verdict": {"base": pairs.verdict_base[j], "head": pairs.verdict_head[j]},
+        }
+        for j in range(len(pairs))
+    ]
+
+
+def _finite(values: np.ndarray) -> list[float | None]:
+    """Numbers as JSON holds them: NaN and ±inf as None."""
+    cells = values.astype(object)
+    cells[~np.isfinite(values)] = None
+    out: list[float | None] = cells.tolist()
+    return out
