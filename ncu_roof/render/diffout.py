@@ -5,13 +5,13 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Mapping, Sequence
+from json.encoder import encode_basestring
 from typing import Any
 
-import numpy as np
-
+from ncu_roof.columns import shared_texts
 from ncu_roof.comparison import DURATION, FLOP_PER_S, Change, Diff, KernelDiff, Status, tier_key
 from ncu_roof.model import finite_or_none
-from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
+from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS, numbers_text
 from ncu_roof.render.text import TIER_NAMES, code_span, launch_shape, one_line, shorten, si, table_cell
 
 SCHEMA = "ncu-roof/diff/v1"
@@ -290,8 +290,8 @@ def _md_rows_within(rows: Sequence[KernelDiff], budget_chars: int) -> tuple[str,
 
 
 def render_diff_json(result: Diff) -> str:
-    """Base SI units, NaN/inf as null, stable key order."""
-    document = {
+    """Base SI units, NaN/inf as null, stable key order; the pairs written from the columns."""
+    document: dict[str, Any] = {
         "schema": SCHEMA,
         "threshold_pct": result.threshold_pct,
         "base_devices": list(result.base_devices),
@@ -299,10 +299,17 @@ def render_diff_json(result: Diff) -> str:
         "mismatch": result.mismatch,
         "notes": list(result.notes),
         "total": {**_change(result.total_duration_s), "status": result.total_status.value},
-        "kernels": pairs_json(result),
+        "kernels": None,
     }
-    indent = 2 if len(result.kernels) <= PRETTY_MAX_KERNELS else None  # big: the C encoder, compact
-    return json.dumps(document, indent=indent, allow_nan=False, ensure_ascii=False) + "\n"
+    text = "[" + ", ".join(pairs_text(result)) + "]"
+    if len(result.kernels) <= PRETTY_MAX_KERNELS:
+        document["kernels"] = json.loads(text)
+        return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    head = json.dumps(document, allow_nan=False, ensure_ascii=False)
+    return head.removesuffix("null}") + text + "}\n"  # "kernels" is the last key
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
 def _change(change: Change) -> dict[str, float | None]:
@@ -313,49 +320,42 @@ def _change(change: Change) -> dict[str, float | None]:
     }
 
 
-def pairs_json(result: Diff) -> list[dict[str, Any]]:
-    """Every pair's JSON object, from the diff's columns (no KernelDiff per pair)."""
+def pairs_text(result: Diff) -> list[str]:
+    """Every pair's JSON object as text, built from the diff's columns (no KernelDiff per pair)."""
     pairs = result.pairs
+    change = '{"base": %s, "head": %s, "delta_pct": %s}'
 
-    def changes(quantity: str) -> list[dict[str, float | None]]:
+    def changes(quantity: str) -> list[str]:
         base, head = pairs.numbers[quantity]
-        delta = pairs.delta_pct(quantity)
-        return [
-            {"base": b, "head": h, "delta_pct": d}
-            for b, h, d in zip(_finite(base), _finite(head), _finite(delta), strict=True)
-        ]
+        texts = zip(*(numbers_text(v) for v in (base, head, pairs.delta_pct(quantity))), strict=True)
+        return [change % cells for cells in texts]
 
-    tiers = result.tiers
-    duration, flop = changes(DURATION), changes(FLOP_PER_S)
-    per_tier = {
-        field: {t: changes(tier_key(field, t)) for t in tiers}
-        for field in ("bytes", "intensity_flop_per_byte")
+    def mapping(field: str) -> list[str]:
+        row = "{" + ", ".join(f"{encode_basestring(t)}: %s" for t in result.tiers) + "}"
+        cells = zip(*(changes(tier_key(field, t)) for t in result.tiers), strict=True)
+        return [row % parts for parts in cells] if result.tiers else ["{}"] * len(pairs)
+
+    def texts(values: list[Any]) -> list[str]:
+        return shared_texts(values, _encode)
+
+    columns = {
+        "name": texts(pairs.name),
+        "grid": texts(pairs.grid),
+        "block": texts(pairs.block),
+        "occurrence": list(map(str, pairs.occurrence.tolist())),
+        "base_id": texts(pairs.base_id),
+        "head_id": texts(pairs.head_id),
+        "base_run": texts([None if key is None else key[1] for key in pairs.base_key]),
+        "head_run": texts([None if key is None else key[1] for key in pairs.head_key]),
+        "status": texts([s.value for s in pairs.status]),
+        "duration_s": changes(DURATION),
+        "achieved_flop_per_s": changes(FLOP_PER_S),
+        "bytes": mapping("bytes"),
+        "intensity_flop_per_byte": mapping("intensity_flop_per_byte"),
+        "verdict": [
+            f'{{"base": {base}, "head": {head}}}'
+            for base, head in zip(texts(pairs.verdict_base), texts(pairs.verdict_head), strict=True)
+        ],
     }
-    runs = [[None if key is None else key[1] for key in keys] for keys in (pairs.base_key, pairs.head_key)]
-    return [
-        {
-            "name": pairs.name[j],
-            "grid": pairs.grid[j],
-            "block": pairs.block[j],
-            "occurrence": int(pairs.occurrence[j]),
-            "base_id": pairs.base_id[j],
-            "head_id": pairs.head_id[j],
-            "base_run": runs[0][j],
-            "head_run": runs[1][j],
-            "status": pairs.status[j].value,
-            "duration_s": duration[j],
-            "achieved_flop_per_s": flop[j],
-            "bytes": {t: per_tier["bytes"][t][j] for t in tiers},
-            "intensity_flop_per_byte": {t: per_tier["intensity_flop_per_byte"][t][j] for t in tiers},
-            "verdict": {"base": pairs.verdict_base[j], "head": pairs.verdict_head[j]},
-        }
-        for j in range(len(pairs))
-    ]
-
-
-def _finite(values: np.ndarray) -> list[float | None]:
-    """Numbers as JSON holds them: NaN and ±inf as None."""
-    cells = values.astype(object)
-    cells[~np.isfinite(values)] = None
-    out: list[float | None] = cells.tolist()
-    return out
+    row = "{" + ", ".join(f"{encode_basestring(key)}: %s" for key in columns) + "}"
+    return [row % cells for cells in zip(*columns.values(), strict=True)]

@@ -155,7 +155,7 @@ KERNEL_SPEC: tuple[Field | Derived, ...] = (
         "headroom_s",
         NUMBER,
         headroom_s,
-        lambda c: _numbers(headroom_array(c["duration_s"], c["pct_of_roof"])),
+        lambda c: numbers_text(headroom_array(c["duration_s"], c["pct_of_roof"])),
     ),
 )
 
@@ -188,7 +188,7 @@ def kernel_json(kernel: Kernel) -> dict[str, Any]:
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
-def _numbers(values: np.ndarray) -> list[str]:
+def numbers_text(values: np.ndarray) -> list[str]:
     """Numbers (NaN for missing) as `json.dumps` writes them; NaN and ±inf as null."""
     numbers = np.asarray(values, dtype="float64")
     finite = np.isfinite(numbers)
@@ -209,7 +209,7 @@ def _sparse(arrays: Mapping[str, np.ndarray], n: int) -> list[str]:
     if not arrays:
         return ["{}"] * n
     names = [encode_basestring(k) for k in arrays]
-    texts = [np.array(_numbers(a), dtype=object) for a in arrays.values()]
+    texts = [np.array(numbers_text(a), dtype=object) for a in arrays.values()]
     present = np.column_stack([~np.isnan(a) for a in arrays.values()])
     codes = _pattern_codes(present)
     out: list[str] = [""] * n
@@ -239,14 +239,14 @@ def _cells_of(spec: Field | Derived, columns: LaunchColumns) -> list[str]:
     kind, n = spec.kind, len(columns)
     if kind == DENSE:
         dense = columns.maps[spec.field]
-        cells = [_numbers(dense.get(k, np.full(n, np.nan))) for k in spec.keys]
+        cells = [numbers_text(dense.get(k, np.full(n, np.nan))) for k in spec.keys]
         row = "{" + ", ".join(f"{encode_basestring(k)}: %s" for k in spec.keys) + "}"
         return [row % parts for parts in zip(*cells, strict=True)]
     if kind == NUMBERS:
         return _sparse(columns.maps[spec.field], n)
     values = columns[spec.field]
     if kind == NUMBER:
-        return _numbers(values)
+        return numbers_text(values)
     if kind == INT:
         return list(map(str, values.tolist()))
     if kind == BOOL:
