@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
@@ -146,11 +146,16 @@ KERNEL_SPEC: tuple[Field | Derived, ...] = (
     Field("not_collected", OBJECT, "not_collected", lambda v: {p: list(t) for p, t in v.items()}),
     Field("ops", OBJECT, "ops", lambda v: {k: finite_or_none(x) for k, x in v.items()}),
     Field("ops_total_is_lower_bound", BOOL, "ops_total_is_lower_bound"),
-    Field("tensor_paths", OBJECT, "tensor_paths", _tensor_paths),
+    Derived("tensor_paths", OBJECT, lambda k: _tensor_paths(k.tensor_paths), lambda c: _tensor_path_cells(c)),
     Field("pipe_pct", NUMBERS, "pipe_pct"),
     Field("compute_ceiling", TEXT, "compute_ceiling"),
     Field("compute_ceiling_pct", NUMBER, "compute_ceiling_pct"),
-    Field("instruction_roofline", OBJECT, "instructions", _instructions),
+    Derived(
+        "instruction_roofline",
+        OBJECT,
+        lambda k: _instructions(k.instructions),
+        lambda c: _instruction_cells(c),
+    ),
     Derived(
         "headroom_s",
         NUMBER,
@@ -220,6 +225,92 @@ def _sparse(arrays: Mapping[str, np.ndarray], n: int) -> list[str]:
         cells = zip(*(texts[i][rows] for i in keys), strict=True) if keys else [()] * len(rows)
         for j, parts in zip(rows.tolist(), cells, strict=True):
             out[j] = template % parts
+    return out
+
+
+def _by_pattern(records: list[Any], pattern: Callable[[Any], Hashable]) -> dict[Hashable, list[int]]:
+    """Rows grouped by the shape of their record (its keys): one template per shape."""
+    rows: dict[Hashable, list[int]] = {}
+    for j, record in enumerate(records):
+        rows.setdefault(pattern(record), []).append(j)
+    return rows
+
+
+def _fill(out: list[str], rows: list[int], template: str, cells: Sequence[list[str]]) -> None:
+    """out[j] = the template filled with row j's cells, for the given rows."""
+    for j, parts in zip(rows, zip(*cells, strict=True) if cells else [()] * len(rows), strict=True):
+        out[j] = template % parts
+
+
+def _object_template(fields: Mapping[str, str]) -> str:
+    """A JSON object's text with `%s` where each value goes (or the value's own text)."""
+    return "{" + ", ".join(f"{encode_basestring(k)}: {v}" for k, v in fields.items()) + "}"
+
+
+def _float_texts(values: list[float | None]) -> list[str]:
+    return numbers_text(np.array([np.nan if v is None else v for v in values], dtype="float64"))
+
+
+def _tensor_path_cells(columns: LaunchColumns) -> list[str]:
+    """`tensor_paths` of every launch: one template per set of paths, numbers filled column-wise."""
+    records: list[Mapping[str, TensorPath]] = columns["tensor_paths"].tolist()
+    out = [""] * len(records)
+    for paths, rows in _by_pattern(records, tuple).items():
+        assert isinstance(paths, tuple)
+        first = records[rows[0]]
+        inner = {
+            p: {"unit": encode_basestring(first[p].unit), "count": "%s", "peak_per_s": "%s"} for p in paths
+        }
+        template = _object_template({p: _object_template(fields) for p, fields in inner.items()})
+        cells: list[list[str]] = []
+        for p in paths:
+            paths_of_rows = [records[j][p] for j in rows]
+            cells += [
+                _float_texts([t.count for t in paths_of_rows]),
+                _float_texts([t.peak_per_s for t in paths_of_rows]),
+            ]
+        _fill(out, rows, template, cells)
+    return out
+
+
+def _instruction_shape(r: InstructionRoofline | None) -> Hashable:
+    return (
+        None if r is None else (tuple(r.intensity_warp_inst_per_transaction), tuple(r.transaction_peak_per_s))
+    )
+
+
+def _instruction_cells(columns: LaunchColumns) -> list[str]:
+    """`instruction_roofline` of every launch: one template per set of tiers, filled column-wise."""
+    records: list[InstructionRoofline | None] = columns["instructions"].tolist()
+    out = ["null"] * len(records)
+    for shape, rows in _by_pattern(records, _instruction_shape).items():
+        if shape is None:
+            continue
+        assert isinstance(shape, tuple)
+        tiers, peak_tiers = shape
+        rs = [r for j in rows if (r := records[j]) is not None]
+        template = _object_template(
+            {
+                "warp_inst": "%s",
+                "warp_inst_per_s": "%s",
+                "issue_peak_warp_inst_per_s": "%s",
+                "issue_peak_source": "%s",
+                "intensity_warp_inst_per_transaction": _object_template(dict.fromkeys(tiers, "%s")),
+                "transaction_peak_per_s": _object_template(dict.fromkeys(peak_tiers, "%s")),
+                "transaction_bytes": _encode({k: TRANSACTION_BYTES[k] for k in tiers}),
+                "recipe": "%s",
+            }
+        )
+        cells = [
+            _float_texts([r.warp_inst for r in rs]),
+            _float_texts([r.warp_inst_per_s for r in rs]),
+            _float_texts([r.issue_peak_warp_inst_per_s for r in rs]),
+            shared_texts([r.issue_peak_source for r in rs], _encode),
+            *(_float_texts([r.intensity_warp_inst_per_transaction[k] for r in rs]) for k in tiers),
+            *(_float_texts([r.transaction_peak_per_s[k] for r in rs]) for k in peak_tiers),
+            shared_texts([r.recipe for r in rs], _encode),
+        ]
+        _fill(out, rows, template, cells)
     return out
 
 
