@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+
+import numpy as np
 
 from ncu_roof.analysis import Analysis
+from ncu_roof.groups import headroom_array
 from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS
-from ncu_roof.records import Kernel
-from ncu_roof.render.jsonout import kernel_json
 from ncu_roof.render.text import csv_cell
 
 _SCALARS = (
@@ -48,17 +50,32 @@ COLUMNS = (
 )
 
 
-def _row(kernel: Kernel) -> dict[str, object]:
-    k = kernel_json(kernel)
-    row: dict[str, object] = {key: k[key] for key in ("id", "input", "device", *_TEXTS, *_SCALARS)}
+def _numbers(values: np.ndarray) -> list[object]:
+    """CSV cells of numbers: missing and non-finite are empty."""
+    return [cell(v) if math.isfinite(v) else "" for v in values.tolist()]
+
+
+def _texts(values: list[str | None]) -> list[object]:
+    guarded = {v: csv_cell(v) for v in set(values) if v is not None}
+    return ["" if v is None else guarded[v] for v in values]
+
+
+def _columns(analysis: Analysis) -> dict[str, list[object]]:
+    """Every CSV column of every launch, from the launch columns."""
+    c = analysis.columns
+    out: dict[str, list[object]] = {key: c[key].tolist() for key in ("id", "input", "device")}
+    out |= {key: _texts(c[key].tolist()) for key in (*_TEXTS, "name")}
+    for key in _SCALARS:
+        values = c[key]
+        if values.dtype.kind == "f":
+            out[key] = _numbers(values)
+        else:
+            out[key] = ["" if v is None else getattr(v, "value", v) for v in values.tolist()]
     for field, (keys, pattern) in _NESTED.items():
-        row.update({pattern.format(key): k[field][key] for key in keys})
-    for key in _TEXTS:
-        row[key] = None if row[key] is None else csv_cell(str(row[key]))
-    row["name"] = csv_cell(kernel.name)
-    row["notes"] = csv_cell("; ".join(kernel.notes))
-    row["headroom_s"] = k["headroom_s"]
-    return {column: cell(row[column]) for column in COLUMNS}
+        out |= {pattern.format(key): _numbers(c.key(field, key)) for key in keys}
+    out["notes"] = _texts(["; ".join(notes) for notes in c["notes"].tolist()])
+    out["headroom_s"] = _numbers(headroom_array(c["duration_s"], c["pct_of_roof"]))
+    return out
 
 
 def cell(value: object) -> object:
@@ -72,7 +89,8 @@ def cell(value: object) -> object:
 
 def render_csv(analysis: Analysis) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(_row(kernel) for kernel in analysis.kernels)
+    writer = csv.writer(out, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    columns = _columns(analysis)
+    writer.writerows(zip(*(columns[name] for name in COLUMNS), strict=True))
     return out.getvalue()
