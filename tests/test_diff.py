@@ -17,9 +17,10 @@ from conftest import CliResult
 
 from ncu_roof.analysis import Analysis, analyze
 from ncu_roof.cli.report import table_settings
-from ncu_roof.comparison import MismatchError, Status, diff, gate
+from ncu_roof.comparison import MismatchError, diff, gate
 from ncu_roof.errors import GateError
 from ncu_roof.ingest import read_input
+from ncu_roof.pairs import Status
 from ncu_roof.render.diffout import (
     KERNEL_MIN,
     render_diff_json,

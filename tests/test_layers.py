@@ -49,6 +49,8 @@ LAYER_OF = {
     "ncu_roof.columns": "analysis",  # LaunchColumns, KernelRows: launches as columns, a Kernel on demand
     "ncu_roof.verdicts": "analysis",  # the verdict ladder of a device's launches at once
     "ncu_roof.notes": "analysis",  # the notes of a device's launches at once
+    "ncu_roof.device_columns": "analysis",  # one device's launches → LaunchColumns
+    "ncu_roof.pairs": "analysis",  # base vs head matched pair by pair, as columns
     "ncu_roof.comparison": "analysis",
     "ncu_roof.expect": "analysis",
     "ncu_roof.prediction": "analysis",

@@ -13,7 +13,7 @@ import pytest
 
 from ncu_roof.errors import BadInputError
 from ncu_roof.pipeline import Request, pool_size, read_tables, run
-from ncu_roof.render import jsonout
+from ncu_roof.render import jsonkernels, jsonout
 
 CORPUS_INPUTS = (
     "reexport/a10_rep_2023.2.0_105-kernels-llm.ncu2024.1-raw-base.csv",
@@ -24,13 +24,13 @@ CORPUS_INPUTS = (
 )
 
 
-@pytest.mark.parametrize("chunk", [7, jsonout.CHUNK_KERNELS])
+@pytest.mark.parametrize("chunk", [7, jsonkernels.CHUNK_KERNELS])
 def test_columns_text_is_the_kernels_json(corpus: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
-    monkeypatch.setattr(jsonout, "CHUNK_KERNELS", chunk)
+    monkeypatch.setattr(jsonkernels, "CHUNK_KERNELS", chunk)
     analysis = run([str(corpus / p) for p in CORPUS_INPUTS])
     assert len(analysis.kernels) > 100
-    text = jsonout.kernels_text(analysis.kernels)
-    per_kernel = [jsonout.kernel_json(k) for k in analysis.kernels]
+    text = jsonkernels.kernels_text(analysis.kernels)
+    per_kernel = [jsonkernels.kernel_json(k) for k in analysis.kernels]
     assert text == json.dumps(per_kernel, ensure_ascii=False, allow_nan=False)
 
 
@@ -44,8 +44,8 @@ def test_columns_text_writes_non_finite_as_null(corpus: Path) -> None:
         intensity_flop_per_byte={**kernel.intensity_flop_per_byte, "dram": math.inf},
         cap_flop_per_s={**kernel.cap_flop_per_s, "l2": -math.inf},
     )
-    parsed = json.loads(jsonout.kernels_text([odd, kernel]))
-    assert parsed == [jsonout.kernel_json(odd), jsonout.kernel_json(kernel)]
+    parsed = json.loads(jsonkernels.kernels_text([odd, kernel]))
+    assert parsed == [jsonkernels.kernel_json(odd), jsonkernels.kernel_json(kernel)]
     assert parsed[0]["duration_s"] is None and parsed[0]["pct_of_roof"] is None
     assert parsed[0]["intensity_flop_per_byte"]["dram"] is None
     assert parsed[0]["cap_flop_per_s"]["l2"] is None

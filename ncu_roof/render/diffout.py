@@ -9,9 +9,11 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from ncu_roof.columns import shared_texts
-from ncu_roof.comparison import DURATION, FLOP_PER_S, Change, Diff, KernelDiff, Status, tier_key
+from ncu_roof.comparison import Diff
 from ncu_roof.model import finite_or_none
-from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS, numbers_text
+from ncu_roof.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
+from ncu_roof.render.jsonkernels import numbers_text
+from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
 from ncu_roof.render.text import TIER_NAMES, code_span, launch_shape, one_line, shorten, si, table_cell
 
 SCHEMA = "ncu-roof/diff/v1"

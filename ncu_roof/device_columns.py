@@ -1,0 +1,401 @@
+"""One device's launches as columns: every `Kernel` field from the normalized launches and the
+verdict arrays, with the notes; text columns coded once (launches share recipes and traffic)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from ncu_roof.columns import LaunchColumns
+from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, Roofs, is_set, objects
+from ncu_roof.notes import NoteInputs, launch_notes
+from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
+from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
+from ncu_roof.verdicts import Verdicts
+
+_RECIPE_KEYS = (
+    "duration_s",
+    *(f"flop_{p}" for p in PRECISIONS),
+    *(f"{t}_bytes" for t in TIERS),
+    "warp_inst",
+)
+NAN = float("nan")
+T = TypeVar("T")
+
+
+def _shared(keys: Sequence[Hashable], make: Callable[[Any], T]) -> np.ndarray:
+    """`[make(k) for k in keys]` as an object array, made once per distinct key (launches that
+    share a set of missing counters share one object)."""
+    made: dict[Hashable, T] = {}
+    out = np.empty(len(keys), dtype=object)
+    out[:] = [made[k] if k in made else made.setdefault(k, make(k)) for k in keys]
+    return out
+
+
+@dataclass(frozen=True)
+class _Coded:
+    """One column as codes into its distinct values (pandas.factorize): code -1 is missing."""
+
+    codes: np.ndarray
+    values: list[Any]
+    missing: Any = None  # the value of a missing cell
+
+    def value(self, code: int) -> Any:
+        return self.missing if code < 0 else self.values[code]
+
+
+def _coded(group: pd.DataFrame, column: str, as_value: Callable[[Any], Any] = lambda v: v) -> _Coded:
+    """A column coded; an absent column is missing everywhere. Text columns: non-text is missing."""
+    if column not in group.columns:
+        return _Coded(np.full(len(group), -1, dtype="int64"), [])
+    codes, uniques = pd.factorize(group[column], use_na_sentinel=True)
+    return _Coded(codes.astype("int64"), [as_value(u) for u in uniques])
+
+
+def _text_value(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _shared_rows(columns: Sequence[_Coded], n: int, make: Callable[[tuple[Any, ...]], T]) -> np.ndarray:
+    """`make(the row's values)` for every row, made once per distinct row (launches that share a
+    recipe or traffic definitions share one object)."""
+    key = np.zeros(n, dtype="int64")
+    radix = 1
+    for c in columns:
+        width = len(c.values) + 1
+        if radix * width >= 2**62:  # too many combinations for one integer: the rows themselves
+            matrix = np.column_stack([c.codes for c in columns])
+            key = np.unique(matrix, axis=0, return_inverse=True)[1].ravel()
+            break
+        key = key * width + (c.codes + 1)
+        radix *= width
+    distinct, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    made = np.empty(len(distinct), dtype=object)
+    made[:] = [make(tuple(c.value(int(c.codes[j])) for c in columns)) for j in first.tolist()]
+    out: np.ndarray = made[inverse.ravel()]
+    return out
+
+
+def device_columns(
+    ident: pd.DataFrame,
+    group: pd.DataFrame,
+    v: Verdicts,
+    device: Device,
+    input_index: int,
+    total_s: float,
+) -> LaunchColumns:
+    """Every `Kernel` field of one device's launches, as columns."""
+    n = len(group)
+    failed = v.failed
+
+    def measured(column: str) -> np.ndarray:
+        if column not in group.columns:
+            return np.full(n, NAN)
+        return np.where(failed, NAN, group[column].to_numpy(dtype="float64"))
+
+    duration = measured("duration_s")
+    flop = {p: measured(f"flop_{p}") for p in PRECISIONS}
+    flop_total = measured("flop_total")
+    nbytes = {t: measured(f"{t}_bytes") for t in TIERS}
+    sol = {k: measured(f"sol_{k}_pct") for k in SOL_KEYS}
+    timed = ~np.isnan(duration) & (duration != 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        achieved_bw = {t: np.where(timed & ~np.isnan(b), b / duration, NAN) for t, b in nbytes.items()}
+        intensity = {
+            t: np.where(np.isnan(flop_total) | np.isnan(b), NAN, np.where(b > 0, flop_total / b, math.inf))
+            for t, b in nbytes.items()
+        }
+        achieved_flop = np.where(timed & ~np.isnan(flop_total), flop_total / duration, NAN)
+        at_roof = v.arrays.time_at_roof_s
+        pct = np.where(v.supported & ~np.isnan(at_roof) & timed, 100.0 * at_roof / duration, NAN)
+        time_share = duration / total_s if total_s > 0 else np.full(n, NAN)
+    recipe = _shared_rows(
+        [_coded(group, f"{key}_recipe", _text_value) for key in _RECIPE_KEYS],
+        n,
+        lambda texts: {k: t for k, t in zip(_RECIPE_KEYS, texts, strict=True) if t is not None},
+    )
+    ceiling = np.where(v.supported, v.ceiling, objects(None, n))
+    ops_total = measured("ops_total")
+    paths = _tensor_path_columns(group, failed)
+    pipes = {
+        c.removeprefix(PIPE_PREFIX).removesuffix("_pct"): measured(c)
+        for c in group.columns
+        if c.startswith(PIPE_PREFIX) and c.endswith("_pct")
+    }
+    not_collected = _not_collected(group, failed)
+    lower = group["flop_total_is_lower_bound"].to_numpy(dtype=bool) & ~np.isnan(flop_total)
+    missing = _missing(failed, duration, flop_total, nbytes, sol)
+    values: dict[str, np.ndarray] = {
+        **_identity(ident, input_index, device.index),
+        "duration_s": duration,
+        "time_share": time_share,
+        "achieved_flop_per_s": achieved_flop,
+        "attainable_flop_per_s": v.arrays.attainable_flop_per_s,
+        "pct_of_roof": pct,
+        "compute_ceiling_pct": np.where(is_set(ceiling), v.ceiling_pct, NAN),
+        "small_grid": v.sol.small_grid.astype(bool),
+        "flop_total_is_lower_bound": lower,
+        "binding": v.arrays.binding,
+        "roofline_binding": v.arrays.binding,
+        "compute_precision": v.precisions,
+        "bound": v.bound,
+        "verdict_basis": v.basis,
+        "sol_bound": v.sol.bound,
+        "sol_unit": v.sol.unit,
+        "compute_ceiling": ceiling,
+        "recipe": recipe,
+        "missing": missing,
+        "traffic": _traffic(group, nbytes),
+        "not_collected": not_collected,
+        "instructions": _instructions(v, measured("warp_inst"), recipe),
+        **_ops(paths, ops_total),
+        "tensor_paths": paths.records,
+    }
+    notes = launch_notes(
+        NoteInputs(
+            failed=failed,
+            collection_failed=v.collection_failed,
+            missing=missing,
+            no_compute_roofs=not device.roofs.compute_flop_per_s,
+            unroofed=v.arrays.unroofed,
+            bytes_recipe={t: [r.get(f"{t}_bytes", "") for r in recipe] for t in v.arrays.unroofed},
+            not_collected=not_collected,
+            flop=flop,
+            flop_total_is_lower_bound=lower,
+            tensor_pipe_pct=measured("tensor_pipe_pct"),
+            integer_tensor_ops=~np.isnan(ops_total) & (ops_total != 0),
+            basis=v.basis,
+            bound=v.bound,
+            sol_bound=v.sol.bound,
+            sol_unit=v.sol.unit,
+            disagrees=v.disagrees,
+            supported=v.supported,
+            binding=v.arrays.binding,
+            pct=pct,
+            sol_sm_pct=sol["sm"],
+            sol_memory_pct=sol["memory"],
+            waves=group["waves_per_sm"].to_numpy(dtype="float64"),
+            busiest_pipe=_busiest_pipe(pipes, n),
+            busiest_tier=_busiest_tier(achieved_bw, device.roofs, ~np.isnan(flop_total)),
+            tensor_by_pipe=np.array([r.get("flop_tensor", "").endswith("*512") for r in recipe], dtype=bool)
+            & (np.nan_to_num(flop["tensor"]) > 0),
+        )
+    )
+    given = ident["input_notes"].tolist()
+    values["notes"] = _objects(
+        [(*(g or ()), *made) if g or made else () for g, made in zip(given, notes, strict=True)]
+    )
+    maps = {
+        "flop": {**flop, "total": flop_total},
+        "bytes": nbytes,
+        "intensity_flop_per_byte": intensity,
+        "achieved_byte_per_s": achieved_bw,
+        "sol_pct": sol,
+        "cap_flop_per_s": dict(v.arrays.cap_flop_per_s),
+        "pipe_pct": pipes,
+    }
+    return LaunchColumns(n, values, maps)
+
+
+def _objects(values: Sequence[Any]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
+
+
+def _identity(ident: pd.DataFrame, input_index: int, device_index: int) -> dict[str, np.ndarray]:
+    n = len(ident)
+    return {
+        "id": ident["id"].to_numpy(dtype="int64"),
+        "run": ident["run"].fillna(0).to_numpy(dtype="int64"),
+        "name": _decoded(_coded(ident, "name", str), ""),
+        "input": np.full(n, input_index, dtype="int64"),
+        "device": np.full(n, device_index, dtype="int64"),
+        **{c: _decoded(_coded(ident, c, str), None) for c in ("grid", "block", "nvtx")},
+    }
+
+
+def _decoded(column: _Coded, missing: str | None) -> np.ndarray:
+    """A coded column back as an object array of its values (`missing` where missing)."""
+    values = np.empty(len(column.values) + 1, dtype=object)
+    values[:] = [*column.values, missing]
+    out: np.ndarray = values[column.codes]  # code -1: the last entry
+    return out
+
+
+@dataclass(frozen=True)
+class _TensorPathColumns:
+    records: np.ndarray  # object: {path: TensorPath} per launch ({} for a failed one)
+    op_counts: Mapping[str, np.ndarray]  # integer paths: operations per launch (NaN: n/a)
+    present: np.ndarray  # bool: the launch has its paths (not failed, and the input has some)
+
+
+def _tensor_path_columns(group: pd.DataFrame, failed: np.ndarray) -> _TensorPathColumns:
+    columns = [c for c in group.columns if c.startswith(TENSOR_PATH_PREFIX)]
+    n = len(group)
+    if not columns:
+        return _TensorPathColumns(_objects([{}] * n), {}, np.zeros(n, dtype=bool))
+    paths = [c.removeprefix(TENSOR_PATH_PREFIX) for c in columns]
+    units = ["OP" if is_integer_path(p) else "FLOP" for p in paths]
+    counts = [group[c].to_numpy(dtype="float64") for c in columns]
+    peaks = [
+        group[f"peak_{c}_per_s"].to_numpy(dtype="float64")
+        if f"peak_{c}_per_s" in group.columns
+        else np.full(n, NAN)
+        for c in columns
+    ]
+    records = [
+        {}
+        if failed[j]
+        else {
+            p: TensorPath(u, number(c[j]), number(k[j]))
+            for p, u, c, k in zip(paths, units, counts, peaks, strict=True)
+        }
+        for j in range(n)
+    ]
+    ops = {p: c for p, u, c in zip(paths, units, counts, strict=True) if u == "OP"}
+    return _TensorPathColumns(_objects(records), ops, ~failed)
+
+
+def _ops(paths: _TensorPathColumns, ops_total: np.ndarray) -> dict[str, np.ndarray]:
+    """`ops` (integer tensor paths + "total", only where the launch has integer paths) and whether
+    its total is a lower bound (some path read n/a)."""
+    n = len(ops_total)
+    if not paths.op_counts:
+        return {"ops": _objects([{}] * n), "ops_total_is_lower_bound": np.zeros(n, dtype=bool)}
+    counts = paths.op_counts
+    rows = [
+        {**{p: number(c[j]) for p, c in counts.items()}, "total": number(ops_total[j])}
+        if paths.present[j]
+        else {}
+        for j in range(n)
+    ]
+    partial = np.column_stack([np.isnan(c) for c in counts.values()]).any(axis=1)
+    return {"ops": _objects(rows), "ops_total_is_lower_bound": paths.present & ~np.isnan(ops_total) & partial}
+
+
+def _not_collected(group: pd.DataFrame, failed: np.ndarray) -> np.ndarray:
+    """Per launch {precision: the FLOP terms that read n/a} ({} for a failed launch)."""
+    failure = _Coded(failed.astype("int64"), [False, True])
+    texts = [_coded(group, f"flop_{p}_not_collected", _text_value) for p in PRECISIONS]
+
+    def make(row: tuple[Any, ...]) -> dict[str, tuple[str, ...]]:
+        if row[0]:
+            return {}
+        return {p: tuple(t.split(",")) for p, t in zip(PRECISIONS, row[1:], strict=True) if t}
+
+    return _shared_rows([failure, *texts], len(group), make)
+
+
+_MISSING_NAMES = ("duration", "flop", *TIERS, "sol")
+
+
+def _missing(
+    failed: np.ndarray,
+    duration: np.ndarray,
+    flop_total: np.ndarray,
+    nbytes: Mapping[str, np.ndarray],
+    sol: Mapping[str, np.ndarray],
+) -> np.ndarray:
+    """Per launch, the quantities it lacks (none for a failed launch: its notes say why)."""
+    absent = (
+        np.column_stack(
+            [
+                np.isnan(duration),
+                np.isnan(flop_total),
+                *(np.isnan(nbytes[t]) for t in TIERS),
+                np.isnan(sol["sm"]) | np.isnan(sol["memory"]),
+            ]
+        )
+        & ~failed[:, None]
+    )
+    codes = absent @ (1 << np.arange(absent.shape[1]))
+    return _shared(
+        codes.tolist(), lambda code: tuple(m for i, m in enumerate(_MISSING_NAMES) if code >> i & 1)
+    )
+
+
+def _traffic(group: pd.DataFrame, nbytes: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Per launch and tier with bytes: which traffic definition, bytes formula and roof formula."""
+    columns = []
+    for t in TIERS:
+        recipe = _coded(group, f"{t}_bytes_recipe", str)
+        columns += [
+            _Coded((~np.isnan(nbytes[t])).astype("int64"), [False, True]),
+            _coded(group, f"{t}_traffic", _text_value),
+            replace(recipe, missing="nan" if f"{t}_bytes_recipe" in group.columns else "None"),
+            _coded(group, f"bw_{t}_byte_per_s_recipe", _text_value),
+        ]
+
+    def make(row: tuple[Any, ...]) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        for i, tier in enumerate(TIERS):
+            has_bytes, definition, recipe, roof = row[4 * i : 4 * i + 4]
+            if has_bytes and definition is not None:
+                entry = {"definition": definition, "recipe": recipe}
+                out[tier] = entry if roof is None else {**entry, "roof": roof}
+        return out
+
+    return _shared_rows(columns, len(group), make)
+
+
+def _instructions(v: Verdicts, warp_inst: np.ndarray, recipe: np.ndarray) -> np.ndarray:
+    """Ding & Williams' instruction roofline per launch (None without warp instructions)."""
+    arrays = v.instructions
+    out = np.full(len(warp_inst), None, dtype=object)
+    for j in np.flatnonzero(~np.isnan(warp_inst)).tolist():
+
+        def present(values: Mapping[str, np.ndarray], j: int = j) -> dict[str, float]:
+            return {k: float(a[j]) for k, a in values.items() if np.isfinite(a[j])}
+
+        out[j] = InstructionRoofline(
+            warp_inst=float(warp_inst[j]),
+            warp_inst_per_s=number(arrays.warp_inst_per_s[j]),
+            issue_peak_warp_inst_per_s=number(arrays.issue_peak_warp_inst_per_s[j]),
+            issue_peak_source=v.issue_source[j],
+            intensity_warp_inst_per_transaction=present(arrays.intensity_warp_inst_per_transaction),
+            transaction_peak_per_s=present(arrays.transaction_peak_per_s),
+            recipe=recipe[j].get("warp_inst"),
+        )
+    return out
+
+
+def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int) -> np.ndarray:
+    """Per launch, its busiest arithmetic pipe as words (`alu pipe 76%`), None without pipe figures."""
+    compute = {p: a for p, a in pipes.items() if not p.startswith(NON_COMPUTE_PIPES)}
+    out = np.full(n, None, dtype=object)
+    if not compute:
+        return out
+    names = list(compute)
+    pct = np.column_stack(list(compute.values()))
+    best = np.argmax(np.where(np.isnan(pct), -np.inf, pct), axis=1)
+    for j in np.flatnonzero(~np.isnan(pct).all(axis=1)).tolist():
+        out[j] = f"{names[best[j]]} pipe {pct[j, best[j]]:.0f}%"
+    return out
+
+
+def _busiest_tier(achieved_bw: Mapping[str, np.ndarray], roofs: Roofs, has_flop: np.ndarray) -> np.ndarray:
+    """Per launch without FLOPs: the tier whose bandwidth it used most, (tier, percent of its roof)."""
+    n = len(has_flop)
+    out = np.full(n, None, dtype=object)
+    tiers = [t for t in achieved_bw if roofs.bandwidth_byte_per_s.get(t, 0) > 0]
+    if not tiers:
+        return out
+    used = np.column_stack([100.0 * achieved_bw[t] / roofs.bandwidth_byte_per_s[t] for t in tiers])
+    best = np.argmax(np.where(np.isnan(used), -np.inf, used), axis=1)
+    for j in np.flatnonzero(~has_flop & ~np.isnan(used).all(axis=1)).tolist():
+        out[j] = (tiers[best[j]], float(used[j, best[j]]))
+    return out
+
+
+def number(value: Any) -> float | None:
+    """A number, None where it is missing (None, NA or NaN)."""
+    if value is None or value is pd.NA:
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number

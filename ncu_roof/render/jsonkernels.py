@@ -1,0 +1,343 @@
+"""The kernel objects of `--format json`: the field spec, one kernel's dict (`kernel_json`), and
+the text of many kernels at once, built from the launch columns (`kernels_text`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from json.encoder import encode_basestring
+from typing import Any
+
+import numpy as np
+
+from ncu_roof.columns import LaunchColumns, columns_of, shared_texts
+from ncu_roof.groups import headroom_array, headroom_s
+from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, TRANSACTION_BYTES, finite_or_none
+from ncu_roof.records import InstructionRoofline, Kernel, TensorPath
+
+# The kernel object of the JSON, field by field: (key, kind of value, `Kernel` field), or with a
+# function that turns the field's value into its JSON value, or (key, kind, a function of a
+# `Kernel`, the same of the launch columns) for what several fields make. The same spec gives one
+# kernel's dict (`kernel_json`) and, from the analysis' columns, the text of every kernel at once
+# (`kernels_text`): that is what makes 100,000 launches cheap to write. An OBJECT is any
+# JSON-ready value (dict, list, None; numbers already finite or None).
+NUMBER, INT, TEXT, BOOL, ENUM, NUMBERS, OBJECT = "number", "int", "text", "bool", "enum", "numbers", "object"
+DENSE = "dense"  # a mapping of numbers with fixed keys (given in the spec)
+Convert = Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class Field:
+    key: str
+    kind: str
+    field: str  # the `Kernel` field (and launch column) it is read from
+    convert: Convert | None = None  # OBJECT: the field's value → its JSON value
+    keys: tuple[str, ...] = ()  # DENSE: the mapping's keys
+
+
+@dataclass(frozen=True)
+class Derived:
+    key: str
+    kind: str
+    of_kernel: Callable[[Kernel], Any]
+    of_columns: Callable[[LaunchColumns], list[str]]  # the JSON text of every launch
+
+
+def _tensor_paths(paths: Mapping[str, TensorPath]) -> dict[str, dict[str, Any]]:
+    return {
+        path: {"unit": t.unit, "count": finite_or_none(t.count), "peak_per_s": finite_or_none(t.peak_per_s)}
+        for path, t in paths.items()
+    }
+
+
+def _instructions(roof: InstructionRoofline | None) -> dict[str, Any] | None:
+    if roof is None:
+        return None
+    return {
+        "warp_inst": finite_or_none(roof.warp_inst),
+        "warp_inst_per_s": finite_or_none(roof.warp_inst_per_s),
+        "issue_peak_warp_inst_per_s": finite_or_none(roof.issue_peak_warp_inst_per_s),
+        "issue_peak_source": roof.issue_peak_source,
+        "intensity_warp_inst_per_transaction": {
+            k: finite_or_none(v) for k, v in roof.intensity_warp_inst_per_transaction.items()
+        },
+        "transaction_peak_per_s": {k: finite_or_none(v) for k, v in roof.transaction_peak_per_s.items()},
+        "transaction_bytes": {k: TRANSACTION_BYTES[k] for k in roof.intensity_warp_inst_per_transaction},
+        "recipe": roof.recipe,
+    }
+
+
+def _sol_verdict_cells(columns: LaunchColumns) -> list[str]:
+    parts = (columns["sol_bound"].tolist(), columns["sol_unit"].tolist(), columns["small_grid"].tolist())
+    return shared_texts(  # tuples: distinct ones encoded once
+        list(zip(*parts, strict=True)),
+        lambda p: encode({"bound": p[0].value, "unit": p[1], "small_grid": p[2]}),
+    )
+
+
+KERNEL_SPEC: tuple[Field | Derived, ...] = (
+    Field("id", INT, "id"),
+    Field("name", TEXT, "name"),
+    Field("input", INT, "input"),
+    Field("run", INT, "run"),
+    Field("device", INT, "device"),
+    Field("grid", TEXT, "grid"),
+    Field("block", TEXT, "block"),
+    Field("nvtx", TEXT, "nvtx"),
+    Field("duration_s", NUMBER, "duration_s"),
+    Field("time_share", NUMBER, "time_share"),
+    Field("flop", DENSE, "flop", keys=(*PRECISIONS, "total")),
+    Field("bytes", DENSE, "bytes", keys=TIERS),
+    Field("intensity_flop_per_byte", DENSE, "intensity_flop_per_byte", keys=TIERS),
+    Field("achieved_flop_per_s", NUMBER, "achieved_flop_per_s"),
+    Field("achieved_byte_per_s", DENSE, "achieved_byte_per_s", keys=TIERS),
+    Field("attainable_flop_per_s", NUMBER, "attainable_flop_per_s"),
+    Field("cap_flop_per_s", NUMBERS, "cap_flop_per_s"),
+    Field("binding", TEXT, "binding"),
+    Field("bound", ENUM, "bound"),
+    Field("compute_precision", TEXT, "compute_precision"),
+    Field("pct_of_roof", NUMBER, "pct_of_roof"),
+    Derived(
+        "above_roof",
+        BOOL,
+        lambda k: k.above_roof,
+        lambda c: _flags((c["pct_of_roof"] > 100.0).tolist()),
+    ),
+    Field("sol_pct", DENSE, "sol_pct", keys=SOL_KEYS),
+    Field("recipe", OBJECT, "recipe", dict),
+    Field("traffic", OBJECT, "traffic", lambda v: {tier: dict(entry) for tier, entry in v.items()}),
+    Field("notes", OBJECT, "notes", list),
+    Field("verdict_basis", ENUM, "verdict_basis"),
+    Derived(
+        "sol_verdict",
+        OBJECT,
+        lambda k: {"bound": k.sol_bound.value, "unit": k.sol_unit, "small_grid": k.small_grid},
+        _sol_verdict_cells,
+    ),
+    Field("flop_total_is_lower_bound", BOOL, "flop_total_is_lower_bound"),
+    Field("not_collected", OBJECT, "not_collected", lambda v: {p: list(t) for p, t in v.items()}),
+    Field("ops", OBJECT, "ops", lambda v: {k: finite_or_none(x) for k, x in v.items()}),
+    Field("ops_total_is_lower_bound", BOOL, "ops_total_is_lower_bound"),
+    Derived("tensor_paths", OBJECT, lambda k: _tensor_paths(k.tensor_paths), lambda c: _tensor_path_cells(c)),
+    Field("pipe_pct", NUMBERS, "pipe_pct"),
+    Field("compute_ceiling", TEXT, "compute_ceiling"),
+    Field("compute_ceiling_pct", NUMBER, "compute_ceiling_pct"),
+    Derived(
+        "instruction_roofline",
+        OBJECT,
+        lambda k: _instructions(k.instructions),
+        lambda c: _instruction_cells(c),
+    ),
+    Derived(
+        "headroom_s",
+        NUMBER,
+        headroom_s,
+        lambda c: numbers_text(headroom_array(c["duration_s"], c["pct_of_roof"])),
+    ),
+)
+
+
+def _value(spec: Field, value: Any) -> Any:
+    """One `Kernel` value as the JSON holds it: non-finite numbers as null, enums by value."""
+    if spec.kind == NUMBER:
+        return finite_or_none(value)
+    if spec.kind == ENUM:
+        return value.value
+    if spec.kind == DENSE:
+        return {k: finite_or_none(value.get(k)) for k in spec.keys}
+    if spec.kind == NUMBERS:
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if spec.kind == OBJECT and spec.convert is not None:
+        return spec.convert(value)
+    return value
+
+
+def kernel_json(kernel: Kernel) -> dict[str, Any]:
+    """One kernel's object, from the `Kernel` (what `kernels_text` writes for many at once)."""
+    return {
+        spec.key: spec.of_kernel(kernel)
+        if isinstance(spec, Derived)
+        else _value(spec, getattr(kernel, spec.field))
+        for spec in KERNEL_SPEC
+    }
+
+
+encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
+def numbers_text(values: np.ndarray) -> list[str]:
+    """Numbers (NaN for missing) as `json.dumps` writes them; NaN and ±inf as null."""
+    numbers = np.asarray(values, dtype="float64")
+    finite = np.isfinite(numbers)
+    if not finite.any():
+        return ["null"] * len(numbers)
+    cells = numbers.astype(object)
+    cells[~finite] = None
+    return encode(cells.tolist())[1:-1].split(", ")  # numbers and null never hold ", "
+
+
+def _flags(values: list[bool]) -> list[str]:
+    return ["true" if v else "false" for v in values]
+
+
+def _sparse(arrays: Mapping[str, np.ndarray], n: int) -> list[str]:
+    """Per launch, an object of the keys whose value is not NaN (sparse maps): one template per
+    pattern of present keys, filled for the launches with that pattern."""
+    if not arrays:
+        return ["{}"] * n
+    names = [encode_basestring(k) for k in arrays]
+    texts = [np.array(numbers_text(a), dtype=object) for a in arrays.values()]
+    present = np.column_stack([~np.isnan(a) for a in arrays.values()])
+    codes = _pattern_codes(present)
+    out: list[str] = [""] * n
+    for code in np.unique(codes).tolist():
+        rows = np.flatnonzero(codes == code)
+        keys = np.flatnonzero(present[rows[0]]).tolist()
+        template = "{" + ", ".join(f"{names[i]}: %s" for i in keys) + "}"
+        cells = zip(*(texts[i][rows] for i in keys), strict=True) if keys else [()] * len(rows)
+        for j, parts in zip(rows.tolist(), cells, strict=True):
+            out[j] = template % parts
+    return out
+
+
+def _by_pattern(records: list[Any], pattern: Callable[[Any], Hashable]) -> dict[Hashable, list[int]]:
+    """Rows grouped by the shape of their record (its keys): one template per shape."""
+    rows: dict[Hashable, list[int]] = {}
+    for j, record in enumerate(records):
+        rows.setdefault(pattern(record), []).append(j)
+    return rows
+
+
+def _fill(out: list[str], rows: list[int], template: str, cells: Sequence[list[str]]) -> None:
+    """out[j] = the template filled with row j's cells, for the given rows."""
+    for j, parts in zip(rows, zip(*cells, strict=True) if cells else [()] * len(rows), strict=True):
+        out[j] = template % parts
+
+
+def _object_template(fields: Mapping[str, str]) -> str:
+    """A JSON object's text with `%s` where each value goes (or the value's own text)."""
+    return "{" + ", ".join(f"{encode_basestring(k)}: {v}" for k, v in fields.items()) + "}"
+
+
+def _float_texts(values: list[float | None]) -> list[str]:
+    return numbers_text(np.array([np.nan if v is None else v for v in values], dtype="float64"))
+
+
+def _tensor_path_cells(columns: LaunchColumns) -> list[str]:
+    """`tensor_paths` of every launch: one template per set of paths, numbers filled column-wise."""
+    records: list[Mapping[str, TensorPath]] = columns["tensor_paths"].tolist()
+    out = [""] * len(records)
+    for paths, rows in _by_pattern(records, tuple).items():
+        assert isinstance(paths, tuple)
+        first = records[rows[0]]
+        inner = {
+            p: {"unit": encode_basestring(first[p].unit), "count": "%s", "peak_per_s": "%s"} for p in paths
+        }
+        template = _object_template({p: _object_template(fields) for p, fields in inner.items()})
+        cells: list[list[str]] = []
+        for p in paths:
+            paths_of_rows = [records[j][p] for j in rows]
+            cells += [
+                _float_texts([t.count for t in paths_of_rows]),
+                _float_texts([t.peak_per_s for t in paths_of_rows]),
+            ]
+        _fill(out, rows, template, cells)
+    return out
+
+
+def _instruction_shape(r: InstructionRoofline | None) -> Hashable:
+    return (
+        None if r is None else (tuple(r.intensity_warp_inst_per_transaction), tuple(r.transaction_peak_per_s))
+    )
+
+
+def _instruction_cells(columns: LaunchColumns) -> list[str]:
+    """`instruction_roofline` of every launch: one template per set of tiers, filled column-wise."""
+    records: list[InstructionRoofline | None] = columns["instructions"].tolist()
+    out = ["null"] * len(records)
+    for shape, rows in _by_pattern(records, _instruction_shape).items():
+        if shape is None:
+            continue
+        assert isinstance(shape, tuple)
+        tiers, peak_tiers = shape
+        rs = [r for j in rows if (r := records[j]) is not None]
+        template = _object_template(
+            {
+                "warp_inst": "%s",
+                "warp_inst_per_s": "%s",
+                "issue_peak_warp_inst_per_s": "%s",
+                "issue_peak_source": "%s",
+                "intensity_warp_inst_per_transaction": _object_template(dict.fromkeys(tiers, "%s")),
+                "transaction_peak_per_s": _object_template(dict.fromkeys(peak_tiers, "%s")),
+                "transaction_bytes": encode({k: TRANSACTION_BYTES[k] for k in tiers}),
+                "recipe": "%s",
+            }
+        )
+        cells = [
+            _float_texts([r.warp_inst for r in rs]),
+            _float_texts([r.warp_inst_per_s for r in rs]),
+            _float_texts([r.issue_peak_warp_inst_per_s for r in rs]),
+            shared_texts([r.issue_peak_source for r in rs], encode),
+            *(_float_texts([r.intensity_warp_inst_per_transaction[k] for r in rs]) for k in tiers),
+            *(_float_texts([r.transaction_peak_per_s[k] for r in rs]) for k in peak_tiers),
+            shared_texts([r.recipe for r in rs], encode),
+        ]
+        _fill(out, rows, template, cells)
+    return out
+
+
+def _pattern_codes(present: np.ndarray) -> np.ndarray:
+    """One integer per row of a boolean matrix, equal for equal rows."""
+    if present.shape[1] <= 62:
+        bits: np.ndarray = present @ (1 << np.arange(present.shape[1], dtype="int64"))
+        return bits
+    codes: np.ndarray = np.unique(present, axis=0, return_inverse=True)[1].ravel()
+    return codes
+
+
+def _cells_of(spec: Field | Derived, columns: LaunchColumns) -> list[str]:
+    """The JSON text of one spec entry for every launch."""
+    if isinstance(spec, Derived):
+        return spec.of_columns(columns)
+    kind, n = spec.kind, len(columns)
+    if kind == DENSE:
+        dense = columns.maps[spec.field]
+        cells = [numbers_text(dense.get(k, np.full(n, np.nan))) for k in spec.keys]
+        row = "{" + ", ".join(f"{encode_basestring(k)}: %s" for k in spec.keys) + "}"
+        return [row % parts for parts in zip(*cells, strict=True)]
+    if kind == NUMBERS:
+        return _sparse(columns.maps[spec.field], n)
+    values = columns[spec.field]
+    if kind == NUMBER:
+        return numbers_text(values)
+    if kind == INT:
+        return list(map(str, values.tolist()))
+    if kind == BOOL:
+        return _flags(values.tolist())
+    if kind == TEXT:  # names repeat: encode each distinct one once
+        items = values.tolist()
+        texts = {v: "null" if v is None else encode_basestring(v) for v in set(items)}
+        return list(map(texts.__getitem__, items))
+    return shared_texts(values.tolist(), lambda v: encode(_value(spec, v)))
+
+
+CHUNK_KERNELS = 8192  # kernels whose cells are held at once: bounds the memory of a big document
+
+
+def kernels_text(kernels: Sequence[Kernel]) -> str:
+    """`[kernel_json(k) for k in kernels]` as compact JSON text, built from the launch columns."""
+    return "".join(kernels_pieces(columns_of(kernels)))
+
+
+def kernels_pieces(columns: LaunchColumns) -> Iterator[str]:
+    """The kernels' JSON array in pieces, one chunk of kernels at a time (joined once, by the caller)."""
+    row = "{" + ", ".join(f"{encode_basestring(spec.key)}: %s" for spec in KERNEL_SPEC) + "}"
+    yield "["
+    for start in range(0, len(columns), CHUNK_KERNELS):
+        if start:
+            yield ", "
+        chunk = columns.take(np.arange(start, min(start + CHUNK_KERNELS, len(columns))))
+        cells = [_cells_of(spec, chunk) for spec in KERNEL_SPEC]
+        yield ", ".join(row % parts for parts in zip(*cells, strict=True))
+    yield "]"
