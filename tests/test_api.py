@@ -61,8 +61,9 @@ def test_cli_json_is_the_api_json(corpus: Path) -> None:
     path = str(corpus / ROOFLINE_SET)
     from ncu_roof import pipeline
     from ncu_roof.render.formats import OutputFormat, RenderOptions, render
+    from ncu_roof.render.output import text_of
 
-    cli = render(pipeline.run([path]), OutputFormat.JSON, RenderOptions())
+    cli = text_of(render(pipeline.run([path]), OutputFormat.JSON, RenderOptions()))
     assert cli == ncu_roof.analyze(path).to_json()
 
 

@@ -19,6 +19,7 @@ from ncu_roof.render.formats import (
     renderer,
     spec,
 )
+from ncu_roof.render.output import text_of
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 
@@ -62,7 +63,7 @@ def test_every_format_is_registered_and_renders_the_example(fmt: OutputFormat, e
     assert callable(renderer(fmt))
     if fmt is OutputFormat.PARQUET:
         pytest.importorskip("ncu_roof.render.parquet")
-    data = render(example, fmt, RenderOptions())  # type: ignore[arg-type]
+    data = text_of(render(example, fmt, RenderOptions()))  # type: ignore[arg-type]
     payload = data.encode("utf-8") if isinstance(data, str) else data
     assert isinstance(data, bytes) is entry.binary or fmt is OutputFormat.SVG
     assert payload.startswith(MAGIC[fmt]), payload[:40]
@@ -108,7 +109,7 @@ def test_bare_command_and_h_print_readable_help(capsys: pytest.CaptureFixture[st
     code, short, _ = cli(capsys, "-h")
     assert code == 0 and short == out
     code, sub, _ = cli(capsys, "analyze", "-h")
-    assert code == 0 and "--sort time|headroom" in sub and "[FILE]..." in sub
+    assert code == 0 and "--sort time|headroom" in sub and "[FILE...]" in sub
     for unreadable in ("<list[str]>", "<int range>", "<str>", "<float>"):
         assert unreadable not in sub
 

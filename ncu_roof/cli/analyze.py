@@ -27,7 +27,7 @@ from ncu_roof.render.formats import (
     image_format,
     render,
 )
-from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
+from ncu_roof.render.output import Document, append_summary, check_summary, check_writable, write_all
 from ncu_roof.render.text import one_line
 from ncu_roof.traffic import TrafficDefinition
 
@@ -225,7 +225,7 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     if expectations is not None:
         analysis, report = pipeline.with_expectations(analysis, expectations)
     settings = render_options(options, fmt)
-    outputs: list[tuple[str | bytes, str | None]] = [(render(analysis, fmt, settings), options.output)]
+    outputs: list[tuple[Document, str | None]] = [(render(analysis, fmt, settings), options.output)]
     if options.plot:
         outputs.append((render(analysis, plot_format(options.plot), settings), options.plot))
     summary = None
@@ -267,7 +267,7 @@ def picture_options(
 def analyze_command(
     files: list[str] = typer.Argument(
         None,
-        metavar="FILE",
+        metavar="FILE...",
         help="ncu outputs: .ncu-rep, CSV (raw, details, summary) or console text; `-` for stdin, "
         "a directory, or a glob.",
     ),

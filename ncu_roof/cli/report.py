@@ -176,7 +176,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
 @app.command("plot", cls=ReadableHelp)
 def plot_command(
     files: list[str] = typer.Argument(
-        ..., metavar="FILE", help="ncu outputs: .ncu-rep, raw-page or details CSV."
+        ..., metavar="FILE...", help="ncu outputs: .ncu-rep, raw-page or details CSV."
     ),
     output: str = typer.Option(
         ..., "--output", "-o", metavar="PATH", help="The .svg, .png or .pdf file to write."

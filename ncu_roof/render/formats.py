@@ -18,6 +18,7 @@ from ncu_roof.errors import MissingToolError, UsageError
 
 if TYPE_CHECKING:
     from ncu_roof.analysis import Analysis
+    from ncu_roof.render.output import Document
     from ncu_roof.render.summary import Summary
 
 
@@ -57,7 +58,7 @@ class RenderOptions:
     caption: Caption = Caption.SHORT
 
 
-Renderer = Callable[["Analysis", RenderOptions], "str | bytes"]
+Renderer = Callable[["Analysis", RenderOptions], "Document"]
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ def renderer(fmt: OutputFormat) -> Renderer:
             assert_never(fmt)
 
 
-def render(analysis: Analysis, fmt: OutputFormat, options: RenderOptions) -> str | bytes:
+def render(analysis: Analysis, fmt: OutputFormat, options: RenderOptions) -> Document:
     return renderer(fmt)(analysis, options)
 
 
@@ -167,10 +168,10 @@ def _table(analysis: Analysis, options: RenderOptions) -> str:
     )
 
 
-def _json(analysis: Analysis, options: RenderOptions) -> str:
-    from ncu_roof.render.jsonout import render_json
+def _json(analysis: Analysis, options: RenderOptions) -> Document:
+    from ncu_roof.render.jsonout import json_pieces
 
-    return render_json(analysis)
+    return json_pieces(analysis)
 
 
 def _csv(analysis: Analysis, options: RenderOptions) -> str:

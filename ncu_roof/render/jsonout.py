@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from ncu_roof.analysis import SCHEMA, Analysis
@@ -121,15 +122,20 @@ PRETTY_MAX_KERNELS = 500  # larger analyses are written compact, their kernels c
 
 
 def render_json(analysis: Analysis) -> str:
+    return "".join(json_pieces(analysis))
+
+
+def json_pieces(analysis: Analysis) -> Iterator[str]:
+    """The document in pieces, made as they are written: a big one is never held whole."""
     if len(analysis.kernels) <= PRETTY_MAX_KERNELS:
-        return json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        yield json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return
     kernels = object()  # stands for the kernels' text in the document
-    pieces = ["{"]
+    yield "{"
     for i, (key, value) in enumerate(_document(analysis, kernels).items()):
-        pieces.append(f"{', ' if i else ''}{encode(key)}: ")
+        yield f"{', ' if i else ''}{encode(key)}: "
         if value is kernels:
-            pieces += kernels_pieces(analysis.columns)
+            yield from kernels_pieces(analysis.columns)
         else:
-            pieces.append(encode(value))
-    pieces.append("}\n")
-    return "".join(pieces)  # one copy of a document that may be hundreds of MB
+            yield encode(value)
+    yield "}\n"

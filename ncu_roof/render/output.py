@@ -6,11 +6,16 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from ncu_roof.errors import OutputError
 
 WRITE_HINT = "check that the directory exists and that you may write there"
+
+# What a renderer gives: text, bytes, or text in pieces made as they are written (a big JSON
+# document is never held whole).
+Document = str | bytes | Iterator[str]
 
 
 class StdoutClosedError(Exception):
@@ -42,33 +47,46 @@ def _check_writable(target: Path) -> None:
         raise OutputError(f"cannot write {path}: directory {directory} is not writable", hint=WRITE_HINT)
 
 
-def write_output(data: str | bytes, path: str | None) -> None:
+def text_of(data: Document) -> str | bytes:
+    """A document whole (pieces joined)."""
+    return data if isinstance(data, str | bytes) else "".join(data)
+
+
+def _chunks(data: Document) -> Iterable[bytes]:
+    if isinstance(data, bytes):
+        return (data,)
+    if isinstance(data, str):
+        return (data.encode("utf-8"),)
+    return (piece.encode("utf-8") for piece in data)
+
+
+def write_output(data: Document, path: str | None) -> None:
     """Write to `path` atomically (never a half-written file), or to stdout when path is None/-."""
     if path is None or path == "-":
         _write_stdout(data)
         return
     check_writable(path)
     target = Path(path)
-    payload = _bytes(data)
     try:
         if target.exists() and not target.is_file():
             # a device or pipe (/dev/null, /dev/stdout, a FIFO): write through, never replace it
             with target.open("wb") as handle:
-                handle.write(payload)
+                handle.writelines(_chunks(data))
             return
-        _replace_atomically(target, payload)
+        _replace_atomically(target, data)
     except OSError as err:
         raise OutputError(f"cannot write {path}: {err.strerror or err}", hint=WRITE_HINT) from None
 
 
-def _write_stdout(data: str | bytes) -> None:
+def _write_stdout(data: Document) -> None:
     """To stdout; a closed pipe is `StdoutClosedError` (the CLI exits quietly), any other
     failure (a full disk, an I/O error) is one `OutputError`."""
+    whole = text_of(data)  # rendered whole first: a failure leaves nothing half-written on stdout
     try:
-        if isinstance(data, bytes):
-            sys.stdout.buffer.write(data)
+        if isinstance(whole, bytes):
+            sys.stdout.buffer.write(whole)
         else:
-            sys.stdout.write(data)
+            sys.stdout.write(whole)
         sys.stdout.flush()
     except BrokenPipeError:
         raise StdoutClosedError from None
@@ -78,7 +96,7 @@ def _write_stdout(data: str | bytes) -> None:
         ) from None
 
 
-def _replace_atomically(target: Path, payload: bytes) -> None:
+def _replace_atomically(target: Path, payload: Document) -> None:
     tmp = _stage(target, payload)
     try:
         os.replace(tmp, target)
@@ -87,14 +105,14 @@ def _replace_atomically(target: Path, payload: bytes) -> None:
         raise
 
 
-def _stage(target: Path, payload: bytes) -> Path:
+def _stage(target: Path, payload: Document) -> Path:
     """The payload in a temporary file beside `target`, with the mode `target` will have."""
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else _default_mode()
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     tmp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            handle.writelines(_chunks(payload))
         os.chmod(tmp, mode)  # mkstemp makes 0600; a report should be as readable as any new file
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -102,10 +120,11 @@ def _stage(target: Path, payload: bytes) -> Path:
     return tmp
 
 
-def write_all(outputs: list[tuple[str | bytes, str | None]]) -> None:
+def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
     """Several outputs, all or none: files are staged first, then devices and pipes are written,
     then the staged files are renamed into place, and stdout (None or `-`) comes last."""
-    targets = [(data, None if path in (None, "-") else Path(path)) for data, path in outputs]
+    # what goes to stdout is rendered whole before any file is written: all or none
+    targets = [(text_of(data), None) if path in (None, "-") else (data, Path(path)) for data, path in outputs]
     for _, target in targets:
         check_writable(None if target is None else str(target))
     regular = [(d, t) for d, t in targets if t is not None and (t.is_file() or not t.exists())]
@@ -113,7 +132,7 @@ def write_all(outputs: list[tuple[str | bytes, str | None]]) -> None:
     staged: list[tuple[Path, Path]] = []
     try:
         for data, target in regular:
-            staged.append((_stage(target, _bytes(data)), target))
+            staged.append((_stage(target, data), target))
         for data, target in special:
             write_output(data, str(target))
     except (OSError, OutputError) as err:
@@ -127,10 +146,6 @@ def write_all(outputs: list[tuple[str | bytes, str | None]]) -> None:
     for data, target in targets:
         if target is None:
             write_output(data, None)
-
-
-def _bytes(data: str | bytes) -> bytes:
-    return data.encode("utf-8") if isinstance(data, str) else data
 
 
 def _default_mode() -> int:
