@@ -153,7 +153,11 @@ def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | Non
     it pays)."""
     say = log or (lambda _: None)
     tables = read_tables(expand(inputs, say), request.number_style, request.jobs, request.skip_bad_rows)
-    return [run([table], request, log) for table in tables]
+    tables.reverse()
+    analyses = []
+    while tables:  # each table let go once analyzed: a big diff holds one read table at a time
+        analyses.append(run([tables.pop()], request, log))
+    return analyses
 
 
 def with_expectations(
