@@ -14,20 +14,12 @@ from ncu_roof.arch import arch_for_cc
 from ncu_roof.gpus import gpu_by_key, match_gpu
 from ncu_roof.ingest import IDENTITY_COLUMNS, RunTable
 from ncu_roof.model import (
-    COMPUTE,
     LATENCY_SOL_PCT,
-    PRECISIONS,
-    SOL_KEYS,
-    SOL_MEMORY_UNITS,
-    TIERS,
-    Bound,
     InstructionArrays,
     Roof,
     RooflineArrays,
     RooflinePoint,
-    Roofs,
     SolArrays,
-    VerdictBasis,
     compute_roof_arrays,
     instruction_arrays,
     is_set,
@@ -49,6 +41,16 @@ from ncu_roof.recipe import (
 )
 from ncu_roof.roofs import device_hardware, fill_builtin, report_roofs
 from ncu_roof.traffic import TrafficDefinition
+from ncu_roof.vocabulary import (
+    COMPUTE,
+    PRECISIONS,
+    SOL_KEYS,
+    SOL_MEMORY_UNITS,
+    TIERS,
+    Bound,
+    Roofs,
+    VerdictBasis,
+)
 
 SCHEMA = "ncu-roof/analysis/v1"
 

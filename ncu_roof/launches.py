@@ -23,7 +23,7 @@ from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.analysis import Analysis, Kernel
-from ncu_roof.model import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
+from ncu_roof.vocabulary import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
 
 if TYPE_CHECKING:
     import pyarrow as pa

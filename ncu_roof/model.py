@@ -12,14 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 
 import numpy as np
 
-PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
-TIERS = ("dram", "l2", "l1", "shared")
-SOL_KEYS = ("sm", "memory", "dram", "l2", "l1")  # Nsight's Speed-of-Light percentages
-COMPUTE = "compute"
+from ncu_roof.vocabulary import COMPUTE, SOL_MEMORY_UNITS, Bound, VerdictBasis
+
 # Nsight's SOLBottleneck rule (sections/SpeedOfLight.py): neither SM nor memory reaches 60 % →
 # latency ("small grid" under one wave); 10 points or more apart, or either at 80 % or more → bound
 # by the busier one; otherwise balanced.
@@ -27,34 +24,6 @@ LATENCY_SOL_PCT = 60.0
 BALANCED_SOL_POINTS = 10.0
 HIGH_THROUGHPUT_SOL_PCT = 80.0
 SMALL_GRID_WAVES = 1.0
-SOL_MEMORY_UNITS = ("dram", "l2", "l1")  # the memory SOL breakdown that names the busiest unit
-
-
-class Bound(Enum):
-    MEMORY = "memory"
-    COMPUTE = "compute"
-    LATENCY = "latency"
-    BALANCED = "balanced"  # Speed of Light: compute and memory within 10 points, both at 60-80 %
-    UNKNOWN = "unknown"
-
-
-class VerdictBasis(Enum):
-    """What a verdict rests on: the roofline (work, bytes, roofs), Nsight's SOL rule, or nothing."""
-
-    ROOFLINE = "roofline"
-    SOL = "sol"
-    NONE = "none"
-
-
-@dataclass(frozen=True)
-class Roofs:
-    """Peaks per precision (FLOP/s) and bandwidth per tier (byte/s); tier names are free."""
-
-    compute_flop_per_s: Mapping[str, float]
-    bandwidth_byte_per_s: Mapping[str, float]
-    source: str
-    sources: Mapping[str, str] = field(default_factory=dict)
-    name: str | None = None
 
 
 @dataclass(frozen=True)

@@ -19,17 +19,10 @@ from rich.text import Text
 from ncu_roof.arch import tensor_peaks
 from ncu_roof.errors import UsageError
 from ncu_roof.gpus import gpu_by_key
-from ncu_roof.model import (
-    COMPUTE,
-    RooflinePoint,
-    Roofs,
-    bound_of,
-    compute_roof,
-    finite_or_none,
-    roofline,
-)
-from ncu_roof.render.text import si
+from ncu_roof.model import RooflinePoint, bound_of, compute_roof, finite_or_none, roofline
+from ncu_roof.text import si
 from ncu_roof.units import Dimension, parse_quantity
+from ncu_roof.vocabulary import COMPUTE, Roofs
 from ncu_roof.workloads import Param, Workload
 
 SCHEMA = "ncu-roof/prediction/v1"

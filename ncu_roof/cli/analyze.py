@@ -28,7 +28,7 @@ from ncu_roof.render.formats import (
     render,
 )
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
-from ncu_roof.render.text import one_line
+from ncu_roof.text import one_line
 from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them

@@ -10,9 +10,9 @@ import csv
 import io
 
 from ncu_roof.analysis import Analysis, Kernel
-from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.render.jsonout import kernel_json
 from ncu_roof.render.text import csv_cell
+from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 
 _SCALARS = (
     "duration_s",

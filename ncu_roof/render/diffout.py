@@ -10,7 +10,9 @@ from typing import Any
 from ncu_roof.comparison import Change, Diff, KernelDiff, Status
 from ncu_roof.model import finite_or_none
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
-from ncu_roof.render.text import TIER_NAMES, code_span, launch_shape, one_line, shorten, si, table_cell
+from ncu_roof.render.text import code_span, table_cell
+from ncu_roof.text import launch_shape, one_line, shorten, si
+from ncu_roof.vocabulary import TIER_NAMES
 
 SCHEMA = "ncu-roof/diff/v1"
 MARKER = "<!-- ncu-roof:diff -->"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ncu_roof import __version__
 from ncu_roof.analysis import Analysis, Device, Kernel
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.model import PRECISIONS, TIERS, Bound, finite_or_none
+from ncu_roof.model import finite_or_none
 from ncu_roof.render.markdown import bandwidth_tier, intensity, intensity_tiers
 from ncu_roof.render.summary import (
     VERDICT_COLOURS,
@@ -34,7 +34,8 @@ from ncu_roof.render.summary import (
     plural,
     summarize,
 )
-from ncu_roof.render.text import one_line, pct, shorten, si
+from ncu_roof.text import one_line, pct, shorten, si
+from ncu_roof.vocabulary import PRECISIONS, TIERS, Bound
 
 if TYPE_CHECKING:
     from ncu_roof.render.formats import RenderOptions

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ncu_roof.analysis import Analysis, Device, Kernel
 from ncu_roof.errors import UsageError
-from ncu_roof.model import TRANSACTION_BYTES, Bound
+from ncu_roof.model import TRANSACTION_BYTES
 from ncu_roof.render.plot import (
     FORMATS,
     OTHER_TIER_MARKER,
@@ -28,7 +28,8 @@ from ncu_roof.render.plot import (
     pick_device,
 )
 from ncu_roof.render.summary import VERDICT_COLOURS
-from ncu_roof.render.text import TIER_NAMES, one_line, si
+from ncu_roof.text import one_line, si
+from ncu_roof.vocabulary import TIER_NAMES, Bound
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -21,7 +21,8 @@ from ncu_roof.groups import (
     headroom_s,
     ranked,
 )
-from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, TRANSACTION_BYTES, finite_or_none
+from ncu_roof.model import TRANSACTION_BYTES, finite_or_none
+from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 
 
 def device_json(device: Device) -> dict[str, Any]:

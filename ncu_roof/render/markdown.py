@@ -15,9 +15,10 @@ from urllib.parse import quote
 from ncu_roof.analysis import Analysis, Device, Kernel
 from ncu_roof.errors import UsageError
 from ncu_roof.groups import KernelGroup
-from ncu_roof.model import COMPUTE, TIERS, Bound
 from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Row, Summary, plural, summarize
-from ncu_roof.render.text import code_span, launch_shape, one_line, pct, plain, shorten, si, table_cell
+from ncu_roof.render.text import code_span, plain, table_cell
+from ncu_roof.text import launch_shape, one_line, pct, shorten, si
+from ncu_roof.vocabulary import COMPUTE, TIERS, Bound
 
 GITHUB_LIMIT_CHARS = 65536
 MARKER = "<!-- ncu-roof -->"

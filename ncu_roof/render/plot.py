@@ -23,10 +23,10 @@ from ncu_roof.analysis import Analysis, Device, Kernel
 from ncu_roof.arch import arch_for_cc
 from ncu_roof.errors import UsageError
 from ncu_roof.groups import GroupBy, KernelGroup, group_kernels, ranked
-from ncu_roof.model import Bound
 from ncu_roof.render.placement import Placer, Segment
 from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS, plural
-from ncu_roof.render.text import TIER_NAMES, one_line, shorten, si
+from ncu_roof.text import one_line, shorten, si
+from ncu_roof.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -41,7 +41,6 @@ Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow
 
 TIER_MARKERS = {"dram": "o", "l2": "s", "l1": "^", "shared": "D"}
 OTHER_TIER_MARKER = "v"
-PRECISION_NAMES = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor": "Tensor"}
 # roofs by family: memory tiers in blues (darkest = farthest from the SMs), compute in warm tones
 TIER_COLOURS = {"dram": "#08306b", "l2": "#2171b5", "l1": "#4292c6", "shared": "#6baed6"}
 OTHER_TIER_COLOUR = "#9ecae1"

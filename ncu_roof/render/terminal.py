@@ -18,7 +18,6 @@ from rich.table import Table
 from rich.text import Text
 
 from ncu_roof.analysis import Device
-from ncu_roof.model import TIERS, Bound
 from ncu_roof.render.summary import (
     NAME_HEADERS,
     VERDICT_COLOURS,
@@ -28,7 +27,8 @@ from ncu_roof.render.summary import (
     Summary,
     plural,
 )
-from ncu_roof.render.text import launch_shape, one_line, pct, shorten, si
+from ncu_roof.text import launch_shape, one_line, pct, shorten, si
+from ncu_roof.vocabulary import TIERS, Bound
 
 KERNEL_MIN = 16
 KERNEL_COMFORT = 40  # columns of rank ≥ COMFORT_RANK give way until the name gets this much
