@@ -34,7 +34,8 @@ from ncu_roof.traffic import TrafficDefinition
 if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them
     from ncu_roof.analysis import Analysis
     from ncu_roof.ingest import RunTable
-    from ncu_roof.render.plot import Arrow, PlotOptions
+    from ncu_roof.render.plot import PlotOptions
+    from ncu_roof.render.plot_panel import Arrow
 
 
 Format = OutputFormat  # the name `profile` imports

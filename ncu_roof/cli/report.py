@@ -33,7 +33,7 @@ from ncu_roof.traffic import TrafficDefinition
 if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
     from ncu_roof.analysis import Analysis
     from ncu_roof.comparison import Diff
-    from ncu_roof.render.plot import Arrow
+    from ncu_roof.render.plot_panel import Arrow
 
 
 class DiffFormat(StrEnum):

@@ -12,21 +12,13 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from io import BytesIO
 from typing import TYPE_CHECKING
 
 from ncu_roof.analysis import Analysis, Device, Kernel
 from ncu_roof.errors import UsageError
 from ncu_roof.model import TRANSACTION_BYTES
-from ncu_roof.render.plot import (
-    FORMATS,
-    OTHER_TIER_MARKER,
-    PANEL_SIZE_IN,
-    PNG_DPI,
-    RC,
-    TIER_MARKERS,
-    pick_device,
-)
+from ncu_roof.render.plot import FORMATS, PANEL_SIZE_IN, PNG_DPI, RC, pick_device, save_figure
+from ncu_roof.render.plot_draw import OTHER_TIER_MARKER, TIER_MARKERS
 from ncu_roof.render.summary import VERDICT_COLOURS
 from ncu_roof.text import one_line, si
 from ncu_roof.vocabulary import TIER_NAMES, Bound
@@ -54,11 +46,7 @@ def render_instruction_plot(analysis: Analysis, *, fmt: str = "svg", device: int
             hint=NO_INSTRUCTIONS_HINT,
         )
     with rc_context(RC):  # type: ignore[arg-type]
-        figure = _figure(chosen, kernels)
-        buffer = BytesIO()
-        metadata = {"Date": None, "Creator": None} if fmt == "svg" else {"Software": None}
-        figure.savefig(buffer, format=fmt, dpi=PNG_DPI, metadata=metadata)
-        return buffer.getvalue()
+        return save_figure(_figure(chosen, kernels), fmt, PNG_DPI)
 
 
 def _points(kernel: Kernel) -> list[tuple[str, float, float]]:
