@@ -83,7 +83,7 @@ def test_embedded_data_round_trips_the_names_and_cannot_close_the_script() -> No
 
 
 def test_repeated_launches_are_one_row_and_the_table_is_paged() -> None:
-    from ncu_roof.render.html import PAGE_ROWS
+    from ncu_roof.render.html_table import PAGE_ROWS
 
     names = ["same"] * 3 + [f"k{i}" for i in range(2 * PAGE_ROWS)]
     data = json.loads(Page(render_html(synthetic(names), plot_svg=STUB_SVG)).scripts[0][1])
