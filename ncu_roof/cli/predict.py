@@ -12,7 +12,9 @@ from ncu_roof import pipeline
 from ncu_roof.arch import ops_peaks
 from ncu_roof.cli import app
 from ncu_roof.errors import UsageError
-from ncu_roof.gpus import ARCHS, GPUS, Arch, Gpu, gpu_by_key
+from ncu_roof.gpu_specs import ARCHS, Arch, Gpu
+from ncu_roof.gpu_table import GPUS
+from ncu_roof.gpus import gpu_by_key
 from ncu_roof.render.output import write_output
 from ncu_roof.units import Dimension, parse_quantity
 from ncu_roof.workloads import MATRIX_PRECISION, OPS_DTYPES, Param, build
