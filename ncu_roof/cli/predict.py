@@ -255,7 +255,9 @@ def predict_command(
             ops_peaks=peaks,
             tensor_peaks=paths,
         )
+    from ncu_roof.render import predictout
+
     if fmt == "json":
-        write_output(prediction.render_json(result), output)
+        write_output(predictout.render_json(result), output)
         return
-    _emit(prediction.render_text(result), prediction.renderable(result), output)
+    _emit(predictout.render_text(result), predictout.renderable(result), output)
