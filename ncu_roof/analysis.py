@@ -14,12 +14,10 @@ from ncu_roof.arch import arch_for_cc
 from ncu_roof.gpus import gpu_by_key, match_gpu
 from ncu_roof.ingest import IDENTITY_COLUMNS, RunTable
 from ncu_roof.model import (
-    LATENCY_SOL_PCT,
     InstructionArrays,
     Roof,
     RooflineArrays,
     RooflinePoint,
-    SolArrays,
     compute_roof_arrays,
     instruction_arrays,
     is_set,
@@ -27,8 +25,6 @@ from ncu_roof.model import (
     per_kernel,
     point_at,
     roofline_arrays,
-    sol_arrays,
-    verdict_arrays,
     work_time_arrays,
 )
 from ncu_roof.recipe import (
@@ -41,6 +37,7 @@ from ncu_roof.recipe import (
 )
 from ncu_roof.roofs import device_hardware, fill_builtin, report_roofs
 from ncu_roof.traffic import TrafficDefinition
+from ncu_roof.verdict import LATENCY_SOL_PCT, SolArrays, sol_arrays, verdict_arrays
 from ncu_roof.vocabulary import (
     COMPUTE,
     PRECISIONS,
