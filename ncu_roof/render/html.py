@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ncu_roof import __version__
 from ncu_roof.analysis import Analysis, Device, Kernel
 from ncu_roof.errors import NcuRoofError
+from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
 from ncu_roof.render.html_assets import CSS, SCRIPT
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
 from ncu_roof.render.markdown import intensity
@@ -132,9 +133,7 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
     )
     words = []
     for bound, part in view.shares:
-        detail = ""
-        if bound is Bound.MEMORY and view.memory_tiers:
-            detail = " (" + ", ".join(f"{escape(t)} {pct(100 * s)}" for t, s in view.memory_tiers) + ")"
+        detail = memory_tier_words(view, escape) if bound is Bound.MEMORY else ""
         words.append(
             f'<span class="key {bound.value}"></span><b>{pct(100 * part)}</b> {VERDICT_WORDS[bound]}{detail}'
         )
@@ -147,25 +146,22 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
     ff = view.fix_first
     if ff is not None:
         rank = _rank_of(summary, ff.group)
-        saving = summary.saving_share(view)
-        share = f" ({escape(saving)})" if saving else ""
         parts.append(
             f'<p class="lead"><b>Fix first:</b> {_group_link(ff.group.name, ff.group.count, rank)} '
-            f"could save <b>{escape(si(ff.saving_s, 's'))}</b>{share} at its "
-            f"{escape(ff.group.lead.binding or 'its')} roof; "
-            f"now {escape(ff.group.verdicts[0])}, {pct(ff.group.lead.pct_of_roof)} of roof.</p>"
+            f"{fix_first_words(summary, view, escape, _bold)}.</p>"
         )
-    costliest = view.costliest
-    if costliest is not None and (ff is None or costliest is not ff.group):
-        share = (
-            f"{pct(100 * costliest.device_share)} of its time, " if costliest.device_share is not None else ""
-        )
+    costliest = shown_costliest(view)
+    if costliest is not None:
         parts.append(
             f'<p class="lead">Costliest: '
             f"{_group_link(costliest.name, costliest.count, _rank_of(summary, costliest))} "
-            f"({share}{escape(si(costliest.total_duration_s, 's'))}): {escape(costliest.verdicts[0])}.</p>"
+            f"{costliest_words(costliest, escape)}.</p>"
         )
     return "\n".join(parts) + "</div>"
+
+
+def _bold(text: str) -> str:
+    return f"<b>{text}</b>"
 
 
 def _rank_of(summary: Summary, group: object) -> int | None:

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ncu_roof.analysis import Device
+from ncu_roof.render.headline import fix_first_words, memory_tier_words
 from ncu_roof.render.summary import (
     NAME_HEADERS,
     VERDICT_COLOURS,
@@ -175,29 +176,17 @@ def device_lines(summary: Summary, view: DeviceView) -> list[str]:
     """Time per verdict, the costliest kernel and the kernel to fix first, of one device."""
     where = f"device {view.device.index}" if summary.multi_device else "time"
     shares = ", ".join(
-        f"{pct(100 * s)} {VERDICT_WORDS[b]}"
-        + (
-            " (" + ", ".join(f"{t} {pct(100 * ts)}" for t, ts in view.memory_tiers) + ")"
-            if b is Bound.MEMORY and view.memory_tiers
-            else ""
-        )
+        f"{pct(100 * s)} {VERDICT_WORDS[b]}" + (memory_tier_words(view) if b is Bound.MEMORY else "")
         for b, s in view.shares
     )
     lines = [
         f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}: {shares or 'no durations'}"
     ]
     if view.fix_first is not None:
-        ff = view.fix_first
-        group = ff.group
-        words = summary.saving_share(view)
-        share = f" ({words})" if words else ""
+        group = view.fix_first.group
         launches = f" ×{group.count}" if group.count > 1 else ""
-        roof = group.lead.binding or "its"
-        lines.append(
-            f"  fix first: {shorten(group.name, KERNEL_MAX)}{launches} — could save "
-            f"{si(ff.saving_s, 's')}{share} at its {roof} roof; now {group.verdicts[0]}, "
-            f"{pct(group.lead.pct_of_roof)} of roof"
-        )
+        name = f"{shorten(group.name, KERNEL_MAX)}{launches}"
+        lines.append(f"  fix first: {name} — {fix_first_words(summary, view)}")
     return lines
 
 
