@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import io
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ncu_roof import pipeline
 from ncu_roof.arch import ops_peaks
 from ncu_roof.cli import app
+from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
 from ncu_roof.gpu_specs import ARCHS, Arch, Gpu
 from ncu_roof.gpu_table import GPUS
@@ -27,6 +28,9 @@ if TYPE_CHECKING:  # rich loads when a table is drawn, not for `--help`
 FORMATS = ("table", "json")
 GPUS_SCHEMA = "ncu-roof/gpus/v1"
 PIPE_WIDTH = 120  # columns when stdout is not a terminal (rich would use 80)
+# the two options `gpus` and `predict` share
+TextFormat = Annotated[str, typer.Option("--format", "-f", help="table or json")]
+OutputFile = Annotated[str | None, typer.Option("--output", "-o", help="Write to FILE (atomic).")]
 
 
 def _check_format(fmt: str) -> None:
@@ -131,8 +135,8 @@ def _ridge(gpu: Gpu, precision: str) -> str:
 
 @app.command("gpus")
 def gpus_command(
-    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
-    output: str | None = typer.Option(None, "--output", "-o", help="Write to FILE (atomic)."),
+    fmt: TextFormat = "table",
+    output: OutputFile = None,
 ) -> None:
     """List the built-in GPUs: peaks, bandwidths, ridge points and sources."""
     _check_format(fmt)
@@ -189,16 +193,16 @@ def predict_command(
     ),
     unfused: bool = typer.Option(False, "--unfused", help="Count intermediate DRAM round trips."),
     tile: str | None = typer.Option(None, "--tile", help="GEMM output tile size T (T x T)."),
-    gpu: str | None = typer.Option(None, "--gpu", help="Built-in GPU key (`ncu-roof gpus`)."),
+    gpu: GpuKey = None,
     peak: list[str] = typer.Option([], "--peak", help="[PRECISION=]FLOP/s, e.g. 100GFLOP/s."),
     bandwidth: list[str] = typer.Option([], "--bandwidth", help="TIER=B/s, e.g. dram=20GB/s."),
-    roofs_file: str | None = typer.Option(None, "--roofs", help="Platform TOML file."),
+    roofs_file: RoofsFile = None,
     flops: str | None = typer.Option(None, "--flops", help="FLOPs of the kernel."),
     ops: str | None = typer.Option(None, "--ops", help="Integer operations (with --dtype int8)."),
     nbytes: list[str] = typer.Option([], "--bytes", help="[TIER=]bytes (tier dram by default)."),
     intensity: list[str] = typer.Option([], "--intensity", help="TIER=FLOP/B."),
-    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
-    output: str | None = typer.Option(None, "--output", "-o", help="Write to FILE (atomic)."),
+    fmt: TextFormat = "table",
+    output: OutputFile = None,
 ) -> None:
     """Predict the roofline verdict of a kernel from its FLOPs and bytes, or a workload model."""
     _check_format(fmt)
