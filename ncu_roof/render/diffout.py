@@ -10,13 +10,13 @@ from typing import Any
 from ncu_roof.comparison import Change, Diff, KernelDiff, Status
 from ncu_roof.model import finite_or_none
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
+from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
 from ncu_roof.render.text import code_span, table_cell
 from ncu_roof.text import launch_shape, one_line, shorten, si
 from ncu_roof.vocabulary import TIER_NAMES
 
 SCHEMA = "ncu-roof/diff/v1"
 MARKER = "<!-- ncu-roof:diff -->"
-MARKDOWN_LIMIT_CHARS = 60_000  # GitHub comments stop at 65,536
 TOP_ROWS = 20
 STATUS_MARK = {
     Status.REGRESSED: "❌ slower",
@@ -234,7 +234,7 @@ def render_diff_table(result: Diff, *, width: int = TABLE_WIDTH, color: bool = F
     return buffer.getvalue()
 
 
-def render_diff_markdown(result: Diff, *, limit_chars: int = MARKDOWN_LIMIT_CHARS) -> str:
+def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS) -> str:
     """A sticky-comment body: marker, verdict line, changed kernels, everything in <details>."""
     rows = ordered(result)
     changed = [k for k in rows if k.status is not Status.UNCHANGED][:TOP_ROWS]

@@ -7,7 +7,6 @@ emitted is our own constant markup (`<details>`, `<summary>`, the marker comment
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import PurePath
 from urllib.parse import quote
@@ -17,14 +16,13 @@ from ncu_roof.errors import UsageError
 from ncu_roof.groups import KernelGroup
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
 from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Row, Summary, plural, summarize
-from ncu_roof.render.text import code_span, plain, table_cell
-from ncu_roof.text import launch_shape, one_line, pct, shorten, si
+from ncu_roof.render.text import code_block, code_span, plain, table_cell
+from ncu_roof.text import launch_shape, pct, shorten, si
 from ncu_roof.vocabulary import COMPUTE, TIERS, Bound
 
-GITHUB_LIMIT_CHARS = 65536
+GITHUB_LIMIT_CHARS = 65_536  # a GitHub comment or job summary holds no more
 MARKER = "<!-- ncu-roof -->"
 NAME_WIDTH = 60
-_BACKTICKS = re.compile(r"`+")
 
 
 def intensity(value: float | None) -> str:
@@ -304,11 +302,5 @@ def _warnings(summary: Summary) -> list[str]:
     if hint:
         lacking = sum(1 for k in summary.analysis.kernels if k.missing)
         who = f"{plural(lacking, 'launch')} lack" if lacking else "Some launches lack"
-        parts.append(_folded(f"{who} counters: an ncu run that collects them", _code_block(hint)))
+        parts.append(_folded(f"{who} counters: an ncu run that collects them", code_block(hint, "sh")))
     return parts
-
-
-def _code_block(text: str) -> str:
-    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}sh\n{one_line(text)}\n{fence}"

@@ -33,11 +33,21 @@ def code_span(text: str) -> str:
     body = one_line(text)
     if not body:
         return "` `"
-    longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
-    fence = "`" * (longest + 1)
+    fence = "`" * (_longest_backticks(body) + 1)
     pad = body[0] == "`" or body[-1] == "`" or (body[0] == " " and body[-1] == " ")
     space = " " if pad else ""
     return f"{fence}{space}{body}{space}{fence}"
+
+
+def code_block(text: str, info: str = "") -> str:
+    """`text` as a fenced code block of one line (`info`: its language), fenced with at least
+    three backticks and more than its longest run of them."""
+    fence = "`" * max(3, _longest_backticks(text) + 1)
+    return f"{fence}{info}\n{one_line(text)}\n{fence}"
+
+
+def _longest_backticks(text: str) -> int:
+    return max((len(run) for run in _BACKTICKS.findall(text)), default=0)
 
 
 def table_cell(text: str) -> str:
