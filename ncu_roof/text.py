@@ -72,6 +72,19 @@ def si(value: float | None, unit: str = "", digits: int = 3) -> str:
     return f"{value:.{digits}g} {unit}".strip()
 
 
+def intensity(value: float | None, digits: int = 3) -> str:
+    """An intensity in FLOP/byte as a plain number, 3 significant digits, never an SI prefix.
+
+    `0.0948`, `2.73`, `104`, `1.23e+03`: `si()` would print 0.0948 as `94.8 m`, which reads as
+    millions. None or NaN → `–`, infinity (no bytes) → `∞`.
+    """
+    if value is None or value != value:
+        return "–"
+    if value in (float("inf"), float("-inf")):
+        return "∞" if value > 0 else "-∞"
+    return f"{value:.{digits}g}"
+
+
 def pct(value: float | None) -> str:
     return "–" if value is None or value != value else f"{value:.0f}%"
 

@@ -25,7 +25,6 @@ from ncu_roof.errors import NcuRoofError
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
 from ncu_roof.render.html_assets import CSS, SCRIPT
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
-from ncu_roof.render.markdown import intensity
 from ncu_roof.render.summary import (
     VERDICT_WORDS,
     DeviceView,
@@ -34,7 +33,7 @@ from ncu_roof.render.summary import (
     plural,
     summarize,
 )
-from ncu_roof.text import one_line, pct, shorten, si
+from ncu_roof.text import intensity, one_line, pct, shorten, si
 from ncu_roof.vocabulary import PRECISIONS, TIERS, Bound
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ from html import escape
 from typing import Any
 
 from ncu_roof.model import finite_or_none
-from ncu_roof.render.markdown import bandwidth_tier, intensity, intensity_tiers
+from ncu_roof.render.markdown import bandwidth_tier, intensity_tiers
 from ncu_roof.render.summary import VERDICT_WORDS, Row, Summary
-from ncu_roof.text import one_line, pct, shorten, si
+from ncu_roof.text import intensity, one_line, pct, shorten, si
 from ncu_roof.vocabulary import Bound
 
 NAME_WIDTH = 70

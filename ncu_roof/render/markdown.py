@@ -17,25 +17,12 @@ from ncu_roof.groups import KernelGroup
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
 from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Row, Summary, plural, summarize
 from ncu_roof.render.text import code_block, code_span, plain, table_cell
-from ncu_roof.text import launch_shape, pct, shorten, si
+from ncu_roof.text import intensity, launch_shape, pct, shorten, si
 from ncu_roof.vocabulary import COMPUTE, TIERS, Bound
 
 GITHUB_LIMIT_CHARS = 65_536  # a GitHub comment or job summary holds no more
 MARKER = "<!-- ncu-roof -->"
 NAME_WIDTH = 60
-
-
-def intensity(value: float | None) -> str:
-    """An intensity in FLOP/byte as a plain number, 3 significant digits, never an SI prefix.
-
-    `0.0948`, `2.73`, `104`, `1.23e+03`: `si()` would print 0.0948 as `94.8 m`, which reads as
-    millions. None or NaN → `–`, infinity (no bytes) → `∞`.
-    """
-    if value is None or value != value:
-        return "–"
-    if value in (float("inf"), float("-inf")):
-        return "∞" if value > 0 else "-∞"
-    return f"{value:.3g}"
 
 
 def bandwidth_tier(kernel: Kernel) -> str | None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,7 +15,7 @@ from rich.text import Text
 
 from ncu_roof.model import finite_or_none
 from ncu_roof.prediction import TENSOR, Prediction
-from ncu_roof.text import si
+from ncu_roof.text import intensity, si
 from ncu_roof.vocabulary import COMPUTE
 
 SCHEMA = "ncu-roof/prediction/v1"
@@ -75,12 +74,6 @@ def render_json(p: Prediction) -> str:
     return json.dumps(to_dict(p), indent=2, allow_nan=False) + "\n"
 
 
-def intensity_text(value: float | None) -> str:
-    if value is None:
-        return "–"
-    return "∞" if math.isinf(value) else f"{value:.4g}"
-
-
 def _title(p: Prediction) -> str:
     platform = p.roofs.name or p.roofs.source
     if p.workload_name is None:
@@ -103,8 +96,8 @@ def renderable(p: Prediction) -> Group:
             tier + mark,
             si(p.bytes_by_tier.get(tier), "B"),
             si(p.roofs.bandwidth_byte_per_s[tier], "B/s"),
-            intensity_text(point.intensity_flop_per_byte.get(tier)),
-            intensity_text(point.ridge_flop_per_byte.get(tier)),
+            intensity(point.intensity_flop_per_byte.get(tier), 4),
+            intensity(point.ridge_flop_per_byte.get(tier), 4),
             si(cap, "FLOP/s", 4),
         )
     if COMPUTE in point.cap_flop_per_s:

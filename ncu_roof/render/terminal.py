@@ -28,7 +28,7 @@ from ncu_roof.render.summary import (
     Summary,
     plural,
 )
-from ncu_roof.text import launch_shape, one_line, pct, shorten, si
+from ncu_roof.text import intensity, launch_shape, one_line, pct, shorten, si
 from ncu_roof.vocabulary import TIERS, Bound
 
 KERNEL_MIN = 16
@@ -42,7 +42,7 @@ def _intensity(row: Row) -> str:
     for tier in TIERS:
         value = row.group.lead.intensity_flop_per_byte.get(tier)
         if value is not None:
-            parts.append(f"{tier} {value:.3g}" if value != float("inf") else f"{tier} ∞")
+            parts.append(f"{tier} {intensity(value)}")
     return " · ".join(parts) or "–"
 
 
