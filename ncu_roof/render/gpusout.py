@@ -3,16 +3,16 @@ SI) and the table of datasheet peaks, bandwidths and ridge points with each row'
 
 from __future__ import annotations
 
-import io
 import json
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from ncu_roof.gpu_specs import ARCHS, Arch, Gpu
 from ncu_roof.gpu_table import GPUS
+from ncu_roof.render.console import plain_text
 
 SCHEMA = "ncu-roof/gpus/v1"
 
@@ -28,9 +28,7 @@ def render_json() -> str:
 
 def render_text(width: int) -> str:
     """Plain text (no colour) of `renderable`, `width` columns wide, for files and pipes."""
-    buffer = io.StringIO()
-    Console(file=buffer, width=width, no_color=True, color_system=None).print(renderable())
-    return buffer.getvalue()
+    return plain_text(renderable(), width)
 
 
 def gpu_row(gpu: Gpu) -> dict[str, Any]:

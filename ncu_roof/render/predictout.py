@@ -4,17 +4,17 @@ and the terminal view (per-tier table, verdict line, assumptions) as rich render
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Mapping
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from ncu_roof.model import finite_or_none
 from ncu_roof.prediction import TENSOR, Prediction
+from ncu_roof.render.console import plain_text
 from ncu_roof.text import intensity, si
 from ncu_roof.vocabulary import COMPUTE
 
@@ -143,6 +143,4 @@ def verdict_line(p: Prediction) -> str:
 
 def render_text(p: Prediction, width: int = 100) -> str:
     """Plain text (no colour) of `renderable`, for files."""
-    buffer = io.StringIO()
-    Console(file=buffer, width=width, no_color=True, color_system=None).print(renderable(p))
-    return buffer.getvalue()
+    return plain_text(renderable(p), width)

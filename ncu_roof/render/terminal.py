@@ -12,12 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len
-from rich.console import Console
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
 from ncu_roof.analysis import Device
+from ncu_roof.render.console import text_console
 from ncu_roof.render.headline import fix_first_words, memory_tier_words
 from ncu_roof.render.summary import (
     NAME_HEADERS,
@@ -193,16 +193,7 @@ def device_lines(summary: Summary, view: DeviceView) -> list[str]:
 def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) -> str:
     """Roofs and per-device headline, the table of the `top` first rows (0 = all), notes below."""
     buffer = io.StringIO()
-    console = Console(
-        file=buffer,
-        force_terminal=color,
-        no_color=not color,
-        color_system="256" if color else None,
-        width=width,
-        highlight=False,
-        emoji=False,
-        markup=False,
-    )
+    console = text_console(buffer, width, color=color)
     for view in summary.devices:
         console.print(Text(roofs_line(view.device), style="dim"))
     for view in summary.devices:
@@ -212,38 +203,8 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
     shown = rows[:top] if top > 0 else rows
     table, dropped = kernel_table(summary, shown, width=width)
     console.print(table)
-    dim = "dim"
-    kernels = f" of {plural(len(rows), 'kernel')}" if summary.grouped else ""
-    devices = f" on {len(summary.devices)} devices" if summary.multi_device else ""
-    console.print(
-        Text(
-            f"{plural(summary.launches, 'launch')}{kernels}{devices}, {si(summary.total_s, 's')} in total",
-            style=dim,
-        )
-    )
-    if len(shown) < len(rows):
-        rest = sum(r.group.total_duration_s or 0.0 for r in rows[len(shown) :])
-        share = f" ({pct(100 * rest / summary.total_s)} of the time)" if summary.total_s > 0 else ""
-        what = "groups" if summary.grouped else "launches"
-        console.print(
-            Text(
-                f"{len(rows) - len(shown)} more {what}{share} not shown: --top 0 shows all, "
-                "--format json|csv has every launch",
-                style=dim,
-            )
-        )
-    if summary.grouped:
-        folded = "launches in one NVTX range" if summary.by_nvtx else "launches of one kernel and shape"
-        console.print(Text(f"{folded} are one row: --launches shows each", style=dim))
-    if dropped:
-        console.print(
-            Text(
-                f"not shown at this width: {', '.join(dropped)} (a wider terminal or --format has them)",
-                style=dim,
-            )
-        )
-    if rows:
-        console.print(Text(one_line("; ".join(summary.legend())), style=dim))
+    for line in _footnotes(summary, shown, dropped):
+        console.print(Text(line, style="dim"))
     for note in summary.notes:
         variants = " (numbers vary)" if note.variants > 1 else ""
         console.print(
@@ -252,3 +213,27 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
     if summary.missing_reason:
         console.print(Text(one_line(f"not on a roofline: {summary.missing_reason}")))
     return buffer.getvalue()
+
+
+def _footnotes(summary: Summary, shown: Sequence[Row], dropped: Sequence[str]) -> list[str]:
+    """The lines under the table, dimmed: totals, what is not shown and why, the legend."""
+    rows = summary.rows
+    kernels = f" of {plural(len(rows), 'kernel')}" if summary.grouped else ""
+    devices = f" on {len(summary.devices)} devices" if summary.multi_device else ""
+    lines = [f"{plural(summary.launches, 'launch')}{kernels}{devices}, {si(summary.total_s, 's')} in total"]
+    if len(shown) < len(rows):
+        rest = sum(r.group.total_duration_s or 0.0 for r in rows[len(shown) :])
+        share = f" ({pct(100 * rest / summary.total_s)} of the time)" if summary.total_s > 0 else ""
+        what = "groups" if summary.grouped else "launches"
+        lines.append(
+            f"{len(rows) - len(shown)} more {what}{share} not shown: --top 0 shows all, "
+            "--format json|csv has every launch"
+        )
+    if summary.grouped:
+        folded = "launches in one NVTX range" if summary.by_nvtx else "launches of one kernel and shape"
+        lines.append(f"{folded} are one row: --launches shows each")
+    if dropped:
+        lines.append(f"not shown at this width: {', '.join(dropped)} (a wider terminal or --format has them)")
+    if rows:
+        lines.append(one_line("; ".join(summary.legend())))
+    return lines
