@@ -216,40 +216,8 @@ def predict(
     `ops_ceiling`; the compute roof's time is then the longer of the FLOPs' and the ops'.
     A `tensor:PATH` precision runs against that path's dense peak (`tensor_peaks`, per GPU)."""
     roofs = with_tensor_path(roofs, precision, tensor_peaks or {})
-    if ops is not None and not (math.isfinite(ops) and ops >= 0):
-        raise UsageError(f"--ops {ops!r}: must be a finite, non-negative count", hint="e.g. --ops 4e10")
-    if ops and flop is None:
-        flop = 0.0  # integer work alone: no floating-point operations
-    if flop is not None and not (math.isfinite(flop) and flop >= 0):
-        raise UsageError(
-            f"--flops {flop!r}: must be a finite, non-negative FLOP count",
-            hint="e.g. --flops 1e9 or --flops 2.5GFLOP",
-        )
-    both = sorted(set(bytes_by_tier) & set(intensity_by_tier))
-    if both:
-        raise UsageError(
-            f"tier {both[0]} given both bytes and intensity; give one",
-            hint=f"--bytes {both[0]}=N or --intensity {both[0]}=X, not both",
-        )
-    given = {**bytes_by_tier, **intensity_by_tier}
-    if not given:
-        raise UsageError(
-            "nothing to place: give --bytes [TIER=]N or --intensity TIER=X",
-            hint="or name a workload, e.g. `ncu-roof predict vector-add --n 1e7`",
-        )
-    unknown = sorted(t for t in given if t not in roofs.bandwidth_byte_per_s)
-    if unknown:
-        raise UsageError(
-            f"tier {unknown[0]} has no bandwidth on this platform "
-            f"(it has {', '.join(roofs.bandwidth_byte_per_s) or 'none'})",
-            hint=f"add --bandwidth {unknown[0]}=VALUE, or use one of the platform's tiers",
-        )
-    bad = sorted(t for t, x in intensity_by_tier.items() if not (math.isfinite(x) and x > 0))
-    if bad:
-        raise UsageError(
-            f"intensity {bad[0]}={intensity_by_tier[bad[0]]!r}: must be positive (a finite FLOP/B)",
-            hint=f"e.g. --intensity {bad[0]}=0.25",
-        )
+    flop = _checked_work(flop, ops)
+    _check_tiers(roofs, bytes_by_tier, intensity_by_tier)
     nominal_flop = 1.0 if flop is None else flop
     derived = {t: nominal_flop / x for t, x in intensity_by_tier.items()}
     peak, used_precision = peak_for(roofs, precision)
@@ -279,6 +247,51 @@ def predict(
         assumptions=workload.assumptions if workload else (),
         ops=ceiling,
     )
+
+
+def _checked_work(flop: float | None, ops: float | None) -> float | None:
+    """The FLOPs to place (0 for integer work alone); a negative or non-finite count is refused."""
+    if ops is not None and not (math.isfinite(ops) and ops >= 0):
+        raise UsageError(f"--ops {ops!r}: must be a finite, non-negative count", hint="e.g. --ops 4e10")
+    if ops and flop is None:
+        flop = 0.0  # integer work alone: no floating-point operations
+    if flop is not None and not (math.isfinite(flop) and flop >= 0):
+        raise UsageError(
+            f"--flops {flop!r}: must be a finite, non-negative FLOP count",
+            hint="e.g. --flops 1e9 or --flops 2.5GFLOP",
+        )
+    return flop
+
+
+def _check_tiers(
+    roofs: Roofs, bytes_by_tier: Mapping[str, float], intensity_by_tier: Mapping[str, float]
+) -> None:
+    """Each tier given once, by bytes or by a positive intensity, and with a bandwidth here."""
+    both = sorted(set(bytes_by_tier) & set(intensity_by_tier))
+    if both:
+        raise UsageError(
+            f"tier {both[0]} given both bytes and intensity; give one",
+            hint=f"--bytes {both[0]}=N or --intensity {both[0]}=X, not both",
+        )
+    given = {**bytes_by_tier, **intensity_by_tier}
+    if not given:
+        raise UsageError(
+            "nothing to place: give --bytes [TIER=]N or --intensity TIER=X",
+            hint="or name a workload, e.g. `ncu-roof predict vector-add --n 1e7`",
+        )
+    unknown = sorted(t for t in given if t not in roofs.bandwidth_byte_per_s)
+    if unknown:
+        raise UsageError(
+            f"tier {unknown[0]} has no bandwidth on this platform "
+            f"(it has {', '.join(roofs.bandwidth_byte_per_s) or 'none'})",
+            hint=f"add --bandwidth {unknown[0]}=VALUE, or use one of the platform's tiers",
+        )
+    bad = sorted(t for t, x in intensity_by_tier.items() if not (math.isfinite(x) and x > 0))
+    if bad:
+        raise UsageError(
+            f"intensity {bad[0]}={intensity_by_tier[bad[0]]!r}: must be positive (a finite FLOP/B)",
+            hint=f"e.g. --intensity {bad[0]}=0.25",
+        )
 
 
 def predict_workload(
