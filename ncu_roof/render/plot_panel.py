@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ncu_roof.analysis import Analysis, Device, Kernel
 from ncu_roof.arch import arch_for_cc
 from ncu_roof.groups import GroupBy, KernelGroup, group_kernels, ranked
+from ncu_roof.model import DEFAULT_PRECISIONS
 from ncu_roof.render.summary import plural
 from ncu_roof.text import one_line, shorten
 from ncu_roof.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
@@ -142,7 +143,7 @@ def reference_precision(kernels: Sequence[Kernel], peaks: Mapping[str, float]) -
             time_by_precision[key] = time_by_precision.get(key, 0.0) + (k.duration_s or 0.0)
     if time_by_precision:
         return max(sorted(time_by_precision), key=lambda p: time_by_precision[p])
-    return next((p for p in ("fp32", "fp64", "fp16", "tensor") if p in peaks), None)
+    return next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
 
 
 def axis_limits(xs: Iterable[float], ys: Iterable[float]) -> Limits:
