@@ -36,8 +36,8 @@ from ncu_roof.recipe import (
     normalize,
 )
 from ncu_roof.roofs import device_hardware, fill_builtin, report_roofs
+from ncu_roof.sol import LATENCY_SOL_PCT, SolArrays, sol_arrays, verdict_arrays
 from ncu_roof.traffic import TrafficDefinition
-from ncu_roof.verdict import LATENCY_SOL_PCT, SolArrays, sol_arrays, verdict_arrays
 from ncu_roof.vocabulary import (
     COMPUTE,
     PRECISIONS,

@@ -46,7 +46,7 @@ LAYER_OF = {
     "ncu_roof.arch": "roofs",  # per-architecture INT8 tensor, special-function and tensor-path figures
     # model: the roofline itself, and the workloads it is asked about
     "ncu_roof.model": "model",
-    "ncu_roof.verdict": "model",  # the SOL rule and the verdict ladder
+    "ncu_roof.sol": "model",  # the SOL rule and the verdict ladder
     "ncu_roof.workloads": "model",
     # analysis: verdicts per kernel, and what is built on them
     "ncu_roof.analysis": "analysis",

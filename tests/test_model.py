@@ -9,7 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from ncu_roof.model import bound_of, compute_roof, roofline
-from ncu_roof.verdict import is_latency_bound
+from ncu_roof.sol import is_latency_bound
 from ncu_roof.vocabulary import COMPUTE, Bound
 
 G = 1e9

@@ -16,7 +16,7 @@ from ncu_roof.analysis import Analysis, Kernel, analyze, describe
 from ncu_roof.ingest import read_input
 from ncu_roof.recipe import normalize
 from ncu_roof.render.jsonout import analysis_json
-from ncu_roof.verdict import sol_arrays, verdict_arrays
+from ncu_roof.sol import sol_arrays, verdict_arrays
 from ncu_roof.vocabulary import Bound, VerdictBasis
 
 # Every fixture runs at sm__cycles_elapsed.avg.per_second = 1 GHz, with a DRAM roof of

@@ -1,5 +1,5 @@
-"""The verdict ladder: Nsight's Speed-of-Light rule (SOLBottleneck) for n kernels, then the roofline
-where its data supports a verdict; pure functions over SI numbers and percentages.
+"""Nsight's Speed-of-Light rule (SOLBottleneck) for n kernels, and the ladder that combines it with
+the roofline's binding roof into one verdict; pure functions over SI numbers and percentages.
 """
 
 from __future__ import annotations
