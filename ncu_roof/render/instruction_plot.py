@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ncu_roof.analysis import Analysis, Device, Kernel
+from ncu_roof.analysis import Analysis, Device, InstructionRoofline, Kernel
 from ncu_roof.errors import UsageError
 from ncu_roof.model import TRANSACTION_BYTES
 from ncu_roof.render.plot import FORMATS, PANEL_SIZE_IN, PNG_DPI, RC, pick_device, save_figure
@@ -88,6 +88,35 @@ def _figure(device: Device, kernels: Sequence[Kernel]) -> Figure:
     FigureCanvasAgg(figure)
     ax = figure.add_axes((0.08, 0.14, 0.70, 0.78))
     _axes(ax, x_lo, x_hi, y_lo, y_hi)
+    _draw_roofs(ax, roofs, issue, (x_lo, x_hi, y_lo, y_hi))
+    for kernel, (tier, x, y) in points:
+        ax.scatter(
+            [x],
+            [y],
+            s=36,
+            marker=TIER_MARKERS.get(tier, OTHER_TIER_MARKER),
+            c=VERDICT_COLOURS[kernel.bound],
+            edgecolors="black",
+            linewidths=0.5,
+            zorder=3,
+        )
+    _legend(figure, {t for _, (t, _, _) in points}, {k.bound for k in kernels})
+    title = one_line(device.name or device.roofs.name or "unknown GPU")
+    ax.set_title(f"{title} — instruction roofline ({len(kernels)} kernels)", fontsize=12, loc="left")
+    figure.text(
+        0.01, 0.01, _caption(tiers, rooflines), fontsize=7, color="#333333", va="bottom", ha="left", wrap=True
+    )
+    return figure
+
+
+def _draw_roofs(
+    ax: Axes,
+    roofs: Mapping[str, float | None],
+    issue: float | None,
+    limits: tuple[float, float, float, float],
+) -> None:
+    """One diagonal per tier (transactions per second), up to the issue peak's horizontal."""
+    x_lo, x_hi, y_lo, y_hi = limits
     for tier, rate in roofs.items():
         if rate is None:
             continue
@@ -105,28 +134,15 @@ def _figure(device: Device, kernels: Sequence[Kernel]) -> Figure:
     if issue:
         ax.axhline(issue, color="black", lw=1.4)
         ax.annotate(f"issue peak {si(issue, 'warp inst/s')}", (x_hi / 40, issue * 1.1), fontsize=8)
-    for kernel, (tier, x, y) in points:
-        ax.scatter(
-            [x],
-            [y],
-            s=36,
-            marker=TIER_MARKERS.get(tier, OTHER_TIER_MARKER),
-            c=VERDICT_COLOURS[kernel.bound],
-            edgecolors="black",
-            linewidths=0.5,
-            zorder=3,
-        )
-    _legend(figure, {t for _, (t, _, _) in points}, {k.bound for k in kernels})
-    title = one_line(device.name or device.roofs.name or "unknown GPU")
-    ax.set_title(f"{title} — instruction roofline ({len(kernels)} kernels)", fontsize=12, loc="left")
+
+
+def _caption(tiers: Sequence[str], rooflines: Sequence[InstructionRoofline]) -> str:
     sizes = ", ".join(f"{TIER_NAMES.get(t, t)} {TRANSACTION_BYTES[t]:g} B" for t in tiers)
     source = next((r.issue_peak_source for r in rooflines if r.issue_peak_source), None)
-    caption = (
+    return (
         f"Ding & Williams instruction roofline: warp instructions per transaction ({sizes}); "
         f"issue peak = {source or 'unknown'}. Marker shape = tier, colour = verdict."
     )
-    figure.text(0.01, 0.01, caption, fontsize=7, color="#333333", va="bottom", ha="left", wrap=True)
-    return figure
 
 
 def _axes(ax: Axes, x_lo: float, x_hi: float, y_lo: float, y_hi: float) -> None:
