@@ -20,12 +20,18 @@ from ncu_roof.columns import KernelRows, LaunchColumns, columns_of, empty_column
 from ncu_roof.device_columns import device_columns, number
 from ncu_roof.gpus import gpu_by_key, match_gpu
 from ncu_roof.ingest import IDENTITY_COLUMNS, RunTable
-from ncu_roof.model import Roofs
-from ncu_roof.recipe import TENSOR_PATH_PREFIX, collect_command, normalize
+from ncu_roof.recipe import (
+    TENSOR_PATH_PREFIX,
+    collect_command,
+    normalize,
+)
 from ncu_roof.records import Device, InputInfo, Kernel
 from ncu_roof.roofs import device_hardware, fill_builtin, report_roofs
 from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.verdicts import verdicts
+from ncu_roof.vocabulary import (
+    Roofs,
+)
 
 SCHEMA = "ncu-roof/analysis/v1"
 

@@ -12,11 +12,12 @@ import numpy as np
 import pandas as pd
 
 from ncu_roof.columns import LaunchColumns
-from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, Roofs, is_set, objects
+from ncu_roof.model import is_set, objects
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
 from ncu_roof.verdicts import Verdicts
+from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
 
 _RECIPE_KEYS = (
     "duration_s",

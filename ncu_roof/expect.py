@@ -17,11 +17,11 @@ from typing import Any
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import BadInputError, GateError, NcuRoofError
-from ncu_roof.model import COMPUTE, Bound, VerdictBasis
 from ncu_roof.records import Kernel
-from ncu_roof.render.text import one_line, shorten
+from ncu_roof.text import one_line, shorten
 from ncu_roof.tomlfile import read_toml
 from ncu_roof.units import Dimension, parse_quantity
+from ncu_roof.vocabulary import COMPUTE, Bound, VerdictBasis
 from ncu_roof.workloads import Param, build
 
 DEFAULT_TOLERANCE = 1.5

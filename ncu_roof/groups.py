@@ -24,8 +24,8 @@ import numpy as np
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.columns import LaunchColumns, columns_of
-from ncu_roof.model import Bound, VerdictBasis
 from ncu_roof.records import Kernel, busiest_compute_pipe, verdict_phrase
+from ncu_roof.vocabulary import Bound, VerdictBasis
 
 
 class GroupBy(StrEnum):

@@ -25,8 +25,8 @@ import numpy as np
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.columns import BOOLS, FLOATS, INTS, MAPS, SPARSE_MAPS, LaunchColumns, distinct, shared_texts
-from ncu_roof.model import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.records import Kernel
+from ncu_roof.vocabulary import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
 
 if TYPE_CHECKING:
     import pyarrow as pa

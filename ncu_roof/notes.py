@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.model import COMPUTE, LATENCY_SOL_PCT, PRECISIONS, Bound, VerdictBasis, is_set
+from ncu_roof.model import is_set
 from ncu_roof.recipe import FLOP_OPS
+from ncu_roof.sol import LATENCY_SOL_PCT
+from ncu_roof.vocabulary import COMPUTE, PRECISIONS, Bound, VerdictBasis
 
 Adder = Callable[[np.ndarray, Callable[[int], str | list[str]]], None]
 

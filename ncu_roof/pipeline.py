@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from ncu_roof.analysis import Analysis, RoofChoice
     from ncu_roof.expect import Expectation, ExpectationReport
     from ncu_roof.ingest import RunTable
-    from ncu_roof.model import Roofs
     from ncu_roof.units import NumberStyle
+    from ncu_roof.vocabulary import Roofs
 
 Log = Callable[[str], None]
 T = TypeVar("T")

@@ -5,34 +5,18 @@ The verdict comes from `model.roofline()`, the same function `analyze` uses for 
 
 from __future__ import annotations
 
-import io
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-from rich.console import Console, Group
-from rich.table import Table
-from rich.text import Text
 
 from ncu_roof.arch import tensor_peaks
 from ncu_roof.errors import UsageError
 from ncu_roof.gpus import gpu_by_key
-from ncu_roof.model import (
-    COMPUTE,
-    RooflinePoint,
-    Roofs,
-    bound_of,
-    compute_roof,
-    finite_or_none,
-    roofline,
-)
-from ncu_roof.render.text import si
+from ncu_roof.model import RooflinePoint, bound_of, compute_roof, roofline
 from ncu_roof.units import Dimension, parse_quantity
+from ncu_roof.vocabulary import Roofs
 from ncu_roof.workloads import Param, Workload
 
-SCHEMA = "ncu-roof/prediction/v1"
 ANY_PRECISION = "any"  # a bare `--peak V`: the one compute roof of a custom platform
 DEFAULT_TIER = "dram"
 
@@ -232,40 +216,8 @@ def predict(
     `ops_ceiling`; the compute roof's time is then the longer of the FLOPs' and the ops'.
     A `tensor:PATH` precision runs against that path's dense peak (`tensor_peaks`, per GPU)."""
     roofs = with_tensor_path(roofs, precision, tensor_peaks or {})
-    if ops is not None and not (math.isfinite(ops) and ops >= 0):
-        raise UsageError(f"--ops {ops!r}: must be a finite, non-negative count", hint="e.g. --ops 4e10")
-    if ops and flop is None:
-        flop = 0.0  # integer work alone: no floating-point operations
-    if flop is not None and not (math.isfinite(flop) and flop >= 0):
-        raise UsageError(
-            f"--flops {flop!r}: must be a finite, non-negative FLOP count",
-            hint="e.g. --flops 1e9 or --flops 2.5GFLOP",
-        )
-    both = sorted(set(bytes_by_tier) & set(intensity_by_tier))
-    if both:
-        raise UsageError(
-            f"tier {both[0]} given both bytes and intensity; give one",
-            hint=f"--bytes {both[0]}=N or --intensity {both[0]}=X, not both",
-        )
-    given = {**bytes_by_tier, **intensity_by_tier}
-    if not given:
-        raise UsageError(
-            "nothing to place: give --bytes [TIER=]N or --intensity TIER=X",
-            hint="or name a workload, e.g. `ncu-roof predict vector-add --n 1e7`",
-        )
-    unknown = sorted(t for t in given if t not in roofs.bandwidth_byte_per_s)
-    if unknown:
-        raise UsageError(
-            f"tier {unknown[0]} has no bandwidth on this platform "
-            f"(it has {', '.join(roofs.bandwidth_byte_per_s) or 'none'})",
-            hint=f"add --bandwidth {unknown[0]}=VALUE, or use one of the platform's tiers",
-        )
-    bad = sorted(t for t, x in intensity_by_tier.items() if not (math.isfinite(x) and x > 0))
-    if bad:
-        raise UsageError(
-            f"intensity {bad[0]}={intensity_by_tier[bad[0]]!r}: must be positive (a finite FLOP/B)",
-            hint=f"e.g. --intensity {bad[0]}=0.25",
-        )
+    flop = _checked_work(flop, ops)
+    _check_tiers(roofs, bytes_by_tier, intensity_by_tier)
     nominal_flop = 1.0 if flop is None else flop
     derived = {t: nominal_flop / x for t, x in intensity_by_tier.items()}
     peak, used_precision = peak_for(roofs, precision)
@@ -297,6 +249,51 @@ def predict(
     )
 
 
+def _checked_work(flop: float | None, ops: float | None) -> float | None:
+    """The FLOPs to place (0 for integer work alone); a negative or non-finite count is refused."""
+    if ops is not None and not (math.isfinite(ops) and ops >= 0):
+        raise UsageError(f"--ops {ops!r}: must be a finite, non-negative count", hint="e.g. --ops 4e10")
+    if ops and flop is None:
+        flop = 0.0  # integer work alone: no floating-point operations
+    if flop is not None and not (math.isfinite(flop) and flop >= 0):
+        raise UsageError(
+            f"--flops {flop!r}: must be a finite, non-negative FLOP count",
+            hint="e.g. --flops 1e9 or --flops 2.5GFLOP",
+        )
+    return flop
+
+
+def _check_tiers(
+    roofs: Roofs, bytes_by_tier: Mapping[str, float], intensity_by_tier: Mapping[str, float]
+) -> None:
+    """Each tier given once, by bytes or by a positive intensity, and with a bandwidth here."""
+    both = sorted(set(bytes_by_tier) & set(intensity_by_tier))
+    if both:
+        raise UsageError(
+            f"tier {both[0]} given both bytes and intensity; give one",
+            hint=f"--bytes {both[0]}=N or --intensity {both[0]}=X, not both",
+        )
+    given = {**bytes_by_tier, **intensity_by_tier}
+    if not given:
+        raise UsageError(
+            "nothing to place: give --bytes [TIER=]N or --intensity TIER=X",
+            hint="or name a workload, e.g. `ncu-roof predict vector-add --n 1e7`",
+        )
+    unknown = sorted(t for t in given if t not in roofs.bandwidth_byte_per_s)
+    if unknown:
+        raise UsageError(
+            f"tier {unknown[0]} has no bandwidth on this platform "
+            f"(it has {', '.join(roofs.bandwidth_byte_per_s) or 'none'})",
+            hint=f"add --bandwidth {unknown[0]}=VALUE, or use one of the platform's tiers",
+        )
+    bad = sorted(t for t, x in intensity_by_tier.items() if not (math.isfinite(x) and x > 0))
+    if bad:
+        raise UsageError(
+            f"intensity {bad[0]}={intensity_by_tier[bad[0]]!r}: must be positive (a finite FLOP/B)",
+            hint=f"e.g. --intensity {bad[0]}=0.25",
+        )
+
+
 def predict_workload(
     roofs: Roofs,
     workload: Workload,
@@ -315,138 +312,3 @@ def predict_workload(
         ops_peaks=ops_peaks,
         tensor_peaks=tensor_peaks,
     )
-
-
-def _finite_map(values: Mapping[str, float]) -> dict[str, float | None]:
-    return {k: finite_or_none(v) for k, v in values.items()}
-
-
-def to_dict(p: Prediction) -> dict[str, Any]:
-    """The `ncu-roof/prediction/v1` document (docs/prediction-schema.md); SI, JSON-safe."""
-    return {
-        "schema": SCHEMA,
-        "platform": {
-            "name": p.roofs.name,
-            "peak_flop_per_s": _finite_map(p.roofs.compute_flop_per_s),
-            "bandwidth_byte_per_s": _finite_map(p.roofs.bandwidth_byte_per_s),
-        },
-        "workload": {
-            "name": p.workload_name,
-            "params": dict(p.params),
-            "flop": finite_or_none(p.flop),
-            "bytes": _finite_map(p.bytes_by_tier),
-        },
-        "intensity_flop_per_byte": _finite_map(p.point.intensity_flop_per_byte),
-        "ridge_flop_per_byte": _finite_map(p.point.ridge_flop_per_byte),
-        "cap_flop_per_s": _finite_map(p.point.cap_flop_per_s),
-        "attainable_flop_per_s": finite_or_none(p.point.attainable_flop_per_s),
-        "binding": p.point.binding,
-        "bound": p.bound,
-        "time_at_roof_s": finite_or_none(p.point.time_at_roof_s),
-        "compute_ceiling": p.compute_ceiling,
-        "compute_peak_source": _compute_source(p),
-        "ops": None
-        if p.ops is None
-        else {
-            "count": finite_or_none(p.ops.count),
-            "ceiling": p.ops.ceiling,
-            "peak_per_s": finite_or_none(p.ops.peak_per_s),
-            "peak_source": p.ops.source,
-            "time_s": finite_or_none(p.ops.time_s),
-        },
-    }
-
-
-def _compute_source(p: Prediction) -> str | None:
-    """Where the compute roof the FLOPs ran against came from (None: no compute roof)."""
-    precision = p.point.compute_precision
-    if precision is None or COMPUTE not in p.point.cap_flop_per_s:
-        return None
-    return p.roofs.sources.get(precision, p.roofs.source)
-
-
-def render_json(p: Prediction) -> str:
-    """Strict JSON (`allow_nan=False`): a non-finite value that slipped past `to_dict` raises."""
-    return json.dumps(to_dict(p), indent=2, allow_nan=False) + "\n"
-
-
-def intensity_text(value: float | None) -> str:
-    if value is None:
-        return "–"
-    return "∞" if math.isinf(value) else f"{value:.4g}"
-
-
-def _title(p: Prediction) -> str:
-    platform = p.roofs.name or p.roofs.source
-    if p.workload_name is None:
-        return f"Prediction on {platform}"
-    params = " ".join(f"{k}={v}" for k, v in p.params.items())
-    return f"{p.workload_name} ({params}) on {platform}"
-
-
-def renderable(p: Prediction) -> Group:
-    """The prediction as rich renderables: per-tier table, verdict line, assumptions."""
-    point = p.point
-    table = Table(title=_title(p), title_justify="left")
-    for column in ("roof", "bytes", "bandwidth", "AI FLOP/B", "ridge FLOP/B", "cap"):
-        table.add_column(column, justify="left" if column == "roof" else "right")
-    for tier, cap in point.cap_flop_per_s.items():
-        if tier == COMPUTE:
-            continue
-        mark = " ◀" if tier == point.binding else ""
-        table.add_row(
-            tier + mark,
-            si(p.bytes_by_tier.get(tier), "B"),
-            si(p.roofs.bandwidth_byte_per_s[tier], "B/s"),
-            intensity_text(point.intensity_flop_per_byte.get(tier)),
-            intensity_text(point.ridge_flop_per_byte.get(tier)),
-            si(cap, "FLOP/s", 4),
-        )
-    if COMPUTE in point.cap_flop_per_s:
-        mark = " ◀" if point.binding == COMPUTE and (p.ops is None or not p.ops.binds) else ""
-        label = f"compute ({point.compute_precision})" if point.compute_precision else "compute"
-        table.add_row(label + mark, "", "", "", "", si(point.cap_flop_per_s[COMPUTE], "FLOP/s", 4))
-    if p.ops is not None:
-        mark = " ◀" if point.binding == COMPUTE and p.ops.binds else ""
-        table.add_row(f"{p.ops.ceiling} ops{mark}", "", "", "", "", si(p.ops.peak_per_s, "OP/s", 4))
-    parts: list[Text | Table] = [table, Text(verdict_line(p))]
-    precision = point.compute_precision
-    if precision is not None and precision.startswith(TENSOR):
-        parts.append(Text(f"{precision} peak: {_compute_source(p)}"))
-    if p.ops is not None:
-        parts.append(Text(f"{p.ops.ceiling} ceiling: {p.ops.source}"))
-    if p.assumptions:
-        parts.append(Text("assumptions:\n" + "\n".join(f"  - {a}" for a in p.assumptions)))
-    return Group(*parts)
-
-
-def verdict_line(p: Prediction) -> str:
-    point = p.point
-    if point.binding is None:
-        return "verdict: unknown (no roof applies)"
-    where = "compute-bound" if point.binding == COMPUTE else f"memory-bound at {point.binding}"
-    if point.binding == COMPUTE and p.compute_ceiling:
-        where += f" ({p.compute_ceiling})"
-    flop = f"{si(p.flop, 'FLOP', 4)}; " if p.flop is not None else ""
-    if p.ops is not None:
-        flop += f"{si(p.ops.count, 'OP', 4)} at {si(p.ops.peak_per_s, 'OP/s', 4)} ({p.ops.ceiling}); "
-    ops_only = p.ops is not None and not p.flop  # integer work alone: a FLOP/s figure says nothing
-    if ops_only:
-        text = f"verdict: {where}; {flop}".rstrip("; ")
-    else:
-        text = f"verdict: {where}; {flop}attainable {si(point.attainable_flop_per_s, 'FLOP/s', 4)}"
-    if point.peak_flop_per_s and point.attainable_flop_per_s is not None and not ops_only:
-        share = 100.0 * point.attainable_flop_per_s / point.peak_flop_per_s
-        text += f" ({share:.3g}% of the compute peak)"
-    if point.time_at_roof_s is not None:
-        text += f"; time at the roof {si(point.time_at_roof_s, 's', 4)}"
-    return text
-
-
-def render_text(p: Prediction, width: int = 100) -> str:
-    """Plain text (no colour) of `renderable`, for files."""
-    buffer = io.StringIO()
-    Console(file=buffer, width=width, no_color=True, color_system=None).print(renderable(p))
-    return buffer.getvalue()
-
-

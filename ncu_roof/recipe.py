@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ncu_roof.model import PRECISIONS
 from ncu_roof.ncu import version_tuple
 from ncu_roof.traffic import TrafficDefinition
+from ncu_roof.vocabulary import PRECISIONS
 
 
 @dataclass(frozen=True)

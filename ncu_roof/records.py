@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ncu_roof.model import Bound, Roofs, VerdictBasis
+from ncu_roof.vocabulary import Bound, Roofs, VerdictBasis
 
 # Pipes that execute arithmetic: the busiest is a compute ceiling. Load/store, texture, address and
 # branch pipes move or steer data; their traffic is judged by the memory tiers.

@@ -11,10 +11,11 @@ import math
 from typing import TYPE_CHECKING
 
 from ncu_roof.errors import BadInputError, NcuRoofError
-from ncu_roof.gpus import Gpu, Hardware, hardware_from_attributes, match_gpu
-from ncu_roof.model import PRECISIONS, TIERS, Roofs
+from ncu_roof.gpu_specs import Gpu, Hardware, hardware_from_attributes
+from ncu_roof.gpus import match_gpu
 from ncu_roof.tomlfile import read_toml
 from ncu_roof.units import Dimension, parse_quantity
+from ncu_roof.vocabulary import PRECISIONS, TIERS, Roofs
 
 if TYPE_CHECKING:  # `gpus` and `predict` read this module without loading pandas
     import pandas as pd

@@ -15,28 +15,21 @@ import pandas as pd
 
 from ncu_roof.arch import arch_for_cc
 from ncu_roof.model import (
-    PRECISIONS,
-    SOL_KEYS,
-    SOL_MEMORY_UNITS,
-    TIERS,
-    Bound,
     InstructionArrays,
     Roof,
     RooflineArrays,
-    Roofs,
-    SolArrays,
     compute_roof_arrays,
     instruction_arrays,
     is_set,
     objects,
     per_kernel,
     roofline_arrays,
-    sol_arrays,
-    verdict_arrays,
     work_time_arrays,
 )
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device
+from ncu_roof.sol import SolArrays, sol_arrays, verdict_arrays
+from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, SOL_MEMORY_UNITS, TIERS, Bound, Roofs
 
 
 def launch_roofs(group: pd.DataFrame, roofs: Roofs) -> tuple[dict[str, Roof], dict[str, Roof]]:

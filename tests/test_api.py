@@ -75,7 +75,7 @@ def test_predict_and_diff_reach_the_api() -> None:
     a = ncu_roof.analyze(ncu_roof.example_path())
     d = ncu_roof.diff(a, ncu_roof.example_path())
     assert [k.status.value for k in d.kernels] == ["unchanged"] * 7
-    from ncu_roof.prediction import render_json
+    from ncu_roof.render.predictout import render_json
 
     assert render_json(p).startswith("{")
 

@@ -13,9 +13,9 @@ import pytest
 from ncu_roof.analysis import analyze
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.ingest import RunTable, read_input
-from ncu_roof.model import PRECISIONS, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import normalize
 from ncu_roof.traffic import TrafficDefinition
+from ncu_roof.vocabulary import PRECISIONS, TIERS, Bound, VerdictBasis
 
 pytestmark = pytest.mark.corpus
 

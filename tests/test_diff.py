@@ -27,7 +27,7 @@ from ncu_roof.render.diffout import (
     render_diff_markdown,
     render_diff_table,
 )
-from ncu_roof.render.text import shorten
+from ncu_roof.text import shorten
 
 ROOT = Path(__file__).resolve().parents[1]
 IDENTITY = [

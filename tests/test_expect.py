@@ -18,8 +18,8 @@ from ncu_roof.expect import (
     parse_expectations,
     render_expectations,
 )
-from ncu_roof.model import Bound
 from ncu_roof.records import Kernel
+from ncu_roof.vocabulary import Bound
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 SILU_REPORT = CORPUS / "a100sxm_rep_2025.1_full_silu.ncu-rep"

@@ -7,7 +7,7 @@ import re
 
 from conftest import run_cli
 
-from ncu_roof.gpus import GPUS
+from ncu_roof.gpu_table import GPUS
 
 
 def table_row(key: str) -> list[str]:

@@ -16,7 +16,7 @@ from test_markdown import HOSTILE, corpus_analysis, synthetic, with_intensities
 from ncu_roof.analysis import Analysis
 from ncu_roof.render.html import render_html, script_json
 from ncu_roof.render.summary import Summary, summarize
-from ncu_roof.render.text import one_line
+from ncu_roof.text import one_line
 
 CHROMIUM = Path("/usr/bin/chromium")
 STUB_SVG = '<?xml version="1.0"?><!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x.dtd"><svg/>'
@@ -83,7 +83,7 @@ def test_embedded_data_round_trips_the_names_and_cannot_close_the_script() -> No
 
 
 def test_repeated_launches_are_one_row_and_the_table_is_paged() -> None:
-    from ncu_roof.render.html import PAGE_ROWS
+    from ncu_roof.render.html_table import PAGE_ROWS
 
     names = ["same"] * 3 + [f"k{i}" for i in range(2 * PAGE_ROWS)]
     data = json.loads(Page(render_html(synthetic(names), plot_svg=STUB_SVG)).scripts[0][1])

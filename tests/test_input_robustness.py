@@ -21,7 +21,8 @@ from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import InputFormat, read_input
 from ncu_roof.ingest import inputs as ingest_inputs
 from ncu_roof.recipe import normalize, tensor_variants
-from ncu_roof.render.text import csv_cell, launch_shape
+from ncu_roof.render.text import csv_cell
+from ncu_roof.text import launch_shape
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -13,11 +13,12 @@ import pytest
 from ncu_roof.analysis import Analysis, analyze
 from ncu_roof.errors import UsageError
 from ncu_roof.ingest import read_input
-from ncu_roof.model import Bound, Roofs
 from ncu_roof.records import Device, InputInfo, Kernel
-from ncu_roof.render.markdown import intensity, render_markdown
+from ncu_roof.render.markdown import render_markdown
 from ncu_roof.render.summary import summarize
-from ncu_roof.render.text import code_span, one_line, shorten, table_cell
+from ncu_roof.render.text import code_span, table_cell
+from ncu_roof.text import intensity, one_line, shorten
+from ncu_roof.vocabulary import Bound, Roofs
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 

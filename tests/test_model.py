@@ -8,7 +8,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ncu_roof.model import COMPUTE, Bound, bound_of, compute_roof, is_latency_bound, roofline
+from ncu_roof.model import bound_of, compute_roof, roofline
+from ncu_roof.sol import is_latency_bound
+from ncu_roof.vocabulary import COMPUTE, Bound
 
 G = 1e9
 PEAK = 100 * G  # seed 004 platform: 100 GFLOP/s ...

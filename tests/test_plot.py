@@ -11,7 +11,8 @@ from test_diff import BASE, HEAD, HOSTILE, write
 
 from ncu_roof.analysis import Analysis, analyze
 from ncu_roof.ingest import read_input
-from ncu_roof.render.plot import MAX_MARKERS, PlotOptions, kernel_points, panel, render_plot
+from ncu_roof.render.plot import PlotOptions, render_plot
+from ncu_roof.render.plot_panel import MAX_MARKERS, kernel_points, panel
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 REPORTS = [
@@ -195,7 +196,7 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
 def test_diff_arrows_join_groups_not_launches(tmp_path: Path) -> None:
     from ncu_roof.cli.report import diff_arrows
     from ncu_roof.comparison import diff
-    from ncu_roof.render.plot import arrow_points
+    from ncu_roof.render.plot_panel import arrow_points
 
     base = analyze([read_input(write(tmp_path, "b.csv", BASE))])
     head = analyze([read_input(write(tmp_path, "h.csv", HEAD))])

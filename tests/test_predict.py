@@ -10,7 +10,8 @@ from conftest import CliResult, run_cli
 
 from ncu_roof.errors import UsageError
 from ncu_roof.gpus import gpu_by_key
-from ncu_roof.prediction import custom_roofs, predict, predict_workload, render_text, to_dict
+from ncu_roof.prediction import custom_roofs, predict, predict_workload
+from ncu_roof.render.predictout import render_text, to_dict
 from ncu_roof.roofs import builtin_roofs
 from ncu_roof.workloads import rmsnorm
 
@@ -226,8 +227,8 @@ def test_main_prints_error_and_exit_code_2_without_traceback() -> None:
 def test_json_is_strict_with_non_finite_values_as_null() -> None:
     from dataclasses import replace
 
-    from ncu_roof.model import Roofs
-    from ncu_roof.prediction import render_json
+    from ncu_roof.render.predictout import render_json
+    from ncu_roof.vocabulary import Roofs
 
     roofs = Roofs({"fp32": 1e11}, {"dram": 2e10, "l2": float("inf")}, source="user", sources={})
     p = predict(roofs, 1e9, {"dram": 1e8, "l2": 0.0}, {})

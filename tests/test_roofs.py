@@ -12,12 +12,14 @@ import pytest
 
 from ncu_roof.analysis import Analysis, RoofChoice, analyze
 from ncu_roof.errors import UsageError
-from ncu_roof.gpus import ARCHS, GPUS, arch_for, gpu_by_key, match_gpu, normalize_name
+from ncu_roof.gpu_specs import ARCHS, arch_for
+from ncu_roof.gpu_table import GPUS
+from ncu_roof.gpus import gpu_by_key, match_gpu, normalize_name
 from ncu_roof.ingest import read_input
-from ncu_roof.model import Bound
 from ncu_roof.recipe import normalize
 from ncu_roof.roofs import ghz_text
 from ncu_roof.traffic import TrafficDefinition
+from ncu_roof.vocabulary import Bound
 
 
 def _analyze(path: Path, choice: RoofChoice = RoofChoice()) -> Analysis:

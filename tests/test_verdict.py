@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 
 from ncu_roof.analysis import Analysis, analyze
 from ncu_roof.ingest import read_input
-from ncu_roof.model import Bound, VerdictBasis, sol_arrays, verdict_arrays
 from ncu_roof.recipe import normalize
 from ncu_roof.records import Kernel, describe
 from ncu_roof.render.jsonout import analysis_json
+from ncu_roof.sol import sol_arrays, verdict_arrays
+from ncu_roof.vocabulary import Bound, VerdictBasis
 
 # Every fixture runs at sm__cycles_elapsed.avg.per_second = 1 GHz, with a DRAM roof of
 # dram__bytes.sum.peak_sustained 1000 B/cycle x dram__cycles_elapsed.avg.per_second 2 GHz = 2 TB/s.

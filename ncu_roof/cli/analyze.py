@@ -15,6 +15,7 @@ import typer
 
 from ncu_roof import pipeline
 from ncu_roof.cli import ReadableHelp, app, verbosity
+from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.pipeline import example_path as example_path
 from ncu_roof.pipeline import roof_choice as roof_choice  # profile checks the roofs early
@@ -28,13 +29,14 @@ from ncu_roof.render.formats import (
     render,
 )
 from ncu_roof.render.output import Document, append_summary, check_summary, check_writable, write_all
-from ncu_roof.render.text import one_line
+from ncu_roof.text import one_line
 from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them
     from ncu_roof.analysis import Analysis
     from ncu_roof.ingest import RunTable
-    from ncu_roof.render.plot import Arrow, PlotOptions
+    from ncu_roof.render.plot import PlotOptions
+    from ncu_roof.render.plot_panel import Arrow
 
 
 Format = OutputFormat  # the name `profile` imports
@@ -243,12 +245,6 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     return analysis
 
 
-TRAFFIC_HELP = (
-    "Memory-tier traffic: nsight = what the Nsight Compute version that wrote the report draws; "
-    "counted = all traffic through each tier. Each against its own counter's peak."
-)
-
-
 FORMAT_NAMES = "|".join(f.value for f in OutputFormat)
 
 
@@ -274,15 +270,9 @@ def analyze_command(
     example: bool = typer.Option(
         False, "--example", help="Analyze the example report shipped with ncu-roof."
     ),
-    gpu: str = typer.Option(
-        None, "--gpu", metavar="KEY", help="Use the built-in roofs of this GPU (see `ncu-roof gpus`)."
-    ),
-    roofs: str = typer.Option(
-        None, "--roofs", metavar="FILE", help="Use the roofs of this TOML platform file."
-    ),
-    traffic: TrafficDefinition = typer.Option(
-        TrafficDefinition.NSIGHT, "--traffic", metavar="nsight|counted", help=TRAFFIC_HELP
-    ),
+    gpu: GpuKey = None,
+    roofs: RoofsFile = None,
+    traffic: Traffic = TrafficDefinition.NSIGHT,
     fmt: OutputFormat = typer.Option(
         None,
         "--format",
@@ -328,20 +318,14 @@ def analyze_command(
             "(nvtx: of one NVTX range and device; none: never)."
         ),
     ),
-    width_in: float = typer.Option(None, "--width", metavar="INCHES", help="Plot width."),
-    height_in: float = typer.Option(None, "--height", metavar="INCHES", help="Plot height."),
-    dpi: float = typer.Option(None, "--dpi", metavar="DPI", help="PNG resolution (default 200)."),
-    caption: Caption = typer.Option(
-        Caption.SHORT, "--caption", metavar="short|full|none", help="Plot caption: roofs' sources in full."
-    ),
+    width_in: WidthIn = None,
+    height_in: HeightIn = None,
+    dpi: Dpi = None,
+    caption: PlotCaption = Caption.SHORT,
     summary: bool = typer.Option(
         False, "--summary", help="Append the Markdown report to $GITHUB_STEP_SUMMARY."
     ),
-    skip_bad_rows: bool = typer.Option(
-        False,
-        "--skip-bad-rows",
-        help="Leave out kernels with damaged CSV rows (with a warning) instead of failing.",
-    ),
+    skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Give every kernel its FLOPs, bytes per tier, intensity, roofs, verdict and headroom."""
     paths = list(files or [])

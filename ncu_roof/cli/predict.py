@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
-import io
-import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ncu_roof import pipeline
 from ncu_roof.arch import ops_peaks
 from ncu_roof.cli import app
+from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
-from ncu_roof.gpus import ARCHS, GPUS, Arch, Gpu, gpu_by_key
+from ncu_roof.gpus import gpu_by_key
 from ncu_roof.render.output import write_output
 from ncu_roof.units import Dimension, parse_quantity
 from ncu_roof.workloads import MATRIX_PRECISION, OPS_DTYPES, Param, build
 
-if TYPE_CHECKING:  # rich loads when a table is drawn, not for `--help`
-    from rich.console import Group
-
+if TYPE_CHECKING:  # numpy loads when predicting, not for `--help`
     from ncu_roof import prediction
 
 FORMATS = ("table", "json")
-GPUS_SCHEMA = "ncu-roof/gpus/v1"
 PIPE_WIDTH = 120  # columns when stdout is not a terminal (rich would use 80)
+# the two options `gpus` and `predict` share
+TextFormat = Annotated[str, typer.Option("--format", "-f", help="table or json")]
+OutputFile = Annotated[str | None, typer.Option("--output", "-o", help="Write to FILE (atomic).")]
 
 
 def _check_format(fmt: str) -> None:
@@ -45,109 +44,19 @@ def _emit(text: str, table: Any, output: str | None) -> None:
         write_output(text, output)
 
 
-def _tflop(value: float | None) -> str:
-    return "–" if value is None else f"{value:g}"
-
-
-def gpu_row(gpu: Gpu) -> dict[str, Any]:
-    ridges = {p: gpu.ridge_flop_per_byte(p) for p in ("fp32", "tensor")}
-    return {
-        "key": gpu.key,
-        "name": gpu.name,
-        "peak_flop_per_s": gpu.compute_flop_per_s,
-        "bandwidth_byte_per_s": gpu.bandwidth_byte_per_s,
-        "ridge_flop_per_byte": ridges,
-        "source": gpu.source,
-        "sources": gpu.sources,
-        "cc": gpu.cc,
-        "sm_count": gpu.sm_count,
-        "boost_clock_hz": gpu.hardware().boost_clock_hz,
-        "memory_bus_bits": gpu.memory_bus_bits,
-        "device_names": list(gpu.names),
-    }
-
-
-def arch_row(arch: Arch) -> dict[str, Any]:
-    """One architecture's per-SM, per-clock figures (what `analyze` scales by the measured clock)."""
-    return {
-        "cc": arch.cc,
-        "name": arch.name,
-        "flop_per_sm_per_clk": dict(arch.flop_per_sm_per_clk),
-        "l1_byte_per_sm_per_clk": arch.l1_byte_per_sm_per_clk,
-        "shared_byte_per_sm_per_clk": arch.shared_byte_per_sm_per_clk,
-        "source": arch.source,
-        "unverified": list(arch.unverified),
-    }
-
-
-def gpus_table() -> Group:
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source."""
-    table = Table(
-        title="Built-in GPUs: dense peaks in TFLOP/s; ridge = peak / DRAM bandwidth in FLOP/B",
-        title_justify="left",
-    )
-    headers = (
-        "key",
-        "FP64",
-        "FP32",
-        "FP16",
-        "tensor",
-        "DRAM GB/s",
-        "L2 TB/s",
-        "L1 TB/s*",
-        "ridge FP32",
-        "ridge tensor",
-    )
-    for header in headers:
-        table.add_column(header, justify="left" if header == "key" else "right", no_wrap=True)
-    for gpu in GPUS:
-        table.add_row(
-            gpu.key,
-            _tflop(gpu.fp64_tflop_per_s),
-            _tflop(gpu.fp32_tflop_per_s),
-            _tflop(gpu.fp16_tflop_per_s),
-            _tflop(gpu.tensor_tflop_per_s),
-            f"{gpu.dram_gbyte_per_s:g}",
-            _tflop(gpu.l2_tbyte_per_s),
-            f"{gpu.l1_byte_per_s / 1e12:.1f}",
-            _ridge(gpu, "fp32"),
-            _ridge(gpu, "tensor"),
-        )
-    notes = ["* L1 derived: SMs x 128 B/clk x boost clock (not a datasheet figure)", "sources:"]
-    notes += [f"  {gpu.key}: {gpu.source}" for gpu in GPUS]
-    return Group(table, Text("\n".join(notes)))
-
-
-def _ridge(gpu: Gpu, precision: str) -> str:
-    ridge = gpu.ridge_flop_per_byte(precision)
-    return "–" if ridge is None else f"{ridge:.1f}"
-
-
 @app.command("gpus")
 def gpus_command(
-    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
-    output: str | None = typer.Option(None, "--output", "-o", help="Write to FILE (atomic)."),
+    fmt: TextFormat = "table",
+    output: OutputFile = None,
 ) -> None:
     """List the built-in GPUs: peaks, bandwidths, ridge points and sources."""
     _check_format(fmt)
-    if fmt == "json":
-        doc = {
-            "schema": GPUS_SCHEMA,
-            "gpus": [gpu_row(g) for g in GPUS],
-            "architectures": [arch_row(a) for a in ARCHS],
-        }
-        write_output(json.dumps(doc, indent=2) + "\n", output)
-        return
-    from rich.console import Console
+    from ncu_roof.render import gpusout
 
-    table = gpus_table()
-    buffer = io.StringIO()
-    Console(file=buffer, width=PIPE_WIDTH, no_color=True, color_system=None).print(table)
-    _emit(buffer.getvalue(), table, output)
+    if fmt == "json":
+        write_output(gpusout.render_json(), output)
+        return
+    _emit(gpusout.render_text(PIPE_WIDTH), gpusout.renderable(), output)
 
 
 def _count(text: str | None, name: str) -> int | None:
@@ -187,16 +96,16 @@ def predict_command(
     ),
     unfused: bool = typer.Option(False, "--unfused", help="Count intermediate DRAM round trips."),
     tile: str | None = typer.Option(None, "--tile", help="GEMM output tile size T (T x T)."),
-    gpu: str | None = typer.Option(None, "--gpu", help="Built-in GPU key (`ncu-roof gpus`)."),
+    gpu: GpuKey = None,
     peak: list[str] = typer.Option([], "--peak", help="[PRECISION=]FLOP/s, e.g. 100GFLOP/s."),
     bandwidth: list[str] = typer.Option([], "--bandwidth", help="TIER=B/s, e.g. dram=20GB/s."),
-    roofs_file: str | None = typer.Option(None, "--roofs", help="Platform TOML file."),
+    roofs_file: RoofsFile = None,
     flops: str | None = typer.Option(None, "--flops", help="FLOPs of the kernel."),
     ops: str | None = typer.Option(None, "--ops", help="Integer operations (with --dtype int8)."),
     nbytes: list[str] = typer.Option([], "--bytes", help="[TIER=]bytes (tier dram by default)."),
     intensity: list[str] = typer.Option([], "--intensity", help="TIER=FLOP/B."),
-    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
-    output: str | None = typer.Option(None, "--output", "-o", help="Write to FILE (atomic)."),
+    fmt: TextFormat = "table",
+    output: OutputFile = None,
 ) -> None:
     """Predict the roofline verdict of a kernel from its FLOPs and bytes, or a workload model."""
     _check_format(fmt)
@@ -253,7 +162,9 @@ def predict_command(
             ops_peaks=peaks,
             tensor_peaks=paths,
         )
+    from ncu_roof.render import predictout
+
     if fmt == "json":
-        write_output(prediction.render_json(result), output)
+        write_output(predictout.render_json(result), output)
         return
-    _emit(prediction.render_text(result), prediction.renderable(result), output)
+    _emit(predictout.render_text(result), predictout.renderable(result), output)

@@ -11,10 +11,11 @@ import typer
 
 from ncu_roof.cli import app
 from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit, roof_choice
+from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
 from ncu_roof.ncu import find_ncu
 from ncu_roof.render.output import check_writable, write_output
-from ncu_roof.render.text import one_line
+from ncu_roof.text import one_line
 
 if TYPE_CHECKING:  # the profiler and the metric recipe load only when `profile` runs
     from ncu_roof.profile import ProfileOptions, ProfileResult
@@ -87,8 +88,6 @@ Fmt = Annotated[Format | None, typer.Option("--format", help="Analysis format (d
 AnalysisOutput = Annotated[
     str | None, typer.Option("--analysis-output", help="Write the analysis to this file.")
 ]
-Gpu = Annotated[str | None, typer.Option("--gpu", help="Built-in roofs of this GPU.")]
-Roofs = Annotated[str | None, typer.Option("--roofs", help="Roofs from this TOML file.")]
 
 
 @app.command(
@@ -115,8 +114,8 @@ def profile_command(
     ncu: Ncu = None,
     fmt: Fmt = None,
     analysis_output: AnalysisOutput = None,
-    gpu: Gpu = None,
-    roofs: Roofs = None,
+    gpu: GpuKey = None,
+    roofs: RoofsFile = None,
 ) -> None:
     """Profile a program with ncu (safely, with progress), keep the report, then analyze it."""
     from ncu_roof.profile import ProfileOptions

@@ -7,7 +7,7 @@ import sys
 from typing import IO
 
 from ncu_roof.profile.progress import KernelProgress, ProgressSink
-from ncu_roof.render.text import one_line
+from ncu_roof.text import one_line
 
 
 def describe(progress: KernelProgress) -> str:

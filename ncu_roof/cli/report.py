@@ -14,7 +14,6 @@ import typer
 from ncu_roof import pipeline
 from ncu_roof.cli import ReadableHelp, app
 from ncu_roof.cli.analyze import (
-    TRAFFIC_HELP,
     AnalyzeOptions,
     PictureOptions,
     build_analysis,
@@ -24,6 +23,7 @@ from ncu_roof.cli.analyze import (
     report_gaps,
     request_of,
 )
+from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.matching import MatchBy
 from ncu_roof.render.formats import Caption
@@ -33,7 +33,7 @@ from ncu_roof.traffic import TrafficDefinition
 if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
     from ncu_roof.analysis import Analysis
     from ncu_roof.comparison import Diff
-    from ncu_roof.render.plot import Arrow
+    from ncu_roof.render.plot_panel import Arrow
 
 
 class DiffFormat(StrEnum):
@@ -181,28 +181,20 @@ def plot_command(
     output: str = typer.Option(
         ..., "--output", "-o", metavar="PATH", help="The .svg, .png or .pdf file to write."
     ),
-    gpu: str = typer.Option(None, "--gpu", metavar="KEY", help="Use the built-in roofs of this GPU."),
-    roofs: str = typer.Option(
-        None, "--roofs", metavar="FILE", help="Use the roofs of this TOML platform file."
-    ),
+    gpu: GpuKey = None,
+    roofs: RoofsFile = None,
     device: int = typer.Option(
         None, "--device", metavar="N", help="Only this device (default: one panel per device)."
     ),
-    width_in: float = typer.Option(None, "--width", metavar="INCHES", help="Figure width."),
-    height_in: float = typer.Option(None, "--height", metavar="INCHES", help="Figure height."),
-    dpi: float = typer.Option(None, "--dpi", metavar="DPI", help="PNG resolution (default 200)."),
-    caption: Caption = typer.Option(
-        Caption.SHORT, "--caption", metavar="short|full|none", help="full: every roof's source and formula."
-    ),
-    traffic: TrafficDefinition = typer.Option(
-        TrafficDefinition.NSIGHT, "--traffic", metavar="nsight|counted", help=TRAFFIC_HELP
-    ),
+    width_in: WidthIn = None,
+    height_in: HeightIn = None,
+    dpi: Dpi = None,
+    caption: PlotCaption = Caption.SHORT,
+    traffic: Traffic = TrafficDefinition.NSIGHT,
     kind: str = typer.Option(
         "roofline", "--kind", metavar="roofline|instruction", help="FLOP or warp-instruction roofline."
     ),
-    skip_bad_rows: bool = typer.Option(
-        False, "--skip-bad-rows", help="Leave out kernels with damaged CSV rows (with a warning)."
-    ),
+    skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Draw the hierarchical roofline, one panel per device, as SVG, PNG or PDF (or, with
     --kind instruction, the instruction roofline)."""
@@ -255,24 +247,16 @@ def diff_command(
     allow_mismatch: bool = typer.Option(
         False, "--allow-mismatch", help="Compare runs from different GPUs or clocks anyway."
     ),
-    gpu: str = typer.Option(
-        None, "--gpu", metavar="KEY", help="Use the built-in roofs of this GPU for both."
-    ),
-    roofs: str = typer.Option(
-        None, "--roofs", metavar="FILE", help="Use the roofs of this TOML file for both."
-    ),
-    traffic: TrafficDefinition = typer.Option(
-        TrafficDefinition.NSIGHT, "--traffic", metavar="nsight|counted", help=TRAFFIC_HELP
-    ),
+    gpu: GpuKey = None,
+    roofs: RoofsFile = None,
+    traffic: Traffic = TrafficDefinition.NSIGHT,
     plot: str = typer.Option(
         None, "--plot", metavar="PATH", help="Draw before → after arrows to this .svg, .png or .pdf."
     ),
     summary: bool = typer.Option(
         False, "--summary", help="Append the Markdown diff to $GITHUB_STEP_SUMMARY."
     ),
-    skip_bad_rows: bool = typer.Option(
-        False, "--skip-bad-rows", help="Leave out kernels with damaged CSV rows (with a warning)."
-    ),
+    skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Compare two runs kernel by kernel: time, FLOP/s, bytes, intensity, verdict."""
     options = DiffOptions(

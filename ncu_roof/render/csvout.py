@@ -14,8 +14,8 @@ import numpy as np
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.groups import headroom_array
-from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.render.text import csv_cell
+from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 
 _SCALARS = (
     "duration_s",

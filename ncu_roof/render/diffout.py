@@ -6,19 +6,25 @@ import io
 import json
 from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ncu_roof.columns import shared_texts
 from ncu_roof.comparison import Diff
 from ncu_roof.model import finite_or_none
 from ncu_roof.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
+from ncu_roof.render.console import text_console
 from ncu_roof.render.jsonkernels import numbers_text
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
-from ncu_roof.render.text import TIER_NAMES, code_span, launch_shape, one_line, shorten, si, table_cell
+from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
+from ncu_roof.render.text import code_span, table_cell
+from ncu_roof.text import launch_shape, one_line, shorten, si
+from ncu_roof.vocabulary import TIER_NAMES
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 SCHEMA = "ncu-roof/diff/v1"
 MARKER = "<!-- ncu-roof:diff -->"
-MARKDOWN_LIMIT_CHARS = 60_000  # GitHub comments stop at 65,536
 TOP_ROWS = 20
 STATUS_MARK = {
     Status.REGRESSED: "❌ slower",
@@ -172,22 +178,56 @@ def fit_columns(natural: Mapping[str, int], width: int) -> dict[str, int]:
 
 def render_diff_table(result: Diff, *, width: int = TABLE_WIDTH, color: bool = False) -> str:
     """A rich table `width` cells wide at most (pass the terminal's); colour only when `color`."""
-    from rich.cells import cell_len
-    from rich.console import Console
-    from rich.table import Table
     from rich.text import Text
 
     kernels = ordered(result)
     headers = [h for h, _, _ in _TABLE_COLUMNS]
     rows = [[one_line(c) for c in row_cells(k)] for k in kernels]
+    widths = fit_columns(_natural_widths(kernels, rows), width)
+    buffer = io.StringIO()
+    console = text_console(buffer, width, color=color, color_system="standard")
+    console.print(_rich_table(result, kernels, rows, widths, color))
+    dropped = [h for h in headers if h not in widths]
+    if dropped:
+        console.print(
+            Text(
+                f"not shown at this width: {', '.join(dropped)} "
+                "(a wider terminal, or --format json|markdown, has them)",
+                style="dim",
+            )
+        )
+    if result.mismatch:
+        console.print(Text(f"warning: compared anyway: {one_line(result.mismatch)}"))
+    for note in result.notes:
+        console.print(Text(f"note: {one_line(note)}"))
+    return buffer.getvalue()
+
+
+def _natural_widths(kernels: Sequence[KernelDiff], rows: Sequence[Sequence[str]]) -> dict[str, int]:
+    """Each column's widest cell (its header included); Kernel's at its shortened names."""
+    from rich.cells import cell_len
+
+    headers = [h for h, _, _ in _TABLE_COLUMNS]
     natural = {
         h: max([cell_len(h), *(cell_len(r[i - 1]) for r in rows)])
         for i, h in enumerate(headers)
         if h != "Kernel"
     }
     natural["Kernel"] = max([cell_len("Kernel"), *(cell_len(shorten(k.name, KERNEL_MAX)) for k in kernels)])
-    widths = fit_columns(natural, width)
+    return natural
 
+
+def _rich_table(
+    result: Diff,
+    kernels: Sequence[KernelDiff],
+    rows: Sequence[Sequence[str]],
+    widths: Mapping[str, int],
+    color: bool,
+) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
+    headers = [h for h, _, _ in _TABLE_COLUMNS]
     table = Table(title=one_line(headline(result)), title_justify="left")
     for header, justify, _ in _TABLE_COLUMNS:
         if header in widths:
@@ -208,35 +248,10 @@ def render_diff_table(result: Diff, *, width: int = TABLE_WIDTH, color: bool = F
                 if header in widths
             )
         )
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer,
-        width=width,
-        color_system="standard" if color else None,
-        force_terminal=color,
-        no_color=not color,
-        highlight=False,
-        emoji=False,
-        markup=False,
-    )
-    console.print(table)
-    dropped = [h for h in headers if h not in widths]
-    if dropped:
-        console.print(
-            Text(
-                f"not shown at this width: {', '.join(dropped)} "
-                "(a wider terminal, or --format json|markdown, has them)",
-                style="dim",
-            )
-        )
-    if result.mismatch:
-        console.print(Text(f"warning: compared anyway: {one_line(result.mismatch)}"))
-    for note in result.notes:
-        console.print(Text(f"note: {one_line(note)}"))
-    return buffer.getvalue()
+    return table
 
 
-def render_diff_markdown(result: Diff, *, limit_chars: int = MARKDOWN_LIMIT_CHARS) -> str:
+def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS) -> str:
     """A sticky-comment body: marker, verdict line, changed kernels, everything in <details>."""
     rows = ordered(result)
     changed = [k for k in rows if k.status is not Status.UNCHANGED][:TOP_ROWS]

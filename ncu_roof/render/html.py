@@ -14,7 +14,6 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import replace
 from html import escape
 from pathlib import PurePath
@@ -23,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 from ncu_roof import __version__
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.model import PRECISIONS, TIERS, Bound, finite_or_none
 from ncu_roof.records import Device, Kernel
-from ncu_roof.render.markdown import bandwidth_tier, intensity, intensity_tiers
+from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
+from ncu_roof.render.html_assets import CSS, SCRIPT
+from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
 from ncu_roof.render.summary import (
-    VERDICT_COLOURS,
     VERDICT_WORDS,
     DeviceView,
     Row,
@@ -35,164 +34,15 @@ from ncu_roof.render.summary import (
     plural,
     summarize,
 )
-from ncu_roof.render.text import one_line, pct, shorten, si
+from ncu_roof.text import intensity, one_line, pct, shorten, si
+from ncu_roof.vocabulary import PRECISIONS, TIERS, Bound
 
 if TYPE_CHECKING:
     from ncu_roof.render.formats import RenderOptions
 
-NAME_WIDTH = 70
 HTML_PLOT_WIDTH_IN = {False: 8.0, True: 13.0}  # one panel, two side by side
-PAGE_ROWS = 100  # table rows in the DOM at once
-DETAILS_ROWS = 100  # rows with a details section (the JSON has every launch)
-TABLE_MAX_ROWS = 20_000  # rows in the table's data: 100,000 launches stay under 20 MB
 _SVG_PROLOG = re.compile(r"<\?xml[^>]*\?>|<!DOCTYPE[^>]*>", re.IGNORECASE)
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
-
-_CSS = (
-    ":root{"
-    + "".join(f"--{b.value}:{VERDICT_COLOURS[b]};" for b in Bound)
-    + """--line:#d0d7de}
-body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;
-max-width:1600px;padding:1.5rem 2rem;color:#1f2328;background:#fff}
-h1{font-size:1.7rem;margin:.2rem 0 .6rem}h2{font-size:1.25rem;margin:2rem 0 .6rem;
-border-bottom:1px solid var(--line);padding-bottom:.3rem}
-code{font:13px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
-.lead{font-size:1.05rem;overflow-wrap:anywhere}.muted{color:#59636e}
-.device{margin:.8rem 0 1.2rem}
-.bar{display:flex;height:14px;border-radius:7px;overflow:hidden;max-width:640px;margin:.4rem 0}
-.bar span{display:block;height:100%}
-"""
-    + "".join(f".{b.value}{{background:var(--{b.value})}}" for b in Bound)
-    + """
-.key{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin:0 .3em 0 .8em}
-.badge{display:inline-block;padding:0 .45em;border-radius:.8em;color:#fff;white-space:nowrap}
-figure{margin:0}figure svg{width:100%;height:auto;display:block}
-.controls{display:flex;gap:.8rem;align-items:center;margin:.5rem 0;flex-wrap:wrap}
-input,select,button.page{font:inherit;padding:.25rem .5rem;border:1px solid var(--line);border-radius:6px;
-background:#fff}
-input{width:28rem;max-width:60vw}
-table{border-collapse:collapse;width:100%}
-th,td{padding:.3rem .55rem;border-bottom:1px solid var(--line);text-align:right;vertical-align:top}
-th{position:sticky;top:0;background:#f6f8fa;white-space:nowrap}
-th button{all:unset;cursor:pointer;font-weight:600}
-th[aria-sort=ascending] button::after{content:" \\25B2"}
-th[aria-sort=descending] button::after{content:" \\25BC"}
-td{white-space:nowrap}td.text,th.text{text-align:left}
-td.name{white-space:normal;min-width:18rem;overflow-wrap:anywhere}
-.scroll{overflow-x:auto}
-#kernels tbody tr:hover{background:#f6f8fa}
-details{border:1px solid var(--line);border-radius:6px;margin:.4rem 0;padding:.3rem .7rem}
-details[open]{background:#fbfcfd}summary{cursor:pointer;overflow-wrap:anywhere}
-.fullname{overflow-wrap:anywhere;margin:.5rem 0}
-.facts td,.facts th{font-size:14px}.facts{width:auto;margin:.3rem 0}
-.recipe{text-align:left;color:#59636e;white-space:normal;overflow-wrap:anywhere}
-ol.notes li{overflow-wrap:anywhere}
-pre{white-space:pre-wrap;overflow-wrap:anywhere}
-"""
-)
-
-_JS = """
-(function () {
-  "use strict";
-  var data = JSON.parse(document.getElementById("ncu-roof-data").textContent);
-  var keys = data.columns.map(function (c) { return c.key; });
-  var text = {}; data.columns.forEach(function (c, i) { text[c.key] = c.text; });
-  var rows = data.rows.map(function (r, i) { return { i: i, r: r }; });
-  var tbody = document.getElementById("kernels").tBodies[0];
-  var headers = Array.prototype.slice.call(document.querySelectorAll("#kernels th[data-key]"));
-  var filter = document.getElementById("filter");
-  var verdict = document.getElementById("verdict");
-  var shown = document.getElementById("shown");
-  var prev = document.getElementById("prev"), next = document.getElementById("next");
-  var state = { key: "rank", dir: 1, page: 0, list: rows };
-
-  function value(row, key) {
-    var j = keys.indexOf(key);
-    if (key === "name") { return data.names[row.r.name]; }
-    return text[key] ? row.r.cells[j] : row.r.sort[j];
-  }
-  function compare(a, b) {
-    var x = value(a, state.key), y = value(b, state.key);
-    if (x === null || y === null) { return x === y ? 0 : (x === null ? 1 : -1); }
-    if (typeof x === "string") { return state.dir * x.localeCompare(y); }
-    return state.dir * (x - y);
-  }
-  function cell(row, j) {
-    var td = document.createElement("td");
-    var c = data.columns[j];
-    if (c.text) { td.className = c.key === "name" ? "text name" : "text"; }
-    if (c.key === "name") {
-      var code = document.createElement("code");
-      code.textContent = row.r.cells[j];
-      code.title = data.names[row.r.name];
-      if (row.r.details) {
-        var a = document.createElement("a");
-        a.href = "#k" + row.r.cells[0]; a.appendChild(code); td.appendChild(a);
-      } else { td.appendChild(code); }
-    } else if (c.key === "verdict") {
-      var span = document.createElement("span");
-      span.className = "badge " + row.r.bound; span.textContent = row.r.cells[j]; td.appendChild(span);
-    } else { td.textContent = row.r.cells[j]; }
-    return td;
-  }
-  function draw() {
-    var pages = Math.max(1, Math.ceil(state.list.length / data.page));
-    state.page = Math.min(state.page, pages - 1);
-    var start = state.page * data.page;
-    while (tbody.firstChild) { tbody.removeChild(tbody.firstChild); }
-    state.list.slice(start, start + data.page).forEach(function (row) {
-      var tr = document.createElement("tr");
-      tr.dataset.k = String(row.i);
-      tr.dataset.bound = row.r.bound;
-      for (var j = 0; j < data.columns.length; j++) { tr.appendChild(cell(row, j)); }
-      tbody.appendChild(tr);
-    });
-    shown.textContent = state.list.length + " of " + rows.length + " " + data.what + " shown" +
-      (data.total > rows.length ? " (the first " + rows.length + " of " + data.total + ")" : "") +
-      (pages > 1 ? "; page " + (state.page + 1) + " of " + pages : "");
-    prev.disabled = state.page === 0; next.disabled = state.page >= pages - 1;
-  }
-  function apply() {
-    var needle = filter.value.toLowerCase(), bound = verdict.value;
-    state.list = rows.filter(function (row) {
-      return data.names[row.r.name].toLowerCase().indexOf(needle) >= 0 && (!bound || row.r.bound === bound);
-    });
-    state.list.sort(function (a, b) { return compare(a, b) || a.i - b.i; });
-    headers.forEach(function (th) {
-      var sorted = th.dataset.key === state.key;
-      th.setAttribute("aria-sort", sorted ? (state.dir > 0 ? "ascending" : "descending") : "none");
-    });
-    document.body.dataset.sorted = state.key + ":" + (state.dir > 0 ? "asc" : "desc");
-    draw();
-  }
-  function openFromHash() {
-    var target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
-    if (target && target.tagName === "DETAILS") { target.open = true; }
-  }
-  headers.forEach(function (th) {
-    th.querySelector("button").addEventListener("click", function () {
-      var key = th.dataset.key;
-      state.dir = key === state.key ? -state.dir : (text[key] ? 1 : -1);
-      state.key = key; state.page = 0; apply();
-    });
-  });
-  filter.addEventListener("input", function () { state.page = 0; apply(); });
-  verdict.addEventListener("change", function () { state.page = 0; apply(); });
-  prev.addEventListener("click", function () { state.page -= 1; draw(); });
-  next.addEventListener("click", function () { state.page += 1; draw(); });
-  window.addEventListener("hashchange", openFromHash);
-
-  var params = new URLSearchParams(location.search);
-  var wanted = params.get("sort");
-  if (wanted && keys.indexOf(wanted) >= 0) {
-    state.key = wanted; state.dir = params.get("dir") === "asc" ? 1 : -1;
-  }
-  filter.value = params.get("q") || "";
-  verdict.value = params.get("bound") || "";
-  apply();
-  openFromHash();
-})();
-"""
 
 
 def render_html(
@@ -203,15 +53,15 @@ def render_html(
     summary = source if isinstance(source, Summary) else summarize(source)
     analysis = summary.analysis
     svg = plot_svg if plot_svg is not None else _default_plot(analysis, plot)
-    script = _JS.strip()
+    script = SCRIPT.strip()
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     policy = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
     title = f"ncu-roof: {plural(summary.launches, 'launch')}, {si(summary.total_s, 's')}"
-    columns = _columns(summary)
+    columns = table_columns(summary)
     body = [
         *_headline(summary),
         *_plot_section(svg),
-        *_table_section(summary, columns),
+        *table_section(summary, columns),
         *_notes_section(summary),
         *_details_section(summary),
         *_roofs_section(analysis),
@@ -227,7 +77,7 @@ def render_html(
             f'<meta http-equiv="Content-Security-Policy" content="{escape(policy)}">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>{escape(title)}</title>",
-            f"<style>{_CSS}</style>",
+            f"<style>{CSS}</style>",
             "</head>",
             "<body>",
             *body,
@@ -283,9 +133,7 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
     )
     words = []
     for bound, part in view.shares:
-        detail = ""
-        if bound is Bound.MEMORY and view.memory_tiers:
-            detail = " (" + ", ".join(f"{escape(t)} {pct(100 * s)}" for t, s in view.memory_tiers) + ")"
+        detail = memory_tier_words(view, escape) if bound is Bound.MEMORY else ""
         words.append(
             f'<span class="key {bound.value}"></span><b>{pct(100 * part)}</b> {VERDICT_WORDS[bound]}{detail}'
         )
@@ -298,25 +146,22 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
     ff = view.fix_first
     if ff is not None:
         rank = _rank_of(summary, ff.group)
-        saving = summary.saving_share(view)
-        share = f" ({escape(saving)})" if saving else ""
         parts.append(
             f'<p class="lead"><b>Fix first:</b> {_group_link(ff.group.name, ff.group.count, rank)} '
-            f"could save <b>{escape(si(ff.saving_s, 's'))}</b>{share} at its "
-            f"{escape(ff.group.lead.binding or 'its')} roof; "
-            f"now {escape(ff.group.verdicts[0])}, {pct(ff.group.lead.pct_of_roof)} of roof.</p>"
+            f"{fix_first_words(summary, view, escape, _bold)}.</p>"
         )
-    costliest = view.costliest
-    if costliest is not None and (ff is None or costliest is not ff.group):
-        share = (
-            f"{pct(100 * costliest.device_share)} of its time, " if costliest.device_share is not None else ""
-        )
+    costliest = shown_costliest(view)
+    if costliest is not None:
         parts.append(
             f'<p class="lead">Costliest: '
             f"{_group_link(costliest.name, costliest.count, _rank_of(summary, costliest))} "
-            f"({share}{escape(si(costliest.total_duration_s, 's'))}): {escape(costliest.verdicts[0])}.</p>"
+            f"{costliest_words(costliest, escape)}.</p>"
         )
     return "\n".join(parts) + "</div>"
+
+
+def _bold(text: str) -> str:
+    return f"<b>{text}</b>"
 
 
 def _rank_of(summary: Summary, group: object) -> int | None:
@@ -345,135 +190,6 @@ def _plot_section(plot: str | None) -> list[str]:
         return []
     svg = _SVG_PROLOG.sub("", plot)
     return ['<h2 id="plot">Hierarchical roofline</h2>', f"<figure>{svg}</figure>"]
-
-
-Column = tuple[str, str, bool]  # (data key, header, text column)
-
-
-def _columns(summary: Summary) -> list[Column]:
-    tiers = intensity_tiers([r.group.lead for r in summary.rows])
-    columns: list[Column] = [("rank", "#", False)]
-    if summary.multi_device:
-        columns.append(("device", "Dev", False))
-    columns.append(("name", summary.name_title, True))
-    if summary.grouped:
-        columns.append(("launches", "Launches", False))
-    columns += [
-        ("duration", "Time", False),
-        ("share", "Share of device" if summary.multi_device else "Share", False),
-        ("verdict", "Verdict", True),
-        ("notes", "Notes", True),
-        ("pct", "% of roof", False),
-        ("headroom", "Could save", False),
-        ("binding", "Binding", True),
-        *((f"ai_{t}", f"AI {t}", False) for t in tiers),
-        ("flops", "FLOP/s", False),
-        ("bandwidth", "Bandwidth", False),
-    ]
-    return columns
-
-
-def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
-    """Data key → (sort value, displayed text) of every cell of one row."""
-    g, lead = row.group, row.group.lead
-    share = g.device_share if summary.multi_device else g.time_share
-    tier = bandwidth_tier(lead)
-    notes = ",".join(map(str, row.notes))
-    cells: dict[str, tuple[Any, str]] = {
-        "rank": (row.rank, str(row.rank)),
-        "device": (g.device, str(g.device)),
-        "name": (None, shorten(g.name, NAME_WIDTH)),  # sorted by the full name, `names`
-        "launches": (g.count, str(g.count)),
-        "duration": (g.total_duration_s, si(g.total_duration_s, "s")),
-        "share": (share, pct(None if share is None else 100 * share)),
-        "verdict": (None, row.verdict),
-        "notes": (None, notes),
-        "pct": (lead.pct_of_roof, pct(lead.pct_of_roof)),
-        "headroom": (g.headroom_s, "–" if g.headroom_s is None else si(g.headroom_s, "s")),
-        "binding": (None, lead.roofline_binding or "–"),
-        "flops": (lead.achieved_flop_per_s, si(lead.achieved_flop_per_s, "FLOP/s")),
-        "bandwidth": (
-            lead.achieved_byte_per_s[tier] if tier else None,
-            f"{si(lead.achieved_byte_per_s[tier], 'B/s')} ({tier})" if tier else "–",
-        ),
-    }
-    for tier_name, value in lead.intensity_flop_per_byte.items():
-        cells[f"ai_{tier_name}"] = (value, intensity(value))
-    return cells
-
-
-def _sort_value(value: Any) -> Any:
-    """Enough digits to order rows (6), so that 100,000 rows stay small; text sorts by its cell."""
-    if isinstance(value, float):
-        number = finite_or_none(value)
-        return None if number is None else float(f"{number:.6g}")
-    return value
-
-
-def table_data(summary: Summary, columns: Sequence[Column]) -> dict[str, Any]:
-    """What the script lays out: names once, then per row its sort values and its cells' text.
-
-    At most TABLE_MAX_ROWS rows (the first by the summary's order); the JSON has every launch.
-    """
-    names: dict[str, int] = {}
-    rows = []
-    for row in summary.rows[:TABLE_MAX_ROWS]:
-        cells = _row_cells(summary, row)
-        values = [cells.get(key, (None, "–")) for key, _, _ in columns]
-        rows.append(
-            {
-                "name": names.setdefault(row.group.name, len(names)),
-                "bound": row.bound.value,
-                "details": row.rank <= DETAILS_ROWS,
-                "sort": [_sort_value(v) for v, _ in values],
-                "cells": [one_line(t) for _, t in values],
-            }
-        )
-    return {
-        "columns": [{"key": key, "text": text} for key, _, text in columns],
-        "names": list(names),
-        "rows": rows,
-        "page": PAGE_ROWS,
-        "total": len(summary.rows),
-        "what": "kernels" if summary.grouped else "launches",
-    }
-
-
-def _table_section(summary: Summary, columns: Sequence[Column]) -> list[str]:
-    headers = "".join(
-        f'<th data-key="{escape(key)}" aria-sort="none"{" class=text" if text else ""}>'
-        f'<button type="button">{escape(label)}</button></th>'
-        for key, label, text in columns
-    )
-    options = "".join(f'<option value="{b.value}">{VERDICT_WORDS[b]}</option>' for b in Bound)
-    what = "kernels" if summary.grouped else "launches"
-    order = "by time" if summary.sort.value == "time" else "by the time they could save"
-    folded = "in one NVTX range" if summary.by_nvtx else "of one kernel, launch shape"
-    grouped = f" Launches {folded} and device are one row." if summary.grouped else ""
-    return [
-        f'<h2 id="table">{what.capitalize()} {order}</h2>',
-        '<div class="controls">'
-        '<input type="search" id="filter" placeholder="Filter by kernel name" aria-label="filter">'
-        '<select id="verdict" aria-label="verdict">'
-        f'<option value="">every verdict</option>{options}</select>'
-        '<button type="button" class="page" id="prev">previous</button>'
-        '<button type="button" class="page" id="next">next</button>'
-        f'<span id="shown" class="muted">{len(summary.rows)} {what}</span></div>',
-        f'<div class="scroll"><table id="kernels"><thead><tr>{headers}</tr></thead>'
-        "<tbody></tbody></table></div>",
-        "<noscript><p>The table needs JavaScript; the JSON and CSV outputs hold the same rows.</p>"
-        "</noscript>",
-        *(
-            [
-                f'<p class="muted">The table holds the first {TABLE_MAX_ROWS:,} of {len(summary.rows):,} '
-                f"{what}; the JSON and CSV outputs have every launch.</p>"
-            ]
-            if len(summary.rows) > TABLE_MAX_ROWS
-            else []
-        ),
-        f'<p class="muted">{escape("; ".join(summary.legend()))}.{grouped} '
-        "Click a header to sort; a name for its details.</p>",
-    ]
 
 
 def _notes_section(summary: Summary) -> list[str]:

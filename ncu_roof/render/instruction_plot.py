@@ -11,25 +11,18 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
-from io import BytesIO
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import UsageError
-from ncu_roof.model import TRANSACTION_BYTES, Bound
-from ncu_roof.records import Device, Kernel
-from ncu_roof.render.plot import (
-    FORMATS,
-    OTHER_TIER_MARKER,
-    PANEL_SIZE_IN,
-    PNG_DPI,
-    RC,
-    TIER_MARKERS,
-    pick_device,
-)
+from ncu_roof.model import TRANSACTION_BYTES
+from ncu_roof.records import Device, InstructionRoofline, Kernel
+from ncu_roof.render.plot import FORMATS, PANEL_SIZE_IN, PNG_DPI, RC, pick_device, save_figure
+from ncu_roof.render.plot_draw import OTHER_TIER_MARKER, TIER_MARKERS
 from ncu_roof.render.summary import VERDICT_COLOURS
-from ncu_roof.render.text import TIER_NAMES, one_line, si
+from ncu_roof.text import one_line, si
+from ncu_roof.vocabulary import TIER_NAMES, Bound
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -54,11 +47,7 @@ def render_instruction_plot(analysis: Analysis, *, fmt: str = "svg", device: int
             hint=NO_INSTRUCTIONS_HINT,
         )
     with rc_context(RC):  # type: ignore[arg-type]
-        figure = _figure(chosen, kernels)
-        buffer = BytesIO()
-        metadata = {"Date": None, "Creator": None} if fmt == "svg" else {"Software": None}
-        figure.savefig(buffer, format=fmt, dpi=PNG_DPI, metadata=metadata)
-        return buffer.getvalue()
+        return save_figure(_figure(chosen, kernels), fmt, PNG_DPI)
 
 
 def _points(kernel: Kernel) -> list[tuple[str, float, float]]:
@@ -100,6 +89,35 @@ def _figure(device: Device, kernels: Sequence[Kernel]) -> Figure:
     FigureCanvasAgg(figure)
     ax = figure.add_axes((0.08, 0.14, 0.70, 0.78))
     _axes(ax, x_lo, x_hi, y_lo, y_hi)
+    _draw_roofs(ax, roofs, issue, (x_lo, x_hi, y_lo, y_hi))
+    for kernel, (tier, x, y) in points:
+        ax.scatter(
+            [x],
+            [y],
+            s=36,
+            marker=TIER_MARKERS.get(tier, OTHER_TIER_MARKER),
+            c=VERDICT_COLOURS[kernel.bound],
+            edgecolors="black",
+            linewidths=0.5,
+            zorder=3,
+        )
+    _legend(figure, {t for _, (t, _, _) in points}, {k.bound for k in kernels})
+    title = one_line(device.name or device.roofs.name or "unknown GPU")
+    ax.set_title(f"{title} — instruction roofline ({len(kernels)} kernels)", fontsize=12, loc="left")
+    figure.text(
+        0.01, 0.01, _caption(tiers, rooflines), fontsize=7, color="#333333", va="bottom", ha="left", wrap=True
+    )
+    return figure
+
+
+def _draw_roofs(
+    ax: Axes,
+    roofs: Mapping[str, float | None],
+    issue: float | None,
+    limits: tuple[float, float, float, float],
+) -> None:
+    """One diagonal per tier (transactions per second), up to the issue peak's horizontal."""
+    x_lo, x_hi, y_lo, y_hi = limits
     for tier, rate in roofs.items():
         if rate is None:
             continue
@@ -117,28 +135,15 @@ def _figure(device: Device, kernels: Sequence[Kernel]) -> Figure:
     if issue:
         ax.axhline(issue, color="black", lw=1.4)
         ax.annotate(f"issue peak {si(issue, 'warp inst/s')}", (x_hi / 40, issue * 1.1), fontsize=8)
-    for kernel, (tier, x, y) in points:
-        ax.scatter(
-            [x],
-            [y],
-            s=36,
-            marker=TIER_MARKERS.get(tier, OTHER_TIER_MARKER),
-            c=VERDICT_COLOURS[kernel.bound],
-            edgecolors="black",
-            linewidths=0.5,
-            zorder=3,
-        )
-    _legend(figure, {t for _, (t, _, _) in points}, {k.bound for k in kernels})
-    title = one_line(device.name or device.roofs.name or "unknown GPU")
-    ax.set_title(f"{title} — instruction roofline ({len(kernels)} kernels)", fontsize=12, loc="left")
+
+
+def _caption(tiers: Sequence[str], rooflines: Sequence[InstructionRoofline]) -> str:
     sizes = ", ".join(f"{TIER_NAMES.get(t, t)} {TRANSACTION_BYTES[t]:g} B" for t in tiers)
     source = next((r.issue_peak_source for r in rooflines if r.issue_peak_source), None)
-    caption = (
+    return (
         f"Ding & Williams instruction roofline: warp instructions per transaction ({sizes}); "
         f"issue peak = {source or 'unknown'}. Marker shape = tier, colour = verdict."
     )
-    figure.text(0.01, 0.01, caption, fontsize=7, color="#333333", va="bottom", ha="left", wrap=True)
-    return figure
 
 
 def _axes(ax: Axes, x_lo: float, x_hi: float, y_lo: float, y_hi: float) -> None:

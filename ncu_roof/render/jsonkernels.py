@@ -13,8 +13,9 @@ import numpy as np
 
 from ncu_roof.columns import LaunchColumns, columns_of, shared_texts
 from ncu_roof.groups import headroom_array, headroom_s
-from ncu_roof.model import PRECISIONS, SOL_KEYS, TIERS, TRANSACTION_BYTES, finite_or_none
+from ncu_roof.model import TRANSACTION_BYTES, finite_or_none
 from ncu_roof.records import InstructionRoofline, Kernel, TensorPath
+from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 
 # The kernel object of the JSON, field by field: (key, kind of value, `Kernel` field), or with a
 # function that turns the field's value into its JSON value, or (key, kind, a function of a

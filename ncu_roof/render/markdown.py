@@ -7,7 +7,6 @@ emitted is our own constant markup (`<details>`, `<summary>`, the marker comment
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import PurePath
 from urllib.parse import quote
@@ -15,28 +14,16 @@ from urllib.parse import quote
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import UsageError
 from ncu_roof.groups import KernelGroup
-from ncu_roof.model import COMPUTE, TIERS, Bound
 from ncu_roof.records import Device, Kernel
+from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
 from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Row, Summary, plural, summarize
-from ncu_roof.render.text import code_span, launch_shape, one_line, pct, plain, shorten, si, table_cell
+from ncu_roof.render.text import code_block, code_span, plain, table_cell
+from ncu_roof.text import intensity, launch_shape, pct, shorten, si
+from ncu_roof.vocabulary import COMPUTE, TIERS, Bound
 
-GITHUB_LIMIT_CHARS = 65536
+GITHUB_LIMIT_CHARS = 65_536  # a GitHub comment or job summary holds no more
 MARKER = "<!-- ncu-roof -->"
 NAME_WIDTH = 60
-_BACKTICKS = re.compile(r"`+")
-def intensity(value: float | None) -> str:
-    """An intensity in FLOP/byte as a plain number, 3 significant digits, never an SI prefix.
-
-    `0.0948`, `2.73`, `104`, `1.23e+03`: `si()` would print 0.0948 as `94.8 m`, which reads as
-    millions. None or NaN → `–`, infinity (no bytes) → `∞`.
-    """
-    if value is None or value != value:
-        return "–"
-    if value in (float("inf"), float("-inf")):
-        return "∞" if value > 0 else "-∞"
-    return f"{value:.3g}"
-
-
 
 
 def bandwidth_tier(kernel: Kernel) -> str | None:
@@ -154,32 +141,24 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     words = []
     for bound, part in view.shares:
         phrase = f"{pct(100 * part)} of time {VERDICT_WORDS[bound]}"
-        if bound is Bound.MEMORY and view.memory_tiers:
-            phrase += " (" + ", ".join(f"{plain(t)} {pct(100 * s)}" for t, s in view.memory_tiers) + ")"
+        if bound is Bound.MEMORY:
+            phrase += memory_tier_words(view, plain)
         words.append(phrase)
     shares = (
         (f"**{words[0]}**" + "".join(f" · {w}" for w in words[1:])) if words else "no kernel has a duration"
     )
     lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}."]
-    ff = view.fix_first
-    if ff is not None:
-        saving = summary.saving_share(view)
-        share = f" ({plain(saving)})" if saving else ""
-        roof = plain(ff.group.lead.binding or "its")
-        lines.append(
-            f"**Fix first:** {_name(ff.group)} could save **{si(ff.saving_s, 's')}**{share} at its "
-            f"{roof} roof; now {plain(ff.group.verdicts[0])}, {pct(ff.group.lead.pct_of_roof)} of roof."
-        )
-    costliest = view.costliest
-    if costliest is not None and (ff is None or costliest is not ff.group):
-        share = (
-            f"{pct(100 * costliest.device_share)} of its time, " if costliest.device_share is not None else ""
-        )
-        lines.append(
-            f"Costliest: {_name(costliest)} ({share}{si(costliest.total_duration_s, 's')}): "
-            f"{plain(costliest.verdicts[0])}."
-        )
+    if view.fix_first is not None:
+        fix = fix_first_words(summary, view, plain, _strong)
+        lines.append(f"**Fix first:** {_name(view.fix_first.group)} {fix}.")
+    costliest = shown_costliest(view)
+    if costliest is not None:
+        lines.append(f"Costliest: {_name(costliest)} {costliest_words(costliest, plain)}.")
     return "  \n".join(lines)
+
+
+def _strong(text: str) -> str:
+    return f"**{text}**"
 
 
 def _name(group: KernelGroup) -> str:
@@ -311,11 +290,5 @@ def _warnings(summary: Summary) -> list[str]:
     if hint:
         lacking = sum(1 for k in summary.analysis.kernels if k.missing)
         who = f"{plural(lacking, 'launch')} lack" if lacking else "Some launches lack"
-        parts.append(_folded(f"{who} counters: an ncu run that collects them", _code_block(hint)))
+        parts.append(_folded(f"{who} counters: an ncu run that collects them", code_block(hint, "sh")))
     return parts
-
-
-def _code_block(text: str) -> str:
-    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}sh\n{one_line(text)}\n{fence}"

@@ -29,8 +29,8 @@ from ncu_roof.groups import (
     ranked,
     repeats,
 )
-from ncu_roof.model import COMPUTE, Bound
 from ncu_roof.records import Device
+from ncu_roof.vocabulary import COMPUTE, Bound
 
 VERDICT_WORDS = {
     Bound.MEMORY: "memory-bound",
@@ -127,7 +127,7 @@ class Summary:
         ff = view.fix_first
         if ff is None or ff.share is None:
             return ""
-        from ncu_roof.render.text import pct
+        from ncu_roof.text import pct
 
         if not self.multi_device:
             return f"{pct(100 * ff.share)} of the time"

@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len
-from rich.console import Console
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.model import TIERS, Bound
 from ncu_roof.records import Device
+from ncu_roof.render.console import text_console
+from ncu_roof.render.headline import fix_first_words, memory_tier_words
 from ncu_roof.render.summary import (
     NAME_HEADERS,
     VERDICT_COLOURS,
@@ -28,7 +28,8 @@ from ncu_roof.render.summary import (
     Summary,
     plural,
 )
-from ncu_roof.render.text import launch_shape, one_line, pct, shorten, si
+from ncu_roof.text import intensity, launch_shape, one_line, pct, shorten, si
+from ncu_roof.vocabulary import TIERS, Bound
 
 KERNEL_MIN = 16
 KERNEL_COMFORT = 40  # columns of rank ≥ COMFORT_RANK give way until the name gets this much
@@ -41,7 +42,7 @@ def _intensity(row: Row) -> str:
     for tier in TIERS:
         value = row.group.lead.intensity_flop_per_byte.get(tier)
         if value is not None:
-            parts.append(f"{tier} {value:.3g}" if value != float("inf") else f"{tier} ∞")
+            parts.append(f"{tier} {intensity(value)}")
     return " · ".join(parts) or "–"
 
 
@@ -175,45 +176,24 @@ def device_lines(summary: Summary, view: DeviceView) -> list[str]:
     """Time per verdict, the costliest kernel and the kernel to fix first, of one device."""
     where = f"device {view.device.index}" if summary.multi_device else "time"
     shares = ", ".join(
-        f"{pct(100 * s)} {VERDICT_WORDS[b]}"
-        + (
-            " (" + ", ".join(f"{t} {pct(100 * ts)}" for t, ts in view.memory_tiers) + ")"
-            if b is Bound.MEMORY and view.memory_tiers
-            else ""
-        )
+        f"{pct(100 * s)} {VERDICT_WORDS[b]}" + (memory_tier_words(view) if b is Bound.MEMORY else "")
         for b, s in view.shares
     )
     lines = [
         f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}: {shares or 'no durations'}"
     ]
     if view.fix_first is not None:
-        ff = view.fix_first
-        group = ff.group
-        words = summary.saving_share(view)
-        share = f" ({words})" if words else ""
+        group = view.fix_first.group
         launches = f" ×{group.count}" if group.count > 1 else ""
-        roof = group.lead.binding or "its"
-        lines.append(
-            f"  fix first: {shorten(group.name, KERNEL_MAX)}{launches} — could save "
-            f"{si(ff.saving_s, 's')}{share} at its {roof} roof; now {group.verdicts[0]}, "
-            f"{pct(group.lead.pct_of_roof)} of roof"
-        )
+        name = f"{shorten(group.name, KERNEL_MAX)}{launches}"
+        lines.append(f"  fix first: {name} — {fix_first_words(summary, view)}")
     return lines
 
 
 def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) -> str:
     """Roofs and per-device headline, the table of the `top` first rows (0 = all), notes below."""
     buffer = io.StringIO()
-    console = Console(
-        file=buffer,
-        force_terminal=color,
-        no_color=not color,
-        color_system="256" if color else None,
-        width=width,
-        highlight=False,
-        emoji=False,
-        markup=False,
-    )
+    console = text_console(buffer, width, color=color)
     for view in summary.devices:
         console.print(Text(roofs_line(view.device), style="dim"))
     for view in summary.devices:
@@ -223,38 +203,8 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
     shown = rows[:top] if top > 0 else rows
     table, dropped = kernel_table(summary, shown, width=width)
     console.print(table)
-    dim = "dim"
-    kernels = f" of {plural(len(rows), 'kernel')}" if summary.grouped else ""
-    devices = f" on {len(summary.devices)} devices" if summary.multi_device else ""
-    console.print(
-        Text(
-            f"{plural(summary.launches, 'launch')}{kernels}{devices}, {si(summary.total_s, 's')} in total",
-            style=dim,
-        )
-    )
-    if len(shown) < len(rows):
-        rest = sum(r.group.total_duration_s or 0.0 for r in rows[len(shown) :])
-        share = f" ({pct(100 * rest / summary.total_s)} of the time)" if summary.total_s > 0 else ""
-        what = "groups" if summary.grouped else "launches"
-        console.print(
-            Text(
-                f"{len(rows) - len(shown)} more {what}{share} not shown: --top 0 shows all, "
-                "--format json|csv has every launch",
-                style=dim,
-            )
-        )
-    if summary.grouped:
-        folded = "launches in one NVTX range" if summary.by_nvtx else "launches of one kernel and shape"
-        console.print(Text(f"{folded} are one row: --launches shows each", style=dim))
-    if dropped:
-        console.print(
-            Text(
-                f"not shown at this width: {', '.join(dropped)} (a wider terminal or --format has them)",
-                style=dim,
-            )
-        )
-    if rows:
-        console.print(Text(one_line("; ".join(summary.legend())), style=dim))
+    for line in _footnotes(summary, shown, dropped):
+        console.print(Text(line, style="dim"))
     for note in summary.notes:
         variants = " (numbers vary)" if note.variants > 1 else ""
         console.print(
@@ -263,3 +213,27 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
     if summary.missing_reason:
         console.print(Text(one_line(f"not on a roofline: {summary.missing_reason}")))
     return buffer.getvalue()
+
+
+def _footnotes(summary: Summary, shown: Sequence[Row], dropped: Sequence[str]) -> list[str]:
+    """The lines under the table, dimmed: totals, what is not shown and why, the legend."""
+    rows = summary.rows
+    kernels = f" of {plural(len(rows), 'kernel')}" if summary.grouped else ""
+    devices = f" on {len(summary.devices)} devices" if summary.multi_device else ""
+    lines = [f"{plural(summary.launches, 'launch')}{kernels}{devices}, {si(summary.total_s, 's')} in total"]
+    if len(shown) < len(rows):
+        rest = sum(r.group.total_duration_s or 0.0 for r in rows[len(shown) :])
+        share = f" ({pct(100 * rest / summary.total_s)} of the time)" if summary.total_s > 0 else ""
+        what = "groups" if summary.grouped else "launches"
+        lines.append(
+            f"{len(rows) - len(shown)} more {what}{share} not shown: --top 0 shows all, "
+            "--format json|csv has every launch"
+        )
+    if summary.grouped:
+        folded = "launches in one NVTX range" if summary.by_nvtx else "launches of one kernel and shape"
+        lines.append(f"{folded} are one row: --launches shows each")
+    if dropped:
+        lines.append(f"not shown at this width: {', '.join(dropped)} (a wider terminal or --format has them)")
+    if rows:
+        lines.append(one_line("; ".join(summary.legend())))
+    return lines

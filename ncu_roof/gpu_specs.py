@@ -1,0 +1,293 @@
+"""Built-in GPU figures: per architecture (per SM, per clock) and per product (datasheet, boost).
+
+Two uses, two kinds of figure:
+- `ncu-roof gpus` and `predict` show each product's datasheet peaks at its boost clock (dense),
+  exactly as the datasheet prints them (`Gpu.compute_flop_per_s`, `Gpu.bandwidth_byte_per_s`).
+- `analyze` needs roofs at the clock the kernel ran. It computes them from the per-architecture
+  figures (`Arch`: FLOP and bytes per SM per clock) × the SM count × the measured clock
+  (`Hardware`), so that every roof of one device refers to one clock. A device that is not in the
+  product table gets the same from the report's own `device__attribute_*` values.
+
+DRAM bytes per DRAM clock = bus width / 4 (double data rate: bus bits / 8 × 2), which is
+`dram__bytes.sum.peak_sustained` in every corpus report (A100 5120-bit: 1280 B; A10G 384-bit: 96 B).
+Per-architecture figures that no report or datasheet confirmed are listed in `Arch.unverified`,
+the one place that says so.
+
+The product rows themselves are in `gpu_table`; `gpus` finds one by key or device name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+TERA = 12  # decimal exponents: 133.8 TFLOP/s is 133.8e12 exactly, not 133.8 * 1e12
+GIGA = 9
+
+
+def scaled(value: float, exponent: int) -> float:
+    """`value` × 10**exponent without binary rounding noise (133.8e12, not 133800000000000.02)."""
+    return float(f"{value!r}e{exponent}")
+
+
+L1_BYTES_PER_CLK_PER_SM = 128.0
+
+
+@dataclass(frozen=True)
+class Arch:
+    """Per-SM, per-clock figures of one compute capability (dense; fp16 = CUDA-core HFMA2 × 4)."""
+
+    cc: str
+    name: str
+    flop_per_sm_per_clk: Mapping[str, float]  # fp64, fp32, fp16, tensor (FP16 in, dense)
+    source: str
+    l1_byte_per_sm_per_clk: float = L1_BYTES_PER_CLK_PER_SM  # LSU writeback (Nsight's L1 measure)
+    shared_byte_per_sm_per_clk: float = L1_BYTES_PER_CLK_PER_SM  # one 128 B wavefront per clock
+    unverified: tuple[str, ...] = ()  # the figures above that no report or datasheet confirmed
+
+    def label(self, key: str) -> str:
+        return " (unverified)" if key in self.unverified else ""
+
+
+_REPORT = "{} from the peak_sustained metrics of an ncu report of the {}"
+ARCHS: tuple[Arch, ...] = (
+    Arch(
+        "7.0",
+        "Volta GV100",
+        {"fp64": 64.0, "fp32": 128.0, "fp16": 256.0, "tensor": 1024.0},
+        "NVIDIA Tesla V100 GPU architecture whitepaper (8 tensor cores x 64 FMA per SM)",
+    ),
+    Arch(
+        "7.2",
+        "Volta GV10B (Xavier)",
+        {"fp32": 128.0, "fp16": 256.0, "tensor": 1024.0},
+        "assumed equal to GV100 per SM (no FP64 figure)",
+        unverified=("fp32", "fp16", "tensor", "l1", "shared"),
+    ),
+    Arch(
+        "7.5",
+        "Turing TU10x",
+        {"fp64": 4.0, "fp32": 128.0, "fp16": 256.0, "tensor": 1024.0},
+        _REPORT.format("FP64/FP32", "Tesla T4") + "; FP16 and tensor (FP16 accumulate) from the T4 datasheet",
+    ),
+    Arch(
+        "8.0",
+        "Ampere GA100",
+        {"fp64": 64.0, "fp32": 128.0, "fp16": 512.0, "tensor": 2048.0},
+        _REPORT.format("FP64/FP32/FP16", "A100") + "; tensor from the A100 datasheet",
+    ),
+    Arch(
+        "8.6",
+        "Ampere GA10x",
+        {"fp64": 4.0, "fp32": 256.0, "fp16": 256.0, "tensor": 1024.0},
+        _REPORT.format("FP64/FP32/FP16", "A10G") + "; tensor from the A10 datasheet (FP32 accumulate)",
+    ),
+    Arch(
+        "8.7",
+        "Ampere GA10B (Orin)",
+        {"fp32": 256.0, "fp16": 256.0},
+        "assumed equal to GA10x per SM (no FP64 or tensor figure)",
+        unverified=("fp32", "fp16", "l1", "shared"),
+    ),
+    Arch(
+        "8.9",
+        "Ada AD10x",
+        {"fp64": 4.0, "fp32": 256.0, "fp16": 256.0, "tensor": 1024.0},
+        _REPORT.format("FP64/FP32", "RTX 4090")
+        + "; FP16 and tensor (FP16 accumulate) from the Ada whitepaper",
+    ),
+    Arch(
+        "9.0",
+        "Hopper GH100",
+        {"fp64": 128.0, "fp32": 256.0, "fp16": 512.0, "tensor": 4096.0},
+        _REPORT.format("FP64/FP32/FP16", "H100 PCIe") + "; tensor from the H100 whitepaper",
+    ),
+    Arch(
+        "10.0",
+        "Blackwell GB100",
+        {"fp64": 128.0, "fp32": 256.0, "fp16": 512.0, "tensor": 8192.0},
+        "assumed from the B200 datasheet ratios",
+        unverified=("fp64", "fp32", "fp16", "tensor", "l1", "shared"),
+    ),
+    Arch(
+        "12.0",
+        "Blackwell GB20x",
+        {"fp64": 4.0, "fp32": 256.0, "fp16": 256.0, "tensor": 1024.0},
+        "NVIDIA RTX Blackwell architecture whitepaper (RTX 5090: FP32 = FP16, tensor FP16 dense)",
+        unverified=("fp64", "fp16", "tensor", "l1", "shared"),
+    ),
+)
+ARCH_BY_CC = {a.cc: a for a in ARCHS}
+
+
+def arch_for(cc: str | None) -> Arch | None:
+    """The figures of compute capability `cc`; an unlisted minor revision takes its major's
+    nearest lower listed one (10.3 → 10.0, 12.1 → 12.0), with every figure marked unverified."""
+    if not cc:
+        return None
+    if cc in ARCH_BY_CC:
+        return ARCH_BY_CC[cc]
+    try:
+        major, minor = (int(part) for part in cc.split(".")[:2])
+    except ValueError:
+        return None
+    for m in range(minor - 1, -1, -1):
+        base = ARCH_BY_CC.get(f"{major}.{m}")
+        if base is not None:
+            keys = (*base.flop_per_sm_per_clk, "l1", "shared")
+            return Arch(
+                cc,
+                f"{base.name} figures",
+                base.flop_per_sm_per_clk,
+                f"assumed equal to CC {base.cc} ({base.source})",
+                unverified=keys,
+            )
+    return None
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What per-clock built-in roofs are computed from: a product row or a report's attributes."""
+
+    origin: str  # "builtin:a100-sxm4" or "device attributes"
+    arch: Arch | None
+    sm_count: int | None
+    boost_clock_hz: float | None
+    dram_byte_per_clk: float | None  # bus width / 4
+    dram_boost_clock_hz: float | None
+    overrides: Mapping[str, float] = field(default_factory=dict)  # product FLOP/SM/clk (H800 FP64)
+
+    def per_clock(self) -> dict[str, tuple[float, str]]:
+        """Each roof as (value per clock, the clock it scales with: "sm", "l1" or "dram")."""
+        out: dict[str, tuple[float, str]] = {}
+        if self.arch is not None and self.sm_count:
+            flops = {**self.arch.flop_per_sm_per_clk, **self.overrides}
+            for precision, per_sm in flops.items():
+                out[precision] = (per_sm * self.sm_count, "sm")
+            out["l1"] = (self.arch.l1_byte_per_sm_per_clk * self.sm_count, "l1")
+            out["shared"] = (self.arch.shared_byte_per_sm_per_clk * self.sm_count, "l1")
+        if self.dram_byte_per_clk:
+            out["dram"] = (self.dram_byte_per_clk, "dram")
+        return out
+
+    def boost_clock(self, kind: str) -> float | None:
+        return self.dram_boost_clock_hz if kind == "dram" else self.boost_clock_hz
+
+    def describe(self, key: str) -> str:
+        """How one roof is built: `128 FLOP/SM/clk x 108 SMs (CC 8.0 Ampere GA100 ...)`."""
+        if key == "dram":
+            return f"{self.dram_byte_per_clk:g} B/clk (bus width / 4)"
+        assert self.arch is not None
+        per_sm = {**self.arch.flop_per_sm_per_clk, **self.overrides}.get(key)
+        if key in ("l1", "shared"):
+            per_sm = self.arch.l1_byte_per_sm_per_clk if key == "l1" else self.arch.shared_byte_per_sm_per_clk
+            unit = "B"
+        else:
+            unit = "FLOP"
+        verified = " (unverified)" if key in self.arch.unverified or key in self.overrides else ""
+        return (
+            f"{per_sm:g} {unit}/SM/clk{verified} x {self.sm_count} SMs, "
+            f"CC {self.arch.cc} {self.arch.name}: {self.arch.source}"
+        )
+
+
+def hardware_from_attributes(
+    sm_count: float | None,
+    clock_hz: float | None,
+    memory_clock_hz: float | None,
+    bus_bits: float | None,
+    cc: str | None,
+) -> Hardware | None:
+    """Built-in figures from ncu's `device__attribute_*` values (any NVIDIA GPU since Volta)."""
+
+    def ok(value: float | None) -> bool:
+        return value is not None and value == value and value > 0
+
+    arch = arch_for(cc)
+    sms = int(sm_count) if ok(sm_count) and sm_count is not None else None
+    dram = bus_bits / 4 if ok(bus_bits) and bus_bits is not None else None
+    if (arch is None or sms is None) and dram is None:
+        return None
+    return Hardware(
+        origin="device attributes",
+        arch=arch,
+        sm_count=sms,
+        boost_clock_hz=clock_hz if ok(clock_hz) else None,
+        dram_byte_per_clk=dram,
+        dram_boost_clock_hz=memory_clock_hz if ok(memory_clock_hz) else None,
+    )
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One product: its datasheet peaks at boost (dense) and what per-clock roofs need."""
+
+    key: str
+    name: str
+    cc: str
+    names: tuple[str, ...]  # device names as ncu writes them, normalized (see `normalize_name`)
+    fp64_tflop_per_s: float | None
+    fp32_tflop_per_s: float
+    fp16_tflop_per_s: float | None  # CUDA-core (non-tensor) FP16
+    tensor_tflop_per_s: float  # FP16/BF16 tensor, dense
+    dram_gbyte_per_s: float
+    memory_bus_bits: int
+    sm_count: int
+    boost_clock_ghz: float
+    source: str
+    l2_tbyte_per_s: float | None = None
+    l2_source: str | None = None
+    overrides: Mapping[str, float] = field(default_factory=dict)  # FLOP/SM/clk unlike its arch
+
+    @property
+    def compute_flop_per_s(self) -> dict[str, float]:
+        peaks = {
+            "fp64": self.fp64_tflop_per_s,
+            "fp32": self.fp32_tflop_per_s,
+            "fp16": self.fp16_tflop_per_s,
+            "tensor": self.tensor_tflop_per_s,
+        }
+        return {k: scaled(v, TERA) for k, v in peaks.items() if v is not None}
+
+    @property
+    def l1_byte_per_s(self) -> float:
+        return scaled(self.sm_count * L1_BYTES_PER_CLK_PER_SM * self.boost_clock_ghz, GIGA)
+
+    @property
+    def bandwidth_byte_per_s(self) -> dict[str, float]:
+        out = {"dram": scaled(self.dram_gbyte_per_s, GIGA)}
+        if self.l2_tbyte_per_s is not None:
+            out["l2"] = scaled(self.l2_tbyte_per_s, TERA)
+        out["l1"] = self.l1_byte_per_s
+        out["shared"] = self.l1_byte_per_s
+        return out
+
+    @property
+    def sources(self) -> dict[str, str]:
+        derived = (
+            f"derived: {self.sm_count} SMs x {L1_BYTES_PER_CLK_PER_SM:g} B/clk x "
+            f"{self.boost_clock_ghz:g} GHz boost"
+        )
+        out = {k: self.source for k in (*self.compute_flop_per_s, "dram")}
+        if self.l2_tbyte_per_s is not None:
+            out["l2"] = self.l2_source or self.source
+        out["l1"] = derived
+        out["shared"] = derived
+        return out
+
+    def ridge_flop_per_byte(self, precision: str) -> float | None:
+        peak = self.compute_flop_per_s.get(precision)
+        return None if peak is None else peak / scaled(self.dram_gbyte_per_s, GIGA)
+
+    def hardware(self) -> Hardware:
+        """Per-clock figures of this product (its architecture's, with its own SMs and bus)."""
+        per_clk = self.memory_bus_bits / 4
+        return Hardware(
+            origin=f"builtin:{self.key}",
+            arch=arch_for(self.cc),
+            sm_count=self.sm_count,
+            boost_clock_hz=scaled(self.boost_clock_ghz, GIGA),
+            dram_byte_per_clk=per_clk,
+            dram_boost_clock_hz=scaled(self.dram_gbyte_per_s, GIGA) / per_clk,
+            overrides=self.overrides,
+        )

@@ -1,0 +1,109 @@
+"""`ncu-roof gpus` rendered: the `ncu-roof/gpus/v1` JSON (every product row and architecture,
+SI) and the table of datasheet peaks, bandwidths and ridge points with each row's source."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from ncu_roof.gpu_specs import ARCHS, Arch, Gpu
+from ncu_roof.gpu_table import GPUS
+from ncu_roof.render.console import plain_text
+
+SCHEMA = "ncu-roof/gpus/v1"
+
+
+def render_json() -> str:
+    doc = {
+        "schema": SCHEMA,
+        "gpus": [gpu_row(g) for g in GPUS],
+        "architectures": [arch_row(a) for a in ARCHS],
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def render_text(width: int) -> str:
+    """Plain text (no colour) of `renderable`, `width` columns wide, for files and pipes."""
+    return plain_text(renderable(), width)
+
+
+def gpu_row(gpu: Gpu) -> dict[str, Any]:
+    ridges = {p: gpu.ridge_flop_per_byte(p) for p in ("fp32", "tensor")}
+    return {
+        "key": gpu.key,
+        "name": gpu.name,
+        "peak_flop_per_s": gpu.compute_flop_per_s,
+        "bandwidth_byte_per_s": gpu.bandwidth_byte_per_s,
+        "ridge_flop_per_byte": ridges,
+        "source": gpu.source,
+        "sources": gpu.sources,
+        "cc": gpu.cc,
+        "sm_count": gpu.sm_count,
+        "boost_clock_hz": gpu.hardware().boost_clock_hz,
+        "memory_bus_bits": gpu.memory_bus_bits,
+        "device_names": list(gpu.names),
+    }
+
+
+def arch_row(arch: Arch) -> dict[str, Any]:
+    """One architecture's per-SM, per-clock figures (what `analyze` scales by the measured clock)."""
+    return {
+        "cc": arch.cc,
+        "name": arch.name,
+        "flop_per_sm_per_clk": dict(arch.flop_per_sm_per_clk),
+        "l1_byte_per_sm_per_clk": arch.l1_byte_per_sm_per_clk,
+        "shared_byte_per_sm_per_clk": arch.shared_byte_per_sm_per_clk,
+        "source": arch.source,
+        "unverified": list(arch.unverified),
+    }
+
+
+def renderable() -> Group:
+    """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source."""
+    table = Table(
+        title="Built-in GPUs: dense peaks in TFLOP/s; ridge = peak / DRAM bandwidth in FLOP/B",
+        title_justify="left",
+    )
+    headers = (
+        "key",
+        "FP64",
+        "FP32",
+        "FP16",
+        "tensor",
+        "DRAM GB/s",
+        "L2 TB/s",
+        "L1 TB/s*",
+        "ridge FP32",
+        "ridge tensor",
+    )
+    for header in headers:
+        table.add_column(header, justify="left" if header == "key" else "right", no_wrap=True)
+    for gpu in GPUS:
+        table.add_row(
+            gpu.key,
+            _tflop(gpu.fp64_tflop_per_s),
+            _tflop(gpu.fp32_tflop_per_s),
+            _tflop(gpu.fp16_tflop_per_s),
+            _tflop(gpu.tensor_tflop_per_s),
+            f"{gpu.dram_gbyte_per_s:g}",
+            _tflop(gpu.l2_tbyte_per_s),
+            f"{gpu.l1_byte_per_s / 1e12:.1f}",
+            _ridge(gpu, "fp32"),
+            _ridge(gpu, "tensor"),
+        )
+    notes = ["* L1 derived: SMs x 128 B/clk x boost clock (not a datasheet figure)", "sources:"]
+    notes += [f"  {gpu.key}: {gpu.source}" for gpu in GPUS]
+    return Group(table, Text("\n".join(notes)))
+
+
+def _ridge(gpu: Gpu, precision: str) -> str:
+    ridge = gpu.ridge_flop_per_byte(precision)
+    return "–" if ridge is None else f"{ridge:.1f}"
+
+
+def _tflop(value: float | None) -> str:
+    return "–" if value is None else f"{value:g}"

@@ -1,0 +1,148 @@
+"""The HTML report's kernel table: its columns, the cells of every row formatted once (sort
+value and text), the JSON data its script pages through, and the table's section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+from ncu_roof.model import finite_or_none
+from ncu_roof.render.markdown import bandwidth_tier, intensity_tiers
+from ncu_roof.render.summary import VERDICT_WORDS, Row, Summary
+from ncu_roof.text import intensity, one_line, pct, shorten, si
+from ncu_roof.vocabulary import Bound
+
+NAME_WIDTH = 70
+PAGE_ROWS = 100  # table rows in the DOM at once
+DETAILS_ROWS = 100  # rows with a details section (the JSON has every launch)
+TABLE_MAX_ROWS = 20_000  # rows in the table's data: 100,000 launches stay under 20 MB
+
+Column = tuple[str, str, bool]  # (data key, header, text column)
+
+
+def table_columns(summary: Summary) -> list[Column]:
+    tiers = intensity_tiers([r.group.lead for r in summary.rows])
+    columns: list[Column] = [("rank", "#", False)]
+    if summary.multi_device:
+        columns.append(("device", "Dev", False))
+    columns.append(("name", summary.name_title, True))
+    if summary.grouped:
+        columns.append(("launches", "Launches", False))
+    columns += [
+        ("duration", "Time", False),
+        ("share", "Share of device" if summary.multi_device else "Share", False),
+        ("verdict", "Verdict", True),
+        ("notes", "Notes", True),
+        ("pct", "% of roof", False),
+        ("headroom", "Could save", False),
+        ("binding", "Binding", True),
+        *((f"ai_{t}", f"AI {t}", False) for t in tiers),
+        ("flops", "FLOP/s", False),
+        ("bandwidth", "Bandwidth", False),
+    ]
+    return columns
+
+
+def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
+    """Data key → (sort value, displayed text) of every cell of one row."""
+    g, lead = row.group, row.group.lead
+    share = g.device_share if summary.multi_device else g.time_share
+    tier = bandwidth_tier(lead)
+    notes = ",".join(map(str, row.notes))
+    cells: dict[str, tuple[Any, str]] = {
+        "rank": (row.rank, str(row.rank)),
+        "device": (g.device, str(g.device)),
+        "name": (None, shorten(g.name, NAME_WIDTH)),  # sorted by the full name, `names`
+        "launches": (g.count, str(g.count)),
+        "duration": (g.total_duration_s, si(g.total_duration_s, "s")),
+        "share": (share, pct(None if share is None else 100 * share)),
+        "verdict": (None, row.verdict),
+        "notes": (None, notes),
+        "pct": (lead.pct_of_roof, pct(lead.pct_of_roof)),
+        "headroom": (g.headroom_s, "–" if g.headroom_s is None else si(g.headroom_s, "s")),
+        "binding": (None, lead.roofline_binding or "–"),
+        "flops": (lead.achieved_flop_per_s, si(lead.achieved_flop_per_s, "FLOP/s")),
+        "bandwidth": (
+            lead.achieved_byte_per_s[tier] if tier else None,
+            f"{si(lead.achieved_byte_per_s[tier], 'B/s')} ({tier})" if tier else "–",
+        ),
+    }
+    for tier_name, value in lead.intensity_flop_per_byte.items():
+        cells[f"ai_{tier_name}"] = (value, intensity(value))
+    return cells
+
+
+def _sort_value(value: Any) -> Any:
+    """Enough digits to order rows (6), so that 100,000 rows stay small; text sorts by its cell."""
+    if isinstance(value, float):
+        number = finite_or_none(value)
+        return None if number is None else float(f"{number:.6g}")
+    return value
+
+
+def table_data(summary: Summary, columns: Sequence[Column]) -> dict[str, Any]:
+    """What the script lays out: names once, then per row its sort values and its cells' text.
+
+    At most TABLE_MAX_ROWS rows (the first by the summary's order); the JSON has every launch.
+    """
+    names: dict[str, int] = {}
+    rows = []
+    for row in summary.rows[:TABLE_MAX_ROWS]:
+        cells = _row_cells(summary, row)
+        values = [cells.get(key, (None, "–")) for key, _, _ in columns]
+        rows.append(
+            {
+                "name": names.setdefault(row.group.name, len(names)),
+                "bound": row.bound.value,
+                "details": row.rank <= DETAILS_ROWS,
+                "sort": [_sort_value(v) for v, _ in values],
+                "cells": [one_line(t) for _, t in values],
+            }
+        )
+    return {
+        "columns": [{"key": key, "text": text} for key, _, text in columns],
+        "names": list(names),
+        "rows": rows,
+        "page": PAGE_ROWS,
+        "total": len(summary.rows),
+        "what": "kernels" if summary.grouped else "launches",
+    }
+
+
+def table_section(summary: Summary, columns: Sequence[Column]) -> list[str]:
+    headers = "".join(
+        f'<th data-key="{escape(key)}" aria-sort="none"{" class=text" if text else ""}>'
+        f'<button type="button">{escape(label)}</button></th>'
+        for key, label, text in columns
+    )
+    options = "".join(f'<option value="{b.value}">{VERDICT_WORDS[b]}</option>' for b in Bound)
+    what = "kernels" if summary.grouped else "launches"
+    order = "by time" if summary.sort.value == "time" else "by the time they could save"
+    folded = "in one NVTX range" if summary.by_nvtx else "of one kernel, launch shape"
+    grouped = f" Launches {folded} and device are one row." if summary.grouped else ""
+    return [
+        f'<h2 id="table">{what.capitalize()} {order}</h2>',
+        '<div class="controls">'
+        '<input type="search" id="filter" placeholder="Filter by kernel name" aria-label="filter">'
+        '<select id="verdict" aria-label="verdict">'
+        f'<option value="">every verdict</option>{options}</select>'
+        '<button type="button" class="page" id="prev">previous</button>'
+        '<button type="button" class="page" id="next">next</button>'
+        f'<span id="shown" class="muted">{len(summary.rows)} {what}</span></div>',
+        f'<div class="scroll"><table id="kernels"><thead><tr>{headers}</tr></thead>'
+        "<tbody></tbody></table></div>",
+        "<noscript><p>The table needs JavaScript; the JSON and CSV outputs hold the same rows.</p>"
+        "</noscript>",
+        *(
+            [
+                f'<p class="muted">The table holds the first {TABLE_MAX_ROWS:,} of {len(summary.rows):,} '
+                f"{what}; the JSON and CSV outputs have every launch.</p>"
+            ]
+            if len(summary.rows) > TABLE_MAX_ROWS
+            else []
+        ),
+        f'<p class="muted">{escape("; ".join(summary.legend()))}.{grouped} '
+        "Click a header to sort; a name for its details.</p>",
+    ]

@@ -1,0 +1,389 @@
+"""Drawing one roofline panel with matplotlib's object API: log axes, roof lines and their labels,
+kernel markers (one collection per tier and verdict), diff arrows, kernel labels, the legend.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Literal
+
+from ncu_roof.render.placement import Placer, Segment
+from ncu_roof.render.plot_panel import (
+    OTHER_PRECISION_COLOUR,
+    OTHER_TIER_COLOUR,
+    PRECISION_COLOURS,
+    TIER_COLOURS,
+    Arrow,
+    KernelPoint,
+    Limits,
+    Panel,
+    RoofLine,
+    arrow_points,
+    axis_limits,
+    label_text,
+    merged_roofs,
+    ops_ceilings,
+    reference_precision,
+    time_share,
+)
+from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS, plural
+from ncu_roof.text import one_line, si
+from ncu_roof.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.backend_bases import RendererBase
+    from matplotlib.figure import Figure
+    from matplotlib.text import Text
+
+TIER_MARKERS = {"dram": "o", "l2": "s", "l1": "^", "shared": "D"}
+OTHER_TIER_MARKER = "v"
+LABELLED_KERNELS = 8
+
+
+def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) -> set[str]:
+    roofs = p.device.roofs
+    peaks = merged_roofs(roofs.compute_flop_per_s, PRECISION_NAMES, PRECISION_COLOURS, OTHER_PRECISION_COLOUR)
+    peaks += ops_ceilings(p.device, p.kernels)  # after the top roof: the bands end at that one
+    bands = merged_roofs(roofs.bandwidth_byte_per_s, TIER_NAMES, TIER_COLOURS, OTHER_TIER_COLOUR)
+    ref = reference_precision(p.kernels, roofs.compute_flop_per_s)
+    ref_peak = roofs.compute_flop_per_s.get(ref) if ref else None
+    ridges = [(ref_peak / b.value, ref_peak) for b in bands] if ref_peak else []
+    points = p.points
+    arrow_pairs = arrow_points(arrows, p.groups)
+    ends = [pt for pair in arrow_pairs for pt in pair]
+    limits = axis_limits(
+        [pt.intensity_flop_per_byte for pt in (*points, *ends)] + [x for x, _ in ridges],
+        [pt.flop_per_s for pt in (*points, *ends)] + [r.value for r in peaks],
+    )
+    _axes(ax, limits)
+    placer = Placer(ax.get_window_extent(renderer), renderer)
+    placer.lines = _draw_roofs(ax, peaks, bands, ridges, limits)
+    _draw_markers(ax, points, p.total_s, placer)
+    _draw_arrows(ax, arrow_pairs, p.total_s)
+    _label_roofs(ax, peaks, bands, limits, placer)
+    _label_kernels(ax, p, placer)
+    title = one_line(p.device.name or p.device.roofs.name or "unknown GPU")
+    ax.set_title(
+        f"{title} (device {p.device.index}): {plural(len(p.kernels), 'launch')}, {si(p.total_s, 's')}",
+        fontsize=12,
+        parse_math=False,
+        loc="left",
+    )
+    return {pt.tier for pt in points}
+
+
+def _si_ticks(unit: str) -> Callable[[float, int], str]:
+    def label(value: float, _pos: int) -> str:
+        return si(value, unit, digits=3) if value > 0 else ""
+
+    return label
+
+
+def _plain_ticks(value: float, _pos: int) -> str:
+    return f"{value:g}" if value > 0 else ""
+
+
+def _axes(ax: Axes, limits: Limits) -> None:
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(limits.x_lo, limits.x_hi)
+    ax.set_ylim(limits.y_lo, limits.y_hi)
+    ax.xaxis.set_major_locator(LogLocator(base=10.0))
+    ax.yaxis.set_major_locator(LogLocator(base=10.0))
+    ax.xaxis.set_major_formatter(FuncFormatter(_plain_ticks))
+    ax.yaxis.set_major_formatter(FuncFormatter(_si_ticks("FLOP/s")))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("Performance")
+    ax.grid(True, which="major", color="#e3e3e3", linewidth=0.6)
+    ax.set_axisbelow(True)
+
+
+def _marker_size_pt2(share: float | None) -> float:
+    return 20.0 + 380.0 * (share or 0.0)
+
+
+def _draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer: Placer) -> None:
+    """One scatter per (tier, verdict), largest markers first; one LineCollection joins each
+    group's markers across tiers; every marker blocks label space."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.transforms import Bbox
+
+    by_group: dict[int, list[KernelPoint]] = {}
+    for pt in points:
+        by_group.setdefault(id(pt.group), []).append(pt)
+    joins = [
+        sorted(pts, key=lambda q: q.intensity_flop_per_byte) for pts in by_group.values() if len(pts) > 1
+    ]
+    if joins:
+        ax.add_collection(
+            LineCollection(
+                [[(q.intensity_flop_per_byte, q.flop_per_s) for q in pts] for pts in joins],
+                colors=[VERDICT_COLOURS[pts[0].group.lead.bound] for pts in joins],
+                linewidths=0.8,
+                alpha=0.5,
+                zorder=2.5,
+            )
+        )
+    buckets: dict[tuple[str, Bound], list[KernelPoint]] = {}
+    for pt in points:
+        buckets.setdefault((pt.tier, pt.group.lead.bound), []).append(pt)
+    px_per_pt = ax.figure.dpi / 72.0
+    for (tier, bound), pts in sorted(buckets.items(), key=lambda item: (item[0][0], item[0][1].value)):
+        pts = sorted(pts, key=lambda q: -(q.group.total_duration_s or 0.0))
+        sizes = [_marker_size_pt2(time_share(q.group, total_s)) for q in pts]
+        ax.scatter(
+            [q.intensity_flop_per_byte for q in pts],
+            [q.flop_per_s for q in pts],
+            s=sizes,
+            marker=TIER_MARKERS.get(tier, OTHER_TIER_MARKER),
+            c=VERDICT_COLOURS[bound],
+            edgecolors="black",
+            linewidths=0.5,
+            alpha=0.85,
+            zorder=3,
+            gid=f"points-{tier}-{bound.value}",
+        )
+        for q, size in zip(pts[:200], sizes[:200], strict=False):  # the big ones matter for labels
+            x, y = ax.transData.transform((q.intensity_flop_per_byte, q.flop_per_s))
+            r = math.sqrt(size) / 2.0 * px_per_pt
+            placer.block(Bbox.from_extents(x - r, y - r, x + r, y + r))
+
+
+def _draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]], total_s: float) -> None:
+    for base, head in pairs:
+        slower = (head.group.total_duration_s or 0.0) > (base.group.total_duration_s or 0.0)
+        colour = "#c62828" if slower else "#2e7d32"
+        start = (base.intensity_flop_per_byte, base.flop_per_s)
+        end = (head.intensity_flop_per_byte, head.flop_per_s)
+        ax.scatter(
+            [start[0]],
+            [start[1]],
+            s=_marker_size_pt2(time_share(base.group, total_s)),
+            marker=TIER_MARKERS.get(base.tier, OTHER_TIER_MARKER),
+            facecolors="none",
+            edgecolors="#444444",
+            linewidths=1.0,
+            linestyle="--",
+            zorder=3,
+            gid=f"base-{base.group.lead.id}",
+        )
+        ax.annotate(
+            "",
+            xy=end,
+            xytext=start,
+            zorder=4.5,
+            arrowprops={
+                "arrowstyle": "-|>,head_length=0.6,head_width=0.35",
+                "color": colour,
+                "linewidth": 2.0,
+                "shrinkA": 4,
+                "shrinkB": 6,
+            },
+        )
+
+
+def _draw_roofs(
+    ax: Axes,
+    peaks: Sequence[RoofLine],
+    bands: Sequence[RoofLine],
+    ridges: Sequence[tuple[float, float]],
+    limits: Limits,
+) -> list[Segment]:
+    """The roofs, and their segments in display coordinates (labels must not cross them)."""
+    top_peak = peaks[0].value if peaks else None
+    widest = bands[0].value if bands else None
+    segments: list[Segment] = []
+
+    def line(xs: tuple[float, float], ys: tuple[float, float], colour: str, **style: object) -> None:
+        ax.plot(list(xs), list(ys), color=colour, zorder=2, solid_capstyle="butt", **style)  # type: ignore[arg-type]
+        a, b = ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])
+        segments.append(((float(a[0]), float(a[1])), (float(b[0]), float(b[1]))))
+
+    for band in bands:
+        x_end = top_peak / band.value if top_peak else limits.x_hi
+        line((limits.x_lo, x_end), (band.value * limits.x_lo, band.value * x_end), band.colour, linewidth=1.6)
+    for peak in peaks:
+        x_start = peak.value / widest if widest else limits.x_lo
+        dashed = peak is not peaks[0]
+        line(
+            (x_start, limits.x_hi),
+            (peak.value, peak.value),
+            peak.colour,
+            linewidth=1.3 if dashed else 1.8,
+            linestyle="--" if dashed else "-",
+        )
+    for ridge_x, ridge_y in ridges:
+        ax.plot(
+            [ridge_x],
+            [ridge_y],
+            marker="o",
+            markersize=5,
+            markerfacecolor="white",
+            markeredgecolor="black",
+            markeredgewidth=1.0,
+            zorder=4,
+            linestyle="none",
+        )
+    return segments
+
+
+def _label_box() -> dict[str, object]:
+    return {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
+
+
+def _label_roofs(
+    ax: Axes, peaks: Sequence[RoofLine], bands: Sequence[RoofLine], limits: Limits, placer: Placer
+) -> None:
+    top_peak = peaks[0].value if peaks else None
+    for i, band in enumerate(bands):
+        _diagonal_label(ax, band, limits, top_peak, placer, i)
+    for j, peak in enumerate(peaks):
+        _horizontal_label(ax, peak, limits, placer, len(bands) + j)
+
+
+def _diagonal_label(
+    ax: Axes, band: RoofLine, limits: Limits, top_peak: float | None, placer: Placer, index: int
+) -> None:
+    (x0, y0), (x1, y1) = ax.transData.transform([(1.0, band.value), (10.0, 10.0 * band.value)])
+    angle = math.degrees(math.atan2(y1 - y0, x1 - x0))
+    x_first = max(limits.x_lo, limits.y_lo / band.value) * 1.4
+    x_last = (top_peak / band.value) if top_peak else limits.x_hi
+    text = ax.text(
+        x_first,
+        band.value * x_first,
+        f"{band.label} {si(band.value, 'B/s')}",
+        rotation=angle,
+        rotation_mode="anchor",
+        ha="left",
+        va="bottom",
+        fontsize=9,
+        color=band.colour,
+        zorder=5,
+        bbox=_label_box(),
+        parse_math=False,
+    )
+    steps = [x_first * 1.35 ** (i + index) for i in range(24)]
+    xs = [x for x in steps if x * 4 < x_last] or [x_first]
+    sides: tuple[Literal["bottom", "top"], ...] = ("bottom", "top")
+    candidates = [_mover(text, (x, band.value * x), va) for va in sides for x in xs]
+    placer.place(text, candidates, own_line=index)
+
+
+def _horizontal_label(ax: Axes, peak: RoofLine, limits: Limits, placer: Placer, index: int) -> None:
+    text = ax.text(
+        limits.x_hi,
+        peak.value,
+        f"{peak.label} {si(peak.value, peak.unit)}",
+        ha="right",
+        va="bottom",
+        fontsize=9,
+        color=peak.colour,
+        zorder=5,
+        bbox=_label_box(),
+        parse_math=False,
+    )
+    candidates = []
+    for shift in (1.15, 3.0, 8.0, 25.0):
+        x = limits.x_hi / shift
+        candidates += [
+            _mover(text, (x, peak.value * 1.04), "bottom"),
+            _mover(text, (x, peak.value / 1.04), "top"),
+        ]
+    placer.place(text, candidates, own_line=index)
+
+
+def _mover(
+    text: Text, xy: tuple[float, float], va: Literal["top", "bottom"] | None = None
+) -> Callable[[], None]:
+    def move() -> None:
+        text.set_position(xy)
+        if va is not None:
+            text.set_verticalalignment(va)
+
+    return move
+
+
+def _label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
+    """The top kernel groups by time, `name ×launches · share of time`."""
+    by_group: dict[int, list[KernelPoint]] = {}
+    for q in p.points:
+        by_group.setdefault(id(q.group), []).append(q)
+    for group in p.groups[:LABELLED_KERNELS]:
+        anchor = max(by_group[id(group)], key=lambda q: q.intensity_flop_per_byte)
+        label = label_text(group.name, group.count, time_share(group, p.total_s))
+        note = ax.annotate(
+            label,
+            xy=(anchor.intensity_flop_per_byte, anchor.flop_per_s),
+            xytext=(10, 8),
+            textcoords="offset points",
+            fontsize=8,
+            zorder=6,
+            bbox=_label_box(),
+            parse_math=False,
+            arrowprops={"arrowstyle": "-", "color": "#666666", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 4},
+        )
+        x, y = ax.transData.transform((anchor.intensity_flop_per_byte, anchor.flop_per_s))
+        candidates = [_offset(note, dx, dy) for dx, dy in KERNEL_LABEL_OFFSETS_PT]
+        placer.place(note, candidates, anchor=(float(x), float(y)))
+
+
+KERNEL_LABEL_OFFSETS_PT = [
+    (dx * scale, dy * scale)
+    for scale in (1.0, 1.6, 2.5, 4.0, 6.0, 9.0, 13.0)
+    for dx, dy in ((10, 8), (10, -16), (-10, 8), (-10, -16), (0, 12), (0, -20), (14, -4), (-14, -4))
+]
+
+
+def _offset(note: Text, dx: float, dy: float) -> Callable[[], None]:
+    def move() -> None:
+        note.set_position((dx, dy))
+        note.set_horizontalalignment("left" if dx > 0 else "right" if dx < 0 else "center")
+
+    return move
+
+
+def draw_legend(figure: Figure, bounds: set[Bound], tiers: set[str], arrows: bool, height_in: float) -> None:
+    """One compact row above the panels: verdict colours, then tier shapes."""
+    from matplotlib.lines import Line2D
+
+    def handle(marker: str, face: str, edge: str = "black") -> Line2D:
+        return Line2D(
+            [],
+            [],
+            linestyle="none",
+            marker=marker,
+            markersize=7,
+            markerfacecolor=face,
+            markeredgecolor=edge,
+            markeredgewidth=0.6,
+        )
+
+    verdicts = [b for b in Bound if b in bounds]
+    shown = [t for t in TIER_MARKERS if t in tiers] + sorted(tiers - set(TIER_MARKERS))
+    handles = [handle("o", VERDICT_COLOURS[b]) for b in verdicts]
+    labels = [VERDICT_WORDS[b] for b in verdicts]
+    handles += [handle(TIER_MARKERS.get(t, OTHER_TIER_MARKER), "white") for t in shown]
+    labels += [f"vs {one_line(TIER_NAMES.get(t, t))}" for t in shown]
+    if arrows:
+        handles.append(handle("o", "none", "#444444"))
+        labels.append("before (diff base)")
+    if handles:
+        figure.legend(
+            handles,
+            labels,
+            loc="upper center",
+            bbox_to_anchor=(0.5, 1 - 0.05 / height_in),
+            ncols=len(handles),
+            fontsize=9,
+            frameon=False,
+            handletextpad=0.3,
+            columnspacing=1.1,
+            title="colour = verdict · shape = tier of the intensity · area = time share",
+            title_fontsize=8.5,
+        )

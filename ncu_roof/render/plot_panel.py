@@ -1,0 +1,301 @@
+"""What one panel of the roofline shows, before any drawing (no matplotlib): the kernel groups'
+points per tier, the roofs merged into lines, the ceilings beyond the precisions, the axis limits,
+the arrows of a diff and the caption.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ncu_roof.analysis import Analysis
+from ncu_roof.arch import arch_for_cc
+from ncu_roof.groups import GroupBy, KernelGroup, group_kernels, ranked
+from ncu_roof.model import DEFAULT_PRECISIONS
+from ncu_roof.records import Device, Kernel
+from ncu_roof.render.summary import plural
+from ncu_roof.text import one_line, shorten
+from ncu_roof.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
+
+Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow
+
+# roofs by family: memory tiers in blues (darkest = farthest from the SMs), compute in warm tones
+TIER_COLOURS = {"dram": "#08306b", "l2": "#2171b5", "l1": "#4292c6", "shared": "#6baed6"}
+OTHER_TIER_COLOUR = "#9ecae1"
+PRECISION_COLOURS = {"fp64": "#7f2704", "fp32": "#a63603", "fp16": "#d94801", "tensor": "#54278f"}
+OTHER_PRECISION_COLOUR = "#8c6d31"
+TENSOR_PATH_COLOUR = "#807dba"  # a tensor data path a kernel was judged against (FLOP/s or ops/s)
+XU_COLOUR = "#238b45"  # the special-function unit (results/s)
+LABEL_CHARS = 30
+MAX_MARKERS = 2000  # kernel groups drawn per panel; the rest (the shortest) are thinned out
+SAME_ROOF_REL = 0.005  # roofs within 0.5 % share one line
+
+
+@dataclass(frozen=True)
+class KernelPoint:
+    """Where one kernel group sits for one tier: its summed FLOPs over summed bytes and time."""
+
+    group: KernelGroup
+    tier: str
+    intensity_flop_per_byte: float
+    flop_per_s: float
+
+
+@dataclass(frozen=True)
+class RoofLine:
+    """One drawn roof: the names sharing it (`L1/Shared`), its value, its colour."""
+
+    label: str
+    value: float
+    colour: str
+    unit: str = "FLOP/s"  # "ops/s" for a ceiling of operations that are not FLOPs
+
+
+@dataclass(frozen=True)
+class Limits:
+    x_lo: float
+    x_hi: float
+    y_lo: float
+    y_hi: float
+
+
+def group_points(group: KernelGroup) -> list[KernelPoint]:
+    """Drawable points of a group: finite, positive intensity and FLOP/s (log axes).
+
+    Launches without FLOPs, duration or bytes of a tier are left out of that tier's sums.
+    """
+    launches = group.launch_columns()
+    flop, duration = launches.key("flop", "total"), launches["duration_s"]
+    timed = ~np.isnan(flop) & ~np.isnan(duration) & (duration != 0)
+    points = []
+    for tier in launches.maps["intensity_flop_per_byte"]:
+        nbytes = launches.key("bytes", tier)
+        usable = timed & ~np.isnan(nbytes)
+        if not usable.any():
+            continue
+        total_flop, total_bytes = float(flop[usable].sum()), float(nbytes[usable].sum())
+        time = float(duration[usable].sum())
+        if not total_bytes or not time or total_flop <= 0:
+            continue
+        points.append(KernelPoint(group, tier, total_flop / total_bytes, total_flop / time))
+    return points
+
+
+def kernel_points(kernel: Kernel) -> list[KernelPoint]:
+    """Drawable points of one launch (a group of one)."""
+    key = (kernel.name, kernel.grid, kernel.block, kernel.device)
+    one = KernelGroup.of(key, (kernel,))
+    return group_points(one)
+
+
+def merged_roofs(
+    values: Mapping[str, float], names: Mapping[str, str], colours: Mapping[str, str], other: str
+) -> list[RoofLine]:
+    """Roofs by value, largest first; keys whose values agree within 0.5 % share one line."""
+    groups: list[tuple[list[str], float]] = []
+    for key, value in sorted(values.items(), key=lambda kv: (-kv[1], kv[0])):
+        if not (math.isfinite(value) and value > 0):
+            continue
+        if groups and abs(groups[-1][1] - value) <= SAME_ROOF_REL * groups[-1][1]:
+            groups[-1][0].append(key)
+        else:
+            groups.append(([key], value))
+    return [
+        RoofLine(one_line("/".join(names.get(k, k) for k in keys)), value, colours.get(keys[0], other))
+        for keys, value in groups
+    ]
+
+
+def ops_ceilings(device: Device, kernels: Sequence[Kernel]) -> list[RoofLine]:
+    """The ceilings the device's kernels were judged against beyond the per-precision roofs: each
+    tensor data path with a peak (`Tensor BF16` in FLOP/s, `Tensor INT8` in ops/s), and the
+    special-function (XU) ceiling, in results/s, where a kernel was bound by its pipe."""
+    paths: dict[str, tuple[float, str]] = {}
+    for k in kernels:
+        for path, t in k.tensor_paths.items():
+            if t.peak_per_s and t.count and math.isfinite(t.peak_per_s):
+                paths[path] = (t.peak_per_s, "ops/s" if t.unit == "OP" else "FLOP/s")
+    out = [
+        RoofLine(f"Tensor {path.upper()}", value, TENSOR_PATH_COLOUR, unit)
+        for path, (value, unit) in sorted(paths.items(), key=lambda kv: -kv[1][0])
+    ]
+    arch = arch_for_cc(device.cc)
+    # only where the XU pipe binds: a memory-bound kernel whose busiest pipe is XU would sit above a
+    # line in other units that limits nothing
+    xu_bound = any(k.compute_ceiling == "pipe:xu" and k.bound is Bound.COMPUTE for k in kernels)
+    if xu_bound and arch is not None and device.sm_count and device.sm_clock_hz:
+        rate = arch.xu_ops.per_sm_per_clock * device.sm_count * device.sm_clock_hz
+        out.append(RoofLine("XU (special functions)", rate, XU_COLOUR, "ops/s"))
+    return out
+
+
+def reference_precision(kernels: Sequence[Kernel], peaks: Mapping[str, float]) -> str | None:
+    """The precision whose roof the ridge points use: the one most kernel time is spent in."""
+    time_by_precision: dict[str, float] = {}
+    for k in kernels:
+        key = k.compute_precision
+        if key is not None and key in peaks:
+            time_by_precision[key] = time_by_precision.get(key, 0.0) + (k.duration_s or 0.0)
+    if time_by_precision:
+        return max(sorted(time_by_precision), key=lambda p: time_by_precision[p])
+    return next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
+
+
+def axis_limits(xs: Iterable[float], ys: Iterable[float]) -> Limits:
+    """Limits that hold every point and ridge with margin; at least three decades each way."""
+    x_lo, x_hi = _span(list(xs), (1e-2, 1e3), right_margin=10.0)
+    y_lo, y_hi = _span(list(ys), (1e9, 1e15), right_margin=3.0)
+    return Limits(x_lo, x_hi, y_lo, y_hi)
+
+
+def _span(values: list[float], default: tuple[float, float], right_margin: float) -> tuple[float, float]:
+    good = [v for v in values if math.isfinite(v) and v > 0]
+    if not good:
+        return default
+    lo = 10.0 ** math.floor(math.log10(min(good) / 2.0))
+    hi = max(good) * right_margin
+    if hi / lo < 1e3:
+        lo = hi / 1e3
+    return lo, hi
+
+
+def label_text(name: str, launches: int, share: float | None) -> str:
+    """`name ×3 · 41% of time` (the share of its device's time)."""
+    text = shorten(name, LABEL_CHARS)
+    if launches > 1:
+        text += f" ×{launches}"
+    if share is not None:
+        text += f" · {100.0 * share:.0f}% of time"
+    return text
+
+
+@dataclass(frozen=True)
+class Panel:
+    device: Device
+    kernels: tuple[Kernel, ...]
+    groups: tuple[KernelGroup, ...]  # drawn, by time
+    points: tuple[KernelPoint, ...]  # of the drawn groups
+    thinned: int  # groups not drawn to keep the figure light
+    undrawable: int  # launches with nothing to place on log axes
+    total_s: float
+
+
+def drawable(kernel: Kernel) -> bool:
+    """Whether a launch can be placed on log axes: FLOPs, a duration and bytes of some tier."""
+    flop = kernel.flop.get("total")
+    return bool(flop and flop > 0 and kernel.duration_s and any(kernel.bytes.values()))
+
+
+def panel(analysis: Analysis, device: Device) -> Panel:
+    kernels = tuple(k for k in analysis.kernels if k.device == device.index)
+    mine = Analysis(analysis.inputs, analysis.devices, kernels)
+    groups: list[KernelGroup] = []
+    points: list[KernelPoint] = []
+    for group in ranked(group_kernels(mine, GroupBy.KERNEL)):
+        if len(groups) == MAX_MARKERS:
+            break
+        found = group_points(group)
+        if found:
+            groups.append(group)
+            points += found
+    shown = sum(g.count for g in groups)
+    return Panel(
+        device=device,
+        kernels=kernels,
+        groups=tuple(groups),
+        points=tuple(points),
+        thinned=sum(1 for k in kernels if drawable(k)) - shown,
+        undrawable=sum(1 for k in kernels if not drawable(k)),
+        total_s=sum(k.duration_s or 0.0 for k in kernels),
+    )
+
+
+def time_share(group: KernelGroup, total_s: float) -> float | None:
+    time = group.total_duration_s
+    return time / total_s if time is not None and total_s > 0 else None
+
+
+def arrow_points(
+    arrows: Sequence[Arrow], groups: Sequence[KernelGroup]
+) -> list[tuple[KernelPoint, KernelPoint]]:
+    """One before → after pair per drawn head group: the base launches matched to its launches,
+    summed as the group is, at one tier both sides have (the head's binding tier, else DRAM)."""
+    group_of = {id(k): g for g in groups for k in g.launches}
+    bases: dict[int, list[Kernel]] = {}
+    for base, head in arrows:
+        if id(head) in group_of:
+            bases.setdefault(id(group_of[id(head)]), []).append(base)
+    pairs = []
+    for group in groups:
+        matched = bases.get(id(group))
+        if not matched:
+            continue
+        before = KernelGroup.of(group.key, matched)
+        base_points = {q.tier: q for q in group_points(before)}
+        head_points = {q.tier: q for q in group_points(group)}
+        common = [t for t in head_points if t in base_points]
+        if common:
+            tier = next((t for t in (group.lead.binding, "dram") if t in common), common[0])
+            pairs.append((base_points[tier], head_points[tier]))
+    return pairs
+
+
+def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
+    """Where the roofs come from; with `full`, every roof's source (the formulas); what was not drawn.
+
+    Every piece passes through `one_line`: sources and roof names come from the data (a roofs
+    file, a report), and a control character would make the SVG ill-formed XML.
+    """
+    import textwrap
+
+    roofs = p.device.roofs
+    head = f"Device {p.device.index}: roofs" if name_device else "Roofs"
+    lines = [f"{head} {source_words(roofs.source)}."]
+    if full:
+        by_source: dict[str, list[str]] = {}
+        for key, source in roofs.sources.items():
+            name = PRECISION_NAMES.get(key) or TIER_NAMES.get(key, key)
+            by_source.setdefault(one_line(source), []).append(one_line(name))
+        details = "; ".join(f"{', '.join(names)}: {source}" for source, names in by_source.items())
+        if details:
+            lines += textwrap.wrap(details, wrap, max_lines=8, placeholder=" …")
+    not_flops = [c.label for c in ops_ceilings(p.device, p.kernels) if c.unit != "FLOP/s"]
+    if not_flops:
+        xu = arch_for_cc(p.device.cc)
+        lines.append(
+            f"{' and '.join(not_flops)}: operations per second, not FLOPs"
+            + (
+                f" (XU: {xu.xu_ops.per_sm_per_clock:g} results/clk/SM, {xu.xu_ops.describe()}, "
+                "x SMs x the measured SM clock)."
+                if xu is not None and any(label.startswith("XU") for label in not_flops)
+                else "."
+            )
+        )
+    if p.undrawable:
+        lines.append(
+            f"{p.undrawable} of {plural(len(p.kernels), 'launch')} not drawn: no FLOPs, no duration "
+            "or no bytes to place them on log axes."
+        )
+    if p.thinned > 0:
+        lines.append(
+            f"{plural(p.thinned, 'launch')} of the kernels with the least time not drawn (thinned to "
+            f"{MAX_MARKERS:,} kernels)."
+        )
+    if not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s:
+        lines.append("No roofs for this device: pass --gpu KEY or --roofs FILE.")
+    return "\n".join(part for line in lines for part in textwrap.wrap(line, wrap))
+
+
+def source_words(source: str) -> str:
+    """Where the roofs come from, in words: `report` → measured in the report, …"""
+    text = one_line(source)
+    if text == "report":
+        return "measured in the report (peak per cycle × the measured clock, as Nsight Compute does)"
+    if text.startswith("builtin:"):
+        return f"from the built-in {text.removeprefix('builtin:')} datasheet figures (ncu-roof gpus)"
+    if text.startswith("user"):
+        return f"from the roofs file ({text})"
+    return f"from {text}"

@@ -1,0 +1,146 @@
+"""A prediction rendered: the `ncu-roof/prediction/v1` JSON document (docs/prediction-schema.md),
+and the terminal view (per-tier table, verdict line, assumptions) as rich renderables or text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from ncu_roof.model import finite_or_none
+from ncu_roof.prediction import TENSOR, Prediction
+from ncu_roof.render.console import plain_text
+from ncu_roof.text import intensity, si
+from ncu_roof.vocabulary import COMPUTE
+
+SCHEMA = "ncu-roof/prediction/v1"
+
+
+def _finite_map(values: Mapping[str, float]) -> dict[str, float | None]:
+    return {k: finite_or_none(v) for k, v in values.items()}
+
+
+def to_dict(p: Prediction) -> dict[str, Any]:
+    """The `ncu-roof/prediction/v1` document (docs/prediction-schema.md); SI, JSON-safe."""
+    return {
+        "schema": SCHEMA,
+        "platform": {
+            "name": p.roofs.name,
+            "peak_flop_per_s": _finite_map(p.roofs.compute_flop_per_s),
+            "bandwidth_byte_per_s": _finite_map(p.roofs.bandwidth_byte_per_s),
+        },
+        "workload": {
+            "name": p.workload_name,
+            "params": dict(p.params),
+            "flop": finite_or_none(p.flop),
+            "bytes": _finite_map(p.bytes_by_tier),
+        },
+        "intensity_flop_per_byte": _finite_map(p.point.intensity_flop_per_byte),
+        "ridge_flop_per_byte": _finite_map(p.point.ridge_flop_per_byte),
+        "cap_flop_per_s": _finite_map(p.point.cap_flop_per_s),
+        "attainable_flop_per_s": finite_or_none(p.point.attainable_flop_per_s),
+        "binding": p.point.binding,
+        "bound": p.bound,
+        "time_at_roof_s": finite_or_none(p.point.time_at_roof_s),
+        "compute_ceiling": p.compute_ceiling,
+        "compute_peak_source": _compute_source(p),
+        "ops": None
+        if p.ops is None
+        else {
+            "count": finite_or_none(p.ops.count),
+            "ceiling": p.ops.ceiling,
+            "peak_per_s": finite_or_none(p.ops.peak_per_s),
+            "peak_source": p.ops.source,
+            "time_s": finite_or_none(p.ops.time_s),
+        },
+    }
+
+
+def _compute_source(p: Prediction) -> str | None:
+    """Where the compute roof the FLOPs ran against came from (None: no compute roof)."""
+    precision = p.point.compute_precision
+    if precision is None or COMPUTE not in p.point.cap_flop_per_s:
+        return None
+    return p.roofs.sources.get(precision, p.roofs.source)
+
+
+def render_json(p: Prediction) -> str:
+    """Strict JSON (`allow_nan=False`): a non-finite value that slipped past `to_dict` raises."""
+    return json.dumps(to_dict(p), indent=2, allow_nan=False) + "\n"
+
+
+def _title(p: Prediction) -> str:
+    platform = p.roofs.name or p.roofs.source
+    if p.workload_name is None:
+        return f"Prediction on {platform}"
+    params = " ".join(f"{k}={v}" for k, v in p.params.items())
+    return f"{p.workload_name} ({params}) on {platform}"
+
+
+def renderable(p: Prediction) -> Group:
+    """The prediction as rich renderables: per-tier table, verdict line, assumptions."""
+    point = p.point
+    table = Table(title=_title(p), title_justify="left")
+    for column in ("roof", "bytes", "bandwidth", "AI FLOP/B", "ridge FLOP/B", "cap"):
+        table.add_column(column, justify="left" if column == "roof" else "right")
+    for tier, cap in point.cap_flop_per_s.items():
+        if tier == COMPUTE:
+            continue
+        mark = " ◀" if tier == point.binding else ""
+        table.add_row(
+            tier + mark,
+            si(p.bytes_by_tier.get(tier), "B"),
+            si(p.roofs.bandwidth_byte_per_s[tier], "B/s"),
+            intensity(point.intensity_flop_per_byte.get(tier), 4),
+            intensity(point.ridge_flop_per_byte.get(tier), 4),
+            si(cap, "FLOP/s", 4),
+        )
+    if COMPUTE in point.cap_flop_per_s:
+        mark = " ◀" if point.binding == COMPUTE and (p.ops is None or not p.ops.binds) else ""
+        label = f"compute ({point.compute_precision})" if point.compute_precision else "compute"
+        table.add_row(label + mark, "", "", "", "", si(point.cap_flop_per_s[COMPUTE], "FLOP/s", 4))
+    if p.ops is not None:
+        mark = " ◀" if point.binding == COMPUTE and p.ops.binds else ""
+        table.add_row(f"{p.ops.ceiling} ops{mark}", "", "", "", "", si(p.ops.peak_per_s, "OP/s", 4))
+    parts: list[Text | Table] = [table, Text(verdict_line(p))]
+    precision = point.compute_precision
+    if precision is not None and precision.startswith(TENSOR):
+        parts.append(Text(f"{precision} peak: {_compute_source(p)}"))
+    if p.ops is not None:
+        parts.append(Text(f"{p.ops.ceiling} ceiling: {p.ops.source}"))
+    if p.assumptions:
+        parts.append(Text("assumptions:\n" + "\n".join(f"  - {a}" for a in p.assumptions)))
+    return Group(*parts)
+
+
+def verdict_line(p: Prediction) -> str:
+    point = p.point
+    if point.binding is None:
+        return "verdict: unknown (no roof applies)"
+    where = "compute-bound" if point.binding == COMPUTE else f"memory-bound at {point.binding}"
+    if point.binding == COMPUTE and p.compute_ceiling:
+        where += f" ({p.compute_ceiling})"
+    flop = f"{si(p.flop, 'FLOP', 4)}; " if p.flop is not None else ""
+    if p.ops is not None:
+        flop += f"{si(p.ops.count, 'OP', 4)} at {si(p.ops.peak_per_s, 'OP/s', 4)} ({p.ops.ceiling}); "
+    ops_only = p.ops is not None and not p.flop  # integer work alone: a FLOP/s figure says nothing
+    if ops_only:
+        text = f"verdict: {where}; {flop}".rstrip("; ")
+    else:
+        text = f"verdict: {where}; {flop}attainable {si(point.attainable_flop_per_s, 'FLOP/s', 4)}"
+    if point.peak_flop_per_s and point.attainable_flop_per_s is not None and not ops_only:
+        share = 100.0 * point.attainable_flop_per_s / point.peak_flop_per_s
+        text += f" ({share:.3g}% of the compute peak)"
+    if point.time_at_roof_s is not None:
+        text += f"; time at the roof {si(point.time_at_roof_s, 's', 4)}"
+    return text
+
+
+def render_text(p: Prediction, width: int = 100) -> str:
+    """Plain text (no colour) of `renderable`, for files."""
+    return plain_text(renderable(p), width)

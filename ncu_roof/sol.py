@@ -1,0 +1,98 @@
+"""Nsight's Speed-of-Light rule (SOLBottleneck) for n kernels, and the ladder that combines it with
+the roofline's binding roof into one verdict; pure functions over SI numbers and percentages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ncu_roof.model import finite, is_set, objects
+from ncu_roof.vocabulary import COMPUTE, SOL_MEMORY_UNITS, Bound, VerdictBasis
+
+# Nsight's SOLBottleneck rule (sections/SpeedOfLight.py): neither SM nor memory reaches 60 % →
+# latency ("small grid" under one wave); 10 points or more apart, or either at 80 % or more → bound
+# by the busier one; otherwise balanced.
+LATENCY_SOL_PCT = 60.0
+BALANCED_SOL_POINTS = 10.0
+HIGH_THROUGHPUT_SOL_PCT = 80.0
+SMALL_GRID_WAVES = 1.0
+
+
+@dataclass(frozen=True)
+class SolArrays:
+    """Nsight's SOLBottleneck rule for n kernels."""
+
+    bound: np.ndarray  # object: Bound (UNKNOWN where SM or memory SOL is missing)
+    unit: np.ndarray  # object: busiest memory unit ("dram", "l2", "l1") of a memory-bound kernel, or None
+    small_grid: np.ndarray  # bool: latency-bound with under one wave per SM
+
+
+def sol_arrays(
+    sm_pct: np.ndarray, memory_pct: np.ndarray, breakdown_pct: Mapping[str, np.ndarray], waves: np.ndarray
+) -> SolArrays:
+    """Classify n kernels from their Speed-of-Light percentages alone (no roofs, no counters)."""
+    sm = np.asarray(sm_pct, dtype="float64")
+    mem = np.asarray(memory_pct, dtype="float64")
+    known = np.isfinite(sm) & np.isfinite(mem)
+    high = (sm >= HIGH_THROUGHPUT_SOL_PCT) | (mem >= HIGH_THROUGHPUT_SOL_PCT)
+    latency = known & ~high & (sm < LATENCY_SOL_PCT) & (mem < LATENCY_SOL_PCT)
+    decided = known & ~latency & (high | (np.abs(sm - mem) >= BALANCED_SOL_POINTS))
+    memory = decided & (mem > sm)
+    compute = decided & ~memory
+    balanced = known & ~latency & ~decided
+    n = len(sm)
+    bound = objects(Bound.UNKNOWN, n)
+    for mask, value in ((latency, Bound.LATENCY), (compute, Bound.COMPUTE), (memory, Bound.MEMORY)):
+        bound[mask] = value
+    bound[balanced] = Bound.BALANCED
+    units = [u for u in SOL_MEMORY_UNITS if u in breakdown_pct]
+    unit = np.full(n, None, dtype=object)
+    if units:
+        matrix = np.column_stack([np.asarray(breakdown_pct[u], dtype="float64") for u in units])
+        any_unit = ~np.isnan(matrix).all(axis=1)
+        busiest = np.array(units, dtype=object)[np.argmax(np.nan_to_num(matrix, nan=-1.0), axis=1)]
+        unit = np.where(memory & any_unit, busiest, unit)
+    small = latency & (np.asarray(waves, dtype="float64") < SMALL_GRID_WAVES)
+    return SolArrays(bound=bound, unit=unit, small_grid=small)
+
+
+@dataclass(frozen=True)
+class VerdictArrays:
+    bound: np.ndarray  # object: Bound
+    basis: np.ndarray  # object: VerdictBasis
+    disagrees: np.ndarray  # bool: roofline and SOL both decided, one compute, the other memory
+
+
+def verdict_arrays(binding: np.ndarray, roofline_supported: np.ndarray, sol: SolArrays) -> VerdictArrays:
+    """The verdict ladder: SOL's latency rule first (the roofline cannot see latency), then the
+    roofline where its data supports a verdict, then SOL alone, else unknown."""
+    bindings = np.asarray(binding, dtype=object)
+    n = len(bindings)
+    has_binding = is_set(bindings)
+    has_roofline = np.asarray(roofline_supported, dtype=bool) & has_binding
+    roofline_bound = objects(Bound.UNKNOWN, n)
+    roofline_bound[has_binding] = Bound.MEMORY
+    roofline_bound[bindings == COMPUTE] = Bound.COMPUTE
+    sol_latency = sol.bound == Bound.LATENCY
+    sol_decided = sol.bound != Bound.UNKNOWN
+    bound = sol.bound.copy()
+    bound[has_roofline] = roofline_bound[has_roofline]
+    bound[sol_latency] = Bound.LATENCY
+    basis = objects(VerdictBasis.NONE, n)
+    basis[sol_decided] = VerdictBasis.SOL
+    basis[has_roofline & ~sol_latency] = VerdictBasis.ROOFLINE
+    opposite = ((roofline_bound == Bound.COMPUTE) & (sol.bound == Bound.MEMORY)) | (
+        (roofline_bound == Bound.MEMORY) & (sol.bound == Bound.COMPUTE)
+    )
+    return VerdictArrays(bound=bound, basis=basis, disagrees=has_roofline & opposite)
+
+
+def is_latency_bound(sol_sm_pct: float | None, sol_memory_pct: float | None) -> bool:
+    """Nsight's rule: neither SM nor memory throughput reaches 60 % of its peak."""
+    if not (finite(sol_sm_pct) and finite(sol_memory_pct)):
+        return False
+    assert sol_sm_pct is not None and sol_memory_pct is not None
+    return sol_sm_pct < LATENCY_SOL_PCT and sol_memory_pct < LATENCY_SOL_PCT

@@ -1,0 +1,49 @@
+"""The words every layer shares: precisions, memory tiers, Speed-of-Light keys, verdicts, `Roofs`.
+
+One home for each: the recipe names its FLOPs and bytes with them, the roofs and the model key
+their peaks by them, the analysis and every sink read them. No numpy or pandas here: the CLI may
+import this early.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
+TIERS = ("dram", "l2", "l1", "shared")
+SOL_KEYS = ("sm", "memory", "dram", "l2", "l1")  # Nsight's Speed-of-Light percentages
+SOL_MEMORY_UNITS = ("dram", "l2", "l1")  # the memory SOL breakdown that names the busiest unit
+COMPUTE = "compute"  # the binding roof of a compute-bound kernel (the others are tier names)
+
+# display names, for every sink
+PRECISION_NAMES = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor": "Tensor"}
+TIER_NAMES = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "Shared"}
+
+
+class Bound(Enum):
+    MEMORY = "memory"
+    COMPUTE = "compute"
+    LATENCY = "latency"
+    BALANCED = "balanced"  # Speed of Light: compute and memory within 10 points, both at 60-80 %
+    UNKNOWN = "unknown"
+
+
+class VerdictBasis(Enum):
+    """What a verdict rests on: the roofline (work, bytes, roofs), Nsight's SOL rule, or nothing."""
+
+    ROOFLINE = "roofline"
+    SOL = "sol"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class Roofs:
+    """Peaks per precision (FLOP/s) and bandwidth per tier (byte/s); tier names are free."""
+
+    compute_flop_per_s: Mapping[str, float]
+    bandwidth_byte_per_s: Mapping[str, float]
+    source: str
+    sources: Mapping[str, str] = field(default_factory=dict)
+    name: str | None = None
