@@ -105,7 +105,7 @@ def _default_plot(analysis: Analysis, options: RenderOptions | None) -> str | No
         return None
     opts = PlotOptions.from_render(options) if options is not None else PlotOptions()
     if opts.width_in is None:  # drawn smaller than for print, so that its text reads at page width
-        many = len({k.device for k in analysis.kernels}) > 1 and opts.device is None
+        many = len(set(analysis.columns["device"].tolist())) > 1 and opts.device is None
         opts = replace(opts, width_in=HTML_PLOT_WIDTH_IN[many])
     try:
         return render_plot(analysis, fmt="svg", options=opts).decode("utf-8")

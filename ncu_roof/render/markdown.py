@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from urllib.parse import quote
 
+import numpy as np
+
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import UsageError
 from ncu_roof.groups import KernelGroup
@@ -279,7 +281,7 @@ def _roofs(summary: Summary) -> list[str]:
 
 def _warnings(summary: Summary) -> list[str]:
     parts = []
-    above = sum(1 for k in summary.analysis.kernels if k.above_roof)
+    above = int(np.count_nonzero(summary.analysis.columns["pct_of_roof"] > 100.0))
     if above:
         parts.append(
             f"> [!WARNING]\n> {plural(above, 'launch')} {'are' if above != 1 else 'is'} above "
@@ -288,7 +290,7 @@ def _warnings(summary: Summary) -> list[str]:
         )
     hint = summary.analysis.collect_hint
     if hint:
-        lacking = sum(1 for k in summary.analysis.kernels if k.missing)
+        lacking = sum(1 for missing in summary.analysis.columns["missing"].tolist() if missing)
         who = f"{plural(lacking, 'launch')} lack" if lacking else "Some launches lack"
         parts.append(_folded(f"{who} counters: an ncu run that collects them", code_block(hint, "sh")))
     return parts

@@ -117,7 +117,8 @@ def plot_devices(analysis: Analysis, index: int | None) -> list[Device]:
             if dev.index == index:
                 return [dev]
         raise UsageError(f"no device {index}", hint=f"devices: 0..{len(analysis.devices) - 1}")
-    busy = [d for d in analysis.devices if any(k.device == d.index for k in analysis.kernels)]
+    ran = set(analysis.columns["device"].tolist())
+    busy = [d for d in analysis.devices if d.index in ran]
     return busy or [analysis.devices[0]]
 
 
@@ -125,11 +126,10 @@ def pick_device(analysis: Analysis, index: int | None) -> Device:
     """One device: `index`, else the one with the most kernel time."""
     if index is not None:
         return plot_devices(analysis, index)[0]
-    devices = plot_devices(analysis, None)
-    return max(
-        devices,
-        key=lambda d: (sum(k.duration_s or 0.0 for k in analysis.kernels if k.device == d.index), -d.index),
-    )
+    from ncu_roof.groups import device_totals_s
+
+    totals = device_totals_s(analysis)
+    return max(plot_devices(analysis, None), key=lambda d: (totals.get(d.index, 0.0), -d.index))
 
 
 LEFT_IN, RIGHT_IN, TOP_IN, GAP_X_IN, GAP_Y_IN, BOTTOM_IN, CAPTION_LINE_IN = (

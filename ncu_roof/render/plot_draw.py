@@ -45,9 +45,9 @@ LABELLED_KERNELS = 8
 def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) -> set[str]:
     roofs = p.device.roofs
     peaks = merged_roofs(roofs.compute_flop_per_s, PRECISION_NAMES, PRECISION_COLOURS, OTHER_PRECISION_COLOUR)
-    peaks += ops_ceilings(p.device, p.kernels)  # after the top roof: the bands end at that one
+    peaks += ops_ceilings(p.device, p.launches)  # after the top roof: the bands end at that one
     bands = merged_roofs(roofs.bandwidth_byte_per_s, TIER_NAMES, TIER_COLOURS, OTHER_TIER_COLOUR)
-    ref = reference_precision(p.kernels, roofs.compute_flop_per_s)
+    ref = reference_precision(p.launches, roofs.compute_flop_per_s)
     ref_peak = roofs.compute_flop_per_s.get(ref) if ref else None
     ridges = [(ref_peak / b.value, ref_peak) for b in bands] if ref_peak else []
     points = p.points
@@ -66,7 +66,7 @@ def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arro
     _label_kernels(ax, p, placer)
     title = one_line(p.device.name or p.device.roofs.name or "unknown GPU")
     ax.set_title(
-        f"{title} (device {p.device.index}): {plural(len(p.kernels), 'launch')}, {si(p.total_s, 's')}",
+        f"{title} (device {p.device.index}): {plural(len(p.launches), 'launch')}, {si(p.total_s, 's')}",
         fontsize=12,
         parse_math=False,
         loc="left",

@@ -13,6 +13,7 @@ import numpy as np
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.arch import arch_for_cc
+from ncu_roof.columns import KernelRows, LaunchColumns, distinct
 from ncu_roof.groups import GroupBy, KernelGroup, group_kernels, ranked
 from ncu_roof.model import DEFAULT_PRECISIONS
 from ncu_roof.records import Device, Kernel
@@ -109,13 +110,13 @@ def merged_roofs(
     ]
 
 
-def ops_ceilings(device: Device, kernels: Sequence[Kernel]) -> list[RoofLine]:
+def ops_ceilings(device: Device, launches: LaunchColumns) -> list[RoofLine]:
     """The ceilings the device's kernels were judged against beyond the per-precision roofs: each
     tensor data path with a peak (`Tensor BF16` in FLOP/s, `Tensor INT8` in ops/s), and the
     special-function (XU) ceiling, in results/s, where a kernel was bound by its pipe."""
     paths: dict[str, tuple[float, str]] = {}
-    for k in kernels:
-        for path, t in k.tensor_paths.items():
+    for record in distinct(launches["tensor_paths"].tolist()):
+        for path, t in record.items():
             if t.peak_per_s and t.count and math.isfinite(t.peak_per_s):
                 paths[path] = (t.peak_per_s, "ops/s" if t.unit == "OP" else "FLOP/s")
     out = [
@@ -125,20 +126,20 @@ def ops_ceilings(device: Device, kernels: Sequence[Kernel]) -> list[RoofLine]:
     arch = arch_for_cc(device.cc)
     # only where the XU pipe binds: a memory-bound kernel whose busiest pipe is XU would sit above a
     # line in other units that limits nothing
-    xu_bound = any(k.compute_ceiling == "pipe:xu" and k.bound is Bound.COMPUTE for k in kernels)
+    xu_bound = bool(np.any((launches["compute_ceiling"] == "pipe:xu") & (launches["bound"] == Bound.COMPUTE)))
     if xu_bound and arch is not None and device.sm_count and device.sm_clock_hz:
         rate = arch.xu_ops.per_sm_per_clock * device.sm_count * device.sm_clock_hz
         out.append(RoofLine("XU (special functions)", rate, XU_COLOUR, "ops/s"))
     return out
 
 
-def reference_precision(kernels: Sequence[Kernel], peaks: Mapping[str, float]) -> str | None:
+def reference_precision(launches: LaunchColumns, peaks: Mapping[str, float]) -> str | None:
     """The precision whose roof the ridge points use: the one most kernel time is spent in."""
     time_by_precision: dict[str, float] = {}
-    for k in kernels:
-        key = k.compute_precision
+    seconds = np.nan_to_num(launches["duration_s"]).tolist()
+    for key, time in zip(launches["compute_precision"].tolist(), seconds, strict=True):
         if key is not None and key in peaks:
-            time_by_precision[key] = time_by_precision.get(key, 0.0) + (k.duration_s or 0.0)
+            time_by_precision[key] = time_by_precision.get(key, 0.0) + time
     if time_by_precision:
         return max(sorted(time_by_precision), key=lambda p: time_by_precision[p])
     return next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
@@ -175,7 +176,7 @@ def label_text(name: str, launches: int, share: float | None) -> str:
 @dataclass(frozen=True)
 class Panel:
     device: Device
-    kernels: tuple[Kernel, ...]
+    launches: LaunchColumns  # the device's launches
     groups: tuple[KernelGroup, ...]  # drawn, by time
     points: tuple[KernelPoint, ...]  # of the drawn groups
     thinned: int  # groups not drawn to keep the figure light
@@ -183,15 +184,21 @@ class Panel:
     total_s: float
 
 
-def drawable(kernel: Kernel) -> bool:
-    """Whether a launch can be placed on log axes: FLOPs, a duration and bytes of some tier."""
-    flop = kernel.flop.get("total")
-    return bool(flop and flop > 0 and kernel.duration_s and any(kernel.bytes.values()))
+def drawable(launches: LaunchColumns) -> np.ndarray:
+    """Per launch, whether it can be placed on log axes: FLOPs, a duration and bytes of some tier."""
+    flop, duration = launches.key("flop", "total"), launches["duration_s"]
+    some_bytes = np.zeros(len(launches), dtype=bool)
+    for values in launches.maps["bytes"].values():
+        some_bytes |= ~np.isnan(values) & (values != 0)
+    timed = ~np.isnan(duration) & (duration != 0)
+    with np.errstate(invalid="ignore"):
+        drawn: np.ndarray = (flop > 0) & timed & some_bytes
+    return drawn
 
 
 def panel(analysis: Analysis, device: Device) -> Panel:
-    kernels = tuple(k for k in analysis.kernels if k.device == device.index)
-    mine = Analysis(analysis.inputs, analysis.devices, kernels)
+    launches = analysis.columns.take(np.flatnonzero(analysis.columns["device"] == device.index))
+    mine = Analysis(analysis.inputs, analysis.devices, KernelRows(launches))
     groups: list[KernelGroup] = []
     points: list[KernelPoint] = []
     for group in ranked(group_kernels(mine, GroupBy.KERNEL)):
@@ -202,14 +209,16 @@ def panel(analysis: Analysis, device: Device) -> Panel:
             groups.append(group)
             points += found
     shown = sum(g.count for g in groups)
+    ok = drawable(launches)
+    duration = launches["duration_s"]
     return Panel(
         device=device,
-        kernels=kernels,
+        launches=launches,
         groups=tuple(groups),
         points=tuple(points),
-        thinned=sum(1 for k in kernels if drawable(k)) - shown,
-        undrawable=sum(1 for k in kernels if not drawable(k)),
-        total_s=sum(k.duration_s or 0.0 for k in kernels),
+        thinned=int(ok.sum()) - shown,
+        undrawable=int((~ok).sum()),
+        total_s=math.fsum(duration[~np.isnan(duration)].tolist()),
     )
 
 
@@ -223,11 +232,14 @@ def arrow_points(
 ) -> list[tuple[KernelPoint, KernelPoint]]:
     """One before → after pair per drawn head group: the base launches matched to its launches,
     summed as the group is, at one tier both sides have (the head's binding tier, else DRAM)."""
-    group_of = {id(k): g for g in groups for k in g.launches}
+    def launch(k: Kernel) -> tuple[int, int, int]:  # launches are the same by input, run and ID
+        return k.input, k.run, k.id
+
+    group_of = {launch(k): g for g in groups for k in g.launches}
     bases: dict[int, list[Kernel]] = {}
     for base, head in arrows:
-        if id(head) in group_of:
-            bases.setdefault(id(group_of[id(head)]), []).append(base)
+        if launch(head) in group_of:
+            bases.setdefault(id(group_of[launch(head)]), []).append(base)
     pairs = []
     for group in groups:
         matched = bases.get(id(group))
@@ -262,7 +274,7 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
         details = "; ".join(f"{', '.join(names)}: {source}" for source, names in by_source.items())
         if details:
             lines += textwrap.wrap(details, wrap, max_lines=8, placeholder=" …")
-    not_flops = [c.label for c in ops_ceilings(p.device, p.kernels) if c.unit != "FLOP/s"]
+    not_flops = [c.label for c in ops_ceilings(p.device, p.launches) if c.unit != "FLOP/s"]
     if not_flops:
         xu = arch_for_cc(p.device.cc)
         lines.append(
@@ -276,7 +288,7 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
         )
     if p.undrawable:
         lines.append(
-            f"{p.undrawable} of {plural(len(p.kernels), 'launch')} not drawn: no FLOPs, no duration "
+            f"{p.undrawable} of {plural(len(p.launches), 'launch')} not drawn: no FLOPs, no duration "
             "or no bytes to place them on log axes."
         )
     if p.thinned > 0:
