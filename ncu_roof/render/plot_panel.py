@@ -288,7 +288,7 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
         )
     if p.undrawable:
         lines.append(
-            f"{p.undrawable} of {plural(len(p.launches), 'launch')} not drawn: no FLOPs, no duration "
+            f"{p.undrawable:,} of {plural(len(p.launches), 'launch')} not drawn: no FLOPs, no duration "
             "or no bytes to place them on log axes."
         )
     if p.thinned > 0:
