@@ -15,7 +15,8 @@ import re
 import pandas as pd
 
 from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.csvfile import _INTEGER, Block, Damage, metric_for, one_cell, partial_groups, records
+from ncu_roof.ingest.csvblocks import _INTEGER, Block, Damage, one_cell, records
+from ncu_roof.ingest.csvdetails import metric_for, partial_groups
 from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame
 from ncu_roof.units import (
     NumberStyle,
