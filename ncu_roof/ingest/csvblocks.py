@@ -175,8 +175,10 @@ def find_blocks(raw: bytes) -> list[Block]:
         end = starts[i + 1] if i + 1 < len(starts) else len(raw)
         line += raw.count(b"\n", counted, start)
         counted = start
-        chunk = raw[start:end]
-        first_line = chunk.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+        chunk = raw[start:end]  # the file itself when it is one block from its first byte
+        first_end = chunk.find(b"\n")
+        first_line = chunk[: first_end if first_end != -1 else len(chunk)].decode("utf-8", "replace")
+        first_line = first_line.rstrip("\r")
         try:
             header = next(csv.reader([first_line]))
         except csv.Error:  # e.g. a NUL byte

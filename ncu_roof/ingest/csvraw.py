@@ -1,14 +1,19 @@
 """The raw page (`--page raw`): one row per launch, one column per metric.
 
-Read with pyarrow, only the columns the recipe needs; a block with a damaged row is read again
-row by row (csv module) so that every damaged row is named with its line.
+Read with pyarrow, only the columns the recipe needs, as text; a block with a damaged row is read
+again row by row (csv module) so that every damaged row is named with its line. The text stays
+in Arrow until each metric column is parsed once, into one float64 block (no per-cell Python
+objects, no copy of the whole frame).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from ncu_roof.ingest.csvblocks import (
@@ -25,22 +30,40 @@ from ncu_roof.ingest.csvblocks import (
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
 from ncu_roof.ingest.table import identity_frame
 from ncu_roof.metrics import is_wanted
-from ncu_roof.units import NumberStyle, effective_unit, parse_numbers, si_factor
+from ncu_roof.units import NumberStyle, effective_unit, parse_number_array, si_factor
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+DISPLAY_NAME = "device__attribute_display_name"  # the one wanted metric that is text
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One block's intact rows: the chosen columns as text, the unit of each metric, its run."""
+
+    cells: pa.Table
+    units: dict[str, str]
+    run: int
+
+    @property
+    def numeric(self) -> list[str]:
+        return [c for c in self.units if c != DISPLAY_NAME]
 
 
 def read_raw(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[pd.DataFrame, int]:
     parts = [p for run, b in enumerate(blocks) if (p := _read_raw_block(b, run, damage)) is not None]
     if not parts:
         return pd.DataFrame(), 0
-    cells = pd.concat([p[1] for p in parts], ignore_index=True)
+    cells = pd.concat([_sample_cells(p) for p in parts], ignore_index=True)
     number_style = choose_style(cells, style)
-    frames = [_finish_raw(text, units, number_style) for text, _, units in parts]
-    return pd.concat(frames, ignore_index=True), len({line for line, _ in damage.rows})
+    frames = [_finish_raw(p, number_style) for p in parts]
+    frame = frames[0] if len(frames) == 1 else identity_frame(pd.concat(frames, ignore_index=True))
+    return frame, len({line for line, _ in damage.rows})
 
 
-def _read_raw_block(
-    block: Block, run: int, damage: Damage
-) -> tuple[pd.DataFrame, pd.Series, dict[str, str]] | None:
+def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     header = block.header
     first_end = block.data.find(b"\n")
     if first_end == -1:
@@ -61,19 +84,17 @@ def _read_raw_block(
         c: effective_unit(c, units_row[header.index(c)] if header.index(c) < len(units_row) else "")
         for c in metrics
     }
-    text = _raw_fast(block, chosen, has_units)
-    if text is None:  # damaged somewhere: the slow reader says where
-        text = _raw_slow(block, chosen, has_units, damage)
-    text = _check_identity(text, block, damage)
-    if text.empty:
+    lines: list[int] | None = None
+    table = _raw_fast(block, chosen, has_units)
+    if table is None:  # damaged somewhere: the slow reader says where
+        table, lines = _raw_slow(block, chosen, has_units, damage)
+    table = _check_identity(table, lines, block, damage)
+    if table.num_rows == 0:
         return None
-    text["run"] = str(run)
-    numeric = [c for c in metrics if c != "device__attribute_display_name"]
-    cells = _sample_cells(text[numeric]) if numeric else pd.Series(dtype=str)
-    return text, cells, units
+    return _Part(table, units, run)
 
 
-def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> pd.DataFrame | None:
+def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> pa.Table | None:
     """pyarrow on an intact block; None when any row is damaged (or quotes do not pair up)."""
     import pyarrow as pa
     from pyarrow import csv as pacsv
@@ -89,10 +110,10 @@ def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> pd.DataFrame 
             damaged.append(line)
         return "skip"
 
-    try:
+    try:  # small blocks: a 200 MB page costs ~150 MB in flight, not ~300 MB (rows stay far smaller)
         table = pacsv.read_csv(
             io.BytesIO(block.data),
-            read_options=pacsv.ReadOptions(skip_rows_after_names=int(has_units), block_size=1 << 24),
+            read_options=pacsv.ReadOptions(skip_rows_after_names=int(has_units), block_size=1 << 22),
             parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
             convert_options=pacsv.ConvertOptions(
                 include_columns=chosen,
@@ -102,11 +123,13 @@ def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> pd.DataFrame 
         )
     except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError):
         return None
-    return None if damaged else table.to_pandas()
+    return None if damaged else table
 
 
-def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) -> pd.DataFrame:
+def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) -> tuple[pa.Table, list[int]]:
     """The csv module, row by row: every damaged row reported with its line."""
+    import pyarrow as pa
+
     width = len(block.header)
     where = [block.header.index(c) for c in chosen]
     rows: list[list[str]] = []
@@ -119,36 +142,41 @@ def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) 
             continue
         rows.append([cells[i] for i in where])
         lines.append(line)
-    frame = pd.DataFrame(rows, columns=chosen, dtype=object)
-    frame.attrs["lines"] = lines
-    return frame
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in chosen]
+    table = pa.table({c: pa.array(cells, pa.string()) for c, cells in zip(chosen, columns, strict=True)})
+    return table, lines
 
 
-def _check_identity(text: pd.DataFrame, block: Block, damage: Damage) -> pd.DataFrame:
-    """Rows whose ID or Device is not a small non-negative integer are damaged."""
-    bad = pd.Series(False, index=text.index)
+def _check_identity(table: pa.Table, lines: list[int] | None, block: Block, damage: Damage) -> pa.Table:
+    """Rows whose ID or Device is not a small non-negative integer are damaged (and left out)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    bad = np.zeros(table.num_rows, dtype=bool)
     reasons: dict[int, str] = {}
     for column, pattern, what in (("ID", _INTEGER, "ID"), ("Device", _DEVICE, "Device")):
-        if column not in text.columns:
+        if column not in table.column_names:
             continue
-        cells = text[column].astype(str)
-        wrong = ~cells.str.match(pattern.pattern) & ~((column == "Device") & (cells.str.strip() == ""))
-        for position in wrong.to_numpy().nonzero()[0]:
-            reasons.setdefault(
-                int(position), f"{what} {one_cell(cells.iloc[position])} is not an integer index"
-            )
+        cells = table[column]
+        right = pc.match_substring_regex(cells, pattern.pattern)
+        if column == "Device":
+            right = pc.or_(right, pc.equal(pc.utf8_trim_whitespace(cells), ""))
+        wrong = ~right.to_numpy(zero_copy_only=False)
+        for position in np.flatnonzero(wrong):
+            cell = str(cells[int(position)].as_py())
+            reasons.setdefault(int(position), f"{what} {one_cell(cell)} is not an integer index")
         bad |= wrong
     if not bad.any():
-        return text
-    lines = text.attrs.get("lines")
+        return table
     for row, reason in sorted(reasons.items()):
-        damage.add(lines[row] if lines else _find_line(block, text.iloc[row]), reason)
-    return text[~bad.to_numpy()].reset_index(drop=True)
+        damage.add(lines[row] if lines else _find_line(block, table, row), reason)
+    return table.filter(pa.array(~bad))
 
 
-def _find_line(block: Block, row: pd.Series) -> int:
+def _find_line(block: Block, table: pa.Table, row: int) -> int:
     """The line of a row pyarrow read (only on the error path): found by its ID cell."""
-    cell = str(row.get("ID", "")).encode("utf-8", "replace")
+    ident = table["ID"][row].as_py() if "ID" in table.column_names else ""
+    cell = str(ident).encode("utf-8", "replace")
     for needle in (b'\n"' + cell + b'",', b"\n" + cell + b","):
         offset = block.data.find(needle)
         if offset != -1:
@@ -159,19 +187,25 @@ def _find_line(block: Block, row: pd.Series) -> int:
 _SAMPLE_ROWS = 512
 
 
-def _sample_cells(text: pd.DataFrame) -> pd.Series:
+def _sample_cells(part: _Part) -> pd.Series:
     """The distinct cells of at most `_SAMPLE_ROWS` evenly spaced rows, for the locale detection.
 
     Every kernel row of a raw page has hundreds of numbers, clocks among them (~1e9 in base units),
     so a few hundred rows carry all the evidence; stacking all cells of a 5,000-kernel page cost
     more than parsing it.
     """
-    if len(text) > _SAMPLE_ROWS:
-        step = len(text) / _SAMPLE_ROWS
-        text = text.iloc[sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {len(text) - 1})]
-    cells = pd.Series(text.to_numpy(dtype=object).ravel())
-    return cells.drop_duplicates()
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
+    if not part.numeric:
+        return pd.Series(dtype=str)
+    table = part.cells.select(part.numeric)
+    rows = table.num_rows
+    if rows > _SAMPLE_ROWS:
+        step = rows / _SAMPLE_ROWS
+        table = table.take(sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1}))
+    cells = pa.chunked_array([chunk for column in table.columns for chunk in column.chunks], pa.string())
+    return pd.Series(pc.unique(cells).to_numpy(zero_copy_only=False), dtype=object)
 
 
 def _unique(names: list[str], header: list[str]) -> list[str]:
@@ -184,31 +218,54 @@ def _unique(names: list[str], header: list[str]) -> list[str]:
     return out
 
 
-def _finish_raw(text: pd.DataFrame, units: dict[str, str], style: NumberStyle) -> pd.DataFrame:
-    columns: dict[str, object] = {}
+def _finish_raw(part: _Part, style: NumberStyle) -> pd.DataFrame:
+    """Identity columns as text, then every metric parsed once into one float64 block (SI)."""
+    table = part.cells
+    identity: dict[str, object] = {}
     for column, name in _CSV_IDENTITY.items():
-        columns[name] = text[column] if column in text.columns else None
-    columns["run"] = text["run"]
-    columns["device_name"] = text.get("device__attribute_display_name")
-    columns["nvtx"] = _nvtx_column(text)
-    for metric, unit in units.items():
-        if metric == "device__attribute_display_name":
-            continue
-        columns[metric] = parse_numbers(text[metric], style) * si_factor(unit)
-    # Built in one go: inserting ~1,000 metric columns one by one fragments the frame.
-    return identity_frame(pd.DataFrame(columns, index=text.index))
+        identity[name] = _text(table, column)
+    identity["run"] = str(part.run)
+    identity["device_name"] = _text(table, DISPLAY_NAME)
+    identity["nvtx"] = _nvtx_column(table)
+    index = pd.RangeIndex(table.num_rows)
+    metrics = part.numeric
+    # Fortran order: each metric a contiguous column, and the frame's one float block as it is
+    values = np.empty((table.num_rows, len(metrics)), dtype="float64", order="F")
+    for j, metric in enumerate(metrics):
+        values[:, j] = parse_number_array(table[metric], style)
+        factor = si_factor(part.units[metric])
+        if factor != 1.0:
+            values[:, j] *= factor
+    numbers = pd.DataFrame(values, index=index, columns=metrics, copy=False)
+    return identity_frame(pd.concat([pd.DataFrame(identity, index=index), numbers], axis=1))
 
 
-def _nvtx_column(text: pd.DataFrame) -> list[str | None] | None:
+def _text(table: pa.Table, column: str) -> pd.Series | None:
+    """A text column; ID and Device (checked by `_check_identity`) as nullable integers."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if column not in table.column_names:
+        return None
+    cells = table[column]
+    if column in ("ID", "Device"):
+        digits = pc.utf8_trim_whitespace(cells)
+        numbers = pc.if_else(pc.equal(digits, ""), None, digits).cast(pa.int64())
+        ints: pd.Series = numbers.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+        return ints
+    text: pd.Series = cells.to_pandas()
+    return text
+
+
+def _nvtx_column(table: pa.Table) -> list[str | None] | None:
     """Each row's NVTX text, when the page has NVTX columns (launches share a few distinct cells)."""
-    columns = nvtx_columns([str(c) for c in text.columns])
+    columns = nvtx_columns(table.column_names)
     if not columns:
         return None
     seen: dict[tuple[object, ...], str | None] = {}
     out = []
-    for cells in text[columns].itertuples(index=False, name=None):
+    for cells in zip(*(table[c].to_pylist() for c in columns), strict=True):
         if cells not in seen:
             seen[cells] = nvtx_of_cells(dict(zip(columns, cells, strict=True)))
         out.append(seen[cells])
     return out
-
