@@ -9,8 +9,6 @@ are all present wins. Factors that the metric recipe (shared notes, §3) marks *
 `Factors` below and nowhere else.
 """
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
@@ -27,7 +25,15 @@ from ncu_roof.metrics import (
     op_metric,
 )
 from ncu_roof.model import PRECISIONS
-from ncu_roof.recipe.frame import FACTORS, Factors, Formula, MetricFrame, first_available, present_sum
+from ncu_roof.recipe.frame import (
+    FACTORS,
+    Factors,
+    Formula,
+    MetricFrame,
+    first_available,
+    prefixed,
+    present_sum,
+)
 from ncu_roof.recipe.tensor import (
     IDLE_TENSOR_PIPE,
     TENSOR_PATH_PREFIX,
@@ -66,16 +72,15 @@ def normalize(
     `ncu_version` (of the ncu that collected the report) picks the tier measures that version of
     Nsight draws; `traffic` picks the traffic definition of the memory tiers.
     """
-    with warnings.catch_warnings():  # ~150 columns added one by one: pandas' fragmentation warning
-        warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
-        return _normalize(metrics, factors, ncu_version, traffic).copy()  # copy: one defragmented block
+    columns = _normalize(metrics, factors, ncu_version, traffic)
+    return pd.DataFrame(columns, index=metrics.index)  # built once: ~150 columns, no fragments
 
 
 def _normalize(
     metrics: pd.DataFrame, factors: Factors, ncu_version: str | None, traffic: TrafficDefinition
-) -> pd.DataFrame:
+) -> dict[str, pd.Series]:
     m = MetricFrame(metrics)
-    out = pd.DataFrame(index=metrics.index)
+    out: dict[str, pd.Series] = {}
     duration, out["duration_s_recipe"] = first_available(_duration(m), metrics.index)
     out["duration_s"] = duration
     out["sm_clock_hz"] = m.any_of("sm__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.avg.per_second")
@@ -101,12 +106,13 @@ def _normalize(
     out["ops_total"] = tensor.int_ops
     # an idle tensor pipe says "no tensor FLOPs", not how many FLOPs there were: alone it is no total
     inferred = out["flop_tensor_recipe"].eq(IDLE_TENSOR_PIPE)
-    cuda_core = out[[f"flop_{p}" for p in ("fp64", "fp32", "fp16")]].notna().any(axis=1)
+    cuda_core = pd.DataFrame({p: out[f"flop_{p}"] for p in ("fp64", "fp32", "fp16")}).notna().any(axis=1)
     out["flop_tensor"] = out["flop_tensor"].where(~inferred | cuda_core)
     out["flop_tensor_recipe"] = out["flop_tensor_recipe"].where(~inferred | cuda_core, None)
-    flops = out[[f"flop_{p}" for p in PRECISIONS]]
+    flops = pd.DataFrame({p: out[f"flop_{p}"] for p in PRECISIONS})
     out["flop_total"] = flops.sum(axis=1, min_count=1)
-    partial = out[[f"flop_{p}_not_collected" for p in PRECISIONS]].notna().any(axis=1)
+    gaps = pd.DataFrame({p: out[f"flop_{p}_not_collected"] for p in PRECISIONS})
+    partial = gaps.notna().any(axis=1)
     out["flop_total_is_lower_bound"] = out["flop_total"].notna() & (flops.isna().any(axis=1) | partial)
     out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
     for pipe, pct in _pipes(m).items():
@@ -122,7 +128,7 @@ def _normalize(
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
         out[f"{tier}_traffic"] = picked.definition
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
-        out[f"bw_{tier}_byte_per_s_recipe"] = ("report:" + picked.roof_label).where(picked.roof_label.notna())
+        out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)
         out[f"bw_{tier}_builtin"] = picked.builtin
     for column, metric, scale in DEVICE_ATTRIBUTES:
         out[column] = m(metric) * scale
@@ -187,10 +193,15 @@ def _cuda_core_flop(
     use_counted = complete_count | (~complete_rate & counted.notna())
     flop = counted.where(use_counted, rated)
     missing = counted_missing.where(use_counted, rated_missing)
-    source = np.where(use_counted, "counter", "rate*time")
-    label = pd.Series(source, index=counted.index, dtype="object") + f":{name}"
-    label = label + np.where(missing.notna(), " (not collected: " + missing.fillna("") + ")", "")
-    return flop, label.where(flop.notna(), None), missing
+    # labels as codes into a few texts: (counter | rate*time) × (the terms not collected, if any)
+    gap_codes, gaps = pd.factorize(missing)
+    suffixes = [*(f" (not collected: {gap})" for gap in gaps), ""]
+    texts = [f"{source}:{name}{suffix}" for source in ("counter", "rate*time") for suffix in suffixes]
+    gap = np.where(gap_codes < 0, len(suffixes) - 1, gap_codes)
+    codes = np.where(use_counted.to_numpy(), 0, len(suffixes)) + gap
+    codes = np.where(flop.notna().to_numpy(), codes, len(texts))
+    label = pd.Series(np.array([*texts, None], dtype=object)[codes], index=counted.index, dtype="object")
+    return flop, label, missing
 
 
 def _cuda_core_peak(m: MetricFrame, precision: str, f: Factors) -> list[Formula]:

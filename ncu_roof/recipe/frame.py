@@ -36,9 +36,12 @@ class MetricFrame:
         self.nan = pd.Series(np.nan, index=metrics.index, dtype="float64")
 
     def __call__(self, name: str) -> pd.Series:
-        if name in self.df.columns:
-            return pd.to_numeric(self.df[name], errors="coerce").astype("float64")
-        return self.nan
+        if name not in self.df.columns:
+            return self.nan
+        column = self.df[name]
+        if column.dtype == "float64":  # what every reader gives: no copy
+            return column
+        return pd.to_numeric(column, errors="coerce").astype("float64")
 
     def any_of(self, *names: str) -> pd.Series:
         out = self.nan
@@ -51,14 +54,33 @@ class MetricFrame:
 
 
 def first_available(candidates: list[Formula], index: pd.Index) -> tuple[pd.Series, pd.Series]:
-    """Per row, the first candidate with a value; returns (values, recipe label or None)."""
-    values = pd.Series(np.nan, index=index, dtype="float64")
-    labels = pd.Series(None, index=index, dtype="object")
-    for label, series in candidates:
-        take = values.isna() & series.notna()
-        values = values.where(~take, series)
-        labels = labels.where(~take, label)
-    return values, labels
+    """Per row, the first candidate with a value; returns (values, recipe label, NaN for none)."""
+    values, chosen = choose(candidates, index)
+    return values, pd.Series(labels_of(candidates)[chosen], index=index, dtype="object")
+
+
+def choose(candidates: list[Formula], index: pd.Index) -> tuple[pd.Series, np.ndarray]:
+    """Per row, the first candidate with a value, and which it was (1, 2, …; 0 for none)."""
+    values = np.full(len(index), np.nan)
+    chosen = np.zeros(len(index), dtype=np.intp)
+    for k, (_, series) in enumerate(candidates, start=1):
+        candidate = series.to_numpy(dtype="float64", na_value=np.nan)
+        take = (chosen == 0) & ~np.isnan(candidate)
+        values[take] = candidate[take]
+        chosen[take] = k
+    return pd.Series(values, index=index), chosen
+
+
+def labels_of(candidates: list[Formula]) -> np.ndarray:
+    """The candidates' labels, indexed as `choose` counts them (NaN first: as pandas had it)."""
+    return np.array([np.nan, *(label for label, _ in candidates)], dtype=object)
+
+
+def prefixed(prefix: str, labels: pd.Series) -> pd.Series:
+    """`prefix` + each label (a missing one stays NaN), once per distinct label."""
+    codes, distinct = pd.factorize(labels)
+    texts = np.array([*(prefix + str(label) for label in distinct), np.nan], dtype=object)
+    return pd.Series(texts[codes], index=labels.index, dtype="object")
 
 
 def present_sum(terms: Mapping[str, pd.Series], weights: Mapping[str, float]) -> tuple[pd.Series, pd.Series]:
@@ -71,8 +93,10 @@ def present_sum(terms: Mapping[str, pd.Series], weights: Mapping[str, float]) ->
     total = np.where(absent.all(axis=1), np.nan, np.where(absent, 0.0, values).sum(axis=1))
     missing = np.full(len(index), None, dtype=object)
     partial = absent.any(axis=1) & ~absent.all(axis=1)
-    for row in np.flatnonzero(partial):  # only rows with a gap: rare, and a few terms each
-        missing[row] = ",".join(n for n, gap in zip(names, absent[row], strict=True) if gap)
+    if partial.any():  # the gaps of a report repeat (fp16: hfma but no hadd/hmul in every row)
+        patterns, which = np.unique(absent[partial], axis=0, return_inverse=True)
+        texts = [",".join(n for n, gap in zip(names, p, strict=True) if gap) for p in patterns]
+        missing[partial] = np.array(texts, dtype=object)[which.reshape(-1)]
     return pd.Series(total, index=index), pd.Series(missing, index=index, dtype="object")
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ncu_roof.metrics import L1_SECTOR_METRICS, SHARED_WAVEFRONTS
 from ncu_roof.ncu import version_tuple
-from ncu_roof.recipe.frame import Factors, Formula, MetricFrame, first_available
+from ncu_roof.recipe.frame import Factors, Formula, MetricFrame, choose, labels_of
 from ncu_roof.traffic import TrafficDefinition
 
 
@@ -56,30 +56,31 @@ def _measured(
     if derived is not None:
         rates.append((f"{derived}.per_second", m(f"{derived}.per_second")))
         peaks.append((f"{derived}.peak_sustained", m(f"{derived}.peak_sustained")))
-    rate, rate_label = first_available(rates, index)
-    peak, peak_label = first_available(peaks, index)
-    nbytes, label = first_available(
+    rate, rate_chosen = choose(rates, index)
+    peak, peak_chosen = choose(peaks, index)
+    nbytes, bytes_chosen = choose(
         [(f"counter:{measure.name()}", count), ("rate*time:", rate * duration if rated else m.nan)], index
     )
-    label = label.where(label != "rate*time:", "rate*time:" + rate_label)
-    label = label.str.replace(r"\*1$", "", regex=True)
+    # labels as codes into a few texts: rate × time says which rate, a peak at which clock
+    rate_labels = [f"rate*time:{label}" for label in labels_of(rates)[1:]]
+    texts = [np.nan, *(t.removesuffix("*1") for t in (f"counter:{measure.name()}", *rate_labels))]
+    codes = np.where(bytes_chosen == 2, 1 + rate_chosen, bytes_chosen)
+    label = pd.Series(np.array(texts, dtype=object)[codes], index=index, dtype="object")
     pct = m(f"{base}.pct_of_peak_sustained_elapsed")
     achieved = rate.fillna(count / duration)
     by_pct = (achieved / (pct / 100.0)).where(pct > 0)
-    roof, roof_label = first_available(
-        [
-            ("peak", peak * clock),
-            (f"{measure.name()} rate / pct_of_peak_sustained_elapsed", by_pct),
-        ],
-        index,
-    )
-    roof_label = roof_label.where(roof_label != "peak", peak_label + f" x {measure.clock}")
+    roof, roof_chosen = choose([("peak", peak * clock), ("pct", by_pct)], index)
+    peak_texts = [f"{label} x {measure.clock}" for label in labels_of(peaks)[1:]]
+    texts = [np.nan, *peak_texts, f"{measure.name()} rate / pct_of_peak_sustained_elapsed"]
+    codes = np.where(roof_chosen == 1, peak_chosen, np.where(roof_chosen == 2, 1 + len(peaks), 0))
+    roof_label = pd.Series(np.array(texts, dtype=object)[codes], index=index, dtype="object")
     return TierDefinition(kind, label, nbytes, roof, roof_label, builtin)
 
 
 def _fixed(label: str, nbytes: pd.Series, roof_of: TierDefinition, kind: str) -> TierDefinition:
     """Another formula for the same counter as `roof_of` (DRAM read + write = dram__bytes)."""
-    labels = pd.Series(label, index=nbytes.index, dtype="object").where(nbytes.notna())
+    texts = np.array([np.nan, label], dtype=object)
+    labels = pd.Series(texts[nbytes.notna().to_numpy(dtype=np.intp)], index=nbytes.index, dtype="object")
     roof = roof_of.bandwidth_byte_per_s
     return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, roof_of.builtin)
 
@@ -249,12 +250,52 @@ def tier_candidates(
 def _first_of(definitions: list[TierDefinition]) -> TierDefinition:
     """Row-wise merge of alternatives of one definition (the first with bytes wins per row)."""
     first = definitions[0]
-    label, nbytes, roof, roof_label = first.label, first.bytes, first.bandwidth_byte_per_s, first.roof_label
+    merged = _Columns.of(first)
     for d in definitions[1:]:
-        take = nbytes.isna() & d.bytes.notna()
-        label, nbytes = label.where(~take, d.label), nbytes.where(~take, d.bytes)
-        roof, roof_label = roof.where(~take, d.bandwidth_byte_per_s), roof_label.where(~take, d.roof_label)
+        merged.take(np.isnan(merged.nbytes) & d.bytes.notna().to_numpy(), d)
+    label, nbytes, roof, roof_label = merged.series(first.bytes.index)
     return TierDefinition(first.kind, label, nbytes, roof, roof_label, first.builtin)
+
+
+@dataclass
+class _Columns:
+    """A tier's columns as numpy arrays while definitions are merged row by row (pandas' `where`
+    costs ~10x at 100,000 launches); objects (None, NaN, labels) are kept as they are."""
+
+    label: np.ndarray
+    nbytes: np.ndarray
+    roof: np.ndarray
+    roof_label: np.ndarray
+
+    @staticmethod
+    def of(d: TierDefinition) -> _Columns:
+        columns = (d.label, d.bytes, d.bandwidth_byte_per_s, d.roof_label)
+        return _Columns(*(_array(x).copy() for x in columns))  # copies: `take` writes into them
+
+    @staticmethod
+    def empty(rows: int) -> _Columns:
+        nothing = np.full(rows, np.nan, dtype=object)  # NaN: as pandas had it
+        return _Columns(nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing.copy())
+
+    def take(self, rows: np.ndarray, d: TierDefinition) -> None:
+        if not rows.any():  # most alternatives fill no row at all
+            return
+        self.label[rows] = _array(d.label)[rows]
+        self.nbytes[rows] = _array(d.bytes)[rows]
+        self.roof[rows] = _array(d.bandwidth_byte_per_s)[rows]
+        self.roof_label[rows] = _array(d.roof_label)[rows]
+
+    def series(self, index: pd.Index) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
+        return (
+            pd.Series(self.label, index=index, dtype="object"),
+            pd.Series(self.nbytes, index=index, dtype="float64"),
+            pd.Series(self.roof, index=index, dtype="float64"),
+            pd.Series(self.roof_label, index=index, dtype="object"),
+        )
+
+
+def _array(series: pd.Series) -> np.ndarray:
+    return series.to_numpy(dtype="float64" if series.dtype.kind == "f" else object)
 
 
 OTHER_NSIGHT = "nsight-other"
@@ -280,29 +321,25 @@ class PickedTier:
 def pick_tier(asked: str, definitions: list[TierDefinition], index: pd.Index, era: str | None) -> PickedTier:
     """Per row: the first definition with bytes and a roof of its own, else the first with bytes
     (its roof then stays missing: a tier's traffic is never judged against another's peak)."""
-    nbytes = pd.Series(np.nan, index=index, dtype="float64")
-    label = pd.Series(None, index=index, dtype="object")
-    roof = pd.Series(np.nan, index=index, dtype="float64")
-    roof_label = pd.Series(None, index=index, dtype="object")
-    kind = pd.Series(None, index=index, dtype="object")
-    builtin = pd.Series(False, index=index, dtype="bool")
+    picked = _Columns.empty(len(index))
+    kind = np.full(len(index), None, dtype=object)
+    builtin = np.zeros(len(index), dtype=bool)
     for need_roof in (True, False):
         for d in definitions:
-            take = nbytes.isna() & d.bytes.notna()
+            take = np.isnan(picked.nbytes) & d.bytes.notna().to_numpy()
             if need_roof:
-                take &= d.bandwidth_byte_per_s.notna()
-            nbytes = nbytes.where(~take, d.bytes)
-            label = label.where(~take, d.label)
-            roof = roof.where(~take, d.bandwidth_byte_per_s)
-            roof_label = roof_label.where(~take, d.roof_label)
-            kind = kind.where(~take, d.kind)
-            builtin = builtin.where(~take, d.builtin)
-    exact = kind == asked
+                take &= d.bandwidth_byte_per_s.notna().to_numpy()
+            picked.take(take, d)
+            kind[take] = d.kind
+            builtin[take] = d.builtin
     if asked == TrafficDefinition.NSIGHT.value and era is None:
         words = "nsight (ncu version unknown: chosen by the metrics present)"
     else:
         words = asked
-    closest = "closest to " + asked + ": " + kind.map(_KIND_WORDS).fillna(kind.astype(str))
-    definition = closest.where(~exact, words)
-    return PickedTier(nbytes, label, roof, roof_label, definition.where(nbytes.notna()), builtin.astype(bool))
-
+    definition = np.full(len(index), np.nan, dtype=object)  # missing where no bytes
+    for chosen in {k for k in kind if k is not None}:
+        text = words if chosen == asked else f"closest to {asked}: {_KIND_WORDS.get(chosen, chosen)}"
+        definition[kind == chosen] = text
+    label, nbytes, roof, roof_label = picked.series(index)
+    definitions_text = pd.Series(definition, index=index, dtype="str")
+    return PickedTier(nbytes, label, roof, roof_label, definitions_text, pd.Series(builtin, index=index))
