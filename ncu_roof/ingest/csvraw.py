@@ -110,9 +110,9 @@ def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> pa.Table | No
             damaged.append(line)
         return "skip"
 
-    # 4 MB blocks, one at a time: a 200 MB page costs ~100 MB in flight, not ~300 MB (threads keep
+    # 2 MB blocks, one at a time: a 200 MB page costs ~100 MB in flight, not ~300 MB (threads keep
     # several blocks in flight, for no gain in CPU time), and a row stays far smaller than a block
-    options = pacsv.ReadOptions(skip_rows_after_names=int(has_units), block_size=1 << 22, use_threads=False)
+    options = pacsv.ReadOptions(skip_rows_after_names=int(has_units), block_size=1 << 21, use_threads=False)
     try:
         table = pacsv.read_csv(
             io.BytesIO(block.data),
