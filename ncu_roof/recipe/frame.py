@@ -72,7 +72,7 @@ def choose(candidates: list[Formula], index: pd.Index) -> tuple[pd.Series, np.nd
 
 
 def labels_of(candidates: list[Formula]) -> np.ndarray:
-    """The candidates' labels, indexed as `choose` counts them (NaN first: as pandas had it)."""
+    """The candidates' labels, indexed as `choose` counts them (NaN first: the label of a row none fits)."""
     return np.array([np.nan, *(label for label, _ in candidates)], dtype=object)
 
 

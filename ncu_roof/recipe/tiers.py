@@ -274,7 +274,7 @@ class _Columns:
 
     @staticmethod
     def empty(rows: int) -> _Columns:
-        nothing = np.full(rows, np.nan, dtype=object)  # NaN: as pandas had it
+        nothing = np.full(rows, np.nan, dtype=object)  # NaN: the label of a row no definition fits
         return _Columns(nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing.copy())
 
     def take(self, rows: np.ndarray, d: TierDefinition) -> None:
