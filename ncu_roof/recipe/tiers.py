@@ -29,6 +29,14 @@ class _Measure:
     def name(self) -> str:
         return self.base if self.scale == 1 else f"{self.base}*{self.scale:g}"
 
+    def inputs(self) -> list[str]:
+        """The metrics bytes and roof are computed from (the clock only scales a peak)."""
+        forms = [self.base + form for form in ("", ".per_second", ".peak_sustained")]
+        forms.append(f"{self.base}.pct_of_peak_sustained_elapsed")
+        if self.derived is not None:
+            forms += [f"{self.derived}.per_second", f"{self.derived}.peak_sustained"]
+        return forms
+
 
 @dataclass(frozen=True)
 class TierDefinition:
@@ -48,6 +56,9 @@ def _measured(
     """Bytes (count, else rate × time unless `rated` is False) and the counter's own peak rate:
     `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100)."""
     index = m.df.index
+    if not any(name in m.df.columns for name in measure.inputs()):  # a counter the report lacks
+        nothing = pd.Series(np.nan, index=index, dtype="object")
+        return TierDefinition(kind, nothing, m.nan, m.nan, nothing, builtin)
     s = measure.scale
     base, derived, clock = measure.base, measure.derived, m(measure.clock)
     count = m(base) * s
@@ -337,7 +348,7 @@ def pick_tier(asked: str, definitions: list[TierDefinition], index: pd.Index, er
     else:
         words = asked
     definition = np.full(len(index), np.nan, dtype=object)  # missing where no bytes
-    for chosen in {k for k in kind if k is not None}:
+    for chosen in (k for k in pd.unique(kind) if k is not None):
         text = words if chosen == asked else f"closest to {asked}: {_KIND_WORDS.get(chosen, chosen)}"
         definition[kind == chosen] = text
     label, nbytes, roof, roof_label = picked.series(index)
