@@ -58,6 +58,8 @@ __all__ = [
 ]
 
 PIPE_PREFIX = "pipe_"  # normalized columns pipe_<name>_pct
+# the forms a FLOP counter is read in: counts (per SM or per SM sub-partition), rates per cycle
+FLOP_FORMS = (("sm", ".sum"), ("smsp", ".sum"), ("smsp", ".sum.per_cycle_elapsed"))
 
 
 def normalize(
@@ -172,6 +174,11 @@ def _cuda_core_flop(
     lanes = f.fp16_lanes if precision == "fp16" else 1.0
     weights = {add: lanes, mul: lanes, fma: lanes * f.fma_flop}
     name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
+    ops = [*weights, *(("fadd2", "fmul2", "ffma2") if precision == "fp32" else ())]
+    inputs = [op_metric(k, op, r) for op in ops for k, r in FLOP_FORMS]
+    if not any(name in m.df.columns for name in inputs):  # a precision the report has no counter of
+        nothing = pd.Series(np.full(len(m.df.index), None, dtype=object), index=m.df.index, dtype="object")
+        return m.nan, nothing, nothing
 
     def rate(op: str) -> pd.Series:
         per_cycle = m(op_metric("smsp", op, ".sum.per_cycle_elapsed"))
