@@ -9,7 +9,6 @@ objects, no copy of the whole frame).
 from __future__ import annotations
 
 import csv
-import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -115,7 +114,7 @@ def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> pa.Table | No
     options = pacsv.ReadOptions(skip_rows_after_names=int(has_units), block_size=1 << 21, use_threads=False)
     try:
         table = pacsv.read_csv(
-            io.BytesIO(block.data),
+            pa.BufferReader(pa.py_buffer(block.data)),  # the bytes themselves, no copies
             read_options=options,
             parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
             convert_options=pacsv.ConvertOptions(
@@ -126,6 +125,8 @@ def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> pa.Table | No
         )
     except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError):
         return None
+    finally:
+        pa.default_memory_pool().release_unused()  # the parse buffers, before the numbers are made
     return None if damaged else table
 
 
