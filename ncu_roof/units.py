@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 from ncu_roof.errors import BadInputError
 
 if TYPE_CHECKING:  # the CSV helpers take pandas Series; `predict` and `gpus` never load pandas
+    import numpy as np
     import pandas as pd
+    import pyarrow as pa
 
 _TIME_S = {
     "second": 1.0,
@@ -189,26 +191,44 @@ _NUMBER = r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$"
 def parse_numbers(cells: pd.Series, style: NumberStyle) -> pd.Series:
     """Strings as printed by ncu → float64, with `n/a`, `nan` and empty as NaN (never 0).
 
-    Runs in pyarrow's string kernels (4x a pandas `str` + `to_numeric` pass; this is the hot loop
-    of a 5,000-kernel raw page). After the grouping marks are removed, anything that is not a plain
-    number (`n/a`, `nan`, `(!) nan`, garbage) is missing.
+    Runs in pyarrow's string kernels (`parse_number_array`), 4x a pandas `str` + `to_numeric` pass.
     """
     import pandas as pd
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     try:
         arr = pa.array(cells.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
     except (pa.ArrowTypeError, pa.ArrowInvalid):
         arr = pa.array(cells.astype("string").to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    return pd.Series(parse_number_array(arr, style), index=cells.index, dtype="float64")
+
+
+def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:
+    """A pyarrow string array as printed by ncu → float64 values (NaN where not a number).
+
+    A column of plain numbers (the common case: a `--print-units base` raw page) is one cast;
+    anything else (grouping marks, `n/a`, spaces, garbage, infinities) takes the careful path:
+    after the grouping marks are removed, what is not a plain number (`n/a`, `nan`, `(!) nan`,
+    garbage) is missing.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if style is not NumberStyle.DE:  # a cast reads `.` as the decimal mark, and fails on `,`
+        try:
+            fast = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+        except pa.ArrowInvalid:
+            fast = None
+        if fast is not None and not np.isinf(fast).any():
+            return fast  # type: ignore[no-any-return]
     arr = pc.utf8_trim_whitespace(arr)
     if style is NumberStyle.EN:
         arr = pc.replace_substring(arr, ",", "")
     elif style is NumberStyle.DE:
         arr = pc.replace_substring(pc.replace_substring(arr, ".", ""), ",", ".")
     numeric = pc.if_else(pc.match_substring_regex(arr, _NUMBER), arr, None)
-    values = pc.cast(numeric, pa.float64()).to_numpy(zero_copy_only=False)
-    return pd.Series(values, index=cells.index, dtype="float64")
+    return pc.cast(numeric, pa.float64()).to_numpy(zero_copy_only=False)  # type: ignore[no-any-return]
 
 
 class Dimension(Enum):

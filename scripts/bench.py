@@ -14,7 +14,9 @@ corpus in ../shared/ncu-corpus):
   * the 105-kernel A10 `.ncu-rep` itself.
 
 Baselines: `python -c 'import pandas; pandas.read_csv(F)'` of the same file (the naive read), and
-for the report a minimal `ncu_report` loop reading three metrics of every kernel.
+for the report a minimal `ncu_report` loop reading three metrics of every kernel. The
+"read + normalize" lines time the readers and the metric recipe alone (what ingest costs, without
+the analysis and the rendering), against the same baselines.
 """
 
 from __future__ import annotations
@@ -48,6 +50,15 @@ for i in range(context.num_ranges()):
         action = launches.action_by_idx(j)
         rows.append([m.value() if (m := action.metric_by_name(n)) is not None else None for n in METRICS])
 print(len(rows))
+"""
+
+INGEST = """
+import sys
+from ncu_roof.ingest import read_input
+from ncu_roof.recipe import normalize
+
+table = read_input(sys.argv[1])
+print(len(normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version)))
 """
 
 
@@ -123,10 +134,21 @@ def main() -> None:
     def naive(path: Path) -> list[str]:
         return [py, "-W", "ignore", "-c", f"import pandas; pandas.read_csv({str(path)!r})"]
 
+    def ingest(path: Path) -> list[str]:
+        """The readers and the recipe alone (no analysis, no rendering): what ingest costs."""
+        return [py, "-c", INGEST, str(path)]
+
     cases = [  # label, ours, baseline, target ratio, input whose size bounds the memory
         (
             "5k-launch CSV → JSON vs naive read",
             [*ours, "analyze", str(files["5k"]), *to_null],
+            naive(files["5k"]),
+            0.5,
+            files["5k"],
+        ),
+        (
+            "5k-launch CSV read + normalize vs naive read",
+            ingest(files["5k"]),
             naive(files["5k"]),
             0.5,
             files["5k"],
@@ -146,6 +168,20 @@ def main() -> None:
             files["100k"],
         ),
         (
+            "105-kernel .ncu-rep read + normalize vs ncu_report loop",
+            ingest(REPORT),
+            [py, str(files["loop"]), str(REPORT)],
+            2.0,
+            None,
+        ),
+        (
+            "100k-launch CSV read + normalize vs naive read",
+            ingest(files["100k"]),
+            naive(files["100k"]),
+            0.5,
+            files["100k"],
+        ),
+        (
             "diff of two 100k CSVs → JSON vs naive read of one",
             [*ours, "diff", str(files["100k"]), str(files["100k-head"]), *to_null],
             naive(files["100k"]),
@@ -158,7 +194,7 @@ def main() -> None:
         f"median of {args.repeat}"
     )
     print(
-        f"{'figure':<50} {'ours s':>8} {'base s':>8} {'ratio':>6} {'target':>7} {'cpu ratio':>9}"
+        f"{'figure':<56} {'ours s':>8} {'base s':>8} {'ratio':>6} {'target':>7} {'cpu ratio':>9}"
         "  peak MB / input MB"
     )
     met = True
@@ -177,7 +213,7 @@ def main() -> None:
         met &= ok
         cpu = mine.cpu_seconds / baseline.cpu_seconds
         print(
-            f"{label:<50} {mine.seconds:8.2f} {baseline.seconds:8.2f} {ratio:6.2f} {'≤ ' + str(target):>7}"
+            f"{label:<56} {mine.seconds:8.2f} {baseline.seconds:8.2f} {ratio:6.2f} {'≤ ' + str(target):>7}"
             f" {cpu:9.2f}{'' if ok else ' MISS'}  {memory}"
         )
     if args.only and args.only not in "--help gpus predict commands":
@@ -193,7 +229,7 @@ def main() -> None:
         ok = mine.seconds <= limit
         met &= ok
         print(
-            f"{label:<50} {mine.seconds:8.2f} {'':>8} {'':>6} {'≤ ' + str(limit) + ' s':>7}"
+            f"{label:<56} {mine.seconds:8.2f} {'':>8} {'':>6} {'≤ ' + str(limit) + ' s':>7}"
             f"{'' if ok else ' MISS'}  cpu {mine.cpu_seconds:.2f} s"
             f" (bare interpreter: {bare.seconds:.2f} s, cpu {bare.cpu_seconds:.2f} s)"
         )

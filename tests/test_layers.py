@@ -32,6 +32,7 @@ LAYER_OF = {
     "ncu_roof.matching": "base",  # how diff pairs kernels (no pandas: the CLI reads it early)
     "ncu_roof.vocabulary": "base",  # precisions, tiers, SOL keys, verdicts, the Roofs type
     "ncu_roof.text": "base",  # one-line text, folded kernel names, SI display
+    "ncu_roof.metrics": "base",  # the ncu metric names readers load and profile collects
     # table: the per-launch table every reader returns
     "ncu_roof.ingest.table": "table",
     # ingest: readers, any ncu output → RunTable
@@ -76,9 +77,6 @@ LAYER_OF = {
 # Imports that run against the layers today, each with the move that removes it (issue 13,
 # item 1). The lead shrinks this set; the test fails on a new violation AND on a stale entry.
 KNOWN_VIOLATIONS = {
-    # the readers keep only wanted columns: the metric lists move to a module ingest may use
-    ("ncu_roof.ingest.csvfile", "ncu_roof.recipe"),
-    ("ncu_roof.ingest.rep", "ncu_roof.recipe"),
     # `import ncu_roof; ncu_roof.analyze(...)`: the package exports the API (lazily, on first use).
     # It stays: a string `import_module` would hide the same edge from this test, not remove it,
     # and the package is also the base its version is read from.

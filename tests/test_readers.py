@@ -19,7 +19,7 @@ import pytest
 
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import InputFormat, read_input
-from ncu_roof.ingest.csvfile import _HEADER, _header_starts
+from ncu_roof.ingest.csvblocks import _HEADER, _header_starts
 from ncu_roof.recipe import normalize
 from ncu_roof.units import AmbiguousNumbersError, NumberStyle
 

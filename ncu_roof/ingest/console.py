@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.csvfile import Damage, _header_starts, metric_for
+from ncu_roof.ingest.csvblocks import Damage, _header_starts
+from ncu_roof.ingest.csvdetails import metric_for
 from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame
 from ncu_roof.units import (
     NumberStyle,

@@ -16,8 +16,8 @@ import pandas as pd
 from ncu_roof.errors import BadInputError, MissingToolError
 from ncu_roof.ingest.nvtx import nvtx_text
 from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame
+from ncu_roof.metrics import is_wanted
 from ncu_roof.ncu import NcuTool, find_ncu, import_raw_csv
-from ncu_roof.recipe import is_wanted
 from ncu_roof.units import si_factor
 
 MAGIC = b"NVR\x00"

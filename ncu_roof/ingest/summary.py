@@ -15,7 +15,8 @@ import re
 import pandas as pd
 
 from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.csvfile import _INTEGER, Block, Damage, metric_for, one_cell, partial_groups, records
+from ncu_roof.ingest.csvblocks import _INTEGER, Block, Damage, one_cell, records
+from ncu_roof.ingest.csvdetails import metric_for, partial_groups
 from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame
 from ncu_roof.units import (
     NumberStyle,
@@ -32,9 +33,15 @@ _KEY = ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device Id", "In
 
 
 def is_summary_csv(raw: bytes) -> bool:
-    if raw.find(b'Process ID","Process Name"') == -1 and raw.find(b"Process ID,Process Name") == -1:
-        return False  # a literal search first: the regex scan is slower
-    return _HEADER.search(raw) is not None
+    """A `--print-summary` header: found by one literal search, checked only at the start of each
+    line that holds the literal (a raw page's `"ID","Process ID","Process Name"` holds it too: a
+    regex scan of a 200 MB page from there cost seconds)."""
+    pos = raw.find(b"Process Name")
+    while pos != -1:
+        if _HEADER.match(raw, raw.rfind(b"\n", 0, pos) + 1):
+            return True
+        pos = raw.find(b"Process Name", pos + 1)
+    return False
 
 
 def read_summary_csv(

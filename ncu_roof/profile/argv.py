@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncu_roof.errors import MissingToolError, UsageError
+from ncu_roof.metrics import COLLECT
 from ncu_roof.ncu import INSTALL_HINT, NcuTool, version_tuple
-from ncu_roof.recipe import COLLECT
 
 ROOFLINE_SECTIONS = tuple(
     f"SpeedOfLight_Hierarchical{kind}RooflineChart" for kind in ("Double", "Single", "Half", "Tensor")
@@ -66,7 +66,7 @@ def check_version(version: str | None, options: ProfileOptions) -> None:
 
 
 def fast_metrics() -> tuple[str, ...]:
-    """The recipe's minimal metric list (`recipe.COLLECT`, every part), sorted and unique."""
+    """The recipe's minimal metric list (`metrics.COLLECT`, every part), sorted and unique."""
     return tuple(sorted({name for names in COLLECT.values() for name in names}))
 
 

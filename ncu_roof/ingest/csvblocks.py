@@ -1,0 +1,206 @@
+"""ncu CSV text as blocks and rows: the pieces every CSV reader (raw, details, summary) shares.
+
+A file may hold `==PROF==` lines, application output and several CSV blocks (one per ncu run);
+blocks are found by their header line. Lines that are not CSV rows (application output,
+`==PROF==`) are passed over; a row that starts like a data row but is damaged (wrong number of
+cells, an unbalanced quote, cut off, a non-integer ID or device) is never dropped silently: it
+goes to `Damage`, which makes it an error naming the line or, with `skip_bad_rows`, a warning.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ncu_roof.errors import BadInputError
+from ncu_roof.units import NumberStyle, confirm_number_style, detect_number_style
+
+csv.field_size_limit(sys.maxsize)
+
+_HEADER = re.compile(rb'^"?ID"?,"?Process ID"?,', re.MULTILINE)
+_CSV_IDENTITY = {
+    "ID": "id",
+    "Process ID": "process_id",
+    "Kernel Name": "name",
+    "Device": "device",
+    "CC": "cc",
+    "Grid Size": "grid",
+    "Block Size": "block",
+}
+
+
+@dataclass(frozen=True)
+class Block:
+    """One CSV block: its header cells, the bytes from the header line to the next block, the
+    file line its header is on (1-based) and whether it runs to the end of the file."""
+
+    header: list[str]
+    data: bytes
+    line: int = 1
+    last: bool = True
+
+    def line_of(self, offset: int) -> int:
+        """The file line of a byte offset inside this block."""
+        return self.line + self.data.count(b"\n", 0, max(offset, 0))
+
+
+@dataclass
+class Damage:
+    """Damaged rows of one file: an error at the end, or (skip) a warning and the kernels kept."""
+
+    path: str
+    skip: bool
+    rows: list[tuple[int, str]] = field(default_factory=list)
+    lost_kernels: set[tuple[int, str]] = field(default_factory=set)
+
+    def add(self, line: int, reason: str) -> None:
+        self.rows.append((line, reason))
+
+    def check(self) -> None:
+        """Raise unless skipping: the first damaged row, with its line, and how many more."""
+        if not self.rows or self.skip:
+            return
+        line, reason = min(self.rows)
+        more = f" ({len(self.rows) - 1} more damaged rows)" if len(self.rows) > 1 else ""
+        raise BadInputError(
+            f"{self.path}: line {line}: {reason}{more}",
+            hint="repair or re-export the file; --skip-bad-rows reads the intact kernels "
+            "and says what it left out",
+        )
+
+    def warnings(self, kernels: int) -> tuple[str, ...]:
+        if not self.rows:
+            return ()
+        lines = sorted({line for line, _ in self.rows})
+        shown = ", ".join(str(n) for n in lines[:5]) + (", …" if len(lines) > 5 else "")
+        lost = f"; {kernels} kernel{'s' if kernels != 1 else ''} left out" if kernels else ""
+        return (
+            f"{self.path}: skipped {len(self.rows)} damaged row{'s' if len(self.rows) != 1 else ''} "
+            f"(line{'s' if len(lines) != 1 else ''} {shown}: {min(self.rows)[1]}){lost}",
+        )
+
+
+_DATA_START = re.compile(r'^"?[^",\s]*"?,')
+_ID_START = re.compile(r'^"?\s*\d+\s*"?,"?\s*\d*\s*"?,')
+_ROW_START = re.compile(r'^\s*("|\d)')  # a last line cut off right after it began
+_INTEGER = re.compile(r"^\s*\d{1,15}\s*$")
+_DEVICE = re.compile(r"^\s*\d{1,4}\s*$")
+
+
+def looks_like_data(line: str, columns: int) -> bool:
+    """A row of the table rather than application output: an ID-like first cell and enough cells."""
+    if _ID_START.match(line):
+        return True
+    return bool(_DATA_START.match(line)) and line.count(",") >= max(2, columns // 2)
+
+
+def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
+    """(file line, cells) of every data row after the header; quoted line breaks are kept,
+    foreign lines passed over, damaged rows reported to `damage` (and not yielded)."""
+    text = block.data.decode("utf-8", "replace")
+    lines = text.split("\n")
+    columns = len(block.header)
+    least = block.header.index("Metric Value") + 1 if is_details(block.header) else columns
+    widths: Counter[int] = Counter()  # cells per row: a last row without its line break and
+    i = 1  # with fewer cells than most rows is cut off
+    while i < len(lines):
+        start = i
+        record = lines[i]
+        i += 1
+        if not record.strip() or not looks_like_data(record, columns):
+            if block.last and i == len(lines) and _ROW_START.match(record):
+                damage.add(block.line + start, "the last row is cut off (truncated file?)")
+            continue
+        while record.count('"') % 2 and i < len(lines) and i - start < 64:
+            record += "\n" + lines[i]  # a line break inside a quoted name, kept as it was
+            i += 1
+        record = record.removesuffix("\r")
+        line = block.line + start
+        at_end = block.last and i == len(lines) and not text.endswith("\n")
+        if at_end and (record.count('"') % 2 or _cut_off(record, block, least)):
+            damage.add(line, "the last row is cut off (truncated file?)")
+            continue
+        if record.count('"') % 2:
+            damage.add(line, "unbalanced quote")
+            i = start + 1
+            continue
+        try:
+            cells = next(csv.reader([record], strict=True))
+        except csv.Error as err:
+            damage.add(line, f"not a valid CSV row ({err})")
+            continue
+        if at_end and widths and len(cells) < widths.most_common(1)[0][0]:
+            damage.add(line, "the last row is cut off (truncated file?)")
+            continue
+        widths[len(cells)] += 1
+        yield line, cells
+
+
+def _cut_off(record: str, block: Block, least: int) -> bool:
+    """A last row without its line break: cut off if it has too few cells, or (a fully quoted
+    file) does not end the way ncu ends a row."""
+    if block.data.startswith(b'"') and not record.endswith(('"', ",")):
+        return True
+    try:
+        return len(next(csv.reader([record]), [])) < least
+    except csv.Error:
+        return True
+
+def _header_starts(raw: bytes) -> list[int]:
+    """Offsets of the header lines; literal `find` first, since a multiline regex scan of a
+    70 MB raw page costs a third of a second and the header is always one of a few spellings."""
+    starts: set[int] = set()
+    for needle in (b'"ID","Process ID",', b"ID,Process ID,", b'"ID",', b"ID,"):
+        pos = raw.find(needle)
+        while pos != -1:
+            if (pos == 0 or raw[pos - 1 : pos] == b"\n") and _HEADER.match(raw, pos):
+                starts.add(pos)
+            pos = raw.find(needle, pos + 1)
+        if starts:
+            break
+    return sorted(starts)
+
+
+def find_blocks(raw: bytes) -> list[Block]:
+    starts = _header_starts(raw)
+    blocks = []
+    line, counted = 1, 0
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(raw)
+        line += raw.count(b"\n", counted, start)
+        counted = start
+        chunk = raw[start:end]  # the file itself when it is one block from its first byte
+        first_end = chunk.find(b"\n")
+        first_line = chunk[: first_end if first_end != -1 else len(chunk)].decode("utf-8", "replace")
+        first_line = first_line.rstrip("\r")
+        try:
+            header = next(csv.reader([first_line]))
+        except csv.Error:  # e.g. a NUL byte
+            header = first_line.split(",")
+        blocks.append(Block(header=header, data=chunk, line=line, last=end == len(raw)))
+    return blocks
+
+
+_DETAILS_KEYS = ("Section Name", "Metric Name", "Metric Unit", "Metric Value")
+
+
+def is_details(header: list[str]) -> bool:
+    return "Metric Name" in header and "Metric Value" in header
+
+
+def one_cell(text: str) -> str:
+    """A cell quoted for a message, clipped."""
+    return repr(text if len(text) <= 40 else text[:39] + "…")
+
+def choose_style(cells: pd.Series, forced: NumberStyle | None) -> NumberStyle:
+    if forced is None:
+        return detect_number_style(cells)
+    confirm_number_style(cells, forced)
+    return forced
+

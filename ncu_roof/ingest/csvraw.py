@@ -1,0 +1,275 @@
+"""The raw page (`--page raw`): one row per launch, one column per metric.
+
+Read with pyarrow, only the columns the recipe needs, as text; a block with a damaged row is read
+again row by row (csv module) so that every damaged row is named with its line. The text stays
+in Arrow until each metric column is parsed once, into one float64 block (no per-cell Python
+objects, no copy of the whole frame).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from ncu_roof.ingest.csvblocks import (
+    _CSV_IDENTITY,
+    _DEVICE,
+    _INTEGER,
+    Block,
+    Damage,
+    choose_style,
+    looks_like_data,
+    one_cell,
+    records,
+)
+from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
+from ncu_roof.ingest.table import identity_frame
+from ncu_roof.metrics import is_wanted
+from ncu_roof.units import NumberStyle, effective_unit, parse_number_array, si_factor
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+DISPLAY_NAME = "device__attribute_display_name"  # the one wanted metric that is text
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One block's intact rows: the chosen columns as text, the unit of each metric, its run."""
+
+    cells: pa.Table
+    units: dict[str, str]
+    run: int
+
+    @property
+    def numeric(self) -> list[str]:
+        return [c for c in self.units if c != DISPLAY_NAME]
+
+
+def read_raw(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[pd.DataFrame, int]:
+    parts = [p for run, b in enumerate(blocks) if (p := _read_raw_block(b, run, damage)) is not None]
+    if not parts:
+        return pd.DataFrame(), 0
+    cells = pd.concat([_sample_cells(p) for p in parts], ignore_index=True)
+    number_style = choose_style(cells, style)
+    frames = [_finish_raw(p, number_style) for p in parts]
+    frame = frames[0] if len(frames) == 1 else identity_frame(pd.concat(frames, ignore_index=True))
+    return frame, len({line for line, _ in damage.rows})
+
+
+def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
+    header = block.header
+    first_end = block.data.find(b"\n")
+    if first_end == -1:
+        return None
+    second_end = block.data.find(b"\n", first_end + 1)
+    units_line = block.data[first_end + 1 : second_end if second_end != -1 else len(block.data)]
+    try:
+        units_row = next(csv.reader([units_line.decode("utf-8", "replace").rstrip("\r")]), [])
+    except csv.Error:
+        units_row = []
+    has_units = bool(units_row) and not _INTEGER.match(units_row[0])
+    if not has_units:
+        units_row = []
+    identity = [c for c in header if c in _CSV_IDENTITY]
+    metrics = [c for c in header if is_wanted(c)]
+    chosen = _unique(identity + nvtx_columns(header) + metrics, header)
+    units = {
+        c: effective_unit(c, units_row[header.index(c)] if header.index(c) < len(units_row) else "")
+        for c in metrics
+    }
+    lines: list[int] | None = None
+    table = _raw_fast(block, chosen, has_units)
+    if table is None:  # damaged somewhere: the slow reader says where
+        table, lines = _raw_slow(block, chosen, has_units, damage)
+    table = _check_identity(table, lines, block, damage)
+    if table.num_rows == 0:
+        return None
+    return _Part(table, units, run)
+
+
+def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> pa.Table | None:
+    """pyarrow on an intact block; None when any row is damaged (or quotes do not pair up)."""
+    import pyarrow as pa
+    from pyarrow import csv as pacsv
+
+    if block.data.count(b'"') % 2 or (block.last and not block.data.endswith(b"\n")):
+        return None
+    columns = len(block.header)
+    damaged: list[str] = []
+
+    def invalid(row: object) -> str:
+        line = str(getattr(row, "text", ""))
+        if looks_like_data(line, columns):
+            damaged.append(line)
+        return "skip"
+
+    # 2 MB blocks, one at a time: a 200 MB page costs ~100 MB in flight, not ~300 MB (threads keep
+    # several blocks in flight, for no gain in CPU time), and a row stays far smaller than a block
+    options = pacsv.ReadOptions(skip_rows_after_names=int(has_units), block_size=1 << 21, use_threads=False)
+    try:
+        table = pacsv.read_csv(
+            pa.BufferReader(pa.py_buffer(block.data)),  # the bytes themselves, no copies
+            read_options=options,
+            parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=chosen,
+                column_types={c: pa.string() for c in chosen},
+                strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError):
+        return None
+    finally:
+        pa.default_memory_pool().release_unused()  # the parse buffers, before the numbers are made
+    return None if damaged else table
+
+
+def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) -> tuple[pa.Table, list[int]]:
+    """The csv module, row by row: every damaged row reported with its line."""
+    import pyarrow as pa
+
+    width = len(block.header)
+    where = [block.header.index(c) for c in chosen]
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    for number, (line, cells) in enumerate(records(block, damage)):
+        if number == 0 and has_units:
+            continue
+        if len(cells) != width:
+            damage.add(line, f"{len(cells)} cells where the header has {width}")
+            continue
+        rows.append([cells[i] for i in where])
+        lines.append(line)
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in chosen]
+    table = pa.table({c: pa.array(cells, pa.string()) for c, cells in zip(chosen, columns, strict=True)})
+    return table, lines
+
+
+def _check_identity(table: pa.Table, lines: list[int] | None, block: Block, damage: Damage) -> pa.Table:
+    """Rows whose ID or Device is not a small non-negative integer are damaged (and left out)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    bad = np.zeros(table.num_rows, dtype=bool)
+    reasons: dict[int, str] = {}
+    for column, pattern, what in (("ID", _INTEGER, "ID"), ("Device", _DEVICE, "Device")):
+        if column not in table.column_names:
+            continue
+        cells = table[column]
+        right = pc.match_substring_regex(cells, pattern.pattern)
+        if column == "Device":
+            right = pc.or_(right, pc.equal(pc.utf8_trim_whitespace(cells), ""))
+        wrong = ~right.to_numpy(zero_copy_only=False)
+        for position in np.flatnonzero(wrong):
+            cell = str(cells[int(position)].as_py())
+            reasons.setdefault(int(position), f"{what} {one_cell(cell)} is not an integer index")
+        bad |= wrong
+    if not bad.any():
+        return table
+    for row, reason in sorted(reasons.items()):
+        damage.add(lines[row] if lines else _find_line(block, table, row), reason)
+    return table.filter(pa.array(~bad))
+
+
+def _find_line(block: Block, table: pa.Table, row: int) -> int:
+    """The line of a row pyarrow read (only on the error path): found by its ID cell."""
+    ident = table["ID"][row].as_py() if "ID" in table.column_names else ""
+    cell = str(ident).encode("utf-8", "replace")
+    for needle in (b'\n"' + cell + b'",', b"\n" + cell + b","):
+        offset = block.data.find(needle)
+        if offset != -1:
+            return block.line_of(offset + 1)
+    return block.line
+
+
+_SAMPLE_ROWS = 512
+
+
+def _sample_cells(part: _Part) -> pd.Series:
+    """The distinct cells of at most `_SAMPLE_ROWS` evenly spaced rows, for the locale detection.
+
+    Every kernel row of a raw page has hundreds of numbers, clocks among them (~1e9 in base units),
+    so a few hundred rows carry all the evidence; stacking all cells of a 5,000-kernel page cost
+    more than parsing it.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not part.numeric:
+        return pd.Series(dtype=str)
+    table = part.cells.select(part.numeric)
+    rows = table.num_rows
+    if rows > _SAMPLE_ROWS:
+        step = rows / _SAMPLE_ROWS
+        table = table.take(sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1}))
+    cells = pa.chunked_array([chunk for column in table.columns for chunk in column.chunks], pa.string())
+    return pd.Series(pc.unique(cells).to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _unique(names: list[str], header: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        if name not in seen and header.count(name) == 1:
+            seen.add(name)
+            out.append(name)
+    return out
+
+
+def _finish_raw(part: _Part, style: NumberStyle) -> pd.DataFrame:
+    """Identity columns as text, then every metric parsed once into one float64 block (SI)."""
+    table = part.cells
+    identity: dict[str, object] = {}
+    for column, name in _CSV_IDENTITY.items():
+        identity[name] = _text(table, column)
+    identity["run"] = str(part.run)
+    identity["device_name"] = _text(table, DISPLAY_NAME)
+    identity["nvtx"] = _nvtx_column(table)
+    index = pd.RangeIndex(table.num_rows)
+    metrics = part.numeric
+    # Fortran order: each metric a contiguous column, and the frame's one float block as it is
+    values = np.empty((table.num_rows, len(metrics)), dtype="float64", order="F")
+    for j, metric in enumerate(metrics):
+        values[:, j] = parse_number_array(table[metric], style)
+        factor = si_factor(part.units[metric])
+        if factor != 1.0:
+            values[:, j] *= factor
+    numbers = pd.DataFrame(values, index=index, columns=metrics, copy=False)
+    return identity_frame(pd.concat([pd.DataFrame(identity, index=index), numbers], axis=1))
+
+
+def _text(table: pa.Table, column: str) -> pd.Series | None:
+    """A text column; ID and Device (checked by `_check_identity`) as nullable integers."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if column not in table.column_names:
+        return None
+    cells = table[column]
+    if column in ("ID", "Device"):
+        digits = pc.utf8_trim_whitespace(cells)
+        numbers = pc.if_else(pc.equal(digits, ""), None, digits).cast(pa.int64())
+        ints: pd.Series = numbers.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+        return ints
+    text: pd.Series = cells.to_pandas()
+    return text
+
+
+def _nvtx_column(table: pa.Table) -> list[str | None] | None:
+    """Each row's NVTX text, when the page has NVTX columns (launches share a few distinct cells)."""
+    columns = nvtx_columns(table.column_names)
+    if not columns:
+        return None
+    seen: dict[tuple[object, ...], str | None] = {}
+    out = []
+    for cells in zip(*(table[c].to_pylist() for c in columns), strict=True):
+        if cells not in seen:
+            seen[cells] = nvtx_of_cells(dict(zip(columns, cells, strict=True)))
+        out.append(seen[cells])
+    return out

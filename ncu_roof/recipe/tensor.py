@@ -1,0 +1,174 @@
+"""Tensor-core work: the `sm__ops_path_tensor_*` partitions, their data paths and peaks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ncu_roof.metrics import TENSOR_COUNT, TENSOR_PEAK, TENSOR_PIPE_PCT, TENSOR_RATE
+from ncu_roof.recipe.frame import Factors, Formula, MetricFrame, first_available, present_sum, sum_present
+
+
+def tensor_variants(names: Iterable[str], pattern: re.Pattern[str] = TENSOR_COUNT) -> list[str]:
+    """One partition of the `sm__ops_path_tensor_*` variants: never a metric with its children.
+
+    A variant whose name extends another present variant (`src_fp16_dst_fp32` under `src_fp16`,
+    `..._sparsity_on` under its plain form) is dropped, and the `op_*` (per-opcode) family is used
+    only when no aggregate `src_*` family is present.
+    """
+    found = sorted({match["v"] for n in names if (match := pattern.match(n)) is not None})
+    src = [v for v in found if v.startswith("src_")]
+    family = src if src else [v for v in found if v.startswith("op_")]
+    present = set(family)
+    # a parent is a prefix ending just before a `_`: look those up (linear), never pair all variants
+    return [v for v in family if not any(v[:i] in present for i, c in enumerate(v) if c == "_")]
+
+
+
+IDLE_TENSOR_PIPE = "counter:sm__pipe_tensor_cycles_active = 0 (idle tensor pipe)"
+TENSOR_PATH_PREFIX = "tensor_path_"  # normalized columns tensor_path_<path> (+ peak_tensor_path_<path>_per_s)
+INTEGER_SOURCES = ("int8", "int4", "int1")  # tensor paths whose work is integer operations, not FLOPs
+_SOURCE = re.compile(r"src_(.+?)(?:_dst|_sparsity|$)")  # fp16, bf16, tf32, fp4_fp6_fp8, int8, …
+
+
+def tensor_path(variant: str) -> str:
+    """The data path of a tensor variant: its source type, `_sparse` when sparsity is on."""
+    match = _SOURCE.search(variant)
+    source = match.group(1) if match else "other"
+    return source + ("_sparse" if "sparsity_on" in variant else "")
+
+
+def is_integer_path(path: str) -> bool:
+    return path.removesuffix("_sparse") in INTEGER_SOURCES
+
+
+@dataclass(frozen=True)
+class TensorWork:
+    """Tensor-core work of every launch: floating paths as FLOPs, integer paths as operations."""
+
+    flop: pd.Series  # sum of the floating paths measured (NaN when none was)
+    label: pd.Series
+    not_collected: pd.Series  # variants of the partition that read n/a (None when none did)
+    peak: pd.Series  # dense peak of the busiest floating source (FLOP/s)
+    peak_label: pd.Series
+    paths: Mapping[str, tuple[pd.Series, pd.Series]]  # path → (ops or FLOPs, its own peak per second)
+    int_ops: pd.Series  # sum of the integer paths measured (NaN when none was)
+
+
+def tensor_work(m: MetricFrame, duration: pd.Series, f: Factors) -> TensorWork:
+    index = m.df.index
+    names = list(m.names())
+    clock = m("sm__cycles_elapsed.avg.per_second")
+    count_variants = tensor_variants(names, TENSOR_COUNT)
+    rate_variants = tensor_variants(names, TENSOR_RATE)
+    work_by_variant = {
+        v: m(f"sm__ops_path_tensor_{v}.sum") for v in count_variants
+    }
+    label_by_path = "counter"
+    if not count_variants and rate_variants:
+        label_by_path = "rate*time"
+        work_by_variant = {
+            v: m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration for v in rate_variants
+        }
+    elif count_variants and rate_variants:  # a count that reads n/a falls back to its rate
+        for v in set(count_variants) & set(rate_variants):
+            rated = m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration
+            work_by_variant[v] = work_by_variant[v].fillna(rated)
+    peak_variants = sorted({mt["v"] for n in names if (mt := TENSOR_PEAK.match(n)) is not None})
+    per_variant_peak = pd.DataFrame(
+        {v: m(f"sm__ops_path_tensor_{v}.sum.peak_sustained") for v in peak_variants}, index=index
+    )
+    by_path: dict[str, list[str]] = {}
+    for v in work_by_variant:
+        by_path.setdefault(tensor_path(v), []).append(v)
+    paths: dict[str, tuple[pd.Series, pd.Series]] = {}
+    for path, variants in sorted(by_path.items()):
+        count = pd.concat([work_by_variant[v] for v in variants], axis=1).sum(axis=1, min_count=1)
+        paths[path] = (count, _path_peak(per_variant_peak, path) * clock)
+    floating = [p for p in paths if not is_integer_path(p)]
+    integer = [p for p in paths if is_integer_path(p)]
+    flop_paths = sum_present([paths[p][0] for p in floating], index)
+    not_collected = pd.Series(None, index=index, dtype="object")
+    if work_by_variant:
+        _, not_collected = present_sum(work_by_variant, dict.fromkeys(work_by_variant, 1.0))
+    k = f.tensor_flop_per_pipe_inst
+    candidates: list[Formula] = [(f"{label_by_path}:sum(sm__ops_path_tensor_* floating paths)", flop_paths)]
+    if not integer:  # an instruction count cannot tell integer from floating tensor work
+        candidates += [
+            (f"counter:sm__inst_executed_pipe_tensor*{k:g}", m("sm__inst_executed_pipe_tensor.sum") * k),
+            (
+                f"rate*time:smsp__inst_executed_pipe_tensor*{k:g}",
+                m("smsp__inst_executed_pipe_tensor.sum.per_cycle_elapsed")
+                * m("smsp__cycles_elapsed.avg.per_second")
+                * duration
+                * k,
+            ),
+        ]
+    idle = m.any_of(*TENSOR_PIPE_PCT)
+    candidates.append((IDLE_TENSOR_PIPE, idle.where(idle == 0)))
+    flop, label = first_available(candidates, index)
+    if floating:
+        flop = flop.where(flop_paths.isna(), flop_paths)  # the paths decide wherever one was measured
+
+    peaks: list[Formula] = []
+    floating_peaks = per_variant_peak[[v for v in peak_variants if not is_integer_path(tensor_path(v))]]
+    if not floating_peaks.columns.empty:
+        floating_work = {v: w for v, w in work_by_variant.items() if tensor_path(v) in floating}
+        ops = pd.DataFrame(floating_work, index=index)
+        peaks.append(
+            (
+                "report:dense sm__ops_path_tensor_<busiest source>.peak_sustained*sm_clock",
+                _busiest_peak(floating_peaks, ops) * clock,
+            )
+        )
+    peaks.append(
+        (
+            f"report:sm__inst_executed_pipe_tensor.peak_sustained*{k:g}*sm_clock",
+            m("sm__inst_executed_pipe_tensor.sum.peak_sustained") * k * clock,
+        )
+    )
+    peak, peak_label = first_available(peaks, index)
+    int_ops = sum_present([paths[p][0] for p in integer], index)
+    return TensorWork(flop, label, not_collected, peak, peak_label, paths, int_ops)
+
+
+def _dense_peak(peaks: pd.DataFrame, source: str) -> pd.Series:
+    """Max dense peak of the variants reading `source` (sparse peaks count 2:4 ops twice)."""
+    dense = [v for v in peaks.columns if "sparsity_on" not in v]
+    explicit = [v for v in dense if "sparsity_off" in v]
+    pool = [v for v in (explicit or dense) if f"src_{source}" in v] or explicit or dense
+    return peaks[pool].max(axis=1)
+
+
+def _busiest_peak(peaks: pd.DataFrame, ops: pd.DataFrame) -> pd.Series:
+    """Dense peak for the source type that did the most tensor work; FP16 (datasheet) if none."""
+    default = _dense_peak(peaks, "fp16")
+    busy = ops.fillna(0.0)
+    if busy.empty or not (busy.max(axis=1) > 0).any():
+        return default
+    source = busy.idxmax(axis=1).astype(str).str.extract(_SOURCE, expand=False)
+    source = source.where(busy.max(axis=1) > 0)
+    out = default.copy()
+    for name in source.dropna().unique():  # one step per source type, not per launch
+        rows = source == name
+        out[rows] = _dense_peak(peaks[rows], str(name))
+    return out
+
+
+def _path_peak(peaks: pd.DataFrame, path: str) -> pd.Series:
+    """A data path's own peak (per cycle): dense peaks for a dense path, sparse for a sparse one."""
+    source = path.removesuffix("_sparse")
+    sparse = path.endswith("_sparse")
+    mine = [v for v in peaks.columns if tensor_path(v).removesuffix("_sparse") == source]
+    pool = [v for v in mine if ("sparsity_on" in v) == sparse]
+    if not sparse:
+        pool = [v for v in pool if "sparsity_off" in v] or pool
+    if not pool:
+        return pd.Series(np.nan, index=peaks.index, dtype="float64")
+    return peaks[pool].max(axis=1)
+
+

@@ -1,0 +1,356 @@
+"""Bytes per memory tier: every definition of its traffic (Nsight's per version, counted, shared),
+each with the roof of the very same counter, and the per-row choice among them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from ncu_roof.metrics import L1_SECTOR_METRICS, SHARED_WAVEFRONTS
+from ncu_roof.ncu import version_tuple
+from ncu_roof.recipe.frame import Factors, Formula, MetricFrame, choose, labels_of
+from ncu_roof.traffic import TrafficDefinition
+
+
+@dataclass(frozen=True)
+class _Measure:
+    """One counter of a tier's traffic: `base` (a `.sum`) × `scale` bytes, its peak at `clock`.
+
+    `derived` names the same quantity already in bytes (`derived__…`), as some reports store it.
+    """
+
+    base: str
+    scale: float
+    clock: str
+    derived: str | None = None
+
+    def name(self) -> str:
+        return self.base if self.scale == 1 else f"{self.base}*{self.scale:g}"
+
+    def inputs(self) -> list[str]:
+        """The metrics bytes and roof are computed from (the clock only scales a peak)."""
+        forms = [self.base + form for form in ("", ".per_second", ".peak_sustained")]
+        forms.append(f"{self.base}.pct_of_peak_sustained_elapsed")
+        if self.derived is not None:
+            forms += [f"{self.derived}.per_second", f"{self.derived}.peak_sustained"]
+        return forms
+
+
+@dataclass(frozen=True)
+class TierDefinition:
+    """One definition of a tier's traffic, with the roof of the very same counter."""
+
+    kind: str  # "nsight", "counted" or "shared"
+    label: pd.Series  # per row: the formula of the bytes
+    bytes: pd.Series
+    bandwidth_byte_per_s: pd.Series
+    roof_label: pd.Series  # per row: how the roof was had (peak_sustained or pct of peak)
+    builtin: bool  # the built-in per-architecture figure models this counter's peak
+
+
+def _measured(
+    m: MetricFrame, duration: pd.Series, measure: _Measure, kind: str, builtin: bool, rated: bool = True
+) -> TierDefinition:
+    """Bytes (count, else rate × time unless `rated` is False) and the counter's own peak rate:
+    `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100)."""
+    index = m.df.index
+    if not any(name in m.df.columns for name in measure.inputs()):  # a counter the report lacks
+        nothing = pd.Series(np.nan, index=index, dtype="object")
+        return TierDefinition(kind, nothing, m.nan, m.nan, nothing, builtin)
+    s = measure.scale
+    base, derived, clock = measure.base, measure.derived, m(measure.clock)
+    count = m(base) * s
+    rates: list[Formula] = [(f"{base}.per_second*{s:g}", m(f"{base}.per_second") * s)]
+    peaks: list[Formula] = [(f"{measure.name()}.peak_sustained", m(f"{base}.peak_sustained") * s)]
+    if derived is not None:
+        rates.append((f"{derived}.per_second", m(f"{derived}.per_second")))
+        peaks.append((f"{derived}.peak_sustained", m(f"{derived}.peak_sustained")))
+    rate, rate_chosen = choose(rates, index)
+    peak, peak_chosen = choose(peaks, index)
+    nbytes, bytes_chosen = choose(
+        [(f"counter:{measure.name()}", count), ("rate*time:", rate * duration if rated else m.nan)], index
+    )
+    # labels as codes into a few texts: rate × time says which rate, a peak at which clock
+    rate_labels = [f"rate*time:{label}" for label in labels_of(rates)[1:]]
+    texts = [np.nan, *(t.removesuffix("*1") for t in (f"counter:{measure.name()}", *rate_labels))]
+    codes = np.where(bytes_chosen == 2, 1 + rate_chosen, bytes_chosen)
+    label = pd.Series(np.array(texts, dtype=object)[codes], index=index, dtype="object")
+    pct = m(f"{base}.pct_of_peak_sustained_elapsed")
+    achieved = rate.fillna(count / duration)
+    by_pct = (achieved / (pct / 100.0)).where(pct > 0)
+    roof, roof_chosen = choose([("peak", peak * clock), ("pct", by_pct)], index)
+    peak_texts = [f"{label} x {measure.clock}" for label in labels_of(peaks)[1:]]
+    texts = [np.nan, *peak_texts, f"{measure.name()} rate / pct_of_peak_sustained_elapsed"]
+    codes = np.where(roof_chosen == 1, peak_chosen, np.where(roof_chosen == 2, 1 + len(peaks), 0))
+    roof_label = pd.Series(np.array(texts, dtype=object)[codes], index=index, dtype="object")
+    return TierDefinition(kind, label, nbytes, roof, roof_label, builtin)
+
+
+def _fixed(label: str, nbytes: pd.Series, roof_of: TierDefinition, kind: str) -> TierDefinition:
+    """Another formula for the same counter as `roof_of` (DRAM read + write = dram__bytes)."""
+    texts = np.array([np.nan, label], dtype=object)
+    labels = pd.Series(texts[nbytes.notna().to_numpy(dtype=np.intp)], index=nbytes.index, dtype="object")
+    roof = roof_of.bandwidth_byte_per_s
+    return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, roof_of.builtin)
+
+
+def nsight_era(ncu_version: str | None) -> str | None:
+    """Which Nsight roofline a report's tiers follow: "2022" (≤ 2022.x), "2023" or "2024" (≥ 2024.1)."""
+    if not ncu_version:
+        return None
+    version = version_tuple(ncu_version)
+    if version < (2023,):
+        return "2022"
+    return "2023" if version < (2024, 1) else "2024"
+
+
+def _writeback(cc: pd.Series, scope: str) -> pd.Series:
+    """Rows whose compute capability draws the L1 writeback of `scope` ("", "_mem_lg", "_mem_lgds")."""
+    return {"": cc <= 72, "_mem_lg": (cc >= 75) & (cc <= 89), "_mem_lgds": cc >= 90}[scope]
+
+
+def tier_candidates(
+    m: MetricFrame, duration: pd.Series, f: Factors, era: str | None, traffic: TrafficDefinition
+) -> dict[str, tuple[str, list[TierDefinition]]]:
+    """Per tier: the definition asked for, and its candidates in order of preference."""
+    lts, l1, dram_clk = (f"{u}__cycles_elapsed.avg.per_second" for u in ("lts", "l1tex", "dram"))
+    sector, xbar, wb = f.sector_bytes, f.l2_xbar_bytes_per_cycle, f.l1_writeback_bytes_per_cycle
+
+    def measure(
+        kind: str,
+        base: str,
+        scale: float,
+        clock: str,
+        derived: str | None = None,
+        builtin: bool = False,
+        rated: bool = True,
+    ) -> TierDefinition:
+        return _measured(m, duration, _Measure(base, scale, clock, derived), kind, builtin, rated)
+
+    asked = traffic.value
+    # DRAM: both definitions count dram__bytes (= read + write), with its own peak
+    dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, builtin=True, rated=False)
+    dram = [
+        dram_bytes,
+        _fixed(
+            "counter:dram__bytes_read.sum+dram__bytes_write.sum",
+            m("dram__bytes_read.sum") + m("dram__bytes_write.sum"),
+            dram_bytes,
+            asked,
+        ),
+        _fixed(
+            f"counter:(dram__sectors_read.sum+dram__sectors_write.sum)*{sector:g}",
+            (m("dram__sectors_read.sum") + m("dram__sectors_write.sum")) * sector,
+            dram_bytes,
+            asked,
+        ),
+        measure(asked, "dram__bytes.sum", 1.0, dram_clk, builtin=True),
+        _fixed(
+            "rate*time:dram__bytes_read.sum.per_second+dram__bytes_write.sum.per_second",
+            (m("dram__bytes_read.sum.per_second") + m("dram__bytes_write.sum.per_second")) * duration,
+            dram_bytes,
+            asked,
+        ),
+    ]
+
+    l2_nsight = {
+        "2024": measure(
+            "nsight", "lts__lts2xbar_cycles_active.sum", xbar, lts, "derived__lts__lts2xbar_bytes.sum"
+        ),
+        "2023": measure("nsight", "l1tex__m_xbar2l1tex_read_bytes.sum", 1.0, lts),
+        "2022": measure("nsight", "lts__t_bytes.sum", 1.0, lts),
+    }
+    l2_counted = [
+        measure("counted", "lts__t_sectors.sum", sector, lts),
+        measure("counted", "lts__t_bytes.sum", 1.0, lts),
+    ]
+
+    cc = 10 * m("device__attribute_compute_capability_major") + m(
+        "device__attribute_compute_capability_minor"
+    )
+    writebacks = []
+    for scope in ("_mem_lgds", "_mem_lg", ""):
+        d = measure(
+            "nsight",
+            f"l1tex__lsu_writeback_active{scope}.sum",
+            wb,
+            l1,
+            f"derived__l1tex__lsu_writeback_bytes{scope}.sum",
+            builtin=True,
+        )
+        # the scope Nsight draws on this compute capability; any scope where the CC is unknown
+        keep = _writeback(cc, scope) | cc.isna()
+        writebacks.append(
+            TierDefinition(
+                d.kind,
+                d.label.where(keep),
+                d.bytes.where(keep),
+                d.bandwidth_byte_per_s.where(keep),
+                d.roof_label.where(keep),
+                d.builtin,
+            )
+        )
+    l1_writeback = _first_of(writebacks)
+    l1_nsight = {
+        "2024": l1_writeback,
+        "2023": l1_writeback,
+        "2022": measure("nsight", "l1tex__t_bytes.sum", 1.0, l1),
+    }
+    # the built-in 128 B/SM/clk is the writeback's and the shared data pipe's peak (confirmed by
+    # the reports); the tag stage's sector peak is not confirmed, so it gets no built-in roof
+    t_sectors = measure("counted", "l1tex__t_sectors.sum", sector, l1)
+    global_ld, global_st, local_ld, local_st = (m(name) for name in L1_SECTOR_METRICS)
+    l1_counted = [
+        measure("counted", "l1tex__t_bytes.sum", 1.0, l1),
+        t_sectors,
+        _fixed(
+            f"counter:l1tex__t_sectors_pipe_lsu_mem_{{global,local}}_op_{{ld,st}}.sum*{sector:g}",
+            (global_ld + global_st + local_ld.fillna(0.0) + local_st.fillna(0.0)) * sector,
+            t_sectors,
+            "counted",
+        ),
+    ]
+
+    wavefront = f.shared_wavefront_bytes
+    pipe = measure("shared", f"{SHARED_WAVEFRONTS}.sum", wavefront, l1, builtin=True)
+    shared = [
+        # the parent metric also counts wavefronts that are not shared-memory instructions (it is
+        # non-zero for kernels without any): the bytes come from the per-instruction children,
+        # the roof from the parent (the same data pipe)
+        _fixed(
+            f"counter:{SHARED_WAVEFRONTS}_op_{{ld,st,atom}}.sum*{wavefront:g}",
+            (
+                m(f"{SHARED_WAVEFRONTS}_op_ld.sum")
+                + m(f"{SHARED_WAVEFRONTS}_op_st.sum")
+                + m(f"{SHARED_WAVEFRONTS}_op_atom.sum").fillna(0.0)
+            )
+            * wavefront,
+            pipe,
+            "shared",
+        ),
+        _fixed(
+            "counter:sm__sass_data_bytes_mem_shared.sum",
+            m("sm__sass_data_bytes_mem_shared.sum"),
+            TierDefinition("shared", m.nan, m.nan, m.nan, m.nan.astype("object"), False),
+            "shared",
+        ),
+    ]
+
+    def ordered(by_era: dict[str, TierDefinition], counted: list[TierDefinition]) -> list[TierDefinition]:
+        """The report's own Nsight measure (any, newest first, when the version is unknown),
+        then another version's, then counted traffic; counted first under `counted`."""
+        own: list[TierDefinition] = []
+        for e in [era] if era else ["2024", "2023", "2022"]:
+            if all(by_era[e] is not d for d in own):
+                own.append(by_era[e])
+        others = [replace(d, kind=OTHER_NSIGHT) for d in by_era.values() if all(d is not o for o in own)]
+        if traffic is TrafficDefinition.COUNTED:
+            return [*counted, *own, *others]
+        return [*own, *others, *counted]
+
+    return {
+        "dram": (asked, dram),
+        "l2": (asked, ordered(l2_nsight, l2_counted)),
+        "l1": (asked, ordered(l1_nsight, l1_counted)),
+        "shared": ("shared", shared),
+    }
+
+
+def _first_of(definitions: list[TierDefinition]) -> TierDefinition:
+    """Row-wise merge of alternatives of one definition (the first with bytes wins per row)."""
+    first = definitions[0]
+    merged = _Columns.of(first)
+    for d in definitions[1:]:
+        merged.take(np.isnan(merged.nbytes) & d.bytes.notna().to_numpy(), d)
+    label, nbytes, roof, roof_label = merged.series(first.bytes.index)
+    return TierDefinition(first.kind, label, nbytes, roof, roof_label, first.builtin)
+
+
+@dataclass
+class _Columns:
+    """A tier's columns as numpy arrays while definitions are merged row by row (pandas' `where`
+    costs ~10x at 100,000 launches); objects (None, NaN, labels) are kept as they are."""
+
+    label: np.ndarray
+    nbytes: np.ndarray
+    roof: np.ndarray
+    roof_label: np.ndarray
+
+    @staticmethod
+    def of(d: TierDefinition) -> _Columns:
+        columns = (d.label, d.bytes, d.bandwidth_byte_per_s, d.roof_label)
+        return _Columns(*(_array(x).copy() for x in columns))  # copies: `take` writes into them
+
+    @staticmethod
+    def empty(rows: int) -> _Columns:
+        nothing = np.full(rows, np.nan, dtype=object)  # NaN: the label of a row no definition fits
+        return _Columns(nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing.copy())
+
+    def take(self, rows: np.ndarray, d: TierDefinition) -> None:
+        if not rows.any():  # most alternatives fill no row at all
+            return
+        self.label[rows] = _array(d.label)[rows]
+        self.nbytes[rows] = _array(d.bytes)[rows]
+        self.roof[rows] = _array(d.bandwidth_byte_per_s)[rows]
+        self.roof_label[rows] = _array(d.roof_label)[rows]
+
+    def series(self, index: pd.Index) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
+        return (
+            pd.Series(self.label, index=index, dtype="object"),
+            pd.Series(self.nbytes, index=index, dtype="float64"),
+            pd.Series(self.roof, index=index, dtype="float64"),
+            pd.Series(self.roof_label, index=index, dtype="object"),
+        )
+
+
+def _array(series: pd.Series) -> np.ndarray:
+    return series.to_numpy(dtype="float64" if series.dtype.kind == "f" else object)
+
+
+OTHER_NSIGHT = "nsight-other"
+_KIND_WORDS = {
+    "nsight": "the measure Nsight draws",
+    OTHER_NSIGHT: "the measure another Nsight version draws",
+    "counted": "counted traffic",
+}
+
+
+@dataclass(frozen=True)
+class PickedTier:
+    """One tier's traffic per row: bytes, roof of the same counter, and where each came from."""
+
+    bytes: pd.Series
+    label: pd.Series
+    bandwidth_byte_per_s: pd.Series
+    roof_label: pd.Series
+    definition: pd.Series  # "nsight", "counted", "shared"; "closest to nsight: counted", …
+    builtin: pd.Series  # bool: the built-in per-architecture roof models the chosen counter
+
+
+def pick_tier(asked: str, definitions: list[TierDefinition], index: pd.Index, era: str | None) -> PickedTier:
+    """Per row: the first definition with bytes and a roof of its own, else the first with bytes
+    (its roof then stays missing: a tier's traffic is never judged against another's peak)."""
+    picked = _Columns.empty(len(index))
+    kind = np.full(len(index), None, dtype=object)
+    builtin = np.zeros(len(index), dtype=bool)
+    for need_roof in (True, False):
+        for d in definitions:
+            take = np.isnan(picked.nbytes) & d.bytes.notna().to_numpy()
+            if need_roof:
+                take &= d.bandwidth_byte_per_s.notna().to_numpy()
+            picked.take(take, d)
+            kind[take] = d.kind
+            builtin[take] = d.builtin
+    if asked == TrafficDefinition.NSIGHT.value and era is None:
+        words = "nsight (ncu version unknown: chosen by the metrics present)"
+    else:
+        words = asked
+    definition = np.full(len(index), np.nan, dtype=object)  # missing where no bytes
+    for chosen in (k for k in pd.unique(kind) if k is not None):
+        text = words if chosen == asked else f"closest to {asked}: {_KIND_WORDS.get(chosen, chosen)}"
+        definition[kind == chosen] = text
+    label, nbytes, roof, roof_label = picked.series(index)
+    definitions_text = pd.Series(definition, index=index, dtype="str")
+    return PickedTier(nbytes, label, roof, roof_label, definitions_text, pd.Series(builtin, index=index))
