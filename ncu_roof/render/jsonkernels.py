@@ -168,8 +168,21 @@ encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
 def numbers_text(values: np.ndarray) -> list[str]:
-    """Numbers (NaN for missing) as `json.dumps` writes them; NaN and ±inf as null."""
+    """Numbers (NaN for missing) as `json.dumps` writes them; NaN and ±inf as null. A column of
+    few distinct values (a device's roofs, repeated launches) has each encoded once."""
     numbers = np.asarray(values, dtype="float64")
+    if len(numbers) >= DISTINCT_MIN_ROWS and not np.signbit(numbers[numbers == 0]).any():  # -0.0 ≠ 0.0
+        distinct, where = np.unique(numbers, return_inverse=True)
+        if len(distinct) * 4 <= len(numbers):
+            texts: list[str] = np.array(_encode_numbers(distinct), dtype=object)[where.ravel()].tolist()
+            return texts
+    return _encode_numbers(numbers)
+
+
+DISTINCT_MIN_ROWS = 1024  # shorter columns are encoded as they are
+
+
+def _encode_numbers(numbers: np.ndarray) -> list[str]:
     finite = np.isfinite(numbers)
     if not finite.any():
         return ["null"] * len(numbers)
