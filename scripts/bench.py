@@ -234,9 +234,8 @@ def main() -> None:
     if html.exists():
         size_mb = html.stat().st_size / 1e6
         met &= size_mb <= 20.0
-        print(
-            f"{'HTML report of 100k launches: size':<50} {size_mb:8.2f} MB (≤ 20 MB){'' if size_mb <= 20 else ' MISS'}"
-        )
+        verdict = "" if size_mb <= 20 else " MISS"
+        print(f"{'HTML report of 100k launches: size':<50} {size_mb:8.2f} MB (≤ 20 MB){verdict}")
     if args.only and args.only not in "--help gpus predict commands":
         print("every figure run met" if met else "some figures missed (MISS)")
         return
