@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ncu_roof.version import __version__
+
 __all__ = ["Analysis", "__version__", "analyze", "diff", "example_path", "predict"]
 
 if TYPE_CHECKING:

@@ -14,11 +14,11 @@ from typing import Any
 import typer
 from typer.core import TyperCommand
 
-from ncu_roof import __version__
 from ncu_roof.cli import verbosity
 from ncu_roof.errors import ExitCode, NcuRoofError, UsageError
 from ncu_roof.render.output import StdoutClosedError
 from ncu_roof.text import one_line
+from ncu_roof.version import __version__
 
 CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
 

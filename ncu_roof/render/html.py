@@ -19,7 +19,6 @@ from html import escape
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
-from ncu_roof import __version__
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.records import Device, Kernel
@@ -35,6 +34,7 @@ from ncu_roof.render.summary import (
     summarize,
 )
 from ncu_roof.text import intensity, one_line, pct, shorten, si
+from ncu_roof.version import __version__
 from ncu_roof.vocabulary import PRECISIONS, TIERS, Bound
 
 if TYPE_CHECKING:
