@@ -1,9 +1,11 @@
-"""Shared test helpers: the corpus and fixture folders, `--run-gpu`, `--update-golden`, and
-`run_cli`, which runs `ncu-roof` in this process through `ncu_roof.cli.main` (exit code included).
+"""Shared test helpers: the corpus and fixture folders, `--run-gpu`, `--update-golden`, `run_cli`,
+which runs `ncu-roof` in this process through `ncu_roof.cli.main` (exit code included), inputs read
+and analysed once per session, and the hypothesis profiles (`NCU_ROOF_HYPOTHESIS=ci|thorough`).
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import sys
@@ -11,13 +13,38 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings
+
+if TYPE_CHECKING:
+    from ncu_roof.analysis import Analysis
+    from ncu_roof.errors import NcuRoofError
+    from ncu_roof.ingest import RunTable
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "ncu-corpus"
 FIXTURES = ROOT / "fixtures"
 GOLDEN = ROOT / "tests" / "golden"
+
+# --- hypothesis: `ci` (the default) or `thorough` ----------------------------------------------
+# `ci` is what `python -m pytest` runs: every property at hypothesis' 100 examples, except the few
+# whose every example runs the recipe or a whole `analyze` (0.1-0.4 s each), which take the `ci`
+# count they pass to `examples()`. `NCU_ROOF_HYPOTHESIS=thorough` runs 10x as many examples (and
+# the slow properties their `thorough` count): after a change to the readers or the recipe, or
+# nightly. Examples are random in both, so successive runs explore further; no deadline, as the
+# time one example takes on a shared machine says nothing about the code.
+HYPOTHESIS_PROFILE = os.environ.get("NCU_ROOF_HYPOTHESIS", "ci")
+settings.register_profile("ci", max_examples=100, deadline=None)
+settings.register_profile("thorough", max_examples=1000, deadline=None)
+settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+def examples(ci: int, thorough: int) -> int:
+    """`max_examples` for a property whose examples are slow: `ci` by default, `thorough` when
+    `NCU_ROOF_HYPOTHESIS=thorough`."""
+    return thorough if HYPOTHESIS_PROFILE == "thorough" else ci
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,6 +74,41 @@ def corpus() -> Path:
     if not (CORPUS / "MANIFEST.md").is_file():
         pytest.skip(f"ncu corpus not found at {CORPUS}")
     return CORPUS
+
+
+# --- inputs read and analysed once per session ---------------------------------------------------
+# Reading a report and analysing it are pure: tests that share an input share one result. The
+# tables and analyses returned are shared: read them, never modify them.
+
+
+@functools.cache
+def read_result(path: Path) -> RunTable | NcuRoofError:
+    """`read_input(path)` once per session: the table, or the `NcuRoofError` it raised."""
+    from ncu_roof.errors import NcuRoofError
+    from ncu_roof.ingest import read_input
+
+    try:
+        return read_input(str(path))
+    except NcuRoofError as err:
+        return err
+
+
+def read_once(path: Path) -> RunTable:
+    """`read_input(path)` once per session (its error raised again on every call)."""
+    from ncu_roof.errors import NcuRoofError
+
+    table = read_result(path)
+    if isinstance(table, NcuRoofError):
+        raise table
+    return table
+
+
+@functools.cache
+def analyzed(path: Path) -> Analysis:
+    """`analyze([read_input(path)])` with the default roofs, once per session."""
+    from ncu_roof.analysis import analyze
+
+    return analyze([read_once(path)])
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import cmarkgfm
 import pytest
+from conftest import analyzed
 
-from ncu_roof.analysis import Analysis, Device, InputInfo, Kernel, analyze
+from ncu_roof.analysis import Analysis, Device, InputInfo, Kernel
 from ncu_roof.errors import UsageError
-from ncu_roof.ingest import read_input
 from ncu_roof.model import Bound, Roofs
 from ncu_roof.render.markdown import intensity, render_markdown
 from ncu_roof.render.summary import summarize
@@ -252,7 +252,7 @@ def corpus_analysis(name: str) -> Analysis:
     path = CORPUS / name
     if not path.exists():
         pytest.skip(f"{path} is absent")
-    return analyze([read_input(str(path))])
+    return analyzed(path)
 
 
 @pytest.mark.corpus

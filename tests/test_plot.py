@@ -7,6 +7,7 @@ import struct
 from pathlib import Path
 
 import pytest
+from conftest import analyzed
 from test_diff import BASE, HEAD, HOSTILE, write
 
 from ncu_roof.analysis import Analysis, analyze
@@ -108,7 +109,7 @@ def test_unknown_format_is_a_usage_error(small: Analysis) -> None:
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="needs ../shared/ncu-corpus")
 @pytest.mark.parametrize("report", REPORTS)
 def test_corpus_reports_plot_every_kernel(report: str) -> None:
-    analysis = analyze([read_input(str(CORPUS / report))])
+    analysis = analyzed(CORPUS / report)
     svg = render_plot(analysis)
     assert svg == render_plot(analysis)
     assert drawn_ids(analysis) == {k.id for k in analysis.kernels if kernel_points(k)}
