@@ -18,7 +18,11 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import settings
 
+from ncu_roof.traffic import TrafficDefinition
+
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ncu_roof.analysis import Analysis
     from ncu_roof.errors import NcuRoofError
     from ncu_roof.ingest import RunTable
@@ -58,14 +62,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `gpu` are skipped unless `--run-gpu` is given."""
-    if config.getoption("--run-gpu"):
-        return
+    """Tests marked `gpu` are skipped unless `--run-gpu` is given. Tests of the corpus run on one
+    pytest-xdist worker (`--dist loadgroup`), so that each corpus file is read and analysed once
+    (`analyzed` below), not once per worker."""
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU; opt in with --run-gpu")
     for item in items:
-        if "gpu" in item.keywords:
+        if "gpu" in item.keywords and not config.getoption("--run-gpu"):
             item.add_marker(skip)
+        if "corpus" in item.keywords or "corpus" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("corpus"))
 
 
 @pytest.fixture
@@ -109,6 +116,19 @@ def analyzed(path: Path) -> Analysis:
     from ncu_roof.analysis import analyze
 
     return analyze([read_once(path)])
+
+
+def normalized(path: Path, traffic: TrafficDefinition = TrafficDefinition.NSIGHT) -> pd.DataFrame:
+    """`normalize` of one input's metrics with the ncu version that wrote it, once per session."""
+    return _normalized(path, traffic)  # one cache key whether `traffic` is given or defaulted
+
+
+@functools.cache
+def _normalized(path: Path, traffic: TrafficDefinition) -> pd.DataFrame:
+    from ncu_roof.recipe import normalize
+
+    table = read_once(path)
+    return normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version, traffic=traffic)
 
 
 @pytest.fixture

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import analyzed, read_once
+from conftest import analyzed, normalized, read_once
 
-from ncu_roof.recipe import normalize
 from ncu_roof.roofs import device_hardware, fill_builtin
 
 pytestmark = pytest.mark.corpus
@@ -122,7 +121,7 @@ def ncu_roof_figures(path: Path) -> list[dict[str, float | None]]:
     """The same quantities from ncu-roof's default analysis, one dict per kernel in report order."""
     table = read_once(path)
     analysis = analyzed(path)
-    norm = normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version)
+    norm = normalized(path)
     name = next((str(n) for n in table.frame["device_name"] if isinstance(n, str)), None)
     roofs = fill_builtin(norm.reset_index(drop=True), device_hardware(norm, name))
     out = []

@@ -32,9 +32,10 @@ def drawn_ids(analysis: Analysis) -> set[int]:
     return {k.id for d in analysis.devices for g in panel(analysis, d).groups for k in g.launches}
 
 
-@pytest.fixture
-def small(tmp_path: Path) -> Analysis:
-    return analyze([read_input(write(tmp_path, "base.csv", BASE))])
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Analysis:
+    """The analysis of test_diff's BASE rows, shared by the tests of this module (read only)."""
+    return analyze([read_input(write(tmp_path_factory.mktemp("small"), "base.csv", BASE))])
 
 
 def test_svg_is_byte_identical_and_draws_each_drawable_kernel(small: Analysis) -> None:
@@ -172,7 +173,7 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
     from ncu_roof.render.placement import crosses
     from ncu_roof.render.plot import RC, _figure, plot_devices
 
-    analysis = analyze([read_input(example_path())])
+    analysis = analyzed(Path(example_path()))
     with rc_context(RC):  # type: ignore[arg-type]
         figure = _figure(analysis, plot_devices(analysis, None), PlotOptions())
         renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
@@ -220,5 +221,5 @@ def test_int8_tensor_and_xu_ceilings_are_drawn_in_ops_per_s(fixtures: Path) -> N
     # the example's silu kernel: XU is its busiest pipe, but it is memory-bound: no XU line
     from ncu_roof.cli.analyze import example_path
 
-    example = render_plot(analyze([read_input(example_path())])).decode("utf-8")
+    example = render_plot(analyzed(Path(example_path()))).decode("utf-8")
     assert "XU (special functions)" not in example

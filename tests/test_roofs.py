@@ -7,13 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import analyzed, read_once, run_cli
+from conftest import analyzed, normalized, read_once, run_cli
 
 from ncu_roof.analysis import Analysis, RoofChoice, analyze
 from ncu_roof.errors import UsageError
 from ncu_roof.gpus import ARCHS, GPUS, arch_for, gpu_by_key, match_gpu, normalize_name
 from ncu_roof.model import Bound
-from ncu_roof.recipe import normalize
 from ncu_roof.roofs import ghz_text
 from ncu_roof.traffic import TrafficDefinition
 
@@ -260,8 +259,7 @@ def test_no_tier_is_judged_against_another_counters_peak(corpus: Path, traffic: 
     paths = [*corpus.glob("*.ncu-rep"), *(corpus / "reexport").glob("*raw-base.csv")]
     paired = 0
     for path in paths:
-        table = read_once(path)
-        norm = normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version, traffic=traffic)
+        norm = normalized(path, traffic)
         for tier in ("dram", "l2", "l1", "shared"):
             for formula, roof in zip(
                 norm[f"{tier}_bytes_recipe"], norm[f"bw_{tier}_byte_per_s_recipe"], strict=True
