@@ -62,17 +62,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `gpu` are skipped unless `--run-gpu` is given. Tests of the corpus run on one
-    pytest-xdist worker (`--dist loadgroup`), so that each corpus file is read and analysed once
-    (`analyzed` below), not once per worker."""
+    """Tests marked `gpu` are skipped unless `--run-gpu` is given."""
+    if config.getoption("--run-gpu"):
+        return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU; opt in with --run-gpu")
     for item in items:
-        if "gpu" in item.keywords and not config.getoption("--run-gpu"):
+        if "gpu" in item.keywords:
             item.add_marker(skip)
-        if "corpus" in item.keywords or "corpus" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("corpus"))
+
+
+# --- pytest-xdist (`-n auto`): the corpus suites on one worker ------------------------------------
+# The suites that read and analyse the whole corpus share `analyzed`/`normalized` below; on one
+# worker, each corpus file is read and analysed once, not once per worker. (By file: pytest-xdist's
+# own `--dist loadgroup` cannot group on pytest 9.2, whose node ids it can no longer rewrite.)
+CORPUS_SUITES = ("tests/test_corpus.py::", "tests/test_conformance_nsight.py::", "tests/test_roofs.py::")
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # no pytest-xdist: the suite runs in one process
+    pass
+else:
+
+    class CorpusTogether(LoadScopeScheduling):  # type: ignore[misc]  # pytest-xdist is untyped
+        """`--dist load` (each test to whichever worker is free), but the corpus suites as one unit."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return "corpus" if nodeid.startswith(CORPUS_SUITES) else nodeid
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+        """`-n N` schedules with `CorpusTogether`; another `--dist` mode asked for is kept."""
+        return CorpusTogether(config, log) if config.getvalue("dist") == "load" else None
 
 
 @pytest.fixture
