@@ -1,9 +1,11 @@
-"""Shared test helpers: the corpus and fixture folders, `--run-gpu`, `--update-golden`, and
-`run_cli`, which runs `ncu-roof` in this process through `ncu_roof.cli.main` (exit code included).
+"""Shared test helpers: the corpus and fixture folders, `--run-gpu`, `--update-golden`, `run_cli`,
+which runs `ncu-roof` in this process through `ncu_roof.cli.main` (exit code included), inputs read
+and analysed once per session, and the hypothesis profiles (`NCU_ROOF_HYPOTHESIS=ci|thorough`).
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import sys
@@ -11,13 +13,42 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings
+
+from ncu_roof.traffic import TrafficDefinition
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ncu_roof.analysis import Analysis
+    from ncu_roof.errors import NcuRoofError
+    from ncu_roof.ingest import RunTable
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "ncu-corpus"
 FIXTURES = ROOT / "fixtures"
 GOLDEN = ROOT / "tests" / "golden"
+
+# --- hypothesis: `ci` (the default) or `thorough` ----------------------------------------------
+# `ci` is what `python -m pytest` runs: every property at hypothesis' 100 examples, except the few
+# whose every example runs the recipe or a whole `analyze` (0.1-0.4 s each), which take the `ci`
+# count they pass to `examples()`. `NCU_ROOF_HYPOTHESIS=thorough` runs 10x as many examples (and
+# the slow properties their `thorough` count): after a change to the readers or the recipe, or
+# nightly. Examples are random in both, so successive runs explore further; no deadline, as the
+# time one example takes on a shared machine says nothing about the code.
+HYPOTHESIS_PROFILE = os.environ.get("NCU_ROOF_HYPOTHESIS", "ci")
+settings.register_profile("ci", max_examples=100, deadline=None)
+settings.register_profile("thorough", max_examples=1000, deadline=None)
+settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+def examples(ci: int, thorough: int) -> int:
+    """`max_examples` for a property whose examples are slow: `ci` by default, `thorough` when
+    `NCU_ROOF_HYPOTHESIS=thorough`."""
+    return thorough if HYPOTHESIS_PROFILE == "thorough" else ci
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,12 +72,83 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+# --- pytest-xdist (`-n auto`): the corpus suites on one worker ------------------------------------
+# The suites that read and analyse the whole corpus share `analyzed`/`normalized` below; on one
+# worker, each corpus file is read and analysed once, not once per worker. (By file: pytest-xdist's
+# own `--dist loadgroup` cannot group on pytest 9.2, whose node ids it can no longer rewrite.)
+CORPUS_SUITES = ("tests/test_corpus.py::", "tests/test_conformance_nsight.py::", "tests/test_roofs.py::")
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # no pytest-xdist: the suite runs in one process
+    pass
+else:
+
+    class CorpusTogether(LoadScopeScheduling):  # type: ignore[misc]  # pytest-xdist is untyped
+        """`--dist load` (each test to whichever worker is free), but the corpus suites as one unit."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return "corpus" if nodeid.startswith(CORPUS_SUITES) else nodeid
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+        """`-n N` schedules with `CorpusTogether`; another `--dist` mode asked for is kept."""
+        return CorpusTogether(config, log) if config.getvalue("dist") == "load" else None
+
+
 @pytest.fixture
 def corpus() -> Path:
     """The shared corpus of real ncu outputs (`../shared/ncu-corpus`); skips when absent."""
     if not (CORPUS / "MANIFEST.md").is_file():
         pytest.skip(f"ncu corpus not found at {CORPUS}")
     return CORPUS
+
+
+# --- inputs read and analysed once per session ---------------------------------------------------
+# Reading a report and analysing it are pure: tests that share an input share one result. The
+# tables and analyses returned are shared: read them, never modify them.
+
+
+@functools.cache
+def read_result(path: Path) -> RunTable | NcuRoofError:
+    """`read_input(path)` once per session: the table, or the `NcuRoofError` it raised."""
+    from ncu_roof.errors import NcuRoofError
+    from ncu_roof.ingest import read_input
+
+    try:
+        return read_input(str(path))
+    except NcuRoofError as err:
+        return err
+
+
+def read_once(path: Path) -> RunTable:
+    """`read_input(path)` once per session (its error raised again on every call)."""
+    from ncu_roof.errors import NcuRoofError
+
+    table = read_result(path)
+    if isinstance(table, NcuRoofError):
+        raise table
+    return table
+
+
+@functools.cache
+def analyzed(path: Path) -> Analysis:
+    """`analyze([read_input(path)])` with the default roofs, once per session."""
+    from ncu_roof.analysis import analyze
+
+    return analyze([read_once(path)])
+
+
+def normalized(path: Path, traffic: TrafficDefinition = TrafficDefinition.NSIGHT) -> pd.DataFrame:
+    """`normalize` of one input's metrics with the ncu version that wrote it, once per session."""
+    return _normalized(path, traffic)  # one cache key whether `traffic` is given or defaulted
+
+
+@functools.cache
+def _normalized(path: Path, traffic: TrafficDefinition) -> pd.DataFrame:
+    from ncu_roof.recipe import normalize
+
+    table = read_once(path)
+    return normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version, traffic=traffic)
 
 
 @pytest.fixture

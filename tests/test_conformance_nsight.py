@@ -15,6 +15,7 @@ Every quantity both give must agree within 1 %, for every kernel of every report
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -22,10 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import analyzed, normalized, read_once
 
-from ncu_roof.analysis import analyze
-from ncu_roof.ingest import read_input
-from ncu_roof.recipe import normalize
 from ncu_roof.roofs import device_hardware, fill_builtin
 
 pytestmark = pytest.mark.corpus
@@ -120,9 +119,9 @@ def nsight_figures(v: Value, version: tuple[int, int] | None) -> dict[str, float
 
 def ncu_roof_figures(path: Path) -> list[dict[str, float | None]]:
     """The same quantities from ncu-roof's default analysis, one dict per kernel in report order."""
-    table = read_input(str(path))
-    analysis = analyze([table])
-    norm = normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version)
+    table = read_once(path)
+    analysis = analyzed(path)
+    norm = normalized(path)
     name = next((str(n) for n in table.frame["device_name"] if isinstance(n, str)), None)
     roofs = fill_builtin(norm.reset_index(drop=True), device_hardware(norm, name))
     out = []
@@ -148,7 +147,8 @@ def _finite(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def compare(path: Path) -> tuple[list[str], int]:
+@functools.cache  # each report compared once per session: the test below and the count share it
+def compare(path: Path) -> tuple[tuple[str, ...], int]:
     """Mismatches (text) and how many quantities both gave, for one report."""
     version = _version(path)
     context = ncu_report.load_report(str(path))
@@ -171,7 +171,7 @@ def compare(path: Path) -> tuple[list[str], int]:
             compared += 1
             if got != pytest.approx(expected, rel=_REL, abs=1.0):
                 mismatches.append(f"kernel {i} {quantity}: ncu-roof {got:.6g}, Nsight {expected:.6g}")
-    return mismatches, compared
+    return tuple(mismatches), compared
 
 
 @pytest.mark.parametrize("path", _REPORTS, ids=lambda p: p.name)

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import analyzed, read_once, read_result
 
-from ncu_roof.analysis import analyze
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.ingest import RunTable, read_input
+from ncu_roof.ingest import read_input
 from ncu_roof.recipe import normalize
 from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.vocabulary import PRECISIONS, TIERS, Bound, VerdictBasis
@@ -49,16 +49,6 @@ def _id(path: Path) -> str:
     return str(path.relative_to(_CORPUS))
 
 
-@functools.cache
-def _read(path: Path) -> RunTable | NcuRoofError:
-    """Each corpus file read once per session (the tests only read the tables): the table, or the
-    error it raised."""
-    try:
-        return read_input(str(path))
-    except NcuRoofError as err:
-        return err
-
-
 def test_corpus_is_there(corpus: Path) -> None:
     assert len(_REPORTS) == 17
     assert len(_FILES) >= 80
@@ -66,13 +56,13 @@ def test_corpus_is_there(corpus: Path) -> None:
 
 @pytest.mark.parametrize("path", _FILES, ids=_id)
 def test_every_file_loads_or_fails_clearly(corpus: Path, path: Path) -> None:
-    table = _read(path)
+    table = read_result(path)
     if isinstance(table, NcuRoofError):
         assert table.message.strip()
         assert table.hint and table.hint.strip()
         return
     assert len(table.frame) > 0
-    analysis = analyze([table])
+    analysis = analyzed(path)
     assert len(analysis.kernels) == len(table.frame)
     for kernel in analysis.kernels:
         # a verdict, or a precise reason why not
@@ -81,7 +71,7 @@ def test_every_file_loads_or_fails_clearly(corpus: Path, path: Path) -> None:
 
 
 def test_known_loadable_and_failing_files(corpus: Path) -> None:
-    failing = {path.name for path in _FILES if isinstance(_read(path), NcuRoofError)}
+    failing = {path.name for path in _FILES if isinstance(read_result(path), NcuRoofError)}
     # the 3 edge-case CSVs that hold no CSV: everything else loads (console text included)
     assert failing == {
         "b200_edge_error-code-only.csv",
@@ -90,10 +80,9 @@ def test_known_loadable_and_failing_files(corpus: Path) -> None:
     }
 
 
+@functools.cache  # shared by the tests below: read it, never modify it
 def _normalized(path: Path) -> pd.DataFrame:
-    table = _read(path)
-    if isinstance(table, NcuRoofError):
-        raise table
+    table = read_once(path)
     return normalize(table.frame[table.metric_columns])
 
 
@@ -161,7 +150,7 @@ def test_hand_checked_h100_silu(corpus: Path) -> None:
         assert k0["bw_l1_byte_per_s"] == pytest.approx(114 * 128 * 1100023859.8068736, rel=1e-6)
         # counted: every L2 lookup (lts__t_sectors.sum = 25,623,330 x 32 B, fabric lookups
         # included), judged against its own peak from its pct_of_peak_sustained_elapsed (34.28 %)
-        table = read_input(str(path))
+        table = read_once(path)
         counted = normalize(table.frame[table.metric_columns], traffic=TrafficDefinition.COUNTED).iloc[0]
         assert counted["l2_bytes"] == pytest.approx(25623330 * 32, rel=1e-9)
         assert counted["l2_bytes"] / duration / counted["bw_l2_byte_per_s"] == pytest.approx(0.3428, abs=1e-4)
@@ -201,8 +190,7 @@ def test_no_csv_files_quote_ncu(corpus: Path) -> None:
 
 
 def test_corpus_verdicts_are_not_all_unknown(corpus: Path) -> None:
-    table = read_input(str(corpus / "h100pcie_rep_2025.1_full_silu.ncu-rep"))
-    kernels = analyze([table]).kernels
+    kernels = analyzed(corpus / "h100pcie_rep_2025.1_full_silu.ncu-rep").kernels
     assert all(k.binding is not None and not math.isnan(k.duration_s or math.nan) for k in kernels)
 
 
@@ -212,11 +200,9 @@ def test_every_kernel_with_sol_percentages_has_a_verdict(corpus: Path) -> None:
     with_sol = 0
     unjudged = []
     for path in _FILES:
-        try:
-            table = read_input(str(path))
-        except NcuRoofError:
+        if isinstance(read_result(path), NcuRoofError):
             continue
-        for kernel in analyze([table]).kernels:
+        for kernel in analyzed(path).kernels:
             if kernel.sol_pct["sm"] is None or kernel.sol_pct["memory"] is None:
                 continue
             with_sol += 1

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import analyzed
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import BadInputError, GateError
@@ -217,10 +218,7 @@ def test_load_expectations_file(tmp_path: Path) -> None:
 def silu() -> Analysis:
     if not SILU_REPORT.exists():
         pytest.skip(f"{CORPUS} is absent")
-    from ncu_roof.analysis import analyze
-    from ncu_roof.ingest import read_input
-
-    return analyze([read_input(str(SILU_REPORT))])
+    return analyzed(SILU_REPORT)
 
 
 @pytest.mark.corpus

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
+from conftest import read_once
 
 from ncu_roof.cli import main
 from ncu_roof.errors import BadInputError
@@ -397,12 +398,12 @@ def test_every_corpus_console_capture_gives_durations_and_sol(corpus: Path) -> N
         "rtx30xx_console_summary_heat3d.txt": 3,
     }
     for name, count in expected.items():
-        table = read_input(str(corpus / name))
+        table = read_once(corpus / name)
         norm = normalize(table.frame[table.metric_columns])
         assert len(table.frame) == count, name
         assert norm["duration_s"].notna().all(), name
         assert norm["sol_sm_pct"].notna().all() and norm["sol_memory_pct"].notna().all(), name
-    gh200 = read_input(str(corpus / "gh200_console_details_pytorch-silu.txt")).frame
+    gh200 = read_once(corpus / "gh200_console_details_pytorch-silu.txt").frame
     assert gh200.loc[0, "gpu__time_duration.sum"] == pytest.approx(777.95e-6, rel=1e-12)
     assert gh200.loc[0, "cc"] == "9.0" and gh200.loc[0, "grid"] == "(1056, 1, 1)"
 

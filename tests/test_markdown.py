@@ -9,10 +9,10 @@ from pathlib import Path
 
 import cmarkgfm
 import pytest
+from conftest import analyzed
 
-from ncu_roof.analysis import Analysis, analyze
+from ncu_roof.analysis import Analysis
 from ncu_roof.errors import UsageError
-from ncu_roof.ingest import read_input
 from ncu_roof.records import Device, InputInfo, Kernel
 from ncu_roof.render.markdown import render_markdown
 from ncu_roof.render.summary import summarize
@@ -255,7 +255,7 @@ def corpus_analysis(name: str) -> Analysis:
     path = CORPUS / name
     if not path.exists():
         pytest.skip(f"{path} is absent")
-    return analyze([read_input(str(path))])
+    return analyzed(path)
 
 
 @pytest.mark.corpus

@@ -13,12 +13,12 @@ import contextlib
 import csv
 import io
 import json
-import os
 import re
 import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -169,7 +169,7 @@ def _run(argv: list[str]) -> tuple[int, str, str]:
 
 
 @settings(
-    max_examples=int(os.environ.get("NCU_ROOF_MUTATIONS", "100")),
+    max_examples=examples(ci=30, thorough=500),  # each example is a whole `analyze` run
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

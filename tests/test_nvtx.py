@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import read_once, run_cli
 
 from ncu_roof.analysis import analyze
 from ncu_roof.groups import NO_NVTX, GroupBy, group_kernels
@@ -56,7 +56,7 @@ def test_csv_cells_parse_by_their_header_fields() -> None:
 def test_every_reader_carries_the_sample_reports_ranges(corpus: Path, name: str) -> None:
     if name.endswith(".ncu-rep") and not ncu_report_installed():
         pytest.skip("ncu_report not installed")
-    frame = read_input(str(corpus / name)).frame
+    frame = read_once(corpus / name).frame
     assert frame["nvtx"].tolist() == SAMPLE_RANGES
     # the details page prints 5 significant digits (249.22 us, 88.51 us)
     assert frame["gpu__time_duration.sum"].tolist() == pytest.approx(SAMPLE_S, rel=3e-5)

@@ -3,31 +3,23 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+from conftest import run_cli
 
 import ncu_roof
 from ncu_roof.render.parquet import METADATA_KEY
 
-ROOT = Path(__file__).resolve().parents[1]
 BASE = "reexport/a10g_rep_2023.1.1_roofline-set.ncu2024.1-raw-base.csv"  # ncu 2024.1 re-export
 HEAD = "a10g_rep_2023.1.1_roofline-set.ncu-rep"  # the same run, read from the report itself
 
 
 def analyze_to(path: Path, *inputs: str | Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "ncu_roof", "analyze", *map(str, inputs), "-f", "parquet", "-o", str(path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    done = run_cli("analyze", *map(str, inputs), "-f", "parquet", "-o", str(path))
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
 

@@ -7,6 +7,7 @@ import struct
 from pathlib import Path
 
 import pytest
+from conftest import analyzed
 from test_diff import BASE, HEAD, HOSTILE, write
 
 from ncu_roof.analysis import Analysis, analyze
@@ -32,9 +33,10 @@ def drawn_ids(analysis: Analysis) -> set[int]:
     return {k.id for d in analysis.devices for g in panel(analysis, d).groups for k in g.launches}
 
 
-@pytest.fixture
-def small(tmp_path: Path) -> Analysis:
-    return analyze([read_input(write(tmp_path, "base.csv", BASE))])
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Analysis:
+    """The analysis of test_diff's BASE rows, shared by the tests of this module (read only)."""
+    return analyze([read_input(write(tmp_path_factory.mktemp("small"), "base.csv", BASE))])
 
 
 def test_svg_is_byte_identical_and_draws_each_drawable_kernel(small: Analysis) -> None:
@@ -109,7 +111,7 @@ def test_unknown_format_is_a_usage_error(small: Analysis) -> None:
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="needs ../shared/ncu-corpus")
 @pytest.mark.parametrize("report", REPORTS)
 def test_corpus_reports_plot_every_kernel(report: str) -> None:
-    analysis = analyze([read_input(str(CORPUS / report))])
+    analysis = analyzed(CORPUS / report)
     svg = render_plot(analysis)
     assert svg == render_plot(analysis)
     assert drawn_ids(analysis) == {k.id for k in analysis.kernels if kernel_points(k)}
@@ -172,7 +174,7 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
     from ncu_roof.render.placement import crosses
     from ncu_roof.render.plot import RC, _figure, plot_devices
 
-    analysis = analyze([read_input(example_path())])
+    analysis = analyzed(Path(example_path()))
     with rc_context(RC):  # type: ignore[arg-type]
         figure = _figure(analysis, plot_devices(analysis, None), PlotOptions())
         renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
@@ -220,5 +222,5 @@ def test_int8_tensor_and_xu_ceilings_are_drawn_in_ops_per_s(fixtures: Path) -> N
     # the example's silu kernel: XU is its busiest pipe, but it is memory-bound: no XU line
     from ncu_roof.cli.analyze import example_path
 
-    example = render_plot(analyze([read_input(example_path())])).decode("utf-8")
+    example = render_plot(analyzed(Path(example_path()))).decode("utf-8")
     assert "XU (special functions)" not in example

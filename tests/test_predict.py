@@ -199,27 +199,7 @@ def test_usage_errors_are_ncu_roof_errors(args: list[str], message: str) -> None
 
 
 def test_main_prints_error_and_exit_code_2_without_traceback() -> None:
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ncu_roof",
-            "predict",
-            "--gpu",
-            "a100-sxm4",
-            "--flops",
-            "1e7",
-            "--bytes",
-            "12 parsecs",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_cli("predict", "--gpu", "a100-sxm4", "--flops", "1e7", "--bytes", "12 parsecs")
     assert done.returncode == 2
     assert done.stderr.startswith("error:") and "Traceback" not in done.stderr
 

@@ -4,26 +4,24 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import analyzed, normalized, read_once, run_cli
 
 from ncu_roof.analysis import Analysis, RoofChoice, analyze
 from ncu_roof.errors import UsageError
 from ncu_roof.gpu_specs import ARCHS, arch_for
 from ncu_roof.gpu_table import GPUS
 from ncu_roof.gpus import gpu_by_key, match_gpu, normalize_name
-from ncu_roof.ingest import read_input
-from ncu_roof.recipe import normalize
 from ncu_roof.roofs import ghz_text
 from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.vocabulary import Bound
 
 
 def _analyze(path: Path, choice: RoofChoice = RoofChoice()) -> Analysis:
-    return analyze([read_input(str(path))], choice)
+    """The analysis of one input (with the default roofs: the session's shared one)."""
+    return analyzed(path) if choice == RoofChoice() else analyze([read_once(path)], choice)
 
 
 # --- hand-checked against real reports --------------------------------------------------------
@@ -209,15 +207,9 @@ def test_clock_text() -> None:
     assert (ghz_text(1.1e9), ghz_text(1.755e9), ghz_text(540543213.6)) == ("1.10", "1.755", "0.541")
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ncu_roof", *args], capture_output=True, text=True, timeout=120, check=False
-    )
-
-
 def test_gpu_other_than_the_reports_device_warns_on_stderr() -> None:
     # the example holds an H100 PCIe run and an A10G run: --gpu h100-pcie names only the first
-    done = _cli("analyze", "--example", "--gpu", "H100-PCIE", "--format", "json")
+    done = run_cli("analyze", "--example", "--gpu", "H100-PCIE", "--format", "json")
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: --gpu")]
     assert warnings == [
@@ -227,7 +219,7 @@ def test_gpu_other_than_the_reports_device_warns_on_stderr() -> None:
 
 
 def test_traffic_option_reaches_the_json() -> None:
-    done = _cli("analyze", "--example", "--traffic", "counted", "--format", "json")
+    done = run_cli("analyze", "--example", "--traffic", "counted", "--format", "json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["traffic_definition"] == "counted"
@@ -236,7 +228,7 @@ def test_traffic_option_reaches_the_json() -> None:
     # the example keeps every L2 lookup (lts__t_sectors), judged against its own peak
     assert traffic["l2"]["definition"] == "counted"
     assert traffic["l2"]["recipe"].startswith("counter:lts__t_sectors.sum*32")
-    assert _cli("analyze", "--example", "--traffic", "nvprof").returncode == 2
+    assert run_cli("analyze", "--example", "--traffic", "nvprof").returncode == 2
 
 
 _FAMILY = [  # (pattern in a bytes or roof formula, the counter it is)
@@ -269,8 +261,7 @@ def test_no_tier_is_judged_against_another_counters_peak(corpus: Path, traffic: 
     paths = [*corpus.glob("*.ncu-rep"), *(corpus / "reexport").glob("*raw-base.csv")]
     paired = 0
     for path in paths:
-        table = read_input(str(path))
-        norm = normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version, traffic=traffic)
+        norm = normalized(path, traffic)
         for tier in ("dram", "l2", "l1", "shared"):
             for formula, roof in zip(
                 norm[f"{tier}_bytes_recipe"], norm[f"bw_{tier}_byte_per_s_recipe"], strict=True

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CORPUS
 
+from ncu_roof.analysis import Analysis
 from ncu_roof.errors import BadInputError
 from ncu_roof.pipeline import Request, pool_size, read_tables, run
 from ncu_roof.render import jsonkernels, jsonout
@@ -24,10 +26,20 @@ CORPUS_INPUTS = (
 )
 
 
+@pytest.fixture(scope="module")
+def five_inputs() -> Analysis:
+    """The pipeline's analysis of CORPUS_INPUTS, shared by the chunk sizes below."""
+    if not (CORPUS / "MANIFEST.md").is_file():
+        pytest.skip(f"ncu corpus not found at {CORPUS}")
+    return run([str(CORPUS / p) for p in CORPUS_INPUTS])
+
+
 @pytest.mark.parametrize("chunk", [7, jsonkernels.CHUNK_KERNELS])
-def test_columns_text_is_the_kernels_json(corpus: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+def test_columns_text_is_the_kernels_json(
+    corpus: Path, five_inputs: Analysis, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
     monkeypatch.setattr(jsonkernels, "CHUNK_KERNELS", chunk)
-    analysis = run([str(corpus / p) for p in CORPUS_INPUTS])
+    analysis = five_inputs
     assert len(analysis.kernels) > 100
     text = jsonkernels.kernels_text(analysis.kernels)
     per_kernel = [jsonkernels.kernel_json(k) for k in analysis.kernels]

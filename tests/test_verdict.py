@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -159,7 +160,7 @@ def _frame(values: dict[str, float | None]) -> pd.DataFrame:
     return pd.DataFrame({k: [np.nan if v is None else v] for k, v in values.items()})
 
 
-@settings(deadline=None, max_examples=40)  # normalize() builds a frame per example
+@settings(deadline=None, max_examples=examples(ci=15, thorough=200))  # normalize() per example
 @given(hadd=_COUNT, hmul=_COUNT, hfma=_COUNT, extra=st.floats(min_value=0.0, max_value=1e12))
 def test_adding_a_present_term_never_lowers_a_total(
     hadd: float | None, hmul: float | None, hfma: float | None, extra: float
@@ -180,7 +181,7 @@ def test_adding_a_present_term_never_lowers_a_total(
     assert np.isnan(before) or after >= before
 
 
-@settings(deadline=None, max_examples=40)
+@settings(deadline=None, max_examples=examples(ci=15, thorough=200))
 @given(measured=_COUNT, other=_COUNT)
 def test_na_never_becomes_zero(measured: float | None, other: float | None) -> None:
     frame = _frame(
