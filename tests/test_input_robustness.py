@@ -78,6 +78,21 @@ def test_skip_bad_rows_keeps_the_intact_kernels_and_says_so(
     assert "skipped 1 damaged row (line 4: 26 cells where the header has 27)" in err
 
 
+def test_a_control_character_in_console_text_is_a_damaged_line(
+    tmp_path: Path, fixtures: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A vertical tab for the line break after `Device 0` (found by the mutation suite) joined
+    two lines and gave a third launch without a word; now the line is damaged, and said so."""
+    text = (fixtures / "console_summary_per_gpu_2022.txt").read_text(encoding="utf-8")
+    path = tmp_path / "vt.txt"
+    path.write_text(text.replace("  Device 0\n", "  Device 0\x0b", 1), encoding="utf-8")
+    with pytest.raises(BadInputError, match=r"vt\.txt: line 2: a control character inside the line"):
+        read_input(str(path))
+    code, _, err = run(["analyze", str(path), "--skip-bad-rows", "-f", "json"], capsys)
+    assert code == 0
+    assert "skipped 2 damaged rows (lines 2, 3" in err
+
+
 def test_unbalanced_quote_and_truncated_last_row(tmp_path: Path, fixtures: Path) -> None:
     raw = (fixtures / RAW).read_bytes()
     lines = raw.split(b"\n")

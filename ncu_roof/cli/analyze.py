@@ -133,15 +133,14 @@ def report_gaps(analysis: Analysis) -> None:
     if analysis.collect_hint:
         missing = analysis.columns["missing"].tolist()
         lacking = sum(1 for m in missing if m)
+        lack = "lacks" if lacking == 1 else "lack"
         what = sorted({m for row in set(missing) for m in row})
+        gap = f"{plural(lacking, 'launch')} {lack} counters ({', '.join(what)})"
         if verbosity.level() is verbosity.Level.VERBOSE:
-            warn(f"{plural(lacking, 'launch')} lack counters ({', '.join(what)}); a run that collects them:")
+            warn(f"{gap}; a run that collects them:")
             warn(f"  {analysis.collect_hint}")
         else:
-            warn(
-                f"{plural(lacking, 'launch')} lack counters ({', '.join(what)}); see the notes, "
-                "or --verbose for an ncu command that collects them"
-            )
+            warn(f"{gap}; see the notes, or --verbose for an ncu command that collects them")
 
 
 def diag(message: str) -> None:

@@ -68,7 +68,7 @@ def _read_text(path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: 
     if is_summary_csv(raw):
         table = read_summary_csv(path, raw, style, skip_bad_rows)
     elif is_console_text(raw):
-        table = read_console_text(path, raw, style)
+        table = read_console_text(path, raw, style, skip_bad_rows)
     else:
         table = read_csv_file(path, raw, style, skip_bad_rows)
     return replace(table, warnings=(*notes, *table.warnings))

@@ -41,6 +41,7 @@ _SECTION = re.compile(r"^\s+Section: (?P<name>.+?)\s*$")
 _RULE = re.compile(r"^\s*-{2,}(?: +-{2,})*\s*$")
 _PROCESS = re.compile(r"^\[(?P<pid>\d+)\] \S")
 _DEVICE_LINE = re.compile(r"^\s+Device (?P<device>\d+)\s*$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029]")
 _REST = (
     r"(?P<rest>(?:, (?:Context \d+|Stream \d+|Device \d+|CC \d+\.\d+|Invocations \d+|\d+ invocations))*)\s*$"
 )
@@ -134,6 +135,9 @@ def _parse(text: str, damage: Damage) -> list[_Kernel]:
     device: int | None = None
     for number, raw_line in enumerate(text.split("\n"), start=1):
         line = raw_line.removesuffix("\r")
+        if _CONTROL.search(line):  # a byte ncu never writes: the line cannot be trusted
+            damage.add(number, "a control character inside the line")
+            continue
         if line.startswith("=="):
             continue
         if table is not None and table.open and _table_line(line, table, kernel):
