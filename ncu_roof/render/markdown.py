@@ -291,6 +291,7 @@ def _warnings(summary: Summary) -> list[str]:
     hint = summary.analysis.collect_hint
     if hint:
         lacking = sum(1 for missing in summary.analysis.columns["missing"].tolist() if missing)
-        who = f"{plural(lacking, 'launch')} lack" if lacking else "Some launches lack"
+        verb = "lacks" if lacking == 1 else "lack"
+        who = f"{plural(lacking, 'launch')} {verb}" if lacking else "Some launches lack"
         parts.append(_folded(f"{who} counters: an ncu run that collects them", code_block(hint, "sh")))
     return parts
