@@ -98,24 +98,26 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             names = ident.loc[rows, "device_name"].dropna()
             ccs = ident.loc[rows, "cc"].dropna()
             name = str(names.iloc[0]) if len(names) else None
-            group, roofs = _device_roofs(norm[rows], name, choice)
+            group, roofs = _device_roofs(_rows(norm, rows), name, choice)
             clock = number(group["sm_clock_hz"].median())
             cc = str(ccs.iloc[0]) if len(ccs) else None
             sms = _sm_count(group, name)
             device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock, sm_count=sms)
             devices.append(device)
             automatic = choice.user is None  # report and built-in roofs: each launch at its clocks
-            v = verdicts(group.reset_index(drop=True), device, automatic)
-            parts.append(
-                device_columns(
-                    ident[rows].reset_index(drop=True), group.reset_index(drop=True), v, device, i, total_s
-                )
-            )
+            v = verdicts(group, device, automatic)
+            parts.append(device_columns(_rows(ident, rows), group, v, device, i, total_s))
     columns = LaunchColumns.concat(parts) if parts else empty_columns()
     missing = sorted({m for row in set(columns["missing"].tolist()) for m in row})
     hint = collect_command(missing) if missing else None
     extra = {"traffic_definition": choice.traffic.value}
     return Analysis(tuple(inputs), tuple(devices), KernelRows(columns), collect_hint=hint, extra=extra)
+
+
+def _rows(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """The rows of one device, indexed from 0 (the frame itself when it is all one device: a
+    100,000-launch table is not copied for nothing)."""
+    return frame if rows.all() else frame[rows].reset_index(drop=True)
 
 
 def _device_roofs(
