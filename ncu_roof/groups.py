@@ -208,21 +208,44 @@ def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[Kern
     above = columns["pct_of_roof"] > 100.0
     notes = columns["notes"]
     out = []
+    durations, devices = duration.tolist(), columns["device"].tolist()
     for start, end in zip(starts.tolist(), [*starts[1:].tolist(), n][: len(starts)], strict=True):
         rows = order[start:end]
+        j = int(rows[0])
+        key = distinct[int(codes[j])]
+        device_total = per_device.get(devices[j], 0.0)
+        if end - start == 1:  # one launch (every group of `--launches`): no arrays to reduce
+            time = None if math.isnan(durations[j]) else durations[j]
+            room = None if math.isnan(headroom[j]) else float(headroom[j])
+            out.append(
+                KernelGroup(
+                    key=key,
+                    rows=(j,),
+                    kernels=analysis.kernels,
+                    time_share=time / total if time is not None and total > 0 else None,
+                    device_share=time / device_total if time is not None and device_total > 0 else None,
+                    total_duration_s=time,
+                    mean_duration_s=time,
+                    min_duration_s=time,
+                    max_duration_s=time,
+                    verdicts=(words[j],),
+                    headroom_s=room,
+                    headroom_complete=room is not None,
+                    above_roof=bool(above[j]),
+                    notes=tuple(dict.fromkeys(notes[j])),
+                )
+            )
+            continue
         times = duration[rows][~np.isnan(duration[rows])]
         time = math.fsum(times.tolist()) if len(times) else None
-        device_total = per_device.get(int(columns["device"][rows[0]]), 0.0)
         seen: dict[str, float] = {}
-        for j in rows.tolist():
-            seen[words[j]] = seen.get(words[j], 0.0) + (
-                0.0 if math.isnan(duration[j]) else float(duration[j])
-            )
-        room = headroom[rows]
-        known = room[~np.isnan(room)]
+        for i in rows.tolist():
+            seen[words[i]] = seen.get(words[i], 0.0) + (0.0 if math.isnan(durations[i]) else durations[i])
+        rooms = headroom[rows]
+        known = rooms[~np.isnan(rooms)]
         out.append(
             KernelGroup(
-                key=distinct[int(codes[rows[0]])],
+                key=key,
                 rows=tuple(rows.tolist()),
                 kernels=analysis.kernels,
                 time_share=time / total if time is not None and total > 0 else None,
@@ -233,7 +256,7 @@ def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[Kern
                 max_duration_s=float(times.max()) if len(times) else None,
                 verdicts=tuple(sorted(seen, key=lambda v: -seen[v])),
                 headroom_s=float(known.sum()) if len(known) else None,
-                headroom_complete=len(known) == len(room),
+                headroom_complete=len(known) == len(rooms),
                 above_roof=bool(above[rows].any()),
                 notes=tuple(dict.fromkeys(chain.from_iterable(notes[rows].tolist()))),
             )

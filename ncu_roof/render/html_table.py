@@ -10,7 +10,7 @@ from typing import Any
 
 from ncu_roof.model import finite_or_none
 from ncu_roof.render.markdown import bandwidth_tier, intensity_tiers
-from ncu_roof.render.summary import VERDICT_WORDS, Row, Summary
+from ncu_roof.render.summary import VERDICT_WORDS, Row, Summary, lead_columns
 from ncu_roof.text import intensity, one_line, pct, shorten, si
 from ncu_roof.vocabulary import Bound
 
@@ -23,7 +23,7 @@ Column = tuple[str, str, bool]  # (data key, header, text column)
 
 
 def table_columns(summary: Summary) -> list[Column]:
-    tiers = intensity_tiers([r.group.lead for r in summary.rows])
+    tiers = intensity_tiers(lead_columns(summary.rows))
     columns: list[Column] = [("rank", "#", False)]
     if summary.multi_device:
         columns.append(("device", "Dev", False))

@@ -14,11 +14,12 @@ from urllib.parse import quote
 import numpy as np
 
 from ncu_roof.analysis import Analysis
+from ncu_roof.columns import LaunchColumns
 from ncu_roof.errors import UsageError
 from ncu_roof.groups import KernelGroup
 from ncu_roof.records import Device, Kernel
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
-from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Row, Summary, plural, summarize
+from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Row, Summary, lead_columns, plural, summarize
 from ncu_roof.render.text import code_block, code_span, plain, table_cell
 from ncu_roof.text import intensity, launch_shape, pct, shorten, si
 from ncu_roof.vocabulary import COMPUTE, TIERS, Bound
@@ -37,11 +38,10 @@ def bandwidth_tier(kernel: Kernel) -> str | None:
     return None
 
 
-def intensity_tiers(kernels: Sequence[Kernel]) -> list[str]:
-    """Memory tiers with an intensity for at least one kernel, in hierarchy order."""
-    present = {
-        tier for k in kernels for tier, value in k.intensity_flop_per_byte.items() if value is not None
-    }
+def intensity_tiers(launches: LaunchColumns) -> list[str]:
+    """Memory tiers with an intensity for at least one launch, in hierarchy order."""
+    values = launches.maps["intensity_flop_per_byte"]
+    present = {tier for tier, a in values.items() if (~np.isnan(a)).any()}
     return [t for t in TIERS if t in present] + sorted(present - set(TIERS))
 
 
@@ -218,7 +218,7 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
 
 
 def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
-    tiers = intensity_tiers([r.group.lead for r in rows])
+    tiers = intensity_tiers(lead_columns(rows))
     launch = "Longest launch" if summary.by_nvtx else "Launch"  # an NVTX range: its kernel too
     header = ["#", launch, "Binding", *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth"]
     if summary.grouped:

@@ -18,6 +18,7 @@ from functools import cached_property
 import numpy as np
 
 from ncu_roof.analysis import Analysis
+from ncu_roof.columns import LaunchColumns, columns_of, empty_columns
 from ncu_roof.groups import (
     FixFirst,
     GroupBy,
@@ -147,6 +148,14 @@ class Summary:
             "Binding = the roof that limits the kernel in the roofline model",
             "Bandwidth = achieved, at the binding tier (DRAM when compute-bound)",
         ]
+
+
+def lead_columns(rows: Sequence[Row]) -> LaunchColumns:
+    """The launch columns of the rows' leads (each row's longest launch), in row order."""
+    if not rows:
+        return empty_columns()
+    leads = np.array([r.group.rows[0] for r in rows], dtype="int64")
+    return columns_of(rows[0].group.kernels).take(leads)
 
 
 def summarize(
