@@ -186,6 +186,27 @@ def verdict_words(columns: LaunchColumns) -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class _PerLaunch:
+    """What groups are made of, per launch (row j), as plain lists and arrays."""
+
+    kernels: Sequence[Kernel]
+    duration_s: np.ndarray
+    durations_s: list[float]
+    words: list[str]
+    headroom_s: np.ndarray
+    above: np.ndarray
+    notes: np.ndarray
+    total_s: float
+
+    def shares(self, time: float | None, device_total_s: float) -> tuple[float | None, float | None]:
+        """Of the whole analysis' time, and of its device's."""
+        if time is None:
+            return None, None
+        whole = time / self.total_s if self.total_s > 0 else None
+        return whole, time / device_total_s if device_total_s > 0 else None
+
+
 def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[KernelGroup]:
     """Groups in first-launch order (`GroupBy.NONE`: one group per launch, keyed by kernel)."""
     columns = analysis.columns
@@ -201,67 +222,80 @@ def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[Kern
     duration = columns["duration_s"]
     order = np.lexsort((-np.nan_to_num(duration, nan=-1.0), codes))  # by group, slowest first
     starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]]) if n else np.zeros(0, int)
-    total = analysis.total_duration_s
     per_device = device_totals_s(analysis)
-    words = verdict_words(columns)
-    headroom = headroom_array(duration, columns["pct_of_roof"])
-    above = columns["pct_of_roof"] > 100.0
-    notes = columns["notes"]
+    launches = _PerLaunch(
+        kernels=analysis.kernels,
+        duration_s=duration,
+        durations_s=duration.tolist(),
+        words=verdict_words(columns),
+        headroom_s=headroom_array(duration, columns["pct_of_roof"]),
+        above=columns["pct_of_roof"] > 100.0,
+        notes=columns["notes"],
+        total_s=analysis.total_duration_s,
+    )
+    devices = columns["device"].tolist()
     out = []
-    durations, devices = duration.tolist(), columns["device"].tolist()
     for start, end in zip(starts.tolist(), [*starts[1:].tolist(), n][: len(starts)], strict=True):
         rows = order[start:end]
-        j = int(rows[0])
-        key = distinct[int(codes[j])]
-        device_total = per_device.get(devices[j], 0.0)
-        if end - start == 1:  # one launch (every group of `--launches`): no arrays to reduce
-            time = None if math.isnan(durations[j]) else durations[j]
-            room = None if math.isnan(headroom[j]) else float(headroom[j])
-            out.append(
-                KernelGroup(
-                    key=key,
-                    rows=(j,),
-                    kernels=analysis.kernels,
-                    time_share=time / total if time is not None and total > 0 else None,
-                    device_share=time / device_total if time is not None and device_total > 0 else None,
-                    total_duration_s=time,
-                    mean_duration_s=time,
-                    min_duration_s=time,
-                    max_duration_s=time,
-                    verdicts=(words[j],),
-                    headroom_s=room,
-                    headroom_complete=room is not None,
-                    above_roof=bool(above[j]),
-                    notes=tuple(dict.fromkeys(notes[j])),
-                )
-            )
-            continue
-        times = duration[rows][~np.isnan(duration[rows])]
-        time = math.fsum(times.tolist()) if len(times) else None
-        seen: dict[str, float] = {}
-        for i in rows.tolist():
-            seen[words[i]] = seen.get(words[i], 0.0) + (0.0 if math.isnan(durations[i]) else durations[i])
-        rooms = headroom[rows]
-        known = rooms[~np.isnan(rooms)]
-        out.append(
-            KernelGroup(
-                key=key,
-                rows=tuple(rows.tolist()),
-                kernels=analysis.kernels,
-                time_share=time / total if time is not None and total > 0 else None,
-                device_share=time / device_total if time is not None and device_total > 0 else None,
-                total_duration_s=time,
-                mean_duration_s=time / len(times) if time is not None else None,
-                min_duration_s=float(times.min()) if len(times) else None,
-                max_duration_s=float(times.max()) if len(times) else None,
-                verdicts=tuple(sorted(seen, key=lambda v: -seen[v])),
-                headroom_s=float(known.sum()) if len(known) else None,
-                headroom_complete=len(known) == len(rooms),
-                above_roof=bool(above[rows].any()),
-                notes=tuple(dict.fromkeys(chain.from_iterable(notes[rows].tolist()))),
-            )
-        )
+        key = distinct[int(codes[rows[0]])]
+        device_total = per_device.get(devices[int(rows[0])], 0.0)
+        make = _one_launch if end - start == 1 else _launches
+        out.append(make(key, rows, launches, device_total))
     return out  # in first-launch order: the groups' codes are
+
+
+def _one_launch(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: float) -> KernelGroup:
+    """A group of one launch (every group of `--launches`): no arrays to reduce."""
+    j = int(rows[0])
+    time = None if math.isnan(x.durations_s[j]) else x.durations_s[j]
+    room = None if math.isnan(x.headroom_s[j]) else float(x.headroom_s[j])
+    share, device_share = x.shares(time, device_total_s)
+    return KernelGroup(
+        key=key,
+        rows=(j,),
+        kernels=x.kernels,
+        time_share=share,
+        device_share=device_share,
+        total_duration_s=time,
+        mean_duration_s=time,
+        min_duration_s=time,
+        max_duration_s=time,
+        verdicts=(x.words[j],),
+        headroom_s=room,
+        headroom_complete=room is not None,
+        above_roof=bool(x.above[j]),
+        notes=tuple(dict.fromkeys(x.notes[j])),
+    )
+
+
+def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: float) -> KernelGroup:
+    """A group of several launches (`rows`, slowest first): sums, extremes, verdicts by time."""
+    times = x.duration_s[rows][~np.isnan(x.duration_s[rows])]
+    time = math.fsum(times.tolist()) if len(times) else None
+    seen: dict[str, float] = {}
+    for i in rows.tolist():
+        seen[x.words[i]] = seen.get(x.words[i], 0.0) + (
+            0.0 if math.isnan(x.durations_s[i]) else x.durations_s[i]
+        )
+    rooms = x.headroom_s[rows]
+    known = rooms[~np.isnan(rooms)]
+    share, device_share = x.shares(time, device_total_s)
+    return KernelGroup(
+        key=key,
+        rows=tuple(rows.tolist()),
+        kernels=x.kernels,
+        time_share=share,
+        device_share=device_share,
+        total_duration_s=time,
+        mean_duration_s=time / len(times) if time is not None else None,
+        min_duration_s=float(times.min()) if len(times) else None,
+        max_duration_s=float(times.max()) if len(times) else None,
+        verdicts=tuple(sorted(seen, key=lambda v: -seen[v])),
+        headroom_s=float(known.sum()) if len(known) else None,
+        headroom_complete=len(known) == len(rooms),
+        above_roof=bool(x.above[rows].any()),
+        notes=tuple(dict.fromkeys(chain.from_iterable(x.notes[rows].tolist()))),
+    )
 
 
 def ranked(groups: Iterable[KernelGroup], by: SortBy = SortBy.TIME) -> list[KernelGroup]:
