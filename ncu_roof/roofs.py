@@ -79,7 +79,7 @@ def fill_builtin(norm: pd.DataFrame, hardware: Hardware | None, replace: bool = 
     import numpy as np
     import pandas as pd
 
-    out = norm.copy()
+    out = norm.copy(deep=False)  # columns are replaced, never written into: the input stays as it was
     if hardware is None:
         return out
     for key, (per_clock, kind) in hardware.per_clock().items():
