@@ -54,16 +54,6 @@ class Analysis:
         duration = self.columns["duration_s"]
         return math.fsum(duration[~np.isnan(duration)].tolist())
 
-    def by_time(self) -> list[Kernel]:
-        """Kernels sorted by share of total time, largest first (unknown durations last)."""
-        return [self.kernels[j] for j in time_order(self.columns["duration_s"])]
-
-
-def time_order(duration_s: np.ndarray) -> list[int]:
-    """Row indices, longest first; unknown durations last; ties in launch order."""
-    order: list[int] = np.argsort(-np.nan_to_num(duration_s, nan=-1.0), kind="stable").tolist()
-    return order
-
 
 @dataclass(frozen=True)
 class RoofChoice:

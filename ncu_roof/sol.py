@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.model import finite, is_set, objects
+from ncu_roof.model import is_set, objects
 from ncu_roof.vocabulary import COMPUTE, SOL_MEMORY_UNITS, Bound, VerdictBasis
 
 # Nsight's SOLBottleneck rule (sections/SpeedOfLight.py): neither SM nor memory reaches 60 % →
@@ -88,11 +88,3 @@ def verdict_arrays(binding: np.ndarray, roofline_supported: np.ndarray, sol: Sol
         (roofline_bound == Bound.MEMORY) & (sol.bound == Bound.COMPUTE)
     )
     return VerdictArrays(bound=bound, basis=basis, disagrees=has_roofline & opposite)
-
-
-def is_latency_bound(sol_sm_pct: float | None, sol_memory_pct: float | None) -> bool:
-    """Nsight's rule: neither SM nor memory throughput reaches 60 % of its peak."""
-    if not (finite(sol_sm_pct) and finite(sol_memory_pct)):
-        return False
-    assert sol_sm_pct is not None and sol_memory_pct is not None
-    return sol_sm_pct < LATENCY_SOL_PCT and sol_memory_pct < LATENCY_SOL_PCT

@@ -14,6 +14,7 @@ import pytest
 from test_markdown import HOSTILE, corpus_analysis, synthetic, with_intensities
 
 from ncu_roof.analysis import Analysis
+from ncu_roof.records import Kernel
 from ncu_roof.render.html import render_html, script_json
 from ncu_roof.render.summary import Summary, summarize
 from ncu_roof.text import one_line
@@ -58,7 +59,7 @@ class Page(HTMLParser):
 def test_hostile_names_are_escaped_text_everywhere() -> None:
     analysis = synthetic(HOSTILE)
     page = Page(render_html(analysis, plot_svg=STUB_SVG))
-    assert page.fullnames == [one_line(k.name) for k in analysis.by_time()]
+    assert page.fullnames == [one_line(k.name) for k in by_time(analysis)]
     assert len(page.tags("script")) == 2  # the JSON data and our own script, nothing from names
     assert [a["href"] for a in page.tags("a")] == ["#k1"]  # fix first; table rows come from the script
     benign = Page(render_html(synthetic([f"k{i}" for i in range(len(HOSTILE))]), plot_svg=STUB_SVG))
@@ -74,7 +75,7 @@ def test_embedded_data_round_trips_the_names_and_cannot_close_the_script() -> No
     assert attrs == {"type": "application/json", "id": "ncu-roof-data"}
     assert not re.search("[<>&]", payload)
     data = json.loads(payload)
-    assert [data["names"][r["name"]] for r in data["rows"]] == [k.name for k in analysis.by_time()]
+    assert [data["names"][r["name"]] for r in data["rows"]] == [k.name for k in by_time(analysis)]
     keys = [c["key"] for c in data["columns"]]
     assert data["rows"][0]["sort"][keys.index("duration")] == pytest.approx(1e-3)
     assert data["rows"][0]["cells"][keys.index("duration")] == "1 ms"
@@ -184,7 +185,7 @@ def test_real_report_shows_every_kernel_and_sorts(tmp_path: Path) -> None:
     dom, stderr = chromium(page, tmp_path, "--dump-dom", query="?sort=duration&dir=asc")
     assert console_lines(stderr) == []
     assert 'data-sorted="duration:asc"' in dom
-    durations = [analysis.by_time()[k].duration_s or 0.0 for k in dom_order(dom)]
+    durations = [by_time(analysis)[k].duration_s or 0.0 for k in dom_order(dom)]
     shortest = sorted(k.duration_s or 0.0 for k in analysis.kernels)[:100]
     assert durations == shortest
     dom, _ = chromium(page, tmp_path, "--dump-dom", query="?q=__cuda_linear&bound=compute")
@@ -200,3 +201,8 @@ def test_screenshot_of_a_real_report(tmp_path: Path) -> None:
     assert console_lines(stderr) == []
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 50_000  # a page, not a blank
+
+
+def by_time(analysis: Analysis) -> list[Kernel]:
+    """The launches, longest first (unknown durations last; ties in launch order)."""
+    return sorted(analysis.kernels, key=lambda k: -(k.duration_s if k.duration_s is not None else -1.0))

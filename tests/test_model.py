@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from ncu_roof.model import bound_of, compute_roof, roofline
-from ncu_roof.sol import is_latency_bound
+from ncu_roof.sol import sol_arrays
 from ncu_roof.vocabulary import COMPUTE, Bound
 
 G = 1e9
@@ -115,9 +116,12 @@ def test_compute_roof_without_the_precisions_peak_is_none() -> None:
 
 
 def test_latency_rule() -> None:
-    assert is_latency_bound(59.9, 10.0)
-    assert not is_latency_bound(60.0, 10.0)
-    assert not is_latency_bound(None, 10.0)
+    """Nsight's rule, through the one implementation: neither SM nor memory reaches 60 %."""
+    sm, memory = np.array([59.9, 60.0, np.nan]), np.array([10.0, 10.0, 10.0])
+    bound = sol_arrays(sm, memory, {}, np.full(3, 2.0)).bound.tolist()
+    assert bound[0] is Bound.LATENCY
+    assert bound[1] is not Bound.LATENCY
+    assert bound[2] is Bound.UNKNOWN  # no SM figure: nothing is said
 
 
 _pos = st.floats(min_value=1e-3, max_value=1e15, allow_nan=False, allow_infinity=False)

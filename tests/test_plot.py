@@ -11,9 +11,11 @@ from conftest import analyzed
 from test_diff import BASE, HEAD, HOSTILE, write
 
 from ncu_roof.analysis import Analysis, analyze
+from ncu_roof.groups import KernelGroup
 from ncu_roof.ingest import read_input
+from ncu_roof.records import Kernel
 from ncu_roof.render.plot import PlotOptions, render_plot
-from ncu_roof.render.plot_panel import MAX_MARKERS, kernel_points, panel
+from ncu_roof.render.plot_panel import MAX_MARKERS, KernelPoint, group_points, panel
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 REPORTS = [
@@ -224,3 +226,8 @@ def test_int8_tensor_and_xu_ceilings_are_drawn_in_ops_per_s(fixtures: Path) -> N
 
     example = render_plot(analyzed(Path(example_path()))).decode("utf-8")
     assert "XU (special functions)" not in example
+
+
+def kernel_points(kernel: Kernel) -> list[KernelPoint]:
+    """The drawable points of one launch, as a group of one."""
+    return group_points(KernelGroup.of((kernel.name, kernel.grid, kernel.block, kernel.device), (kernel,)))

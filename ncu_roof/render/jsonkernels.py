@@ -200,18 +200,18 @@ def _sparse(arrays: Mapping[str, np.ndarray], n: int) -> list[str]:
     pattern of present keys, filled for the launches with that pattern."""
     if not arrays:
         return ["{}"] * n
-    names = [encode_basestring(k) for k in arrays]
-    texts = [np.array(numbers_text(a), dtype=object) for a in arrays.values()]
+    names = list(arrays)
+    texts = [numbers_text(a) for a in arrays.values()]
     present = np.column_stack([~np.isnan(a) for a in arrays.values()])
     codes = _pattern_codes(present)
+    order = np.argsort(codes, kind="stable")
+    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]])
     out: list[str] = [""] * n
-    for code in np.unique(codes).tolist():
-        rows = np.flatnonzero(codes == code)
+    for rows in np.split(order, starts[1:]):
         keys = np.flatnonzero(present[rows[0]]).tolist()
-        template = "{" + ", ".join(f"{names[i]}: %s" for i in keys) + "}"
-        cells = zip(*(texts[i][rows] for i in keys), strict=True) if keys else [()] * len(rows)
-        for j, parts in zip(rows.tolist(), cells, strict=True):
-            out[j] = template % parts
+        template = _object_template({names[i]: "%s" for i in keys})
+        at = rows.tolist()
+        _fill(out, at, template, [[texts[i][j] for j in at] for i in keys])
     return out
 
 

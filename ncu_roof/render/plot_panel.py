@@ -85,13 +85,6 @@ def group_points(group: KernelGroup) -> list[KernelPoint]:
     return points
 
 
-def kernel_points(kernel: Kernel) -> list[KernelPoint]:
-    """Drawable points of one launch (a group of one)."""
-    key = (kernel.name, kernel.grid, kernel.block, kernel.device)
-    one = KernelGroup.of(key, (kernel,))
-    return group_points(one)
-
-
 def merged_roofs(
     values: Mapping[str, float], names: Mapping[str, str], colours: Mapping[str, str], other: str
 ) -> list[RoofLine]:
