@@ -77,7 +77,6 @@ def fill_builtin(norm: pd.DataFrame, hardware: Hardware | None, replace: bool = 
     its traffic was counted with (`bw_<tier>_builtin`), or where it has no traffic.
     """
     import numpy as np
-    import pandas as pd
 
     out = norm.copy(deep=False)  # columns are replaced, never written into: the input stays as it was
     if hardware is None:
@@ -96,10 +95,20 @@ def fill_builtin(norm: pd.DataFrame, hardware: Hardware | None, replace: bool = 
             take &= out[f"bw_{key}_builtin"].astype(bool) | out[f"{key}_bytes"].isna()
         out[column] = out[column].where(~take, value)
         recipe = f"{hardware.origin} ({hardware.describe(key)})"
-        out[f"{column}_recipe"] = out[f"{column}_recipe"].where(~take, recipe)
+        out[f"{column}_recipe"] = _filled(out[f"{column}_recipe"], take, recipe)
         out[f"{column}_clock_hz"] = clock.where(take, measured)
-        out[f"{column}_at"] = pd.Series("measured", index=out.index).where(~take | (measured > 0), "boost")
+        out[f"{column}_at_boost"] = take & ~(measured > 0)
     return out
+
+
+def _filled(labels: pd.Series, where: pd.Series, label: str) -> pd.Series:
+    """`labels` with `label` where asked: one shared string (pandas' `where` with a string makes
+    one per row, 23 MB a column at 100,000 launches)."""
+    import pandas as pd
+
+    values = labels.to_numpy(dtype=object, copy=True)
+    values[where.to_numpy(dtype=bool)] = label
+    return pd.Series(values, index=labels.index, dtype=object)
 
 
 def report_roofs(normalized: pd.DataFrame, name: str | None = None, source: str | None = None) -> Roofs:
@@ -125,7 +134,7 @@ def report_roofs(normalized: pd.DataFrame, name: str | None = None, source: str 
         origins.append("report" if recipe.startswith("report") else recipe.split(" (", 1)[0])
         measured = normalized[CLOCK_COLUMNS[_ROOF_CLOCK[key]]]
         clock = normalized.get(f"{column}_clock_hz", measured).median()
-        boost = bool((normalized.get(f"{column}_at", pd.Series(dtype="object")) == "boost").any())
+        boost = f"{column}_at_boost" in normalized.columns and bool(normalized[f"{column}_at_boost"].any())
         when = "at boost" if boost else "at measured"
         at = f" {when} {ghz_text(float(clock))} GHz" if pd.notna(clock) else " at the measured clock"
         sources[key] = f"{recipe}{at} (median of {n} launches)"
