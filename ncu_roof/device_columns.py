@@ -13,7 +13,7 @@ import pandas as pd
 
 from ncu_roof.columns import LaunchColumns
 from ncu_roof.model import is_set, objects
-from ncu_roof.notes import NoteInputs, launch_notes
+from ncu_roof.notes import NoteInputs, fixed, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
 from ncu_roof.verdicts import Verdicts
@@ -164,7 +164,7 @@ def device_columns(
             missing=missing,
             no_compute_roofs=not device.roofs.compute_flop_per_s,
             unroofed=v.arrays.unroofed,
-            bytes_recipe={t: [r.get(f"{t}_bytes", "") for r in recipe] for t in v.arrays.unroofed},
+            recipe=recipe,
             not_collected=not_collected,
             flop=flop,
             flop_total_is_lower_bound=lower,
@@ -183,14 +183,11 @@ def device_columns(
             waves=group["waves_per_sm"].to_numpy(dtype="float64"),
             busiest_pipe=_busiest_pipe(pipes, n),
             busiest_tier=_busiest_tier(achieved_bw, device.roofs, ~np.isnan(flop_total)),
-            tensor_by_pipe=np.array([r.get("flop_tensor", "").endswith("*512") for r in recipe], dtype=bool)
-            & (np.nan_to_num(flop["tensor"]) > 0),
+            tensor_by_pipe=_by_pipe_shape(group) & (np.nan_to_num(flop["tensor"]) > 0),
         )
     )
     given = ident["input_notes"].tolist()
-    values["notes"] = _objects(
-        [(*(g or ()), *made) if g or made else () for g, made in zip(given, notes, strict=True)]
-    )
+    values["notes"] = _objects([(*g, *made) if g else made for g, made in zip(given, notes, strict=True)])
     maps = {
         "flop": {**flop, "total": flop_total},
         "bytes": nbytes,
@@ -201,6 +198,14 @@ def device_columns(
         "pipe_pct": pipes,
     }
     return LaunchColumns(n, values, maps)
+
+
+def _by_pipe_shape(group: pd.DataFrame) -> np.ndarray:
+    """Whether a launch's tensor FLOPs are tensor-pipe instructions x 512 (its recipe says so)."""
+    recipe = _coded(group, "flop_tensor_recipe", _text_value)
+    shaped = np.array([bool(r) and r.endswith("*512") for r in [*recipe.values, None]], dtype=bool)
+    out: np.ndarray = shaped[recipe.codes]  # code -1 (no recipe): the last entry
+    return out
 
 
 def _objects(values: Sequence[Any]) -> np.ndarray:
@@ -372,11 +377,11 @@ def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int) -> np.ndarray:
     out = np.full(n, None, dtype=object)
     if not compute:
         return out
-    names = list(compute)
+    names = np.array([f"{p} pipe " for p in compute], dtype=object)
     pct = np.column_stack(list(compute.values()))
     best = np.argmax(np.where(np.isnan(pct), -np.inf, pct), axis=1)
-    for j in np.flatnonzero(~np.isnan(pct).all(axis=1)).tolist():
-        out[j] = f"{names[best[j]]} pipe {pct[j, best[j]]:.0f}%"
+    rows = np.flatnonzero(~np.isnan(pct).all(axis=1))
+    out[rows] = names[best[rows]] + fixed(pct[rows, best[rows]], 0) + "%"
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,9 @@ from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.sol import LATENCY_SOL_PCT
 from ncu_roof.vocabulary import COMPUTE, PRECISIONS, Bound, VerdictBasis
 
-Adder = Callable[[np.ndarray, Callable[[int], str | list[str]]], None]
+Made = list[tuple[np.ndarray, "str | np.ndarray | list[list[str]]"]]  # (rows, their texts) per rule
+Texts = Callable[[np.ndarray], "str | np.ndarray | list[list[str]]"]
+Adder = Callable[[np.ndarray, Texts], None]
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,7 @@ class NoteInputs:
     missing: np.ndarray  # object: tuple of missing quantities
     no_compute_roofs: bool  # the device has no compute roofs at all
     unroofed: Mapping[str, np.ndarray]  # tier → bool: traffic but no roof of that counter
-    bytes_recipe: Mapping[str, list[str]]  # tier → the formula of its bytes ("" when none)
+    recipe: np.ndarray  # object: {quantity: its formula} per launch
     not_collected: np.ndarray  # object: {precision: terms read n/a}
     flop: Mapping[str, np.ndarray]  # per precision, NaN when not collected
     flop_total_is_lower_bound: np.ndarray  # bool
@@ -51,15 +54,19 @@ class NoteInputs:
     tensor_by_pipe: np.ndarray  # bool: tensor FLOPs from pipe instructions x 512
 
 
-def launch_notes(x: NoteInputs) -> list[list[str]]:
-    """The notes of every launch, in reading order."""
-    n = len(x.failed)
-    notes: list[list[str]] = [[] for _ in range(n)]
+def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
+    """The notes of every launch, in reading order.
 
-    def add(mask: np.ndarray, text: Callable[[int], str | list[str]]) -> None:
-        for j in np.flatnonzero(mask).tolist():
-            made = text(j)
-            notes[j] += [made] if isinstance(made, str) else made
+    Each rule makes its sentences for the rows its mask selects at once: one text for all of
+    them, an object array of texts built column-wise (numbers formatted per column, joined by
+    elementwise `+`), or a list of sentences per row for the few rules that can say several."""
+    n = len(x.failed)
+    made: Made = []
+
+    def add(mask: np.ndarray, text: Texts) -> None:
+        rows = np.flatnonzero(mask)
+        if len(rows):
+            made.append((rows, text(rows)))
 
     add(
         x.collection_failed,
@@ -73,7 +80,7 @@ def launch_notes(x: NoteInputs) -> list[list[str]]:
     missing = x.missing
     add(
         ok & np.array([bool(m) for m in missing], dtype=bool),
-        lambda j: "missing counters: " + ", ".join(missing[j]),
+        lambda rows: _each_distinct(missing[rows], lambda m: "missing counters: " + ", ".join(m)),
     )
     if x.no_compute_roofs:
         add(
@@ -83,19 +90,19 @@ def launch_notes(x: NoteInputs) -> list[list[str]]:
             ),
         )
     unroofed = np.column_stack([x.unroofed[t] for t in x.unroofed]) if x.unroofed else np.zeros((n, 0), bool)
-    add(ok & unroofed.any(axis=1), lambda j: _unroofed(x, j))
+    add(ok & unroofed.any(axis=1), lambda rows: [_unroofed(x, j) for j in rows.tolist()])
     not_collected = x.not_collected
     add(
         ok & np.array([bool(c) for c in not_collected], dtype=bool),
-        lambda j: _not_collected(not_collected[j]),
+        lambda rows: [_not_collected(not_collected[j]) for j in rows.tolist()],
     )
-    add(ok & x.flop_total_is_lower_bound, lambda j: _lower_bound(x, j))
+    add(ok & x.flop_total_is_lower_bound, lambda rows: _lower_bound(x, rows))
     no_tensor = np.isnan(x.flop["tensor"])
     tensor_busy = ~np.isnan(x.tensor_pipe_pct) & (x.tensor_pipe_pct != 0)
     add(
         ok & no_tensor & tensor_busy & ~x.integer_tensor_ops,
-        lambda j: (
-            f"tensor pipe {x.tensor_pipe_pct[j]:.0f}% busy; tensor FLOPs not counted — collect "
+        lambda rows: (
+            "tensor pipe " + fixed(x.tensor_pipe_pct[rows], 0) + "% busy; tensor FLOPs not counted — collect "
             "sm__ops_path_tensor_* (ncu --metrics regex:sm__ops_path_tensor_.*)"
         ),
     )
@@ -103,20 +110,25 @@ def launch_notes(x: NoteInputs) -> list[list[str]]:
     busiest = x.busiest_pipe
     add(
         ok & basis_none & is_set(busiest),
-        lambda j: (
-            f"busiest pipe: {busiest[j]}; without memory traffic or SOL percentages no verdict can be made"
+        lambda rows: (
+            "busiest pipe: "
+            + busiest[rows]
+            + "; without memory traffic or SOL percentages no verdict can be made"
         ),
     )
     tiers = x.busiest_tier
     add(
         ok & basis_none & is_set(tiers),
-        lambda j: (
-            f"no FLOP counters, so no roof can be said to bind; its busiest tier, {tiers[j][0]}, ran at "
-            f"{tiers[j][1]:.0f}% of its bandwidth"
+        lambda rows: _objects(
+            [
+                f"no FLOP counters, so no roof can be said to bind; its busiest tier, {tier}, ran at "
+                f"{pct:.0f}% of its bandwidth"
+                for tier, pct in tiers[rows].tolist()
+            ]
         ),
     )
     _verdict_notes(x, ok, add)
-    add(ok & (x.pct > 100.0), lambda j: _above_roof(x, j))
+    add(ok & (x.pct > 100.0), lambda rows: _above_roof(x, rows))
     add(
         ok & x.tensor_by_pipe,
         lambda _: "tensor FLOPs = tensor-pipe instructions x 512 (V100 HMMA shape): approximate here",
@@ -124,17 +136,54 @@ def launch_notes(x: NoteInputs) -> list[list[str]]:
     latency = x.bound == Bound.LATENCY
     add(
         ok & (x.waves < 1) & ~latency,
-        lambda j: f"less than one wave ({x.waves[j]:.2f} per SM): counters of small launches are noisy",
+        lambda rows: (
+            "less than one wave ("
+            + fixed(x.waves[rows], 2)
+            + " per SM): counters of small launches are noisy"
+        ),
     )
-    return notes
+    return _per_launch(made, n)
+
+
+def _per_launch(made: Made, n: int) -> list[tuple[str, ...]]:
+    """The rules' sentences gathered per launch, rule order kept."""
+    notes: list[list[str]] = [[] for _ in range(n)]
+    for rows, texts in made:
+        if isinstance(texts, str):
+            for j in rows.tolist():
+                notes[j].append(texts)
+        elif isinstance(texts, np.ndarray):
+            for j, text in zip(rows.tolist(), texts.tolist(), strict=True):
+                notes[j].append(text)
+        else:
+            for j, several in zip(rows.tolist(), texts, strict=True):
+                notes[j] += several
+    return [tuple(row) for row in notes]
+
+
+def fixed(values: np.ndarray, digits: int) -> np.ndarray:
+    """Each number as `f"{v:.{digits}f}"`, an object array (to join with `+`)."""
+    return _objects(list(map(f"{{:.{digits}f}}".format, values.tolist())))
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _each_distinct(values: np.ndarray, make: Callable[[Any], str]) -> np.ndarray:
+    """`make(v)` for every value, made once per distinct value (values are hashable)."""
+    done: dict[Any, str] = {}
+    return _objects([done[v] if v in done else done.setdefault(v, make(v)) for v in values.tolist()])
 
 
 def _verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     """Why the verdict has the basis it has (latency, SOL, no SOL), and where SOL disagrees."""
     latency = x.bound == Bound.LATENCY
     sol = x.basis == VerdictBasis.SOL
-    add(ok & latency, lambda j: _latency(x, j))
-    add(ok & ~latency & sol, lambda j: _sol_basis(x, j))
+    add(ok & latency, lambda rows: _latency(x, rows))
+    add(ok & ~latency & sol, lambda rows: _sol_basis(x, rows))
     no_sol = np.isnan(x.sol_sm_pct) | np.isnan(x.sol_memory_pct)
     add(
         ok & ~latency & ~sol & (x.bound != Bound.UNKNOWN) & no_sol,
@@ -143,7 +192,7 @@ def _verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
             "the latency-bound check (Nsight's 60% rule) was not made"
         ),
     )
-    add(ok & x.disagrees & ~latency, lambda j: _disagrees(x, j))
+    add(ok & x.disagrees & ~latency, lambda rows: _disagrees(x, rows))
 
 
 def _not_collected(not_collected: Mapping[str, tuple[str, ...]]) -> list[str]:
@@ -164,60 +213,115 @@ def _not_collected(not_collected: Mapping[str, tuple[str, ...]]) -> list[str]:
 
 def _unroofed(x: NoteInputs, j: int) -> list[str]:
     return [
-        f"no roofline verdict: {tier} has traffic ({x.bytes_recipe[tier][j]}) but no roof of that counter, "
-        f"and may be what binds; give its bandwidth with --roofs FILE ([bandwidth] {tier} = ...)"
+        f"no roofline verdict: {tier} has traffic ({x.recipe[j].get(f'{tier}_bytes', '')}) but no roof "
+        f"of that counter, and may be what binds; give its bandwidth with --roofs FILE "
+        f"([bandwidth] {tier} = ...)"
         for tier, unroofed in x.unroofed.items()
         if unroofed[j]
     ]
 
 
-def _lower_bound(x: NoteInputs, j: int) -> str:
-    absent = [f"{p} not collected" for p in PRECISIONS if np.isnan(x.flop[p][j])]
-    absent += [f"{p} partial" for p in x.not_collected[j]]
-    return f"FLOP total is a lower bound ({', '.join(absent)})"
+def _lower_bound(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    absent = np.column_stack([np.isnan(x.flop[p][rows]) for p in PRECISIONS])
+    codes = absent @ (1 << np.arange(len(PRECISIONS)))
+    keys = list(zip(codes.tolist(), map(id, x.not_collected[rows].tolist()), strict=True))
+    partial = dict(zip(keys, x.not_collected[rows].tolist(), strict=True))
+
+    def make(key: tuple[int, int]) -> str:
+        words = [f"{p} not collected" for i, p in enumerate(PRECISIONS) if key[0] >> i & 1]
+        words += [f"{p} partial" for p in partial[key]]
+        return f"FLOP total is a lower bound ({', '.join(words)})"
+
+    return _each_distinct(_objects(keys), make)
 
 
-def _verdict_words(binding: str | None, pct: float) -> str:
-    if binding is None:
-        return "nothing (no roofs or counters)"
-    where = "compute-bound" if binding == COMPUTE else f"memory-bound at {binding}"
-    return where if np.isnan(pct) else f"{where} ({pct:.0f}% of roof)"
+def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
+    """`compute-bound (42% of roof)`, `memory-bound at dram`, `nothing (…)` per launch."""
+    memory = "memory-bound at " + binding.astype(str)
+    where = np.where(binding == COMPUTE, "compute-bound", memory).astype(object)
+    known = ~np.isnan(pct)
+    words = where.copy()
+    words[known] = where[known] + " (" + fixed(pct[known], 0) + "% of roof)"
+    out: np.ndarray = np.where(is_set(binding), words, "nothing (no roofs or counters)")
+    return out
 
 
-def _latency(x: NoteInputs, j: int) -> str:
-    waves = x.waves[j]
-    grid = f"; small grid ({waves:.2f} waves per SM)" if waves < 1 else ""
-    binding = x.binding[j] if x.supported[j] else None
-    return (
-        f"latency-bound: SM {x.sol_sm_pct[j]:.0f}% and memory {x.sol_memory_pct[j]:.0f}% of peak, both under "
-        f"{LATENCY_SOL_PCT:.0f}%{grid}; the roofline alone says {_verdict_words(binding, x.pct[j])}"
+def _pct(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    return fixed(values[rows], 0)
+
+
+def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    waves = x.waves[rows]
+    small = waves < 1
+    grid = np.full(len(rows), "", dtype=object)
+    grid[small] = "; small grid (" + fixed(waves[small], 2) + " waves per SM)"
+    binding = x.binding[rows].copy()
+    binding[~x.supported[rows]] = None
+    out: np.ndarray = (
+        "latency-bound: SM "
+        + _pct(x.sol_sm_pct, rows)
+        + "% and memory "
+        + _pct(x.sol_memory_pct, rows)
+        + f"% of peak, both under {LATENCY_SOL_PCT:.0f}%"
+        + grid
+        + "; the roofline alone says "
+        + _verdict_words(binding, x.pct[rows])
     )
+    return out
 
 
-def _sol_basis(x: NoteInputs, j: int) -> str:
-    why = (
+def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
+    """`prefix + unit` where the launch names its busiest memory unit, else ""."""
+    out = np.full(len(units), "", dtype=object)
+    named = np.array([bool(u) for u in units.tolist()], dtype=bool)
+    out[named] = prefix + units[named].astype(str).astype(object)
+    return out
+
+
+def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    why = np.where(
+        is_set(x.binding[rows]),
         "no floating-point or tensor work was counted and no pipe utilisation was collected, so "
-        "the roofline cannot see this kernel's (integer) work"
-        if x.binding[j] is not None
-        else "the roofline needs FLOP and byte counters with roofs"
+        "the roofline cannot see this kernel's (integer) work",
+        "the roofline needs FLOP and byte counters with roofs",
+    ).astype(object)
+    out: np.ndarray = (
+        "verdict from Speed of Light (Nsight's rule): SM "
+        + _pct(x.sol_sm_pct, rows)
+        + "%, memory "
+        + _pct(x.sol_memory_pct, rows)
+        + "%"
+        + _unit_words(x.sol_unit[rows], ", busiest memory unit ")
+        + "; "
+        + why
     )
-    unit = f", busiest memory unit {x.sol_unit[j]}" if x.sol_unit[j] else ""
-    return (
-        f"verdict from Speed of Light (Nsight's rule): SM {x.sol_sm_pct[j]:.0f}%, memory "
-        f"{x.sol_memory_pct[j]:.0f}%{unit}; {why}"
+    return out
+
+
+def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    bound = _objects([b.value for b in x.sol_bound[rows].tolist()])
+    out: np.ndarray = (
+        "Speed of Light disagrees: SM "
+        + _pct(x.sol_sm_pct, rows)
+        + "%, memory "
+        + _pct(x.sol_memory_pct, rows)
+        + "% says "
+        + bound
+        + "-bound"
+        + _unit_words(x.sol_unit[rows], " at ")
+        + "; the roofline says "
+        + _verdict_words(x.binding[rows], x.pct[rows])
     )
+    return out
 
 
-def _disagrees(x: NoteInputs, j: int) -> str:
-    unit = f" at {x.sol_unit[j]}" if x.sol_unit[j] else ""
-    return (
-        f"Speed of Light disagrees: SM {x.sol_sm_pct[j]:.0f}%, memory {x.sol_memory_pct[j]:.0f}% says "
-        f"{x.sol_bound[j].value}-bound{unit}; the roofline says {_verdict_words(x.binding[j], x.pct[j])}"
-    )
-
-
-def _above_roof(x: NoteInputs, j: int) -> str:
-    return (
-        f"above its roof ({x.pct[j]:.0f}% of the {x.binding[j]} cap): inconsistent data — "
+def _above_roof(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    out: np.ndarray = (
+        "above its roof ("
+        + _pct(x.pct, rows)
+        + "% of the "
+        + x.binding[rows].astype(str).astype(object)
+        + " cap): inconsistent data — "
         "roofs and counters disagree (clock, replay or recipe); check the roofs' source"
     )
+    return out
