@@ -216,6 +216,10 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     if options.plot:
         plot_format(options.plot)
         check_writable(options.plot)
+    if FORMATS[fmt].draws or options.plot:
+        from ncu_roof.render.plot import import_in_background
+
+        import_in_background()
     expectations = None
     if options.expect:
         from ncu_roof import expect

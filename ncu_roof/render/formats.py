@@ -67,6 +67,7 @@ class FormatSpec:
     suffixes: tuple[str, ...]  # lower case, with the dot; the first is the usual one
     binary: bool  # bytes that must not go to a terminal
     image: bool = False  # a roofline picture (also valid for `plot -o` and `--plot`)
+    draws: bool = False  # the renderer draws with matplotlib (images, and HTML's inline plot)
 
 
 def spec(fmt: OutputFormat) -> FormatSpec:
@@ -81,15 +82,15 @@ def spec(fmt: OutputFormat) -> FormatSpec:
         case OutputFormat.MARKDOWN:
             return FormatSpec(fmt, (".md", ".markdown"), binary=False)
         case OutputFormat.HTML:
-            return FormatSpec(fmt, (".html", ".htm"), binary=False)
+            return FormatSpec(fmt, (".html", ".htm"), binary=False, draws=True)
         case OutputFormat.PARQUET:
             return FormatSpec(fmt, (".parquet",), binary=True)
         case OutputFormat.SVG:
-            return FormatSpec(fmt, (".svg",), binary=False, image=True)
+            return FormatSpec(fmt, (".svg",), binary=False, image=True, draws=True)
         case OutputFormat.PNG:
-            return FormatSpec(fmt, (".png",), binary=True, image=True)
+            return FormatSpec(fmt, (".png",), binary=True, image=True, draws=True)
         case OutputFormat.PDF:
-            return FormatSpec(fmt, (".pdf",), binary=True, image=True)
+            return FormatSpec(fmt, (".pdf",), binary=True, image=True, draws=True)
         case _:
             assert_never(fmt)
 
