@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from ncu_roof.columns import LaunchColumns
-from ncu_roof.model import is_set, objects
-from ncu_roof.notes import NoteInputs, fixed, launch_notes
+from ncu_roof.model import fixed, is_set, objects
+from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
 from ncu_roof.verdicts import Verdicts

@@ -19,11 +19,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import chain
+from typing import Any
 
 import numpy as np
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.columns import LaunchColumns, columns_of
+from ncu_roof.model import fixed
 from ncu_roof.records import Kernel, busiest_compute_pipe, verdict_phrase
 from ncu_roof.vocabulary import Bound, VerdictBasis
 
@@ -150,40 +152,53 @@ def device_totals_s(analysis: Analysis) -> dict[int, float]:
 
 
 def verdict_words(columns: LaunchColumns) -> list[str]:
-    """`describe` of every launch, from the columns."""
+    """`describe` of every launch, from the columns: one phrase per distinct verdict (a phrase
+    reads only the parts its bound shows, and a percentage only as its rounded text)."""
     c = columns.values
-    sol_basis = [b is VerdictBasis.SOL for b in c["verdict_basis"].tolist()]
-    pipes = columns.maps["pipe_pct"]
-    sm = columns.key("sol_pct", "sm")
-
-    def sol_compute(j: int) -> str:
+    n = len(columns)
+    bound = c["bound"]
+    memory, compute, latency = (bound == b for b in (Bound.MEMORY, Bound.COMPUTE, Bound.LATENCY))
+    sol = c["verdict_basis"] == VerdictBasis.SOL
+    where = np.where(sol, c["sol_unit"], c["binding"])
+    where[~memory] = None
+    sol_compute = np.full(n, "", dtype=object)
+    pipes, sm = columns.maps["pipe_pct"], columns.key("sol_pct", "sm")
+    for j in np.flatnonzero(sol & compute).tolist():
         busiest = busiest_compute_pipe({p: float(a[j]) for p, a in pipes.items() if not math.isnan(a[j])})
-        return busiest or "SM " + ("–" if math.isnan(sm[j]) else f"{sm[j]:.0f}%")
-
-    return [
-        verdict_phrase(
-            bound,
-            basis,
-            where=unit if is_sol else binding,
-            sol_compute=sol_compute(j) if is_sol and bound is Bound.COMPUTE else "",
-            ceiling=ceiling,
-            ceiling_pct=None if math.isnan(pct) else pct,
-            small_grid=small,
+        sol_compute[j] = busiest or "SM " + ("–" if math.isnan(sm[j]) else f"{sm[j]:.0f}%")
+    by_ceiling = compute & ~sol
+    ceiling = c["compute_ceiling"].copy()
+    ceiling[~by_ceiling] = None
+    pct = c["compute_ceiling_pct"]
+    pct_text = np.full(n, None, dtype=object)
+    shown = np.flatnonzero(by_ceiling & ~np.isnan(pct))
+    pct_text[shown] = fixed(pct[shown], 0)
+    small = c["small_grid"] & latency
+    keys = list(
+        zip(
+            bound.tolist(),
+            (sol & compute).tolist(),
+            where.tolist(),
+            sol_compute.tolist(),
+            ceiling.tolist(),
+            pct_text.tolist(),
+            small.tolist(),
+            strict=True,
         )
-        for j, (bound, basis, is_sol, unit, binding, ceiling, pct, small) in enumerate(
-            zip(
-                c["bound"].tolist(),
-                c["verdict_basis"].tolist(),
-                sol_basis,
-                c["sol_unit"].tolist(),
-                c["binding"].tolist(),
-                c["compute_ceiling"].tolist(),
-                c["compute_ceiling_pct"].tolist(),
-                c["small_grid"].tolist(),
-                strict=True,
+    )
+    made: dict[tuple[Any, ...], str] = {}
+    for j, key in enumerate(keys):
+        if key not in made:
+            made[key] = verdict_phrase(
+                key[0],
+                VerdictBasis.SOL if key[1] else VerdictBasis.ROOFLINE,
+                where=key[2],
+                sol_compute=key[3],
+                ceiling=key[4],
+                ceiling_pct=None if key[5] is None else float(pct[j]),
+                small_grid=key[6],
             )
-        )
-    ]
+    return [made[k] for k in keys]
 
 
 @dataclass(frozen=True)

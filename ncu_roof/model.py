@@ -259,6 +259,13 @@ def objects(value: object, n: int) -> np.ndarray:
     return np.full(n, value, dtype=object)
 
 
+def fixed(values: np.ndarray, digits: int) -> np.ndarray:
+    """Each number as `f"{v:.{digits}f}"`, as an object array (texts to join elementwise with `+`)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(map(f"{{:.{digits}f}}".format, values.tolist()))
+    return out
+
+
 def is_set(values: np.ndarray) -> np.ndarray:
     """Elementwise `is not None` of an object array."""
     set_: np.ndarray = np.not_equal(values, objects(None, len(values)))

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.model import is_set
+from ncu_roof.model import fixed, is_set
 from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.sol import LATENCY_SOL_PCT
 from ncu_roof.vocabulary import COMPUTE, PRECISIONS, Bound, VerdictBasis
@@ -159,11 +159,6 @@ def _per_launch(made: Made, n: int) -> list[tuple[str, ...]]:
             for j, several in zip(rows.tolist(), texts, strict=True):
                 notes[j] += several
     return [tuple(row) for row in notes]
-
-
-def fixed(values: np.ndarray, digits: int) -> np.ndarray:
-    """Each number as `f"{v:.{digits}f}"`, an object array (to join with `+`)."""
-    return _objects(list(map(f"{{:.{digits}f}}".format, values.tolist())))
 
 
 def _objects(values: list[Any]) -> np.ndarray:
