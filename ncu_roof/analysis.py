@@ -8,10 +8,10 @@ makes a `Kernel` only for the rows a renderer asks for. Renderers read only this
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,7 @@ from ncu_roof.vocabulary import (
 )
 
 SCHEMA = "ncu-roof/analysis/v1"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,15 @@ class Analysis:
     def columns(self) -> LaunchColumns:
         """The launches as columns (what renderers of many launches read)."""
         return columns_of(self.kernels)
+
+    def derived(self, key: Hashable, make: Callable[[], T]) -> T:
+        """A view of this analysis (its groups, say) made once: an analysis never changes, and
+        the summary, the plot and the JSON all ask for the same groups."""
+        views: dict[Hashable, Any] = self.__dict__.setdefault("_views", {})
+        if key not in views:
+            views[key] = make()
+        made: T = views[key]
+        return made
 
     @property
     def total_duration_s(self) -> float:

@@ -223,7 +223,12 @@ class _PerLaunch:
 
 
 def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[KernelGroup]:
-    """Groups in first-launch order (`GroupBy.NONE`: one group per launch, keyed by kernel)."""
+    """Groups in first-launch order (`GroupBy.NONE`: one group per launch, keyed by kernel),
+    made once per analysis."""
+    return list(analysis.derived(("groups", by), lambda: tuple(_group_kernels(analysis, by))))
+
+
+def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
     columns = analysis.columns
     n = len(columns)
     keys = _keys(columns, GroupBy.KERNEL if by is GroupBy.NONE else by)

@@ -190,8 +190,9 @@ def drawable(launches: LaunchColumns) -> np.ndarray:
 
 
 def panel(analysis: Analysis, device: Device) -> Panel:
-    launches = analysis.columns.take(np.flatnonzero(analysis.columns["device"] == device.index))
-    mine = Analysis(analysis.inputs, analysis.devices, KernelRows(launches))
+    here = analysis.columns["device"] == device.index
+    launches = analysis.columns if here.all() else analysis.columns.take(np.flatnonzero(here))
+    mine = analysis if here.all() else Analysis(analysis.inputs, analysis.devices, KernelRows(launches))
     groups: list[KernelGroup] = []
     points: list[KernelPoint] = []
     for group in ranked(group_kernels(mine, GroupBy.KERNEL)):
@@ -225,6 +226,7 @@ def arrow_points(
 ) -> list[tuple[KernelPoint, KernelPoint]]:
     """One before → after pair per drawn head group: the base launches matched to its launches,
     summed as the group is, at one tier both sides have (the head's binding tier, else DRAM)."""
+
     def launch(k: Kernel) -> tuple[int, int, int]:  # launches are the same by input, run and ID
         return k.input, k.run, k.id
 

@@ -245,26 +245,34 @@ def missing_reason(analysis: Analysis) -> str | None:
     common reason first; None when every launch is placed."""
     columns = analysis.columns
     unplaced = np.flatnonzero(np.isnan(columns["pct_of_roof"]))
-    facts = zip(
-        columns["device"][unplaced].tolist(),
-        np.isnan(columns["duration_s"][unplaced]).tolist(),
-        np.isnan(columns.key("flop", "total")[unplaced]).tolist(),
-        columns["notes"][unplaced].tolist(),
-        strict=True,
+    no_duration = np.isnan(columns["duration_s"][unplaced])
+    failed = np.zeros(len(unplaced), dtype=bool)  # no duration, because the collection failed
+    failed[no_duration] = [
+        any(n.startswith("duration is 0") for n in notes)
+        for notes in columns["notes"][unplaced[no_duration]].tolist()
+    ]
+    facts = Counter(
+        zip(
+            columns["device"][unplaced].tolist(),
+            no_duration.tolist(),
+            failed.tolist(),
+            np.isnan(columns.key("flop", "total")[unplaced]).tolist(),
+            strict=True,
+        )
     )
-    reasons = Counter(_missing_reason(analysis, *fact) for fact in facts)
-    if not reasons:
+    if not facts:
         return None
+    reasons: Counter[str] = Counter()
+    for fact, count in facts.items():
+        reasons[_missing_reason(analysis, *fact)] += count
     ordered_reasons = sorted(reasons.items(), key=lambda item: -item[1])
     return "; ".join(f"{plural(n, 'launch')} {why}" for why, n in ordered_reasons)
 
 
-def _missing_reason(
-    analysis: Analysis, index: int, no_duration: bool, no_flop: bool, notes: tuple[str, ...]
-) -> str:
+def _missing_reason(analysis: Analysis, index: int, no_duration: bool, failed: bool, no_flop: bool) -> str:
     device = analysis.devices[index] if index < len(analysis.devices) else None
     roofs = device.roofs if device else None
-    if no_duration and any(n.startswith("duration is 0") for n in notes):
+    if failed:
         return "failed to collect (duration 0): profile them again"
     if roofs is None or not roofs.compute_flop_per_s:
         if device is None or device.name is None:
