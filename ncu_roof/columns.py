@@ -208,6 +208,23 @@ def shared_texts(values: list[Any], encode: Callable[[Any], T]) -> list[T]:
         return [made[id(v)] if id(v) in made else made.setdefault(id(v), encode(v)) for v in values]
 
 
+def distinct_rows(codes: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of integer codes (one array per column, each code ≥ -1) → the first row of each
+    distinct combination, and for every row the index of its combination among those."""
+    n = len(codes[0]) if codes else 0
+    key = np.zeros(n, dtype="int64")
+    radix = 1
+    for c in codes:
+        width = int(c.max()) + 2 if len(c) else 1
+        if radix * width >= 2**62:  # too many combinations for one integer: the rows themselves
+            key = np.unique(np.column_stack(codes), axis=0, return_inverse=True)[1].ravel()
+            break
+        key = key * width + (c + 1)
+        radix *= width
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
+
+
 def distinct(values: list[Any]) -> list[Any]:
     """The distinct objects of a column (by identity: launches share their recipe objects)."""
     return list({id(v): v for v in values}.values())

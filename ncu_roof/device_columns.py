@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from ncu_roof.columns import LaunchColumns
+from ncu_roof.columns import LaunchColumns, distinct_rows
 from ncu_roof.model import fixed, is_set, objects
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
@@ -65,20 +65,12 @@ def _text_value(value: Any) -> str | None:
 def _shared_rows(columns: Sequence[_Coded], n: int, make: Callable[[tuple[Any, ...]], T]) -> np.ndarray:
     """`make(the row's values)` for every row, made once per distinct row (launches that share a
     recipe or traffic definitions share one object)."""
-    key = np.zeros(n, dtype="int64")
-    radix = 1
-    for c in columns:
-        width = len(c.values) + 1
-        if radix * width >= 2**62:  # too many combinations for one integer: the rows themselves
-            matrix = np.column_stack([c.codes for c in columns])
-            key = np.unique(matrix, axis=0, return_inverse=True)[1].ravel()
-            break
-        key = key * width + (c.codes + 1)
-        radix *= width
-    distinct, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    made = np.empty(len(distinct), dtype=object)
+    if not columns:
+        return _objects([make(()) for _ in range(n)])
+    first, inverse = distinct_rows([c.codes for c in columns])
+    made = np.empty(len(first), dtype=object)
     made[:] = [make(tuple(c.value(int(c.codes[j])) for c in columns)) for j in first.tolist()]
-    out: np.ndarray = made[inverse.ravel()]
+    out: np.ndarray = made[inverse]
     return out
 
 

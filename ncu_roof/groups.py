@@ -19,12 +19,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import chain
-from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ncu_roof.analysis import Analysis
-from ncu_roof.columns import LaunchColumns, columns_of
+from ncu_roof.columns import LaunchColumns, columns_of, distinct_rows
 from ncu_roof.model import fixed
 from ncu_roof.records import Kernel, busiest_compute_pipe, verdict_phrase
 from ncu_roof.vocabulary import Bound, VerdictBasis
@@ -174,31 +174,23 @@ def verdict_words(columns: LaunchColumns) -> list[str]:
     shown = np.flatnonzero(by_ceiling & ~np.isnan(pct))
     pct_text[shown] = fixed(pct[shown], 0)
     small = c["small_grid"] & latency
-    keys = list(
-        zip(
-            bound.tolist(),
-            (sol & compute).tolist(),
-            where.tolist(),
-            sol_compute.tolist(),
-            ceiling.tolist(),
-            pct_text.tolist(),
-            small.tolist(),
-            strict=True,
+    parts = [bound, sol & compute, where, sol_compute, ceiling, pct_text, small]
+    first, inverse = distinct_rows([pd.factorize(p, use_na_sentinel=False)[0] for p in parts])
+    phrases = np.empty(len(first), dtype=object)
+    phrases[:] = [
+        verdict_phrase(
+            bound[j],
+            VerdictBasis.SOL if sol[j] and compute[j] else VerdictBasis.ROOFLINE,
+            where=where[j],
+            sol_compute=sol_compute[j],
+            ceiling=ceiling[j],
+            ceiling_pct=None if pct_text[j] is None else float(pct[j]),
+            small_grid=bool(small[j]),
         )
-    )
-    made: dict[tuple[Any, ...], str] = {}
-    for j, key in enumerate(keys):
-        if key not in made:
-            made[key] = verdict_phrase(
-                key[0],
-                VerdictBasis.SOL if key[1] else VerdictBasis.ROOFLINE,
-                where=key[2],
-                sol_compute=key[3],
-                ceiling=key[4],
-                ceiling_pct=None if key[5] is None else float(pct[j]),
-                small_grid=key[6],
-            )
-    return [made[k] for k in keys]
+        for j in first.tolist()
+    ]
+    words: list[str] = phrases[inverse].tolist()
+    return words
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from ncu_roof.groups import (
     ranked,
     repeats,
 )
+from ncu_roof.model import is_set
 from ncu_roof.records import Device
 from ncu_roof.vocabulary import COMPUTE, Bound
 
@@ -196,11 +198,10 @@ def _device_view(
     if total_s > 0:
         timed = here & ~np.isnan(columns["duration_s"])
         share = columns["duration_s"][timed] / total_s
-        bounds, bindings = columns["bound"][timed].tolist(), columns["binding"][timed].tolist()
-        for bound, binding, part in zip(bounds, bindings, share.tolist(), strict=True):
-            by_bound[bound] = by_bound.get(bound, 0.0) + part
-            if bound is Bound.MEMORY and binding is not None and binding != COMPUTE:
-                by_tier[binding] = by_tier.get(binding, 0.0) + part
+        bounds, bindings = columns["bound"][timed], columns["binding"][timed]
+        by_bound = _shares(bounds, share)
+        tiers = (bounds == Bound.MEMORY) & is_set(bindings) & (bindings != COMPUTE)
+        by_tier = _shares(bindings[tiers], share[tiers])
     costliest = ranked(mine, SortBy.TIME)[0] if mine else None
     return DeviceView(
         device=device,
@@ -211,6 +212,15 @@ def _device_view(
         costliest=costliest,
         fix_first=fix_first(mine, total_s),
     )
+
+
+def _shares(values: np.ndarray, share: np.ndarray) -> dict[Any, float]:
+    """The summed share of each distinct value, in first-seen order."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(values)
+    sums = np.bincount(codes, weights=share, minlength=len(uniques))
+    return dict(zip(list(uniques), sums.tolist(), strict=True))
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
