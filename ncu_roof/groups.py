@@ -21,10 +21,9 @@ from enum import StrEnum
 from itertools import chain
 
 import numpy as np
-import pandas as pd
 
 from ncu_roof.analysis import Analysis
-from ncu_roof.columns import LaunchColumns, columns_of, distinct_rows
+from ncu_roof.columns import LaunchColumns, columns_of, distinct_rows, factorized
 from ncu_roof.model import fixed
 from ncu_roof.records import Kernel, busiest_compute_pipe, verdict_phrase
 from ncu_roof.vocabulary import Bound, VerdictBasis
@@ -175,7 +174,7 @@ def verdict_words(columns: LaunchColumns) -> list[str]:
     pct_text[shown] = fixed(pct[shown], 0)
     small = c["small_grid"] & latency
     parts = [bound, sol & compute, where, sol_compute, ceiling, pct_text, small]
-    first, inverse = distinct_rows([pd.factorize(p, use_na_sentinel=False)[0] for p in parts])
+    first, inverse = distinct_rows([factorized(p)[0] for p in parts])
     phrases = np.empty(len(first), dtype=object)
     phrases[:] = [
         verdict_phrase(

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ncu_roof.analysis import Analysis
-from ncu_roof.columns import LaunchColumns, columns_of, empty_columns
+from ncu_roof.columns import LaunchColumns, columns_of, empty_columns, factorized
 from ncu_roof.groups import (
     FixFirst,
     GroupBy,
@@ -216,11 +216,9 @@ def _device_view(
 
 def _shares(values: np.ndarray, share: np.ndarray) -> dict[Any, float]:
     """The summed share of each distinct value, in first-seen order."""
-    import pandas as pd
-
-    codes, uniques = pd.factorize(values)
+    codes, uniques = factorized(values)
     sums = np.bincount(codes, weights=share, minlength=len(uniques))
-    return dict(zip(list(uniques), sums.tolist(), strict=True))
+    return dict(zip(uniques, sums.tolist(), strict=True))
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
