@@ -151,8 +151,15 @@ def device_totals_s(analysis: Analysis) -> dict[int, float]:
 
 
 def verdict_words(columns: LaunchColumns) -> list[str]:
-    """`describe` of every launch, from the columns: one phrase per distinct verdict (a phrase
-    reads only the parts its bound shows, and a percentage only as its rounded text)."""
+    """`describe` of every launch, from the columns."""
+    codes, phrases = verdict_codes(columns)
+    words: list[str] = phrases[codes].tolist()
+    return words
+
+
+def verdict_codes(columns: LaunchColumns) -> tuple[np.ndarray, np.ndarray]:
+    """`describe` of every launch as codes into its distinct phrases: one phrase per distinct
+    verdict (a phrase reads only the parts its bound shows, a percentage only as its rounded text)."""
     c = columns.values
     n = len(columns)
     bound = c["bound"]
@@ -188,8 +195,7 @@ def verdict_words(columns: LaunchColumns) -> list[str]:
         )
         for j in first.tolist()
     ]
-    words: list[str] = phrases[inverse].tolist()
-    return words
+    return inverse, phrases
 
 
 @dataclass(frozen=True)
@@ -200,6 +206,8 @@ class _PerLaunch:
     duration_s: np.ndarray
     durations_s: list[float]
     words: list[str]
+    word_codes: np.ndarray  # into `phrases`
+    phrases: np.ndarray
     headroom_s: np.ndarray
     above: np.ndarray
     notes: np.ndarray
@@ -234,11 +242,14 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
     order = np.lexsort((-np.nan_to_num(duration, nan=-1.0), codes))  # by group, slowest first
     starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]]) if n else np.zeros(0, int)
     per_device = device_totals_s(analysis)
+    word_codes, phrases = verdict_codes(columns)
     launches = _PerLaunch(
         kernels=analysis.kernels,
         duration_s=duration,
         durations_s=duration.tolist(),
-        words=verdict_words(columns),
+        words=phrases[word_codes].tolist(),
+        word_codes=word_codes,
+        phrases=phrases,
         headroom_s=headroom_array(duration, columns["pct_of_roof"]),
         above=columns["pct_of_roof"] > 100.0,
         notes=columns["notes"],
@@ -283,11 +294,10 @@ def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: fl
     """A group of several launches (`rows`, slowest first): sums, extremes, verdicts by time."""
     times = x.duration_s[rows][~np.isnan(x.duration_s[rows])]
     time = math.fsum(times.tolist()) if len(times) else None
-    seen: dict[str, float] = {}
-    for i in rows.tolist():
-        seen[x.words[i]] = seen.get(x.words[i], 0.0) + (
-            0.0 if math.isnan(x.durations_s[i]) else x.durations_s[i]
-        )
+    # each verdict's time, sums in launch order (slowest first); by time, ties by first seen
+    words, first_at, inverse = np.unique(x.word_codes[rows], return_index=True, return_inverse=True)
+    word_s = np.bincount(inverse.ravel(), weights=np.nan_to_num(x.duration_s[rows]), minlength=len(words))
+    by_time = words[np.lexsort((first_at, -word_s))]
     rooms = x.headroom_s[rows]
     known = rooms[~np.isnan(rooms)]
     share, device_share = x.shares(time, device_total_s)
@@ -301,11 +311,11 @@ def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: fl
         mean_duration_s=time / len(times) if time is not None else None,
         min_duration_s=float(times.min()) if len(times) else None,
         max_duration_s=float(times.max()) if len(times) else None,
-        verdicts=tuple(sorted(seen, key=lambda v: -seen[v])),
+        verdicts=tuple(x.phrases[by_time].tolist()),
         headroom_s=float(known.sum()) if len(known) else None,
         headroom_complete=len(known) == len(rooms),
         above_roof=bool(x.above[rows].any()),
-        notes=tuple(dict.fromkeys(chain.from_iterable(x.notes[rows].tolist()))),
+        notes=tuple(dict.fromkeys(chain.from_iterable(dict.fromkeys(x.notes[rows].tolist())))),
     )
 
 
