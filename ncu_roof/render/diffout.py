@@ -355,15 +355,18 @@ def pairs_text(result: Diff) -> list[str]:
     def texts(values: list[Any]) -> list[str]:
         return shared_texts(values, _encode)
 
+    def ints(values: list[int | None]) -> list[str]:  # ids: nearly all distinct, so no sharing
+        return ["null" if v is None else str(v) for v in values]
+
     columns = {
         "name": texts(pairs.name),
         "grid": texts(pairs.grid),
         "block": texts(pairs.block),
         "occurrence": list(map(str, pairs.occurrence.tolist())),
-        "base_id": texts(pairs.base_id),
-        "head_id": texts(pairs.head_id),
-        "base_run": texts([None if key is None else key[1] for key in pairs.base_key]),
-        "head_run": texts([None if key is None else key[1] for key in pairs.head_key]),
+        "base_id": ints(pairs.base_id),
+        "head_id": ints(pairs.head_id),
+        "base_run": ints([None if key is None else key[1] for key in pairs.base_key]),
+        "head_run": ints([None if key is None else key[1] for key in pairs.head_key]),
         "status": texts([s.value for s in pairs.status]),
         "duration_s": changes(DURATION),
         "achieved_flop_per_s": changes(FLOP_PER_S),
