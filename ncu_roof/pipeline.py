@@ -149,15 +149,50 @@ def warn_other_gpu(key: str, device_names: Sequence[str | None], log: Log) -> No
 
 
 def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | None = None) -> list[Analysis]:
-    """One analysis per input (the two sides of a diff), the inputs read at once (in a pool when
-    it pays)."""
+    """One analysis per input (the two sides of a diff): big inputs each read and analyzed by a
+    worker process at once (the lines each would log come back with it, in input order)."""
     say = log or (lambda _: None)
-    tables = read_tables(expand(inputs, say), request.number_style, request.jobs, request.skip_bad_rows)
+    items = expand(inputs, say)
+    paths = [item for item in items if isinstance(item, str)]
+    workers = pool_size(paths, request.jobs) if len(paths) == len(items) else 1
+    done = _run_pooled(paths, request, workers, say) if workers > 1 else None
+    if done is not None:
+        return done
+    tables = read_tables(items, request.number_style, request.jobs, request.skip_bad_rows)
     tables.reverse()
     analyses = []
     while tables:  # each table let go once analyzed: a big diff holds one read table at a time
         analyses.append(run([tables.pop()], request, log))
     return analyses
+
+
+def _run_logged(path: str, request: Request) -> tuple[list[str], Analysis]:
+    """`run` of one input in a worker: its analysis, and the lines it logged."""
+    lines: list[str] = []
+    return lines, run([path], request, lines.append)
+
+
+def _run_pooled(paths: Sequence[str], request: Request, workers: int, log: Log) -> list[Analysis] | None:
+    """Each input read and analyzed by a worker, in input order (an input's lines are logged
+    before the next one's; the first error raised is the first bad input's); None when no worker
+    could run (see `_read_pooled`)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(max_workers=workers)
+    analyses = []
+    try:
+        futures = [pool.submit(_run_logged, path, request) for path in paths]
+        for future in futures:
+            lines, analysis = future.result()
+            for line in lines:
+                log(line)
+            analyses.append(analysis)
+        return analyses
+    except BrokenProcessPool:
+        return None
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def with_expectations(

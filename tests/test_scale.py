@@ -14,7 +14,7 @@ from conftest import CORPUS
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import BadInputError
-from ncu_roof.pipeline import Request, pool_size, read_tables, run
+from ncu_roof.pipeline import Request, pool_size, read_tables, run, run_each
 from ncu_roof.render import jsonkernels, jsonout
 
 CORPUS_INPUTS = (
@@ -89,6 +89,21 @@ def test_a_bad_input_in_a_pool_is_the_same_error(corpus: Path) -> None:
     with pytest.raises(BadInputError, match="holds ncu messages but no CSV") as err:
         read_tables(paths, jobs=2)
     assert err.value.hint
+
+
+def test_diff_sides_analyzed_in_a_pool_as_in_one_process(corpus: Path) -> None:
+    paths = [str(corpus / p) for p in CORPUS_INPUTS[:2]]
+    one_log: list[str] = []
+    pooled_log: list[str] = []
+    one = run_each(paths, Request(jobs=1), one_log.append)
+    pooled = run_each(paths, Request(jobs=2), pooled_log.append)
+    assert pooled_log == one_log and len(one_log) >= 2  # each input's lines, in input order
+    assert [jsonout.render_json(a) for a in pooled] == [jsonout.render_json(a) for a in one]
+    bad = [paths[0], str(corpus / "b200_edge_error-code-only.csv")]
+    logged: list[str] = []
+    with pytest.raises(BadInputError, match="holds ncu messages but no CSV"):
+        run_each(bad, Request(jobs=2), logged.append)
+    assert logged and logged[0].startswith(f"read {paths[0]}:")  # the good side's lines come first
 
 
 def test_pool_only_when_it_pays(tmp_path: Path) -> None:
