@@ -247,14 +247,10 @@ def _tensor_path_columns(group: pd.DataFrame, failed: np.ndarray) -> _TensorPath
         else np.full(n, NAN)
         for c in columns
     ]
+    cells = [list(zip(_numbers(c), _numbers(k), strict=True)) for c, k in zip(counts, peaks, strict=True)]
     records = [
-        {}
-        if failed[j]
-        else {
-            p: TensorPath(u, number(c[j]), number(k[j]))
-            for p, u, c, k in zip(paths, units, counts, peaks, strict=True)
-        }
-        for j in range(n)
+        {} if bad else {p: TensorPath(u, *cell) for p, u, cell in zip(paths, units, row, strict=True)}
+        for bad, row in zip(failed.tolist(), zip(*cells, strict=True), strict=True)
     ]
     ops = {p: c for p, u, c in zip(paths, units, counts, strict=True) if u == "OP"}
     return _TensorPathColumns(_objects(records), ops, ~failed)
@@ -346,20 +342,36 @@ def _instructions(v: Verdicts, warp_inst: np.ndarray, recipe: np.ndarray) -> np.
     """Ding & Williams' instruction roofline per launch (None without warp instructions)."""
     arrays = v.instructions
     out = np.full(len(warp_inst), None, dtype=object)
-    for j in np.flatnonzero(~np.isnan(warp_inst)).tolist():
+    rows = np.flatnonzero(~np.isnan(warp_inst))
 
-        def present(values: Mapping[str, np.ndarray], j: int = j) -> dict[str, float]:
-            return {k: float(a[j]) for k, a in values.items() if np.isfinite(a[j])}
+    def present(values: Mapping[str, np.ndarray]) -> list[dict[str, float]]:
+        """Per row, the finite values by key."""
+        keys = list(values)
+        columns = [np.where(np.isfinite(a[rows]), a[rows], np.nan) for a in values.values()]
+        cells = zip(*(_numbers(c) for c in columns), strict=True) if keys else ((),) * len(rows)
+        return [{k: x for k, x in zip(keys, row, strict=True) if x is not None} for row in cells]
 
-        out[j] = InstructionRoofline(
-            warp_inst=float(warp_inst[j]),
-            warp_inst_per_s=number(arrays.warp_inst_per_s[j]),
-            issue_peak_warp_inst_per_s=number(arrays.issue_peak_warp_inst_per_s[j]),
-            issue_peak_source=v.issue_source[j],
-            intensity_warp_inst_per_transaction=present(arrays.intensity_warp_inst_per_transaction),
-            transaction_peak_per_s=present(arrays.transaction_peak_per_s),
-            recipe=recipe[j].get("warp_inst"),
+    out[rows] = [
+        InstructionRoofline(
+            warp_inst=inst,
+            warp_inst_per_s=rate,
+            issue_peak_warp_inst_per_s=peak,
+            issue_peak_source=source,
+            intensity_warp_inst_per_transaction=intensity,
+            transaction_peak_per_s=transactions,
+            recipe=formulas.get("warp_inst"),
         )
+        for inst, rate, peak, source, intensity, transactions, formulas in zip(
+            warp_inst[rows].tolist(),
+            _numbers(arrays.warp_inst_per_s[rows]),
+            _numbers(arrays.issue_peak_warp_inst_per_s[rows]),
+            v.issue_source[rows].tolist(),
+            present(arrays.intensity_warp_inst_per_transaction),
+            present(arrays.transaction_peak_per_s),
+            recipe[rows].tolist(),
+            strict=True,
+        )
+    ]
     return out
 
 
@@ -389,6 +401,14 @@ def _busiest_tier(achieved_bw: Mapping[str, np.ndarray], roofs: Roofs, has_flop:
     for j in np.flatnonzero(~has_flop & ~np.isnan(used).all(axis=1)).tolist():
         out[j] = (tiers[best[j]], float(used[j, best[j]]))
     return out
+
+
+def _numbers(values: np.ndarray) -> list[float | None]:
+    """A float column as Python numbers, None where NaN."""
+    out = values.astype(object)
+    out[np.isnan(values)] = None
+    numbers: list[float | None] = out.tolist()
+    return numbers
 
 
 def number(value: Any) -> float | None:
