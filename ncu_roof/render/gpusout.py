@@ -10,7 +10,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.gpu_specs import ARCHS, Arch, Gpu
+from ncu_roof.arch import ARCHS, Arch
+from ncu_roof.gpu_specs import Gpu
 from ncu_roof.gpu_table import GPUS
 from ncu_roof.render.console import plain_text
 
