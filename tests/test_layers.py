@@ -33,7 +33,7 @@ LAYER_OF = {
     "ncu_roof.matching": "base",  # how diff pairs kernels (no pandas: the CLI reads it early)
     "ncu_roof.vocabulary": "base",  # precisions, tiers, SOL keys, verdicts, the Roofs type
     "ncu_roof.text": "base",  # one-line text, folded kernel names, SI display
-    "ncu_roof.metrics": "base",  # the ncu metric names readers load and profile collects
+    "ncu_roof.metrics": "base",  # the counters each formula reads: what readers load, profile collects
     # table: the per-launch table every reader returns
     "ncu_roof.ingest.table": "table",
     # ingest: readers, any ncu output → RunTable

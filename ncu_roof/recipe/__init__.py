@@ -13,15 +13,26 @@ import numpy as np
 import pandas as pd
 
 from ncu_roof.metrics import (
+    CLOCKS,
     COLLECT,
     DEVICE_ATTRIBUTES,
+    DURATION,
+    FLOP_FORMS,
     FLOP_OPS,
+    GPC_CYCLES,
+    PACKED_FORMS,
+    PACKED_FP32_OPS,
     PIPE_CYCLES,
     PIPE_INST,
     SCHEDULERS_METRIC,
     SM_COUNT_METRICS,
+    SM_CYCLES,
+    SOL_METRICS,
     TENSOR_PIPE_PCT,
+    WARP_INST_METRICS,
+    WAVES,
     collect_command,
+    fma_peak,
     op_metric,
 )
 from ncu_roof.recipe.frame import (
@@ -58,8 +69,6 @@ __all__ = [
 ]
 
 PIPE_PREFIX = "pipe_"  # normalized columns pipe_<name>_pct
-# the forms a FLOP counter is read in: counts (per SM or per SM sub-partition), rates per cycle
-FLOP_FORMS = (("sm", ".sum"), ("smsp", ".sum"), ("smsp", ".sum.per_cycle_elapsed"))
 
 
 def normalize(
@@ -85,11 +94,11 @@ def _normalize(
     out: dict[str, pd.Series] = {}
     duration, out["duration_s_recipe"] = first_available(_duration(m), metrics.index)
     out["duration_s"] = duration
-    out["sm_clock_hz"] = m.any_of("sm__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.avg.per_second")
-    out["dram_clock_hz"] = m("dram__cycles_elapsed.avg.per_second")
-    out["l1_clock_hz"] = m("l1tex__cycles_elapsed.avg.per_second").fillna(out["sm_clock_hz"])
-    out["l2_clock_hz"] = m("lts__cycles_elapsed.avg.per_second")
-    out["waves_per_sm"] = m("launch__waves_per_multiprocessor")
+    out["sm_clock_hz"] = m.any_of(CLOCKS["sm"], CLOCKS["gpc"])
+    out["dram_clock_hz"] = m(CLOCKS["dram"])
+    out["l1_clock_hz"] = m(CLOCKS["l1tex"]).fillna(out["sm_clock_hz"])
+    out["l2_clock_hz"] = m(CLOCKS["lts"])
+    out["waves_per_sm"] = m(WAVES)
 
     for precision in ("fp64", "fp32", "fp16"):
         flop, label, missing = _cuda_core_flop(m, precision, duration, factors)
@@ -135,31 +144,17 @@ def _normalize(
     for column, metric, scale in DEVICE_ATTRIBUTES:
         out[column] = m(metric) * scale
 
-    sol = {
-        "sm": m("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
-        "memory": m("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
-        "dram": m.any_of(
-            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-            "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-        ),
-        "l2": m("lts__throughput.avg.pct_of_peak_sustained_elapsed"),
-        "l1": m("l1tex__throughput.avg.pct_of_peak_sustained_active"),
-    }
-    for key, series in sol.items():
-        out[f"sol_{key}_pct"] = series
+    for key, names in SOL_METRICS.items():
+        out[f"sol_{key}_pct"] = m.any_of(*names)
     return out
 
 
 def _duration(m: MetricFrame) -> list[Formula]:
     return [
-        ("counter:gpu__time_duration.sum", m("gpu__time_duration.sum")),
-        (
-            "cycles/clock:sm__cycles_elapsed.avg/sm__cycles_elapsed.avg.per_second",
-            m("sm__cycles_elapsed.avg") / m("sm__cycles_elapsed.avg.per_second"),
-        ),
-        (
-            "cycles/clock:gpc__cycles_elapsed.max/gpc__cycles_elapsed.avg.per_second",
-            m("gpc__cycles_elapsed.max") / m("gpc__cycles_elapsed.avg.per_second"),
+        (f"counter:{DURATION}", m(DURATION)),
+        *(
+            (f"cycles/clock:{cycles}/{clock}", m(cycles) / m(clock))
+            for cycles, clock in ((SM_CYCLES, CLOCKS["sm"]), (GPC_CYCLES, CLOCKS["gpc"]))
         ),
     ]
 
@@ -174,26 +169,23 @@ def _cuda_core_flop(
     lanes = f.fp16_lanes if precision == "fp16" else 1.0
     weights = {add: lanes, mul: lanes, fma: lanes * f.fma_flop}
     name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
-    ops = [*weights, *(("fadd2", "fmul2", "ffma2") if precision == "fp32" else ())]
-    inputs = [op_metric(k, op, r) for op in ops for k, r in FLOP_FORMS]
+    packed = PACKED_FP32_OPS if precision == "fp32" else ()
+    inputs = [op_metric(k, op, r) for op in weights for k, r in FLOP_FORMS]
+    inputs += [op_metric(k, op, r) for op in packed for k, r in PACKED_FORMS]
     if not any(name in m.df.columns for name in inputs):  # a precision the report has no counter of
         nothing = pd.Series(np.full(len(m.df.index), None, dtype=object), index=m.df.index, dtype="object")
         return m.nan, nothing, nothing
 
     def rate(op: str) -> pd.Series:
         per_cycle = m(op_metric("smsp", op, ".sum.per_cycle_elapsed"))
-        return per_cycle * m("smsp__cycles_elapsed.avg.per_second") * duration
+        return per_cycle * m(CLOCKS["smsp"]) * duration
 
     counted, counted_missing = present_sum(
         {op: m.any_of(op_metric("sm", op), op_metric("smsp", op)) for op in weights}, weights
     )
-    if precision == "fp32":
-        packed = f.fp32x2_lanes * (
-            m.any_of(op_metric("sm", "fadd2"), op_metric("smsp", "fadd2"))
-            + m.any_of(op_metric("sm", "fmul2"), op_metric("smsp", "fmul2"))
-            + f.fma_flop * m.any_of(op_metric("sm", "ffma2"), op_metric("smsp", "ffma2"))
-        )
-        counted = counted + packed.fillna(0.0)
+    if packed:
+        add2, mul2, fma2 = (m.any_of(*(op_metric(k, op, r) for k, r in PACKED_FORMS)) for op in packed)
+        counted = counted + (f.fp32x2_lanes * (add2 + mul2 + f.fma_flop * fma2)).fillna(0.0)
     rated, rated_missing = present_sum({op: rate(op) for op in weights}, weights)
     complete_count = counted.notna() & counted_missing.isna()
     complete_rate = rated.notna() & rated_missing.isna()
@@ -215,7 +207,7 @@ def _cuda_core_peak(m: MetricFrame, precision: str, f: Factors) -> list[Formula]
     fma = FLOP_OPS[precision][2]
     lanes = f.fp16_lanes if precision == "fp16" else 1.0
     factor = f.fma_flop * lanes
-    peak = m(op_metric("sm", fma, ".sum.peak_sustained")) * factor * m("sm__cycles_elapsed.avg.per_second")
+    peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])
     return [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
 
 
@@ -238,19 +230,12 @@ def _pipes(m: MetricFrame) -> dict[str, pd.Series]:
 
 
 def _warp_inst(m: MetricFrame, duration: pd.Series) -> list[Formula]:
-    clock = m("sm__cycles_elapsed.avg.per_second")
+    clock = m(CLOCKS["sm"])
     sms = m.any_of(*SM_COUNT_METRICS)
+    smsp_count, sm_count, sum_rate, avg_rate = WARP_INST_METRICS
     return [
-        ("counter:smsp__inst_executed.sum", m("smsp__inst_executed.sum")),
-        ("counter:sm__inst_executed.sum", m("sm__inst_executed.sum")),
-        (
-            "rate*time:sm__inst_executed.sum.per_cycle_elapsed*sm_clock",
-            m("sm__inst_executed.sum.per_cycle_elapsed") * clock * duration,
-        ),
-        (
-            "rate*time:sm__inst_executed.avg.per_cycle_elapsed*SMs*sm_clock",
-            m("sm__inst_executed.avg.per_cycle_elapsed") * sms * clock * duration,
-        ),
+        (f"counter:{smsp_count}", m(smsp_count)),
+        (f"counter:{sm_count}", m(sm_count)),
+        (f"rate*time:{sum_rate}*sm_clock", m(sum_rate) * clock * duration),
+        (f"rate*time:{avg_rate}*SMs*sm_clock", m(avg_rate) * sms * clock * duration),
     ]
-
-

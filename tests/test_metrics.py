@@ -1,0 +1,121 @@
+"""The metric lists are the formulas' own: every name the recipe reads is wanted, every wanted name
+is read (or is the launch's identity), and what `profile` collects for a part is read by that
+part's formulas and enough for its numbers."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from ncu_roof import metrics
+from ncu_roof.metrics import COLLECT, FORMULA_METRICS, FORMULA_PATTERNS, IDENTITY_METRICS, WANTED, is_wanted
+from ncu_roof.recipe import normalize
+from ncu_roof.recipe.frame import MetricFrame
+
+TENSOR = "sm__ops_path_tensor_src_fp16_dst_fp32.sum"
+# names of the families the recipe finds by pattern: a tensor partition (count, rate, peak), pipes
+FAMILY = (
+    TENSOR,
+    f"{TENSOR}.per_cycle_elapsed",
+    f"{TENSOR}.peak_sustained",
+    "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+)
+# per part: the parts whose collected metrics it needs too (the report's shared roof is the data
+# pipe's peak at the L1 clock, which the l1 part collects), and the normalized columns they give
+NEEDS = {"shared": ("l1",)}
+PART_COLUMNS = {
+    "duration": ("duration_s", "sm_clock_hz"),
+    "flop": ("flop_fp64", "flop_fp32", "flop_fp16", "peak_fp32_flop_per_s", "peak_fp16_flop_per_s"),
+    "tensor": ("flop_tensor", "peak_tensor_flop_per_s"),
+    "dram": ("dram_bytes", "bw_dram_byte_per_s"),
+    "l2": ("l2_bytes", "bw_l2_byte_per_s"),
+    "l1": ("l1_bytes", "bw_l1_byte_per_s"),
+    "shared": ("shared_bytes", "bw_shared_byte_per_s"),
+    "pipes": (
+        "pipe_alu_pct",
+        "pipe_fma_pct",
+        "pipe_xu_pct",
+        "pipe_lsu_pct",
+        "pipe_fp64_pct",
+        "tensor_pipe_pct",
+    ),
+    "instructions": ("warp_inst", "schedulers_per_sm", "sm_count"),
+    "sol": ("sol_sm_pct", "sol_memory_pct", "sol_dram_pct", "sol_l2_pct", "sol_l1_pct", "waves_per_sm"),
+}
+
+
+def _frame(names: set[str]) -> pd.DataFrame:
+    """Two launches of an A100 (cc 8.0) holding `names`, every value 2."""
+    frame = pd.DataFrame({name: [2.0, 2.0] for name in sorted(names - {"device__attribute_display_name"})})
+    for name, value in (
+        ("device__attribute_compute_capability_major", 8.0),
+        ("device__attribute_compute_capability_minor", 0.0),
+    ):
+        if name in frame.columns:
+            frame[name] = value
+    return frame
+
+
+def _read_by_the_recipe(frame: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    read: set[str] = set()
+    call = MetricFrame.__call__
+
+    def recorded(self: MetricFrame, name: str) -> pd.Series:
+        read.add(name)
+        return call(self, name)
+
+    monkeypatch.setattr(MetricFrame, "__call__", recorded)
+    normalize(frame)
+    return read
+
+
+def test_every_name_the_recipe_reads_is_wanted_and_every_wanted_name_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    read = _read_by_the_recipe(_frame(set(WANTED) | set(FAMILY)), monkeypatch)
+    assert {name for name in read if not is_wanted(name)} == set()
+    assert WANTED - read == set(IDENTITY_METRICS)  # the identity is the readers', not a formula's
+    assert set(FAMILY) <= read
+
+
+def test_a_formula_cannot_read_an_undeclared_name() -> None:
+    frame = MetricFrame(_frame({"dram__bytes.sum"}))
+    assert frame("dram__bytes.sum").tolist() == [2.0, 2.0]
+    assert frame("dram__bytes.sum.per_second").isna().all()  # declared, not in this report: n/a
+    with pytest.raises(KeyError, match=r"not in metrics\.FORMULA_METRICS"):
+        frame("dram__bytes_read_twice.sum")
+
+
+def test_the_readers_keep_the_wanted_names_and_the_families_only() -> None:
+    assert all(is_wanted(name) for name in (*WANTED, *FAMILY))
+    assert not is_wanted("sm__sass_thread_inst_executed_op_fadd_pred_on.sum.peak_sustained")  # read by none
+    assert not is_wanted("smsp__warps_launched.sum")
+
+
+def test_each_part_collects_only_what_its_formulas_read() -> None:
+    assert set(COLLECT) == set(FORMULA_METRICS) - {"device"}
+    for part, names in COLLECT.items():
+        for name in names:
+            pattern = name.removeprefix("regex:")
+            if pattern != name:  # ncu expands it: the partitions the tensor formulas find by name
+                assert (
+                    part == "tensor"
+                    and metrics.TENSOR_COUNT.match(TENSOR)
+                    and pattern == "sm__ops_path_tensor_.*"
+                )
+                continue
+            by_name = any(p.match(name) for p in FORMULA_PATTERNS)
+            assert name in FORMULA_METRICS[part] or by_name, (part, name)
+
+
+@pytest.mark.parametrize("part", list(COLLECT))
+def test_what_a_part_collects_is_enough_for_its_numbers(part: str) -> None:
+    parts = ("duration", part, *NEEDS.get(part, ()))
+    names = {n for p in parts for n in COLLECT[p] if not n.startswith("regex:")}
+    if part == "tensor":  # the regex's expansion on an Ampere GPU
+        names |= {TENSOR, f"{TENSOR}.peak_sustained"}
+    norm = normalize(_frame(names))
+    for column in PART_COLUMNS[part]:
+        assert norm[column].notna().all(), (part, column)
+    assert norm["duration_s"].tolist() == [2.0, 2.0]  # gpu__time_duration.sum itself
