@@ -39,9 +39,10 @@ FLOP_OPS = {
     "fp32": ("fadd", "fmul", "ffma"),
     "fp16": ("hadd", "hmul", "hfma"),
 }
-PACKED_FP32_OPS = ("fadd2", "fmul2", "ffma2")  # Blackwell's packed FP32 (counted, not rated)
+# the packed (two-lane) forms of a precision's ops, counted where a report holds them: Blackwell's
+# FP32x2 (cc 10.x, 12.x), read in the same forms as the scalar ops
+PACKED_OPS = {"fp32": ("fadd2", "fmul2", "ffma2")}
 FLOP_FORMS = (("sm", ".sum"), ("smsp", ".sum"), ("smsp", ".sum.per_cycle_elapsed"))
-PACKED_FORMS = (("sm", ".sum"), ("smsp", ".sum"))
 
 
 def op_metric(kind: str, op: str, rollup: str = ".sum") -> str:
@@ -152,8 +153,12 @@ def _tier(tier: str, *more: str) -> tuple[str, ...]:
 FORMULA_METRICS: dict[str, tuple[str, ...]] = {
     "duration": (DURATION, SM_CYCLES, CLOCKS["sm"], GPC_CYCLES, CLOCKS["gpc"]),
     "flop": (
-        *(op_metric(k, op, r) for ops in FLOP_OPS.values() for op in ops for k, r in FLOP_FORMS),
-        *(op_metric(k, op, r) for op in PACKED_FP32_OPS for k, r in PACKED_FORMS),
+        *(
+            op_metric(k, op, r)
+            for ops in (*FLOP_OPS.values(), *PACKED_OPS.values())
+            for op in ops
+            for k, r in FLOP_FORMS
+        ),
         *(fma_peak(p) for p in FLOP_OPS),
         CLOCKS["smsp"],
         CLOCKS["sm"],

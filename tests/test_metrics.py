@@ -4,11 +4,28 @@ part's formulas and enough for its numbers."""
 
 from __future__ import annotations
 
+import csv
+from itertools import islice
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
 from ncu_roof import metrics
-from ncu_roof.metrics import COLLECT, FORMULA_METRICS, FORMULA_PATTERNS, IDENTITY_METRICS, WANTED, is_wanted
+from ncu_roof.analysis import analyze
+from ncu_roof.ingest import read_input
+from ncu_roof.metrics import (
+    COLLECT,
+    FLOP_FORMS,
+    FLOP_OPS,
+    FORMULA_METRICS,
+    FORMULA_PATTERNS,
+    IDENTITY_METRICS,
+    PACKED_OPS,
+    WANTED,
+    is_wanted,
+    op_metric,
+)
 from ncu_roof.recipe import normalize
 from ncu_roof.recipe.frame import MetricFrame
 
@@ -119,3 +136,74 @@ def test_what_a_part_collects_is_enough_for_its_numbers(part: str) -> None:
     for column in PART_COLUMNS[part]:
         assert norm[column].notna().all(), (part, column)
     assert norm["duration_s"].tolist() == [2.0, 2.0]  # gpu__time_duration.sum itself
+
+
+# A B200 (cc 10.0) launch of 200 us at 1.92 GHz = 384,000 cycles; FP32 thread instructions per
+# cycle over the GPU's sub-partitions, scalar and Blackwell's packed FP32x2 (FADD2, FMUL2 = 2 FLOPs,
+# FFMA2 = 4): the lanes busy, 256 + 128 + 2,048 + 2 x (64 + 32 + 1,024) = 4,672 of 148 SMs x 128.
+B200_CLOCK_HZ, B200_DURATION_S, B200_CYCLES = 1.92e9, 200e-6, 384_000
+B200_FP32_PER_CYCLE = {"fadd": 256, "fmul": 128, "ffma": 2048, "fadd2": 64, "fmul2": 32, "ffma2": 1024}
+# by hand: (256 + 128 + 2 x 2,048) + (2 x 64 + 2 x 32 + 4 x 1,024) = 4,480 + 4,288 = 8,768 FLOP/cycle
+B200_FP32_FLOP = 8_768 * B200_CYCLES  # 3,366,912,000
+B200_SCALAR_FLOP = 4_480 * B200_CYCLES  # 1,720,320,000: the packed terms dropped
+SCALAR = "fadd+fmul+2*ffma"
+WITH_PACKED = "fadd+fmul+2*ffma+2*fadd2+2*fmul2+4*ffma2"
+
+
+def _b200(form: str, ops: tuple[str, ...] = tuple(B200_FP32_PER_CYCLE)) -> pd.DataFrame:
+    """The B200 launch's FP32 instructions as counters per SM or sub-partition, or as rates."""
+    if form == "rate":
+        frame: dict[str, float] = {
+            op_metric("smsp", op, ".sum.per_cycle_elapsed"): B200_FP32_PER_CYCLE[op] for op in ops
+        }
+        frame |= {metrics.CLOCKS["smsp"]: B200_CLOCK_HZ, metrics.DURATION: B200_DURATION_S}
+    else:
+        frame = {op_metric(form, op): B200_FP32_PER_CYCLE[op] * B200_CYCLES for op in ops}
+    return pd.DataFrame({name: [float(value)] for name, value in frame.items()})
+
+
+@pytest.mark.parametrize(("form", "source"), [("sm", "counter"), ("smsp", "counter"), ("rate", "rate*time")])
+def test_packed_fp32_counts_the_same_by_counter_and_by_rate(form: str, source: str) -> None:
+    out = normalize(_b200(form)).iloc[0]
+    assert out["flop_fp32"] == pytest.approx(B200_FP32_FLOP, rel=1e-12)
+    assert out["flop_fp32_recipe"] == f"{source}:{WITH_PACKED}"
+    assert out["flop_fp32_not_collected"] is None
+
+
+@pytest.mark.parametrize(("form", "source"), [("sm", "counter"), ("rate", "rate*time")])
+def test_a_report_without_packed_counters_has_no_gap(form: str, source: str) -> None:
+    # every report before Blackwell: the scalar formula, its label, nothing "not collected"
+    out = normalize(_b200(form, FLOP_OPS["fp32"])).iloc[0]
+    assert out["flop_fp32"] == pytest.approx(B200_SCALAR_FLOP, rel=1e-12)
+    assert out["flop_fp32_recipe"] == f"{source}:{SCALAR}"
+    assert out["flop_fp32_not_collected"] is None
+
+
+def test_a_packed_term_not_collected_is_named() -> None:
+    out = normalize(_b200("rate", ("fadd", "fmul", "ffma", "ffma2"))).iloc[0]
+    assert out["flop_fp32"] == pytest.approx((4_480 + 4 * 1024) * B200_CYCLES, rel=1e-12)
+    assert out["flop_fp32_not_collected"] == "fadd2,fmul2"
+    assert out["flop_fp32_recipe"] == f"rate*time:{WITH_PACKED} (not collected: fadd2,fmul2)"
+
+
+def test_the_packed_ops_are_declared_in_every_form_of_the_scalar_ops() -> None:
+    for precision, ops in FLOP_OPS.items():
+        for op in (*ops, *PACKED_OPS.get(precision, ())):
+            for kind, rollup in FLOP_FORMS:
+                assert op_metric(kind, op, rollup) in FORMULA_METRICS["flop"], (op, kind, rollup)
+
+
+def test_a_b200_raw_csv_keeps_the_packed_rates(tmp_path: Path, fixtures: Path) -> None:
+    # the raw page as ncu writes it (header, units, one launch): a fixture's identity columns, then
+    # the B200's device name, FP32 rates, clock and duration in base units
+    with (fixtures / "raw_base.csv").open(newline="") as source:
+        header, units, launch = (row[:11] for row in islice(csv.reader(source), 3))
+    rates = {op_metric("smsp", op, ".sum.per_cycle_elapsed"): v for op, v in B200_FP32_PER_CYCLE.items()}
+    header += ["device__attribute_display_name", *rates, metrics.CLOCKS["smsp"], metrics.DURATION]
+    units += ["", *("inst/cycle" for _ in rates), "cycle/second", "nsecond"]
+    launch += ["NVIDIA B200", *(str(v) for v in rates.values()), "1920000000", "200000"]
+    path = tmp_path / "b200_raw.csv"
+    with path.open("w", newline="") as out:
+        csv.writer(out, quoting=csv.QUOTE_ALL).writerows([header, units, launch])
+    kernel = analyze([read_input(str(path))]).kernels[0]
+    assert kernel.flop["fp32"] == pytest.approx(B200_FP32_FLOP, rel=1e-12)

@@ -9,6 +9,9 @@ are all present wins. Factors that the metric recipe (shared notes, §3) marks *
 `Factors` below and nowhere else.
 """
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -20,8 +23,7 @@ from ncu_roof.metrics import (
     FLOP_FORMS,
     FLOP_OPS,
     GPC_CYCLES,
-    PACKED_FORMS,
-    PACKED_FP32_OPS,
+    PACKED_OPS,
     PIPE_CYCLES,
     PIPE_INST,
     SCHEDULERS_METRIC,
@@ -41,6 +43,7 @@ from ncu_roof.recipe.frame import (
     Formula,
     MetricFrame,
     first_available,
+    join_gaps,
     prefixed,
     present_sum,
 )
@@ -159,54 +162,101 @@ def _duration(m: MetricFrame) -> list[Formula]:
     ]
 
 
+def flop_weights(precision: str, f: Factors) -> tuple[dict[str, float], dict[str, float]]:
+    """FLOPs per thread instruction of each op a precision's FLOPs are counted from: the scalar
+    ops, and the packed ones (`metrics.PACKED_OPS`: Blackwell's FADD2/FMUL2 = 2, FFMA2 = 4).
+
+    The one table the counter path, the rate × time path, the labels and the peak all read."""
+    lanes = f.fp16_lanes if precision == "fp16" else 1.0
+    return _weights(FLOP_OPS[precision], lanes, f), _weights(PACKED_OPS.get(precision), f.fp32x2_lanes, f)
+
+
+def _weights(ops: tuple[str, ...] | None, lanes: float, f: Factors) -> dict[str, float]:
+    if ops is None:
+        return {}
+    add, mul, fma = ops
+    return {add: lanes, mul: lanes, fma: lanes * f.fma_flop}
+
+
+class _Flop(NamedTuple):
+    flop: pd.Series
+    missing: pd.Series  # the terms not collected (None when complete)
+    packed: pd.Series  # True where packed instructions were counted
+
+
+def _flop_sum(term: Callable[[str], pd.Series], scalar: dict[str, float], packed: dict[str, float]) -> _Flop:
+    """The weighted sum of one source's terms (counters or rates); a packed op counts where the
+    report holds any, and is no gap where it holds none (every report before Blackwell)."""
+    flop, missing = present_sum({op: term(op) for op in scalar}, scalar)
+    if not packed:
+        return _Flop(flop, missing, pd.Series(False, index=flop.index))
+    extra, extra_missing = present_sum({op: term(op) for op in packed}, packed)
+    missing = missing.where(flop.notna() | extra.isna(), ",".join(scalar))  # packed only: all scalar lack
+    return _Flop(flop.add(extra, fill_value=0.0), join_gaps(missing, extra_missing), extra.notna())
+
+
 def _cuda_core_flop(
     m: MetricFrame, precision: str, duration: pd.Series, f: Factors
 ) -> tuple[pd.Series, pd.Series, pd.Series]:
     """FLOPs of one precision: complete counters, else complete rates, else whichever terms were
     collected (`--set full` on 2025.1 stores hfma but not hadd/hmul); returns flop, recipe label
     and the terms not collected (None when complete)."""
-    add, mul, fma = FLOP_OPS[precision]
-    lanes = f.fp16_lanes if precision == "fp16" else 1.0
-    weights = {add: lanes, mul: lanes, fma: lanes * f.fma_flop}
-    name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
-    packed = PACKED_FP32_OPS if precision == "fp32" else ()
-    inputs = [op_metric(k, op, r) for op in weights for k, r in FLOP_FORMS]
-    inputs += [op_metric(k, op, r) for op in packed for k, r in PACKED_FORMS]
+    scalar, packed = flop_weights(precision, f)
+    inputs = [op_metric(k, op, r) for op in (*scalar, *packed) for k, r in FLOP_FORMS]
     if not any(name in m.df.columns for name in inputs):  # a precision the report has no counter of
         nothing = pd.Series(np.full(len(m.df.index), None, dtype=object), index=m.df.index, dtype="object")
         return m.nan, nothing, nothing
+
+    def count(op: str) -> pd.Series:
+        return m.any_of(op_metric("sm", op), op_metric("smsp", op))
 
     def rate(op: str) -> pd.Series:
         per_cycle = m(op_metric("smsp", op, ".sum.per_cycle_elapsed"))
         return per_cycle * m(CLOCKS["smsp"]) * duration
 
-    counted, counted_missing = present_sum(
-        {op: m.any_of(op_metric("sm", op), op_metric("smsp", op)) for op in weights}, weights
-    )
-    if packed:
-        add2, mul2, fma2 = (m.any_of(*(op_metric(k, op, r) for k, r in PACKED_FORMS)) for op in packed)
-        counted = counted + (f.fp32x2_lanes * (add2 + mul2 + f.fma_flop * fma2)).fillna(0.0)
-    rated, rated_missing = present_sum({op: rate(op) for op in weights}, weights)
-    complete_count = counted.notna() & counted_missing.isna()
-    complete_rate = rated.notna() & rated_missing.isna()
-    use_counted = complete_count | (~complete_rate & counted.notna())
-    flop = counted.where(use_counted, rated)
-    missing = counted_missing.where(use_counted, rated_missing)
-    # labels as codes into a few texts: (counter | rate*time) × (the terms not collected, if any)
+    counted, rated = _flop_sum(count, scalar, packed), _flop_sum(rate, scalar, packed)
+    complete_count = counted.flop.notna() & counted.missing.isna()
+    complete_rate = rated.flop.notna() & rated.missing.isna()
+    use_counted = complete_count | (~complete_rate & counted.flop.notna())
+    flop = counted.flop.where(use_counted, rated.flop)
+    missing = counted.missing.where(use_counted, rated.missing)
+    with_packed = counted.packed.where(use_counted, rated.packed).to_numpy(dtype=bool)
+    return flop, _flop_label(precision, scalar, packed, use_counted, with_packed, flop, missing), missing
+
+
+def _flop_label(
+    precision: str,
+    scalar: dict[str, float],
+    packed: dict[str, float],
+    use_counted: pd.Series,
+    with_packed: np.ndarray,
+    flop: pd.Series,
+    missing: pd.Series,
+) -> pd.Series:
+    """The recipe labels as codes into a few texts: (counter | rate*time) × (with the packed terms
+    or not) × (the terms not collected, if any)."""
+    add, mul, fma = FLOP_OPS[precision]
+    lanes = scalar[add]
+    name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
+    names = (name, name + "".join(f"+{weight:g}*{op}" for op, weight in packed.items()))
     gap_codes, gaps = pd.factorize(missing)
     suffixes = [*(f" (not collected: {gap})" for gap in gaps), ""]
-    texts = [f"{source}:{name}{suffix}" for source in ("counter", "rate*time") for suffix in suffixes]
+    texts = [
+        f"{source}:{formula}{suffix}"
+        for source in ("counter", "rate*time")
+        for formula in names
+        for suffix in suffixes
+    ]
     gap = np.where(gap_codes < 0, len(suffixes) - 1, gap_codes)
-    codes = np.where(use_counted.to_numpy(), 0, len(suffixes)) + gap
+    formula = np.where(use_counted.to_numpy(), 0, 2) + with_packed  # the index into (source, formula)
+    codes = formula * len(suffixes) + gap
     codes = np.where(flop.notna().to_numpy(), codes, len(texts))
-    label = pd.Series(np.array([*texts, None], dtype=object)[codes], index=counted.index, dtype="object")
-    return flop, label, missing
+    return pd.Series(np.array([*texts, None], dtype=object)[codes], index=flop.index, dtype="object")
 
 
 def _cuda_core_peak(m: MetricFrame, precision: str, f: Factors) -> list[Formula]:
     fma = FLOP_OPS[precision][2]
-    lanes = f.fp16_lanes if precision == "fp16" else 1.0
-    factor = f.fma_flop * lanes
+    factor = flop_weights(precision, f)[0][fma]
     peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])
     return [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
 

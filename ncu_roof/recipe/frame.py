@@ -108,6 +108,12 @@ def present_sum(terms: Mapping[str, pd.Series], weights: Mapping[str, float]) ->
     return pd.Series(total, index=index), pd.Series(missing, index=index, dtype="object")
 
 
+def join_gaps(first: pd.Series, second: pd.Series) -> pd.Series:
+    """Per row, the names of two sums' terms not collected, as one text (None when neither lacks any)."""
+    joined = first.where(first.isna() | second.isna(), first + "," + second)
+    return joined.where(first.notna(), second)
+
+
 def sum_present(parts: list[pd.Series], index: pd.Index) -> pd.Series:
     """Sum of the parts that were measured; NaN only when none was (an n/a never erases a sum)."""
     if not parts:
