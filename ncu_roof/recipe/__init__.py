@@ -191,6 +191,8 @@ def _flop_sum(term: Callable[[str], pd.Series], scalar: dict[str, float], packed
     if not packed:
         return _Flop(flop, missing, pd.Series(False, index=flop.index))
     extra, extra_missing = present_sum({op: term(op) for op in packed}, packed)
+    if extra.isna().all():  # the report has none (before Blackwell): the scalar sum, as it is
+        return _Flop(flop, missing, extra.notna())
     missing = missing.where(flop.notna() | extra.isna(), ",".join(scalar))  # packed only: all scalar lack
     return _Flop(flop.add(extra, fill_value=0.0), join_gaps(missing, extra_missing), extra.notna())
 
