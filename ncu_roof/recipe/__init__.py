@@ -9,7 +9,7 @@ are all present wins. Factors that the metric recipe (shared notes, §3) marks *
 `Factors` below and nowhere else.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 import numpy as np
@@ -191,8 +191,6 @@ def _flop_sum(term: Callable[[str], pd.Series], scalar: dict[str, float], packed
     if not packed:
         return _Flop(flop, missing, pd.Series(False, index=flop.index))
     extra, extra_missing = present_sum({op: term(op) for op in packed}, packed)
-    if extra.isna().all():  # the report has none (before Blackwell): the scalar sum, as it is
-        return _Flop(flop, missing, extra.notna())
     missing = missing.where(flop.notna() | extra.isna(), ",".join(scalar))  # packed only: all scalar lack
     return _Flop(flop.add(extra, fill_value=0.0), join_gaps(missing, extra_missing), extra.notna())
 
@@ -204,10 +202,15 @@ def _cuda_core_flop(
     collected (`--set full` on 2025.1 stores hfma but not hadd/hmul); returns flop, recipe label
     and the terms not collected (None when complete)."""
     scalar, packed = flop_weights(precision, f)
-    inputs = [op_metric(k, op, r) for op in (*scalar, *packed) for k, r in FLOP_FORMS]
-    if not any(name in m.df.columns for name in inputs):  # a precision the report has no counter of
+
+    def held(ops: Iterable[str]) -> bool:
+        return any(op_metric(k, op, r) in m.df.columns for op in ops for k, r in FLOP_FORMS)
+
+    if not held([*scalar, *packed]):  # a precision the report has no counter of
         nothing = pd.Series(np.full(len(m.df.index), None, dtype=object), index=m.df.index, dtype="object")
         return m.nan, nothing, nothing
+    if not held(packed):  # a report before Blackwell: the scalar sum alone
+        packed = {}
 
     def count(op: str) -> pd.Series:
         return m.any_of(op_metric("sm", op), op_metric("smsp", op))
