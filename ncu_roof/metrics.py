@@ -202,6 +202,7 @@ def is_wanted(name: str) -> bool:
 COLLECT: dict[str, tuple[str, ...]] = {
     "duration": (DURATION, SM_CYCLES, CLOCKS["sm"]),
     "flop": (
+        # not PACKED_OPS: only Blackwell has them, and ncu refuses a metric the GPU lacks [verify]
         *(op_metric("sm", op) for ops in FLOP_OPS.values() for op in ops),
         *(fma_peak(p) for p in FLOP_OPS),
     ),

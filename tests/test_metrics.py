@@ -26,7 +26,7 @@ from ncu_roof.metrics import (
     is_wanted,
     op_metric,
 )
-from ncu_roof.recipe import normalize
+from ncu_roof.recipe import FACTORS, flop_weights, normalize
 from ncu_roof.recipe.frame import MetricFrame
 
 TENSOR = "sm__ops_path_tensor_src_fp16_dst_fp32.sum"
@@ -179,11 +179,28 @@ def test_a_report_without_packed_counters_has_no_gap(form: str, source: str) -> 
     assert out["flop_fp32_not_collected"] is None
 
 
-def test_a_packed_term_not_collected_is_named() -> None:
-    out = normalize(_b200("rate", ("fadd", "fmul", "ffma", "ffma2"))).iloc[0]
-    assert out["flop_fp32"] == pytest.approx((4_480 + 4 * 1024) * B200_CYCLES, rel=1e-12)
-    assert out["flop_fp32_not_collected"] == "fadd2,fmul2"
-    assert out["flop_fp32_recipe"] == f"rate*time:{WITH_PACKED} (not collected: fadd2,fmul2)"
+@pytest.mark.parametrize(
+    ("ops", "flop_per_cycle", "gaps"),
+    [
+        (("fadd", "fmul", "ffma", "ffma2"), 4_480 + 4 * 1_024, "fadd2,fmul2"),
+        (PACKED_OPS["fp32"], 4_288, "fadd,fmul,ffma"),
+    ],
+)
+def test_a_term_not_collected_is_named(ops: tuple[str, ...], flop_per_cycle: int, gaps: str) -> None:
+    out = normalize(_b200("rate", ops)).iloc[0]
+    assert out["flop_fp32"] == pytest.approx(flop_per_cycle * B200_CYCLES, rel=1e-12)
+    assert out["flop_fp32_not_collected"] == gaps
+    assert out["flop_fp32_recipe"] == f"rate*time:{WITH_PACKED} (not collected: {gaps})"
+
+
+def test_the_one_weight_table_is_nsights() -> None:
+    # FLOPs per thread instruction: FMA 2, FP16 all packed (x 2), FP32x2 two lanes (FFMA2 = 4)
+    assert flop_weights("fp32", FACTORS) == (
+        {"fadd": 1, "fmul": 1, "ffma": 2},
+        {"fadd2": 2, "fmul2": 2, "ffma2": 4},
+    )
+    assert flop_weights("fp16", FACTORS) == ({"hadd": 2, "hmul": 2, "hfma": 4}, {})
+    assert flop_weights("fp64", FACTORS) == ({"dadd": 1, "dmul": 1, "dfma": 2}, {})
 
 
 def test_the_packed_ops_are_declared_in_every_form_of_the_scalar_ops() -> None:

@@ -66,6 +66,7 @@ __all__ = [
     "TENSOR_PATH_PREFIX",
     "Factors",
     "collect_command",
+    "flop_weights",
     "is_integer_path",
     "normalize",
     "tensor_variants",
