@@ -21,7 +21,7 @@ from ncu_roof.records import Kernel
 from ncu_roof.text import one_line, shorten
 from ncu_roof.tomlfile import read_toml
 from ncu_roof.units import Dimension, parse_quantity
-from ncu_roof.vocabulary import COMPUTE, Bound, VerdictBasis
+from ncu_roof.vocabulary import COMPUTE, TIER_WORDS, Bound, VerdictBasis
 from ncu_roof.workloads import Param, build
 
 DEFAULT_TOLERANCE = 1.5
@@ -33,7 +33,6 @@ HINT = (
     "bytes = 5.4e8   (see docs/prediction-schema.md)"
 )
 JSON_SCHEMA = "ncu-roof/expectations/v1"
-TIER_WORDS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "shared-memory"}
 
 
 class Status(Enum):

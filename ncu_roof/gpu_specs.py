@@ -1,17 +1,15 @@
-"""Built-in GPU figures: per architecture (per SM, per clock) and per product (datasheet, boost).
+"""Built-in GPU figures per product (datasheet, boost) and what per-clock roofs are built from.
 
 Two uses, two kinds of figure:
 - `ncu-roof gpus` and `predict` show each product's datasheet peaks at its boost clock (dense),
   exactly as the datasheet prints them (`Gpu.compute_flop_per_s`, `Gpu.bandwidth_byte_per_s`).
 - `analyze` needs roofs at the clock the kernel ran. It computes them from the per-architecture
-  figures (`Arch`: FLOP and bytes per SM per clock) × the SM count × the measured clock
+  figures (`arch.Arch`: FLOP and bytes per SM per clock) × the SM count × the measured clock
   (`Hardware`), so that every roof of one device refers to one clock. A device that is not in the
   product table gets the same from the report's own `device__attribute_*` values.
 
 DRAM bytes per DRAM clock = bus width / 4 (double data rate: bus bits / 8 × 2), which is
 `dram__bytes.sum.peak_sustained` in every corpus report (A100 5120-bit: 1280 B; A10G 384-bit: 96 B).
-Per-architecture figures that no report or datasheet confirmed are listed in `Arch.unverified`,
-the one place that says so.
 
 The product rows themselves are in `gpu_table`; `gpus` finds one by key or device name.
 """
@@ -21,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ncu_roof.arch import L1_BYTES_PER_CLK_PER_SM, Arch, arch_for
+
 TERA = 12  # decimal exponents: 133.8 TFLOP/s is 133.8e12 exactly, not 133.8 * 1e12
 GIGA = 9
 
@@ -28,121 +28,6 @@ GIGA = 9
 def scaled(value: float, exponent: int) -> float:
     """`value` × 10**exponent without binary rounding noise (133.8e12, not 133800000000000.02)."""
     return float(f"{value!r}e{exponent}")
-
-
-L1_BYTES_PER_CLK_PER_SM = 128.0
-
-
-@dataclass(frozen=True)
-class Arch:
-    """Per-SM, per-clock figures of one compute capability (dense; fp16 = CUDA-core HFMA2 × 4)."""
-
-    cc: str
-    name: str
-    flop_per_sm_per_clk: Mapping[str, float]  # fp64, fp32, fp16, tensor (FP16 in, dense)
-    source: str
-    l1_byte_per_sm_per_clk: float = L1_BYTES_PER_CLK_PER_SM  # LSU writeback (Nsight's L1 measure)
-    shared_byte_per_sm_per_clk: float = L1_BYTES_PER_CLK_PER_SM  # one 128 B wavefront per clock
-    unverified: tuple[str, ...] = ()  # the figures above that no report or datasheet confirmed
-
-    def label(self, key: str) -> str:
-        return " (unverified)" if key in self.unverified else ""
-
-
-_REPORT = "{} from the peak_sustained metrics of an ncu report of the {}"
-ARCHS: tuple[Arch, ...] = (
-    Arch(
-        "7.0",
-        "Volta GV100",
-        {"fp64": 64.0, "fp32": 128.0, "fp16": 256.0, "tensor": 1024.0},
-        "NVIDIA Tesla V100 GPU architecture whitepaper (8 tensor cores x 64 FMA per SM)",
-    ),
-    Arch(
-        "7.2",
-        "Volta GV10B (Xavier)",
-        {"fp32": 128.0, "fp16": 256.0, "tensor": 1024.0},
-        "assumed equal to GV100 per SM (no FP64 figure)",
-        unverified=("fp32", "fp16", "tensor", "l1", "shared"),
-    ),
-    Arch(
-        "7.5",
-        "Turing TU10x",
-        {"fp64": 4.0, "fp32": 128.0, "fp16": 256.0, "tensor": 1024.0},
-        _REPORT.format("FP64/FP32", "Tesla T4") + "; FP16 and tensor (FP16 accumulate) from the T4 datasheet",
-    ),
-    Arch(
-        "8.0",
-        "Ampere GA100",
-        {"fp64": 64.0, "fp32": 128.0, "fp16": 512.0, "tensor": 2048.0},
-        _REPORT.format("FP64/FP32/FP16", "A100") + "; tensor from the A100 datasheet",
-    ),
-    Arch(
-        "8.6",
-        "Ampere GA10x",
-        {"fp64": 4.0, "fp32": 256.0, "fp16": 256.0, "tensor": 1024.0},
-        _REPORT.format("FP64/FP32/FP16", "A10G") + "; tensor from the A10 datasheet (FP32 accumulate)",
-    ),
-    Arch(
-        "8.7",
-        "Ampere GA10B (Orin)",
-        {"fp32": 256.0, "fp16": 256.0},
-        "assumed equal to GA10x per SM (no FP64 or tensor figure)",
-        unverified=("fp32", "fp16", "l1", "shared"),
-    ),
-    Arch(
-        "8.9",
-        "Ada AD10x",
-        {"fp64": 4.0, "fp32": 256.0, "fp16": 256.0, "tensor": 1024.0},
-        _REPORT.format("FP64/FP32", "RTX 4090")
-        + "; FP16 and tensor (FP16 accumulate) from the Ada whitepaper",
-    ),
-    Arch(
-        "9.0",
-        "Hopper GH100",
-        {"fp64": 128.0, "fp32": 256.0, "fp16": 512.0, "tensor": 4096.0},
-        _REPORT.format("FP64/FP32/FP16", "H100 PCIe") + "; tensor from the H100 whitepaper",
-    ),
-    Arch(
-        "10.0",
-        "Blackwell GB100",
-        {"fp64": 128.0, "fp32": 256.0, "fp16": 512.0, "tensor": 8192.0},
-        "assumed from the B200 datasheet ratios",
-        unverified=("fp64", "fp32", "fp16", "tensor", "l1", "shared"),
-    ),
-    Arch(
-        "12.0",
-        "Blackwell GB20x",
-        {"fp64": 4.0, "fp32": 256.0, "fp16": 256.0, "tensor": 1024.0},
-        "NVIDIA RTX Blackwell architecture whitepaper (RTX 5090: FP32 = FP16, tensor FP16 dense)",
-        unverified=("fp64", "fp16", "tensor", "l1", "shared"),
-    ),
-)
-ARCH_BY_CC = {a.cc: a for a in ARCHS}
-
-
-def arch_for(cc: str | None) -> Arch | None:
-    """The figures of compute capability `cc`; an unlisted minor revision takes its major's
-    nearest lower listed one (10.3 → 10.0, 12.1 → 12.0), with every figure marked unverified."""
-    if not cc:
-        return None
-    if cc in ARCH_BY_CC:
-        return ARCH_BY_CC[cc]
-    try:
-        major, minor = (int(part) for part in cc.split(".")[:2])
-    except ValueError:
-        return None
-    for m in range(minor - 1, -1, -1):
-        base = ARCH_BY_CC.get(f"{major}.{m}")
-        if base is not None:
-            keys = (*base.flop_per_sm_per_clk, "l1", "shared")
-            return Arch(
-                cc,
-                f"{base.name} figures",
-                base.flop_per_sm_per_clk,
-                f"assumed equal to CC {base.cc} ({base.source})",
-                unverified=keys,
-            )
-    return None
 
 
 @dataclass(frozen=True)

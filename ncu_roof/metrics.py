@@ -1,21 +1,67 @@
-"""ncu metric names: what the readers load, what `profile` collects, what a note asks for.
+"""ncu metric names: what each formula of the recipe reads, hence what the readers load, what
+`profile` collects and what a note asks for.
 
-The one home of the metric lists. The recipe's formulas (`ncu_roof.recipe`) read exactly these
-names; the readers (`ncu_roof.ingest`) keep only the columns `is_wanted` accepts, so this module
-sits below both and imports nothing of the project.
+The one home of the metric names. `FORMULA_METRICS` lists, per part of the analysis, every
+counter its formulas read (the recipe, `ncu_roof.recipe`, takes its names from the constants
+here, and its metric frame refuses a name that is not wanted); `WANTED`, what the readers
+(`ncu_roof.ingest`) keep, is that table plus the launch's identity; `COLLECT` picks from the same
+table what `profile` asks ncu for. This module sits below both and imports nothing of the project.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import chain
 
+# the families the recipe finds by name: tensor partitions (count, rate, peak) and pipes
 TENSOR_COUNT = re.compile(r"^sm__ops_path_tensor_(?P<v>.+)\.sum$")
 TENSOR_RATE = re.compile(r"^sm__ops_path_tensor_(?P<v>.+)\.sum\.per_cycle_elapsed$")
 TENSOR_PEAK = re.compile(r"^sm__ops_path_tensor_(?P<v>.+)\.sum\.peak_sustained$")
 _PCT = r"\.avg\.pct_of_peak_sustained_(?:elapsed|active)$"
 PIPE_INST = re.compile(r"^sm__inst_executed_pipe_(?P<p>[a-z0-9_]+)" + _PCT)
 PIPE_CYCLES = re.compile(r"^sm__pipe_(?P<p>[a-z0-9_]+)_cycles_active" + _PCT)
+FORMULA_PATTERNS = (TENSOR_COUNT, TENSOR_RATE, TENSOR_PEAK, PIPE_INST, PIPE_CYCLES)
+
+# clocks (cycles per second) of the units the recipe scales by
+CLOCKS = {
+    unit: f"{unit}__cycles_elapsed.avg.per_second" for unit in ("sm", "smsp", "gpc", "lts", "l1tex", "dram")
+}
+
+# duration: the counter, else cycles / clock
+DURATION = "gpu__time_duration.sum"
+SM_CYCLES = "sm__cycles_elapsed.avg"
+GPC_CYCLES = "gpc__cycles_elapsed.max"
+
+# CUDA-core FLOPs: thread instructions per op, counted per SM or sub-partition, or as a rate
+FLOP_OPS = {
+    "fp64": ("dadd", "dmul", "dfma"),
+    "fp32": ("fadd", "fmul", "ffma"),
+    "fp16": ("hadd", "hmul", "hfma"),
+}
+# the packed (two-lane) forms of a precision's ops, counted where a report holds them: Blackwell's
+# FP32x2 (cc 10.x, 12.x), read in the same forms as the scalar ops
+PACKED_OPS = {"fp32": ("fadd2", "fmul2", "ffma2")}
+FLOP_FORMS = (("sm", ".sum"), ("smsp", ".sum"), ("smsp", ".sum.per_cycle_elapsed"))
+
+
+def op_metric(kind: str, op: str, rollup: str = ".sum") -> str:
+    return f"{kind}__sass_thread_inst_executed_op_{op}_pred_on{rollup}"
+
+
+def fma_peak(precision: str) -> str:
+    """The per-SM peak a precision's compute roof is read from: its FMA's `.peak_sustained`."""
+    return op_metric("sm", FLOP_OPS[precision][2], ".sum.peak_sustained")
+
+
+# tensor pipe: instructions (when no partition was collected), their peak, its utilisation
+TENSOR_INST = "sm__inst_executed_pipe_tensor.sum"
+TENSOR_INST_PEAK = "sm__inst_executed_pipe_tensor.sum.peak_sustained"
+TENSOR_INST_RATE = "smsp__inst_executed_pipe_tensor.sum.per_cycle_elapsed"
+TENSOR_PIPE_PCT = tuple(
+    f"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_{w}" for w in ("elapsed", "active")
+)
+
 # warp instructions executed (the instruction roofline's work) and what sizes the issue peak
 WARP_INST_METRICS = (
     "smsp__inst_executed.sum",
@@ -25,178 +71,159 @@ WARP_INST_METRICS = (
 )
 SM_COUNT_METRICS = ("device__attribute_multiprocessor_count", "launch__sm_count")
 SCHEDULERS_METRIC = "device__attribute_num_schedulers_per_multiprocessor"
-TENSOR_PIPE_PCT = tuple(
-    f"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_{w}" for w in ("elapsed", "active")
+
+# The device attributes built-in roofs are computed from (ncu writes clocks in kHz, no unit).
+CC_MAJOR = "device__attribute_compute_capability_major"
+CC_MINOR = "device__attribute_compute_capability_minor"
+DEVICE_ATTRIBUTES = (
+    ("device_sm_count", "device__attribute_multiprocessor_count", 1.0),
+    ("device_clock_hz", "device__attribute_clock_rate", 1e3),
+    ("device_memory_clock_hz", "device__attribute_memory_clock_rate", 1e3),
+    ("device_memory_bus_bits", "device__attribute_global_memory_bus_width", 1.0),
+    ("device_cc_major", CC_MAJOR, 1.0),
+    ("device_cc_minor", CC_MINOR, 1.0),
 )
-FLOP_OPS = {
-    "fp64": ("dadd", "dmul", "dfma"),
-    "fp32": ("fadd", "fmul", "ffma"),
-    "fp16": ("hadd", "hmul", "hfma"),
+
+# Memory tiers. Each counter a tier's traffic is measured by (a `.sum`), with the `derived__…`
+# metric some reports hold the same bytes in (None where there is none); read in every form
+# (count, rate, peak, pct of peak), see `counter_forms`.
+TIER_MEASURES: dict[str, dict[str, str | None]] = {
+    "dram": {"dram__bytes.sum": None},
+    "l2": {
+        "lts__lts2xbar_cycles_active.sum": "derived__lts__lts2xbar_bytes.sum",
+        "l1tex__m_xbar2l1tex_read_bytes.sum": None,
+        "lts__t_bytes.sum": None,
+        "lts__t_sectors.sum": None,
+    },
+    "l1": {
+        **{
+            f"l1tex__lsu_writeback_active{scope}.sum": f"derived__l1tex__lsu_writeback_bytes{scope}.sum"
+            for scope in ("_mem_lgds", "_mem_lg", "")
+        },
+        "l1tex__t_bytes.sum": None,
+        "l1tex__t_sectors.sum": None,
+    },
+    "shared": {"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": None},
 }
+MEASURE_DERIVED = {base: derived for measures in TIER_MEASURES.values() for base, derived in measures.items()}
 
 
-def op_metric(kind: str, op: str, rollup: str = ".sum") -> str:
-    return f"{kind}__sass_thread_inst_executed_op_{op}_pred_on{rollup}"
+def counter_forms(base: str) -> tuple[str, ...]:
+    """Every name a tier counter is read in: count, rate, peak, pct of peak, derived rate and peak."""
+    forms = [base + form for form in ("", ".per_second", ".peak_sustained", ".pct_of_peak_sustained_elapsed")]
+    derived = MEASURE_DERIVED[base]
+    if derived is not None:
+        forms += [f"{derived}.per_second", f"{derived}.peak_sustained"]
+    return tuple(forms)
 
 
-SHARED_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared"
-
+# DRAM bytes as read + write (bytes, sectors or rates)
+DRAM_READ_WRITE = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+DRAM_SECTORS = ("dram__sectors_read.sum", "dram__sectors_write.sum")
+DRAM_RATES = ("dram__bytes_read.sum.per_second", "dram__bytes_write.sum.per_second")
 # L1 traffic that `--set full` reports do hold: global and local load/store sectors.
 L1_SECTOR_METRICS = tuple(
     f"l1tex__t_sectors_pipe_lsu_mem_{space}_op_{op}.sum"
     for space in ("global", "local")
     for op in ("ld", "st")
 )
+SHARED_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared"
+SHARED_OPS = tuple(f"{SHARED_WAVEFRONTS}_op_{op}.sum" for op in ("ld", "st", "atom"))
+SHARED_SASS_BYTES = "sm__sass_data_bytes_mem_shared.sum"
 
-
-# The device attributes built-in roofs are computed from (ncu writes clocks in kHz, no unit).
-DEVICE_ATTRIBUTES = (
-    ("device_sm_count", "device__attribute_multiprocessor_count", 1.0),
-    ("device_clock_hz", "device__attribute_clock_rate", 1e3),
-    ("device_memory_clock_hz", "device__attribute_memory_clock_rate", 1e3),
-    ("device_memory_bus_bits", "device__attribute_global_memory_bus_width", 1.0),
-    ("device_cc_major", "device__attribute_compute_capability_major", 1.0),
-    ("device_cc_minor", "device__attribute_compute_capability_minor", 1.0),
-)
-
-# Tier counters: each with the forms a report may hold it in (count, rate, peak, pct of peak).
-TIER_COUNTERS = (
-    "dram__bytes.sum",
-    "lts__t_bytes.sum",
-    "lts__t_sectors.sum",
-    "lts__lts2xbar_cycles_active.sum",
-    "l1tex__m_xbar2l1tex_read_bytes.sum",
-    "l1tex__t_bytes.sum",
-    "l1tex__t_sectors.sum",
-    "l1tex__lsu_writeback_active.sum",
-    "l1tex__lsu_writeback_active_mem_lg.sum",
-    "l1tex__lsu_writeback_active_mem_lgds.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
-)
-_COUNTER_FORMS = ("", ".per_second", ".peak_sustained", ".pct_of_peak_sustained_elapsed")
-
-
-def wanted_metrics() -> frozenset[str]:
-    """Every exact metric name any formula below may read (readers load only these)."""
-    names: set[str] = {
-        "gpu__time_duration.sum",
-        "sm__cycles_elapsed.avg",
-        "gpc__cycles_elapsed.max",
-        "launch__waves_per_multiprocessor",
-        "launch__grid_size",
-        "launch__block_size",
-        "device__attribute_display_name",
-        "device__attribute_compute_capability_major",
-        "device__attribute_compute_capability_minor",
-        *WARP_INST_METRICS,
-        *SM_COUNT_METRICS,
-        SCHEDULERS_METRIC,
-    }
-    for axis in "xyz":
-        names |= {f"launch__grid_dim_{axis}", f"launch__block_dim_{axis}"}
-    for unit in ("sm", "smsp", "gpc", "lts", "l1tex", "dram"):
-        names.add(f"{unit}__cycles_elapsed.avg.per_second")
-    for ops in FLOP_OPS.values():
-        for op in (*ops, "fadd2", "fmul2", "ffma2"):
-            names |= {op_metric("sm", op), op_metric("smsp", op)}
-            names.add(op_metric("smsp", op, ".sum.per_cycle_elapsed"))
-            names.add(op_metric("sm", op, ".sum.peak_sustained"))
-    names |= {
-        "sm__inst_executed_pipe_tensor.sum",
-        "sm__inst_executed_pipe_tensor.sum.peak_sustained",
-        "smsp__inst_executed_pipe_tensor.sum.per_cycle_elapsed",
-        "dram__bytes.sum",
-        "dram__bytes_read.sum",
-        "dram__bytes_write.sum",
-        "dram__sectors_read.sum",
-        "dram__sectors_write.sum",
-        "dram__bytes.sum.per_second",
-        "dram__bytes_read.sum.per_second",
-        "dram__bytes_write.sum.per_second",
-        "dram__bytes.sum.peak_sustained",
-        "lts__t_bytes.sum",
-        "lts__t_bytes.sum.peak_sustained",
-        "lts__t_sectors.sum",
-        "lts__t_sectors.sum.per_second",
-        "lts__t_sectors.sum.peak_sustained",
-        "lts__lts2xbar_cycles_active.sum",
-        "lts__lts2xbar_cycles_active.sum.peak_sustained",
-        "derived__lts__lts2xbar_bytes.sum.per_second",
-        "derived__lts__lts2xbar_bytes.sum.peak_sustained",
-        "l1tex__t_bytes.sum",
-        "l1tex__t_bytes.sum.peak_sustained",
-        "l1tex__t_sectors.sum",
-        "l1tex__t_sectors.sum.peak_sustained",
-        "sm__sass_data_bytes_mem_shared.sum",
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.peak_sustained",
-        "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+# Nsight's Speed-of-Light percentages (first name present wins) and the waves per SM
+SOL_METRICS = {
+    "sm": ("sm__throughput.avg.pct_of_peak_sustained_elapsed",),
+    "memory": ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",),
+    "dram": (
         "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
         "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-        "lts__throughput.avg.pct_of_peak_sustained_elapsed",
-        "l1tex__throughput.avg.pct_of_peak_sustained_active",
-    }
-    names |= set(L1_SECTOR_METRICS)
-    names |= {metric for _, metric, _ in DEVICE_ATTRIBUTES}
-    names |= {counter + form for counter in TIER_COUNTERS for form in _COUNTER_FORMS}
-    for scope in ("", "_mem_lg", "_mem_lgds"):
-        derived = f"derived__l1tex__lsu_writeback_bytes{scope}.sum"
-        names |= {f"{derived}.per_second", f"{derived}.peak_sustained"}
-    names |= {f"{SHARED_WAVEFRONTS}_op_{op}.sum" for op in ("ld", "st", "atom")}
-    for scope in ("lg", "lgds"):
-        base = f"l1tex__lsu_writeback_active_mem_{scope}.sum"
-        names |= {base, f"{base}.peak_sustained"}
-        derived = f"derived__l1tex__lsu_writeback_bytes_mem_{scope}.sum"
-        names |= {f"{derived}.per_second", f"{derived}.peak_sustained"}
-    return frozenset(names)
+    ),
+    "l2": ("lts__throughput.avg.pct_of_peak_sustained_elapsed",),
+    "l1": ("l1tex__throughput.avg.pct_of_peak_sustained_active",),
+}
+WAVES = "launch__waves_per_multiprocessor"
 
 
-WANTED = wanted_metrics()
+def _tier(tier: str, *more: str) -> tuple[str, ...]:
+    return (*chain.from_iterable(counter_forms(base) for base in TIER_MEASURES[tier]), *more)
+
+
+# Per part of the analysis: every counter its formulas read (besides `FORMULA_PATTERNS`).
+FORMULA_METRICS: dict[str, tuple[str, ...]] = {
+    "duration": (DURATION, SM_CYCLES, CLOCKS["sm"], GPC_CYCLES, CLOCKS["gpc"]),
+    "flop": (
+        *(
+            op_metric(k, op, r)
+            for ops in (*FLOP_OPS.values(), *PACKED_OPS.values())
+            for op in ops
+            for k, r in FLOP_FORMS
+        ),
+        *(fma_peak(p) for p in FLOP_OPS),
+        CLOCKS["smsp"],
+        CLOCKS["sm"],
+    ),
+    "tensor": (
+        TENSOR_INST,
+        TENSOR_INST_PEAK,
+        TENSOR_INST_RATE,
+        *TENSOR_PIPE_PCT,
+        CLOCKS["smsp"],
+        CLOCKS["sm"],
+    ),
+    "dram": _tier("dram", *DRAM_READ_WRITE, *DRAM_SECTORS, *DRAM_RATES, CLOCKS["dram"]),
+    "l2": _tier("l2", CLOCKS["lts"]),
+    "l1": _tier("l1", *L1_SECTOR_METRICS, CC_MAJOR, CC_MINOR, CLOCKS["l1tex"]),
+    "shared": _tier("shared", *SHARED_OPS, SHARED_SASS_BYTES, CLOCKS["l1tex"]),
+    "pipes": (),  # found by name (`PIPE_INST`, `PIPE_CYCLES`)
+    "instructions": (*WARP_INST_METRICS, *SM_COUNT_METRICS, SCHEDULERS_METRIC, CLOCKS["sm"]),
+    "sol": (*chain.from_iterable(SOL_METRICS.values()), WAVES),
+    "device": tuple(metric for _, metric, _ in DEVICE_ATTRIBUTES),
+}
+# what the readers keep besides: the launch's identity as ncu names it (device, grid, block)
+IDENTITY_METRICS = (
+    "device__attribute_display_name",
+    *(f"launch__{kind}_dim_{axis}" for kind in ("grid", "block") for axis in "xyz"),
+    "launch__grid_size",
+    "launch__block_size",
+)
+WANTED = frozenset(IDENTITY_METRICS).union(*FORMULA_METRICS.values())
+# the families as one pattern (one match per name: readers ask for every column and details row)
+_FAMILIES = re.compile("|".join(re.sub(r"\(\?P<\w+>", "(?:", p.pattern) for p in FORMULA_PATTERNS))
 
 
 def is_wanted(name: str) -> bool:
     """True for metrics the recipe reads, including the per-architecture tensor variants and pipes."""
-    return (
-        name in WANTED
-        or TENSOR_COUNT.match(name) is not None
-        or TENSOR_RATE.match(name) is not None
-        or TENSOR_PEAK.match(name) is not None
-        or PIPE_INST.match(name) is not None
-        or PIPE_CYCLES.match(name) is not None
-    )
+    return name in WANTED or _FAMILIES.match(name) is not None
 
 
-
-# Metrics to collect for each part of the analysis: what `profile --fast` asks ncu for, and
-# what a note prints when a report lacks them (metric recipe §3.8).
+# Metrics to collect for each part of the analysis, each read by that part's formulas: what
+# `profile --fast` asks ncu for, and what a note prints when a report lacks them (recipe §3.8).
 COLLECT: dict[str, tuple[str, ...]] = {
-    "duration": ("gpu__time_duration.sum", "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
-    "flop": tuple(op_metric("sm", op) for ops in FLOP_OPS.values() for op in ops)
-    + tuple(op_metric("sm", ops[2], ".sum.peak_sustained") for ops in FLOP_OPS.values()),
+    "duration": (DURATION, SM_CYCLES, CLOCKS["sm"]),
+    "flop": (
+        # not PACKED_OPS: only Blackwell has them, and ncu refuses a metric the GPU lacks [verify]
+        *(op_metric("sm", op) for ops in FLOP_OPS.values() for op in ops),
+        *(fma_peak(p) for p in FLOP_OPS),
+    ),
     "tensor": (
         # the per-architecture tensor partitions (§3.3); [verify] that ncu expands the regex to
         # every sm__ops_path_tensor_* of the chip at hand, with .sum and .peak_sustained
         "regex:sm__ops_path_tensor_.*",
-        "sm__inst_executed_pipe_tensor.sum",
-        "sm__inst_executed_pipe_tensor.sum.peak_sustained",
+        TENSOR_INST,
+        TENSOR_INST_PEAK,
     ),
-    "dram": ("dram__bytes.sum", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"),
+    "dram": ("dram__bytes.sum", "dram__bytes.sum.peak_sustained", CLOCKS["dram"]),
     "l2": (
         # Nsight >= 2024.1's L2 measure (the default traffic definition), and every L2 lookup
         "lts__lts2xbar_cycles_active.sum",
         "lts__lts2xbar_cycles_active.sum.peak_sustained",
         "lts__t_bytes.sum",
         "lts__t_bytes.sum.peak_sustained",
-        "lts__cycles_elapsed.avg.per_second",
+        CLOCKS["lts"],
     ),
-    "l1": ("l1tex__t_bytes.sum", "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"),
-    "shared": (
-        "sm__sass_data_bytes_mem_shared.sum",
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.peak_sustained",
-    ),
+    "l1": ("l1tex__t_bytes.sum", "l1tex__t_bytes.sum.peak_sustained", CLOCKS["l1tex"]),
+    "shared": (SHARED_SASS_BYTES, *SHARED_OPS[:2], f"{SHARED_WAVEFRONTS}.sum.peak_sustained"),
     # per-pipe utilisation (integer and special-function ceilings) and warp instructions (the
     # instruction roofline); unverified that every name exists on every architecture before Volta
     "pipes": (
@@ -205,15 +232,8 @@ COLLECT: dict[str, tuple[str, ...]] = {
         "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
         "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
     ),
-    "instructions": ("smsp__inst_executed.sum", SCHEDULERS_METRIC, "device__attribute_multiprocessor_count"),
-    "sol": (
-        "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-        "lts__throughput.avg.pct_of_peak_sustained_elapsed",
-        "l1tex__throughput.avg.pct_of_peak_sustained_active",
-        "launch__waves_per_multiprocessor",
-    ),
+    "instructions": (WARP_INST_METRICS[0], SCHEDULERS_METRIC, SM_COUNT_METRICS[0]),
+    "sol": (*(names[0] for names in SOL_METRICS.values()), WAVES),
 }
 
 

@@ -20,6 +20,7 @@ COMPUTE = "compute"  # the binding roof of a compute-bound kernel (the others ar
 # display names, for every sink
 PRECISION_NAMES = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor": "Tensor"}
 TIER_NAMES = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "Shared"}
+TIER_WORDS = {**TIER_NAMES, "shared": "shared-memory"}  # in a sentence: "measured shared-memory bytes"
 
 
 class Bound(Enum):

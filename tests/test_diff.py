@@ -16,7 +16,6 @@ import pytest
 from conftest import CliResult
 
 from ncu_roof.analysis import Analysis, analyze
-from ncu_roof.cli.report import table_settings
 from ncu_roof.comparison import MismatchError, diff, gate
 from ncu_roof.errors import GateError
 from ncu_roof.ingest import read_input
@@ -245,19 +244,6 @@ def test_table_is_coloured_only_when_asked(long_pair: tuple[str, str]) -> None:
     coloured = render_diff_table(result, color=True)
     assert "\x1b[31m" in coloured  # a regression in red
     assert ANSI.sub("", coloured).splitlines()[2:] == render_diff_table(result).splitlines()[2:]
-
-
-def test_table_settings_follow_the_terminal_and_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
-    assert table_settings(None) == (240, False)
-    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    monkeypatch.setattr("shutil.get_terminal_size", lambda *_: os.terminal_size((97, 30)))
-    assert table_settings(None) == (97, True)
-    assert table_settings("-") == (97, True)
-    assert table_settings("out.txt") == (240, False)  # a file: no terminal
-    monkeypatch.setenv("NO_COLOR", "1")
-    assert table_settings(None) == (97, False)
 
 
 def test_cli_table_to_a_pipe_is_240_wide_and_plain(long_pair: tuple[str, str]) -> None:

@@ -263,3 +263,14 @@ def test_corpus_silu_contradicts_compute_and_l2_and_a_third_of_the_bytes(silu: A
     assert report.unmatched_patterns == ("flash_attn",)
     with pytest.raises(GateError):
         gate(report)
+
+
+@pytest.mark.parametrize(
+    ("tier", "words"),
+    [("dram", "DRAM"), ("l2", "L2"), ("l1", "L1"), ("shared", "shared-memory"), ("hbm3", "hbm3")],
+)
+def test_bytes_sentences_name_the_tier_in_the_vocabularys_words(tier: str, words: str) -> None:
+    from ncu_roof.expect import _bytes_gap
+
+    outside, text = _bytes_gap(tier, 2.0, 1.5)
+    assert outside and text.startswith(f"measured {words} bytes are 2")

@@ -33,7 +33,7 @@ LAYER_OF = {
     "ncu_roof.matching": "base",  # how diff pairs kernels (no pandas: the CLI reads it early)
     "ncu_roof.vocabulary": "base",  # precisions, tiers, SOL keys, verdicts, the Roofs type
     "ncu_roof.text": "base",  # one-line text, folded kernel names, SI display
-    "ncu_roof.metrics": "base",  # the ncu metric names readers load and profile collects
+    "ncu_roof.metrics": "base",  # the counters each formula reads: what readers load, profile collects
     # table: the per-launch table every reader returns
     "ncu_roof.ingest.table": "table",
     # ingest: readers, any ncu output → RunTable
@@ -41,11 +41,11 @@ LAYER_OF = {
     # recipe: ncu metrics → FLOPs, bytes per tier, durations, each with its formula
     "ncu_roof.recipe": "recipe",
     # roofs: peaks and bandwidths (report, built-in table, user file)
+    "ncu_roof.arch": "roofs",  # the per-architecture figures: one type, one table
     "ncu_roof.gpu_specs": "roofs",
     "ncu_roof.gpu_table": "roofs",
     "ncu_roof.gpus": "roofs",
     "ncu_roof.roofs": "roofs",
-    "ncu_roof.arch": "roofs",  # per-architecture INT8 tensor, special-function and tensor-path figures
     # model: the roofline itself, and the workloads it is asked about
     "ncu_roof.model": "model",
     "ncu_roof.sol": "model",  # the SOL rule and the verdict ladder

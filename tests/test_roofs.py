@@ -10,8 +10,8 @@ import pytest
 from conftest import analyzed, normalized, read_once, run_cli
 
 from ncu_roof.analysis import Analysis, RoofChoice, analyze
+from ncu_roof.arch import ARCHS, arch_for
 from ncu_roof.errors import UsageError
-from ncu_roof.gpu_specs import ARCHS, arch_for
 from ncu_roof.gpu_table import GPUS
 from ncu_roof.gpus import gpu_by_key, match_gpu, normalize_name
 from ncu_roof.roofs import ghz_text
@@ -201,6 +201,14 @@ def test_every_compute_capability_since_volta_has_figures() -> None:
         assert arch is not None and "fp32" in arch.flop_per_sm_per_clk, cc
     assert arch_for("10.3") is not None and "fp32" in arch_for("10.3").unverified  # type: ignore[union-attr]
     assert {a.cc for a in ARCHS} >= {"7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"}
+    # one table: every architecture also has its issue slots and XU rate; an assumed revision
+    # marks them unverified as well
+    assert {a.schedulers_per_sm.per_sm_per_clock for a in ARCHS} == {4}
+    assert {a.xu_ops.per_sm_per_clock for a in ARCHS} == {16}
+    assumed = arch_for("9.9")
+    assert assumed is not None and assumed.cc == "9.9" and not assumed.xu_ops.verified
+    assert assumed.int8_tensor_ops is not None and assumed.int8_tensor_ops.per_sm_per_clock == 8192
+    assert not assumed.int8_tensor_ops.verified and not assumed.tensor_paths["fp8"].verified
 
 
 def test_clock_text() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -19,6 +18,7 @@ from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, 
 from ncu_roof.errors import UsageError
 from ncu_roof.pipeline import example_path as example_path
 from ncu_roof.pipeline import roof_choice as roof_choice  # profile checks the roofs early
+from ncu_roof.render.console import screen, to_terminal
 from ncu_roof.render.formats import (
     FORMATS,
     Caption,
@@ -155,14 +155,11 @@ def warn(message: str) -> None:
 
 
 def render_options(options: AnalyzeOptions, fmt: OutputFormat) -> RenderOptions:
-    to_tty = options.output in (None, "-") and sys.stdout.isatty()
-    color = fmt is OutputFormat.TABLE and to_tty and "NO_COLOR" not in os.environ
-    # the terminal's width (COLUMNS when set); 240 columns into a file or a pipe
-    width = shutil.get_terminal_size((240, 40)).columns if to_tty else 240
+    shown = screen(options.output)
     picture = options.picture
     return RenderOptions(
-        color=color,
-        width=width,
+        color=fmt is OutputFormat.TABLE and shown.color,
+        width=shown.width,
         top=options.top,
         launches=options.launches,
         group_by=options.group_by.value,
@@ -194,7 +191,7 @@ def plot_format(path: str, option: str = "--plot") -> OutputFormat:
 
 
 def refuse_binary_to_terminal(fmt: OutputFormat, output: str | None) -> None:
-    if FORMATS[fmt].binary and output in (None, "-") and sys.stdout.isatty():
+    if FORMATS[fmt].binary and to_terminal(output):
         raise UsageError(
             f"--format {fmt.value} writes binary data, not for a terminal",
             hint=f"write it to a file: -o out{FORMATS[fmt].suffixes[0]}",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,6 +12,7 @@ from ncu_roof.cli import app
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
 from ncu_roof.gpus import gpu_by_key
+from ncu_roof.render.console import screen
 from ncu_roof.render.output import write_output
 from ncu_roof.units import Dimension, parse_quantity
 from ncu_roof.workloads import MATRIX_PRECISION, OPS_DTYPES, Param, build
@@ -20,7 +21,6 @@ if TYPE_CHECKING:  # numpy loads when predicting, not for `--help`
     from ncu_roof import prediction
 
 FORMATS = ("table", "json")
-PIPE_WIDTH = 120  # columns when stdout is not a terminal (rich would use 80)
 # the two options `gpus` and `predict` share
 TextFormat = Annotated[str, typer.Option("--format", "-f", help="table or json")]
 OutputFile = Annotated[str | None, typer.Option("--output", "-o", help="Write to FILE (atomic).")]
@@ -29,19 +29,6 @@ OutputFile = Annotated[str | None, typer.Option("--output", "-o", help="Write to
 def _check_format(fmt: str) -> None:
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", hint="use --format table or --format json")
-
-
-def _emit(text: str, table: Any, output: str | None) -> None:
-    """A rich renderable to the terminal (colour per NO_COLOR/TTY), or plain text to a file."""
-    if output is None or output == "-":
-        from rich.console import Console
-
-        console = Console()
-        if not console.is_terminal:
-            console = Console(width=PIPE_WIDTH)
-        console.print(table)
-    else:
-        write_output(text, output)
 
 
 @app.command("gpus")
@@ -56,7 +43,8 @@ def gpus_command(
     if fmt == "json":
         write_output(gpusout.render_json(), output)
         return
-    _emit(gpusout.render_text(PIPE_WIDTH), gpusout.renderable(), output)
+    shown = screen(output)
+    write_output(gpusout.render_text(shown.width, color=shown.color), output)
 
 
 def _count(text: str | None, name: str) -> int | None:
@@ -167,4 +155,5 @@ def predict_command(
     if fmt == "json":
         write_output(predictout.render_json(result), output)
         return
-    _emit(predictout.render_text(result), predictout.renderable(result), output)
+    shown = screen(output)
+    write_output(predictout.render_text(result, shown.width, color=shown.color), output)

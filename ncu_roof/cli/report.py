@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -26,6 +23,7 @@ from ncu_roof.cli.analyze import (
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.matching import MatchBy
+from ncu_roof.render.console import screen
 from ncu_roof.render.formats import Caption
 from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
 from ncu_roof.traffic import TrafficDefinition
@@ -91,17 +89,6 @@ def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
     return [(base.kernels[b], head.kernels[h]) for b, h in rows]
 
 
-def table_settings(output: str | None) -> tuple[int, bool]:
-    """(width, colour) of the terminal table: the terminal's own width, and colour unless
-    NO_COLOR is set, when it goes to a terminal; 240 columns without colour to a file or a pipe."""
-    from ncu_roof.render.diffout import TABLE_WIDTH
-
-    if output not in (None, "-") or not sys.stdout.isatty():
-        return TABLE_WIDTH, False
-    width = shutil.get_terminal_size((TABLE_WIDTH, 40)).columns
-    return width, "NO_COLOR" not in os.environ
-
-
 def diff_format(fmt: DiffFormat | None, output: str | None) -> DiffFormat:
     """`--format`, else what the -o suffix says (`.md`, `.json`) through the format registry; a
     suffix the diff cannot write, or one that contradicts `--format`, is a usage error."""
@@ -124,8 +111,8 @@ def render_diff(result: Diff, fmt: DiffFormat, output: str | None = None) -> str
         return diffout.render_diff_json(result)
     if fmt is DiffFormat.MARKDOWN:
         return diffout.render_diff_markdown(result)
-    width, color = table_settings(output)
-    return diffout.render_diff_table(result, width=width, color=color)
+    shown = screen(output)
+    return diffout.render_diff_table(result, width=shown.width, color=shown.color)
 
 
 def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: DiffOptions) -> Diff:

@@ -9,19 +9,32 @@ are all present wins. Factors that the metric recipe (shared notes, §3) marks *
 `Factors` below and nowhere else.
 """
 
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
 from ncu_roof.metrics import (
+    CLOCKS,
     COLLECT,
     DEVICE_ATTRIBUTES,
+    DURATION,
+    FLOP_FORMS,
     FLOP_OPS,
+    GPC_CYCLES,
+    PACKED_OPS,
     PIPE_CYCLES,
     PIPE_INST,
     SCHEDULERS_METRIC,
     SM_COUNT_METRICS,
+    SM_CYCLES,
+    SOL_METRICS,
     TENSOR_PIPE_PCT,
+    WARP_INST_METRICS,
+    WAVES,
     collect_command,
+    fma_peak,
     op_metric,
 )
 from ncu_roof.recipe.frame import (
@@ -30,6 +43,7 @@ from ncu_roof.recipe.frame import (
     Formula,
     MetricFrame,
     first_available,
+    join_gaps,
     prefixed,
     present_sum,
 )
@@ -52,14 +66,13 @@ __all__ = [
     "TENSOR_PATH_PREFIX",
     "Factors",
     "collect_command",
+    "flop_weights",
     "is_integer_path",
     "normalize",
     "tensor_variants",
 ]
 
 PIPE_PREFIX = "pipe_"  # normalized columns pipe_<name>_pct
-# the forms a FLOP counter is read in: counts (per SM or per SM sub-partition), rates per cycle
-FLOP_FORMS = (("sm", ".sum"), ("smsp", ".sum"), ("smsp", ".sum.per_cycle_elapsed"))
 
 
 def normalize(
@@ -85,11 +98,11 @@ def _normalize(
     out: dict[str, pd.Series] = {}
     duration, out["duration_s_recipe"] = first_available(_duration(m), metrics.index)
     out["duration_s"] = duration
-    out["sm_clock_hz"] = m.any_of("sm__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.avg.per_second")
-    out["dram_clock_hz"] = m("dram__cycles_elapsed.avg.per_second")
-    out["l1_clock_hz"] = m("l1tex__cycles_elapsed.avg.per_second").fillna(out["sm_clock_hz"])
-    out["l2_clock_hz"] = m("lts__cycles_elapsed.avg.per_second")
-    out["waves_per_sm"] = m("launch__waves_per_multiprocessor")
+    out["sm_clock_hz"] = m.any_of(CLOCKS["sm"], CLOCKS["gpc"])
+    out["dram_clock_hz"] = m(CLOCKS["dram"])
+    out["l1_clock_hz"] = m(CLOCKS["l1tex"]).fillna(out["sm_clock_hz"])
+    out["l2_clock_hz"] = m(CLOCKS["lts"])
+    out["waves_per_sm"] = m(WAVES)
 
     for precision in ("fp64", "fp32", "fp16"):
         flop, label, missing = _cuda_core_flop(m, precision, duration, factors)
@@ -135,33 +148,52 @@ def _normalize(
     for column, metric, scale in DEVICE_ATTRIBUTES:
         out[column] = m(metric) * scale
 
-    sol = {
-        "sm": m("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
-        "memory": m("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
-        "dram": m.any_of(
-            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-            "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-        ),
-        "l2": m("lts__throughput.avg.pct_of_peak_sustained_elapsed"),
-        "l1": m("l1tex__throughput.avg.pct_of_peak_sustained_active"),
-    }
-    for key, series in sol.items():
-        out[f"sol_{key}_pct"] = series
+    for key, names in SOL_METRICS.items():
+        out[f"sol_{key}_pct"] = m.any_of(*names)
     return out
 
 
 def _duration(m: MetricFrame) -> list[Formula]:
     return [
-        ("counter:gpu__time_duration.sum", m("gpu__time_duration.sum")),
-        (
-            "cycles/clock:sm__cycles_elapsed.avg/sm__cycles_elapsed.avg.per_second",
-            m("sm__cycles_elapsed.avg") / m("sm__cycles_elapsed.avg.per_second"),
-        ),
-        (
-            "cycles/clock:gpc__cycles_elapsed.max/gpc__cycles_elapsed.avg.per_second",
-            m("gpc__cycles_elapsed.max") / m("gpc__cycles_elapsed.avg.per_second"),
+        (f"counter:{DURATION}", m(DURATION)),
+        *(
+            (f"cycles/clock:{cycles}/{clock}", m(cycles) / m(clock))
+            for cycles, clock in ((SM_CYCLES, CLOCKS["sm"]), (GPC_CYCLES, CLOCKS["gpc"]))
         ),
     ]
+
+
+def flop_weights(precision: str, f: Factors) -> tuple[dict[str, float], dict[str, float]]:
+    """FLOPs per thread instruction of each op a precision's FLOPs are counted from: the scalar
+    ops, and the packed ones (`metrics.PACKED_OPS`: Blackwell's FADD2/FMUL2 = 2, FFMA2 = 4).
+
+    The one table the counter path, the rate × time path, the labels and the peak all read."""
+    lanes = f.fp16_lanes if precision == "fp16" else 1.0
+    return _weights(FLOP_OPS[precision], lanes, f), _weights(PACKED_OPS.get(precision), f.fp32x2_lanes, f)
+
+
+def _weights(ops: tuple[str, ...] | None, lanes: float, f: Factors) -> dict[str, float]:
+    if ops is None:
+        return {}
+    add, mul, fma = ops
+    return {add: lanes, mul: lanes, fma: lanes * f.fma_flop}
+
+
+class _Flop(NamedTuple):
+    flop: pd.Series
+    missing: pd.Series  # the terms not collected (None when complete)
+    packed: pd.Series  # True where packed instructions were counted
+
+
+def _flop_sum(term: Callable[[str], pd.Series], scalar: dict[str, float], packed: dict[str, float]) -> _Flop:
+    """The weighted sum of one source's terms (counters or rates); a packed op counts where the
+    report holds any, and is no gap where it holds none (every report before Blackwell)."""
+    flop, missing = present_sum({op: term(op) for op in scalar}, scalar)
+    if not packed:
+        return _Flop(flop, missing, pd.Series(False, index=flop.index))
+    extra, extra_missing = present_sum({op: term(op) for op in packed}, packed)
+    missing = missing.where(flop.notna() | extra.isna(), ",".join(scalar))  # packed only: all scalar lack
+    return _Flop(flop.add(extra, fill_value=0.0), join_gaps(missing, extra_missing), extra.notna())
 
 
 def _cuda_core_flop(
@@ -170,52 +202,68 @@ def _cuda_core_flop(
     """FLOPs of one precision: complete counters, else complete rates, else whichever terms were
     collected (`--set full` on 2025.1 stores hfma but not hadd/hmul); returns flop, recipe label
     and the terms not collected (None when complete)."""
-    add, mul, fma = FLOP_OPS[precision]
-    lanes = f.fp16_lanes if precision == "fp16" else 1.0
-    weights = {add: lanes, mul: lanes, fma: lanes * f.fma_flop}
-    name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
-    ops = [*weights, *(("fadd2", "fmul2", "ffma2") if precision == "fp32" else ())]
-    inputs = [op_metric(k, op, r) for op in ops for k, r in FLOP_FORMS]
-    if not any(name in m.df.columns for name in inputs):  # a precision the report has no counter of
+    scalar, packed = flop_weights(precision, f)
+
+    def held(ops: Iterable[str]) -> bool:
+        return any(op_metric(k, op, r) in m.df.columns for op in ops for k, r in FLOP_FORMS)
+
+    if not held([*scalar, *packed]):  # a precision the report has no counter of
         nothing = pd.Series(np.full(len(m.df.index), None, dtype=object), index=m.df.index, dtype="object")
         return m.nan, nothing, nothing
+    if not held(packed):  # a report before Blackwell: the scalar sum alone
+        packed = {}
+
+    def count(op: str) -> pd.Series:
+        return m.any_of(op_metric("sm", op), op_metric("smsp", op))
 
     def rate(op: str) -> pd.Series:
         per_cycle = m(op_metric("smsp", op, ".sum.per_cycle_elapsed"))
-        return per_cycle * m("smsp__cycles_elapsed.avg.per_second") * duration
+        return per_cycle * m(CLOCKS["smsp"]) * duration
 
-    counted, counted_missing = present_sum(
-        {op: m.any_of(op_metric("sm", op), op_metric("smsp", op)) for op in weights}, weights
-    )
-    if precision == "fp32":
-        packed = f.fp32x2_lanes * (
-            m.any_of(op_metric("sm", "fadd2"), op_metric("smsp", "fadd2"))
-            + m.any_of(op_metric("sm", "fmul2"), op_metric("smsp", "fmul2"))
-            + f.fma_flop * m.any_of(op_metric("sm", "ffma2"), op_metric("smsp", "ffma2"))
-        )
-        counted = counted + packed.fillna(0.0)
-    rated, rated_missing = present_sum({op: rate(op) for op in weights}, weights)
-    complete_count = counted.notna() & counted_missing.isna()
-    complete_rate = rated.notna() & rated_missing.isna()
-    use_counted = complete_count | (~complete_rate & counted.notna())
-    flop = counted.where(use_counted, rated)
-    missing = counted_missing.where(use_counted, rated_missing)
-    # labels as codes into a few texts: (counter | rate*time) × (the terms not collected, if any)
+    counted, rated = _flop_sum(count, scalar, packed), _flop_sum(rate, scalar, packed)
+    complete_count = counted.flop.notna() & counted.missing.isna()
+    complete_rate = rated.flop.notna() & rated.missing.isna()
+    use_counted = complete_count | (~complete_rate & counted.flop.notna())
+    flop = counted.flop.where(use_counted, rated.flop)
+    missing = counted.missing.where(use_counted, rated.missing)
+    with_packed = counted.packed.where(use_counted, rated.packed).to_numpy(dtype=bool)
+    return flop, _flop_label(precision, scalar, packed, use_counted, with_packed, flop, missing), missing
+
+
+def _flop_label(
+    precision: str,
+    scalar: dict[str, float],
+    packed: dict[str, float],
+    use_counted: pd.Series,
+    with_packed: np.ndarray,
+    flop: pd.Series,
+    missing: pd.Series,
+) -> pd.Series:
+    """The recipe labels as codes into a few texts: (counter | rate*time) × (with the packed terms
+    or not) × (the terms not collected, if any)."""
+    add, mul, fma = FLOP_OPS[precision]
+    lanes = scalar[add]
+    name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
+    names = (name, name + "".join(f"+{weight:g}*{op}" for op, weight in packed.items()))
     gap_codes, gaps = pd.factorize(missing)
     suffixes = [*(f" (not collected: {gap})" for gap in gaps), ""]
-    texts = [f"{source}:{name}{suffix}" for source in ("counter", "rate*time") for suffix in suffixes]
+    texts = [
+        f"{source}:{formula}{suffix}"
+        for source in ("counter", "rate*time")
+        for formula in names
+        for suffix in suffixes
+    ]
     gap = np.where(gap_codes < 0, len(suffixes) - 1, gap_codes)
-    codes = np.where(use_counted.to_numpy(), 0, len(suffixes)) + gap
+    formula = np.where(use_counted.to_numpy(), 0, 2) + with_packed  # the index into (source, formula)
+    codes = formula * len(suffixes) + gap
     codes = np.where(flop.notna().to_numpy(), codes, len(texts))
-    label = pd.Series(np.array([*texts, None], dtype=object)[codes], index=counted.index, dtype="object")
-    return flop, label, missing
+    return pd.Series(np.array([*texts, None], dtype=object)[codes], index=flop.index, dtype="object")
 
 
 def _cuda_core_peak(m: MetricFrame, precision: str, f: Factors) -> list[Formula]:
     fma = FLOP_OPS[precision][2]
-    lanes = f.fp16_lanes if precision == "fp16" else 1.0
-    factor = f.fma_flop * lanes
-    peak = m(op_metric("sm", fma, ".sum.peak_sustained")) * factor * m("sm__cycles_elapsed.avg.per_second")
+    factor = flop_weights(precision, f)[0][fma]
+    peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])
     return [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
 
 
@@ -238,19 +286,12 @@ def _pipes(m: MetricFrame) -> dict[str, pd.Series]:
 
 
 def _warp_inst(m: MetricFrame, duration: pd.Series) -> list[Formula]:
-    clock = m("sm__cycles_elapsed.avg.per_second")
+    clock = m(CLOCKS["sm"])
     sms = m.any_of(*SM_COUNT_METRICS)
+    smsp_count, sm_count, sum_rate, avg_rate = WARP_INST_METRICS
     return [
-        ("counter:smsp__inst_executed.sum", m("smsp__inst_executed.sum")),
-        ("counter:sm__inst_executed.sum", m("sm__inst_executed.sum")),
-        (
-            "rate*time:sm__inst_executed.sum.per_cycle_elapsed*sm_clock",
-            m("sm__inst_executed.sum.per_cycle_elapsed") * clock * duration,
-        ),
-        (
-            "rate*time:sm__inst_executed.avg.per_cycle_elapsed*SMs*sm_clock",
-            m("sm__inst_executed.avg.per_cycle_elapsed") * sms * clock * duration,
-        ),
+        (f"counter:{smsp_count}", m(smsp_count)),
+        (f"counter:{sm_count}", m(sm_count)),
+        (f"rate*time:{sum_rate}*sm_clock", m(sum_rate) * clock * duration),
+        (f"rate*time:{avg_rate}*SMs*sm_clock", m(avg_rate) * sms * clock * duration),
     ]
-
-

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ncu_roof.metrics import is_wanted
+
 
 @dataclass(frozen=True)
 class Factors:
@@ -29,13 +31,19 @@ Formula = tuple[str, pd.Series]
 
 
 class MetricFrame:
-    """Column access on the metric frame where an absent metric reads as NaN."""
+    """Column access on the metric frame where an absent metric reads as NaN.
+
+    A formula may read only the names `metrics` declares (the readers drop every other column,
+    so an undeclared name would read as NaN on every input): any other is a `KeyError`.
+    """
 
     def __init__(self, metrics: pd.DataFrame) -> None:
         self.df = metrics
         self.nan = pd.Series(np.nan, index=metrics.index, dtype="float64")
 
     def __call__(self, name: str) -> pd.Series:
+        if not is_wanted(name):
+            raise KeyError(f"{name}: read by a formula, but not in metrics.FORMULA_METRICS")
         if name not in self.df.columns:
             return self.nan
         column = self.df[name]
@@ -100,10 +108,14 @@ def present_sum(terms: Mapping[str, pd.Series], weights: Mapping[str, float]) ->
     return pd.Series(total, index=index), pd.Series(missing, index=index, dtype="object")
 
 
+def join_gaps(first: pd.Series, second: pd.Series) -> pd.Series:
+    """Per row, the names of two sums' terms not collected, as one text (None when neither lacks any)."""
+    joined = first.where(first.isna() | second.isna(), first + "," + second)
+    return joined.where(first.notna(), second)
+
+
 def sum_present(parts: list[pd.Series], index: pd.Index) -> pd.Series:
     """Sum of the parts that were measured; NaN only when none was (an n/a never erases a sum)."""
     if not parts:
         return pd.Series(np.nan, index=index, dtype="float64")
     return pd.concat(parts, axis=1).sum(axis=1, min_count=1)
-
-

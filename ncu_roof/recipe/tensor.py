@@ -9,7 +9,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ncu_roof.metrics import TENSOR_COUNT, TENSOR_PEAK, TENSOR_PIPE_PCT, TENSOR_RATE
+from ncu_roof.metrics import (
+    CLOCKS,
+    TENSOR_COUNT,
+    TENSOR_INST,
+    TENSOR_INST_PEAK,
+    TENSOR_INST_RATE,
+    TENSOR_PEAK,
+    TENSOR_PIPE_PCT,
+    TENSOR_RATE,
+)
 from ncu_roof.recipe.frame import Factors, Formula, MetricFrame, first_available, present_sum, sum_present
 
 
@@ -26,7 +35,6 @@ def tensor_variants(names: Iterable[str], pattern: re.Pattern[str] = TENSOR_COUN
     present = set(family)
     # a parent is a prefix ending just before a `_`: look those up (linear), never pair all variants
     return [v for v in family if not any(v[:i] in present for i, c in enumerate(v) if c == "_")]
-
 
 
 IDLE_TENSOR_PIPE = "counter:sm__pipe_tensor_cycles_active = 0 (idle tensor pipe)"
@@ -62,12 +70,10 @@ class TensorWork:
 def tensor_work(m: MetricFrame, duration: pd.Series, f: Factors) -> TensorWork:
     index = m.df.index
     names = list(m.names())
-    clock = m("sm__cycles_elapsed.avg.per_second")
+    clock = m(CLOCKS["sm"])
     count_variants = tensor_variants(names, TENSOR_COUNT)
     rate_variants = tensor_variants(names, TENSOR_RATE)
-    work_by_variant = {
-        v: m(f"sm__ops_path_tensor_{v}.sum") for v in count_variants
-    }
+    work_by_variant = {v: m(f"sm__ops_path_tensor_{v}.sum") for v in count_variants}
     label_by_path = "counter"
     if not count_variants and rate_variants:
         label_by_path = "rate*time"
@@ -99,13 +105,10 @@ def tensor_work(m: MetricFrame, duration: pd.Series, f: Factors) -> TensorWork:
     candidates: list[Formula] = [(f"{label_by_path}:sum(sm__ops_path_tensor_* floating paths)", flop_paths)]
     if not integer:  # an instruction count cannot tell integer from floating tensor work
         candidates += [
-            (f"counter:sm__inst_executed_pipe_tensor*{k:g}", m("sm__inst_executed_pipe_tensor.sum") * k),
+            (f"counter:sm__inst_executed_pipe_tensor*{k:g}", m(TENSOR_INST) * k),
             (
                 f"rate*time:smsp__inst_executed_pipe_tensor*{k:g}",
-                m("smsp__inst_executed_pipe_tensor.sum.per_cycle_elapsed")
-                * m("smsp__cycles_elapsed.avg.per_second")
-                * duration
-                * k,
+                m(TENSOR_INST_RATE) * m(CLOCKS["smsp"]) * duration * k,
             ),
         ]
     idle = m.any_of(*TENSOR_PIPE_PCT)
@@ -128,7 +131,7 @@ def tensor_work(m: MetricFrame, duration: pd.Series, f: Factors) -> TensorWork:
     peaks.append(
         (
             f"report:sm__inst_executed_pipe_tensor.peak_sustained*{k:g}*sm_clock",
-            m("sm__inst_executed_pipe_tensor.sum.peak_sustained") * k * clock,
+            m(TENSOR_INST_PEAK) * k * clock,
         )
     )
     peak, peak_label = first_available(peaks, index)
@@ -170,5 +173,3 @@ def _path_peak(peaks: pd.DataFrame, path: str) -> pd.Series:
     if not pool:
         return pd.Series(np.nan, index=peaks.index, dtype="float64")
     return peaks[pool].max(axis=1)
-
-

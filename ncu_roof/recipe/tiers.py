@@ -8,7 +8,20 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ncu_roof.metrics import L1_SECTOR_METRICS, SHARED_WAVEFRONTS
+from ncu_roof.metrics import (
+    CC_MAJOR,
+    CC_MINOR,
+    CLOCKS,
+    DRAM_RATES,
+    DRAM_READ_WRITE,
+    DRAM_SECTORS,
+    L1_SECTOR_METRICS,
+    MEASURE_DERIVED,
+    SHARED_OPS,
+    SHARED_SASS_BYTES,
+    SHARED_WAVEFRONTS,
+    counter_forms,
+)
 from ncu_roof.ncu import version_tuple
 from ncu_roof.recipe.frame import Factors, Formula, MetricFrame, choose, labels_of
 from ncu_roof.traffic import TrafficDefinition
@@ -16,26 +29,24 @@ from ncu_roof.traffic import TrafficDefinition
 
 @dataclass(frozen=True)
 class _Measure:
-    """One counter of a tier's traffic: `base` (a `.sum`) × `scale` bytes, its peak at `clock`.
-
-    `derived` names the same quantity already in bytes (`derived__…`), as some reports store it.
-    """
+    """One counter of a tier's traffic: `base` (a `.sum` of `metrics.TIER_MEASURES`) × `scale`
+    bytes, its peak at `clock`; `derived` is the same quantity already in bytes (`derived__…`),
+    as some reports store it."""
 
     base: str
     scale: float
     clock: str
-    derived: str | None = None
+
+    @property
+    def derived(self) -> str | None:
+        return MEASURE_DERIVED[self.base]
 
     def name(self) -> str:
         return self.base if self.scale == 1 else f"{self.base}*{self.scale:g}"
 
-    def inputs(self) -> list[str]:
+    def inputs(self) -> tuple[str, ...]:
         """The metrics bytes and roof are computed from (the clock only scales a peak)."""
-        forms = [self.base + form for form in ("", ".per_second", ".peak_sustained")]
-        forms.append(f"{self.base}.pct_of_peak_sustained_elapsed")
-        if self.derived is not None:
-            forms += [f"{self.derived}.per_second", f"{self.derived}.peak_sustained"]
-        return forms
+        return counter_forms(self.base)
 
 
 @dataclass(frozen=True)
@@ -115,50 +126,42 @@ def tier_candidates(
     m: MetricFrame, duration: pd.Series, f: Factors, era: str | None, traffic: TrafficDefinition
 ) -> dict[str, tuple[str, list[TierDefinition]]]:
     """Per tier: the definition asked for, and its candidates in order of preference."""
-    lts, l1, dram_clk = (f"{u}__cycles_elapsed.avg.per_second" for u in ("lts", "l1tex", "dram"))
+    lts, l1, dram_clk = (CLOCKS[u] for u in ("lts", "l1tex", "dram"))
     sector, xbar, wb = f.sector_bytes, f.l2_xbar_bytes_per_cycle, f.l1_writeback_bytes_per_cycle
 
     def measure(
-        kind: str,
-        base: str,
-        scale: float,
-        clock: str,
-        derived: str | None = None,
-        builtin: bool = False,
-        rated: bool = True,
+        kind: str, base: str, scale: float, clock: str, builtin: bool = False, rated: bool = True
     ) -> TierDefinition:
-        return _measured(m, duration, _Measure(base, scale, clock, derived), kind, builtin, rated)
+        return _measured(m, duration, _Measure(base, scale, clock), kind, builtin, rated)
 
     asked = traffic.value
     # DRAM: both definitions count dram__bytes (= read + write), with its own peak
     dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, builtin=True, rated=False)
+    (read, write), (read_sectors, write_sectors), (read_rate, write_rate) = (
+        DRAM_READ_WRITE,
+        DRAM_SECTORS,
+        DRAM_RATES,
+    )
     dram = [
         dram_bytes,
+        _fixed(f"counter:{read}+{write}", m(read) + m(write), dram_bytes, asked),
         _fixed(
-            "counter:dram__bytes_read.sum+dram__bytes_write.sum",
-            m("dram__bytes_read.sum") + m("dram__bytes_write.sum"),
-            dram_bytes,
-            asked,
-        ),
-        _fixed(
-            f"counter:(dram__sectors_read.sum+dram__sectors_write.sum)*{sector:g}",
-            (m("dram__sectors_read.sum") + m("dram__sectors_write.sum")) * sector,
+            f"counter:({read_sectors}+{write_sectors})*{sector:g}",
+            (m(read_sectors) + m(write_sectors)) * sector,
             dram_bytes,
             asked,
         ),
         measure(asked, "dram__bytes.sum", 1.0, dram_clk, builtin=True),
         _fixed(
-            "rate*time:dram__bytes_read.sum.per_second+dram__bytes_write.sum.per_second",
-            (m("dram__bytes_read.sum.per_second") + m("dram__bytes_write.sum.per_second")) * duration,
+            f"rate*time:{read_rate}+{write_rate}",
+            (m(read_rate) + m(write_rate)) * duration,
             dram_bytes,
             asked,
         ),
     ]
 
     l2_nsight = {
-        "2024": measure(
-            "nsight", "lts__lts2xbar_cycles_active.sum", xbar, lts, "derived__lts__lts2xbar_bytes.sum"
-        ),
+        "2024": measure("nsight", "lts__lts2xbar_cycles_active.sum", xbar, lts),
         "2023": measure("nsight", "l1tex__m_xbar2l1tex_read_bytes.sum", 1.0, lts),
         "2022": measure("nsight", "lts__t_bytes.sum", 1.0, lts),
     }
@@ -167,19 +170,10 @@ def tier_candidates(
         measure("counted", "lts__t_bytes.sum", 1.0, lts),
     ]
 
-    cc = 10 * m("device__attribute_compute_capability_major") + m(
-        "device__attribute_compute_capability_minor"
-    )
+    cc = 10 * m(CC_MAJOR) + m(CC_MINOR)
     writebacks = []
     for scope in ("_mem_lgds", "_mem_lg", ""):
-        d = measure(
-            "nsight",
-            f"l1tex__lsu_writeback_active{scope}.sum",
-            wb,
-            l1,
-            f"derived__l1tex__lsu_writeback_bytes{scope}.sum",
-            builtin=True,
-        )
+        d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1, builtin=True)
         # the scope Nsight draws on this compute capability; any scope where the CC is unknown
         keep = _writeback(cc, scope) | cc.isna()
         writebacks.append(
@@ -221,18 +215,13 @@ def tier_candidates(
         # the roof from the parent (the same data pipe)
         _fixed(
             f"counter:{SHARED_WAVEFRONTS}_op_{{ld,st,atom}}.sum*{wavefront:g}",
-            (
-                m(f"{SHARED_WAVEFRONTS}_op_ld.sum")
-                + m(f"{SHARED_WAVEFRONTS}_op_st.sum")
-                + m(f"{SHARED_WAVEFRONTS}_op_atom.sum").fillna(0.0)
-            )
-            * wavefront,
+            (m(SHARED_OPS[0]) + m(SHARED_OPS[1]) + m(SHARED_OPS[2]).fillna(0.0)) * wavefront,
             pipe,
             "shared",
         ),
         _fixed(
-            "counter:sm__sass_data_bytes_mem_shared.sum",
-            m("sm__sass_data_bytes_mem_shared.sum"),
+            f"counter:{SHARED_SASS_BYTES}",
+            m(SHARED_SASS_BYTES),
             TierDefinition("shared", m.nan, m.nan, m.nan, m.nan.astype("object"), False),
             "shared",
         ),

@@ -1,15 +1,44 @@
-"""The rich consoles the text sinks print to, built one way: `text_console` for the analysis and
-diff tables (colour only when asked; no markup, emoji or highlighting applied to data), and
-`plain_text` for a renderable written to a file (no colour at all).
+"""Where a command's text goes, and the rich consoles the text sinks print to, built one way.
+
+`screen` is the one terminal check every command makes: stdout a terminal → its width (COLUMNS
+when set) and colour unless NO_COLOR is set; a file or a pipe → `PIPE_WIDTH` columns, no colour.
+`text_console` is the console of the analysis, diff, prediction and GPU tables (colour only when
+asked; no markup, emoji or highlighting applied to data); `rich_text` is a renderable as text.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import shutil
+import sys
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
+
+PIPE_WIDTH = 240  # columns of every command's text to a file or a pipe (rich alone would use 80)
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What a command's text is laid out for: columns, and whether it may be coloured."""
+
+    width: int
+    color: bool
+
+
+def to_terminal(output: str | None) -> bool:
+    """Whether text for `output` goes to a terminal: stdout (None or `-`), and stdout is one."""
+    return output in (None, "-") and sys.stdout.isatty()
+
+
+def screen(output: str | None) -> Screen:
+    """The terminal's columns and colour when `output` goes to one, else a file's or a pipe's."""
+    if not to_terminal(output):
+        return Screen(PIPE_WIDTH, color=False)
+    return Screen(shutil.get_terminal_size((PIPE_WIDTH, 40)).columns, color=not os.environ.get("NO_COLOR"))
 
 
 def text_console(
@@ -29,10 +58,8 @@ def text_console(
     )
 
 
-def plain_text(renderable: RenderableType, width: int) -> str:
-    """`renderable` as plain text (no colour), `width` columns wide."""
-    from rich.console import Console
-
+def rich_text(renderable: RenderableType, width: int, *, color: bool = False) -> str:
+    """`renderable` as text `width` columns wide, coloured only when `color`."""
     buffer = io.StringIO()
-    Console(file=buffer, width=width, no_color=True, color_system=None).print(renderable)
+    text_console(buffer, width, color=color).print(renderable)
     return buffer.getvalue()

@@ -12,7 +12,7 @@ from ncu_roof.columns import shared_texts
 from ncu_roof.comparison import Diff
 from ncu_roof.model import finite_or_none
 from ncu_roof.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
-from ncu_roof.render.console import text_console
+from ncu_roof.render.console import PIPE_WIDTH, text_console
 from ncu_roof.render.jsonkernels import numbers_text
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
@@ -129,7 +129,6 @@ def headline(result: Diff) -> str:
 # numbers are never squeezed or cut, only the kernel name is shortened (down to KERNEL_MIN).
 KERNEL_MIN = 24
 KERNEL_MAX = 60
-TABLE_WIDTH = 240  # when stdout is not a terminal
 _TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("Kernel", "left", 0),
     ("Launch", "left", 6),
@@ -176,7 +175,7 @@ def fit_columns(natural: Mapping[str, int], width: int) -> dict[str, int]:
     return {h: kernel if h == "Kernel" else natural[h] for h in shown}
 
 
-def render_diff_table(result: Diff, *, width: int = TABLE_WIDTH, color: bool = False) -> str:
+def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = False) -> str:
     """A rich table `width` cells wide at most (pass the terminal's); colour only when `color`."""
     from rich.text import Text
 

@@ -15,6 +15,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, assert_never
 
 from ncu_roof.errors import MissingToolError, UsageError
+from ncu_roof.render.console import PIPE_WIDTH
 
 if TYPE_CHECKING:
     from ncu_roof.analysis import Analysis
@@ -45,7 +46,7 @@ class RenderOptions:
     """Everything a renderer may need; each reads only its own part."""
 
     color: bool = False
-    width: int = 240  # terminal columns
+    width: int = PIPE_WIDTH  # columns (the CLI passes the screen's)
     top: int = 30  # table rows (0 = all)
     launches: bool = False  # one row per launch, not per kernel group
     group_by: str = "kernel"  # groups.GroupBy value

@@ -10,9 +10,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.gpu_specs import ARCHS, Arch, Gpu
+from ncu_roof.arch import ARCHS, Arch
+from ncu_roof.gpu_specs import Gpu
 from ncu_roof.gpu_table import GPUS
-from ncu_roof.render.console import plain_text
+from ncu_roof.render.console import PIPE_WIDTH, rich_text
 
 SCHEMA = "ncu-roof/gpus/v1"
 
@@ -26,9 +27,9 @@ def render_json() -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def render_text(width: int) -> str:
-    """Plain text (no colour) of `renderable`, `width` columns wide, for files and pipes."""
-    return plain_text(renderable(), width)
+def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
+    """`renderable` as text `width` columns wide, coloured only when `color`."""
+    return rich_text(renderable(), width, color=color)
 
 
 def gpu_row(gpu: Gpu) -> dict[str, Any]:

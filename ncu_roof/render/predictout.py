@@ -14,7 +14,7 @@ from rich.text import Text
 
 from ncu_roof.model import finite_or_none
 from ncu_roof.prediction import TENSOR, Prediction
-from ncu_roof.render.console import plain_text
+from ncu_roof.render.console import PIPE_WIDTH, rich_text
 from ncu_roof.text import intensity, si
 from ncu_roof.vocabulary import COMPUTE
 
@@ -141,6 +141,6 @@ def verdict_line(p: Prediction) -> str:
     return text
 
 
-def render_text(p: Prediction, width: int = 100) -> str:
-    """Plain text (no colour) of `renderable`, for files."""
-    return plain_text(renderable(p), width)
+def render_text(p: Prediction, width: int = PIPE_WIDTH, *, color: bool = False) -> str:
+    """`renderable` as text `width` columns wide, coloured only when `color`."""
+    return rich_text(renderable(p), width, color=color)
