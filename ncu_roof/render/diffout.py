@@ -317,12 +317,12 @@ def render_diff_json(result: Diff) -> str:
         "total": {**_change(result.total_duration_s), "status": result.total_status.value},
         "kernels": None,
     }
-    text = "[" + ", ".join(pairs_text(result)) + "]"
+    pairs = ", ".join(pairs_text(result))
     if len(result.kernels) <= PRETTY_MAX_KERNELS:
-        document["kernels"] = json.loads(text)
+        document["kernels"] = json.loads(f"[{pairs}]")
         return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
     head = json.dumps(document, allow_nan=False, ensure_ascii=False)
-    return head.removesuffix("null}") + text + "}\n"  # "kernels" is the last key
+    return "".join((head.removesuffix("null}"), "[", pairs, "]}\n"))  # "kernels" is the last key
 
 
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
@@ -337,44 +337,48 @@ def _change(change: Change) -> dict[str, float | None]:
 
 
 def pairs_text(result: Diff) -> list[str]:
-    """Every pair's JSON object as text, built from the diff's columns (no KernelDiff per pair)."""
+    """Every pair's JSON object as text, built from the diff's columns (no KernelDiff per pair):
+    one template for the whole object, each of its values a column of JSON texts."""
     pairs = result.pairs
-    change = '{"base": %s, "head": %s, "delta_pct": %s}'
+    cells: list[list[str]] = []  # the template's %s slots, in order
 
-    def changes(quantity: str) -> list[str]:
+    def slot(texts: list[str]) -> str:
+        cells.append(texts)
+        return "%s"
+
+    def change(quantity: str) -> str:
         base, head = pairs.numbers[quantity]
-        texts = zip(*(numbers_text(v) for v in (base, head, pairs.delta_pct(quantity))), strict=True)
-        return [change % cells for cells in texts]
+        numbers = (numbers_text(v) for v in (base, head, pairs.delta_pct(quantity)))
+        return '{{"base": {}, "head": {}, "delta_pct": {}}}'.format(*map(slot, numbers))
 
-    def mapping(field: str) -> list[str]:
-        row = "{" + ", ".join(f"{encode_basestring(t)}: %s" for t in result.tiers) + "}"
-        cells = zip(*(changes(tier_key(field, t)) for t in result.tiers), strict=True)
-        return [row % parts for parts in cells] if result.tiers else ["{}"] * len(pairs)
+    def mapping(field: str) -> str:
+        return (
+            "{"
+            + ", ".join(f"{encode_basestring(t)}: {change(tier_key(field, t))}" for t in result.tiers)
+            + "}"
+        )
 
-    def texts(values: list[Any]) -> list[str]:
-        return shared_texts(values, _encode)
+    def texts(values: list[Any]) -> str:
+        return slot(shared_texts(values, _encode))
 
-    def ints(values: list[int | None]) -> list[str]:  # ids: nearly all distinct, so no sharing
-        return ["null" if v is None else str(v) for v in values]
+    def ints(values: list[int | None]) -> str:  # ids: nearly all distinct, so no sharing
+        return slot(["null" if v is None else str(v) for v in values])
 
-    columns = {
+    template = {
         "name": texts(pairs.name),
         "grid": texts(pairs.grid),
         "block": texts(pairs.block),
-        "occurrence": list(map(str, pairs.occurrence.tolist())),
+        "occurrence": slot(list(map(str, pairs.occurrence.tolist()))),
         "base_id": ints(pairs.base_id),
         "head_id": ints(pairs.head_id),
         "base_run": ints([None if key is None else key[1] for key in pairs.base_key]),
         "head_run": ints([None if key is None else key[1] for key in pairs.head_key]),
         "status": texts([s.value for s in pairs.status]),
-        "duration_s": changes(DURATION),
-        "achieved_flop_per_s": changes(FLOP_PER_S),
+        "duration_s": change(DURATION),
+        "achieved_flop_per_s": change(FLOP_PER_S),
         "bytes": mapping("bytes"),
         "intensity_flop_per_byte": mapping("intensity_flop_per_byte"),
-        "verdict": [
-            f'{{"base": {base}, "head": {head}}}'
-            for base, head in zip(texts(pairs.verdict_base), texts(pairs.verdict_head), strict=True)
-        ],
+        "verdict": f'{{"base": {texts(pairs.verdict_base)}, "head": {texts(pairs.verdict_head)}}}',
     }
-    row = "{" + ", ".join(f"{encode_basestring(key)}: %s" for key in columns) + "}"
-    return [row % cells for cells in zip(*columns.values(), strict=True)]
+    row = "{" + ", ".join(f"{encode_basestring(key)}: {value}" for key, value in template.items()) + "}"
+    return [row % values for values in zip(*cells, strict=True)]
