@@ -61,6 +61,8 @@ _CONSOLE_LABELS = {
 
 def is_console_text(raw: bytes) -> bool:
     """Section tables and no CSV header: what ncu prints to a terminal."""
+    if raw.startswith((b'"ID",', b"ID,")) and _header_starts(raw[:4096]):
+        return False  # a CSV header on the first line: no need to scan the whole page
     if raw.find(b"Section: ") == -1:  # a literal search first: the regex scan is slower
         return False
     return re.search(rb"^[ \t]+Section: ", raw, re.MULTILINE) is not None and not _header_starts(raw)
