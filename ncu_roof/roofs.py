@@ -77,28 +77,29 @@ def fill_builtin(norm: pd.DataFrame, hardware: Hardware | None, replace: bool = 
     its traffic was counted with (`bw_<tier>_builtin`), or where it has no traffic.
     """
     import numpy as np
+    import pandas as pd
 
-    out = norm.copy(deep=False)  # columns are replaced, never written into: the input stays as it was
     if hardware is None:
-        return out
+        return norm.copy(deep=False)
+    columns = {c: norm[c] for c in norm.columns}  # replaced, never written into: the input stays as it was
     for key, (per_clock, kind) in hardware.per_clock().items():
         column = roof_column(key)
-        if column not in out.columns:
+        if column not in columns:
             continue
-        measured = out[CLOCK_COLUMNS[kind]]
+        measured = columns[CLOCK_COLUMNS[kind]]
         boost = hardware.boost_clock(kind)
         clock = measured.where(measured > 0, np.nan if boost is None else boost)
         value = per_clock * clock
-        lacking = ~(out[column] > 0)  # missing, or 0 as a failed collection writes it
+        lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
         take = value.notna() & (lacking | replace)
         if key not in PRECISIONS:
-            take &= out[f"bw_{key}_builtin"].astype(bool) | out[f"{key}_bytes"].isna()
-        out[column] = out[column].where(~take, value)
+            take &= columns[f"bw_{key}_builtin"].astype(bool) | columns[f"{key}_bytes"].isna()
+        columns[column] = columns[column].where(~take, value)
         recipe = f"{hardware.origin} ({hardware.describe(key)})"
-        out[f"{column}_recipe"] = _filled(out[f"{column}_recipe"], take, recipe)
-        out[f"{column}_clock_hz"] = clock.where(take, measured)
-        out[f"{column}_at_boost"] = take & ~(measured > 0)
-    return out
+        columns[f"{column}_recipe"] = _filled(columns[f"{column}_recipe"], take, recipe)
+        columns[f"{column}_clock_hz"] = clock.where(take, measured)
+        columns[f"{column}_at_boost"] = take & ~(measured > 0)
+    return pd.DataFrame(columns, index=norm.index, copy=False)  # built once: no frame grown column by column
 
 
 def _filled(labels: pd.Series, where: pd.Series, label: str) -> pd.Series:

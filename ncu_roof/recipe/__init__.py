@@ -88,7 +88,7 @@ def normalize(
     Nsight draws; `traffic` picks the traffic definition of the memory tiers.
     """
     columns = _normalize(metrics, factors, ncu_version, traffic)
-    return pd.DataFrame(columns, index=metrics.index)  # built once: ~150 columns, no fragments
+    return pd.DataFrame(columns, index=metrics.index, copy=False)  # an array a column, none stacked
 
 
 def _normalize(
