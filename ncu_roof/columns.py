@@ -201,12 +201,20 @@ class KernelRows(Sequence[Kernel]):
 def shared_texts(values: list[Any], encode: Callable[[Any], T]) -> list[T]:
     """`[encode(v) for v in values]`, each distinct value encoded once: by value where values can
     be hashed (enums, notes), else by identity (launches share one recipe or traffic object)."""
-    made: dict[Any, T] = {}
+    if not values:
+        return []
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
     try:
-        return [made[v] if v in made else made.setdefault(v, encode(v)) for v in values]
+        codes, distinct = factorized(column)
     except TypeError:  # dicts, or records holding them
-        made.clear()
-        return [made[id(v)] if id(v) in made else made.setdefault(id(v), encode(v)) for v in values]
+        ids = np.fromiter(map(id, values), dtype="int64", count=len(values))
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        codes, distinct = inverse.ravel(), [values[j] for j in first.tolist()]
+    made = np.empty(len(distinct), dtype=object)
+    made[:] = [encode(v) for v in distinct]
+    out: list[T] = made[codes].tolist()
+    return out
 
 
 def factorized(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
@@ -227,8 +235,9 @@ def factorized(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
             return rank[inverse.ravel()], [members[i] for i in seen[order].tolist()]
     import pandas as pd
 
-    codes, uniques = pd.factorize(values, use_na_sentinel=False)
-    return codes.astype("int64"), list(uniques)
+    codes = pd.factorize(values, use_na_sentinel=False)[0].astype("int64")
+    first = np.unique(codes, return_index=True)[1]  # codes count up in first-seen order
+    return codes, [values[j] for j in first.tolist()]  # the values themselves (pandas makes None NaN)
 
 
 def distinct_rows(codes: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

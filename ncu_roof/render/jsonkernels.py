@@ -315,11 +315,6 @@ def _cells_of(spec: Field | Derived, columns: LaunchColumns) -> list[str]:
     if isinstance(spec, Derived):
         return spec.of_columns(columns)
     kind, n = spec.kind, len(columns)
-    if kind == DENSE:
-        dense = columns.maps[spec.field]
-        cells = [numbers_text(dense.get(k, np.full(n, np.nan))) for k in spec.keys]
-        row = "{" + ", ".join(f"{encode_basestring(k)}: %s" for k in spec.keys) + "}"
-        return [row % parts for parts in zip(*cells, strict=True)]
     if kind == NUMBERS:
         return _sparse(columns.maps[spec.field], n)
     values = columns[spec.field]
@@ -344,14 +339,30 @@ def kernels_text(kernels: Sequence[Kernel]) -> str:
     return "".join(kernels_pieces(columns_of(kernels)))
 
 
+def _slots(spec: Field | Derived) -> str:
+    """Where a spec's values go in a kernel's template: one `%s`, or a dense mapping's object with
+    a `%s` per key (its numbers filled in the same pass as the rest of the kernel)."""
+    if isinstance(spec, Field) and spec.kind == DENSE:
+        return _object_template({k: "%s" for k in spec.keys})
+    return "%s"
+
+
+def _columns_of(spec: Field | Derived, columns: LaunchColumns) -> list[list[str]]:
+    """The JSON texts of a spec's slots, a list per slot."""
+    if isinstance(spec, Field) and spec.kind == DENSE:
+        dense, n = columns.maps[spec.field], len(columns)
+        return [numbers_text(dense.get(k, np.full(n, np.nan))) for k in spec.keys]
+    return [_cells_of(spec, columns)]
+
+
 def kernels_pieces(columns: LaunchColumns) -> Iterator[str]:
     """The kernels' JSON array in pieces, one chunk of kernels at a time (joined once, by the caller)."""
-    row = "{" + ", ".join(f"{encode_basestring(spec.key)}: %s" for spec in KERNEL_SPEC) + "}"
+    row = _object_template({spec.key: _slots(spec) for spec in KERNEL_SPEC})
     yield "["
     for start in range(0, len(columns), CHUNK_KERNELS):
         if start:
             yield ", "
         chunk = columns.take(np.arange(start, min(start + CHUNK_KERNELS, len(columns))))
-        cells = [_cells_of(spec, chunk) for spec in KERNEL_SPEC]
+        cells = [texts for spec in KERNEL_SPEC for texts in _columns_of(spec, chunk)]
         yield ", ".join(row % parts for parts in zip(*cells, strict=True))
     yield "]"
