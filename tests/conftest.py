@@ -5,10 +5,14 @@ and analysed once per session, and the hypothesis profiles (`NCU_ROOF_HYPOTHESIS
 
 from __future__ import annotations
 
+import atexit
 import functools
+import hashlib
 import io
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,7 +27,7 @@ from ncu_roof.traffic import TrafficDefinition
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ncu_roof.analysis import Analysis
+    from ncu_roof.analysis import Analysis, RoofChoice
     from ncu_roof.errors import NcuRoofError
     from ncu_roof.ingest import RunTable
 
@@ -131,11 +135,29 @@ def read_once(path: Path) -> RunTable:
 
 
 @functools.cache
-def analyzed(path: Path) -> Analysis:
-    """`analyze([read_input(path)])` with the default roofs, once per session."""
+def analyzed(path: Path, choice: RoofChoice | None = None) -> Analysis:
+    """`analyze([read_input(path)], choice)` (the default roofs without one), once per session."""
     from ncu_roof.analysis import analyze
 
-    return analyze([read_once(path)])
+    return analyze([read_once(path)]) if choice is None else analyze([read_once(path)], choice)
+
+
+def input_file(name: str, text: str) -> Path:
+    """A file `name` holding `text`, written once per session (and process) into a folder of
+    its own: tests that build the same input share one path, so `analyzed` reads it once."""
+    folder = _inputs() / hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+    path = folder / name
+    if not path.exists():
+        folder.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@functools.cache
+def _inputs() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="ncu-roof-inputs-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def normalized(path: Path, traffic: TrafficDefinition = TrafficDefinition.NSIGHT) -> pd.DataFrame:
