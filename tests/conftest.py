@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import pytest
 from hypothesis import settings
@@ -238,11 +238,14 @@ def run_cli(
     cwd: Path | str | None = None,
     env: Mapping[str, str] | None = None,
     stdin: bytes = b"",
+    stdout: TextIO | None = None,
 ) -> CliResult:
     """Run `ncu-roof ARGS…` in this process through `ncu_roof.cli.main`, as the console script does.
 
     The exit code is the one `main` gives `sys.exit` (so the documented codes are what is tested);
     stdout and stderr are captured, and neither is a TTY. `cwd` defaults to the repository root.
+    `stdout`, when given, is written to instead (a terminal, for what only a terminal shows); the
+    result's stdout is then empty.
     """
     from ncu_roof.cli import main
 
@@ -251,16 +254,18 @@ def run_cli(
     streams = (sys.stdin, sys.stdout, sys.stderr)
     code: int
     with _environment(env, cwd):
-        sys.stdin, sys.stdout, sys.stderr = stdin_stream, out, err
+        sys.stdin, sys.stdout, sys.stderr = stdin_stream, stdout or out, err
         try:
             main(list(args))
             code = 0
         except SystemExit as done:
             code = _exit_code(done.code)
         finally:
+            if stdout is not None:
+                stdout.flush()
             sys.stdin, sys.stdout, sys.stderr = streams
-    stdout = out.data()
-    return CliResult(code, stdout.decode("utf-8", "replace"), err.data().decode("utf-8", "replace"), stdout)
+    printed = out.data()
+    return CliResult(code, printed.decode("utf-8", "replace"), err.data().decode("utf-8", "replace"), printed)
 
 
 def _exit_code(code: object) -> int:

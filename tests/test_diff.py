@@ -289,17 +289,48 @@ def run_cli_on_a_tty(args: list[str], env: dict[str, str]) -> str:
     return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
 
 
+def run_in_process_on_a_tty(args: list[str], env: dict[str, str]) -> str:
+    """`run_cli` with stdout a real pseudo-terminal (what the terminal got, as `run_cli_on_a_tty`)."""
+    import pty
+    import threading
+
+    master, slave = pty.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal was closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    with open(slave, "w", encoding="utf-8") as terminal:
+        done = conftest.run_cli(*args, cwd=ROOT, env=env, stdout=terminal)
+    reader.join(timeout=60)
+    os.close(master)
+    assert done.returncode == 0, done.stderr
+    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_cli_table_on_a_terminal_fits_its_width_in_colour(long_pair: tuple[str, str]) -> None:
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    out = run_cli_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90"})
+    out = run_cli_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90"})  # the console script
     assert ANSI.search(out)
     plain = ANSI.sub("", out)
     from rich.cells import cell_len
 
     assert all(cell_len(line) <= 90 for line in plain.splitlines()), plain
     assert kernel_cells(plain)[0].startswith("at::native::vectorized_elementwise")
-    no_color = run_cli_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90", "NO_COLOR": "1"})
+    # the same terminal, in process: the colour follows NO_COLOR, not the terminal alone
+    coloured = run_in_process_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90"})
+    assert ANSI.sub("", coloured) == plain and ANSI.search(coloured)
+    no_color = run_in_process_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90", "NO_COLOR": "1"})
     assert not ANSI.search(no_color)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, analyzed
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import BadInputError
@@ -47,7 +47,7 @@ def test_columns_text_is_the_kernels_json(
 
 
 def test_columns_text_writes_non_finite_as_null(corpus: Path) -> None:
-    kernel = run([str(corpus / CORPUS_INPUTS[1])]).kernels[0]
+    kernel = analyzed(corpus / CORPUS_INPUTS[1]).kernels[0]
     odd = replace(
         kernel,
         name='a "quoted", ünïcode: name',
@@ -65,7 +65,7 @@ def test_columns_text_writes_non_finite_as_null(corpus: Path) -> None:
 
 
 def test_big_documents_are_compact_and_equal(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    analysis = run([str(corpus / CORPUS_INPUTS[0])])
+    analysis = analyzed(corpus / CORPUS_INPUTS[0])
     pretty = jsonout.render_json(analysis)
     monkeypatch.setattr(jsonout, "PRETTY_MAX_KERNELS", 10)
     compact = jsonout.render_json(analysis)
@@ -81,7 +81,7 @@ def test_a_pool_reads_what_one_process_reads(corpus: Path) -> None:
     for a, b in zip(one, pooled, strict=True):
         assert a.frame.equals(b.frame) and a.ncu_version == b.ncu_version
     pooled_json = jsonout.render_json(run(paths, Request(jobs=2)))
-    assert pooled_json == jsonout.render_json(run(paths, Request(jobs=1)))
+    assert pooled_json == jsonout.render_json(run(one))  # `one`: what `Request(jobs=1)` reads
 
 
 def test_a_bad_input_in_a_pool_is_the_same_error(corpus: Path) -> None:
