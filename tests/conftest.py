@@ -1,6 +1,7 @@
 """Shared test helpers: the corpus and fixture folders, `--run-gpu`, `--update-golden`, `run_cli`,
-which runs `ncu-roof` in this process through `ncu_roof.cli.main` (exit code included), inputs read
-and analysed once per session, and the hypothesis profiles (`NCU_ROOF_HYPOTHESIS=ci|thorough`).
+which runs `ncu-roof` in this process through `ncu_roof.cli.main` (exit code included), inputs
+written (`input_file`), read and analysed (`analyzed`) once per session, and the hypothesis
+profiles (`NCU_ROOF_HYPOTHESIS=ci|thorough`).
 """
 
 from __future__ import annotations
