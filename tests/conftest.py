@@ -1,19 +1,24 @@
 """Shared test helpers: the corpus and fixture folders, `--run-gpu`, `--update-golden`, `run_cli`,
-which runs `ncu-roof` in this process through `ncu_roof.cli.main` (exit code included), inputs read
-and analysed once per session, and the hypothesis profiles (`NCU_ROOF_HYPOTHESIS=ci|thorough`).
+which runs `ncu-roof` in this process through `ncu_roof.cli.main` (exit code included), inputs
+written (`input_file`), read and analysed (`analyzed`) once per session, and the hypothesis
+profiles (`NCU_ROOF_HYPOTHESIS=ci|thorough`).
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
+import hashlib
 import io
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import pytest
 from hypothesis import settings
@@ -23,7 +28,7 @@ from ncu_roof.traffic import TrafficDefinition
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ncu_roof.analysis import Analysis
+    from ncu_roof.analysis import Analysis, RoofChoice
     from ncu_roof.errors import NcuRoofError
     from ncu_roof.ingest import RunTable
 
@@ -131,11 +136,29 @@ def read_once(path: Path) -> RunTable:
 
 
 @functools.cache
-def analyzed(path: Path) -> Analysis:
-    """`analyze([read_input(path)])` with the default roofs, once per session."""
+def analyzed(path: Path, choice: RoofChoice | None = None) -> Analysis:
+    """`analyze([read_input(path)], choice)` (the default roofs without one), once per session."""
     from ncu_roof.analysis import analyze
 
-    return analyze([read_once(path)])
+    return analyze([read_once(path)]) if choice is None else analyze([read_once(path)], choice)
+
+
+def input_file(name: str, text: str) -> Path:
+    """A file `name` holding `text`, written once per session (and process) into a folder of
+    its own: tests that build the same input share one path, so `analyzed` reads it once."""
+    folder = _inputs() / hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+    path = folder / name
+    if not path.exists():
+        folder.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@functools.cache
+def _inputs() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="ncu-roof-inputs-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def normalized(path: Path, traffic: TrafficDefinition = TrafficDefinition.NSIGHT) -> pd.DataFrame:
@@ -164,6 +187,28 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 
 
 # --- the CLI, in process ------------------------------------------------------------------------
+# typer builds `app`'s click command tree again on every call (15-20 ms: each option's type hints
+# evaluated anew), ~300 times a session here; a process that runs `ncu-roof` once builds it once.
+# The tree built from one app is the same every time (commands are registered at import; a click
+# command keeps no state between runs), so in this process each app's tree is built once.
+
+
+def _build_each_command_tree_once() -> None:
+    import typer
+    import typer.main
+
+    build = typer.main.get_command
+    built: dict[int, tuple[typer.Typer, object]] = {}
+
+    def once(app: typer.Typer) -> object:
+        if id(app) not in built:
+            built[id(app)] = (app, build(app))  # the app kept alive: its id stays its own
+        return built[id(app)][1]
+
+    setattr(typer.main, "get_command", once)  # noqa: B010  (mypy: a module's function replaced)
+
+
+_build_each_command_tree_once()
 
 
 @dataclass(frozen=True)
@@ -216,11 +261,14 @@ def run_cli(
     cwd: Path | str | None = None,
     env: Mapping[str, str] | None = None,
     stdin: bytes = b"",
+    stdout: TextIO | None = None,
 ) -> CliResult:
     """Run `ncu-roof ARGS…` in this process through `ncu_roof.cli.main`, as the console script does.
 
     The exit code is the one `main` gives `sys.exit` (so the documented codes are what is tested);
     stdout and stderr are captured, and neither is a TTY. `cwd` defaults to the repository root.
+    `stdout`, when given, is written to instead (a terminal, for what only a terminal shows); the
+    result's stdout is then empty.
     """
     from ncu_roof.cli import main
 
@@ -229,16 +277,18 @@ def run_cli(
     streams = (sys.stdin, sys.stdout, sys.stderr)
     code: int
     with _environment(env, cwd):
-        sys.stdin, sys.stdout, sys.stderr = stdin_stream, out, err
+        sys.stdin, sys.stdout, sys.stderr = stdin_stream, stdout or out, err
         try:
             main(list(args))
             code = 0
         except SystemExit as done:
             code = _exit_code(done.code)
         finally:
+            if stdout is not None:
+                stdout.flush()
             sys.stdin, sys.stdout, sys.stderr = streams
-    stdout = out.data()
-    return CliResult(code, stdout.decode("utf-8", "replace"), err.data().decode("utf-8", "replace"), stdout)
+    printed = out.data()
+    return CliResult(code, printed.decode("utf-8", "replace"), err.data().decode("utf-8", "replace"), printed)
 
 
 def _exit_code(code: object) -> int:

@@ -15,10 +15,9 @@ import conftest
 import pytest
 from conftest import CliResult
 
-from ncu_roof.analysis import Analysis, analyze
+from ncu_roof.analysis import Analysis
 from ncu_roof.comparison import MismatchError, diff, gate
 from ncu_roof.errors import GateError
-from ncu_roof.ingest import read_input
 from ncu_roof.pairs import Status
 from ncu_roof.render.diffout import (
     KERNEL_MIN,
@@ -78,19 +77,19 @@ HEAD: list[Row] = [
 ]
 
 
-def write(tmp_path: Path, name: str, rows: list[Row], device: str = "NVIDIA A10G") -> str:
-    path = tmp_path / name
-    path.write_text(raw_csv(rows, device), encoding="utf-8")
-    return str(path)
+def write(name: str, rows: list[Row], device: str = "NVIDIA A10G") -> str:
+    """The raw CSV of `rows` as a file `name`, written once per session (`conftest.input_file`)."""
+    return str(conftest.input_file(name, raw_csv(rows, device)))
 
 
 def load(path: str) -> Analysis:
-    return analyze([read_input(path)])
+    """`analyze([read_input(path)])`, once per session for each path (`conftest.analyzed`)."""
+    return conftest.analyzed(Path(path))
 
 
 @pytest.fixture
-def pair(tmp_path: Path) -> tuple[str, str]:
-    return write(tmp_path, "base.csv", BASE), write(tmp_path, "head.csv", HEAD)
+def pair() -> tuple[str, str]:
+    return write("base.csv", BASE), write("head.csv", HEAD)
 
 
 def test_matches_by_order_among_equals_with_exact_changes(pair: tuple[str, str]) -> None:
@@ -124,9 +123,9 @@ def test_threshold_is_exclusive(pair: tuple[str, str]) -> None:
     assert result.kernels[0].status is Status.UNCHANGED  # +10.0 % is not beyond 10 %
 
 
-def test_refuses_different_gpus_unless_allowed(tmp_path: Path) -> None:
-    base = load(write(tmp_path, "a.csv", BASE))
-    other = load(write(tmp_path, "h.csv", BASE, device="NVIDIA H100 PCIe"))
+def test_refuses_different_gpus_unless_allowed() -> None:
+    base = load(write("a.csv", BASE))
+    other = load(write("h.csv", BASE, device="NVIDIA H100 PCIe"))
     with pytest.raises(MismatchError, match=r"A10G.*H100"):
         diff(base, other)
     allowed = diff(base, other, allow_mismatch=True)
@@ -176,9 +175,9 @@ def test_cli_fail_on_regression_exits_1_and_writes_outputs(pair: tuple[str, str]
     assert run_cli("diff", *pair, "--fail-on-regression", "15").returncode == 0
 
 
-def test_cli_mismatch_is_a_usage_error(tmp_path: Path) -> None:
-    base = write(tmp_path, "a.csv", BASE)
-    other = write(tmp_path, "h.csv", BASE, device="NVIDIA H100 PCIe")
+def test_cli_mismatch_is_a_usage_error() -> None:
+    base = write("a.csv", BASE)
+    other = write("h.csv", BASE, device="NVIDIA H100 PCIe")
     done = run_cli("diff", base, other)
     assert done.returncode == 2
     assert "--allow-mismatch" in done.stderr
@@ -197,10 +196,10 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @pytest.fixture
-def long_pair(tmp_path: Path) -> tuple[str, str]:
+def long_pair() -> tuple[str, str]:
     base = [(LONG, "(8, 1, 1)", 1000.0, 1e6, 4e6), *BASE]
     head = [(LONG, "(8, 1, 1)", 1200.0, 1e6, 4e6), *HEAD]
-    return write(tmp_path, "base.csv", base), write(tmp_path, "head.csv", head)
+    return write("base.csv", base), write("head.csv", head)
 
 
 def kernel_cells(table: str) -> list[str]:
@@ -276,17 +275,48 @@ def run_cli_on_a_tty(args: list[str], env: dict[str, str]) -> str:
     return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
 
 
+def run_in_process_on_a_tty(args: list[str], env: dict[str, str]) -> str:
+    """`run_cli` with stdout a real pseudo-terminal (what the terminal got, as `run_cli_on_a_tty`)."""
+    import pty
+    import threading
+
+    master, slave = pty.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal was closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    with open(slave, "w", encoding="utf-8") as terminal:
+        done = conftest.run_cli(*args, cwd=ROOT, env=env, stdout=terminal)
+    reader.join(timeout=60)
+    os.close(master)
+    assert done.returncode == 0, done.stderr
+    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_cli_table_on_a_terminal_fits_its_width_in_colour(long_pair: tuple[str, str]) -> None:
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    out = run_cli_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90"})
+    out = run_cli_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90"})  # the console script
     assert ANSI.search(out)
     plain = ANSI.sub("", out)
     from rich.cells import cell_len
 
     assert all(cell_len(line) <= 90 for line in plain.splitlines()), plain
     assert kernel_cells(plain)[0].startswith("at::native::vectorized_elementwise")
-    no_color = run_cli_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90", "NO_COLOR": "1"})
+    # the same terminal, in process: the colour follows NO_COLOR, not the terminal alone
+    coloured = run_in_process_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90"})
+    assert ANSI.sub("", coloured) == plain and ANSI.search(coloured)
+    no_color = run_in_process_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90", "NO_COLOR": "1"})
     assert not ANSI.search(no_color)
 
 
@@ -367,11 +397,10 @@ def with_clock(text: str, clock_hz: float, ffma_peak: float = 64.0) -> str:
 
 
 @pytest.fixture
-def clocks(tmp_path: Path) -> tuple[str, str]:
+def clocks() -> tuple[str, str]:
     """The same kernels on the same GPU, at 1.5 GHz and at 1.2 GHz."""
-    base, head = tmp_path / "fast.csv", tmp_path / "slow.csv"
-    base.write_text(with_clock(raw_csv(BASE), 1.5e9), encoding="utf-8")
-    head.write_text(with_clock(raw_csv(BASE), 1.2e9), encoding="utf-8")
+    base = conftest.input_file("fast.csv", with_clock(raw_csv(BASE), 1.5e9))
+    head = conftest.input_file("slow.csv", with_clock(raw_csv(BASE), 1.2e9))
     return str(base), str(head)
 
 
@@ -387,7 +416,7 @@ def test_measured_clocks_are_compared_whatever_the_roofs(clocks: tuple[str, str]
     # the bug: with --gpu (or --roofs) the clocks were not compared, and nothing said so
     from ncu_roof.analysis import RoofChoice
 
-    base, head = (analyze([read_input(p)], RoofChoice(gpu_key="a10")) for p in clocks)
+    base, head = (conftest.analyzed(Path(p), RoofChoice(gpu_key="a10")) for p in clocks)
     assert base.devices[0].sm_clock_hz == pytest.approx(1.5e9)
     with pytest.raises(MismatchError, match=r"SM clock differs by -20\.0% \(1\.5 GHz → 1\.2 GHz\)"):
         diff(base, head)
@@ -400,7 +429,7 @@ def test_a_run_without_clocks_says_so(clocks: tuple[str, str]) -> None:
 
     from ncu_roof.analysis import RoofChoice
 
-    builtin = analyze([read_input(clocks[0])], RoofChoice(gpu_key="a10"))
+    builtin = conftest.analyzed(Path(clocks[0]), RoofChoice(gpu_key="a10"))
     unclocked = replace(builtin, devices=tuple(replace(d, sm_clock_hz=None) for d in builtin.devices))
     result = diff(unclocked, unclocked)
     assert result.notes and result.notes[0].startswith("clocks not compared")
@@ -434,12 +463,12 @@ def test_arrows_pair_kernels_of_the_same_run(tmp_path: Path) -> None:
 # --- matching modes, the gate's words, percentages --------------------------------------------------
 
 
-def test_match_by_order_pairs_renamed_kernels_and_by_name_reshaped_ones(tmp_path: Path) -> None:
+def test_match_by_order_pairs_renamed_kernels_and_by_name_reshaped_ones() -> None:
     from ncu_roof.matching import MatchBy
 
-    base = load(write(tmp_path, "b.csv", [("old_name", "(8, 1, 1)", 1000, 1e6, 4e6)]))
-    renamed = load(write(tmp_path, "r.csv", [("new_name", "(8, 1, 1)", 1200, 1e6, 4e6)]))
-    reshaped = load(write(tmp_path, "s.csv", [("old_name", "(16, 1, 1)", 900, 1e6, 4e6)]))
+    base = load(write("b.csv", [("old_name", "(8, 1, 1)", 1000, 1e6, 4e6)]))
+    renamed = load(write("r.csv", [("new_name", "(8, 1, 1)", 1200, 1e6, 4e6)]))
+    reshaped = load(write("s.csv", [("old_name", "(16, 1, 1)", 900, 1e6, 4e6)]))
     assert [k.status for k in diff(base, renamed).kernels] == [Status.ONLY_HEAD, Status.ONLY_BASE]
     (by_order,) = diff(base, renamed, match=MatchBy.ORDER).kernels
     assert by_order.duration_s.delta_pct == pytest.approx(20.0) and by_order.status is Status.REGRESSED

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import analyzed
 
 from ncu_roof.cli import main
 from ncu_roof.cli.analyze import example_path
@@ -33,12 +34,10 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return (code if isinstance(code, int) else 0), out, err
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def example() -> object:
-    from ncu_roof.analysis import analyze
-    from ncu_roof.ingest import read_input
-
-    return analyze([read_input(example_path())])
+    """The example's analysis, once per session (shared: read only)."""
+    return analyzed(Path(example_path()))
 
 
 MAGIC = {
@@ -160,12 +159,10 @@ def test_stderr_names_why_launches_are_not_on_a_roofline(capsys: pytest.CaptureF
 
 
 def test_table_at_80_columns_keeps_every_verdict_whole(capsys: pytest.CaptureFixture[str]) -> None:
-    from ncu_roof.analysis import analyze
-    from ncu_roof.ingest import read_input
     from ncu_roof.render.summary import summarize
     from ncu_roof.render.terminal import render_terminal
 
-    text = render_terminal(summarize(analyze([read_input(example_path())])), color=False, width=80)
+    text = render_terminal(summarize(analyzed(Path(example_path()))), color=False, width=80)
     lines = text.splitlines()
     table = [line for line in lines if "│" in line]
     assert all(len(line) <= 80 for line in table)

@@ -6,10 +6,9 @@ import json
 import sys
 from pathlib import Path
 
-import duckdb
 import pyarrow.parquet as pq
 import pytest
-from conftest import run_cli
+from conftest import CORPUS, run_cli
 
 import ncu_roof
 from ncu_roof.render.parquet import METADATA_KEY
@@ -24,10 +23,18 @@ def analyze_to(path: Path, *inputs: str | Path) -> None:
     assert done.stdout == ""
 
 
-def test_parquet_is_the_arrow_table_plus_its_header(corpus: Path, tmp_path: Path) -> None:
-    out = tmp_path / "base.parquet"
-    analyze_to(out, corpus / BASE)
-    table = pq.read_table(out)
+@pytest.fixture(scope="module")
+def base_parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`analyze BASE -f parquet -o base.parquet`, once for the tests below (read only)."""
+    if not (CORPUS / "MANIFEST.md").is_file():
+        pytest.skip(f"ncu corpus not found at {CORPUS}")
+    out = tmp_path_factory.mktemp("parquet") / "base.parquet"
+    analyze_to(out, CORPUS / BASE)
+    return out
+
+
+def test_parquet_is_the_arrow_table_plus_its_header(corpus: Path, base_parquet: Path) -> None:
+    table = pq.read_table(base_parquet)
     expected = ncu_roof.analyze(corpus / BASE).to_arrow()
     assert table.column_names == expected.column_names
     assert table.to_pylist() == expected.to_pylist()
@@ -42,10 +49,11 @@ def test_parquet_is_the_arrow_table_plus_its_header(corpus: Path, tmp_path: Path
     assert row["input_path"] == str(corpus / BASE)
 
 
-def test_duckdb_queries_two_runs(corpus: Path, tmp_path: Path) -> None:
-    analyze_to(tmp_path / "base.parquet", corpus / BASE)
+def test_duckdb_queries_two_runs(corpus: Path, base_parquet: Path, tmp_path: Path) -> None:
+    import duckdb  # here, not at collection: each worker would import it
+
     analyze_to(tmp_path / "head.parquet", corpus / HEAD)
-    files = [str(tmp_path / "base.parquet"), str(tmp_path / "head.parquet")]
+    files = [str(base_parquet), str(tmp_path / "head.parquet")]
     con = duckdb.connect()  # its own connection: nothing shared with other tests
     rows = con.execute(
         "SELECT ncu_version, input_format, count(*), sum(duration_s) "

@@ -7,7 +7,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import analyzed
+from conftest import FIXTURES, analyzed
 from test_diff import BASE, HEAD, HOSTILE, write
 
 from ncu_roof.analysis import Analysis, analyze
@@ -35,14 +35,20 @@ def drawn_ids(analysis: Analysis) -> set[int]:
     return {k.id for d in analysis.devices for g in panel(analysis, d).groups for k in g.launches}
 
 
+@pytest.fixture
+def small() -> Analysis:
+    """The analysis of test_diff's BASE rows, once per session (shared: read only)."""
+    return analyzed(Path(write("base.csv", BASE)))
+
+
 @pytest.fixture(scope="module")
-def small(tmp_path_factory: pytest.TempPathFactory) -> Analysis:
-    """The analysis of test_diff's BASE rows, shared by the tests of this module (read only)."""
-    return analyze([read_input(write(tmp_path_factory.mktemp("small"), "base.csv", BASE))])
+def small_svg() -> bytes:
+    """`render_plot(small)`, once for the tests of this module that read the default SVG."""
+    return render_plot(analyzed(Path(write("base.csv", BASE))))
 
 
-def test_svg_is_byte_identical_and_draws_each_drawable_kernel(small: Analysis) -> None:
-    first = render_plot(small)
+def test_svg_is_byte_identical_and_draws_each_drawable_kernel(small: Analysis, small_svg: bytes) -> None:
+    first = small_svg
     assert first == render_plot(small)
     expected = {k.id for k in small.kernels if kernel_points(k)}
     assert drawn_ids(small) == expected == {0, 1}  # kernel 2 has zero FLOPs: not on log axes
@@ -53,8 +59,8 @@ def test_svg_is_byte_identical_and_draws_each_drawable_kernel(small: Analysis) -
     assert "<a|b" not in first.decode("utf-8")  # names are shortened and XML-escaped
 
 
-def test_hostile_dollar_names_do_not_trigger_mathtext(small: Analysis) -> None:
-    svg = render_plot(small).decode("utf-8")
+def test_hostile_dollar_names_do_not_trigger_mathtext(small_svg: bytes) -> None:
+    svg = small_svg.decode("utf-8")
     assert "k&lt;…&gt;(…)" in svg or "k&lt;…&gt;" in svg
     assert HOSTILE not in svg
 
@@ -73,29 +79,29 @@ def test_pdf_is_a_deterministic_pdf(small: Analysis) -> None:
     assert pdf.startswith(b"%PDF-") and pdf == render_plot(small, fmt="pdf")
 
 
-def test_formulas_only_with_the_full_caption(small: Analysis) -> None:
-    short = render_plot(small).decode("utf-8")
+def test_formulas_only_with_the_full_caption(small: Analysis, small_svg: bytes) -> None:
+    short = small_svg.decode("utf-8")
     full = render_plot(small, options=PlotOptions(caption="full")).decode("utf-8")
     source = next(iter(small.devices[0].roofs.sources.values()))
     assert source not in short and source.split(" ")[0] in full
 
 
-def test_labels_say_time_share_and_axes_carry_si_units(small: Analysis) -> None:
-    svg = render_plot(small).decode("utf-8")
+def test_labels_say_time_share_and_axes_carry_si_units(small_svg: bytes) -> None:
+    svg = small_svg.decode("utf-8")
     assert "% of time" in svg
     assert re.search(r">\d+ [kMGTP]FLOP/s<", svg)  # tick labels such as `10 TFLOP/s`
 
 
-def test_arrows_draw_base_markers(tmp_path: Path) -> None:
-    base = analyze([read_input(write(tmp_path, "b.csv", BASE))])
-    head = analyze([read_input(write(tmp_path, "h.csv", HEAD))])
+def test_arrows_draw_base_markers() -> None:
+    base = analyzed(Path(write("base.csv", BASE)))
+    head = analyzed(Path(write("head.csv", HEAD)))
     svg = render_plot(head, arrows=[(base.kernels[0], head.kernels[0])]).decode("utf-8")
     assert 'id="base-0"' in svg
 
 
-def test_no_roofs_and_nothing_drawable_do_not_crash(tmp_path: Path) -> None:
+def test_no_roofs_and_nothing_drawable_do_not_crash() -> None:
     rows = [("zero", "(1, 1, 1)", 500.0, 0.0, 0.0), ("nan", "(1, 1, 1)", float("nan"), 1.0, 1.0)]
-    analysis = analyze([read_input(write(tmp_path, "z.csv", rows, device="Mystery GPU"))])
+    analysis = analyze([read_input(write("z.csv", rows, device="Mystery GPU"))])
     svg = render_plot(analysis).decode("utf-8")
     assert collections(svg.encode()) == []
     assert "No roofs for this device" in svg
@@ -161,9 +167,9 @@ def test_several_devices_get_one_panel_each_and_their_own_titles(small: Analysis
     assert "Other GPU (device 1)" in only and "(device 0)" not in only
 
 
-def test_many_launches_of_one_kernel_are_one_marker(tmp_path: Path) -> None:
+def test_many_launches_of_one_kernel_are_one_marker() -> None:
     rows = [("same", "(8, 1, 1)", 1000.0 + i, 1e6, 1e5) for i in range(50)]
-    analysis = analyze([read_input(write(tmp_path, "many.csv", rows))])
+    analysis = analyze([read_input(write("many.csv", rows))])
     (group,) = panel(analysis, analysis.devices[0]).groups
     assert group.count == 50 and MAX_MARKERS >= 1
 
@@ -197,13 +203,13 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
         assert checked == 5  # one label per kernel group of the example
 
 
-def test_diff_arrows_join_groups_not_launches(tmp_path: Path) -> None:
+def test_diff_arrows_join_groups_not_launches() -> None:
     from ncu_roof.cli.report import diff_arrows
     from ncu_roof.comparison import diff
     from ncu_roof.render.plot_panel import arrow_points
 
-    base = analyze([read_input(write(tmp_path, "b.csv", BASE))])
-    head = analyze([read_input(write(tmp_path, "h.csv", HEAD))])
+    base = analyzed(Path(write("base.csv", BASE)))
+    head = analyzed(Path(write("head.csv", HEAD)))
     drawn = panel(head, head.devices[0])
     pairs = arrow_points(diff_arrows(diff(base, head), base, head), drawn.groups)
     assert len(pairs) == 1  # the two launches of one kernel: one arrow
@@ -213,12 +219,12 @@ def test_diff_arrows_join_groups_not_launches(tmp_path: Path) -> None:
     assert after.flop_per_s / before.flop_per_s == pytest.approx(3.0 / 2.1)
 
 
-def test_int8_tensor_and_xu_ceilings_are_drawn_in_ops_per_s(fixtures: Path) -> None:
+def test_int8_tensor_and_xu_ceilings_are_drawn_in_ops_per_s() -> None:
     # INT8: the report's sm__ops_path_tensor_src_int8 peak, 1.048576e15 ops/s
-    svg = render_plot(analyze([read_input(str(fixtures / "verdict_int8_gemm.csv"))])).decode("utf-8")
+    svg = render_plot(analyzed(FIXTURES / "verdict_int8_gemm.csv")).decode("utf-8")
     assert "Tensor INT8 1.05 Pops/s" in svg and "Tensor INT8: operations per second, not FLOPs" in svg
     # XU: 16 results/clk/SM (CUDA C++ Programming Guide) x 114 SMs (H100 PCIe) x 1.00 GHz = 1.82 T/s
-    svg = render_plot(analyze([read_input(str(fixtures / "verdict_xu_transcendental.csv"))])).decode("utf-8")
+    svg = render_plot(analyzed(FIXTURES / "verdict_xu_transcendental.csv")).decode("utf-8")
     assert "XU (special functions) 1.82 Tops/s" in svg
     assert "Tensor INT8" not in svg  # no kernel of this device used the INT8 path
     # the example's silu kernel: XU is its busiest pipe, but it is memory-bound: no XU line

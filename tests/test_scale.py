@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sys
@@ -10,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, analyzed
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import BadInputError
+from ncu_roof.ingest import RunTable
 from ncu_roof.pipeline import Request, pool_size, read_tables, run, run_each
 from ncu_roof.render import jsonkernels, jsonout
 
@@ -26,12 +28,24 @@ CORPUS_INPUTS = (
 )
 
 
-@pytest.fixture(scope="module")
+@functools.cache
+def one_process_tables() -> list[RunTable]:
+    """CORPUS_INPUTS read in this process (`jobs=1`), once per session (read only)."""
+    return read_tables([str(CORPUS / p) for p in CORPUS_INPUTS], jobs=1)
+
+
+@functools.cache
+def one_process_analysis() -> Analysis:
+    """The pipeline's analysis of `one_process_tables()`, once per session (read only)."""
+    return run(one_process_tables())
+
+
+@pytest.fixture
 def five_inputs() -> Analysis:
     """The pipeline's analysis of CORPUS_INPUTS, shared by the chunk sizes below."""
     if not (CORPUS / "MANIFEST.md").is_file():
         pytest.skip(f"ncu corpus not found at {CORPUS}")
-    return run([str(CORPUS / p) for p in CORPUS_INPUTS])
+    return one_process_analysis()
 
 
 @pytest.mark.parametrize("chunk", [7, jsonkernels.CHUNK_KERNELS])
@@ -47,7 +61,7 @@ def test_columns_text_is_the_kernels_json(
 
 
 def test_columns_text_writes_non_finite_as_null(corpus: Path) -> None:
-    kernel = run([str(corpus / CORPUS_INPUTS[1])]).kernels[0]
+    kernel = analyzed(corpus / CORPUS_INPUTS[1]).kernels[0]
     odd = replace(
         kernel,
         name='a "quoted", ünïcode: name',
@@ -65,7 +79,7 @@ def test_columns_text_writes_non_finite_as_null(corpus: Path) -> None:
 
 
 def test_big_documents_are_compact_and_equal(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    analysis = run([str(corpus / CORPUS_INPUTS[0])])
+    analysis = analyzed(corpus / CORPUS_INPUTS[0])
     pretty = jsonout.render_json(analysis)
     monkeypatch.setattr(jsonout, "PRETTY_MAX_KERNELS", 10)
     compact = jsonout.render_json(analysis)
@@ -75,13 +89,13 @@ def test_big_documents_are_compact_and_equal(corpus: Path, monkeypatch: pytest.M
 
 def test_a_pool_reads_what_one_process_reads(corpus: Path) -> None:
     paths = [str(corpus / p) for p in CORPUS_INPUTS]
-    one = read_tables(paths, jobs=1)
+    one = one_process_tables()
     pooled = read_tables(paths, jobs=2)
     assert [t.path for t in pooled] == paths
     for a, b in zip(one, pooled, strict=True):
         assert a.frame.equals(b.frame) and a.ncu_version == b.ncu_version
     pooled_json = jsonout.render_json(run(paths, Request(jobs=2)))
-    assert pooled_json == jsonout.render_json(run(paths, Request(jobs=1)))
+    assert pooled_json == jsonout.render_json(one_process_analysis())  # of what `jobs=1` reads
 
 
 def test_a_bad_input_in_a_pool_is_the_same_error(corpus: Path) -> None:

@@ -3,6 +3,7 @@ go stale): the example, real reports, predictions, diffs and the GPU table, thro
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -23,15 +24,22 @@ def schema_of(name: str) -> dict[str, Any]:
     return schema
 
 
+@functools.cache  # one checked schema per session: the validator keeps no state between documents
 def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(schema_of(name))
 
 
 def output(*args: str) -> dict[str, Any]:
+    """The JSON `ncu-roof ARGS…` prints (a fresh copy: tests may change it)."""
+    document: dict[str, Any] = json.loads(_stdout(*args))
+    return document
+
+
+@functools.cache  # the same command run once per session
+def _stdout(*args: str) -> str:
     done = run_cli(*args)
     assert done.returncode == 0, done.stderr
-    document: dict[str, Any] = json.loads(done.stdout)
-    return document
+    return done.stdout
 
 
 def assert_valid(name: str, document: dict[str, Any]) -> None:
@@ -95,8 +103,8 @@ def test_the_gpu_table_validates() -> None:
     assert_valid("gpus.v1", document)
 
 
-def test_a_diff_validates(tmp_path: Path) -> None:
-    base, head = write(tmp_path, "base.csv", BASE), write(tmp_path, "head.csv", HEAD)
+def test_a_diff_validates() -> None:
+    base, head = write("base.csv", BASE), write("head.csv", HEAD)
     document = output("diff", base, head, "--format", "json")
     assert {k["status"] for k in document["kernels"]} >= {"only-base", "only-head"}
     assert_valid("diff.v1", document)

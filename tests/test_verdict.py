@@ -9,12 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import examples
+from conftest import analyzed, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncu_roof.analysis import Analysis, analyze
-from ncu_roof.ingest import read_input
+from ncu_roof.analysis import Analysis
 from ncu_roof.recipe import normalize
 from ncu_roof.records import Kernel, describe
 from ncu_roof.render.jsonout import analysis_json
@@ -27,7 +26,7 @@ DRAM_BYTE_PER_S = 2e12
 
 
 def _analysis(fixtures: Path, name: str) -> Analysis:
-    return analyze([read_input(str(fixtures / name))])
+    return analyzed(fixtures / name)
 
 
 def _kernel(fixtures: Path, name: str, index: int = 0) -> Kernel:
@@ -126,7 +125,7 @@ def test_a_transcendental_kernel_is_bound_by_the_special_function_unit(fixtures:
 
 
 def test_an_all_nan_launch_says_collection_failed(corpus: Path) -> None:
-    k = analyze([read_input(str(corpus / "a100pcie_rep_2022.4.0_all-nan-failed.ncu-rep"))]).kernels[0]
+    k = analyzed(corpus / "a100pcie_rep_2022.4.0_all-nan-failed.ncu-rep").kernels[0]
     assert k.notes == ("collection failed: every counter of this launch reads n/a; ncu measured nothing",)
     assert k.bound is Bound.UNKNOWN and k.verdict_basis is VerdictBasis.NONE
     assert not k.missing
@@ -137,7 +136,7 @@ def test_h100_silu_fp16_from_hfma_and_the_instruction_roofline(corpus: Path) -> 
     # and hmul "no data"; smsp__inst_executed.sum = 53,477,446 warp instructions; 114 SMs x 4
     # schedulers x 1.100 GHz = 501.6 G warp instructions/s.
     path = corpus / "reexport" / "h100pcie_rep_2025.1_full_silu.ncu2024.1-raw-base.csv"
-    k = analyze([read_input(str(path))]).kernels[0]
+    k = analyzed(path).kernels[0]
     assert k.not_collected == {"fp16": ("hadd", "hmul")}
     assert k.flop["fp16"] is not None and k.flop["fp16"] > 0
     assert k.flop_total_is_lower_bound
@@ -222,7 +221,7 @@ def test_the_instruction_roofline_plot(corpus: Path, fixtures: Path) -> None:
     from ncu_roof.errors import UsageError
     from ncu_roof.render.instruction_plot import render_instruction_plot
 
-    analysis = analyze([read_input(str(corpus / "h100pcie_rep_2025.1_full_silu.ncu-rep"))])
+    analysis = analyzed(corpus / "h100pcie_rep_2025.1_full_silu.ncu-rep")
     svg = render_instruction_plot(analysis, fmt="svg")
     assert svg == render_instruction_plot(analysis, fmt="svg")  # same input, same bytes
     text = svg.decode()
@@ -249,7 +248,7 @@ def test_sol_verdict_where_the_report_has_no_bytes(corpus: Path) -> None:
     # rtx3070 nvtx-ranges (ncu 2022.3): pipe and SOL figures but no FLOP or byte counters. daxpy:
     # SM 12.04 %, memory 90.72 % (breakdown dram 90.72 > l2 38.26 > l1 15.18) -> memory-bound at
     # DRAM by SOL; an idle tensor pipe alone is no FLOP total.
-    kernels = analyze([read_input(str(corpus / "rtx3070_rep_2022.3_nvtx-ranges.ncu-rep"))]).kernels
+    kernels = analyzed(corpus / "rtx3070_rep_2022.3_nvtx-ranges.ncu-rep").kernels
     daxpy = next(k for k in kernels if k.name.startswith("daxpy_kernel"))
     assert daxpy.verdict_basis is VerdictBasis.SOL
     assert describe(daxpy) == "memory-bound (dram)"
@@ -261,7 +260,6 @@ def test_int8_work_without_its_peak_falls_back_to_the_tensor_pipe(fixtures: Path
     from ncu_roof.analysis import RoofChoice
 
     # --gpu roofs have no INT8 peak; the tensor pipe (76 % busy) still bounds compute
-    table = read_input(str(fixtures / "verdict_int8_gemm.csv"))
-    k = analyze([table], RoofChoice(gpu_key="a100-sxm4")).kernels[0]
+    k = analyzed(fixtures / "verdict_int8_gemm.csv", RoofChoice(gpu_key="a100-sxm4")).kernels[0]
     assert k.bound is Bound.COMPUTE and k.compute_ceiling == "pipe:tensor"
     assert k.pct_of_roof == pytest.approx(76.0)
