@@ -154,3 +154,25 @@ def test_a_pool_that_cannot_start_reads_here(corpus: Path, monkeypatch: pytest.M
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Broken)
     paths = [str(corpus / p) for p in CORPUS_INPUTS[:2]]
     assert [t.path for t in read_tables(paths, jobs=2)] == paths
+
+
+def test_groups_are_made_once_per_analysis(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ncu_roof import groups
+
+    analysis = run([str(corpus / CORPUS_INPUTS[0])])
+    made: list[groups.GroupBy] = []
+    make = groups._group_kernels
+
+    def counted(a: Analysis, by: groups.GroupBy) -> list[groups.KernelGroup]:
+        made.append(by)
+        return make(a, by)
+
+    monkeypatch.setattr(groups, "_group_kernels", counted)
+    first = groups.group_kernels(analysis)
+    again = groups.group_kernels(analysis)
+    assert made == [groups.GroupBy.KERNEL] and first == again and first is not again
+    assert sum(g.count for g in first) == len(analysis.kernels) == 105
+    groups.group_kernels(analysis, groups.GroupBy.NONE)
+    assert made == [groups.GroupBy.KERNEL, groups.GroupBy.NONE]
+    other = replace(analysis, extra={})  # another analysis: its own groups
+    assert groups.group_kernels(other) == first and len(made) == 3
