@@ -260,8 +260,19 @@ def objects(value: object, n: int) -> np.ndarray:
 
 
 def fixed(values: np.ndarray, digits: int) -> np.ndarray:
-    """Each number as `f"{v:.{digits}f}"`, as an object array (texts to join elementwise with `+`)."""
+    """Each number as `f"{v:.{digits}f}"`, as an object array (texts to join elementwise with `+`).
+    Whole numbers are formatted once per distinct rounded value: `rint` rounds as `format` does
+    (half to even, on the exact binary value), so percentages cost ~100 formats, not one a row."""
     out = np.empty(len(values), dtype=object)
+    if digits == 0 and len(values) > 1024:
+        rounded = np.rint(values)
+        distinct, inverse = np.unique(rounded, return_inverse=True)
+        texts = np.empty(len(distinct), dtype=object)
+        texts[:] = list(map("{:.0f}".format, distinct.tolist()))
+        out[:] = texts[inverse.ravel()]
+        zero = rounded == 0  # 0.0 and -0.0 are one value to `unique`, not to `format`
+        out[zero] = np.where(np.signbit(rounded[zero]), "-0", "0")
+        return out
     out[:] = list(map(f"{{:.{digits}f}}".format, values.tolist()))
     return out
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ncu_roof.model import bound_of, compute_roof, roofline
+from ncu_roof.model import bound_of, compute_roof, fixed, roofline
 from ncu_roof.sol import sol_arrays
 from ncu_roof.vocabulary import COMPUTE, Bound
 
@@ -166,3 +166,14 @@ def test_scaling_flops_and_bytes_together_changes_nothing(
     assert b.intensity_flop_per_byte == pytest.approx(a.intensity_flop_per_byte, rel=1e-9)
     assert b.cap_flop_per_s == pytest.approx(a.cap_flop_per_s, rel=1e-9)
     assert b.attainable_flop_per_s == pytest.approx(a.attainable_flop_per_s, rel=1e-9)
+
+
+def test_fixed_formats_as_format_does() -> None:
+    edges = [np.nan, np.inf, -np.inf, -0.0, 0.0, -0.4, 0.5, 1.5, 2.5, -2.5, -0.5, 1e300, -1e300]
+    edges += [2.4999999999999996, 0.49999999999999994, -0.49999999999999994, 99.5, 100.5]
+    rng = np.random.default_rng(7)
+    values = np.concatenate([rng.uniform(-3, 103, 20_000), rng.normal(0, 1e6, 2_000), edges])
+    rng.shuffle(values)
+    for digits in (0, 2):
+        for column in (values, values[:100]):  # many rows (formatted per distinct value) and few
+            assert fixed(column, digits).tolist() == [f"{v:.{digits}f}" for v in column.tolist()]
