@@ -58,9 +58,14 @@ class Damage:
     skip: bool
     rows: list[tuple[int, str]] = field(default_factory=list)
     lost_kernels: set[tuple[int, str]] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)  # about the file, not a row: warnings either way
 
     def add(self, line: int, reason: str) -> None:
         self.rows.append((line, reason))
+
+    def cut_short(self, line: int) -> None:
+        """The file ends inside line `line`, which is no row: what followed it is lost."""
+        self.notes.append(cut_short_note(self.path, line))
 
     def check(self) -> None:
         """Raise unless skipping: the first damaged row, with its line, and how many more."""
@@ -76,14 +81,23 @@ class Damage:
 
     def warnings(self, kernels: int) -> tuple[str, ...]:
         if not self.rows:
-            return ()
+            return tuple(self.notes)
         lines = sorted({line for line, _ in self.rows})
         shown = ", ".join(str(n) for n in lines[:5]) + (", …" if len(lines) > 5 else "")
         lost = f"; {kernels} kernel{'s' if kernels != 1 else ''} left out" if kernels else ""
         return (
             f"{self.path}: skipped {len(self.rows)} damaged row{'s' if len(self.rows) != 1 else ''} "
             f"(line{'s' if len(lines) != 1 else ''} {shown}: {min(self.rows)[1]}){lost}",
+            *self.notes,
         )
+
+
+def cut_short_note(path: str, line: int) -> str:
+    """A file that ends inside a line was cut there: more kernels (a whole run) may have followed."""
+    return (
+        f"{path}: the text ends in the middle of line {line}: "
+        "the capture may be cut short (ncu ends its output with a line break)"
+    )
 
 
 _DATA_START = re.compile(r'^"?[^",\s]*"?,')
@@ -116,6 +130,8 @@ def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
         if not record.strip() or not looks_like_data(record, columns):
             if block.last and i == len(lines) and _ROW_START.match(record):
                 damage.add(block.line + start, "the last row is cut off (truncated file?)")
+            elif block.last and i == len(lines) and record.strip():
+                damage.cut_short(block.line + start)  # application output or `==PROF==`, cut
             continue
         while record.count('"') % 2 and i < len(lines) and i - start < 64:
             record += "\n" + lines[i]  # a line break inside a quoted name, kept as it was
