@@ -215,20 +215,37 @@ def test_mutated_inputs_fail_cleanly_or_lose_nothing_silently(
 # Falsifying examples the suite found, kept as explicit cases (not only in Hypothesis's database).
 
 
-def test_a_file_cut_inside_a_line_that_is_no_row_says_so() -> None:
-    """Cut one byte into the application output between two runs: the second run is gone, and
-    the reader saw only a foreign last line (a cut data row was an error already)."""
+@pytest.mark.parametrize(
+    ("end", "line"),
+    [
+        (b'"16384"\nr', 7),  # the falsifying example: one byte into the application output
+        (b'\n"ID","Process ID","Pro', 9),  # inside the second run's header line
+    ],
+)
+def test_a_file_cut_inside_a_line_that_is_no_row_says_so(end: bytes, line: int) -> None:
+    """Cut between the two runs: the second run is gone, and the reader saw no cut data row (that
+    was an error already), only a last line without its line break."""
     name = "raw_two_runs_with_app_output.csv"
     data = SOURCES[name]
-    data = data[: data.index(b"\nresult: ") + 2]
-    assert data.endswith(b'"16384"\nr')
+    data = data[: data.rindex(end) + len(end)]
     for fmt in ("json", "csv"):
         code, _, err, count = _analyze(name, data, fmt)
         assert (code, count) == (0, 1) == (0, KERNELS[name] - 1)
         assert (
-            f"warning: {name}: the text ends in the middle of line 7: the capture may be cut short "
+            f"warning: {name}: the text ends in the middle of line {line}: the capture may be cut short "
             "(ncu ends its output with a line break)\n"
         ) in err
+
+
+def test_a_last_row_that_reads_whole_without_its_line_break_says_so() -> None:
+    """Found next: a details page cut at a cell boundary of a rule row; what is left has as many
+    cells as a metric row, so it reads whole, and the second kernel's rows are gone."""
+    name = "details_rules_20col.csv"
+    end = b'"SpeedOfLight","","","","SOLBottleneck"'
+    data = SOURCES[name][: SOURCES[name].index(end) + len(end)]
+    code, _, err, count = _analyze(name, data, "json")
+    assert (code, count) == (0, 1) == (0, KERNELS[name] - 1)
+    assert f"warning: {name}: the text ends in the middle of line 8: the capture may be cut short" in err
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,11 @@ class Block:
     line: int = 1
     last: bool = True
 
+    @property
+    def cut_in_header(self) -> bool:
+        """The file ends inside this block's header line: the rows of its run are lost."""
+        return self.last and b"\n" not in self.data
+
     def line_of(self, offset: int) -> int:
         """The file line of a byte offset inside this block."""
         return self.line + self.data.count(b"\n", 0, max(offset, 0))
@@ -117,6 +122,8 @@ def looks_like_data(line: str, columns: int) -> bool:
 def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
     """(file line, cells) of every data row after the header; quoted line breaks are kept,
     foreign lines passed over, damaged rows reported to `damage` (and not yielded)."""
+    if block.cut_in_header:
+        damage.cut_short(block.line)
     text = block.data.decode("utf-8", "replace")
     lines = text.split("\n")
     columns = len(block.header)
@@ -155,6 +162,8 @@ def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
             damage.add(line, "the last row is cut off (truncated file?)")
             continue
         widths[len(cells)] += 1
+        if at_end:  # it reads whole, but ncu ends every row with a line break: the file was cut
+            damage.cut_short(block.line + i - 1)
         yield line, cells
 
 
