@@ -5,6 +5,8 @@ blocks are found by their header line. Lines that are not CSV rows (application 
 `==PROF==`) are passed over; a row that starts like a data row but is damaged (wrong number of
 cells, an unbalanced quote, cut off, a non-integer ID or device) is never dropped silently: it
 goes to `Damage`, which makes it an error naming the line or, with `skip_bad_rows`, a warning.
+A file whose last line has no line break (ncu ends every line with one) was cut there, and what
+followed (more rows, another run) is lost: that is a warning however the line reads.
 """
 
 from __future__ import annotations
