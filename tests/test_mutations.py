@@ -174,6 +174,32 @@ def _run(argv: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def _analyze(name: str, data: bytes, fmt: str, *extra: str) -> tuple[int, str, str, int | None]:
+    """`analyze` on `data` saved as `name`: exit code, stdout, stderr and kernels written (or None)."""
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / name
+        source.write_bytes(data)
+        target = Path(folder) / f"out.{fmt}"
+        argv = ["analyze", str(source), "-f", fmt, "-o", str(target), "--gpu", "a100-sxm4-40gb", *extra]
+        code, out, err = _run(argv)
+        err = err.replace(str(source), name)
+        assert code in (0, 3), err
+        assert "Traceback" not in err and "internal error" not in err, err
+        if code != 0:
+            assert not target.exists()
+            assert err.startswith("error: ") or "\nerror: " in err, err
+            return code, out, err, None
+        assert f"read {name}: " in err
+        text = target.read_text(encoding="utf-8")
+        if fmt == "json":
+            return code, out, err, len(json.loads(text)["kernels"])
+        rows = list(csv.DictReader(io.StringIO(text)))
+        for row in rows:
+            for column in ("name", "grid", "block", "notes"):
+                assert not row[column].startswith(("=", "+", "-", "@")), row[column]
+        return code, out, err, len(rows)
+
+
 @settings(
     max_examples=examples(ci=30, thorough=500),  # each example is a whole `analyze` run
     deadline=None,
@@ -184,31 +210,77 @@ def test_mutated_inputs_fail_cleanly_or_lose_nothing_silently(
     case: tuple[str, bytes, bool], fmt: str
 ) -> None:
     name, data, at_line_end = case
-    with tempfile.TemporaryDirectory() as folder:
-        source = Path(folder) / name
-        source.write_bytes(data)
-        target = Path(folder) / f"out.{fmt}"
-        code, _, err = _run(["analyze", str(source), "-f", fmt, "-o", str(target), "--gpu", "a100-sxm4-40gb"])
-        assert code in (0, 3), err
-        assert "Traceback" not in err and "internal error" not in err, err
-        if code != 0:
-            assert not target.exists()
-            assert err.startswith("error: ") or "\nerror: " in err, err
-            return
-        assert f"read {source}: " in err
-        text = target.read_text(encoding="utf-8")
-        if fmt == "json":
-            kernels = json.loads(text)["kernels"]
-            count = len(kernels)
-        else:
-            rows = list(csv.DictReader(io.StringIO(text)))
-            count = len(rows)
-            for row in rows:
-                for column in ("name", "grid", "block", "notes"):
-                    assert not row[column].startswith(("=", "+", "-", "@")), row[column]
-        expected = intact_kernels(name)
-        if count != expected and "warning:" not in err:
-            assert at_line_end and count < expected, (name, count, expected, err)
+    _, _, err, count = _analyze(name, data, fmt)
+    if count is None:
+        return
+    expected = intact_kernels(name)
+    if count != expected and "warning:" not in err:
+        assert at_line_end and count < expected, (name, count, expected, err)
+
+
+# Falsifying examples the suite found, kept as explicit cases (not only in Hypothesis's database).
+
+
+@pytest.mark.parametrize(
+    ("end", "line"),
+    [
+        (b'"16384"\nr', 7),  # the falsifying example: one byte into the application output
+        (b'\n"ID","Process ID","Pro', 9),  # inside the second run's header line
+    ],
+)
+def test_a_file_cut_inside_a_line_that_is_no_row_says_so(end: bytes, line: int) -> None:
+    """Cut between the two runs: the second run is gone, and the reader saw no cut data row (that
+    was an error already), only a last line without its line break."""
+    name = "raw_two_runs_with_app_output.csv"
+    data = SOURCES[name]
+    data = data[: data.rindex(end) + len(end)]
+    for fmt in ("json", "csv"):
+        code, _, err, count = _analyze(name, data, fmt)
+        assert (code, count) == (0, 1) == (0, intact_kernels(name) - 1)
+        assert (
+            f"warning: {name}: the text ends in the middle of line {line}: the capture may be cut short "
+            "(ncu ends its output with a line break)\n"
+        ) in err
+
+
+def test_a_last_row_that_reads_whole_without_its_line_break_says_so() -> None:
+    """Found next: a details page cut at a cell boundary of a rule row; what is left has as many
+    cells as a metric row, so it reads whole, and the second kernel's rows are gone."""
+    name = "details_rules_20col.csv"
+    end = b'"SpeedOfLight","","","","SOLBottleneck"'
+    data = SOURCES[name][: SOURCES[name].index(end) + len(end)]
+    code, _, err, count = _analyze(name, data, "json")
+    assert (code, count) == (0, 1) == (0, intact_kernels(name) - 1)
+    assert f"warning: {name}: the text ends in the middle of line 8: the capture may be cut short" in err
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "begins"),
+    [
+        # the falsifying example: the first of the two repeated lines above Device 0's sections
+        (b"\n    saxpy(int", b"\n !  saxpy(int", 13, "Launch Statistics"),
+        # the same damage on the repeat: its one section splits off as well
+        (b"\n\n    saxpy(int", b"\n\n    saxpz(int", 13, "Launch Statistics"),
+    ],
+)
+def test_a_damaged_copy_of_a_repeated_summary_line_is_no_extra_kernel(
+    old: bytes, new: bytes, line: int, begins: str
+) -> None:
+    name = "console_summary_per_gpu_2022.txt"
+    data = SOURCES[name].replace(old, new, 1)
+    assert data != SOURCES[name]
+    code, _, err, _ = _analyze(name, data, "json")
+    assert code == 3
+    reason = (
+        f"its sections begin at {begins!r}, not at 'GPU Speed Of Light Throughput': "
+        "they continue the kernel on line 3 (a damaged copy of its line?)"
+    )
+    assert err.startswith(f"error: {name}: line {line}: kernel "), err
+    assert reason in err and "\nhint: " in err
+    code, _, err, count = _analyze(name, data, "json", "--skip-bad-rows")
+    assert (code, count) == (0, 2) == (0, intact_kernels(name))
+    assert f"warning: {name}: skipped 1 damaged row (line {line}: kernel " in err
+    assert reason in err and "; 1 kernel left out\n" in err
 
 
 @pytest.mark.parametrize("name", NAMES)

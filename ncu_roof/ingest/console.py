@@ -19,13 +19,14 @@ and right- or left-aligned values read alike. Values are as printed (rounded to 
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.csvblocks import Damage, _header_starts
+from ncu_roof.ingest.csvblocks import Damage, _header_starts, cut_short_note
 from ncu_roof.ingest.csvdetails import metric_for
 from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame
 from ncu_roof.units import (
@@ -78,10 +79,11 @@ class _Kernel:
     device: int | None
     cc: str | None
     invocations: int | None
-    sections: set[str] = field(default_factory=set)
+    sections: list[str] = field(default_factory=list)  # in the order printed
     values: dict[str, tuple[str, str]] = field(default_factory=dict)  # metric → (text, unit)
     averaged: set[str] = field(default_factory=set)
     cut_off: bool = False
+    stray: bool = False  # sections split off their kernel by a damaged kernel line (`_strays`)
     summary: bool = False  # a --print-summary kernel line (invocations, or "Block Size N, …")
 
 
@@ -162,7 +164,7 @@ def _parse(text: str, damage: Damage) -> list[_Kernel]:
                     kernel.cc, kernel.invocations,
                 )  # fmt: skip
                 kernels.append(kernel)
-            kernel.sections.add(section)
+            kernel.sections.append(section)
             table = _Table()
             continue
         found = _kernel_line(line, number, pid, device)
@@ -216,6 +218,26 @@ def _same_summary(kernel: _Kernel | None, found: _Kernel) -> bool:
     return True
 
 
+def _strays(kernels: list[_Kernel], damage: Damage) -> None:
+    """ncu 2022's summary repeats the kernel line above each section; a damaged copy (name, grid
+    or count) no longer matches and, read as one more kernel, would take the sections below it
+    from their kernel. ncu prints every kernel's sections in one order, so a summary kernel that
+    begins past the first section, with one the summary kernel above it lacks, continues that
+    kernel: damaged, and left out when skipping."""
+    first = next((k.sections[0] for k in kernels if k.sections), None)
+    for above, kernel in itertools.pairwise(kernels):
+        if not (above.summary and kernel.summary and kernel.sections) or kernel.device != above.device:
+            continue
+        begins = kernel.sections[0]
+        if begins != first and begins not in above.sections and not kernel.cut_off:
+            kernel.stray = True
+            damage.add(
+                kernel.line,
+                f"kernel {kernel.name[:40]!r}: its sections begin at {begins!r}, not at {first!r}: "
+                f"they continue the kernel on line {above.line} (a damaged copy of its line?)",
+            )
+
+
 def _row(kernel: _Kernel, cells: list[str], average: bool) -> None:
     if len(cells) < 3 or not cells[0]:
         return
@@ -239,8 +261,9 @@ def read_console_text(
     for kernel in kernels:
         if kernel.cut_off:
             damage.add(kernel.line, f"kernel {kernel.name[:40]!r}: its table is cut off (truncated file?)")
+    _strays(kernels, damage)
     damage.check()
-    intact = [k for k in kernels if not k.cut_off and k.values]
+    intact = [k for k in kernels if not (k.cut_off or k.stray) and k.values]
     if not intact:
         raise BadInputError(
             f"{path}: ncu console text, but no kernel with a section table in it",
@@ -254,8 +277,8 @@ def read_console_text(
         rows = [_launch(i, k, number_style) for i, k in enumerate(intact)]
     frame = identity_frame(pd.DataFrame(rows))
     averaged = sorted({m for k in intact for m in k.averaged})
-    cut = sum(k.cut_off for k in kernels)
-    empty = [k for k in kernels if not k.cut_off and not k.values]
+    cut = sum(k.cut_off or k.stray for k in kernels)
+    empty = [k for k in kernels if not (k.cut_off or k.stray) and not k.values]
     notes = list(damage.warnings(cut))
     if empty:
         notes.append(
@@ -263,10 +286,7 @@ def read_console_text(
             f"section table left out (first on line {empty[0].line})"
         )
     if text.rstrip(" \t") and not text.rstrip(" \t").endswith("\n"):
-        notes.append(
-            f"{path}: the text ends in the middle of line {text.count(chr(10)) + 1}: "
-            "the capture may be cut short (ncu ends its output with a line break)"
-        )
+        notes.append(cut_short_note(path, text.count("\n") + 1))
     announced = _announced(text)
     read = sum(k.invocations or 1 for k in intact) if averaged else len(intact)
     if announced > read:

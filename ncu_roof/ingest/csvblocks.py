@@ -5,6 +5,8 @@ blocks are found by their header line. Lines that are not CSV rows (application 
 `==PROF==`) are passed over; a row that starts like a data row but is damaged (wrong number of
 cells, an unbalanced quote, cut off, a non-integer ID or device) is never dropped silently: it
 goes to `Damage`, which makes it an error naming the line or, with `skip_bad_rows`, a warning.
+A file whose last line has no line break (ncu ends every line with one) was cut there, and what
+followed (more rows, another run) is lost: that is a warning however the line reads.
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ class Block:
     line: int = 1
     last: bool = True
 
+    @property
+    def cut_in_header(self) -> bool:
+        """The file ends inside this block's header line: the rows of its run are lost."""
+        return self.last and b"\n" not in self.data
+
     def line_of(self, offset: int) -> int:
         """The file line of a byte offset inside this block."""
         return self.line + self.data.count(b"\n", 0, max(offset, 0))
@@ -58,9 +65,14 @@ class Damage:
     skip: bool
     rows: list[tuple[int, str]] = field(default_factory=list)
     lost_kernels: set[tuple[int, str]] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)  # about the file, not a row: warnings either way
 
     def add(self, line: int, reason: str) -> None:
         self.rows.append((line, reason))
+
+    def cut_short(self, line: int) -> None:
+        """The file ends inside line `line`, which is no row: what followed it is lost."""
+        self.notes.append(cut_short_note(self.path, line))
 
     def check(self) -> None:
         """Raise unless skipping: the first damaged row, with its line, and how many more."""
@@ -76,14 +88,23 @@ class Damage:
 
     def warnings(self, kernels: int) -> tuple[str, ...]:
         if not self.rows:
-            return ()
+            return tuple(self.notes)
         lines = sorted({line for line, _ in self.rows})
         shown = ", ".join(str(n) for n in lines[:5]) + (", …" if len(lines) > 5 else "")
         lost = f"; {kernels} kernel{'s' if kernels != 1 else ''} left out" if kernels else ""
         return (
             f"{self.path}: skipped {len(self.rows)} damaged row{'s' if len(self.rows) != 1 else ''} "
             f"(line{'s' if len(lines) != 1 else ''} {shown}: {min(self.rows)[1]}){lost}",
+            *self.notes,
         )
+
+
+def cut_short_note(path: str, line: int) -> str:
+    """A file that ends inside a line was cut there: more kernels (a whole run) may have followed."""
+    return (
+        f"{path}: the text ends in the middle of line {line}: "
+        "the capture may be cut short (ncu ends its output with a line break)"
+    )
 
 
 _DATA_START = re.compile(r'^"?[^",\s]*"?,')
@@ -103,6 +124,8 @@ def looks_like_data(line: str, columns: int) -> bool:
 def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
     """(file line, cells) of every data row after the header; quoted line breaks are kept,
     foreign lines passed over, damaged rows reported to `damage` (and not yielded)."""
+    if block.cut_in_header:
+        damage.cut_short(block.line)
     text = block.data.decode("utf-8", "replace")
     lines = text.split("\n")
     columns = len(block.header)
@@ -116,6 +139,8 @@ def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
         if not record.strip() or not looks_like_data(record, columns):
             if block.last and i == len(lines) and _ROW_START.match(record):
                 damage.add(block.line + start, "the last row is cut off (truncated file?)")
+            elif block.last and i == len(lines) and record.strip():
+                damage.cut_short(block.line + start)  # application output or `==PROF==`, cut
             continue
         while record.count('"') % 2 and i < len(lines) and i - start < 64:
             record += "\n" + lines[i]  # a line break inside a quoted name, kept as it was
@@ -139,6 +164,8 @@ def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
             damage.add(line, "the last row is cut off (truncated file?)")
             continue
         widths[len(cells)] += 1
+        if at_end:  # it reads whole, but ncu ends every row with a line break: the file was cut
+            damage.cut_short(block.line + i - 1)
         yield line, cells
 
 

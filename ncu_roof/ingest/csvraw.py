@@ -66,6 +66,8 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     header = block.header
     first_end = block.data.find(b"\n")
     if first_end == -1:
+        if block.cut_in_header:
+            damage.cut_short(block.line)
         return None
     second_end = block.data.find(b"\n", first_end + 1)
     units_line = block.data[first_end + 1 : second_end if second_end != -1 else len(block.data)]
