@@ -331,7 +331,7 @@ def _cells_of(spec: Field | Derived, columns: LaunchColumns) -> list[str]:
     return shared_texts(values.tolist(), lambda v: encode(_value(spec, v)))
 
 
-CHUNK_KERNELS = 2048  # kernels whose cells are held at once: bounds the memory of a big document
+CHUNK_KERNELS = 4096  # kernels whose cells are held at once: bounds the memory of a big document
 
 
 def kernels_text(kernels: Sequence[Kernel]) -> str:
