@@ -18,14 +18,17 @@ Each field is kept by its kind:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
 from ncu_roof.records import Kernel
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FLOATS = (
     "duration_s",
@@ -265,3 +268,58 @@ def distinct(values: list[Any]) -> list[Any]:
 def columns_of(kernels: Sequence[Kernel]) -> LaunchColumns:
     """The columns behind a sequence of kernels (made from the objects when it has none)."""
     return kernels.columns if isinstance(kernels, KernelRows) else from_kernels(kernels)
+
+
+def shared(keys: Sequence[Hashable], make: Callable[[Any], T]) -> np.ndarray:
+    """`[make(k) for k in keys]` as an object array, made once per distinct key (launches that
+    share a set of missing counters share one object)."""
+    made: dict[Hashable, T] = {}
+    out = np.empty(len(keys), dtype=object)
+    out[:] = [made[k] if k in made else made.setdefault(k, make(k)) for k in keys]
+    return out
+
+
+@dataclass(frozen=True)
+class Coded:
+    """One column as codes into its distinct values (pandas.factorize): code -1 is missing."""
+
+    codes: np.ndarray
+    values: list[Any]
+    missing: Any = None  # the value of a missing cell
+
+    def value(self, code: int) -> Any:
+        return self.missing if code < 0 else self.values[code]
+
+
+def coded(group: pd.DataFrame, column: str, as_value: Callable[[Any], Any] = lambda v: v) -> Coded:
+    """A column coded; an absent column is missing everywhere. Text columns: non-text is missing."""
+    import pandas as pd
+
+    if column not in group.columns:
+        return Coded(np.full(len(group), -1, dtype="int64"), [])
+    codes, uniques = pd.factorize(group[column], use_na_sentinel=True)
+    return Coded(codes.astype("int64"), [as_value(u) for u in uniques])
+
+
+def text_value(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def shared_rows(columns: Sequence[Coded], n: int, make: Callable[[tuple[Any, ...]], T]) -> np.ndarray:
+    """`make(the row's values)` for every row, made once per distinct row (launches that share a
+    recipe or traffic definitions share one object)."""
+    if not columns:
+        return _objects([make(()) for _ in range(n)])
+    first, inverse = distinct_rows([c.codes for c in columns])
+    made = np.empty(len(first), dtype=object)
+    made[:] = [make(tuple(c.value(int(c.codes[j])) for c in columns)) for j in first.tolist()]
+    out: np.ndarray = made[inverse]
+    return out
+
+
+def decoded(column: Coded, missing: str | None) -> np.ndarray:
+    """A coded column back as an object array of its values (`missing` where missing)."""
+    values = np.empty(len(column.values) + 1, dtype=object)
+    values[:] = [*column.values, missing]
+    out: np.ndarray = values[column.codes]  # code -1: the last entry
+    return out

@@ -4,14 +4,14 @@ verdict arrays, with the notes; text columns coded once (launches share recipes 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ncu_roof.columns import LaunchColumns, distinct_rows
+from ncu_roof.columns import Coded, LaunchColumns, coded, decoded, shared, shared_rows, text_value
 from ncu_roof.model import fixed, is_set, objects
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
@@ -26,52 +26,6 @@ _RECIPE_KEYS = (
     "warp_inst",
 )
 NAN = float("nan")
-T = TypeVar("T")
-
-
-def _shared(keys: Sequence[Hashable], make: Callable[[Any], T]) -> np.ndarray:
-    """`[make(k) for k in keys]` as an object array, made once per distinct key (launches that
-    share a set of missing counters share one object)."""
-    made: dict[Hashable, T] = {}
-    out = np.empty(len(keys), dtype=object)
-    out[:] = [made[k] if k in made else made.setdefault(k, make(k)) for k in keys]
-    return out
-
-
-@dataclass(frozen=True)
-class _Coded:
-    """One column as codes into its distinct values (pandas.factorize): code -1 is missing."""
-
-    codes: np.ndarray
-    values: list[Any]
-    missing: Any = None  # the value of a missing cell
-
-    def value(self, code: int) -> Any:
-        return self.missing if code < 0 else self.values[code]
-
-
-def _coded(group: pd.DataFrame, column: str, as_value: Callable[[Any], Any] = lambda v: v) -> _Coded:
-    """A column coded; an absent column is missing everywhere. Text columns: non-text is missing."""
-    if column not in group.columns:
-        return _Coded(np.full(len(group), -1, dtype="int64"), [])
-    codes, uniques = pd.factorize(group[column], use_na_sentinel=True)
-    return _Coded(codes.astype("int64"), [as_value(u) for u in uniques])
-
-
-def _text_value(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _shared_rows(columns: Sequence[_Coded], n: int, make: Callable[[tuple[Any, ...]], T]) -> np.ndarray:
-    """`make(the row's values)` for every row, made once per distinct row (launches that share a
-    recipe or traffic definitions share one object)."""
-    if not columns:
-        return _objects([make(()) for _ in range(n)])
-    first, inverse = distinct_rows([c.codes for c in columns])
-    made = np.empty(len(first), dtype=object)
-    made[:] = [make(tuple(c.value(int(c.codes[j])) for c in columns)) for j in first.tolist()]
-    out: np.ndarray = made[inverse]
-    return out
 
 
 def device_columns(
@@ -107,8 +61,8 @@ def device_columns(
         at_roof = v.arrays.time_at_roof_s
         pct = np.where(v.supported & ~np.isnan(at_roof) & timed, 100.0 * at_roof / duration, NAN)
         time_share = duration / total_s if total_s > 0 else np.full(n, NAN)
-    recipe = _shared_rows(
-        [_coded(group, f"{key}_recipe", _text_value) for key in _RECIPE_KEYS],
+    recipe = shared_rows(
+        [coded(group, f"{key}_recipe", text_value) for key in _RECIPE_KEYS],
         n,
         lambda texts: {k: t for k, t in zip(_RECIPE_KEYS, texts, strict=True) if t is not None},
     )
@@ -194,7 +148,7 @@ def device_columns(
 
 def _by_pipe_shape(group: pd.DataFrame) -> np.ndarray:
     """Whether a launch's tensor FLOPs are tensor-pipe instructions x 512 (its recipe says so)."""
-    recipe = _coded(group, "flop_tensor_recipe", _text_value)
+    recipe = coded(group, "flop_tensor_recipe", text_value)
     shaped = np.array([bool(r) and r.endswith("*512") for r in [*recipe.values, None]], dtype=bool)
     out: np.ndarray = shaped[recipe.codes]  # code -1 (no recipe): the last entry
     return out
@@ -211,19 +165,11 @@ def _identity(ident: pd.DataFrame, input_index: int, device_index: int) -> dict[
     return {
         "id": ident["id"].to_numpy(dtype="int64"),
         "run": ident["run"].fillna(0).to_numpy(dtype="int64"),
-        "name": _decoded(_coded(ident, "name", str), ""),
+        "name": decoded(coded(ident, "name", str), ""),
         "input": np.full(n, input_index, dtype="int64"),
         "device": np.full(n, device_index, dtype="int64"),
-        **{c: _decoded(_coded(ident, c, str), None) for c in ("grid", "block", "nvtx")},
+        **{c: decoded(coded(ident, c, str), None) for c in ("grid", "block", "nvtx")},
     }
-
-
-def _decoded(column: _Coded, missing: str | None) -> np.ndarray:
-    """A coded column back as an object array of its values (`missing` where missing)."""
-    values = np.empty(len(column.values) + 1, dtype=object)
-    values[:] = [*column.values, missing]
-    out: np.ndarray = values[column.codes]  # code -1: the last entry
-    return out
 
 
 @dataclass(frozen=True)
@@ -275,15 +221,15 @@ def _ops(paths: _TensorPathColumns, ops_total: np.ndarray) -> dict[str, np.ndarr
 
 def _not_collected(group: pd.DataFrame, failed: np.ndarray) -> np.ndarray:
     """Per launch {precision: the FLOP terms that read n/a} ({} for a failed launch)."""
-    failure = _Coded(failed.astype("int64"), [False, True])
-    texts = [_coded(group, f"flop_{p}_not_collected", _text_value) for p in PRECISIONS]
+    failure = Coded(failed.astype("int64"), [False, True])
+    texts = [coded(group, f"flop_{p}_not_collected", text_value) for p in PRECISIONS]
 
     def make(row: tuple[Any, ...]) -> dict[str, tuple[str, ...]]:
         if row[0]:
             return {}
         return {p: tuple(t.split(",")) for p, t in zip(PRECISIONS, row[1:], strict=True) if t}
 
-    return _shared_rows([failure, *texts], len(group), make)
+    return shared_rows([failure, *texts], len(group), make)
 
 
 _MISSING_NAMES = ("duration", "flop", *TIERS, "sol")
@@ -309,7 +255,7 @@ def _missing(
         & ~failed[:, None]
     )
     codes = absent @ (1 << np.arange(absent.shape[1]))
-    return _shared(
+    return shared(
         codes.tolist(), lambda code: tuple(m for i, m in enumerate(_MISSING_NAMES) if code >> i & 1)
     )
 
@@ -318,12 +264,12 @@ def _traffic(group: pd.DataFrame, nbytes: Mapping[str, np.ndarray]) -> np.ndarra
     """Per launch and tier with bytes: which traffic definition, bytes formula and roof formula."""
     columns = []
     for t in TIERS:
-        recipe = _coded(group, f"{t}_bytes_recipe", str)
+        recipe = coded(group, f"{t}_bytes_recipe", str)
         columns += [
-            _Coded((~np.isnan(nbytes[t])).astype("int64"), [False, True]),
-            _coded(group, f"{t}_traffic", _text_value),
+            Coded((~np.isnan(nbytes[t])).astype("int64"), [False, True]),
+            coded(group, f"{t}_traffic", text_value),
             replace(recipe, missing="nan" if f"{t}_bytes_recipe" in group.columns else "None"),
-            _coded(group, f"bw_{t}_byte_per_s_recipe", _text_value),
+            coded(group, f"bw_{t}_byte_per_s_recipe", text_value),
         ]
 
     def make(row: tuple[Any, ...]) -> dict[str, dict[str, str]]:
@@ -335,7 +281,7 @@ def _traffic(group: pd.DataFrame, nbytes: Mapping[str, np.ndarray]) -> np.ndarra
                 out[tier] = entry if roof is None else {**entry, "roof": roof}
         return out
 
-    return _shared_rows(columns, len(group), make)
+    return shared_rows(columns, len(group), make)
 
 
 def _instructions(v: Verdicts, warp_inst: np.ndarray, recipe: np.ndarray) -> np.ndarray:
