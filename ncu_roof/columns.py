@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
+from ncu_roof.model import object_array
 from ncu_roof.records import Kernel
 
 if TYPE_CHECKING:
@@ -137,12 +138,6 @@ def _floats(values: Sequence[float | None]) -> np.ndarray:
     return np.array([np.nan if x is None else x for x in values], dtype="float64")
 
 
-def _objects(values: Sequence[Any]) -> np.ndarray:
-    out = np.empty(len(values), dtype=object)
-    out[:] = list(values)
-    return out
-
-
 def from_kernels(kernels: Sequence[Kernel]) -> LaunchColumns:
     """`Kernel` objects (made by hand, or a few picked out) as columns: `kernel_at`'s inverse."""
     values: dict[str, np.ndarray] = {}
@@ -153,7 +148,7 @@ def from_kernels(kernels: Sequence[Kernel]) -> LaunchColumns:
     for f in BOOLS:
         values[f] = np.array([getattr(k, f) for k in kernels], dtype=bool)
     for f in OBJECTS:
-        values[f] = _objects([getattr(k, f) for k in kernels])
+        values[f] = object_array([getattr(k, f) for k in kernels])
     maps: dict[str, dict[str, np.ndarray]] = {}
     for f in MAPS:
         rows = [getattr(k, f) for k in kernels]
@@ -220,6 +215,13 @@ def shared_texts(values: list[Any], encode: Callable[[Any], T]) -> list[T]:
     return out
 
 
+class _NoneKey:
+    """Stands for None while a column is factorized (hashed by identity, equal to nothing else)."""
+
+
+_NONE = _NoneKey()
+
+
 def factorized(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
     """`pandas.factorize` of an object column (None a value too): codes, and the distinct values in
     first-seen order. A column of one enum is coded by comparison: hashing 100,000 enum members
@@ -238,7 +240,9 @@ def factorized(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
             return rank[inverse.ravel()], [members[i] for i in seen[order].tolist()]
     import pandas as pd
 
-    codes = pd.factorize(values, use_na_sentinel=False)[0].astype("int64")
+    keyed = values.copy()
+    keyed[[v is None for v in values.tolist()]] = _NONE  # pandas takes None and NaN for one value
+    codes = pd.factorize(keyed, use_na_sentinel=False)[0].astype("int64")
     first = np.unique(codes, return_index=True)[1]  # codes count up in first-seen order
     return codes, [values[j] for j in first.tolist()]  # the values themselves (pandas makes None NaN)
 
@@ -309,7 +313,7 @@ def shared_rows(columns: Sequence[Coded], n: int, make: Callable[[tuple[Any, ...
     """`make(the row's values)` for every row, made once per distinct row (launches that share a
     recipe or traffic definitions share one object)."""
     if not columns:
-        return _objects([make(()) for _ in range(n)])
+        return object_array([make(()) for _ in range(n)])
     first, inverse = distinct_rows([c.codes for c in columns])
     made = np.empty(len(first), dtype=object)
     made[:] = [make(tuple(c.value(int(c.codes[j])) for c in columns)) for j in first.tolist()]

@@ -4,7 +4,7 @@ verdict arrays, with the notes; text columns coded once (launches share recipes 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ncu_roof.columns import Coded, LaunchColumns, coded, decoded, shared, shared_rows, text_value
-from ncu_roof.model import fixed, is_set, objects
+from ncu_roof.model import fixed, is_set, object_array, objects
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
@@ -133,7 +133,7 @@ def device_columns(
         )
     )
     given = ident["input_notes"].tolist()
-    values["notes"] = _objects([(*g, *made) if g else made for g, made in zip(given, notes, strict=True)])
+    values["notes"] = object_array([(*g, *made) if g else made for g, made in zip(given, notes, strict=True)])
     maps = {
         "flop": {**flop, "total": flop_total},
         "bytes": nbytes,
@@ -151,12 +151,6 @@ def _by_pipe_shape(group: pd.DataFrame) -> np.ndarray:
     recipe = coded(group, "flop_tensor_recipe", text_value)
     shaped = np.array([bool(r) and r.endswith("*512") for r in [*recipe.values, None]], dtype=bool)
     out: np.ndarray = shaped[recipe.codes]  # code -1 (no recipe): the last entry
-    return out
-
-
-def _objects(values: Sequence[Any]) -> np.ndarray:
-    out = np.empty(len(values), dtype=object)
-    out[:] = list(values)
     return out
 
 
@@ -183,7 +177,7 @@ def _tensor_path_columns(group: pd.DataFrame, failed: np.ndarray) -> _TensorPath
     columns = [c for c in group.columns if c.startswith(TENSOR_PATH_PREFIX)]
     n = len(group)
     if not columns:
-        return _TensorPathColumns(_objects([{}] * n), {}, np.zeros(n, dtype=bool))
+        return _TensorPathColumns(object_array([{}] * n), {}, np.zeros(n, dtype=bool))
     paths = [c.removeprefix(TENSOR_PATH_PREFIX) for c in columns]
     units = ["OP" if is_integer_path(p) else "FLOP" for p in paths]
     counts = [group[c].to_numpy(dtype="float64") for c in columns]
@@ -199,7 +193,7 @@ def _tensor_path_columns(group: pd.DataFrame, failed: np.ndarray) -> _TensorPath
         for bad, row in zip(failed.tolist(), zip(*cells, strict=True), strict=True)
     ]
     ops = {p: c for p, u, c in zip(paths, units, counts, strict=True) if u == "OP"}
-    return _TensorPathColumns(_objects(records), ops, ~failed)
+    return _TensorPathColumns(object_array(records), ops, ~failed)
 
 
 def _ops(paths: _TensorPathColumns, ops_total: np.ndarray) -> dict[str, np.ndarray]:
@@ -207,7 +201,7 @@ def _ops(paths: _TensorPathColumns, ops_total: np.ndarray) -> dict[str, np.ndarr
     its total is a lower bound (some path read n/a)."""
     n = len(ops_total)
     if not paths.op_counts:
-        return {"ops": _objects([{}] * n), "ops_total_is_lower_bound": np.zeros(n, dtype=bool)}
+        return {"ops": object_array([{}] * n), "ops_total_is_lower_bound": np.zeros(n, dtype=bool)}
     counts = paths.op_counts
     rows = [
         {**{p: number(c[j]) for p, c in counts.items()}, "total": number(ops_total[j])}
@@ -216,7 +210,10 @@ def _ops(paths: _TensorPathColumns, ops_total: np.ndarray) -> dict[str, np.ndarr
         for j in range(n)
     ]
     partial = np.column_stack([np.isnan(c) for c in counts.values()]).any(axis=1)
-    return {"ops": _objects(rows), "ops_total_is_lower_bound": paths.present & ~np.isnan(ops_total) & partial}
+    return {
+        "ops": object_array(rows),
+        "ops_total_is_lower_bound": paths.present & ~np.isnan(ops_total) & partial,
+    }
 
 
 def _not_collected(group: pd.DataFrame, failed: np.ndarray) -> np.ndarray:

@@ -195,7 +195,11 @@ def verdict_codes(columns: LaunchColumns) -> tuple[np.ndarray, np.ndarray]:
         )
         for j in first.tolist()
     ]
-    return inverse, phrases
+    # parts that differ can read the same (a percentage only a pipe ceiling shows): one code a text
+    by_text, texts = factorized(phrases)
+    distinct = np.empty(len(texts), dtype=object)
+    distinct[:] = texts
+    return by_text[inverse], distinct
 
 
 @dataclass(frozen=True)
@@ -296,7 +300,10 @@ def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: fl
     time = math.fsum(times.tolist()) if len(times) else None
     # each verdict's time, sums in launch order (slowest first); by time, ties by first seen
     words, first_at, inverse = np.unique(x.word_codes[rows], return_index=True, return_inverse=True)
-    word_s = np.bincount(inverse.ravel(), weights=np.nan_to_num(x.duration_s[rows]), minlength=len(words))
+    seconds = x.duration_s[rows]
+    word_s = np.bincount(
+        inverse.ravel(), weights=np.where(np.isnan(seconds), 0.0, seconds), minlength=len(words)
+    )
     by_time = words[np.lexsort((first_at, -word_s))]
     rooms = x.headroom_s[rows]
     known = rooms[~np.isnan(rooms)]

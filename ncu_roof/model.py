@@ -10,8 +10,9 @@ are all zero, without dividing by zero. A tie between compute and memory is comp
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -257,6 +258,13 @@ def work_time_arrays(
 def objects(value: object, n: int) -> np.ndarray:
     """n copies of one Python value (an enum, a name, None) as an object array."""
     return np.full(n, value, dtype=object)
+
+
+def object_array(values: Sequence[Any]) -> np.ndarray:
+    """Python values as a one-dimensional object array (tuples and records stay whole)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
 
 
 def fixed(values: np.ndarray, digits: int) -> np.ndarray:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from ncu_roof.model import fixed, is_set
+from ncu_roof.columns import shared_texts
+from ncu_roof.model import fixed, is_set, object_array
 from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.sol import LATENCY_SOL_PCT
 from ncu_roof.vocabulary import COMPUTE, PRECISIONS, Bound, VerdictBasis
@@ -80,7 +80,9 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
     missing = x.missing
     add(
         ok & np.array([bool(m) for m in missing], dtype=bool),
-        lambda rows: _each_distinct(missing[rows], lambda m: "missing counters: " + ", ".join(m)),
+        lambda rows: object_array(
+            shared_texts(missing[rows].tolist(), lambda m: "missing counters: " + ", ".join(m))
+        ),
     )
     if x.no_compute_roofs:
         add(
@@ -119,7 +121,7 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
     tiers = x.busiest_tier
     add(
         ok & basis_none & is_set(tiers),
-        lambda rows: _objects(
+        lambda rows: object_array(
             [
                 f"no FLOP counters, so no roof can be said to bind; its busiest tier, {tier}, ran at "
                 f"{pct:.0f}% of its bandwidth"
@@ -159,18 +161,6 @@ def _per_launch(made: Made, n: int) -> list[tuple[str, ...]]:
             for j, several in zip(rows.tolist(), texts, strict=True):
                 notes[j] += several
     return [tuple(row) for row in notes]
-
-
-def _objects(values: list[Any]) -> np.ndarray:
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
-
-
-def _each_distinct(values: np.ndarray, make: Callable[[Any], str]) -> np.ndarray:
-    """`make(v)` for every value, made once per distinct value (values are hashable)."""
-    done: dict[Any, str] = {}
-    return _objects([done[v] if v in done else done.setdefault(v, make(v)) for v in values.tolist()])
 
 
 def _verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
@@ -227,12 +217,12 @@ def _lower_bound(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
         words += [f"{p} partial" for p in partial[key]]
         return f"FLOP total is a lower bound ({', '.join(words)})"
 
-    return _each_distinct(_objects(keys), make)
+    return object_array(shared_texts(keys, make))
 
 
 def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
     """`compute-bound (42% of roof)`, `memory-bound at dram`, `nothing (…)` per launch."""
-    memory = "memory-bound at " + binding.astype(str)
+    memory = "memory-bound at " + binding.astype(str).astype(object)
     where = np.where(binding == COMPUTE, "compute-bound", memory).astype(object)
     known = ~np.isnan(pct)
     words = where.copy()
@@ -294,7 +284,7 @@ def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 
 
 def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    bound = _objects([b.value for b in x.sol_bound[rows].tolist()])
+    bound = object_array([b.value for b in x.sol_bound[rows].tolist()])
     out: np.ndarray = (
         "Speed of Light disagrees: SM "
         + _pct(x.sol_sm_pct, rows)

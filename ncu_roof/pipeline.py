@@ -180,19 +180,25 @@ def _run_pooled(paths: Sequence[str], request: Request, workers: int, log: Log) 
     from concurrent.futures.process import BrokenProcessPool
 
     pool = ProcessPoolExecutor(max_workers=workers)
-    analyses = []
+    done: list[tuple[list[str], Analysis]] = []
+    failure: Exception | None = None
     try:
-        futures = [pool.submit(_run_logged, path, request) for path in paths]
-        for future in futures:
-            lines, analysis = future.result()
-            for line in lines:
-                log(line)
-            analyses.append(analysis)
-        return analyses
-    except BrokenProcessPool:
-        return None
+        for future in [pool.submit(_run_logged, path, request) for path in paths]:
+            try:
+                done.append(future.result())
+            except BrokenProcessPool:
+                return None  # nothing logged yet: the caller reads them here, from the start
+            except Exception as err:  # the first bad input's error, raised after the lines before it
+                failure = err
+                break
     finally:
         pool.shutdown(cancel_futures=True)
+    for lines, _ in done:
+        for line in lines:
+            log(line)
+    if failure is not None:
+        raise failure
+    return [analysis for _, analysis in done]
 
 
 def with_expectations(

@@ -176,3 +176,65 @@ def test_groups_are_made_once_per_analysis(corpus: Path, monkeypatch: pytest.Mon
     assert made == [groups.GroupBy.KERNEL, groups.GroupBy.NONE]
     other = replace(analysis, extra={})  # another analysis: its own groups
     assert groups.group_kernels(other) == first and len(made) == 3
+
+
+def test_a_groups_verdicts_are_distinct_phrases_by_time() -> None:
+    """Launches whose verdicts differ only where the phrase does not show (a percentage beside an
+    fp32 ceiling) share one phrase, with their times summed."""
+    from ncu_roof import groups
+    from ncu_roof.pipeline import example_path
+    from ncu_roof.vocabulary import Bound, VerdictBasis
+
+    analysis = run([example_path()])
+    k0 = replace(analysis.kernels[0], name="k", verdict_basis=VerdictBasis.ROOFLINE)
+    launches = [
+        replace(
+            k0, id=1, bound=Bound.COMPUTE, compute_ceiling="fp32", compute_ceiling_pct=50.0, duration_s=1.0
+        ),
+        replace(
+            k0, id=2, bound=Bound.COMPUTE, compute_ceiling="fp32", compute_ceiling_pct=60.0, duration_s=1.0
+        ),
+        replace(k0, id=3, bound=Bound.MEMORY, binding="dram", duration_s=1.5),
+    ]
+    (group,) = groups.group_kernels(Analysis(analysis.inputs, analysis.devices, launches))
+    assert group.verdicts == ("compute-bound (fp32)", "memory-bound (dram)")  # 2.0 s, then 1.5 s
+
+
+def test_shared_texts_keeps_none_apart_from_nan() -> None:
+    import json
+
+    from ncu_roof.columns import shared_texts
+
+    encode = json.JSONEncoder(allow_nan=True).encode
+    assert shared_texts([None, math.nan, None, "a"], encode) == ["null", "NaN", "null", '"a"']
+    assert shared_texts([math.nan, None], encode) == ["NaN", "null"]
+    assert shared_texts([{"a": 1}, None, {"a": 1}], encode) == ['{"a": 1}', "null", '{"a": 1}']
+
+
+def _second_worker_dies(path: str, request: Request) -> tuple[list[str], Analysis]:
+    """A worker that dies on the second input (as an out-of-memory kill would)."""
+    import os
+    import time
+
+    from ncu_roof import pipeline
+
+    if path.endswith(CORPUS_INPUTS[1]):
+        time.sleep(1.0)  # after the first worker has finished
+        os._exit(1)
+    lines: list[str] = []
+    return lines, pipeline.run([path], request, lines.append)
+
+
+def test_a_broken_pool_falls_back_without_logging_twice(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ncu_roof import pipeline
+
+    paths = [str(corpus / p) for p in CORPUS_INPUTS[:2]]
+    one_log: list[str] = []
+    one = run_each(paths, Request(jobs=1), one_log.append)
+    monkeypatch.setattr(pipeline, "_run_logged", _second_worker_dies)
+    logged: list[str] = []
+    again = run_each(paths, Request(jobs=2), logged.append)
+    assert logged == one_log  # each line once, though the first worker finished before the break
+    assert [jsonout.render_json(a) for a in again] == [jsonout.render_json(a) for a in one]

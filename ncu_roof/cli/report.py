@@ -15,6 +15,7 @@ from ncu_roof.cli.analyze import (
     PictureOptions,
     build_analysis,
     diag,
+    one_file,
     picture_options,
     plot_format,
     report_gaps,
@@ -193,7 +194,8 @@ def plot_command(
     fmt = plot_format(output, "-o")
     picture = picture_options(width_in, height_in, dpi, caption, device)
     check_writable(output)
-    import_in_background()
+    if one_file(files):
+        import_in_background()
     analysis = build_analysis(
         files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
     )

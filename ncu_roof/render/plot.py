@@ -200,7 +200,8 @@ def import_in_background() -> None:
     """Start importing matplotlib on another thread. Reading a big input spends most of its
     time outside the GIL (the file read, pyarrow's parser), so the ~0.6 s import overlaps it
     instead of following it; the renderer's own import then finds the modules loaded (or waits
-    for them). A failure is left for the renderer's import to report."""
+    for them). A failure is left for the renderer's import to report. Callers start it only when
+    no process pool will be forked meanwhile (a child would inherit the thread's import locks)."""
     import threading
 
     threading.Thread(target=_import_matplotlib, name="ncu-roof-matplotlib", daemon=True).start()
