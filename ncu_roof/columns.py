@@ -18,7 +18,7 @@ Each field is kept by its kind:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -272,15 +272,6 @@ def distinct(values: list[Any]) -> list[Any]:
 def columns_of(kernels: Sequence[Kernel]) -> LaunchColumns:
     """The columns behind a sequence of kernels (made from the objects when it has none)."""
     return kernels.columns if isinstance(kernels, KernelRows) else from_kernels(kernels)
-
-
-def shared(keys: Sequence[Hashable], make: Callable[[Any], T]) -> np.ndarray:
-    """`[make(k) for k in keys]` as an object array, made once per distinct key (launches that
-    share a set of missing counters share one object)."""
-    made: dict[Hashable, T] = {}
-    out = np.empty(len(keys), dtype=object)
-    out[:] = [made[k] if k in made else made.setdefault(k, make(k)) for k in keys]
-    return out
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ncu_roof.columns import Coded, LaunchColumns, coded, decoded, shared, shared_rows, text_value
+from ncu_roof.columns import Coded, LaunchColumns, coded, decoded, shared_rows, shared_texts, text_value
 from ncu_roof.model import fixed, is_set, object_array, objects
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
@@ -252,9 +252,10 @@ def _missing(
         & ~failed[:, None]
     )
     codes = absent @ (1 << np.arange(absent.shape[1]))
-    return shared(
+    names = shared_texts(
         codes.tolist(), lambda code: tuple(m for i, m in enumerate(_MISSING_NAMES) if code >> i & 1)
     )
+    return object_array(names)  # launches that lack the same counters share one tuple
 
 
 def _traffic(group: pd.DataFrame, nbytes: Mapping[str, np.ndarray]) -> np.ndarray:

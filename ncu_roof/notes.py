@@ -263,6 +263,12 @@ def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
     return out
 
 
+def _sol_pcts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    """`SM 62%, memory 31%` per launch."""
+    out: np.ndarray = "SM " + _pct(x.sol_sm_pct, rows) + "%, memory " + _pct(x.sol_memory_pct, rows) + "%"
+    return out
+
+
 def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     why = np.where(
         is_set(x.binding[rows]),
@@ -271,11 +277,8 @@ def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
         "the roofline needs FLOP and byte counters with roofs",
     ).astype(object)
     out: np.ndarray = (
-        "verdict from Speed of Light (Nsight's rule): SM "
-        + _pct(x.sol_sm_pct, rows)
-        + "%, memory "
-        + _pct(x.sol_memory_pct, rows)
-        + "%"
+        "verdict from Speed of Light (Nsight's rule): "
+        + _sol_pcts(x, rows)
         + _unit_words(x.sol_unit[rows], ", busiest memory unit ")
         + "; "
         + why
@@ -286,11 +289,9 @@ def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     bound = object_array([b.value for b in x.sol_bound[rows].tolist()])
     out: np.ndarray = (
-        "Speed of Light disagrees: SM "
-        + _pct(x.sol_sm_pct, rows)
-        + "%, memory "
-        + _pct(x.sol_memory_pct, rows)
-        + "% says "
+        "Speed of Light disagrees: "
+        + _sol_pcts(x, rows)
+        + " says "
         + bound
         + "-bound"
         + _unit_words(x.sol_unit[rows], " at ")
