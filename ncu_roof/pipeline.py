@@ -110,7 +110,7 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
     tables = read_tables(expand(inputs, say), request.number_style, request.jobs, request.skip_bad_rows)
     for table in tables:
         version = f", ncu {table.ncu_version}" if table.ncu_version else ""
-        say(f"read {table.path}: {len(table.frame)} launches ({table.format.value}{version})")
+        say(f"read {table.path}: {table.rows} launches ({table.format.value}{version})")
         for warning in table.warnings:
             say(f"warning: {warning}")
     analysis = analyze(tables, choice)

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from enum import Enum
 from typing import TYPE_CHECKING
 
 from ncu_roof.errors import BadInputError
 
-if TYPE_CHECKING:  # the CSV helpers take pandas Series; `predict` and `gpus` never load pandas
+if TYPE_CHECKING:  # `predict` and `gpus` never load numpy or pyarrow
     import numpy as np
-    import pandas as pd
     import pyarrow as pa
 
 _TIME_S = {
@@ -121,7 +120,7 @@ _ONE_POINT_GROUP = re.compile(r"^-?\d{1,3}\.\d{3}$")
 _BARE_BIG_INT = re.compile(r"^-?\d{4,}$")
 
 
-def detect_number_style(cells: pd.Series) -> NumberStyle:
+def detect_number_style(cells: Iterable[object]) -> NumberStyle:
     """Infer the number style of one file from its numeric-looking cells.
 
     The right-most separator of a number that has both is the decimal mark; two or more groups of
@@ -152,17 +151,25 @@ def detect_number_style(cells: pd.Series) -> NumberStyle:
     return NumberStyle.C
 
 
-def _evidence(cells: pd.Series) -> Callable[[re.Pattern[str]], bool]:
-    text = cells.dropna().astype(str).str.strip()
-    text = text[text.str.contains(r"\d", regex=True)]
+_DIGIT = re.compile(r"\d")
+
+
+def _evidence(cells: Iterable[object]) -> Callable[[re.Pattern[str]], bool]:
+    """The numeric-looking cells (stripped; missing ones and those without a digit passed over)."""
+    text = [t for c in cells if not _missing(c) and _DIGIT.search(t := str(c).strip())]
 
     def seen(pattern: re.Pattern[str]) -> bool:
-        return bool(text.str.match(pattern.pattern).any())
+        return any(pattern.match(t) for t in text)
 
     return seen
 
 
-def confirm_number_style(cells: pd.Series, style: NumberStyle) -> None:
+def _missing(cell: object) -> bool:
+    """None or NaN (what pandas' `dropna` drops from an object column)."""
+    return cell is None or (isinstance(cell, float) and math.isnan(cell))
+
+
+def confirm_number_style(cells: Iterable[object], style: NumberStyle) -> None:
     """A style the user forced (`--number-locale`) must not contradict the file's own numbers."""
     seen = _evidence(cells)
     against = {
@@ -188,19 +195,17 @@ class AmbiguousNumbersError(BadInputError):
 _NUMBER = r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$"
 
 
-def parse_numbers(cells: pd.Series, style: NumberStyle) -> pd.Series:
+def parse_numbers(cells: Iterable[object], style: NumberStyle) -> np.ndarray:
     """Strings as printed by ncu → float64, with `n/a`, `nan` and empty as NaN (never 0).
 
     Runs in pyarrow's string kernels (`parse_number_array`), 4x a pandas `str` + `to_numeric` pass.
     """
-    import pandas as pd
+    import numpy as np
     import pyarrow as pa
 
-    try:
-        arr = pa.array(cells.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
-    except (pa.ArrowTypeError, pa.ArrowInvalid):
-        arr = pa.array(cells.astype("string").to_numpy(dtype=object), type=pa.string(), from_pandas=True)
-    return pd.Series(parse_number_array(arr, style), index=cells.index, dtype="float64")
+    values = np.asarray(list(cells) if not isinstance(cells, np.ndarray) else cells, dtype=object)
+    texts = [None if _missing(v) else v if isinstance(v, str) else str(v) for v in values.tolist()]
+    return parse_number_array(pa.array(texts, type=pa.string()), style)
 
 
 def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:

@@ -111,10 +111,10 @@ def test_missing_values_are_nan_never_zero(style: NumberStyle, missing: str) -> 
     assert math.isnan(value)
 
 
-def test_parse_keeps_the_index() -> None:
-    out = parse_numbers(pd.Series(["1", "n/a"], index=[7, 9]), NumberStyle.C)
-    assert list(out.index) == [7, 9]
+def test_parse_keeps_the_order_and_gives_float64() -> None:
+    out = parse_numbers(pd.Series(["1", "n/a", "2.5"], index=[7, 9, 3]), NumberStyle.C)
     assert out.dtype == "float64"
+    assert out[0] == 1.0 and math.isnan(out[1]) and out[2] == 2.5
 
 
 @pytest.mark.parametrize(

@@ -95,11 +95,11 @@ def _finish(table: RunTable) -> RunTable:
     """Nonsense values excluded (with notes), a warning counting them."""
     from ncu_roof.ingest.sanity import exclude_nonsense
 
-    frame, excluded = exclude_nonsense(table.frame, table.metric_columns)
+    columns, excluded = exclude_nonsense(table.columns, table.metric_columns)
     if not excluded:
-        return replace(table, frame=frame)
+        return table
     warning = (
         f"{table.path}: {excluded} value{'s' if excluded != 1 else ''} excluded as impossible "
         "(negative, not finite or implausible); the kernels' notes name them"
     )
-    return replace(table, frame=frame, warnings=(*table.warnings, warning))
+    return replace(table, columns=columns, warnings=(*table.warnings, warning))

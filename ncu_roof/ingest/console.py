@@ -23,12 +23,10 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-import pandas as pd
-
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvblocks import Damage, _header_starts, cut_short_note
 from ncu_roof.ingest.csvdetails import metric_for
-from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame
+from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
 from ncu_roof.units import (
     NumberStyle,
     confirm_number_style,
@@ -269,13 +267,13 @@ def read_console_text(
             f"{path}: ncu console text, but no kernel with a section table in it",
             hint="capture the whole output (`ncu ./app > log.txt 2>&1`), or save a report with `ncu -o`",
         )
-    cells = pd.Series([text for k in intact for text, _ in k.values.values()], dtype=object)
+    cells = [text for k in intact for text, _ in k.values.values()]
     with naming_file(path):
         number_style = detect_number_style(cells) if style is None else style
         if style is not None:
             confirm_number_style(cells, style)
         rows = [_launch(i, k, number_style) for i, k in enumerate(intact)]
-    frame = identity_frame(pd.DataFrame(rows))
+    columns = row_columns(rows)
     averaged = sorted({m for k in intact for m in k.averaged})
     cut = sum(k.cut_off or k.stray for k in kernels)
     empty = [k for k in kernels if not (k.cut_off or k.stray) and not k.values]
@@ -298,7 +296,7 @@ def read_console_text(
         path=path,
         format=InputFormat.CONSOLE_TEXT,
         ncu_version=None,
-        frame=frame,
+        columns=columns,
         warnings=tuple(notes),
         averaged=tuple(averaged),
     )
@@ -314,8 +312,7 @@ def _announced(text: str) -> int:
 
 def _launch(index: int, kernel: _Kernel, style: NumberStyle) -> dict[str, object]:
     metrics = list(kernel.values)
-    texts = pd.Series([kernel.values[m][0] for m in metrics], dtype=object)
-    numbers = parse_numbers(texts, style).to_numpy()
+    numbers = parse_numbers([kernel.values[m][0] for m in metrics], style)
     row: dict[str, object] = {
         "run": "0",
         "id": index,

@@ -15,10 +15,8 @@ import csv
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-
-import pandas as pd
 
 from ncu_roof.errors import BadInputError
 from ncu_roof.units import NumberStyle, confirm_number_style, detect_number_style
@@ -225,7 +223,7 @@ def one_cell(text: str) -> str:
     """A cell quoted for a message, clipped."""
     return repr(text if len(text) <= 40 else text[:39] + "…")
 
-def choose_style(cells: pd.Series, forced: NumberStyle | None) -> NumberStyle:
+def choose_style(cells: Iterable[object], forced: NumberStyle | None) -> NumberStyle:
     if forced is None:
         return detect_number_style(cells)
     confirm_number_style(cells, forced)

@@ -7,8 +7,7 @@ around it, and a kernel whose rows cannot all be its own (`partial_groups`) is d
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
@@ -21,9 +20,12 @@ from ncu_roof.ingest.csvblocks import (
     records,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
-from ncu_roof.ingest.table import identity_frame
+from ncu_roof.ingest.table import Columns, frame_columns
 from ncu_roof.metrics import is_wanted
 from ncu_roof.units import NumberStyle, effective_unit, parse_numbers, si_factor
+
+if TYPE_CHECKING:  # pandas pivots a details page; the other readers never load it
+    import pandas as pd
 
 # Section-header labels of the details page (all known spellings) → the metric they print.
 _LABELS: dict[str, str] = {
@@ -164,9 +166,13 @@ _DETAIL_KEYS = ["run", "ID", "Process ID"]
 _DETAIL_IDENTITY = [c for c in _CSV_IDENTITY if c not in ("ID", "Process ID")]
 
 
-def read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[pd.DataFrame, int]:
+def read_details(
+    blocks: list[Block], style: NumberStyle | None, damage: Damage
+) -> tuple[Columns | None, int]:
     """One row per kernel: every kernel with a metric row, even one whose metrics are all
     unknown (its values are missing then, but it is not lost)."""
+    import pandas as pd
+
     table = []
     nvtx: dict[tuple[str, ...], str | None] = {}  # the same cells repeat on every metric row
     columns = list(dict.fromkeys(c for b in blocks for c in nvtx_columns(b.header)))
@@ -190,7 +196,7 @@ def read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage)
         )
     lost = len(damage.lost_kernels)
     if not table:
-        return pd.DataFrame(), lost
+        return None, lost
     records = pd.DataFrame(
         table, columns=[*_DETAIL_KEYS, *_DETAIL_IDENTITY, "nvtx", "Metric Value", "metric", "unit"]
     )
@@ -214,8 +220,10 @@ def read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage)
     out["device_name"] = None
     out["_order"] = pd.to_numeric(out["id"], errors="coerce")
     out = out.sort_values(["run", "_order"], key=_run_key).drop(columns="_order")
-    return identity_frame(out.reset_index(drop=True)), lost
+    return frame_columns(out.reset_index(drop=True)), lost
 
 
 def _run_key(column: pd.Series) -> pd.Series:
+    import pandas as pd
+
     return pd.to_numeric(column, errors="coerce")

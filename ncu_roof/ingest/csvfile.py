@@ -22,7 +22,6 @@ from ncu_roof.ingest.csvblocks import (
     find_blocks,
     is_details,
 )
-from ncu_roof.ingest.csvdetails import read_details
 from ncu_roof.ingest.csvraw import read_raw
 from ncu_roof.ingest.table import InputFormat, RunTable
 from ncu_roof.metrics import is_wanted
@@ -84,17 +83,20 @@ def read_csv_file(path: str, raw: bytes, style: NumberStyle | None, skip_bad_row
     damage = Damage(path, skip_bad_rows)
     _orphans(raw, blocks[0], damage)
     with naming_file(path):  # units and number styles: say which file
-        frame, lost = (
-            read_details(blocks, style, damage) if all(details) else read_raw(blocks, style, damage)
-        )
+        if all(details):
+            from ncu_roof.ingest.csvdetails import read_details  # pandas: only for a details page
+
+            columns, lost = read_details(blocks, style, damage)
+        else:
+            columns, lost = read_raw(blocks, style, damage)
     damage.check()
-    if frame.empty:
+    if columns is None:
         what = "no intact kernel rows" if damage.rows else "no kernel rows"
         raise BadInputError(
             f"{path}: the CSV header is there but {what} follow (truncated file?)",
             hint="re-export the report: `ncu --import report.ncu-rep --csv --page raw --print-units base`",
         )
-    return RunTable(path=path, format=fmt, ncu_version=None, frame=frame, warnings=damage.warnings(lost))
+    return RunTable(path=path, format=fmt, ncu_version=None, columns=columns, warnings=damage.warnings(lost))
 
 
 def no_csv_error(path: str, raw: bytes) -> BadInputError:

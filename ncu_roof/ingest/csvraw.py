@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
@@ -27,7 +26,7 @@ from ncu_roof.ingest.csvblocks import (
     records,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
-from ncu_roof.ingest.table import identity_frame
+from ncu_roof.ingest.table import Columns, concat_columns, identity_columns
 from ncu_roof.metrics import is_wanted
 from ncu_roof.units import NumberStyle, effective_unit, parse_number_array, si_factor
 
@@ -51,15 +50,14 @@ class _Part:
         return [c for c in self.units if c != DISPLAY_NAME]
 
 
-def read_raw(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[pd.DataFrame, int]:
+def read_raw(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[Columns | None, int]:
+    """The launches of every intact row (None when there is none), and the number of damaged rows."""
     parts = [p for run, b in enumerate(blocks) if (p := _read_raw_block(b, run, damage)) is not None]
     if not parts:
-        return pd.DataFrame(), 0
-    cells = pd.concat([_sample_cells(p) for p in parts], ignore_index=True)
-    number_style = choose_style(cells, style)
-    frames = [_finish_raw(p, number_style) for p in parts]
-    frame = frames[0] if len(frames) == 1 else identity_frame(pd.concat(frames, ignore_index=True))
-    return frame, len({line for line, _ in damage.rows})
+        return None, 0
+    number_style = choose_style([cell for p in parts for cell in _sample_cells(p)], style)
+    columns = concat_columns([_finish_raw(p, number_style) for p in parts])
+    return columns, len({line for line, _ in damage.rows})
 
 
 def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
@@ -193,7 +191,7 @@ def _find_line(block: Block, table: pa.Table, row: int) -> int:
 _SAMPLE_ROWS = 512
 
 
-def _sample_cells(part: _Part) -> pd.Series:
+def _sample_cells(part: _Part) -> list[str | None]:
     """The distinct cells of at most `_SAMPLE_ROWS` evenly spaced rows, for the locale detection.
 
     Every kernel row of a raw page has hundreds of numbers, clocks among them (~1e9 in base units),
@@ -204,14 +202,15 @@ def _sample_cells(part: _Part) -> pd.Series:
     import pyarrow.compute as pc
 
     if not part.numeric:
-        return pd.Series(dtype=str)
+        return []
     table = part.cells.select(part.numeric)
     rows = table.num_rows
     if rows > _SAMPLE_ROWS:
         step = rows / _SAMPLE_ROWS
         table = table.take(sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1}))
     cells = pa.chunked_array([chunk for column in table.columns for chunk in column.chunks], pa.string())
-    return pd.Series(pc.unique(cells).to_numpy(zero_copy_only=False), dtype=object)
+    distinct: list[str | None] = pc.unique(cells).to_pylist()
+    return distinct
 
 
 def _unique(names: list[str], header: list[str]) -> list[str]:
@@ -224,8 +223,8 @@ def _unique(names: list[str], header: list[str]) -> list[str]:
     return out
 
 
-def _finish_raw(part: _Part, style: NumberStyle) -> pd.DataFrame:
-    """Identity columns as text, then every metric parsed once into one float64 block (SI)."""
+def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
+    """Identity columns as text (ID and device as numbers), then every metric parsed once (SI)."""
     table = part.cells
     identity: dict[str, object] = {}
     for column, name in _CSV_IDENTITY.items():
@@ -233,21 +232,16 @@ def _finish_raw(part: _Part, style: NumberStyle) -> pd.DataFrame:
     identity["run"] = str(part.run)
     identity["device_name"] = _text(table, DISPLAY_NAME)
     identity["nvtx"] = _nvtx_column(table)
-    index = pd.RangeIndex(table.num_rows)
-    metrics = part.numeric
-    # Fortran order: each metric a contiguous column, and the frame's one float block as it is
-    values = np.empty((table.num_rows, len(metrics)), dtype="float64", order="F")
-    for j, metric in enumerate(metrics):
-        values[:, j] = parse_number_array(table[metric], style)
+    metrics: dict[str, np.ndarray] = {}
+    for metric in part.numeric:
+        values = parse_number_array(table[metric], style)
         factor = si_factor(part.units[metric])
-        if factor != 1.0:
-            values[:, j] *= factor
-    numbers = pd.DataFrame(values, index=index, columns=metrics, copy=False)
-    return identity_frame(pd.concat([pd.DataFrame(identity, index=index), numbers], axis=1))
+        metrics[metric] = values * factor if factor != 1.0 else values
+    return {**identity_columns(identity, table.num_rows), **metrics}
 
 
-def _text(table: pa.Table, column: str) -> pd.Series | None:
-    """A text column; ID and Device (checked by `_check_identity`) as nullable integers."""
+def _text(table: pa.Table, column: str) -> np.ndarray | None:
+    """A text column; ID and Device (checked by `_check_identity`) as numbers (NaN where empty)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -256,10 +250,9 @@ def _text(table: pa.Table, column: str) -> pd.Series | None:
     cells = table[column]
     if column in ("ID", "Device"):
         digits = pc.utf8_trim_whitespace(cells)
-        numbers = pc.if_else(pc.equal(digits, ""), None, digits).cast(pa.int64())
-        ints: pd.Series = numbers.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
-        return ints
-    text: pd.Series = cells.to_pandas()
+        numbers = pc.if_else(pc.equal(digits, ""), None, digits).cast(pa.int64()).cast(pa.float64())
+        return np.asarray(numbers.to_numpy(zero_copy_only=False), dtype="float64")
+    text: np.ndarray = cells.to_numpy(zero_copy_only=False)
     return text
 
 

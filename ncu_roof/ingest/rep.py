@@ -11,11 +11,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ncu_roof.errors import BadInputError, MissingToolError
 from ncu_roof.ingest.nvtx import nvtx_text
-from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame
+from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
 from ncu_roof.metrics import is_wanted
 from ncu_roof.ncu import NcuTool, find_ncu, import_raw_csv
 from ncu_roof.units import si_factor
@@ -53,8 +52,9 @@ def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
             hint="profile again with `ncu-roof profile -- ./app`",
         )
     _check_complete(path, rows)
-    frame = identity_frame(pd.DataFrame(rows))
-    return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), frame=frame)
+    columns = row_columns(rows)
+    return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), columns=columns)
+
 
 
 def _check_complete(path: str, rows: list[dict[str, Any]]) -> None:
@@ -171,4 +171,5 @@ def read_with_cli(path: str, raw: bytes | mmap.mmap, tool: NcuTool | None = None
             message = f"{path}: reading .ncu-rep needs ncu_report or ncu"
             raise MissingToolError(message, hint=REP_HINT) from err
     table = read_csv_file(path, import_raw_csv(tool, path), None)
-    return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), frame=table.frame)
+    version = report_version(raw)
+    return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=version, columns=table.columns)

@@ -6,8 +6,9 @@ ceiling no real launch comes near. Such values come from damaged or hand-edited 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
-import pandas as pd
 
 _DAY_S = 86_400.0
 # (metric-name test, ceiling in SI, what the ceiling means)
@@ -26,16 +27,19 @@ def _ceiling(metric: str) -> tuple[float, str] | None:
     return None
 
 
-def exclude_nonsense(frame: pd.DataFrame, metrics: list[str]) -> tuple[pd.DataFrame, int]:
+def exclude_nonsense(
+    columns: Mapping[str, np.ndarray], metrics: list[str]
+) -> tuple[dict[str, np.ndarray], int]:
     """Negative, non-finite or implausible metric values → NaN, with a note on their row in
-    `input_notes`; returns the frame and the number of values excluded."""
+    `input_notes`; returns the columns (new arrays where values were excluded) and the number of
+    values excluded."""
+    out = dict(columns)
     notes: dict[int, list[str]] = {}
     excluded = 0
     for metric in metrics:
-        column = frame[metric]
-        if column.dtype.kind != "f":
+        values = out[metric]
+        if values.dtype.kind != "f":
             continue
-        values = column.to_numpy()
         bad = np.isinf(values) | (values < 0)
         ceiling = _ceiling(metric)
         if ceiling is not None:
@@ -53,9 +57,10 @@ def exclude_nonsense(frame: pd.DataFrame, metrics: list[str]) -> tuple[pd.DataFr
             )
             notes.setdefault(int(position), []).append(f"input: {metric} = {value:g} {why}; excluded")
         excluded += int(bad.sum())
-        frame[metric] = np.where(bad, np.nan, values)
+        out[metric] = np.where(bad, np.nan, values)
     if notes:
-        current = frame["input_notes"].to_numpy(dtype=object)
-        merged = [(*(current[i] or ()), *notes[i]) if i in notes else current[i] for i in range(len(frame))]
-        frame["input_notes"] = pd.Series(merged, index=frame.index, dtype=object)
-    return frame, excluded
+        merged = out["input_notes"].copy()
+        for i, lines in notes.items():
+            merged[i] = (*(merged[i] or ()), *lines)
+        out["input_notes"] = merged
+    return out, excluded

@@ -12,12 +12,10 @@ from __future__ import annotations
 import csv
 import re
 
-import pandas as pd
-
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvblocks import _INTEGER, Block, Damage, one_cell, records
 from ncu_roof.ingest.csvdetails import metric_for, partial_groups
-from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame
+from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
 from ncu_roof.units import (
     NumberStyle,
     confirm_number_style,
@@ -95,19 +93,19 @@ def read_summary_csv(
             f"{path}: the --print-summary CSV header is there but no kernel rows follow (truncated file?)",
             hint="re-export: `ncu --import R --print-summary per-kernel --csv`",
         )
-    texts = pd.Series([text for values in groups.values() for text, _ in values.values()], dtype=object)
+    texts = [text for values in groups.values() for text, _ in values.values()]
     with naming_file(path):
         number_style = detect_number_style(texts) if style is None else style
         if style is not None:
             confirm_number_style(texts, style)
         rows = [_launch(i, key, values, number_style) for i, (key, values) in enumerate(groups.items())]
-    frame = identity_frame(pd.DataFrame(rows))
+    columns = row_columns(rows)
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
         path=path,
         format=InputFormat.SUMMARY_CSV,
         ncu_version=None,
-        frame=frame,
+        columns=columns,
         warnings=damage.warnings(len(partial)),
         averaged=tuple(averaged),
     )
@@ -118,7 +116,7 @@ def _launch(
 ) -> dict[str, object]:
     process_id, name, block, grid, device, invocations = key
     metrics = list(values)
-    numbers = parse_numbers(pd.Series([values[m][0] for m in metrics], dtype=object), style).to_numpy()
+    numbers = parse_numbers([values[m][0] for m in metrics], style)
     row: dict[str, object] = {
         "run": "0",
         "id": index,

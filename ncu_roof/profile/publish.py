@@ -90,9 +90,9 @@ def check_report(report: Path, tool: NcuTool | None = None) -> ReportCheck:
         raise
     except NcuRoofError as err:
         return ReportCheck(problem=err.message.removeprefix(f"{report}: "))
-    if len(table.frame) == 0:
+    if table.rows == 0:
         return ReportCheck(problem="the report holds no profiled kernel")
-    return ReportCheck(launches=len(table.frame), table=table)
+    return ReportCheck(launches=table.rows, table=table)
 
 
 def publish_report(report: Path, target: Path) -> Path:
