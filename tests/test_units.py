@@ -88,7 +88,8 @@ def test_empty_unit_of_a_duration_is_ncu_base_nanoseconds() -> None:
 
 
 def _parse(values: list[str], style: NumberStyle) -> list[float]:
-    return parse_numbers(pd.Series(values, dtype=object), style).tolist()
+    parsed: list[float] = parse_numbers(pd.Series(values, dtype=object), style).tolist()
+    return parsed
 
 
 def test_parse_en_de_c_give_the_same_numbers() -> None:
