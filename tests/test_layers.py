@@ -33,6 +33,7 @@ LAYER_OF = {
     "ncu_roof.matching": "base",  # how diff pairs kernels (no pandas: the CLI reads it early)
     "ncu_roof.vocabulary": "base",  # precisions, tiers, SOL keys, verdicts, the Roofs type
     "ncu_roof.text": "base",  # one-line text, folded kernel names, SI display
+    "ncu_roof.codes": "base",  # a column coded: each distinct value once (pandas' or a dict)
     "ncu_roof.metrics": "base",  # the counters each formula reads: what readers load, profile collects
     # table: the per-launch table every reader returns
     "ncu_roof.ingest.table": "table",

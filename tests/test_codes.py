@@ -1,0 +1,94 @@
+"""`codes.factorize`: pandas' hash table (when pandas is loaded) and the dict (when it is not)
+give the same codes and values, as `pandas.factorize` does."""
+
+from __future__ import annotations
+
+import math
+import sys
+from enum import Enum
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ncu_roof import codes
+
+
+class Colour(Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+CELLS = st.one_of(
+    st.none(),
+    st.just(math.nan),
+    st.just(float("nan")),
+    st.sampled_from(["a", "b", "", "nan", "None"]),
+    st.text(max_size=3),
+    st.floats(allow_nan=False, width=16),
+    st.integers(-3, 3),
+    st.tuples(st.sampled_from(["x", "y"])),
+    st.sampled_from(list(Colour)),
+)
+
+
+def both(values: list[Any], missing_is_value: bool) -> tuple[tuple[Any, list[Any]], tuple[Any, list[Any]]]:
+    with_pandas = codes.factorize(values, missing_is_value=missing_is_value)
+    saved = sys.modules.pop("pandas")
+    try:
+        without = codes.factorize(values, missing_is_value=missing_is_value)
+    finally:
+        sys.modules["pandas"] = saved
+    return with_pandas, without
+
+
+def same(a: list[Any], b: list[Any]) -> bool:
+    """Equal values, where NaN equals NaN and None equals only None."""
+    return len(a) == len(b) and all(
+        (x is None and y is None)
+        or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y))
+        or (x is not None and y is not None and not (isinstance(x, float) and math.isnan(x)) and x == y)
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+@given(st.lists(CELLS, max_size=30), st.booleans())
+def test_the_dict_codes_as_pandas_does(values: list[Any], missing_is_value: bool) -> None:
+    (codes_pd, values_pd), (codes_dict, values_dict) = both(values, missing_is_value)
+    assert codes_pd.tolist() == codes_dict.tolist()
+    assert codes_pd.dtype == codes_dict.dtype == np.dtype("int64")
+    assert same(values_pd, values_dict)
+
+
+@given(st.lists(CELLS, max_size=30))
+def test_missing_is_minus_one_as_pandas_factorize(values: list[Any]) -> None:
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    expected, uniques = pd.factorize(column, use_na_sentinel=True)
+    got, distinct = both(values, missing_is_value=False)[1]
+    assert got.tolist() == expected.tolist()
+    assert same(distinct, list(uniques))
+
+
+def test_none_and_nan_are_values_of_their_own() -> None:
+    for got, values in both([None, "a", math.nan, None, float("nan"), "a"], missing_is_value=True):
+        assert got.tolist() == [0, 1, 2, 0, 2, 1]
+        assert values[0] is None and values[1] == "a" and math.isnan(values[2])
+
+
+def test_first_seen_order_and_the_first_row_of_each() -> None:
+    first, second = ("k",), ("k",)  # equal values: the first row's object is the value kept
+    for got, values in both(["b", first, "a", second, "b"], missing_is_value=False):
+        assert got.tolist() == [0, 1, 2, 1, 0]
+        assert values == ["b", ("k",), "a"] and values[1] is first
+
+
+def test_unhashable_values_raise_type_error() -> None:
+    for missing_is_value in (False, True):
+        with pytest.raises(TypeError):
+            both([{"a": 1}, {"a": 1}], missing_is_value)[1]
+        with pytest.raises(TypeError):
+            codes.factorize([{"a": 1}], missing_is_value=missing_is_value)
