@@ -104,13 +104,14 @@ def hoist_verbosity(args: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
-    from ncu_roof.cli import commands  # noqa: F401  (registers the commands)
+    from ncu_roof.cli.commands import register
 
     verbosity.set_level(verbosity.Level.NORMAL)
     try:
         # without standalone mode, typer returns (not raises) the code of a `typer.Exit` and
         # turns Ctrl-C inside a command into 130
         args = hoist_verbosity(sys.argv[1:] if argv is None else list(argv))
+        register(args)
         code = app(args=args, prog_name="ncu-roof", standalone_mode=False)
         if code == 130:
             sys.stderr.write("error: interrupted\nhint: run it again; no partial output was written\n")

@@ -1,0 +1,42 @@
+"""`cli.commands`: the table of which module registers each command is complete, and a command
+line loads only its own command's module."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from ncu_roof.cli import app
+from ncu_roof.cli.commands import COMMAND_MODULES, register
+
+CLI = Path(__file__).resolve().parents[1] / "ncu_roof" / "cli"
+
+
+def test_every_command_is_in_the_table_with_the_module_that_registers_it() -> None:
+    found = {
+        name: path.stem
+        for path in CLI.glob("*.py")
+        for name in re.findall(r'@app\.command\(\s*"([a-z-]+)"', path.read_text(encoding="utf-8"))
+    }
+    assert found == COMMAND_MODULES
+    register([])
+    assert {c.name for c in app.registered_commands} == set(COMMAND_MODULES)
+
+
+def test_a_command_line_loads_only_its_commands_module() -> None:
+    probe = (
+        "import sys\n"
+        "from ncu_roof.cli import app\n"
+        "from ncu_roof.cli.commands import register\n"
+        "register(['-q', 'predict', '--flops', '1'])\n"
+        "print(sorted(c.name for c in app.registered_commands))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('ncu_roof.cli.')))\n"
+        "print('ncu_roof.analysis' in sys.modules, 'pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    commands, modules, heavy = done.stdout.splitlines()
+    assert commands == "['gpus', 'predict']"
+    assert "ncu_roof.cli.analyze" not in modules and "ncu_roof.cli.predict" in modules
+    assert heavy == "False False"
