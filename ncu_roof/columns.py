@@ -21,15 +21,12 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
 from ncu_roof.model import object_array
 from ncu_roof.records import Kernel
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 FLOATS = (
     "duration_s",
@@ -286,12 +283,15 @@ class Coded:
         return self.missing if code < 0 else self.values[code]
 
 
-def coded(group: pd.DataFrame, column: str, as_value: Callable[[Any], Any] = lambda v: v) -> Coded:
-    """A column coded; an absent column is missing everywhere. Text columns: non-text is missing."""
+def coded(
+    group: Mapping[str, np.ndarray], column: str, n: int, as_value: Callable[[Any], Any] = lambda v: v
+) -> Coded:
+    """A column of n launches coded; an absent column is missing everywhere. Text columns: non-text
+    is missing."""
     import pandas as pd
 
-    if column not in group.columns:
-        return Coded(np.full(len(group), -1, dtype="int64"), [])
+    if column not in group:
+        return Coded(np.full(n, -1, dtype="int64"), [])
     codes, uniques = pd.factorize(group[column], use_na_sentinel=True)
     return Coded(codes.astype("int64"), [as_value(u) for u in uniques])
 
