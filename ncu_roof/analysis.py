@@ -15,7 +15,15 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ncu_roof.columns import KernelRows, LaunchColumns, columns_of, distinct_rows, empty_columns
+from ncu_roof.columns import (
+    KernelRows,
+    LaunchColumns,
+    coded,
+    columns_of,
+    decoded,
+    distinct_rows,
+    empty_columns,
+)
 from ncu_roof.device_columns import device_columns, number
 from ncu_roof.gpus import gpu_by_key, match_gpu
 from ncu_roof.ingest import IDENTITY_COLUMNS, RunTable
@@ -113,14 +121,21 @@ def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.
 
 def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     """The identity columns as arrays: ID, run and device index as integers (a missing run or
-    device index is 0), the texts and input notes as objects (None or NaN where missing)."""
+    device index is 0), texts as `str` objects (a missing name is "", any other missing text
+    None), the input notes as they are."""
     frame = table.frame.reindex(columns=list(IDENTITY_COLUMNS))
+    n = len(frame)
     integers = {c: frame[c].fillna(0).to_numpy(dtype="int64") for c in ("run", "device")}
-    texts = {c: frame[c].to_numpy(dtype=object) for c in _IDENTITY_TEXTS}
-    return {"id": frame["id"].to_numpy(dtype="int64"), **integers, **texts}
-
-
-_IDENTITY_TEXTS = ("device_name", "cc", "name", "grid", "block", "nvtx", "input_notes")
+    texts = {
+        c: decoded(coded(frame, c, n, str), None) for c in ("grid", "block", "nvtx", "device_name", "cc")
+    }
+    return {
+        "id": frame["id"].to_numpy(dtype="int64"),
+        **integers,
+        "name": decoded(coded(frame, "name", n, str), ""),
+        **texts,
+        "input_notes": frame["input_notes"].to_numpy(dtype=object),
+    }
 
 
 def _device_rows(ident: Mapping[str, np.ndarray]) -> list[np.ndarray]:

@@ -21,12 +21,15 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
 from ncu_roof.model import object_array
 from ncu_roof.records import Kernel
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FLOATS = (
     "duration_s",
@@ -284,7 +287,10 @@ class Coded:
 
 
 def coded(
-    group: Mapping[str, np.ndarray], column: str, n: int, as_value: Callable[[Any], Any] = lambda v: v
+    group: Mapping[str, np.ndarray] | pd.DataFrame,
+    column: str,
+    n: int,
+    as_value: Callable[[Any], Any] = lambda v: v,
 ) -> Coded:
     """A column of n launches coded; an absent column is missing everywhere. Text columns: non-text
     is missing."""

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.columns import Coded, LaunchColumns, coded, decoded, shared_rows, shared_texts, text_value
+from ncu_roof.columns import Coded, LaunchColumns, coded, shared_rows, shared_texts, text_value
 from ncu_roof.model import fixed, is_set, object_array, objects
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
@@ -158,12 +158,9 @@ def _identity(
     ident: Mapping[str, np.ndarray], n: int, input_index: int, device_index: int
 ) -> dict[str, np.ndarray]:
     return {
-        "id": ident["id"],
-        "run": ident["run"],
-        "name": decoded(coded(ident, "name", n, str), ""),
+        **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
         "input": np.full(n, input_index, dtype="int64"),
         "device": np.full(n, device_index, dtype="int64"),
-        **{c: decoded(coded(ident, c, n, str), None) for c in ("grid", "block", "nvtx")},
     }
 
 
