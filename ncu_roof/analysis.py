@@ -113,8 +113,8 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
 
 
 def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.ndarray]:
-    """A table's launches normalized, as arrays (the recipe's frame converted once; to be
-    replaced by `recipe.normalize_columns`)."""
+    """A table's launches normalized, as arrays: column name → one value per launch."""
+    # the recipe's frame converted once, here only: `recipe.normalize_columns` will replace this
     frame = normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version, traffic=traffic)
     return {str(c): frame[c].to_numpy() for c in frame.columns}
 
