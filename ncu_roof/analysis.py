@@ -14,9 +14,16 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 import numpy as np
-import pandas as pd
 
-from ncu_roof.columns import KernelRows, LaunchColumns, columns_of, empty_columns
+from ncu_roof.columns import (
+    KernelRows,
+    LaunchColumns,
+    coded,
+    columns_of,
+    decoded,
+    distinct_rows,
+    empty_columns,
+)
 from ncu_roof.device_columns import device_columns, number
 from ncu_roof.gpus import gpu_by_key, match_gpu
 from ncu_roof.ingest import IDENTITY_COLUMNS, RunTable
@@ -26,7 +33,7 @@ from ncu_roof.recipe import (
     normalize,
 )
 from ncu_roof.records import Device, InputInfo, Kernel
-from ncu_roof.roofs import device_hardware, fill_builtin, report_roofs
+from ncu_roof.roofs import device_hardware, fill_builtin, first_label, launch_count, median, report_roofs
 from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.verdicts import verdicts
 from ncu_roof.vocabulary import (
@@ -76,31 +83,22 @@ class RoofChoice:
 
 
 def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> Analysis:
-    normalized = [
-        normalize(t.frame[t.metric_columns], ncu_version=t.ncu_version, traffic=choice.traffic)
-        for t in tables
-    ]
-    normalized = [n.reset_index(drop=True) for n in normalized]
-    durations = pd.concat([n["duration_s"] for n in normalized]) if normalized else pd.Series([])
+    normalized = [_normalized(t, choice.traffic) for t in tables]
+    durations = np.concatenate([n["duration_s"] for n in normalized]) if normalized else np.zeros(0)
     total_s = float(durations[durations > 0].sum())
     inputs: list[InputInfo] = []
     devices: list[Device] = []
     parts: list[LaunchColumns] = []
     for i, (table, norm) in enumerate(zip(tables, normalized, strict=True)):
-        ident = table.frame.reindex(columns=list(IDENTITY_COLUMNS)).reset_index(drop=True)
+        ident = _identity(table)
         inputs.append(
-            InputInfo(table.path, table.format.value, table.ncu_version, len(ident), table.averaged)
+            InputInfo(table.path, table.format.value, table.ncu_version, len(ident["id"]), table.averaged)
         )
-        device_index = ident["device"].fillna(0).astype(int)
-        device_keys = ident["run"].astype(str) + "/" + device_index.astype(str)
-        for key in device_keys.unique():
-            rows = (device_keys == key).to_numpy()
-            names = ident.loc[rows, "device_name"].dropna()
-            ccs = ident.loc[rows, "cc"].dropna()
-            name = str(names.iloc[0]) if len(names) else None
+        for rows in _device_rows(ident):
+            name = first_label(ident["device_name"][rows])
             group, roofs = _device_roofs(_rows(norm, rows), name, choice)
-            clock = number(group["sm_clock_hz"].median())
-            cc = str(ccs.iloc[0]) if len(ccs) else None
+            clock = number(median(group["sm_clock_hz"]))
+            cc = first_label(ident["cc"][rows])
             sms = _sm_count(group, name)
             device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock, sm_count=sms)
             devices.append(device)
@@ -114,15 +112,48 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
     return Analysis(tuple(inputs), tuple(devices), KernelRows(columns), collect_hint=hint, extra=extra)
 
 
-def _rows(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
-    """The rows of one device, indexed from 0 (the frame itself when it is all one device: a
-    100,000-launch table is not copied for nothing)."""
-    return frame if rows.all() else frame[rows].reset_index(drop=True)
+def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.ndarray]:
+    """A table's launches normalized, as arrays: column name → one value per launch."""
+    # the recipe's frame converted once, here only: `recipe.normalize_columns` will replace this
+    frame = normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version, traffic=traffic)
+    return {str(c): frame[c].to_numpy() for c in frame.columns}
+
+
+def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
+    """The identity columns as arrays: ID, run and device index as integers (a missing run or
+    device index is 0), texts as `str` objects (a missing name is "", any other missing text
+    None), the input notes as they are."""
+    frame = table.frame.reindex(columns=list(IDENTITY_COLUMNS))
+    n = len(frame)
+    integers = {c: frame[c].fillna(0).to_numpy(dtype="int64") for c in ("run", "device")}
+    texts = {
+        c: decoded(coded(frame, c, n, str), None) for c in ("grid", "block", "nvtx", "device_name", "cc")
+    }
+    return {
+        "id": frame["id"].to_numpy(dtype="int64"),
+        **integers,
+        "name": decoded(coded(frame, "name", n, str), ""),
+        **texts,
+        "input_notes": frame["input_notes"].to_numpy(dtype=object),
+    }
+
+
+def _device_rows(ident: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """Each device's launches (one mask per run and device index), in the order the table first
+    names them."""
+    first, inverse = distinct_rows([ident["run"], ident["device"]])
+    return [inverse == k for k in np.argsort(first).tolist()]
+
+
+def _rows(columns: Mapping[str, np.ndarray], rows: np.ndarray) -> Mapping[str, np.ndarray]:
+    """The rows of one device (the columns themselves when it is all one device: a 100,000-launch
+    table is not copied for nothing)."""
+    return columns if rows.all() else {c: a[rows] for c, a in columns.items()}
 
 
 def _device_roofs(
-    norm: pd.DataFrame, device_name: str | None, choice: RoofChoice
-) -> tuple[pd.DataFrame, Roofs]:
+    norm: Mapping[str, np.ndarray], device_name: str | None, choice: RoofChoice
+) -> tuple[Mapping[str, np.ndarray], Roofs]:
     """One device's launches with every roof filled in, and the device's (median) roofs.
 
     Automatic: the report's own roofs, what it lacks from the built-in figures at the measured
@@ -135,24 +166,23 @@ def _device_roofs(
     hardware = gpu.hardware() if gpu is not None else device_hardware(norm, device_name)
     filled = fill_builtin(norm, hardware, replace=gpu is not None)
     if gpu is not None:
-        filled = _without_report_path_peaks(filled)
-        return filled, report_roofs(filled, name=gpu.name, source=f"builtin:{gpu.key}")
+        without = _without_report_path_peaks(filled)
+        return without, report_roofs(without, name=gpu.name, source=f"builtin:{gpu.key}")
     return filled, report_roofs(filled, name=device_name)
 
 
-def _without_report_path_peaks(norm: pd.DataFrame) -> pd.DataFrame:
+def _without_report_path_peaks(norm: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]:
     """Roofs named by the user replace the report's: its per-path tensor peaks are not theirs."""
-    columns = [c for c in norm.columns if str(c).startswith(f"peak_{TENSOR_PATH_PREFIX}")]
+    columns = [c for c in norm if c.startswith(f"peak_{TENSOR_PATH_PREFIX}")]
     if not columns:
         return norm
-    out = norm.copy()
-    out[columns] = np.nan
-    return out
+    n = launch_count(norm)
+    return {**norm, **{c: np.full(n, np.nan) for c in columns}}
 
 
-def _sm_count(group: pd.DataFrame, name: str | None) -> float | None:
+def _sm_count(group: Mapping[str, np.ndarray], name: str | None) -> float | None:
     """The device's SM count: the launches' median from the report, else the built-in GPU's."""
-    measured = number(group["sm_count"].median()) if "sm_count" in group else None
+    measured = number(median(group["sm_count"])) if "sm_count" in group else None
     if measured is not None:
         return measured
     gpu = match_gpu(name)

@@ -286,12 +286,18 @@ class Coded:
         return self.missing if code < 0 else self.values[code]
 
 
-def coded(group: pd.DataFrame, column: str, as_value: Callable[[Any], Any] = lambda v: v) -> Coded:
-    """A column coded; an absent column is missing everywhere. Text columns: non-text is missing."""
+def coded(
+    group: Mapping[str, np.ndarray] | pd.DataFrame,
+    column: str,
+    n: int,
+    as_value: Callable[[Any], Any] = lambda v: v,
+) -> Coded:
+    """A column of n launches coded; an absent column is missing everywhere. Text columns: non-text
+    is missing."""
     import pandas as pd
 
-    if column not in group.columns:
-        return Coded(np.full(len(group), -1, dtype="int64"), [])
+    if column not in group:
+        return Coded(np.full(n, -1, dtype="int64"), [])
     codes, uniques = pd.factorize(group[column], use_na_sentinel=True)
     return Coded(codes.astype("int64"), [as_value(u) for u in uniques])
 

@@ -9,13 +9,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from ncu_roof.columns import Coded, LaunchColumns, coded, decoded, shared_rows, shared_texts, text_value
+from ncu_roof.columns import Coded, LaunchColumns, coded, shared_rows, shared_texts, text_value
 from ncu_roof.model import fixed, is_set, object_array, objects
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
+from ncu_roof.roofs import launch_count
 from ncu_roof.verdicts import Verdicts
 from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
 
@@ -29,21 +29,21 @@ NAN = float("nan")
 
 
 def device_columns(
-    ident: pd.DataFrame,
-    group: pd.DataFrame,
+    ident: Mapping[str, np.ndarray],
+    group: Mapping[str, np.ndarray],
     v: Verdicts,
     device: Device,
     input_index: int,
     total_s: float,
 ) -> LaunchColumns:
-    """Every `Kernel` field of one device's launches, as columns."""
-    n = len(group)
+    """Every `Kernel` field of one device's launches (identity and normalized columns), as columns."""
+    n = launch_count(group)
     failed = v.failed
 
     def measured(column: str) -> np.ndarray:
-        if column not in group.columns:
+        if column not in group:
             return np.full(n, NAN)
-        return np.where(failed, NAN, group[column].to_numpy(dtype="float64"))
+        return np.where(failed, NAN, np.asarray(group[column], dtype="float64"))
 
     duration = measured("duration_s")
     flop = {p: measured(f"flop_{p}") for p in PRECISIONS}
@@ -62,7 +62,7 @@ def device_columns(
         pct = np.where(v.supported & ~np.isnan(at_roof) & timed, 100.0 * at_roof / duration, NAN)
         time_share = duration / total_s if total_s > 0 else np.full(n, NAN)
     recipe = shared_rows(
-        [coded(group, f"{key}_recipe", text_value) for key in _RECIPE_KEYS],
+        [coded(group, f"{key}_recipe", n, text_value) for key in _RECIPE_KEYS],
         n,
         lambda texts: {k: t for k, t in zip(_RECIPE_KEYS, texts, strict=True) if t is not None},
     )
@@ -71,14 +71,14 @@ def device_columns(
     paths = _tensor_path_columns(group, failed)
     pipes = {
         c.removeprefix(PIPE_PREFIX).removesuffix("_pct"): measured(c)
-        for c in group.columns
+        for c in group
         if c.startswith(PIPE_PREFIX) and c.endswith("_pct")
     }
     not_collected = _not_collected(group, failed)
-    lower = group["flop_total_is_lower_bound"].to_numpy(dtype=bool) & ~np.isnan(flop_total)
+    lower = np.asarray(group["flop_total_is_lower_bound"], dtype=bool) & ~np.isnan(flop_total)
     missing = _missing(failed, duration, flop_total, nbytes, sol)
     values: dict[str, np.ndarray] = {
-        **_identity(ident, input_index, device.index),
+        **_identity(ident, n, input_index, device.index),
         "duration_s": duration,
         "time_share": time_share,
         "achieved_flop_per_s": achieved_flop,
@@ -126,7 +126,7 @@ def device_columns(
             pct=pct,
             sol_sm_pct=sol["sm"],
             sol_memory_pct=sol["memory"],
-            waves=group["waves_per_sm"].to_numpy(dtype="float64"),
+            waves=np.asarray(group["waves_per_sm"], dtype="float64"),
             busiest_pipe=_busiest_pipe(pipes, n),
             busiest_tier=_busiest_tier(achieved_bw, device.roofs, ~np.isnan(flop_total)),
             tensor_by_pipe=_by_pipe_shape(group) & (np.nan_to_num(flop["tensor"]) > 0),
@@ -146,23 +146,21 @@ def device_columns(
     return LaunchColumns(n, values, maps)
 
 
-def _by_pipe_shape(group: pd.DataFrame) -> np.ndarray:
+def _by_pipe_shape(group: Mapping[str, np.ndarray]) -> np.ndarray:
     """Whether a launch's tensor FLOPs are tensor-pipe instructions x 512 (its recipe says so)."""
-    recipe = coded(group, "flop_tensor_recipe", text_value)
+    recipe = coded(group, "flop_tensor_recipe", launch_count(group), text_value)
     shaped = np.array([bool(r) and r.endswith("*512") for r in [*recipe.values, None]], dtype=bool)
     out: np.ndarray = shaped[recipe.codes]  # code -1 (no recipe): the last entry
     return out
 
 
-def _identity(ident: pd.DataFrame, input_index: int, device_index: int) -> dict[str, np.ndarray]:
-    n = len(ident)
+def _identity(
+    ident: Mapping[str, np.ndarray], n: int, input_index: int, device_index: int
+) -> dict[str, np.ndarray]:
     return {
-        "id": ident["id"].to_numpy(dtype="int64"),
-        "run": ident["run"].fillna(0).to_numpy(dtype="int64"),
-        "name": decoded(coded(ident, "name", str), ""),
+        **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
         "input": np.full(n, input_index, dtype="int64"),
         "device": np.full(n, device_index, dtype="int64"),
-        **{c: decoded(coded(ident, c, str), None) for c in ("grid", "block", "nvtx")},
     }
 
 
@@ -173,19 +171,17 @@ class _TensorPathColumns:
     present: np.ndarray  # bool: the launch has its paths (not failed, and the input has some)
 
 
-def _tensor_path_columns(group: pd.DataFrame, failed: np.ndarray) -> _TensorPathColumns:
-    columns = [c for c in group.columns if c.startswith(TENSOR_PATH_PREFIX)]
-    n = len(group)
+def _tensor_path_columns(group: Mapping[str, np.ndarray], failed: np.ndarray) -> _TensorPathColumns:
+    columns = [c for c in group if c.startswith(TENSOR_PATH_PREFIX)]
+    n = len(failed)
     if not columns:
         return _TensorPathColumns(object_array([{}] * n), {}, np.zeros(n, dtype=bool))
     paths = [c.removeprefix(TENSOR_PATH_PREFIX) for c in columns]
     units = ["OP" if is_integer_path(p) else "FLOP" for p in paths]
-    counts = [group[c].to_numpy(dtype="float64") for c in columns]
+    counts = [np.asarray(group[c], dtype="float64") for c in columns]
     peaks = [
-        group[f"peak_{c}_per_s"].to_numpy(dtype="float64")
-        if f"peak_{c}_per_s" in group.columns
-        else np.full(n, NAN)
-        for c in columns
+        np.asarray(group[peak], dtype="float64") if peak in group else np.full(n, NAN)
+        for peak in (f"peak_{c}_per_s" for c in columns)
     ]
     cells = [list(zip(_numbers(c), _numbers(k), strict=True)) for c, k in zip(counts, peaks, strict=True)]
     records = [
@@ -216,17 +212,18 @@ def _ops(paths: _TensorPathColumns, ops_total: np.ndarray) -> dict[str, np.ndarr
     }
 
 
-def _not_collected(group: pd.DataFrame, failed: np.ndarray) -> np.ndarray:
+def _not_collected(group: Mapping[str, np.ndarray], failed: np.ndarray) -> np.ndarray:
     """Per launch {precision: the FLOP terms that read n/a} ({} for a failed launch)."""
+    n = len(failed)
     failure = Coded(failed.astype("int64"), [False, True])
-    texts = [coded(group, f"flop_{p}_not_collected", text_value) for p in PRECISIONS]
+    texts = [coded(group, f"flop_{p}_not_collected", n, text_value) for p in PRECISIONS]
 
     def make(row: tuple[Any, ...]) -> dict[str, tuple[str, ...]]:
         if row[0]:
             return {}
         return {p: tuple(t.split(",")) for p, t in zip(PRECISIONS, row[1:], strict=True) if t}
 
-    return shared_rows([failure, *texts], len(group), make)
+    return shared_rows([failure, *texts], n, make)
 
 
 _MISSING_NAMES = ("duration", "flop", *TIERS, "sol")
@@ -258,16 +255,17 @@ def _missing(
     return object_array(names)  # launches that lack the same counters share one tuple
 
 
-def _traffic(group: pd.DataFrame, nbytes: Mapping[str, np.ndarray]) -> np.ndarray:
+def _traffic(group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray]) -> np.ndarray:
     """Per launch and tier with bytes: which traffic definition, bytes formula and roof formula."""
+    n = launch_count(group)
     columns = []
     for t in TIERS:
-        recipe = coded(group, f"{t}_bytes_recipe", str)
+        recipe = coded(group, f"{t}_bytes_recipe", n, str)
         columns += [
             Coded((~np.isnan(nbytes[t])).astype("int64"), [False, True]),
-            coded(group, f"{t}_traffic", text_value),
-            replace(recipe, missing="nan" if f"{t}_bytes_recipe" in group.columns else "None"),
-            coded(group, f"bw_{t}_byte_per_s_recipe", text_value),
+            coded(group, f"{t}_traffic", n, text_value),
+            replace(recipe, missing="nan" if f"{t}_bytes_recipe" in group else "None"),
+            coded(group, f"bw_{t}_byte_per_s_recipe", n, text_value),
         ]
 
     def make(row: tuple[Any, ...]) -> dict[str, dict[str, str]]:
@@ -279,7 +277,7 @@ def _traffic(group: pd.DataFrame, nbytes: Mapping[str, np.ndarray]) -> np.ndarra
                 out[tier] = entry if roof is None else {**entry, "roof": roof}
         return out
 
-    return shared_rows(columns, len(group), make)
+    return shared_rows(columns, n, make)
 
 
 def _instructions(v: Verdicts, warp_inst: np.ndarray, recipe: np.ndarray) -> np.ndarray:
@@ -355,9 +353,6 @@ def _numbers(values: np.ndarray) -> list[float | None]:
     return numbers
 
 
-def number(value: Any) -> float | None:
-    """A number, None where it is missing (None, NA or NaN)."""
-    if value is None or value is pd.NA:
-        return None
-    number = float(value)
-    return None if math.isnan(number) else number
+def number(value: float) -> float | None:
+    """A number, None where it is NaN."""
+    return None if math.isnan(value) else float(value)

@@ -8,6 +8,7 @@ An explicit `--gpu KEY` or `--roofs FILE` replaces both.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ncu_roof.errors import BadInputError, NcuRoofError
@@ -17,8 +18,8 @@ from ncu_roof.tomlfile import read_toml
 from ncu_roof.units import Dimension, parse_quantity
 from ncu_roof.vocabulary import PRECISIONS, TIERS, Roofs
 
-if TYPE_CHECKING:  # `gpus` and `predict` read this module without loading pandas
-    import pandas as pd
+if TYPE_CHECKING:  # `gpus` reads this module without loading numpy
+    import numpy as np
 
 
 def builtin_roofs(gpu: Gpu) -> Roofs:
@@ -47,97 +48,122 @@ def ghz_text(hz: float) -> str:
     return text + "0" * max(0, 2 - len(text.partition(".")[2]))
 
 
-def device_hardware(norm: pd.DataFrame, device_name: str | None) -> Hardware | None:
+def launch_count(launches: Mapping[str, np.ndarray]) -> int:
+    """How many launches normalized columns hold (every column has one value per launch)."""
+    return len(launches["duration_s"])
+
+
+def median(values: np.ndarray) -> float:
+    """The median of a column's numbers, NaN where it has none (pandas' `median`, no warning)."""
+    import numpy as np
+
+    numbers = np.asarray(values, dtype="float64")
+    numbers = numbers[~np.isnan(numbers)]
+    return float(np.median(numbers)) if len(numbers) else math.nan
+
+
+def first_label(values: np.ndarray) -> str | None:
+    """The first label of a column that is there (neither None nor NaN), as text."""
+    return next((str(v) for v in values.tolist() if not _missing(v)), None)
+
+
+def _missing(value: object) -> bool:
+    """None or NaN: a label that is not there (pandas' `isna` of a text column)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def device_hardware(norm: Mapping[str, np.ndarray], device_name: str | None) -> Hardware | None:
     """The built-in figures of one device: its product row, else its `device__attribute_*`."""
     gpu = match_gpu(device_name)
     if gpu is not None:
         return gpu.hardware()
 
-    def median(column: str) -> float | None:
-        value = norm[column].median() if column in norm.columns else math.nan
-        return float(value) if math.isfinite(value) else None
+    def attribute(column: str) -> float | None:
+        value = median(norm[column]) if column in norm else math.nan
+        return value if math.isfinite(value) else None
 
-    major = median("device_cc_major")
-    minor = median("device_cc_minor")
+    major = attribute("device_cc_major")
+    minor = attribute("device_cc_minor")
     cc = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else None
     return hardware_from_attributes(
-        median("device_sm_count"),
-        median("device_clock_hz"),
-        median("device_memory_clock_hz"),
-        median("device_memory_bus_bits"),
+        attribute("device_sm_count"),
+        attribute("device_clock_hz"),
+        attribute("device_memory_clock_hz"),
+        attribute("device_memory_bus_bits"),
         cc,
     )
 
 
-def fill_builtin(norm: pd.DataFrame, hardware: Hardware | None, replace: bool = False) -> pd.DataFrame:
+def fill_builtin(
+    norm: Mapping[str, np.ndarray], hardware: Hardware | None, replace: bool = False
+) -> dict[str, np.ndarray]:
     """Each launch's roofs the report lacks (all of them when `replace`), from the built-in
     per-clock figures × that launch's measured clocks (boost where the report has none).
 
     A memory tier is filled only where the built-in figure models the peak of the very counter
-    its traffic was counted with (`bw_<tier>_builtin`), or where it has no traffic.
+    its traffic was counted with (`bw_<tier>_builtin`), or where it has no traffic. The columns
+    given are never written into (they may be shared): filled ones are new arrays.
     """
     import numpy as np
-    import pandas as pd
 
+    columns = dict(norm)
     if hardware is None:
-        return norm.copy(deep=False)
-    columns = {c: norm[c] for c in norm.columns}  # replaced, never written into: the input stays as it was
+        return columns
     for key, (per_clock, kind) in hardware.per_clock().items():
         column = roof_column(key)
         if column not in columns:
             continue
         measured = columns[CLOCK_COLUMNS[kind]]
         boost = hardware.boost_clock(kind)
-        clock = measured.where(measured > 0, np.nan if boost is None else boost)
+        clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
         value = per_clock * clock
         lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
-        take = value.notna() & (lacking | replace)
+        take = ~np.isnan(value) & (lacking | replace)
         if key not in PRECISIONS:
-            take &= columns[f"bw_{key}_builtin"].astype(bool) | columns[f"{key}_bytes"].isna()
-        columns[column] = columns[column].where(~take, value)
+            take &= columns[f"bw_{key}_builtin"].astype(bool) | np.isnan(columns[f"{key}_bytes"])
+        columns[column] = np.where(take, value, columns[column])
         recipe = f"{hardware.origin} ({hardware.describe(key)})"
         columns[f"{column}_recipe"] = _filled(columns[f"{column}_recipe"], take, recipe)
-        columns[f"{column}_clock_hz"] = clock.where(take, measured)
+        columns[f"{column}_clock_hz"] = np.where(take, clock, measured)
         columns[f"{column}_at_boost"] = take & ~(measured > 0)
-    return pd.DataFrame(columns, index=norm.index, copy=False)  # built once: no frame grown column by column
+    return columns
 
 
-def _filled(labels: pd.Series, where: pd.Series, label: str) -> pd.Series:
-    """`labels` with `label` where asked: one shared string (pandas' `where` with a string makes
-    one per row, 23 MB a column at 100,000 launches)."""
-    import pandas as pd
+def _filled(labels: np.ndarray, where: np.ndarray, label: str) -> np.ndarray:
+    """`labels` with `label` where asked: one shared string, not one per row."""
+    import numpy as np
 
-    values = labels.to_numpy(dtype=object, copy=True)
-    values[where.to_numpy(dtype=bool)] = label
-    return pd.Series(values, index=labels.index, dtype=object)
+    values = np.array(labels, dtype=object, copy=True)
+    values[where] = label
+    return values
 
 
-def report_roofs(normalized: pd.DataFrame, name: str | None = None, source: str | None = None) -> Roofs:
+def report_roofs(
+    normalized: Mapping[str, np.ndarray], name: str | None = None, source: str | None = None
+) -> Roofs:
     """Median over the device's launches of each roof (SI), saying where it came from and at
     which clock: `report: … at measured 1.10 GHz`, `builtin:t4 (…) at boost 1.59 GHz`."""
-    import pandas as pd
-
-    n = len(normalized)
+    n = launch_count(normalized)
     sources: dict[str, str] = {}
     origins: list[str] = []
     compute: dict[str, float] = {}
     bandwidth: dict[str, float] = {}
     for key in (*PRECISIONS, *TIERS):
         column = roof_column(key)
-        if column not in normalized.columns:
+        if column not in normalized:
             continue
-        value = normalized[column].median()
-        if not (pd.notna(value) and value > 0):
+        value = median(normalized[column])
+        if not value > 0:
             continue
-        (compute if key in PRECISIONS else bandwidth)[key] = float(value)
-        labels = normalized[f"{column}_recipe"].dropna()
-        recipe = str(labels.iloc[0]) if len(labels) else "report"
+        (compute if key in PRECISIONS else bandwidth)[key] = value
+        label = first_label(normalized[f"{column}_recipe"])
+        recipe = "report" if label is None else label
         origins.append("report" if recipe.startswith("report") else recipe.split(" (", 1)[0])
         measured = normalized[CLOCK_COLUMNS[_ROOF_CLOCK[key]]]
-        clock = normalized.get(f"{column}_clock_hz", measured).median()
-        boost = f"{column}_at_boost" in normalized.columns and bool(normalized[f"{column}_at_boost"].any())
-        when = "at boost" if boost else "at measured"
-        at = f" {when} {ghz_text(float(clock))} GHz" if pd.notna(clock) else " at the measured clock"
+        clock = median(normalized.get(f"{column}_clock_hz", measured))
+        at_boost = normalized.get(f"{column}_at_boost")
+        when = "at boost" if at_boost is not None and at_boost.any() else "at measured"
+        at = f" {when} {ghz_text(clock)} GHz" if not math.isnan(clock) else " at the measured clock"
         sources[key] = f"{recipe}{at} (median of {n} launches)"
     if not sources:
         source = "none"

@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from ncu_roof.arch import arch_for_cc
 from ncu_roof.model import (
@@ -28,11 +27,12 @@ from ncu_roof.model import (
 )
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device
+from ncu_roof.roofs import launch_count
 from ncu_roof.sol import SolArrays, sol_arrays, verdict_arrays
 from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, SOL_MEMORY_UNITS, TIERS, Bound, Roofs
 
 
-def launch_roofs(group: pd.DataFrame, roofs: Roofs) -> tuple[dict[str, Roof], dict[str, Roof]]:
+def launch_roofs(group: Mapping[str, np.ndarray], roofs: Roofs) -> tuple[dict[str, Roof], dict[str, Roof]]:
     """Each launch's own report roofs (its measured clocks: Nsight's method), else the device's.
 
     Short launches run at other clocks than long ones; judging each against the median roof would
@@ -40,7 +40,7 @@ def launch_roofs(group: pd.DataFrame, roofs: Roofs) -> tuple[dict[str, Roof], di
     """
 
     def own(column: str, fallback: float | None) -> Roof:
-        values = group[column].to_numpy(dtype="float64")
+        values = np.asarray(group[column], dtype="float64")
         return np.where(np.isfinite(values) & (values > 0), values, np.nan if fallback is None else fallback)
 
     compute: dict[str, Roof] = dict(roofs.compute_flop_per_s)
@@ -77,10 +77,10 @@ class Verdicts:
     issue_source: np.ndarray
 
 
-def _compute_pipes(group: pd.DataFrame) -> list[str]:
+def _compute_pipes(group: Mapping[str, np.ndarray]) -> list[str]:
     pipes = [
         c
-        for c in group.columns
+        for c in group
         if c.startswith(PIPE_PREFIX)
         and c.endswith("_pct")
         and not c.removeprefix(PIPE_PREFIX).removesuffix("_pct").startswith(NON_COMPUTE_PIPES)
@@ -89,35 +89,33 @@ def _compute_pipes(group: pd.DataFrame) -> list[str]:
     return sorted(pipes, key=lambda c: (c == f"{PIPE_PREFIX}shared_pct", c))
 
 
-def verdicts(group: pd.DataFrame, device: Device, automatic: bool) -> Verdicts:
+def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -> Verdicts:
     """The verdict ladder for every launch of one device at once (columns, no per-launch loop)."""
     roofs = device.roofs
     compute: Mapping[str, Roof] = roofs.compute_flop_per_s
     bandwidth: Mapping[str, Roof] = roofs.bandwidth_byte_per_s
     if automatic:
         compute, bandwidth = launch_roofs(group, roofs)
-    duration = group["duration_s"].to_numpy(dtype="float64")
-    quantities = [c for c in ("duration_s", "flop_total", "ops_total", "warp_inst") if c in group.columns]
+    n = launch_count(group)
+    duration = np.asarray(group["duration_s"], dtype="float64")
+    quantities = [c for c in ("duration_s", "flop_total", "ops_total", "warp_inst") if c in group]
     quantities += [f"{t}_bytes" for t in TIERS] + [f"sol_{k}_pct" for k in SOL_KEYS]
-    collection_failed = group[quantities].isna().all(axis=1).to_numpy()  # every counter reads n/a
+    # every counter reads n/a
+    collection_failed = np.isnan(np.column_stack([group[c] for c in quantities])).all(axis=1)
     failed = (duration <= 0) | collection_failed  # ncu 2022.3 writes a failed collection as 0
 
     def measured(column: str) -> np.ndarray:
-        return np.where(failed, np.nan, group[column].to_numpy(dtype="float64"))
+        return np.where(failed, np.nan, np.asarray(group[column], dtype="float64"))
 
     def own(column: str, fallback: Roof | None) -> Roof:
-        values = (
-            group[column].to_numpy(dtype="float64")
-            if column in group.columns
-            else np.full(len(group), np.nan)
-        )
+        values = np.asarray(group[column], dtype="float64") if column in group else np.full(n, np.nan)
         default = np.nan if fallback is None else fallback
         ok = np.isfinite(values) & (values > 0) & automatic
         return np.where(ok, values, default)
 
     paths = {
         c.removeprefix(TENSOR_PATH_PREFIX): c
-        for c in group.columns
+        for c in group
         if c.startswith(TENSOR_PATH_PREFIX) and not c.startswith("peak_")
     }
     float_paths = [p for p in paths if not is_integer_path(p)]
@@ -133,8 +131,8 @@ def verdicts(group: pd.DataFrame, device: Device, automatic: bool) -> Verdicts:
         if "tensor" in compute:
             flop_peaks["tensor"] = compute["tensor"]
     peaks, precisions = compute_roof_arrays(flop_work, flop_peaks)
-    dominant = pd.Series(precisions, dtype="object")
-    precisions = dominant.mask(dominant.str.startswith("tensor", na=False), "tensor").to_numpy(dtype=object)
+    tensor = np.isin(precisions, [k for k in flop_work if k.startswith("tensor")])
+    precisions = np.where(tensor, "tensor", precisions)
     work = dict(flop_work)
     work_peaks = dict(flop_peaks)
     for p in int_paths:
@@ -142,22 +140,22 @@ def verdicts(group: pd.DataFrame, device: Device, automatic: bool) -> Verdicts:
         work_peaks[f"tensor:{p}"] = own(f"peak_{paths[p]}_per_s", None)
     work_s, longest = work_time_arrays(work, work_peaks)
     pipes = _compute_pipes(group)
-    n = len(group)
     if pipes:
         pct = np.column_stack([measured(c) for c in pipes])
         any_pipe = ~np.isnan(pct).all(axis=1)
         busiest = np.nan_to_num(pct, nan=-1.0)
         pipe_pct = np.where(any_pipe, busiest.max(axis=1), np.nan)
         names = np.array([f"pipe:{c.removeprefix(PIPE_PREFIX).removesuffix('_pct')}" for c in pipes], object)
-        pipe_name = names[np.argmax(busiest, axis=1)]
+        floating = np.array([name.startswith(FLOATING_PIPES) for name in names], dtype=bool)
+        busiest_at = np.argmax(busiest, axis=1)
+        pipe_name, fp_pipe = names[busiest_at], floating[busiest_at]
     else:
         pipe_pct = np.full(n, np.nan)
-        pipe_name = np.full(n, None, dtype=object)
+        pipe_name, fp_pipe = np.full(n, None, dtype=object), np.zeros(n, dtype=bool)
     pipe_s = pipe_pct / 100.0 * np.where(duration > 0, duration, np.nan)
     compute_s = np.fmax(work_s, pipe_s)
     # the busier pipe sets the compute time; it names the ceiling unless it is the floating-point
     # pipe of the measured FLOPs (the precision then says more than "fma pipe")
-    fp_pipe = pd.Series(pipe_name, dtype="object").str.startswith(FLOATING_PIPES, na=False).to_numpy()
     pipe_wins = np.isfinite(pipe_s) & ~(work_s >= pipe_s) & ~(fp_pipe & (work_s > 0))
     ceiling = np.where(pipe_wins, pipe_name, longest)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -167,7 +165,7 @@ def verdicts(group: pd.DataFrame, device: Device, automatic: bool) -> Verdicts:
     arrays = roofline_arrays(
         flop_total, {t: measured(f"{t}_bytes") for t in TIERS}, peaks, bandwidth, compute_time_s=compute_s
     )
-    ops_total = measured("ops_total") if "ops_total" in group.columns else np.full(n, np.nan)
+    ops_total = measured("ops_total") if "ops_total" in group else np.full(n, np.nan)
     has_work = (np.nan_to_num(flop_total) > 0) | (np.nan_to_num(ops_total) > 0)
     sol = sol_arrays(
         measured("sol_sm_pct"),
@@ -189,7 +187,7 @@ def verdicts(group: pd.DataFrame, device: Device, automatic: bool) -> Verdicts:
     compute_unknown = unpeaked & ~np.isfinite(pipe_s)
     supported = traffic & ~compute_unknown & (has_work | np.isfinite(pipe_pct) | ~sol_known)
     verdict = verdict_arrays(arrays.binding, supported, sol)
-    issue_peak, issue_source = _issue_peak(group, device, measured)
+    issue_peak, issue_source = _issue_peak(n, device, measured)
     instructions = instruction_arrays(
         measured("warp_inst"),
         measured("duration_s"),
@@ -217,11 +215,10 @@ def verdicts(group: pd.DataFrame, device: Device, automatic: bool) -> Verdicts:
 
 
 def _issue_peak(
-    group: pd.DataFrame, device: Device, measured: Callable[[str], np.ndarray]
+    n: int, device: Device, measured: Callable[[str], np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Warp-instruction issue peak: SMs x schedulers x SM clock (one instruction per scheduler
-    per clock); schedulers from the report, else from the architecture's figures."""
-    n = len(group)
+    """Warp-instruction issue peak of n launches: SMs x schedulers x SM clock (one instruction per
+    scheduler per clock); schedulers from the report, else from the architecture's figures."""
     schedulers = measured("schedulers_per_sm")
     arch = arch_for_cc(device.cc)
     source = np.full(

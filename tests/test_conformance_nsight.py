@@ -123,7 +123,8 @@ def ncu_roof_figures(path: Path) -> list[dict[str, float | None]]:
     analysis = analyzed(path)
     norm = normalized(path)
     name = next((str(n) for n in table.frame["device_name"] if isinstance(n, str)), None)
-    roofs = fill_builtin(norm.reset_index(drop=True), device_hardware(norm, name))
+    columns = {str(c): norm[c].to_numpy() for c in norm.columns}
+    roofs = fill_builtin(columns, device_hardware(columns, name))
     out = []
     for i, kernel in enumerate(sorted(analysis.kernels, key=lambda k: k.id)):
         figures: dict[str, float | None] = {}
@@ -131,10 +132,10 @@ def ncu_roof_figures(path: Path) -> list[dict[str, float | None]]:
         for precision in ("fp64", "fp32", "fp16", "tensor"):
             flop = kernel.flop.get(precision)
             figures[f"flop/s {precision}"] = flop / duration if flop is not None and duration else None
-            figures[f"roof {precision}"] = _finite(roofs.loc[i, f"peak_{precision}_flop_per_s"])
+            figures[f"roof {precision}"] = _finite(roofs[f"peak_{precision}_flop_per_s"][i])
         for name_ in ("dram", "l2", "l1"):
             figures[f"byte/s {name_}"] = kernel.achieved_byte_per_s.get(name_)
-            figures[f"roof {name_}"] = _finite(roofs.loc[i, f"bw_{name_}_byte_per_s"])
+            figures[f"roof {name_}"] = _finite(roofs[f"bw_{name_}_byte_per_s"][i])
             traffic = kernel.traffic.get(name_, {})
             if traffic and traffic["definition"] != "nsight":  # the closest available, not Nsight's
                 figures[f"byte/s {name_}"] = figures[f"roof {name_}"] = None

@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import analyzed, normalized, read_once, run_cli
 
@@ -14,7 +15,7 @@ from ncu_roof.arch import ARCHS, arch_for
 from ncu_roof.errors import UsageError
 from ncu_roof.gpu_table import GPUS
 from ncu_roof.gpus import gpu_by_key, match_gpu, normalize_name
-from ncu_roof.roofs import ghz_text
+from ncu_roof.roofs import device_hardware, fill_builtin, ghz_text
 from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.vocabulary import Bound
 
@@ -86,6 +87,29 @@ def test_h100_silu_l2_and_l1_are_what_nsight_draws(corpus: Path) -> None:
     assert 100 * rate / counted.devices[0].roofs.bandwidth_byte_per_s["l2"] == pytest.approx(34.28, abs=0.05)
     assert counted.kernels[0].traffic["l2"]["definition"] == "counted"
     assert counted.extra["traffic_definition"] == "counted"
+
+
+def test_filling_builtin_roofs_leaves_the_given_columns_as_they_were(corpus: Path) -> None:
+    # the T4 report lacks an FP16 roof: it is filled (256 FLOP/SM/clk x 40 SMs at the measured
+    # clock) into new arrays; the columns given (read-only, as shared ones may be) stay as they were
+    clock = 540543213.633597
+    frame = normalized(corpus / "t4_rep_full-2024.2.1_mlp.ncu-rep")
+    given = {str(c): frame[c].to_numpy(copy=True) for c in frame.columns}
+    for values in given.values():
+        values.setflags(write=False)
+    before = {c: a.copy() for c, a in given.items()}
+    filled = fill_builtin(given, device_hardware(given, "Tesla T4"))
+    assert np.isnan(given["peak_fp16_flop_per_s"]).all()
+    assert filled["peak_fp16_flop_per_s"] == pytest.approx([256 * 40 * clock] * len(frame), rel=1e-9)
+    assert filled["peak_fp16_flop_per_s_recipe"][0].startswith("builtin:t4 (256 FLOP/SM/clk x 40 SMs")
+    assert filled["peak_fp16_flop_per_s_at_boost"].tolist() == [False] * len(frame)
+    assert "peak_fp16_flop_per_s_clock_hz" in filled and "peak_fp16_flop_per_s_clock_hz" not in given
+    assert set(given) == set(before)
+    for column, values in before.items():
+        if values.dtype.kind == "f":
+            assert np.array_equal(given[column], values, equal_nan=True), column
+        else:  # labels and flags: the very objects (a NaN label equals itself)
+            assert given[column].tolist() == values.tolist(), column
 
 
 # --- hand-written fixtures ---------------------------------------------------------------------
