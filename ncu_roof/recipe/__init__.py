@@ -154,18 +154,7 @@ def _normalize(
         out[f"{TENSOR_PATH_PREFIX}{path}"] = count
         out[f"peak_{TENSOR_PATH_PREFIX}{path}_per_s"] = path_peak
     out["ops_total"] = tensor.int_ops
-    # an idle tensor pipe says "no tensor FLOPs", not how many FLOPs there were: alone it is no total
-    inferred = out["flop_tensor_recipe"] == IDLE_TENSOR_PIPE
-    cuda_core = ~np.isnan(np.vstack([out[f"flop_{p}"] for p in ("fp64", "fp32", "fp16")])).all(axis=0)
-    keep = ~inferred | cuda_core
-    out["flop_tensor"] = np.where(keep, out["flop_tensor"], np.nan)
-    out["flop_tensor_recipe"] = out["flop_tensor_recipe"].copy()
-    out["flop_tensor_recipe"][~keep] = None
-    flops = [out[f"flop_{p}"] for p in PRECISIONS]
-    out["flop_total"] = sum_present(flops, m.rows)
-    gaps = np.vstack([~is_missing(out[f"flop_{p}_not_collected"]) for p in PRECISIONS]).any(axis=0)
-    some_absent = np.isnan(np.vstack(flops)).any(axis=0)
-    out["flop_total_is_lower_bound"] = ~np.isnan(out["flop_total"]) & (some_absent | gaps)
+    out.update(_flop_total(out, m.rows))
     out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
     for pipe, pct in _pipes(m).items():
         out[f"{PIPE_PREFIX}{pipe}_pct"] = pct
@@ -188,6 +177,28 @@ def _normalize(
     for key, names in SOL_METRICS.items():
         out[f"sol_{key}_pct"] = m.any_of(*names)
     return out
+
+
+def _flop_total(out: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
+    """The FLOPs of every precision summed, and whether that is a lower bound; the tensor FLOPs
+    of an idle tensor pipe dropped where no CUDA-core FLOPs were counted."""
+    # an idle tensor pipe says "no tensor FLOPs", not how many FLOPs there were: alone it is no total
+    inferred = out["flop_tensor_recipe"] == IDLE_TENSOR_PIPE
+    cuda_core = ~np.isnan(np.vstack([out[f"flop_{p}"] for p in ("fp64", "fp32", "fp16")])).all(axis=0)
+    keep = ~inferred | cuda_core
+    tensor_recipe = out["flop_tensor_recipe"].copy()
+    tensor_recipe[~keep] = None
+    tensor = np.where(keep, out["flop_tensor"], np.nan)
+    flops = [tensor if p == "tensor" else out[f"flop_{p}"] for p in PRECISIONS]
+    total = sum_present(flops, rows)
+    gaps = np.vstack([~is_missing(out[f"flop_{p}_not_collected"]) for p in PRECISIONS]).any(axis=0)
+    some_absent = np.isnan(np.vstack(flops)).any(axis=0)
+    return {
+        "flop_tensor": tensor,
+        "flop_tensor_recipe": tensor_recipe,
+        "flop_total": total,
+        "flop_total_is_lower_bound": ~np.isnan(total) & (some_absent | gaps),
+    }
 
 
 def _duration(m: MetricFrame) -> list[Formula]:

@@ -89,8 +89,8 @@ class MetricFrame:
 
 def _numbers(column: pd.Series) -> Numbers:
     if column.dtype == "float64":  # what every reader gives: no copy
-        return np.asarray(column, dtype=np.float64)
-    return np.asarray(pd.to_numeric(column, errors="coerce").astype("float64"), dtype=np.float64)
+        return column.to_numpy(dtype=np.float64)
+    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def fillna(values: Numbers, other: Numbers | float) -> Numbers:
