@@ -50,7 +50,7 @@ def read_only(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 class MetricFrame:
     """The metric frame's columns as float64 arrays, each converted once, where an absent metric
-    reads as NaN (one shared array). The arrays are read-only.
+    reads as NaN (one shared array; `no_labels` is its labels' kin). The arrays are read-only.
 
     A formula may read only the names `metrics` declares (the readers drop every other column,
     so an undeclared name would read as NaN on every input): any other is a `KeyError`.
@@ -59,6 +59,7 @@ class MetricFrame:
     def __init__(self, metrics: pd.DataFrame) -> None:
         self.rows = len(metrics.index)
         self.nan: Numbers = read_only(np.full(self.rows, np.nan))
+        self.no_labels: Texts = read_only(np.full(self.rows, np.nan, dtype=object))
         self._metrics = metrics
         self._names = [str(c) for c in metrics.columns]
         self._held = set(self._names)

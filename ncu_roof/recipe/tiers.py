@@ -76,8 +76,7 @@ def _measured(
     """Bytes (count, else rate × time unless `rated` is False) and the counter's own peak rate:
     `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100)."""
     if not any(m.has(name) for name in measure.inputs()):  # a counter the report lacks
-        nothing = np.full(m.rows, np.nan, dtype=object)
-        return TierDefinition(kind, nothing, m.nan, m.nan, nothing, builtin)
+        return _no_rows(m, kind, builtin)
     s = measure.scale
     base, derived, clock = measure.base, measure.derived, m(measure.clock)
     count = m(base) * s
@@ -115,11 +114,20 @@ def _fixed(label: str, nbytes: Numbers, roof_of: TierDefinition, kind: str) -> T
     return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, roof_of.builtin)
 
 
-def _no_roof(rows: int) -> TierDefinition:
-    """A counter of bytes without a peak of its own."""
-    nothing = np.full(rows, np.nan, dtype=object)
-    none = np.full(rows, np.nan)
-    return TierDefinition("shared", nothing, none, none, nothing, False)
+def _no_rows(m: MetricFrame, kind: str, builtin: bool) -> TierDefinition:
+    """A definition no row has (its counter absent): the shared read-only all-NaN arrays."""
+    return TierDefinition(kind, m.no_labels, m.nan, m.nan, m.no_labels, builtin)
+
+
+def _within(m: MetricFrame, d: TierDefinition, rows: Flags) -> TierDefinition:
+    """`d` on `rows` only (NaN on the others)."""
+    if rows.all():
+        return d
+    if not rows.any():
+        return _no_rows(m, d.kind, d.builtin)
+    label, roof_label = (np.where(rows, x, np.nan) for x in (d.label, d.roof_label))
+    nbytes, roof = (np.where(rows, x, np.nan) for x in (d.bytes, d.bandwidth_byte_per_s))
+    return TierDefinition(d.kind, label, nbytes, roof, roof_label, d.builtin)
 
 
 def nsight_era(ncu_version: str | None) -> str | None:
@@ -190,17 +198,7 @@ def tier_candidates(
     for scope in ("_mem_lgds", "_mem_lg", ""):
         d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1, builtin=True)
         # the scope Nsight draws on this compute capability; any scope where the CC is unknown
-        keep = _writeback(cc, scope) | np.isnan(cc)
-        writebacks.append(
-            TierDefinition(
-                d.kind,
-                np.where(keep, d.label, np.nan),
-                np.where(keep, d.bytes, np.nan),
-                np.where(keep, d.bandwidth_byte_per_s, np.nan),
-                np.where(keep, d.roof_label, np.nan),
-                d.builtin,
-            )
-        )
+        writebacks.append(_within(m, d, _writeback(cc, scope) | np.isnan(cc)))
     l1_writeback = _first_of(writebacks)
     l1_nsight = {
         "2024": l1_writeback,
@@ -234,7 +232,7 @@ def tier_candidates(
             pipe,
             "shared",
         ),
-        _fixed(f"counter:{SHARED_SASS_BYTES}", m(SHARED_SASS_BYTES), _no_roof(m.rows), "shared"),
+        _fixed(f"counter:{SHARED_SASS_BYTES}", m(SHARED_SASS_BYTES), _no_rows(m, "shared", False), "shared"),
     ]
 
     def ordered(by_era: dict[str, TierDefinition], counted: list[TierDefinition]) -> list[TierDefinition]:
