@@ -78,23 +78,9 @@ class TensorWork:
 
 
 def tensor_work(m: MetricFrame, duration: Numbers, f: Factors) -> TensorWork:
-    rows = m.rows
-    names = m.names()
-    clock = m(CLOCKS["sm"])
-    count_variants = tensor_variants(names, TENSOR_COUNT)
-    rate_variants = tensor_variants(names, TENSOR_RATE)
-    work_by_variant = {v: m(f"sm__ops_path_tensor_{v}.sum") for v in count_variants}
-    label_by_path = "counter"
-    if not count_variants and rate_variants:
-        label_by_path = "rate*time"
-        work_by_variant = {
-            v: m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration for v in rate_variants
-        }
-    elif count_variants and rate_variants:  # a count that reads n/a falls back to its rate
-        for v in set(count_variants) & set(rate_variants):
-            rated = m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration
-            work_by_variant[v] = fillna(work_by_variant[v], rated)
-    peak_variants = sorted({mt["v"] for n in names if (mt := TENSOR_PEAK.match(n)) is not None})
+    rows, clock = m.rows, m(CLOCKS["sm"])
+    work_by_variant, source = _variant_work(m, clock, duration)
+    peak_variants = sorted({mt["v"] for n in m.names() if (mt := TENSOR_PEAK.match(n)) is not None})
     per_variant_peak = {v: m(f"sm__ops_path_tensor_{v}.sum.peak_sustained") for v in peak_variants}
     by_path: dict[str, list[str]] = {}
     for v in work_by_variant:
@@ -110,7 +96,7 @@ def tensor_work(m: MetricFrame, duration: Numbers, f: Factors) -> TensorWork:
     if work_by_variant:
         _, not_collected = present_sum(work_by_variant, dict.fromkeys(work_by_variant, 1.0))
     k = f.tensor_flop_per_pipe_inst
-    candidates: list[Formula] = [(f"{label_by_path}:sum(sm__ops_path_tensor_* floating paths)", flop_paths)]
+    candidates: list[Formula] = [(f"{source}:sum(sm__ops_path_tensor_* floating paths)", flop_paths)]
     if not integer:  # an instruction count cannot tell integer from floating tensor work
         candidates += [
             (f"counter:sm__inst_executed_pipe_tensor*{k:g}", m(TENSOR_INST) * k),
@@ -124,26 +110,53 @@ def tensor_work(m: MetricFrame, duration: Numbers, f: Factors) -> TensorWork:
     flop, label = first_available(candidates)
     if floating:
         flop = fillna(flop_paths, flop)  # the paths decide wherever one was measured
+    floating_work = {v: w for v, w in work_by_variant.items() if tensor_path(v) in floating}
+    peak, peak_label = _tensor_peak(m, per_variant_peak, floating_work, clock, k)
+    int_ops = sum_present([paths[p][0] for p in integer], rows)
+    return TensorWork(flop, label, not_collected, peak, peak_label, paths, int_ops)
 
-    peaks: list[Formula] = []
-    floating_peaks = {v: p for v, p in per_variant_peak.items() if not is_integer_path(tensor_path(v))}
+
+def _variant_work(m: MetricFrame, clock: Numbers, duration: Numbers) -> tuple[dict[str, Numbers], str]:
+    """The work of each variant of the partition, and where it came from ("counter", "rate*time")."""
+    names = m.names()
+    count_variants = tensor_variants(names, TENSOR_COUNT)
+    rate_variants = tensor_variants(names, TENSOR_RATE)
+
+    def rated(v: str) -> Numbers:
+        return m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration
+
+    if not count_variants and rate_variants:
+        return {v: rated(v) for v in rate_variants}, "rate*time"
+    work = {v: m(f"sm__ops_path_tensor_{v}.sum") for v in count_variants}
+    for v in set(count_variants) & set(rate_variants):  # a count that reads n/a falls back to its rate
+        work[v] = fillna(work[v], rated(v))
+    return work, "counter"
+
+
+def _tensor_peak(
+    m: MetricFrame,
+    peaks: Mapping[str, Numbers],
+    floating_work: Mapping[str, Numbers],
+    clock: Numbers,
+    k: float,
+) -> tuple[Numbers, Texts]:
+    """The dense peak of the busiest floating source, else the instruction peak × `k` FLOPs."""
+    candidates: list[Formula] = []
+    floating_peaks = {v: p for v, p in peaks.items() if not is_integer_path(tensor_path(v))}
     if floating_peaks:
-        floating_work = {v: w for v, w in work_by_variant.items() if tensor_path(v) in floating}
-        peaks.append(
+        candidates.append(
             (
                 "report:dense sm__ops_path_tensor_<busiest source>.peak_sustained*sm_clock",
-                _busiest_peak(floating_peaks, floating_work, rows) * clock,
+                _busiest_peak(floating_peaks, floating_work, m.rows) * clock,
             )
         )
-    peaks.append(
+    candidates.append(
         (
             f"report:sm__inst_executed_pipe_tensor.peak_sustained*{k:g}*sm_clock",
             m(TENSOR_INST_PEAK) * k * clock,
         )
     )
-    peak, peak_label = first_available(peaks)
-    int_ops = sum_present([paths[p][0] for p in integer], rows)
-    return TensorWork(flop, label, not_collected, peak, peak_label, paths, int_ops)
+    return first_available(candidates)
 
 
 def _dense_peak(peaks: Mapping[str, Numbers], source: str, rows: int) -> Numbers:
