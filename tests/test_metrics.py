@@ -5,9 +5,11 @@ part's formulas and enough for its numbers."""
 from __future__ import annotations
 
 import csv
+import warnings
 from itertools import islice
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -26,8 +28,9 @@ from ncu_roof.metrics import (
     is_wanted,
     op_metric,
 )
-from ncu_roof.recipe import FACTORS, flop_weights, normalize
-from ncu_roof.recipe.frame import MetricFrame
+from ncu_roof.pipeline import example_path
+from ncu_roof.recipe import FACTORS, flop_weights, normalize, normalize_columns
+from ncu_roof.recipe.frame import MetricFrame, is_missing, join_gaps, max_present, prefixed, sum_present
 
 TENSOR = "sm__ops_path_tensor_src_fp16_dst_fp32.sum"
 # names of the families the recipe finds by pattern: a tensor partition (count, rate, peak), pipes
@@ -78,7 +81,7 @@ def _read_by_the_recipe(frame: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) ->
     read: set[str] = set()
     call = MetricFrame.__call__
 
-    def recorded(self: MetricFrame, name: str) -> pd.Series:
+    def recorded(self: MetricFrame, name: str) -> np.ndarray:
         read.add(name)
         return call(self, name)
 
@@ -99,9 +102,59 @@ def test_every_name_the_recipe_reads_is_wanted_and_every_wanted_name_is_read(
 def test_a_formula_cannot_read_an_undeclared_name() -> None:
     frame = MetricFrame(_frame({"dram__bytes.sum"}))
     assert frame("dram__bytes.sum").tolist() == [2.0, 2.0]
-    assert frame("dram__bytes.sum.per_second").isna().all()  # declared, not in this report: n/a
+    assert np.isnan(frame("dram__bytes.sum.per_second")).all()  # declared, not in this report: n/a
     with pytest.raises(KeyError, match=r"not in metrics\.FORMULA_METRICS"):
         frame("dram__bytes_read_twice.sum")
+
+
+def test_the_metric_frame_converts_a_column_once_and_its_arrays_refuse_writes() -> None:
+    frame = MetricFrame(pd.DataFrame({"dram__bytes.sum": [1.0, 2.0], "lts__t_bytes.sum": ["3", "n/a"]}))
+    counted = frame("dram__bytes.sum")
+    assert frame("dram__bytes.sum") is counted
+    assert frame("lts__t_bytes.sum")[0] == 3.0 and np.isnan(frame("lts__t_bytes.sum")[1])  # text: coerced
+    for shared in (counted, frame("dram__bytes.sum.per_second")):  # a column, the one all-NaN array
+        with pytest.raises(ValueError, match="read-only"):
+            shared[0] = 0.0
+    assert counted.tolist() == [1.0, 2.0]
+
+
+def test_the_row_wise_helpers_skip_what_was_not_measured() -> None:
+    nan = np.nan
+    first, second = np.array([1.0, nan, nan, 4.0]), np.array([2.0, 3.0, nan, -1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no all-NaN or 0/0 warning reaches the user
+        np.testing.assert_array_equal(sum_present([first, second], 4), [3.0, 3.0, nan, 3.0])
+        np.testing.assert_array_equal(max_present([first, second], 4), [2.0, 3.0, nan, 4.0])
+        assert np.isnan(sum_present([], 2)).all() and np.isnan(max_present([], 2)).all()
+    gaps = np.array([None, "a", None, "a", nan], dtype=object)
+    more = np.array([None, None, "b", "b", None], dtype=object)
+    assert is_missing(gaps).tolist() == [True, False, True, False, True]
+    assert join_gaps(gaps, more).tolist() == [None, "a", "b", "a,b", None]
+    labels = prefixed("report:", np.array(["x", None, nan, "x"], dtype=object)).tolist()
+    assert labels[0] == labels[3] == "report:x" and all(np.isnan(v) for v in labels[1:3])  # None too
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["example", "verdict_tensor_gemm_na_variant.csv", "verdict_int8_gemm.csv", "verdict_hfma_only_fp16.csv"],
+)
+def test_normalize_is_its_columns_as_an_ordinary_frame(name: str, fixtures: Path) -> None:
+    """One column per array in `normalize_columns`' order; texts stay object (`*_traffic` pandas'
+    str), and no column shares memory with another or with the metrics: a write changes one cell."""
+    table = read_input(example_path() if name == "example" else str(fixtures / name))
+    metrics = table.frame[table.metric_columns]
+    columns = normalize_columns(metrics, ncu_version=table.ncu_version)
+    frame = normalize(metrics, ncu_version=table.ncu_version)
+    assert list(frame.columns) == list(columns)
+    assert {str(frame[n].dtype) for n in frame.columns if n.endswith("_traffic")} == {"str"}
+    assert frame["duration_s_recipe"].dtype == object and frame["bw_dram_builtin"].dtype == bool
+    arrays = [frame[n].to_numpy() for n in frame.columns if frame[n].dtype != "str"]
+    arrays += [metrics[n].to_numpy() for n in metrics.columns]
+    shared = [(i, j) for i, a in enumerate(arrays) for j in range(i) if np.shares_memory(a, arrays[j])]
+    assert shared == []
+    before = metrics.copy()
+    frame.loc[frame.index[0], "dram_clock_hz"] = 1.0  # a metric passed through (or NaN): copied
+    assert metrics.equals(before)
 
 
 def test_the_readers_keep_the_wanted_names_and_the_families_only() -> None:

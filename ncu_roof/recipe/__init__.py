@@ -1,8 +1,9 @@
 """The metric recipe: which ncu metrics give FLOPs, bytes per tier, peaks and SOL.
 
 Input: a wide metric frame (one row per profiled launch, one column per ncu metric, SI values).
-Output: the normalized table (see `NORMALIZED_COLUMNS`), where every derived number has a sibling
-`<name>_recipe` column saying which formula produced it.
+Output: the normalized per-launch columns (`normalize_columns`: numpy arrays; `normalize`: them as
+a frame), where every derived number has a sibling `<name>_recipe` column saying which formula
+produced it.
 
 Each quantity has candidate formulas in order of preference; per row, the first one whose inputs
 are all present wins. Factors that the metric recipe (shared notes, §3) marks **[verify]** live in
@@ -40,12 +41,20 @@ from ncu_roof.metrics import (
 from ncu_roof.recipe.frame import (
     FACTORS,
     Factors,
+    Flags,
     Formula,
     MetricFrame,
+    Numbers,
+    Texts,
+    codes_of,
+    fillna,
     first_available,
+    is_missing,
     join_gaps,
+    max_present,
     prefixed,
     present_sum,
+    sum_present,
 )
 from ncu_roof.recipe.tensor import (
     IDLE_TENSOR_PIPE,
@@ -69,10 +78,12 @@ __all__ = [
     "flop_weights",
     "is_integer_path",
     "normalize",
+    "normalize_columns",
     "tensor_variants",
 ]
 
 PIPE_PREFIX = "pipe_"  # normalized columns pipe_<name>_pct
+TRAFFIC_SUFFIX = "_traffic"  # normalized columns <tier>_traffic: texts, pandas' `str` in a frame
 
 
 def normalize(
@@ -82,25 +93,49 @@ def normalize(
     ncu_version: str | None = None,
     traffic: TrafficDefinition = TrafficDefinition.NSIGHT,
 ) -> pd.DataFrame:
-    """Metric frame (SI) → normalized per-launch table (SI), with a recipe label per quantity.
+    """Metric frame (SI) → normalized per-launch table (SI), with a recipe label per quantity:
+    `normalize_columns` as a frame (labels object, `*_traffic` `str`), every column its own."""
+    columns = normalize_columns(metrics, factors, ncu_version=ncu_version, traffic=traffic)
+    frame = {name: _column(name, values, metrics.index) for name, values in columns.items()}
+    return pd.DataFrame(frame, index=metrics.index, copy=False)  # an array a column, none stacked
+
+
+def _column(name: str, values: np.ndarray, index: pd.Index) -> np.ndarray | pd.Series:
+    """A frame's column: a shared (read-only) array copied; texts as pandas kept them, not inferred."""
+    own = values if values.flags.writeable else values.copy()
+    if own.dtype != object:
+        return own
+    return pd.Series(own, index=index, dtype="str" if name.endswith(TRAFFIC_SUFFIX) else object, copy=False)
+
+
+def normalize_columns(
+    metrics: pd.DataFrame,
+    factors: Factors = FACTORS,
+    *,
+    ncu_version: str | None = None,
+    traffic: TrafficDefinition = TrafficDefinition.NSIGHT,
+) -> dict[str, np.ndarray]:
+    """Metric frame (SI) → the normalized per-launch columns (SI), with a recipe label per quantity:
+    float64 numbers (NaN: not measured), object labels (str, None or NaN), bool flags, in the
+    order of `normalize`'s columns. A read-only array may be shared by several columns (a
+    metric passed through, the all-NaN one); every other array is its column's own.
 
     `ncu_version` (of the ncu that collected the report) picks the tier measures that version of
     Nsight draws; `traffic` picks the traffic definition of the memory tiers.
     """
-    columns = _normalize(metrics, factors, ncu_version, traffic)
-    return pd.DataFrame(columns, index=metrics.index, copy=False)  # an array a column, none stacked
+    with np.errstate(all="ignore"):  # as pandas: 0/0 is NaN and x/0 inf, without a warning
+        return _normalize(MetricFrame(metrics), factors, ncu_version, traffic)
 
 
 def _normalize(
-    metrics: pd.DataFrame, factors: Factors, ncu_version: str | None, traffic: TrafficDefinition
-) -> dict[str, pd.Series]:
-    m = MetricFrame(metrics)
-    out: dict[str, pd.Series] = {}
-    duration, out["duration_s_recipe"] = first_available(_duration(m), metrics.index)
+    m: MetricFrame, factors: Factors, ncu_version: str | None, traffic: TrafficDefinition
+) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    duration, out["duration_s_recipe"] = first_available(_duration(m))
     out["duration_s"] = duration
     out["sm_clock_hz"] = m.any_of(CLOCKS["sm"], CLOCKS["gpc"])
     out["dram_clock_hz"] = m(CLOCKS["dram"])
-    out["l1_clock_hz"] = m(CLOCKS["l1tex"]).fillna(out["sm_clock_hz"])
+    out["l1_clock_hz"] = fillna(m(CLOCKS["l1tex"]), out["sm_clock_hz"])
     out["l2_clock_hz"] = m(CLOCKS["lts"])
     out["waves_per_sm"] = m(WAVES)
 
@@ -108,7 +143,7 @@ def _normalize(
         flop, label, missing = _cuda_core_flop(m, precision, duration, factors)
         out[f"flop_{precision}"], out[f"flop_{precision}_recipe"] = flop, label
         out[f"flop_{precision}_not_collected"] = missing
-        peak, peak_label = first_available(_cuda_core_peak(m, precision, factors), metrics.index)
+        peak, peak_label = first_available(_cuda_core_peak(m, precision, factors))
         out[f"peak_{precision}_flop_per_s"] = peak
         out[f"peak_{precision}_flop_per_s_recipe"] = peak_label
     tensor = tensor_work(m, duration, factors)
@@ -119,29 +154,20 @@ def _normalize(
         out[f"{TENSOR_PATH_PREFIX}{path}"] = count
         out[f"peak_{TENSOR_PATH_PREFIX}{path}_per_s"] = path_peak
     out["ops_total"] = tensor.int_ops
-    # an idle tensor pipe says "no tensor FLOPs", not how many FLOPs there were: alone it is no total
-    inferred = out["flop_tensor_recipe"].eq(IDLE_TENSOR_PIPE)
-    cuda_core = pd.DataFrame({p: out[f"flop_{p}"] for p in ("fp64", "fp32", "fp16")}).notna().any(axis=1)
-    out["flop_tensor"] = out["flop_tensor"].where(~inferred | cuda_core)
-    out["flop_tensor_recipe"] = out["flop_tensor_recipe"].where(~inferred | cuda_core, None)
-    flops = pd.DataFrame({p: out[f"flop_{p}"] for p in PRECISIONS})
-    out["flop_total"] = flops.sum(axis=1, min_count=1)
-    gaps = pd.DataFrame({p: out[f"flop_{p}_not_collected"] for p in PRECISIONS})
-    partial = gaps.notna().any(axis=1)
-    out["flop_total_is_lower_bound"] = out["flop_total"].notna() & (flops.isna().any(axis=1) | partial)
+    out.update(_flop_total(out, m.rows))
     out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
     for pipe, pct in _pipes(m).items():
         out[f"{PIPE_PREFIX}{pipe}_pct"] = pct
-    warp_inst, out["warp_inst_recipe"] = first_available(_warp_inst(m, duration), metrics.index)
+    warp_inst, out["warp_inst_recipe"] = first_available(_warp_inst(m, duration))
     out["warp_inst"] = warp_inst
     out["sm_count"] = m.any_of(*SM_COUNT_METRICS)
     out["schedulers_per_sm"] = m(SCHEDULERS_METRIC)
 
     era = nsight_era(ncu_version)
     for tier, (asked, definitions) in tier_candidates(m, duration, factors, era, traffic).items():
-        picked = pick_tier(asked, definitions, metrics.index, era)
+        picked = pick_tier(asked, definitions, m.rows, era)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
-        out[f"{tier}_traffic"] = picked.definition
+        out[f"{tier}{TRAFFIC_SUFFIX}"] = picked.definition
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)
         out[f"bw_{tier}_builtin"] = picked.builtin
@@ -151,6 +177,28 @@ def _normalize(
     for key, names in SOL_METRICS.items():
         out[f"sol_{key}_pct"] = m.any_of(*names)
     return out
+
+
+def _flop_total(out: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
+    """The FLOPs of every precision summed, and whether that is a lower bound; the tensor FLOPs
+    of an idle tensor pipe dropped where no CUDA-core FLOPs were counted."""
+    # an idle tensor pipe says "no tensor FLOPs", not how many FLOPs there were: alone it is no total
+    inferred = out["flop_tensor_recipe"] == IDLE_TENSOR_PIPE
+    cuda_core = ~np.isnan(np.vstack([out[f"flop_{p}"] for p in ("fp64", "fp32", "fp16")])).all(axis=0)
+    keep = ~inferred | cuda_core
+    tensor_recipe = out["flop_tensor_recipe"].copy()
+    tensor_recipe[~keep] = None
+    tensor = np.where(keep, out["flop_tensor"], np.nan)
+    flops = [tensor if p == "tensor" else out[f"flop_{p}"] for p in PRECISIONS]
+    total = sum_present(flops, rows)
+    gaps = np.vstack([~is_missing(out[f"flop_{p}_not_collected"]) for p in PRECISIONS]).any(axis=0)
+    some_absent = np.isnan(np.vstack(flops)).any(axis=0)
+    return {
+        "flop_tensor": tensor,
+        "flop_tensor_recipe": tensor_recipe,
+        "flop_total": total,
+        "flop_total_is_lower_bound": ~np.isnan(total) & (some_absent | gaps),
+    }
 
 
 def _duration(m: MetricFrame) -> list[Formula]:
@@ -180,53 +228,54 @@ def _weights(ops: tuple[str, ...] | None, lanes: float, f: Factors) -> dict[str,
 
 
 class _Flop(NamedTuple):
-    flop: pd.Series
-    missing: pd.Series  # the terms not collected (None when complete)
-    packed: pd.Series  # True where packed instructions were counted
+    flop: Numbers
+    missing: Texts  # the terms not collected (None when complete)
+    packed: Flags  # True where packed instructions were counted
 
 
-def _flop_sum(term: Callable[[str], pd.Series], scalar: dict[str, float], packed: dict[str, float]) -> _Flop:
+def _flop_sum(term: Callable[[str], Numbers], scalar: dict[str, float], packed: dict[str, float]) -> _Flop:
     """The weighted sum of one source's terms (counters or rates); a packed op counts where the
     report holds any, and is no gap where it holds none (every report before Blackwell)."""
     flop, missing = present_sum({op: term(op) for op in scalar}, scalar)
     if not packed:
-        return _Flop(flop, missing, pd.Series(False, index=flop.index))
+        return _Flop(flop, missing, np.zeros(len(flop), dtype=bool))
     extra, extra_missing = present_sum({op: term(op) for op in packed}, packed)
-    missing = missing.where(flop.notna() | extra.isna(), ",".join(scalar))  # packed only: all scalar lack
-    return _Flop(flop.add(extra, fill_value=0.0), join_gaps(missing, extra_missing), extra.notna())
+    all_scalar = np.isnan(flop) & ~np.isnan(extra)  # packed only: every scalar term lacks
+    missing = np.where(all_scalar, ",".join(scalar), missing)
+    both = sum_present([flop, extra], len(flop))
+    return _Flop(both, join_gaps(missing, extra_missing), ~np.isnan(extra))
 
 
 def _cuda_core_flop(
-    m: MetricFrame, precision: str, duration: pd.Series, f: Factors
-) -> tuple[pd.Series, pd.Series, pd.Series]:
+    m: MetricFrame, precision: str, duration: Numbers, f: Factors
+) -> tuple[Numbers, Texts, Texts]:
     """FLOPs of one precision: complete counters, else complete rates, else whichever terms were
     collected (`--set full` on 2025.1 stores hfma but not hadd/hmul); returns flop, recipe label
     and the terms not collected (None when complete)."""
     scalar, packed = flop_weights(precision, f)
 
     def held(ops: Iterable[str]) -> bool:
-        return any(op_metric(k, op, r) in m.df.columns for op in ops for k, r in FLOP_FORMS)
+        return any(m.has(op_metric(k, op, r)) for op in ops for k, r in FLOP_FORMS)
 
     if not held([*scalar, *packed]):  # a precision the report has no counter of
-        nothing = pd.Series(np.full(len(m.df.index), None, dtype=object), index=m.df.index, dtype="object")
-        return m.nan, nothing, nothing
+        return m.nan, np.full(m.rows, None, dtype=object), np.full(m.rows, None, dtype=object)
     if not held(packed):  # a report before Blackwell: the scalar sum alone
         packed = {}
 
-    def count(op: str) -> pd.Series:
+    def count(op: str) -> Numbers:
         return m.any_of(op_metric("sm", op), op_metric("smsp", op))
 
-    def rate(op: str) -> pd.Series:
+    def rate(op: str) -> Numbers:
         per_cycle = m(op_metric("smsp", op, ".sum.per_cycle_elapsed"))
         return per_cycle * m(CLOCKS["smsp"]) * duration
 
     counted, rated = _flop_sum(count, scalar, packed), _flop_sum(rate, scalar, packed)
-    complete_count = counted.flop.notna() & counted.missing.isna()
-    complete_rate = rated.flop.notna() & rated.missing.isna()
-    use_counted = complete_count | (~complete_rate & counted.flop.notna())
-    flop = counted.flop.where(use_counted, rated.flop)
-    missing = counted.missing.where(use_counted, rated.missing)
-    with_packed = counted.packed.where(use_counted, rated.packed).to_numpy(dtype=bool)
+    complete_count = ~np.isnan(counted.flop) & is_missing(counted.missing)
+    complete_rate = ~np.isnan(rated.flop) & is_missing(rated.missing)
+    use_counted = complete_count | (~complete_rate & ~np.isnan(counted.flop))
+    flop = np.where(use_counted, counted.flop, rated.flop)
+    missing = np.where(use_counted, counted.missing, rated.missing)
+    with_packed = np.where(use_counted, counted.packed, rated.packed)
     return flop, _flop_label(precision, scalar, packed, use_counted, with_packed, flop, missing), missing
 
 
@@ -234,18 +283,18 @@ def _flop_label(
     precision: str,
     scalar: dict[str, float],
     packed: dict[str, float],
-    use_counted: pd.Series,
-    with_packed: np.ndarray,
-    flop: pd.Series,
-    missing: pd.Series,
-) -> pd.Series:
+    use_counted: Flags,
+    with_packed: Flags,
+    flop: Numbers,
+    missing: Texts,
+) -> Texts:
     """The recipe labels as codes into a few texts: (counter | rate*time) × (with the packed terms
     or not) × (the terms not collected, if any)."""
     add, mul, fma = FLOP_OPS[precision]
     lanes = scalar[add]
     name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
     names = (name, name + "".join(f"+{weight:g}*{op}" for op, weight in packed.items()))
-    gap_codes, gaps = pd.factorize(missing)
+    gap_codes, gaps = codes_of(missing)
     suffixes = [*(f" (not collected: {gap})" for gap in gaps), ""]
     texts = [
         f"{source}:{formula}{suffix}"
@@ -254,10 +303,11 @@ def _flop_label(
         for suffix in suffixes
     ]
     gap = np.where(gap_codes < 0, len(suffixes) - 1, gap_codes)
-    formula = np.where(use_counted.to_numpy(), 0, 2) + with_packed  # the index into (source, formula)
+    formula = np.where(use_counted, 0, 2) + with_packed  # the index into (source, formula)
     codes = formula * len(suffixes) + gap
-    codes = np.where(flop.notna().to_numpy(), codes, len(texts))
-    return pd.Series(np.array([*texts, None], dtype=object)[codes], index=flop.index, dtype="object")
+    codes = np.where(np.isnan(flop), len(texts), codes)
+    labels: Texts = np.array([*texts, None], dtype=object)[codes]
+    return labels
 
 
 def _cuda_core_peak(m: MetricFrame, precision: str, f: Factors) -> list[Formula]:
@@ -267,7 +317,7 @@ def _cuda_core_peak(m: MetricFrame, precision: str, f: Factors) -> list[Formula]
     return [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
 
 
-def _pipes(m: MetricFrame) -> dict[str, pd.Series]:
+def _pipes(m: MetricFrame) -> dict[str, Numbers]:
     """Per pipe: the larger of its instruction-issue and active-cycle utilisation (percent of peak
     over the elapsed cycles; over the active cycles where the report has only that)."""
     found: dict[str, dict[str, list[str]]] = {}
@@ -277,15 +327,14 @@ def _pipes(m: MetricFrame) -> dict[str, pd.Series]:
             if match is not None:
                 pipe = match["p"].removesuffix("_pred_on_any")
                 found.setdefault(pipe, {}).setdefault(kind, []).append(name)
-    out: dict[str, pd.Series] = {}
+    out: dict[str, Numbers] = {}
     for pipe, kinds in sorted(found.items()):
         elapsed_first = [sorted(names, key=lambda n: not n.endswith("elapsed")) for names in kinds.values()]
-        values = [m.any_of(*names) for names in elapsed_first]
-        out[pipe] = pd.concat(values, axis=1).max(axis=1)
+        out[pipe] = max_present([m.any_of(*names) for names in elapsed_first], m.rows)
     return out
 
 
-def _warp_inst(m: MetricFrame, duration: pd.Series) -> list[Formula]:
+def _warp_inst(m: MetricFrame, duration: Numbers) -> list[Formula]:
     clock = m(CLOCKS["sm"])
     sms = m.any_of(*SM_COUNT_METRICS)
     smsp_count, sm_count, sum_rate, avg_rate = WARP_INST_METRICS

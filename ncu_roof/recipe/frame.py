@@ -1,14 +1,26 @@
-"""What every formula of the recipe is built from: the factors, the metric frame, the choosers."""
+"""What every formula of the recipe is built from: the factors, the metric frame, the choosers,
+and the row-wise helpers they share.
+
+Every quantity is a numpy array with one value per launch: `Numbers` (float64, NaN = not
+measured), `Texts` (object: a label, or None or NaN, each kept as it is) and `Flags` (bool).
+The metric frame's arrays are shared and read-only: a formula makes new arrays, never writes.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from ncu_roof.metrics import is_wanted
+
+Numbers = npt.NDArray[np.float64]
+Texts = npt.NDArray[np.object_]
+Flags = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True)
@@ -27,95 +39,155 @@ class Factors:
 
 FACTORS = Factors()
 
-Formula = tuple[str, pd.Series]
+Formula = tuple[str, Numbers]
+
+
+def read_only(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """`values`, from now on refusing in-place writes (an array several columns share)."""
+    values.setflags(write=False)
+    return values
 
 
 class MetricFrame:
-    """Column access on the metric frame where an absent metric reads as NaN.
+    """The metric frame's columns as float64 arrays, each converted once, where an absent metric
+    reads as NaN (one shared array; `no_labels` is its labels' kin). The arrays are read-only.
 
     A formula may read only the names `metrics` declares (the readers drop every other column,
     so an undeclared name would read as NaN on every input): any other is a `KeyError`.
     """
 
     def __init__(self, metrics: pd.DataFrame) -> None:
-        self.df = metrics
-        self.nan = pd.Series(np.nan, index=metrics.index, dtype="float64")
+        self.rows = len(metrics.index)
+        self.nan: Numbers = read_only(np.full(self.rows, np.nan))
+        self.no_labels: Texts = read_only(np.full(self.rows, np.nan, dtype=object))
+        self._metrics = metrics
+        self._names = [str(c) for c in metrics.columns]
+        self._held = set(self._names)
+        self._arrays: dict[str, Numbers] = {}
 
-    def __call__(self, name: str) -> pd.Series:
+    def __call__(self, name: str) -> Numbers:
         if not is_wanted(name):
             raise KeyError(f"{name}: read by a formula, but not in metrics.FORMULA_METRICS")
-        if name not in self.df.columns:
+        if name not in self._held:
             return self.nan
-        column = self.df[name]
-        if column.dtype == "float64":  # what every reader gives: no copy
-            return column
-        return pd.to_numeric(column, errors="coerce").astype("float64")
+        array = self._arrays.get(name)
+        if array is None:
+            array = self._arrays[name] = read_only(_numbers(self._metrics[name]))
+        return array
 
-    def any_of(self, *names: str) -> pd.Series:
+    def any_of(self, *names: str) -> Numbers:
         out = self.nan
         for name in names:
-            out = out.fillna(self(name))
+            out = fillna(out, self(name))
         return out
 
-    def names(self) -> Iterable[str]:
-        return (str(c) for c in self.df.columns)
+    def has(self, name: str) -> bool:
+        return name in self._held
+
+    def names(self) -> list[str]:
+        return self._names
 
 
-def first_available(candidates: list[Formula], index: pd.Index) -> tuple[pd.Series, pd.Series]:
+def _numbers(column: pd.Series) -> Numbers:
+    if column.dtype == "float64":  # what every reader gives: no copy
+        return column.to_numpy(dtype=np.float64)
+    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def fillna(values: Numbers, other: Numbers | float) -> Numbers:
+    """`values`, with `other` where a value is NaN (a new array)."""
+    return np.where(np.isnan(values), other, values)
+
+
+def is_missing(labels: Texts) -> Flags:
+    """Per row: the label is None or NaN."""
+    missing: Flags = np.not_equal(labels, labels)  # NaN
+    missing |= np.equal(labels, _NONE)
+    return missing
+
+
+_NONE = np.array(None, dtype=object)
+
+
+def sum_present(parts: Sequence[Numbers], rows: int) -> Numbers:
+    """Sum of the parts that were measured; NaN only when none was (an n/a never erases a sum).
+    Added part after part, as pandas' `sum(axis=1, min_count=1)` adds them."""
+    if not parts:
+        return np.full(rows, np.nan)
+    stacked = np.vstack(parts)
+    absent = np.isnan(stacked)
+    total: Numbers = np.where(absent, 0.0, stacked).sum(axis=0)
+    return np.where(absent.all(axis=0), np.nan, total)
+
+
+def max_present(parts: Sequence[Numbers], rows: int) -> Numbers:
+    """Per row, the largest of the parts that were measured; NaN when none was."""
+    if not parts:
+        return np.full(rows, np.nan)
+    stacked = np.vstack(parts)
+    absent = np.isnan(stacked)
+    largest: Numbers = np.where(absent, -np.inf, stacked).max(axis=0)
+    return np.where(absent.all(axis=0), np.nan, largest)
+
+
+def first_available(candidates: list[Formula]) -> tuple[Numbers, Texts]:
     """Per row, the first candidate with a value; returns (values, recipe label, NaN for none)."""
-    values, chosen = choose(candidates, index)
-    return values, pd.Series(labels_of(candidates)[chosen], index=index, dtype="object")
+    values, chosen = choose(candidates)
+    labels: Texts = labels_of(candidates)[chosen]
+    return values, labels
 
 
-def choose(candidates: list[Formula], index: pd.Index) -> tuple[pd.Series, np.ndarray]:
+def choose(candidates: list[Formula]) -> tuple[Numbers, npt.NDArray[np.intp]]:
     """Per row, the first candidate with a value, and which it was (1, 2, …; 0 for none)."""
-    values = np.full(len(index), np.nan)
-    chosen = np.zeros(len(index), dtype=np.intp)
-    for k, (_, series) in enumerate(candidates, start=1):
-        candidate = series.to_numpy(dtype="float64", na_value=np.nan)
+    rows = len(candidates[0][1])
+    values = np.full(rows, np.nan)
+    chosen = np.zeros(rows, dtype=np.intp)
+    for k, (_, candidate) in enumerate(candidates, start=1):
         take = (chosen == 0) & ~np.isnan(candidate)
         values[take] = candidate[take]
         chosen[take] = k
-    return pd.Series(values, index=index), chosen
+    return values, chosen
 
 
-def labels_of(candidates: list[Formula]) -> np.ndarray:
+def labels_of(candidates: list[Formula]) -> Texts:
     """The candidates' labels, indexed as `choose` counts them (NaN first: the label of a row none fits)."""
     return np.array([np.nan, *(label for label, _ in candidates)], dtype=object)
 
 
-def prefixed(prefix: str, labels: pd.Series) -> pd.Series:
-    """`prefix` + each label (a missing one stays NaN), once per distinct label."""
+def codes_of(labels: Texts) -> tuple[npt.NDArray[np.intp], list[str]]:
+    """Each label as a code into the distinct labels (first seen first; -1 for None or NaN)."""
     codes, distinct = pd.factorize(labels)
-    texts = np.array([*(prefix + str(label) for label in distinct), np.nan], dtype=object)
-    return pd.Series(texts[codes], index=labels.index, dtype="object")
+    return codes, [str(label) for label in distinct]
 
 
-def present_sum(terms: Mapping[str, pd.Series], weights: Mapping[str, float]) -> tuple[pd.Series, pd.Series]:
+def prefixed(prefix: str, labels: Texts) -> Texts:
+    """`prefix` + each label (a missing one becomes NaN), once per distinct label."""
+    codes, distinct = codes_of(labels)
+    texts = np.array([*(prefix + label for label in distinct), np.nan], dtype=object)
+    out: Texts = texts[codes]
+    return out
+
+
+def present_sum(terms: Mapping[str, Numbers], weights: Mapping[str, float]) -> tuple[Numbers, Texts]:
     """Per row: the weighted sum of the terms that were collected (NaN when none was), and the
     names of those that were not (None when all were): an n/a term is absent, never 0."""
     names = list(terms)
-    index = next(iter(terms.values())).index
-    values = np.column_stack([terms[n].to_numpy(dtype="float64") * weights[n] for n in names])
-    absent = np.isnan(values)
-    total = np.where(absent.all(axis=1), np.nan, np.where(absent, 0.0, values).sum(axis=1))
-    missing = np.full(len(index), None, dtype=object)
+    weighted = [terms[n] * weights[n] for n in names]
+    rows = len(weighted[0])
+    absent = np.isnan(np.vstack(weighted)).T
+    missing = np.full(rows, None, dtype=object)
     partial = absent.any(axis=1) & ~absent.all(axis=1)
     if partial.any():  # the gaps of a report repeat (fp16: hfma but no hadd/hmul in every row)
         patterns, which = np.unique(absent[partial], axis=0, return_inverse=True)
         texts = [",".join(n for n, gap in zip(names, p, strict=True) if gap) for p in patterns]
         missing[partial] = np.array(texts, dtype=object)[which.reshape(-1)]
-    return pd.Series(total, index=index), pd.Series(missing, index=index, dtype="object")
+    return sum_present(weighted, rows), missing
 
 
-def join_gaps(first: pd.Series, second: pd.Series) -> pd.Series:
+def join_gaps(first: Texts, second: Texts) -> Texts:
     """Per row, the names of two sums' terms not collected, as one text (None when neither lacks any)."""
-    joined = first.where(first.isna() | second.isna(), first + "," + second)
-    return joined.where(first.notna(), second)
-
-
-def sum_present(parts: list[pd.Series], index: pd.Index) -> pd.Series:
-    """Sum of the parts that were measured; NaN only when none was (an n/a never erases a sum)."""
-    if not parts:
-        return pd.Series(np.nan, index=index, dtype="float64")
-    return pd.concat(parts, axis=1).sum(axis=1, min_count=1)
+    first_missing, second_missing = is_missing(first), is_missing(second)
+    joined: Texts = np.where(first_missing, second, first)
+    both = ~first_missing & ~second_missing
+    joined[both] = first[both] + "," + second[both]
+    return joined

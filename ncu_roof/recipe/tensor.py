@@ -7,7 +7,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from ncu_roof.metrics import (
     CLOCKS,
@@ -19,7 +18,18 @@ from ncu_roof.metrics import (
     TENSOR_PIPE_PCT,
     TENSOR_RATE,
 )
-from ncu_roof.recipe.frame import Factors, Formula, MetricFrame, first_available, present_sum, sum_present
+from ncu_roof.recipe.frame import (
+    Factors,
+    Formula,
+    MetricFrame,
+    Numbers,
+    Texts,
+    fillna,
+    first_available,
+    max_present,
+    present_sum,
+    sum_present,
+)
 
 
 def tensor_variants(names: Iterable[str], pattern: re.Pattern[str] = TENSOR_COUNT) -> list[str]:
@@ -58,51 +68,35 @@ def is_integer_path(path: str) -> bool:
 class TensorWork:
     """Tensor-core work of every launch: floating paths as FLOPs, integer paths as operations."""
 
-    flop: pd.Series  # sum of the floating paths measured (NaN when none was)
-    label: pd.Series
-    not_collected: pd.Series  # variants of the partition that read n/a (None when none did)
-    peak: pd.Series  # dense peak of the busiest floating source (FLOP/s)
-    peak_label: pd.Series
-    paths: Mapping[str, tuple[pd.Series, pd.Series]]  # path → (ops or FLOPs, its own peak per second)
-    int_ops: pd.Series  # sum of the integer paths measured (NaN when none was)
+    flop: Numbers  # sum of the floating paths measured (NaN when none was)
+    label: Texts
+    not_collected: Texts  # variants of the partition that read n/a (None when none did)
+    peak: Numbers  # dense peak of the busiest floating source (FLOP/s)
+    peak_label: Texts
+    paths: Mapping[str, tuple[Numbers, Numbers]]  # path → (ops or FLOPs, its own peak per second)
+    int_ops: Numbers  # sum of the integer paths measured (NaN when none was)
 
 
-def tensor_work(m: MetricFrame, duration: pd.Series, f: Factors) -> TensorWork:
-    index = m.df.index
-    names = list(m.names())
-    clock = m(CLOCKS["sm"])
-    count_variants = tensor_variants(names, TENSOR_COUNT)
-    rate_variants = tensor_variants(names, TENSOR_RATE)
-    work_by_variant = {v: m(f"sm__ops_path_tensor_{v}.sum") for v in count_variants}
-    label_by_path = "counter"
-    if not count_variants and rate_variants:
-        label_by_path = "rate*time"
-        work_by_variant = {
-            v: m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration for v in rate_variants
-        }
-    elif count_variants and rate_variants:  # a count that reads n/a falls back to its rate
-        for v in set(count_variants) & set(rate_variants):
-            rated = m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration
-            work_by_variant[v] = work_by_variant[v].fillna(rated)
-    peak_variants = sorted({mt["v"] for n in names if (mt := TENSOR_PEAK.match(n)) is not None})
-    per_variant_peak = pd.DataFrame(
-        {v: m(f"sm__ops_path_tensor_{v}.sum.peak_sustained") for v in peak_variants}, index=index
-    )
+def tensor_work(m: MetricFrame, duration: Numbers, f: Factors) -> TensorWork:
+    rows, clock = m.rows, m(CLOCKS["sm"])
+    work_by_variant, source = _variant_work(m, clock, duration)
+    peak_variants = sorted({mt["v"] for n in m.names() if (mt := TENSOR_PEAK.match(n)) is not None})
+    per_variant_peak = {v: m(f"sm__ops_path_tensor_{v}.sum.peak_sustained") for v in peak_variants}
     by_path: dict[str, list[str]] = {}
     for v in work_by_variant:
         by_path.setdefault(tensor_path(v), []).append(v)
-    paths: dict[str, tuple[pd.Series, pd.Series]] = {}
+    paths: dict[str, tuple[Numbers, Numbers]] = {}
     for path, variants in sorted(by_path.items()):
-        count = pd.concat([work_by_variant[v] for v in variants], axis=1).sum(axis=1, min_count=1)
-        paths[path] = (count, _path_peak(per_variant_peak, path) * clock)
+        count = sum_present([work_by_variant[v] for v in variants], rows)
+        paths[path] = (count, _path_peak(per_variant_peak, path, rows) * clock)
     floating = [p for p in paths if not is_integer_path(p)]
     integer = [p for p in paths if is_integer_path(p)]
-    flop_paths = sum_present([paths[p][0] for p in floating], index)
-    not_collected = pd.Series(None, index=index, dtype="object")
+    flop_paths = sum_present([paths[p][0] for p in floating], rows)
+    not_collected = np.full(rows, np.nan, dtype=object)  # NaN: no partition in the report
     if work_by_variant:
         _, not_collected = present_sum(work_by_variant, dict.fromkeys(work_by_variant, 1.0))
     k = f.tensor_flop_per_pipe_inst
-    candidates: list[Formula] = [(f"{label_by_path}:sum(sm__ops_path_tensor_* floating paths)", flop_paths)]
+    candidates: list[Formula] = [(f"{source}:sum(sm__ops_path_tensor_* floating paths)", flop_paths)]
     if not integer:  # an instruction count cannot tell integer from floating tensor work
         candidates += [
             (f"counter:sm__inst_executed_pipe_tensor*{k:g}", m(TENSOR_INST) * k),
@@ -112,64 +106,92 @@ def tensor_work(m: MetricFrame, duration: pd.Series, f: Factors) -> TensorWork:
             ),
         ]
     idle = m.any_of(*TENSOR_PIPE_PCT)
-    candidates.append((IDLE_TENSOR_PIPE, idle.where(idle == 0)))
-    flop, label = first_available(candidates, index)
+    candidates.append((IDLE_TENSOR_PIPE, np.where(idle == 0, idle, np.nan)))
+    flop, label = first_available(candidates)
     if floating:
-        flop = flop.where(flop_paths.isna(), flop_paths)  # the paths decide wherever one was measured
+        flop = fillna(flop_paths, flop)  # the paths decide wherever one was measured
+    floating_work = {v: w for v, w in work_by_variant.items() if tensor_path(v) in floating}
+    peak, peak_label = _tensor_peak(m, per_variant_peak, floating_work, clock, k)
+    int_ops = sum_present([paths[p][0] for p in integer], rows)
+    return TensorWork(flop, label, not_collected, peak, peak_label, paths, int_ops)
 
-    peaks: list[Formula] = []
-    floating_peaks = per_variant_peak[[v for v in peak_variants if not is_integer_path(tensor_path(v))]]
-    if not floating_peaks.columns.empty:
-        floating_work = {v: w for v, w in work_by_variant.items() if tensor_path(v) in floating}
-        ops = pd.DataFrame(floating_work, index=index)
-        peaks.append(
+
+def _variant_work(m: MetricFrame, clock: Numbers, duration: Numbers) -> tuple[dict[str, Numbers], str]:
+    """The work of each variant of the partition, and where it came from ("counter", "rate*time")."""
+    names = m.names()
+    count_variants = tensor_variants(names, TENSOR_COUNT)
+    rate_variants = tensor_variants(names, TENSOR_RATE)
+
+    def rated(v: str) -> Numbers:
+        return m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration
+
+    if not count_variants and rate_variants:
+        return {v: rated(v) for v in rate_variants}, "rate*time"
+    work = {v: m(f"sm__ops_path_tensor_{v}.sum") for v in count_variants}
+    for v in set(count_variants) & set(rate_variants):  # a count that reads n/a falls back to its rate
+        work[v] = fillna(work[v], rated(v))
+    return work, "counter"
+
+
+def _tensor_peak(
+    m: MetricFrame,
+    peaks: Mapping[str, Numbers],
+    floating_work: Mapping[str, Numbers],
+    clock: Numbers,
+    k: float,
+) -> tuple[Numbers, Texts]:
+    """The dense peak of the busiest floating source, else the instruction peak × `k` FLOPs."""
+    candidates: list[Formula] = []
+    floating_peaks = {v: p for v, p in peaks.items() if not is_integer_path(tensor_path(v))}
+    if floating_peaks:
+        candidates.append(
             (
                 "report:dense sm__ops_path_tensor_<busiest source>.peak_sustained*sm_clock",
-                _busiest_peak(floating_peaks, ops) * clock,
+                _busiest_peak(floating_peaks, floating_work, m.rows) * clock,
             )
         )
-    peaks.append(
+    candidates.append(
         (
             f"report:sm__inst_executed_pipe_tensor.peak_sustained*{k:g}*sm_clock",
             m(TENSOR_INST_PEAK) * k * clock,
         )
     )
-    peak, peak_label = first_available(peaks, index)
-    int_ops = sum_present([paths[p][0] for p in integer], index)
-    return TensorWork(flop, label, not_collected, peak, peak_label, paths, int_ops)
+    return first_available(candidates)
 
 
-def _dense_peak(peaks: pd.DataFrame, source: str) -> pd.Series:
+def _dense_peak(peaks: Mapping[str, Numbers], source: str, rows: int) -> Numbers:
     """Max dense peak of the variants reading `source` (sparse peaks count 2:4 ops twice)."""
-    dense = [v for v in peaks.columns if "sparsity_on" not in v]
+    dense = [v for v in peaks if "sparsity_on" not in v]
     explicit = [v for v in dense if "sparsity_off" in v]
     pool = [v for v in (explicit or dense) if f"src_{source}" in v] or explicit or dense
-    return peaks[pool].max(axis=1)
+    return max_present([peaks[v] for v in pool], rows)
 
 
-def _busiest_peak(peaks: pd.DataFrame, ops: pd.DataFrame) -> pd.Series:
+def _busiest_peak(peaks: Mapping[str, Numbers], ops: Mapping[str, Numbers], rows: int) -> Numbers:
     """Dense peak for the source type that did the most tensor work; FP16 (datasheet) if none."""
-    default = _dense_peak(peaks, "fp16")
-    busy = ops.fillna(0.0)
-    if busy.empty or not (busy.max(axis=1) > 0).any():
+    default = _dense_peak(peaks, "fp16", rows)
+    if not ops:
         return default
-    source = busy.idxmax(axis=1).astype(str).str.extract(_SOURCE, expand=False)
-    source = source.where(busy.max(axis=1) > 0)
+    busy = np.vstack([fillna(work, 0.0) for work in ops.values()])
+    worked = busy.max(axis=0) > 0
+    if not worked.any():
+        return default
+    busiest = busy.argmax(axis=0)  # the first variant of the most work, as pandas' `idxmax`
+    sources = [match.group(1) if (match := _SOURCE.search(v)) else None for v in ops]
     out = default.copy()
-    for name in source.dropna().unique():  # one step per source type, not per launch
-        rows = source == name
-        out[rows] = _dense_peak(peaks[rows], str(name))
+    for source in dict.fromkeys(s for s in sources if s is not None):  # one step per source type
+        variants = [i for i, s in enumerate(sources) if s == source]
+        rows_of_source = worked & np.isin(busiest, variants)
+        out[rows_of_source] = _dense_peak(peaks, source, rows)[rows_of_source]
     return out
 
 
-def _path_peak(peaks: pd.DataFrame, path: str) -> pd.Series:
+def _path_peak(peaks: Mapping[str, Numbers], path: str, rows: int) -> Numbers:
     """A data path's own peak (per cycle): dense peaks for a dense path, sparse for a sparse one."""
     source = path.removesuffix("_sparse")
     sparse = path.endswith("_sparse")
-    mine = [v for v in peaks.columns if tensor_path(v).removesuffix("_sparse") == source]
+    mine = [v for v in peaks if tensor_path(v).removesuffix("_sparse") == source]
     pool = [v for v in mine if ("sparsity_on" in v) == sparse]
     if not sparse:
         pool = [v for v in pool if "sparsity_off" in v] or pool
-    if not pool:
-        return pd.Series(np.nan, index=peaks.index, dtype="float64")
-    return peaks[pool].max(axis=1)
+    return max_present([peaks[v] for v in pool], rows)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pandas as pd
 
 from ncu_roof.metrics import (
     CC_MAJOR,
@@ -23,7 +22,17 @@ from ncu_roof.metrics import (
     counter_forms,
 )
 from ncu_roof.ncu import version_tuple
-from ncu_roof.recipe.frame import Factors, Formula, MetricFrame, choose, labels_of
+from ncu_roof.recipe.frame import (
+    Factors,
+    Flags,
+    Formula,
+    MetricFrame,
+    Numbers,
+    Texts,
+    choose,
+    fillna,
+    labels_of,
+)
 from ncu_roof.traffic import TrafficDefinition
 
 
@@ -54,22 +63,20 @@ class TierDefinition:
     """One definition of a tier's traffic, with the roof of the very same counter."""
 
     kind: str  # "nsight", "counted" or "shared"
-    label: pd.Series  # per row: the formula of the bytes
-    bytes: pd.Series
-    bandwidth_byte_per_s: pd.Series
-    roof_label: pd.Series  # per row: how the roof was had (peak_sustained or pct of peak)
+    label: Texts  # per row: the formula of the bytes
+    bytes: Numbers
+    bandwidth_byte_per_s: Numbers
+    roof_label: Texts  # per row: how the roof was had (peak_sustained or pct of peak)
     builtin: bool  # the built-in per-architecture figure models this counter's peak
 
 
 def _measured(
-    m: MetricFrame, duration: pd.Series, measure: _Measure, kind: str, builtin: bool, rated: bool = True
+    m: MetricFrame, duration: Numbers, measure: _Measure, kind: str, builtin: bool, rated: bool = True
 ) -> TierDefinition:
     """Bytes (count, else rate × time unless `rated` is False) and the counter's own peak rate:
     `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100)."""
-    index = m.df.index
-    if not any(name in m.df.columns for name in measure.inputs()):  # a counter the report lacks
-        nothing = pd.Series(np.nan, index=index, dtype="object")
-        return TierDefinition(kind, nothing, m.nan, m.nan, nothing, builtin)
+    if not any(m.has(name) for name in measure.inputs()):  # a counter the report lacks
+        return _no_rows(m, kind, builtin)
     s = measure.scale
     base, derived, clock = measure.base, measure.derived, m(measure.clock)
     count = m(base) * s
@@ -78,33 +85,49 @@ def _measured(
     if derived is not None:
         rates.append((f"{derived}.per_second", m(f"{derived}.per_second")))
         peaks.append((f"{derived}.peak_sustained", m(f"{derived}.peak_sustained")))
-    rate, rate_chosen = choose(rates, index)
-    peak, peak_chosen = choose(peaks, index)
+    rate, rate_chosen = choose(rates)
+    peak, peak_chosen = choose(peaks)
     nbytes, bytes_chosen = choose(
-        [(f"counter:{measure.name()}", count), ("rate*time:", rate * duration if rated else m.nan)], index
+        [(f"counter:{measure.name()}", count), ("rate*time:", rate * duration if rated else m.nan)]
     )
     # labels as codes into a few texts: rate × time says which rate, a peak at which clock
     rate_labels = [f"rate*time:{label}" for label in labels_of(rates)[1:]]
     texts = [np.nan, *(t.removesuffix("*1") for t in (f"counter:{measure.name()}", *rate_labels))]
     codes = np.where(bytes_chosen == 2, 1 + rate_chosen, bytes_chosen)
-    label = pd.Series(np.array(texts, dtype=object)[codes], index=index, dtype="object")
+    label: Texts = np.array(texts, dtype=object)[codes]
     pct = m(f"{base}.pct_of_peak_sustained_elapsed")
-    achieved = rate.fillna(count / duration)
-    by_pct = (achieved / (pct / 100.0)).where(pct > 0)
-    roof, roof_chosen = choose([("peak", peak * clock), ("pct", by_pct)], index)
+    achieved = fillna(rate, count / duration)
+    by_pct = np.where(pct > 0, achieved / (pct / 100.0), np.nan)
+    roof, roof_chosen = choose([("peak", peak * clock), ("pct", by_pct)])
     peak_texts = [f"{label} x {measure.clock}" for label in labels_of(peaks)[1:]]
     texts = [np.nan, *peak_texts, f"{measure.name()} rate / pct_of_peak_sustained_elapsed"]
     codes = np.where(roof_chosen == 1, peak_chosen, np.where(roof_chosen == 2, 1 + len(peaks), 0))
-    roof_label = pd.Series(np.array(texts, dtype=object)[codes], index=index, dtype="object")
+    roof_label: Texts = np.array(texts, dtype=object)[codes]
     return TierDefinition(kind, label, nbytes, roof, roof_label, builtin)
 
 
-def _fixed(label: str, nbytes: pd.Series, roof_of: TierDefinition, kind: str) -> TierDefinition:
+def _fixed(label: str, nbytes: Numbers, roof_of: TierDefinition, kind: str) -> TierDefinition:
     """Another formula for the same counter as `roof_of` (DRAM read + write = dram__bytes)."""
     texts = np.array([np.nan, label], dtype=object)
-    labels = pd.Series(texts[nbytes.notna().to_numpy(dtype=np.intp)], index=nbytes.index, dtype="object")
+    labels: Texts = texts[(~np.isnan(nbytes)).astype(np.intp)]
     roof = roof_of.bandwidth_byte_per_s
     return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, roof_of.builtin)
+
+
+def _no_rows(m: MetricFrame, kind: str, builtin: bool) -> TierDefinition:
+    """A definition no row has (its counter absent): the shared read-only all-NaN arrays."""
+    return TierDefinition(kind, m.no_labels, m.nan, m.nan, m.no_labels, builtin)
+
+
+def _within(m: MetricFrame, d: TierDefinition, rows: Flags) -> TierDefinition:
+    """`d` on `rows` only (NaN on the others)."""
+    if rows.all():
+        return d
+    if not rows.any():
+        return _no_rows(m, d.kind, d.builtin)
+    label, roof_label = (np.where(rows, x, np.nan) for x in (d.label, d.roof_label))
+    nbytes, roof = (np.where(rows, x, np.nan) for x in (d.bytes, d.bandwidth_byte_per_s))
+    return TierDefinition(d.kind, label, nbytes, roof, roof_label, d.builtin)
 
 
 def nsight_era(ncu_version: str | None) -> str | None:
@@ -117,13 +140,13 @@ def nsight_era(ncu_version: str | None) -> str | None:
     return "2023" if version < (2024, 1) else "2024"
 
 
-def _writeback(cc: pd.Series, scope: str) -> pd.Series:
+def _writeback(cc: Numbers, scope: str) -> Flags:
     """Rows whose compute capability draws the L1 writeback of `scope` ("", "_mem_lg", "_mem_lgds")."""
     return {"": cc <= 72, "_mem_lg": (cc >= 75) & (cc <= 89), "_mem_lgds": cc >= 90}[scope]
 
 
 def tier_candidates(
-    m: MetricFrame, duration: pd.Series, f: Factors, era: str | None, traffic: TrafficDefinition
+    m: MetricFrame, duration: Numbers, f: Factors, era: str | None, traffic: TrafficDefinition
 ) -> dict[str, tuple[str, list[TierDefinition]]]:
     """Per tier: the definition asked for, and its candidates in order of preference."""
     lts, l1, dram_clk = (CLOCKS[u] for u in ("lts", "l1tex", "dram"))
@@ -175,17 +198,7 @@ def tier_candidates(
     for scope in ("_mem_lgds", "_mem_lg", ""):
         d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1, builtin=True)
         # the scope Nsight draws on this compute capability; any scope where the CC is unknown
-        keep = _writeback(cc, scope) | cc.isna()
-        writebacks.append(
-            TierDefinition(
-                d.kind,
-                d.label.where(keep),
-                d.bytes.where(keep),
-                d.bandwidth_byte_per_s.where(keep),
-                d.roof_label.where(keep),
-                d.builtin,
-            )
-        )
+        writebacks.append(_within(m, d, _writeback(cc, scope) | np.isnan(cc)))
     l1_writeback = _first_of(writebacks)
     l1_nsight = {
         "2024": l1_writeback,
@@ -201,7 +214,7 @@ def tier_candidates(
         t_sectors,
         _fixed(
             f"counter:l1tex__t_sectors_pipe_lsu_mem_{{global,local}}_op_{{ld,st}}.sum*{sector:g}",
-            (global_ld + global_st + local_ld.fillna(0.0) + local_st.fillna(0.0)) * sector,
+            (global_ld + global_st + fillna(local_ld, 0.0) + fillna(local_st, 0.0)) * sector,
             t_sectors,
             "counted",
         ),
@@ -215,16 +228,11 @@ def tier_candidates(
         # the roof from the parent (the same data pipe)
         _fixed(
             f"counter:{SHARED_WAVEFRONTS}_op_{{ld,st,atom}}.sum*{wavefront:g}",
-            (m(SHARED_OPS[0]) + m(SHARED_OPS[1]) + m(SHARED_OPS[2]).fillna(0.0)) * wavefront,
+            (m(SHARED_OPS[0]) + m(SHARED_OPS[1]) + fillna(m(SHARED_OPS[2]), 0.0)) * wavefront,
             pipe,
             "shared",
         ),
-        _fixed(
-            f"counter:{SHARED_SASS_BYTES}",
-            m(SHARED_SASS_BYTES),
-            TierDefinition("shared", m.nan, m.nan, m.nan, m.nan.astype("object"), False),
-            "shared",
-        ),
+        _fixed(f"counter:{SHARED_SASS_BYTES}", m(SHARED_SASS_BYTES), _no_rows(m, "shared", False), "shared"),
     ]
 
     def ordered(by_era: dict[str, TierDefinition], counted: list[TierDefinition]) -> list[TierDefinition]:
@@ -252,50 +260,38 @@ def _first_of(definitions: list[TierDefinition]) -> TierDefinition:
     first = definitions[0]
     merged = _Columns.of(first)
     for d in definitions[1:]:
-        merged.take(np.isnan(merged.nbytes) & d.bytes.notna().to_numpy(), d)
-    label, nbytes, roof, roof_label = merged.series(first.bytes.index)
-    return TierDefinition(first.kind, label, nbytes, roof, roof_label, first.builtin)
+        merged.take(np.isnan(merged.nbytes) & ~np.isnan(d.bytes), d)
+    return TierDefinition(
+        first.kind, merged.label, merged.nbytes, merged.roof, merged.roof_label, first.builtin
+    )
 
 
 @dataclass
 class _Columns:
-    """A tier's columns as numpy arrays while definitions are merged row by row (pandas' `where`
-    costs ~10x at 100,000 launches); objects (None, NaN, labels) are kept as they are."""
+    """A tier's columns while definitions are merged row by row (new arrays: `take` writes into
+    them); objects (None, NaN, labels) are kept as they are."""
 
-    label: np.ndarray
-    nbytes: np.ndarray
-    roof: np.ndarray
-    roof_label: np.ndarray
+    label: Texts
+    nbytes: Numbers
+    roof: Numbers
+    roof_label: Texts
 
     @staticmethod
     def of(d: TierDefinition) -> _Columns:
-        columns = (d.label, d.bytes, d.bandwidth_byte_per_s, d.roof_label)
-        return _Columns(*(_array(x).copy() for x in columns))  # copies: `take` writes into them
+        return _Columns(d.label.copy(), d.bytes.copy(), d.bandwidth_byte_per_s.copy(), d.roof_label.copy())
 
     @staticmethod
     def empty(rows: int) -> _Columns:
         nothing = np.full(rows, np.nan, dtype=object)  # NaN: the label of a row no definition fits
         return _Columns(nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing.copy())
 
-    def take(self, rows: np.ndarray, d: TierDefinition) -> None:
+    def take(self, rows: Flags, d: TierDefinition) -> None:
         if not rows.any():  # most alternatives fill no row at all
             return
-        self.label[rows] = _array(d.label)[rows]
-        self.nbytes[rows] = _array(d.bytes)[rows]
-        self.roof[rows] = _array(d.bandwidth_byte_per_s)[rows]
-        self.roof_label[rows] = _array(d.roof_label)[rows]
-
-    def series(self, index: pd.Index) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
-        return (
-            pd.Series(self.label, index=index, dtype="object"),
-            pd.Series(self.nbytes, index=index, dtype="float64"),
-            pd.Series(self.roof, index=index, dtype="float64"),
-            pd.Series(self.roof_label, index=index, dtype="object"),
-        )
-
-
-def _array(series: pd.Series) -> np.ndarray:
-    return series.to_numpy(dtype="float64" if series.dtype.kind == "f" else object)
+        self.label[rows] = d.label[rows]
+        self.nbytes[rows] = d.bytes[rows]
+        self.roof[rows] = d.bandwidth_byte_per_s[rows]
+        self.roof_label[rows] = d.roof_label[rows]
 
 
 OTHER_NSIGHT = "nsight-other"
@@ -310,36 +306,34 @@ _KIND_WORDS = {
 class PickedTier:
     """One tier's traffic per row: bytes, roof of the same counter, and where each came from."""
 
-    bytes: pd.Series
-    label: pd.Series
-    bandwidth_byte_per_s: pd.Series
-    roof_label: pd.Series
-    definition: pd.Series  # "nsight", "counted", "shared"; "closest to nsight: counted", …
-    builtin: pd.Series  # bool: the built-in per-architecture roof models the chosen counter
+    bytes: Numbers
+    label: Texts
+    bandwidth_byte_per_s: Numbers
+    roof_label: Texts
+    definition: Texts  # "nsight", "counted", "shared"; "closest to nsight: counted", …; NaN: no bytes
+    builtin: Flags  # the built-in per-architecture roof models the chosen counter
 
 
-def pick_tier(asked: str, definitions: list[TierDefinition], index: pd.Index, era: str | None) -> PickedTier:
+def pick_tier(asked: str, definitions: list[TierDefinition], rows: int, era: str | None) -> PickedTier:
     """Per row: the first definition with bytes and a roof of its own, else the first with bytes
     (its roof then stays missing: a tier's traffic is never judged against another's peak)."""
-    picked = _Columns.empty(len(index))
-    kind = np.full(len(index), None, dtype=object)
-    builtin = np.zeros(len(index), dtype=bool)
+    picked = _Columns.empty(rows)
+    which = np.full(rows, len(definitions))  # the definition each row took; len: none
     for need_roof in (True, False):
-        for d in definitions:
-            take = np.isnan(picked.nbytes) & d.bytes.notna().to_numpy()
+        for i, d in enumerate(definitions):
+            take = np.isnan(picked.nbytes) & ~np.isnan(d.bytes)
             if need_roof:
-                take &= d.bandwidth_byte_per_s.notna().to_numpy()
+                take &= ~np.isnan(d.bandwidth_byte_per_s)
             picked.take(take, d)
-            kind[take] = d.kind
-            builtin[take] = d.builtin
+            which[take] = i
     if asked == TrafficDefinition.NSIGHT.value and era is None:
         words = "nsight (ncu version unknown: chosen by the metrics present)"
     else:
         words = asked
-    definition = np.full(len(index), np.nan, dtype=object)  # missing where no bytes
-    for chosen in (k for k in pd.unique(kind) if k is not None):
-        text = words if chosen == asked else f"closest to {asked}: {_KIND_WORDS.get(chosen, chosen)}"
-        definition[kind == chosen] = text
-    label, nbytes, roof, roof_label = picked.series(index)
-    definitions_text = pd.Series(definition, index=index, dtype="str")
-    return PickedTier(nbytes, label, roof, roof_label, definitions_text, pd.Series(builtin, index=index))
+    texts = [
+        words if d.kind == asked else f"closest to {asked}: {_KIND_WORDS.get(d.kind, d.kind)}"
+        for d in definitions
+    ]
+    definition: Texts = np.array([*texts, np.nan], dtype=object)[which]
+    builtin: Flags = np.array([*(d.builtin for d in definitions), False])[which]
+    return PickedTier(picked.nbytes, picked.label, picked.roof, picked.roof_label, definition, builtin)
