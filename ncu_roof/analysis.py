@@ -26,11 +26,11 @@ from ncu_roof.columns import (
 )
 from ncu_roof.device_columns import device_columns, number
 from ncu_roof.gpus import gpu_by_key, match_gpu
-from ncu_roof.ingest import IDENTITY_COLUMNS, RunTable
+from ncu_roof.ingest import RunTable
 from ncu_roof.recipe import (
     TENSOR_PATH_PREFIX,
     collect_command,
-    normalize,
+    normalize_columns,
 )
 from ncu_roof.records import Device, InputInfo, Kernel
 from ncu_roof.roofs import device_hardware, fill_builtin, first_label, launch_count, median, report_roofs
@@ -114,28 +114,34 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
 
 def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.ndarray]:
     """A table's launches normalized, as arrays: column name → one value per launch."""
-    # the recipe's frame converted once, here only: `recipe.normalize_columns` will replace this
-    frame = normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version, traffic=traffic)
-    return {str(c): frame[c].to_numpy() for c in frame.columns}
+    return normalize_columns(table.metrics(), ncu_version=table.ncu_version, traffic=traffic, rows=table.rows)
 
 
 def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     """The identity columns as arrays: ID, run and device index as integers (a missing run or
     device index is 0), texts as `str` objects (a missing name is "", any other missing text
     None), the input notes as they are."""
-    frame = table.frame.reindex(columns=list(IDENTITY_COLUMNS))
-    n = len(frame)
-    integers = {c: frame[c].fillna(0).to_numpy(dtype="int64") for c in ("run", "device")}
+    frame, n = table.columns, table.rows
+    integers = {c: _indices(frame[c]) for c in ("run", "device")}
     texts = {
         c: decoded(coded(frame, c, n, str), None) for c in ("grid", "block", "nvtx", "device_name", "cc")
     }
     return {
-        "id": frame["id"].to_numpy(dtype="int64"),
+        "id": frame["id"].astype("int64"),
         **integers,
         "name": decoded(coded(frame, "name", n, str), ""),
         **texts,
-        "input_notes": frame["input_notes"].to_numpy(dtype=object),
+        "input_notes": frame["input_notes"],
     }
+
+
+def _indices(values: np.ndarray) -> np.ndarray:
+    """A run or device index per launch (0 where missing): runs are texts ("0", "1", …), device
+    indices numbers (NaN where missing)."""
+    if values.dtype.kind == "f":
+        numbers: np.ndarray = np.nan_to_num(values, nan=0.0).astype("int64")
+        return numbers
+    return np.array([0 if v is None else int(v) for v in values.tolist()], dtype="int64")
 
 
 def _device_rows(ident: Mapping[str, np.ndarray]) -> list[np.ndarray]:

@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
+from ncu_roof.codes import factorize
 from ncu_roof.model import object_array
 from ncu_roof.records import Kernel
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 FLOATS = (
     "duration_s",
@@ -215,17 +216,10 @@ def shared_texts(values: list[Any], encode: Callable[[Any], T]) -> list[T]:
     return out
 
 
-class _NoneKey:
-    """Stands for None while a column is factorized (hashed by identity, equal to nothing else)."""
-
-
-_NONE = _NoneKey()
-
-
 def factorized(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
-    """`pandas.factorize` of an object column (None a value too): codes, and the distinct values in
-    first-seen order. A column of one enum is coded by comparison: hashing 100,000 enum members
-    in Python costs more than the rest of the grouping."""
+    """`codes.factorize` of an object column with None and NaN values of their own: codes, and
+    the distinct values in first-seen order. A column of one enum is coded by comparison:
+    hashing 100,000 enum members in Python costs more than the rest of the grouping."""
     first = next((v for v in values.tolist() if v is not None), None)
     if isinstance(first, Enum):
         members = [None, *type(first)]
@@ -238,13 +232,7 @@ def factorized(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
             rank = np.empty(len(order), dtype="int64")
             rank[order] = np.arange(len(order))
             return rank[inverse.ravel()], [members[i] for i in seen[order].tolist()]
-    import pandas as pd
-
-    keyed = values.copy()
-    keyed[[v is None for v in values.tolist()]] = _NONE  # pandas takes None and NaN for one value
-    codes = pd.factorize(keyed, use_na_sentinel=False)[0].astype("int64")
-    first = np.unique(codes, return_index=True)[1]  # codes count up in first-seen order
-    return codes, [values[j] for j in first.tolist()]  # the values themselves (pandas makes None NaN)
+    return factorize(values, missing_is_value=True)
 
 
 def distinct_rows(codes: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -287,19 +275,16 @@ class Coded:
 
 
 def coded(
-    group: Mapping[str, np.ndarray] | pd.DataFrame,
+    group: Mapping[str, np.ndarray],
     column: str,
     n: int,
     as_value: Callable[[Any], Any] = lambda v: v,
 ) -> Coded:
-    """A column of n launches coded; an absent column is missing everywhere. Text columns: non-text
-    is missing."""
-    import pandas as pd
-
+    """A column of n launches coded (None and NaN missing); an absent column is missing everywhere."""
     if column not in group:
         return Coded(np.full(n, -1, dtype="int64"), [])
-    codes, uniques = pd.factorize(group[column], use_na_sentinel=True)
-    return Coded(codes.astype("int64"), [as_value(u) for u in uniques])
+    codes, uniques = factorize(group[column])
+    return Coded(codes, [as_value(u) for u in uniques])
 
 
 def text_value(value: Any) -> str | None:

@@ -40,3 +40,20 @@ def test_a_command_line_loads_only_its_commands_module() -> None:
     assert commands == "['gpus', 'predict']"
     assert "ncu_roof.cli.analyze" not in modules and "ncu_roof.cli.predict" in modules
     assert heavy == "False False"
+
+
+def test_analyzing_a_report_loads_neither_pandas_nor_pyarrow(corpus: Path, tmp_path: Path) -> None:
+    """A report read through `ncu_report` needs no DataFrame and no Arrow: the ~0.35 s of their
+    imports is most of what `analyze` of a small report would cost."""
+    report = corpus / "a10_rep_2023.2.0_105-kernels-llm.ncu-rep"
+    out = tmp_path / "out.json"
+    probe = (
+        "import sys\n"
+        "from ncu_roof.cli import main\n"
+        f"try:\n    main(['analyze', {str(report)!r}, '--format', 'json', '-o', {str(out)!r}])\n"
+        "except SystemExit as done:\n    assert done.code == 0, done.code\n"
+        "print(sorted({'pandas', 'pyarrow', 'matplotlib'} & set(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+    assert out.read_text(encoding="utf-8").count('"name": ') >= 105

@@ -10,11 +10,12 @@ are all present wins. Factors that the metric recipe (shared notes, §3) marks *
 `Factors` below and nowhere else.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable, Iterable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import pandas as pd
 
 from ncu_roof.metrics import (
     CLOCKS,
@@ -44,6 +45,7 @@ from ncu_roof.recipe.frame import (
     Flags,
     Formula,
     MetricFrame,
+    Metrics,
     Numbers,
     Texts,
     codes_of,
@@ -66,6 +68,9 @@ from ncu_roof.recipe.tensor import (
 from ncu_roof.recipe.tiers import nsight_era, pick_tier, tier_candidates
 from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.vocabulary import PRECISIONS
+
+if TYPE_CHECKING:  # `normalize` gives a DataFrame; the analysis reads `normalize_columns`' arrays
+    import pandas as pd
 
 __all__ = [
     "COLLECT",
@@ -95,6 +100,8 @@ def normalize(
 ) -> pd.DataFrame:
     """Metric frame (SI) → normalized per-launch table (SI), with a recipe label per quantity:
     `normalize_columns` as a frame (labels object, `*_traffic` `str`), every column its own."""
+    import pandas as pd
+
     columns = normalize_columns(metrics, factors, ncu_version=ncu_version, traffic=traffic)
     frame = {name: _column(name, values, metrics.index) for name, values in columns.items()}
     return pd.DataFrame(frame, index=metrics.index, copy=False)  # an array a column, none stacked
@@ -102,6 +109,8 @@ def normalize(
 
 def _column(name: str, values: np.ndarray, index: pd.Index) -> np.ndarray | pd.Series:
     """A frame's column: a shared (read-only) array copied; texts as pandas kept them, not inferred."""
+    import pandas as pd
+
     own = values if values.flags.writeable else values.copy()
     if own.dtype != object:
         return own
@@ -109,13 +118,15 @@ def _column(name: str, values: np.ndarray, index: pd.Index) -> np.ndarray | pd.S
 
 
 def normalize_columns(
-    metrics: pd.DataFrame,
+    metrics: Metrics,
     factors: Factors = FACTORS,
     *,
     ncu_version: str | None = None,
     traffic: TrafficDefinition = TrafficDefinition.NSIGHT,
+    rows: int | None = None,
 ) -> dict[str, np.ndarray]:
-    """Metric frame (SI) → the normalized per-launch columns (SI), with a recipe label per quantity:
+    """Metrics (SI; a DataFrame, or a mapping of arrays with `rows` launches) → the normalized
+    per-launch columns (SI), with a recipe label per quantity:
     float64 numbers (NaN: not measured), object labels (str, None or NaN), bool flags, in the
     order of `normalize`'s columns. A read-only array may be shared by several columns (a
     metric passed through, the all-NaN one); every other array is its column's own.
@@ -124,7 +135,7 @@ def normalize_columns(
     Nsight draws; `traffic` picks the traffic definition of the memory tiers.
     """
     with np.errstate(all="ignore"):  # as pandas: 0/0 is NaN and x/0 inf, without a warning
-        return _normalize(MetricFrame(metrics), factors, ncu_version, traffic)
+        return _normalize(MetricFrame(metrics, rows), factors, ncu_version, traffic)
 
 
 def _normalize(

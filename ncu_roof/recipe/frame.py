@@ -10,13 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
+from ncu_roof.codes import Codes, factorize
 from ncu_roof.metrics import is_wanted
+
+if TYPE_CHECKING:  # a DataFrame is one of the metric tables the recipe takes (tests, notebooks)
+    import pandas as pd
+
+Metrics: TypeAlias = "Mapping[str, npt.NDArray[Any]] | pd.DataFrame"  # metric → a value per launch
 
 Numbers = npt.NDArray[np.float64]
 Texts = npt.NDArray[np.object_]
@@ -56,12 +61,13 @@ class MetricFrame:
     so an undeclared name would read as NaN on every input): any other is a `KeyError`.
     """
 
-    def __init__(self, metrics: pd.DataFrame) -> None:
-        self.rows = len(metrics.index)
+    def __init__(self, metrics: Metrics, rows: int | None = None) -> None:
+        """`rows`: the number of launches (needed only when `metrics` is a mapping with no column)."""
+        self.rows = rows if rows is not None else _rows(metrics)
         self.nan: Numbers = read_only(np.full(self.rows, np.nan))
         self.no_labels: Texts = read_only(np.full(self.rows, np.nan, dtype=object))
         self._metrics = metrics
-        self._names = [str(c) for c in metrics.columns]
+        self._names = [str(c) for c in metrics]
         self._held = set(self._names)
         self._arrays: dict[str, Numbers] = {}
 
@@ -88,10 +94,20 @@ class MetricFrame:
         return self._names
 
 
-def _numbers(column: pd.Series) -> Numbers:
+def _rows(metrics: Metrics) -> int:
+    index = getattr(metrics, "index", None)  # a DataFrame knows its rows without a column
+    if index is not None:
+        return len(index)
+    first = next(iter(metrics), None)
+    return 0 if first is None else len(metrics[str(first)])
+
+
+def _numbers(column: npt.NDArray[Any] | pd.Series) -> Numbers:
     if column.dtype == "float64":  # what every reader gives: no copy
-        return column.to_numpy(dtype=np.float64)
-    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        return np.asarray(column, dtype=np.float64)
+    import pandas as pd  # a metric a report gives as text: numbers where they are numbers
+
+    return pd.to_numeric(pd.Series(column), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def fillna(values: Numbers, other: Numbers | float) -> Numbers:
@@ -154,9 +170,9 @@ def labels_of(candidates: list[Formula]) -> Texts:
     return np.array([np.nan, *(label for label, _ in candidates)], dtype=object)
 
 
-def codes_of(labels: Texts) -> tuple[npt.NDArray[np.intp], list[str]]:
+def codes_of(labels: Texts) -> tuple[Codes, list[str]]:
     """Each label as a code into the distinct labels (first seen first; -1 for None or NaN)."""
-    codes, distinct = pd.factorize(labels)
+    codes, distinct = factorize(labels)
     return codes, [str(label) for label in distinct]
 
 
