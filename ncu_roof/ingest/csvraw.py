@@ -252,8 +252,12 @@ def _text(table: pa.Table, column: str) -> np.ndarray | None:
         digits = pc.utf8_trim_whitespace(cells)
         numbers = pc.if_else(pc.equal(digits, ""), None, digits).cast(pa.int64()).cast(pa.float64())
         return np.asarray(numbers.to_numpy(zero_copy_only=False), dtype="float64")
-    text: np.ndarray = cells.to_numpy(zero_copy_only=False)
-    return text
+    encoded = pc.dictionary_encode(cells).combine_chunks()  # launches repeat their names
+    if encoded.null_count:  # (the parser gives empty texts, never nulls)
+        texts: np.ndarray = cells.to_numpy(zero_copy_only=False)
+        return texts
+    words: np.ndarray = encoded.dictionary.to_numpy(zero_copy_only=False)
+    return words[encoded.indices.to_numpy()]  # each distinct text one object, shared by its rows
 
 
 def _nvtx_column(table: pa.Table) -> list[str | None] | None:
