@@ -257,7 +257,8 @@ def _text(table: pa.Table, column: str) -> np.ndarray | None:
         texts: np.ndarray = cells.to_numpy(zero_copy_only=False)
         return texts
     words: np.ndarray = encoded.dictionary.to_numpy(zero_copy_only=False)
-    return words[encoded.indices.to_numpy()]  # each distinct text one object, shared by its rows
+    shared: np.ndarray = words[encoded.indices.to_numpy()]  # each distinct text one object
+    return shared
 
 
 def _nvtx_column(table: pa.Table) -> list[str | None] | None:
