@@ -56,10 +56,10 @@ print(len(rows))
 INGEST = """
 import sys
 from ncu_roof.ingest import read_input
-from ncu_roof.recipe import normalize
+from ncu_roof.recipe import normalize_columns
 
 table = read_input(sys.argv[1])
-print(len(normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version)))
+print(len(normalize_columns(table.metrics(), ncu_version=table.ncu_version, rows=table.rows)))
 """
 
 
