@@ -25,6 +25,7 @@ from ncu_roof.columns import (
     empty_columns,
 )
 from ncu_roof.device_columns import device_columns, number
+from ncu_roof.errors import BadInputError
 from ncu_roof.gpus import gpu_by_key, match_gpu
 from ncu_roof.ingest import RunTable
 from ncu_roof.recipe import (
@@ -122,12 +123,12 @@ def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     device index is 0), texts as `str` objects (a missing name is "", any other missing text
     None), the input notes as they are."""
     frame, n = table.columns, table.rows
-    integers = {c: _indices(frame[c]) for c in ("run", "device")}
+    integers = {c: _indices(table.path, c, frame[c], missing=0) for c in ("run", "device")}
     texts = {
         c: decoded(coded(frame, c, n, str), None) for c in ("grid", "block", "nvtx", "device_name", "cc")
     }
     return {
-        "id": frame["id"].astype("int64"),
+        "id": _indices(table.path, "id", frame["id"], missing=None),
         **integers,
         "name": decoded(coded(frame, "name", n, str), ""),
         **texts,
@@ -135,13 +136,33 @@ def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     }
 
 
-def _indices(values: np.ndarray) -> np.ndarray:
-    """A run or device index per launch (0 where missing): runs are texts ("0", "1", …), device
-    indices numbers (NaN where missing)."""
-    if values.dtype.kind == "f":
-        numbers: np.ndarray = np.nan_to_num(values, nan=0.0).astype("int64")
-        return numbers
-    return np.array([0 if v is None else int(v) for v in values.tolist()], dtype="int64")
+def _indices(path: str, column: str, values: np.ndarray, missing: int | None) -> np.ndarray:
+    """An ID, run or device index per launch as int64: runs are texts ("0", "1", …), IDs and
+    device indices numbers (NaN where missing); a missing one is `missing`, and where that is
+    None, or a value is no whole number int64 holds, the table is refused (a reader never makes
+    one; a table built by hand can)."""
+    given = np.array([_number(v) for v in values.tolist()]) if values.dtype == object else values
+    numbers = np.where(np.isnan(given), np.nan if missing is None else float(missing), given)
+    whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (np.abs(numbers) < 2.0**62)
+    if not whole.all():
+        bad = values[int(np.flatnonzero(~whole)[0])]
+        shown = f"{bad:g}" if isinstance(bad, (float, np.floating)) else repr(bad)
+        raise BadInputError(
+            f"{path}: a launch's {column} is {shown}, not a whole number",
+            hint="give every launch an integer ID, and a run and device index that are integers or none",
+        )
+    indices: np.ndarray = numbers.astype("int64")
+    return indices
+
+
+def _number(value: object) -> float:
+    """A run's text as a number: NaN for None, infinity (refused) for what is no number."""
+    if value is None:
+        return math.nan
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.inf
 
 
 def _device_rows(ident: Mapping[str, np.ndarray]) -> list[np.ndarray]:

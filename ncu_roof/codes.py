@@ -63,7 +63,7 @@ def _dict(items: list[Any], missing_is_value: bool) -> tuple[Codes, list[Any]]:
     distinct: list[Any] = []
     codes = np.empty(len(items), dtype="int64")
     for row, value in enumerate(items):
-        if value is None or (isinstance(value, float) and math.isnan(value)):
+        if value is None or (isinstance(value, (float, np.floating)) and math.isnan(value)):
             if not missing_is_value:
                 codes[row] = -1
                 continue

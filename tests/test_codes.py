@@ -26,6 +26,7 @@ CELLS = st.one_of(
     st.none(),
     st.just(math.nan),
     st.just(float("nan")),
+    st.just(np.float32("nan")),  # a NaN that is no Python float: missing all the same
     st.sampled_from(["a", "b", "", "nan", "None"]),
     st.text(max_size=3),
     st.floats(allow_nan=False, width=16),
@@ -45,12 +46,16 @@ def both(values: list[Any], missing_is_value: bool) -> tuple[tuple[Any, list[Any
     return with_pandas, without
 
 
+def is_nan(value: Any) -> bool:
+    return isinstance(value, (float, np.floating)) and math.isnan(value)
+
+
 def same(a: list[Any], b: list[Any]) -> bool:
     """Equal values, where NaN equals NaN and None equals only None."""
     return len(a) == len(b) and all(
         (x is None and y is None)
-        or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y))
-        or (x is not None and y is not None and not (isinstance(x, float) and math.isnan(x)) and x == y)
+        or (is_nan(x) and is_nan(y))
+        or (x is not None and y is not None and not is_nan(x) and x == y)
         for x, y in zip(a, b, strict=True)
     )
 

@@ -34,12 +34,15 @@ def test_a_command_line_loads_only_its_commands_module() -> None:
         "print(sorted(c.name for c in app.registered_commands))\n"
         "print(sorted(m for m in sys.modules if m.startswith('ncu_roof.cli.')))\n"
         "print('ncu_roof.analysis' in sys.modules, 'pandas' in sys.modules)\n"
+        "register(['-h', 'gpus'])  # the root help lists every command, in the help's order\n"
+        "print([c.name for c in app.registered_commands])\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    commands, modules, heavy = done.stdout.splitlines()
+    commands, modules, heavy, after_help = done.stdout.splitlines()
     assert commands == "['gpus', 'predict']"
     assert "ncu_roof.cli.analyze" not in modules and "ncu_roof.cli.predict" in modules
     assert heavy == "False False"
+    assert after_help == str(list(COMMAND_MODULES))
 
 
 def test_analyzing_a_report_loads_neither_pandas_nor_pyarrow(corpus: Path, tmp_path: Path) -> None:

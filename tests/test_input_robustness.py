@@ -133,6 +133,47 @@ def test_non_integer_id_and_huge_device(tmp_path: Path, fixtures: Path) -> None:
         read_input(str(write_rows(tmp_path / "dev.csv", rows)))
 
 
+def test_a_huge_console_device_and_unicode_digits_are_damage(tmp_path: Path, fixtures: Path) -> None:
+    text = (fixtures / "console_details_2024.txt").read_text(encoding="utf-8")
+    huge = tmp_path / "device.txt"
+    huge.write_text(text.replace("Device 0, CC", "Device " + "9" * 20 + ", CC", 1), encoding="utf-8")
+    with pytest.raises(BadInputError, match=r"line 7: kernel 'stencil.*': Device 9{20} is not a device"):
+        read_input(str(huge))
+    table = read_input(str(huge), skip_bad_rows=True)
+    assert table.rows == 1 and table.columns["device"].tolist() == [0.0]
+    assert "1 kernel left out" in table.warnings[0]
+    rows = rows_of(fixtures / RAW)
+    rows[2][0] = "\u0661"  # ARABIC-INDIC DIGIT ONE: no launch ID
+    with pytest.raises(BadInputError, match=r"line 3: ID '\u0661' is not an integer index"):
+        read_input(str(write_rows(tmp_path / "id.csv", rows)))
+    rows = rows_of(fixtures / DETAILS)
+    rows[1][0] = "\u0661"  # the details reader checks its IDs with the same pattern
+    with pytest.raises(BadInputError, match=r"line 2: .*\u0661"):
+        read_input(str(write_rows(tmp_path / "details.csv", rows)))
+
+
+def test_a_table_built_by_hand_needs_whole_ids_and_indices(fixtures: Path) -> None:
+    """The library takes a `RunTable` a user built: an ID that is missing, or a run or device
+    index that is no whole number, is refused in words (a missing run or device index is 0)."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from ncu_roof.analysis import analyze
+
+    table = read_input(str(fixtures / RAW))
+    ids = table.columns["id"].copy()
+    ids[1] = np.nan
+    with pytest.raises(BadInputError, match=r"a launch's id is nan, not a whole number"):
+        analyze([replace(table, columns={**table.columns, "id": ids})])
+    runs = table.columns["run"].copy()
+    runs[0] = "first"
+    with pytest.raises(BadInputError, match=r"a launch's run is 'first', not a whole number"):
+        analyze([replace(table, columns={**table.columns, "run": runs})])
+    unknown = replace(table, columns={**table.columns, "device": np.full(table.rows, np.nan)})
+    assert [k.device for k in analyze([unknown]).kernels] == [0] * table.rows
+
+
 def test_header_problems(tmp_path: Path, fixtures: Path) -> None:
     raw = (fixtures / RAW).read_bytes()
     (tmp_path / "cut.csv").write_bytes(raw[:300])

@@ -118,6 +118,16 @@ def test_the_metric_frame_converts_a_column_once_and_its_arrays_refuse_writes() 
     assert counted.tolist() == [1.0, 2.0]
 
 
+def test_the_callers_arrays_stay_writable() -> None:
+    """The metric frame's arrays refuse writes; the reader's columns they view do not."""
+    given = np.array([1.0, 2.0])
+    frame = MetricFrame({"dram__bytes.sum": given})
+    with pytest.raises(ValueError, match="read-only"):
+        frame("dram__bytes.sum")[0] = 0.0
+    given[0] = 5.0
+    assert given.flags.writeable and frame("dram__bytes.sum").tolist() == [5.0, 2.0]
+
+
 def test_the_row_wise_helpers_skip_what_was_not_measured() -> None:
     nan = np.nan
     first, second = np.array([1.0, nan, nan, 4.0]), np.array([2.0, 3.0, nan, -1.0])

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.csvblocks import Damage, _header_starts, cut_short_note
+from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage, _header_starts, cut_short_note
 from ncu_roof.ingest.csvdetails import metric_for
 from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
 from ncu_roof.units import (
@@ -82,7 +82,13 @@ class _Kernel:
     averaged: set[str] = field(default_factory=set)
     cut_off: bool = False
     stray: bool = False  # sections split off their kernel by a damaged kernel line (`_strays`)
+    bad_device: bool = False  # a device index no GPU has (`_bad_devices`)
     summary: bool = False  # a --print-summary kernel line (invocations, or "Block Size N, …")
+
+    @property
+    def left_out(self) -> bool:
+        """Damaged: an error, or with `--skip-bad-rows` a kernel left out (and counted)."""
+        return self.cut_off or self.stray or self.bad_device
 
 
 @dataclass
@@ -216,6 +222,15 @@ def _same_summary(kernel: _Kernel | None, found: _Kernel) -> bool:
     return True
 
 
+def _bad_devices(kernels: list[_Kernel], damage: Damage) -> None:
+    """A device index above any real one (`Device 99999999999999999999`) is damage, as in a CSV."""
+    for kernel in kernels:
+        if kernel.device is not None and kernel.device > MAX_DEVICE_INDEX:
+            kernel.bad_device = True
+            reason = f"kernel {kernel.name[:40]!r}: Device {kernel.device} is not a device index"
+            damage.add(kernel.line, reason)
+
+
 def _strays(kernels: list[_Kernel], damage: Damage) -> None:
     """ncu 2022's summary repeats the kernel line above each section; a damaged copy (name, grid
     or count) no longer matches and, read as one more kernel, would take the sections below it
@@ -260,8 +275,9 @@ def read_console_text(
         if kernel.cut_off:
             damage.add(kernel.line, f"kernel {kernel.name[:40]!r}: its table is cut off (truncated file?)")
     _strays(kernels, damage)
+    _bad_devices(kernels, damage)
     damage.check()
-    intact = [k for k in kernels if not (k.cut_off or k.stray) and k.values]
+    intact = [k for k in kernels if not k.left_out and k.values]
     if not intact:
         raise BadInputError(
             f"{path}: ncu console text, but no kernel with a section table in it",
@@ -275,8 +291,8 @@ def read_console_text(
         rows = [_launch(i, k, number_style) for i, k in enumerate(intact)]
     columns = row_columns(rows)
     averaged = sorted({m for k in intact for m in k.averaged})
-    cut = sum(k.cut_off or k.stray for k in kernels)
-    empty = [k for k in kernels if not (k.cut_off or k.stray) and not k.values]
+    cut = sum(k.left_out for k in kernels)
+    empty = [k for k in kernels if not k.left_out and not k.values]
     notes = list(damage.warnings(cut))
     if empty:
         notes.append(

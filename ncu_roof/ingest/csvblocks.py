@@ -108,8 +108,9 @@ def cut_short_note(path: str, line: int) -> str:
 _DATA_START = re.compile(r'^"?[^",\s]*"?,')
 _ID_START = re.compile(r'^"?\s*\d+\s*"?,"?\s*\d*\s*"?,')
 _ROW_START = re.compile(r'^\s*("|\d)')  # a last line cut off right after it began
-_INTEGER = re.compile(r"^\s*\d{1,15}\s*$")
-_DEVICE = re.compile(r"^\s*\d{1,4}\s*$")
+_INTEGER = re.compile(r"^\s*[0-9]{1,15}\s*$")  # ASCII digits only (pyarrow's RE2 runs it too)
+_DEVICE = re.compile(r"^\s*[0-9]{1,4}\s*$")
+MAX_DEVICE_INDEX = 9999  # what `_DEVICE` admits
 
 
 def looks_like_data(line: str, columns: int) -> bool:

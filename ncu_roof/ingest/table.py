@@ -65,6 +65,9 @@ def _integers(value: Any, rows: int) -> np.ndarray:
 
 
 def _integer(value: Any) -> float:
+    """A number, or NaN (as `pandas.to_numeric` coerces: ASCII digits only, no `1_000`)."""
+    if isinstance(value, str) and not (value.isascii() and "_" not in value):
+        return float("nan")
     try:
         return float(value)
     except (TypeError, ValueError):

@@ -78,7 +78,8 @@ class MetricFrame:
             return self.nan
         array = self._arrays.get(name)
         if array is None:
-            array = self._arrays[name] = read_only(_numbers(self._metrics[name]))
+            # a view: the caller's own array (a reader's column) stays writable
+            array = self._arrays[name] = read_only(_numbers(self._metrics[name]).view())
         return array
 
     def any_of(self, *names: str) -> Numbers:

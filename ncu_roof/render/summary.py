@@ -274,7 +274,12 @@ def missing_reason(analysis: Analysis) -> str | None:
     for fact, count in facts.items():
         reasons[_missing_reason(analysis, *fact)] += count
     ordered_reasons = sorted(reasons.items(), key=lambda item: -item[1])
-    return "; ".join(f"{plural(n, 'launch')} {why}" for why, n in ordered_reasons)
+    return "; ".join(f"{plural(n, 'launch')} {_agreeing(why, n)}" for why, n in ordered_reasons)
+
+
+def _agreeing(reason: str, count: int) -> str:
+    """A reason's verb for one launch: "1 launch has no roofs", "2 launches have no roofs"."""
+    return "has " + reason.removeprefix("have ") if count == 1 and reason.startswith("have ") else reason
 
 
 def _missing_reason(analysis: Analysis, index: int, no_duration: bool, failed: bool, no_flop: bool) -> str:
