@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ncu_roof.codes import factorize
 from ncu_roof.columns import (
     KernelRows,
     LaunchColumns,
@@ -36,6 +37,7 @@ from ncu_roof.recipe import (
 from ncu_roof.records import Device, InputInfo, Kernel
 from ncu_roof.roofs import device_hardware, fill_builtin, first_label, launch_count, median, report_roofs
 from ncu_roof.traffic import TrafficDefinition
+from ncu_roof.units import cell_number, missing_cell
 from ncu_roof.verdicts import verdicts
 from ncu_roof.vocabulary import (
     Roofs,
@@ -141,7 +143,7 @@ def _indices(path: str, column: str, values: np.ndarray, missing: int | None) ->
     device indices numbers (NaN where missing); a missing one is `missing`, and where that is
     None, or a value is no whole number int64 holds, the table is refused (a reader never makes
     one; a table built by hand can)."""
-    given = np.array([_number(v) for v in values.tolist()]) if values.dtype == object else values
+    given = _run_numbers(values) if values.dtype == object else values
     numbers = np.where(np.isnan(given), np.nan if missing is None else float(missing), given)
     whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (np.abs(numbers) < 2.0**62)
     if not whole.all():
@@ -155,14 +157,19 @@ def _indices(path: str, column: str, values: np.ndarray, missing: int | None) ->
     return indices
 
 
-def _number(value: object) -> float:
-    """A run's text as a number: NaN for None, infinity (refused) for what is no number."""
-    if value is None:
+def _run_numbers(runs: np.ndarray) -> np.ndarray:
+    """Runs' texts ("0", "1", …) as numbers, each distinct text once."""
+    codes, distinct = factorize(runs, missing_is_value=True)
+    numbers: np.ndarray = np.array([_run_number(v) for v in distinct], dtype="float64")[codes]
+    return numbers
+
+
+def _run_number(run: object) -> float:
+    """NaN for a missing run, infinity (refused) for a text that is no number."""
+    if missing_cell(run):
         return math.nan
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return math.inf
+    number = cell_number(run)
+    return math.inf if math.isnan(number) else number
 
 
 def _device_rows(ident: Mapping[str, np.ndarray]) -> list[np.ndarray]:

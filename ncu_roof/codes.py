@@ -8,13 +8,14 @@ otherwise: a report read through `ncu_report` is analyzed without ever importing
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from ncu_roof.units import missing_cell
 
 Codes = npt.NDArray[np.int64]
 
@@ -63,7 +64,7 @@ def _dict(items: list[Any], missing_is_value: bool) -> tuple[Codes, list[Any]]:
     distinct: list[Any] = []
     codes = np.empty(len(items), dtype="int64")
     for row, value in enumerate(items):
-        if value is None or (isinstance(value, (float, np.floating)) and math.isnan(value)):
+        if missing_cell(value):
             if not missing_is_value:
                 codes[row] = -1
                 continue

@@ -21,16 +21,13 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
 from ncu_roof.codes import factorize
 from ncu_roof.model import object_array
 from ncu_roof.records import Kernel
-
-if TYPE_CHECKING:
-    pass
 
 FLOATS = (
     "duration_s",

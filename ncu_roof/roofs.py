@@ -15,7 +15,7 @@ from ncu_roof.errors import BadInputError, NcuRoofError
 from ncu_roof.gpu_specs import Gpu, Hardware, hardware_from_attributes
 from ncu_roof.gpus import match_gpu
 from ncu_roof.tomlfile import read_toml
-from ncu_roof.units import Dimension, parse_quantity
+from ncu_roof.units import Dimension, missing_cell, parse_quantity
 from ncu_roof.vocabulary import PRECISIONS, TIERS, Roofs
 
 if TYPE_CHECKING:  # `gpus` reads this module without loading numpy
@@ -64,12 +64,7 @@ def median(values: np.ndarray) -> float:
 
 def first_label(values: np.ndarray) -> str | None:
     """The first label of a column that is there (neither None nor NaN), as text."""
-    return next((str(v) for v in values.tolist() if not _missing(v)), None)
-
-
-def _missing(value: object) -> bool:
-    """None or NaN: a label that is not there (pandas' `isna` of a text column)."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return next((str(v) for v in values.tolist() if not missing_cell(v)), None)
 
 
 def device_hardware(norm: Mapping[str, np.ndarray], device_name: str | None) -> Hardware | None:

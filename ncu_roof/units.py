@@ -9,6 +9,7 @@ an ambiguous number style is an error, never a silent factor of 1000.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Callable, Iterable
 from decimal import Decimal
@@ -156,7 +157,7 @@ _DIGIT = re.compile(r"\d")
 
 def _evidence(cells: Iterable[object]) -> Callable[[re.Pattern[str]], bool]:
     """The numeric-looking cells (stripped; missing ones and those without a digit passed over)."""
-    text = [t for c in cells if not _missing(c) and _DIGIT.search(t := str(c).strip())]
+    text = [t for c in cells if not missing_cell(c) and _DIGIT.search(t := str(c).strip())]
 
     def seen(pattern: re.Pattern[str]) -> bool:
         return any(pattern.match(t) for t in text)
@@ -164,9 +165,20 @@ def _evidence(cells: Iterable[object]) -> Callable[[re.Pattern[str]], bool]:
     return seen
 
 
-def _missing(cell: object) -> bool:
-    """None or NaN (what pandas' `dropna` drops from an object column)."""
-    return cell is None or (isinstance(cell, float) and math.isnan(cell))
+def missing_cell(cell: object) -> bool:
+    """None or NaN of any float type (what pandas' `isna` counts as missing in an object column)."""
+    return cell is None or (isinstance(cell, numbers.Real) and cell != cell)
+
+
+def cell_number(cell: object) -> float:
+    """A cell's number, NaN where it is none (as `pandas.to_numeric` coerces: ASCII digits only,
+    no `1_000`)."""
+    if isinstance(cell, str) and not (cell.isascii() and "_" not in cell):
+        return math.nan
+    try:
+        return float(cell)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def confirm_number_style(cells: Iterable[object], style: NumberStyle) -> None:
@@ -200,11 +212,9 @@ def parse_numbers(cells: Iterable[object], style: NumberStyle) -> np.ndarray:
 
     Runs in pyarrow's string kernels (`parse_number_array`), 4x a pandas `str` + `to_numeric` pass.
     """
-    import numpy as np
     import pyarrow as pa
 
-    values = np.asarray(list(cells) if not isinstance(cells, np.ndarray) else cells, dtype=object)
-    texts = [None if _missing(v) else v if isinstance(v, str) else str(v) for v in values.tolist()]
+    texts = [None if missing_cell(v) else v if isinstance(v, str) else str(v) for v in cells]
     return parse_number_array(pa.array(texts, type=pa.string()), style)
 
 

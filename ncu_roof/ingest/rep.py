@@ -17,7 +17,7 @@ from ncu_roof.ingest.nvtx import nvtx_text
 from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
 from ncu_roof.metrics import is_wanted
 from ncu_roof.ncu import NcuTool, find_ncu, import_raw_csv
-from ncu_roof.units import si_factor
+from ncu_roof.units import missing_cell, si_factor
 
 MAGIC = b"NVR\x00"
 _VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build")
@@ -155,7 +155,7 @@ def _device_index(action: Any) -> int:
 
 def _dims(row: dict[str, Any], kind: str) -> str | None:
     dims = [row.get(f"launch__{kind}_dim_{axis}") for axis in "xyz"]
-    if any(d is None or (isinstance(d, float) and np.isnan(d)) for d in dims):
+    if any(missing_cell(d) for d in dims):
         return None
     return "(" + ", ".join(str(int(d)) for d in dims if d is not None) + ")"
 

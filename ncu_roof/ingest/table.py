@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ncu_roof.units import cell_number
+
 if TYPE_CHECKING:  # the readers of raw pages and reports, and the analysis, never load pandas
     import pandas as pd
 
@@ -61,17 +63,7 @@ def _integers(value: Any, rows: int) -> np.ndarray:
     cells = np.asarray(value)
     if cells.dtype.kind in "iuf":
         return cells.astype("float64")
-    return np.array([_integer(v) for v in cells.tolist()], dtype="float64")
-
-
-def _integer(value: Any) -> float:
-    """A number, or NaN (as `pandas.to_numeric` coerces: ASCII digits only, no `1_000`)."""
-    if isinstance(value, str) and not (value.isascii() and "_" not in value):
-        return float("nan")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return float("nan")
+    return np.array([cell_number(v) for v in cells.tolist()], dtype="float64")
 
 
 def row_columns(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:

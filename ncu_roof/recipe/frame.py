@@ -8,7 +8,7 @@ The metric frame's arrays are shared and read-only: a formula makes new arrays, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -129,22 +129,24 @@ _NONE = np.array(None, dtype=object)
 def sum_present(parts: Sequence[Numbers], rows: int) -> Numbers:
     """Sum of the parts that were measured; NaN only when none was (an n/a never erases a sum).
     Added part after part, as pandas' `sum(axis=1, min_count=1)` adds them."""
-    if not parts:
-        return np.full(rows, np.nan)
-    stacked = np.vstack(parts)
-    absent = np.isnan(stacked)
-    total: Numbers = np.where(absent, 0.0, stacked).sum(axis=0)
-    return np.where(absent.all(axis=0), np.nan, total)
+    return _over_present(parts, rows, 0.0, np.sum)
 
 
 def max_present(parts: Sequence[Numbers], rows: int) -> Numbers:
     """Per row, the largest of the parts that were measured; NaN when none was."""
+    return _over_present(parts, rows, -np.inf, np.max)
+
+
+def _over_present(
+    parts: Sequence[Numbers], rows: int, neutral: float, reduce: Callable[..., Numbers]
+) -> Numbers:
+    """`reduce` over the parts per row, an absent part counting as `neutral`; NaN where none was."""
     if not parts:
         return np.full(rows, np.nan)
     stacked = np.vstack(parts)
     absent = np.isnan(stacked)
-    largest: Numbers = np.where(absent, -np.inf, stacked).max(axis=0)
-    return np.where(absent.all(axis=0), np.nan, largest)
+    reduced = reduce(np.where(absent, neutral, stacked), axis=0)
+    return np.where(absent.all(axis=0), np.nan, reduced)
 
 
 def first_available(candidates: list[Formula]) -> tuple[Numbers, Texts]:
