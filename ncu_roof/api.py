@@ -149,9 +149,7 @@ def predict(
         platform,
         parse_quantity(flops, Dimension.FLOP) if flops is not None else None,
         prediction.parse_assignments(_assignments(bytes), Dimension.BYTE, prediction.DEFAULT_TIER),
-        prediction.parse_assignments(
-            _assignments(intensity), Dimension.FLOP_PER_BYTE, None, positive=True
-        ),
+        prediction.parse_assignments(_assignments(intensity), Dimension.FLOP_PER_BYTE, None, positive=True),
         precision,
         tensor_peaks=prediction.builtin_tensor_peaks(gpu),
     )

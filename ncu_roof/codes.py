@@ -60,20 +60,24 @@ def _pandas(pd: Any, column: npt.NDArray[np.object_], missing_is_value: bool) ->
 
 
 def _dict(items: list[Any], missing_is_value: bool) -> tuple[Codes, list[Any]]:
-    index: dict[Any, int] = {}
+    """Each distinct value found by one `dict.fromkeys` (first-seen order, at C speed); only those
+    are tested for missing. Every NaN object is a key of its own there, and all take one code."""
+    code_of: dict[Any, int] = {}
     distinct: list[Any] = []
-    codes = np.empty(len(items), dtype="int64")
-    for row, value in enumerate(items):
-        if missing_cell(value):
-            if not missing_is_value:
-                codes[row] = -1
-                continue
-            key: Any = _NONE if value is None else _NAN
+    nan_code: int | None = None
+    for key in dict.fromkeys(items):
+        if not missing_cell(key):
+            code_of[key] = len(distinct)
+            distinct.append(key)
+        elif not missing_is_value:
+            code_of[key] = -1
+        elif key is None:
+            code_of[key] = len(distinct)
+            distinct.append(key)
         else:
-            key = value
-        code = index.get(key)
-        if code is None:
-            code = index[key] = len(distinct)
-            distinct.append(value)
-        codes[row] = code
+            if nan_code is None:
+                nan_code = len(distinct)
+                distinct.append(key)
+            code_of[key] = nan_code
+    codes = np.fromiter(map(code_of.__getitem__, items), dtype=np.int64, count=len(items))
     return codes, distinct

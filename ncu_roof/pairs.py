@@ -11,17 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
 import numpy as np
 
-from ncu_roof.columns import LaunchColumns
+from ncu_roof.codes import factorize
+from ncu_roof.columns import LaunchColumns, distinct_rows
 from ncu_roof.groups import verdict_words
 from ncu_roof.matching import MatchBy
 from ncu_roof.model import finite, finite_or_none
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 KernelKey = tuple[int, int, int]  # (input, run, id): ncu's launch IDs restart in each run
 
@@ -163,20 +161,25 @@ def match_rows(
     """(base row, head row, occurrence) of each pair, in head order, then base-only launches in
     base order; a row is -1 where that side has no launch.
 
-    One merge of the two launch lists on what `match` compares (name and launch shape, name, or
-    nothing: launch order) plus the occurrence among equals, whatever their length.
+    Both sides' launches are coded by what `match` compares (name and launch shape, name, or
+    nothing: launch order; a missing grid matches a missing grid), each launch numbered among
+    its equals on its side, and the head's (code, number) looked up among the base's.
     """
-    on = [*_MATCH_COLUMNS[match], "occurrence"]
-    heads, bases = _shapes(head, match), _shapes(base, match)
-    merged = heads.merge(bases, how="left", on=on, suffixes=("", "_base"))
-    base_of_head = merged["row_base"].fillna(-1).to_numpy(dtype="int64")
-    only_base = bases[~bases["row"].isin(base_of_head[base_of_head >= 0])]
-    base_rows = np.concatenate([base_of_head, only_base["row"].to_numpy(dtype="int64")])
-    head_rows = np.concatenate([merged["row"].to_numpy(dtype="int64"), np.full(len(only_base), -1)])
-    occurrence = np.concatenate(
-        [merged["occurrence"].to_numpy(dtype="int64"), only_base["occurrence"].to_numpy(dtype="int64")]
-    )
-    return base_rows, head_rows, occurrence
+    n_head = len(head)
+    codes = [
+        factorize(np.concatenate([head[c], base[c]]), missing_is_value=True)[0] for c in _MATCH_COLUMNS[match]
+    ]
+    kind = distinct_rows(codes)[1] if codes else np.zeros(n_head + len(base), dtype="int64")
+    head_kind, base_kind = kind[:n_head], kind[n_head:]
+    head_occurrence, base_occurrence = _occurrences(head_kind), _occurrences(base_kind)
+    width = int(max(head_occurrence.max(initial=0), base_occurrence.max(initial=0))) + 1
+    base_of_head = _lookup(head_kind * width + head_occurrence, base_kind * width + base_occurrence)
+    paired = np.zeros(len(base), dtype=bool)
+    paired[base_of_head[base_of_head >= 0]] = True
+    only_base = np.flatnonzero(~paired)
+    base_rows = np.concatenate([base_of_head, only_base])
+    head_rows = np.concatenate([np.arange(n_head), np.full(len(only_base), -1)])
+    return base_rows, head_rows, np.concatenate([head_occurrence, base_occurrence[only_base]])
 
 
 _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
@@ -184,25 +187,27 @@ _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
     MatchBy.NAME: ("name",),
     MatchBy.ORDER: (),
 }
-_NO_SHAPE = "\x00"  # stands for a missing grid or block, so that two missing ones match
 
 
-def _shapes(columns: LaunchColumns, match: MatchBy) -> pd.DataFrame:
-    """(the compared fields, occurrence among equals, row) of each launch, in order."""
-    import pandas as pd
+def _lookup(keys: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Where each key is in `among` (whose keys are distinct), -1 where it is not."""
+    if len(among) == 0:
+        return np.full(len(keys), -1, dtype="int64")
+    order = np.argsort(among, kind="stable")
+    ranked = among[order]
+    at = np.minimum(np.searchsorted(ranked, keys), len(among) - 1)
+    return np.where(ranked[at] == keys, order[at], -1)
 
-    frame = pd.DataFrame(
-        {
-            "name": columns["name"],
-            "grid": [_NO_SHAPE if g is None else g for g in columns["grid"].tolist()],
-            "block": [_NO_SHAPE if b is None else b for b in columns["block"].tolist()],
-        },
-        dtype=object,
-    )
-    keys = list(_MATCH_COLUMNS[match])
-    frame["occurrence"] = frame.groupby(keys, sort=False).cumcount() if keys else range(len(frame))
-    frame["row"] = range(len(frame))
-    return frame
+
+def _occurrences(kinds: np.ndarray) -> np.ndarray:
+    """Each row's number among the rows of its kind before it (0, 1, …: pandas' cumcount)."""
+    order = np.argsort(kinds, kind="stable")
+    ranked = kinds[order]
+    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
+    lengths = np.diff(np.r_[starts, len(kinds)])
+    out = np.empty(len(kinds), dtype="int64")
+    out[order] = np.arange(len(kinds)) - np.repeat(starts, lengths)
+    return out
 
 
 def _side(values: np.ndarray, rows: np.ndarray, missing: Any = np.nan) -> np.ndarray:

@@ -212,10 +212,10 @@ def parse_numbers(cells: Iterable[object], style: NumberStyle) -> np.ndarray:
 
     Runs in pyarrow's string kernels (`parse_number_array`), 4x a pandas `str` + `to_numeric` pass.
     """
-    import pyarrow as pa
+    from ncu_roof.arrow import string_array
 
     texts = [None if missing_cell(v) else v if isinstance(v, str) else str(v) for v in cells]
-    return parse_number_array(pa.array(texts, type=pa.string()), style)
+    return parse_number_array(string_array(texts), style)
 
 
 def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:
@@ -230,20 +230,24 @@ def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> n
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from ncu_roof.arrow import bool_values, float_values
+
     if style is not NumberStyle.DE:  # a cast reads `.` as the decimal mark, and fails on `,`
         try:
-            fast = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+            fast = float_values(pc.cast(arr, pa.float64()))
         except pa.ArrowInvalid:
             fast = None
         if fast is not None and not np.isinf(fast).any():
-            return fast  # type: ignore[no-any-return]
+            return fast
     arr = pc.utf8_trim_whitespace(arr)
     if style is NumberStyle.EN:
         arr = pc.replace_substring(arr, ",", "")
     elif style is NumberStyle.DE:
         arr = pc.replace_substring(pc.replace_substring(arr, ".", ""), ",", ".")
-    numeric = pc.if_else(pc.match_substring_regex(arr, _NUMBER), arr, None)
-    return pc.cast(numeric, pa.float64()).to_numpy(zero_copy_only=False)  # type: ignore[no-any-return]
+    numeric = pc.match_substring_regex(arr, _NUMBER)
+    out = np.full(len(arr), np.nan)
+    out[bool_values(numeric)] = float_values(pc.cast(arr.filter(numeric), pa.float64()))
+    return out
 
 
 class Dimension(Enum):

@@ -27,6 +27,7 @@ LAYER_OF = {
     "ncu_roof.version": "base",  # the version every layer may name
     "ncu_roof.errors": "base",
     "ncu_roof.units": "base",
+    "ncu_roof.arrow": "base",  # Arrow arrays <-> numpy through their buffers (no pandas import)
     "ncu_roof.tomlfile": "base",
     "ncu_roof.ncu": "base",  # finding and running the ncu tool: the .ncu-rep reader and profile use it
     "ncu_roof.traffic": "base",  # the traffic-definition vocabulary (no pandas: the CLI reads it early)

@@ -90,6 +90,8 @@ def _closed_pipe() -> int:
     except (OSError, ValueError):
         pass
     return CLOSED_PIPE
+
+
 VERBOSITY_FLAGS = {"-q": "--quiet", "--quiet": "--quiet", "-v": "--verbose", "--verbose": "--verbose"}
 
 

@@ -178,6 +178,7 @@ def _cut_off(record: str, block: Block, least: int) -> bool:
     except csv.Error:
         return True
 
+
 def _header_starts(raw: bytes) -> list[int]:
     """Offsets of the header lines; literal `find` first, since a multiline regex scan of a
     70 MB raw page costs a third of a second and the header is always one of a few spellings."""
@@ -224,9 +225,9 @@ def one_cell(text: str) -> str:
     """A cell quoted for a message, clipped."""
     return repr(text if len(text) <= 40 else text[:39] + "…")
 
+
 def choose_style(cells: Iterable[object], forced: NumberStyle | None) -> NumberStyle:
     if forced is None:
         return detect_number_style(cells)
     confirm_number_style(cells, forced)
     return forced
-

@@ -29,6 +29,7 @@ from ncu_roof.units import NumberStyle
 
 _NCU_LINE = re.compile(r"^==(PROF|WARNING|ERROR)==\s*(.*)$", re.MULTILINE)
 
+
 def _orphans(raw: bytes, first: Block, damage: Damage) -> None:
     """CSV rows or a header-like line before the first header: a header line that was damaged,
     and the rows under it would be lost without a word."""
@@ -125,5 +126,3 @@ def no_csv_error(path: str, raw: bytes) -> BadInputError:
         f'{path}: not an Nsight Compute CSV or report (no `"ID","Process ID",...` header)',
         hint="ncu-roof reads `.ncu-rep` files and `ncu --csv` output (raw or details page)",
     )
-
-

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ncu_roof.arrow import bool_array, bool_values, float_values, string_array, text_values
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
     _DEVICE,
@@ -147,13 +148,12 @@ def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) 
         rows.append([cells[i] for i in where])
         lines.append(line)
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in chosen]
-    table = pa.table({c: pa.array(cells, pa.string()) for c, cells in zip(chosen, columns, strict=True)})
+    table = pa.table({c: string_array(cells) for c, cells in zip(chosen, columns, strict=True)})
     return table, lines
 
 
 def _check_identity(table: pa.Table, lines: list[int] | None, block: Block, damage: Damage) -> pa.Table:
     """Rows whose ID or Device is not a small non-negative integer are damaged (and left out)."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     bad = np.zeros(table.num_rows, dtype=bool)
@@ -162,10 +162,10 @@ def _check_identity(table: pa.Table, lines: list[int] | None, block: Block, dama
         if column not in table.column_names:
             continue
         cells = table[column]
-        right = pc.match_substring_regex(cells, pattern.pattern)
-        if column == "Device":
-            right = pc.or_(right, pc.equal(pc.utf8_trim_whitespace(cells), ""))
-        wrong = ~right.to_numpy(zero_copy_only=False)
+        right = bool_values(pc.match_substring_regex(cells, pattern.pattern))
+        if column == "Device":  # an empty Device is no device (the GPU ncu names first)
+            right |= bool_values(pc.match_substring_regex(pc.utf8_trim_whitespace(cells), "^$"))
+        wrong = ~right
         for position in np.flatnonzero(wrong):
             cell = str(cells[int(position)].as_py())
             reasons.setdefault(int(position), f"{what} {one_cell(cell)} is not an integer index")
@@ -174,7 +174,7 @@ def _check_identity(table: pa.Table, lines: list[int] | None, block: Block, dama
         return table
     for row, reason in sorted(reasons.items()):
         damage.add(lines[row] if lines else _find_line(block, table, row), reason)
-    return table.filter(pa.array(~bad))
+    return table.filter(bool_array(~bad))
 
 
 def _find_line(block: Block, table: pa.Table, row: int) -> int:
@@ -207,9 +207,13 @@ def _sample_cells(part: _Part) -> list[str | None]:
     rows = table.num_rows
     if rows > _SAMPLE_ROWS:
         step = rows / _SAMPLE_ROWS
-        table = table.take(sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1}))
-    cells = pa.chunked_array([chunk for column in table.columns for chunk in column.chunks], pa.string())
-    distinct: list[str | None] = pc.unique(cells).to_pylist()
+        sample = np.zeros(rows, dtype=bool)
+        sample[[int(i * step) for i in range(_SAMPLE_ROWS)] + [rows - 1]] = True
+        table = table.filter(bool_array(sample))
+    chunks = [chunk for column in table.columns for chunk in column.chunks]
+    if len({chunk.type for chunk in chunks}) > 1:  # a column past 2 GiB of text is large_string
+        chunks = [chunk.cast(pa.large_string()) for chunk in chunks]
+    distinct: list[str | None] = pc.unique(pa.chunked_array(chunks)).to_pylist()
     return distinct
 
 
@@ -250,15 +254,11 @@ def _text(table: pa.Table, column: str) -> np.ndarray | None:
     cells = table[column]
     if column in ("ID", "Device"):
         digits = pc.utf8_trim_whitespace(cells)
-        numbers = pc.if_else(pc.equal(digits, ""), None, digits).cast(pa.int64()).cast(pa.float64())
-        return np.asarray(numbers.to_numpy(zero_copy_only=False), dtype="float64")
-    encoded = pc.dictionary_encode(cells).combine_chunks()  # launches repeat their names
-    if encoded.null_count:  # (the parser gives empty texts, never nulls)
-        texts: np.ndarray = cells.to_numpy(zero_copy_only=False)
-        return texts
-    words: np.ndarray = encoded.dictionary.to_numpy(zero_copy_only=False)
-    shared: np.ndarray = words[encoded.indices.to_numpy()]  # each distinct text one object
-    return shared
+        blank = bool_values(pc.match_substring_regex(digits, "^$"))
+        digits = pc.replace_substring_regex(digits, "^$", "0")  # (blank: NaN below)
+        numbers = float_values(digits.cast(pa.int64()).cast(pa.float64()))
+        return np.where(blank, np.nan, numbers)
+    return text_values(cells)
 
 
 def _nvtx_column(table: pa.Table) -> list[str | None] | None:

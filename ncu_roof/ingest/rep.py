@@ -56,7 +56,6 @@ def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
     return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), columns=columns)
 
 
-
 def _check_complete(path: str, rows: list[dict[str, Any]]) -> None:
     """A launch without a name is what `ncu_report` returns for a report cut off mid-record.
 

@@ -1,0 +1,133 @@
+"""`ncu_roof.arrow`: the buffer conversions give what pyarrow's own conversions give (offsets,
+nulls and chunks included), and reading a CSV page or console text through them loads no pandas."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ncu_roof.arrow import bool_array, bool_values, float_values, string_array, text_values
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def pieces(draw: st.DrawFn, values: list[Any], kind: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """The values as pyarrow holds them after a read: sliced (an offset into the buffers), or
+    split into chunks."""
+    array = pa.array([None, *values, None], type=kind).slice(1, len(values))  # offset 1
+    if draw(st.booleans()) or len(values) < 2:
+        return array
+    cut = draw(st.integers(1, len(values) - 1))
+    return pa.chunked_array([array.slice(0, cut), array.slice(cut)], type=kind)
+
+
+@st.composite
+def float_columns(draw: st.DrawFn) -> tuple[list[float | None], pa.Array | pa.ChunkedArray]:
+    values = draw(st.lists(st.one_of(st.none(), st.floats(allow_nan=False)), max_size=40))
+    return values, pieces(draw, values, pa.float64())
+
+
+@st.composite
+def bool_columns(draw: st.DrawFn) -> tuple[list[bool | None], pa.Array | pa.ChunkedArray]:
+    values = draw(st.lists(st.one_of(st.none(), st.booleans()), max_size=40))
+    return values, pieces(draw, values, pa.bool_())
+
+
+TEXTS = st.one_of(st.none(), st.sampled_from(["", "a", "ä", "a,b", '"q"']), st.text(max_size=4))
+
+
+@st.composite
+def text_columns(draw: st.DrawFn) -> tuple[list[str | None], pa.Array | pa.ChunkedArray]:
+    values = draw(st.lists(TEXTS, max_size=40))
+    return values, pieces(draw, values, pa.string())
+
+
+@given(float_columns())
+def test_float_values_are_the_numbers_with_nan_for_null(column: tuple[list[float | None], Any]) -> None:
+    values, arrow = column
+    got = float_values(arrow)
+    assert got.dtype == np.float64 and len(got) == len(values)
+    assert [None if math.isnan(x) else x for x in got.tolist()] == values
+    assert got.tolist() == pytest.approx(arrow.to_numpy(zero_copy_only=False).tolist(), nan_ok=True)
+
+
+@given(bool_columns())
+def test_bool_values_are_the_flags_with_false_for_null(column: tuple[list[bool | None], Any]) -> None:
+    values, arrow = column
+    got = bool_values(arrow)
+    assert got.dtype == np.bool_ and got.tolist() == [bool(v) for v in values]
+
+
+@given(text_columns())
+def test_text_values_are_the_texts_with_none_for_null(column: tuple[list[str | None], Any]) -> None:
+    values, arrow = column
+    got = text_values(arrow)
+    assert got.dtype == object and got.tolist() == values == arrow.to_pylist()
+
+
+def test_text_values_share_one_object_per_distinct_text() -> None:
+    got = text_values(pa.array(["kernel_" + "x" * 20, "k2", "kernel_" + "x" * 20]))
+    assert got[0] is got[2]
+
+
+@given(st.lists(TEXTS, max_size=40))
+def test_string_array_is_what_pa_array_makes(values: list[str | None]) -> None:
+    made = string_array(values)
+    made.validate(full=True)
+    assert made.equals(pa.array(values, type=pa.string()))
+    assert made.null_count == values.count(None)
+
+
+@given(st.lists(st.booleans(), max_size=40))
+def test_bool_array_is_what_pa_array_makes(values: list[bool]) -> None:
+    made = bool_array(np.array(values, dtype=bool))
+    made.validate(full=True)
+    assert made.equals(pa.array(values, type=pa.bool_()))
+
+
+def test_wrong_types_are_refused() -> None:
+    with pytest.raises(TypeError, match="float_values of int64"):
+        float_values(pa.array([1, 2]))
+    with pytest.raises(TypeError, match="bool_values of string"):
+        bool_values(pa.array(["a"]))
+
+
+@pytest.mark.parametrize(
+    "given_input",
+    [
+        "raw_base.csv",  # pyarrow's read
+        "damaged",  # raw_base.csv with a short row: the csv module's read, then string_array
+        "raw_base_de_DE.csv",  # the careful number parse
+        "console_details_2024.txt",  # parse_numbers of console text
+        "summary_per_kernel.csv",
+    ],
+)
+def test_reading_csv_or_console_text_loads_no_pandas(given_input: str, tmp_path: Path) -> None:
+    """pyarrow imports pandas (~0.35 s) on its first `to_numpy` or `pa.array`; the readers go
+    through the buffers instead, so a CSV page is analyzed without pandas."""
+    out = tmp_path / "out.json"
+    path = FIXTURES / given_input
+    if given_input == "damaged":
+        lines = (FIXTURES / "raw_base.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+        path = tmp_path / "damaged.csv"
+        path.write_text("".join([*lines[:3], '"99","1","app"\n', *lines[3:]]), encoding="utf-8")
+    probe = (
+        "import sys\n"
+        "from ncu_roof.cli import main\n"
+        f"args = ['analyze', {str(path)!r}, '--skip-bad-rows', '--format', 'json', '-o', {str(out)!r}]\n"
+        "try:\n    main(args)\n"
+        "except SystemExit as done:\n    assert done.code == 0, done.code\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False", done.stderr
+    assert '"kernels": [' in out.read_text(encoding="utf-8")
