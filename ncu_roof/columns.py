@@ -204,9 +204,8 @@ def shared_texts(values: list[Any], encode: Callable[[Any], T]) -> list[T]:
     try:
         codes, distinct = factorized(column)
     except TypeError:  # dicts, or records holding them
-        ids = np.fromiter(map(id, values), dtype="int64", count=len(values))
-        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-        codes, distinct = inverse.ravel(), [values[j] for j in first.tolist()]
+        first, codes = identity_codes(values)
+        distinct = [values[j] for j in first.tolist()]
     made = np.empty(len(distinct), dtype=object)
     made[:] = [encode(v) for v in distinct]
     out: list[T] = made[codes].tolist()
@@ -247,6 +246,29 @@ def distinct_rows(codes: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         radix *= width
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     return first, inverse.ravel()
+
+
+def identity_codes(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The first row of each distinct object (by identity: launches share their recipe and
+    traffic objects), and each row's code into those."""
+    ids = np.fromiter(map(id, values), dtype="int64", count=len(values))
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
+
+
+def number_codes(values: np.ndarray) -> np.ndarray:
+    """A float column coded by its bits (every NaN one value; -0.0 is not 0.0: their texts differ)."""
+    bits = np.where(np.isnan(values), np.nan, values).view("int64")
+    codes: np.ndarray = np.unique(bits, return_inverse=True)[1].ravel()
+    return codes
+
+
+def distinct_numbers(
+    numbers: Sequence[np.ndarray], codes: Sequence[np.ndarray] = ()
+) -> tuple[np.ndarray, np.ndarray]:
+    """`distinct_rows` of float columns (by `number_codes`) and integer code columns: launches of one
+    kernel repeat their counts and their device's peaks, so a record per row is made once per kind."""
+    return distinct_rows([*(number_codes(np.asarray(a, dtype="float64")) for a in numbers), *codes])
 
 
 def distinct(values: list[Any]) -> list[Any]:

@@ -10,7 +10,17 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.columns import Coded, LaunchColumns, coded, shared_rows, shared_texts, text_value
+from ncu_roof.codes import factorize
+from ncu_roof.columns import (
+    Coded,
+    LaunchColumns,
+    coded,
+    distinct_numbers,
+    identity_codes,
+    shared_rows,
+    shared_texts,
+    text_value,
+)
 from ncu_roof.model import fixed, is_set, object_array, objects
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
@@ -183,13 +193,17 @@ def _tensor_path_columns(group: Mapping[str, np.ndarray], failed: np.ndarray) ->
         np.asarray(group[peak], dtype="float64") if peak in group else np.full(n, NAN)
         for peak in (f"peak_{c}_per_s" for c in columns)
     ]
-    cells = [list(zip(_numbers(c), _numbers(k), strict=True)) for c, k in zip(counts, peaks, strict=True)]
-    records = [
+    first, kind = distinct_numbers([*counts, *peaks], [failed.astype("int64")])
+    cells = [
+        list(zip(_numbers(c[first]), _numbers(k[first]), strict=True))
+        for c, k in zip(counts, peaks, strict=True)
+    ]
+    records = [  # one per distinct row, shared by the launches like it
         {} if bad else {p: TensorPath(u, *cell) for p, u, cell in zip(paths, units, row, strict=True)}
-        for bad, row in zip(failed.tolist(), zip(*cells, strict=True), strict=True)
+        for bad, row in zip(failed[first].tolist(), zip(*cells, strict=True), strict=True)
     ]
     ops = {p: c for p, u, c in zip(paths, units, counts, strict=True) if u == "OP"}
-    return _TensorPathColumns(object_array(records), ops, ~failed)
+    return _TensorPathColumns(object_array(records)[kind], ops, ~failed)
 
 
 def _ops(paths: _TensorPathColumns, ops_total: np.ndarray) -> dict[str, np.ndarray]:
@@ -199,15 +213,16 @@ def _ops(paths: _TensorPathColumns, ops_total: np.ndarray) -> dict[str, np.ndarr
     if not paths.op_counts:
         return {"ops": object_array([{}] * n), "ops_total_is_lower_bound": np.zeros(n, dtype=bool)}
     counts = paths.op_counts
+    first, kind = distinct_numbers([*counts.values(), ops_total], [paths.present.astype("int64")])
     rows = [
         {**{p: number(c[j]) for p, c in counts.items()}, "total": number(ops_total[j])}
         if paths.present[j]
         else {}
-        for j in range(n)
+        for j in first.tolist()
     ]
     partial = np.column_stack([np.isnan(c) for c in counts.values()]).any(axis=1)
     return {
-        "ops": object_array(rows),
+        "ops": object_array(rows)[kind],
         "ops_total_is_lower_bound": paths.present & ~np.isnan(ops_total) & partial,
     }
 
@@ -281,10 +296,26 @@ def _traffic(group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray]) 
 
 
 def _instructions(v: Verdicts, warp_inst: np.ndarray, recipe: np.ndarray) -> np.ndarray:
-    """Ding & Williams' instruction roofline per launch (None without warp instructions)."""
+    """Ding & Williams' instruction roofline per launch (None without warp instructions); one
+    record per distinct row, shared by the launches like it."""
     arrays = v.instructions
     out = np.full(len(warp_inst), None, dtype=object)
-    rows = np.flatnonzero(~np.isnan(warp_inst))
+    measured = np.flatnonzero(~np.isnan(warp_inst))
+    numbers = [
+        warp_inst,
+        arrays.warp_inst_per_s,
+        arrays.issue_peak_warp_inst_per_s,
+        *arrays.intensity_warp_inst_per_transaction.values(),
+        *arrays.transaction_peak_per_s.values(),
+    ]
+    first, kind = distinct_numbers(
+        [a[measured] for a in numbers],
+        [
+            factorize(v.issue_source[measured], missing_is_value=True)[0],
+            identity_codes(recipe[measured].tolist())[1],
+        ],
+    )
+    rows = measured[first]
 
     def present(values: Mapping[str, np.ndarray]) -> list[dict[str, float]]:
         """Per row, the finite values by key."""
@@ -293,7 +324,7 @@ def _instructions(v: Verdicts, warp_inst: np.ndarray, recipe: np.ndarray) -> np.
         cells = zip(*(_numbers(c) for c in columns), strict=True) if keys else ((),) * len(rows)
         return [{k: x for k, x in zip(keys, row, strict=True) if x is not None} for row in cells]
 
-    out[rows] = [
+    records = [
         InstructionRoofline(
             warp_inst=inst,
             warp_inst_per_s=rate,
@@ -314,6 +345,7 @@ def _instructions(v: Verdicts, warp_inst: np.ndarray, recipe: np.ndarray) -> np.
             strict=True,
         )
     ]
+    out[measured] = object_array(records)[kind]
     return out
 
 

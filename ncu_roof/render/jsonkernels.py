@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.columns import LaunchColumns, columns_of, shared_texts
+from ncu_roof.columns import LaunchColumns, columns_of, identity_codes, shared_texts
 from ncu_roof.groups import headroom_array, headroom_s
 from ncu_roof.model import TRANSACTION_BYTES, finite_or_none
 from ncu_roof.records import InstructionRoofline, Kernel, TensorPath
@@ -238,9 +238,22 @@ def _float_texts(values: list[float | None]) -> list[str]:
     return numbers_text(np.array([np.nan if v is None else v for v in values], dtype="float64"))
 
 
+def _per_distinct(records: list[Any], texts: Callable[[list[Any]], list[str]]) -> list[str]:
+    """`texts` of the distinct records (by identity: launches like each other share one record),
+    spread back to every launch."""
+    first, codes = identity_codes(records)
+    made = np.empty(len(first), dtype=object)
+    made[:] = texts([records[j] for j in first.tolist()])
+    out: list[str] = made[codes].tolist()
+    return out
+
+
 def _tensor_path_cells(columns: LaunchColumns) -> list[str]:
-    """`tensor_paths` of every launch: one template per set of paths, numbers filled column-wise."""
-    records: list[Mapping[str, TensorPath]] = columns["tensor_paths"].tolist()
+    return _per_distinct(columns["tensor_paths"].tolist(), _tensor_path_texts)
+
+
+def _tensor_path_texts(records: list[Mapping[str, TensorPath]]) -> list[str]:
+    """`tensor_paths` of these launches: one template per set of paths, numbers filled column-wise."""
     out = [""] * len(records)
     for paths, rows in _by_pattern(records, tuple).items():
         assert isinstance(paths, tuple)
@@ -267,8 +280,11 @@ def _instruction_shape(r: InstructionRoofline | None) -> Hashable:
 
 
 def _instruction_cells(columns: LaunchColumns) -> list[str]:
-    """`instruction_roofline` of every launch: one template per set of tiers, filled column-wise."""
-    records: list[InstructionRoofline | None] = columns["instructions"].tolist()
+    return _per_distinct(columns["instructions"].tolist(), _instruction_texts)
+
+
+def _instruction_texts(records: list[InstructionRoofline | None]) -> list[str]:
+    """`instruction_roofline` of these launches: one template per set of tiers, filled column-wise."""
     out = ["null"] * len(records)
     for shape, rows in _by_pattern(records, _instruction_shape).items():
         if shape is None:
