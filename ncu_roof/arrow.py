@@ -21,7 +21,10 @@ if TYPE_CHECKING:
 def _one_chunk(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     import pyarrow as pa
 
-    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    if not isinstance(values, pa.ChunkedArray):
+        return values
+    # (combining no chunks makes its empty array through `pa.array`, which imports pandas)
+    return values.combine_chunks() if values.num_chunks else pa.nulls(0, values.type)
 
 
 def _bits(buffer: pa.Buffer, offset: int, length: int) -> np.ndarray:
@@ -50,6 +53,7 @@ def float_values(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     data = np.frombuffer(array.buffers()[1], dtype=np.float64, count=array.offset + n)[array.offset :]
     valid = _valid(array)
     if valid is None:
+        data.flags.writeable = False  # a view of the Arrow buffer, as pyarrow's own `to_numpy` gives
         return data
     out = data.copy()
     out[~valid] = np.nan

@@ -162,13 +162,11 @@ def match_rows(
     base order; a row is -1 where that side has no launch.
 
     Both sides' launches are coded by what `match` compares (name and launch shape, name, or
-    nothing: launch order; a missing grid matches a missing grid), each launch numbered among
+    nothing: launch order; a missing name or grid matches a missing one), each launch numbered among
     its equals on its side, and the head's (code, number) looked up among the base's.
     """
     n_head = len(head)
-    codes = [
-        factorize(np.concatenate([head[c], base[c]]), missing_is_value=True)[0] for c in _MATCH_COLUMNS[match]
-    ]
+    codes = [factorize(np.concatenate([head[c], base[c]]))[0] for c in _MATCH_COLUMNS[match]]  # None, NaN: -1
     kind = distinct_rows(codes)[1] if codes else np.zeros(n_head + len(base), dtype="int64")
     head_kind, base_kind = kind[:n_head], kind[n_head:]
     head_occurrence, base_occurrence = _occurrences(head_kind), _occurrences(base_kind)

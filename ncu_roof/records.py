@@ -60,6 +60,9 @@ class InstructionRoofline:
 
 @dataclass(frozen=True)
 class Kernel:
+    """What the analysis says of one launch. Its mappings and records are read-only: launches
+    alike share one (their recipe, traffic, tensor paths, operations, instruction roofline)."""
+
     id: int
     name: str
     input: int

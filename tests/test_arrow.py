@@ -94,6 +94,21 @@ def test_bool_array_is_what_pa_array_makes(values: list[bool]) -> None:
     assert made.equals(pa.array(values, type=pa.bool_()))
 
 
+def test_a_chunked_array_of_no_chunks_is_empty() -> None:
+    assert float_values(pa.chunked_array([], type=pa.float64())).tolist() == []
+    assert bool_values(pa.chunked_array([], type=pa.bool_())).tolist() == []
+    assert text_values(pa.chunked_array([], type=pa.string())).tolist() == []
+
+
+def test_float_values_never_write_into_the_arrow_buffer() -> None:
+    arrow = pa.array([1.0, 2.0])
+    with pytest.raises(ValueError, match="read-only"):
+        float_values(arrow)[0] = 99.0
+    with_null = float_values(pa.array([1.0, None]))  # a copy (NaN written into it): writable
+    with_null[0] = 3.0
+    assert arrow.to_pylist() == [1.0, 2.0]
+
+
 def test_wrong_types_are_refused() -> None:
     with pytest.raises(TypeError, match="float_values of int64"):
         float_values(pa.array([1, 2]))
@@ -107,6 +122,8 @@ def test_wrong_types_are_refused() -> None:
         "raw_base.csv",  # pyarrow's read
         "damaged",  # raw_base.csv with a short row: the csv module's read, then string_array
         "raw_base_de_DE.csv",  # the careful number parse
+        "verdict_tensor_gemm_na_variant.csv",  # a column of n/a only: no chunk left to convert
+        "raw_two_runs_with_app_output.csv",
         "console_details_2024.txt",  # parse_numbers of console text
         "summary_per_kernel.csv",
     ],

@@ -74,3 +74,19 @@ def test_the_nth_launch_of_a_shape_pairs_with_the_nth() -> None:
     assert base_rows.tolist() == [0, 2, -1, 1]  # the third gemm has no base; add only in the base
     assert head_rows.tolist() == [0, 1, 2, -1]
     assert occurrence.tolist() == [0, 1, 2, 0]
+
+
+def test_missing_names_and_grids_pair_with_missing_ones() -> None:
+    """None and NaN are both missing (as a merge takes them): they pair with each other."""
+    base = launches([(None, None, "(1, 1, 1)")])  # type: ignore[list-item]
+    head = launches([(float("nan"), None, "(1, 1, 1)")])  # type: ignore[list-item]
+    for match in MatchBy:
+        base_rows, head_rows, occurrence = match_rows(base, head, match)
+        assert (base_rows.tolist(), head_rows.tolist(), occurrence.tolist()) == ([0], [0], [0])
+
+
+def test_base_only_launches_are_numbered_among_their_equals() -> None:
+    base = [("add", None, None), ("add", None, None), ("gemm", None, None)]
+    base_rows, head_rows, occurrence = match_rows(launches(base), launches([("add", None, None)]))
+    assert base_rows.tolist() == [0, 1, 2] and head_rows.tolist() == [0, -1, -1]
+    assert occurrence.tolist() == [0, 1, 0]
