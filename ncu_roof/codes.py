@@ -1,9 +1,9 @@
 """Coding a column: each distinct value once, every row a code into those values.
 
 `factorize` is `pandas.factorize` of an object column, first-seen order. It uses pandas' own
-hash table when pandas is already loaded (a CSV read through pyarrow loads it), and a dict
-otherwise: a report read through `ncu_report` is analyzed without ever importing pandas
-(~0.35 s of a ~1 s run). Both give the same codes and values (tests/test_codes.py).
+hash table when pandas is already loaded (a details page, a notebook), and a dict otherwise: a
+report, a raw CSV page or console text is analyzed without ever importing pandas (~0.35 s of a
+~1 s run). Both give the same codes and values (tests/test_codes.py).
 """
 
 from __future__ import annotations
