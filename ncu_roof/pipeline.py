@@ -173,17 +173,24 @@ def _run_logged(path: str, request: Request) -> tuple[list[str], Analysis]:
 
 
 def _run_pooled(paths: Sequence[str], request: Request, workers: int, log: Log) -> list[Analysis] | None:
-    """Each input read and analyzed by a worker, in input order (an input's lines are logged
-    before the next one's; the first error raised is the first bad input's); None when no worker
-    could run (see `_read_pooled`)."""
+    """Each input read and analyzed by a worker, the last one here meanwhile (its analysis comes
+    back without pickling), in input order: an input's lines are logged before the next one's,
+    and the first error raised is the first bad input's. None when no worker could run (see
+    `_read_pooled`)."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    pool = ProcessPoolExecutor(max_workers=workers)
+    pool = ProcessPoolExecutor(max_workers=max(1, min(workers - 1, len(paths) - 1)))
     done: list[tuple[list[str], Analysis]] = []
     failure: Exception | None = None
     try:
-        for future in [pool.submit(_run_logged, path, request) for path in paths]:
+        futures = [pool.submit(_run_logged, path, request) for path in paths[:-1]]
+        here: tuple[list[str], Analysis] | Exception
+        try:
+            here = _run_logged(paths[-1], request)
+        except Exception as err:  # raised only if every input before it is good
+            here = err
+        for future in futures:
             try:
                 done.append(future.result())
             except BrokenProcessPool:
@@ -191,6 +198,11 @@ def _run_pooled(paths: Sequence[str], request: Request, workers: int, log: Log) 
             except Exception as err:  # the first bad input's error, raised after the lines before it
                 failure = err
                 break
+        if failure is None:
+            if isinstance(here, Exception):
+                failure = here
+            else:
+                done.append(here)
     finally:
         pool.shutdown(cancel_futures=True)
     for lines, _ in done:

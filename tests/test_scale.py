@@ -87,6 +87,26 @@ def test_big_documents_are_compact_and_equal(corpus: Path, monkeypatch: pytest.M
     assert json.loads(compact) == json.loads(pretty)
 
 
+@pytest.mark.parametrize("chunk", [1, 2, 3, 1000])
+def test_a_big_diff_is_compact_and_equal_in_chunks(
+    chunk: int, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past PRETTY_MAX_KERNELS pairs the diff is written compact, a chunk of pairs at a time (a
+    chunk that ends the pairs, or the pairs that end a chunk, included)."""
+    from ncu_roof.comparison import diff
+    from ncu_roof.render import diffout
+
+    analysis = one_process_analysis()
+    result = diff(analysis, analysis)
+    pretty = diffout.render_diff_json(result)
+    monkeypatch.setattr(diffout, "PRETTY_MAX_KERNELS", 1)
+    monkeypatch.setattr(diffout, "CHUNK_KERNELS", chunk)
+    compact = diffout.render_diff_json(result)
+    assert "\n  " in pretty and compact.count("\n") == 1
+    assert json.loads(compact) == json.loads(pretty)
+    assert len(json.loads(compact)["kernels"]) == len(result.kernels)
+
+
 def test_a_pool_reads_what_one_process_reads(corpus: Path) -> None:
     paths = [str(corpus / p) for p in CORPUS_INPUTS]
     one = one_process_tables()
@@ -118,6 +138,19 @@ def test_diff_sides_analyzed_in_a_pool_as_in_one_process(corpus: Path) -> None:
     with pytest.raises(BadInputError, match="holds ncu messages but no CSV"):
         run_each(bad, Request(jobs=2), logged.append)
     assert logged and logged[0].startswith(f"read {paths[0]}:")  # the good side's lines come first
+
+
+def test_the_first_bad_side_of_a_pool_is_the_error_raised(corpus: Path, tmp_path: Path) -> None:
+    """The last input is analyzed in this process while a worker takes the first: when both are
+    bad, the first one's error is raised all the same, and nothing is logged before it."""
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    logged: list[str] = []
+    with pytest.raises(BadInputError, match="holds ncu messages but no CSV"):
+        run_each([str(corpus / "b200_edge_error-code-only.csv"), str(empty)], Request(jobs=2), logged.append)
+    assert logged == []
+    with pytest.raises(BadInputError, match="file is empty"):
+        run_each([str(empty), str(corpus / "b200_edge_error-code-only.csv")], Request(jobs=2), logged.append)
 
 
 def test_pool_only_when_it_pays(tmp_path: Path) -> None:
@@ -211,15 +244,17 @@ def test_shared_texts_keeps_none_apart_from_nan() -> None:
     assert shared_texts([{"a": 1}, None, {"a": 1}], encode) == ['{"a": 1}', "null", '{"a": 1}']
 
 
-def _second_worker_dies(path: str, request: Request) -> tuple[list[str], Analysis]:
-    """A worker that dies on the second input (as an out-of-memory kill would)."""
+def _worker_dies(path: str, request: Request) -> tuple[list[str], Analysis]:
+    """A worker process that dies (as an out-of-memory kill would), after the last input was
+    analyzed in the calling process."""
+    import multiprocessing
     import os
     import time
 
     from ncu_roof import pipeline
 
-    if path.endswith(CORPUS_INPUTS[1]):
-        time.sleep(1.0)  # after the first worker has finished
+    if multiprocessing.parent_process() is not None:
+        time.sleep(1.0)
         os._exit(1)
     lines: list[str] = []
     return lines, pipeline.run([path], request, lines.append)
@@ -233,8 +268,8 @@ def test_a_broken_pool_falls_back_without_logging_twice(
     paths = [str(corpus / p) for p in CORPUS_INPUTS[:2]]
     one_log: list[str] = []
     one = run_each(paths, Request(jobs=1), one_log.append)
-    monkeypatch.setattr(pipeline, "_run_logged", _second_worker_dies)
+    monkeypatch.setattr(pipeline, "_run_logged", _worker_dies)
     logged: list[str] = []
     again = run_each(paths, Request(jobs=2), logged.append)
-    assert logged == one_log  # each line once, though the first worker finished before the break
+    assert logged == one_log  # each line once, though the last input was analyzed before the break
     assert [jsonout.render_json(a) for a in again] == [jsonout.render_json(a) for a in one]

@@ -26,7 +26,7 @@ from ncu_roof.errors import UsageError
 from ncu_roof.matching import MatchBy
 from ncu_roof.render.console import screen
 from ncu_roof.render.formats import Caption
-from ncu_roof.render.output import append_summary, check_summary, check_writable, write_all
+from ncu_roof.render.output import Document, append_summary, check_summary, check_writable, write_all
 from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
@@ -105,11 +105,11 @@ def diff_format(fmt: DiffFormat | None, output: str | None) -> DiffFormat:
     return DiffFormat(chosen.value)
 
 
-def render_diff(result: Diff, fmt: DiffFormat, output: str | None = None) -> str:
+def render_diff(result: Diff, fmt: DiffFormat, output: str | None = None) -> Document:
     from ncu_roof.render import diffout
 
     if fmt is DiffFormat.JSON:
-        return diffout.render_diff_json(result)
+        return diffout.diff_json_pieces(result)
     if fmt is DiffFormat.MARKDOWN:
         return diffout.render_diff_markdown(result)
     shown = screen(output)
@@ -141,7 +141,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
         allow_mismatch=options.allow_mismatch,
         match=options.match,
     )
-    outputs: list[tuple[str | bytes, str | None]] = [
+    outputs: list[tuple[Document, str | None]] = [
         (render_diff(result, options.format, options.output), options.output)
     ]
     if options.plot and plot_fmt:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,7 @@ from ncu_roof.comparison import Diff
 from ncu_roof.model import finite_or_none
 from ncu_roof.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
 from ncu_roof.render.console import PIPE_WIDTH, text_console
-from ncu_roof.render.jsonkernels import numbers_text
+from ncu_roof.render.jsonkernels import CHUNK_KERNELS, numbers_text
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
 from ncu_roof.render.text import code_span, table_cell
@@ -307,6 +308,11 @@ def _md_rows_within(rows: Sequence[KernelDiff], budget_chars: int) -> tuple[str,
 
 def render_diff_json(result: Diff) -> str:
     """Base SI units, NaN/inf as null, stable key order; the pairs written from the columns."""
+    return "".join(diff_json_pieces(result))
+
+
+def diff_json_pieces(result: Diff) -> Iterator[str]:
+    """`render_diff_json` in pieces, made as they are written: a big diff is never held whole."""
     document: dict[str, Any] = {
         "schema": SCHEMA,
         "threshold_pct": result.threshold_pct,
@@ -317,12 +323,18 @@ def render_diff_json(result: Diff) -> str:
         "total": {**_change(result.total_duration_s), "status": result.total_status.value},
         "kernels": None,
     }
-    pairs = ", ".join(pairs_text(result))
     if len(result.kernels) <= PRETTY_MAX_KERNELS:
-        document["kernels"] = json.loads(f"[{pairs}]")
-        return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+        document["kernels"] = json.loads(f"[{', '.join(pairs_text(result))}]")
+        yield json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+        return
     head = json.dumps(document, allow_nan=False, ensure_ascii=False)
-    return "".join((head.removesuffix("null}"), "[", pairs, "]}\n"))  # "kernels" is the last key
+    yield head.removesuffix("null}") + "["  # "kernels" is the last key
+    rows, between = pairs_text(result), ""
+    while chunk := list(islice(rows, CHUNK_KERNELS)):  # a chunk of pairs' text at a time
+        yield between
+        yield ", ".join(chunk)
+        between = ", "
+    yield "]}\n"
 
 
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
@@ -336,7 +348,7 @@ def _change(change: Change) -> dict[str, float | None]:
     }
 
 
-def pairs_text(result: Diff) -> list[str]:
+def pairs_text(result: Diff) -> Iterator[str]:
     """Every pair's JSON object as text, built from the diff's columns (no KernelDiff per pair):
     one template for the whole object, each of its values a column of JSON texts."""
     pairs = result.pairs
@@ -381,4 +393,4 @@ def pairs_text(result: Diff) -> list[str]:
         "verdict": f'{{"base": {texts(pairs.verdict_base)}, "head": {texts(pairs.verdict_head)}}}',
     }
     row = "{" + ", ".join(f"{encode_basestring(key)}: {value}" for key, value in template.items()) + "}"
-    return [row % values for values in zip(*cells, strict=True)]
+    return (row % values for values in zip(*cells, strict=True))
