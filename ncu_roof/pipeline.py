@@ -149,8 +149,9 @@ def warn_other_gpu(key: str, device_names: Sequence[str | None], log: Log) -> No
 
 
 def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | None = None) -> list[Analysis]:
-    """One analysis per input (the two sides of a diff): big inputs each read and analyzed by a
-    worker process at once (the lines each would log come back with it, in input order)."""
+    """One analysis per input (the two sides of a diff): big inputs read and analyzed at once, the
+    last one in this process and the others by worker processes (the lines each would log come
+    back with it, in input order)."""
     say = log or (lambda _: None)
     items = expand(inputs, say)
     paths = [item for item in items if isinstance(item, str)]
