@@ -120,3 +120,34 @@ def bool_array(mask: np.ndarray) -> pa.Array:
     flags = np.asarray(mask, dtype=bool)
     bits = pa.py_buffer(np.packbits(flags, bitorder="little"))
     return pa.Array.from_buffers(pa.bool_(), len(flags), [None, bits], 0)
+
+
+def float_array(values: Sequence[float | None] | np.ndarray) -> pa.Array:
+    """Numbers (None or NaN for null) as an Arrow float64 array."""
+    import pyarrow as pa
+
+    given = values if isinstance(values, np.ndarray) else [np.nan if v is None else v for v in values]
+    numbers = np.asarray(given, dtype=np.float64)
+    missing = np.isnan(numbers)
+    validity = pa.py_buffer(np.packbits(~missing, bitorder="little")) if missing.any() else None
+    data = pa.py_buffer(np.where(missing, 0.0, numbers))
+    return pa.Array.from_buffers(pa.float64(), len(numbers), [validity, data], int(missing.sum()))
+
+
+def int_array(values: np.ndarray) -> pa.Array:
+    """Whole numbers as an Arrow int64 array (no nulls)."""
+    import pyarrow as pa
+
+    numbers = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(numbers), [None, pa.py_buffer(numbers)], 0)
+
+
+def text_lists_array(rows: Sequence[Sequence[str]]) -> pa.Array:
+    """A list of texts per row as an Arrow list<string> array (no nulls)."""
+    import pyarrow as pa
+
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    offsets = np.zeros(len(rows) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    starts = pa.Array.from_buffers(pa.int32(), len(offsets), [None, pa.py_buffer(offsets)], 0)
+    return pa.ListArray.from_arrays(starts, string_array([text for row in rows for text in row]))

@@ -15,7 +15,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.arrow import bool_array, bool_values, float_values, string_array, text_values
+from ncu_roof.arrow import (
+    bool_array,
+    bool_values,
+    float_array,
+    float_values,
+    int_array,
+    string_array,
+    text_lists_array,
+    text_values,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -107,6 +116,44 @@ def test_float_values_never_write_into_the_arrow_buffer() -> None:
     with_null = float_values(pa.array([1.0, None]))  # a copy (NaN written into it): writable
     with_null[0] = 3.0
     assert arrow.to_pylist() == [1.0, 2.0]
+
+
+@given(st.lists(st.one_of(st.none(), st.floats()), max_size=40), st.booleans())
+def test_float_array_is_what_pa_array_makes_of_numbers(values: list[float | None], as_numpy: bool) -> None:
+    """None and NaN are null (pyarrow's `from_pandas=True`); infinities stay."""
+    given_values = np.array([np.nan if v is None else v for v in values]) if as_numpy else values
+    made = float_array(given_values)
+    made.validate(full=True)
+    assert made.equals(pa.array(values, type=pa.float64(), from_pandas=True))
+
+
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=40))
+def test_int_array_is_what_pa_array_makes(values: list[int]) -> None:
+    made = int_array(np.array(values, dtype=np.int64))
+    made.validate(full=True)
+    assert made.equals(pa.array(values, type=pa.int64()))
+
+
+@given(st.lists(st.lists(st.text(max_size=3), max_size=4), max_size=20))
+def test_text_lists_array_is_what_pa_array_makes(rows: list[list[str]]) -> None:
+    made = text_lists_array(rows)
+    made.validate(full=True)
+    assert made.equals(pa.array(rows, type=pa.list_(pa.string())))
+
+
+def test_the_parquet_export_loads_no_pandas(tmp_path: Path) -> None:
+    out = tmp_path / "runs.parquet"
+    probe = (
+        "import sys\n"
+        "from ncu_roof.cli import main\n"
+        f"args = ['analyze', {str(FIXTURES / 'raw_nvtx.csv')!r}, '--format', 'parquet', '-o', {str(out)!r}]\n"
+        "try:\n    main(args)\n"
+        "except SystemExit as done:\n    assert done.code == 0, done.code\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False", done.stderr
+    assert out.stat().st_size > 0
 
 
 def test_wrong_types_are_refused() -> None:
