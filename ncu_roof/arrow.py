@@ -40,16 +40,22 @@ def _valid(array: pa.Array) -> np.ndarray | None:
     return _bits(array.buffers()[0], array.offset, len(array))
 
 
+def _of_type(values: pa.Array | pa.ChunkedArray, kind: pa.DataType, reader: str) -> pa.Array | None:
+    """The column as one array of `kind`; None when it holds no value (empty, or all null)."""
+    array = _one_chunk(values)
+    if array.type != kind:
+        raise TypeError(f"{reader} of {array.type}")
+    return None if array.null_count == len(array) else array
+
+
 def float_values(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A float64 column as float64, NaN where null (a read-only view when nothing is null)."""
     import pyarrow as pa
 
-    array = _one_chunk(values)
-    if array.type != pa.float64():
-        raise TypeError(f"float_values of {array.type}")
+    array = _of_type(values, pa.float64(), "float_values")
+    if array is None:
+        return np.full(len(values), np.nan)
     n = len(array)
-    if n == 0 or array.null_count == n:
-        return np.full(n, np.nan)
     data = np.frombuffer(array.buffers()[1], dtype=np.float64, count=array.offset + n)[array.offset :]
     valid = _valid(array)
     if valid is None:
@@ -64,13 +70,10 @@ def bool_values(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A boolean column as a numpy bool array, False where null."""
     import pyarrow as pa
 
-    array = _one_chunk(values)
-    if array.type != pa.bool_():
-        raise TypeError(f"bool_values of {array.type}")
-    n = len(array)
-    if n == 0 or array.null_count == n:
-        return np.zeros(n, dtype=bool)
-    out = _bits(array.buffers()[1], array.offset, n)
+    array = _of_type(values, pa.bool_(), "bool_values")
+    if array is None:
+        return np.zeros(len(values), dtype=bool)
+    out = _bits(array.buffers()[1], array.offset, len(array))
     valid = _valid(array)
     return out if valid is None else out & valid
 

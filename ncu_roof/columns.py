@@ -272,8 +272,10 @@ def distinct_numbers(
 
 
 def distinct(values: list[Any]) -> list[Any]:
-    """The distinct objects of a column (by identity: launches share their recipe objects)."""
-    return list({id(v): v for v in values}.values())
+    """The distinct objects of a column (by identity: launches share their recipe objects), in
+    first-seen order."""
+    first = identity_codes(values)[0]
+    return [values[j] for j in np.sort(first).tolist()]
 
 
 def columns_of(kernels: Sequence[Kernel]) -> LaunchColumns:

@@ -143,6 +143,24 @@ def analyzed(path: Path, choice: RoofChoice | None = None) -> Analysis:
     return analyze([read_once(path)]) if choice is None else analyze([read_once(path)], choice)
 
 
+def modules_loaded_by(args: list[str], names: set[str]) -> set[str]:
+    """Which of `names` a fresh interpreter has imported once `ncu-roof ARGS` is done (it must
+    exit 0): the imports a command pays for, e.g. pandas' ~0.35 s."""
+    import json
+    import subprocess
+
+    probe = (
+        "import json, sys\n"
+        "from ncu_roof.cli import main\n"
+        f"try:\n    main({args!r})\n"
+        "except SystemExit as done:\n    assert done.code == 0, done.code\n"
+        f"print(json.dumps(sorted({sorted(names)!r} & sys.modules.keys())))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded: list[str] = json.loads(done.stdout)
+    return set(loaded)
+
+
 def input_file(name: str, text: str) -> Path:
     """A file `name` holding `text`, written once per session (and process) into a folder of
     its own: tests that build the same input share one path, so `analyzed` reads it once."""

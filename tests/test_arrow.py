@@ -4,14 +4,13 @@ nulls and chunks included), and reading a CSV page or console text through them 
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from conftest import modules_loaded_by
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -143,16 +142,8 @@ def test_text_lists_array_is_what_pa_array_makes(rows: list[list[str]]) -> None:
 
 def test_the_parquet_export_loads_no_pandas(tmp_path: Path) -> None:
     out = tmp_path / "runs.parquet"
-    probe = (
-        "import sys\n"
-        "from ncu_roof.cli import main\n"
-        f"args = ['analyze', {str(FIXTURES / 'raw_nvtx.csv')!r}, '--format', 'parquet', '-o', {str(out)!r}]\n"
-        "try:\n    main(args)\n"
-        "except SystemExit as done:\n    assert done.code == 0, done.code\n"
-        "print('pandas' in sys.modules)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False", done.stderr
+    args = ["analyze", str(FIXTURES / "raw_nvtx.csv"), "--format", "parquet", "-o", str(out)]
+    assert modules_loaded_by(args, {"pandas"}) == set()
     assert out.stat().st_size > 0
 
 
@@ -184,14 +175,6 @@ def test_reading_csv_or_console_text_loads_no_pandas(given_input: str, tmp_path:
         lines = (FIXTURES / "raw_base.csv").read_text(encoding="utf-8").splitlines(keepends=True)
         path = tmp_path / "damaged.csv"
         path.write_text("".join([*lines[:3], '"99","1","app"\n', *lines[3:]]), encoding="utf-8")
-    probe = (
-        "import sys\n"
-        "from ncu_roof.cli import main\n"
-        f"args = ['analyze', {str(path)!r}, '--skip-bad-rows', '--format', 'json', '-o', {str(out)!r}]\n"
-        "try:\n    main(args)\n"
-        "except SystemExit as done:\n    assert done.code == 0, done.code\n"
-        "print('pandas' in sys.modules)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False", done.stderr
+    args = ["analyze", str(path), "--skip-bad-rows", "--format", "json", "-o", str(out)]
+    assert modules_loaded_by(args, {"pandas"}) == set()
     assert '"kernels": [' in out.read_text(encoding="utf-8")

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import modules_loaded_by
+
 from ncu_roof.cli import app
 from ncu_roof.cli.commands import COMMAND_MODULES, register
 
@@ -50,13 +52,6 @@ def test_analyzing_a_report_loads_neither_pandas_nor_pyarrow(corpus: Path, tmp_p
     imports is most of what `analyze` of a small report would cost."""
     report = corpus / "a10_rep_2023.2.0_105-kernels-llm.ncu-rep"
     out = tmp_path / "out.json"
-    probe = (
-        "import sys\n"
-        "from ncu_roof.cli import main\n"
-        f"try:\n    main(['analyze', {str(report)!r}, '--format', 'json', '-o', {str(out)!r}])\n"
-        "except SystemExit as done:\n    assert done.code == 0, done.code\n"
-        "print(sorted({'pandas', 'pyarrow', 'matplotlib'} & set(sys.modules)))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    args = ["analyze", str(report), "--format", "json", "-o", str(out)]
+    assert modules_loaded_by(args, {"pandas", "pyarrow", "matplotlib"}) == set()
     assert out.read_text(encoding="utf-8").count('"name": ') >= 105
