@@ -161,11 +161,15 @@ def roofline_arrays(
     # unknown FLOPs and no other compute ceiling: no roof can be said to bind; nor can one when
     # a tier has traffic but no roof
     blind = np.logical_or.reduce([*unroofed.values(), np.zeros(len(flop), dtype=bool)])
-    decided = (longest > 0) & (has_flop | has_other) & ~blind
+    # and no traffic measured on any tier: nothing to weigh the compute roof against
+    weighed = np.logical_or.reduce(
+        [np.isfinite(t) for tier, t in times.items() if tier != COMPUTE] + [np.zeros(len(flop), dtype=bool)]
+    )
+    decided = (longest > 0) & (has_flop | has_other) & weighed & ~blind
     binding = np.where(decided, binding, np.full(len(binding), None, dtype=object))
     cap_matrix = np.column_stack(list(caps.values()))
     attainable = np.where(
-        np.isnan(cap_matrix).all(axis=1) | blind,
+        np.isnan(cap_matrix).all(axis=1) | blind | ~weighed,
         np.nan,
         np.nanmin(np.where(np.isnan(cap_matrix), np.inf, cap_matrix), axis=1),
     )

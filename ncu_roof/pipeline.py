@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from ncu_roof.errors import UsageError
+from ncu_roof.text import plural
 from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
     tables = read_tables(expand(inputs, say), request.number_style, request.jobs, request.skip_bad_rows)
     for table in tables:
         version = f", ncu {table.ncu_version}" if table.ncu_version else ""
-        say(f"read {table.path}: {table.rows} launches ({table.format.value}{version})")
+        say(f"read {table.path}: {plural(table.rows, 'launch')} ({table.format.value}{version})")
         for warning in table.warnings:
             say(f"warning: {warning}")
     analysis = analyze(tables, choice)

@@ -103,3 +103,11 @@ def launch_shape(grid: str | None, block: str | None) -> str:
     if grid is None and block is None:
         return "–"
     return one_line(f"{dims(grid)}×{dims(block)}")
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 launch`, `2 launches`, `3 kernels`."""
+    if count == 1:
+        return f"1 {noun}"
+    suffix = "es" if noun.endswith(("s", "sh", "ch", "x")) else "s"
+    return f"{count:,} {noun}{suffix}"

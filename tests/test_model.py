@@ -83,6 +83,19 @@ def test_nothing_known_gives_none() -> None:
     assert empty.binding is None
 
 
+def test_no_traffic_measured_on_any_tier_leaves_the_verdict_unknown() -> None:
+    # FLOPs at their peak, or a busy pipe, say nothing without a memory tier to weigh them against:
+    # unmeasured bytes are unknown, not zero
+    for nbytes in ({"dram": None}, {}):
+        point = roofline(1e9, nbytes, PEAK, DRAM)
+        assert point.binding is None and point.attainable_flop_per_s is None
+        assert point.time_at_roof_s is None
+        busy = roofline(None, nbytes, PEAK, DRAM, compute_time_s=1e-3)
+        assert busy.binding is None and busy.time_at_roof_s is None
+    measured = roofline(None, {"dram": 1e6}, PEAK, DRAM, compute_time_s=1e-3)  # 50 µs of DRAM
+    assert measured.binding == COMPUTE and measured.time_at_roof_s == pytest.approx(1e-3)
+
+
 def test_tier_with_traffic_and_no_bandwidth_leaves_the_verdict_unknown() -> None:
     # shared moved 1 TB but has no roof: it may be what binds, so nothing can be said
     point = roofline(1e9, {"dram": 2e9, "shared": 1e12}, PEAK, DRAM)

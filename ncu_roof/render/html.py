@@ -30,10 +30,9 @@ from ncu_roof.render.summary import (
     DeviceView,
     Row,
     Summary,
-    plural,
     summarize,
 )
-from ncu_roof.text import intensity, one_line, pct, shorten, si
+from ncu_roof.text import intensity, one_line, pct, plural, shorten, si
 from ncu_roof.version import __version__
 from ncu_roof.vocabulary import PRECISIONS, TIERS, Bound
 

@@ -19,9 +19,9 @@ from ncu_roof.errors import UsageError
 from ncu_roof.groups import KernelGroup
 from ncu_roof.records import Device, Kernel
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
-from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Row, Summary, lead_columns, plural, summarize
+from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Row, Summary, lead_columns, summarize
 from ncu_roof.render.text import code_block, code_span, plain, table_cell
-from ncu_roof.text import intensity, launch_shape, pct, shorten, si
+from ncu_roof.text import intensity, launch_shape, pct, plural, shorten, si
 from ncu_roof.vocabulary import COMPUTE, TIERS, Bound
 
 GITHUB_LIMIT_CHARS = 65_536  # a GitHub comment or job summary holds no more

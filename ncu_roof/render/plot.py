@@ -24,7 +24,7 @@ from ncu_roof.errors import UsageError
 from ncu_roof.records import Device
 from ncu_roof.render.plot_draw import draw_legend, draw_panel
 from ncu_roof.render.plot_panel import Arrow, caption, panel
-from ncu_roof.render.summary import plural
+from ncu_roof.text import plural
 from ncu_roof.vocabulary import Bound
 
 if TYPE_CHECKING:

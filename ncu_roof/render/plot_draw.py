@@ -27,8 +27,8 @@ from ncu_roof.render.plot_panel import (
     reference_precision,
     time_share,
 )
-from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS, plural
-from ncu_roof.text import one_line, si
+from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS
+from ncu_roof.text import one_line, plural, si
 from ncu_roof.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 
 if TYPE_CHECKING:

@@ -17,8 +17,7 @@ from ncu_roof.columns import KernelRows, LaunchColumns, distinct
 from ncu_roof.groups import GroupBy, KernelGroup, group_kernels, ranked
 from ncu_roof.model import DEFAULT_PRECISIONS
 from ncu_roof.records import Device, Kernel
-from ncu_roof.render.summary import plural
-from ncu_roof.text import one_line, shorten
+from ncu_roof.text import one_line, plural, shorten
 from ncu_roof.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 
 Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow

@@ -33,6 +33,7 @@ from ncu_roof.groups import (
 )
 from ncu_roof.model import is_set
 from ncu_roof.records import Device
+from ncu_roof.text import plural
 from ncu_roof.vocabulary import COMPUTE, Bound
 
 VERDICT_WORDS = {
@@ -296,11 +297,3 @@ def _missing_reason(analysis: Analysis, index: int, no_duration: bool, failed: b
     if no_duration:
         return "have no duration (gpu__time_duration.sum)"
     return "have no roof for the counters they have: see the notes"
-
-
-def plural(count: int, noun: str) -> str:
-    """`1 launch`, `2 launches`, `3 kernels`."""
-    if count == 1:
-        return f"1 {noun}"
-    suffix = "es" if noun.endswith(("s", "sh", "ch", "x")) else "s"
-    return f"{count:,} {noun}{suffix}"

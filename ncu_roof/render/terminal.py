@@ -26,9 +26,8 @@ from ncu_roof.render.summary import (
     DeviceView,
     Row,
     Summary,
-    plural,
 )
-from ncu_roof.text import intensity, launch_shape, one_line, pct, shorten, si
+from ncu_roof.text import intensity, launch_shape, one_line, pct, plural, shorten, si
 from ncu_roof.vocabulary import TIERS, Bound
 
 KERNEL_MIN = 16
