@@ -35,6 +35,9 @@ def factorize(values: Iterable[Any], *, missing_is_value: bool = False) -> tuple
     None and NaN are each a value of its own. Unhashable values raise TypeError.
     """
     column = values if isinstance(values, np.ndarray) and values.dtype == object else _objects(values)
+    few = _by_identity(column, missing_is_value)
+    if few is not None:
+        return few
     pd = sys.modules.get("pandas")
     if pd is not None:
         return _pandas(pd, column, missing_is_value)
@@ -46,6 +49,35 @@ def _objects(values: Iterable[Any]) -> npt.NDArray[np.object_]:
     column = np.empty(len(items), dtype=object)
     column[:] = items
     return column
+
+
+IDENTITY_MAX = 16  # distinct objects up to which a column is coded by identity
+
+
+def _by_identity(column: npt.NDArray[np.object_], missing_is_value: bool) -> tuple[Codes, list[Any]] | None:
+    """Codes of a column that holds few distinct objects (the labels a recipe makes by indexing a
+    few texts): the rows of each object found by comparing the objects' addresses, one vectorized
+    pass per object, and only those objects coded by value (`_dict`: equal objects share a code).
+    None when the column holds many distinct objects (a sample of its first rows tells)."""
+    column = np.ascontiguousarray(column)
+    address = np.frombuffer(column.data, dtype=np.intp)  # each row's object, by its id
+    if len(set(address[:256].tolist())) > IDENTITY_MAX // 2:
+        return None
+    which = np.full(len(column), -1, dtype=np.int64)
+    objects: list[Any] = []
+    at = 0
+    while at < len(column):
+        if len(objects) == IDENTITY_MAX:
+            return None
+        which[address == address[at]] = len(objects)
+        objects.append(column[at])
+        left = np.flatnonzero(which[at:] < 0)
+        if not len(left):
+            break
+        at += int(left[0])
+    object_codes, distinct = _dict(objects, missing_is_value)
+    codes: Codes = object_codes[which]
+    return codes, distinct
 
 
 def _pandas(pd: Any, column: npt.NDArray[np.object_], missing_is_value: bool) -> tuple[Codes, list[Any]]:

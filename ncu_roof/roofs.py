@@ -54,12 +54,18 @@ def launch_count(launches: Mapping[str, np.ndarray]) -> int:
 
 
 def median(values: np.ndarray) -> float:
-    """The median of a column's numbers, NaN where it has none (pandas' `median`, no warning)."""
+    """The median of a column's numbers, NaN where it has none (pandas' `median`, no warning):
+    the middle one, or the mean of the two middle ones, as `np.median` (which imports numpy.ma)."""
     import numpy as np
 
     numbers = np.asarray(values, dtype="float64")
-    numbers = numbers[~np.isnan(numbers)]
-    return float(np.median(numbers)) if len(numbers) else math.nan
+    numbers = np.sort(numbers[~np.isnan(numbers)])
+    n = len(numbers)
+    if n == 0:
+        return math.nan
+    if n % 2:
+        return float(numbers[n // 2])
+    return float((numbers[n // 2 - 1] + numbers[n // 2]) / 2)
 
 
 def first_label(values: np.ndarray) -> str | None:

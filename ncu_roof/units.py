@@ -12,7 +12,6 @@ import math
 import numbers
 import re
 from collections.abc import Callable, Iterable
-from decimal import Decimal
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -278,6 +277,8 @@ def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
 
     A bare number or a number with only an SI prefix is taken in the dimension's base unit.
     """
+    from decimal import Decimal
+
     from ncu_roof.errors import UsageError
 
     example = f"write e.g. 1e7, 10M or 2.5G{dimension.value}"

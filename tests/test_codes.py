@@ -4,7 +4,6 @@ give the same codes and values, as `pandas.factorize` does."""
 from __future__ import annotations
 
 import math
-import sys
 from enum import Enum
 from typing import Any
 
@@ -36,13 +35,17 @@ CELLS = st.one_of(
 )
 
 
+def column_of(values: list[Any]) -> np.ndarray:
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    return column
+
+
 def both(values: list[Any], missing_is_value: bool) -> tuple[tuple[Any, list[Any]], tuple[Any, list[Any]]]:
-    with_pandas = codes.factorize(values, missing_is_value=missing_is_value)
-    saved = sys.modules.pop("pandas")
-    try:
-        without = codes.factorize(values, missing_is_value=missing_is_value)
-    finally:
-        sys.modules["pandas"] = saved
+    """pandas' hash table and the dict, each as `factorize` calls it (a few distinct objects are
+    coded by identity first: `test_identity_codes_as_the_dict_does`)."""
+    with_pandas = codes._pandas(pd, column_of(values), missing_is_value)
+    without = codes._dict(list(values), missing_is_value)
     return with_pandas, without
 
 
@@ -76,6 +79,32 @@ def test_missing_is_minus_one_as_pandas_factorize(values: list[Any]) -> None:
     got, distinct = both(values, missing_is_value=False)[1]
     assert got.tolist() == expected.tolist()
     assert same(distinct, list(uniques))
+
+
+@given(
+    st.lists(CELLS, min_size=1, max_size=2 * codes.IDENTITY_MAX),
+    st.lists(st.integers(0, 1000), max_size=300),
+    st.booleans(),
+)
+def test_identity_codes_as_the_dict_does(pool: list[Any], picks: list[int], missing_is_value: bool) -> None:
+    # a column made by indexing a pool of objects (as a recipe makes its labels): equal objects
+    # of the pool ("a" twice, 1 and 1.0, two NaNs) must share a code, as in the dict
+    column = column_of(pool)[[p % len(pool) for p in picks]]
+    got = codes._by_identity(column, missing_is_value)
+    if len(set(map(id, column.tolist()))) > codes.IDENTITY_MAX:
+        assert got is None
+    if got is None:
+        return
+    expected = codes._dict(column.tolist(), missing_is_value)
+    assert got[0].tolist() == expected[0].tolist() and got[0].dtype == np.dtype("int64")
+    assert same(got[1], expected[1]) and all(a is b for a, b in zip(got[1], expected[1], strict=True))
+    assert codes.factorize(column, missing_is_value=missing_is_value)[0].tolist() == expected[0].tolist()
+
+
+def test_a_sliced_column_is_coded_by_its_own_rows() -> None:
+    column = column_of(["a", "b", None, "a", "c", "b"])[::2]  # not contiguous: "a", None, "c"
+    assert codes.factorize(column)[0].tolist() == [0, -1, 1]
+    assert codes._by_identity(column_of([str(i) for i in range(300)]), False) is None  # many objects
 
 
 def test_none_and_nan_are_values_of_their_own() -> None:

@@ -19,7 +19,7 @@ import pytest
 
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import InputFormat, read_input
-from ncu_roof.ingest.csvblocks import _HEADER, _header_starts
+from ncu_roof.ingest.csvblocks import _HEADER, SUMMARY_HEADER, Headers, find_headers
 from ncu_roof.recipe import normalize
 from ncu_roof.units import AmbiguousNumbersError, NumberStyle
 
@@ -179,8 +179,24 @@ def test_missing_path_and_directory(tmp_path: Path) -> None:
         read_input(str(tmp_path))
 
 
-def test_header_search_matches_the_regex(fixtures: Path) -> None:
-    for path in sorted(fixtures.glob("*.csv")):
+def _headers_match_the_regexes(paths: list[Path]) -> None:
+    for path in sorted(paths):
         raw = path.read_bytes()
-        assert _header_starts(raw) == [m.start() for m in _HEADER.finditer(raw)], path.name
-    assert _header_starts(b"noise\nID,Process ID,Kernel Name\n1,2,k\n") == [6]
+        headers = find_headers(raw)
+        assert headers.pages == [m.start() for m in _HEADER.finditer(raw)], path.name
+        assert headers.summaries == [m.start() for m in SUMMARY_HEADER.finditer(raw)], path.name
+
+
+def test_header_search_matches_the_regexes_on_the_corpus(corpus: Path) -> None:
+    _headers_match_the_regexes([*corpus.glob("*.csv"), *corpus.glob("*.txt"), *corpus.glob("reexport/*")])
+
+
+def test_header_search_matches_the_regexes(fixtures: Path) -> None:
+    _headers_match_the_regexes([*fixtures.glob("*.csv"), *fixtures.glob("*.txt")])
+    assert find_headers(b"noise\nID,Process ID,Kernel Name\n1,2,k\n").pages == [6]
+    # a kernel named like a header is no header; a summary after a page is found too
+    raw = (
+        b'"ID","Process ID","Kernel Name"\n"0","1","k Process ID"\n'
+        b'"Process ID","Process Name","Invocations","Average"\n'
+    )
+    assert find_headers(raw) == Headers(pages=[0], summaries=[raw.index(b'"Process ID","Process N')])

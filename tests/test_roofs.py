@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import analyzed, normalized, read_once, run_cli
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ncu_roof.analysis import Analysis, RoofChoice, analyze
 from ncu_roof.arch import ARCHS, arch_for
 from ncu_roof.errors import UsageError
 from ncu_roof.gpu_table import GPUS
 from ncu_roof.gpus import gpu_by_key, match_gpu, normalize_name
-from ncu_roof.roofs import device_hardware, fill_builtin, ghz_text
+from ncu_roof.roofs import device_hardware, fill_builtin, ghz_text, median
 from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.vocabulary import Bound
 
@@ -318,3 +321,12 @@ def test_every_devices_sm_side_roofs_refer_to_one_clock(corpus: Path) -> None:
             assert len(texts) <= 1, (path.name, {k: device.roofs.sources[k] for k in keys})
             checked += bool(keys)
     assert checked >= 12
+
+
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=40))
+def test_median_is_numpys_median_of_the_numbers(values: list[float]) -> None:
+    column = np.array(values, dtype="float64")
+    numbers = column[~np.isnan(column)]
+    expected = float(np.median(numbers)) if len(numbers) else math.nan
+    got = median(column)
+    assert got == expected or (math.isnan(got) and math.isnan(expected))

@@ -61,16 +61,18 @@ def _report_from_stdin(raw: bytes) -> RunTable:
 
 def _read_text(path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool) -> RunTable:
     from ncu_roof.ingest.console import is_console_text, read_console_text
+    from ncu_roof.ingest.csvblocks import find_headers
     from ncu_roof.ingest.csvfile import read_csv_file
-    from ncu_roof.ingest.summary import is_summary_csv, read_summary_csv
+    from ncu_roof.ingest.summary import read_summary_csv
 
     raw, notes = _clean_text(path, raw)
-    if is_summary_csv(raw):
-        table = read_summary_csv(path, raw, style, skip_bad_rows)
-    elif is_console_text(raw):
+    headers = find_headers(raw)
+    if headers.summaries:
+        table = read_summary_csv(path, raw, headers.summaries[0], style, skip_bad_rows)
+    elif not headers.pages and is_console_text(raw):
         table = read_console_text(path, raw, style, skip_bad_rows)
     else:
-        table = read_csv_file(path, raw, style, skip_bad_rows)
+        table = read_csv_file(path, raw, headers.pages, style, skip_bad_rows)
     return replace(table, warnings=(*notes, *table.warnings))
 
 

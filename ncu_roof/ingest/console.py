@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage, _header_starts, cut_short_note
+from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage, cut_short_note
 from ncu_roof.ingest.csvdetails import metric_for
 from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
 from ncu_roof.units import (
@@ -59,12 +59,10 @@ _CONSOLE_LABELS = {
 
 
 def is_console_text(raw: bytes) -> bool:
-    """Section tables and no CSV header: what ncu prints to a terminal."""
-    if raw.startswith((b'"ID",', b"ID,")) and _header_starts(raw[:4096]):
-        return False  # a CSV header on the first line: no need to scan the whole page
+    """Section tables (in a file without a CSV header): what ncu prints to a terminal."""
     if raw.find(b"Section: ") == -1:  # a literal search first: the regex scan is slower
         return False
-    return re.search(rb"^[ \t]+Section: ", raw, re.MULTILINE) is not None and not _header_starts(raw)
+    return re.search(rb"^[ \t]+Section: ", raw, re.MULTILINE) is not None
 
 
 @dataclass

@@ -24,6 +24,7 @@ from ncu_roof.units import NumberStyle, confirm_number_style, detect_number_styl
 csv.field_size_limit(sys.maxsize)
 
 _HEADER = re.compile(rb'^"?ID"?,"?Process ID"?,', re.MULTILINE)
+SUMMARY_HEADER = re.compile(rb'^"?Process ID"?,"?Process Name"?,[^\n]*Invocations[^\n]*Average', re.MULTILINE)
 _CSV_IDENTITY = {
     "ID": "id",
     "Process ID": "process_id",
@@ -179,23 +180,34 @@ def _cut_off(record: str, block: Block, least: int) -> bool:
         return True
 
 
-def _header_starts(raw: bytes) -> list[int]:
-    """Offsets of the header lines; literal `find` first, since a multiline regex scan of a
-    70 MB raw page costs a third of a second and the header is always one of a few spellings."""
-    starts: set[int] = set()
-    for needle in (b'"ID","Process ID",', b"ID,Process ID,", b'"ID",', b"ID,"):
-        pos = raw.find(needle)
-        while pos != -1:
-            if (pos == 0 or raw[pos - 1 : pos] == b"\n") and _HEADER.match(raw, pos):
-                starts.add(pos)
-            pos = raw.find(needle, pos + 1)
-        if starts:
-            break
-    return sorted(starts)
+@dataclass(frozen=True)
+class Headers:
+    """The header lines of a text file (offsets of their first bytes): the pages' (raw and
+    details, `"ID","Process ID",`) and `--print-summary`'s (`"Process ID","Process Name",…`)."""
+
+    pages: list[int]
+    summaries: list[int]
 
 
-def find_blocks(raw: bytes) -> list[Block]:
-    starts = _header_starts(raw)
+def find_headers(raw: bytes) -> Headers:
+    """Every header line, by one literal search for `Process ID` (every ncu CSV header holds it)
+    checked only at the start of each line that holds it: a regex scan of a 200 MB page cost a
+    third of a second, and every further literal search a tenth."""
+    pages: list[int] = []
+    summaries: list[int] = []
+    pos = raw.find(b"Process ID")
+    while pos != -1:
+        start = raw.rfind(b"\n", 0, pos) + 1
+        if _HEADER.match(raw, start) and (not pages or pages[-1] != start):
+            pages.append(start)
+        elif SUMMARY_HEADER.match(raw, start) and (not summaries or summaries[-1] != start):
+            summaries.append(start)
+        pos = raw.find(b"Process ID", pos + 1)
+    return Headers(pages, summaries)
+
+
+def find_blocks(raw: bytes, starts: list[int]) -> list[Block]:
+    """The blocks that start at these header lines (`find_headers(raw).pages`)."""
     blocks = []
     line, counted = 1, 0
     for i, start in enumerate(starts):

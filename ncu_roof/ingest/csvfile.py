@@ -68,8 +68,11 @@ def ncu_messages(text: str) -> list[str]:
     return [f"=={m.group(1)}== {m.group(2).strip()}" for m in _NCU_LINE.finditer(text)]
 
 
-def read_csv_file(path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool = False) -> RunTable:
-    blocks = find_blocks(raw)
+def read_csv_file(
+    path: str, raw: bytes, starts: list[int], style: NumberStyle | None, skip_bad_rows: bool = False
+) -> RunTable:
+    """A raw or details page whose header lines start at `starts` (`find_headers(raw).pages`)."""
+    blocks = find_blocks(raw, starts)
     if not blocks:
         raise no_csv_error(path, raw)
     for block in blocks:

@@ -161,6 +161,7 @@ def _dims(row: dict[str, Any], kind: str) -> str | None:
 
 def read_with_cli(path: str, raw: bytes | mmap.mmap, tool: NcuTool | None = None) -> RunTable:
     """`ncu --import` when `ncu_report` is not installed: `tool`, else the ncu `find_ncu` finds."""
+    from ncu_roof.ingest.csvblocks import find_headers
     from ncu_roof.ingest.csvfile import read_csv_file
 
     if tool is None:
@@ -169,6 +170,7 @@ def read_with_cli(path: str, raw: bytes | mmap.mmap, tool: NcuTool | None = None
         except MissingToolError as err:
             message = f"{path}: reading .ncu-rep needs ncu_report or ncu"
             raise MissingToolError(message, hint=REP_HINT) from err
-    table = read_csv_file(path, import_raw_csv(tool, path), None)
+    page = import_raw_csv(tool, path)
+    table = read_csv_file(path, page, find_headers(page).pages, None)
     version = report_version(raw)
     return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=version, columns=table.columns)

@@ -10,7 +10,6 @@ so every metric read is listed in `RunTable.averaged` and each kernel carries a 
 from __future__ import annotations
 
 import csv
-import re
 
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvblocks import _INTEGER, Block, Damage, one_cell, records
@@ -25,32 +24,14 @@ from ncu_roof.units import (
     si_factor,
 )
 
-_HEADER = re.compile(rb'^"?Process ID"?,"?Process Name"?,[^\n]*Invocations[^\n]*Average', re.MULTILINE)
 _NEEDED = ("Kernel Name", "Metric Name", "Metric Unit", "Average")
 _KEY = ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device Id", "Invocations")
 
 
-def is_summary_csv(raw: bytes) -> bool:
-    """A `--print-summary` header: found by one literal search, checked only at the start of each
-    line that holds the literal (a raw page's `"ID","Process ID","Process Name"` holds it too: a
-    regex scan of a 200 MB page from there cost seconds)."""
-    pos = raw.find(b"Process Name")
-    while pos != -1:
-        if _HEADER.match(raw, raw.rfind(b"\n", 0, pos) + 1):
-            return True
-        pos = raw.find(b"Process Name", pos + 1)
-    return False
-
-
 def read_summary_csv(
-    path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool = False
+    path: str, raw: bytes, start: int, style: NumberStyle | None, skip_bad_rows: bool = False
 ) -> RunTable:
-    match = _HEADER.search(raw)
-    if match is None:  # is_summary_csv said otherwise
-        raise BadInputError(
-            f"{path}: no summary CSV header", hint="export with --print-summary per-kernel --csv"
-        )
-    start = match.start()
+    """The summary whose header line starts at `start` (`find_headers(raw).summaries[0]`)."""
     data = raw[start:]
     header = next(csv.reader([data.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")]))
     missing = [c for c in _NEEDED if c not in header]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -107,6 +106,8 @@ def _replace_atomically(target: Path, payload: Document) -> None:
 
 def _stage(target: Path, payload: Document) -> Path:
     """The payload in a temporary file beside `target`, with the mode `target` will have."""
+    import tempfile
+
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else _default_mode()
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     tmp = Path(name)
