@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -214,20 +213,7 @@ def shared_texts(values: list[Any], encode: Callable[[Any], T]) -> list[T]:
 
 def factorized(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
     """`codes.factorize` of an object column with None and NaN values of their own: codes, and
-    the distinct values in first-seen order. A column of one enum is coded by comparison:
-    hashing 100,000 enum members in Python costs more than the rest of the grouping."""
-    first = next((v for v in values.tolist() if v is not None), None)
-    if isinstance(first, Enum):
-        members = [None, *type(first)]
-        codes = np.full(len(values), -1, dtype="int64")
-        for i, member in enumerate(members):
-            codes[values == member] = i
-        if (codes >= 0).all():
-            seen, first_at, inverse = np.unique(codes, return_index=True, return_inverse=True)
-            order = np.argsort(first_at)
-            rank = np.empty(len(order), dtype="int64")
-            rank[order] = np.arange(len(order))
-            return rank[inverse.ravel()], [members[i] for i in seen[order].tolist()]
+    the distinct values in first-seen order."""
     return factorize(values, missing_is_value=True)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.columns import LaunchColumns, columns_of, identity_codes, shared_texts
+from ncu_roof.columns import LaunchColumns, coded, columns_of, identity_codes, shared_rows, shared_texts
 from ncu_roof.groups import headroom_array, headroom_s
 from ncu_roof.model import TRANSACTION_BYTES, finite_or_none
 from ncu_roof.records import InstructionRoofline, Kernel, TensorPath
@@ -70,11 +70,15 @@ def _instructions(roof: InstructionRoofline | None) -> dict[str, Any] | None:
 
 
 def _sol_verdict_cells(columns: LaunchColumns) -> list[str]:
-    parts = (columns["sol_bound"].tolist(), columns["sol_unit"].tolist(), columns["small_grid"].tolist())
-    return shared_texts(  # tuples: distinct ones encoded once
-        list(zip(*parts, strict=True)),
-        lambda p: encode({"bound": p[0].value, "unit": p[1], "small_grid": p[2]}),
+    n = len(columns)
+    parts = {c: columns[c] for c in ("sol_bound", "sol_unit", "small_grid")}
+    texts = shared_rows(  # each distinct (bound, unit, small grid) encoded once
+        [coded(parts, c, n) for c in parts],
+        n,
+        lambda p: encode({"bound": p[0].value, "unit": p[1], "small_grid": bool(p[2])}),
     )
+    out: list[str] = texts.tolist()
+    return out
 
 
 KERNEL_SPEC: tuple[Field | Derived, ...] = (
@@ -355,30 +359,49 @@ def kernels_text(kernels: Sequence[Kernel]) -> str:
     return "".join(kernels_pieces(columns_of(kernels)))
 
 
-def _slots(spec: Field | Derived) -> str:
-    """Where a spec's values go in a kernel's template: one `%s`, or a dense mapping's object with
-    a `%s` per key (its numbers filled in the same pass as the rest of the kernel)."""
-    if isinstance(spec, Field) and spec.kind == DENSE:
-        return _object_template({k: "%s" for k in spec.keys})
-    return "%s"
+def _dense_keys(spec: Field | Derived, columns: LaunchColumns) -> tuple[str, ...] | None:
+    """The keys of a mapping whose every launch has the same keys (a dense mapping's, or a sparse
+    one's where no launch lacks a key another has), else None."""
+    if not isinstance(spec, Field):
+        return None
+    if spec.kind == DENSE:
+        return spec.keys
+    if spec.kind != NUMBERS:
+        return None
+    present = {k: ~np.isnan(a) for k, a in columns.maps[spec.field].items()}
+    if any(p.any() and not p.all() for p in present.values()):
+        return None
+    return tuple(k for k, p in present.items() if p.all())
 
 
-def _columns_of(spec: Field | Derived, columns: LaunchColumns) -> list[list[str]]:
+def _slots(keys: tuple[str, ...] | None) -> str:
+    """Where a spec's values go in a kernel's template: one `%s`, or a mapping with the same keys
+    in every launch as an object with a `%s` per key (filled in the same pass as the kernel)."""
+    return "%s" if keys is None else _object_template({k: "%s" for k in keys})
+
+
+def _columns_of(
+    spec: Field | Derived, keys: tuple[str, ...] | None, columns: LaunchColumns
+) -> list[list[str]]:
     """The JSON texts of a spec's slots, a list per slot."""
-    if isinstance(spec, Field) and spec.kind == DENSE:
-        dense, n = columns.maps[spec.field], len(columns)
-        return [numbers_text(dense.get(k, np.full(n, np.nan))) for k in spec.keys]
-    return [_cells_of(spec, columns)]
+    if keys is None:
+        return [_cells_of(spec, columns)]
+    assert isinstance(spec, Field)
+    values, n = columns.maps[spec.field], len(columns)
+    return [numbers_text(values.get(k, np.full(n, np.nan))) for k in keys]
 
 
 def kernels_pieces(columns: LaunchColumns) -> Iterator[str]:
     """The kernels' JSON array in pieces, one chunk of kernels at a time (joined once, by the caller)."""
-    row = _object_template({spec.key: _slots(spec) for spec in KERNEL_SPEC})
     yield "["
     for start in range(0, len(columns), CHUNK_KERNELS):
         if start:
             yield ", "
         chunk = columns.take(np.arange(start, min(start + CHUNK_KERNELS, len(columns))))
-        cells = [texts for spec in KERNEL_SPEC for texts in _columns_of(spec, chunk)]
+        keys = [_dense_keys(spec, chunk) for spec in KERNEL_SPEC]
+        row = _object_template({spec.key: _slots(k) for spec, k in zip(KERNEL_SPEC, keys, strict=True)})
+        cells = [
+            texts for spec, k in zip(KERNEL_SPEC, keys, strict=True) for texts in _columns_of(spec, k, chunk)
+        ]
         yield ", ".join(row % parts for parts in zip(*cells, strict=True))
     yield "]"
