@@ -71,8 +71,11 @@ class Analysis:
 
     @property
     def total_duration_s(self) -> float:
+        """The sum of the launches' durations; NaN when there are launches and none has one
+        (missing, never 0)."""
         duration = self.columns["duration_s"]
-        return math.fsum(duration[~np.isnan(duration)].tolist())
+        known = duration[~np.isnan(duration)]
+        return math.fsum(known.tolist()) if len(known) or not len(duration) else math.nan
 
 
 @dataclass(frozen=True)

@@ -217,6 +217,20 @@ def factorized(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
     return factorize(values, missing_is_value=True)
 
 
+DISTINCT_MIN_ROWS = 1024  # shorter columns are encoded as they are
+
+
+def number_texts(numbers: np.ndarray, encode: Callable[[np.ndarray], list[T]]) -> list[T]:
+    """`encode(numbers)`, or for a long column of few distinct values (a device's roofs, repeated
+    launches) `encode` of the distinct ones, spread back to every row (-0.0 is kept apart)."""
+    if len(numbers) >= DISTINCT_MIN_ROWS and not np.signbit(numbers[numbers == 0]).any():
+        distinct, where = np.unique(numbers, return_inverse=True)
+        if len(distinct) * 4 <= len(numbers):
+            texts: list[T] = np.array(encode(distinct), dtype=object)[where.ravel()].tolist()
+            return texts
+    return encode(numbers)
+
+
 def distinct_rows(codes: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Rows of integer codes (one array per column, each code ≥ -1) → the first row of each
     distinct combination, and for every row the index of its combination among those."""

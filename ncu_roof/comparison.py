@@ -6,6 +6,7 @@ is a regression; one that shrinks by more is an improvement. Different GPUs or c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -178,5 +179,5 @@ def _device_names(analysis: Analysis) -> tuple[str, ...]:
 
 
 def _total(analysis: Analysis) -> float | None:
-    duration = analysis.columns["duration_s"]
-    return analysis.total_duration_s if (~np.isnan(duration)).any() else None
+    total = analysis.total_duration_s
+    return None if math.isnan(total) else total

@@ -21,7 +21,7 @@ from ncu_roof.columns import (
     shared_texts,
     text_value,
 )
-from ncu_roof.model import fixed, is_set, object_array, objects
+from ncu_roof.model import fixed, intensity_array, is_set, object_array, objects
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
@@ -63,10 +63,7 @@ def device_columns(
     timed = ~np.isnan(duration) & (duration != 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         achieved_bw = {t: np.where(timed & ~np.isnan(b), b / duration, NAN) for t, b in nbytes.items()}
-        intensity = {
-            t: np.where(np.isnan(flop_total) | np.isnan(b), NAN, np.where(b > 0, flop_total / b, math.inf))
-            for t, b in nbytes.items()
-        }
+        intensity = {t: intensity_array(flop_total, b) for t, b in nbytes.items()}
         achieved_flop = np.where(timed & ~np.isnan(flop_total), flop_total / duration, NAN)
         at_roof = v.arrays.time_at_roof_s
         pct = np.where(v.supported & ~np.isnan(at_roof) & timed, 100.0 * at_roof / duration, NAN)

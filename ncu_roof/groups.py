@@ -138,8 +138,8 @@ class KernelGroup:
 
 
 def device_totals_s(analysis: Analysis) -> dict[int, float]:
-    """Seconds per device: the sum of its launches' durations (0 for a device without one)."""
-    totals = {d.index: 0.0 for d in analysis.devices}
+    """Seconds per device: the sum of its launches' durations (absent: a device without one)."""
+    totals: dict[int, float] = {}
     duration, device = analysis.columns["duration_s"], analysis.columns["device"]
     timed = ~np.isnan(duration)
     ids, inverse = np.unique(device[timed], return_inverse=True)

@@ -108,6 +108,14 @@ def compute_roof(
     return _scalar(roof[0]), dominant[0]
 
 
+def intensity_array(flop: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+    """FLOP per byte; over no bytes infinite for work and none for no work (0 / 0); NaN where
+    either is unknown."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: np.ndarray = np.where(nbytes > 0, flop / nbytes, np.where(flop > 0, np.inf, np.nan))
+    return np.where(np.isnan(flop) | np.isnan(nbytes), np.nan, out)
+
+
 def roofline_arrays(
     flop: np.ndarray,
     bytes_by_tier: Mapping[str, np.ndarray],
@@ -131,6 +139,16 @@ def roofline_arrays(
     times: dict[str, np.ndarray] = {}
     unroofed: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
+        computable = has_flop & has_peak
+        compute_s = np.where(computable, flop / peak, np.nan)
+        other = np.full(len(flop), np.nan) if compute_time_s is None else np.asarray(compute_time_s, float)
+        has_other = np.isfinite(other)
+        compute_s = np.where(has_other, np.fmax(compute_s, other), compute_s)
+        # the compute cap in FLOP/s: the peak, or the FLOPs over the compute roof's time when
+        # another ceiling (integer work, a busy pipe) takes longer than the FLOPs at their peak
+        slower = has_other & (flop > 0) & (compute_s > 0)
+        compute_cap = np.where(slower, flop / compute_s, np.where(computable, peak, np.nan))
+        has_cap = np.isfinite(compute_cap)
         for tier, raw in bytes_by_tier.items():
             bandwidth = per_kernel(bandwidth_byte_per_s.get(tier), len(flop))
             nbytes = np.asarray(raw, dtype="float64")
@@ -141,17 +159,13 @@ def roofline_arrays(
             valid = np.isfinite(nbytes) & (nbytes >= 0) & np.isfinite(bandwidth)
             times[tier] = np.where(valid, nbytes / bandwidth, np.nan)
             ridge[tier] = np.where(has_peak & np.isfinite(bandwidth), peak / bandwidth, np.nan)
-            ai = np.where(valid & has_flop, np.where(nbytes > 0, flop / nbytes, np.inf), np.nan)
+            ai = np.where(valid, intensity_array(flop, nbytes), np.nan)
             memory_cap = bandwidth * ai
             intensity[tier] = ai
-            caps[tier] = np.where(has_peak, np.fmin(peak, memory_cap), memory_cap)
+            caps[tier] = np.where(has_cap, np.fmin(compute_cap, memory_cap), memory_cap)
             caps[tier] = np.where(np.isnan(ai), np.nan, caps[tier])
-        computable = has_flop & has_peak
-        times[COMPUTE] = np.where(computable, flop / peak, np.nan)
-        caps[COMPUTE] = np.where(computable, peak, np.nan)
-        other = np.full(len(flop), np.nan) if compute_time_s is None else np.asarray(compute_time_s, float)
-        has_other = np.isfinite(other)
-        times[COMPUTE] = np.where(has_other, np.fmax(times[COMPUTE], other), times[COMPUTE])
+        times[COMPUTE] = compute_s
+        caps[COMPUTE] = compute_cap
     timing = np.column_stack(list(times.values()))
     filled = np.where(np.isnan(timing), -np.inf, timing)
     longest = filled.max(axis=1)

@@ -47,8 +47,8 @@ def launch_roofs(group: Mapping[str, np.ndarray], roofs: Roofs) -> tuple[dict[st
     for p in PRECISIONS:
         compute[p] = own(f"peak_{p}_flop_per_s", roofs.compute_flop_per_s.get(p))
     bandwidth: dict[str, Roof] = dict(roofs.bandwidth_byte_per_s)
-    for t in TIERS:
-        bandwidth[t] = own(f"bw_{t}_byte_per_s", roofs.bandwidth_byte_per_s.get(t))
+    for t in TIERS:  # never the device's: its roof may be another counter's than this launch's bytes
+        bandwidth[t] = own(f"bw_{t}_byte_per_s", None)
     return compute, bandwidth
 
 

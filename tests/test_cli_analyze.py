@@ -228,12 +228,48 @@ def test_truncated_report_is_refused(tmp_path: Path) -> None:
 @needs_corpus
 def test_each_launch_is_judged_at_its_own_clocks() -> None:
     # A40 report: three ~10 µs launches ran at lower DRAM clocks than the rest. Against its own
-    # launch's roof, % of the DRAM roof is exactly ncu's gpu__dram_throughput (SOL DRAM).
+    # launch's DRAM roof (bandwidth = 32 B x the DRAM transaction peak), the achieved DRAM rate is
+    # exactly ncu's gpu__dram_throughput (SOL DRAM).
     done = run("analyze", str(CORPUS / "a40_rep_2022.4.0_indexspaces.ncu-rep"), "--format", "json")
-    kernels = json.loads(done.stdout)["kernels"]
-    for kernel in kernels:
-        assert kernel["binding"] == "dram" and not kernel["above_roof"]
-        assert kernel["pct_of_roof"] == pytest.approx(kernel["sol_pct"]["dram"], rel=5e-3)
+    kernels = {k["id"]: k for k in json.loads(done.stdout)["kernels"]}
+    for kernel in kernels.values():
+        roof = 32 * kernel["instruction_roofline"]["transaction_peak_per_s"]["dram"]
+        assert 100 * kernel["achieved_byte_per_s"]["dram"] / roof == pytest.approx(kernel["sol_pct"]["dram"])
+    # the one launch whose L2 measure has a roof of its own is judged: its DRAM binds at its clocks
+    assert kernels[4]["binding"] == "dram" and not kernels[4]["above_roof"]
+    assert kernels[4]["pct_of_roof"] == pytest.approx(kernels[4]["sol_pct"]["dram"], rel=5e-3)
+    # the others moved L2 traffic (Nsight 2022's lts__t_bytes, read as lts__t_sectors x 32) that
+    # has no roof in the report: L2 may be what binds, so the roofline says nothing
+    for j in (0, 1, 2, 3):
+        assert kernels[j]["bytes"]["l2"] > 0 and kernels[j]["binding"] is None
+        assert kernels[j]["traffic"]["l2"] == {
+            "definition": "nsight",
+            "recipe": "counter:lts__t_sectors.sum*32",
+        }
+        assert kernels[j]["notes"][0].startswith("no roofline verdict: l2 has traffic")
+    assert kernels[0]["bytes"]["l2"] == 32 * 1263360  # lts__t_sectors.sum of launch 0
+
+
+def test_a_launch_without_its_counters_roof_never_gets_another_counters() -> None:
+    # --traffic counted on the A40 report: four launches count L2 as lts__t_sectors x 32, which
+    # has no peak in the report; the device's L2 roof is l1tex__m_xbar2l1tex_read_bytes' (from
+    # the fifth launch) and must not judge their sectors
+    done = run(
+        "analyze",
+        str(CORPUS / "a40_rep_2022.4.0_indexspaces.ncu-rep"),
+        "--traffic",
+        "counted",
+        "--format",
+        "json",
+    )
+    document = json.loads(done.stdout)
+    assert "xbar2l1tex" in document["devices"][0]["roof_sources"]["l2"]
+    for kernel in document["kernels"]:
+        if kernel["traffic"]["l2"]["recipe"] == "counter:lts__t_sectors.sum*32":
+            assert "roof" not in kernel["traffic"]["l2"] and "l2" not in kernel["cap_flop_per_s"]
+            assert kernel["binding"] is None
+        else:
+            assert kernel["traffic"]["l2"]["roof"].startswith("report:l1tex__m_xbar2l1tex_read_bytes")
 
 
 def test_a_failing_option_leaves_no_output(tmp_path: Path) -> None:

@@ -158,6 +158,33 @@ def test_attainable_never_above_any_roof(
     assert attainable == pytest.approx(point.cap_flop_per_s[point.binding], rel=1e-9)
 
 
+@given(flop=_pos, tiers=_tiers, peak=_pos, other_s=st.one_of(st.none(), _pos))
+def test_attainable_is_the_flops_over_the_time_at_the_binding_roof(
+    flop: float, tiers: dict[str, tuple[float, float]], peak: float, other_s: float | None
+) -> None:
+    # with another compute ceiling (a busy pipe, integer work) slower than the FLOPs at their
+    # peak, the compute cap is the FLOPs over that time: attainable, binding, the caps and the
+    # time at the roof tell one story (achieved / attainable = time at roof / duration)
+    nbytes = {t: b for t, (b, _) in tiers.items()}
+    bw = {t: w for t, (_, w) in tiers.items()}
+    point = roofline(flop, nbytes, peak, bw, compute_time_s=other_s)
+    assert point.binding is not None and point.time_at_roof_s is not None
+    assert point.attainable_flop_per_s == pytest.approx(flop / point.time_at_roof_s, rel=1e-9)
+    assert point.attainable_flop_per_s == pytest.approx(min(point.cap_flop_per_s.values()), rel=1e-9)
+    compute_s = max(flop / peak, other_s or 0.0)
+    assert point.cap_flop_per_s[COMPUTE] == pytest.approx(flop / compute_s, rel=1e-9)
+
+
+def test_a_busy_pipe_lowers_the_compute_cap() -> None:
+    # 1e9 FLOP at 100 GFLOP/s is 10 ms, but a pipe busy for 40 ms sets the compute time: the
+    # compute cap is 1e9 / 40 ms = 25 GFLOP/s, under DRAM's 20 GB/s x 2 FLOP/B = 40 GFLOP/s
+    point = roofline(1e9, {"dram": 5e8}, PEAK, DRAM, compute_time_s=40e-3)
+    assert point.binding == COMPUTE
+    assert point.cap_flop_per_s == pytest.approx({"dram": 25 * G, COMPUTE: 25 * G})
+    assert point.attainable_flop_per_s == pytest.approx(25 * G)
+    assert point.time_at_roof_s == pytest.approx(40e-3)
+
+
 @given(
     flop=_pos,
     tiers=_tiers,

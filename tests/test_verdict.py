@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import analyzed, examples
+from conftest import analyzed, examples, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -263,3 +263,33 @@ def test_int8_work_without_its_peak_falls_back_to_the_tensor_pipe(fixtures: Path
     k = analyzed(fixtures / "verdict_int8_gemm.csv", RoofChoice(gpu_key="a100-sxm4")).kernels[0]
     assert k.bound is Bound.COMPUTE and k.compute_ceiling == "pipe:tensor"
     assert k.pct_of_roof == pytest.approx(76.0)
+
+
+def test_a_failed_collection_has_no_total_and_says_why(corpus: Path) -> None:
+    # every counter of the one launch reads n/a: its time is unknown (null, never 0 s), and the
+    # main reason on stderr is the failed collection, not a missing --set or --gpu
+    for name in (
+        "a100pcie_rep_2022.4.0_all-nan-failed.ncu-rep",
+        "reexport/a100pcie_rep_2022.4.0_all-nan-failed.ncu2024.1-details.csv",
+    ):
+        done = run_cli("analyze", str(corpus / name), "--format", "json")
+        document = json.loads(done.stdout)
+        assert document["total_duration_s"] is None, name
+        assert document["groups"][0]["total_duration_s"] is None
+        assert "not on a roofline: 1 launch failed to collect (ncu measured nothing" in done.stderr, name
+    table = run_cli("analyze", str(corpus / "a100pcie_rep_2022.4.0_all-nan-failed.ncu-rep"))
+    assert "time: – in 1 launch" in table.stdout and "0 s" not in table.stdout
+
+
+def test_no_work_over_no_bytes_is_no_intensity(corpus: Path) -> None:
+    # julia__5_11155 (a40): 0 FLOP and 0 bytes of shared memory; 0 / 0 is no intensity (the
+    # JSON's null, the table's –), while 0 FLOP over 43.3 MB of DRAM is an intensity of 0
+    analysis = analyzed(corpus / "a40_rep_2022.4.0_indexspaces.ncu-rep")
+    kernel = next(k for k in analysis.kernels if k.id == 0)
+    assert (
+        kernel.flop["total"] == 0.0 and kernel.bytes["shared"] == 0.0 and kernel.bytes["dram"] == 43319936.0
+    )
+    assert kernel.intensity_flop_per_byte["dram"] == 0.0 and kernel.intensity_flop_per_byte["l2"] == 0.0
+    assert kernel.intensity_flop_per_byte["shared"] is None
+    table = run_cli("analyze", str(corpus / "a40_rep_2022.4.0_indexspaces.ncu-rep"), env={"COLUMNS": "240"})
+    assert "∞" not in table.stdout

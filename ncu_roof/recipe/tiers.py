@@ -186,7 +186,13 @@ def tier_candidates(
     l2_nsight = {
         "2024": measure("nsight", "lts__lts2xbar_cycles_active.sum", xbar, lts),
         "2023": measure("nsight", "l1tex__m_xbar2l1tex_read_bytes.sum", 1.0, lts),
-        "2022": measure("nsight", "lts__t_bytes.sum", 1.0, lts),
+        # lts__t_bytes is lts__t_sectors x 32: a report with only the sectors has the same measure
+        "2022": _first_of(
+            [
+                measure("nsight", "lts__t_bytes.sum", 1.0, lts),
+                measure("nsight", "lts__t_sectors.sum", sector, lts),
+            ]
+        ),
     }
     l2_counted = [
         measure("counted", "lts__t_sectors.sum", sector, lts),

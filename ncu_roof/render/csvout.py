@@ -1,7 +1,18 @@
 """`--format csv`: one row per launch, flat columns with units in their names.
 
+The columns are the launch table's (`ncu_roof.launches`, what `to_arrow()` and Parquet hold):
+one flattening of the analysis, written as CSV. First come the columns the CSV has always had,
+under their names and in their order (`LEGACY`: a few spell a mapping's key first, `dram_bytes`
+for the table's `bytes_dram`), then `headroom_s`, then every other column of the launch table
+under its own name, in its order: the flags (`above_roof`, `flop_total_is_lower_bound`), the
+verdict's basis, the caps, operations, pipes and compute ceiling, the recipe, the nested records
+as their JSON text, and what the launch's input and device say. Sparse mappings (`cap_flop_per_s`,
+`pipe_pct`) give a column only for the keys some launch has, so read columns by name.
+
 Numbers keep 15 significant digits, the precision a float64 carries without the noise of the
 arithmetic that made it (`0.000284704`, not `0.00028470400000000004`); they read back exactly.
+Flags are `true`/`false`, missing values empty, lists of texts joined with `; `, and every text
+cell is guarded against spreadsheet formulas (`csv_cell`).
 """
 
 from __future__ import annotations
@@ -9,11 +20,15 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ncu_roof.analysis import Analysis
+from ncu_roof.columns import number_texts
 from ncu_roof.groups import headroom_array
+from ncu_roof.launches import BOOL, FLOAT, INT, JSON, TEXT, TEXTS, context_columns, kernel_columns
 from ncu_roof.render.text import csv_cell
 from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 
@@ -27,54 +42,78 @@ _SCALARS = (
     "compute_precision",
     "pct_of_roof",
 )
-# nested JSON field → how its keys become flat column names
+# nested field → its keys, the CSV's name of each key's column
 _NESTED = {
     "flop": ((*PRECISIONS, "total"), "flop_{}"),
     "bytes": (TIERS, "{}_bytes"),
     "intensity_flop_per_byte": (TIERS, "{}_intensity_flop_per_byte"),
     "sol_pct": (SOL_KEYS, "sol_{}_pct"),
 }
-_TEXTS = ("grid", "block", "nvtx")  # identity texts, guarded like kernel names
-COLUMNS = (
-    "id",
-    "name",
-    "input",
-    "device",
-    "grid",
-    "block",
-    "nvtx",
-    *_SCALARS,
-    *(pattern.format(key) for keys, pattern in _NESTED.values() for key in keys),
-    "notes",
-    "headroom_s",
-)
+# The CSV's first columns, kept as they were: CSV name → the launch table's column
+LEGACY: dict[str, str] = {
+    **{name: name for name in ("id", "name", "input", "device", "grid", "block", "nvtx", *_SCALARS)},
+    **{pattern.format(key): f"{field}_{key}" for field, (keys, pattern) in _NESTED.items() for key in keys},
+    "notes": "notes",
+}
+HEADROOM = "headroom_s"  # after the legacy columns; not a `Kernel` field (duration × room to the roof)
+COLUMNS = (*LEGACY, HEADROOM)  # the columns every CSV has, in this order; the launch table's others follow
 
 
-def _numbers(values: np.ndarray) -> list[object]:
-    """CSV cells of numbers: missing and non-finite are empty."""
-    return [cell(v) if math.isfinite(v) else "" for v in values.tolist()]
+def _numbers(values: Sequence[float | None] | np.ndarray) -> list[object]:
+    """CSV cells of numbers: missing and non-finite are empty. A long column of few distinct
+    values (a device's roofs, its caps, repeated launches) has each formatted once."""
+    given = values if isinstance(values, np.ndarray) else [math.nan if v is None else v for v in values]
+    return number_texts(np.asarray(given, dtype="float64"), _number_cells)
 
 
-def _texts(values: list[str | None]) -> list[object]:
+def _number_cells(numbers: np.ndarray) -> list[object]:
+    """As `cell` of each number, NaN and ±inf empty."""
+    isfinite = math.isfinite
+    return [repr(float(f"{v:.15g}")) if isfinite(v) else "" for v in numbers.tolist()]
+
+
+def _texts(values: Sequence[str | None]) -> list[object]:
+    """Guarded text cells (each distinct text guarded once); None is empty."""
     guarded = {v: csv_cell(v) for v in set(values) if v is not None}
     return ["" if v is None else guarded[v] for v in values]
 
 
+def _text_lists(values: Sequence[Sequence[str]]) -> list[object]:
+    return _texts(["; ".join(texts) for texts in values])
+
+
+def _flags(values: Sequence[bool] | np.ndarray) -> list[object]:
+    return ["true" if v else "false" for v in np.asarray(values, dtype=bool).tolist()]
+
+
+def _ints(values: Sequence[int] | np.ndarray) -> list[object]:
+    out: list[object] = np.asarray(values).tolist()
+    return out
+
+
+_CELLS: dict[str, Callable[[Any], list[object]]] = {
+    FLOAT: _numbers,
+    INT: _ints,
+    TEXT: _texts,
+    BOOL: _flags,
+    TEXTS: _text_lists,
+    JSON: _texts,
+}
+
+
 def _columns(analysis: Analysis) -> dict[str, list[object]]:
-    """Every CSV column of every launch, from the launch columns."""
+    """Every CSV column of every launch, in order: from the launch table's columns."""
+    table = {**kernel_columns(analysis.columns), **context_columns(analysis)}
+    n = len(analysis.columns)
+    out: dict[str, list[object]] = {}
+    for name, source in LEGACY.items():  # a mapping's key no launch has: an empty column
+        out[name] = _CELLS[table[source][0]](table[source][1]) if source in table else [""] * n
     c = analysis.columns
-    out: dict[str, list[object]] = {key: c[key].tolist() for key in ("id", "input", "device")}
-    out |= {key: _texts(c[key].tolist()) for key in (*_TEXTS, "name")}
-    for key in _SCALARS:
-        values = c[key]
-        if values.dtype.kind == "f":
-            out[key] = _numbers(values)
-        else:
-            out[key] = ["" if v is None else getattr(v, "value", v) for v in values.tolist()]
-    for field, (keys, pattern) in _NESTED.items():
-        out |= {pattern.format(key): _numbers(c.key(field, key)) for key in keys}
-    out["notes"] = _texts(["; ".join(notes) for notes in c["notes"].tolist()])
-    out["headroom_s"] = _numbers(headroom_array(c["duration_s"], c["pct_of_roof"]))
+    out[HEADROOM] = _numbers(headroom_array(c["duration_s"], c["pct_of_roof"]))
+    taken = set(LEGACY.values())
+    for name, (kind, values) in table.items():
+        if name not in taken and name not in out:
+            out[name] = _CELLS[kind](values)
     return out
 
 
@@ -90,7 +129,7 @@ def cell(value: object) -> object:
 def render_csv(analysis: Analysis) -> str:
     out = io.StringIO()
     writer = csv.writer(out, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
-    writer.writerow(COLUMNS)
     columns = _columns(analysis)
-    writer.writerows(zip(*(columns[name] for name in COLUMNS), strict=True))
+    writer.writerow(columns)
+    writer.writerows(zip(*columns.values(), strict=True))
     return out.getvalue()

@@ -11,7 +11,15 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.columns import LaunchColumns, coded, columns_of, identity_codes, shared_rows, shared_texts
+from ncu_roof.columns import (
+    LaunchColumns,
+    coded,
+    columns_of,
+    identity_codes,
+    number_texts,
+    shared_rows,
+    shared_texts,
+)
 from ncu_roof.groups import headroom_array, headroom_s
 from ncu_roof.model import TRANSACTION_BYTES, finite_or_none
 from ncu_roof.records import InstructionRoofline, Kernel, TensorPath
@@ -174,16 +182,7 @@ encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 def numbers_text(values: np.ndarray) -> list[str]:
     """Numbers (NaN for missing) as `json.dumps` writes them; NaN and ±inf as null. A column of
     few distinct values (a device's roofs, repeated launches) has each encoded once."""
-    numbers = np.asarray(values, dtype="float64")
-    if len(numbers) >= DISTINCT_MIN_ROWS and not np.signbit(numbers[numbers == 0]).any():  # -0.0 ≠ 0.0
-        distinct, where = np.unique(numbers, return_inverse=True)
-        if len(distinct) * 4 <= len(numbers):
-            texts: list[str] = np.array(_encode_numbers(distinct), dtype=object)[where.ravel()].tolist()
-            return texts
-    return _encode_numbers(numbers)
-
-
-DISTINCT_MIN_ROWS = 1024  # shorter columns are encoded as they are
+    return number_texts(np.asarray(values, dtype="float64"), _encode_numbers)
 
 
 def _encode_numbers(numbers: np.ndarray) -> list[str]:

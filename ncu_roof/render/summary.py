@@ -9,6 +9,7 @@ once, for every sink.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -184,7 +185,9 @@ def summarize(
         for i, g in enumerate(ranked(shown, sort))
     )
     totals = device_totals_s(analysis)
-    devices = tuple(_device_view(analysis, d, kernels, totals.get(d.index, 0.0)) for d in analysis.devices)
+    devices = tuple(
+        _device_view(analysis, d, kernels, totals.get(d.index, math.nan)) for d in analysis.devices
+    )
     return Summary(analysis, rows, grouped, sort, devices, notes, missing_reason(analysis), by_nvtx)
 
 
@@ -257,7 +260,7 @@ def missing_reason(analysis: Analysis) -> str | None:
     no_duration = np.isnan(columns["duration_s"][unplaced])
     failed = np.zeros(len(unplaced), dtype=bool)  # no duration, because the collection failed
     failed[no_duration] = [
-        any(n.startswith("duration is 0") for n in notes)
+        any(n.startswith(("duration is 0", "collection failed")) for n in notes)
         for notes in columns["notes"][unplaced[no_duration]].tolist()
     ]
     facts = Counter(
@@ -287,7 +290,7 @@ def _missing_reason(analysis: Analysis, index: int, no_duration: bool, failed: b
     device = analysis.devices[index] if index < len(analysis.devices) else None
     roofs = device.roofs if device else None
     if failed:
-        return "failed to collect (duration 0): profile them again"
+        return "failed to collect (ncu measured nothing, or a duration of 0): profile again"
     if roofs is None or not roofs.compute_flop_per_s:
         if device is None or device.name is None:
             return "have no roofs (the input names no GPU): pass --gpu KEY or --roofs FILE"
