@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import cached_property
 from itertools import chain
 
 import numpy as np
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.columns import LaunchColumns, columns_of, distinct_rows, factorized
-from ncu_roof.model import fixed
+from ncu_roof.model import fixed, intensity_array
 from ncu_roof.records import Kernel, busiest_compute_pipe, verdict_phrase
 from ncu_roof.vocabulary import Bound, VerdictBasis
 
@@ -103,6 +104,14 @@ class KernelGroup:
     above_roof: bool = False  # some launch is measured above its roof
     notes: tuple[str, ...] = ()  # its launches' notes, each once, slowest launch's first
 
+    @cached_property
+    def figures(self) -> Kernel:
+        """What a row of the group shows: the longest launch's identity with its launches' work,
+        traffic and roof figures combined (`combined_figures`); the launch itself when alone."""
+        if self.count == 1:
+            return self.lead
+        return combined_figures(self.lead, columns_of(self.kernels), np.array(self.rows, dtype="int64"))
+
     @property
     def name(self) -> str:
         return self.key[0]
@@ -123,10 +132,6 @@ class KernelGroup:
     @property
     def launches(self) -> tuple[Kernel, ...]:
         return tuple(self.kernels[j] for j in self.rows)
-
-    def launch_columns(self) -> LaunchColumns:
-        """Its launches as columns, slowest first."""
-        return columns_of(self.kernels).take(np.array(self.rows, dtype="int64"))
 
     @staticmethod
     def of(key: GroupKey, launches: Sequence[Kernel]) -> KernelGroup:
@@ -324,6 +329,56 @@ def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: fl
         above_roof=bool(x.above[rows].any()),
         notes=tuple(dict.fromkeys(chain.from_iterable(dict.fromkeys(x.notes[rows].tolist())))),
     )
+
+
+def combined_figures(lead: Kernel, columns: LaunchColumns, rows: np.ndarray) -> Kernel:
+    """Several launches (`rows`) as one: FLOPs and bytes summed, rates over their summed time,
+    intensity over their summed bytes, % of roof and SOL percentages weighted by time; each over
+    the launches that have the figure (and a duration), None where none has it."""
+
+    def of(field: str, key: str | None = None) -> np.ndarray:  # the launches' values only
+        values: np.ndarray = (columns[field] if key is None else columns.key(field, key))[rows]
+        return values
+
+    duration = np.where(of("duration_s") > 0, of("duration_s"), np.nan)
+
+    def total(values: np.ndarray) -> float:
+        known = ~np.isnan(values)
+        return float(values[known].sum()) if known.any() else math.nan
+
+    def sums(numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, float]:
+        both = ~np.isnan(numerator) & ~np.isnan(denominator)
+        return total(numerator[both]), total(denominator[both])
+
+    def over(numerator: np.ndarray, denominator: np.ndarray) -> float | None:
+        top, bottom = sums(numerator, denominator)
+        return _or_none(top / bottom) if bottom > 0 else None
+
+    def timed(pct: np.ndarray) -> float | None:  # a percentage weighted by each launch's time
+        share = over(duration * pct / 100.0, np.where(np.isnan(pct), np.nan, duration))
+        return None if share is None else 100.0 * share
+
+    def ratio(flop: np.ndarray, nbytes: np.ndarray) -> float | None:
+        top, bottom = sums(flop, nbytes)
+        return _or_none(float(intensity_array(np.array([top]), np.array([bottom]))[0]))
+
+    flop = of("flop", "total")
+    nbytes = {t: of("bytes", t) for t in lead.bytes}
+    return replace(
+        lead,
+        flop={p: _or_none(total(of("flop", p))) for p in lead.flop},
+        bytes={t: _or_none(total(b)) for t, b in nbytes.items()},
+        intensity_flop_per_byte={t: ratio(flop, b) for t, b in nbytes.items()},
+        achieved_flop_per_s=over(flop, duration),
+        achieved_byte_per_s={t: over(b, duration) for t, b in nbytes.items()},
+        attainable_flop_per_s=over(flop, duration * of("pct_of_roof") / 100.0),
+        pct_of_roof=timed(of("pct_of_roof")),
+        sol_pct={k: timed(of("sol_pct", k)) for k in lead.sol_pct},
+    )
+
+
+def _or_none(value: float) -> float | None:
+    return None if math.isnan(value) else value
 
 
 def ranked(groups: Iterable[KernelGroup], by: SortBy = SortBy.TIME) -> list[KernelGroup]:

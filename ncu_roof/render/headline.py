@@ -36,7 +36,7 @@ def fix_first_words(summary: Summary, view: DeviceView, esc: Words = _same, stro
     roof = esc(ff.group.lead.binding or "its")
     return (
         f"could save {strong(si(ff.saving_s, 's'))}{share} at its {roof} roof; "
-        f"now {esc(ff.group.verdicts[0])}, {pct(ff.group.lead.pct_of_roof)} of roof"
+        f"now {esc(ff.group.verdicts[0])}, {pct(ff.group.figures.pct_of_roof)} of roof"
     )
 
 

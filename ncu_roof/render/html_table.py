@@ -47,7 +47,7 @@ def table_columns(summary: Summary) -> list[Column]:
 
 def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
     """Data key → (sort value, displayed text) of every cell of one row."""
-    g, lead = row.group, row.group.lead
+    g, lead = row.group, row.group.figures
     share = g.device_share if summary.multi_device else g.time_share
     tier = bandwidth_tier(lead)
     notes = ",".join(map(str, row.notes))

@@ -210,7 +210,7 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
             _nbsp(si(r.group.total_duration_s, "s")),
             _share(summary, r),
             table_cell(_verdict(r)),
-            pct(r.group.lead.pct_of_roof),
+            pct(r.group.figures.pct_of_roof),
             _nbsp(_saving(r)),
         ]
         lines.append(_row(cells))
@@ -225,7 +225,7 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
         header.insert(2, "Mean / min / max")
     lines = [_row(header), _row([":---" if h in (launch, "Binding") else "---:" for h in header])]
     for r in rows:
-        lead = r.group.lead
+        lead = r.group.figures
         tier = bandwidth_tier(lead)
         bandwidth = f"{si(lead.achieved_byte_per_s[tier], 'B/s')} ({plain(tier)})" if tier else "–"
         shape = launch_shape(lead.grid, lead.block)

@@ -63,25 +63,17 @@ class Limits:
 
 
 def group_points(group: KernelGroup) -> list[KernelPoint]:
-    """Drawable points of a group: finite, positive intensity and FLOP/s (log axes).
-
-    Launches without FLOPs, duration or bytes of a tier are left out of that tier's sums.
-    """
-    launches = group.launch_columns()
-    flop, duration = launches.key("flop", "total"), launches["duration_s"]
-    timed = ~np.isnan(flop) & ~np.isnan(duration) & (duration != 0)
-    points = []
-    for tier in launches.maps["intensity_flop_per_byte"]:
-        nbytes = launches.key("bytes", tier)
-        usable = timed & ~np.isnan(nbytes)
-        if not usable.any():
-            continue
-        total_flop, total_bytes = float(flop[usable].sum()), float(nbytes[usable].sum())
-        time = float(duration[usable].sum())
-        if not total_bytes or not time or total_flop <= 0:
-            continue
-        points.append(KernelPoint(group, tier, total_flop / total_bytes, total_flop / time))
-    return points
+    """Drawable points of a group, from its launches' figures combined (`KernelGroup.figures`):
+    finite, positive intensity and FLOP/s (log axes)."""
+    figures = group.figures
+    achieved = figures.achieved_flop_per_s
+    if achieved is None or not (math.isfinite(achieved) and achieved > 0):
+        return []
+    return [
+        KernelPoint(group, tier, ai, achieved)
+        for tier, ai in figures.intensity_flop_per_byte.items()
+        if ai is not None and math.isfinite(ai) and ai > 0
+    ]
 
 
 def merged_roofs(

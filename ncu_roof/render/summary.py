@@ -143,7 +143,14 @@ class Summary:
         """What the columns mean, one phrase each, for every sink."""
         share = "of its device's time" if self.multi_device else "of the total time"
         return [
-            *(["Time = over all its launches"] if self.grouped else []),
+            *(
+                [
+                    "Time, FLOP, bytes, rates, % of roof and SOL = over all its launches (sums; rates "
+                    "and intensity of the sums; percentages weighted by time)"
+                ]
+                if self.grouped
+                else []
+            ),
             f"Share = {share}",
             "% of roof = the roofline's minimum time over the measured time",
             "Could save = the time it would save at its binding roof (+: a lower bound)",

@@ -39,7 +39,7 @@ KERNEL_MAX = 48
 def _intensity(row: Row) -> str:
     parts = []
     for tier in TIERS:
-        value = row.group.lead.intensity_flop_per_byte.get(tier)
+        value = row.group.figures.intensity_flop_per_byte.get(tier)
         if value is not None:
             parts.append(f"{tier} {intensity(value)}")
     return " · ".join(parts) or "–"
@@ -92,11 +92,11 @@ def columns(summary: Summary) -> list[Column]:
     if summary.grouped:
         cols.append(Column("mean", "right", 10, lambda r: si(r.group.mean_duration_s, "s")))
     cols += [
-        Column("FLOP", "right", 13, lambda r: si(r.group.lead.flop.get("total"))),
-        Column("DRAM bytes", "right", 12, lambda r: si(r.group.lead.bytes.get("dram"), "B")),
-        Column("achieved", "right", 6, lambda r: si(r.group.lead.achieved_flop_per_s, "FLOP/s")),
-        Column("attainable", "right", 7, lambda r: si(r.group.lead.attainable_flop_per_s, "FLOP/s")),
-        Column("% roof", "right", 2, lambda r: pct(r.group.lead.pct_of_roof)),
+        Column("FLOP", "right", 13, lambda r: si(r.group.figures.flop.get("total"))),
+        Column("DRAM bytes", "right", 12, lambda r: si(r.group.figures.bytes.get("dram"), "B")),
+        Column("achieved", "right", 6, lambda r: si(r.group.figures.achieved_flop_per_s, "FLOP/s")),
+        Column("attainable", "right", 7, lambda r: si(r.group.figures.attainable_flop_per_s, "FLOP/s")),
+        Column("% roof", "right", 2, lambda r: pct(r.group.figures.pct_of_roof)),
         Column("could save", "right", 5, _saving),
         Column("verdict", "left", 0, _verdict),
         Column("notes", "left", 1, lambda r: ",".join(map(str, r.notes)) or ""),
@@ -112,7 +112,7 @@ def _share(row: Row, per_device: bool) -> str:
 
 
 def _sol(row: Row) -> str:
-    sol = row.group.lead.sol_pct
+    sol = row.group.figures.sol_pct
     return f"{pct(sol.get('sm'))}/{pct(sol.get('memory'))}"
 
 
