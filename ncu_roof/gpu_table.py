@@ -39,7 +39,21 @@ GPUS: tuple[Gpu, ...] = (
         1.53,
         "NVIDIA Tesla V100 datasheet (SXM2)",
     ),
-    Gpu("t4", "Tesla T4", "7.5", ("t4",), 0.25, 8.1, 16.2, 65.0, 320.0, 256, 40, 1.59, "NVIDIA T4 datasheet"),
+    Gpu(
+        "t4",
+        "Tesla T4",
+        "7.5",
+        ("t4",),
+        0.25,
+        8.1,
+        16.2,
+        65.0,
+        320.0,
+        256,
+        40,
+        1.59,
+        "NVIDIA T4 datasheet (INT8 tensor 130 TOPS)",
+    ),
     Gpu(
         "a10",
         "NVIDIA A10",
@@ -53,7 +67,7 @@ GPUS: tuple[Gpu, ...] = (
         384,
         72,
         1.695,
-        "NVIDIA A10 datasheet (FP64 = FP32/64)",
+        "NVIDIA A10 datasheet (FP64 = FP32/64; INT8 tensor 250 TOPS dense)",
     ),
     Gpu(
         "a10g",
@@ -84,7 +98,7 @@ GPUS: tuple[Gpu, ...] = (
         384,
         84,
         1.74,
-        "NVIDIA A40 datasheet",
+        "NVIDIA A40 datasheet (INT8 tensor 299.3 TOPS dense)",
     ),
     Gpu(
         "a100-pcie",
@@ -99,7 +113,7 @@ GPUS: tuple[Gpu, ...] = (
         5120,
         108,
         1.41,
-        "NVIDIA A100 datasheet (PCIe 40GB)",
+        "NVIDIA A100 datasheet (PCIe 40GB; INT8 tensor 624 TOPS dense)",
     ),
     Gpu(
         "a100-pcie-80gb",
@@ -114,7 +128,7 @@ GPUS: tuple[Gpu, ...] = (
         5120,
         108,
         1.41,
-        "NVIDIA A100 datasheet (PCIe 80GB)",
+        "NVIDIA A100 datasheet (PCIe 80GB; INT8 tensor 624 TOPS dense)",
     ),
     Gpu(
         "a100-sxm4-40gb",
@@ -129,7 +143,7 @@ GPUS: tuple[Gpu, ...] = (
         5120,
         108,
         1.41,
-        "NVIDIA A100 datasheet (SXM4 40GB)",
+        "NVIDIA A100 datasheet (SXM4 40GB; INT8 tensor 624 TOPS dense)",
     ),
     Gpu(
         "a100-sxm4",
@@ -144,7 +158,7 @@ GPUS: tuple[Gpu, ...] = (
         5120,
         108,
         1.41,
-        "NVIDIA A100 datasheet (SXM4 80GB); " + SEED_000,
+        "NVIDIA A100 datasheet (SXM4 80GB; INT8 tensor 624 TOPS dense); " + SEED_000,
     ),
     Gpu(
         "rtx3070",
@@ -219,7 +233,7 @@ GPUS: tuple[Gpu, ...] = (
         192,
         58,
         2.04,
-        f"NVIDIA L4 datasheet ({_DENSE})",
+        f"NVIDIA L4 datasheet ({_DENSE}; INT8 tensor 485 TOPS sparse, 242.5 dense)",
     ),
     Gpu(
         "l40s",
@@ -234,7 +248,8 @@ GPUS: tuple[Gpu, ...] = (
         384,
         142,
         2.52,
-        f"NVIDIA L40S datasheet ({_DENSE})",
+        f"NVIDIA L40S datasheet ({_DENSE}; INT8 tensor 1466 TOPS sparse, 733 dense: 2 x 366.5, "
+        "not 2 x its dense FP16 362.05)",
     ),
     Gpu(
         "h100-pcie",
@@ -249,7 +264,7 @@ GPUS: tuple[Gpu, ...] = (
         5120,
         114,
         1.755,
-        "NVIDIA H100 datasheet (PCIe; tensor dense)",
+        "NVIDIA H100 datasheet (PCIe; tensor dense; INT8 tensor 3026 TOPS sparse, 1513 dense)",
     ),
     Gpu(
         "h800-pcie",
@@ -280,7 +295,8 @@ GPUS: tuple[Gpu, ...] = (
         6144,
         132,
         1.98,
-        "NVIDIA GH200 Grace Hopper Superchip datasheet (96 GB HBM3; tensor dense)",
+        "NVIDIA GH200 Grace Hopper Superchip datasheet (96 GB HBM3; tensor dense; INT8 tensor "
+        "3958 TOPS sparse, 1979 dense)",
     ),
     Gpu(
         "gh200-144gb",
@@ -295,7 +311,8 @@ GPUS: tuple[Gpu, ...] = (
         6144,
         132,
         1.98,
-        "NVIDIA GH200 Grace Hopper Superchip datasheet (144 GB HBM3e; tensor dense)",
+        "NVIDIA GH200 Grace Hopper Superchip datasheet (144 GB HBM3e; tensor dense; INT8 tensor "
+        "3958 TOPS sparse, 1979 dense)",
     ),
     Gpu(
         "h200",
@@ -310,7 +327,7 @@ GPUS: tuple[Gpu, ...] = (
         6144,
         132,
         1.98,
-        "NVIDIA H200 datasheet (SXM; tensor dense)",
+        "NVIDIA H200 datasheet (SXM; tensor dense; INT8 tensor 3958 TOPS sparse, 1979 dense)",
     ),
     Gpu(
         "h100-sxm5",
@@ -325,7 +342,7 @@ GPUS: tuple[Gpu, ...] = (
         5120,
         132,
         1.98,
-        "NVIDIA H100 datasheet (SXM5; tensor dense); " + SEED_000,
+        "NVIDIA H100 datasheet (SXM5; tensor dense; INT8 tensor 3958 TOPS sparse, 1979 dense); " + SEED_000,
         l2_tbyte_per_s=5.2,
         l2_source="seed 000 §4 (L2 cache bandwidth ~5.2 TB/s)",
     ),

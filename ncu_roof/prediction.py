@@ -6,15 +6,16 @@ The verdict comes from `model.roofline()`, the same function `analyze` uses for 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ncu_roof.arch import tensor_peaks
+from ncu_roof.arch import arch_for_cc, ops_peaks, tensor_peaks
 from ncu_roof.errors import UsageError
+from ncu_roof.gpu_specs import TERA, scaled
 from ncu_roof.gpus import gpu_by_key
 from ncu_roof.model import RooflinePoint, bound_of, compute_roof, roofline
 from ncu_roof.units import Dimension, parse_quantity
-from ncu_roof.vocabulary import Roofs
+from ncu_roof.vocabulary import COMPUTE, Roofs
 from ncu_roof.workloads import Param, Workload
 
 ANY_PRECISION = "any"  # a bare `--peak V`: the one compute roof of a custom platform
@@ -84,6 +85,34 @@ def builtin_tensor_peaks(gpu: str | None) -> TensorPeaks:
     row = gpu_by_key(gpu)
     source = f"{row.name} datasheet, dense FP16 tensor {row.tensor_tflop_per_s:g} TFLOP/s"
     return tensor_peaks(row.cc, row.tensor_tflop_per_s * 1e12, source)
+
+
+def builtin_ops_peaks(gpu: str | None) -> OpsPeaks:
+    """Integer-tensor and special-function ceilings of a built-in GPU, in operations per second.
+
+    XU: results per SM per clock x SMs x the table's boost clock. INT8 (dense tensor) runs on the
+    tensor cores, so it takes the clock of the GPU's other tensor paths (`builtin_tensor_peaks`):
+    its per-clock ratio to dense FP16 tensor x the datasheet's dense FP16 tensor peak. The boost
+    clock would overstate a GPU whose datasheet quotes tensor peaks below it (H100 SXM5: 8192 x
+    132 SMs x 1.98 GHz = 2.141 POP/s, against the datasheet's 1979 TOPS dense, = its FP8)."""
+    if not gpu:
+        return {}
+    row = gpu_by_key(gpu)
+    out = ops_peaks(row.cc, row.sm_count, row.boost_clock_ghz)
+    arch = arch_for_cc(row.cc)
+    int8 = arch.int8_tensor_ops if arch is not None else None
+    fp16_per_clk = arch.flop_per_sm_per_clk.get("tensor") if arch is not None else None
+    if arch is None or int8 is None or not fp16_per_clk:
+        out.pop("int8", None)
+        return out
+    ratio = int8.per_sm_per_clock / fp16_per_clk
+    out["int8"] = (
+        ratio * scaled(row.tensor_tflop_per_s, TERA),
+        f"{arch.name} (cc {arch.cc}): {int8.per_sm_per_clock:g} INT8 ops/clk/SM = x{ratio:g} of "
+        f"FP16 tensor ({int8.describe()}) x {row.name} datasheet, dense FP16 tensor "
+        f"{row.tensor_tflop_per_s:g} TFLOP/s (one clock with its tensor paths)",
+    )
+    return out
 
 
 def with_tensor_path(roofs: Roofs, precision: str | None, peaks: TensorPeaks) -> Roofs:
@@ -226,14 +255,20 @@ def predict(
         rate, source = ops_peak(roofs, ops_peaks or {}, ops_ceiling)
         flop_time = nominal_flop / peak if peak else None
         ceiling = OpsCeiling(ops, ops_ceiling, rate, source, flop_time)
-    point = roofline(
-        nominal_flop,
-        {**bytes_by_tier, **derived},
-        peak,
-        roofs.bandwidth_byte_per_s,
-        used_precision,
-        compute_time_s=ceiling.time_s if ceiling is not None and ceiling.binds else None,
-    )
+    compute_time_s = ceiling.time_s if ceiling is not None and ceiling.binds else None
+
+    def place(nbytes: Mapping[str, float]) -> RooflinePoint:
+        return roofline(
+            nominal_flop,
+            nbytes,
+            peak,
+            roofs.bandwidth_byte_per_s,
+            used_precision,
+            compute_time_s=compute_time_s,
+        )
+
+    point = place({**bytes_by_tier, **derived})
+    point = _judged_by_intensity(point, bytes_by_tier, intensity_by_tier, roofs.bandwidth_byte_per_s, place)
     if flop is None:
         point = replace(point, flop=None, time_at_roof_s=None)
     known_bytes = dict(bytes_by_tier) if flop is None else {**bytes_by_tier, **derived}
@@ -247,6 +282,30 @@ def predict(
         assumptions=workload.assumptions if workload else (),
         ops=ceiling,
     )
+
+
+def _judged_by_intensity(
+    point: RooflinePoint,
+    bytes_by_tier: Mapping[str, float],
+    intensity_by_tier: Mapping[str, float],
+    bandwidth_byte_per_s: Mapping[str, float],
+    place: Callable[[Mapping[str, float]], RooflinePoint],
+) -> RooflinePoint:
+    """`point` with its tiers known by intensity judged by that intensity, not by the bytes
+    derived from it: bytes = FLOP / intensity and time = bytes / bandwidth round twice, so a tier
+    exactly at its ridge point could outlast compute by an ulp. A tier whose intensity is at or
+    above compute cap / bandwidth cannot bind (a tie with compute is compute): it is placed again
+    with no traffic, so it caps at the compute roof. Each reports its intensity as given."""
+    compute_cap = point.cap_flop_per_s.get(COMPUTE)
+    flop = point.flop
+    if not flop or compute_cap is None or not compute_cap > 0:
+        return point
+    tied = {t for t, x in intensity_by_tier.items() if x >= compute_cap / bandwidth_byte_per_s[t]}
+    if tied:
+        derived = {t: 0.0 if t in tied else flop / x for t, x in intensity_by_tier.items()}
+        point = place({**bytes_by_tier, **derived})
+    given = {t: x for t, x in intensity_by_tier.items() if t in point.intensity_flop_per_byte}
+    return replace(point, intensity_flop_per_byte={**point.intensity_flop_per_byte, **given})
 
 
 def _checked_work(flop: float | None, ops: float | None) -> float | None:

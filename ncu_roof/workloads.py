@@ -21,7 +21,7 @@ TENSOR_DTYPES = ("tf32", "bf16", "fp16", "fp8")
 TENSOR_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 MATRIX_PRECISION = {"fp64": "fp64", "fp32": "fp32", **{d: f"tensor:{d}" for d in TENSOR_DTYPES}}
 # Integer data paths: their work is operations (2 per multiply-accumulate), never FLOPs, against
-# their own ceiling (`arch.ops_peaks`).
+# their own ceiling (`prediction.builtin_ops_peaks`).
 OPS_DTYPES = ("int8",)
 INT8_BYTES = 1
 INT32_BYTES = 4

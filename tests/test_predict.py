@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from conftest import CliResult, run_cli
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ncu_roof.errors import UsageError
+from ncu_roof.gpu_table import GPUS
 from ncu_roof.gpus import gpu_by_key
-from ncu_roof.prediction import custom_roofs, predict, predict_workload
+from ncu_roof.prediction import (
+    builtin_ops_peaks,
+    builtin_tensor_peaks,
+    custom_roofs,
+    predict,
+    predict_workload,
+)
 from ncu_roof.render.predictout import render_text, to_dict
 from ncu_roof.roofs import builtin_roofs
+from ncu_roof.vocabulary import Roofs
 from ncu_roof.workloads import rmsnorm
 
 SEED_004_PLATFORM = ["--peak", "100GFLOP/s", "--bandwidth", "dram=20GB/s"]
@@ -239,12 +250,13 @@ def test_library_intensity_not_positive_and_finite_is_refused() -> None:
 
 
 def test_int8_gemm_runs_against_the_int8_tensor_ceiling() -> None:
-    # A100 (cc 8.0): 4096 dense INT8 tensor ops/clk/SM x 108 SMs x 1.41 GHz = 623.7 Tops/s;
+    # A100 (cc 8.0): 4096 dense INT8 tensor ops/clk/SM = 2 x its 2048 FP16 tensor FLOP/clk/SM, at
+    # the clock of its tensor paths: 2 x 312 TFLOP/s = 624 TOPS (A100 datasheet: INT8 624 dense);
     # 2 x 4096^3 = 137.4 G integer ops, no FLOPs; A and B int8, C int32: 2 x 4096^2 + 4 x 4096^2 B
     doc = run_json(
         "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--dtype", "int8", "--gpu", "a100-sxm4"
     )
-    peak = 4096 * 108 * 1.41e9
+    peak = 624e12
     ops = doc["ops"]
     assert isinstance(ops, dict)
     assert ops["count"] == 2 * 4096**3 and ops["ceiling"] == "int8"
@@ -354,3 +366,206 @@ def test_the_table_names_the_tensor_path_peak_source() -> None:
     result = run_cli("predict", *GEMM_4096, "--dtype", "tf32", "--gpu", "a100-sxm4")
     assert result.returncode == 0, result.stderr
     assert "tensor:tf32 peak: Ampere GA100 (cc 8.0): NVIDIA A100 datasheet: TF32 156" in result.stdout
+
+
+# --- a tie at the ridge point is compute-bound, however the point is given ---------------------
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        ["--intensity", "dram=5"],  # 100 GFLOP/s / 20 GB/s = 5 FLOP/B: the ridge point
+        ["--flops", "1e9", "--bytes", "2e8"],
+        ["--flops", "1e9", "--intensity", "dram=5"],
+    ],
+)
+def test_a_point_at_the_ridge_is_compute_bound(point: list[str]) -> None:
+    doc = run_json(*SEED_004_PLATFORM, *point)
+    assert doc["binding"] == "compute" and doc["bound"] == "compute"
+    assert doc["intensity_flop_per_byte"] == {"dram": 5.0}
+    assert doc["ridge_flop_per_byte"] == {"dram": 5.0}
+    assert doc["cap_flop_per_s"] == {"dram": 100e9, "compute": 100e9}
+    assert doc["attainable_flop_per_s"] == 100e9
+    if "--flops" in point:
+        assert doc["time_at_roof_s"] == pytest.approx(1e9 / 100e9)
+        assert doc["workload"]["bytes"] == {"dram": 2e8}  # type: ignore[index]
+
+
+def test_the_table_marks_compute_at_the_ridge() -> None:
+    result = run_cli("predict", *SEED_004_PLATFORM, "--intensity", "dram=5")
+    assert result.returncode == 0, result.stderr
+    assert "verdict: compute-bound" in result.stdout and "dram ◀" not in result.stdout
+
+
+def test_a_tier_at_its_ridge_cannot_bind_but_a_lower_cap_still_does() -> None:
+    # l2 exactly at its ridge (cannot bind), dram below its ridge: dram binds at 20 GB/s x 1
+    roofs = custom_roofs(["100GFLOP/s"], ["dram=20GB/s", "l2=40GB/s"])
+    p = predict(roofs, 1e9, {}, {"l2": 2.5, "dram": 1.0})
+    assert p.binding == "dram" and p.attainable_flop_per_s == pytest.approx(20e9)
+    assert p.point.cap_flop_per_s["l2"] == 100e9
+    assert p.point.intensity_flop_per_byte == {"l2": 2.5, "dram": 1.0}
+    assert p.bytes_by_tier == {"l2": 1e9 / 2.5, "dram": 1e9}
+
+
+_RATE = st.floats(min_value=1e3, max_value=1e18, allow_nan=False, allow_infinity=False)
+_FLOP = st.one_of(st.none(), st.floats(min_value=1.0, max_value=1e18, allow_nan=False))
+
+
+@given(peak=_RATE, bandwidth=_RATE, flop=_FLOP)
+def test_an_intensity_equal_to_peak_over_bandwidth_is_compute_bound(
+    peak: float, bandwidth: float, flop: float | None
+) -> None:
+    roofs = Roofs({"any": peak}, {"dram": bandwidth}, source="user", sources={})
+    ridge = peak / bandwidth
+    p = predict(roofs, flop, {}, {"dram": ridge})
+    assert p.binding == "compute" and p.bound == "compute"
+    assert p.attainable_flop_per_s == peak
+    assert p.point.cap_flop_per_s == {"dram": peak, "compute": peak}
+    assert p.point.intensity_flop_per_byte == {"dram": ridge}
+    if flop is not None:
+        assert p.point.time_at_roof_s == flop / peak
+    # clearly below the ridge, the tier binds
+    below = predict(roofs, flop, {}, {"dram": ridge * (1 - 1e-9)})
+    assert below.binding == "dram" and below.bound == "memory"
+
+
+_WHOLE = st.integers(min_value=1, max_value=2**20)
+
+
+@given(ratio=_WHOLE, nbytes=_WHOLE, bandwidth=_WHOLE)
+def test_flops_and_bytes_at_the_ridge_are_compute_bound(ratio: int, nbytes: int, bandwidth: int) -> None:
+    # peak = ratio x bandwidth and FLOPs = ratio x bytes: FLOP / peak and bytes / bandwidth are one
+    # real number (bytes / bandwidth), so the two correctly rounded times are one float
+    roofs = Roofs({"any": float(ratio * bandwidth)}, {"dram": float(bandwidth)}, source="user", sources={})
+    p = predict(roofs, float(ratio * nbytes), {"dram": float(nbytes)}, {})
+    assert p.binding == "compute" and p.attainable_flop_per_s == ratio * bandwidth
+
+
+# --- the output format follows the -o suffix; a contradicting --format is refused -------------
+
+
+def test_output_suffix_json_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "p.json"
+    result = run_cli("predict", *SEED_004_PLATFORM, "--intensity", "dram=0.25", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "ncu-roof/prediction/v1" and doc["binding"] == "dram"
+    assert result.stdout == ""
+
+
+def test_json_format_into_a_txt_or_unknown_suffix_is_json(tmp_path: Path) -> None:
+    for name in ("p.txt", "p.out"):
+        out = tmp_path / name
+        result = run_cli(
+            "predict", *SEED_004_PLATFORM, "--intensity", "dram=0.25", "-f", "json", "-o", str(out)
+        )
+        assert result.returncode == 0, result.stderr
+        assert json.loads(out.read_text())["attainable_flop_per_s"] == pytest.approx(5e9)
+
+
+def test_an_unknown_or_txt_suffix_is_the_table(tmp_path: Path) -> None:
+    out = tmp_path / "p.out"
+    result = run_cli("predict", *SEED_004_PLATFORM, "--intensity", "dram=0.25", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "verdict: memory-bound at dram" in out.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "error", "hint"),
+    [
+        (
+            ["--format", "json"],
+            "p2.md",
+            "predict cannot write -o {out} (a markdown name); it writes a table or JSON",
+            "name a .json file for JSON, or a .txt file for the table",
+        ),
+        (
+            [],
+            "p.html",
+            "predict cannot write -o {out} (a html name); it writes a table or JSON",
+            "name a .json file for JSON, or a .txt file for the table",
+        ),
+        (
+            ["--format", "table"],
+            "p.json",
+            "--format table contradicts -o {out} (a .json name)",
+            "drop --format, or name the file ….txt",
+        ),
+        (["--format", "csv"], "p.csv", "unknown format 'csv'", "use --format table or --format json"),
+    ],
+)
+def test_a_format_the_suffix_contradicts_is_refused(
+    tmp_path: Path, args: list[str], name: str, error: str, hint: str
+) -> None:
+    out = tmp_path / name
+    result = run_cli("predict", *SEED_004_PLATFORM, "--intensity", "dram=0.25", *args, "-o", str(out))
+    assert result.returncode == 2
+    assert error_and_hint(result) == (error.format(out=out), hint)
+    assert not out.exists() and result.stdout == ""
+
+
+def test_gpus_follows_the_output_suffix_too(tmp_path: Path) -> None:
+    out = tmp_path / "gpus.json"
+    result = run_cli("gpus", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(out.read_text())["schema"] == "ncu-roof/gpus/v1"
+    refused = run_cli("gpus", "--format", "json", "-o", str(tmp_path / "gpus.md"))
+    assert refused.returncode == 2
+    error, _hint = error_and_hint(refused)
+    assert error.startswith("gpus cannot write -o")
+
+
+# --- every tensor path of one GPU at one clock: INT8 dense = FP8 dense where both exist --------
+
+
+@pytest.mark.parametrize(
+    ("gpu", "int8_op_per_s"),
+    [
+        # H100 SXM5: 2 x 989 TFLOP/s dense FP16 tensor (the table's figure); datasheet INT8 1979
+        # TOPS dense, = its FP8; not 8192 ops/clk/SM x 132 SMs x 1.98 GHz boost = 2.141 POP/s
+        ("h100-sxm5", 1978e12),
+        ("h200", 1978e12),  # H200 datasheet: INT8 3958 TOPS sparse, 1979 dense
+        ("h100-pcie", 1512e12),  # 2 x 756; datasheet INT8 3026 sparse, 1513 dense
+        ("a100-sxm4", 624e12),  # 2 x 312; datasheet INT8 624 dense
+        ("l4", 242e12),  # 2 x 121; datasheet INT8 485 sparse, 242.5 dense
+        # 2 x 362.05 (its dense FP16 tensor figure); the datasheet's INT8 733 dense is 2 x 366.5
+        ("l40s", 724.1e12),
+        ("t4", 130e12),  # 2 x 65; datasheet INT8 130
+    ],
+)
+def test_int8_ceiling_is_at_the_clock_of_the_tensor_paths(gpu: str, int8_op_per_s: float) -> None:
+    int8, source = builtin_ops_peaks(gpu)["int8"]
+    assert int8 == pytest.approx(int8_op_per_s, rel=1e-12)
+    fp8 = builtin_tensor_peaks(gpu).get("fp8")
+    if fp8 is not None:
+        assert int8 == fp8[0]
+    assert "datasheet, dense FP16 tensor" in source
+
+
+def test_h100_int8_gemm_matches_fp8_on_the_command_line() -> None:
+    args = ("gemm", "--m", "8192", "--n", "8192", "--k", "8192", "--gpu", "h100-sxm5")
+    int8 = run_json(*args, "--dtype", "int8")
+    fp8 = run_json(*args, "--dtype", "fp8")
+    ops = int8["ops"]
+    assert isinstance(ops, dict)
+    assert ops["peak_per_s"] == fp8["attainable_flop_per_s"] == pytest.approx(1979e12, rel=1e-3)
+    assert int8["time_at_roof_s"] == pytest.approx(2 * 8192**3 / 1978e12)
+
+
+def test_every_int8_ceiling_equals_fp8_and_the_datasheet_the_table_cites() -> None:
+    cited = 0
+    for gpu in GPUS:
+        ops = builtin_ops_peaks(gpu.key)
+        if "int8" not in ops:
+            continue
+        int8 = ops["int8"][0]
+        assert int8 == pytest.approx(2 * gpu.tensor_tflop_per_s * 1e12, rel=1e-12), gpu.key
+        fp8 = builtin_tensor_peaks(gpu.key).get("fp8")
+        assert fp8 is None or fp8[0] == int8, gpu.key
+        found = re.search(r"INT8 tensor ([\d.]+) TOPS(?: sparse, ([\d.]+) dense)?", gpu.source)
+        if found is None or gpu.key == "l40s":  # L40S: its datasheet's INT8 is 2 x 366.5, not 2 x FP16
+            continue
+        cited += 1
+        datasheet = float(found.group(2) or found.group(1)) * 1e12
+        assert int8 == pytest.approx(datasheet, rel=2.5e-3), gpu.key
+    assert cited >= 10

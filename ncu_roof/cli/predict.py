@@ -2,45 +2,53 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from ncu_roof import pipeline
-from ncu_roof.arch import ops_peaks
 from ncu_roof.cli import app
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
-from ncu_roof.gpus import gpu_by_key
 from ncu_roof.render.console import screen
+from ncu_roof.render.formats import OutputFormat, choose, from_suffix
 from ncu_roof.render.output import write_output
 from ncu_roof.units import Dimension, parse_quantity
 from ncu_roof.workloads import MATRIX_PRECISION, OPS_DTYPES, Param, build
 
-if TYPE_CHECKING:  # numpy loads when predicting, not for `--help`
-    from ncu_roof import prediction
-
-FORMATS = ("table", "json")
+FORMATS = (OutputFormat.TABLE, OutputFormat.JSON)
 # the two options `gpus` and `predict` share
-TextFormat = Annotated[str, typer.Option("--format", "-f", help="table or json")]
+TextFormat = Annotated[
+    str | None, typer.Option("--format", "-f", help="table or json (default: from the -o suffix)")
+]
 OutputFile = Annotated[str | None, typer.Option("--output", "-o", help="Write to FILE (atomic).")]
 
 
-def _check_format(fmt: str) -> None:
-    if fmt not in FORMATS:
+def text_format(fmt: str | None, output: str | None, command: str) -> OutputFormat:
+    """`--format`, else what the -o suffix says (`.json`; anything else: the table), through the
+    format registry as `analyze` chooses; a suffix `command` cannot write, or one that contradicts
+    `--format`, is a usage error."""
+    if fmt is not None and fmt not in {f.value for f in FORMATS}:
         raise UsageError(f"unknown format {fmt!r}", hint="use --format table or --format json")
+    implied = from_suffix(output)
+    if implied is not None and implied not in FORMATS:
+        raise UsageError(
+            f"{command} cannot write -o {output} (a {implied.value} name); it writes a table or JSON",
+            hint="name a .json file for JSON, or a .txt file for the table",
+        )
+    return choose(OutputFormat(fmt) if fmt is not None else None, output)
 
 
 @app.command("gpus")
 def gpus_command(
-    fmt: TextFormat = "table",
+    fmt: TextFormat = None,
     output: OutputFile = None,
 ) -> None:
     """List the built-in GPUs: peaks, bandwidths, ridge points and sources."""
-    _check_format(fmt)
+    chosen = text_format(fmt, output, "gpus")
     from ncu_roof.render import gpusout
 
-    if fmt == "json":
+    if chosen is OutputFormat.JSON:
         write_output(gpusout.render_json(), output)
         return
     shown = screen(output)
@@ -56,14 +64,6 @@ def _count(text: str | None, name: str) -> int | None:
             f"--{name} {text}: must be a positive whole number", hint=f"e.g. --{name} 1e7 or --{name} 4096"
         )
     return int(value)
-
-
-def _ops_peaks(gpu: str | None) -> prediction.OpsPeaks:
-    """INT8 tensor and special-function ceilings of a built-in GPU (per-architecture figures)."""
-    if not gpu:
-        return {}
-    row = gpu_by_key(gpu)
-    return ops_peaks(row.cc, row.sm_count, row.boost_clock_ghz)
 
 
 @app.command("predict")
@@ -92,15 +92,15 @@ def predict_command(
     ops: str | None = typer.Option(None, "--ops", help="Integer operations (with --dtype int8)."),
     nbytes: list[str] = typer.Option([], "--bytes", help="[TIER=]bytes (tier dram by default)."),
     intensity: list[str] = typer.Option([], "--intensity", help="TIER=FLOP/B."),
-    fmt: TextFormat = "table",
+    fmt: TextFormat = None,
     output: OutputFile = None,
 ) -> None:
     """Predict the roofline verdict of a kernel from its FLOPs and bytes, or a workload model."""
-    _check_format(fmt)
+    chosen = text_format(fmt, output, "predict")
     from ncu_roof import prediction  # numpy: only when predicting
 
     roofs = pipeline.platform(gpu, roofs_file, peak, bandwidth)
-    peaks = _ops_peaks(gpu)
+    peaks = prediction.builtin_ops_peaks(gpu)
     paths = prediction.builtin_tensor_peaks(gpu)
     if workload is not None:
         if flops is not None or ops is not None or nbytes or intensity:
@@ -152,7 +152,7 @@ def predict_command(
         )
     from ncu_roof.render import predictout
 
-    if fmt == "json":
+    if chosen is OutputFormat.JSON:
         write_output(predictout.render_json(result), output)
         return
     shown = screen(output)
