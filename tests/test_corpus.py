@@ -110,6 +110,54 @@ def test_forms_of_one_run_agree(corpus: Path, report: Path) -> None:
         assert compared >= 2 * len(base), "no value was compared"
 
 
+def _launch_identity(path: Path) -> list[tuple[object, ...]]:
+    columns = read_once(path).columns
+    return list(zip(*(columns[c].tolist() for c in ("id", "name", "grid", "block", "cc")), strict=True))
+
+
+@pytest.mark.parametrize("report", _REPORTS, ids=_id)
+def test_forms_of_one_run_agree_on_launch_shapes(corpus: Path, report: Path) -> None:
+    # grid, block and cc of each kernel: the same text from the report and from every re-export
+    # (ncu 2022.3's raw page has no Grid Size / Block Size / CC columns, only launch__* and
+    # device__attribute_* metrics)
+    stem = report.name.removesuffix(".ncu-rep")
+    forms = sorted((corpus / "reexport").glob(f"{stem}.*.csv"))
+    assert forms, stem
+    base = _launch_identity(report)
+    for path in forms:
+        assert _launch_identity(path) == base, path.name
+    # only launches whose collection failed have no shape (ncu 2024.1 writes "(0, 0, 0)" for them)
+    unknown = [ident for ident, _, grid, block, _ in base if grid is None or block is None]
+    assert unknown == _NO_LAUNCH_CONFIGURATION.get(stem, []), unknown
+    assert all(cc for *_, cc in base)
+
+
+_NO_LAUNCH_CONFIGURATION = {"a100pcie_rep_2022.4.0_all-nan-failed": [0], "gtx1660s_rep_2021.1_raytracer": [2]}
+
+
+def test_launch_shapes_of_hand_checked_runs(corpus: Path) -> None:
+    # reexport/a40_rep_2022.4.0_indexspaces.ncu2022.3-raw-auto.csv: launch__grid_dim_x/y/z of
+    # kernels 0-4 are 39312/1/1, 5397/1/1, 6308/1/1, 5418/1/1, 84/1/1; launch__block_dim_x/y/z
+    # 256.000000/1.000000/1.000000, kernel 4's 32/24/1; compute_capability_major/minor 8/6
+    a40 = _launch_identity(corpus / "reexport" / "a40_rep_2022.4.0_indexspaces.ncu2022.3-raw-auto.csv")
+    grids = ["(39312, 1, 1)", "(5397, 1, 1)", "(6308, 1, 1)", "(5418, 1, 1)", "(84, 1, 1)"]
+    assert [(grid, block) for _, _, grid, block, _ in a40] == [
+        *((grid, "(256, 1, 1)") for grid in grids[:4]),
+        (grids[4], "(32, 24, 1)"),
+    ]
+    assert {cc for *_, cc in a40} == {"8.6"}
+    # v100 (an ncu 2019 report): launch__grid_size 4096, launch__block_size 256 and no per-axis
+    # dims; ncu 2024.1 writes Grid Size "(1048576, 1, 1)" (the thread count) for it: every form
+    # gives the totals
+    v100 = _launch_identity(corpus / "reexport" / "v100_rep_basic_vectorops.ncu2024.1-raw-base.csv")
+    assert [(grid, block, cc) for *_, grid, block, cc in v100] == [("4096", "256", "7.0")]
+    # a collection that failed: ncu 2024.1 writes "(0, 0, 0)", the report holds nothing
+    failed = _launch_identity(
+        corpus / "reexport" / "a100pcie_rep_2022.4.0_all-nan-failed.ncu2024.1-raw-base.csv"
+    )
+    assert [(grid, block, cc) for *_, grid, block, cc in failed] == [(None, None, "8.0")]
+
+
 def test_the_forms_compare_many_values(corpus: Path) -> None:
     # Guard against a vacuous comparison: the raw-base and report forms share durations for all
     # kernels and FLOP/byte counts for the --set full / roofline runs.

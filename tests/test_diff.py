@@ -477,6 +477,20 @@ def test_match_by_order_pairs_renamed_kernels_and_by_name_reshaped_ones() -> Non
     assert by_name.duration_s.delta_pct == pytest.approx(-10.0) and by_name.status is Status.IMPROVED
 
 
+def test_a_report_and_its_ncu_2022_re_export_pair_every_kernel(corpus: Path) -> None:
+    # the bug: ncu 2022.3's raw page has no Grid Size / Block Size columns, its shapes were read
+    # as unknown and no kernel of the report matched its own re-export by (name, grid, block)
+    stem = "a40_rep_2022.4.0_indexspaces"
+    report = str(corpus / f"{stem}.ncu-rep")
+    reexport = str(corpus / "reexport" / f"{stem}.ncu2022.3-raw-auto.csv")
+    result = diff(load(report), load(reexport))
+    assert len(result.kernels) == 5
+    assert all(k.status is Status.UNCHANGED for k in result.kernels), [k.status for k in result.kernels]
+    done = run_cli("diff", report, reexport)
+    assert done.returncode == 0, done.stderr
+    assert "0 slower, 0 faster, 5 within ±5%, 0 new, 0 removed" in done.stdout
+
+
 def test_gate_counts_kernels_as_the_headline_does(pair: tuple[str, str]) -> None:
     from ncu_roof.render.diffout import headline
 

@@ -200,3 +200,113 @@ def test_header_search_matches_the_regexes(fixtures: Path) -> None:
         b'"Process ID","Process Name","Invocations","Average"\n'
     )
     assert find_headers(raw) == Headers(pages=[0], summaries=[raw.index(b'"Process ID","Process N')])
+
+
+# --- launch shapes and compute capability (`settle_shapes` in ingest/table.py) -------------------
+
+
+def _raw_page(tmp_path: Path, columns: dict[str, list[str]], name: str = "shape.csv") -> Path:
+    """A raw page of launch `k` with the identity columns and `columns` (no units row)."""
+    header = ["ID", "Process ID", "Kernel Name", "Device", *columns, "gpu__time_duration.sum"]
+    rows = len(next(iter(columns.values())))
+    lines = [",".join(f'"{c}"' for c in header)]
+    for i in range(rows):
+        cells = [str(i), "1", "k", "0", *(values[i] for values in columns.values()), "1000"]
+        lines.append(",".join(f'"{c}"' for c in cells))
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _shapes(path: Path) -> list[tuple[object, object, object]]:
+    columns = read_input(str(path)).columns
+    return list(zip(columns["grid"].tolist(), columns["block"].tolist(), columns["cc"].tolist(), strict=True))
+
+
+def test_per_axis_dims_give_the_shape_as_ncu_writes_it(tmp_path: Path) -> None:
+    # ncu 2022.3's raw page: no Grid Size / Block Size / CC columns; auto units print the block
+    # dims as "256.000000"
+    grid = (["16", "39312"], ["16", "1"], ["1", "1"])
+    block = (["32.000000", "256"], ["8", "1"], ["1", "1"])
+    dims = {
+        **{f"launch__grid_dim_{a}": v for a, v in zip("xyz", grid, strict=True)},
+        **{f"launch__block_dim_{a}": v for a, v in zip("xyz", block, strict=True)},
+        "launch__grid_size": ["256", "39312"],
+        "launch__block_size": ["256", "256"],
+        "device__attribute_compute_capability_major": ["8", "12"],
+        "device__attribute_compute_capability_minor": ["6", "0"],
+    }
+    assert _shapes(_raw_page(tmp_path, dims)) == [
+        ("(16, 16, 1)", "(32, 8, 1)", "8.6"),
+        ("(39312, 1, 1)", "(256, 1, 1)", "12.0"),
+    ]
+
+
+def test_totals_alone_are_bare_counts_not_shapes(tmp_path: Path) -> None:
+    # 4096 blocks may be (64, 64, 1): a total is written as the count, as a --print-summary
+    # kernel line ("Block Size 256, Grid Size 4096") gives it
+    page = _raw_page(tmp_path, {"launch__grid_size": ["4096"], "launch__block_size": ["256"]})
+    assert _shapes(page) == [("4096", "256", None)]
+
+
+def test_a_grid_column_that_is_not_the_launchs_total_is_replaced_by_the_totals(tmp_path: Path) -> None:
+    # ncu 2024.1 re-exporting a report with totals only writes the thread count as Grid Size;
+    # its Block Size beside is a guess of the same kind, so both come from the totals. A column
+    # that agrees with its totals is kept as ncu wrote it.
+    page = _raw_page(
+        tmp_path,
+        {
+            "Grid Size": ["(1048576, 1, 1)", "(64, 64, 1)"],
+            "Block Size": ["(256, 1, 1)", "(16, 16, 1)"],
+            "CC": ["7.0", "7.0"],
+            "launch__grid_size": ["4096", "4096"],
+            "launch__block_size": ["256", "256"],
+        },
+    )
+    assert _shapes(page) == [("4096", "256", "7.0"), ("(64, 64, 1)", "(16, 16, 1)", "7.0")]
+
+
+def test_a_zero_shape_is_unknown(tmp_path: Path) -> None:
+    # "(0, 0, 0)": what ncu writes for a launch whose report holds no launch configuration
+    page = _raw_page(
+        tmp_path, {"Grid Size": ["(0, 0, 0)", "(8, 1, 1)"], "Block Size": ["(0, 0, 0)", "(32, 1, 1)"]}
+    )
+    assert _shapes(page) == [(None, None, None), ("(8, 1, 1)", "(32, 1, 1)", None)]
+
+
+def test_details_page_shapes_are_checked_against_its_launch_statistics(tmp_path: Path) -> None:
+    header = ["ID", "Process ID", "Kernel Name", "Block Size", "Grid Size", "Device", "CC"]
+    header += ["Section Name", "Metric Name", "Metric Unit", "Metric Value"]
+    shapes = {"0": ("(256, 1, 1)", "(1048576, 1, 1)"), "1": ("(256, 1, 1)", "(39,312, 1, 1)")}
+    rows = []
+    for ident, (block, grid) in shapes.items():
+        for section, metric, unit, value in (
+            ("GPU Speed Of Light Throughput", "Duration", "usecond", "1.00"),
+            ("Launch Statistics", "Block Size", "", "256"),
+            ("Launch Statistics", "Grid Size", "", "4,096" if ident == "0" else "39,312"),
+        ):
+            rows.append([ident, "1", "k", block, grid, "0", "7.0", section, metric, unit, value])
+    # (kernel 1's Grid Size column is not a shape once split at its thousands separator: kept)
+    path = tmp_path / "details.csv"
+    path.write_text(
+        "\n".join(",".join(f'"{c}"' for c in r) for r in [header, *rows]) + "\n", encoding="utf-8"
+    )
+    table = read_input(str(path))
+    assert table.format is InputFormat.DETAILS_CSV
+    # kernel 1: an en_US digit group inside an axis is no axis of its own, and the text is
+    # written as every reader writes it
+    assert _shapes(path) == [("4096", "256", "7.0"), ("(39312, 1, 1)", "(256, 1, 1)", "7.0")]
+    assert table.columns["launch__grid_size"].tolist() == [4096.0, 39312.0]
+
+
+def test_shape_texts_are_written_by_one_function() -> None:
+    from ncu_roof.ingest.table import _parsed, cc_text, shape_text, total_text
+
+    assert shape_text([39312.0, 1.0, 1.0]) == "(39312, 1, 1)"
+    assert shape_text(["16", " 16", "1"]) == "(16, 16, 1)"
+    assert shape_text([0, 0, 0]) is None and shape_text([2.5, 1, 1]) is None
+    assert shape_text([float("nan"), 1, 1]) is None
+    assert _parsed("(39,312, 1, 1)") == ((39312, 1, 1), True) and _parsed("(8,8,1)") == ((8, 8, 1), True)
+    assert _parsed("4.096") == ((4096,), False) and _parsed("n/a") is None
+    assert total_text(4096.0) == "4096" and total_text(0) is None and total_text(float("nan")) is None
+    assert cc_text(8.0, 6.0) == "8.6" and cc_text(12, 0) == "12.0" and cc_text(8, float("nan")) is None

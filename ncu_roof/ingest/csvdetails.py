@@ -49,6 +49,9 @@ _LABELS: dict[str, str] = {
 }
 # "Memory Throughput" in Memory Workload Analysis is a bandwidth, not a percentage.
 _BANDWIDTH_LABELS = {"Memory Throughput": "dram__bytes.sum.per_second"}
+# Launch Statistics: the launch's totals, which `settle_shapes` checks ncu's Grid Size and Block
+# Size columns against (the console reader reads these labels too; `--print-summary` does not).
+_LAUNCH_LABELS = {"Grid Size": "launch__grid_size", "Block Size": "launch__block_size"}
 
 
 def metric_for(name: str, unit: str) -> str | None:
@@ -181,7 +184,7 @@ def read_details(
         cells = tuple(r.get(c, "") for c in columns)
         if cells not in nvtx:
             nvtx[cells] = nvtx_of_cells(dict(zip(columns, cells, strict=True)))
-        metric = metric_for(r["Metric Name"], unit)
+        metric = metric_for(r["Metric Name"], unit) or _LAUNCH_LABELS.get(r["Metric Name"])
         table.append(
             (
                 r["run"],

@@ -23,7 +23,7 @@ from ncu_roof.ingest.csvblocks import (
     is_details,
 )
 from ncu_roof.ingest.csvraw import read_raw
-from ncu_roof.ingest.table import InputFormat, RunTable
+from ncu_roof.ingest.table import InputFormat, RunTable, settle_shapes
 from ncu_roof.metrics import is_wanted
 from ncu_roof.units import NumberStyle
 
@@ -100,6 +100,7 @@ def read_csv_file(
             f"{path}: the CSV header is there but {what} follow (truncated file?)",
             hint="re-export the report: `ncu --import report.ncu-rep --csv --page raw --print-units base`",
         )
+    columns = settle_shapes(columns)
     return RunTable(path=path, format=fmt, ncu_version=None, columns=columns, warnings=damage.warnings(lost))
 
 

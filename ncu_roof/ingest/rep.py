@@ -14,10 +14,10 @@ import numpy as np
 
 from ncu_roof.errors import BadInputError, MissingToolError
 from ncu_roof.ingest.nvtx import nvtx_text
-from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
+from ncu_roof.ingest.table import InputFormat, RunTable, row_columns, settle_shapes
 from ncu_roof.metrics import is_wanted
 from ncu_roof.ncu import NcuTool, find_ncu, import_raw_csv
-from ncu_roof.units import missing_cell, si_factor
+from ncu_roof.units import si_factor
 
 MAGIC = b"NVR\x00"
 _VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build")
@@ -52,7 +52,7 @@ def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
             hint="profile again with `ncu-roof profile -- ./app`",
         )
     _check_complete(path, rows)
-    columns = row_columns(rows)
+    columns = settle_shapes(row_columns(rows))
     return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), columns=columns)
 
 
@@ -118,16 +118,10 @@ def _action_row(action: Any, index: int, wanted: dict[tuple[str, ...], list[str]
         unit = metric.unit() if hasattr(metric, "unit") else ""
         row[name] = np.nan if value is None else float(value) * si_factor(unit or "")
     row["device_name"] = row.pop("device__attribute_display_name", None)
-    major = row.get("device__attribute_compute_capability_major")
-    minor = row.get("device__attribute_compute_capability_minor")
-    if major is not None and minor is not None and not np.isnan(major):
-        row["cc"] = f"{int(major)}.{int(minor)}"
     row["device"] = _device_index(action)
     row["process_id"] = _int_metric(action, "launch__process_id")
-    row["grid"] = _dims(row, "grid")
     row["nvtx"] = _nvtx(action)
-    row["block"] = _dims(row, "block")
-    return row
+    return row  # grid, block and cc: `settle_shapes`, from the launch__* and device__* metrics
 
 
 def _nvtx(action: Any) -> str | None:
@@ -150,13 +144,6 @@ def _int_metric(action: Any, name: str) -> int | None:
 def _device_index(action: Any) -> int:
     value = _int_metric(action, "device__attribute_device_index")
     return value if value is not None else 0
-
-
-def _dims(row: dict[str, Any], kind: str) -> str | None:
-    dims = [row.get(f"launch__{kind}_dim_{axis}") for axis in "xyz"]
-    if any(missing_cell(d) for d in dims):
-        return None
-    return "(" + ", ".join(str(int(d)) for d in dims if d is not None) + ")"
 
 
 def read_with_cli(path: str, raw: bytes | mmap.mmap, tool: NcuTool | None = None) -> RunTable:

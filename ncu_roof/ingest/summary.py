@@ -14,7 +14,7 @@ import csv
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvblocks import _INTEGER, Block, Damage, one_cell, records
 from ncu_roof.ingest.csvdetails import metric_for, partial_groups
-from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
+from ncu_roof.ingest.table import InputFormat, RunTable, row_columns, settle_shapes
 from ncu_roof.units import (
     NumberStyle,
     confirm_number_style,
@@ -80,7 +80,7 @@ def read_summary_csv(
         if style is not None:
             confirm_number_style(texts, style)
         rows = [_launch(i, key, values, number_style) for i, (key, values) in enumerate(groups.items())]
-    columns = row_columns(rows)
+    columns = settle_shapes(row_columns(rows))
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
         path=path,
