@@ -54,6 +54,11 @@ class NoteInputs:
     tensor_by_pipe: np.ndarray  # bool: tensor FLOPs from pipe instructions x 512
 
 
+# the notes of a failed collection (the summary's main reason looks for them)
+COLLECTION_FAILED = "collection failed: every counter of this launch reads n/a; ncu measured nothing"
+ZERO_DURATION = "duration is 0: this launch's collection failed; its counters are not measurements"
+
+
 def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
     """The notes of every launch, in reading order.
 
@@ -68,14 +73,8 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         if len(rows):
             made.append((rows, text(rows)))
 
-    add(
-        x.collection_failed,
-        lambda _: "collection failed: every counter of this launch reads n/a; ncu measured nothing",
-    )
-    add(
-        x.failed & ~x.collection_failed,
-        lambda _: "duration is 0: this launch's collection failed; its counters are not measurements",
-    )
+    add(x.collection_failed, lambda _: COLLECTION_FAILED)
+    add(x.failed & ~x.collection_failed, lambda _: ZERO_DURATION)
     ok = ~x.failed
     missing = x.missing
     add(

@@ -33,6 +33,7 @@ from ncu_roof.groups import (
     repeats,
 )
 from ncu_roof.model import is_set
+from ncu_roof.notes import COLLECTION_FAILED, ZERO_DURATION
 from ncu_roof.records import Device
 from ncu_roof.text import plural
 from ncu_roof.vocabulary import COMPUTE, Bound
@@ -267,7 +268,7 @@ def missing_reason(analysis: Analysis) -> str | None:
     no_duration = np.isnan(columns["duration_s"][unplaced])
     failed = np.zeros(len(unplaced), dtype=bool)  # no duration, because the collection failed
     failed[no_duration] = [
-        any(n.startswith(("duration is 0", "collection failed")) for n in notes)
+        any(n in (COLLECTION_FAILED, ZERO_DURATION) for n in notes)
         for notes in columns["notes"][unplaced[no_duration]].tolist()
     ]
     facts = Counter(
