@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.columns import shared_texts
+from ncu_roof.codes import factorize
+from ncu_roof.columns import distinct_rows, shared_texts
 from ncu_roof.model import fixed, is_set, object_array
 from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.sol import LATENCY_SOL_PCT
@@ -147,19 +148,32 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
 
 
 def _per_launch(made: Made, n: int) -> list[tuple[str, ...]]:
-    """The rules' sentences gathered per launch, rule order kept."""
-    notes: list[list[str]] = [[] for _ in range(n)]
-    for rows, texts in made:
-        if isinstance(texts, str):
-            for j in rows.tolist():
-                notes[j].append(texts)
-        elif isinstance(texts, np.ndarray):
-            for j, text in zip(rows.tolist(), texts.tolist(), strict=True):
-                notes[j].append(text)
-        else:
-            for j, several in zip(rows.tolist(), texts, strict=True):
-                notes[j] += several
-    return [tuple(row) for row in notes]
+    """The rules' sentences gathered per launch, rule order kept: each rule's texts coded, and one
+    tuple made per distinct combination of them (launches alike share it)."""
+    codes: list[np.ndarray] = []
+    texts: list[list[tuple[str, ...]]] = []
+    for rows, made_texts in made:
+        column = np.full(n, -1, dtype="int64")
+        if isinstance(made_texts, str):
+            column[rows] = 0
+            texts.append([(made_texts,)])
+        elif isinstance(made_texts, np.ndarray):  # a sentence per row
+            column[rows], distinct = factorize(made_texts)
+            texts.append([(text,) for text in distinct])
+        else:  # several sentences per row
+            column[rows], distinct = factorize([tuple(several) for several in made_texts])
+            texts.append(distinct)
+        codes.append(column)
+    if not codes:
+        return [()] * n
+    first, inverse = distinct_rows(codes)
+    combined = np.empty(len(first), dtype=object)
+    combined[:] = [
+        tuple(text for rule, code in enumerate(row) if code >= 0 for text in texts[rule][code])
+        for row in np.column_stack(codes)[first].tolist()
+    ]
+    out: list[tuple[str, ...]] = combined[inverse].tolist()
+    return out
 
 
 def _verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:

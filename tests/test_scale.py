@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from conftest import CORPUS, analyzed
 
+from ncu_roof import forked
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import RunTable
@@ -58,6 +59,36 @@ def test_columns_text_is_the_kernels_json(
     text = jsonkernels.kernels_text(analysis.kernels)
     per_kernel = [jsonkernels.kernel_json(k) for k in analysis.kernels]
     assert text == json.dumps(per_kernel, ensure_ascii=False, allow_nan=False)
+
+
+@pytest.mark.parametrize("child", ["writes", "fails", "cannot start"])
+def test_a_forked_child_writes_the_same_kernels(
+    corpus: Path, five_inputs: Analysis, monkeypatch: pytest.MonkeyPatch, child: str
+) -> None:
+    """Past FORK_MIN_KERNELS a child makes the later chunks; whatever becomes of it, the text is
+    the per-kernel JSON (a child that fails or cannot start leaves its chunks to this process)."""
+    monkeypatch.setattr(jsonkernels, "CHUNK_KERNELS", 7)
+    monkeypatch.setattr(jsonkernels, "FORK_MIN_KERNELS", 1)
+    if child == "fails":
+        monkeypatch.setattr(jsonkernels, "_write_chunks", _fail)
+    if child == "cannot start":
+        monkeypatch.setattr(forked, "can_fork", lambda: False)
+    text = jsonkernels.kernels_text(five_inputs.kernels)
+    per_kernel = [jsonkernels.kernel_json(k) for k in five_inputs.kernels]
+    assert text == json.dumps(per_kernel, ensure_ascii=False, allow_nan=False)
+
+
+def _fail(*args: object) -> None:
+    raise RuntimeError("the child fails")
+
+
+def test_a_text_shared_by_every_launch_is_written_once_as_it_is(corpus: Path) -> None:
+    """A field equal in every launch of a chunk goes into its template: a `%` in it stays a `%`."""
+    kernels = analyzed(corpus / CORPUS_INPUTS[1]).kernels[:3]
+    named = [replace(k, name="k<%s, %d, 100%%> 5%", nvtx="a%(b)s") for k in kernels]
+    text = jsonkernels.kernels_text(named)
+    assert text == json.dumps([jsonkernels.kernel_json(k) for k in named], ensure_ascii=False)
+    assert json.loads(text)[2]["name"] == "k<%s, %d, 100%%> 5%"
 
 
 def test_columns_text_writes_non_finite_as_null(corpus: Path) -> None:

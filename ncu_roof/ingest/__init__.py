@@ -9,43 +9,63 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from ncu_roof.ingest.inputs import STDIN, Expanded, expand_inputs, mapped, read_head, read_text_bytes
-from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
+from ncu_roof.ingest.inputs import (
+    MAGIC,
+    STDIN,
+    Expanded,
+    expand_inputs,
+    is_report,
+    mapped,
+    read_head,
+    read_text_bytes,
+)
 from ncu_roof.units import NumberStyle
+
+if TYPE_CHECKING:  # loaded on first use (`__getattr__`): expanding inputs and reading ahead need no numpy
+    from ncu_roof.ingest.ahead import Ahead
+    from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
 
 __all__ = ["IDENTITY_COLUMNS", "Expanded", "InputFormat", "RunTable", "expand_inputs", "read_input"]
 
 _BOM = b"\xef\xbb\xbf"
+_FROM_TABLE = ("IDENTITY_COLUMNS", "InputFormat", "RunTable")
 
 
-def read_input(path: str, number_style: NumberStyle | None = None, skip_bad_rows: bool = False) -> RunTable:
+def __getattr__(name: str) -> Any:
+    if name in _FROM_TABLE:
+        from ncu_roof.ingest import table
+
+        return getattr(table, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def read_input(
+    path: str,
+    number_style: NumberStyle | None = None,
+    skip_bad_rows: bool = False,
+    ahead: Ahead | None = None,
+) -> RunTable:
     """Read one input; `number_style=None` detects the locale of a CSV per file; with
-    `skip_bad_rows` damaged rows leave their kernels out (with a warning) instead of failing."""
-    from ncu_roof.ingest.rep import MAGIC
-
+    `skip_bad_rows` damaged rows leave their kernels out (with a warning) instead of failing;
+    `ahead`: what `ingest.ahead.read_ahead(path)` has read of it meanwhile."""
     if path == STDIN:
         raw = read_text_bytes(path)
         if raw[: len(MAGIC)] == MAGIC:
             return _report_from_stdin(raw)
         return _finish(_read_text(path, raw, number_style, skip_bad_rows))
+    text = ahead.text() if ahead is not None else None
+    if text is not None:
+        return _finish(_read_text(path, text, number_style, skip_bad_rows))
     head = read_head(path)
-    if _is_report(path, head):
+    if is_report(path, head):
         from ncu_roof.ingest.rep import read_report
 
+        rows = ahead.rows() if ahead is not None else None
         with mapped(path) as view:
-            return _finish(read_report(path, view))
+            return _finish(read_report(path, view, rows))
     return _finish(_read_text(path, read_text_bytes(path), number_style, skip_bad_rows))
-
-
-def _is_report(path: str, head: bytes) -> bool:
-    from ncu_roof.ingest.rep import MAGIC
-
-    return (
-        head.startswith(MAGIC)
-        or path.endswith(".ncu-repz")
-        or (path.endswith(".ncu-rep") and b"\x00" in head)
-    )
 
 
 def _report_from_stdin(raw: bytes) -> RunTable:

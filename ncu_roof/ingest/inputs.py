@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ncu_roof.errors import BadInputError
 
 STDIN = "-"
+MAGIC = b"NVR\x00"  # the first bytes of a `.ncu-rep` report
 MAX_TEXT_BYTES = 1 << 30  # CSV or console text; a 5,000-kernel raw page is ~70 MB
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
 TEXT_SUFFIXES = (".csv", ".txt", ".log", ".out")
@@ -128,6 +129,15 @@ def mapped(path: str) -> Iterator[bytes | mmap.mmap]:
         raise BadInputError(
             f"{path}: cannot read ({err.strerror or err})", hint="check the file's permissions"
         ) from None
+
+
+def is_report(path: str, head: bytes) -> bool:
+    """A `.ncu-rep` report by its first bytes (`read_head`), or a `.ncu-repz` by its name."""
+    return (
+        head.startswith(MAGIC)
+        or path.endswith(".ncu-repz")
+        or (path.endswith(".ncu-rep") and b"\x00" in head)
+    )
 
 
 def read_head(path: str, size: int = 64) -> bytes:

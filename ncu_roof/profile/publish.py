@@ -70,7 +70,8 @@ def load_report(report: Path, tool: NcuTool | None = None) -> RunTable:
     """The report as `analyze` reads it, except that `ncu --import` (used when `ncu_report` is not
     installed) runs `tool`, the ncu that wrote it, not whichever ncu is first on PATH."""
     from ncu_roof.ingest import read_input
-    from ncu_roof.ingest.rep import ncu_report_installed, read_with_cli
+    from ncu_roof.ingest.rep import read_with_cli
+    from ncu_roof.ingest.reprows import ncu_report_installed
 
     if tool is None or ncu_report_installed():
         return read_input(str(report))

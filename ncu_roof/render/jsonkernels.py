@@ -3,14 +3,16 @@ the text of many kernels at once, built from the launch columns (`kernels_text`)
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
+from ncu_roof import forked
 from ncu_roof.columns import (
     LaunchColumns,
     coded,
@@ -390,17 +392,83 @@ def _columns_of(
     return [numbers_text(values.get(k, np.full(n, np.nan))) for k in keys]
 
 
+FORK_MIN_KERNELS = 20_000  # from here a forked child writes the later chunks while this process
+# writes the first ones (the two cores at once): below it, the fork costs more than it saves
+FORK_SHARE = 0.5  # of the chunks the child takes (this process makes the groups meanwhile)
+
+
 def kernels_pieces(columns: LaunchColumns) -> Iterator[str]:
-    """The kernels' JSON array in pieces, one chunk of kernels at a time (joined once, by the caller)."""
-    yield "["
-    for start in range(0, len(columns), CHUNK_KERNELS):
-        if start:
-            yield ", "
-        chunk = columns.take(np.arange(start, min(start + CHUNK_KERNELS, len(columns))))
-        keys = [_dense_keys(spec, chunk) for spec in KERNEL_SPEC]
-        row = _object_template({spec.key: _slots(k) for spec, k in zip(KERNEL_SPEC, keys, strict=True)})
-        cells = [
-            texts for spec, k in zip(KERNEL_SPEC, keys, strict=True) for texts in _columns_of(spec, k, chunk)
-        ]
-        yield ", ".join(row % parts for parts in zip(*cells, strict=True))
-    yield "]"
+    """The kernels' JSON array in pieces, one chunk of kernels at a time (joined once, by the
+    caller). A big array's later chunks are made at once by a forked child (`ncu_roof.forked`),
+    started now, before the caller makes the rest of the document; its text is the same."""
+    starts = list(range(0, len(columns), CHUNK_KERNELS))
+    split = len(starts)
+    child = None
+    if len(columns) >= FORK_MIN_KERNELS and len(starts) > 1:
+        split = max(1, round(len(starts) * (1 - FORK_SHARE)))
+        child = forked.start(lambda out: _write_chunks(columns, starts[split:], out))
+    return _pieces(columns, starts, split, child)
+
+
+def _pieces(
+    columns: LaunchColumns, starts: list[int], split: int, child: forked.Child | None
+) -> Iterator[str]:
+    try:
+        yield "["
+        mine = starts[:split] if child is not None else starts
+        for i, start in enumerate(mine):
+            yield (", " if i else "") + _chunk_text(columns, start)
+        if child is None:
+            yield "]"
+            return
+        made = child.result()
+        if made is None:  # the child failed: its chunks made here
+            yield from (", " + _chunk_text(columns, start) for start in starts[split:])
+        else:
+            with io.TextIOWrapper(made, encoding="utf-8") as text:
+                while piece := text.read(READ_BACK_CHARS):
+                    yield piece
+        yield "]"
+    finally:
+        if child is not None:
+            child.cancel()
+
+
+READ_BACK_CHARS = 1 << 22  # the child's text comes back in pieces of this many characters
+
+
+def _write_chunks(columns: LaunchColumns, starts: list[int], out: IO[bytes]) -> None:
+    """The child's part: each chunk's text after its `, ` separator, as UTF-8."""
+    for start in starts:
+        out.write((", " + _chunk_text(columns, start)).encode("utf-8"))
+
+
+def _chunk_text(columns: LaunchColumns, start: int) -> str:
+    """The kernel objects of one chunk (from `start`), `, `-separated."""
+    chunk = columns.take(np.arange(start, min(start + CHUNK_KERNELS, len(columns))))
+    keys = [_dense_keys(spec, chunk) for spec in KERNEL_SPEC]
+    row = _object_template({spec.key: _slots(k) for spec, k in zip(KERNEL_SPEC, keys, strict=True)})
+    cells = [
+        texts for spec, k in zip(KERNEL_SPEC, keys, strict=True) for texts in _columns_of(spec, k, chunk)
+    ]
+    row, varying = _fold_constants(row, cells)
+    return ", ".join(row % parts for parts in zip(*varying, strict=True))
+
+
+def _fold_constants(template: str, cells: list[list[str]]) -> tuple[str, list[list[str]]]:
+    """A slot whose text is the same in every row (the input, the device, a shared recipe, a
+    counter no launch has) written into the template once; the template and the varying slots.
+    (Equal texts are one object here, `number_texts` and `shared_texts` make them so: `count`
+    finds them by identity.)"""
+    literals = template.split("%s")
+    assert len(literals) == len(cells) + 1 and "%" not in "".join(literals)
+    out = [literals[0]]
+    varying = []
+    for texts, literal in zip(cells, literals[1:], strict=True):
+        if texts.count(texts[0]) == len(texts):
+            out.append(texts[0].replace("%", "%%"))
+        else:
+            out.append("%s")
+            varying.append(texts)
+        out.append(literal)
+    return "".join(out), varying

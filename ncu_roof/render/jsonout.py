@@ -130,12 +130,9 @@ def json_pieces(analysis: Analysis) -> Iterator[str]:
     if len(analysis.kernels) <= PRETTY_MAX_KERNELS:
         yield json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         return
-    kernels = object()  # stands for the kernels' text in the document
+    kernels = kernels_pieces(analysis.columns)  # started first: a child may make part of it meanwhile
     yield "{"
     for i, (key, value) in enumerate(_document(analysis, kernels).items()):
         yield f"{', ' if i else ''}{encode(key)}: "
-        if value is kernels:
-            yield from kernels_pieces(analysis.columns)
-        else:
-            yield encode(value)
+        yield from kernels if value is kernels else (encode(value),)
     yield "}\n"

@@ -1,0 +1,89 @@
+"""Reading ahead: while this process loads the analysis modules (numpy, pyarrow and the package:
+~0.1 s), a lone input is already being read.
+
+A text input's bytes are read on a thread (the read releases the GIL); a report's launches by a
+forked child (`ncu_roof.forked`: `ncu_report` holds the GIL), which sends them back as rows.
+Whatever goes wrong ahead is left to the reader: an error is raised by `read_input` as it would
+have been without reading ahead, and a child that fails only means the report is read here.
+This module imports neither numpy nor the table, or reading ahead would gain nothing.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from dataclasses import dataclass, field
+from typing import IO
+
+from ncu_roof import forked
+from ncu_roof.ingest.inputs import STDIN, is_report, read_head, read_text_bytes
+from ncu_roof.ingest.reprows import Row, report_rows
+
+
+@dataclass
+class Ahead:
+    """One input being read: its text's bytes (a thread) or its report's rows (a child)."""
+
+    path: str
+    _thread: threading.Thread | None = None
+    _child: forked.Child | None = None
+    _text: list[bytes | BaseException] = field(default_factory=list)
+
+    def text(self) -> bytes | None:
+        """The text input's bytes (its read's error raised here); None when not read ahead."""
+        if self._thread is None:
+            return None
+        self._thread.join()
+        self._thread = None
+        done = self._text.pop()
+        if isinstance(done, BaseException):
+            raise done
+        return done
+
+    def rows(self) -> list[Row] | None:
+        """The report's launches; None when the child failed or found no `ncu_report` (then the
+        report is read here, and any error is raised there)."""
+        if self._child is None:
+            return None
+        made = self._child.result()
+        self._child = None
+        if made is None:
+            return None
+        with made:
+            rows: list[Row] | None = pickle.load(made)
+        return rows
+
+    def cancel(self) -> None:
+        """Stop a child still reading (the caller failed before it needed the rows)."""
+        if self._child is not None:
+            self._child.cancel()
+            self._child = None
+
+
+def read_ahead(path: str) -> Ahead | None:
+    """Start reading one input (not stdin); None when it cannot be read ahead (its reader then
+    says why)."""
+    if path == STDIN:
+        return None
+    try:
+        head = read_head(path)
+    except Exception:  # the reader reports it, with its hint
+        return None
+    if is_report(path, head):
+        child = forked.start(lambda out: _dump_rows(path, out))
+        return Ahead(path, _child=child) if child is not None else None
+    ahead = Ahead(path)
+
+    def read() -> None:
+        try:
+            ahead._text.append(read_text_bytes(path))
+        except BaseException as err:  # raised by `text()`, not printed by the thread
+            ahead._text.append(err)
+
+    ahead._thread = threading.Thread(target=read, name="ncu-roof-read-ahead", daemon=True)
+    ahead._thread.start()
+    return ahead
+
+
+def _dump_rows(path: str, out: IO[bytes]) -> None:
+    pickle.dump(report_rows(path), out, protocol=pickle.HIGHEST_PROTOCOL)

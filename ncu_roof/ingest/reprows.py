@@ -1,0 +1,108 @@
+"""A report's launches through NVIDIA's `ncu_report`, as plain rows (dicts of floats and texts).
+
+Kept free of numpy and the table, so that a forked child can read a report's launches while the
+main process loads the analysis modules (`ingest.ahead`); `ingest.rep` makes the table of them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ncu_roof.ingest.nvtx import nvtx_text
+from ncu_roof.metrics import is_wanted
+from ncu_roof.units import si_factor
+
+Row = dict[str, Any]
+
+
+@contextmanager
+def quiet_stderr() -> Iterator[None]:
+    """ncu_report's C++ library logs to file descriptor 2; keep that off the user's terminal."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def ncu_report_installed() -> bool:
+    """Whether NVIDIA's `ncu_report` module (the reader `read_report` prefers) can be imported."""
+    try:
+        with quiet_stderr():  # as `report_rows` imports it: its C++ library logs to fd 2
+            import ncu_report  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def report_rows(path: str) -> list[Row] | None:
+    """Every launch's identity and the metrics the recipe reads; None without `ncu_report`."""
+    try:
+        with quiet_stderr():
+            import ncu_report
+    except ImportError:
+        return None
+    with quiet_stderr():
+        context = ncu_report.load_report(path)
+    wanted: dict[tuple[str, ...], list[str]] = {}  # launches of one report share their metric names
+    return [_action_row(action, i, wanted) for i, action in enumerate(_actions(context))]
+
+
+def _actions(context: Any) -> list[Any]:
+    return [
+        rng.action_by_idx(j)
+        for i in range(context.num_ranges())
+        for rng in [context.range_by_idx(i)]
+        for j in range(rng.num_actions())
+    ]
+
+
+def _action_row(action: Any, index: int, wanted: dict[tuple[str, ...], list[str]]) -> Row:
+    """One launch's identity and the metrics the recipe reads (only those are fetched)."""
+    row: Row = {"run": "0", "id": index, "name": action.name(action.NameBase_DEMANGLED)}
+    names = tuple(action.metric_names())
+    if names not in wanted:
+        wanted[names] = [name for name in names if is_wanted(name)]
+    for name in wanted[names]:
+        metric = action.metric_by_name(name)
+        value = metric.value() if metric is not None else None
+        if isinstance(value, str):
+            row[name] = value
+            continue
+        unit = metric.unit() if hasattr(metric, "unit") else ""
+        row[name] = float("nan") if value is None else float(value) * si_factor(unit or "")
+    row["device_name"] = row.pop("device__attribute_display_name", None)
+    row["device"] = _device_index(action)
+    row["process_id"] = _int_metric(action, "launch__process_id")
+    row["nvtx"] = _nvtx(action)
+    return row  # grid, block and cc: `settle_shapes`, from the launch__* and device__* metrics
+
+
+def _nvtx(action: Any) -> str | None:
+    """The launch's NVTX ranges (`INvtxState`: per domain, its push/pop stack and start/end ranges)."""
+    state = action.nvtx_state() if hasattr(action, "nvtx_state") else None
+    if state is None:
+        return None
+    domains = [state.domain_by_id(i) for i in state.domains()]
+    return nvtx_text(
+        (d.name(), tuple(d.push_pop_ranges()), tuple(d.start_end_ranges())) for d in domains if d is not None
+    )
+
+
+def _int_metric(action: Any, name: str) -> int | None:
+    metric = action.metric_by_name(name)
+    value = metric.value() if metric is not None else None
+    return int(value) if isinstance(value, (int, float)) else None
+
+
+def _device_index(action: Any) -> int:
+    value = _int_metric(action, "device__attribute_device_index")
+    return value if value is not None else 0

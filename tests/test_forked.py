@@ -1,0 +1,134 @@
+"""Work on a second core: a forked child's bytes come back whole or not at all, and reading a lone
+input ahead gives exactly what reading it here gives (its errors included)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+import pytest
+from conftest import CORPUS
+
+from ncu_roof import forked
+from ncu_roof.errors import BadInputError
+from ncu_roof.ingest import ahead as ahead_module
+from ncu_roof.ingest import read_input, reprows
+from ncu_roof.ingest.ahead import read_ahead
+
+needs_fork = pytest.mark.skipif(not forked.can_fork(), reason="forks only on Linux")
+REPORT = CORPUS / "a10g_rep_2023.1.1_roofline-set.ncu-rep"
+
+
+@needs_fork
+def test_a_child_s_bytes_come_back_whole() -> None:
+    payload = "ünïcode %s, 100% \n".encode() * 50_000  # more than a pipe would hold
+
+    child = forked.start(lambda out: out.write(payload))
+    assert child is not None
+    made = child.result()
+    assert made is not None and made.read() == payload
+
+
+@needs_fork
+def test_a_failing_child_gives_none(capfd: pytest.CaptureFixture[str]) -> None:
+    def fail(out: IO[bytes]) -> None:
+        out.write(b"half")
+        raise RuntimeError("boom")
+
+    child = forked.start(fail)
+    assert child is not None and child.result() is None
+    assert capfd.readouterr().err == ""  # the child's failure is not the user's to read
+
+
+@needs_fork
+def test_a_cancelled_child_is_stopped() -> None:
+    child = forked.start(lambda out: time.sleep(60))
+    assert child is not None
+    started = time.monotonic()
+    child.cancel()
+    assert time.monotonic() - started < 5
+
+
+def test_without_fork_nothing_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "can_fork", lambda: False)
+    assert forked.start(lambda out: out.write(b"x")) is None
+
+
+TEXT_INPUTS = ["raw_base.csv", "raw_nvtx.csv", "console_details_2024.txt", "details_rules_20col.csv"]
+
+
+@pytest.mark.parametrize("name", TEXT_INPUTS)
+def test_a_text_input_read_ahead_is_the_same_table(fixtures: Path, name: str) -> None:
+    path = str(fixtures / name)
+    ahead = read_ahead(path)
+    assert ahead is not None
+    here, there = read_input(path), read_input(path, ahead=ahead)
+    assert here.frame.equals(there.frame) and here.warnings == there.warnings
+
+
+def test_an_input_read_ahead_fails_as_it_would_here(tmp_path: Path, fixtures: Path) -> None:
+    missing = str(tmp_path / "gone.csv")
+    assert read_ahead(missing) is None  # its reader says why
+    with pytest.raises(BadInputError, match="no such file"):
+        read_input(missing, ahead=read_ahead(missing))
+    assert read_ahead("-") is None  # stdin is read once, by its reader
+    empty = str(fixtures / "empty.csv")
+    with pytest.raises(BadInputError) as here:
+        read_input(empty)
+    with pytest.raises(BadInputError) as there:
+        read_input(empty, ahead=read_ahead(empty))
+    assert str(there.value) == str(here.value)
+
+
+def test_a_text_read_s_error_is_raised_by_the_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "big.csv"
+    path.write_text("x\n")
+    monkeypatch.setattr(ahead_module, "read_text_bytes", _refuse)
+    ahead = read_ahead(str(path))
+    assert ahead is not None
+    with pytest.raises(BadInputError, match="refused"):
+        read_input(str(path), ahead=ahead)
+
+
+def _refuse(path: str) -> bytes:
+    raise BadInputError(f"{path}: refused", hint="a hint")
+
+
+@needs_fork
+def test_a_report_read_ahead_is_the_same_table(corpus: Path) -> None:
+    pytest.importorskip("ncu_report")
+    ahead = read_ahead(str(REPORT))
+    assert ahead is not None
+    here, there = read_input(str(REPORT)), read_input(str(REPORT), ahead=ahead)
+    assert here.frame.equals(there.frame) and here.ncu_version == there.ncu_version
+
+
+@needs_fork
+def test_a_report_whose_child_fails_is_read_here(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("ncu_report")
+    monkeypatch.setattr(ahead_module, "report_rows", _fail)  # the child's reader; `rep` keeps its own
+    ahead = read_ahead(str(REPORT))
+    assert ahead is not None and ahead.rows() is None
+    assert read_input(str(REPORT), ahead=ahead).rows == read_input(str(REPORT)).rows
+
+
+def _fail(path: str) -> list[reprows.Row] | None:
+    raise RuntimeError(f"{path}: the child fails")
+
+
+def test_reading_ahead_loads_no_numpy(fixtures: Path) -> None:
+    """The point of reading ahead: it starts before numpy, pyarrow and the analysis load."""
+    probe = (
+        "import json, sys\n"
+        "from ncu_roof.ingest import expand_inputs\n"
+        "from ncu_roof.ingest.ahead import read_ahead\n"
+        f"paths = expand_inputs([{str(fixtures / 'raw_base.csv')!r}]).paths\n"
+        "assert read_ahead(paths[0]).text()\n"
+        "print(json.dumps(sorted({'numpy', 'pyarrow', 'pandas'} & sys.modules.keys())))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == []
