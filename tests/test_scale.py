@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import CORPUS, analyzed
 
-from ncu_roof import forked
+from ncu_roof import cores
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import RunTable
@@ -69,10 +69,11 @@ def test_a_forked_child_writes_the_same_kernels(
     the per-kernel JSON (a child that fails or cannot start leaves its chunks to this process)."""
     monkeypatch.setattr(jsonkernels, "CHUNK_KERNELS", 7)
     monkeypatch.setattr(jsonkernels, "FORK_MIN_KERNELS", 1)
+    monkeypatch.setattr(cores, "alone", lambda: True)  # pytest-xdist runs threads of its own
     if child == "fails":
         monkeypatch.setattr(jsonkernels, "_write_chunks", _fail)
     if child == "cannot start":
-        monkeypatch.setattr(forked, "can_fork", lambda: False)
+        monkeypatch.setattr(cores, "can_fork", lambda: False)
     text = jsonkernels.kernels_text(five_inputs.kernels)
     per_kernel = [jsonkernels.kernel_json(k) for k in five_inputs.kernels]
     assert text == json.dumps(per_kernel, ensure_ascii=False, allow_nan=False)

@@ -7,7 +7,6 @@ command-line arguments — directories, globs, `-` — into inputs.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +68,8 @@ def read_input(
 
 
 def _report_from_stdin(raw: bytes) -> RunTable:
+    import tempfile
+
     from ncu_roof.ingest.rep import read_report
 
     with tempfile.TemporaryDirectory(prefix="ncu-roof-") as folder:

@@ -2,7 +2,7 @@
 ~0.1 s), a lone input is already being read.
 
 A text input's bytes are read on a thread (the read releases the GIL); a report's launches by a
-forked child (`ncu_roof.forked`: `ncu_report` holds the GIL), which sends them back as rows.
+forked child (`ncu_roof.cores`: `ncu_report` holds the GIL), which sends them back as rows.
 Whatever goes wrong ahead is left to the reader: an error is raised by `read_input` as it would
 have been without reading ahead, and a child that fails only means the report is read here.
 This module imports neither numpy nor the table, or reading ahead would gain nothing.
@@ -10,12 +10,11 @@ This module imports neither numpy nor the table, or reading ahead would gain not
 
 from __future__ import annotations
 
-import pickle
-import threading
-from dataclasses import dataclass, field
+import marshal
+from dataclasses import dataclass
 from typing import IO
 
-from ncu_roof import forked
+from ncu_roof import cores
 from ncu_roof.ingest.inputs import STDIN, is_report, read_head, read_text_bytes
 from ncu_roof.ingest.reprows import Row, report_rows
 
@@ -25,20 +24,15 @@ class Ahead:
     """One input being read: its text's bytes (a thread) or its report's rows (a child)."""
 
     path: str
-    _thread: threading.Thread | None = None
-    _child: forked.Child | None = None
-    _text: list[bytes | BaseException] = field(default_factory=list)
+    _text: cores.Thread[bytes] | None = None
+    _child: cores.Child | None = None
 
     def text(self) -> bytes | None:
         """The text input's bytes (its read's error raised here); None when not read ahead."""
-        if self._thread is None:
+        if self._text is None:
             return None
-        self._thread.join()
-        self._thread = None
-        done = self._text.pop()
-        if isinstance(done, BaseException):
-            raise done
-        return done
+        reading, self._text = self._text, None
+        return reading.result()
 
     def rows(self) -> list[Row] | None:
         """The report's launches; None when the child failed or found no `ncu_report` (then the
@@ -50,7 +44,7 @@ class Ahead:
         if made is None:
             return None
         with made:
-            rows: list[Row] | None = pickle.load(made)
+            rows: list[Row] | None = marshal.load(made)
         return rows
 
     def cancel(self) -> None:
@@ -70,20 +64,11 @@ def read_ahead(path: str) -> Ahead | None:
     except Exception:  # the reader reports it, with its hint
         return None
     if is_report(path, head):
-        child = forked.start(lambda out: _dump_rows(path, out))
+        child = cores.start(lambda out: _dump_rows(path, out))
         return Ahead(path, _child=child) if child is not None else None
-    ahead = Ahead(path)
-
-    def read() -> None:
-        try:
-            ahead._text.append(read_text_bytes(path))
-        except BaseException as err:  # raised by `text()`, not printed by the thread
-            ahead._text.append(err)
-
-    ahead._thread = threading.Thread(target=read, name="ncu-roof-read-ahead", daemon=True)
-    ahead._thread.start()
-    return ahead
+    return Ahead(path, _text=cores.on_thread(lambda: read_text_bytes(path), "ncu-roof-read-ahead"))
 
 
 def _dump_rows(path: str, out: IO[bytes]) -> None:
-    pickle.dump(report_rows(path), out, protocol=pickle.HIGHEST_PROTOCOL)
+    """The rows (dicts of texts, numbers and None) in `marshal`'s format: built in, no import."""
+    marshal.dump(report_rows(path), out)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ncu_roof.arrow import bool_array, bool_values, float_values, string_array, text_values
+from ncu_roof.cores import on_thread
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
     _DEVICE,
@@ -99,25 +100,12 @@ def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> pa.Table | No
 
     pyarrow parses on a thread of its own, without the GIL, while this one counts the quotes:
     the two scans of a 200 MB page at once."""
-    import threading
-
     if block.last and not block.data.endswith(b"\n"):
         return None
-    parsed: list[pa.Table | BaseException | None] = []
-
-    def parse() -> None:
-        try:
-            parsed.append(_parse_block(block, chosen, has_units))
-        except BaseException as err:  # raised here, not printed by the thread
-            parsed.append(err)
-
-    worker = threading.Thread(target=parse, name="ncu-roof-csv", daemon=True)
-    worker.start()
+    parsing = on_thread(lambda: _parse_block(block, chosen, has_units), "ncu-roof-csv")
     balanced = block.data.count(b'"') % 2 == 0
-    worker.join()
-    if isinstance(parsed[0], BaseException):
-        raise parsed[0]
-    return parsed[0] if balanced else None
+    table = parsing.result()
+    return table if balanced else None
 
 
 def _parse_block(block: Block, chosen: list[str], has_units: bool) -> pa.Table | None:
@@ -260,12 +248,22 @@ def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
     identity["run"] = str(part.run)
     identity["device_name"] = _text(table, DISPLAY_NAME)
     identity["nvtx"] = _nvtx_column(table)
-    metrics: dict[str, np.ndarray] = {}
-    for metric in part.numeric:
-        values = parse_number_array(table[metric], style)
-        factor = si_factor(part.units[metric])
-        metrics[metric] = values * factor if factor != 1.0 else values
+    names = part.numeric
+    half = len(names) // 2
+    # pyarrow's casts release the GIL: a thread parses half of the metrics while this one does the rest
+    rest = on_thread(lambda: _parse_metrics(part, names[half:], style), "ncu-roof-numbers")
+    metrics = {**_parse_metrics(part, names[:half], style), **rest.result()}
     return {**identity_columns(identity, table.num_rows), **metrics}
+
+
+def _parse_metrics(part: _Part, names: list[str], style: NumberStyle) -> dict[str, np.ndarray]:
+    """Each metric column parsed once, in SI units."""
+    out = {}
+    for metric in names:
+        values = parse_number_array(part.cells[metric], style)
+        factor = si_factor(part.units[metric])
+        out[metric] = values * factor if factor != 1.0 else values
+    return out
 
 
 def _text(table: pa.Table, column: str) -> np.ndarray | None:

@@ -12,7 +12,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ncu_roof import forked
+from ncu_roof import cores
 from ncu_roof.columns import (
     LaunchColumns,
     coded,
@@ -399,19 +399,19 @@ FORK_SHARE = 0.5  # of the chunks the child takes (this process makes the groups
 
 def kernels_pieces(columns: LaunchColumns) -> Iterator[str]:
     """The kernels' JSON array in pieces, one chunk of kernels at a time (joined once, by the
-    caller). A big array's later chunks are made at once by a forked child (`ncu_roof.forked`),
+    caller). A big array's later chunks are made at once by a forked child (`ncu_roof.cores`),
     started now, before the caller makes the rest of the document; its text is the same."""
     starts = list(range(0, len(columns), CHUNK_KERNELS))
     split = len(starts)
     child = None
     if len(columns) >= FORK_MIN_KERNELS and len(starts) > 1:
         split = max(1, round(len(starts) * (1 - FORK_SHARE)))
-        child = forked.start(lambda out: _write_chunks(columns, starts[split:], out))
+        child = cores.start(lambda out: _write_chunks(columns, starts[split:], out))
     return _pieces(columns, starts, split, child)
 
 
 def _pieces(
-    columns: LaunchColumns, starts: list[int], split: int, child: forked.Child | None
+    columns: LaunchColumns, starts: list[int], split: int, child: cores.Child | None
 ) -> Iterator[str]:
     try:
         yield "["

@@ -13,13 +13,21 @@ from typing import IO
 import pytest
 from conftest import CORPUS
 
-from ncu_roof import forked
+from ncu_roof import cores
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import ahead as ahead_module
 from ncu_roof.ingest import read_input, reprows
 from ncu_roof.ingest.ahead import read_ahead
 
-needs_fork = pytest.mark.skipif(not forked.can_fork(), reason="forks only on Linux")
+needs_fork = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
+
+
+@pytest.fixture(autouse=True)
+def _alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest-xdist may run threads of its own in a worker; the children here start none."""
+    monkeypatch.setattr(cores, "alone", lambda: True)
+
+
 REPORT = CORPUS / "a10g_rep_2023.1.1_roofline-set.ncu-rep"
 
 
@@ -27,7 +35,7 @@ REPORT = CORPUS / "a10g_rep_2023.1.1_roofline-set.ncu-rep"
 def test_a_child_s_bytes_come_back_whole() -> None:
     payload = "ünïcode %s, 100% \n".encode() * 50_000  # more than a pipe would hold
 
-    child = forked.start(lambda out: out.write(payload))
+    child = cores.start(lambda out: out.write(payload))
     assert child is not None
     made = child.result()
     assert made is not None and made.read() == payload
@@ -39,23 +47,33 @@ def test_a_failing_child_gives_none(capfd: pytest.CaptureFixture[str]) -> None:
         out.write(b"half")
         raise RuntimeError("boom")
 
-    child = forked.start(fail)
+    child = cores.start(fail)
     assert child is not None and child.result() is None
     assert capfd.readouterr().err == ""  # the child's failure is not the user's to read
 
 
 @needs_fork
 def test_a_cancelled_child_is_stopped() -> None:
-    child = forked.start(lambda out: time.sleep(60))
+    child = cores.start(lambda out: time.sleep(60))
     assert child is not None
     started = time.monotonic()
     child.cancel()
     assert time.monotonic() - started < 5
 
 
-def test_without_fork_nothing_starts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(forked, "can_fork", lambda: False)
-    assert forked.start(lambda out: out.write(b"x")) is None
+def test_no_child_starts_beside_another_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child would inherit the locks another thread holds (an import's, say)."""
+    monkeypatch.undo()  # the real `alone`
+    with_thread = cores.on_thread(lambda: time.sleep(0.5))
+    assert not cores.alone() and cores.start(lambda out: out.write(b"x")) is None
+    with_thread.result()
+
+
+def test_a_thread_s_result_and_error_come_back() -> None:
+    assert cores.on_thread(lambda: 6 * 7).result() == 42
+    failing = cores.on_thread(lambda: 1 // 0)
+    with pytest.raises(ZeroDivisionError):
+        failing.result()
 
 
 TEXT_INPUTS = ["raw_base.csv", "raw_nvtx.csv", "console_details_2024.txt", "details_rules_20col.csv"]

@@ -1,0 +1,121 @@
+"""Work on a second core: a thread, for work that releases the GIL (a file read, pyarrow's
+kernels), or a forked child, for Python work (it has a GIL of its own).
+
+A thread's result or error comes back when it is asked for (`on_thread`). A child writes its
+result as bytes into an anonymous in-memory file (`memfd`) and leaves with `os._exit` (no
+`atexit` handlers, no flush of this process' buffers); the caller gets the file back, or None
+when the child could not run or failed — then it does the work itself, so a fork is only ever a
+speed-up, never a new way to fail. Forks happen only on Linux, and only while this process runs
+no other thread (a child would inherit the locks that thread holds: an import's, say).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import IO, Generic, TypeVar
+
+T = TypeVar("T")
+Write = Callable[[IO[bytes]], object]  # what it returns is not used
+
+
+class Thread(Generic[T]):
+    """`work()` running on a thread of its own; `result()` waits for it."""
+
+    def __init__(self, work: Callable[[], T], name: str) -> None:
+        self._done: list[T] = []
+        self._failed: list[BaseException] = []
+        self._thread = threading.Thread(target=self._run, args=(work,), name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self, work: Callable[[], T]) -> None:
+        try:
+            self._done.append(work())
+        except BaseException as err:  # raised by `result`, not printed by the thread
+            self._failed.append(err)
+
+    def result(self) -> T:
+        """What `work()` returned; what it raised is raised here."""
+        self._thread.join()
+        if self._failed:
+            raise self._failed[0]
+        return self._done[0]
+
+
+def on_thread(work: Callable[[], T], name: str = "ncu-roof-worker") -> Thread[T]:
+    return Thread(work, name)
+
+
+class Child:
+    """A forked child writing into `file`; `result()` waits for it."""
+
+    def __init__(self, pid: int, file: IO[bytes]) -> None:
+        self._pid = pid
+        self._file = file
+
+    def result(self) -> IO[bytes] | None:
+        """The child's bytes (positioned at the start), or None when it failed."""
+        _, status = os.waitpid(self._pid, 0)
+        self._pid = 0
+        if os.waitstatus_to_exitcode(status) != 0:
+            self._file.close()
+            return None
+        self._file.seek(0)
+        return self._file
+
+    def cancel(self) -> None:
+        """Stop the child (the caller was interrupted or failed) and let its file go."""
+        if self._pid:
+            import signal
+
+            try:
+                os.kill(self._pid, signal.SIGKILL)
+                os.waitpid(self._pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self._pid = 0
+        self._file.close()
+
+
+def can_fork() -> bool:
+    """Linux, and no other thread running in this process."""
+    return (
+        sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(os, "memfd_create") and alone()
+    )
+
+
+def alone() -> bool:
+    """No other thread runs in this process (a test runner's or a notebook's may)."""
+    return threading.active_count() == 1
+
+
+def start(write: Write) -> Child | None:
+    """Run `write(file)` in a forked child; None when no child could be started."""
+    if not can_fork():
+        return None
+    import warnings
+
+    try:  # in memory (tmpfs): a file on disk cost the child a fifth of a second per 80 MB
+        file = os.fdopen(os.memfd_create("ncu-roof"), "w+b")
+    except OSError:
+        return None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        with warnings.catch_warnings():  # 3.12+: "this process is multi-threaded" (pyarrow's pool)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except OSError:
+        file.close()
+        return None
+    if pid == 0:  # the child: never returns
+        code = 1
+        try:
+            write(file)
+            file.flush()
+            code = 0
+        finally:
+            os._exit(code)
+    return Child(pid, file)
