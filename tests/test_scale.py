@@ -79,6 +79,18 @@ def test_a_forked_child_writes_the_same_kernels(
     assert text == json.dumps(per_kernel, ensure_ascii=False, allow_nan=False)
 
 
+def test_a_child_s_text_comes_back_whole_in_any_pieces(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child's UTF-8 is read back in pieces that may split a character: joined, it is whole."""
+    monkeypatch.setattr(jsonkernels, "CHUNK_KERNELS", 2)
+    monkeypatch.setattr(jsonkernels, "FORK_MIN_KERNELS", 1)
+    monkeypatch.setattr(jsonkernels, "READ_BACK_BYTES", 5)
+    monkeypatch.setattr(cores, "alone", lambda: True)
+    kernels = analyzed(corpus / CORPUS_INPUTS[1]).kernels[:1]
+    named = [replace(kernels[0], id=i, name=f"ядро_{i}€𝄞") for i in range(9)]
+    text = jsonkernels.kernels_text(named)
+    assert text == json.dumps([jsonkernels.kernel_json(k) for k in named], ensure_ascii=False)
+
+
 def _fail(*args: object) -> None:
     raise RuntimeError("the child fails")
 
@@ -90,6 +102,8 @@ def test_a_text_shared_by_every_launch_is_written_once_as_it_is(corpus: Path) ->
     text = jsonkernels.kernels_text(named)
     assert text == json.dumps([jsonkernels.kernel_json(k) for k in named], ensure_ascii=False)
     assert json.loads(text)[2]["name"] == "k<%s, %d, 100%%> 5%"
+    one = jsonkernels.kernels_text(named[:1])  # every field of one launch is the same in all its launches
+    assert json.loads(one) == [jsonkernels.kernel_json(named[0])]
 
 
 def test_columns_text_writes_non_finite_as_null(corpus: Path) -> None:

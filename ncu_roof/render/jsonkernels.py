@@ -3,7 +3,6 @@ the text of many kernels at once, built from the launch columns (`kernels_text`)
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from ncu_roof.columns import (
 from ncu_roof.groups import headroom_array, headroom_s
 from ncu_roof.model import TRANSACTION_BYTES, finite_or_none
 from ncu_roof.records import InstructionRoofline, Kernel, TensorPath
+from ncu_roof.render.output import Piece, joined
 from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 
 # The kernel object of the JSON, field by field: (key, kind of value, `Kernel` field), or with a
@@ -357,7 +357,7 @@ CHUNK_KERNELS = 4096  # kernels whose cells are held at once: bounds the memory 
 
 def kernels_text(kernels: Sequence[Kernel]) -> str:
     """`[kernel_json(k) for k in kernels]` as compact JSON text, built from the launch columns."""
-    return "".join(kernels_pieces(columns_of(kernels)))
+    return joined(kernels_pieces(columns_of(kernels)))
 
 
 def _dense_keys(spec: Field | Derived, columns: LaunchColumns) -> tuple[str, ...] | None:
@@ -397,7 +397,7 @@ FORK_MIN_KERNELS = 20_000  # from here a forked child writes the later chunks wh
 FORK_SHARE = 0.5  # of the chunks the child takes (this process makes the groups meanwhile)
 
 
-def kernels_pieces(columns: LaunchColumns) -> Iterator[str]:
+def kernels_pieces(columns: LaunchColumns) -> Iterator[Piece]:
     """The kernels' JSON array in pieces, one chunk of kernels at a time (joined once, by the
     caller). A big array's later chunks are made at once by a forked child (`ncu_roof.cores`),
     started now, before the caller makes the rest of the document; its text is the same."""
@@ -412,7 +412,7 @@ def kernels_pieces(columns: LaunchColumns) -> Iterator[str]:
 
 def _pieces(
     columns: LaunchColumns, starts: list[int], split: int, child: cores.Child | None
-) -> Iterator[str]:
+) -> Iterator[Piece]:
     try:
         yield "["
         mine = starts[:split] if child is not None else starts
@@ -425,8 +425,8 @@ def _pieces(
         if made is None:  # the child failed: its chunks made here
             yield from (", " + _chunk_text(columns, start) for start in starts[split:])
         else:
-            with io.TextIOWrapper(made, encoding="utf-8") as text:
-                while piece := text.read(READ_BACK_CHARS):
+            with made:  # as the child wrote it: UTF-8, passed on undecoded
+                while piece := made.read(READ_BACK_BYTES):
                     yield piece
         yield "]"
     finally:
@@ -434,7 +434,7 @@ def _pieces(
             child.cancel()
 
 
-READ_BACK_CHARS = 1 << 22  # the child's text comes back in pieces of this many characters
+READ_BACK_BYTES = 1 << 22  # the child's text comes back in pieces of this many bytes
 
 
 def _write_chunks(columns: LaunchColumns, starts: list[int], out: IO[bytes]) -> None:
@@ -452,7 +452,8 @@ def _chunk_text(columns: LaunchColumns, start: int) -> str:
         texts for spec, k in zip(KERNEL_SPEC, keys, strict=True) for texts in _columns_of(spec, k, chunk)
     ]
     row, varying = _fold_constants(row, cells)
-    return ", ".join(row % parts for parts in zip(*varying, strict=True))
+    rows = zip(*varying, strict=True) if varying else [()] * len(chunk)  # one launch: all constant
+    return ", ".join(row % parts for parts in rows)
 
 
 def _fold_constants(template: str, cells: list[list[str]]) -> tuple[str, list[list[str]]]:

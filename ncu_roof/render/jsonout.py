@@ -18,6 +18,7 @@ from ncu_roof.groups import (
 from ncu_roof.model import finite_or_none
 from ncu_roof.records import Device
 from ncu_roof.render.jsonkernels import encode, kernel_json, kernels_pieces
+from ncu_roof.render.output import Piece, joined
 
 
 def device_json(device: Device) -> dict[str, Any]:
@@ -122,10 +123,10 @@ PRETTY_MAX_KERNELS = 500  # larger analyses are written compact, their kernels c
 
 
 def render_json(analysis: Analysis) -> str:
-    return "".join(json_pieces(analysis))
+    return joined(json_pieces(analysis))
 
 
-def json_pieces(analysis: Analysis) -> Iterator[str]:
+def json_pieces(analysis: Analysis) -> Iterator[Piece]:
     """The document in pieces, made as they are written: a big one is never held whole."""
     if len(analysis.kernels) <= PRETTY_MAX_KERNELS:
         yield json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

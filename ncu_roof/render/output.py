@@ -13,8 +13,9 @@ from ncu_roof.errors import OutputError
 WRITE_HINT = "check that the directory exists and that you may write there"
 
 # What a renderer gives: text, bytes, or text in pieces made as they are written (a big JSON
-# document is never held whole).
-Document = str | bytes | Iterator[str]
+# document is never held whole); a piece may already be UTF-8 (what a forked child wrote).
+Piece = str | bytes
+Document = str | bytes | Iterator[Piece]
 
 
 class StdoutClosedError(Exception):
@@ -47,8 +48,24 @@ def _check_writable(target: Path) -> None:
 
 
 def text_of(data: Document) -> str | bytes:
-    """A document whole (pieces joined)."""
-    return data if isinstance(data, str | bytes) else "".join(data)
+    """A document whole (pieces joined, as text)."""
+    return data if isinstance(data, str | bytes) else joined(data)
+
+
+def joined(pieces: Iterable[Piece]) -> str:
+    """Text in pieces, some of them UTF-8 bytes, as one text (a character may be split between
+    two byte pieces in a row, never between bytes and text)."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    texts = []
+    for piece in pieces:
+        if isinstance(piece, bytes):
+            texts.append(decoder.decode(piece))
+        else:
+            texts += [decoder.decode(b"", final=True), piece]
+    texts.append(decoder.decode(b"", final=True))
+    return "".join(texts)
 
 
 def _chunks(data: Document) -> Iterable[bytes]:
@@ -56,7 +73,7 @@ def _chunks(data: Document) -> Iterable[bytes]:
         return (data,)
     if isinstance(data, str):
         return (data.encode("utf-8"),)
-    return (piece.encode("utf-8") for piece in data)
+    return (piece if isinstance(piece, bytes) else piece.encode("utf-8") for piece in data)
 
 
 def write_output(data: Document, path: str | None) -> None:
