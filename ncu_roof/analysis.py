@@ -35,7 +35,15 @@ from ncu_roof.recipe import (
     normalize_columns,
 )
 from ncu_roof.records import Device, InputInfo, Kernel
-from ncu_roof.roofs import device_hardware, fill_builtin, first_label, launch_count, median, report_roofs
+from ncu_roof.roofs import (
+    RoofChoice,
+    device_hardware,
+    fill_builtin,
+    first_label,
+    launch_count,
+    median,
+    report_roofs,
+)
 from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.units import cell_number, missing_cell
 from ncu_roof.verdicts import verdicts
@@ -76,16 +84,6 @@ class Analysis:
         duration = self.columns["duration_s"]
         known = duration[~np.isnan(duration)]
         return math.fsum(known.tolist()) if len(known) or not len(duration) else math.nan
-
-
-@dataclass(frozen=True)
-class RoofChoice:
-    """How the user asked for roofs: automatic (None, None), a built-in key, or a file's roofs;
-    and which traffic the memory tiers are judged by."""
-
-    gpu_key: str | None = None
-    user: Roofs | None = None
-    traffic: TrafficDefinition = TrafficDefinition.NSIGHT
 
 
 def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> Analysis:

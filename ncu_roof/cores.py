@@ -27,18 +27,24 @@ class Thread(Generic[T]):
     def __init__(self, work: Callable[[], T], name: str) -> None:
         self._done: list[T] = []
         self._failed: list[BaseException] = []
-        self._thread = threading.Thread(target=self._run, args=(work,), name=name, daemon=True)
-        self._thread.start()
+        self._finished = threading.Event()
+        # not a daemon: an interpreter that exits (Ctrl-C) waits for it, never tears down the C
+        # libraries (pyarrow) a thread is still running in
+        threading.Thread(target=self._run, args=(work,), name=name).start()
 
     def _run(self, work: Callable[[], T]) -> None:
         try:
             self._done.append(work())
         except BaseException as err:  # raised by `result`, not printed by the thread
             self._failed.append(err)
+        finally:
+            self._finished.set()
 
     def result(self) -> T:
-        """What `work()` returned; what it raised is raised here."""
-        self._thread.join()
+        """What `work()` returned; what it raised is raised here. (It waits on an event, not on
+        `Thread.join`: a join that Ctrl-C interrupts marks the thread stopped while it still runs
+        (CPython 3.11), and the interpreter would then exit under it.)"""
+        self._finished.wait()
         if self._failed:
             raise self._failed[0]
         return self._done[0]
@@ -52,14 +58,19 @@ class Child:
     """A forked child writing into `file`; `result()` waits for it."""
 
     def __init__(self, pid: int, file: IO[bytes]) -> None:
-        self._pid = pid
+        self.pid = pid
+        self._reaped = False
         self._file = file
 
     def result(self) -> IO[bytes] | None:
-        """The child's bytes (positioned at the start), or None when it failed."""
-        _, status = os.waitpid(self._pid, 0)
-        self._pid = 0
-        if os.waitstatus_to_exitcode(status) != 0:
+        """The child's bytes (positioned at the start), or None when it failed (or its end could
+        not be learnt: then its bytes are not trusted)."""
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            status = -1
+        self._reaped = True
+        if status == -1 or os.waitstatus_to_exitcode(status) != 0:
             self._file.close()
             return None
         self._file.seek(0)
@@ -67,23 +78,25 @@ class Child:
 
     def cancel(self) -> None:
         """Stop the child (the caller was interrupted or failed) and let its file go."""
-        if self._pid:
+        if not self._reaped:
             import signal
 
             try:
-                os.kill(self._pid, signal.SIGKILL)
-                os.waitpid(self._pid, 0)
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
-            self._pid = 0
+            self._reaped = True
         self._file.close()
 
 
 def can_fork() -> bool:
-    """Linux, and no other thread running in this process."""
-    return (
-        sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(os, "memfd_create") and alone()
-    )
+    """Linux, no other thread running in this process, and a child's end can be learnt (a parent
+    process may have left SIGCHLD ignored: then no child's exit status can be collected)."""
+    import signal
+
+    linux = sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(os, "memfd_create")
+    return linux and alone() and signal.getsignal(signal.SIGCHLD) != signal.SIG_IGN
 
 
 def alone() -> bool:
@@ -101,9 +114,7 @@ def start(write: Write) -> Child | None:
         file = os.fdopen(os.memfd_create("ncu-roof"), "w+b")
     except OSError:
         return None
-    sys.stdout.flush()
-    sys.stderr.flush()
-    try:
+    try:  # (the child leaves by `os._exit`: the buffers it inherits are never written twice)
         with warnings.catch_warnings():  # 3.12+: "this process is multi-threaded" (pyarrow's pool)
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()

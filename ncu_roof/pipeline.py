@@ -20,10 +20,11 @@ from ncu_roof.text import plural
 from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:
-    from ncu_roof.analysis import Analysis, RoofChoice
+    from ncu_roof.analysis import Analysis
     from ncu_roof.expect import Expectation, ExpectationReport
     from ncu_roof.ingest import RunTable
     from ncu_roof.ingest.ahead import Ahead
+    from ncu_roof.roofs import RoofChoice
     from ncu_roof.units import NumberStyle
     from ncu_roof.vocabulary import Roofs
 
@@ -67,9 +68,8 @@ def roof_choice(
     gpu: str | None, roofs: str | None, traffic: TrafficDefinition | str = TrafficDefinition.NSIGHT
 ) -> RoofChoice:
     """`--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic: neither)."""
-    from ncu_roof.analysis import RoofChoice
     from ncu_roof.gpus import gpu_by_key
-    from ncu_roof.roofs import load_roofs_file
+    from ncu_roof.roofs import RoofChoice, load_roofs_file
 
     if gpu and roofs:
         raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
@@ -106,16 +106,16 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
     """Input paths (or tables already read) → Analysis; `log` gets one line per input read, and
     every warning and note the readers and the roofs have."""
     say = log or (lambda _: None)
+    choice = roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first
     items = expand(inputs, say)
     ahead = _read_ahead(items)
-    try:  # the analysis modules load meanwhile (roof_choice's imports)
-        choice = roof_choice(request.gpu, request.roofs, request.traffic)
+    try:
+        from ncu_roof.analysis import analyze  # numpy, pyarrow's users: loaded while ahead reads
+
         tables = read_tables(items, request.number_style, request.jobs, request.skip_bad_rows, ahead)
     finally:
         if ahead is not None:
             ahead.cancel()
-    from ncu_roof.analysis import analyze
-
     for table in tables:
         version = f", ncu {table.ncu_version}" if table.ncu_version else ""
         say(f"read {table.path}: {plural(table.rows, 'launch')} ({table.format.value}{version})")

@@ -28,9 +28,10 @@ from ncu_roof.traffic import TrafficDefinition
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ncu_roof.analysis import Analysis, RoofChoice
+    from ncu_roof.analysis import Analysis
     from ncu_roof.errors import NcuRoofError
     from ncu_roof.ingest import RunTable
+    from ncu_roof.roofs import RoofChoice
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "ncu-corpus"

@@ -4,6 +4,7 @@ input ahead gives exactly what reading it here gives (its errors included)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, run_cli
 
 from ncu_roof import cores
 from ncu_roof.errors import BadInputError
@@ -150,3 +151,78 @@ def test_reading_ahead_loads_no_numpy(fixtures: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == []
+
+
+def test_an_interrupted_wait_leaves_the_thread_to_finish(tmp_path: Path) -> None:
+    """Ctrl-C while waiting for a thread: the interpreter still waits for the thread before it
+    exits (a `join` that Ctrl-C interrupts marks it stopped, and the C library it runs in, pyarrow,
+    was torn down under it: a segfault instead of exit 130)."""
+    done = tmp_path / "done"
+    probe = (
+        "import signal, sys, time\n"
+        "from ncu_roof import cores\n"
+        "def interrupt(*_):\n    raise KeyboardInterrupt\n"
+        "signal.signal(signal.SIGALRM, interrupt)\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0.2)\n"
+        f"work = cores.on_thread(lambda: (time.sleep(1), open({str(done)!r}, 'w').close()))\n"
+        "work.result()\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert "KeyboardInterrupt" in ran.stderr and ran.returncode != 0
+    assert done.exists()
+
+
+@needs_fork
+def test_no_child_starts_while_sigchld_is_ignored() -> None:
+    """A parent process may leave SIGCHLD ignored: no child's exit could then be learnt."""
+    import signal
+
+    saved = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        assert cores.start(lambda out: out.write(b"x")) is None
+    finally:
+        signal.signal(signal.SIGCHLD, saved)
+
+
+def _ignore_sigchld_and_close_stdout() -> None:
+    import os
+    import signal
+
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # inherited across exec, as from some supervisors
+    os.close(1)
+
+
+@needs_fork
+def test_a_report_is_read_with_sigchld_ignored_and_stdout_closed(corpus: Path, tmp_path: Path) -> None:
+    pytest.importorskip("ncu_report")
+    out = tmp_path / "run.json"
+    for setup in (_ignore_sigchld_and_close_stdout, lambda: os.close(1)):
+        ran = subprocess.run(
+            [sys.executable, "-m", "ncu_roof", "analyze", str(REPORT), "-o", str(out)],
+            capture_output=False,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=setup,
+            timeout=120,
+        )
+        assert ran.returncode == 0, ran.stderr
+        assert len(json.loads(out.read_text())["kernels"]) == 4
+
+
+def test_usage_errors_come_before_the_inputs(tmp_path: Path) -> None:
+    """`--gpu` is checked before the inputs are expanded and read ahead (exit 2, not 3)."""
+    done = run_cli("analyze", str(tmp_path / "nothing*.csv"), "--gpu", "bogus")
+    assert done.returncode == 2 and "unknown GPU" in done.stderr and "no file matches" not in done.stderr
+
+
+def test_a_non_report_is_not_read_ahead(tmp_path: Path, fixtures: Path) -> None:
+    """A `.ncu-rep` without the report header is refused by its reader: no child reads it."""
+    fake = tmp_path / "fake.ncu-rep"
+    fake.write_bytes(b"\x00garbage" * 100)
+    assert read_ahead(str(fake)) is None
+    other = read_ahead(str(fixtures / "raw_base.csv"))
+    assert other is not None  # read ahead for another input: ignored by this one's reader
+    assert (
+        read_input(str(fixtures / "raw_nvtx.csv"), ahead=other).rows
+        == read_input(str(fixtures / "raw_nvtx.csv")).rows
+    )

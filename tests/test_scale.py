@@ -6,9 +6,10 @@ import functools
 import json
 import math
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 from conftest import CORPUS, analyzed
@@ -319,3 +320,42 @@ def test_a_broken_pool_falls_back_without_logging_twice(
     again = run_each(paths, Request(jobs=2), logged.append)
     assert logged == one_log  # each line once, though the last input was analyzed before the break
     assert [jsonout.render_json(a) for a in again] == [jsonout.render_json(a) for a in one]
+
+
+def test_a_failed_document_leaves_no_child(
+    corpus: Path, five_inputs: Analysis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child starts before the rest of the document is made: if that fails (or Ctrl-C), the
+    child is stopped and reaped, never left behind."""
+    import os
+
+    monkeypatch.setattr(jsonkernels, "CHUNK_KERNELS", 7)
+    monkeypatch.setattr(jsonkernels, "FORK_MIN_KERNELS", 1)
+    monkeypatch.setattr(jsonout, "PRETTY_MAX_KERNELS", 1)
+    monkeypatch.setattr(cores, "alone", lambda: True)
+    children: list[cores.Child] = []
+    start = cores.start
+
+    def slow(write: cores.Write) -> cores.Write:
+        def written(out: IO[bytes]) -> None:
+            time.sleep(30)  # still running when the document fails
+            write(out)
+
+        return written
+
+    def started(write: cores.Write) -> cores.Child | None:
+        child = start(slow(write))
+        children.extend([child] if child is not None else [])
+        return child
+
+    monkeypatch.setattr(cores, "start", started)
+    monkeypatch.setattr(jsonout, "groups_json", _interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        jsonout.render_json(five_inputs)
+    assert len(children) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(children[0].pid, os.WNOHANG)  # reaped already
+
+
+def _interrupt(*args: object) -> None:
+    raise KeyboardInterrupt

@@ -54,6 +54,8 @@ def read_input(
         if raw[: len(MAGIC)] == MAGIC:
             return _report_from_stdin(raw)
         return _finish(_read_text(path, raw, number_style, skip_bad_rows))
+    if ahead is not None and ahead.path != path:
+        ahead = None  # read ahead for another input: not this one's
     text = ahead.text() if ahead is not None else None
     if text is not None:
         return _finish(_read_text(path, text, number_style, skip_bad_rows))

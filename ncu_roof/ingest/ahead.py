@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from ncu_roof import cores
-from ncu_roof.ingest.inputs import STDIN, is_report, read_head, read_text_bytes
+from ncu_roof.ingest.inputs import MAGIC, STDIN, is_report, read_head, read_text_bytes
 from ncu_roof.ingest.reprows import Row, report_rows
 
 
@@ -64,6 +64,8 @@ def read_ahead(path: str) -> Ahead | None:
     except Exception:  # the reader reports it, with its hint
         return None
     if is_report(path, head):
+        if not (head.startswith(MAGIC) or path.endswith(".ncu-repz")):
+            return None  # refused by its reader without a look inside
         child = cores.start(lambda out: _dump_rows(path, out))
         return Ahead(path, _child=child) if child is not None else None
     return Ahead(path, _text=cores.on_thread(lambda: read_text_bytes(path), "ncu-roof-read-ahead"))

@@ -357,7 +357,8 @@ CHUNK_KERNELS = 4096  # kernels whose cells are held at once: bounds the memory 
 
 def kernels_text(kernels: Sequence[Kernel]) -> str:
     """`[kernel_json(k) for k in kernels]` as compact JSON text, built from the launch columns."""
-    return joined(kernels_pieces(columns_of(kernels)))
+    with KernelArray(columns_of(kernels)) as array:
+        return joined(array.pieces())
 
 
 def _dense_keys(spec: Field | Derived, columns: LaunchColumns) -> tuple[str, ...] | None:
@@ -397,41 +398,43 @@ FORK_MIN_KERNELS = 20_000  # from here a forked child writes the later chunks wh
 FORK_SHARE = 0.5  # of the chunks the child takes (this process makes the groups meanwhile)
 
 
-def kernels_pieces(columns: LaunchColumns) -> Iterator[Piece]:
-    """The kernels' JSON array in pieces, one chunk of kernels at a time (joined once, by the
-    caller). A big array's later chunks are made at once by a forked child (`ncu_roof.cores`),
-    started now, before the caller makes the rest of the document; its text is the same."""
-    starts = list(range(0, len(columns), CHUNK_KERNELS))
-    split = len(starts)
-    child = None
-    if len(columns) >= FORK_MIN_KERNELS and len(starts) > 1:
-        split = max(1, round(len(starts) * (1 - FORK_SHARE)))
-        child = cores.start(lambda out: _write_chunks(columns, starts[split:], out))
-    return _pieces(columns, starts, split, child)
+class KernelArray:
+    """The kernels' JSON array, made in pieces (`pieces`), one chunk of kernels at a time. A big
+    array's later chunks are made meanwhile by a forked child (`ncu_roof.cores`), started here,
+    before the caller makes the rest of the document; the text is the same. Use it in a `with`:
+    leaving it stops a child whose text was not taken (an error, Ctrl-C)."""
 
+    def __init__(self, columns: LaunchColumns) -> None:
+        self._columns = columns
+        self._starts = list(range(0, len(columns), CHUNK_KERNELS))
+        self._split = len(self._starts)
+        self._child: cores.Child | None = None
+        if len(columns) >= FORK_MIN_KERNELS and len(self._starts) > 1:
+            split = max(1, round(len(self._starts) * (1 - FORK_SHARE)))
+            self._child = cores.start(lambda out: _write_chunks(columns, self._starts[split:], out))
+            self._split = split if self._child is not None else self._split
 
-def _pieces(
-    columns: LaunchColumns, starts: list[int], split: int, child: cores.Child | None
-) -> Iterator[Piece]:
-    try:
+    def __enter__(self) -> KernelArray:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._child is not None:
+            self._child.cancel()
+
+    def pieces(self) -> Iterator[Piece]:
+        columns, starts, split = self._columns, self._starts, self._split
         yield "["
-        mine = starts[:split] if child is not None else starts
-        for i, start in enumerate(mine):
+        for i, start in enumerate(starts[:split]):
             yield (", " if i else "") + _chunk_text(columns, start)
-        if child is None:
-            yield "]"
-            return
-        made = child.result()
-        if made is None:  # the child failed: its chunks made here
-            yield from (", " + _chunk_text(columns, start) for start in starts[split:])
-        else:
-            with made:  # as the child wrote it: UTF-8, passed on undecoded
-                while piece := made.read(READ_BACK_BYTES):
-                    yield piece
+        if self._child is not None:
+            made = self._child.result()
+            if made is None:  # the child failed: its chunks made here
+                yield from (", " + _chunk_text(columns, start) for start in starts[split:])
+            else:
+                with made:  # as the child wrote it: UTF-8, passed on undecoded
+                    while piece := made.read(READ_BACK_BYTES):
+                        yield piece
         yield "]"
-    finally:
-        if child is not None:
-            child.cancel()
 
 
 READ_BACK_BYTES = 1 << 22  # the child's text comes back in pieces of this many bytes
