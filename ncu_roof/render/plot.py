@@ -202,9 +202,9 @@ def import_in_background() -> None:
     instead of following it; the renderer's own import then finds the modules loaded (or waits
     for them). A failure is left for the renderer's import to report. Callers start it only when
     no process pool will be forked meanwhile (a child would inherit the thread's import locks)."""
-    import threading
+    from ncu_roof.cores import on_thread
 
-    threading.Thread(target=_import_matplotlib, name="ncu-roof-matplotlib", daemon=True).start()
+    on_thread(_import_matplotlib, "ncu-roof-matplotlib")  # (no fork starts while it runs)
 
 
 def _import_matplotlib() -> None:
