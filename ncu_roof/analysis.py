@@ -36,7 +36,6 @@ from ncu_roof.recipe import (
 )
 from ncu_roof.records import Device, InputInfo, Kernel
 from ncu_roof.roofs import (
-    RoofChoice,
     device_hardware,
     fill_builtin,
     first_label,
@@ -47,9 +46,7 @@ from ncu_roof.roofs import (
 from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.units import cell_number, missing_cell
 from ncu_roof.verdicts import verdicts
-from ncu_roof.vocabulary import (
-    Roofs,
-)
+from ncu_roof.vocabulary import RoofChoice, Roofs
 
 SCHEMA = "ncu-roof/analysis/v1"
 T = TypeVar("T")

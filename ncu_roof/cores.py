@@ -55,48 +55,71 @@ def on_thread(work: Callable[[], T], name: str = "ncu-roof-worker") -> Thread[T]
 
 
 class Child:
-    """A forked child writing into `file`; `result()` waits for it."""
+    """A forked child writing into `file`; `result()` waits for it, `close()` reaps it."""
 
-    def __init__(self, pid: int, file: IO[bytes]) -> None:
+    def __init__(self, pid: int, file: IO[bytes], done: int) -> None:
         self.pid = pid
-        self._reaped = False
         self._file = file
+        self._done = done  # the pipe the child writes one byte to once `file` holds its result
+        self._reaped = False
 
     def result(self) -> IO[bytes] | None:
-        """The child's bytes (positioned at the start), or None when it failed (or its end could
-        not be learnt: then its bytes are not trusted)."""
+        """The child's bytes (positioned at the start), or None when it failed. Its word comes
+        through a pipe, not its exit: a process that leaves a large memory behind takes ~20 ms
+        to end. Asked again: None."""
+        if self._done == -1:
+            return None
         try:
-            _, status = os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            status = -1
-        self._reaped = True
-        if status == -1 or os.waitstatus_to_exitcode(status) != 0:
-            self._file.close()
+            said = os.read(self._done, 1)
+        finally:
+            os.close(self._done)
+            self._done = -1
+        if said != _DONE:
+            self.close()
             return None
         self._file.seek(0)
         return self._file
 
-    def cancel(self) -> None:
-        """Stop the child (the caller was interrupted or failed) and let its file go."""
+    def close(self) -> None:
+        """Let the child and its file go: one that said it is done is reaped once it has ended
+        (now or at a later `close`, not waited for), any other is stopped and reaped now."""
         if not self._reaped:
-            import signal
-
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
             self._reaped = True
+            if self._done == -1:  # it has said its word
+                _ENDING.append(self.pid)
+            else:  # never said anything: stop it
+                import signal
+
+                os.close(self._done)
+                self._done = -1
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                    os.waitpid(self.pid, 0)
+                except (ProcessLookupError, ChildProcessError):  # (SIGCHLD ignored: reaped already)
+                    pass
+        _reap_ended()
         self._file.close()
 
 
-def can_fork() -> bool:
-    """Linux, no other thread running in this process, and a child's end can be learnt (a parent
-    process may have left SIGCHLD ignored: then no child's exit status can be collected)."""
-    import signal
+_DONE = b"1"
+_ENDING: list[int] = []  # children that are done, ending on their own
 
+
+def _reap_ended() -> None:
+    """Reap the children in `_ENDING` that have ended (a zombie left at exit is init's)."""
+    for pid in list(_ENDING):
+        try:
+            ended, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # reaped already (SIGCHLD ignored)
+            ended = pid
+        if ended:
+            _ENDING.remove(pid)
+
+
+def can_fork() -> bool:
+    """Linux, and no other thread running in this process."""
     linux = sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(os, "memfd_create")
-    return linux and alone() and signal.getsignal(signal.SIGCHLD) != signal.SIG_IGN
+    return linux and alone()
 
 
 def alone() -> bool:
@@ -114,19 +137,29 @@ def start(write: Write) -> Child | None:
         file = os.fdopen(os.memfd_create("ncu-roof"), "w+b")
     except OSError:
         return None
+    try:
+        done, said = os.pipe()
+    except OSError:
+        file.close()
+        return None
     try:  # (the child leaves by `os._exit`: the buffers it inherits are never written twice)
         with warnings.catch_warnings():  # 3.12+: "this process is multi-threaded" (pyarrow's pool)
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
     except OSError:
         file.close()
+        os.close(done)
+        os.close(said)
         return None
     if pid == 0:  # the child: never returns
         code = 1
         try:
+            os.close(done)
             write(file)
             file.flush()
+            os.write(said, _DONE)
             code = 0
         finally:
             os._exit(code)
-    return Child(pid, file)
+    os.close(said)
+    return Child(pid, file, done)

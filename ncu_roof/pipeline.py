@@ -24,9 +24,8 @@ if TYPE_CHECKING:
     from ncu_roof.expect import Expectation, ExpectationReport
     from ncu_roof.ingest import RunTable
     from ncu_roof.ingest.ahead import Ahead
-    from ncu_roof.roofs import RoofChoice
     from ncu_roof.units import NumberStyle
-    from ncu_roof.vocabulary import Roofs
+    from ncu_roof.vocabulary import RoofChoice, Roofs
 
 Log = Callable[[str], None]
 T = TypeVar("T")
@@ -68,16 +67,20 @@ def roof_choice(
     gpu: str | None, roofs: str | None, traffic: TrafficDefinition | str = TrafficDefinition.NSIGHT
 ) -> RoofChoice:
     """`--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic: neither)."""
-    from ncu_roof.gpus import gpu_by_key
-    from ncu_roof.roofs import RoofChoice, load_roofs_file
+    from ncu_roof.vocabulary import RoofChoice
 
     if gpu and roofs:
         raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
     if gpu:
+        from ncu_roof.gpus import gpu_by_key
+
         gpu_by_key(gpu)
-    return RoofChoice(
-        gpu_key=gpu, user=load_roofs_file(roofs) if roofs else None, traffic=traffic_definition(traffic)
-    )
+    user = None
+    if roofs:
+        from ncu_roof.roofs import load_roofs_file
+
+        user = load_roofs_file(roofs)
+    return RoofChoice(gpu_key=gpu, user=user, traffic=traffic_definition(traffic))
 
 
 def platform(
@@ -115,7 +118,7 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
         tables = read_tables(items, request.number_style, request.jobs, request.skip_bad_rows, ahead)
     finally:
         if ahead is not None:
-            ahead.cancel()
+            ahead.close()
     for table in tables:
         version = f", ncu {table.ncu_version}" if table.ncu_version else ""
         say(f"read {table.path}: {plural(table.rows, 'launch')} ({table.format.value}{version})")

@@ -9,29 +9,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ncu_roof.errors import BadInputError, NcuRoofError
 from ncu_roof.gpu_specs import Gpu, Hardware, hardware_from_attributes
 from ncu_roof.gpus import match_gpu
 from ncu_roof.tomlfile import read_toml
-from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.units import Dimension, missing_cell, parse_quantity
 from ncu_roof.vocabulary import PRECISIONS, TIERS, Roofs
 
 if TYPE_CHECKING:  # `gpus` reads this module without loading numpy
     import numpy as np
-
-
-@dataclass(frozen=True)
-class RoofChoice:
-    """How the user asked for roofs: automatic (None, None), a built-in key, or a file's roofs;
-    and which traffic the memory tiers are judged by."""
-
-    gpu_key: str | None = None
-    user: Roofs | None = None
-    traffic: TrafficDefinition = TrafficDefinition.NSIGHT
 
 
 def builtin_roofs(gpu: Gpu) -> Roofs:

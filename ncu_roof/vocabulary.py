@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ncu_roof.traffic import TrafficDefinition
+
 PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
 TIERS = ("dram", "l2", "l1", "shared")
 SOL_KEYS = ("sm", "memory", "dram", "l2", "l1")  # Nsight's Speed-of-Light percentages
@@ -48,3 +50,13 @@ class Roofs:
     source: str
     sources: Mapping[str, str] = field(default_factory=dict)
     name: str | None = None
+
+
+@dataclass(frozen=True)
+class RoofChoice:
+    """How the user asked for roofs: automatic (None, None), a built-in key, or a file's roofs;
+    and which traffic the memory tiers are judged by."""
+
+    gpu_key: str | None = None
+    user: Roofs | None = None
+    traffic: TrafficDefinition = TrafficDefinition.NSIGHT

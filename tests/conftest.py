@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ncu_roof.analysis import Analysis
     from ncu_roof.errors import NcuRoofError
     from ncu_roof.ingest import RunTable
-    from ncu_roof.roofs import RoofChoice
+    from ncu_roof.vocabulary import RoofChoice
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "ncu-corpus"

@@ -58,7 +58,7 @@ def test_a_cancelled_child_is_stopped() -> None:
     child = cores.start(lambda out: time.sleep(60))
     assert child is not None
     started = time.monotonic()
-    child.cancel()
+    child.close()
     assert time.monotonic() - started < 5
 
 
@@ -122,7 +122,10 @@ def test_a_report_read_ahead_is_the_same_table(corpus: Path) -> None:
     pytest.importorskip("ncu_report")
     ahead = read_ahead(str(REPORT))
     assert ahead is not None
-    here, there = read_input(str(REPORT)), read_input(str(REPORT), ahead=ahead)
+    try:
+        here, there = read_input(str(REPORT)), read_input(str(REPORT), ahead=ahead)
+    finally:
+        ahead.close()
     assert here.frame.equals(there.frame) and here.ncu_version == there.ncu_version
 
 
@@ -133,6 +136,7 @@ def test_a_report_whose_child_fails_is_read_here(corpus: Path, monkeypatch: pyte
     ahead = read_ahead(str(REPORT))
     assert ahead is not None and ahead.rows() is None
     assert read_input(str(REPORT), ahead=ahead).rows == read_input(str(REPORT)).rows
+    ahead.close()
 
 
 def _fail(path: str) -> list[reprows.Row] | None:
@@ -173,15 +177,26 @@ def test_an_interrupted_wait_leaves_the_thread_to_finish(tmp_path: Path) -> None
 
 
 @needs_fork
-def test_no_child_starts_while_sigchld_is_ignored() -> None:
-    """A parent process may leave SIGCHLD ignored: no child's exit could then be learnt."""
+def test_a_child_works_while_sigchld_is_ignored() -> None:
+    """A parent process may leave SIGCHLD ignored: no child's exit status can then be collected,
+    so a child says it is done through a pipe, not through its exit."""
     import signal
 
     saved = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     try:
-        assert cores.start(lambda out: out.write(b"x")) is None
+        child = cores.start(lambda out: out.write(b"x"))
+        assert child is not None
+        made = child.result()
+        assert made is not None and made.read() == b"x"
+        child.close()
+        failing = cores.start(_raise)
+        assert failing is not None and failing.result() is None
     finally:
         signal.signal(signal.SIGCHLD, saved)
+
+
+def _raise(out: IO[bytes]) -> None:
+    raise RuntimeError("the child fails")
 
 
 def _ignore_sigchld_and_close_stdout() -> None:

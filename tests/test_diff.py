@@ -414,7 +414,7 @@ def test_different_clocks_are_refused_with_report_roofs(clocks: tuple[str, str])
 
 def test_measured_clocks_are_compared_whatever_the_roofs(clocks: tuple[str, str]) -> None:
     # the bug: with --gpu (or --roofs) the clocks were not compared, and nothing said so
-    from ncu_roof.roofs import RoofChoice
+    from ncu_roof.vocabulary import RoofChoice
 
     base, head = (conftest.analyzed(Path(p), RoofChoice(gpu_key="a10")) for p in clocks)
     assert base.devices[0].sm_clock_hz == pytest.approx(1.5e9)
@@ -427,7 +427,7 @@ def test_measured_clocks_are_compared_whatever_the_roofs(clocks: tuple[str, str]
 def test_a_run_without_clocks_says_so(clocks: tuple[str, str]) -> None:
     from dataclasses import replace
 
-    from ncu_roof.roofs import RoofChoice
+    from ncu_roof.vocabulary import RoofChoice
 
     builtin = conftest.analyzed(Path(clocks[0]), RoofChoice(gpu_key="a10"))
     unclocked = replace(builtin, devices=tuple(replace(d, sm_clock_hz=None) for d in builtin.devices))

@@ -18,9 +18,9 @@ from ncu_roof.arch import ARCHS, arch_for
 from ncu_roof.errors import UsageError
 from ncu_roof.gpu_table import GPUS
 from ncu_roof.gpus import gpu_by_key, match_gpu, normalize_name
-from ncu_roof.roofs import RoofChoice, device_hardware, fill_builtin, ghz_text, median
+from ncu_roof.roofs import device_hardware, fill_builtin, ghz_text, median
 from ncu_roof.traffic import TrafficDefinition
-from ncu_roof.vocabulary import Bound
+from ncu_roof.vocabulary import Bound, RoofChoice
 
 
 def _analyze(path: Path, choice: RoofChoice = RoofChoice()) -> Analysis:

@@ -257,7 +257,7 @@ def test_sol_verdict_where_the_report_has_no_bytes(corpus: Path) -> None:
 
 
 def test_int8_work_without_its_peak_falls_back_to_the_tensor_pipe(fixtures: Path) -> None:
-    from ncu_roof.roofs import RoofChoice
+    from ncu_roof.vocabulary import RoofChoice
 
     # --gpu roofs have no INT8 peak; the tensor pipe (76 % busy) still bounds compute
     k = analyzed(fixtures / "verdict_int8_gemm.csv", RoofChoice(gpu_key="a100-sxm4")).kernels[0]

@@ -35,23 +35,22 @@ class Ahead:
         return reading.result()
 
     def rows(self) -> list[Row] | None:
-        """The report's launches; None when the child failed or found no `ncu_report` (then the
-        report is read here, and any error is raised there)."""
+        """The report's launches (once); None when the child failed or found no `ncu_report`
+        (then the report is read here, and any error is raised there)."""
         if self._child is None:
             return None
         made = self._child.result()
-        self._child = None
         if made is None:
             return None
         with made:
             rows: list[Row] | None = marshal.load(made)
         return rows
 
-    def cancel(self) -> None:
-        """Stop a child still reading (the caller failed before it needed the rows)."""
+    def close(self) -> None:
+        """Reap the child (stopped first if it is still reading: the caller failed before it
+        needed the rows)."""
         if self._child is not None:
-            self._child.cancel()
-            self._child = None
+            self._child.close()
 
 
 def read_ahead(path: str) -> Ahead | None:

@@ -402,7 +402,7 @@ class KernelArray:
     """The kernels' JSON array, made in pieces (`pieces`), one chunk of kernels at a time. A big
     array's later chunks are made meanwhile by a forked child (`ncu_roof.cores`), started here,
     before the caller makes the rest of the document; the text is the same. Use it in a `with`:
-    leaving it stops a child whose text was not taken (an error, Ctrl-C)."""
+    leaving it reaps the child, stopped first when its text was not taken (an error, Ctrl-C)."""
 
     def __init__(self, columns: LaunchColumns) -> None:
         self._columns = columns
@@ -419,7 +419,7 @@ class KernelArray:
 
     def __exit__(self, *exc: object) -> None:
         if self._child is not None:
-            self._child.cancel()
+            self._child.close()
 
     def pieces(self) -> Iterator[Piece]:
         columns, starts, split = self._columns, self._starts, self._split
