@@ -86,7 +86,7 @@ class Child:
         if not self._reaped:
             self._reaped = True
             if self._done == -1:  # it has said its word
-                _ENDING.append(self.pid)
+                _end_later(self.pid)
             else:  # never said anything: stop it
                 import signal
 
@@ -105,8 +105,28 @@ _DONE = b"1"
 _ENDING: list[int] = []  # children that are done, ending on their own
 
 
+def _end_later(pid: int) -> None:
+    """Reap this child once it has ended: at a later `close`, or when this process exits (by then
+    it has: it had only `os._exit` left to do), never leaving a zombie to init."""
+    if not _ENDING:
+        import atexit
+
+        atexit.unregister(_reap_all)
+        atexit.register(_reap_all)
+    _ENDING.append(pid)
+
+
+def _reap_all() -> None:
+    for pid in _ENDING:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    _ENDING.clear()
+
+
 def _reap_ended() -> None:
-    """Reap the children in `_ENDING` that have ended (a zombie left at exit is init's)."""
+    """Reap the children in `_ENDING` that have ended."""
     for pid in list(_ENDING):
         try:
             ended, _ = os.waitpid(pid, os.WNOHANG)

@@ -241,3 +241,15 @@ def test_a_non_report_is_not_read_ahead(tmp_path: Path, fixtures: Path) -> None:
         read_input(str(fixtures / "raw_nvtx.csv"), ahead=other).rows
         == read_input(str(fixtures / "raw_nvtx.csv")).rows
     )
+
+
+@needs_fork
+def test_a_child_that_said_it_is_done_is_reaped() -> None:
+    """Not waited for when closed (it may still be ending), but reaped by a later `close` or at
+    exit: never a zombie left to init."""
+    child = cores.start(lambda out: out.write(b"x"))
+    assert child is not None and child.result() is not None
+    child.close()
+    cores._reap_all()  # what exit runs
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, os.WNOHANG)
