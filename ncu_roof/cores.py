@@ -11,6 +11,7 @@ no other thread (a child would inherit the locks that thread holds: an import's,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -118,10 +119,8 @@ def _end_later(pid: int) -> None:
 
 def _reap_all() -> None:
     for pid in _ENDING:
-        try:
+        with contextlib.suppress(ChildProcessError):  # reaped already (SIGCHLD ignored)
             os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
     _ENDING.clear()
 
 
