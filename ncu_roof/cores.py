@@ -2,11 +2,12 @@
 kernels), or a forked child, for Python work (it has a GIL of its own).
 
 A thread's result or error comes back when it is asked for (`on_thread`). A child writes its
-result as bytes into an anonymous in-memory file (`memfd`) and leaves with `os._exit` (no
-`atexit` handlers, no flush of this process' buffers); the caller gets the file back, or None
-when the child could not run or failed — then it does the work itself, so a fork is only ever a
-speed-up, never a new way to fail. Forks happen only on Linux, and only while this process runs
-no other thread (a child would inherit the locks that thread holds: an import's, say).
+result as bytes into an anonymous in-memory file (`memfd`), says through a pipe that it is done,
+and leaves with `os._exit` (no `atexit` handlers, no flush of this process' buffers); the caller
+gets the file back, or None when the child could not run or failed — then it does the work
+itself, so a fork is only ever a speed-up, never a new way to fail. Forks happen only on Linux,
+and only while this process runs no other thread (a child would inherit the locks that thread
+holds: an import's, say).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class Child:
         self.pid = pid
         self._file = file
         self._done = done  # the pipe the child writes one byte to once `file` holds its result
+        self._said = False  # it did
         self._reaped = False
 
     def result(self) -> IO[bytes] | None:
@@ -71,11 +73,11 @@ class Child:
         if self._done == -1:
             return None
         try:
-            said = os.read(self._done, 1)
+            self._said = os.read(self._done, 1) == _DONE
         finally:
             os.close(self._done)
             self._done = -1
-        if said != _DONE:
+        if not self._said:
             self.close()
             return None
         self._file.seek(0)
@@ -86,20 +88,25 @@ class Child:
         (now or at a later `close`, not waited for), any other is stopped and reaped now."""
         if not self._reaped:
             self._reaped = True
-            if self._done == -1:  # it has said its word
+            if self._said:
                 _end_later(self.pid)
-            else:  # never said anything: stop it
-                import signal
-
-                os.close(self._done)
-                self._done = -1
-                try:
-                    os.kill(self.pid, signal.SIGKILL)
-                    os.waitpid(self.pid, 0)
-                except (ProcessLookupError, ChildProcessError):  # (SIGCHLD ignored: reaped already)
-                    pass
+            else:
+                _stop(self.pid)
+        if self._done != -1:
+            os.close(self._done)
+            self._done = -1
         _reap_ended()
         self._file.close()
+
+
+def _stop(pid: int) -> None:
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):  # (SIGCHLD ignored: reaped already)
+        pass
 
 
 _DONE = b"1"

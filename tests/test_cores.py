@@ -253,3 +253,41 @@ def test_a_child_that_said_it_is_done_is_reaped() -> None:
     cores._reap_all()  # what exit runs
     with pytest.raises(ChildProcessError):
         os.waitpid(child.pid, os.WNOHANG)
+
+
+@needs_fork
+def test_analyze_of_a_report_read_ahead_is_the_analysis_read_here(corpus: Path) -> None:
+    """`ncu-roof analyze REPORT` (its launches read by a child) prints what an analysis of the
+    report read in this process renders."""
+    pytest.importorskip("ncu_report")
+    from ncu_roof.analysis import analyze
+    from ncu_roof.render.jsonout import render_json
+
+    done = run_cli("analyze", str(REPORT), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == render_json(analyze([read_input(str(REPORT))]))
+
+
+@needs_fork
+def test_a_child_whose_wait_was_interrupted_is_stopped() -> None:
+    """Ctrl-C while waiting for the child's word: it has said nothing, so closing stops it (it
+    is not left to run to its end, nor waited for at exit)."""
+    import signal
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    child = cores.start(lambda out: time.sleep(60))
+    assert child is not None
+    saved = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            child.result()
+    finally:
+        signal.signal(signal.SIGALRM, saved)
+    started = time.monotonic()
+    child.close()
+    assert time.monotonic() - started < 5
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, os.WNOHANG)  # stopped and reaped
