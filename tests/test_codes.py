@@ -3,6 +3,7 @@ give the same codes and values, as `pandas.factorize` does."""
 
 from __future__ import annotations
 
+import json
 import math
 from enum import Enum
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ncu_roof import codes
@@ -126,3 +127,20 @@ def test_unhashable_values_raise_type_error() -> None:
             both([{"a": 1}, {"a": 1}], missing_is_value)[1]
         with pytest.raises(TypeError):
             codes.factorize([{"a": 1}], missing_is_value=missing_is_value)
+
+
+POOL = st.sampled_from([0.0, -0.0, math.nan, math.inf, -math.inf, 1e-300, 2.5, 1e16, -3.0])
+
+
+@given(st.lists(POOL, min_size=1, max_size=4), st.integers(0, 2000), st.booleans())
+@example([0.0, -0.0], 1500, False)  # equal as numbers, not as texts
+@example([-0.0], 1500, True)
+@example([math.nan], 1500, True)
+def test_number_texts_are_each_number_s_text(pool: list[float], rows: int, one: bool) -> None:
+    """A long column of few values (or of one, bit for bit) has each encoded once; the texts are
+    those of every row encoded on its own (-0.0 and 0.0 apart, NaN and the infinities null)."""
+    from ncu_roof.render.jsonkernels import numbers_text
+
+    values = [pool[0]] * (rows + 1) if one else [pool[i % len(pool)] for i in range(rows + 1)]
+    expected = [json.dumps(v) if math.isfinite(v) else "null" for v in values]
+    assert numbers_text(np.array(values, dtype="float64")) == expected
