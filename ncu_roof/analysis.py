@@ -35,14 +35,7 @@ from ncu_roof.recipe import (
     normalize_columns,
 )
 from ncu_roof.records import Device, InputInfo, Kernel
-from ncu_roof.roofs import (
-    device_hardware,
-    fill_builtin,
-    first_label,
-    launch_count,
-    median,
-    report_roofs,
-)
+from ncu_roof.roofs import device_hardware, fill_builtin, first_label, launch_count, median, report_roofs
 from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.units import cell_number, missing_cell
 from ncu_roof.verdicts import verdicts

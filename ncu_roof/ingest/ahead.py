@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import IO
 
 from ncu_roof import cores
-from ncu_roof.ingest.inputs import MAGIC, STDIN, is_report, read_head, read_text_bytes
+from ncu_roof.errors import NcuRoofError
+from ncu_roof.ingest.inputs import STDIN, has_report_header, is_report, read_head, read_text_bytes
 from ncu_roof.ingest.reprows import Row, report_rows
 
 
@@ -60,10 +61,10 @@ def read_ahead(path: str) -> Ahead | None:
         return None
     try:
         head = read_head(path)
-    except Exception:  # the reader reports it, with its hint
+    except NcuRoofError:  # the reader reports it, with its hint
         return None
     if is_report(path, head):
-        if not (head.startswith(MAGIC) or path.endswith(".ncu-repz")):
+        if not has_report_header(path, head):
             return None  # refused by its reader without a look inside
         child = cores.start(lambda out: _dump_rows(path, out))
         return Ahead(path, _child=child) if child is not None else None

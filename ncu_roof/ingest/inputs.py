@@ -133,11 +133,13 @@ def mapped(path: str) -> Iterator[bytes | mmap.mmap]:
 
 def is_report(path: str, head: bytes) -> bool:
     """A `.ncu-rep` report by its first bytes (`read_head`), or a `.ncu-repz` by its name."""
-    return (
-        head.startswith(MAGIC)
-        or path.endswith(".ncu-repz")
-        or (path.endswith(".ncu-rep") and b"\x00" in head)
-    )
+    return has_report_header(path, head) or (path.endswith(".ncu-rep") and b"\x00" in head)
+
+
+def has_report_header(path: str, head: bytes | mmap.mmap) -> bool:
+    """The report header (a `.ncu-repz` is compressed: its name says it): what the report reader
+    needs before it looks inside."""
+    return head[: len(MAGIC)] == MAGIC or path.endswith(".ncu-repz")
 
 
 def read_head(path: str, size: int = 64) -> bytes:

@@ -6,7 +6,7 @@ import mmap
 import re
 
 from ncu_roof.errors import BadInputError, MissingToolError
-from ncu_roof.ingest.inputs import MAGIC
+from ncu_roof.ingest.inputs import has_report_header
 from ncu_roof.ingest.reprows import Row, report_rows
 from ncu_roof.ingest.table import InputFormat, RunTable, row_columns, settle_shapes
 from ncu_roof.ncu import NcuTool, find_ncu, import_raw_csv
@@ -24,7 +24,7 @@ def report_version(raw: bytes | mmap.mmap) -> str | None:
 def read_report(path: str, raw: bytes | mmap.mmap, rows: list[Row] | None = None) -> RunTable:
     """`raw`: the report's bytes, or a memory map of them (only its header and version are read);
     `rows`: its launches when already read (`ingest.ahead`), else read here."""
-    if raw[: len(MAGIC)] != MAGIC and not path.endswith(".ncu-repz"):
+    if not has_report_header(path, raw):
         raise BadInputError(
             f"{path}: not an Nsight Compute report (no NVR header)",
             hint="pass the `.ncu-rep` written by `ncu -o`, or a CSV from `ncu --csv`",

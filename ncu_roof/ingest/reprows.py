@@ -33,22 +33,25 @@ def quiet_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def ncu_report_installed() -> bool:
-    """Whether NVIDIA's `ncu_report` module (the reader `read_report` prefers) can be imported."""
-    try:
-        with quiet_stderr():  # as `report_rows` imports it: its C++ library logs to fd 2
-            import ncu_report  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def report_rows(path: str) -> list[Row] | None:
-    """Every launch's identity and the metrics the recipe reads; None without `ncu_report`."""
+def _ncu_report() -> Any:
+    """NVIDIA's `ncu_report` module (its C++ library logs to fd 2 as it loads), or None."""
     try:
         with quiet_stderr():
             import ncu_report
     except ImportError:
+        return None
+    return ncu_report
+
+
+def ncu_report_installed() -> bool:
+    """Whether NVIDIA's `ncu_report` module (the reader `read_report` prefers) can be imported."""
+    return _ncu_report() is not None
+
+
+def report_rows(path: str) -> list[Row] | None:
+    """Every launch's identity and the metrics the recipe reads; None without `ncu_report`."""
+    ncu_report = _ncu_report()
+    if ncu_report is None:
         return None
     with quiet_stderr():
         context = ncu_report.load_report(path)

@@ -406,13 +406,14 @@ class KernelArray:
 
     def __init__(self, columns: LaunchColumns) -> None:
         self._columns = columns
-        self._starts = list(range(0, len(columns), CHUNK_KERNELS))
-        self._split = len(self._starts)
+        starts = list(range(0, len(columns), CHUNK_KERNELS))
+        split = max(1, round(len(starts) * (1 - FORK_SHARE)))
         self._child: cores.Child | None = None
-        if len(columns) >= FORK_MIN_KERNELS and len(self._starts) > 1:
-            split = max(1, round(len(self._starts) * (1 - FORK_SHARE)))
-            self._child = cores.start(lambda out: _write_chunks(columns, self._starts[split:], out))
-            self._split = split if self._child is not None else self._split
+        if len(columns) >= FORK_MIN_KERNELS and split < len(starts):
+            self._child = cores.start(lambda out: _write_chunks(columns, starts[split:], out))
+        self._mine, self._theirs = (
+            (starts[:split], starts[split:]) if self._child is not None else (starts, [])
+        )
 
     def __enter__(self) -> KernelArray:
         return self
@@ -422,18 +423,16 @@ class KernelArray:
             self._child.close()
 
     def pieces(self) -> Iterator[Piece]:
-        columns, starts, split = self._columns, self._starts, self._split
         yield "["
-        for i, start in enumerate(starts[:split]):
-            yield (", " if i else "") + _chunk_text(columns, start)
-        if self._child is not None:
-            made = self._child.result()
-            if made is None:  # the child failed: its chunks made here
-                yield from (", " + _chunk_text(columns, start) for start in starts[split:])
-            else:
-                with made:  # as the child wrote it: UTF-8, passed on undecoded
-                    while piece := made.read(READ_BACK_BYTES):
-                        yield piece
+        for i, start in enumerate(self._mine):
+            yield (", " if i else "") + _chunk_text(self._columns, start)
+        made = self._child.result() if self._child is not None else None
+        if made is None:  # no child, or it failed: its chunks made here
+            yield from _later(self._columns, self._theirs)
+        else:
+            with made:  # as the child wrote it: UTF-8, passed on undecoded
+                while piece := made.read(READ_BACK_BYTES):
+                    yield piece
         yield "]"
 
 
@@ -441,9 +440,14 @@ READ_BACK_BYTES = 1 << 22  # the child's text comes back in pieces of this many 
 
 
 def _write_chunks(columns: LaunchColumns, starts: list[int], out: IO[bytes]) -> None:
-    """The child's part: each chunk's text after its `, ` separator, as UTF-8."""
+    """The child's part, as UTF-8."""
+    out.writelines(text.encode("utf-8") for text in _later(columns, starts))
+
+
+def _later(columns: LaunchColumns, starts: list[int]) -> Iterator[str]:
+    """The text of each chunk from `starts`, after its `, ` separator."""
     for start in starts:
-        out.write((", " + _chunk_text(columns, start)).encode("utf-8"))
+        yield ", " + _chunk_text(columns, start)
 
 
 def _chunk_text(columns: LaunchColumns, start: int) -> str:
