@@ -1,4 +1,4 @@
-from ncu_roof.cli import main
+from ncu_roof.cli import console
 
 if __name__ == "__main__":  # not when a worker process imports it
-    main()
+    console()

@@ -55,3 +55,28 @@ def test_analyzing_a_report_loads_neither_pandas_nor_pyarrow(corpus: Path, tmp_p
     args = ["analyze", str(report), "--format", "json", "-o", str(out)]
     assert modules_loaded_by(args, {"pandas", "pyarrow", "matplotlib"}) == set()
     assert out.read_text(encoding="utf-8").count('"name": ') >= 105
+
+
+def test_the_console_script_is_main_with_a_rare_collector_frozen_at_the_end() -> None:
+    """`ncu-roof` and `python -m ncu_roof` run `console`: `main`'s exit code and output, the cyclic
+    collector's first threshold raised for the run, and what is alive frozen once it is done (in
+    a fresh interpreter: the test runner's own collector is left alone)."""
+    import tomllib
+
+    project = tomllib.loads((CLI.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["scripts"]["ncu-roof"] == "ncu_roof.cli:console"
+    probe = (
+        "import gc, sys\n"
+        "from ncu_roof import cli\n"
+        "sys.argv = ['ncu-roof', 'gpus', '--format', 'json']\n"
+        "try:\n    cli.console()\n"
+        "except SystemExit as done:\n"
+        "    print(done.code, gc.get_threshold()[0] == cli.GC_FIRST_GENERATION, gc.get_freeze_count() > 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "0 True True"
+    assert '"schema": "ncu-roof/gpus/v1"' in done.stdout
+    module = subprocess.run(
+        [sys.executable, "-m", "ncu_roof", "gpus", "--bogus"], capture_output=True, text=True, check=False
+    )
+    assert module.returncode == 2 and module.stderr.startswith("error: ")

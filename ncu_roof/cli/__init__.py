@@ -6,6 +6,7 @@ Each command lives in its own module and registers itself on `app`. Every user e
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import sys
@@ -20,6 +21,7 @@ from ncu_roof.render.output import StdoutClosedError
 from ncu_roof.text import one_line
 from ncu_roof.version import __version__
 
+GC_FIRST_GENERATION = 200_000  # new objects between two passes of the cyclic collector (default 700)
 CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
 
 HELP = (
@@ -104,8 +106,23 @@ def hoist_verbosity(args: list[str]) -> list[str]:
     return [*dict.fromkeys(flags), *rest, *args[end:]]
 
 
+def console() -> None:
+    """The `ncu-roof` console script (and `python -m ncu_roof`): `main`, in a process of its own.
+
+    The cyclic garbage collector runs rarely, as in mypy: a run lives seconds and makes few
+    reference cycles (reference counting frees the rest), and every full pass walks each object
+    alive (a 100,000-launch analysis: 0.05-0.2 s of passes). What is alive at the end is frozen,
+    so the interpreter does not walk it once more on the way out."""
+    gc.set_threshold(GC_FIRST_GENERATION, *gc.get_threshold()[1:])
+    try:
+        main()
+    finally:
+        gc.freeze()
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
+    """The CLI, for `argv` (default: the process' arguments); leaves by `sys.exit` with the
+    documented exit code."""
     from ncu_roof.cli.commands import register
 
     verbosity.set_level(verbosity.Level.NORMAL)
