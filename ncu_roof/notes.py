@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncu_roof.codes import factorize
-from ncu_roof.columns import distinct_rows, shared_texts
+from ncu_roof.columns import distinct_numbers, distinct_rows, shared_texts
 from ncu_roof.model import fixed, is_set, object_array
 from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.sol import LATENCY_SOL_PCT
@@ -249,6 +249,19 @@ def _pct(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    """Made once per distinct combination of what it shows (the launches of one kernel share it):
+    the percentages as `fixed` rounds them, the waves of a small grid, the roofline's verdict."""
+    binding = np.where(x.supported[rows], x.binding[rows], None)
+    waves = x.waves[rows]
+    shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
+    first, inverse = distinct_numbers(
+        [*shown, np.where(waves < 1, waves, np.nan)], [factorize(binding, missing_is_value=True)[0]]
+    )
+    out: np.ndarray = _latency_texts(x, rows[first])[inverse]
+    return out
+
+
+def _latency_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     waves = x.waves[rows]
     small = waves < 1
     grid = np.full(len(rows), "", dtype=object)

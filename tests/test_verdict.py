@@ -293,3 +293,48 @@ def test_no_work_over_no_bytes_is_no_intensity(corpus: Path) -> None:
     assert kernel.intensity_flop_per_byte["shared"] is None
     table = run_cli("analyze", str(corpus / "a40_rep_2022.4.0_indexspaces.ncu-rep"), env={"COLUMNS": "240"})
     assert "∞" not in table.stdout
+
+
+_SOL_PCTS = [13.5, 49.6]  # few values: launches alike but for one field are common
+_ROOF_PCTS = [float("nan"), -0.4, 12.5, 13.5]  # shown as none, -0, 12, 14
+
+
+@settings(max_examples=150)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(_SOL_PCTS),  # SM % of peak
+            st.sampled_from(_SOL_PCTS),  # memory % of peak
+            st.sampled_from(_ROOF_PCTS),  # % of the roof
+            st.sampled_from([float("nan"), 0.25, 0.5, 3.0]),  # waves per SM
+            st.sampled_from([None, "dram", "compute"]),  # the roof that binds
+            st.booleans(),  # the roofline could be placed
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_a_latency_note_made_once_per_kind_is_each_launch_s_own(
+    rows: list[tuple[float, float, float, float, str | None, bool]],
+) -> None:
+    """Launches alike share one latency note: it is made once per distinct combination of what it
+    shows, and that must be every launch's own text (a rounding or a field left out of the key
+    would give a launch another's note)."""
+    from ncu_roof.notes import NoteInputs, _latency, _latency_texts
+
+    n = len(rows)
+    sm, memory, pct, waves, binding, supported = (np.array(c) for c in zip(*rows, strict=True))
+    nothing, nowhere = np.zeros(n, dtype=bool), np.empty(n, dtype=object)
+    x = NoteInputs(
+        failed=nothing, collection_failed=nothing, missing=nowhere, no_compute_roofs=False, unroofed={},
+        recipe=nowhere, not_collected=nowhere, flop={}, flop_total_is_lower_bound=nothing,
+        tensor_pipe_pct=np.full(n, np.nan), integer_tensor_ops=nothing, basis=nowhere, bound=nowhere,
+        sol_bound=nowhere, sol_unit=nowhere, disagrees=nothing, supported=supported.astype(bool),
+        binding=binding.astype(object), pct=pct.astype(float), sol_sm_pct=sm.astype(float),
+        sol_memory_pct=memory.astype(float), waves=waves.astype(float), busiest_pipe=nowhere,
+        busiest_tier=nowhere, tensor_by_pipe=nothing,
+    )  # fmt: skip
+    every = np.arange(n)
+    assert _latency(x, every).tolist() == _latency_texts(x, every).tolist()
+    later = every[n // 2 :]
+    assert _latency(x, later).tolist() == _latency_texts(x, later).tolist()
