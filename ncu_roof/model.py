@@ -285,13 +285,20 @@ def object_array(values: Sequence[Any]) -> np.ndarray:
     return out
 
 
+def whole_shown(values: np.ndarray) -> np.ndarray:
+    """Each number as the whole number `fixed(values, 0)` shows: `rint` rounds as `format` does
+    (half to even, on the exact binary value; -0.4 is -0.0, shown `-0`)."""
+    rounded: np.ndarray = np.rint(values)
+    return rounded
+
+
 def fixed(values: np.ndarray, digits: int) -> np.ndarray:
     """Each number as `f"{v:.{digits}f}"`, as an object array (texts to join elementwise with `+`).
-    Whole numbers are formatted once per distinct rounded value: `rint` rounds as `format` does
-    (half to even, on the exact binary value), so percentages cost ~100 formats, not one a row."""
+    Whole numbers are formatted once per distinct rounded value (`whole_shown`), so percentages
+    cost ~100 formats, not one a row."""
     out = np.empty(len(values), dtype=object)
     if digits == 0 and len(values) > 1024:
-        rounded = np.rint(values)
+        rounded = whole_shown(values)
         distinct, inverse = np.unique(rounded, return_inverse=True)
         texts = np.empty(len(distinct), dtype=object)
         texts[:] = list(map("{:.0f}".format, distinct.tolist()))

@@ -14,7 +14,7 @@ import numpy as np
 
 from ncu_roof.codes import factorize
 from ncu_roof.columns import distinct_numbers, distinct_rows, shared_texts
-from ncu_roof.model import fixed, is_set, object_array
+from ncu_roof.model import fixed, is_set, object_array, whole_shown
 from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.sol import LATENCY_SOL_PCT
 from ncu_roof.vocabulary import COMPUTE, PRECISIONS, Bound, VerdictBasis
@@ -249,34 +249,43 @@ def _pct(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """Made once per distinct combination of what it shows (the launches of one kernel share it):
-    the percentages as `fixed` rounds them, the waves of a small grid, the roofline's verdict."""
-    binding = np.where(x.supported[rows], x.binding[rows], None)
-    waves = x.waves[rows]
-    shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
+    """Made once per distinct combination of what it shows (the launches of one kernel share it)."""
+    sm, memory, pct, waves, binding = _latency_inputs(x, rows)
     first, inverse = distinct_numbers(
-        [*shown, np.where(waves < 1, waves, np.nan)], [factorize(binding, missing_is_value=True)[0]]
+        [whole_shown(sm), whole_shown(memory), whole_shown(pct), waves],
+        [factorize(binding, missing_is_value=True)[0]],
     )
-    out: np.ndarray = _latency_texts(x, rows[first])[inverse]
+    made = _latency_texts(sm[first], memory[first], pct[first], waves[first], binding[first])
+    out: np.ndarray = made[inverse]
     return out
 
 
-def _latency_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+def _latency_inputs(x: NoteInputs, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """What a latency note shows of each launch: SM and memory % of peak, % of the roof, the waves
+    per SM of a small grid (NaN for any other), the roof that binds (None where the roofline could
+    not be placed)."""
     waves = x.waves[rows]
-    small = waves < 1
-    grid = np.full(len(rows), "", dtype=object)
-    grid[small] = "; small grid (" + fixed(waves[small], 2) + " waves per SM)"
+    small_waves = np.where(waves < 1, waves, np.nan)
     binding = x.binding[rows].copy()
     binding[~x.supported[rows]] = None
+    return x.sol_sm_pct[rows], x.sol_memory_pct[rows], x.pct[rows], small_waves, binding
+
+
+def _latency_texts(
+    sm: np.ndarray, memory: np.ndarray, pct: np.ndarray, waves: np.ndarray, binding: np.ndarray
+) -> np.ndarray:
+    small = ~np.isnan(waves)
+    grid = np.full(len(waves), "", dtype=object)
+    grid[small] = "; small grid (" + fixed(waves[small], 2) + " waves per SM)"
     out: np.ndarray = (
         "latency-bound: SM "
-        + _pct(x.sol_sm_pct, rows)
+        + fixed(sm, 0)
         + "% and memory "
-        + _pct(x.sol_memory_pct, rows)
+        + fixed(memory, 0)
         + f"% of peak, both under {LATENCY_SOL_PCT:.0f}%"
         + grid
         + "; the roofline alone says "
-        + _verdict_words(binding, x.pct[rows])
+        + _verdict_words(binding, pct)
     )
     return out
 

@@ -285,7 +285,8 @@ def run_cli(
     stdin: bytes = b"",
     stdout: TextIO | None = None,
 ) -> CliResult:
-    """Run `ncu-roof ARGS…` in this process through `ncu_roof.cli.main`, as the console script does.
+    """Run `ncu-roof ARGS…` in this process through `ncu_roof.cli.main`, as the console script does
+    (less `cli.console`'s settings of the garbage collector, which are the process' own).
 
     The exit code is the one `main` gives `sys.exit` (so the documented codes are what is tested);
     stdout and stderr are captured, and neither is a TTY. `cwd` defaults to the repository root.

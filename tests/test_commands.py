@@ -65,13 +65,14 @@ def test_the_console_script_is_main_with_a_rare_collector_frozen_at_the_end() ->
 
     project = tomllib.loads((CLI.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["scripts"]["ncu-roof"] == "ncu_roof.cli:console"
-    probe = (
-        "import gc, sys\n"
+    probe = (  # `python -m ncu_roof`, as runpy runs it
+        "import gc, runpy, sys\n"
         "from ncu_roof import cli\n"
         "sys.argv = ['ncu-roof', 'gpus', '--format', 'json']\n"
-        "try:\n    cli.console()\n"
+        "try:\n    runpy.run_module('ncu_roof', run_name='__main__')\n"
         "except SystemExit as done:\n"
-        "    print(done.code, gc.get_threshold()[0] == cli.GC_FIRST_GENERATION, gc.get_freeze_count() > 0)\n"
+        "    raised = gc.get_threshold()[0] == cli.GC_FIRST_THRESHOLD_OBJECTS\n"
+        "    print(done.code, raised, gc.get_freeze_count() > 0)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "0 True True"

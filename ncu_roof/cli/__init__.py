@@ -21,7 +21,7 @@ from ncu_roof.render.output import StdoutClosedError
 from ncu_roof.text import one_line
 from ncu_roof.version import __version__
 
-GC_FIRST_GENERATION = 200_000  # new objects between two passes of the cyclic collector (default 700)
+GC_FIRST_THRESHOLD_OBJECTS = 200_000  # new objects between two passes of the cyclic collector (default 700)
 CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
 
 HELP = (
@@ -113,7 +113,7 @@ def console() -> None:
     reference cycles (reference counting frees the rest), and every full pass walks each object
     alive (a 100,000-launch analysis: 0.05-0.2 s of passes). What is alive at the end is frozen,
     so the interpreter does not walk it once more on the way out."""
-    gc.set_threshold(GC_FIRST_GENERATION, *gc.get_threshold()[1:])
+    gc.set_threshold(GC_FIRST_THRESHOLD_OBJECTS, *gc.get_threshold()[1:])
     try:
         main()
     finally:
