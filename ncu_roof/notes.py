@@ -250,12 +250,14 @@ def _pct(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     """Made once per distinct combination of what it shows (the launches of one kernel share it)."""
-    sm, memory, pct, waves, binding = _latency_inputs(x, rows)
+    sm_pct, memory_pct, roof_pct, small_grid_waves_per_sm, binding = _latency_inputs(x, rows)
     first, inverse = distinct_numbers(
-        [whole_shown(sm), whole_shown(memory), whole_shown(pct), waves],
+        [whole_shown(sm_pct), whole_shown(memory_pct), whole_shown(roof_pct), small_grid_waves_per_sm],
         [factorize(binding, missing_is_value=True)[0]],
     )
-    made = _latency_texts(sm[first], memory[first], pct[first], waves[first], binding[first])
+    made = _latency_texts(
+        sm_pct[first], memory_pct[first], roof_pct[first], small_grid_waves_per_sm[first], binding[first]
+    )
     out: np.ndarray = made[inverse]
     return out
 
@@ -264,28 +266,32 @@ def _latency_inputs(x: NoteInputs, rows: np.ndarray) -> tuple[np.ndarray, ...]:
     """What a latency note shows of each launch: SM and memory % of peak, % of the roof, the waves
     per SM of a small grid (NaN for any other), the roof that binds (None where the roofline could
     not be placed)."""
-    waves = x.waves[rows]
-    small_waves = np.where(waves < 1, waves, np.nan)
+    waves_per_sm = x.waves[rows]
+    small_grid_waves_per_sm = np.where(waves_per_sm < 1, waves_per_sm, np.nan)
     binding = x.binding[rows].copy()
     binding[~x.supported[rows]] = None
-    return x.sol_sm_pct[rows], x.sol_memory_pct[rows], x.pct[rows], small_waves, binding
+    return x.sol_sm_pct[rows], x.sol_memory_pct[rows], x.pct[rows], small_grid_waves_per_sm, binding
 
 
 def _latency_texts(
-    sm: np.ndarray, memory: np.ndarray, pct: np.ndarray, waves: np.ndarray, binding: np.ndarray
+    sm_pct: np.ndarray,
+    memory_pct: np.ndarray,
+    roof_pct: np.ndarray,
+    small_grid_waves_per_sm: np.ndarray,
+    binding: np.ndarray,
 ) -> np.ndarray:
-    small = ~np.isnan(waves)
-    grid = np.full(len(waves), "", dtype=object)
-    grid[small] = "; small grid (" + fixed(waves[small], 2) + " waves per SM)"
+    small = ~np.isnan(small_grid_waves_per_sm)
+    grid = np.full(len(small), "", dtype=object)
+    grid[small] = "; small grid (" + fixed(small_grid_waves_per_sm[small], 2) + " waves per SM)"
     out: np.ndarray = (
         "latency-bound: SM "
-        + fixed(sm, 0)
+        + fixed(sm_pct, 0)
         + "% and memory "
-        + fixed(memory, 0)
+        + fixed(memory_pct, 0)
         + f"% of peak, both under {LATENCY_SOL_PCT:.0f}%"
         + grid
         + "; the roofline alone says "
-        + _verdict_words(binding, pct)
+        + _verdict_words(binding, roof_pct)
     )
     return out
 
