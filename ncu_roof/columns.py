@@ -224,11 +224,12 @@ def number_texts(numbers: np.ndarray, encode: Callable[[np.ndarray], list[T]]) -
     """`encode(numbers)`, or for a long column of few distinct values (a device's roofs, repeated
     launches) `encode` of the distinct ones, spread back to every row (-0.0 is kept apart; a
     column of one value, bit for bit, is encoded once)."""
-    if len(numbers) >= DISTINCT_MIN_ROWS:
-        bits = numbers.view(np.int64)
-        if (bits == bits[0]).all():  # one value (a counter no launch has, say): one text
-            return encode(numbers[:1]) * len(numbers)
-    if len(numbers) >= DISTINCT_MIN_ROWS and not np.signbit(numbers[numbers == 0]).any():
+    if len(numbers) < DISTINCT_MIN_ROWS:
+        return encode(numbers)
+    bits = numbers.view(np.int64)
+    if (bits == bits[0]).all():  # one value (a counter no launch has, say): one text
+        return encode(numbers[:1]) * len(numbers)
+    if not np.signbit(numbers[numbers == 0]).any():
         distinct, where = np.unique(numbers, return_inverse=True)
         if len(distinct) * 4 <= len(numbers):
             texts: list[T] = np.array(encode(distinct), dtype=object)[where.ravel()].tolist()

@@ -20,7 +20,7 @@ Row = dict[str, Any]
 
 
 @contextmanager
-def quiet_stderr() -> Iterator[None]:
+def _quiet_stderr() -> Iterator[None]:
     """ncu_report's C++ library logs to file descriptor 2; keep that off the user's terminal."""
     sys.stderr.flush()
     saved = os.dup(2)
@@ -36,7 +36,7 @@ def quiet_stderr() -> Iterator[None]:
 def _ncu_report() -> Any:
     """NVIDIA's `ncu_report` module (its C++ library logs to fd 2 as it loads), or None."""
     try:
-        with quiet_stderr():
+        with _quiet_stderr():
             import ncu_report
     except ImportError:
         return None
@@ -53,7 +53,7 @@ def report_rows(path: str) -> list[Row] | None:
     ncu_report = _ncu_report()
     if ncu_report is None:
         return None
-    with quiet_stderr():
+    with _quiet_stderr():
         context = ncu_report.load_report(path)
     wanted: dict[tuple[str, ...], list[str]] = {}  # launches of one report share their metric names
     return [_action_row(action, i, wanted) for i, action in enumerate(_actions(context))]

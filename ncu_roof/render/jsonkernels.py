@@ -425,7 +425,9 @@ class KernelArray:
     def pieces(self) -> Iterator[Piece]:
         yield "["
         for i, start in enumerate(self._mine):
-            yield (", " if i else "") + _chunk_text(self._columns, start)
+            if i:
+                yield ", "
+            yield _chunk_text(self._columns, start)
         made = self._child.result() if self._child is not None else None
         if made is None:  # no child, or it failed: its chunks made here
             yield from _later(self._columns, self._theirs)
@@ -445,9 +447,11 @@ def _write_chunks(columns: LaunchColumns, starts: list[int], out: IO[bytes]) -> 
 
 
 def _later(columns: LaunchColumns, starts: list[int]) -> Iterator[str]:
-    """The text of each chunk from `starts`, after its `, ` separator."""
+    """The text of each chunk from `starts`, each after a `, ` (a piece of its own: a chunk's
+    megabytes are not copied to put two characters before them)."""
     for start in starts:
-        yield ", " + _chunk_text(columns, start)
+        yield ", "
+        yield _chunk_text(columns, start)
 
 
 def _chunk_text(columns: LaunchColumns, start: int) -> str:
