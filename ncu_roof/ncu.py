@@ -11,6 +11,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncu_roof.cores import environ_for_programs
 from ncu_roof.errors import BadInputError, MissingToolError
 
 INSTALL_HINT = (
@@ -73,7 +74,7 @@ def ncu_version(path: str) -> str | None:
 
 def c_locale_env() -> dict[str, str]:
     """The environment ncu runs under: numbers in C locale, never `1,234` or `1.234,5`."""
-    env = dict(os.environ)
+    env = environ_for_programs()
     env["LC_ALL"] = "C"
     env["LANG"] = "C"
     return env

@@ -3,6 +3,7 @@ line loads only its own command's module."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -66,16 +67,18 @@ def test_the_console_script_is_main_with_a_rare_collector_frozen_at_the_end() ->
     project = tomllib.loads((CLI.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["scripts"]["ncu-roof"] == "ncu_roof.cli:console"
     probe = (  # `python -m ncu_roof`, as runpy runs it
-        "import gc, runpy, sys\n"
+        "import gc, os, runpy, sys\n"
         "from ncu_roof import cli\n"
         "sys.argv = ['ncu-roof', 'gpus', '--format', 'json']\n"
         "try:\n    runpy.run_module('ncu_roof', run_name='__main__')\n"
         "except SystemExit as done:\n"
         "    raised = gc.get_threshold()[0] == cli.GC_FIRST_THRESHOLD_OBJECTS\n"
-        "    print(done.code, raised, gc.get_freeze_count() > 0)\n"
+        "    blas = os.environ.get('OPENBLAS_NUM_THREADS')\n"
+        "    print(done.code, raised, gc.get_freeze_count() > 0, blas)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines()[-1] == "0 True True"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
+    assert done.stdout.splitlines()[-1] == "0 True True 1"
     assert '"schema": "ncu-roof/gpus/v1"' in done.stdout
     module = subprocess.run(
         [sys.executable, "-m", "ncu_roof", "gpus", "--bogus"], capture_output=True, text=True, check=False

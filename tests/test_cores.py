@@ -291,3 +291,21 @@ def test_a_child_whose_wait_was_interrupted_is_stopped() -> None:
     assert time.monotonic() - started < 5
     with pytest.raises(ChildProcessError):
         os.waitpid(child.pid, os.WNOHANG)  # stopped and reaped
+
+
+@pytest.mark.parametrize(("user", "seen"), [(None, "1 None"), ("3", "3 3")])
+def test_one_blas_thread_is_not_passed_on_to_programs(user: str | None, seen: str) -> None:
+    """The CLI runs OpenBLAS with one thread; ncu and the profiled program get the user's
+    environment: without the variable, or with the user's own value."""
+    probe = (
+        "import os\n"
+        "from ncu_roof import cores, ncu\n"
+        "cores.one_blas_thread()\n"
+        "import numpy\n"
+        "print(os.environ.get(cores.BLAS_THREADS), ncu.c_locale_env().get(cores.BLAS_THREADS))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != cores.BLAS_THREADS}
+    if user is not None:
+        env[cores.BLAS_THREADS] = user
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
+    assert done.stdout.split() == seen.split()

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ncu_roof.errors import OutputError
-from ncu_roof.render.output import write_all
+from ncu_roof.render import output
+from ncu_roof.render.output import Piece, write_all
 
 DEV_FULL = Path("/dev/full")  # every write fails with ENOSPC
 
@@ -32,3 +37,38 @@ def test_all_outputs_land_when_every_one_can_be_written(
     assert first.read_text() == "# a\n" and second.read_bytes() == b"<svg/>"
     assert capsys.readouterr().out == "on stdout\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "b.svg"]
+
+
+def _document(tail: bytes) -> Iterator[Piece]:
+    """Text, UTF-8 bytes and a file (what a forked child wrote), as a renderer yields them."""
+    with tempfile.TemporaryFile() as handle:
+        handle.write(tail)
+        handle.seek(0)
+        yield "[ядро, "
+        yield "€".encode()
+        yield handle
+        yield "]\n"
+
+
+TAIL = ", ".join(f"k{i}𝄞" for i in range(5000)).encode()
+WHOLE = "[ядро, €" + TAIL.decode() + "]\n"
+
+
+@pytest.mark.parametrize("splice", ["kernel", "refused"])
+def test_a_file_piece_lands_whole_in_a_file_and_on_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, splice: str
+) -> None:
+    """A file piece is copied into a file output by the kernel (`os.sendfile`), or read and written
+    where the kernel refuses; joined for stdout, read back in pieces that split characters."""
+    if splice == "refused":
+        monkeypatch.setattr(os, "sendfile", _refuse)
+    monkeypatch.setattr(output, "READ_BYTES", 7)
+    out = tmp_path / "out.json"
+    write_all([(_document(TAIL), str(out)), (_document(TAIL), None)])
+    assert out.read_text(encoding="utf-8") == WHOLE
+    assert capsys.readouterr().out == WHOLE
+    assert output.joined(_document(TAIL)) == WHOLE
+
+
+def _refuse(*args: object) -> int:
+    raise OSError(errno.EINVAL, "sendfile refused")

@@ -19,7 +19,7 @@ from ncu_roof.analysis import Analysis
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import RunTable
 from ncu_roof.pipeline import Request, pool_size, read_tables, run, run_each
-from ncu_roof.render import jsonkernels, jsonout
+from ncu_roof.render import jsonkernels, jsonout, output
 
 CORPUS_INPUTS = (
     "reexport/a10_rep_2023.2.0_105-kernels-llm.ncu2024.1-raw-base.csv",
@@ -84,7 +84,7 @@ def test_a_child_s_text_comes_back_whole_in_any_pieces(corpus: Path, monkeypatch
     """The child's UTF-8 is read back in pieces that may split a character: joined, it is whole."""
     monkeypatch.setattr(jsonkernels, "CHUNK_KERNELS", 2)
     monkeypatch.setattr(jsonkernels, "FORK_MIN_KERNELS", 1)
-    monkeypatch.setattr(jsonkernels, "READ_BACK_BYTES", 5)
+    monkeypatch.setattr(output, "READ_BYTES", 5)
     monkeypatch.setattr(cores, "alone", lambda: True)
     kernels = analyzed(corpus / CORPUS_INPUTS[1]).kernels[:1]
     named = [replace(kernels[0], id=i, name=f"ядро_{i}€𝄞") for i in range(9)]

@@ -16,6 +16,7 @@ import typer
 from typer.core import TyperCommand
 
 from ncu_roof.cli import verbosity
+from ncu_roof.cores import one_blas_thread
 from ncu_roof.errors import ExitCode, NcuRoofError, UsageError
 from ncu_roof.render.output import StdoutClosedError
 from ncu_roof.text import one_line
@@ -112,7 +113,9 @@ def console() -> None:
     The cyclic garbage collector runs rarely, as in mypy: a run lives seconds and makes few
     reference cycles (reference counting frees the rest), and every full pass walks each object
     alive (a 100,000-launch analysis: 0.05-0.2 s of passes). What is alive at the end is frozen,
-    so the interpreter does not walk it once more on the way out."""
+    so the interpreter does not walk it once more on the way out. numpy's OpenBLAS runs one
+    thread (`cores.one_blas_thread`)."""
+    one_blas_thread()
     gc.set_threshold(GC_FIRST_THRESHOLD_OBJECTS, *gc.get_threshold()[1:])
     try:
         main()

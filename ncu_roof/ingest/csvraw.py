@@ -86,7 +86,8 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
         for c in metrics
     }
     lines: list[int] | None = None
-    table = _raw_fast(block, chosen, has_units)
+    rows_from = (second_end if has_units else first_end) + 1  # (-1 + 1 when no row follows)
+    table = _raw_fast(block, chosen, has_units, rows_from)
     if table is None:  # damaged somewhere: the slow reader says where
         table, lines = _raw_slow(block, chosen, has_units, damage)
     table = _check_identity(table, lines, block, damage)
@@ -95,25 +96,59 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     return _Part(table, units, run)
 
 
-def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> pa.Table | None:
-    """pyarrow on an intact block; None when any row is damaged (or quotes do not pair up).
+def _raw_fast(block: Block, chosen: list[str], has_units: bool, rows_from: int) -> pa.Table | None:
+    """pyarrow on an intact block (its rows from byte `rows_from`); None when any row is damaged
+    (or quotes do not pair up).
 
-    pyarrow parses on a thread of its own, without the GIL, while this one counts the quotes:
-    the two scans of a 200 MB page at once."""
-    if block.last and not block.data.endswith(b"\n"):
+    pyarrow parses on threads of its own, without the GIL, while this one counts the quotes; a
+    big block is cut in two at a line end, each part parsed on a thread (both cores at once)."""
+    data = block.data
+    if block.last and not data.endswith(b"\n"):
         return None
-    parsing = on_thread(lambda: _parse_block(block, chosen, has_units), "ncu-roof-csv")
-    balanced = block.data.count(b'"') % 2 == 0
-    table = parsing.result()
-    return table if balanced else None
+    view = memoryview(data)  # parts without copies
+    cut = _cut(data, rows_from)
+    if cut is None:
+        parsing = on_thread(lambda: _parse_block(view, block.header, chosen, has_units), "ncu-roof-csv")
+        balanced = data.count(b'"') % 2 == 0
+        table = parsing.result()
+        return table if balanced else None
+    first = on_thread(lambda: _parse_block(view[:cut], block.header, chosen, has_units), "ncu-roof-csv")
+    second = on_thread(lambda: _parse_block(view[cut:], block.header, chosen, False, False), "ncu-roof-csv")
+    quotes_before = data.count(b'"', 0, cut)
+    balanced = (quotes_before + data.count(b'"', cut)) % 2 == 0
+    parts = first.result(), second.result()
+    if not balanced:
+        return None
+    if quotes_before % 2:  # the cut fell inside a quoted cell (a line break in a name): whole
+        return _parse_block(view, block.header, chosen, has_units)
+    if parts[0] is None or parts[1] is None:
+        return None
+    import pyarrow as pa
+
+    return pa.concat_tables(parts)
 
 
-def _parse_block(block: Block, chosen: list[str], has_units: bool) -> pa.Table | None:
-    """pyarrow's read of the chosen columns, as text; None when a row is damaged."""
+PARSE_CUT_BYTES = 1 << 24  # from this size, a block is parsed in two parts at once
+
+
+def _cut(data: bytes, rows_from: int) -> int | None:
+    """Where to cut a big block in two: after the first line end past its middle and past its
+    first row (None: a small block, or one row)."""
+    if len(data) < PARSE_CUT_BYTES:
+        return None
+    end = data.find(b"\n", max(len(data) // 2, rows_from))
+    return end + 1 if 0 <= end < len(data) - 1 else None
+
+
+def _parse_block(
+    data: memoryview, header: list[str], chosen: list[str], has_units: bool, named: bool = True
+) -> pa.Table | None:
+    """pyarrow's read of the chosen columns, as text; None when a row is damaged. `data` starts
+    with the header line (`named`), or with a row (the second part of a cut block)."""
     import pyarrow as pa
     from pyarrow import csv as pacsv
 
-    columns = len(block.header)
+    columns = len(header)
     damaged: list[str] = []
 
     def invalid(row: object) -> str:
@@ -124,10 +159,15 @@ def _parse_block(block: Block, chosen: list[str], has_units: bool) -> pa.Table |
 
     # 2 MB blocks, one at a time: a 200 MB page costs ~100 MB in flight, not ~300 MB (threads keep
     # several blocks in flight, for no gain in CPU time), and a row stays far smaller than a block
-    options = pacsv.ReadOptions(skip_rows_after_names=int(has_units), block_size=1 << 21, use_threads=False)
+    options = pacsv.ReadOptions(
+        column_names=None if named else header,
+        skip_rows_after_names=int(has_units),
+        block_size=1 << 21,
+        use_threads=False,
+    )
     try:
         table = pacsv.read_csv(
-            pa.BufferReader(pa.py_buffer(block.data)),  # the bytes themselves, no copies
+            pa.BufferReader(pa.py_buffer(data)),  # the bytes themselves, no copies
             read_options=options,
             parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
             convert_options=pacsv.ConvertOptions(

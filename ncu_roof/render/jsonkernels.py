@@ -432,13 +432,9 @@ class KernelArray:
         if made is None:  # no child, or it failed: its chunks made here
             yield from _later(self._columns, self._theirs)
         else:
-            with made:  # as the child wrote it: UTF-8, passed on undecoded
-                while piece := made.read(READ_BACK_BYTES):
-                    yield piece
+            with made:  # as the child wrote it: UTF-8, passed on as a file (copied by the kernel)
+                yield made
         yield "]"
-
-
-READ_BACK_BYTES = 1 << 22  # the child's text comes back in pieces of this many bytes
 
 
 def _write_chunks(columns: LaunchColumns, starts: list[int], out: IO[bytes]) -> None:

@@ -7,15 +7,20 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import IO
 
 from ncu_roof.errors import OutputError
 
 WRITE_HINT = "check that the directory exists and that you may write there"
 
 # What a renderer gives: text, bytes, or text in pieces made as they are written (a big JSON
-# document is never held whole); a piece may already be UTF-8 (what a forked child wrote).
-Piece = str | bytes
+# document is never held whole); a piece may already be UTF-8 (what a forked child wrote), in
+# bytes or in a file (copied into a file output by the kernel, never through this process).
+Piece = str | bytes | IO[bytes]
 Document = str | bytes | Iterator[Piece]
+
+SPLICE_BYTES = 1 << 30  # most bytes one `os.sendfile` is asked to copy
+READ_BYTES = 1 << 22  # a file piece read back in pieces of this many bytes (to join or to a pipe)
 
 
 class StdoutClosedError(Exception):
@@ -59,7 +64,7 @@ def joined(pieces: Iterable[Piece]) -> str:
 
     decoder = codecs.getincrementaldecoder("utf-8")()
     texts = []
-    for piece in pieces:
+    for piece in _in_memory(pieces):
         if isinstance(piece, bytes):
             texts.append(decoder.decode(piece))
         else:
@@ -68,12 +73,50 @@ def joined(pieces: Iterable[Piece]) -> str:
     return "".join(texts)
 
 
+def _in_memory(pieces: Iterable[Piece]) -> Iterator[str | bytes]:
+    """The pieces, a file's bytes read back in pieces."""
+    for piece in pieces:
+        if isinstance(piece, str | bytes):
+            yield piece
+        else:
+            while chunk := piece.read(READ_BYTES):
+                yield chunk
+
+
 def _chunks(data: Document) -> Iterable[bytes]:
     if isinstance(data, bytes):
         return (data,)
     if isinstance(data, str):
         return (data.encode("utf-8"),)
-    return (piece if isinstance(piece, bytes) else piece.encode("utf-8") for piece in data)
+    return (piece if isinstance(piece, bytes) else piece.encode("utf-8") for piece in _in_memory(data))
+
+
+def _write_pieces(handle: IO[bytes], data: Document) -> None:
+    """The document into a regular file: a file piece copied by the kernel (`os.sendfile`)."""
+    if isinstance(data, str | bytes):
+        handle.writelines(_chunks(data))
+        return
+    for piece in data:
+        if isinstance(piece, str):
+            handle.write(piece.encode("utf-8"))
+        elif isinstance(piece, bytes):
+            handle.write(piece)
+        else:
+            handle.flush()
+            _splice(piece, handle)
+
+
+def _splice(source: IO[bytes], handle: IO[bytes]) -> None:
+    """The rest of `source` appended to `handle` by the kernel; read and written here where it
+    cannot (no `os.sendfile` between these two files)."""
+    start = source.tell()
+    try:
+        while sent := os.sendfile(handle.fileno(), source.fileno(), start, SPLICE_BYTES):
+            start += sent
+    except OSError:
+        if start != source.tell():
+            raise
+        handle.writelines(_chunks(iter([source])))
 
 
 def write_output(data: Document, path: str | None) -> None:
@@ -130,7 +173,7 @@ def _stage(target: Path, payload: Document) -> Path:
     tmp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.writelines(_chunks(payload))
+            _write_pieces(handle, payload)
         os.chmod(tmp, mode)  # mkstemp makes 0600; a report should be as readable as any new file
     except BaseException:
         tmp.unlink(missing_ok=True)
