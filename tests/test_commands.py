@@ -58,28 +58,34 @@ def test_analyzing_a_report_loads_neither_pandas_nor_pyarrow(corpus: Path, tmp_p
     assert out.read_text(encoding="utf-8").count('"name": ') >= 105
 
 
-def test_the_console_script_is_main_with_a_rare_collector_frozen_at_the_end() -> None:
+def test_the_console_script_is_main_with_a_rare_collector_and_a_quick_exit() -> None:
     """`ncu-roof` and `python -m ncu_roof` run `console`: `main`'s exit code and output, the cyclic
-    collector's first threshold raised for the run, and what is alive frozen once it is done (in
-    a fresh interpreter: the test runner's own collector is left alone)."""
+    collector's first threshold raised and OpenBLAS at one thread for the run, and an exit that
+    waits for the threads, runs the exit handlers and flushes the output before it leaves
+    (`os._exit`: no teardown)."""
     import tomllib
 
     project = tomllib.loads((CLI.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["scripts"]["ncu-roof"] == "ncu_roof.cli:console"
-    probe = (  # `python -m ncu_roof`, as runpy runs it
-        "import gc, os, runpy, sys\n"
+    probe = (  # `python -m ncu_roof`, as runpy runs it, its exit watched
+        "import atexit, gc, os, runpy, sys, threading, time\n"
         "from ncu_roof import cli\n"
-        "sys.argv = ['ncu-roof', 'gpus', '--format', 'json']\n"
-        "try:\n    runpy.run_module('ncu_roof', run_name='__main__')\n"
-        "except SystemExit as done:\n"
+        "atexit.register(lambda: print('exit handler ran'))\n"
+        "threading.Thread(target=lambda: (time.sleep(0.2), print('thread done'))).start()\n"
+        "leave = os._exit\n"
+        "def watched(code):\n"
         "    raised = gc.get_threshold()[0] == cli.GC_FIRST_THRESHOLD_OBJECTS\n"
-        "    blas = os.environ.get('OPENBLAS_NUM_THREADS')\n"
-        "    print(done.code, raised, gc.get_freeze_count() > 0, blas)\n"
+        "    sys.stderr.write(f'{code} {raised} {os.environ.get(\"OPENBLAS_NUM_THREADS\")}\\n')\n"
+        "    leave(code)\n"
+        "os._exit = watched\n"
+        "sys.argv = ['ncu-roof', 'gpus', '--format', 'json']\n"
+        "runpy.run_module('ncu_roof', run_name='__main__')\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
-    assert done.stdout.splitlines()[-1] == "0 True True 1"
-    assert '"schema": "ncu-roof/gpus/v1"' in done.stdout
+    assert done.stderr.splitlines()[-1] == "0 True 1"
+    assert '"schema": "ncu-roof/gpus/v1"' in done.stdout  # flushed before the exit
+    assert done.stdout.splitlines()[-2:] == ["thread done", "exit handler ran"]
     module = subprocess.run(
         [sys.executable, "-m", "ncu_roof", "gpus", "--bogus"], capture_output=True, text=True, check=False
     )
