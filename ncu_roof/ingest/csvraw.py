@@ -87,45 +87,49 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     }
     lines: list[int] | None = None
     rows_from = (second_end if has_units else first_end) + 1  # (-1 + 1 when no row follows)
-    table = _raw_fast(block, chosen, has_units, rows_from)
-    if table is None:  # damaged somewhere: the slow reader says where
+    parsed = _raw_fast(block, chosen, has_units, rows_from)
+    if parsed is None:  # damaged somewhere: the slow reader says where
         table, lines = _raw_slow(block, chosen, has_units, damage)
-    table = _check_identity(table, lines, block, damage)
+        parsed = table, _wrong_identity(table)
+    table = _check_identity(*parsed, lines, block, damage)
     if table.num_rows == 0:
         return None
     return _Part(table, units, run)
 
 
-def _raw_fast(block: Block, chosen: list[str], has_units: bool, rows_from: int) -> pa.Table | None:
+def _raw_fast(block: Block, chosen: list[str], has_units: bool, rows_from: int) -> _Parsed | None:
     """pyarrow on an intact block (its rows from byte `rows_from`); None when any row is damaged
     (or quotes do not pair up).
 
     pyarrow parses on threads of its own, without the GIL, while this one counts the quotes; a
-    big block is cut in two at a line end, each part parsed on a thread (both cores at once)."""
+    big block is cut in two at a line end, each part parsed (and its identity checked) on a
+    thread (both cores at once)."""
     data = block.data
     if block.last and not data.endswith(b"\n"):
         return None
     view = memoryview(data)  # parts without copies
     cut = _cut(data, rows_from)
     if cut is None:
-        parsing = on_thread(lambda: _parse_block(view, block.header, chosen, has_units), "ncu-roof-csv")
+        parsing = on_thread(lambda: _parsed(view, block.header, chosen, has_units), "ncu-roof-csv")
         balanced = data.count(b'"') % 2 == 0
-        table = parsing.result()
-        return table if balanced else None
-    first = on_thread(lambda: _parse_block(view[:cut], block.header, chosen, has_units), "ncu-roof-csv")
-    second = on_thread(lambda: _parse_block(view[cut:], block.header, chosen, False, False), "ncu-roof-csv")
+        whole = parsing.result()
+        return whole if balanced else None
+    first = on_thread(lambda: _parsed(view[:cut], block.header, chosen, has_units), "ncu-roof-csv")
+    second = on_thread(lambda: _parsed(view[cut:], block.header, chosen, False, False), "ncu-roof-csv")
     quotes_before = data.count(b'"', 0, cut)
     balanced = (quotes_before + data.count(b'"', cut)) % 2 == 0
     parts = first.result(), second.result()
     if not balanced:
         return None
     if quotes_before % 2:  # the cut fell inside a quoted cell (a line break in a name): whole
-        return _parse_block(view, block.header, chosen, has_units)
-    if parts[0] is None or parts[1] is None:
+        return _parsed(view, block.header, chosen, has_units)
+    head, tail = parts
+    if head is None or tail is None:
         return None
     import pyarrow as pa
 
-    return pa.concat_tables(parts)
+    wrong = {c: np.concatenate([head[1][c], tail[1][c]]) for c in head[1]}
+    return pa.concat_tables([head[0], tail[0]]), wrong
 
 
 PARSE_CUT_BYTES = 1 << 24  # from this size, a block is parsed in two parts at once
@@ -138,6 +142,17 @@ def _cut(data: bytes, rows_from: int) -> int | None:
         return None
     end = data.find(b"\n", max(len(data) // 2, rows_from))
     return end + 1 if 0 <= end < len(data) - 1 else None
+
+
+_Parsed = tuple["pa.Table", dict[str, np.ndarray]]  # the rows as text, and `_wrong_identity` of them
+
+
+def _parsed(
+    data: memoryview, header: list[str], chosen: list[str], has_units: bool, named: bool = True
+) -> _Parsed | None:
+    """`_parse_block`, and the rows whose identity is wrong (on the parsing thread)."""
+    table = _parse_block(data, header, chosen, has_units, named)
+    return None if table is None else (table, _wrong_identity(table))
 
 
 def _parse_block(
@@ -204,24 +219,37 @@ def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) 
     return table, lines
 
 
-def _check_identity(table: pa.Table, lines: list[int] | None, block: Block, damage: Damage) -> pa.Table:
-    """Rows whose ID or Device is not a small non-negative integer are damaged (and left out)."""
+_IDENTITY_CHECKS = (("ID", _INTEGER), ("Device", _DEVICE))
+
+
+def _wrong_identity(table: pa.Table) -> dict[str, np.ndarray]:
+    """Per identity column present, the rows whose cell is not a small non-negative integer (an
+    empty Device is no device: the GPU ncu names first)."""
     import pyarrow.compute as pc
 
-    bad = np.zeros(table.num_rows, dtype=bool)
-    reasons: dict[int, str] = {}
-    for column, pattern, what in (("ID", _INTEGER, "ID"), ("Device", _DEVICE, "Device")):
+    wrong = {}
+    for column, pattern in _IDENTITY_CHECKS:
         if column not in table.column_names:
             continue
         cells = table[column]
         right = bool_values(pc.match_substring_regex(cells, pattern.pattern))
-        if column == "Device":  # an empty Device is no device (the GPU ncu names first)
+        if column == "Device":
             right |= bool_values(pc.match_substring_regex(pc.utf8_trim_whitespace(cells), "^$"))
-        wrong = ~right
-        for position in np.flatnonzero(wrong):
-            cell = str(cells[int(position)].as_py())
-            reasons.setdefault(int(position), f"{what} {one_cell(cell)} is not an integer index")
-        bad |= wrong
+        wrong[column] = ~right
+    return wrong
+
+
+def _check_identity(
+    table: pa.Table, wrong: dict[str, np.ndarray], lines: list[int] | None, block: Block, damage: Damage
+) -> pa.Table:
+    """Rows whose ID or Device is wrong (`_wrong_identity`) are damaged (and left out)."""
+    bad = np.zeros(table.num_rows, dtype=bool)
+    reasons: dict[int, str] = {}
+    for column, rows in wrong.items():
+        for position in np.flatnonzero(rows):
+            cell = str(table[column][int(position)].as_py())
+            reasons.setdefault(int(position), f"{column} {one_cell(cell)} is not an integer index")
+        bad |= rows
     if not bad.any():
         return table
     for row, reason in sorted(reasons.items()):
