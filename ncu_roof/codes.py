@@ -34,7 +34,7 @@ def factorize(values: Iterable[Any], *, missing_is_value: bool = False) -> tuple
     None and NaN are missing (code -1, not among the values), unless `missing_is_value`: then
     None and NaN are each a value of its own. Unhashable values raise TypeError.
     """
-    column = values if isinstance(values, np.ndarray) and values.dtype == object else _objects(values)
+    column = values if isinstance(values, np.ndarray) and values.dtype == object else object_array(values)
     few = _by_identity(column, missing_is_value)
     if few is not None:
         return few
@@ -44,11 +44,11 @@ def factorize(values: Iterable[Any], *, missing_is_value: bool = False) -> tuple
     return _dict(column.tolist(), missing_is_value)
 
 
-def _objects(values: Iterable[Any]) -> npt.NDArray[np.object_]:
-    items = list(values)
-    column = np.empty(len(items), dtype=object)
-    column[:] = items
-    return column
+def object_array(values: Iterable[Any]) -> npt.NDArray[np.object_]:
+    """Python values as a one-dimensional object array (tuples and records stay whole: `fromiter`
+    never looks inside them, where assigning a list does, at 5x the cost)."""
+    items = values if isinstance(values, list | tuple) else list(values)
+    return np.fromiter(items, dtype=object, count=len(items))
 
 
 IDENTITY_MAX = 16  # distinct objects up to which a column is coded by identity

@@ -24,8 +24,7 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from ncu_roof.codes import factorize
-from ncu_roof.model import object_array
+from ncu_roof.codes import factorize, object_array
 from ncu_roof.records import Kernel
 
 FLOATS = (
@@ -96,9 +95,12 @@ class LaunchColumns:
 
     @staticmethod
     def concat(parts: Sequence[LaunchColumns]) -> LaunchColumns:
-        """Parts one after another; a map key that a part lacks is NaN there."""
+        """Parts one after another; a map key that a part lacks is NaN there (one part: itself,
+        not a copy of its hundred-odd arrays)."""
         if not parts:
             return empty_columns()
+        if len(parts) == 1:
+            return parts[0]
         values = {f: np.concatenate([p.values[f] for p in parts]) for f in SCALARS}
         maps: dict[str, dict[str, np.ndarray]] = {}
         for f in MAPS:
@@ -198,10 +200,8 @@ def shared_texts(values: list[Any], encode: Callable[[Any], T]) -> list[T]:
     be hashed (enums, notes), else by identity (launches share one recipe or traffic object)."""
     if not values:
         return []
-    column = np.empty(len(values), dtype=object)
-    column[:] = values
     try:
-        codes, distinct = factorized(column)
+        codes, distinct = factorized(object_array(values))
     except TypeError:  # dicts, or records holding them
         first, codes = identity_codes(values)
         distinct = [values[j] for j in first.tolist()]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.codes import factorize
+from ncu_roof.codes import factorize, object_array
 from ncu_roof.columns import (
     Coded,
     LaunchColumns,
@@ -21,7 +21,7 @@ from ncu_roof.columns import (
     shared_texts,
     text_value,
 )
-from ncu_roof.model import fixed, intensity_array, is_set, object_array, objects
+from ncu_roof.model import fixed, intensity_array, is_set, objects
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath

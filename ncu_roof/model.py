@@ -10,12 +10,12 @@ are all zero, without dividing by zero. A tie between compute and memory is comp
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from ncu_roof.codes import object_array
 from ncu_roof.vocabulary import COMPUTE, Bound
 
 
@@ -278,13 +278,6 @@ def objects(value: object, n: int) -> np.ndarray:
     return np.full(n, value, dtype=object)
 
 
-def object_array(values: Sequence[Any]) -> np.ndarray:
-    """Python values as a one-dimensional object array (tuples and records stay whole)."""
-    out = np.empty(len(values), dtype=object)
-    out[:] = list(values)
-    return out
-
-
 def whole_shown(values: np.ndarray) -> np.ndarray:
     """Each number as the whole number `fixed(values, 0)` shows: `rint` rounds as `format` does
     (half to even, on the exact binary value; -0.4 is -0.0, shown `-0`)."""
@@ -296,18 +289,14 @@ def fixed(values: np.ndarray, digits: int) -> np.ndarray:
     """Each number as `f"{v:.{digits}f}"`, as an object array (texts to join elementwise with `+`).
     Whole numbers are formatted once per distinct rounded value (`whole_shown`), so percentages
     cost ~100 formats, not one a row."""
-    out = np.empty(len(values), dtype=object)
     if digits == 0 and len(values) > 1024:
         rounded = whole_shown(values)
         distinct, inverse = np.unique(rounded, return_inverse=True)
-        texts = np.empty(len(distinct), dtype=object)
-        texts[:] = list(map("{:.0f}".format, distinct.tolist()))
-        out[:] = texts[inverse.ravel()]
+        out: np.ndarray = object_array(list(map("{:.0f}".format, distinct.tolist())))[inverse.ravel()]
         zero = rounded == 0  # 0.0 and -0.0 are one value to `unique`, not to `format`
         out[zero] = np.where(np.signbit(rounded[zero]), "-0", "0")
         return out
-    out[:] = list(map(f"{{:.{digits}f}}".format, values.tolist()))
-    return out
+    return object_array(list(map(f"{{:.{digits}f}}".format, values.tolist())))
 
 
 def is_set(values: np.ndarray) -> np.ndarray:

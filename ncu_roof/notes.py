@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.codes import factorize
+from ncu_roof.codes import factorize, object_array
 from ncu_roof.columns import distinct_numbers, distinct_rows, shared_texts
-from ncu_roof.model import fixed, is_set, object_array, whole_shown
+from ncu_roof.model import fixed, is_set, whole_shown
 from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.sol import LATENCY_SOL_PCT
 from ncu_roof.vocabulary import COMPUTE, PRECISIONS, Bound, VerdictBasis
