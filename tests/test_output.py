@@ -6,6 +6,7 @@ import errno
 import os
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -58,13 +59,17 @@ WHOLE = "[ядро, €" + TAIL.decode() + "]\n"
 def test_a_file_piece_lands_whole_in_a_file_and_on_stdout(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, splice: str
 ) -> None:
-    """A file piece is copied into a file output by the kernel (`os.sendfile`), or read and written
-    where the kernel refuses; joined for stdout, read back in pieces that split characters."""
+    """A file piece is copied into a file or a pipe by the kernel (`os.sendfile`), or read and
+    written where the kernel refuses; joined for stdout, read back in pieces that split characters."""
     if splice == "refused":
         monkeypatch.setattr(os, "sendfile", _refuse)
     monkeypatch.setattr(output, "READ_BYTES", 7)
-    out = tmp_path / "out.json"
-    write_all([(_document(TAIL), str(out)), (_document(TAIL), None)])
+    out, fifo = tmp_path / "out.json", tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with ThreadPoolExecutor(1) as reader:  # a pipe is written through (never replaced)
+        piped = reader.submit(lambda: fifo.read_text(encoding="utf-8"))
+        write_all([(_document(TAIL), str(out)), (_document(TAIL), str(fifo)), (_document(TAIL), None)])
+        assert piped.result(timeout=30) == WHOLE
     assert out.read_text(encoding="utf-8") == WHOLE
     assert capsys.readouterr().out == WHOLE
     assert output.joined(_document(TAIL)) == WHOLE

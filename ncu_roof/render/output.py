@@ -92,7 +92,8 @@ def _chunks(data: Document) -> Iterable[bytes]:
 
 
 def _write_pieces(handle: IO[bytes], data: Document) -> None:
-    """The document into a regular file: a file piece copied by the kernel (`os.sendfile`)."""
+    """The document into a file: a file piece copied by the kernel (`os.sendfile`: into a regular
+    file, a device such as /dev/null, or a pipe)."""
     if isinstance(data, str | bytes):
         handle.writelines(_chunks(data))
         return
@@ -130,7 +131,7 @@ def write_output(data: Document, path: str | None) -> None:
         if target.exists() and not target.is_file():
             # a device or pipe (/dev/null, /dev/stdout, a FIFO): write through, never replace it
             with target.open("wb") as handle:
-                handle.writelines(_chunks(data))
+                _write_pieces(handle, data)
             return
         _replace_atomically(target, data)
     except OSError as err:
