@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import analyzed
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ncu_roof.cli import main
 from ncu_roof.cli.analyze import example_path
+from ncu_roof.codes import object_array
+from ncu_roof.columns import KernelRows, LaunchColumns
+from ncu_roof.notes import COLLECTION_FAILED
 from ncu_roof.render.formats import (
     FORMATS,
     OutputFormat,
@@ -21,6 +29,8 @@ from ncu_roof.render.formats import (
     spec,
 )
 from ncu_roof.render.output import text_of
+from ncu_roof.render.summary import _agreeing, _missing_reason, missing_reason
+from ncu_roof.text import plural
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 
@@ -170,3 +180,37 @@ def test_table_at_80_columns_keeps_every_verdict_whole(capsys: pytest.CaptureFix
     assert sum("compute-bound (fp32)" in line for line in table) == 1
     assert sum("latency-bound" in line for line in table) == 3
     assert any(line.startswith("not shown at this width: ") for line in lines)
+
+
+_LAUNCH_FACTS = st.tuples(st.integers(0, 2), st.booleans(), st.booleans(), st.booleans(), st.booleans())
+
+
+@given(st.lists(_LAUNCH_FACTS, max_size=30))
+def test_missing_reasons_are_counted_most_common_first_then_as_launches_first_have_them(
+    facts: list[tuple[int, bool, bool, bool, bool]],
+) -> None:
+    """Each launch not on a roofline counts once for its reason (its device — the example's two,
+    and one the analysis lacks — whether its collection failed, it has a duration, FLOPs): the
+    reasons by count, a tie in the order the launches first have them."""
+    base = analyzed(Path(example_path()))
+    n = len(facts)
+    columns = base.columns.take(np.zeros(n, dtype="int64"))
+    table = np.array(facts, dtype="int64").reshape(n, 5)
+    device, placed, no_duration, failed, no_flop = table.T
+    values = {
+        **columns.values,
+        "device": device,
+        "pct_of_roof": np.where(placed == 1, 50.0, np.nan),
+        "duration_s": np.where(no_duration == 1, np.nan, 1e-3),
+        "notes": object_array([(COLLECTION_FAILED,) if f else () for f in failed.tolist()]),
+    }
+    flop = {**columns.maps["flop"], "total": np.where(no_flop == 1, np.nan, 1.0)}
+    made = LaunchColumns(n, values, {**columns.maps, "flop": flop})
+    analysis = replace(base, kernels=KernelRows(made))
+    reasons: Counter[str] = Counter()
+    for d, p, nd, f, nf in facts:
+        if not p:
+            reasons[_missing_reason(analysis, d, nd, nd and f, nf)] += 1
+    ordered = sorted(reasons.items(), key=lambda item: -item[1])
+    expected = "; ".join(f"{plural(k, 'launch')} {_agreeing(why, k)}" for why, k in ordered) or None
+    assert missing_reason(analysis) == expected

@@ -271,20 +271,17 @@ def missing_reason(analysis: Analysis) -> str | None:
         any(n in (COLLECTION_FAILED, ZERO_DURATION) for n in notes)
         for notes in columns["notes"][unplaced[no_duration]].tolist()
     ]
-    facts = Counter(
-        zip(
-            columns["device"][unplaced].tolist(),
-            no_duration.tolist(),
-            failed.tolist(),
-            np.isnan(columns.key("flop", "total")[unplaced]).tolist(),
-            strict=True,
-        )
-    )
-    if not facts:
+    if not len(unplaced):
         return None
+    no_flop = np.isnan(columns.key("flop", "total")[unplaced])
+    # each launch's facts as one number: its device, then the three flags as bits
+    facts = columns["device"][unplaced].astype("int64") * 8 + no_duration * 4 + failed * 2 + no_flop
+    distinct, first, counts = np.unique(facts, return_index=True, return_counts=True)
     reasons: Counter[str] = Counter()
-    for fact, count in facts.items():
-        reasons[_missing_reason(analysis, *fact)] += count
+    for k in np.argsort(first, kind="stable").tolist():  # in the order the launches first have them
+        fact = int(distinct[k])
+        why = _missing_reason(analysis, fact >> 3, bool(fact & 4), bool(fact & 2), bool(fact & 1))
+        reasons[why] += int(counts[k])
     ordered_reasons = sorted(reasons.items(), key=lambda item: -item[1])
     return "; ".join(f"{plural(n, 'launch')} {_agreeing(why, n)}" for why, n in ordered_reasons)
 
