@@ -341,8 +341,9 @@ def _cells_of(spec: Field | Derived, columns: LaunchColumns) -> list[str]:
     values = columns[spec.field]
     if kind == NUMBER:
         return numbers_text(values)
-    if kind == INT:
-        return list(map(str, values.tolist()))
+    if kind == INT:  # an input, run or device index is mostly one number for a whole chunk
+        one = len(values) > 0 and values[0] == values[-1] and bool((values == values[0]).all())
+        return [str(values[0])] * n if one else list(map(str, values.tolist()))
     if kind == BOOL:
         return _flags(values.tolist())
     if kind == TEXT:  # names repeat: encode each distinct one once
