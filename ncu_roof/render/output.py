@@ -83,21 +83,10 @@ def _in_memory(pieces: Iterable[Piece]) -> Iterator[str | bytes]:
                 yield chunk
 
 
-def _chunks(data: Document) -> Iterable[bytes]:
-    if isinstance(data, bytes):
-        return (data,)
-    if isinstance(data, str):
-        return (data.encode("utf-8"),)
-    return (piece if isinstance(piece, bytes) else piece.encode("utf-8") for piece in _in_memory(data))
-
-
 def _write_pieces(handle: IO[bytes], data: Document) -> None:
     """The document into a file: a file piece copied by the kernel (`os.sendfile`: into a regular
     file, a device such as /dev/null, or a pipe)."""
-    if isinstance(data, str | bytes):
-        handle.writelines(_chunks(data))
-        return
-    for piece in data:
+    for piece in (data,) if isinstance(data, str | bytes) else data:
         if isinstance(piece, str):
             handle.write(piece.encode("utf-8"))
         elif isinstance(piece, bytes):
@@ -115,9 +104,10 @@ def _splice(source: IO[bytes], handle: IO[bytes]) -> None:
         while sent := os.sendfile(handle.fileno(), source.fileno(), start, SPLICE_BYTES):
             start += sent
     except OSError:
-        if start != source.tell():
+        if start != source.tell():  # failed half way (a full disk): the error stands
             raise
-        handle.writelines(_chunks(iter([source])))
+        while chunk := source.read(READ_BYTES):
+            handle.write(chunk)
 
 
 def write_output(data: Document, path: str | None) -> None:
