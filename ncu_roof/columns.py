@@ -85,6 +85,15 @@ class LaunchColumns:
         values = self.maps[field].get(key)
         return np.full(self.length, np.nan) if values is None else values
 
+    def window(self, start: int, stop: int) -> LaunchColumns:
+        """The launches from `start` up to `stop`, as read-only views (nothing copied)."""
+        stop = min(stop, self.length)
+        return LaunchColumns(
+            max(stop - start, 0),
+            {f: _view(a, start, stop) for f, a in self.values.items()},
+            {f: {k: _view(a, start, stop) for k, a in m.items()} for f, m in self.maps.items()},
+        )
+
     def take(self, rows: np.ndarray) -> LaunchColumns:
         """The launches at `rows` (indices), in that order."""
         return LaunchColumns(
@@ -109,6 +118,12 @@ class LaunchColumns:
                 k: np.concatenate([p.maps[f].get(k, np.full(p.length, np.nan)) for p in parts]) for k in keys
             }
         return LaunchColumns(sum(p.length for p in parts), values, maps)
+
+
+def _view(values: np.ndarray, start: int, stop: int) -> np.ndarray:
+    view = values[start:stop]
+    view.flags.writeable = False
+    return view
 
 
 def empty_columns() -> LaunchColumns:

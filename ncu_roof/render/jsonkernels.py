@@ -453,7 +453,7 @@ def _later(columns: LaunchColumns, starts: list[int]) -> Iterator[str]:
 
 def _chunk_text(columns: LaunchColumns, start: int) -> str:
     """The kernel objects of one chunk (from `start`), `, `-separated."""
-    chunk = columns.take(np.arange(start, min(start + CHUNK_KERNELS, len(columns))))
+    chunk = columns.window(start, start + CHUNK_KERNELS)
     keys = [_dense_keys(spec, chunk) for spec in KERNEL_SPEC]
     row = _object_template({spec.key: _slots(k) for spec, k in zip(KERNEL_SPEC, keys, strict=True)})
     cells = [
