@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import modules_loaded_by
 
 from ncu_roof.cli import app
@@ -90,3 +91,24 @@ def test_the_console_script_is_main_with_a_rare_collector_and_a_quick_exit() -> 
         [sys.executable, "-m", "ncu_roof", "gpus", "--bogus"], capture_output=True, text=True, check=False
     )
     assert module.returncode == 2 and module.stderr.startswith("error: ")
+
+
+@pytest.mark.parametrize(
+    ("setup", "code", "stderr"),
+    [
+        ("cli.main = lambda: sys.exit('a message')", 1, "a message\n"),
+        ("cli.main = lambda: sys.exit(None)", 0, ""),
+        (  # Ctrl-C while the console script waits for a thread at its exit: 130, at once
+            "threading.Thread(target=time.sleep, args=(30,)).start()\n"
+            "def interrupted(self, timeout=None):\n    raise KeyboardInterrupt\n"
+            "threading.Thread.join = interrupted\n"
+            "cli.main = lambda: None",
+            130,
+            "",
+        ),
+    ],
+)
+def test_the_console_script_exits_as_the_interpreter_would(setup: str, code: int, stderr: str) -> None:
+    probe = f"import sys, threading, time\nfrom ncu_roof import cli\n{setup}\ncli.console()\n"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=20)
+    assert (done.returncode, done.stderr) == (code, stderr)

@@ -125,17 +125,23 @@ def console() -> NoReturn:
         code = done.code
     else:
         code = None
+    if code is not None and not isinstance(code, int):  # a message: printed, exit status 1
+        sys.stderr.write(f"{code}\n")
     _leave(code if isinstance(code, int) else int(code is not None))
 
 
 def _leave(status: int) -> NoReturn:
-    """Exit with `status` as the interpreter would, less the teardown of its objects."""
+    """Exit with `status` as the interpreter would, less the teardown of its objects (Ctrl-C
+    while a thread is still working: 130 at once, as when interrupted before)."""
     import atexit
     import threading
 
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join()
+    try:
+        for thread in threading.enumerate():
+            if thread is not threading.current_thread() and not thread.daemon:
+                thread.join()
+    except KeyboardInterrupt:
+        status = 130
     atexit._run_exitfuncs()
     for stream in (s for s in (sys.stdout, sys.stderr) if s is not None):  # (None: started without)
         with contextlib.suppress(OSError, ValueError):  # a closed pipe (`| head`): nothing to say
