@@ -115,6 +115,9 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
     try:
         from ncu_roof.analysis import analyze  # numpy, pyarrow's users: loaded while ahead reads
 
+        if ahead is not None:
+            ahead.load_readers()
+
         tables = read_tables(items, request.number_style, request.jobs, request.skip_bad_rows, ahead)
     finally:
         if ahead is not None:

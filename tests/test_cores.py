@@ -157,6 +157,28 @@ def test_reading_ahead_loads_no_numpy(fixtures: Path) -> None:
     assert json.loads(done.stdout) == []
 
 
+@pytest.mark.parametrize(("name", "loaded"), [("text", True), ("report", False)])
+def test_a_text_s_reader_modules_load_while_it_is_read(fixtures: Path, name: str, loaded: bool) -> None:
+    """pyarrow's CSV parser and compute functions are loaded by the pipeline while a text input is
+    read ahead, before its reader runs (not for a report: its reader needs neither)."""
+    path = fixtures / "raw_base.csv" if name == "text" else REPORT
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    probe = (
+        "import json, sys\n"
+        "from ncu_roof import ingest, pipeline\n"
+        "from ncu_roof.ingest.ahead import TEXT_READER_MODULES\n"
+        "read = ingest.read_input\n"
+        "def watched(*args, **kwargs):\n"
+        "    print(json.dumps(all(m in sys.modules for m in TEXT_READER_MODULES)))\n"
+        "    return read(*args, **kwargs)\n"
+        "ingest.read_input = watched\n"
+        f"pipeline.run([{str(path)!r}])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout.splitlines()[0]) is loaded
+
+
 def test_an_interrupted_wait_leaves_the_thread_to_finish(tmp_path: Path) -> None:
     """Ctrl-C while waiting for a thread: the interpreter still waits for the thread before it
     exits (a `join` that Ctrl-C interrupts marks it stopped, and the C library it runs in, pyarrow,

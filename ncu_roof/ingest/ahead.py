@@ -5,11 +5,13 @@ A text input's bytes are read on a thread (the read releases the GIL); a report'
 forked child (`ncu_roof.cores`: `ncu_report` holds the GIL), which sends them back as rows.
 Whatever goes wrong ahead is left to the reader: an error is raised by `read_input` as it would
 have been without reading ahead, and a child that fails only means the report is read here.
-This module imports neither numpy nor the table, or reading ahead would gain nothing.
+This module imports neither numpy nor the table, or reading ahead would gain nothing (its caller
+loads them, and `Ahead.load_readers` what the reader needs, once the read has started).
 """
 
 from __future__ import annotations
 
+import importlib
 import marshal
 from dataclasses import dataclass
 from typing import IO
@@ -18,6 +20,8 @@ from ncu_roof import cores
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.ingest.inputs import STDIN, has_report_header, is_report, read_head, read_text_bytes
 from ncu_roof.ingest.reprows import Row, report_rows
+
+TEXT_READER_MODULES = ("pyarrow", "pyarrow.csv", "pyarrow.compute")
 
 
 @dataclass
@@ -46,6 +50,14 @@ class Ahead:
         with made:
             rows: list[Row] | None = marshal.load(made)
         return rows
+
+    def load_readers(self) -> None:
+        """Import what reading this input needs, while it is read: for a text, pyarrow with its CSV
+        parser and compute functions (~0.13 s; every text reader uses them, and a big page's two
+        parsing threads would import them at once, one waiting on the other)."""
+        if self._text is not None:
+            for name in TEXT_READER_MODULES:
+                importlib.import_module(name)
 
     def close(self) -> None:
         """Reap the child (stopped first if it is still reading: the caller failed before it
