@@ -21,7 +21,7 @@ from ncu_roof.errors import NcuRoofError
 from ncu_roof.ingest.inputs import STDIN, has_report_header, is_report, read_head, read_text_bytes
 from ncu_roof.ingest.reprows import Row, report_rows
 
-TEXT_READER_MODULES = ("pyarrow", "pyarrow.csv", "pyarrow.compute")
+TEXT_READER_MODULES = ("pyarrow.csv", "pyarrow.compute")  # (pyarrow itself with them)
 
 
 @dataclass

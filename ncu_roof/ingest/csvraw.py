@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -108,58 +109,53 @@ def _raw_fast(block: Block, chosen: list[str], has_units: bool, rows_from: int) 
     if block.last and not data.endswith(b"\n"):
         return None
     view = memoryview(data)  # parts without copies
-    cut = _cut(data, rows_from)
-    if cut is None:
-        parsing = on_thread(lambda: _parsed(view, block.header, chosen, has_units), "ncu-roof-csv")
-        balanced = data.count(b'"') % 2 == 0
-        whole = parsing.result()
-        return whole if balanced else None
-    first = on_thread(lambda: _parsed(view[:cut], block.header, chosen, has_units), "ncu-roof-csv")
-    second = on_thread(lambda: _parsed(view[cut:], block.header, chosen, False, False), "ncu-roof-csv")
-    quotes_before = data.count(b'"', 0, cut)
-    balanced = (quotes_before + data.count(b'"', cut)) % 2 == 0
-    parts = first.result(), second.result()
-    if not balanced:
+    spans = _spans(data, rows_from)
+    parsing = [
+        on_thread(
+            partial(_parse_block, view[a:b], block.header, chosen, has_units and a == 0, a == 0),
+            "ncu-roof-csv",
+        )
+        for a, b in spans
+    ]
+    quotes = [data.count(b'"', a, b) for a, b in spans]
+    parts = [p.result() for p in parsing]
+    if sum(quotes) % 2:
         return None
-    if quotes_before % 2:  # the cut fell inside a quoted cell (a line break in a name): whole
-        return _parsed(view, block.header, chosen, has_units)
-    head, tail = parts
-    if head is None or tail is None:
+    if quotes[0] % 2:  # a cut fell inside a quoted cell (a line break in a name): parsed whole
+        return _parse_block(view, block.header, chosen, has_units)
+    parsed = [p for p in parts if p is not None]
+    if len(parsed) < len(parts):
         return None
+    if len(parsed) == 1:
+        return parsed[0]
     import pyarrow as pa
 
-    wrong = {c: np.concatenate([head[1][c], tail[1][c]]) for c in head[1]}
-    return pa.concat_tables([head[0], tail[0]]), wrong
+    wrong = {c: np.concatenate([w[c] for _, w in parsed]) for c in parsed[0][1]}
+    return pa.concat_tables([t for t, _ in parsed]), wrong
 
 
 PARSE_CUT_BYTES = 1 << 24  # from this size, a block is parsed in two parts at once
 
 
-def _cut(data: bytes, rows_from: int) -> int | None:
-    """Where to cut a big block in two: after the first line end past its middle and past its
-    first row (None: a small block, or one row)."""
-    if len(data) < PARSE_CUT_BYTES:
-        return None
-    end = data.find(b"\n", max(len(data) // 2, rows_from))
-    return end + 1 if 0 <= end < len(data) - 1 else None
+def _spans(data: bytes, rows_from: int) -> list[tuple[int, int]]:
+    """The parts a block is parsed in: a big one is cut in two after the first line end past its
+    middle and past its first row (one part: a small block, or one row)."""
+    if len(data) >= PARSE_CUT_BYTES:
+        end = data.find(b"\n", max(len(data) // 2, rows_from))
+        if 0 <= end < len(data) - 1:
+            return [(0, end + 1), (end + 1, len(data))]
+    return [(0, len(data))]
 
 
 _Parsed = tuple["pa.Table", dict[str, np.ndarray]]  # the rows as text, and `_wrong_identity` of them
 
 
-def _parsed(
-    data: memoryview, header: list[str], chosen: list[str], has_units: bool, named: bool = True
-) -> _Parsed | None:
-    """`_parse_block`, and the rows whose identity is wrong (on the parsing thread)."""
-    table = _parse_block(data, header, chosen, has_units, named)
-    return None if table is None else (table, _wrong_identity(table))
-
-
 def _parse_block(
     data: memoryview, header: list[str], chosen: list[str], has_units: bool, named: bool = True
-) -> pa.Table | None:
-    """pyarrow's read of the chosen columns, as text; None when a row is damaged. `data` starts
-    with the header line (`named`), or with a row (the second part of a cut block)."""
+) -> _Parsed | None:
+    """pyarrow's read of the chosen columns, as text, and the rows whose identity is wrong; None
+    when a row is damaged. `data` starts with the header line (`named`), or with a row (the
+    second part of a cut block)."""
     import pyarrow as pa
     from pyarrow import csv as pacsv
 
@@ -195,7 +191,7 @@ def _parse_block(
         return None
     finally:
         pa.default_memory_pool().release_unused()  # the parse buffers, before the numbers are made
-    return None if damaged else table
+    return None if damaged else (table, _wrong_identity(table))
 
 
 def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) -> tuple[pa.Table, list[int]]:

@@ -482,10 +482,10 @@ def _fold_constants(template: str, cells: list[list[str]]) -> tuple[list[str], l
     return literals, varying
 
 
-def _joined_rows(literals: list[str], varying: list[list[str]], rows: int) -> str:
-    """Each row's literals and cells in turn, rows `, `-separated: laid out row by row in one
+def _joined_rows(literals: list[str], varying: list[list[str]], count: int) -> str:
+    """`count` rows, each its literals and cells in turn, `, `-separated: laid out row by row in one
     object array and joined once (`%`-formatting a template per row cost 4x as much)."""
-    grid = np.empty((rows, 2 * len(varying) + 1), dtype=object)
+    grid = np.empty((count, 2 * len(varying) + 1), dtype=object)
     grid[:, 0] = ", " + literals[0]
     grid[0, 0] = literals[0]
     for i, texts in enumerate(varying):

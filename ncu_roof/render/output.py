@@ -79,8 +79,13 @@ def _in_memory(pieces: Iterable[Piece]) -> Iterator[str | bytes]:
         if isinstance(piece, str | bytes):
             yield piece
         else:
-            while chunk := piece.read(READ_BYTES):
-                yield chunk
+            yield from _read_back(piece)
+
+
+def _read_back(source: IO[bytes]) -> Iterator[bytes]:
+    """The rest of a file, `READ_BYTES` at a time."""
+    while chunk := source.read(READ_BYTES):
+        yield chunk
 
 
 def _write_pieces(handle: IO[bytes], data: Document) -> None:
@@ -106,8 +111,7 @@ def _splice(source: IO[bytes], handle: IO[bytes]) -> None:
     except OSError:
         if start != source.tell():  # failed half way (a full disk): the error stands
             raise
-        while chunk := source.read(READ_BYTES):
-            handle.write(chunk)
+        handle.writelines(_read_back(source))
 
 
 def write_output(data: Document, path: str | None) -> None:

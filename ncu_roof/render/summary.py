@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ncu_roof.analysis import Analysis
-from ncu_roof.columns import LaunchColumns, columns_of, empty_columns, factorized
+from ncu_roof.columns import LaunchColumns, columns_of, empty_columns, factorized, shared_texts
 from ncu_roof.groups import (
     FixFirst,
     GroupBy,
@@ -265,14 +265,14 @@ def missing_reason(analysis: Analysis) -> str | None:
     common reason first; None when every launch is placed."""
     columns = analysis.columns
     unplaced = np.flatnonzero(np.isnan(columns["pct_of_roof"]))
-    no_duration = np.isnan(columns["duration_s"][unplaced])
-    failed = np.zeros(len(unplaced), dtype=bool)  # no duration, because the collection failed
-    failed[no_duration] = [
-        any(n in (COLLECTION_FAILED, ZERO_DURATION) for n in notes)
-        for notes in columns["notes"][unplaced[no_duration]].tolist()
-    ]
     if not len(unplaced):
         return None
+    no_duration = np.isnan(columns["duration_s"][unplaced])
+    failed = np.zeros(len(unplaced), dtype=bool)  # no duration, because the collection failed
+    failed[no_duration] = shared_texts(  # each distinct notes tuple looked at once
+        columns["notes"][unplaced[no_duration]].tolist(),
+        lambda notes: any(n in (COLLECTION_FAILED, ZERO_DURATION) for n in notes),
+    )
     no_flop = np.isnan(columns.key("flop", "total")[unplaced])
     # each launch's facts as one number: its device, then the three flags as bits
     facts = columns["device"][unplaced].astype("int64") * 8 + no_duration * 4 + failed * 2 + no_flop
