@@ -16,6 +16,8 @@ from typing import Literal
 
 import pytest
 from conftest import read_once
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ncu_roof.cli import main
 from ncu_roof.errors import BadInputError
@@ -236,6 +238,17 @@ def test_a_page_parsed_in_two_parts_is_the_page_parsed_whole(
 
 def _never(*args: object) -> None:
     raise AssertionError("read row by row")
+
+
+@given(st.lists(st.sampled_from(b'"a\n\xff'), max_size=64).map(bytes), st.integers(min_value=1, max_value=9))
+def test_a_byte_counted_in_slices_is_counted_once(data: bytes, slice_bytes: int) -> None:
+    """The quotes of a page counted by numpy a slice at a time: as many as `bytes.count` finds,
+    whatever the slice (one byte, part of the page, all of it) and wherever the page's view starts."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(csvraw, "COUNT_SLICE_BYTES", slice_bytes)
+        for skip in (0, 1):
+            view = memoryview(data)[skip:]
+            assert csvraw.count_byte(view, b'"') == data[skip:].count(b'"')
 
 
 def test_a_cut_inside_a_quoted_name_is_undone(

@@ -102,8 +102,9 @@ def _raw_fast(block: Block, chosen: list[str], has_units: bool, rows_from: int) 
     """pyarrow on an intact block (its rows from byte `rows_from`); None when any row is damaged
     (or quotes do not pair up).
 
-    pyarrow parses on threads of its own, without the GIL, while this one counts the quotes; a
-    big block is cut in two at a line end, each part parsed (and its identity checked) on a
+    pyarrow parses on threads of its own, without the GIL, while this one counts the quotes (with
+    numpy, which lets go of the GIL too: `bytes.count` held it, a third runner on two cores); a big
+    block is cut in two at a line end, each part parsed (and its identity checked) on a
     thread (both cores at once)."""
     data = block.data
     if block.last and not data.endswith(b"\n"):
@@ -117,7 +118,7 @@ def _raw_fast(block: Block, chosen: list[str], has_units: bool, rows_from: int) 
         )
         for a, b in spans
     ]
-    quotes = [data.count(b'"', a, b) for a, b in spans]
+    quotes = [count_byte(view[a:b], b'"') for a, b in spans]
     parts = [p.result() for p in parsing]
     if sum(quotes) % 2:
         return None
@@ -135,6 +136,22 @@ def _raw_fast(block: Block, chosen: list[str], has_units: bool, rows_from: int) 
 
 
 PARSE_CUT_BYTES = 1 << 24  # from this size, a block is parsed in two parts at once
+COUNT_SLICE_BYTES = 1 << 22  # a byte is counted this much at a time: no 200 MB mask
+
+
+def count_byte(data: memoryview, byte: bytes) -> int:
+    """How often `byte` occurs in `data`, counted by numpy a slice at a time (without the GIL, at
+    ~2.5x the speed of `bytes.count`, in a few megabytes)."""
+    values = np.frombuffer(data, dtype=np.uint8)
+    mask = np.empty(min(len(values), COUNT_SLICE_BYTES), dtype=bool)
+    target = ord(byte)
+    total = 0
+    for start in range(0, len(values), COUNT_SLICE_BYTES):
+        part = values[start : start + COUNT_SLICE_BYTES]
+        found = mask[: len(part)]
+        np.equal(part, target, out=found)
+        total += int(np.count_nonzero(found))
+    return total
 
 
 def _spans(data: bytes, rows_from: int) -> list[tuple[int, int]]:
