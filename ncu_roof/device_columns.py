@@ -21,7 +21,7 @@ from ncu_roof.columns import (
     shared_texts,
     text_value,
 )
-from ncu_roof.model import fixed, intensity_array, is_set, objects
+from ncu_roof.model import fixed, intensity_array, is_set, objects, whole_shown
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
@@ -356,7 +356,9 @@ def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int) -> np.ndarray:
     pct = np.column_stack(list(compute.values()))
     best = np.argmax(np.where(np.isnan(pct), -np.inf, pct), axis=1)
     rows = np.flatnonzero(~np.isnan(pct).all(axis=1))
-    out[rows] = names[best[rows]] + fixed(pct[rows, best[rows]], 0) + "%"
+    pipe, busy = best[rows], pct[rows, best[rows]]
+    first, kind = distinct_numbers([whole_shown(busy)], [pipe])  # the words once per pipe and figure
+    out[rows] = (names[pipe[first]] + fixed(busy[first], 0) + "%")[kind]
     return out
 
 

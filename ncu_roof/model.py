@@ -169,9 +169,9 @@ def roofline_arrays(
     timing = np.column_stack(list(times.values()))
     filled = np.where(np.isnan(timing), -np.inf, timing)
     longest = filled.max(axis=1)
-    names = np.array(list(times), dtype=object)
-    compute_wins = filled[:, list(times).index(COMPUTE)] >= longest
-    binding = np.where(compute_wins, COMPUTE, names[np.argmax(filled, axis=1)])
+    compute_column = list(times).index(COMPUTE)
+    compute_wins = filled[:, compute_column] >= longest
+    which = np.where(compute_wins, compute_column, np.argmax(filled, axis=1))
     # unknown FLOPs and no other compute ceiling: no roof can be said to bind; nor can one when
     # a tier has traffic but no roof
     blind = np.logical_or.reduce([*unroofed.values(), np.zeros(len(flop), dtype=bool)])
@@ -180,7 +180,8 @@ def roofline_arrays(
         [np.isfinite(t) for tier, t in times.items() if tier != COMPUTE] + [np.zeros(len(flop), dtype=bool)]
     )
     decided = (longest > 0) & (has_flop | has_other) & weighed & ~blind
-    binding = np.where(decided, binding, np.full(len(binding), None, dtype=object))
+    names = object_array([*times, None])  # the roof that binds; None (the last) where undecided
+    binding = names[np.where(decided, which, len(times))]
     cap_matrix = np.column_stack(list(caps.values()))
     attainable = np.where(
         np.isnan(cap_matrix).all(axis=1) | blind | ~weighed,
@@ -300,9 +301,11 @@ def fixed(values: np.ndarray, digits: int) -> np.ndarray:
 
 
 def is_set(values: np.ndarray) -> np.ndarray:
-    """Elementwise `is not None` of an object array."""
-    set_: np.ndarray = np.not_equal(values, objects(None, len(values)))
-    return set_
+    """Elementwise `is not None` of an object array: its rows' object addresses against None's
+    (no comparison called per row)."""
+    rows = np.ascontiguousarray(values, dtype=object)
+    set_: np.ndarray = np.frombuffer(rows.data, dtype=np.intp) != id(None)
+    return set_.reshape(rows.shape)
 
 
 def bound_of(binding: str | None) -> Bound:

@@ -15,6 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ncu_roof import codes
+from ncu_roof import columns as columns_module
 
 
 class Colour(Enum):
@@ -144,3 +145,28 @@ def test_number_texts_are_each_number_s_text(pool: list[float], rows: int, one: 
     values = [pool[0]] * (rows + 1) if one else [pool[i % len(pool)] for i in range(rows + 1)]
     expected = [json.dumps(v) if math.isfinite(v) else "null" for v in values]
     assert numbers_text(np.array(values, dtype="float64")) == expected
+
+
+@given(
+    st.integers(0, 3).flatmap(
+        lambda k: st.lists(st.lists(st.integers(-1, 6), min_size=k, max_size=k), max_size=30)
+    ),
+    st.booleans(),
+)
+def test_distinct_rows_by_table_is_distinct_rows_by_sort(rows: list[list[int]], huge: bool) -> None:
+    """The table of every key gives what a sort gives: the first row of each distinct combination,
+    in ascending key order, and each row's index among them (also for codes past one integer)."""
+    columns = [np.array(c, dtype="int64") for c in zip(*rows, strict=True)] if rows and rows[0] else []
+    if huge and columns:
+        columns = [*columns, np.where(columns[0] >= 0, columns[0] + 2**61, -1)]
+    by_table = columns_module.distinct_rows(columns)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(columns_module, "TABLE_KEYS", -1)
+        by_sort = columns_module.distinct_rows(columns)
+    assert [a.tolist() for a in by_table] == [a.tolist() for a in by_sort]
+    if columns:  # rows alike share an index; the first row of each is the first of its kind
+        keys = list(zip(*(c.tolist() for c in columns), strict=True))
+        first, inverse = by_table
+        assert [keys[j] for j in first.tolist()] == sorted(set(keys)) or huge
+        assert all(keys[i] == keys[first[inverse[i]]] for i in range(len(keys)))
+        assert all(keys.index(keys[j]) == j for j in first.tolist())

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ncu_roof.model import bound_of, compute_roof, fixed, roofline
+from ncu_roof.model import bound_of, compute_roof, fixed, is_set, roofline
 from ncu_roof.sol import sol_arrays
 from ncu_roof.vocabulary import COMPUTE, Bound
 
@@ -217,3 +217,27 @@ def test_fixed_formats_as_format_does() -> None:
     for digits in (0, 2):
         for column in (values, values[:100]):  # many rows (formatted per distinct value) and few
             assert fixed(column, digits).tolist() == [f"{v:.{digits}f}" for v in column.tolist()]
+
+
+class _Unequal:
+    """Compares unequal to everything, None included (`!=` would call it set; `is not` asks)."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        raise AssertionError("compared")
+
+    __hash__ = object.__hash__
+
+
+_OBJECTS = [None, 0, "", "a", math.nan, (), _Unequal()]
+
+
+@given(st.lists(st.sampled_from(_OBJECTS), max_size=40), st.integers(1, 3))
+def test_is_set_is_is_not_none(values: list[object], step: int) -> None:
+    """Row by row `is not None`, for any objects, through a strided view too."""
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    assert is_set(column).tolist() == [v is not None for v in values]
+    assert is_set(column[::step]).tolist() == [v is not None for v in values[::step]]
