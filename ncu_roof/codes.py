@@ -56,9 +56,21 @@ IDENTITY_MAX = 16  # distinct objects up to which a column is coded by identity
 
 def _by_identity(column: npt.NDArray[np.object_], missing_is_value: bool) -> tuple[Codes, list[Any]] | None:
     """Codes of a column that holds few distinct objects (the labels a recipe makes by indexing a
-    few texts): the rows of each object found by comparing the objects' addresses, one vectorized
-    pass per object, and only those objects coded by value (`_dict`: equal objects share a code).
-    None when the column holds many distinct objects (a sample of its first rows tells)."""
+    few texts): its objects found by address (`_addresses`), and only those coded by value
+    (`_dict`: equal objects share a code). None when the column holds many distinct objects."""
+    found = _addresses(column)
+    if found is None:
+        return None
+    which, objects = found
+    object_codes, distinct = _dict(objects, missing_is_value)
+    codes: Codes = object_codes[which]
+    return codes, distinct
+
+
+def _addresses(column: npt.NDArray[np.object_]) -> tuple[Codes, list[Any]] | None:
+    """The distinct objects of a column that holds few (at most `IDENTITY_MAX`), and each row's
+    index among them: the rows of each object found by comparing the objects' addresses, one
+    vectorized pass per object. None when it holds more (a sample of its first rows tells)."""
     column = np.ascontiguousarray(column)
     address = np.frombuffer(column.data, dtype=np.intp)  # each row's object, by its id
     if len(set(address[:256].tolist())) > IDENTITY_MAX // 2:
@@ -75,9 +87,18 @@ def _by_identity(column: npt.NDArray[np.object_], missing_is_value: bool) -> tup
         if not len(left):
             break
         at += int(left[0])
-    object_codes, distinct = _dict(objects, missing_is_value)
-    codes: Codes = object_codes[which]
-    return codes, distinct
+    return which, objects
+
+
+def truthy(values: npt.NDArray[np.object_]) -> npt.NDArray[np.bool_]:
+    """Elementwise `bool()` of an object column; asked once per object when the rows share a few
+    (launches share their notes' tuples and records)."""
+    found = _addresses(values)
+    if found is None:
+        return np.fromiter(map(bool, values.tolist()), dtype=bool, count=len(values))
+    which, objects = found
+    out: npt.NDArray[np.bool_] = np.array([bool(o) for o in objects], dtype=bool)[which]
+    return out
 
 
 def _pandas(pd: Any, column: npt.NDArray[np.object_], missing_is_value: bool) -> tuple[Codes, list[Any]]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.codes import factorize, object_array
+from ncu_roof.codes import factorize, object_array, truthy
 from ncu_roof.columns import (
     Coded,
     LaunchColumns,
@@ -21,7 +21,7 @@ from ncu_roof.columns import (
     shared_texts,
     text_value,
 )
-from ncu_roof.model import fixed, intensity_array, is_set, objects, whole_shown
+from ncu_roof.model import fixed, intensity_array, is_set, objects, row_max, whole_shown
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
@@ -139,8 +139,10 @@ def device_columns(
             tensor_by_pipe=_by_pipe_shape(group) & (np.nan_to_num(flop["tensor"]) > 0),
         )
     )
-    given = ident["input_notes"].tolist()
-    values["notes"] = object_array([(*g, *made) if g else made for g, made in zip(given, notes, strict=True)])
+    values["notes"] = object_array(notes)
+    given = ident["input_notes"]
+    for j in np.flatnonzero(truthy(given)).tolist():  # the reader's notes first
+        values["notes"][j] = (*given[j], *notes[j])
     maps = {
         "flop": {**flop, "total": flop_total},
         "bytes": nbytes,
@@ -353,10 +355,9 @@ def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int) -> np.ndarray:
     if not compute:
         return out
     names = np.array([f"{p} pipe " for p in compute], dtype=object)
-    pct = np.column_stack(list(compute.values()))
-    best = np.argmax(np.where(np.isnan(pct), -np.inf, pct), axis=1)
-    rows = np.flatnonzero(~np.isnan(pct).all(axis=1))
-    pipe, busy = best[rows], pct[rows, best[rows]]
+    busy, best = row_max([np.where(np.isnan(p), -np.inf, p) for p in compute.values()])
+    rows = np.flatnonzero(~np.logical_and.reduce([np.isnan(p) for p in compute.values()]))
+    pipe, busy = best[rows], busy[rows]
     first, kind = distinct_numbers([whole_shown(busy)], [pipe])  # the words once per pipe and figure
     out[rows] = (names[pipe[first]] + fixed(busy[first], 0) + "%")[kind]
     return out
@@ -369,10 +370,10 @@ def _busiest_tier(achieved_bw: Mapping[str, np.ndarray], roofs: Roofs, has_flop:
     tiers = [t for t in achieved_bw if roofs.bandwidth_byte_per_s.get(t, 0) > 0]
     if not tiers:
         return out
-    used = np.column_stack([100.0 * achieved_bw[t] / roofs.bandwidth_byte_per_s[t] for t in tiers])
-    best = np.argmax(np.where(np.isnan(used), -np.inf, used), axis=1)
-    for j in np.flatnonzero(~has_flop & ~np.isnan(used).all(axis=1)).tolist():
-        out[j] = (tiers[best[j]], float(used[j, best[j]]))
+    used = [100.0 * achieved_bw[t] / roofs.bandwidth_byte_per_s[t] for t in tiers]
+    most, best = row_max([np.where(np.isnan(u), -np.inf, u) for u in used])
+    for j in np.flatnonzero(~has_flop & ~np.logical_and.reduce([np.isnan(u) for u in used])).tolist():
+        out[j] = (tiers[best[j]], float(most[j]))
     return out
 
 

@@ -10,7 +10,7 @@ are all zero, without dividing by zero. A tie between compute and memory is comp
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -74,20 +74,20 @@ def compute_roof_arrays(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Compute roof and dominant precision of n kernels (see `compute_roof`); needs ≥ 1 precision."""
     names = list(flop_by_precision)
-    flops = np.column_stack([np.asarray(flop_by_precision[p], dtype="float64") for p in names])
-    n = flops.shape[0]
-    peak = np.column_stack([per_kernel(peaks.get(p), n) for p in names])
-    work = np.nan_to_num(flops, nan=0.0) > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        seconds = np.where(work, flops / peak, 0.0).sum(axis=1)
-        combined = np.where(work, flops, 0.0).sum(axis=1) / seconds
-    dominant = np.array(names, dtype=object)[np.argmax(np.where(work, flops, -1.0), axis=1)]
-    any_work = work.any(axis=1)
+    flops = [np.asarray(flop_by_precision[p], dtype="float64") for p in names]
+    n = len(flops[0])
+    work = [np.nan_to_num(f, nan=0.0) > 0 for f in flops]
+    peak = [per_kernel(peaks.get(p), n) for p in names]
+    with np.errstate(divide="ignore", invalid="ignore"):  # summed side by side, as ever: bit for bit
+        seconds = _row_sum([np.where(w, f / k, 0.0) for f, k, w in zip(flops, peak, work, strict=True)])
+        combined = _row_sum([np.where(w, f, 0.0) for f, w in zip(flops, work, strict=True)]) / seconds
+    dominant = row_max([np.where(w, f, -1.0) for f, w in zip(flops, work, strict=True)])[1]
+    any_work = np.logical_or.reduce(work)
     first = next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
     default = per_kernel(peaks.get(first) if first else None, n)
     roof = np.where(any_work, combined, default)
-    nothing = np.full(n, None, dtype=object)
-    return roof, np.where(any_work, dominant, nothing)
+    precisions = object_array([*names, None])  # None (the last): no work
+    return roof, precisions[np.where(any_work, dominant, len(names))]
 
 
 def compute_roof(
@@ -166,12 +166,10 @@ def roofline_arrays(
             caps[tier] = np.where(np.isnan(ai), np.nan, caps[tier])
         times[COMPUTE] = compute_s
         caps[COMPUTE] = compute_cap
-    timing = np.column_stack(list(times.values()))
-    filled = np.where(np.isnan(timing), -np.inf, timing)
-    longest = filled.max(axis=1)
+    filled = [np.where(np.isnan(t), -np.inf, t) for t in times.values()]
+    longest, slowest = row_max(filled)
     compute_column = list(times).index(COMPUTE)
-    compute_wins = filled[:, compute_column] >= longest
-    which = np.where(compute_wins, compute_column, np.argmax(filled, axis=1))
+    which = np.where(filled[compute_column] >= longest, compute_column, slowest)
     # unknown FLOPs and no other compute ceiling: no roof can be said to bind; nor can one when
     # a tier has traffic but no roof
     blind = np.logical_or.reduce([*unroofed.values(), np.zeros(len(flop), dtype=bool)])
@@ -182,12 +180,8 @@ def roofline_arrays(
     decided = (longest > 0) & (has_flop | has_other) & weighed & ~blind
     names = object_array([*times, None])  # the roof that binds; None (the last) where undecided
     binding = names[np.where(decided, which, len(times))]
-    cap_matrix = np.column_stack(list(caps.values()))
-    attainable = np.where(
-        np.isnan(cap_matrix).all(axis=1) | blind | ~weighed,
-        np.nan,
-        np.nanmin(np.where(np.isnan(cap_matrix), np.inf, cap_matrix), axis=1),
-    )
+    lowest = np.fmin.reduce(list(caps.values()))  # the lowest cap binds (NaN: none known)
+    attainable = np.where(np.isnan(lowest) | blind | ~weighed, np.nan, lowest)
     return RooflineArrays(
         intensity_flop_per_byte=intensity,
         ridge_flop_per_byte=ridge,
@@ -261,22 +255,45 @@ def work_time_arrays(
     names = list(work_by_kind)
     if not names:
         return np.array([], dtype="float64"), np.array([], dtype=object)
-    work = np.column_stack([np.asarray(work_by_kind[k], dtype="float64") for k in names])
-    n = work.shape[0]
-    peak = np.column_stack([per_kernel(peaks.get(k), n) for k in names])
-    busy = np.nan_to_num(work, nan=0.0) > 0
+    work = [np.asarray(work_by_kind[k], dtype="float64") for k in names]
+    n = len(work[0])
+    busy = [np.nan_to_num(w, nan=0.0) > 0 for w in work]
+    peak = [per_kernel(peaks.get(k), n) for k in names]
     with np.errstate(divide="ignore", invalid="ignore"):
-        seconds = np.where(busy, work / peak, 0.0)
-    total = seconds.sum(axis=1)
-    total = np.where(np.isnan(work).all(axis=1), np.nan, total)
-    ranked = np.where(busy, np.nan_to_num(seconds, nan=np.inf), -1.0)
-    longest = np.array(names, dtype=object)[np.argmax(ranked, axis=1)]
-    return total, np.where(busy.any(axis=1), longest, np.full(n, None, dtype=object))
+        seconds = [np.where(b, w / k, 0.0) for w, k, b in zip(work, peak, busy, strict=True)]
+    total = _row_sum(seconds)
+    total = np.where(np.logical_and.reduce([np.isnan(w) for w in work]), np.nan, total)
+    ranked = [np.where(b, np.nan_to_num(s, nan=np.inf), -1.0) for b, s in zip(busy, seconds, strict=True)]
+    kinds = object_array([*names, None])  # None (the last): nothing was done
+    return total, kinds[np.where(np.logical_or.reduce(busy), row_max(ranked)[1], len(names))]
 
 
 def objects(value: object, n: int) -> np.ndarray:
-    """n copies of one Python value (an enum, a name, None) as an object array."""
-    return np.full(n, value, dtype=object)
+    """n references to one Python value (an enum, a name, None) as an object array (`np.full` of
+    a text makes a text object per row, at 70x the cost, and launches no longer share it)."""
+    out = np.empty(n, dtype=object)
+    out.fill(value)
+    return out
+
+
+def row_max(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the largest value of the columns and the index of the first column that holds it:
+    `max` and `argmax` along axis 1 of the columns side by side (NaN the largest, as there),
+    without that n x k matrix (numpy reduces along its short axis one row at a time, at up to
+    20x the cost). Needs one column or more."""
+    best = np.array(columns[0], dtype="float64")
+    at = np.zeros(len(best), dtype=np.int64)
+    for i, column in enumerate(columns[1:], start=1):
+        better = (column > best) | (np.isnan(column) & ~np.isnan(best))
+        at[better] = i
+        best[better] = column[better]
+    return best, at
+
+
+def _row_sum(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """Per row, the sum of the columns, added as numpy adds a row of the matrix they make."""
+    total: np.ndarray = np.column_stack(columns).sum(axis=1)
+    return total
 
 
 def whole_shown(values: np.ndarray) -> np.ndarray:

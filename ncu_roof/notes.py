@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.codes import factorize, object_array
+from ncu_roof.codes import factorize, object_array, truthy
 from ncu_roof.columns import distinct_numbers, distinct_rows, shared_texts
 from ncu_roof.model import fixed, is_set, whole_shown
 from ncu_roof.recipe import FLOP_OPS
@@ -79,7 +79,7 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
     ok = ~x.failed
     missing = x.missing
     add(
-        ok & np.array([bool(m) for m in missing], dtype=bool),
+        ok & truthy(missing),
         lambda rows: object_array(
             shared_texts(missing[rows].tolist(), lambda m: "missing counters: " + ", ".join(m))
         ),
@@ -95,7 +95,7 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
     add(ok & unroofed.any(axis=1), lambda rows: [_unroofed(x, j) for j in rows.tolist()])
     not_collected = x.not_collected
     add(
-        ok & np.array([bool(c) for c in not_collected], dtype=bool),
+        ok & truthy(not_collected),
         lambda rows: [_not_collected(not_collected[j]) for j in rows.tolist()],
     )
     add(ok & x.flop_total_is_lower_bound, lambda rows: _lower_bound(x, rows))

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.model import is_set, objects
+from ncu_roof.codes import object_array
+from ncu_roof.model import is_set, objects, row_max
 from ncu_roof.vocabulary import COMPUTE, SOL_MEMORY_UNITS, Bound, VerdictBasis
 
 # Nsight's SOLBottleneck rule (sections/SpeedOfLight.py): neither SM nor memory reaches 60 % →
@@ -49,12 +50,12 @@ def sol_arrays(
         bound[mask] = value
     bound[balanced] = Bound.BALANCED
     units = [u for u in SOL_MEMORY_UNITS if u in breakdown_pct]
-    unit = np.full(n, None, dtype=object)
+    unit = objects(None, n)
     if units:
-        matrix = np.column_stack([np.asarray(breakdown_pct[u], dtype="float64") for u in units])
-        any_unit = ~np.isnan(matrix).all(axis=1)
-        busiest = np.array(units, dtype=object)[np.argmax(np.nan_to_num(matrix, nan=-1.0), axis=1)]
-        unit = np.where(memory & any_unit, busiest, unit)
+        pct = [np.asarray(breakdown_pct[u], dtype="float64") for u in units]
+        any_unit = ~np.logical_and.reduce([np.isnan(p) for p in pct])
+        busiest = row_max([np.nan_to_num(p, nan=-1.0) for p in pct])[1]
+        unit = object_array([*units, None])[np.where(memory & any_unit, busiest, len(units))]
     small = latency & (np.asarray(waves, dtype="float64") < SMALL_GRID_WAVES)
     return SolArrays(bound=bound, unit=unit, small_grid=small)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncu_roof.arch import arch_for_cc
+from ncu_roof.codes import object_array
 from ncu_roof.model import (
     InstructionArrays,
     Roof,
@@ -23,6 +24,7 @@ from ncu_roof.model import (
     objects,
     per_kernel,
     roofline_arrays,
+    row_max,
     work_time_arrays,
 )
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
@@ -101,7 +103,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     quantities = [c for c in ("duration_s", "flop_total", "ops_total", "warp_inst") if c in group]
     quantities += [f"{t}_bytes" for t in TIERS] + [f"sol_{k}_pct" for k in SOL_KEYS]
     # every counter reads n/a
-    collection_failed = np.isnan(np.column_stack([group[c] for c in quantities])).all(axis=1)
+    collection_failed = np.logical_and.reduce([np.isnan(group[c]) for c in quantities])
     failed = (duration <= 0) | collection_failed  # ncu 2022.3 writes a failed collection as 0
 
     def measured(column: str) -> np.ndarray:
@@ -132,7 +134,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
             flop_peaks["tensor"] = compute["tensor"]
     peaks, precisions = compute_roof_arrays(flop_work, flop_peaks)
     tensor = np.isin(precisions, [k for k in flop_work if k.startswith("tensor")])
-    precisions = np.where(tensor, "tensor", precisions)
+    precisions = np.where(tensor, objects("tensor", n), precisions)
     work = dict(flop_work)
     work_peaks = dict(flop_peaks)
     for p in int_paths:
@@ -141,13 +143,12 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     work_s, longest = work_time_arrays(work, work_peaks)
     pipes = _compute_pipes(group)
     if pipes:
-        pct = np.column_stack([measured(c) for c in pipes])
-        any_pipe = ~np.isnan(pct).all(axis=1)
-        busiest = np.nan_to_num(pct, nan=-1.0)
-        pipe_pct = np.where(any_pipe, busiest.max(axis=1), np.nan)
+        pct = [measured(c) for c in pipes]
+        any_pipe = ~np.logical_and.reduce([np.isnan(p) for p in pct])
+        highest, busiest_at = row_max([np.nan_to_num(p, nan=-1.0) for p in pct])
+        pipe_pct = np.where(any_pipe, highest, np.nan)
         names = np.array([f"pipe:{c.removeprefix(PIPE_PREFIX).removesuffix('_pct')}" for c in pipes], object)
         floating = np.array([name.startswith(FLOATING_PIPES) for name in names], dtype=bool)
-        busiest_at = np.argmax(busiest, axis=1)
         pipe_name, fp_pipe = names[busiest_at], floating[busiest_at]
     else:
         pipe_pct = np.full(n, np.nan)
@@ -174,9 +175,9 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         measured("waves_per_sm"),
     )
     sol_known = sol.bound != Bound.UNKNOWN
-    traffic = np.column_stack(
+    traffic = np.logical_or.reduce(
         [np.isfinite(measured(f"{t}_bytes")) & np.isfinite(per_kernel(bandwidth.get(t), n)) for t in TIERS]
-    ).any(axis=1)
+    )
     # a roofline needs memory traffic to compare with; with zero floating-point and tensor work and
     # no pipe figures it cannot see integer work either
     # integer operations without their peak (under --gpu roofs) and no pipe figure: compute unknown
@@ -221,17 +222,14 @@ def _issue_peak(
     scheduler per clock); schedulers from the report, else from the architecture's figures."""
     schedulers = measured("schedulers_per_sm")
     arch = arch_for_cc(device.cc)
-    source = np.full(
-        n, "report: SMs x device__attribute_num_schedulers_per_multiprocessor x sm_clock", object
-    )
+    sources = ["report: SMs x device__attribute_num_schedulers_per_multiprocessor x sm_clock"]
+    which = np.zeros(n, dtype=np.int64)  # each launch's source, by index (launches share its text)
     if arch is not None:
         fallback = arch.schedulers_per_sm
         missing = np.isnan(schedulers)
         schedulers = np.where(missing, fallback.per_sm_per_clock, schedulers)
-        source = np.where(
-            missing,
-            f"SMs x {fallback.per_sm_per_clock:g} schedulers ({fallback.describe()}) x sm_clock",
-            source,
-        )
+        sources.append(f"SMs x {fallback.per_sm_per_clock:g} schedulers ({fallback.describe()}) x sm_clock")
+        which[missing] = 1
     peak = measured("sm_count") * schedulers * measured("sm_clock_hz")
-    return peak, np.where(np.isfinite(peak), source, objects(None, n))
+    which[~np.isfinite(peak)] = len(sources)
+    return peak, object_array([*sources, None])[which]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ncu_roof.model import bound_of, compute_roof, fixed, is_set, roofline
+from ncu_roof.model import bound_of, compute_roof, fixed, is_set, roofline, row_max
 from ncu_roof.sol import sol_arrays
 from ncu_roof.vocabulary import COMPUTE, Bound
 
@@ -241,3 +241,16 @@ def test_is_set_is_is_not_none(values: list[object], step: int) -> None:
     column[:] = values
     assert is_set(column).tolist() == [v is not None for v in values]
     assert is_set(column[::step]).tolist() == [v is not None for v in values[::step]]
+
+
+_ENTRIES = st.sampled_from([math.nan, -math.inf, math.inf, -1.0, 0.0, -0.0, 1.0, 2.5, 1e300])
+
+
+@given(st.integers(1, 5).flatmap(lambda k: st.lists(st.lists(_ENTRIES, min_size=k, max_size=k), max_size=20)))
+def test_row_max_is_max_and_argmax_of_the_columns_side_by_side(rows: list[list[float]]) -> None:
+    """The largest value and the first column holding it, NaN the largest (as numpy has them)."""
+    k = len(rows[0]) if rows else 2
+    matrix = np.array(rows, dtype="float64").reshape(len(rows), k)
+    most, at = row_max(list(matrix.T))
+    assert at.tolist() == np.argmax(matrix, axis=1).tolist()
+    assert np.array_equal(most, matrix.max(axis=1), equal_nan=True)
