@@ -9,7 +9,7 @@ report, a raw CSV page or console text is analyzed without ever importing pandas
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -90,15 +90,25 @@ def _addresses(column: npt.NDArray[np.object_]) -> tuple[Codes, list[Any]] | Non
     return which, objects
 
 
-def truthy(values: npt.NDArray[np.object_]) -> npt.NDArray[np.bool_]:
-    """Elementwise `bool()` of an object column; asked once per object when the rows share a few
-    (launches share their notes' tuples and records)."""
+def flags(values: npt.NDArray[np.object_], test: Callable[[Any], bool]) -> npt.NDArray[np.bool_]:
+    """`test` of every row of an object column, asked once per object when the rows share a few
+    (launches share their verdicts, labels and notes), else once per row."""
     found = _addresses(values)
     if found is None:
-        return np.fromiter(map(bool, values.tolist()), dtype=bool, count=len(values))
+        return np.fromiter(map(test, values.tolist()), dtype=bool, count=len(values))
     which, objects = found
-    out: npt.NDArray[np.bool_] = np.array([bool(o) for o in objects], dtype=bool)[which]
+    out: npt.NDArray[np.bool_] = np.array([test(o) for o in objects], dtype=bool)[which]
     return out
+
+
+def truthy(values: npt.NDArray[np.object_]) -> npt.NDArray[np.bool_]:
+    """Elementwise `bool()` of an object column."""
+    return flags(values, bool)
+
+
+def equals(values: npt.NDArray[np.object_], value: object) -> npt.NDArray[np.bool_]:
+    """Elementwise `== value` of an object column (a verdict, a roof's name)."""
+    return flags(values, lambda v: bool(v == value))
 
 
 def _pandas(pd: Any, column: npt.NDArray[np.object_], missing_is_value: bool) -> tuple[Codes, list[Any]]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.codes import factorize, object_array, truthy
+from ncu_roof.codes import equals, factorize, object_array, truthy
 from ncu_roof.columns import distinct_numbers, distinct_rows, shared_texts
 from ncu_roof.model import fixed, is_set, whole_shown
 from ncu_roof.recipe import FLOP_OPS
@@ -108,7 +108,7 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
             "sm__ops_path_tensor_* (ncu --metrics regex:sm__ops_path_tensor_.*)"
         ),
     )
-    basis_none = x.basis == VerdictBasis.NONE
+    basis_none = equals(x.basis, VerdictBasis.NONE)
     busiest = x.busiest_pipe
     add(
         ok & basis_none & is_set(busiest),
@@ -135,7 +135,7 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         ok & x.tensor_by_pipe,
         lambda _: "tensor FLOPs = tensor-pipe instructions x 512 (V100 HMMA shape): approximate here",
     )
-    latency = x.bound == Bound.LATENCY
+    latency = equals(x.bound, Bound.LATENCY)
     add(
         ok & (x.waves < 1) & ~latency,
         lambda rows: (
@@ -178,13 +178,13 @@ def _per_launch(made: Made, n: int) -> list[tuple[str, ...]]:
 
 def _verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     """Why the verdict has the basis it has (latency, SOL, no SOL), and where SOL disagrees."""
-    latency = x.bound == Bound.LATENCY
-    sol = x.basis == VerdictBasis.SOL
+    latency = equals(x.bound, Bound.LATENCY)
+    sol = equals(x.basis, VerdictBasis.SOL)
     add(ok & latency, lambda rows: _latency(x, rows))
     add(ok & ~latency & sol, lambda rows: _sol_basis(x, rows))
     no_sol = np.isnan(x.sol_sm_pct) | np.isnan(x.sol_memory_pct)
     add(
-        ok & ~latency & ~sol & (x.bound != Bound.UNKNOWN) & no_sol,
+        ok & ~latency & ~sol & ~equals(x.bound, Bound.UNKNOWN) & no_sol,
         lambda _: (
             "no SOL percentages (sm__throughput, gpu__compute_memory_throughput): "
             "the latency-bound check (Nsight's 60% rule) was not made"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.codes import object_array
+from ncu_roof.codes import equals, object_array
 from ncu_roof.model import is_set, objects, row_max
 from ncu_roof.vocabulary import COMPUTE, SOL_MEMORY_UNITS, Bound, VerdictBasis
 
@@ -76,16 +76,18 @@ def verdict_arrays(binding: np.ndarray, roofline_supported: np.ndarray, sol: Sol
     has_roofline = np.asarray(roofline_supported, dtype=bool) & has_binding
     roofline_bound = objects(Bound.UNKNOWN, n)
     roofline_bound[has_binding] = Bound.MEMORY
-    roofline_bound[bindings == COMPUTE] = Bound.COMPUTE
-    sol_latency = sol.bound == Bound.LATENCY
-    sol_decided = sol.bound != Bound.UNKNOWN
+    roofline_compute = equals(bindings, COMPUTE)
+    roofline_bound[roofline_compute] = Bound.COMPUTE
+    sol_latency = equals(sol.bound, Bound.LATENCY)
+    sol_decided = ~equals(sol.bound, Bound.UNKNOWN)
     bound = sol.bound.copy()
     bound[has_roofline] = roofline_bound[has_roofline]
     bound[sol_latency] = Bound.LATENCY
     basis = objects(VerdictBasis.NONE, n)
     basis[sol_decided] = VerdictBasis.SOL
     basis[has_roofline & ~sol_latency] = VerdictBasis.ROOFLINE
-    opposite = ((roofline_bound == Bound.COMPUTE) & (sol.bound == Bound.MEMORY)) | (
-        (roofline_bound == Bound.MEMORY) & (sol.bound == Bound.COMPUTE)
+    roofline_memory = has_binding & ~roofline_compute
+    opposite = (roofline_compute & equals(sol.bound, Bound.MEMORY)) | (
+        roofline_memory & equals(sol.bound, Bound.COMPUTE)
     )
     return VerdictArrays(bound=bound, basis=basis, disagrees=has_roofline & opposite)

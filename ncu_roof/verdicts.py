@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncu_roof.arch import arch_for_cc
-from ncu_roof.codes import object_array
+from ncu_roof.codes import equals, object_array
 from ncu_roof.model import (
     InstructionArrays,
     Roof,
@@ -174,7 +174,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         {u: measured(f"sol_{u}_pct") for u in SOL_MEMORY_UNITS},
         measured("waves_per_sm"),
     )
-    sol_known = sol.bound != Bound.UNKNOWN
+    sol_known = ~equals(sol.bound, Bound.UNKNOWN)
     traffic = np.logical_or.reduce(
         [np.isfinite(measured(f"{t}_bytes")) & np.isfinite(per_kernel(bandwidth.get(t), n)) for t in TIERS]
     )

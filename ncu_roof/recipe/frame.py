@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from ncu_roof.codes import Codes, factorize
+from ncu_roof.codes import Codes, factorize, flags
 from ncu_roof.metrics import is_wanted
 
 if TYPE_CHECKING:  # a DataFrame is one of the metric tables the recipe takes (tests, notebooks)
@@ -117,13 +117,12 @@ def fillna(values: Numbers, other: Numbers | float) -> Numbers:
 
 
 def is_missing(labels: Texts) -> Flags:
-    """Per row: the label is None or NaN."""
-    missing: Flags = np.not_equal(labels, labels)  # NaN
-    missing |= np.equal(labels, _NONE)
-    return missing
+    """Per row: the label is None or NaN (launches share their labels: each asked once)."""
+    return flags(labels, _missing_label)
 
 
-_NONE = np.array(None, dtype=object)
+def _missing_label(label: object) -> bool:
+    return label is None or bool(label != label)  # NaN
 
 
 def sum_present(parts: Sequence[Numbers], rows: int) -> Numbers:
