@@ -323,16 +323,17 @@ def _unique(names: list[str], header: list[str]) -> list[str]:
 def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
     """Identity columns as text (ID and device as numbers), then every metric parsed once (SI)."""
     table = part.cells
+    names = part.numeric
+    half = len(names) // 2
+    # pyarrow's casts release the GIL: a thread parses half of the metrics while this one reads
+    # the identity columns (Python objects: the GIL) and parses the rest
+    rest = on_thread(lambda: _parse_metrics(part, names[half:], style), "ncu-roof-numbers")
     identity: dict[str, object] = {}
     for column, name in _CSV_IDENTITY.items():
         identity[name] = _text(table, column)
     identity["run"] = str(part.run)
     identity["device_name"] = _text(table, DISPLAY_NAME)
     identity["nvtx"] = _nvtx_column(table)
-    names = part.numeric
-    half = len(names) // 2
-    # pyarrow's casts release the GIL: a thread parses half of the metrics while this one does the rest
-    rest = on_thread(lambda: _parse_metrics(part, names[half:], style), "ncu-roof-numbers")
     metrics = {**_parse_metrics(part, names[:half], style), **rest.result()}
     return {**identity_columns(identity, table.num_rows), **metrics}
 
