@@ -17,7 +17,9 @@ corpus in ../shared/ncu-corpus):
 Baselines: `python -c 'import pandas; pandas.read_csv(F)'` of the same file (the naive read), and
 for the report a minimal `ncu_report` loop reading three metrics of every kernel. The
 "read + normalize" lines time the readers and the metric recipe alone (what ingest costs, without
-the analysis and the rendering), against the same baselines.
+the analysis and the rendering), against the same baselines: parts of the figure above them, not
+figures of their own (a plain Python process, without the console script's read-ahead), so they
+have no target ("part").
 """
 
 from __future__ import annotations
@@ -144,7 +146,9 @@ def main() -> None:
         return [py, "-c", INGEST, str(path)]
 
     html = args.work / "report-100k.html"
-    cases = [  # label, ours, baseline, target ratio, input whose size bounds the memory
+    # label, ours, baseline, target ratio (None: a part of the figure above it, shown for where the
+    # time goes), input whose size bounds the memory
+    cases: list[tuple[str, list[str], list[str], float | None, Path | None]] = [
         (
             "5k-launch CSV → JSON vs naive read",
             [*ours, "analyze", str(files["5k"]), *to_null],
@@ -156,7 +160,7 @@ def main() -> None:
             "5k-launch CSV read + normalize vs naive read",
             ingest(files["5k"]),
             naive(files["5k"]),
-            0.5,
+            None,
             files["5k"],
         ),
         (
@@ -177,14 +181,14 @@ def main() -> None:
             "105-kernel .ncu-rep read + normalize vs ncu_report loop",
             ingest(REPORT),
             [py, str(files["loop"]), str(REPORT)],
-            2.0,
+            None,
             None,
         ),
         (
             "100k-launch CSV read + normalize vs naive read",
             ingest(files["100k"]),
             naive(files["100k"]),
-            0.5,
+            None,
             files["100k"],
         ),
         (
@@ -229,11 +233,12 @@ def main() -> None:
             mem_ratio = mine.peak_rss_bytes / size
             memory = f"{mine.peak_rss_bytes / 1e6:7.0f} / {size / 1e6:.0f} = {mem_ratio:.2f}x (≤ 3)"
             met &= mem_ratio <= 3.0
-        ok = ratio <= target
+        ok = target is None or ratio <= target
         met &= ok
         cpu = mine.cpu_seconds / baseline.cpu_seconds
+        shown = "part" if target is None else f"≤ {target}"
         print(
-            f"{label:<56} {mine.seconds:8.2f} {baseline.seconds:8.2f} {ratio:6.2f} {'≤ ' + str(target):>7}"
+            f"{label:<56} {mine.seconds:8.2f} {baseline.seconds:8.2f} {ratio:6.2f} {shown:>7}"
             f" {cpu:9.2f}{'' if ok else ' MISS'}  {memory}"
         )
     if html.exists():
