@@ -254,19 +254,24 @@ def number_texts(numbers: np.ndarray, encode: Callable[[np.ndarray], list[T]]) -
 
 def distinct_rows(codes: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Rows of integer codes (one array per column, each code ≥ -1) → the first row of each
-    distinct combination, and for every row the index of its combination among those."""
+    distinct combination (in the order of the rows' codes, column by column), and for every row
+    the index of its combination among those."""
     n = len(codes[0]) if codes else 0
+    table = TABLE_KEYS_PER_ROW * n + TABLE_KEYS
     key = np.zeros(n, dtype="int64")
     radix = 1
     for c in codes:
         width = int(c.max()) + 2 if len(c) else 1
+        if radix * width > table and radix <= table:  # the combinations so far, renumbered 0, 1, …
+            key = keys_by_table(key, radix)[1]
+            radix = int(key.max()) + 1
         if radix * width >= 2**62:  # too many combinations for one integer: the rows themselves
             key = np.unique(np.column_stack(codes), axis=0, return_inverse=True)[1].ravel()
             radix = int(key.max()) + 1
             break
         key = key * width + (c + 1)
         radix *= width
-    if radix <= TABLE_KEYS_PER_ROW * n + TABLE_KEYS:
+    if radix <= table:
         return keys_by_table(key, radix)
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     return first, inverse.ravel()

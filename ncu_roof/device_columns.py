@@ -18,7 +18,6 @@ from ncu_roof.columns import (
     distinct_numbers,
     identity_codes,
     shared_rows,
-    shared_texts,
     text_value,
 )
 from ncu_roof.model import fixed, intensity_array, is_set, objects, row_max, whole_shown
@@ -251,22 +250,24 @@ def _missing(
     sol: Mapping[str, np.ndarray],
 ) -> np.ndarray:
     """Per launch, the quantities it lacks (none for a failed launch: its notes say why)."""
-    absent = (
-        np.column_stack(
-            [
-                np.isnan(duration),
-                np.isnan(flop_total),
-                *(np.isnan(nbytes[t]) for t in TIERS),
-                np.isnan(sol["sm"]) | np.isnan(sol["memory"]),
-            ]
-        )
-        & ~failed[:, None]
-    )
-    codes = absent @ (1 << np.arange(absent.shape[1]))
-    names = shared_texts(
-        codes.tolist(), lambda code: tuple(m for i, m in enumerate(_MISSING_NAMES) if code >> i & 1)
-    )
-    return object_array(names)  # launches that lack the same counters share one tuple
+    absent = [
+        np.isnan(duration),
+        np.isnan(flop_total),
+        *(np.isnan(nbytes[t]) for t in TIERS),
+        np.isnan(sol["sm"]) | np.isnan(sol["memory"]),
+    ]
+    code = np.zeros(len(failed), dtype=np.int64)  # bit i: lacks _MISSING_NAMES[i]
+    for i, lacks in enumerate(absent):
+        code |= (lacks & ~failed).astype(np.int64) << i
+    return _MISSING_TUPLES[code]  # launches that lack the same counters share one tuple
+
+
+_MISSING_TUPLES = object_array(  # every combination of lacking quantities, by its bits
+    [
+        tuple(m for i, m in enumerate(_MISSING_NAMES) if code >> i & 1)
+        for code in range(1 << len(_MISSING_NAMES))
+    ]
+)
 
 
 def _traffic(group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -148,8 +148,8 @@ def test_number_texts_are_each_number_s_text(pool: list[float], rows: int, one: 
 
 
 @given(
-    st.integers(0, 3).flatmap(
-        lambda k: st.lists(st.lists(st.integers(-1, 6), min_size=k, max_size=k), max_size=30)
+    st.integers(0, 4).flatmap(
+        lambda k: st.lists(st.lists(st.integers(-1, 9), min_size=k, max_size=k), max_size=30)
     ),
     st.booleans(),
 )
@@ -161,9 +161,13 @@ def test_distinct_rows_by_table_is_distinct_rows_by_sort(rows: list[list[int]], 
         columns = [*columns, np.where(columns[0] >= 0, columns[0] + 2**61, -1)]
     by_table = columns_module.distinct_rows(columns)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(columns_module, "TABLE_KEYS", -1)
+        patch.setattr(columns_module, "TABLE_KEYS", 0)  # a table of 4 keys a row: renumbered on the way
+        renumbered = columns_module.distinct_rows(columns)
+        patch.setattr(columns_module, "TABLE_KEYS_PER_ROW", 0)
+        patch.setattr(columns_module, "TABLE_KEYS", -1)  # no table: one sort
         by_sort = columns_module.distinct_rows(columns)
     assert [a.tolist() for a in by_table] == [a.tolist() for a in by_sort]
+    assert [a.tolist() for a in renumbered] == [a.tolist() for a in by_sort]
     if columns:  # rows alike share an index; the first row of each is the first of its kind
         keys = list(zip(*(c.tolist() for c in columns), strict=True))
         first, inverse = by_table
