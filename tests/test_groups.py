@@ -6,11 +6,16 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import analyzed
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ncu_roof.cli.analyze import example_path
-from ncu_roof.groups import KernelGroup, group_kernels
+from ncu_roof.codes import object_array
+from ncu_roof.columns import LaunchColumns
+from ncu_roof.groups import NO_NVTX, GroupBy, GroupKey, KernelGroup, _group_codes, group_kernels
 
 
 def _multi_launch_groups(path: Path) -> list[KernelGroup]:
@@ -45,3 +50,35 @@ def test_a_single_launchs_figures_are_its_own() -> None:
     for g in group_kernels(analyzed(Path(example_path()))):
         if g.count == 1:
             assert g.figures == g.lead
+
+
+_CELLS = st.sampled_from(["k", "k2", "", None, "(no NVTX range)"])
+
+
+@given(st.lists(st.tuples(_CELLS, _CELLS, _CELLS, _CELLS, st.integers(0, 2)), max_size=40))
+def test_launches_are_grouped_by_their_key_in_first_launch_order(
+    rows: list[tuple[str | None, str | None, str | None, str | None, int]],
+) -> None:
+    """Coded column by column, the groups are those of a dict of the launches' `group_key`s:
+    the same keys, in first-launch order, each launch in its key's group (by kernel and launch
+    shape, and by NVTX range, a launch in none grouped as `NO_NVTX`)."""
+    names, grids, blocks, nvtx, devices = (list(c) for c in zip(*rows, strict=True)) if rows else ([],) * 5
+    columns = LaunchColumns(
+        len(rows),
+        {
+            "name": object_array([n or "" for n in names]),
+            "grid": object_array(grids),
+            "block": object_array(blocks),
+            "nvtx": object_array(nvtx),
+            "device": np.array(devices, dtype="int64"),
+        },
+        {},
+    )
+    by_kernel = [(n or "", g, b, d) for n, g, b, d in zip(names, grids, blocks, devices, strict=True)]
+    by_range = [(NO_NVTX if r is None else r, None, None, d) for r, d in zip(nvtx, devices, strict=True)]
+    for by, keys in ((GroupBy.KERNEL, by_kernel), (GroupBy.NVTX, by_range)):
+        index: dict[GroupKey, int] = {}
+        expected = [index.setdefault(k, len(index)) for k in keys]
+        codes, distinct = _group_codes(columns, by)
+        assert codes.tolist() == expected
+        assert distinct == list(index)
