@@ -396,7 +396,7 @@ def _columns_of(
 
 FORK_MIN_KERNELS = 20_000  # from here a forked child writes the later chunks while this process
 # writes the first ones (the two cores at once): below it, the fork costs more than it saves
-FORK_SHARE = 0.46  # of the chunks the child takes: its chunks cost it more (copy-on-write faults,
+FORK_SHARE = 0.48  # of the chunks the child takes: its chunks cost it more (copy-on-write faults,
 # its memfd), and this process makes the groups meanwhile
 
 
