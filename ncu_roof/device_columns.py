@@ -25,7 +25,7 @@ from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
 from ncu_roof.roofs import launch_count
-from ncu_roof.verdicts import Verdicts
+from ncu_roof.verdicts import Verdicts, unfailed
 from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
 
 _RECIPE_KEYS = (
@@ -50,9 +50,7 @@ def device_columns(
     failed = v.failed
 
     def measured(column: str) -> np.ndarray:
-        if column not in group:
-            return np.full(n, NAN)
-        return np.where(failed, NAN, np.asarray(group[column], dtype="float64"))
+        return unfailed(group[column], failed) if column in group else np.full(n, NAN)
 
     duration = measured("duration_s")
     flop = {p: measured(f"flop_{p}") for p in PRECISIONS}

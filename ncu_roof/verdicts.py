@@ -91,6 +91,16 @@ def _compute_pipes(group: Mapping[str, np.ndarray]) -> list[str]:
     return sorted(pipes, key=lambda c: (c == f"{PIPE_PREFIX}shared_pct", c))
 
 
+def unfailed(values: np.ndarray, failed: np.ndarray) -> np.ndarray:
+    """A launch column with NaN for the launches whose collection failed (they measured nothing);
+    where none failed, the column itself, read-only (not a copy of 100,000 values per column)."""
+    if failed.any():
+        return np.where(failed, np.nan, np.asarray(values, dtype="float64"))
+    view = np.asarray(values, dtype="float64").view()
+    view.flags.writeable = False
+    return view
+
+
 def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -> Verdicts:
     """The verdict ladder for every launch of one device at once (columns, no per-launch loop)."""
     roofs = device.roofs
@@ -107,7 +117,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     failed = (duration <= 0) | collection_failed  # ncu 2022.3 writes a failed collection as 0
 
     def measured(column: str) -> np.ndarray:
-        return np.where(failed, np.nan, np.asarray(group[column], dtype="float64"))
+        return unfailed(group[column], failed)
 
     def own(column: str, fallback: Roof | None) -> Roof:
         values = np.asarray(group[column], dtype="float64") if column in group else np.full(n, np.nan)

@@ -19,6 +19,7 @@ from ncu_roof.recipe import normalize
 from ncu_roof.records import Kernel, describe
 from ncu_roof.render.jsonout import analysis_json
 from ncu_roof.sol import sol_arrays, verdict_arrays
+from ncu_roof.verdicts import unfailed
 from ncu_roof.vocabulary import Bound, VerdictBasis
 
 # Every fixture runs at sm__cycles_elapsed.avg.per_second = 1 GHz, with a DRAM roof of
@@ -330,3 +331,18 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
     )  # fmt: skip
     for launches in (np.arange(n), np.arange(n)[::7]):
         assert _latency(x, launches).tolist() == _latency_texts(*_latency_inputs(x, launches)).tolist()
+
+
+@given(st.lists(st.tuples(st.floats(allow_nan=True), st.booleans()), max_size=30))
+def test_a_failed_launch_measured_nothing(rows: list[tuple[float, bool]]) -> None:
+    """NaN for each launch whose collection failed, its value for every other; where none failed,
+    the column itself, which cannot be written through (launches' columns are shared, not copied)."""
+    values = np.array([v for v, _ in rows], dtype="float64")
+    failed = np.array([f for _, f in rows], dtype=bool)
+    out = unfailed(values, failed)
+    expected = np.where(failed, np.nan, values)
+    assert np.array_equal(out, expected, equal_nan=True)
+    if not failed.any():
+        assert np.shares_memory(out, values) or not len(values)
+        with pytest.raises(ValueError):
+            out[...] = 0.0
