@@ -67,12 +67,19 @@ def _by_identity(column: npt.NDArray[np.object_], missing_is_value: bool) -> tup
     return codes, distinct
 
 
+def object_ids(column: npt.NDArray[np.object_]) -> npt.NDArray[np.intp]:
+    """Each row's object by its `id` (its address), read from the array itself: no call per row."""
+    rows = np.ascontiguousarray(column, dtype=object)
+    ids: npt.NDArray[np.intp] = np.frombuffer(rows.data, dtype=np.intp).reshape(rows.shape)
+    return ids
+
+
 def _addresses(column: npt.NDArray[np.object_]) -> tuple[Codes, list[Any]] | None:
     """The distinct objects of a column that holds few (at most `IDENTITY_MAX`), and each row's
     index among them: the rows of each object found by comparing the objects' addresses, one
     vectorized pass per object. None when it holds more (a sample of its first rows tells)."""
     column = np.ascontiguousarray(column)
-    address = np.frombuffer(column.data, dtype=np.intp)  # each row's object, by its id
+    address = object_ids(column)
     if len(set(address[:256].tolist())) > IDENTITY_MAX // 2:
         return None
     which = np.full(len(column), -1, dtype=np.int64)

@@ -263,7 +263,7 @@ def distinct_rows(codes: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     for c in codes:
         width = int(c.max()) + 2 if len(c) else 1
         if radix * width > table and radix <= table:  # the combinations so far, renumbered 0, 1, …
-            key = keys_by_table(key, radix)[1]
+            key = _keys_by_table(key, radix)[1]
             radix = int(key.max()) + 1
         if radix * width >= 2**62:  # too many combinations for one integer: the rows themselves
             key = np.unique(np.column_stack(codes), axis=0, return_inverse=True)[1].ravel()
@@ -272,7 +272,7 @@ def distinct_rows(codes: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         key = key * width + (c + 1)
         radix *= width
     if radix <= table:
-        return keys_by_table(key, radix)
+        return _keys_by_table(key, radix)
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     return first, inverse.ravel()
 
@@ -283,7 +283,7 @@ TABLE_KEYS_PER_ROW = 4
 TABLE_KEYS = 1 << 16
 
 
-def keys_by_table(key: np.ndarray, radix: int) -> tuple[np.ndarray, np.ndarray]:
+def _keys_by_table(key: np.ndarray, radix: int) -> tuple[np.ndarray, np.ndarray]:
     """`np.unique(key, return_index=True, return_inverse=True)` minus the distinct keys, for keys
     in `range(radix)`, through a table indexed by key instead of a sort: the first row of each
     distinct key (in ascending key order), and each row's index among them."""

@@ -20,7 +20,7 @@ from ncu_roof.columns import (
     shared_rows,
     text_value,
 )
-from ncu_roof.model import fixed, intensity_array, is_set, objects, row_max, whole_shown
+from ncu_roof.model import bit_codes, fixed, intensity_array, is_set, objects, row_max, whole_shown
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
@@ -254,10 +254,9 @@ def _missing(
         *(np.isnan(nbytes[t]) for t in TIERS),
         np.isnan(sol["sm"]) | np.isnan(sol["memory"]),
     ]
-    code = np.zeros(len(failed), dtype=np.int64)  # bit i: lacks _MISSING_NAMES[i]
-    for i, lacks in enumerate(absent):
-        code |= (lacks & ~failed).astype(np.int64) << i
-    return _MISSING_TUPLES[code]  # launches that lack the same counters share one tuple
+    code = bit_codes([lacks & ~failed for lacks in absent])  # bit i: lacks _MISSING_NAMES[i]
+    lacking: np.ndarray = _MISSING_TUPLES[code]  # launches that lack the same counters share one tuple
+    return lacking
 
 
 _MISSING_TUPLES = object_array(  # every combination of lacking quantities, by its bits

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ncu_roof.codes import object_array
+from ncu_roof.codes import object_array, object_ids
 from ncu_roof.vocabulary import COMPUTE, Bound
 
 
@@ -290,6 +290,15 @@ def row_max(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return best, at
 
 
+def bit_codes(flags: Sequence[np.ndarray]) -> np.ndarray:
+    """Per row, its flags as the bits of one integer (bit i: `flags[i]`; one flag or more, at most
+    62), set column by column (a boolean matrix times the powers of two ran row by row)."""
+    codes = np.zeros(len(flags[0]), dtype=np.int64)
+    for i, flag in enumerate(flags):
+        codes |= flag.astype(np.int64) << i
+    return codes
+
+
 def _row_sum(columns: Sequence[np.ndarray]) -> np.ndarray:
     """Per row, the sum of the columns, added as numpy adds a row of the matrix they make."""
     total: np.ndarray = np.column_stack(columns).sum(axis=1)
@@ -320,9 +329,8 @@ def fixed(values: np.ndarray, digits: int) -> np.ndarray:
 def is_set(values: np.ndarray) -> np.ndarray:
     """Elementwise `is not None` of an object array: its rows' object addresses against None's
     (no comparison called per row)."""
-    rows = np.ascontiguousarray(values, dtype=object)
-    set_: np.ndarray = np.frombuffer(rows.data, dtype=np.intp) != id(None)
-    return set_.reshape(rows.shape)
+    set_: np.ndarray = object_ids(values) != id(None)
+    return set_
 
 
 def bound_of(binding: str | None) -> Bound:

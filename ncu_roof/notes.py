@@ -14,7 +14,7 @@ import numpy as np
 
 from ncu_roof.codes import equals, factorize, object_array, truthy
 from ncu_roof.columns import distinct_numbers, distinct_rows, shared_texts
-from ncu_roof.model import fixed, is_set, whole_shown
+from ncu_roof.model import bit_codes, fixed, is_set, whole_shown
 from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.sol import LATENCY_SOL_PCT
 from ncu_roof.vocabulary import COMPUTE, PRECISIONS, Bound, VerdictBasis
@@ -220,8 +220,7 @@ def _unroofed(x: NoteInputs, j: int) -> list[str]:
 
 
 def _lower_bound(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    absent = np.column_stack([np.isnan(x.flop[p][rows]) for p in PRECISIONS])
-    codes = absent @ (1 << np.arange(len(PRECISIONS)))
+    codes = bit_codes([np.isnan(x.flop[p][rows]) for p in PRECISIONS])
     keys = list(zip(codes.tolist(), map(id, x.not_collected[rows].tolist()), strict=True))
     partial = dict(zip(keys, x.not_collected[rows].tolist(), strict=True))
 

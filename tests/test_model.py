@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ncu_roof.model import bound_of, compute_roof, fixed, is_set, roofline, row_max
+from ncu_roof.model import bit_codes, bound_of, compute_roof, fixed, is_set, roofline, row_max
 from ncu_roof.sol import sol_arrays
 from ncu_roof.vocabulary import COMPUTE, Bound
 
@@ -254,3 +254,17 @@ def test_row_max_is_max_and_argmax_of_the_columns_side_by_side(rows: list[list[f
     most, at = row_max(list(matrix.T))
     assert at.tolist() == np.argmax(matrix, axis=1).tolist()
     assert np.array_equal(most, matrix.max(axis=1), equal_nan=True)
+
+
+_FLAG_ROWS = st.integers(1, 62).flatmap(
+    lambda k: st.lists(st.lists(st.booleans(), min_size=k, max_size=k), max_size=20)
+)
+
+
+@given(_FLAG_ROWS)
+def test_bit_codes_are_the_flags_as_bits(rows: list[list[bool]]) -> None:
+    """Bit i of a row's code is its flag i: the boolean matrix times the powers of two."""
+    k = len(rows[0]) if rows else 1
+    matrix = np.array(rows, dtype=bool).reshape(len(rows), k)
+    codes = bit_codes(list(matrix.T))
+    assert codes.tolist() == [sum(1 << i for i, flag in enumerate(row) if flag) for row in rows]

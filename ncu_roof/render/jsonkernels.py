@@ -22,7 +22,7 @@ from ncu_roof.columns import (
     shared_texts,
 )
 from ncu_roof.groups import headroom_array, headroom_s
-from ncu_roof.model import TRANSACTION_BYTES, finite_or_none
+from ncu_roof.model import TRANSACTION_BYTES, bit_codes, finite_or_none
 from ncu_roof.records import InstructionRoofline, Kernel, TensorPath
 from ncu_roof.render.output import Piece, joined
 from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS
@@ -325,8 +325,7 @@ def _instruction_texts(records: list[InstructionRoofline | None]) -> list[str]:
 def _pattern_codes(present: np.ndarray) -> np.ndarray:
     """One integer per row of a boolean matrix, equal for equal rows."""
     if present.shape[1] <= 62:
-        bits: np.ndarray = present @ (1 << np.arange(present.shape[1], dtype="int64"))
-        return bits
+        return bit_codes(list(present.T))
     codes: np.ndarray = np.unique(present, axis=0, return_inverse=True)[1].ravel()
     return codes
 
