@@ -325,6 +325,31 @@ def test_raw_page_to_pandas_carries_what_the_json_carries() -> None:
         assert list(frame[f"bytes_{tier}"]) == [k["bytes"][tier] for k in found]
 
 
+def test_raw_page_with_the_built_in_h200_keeps_the_reports_l2_roof_and_scales_to_its_clocks() -> None:
+    # the built-in h200 has no L2 figure: the report's own, 188 x 32 B x 1.709 GHz (median L2 clock)
+    roofs = document(RAW, "--gpu", "h200")["devices"][0]["roofs"]
+    assert (
+        roofs["bandwidth_byte_per_s"]["l2"]
+        == document(RAW)["devices"][0]["roofs"]["bandwidth_byte_per_s"]["l2"]
+    )
+    assert roofs["bandwidth_byte_per_s"]["l2"] == pytest.approx(188 * 32 * 1.709e9, rel=0.001)
+    # FP32: 256 FLOP/SM/clk x 132 SMs at the measured 1.9747875 GHz, not the 1.98 GHz boost
+    assert roofs["compute_flop_per_s"]["fp32"] == pytest.approx(SMS * 256 * 1.9747875e9, rel=1e-9)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="defect: the built-in h200 has a 6144-bit bus (1536 B/clk: 4.91 TB/s at 3.199 GHz), the "
+    "device a 6016-bit one (device__attribute_global_memory_bus_width; dram__bytes.sum.peak_sustained "
+    "= 1504 B/clk: 4.81 TB/s), above both the report's peak and the 4.8 TB/s datasheet",
+)
+def test_the_built_in_h200_dram_roof_is_the_devices() -> None:
+    # 1504 B per DRAM cycle x the median DRAM clock 3.199 GHz = 4.811 TB/s
+    dram = document(RAW, "--gpu", "h200")["devices"][0]["roofs"]["bandwidth_byte_per_s"]["dram"]
+    assert dram == pytest.approx(1504 * 3.199e9, rel=0.005)
+
+
 # --- the details page and the console text: the Speed of Light, durations, DRAM throughput --------
 
 
