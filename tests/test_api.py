@@ -44,15 +44,15 @@ def test_to_pandas_matches_the_json(corpus: Path) -> None:
     first = df.iloc[0]
     # --set roofline has DRAM traffic only as a rate: bytes = dram__bytes.sum.per_second x duration
     assert first["duration_s"] == pytest.approx(431_648e-9, rel=1e-12)
-    assert first["bytes_dram"] == pytest.approx(47_911_631_699.90 * 431_648e-9, rel=1e-9)
+    assert first["dram_bytes"] == pytest.approx(47_911_631_699.90 * 431_648e-9, rel=1e-9)
     for kernel, (_, row) in zip(doc["kernels"], df.iterrows(), strict=True):
         assert row["bound"] == kernel["bound"] and row["binding"] == kernel["binding"]
         assert row["flop_total"] == pytest.approx(kernel["flop"]["total"])
         assert row["pct_of_roof"] == pytest.approx(kernel["pct_of_roof"])
         assert list(row["notes"]) == kernel["notes"]
     # ncu 2023.1: L2 traffic is what Nsight 2023.x draws, l1tex__m_xbar2l1tex_read_bytes
-    assert df["bytes_l2"].iloc[0] == pytest.approx(1.294161e8, rel=1e-6)
-    assert df["bytes_shared"].isna().all()  # no shared-memory counter in this run: null, never 0
+    assert df["l2_bytes"].iloc[0] == pytest.approx(1.294161e8, rel=1e-6)
+    assert df["shared_bytes"].isna().all()  # no shared-memory counter in this run: null, never 0
     assert set(df["input_path"]) == {str(corpus / ROOFLINE_SET)}
     assert set(df["device_name"]) == {"NVIDIA A10G"}
 
