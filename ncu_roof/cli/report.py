@@ -200,7 +200,7 @@ def plot_command(
         files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
     )
     if kind == "instruction":
-        image = render_instruction_plot(analysis, fmt=fmt.value, device=device)
+        image = render_instruction_plot(analysis, fmt=fmt.value, options=picture.plot_options())
     else:
         image = render_plot(analysis, fmt=fmt.value, options=picture.plot_options())
     write_all([(image, output)])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ncu_roof.render.placement import Placer, Segment
 from ncu_roof.render.plot_panel import (
@@ -37,9 +37,26 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.text import Text
 
+    from ncu_roof.records import Device
+
 TIER_MARKERS = {"dram": "o", "l2": "s", "l1": "^", "shared": "D"}
 OTHER_TIER_MARKER = "v"
+# a diff: a grey cross where the base was, an arrow to the head (faster: solid, slower: dashed)
+BEFORE_MARKER, BEFORE_COLOUR, BEFORE_SIZE_PT2 = "X", "#555555", 70.0
+
+
+class ArrowStyle(NamedTuple):
+    colour: str
+    linestyle: Literal["-", "--"]
+    label: str
+
+
+ARROW_STYLES = {  # by "slower"
+    False: ArrowStyle("#1a1a1a", "-", "faster (before → after)"),
+    True: ArrowStyle("#d55e00", "--", "slower (before → after)"),
+}
 LABELLED_KERNELS = 8
+FLOP_X_LABEL = "Arithmetic intensity (FLOP/byte)"
 
 
 def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) -> set[str]:
@@ -57,21 +74,26 @@ def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arro
         [pt.intensity_flop_per_byte for pt in (*points, *ends)] + [x for x, _ in ridges],
         [pt.flop_per_s for pt in (*points, *ends)] + [r.value for r in peaks],
     )
-    _axes(ax, limits)
+    log_axes(ax, limits)
     placer = Placer(ax.get_window_extent(renderer), renderer)
-    placer.lines = _draw_roofs(ax, peaks, bands, ridges, limits)
-    _draw_markers(ax, points, p.total_s, placer)
+    placer.lines = draw_roofs(ax, peaks, bands, ridges, limits)
+    draw_markers(ax, points, p.total_s, placer)
     _draw_arrows(ax, arrow_pairs, p.total_s)
-    _label_roofs(ax, peaks, bands, limits, placer)
-    _label_kernels(ax, p, placer)
-    title = one_line(p.device.name or p.device.roofs.name or "unknown GPU")
+    label_roofs(ax, peaks, bands, limits, placer)
+    label_kernels(ax, p, placer)
+    panel_title(ax, p.device, len(p.launches), p.total_s)
+    return {pt.tier for pt in points}
+
+
+def panel_title(ax: Axes, device: Device, launches: int, total_s: float) -> None:
+    """`NVIDIA A10G (device 1): 4 launches, 1.21 ms`, every plot kind's panel title."""
+    name = one_line(device.name or device.roofs.name or "unknown GPU")
     ax.set_title(
-        f"{title} (device {p.device.index}): {plural(len(p.launches), 'launch')}, {si(p.total_s, 's')}",
+        f"{name} (device {device.index}): {plural(launches, 'launch')}, {si(total_s, 's')}",
         fontsize=12,
         parse_math=False,
         loc="left",
     )
-    return {pt.tier for pt in points}
 
 
 def _si_ticks(unit: str) -> Callable[[float, int], str]:
@@ -85,7 +107,14 @@ def _plain_ticks(value: float, _pos: int) -> str:
     return f"{value:g}" if value > 0 else ""
 
 
-def _axes(ax: Axes, limits: Limits) -> None:
+def log_axes(
+    ax: Axes,
+    limits: Limits,
+    x_label: str = FLOP_X_LABEL,
+    y_unit: str = "FLOP/s",
+    y_label: str = "Performance",
+) -> None:
+    """Log-log axes with SI-prefixed performance ticks (`10 TFLOP/s`) and plain intensity ticks."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ax.set_xscale("log")
@@ -95,11 +124,11 @@ def _axes(ax: Axes, limits: Limits) -> None:
     ax.xaxis.set_major_locator(LogLocator(base=10.0))
     ax.yaxis.set_major_locator(LogLocator(base=10.0))
     ax.xaxis.set_major_formatter(FuncFormatter(_plain_ticks))
-    ax.yaxis.set_major_formatter(FuncFormatter(_si_ticks("FLOP/s")))
+    ax.yaxis.set_major_formatter(FuncFormatter(_si_ticks(y_unit)))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("Performance")
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(y_label)
     ax.grid(True, which="major", color="#e3e3e3", linewidth=0.6)
     ax.set_axisbelow(True)
 
@@ -108,7 +137,7 @@ def _marker_size_pt2(share: float | None) -> float:
     return 20.0 + 380.0 * (share or 0.0)
 
 
-def _draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer: Placer) -> None:
+def draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer: Placer) -> None:
     """One scatter per (tier, verdict), largest markers first; one LineCollection joins each
     group's markers across tiers; every marker blocks label space."""
     from matplotlib.collections import LineCollection
@@ -156,39 +185,42 @@ def _draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, place
 
 
 def _draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]], total_s: float) -> None:
+    """Each pair as a cross where the base was and an arrow to the head's marker: solid and dark
+    when the kernel got faster, dashed vermillion when slower (the legend names both)."""
     for base, head in pairs:
         slower = (head.group.total_duration_s or 0.0) > (base.group.total_duration_s or 0.0)
-        colour = "#c62828" if slower else "#2e7d32"
+        style = ARROW_STYLES[slower]
         start = (base.intensity_flop_per_byte, base.flop_per_s)
         end = (head.intensity_flop_per_byte, head.flop_per_s)
         ax.scatter(
             [start[0]],
             [start[1]],
-            s=_marker_size_pt2(time_share(base.group, total_s)),
-            marker=TIER_MARKERS.get(base.tier, OTHER_TIER_MARKER),
-            facecolors="none",
-            edgecolors="#444444",
-            linewidths=1.0,
-            linestyle="--",
-            zorder=3,
+            s=BEFORE_SIZE_PT2,
+            marker=BEFORE_MARKER,
+            c=BEFORE_COLOUR,
+            edgecolors="white",
+            linewidths=0.6,
+            zorder=4,
             gid=f"base-{base.group.lead.id}",
         )
+        head_radius_pt = math.sqrt(_marker_size_pt2(time_share(head.group, total_s))) / 2.0
         ax.annotate(
             "",
             xy=end,
             xytext=start,
             zorder=4.5,
             arrowprops={
-                "arrowstyle": "-|>,head_length=0.6,head_width=0.35",
-                "color": colour,
-                "linewidth": 2.0,
-                "shrinkA": 4,
-                "shrinkB": 6,
+                "arrowstyle": "-|>,head_length=0.8,head_width=0.45",
+                "color": style.colour,
+                "linestyle": style.linestyle,
+                "linewidth": 2.2,
+                "shrinkA": 3,
+                "shrinkB": head_radius_pt,
             },
         )
 
 
-def _draw_roofs(
+def draw_roofs(
     ax: Axes,
     peaks: Sequence[RoofLine],
     bands: Sequence[RoofLine],
@@ -237,7 +269,7 @@ def _label_box() -> dict[str, object]:
     return {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
 
 
-def _label_roofs(
+def label_roofs(
     ax: Axes, peaks: Sequence[RoofLine], bands: Sequence[RoofLine], limits: Limits, placer: Placer
 ) -> None:
     top_peak = peaks[0].value if peaks else None
@@ -257,7 +289,7 @@ def _diagonal_label(
     text = ax.text(
         x_first,
         band.value * x_first,
-        f"{band.label} {si(band.value, 'B/s')}",
+        f"{band.label} {band.shown or si(band.value, 'B/s')}",
         rotation=angle,
         rotation_mode="anchor",
         ha="left",
@@ -279,7 +311,7 @@ def _horizontal_label(ax: Axes, peak: RoofLine, limits: Limits, placer: Placer, 
     text = ax.text(
         limits.x_hi,
         peak.value,
-        f"{peak.label} {si(peak.value, peak.unit)}",
+        f"{peak.label} {peak.shown or si(peak.value, peak.unit)}",
         ha="right",
         va="bottom",
         fontsize=9,
@@ -309,7 +341,7 @@ def _mover(
     return move
 
 
-def _label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
+def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
     """The top kernel groups by time, `name ×launches · share of time`."""
     by_group: dict[int, list[KernelPoint]] = {}
     for q in p.points:
@@ -371,8 +403,22 @@ def draw_legend(figure: Figure, bounds: set[Bound], tiers: set[str], arrows: boo
     handles += [handle(TIER_MARKERS.get(t, OTHER_TIER_MARKER), "white") for t in shown]
     labels += [f"vs {one_line(TIER_NAMES.get(t, t))}" for t in shown]
     if arrows:
-        handles.append(handle("o", "none", "#444444"))
+        handles.append(handle(BEFORE_MARKER, BEFORE_COLOUR, "white"))
         labels.append("before (diff base)")
+        for style in ARROW_STYLES.values():
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    color=style.colour,
+                    linestyle=style.linestyle,
+                    linewidth=2.2,
+                    marker=">",
+                    markersize=7,
+                    markevery=[1],
+                )
+            )
+            labels.append(style.label)
     if handles:
         figure.legend(
             handles,
