@@ -93,3 +93,25 @@ def test_predict_on_a_tensor_data_path() -> None:
     # H100 SXM5 datasheet: FP8 1979 TFLOP/s dense; 1e15 FLOP with 1 MB of DRAM traffic is compute-bound
     p = ncu_roof.predict(flops=1e15, bytes=1e6, gpu="h100-sxm5", precision="tensor:fp8")
     assert p.binding == "compute" and p.attainable_flop_per_s == pytest.approx(1979e12, rel=1e-3)
+
+
+def test_the_notebook_views_escape_names_and_stay_short() -> None:
+    """Hostile kernel and device names are text in the HTML view; the repr stays a few lines."""
+    from test_markdown import synthetic
+
+    from ncu_roof.api import Analysis
+
+    names = ["<script>alert(1)</script> & k", "b", "c"]
+    a = Analysis.of(synthetic(names, device_name="<img src=x onerror=alert(1)>"))
+    html = a._repr_html_()
+    assert "<script>" not in html and "<img" not in html
+    assert "<code>&lt;…&gt;alert(1)&lt;…&gt; &amp; k</code>" in html  # elided as every table elides
+    assert html.startswith("<style>.ncu-roof ") and '<div class="ncu-roof">' in html
+    assert html.count("<tr>") == 1 + 3
+    lines = repr(a).splitlines()
+    assert lines[0] == "<ncu_roof.Analysis: 3 launches of 3 kernels, 1.83 ms>" and len(lines) <= 5
+
+
+def test_plot_draws_every_device_as_the_docs_say() -> None:
+    a = ncu_roof.analyze(ncu_roof.example_path())
+    assert len(a.plot().axes) == len(a.devices) == 2

@@ -110,7 +110,7 @@ def plot_figure(
 
 
 def plot_devices(analysis: Analysis, index: int | None) -> list[Device]:
-    """The devices to draw: `index` alone, else every device that ran kernels (most time first)."""
+    """The devices to draw: `index` alone, else every device that ran kernels, in device order."""
     if not analysis.devices:
         raise UsageError("nothing to plot: the input has no devices", hint="check the report")
     if index is not None:
@@ -121,16 +121,6 @@ def plot_devices(analysis: Analysis, index: int | None) -> list[Device]:
     ran = set(analysis.columns["device"].tolist())
     busy = [d for d in analysis.devices if d.index in ran]
     return busy or [analysis.devices[0]]
-
-
-def pick_device(analysis: Analysis, index: int | None) -> Device:
-    """One device: `index`, else the one with the most kernel time."""
-    if index is not None:
-        return plot_devices(analysis, index)[0]
-    from ncu_roof.groups import device_totals_s
-
-    totals = device_totals_s(analysis)
-    return max(plot_devices(analysis, None), key=lambda d: (totals.get(d.index, 0.0), -d.index))
 
 
 LEFT_IN, RIGHT_IN, TOP_IN, GAP_X_IN, GAP_Y_IN, BOTTOM_IN, CAPTION_LINE_IN = (
