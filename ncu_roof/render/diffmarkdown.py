@@ -135,7 +135,7 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
     """A sticky-comment body: marker, verdict line, changed kernels, everything in <details>."""
     rows = sorted(folded_rows(result), key=lambda r: order_key(r.kernel))
     changed = [r for r in rows if r.changed][:TOP_ROWS]
-    slower = [r for r in rows if r.slower or r.kernel.status is Status.REGRESSED]
+    slower = result.with_status(Status.REGRESSED)  # launches, as the headline and the gate count
     verdict_line = (
         f"**ncu-roof diff: {plural(len(slower), 'kernel')} slower by more than {result.threshold_pct:g}%**"
         if slower or result.total_status is Status.REGRESSED
