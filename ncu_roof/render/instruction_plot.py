@@ -38,7 +38,6 @@ from ncu_roof.render.plot import (
     save_figure,
 )
 from ncu_roof.render.plot_draw import (
-    draw_legend,
     draw_markers,
     draw_roofs,
     label_kernels,
@@ -46,6 +45,7 @@ from ncu_roof.render.plot_draw import (
     log_axes,
     panel_title,
 )
+from ncu_roof.render.plot_marks import draw_legend
 from ncu_roof.render.plot_panel import (
     OTHER_TIER_COLOUR,
     PRECISION_COLOURS,

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import UsageError
 from ncu_roof.records import Device
-from ncu_roof.render.plot_draw import draw_legend, draw_panel
+from ncu_roof.render.plot_draw import draw_panel
+from ncu_roof.render.plot_marks import draw_legend
 from ncu_roof.render.plot_panel import Arrow, caption, panel
 from ncu_roof.text import plural
 from ncu_roof.vocabulary import Bound
