@@ -115,3 +115,19 @@ def test_the_notebook_views_escape_names_and_stay_short() -> None:
 def test_plot_draws_every_device_as_the_docs_say() -> None:
     a = ncu_roof.analyze(ncu_roof.example_path())
     assert len(a.plot().axes) == len(a.devices) == 2
+
+
+def test_fix_first_rank_names_each_devices_fix_first() -> None:
+    """The smallest `fix_first_rank` on each device is the kernel the headline says to fix first
+    there; rank 1 is the one over all devices; every launch of a group shares its group's rank."""
+    from ncu_roof.render.summary import summarize
+
+    a = ncu_roof.analyze(ncu_roof.example_path())
+    df = a.to_pandas()
+    for view in summarize(a).devices:
+        assert view.fix_first is not None
+        mine = df[df["device"] == view.device.index]
+        first = mine.sort_values("fix_first_rank").iloc[0]
+        assert (first["name"], first["grid"]) == (view.fix_first.group.name, view.fix_first.group.lead.grid)
+    assert df.groupby("group_id")["fix_first_rank"].nunique().eq(1).all()
+    assert sorted(df.drop_duplicates("group_id")["fix_first_rank"]) == [1, 2, 3, 4, 5]
