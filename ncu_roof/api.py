@@ -67,10 +67,24 @@ class Analysis(core.Analysis):
         return render_json(self)
 
     def plot(self, device: int | None = None) -> Figure:
-        """The hierarchical roofline of one device (default: the one with the most kernel time)."""
+        """The hierarchical roofline as a matplotlib `Figure`: one panel per device that ran
+        kernels (in device order), as `ncu-roof plot` draws it, or of `device` alone."""
         from ncu_roof.render.plot import plot_figure
 
         return plot_figure(self, device=device)
+
+    def __repr__(self) -> str:
+        """A few lines: launches, kernels, devices and time; each device's time by verdict; the
+        kernel to fix first."""
+        from ncu_roof.render.notebook import analysis_repr
+
+        return analysis_repr(self)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the summary, each device's fix first, the first rows of the table."""
+        from ncu_roof.render.notebook import analysis_html
+
+        return analysis_html(self)
 
     @classmethod
     def of(cls, analysis: core.Analysis) -> Analysis:

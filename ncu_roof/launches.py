@@ -1,14 +1,22 @@
 """The analysis as one flat table: one row per launch, one column per value, the unit in its name.
 
-Every `Kernel` field becomes a column: a scalar keeps its name (`duration_s`, `bound`,
-`pct_of_roof`), a mapping gives one column per key, named `FIELD_KEY` (`flop_total`,
-`bytes_dram`, `intensity_flop_per_byte_l2`, `sol_pct_sm`, `recipe_duration_s`), a tuple of
-notes stays a list, and a nested record (or anything else) is a column of its JSON text, an
-enum a column of its value. Then come what the JSON says once per input and device: `input_path`,
-`input_format`, `ncu_version`, `device_name`, `device_cc`, `device_sm_clock_hz`, `roof_source`
-and the device's roofs (`device_roof_fp32_flop_per_s`, `device_roof_dram_byte_per_s`). Missing
-is null, never 0. The Python API's `to_arrow()` / `to_pandas()` and the Parquet export are this
-table.
+This is the one column vocabulary: `--format csv`, `--format parquet`, `Analysis.to_arrow()` and
+`to_pandas()` are this table, with these names in this order (docs/api.md lists them).
+
+* A name ends with its unit (`duration_s`, `dram_bytes`, `sol_sm_pct`, `l2_cap_flop_per_s`,
+  `device_sm_clock_hz`); a count of FLOPs or operations leads with it (`flop_fp32`, `ops_int8`),
+  as the recipe has always named them (`recipe_dram_bytes` is where `dram_bytes` came from).
+* Every `Kernel` field becomes a column: a scalar keeps its name (`bound`, `pct_of_roof`), a
+  mapping gives one column per key, named by `MAP_COLUMNS` (`flop_total`, `dram_bytes`,
+  `l2_intensity_flop_per_byte`, `sol_sm_pct`, `pipe_alu_pct`, `recipe_duration_s`), a tuple of
+  notes stays a list, a nested record is a column of its JSON text, an enum of its value.
+* What groups say of each launch (`groups`): `headroom_s`, `group_id`, `fix_first_rank`.
+* What the JSON says once per input and device: `input_path`, `input_format`, `ncu_version`,
+  `device_name`, `device_cc`, `device_sm_clock_hz`, `roof_source` and the device's roofs
+  (`device_roof_fp32_flop_per_s`, `device_roof_dram_byte_per_s`).
+
+The headline columns come first (`LEAD`, the CSV's columns since its first release), then every
+other column in field order. Missing is null, never 0.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import numpy as np
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.columns import BOOLS, FLOATS, INTS, MAPS, SPARSE_MAPS, LaunchColumns, distinct, shared_texts
+from ncu_roof.groups import SortBy, group_kernels, headroom_array, ranked
 from ncu_roof.records import Kernel
 from ncu_roof.vocabulary import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
 
@@ -32,6 +41,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 FLOAT, INT, TEXT, BOOL, TEXTS, JSON = "float", "int", "text", "bool", "texts", "json"
+RANK = "rank"  # whole numbers, null where there is none (float64 with NaN until written)
 KEY_ORDER = (*PRECISIONS, "total", *TIERS, COMPUTE, *SOL_KEYS)  # then any other key, by name
 TEXT_FIELDS = (
     *("name", "grid", "block", "nvtx", "binding", "roofline_binding", "compute_precision"),
@@ -42,6 +52,32 @@ TEXTS_FIELDS = ("notes", "missing")  # lists of text
 TEXT_MAPS = ("recipe",)  # a column per key, of text
 NUMBER_OBJECTS = ("ops",)  # mappings of numbers held per launch: a column per key
 JSON_FIELDS = ("traffic", "tensor_paths", "not_collected", "instructions")  # a column of JSON text
+# a mapping field → its columns' names, `{}` its key
+MAP_COLUMNS = {
+    "flop": "flop_{}",
+    "ops": "ops_{}",
+    "bytes": "{}_bytes",
+    "intensity_flop_per_byte": "{}_intensity_flop_per_byte",
+    "achieved_byte_per_s": "{}_achieved_byte_per_s",
+    "cap_flop_per_s": "{}_cap_flop_per_s",
+    "sol_pct": "sol_{}_pct",
+    "pipe_pct": "pipe_{}_pct",
+    "recipe": "recipe_{}",
+}
+# The first columns, in this order: who ran where, the verdict, its work and traffic, headroom
+LEAD = (
+    *("id", "name", "input", "device", "grid", "block", "nvtx", "duration_s", "time_share"),
+    *("achieved_flop_per_s", "attainable_flop_per_s", "binding", "bound", "compute_precision"),
+    "pct_of_roof",
+    *(MAP_COLUMNS["flop"].format(p) for p in (*PRECISIONS, "total")),
+    *(MAP_COLUMNS["bytes"].format(t) for t in TIERS),
+    *(MAP_COLUMNS["intensity_flop_per_byte"].format(t) for t in TIERS),
+    *(MAP_COLUMNS["sol_pct"].format(k) for k in SOL_KEYS),
+    "notes",
+    "headroom_s",  # the Speed-of-Light headroom (`headroom_sol_s`) goes next to it
+    "group_id",
+    "fix_first_rank",
+)
 
 
 def _json(value: Any) -> str | None:
@@ -82,7 +118,7 @@ def _field_columns(name: str, columns: LaunchColumns) -> dict[str, tuple[str, An
     if name in MAPS:  # a sparse map's key that no launch has gets no column
         values = columns.maps[name]
         present = [k for k, a in values.items() if name not in SPARSE_MAPS or not np.isnan(a).all()]
-        return {f"{name}_{key}": (FLOAT, values[key]) for key in _keys(present)}
+        return {MAP_COLUMNS[name].format(key): (FLOAT, values[key]) for key in _keys(present)}
     items = columns[name].tolist()
     if name in TEXT_FIELDS:
         return {name: (TEXT, items)}
@@ -93,7 +129,7 @@ def _field_columns(name: str, columns: LaunchColumns) -> dict[str, tuple[str, An
     kind = TEXT if name in TEXT_MAPS else FLOAT if name in NUMBER_OBJECTS else None
     if kind is not None:
         keys = _keys(chain.from_iterable(distinct(items)))
-        return {f"{name}_{key}": (kind, [row.get(key) for row in items]) for key in keys}
+        return {MAP_COLUMNS[name].format(key): (kind, [row.get(key) for row in items]) for key in keys}
     if name in JSON_FIELDS:
         return {name: (JSON, shared_texts(items, _json))}
     raise AssertionError(f"Kernel field {name} has no column kind")  # a test covers every field
@@ -106,6 +142,34 @@ def kernel_columns(columns: LaunchColumns) -> dict[str, tuple[str, Any]]:
         out |= _field_columns(f.name, columns)
     out["above_roof"] = (BOOL, columns["pct_of_roof"] > 100.0)  # the Kernel property the JSON carries
     return out
+
+
+def group_columns(analysis: Analysis) -> dict[str, tuple[str, Any]]:
+    """Per launch, what `groups` says: its headroom (the time it would save at its binding roof),
+    its group (its kernel and launch shape on its device; 0, 1, … in first-launch order), and its
+    group's place in the fix-first ranking (1: the group that would save the most time, as the
+    headline's "fix first"; null for a group that has no headroom)."""
+    columns = analysis.columns
+    n = len(columns)
+    groups = group_kernels(analysis)
+    group_id = np.zeros(n, dtype=np.int64)
+    for index, group in enumerate(groups):
+        group_id[list(group.rows)] = index
+    rank = np.full(n, np.nan)
+    with_room = [g for g in groups if g.headroom_s is not None and g.headroom_s > 0]
+    for place, group in enumerate(ranked(with_room, SortBy.HEADROOM), start=1):
+        rank[list(group.rows)] = place
+    return {
+        "headroom_s": (FLOAT, headroom_array(columns["duration_s"], columns["pct_of_roof"])),
+        "group_id": (INT, group_id),
+        "fix_first_rank": (RANK, rank),
+    }
+
+
+def launch_columns(analysis: Analysis) -> dict[str, tuple[str, Any]]:
+    """The launch table: column name → (kind, one value per launch), `LEAD` first."""
+    table = {**kernel_columns(analysis.columns), **group_columns(analysis), **context_columns(analysis)}
+    return {name: table[name] for name in (*LEAD, *(c for c in table if c not in LEAD))}
 
 
 def context_columns(analysis: Analysis) -> dict[str, tuple[str, Any]]:
@@ -136,17 +200,18 @@ def to_arrow(analysis: Analysis) -> pa.Table:
     """The launch table as a `pyarrow.Table` (floats float64 with nulls, lists of strings)."""
     import pyarrow as pa
 
-    from ncu_roof.arrow import bool_array, float_array, int_array, string_array, text_lists_array
+    from ncu_roof.arrow import bool_array, float_array, int_array, rank_array, string_array, text_lists_array
 
     # through the buffers: pyarrow's own conversion of a list imports pandas (~0.35 s)
     build: dict[str, Callable[[Any], pa.Array]] = {
         FLOAT: float_array,
         INT: int_array,
+        RANK: rank_array,
         TEXT: string_array,
         BOOL: bool_array,
         TEXTS: text_lists_array,
         JSON: string_array,
     }
-    columns = {**kernel_columns(analysis.columns), **context_columns(analysis)}
+    columns = launch_columns(analysis)
     arrays = [build[kind](values) for kind, values in columns.values()]
     return pa.Table.from_arrays(arrays, names=list(columns))

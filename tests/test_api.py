@@ -44,15 +44,15 @@ def test_to_pandas_matches_the_json(corpus: Path) -> None:
     first = df.iloc[0]
     # --set roofline has DRAM traffic only as a rate: bytes = dram__bytes.sum.per_second x duration
     assert first["duration_s"] == pytest.approx(431_648e-9, rel=1e-12)
-    assert first["bytes_dram"] == pytest.approx(47_911_631_699.90 * 431_648e-9, rel=1e-9)
+    assert first["dram_bytes"] == pytest.approx(47_911_631_699.90 * 431_648e-9, rel=1e-9)
     for kernel, (_, row) in zip(doc["kernels"], df.iterrows(), strict=True):
         assert row["bound"] == kernel["bound"] and row["binding"] == kernel["binding"]
         assert row["flop_total"] == pytest.approx(kernel["flop"]["total"])
         assert row["pct_of_roof"] == pytest.approx(kernel["pct_of_roof"])
         assert list(row["notes"]) == kernel["notes"]
     # ncu 2023.1: L2 traffic is what Nsight 2023.x draws, l1tex__m_xbar2l1tex_read_bytes
-    assert df["bytes_l2"].iloc[0] == pytest.approx(1.294161e8, rel=1e-6)
-    assert df["bytes_shared"].isna().all()  # no shared-memory counter in this run: null, never 0
+    assert df["l2_bytes"].iloc[0] == pytest.approx(1.294161e8, rel=1e-6)
+    assert df["shared_bytes"].isna().all()  # no shared-memory counter in this run: null, never 0
     assert set(df["input_path"]) == {str(corpus / ROOFLINE_SET)}
     assert set(df["device_name"]) == {"NVIDIA A10G"}
 
@@ -93,3 +93,41 @@ def test_predict_on_a_tensor_data_path() -> None:
     # H100 SXM5 datasheet: FP8 1979 TFLOP/s dense; 1e15 FLOP with 1 MB of DRAM traffic is compute-bound
     p = ncu_roof.predict(flops=1e15, bytes=1e6, gpu="h100-sxm5", precision="tensor:fp8")
     assert p.binding == "compute" and p.attainable_flop_per_s == pytest.approx(1979e12, rel=1e-3)
+
+
+def test_the_notebook_views_escape_names_and_stay_short() -> None:
+    """Hostile kernel and device names are text in the HTML view; the repr stays a few lines."""
+    from test_markdown import synthetic
+
+    from ncu_roof.api import Analysis
+
+    names = ["<script>alert(1)</script> & k", "b", "c"]
+    a = Analysis.of(synthetic(names, device_name="<img src=x onerror=alert(1)>"))
+    html = a._repr_html_()
+    assert "<script>" not in html and "<img" not in html
+    assert "<code>&lt;…&gt;alert(1)&lt;…&gt; &amp; k</code>" in html  # elided as every table elides
+    assert html.startswith("<style>.ncu-roof ") and '<div class="ncu-roof">' in html
+    assert html.count("<tr>") == 1 + 3
+    lines = repr(a).splitlines()
+    assert lines[0] == "<ncu_roof.Analysis: 3 launches of 3 kernels, 1.83 ms>" and len(lines) <= 5
+
+
+def test_plot_draws_every_device_as_the_docs_say() -> None:
+    a = ncu_roof.analyze(ncu_roof.example_path())
+    assert len(a.plot().axes) == len(a.devices) == 2
+
+
+def test_fix_first_rank_names_each_devices_fix_first() -> None:
+    """The smallest `fix_first_rank` on each device is the kernel the headline says to fix first
+    there; rank 1 is the one over all devices; every launch of a group shares its group's rank."""
+    from ncu_roof.render.summary import summarize
+
+    a = ncu_roof.analyze(ncu_roof.example_path())
+    df = a.to_pandas()
+    for view in summarize(a).devices:
+        assert view.fix_first is not None
+        mine = df[df["device"] == view.device.index]
+        first = mine.sort_values("fix_first_rank").iloc[0]
+        assert (first["name"], first["grid"]) == (view.fix_first.group.name, view.fix_first.group.lead.grid)
+    assert df.groupby("group_id")["fix_first_rank"].nunique().eq(1).all()
+    assert sorted(df.drop_duplicates("group_id")["fix_first_rank"]) == [1, 2, 3, 4, 5]

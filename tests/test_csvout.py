@@ -16,8 +16,8 @@ from conftest import ROOT, analyzed, read_result, run_cli
 from ncu_roof import analysis as core
 from ncu_roof.api import Analysis
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.launches import context_columns, kernel_columns
-from ncu_roof.render.csvout import COLUMNS, LEGACY, render_csv
+from ncu_roof.launches import MAP_COLUMNS, launch_columns
+from ncu_roof.render.csvout import COLUMNS, render_csv
 from ncu_roof.render.jsonout import render_json
 from ncu_roof.render.text import csv_cell
 from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS
@@ -62,9 +62,17 @@ def json_cell(cell: str) -> Any:
 
 
 def mapping_columns(header: list[str], field: str) -> set[str]:
-    """The keys of a flattened mapping's columns (`cap_flop_per_s_dram` → `dram`)."""
-    prefix = f"{field}_"
-    return {c[len(prefix) :] for c in header if c.startswith(prefix) and c != "ops_total_is_lower_bound"}
+    """The keys of a flattened mapping's columns (`dram_cap_flop_per_s` → `dram`)."""
+    prefix, _, suffix = MAP_COLUMNS[field].partition("{}")
+    return {
+        c[len(prefix) : len(c) - len(suffix)]
+        for c in header
+        if c.startswith(prefix) and c.endswith(suffix) and c != "ops_total_is_lower_bound"
+    }
+
+
+def column(field: str, key: str) -> str:
+    return MAP_COLUMNS[field].format(key)
 
 
 def mismatches(document: dict[str, Any], header: list[str], rows: list[dict[str, str]]) -> list[str]:
@@ -101,8 +109,8 @@ def mismatches(document: dict[str, Any], header: list[str], rows: list[dict[str,
         nested += [(f"{t}_bytes", k["bytes"][t]) for t in TIERS]
         nested += [(f"{t}_intensity_flop_per_byte", k["intensity_flop_per_byte"][t]) for t in TIERS]
         nested += [(f"sol_{s}_pct", k["sol_pct"][s]) for s in SOL_KEYS]
-        for column, value in [*nested, ("headroom_s", k["headroom_s"])]:
-            check(j, column, number(row[column]), as_csv_number(value))
+        for name, value in [*nested, ("headroom_s", k["headroom_s"])]:
+            check(j, name, number(row[name]), as_csv_number(value))
         check(j, "notes", row["notes"], text("; ".join(k["notes"])) if k["notes"] else "")
         # the columns it lacked
         for key in ("above_roof", "flop_total_is_lower_bound", "ops_total_is_lower_bound"):
@@ -121,11 +129,11 @@ def mismatches(document: dict[str, Any], header: list[str], rows: list[dict[str,
         check(j, "small_grid", flag(row["small_grid"]), k["sol_verdict"]["small_grid"])
         for field in maps:
             for key in mapping_columns(header, field):
-                column, value = f"{field}_{key}", k[field].get(key)
+                name, value = column(field, key), k[field].get(key)
                 if field == "recipe":
-                    check(j, column, row[column], text(value))
+                    check(j, name, row[name], text(value))
                 else:
-                    check(j, column, number(row[column]), as_csv_number(value))
+                    check(j, name, number(row[name]), as_csv_number(value))
         for key in ("traffic", "tensor_paths", "not_collected"):
             check(j, key, json_cell(row[key]), k[key])
         instructions = k["instruction_roofline"]
@@ -146,16 +154,16 @@ def mismatches(document: dict[str, Any], header: list[str], rows: list[dict[str,
         check(j, "roof_source", row["roof_source"], text(device["roof_source"]))
         for kind, unit in (("compute_flop_per_s", "flop_per_s"), ("bandwidth_byte_per_s", "byte_per_s")):
             for key, value in device["roofs"][kind].items():
-                column = f"device_roof_{key}_{unit}"
-                check(j, column, number(row[column]), as_csv_number(value))
+                name = f"device_roof_{key}_{unit}"
+                check(j, name, number(row[name]), as_csv_number(value))
     return found
 
 
 def expected_header(analysis: core.Analysis) -> list[str]:
-    """The CSV's columns: its own first ones, then the launch table's others, in the table's order."""
-    renamed = set(LEGACY.values())
-    table = [*kernel_columns(analysis.columns), *context_columns(analysis)]
-    return [*COLUMNS, *(c for c in table if c not in renamed)]
+    """The CSV's columns: the launch table's, in its order, its first ones those it always had."""
+    header = list(launch_columns(analysis))
+    assert header[: len(COLUMNS)] == list(COLUMNS)
+    return header
 
 
 def documented_columns() -> re.Pattern[str]:
@@ -186,7 +194,7 @@ def documented_columns() -> re.Pattern[str]:
 
 def test_the_schema_doc_names_every_csv_column(fixtures: Path) -> None:
     pattern = documented_columns()
-    assert pattern.fullmatch("cap_flop_per_s_compute") and not pattern.fullmatch("cap_flop_per_s_x")
+    assert pattern.fullmatch("compute_cap_flop_per_s") and not pattern.fullmatch("x_cap_flop_per_s")
     for path in [ROOT / "ncu_roof" / "data" / "example.csv", *sorted(fixtures.glob("verdict_*.csv"))]:
         header, _ = read_csv(render_csv(analyzed(path)))
         assert [c for c in header if not pattern.fullmatch(c)] == [], path.name
@@ -196,15 +204,17 @@ def test_a_fixture_csv_has_the_json_fields(fixtures: Path) -> None:
     document, header, rows = cli_json_and_csv(str(fixtures / INT8))
     assert mismatches(document, header, rows) == []
     (row,) = rows
-    assert header[: len(COLUMNS)] == list(COLUMNS) and header[len(COLUMNS) - 1] == "headroom_s"
+    assert header[: len(COLUMNS)] == list(COLUMNS) and header[len(COLUMNS) - 3] == "headroom_s"
+    assert row["group_id"] == "0" and row["fix_first_rank"] == "1"  # one kernel, with headroom
     assert row["flop_total_is_lower_bound"] == "true"  # fp64, fp16, tensor FLOPs not collected
     assert row["ops_total_is_lower_bound"] == "false" and row["above_roof"] == "false"
     assert row["verdict_basis"] == "roofline" and row["bound"] == "compute"
     assert row["compute_ceiling"] == "tensor:int8" and number(row["compute_ceiling_pct"]) == 76.2939453125
     assert row["ops_int8"] == row["ops_total"] == "40000000000.0"
-    caps = {key: number(row[f"cap_flop_per_s_{key}"]) for key in mapping_columns(header, "cap_flop_per_s")}
+    keys = mapping_columns(header, "cap_flop_per_s")
+    caps = {key: number(row[column("cap_flop_per_s", key)]) for key in keys}
     assert caps == document["kernels"][0]["cap_flop_per_s"]
-    assert row["pipe_pct_tensor"] == "76.0" and row["achieved_byte_per_s_dram"] == "400000000000.0"
+    assert row["pipe_tensor_pct"] == "76.0" and row["dram_achieved_byte_per_s"] == "400000000000.0"
     assert json.loads(row["tensor_paths"])["int8"] == {"unit": "OP", "count": 4e10, "peak_per_s": 1048576e9}
     assert row["missing"] == "l2; l1; shared" and row["instructions"] == ""
 
@@ -215,20 +225,19 @@ def test_a_launch_above_its_roof_says_so_and_claims_no_headroom(fixtures: Path) 
     assert document["kernels"][0]["above_roof"] is True
     assert rows[0]["above_roof"] == "true" and number(rows[0]["pct_of_roof"]) == 312.5
     assert rows[0]["headroom_s"] == "" and rows[0]["roof_source"] == "builtin:t4"
+    assert rows[0]["fix_first_rank"] == ""  # no headroom: not ranked
 
 
 def test_the_csv_has_the_launch_tables_columns_and_values(fixtures: Path) -> None:
-    """One flattening: the CSV's columns are `to_arrow()`'s (a few first ones under the names the
-    CSV always had), holding the same values."""
+    """One vocabulary: the CSV's columns are `to_arrow()`'s, in its order, with the same values."""
     analysis = Analysis.of(analyzed(fixtures / INT8))
     header, rows = read_csv(render_csv(analysis))
     assert header == expected_header(analysis)
     assert len(set(header)) == len(header)
     table = analysis.to_arrow()
-    assert set(LEGACY.values()) <= set(table.column_names)
-    names = {v: k for k, v in LEGACY.items()}
+    assert table.column_names == header
     for name, values in zip(table.column_names, table.columns, strict=True):
-        value, cell = values[0].as_py(), rows[0][names.get(name, name)]
+        value, cell = values[0].as_py(), rows[0][name]
         if isinstance(value, bool):
             assert flag(cell) is value, name
         elif isinstance(value, float) or value is None:
@@ -259,7 +268,7 @@ def test_a_corpus_csv_has_the_json_fields(corpus: Path) -> None:
     assert [k["flop_total_is_lower_bound"] for k in document["kernels"]] == [True] * 3
     assert {r["compute_ceiling"] for r in rows} == {"pipe:xu"}
     for row, kernel in zip(rows, document["kernels"], strict=True):
-        caps = {key: number(row[f"cap_flop_per_s_{key}"]) for key in kernel["cap_flop_per_s"]}
+        caps = {key: number(row[column("cap_flop_per_s", key)]) for key in kernel["cap_flop_per_s"]}
         assert caps == {key: as_csv_number(v) for key, v in kernel["cap_flop_per_s"].items()}
         assert number(row["attainable_flop_per_s"]) == min(v for v in caps.values() if v is not None)
         assert row["verdict_basis"] == "roofline" and row["above_roof"] == "false"

@@ -19,12 +19,8 @@ from ncu_roof.analysis import Analysis
 from ncu_roof.comparison import MismatchError, diff, gate
 from ncu_roof.errors import GateError
 from ncu_roof.pairs import Status
-from ncu_roof.render.diffout import (
-    KERNEL_MIN,
-    render_diff_json,
-    render_diff_markdown,
-    render_diff_table,
-)
+from ncu_roof.render.diffmarkdown import COLUMNS, render_diff_markdown
+from ncu_roof.render.diffout import KERNEL_MIN, render_diff_json, render_diff_table
 from ncu_roof.text import shorten
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,14 +141,30 @@ def test_renderers_escape_hostile_names(pair: tuple[str, str]) -> None:
     markdown = render_diff_markdown(result)
     assert markdown.startswith("<!-- ncu-roof:diff -->\n")
     table_rows = [line for line in markdown.splitlines() if line.startswith("| ")]
-    for line in table_rows:  # every row keeps 9 columns: no raw `|` from names
-        assert line.replace("\\|", "").count("|") == 10
+    for line in table_rows:  # every row keeps its 8 columns: no raw `|` from names
+        assert line.replace("\\|", "").count("|") == len(COLUMNS) + 1 == 9
     assert "<a|b" not in markdown
     document = json.loads(render_diff_json(result))
     assert document["schema"] == "ncu-roof/diff/v1"
     assert document["kernels"][0]["name"] == HOSTILE
     assert document["kernels"][0]["duration_s"]["delta_pct"] == pytest.approx(10.0)
     assert "+10.0%" in render_diff_table(result)
+
+
+def test_markdown_folds_the_launches_of_one_kernel(pair: tuple[str, str]) -> None:
+    """BASE's two launches of HOSTILE (1 + 2 µs) became 1.1 + 1 µs: one row, 3 µs → 2.1 µs, faster
+    in total, with the launch that got 10% slower on its own said (the gate reads launches)."""
+    markdown = render_diff_markdown(diff(load(pair[0]), load(pair[1])))
+    changed = markdown.split("### Changed kernels")[1].split("<details>")[0]
+    rows = [line for line in changed.splitlines() if line.startswith("| `")]
+    assert len(rows) == 3  # HOSTILE's two launches are one row; `gone` and `new`
+    cells = [c.strip() for c in rows[0].replace("\\|", "¦").split("|")[1:-1]]
+    assert cells[0].endswith("`8×256` ×2")
+    # 2e6 FLOP and 4e6 → 4e6, 2e6 DRAM bytes per launch: FLOP/s 4e6 / 3 µs → / 2.1 µs, bytes 8e6 → 6e6
+    assert cells[1:6] == ["3 µs → 2.1 µs", "-30.0%", "+42.9%", "DRAM -25.0%", "DRAM +33.3%"]
+    assert cells[7] == "⚡ faster (1 of 2 launches slower)"
+    assert "**ncu-roof diff: 1 kernel slower by more than 5%**" in markdown
+    assert "<summary>All 3 kernels (4 launches)</summary>" in markdown  # HOSTILE ×2, gone, new
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> CliResult:

@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import analyzed
 from test_markdown import HOSTILE, corpus_analysis, synthetic, with_intensities
 
 from ncu_roof.analysis import Analysis
@@ -206,3 +207,31 @@ def test_screenshot_of_a_real_report(tmp_path: Path) -> None:
 def by_time(analysis: Analysis) -> list[Kernel]:
     """The launches, longest first (unknown durations last; ties in launch order)."""
     return sorted(analysis.kernels, key=lambda k: -(k.duration_s if k.duration_s is not None else -1.0))
+
+
+def table_overflow_px(page: Path, tmp_path: Path, width: int) -> int:
+    """How far the kernel table reaches past its box in a `width`-px window (0: it fits). The page
+    is measured as written, plus one probe script (the copy drops the policy that forbids it)."""
+    html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text(encoding="utf-8"))
+    probe = (
+        "<script>addEventListener('load', function () { var s = document.querySelector('.scroll');"
+        " document.documentElement.dataset.overflow = s.scrollWidth - s.clientWidth; });</script>"
+    )
+    probed = tmp_path / "probed.html"
+    probed.write_text(html.replace("</body>", probe + "</body>"), encoding="utf-8")
+    dom, _ = chromium(probed, tmp_path, f"--window-size={width},900", "--dump-dom")
+    found = re.search(r'data-overflow="(-?\d+)"', dom)
+    assert found is not None, "the probe did not run"
+    return int(found.group(1))
+
+
+@pytest.mark.browser
+def test_the_example_table_fits_1280_px_with_could_save_before_the_verdict(tmp_path: Path) -> None:
+    from ncu_roof.pipeline import example_path
+    from ncu_roof.render.html_table import table_columns
+
+    summary = summarize(analyzed(Path(example_path())))
+    keys = [key for key, _, _ in table_columns(summary)]
+    assert keys.index("headroom") < keys.index("verdict")  # what matters most comes first
+    assert table_overflow_px(write(summary, tmp_path), tmp_path, 1280) == 0
+    assert table_overflow_px(write(summary, tmp_path), tmp_path, 900) > 0  # the probe measures

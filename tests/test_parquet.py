@@ -44,8 +44,8 @@ def test_parquet_is_the_arrow_table_plus_its_header(corpus: Path, base_parquet: 
     assert header["devices"][0]["name"] == "NVIDIA A10G"
     row = table.slice(0, 1).to_pylist()[0]
     assert row["duration_s"] == pytest.approx(431_648e-9, rel=1e-12)  # gpu__time_duration.sum, ns
-    assert row["bytes_l2"] == pytest.approx(1.294161e8, rel=1e-6)  # l1tex__m_xbar2l1tex_read_bytes (2023.x)
-    assert row["bytes_shared"] is None  # not collected: null, never 0
+    assert row["l2_bytes"] == pytest.approx(1.294161e8, rel=1e-6)  # l1tex__m_xbar2l1tex_read_bytes (2023.x)
+    assert row["shared_bytes"] is None  # not collected: null, never 0
     assert row["input_path"] == str(corpus / BASE)
 
 

@@ -237,3 +237,64 @@ def test_int8_tensor_and_xu_ceilings_are_drawn_in_ops_per_s() -> None:
 def kernel_points(kernel: Kernel) -> list[KernelPoint]:
     """The drawable points of one launch, as a group of one."""
     return group_points(KernelGroup.of((kernel.name, kernel.grid, kernel.block, kernel.device), (kernel,)))
+
+
+# ------------------------------------------------------------- every kind, every device, one style
+
+
+def example() -> Analysis:
+    from ncu_roof.pipeline import example_path
+
+    return analyzed(Path(example_path()))
+
+
+def test_the_instruction_roofline_draws_every_device_of_the_example() -> None:
+    """The example's H100 launches have warp-instruction counts, its A10G ones not: both devices
+    get a panel (titled as the FLOP roofline's), the A10G's saying what to collect; asked for the
+    A10G alone, it refuses, naming the device."""
+    from ncu_roof.errors import UsageError
+    from ncu_roof.render.instruction_plot import render_instruction_plot
+
+    svg = render_instruction_plot(example(), fmt="svg").decode("utf-8")
+    assert "NVIDIA H100 PCIe (device 0): 3 launches, 854 µs" in svg
+    assert "NVIDIA A10G (device 1): 4 launches, 1.21 ms" in svg
+    assert "no warp-instruction counts in this device's launches" in svg
+    assert "Issue 502 Ginst/s" in svg and "DRAM 2.04 TB/s" in svg  # the FLOP roofline's DRAM roof
+    assert "Gtrans" not in svg and "10^{12}" not in svg
+    assert collections(svg.encode()) == [("dram", "memory"), ("l1", "memory"), ("l2", "memory")]
+    with pytest.raises(UsageError, match="device 1 has warp-instruction counts"):
+        render_instruction_plot(example(), fmt="svg", options=PlotOptions(device=1))
+
+
+def test_the_cli_draws_the_instruction_roofline_of_the_example(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    done = run_cli(
+        "plot",
+        "--kind",
+        "instruction",
+        str(FIXTURES.parent / "ncu_roof" / "data" / "example.csv"),
+        "-o",
+        str(tmp_path / "i.svg"),
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "i.svg").read_text(encoding="utf-8").count("(device ") == 2
+
+
+def test_diff_arrows_have_legend_entries_unlike_any_tier() -> None:
+    base = analyzed(Path(write("base.csv", BASE)))
+    head = analyzed(Path(write("head.csv", HEAD)))
+    svg = render_plot(head, arrows=[(base.kernels[0], head.kernels[0])]).decode("utf-8")
+    for label in ("before (diff base)", "faster (before → after)", "slower (before → after)"):
+        assert label in svg
+
+
+def test_verdict_colours_are_distinct_okabe_ito_colours() -> None:
+    from ncu_roof.render.summary import VERDICT_COLOURS
+    from ncu_roof.vocabulary import Bound
+
+    okabe_ito = {"#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7", "#7f7f7f"}
+    colours = [VERDICT_COLOURS[b] for b in Bound]
+    assert len(set(colours)) == len(colours) and set(colours) <= okabe_ito
+    # compute- and latency-bound were two oranges: now vermillion and bluish green
+    assert (VERDICT_COLOURS[Bound.COMPUTE], VERDICT_COLOURS[Bound.LATENCY]) == ("#d55e00", "#009e73")

@@ -227,8 +227,8 @@ def test_the_instruction_roofline_plot(corpus: Path, fixtures: Path) -> None:
     svg = render_instruction_plot(analysis, fmt="svg")
     assert svg == render_instruction_plot(analysis, fmt="svg")  # same input, same bytes
     text = svg.decode()
-    assert "instruction roofline (3 kernels)" in text
-    assert "issue peak 502 Gwarp inst/s" in text  # 114 SMs x 4 schedulers x 1.10 GHz
+    assert "NVIDIA H100 PCIe (device 0): 3 launches, 854 µs" in text  # the FLOP roofline's title
+    assert "Issue 502 Ginst/s" in text  # 114 SMs x 4 schedulers x 1.10 GHz, SI-prefixed as TFLOP/s
     with pytest.raises(UsageError, match="warp-instruction counts"):
         render_instruction_plot(_analysis(fixtures, "verdict_xu_transcendental.csv"))
 

@@ -111,7 +111,9 @@ def render_diff(result: Diff, fmt: DiffFormat, output: str | None = None) -> Doc
     if fmt is DiffFormat.JSON:
         return diffout.diff_json_pieces(result)
     if fmt is DiffFormat.MARKDOWN:
-        return diffout.render_diff_markdown(result)
+        from ncu_roof.render.diffmarkdown import render_diff_markdown
+
+        return render_diff_markdown(result)
     shown = screen(output)
     return diffout.render_diff_table(result, width=shown.width, color=shown.color)
 
@@ -150,7 +152,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
         outputs.append((render_plot(head, fmt=plot_fmt.value, options=plot_options), options.plot))
     summary = None
     if options.summary:
-        from ncu_roof.render.diffout import render_diff_markdown
+        from ncu_roof.render.diffmarkdown import render_diff_markdown
 
         summary = render_diff_markdown(result)
     write_all(outputs)
@@ -200,7 +202,7 @@ def plot_command(
         files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
     )
     if kind == "instruction":
-        image = render_instruction_plot(analysis, fmt=fmt.value, device=device)
+        image = render_instruction_plot(analysis, fmt=fmt.value, options=picture.plot_options())
     else:
         image = render_plot(analysis, fmt=fmt.value, options=picture.plot_options())
     write_all([(image, output)])

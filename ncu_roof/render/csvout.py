@@ -1,13 +1,12 @@
 """`--format csv`: one row per launch, flat columns with units in their names.
 
-The columns are the launch table's (`ncu_roof.launches`, what `to_arrow()` and Parquet hold):
-one flattening of the analysis, written as CSV. First come the columns the CSV has always had,
-under their names and in their order (`LEGACY`: a few spell a mapping's key first, `dram_bytes`
-for the table's `bytes_dram`), then `headroom_s`, then every other column of the launch table
-under its own name, in its order: the flags (`above_roof`, `flop_total_is_lower_bound`), the
-verdict's basis, the caps, operations, pipes and compute ceiling, the recipe, the nested records
-as their JSON text, and what the launch's input and device say. Sparse mappings (`cap_flop_per_s`,
-`pipe_pct`) give a column only for the keys some launch has, so read columns by name.
+The columns are the launch table's (`ncu_roof.launches`, what `to_arrow()` and Parquet hold),
+under the same names, in the same order: first the columns the CSV has always had (`LEAD`), then
+`headroom_s`, `group_id` and `fix_first_rank`, then the flags (`above_roof`,
+`flop_total_is_lower_bound`), the verdict's basis, the caps, operations, pipes and compute
+ceiling, the recipe, the nested records as their JSON text, and what the launch's input and device
+say. Sparse mappings (`cap_flop_per_s`, `pipe_pct`) give a column only for the keys some launch
+has, so read columns by name.
 
 Numbers keep 15 significant digits, the precision a float64 carries without the noise of the
 arithmetic that made it (`0.000284704`, not `0.00028470400000000004`); they read back exactly.
@@ -27,36 +26,10 @@ import numpy as np
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.columns import number_texts
-from ncu_roof.groups import headroom_array
-from ncu_roof.launches import BOOL, FLOAT, INT, JSON, TEXT, TEXTS, context_columns, kernel_columns
+from ncu_roof.launches import BOOL, FLOAT, INT, JSON, LEAD, RANK, TEXT, TEXTS, launch_columns
 from ncu_roof.render.text import csv_cell
-from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 
-_SCALARS = (
-    "duration_s",
-    "time_share",
-    "achieved_flop_per_s",
-    "attainable_flop_per_s",
-    "binding",
-    "bound",
-    "compute_precision",
-    "pct_of_roof",
-)
-# nested field → its keys, the CSV's name of each key's column
-_NESTED = {
-    "flop": ((*PRECISIONS, "total"), "flop_{}"),
-    "bytes": (TIERS, "{}_bytes"),
-    "intensity_flop_per_byte": (TIERS, "{}_intensity_flop_per_byte"),
-    "sol_pct": (SOL_KEYS, "sol_{}_pct"),
-}
-# The CSV's first columns, kept as they were: CSV name → the launch table's column
-LEGACY: dict[str, str] = {
-    **{name: name for name in ("id", "name", "input", "device", "grid", "block", "nvtx", *_SCALARS)},
-    **{pattern.format(key): f"{field}_{key}" for field, (keys, pattern) in _NESTED.items() for key in keys},
-    "notes": "notes",
-}
-HEADROOM = "headroom_s"  # after the legacy columns; not a `Kernel` field (duration × room to the roof)
-COLUMNS = (*LEGACY, HEADROOM)  # the columns every CSV has, in this order; the launch table's others follow
+COLUMNS = LEAD  # the columns every CSV has, in this order; the launch table's others follow
 
 
 def _numbers(values: Sequence[float | None] | np.ndarray) -> list[object]:
@@ -91,9 +64,15 @@ def _ints(values: Sequence[int] | np.ndarray) -> list[object]:
     return out
 
 
+def _ranks(values: np.ndarray) -> list[object]:
+    """Whole numbers held as floats: NaN is empty."""
+    return ["" if math.isnan(v) else int(v) for v in values.tolist()]
+
+
 _CELLS: dict[str, Callable[[Any], list[object]]] = {
     FLOAT: _numbers,
     INT: _ints,
+    RANK: _ranks,
     TEXT: _texts,
     BOOL: _flags,
     TEXTS: _text_lists,
@@ -102,19 +81,8 @@ _CELLS: dict[str, Callable[[Any], list[object]]] = {
 
 
 def _columns(analysis: Analysis) -> dict[str, list[object]]:
-    """Every CSV column of every launch, in order: from the launch table's columns."""
-    table = {**kernel_columns(analysis.columns), **context_columns(analysis)}
-    n = len(analysis.columns)
-    out: dict[str, list[object]] = {}
-    for name, source in LEGACY.items():  # a mapping's key no launch has: an empty column
-        out[name] = _CELLS[table[source][0]](table[source][1]) if source in table else [""] * n
-    c = analysis.columns
-    out[HEADROOM] = _numbers(headroom_array(c["duration_s"], c["pct_of_roof"]))
-    taken = set(LEGACY.values())
-    for name, (kind, values) in table.items():
-        if name not in taken and name not in out:
-            out[name] = _CELLS[kind](values)
-    return out
+    """Every CSV column of every launch, in order: the launch table's columns as cells."""
+    return {name: _CELLS[kind](values) for name, (kind, values) in launch_columns(analysis).items()}
 
 
 def cell(value: object) -> object:

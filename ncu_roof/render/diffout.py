@@ -1,4 +1,4 @@
-"""A `Diff` as a terminal table (rich), GitHub Markdown (hostile names escaped) or JSON."""
+"""A `Diff` as a terminal table (rich) or JSON (its Markdown: `render.diffmarkdown`)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ from ncu_roof.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tie
 from ncu_roof.render.console import PIPE_WIDTH, text_console
 from ncu_roof.render.jsonkernels import CHUNK_KERNELS, numbers_text
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
-from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
-from ncu_roof.render.text import code_span, table_cell
 from ncu_roof.text import launch_shape, one_line, shorten, si
 from ncu_roof.vocabulary import TIER_NAMES
 
@@ -25,8 +23,6 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 SCHEMA = "ncu-roof/diff/v1"
-MARKER = "<!-- ncu-roof:diff -->"
-TOP_ROWS = 20
 STATUS_MARK = {
     Status.REGRESSED: "❌ slower",
     Status.IMPROVED: "⚡ faster",
@@ -35,17 +31,6 @@ STATUS_MARK = {
     Status.ONLY_BASE: "➖ removed",
     Status.ONLY_HEAD: "🆕 new",
 }
-COLUMNS = (
-    "Kernel",
-    "Launch",
-    "Time base → head",
-    "Δ time",
-    "Δ FLOP/s",
-    "Δ bytes",
-    "Δ intensity",
-    "Verdict",
-    "Status",
-)
 
 
 def signed_pct(value: float | None) -> str:
@@ -94,24 +79,26 @@ def row_cells(k: KernelDiff) -> list[str]:
     ]
 
 
-def ordered(result: Diff) -> list[KernelDiff]:
+_RANK = {
+    Status.REGRESSED: 0,
+    Status.IMPROVED: 1,
+    Status.ONLY_HEAD: 2,
+    Status.ONLY_BASE: 3,
+    Status.UNCHANGED: 4,
+    Status.UNKNOWN: 5,
+}
+
+
+def order_key(k: KernelDiff) -> tuple[int, float]:
     """Regressions (worst first), improvements (best first), new, removed, the rest by time."""
-    rank = {
-        Status.REGRESSED: 0,
-        Status.IMPROVED: 1,
-        Status.ONLY_HEAD: 2,
-        Status.ONLY_BASE: 3,
-        Status.UNCHANGED: 4,
-        Status.UNKNOWN: 5,
-    }
+    change = k.duration_s.delta_pct
+    if k.status in (Status.REGRESSED, Status.IMPROVED) and change is not None:
+        return _RANK[k.status], -abs(change)
+    return _RANK[k.status], -(k.duration_s.head or k.duration_s.base or 0.0)
 
-    def key(k: KernelDiff) -> tuple[int, float]:
-        change = k.duration_s.delta_pct
-        if k.status in (Status.REGRESSED, Status.IMPROVED) and change is not None:
-            return rank[k.status], -abs(change)
-        return rank[k.status], -(k.duration_s.head or k.duration_s.base or 0.0)
 
-    return sorted(result.kernels, key=key)
+def ordered(result: Diff) -> list[KernelDiff]:
+    return sorted(result.kernels, key=order_key)
 
 
 def headline(result: Diff) -> str:
@@ -249,61 +236,6 @@ def _rich_table(
             )
         )
     return table
-
-
-def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS) -> str:
-    """A sticky-comment body: marker, verdict line, changed kernels, everything in <details>."""
-    rows = ordered(result)
-    changed = [k for k in rows if k.status is not Status.UNCHANGED][:TOP_ROWS]
-    slower = result.with_status(Status.REGRESSED)
-    verdict_line = (
-        f"**ncu-roof diff: {len(slower)} kernel{'' if len(slower) == 1 else 's'} slower by more than "
-        f"{result.threshold_pct:g}%**"
-        if slower or result.total_status is Status.REGRESSED
-        else f"**ncu-roof diff: no kernel slower by more than {result.threshold_pct:g}%**"
-    )
-    parts = [MARKER, "", verdict_line, "", headline(result) + ".", ""]
-    parts.append(f"GPU: {code_span(', '.join(result.head_devices))}")
-    if result.mismatch:
-        parts += ["", "> [!WARNING]", f"> Compared anyway: {code_span(result.mismatch)}"]
-    for note in result.notes:
-        parts += ["", "> [!NOTE]", f"> {code_span(note)}"]
-    parts += ["", "### Changed kernels", ""]
-    parts += [_md_table(changed)] if changed else ["No kernel changed beyond the threshold."]
-    head = "\n".join(parts) + "\n"
-    budget = limit_chars - len(head) - 200
-    details, left_out = _md_rows_within(rows, budget)
-    tail = ["", f"<details><summary>All {len(rows)} kernels</summary>", "", details, "", "</details>"]
-    if left_out:
-        tail.append(
-            f"\n{left_out} kernel{'' if left_out == 1 else 's'} left out to stay under GitHub's "
-            "comment limit; see the JSON output for all."
-        )
-    return head + "\n".join(tail) + "\n"
-
-
-def _md_table(kernels: Sequence[KernelDiff]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += [_md_row(k) for k in kernels]
-    return "\n".join(lines)
-
-
-def _md_row(k: KernelDiff) -> str:
-    cells = [
-        code_span(shorten(k.name, 60)),
-        *(code_span(c) if i == 0 else c for i, c in enumerate(row_cells(k))),
-    ]
-    return "| " + " | ".join(table_cell(c) for c in cells) + " |"
-
-
-def _md_rows_within(rows: Sequence[KernelDiff], budget_chars: int) -> tuple[str, int]:
-    table = _md_table([])
-    for i, k in enumerate(rows):
-        line = "\n" + _md_row(k)
-        if len(table) + len(line) > budget_chars:
-            return table, len(rows) - i
-        table += line
-    return table, 0
 
 
 def render_diff_json(result: Diff) -> str:

@@ -38,7 +38,10 @@ th button{all:unset;cursor:pointer;font-weight:600}
 th[aria-sort=ascending] button::after{content:" \\25B2"}
 th[aria-sort=descending] button::after{content:" \\25BC"}
 td{white-space:nowrap}td.text,th.text{text-align:left}
-td.name{white-space:normal;min-width:18rem;overflow-wrap:anywhere}
+td.name{white-space:normal;min-width:9rem;overflow-wrap:anywhere}td.wrap{white-space:normal}
+#kernels{font-size:14px}#kernels th,#kernels td{padding:.3rem .35rem}
+#kernels th{white-space:normal;vertical-align:bottom}
+#kernels td.text .badge{white-space:normal}
 .scroll{overflow-x:auto}
 #kernels tbody tr:hover{background:#f6f8fa}
 details{border:1px solid var(--line);border-radius:6px;margin:.4rem 0;padding:.3rem .7rem}
@@ -81,6 +84,7 @@ SCRIPT = """
     var td = document.createElement("td");
     var c = data.columns[j];
     if (c.text) { td.className = c.key === "name" ? "text name" : "text"; }
+    else if (c.wrap) { td.className = "wrap"; }
     if (c.key === "name") {
       var code = document.createElement("code");
       code.textContent = row.r.cells[j];

@@ -20,6 +20,7 @@ DETAILS_ROWS = 100  # rows with a details section (the JSON has every launch)
 TABLE_MAX_ROWS = 20_000  # rows in the table's data: 100,000 launches stay under 20 MB
 
 Column = tuple[str, str, bool]  # (data key, header, text column)
+WRAPPED = ("bandwidth",)  # number columns whose cells may wrap (`1.82 TB/s` / `(dram)`): 1280 px fit
 
 
 def table_columns(summary: Summary) -> list[Column]:
@@ -33,10 +34,10 @@ def table_columns(summary: Summary) -> list[Column]:
     columns += [
         ("duration", "Time", False),
         ("share", "Share of device" if summary.multi_device else "Share", False),
-        ("verdict", "Verdict", True),
-        ("notes", "Notes", True),
         ("pct", "% of roof", False),
         ("headroom", "Could save", False),
+        ("verdict", "Verdict", True),
+        ("notes", "Notes", True),
         ("binding", "Binding", True),
         *((f"ai_{t}", f"AI {t}", False) for t in tiers),
         ("flops", "FLOP/s", False),
@@ -58,7 +59,7 @@ def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
         "launches": (g.count, str(g.count)),
         "duration": (g.total_duration_s, si(g.total_duration_s, "s")),
         "share": (share, pct(None if share is None else 100 * share)),
-        "verdict": (None, row.verdict),
+        "verdict": (None, _verdict_lines(row.verdict)),
         "notes": (None, notes),
         "pct": (lead.pct_of_roof, pct(lead.pct_of_roof)),
         "headroom": (g.headroom_s, "–" if g.headroom_s is None else si(g.headroom_s, "s")),
@@ -66,12 +67,23 @@ def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
         "flops": (lead.achieved_flop_per_s, si(lead.achieved_flop_per_s, "FLOP/s")),
         "bandwidth": (
             lead.achieved_byte_per_s[tier] if tier else None,
-            f"{si(lead.achieved_byte_per_s[tier], 'B/s')} ({tier})" if tier else "–",
+            f"{_unbroken(si(lead.achieved_byte_per_s[tier], 'B/s'))} ({tier})" if tier else "–",
         ),
     }
     for tier_name, value in lead.intensity_flop_per_byte.items():
         cells[f"ai_{tier_name}"] = (value, intensity(value))
     return cells
+
+
+def _unbroken(text: str) -> str:
+    """A number and its unit kept on one line (no-break spaces) in a cell that may wrap."""
+    return text.replace(" ", "\u00a0")
+
+
+def _verdict_lines(text: str) -> str:
+    """A verdict that breaks only between its parts: `memory-bound` / `(dram)` / `· SOL`."""
+    whole = text.replace("-", "\u2011").replace(" ", "\u00a0")  # non-breaking hyphens and spaces
+    return whole.replace("\u00a0(", " (").replace("\u00a0·\u00a0", " · ")
 
 
 def _sort_value(value: Any) -> Any:
@@ -102,7 +114,7 @@ def table_data(summary: Summary, columns: Sequence[Column]) -> dict[str, Any]:
             }
         )
     return {
-        "columns": [{"key": key, "text": text} for key, _, text in columns],
+        "columns": [{"key": key, "text": text, "wrap": key in WRAPPED} for key, _, text in columns],
         "names": list(names),
         "rows": rows,
         "page": PAGE_ROWS,

@@ -1,171 +1,202 @@
-"""The instruction roofline of one device (Ding & Williams, "An Instruction Roofline Model for GPUs",
-PMBS 2019), as SVG or PNG bytes (matplotlib object API, no pyplot).
+"""The instruction roofline (Ding & Williams, "An Instruction Roofline Model for GPUs", PMBS
+2019), one panel per device, as SVG, PNG or PDF bytes (matplotlib object API, no pyplot).
 
 x = instruction intensity (warp instructions per memory transaction, one point per tier),
 y = warp instructions per second; the horizontal roof is the issue peak (SMs x schedulers x SM
-clock), each diagonal a tier's transaction rate (bandwidth / transaction size). Same input, same
-bytes.
+clock), each diagonal a tier's transaction rate (its bandwidth / its transaction size, labelled
+with the bandwidth, as the FLOP roofline labels it). Drawn as the FLOP roofline is: the same
+panels, axes, roof colours, markers (colour = verdict, shape = tier, area = share of the device's
+time), kernel labels and legend. Launches of one kernel and shape are one marker per tier, at
+their summed instructions over their summed transactions and time. A device whose launches lack
+warp-instruction counts gets a panel that says so. Same input, same bytes.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import UsageError
+from ncu_roof.groups import GroupBy, KernelGroup, group_kernels, ranked
 from ncu_roof.model import TRANSACTION_BYTES
-from ncu_roof.records import Device, InstructionRoofline, Kernel
-from ncu_roof.render.plot import FORMATS, PANEL_SIZE_IN, PNG_DPI, RC, pick_device, save_figure
-from ncu_roof.render.plot_draw import OTHER_TIER_MARKER, TIER_MARKERS
-from ncu_roof.render.summary import VERDICT_COLOURS
-from ncu_roof.text import one_line, si
+from ncu_roof.records import Device
+from ncu_roof.render.placement import Placer
+from ncu_roof.render.plot import (
+    FORMATS,
+    PNG_DPI,
+    RC,
+    PlotOptions,
+    caption_wrap,
+    figure_width_in,
+    panel_figure,
+    plot_devices,
+    save_figure,
+)
+from ncu_roof.render.plot_draw import (
+    draw_markers,
+    draw_roofs,
+    label_kernels,
+    label_roofs,
+    log_axes,
+    panel_title,
+)
+from ncu_roof.render.plot_marks import draw_legend
+from ncu_roof.render.plot_panel import (
+    OTHER_TIER_COLOUR,
+    PRECISION_COLOURS,
+    TIER_COLOURS,
+    KernelPoint,
+    Panel,
+    RoofLine,
+    axis_limits,
+)
+from ncu_roof.text import si
 from ncu_roof.vocabulary import TIER_NAMES, Bound
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
+    from matplotlib.backend_bases import RendererBase
 
 NO_INSTRUCTIONS_HINT = (
     "collect smsp__inst_executed.sum (with the byte counters), e.g. ncu --set full, "
     "or ncu --metrics smsp__inst_executed.sum,dram__bytes.sum,lts__t_bytes.sum,..."
 )
+ISSUE_COLOUR = PRECISION_COLOURS["fp32"]  # a compute roof: warm, as the FLOP roofline's
+X_LABEL = "Instruction intensity (warp instructions/transaction)"
+Y_UNIT = "inst/s"  # warp instructions per second: `100 Ginst/s`, as `100 TFLOP/s`
+Y_LABEL = "Performance (warp instructions)"
 
 
-def render_instruction_plot(analysis: Analysis, *, fmt: str = "svg", device: int | None = None) -> bytes:
+def render_instruction_plot(
+    analysis: Analysis, *, fmt: str = "svg", options: PlotOptions | None = None
+) -> bytes:
+    """The instruction roofline of every device that ran kernels (or of `options.device`)."""
     if fmt not in FORMATS:
-        raise UsageError(f"plot format {fmt!r} is not supported", hint="write .svg or .png")
+        raise UsageError(f"plot format {fmt!r} is not supported", hint="write .svg, .png or .pdf")
     from matplotlib import rc_context
 
-    chosen = pick_device(analysis, device)
-    kernels = [k for k in analysis.kernels if k.device == chosen.index and _points(k)]
-    if not kernels:
+    opts = options or PlotOptions()
+    panels = [_panel(analysis, d) for d in plot_devices(analysis, opts.device)]
+    if not any(p.points for p in panels):
+        which = f"device {opts.device}" if opts.device is not None else "any device"
         raise UsageError(
-            "nothing to draw: no kernel of this device has warp-instruction counts and memory traffic",
+            f"nothing to draw: no kernel of {which} has warp-instruction counts and memory traffic",
             hint=NO_INSTRUCTIONS_HINT,
         )
     with rc_context(RC):  # type: ignore[arg-type]
-        return save_figure(_figure(chosen, kernels), fmt, PNG_DPI)
+        width = figure_width_in(len(panels), opts)
+        captions = [] if opts.caption == "none" else [_caption(panels, caption_wrap(width))]
+        figure, axes = panel_figure(len(panels), width, opts.height_in, captions)
+        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+        bounds: set[Bound] = set()
+        tiers: set[str] = set()
+        for ax, p in zip(axes, panels, strict=True):
+            _draw(ax, renderer, p)
+            bounds |= {g.lead.bound for g in p.groups}
+            tiers |= {pt.tier for pt in p.points}
+        draw_legend(figure, bounds, tiers, False, figure.get_figheight())
+        return save_figure(figure, fmt, opts.dpi or PNG_DPI)
 
 
-def _points(kernel: Kernel) -> list[tuple[str, float, float]]:
-    """(tier, warp instructions per transaction, warp instructions per second) of one kernel."""
-    roof = kernel.instructions
-    if roof is None or roof.warp_inst_per_s is None or roof.warp_inst_per_s <= 0:
+def _panel(analysis: Analysis, device: Device) -> Panel:
+    """The device's kernel groups that have an instruction roofline, and their points."""
+    groups = [g for g in ranked(group_kernels(analysis, GroupBy.KERNEL)) if g.device == device.index]
+    drawn = [(g, points) for g in groups if (points := _points(g))]
+    times = [g.total_duration_s for g in groups if g.total_duration_s is not None]
+    return Panel(
+        device=device,
+        launches=analysis.columns.take(np.array([j for g in groups for j in g.rows], dtype=np.int64)),
+        groups=tuple(g for g, _ in drawn),
+        points=tuple(pt for _, points in drawn for pt in points),
+        thinned=0,
+        undrawable=sum(g.count for g in groups) - sum(g.count for g, _ in drawn),
+        total_s=math.fsum(times),
+    )
+
+
+def _points(group: KernelGroup) -> list[KernelPoint]:
+    """One point per tier: the group's warp instructions over its transactions and its time
+    (over the launches that have both), where finite and positive (log axes)."""
+    inst = 0.0
+    seconds = 0.0
+    transactions: dict[str, float] = {}
+    for kernel in group.launches:
+        roof = kernel.instructions
+        if roof is None or not roof.warp_inst or not kernel.duration_s:
+            continue
+        inst += roof.warp_inst
+        seconds += kernel.duration_s
+        for tier, x in roof.intensity_warp_inst_per_transaction.items():
+            if math.isfinite(x) and x > 0:
+                transactions[tier] = transactions.get(tier, 0.0) + roof.warp_inst / x
+    if inst <= 0 or seconds <= 0:
         return []
-    return [
-        (tier, x, roof.warp_inst_per_s)
-        for tier, x in roof.intensity_warp_inst_per_transaction.items()
-        if math.isfinite(x) and x > 0
-    ]
+    return [KernelPoint(group, tier, inst / n, inst / seconds) for tier, n in transactions.items() if n > 0]
 
 
 def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def _figure(device: Device, kernels: Sequence[Kernel]) -> Figure:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    rooflines = [k.instructions for k in kernels if k.instructions is not None]
-    issue = _median([r.issue_peak_warp_inst_per_s for r in rooflines if r.issue_peak_warp_inst_per_s])
-    tiers = sorted(
-        {t for r in rooflines for t in r.transaction_peak_per_s}, key=list(TRANSACTION_BYTES).index
-    )
-    roofs = {
-        t: _median([r.transaction_peak_per_s[t] for r in rooflines if t in r.transaction_peak_per_s])
-        for t in tiers
-    }
-    points = [(k, p) for k in kernels for p in _points(k)]
-    xs = [x for _, (_, x, _) in points]
-    ys = [y for _, (_, _, y) in points] + ([issue] if issue else [])
-    x_lo, x_hi = min(xs) / 10, max(xs) * 10
-    y_lo, y_hi = min(ys) / 10, max(ys) * 3
-
-    figure = Figure(figsize=PANEL_SIZE_IN)
-    FigureCanvasAgg(figure)
-    ax = figure.add_axes((0.08, 0.14, 0.70, 0.78))
-    _axes(ax, x_lo, x_hi, y_lo, y_hi)
-    _draw_roofs(ax, roofs, issue, (x_lo, x_hi, y_lo, y_hi))
-    for kernel, (tier, x, y) in points:
-        ax.scatter(
-            [x],
-            [y],
-            s=36,
-            marker=TIER_MARKERS.get(tier, OTHER_TIER_MARKER),
-            c=VERDICT_COLOURS[kernel.bound],
-            edgecolors="black",
-            linewidths=0.5,
-            zorder=3,
-        )
-    _legend(figure, {t for _, (t, _, _) in points}, {k.bound for k in kernels})
-    title = one_line(device.name or device.roofs.name or "unknown GPU")
-    ax.set_title(f"{title} — instruction roofline ({len(kernels)} kernels)", fontsize=12, loc="left")
-    figure.text(
-        0.01, 0.01, _caption(tiers, rooflines), fontsize=7, color="#333333", va="bottom", ha="left", wrap=True
-    )
-    return figure
+def _roofs(p: Panel) -> tuple[list[RoofLine], list[RoofLine]]:
+    """The issue peak, and one diagonal per tier (largest first): medians over the drawn launches."""
+    records = [k.instructions for g in p.groups for k in g.launches if k.instructions is not None]
+    issue = _median([r.issue_peak_warp_inst_per_s for r in records if r.issue_peak_warp_inst_per_s])
+    peaks = [RoofLine("Issue", issue, ISSUE_COLOUR, Y_UNIT)] if issue else []
+    bands = []
+    for tier in TRANSACTION_BYTES:
+        rate = _median([r.transaction_peak_per_s[tier] for r in records if tier in r.transaction_peak_per_s])
+        if rate and math.isfinite(rate) and rate > 0:
+            colour = TIER_COLOURS.get(tier, OTHER_TIER_COLOUR)
+            shown = si(rate * TRANSACTION_BYTES[tier], "B/s")
+            bands.append(RoofLine(TIER_NAMES.get(tier, tier), rate, colour, shown=shown))
+    return peaks, sorted(bands, key=lambda b: -b.value)
 
 
-def _draw_roofs(
-    ax: Axes,
-    roofs: Mapping[str, float | None],
-    issue: float | None,
-    limits: tuple[float, float, float, float],
-) -> None:
-    """One diagonal per tier (transactions per second), up to the issue peak's horizontal."""
-    x_lo, x_hi, y_lo, y_hi = limits
-    for tier, rate in roofs.items():
-        if rate is None:
-            continue
-        ceiling = issue if issue else y_hi
-        x_ridge = ceiling / rate
-        ax.plot([x_lo, min(x_ridge, x_hi)], [rate * x_lo, rate * min(x_ridge, x_hi)], color="#555555", lw=1.0)
-        x_label = max(x_lo * 1.5, y_lo * 1.5 / rate)  # where the diagonal enters the axes
-        ax.annotate(
-            f"{TIER_NAMES.get(tier, tier)} {si(rate, 'trans/s')}",
-            (x_label, rate * x_label),
-            fontsize=8,
+def _draw(ax: Axes, renderer: RendererBase, p: Panel) -> None:
+    panel_title(ax, p.device, sum(g.count for g in p.groups) + p.undrawable, p.total_s)
+    if not p.points:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.text(
+            0.5,
+            0.5,
+            "no warp-instruction counts in this device's launches\n"
+            "(collect smsp__inst_executed.sum: ncu --set full)",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=10,
             color="#333333",
-            rotation=30,
         )
-    if issue:
-        ax.axhline(issue, color="black", lw=1.4)
-        ax.annotate(f"issue peak {si(issue, 'warp inst/s')}", (x_hi / 40, issue * 1.1), fontsize=8)
-
-
-def _caption(tiers: Sequence[str], rooflines: Sequence[InstructionRoofline]) -> str:
-    sizes = ", ".join(f"{TIER_NAMES.get(t, t)} {TRANSACTION_BYTES[t]:g} B" for t in tiers)
-    source = next((r.issue_peak_source for r in rooflines if r.issue_peak_source), None)
-    return (
-        f"Ding & Williams instruction roofline: warp instructions per transaction ({sizes}); "
-        f"issue peak = {source or 'unknown'}. Marker shape = tier, colour = verdict."
+        return
+    peaks, bands = _roofs(p)
+    limits = axis_limits(
+        [pt.intensity_flop_per_byte for pt in p.points] + [peaks[0].value / b.value for b in bands if peaks],
+        [pt.flop_per_s for pt in p.points] + [r.value for r in peaks],
     )
+    log_axes(ax, limits, X_LABEL, Y_UNIT, Y_LABEL)
+    placer = Placer(ax.get_window_extent(renderer), renderer)
+    placer.lines = draw_roofs(ax, peaks, bands, [], limits)
+    draw_markers(ax, p.points, p.total_s, placer)
+    label_roofs(ax, peaks, bands, limits, placer)
+    label_kernels(ax, p, placer)
 
 
-def _axes(ax: Axes, x_lo: float, x_hi: float, y_lo: float, y_hi: float) -> None:
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(x_lo, x_hi)
-    ax.set_ylim(y_lo, y_hi)
-    ax.set_xlabel("Instruction intensity [warp instructions / transaction]")
-    ax.set_ylabel("Performance [warp instructions / s]")
-    ax.grid(True, which="major", color="#dddddd", linewidth=0.6)
-    ax.set_axisbelow(True)
+def _caption(panels: Sequence[Panel], wrap: int) -> str:
+    import textwrap
 
-
-def _legend(figure: Figure, tiers: set[str], bounds: set[Bound]) -> None:
-    from matplotlib.lines import Line2D
-
-    def handle(marker: str, face: str) -> Line2D:
-        return Line2D([], [], marker=marker, linestyle="", markerfacecolor=face, markeredgecolor="black")
-
-    shapes = [handle(TIER_MARKERS.get(t, OTHER_TIER_MARKER), "white") for t in sorted(tiers)]
-    colours = [handle("o", VERDICT_COLOURS[b]) for b in sorted(bounds, key=lambda b: b.value)]
-    labels = [TIER_NAMES.get(t, t) for t in sorted(tiers)] + [
-        b.value for b in sorted(bounds, key=lambda b: b.value)
-    ]
-    figure.legend(shapes + colours, labels, loc="upper left", bbox_to_anchor=(0.79, 0.92), fontsize=8)
+    sizes = ", ".join(f"{TIER_NAMES.get(t, t)} {b:g} B" for t, b in TRANSACTION_BYTES.items())
+    records = [k.instructions for p in panels for g in p.groups for k in g.launches if k.instructions]
+    source = next((r.issue_peak_source for r in records if r.issue_peak_source), None)
+    text = (
+        "Instruction roofline (Ding & Williams): warp instructions per memory transaction; each "
+        f"diagonal is a tier's bandwidth over its transaction size ({sizes}); "
+        f"issue peak = {source or 'unknown'}."
+    )
+    return textwrap.fill(text, wrap)

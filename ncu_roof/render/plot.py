@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import UsageError
 from ncu_roof.records import Device
-from ncu_roof.render.plot_draw import draw_legend, draw_panel
+from ncu_roof.render.plot_draw import draw_panel
+from ncu_roof.render.plot_marks import draw_legend
 from ncu_roof.render.plot_panel import Arrow, caption, panel
 from ncu_roof.text import plural
 from ncu_roof.vocabulary import Bound
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from ncu_roof.render.formats import RenderOptions
@@ -109,7 +111,7 @@ def plot_figure(
 
 
 def plot_devices(analysis: Analysis, index: int | None) -> list[Device]:
-    """The devices to draw: `index` alone, else every device that ran kernels (most time first)."""
+    """The devices to draw: `index` alone, else every device that ran kernels, in device order."""
     if not analysis.devices:
         raise UsageError("nothing to plot: the input has no devices", hint="check the report")
     if index is not None:
@@ -120,16 +122,6 @@ def plot_devices(analysis: Analysis, index: int | None) -> list[Device]:
     ran = set(analysis.columns["device"].tolist())
     busy = [d for d in analysis.devices if d.index in ran]
     return busy or [analysis.devices[0]]
-
-
-def pick_device(analysis: Analysis, index: int | None) -> Device:
-    """One device: `index`, else the one with the most kernel time."""
-    if index is not None:
-        return plot_devices(analysis, index)[0]
-    from ncu_roof.groups import device_totals_s
-
-    totals = device_totals_s(analysis)
-    return max(plot_devices(analysis, None), key=lambda d: (totals.get(d.index, 0.0), -d.index))
 
 
 LEFT_IN, RIGHT_IN, TOP_IN, GAP_X_IN, GAP_Y_IN, BOTTOM_IN, CAPTION_LINE_IN = (
@@ -144,43 +136,64 @@ LEFT_IN, RIGHT_IN, TOP_IN, GAP_X_IN, GAP_Y_IN, BOTTOM_IN, CAPTION_LINE_IN = (
 
 
 def _figure(analysis: Analysis, devices: Sequence[Device], options: PlotOptions) -> Figure:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     panels = [panel(analysis, d) for d in devices]
-    columns = min(2, len(panels))
-    rows = math.ceil(len(panels) / columns)
-    width = options.width_in or PANEL_SIZE_IN[0] * (1.0 if columns == 1 else 0.8 * columns)
-    wrap = max(40, int(width * CAPTION_CHARS_PER_IN))
+    width = figure_width_in(len(panels), options)
+    wrap = caption_wrap(width)
     captions = (
         []
         if options.caption == "none"
         else [caption(p, options.caption == "full", len(panels) > 1, wrap) for p in panels]
     )
+    figure, axes = panel_figure(len(panels), width, options.height_in, captions)
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    bounds: set[Bound] = set()
+    tiers: set[str] = set()
+    for ax, p in zip(axes, panels, strict=True):
+        tiers |= draw_panel(ax, renderer, p, options.arrows)
+        bounds |= {g.lead.bound for g in p.groups}
+    draw_legend(figure, bounds, tiers, bool(options.arrows), figure.get_figheight())
+    return figure
+
+
+def figure_width_in(panels: int, options: PlotOptions) -> float:
+    """The figure's width: the options', else one panel's, or 0.8 of one per column of two."""
+    columns = min(2, panels)
+    return options.width_in or PANEL_SIZE_IN[0] * (1.0 if columns == 1 else 0.8 * columns)
+
+
+def caption_wrap(width_in: float) -> int:
+    """Characters per caption line at this figure width."""
+    return max(40, int(width_in * CAPTION_CHARS_PER_IN))
+
+
+def panel_figure(
+    count: int, width: float, height_in: float | None, captions: Sequence[str]
+) -> tuple[Figure, list[Axes]]:
+    """A figure of `count` panels, two per row, the legend's room above and the captions below
+    (drawn here): every plot kind lays its panels out this one way."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    columns = min(2, count)
+    rows = math.ceil(count / columns)
     caption_lines = sum(c.count("\n") + 1 for c in captions)
     bottom = BOTTOM_IN + CAPTION_LINE_IN * caption_lines + 0.1
-    height = options.height_in or (
-        TOP_IN + bottom + (PANEL_SIZE_IN[1] - 1.6) * (1.0 if rows == 1 else 0.85 * rows)
-    )
+    height = height_in or (TOP_IN + bottom + (PANEL_SIZE_IN[1] - 1.6) * (1.0 if rows == 1 else 0.85 * rows))
     figure = Figure(figsize=(width, height))
-    canvas = FigureCanvasAgg(figure)
+    FigureCanvasAgg(figure)
     panel_w = (width - LEFT_IN - RIGHT_IN - GAP_X_IN * (columns - 1)) / columns
     panel_h = (height - TOP_IN - bottom - GAP_Y_IN * (rows - 1)) / rows
     if panel_w < 1.0 or panel_h < 1.0:
         raise UsageError(
-            f"a {width:g} × {height:g} in figure leaves no room for {plural(len(panels), 'panel')}",
+            f"a {width:g} × {height:g} in figure leaves no room for {plural(count, 'panel')}",
             hint="raise --width/--height, or draw one device with --device N",
         )
-    bounds: set[Bound] = set()
-    tiers: set[str] = set()
-    for i, p in enumerate(panels):
+    axes = []
+    for i in range(count):
         row, col = divmod(i, columns)
         x0 = LEFT_IN + col * (panel_w + GAP_X_IN)
         y0 = height - TOP_IN - (row + 1) * panel_h - row * GAP_Y_IN
-        ax = figure.add_axes((x0 / width, y0 / height, panel_w / width, panel_h / height))
-        tiers |= draw_panel(ax, canvas.get_renderer(), p, options.arrows)  # type: ignore[no-untyped-call]
-        bounds |= {g.lead.bound for g in p.groups}
-    draw_legend(figure, bounds, tiers, bool(options.arrows), height)
+        axes.append(figure.add_axes((x0 / width, y0 / height, panel_w / width, panel_h / height)))
     if captions:
         figure.text(
             0.01,
@@ -193,7 +206,7 @@ def _figure(analysis: Analysis, devices: Sequence[Device], options: PlotOptions)
             parse_math=False,
             linespacing=1.3,
         )
-    return figure
+    return figure, axes
 
 
 def import_in_background() -> None:

@@ -1,5 +1,5 @@
 """Drawing one roofline panel with matplotlib's object API: log axes, roof lines and their labels,
-kernel markers (one collection per tier and verdict), diff arrows, kernel labels, the legend.
+kernel markers (one collection per tier and verdict), diff arrows (`plot_marks`), kernel labels.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from ncu_roof.render.placement import Placer, Segment
+from ncu_roof.render.plot_marks import OTHER_TIER_MARKER, TIER_MARKERS, draw_arrows, marker_size_pt2
 from ncu_roof.render.plot_panel import (
     OTHER_PRECISION_COLOUR,
     OTHER_TIER_COLOUR,
@@ -27,19 +28,19 @@ from ncu_roof.render.plot_panel import (
     reference_precision,
     time_share,
 )
-from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS
+from ncu_roof.render.summary import VERDICT_COLOURS
 from ncu_roof.text import one_line, plural, si
 from ncu_roof.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.backend_bases import RendererBase
-    from matplotlib.figure import Figure
     from matplotlib.text import Text
 
-TIER_MARKERS = {"dram": "o", "l2": "s", "l1": "^", "shared": "D"}
-OTHER_TIER_MARKER = "v"
+    from ncu_roof.records import Device
+
 LABELLED_KERNELS = 8
+FLOP_X_LABEL = "Arithmetic intensity (FLOP/byte)"
 
 
 def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) -> set[str]:
@@ -57,21 +58,26 @@ def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arro
         [pt.intensity_flop_per_byte for pt in (*points, *ends)] + [x for x, _ in ridges],
         [pt.flop_per_s for pt in (*points, *ends)] + [r.value for r in peaks],
     )
-    _axes(ax, limits)
+    log_axes(ax, limits)
     placer = Placer(ax.get_window_extent(renderer), renderer)
-    placer.lines = _draw_roofs(ax, peaks, bands, ridges, limits)
-    _draw_markers(ax, points, p.total_s, placer)
-    _draw_arrows(ax, arrow_pairs, p.total_s)
-    _label_roofs(ax, peaks, bands, limits, placer)
-    _label_kernels(ax, p, placer)
-    title = one_line(p.device.name or p.device.roofs.name or "unknown GPU")
+    placer.lines = draw_roofs(ax, peaks, bands, ridges, limits)
+    draw_markers(ax, points, p.total_s, placer)
+    draw_arrows(ax, arrow_pairs, p.total_s)
+    label_roofs(ax, peaks, bands, limits, placer)
+    label_kernels(ax, p, placer)
+    panel_title(ax, p.device, len(p.launches), p.total_s)
+    return {pt.tier for pt in points}
+
+
+def panel_title(ax: Axes, device: Device, launches: int, total_s: float) -> None:
+    """`NVIDIA A10G (device 1): 4 launches, 1.21 ms`, every plot kind's panel title."""
+    name = one_line(device.name or device.roofs.name or "unknown GPU")
     ax.set_title(
-        f"{title} (device {p.device.index}): {plural(len(p.launches), 'launch')}, {si(p.total_s, 's')}",
+        f"{name} (device {device.index}): {plural(launches, 'launch')}, {si(total_s, 's')}",
         fontsize=12,
         parse_math=False,
         loc="left",
     )
-    return {pt.tier for pt in points}
 
 
 def _si_ticks(unit: str) -> Callable[[float, int], str]:
@@ -85,7 +91,14 @@ def _plain_ticks(value: float, _pos: int) -> str:
     return f"{value:g}" if value > 0 else ""
 
 
-def _axes(ax: Axes, limits: Limits) -> None:
+def log_axes(
+    ax: Axes,
+    limits: Limits,
+    x_label: str = FLOP_X_LABEL,
+    y_unit: str = "FLOP/s",
+    y_label: str = "Performance",
+) -> None:
+    """Log-log axes with SI-prefixed performance ticks (`10 TFLOP/s`) and plain intensity ticks."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ax.set_xscale("log")
@@ -95,20 +108,16 @@ def _axes(ax: Axes, limits: Limits) -> None:
     ax.xaxis.set_major_locator(LogLocator(base=10.0))
     ax.yaxis.set_major_locator(LogLocator(base=10.0))
     ax.xaxis.set_major_formatter(FuncFormatter(_plain_ticks))
-    ax.yaxis.set_major_formatter(FuncFormatter(_si_ticks("FLOP/s")))
+    ax.yaxis.set_major_formatter(FuncFormatter(_si_ticks(y_unit)))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("Performance")
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(y_label)
     ax.grid(True, which="major", color="#e3e3e3", linewidth=0.6)
     ax.set_axisbelow(True)
 
 
-def _marker_size_pt2(share: float | None) -> float:
-    return 20.0 + 380.0 * (share or 0.0)
-
-
-def _draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer: Placer) -> None:
+def draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer: Placer) -> None:
     """One scatter per (tier, verdict), largest markers first; one LineCollection joins each
     group's markers across tiers; every marker blocks label space."""
     from matplotlib.collections import LineCollection
@@ -136,7 +145,7 @@ def _draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, place
     px_per_pt = ax.figure.dpi / 72.0
     for (tier, bound), pts in sorted(buckets.items(), key=lambda item: (item[0][0], item[0][1].value)):
         pts = sorted(pts, key=lambda q: -(q.group.total_duration_s or 0.0))
-        sizes = [_marker_size_pt2(time_share(q.group, total_s)) for q in pts]
+        sizes = [marker_size_pt2(time_share(q.group, total_s)) for q in pts]
         ax.scatter(
             [q.intensity_flop_per_byte for q in pts],
             [q.flop_per_s for q in pts],
@@ -155,40 +164,7 @@ def _draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, place
             placer.block(Bbox.from_extents(x - r, y - r, x + r, y + r))
 
 
-def _draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]], total_s: float) -> None:
-    for base, head in pairs:
-        slower = (head.group.total_duration_s or 0.0) > (base.group.total_duration_s or 0.0)
-        colour = "#c62828" if slower else "#2e7d32"
-        start = (base.intensity_flop_per_byte, base.flop_per_s)
-        end = (head.intensity_flop_per_byte, head.flop_per_s)
-        ax.scatter(
-            [start[0]],
-            [start[1]],
-            s=_marker_size_pt2(time_share(base.group, total_s)),
-            marker=TIER_MARKERS.get(base.tier, OTHER_TIER_MARKER),
-            facecolors="none",
-            edgecolors="#444444",
-            linewidths=1.0,
-            linestyle="--",
-            zorder=3,
-            gid=f"base-{base.group.lead.id}",
-        )
-        ax.annotate(
-            "",
-            xy=end,
-            xytext=start,
-            zorder=4.5,
-            arrowprops={
-                "arrowstyle": "-|>,head_length=0.6,head_width=0.35",
-                "color": colour,
-                "linewidth": 2.0,
-                "shrinkA": 4,
-                "shrinkB": 6,
-            },
-        )
-
-
-def _draw_roofs(
+def draw_roofs(
     ax: Axes,
     peaks: Sequence[RoofLine],
     bands: Sequence[RoofLine],
@@ -237,7 +213,7 @@ def _label_box() -> dict[str, object]:
     return {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
 
 
-def _label_roofs(
+def label_roofs(
     ax: Axes, peaks: Sequence[RoofLine], bands: Sequence[RoofLine], limits: Limits, placer: Placer
 ) -> None:
     top_peak = peaks[0].value if peaks else None
@@ -257,7 +233,7 @@ def _diagonal_label(
     text = ax.text(
         x_first,
         band.value * x_first,
-        f"{band.label} {si(band.value, 'B/s')}",
+        f"{band.label} {band.shown or si(band.value, 'B/s')}",
         rotation=angle,
         rotation_mode="anchor",
         ha="left",
@@ -279,7 +255,7 @@ def _horizontal_label(ax: Axes, peak: RoofLine, limits: Limits, placer: Placer, 
     text = ax.text(
         limits.x_hi,
         peak.value,
-        f"{peak.label} {si(peak.value, peak.unit)}",
+        f"{peak.label} {peak.shown or si(peak.value, peak.unit)}",
         ha="right",
         va="bottom",
         fontsize=9,
@@ -309,7 +285,7 @@ def _mover(
     return move
 
 
-def _label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
+def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
     """The top kernel groups by time, `name ×launches · share of time`."""
     by_group: dict[int, list[KernelPoint]] = {}
     for q in p.points:
@@ -346,44 +322,3 @@ def _offset(note: Text, dx: float, dy: float) -> Callable[[], None]:
         note.set_horizontalalignment("left" if dx > 0 else "right" if dx < 0 else "center")
 
     return move
-
-
-def draw_legend(figure: Figure, bounds: set[Bound], tiers: set[str], arrows: bool, height_in: float) -> None:
-    """One compact row above the panels: verdict colours, then tier shapes."""
-    from matplotlib.lines import Line2D
-
-    def handle(marker: str, face: str, edge: str = "black") -> Line2D:
-        return Line2D(
-            [],
-            [],
-            linestyle="none",
-            marker=marker,
-            markersize=7,
-            markerfacecolor=face,
-            markeredgecolor=edge,
-            markeredgewidth=0.6,
-        )
-
-    verdicts = [b for b in Bound if b in bounds]
-    shown = [t for t in TIER_MARKERS if t in tiers] + sorted(tiers - set(TIER_MARKERS))
-    handles = [handle("o", VERDICT_COLOURS[b]) for b in verdicts]
-    labels = [VERDICT_WORDS[b] for b in verdicts]
-    handles += [handle(TIER_MARKERS.get(t, OTHER_TIER_MARKER), "white") for t in shown]
-    labels += [f"vs {one_line(TIER_NAMES.get(t, t))}" for t in shown]
-    if arrows:
-        handles.append(handle("o", "none", "#444444"))
-        labels.append("before (diff base)")
-    if handles:
-        figure.legend(
-            handles,
-            labels,
-            loc="upper center",
-            bbox_to_anchor=(0.5, 1 - 0.05 / height_in),
-            ncols=len(handles),
-            fontsize=9,
-            frameon=False,
-            handletextpad=0.3,
-            columnspacing=1.1,
-            title="colour = verdict · shape = tier of the intensity · area = time share",
-            title_fontsize=8.5,
-        )

@@ -36,7 +36,8 @@ SAME_ROOF_REL = 0.005  # roofs within 0.5 % share one line
 
 @dataclass(frozen=True)
 class KernelPoint:
-    """Where one kernel group sits for one tier: its summed FLOPs over summed bytes and time."""
+    """Where one kernel group sits for one tier: its summed FLOPs over summed bytes and time (in
+    the instruction roofline: its warp instructions per transaction and per second)."""
 
     group: KernelGroup
     tier: str
@@ -52,6 +53,7 @@ class RoofLine:
     value: float
     colour: str
     unit: str = "FLOP/s"  # "ops/s" for a ceiling of operations that are not FLOPs
+    shown: str | None = None  # the figure its label shows, when not its value in `unit`
 
 
 @dataclass(frozen=True)

@@ -45,11 +45,13 @@ VERDICT_WORDS = {
     Bound.BALANCED: "balanced",
     Bound.UNKNOWN: "unknown",
 }
-# one colour per verdict for every sink (terminal, plot, HTML); colour-blind safe (Okabe–Ito)
+# one colour per verdict for every sink (terminal, plot, HTML); colour-blind safe (Okabe–Ito):
+# memory blue as the memory roofs, compute vermillion as the compute roofs, latency (neither)
+# bluish green, each pair told apart under every colour-vision deficiency
 VERDICT_COLOURS = {
     Bound.MEMORY: "#0072b2",
     Bound.COMPUTE: "#d55e00",
-    Bound.LATENCY: "#e69f00",
+    Bound.LATENCY: "#009e73",
     Bound.BALANCED: "#cc79a7",
     Bound.UNKNOWN: "#7f7f7f",
 }

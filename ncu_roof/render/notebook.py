@@ -1,0 +1,136 @@
+"""An analysis as a notebook shows it: a short `repr` (a few lines: what was read, each device's
+time by verdict, the kernel to fix first) and an HTML view for Jupyter's `_repr_html_` (the same
+summary, each device's fix-first sentence as the report words it, the first rows of the table).
+
+The HTML is a fragment: no script, and a style sheet scoped to its own `div` (a notebook page is
+not ours to restyle); every data string is escaped. Both read the one summary view
+(`render.summary`), so they say what the terminal table and the HTML report say.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from html import escape
+
+from ncu_roof.analysis import Analysis
+from ncu_roof.groups import fix_first, group_kernels
+from ncu_roof.records import Device
+from ncu_roof.render.headline import Words, fix_first_words, memory_tier_words
+from ncu_roof.render.html_table import table_columns, table_data
+from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS, DeviceView, Summary, summarize
+from ncu_roof.text import one_line, pct, plural, shorten, si
+from ncu_roof.vocabulary import Bound
+
+REPR_DEVICES = 4  # device lines in the repr; the rest are counted
+REPR_NAME = 48
+HTML_ROWS = 10
+HTML_KEYS = ("rank", "device", "name", "launches", "duration", "share", "pct", "headroom", "verdict")
+STYLE = (
+    ".ncu-roof table{border-collapse:collapse;margin:.3em 0}"
+    ".ncu-roof th,.ncu-roof td{padding:.15em .5em;text-align:right;border-bottom:1px solid #d0d7de}"
+    ".ncu-roof td{white-space:nowrap}.ncu-roof td.text{white-space:normal}"
+    ".ncu-roof th.text,.ncu-roof td.text{text-align:left}"
+    ".ncu-roof .badge{padding:0 .4em;border-radius:.7em;color:#fff;white-space:nowrap}"
+    ".ncu-roof p{margin:.25em 0}"
+)
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def _title(summary: Summary) -> str:
+    """`7 launches of 5 kernels on 2 devices, 2.06 ms`."""
+    kernels = len(group_kernels(summary.analysis))
+    devices = len(summary.devices)
+    where = f" on {plural(devices, 'device')}" if devices > 1 else ""
+    return (
+        f"{plural(summary.launches, 'launch')} of {plural(kernels, 'kernel')}{where}, "
+        f"{si(summary.total_s, 's')}"
+    )
+
+
+def _device_name(device: Device) -> str:
+    return one_line(device.name or device.roofs.name or "unknown GPU")
+
+
+def _shares(view: DeviceView, esc: Words = _same) -> str:
+    """`64% latency-bound, 36% memory-bound (dram 30%, l2 6%)`; `no kernel has a duration`."""
+    words = [
+        f"{pct(100 * s)} {VERDICT_WORDS[b]}{memory_tier_words(view, esc) if b is Bound.MEMORY else ''}"
+        for b, s in view.shares
+    ]
+    return ", ".join(words) or "no kernel has a duration"
+
+
+def analysis_repr(analysis: Analysis) -> str:
+    """A few lines: what was read, each device's time by verdict, the kernel to fix first."""
+    summary = summarize(analysis)
+    lines = [f"<ncu_roof.Analysis: {_title(summary)}>"]
+    for view in summary.devices[:REPR_DEVICES]:
+        lines.append(
+            f"  device {view.device.index} {_device_name(view.device)}: "
+            f"{si(view.total_s, 's')}, {_shares(view)}"
+        )
+    if len(summary.devices) > REPR_DEVICES:
+        lines.append(f"  … {plural(len(summary.devices) - REPR_DEVICES, 'more device')}")
+    best = fix_first(group_kernels(analysis), summary.total_s)
+    if best is not None:
+        group = best.group
+        where = f" on device {group.device}" if summary.multi_device else ""
+        lines.append(
+            f"  fix first: {one_line(shorten(group.name, REPR_NAME))}{where} could save "
+            f"{si(best.saving_s, 's')} at its {group.lead.binding or 'binding'} roof"
+        )
+    lines.append("  .to_pandas(): one row per launch · .plot(): the rooflines · docs/api.md")
+    return "\n".join(lines)
+
+
+def analysis_html(analysis: Analysis) -> str:
+    """The notebook view: the summary, each device's fix first, the first rows of the table."""
+    summary = summarize(analysis)
+    parts = [f"<style>{STYLE}</style>", '<div class="ncu-roof">']
+    parts.append(f"<p><b>ncu-roof</b>: {escape(_title(summary))}</p>")
+    for view in summary.devices:
+        parts.append(
+            f"<p>Device {view.device.index} <code>{escape(_device_name(view.device))}</code>: "
+            f"{escape(si(view.total_s, 's'))}, {_shares(view, escape)}</p>"
+        )
+        ff = view.fix_first
+        if ff is not None:
+            name = escape(one_line(shorten(ff.group.name, REPR_NAME)))
+            launches = f" ×{ff.group.count}" if ff.group.count > 1 else ""
+            parts.append(
+                f"<p><b>Fix first:</b> <code>{name}</code>{launches} "
+                f"{fix_first_words(summary, view, escape, _bold)}.</p>"
+            )
+    parts += _table(summary)
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def _bold(text: str) -> str:
+    return f"<b>{text}</b>"
+
+
+def _table(summary: Summary) -> list[str]:
+    columns = [c for c in table_columns(summary) if c[0] in HTML_KEYS]
+    if not summary.rows:
+        return []
+    data = table_data(replace(summary, rows=summary.rows[:HTML_ROWS]), columns)
+    head = "".join(f"<th{' class=text' if text else ''}>{escape(label)}</th>" for _, label, text in columns)
+    rows = []
+    for row, shown in zip(summary.rows[:HTML_ROWS], data["rows"], strict=False):
+        cells = []
+        for (key, _, text), cell in zip(columns, shown["cells"], strict=True):
+            content = escape(cell)
+            if key == "verdict":
+                colour = VERDICT_COLOURS[row.bound]
+                content = f'<span class="badge" style="background:{colour}">{content}</span>'
+            elif key == "name":
+                content = f"<code>{content}</code>"
+            cells.append(f"<td{' class=text' if text else ''}>{content}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    more = len(summary.rows) - HTML_ROWS
+    tail = [f"<p>… {more} more rows: <code>.to_pandas()</code> has every launch.</p>"] if more > 0 else []
+    return [f"<table><thead><tr>{head}</tr></thead><tbody>", *rows, "</tbody></table>", *tail]
