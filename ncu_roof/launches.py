@@ -25,6 +25,7 @@ import numpy as np
 
 from ncu_roof.analysis import Analysis
 from ncu_roof.columns import BOOLS, FLOATS, INTS, MAPS, SPARSE_MAPS, LaunchColumns, distinct, shared_texts
+from ncu_roof.groups import headroom_array
 from ncu_roof.records import Kernel
 from ncu_roof.vocabulary import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
 
@@ -35,7 +36,7 @@ FLOAT, INT, TEXT, BOOL, TEXTS, JSON = "float", "int", "text", "bool", "texts", "
 KEY_ORDER = (*PRECISIONS, "total", *TIERS, COMPUTE, *SOL_KEYS)  # then any other key, by name
 TEXT_FIELDS = (
     *("name", "grid", "block", "nvtx", "binding", "roofline_binding", "compute_precision"),
-    *("sol_unit", "compute_ceiling"),
+    *("sol_unit", "compute_ceiling", "sol_busiest_unit"),
 )
 ENUM_FIELDS = ("bound", "verdict_basis", "sol_bound")  # a column of the enum's value
 TEXTS_FIELDS = ("notes", "missing")  # lists of text
@@ -105,6 +106,7 @@ def kernel_columns(columns: LaunchColumns) -> dict[str, tuple[str, Any]]:
     for f in fields(Kernel):
         out |= _field_columns(f.name, columns)
     out["above_roof"] = (BOOL, columns["pct_of_roof"] > 100.0)  # the Kernel property the JSON carries
+    out["headroom_s"] = (FLOAT, headroom_array(columns["duration_s"], columns["pct_of_roof"]))
     return out
 
 

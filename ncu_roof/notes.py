@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from ncu_roof.columns import distinct_numbers, distinct_rows, shared_texts
 from ncu_roof.model import bit_codes, fixed, is_set, whole_shown
 from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.sol import LATENCY_SOL_PCT
-from ncu_roof.vocabulary import COMPUTE, PRECISIONS, Bound, VerdictBasis
+from ncu_roof.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, Bound, VerdictBasis
 
 Made = list[tuple[np.ndarray, "str | np.ndarray | list[list[str]]"]]  # (rows, their texts) per rule
 Texts = Callable[[np.ndarray], "str | np.ndarray | list[list[str]]"]
@@ -51,8 +52,12 @@ class NoteInputs:
     sol_memory_pct: np.ndarray
     waves: np.ndarray
     busiest_pipe: np.ndarray  # object: `alu pipe 76%` or None
+    busiest_issue_pipe: np.ndarray  # object: the same of every pipe, load/store ones too
     busiest_tier: np.ndarray  # object: (tier, percent of its bandwidth) or None, only without FLOPs
     tensor_by_pipe: np.ndarray  # bool: tensor FLOPs from pipe instructions x 512
+    sol_pct: Mapping[str, np.ndarray]  # per SOL unit, its throughput % (NaN: not in the input)
+    pct_of_bandwidth: Mapping[str, np.ndarray]  # per tier, achieved bytes/s as % of its roof
+    ceiling: np.ndarray  # object: the compute ceiling ("fp32", "tensor:bf16", "pipe:alu") or None
 
 
 # the notes of a failed collection (the summary's main reason looks for them)
@@ -130,6 +135,7 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         ),
     )
     _verdict_notes(x, ok, add)
+    _busy_notes(x, ok, add)
     add(ok & (x.pct > 100.0), lambda rows: _above_roof(x, rows))
     add(
         ok & x.tensor_by_pipe,
@@ -191,6 +197,86 @@ def _verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
         ),
     )
     add(ok & x.disagrees & ~latency, lambda rows: _disagrees(x, rows))
+
+
+# A unit's throughput % and its bytes-based (or FLOP-based) % of roof "differ a lot" when the unit
+# is at least half busy and at least twice as busy as the bytes (FLOPs) it moves account for.
+BUSY_SOL_PCT = 50.0
+BUSY_RATIO = 2.0
+_TIER_WHY = {
+    "l1": "wavefronts per byte than ideal — uncoalesced access or bank conflicts (shared-memory "
+    "accesses count in its throughput too)",
+    "l2": "L2 work per byte than ideal — scattered or partial-sector access, or atomics",
+    "dram": "DRAM cycles per byte than its peak allows — scattered access (row switches)",
+}
+_WORK_UNITS = {"fp64": "FP64", "fp32": "FMA", "fp16": "FP16", "tensor": "tensor-core"}
+
+
+def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
+    """Where a unit's Speed-of-Light throughput is far above what its bytes (or FLOPs) use of its
+    roof: the roofline's saving needs another access pattern or instruction mix."""
+    for tier, why in _TIER_WHY.items():
+        busy, moved = x.sol_pct.get(tier), x.pct_of_bandwidth.get(tier)
+        if busy is None or moved is None:
+            continue
+        mask = ok & _far_apart(busy, moved)
+        if tier == "l2":  # Nsight's L2 measures count only what L2 returns to the SMs
+            mask[mask] = [_counts_all_l2(r) for r in x.recipe[mask].tolist()]
+        add(mask, partial(_busy_tier, tier, why, busy, moved))
+    sm = x.sol_pct.get("sm")
+    if sm is None:
+        return
+    precision = np.array([_work_unit(c) for c in x.ceiling.tolist()], dtype=object)
+    compute = equals(x.binding, COMPUTE) & is_set(precision)
+    pipe = x.busiest_issue_pipe
+    add(
+        ok & compute & _far_apart(sm, x.pct),
+        lambda rows: object_array(
+            [
+                f"SM {s:.0f}% busy{'' if p is None else f' (busiest pipe: {p})'} at {r:.0f}% of the "
+                f"{c} roof: the instruction mix, not the {_WORK_UNITS[c.partition(':')[0]]} units, binds"
+                for s, p, r, c in zip(
+                    sm[rows].tolist(),
+                    pipe[rows].tolist(),
+                    x.pct[rows].tolist(),
+                    precision[rows].tolist(),
+                    strict=True,
+                )
+            ]
+        ),
+    )
+
+
+def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """`L1 is 97% busy moving 10% of its byte peak: about 10x more …` of these launches."""
+    out: np.ndarray = (
+        f"{TIER_NAMES[tier]} is "
+        + fixed(busy[rows], 0)
+        + "% busy moving "
+        + fixed(moved[rows], 0)
+        + "% of its byte peak: about "
+        + fixed(busy[rows] / moved[rows], 0)
+        + f"x more {why}"
+    )
+    return out
+
+
+def _counts_all_l2(recipe: Mapping[str, str]) -> bool:
+    """Whether a launch's L2 bytes count every L2 access (lts__t_*), reads and writes."""
+    return "lts__t_" in recipe.get("l2_bytes", "")
+
+
+def _far_apart(busy: np.ndarray, used: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        far: np.ndarray = (busy >= BUSY_SOL_PCT) & (used > 0) & (busy >= BUSY_RATIO * used)
+    return far
+
+
+def _work_unit(ceiling: str | None) -> str | None:
+    """The precision a compute ceiling names ("fp32", "tensor:bf16"), None for a pipe's."""
+    if ceiling is None or ceiling.partition(":")[0] not in _WORK_UNITS:
+        return None
+    return ceiling
 
 
 def _not_collected(not_collected: Mapping[str, tuple[str, ...]]) -> list[str]:

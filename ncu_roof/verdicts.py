@@ -77,6 +77,7 @@ class Verdicts:
     collection_failed: np.ndarray
     instructions: InstructionArrays
     issue_source: np.ndarray
+    bandwidth: Mapping[str, Roof]  # per tier, the roof each launch was judged against
 
 
 def _compute_pipes(group: Mapping[str, np.ndarray]) -> list[str]:
@@ -222,6 +223,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         collection_failed=collection_failed,
         instructions=instructions,
         issue_source=issue_source,
+        bandwidth=bandwidth,
     )
 
 
