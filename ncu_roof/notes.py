@@ -17,8 +17,9 @@ from ncu_roof.codes import equals, factorize, object_array, truthy
 from ncu_roof.columns import distinct_numbers, distinct_rows, shared_texts
 from ncu_roof.model import bit_codes, fixed, is_set, whole_shown
 from ncu_roof.recipe import FLOP_OPS
+from ncu_roof.recipe.tiers import LOWER_BOUND
 from ncu_roof.sol import LATENCY_SOL_PCT
-from ncu_roof.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, Bound, VerdictBasis
+from ncu_roof.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
 
 Made = list[tuple[np.ndarray, "str | np.ndarray | list[list[str]]"]]  # (rows, their texts) per rule
 Texts = Callable[[np.ndarray], "str | np.ndarray | list[list[str]]"]
@@ -104,6 +105,8 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         lambda rows: [_not_collected(not_collected[j]) for j in rows.tolist()],
     )
     add(ok & x.flop_total_is_lower_bound, lambda rows: _lower_bound(x, rows))
+    partial_bytes = object_array(shared_texts(x.recipe.tolist(), _partial_bytes))
+    add(ok & is_set(partial_bytes), lambda rows: partial_bytes[rows])
     no_tensor = np.isnan(x.flop["tensor"])
     tensor_busy = ~np.isnan(x.tensor_pipe_pct) & (x.tensor_pipe_pct != 0)
     add(
@@ -303,6 +306,18 @@ def _unroofed(x: NoteInputs, j: int) -> list[str]:
         for tier, unroofed in x.unroofed.items()
         if unroofed[j]
     ]
+
+
+def _partial_bytes(recipe: Mapping[str, str]) -> str | None:
+    """`DRAM bytes from counter:dram__bytes_read.sum alone (…): a lower bound`, or None."""
+    labels = [(t, recipe.get(f"{t}_bytes", "")) for t in TIERS]
+    partial = [
+        f"{TIER_NAMES[t]} bytes from {formula} alone ({why}"
+        for t, label in labels
+        if LOWER_BOUND in label
+        for formula, _, why in [label.partition(" (")]
+    ]
+    return "; ".join(partial) or None
 
 
 def _lower_bound(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
