@@ -354,8 +354,9 @@ def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: fl
 
 def combined_figures(lead: Kernel, columns: LaunchColumns, rows: np.ndarray) -> Kernel:
     """Several launches (`rows`) as one: FLOPs and bytes summed, rates over their summed time,
-    intensity over their summed bytes, % of roof and SOL percentages weighted by time; each over
-    the launches that have the figure (and a duration), None where none has it."""
+    intensity over their summed bytes, % of roof, of each tier's roof and SOL percentages weighted
+    by time, the SOL headroom summed; each over the launches that have the figure (and a duration),
+    None where none has it."""
 
     def of(field: str, key: str | None = None) -> np.ndarray:  # the launches' values only
         values: np.ndarray = (columns[field] if key is None else columns.key(field, key))[rows]
@@ -395,6 +396,8 @@ def combined_figures(lead: Kernel, columns: LaunchColumns, rows: np.ndarray) -> 
         attainable_flop_per_s=over(flop, duration * of("pct_of_roof") / 100.0),
         pct_of_roof=timed(of("pct_of_roof")),
         sol_pct={k: timed(of("sol_pct", k)) for k in lead.sol_pct},
+        pct_of_bandwidth={t: timed(of("pct_of_bandwidth", t)) for t in lead.pct_of_bandwidth},
+        headroom_sol_s=_known_sum(of("headroom_sol_s")),
     )
 
 
