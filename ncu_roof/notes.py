@@ -224,30 +224,48 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
             continue
         mask = ok & _far_apart(busy, moved)
         if tier == "l2":  # Nsight's L2 measures count only what L2 returns to the SMs
-            mask[mask] = [_counts_all_l2(r) for r in x.recipe[mask].tolist()]
+            mask[mask] = shared_texts(x.recipe[mask].tolist(), _counts_all_l2)
         add(mask, partial(_busy_tier, tier, why, busy, moved))
     sm = x.sol_pct.get("sm")
     if sm is None:
         return
-    precision = np.array([_work_unit(c) for c in x.ceiling.tolist()], dtype=object)
+    codes, ceilings = factorize(x.ceiling, missing_is_value=True)  # each distinct ceiling once
+    precision = object_array([_work_unit(c) for c in ceilings])[codes]
+    units = object_array([_WORK_UNITS.get(str(c).partition(":")[0]) for c in ceilings])[codes]
     compute = equals(x.binding, COMPUTE) & is_set(precision)
-    pipe = x.busiest_issue_pipe
     add(
         ok & compute & _far_apart(sm, x.pct),
-        lambda rows: object_array(
-            [
-                f"SM {s:.0f}% busy{'' if p is None else f' (busiest pipe: {p})'} at {r:.0f}% of the "
-                f"{c} roof: the instruction mix, not the {_WORK_UNITS[c.partition(':')[0]]} units, binds"
-                for s, p, r, c in zip(
-                    sm[rows].tolist(),
-                    pipe[rows].tolist(),
-                    x.pct[rows].tolist(),
-                    precision[rows].tolist(),
-                    strict=True,
-                )
-            ]
-        ),
+        partial(_busy_sm, sm, x.busiest_issue_pipe, x.pct, precision, units),
     )
+
+
+def _busy_sm(
+    sm: np.ndarray,
+    pipe: np.ndarray,
+    pct: np.ndarray,
+    precision: np.ndarray,
+    units: np.ndarray,
+    rows: np.ndarray,
+) -> np.ndarray:
+    """`SM 70% busy (busiest pipe: lsu pipe 70%) at 19% of the fp32 roof: the instruction mix, not
+    the FMA units, binds` of these launches."""
+    named = is_set(pipe[rows])
+    busiest = np.full(len(rows), "", dtype=object)
+    busiest[named] = " (busiest pipe: " + pipe[rows][named] + ")"
+    out: np.ndarray = (
+        "SM "
+        + fixed(sm[rows], 0)
+        + "% busy"
+        + busiest
+        + " at "
+        + fixed(pct[rows], 0)
+        + "% of the "
+        + precision[rows]
+        + " roof: the instruction mix, not the "
+        + units[rows]
+        + " units, binds"
+    )
+    return out
 
 
 def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: np.ndarray) -> np.ndarray:
