@@ -41,6 +41,9 @@ def test_a_pipe_figure_of_active_cycles_is_scaled_to_the_elapsed_ones(fixtures: 
     assert k.pipe_pct == pytest.approx({"alu": 0.9})
     assert k.binding == "dram" and k.pct_of_roof == pytest.approx(1.0)
     assert k.bound is Bound.MEMORY  # not "compute-bound, 90 % of roof"
+    # without sm__cycles_active the figure cannot be put over the elapsed cycles: it is left out
+    alone = analyzed(fixtures / PIPES).kernels[3]
+    assert alone.pipe_pct == {} and alone.binding == "dram"
 
 
 def test_a_gtx_16_gets_no_tensor_roof(fixtures: Path) -> None:

@@ -350,7 +350,7 @@ def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:
         figures = []
         for names in kinds.values():
             elapsed = m.any_of(*(n for n in names if n.endswith("elapsed")))
-            active = m.any_of(*(n for n in names if n.endswith("active"))) * np.fmin(active_share, 1.0)
+            active = m.any_of(*(n for n in names if n.endswith("active"))) * np.minimum(active_share, 1.0)
             figures.append(fillna(elapsed, active))
         out[pipe] = max_present(figures, m.rows)
     return out
