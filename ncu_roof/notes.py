@@ -274,7 +274,7 @@ def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: n
         f"{TIER_NAMES[tier]} is "
         + fixed(busy[rows], 0)
         + "% busy moving "
-        + fixed(moved[rows], 0)
+        + np.where(moved[rows] < 9.95, fixed(moved[rows], 1), fixed(moved[rows], 0))  # not "0%"
         + "% of its byte peak: about "
         + fixed(busy[rows] / moved[rows], 0)
         + f"x more {why}"
