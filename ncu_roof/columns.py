@@ -34,6 +34,7 @@ FLOATS = (
     "attainable_flop_per_s",
     "pct_of_roof",
     "compute_ceiling_pct",
+    "headroom_sol_s",
 )
 INTS = ("id", "input", "device", "run")
 BOOLS = ("small_grid", "flop_total_is_lower_bound", "ops_total_is_lower_bound")
@@ -58,8 +59,16 @@ OBJECTS = (
     "tensor_paths",
     "not_collected",
     "instructions",
+    "sol_busiest_unit",
 )
-DENSE_MAPS = ("flop", "bytes", "intensity_flop_per_byte", "achieved_byte_per_s", "sol_pct")
+DENSE_MAPS = (
+    "flop",
+    "bytes",
+    "intensity_flop_per_byte",
+    "achieved_byte_per_s",
+    "sol_pct",
+    "pct_of_bandwidth",
+)
 SPARSE_MAPS = ("cap_flop_per_s", "pipe_pct")
 T = TypeVar("T")
 SCALARS = (*FLOATS, *INTS, *BOOLS, *OBJECTS)

@@ -20,11 +20,21 @@ from ncu_roof.columns import (
     shared_rows,
     text_value,
 )
-from ncu_roof.model import bit_codes, fixed, intensity_array, is_set, objects, row_max, whole_shown
+from ncu_roof.model import (
+    bit_codes,
+    fixed,
+    intensity_array,
+    is_set,
+    objects,
+    per_kernel,
+    row_max,
+    whole_shown,
+)
 from ncu_roof.notes import NoteInputs, launch_notes
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
 from ncu_roof.roofs import launch_count
+from ncu_roof.sol import busiest_unit_arrays, sol_headroom_array
 from ncu_roof.verdicts import Verdicts, unfailed
 from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
 
@@ -65,6 +75,8 @@ def device_columns(
         at_roof = v.arrays.time_at_roof_s
         pct = np.where(v.supported & ~np.isnan(at_roof) & timed, 100.0 * at_roof / duration, NAN)
         time_share = duration / total_s if total_s > 0 else np.full(n, NAN)
+        of_bandwidth = {t: 100.0 * achieved_bw[t] / per_kernel(v.bandwidth.get(t), n) for t in TIERS}
+    busiest_pct, busiest_unit = busiest_unit_arrays(sol, n)
     recipe = shared_rows(
         [coded(group, f"{key}_recipe", n, text_value) for key in _RECIPE_KEYS],
         n,
@@ -89,6 +101,8 @@ def device_columns(
         "attainable_flop_per_s": v.arrays.attainable_flop_per_s,
         "pct_of_roof": pct,
         "compute_ceiling_pct": np.where(is_set(ceiling), v.ceiling_pct, NAN),
+        "headroom_sol_s": sol_headroom_array(duration, busiest_pct),
+        "sol_busiest_unit": busiest_unit,
         "small_grid": v.sol.small_grid.astype(bool),
         "flop_total_is_lower_bound": lower,
         "binding": v.arrays.binding,
@@ -132,8 +146,12 @@ def device_columns(
             sol_memory_pct=sol["memory"],
             waves=np.asarray(group["waves_per_sm"], dtype="float64"),
             busiest_pipe=_busiest_pipe(pipes, n),
+            busiest_issue_pipe=_busiest_pipe(pipes, n, compute_only=False),
             busiest_tier=_busiest_tier(achieved_bw, device.roofs, ~np.isnan(flop_total)),
             tensor_by_pipe=_by_pipe_shape(group) & (np.nan_to_num(flop["tensor"]) > 0),
+            sol_pct=sol,
+            pct_of_bandwidth=of_bandwidth,
+            ceiling=ceiling,
         )
     )
     values["notes"] = object_array(notes)
@@ -146,6 +164,7 @@ def device_columns(
         "intensity_flop_per_byte": intensity,
         "achieved_byte_per_s": achieved_bw,
         "sol_pct": sol,
+        "pct_of_bandwidth": of_bandwidth,
         "cap_flop_per_s": dict(v.arrays.cap_flop_per_s),
         "pipe_pct": pipes,
     }
@@ -346,9 +365,10 @@ def _instructions(v: Verdicts, warp_inst: np.ndarray, recipe: np.ndarray) -> np.
     return out
 
 
-def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int) -> np.ndarray:
-    """Per launch, its busiest arithmetic pipe as words (`alu pipe 76%`), None without pipe figures."""
-    compute = {p: a for p, a in pipes.items() if not p.startswith(NON_COMPUTE_PIPES)}
+def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int, compute_only: bool = True) -> np.ndarray:
+    """Per launch, its busiest arithmetic pipe (any pipe: `compute_only` False) as words
+    (`alu pipe 76%`), None without pipe figures."""
+    compute = {p: a for p, a in pipes.items() if not (compute_only and p.startswith(NON_COMPUTE_PIPES))}
     out = np.full(n, None, dtype=object)
     if not compute:
         return out

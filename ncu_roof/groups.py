@@ -121,6 +121,7 @@ class KernelGroup:
     verdicts: tuple[str, ...] = ()  # the verdicts its launches got, most time first (usually one)
     headroom_s: float | None = None  # sum over the launches that have one (a lower bound if not all)
     headroom_complete: bool = True
+    headroom_sol_s: float | None = None  # sum over the launches with SOL data (`Kernel.headroom_sol_s`)
     above_roof: bool = False  # some launch is measured above its roof
     notes: tuple[str, ...] = ()  # its launches' notes, each once, slowest launch's first
 
@@ -238,6 +239,7 @@ class _PerLaunch:
     word_codes: np.ndarray  # into `phrases`
     phrases: np.ndarray
     headroom_s: np.ndarray
+    headroom_sol_s: np.ndarray
     above: np.ndarray
     notes: np.ndarray
     total_s: float
@@ -276,6 +278,7 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
         word_codes=word_codes,
         phrases=phrases,
         headroom_s=headroom_array(duration, columns["pct_of_roof"]),
+        headroom_sol_s=columns["headroom_sol_s"],
         above=columns["pct_of_roof"] > 100.0,
         notes=columns["notes"],
         total_s=analysis.total_duration_s,
@@ -310,6 +313,7 @@ def _one_launch(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: 
         verdicts=(x.words[j],),
         headroom_s=room,
         headroom_complete=room is not None,
+        headroom_sol_s=None if math.isnan(x.headroom_sol_s[j]) else float(x.headroom_sol_s[j]),
         above_roof=bool(x.above[j]),
         notes=tuple(dict.fromkeys(x.notes[j])),
     )
@@ -342,6 +346,7 @@ def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: fl
         verdicts=tuple(x.phrases[by_time].tolist()),
         headroom_s=float(known.sum()) if len(known) else None,
         headroom_complete=len(known) == len(rooms),
+        headroom_sol_s=_known_sum(x.headroom_sol_s[rows]),
         above_roof=bool(x.above[rows].any()),
         notes=tuple(dict.fromkeys(chain.from_iterable(dict.fromkeys(x.notes[rows].tolist())))),
     )
@@ -349,8 +354,9 @@ def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: fl
 
 def combined_figures(lead: Kernel, columns: LaunchColumns, rows: np.ndarray) -> Kernel:
     """Several launches (`rows`) as one: FLOPs and bytes summed, rates over their summed time,
-    intensity over their summed bytes, % of roof and SOL percentages weighted by time; each over
-    the launches that have the figure (and a duration), None where none has it."""
+    intensity over their summed bytes, % of roof, of each tier's roof and SOL percentages weighted
+    by time, the SOL headroom summed; each over the launches that have the figure (and a duration),
+    None where none has it."""
 
     def of(field: str, key: str | None = None) -> np.ndarray:  # the launches' values only
         values: np.ndarray = (columns[field] if key is None else columns.key(field, key))[rows]
@@ -390,7 +396,15 @@ def combined_figures(lead: Kernel, columns: LaunchColumns, rows: np.ndarray) -> 
         attainable_flop_per_s=over(flop, duration * of("pct_of_roof") / 100.0),
         pct_of_roof=timed(of("pct_of_roof")),
         sol_pct={k: timed(of("sol_pct", k)) for k in lead.sol_pct},
+        pct_of_bandwidth={t: timed(of("pct_of_bandwidth", t)) for t in lead.pct_of_bandwidth},
+        headroom_sol_s=_known_sum(of("headroom_sol_s")),
     )
+
+
+def _known_sum(values: np.ndarray) -> float | None:
+    """The sum of the values that are not NaN; None where none is."""
+    known = values[~np.isnan(values)]
+    return float(known.sum()) if len(known) else None
 
 
 def _or_none(value: float) -> float | None:

@@ -45,7 +45,7 @@ RANK = "rank"  # whole numbers, null where there is none (float64 with NaN until
 KEY_ORDER = (*PRECISIONS, "total", *TIERS, COMPUTE, *SOL_KEYS)  # then any other key, by name
 TEXT_FIELDS = (
     *("name", "grid", "block", "nvtx", "binding", "roofline_binding", "compute_precision"),
-    *("sol_unit", "compute_ceiling"),
+    *("sol_unit", "compute_ceiling", "sol_busiest_unit"),
 )
 ENUM_FIELDS = ("bound", "verdict_basis", "sol_bound")  # a column of the enum's value
 TEXTS_FIELDS = ("notes", "missing")  # lists of text
@@ -62,6 +62,7 @@ MAP_COLUMNS = {
     "cap_flop_per_s": "{}_cap_flop_per_s",
     "sol_pct": "sol_{}_pct",
     "pipe_pct": "pipe_{}_pct",
+    "pct_of_bandwidth": "{}_bandwidth_pct",
     "recipe": "recipe_{}",
 }
 # The first columns, in this order: who ran where, the verdict, its work and traffic, headroom
@@ -74,7 +75,8 @@ LEAD = (
     *(MAP_COLUMNS["intensity_flop_per_byte"].format(t) for t in TIERS),
     *(MAP_COLUMNS["sol_pct"].format(k) for k in SOL_KEYS),
     "notes",
-    "headroom_s",  # the Speed-of-Light headroom (`headroom_sol_s`) goes next to it
+    "headroom_s",
+    "headroom_sol_s",  # what the busiest Speed-of-Light unit still allows
     "group_id",
     "fix_first_rank",
 )

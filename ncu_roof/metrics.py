@@ -31,6 +31,7 @@ CLOCKS = {
 # duration: the counter, else cycles / clock
 DURATION = "gpu__time_duration.sum"
 SM_CYCLES = "sm__cycles_elapsed.avg"
+SM_ACTIVE_CYCLES = "sm__cycles_active.avg"  # turns a pipe's % of active cycles into % of elapsed
 GPC_CYCLES = "gpc__cycles_elapsed.max"
 
 # CUDA-core FLOPs: thread instructions per op, counted per SM or sub-partition, or as a rate
@@ -175,7 +176,7 @@ FORMULA_METRICS: dict[str, tuple[str, ...]] = {
     "l2": _tier("l2", CLOCKS["lts"]),
     "l1": _tier("l1", *L1_SECTOR_METRICS, CC_MAJOR, CC_MINOR, CLOCKS["l1tex"]),
     "shared": _tier("shared", *SHARED_OPS, SHARED_SASS_BYTES, CLOCKS["l1tex"]),
-    "pipes": (),  # found by name (`PIPE_INST`, `PIPE_CYCLES`)
+    "pipes": (SM_ACTIVE_CYCLES, SM_CYCLES, CLOCKS["sm"]),  # the pipes found by name (`PIPE_INST`, …)
     "instructions": (*WARP_INST_METRICS, *SM_COUNT_METRICS, SCHEDULERS_METRIC, CLOCKS["sm"]),
     "sol": (*chain.from_iterable(SOL_METRICS.values()), WAVES),
     "device": tuple(metric for _, metric, _ in DEVICE_ATTRIBUTES),
@@ -231,6 +232,7 @@ COLLECT: dict[str, tuple[str, ...]] = {
         "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
         "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
         "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+        SM_ACTIVE_CYCLES,
     ),
     "instructions": (WARP_INST_METRICS[0], SCHEDULERS_METRIC, SM_COUNT_METRICS[0]),
     "sol": (*(names[0] for names in SOL_METRICS.values()), WAVES),

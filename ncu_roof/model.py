@@ -180,6 +180,12 @@ def roofline_arrays(
     decided = (longest > 0) & (has_flop | has_other) & weighed & ~blind
     names = object_array([*times, None])  # the roof that binds; None (the last) where undecided
     binding = names[np.where(decided, which, len(times))]
+    # no FLOPs: a cap in FLOP/s says nothing (every tier's is 0 and the compute one the peak,
+    # whatever binds), so caps and attainable are undefined; the binding roof and the time at it
+    # still are (time cancels no work: integer work or a busy pipe may bind)
+    no_flop = flop == 0
+    for tier in caps:
+        caps[tier] = np.where(no_flop, np.nan, caps[tier])
     lowest = np.fmin.reduce(list(caps.values()))  # the lowest cap binds (NaN: none known)
     attainable = np.where(np.isnan(lowest) | blind | ~weighed, np.nan, lowest)
     return RooflineArrays(

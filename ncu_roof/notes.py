@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -16,8 +17,9 @@ from ncu_roof.codes import equals, factorize, object_array, truthy
 from ncu_roof.columns import distinct_numbers, distinct_rows, shared_texts
 from ncu_roof.model import bit_codes, fixed, is_set, whole_shown
 from ncu_roof.recipe import FLOP_OPS
+from ncu_roof.recipe.tiers import LOWER_BOUND
 from ncu_roof.sol import LATENCY_SOL_PCT
-from ncu_roof.vocabulary import COMPUTE, PRECISIONS, Bound, VerdictBasis
+from ncu_roof.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
 
 Made = list[tuple[np.ndarray, "str | np.ndarray | list[list[str]]"]]  # (rows, their texts) per rule
 Texts = Callable[[np.ndarray], "str | np.ndarray | list[list[str]]"]
@@ -51,8 +53,12 @@ class NoteInputs:
     sol_memory_pct: np.ndarray
     waves: np.ndarray
     busiest_pipe: np.ndarray  # object: `alu pipe 76%` or None
+    busiest_issue_pipe: np.ndarray  # object: the same of every pipe, load/store ones too
     busiest_tier: np.ndarray  # object: (tier, percent of its bandwidth) or None, only without FLOPs
     tensor_by_pipe: np.ndarray  # bool: tensor FLOPs from pipe instructions x 512
+    sol_pct: Mapping[str, np.ndarray]  # per SOL unit, its throughput % (NaN: not in the input)
+    pct_of_bandwidth: Mapping[str, np.ndarray]  # per tier, achieved bytes/s as % of its roof
+    ceiling: np.ndarray  # object: the compute ceiling ("fp32", "tensor:bf16", "pipe:alu") or None
 
 
 # the notes of a failed collection (the summary's main reason looks for them)
@@ -99,6 +105,8 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         lambda rows: [_not_collected(not_collected[j]) for j in rows.tolist()],
     )
     add(ok & x.flop_total_is_lower_bound, lambda rows: _lower_bound(x, rows))
+    partial_bytes = object_array(shared_texts(x.recipe.tolist(), _partial_bytes))
+    add(ok & is_set(partial_bytes), lambda rows: partial_bytes[rows])
     no_tensor = np.isnan(x.flop["tensor"])
     tensor_busy = ~np.isnan(x.tensor_pipe_pct) & (x.tensor_pipe_pct != 0)
     add(
@@ -130,6 +138,7 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         ),
     )
     _verdict_notes(x, ok, add)
+    _busy_notes(x, ok, add)
     add(ok & (x.pct > 100.0), lambda rows: _above_roof(x, rows))
     add(
         ok & x.tensor_by_pipe,
@@ -193,6 +202,104 @@ def _verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     add(ok & x.disagrees & ~latency, lambda rows: _disagrees(x, rows))
 
 
+# A unit's throughput % and its bytes-based (or FLOP-based) % of roof "differ a lot" when the unit
+# is at least half busy and at least twice as busy as the bytes (FLOPs) it moves account for.
+BUSY_SOL_PCT = 50.0
+BUSY_RATIO = 2.0
+_TIER_WHY = {
+    "l1": "wavefronts per byte than ideal — uncoalesced access or bank conflicts (shared-memory "
+    "accesses count in its throughput too)",
+    "l2": "L2 work per byte than ideal — scattered or partial-sector access, or atomics",
+    "dram": "DRAM cycles per byte than its peak allows — scattered access (row switches)",
+}
+_WORK_UNITS = {"fp64": "FP64", "fp32": "FMA", "fp16": "FP16", "tensor": "tensor-core"}
+
+
+def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
+    """Where a unit's Speed-of-Light throughput is far above what its bytes (or FLOPs) use of its
+    roof: the roofline's saving needs another access pattern or instruction mix."""
+    for tier, why in _TIER_WHY.items():
+        busy, moved = x.sol_pct.get(tier), x.pct_of_bandwidth.get(tier)
+        if busy is None or moved is None:
+            continue
+        mask = ok & _far_apart(busy, moved)
+        if tier == "l2":  # Nsight's L2 measures count only what L2 returns to the SMs
+            mask[mask] = shared_texts(x.recipe[mask].tolist(), _counts_all_l2)
+        add(mask, partial(_busy_tier, tier, why, busy, moved))
+    sm = x.sol_pct.get("sm")
+    if sm is None:
+        return
+    codes, ceilings = factorize(x.ceiling, missing_is_value=True)  # each distinct ceiling once
+    precision = object_array([_work_unit(c) for c in ceilings])[codes]
+    units = object_array([_WORK_UNITS.get(str(c).partition(":")[0]) for c in ceilings])[codes]
+    compute = equals(x.binding, COMPUTE) & is_set(precision)
+    add(
+        ok & compute & _far_apart(sm, x.pct),
+        partial(_busy_sm, sm, x.busiest_issue_pipe, x.pct, precision, units),
+    )
+
+
+def _busy_sm(
+    sm: np.ndarray,
+    pipe: np.ndarray,
+    pct: np.ndarray,
+    precision: np.ndarray,
+    units: np.ndarray,
+    rows: np.ndarray,
+) -> np.ndarray:
+    """`SM 70% busy (busiest pipe: lsu pipe 70%) at 19% of the fp32 roof: the instruction mix, not
+    the FMA units, binds` of these launches."""
+    named = is_set(pipe[rows])
+    busiest = np.full(len(rows), "", dtype=object)
+    busiest[named] = " (busiest pipe: " + pipe[rows][named] + ")"
+    out: np.ndarray = (
+        "SM "
+        + fixed(sm[rows], 0)
+        + "% busy"
+        + busiest
+        + " at "
+        + fixed(pct[rows], 0)
+        + "% of the "
+        + precision[rows]
+        + " roof: the instruction mix, not the "
+        + units[rows]
+        + " units, binds"
+    )
+    return out
+
+
+def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """`L1 is 97% busy moving 10% of its byte peak: about 10x more …` of these launches."""
+    out: np.ndarray = (
+        f"{TIER_NAMES[tier]} is "
+        + fixed(busy[rows], 0)
+        + "% busy moving "
+        + np.where(moved[rows] < 9.95, fixed(moved[rows], 1), fixed(moved[rows], 0))  # not "0%"
+        + "% of its byte peak: about "
+        + fixed(busy[rows] / moved[rows], 0)
+        + f"x more {why}"
+    )
+    return out
+
+
+def _counts_all_l2(recipe: Mapping[str, str]) -> bool:
+    """Whether a launch's L2 bytes count every L2 access (lts__t_*), reads and writes."""
+    return "lts__t_" in recipe.get("l2_bytes", "")
+
+
+def _far_apart(busy: np.ndarray, used: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        far: np.ndarray = (busy >= BUSY_SOL_PCT) & (used > 0) & (busy >= BUSY_RATIO * used)
+    return far
+
+
+def _work_unit(ceiling: str | None) -> str | None:
+    """The precision a compute ceiling names ("fp32", "tensor:bf16"), None for a pipe's."""
+    if ceiling is None or ceiling.partition(":")[0] not in _WORK_UNITS:
+        return None
+    return ceiling
+
+
 def _not_collected(not_collected: Mapping[str, tuple[str, ...]]) -> list[str]:
     out = []
     for precision, terms in not_collected.items():
@@ -217,6 +324,18 @@ def _unroofed(x: NoteInputs, j: int) -> list[str]:
         for tier, unroofed in x.unroofed.items()
         if unroofed[j]
     ]
+
+
+def _partial_bytes(recipe: Mapping[str, str]) -> str | None:
+    """`DRAM bytes from counter:dram__bytes_read.sum alone (…): a lower bound`, or None."""
+    labels = [(t, recipe.get(f"{t}_bytes", "")) for t in TIERS]
+    partial = [
+        f"{TIER_NAMES[t]} bytes from {formula} alone ({why}"
+        for t, label in labels
+        if LOWER_BOUND in label
+        for formula, _, why in [label.partition(" (")]
+    ]
+    return "; ".join(partial) or None
 
 
 def _lower_bound(x: NoteInputs, rows: np.ndarray) -> np.ndarray:

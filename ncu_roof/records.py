@@ -104,6 +104,12 @@ class Kernel:
     compute_ceiling_pct: float | None = None  # its share of the duration at its peak, in percent
     instructions: InstructionRoofline | None = None
     nvtx: str | None = None  # the NVTX ranges it ran in, `outer/inner` (ingest/nvtx.py); None: none
+    # per tier: achieved bytes/s as a percentage of that tier's roof (beside `sol_pct`, the unit's
+    # own throughput %, which counts wavefronts and cycles, not bytes)
+    pct_of_bandwidth: Mapping[str, float | None] = field(default_factory=dict)
+    sol_busiest_unit: str | None = None  # the Speed-of-Light unit with the highest throughput %
+    # the saving its busiest unit still allows: duration x (1 - that unit's % / 100)
+    headroom_sol_s: float | None = None
 
     @property
     def above_roof(self) -> bool:

@@ -7,7 +7,9 @@ An explicit `--gpu KEY` or `--roofs FILE` replaces both.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -73,8 +75,21 @@ def first_label(values: np.ndarray) -> str | None:
     return next((str(v) for v in values.tolist() if not missing_cell(v)), None)
 
 
+# Turing TU116/TU117 (GeForce GTX 1650, 1660 and their Super/Ti/mobile forms) have no tensor
+# cores, though they share CC 7.5 with the TU10x parts that do (NVIDIA's Turing tuning guide)
+NO_TENSOR_CORES = re.compile(r"\bGTX 16[56]0\b", re.IGNORECASE)
+
+
 def device_hardware(norm: Mapping[str, np.ndarray], device_name: str | None) -> Hardware | None:
-    """The built-in figures of one device: its product row, else its `device__attribute_*`."""
+    """The built-in figures of one device: its product row, else its `device__attribute_*`; no
+    tensor roof for a GPU without tensor cores."""
+    hardware = _device_hardware(norm, device_name)
+    if hardware is None or not device_name or NO_TENSOR_CORES.search(device_name) is None:
+        return hardware
+    return dataclasses.replace(hardware, overrides={**hardware.overrides, "tensor": 0.0})  # 0: no roof
+
+
+def _device_hardware(norm: Mapping[str, np.ndarray], device_name: str | None) -> Hardware | None:
     gpu = match_gpu(device_name)
     if gpu is not None:
         return gpu.hardware()

@@ -91,3 +91,32 @@ def verdict_arrays(binding: np.ndarray, roofline_supported: np.ndarray, sol: Sol
         roofline_memory & equals(sol.bound, Bound.COMPUTE)
     )
     return VerdictArrays(bound=bound, basis=basis, disagrees=has_roofline & opposite)
+
+
+# The busiest unit of Speed of Light: the memory breakdown first, so that a tie with the
+# compute-memory figure (the largest of the memory units) names the unit itself
+BUSIEST_UNIT_ORDER = (*SOL_MEMORY_UNITS, "sm", "memory")
+
+
+def busiest_unit_arrays(sol_pct: Mapping[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per launch, its busiest Speed-of-Light unit's throughput % and the unit ("dram", "l2",
+    "l1", "sm", "memory"); NaN and None for a launch without any SOL percentage."""
+    units = [u for u in BUSIEST_UNIT_ORDER if u in sol_pct]
+    if not units:
+        return np.full(n, np.nan), objects(None, n)
+    pct = [np.asarray(sol_pct[u], dtype="float64") for u in units]
+    best, at = row_max([np.nan_to_num(p, nan=-np.inf) for p in pct])
+    known = np.isfinite(best)
+    unit = object_array([*units, None])[np.where(known, at, len(units))]
+    return np.where(known, best, np.nan), unit
+
+
+def sol_headroom_array(duration_s: np.ndarray, busiest_pct: np.ndarray) -> np.ndarray:
+    """Seconds a launch could save before its busiest unit is saturated, at its current access
+    pattern and instruction mix: duration × (1 − busiest unit % / 100); NaN without a duration or
+    SOL figure, and for a unit above 100 % (inconsistent data: no saving can be claimed)."""
+    duration = np.asarray(duration_s, dtype="float64")
+    pct = np.asarray(busiest_pct, dtype="float64")
+    known = np.isfinite(duration) & (duration > 0) & np.isfinite(pct) & (pct >= 0) & (pct <= 100.0)
+    with np.errstate(invalid="ignore"):
+        return np.where(known, duration * (1.0 - pct / 100.0), np.nan)

@@ -55,6 +55,10 @@ def launch_roofs(group: Mapping[str, np.ndarray], roofs: Roofs) -> tuple[dict[st
 
 
 FLOATING_PIPES = tuple(f"pipe:{p}" for p in ("fma", "fp64", "fp16", "tensor", "shared"))
+INTEGER_PIPES = ("pipe:tensor_op_imma", "pipe:tensor_op_bmma")  # integer MMA: operations, not FLOPs
+# the FLOPs at their peak explain a floating-point pipe's busy time when they take this share of it
+# (then the precision names the ceiling, else the pipe: IMADs keep an FMA pipe busy with no FLOP)
+EXPLAINED_PIPE_SHARE = 0.95
 _FLOP_KINDS = ("fp64", "fp32", "fp16")
 
 
@@ -77,6 +81,7 @@ class Verdicts:
     collection_failed: np.ndarray
     instructions: InstructionArrays
     issue_source: np.ndarray
+    bandwidth: Mapping[str, Roof]  # per tier, the roof each launch was judged against
 
 
 def _compute_pipes(group: Mapping[str, np.ndarray]) -> list[str]:
@@ -158,16 +163,20 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         highest, busiest_at = row_max([np.nan_to_num(p, nan=-1.0) for p in pct])
         pipe_pct = np.where(any_pipe, highest, np.nan)
         names = np.array([f"pipe:{c.removeprefix(PIPE_PREFIX).removesuffix('_pct')}" for c in pipes], object)
-        floating = np.array([name.startswith(FLOATING_PIPES) for name in names], dtype=bool)
+        floating = np.array(
+            [name.startswith(FLOATING_PIPES) and not name.startswith(INTEGER_PIPES) for name in names],
+            dtype=bool,
+        )
         pipe_name, fp_pipe = names[busiest_at], floating[busiest_at]
     else:
         pipe_pct = np.full(n, np.nan)
         pipe_name, fp_pipe = np.full(n, None, dtype=object), np.zeros(n, dtype=bool)
     pipe_s = pipe_pct / 100.0 * np.where(duration > 0, duration, np.nan)
     compute_s = np.fmax(work_s, pipe_s)
-    # the busier pipe sets the compute time; it names the ceiling unless it is the floating-point
-    # pipe of the measured FLOPs (the precision then says more than "fma pipe")
-    pipe_wins = np.isfinite(pipe_s) & ~(work_s >= pipe_s) & ~(fp_pipe & (work_s > 0))
+    # the busier pipe sets the compute time; it names the ceiling unless it is a floating-point
+    # pipe whose busy time the measured FLOPs explain (the precision then says more than "fma pipe")
+    explained = fp_pipe & (work_s >= EXPLAINED_PIPE_SHARE * pipe_s)
+    pipe_wins = np.isfinite(pipe_s) & ~(work_s >= pipe_s) & ~explained
     ceiling = np.where(pipe_wins, pipe_name, longest)
     with np.errstate(divide="ignore", invalid="ignore"):
         ceiling_pct = 100.0 * compute_s / duration
@@ -222,6 +231,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         collection_failed=collection_failed,
         instructions=instructions,
         issue_source=issue_source,
+        bandwidth=bandwidth,
     )
 
 

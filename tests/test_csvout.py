@@ -109,13 +109,15 @@ def mismatches(document: dict[str, Any], header: list[str], rows: list[dict[str,
         nested += [(f"{t}_bytes", k["bytes"][t]) for t in TIERS]
         nested += [(f"{t}_intensity_flop_per_byte", k["intensity_flop_per_byte"][t]) for t in TIERS]
         nested += [(f"sol_{s}_pct", k["sol_pct"][s]) for s in SOL_KEYS]
-        for name, value in [*nested, ("headroom_s", k["headroom_s"])]:
+        nested += [(f"{t}_bandwidth_pct", k["pct_of_bandwidth"][t]) for t in TIERS]
+        nested += [("headroom_s", k["headroom_s"]), ("headroom_sol_s", k["headroom_sol_s"])]
+        for name, value in nested:
             check(j, name, number(row[name]), as_csv_number(value))
         check(j, "notes", row["notes"], text("; ".join(k["notes"])) if k["notes"] else "")
         # the columns it lacked
         for key in ("above_roof", "flop_total_is_lower_bound", "ops_total_is_lower_bound"):
             check(j, key, flag(row[key]), k[key])
-        for key in ("verdict_basis", "compute_ceiling"):
+        for key in ("verdict_basis", "compute_ceiling", "sol_busiest_unit"):
             check(j, key, row[key], text(k[key]))
         check(
             j,
@@ -204,7 +206,7 @@ def test_a_fixture_csv_has_the_json_fields(fixtures: Path) -> None:
     document, header, rows = cli_json_and_csv(str(fixtures / INT8))
     assert mismatches(document, header, rows) == []
     (row,) = rows
-    assert header[: len(COLUMNS)] == list(COLUMNS) and header[len(COLUMNS) - 3] == "headroom_s"
+    assert header[: len(COLUMNS)] == list(COLUMNS) and header[len(COLUMNS) - 4] == "headroom_s"
     assert row["group_id"] == "0" and row["fix_first_rank"] == "1"  # one kernel, with headroom
     assert row["flop_total_is_lower_bound"] == "true"  # fp64, fp16, tensor FLOPs not collected
     assert row["ops_total_is_lower_bound"] == "false" and row["above_roof"] == "false"

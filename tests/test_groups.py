@@ -44,6 +44,11 @@ def test_a_groups_figures_combine_its_launches() -> None:
         # SOL percentages weighted by each launch's time
         sm = math.fsum((k.sol_pct["sm"] or 0.0) * (k.duration_s or 0.0) for k in launches) / time
         assert figures.sol_pct["sm"] == pytest.approx(sm)
+        l1 = math.fsum((k.pct_of_bandwidth["l1"] or 0.0) * (k.duration_s or 0.0) for k in launches) / time
+        assert figures.pct_of_bandwidth["l1"] == pytest.approx(l1)
+        # and what its busiest units allow as they run, summed (the group's own figure too)
+        allowed = math.fsum(k.headroom_sol_s or 0.0 for k in launches)
+        assert figures.headroom_sol_s == pytest.approx(allowed) == g.headroom_sol_s
 
 
 def test_a_single_launchs_figures_are_its_own() -> None:

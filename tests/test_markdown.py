@@ -190,7 +190,8 @@ def test_headline_numbers_of_a_synthetic_analysis() -> None:
         "**55% of time memory-bound (dram 55%)** · 27% of time compute-bound · 18% of time latency-bound."
     ) in text
     # each at 50% of its roof: `first` could save 0.5 ms of 1.83 ms (27%)
-    assert "**Fix first:** `first` could save **500 µs** (27% of the time) at its dram roof" in text
+    fix = "**Fix first:** `first` could save **500 µs** (27% of the time) if it reached its dram roof"
+    assert fix + " (ranked by this); no Speed-of-Light figures say what it needs;" in text
     row = "| 1 | `first` | 1\u00a0ms | 55% | memory\\-bound \\(dram\\) \\[1\\] | 50% | 500\u00a0µs |"
     assert row in text
     assert "| 1 | `1×32` | dram | 10 | 5 | 2.5 | 1 TFLOP/s | 100 GB/s (dram) |" in text

@@ -63,7 +63,9 @@ def test_zero_flops_is_memory_traffic_at_the_slowest_tier() -> None:
     assert point.binding == "l2"
     assert point.time_at_roof_s == pytest.approx(5e-3)
     assert point.intensity_flop_per_byte == {"l1": 0.0, "l2": 0.0, "dram": 0.0}
-    assert point.attainable_flop_per_s == 0.0
+    # no FLOPs: a FLOP/s cap is undefined (each tier's would be 0, the compute one the peak), so
+    # caps and attainable are null; the binding roof and the time at it are not
+    assert point.attainable_flop_per_s is None and point.cap_flop_per_s == {}
     assert bound_of(point.binding) is Bound.MEMORY
 
 

@@ -50,9 +50,8 @@ _KERNEL_LINES = (
     re.compile(r"^\s+(?P<name>\S.*?), Block Size (?P<block>\d+), Grid Size (?P<grid>\d+)" + _REST),
 )
 _FIELD = re.compile(r"(Device|CC|Invocations) (\d+(?:\.\d+)?)|(\d+) invocations")
-# Labels not in the CSV details page's map: older console spellings and launch statistics.
+# Labels not in the CSV details page's map: launch statistics.
 _CONSOLE_LABELS = {
-    "SM [%]": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
     "Grid Size": "launch__grid_size",
     "Block Size": "launch__block_size",
 }

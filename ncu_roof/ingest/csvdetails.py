@@ -35,6 +35,7 @@ _LABELS: dict[str, str] = {
     "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
     "Compute (SM) Throughput": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
     "Compute (SM) [%]": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "SM [%]": "sm__throughput.avg.pct_of_peak_sustained_elapsed",  # ncu 2019.x-2020.x pages
     "SOL SM": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
     "Memory Throughput": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
     "Memory [%]": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",

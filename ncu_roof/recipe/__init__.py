@@ -29,6 +29,7 @@ from ncu_roof.metrics import (
     PIPE_CYCLES,
     PIPE_INST,
     SCHEDULERS_METRIC,
+    SM_ACTIVE_CYCLES,
     SM_COUNT_METRICS,
     SM_CYCLES,
     SOL_METRICS,
@@ -167,7 +168,7 @@ def _normalize(
     out["ops_total"] = tensor.int_ops
     out.update(_flop_total(out, m.rows))
     out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
-    for pipe, pct in _pipes(m).items():
+    for pipe, pct in _pipes(m, duration).items():
         out[f"{PIPE_PREFIX}{pipe}_pct"] = pct
     warp_inst, out["warp_inst_recipe"] = first_available(_warp_inst(m, duration))
     out["warp_inst"] = warp_inst
@@ -328,9 +329,12 @@ def _cuda_core_peak(m: MetricFrame, precision: str, f: Factors) -> list[Formula]
     return [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
 
 
-def _pipes(m: MetricFrame) -> dict[str, Numbers]:
-    """Per pipe: the larger of its instruction-issue and active-cycle utilisation (percent of peak
-    over the elapsed cycles; over the active cycles where the report has only that)."""
+def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:
+    """Per pipe: the larger of its instruction-issue and active-cycle utilisation, in percent of
+    peak over the elapsed cycles. A figure a report has only over the SMs' active cycles is scaled
+    by the average SM's active share (`sm__cycles_active.avg` / `sm__cycles_elapsed.avg`): a
+    one-block kernel's ALU busy on its one SM is not busy over the GPU's time. Without that share
+    such a figure is left out."""
     found: dict[str, dict[str, list[str]]] = {}
     for name in m.names():
         for kind, pattern in (("inst", PIPE_INST), ("cycles", PIPE_CYCLES)):
@@ -338,10 +342,17 @@ def _pipes(m: MetricFrame) -> dict[str, Numbers]:
             if match is not None:
                 pipe = match["p"].removesuffix("_pred_on_any")
                 found.setdefault(pipe, {}).setdefault(kind, []).append(name)
+    elapsed_cycles = fillna(m(SM_CYCLES), m(CLOCKS["sm"]) * duration)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        active_share = np.where(elapsed_cycles > 0, m(SM_ACTIVE_CYCLES) / elapsed_cycles, np.nan)
     out: dict[str, Numbers] = {}
     for pipe, kinds in sorted(found.items()):
-        elapsed_first = [sorted(names, key=lambda n: not n.endswith("elapsed")) for names in kinds.values()]
-        out[pipe] = max_present([m.any_of(*names) for names in elapsed_first], m.rows)
+        figures = []
+        for names in kinds.values():
+            elapsed = m.any_of(*(n for n in names if n.endswith("elapsed")))
+            active = m.any_of(*(n for n in names if n.endswith("active"))) * np.minimum(active_share, 1.0)
+            figures.append(fillna(elapsed, active))
+        out[pipe] = max_present(figures, m.rows)
     return out
 
 

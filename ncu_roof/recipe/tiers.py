@@ -35,6 +35,8 @@ from ncu_roof.recipe.frame import (
 )
 from ncu_roof.traffic import TrafficDefinition
 
+LOWER_BOUND = "a lower bound"  # in a bytes label: the tier's traffic is only part of it
+
 
 @dataclass(frozen=True)
 class _Measure:
@@ -180,6 +182,16 @@ def tier_candidates(
             (m(read_rate) + m(write_rate)) * duration,
             dram_bytes,
             asked,
+        ),
+        # one direction alone: DRAM traffic still, a lower bound (the label says so; so does a note)
+        *(
+            _fixed(f"{kind}:{name} ({other} not collected: {LOWER_BOUND})", values, dram_bytes, asked)
+            for kind, name, other, values in (
+                ("counter", read, "write", m(read)),
+                ("counter", write, "read", m(write)),
+                ("rate*time", read_rate, "write", m(read_rate) * duration),
+                ("rate*time", write_rate, "read", m(write_rate) * duration),
+            )
         ),
     ]
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ncu_roof.groups import KernelGroup
+from ncu_roof.records import Kernel, ceiling_words
 from ncu_roof.render.summary import DeviceView, Summary
+from ncu_roof.sol import HIGH_THROUGHPUT_SOL_PCT
 from ncu_roof.text import pct, si
+from ncu_roof.vocabulary import COMPUTE, TIER_NAMES
 
 Words = Callable[[str], str]
 
@@ -27,17 +30,57 @@ def memory_tier_words(view: DeviceView, esc: Words = _same) -> str:
 
 
 def fix_first_words(summary: Summary, view: DeviceView, esc: Words = _same, strong: Words = _same) -> str:
-    """`could save 1.2 ms (29% of the time) at its dram roof; now memory-bound, 30% of roof`
-    (the view must have a kernel to fix first)."""
+    """`could save 1.2 ms (29% of the time) if it reached its dram roof (ranked by this); as it runs,
+    DRAM is 67% busy, which allows 1.2 ms: the fix is …; now memory-bound (dram), 67% of roof`:
+    which saving it ranks by, on what condition, and what the fix is (the view must have a kernel
+    to fix first)."""
     ff = view.fix_first
     assert ff is not None
     saving = summary.saving_share(view)
     share = f" ({esc(saving)})" if saving else ""
-    roof = esc(ff.group.lead.binding or "its")
+    lead = ff.group.lead
+    roof = esc(_roof_words(lead))
     return (
-        f"could save {strong(si(ff.saving_s, 's'))}{share} at its {roof} roof; "
+        f"could save {strong(si(ff.saving_s, 's'))}{share} if it reached its {roof} roof (ranked by this); "
+        f"{_needs(ff.group, ff.saving_s, esc)}; "
         f"now {esc(ff.group.verdicts[0])}, {pct(ff.group.figures.pct_of_roof)} of roof"
     )
+
+
+def _roof_words(kernel: Kernel) -> str:
+    """The roof a kernel's saving is measured to: its memory tier, else its compute ceiling."""
+    if kernel.binding != COMPUTE:
+        return kernel.binding or "binding"
+    return ceiling_words(kernel.compute_ceiling, None) if kernel.compute_ceiling else COMPUTE
+
+
+# what a unit that is busy far beyond the roofline's share asks to change
+_UNIT_FIX = {
+    "l1": "fewer L1 wavefronts per byte (coalesced access, no shared-memory bank conflicts)",
+    "l2": "fewer L2 accesses per byte (whole sectors, fewer atomics)",
+    "dram": "fewer DRAM bytes (fusion, more reuse in cache)",
+    "sm": "a leaner instruction mix (fewer instructions per FLOP or byte)",
+    "memory": "less memory traffic",
+}
+_UNIT_NAMES = {**TIER_NAMES, "sm": "SM", "memory": "memory"}
+
+
+def _needs(group: KernelGroup, saving_s: float, esc: Words) -> str:
+    """What reaching the roof needs, by the busiest Speed-of-Light unit: where that unit allows
+    under half the roofline's saving as the kernel runs, a change of what keeps it busy (access
+    pattern, instruction mix); else more work in flight to hide latency."""
+    unit = group.lead.sol_busiest_unit
+    sol_s = group.headroom_sol_s
+    busy = group.figures.sol_pct.get(unit) if unit is not None else None
+    if unit is None or sol_s is None or busy is None:
+        return "no Speed-of-Light figures say what it needs"
+    name = esc(_UNIT_NAMES.get(unit, unit))
+    saturated = sol_s < saving_s / 2 or busy >= HIGH_THROUGHPUT_SOL_PCT
+    fix = _UNIT_FIX.get(unit, "less work for that unit") if saturated else _LATENCY_FIX
+    return f"as it runs, {name} is {pct(busy)} busy, which allows {si(sol_s, 's')}: the fix is {esc(fix)}"
+
+
+_LATENCY_FIX = "more work in flight (occupancy, instruction-level parallelism) to hide latency"
 
 
 def shown_costliest(view: DeviceView) -> KernelGroup | None:

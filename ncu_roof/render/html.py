@@ -277,12 +277,21 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         for tier, rate in kernel.achieved_byte_per_s.items()
         if rate is not None
     ]
+    facts += [
+        (f"% of {tier} roof", pct(value), f"bandwidth {tier} / {tier} roof (bytes)")
+        for tier, value in kernel.pct_of_bandwidth.items()
+        if value is not None
+    ]
     facts += [(f"cap {r}", si(c, "FLOP/s"), _cap_recipe(r)) for r, c in kernel.cap_flop_per_s.items()]
     facts += [
         ("attainable FLOP/s", si(kernel.attainable_flop_per_s, "FLOP/s"), "lowest cap"),
         ("% of roof", pct(kernel.pct_of_roof), "roofline minimum time / duration"),
-        ("could save", si(headroom_s(kernel), "s"), "duration × (1 − % of roof / 100)"),
+        ("could save", si(headroom_s(kernel), "s"), "duration × (1 − % of roof / 100): at its roof"),
     ]
+    if kernel.headroom_sol_s is not None:
+        busiest = f"SOL {kernel.sol_busiest_unit}"
+        why = f"duration × (1 − {busiest} / 100): as it runs, until its busiest unit is saturated"
+        facts.append(("could save as it runs", si(kernel.headroom_sol_s, "s"), why))
     facts += [
         (f"SOL {unit}", pct(value), "ncu speed of light, % of peak")
         for unit, value in kernel.sol_pct.items()

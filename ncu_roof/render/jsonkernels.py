@@ -120,6 +120,7 @@ KERNEL_SPEC: tuple[Field | Derived, ...] = (
         lambda c: _flags((c["pct_of_roof"] > 100.0).tolist()),
     ),
     Field("sol_pct", DENSE, "sol_pct", keys=SOL_KEYS),
+    Field("pct_of_bandwidth", DENSE, "pct_of_bandwidth", keys=TIERS),
     Field("recipe", OBJECT, "recipe", dict),
     Field("traffic", OBJECT, "traffic", lambda v: {tier: dict(entry) for tier, entry in v.items()}),
     Field("notes", OBJECT, "notes", list),
@@ -150,6 +151,8 @@ KERNEL_SPEC: tuple[Field | Derived, ...] = (
         headroom_s,
         lambda c: numbers_text(headroom_array(c["duration_s"], c["pct_of_roof"])),
     ),
+    Field("headroom_sol_s", NUMBER, "headroom_sol_s"),
+    Field("sol_busiest_unit", TEXT, "sol_busiest_unit"),
 )
 
 

@@ -88,6 +88,7 @@ def group_json(group: KernelGroup) -> dict[str, Any]:
         "verdicts": list(group.verdicts),
         "headroom_s": finite_or_none(group.headroom_s),
         "headroom_complete": group.headroom_complete,
+        "headroom_sol_s": finite_or_none(group.headroom_sol_s),
     }
 
 
@@ -108,6 +109,9 @@ def groups_json(analysis: Analysis) -> dict[str, Any]:
                     "name": best.group.name,
                     "headroom_s": finite_or_none(best.saving_s),
                     "device_share": finite_or_none(best.share),
+                    "ranked_by": "headroom_s",
+                    "headroom_sol_s": finite_or_none(best.group.headroom_sol_s),
+                    "sol_busiest_unit": best.group.lead.sol_busiest_unit,
                 }
             )
     in_ranges = any(analysis.columns["nvtx"].tolist())

@@ -88,9 +88,8 @@ def renderable(p: Prediction) -> Group:
     table = Table(title=_title(p), title_justify="left")
     for column in ("roof", "bytes", "bandwidth", "AI FLOP/B", "ridge FLOP/B", "cap"):
         table.add_column(column, justify="left" if column == "roof" else "right")
-    for tier, cap in point.cap_flop_per_s.items():
-        if tier == COMPUTE:
-            continue
+    for tier in point.intensity_flop_per_byte:  # the tiers with a roof (no FLOPs: no FLOP/s cap)
+        cap = point.cap_flop_per_s.get(tier)
         mark = " ◀" if tier == point.binding else ""
         table.add_row(
             tier + mark,
