@@ -1,0 +1,260 @@
+"""One profiled run as history rows: its launches (quantities, verdicts, the counters read) and
+its provenance, one row per GPU.
+
+The launch rows are `ncu_roof.launches` (every quantity and verdict of `analyze`, units in the
+names) plus, per launch, what the reader read: the identity columns and every counter, each as
+`ncu.NAME` (`ncu.gpu__time_duration.sum`, SI as the reader scaled it). `history rebuild` reads
+those back into the tables the analysis takes (`tables_of`), so a later recipe re-derives the past.
+
+The run's id is a hash of the commit and of every input's bytes (in any order): the same files
+added for the same commit twice are one run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ncu_roof import pipeline
+from ncu_roof.errors import UsageError
+from ncu_roof.history.store import partition_value
+from ncu_roof.version import __version__
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ncu_roof.analysis import Analysis
+    from ncu_roof.ingest import RunTable
+
+COUNTER = "ncu."  # the prefix of a stored counter or identity column
+CHUNK_BYTES = 1 << 20
+CLOCK_CONTROLS = ("base", "none")  # ncu --clock-control: locked at base clocks, or left free
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What the caller says of a run (the rest is read from the inputs)."""
+
+    commit: str
+    time: datetime
+    branch: str | None = None
+    labels: Mapping[str, str] | None = None
+    clock_control: str | None = None  # "base" (locked), "none" (free), None: not said
+    driver: str | None = None
+    host: str | None = None
+    gpu: str | None = None  # --gpu KEY: the roofs the analysis used (rebuild uses them again)
+
+
+@dataclass(frozen=True)
+class Run:
+    run_id: str
+    launches: Mapping[str, pa.Table]  # GPU key → that GPU's launch rows
+    runs: pa.Table  # one row per GPU
+
+
+def parse_time(text: str | None) -> datetime:
+    """ISO-8601 (`2026-12-04T18:00:00Z`, `2026-12-04`), timezone-aware (UTC when none is given);
+    None: now."""
+    if text is None:
+        return datetime.now(UTC)
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--time {text!r} is not ISO-8601", hint="e.g. --time 2026-12-04T18:00:00Z"
+        ) from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def parse_labels(items: Sequence[str]) -> dict[str, str]:
+    """`KEY=VALUE` strings → a mapping (a repeated key: the last one)."""
+    labels: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--label {item!r} is not KEY=VALUE", hint="e.g. --label runner=h100-1")
+        labels[key.strip()] = value
+    return labels
+
+
+def gpu_key(device_name: str | None) -> str:
+    """A device's partition: the built-in GPU's key (`h100-pcie`), else its name as a slug."""
+    from ncu_roof.gpus import match_gpu
+
+    gpu = match_gpu(device_name)
+    if gpu is not None:
+        return gpu.key
+    slug = re.sub(r"[^a-z0-9]+", "-", (device_name or "unknown").lower()).strip("-")
+    return slug[:128] or "unknown"
+
+
+def run_id(commit: str, paths: Sequence[str]) -> str:
+    """The hash of the commit and of each input's bytes (sorted: the order they were named in
+    does not count)."""
+    digests = []
+    for path in paths:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            while chunk := handle.read(CHUNK_BYTES):
+                digest.update(chunk)
+        digests.append(digest.hexdigest())
+    whole = hashlib.sha256("\n".join([commit, *sorted(digests)]).encode())
+    return whole.hexdigest()[:20]
+
+
+def device_tables(tables: Sequence[RunTable]) -> list[RunTable]:
+    """Each table cut into one table per (ncu run, device), in the order of their first launch:
+    the analysis of these lists its launches in exactly their row order."""
+    from dataclasses import replace
+
+    from ncu_roof.codes import factorize
+
+    out = []
+    for table in tables:
+        devices = np.nan_to_num(table.columns["device"], nan=-1.0).tolist()
+        keys = np.empty(table.rows, dtype=object)
+        keys[:] = [f"{r}/{d:g}" for r, d in zip(table.columns["run"].tolist(), devices, strict=True)]
+        codes, distinct = factorize(keys, missing_is_value=True)  # in the order first seen
+        for k in range(len(distinct)):
+            rows = codes == k
+            out.append(replace(table, columns={c: a[rows] for c, a in table.columns.items()}))
+    return out
+
+
+def metric_set(tables: Sequence[RunTable]) -> str:
+    """The hash of the collected metric names (a changed set is a change of method)."""
+    names = sorted({c for t in tables for c in t.metric_columns})
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
+
+
+def counter_columns(tables: Sequence[RunTable]) -> dict[str, pa.Array]:
+    """Every table's identity and counter columns, concatenated, as `ncu.NAME` Arrow arrays."""
+    from ncu_roof.arrow import float_array, string_array, text_lists_array
+
+    names = list(dict.fromkeys(c for t in tables for c in t.columns))
+    out: dict[str, pa.Array] = {}
+    for name in names:
+        parts = [t.columns[name] if name in t.columns else np.full(t.rows, None, object) for t in tables]
+        values = np.concatenate(parts) if parts else np.zeros(0)
+        if name == "input_notes":
+            out[COUNTER + name] = text_lists_array([list(v) if v else [] for v in values.tolist()])
+        elif values.dtype.kind == "f":
+            out[COUNTER + name] = float_array(values)
+        else:
+            out[COUNTER + name] = string_array([_cell(v) for v in values.tolist()])
+    return out
+
+
+def _cell(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return str(value)
+
+
+def launch_table(analysis: Analysis, tables: Sequence[RunTable], run: str) -> pa.Table:
+    """The launch rows of an analysis of `device_tables`: quantities, verdicts, counters."""
+    import pyarrow as pa
+
+    from ncu_roof.launches import to_arrow
+
+    table = to_arrow(analysis)
+    for name, array in counter_columns(tables).items():
+        table = table.append_column(name, array)
+    return table.append_column("run_id", pa.array([run] * table.num_rows, pa.string()))
+
+
+def analyze_tables(tables: Sequence[RunTable], gpu: str | None) -> Analysis:
+    return pipeline.run(list(tables), pipeline.Request(gpu=gpu))
+
+
+def build_run(paths: Sequence[str], provenance: Provenance) -> Run:
+    """Read and analyze the inputs (as `analyze` does), and lay them out as history rows."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    commit = partition_value(provenance.commit, "commit")
+    items = [p for p in pipeline.expand(list(paths), lambda _: None) if isinstance(p, str)]
+    tables = device_tables(pipeline.read_tables(items))
+    analysis = analyze_tables(tables, provenance.gpu)
+    rid = run_id(commit, items)
+    launches = launch_table(analysis, tables, rid)
+    keys = [gpu_key(d.name) for d in analysis.devices]
+    row_gpu = pa.array([keys[i] for i in launches.column("device").to_pylist()], pa.string())
+    by_gpu = {k: launches.filter(pc.equal(row_gpu, k)) for k in dict.fromkeys(keys)}
+    counts = {k: t.num_rows for k, t in by_gpu.items()}
+    runs = runs_table(rid, analysis, tables, provenance, keys, items, counts)
+    return Run(rid, by_gpu, runs)
+
+
+def runs_table(
+    rid: str,
+    analysis: Analysis,
+    tables: Sequence[RunTable],
+    provenance: Provenance,
+    keys: Sequence[str],
+    paths: Sequence[str],
+    counts: Mapping[str, int],
+) -> pa.Table:
+    """One row per GPU of the run: commit, time, branch, labels, the GPU, its clocks, the
+    driver, ncu's version, the metric set, the host, and what the run was read from."""
+    import pyarrow as pa
+
+    from ncu_roof.gpus import match_gpu
+
+    rows = []
+    for key in dict.fromkeys(keys):
+        devices = [d for d, k in zip(analysis.devices, keys, strict=True) if k == key]
+        clocks = [d.sm_clock_hz for d in devices if d.sm_clock_hz is not None]
+        ncu = sorted({i.ncu_version for i in analysis.inputs if i.ncu_version})
+        name = devices[0].name
+        sku = match_gpu(name)
+        rows.append(
+            {
+                "run_id": rid,
+                "gpu": key,
+                "commit": provenance.commit,
+                "time": provenance.time,
+                "branch": provenance.branch,
+                "labels": json.dumps(dict(provenance.labels or {}), sort_keys=True),
+                "device_name": name,
+                "gpu_sku": sku.key if sku is not None else None,
+                "sm_count": devices[0].sm_count,
+                "sm_clock_hz": float(np.median(clocks)) if clocks else None,
+                "clock_control": provenance.clock_control,
+                "driver": provenance.driver,
+                "ncu_version": ", ".join(ncu) or None,
+                "metric_set": metric_set(tables),
+                "host": provenance.host or socket.gethostname(),
+                "roofs_gpu": provenance.gpu,
+                "inputs": json.dumps(list(paths)),
+                "launches": counts[key],
+                "ncu_roof_version": __version__,
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=runs_schema())
+
+
+def runs_schema() -> pa.Schema:
+    """The runs table's columns (built when pyarrow is loaded)."""
+    import pyarrow as pa
+
+    text = pa.string()
+    return pa.schema(
+        [
+            *(("run_id", text), ("gpu", text), ("commit", text)),
+            ("time", pa.timestamp("us", tz="UTC")),
+            *(("branch", text), ("labels", text), ("device_name", text), ("gpu_sku", text)),
+            *(("sm_count", pa.float64()), ("sm_clock_hz", pa.float64())),
+            *(("clock_control", text), ("driver", text), ("ncu_version", text), ("metric_set", text)),
+            *(("host", text), ("roofs_gpu", text), ("inputs", text), ("launches", pa.int64())),
+            ("ncu_roof_version", text),
+        ]
+    )

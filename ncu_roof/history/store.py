@@ -1,0 +1,160 @@
+"""Where a history lives: a folder (or any URI a pyarrow filesystem reaches) of plain Parquet.
+
+    DATASET/launches/gpu=KEY/commit=SHA/RUN.parquet   one row per launch (hive-partitioned)
+    DATASET/runs/RUN.parquet                          one row per GPU of a run: its provenance
+
+Every file is named by its run's id (a hash of what was profiled: `record.run_id`), so two jobs
+adding different runs never write the same file, and no file is ever rewritten by an add. A file
+is written under a temporary name that no reader globs (a leading `.` and no `.parquet` suffix)
+and renamed into place; the run's row in `runs/` is renamed last, so a run is either whole or
+absent to `history show` and `check` (which read launches only through `runs/`), and an add
+interrupted at any point leaves the dataset as it was (its staged files removed on the way out).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ncu_roof.errors import BadInputError, UsageError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.fs as pafs
+
+LAUNCHES = "launches"
+RUNS = "runs"
+SUFFIX = ".parquet"
+PARTITION_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A history's filesystem and its root folder on it."""
+
+    fs: pafs.FileSystem
+    root: str
+    uri: str
+
+    def path(self, *parts: str) -> str:
+        return posixpath.join(self.root, *parts)
+
+
+def open_dataset(uri: str) -> Dataset:
+    """A local folder (relative or absolute) or a URI (`file://`, `s3://…`: pyarrow's filesystems)."""
+    import os
+
+    import pyarrow.fs as pafs
+
+    if "://" not in uri:
+        return Dataset(pafs.LocalFileSystem(), os.path.abspath(uri).replace(os.sep, "/"), uri)
+    try:
+        fs, root = pafs.FileSystem.from_uri(uri)
+    except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
+        raise UsageError(
+            f"cannot open dataset {uri}: {err}", hint="a folder, or a URI pyarrow reads"
+        ) from None
+    return Dataset(fs, root.rstrip("/"), uri)
+
+
+def partition_value(value: str, what: str) -> str:
+    """A commit SHA or a GPU key as a folder name: letters, digits, `.`, `_`, `-`."""
+    if not PARTITION_VALUE.fullmatch(value):
+        raise UsageError(
+            f"{what} {value!r} cannot name a partition",
+            hint=f"a {what} of letters, digits, '.', '_' and '-' (at most 128)",
+        )
+    return value
+
+
+def launches_path(dataset: Dataset, gpu: str, commit: str, run_id: str) -> str:
+    return dataset.path(LAUNCHES, f"gpu={gpu}", f"commit={commit}", run_id + SUFFIX)
+
+
+def runs_path(dataset: Dataset, run_id: str) -> str:
+    return dataset.path(RUNS, run_id + SUFFIX)
+
+
+def exists(dataset: Dataset, path: str) -> bool:
+    import pyarrow.fs as pafs
+
+    return dataset.fs.get_file_info(path).type is not pafs.FileType.NotFound
+
+
+def _staged(path: str) -> str:
+    folder, name = posixpath.split(path)
+    return posixpath.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
+
+
+def _write_parquet(dataset: Dataset, table: pa.Table, path: str) -> None:
+    import pyarrow.parquet as pq
+
+    dataset.fs.create_dir(posixpath.dirname(path), recursive=True)
+    pq.write_table(table, path, filesystem=dataset.fs, compression="zstd")
+
+
+def publish(dataset: Dataset, files: Mapping[str, pa.Table], last: str) -> None:
+    """Write every table to its path: all staged first, then renamed into place, `last` last.
+    On any failure or interrupt, the staged files and those already renamed are removed."""
+    staged: dict[str, str] = {}
+    placed: list[str] = []
+    order = [p for p in files if p != last] + [last]
+    try:
+        for path in order:
+            staged[path] = _staged(path)
+            _write_parquet(dataset, files[path], staged[path])
+        for path in order:
+            dataset.fs.move(staged.pop(path), path)
+            placed.append(path)
+    except BaseException:
+        for path in [*staged.values(), *(placed if last not in placed else [])]:
+            _remove(dataset, path)
+        raise
+
+
+def replace(dataset: Dataset, table: pa.Table, path: str) -> None:
+    """One file rewritten atomically (`history rebuild`): staged, then renamed over the old one."""
+    staged = _staged(path)
+    try:
+        _write_parquet(dataset, table, staged)
+        dataset.fs.move(staged, path)
+    except BaseException:
+        _remove(dataset, staged)
+        raise
+
+
+def _remove(dataset: Dataset, path: str) -> None:
+    with contextlib.suppress(OSError):  # never written, or already gone
+        dataset.fs.delete_file(path)
+
+
+def run_files(dataset: Dataset) -> list[str]:
+    """The paths of every run's row (`runs/*.parquet`), sorted."""
+    import pyarrow.fs as pafs
+
+    selector = pafs.FileSelector(dataset.path(RUNS), allow_not_found=True)
+    infos = dataset.fs.get_file_info(selector)
+    return sorted(i.path for i in infos if i.is_file and i.base_name.endswith(SUFFIX))
+
+
+def parquet_dataset(dataset: Dataset, part: str) -> ds.Dataset:
+    """`launches/` (gpu and commit partitions read as text) or `runs/` as a pyarrow dataset."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    if not exists(dataset, dataset.path(part)):
+        raise BadInputError(
+            f"{dataset.uri} holds no history ({part}/ is missing)",
+            hint=f"add a run first: ncu-roof history add {dataset.uri} RUN.ncu-rep --commit SHA",
+        )
+    partitioning = None
+    if part == LAUNCHES:
+        keys = pa.schema([("gpu", pa.string()), ("commit", pa.string())])
+        partitioning = ds.partitioning(keys, flavor="hive")
+    return ds.dataset(dataset.path(part), filesystem=dataset.fs, format="parquet", partitioning=partitioning)
