@@ -124,14 +124,16 @@ class CheckResult:
 def choose_baseline(
     head: Mapping[str, Any], prior: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], n: int
 ) -> GpuBaseline:
-    """The `n` newest prior commits (newest first, each with its runs) measured as the head was;
-    if none was, the `n` newest ones, with what changed."""
+    """The `n` newest prior commits (newest first, each with its runs) measured as the head was
+    (right after a change, a single one: its interval sees no run-to-run drift); if none was, the
+    `n` newest ones, with what changed."""
     gpu = str(head["gpu"])
     alike = [c for c, runs in prior if all(provenance_change(head, r) is None for r in runs)]
     if alike:
         return GpuBaseline(gpu, tuple(alike[:n]), None)
     window = prior[:n]
-    change = next((provenance_change(head, r) for _, runs in window for r in runs), None)
+    changes = (provenance_change(head, r) for _, runs in window for r in runs)
+    change = next((c for c in changes if c is not None), None)
     return GpuBaseline(gpu, tuple(c for c, _ in window), change)
 
 
