@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ncu_roof.history.record import COUNTER, analyze_tables, launch_table
+from ncu_roof.history.record import COUNTER, analyze_tables, launch_table, split_rows
 from ncu_roof.history.store import launches_path, open_dataset, replace, run_files
 
 if TYPE_CHECKING:
@@ -72,9 +72,6 @@ def _all_missing(values: np.ndarray) -> bool:
 
 def rebuild_run(launches: Sequence[tuple[str, pa.Table]], run: str, gpu: str | None) -> dict[str, pa.Table]:
     """A run's launch files (GPU key, rows) derived again: GPU key → its new rows."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     tables, owners = [], []
     for key, rows in launches:
         for table in stored_tables(rows):
@@ -82,8 +79,7 @@ def rebuild_run(launches: Sequence[tuple[str, pa.Table]], run: str, gpu: str | N
             owners += [key] * table.rows
     analysis = analyze_tables(tables, gpu)
     new = launch_table(analysis, tables, run)
-    owner = pa.array(owners, pa.string())
-    return {key: new.filter(pc.equal(owner, key)) for key, _ in launches}
+    return split_rows(new, owners)
 
 
 def rebuild(uri: str) -> Rebuilt:

@@ -161,14 +161,21 @@ def _cell(value: Any) -> str | None:
 
 def launch_table(analysis: Analysis, tables: Sequence[RunTable], run: str) -> pa.Table:
     """The launch rows of an analysis of `device_tables`: quantities, verdicts, counters."""
-    import pyarrow as pa
-
+    from ncu_roof.arrow import string_array
     from ncu_roof.launches import to_arrow
 
     table = to_arrow(analysis)
     for name, array in counter_columns(tables).items():
         table = table.append_column(name, array)
-    return table.append_column("run_id", pa.array([run] * table.num_rows, pa.string()))
+    return table.append_column("run_id", string_array([run] * table.num_rows))
+
+
+def split_rows(table: pa.Table, keys: Sequence[str]) -> dict[str, pa.Table]:
+    """The rows of each key (one key per row), keys in first-seen order."""
+    from ncu_roof.arrow import bool_array
+
+    row_keys = np.array(keys, dtype=object)
+    return {k: table.filter(bool_array(row_keys == k)) for k in dict.fromkeys(keys)}
 
 
 def analyze_tables(tables: Sequence[RunTable], gpu: str | None) -> Analysis:
@@ -177,9 +184,6 @@ def analyze_tables(tables: Sequence[RunTable], gpu: str | None) -> Analysis:
 
 def build_run(paths: Sequence[str], provenance: Provenance) -> Run:
     """Read and analyze the inputs (as `analyze` does), and lay them out as history rows."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     commit = partition_value(provenance.commit, "commit")
     items = [p for p in pipeline.expand(list(paths), lambda _: None) if isinstance(p, str)]
     tables = device_tables(pipeline.read_tables(items))
@@ -187,8 +191,7 @@ def build_run(paths: Sequence[str], provenance: Provenance) -> Run:
     rid = run_id(commit, items)
     launches = launch_table(analysis, tables, rid)
     keys = [gpu_key(d.name) for d in analysis.devices]
-    row_gpu = pa.array([keys[i] for i in launches.column("device").to_pylist()], pa.string())
-    by_gpu = {k: launches.filter(pc.equal(row_gpu, k)) for k in dict.fromkeys(keys)}
+    by_gpu = split_rows(launches, [keys[i] for i in analysis.columns["device"].tolist()])
     counts = {k: t.num_rows for k, t in by_gpu.items()}
     runs = runs_table(rid, analysis, tables, provenance, keys, items, counts)
     return Run(rid, by_gpu, runs)
@@ -205,8 +208,6 @@ def runs_table(
 ) -> pa.Table:
     """One row per GPU of the run: commit, time, branch, labels, the GPU, its clocks, the
     driver, ncu's version, the metric set, the host, and what the run was read from."""
-    import pyarrow as pa
-
     from ncu_roof.gpus import match_gpu
 
     rows = []
@@ -239,7 +240,30 @@ def runs_table(
                 "ncu_roof_version": __version__,
             }
         )
-    return pa.Table.from_pylist(rows, schema=runs_schema())
+    return rows_table(rows, runs_schema())
+
+
+def rows_table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Rows as a table of `schema` through the buffers (pyarrow's own conversion of Python values
+    imports pandas, ~0.9 s of an add)."""
+    import pyarrow as pa
+
+    from ncu_roof.arrow import float_array, int_array, string_array
+
+    arrays = []
+    for field in schema:
+        values = [row[field.name] for row in rows]
+        if pa.types.is_timestamp(field.type):
+            micros = np.array([round(v.timestamp() * 1e6) for v in values], dtype="int64")
+            arrays.append(int_array(micros).cast(field.type))
+        elif pa.types.is_integer(field.type):
+            arrays.append(int_array(np.array(values, dtype="int64")))
+        elif pa.types.is_floating(field.type):
+            arrays.append(float_array(values))
+        else:
+            arrays.append(string_array(values))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
 
 
 def runs_schema() -> pa.Schema:

@@ -110,7 +110,8 @@ def publish(dataset: Dataset, files: Mapping[str, pa.Table], last: str) -> None:
             staged[path] = _staged(path)
             _write_parquet(dataset, files[path], staged[path])
         for path in order:
-            dataset.fs.move(staged.pop(path), path)
+            _move(dataset, staged[path], path)
+            del staged[path]
             placed.append(path)
     except BaseException:
         for path in [*staged.values(), *(placed if last not in placed else [])]:
@@ -123,10 +124,15 @@ def replace(dataset: Dataset, table: pa.Table, path: str) -> None:
     staged = _staged(path)
     try:
         _write_parquet(dataset, table, staged)
-        dataset.fs.move(staged, path)
+        _move(dataset, staged, path)
     except BaseException:
         _remove(dataset, staged)
         raise
+
+
+def _move(dataset: Dataset, source: str, target: str) -> None:
+    """A rename on a local disk (atomic); a copy and a delete on an object store."""
+    dataset.fs.move(source, target)
 
 
 def _remove(dataset: Dataset, path: str) -> None:
