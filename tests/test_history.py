@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import run_cli
+
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.history import store
 from ncu_roof.history.add import add_run
@@ -202,7 +202,7 @@ def test_duckdb_polars_and_pyarrow_read_the_dataset(history: Path) -> None:
     import pyarrow.dataset as ds
 
     glob = f"{history}/launches/**/*.parquet"
-    rows = duckdb.sql(
+    rows = duckdb.execute(
         f"SELECT commit, count(*), median(duration_s) FROM read_parquet('{glob}', hive_partitioning=true) "
         "WHERE gpu = 'h100-pcie' GROUP BY commit ORDER BY commit"
     ).fetchall()
@@ -220,7 +220,7 @@ def test_duckdb_polars_and_pyarrow_read_the_dataset(history: Path) -> None:
         columns=["gpu", "commit", "run_id"]
     )
     assert table.num_rows == 8 * LAUNCHES and set(table.column("gpu").to_pylist()) == {"h100-pcie"}
-    runs = duckdb.sql(
+    runs = duckdb.execute(
         f"SELECT commit, branch, clock_control, gpu_sku, metric_set FROM '{history}/runs/*.parquet'"
     ).fetchall()
     assert (
@@ -277,3 +277,25 @@ def test_bad_usage_is_one_error_line(
 def test_errors_are_the_projects(tmp_path: Path) -> None:
     with pytest.raises(NcuRoofError):
         add_run(str(tmp_path / "h"), [str(tmp_path / "absent.csv")], Provenance("x", parse_time(None)))
+
+
+def test_diff_gates_a_repeated_kernel_on_its_shift_and_interval(tmp_path: Path) -> None:
+    base = run_csv(tmp_path, "base", 1.0, 1)
+    slower = run_csv(tmp_path, "slower", 1.08, 2)
+    result = run_cli("diff", str(base), str(slower), "--fail-on-regression", "5%")
+    assert result.returncode == 1
+    assert (
+        f"1 kernel slower by more than 5% (worst {SILU} +" in result.stderr and "] at 99%)" in result.stderr
+    )
+    # one launch in twelve 30 % slower, the rest as before: the pair rule fired, the shift does not
+    lines = base.read_text(encoding="utf-8").splitlines()
+    cells = next(csv.reader([lines[2]]))
+    at = next(csv.reader([lines[0]])).index("gpu__time_duration.sum")
+    cells[at] = f"{float(cells[at]) * 1.3:.0f}"
+    spiked = tmp_path / "spiked.csv"
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(cells)
+    spiked.write_text(
+        "\n".join([*lines[:2], out.getvalue().rstrip("\n"), *lines[3:]]) + "\n", encoding="utf-8"
+    )
+    assert run_cli("diff", str(base), str(spiked), "--fail-on-regression", "5%").returncode == 0

@@ -71,7 +71,8 @@ def classified(durations: np.ndarray) -> np.ndarray:
         used = [int(c[1:]) for c in base.commits]
         for kernel in range(KERNELS):
             sample = durations[kernel, used].ravel()
-            kinds[kernel, head], _ = classify(durations[kernel, head], sample, THRESHOLD_PCT, CONFIDENCE, base.change)
+            head_s = durations[kernel, head]
+            kinds[kernel, head], _ = classify(head_s, sample, THRESHOLD_PCT, CONFIDENCE, base.change)
     return kinds
 
 

@@ -265,7 +265,6 @@ def rows_table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-
 def runs_schema() -> pa.Schema:
     """The runs table's columns (built when pyarrow is loaded)."""
     import pyarrow as pa
