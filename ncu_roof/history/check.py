@@ -20,7 +20,7 @@ import numpy as np
 
 from ncu_roof.comparison import CLOCK_TOLERANCE_PCT
 from ncu_roof.errors import UsageError
-from ncu_roof.history.query import commit_order, connect, durations, runs_table
+from ncu_roof.history.query import commit_order, connect, durations, runs_rows
 from ncu_roof.history.store import open_dataset
 from ncu_roof.shift import Movement, Shift, shift
 
@@ -159,14 +159,18 @@ def _reason(kind: Kind, found: Shift | None, base: GpuBaseline, threshold_pct: f
     return f"{interval}, beyond ±{threshold_pct:g}%; {sizes}"
 
 
-def _grouped(table: Any) -> dict[tuple[str, str | None, str | None], dict[str, np.ndarray]]:
-    """(name, grid, block) → commit → durations."""
-    from ncu_roof.arrow import float_values
-
-    names, grids, blocks, commits = (table.column(c).to_pylist() for c in ("name", "grid", "block", "commit"))
-    values = float_values(table.column("duration_s"))
+def _grouped(
+    columns: Mapping[str, np.ndarray],
+) -> dict[tuple[str, str | None, str | None], dict[str, np.ndarray]]:
+    """(name, grid, block) → commit → durations (NaN where missing)."""
+    values = np.ma.filled(np.ma.asarray(columns["duration_s"], dtype="float64"), np.nan).tolist()
+    keys = (
+        np.ma.filled(np.ma.asarray(columns[c], dtype=object), None).tolist()
+        for c in ("name", "grid", "block")
+    )
+    commits = np.ma.filled(np.ma.asarray(columns["commit"], dtype=object), None).tolist()
     cells: dict[tuple[str, str | None, str | None], dict[str, list[float]]] = {}
-    for name, grid, block, commit, value in zip(names, grids, blocks, commits, values.tolist(), strict=True):
+    for name, grid, block, commit, value in zip(*keys, commits, values, strict=True):
         cells.setdefault((name, grid, block), {}).setdefault(commit, []).append(value)
     return {k: {c: np.array(v) for c, v in by.items()} for k, by in cells.items()}
 
@@ -180,7 +184,7 @@ def check(
     if not 0.5 <= confidence < 1:
         raise UsageError(f"--confidence {confidence:g} must lie in [0.5, 1)", hint="e.g. --confidence 0.99")
     con = connect(open_dataset(uri))
-    runs = runs_table(con).to_pylist()
+    runs = runs_rows(con)
     head_runs = [r for r in runs if r["commit"] == head]
     if not head_runs:
         raise UsageError(f"commit {head} has no run in {uri}", hint=f"history add {uri} RUN --commit {head}")
@@ -193,7 +197,7 @@ def check(
 
 
 def _baseline(con: Any, runs: list[dict[str, Any]], head: str, gpu: str, n: int) -> GpuBaseline:
-    order = [c for _, c, _ in commit_order(con, gpu)]
+    order = [row["commit"] for row in commit_order(con, gpu)]
     before = order[: order.index(head)][::-1]
     by_commit: dict[str, list[dict[str, Any]]] = {}
     for r in runs:

@@ -1,27 +1,31 @@
 """The history's questions, asked of DuckDB (embedded; no server) over the dataset's Parquet.
 
-pyarrow opens the files (any filesystem it reaches) and DuckDB scans them, the partition filters
-(GPU, commit) pushed down to the folders. A launch counts only when its run's row is in `runs/`
-(the row is published last: an add still under way, or interrupted, is not there yet).
+A local dataset is read by DuckDB itself (`read_parquet` over the folders, the GPU and commit
+filters pruning them by name); any other URI through pyarrow's filesystems, DuckDB scanning the
+pyarrow dataset. A launch counts only when its run's row is in `runs/` (the row is published
+last: an add still under way, or interrupted, is not there yet). Results come back as Python rows
+and numpy columns (no pandas, no Arrow conversion).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.errors import MissingToolError, UsageError
-from ncu_roof.history.store import LAUNCHES, RUNS, Dataset, parquet_dataset
+from ncu_roof.history.store import LAUNCHES, RUNS, SUFFIX, Dataset, no_history, parquet_dataset
 
 if TYPE_CHECKING:
     import duckdb
-    import pyarrow as pa
+    import numpy as np
 
-GROUP = ("name", "grid", "block", "gpu")  # a kernel group: name, launch shape, GPU
+Row = dict[str, Any]
 
 
 def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection with `launches` (the Parquet dataset) and `runs` (its rows) in it."""
+    """A DuckDB connection with the views `launches` (every launch, `gpu` and `commit` as text)
+    and `runs` (one row per GPU of a run)."""
     try:
         import duckdb
     except ImportError:
@@ -30,61 +34,83 @@ def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
             hint="pip install 'ncu-roof[history]'  (or: pip install duckdb)",
         ) from None
     con = duckdb.connect()
-    launches = parquet_dataset(dataset, LAUNCHES)
-    runs = parquet_dataset(dataset, RUNS).to_table()
-    con.register("launches", launches)
-    con.register("runs", runs)
+    con.execute("SET TimeZone = 'UTC'")
+    if dataset.remote is None:
+        for part in (LAUNCHES, RUNS):
+            if not os.path.isdir(dataset.path(part)):
+                raise no_history(dataset, part)
+        root = dataset.root.replace("'", "''")
+        hive = "hive_partitioning = true, hive_types = {'gpu': 'VARCHAR', 'commit': 'VARCHAR'}"
+        con.execute(
+            f"CREATE VIEW launches AS SELECT * FROM read_parquet('{root}/{LAUNCHES}/*/*/*{SUFFIX}', {hive})"
+        )
+        con.execute(f"CREATE VIEW runs AS SELECT * FROM read_parquet('{root}/{RUNS}/*{SUFFIX}')")
+    else:
+        con.register("launches", parquet_dataset(dataset, LAUNCHES))
+        con.register("runs", parquet_dataset(dataset, RUNS))
     return con
 
 
-def _arrow(result: Any) -> pa.Table:
-    """A result as an Arrow table (DuckDB 2 names it `to_arrow_table`, 1.x `fetch_arrow_table`)."""
-    convert = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
-    table: pa.Table = convert()
-    return table
+def rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> list[Row]:
+    import duckdb
+
+    try:
+        relation = con.sql(sql, params=params or {})
+    except duckdb.IOException as err:  # a folder with no Parquet file in it yet
+        raise UsageError(
+            f"the dataset cannot be read: {str(err).splitlines()[0]}", hint="add a run first"
+        ) from None
+    assert relation is not None
+    names = relation.columns
+    return [dict(zip(names, row, strict=True)) for row in relation.fetchall()]
 
 
-def runs_table(con: duckdb.DuckDBPyConnection) -> pa.Table:
-    table = _arrow(con.sql("SELECT * FROM runs ORDER BY time, commit, run_id"))
-    return table
+def runs_rows(con: duckdb.DuckDBPyConnection) -> list[Row]:
+    """Every run's provenance row (one per GPU), in time order."""
+    return rows(con, "SELECT * FROM runs ORDER BY time, commit, run_id")
 
 
-def commit_order(con: duckdb.DuckDBPyConnection, gpu: str | None) -> list[tuple[str, str, Any]]:
-    """(GPU, commit, time) of every commit with a run, in commit-time order (a commit's time:
+def commit_order(con: duckdb.DuckDBPyConnection, gpu: str | None) -> list[Row]:
+    """`gpu`, `commit`, `time` of every commit with a run, in commit-time order (a commit's time:
     its earliest run's)."""
     where = "WHERE gpu = $gpu" if gpu else ""
-    rows: list[tuple[str, str, Any]] = con.execute(
-        f"SELECT gpu, commit, min(time) AS t FROM runs {where} GROUP BY gpu, commit ORDER BY t, commit",
-        {"gpu": gpu} if gpu else {},
-    ).fetchall()
-    return rows
+    sql = (
+        f"SELECT gpu, commit, min(time) AS time FROM runs {where} GROUP BY gpu, commit ORDER BY time, commit"
+    )
+    return rows(con, sql, {"gpu": gpu} if gpu else {})
 
 
 def check_regex(con: duckdb.DuckDBPyConnection, pattern: str) -> None:
     import duckdb
 
     try:
-        con.execute("SELECT regexp_matches('', $p)", {"p": pattern})
+        con.sql("SELECT regexp_matches('', $p) AS ok", params={"p": pattern}).fetchall()
     except duckdb.Error:
         raise UsageError(
             f"--kernel {pattern!r} is not a regular expression", hint="RE2 syntax, e.g. --kernel 'gemm|conv'"
         ) from None
 
 
-def points(con: duckdb.DuckDBPyConnection, kernel: str | None, gpu: str | None, last: int | None) -> pa.Table:
-    """Per kernel group (name, shape, GPU) and commit, in commit-time order: median, min and max
-    duration, launches, runs, the most common verdict; the last `last` commits of each GPU."""
+def last_commits(order: Sequence[Row], last: int | None) -> list[Row]:
+    """The last `last` commits of each GPU (all of them: None)."""
+    if last is None:
+        return list(order)
+    by_gpu: dict[str, list[Row]] = {}
+    for row in order:
+        by_gpu.setdefault(row["gpu"], []).append(row)
+    return [row for kept in by_gpu.values() for row in kept[-last:]]
+
+
+def points(
+    con: duckdb.DuckDBPyConnection, kernel: str | None, gpu: str | None, last: int | None
+) -> list[Row]:
+    """Per kernel group (name, grid, block, GPU) and commit, in commit-time order: the median,
+    fastest and slowest duration, launches, runs, the verdict most launches got, the time."""
     if kernel:
         check_regex(con, kernel)
-    order = commit_order(con, gpu)
-    if last is not None:
-        by_gpu: dict[str, list[tuple[str, str, Any]]] = {}
-        for row in order:
-            by_gpu.setdefault(row[0], []).append(row)
-        order = [row for rows in by_gpu.values() for row in rows[-last:]]
-    commits = sorted({c for _, c, _ in order})
+    commits = sorted({row["commit"] for row in last_commits(commit_order(con, gpu), last)})
     if not commits:
-        return _arrow(con.sql("SELECT NULL AS name WHERE false"))
+        return []
     filters = ["commit IN (SELECT unnest($commits))"]
     params: dict[str, Any] = {"commits": commits}
     if gpu:
@@ -105,15 +131,17 @@ def points(con: duckdb.DuckDBPyConnection, kernel: str | None, gpu: str | None, 
             GROUP BY ALL)
         SELECT p.*, c.time FROM p JOIN c USING (gpu, commit)
         ORDER BY name, grid NULLS FIRST, block NULLS FIRST, gpu, time, commit"""
-    table = _arrow(con.sql(sql, params=params))
-    return table
+    return rows(con, sql, params)
 
 
-def durations(con: duckdb.DuckDBPyConnection, gpu: str, commits: Sequence[str]) -> pa.Table:
-    """Every published launch of these commits on this GPU: group, commit, run, duration."""
+def durations(con: duckdb.DuckDBPyConnection, gpu: str, commits: Sequence[str]) -> dict[str, np.ndarray]:
+    """Every published launch of these commits on this GPU: name, grid, block, commit, duration
+    as numpy columns."""
     sql = """
-        SELECT name, grid, block, commit, run_id, duration_s FROM launches
+        SELECT name, grid, block, commit, duration_s FROM launches
         WHERE gpu = $gpu AND commit IN (SELECT unnest($commits))
           AND run_id IN (SELECT run_id FROM runs WHERE gpu = $gpu)"""
-    table = _arrow(con.sql(sql, params={"gpu": gpu, "commits": list(commits)}))
-    return table
+    relation = con.sql(sql, params={"gpu": gpu, "commits": list(commits)})
+    assert relation is not None
+    columns: dict[str, np.ndarray] = relation.fetchnumpy()
+    return columns

@@ -19,6 +19,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ncu_roof.errors import BadInputError, UsageError
@@ -36,11 +37,20 @@ PARTITION_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 @dataclass(frozen=True)
 class Dataset:
-    """A history's filesystem and its root folder on it."""
+    """A history's root folder, and the filesystem it is on (a local folder's made when first
+    used: `show` and `check` read a local dataset through DuckDB alone)."""
 
-    fs: pafs.FileSystem
     root: str
     uri: str
+    remote: pafs.FileSystem | None = None  # None: the local disk
+
+    @cached_property
+    def fs(self) -> pafs.FileSystem:
+        if self.remote is not None:
+            return self.remote
+        import pyarrow.fs as pafs
+
+        return pafs.LocalFileSystem()
 
     def path(self, *parts: str) -> str:
         return posixpath.join(self.root, *parts)
@@ -50,17 +60,18 @@ def open_dataset(uri: str) -> Dataset:
     """A local folder (relative or absolute) or a URI (`file://`, `s3://…`: pyarrow's filesystems)."""
     import os
 
+    if "://" not in uri:
+        return Dataset(os.path.abspath(uri).replace(os.sep, "/"), uri)
     import pyarrow.fs as pafs
 
-    if "://" not in uri:
-        return Dataset(pafs.LocalFileSystem(), os.path.abspath(uri).replace(os.sep, "/"), uri)
     try:
         fs, root = pafs.FileSystem.from_uri(uri)
     except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
         raise UsageError(
             f"cannot open dataset {uri}: {err}", hint="a folder, or a URI pyarrow reads"
         ) from None
-    return Dataset(fs, root.rstrip("/"), uri)
+    local = isinstance(fs, pafs.LocalFileSystem)
+    return Dataset(root.rstrip("/"), uri, None if local else fs)
 
 
 def partition_value(value: str, what: str) -> str:
@@ -149,16 +160,20 @@ def run_files(dataset: Dataset) -> list[str]:
     return sorted(i.path for i in infos if i.is_file and i.base_name.endswith(SUFFIX))
 
 
+def no_history(dataset: Dataset, part: str) -> BadInputError:
+    return BadInputError(
+        f"{dataset.uri} holds no history ({part}/ is missing)",
+        hint=f"add a run first: ncu-roof history add {dataset.uri} RUN.ncu-rep --commit SHA",
+    )
+
+
 def parquet_dataset(dataset: Dataset, part: str) -> ds.Dataset:
     """`launches/` (gpu and commit partitions read as text) or `runs/` as a pyarrow dataset."""
     import pyarrow as pa
     import pyarrow.dataset as ds
 
     if not exists(dataset, dataset.path(part)):
-        raise BadInputError(
-            f"{dataset.uri} holds no history ({part}/ is missing)",
-            hint=f"add a run first: ncu-roof history add {dataset.uri} RUN.ncu-rep --commit SHA",
-        )
+        raise no_history(dataset, part)
     partitioning = None
     if part == LAUNCHES:
         keys = pa.schema([("gpu", pa.string()), ("commit", pa.string())])

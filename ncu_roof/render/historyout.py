@@ -20,10 +20,9 @@ from ncu_roof.render.text import code_span, csv_cell, table_cell
 from ncu_roof.text import launch_shape, one_line, shorten, si
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-
     from ncu_roof.history.check import CheckResult, KernelMovement
 
+Point = dict[str, Any]  # one kernel group at one commit (`history.query.points`)
 SHOW_SCHEMA = "ncu-roof/history-show/v1"
 CHECK_SCHEMA = "ncu-roof/history-check/v1"
 MARKER = "<!-- ncu-roof history check -->"
@@ -38,9 +37,9 @@ def _time(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def show_groups(points: pa.Table) -> list[dict[str, Any]]:
+def show_groups(points: Sequence[Point]) -> list[dict[str, Any]]:
     """The points as groups (name, grid, block, GPU), each with its points in commit-time order."""
-    rows = points.to_pylist() if points.num_rows else []
+    rows = points
     out = []
     for key, members in groupby(rows, key=lambda r: tuple(r[f] for f in GROUP_FIELDS)):
         items = [{f: (_time(r[f]) if f == "time" else r[f]) for f in POINT_FIELDS} for r in members]
@@ -48,7 +47,7 @@ def show_groups(points: pa.Table) -> list[dict[str, Any]]:
     return out
 
 
-def show_json(points: pa.Table) -> str:
+def show_json(points: Sequence[Point]) -> str:
     doc = {"schema": SHOW_SCHEMA, "groups": show_groups(points)}
     return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
@@ -67,7 +66,7 @@ def _cells(row: dict[str, Any], commit_chars: int = 12) -> list[str]:
 SHOW_COLUMNS = ("commit", "time", "median", "range", "launches", "verdict")
 
 
-def show_table(points: pa.Table, width: int) -> str:
+def show_table(points: Sequence[Point], width: int) -> str:
     """One block per kernel group: its name, shape and GPU, then a row per commit."""
     from rich.table import Table
 
@@ -92,7 +91,7 @@ def _group_title(g: dict[str, Any], width: int) -> str:
     )
 
 
-def show_csv(points: pa.Table) -> str:
+def show_csv(points: Sequence[Point]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([*GROUP_FIELDS, *POINT_FIELDS])
@@ -105,7 +104,7 @@ def show_csv(points: pa.Table) -> str:
     return out.getvalue()
 
 
-def show_markdown(points: pa.Table) -> str:
+def show_markdown(points: Sequence[Point]) -> str:
     parts = ["**ncu-roof history**", ""]
     for g in show_groups(points):
         shape = launch_shape(g["grid"], g["block"])
@@ -119,7 +118,7 @@ def show_markdown(points: pa.Table) -> str:
     return "\n".join(parts)
 
 
-def show_html(points: pa.Table) -> str:
+def show_html(points: Sequence[Point]) -> str:
     body = []
     for g in show_groups(points):
         shape = launch_shape(g["grid"], g["block"])

@@ -8,21 +8,19 @@ verdict most launches of that commit got (the verdict colours of the summary). A
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
-from ncu_roof.render.historyout import show_groups
+from ncu_roof.render.historyout import Point, show_groups
 from ncu_roof.render.plot import PNG_DPI, RC, save_figure
 from ncu_roof.text import launch_shape, plural, shorten
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 MAX_LINES = 8
 PANEL_IN = (10.0, 4.5)
 VERDICT_COLORS = {"memory": "#1f77b4", "compute": "#d62728", "latency": "#7f7f7f"}
 
 
-def render_history_plot(points: pa.Table, fmt: str) -> bytes:
+def render_history_plot(points: Sequence[Point], fmt: str) -> bytes:
     from matplotlib import rc_context
     from matplotlib.figure import Figure
 
