@@ -2,9 +2,8 @@
 its provenance, one row per GPU.
 
 The launch rows are `ncu_roof.launches` (every quantity and verdict of `analyze`, units in the
-names) plus, per launch, what the reader read: the identity columns and every counter, each as
-`ncu.NAME` (`ncu.gpu__time_duration.sum`, SI as the reader scaled it). `history rebuild` reads
-those back into the tables the analysis takes (`tables_of`), so a later recipe re-derives the past.
+names) plus, per launch, what the reader read (`history.counters`: two map columns), so that
+`history rebuild` can re-derive the past with a later recipe.
 
 The run's id is a hash of the commit and of every input's bytes (in any order): the same files
 added for the same commit twice are one run.
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
     from ncu_roof.analysis import Analysis
     from ncu_roof.ingest import RunTable
 
-COUNTER = "ncu."  # the prefix of a stored counter or identity column
 CHUNK_BYTES = 1 << 20
 CLOCK_CONTROLS = ("base", "none")  # ncu --clock-control: locked at base clocks, or left free
 
@@ -135,33 +133,10 @@ def metric_set(tables: Sequence[RunTable]) -> str:
     return hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
 
 
-def counter_columns(tables: Sequence[RunTable]) -> dict[str, pa.Array]:
-    """Every table's identity and counter columns, concatenated, as `ncu.NAME` Arrow arrays."""
-    from ncu_roof.arrow import float_array, string_array, text_lists_array
-
-    names = list(dict.fromkeys(c for t in tables for c in t.columns))
-    out: dict[str, pa.Array] = {}
-    for name in names:
-        parts = [t.columns[name] if name in t.columns else np.full(t.rows, None, object) for t in tables]
-        values = np.concatenate(parts) if parts else np.zeros(0)
-        if name == "input_notes":
-            out[COUNTER + name] = text_lists_array([list(v) if v else [] for v in values.tolist()])
-        elif values.dtype.kind == "f":
-            out[COUNTER + name] = float_array(values)
-        else:
-            out[COUNTER + name] = string_array([_cell(v) for v in values.tolist()])
-    return out
-
-
-def _cell(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    return str(value)
-
-
 def launch_table(analysis: Analysis, tables: Sequence[RunTable], run: str) -> pa.Table:
     """The launch rows of an analysis of `device_tables`: quantities, verdicts, counters."""
     from ncu_roof.arrow import string_array
+    from ncu_roof.history.counters import counter_columns
     from ncu_roof.launches import to_arrow
 
     table = to_arrow(analysis)
