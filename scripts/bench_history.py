@@ -81,6 +81,7 @@ def synthesize(dataset: Path, commits: int, template: pa.Table, runs_row: pa.Tab
     stored = template.column("counters").combine_chunks()
     at = np.flatnonzero(np.asarray(stored.keys.to_pylist()) == "gpu__time_duration.sum")
     run_ids = template.column_names.index("run_id")
+    times = template.column_names.index("time")
     for c in range(commits):
         commit = f"{c:040x}"
         for g, gpu in enumerate(GPUS):
@@ -94,15 +95,19 @@ def synthesize(dataset: Path, commits: int, template: pa.Table, runs_row: pa.Tab
             entries = pa.MapArray.from_arrays(stored.offsets, stored.keys, pa.array(items))
             table = table.set_column(counters, "counters", entries)
             table = table.set_column(run_ids, "run_id", pa.array([rid] * table.num_rows))
+            when = start + timedelta(hours=c)
+            table = table.set_column(
+                times, "time", pa.array([when] * table.num_rows, template.schema.field("time").type)
+            )
             folder = dataset / "launches" / f"gpu={gpu}" / f"commit={commit}"
             folder.mkdir(parents=True, exist_ok=True)
             pq.write_table(table, folder / f"{rid}.parquet", compression="zstd")
             row = runs_row.set_column(0, "run_id", pa.array([rid]))
             row = row.set_column(1, "gpu", pa.array([gpu]))
             row = row.set_column(2, "commit", pa.array([commit]))
-            when = pa.array([start + timedelta(hours=c)], runs_row.schema.field("time").type)
-            row = row.set_column(3, "time", when)
-            pq.write_table(row, dataset / "runs" / f"{rid}.parquet", compression="zstd")
+            row = row.set_column(3, "time", pa.array([when], runs_row.schema.field("time").type))
+            (dataset / "runs" / f"gpu={gpu}").mkdir(parents=True, exist_ok=True)
+            pq.write_table(row, dataset / "runs" / f"gpu={gpu}" / f"{rid}.parquet", compression="zstd")
 
 
 def size_mb(folder: Path) -> float:
@@ -122,7 +127,7 @@ def main() -> None:
     timed(["history", "add", str(dataset), str(first), "--commit", "template", "--time", "2024-12-31"])
     rid = run_id("template", [str(first)])
     template = pq.read_table(dataset / "launches" / "gpu=h100-pcie" / "commit=template" / f"{rid}.parquet")
-    runs_row = pq.read_table(dataset / "runs" / f"{rid}.parquet")
+    runs_row = pq.read_table(dataset / "runs" / "gpu=h100-pcie" / f"{rid}.parquet")
     started = time.perf_counter()
     synthesize(dataset, options.commits, template, runs_row)
     rows = options.commits * len(GPUS) * KERNELS

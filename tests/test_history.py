@@ -192,7 +192,7 @@ def test_two_adds_at_once_both_land(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert errors == []
-    assert len(list((tmp_path / "h" / "runs").glob("*.parquet"))) == 2
+    assert len(list((tmp_path / "h" / "runs").rglob("*.parquet"))) == 2
     assert len(list((tmp_path / "h" / "launches").rglob("*.parquet"))) == 2
 
 
@@ -225,7 +225,7 @@ def test_duckdb_polars_and_pyarrow_read_the_dataset(history: Path) -> None:
     )
     assert table.num_rows == 8 * LAUNCHES and set(table.column("gpu").to_pylist()) == {"h100-pcie"}
     runs = duckdb.execute(
-        f"SELECT commit, branch, clock_control, gpu_sku, metric_set FROM '{history}/runs/*.parquet'"
+        f"SELECT commit, branch, clock_control, gpu_sku, metric_set FROM '{history}/runs/*/*.parquet'"
     ).fetchall()
     assert (
         len(runs) == 8

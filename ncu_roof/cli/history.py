@@ -123,15 +123,13 @@ def show_command(
     output: str = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here instead of stdout."),
 ) -> None:
     """Each kernel group's duration and verdict over commits, in commit-time order."""
-    from ncu_roof.history.query import connect, points
+    from ncu_roof.history.query import History, points
     from ncu_roof.history.store import open_dataset
     from ncu_roof.render import historyout
 
     chosen = chosen_format(fmt, output, tuple(HistoryFormat))
-    if last is not None and last < 1:
-        raise UsageError(f"--last {last}: must be at least 1", hint="e.g. --last 50")
     check_writable(output)
-    table = points(connect(open_dataset(dataset)), kernel, gpu, last)
+    table = points(History(open_dataset(dataset)), kernel, gpu, last)
     if chosen in BINARY:
         from ncu_roof.render.historyplot import render_history_plot
 

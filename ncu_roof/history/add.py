@@ -23,12 +23,11 @@ def add_run(uri: str, paths: Sequence[str], provenance: Provenance) -> Added:
     run = build_run(paths, provenance)
     gpus = tuple(run.launches)
     launches = sum(t.num_rows for t in run.launches.values())
-    last = runs_path(dataset, run.run_id)
-    if exists(dataset, last):
+    for gpu in gpus:
+        partition_value(gpu, "GPU key")
+    rows = {runs_path(dataset, gpu, run.run_id): table for gpu, table in run.runs.items()}
+    if all(exists(dataset, path) for path in rows):
         return Added(run.run_id, launches, gpus, new=False)
-    files = {
-        launches_path(dataset, partition_value(gpu, "GPU key"), provenance.commit, run.run_id): table
-        for gpu, table in run.launches.items()
-    }
-    publish(dataset, {**files, last: run.runs}, last)
+    files = {launches_path(dataset, gpu, provenance.commit, run.run_id): t for gpu, t in run.launches.items()}
+    publish(dataset, {**files, **rows}, list(rows))
     return Added(run.run_id, launches, gpus, new=True)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ncu_roof.comparison import CLOCK_TOLERANCE_PCT
 from ncu_roof.errors import UsageError
-from ncu_roof.history.query import commit_order, connect, durations, runs_rows
+from ncu_roof.history.query import History, durations, gpus_of, runs_rows
 from ncu_roof.history.store import open_dataset
 from ncu_roof.shift import Movement, Shift, shift
 
@@ -183,35 +183,33 @@ def check(
         raise UsageError(f"--baseline {baseline}: must be at least 1", hint="e.g. --baseline 20")
     if not 0.5 <= confidence < 1:
         raise UsageError(f"--confidence {confidence:g} must lie in [0.5, 1)", hint="e.g. --confidence 0.99")
-    con = connect(open_dataset(uri))
-    runs = runs_rows(con)
-    head_runs = [r for r in runs if r["commit"] == head]
-    if not head_runs:
+    history = History(open_dataset(uri))
+    gpus = gpus_of(history, head)
+    if not gpus:
         raise UsageError(f"commit {head} has no run in {uri}", hint=f"history add {uri} RUN --commit {head}")
     baselines, movements = [], []
-    for gpu in dict.fromkeys(str(r["gpu"]) for r in head_runs):
-        base = _baseline(con, runs, head, gpu, baseline)
+    for gpu in gpus:
+        base = _baseline(runs_rows(history, gpu), head, gpu, baseline)
         baselines.append(base)
-        movements += _movements(con, head, base, threshold_pct, confidence)
+        movements += _movements(history, head, base, threshold_pct, confidence)
     return CheckResult(head, threshold_pct, confidence, tuple(baselines), tuple(movements))
 
 
-def _baseline(con: Any, runs: list[dict[str, Any]], head: str, gpu: str, n: int) -> GpuBaseline:
-    order = [row["commit"] for row in commit_order(con, gpu)]
-    before = order[: order.index(head)][::-1]
+def _baseline(runs: list[dict[str, Any]], head: str, gpu: str, n: int) -> GpuBaseline:
+    """The head's baseline among one GPU's runs (in commit-time order)."""
     by_commit: dict[str, list[dict[str, Any]]] = {}
     for r in runs:
-        if r["gpu"] == gpu:
-            by_commit.setdefault(r["commit"], []).append(r)
-    head_row = by_commit[head][0]
-    return choose_baseline(head_row, [(c, by_commit[c]) for c in before], n)
+        by_commit.setdefault(r["commit"], []).append(r)
+    order = list(by_commit)
+    before = order[: order.index(head)][::-1]
+    return choose_baseline(by_commit[head][0], [(c, by_commit[c]) for c in before], n)
 
 
 def _movements(
-    con: Any, head: str, base: GpuBaseline, threshold_pct: float, confidence: float
+    history: History, head: str, base: GpuBaseline, threshold_pct: float, confidence: float
 ) -> list[KernelMovement]:
     out = []
-    groups = _grouped(durations(con, base.gpu, [head, *base.commits]))
+    groups = _grouped(durations(history, base.gpu, [head, *base.commits]))
     for (name, grid, block), by_commit in groups.items():
         if head not in by_commit:
             continue  # the kernel did not run at the head

@@ -17,45 +17,62 @@ from ncu_roof.errors import MissingToolError, UsageError
 from ncu_roof.history.store import LAUNCHES, RUNS, SUFFIX, Dataset, no_history, parquet_dataset
 
 if TYPE_CHECKING:
-    import duckdb
     import numpy as np
 
 Row = dict[str, Any]
 
 
-def connect(dataset: Dataset) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection with the views `launches` (every launch, `gpu` and `commit` as text)
-    and `runs` (one row per GPU of a run)."""
-    try:
-        import duckdb
-    except ImportError:
-        raise MissingToolError(
-            "the history commands query the dataset with DuckDB, which is not installed",
-            hint="pip install 'ncu-roof[history]'  (or: pip install duckdb)",
-        ) from None
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    if dataset.remote is None:
-        for part in (LAUNCHES, RUNS):
-            if not os.path.isdir(dataset.path(part)):
-                raise no_history(dataset, part)
-        root = dataset.root.replace("'", "''")
-        hive = "hive_partitioning = true, hive_types = {'gpu': 'VARCHAR', 'commit': 'VARCHAR'}"
-        con.execute(
-            f"CREATE VIEW launches AS SELECT * FROM read_parquet('{root}/{LAUNCHES}/*/*/*{SUFFIX}', {hive})"
-        )
-        con.execute(f"CREATE VIEW runs AS SELECT * FROM read_parquet('{root}/{RUNS}/*{SUFFIX}')")
-    else:
-        con.register("launches", parquet_dataset(dataset, LAUNCHES))
-        con.register("runs", parquet_dataset(dataset, RUNS))
-    return con
+class History:
+    """A DuckDB connection to one dataset: the view `launches` (every launch, `gpu` and `commit`
+    as text), `published` (the GPU and id of every run whose rows are in place: a listing, no
+    file read) and each GPU's `runs` rows (`runs_from`)."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        try:
+            import duckdb
+        except ImportError:
+            raise MissingToolError(
+                "the history commands query the dataset with DuckDB, which is not installed",
+                hint="pip install 'ncu-roof[history]'  (or: pip install duckdb)",
+            ) from None
+        self.dataset = dataset
+        self.con = duckdb.connect()
+        self.con.execute("SET TimeZone = 'UTC'")
+        self.root = dataset.root.replace("'", "''")
+        if dataset.remote is None:
+            for part in (LAUNCHES, RUNS):
+                if not os.path.isdir(dataset.path(part)):
+                    raise no_history(dataset, part)
+            hive = "hive_partitioning = true, hive_types = {'gpu': 'VARCHAR', 'commit': 'VARCHAR'}"
+            files = f"'{self.root}/{LAUNCHES}/*/*/*{SUFFIX}'"
+            self.con.execute(f"CREATE VIEW launches AS SELECT * FROM read_parquet({files}, {hive})")
+            listing = f"glob('{self.root}/{RUNS}/*/*{SUFFIX}')"
+            self.con.execute(
+                "CREATE VIEW published AS SELECT regexp_extract(file, 'gpu=([^/]+)/[^/]*$', 1) AS gpu, "
+                f"parse_filename(file, true) AS run_id FROM {listing}"
+            )
+        else:
+            self.con.register("launches", parquet_dataset(dataset, LAUNCHES))
+            self.con.register("runs", parquet_dataset(dataset, RUNS))
+            self.con.execute("CREATE VIEW published AS SELECT DISTINCT gpu, run_id FROM runs")
+
+    def runs_from(self, gpu: str) -> str:
+        """The FROM clause of one GPU's runs rows (a local dataset: that folder's files alone)."""
+        if self.dataset.remote is not None:
+            return "(SELECT * FROM runs WHERE gpu = $gpu)"
+        folder = self.dataset.path(RUNS, f"gpu={gpu}")
+        if not os.path.isdir(folder):
+            raise UsageError(
+                f"no run on GPU {gpu!r} in {self.dataset.uri}", hint="history show lists the GPUs"
+            )
+        return f"read_parquet('{self.root}/{RUNS}/gpu={gpu.replace(chr(39), '')}/*{SUFFIX}')"
 
 
-def rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> list[Row]:
+def rows(history: History, sql: str, params: dict[str, Any] | None = None) -> list[Row]:
     import duckdb
 
     try:
-        relation = con.sql(sql, params=params or {})
+        relation = history.con.sql(sql, params=params or {})
     except duckdb.IOException as err:  # a folder with no Parquet file in it yet
         raise UsageError(
             f"the dataset cannot be read: {str(err).splitlines()[0]}", hint="add a run first"
@@ -65,83 +82,77 @@ def rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None
     return [dict(zip(names, row, strict=True)) for row in relation.fetchall()]
 
 
-def runs_rows(con: duckdb.DuckDBPyConnection) -> list[Row]:
-    """Every run's provenance row (one per GPU), in time order."""
-    return rows(con, "SELECT * FROM runs ORDER BY time, commit, run_id")
+def runs_rows(history: History, gpu: str) -> list[Row]:
+    """One GPU's runs rows (provenance), in commit-time order (a commit's time: its runs')."""
+    source = history.runs_from(gpu)
+    params = {"gpu": gpu} if "$gpu" in source else {}
+    return rows(history, f"SELECT * FROM {source} ORDER BY time, commit, run_id", params)
 
 
-def commit_order(con: duckdb.DuckDBPyConnection, gpu: str | None) -> list[Row]:
-    """`gpu`, `commit`, `time` of every commit with a run, in commit-time order (a commit's time:
-    its earliest run's)."""
-    where = "WHERE gpu = $gpu" if gpu else ""
-    sql = (
-        f"SELECT gpu, commit, min(time) AS time FROM runs {where} GROUP BY gpu, commit ORDER BY time, commit"
-    )
-    return rows(con, sql, {"gpu": gpu} if gpu else {})
+def gpus_of(history: History, commit: str) -> list[str]:
+    """The GPUs a commit has a published run on (its launch folders alone are read)."""
+    sql = """SELECT DISTINCT gpu FROM launches WHERE commit = $commit
+             AND run_id IN (SELECT run_id FROM published) ORDER BY gpu"""
+    return [row["gpu"] for row in rows(history, sql, {"commit": commit})]
 
 
-def check_regex(con: duckdb.DuckDBPyConnection, pattern: str) -> None:
+def check_regex(history: History, pattern: str) -> None:
     import duckdb
 
     try:
-        con.sql("SELECT regexp_matches('', $p) AS ok", params={"p": pattern}).fetchall()
+        history.con.sql("SELECT regexp_matches('', $p) AS ok", params={"p": pattern}).fetchall()
     except duckdb.Error:
         raise UsageError(
             f"--kernel {pattern!r} is not a regular expression", hint="RE2 syntax, e.g. --kernel 'gemm|conv'"
         ) from None
 
 
-def last_commits(order: Sequence[Row], last: int | None) -> list[Row]:
-    """The last `last` commits of each GPU (all of them: None)."""
-    if last is None:
-        return list(order)
-    by_gpu: dict[str, list[Row]] = {}
-    for row in order:
-        by_gpu.setdefault(row["gpu"], []).append(row)
-    return [row for kept in by_gpu.values() for row in kept[-last:]]
-
-
-def points(
-    con: duckdb.DuckDBPyConnection, kernel: str | None, gpu: str | None, last: int | None
-) -> list[Row]:
+def points(history: History, kernel: str | None, gpu: str | None, last: int | None) -> list[Row]:
     """Per kernel group (name, grid, block, GPU) and commit, in commit-time order: the median,
-    fastest and slowest duration, launches, runs, the verdict most launches got, the time."""
+    fastest and slowest duration, launches, runs, the verdict most launches got, the commit's
+    time (its earliest run's); of each GPU's last `last` commits. One scan of the launches."""
     if kernel:
-        check_regex(con, kernel)
-    commits = sorted({row["commit"] for row in last_commits(commit_order(con, gpu), last)})
-    if not commits:
-        return []
-    filters = ["commit IN (SELECT unnest($commits))"]
-    params: dict[str, Any] = {"commits": commits}
+        check_regex(history, kernel)
+    if last is not None and last < 1:
+        raise UsageError(f"--last {last}: must be at least 1", hint="e.g. --last 50")
+    params: dict[str, Any] = {}
+    where = ["run_id IN (SELECT run_id FROM published)"]
     if gpu:
-        filters.append("gpu = $gpu")
+        where.append("gpu = $gpu")
         params["gpu"] = gpu
+    match = "regexp_matches(name, $kernel)" if kernel else "true"
     if kernel:
-        filters.append("regexp_matches(name, $kernel)")
         params["kernel"] = kernel
+    recent = "true"
+    if last is not None:
+        recent = "c.back <= $last"
+        params["last"] = last
     sql = f"""
-        WITH c AS (SELECT gpu, commit, min(time) AS time FROM runs GROUP BY ALL),
+        WITH l AS MATERIALIZED (
+            SELECT name, grid, block, gpu, commit, time, duration_s, bound, run_id FROM launches
+            WHERE {" AND ".join(where)}),
+        c AS (SELECT gpu, commit, min(time) AS time,
+                     row_number() OVER (PARTITION BY gpu ORDER BY min(time) DESC, commit DESC) AS back
+              FROM l GROUP BY gpu, commit),
         p AS (
             SELECT name, grid, block, gpu, commit,
                    median(duration_s) AS median_duration_s, min(duration_s) AS min_duration_s,
                    max(duration_s) AS max_duration_s, count(*) AS launches,
                    count(DISTINCT run_id) AS runs, mode(bound) AS verdict
-            FROM launches
-            WHERE {" AND ".join(filters)} AND run_id IN (SELECT run_id FROM runs)
-            GROUP BY ALL)
-        SELECT p.*, c.time FROM p JOIN c USING (gpu, commit)
+            FROM l WHERE {match} GROUP BY ALL)
+        SELECT p.*, c.time FROM p JOIN c USING (gpu, commit) WHERE {recent}
         ORDER BY name, grid NULLS FIRST, block NULLS FIRST, gpu, time, commit"""
-    return rows(con, sql, params)
+    return rows(history, sql, params)
 
 
-def durations(con: duckdb.DuckDBPyConnection, gpu: str, commits: Sequence[str]) -> dict[str, np.ndarray]:
+def durations(history: History, gpu: str, commits: Sequence[str]) -> dict[str, np.ndarray]:
     """Every published launch of these commits on this GPU: name, grid, block, commit, duration
     as numpy columns."""
     sql = """
         SELECT name, grid, block, commit, duration_s FROM launches
         WHERE gpu = $gpu AND commit IN (SELECT unnest($commits))
-          AND run_id IN (SELECT run_id FROM runs WHERE gpu = $gpu)"""
-    relation = con.sql(sql, params={"gpu": gpu, "commits": list(commits)})
+          AND run_id IN (SELECT run_id FROM published WHERE gpu = $gpu)"""
+    relation = history.con.sql(sql, params={"gpu": gpu, "commits": list(commits)})
     assert relation is not None
     columns: dict[str, np.ndarray] = relation.fetchnumpy()
     return columns

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ncu_roof.history.counters import tables_of
-from ncu_roof.history.record import analyze_tables, launch_table, split_rows
+from ncu_roof.history.record import analyze_tables, launch_table, split_rows, with_time
 from ncu_roof.history.store import launches_path, open_dataset, replace, run_files
 
 if TYPE_CHECKING:
@@ -30,8 +30,8 @@ def rebuild_run(launches: Sequence[tuple[str, pa.Table]], run: str, gpu: str | N
             tables.append(table)
             owners += [key] * table.rows
     analysis = analyze_tables(tables, gpu)
-    new = launch_table(analysis, tables, run)
-    return split_rows(new, owners)
+    when = launches[0][1].column("time")[0].as_py()
+    return split_rows(with_time(launch_table(analysis, tables, run), when), owners)
 
 
 def rebuild(uri: str) -> Rebuilt:
@@ -39,14 +39,16 @@ def rebuild(uri: str) -> Rebuilt:
 
     dataset = open_dataset(uri)
     runs = launches_total = 0
+    by_run: dict[str, list[dict[str, object]]] = {}
     for path in run_files(dataset):
-        rows = pq.read_table(path, filesystem=dataset.fs).to_pylist()
-        if not rows:
-            continue
-        run, commit = str(rows[0]["run_id"]), str(rows[0]["commit"])
+        for row in pq.read_table(path, filesystem=dataset.fs).to_pylist():
+            by_run.setdefault(str(row["run_id"]), []).append(row)
+    for run, rows in by_run.items():
+        commit = str(rows[0]["commit"])
         files = {str(r["gpu"]): launches_path(dataset, str(r["gpu"]), commit, run) for r in rows}
         stored = [(key, pq.read_table(p, filesystem=dataset.fs)) for key, p in files.items()]
-        for key, table in rebuild_run(stored, run, rows[0]["roofs_gpu"]).items():
+        gpu = rows[0]["roofs_gpu"]
+        for key, table in rebuild_run(stored, run, str(gpu) if gpu else None).items():
             replace(dataset, table, files[key])
             launches_total += table.num_rows
         runs += 1

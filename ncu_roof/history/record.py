@@ -55,7 +55,7 @@ class Provenance:
 class Run:
     run_id: str
     launches: Mapping[str, pa.Table]  # GPU key → that GPU's launch rows
-    runs: pa.Table  # one row per GPU
+    runs: Mapping[str, pa.Table]  # GPU key → the run's provenance row on that GPU
 
 
 def parse_time(text: str | None) -> datetime:
@@ -159,17 +159,36 @@ def analyze_tables(tables: Sequence[RunTable], gpu: str | None) -> Analysis:
 
 def build_run(paths: Sequence[str], provenance: Provenance) -> Run:
     """Read and analyze the inputs (as `analyze` does), and lay them out as history rows."""
+    from ncu_roof.arrow import bool_array
+
     commit = partition_value(provenance.commit, "commit")
     items = [p for p in pipeline.expand(list(paths), lambda _: None) if isinstance(p, str)]
     tables = device_tables(pipeline.read_tables(items))
     analysis = analyze_tables(tables, provenance.gpu)
     rid = run_id(commit, items)
-    launches = launch_table(analysis, tables, rid)
+    launches = with_time(launch_table(analysis, tables, rid), provenance.time)
     keys = [gpu_key(d.name) for d in analysis.devices]
     by_gpu = split_rows(launches, [keys[i] for i in analysis.columns["device"].tolist()])
     counts = {k: t.num_rows for k, t in by_gpu.items()}
     runs = runs_table(rid, analysis, tables, provenance, keys, items, counts)
-    return Run(rid, by_gpu, runs)
+    return Run(
+        rid, by_gpu, {k: runs.filter(bool_array(np.arange(len(counts)) == i)) for i, k in enumerate(counts)}
+    )
+
+
+def with_time(launches: pa.Table, when: datetime) -> pa.Table:
+    """The launch rows with their run's `time` (what orders commits without reading `runs/`)."""
+    return launches.append_column("time", time_array([when] * launches.num_rows))
+
+
+def time_array(values: Sequence[datetime]) -> pa.Array:
+    """UTC times as an Arrow timestamp[us, UTC] array (through the buffers: no pandas)."""
+    import pyarrow as pa
+
+    from ncu_roof.arrow import int_array
+
+    micros = np.array([round(v.timestamp() * 1e6) for v in values], dtype="int64")
+    return int_array(micros).cast(pa.timestamp("us", tz="UTC"))
 
 
 def runs_table(
@@ -229,8 +248,7 @@ def rows_table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table
     for field in schema:
         values = [row[field.name] for row in rows]
         if pa.types.is_timestamp(field.type):
-            micros = np.array([round(v.timestamp() * 1e6) for v in values], dtype="int64")
-            arrays.append(int_array(micros).cast(field.type))
+            arrays.append(time_array(values))
         elif pa.types.is_integer(field.type):
             arrays.append(int_array(np.array(values, dtype="int64")))
         elif pa.types.is_floating(field.type):

@@ -1,14 +1,15 @@
 """Where a history lives: a folder (or any URI a pyarrow filesystem reaches) of plain Parquet.
 
     DATASET/launches/gpu=KEY/commit=SHA/RUN.parquet   one row per launch (hive-partitioned)
-    DATASET/runs/RUN.parquet                          one row per GPU of a run: its provenance
+    DATASET/runs/gpu=KEY/RUN.parquet                  the run's provenance on that GPU (one row)
 
 Every file is named by its run's id (a hash of what was profiled: `record.run_id`), so two jobs
 adding different runs never write the same file, and no file is ever rewritten by an add. A file
 is written under a temporary name that no reader globs (a leading `.` and no `.parquet` suffix)
-and renamed into place; the run's row in `runs/` is renamed last, so a run is either whole or
-absent to `history show` and `check` (which read launches only through `runs/`), and an add
-interrupted at any point leaves the dataset as it was (its staged files removed on the way out).
+and renamed into place; the run's rows in `runs/` are renamed last, so a run is either whole or
+absent to `history show` and `check` (which count a launch only when its run's row is there),
+and an add interrupted at any point leaves the dataset as it was (what it staged or renamed is
+removed on the way out, unless every file was in place).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import contextlib
 import posixpath
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -88,8 +89,8 @@ def launches_path(dataset: Dataset, gpu: str, commit: str, run_id: str) -> str:
     return dataset.path(LAUNCHES, f"gpu={gpu}", f"commit={commit}", run_id + SUFFIX)
 
 
-def runs_path(dataset: Dataset, run_id: str) -> str:
-    return dataset.path(RUNS, run_id + SUFFIX)
+def runs_path(dataset: Dataset, gpu: str, run_id: str) -> str:
+    return dataset.path(RUNS, f"gpu={gpu}", run_id + SUFFIX)
 
 
 def exists(dataset: Dataset, path: str) -> bool:
@@ -110,12 +111,12 @@ def _write_parquet(dataset: Dataset, table: pa.Table, path: str) -> None:
     pq.write_table(table, path, filesystem=dataset.fs, compression="zstd")
 
 
-def publish(dataset: Dataset, files: Mapping[str, pa.Table], last: str) -> None:
+def publish(dataset: Dataset, files: Mapping[str, pa.Table], last: Sequence[str]) -> None:
     """Write every table to its path: all staged first, then renamed into place, `last` last.
     On any failure or interrupt, the staged files and those already renamed are removed."""
     staged: dict[str, str] = {}
     placed: list[str] = []
-    order = [p for p in files if p != last] + [last]
+    order = [p for p in files if p not in last] + list(last)
     try:
         for path in order:
             staged[path] = _staged(path)
@@ -125,7 +126,7 @@ def publish(dataset: Dataset, files: Mapping[str, pa.Table], last: str) -> None:
             del staged[path]
             placed.append(path)
     except BaseException:
-        for path in [*staged.values(), *(placed if last not in placed else [])]:
+        for path in [*staged.values(), *(placed if len(placed) < len(order) else [])]:
             _remove(dataset, path)
         raise
 
@@ -152,10 +153,10 @@ def _remove(dataset: Dataset, path: str) -> None:
 
 
 def run_files(dataset: Dataset) -> list[str]:
-    """The paths of every run's row (`runs/*.parquet`), sorted."""
+    """The paths of every run's rows (`runs/gpu=*/*.parquet`), sorted."""
     import pyarrow.fs as pafs
 
-    selector = pafs.FileSelector(dataset.path(RUNS), allow_not_found=True)
+    selector = pafs.FileSelector(dataset.path(RUNS), allow_not_found=True, recursive=True)
     infos = dataset.fs.get_file_info(selector)
     return sorted(i.path for i in infos if i.is_file and i.base_name.endswith(SUFFIX))
 
@@ -168,14 +169,13 @@ def no_history(dataset: Dataset, part: str) -> BadInputError:
 
 
 def parquet_dataset(dataset: Dataset, part: str) -> ds.Dataset:
-    """`launches/` (gpu and commit partitions read as text) or `runs/` as a pyarrow dataset."""
+    """`launches/` (its partitions read as text) or `runs/` (its rows name their GPU) as a
+    pyarrow dataset."""
     import pyarrow as pa
     import pyarrow.dataset as ds
 
     if not exists(dataset, dataset.path(part)):
         raise no_history(dataset, part)
-    partitioning = None
-    if part == LAUNCHES:
-        keys = pa.schema([("gpu", pa.string()), ("commit", pa.string())])
-        partitioning = ds.partitioning(keys, flavor="hive")
+    keys = pa.schema([("gpu", pa.string()), ("commit", pa.string())])
+    partitioning = ds.partitioning(keys, flavor="hive") if part == LAUNCHES else None
     return ds.dataset(dataset.path(part), filesystem=dataset.fs, format="parquet", partitioning=partitioning)
