@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ncu_roof.history.record import run_id
+from ncu_roof.history.store import open_dataset, write_parquet
 from ncu_roof.pipeline import example_path
 
 GPUS = ("h100-pcie", "a100-sxm4-80gb", "l4", "rtx-4090")
@@ -73,6 +74,7 @@ def timed(args: list[str]) -> tuple[float, float, int]:
 def synthesize(dataset: Path, commits: int, template: pa.Table, runs_row: pa.Table) -> None:
     """Every commit × GPU as a run of the template's kernels, with noise, in the stored layout."""
     rng = np.random.default_rng(25)
+    local = open_dataset(str(dataset))  # written as `history add` writes
     base = template.column("duration_s").to_numpy()
     jitter = rng.uniform(0.01, 0.03, (len(GPUS), len(base)))
     start = datetime(2025, 1, 1, tzinfo=UTC)
@@ -101,13 +103,13 @@ def synthesize(dataset: Path, commits: int, template: pa.Table, runs_row: pa.Tab
             )
             folder = dataset / "launches" / f"gpu={gpu}" / f"commit={commit}"
             folder.mkdir(parents=True, exist_ok=True)
-            pq.write_table(table, folder / f"{rid}.parquet", compression="zstd")
+            write_parquet(local, table, str(folder / f"{rid}.parquet"))
             row = runs_row.set_column(0, "run_id", pa.array([rid]))
             row = row.set_column(1, "gpu", pa.array([gpu]))
             row = row.set_column(2, "commit", pa.array([commit]))
             row = row.set_column(3, "time", pa.array([when], runs_row.schema.field("time").type))
             (dataset / "runs" / f"gpu={gpu}").mkdir(parents=True, exist_ok=True)
-            pq.write_table(row, dataset / "runs" / f"gpu={gpu}" / f"{rid}.parquet", compression="zstd")
+            write_parquet(local, row, str(dataset / "runs" / f"gpu={gpu}" / f"{rid}.parquet"))
 
 
 def size_mb(folder: Path) -> float:

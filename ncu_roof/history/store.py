@@ -105,7 +105,7 @@ def _staged(path: str) -> str:
     return posixpath.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
 
 
-def _write_parquet(dataset: Dataset, table: pa.Table, path: str) -> None:
+def write_parquet(dataset: Dataset, table: pa.Table, path: str) -> None:
     import pyarrow.parquet as pq
 
     dataset.fs.create_dir(posixpath.dirname(path), recursive=True)
@@ -126,7 +126,7 @@ def publish(dataset: Dataset, files: Mapping[str, pa.Table], last: Sequence[str]
     try:
         for path in order:
             staged[path] = _staged(path)
-            _write_parquet(dataset, files[path], staged[path])
+            write_parquet(dataset, files[path], staged[path])
         for path in order:
             _move(dataset, staged[path], path)
             del staged[path]
@@ -141,7 +141,7 @@ def replace(dataset: Dataset, table: pa.Table, path: str) -> None:
     """One file rewritten atomically (`history rebuild`): staged, then renamed over the old one."""
     staged = _staged(path)
     try:
-        _write_parquet(dataset, table, staged)
+        write_parquet(dataset, table, staged)
         _move(dataset, staged, path)
     except BaseException:
         _remove(dataset, staged)

@@ -18,6 +18,7 @@ from ncu_roof.text import launch_shape, plural, shorten
 MAX_LINES = 8
 PANEL_IN = (10.0, 4.5)
 VERDICT_COLORS = {"memory": "#1f77b4", "compute": "#d62728", "latency": "#7f7f7f"}
+VERDICT_WORDS = (("memory", "blue"), ("compute", "red"), ("latency", "grey"))
 
 
 def render_history_plot(points: Sequence[Point], fmt: str) -> bytes:
@@ -49,7 +50,13 @@ def _panel(ax: Any, gpu: str, groups: list[dict[str, Any]]) -> None:
         ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.15, linewidth=0)
         colors = [VERDICT_COLORS.get(p["verdict"] or "", "#bbbbbb") for p in g["points"]]
         ax.scatter(xs, ys, c=colors, s=14, zorder=3, edgecolors="none")
+    from matplotlib.ticker import FuncFormatter
+
     ax.set_yscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
+    ax.tick_params(axis="y", which="minor", labelsize=7)
     ax.set_ylabel("median duration (µs)")
     ax.set_title(
         f"{gpu}: {plural(len(groups), 'kernel group')} over {plural(len(commits), 'commit')}", loc="left"
@@ -59,7 +66,19 @@ def _panel(ax: Any, gpu: str, groups: list[dict[str, Any]]) -> None:
     ax.set_xticks(ticks, [commits[i][:8] for i in ticks], rotation=30, ha="right", fontsize=8)
     ax.grid(True, which="both", alpha=0.25)
     if shown:
-        ax.legend(loc="upper left", fontsize=7, frameon=False)
+        ax.legend(loc="upper left", bbox_to_anchor=(0, -0.12), ncols=2, fontsize=7, frameon=False)
+    words = ", ".join(f"{verdict} {name}" for verdict, name in VERDICT_WORDS)
+    ax.annotate(
+        f"markers: the verdict most launches got ({words})",
+        xy=(0, 0),
+        xycoords="axes fraction",
+        xytext=(4, 4),
+        textcoords="offset points",
+        ha="left",
+        va="bottom",
+        fontsize=7,
+        color="#555555",
+    )
     if len(groups) > len(shown):
         ax.annotate(
             f"{len(groups) - len(shown)} more groups not drawn (--kernel REGEX picks)",
