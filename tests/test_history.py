@@ -279,8 +279,11 @@ def test_bad_usage_is_one_error_line(
 
 
 def test_errors_are_the_projects(tmp_path: Path) -> None:
-    with pytest.raises(NcuRoofError):
+    with pytest.raises(NcuRoofError, match=r"absent\.csv: No such file"):
         add_run(str(tmp_path / "h"), [str(tmp_path / "absent.csv")], Provenance("x", parse_time(None)))
+    result = run_cli("history", "add", str(tmp_path / "h"), "-", "--commit", "x")
+    assert result.returncode == 2 and "history add cannot read stdin" in result.stderr
+    assert not (tmp_path / "h").exists()
 
 
 def test_diff_gates_a_repeated_kernel_on_its_shift_and_interval(tmp_path: Path) -> None:

@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ncu_roof import pipeline
-from ncu_roof.errors import UsageError
-from ncu_roof.history.store import partition_value
+from ncu_roof.errors import BadInputError, UsageError
 from ncu_roof.version import __version__
 
 if TYPE_CHECKING:
@@ -99,10 +98,15 @@ def run_id(commit: str, paths: Sequence[str]) -> str:
     does not count)."""
     digests = []
     for path in paths:
+        if path == "-":
+            raise UsageError("history add cannot read stdin", hint="save it to a file and add that file")
         digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            while chunk := handle.read(CHUNK_BYTES):
-                digest.update(chunk)
+        try:
+            with open(path, "rb") as handle:
+                while chunk := handle.read(CHUNK_BYTES):
+                    digest.update(chunk)
+        except OSError as err:
+            raise BadInputError(f"{path}: {err.strerror or err}", hint="check the path") from None
         digests.append(digest.hexdigest())
     whole = hashlib.sha256("\n".join([commit, *sorted(digests)]).encode())
     return whole.hexdigest()[:20]
@@ -157,15 +161,18 @@ def analyze_tables(tables: Sequence[RunTable], gpu: str | None) -> Analysis:
     return pipeline.run(list(tables), pipeline.Request(gpu=gpu))
 
 
-def build_run(paths: Sequence[str], provenance: Provenance) -> Run:
-    """Read and analyze the inputs (as `analyze` does), and lay them out as history rows."""
+def input_paths(paths: Sequence[str]) -> list[str]:
+    """The inputs as `analyze` expands them (directories, globs)."""
+    return [p for p in pipeline.expand(list(paths), lambda _: None) if isinstance(p, str)]
+
+
+def build_run(items: Sequence[str], provenance: Provenance, rid: str) -> Run:
+    """Read and analyze the (expanded) inputs as `analyze` does, and lay them out as the rows of
+    the run `rid`."""
     from ncu_roof.arrow import bool_array
 
-    commit = partition_value(provenance.commit, "commit")
-    items = [p for p in pipeline.expand(list(paths), lambda _: None) if isinstance(p, str)]
     tables = device_tables(pipeline.read_tables(items))
     analysis = analyze_tables(tables, provenance.gpu)
-    rid = run_id(commit, items)
     launches = with_time(launch_table(analysis, tables, rid), provenance.time)
     keys = [gpu_key(d.name) for d in analysis.devices]
     by_gpu = split_rows(launches, [keys[i] for i in analysis.columns["device"].tolist()])

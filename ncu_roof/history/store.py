@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ncu_roof.errors import BadInputError, UsageError
 
@@ -172,6 +172,15 @@ def no_history(dataset: Dataset, part: str) -> BadInputError:
         f"{dataset.uri} holds no history ({part}/ is missing)",
         hint=f"add a run first: ncu-roof history add {dataset.uri} RUN.ncu-rep --commit SHA",
     )
+
+
+def stored_rows(dataset: Dataset, run_id: str) -> list[dict[str, Any]]:
+    """The runs rows of `run_id` already in the dataset (a listing of `runs/`, then those files)."""
+    import pyarrow.parquet as pq
+
+    name = run_id + SUFFIX
+    paths = [p for p in run_files(dataset) if posixpath.basename(p) == name]
+    return [row for p in paths for row in pq.read_table(p, filesystem=dataset.fs).to_pylist()]
 
 
 def parquet_dataset(dataset: Dataset, part: str) -> ds.Dataset:
