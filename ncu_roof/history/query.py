@@ -11,15 +11,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from glob import glob
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.errors import MissingToolError, UsageError
-from ncu_roof.history.store import LAUNCHES, RUNS, SUFFIX, Dataset, no_history, parquet_dataset
+from ncu_roof.history.store import (
+    LAUNCHES,
+    PARTITION_VALUE,
+    RUNS,
+    SUFFIX,
+    Dataset,
+    no_history,
+    parquet_dataset,
+)
 
 if TYPE_CHECKING:
     import numpy as np
 
 Row = dict[str, Any]
+HIVE = "hive_partitioning = true, hive_types = {'gpu': 'VARCHAR', 'commit': 'VARCHAR'}"
 
 
 class History:
@@ -43,9 +53,8 @@ class History:
             for part in (LAUNCHES, RUNS):
                 if not os.path.isdir(dataset.path(part)):
                     raise no_history(dataset, part)
-            hive = "hive_partitioning = true, hive_types = {'gpu': 'VARCHAR', 'commit': 'VARCHAR'}"
             files = f"'{self.root}/{LAUNCHES}/*/*/*{SUFFIX}'"
-            self.con.execute(f"CREATE VIEW launches AS SELECT * FROM read_parquet({files}, {hive})")
+            self.con.execute(f"CREATE VIEW launches AS SELECT * FROM read_parquet({files}, {HIVE})")
             listing = f"glob('{self.root}/{RUNS}/*/*{SUFFIX}')"
             self.con.execute(
                 "CREATE VIEW published AS SELECT regexp_extract(file, 'gpu=([^/]+)/[^/]*$', 1) AS gpu, "
@@ -55,6 +64,23 @@ class History:
             self.con.register("launches", parquet_dataset(dataset, LAUNCHES))
             self.con.register("runs", parquet_dataset(dataset, RUNS))
             self.con.execute("CREATE VIEW published AS SELECT DISTINCT gpu, run_id FROM runs")
+
+    def launches_from(self, gpu: str | None = None, commits: Sequence[str] = ()) -> str:
+        """The FROM clause of the launches of a GPU and commits (a local dataset: only their
+        folders are listed; the caller's WHERE filters them alike elsewhere). Partition values are
+        letters, digits, `.`, `_` and `-` (`store.partition_value`): safe inside a literal."""
+        if self.dataset.remote is not None or (gpu is None and not commits):
+            return "launches"
+        for value in (gpu or "", *commits):
+            if value and not PARTITION_VALUE.fullmatch(value):
+                return "launches"
+        gpus = [f"gpu={gpu}"] if gpu else ["*"]
+        folders = [f"commit={c}" for c in commits] or ["*"]
+        present = [f"{g}/{c}" for g in gpus for c in folders if glob(self.dataset.path(LAUNCHES, g, c))]
+        if not present:
+            return "(SELECT * FROM launches WHERE false)"
+        globs = ", ".join(f"'{self.root}/{LAUNCHES}/{folder}/*{SUFFIX}'" for folder in present)
+        return f"read_parquet([{globs}], {HIVE})"
 
     def runs_from(self, gpu: str) -> str:
         """The FROM clause of one GPU's runs rows (a local dataset: that folder's files alone)."""
@@ -91,7 +117,7 @@ def runs_rows(history: History, gpu: str) -> list[Row]:
 
 def gpus_of(history: History, commit: str) -> list[str]:
     """The GPUs a commit has a published run on (its launch folders alone are read)."""
-    sql = """SELECT DISTINCT gpu FROM launches WHERE commit = $commit
+    sql = f"""SELECT DISTINCT gpu FROM {history.launches_from(commits=[commit])} WHERE commit = $commit
              AND run_id IN (SELECT run_id FROM published) ORDER BY gpu"""
     return [row["gpu"] for row in rows(history, sql, {"commit": commit})]
 
@@ -129,8 +155,8 @@ def points(history: History, kernel: str | None, gpu: str | None, last: int | No
         params["last"] = last
     sql = f"""
         WITH l AS MATERIALIZED (
-            SELECT name, grid, block, gpu, commit, time, duration_s, bound, run_id FROM launches
-            WHERE {" AND ".join(where)}),
+            SELECT name, grid, block, gpu, commit, time, duration_s, bound, run_id
+            FROM {history.launches_from(gpu)} WHERE {" AND ".join(where)}),
         c AS (SELECT gpu, commit, min(time) AS time,
                      row_number() OVER (PARTITION BY gpu ORDER BY min(time) DESC, commit DESC) AS back
               FROM l GROUP BY gpu, commit),
@@ -148,8 +174,8 @@ def points(history: History, kernel: str | None, gpu: str | None, last: int | No
 def durations(history: History, gpu: str, commits: Sequence[str]) -> dict[str, np.ndarray]:
     """Every published launch of these commits on this GPU: name, grid, block, commit, duration
     as numpy columns."""
-    sql = """
-        SELECT name, grid, block, commit, duration_s FROM launches
+    sql = f"""
+        SELECT name, grid, block, commit, duration_s FROM {history.launches_from(gpu, commits)}
         WHERE gpu = $gpu AND commit IN (SELECT unnest($commits))
           AND run_id IN (SELECT run_id FROM published WHERE gpu = $gpu)"""
     relation = history.con.sql(sql, params={"gpu": gpu, "commits": list(commits)})
