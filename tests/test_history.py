@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import run_cli
+from test_schemas import assert_valid
 
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.history import store
@@ -89,6 +90,7 @@ def test_a_slower_head_fails_the_gate_with_its_interval_and_culprit_window(
     assert 20 < low < moved["shift_pct"] < high < 30  # +25 % injected, ±1 % jitter
     assert (moved["head_launches"], moved["baseline_launches"], moved["baseline_commits"]) == (12, 96, 8)
     assert (moved["last_good"], moved["first_bad"]) == ("c7", "head")
+    assert_valid("history-check.v1", doc)
     markdown = run_cli("history", "check", str(history), "--head", "head", "--format", "markdown")
     assert markdown.returncode == 1 and "**ncu-roof history check: 1 kernel slower" in markdown.stdout
 
@@ -109,6 +111,7 @@ def test_a_slower_head_measured_otherwise_is_a_method_change_and_passes(
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["baselines"][0]["change"] == {"class": "method change", "reason": "clock control base → none"}
+    assert_valid("history-check.v1", doc)
     assert [m["class"] for m in doc["movements"]] == ["method change"]
 
 
@@ -128,6 +131,7 @@ def test_show_lists_each_commit_in_commit_time_order(tmp_path: Path) -> None:
     assert {p["launches"] for p in group["points"]} == {LAUNCHES} and {
         p["verdict"] for p in group["points"]
     } == {"memory"}
+    assert_valid("history-show.v1", doc)
     last = json.loads(run_cli("history", "show", str(dataset), "-f", "json", "--last", "1").stdout)
     assert [p["commit"] for p in last["groups"][0]["points"]] == ["late"]
     none = json.loads(run_cli("history", "show", str(dataset), "-f", "json", "--kernel", "^gemm").stdout)
