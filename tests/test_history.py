@@ -310,3 +310,29 @@ def test_diff_gates_a_repeated_kernel_on_its_shift_and_interval(tmp_path: Path) 
         "\n".join([*lines[:2], out.getvalue().rstrip("\n"), *lines[3:]]) + "\n", encoding="utf-8"
     )
     assert run_cli("diff", str(base), str(spiked), "--fail-on-regression", "5%").returncode == 0
+
+
+def test_a_dataset_reached_through_a_pyarrow_filesystem_reads_as_a_local_one(history: Path) -> None:
+    import pyarrow.fs as pafs
+
+    from ncu_roof.history.query import History, durations, gpus_of, points, runs_rows
+
+    local = History(store.open_dataset(str(history)))
+    remote = History(store.Dataset(str(history), f"file://{history}", remote=pafs.LocalFileSystem()))
+    assert points(remote, "silu", "h100-pcie", 3) == points(local, "silu", "h100-pcie", 3)
+    assert len(points(local, "silu", "h100-pcie", 3)) == 3
+    assert gpus_of(remote, "c7") == gpus_of(local, "c7") == ["h100-pcie"]
+    assert [r["commit"] for r in runs_rows(remote, "h100-pcie")] == [f"c{i}" for i in range(8)]
+    assert runs_rows(remote, "h100-pcie") == runs_rows(local, "h100-pcie")
+    near, far = durations(local, "h100-pcie", ["c6", "c7"]), durations(remote, "h100-pcie", ["c6", "c7"])
+    assert (
+        sorted(near["duration_s"].tolist()) == sorted(far["duration_s"].tolist())
+        and len(near["duration_s"]) == 24
+    )
+
+
+def test_a_file_uri_is_a_dataset(tmp_path: Path) -> None:
+    path = run_csv(tmp_path, "one", 1.0, 1)
+    added = add_run(f"file://{tmp_path}/h", [str(path)], Provenance("c1", parse_time("2026-11-01")))
+    assert added.new and added.gpus == ("h100-pcie",) and added.launches == LAUNCHES
+    assert len(list((tmp_path / "h" / "launches" / "gpu=h100-pcie" / "commit=c1").glob("*.parquet"))) == 1
