@@ -4,8 +4,9 @@
 
 One real run of 200 kernels is made from the example report's H100 block (`ncu_roof/data/
 example.csv`, each launch a kernel of its own name) and added with `history add`; its launch rows
-are the template of every other run, written straight into the dataset's layout with realistic
-noise (1–3 % launch jitter per kernel, 0.3 % run-to-run drift, 1 % outlier launches). Then each
+(`details/`) are the template of every other run, written into the dataset's layout as `add`
+writes it (details, lean launches, provenance), with realistic noise (1–3 % launch jitter per
+kernel, 0.3 % run-to-run drift, 1 % outlier launches). Then each
 command runs as a user runs it (a fresh process), and its wall and CPU time (user + system, the
 child's; the median of `--repeat` runs) are printed: `add` of one more run, `show` of one kernel
 on one GPU, `check` of the head against 20 commits. The issue's targets: < 1 s, < 0.5 s, < 2 s.
@@ -29,8 +30,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ncu_roof.history.record import run_id
-from ncu_roof.history.store import open_dataset, write_parquet
+from ncu_roof.history.record import lean, run_id
+from ncu_roof.history.store import DETAILS, launches_path, open_dataset, runs_path, write_parquet
 from ncu_roof.pipeline import example_path
 
 GPUS = ("h100-pcie", "a100-sxm4-80gb", "l4", "rtx-4090")
@@ -101,15 +102,13 @@ def synthesize(dataset: Path, commits: int, template: pa.Table, runs_row: pa.Tab
             table = table.set_column(
                 times, "time", pa.array([when] * table.num_rows, template.schema.field("time").type)
             )
-            folder = dataset / "launches" / f"gpu={gpu}" / f"commit={commit}"
-            folder.mkdir(parents=True, exist_ok=True)
-            write_parquet(local, table, str(folder / f"{rid}.parquet"))
+            write_parquet(local, table, launches_path(local, gpu, commit, rid, DETAILS))
+            write_parquet(local, lean(table), launches_path(local, gpu, commit, rid))
             row = runs_row.set_column(0, "run_id", pa.array([rid]))
             row = row.set_column(1, "gpu", pa.array([gpu]))
             row = row.set_column(2, "commit", pa.array([commit]))
             row = row.set_column(3, "time", pa.array([when], runs_row.schema.field("time").type))
-            (dataset / "runs" / f"gpu={gpu}").mkdir(parents=True, exist_ok=True)
-            write_parquet(local, row, str(dataset / "runs" / f"gpu={gpu}" / f"{rid}.parquet"))
+            write_parquet(local, row, runs_path(local, gpu, rid))
 
 
 def size_mb(folder: Path) -> float:
@@ -129,7 +128,7 @@ def main() -> None:
     first = template_csv(folder, "template", 1.0)
     timed(["history", "add", str(dataset), str(first), "--commit", "template", "--time", "2024-12-31"])
     rid = run_id("template", [str(first)])
-    template = pq.read_table(dataset / "launches" / "gpu=h100-pcie" / "commit=template" / f"{rid}.parquet")
+    template = pq.read_table(dataset / "details" / "gpu=h100-pcie" / "commit=template" / f"{rid}.parquet")
     runs_row = pq.read_table(dataset / "runs" / "gpu=h100-pcie" / f"{rid}.parquet")
     started = time.perf_counter()
     synthesize(dataset, options.commits, template, runs_row)

@@ -176,7 +176,7 @@ def test_an_add_interrupted_midway_leaves_the_dataset_as_it_was(
     monkeypatch.setattr(store, "_move", interrupted)
     with pytest.raises(KeyboardInterrupt):
         add_run(str(history), [str(run_csv(tmp_path, "new", 1.0, 50))], Provenance("new", parse_time(None)))
-    assert len(moves) == 2 and files_of(history) == before  # no launch file, no staged file left
+    assert len(moves) == 3 and files_of(history) == before  # no launch file, no staged file left
 
 
 def test_two_adds_at_once_both_land(tmp_path: Path) -> None:
@@ -212,8 +212,9 @@ def test_duckdb_polars_and_pyarrow_read_the_dataset(history: Path) -> None:
     ).fetchall()
     assert [(c, n) for c, n, _ in rows] == [(f"c{i}", LAUNCHES) for i in range(8)]
     assert all(280e-6 < m < 290e-6 for _, _, m in rows)
+    details = f"{history}/details/**/*.parquet"
     frame = (
-        pl.scan_parquet(glob, hive_partitioning=True)
+        pl.scan_parquet(details, hive_partitioning=True)
         .filter(pl.col("commit") == "c3")
         .select("name", "duration_s", "bound", "counters")
         .collect()
@@ -222,7 +223,7 @@ def test_duckdb_polars_and_pyarrow_read_the_dataset(history: Path) -> None:
     counted = frame.select(pl.col("counters").map.get("gpu__time_duration.sum"))  # polars ≥ 2.1: Map
     assert frame["duration_s"].to_list() == counted.to_series().to_list()
     counter = "counters['gpu__time_duration.sum']"
-    in_duckdb = duckdb.execute(f"SELECT duration_s, {counter} FROM read_parquet('{glob}')").fetchall()
+    in_duckdb = duckdb.execute(f"SELECT duration_s, {counter} FROM read_parquet('{details}')").fetchall()
     assert all(d == c for d, c in in_duckdb)
     table = ds.dataset(history / "launches", format="parquet", partitioning="hive").to_table(
         columns=["gpu", "commit", "run_id"]
@@ -243,17 +244,18 @@ def test_rebuild_derives_the_quantities_again_from_the_stored_counters(history: 
     import pyarrow.parquet as pq
 
     (path,) = (history / "launches" / "gpu=h100-pcie" / "commit=c2").glob("*.parquet")
-    original = pq.read_table(path)
-    damaged = original.set_column(
-        original.column_names.index("duration_s"), "duration_s", pa.nulls(original.num_rows, pa.float64())
-    )
-    pq.write_table(damaged, path)
+    (detail,) = (history / "details" / "gpu=h100-pcie" / "commit=c2").glob("*.parquet")
+    original, original_detail = pq.read_table(path), pq.read_table(detail)
+    for file, table in ((path, original), (detail, original_detail)):  # a recipe that lost the durations
+        at = table.column_names.index("duration_s")
+        pq.write_table(table.set_column(at, "duration_s", pa.nulls(table.num_rows, pa.float64())), file)
     result = run_cli("history", "rebuild", str(history))
     assert result.returncode == 0 and "rebuilt 8 runs (96 launches)" in result.stderr
     rebuilt = pq.read_table(path)
     assert rebuilt.column("duration_s").to_pylist() == original.column("duration_s").to_pylist()
     assert rebuilt.column("bound").to_pylist() == original.column("bound").to_pylist()
     assert rebuilt.column_names == original.column_names
+    assert pq.read_table(detail).equals(original_detail)
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ncu_roof.history.record import Provenance, build_run, input_paths, run_id
 from ncu_roof.history.store import (
+    DETAILS,
     launches_path,
     open_dataset,
     partition_value,
@@ -40,5 +41,9 @@ def add_run(uri: str, paths: Sequence[str], provenance: Provenance) -> Added:
         partition_value(gpu, "GPU key")
     rows = {runs_path(dataset, gpu, run.run_id): table for gpu, table in run.runs.items()}
     files = {launches_path(dataset, gpu, provenance.commit, run.run_id): t for gpu, t in run.launches.items()}
-    publish(dataset, {**files, **rows}, list(rows))
+    details = {
+        launches_path(dataset, gpu, provenance.commit, run.run_id, DETAILS): t
+        for gpu, t in run.details.items()
+    }
+    publish(dataset, {**details, **files, **rows}, list(rows))
     return Added(run.run_id, launches, gpus, new=True)

@@ -1,6 +1,7 @@
 """`history rebuild`: every stored run's quantities and verdicts derived again from its stored
-counters (`ncu.*` columns) with this version's recipe and roofs, each file rewritten atomically
-in place (a rebuild interrupted leaves each file either old or new, every one readable)."""
+counters (`details/`: `history.counters`) with this version's recipe and roofs, each file
+rewritten atomically in place (a rebuild interrupted leaves each file either old or new, every
+one readable)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ncu_roof.history.counters import tables_of
-from ncu_roof.history.record import analyze_tables, launch_table, split_rows, with_time
-from ncu_roof.history.store import launches_path, open_dataset, replace, run_files
+from ncu_roof.history.record import analyze_tables, launch_table, lean, split_rows, with_time
+from ncu_roof.history.store import DETAILS, launches_path, open_dataset, replace, run_files
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -45,11 +46,13 @@ def rebuild(uri: str) -> Rebuilt:
             by_run.setdefault(str(row["run_id"]), []).append(row)
     for run, rows in by_run.items():
         commit = str(rows[0]["commit"])
-        files = {str(r["gpu"]): launches_path(dataset, str(r["gpu"]), commit, run) for r in rows}
-        stored = [(key, pq.read_table(p, filesystem=dataset.fs)) for key, p in files.items()]
+        gpus = [str(r["gpu"]) for r in rows]
+        details = {key: launches_path(dataset, key, commit, run, DETAILS) for key in gpus}
+        stored = [(key, pq.read_table(p, filesystem=dataset.fs)) for key, p in details.items()]
         gpu = rows[0]["roofs_gpu"]
         for key, table in rebuild_run(stored, run, str(gpu) if gpu else None).items():
-            replace(dataset, table, files[key])
+            replace(dataset, table, details[key])  # the details first: the launches are made of them
+            replace(dataset, lean(table), launches_path(dataset, key, commit, run))
             launches_total += table.num_rows
         runs += 1
     return Rebuilt(runs, launches_total)

@@ -1,6 +1,7 @@
 """Where a history lives: a folder (or any URI a pyarrow filesystem reaches) of plain Parquet.
 
-    DATASET/launches/gpu=KEY/commit=SHA/RUN.parquet   one row per launch (hive-partitioned)
+    DATASET/launches/gpu=KEY/commit=SHA/RUN.parquet   one row per launch: the lean columns
+    DATASET/details/gpu=KEY/commit=SHA/RUN.parquet    the same launches: every column, counters
     DATASET/runs/gpu=KEY/RUN.parquet                  the run's provenance on that GPU (one row)
 
 Every file is named by its run's id (a hash of what was profiled: `record.run_id`), so two jobs
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
 LAUNCHES = "launches"
+DETAILS = "details"
 RUNS = "runs"
 SUFFIX = ".parquet"
 STATISTICS = ("name", "grid", "block", "duration_s", "run_id", "time", "commit")
@@ -86,8 +88,9 @@ def partition_value(value: str, what: str) -> str:
     return value
 
 
-def launches_path(dataset: Dataset, gpu: str, commit: str, run_id: str) -> str:
-    return dataset.path(LAUNCHES, f"gpu={gpu}", f"commit={commit}", run_id + SUFFIX)
+def launches_path(dataset: Dataset, gpu: str, commit: str, run_id: str, part: str = LAUNCHES) -> str:
+    """A run's launch file on one GPU (`part`: `launches`, or `details`)."""
+    return dataset.path(part, f"gpu={gpu}", f"commit={commit}", run_id + SUFFIX)
 
 
 def runs_path(dataset: Dataset, gpu: str, run_id: str) -> str:
@@ -184,8 +187,8 @@ def stored_rows(dataset: Dataset, run_id: str) -> list[dict[str, Any]]:
 
 
 def parquet_dataset(dataset: Dataset, part: str) -> ds.Dataset:
-    """`launches/` (its partitions read as text) or `runs/` (its rows name their GPU) as a
-    pyarrow dataset."""
+    """`launches/`, `details/` (their partitions read as text) or `runs/` (its rows name their
+    GPU) as a pyarrow dataset."""
     import pyarrow as pa
     import pyarrow.dataset as ds
 
