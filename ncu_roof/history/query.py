@@ -133,42 +133,53 @@ def check_regex(history: History, pattern: str) -> None:
         ) from None
 
 
+def recent_commits(history: History, gpu: str | None, last: int) -> dict[str, list[str]]:
+    """GPU → its last `last` commits (by their earliest run's time)."""
+    sql = f"""SELECT gpu, commit, min(time) AS time FROM {history.launches_from(gpu)}
+              WHERE run_id IN (SELECT run_id FROM published) {"AND gpu = $gpu" if gpu else ""}
+              GROUP BY gpu, commit ORDER BY time, commit"""
+    by_gpu: dict[str, list[str]] = {}
+    for row in rows(history, sql, {"gpu": gpu} if gpu else {}):
+        by_gpu.setdefault(row["gpu"], []).append(row["commit"])
+    return {key: commits[-last:] for key, commits in by_gpu.items()}
+
+
 def points(history: History, kernel: str | None, gpu: str | None, last: int | None) -> list[Row]:
     """Per kernel group (name, grid, block, GPU) and commit, in commit-time order: the median,
-    fastest and slowest duration, launches, runs, the verdict most launches got, the commit's
-    time (its earliest run's); of each GPU's last `last` commits. One scan of the launches."""
+    fastest and slowest duration, launches, runs, the verdict most launches got, the time (its
+    earliest run's); of each GPU's last `last` commits. One scan of the launches (two with
+    `last`, the second of those commits' folders alone)."""
     if kernel:
         check_regex(history, kernel)
     if last is not None and last < 1:
         raise UsageError(f"--last {last}: must be at least 1", hint="e.g. --last 50")
-    params: dict[str, Any] = {}
-    where = ["run_id IN (SELECT run_id FROM published)"]
-    if gpu:
-        where.append("gpu = $gpu")
-        params["gpu"] = gpu
-    match = "regexp_matches(name, $kernel)" if kernel else "true"
-    if kernel:
-        params["kernel"] = kernel
-    recent = "true"
+    scopes: list[tuple[str | None, list[str]]] = [(gpu, [])]
     if last is not None:
-        recent = "c.back <= $last"
-        params["last"] = last
-    sql = f"""
-        WITH l AS MATERIALIZED (
-            SELECT name, grid, block, gpu, commit, time, duration_s, bound, run_id
-            FROM {history.launches_from(gpu)} WHERE {" AND ".join(where)}),
-        c AS (SELECT gpu, commit, min(time) AS time,
-                     row_number() OVER (PARTITION BY gpu ORDER BY min(time) DESC, commit DESC) AS back
-              FROM l GROUP BY gpu, commit),
-        p AS (
+        scopes = list(recent_commits(history, gpu, last).items())
+    found: list[Row] = []
+    for scope, commits in scopes:
+        params: dict[str, Any] = {}
+        where = ["run_id IN (SELECT run_id FROM published)"]
+        if scope:
+            where.append("gpu = $gpu")
+            params["gpu"] = scope
+        if commits:
+            where.append("commit IN (SELECT unnest($commits))")
+            params["commits"] = commits
+        if kernel:
+            where.append("regexp_matches(name, $kernel)")
+            params["kernel"] = kernel
+        sql = f"""
             SELECT name, grid, block, gpu, commit,
                    median(duration_s) AS median_duration_s, min(duration_s) AS min_duration_s,
                    max(duration_s) AS max_duration_s, count(*) AS launches,
-                   count(DISTINCT run_id) AS runs, mode(bound) AS verdict
-            FROM l WHERE {match} GROUP BY ALL)
-        SELECT p.*, c.time FROM p JOIN c USING (gpu, commit) WHERE {recent}
-        ORDER BY name, grid NULLS FIRST, block NULLS FIRST, gpu, time, commit"""
-    return rows(history, sql, params)
+                   count(DISTINCT run_id) AS runs, mode(bound) AS verdict, min(time) AS time
+            FROM {history.launches_from(scope, commits)} WHERE {" AND ".join(where)}
+            GROUP BY name, grid, block, gpu, commit"""
+        found += rows(history, sql, params)
+    return sorted(
+        found, key=lambda r: (r["name"], r["grid"] or "", r["block"] or "", r["gpu"], r["time"], r["commit"])
+    )
 
 
 def durations(history: History, gpu: str, commits: Sequence[str]) -> dict[str, np.ndarray]:
