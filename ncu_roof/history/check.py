@@ -192,7 +192,13 @@ def check(
         base = _baseline(runs_rows(history, gpu), head, gpu, baseline)
         baselines.append(base)
         movements += _movements(history, head, base, threshold_pct, confidence)
+    movements.sort(key=lambda m: (list(Kind).index(m.kind), -_shift_pct(m)))  # regressions first, worst first
     return CheckResult(head, threshold_pct, confidence, tuple(baselines), tuple(movements))
+
+
+def _shift_pct(movement: KernelMovement) -> float:
+    found = movement.shift
+    return found.shift_pct if found is not None and not math.isnan(found.shift_pct) else 0.0
 
 
 def _baseline(runs: list[dict[str, Any]], head: str, gpu: str, n: int) -> GpuBaseline:
