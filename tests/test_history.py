@@ -338,3 +338,17 @@ def test_a_file_uri_is_a_dataset(tmp_path: Path) -> None:
     added = add_run(f"file://{tmp_path}/h", [str(path)], Provenance("c1", parse_time("2026-11-01")))
     assert added.new and added.gpus == ("h100-pcie",) and added.launches == LAUNCHES
     assert len(list((tmp_path / "h" / "launches" / "gpu=h100-pcie" / "commit=c1").glob("*.parquet"))) == 1
+
+
+def test_without_duckdb_show_says_which_extra_to_install(
+    history: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "duckdb", None)  # an import of it raises ImportError
+    result = run_cli("history", "show", str(history))
+    assert result.returncode == 4
+    assert (
+        "DuckDB, which is not installed" in result.stderr
+        and "pip install 'ncu-roof[history]'" in result.stderr
+    )
