@@ -2,6 +2,8 @@
 
 The pairs come from `ncu_roof.pairs`. A kernel whose duration grows by more than the threshold
 is a regression; one that shrinks by more is an improvement. Different GPUs or clocks are refused.
+The gate (`--fail-on-regression`) judges a kernel launched often enough on both sides by the
+shift of all its launches with its interval (`ncu_roof.shift`, as `history check` does).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ncu_roof.pairs import (
     match_rows,
     pair_columns,
 )
+from ncu_roof.shift import Movement, Shift, shift
 
 CLOCK_TOLERANCE_PCT = 2.0  # SM clocks (or report roofs) further apart than this: different clocks
 
@@ -147,13 +150,44 @@ def slower_than(result: Diff, limit_pct: float) -> list[KernelDiff]:
     return [result.kernels[j] for j in slower[np.argsort(-change[slower], kind="stable")].tolist()]
 
 
+GATE_CONFIDENCE = 0.99  # the confidence of the interval a repeated kernel is gated on (as `history check`)
+GroupKey = tuple[str, str | None, str | None]
+
+
+def repeated_shifts(result: Diff, confidence: float = GATE_CONFIDENCE) -> dict[GroupKey, Shift]:
+    """Per kernel group (name, grid, block) launched often enough on both sides for an interval
+    at `confidence`: the shift of its head launches' durations against its base launches'
+    (`ncu_roof.shift`, as `history check` computes it)."""
+    pairs = result.pairs
+    base_s, head_s = pairs.numbers[DURATION]
+    groups: dict[GroupKey, list[int]] = {}
+    for j, key in enumerate(zip(pairs.name, pairs.grid, pairs.block, strict=True)):
+        groups.setdefault(key, []).append(j)
+    out = {}
+    for key, rows in groups.items():
+        found = shift(head_s[rows], base_s[rows], confidence)
+        if found is not None and found.low_pct is not None:
+            out[key] = found
+    return out
+
+
 def gate(result: Diff, fail_on_regression_pct: float) -> None:
     """GateError (exit 1) when a kernel or the total got slower by more than the given percent.
 
+    A kernel launched often enough on both sides for an interval (`repeated_shifts`) is slower
+    when its shift is a regression (`Shift.verdict`: the interval above 0, the estimate beyond
+    the limit); any other kernel when its matched launch's time grew by more than the limit.
     The message counts kernels as the diff's headline does ("N slower"), and the total apart.
     """
     limit = fail_on_regression_pct
-    slower = slower_than(result, limit)
+    shifts = repeated_shifts(result)
+    singles = [k for k in slower_than(result, limit) if (k.name, k.grid, k.block) not in shifts]
+    slower = [(k.name, k.duration_s.delta_pct or 0.0, "") for k in singles]
+    for (name, _, _), found in shifts.items():
+        if found.verdict(limit) is Movement.REGRESSION:
+            interval = f" [{found.low_pct:+.1f}%, {found.high_pct:+.1f}%] at {found.confidence:.0%}"
+            slower.append((name, found.shift_pct, interval))
+    slower.sort(key=lambda item: -item[1])
     total = result.total_duration_s.delta_pct
     total_slower = total is not None and total > limit
     if not slower and not total_slower:
@@ -161,10 +195,9 @@ def gate(result: Diff, fail_on_regression_pct: float) -> None:
     noun = "kernel" if len(slower) == 1 else "kernels"
     parts = []
     if slower:
-        worst = slower[0]
+        name, pct, interval = slower[0]
         parts.append(
-            f"{len(slower)} {noun} slower by more than {limit:g}% "
-            f"(worst {worst.name} {worst.duration_s.delta_pct:+.1f}%)"
+            f"{len(slower)} {noun} slower by more than {limit:g}% (worst {name} {pct:+.1f}%{interval})"
         )
     if total_slower:
         parts.append(f"the total time is {total:+.1f}%")

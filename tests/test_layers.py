@@ -3,7 +3,7 @@ docs/architecture.md lists exactly the package's modules, each in the layer this
 
 Layers, lowest first (a module may import its own layer and any layer below it):
 
-    base → table → ingest → recipe → roofs → model → analysis → pipeline → render → cli
+    base → table → ingest → recipe → roofs → model → analysis → pipeline → history → render → cli
 
 Every import counts: module level, inside functions, and under `if TYPE_CHECKING:`.
 """
@@ -18,7 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ncu_roof"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
-LAYERS = ("base", "table", "ingest", "recipe", "roofs", "model", "analysis", "pipeline", "render", "cli")
+LAYERS = (
+    *("base", "table", "ingest", "recipe", "roofs", "model", "analysis", "pipeline", "history"),
+    *("render", "cli"),
+)
 
 # module, or package prefix (longest match wins) → layer
 LAYER_OF = {
@@ -37,6 +40,7 @@ LAYER_OF = {
     "ncu_roof.codes": "base",  # a column coded: each distinct value once (pandas' or a dict)
     "ncu_roof.metrics": "base",  # the counters each formula reads: what readers load, profile collects
     "ncu_roof.cores": "base",  # work on a second core: a thread, or a forked child (None: do it here)
+    "ncu_roof.shift": "base",  # Hodges–Lehmann shift and Moses interval of two duration samples
     # table: the per-launch table every reader returns
     "ncu_roof.ingest.table": "table",
     # ingest: readers, any ncu output → RunTable
@@ -69,6 +73,8 @@ LAYER_OF = {
     "ncu_roof.pipeline": "pipeline",
     # pipeline: whole flows a caller runs (profile: run ncu, keep the report)
     "ncu_roof.profile": "pipeline",
+    # history: runs across commits and GPUs as a Parquet dataset, its queries, the gate
+    "ncu_roof.history": "history",
     # render: Analysis → str/bytes, and the text helpers the sinks share
     "ncu_roof.render": "render",
     # cli: typer commands, writing, the terminal

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator, ValidationError
 from test_diff import BASE, HEAD, write
 
 SCHEMAS = ROOT / "docs" / "schemas"
-NAMES = ("analysis.v1", "prediction.v1", "diff.v1", "gpus.v1")
+NAMES = ("analysis.v1", "prediction.v1", "diff.v1", "gpus.v1", "history-show.v1", "history-check.v1")
 
 
 def schema_of(name: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ COMMAND_MODULES = {  # in the order the help lists them
     "profile": "profile",
     "plot": "report",
     "diff": "report",
+    "history": "history",
 }
 _HELP = ("-h", "--help")
 

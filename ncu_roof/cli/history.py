@@ -1,0 +1,203 @@
+"""`ncu-roof history add|show|check|rebuild`: a team's kernel performance across commits and GPUs
+(docs/history.md). Options parsed here; the work is `ncu_roof.history`'s, the text `render`'s."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import PurePath
+from typing import TYPE_CHECKING
+
+import typer
+
+from ncu_roof.cli import ReadableHelp, app
+from ncu_roof.cli.analyze import diag
+from ncu_roof.cli.options import GpuKey
+from ncu_roof.errors import GateError, UsageError
+from ncu_roof.render.console import screen, to_terminal
+from ncu_roof.render.output import check_writable, write_output
+
+if TYPE_CHECKING:
+    from ncu_roof.history.check import CheckResult
+
+history_app = typer.Typer(
+    help="A Parquet history of runs across commits and GPUs, its trends, and a noise-aware gate.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+app.add_typer(history_app, name="history")
+
+
+class HistoryFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    CSV = "csv"
+    MARKDOWN = "markdown"
+    HTML = "html"
+    PNG = "png"
+    SVG = "svg"
+
+
+SUFFIXES = {".json": "json", ".csv": "csv", ".md": "markdown", ".html": "html", ".png": "png", ".svg": "svg"}
+BINARY = (HistoryFormat.PNG, HistoryFormat.SVG)
+FORMAT_HELP = "table, json, csv, markdown, html, png or svg (default: from the -o suffix, else table)."
+Dataset = typer.Argument(..., metavar="DATASET", help="A folder, or a URI pyarrow reaches (s3://…).")
+
+
+def chosen_format(
+    fmt: HistoryFormat | None, output: str | None, allowed: tuple[HistoryFormat, ...]
+) -> HistoryFormat:
+    implied = SUFFIXES.get(PurePath(output).suffix.lower()) if output else None
+    if fmt is not None and implied is not None and fmt.value != implied:
+        raise UsageError(f"--format {fmt.value} contradicts -o {output}", hint="drop one of them")
+    chosen = fmt or (HistoryFormat(implied) if implied else HistoryFormat.TABLE)
+    if chosen not in allowed:
+        raise UsageError(
+            f"this command cannot write {chosen.value}",
+            hint="use one of: " + ", ".join(f.value for f in allowed),
+        )
+    if chosen is HistoryFormat.PNG and to_terminal(output):
+        raise UsageError(
+            "--format png writes binary data, not for a terminal", hint="write it to a file: -o trend.png"
+        )
+    return chosen
+
+
+def _pct(text: str, option: str) -> float:
+    from ncu_roof.cli.report import parse_pct
+
+    return parse_pct(text, option)
+
+
+@history_app.command("add", cls=ReadableHelp)
+def add_command(
+    dataset: str = Dataset,
+    inputs: list[str] = typer.Argument(..., metavar="INPUT...", help="ncu outputs of one run of one commit."),
+    commit: str = typer.Option(..., "--commit", metavar="SHA", help="The commit these runs measured."),
+    time: str = typer.Option(None, "--time", metavar="ISO-8601", help="The commit's time (default: now)."),
+    branch: str = typer.Option(None, "--branch", metavar="NAME", help="The branch."),
+    label: list[str] = typer.Option([], "--label", metavar="KEY=VALUE", help="Any label (repeatable)."),
+    clock_control: str = typer.Option(
+        None, "--clock-control", metavar="base|none", help="How ncu held the clocks (its --clock-control)."
+    ),
+    driver: str = typer.Option(None, "--driver", metavar="VERSION", help="The GPU driver's version."),
+    host: str = typer.Option(
+        None, "--host", metavar="NAME", help="The host that profiled (default: this one)."
+    ),
+    gpu: GpuKey = None,
+) -> None:
+    """Add one run (every GPU in it) to the dataset; the same run twice changes nothing."""
+    from ncu_roof.history.add import add_run
+    from ncu_roof.history.record import CLOCK_CONTROLS, Provenance, parse_labels, parse_time
+
+    if clock_control is not None and clock_control not in CLOCK_CONTROLS:
+        raise UsageError(f"--clock-control {clock_control!r}", hint="base (locked) or none (free), as ncu's")
+    provenance = Provenance(
+        commit=commit,
+        time=parse_time(time),
+        branch=branch,
+        labels=parse_labels(label),
+        clock_control=clock_control,
+        driver=driver,
+        host=host,
+        gpu=gpu,
+    )
+    added = add_run(dataset, inputs, provenance)
+    what = f"{added.launches} launches on {', '.join(added.gpus)}"
+    if added.new:
+        diag(f"added run {added.run_id} of {commit}: {what}")
+    else:
+        diag(f"run {added.run_id} of {commit} is in {dataset} already ({what}): nothing written")
+
+
+@history_app.command("show", cls=ReadableHelp)
+def show_command(
+    dataset: str = Dataset,
+    kernel: str = typer.Option(
+        None, "--kernel", "-k", metavar="REGEX", help="Kernels whose name matches (RE2)."
+    ),
+    gpu: str = typer.Option(None, "--gpu", metavar="KEY", help="One GPU's partition (e.g. h100-pcie)."),
+    last: int = typer.Option(None, "--last", metavar="N", help="Only the last N commits of each GPU."),
+    fmt: HistoryFormat = typer.Option(
+        None, "--format", "-f", metavar="FORMAT", help=FORMAT_HELP, show_default=False
+    ),
+    output: str = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here instead of stdout."),
+) -> None:
+    """Each kernel group's duration and verdict over commits, in commit-time order."""
+    from ncu_roof.history.query import History, points
+    from ncu_roof.history.store import open_dataset
+    from ncu_roof.render import historyout
+
+    chosen = chosen_format(fmt, output, tuple(HistoryFormat))
+    check_writable(output)
+    table = points(History(open_dataset(dataset)), kernel, gpu, last)
+    if chosen in BINARY:
+        from ncu_roof.render.historyplot import render_history_plot
+
+        write_output(render_history_plot(table, chosen.value), output)
+        return
+    text = {
+        HistoryFormat.JSON: historyout.show_json,
+        HistoryFormat.CSV: historyout.show_csv,
+        HistoryFormat.MARKDOWN: historyout.show_markdown,
+        HistoryFormat.HTML: historyout.show_html,
+    }.get(chosen)
+    write_output(text(table) if text else historyout.show_table(table, screen(output).width), output)
+
+
+def render_check(result: CheckResult, fmt: HistoryFormat, output: str | None) -> str:
+    from ncu_roof.render import historyout
+
+    if fmt is HistoryFormat.JSON:
+        return historyout.check_json(result)
+    if fmt is HistoryFormat.MARKDOWN:
+        return historyout.check_markdown(result)
+    if fmt is HistoryFormat.CSV:
+        return historyout.check_csv(result)
+    return historyout.check_table(result, screen(output).width)
+
+
+@history_app.command("check", cls=ReadableHelp)
+def check_command(
+    dataset: str = Dataset,
+    head: str = typer.Option(..., "--head", metavar="SHA", help="The commit to check."),
+    baseline: int = typer.Option(
+        20, "--baseline", metavar="N", help="Commits before the head to compare with."
+    ),
+    threshold: str = typer.Option(
+        "5%", "--threshold", metavar="PCT", help="A movement smaller than this is noise."
+    ),
+    confidence: float = typer.Option(
+        0.99, "--confidence", metavar="P", help="The interval's confidence level."
+    ),
+    fmt: HistoryFormat = typer.Option(
+        None, "--format", "-f", metavar="table|json|csv|markdown", help="Output format.", show_default=False
+    ),
+    output: str = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here instead of stdout."),
+) -> None:
+    """Classify each kernel group's movement at the head: regression, improvement, noise, method
+    change, hardware change. Exit 1 when a regression beyond the threshold holds at the confidence."""
+    from ncu_roof.history.check import Kind, check
+    from ncu_roof.render.historyout import verdict_line
+
+    allowed = (HistoryFormat.TABLE, HistoryFormat.JSON, HistoryFormat.CSV, HistoryFormat.MARKDOWN)
+    chosen = chosen_format(fmt, output, allowed)
+    check_writable(output)
+    result = check(dataset, head, baseline, _pct(threshold, "--threshold"), confidence)
+    write_output(render_check(result, chosen, output), output)
+    bad = result.of_kind(Kind.REGRESSION)
+    if bad:
+        worst = bad[0]
+        assert worst.shift is not None
+        raise GateError(
+            f"{verdict_line(result)} (worst {worst.name} on {worst.gpu} {worst.shift.shift_pct:+.1f}%)",
+            hint=f"culprit window: {worst.last_good}..{worst.first_bad}; see the report",
+        )
+
+
+@history_app.command("rebuild", cls=ReadableHelp)
+def rebuild_command(dataset: str = Dataset) -> None:
+    """Derive every stored run's quantities again from its stored counters (this version's recipe)."""
+    from ncu_roof.history.rebuild import rebuild
+
+    done = rebuild(dataset)
+    diag(f"rebuilt {done.runs} runs ({done.launches} launches) in {dataset}")

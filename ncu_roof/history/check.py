@@ -1,0 +1,231 @@
+"""`history check`: the head's launches of each kernel group against the commits before it.
+
+Per GPU, the baseline is the `baseline` latest commits before the head whose runs were measured
+as the head's was (same metric set, ncu version and clock control; same GPU SKU, SM count and
+clocks within `CLOCK_TOLERANCE_PCT`). When no earlier commit was, the latest ones are compared
+anyway and a movement is named for what changed — a **method change** or a **hardware change**,
+never a regression. Every launch of every run of those commits is the noise sample
+(`ncu_roof.shift`: Hodges–Lehmann shift, Moses interval), the head's launches the other sample.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from ncu_roof.comparison import CLOCK_TOLERANCE_PCT
+from ncu_roof.errors import UsageError
+from ncu_roof.history.query import History, durations, gpus_of, runs_rows
+from ncu_roof.history.store import open_dataset
+from ncu_roof.shift import Movement, Shift, shift
+
+
+class Kind(Enum):
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    NOISE = "noise"
+    METHOD_CHANGE = "method change"
+    HARDWARE_CHANGE = "hardware change"
+
+
+METHOD = ("metric_set", "ncu_version", "clock_control")
+HARDWARE = ("device_name", "gpu_sku", "sm_count")
+WORDS = {
+    "metric_set": "metric set",
+    "ncu_version": "ncu version",
+    "clock_control": "clock control",
+    "device_name": "GPU",
+    "gpu_sku": "GPU SKU",
+    "sm_count": "SM count",
+    "sm_clock_hz": "SM clock",
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    """Why the baseline was not measured as the head was."""
+
+    kind: Kind  # METHOD_CHANGE or HARDWARE_CHANGE
+    reason: str
+
+
+def _shown(value: Any) -> str:
+    return "unknown" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def provenance_change(head: Mapping[str, Any], base: Mapping[str, Any]) -> Change | None:
+    """What differs between two runs' provenance rows (a method before the hardware), or None."""
+    for kind, keys in ((Kind.METHOD_CHANGE, METHOD), (Kind.HARDWARE_CHANGE, HARDWARE)):
+        for key in keys:
+            if head.get(key) != base.get(key):
+                return Change(kind, f"{WORDS[key]} {_shown(base.get(key))} → {_shown(head.get(key))}")
+    h, b = head.get("sm_clock_hz"), base.get("sm_clock_hz")
+    if (h is None) != (b is None) or (
+        h is not None and b is not None and abs(h / b - 1) * 100 > CLOCK_TOLERANCE_PCT
+    ):
+        shown = " → ".join("unknown" if v is None else f"{v / 1e9:.3g} GHz" for v in (b, h))
+        return Change(Kind.HARDWARE_CHANGE, f"SM clock {shown}")
+    return None
+
+
+def classify(
+    head_s: np.ndarray, base_s: np.ndarray, threshold_pct: float, confidence: float, change: Change | None
+) -> tuple[Kind, Shift | None]:
+    """One kernel group's movement: the shift of the head's durations against the baseline's,
+    named a regression or improvement only when the two were measured alike (`change` None);
+    across a change, a movement beyond the threshold is that change."""
+    found = shift(head_s, base_s, confidence)
+    moved = found.verdict(threshold_pct) if found is not None else Movement.NOISE
+    if moved is Movement.NOISE:
+        return Kind.NOISE, found
+    if change is not None:
+        return change.kind, found
+    return (Kind.REGRESSION if moved is Movement.REGRESSION else Kind.IMPROVEMENT), found
+
+
+@dataclass(frozen=True)
+class KernelMovement:
+    name: str
+    grid: str | None
+    block: str | None
+    gpu: str
+    kind: Kind
+    shift: Shift | None
+    baseline_commits: int
+    reason: str
+    last_good: str | None  # the newest baseline commit (a regression: the culprit window's start)
+    first_bad: str  # the head
+
+
+@dataclass(frozen=True)
+class GpuBaseline:
+    gpu: str
+    commits: tuple[str, ...]  # newest first
+    change: Change | None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    head: str
+    threshold_pct: float
+    confidence: float
+    baselines: tuple[GpuBaseline, ...]
+    movements: tuple[KernelMovement, ...]
+
+    def of_kind(self, kind: Kind) -> list[KernelMovement]:
+        return [m for m in self.movements if m.kind is kind]
+
+
+def choose_baseline(
+    head: Mapping[str, Any], prior: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], n: int
+) -> GpuBaseline:
+    """The `n` newest prior commits (newest first, each with its runs) measured as the head was
+    (right after a change, a single one: its interval sees no run-to-run drift); if none was, the
+    `n` newest ones, with what changed."""
+    gpu = str(head["gpu"])
+    alike = [c for c, runs in prior if all(provenance_change(head, r) is None for r in runs)]
+    if alike:
+        return GpuBaseline(gpu, tuple(alike[:n]), None)
+    window = prior[:n]
+    changes = (provenance_change(head, r) for _, runs in window for r in runs)
+    change = next((c for c in changes if c is not None), None)
+    return GpuBaseline(gpu, tuple(c for c, _ in window), change)
+
+
+def _reason(kind: Kind, found: Shift | None, base: GpuBaseline, threshold_pct: float) -> str:
+    if found is None:
+        return "no duration on one side"
+    if found.low_pct is None or found.high_pct is None:
+        return (
+            f"too few launches for an interval at {found.confidence:.0%} ({found.head_n} vs {found.base_n})"
+        )
+    interval = (
+        f"{found.shift_pct:+.1f}% [{found.low_pct:+.1f}%, {found.high_pct:+.1f}%] at {found.confidence:.0%}"
+    )
+    sizes = f"{found.head_n} launches vs {found.base_n} over {len(base.commits)} commits"
+    if kind in (Kind.METHOD_CHANGE, Kind.HARDWARE_CHANGE):
+        assert base.change is not None
+        return f"{interval}, across a {kind.value} ({base.change.reason}); {sizes}"
+    if kind is Kind.NOISE:
+        within = (
+            "the interval holds 0" if found.low_pct <= 0 <= found.high_pct else f"within ±{threshold_pct:g}%"
+        )
+        return f"{interval}: {within}; {sizes}"
+    return f"{interval}, beyond ±{threshold_pct:g}%; {sizes}"
+
+
+def _grouped(
+    columns: Mapping[str, np.ndarray],
+) -> dict[tuple[str, str | None, str | None], dict[str, np.ndarray]]:
+    """(name, grid, block) → commit → durations (NaN where missing)."""
+    values = np.ma.filled(np.ma.asarray(columns["duration_s"], dtype="float64"), np.nan).tolist()
+    keys = (
+        np.ma.filled(np.ma.asarray(columns[c], dtype=object), None).tolist()
+        for c in ("name", "grid", "block")
+    )
+    commits = np.ma.filled(np.ma.asarray(columns["commit"], dtype=object), None).tolist()
+    cells: dict[tuple[str, str | None, str | None], dict[str, list[float]]] = {}
+    for name, grid, block, commit, value in zip(*keys, commits, values, strict=True):
+        cells.setdefault((name, grid, block), {}).setdefault(commit, []).append(value)
+    return {k: {c: np.array(v) for c, v in by.items()} for k, by in cells.items()}
+
+
+def check(
+    uri: str, head: str, baseline: int = 20, threshold_pct: float = 5.0, confidence: float = 0.99
+) -> CheckResult:
+    """Classify every kernel group's movement at the head commit, GPU by GPU."""
+    if baseline < 1:
+        raise UsageError(f"--baseline {baseline}: must be at least 1", hint="e.g. --baseline 20")
+    if not 0.5 <= confidence < 1:
+        raise UsageError(f"--confidence {confidence:g} must lie in [0.5, 1)", hint="e.g. --confidence 0.99")
+    history = History(open_dataset(uri))
+    gpus = gpus_of(history, head)
+    if not gpus:
+        raise UsageError(f"commit {head} has no run in {uri}", hint=f"history add {uri} RUN --commit {head}")
+    baselines, movements = [], []
+    for gpu in gpus:
+        base = _baseline(runs_rows(history, gpu), head, gpu, baseline)
+        baselines.append(base)
+        movements += _movements(history, head, base, threshold_pct, confidence)
+    movements.sort(key=lambda m: (list(Kind).index(m.kind), -_shift_pct(m)))  # regressions first, worst first
+    return CheckResult(head, threshold_pct, confidence, tuple(baselines), tuple(movements))
+
+
+def _shift_pct(movement: KernelMovement) -> float:
+    found = movement.shift
+    return found.shift_pct if found is not None and not math.isnan(found.shift_pct) else 0.0
+
+
+def _baseline(runs: list[dict[str, Any]], head: str, gpu: str, n: int) -> GpuBaseline:
+    """The head's baseline among one GPU's runs (in commit-time order)."""
+    by_commit: dict[str, list[dict[str, Any]]] = {}
+    for r in runs:
+        by_commit.setdefault(r["commit"], []).append(r)
+    order = list(by_commit)
+    before = order[: order.index(head)][::-1]
+    return choose_baseline(by_commit[head][0], [(c, by_commit[c]) for c in before], n)
+
+
+def _movements(
+    history: History, head: str, base: GpuBaseline, threshold_pct: float, confidence: float
+) -> list[KernelMovement]:
+    out = []
+    groups = _grouped(durations(history, base.gpu, [head, *base.commits]))
+    for (name, grid, block), by_commit in groups.items():
+        if head not in by_commit:
+            continue  # the kernel did not run at the head
+        prior = [by_commit[c] for c in base.commits if c in by_commit]
+        base_s = np.concatenate(prior) if prior else np.zeros(0)
+        kind, found = classify(by_commit[head], base_s, threshold_pct, confidence, base.change)
+        last_good = base.commits[0] if base.commits else None
+        reason = _reason(kind, found, base, threshold_pct) if len(prior) else "no baseline launches"
+        out.append(
+            KernelMovement(name, grid, block, base.gpu, kind, found, len(prior), reason, last_good, head)
+        )
+    out.sort(key=lambda m: -(m.shift.shift_pct if m.shift and not math.isnan(m.shift.shift_pct) else 0.0))
+    return out

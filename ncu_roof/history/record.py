@@ -1,0 +1,296 @@
+"""One profiled run as history rows: its launches (quantities, verdicts, the counters read) and
+its provenance, one row per GPU.
+
+The launch rows are `ncu_roof.launches` (every quantity and verdict of `analyze`, units in the
+names) plus, per launch, what the reader read (`history.counters`: two map columns), so that
+`history rebuild` can re-derive the past with a later recipe: the `details` table. The
+`launches` table holds their `LEAN` columns, joined to the details on (`run_id`, `launch`).
+
+The run's id is a hash of the commit and of every input's bytes (in any order): the same files
+added for the same commit twice are one run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ncu_roof import pipeline
+from ncu_roof.errors import BadInputError, UsageError
+from ncu_roof.version import __version__
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ncu_roof.analysis import Analysis
+    from ncu_roof.ingest import RunTable
+
+CHUNK_BYTES = 1 << 20
+LEAN = (  # the launches table's columns (details/ holds every column and the counters)
+    *("run_id", "launch", "time", "name", "grid", "block", "nvtx", "id", "run", "device_name"),
+    *("duration_s", "flop_total", "bytes_dram", "achieved_flop_per_s", "attainable_flop_per_s"),
+    *("pct_of_roof", "bound", "binding", "verdict_basis", "ncu_version"),
+)
+CLOCK_CONTROLS = ("base", "none")  # ncu --clock-control: locked at base clocks, or left free
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What the caller says of a run (the rest is read from the inputs)."""
+
+    commit: str
+    time: datetime
+    branch: str | None = None
+    labels: Mapping[str, str] | None = None
+    clock_control: str | None = None  # "base" (locked), "none" (free), None: not said
+    driver: str | None = None
+    host: str | None = None
+    gpu: str | None = None  # --gpu KEY: the roofs the analysis used (rebuild uses them again)
+
+
+@dataclass(frozen=True)
+class Run:
+    run_id: str
+    launches: Mapping[str, pa.Table]  # GPU key → that GPU's launch rows (`LEAN` columns)
+    details: Mapping[str, pa.Table]  # GPU key → the same launches' every column and counters
+    runs: Mapping[str, pa.Table]  # GPU key → the run's provenance row on that GPU
+
+
+def parse_time(text: str | None) -> datetime:
+    """ISO-8601 (`2026-12-04T18:00:00Z`, `2026-12-04`), timezone-aware (UTC when none is given);
+    None: now."""
+    if text is None:
+        return datetime.now(UTC)
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--time {text!r} is not ISO-8601", hint="e.g. --time 2026-12-04T18:00:00Z"
+        ) from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def parse_labels(items: Sequence[str]) -> dict[str, str]:
+    """`KEY=VALUE` strings → a mapping (a repeated key: the last one)."""
+    labels: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--label {item!r} is not KEY=VALUE", hint="e.g. --label runner=h100-1")
+        labels[key.strip()] = value
+    return labels
+
+
+def gpu_key(device_name: str | None) -> str:
+    """A device's partition: the built-in GPU's key (`h100-pcie`), else its name as a slug."""
+    from ncu_roof.gpus import match_gpu
+
+    gpu = match_gpu(device_name)
+    if gpu is not None:
+        return gpu.key
+    slug = re.sub(r"[^a-z0-9]+", "-", (device_name or "unknown").lower()).strip("-")
+    return slug[:128] or "unknown"
+
+
+def run_id(commit: str, paths: Sequence[str]) -> str:
+    """The hash of the commit and of each input's bytes (sorted: the order they were named in
+    does not count)."""
+    digests = []
+    for path in paths:
+        if path == "-":
+            raise UsageError("history add cannot read stdin", hint="save it to a file and add that file")
+        digest = hashlib.sha256()
+        try:
+            with open(path, "rb") as handle:
+                while chunk := handle.read(CHUNK_BYTES):
+                    digest.update(chunk)
+        except OSError as err:
+            raise BadInputError(f"{path}: {err.strerror or err}", hint="check the path") from None
+        digests.append(digest.hexdigest())
+    whole = hashlib.sha256("\n".join([commit, *sorted(digests)]).encode())
+    return whole.hexdigest()[:20]
+
+
+def device_tables(tables: Sequence[RunTable]) -> list[RunTable]:
+    """Each table cut into one table per (ncu run, device), in the order of their first launch:
+    the analysis of these lists its launches in exactly their row order."""
+    from dataclasses import replace
+
+    from ncu_roof.codes import factorize
+
+    out = []
+    for table in tables:
+        devices = np.nan_to_num(table.columns["device"], nan=-1.0).tolist()
+        keys = np.empty(table.rows, dtype=object)
+        keys[:] = [f"{r}/{d:g}" for r, d in zip(table.columns["run"].tolist(), devices, strict=True)]
+        codes, distinct = factorize(keys, missing_is_value=True)  # in the order first seen
+        for k in range(len(distinct)):
+            rows = codes == k
+            out.append(replace(table, columns={c: a[rows] for c, a in table.columns.items()}))
+    return out
+
+
+def metric_set(tables: Sequence[RunTable]) -> str:
+    """The hash of the collected metric names (a changed set is a change of method)."""
+    names = sorted({c for t in tables for c in t.metric_columns})
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
+
+
+def launch_table(analysis: Analysis, tables: Sequence[RunTable], run: str) -> pa.Table:
+    """The launch rows of an analysis of `device_tables`: quantities, verdicts, counters."""
+    from ncu_roof.arrow import int_array, string_array
+    from ncu_roof.history.counters import counter_columns
+    from ncu_roof.launches import to_arrow
+
+    table = to_arrow(analysis)
+    for name, array in counter_columns(tables).items():
+        table = table.append_column(name, array)
+    table = table.append_column("launch", int_array(np.arange(table.num_rows, dtype="int64")))
+    return table.append_column("run_id", string_array([run] * table.num_rows))
+
+
+def split_rows(table: pa.Table, keys: Sequence[str]) -> dict[str, pa.Table]:
+    """The rows of each key (one key per row), keys in first-seen order."""
+    from ncu_roof.arrow import bool_array
+
+    row_keys = np.array(keys, dtype=object)
+    return {k: table.filter(bool_array(row_keys == k)) for k in dict.fromkeys(keys)}
+
+
+def analyze_tables(tables: Sequence[RunTable], gpu: str | None) -> Analysis:
+    return pipeline.run(list(tables), pipeline.Request(gpu=gpu))
+
+
+def input_paths(paths: Sequence[str]) -> list[str]:
+    """The inputs as `analyze` expands them (directories, globs)."""
+    return [p for p in pipeline.expand(list(paths), lambda _: None) if isinstance(p, str)]
+
+
+def build_run(items: Sequence[str], provenance: Provenance, rid: str) -> Run:
+    """Read and analyze the (expanded) inputs as `analyze` does, and lay them out as the rows of
+    the run `rid`."""
+    from ncu_roof.arrow import bool_array
+
+    tables = device_tables(pipeline.read_tables(items))
+    analysis = analyze_tables(tables, provenance.gpu)
+    details = with_time(launch_table(analysis, tables, rid), provenance.time)
+    keys = [gpu_key(d.name) for d in analysis.devices]
+    by_gpu = split_rows(details, [keys[i] for i in analysis.columns["device"].tolist()])
+    counts = {k: t.num_rows for k, t in by_gpu.items()}
+    runs = runs_table(rid, analysis, tables, provenance, keys, items, counts)
+    one_row = {k: runs.filter(bool_array(np.arange(len(counts)) == i)) for i, k in enumerate(counts)}
+    return Run(rid, {k: lean(t) for k, t in by_gpu.items()}, by_gpu, one_row)
+
+
+def lean(details: pa.Table) -> pa.Table:
+    """The `LEAN` columns of the launch rows: what trends and the gate read. A file of a few
+    columns opens ~4x faster than one of 120, and a GPU's history is a file per commit."""
+    return details.select([c for c in LEAN if c in details.column_names])
+
+
+def with_time(launches: pa.Table, when: datetime) -> pa.Table:
+    """The launch rows with their run's `time` (what orders commits without reading `runs/`)."""
+    return launches.append_column("time", time_array([when] * launches.num_rows))
+
+
+def time_array(values: Sequence[datetime]) -> pa.Array:
+    """UTC times as an Arrow timestamp[us, UTC] array (through the buffers: no pandas)."""
+    import pyarrow as pa
+
+    from ncu_roof.arrow import int_array
+
+    micros = np.array([round(v.timestamp() * 1e6) for v in values], dtype="int64")
+    return int_array(micros).cast(pa.timestamp("us", tz="UTC"))
+
+
+def runs_table(
+    rid: str,
+    analysis: Analysis,
+    tables: Sequence[RunTable],
+    provenance: Provenance,
+    keys: Sequence[str],
+    paths: Sequence[str],
+    counts: Mapping[str, int],
+) -> pa.Table:
+    """One row per GPU of the run: commit, time, branch, labels, the GPU, its clocks, the
+    driver, ncu's version, the metric set, the host, and what the run was read from."""
+    from ncu_roof.gpus import match_gpu
+
+    rows = []
+    for key in dict.fromkeys(keys):
+        devices = [d for d, k in zip(analysis.devices, keys, strict=True) if k == key]
+        clocks = [d.sm_clock_hz for d in devices if d.sm_clock_hz is not None]
+        ncu = sorted({i.ncu_version for i in analysis.inputs if i.ncu_version})
+        name = devices[0].name
+        sku = match_gpu(name)
+        rows.append(
+            {
+                "run_id": rid,
+                "gpu": key,
+                "commit": provenance.commit,
+                "time": provenance.time,
+                "branch": provenance.branch,
+                "labels": json.dumps(dict(provenance.labels or {}), sort_keys=True),
+                "device_name": name,
+                "gpu_sku": sku.key if sku is not None else None,
+                "sm_count": devices[0].sm_count,
+                "sm_clock_hz": float(np.median(clocks)) if clocks else None,
+                "clock_control": provenance.clock_control,
+                "driver": provenance.driver,
+                "ncu_version": ", ".join(ncu) or None,
+                "metric_set": metric_set(tables),
+                "host": provenance.host or socket.gethostname(),
+                "roofs_gpu": provenance.gpu,
+                "inputs": json.dumps(list(paths)),
+                "launches": counts[key],
+                "ncu_roof_version": __version__,
+            }
+        )
+    return rows_table(rows, runs_schema())
+
+
+def rows_table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Rows as a table of `schema` through the buffers (pyarrow's own conversion of Python values
+    imports pandas, ~0.9 s of an add)."""
+    import pyarrow as pa
+
+    from ncu_roof.arrow import float_array, int_array, string_array
+
+    arrays = []
+    for field in schema:
+        values = [row[field.name] for row in rows]
+        if pa.types.is_timestamp(field.type):
+            arrays.append(time_array(values))
+        elif pa.types.is_integer(field.type):
+            arrays.append(int_array(np.array(values, dtype="int64")))
+        elif pa.types.is_floating(field.type):
+            arrays.append(float_array(values))
+        else:
+            arrays.append(string_array(values))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def runs_schema() -> pa.Schema:
+    """The runs table's columns (built when pyarrow is loaded)."""
+    import pyarrow as pa
+
+    text = pa.string()
+    return pa.schema(
+        [
+            *(("run_id", text), ("gpu", text), ("commit", text)),
+            ("time", pa.timestamp("us", tz="UTC")),
+            *(("branch", text), ("labels", text), ("device_name", text), ("gpu_sku", text)),
+            *(("sm_count", pa.float64()), ("sm_clock_hz", pa.float64())),
+            *(("clock_control", text), ("driver", text), ("ncu_version", text), ("metric_set", text)),
+            *(("host", text), ("roofs_gpu", text), ("inputs", text), ("launches", pa.int64())),
+            ("ncu_roof_version", text),
+        ]
+    )

@@ -1,0 +1,94 @@
+"""How much slower one sample of durations is than another, with a distribution-free interval.
+
+The shift is the Hodges–Lehmann estimate on log durations: the median of every head − base
+difference of logs, reported as a percent change of the time (`100 · (e^d − 1)`). Its interval
+at a confidence level is Moses' distribution-free one, from the Mann–Whitney statistic's null
+distribution (normal approximation): the C-th smallest and C-th largest of those differences,
+`C = ⌊mn/2 − z·√(mn(m+n+1)/12)⌋`. It assumes only that both samples are independent draws of one
+noise distribution, shifted; it is robust (an outlier launch moves it by at most one rank), and
+deterministic (no resampling), which a CI gate must be. docs/history.md says why not a bootstrap.
+
+A movement is **real** at the confidence level when its interval excludes 0, and it **matters**
+when the estimate lies beyond the threshold: a regression is both, slower (`verdict`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+from statistics import NormalDist
+
+import numpy as np
+
+MAX_SAMPLE = 2000  # a larger sample is thinned to this many of its quantiles (m·n pairs stay ≤ 4e6)
+MIN_LAUNCHES = 2  # fewer launches on a side: no interval (a single launch is no noise sample)
+
+
+class Movement(Enum):
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    NOISE = "noise"
+
+
+@dataclass(frozen=True)
+class Shift:
+    """Head vs base: the estimated change of the time in percent, its interval (None where the
+    samples are too small for one at this confidence), and the sample sizes."""
+
+    shift_pct: float
+    low_pct: float | None
+    high_pct: float | None
+    head_n: int
+    base_n: int
+    confidence: float
+
+    def verdict(self, threshold_pct: float) -> Movement:
+        """Regression: the interval lies above 0 and the estimate beyond +threshold (improvement
+        the mirror); anything else is noise."""
+        if self.low_pct is None or self.high_pct is None:
+            return Movement.NOISE
+        if self.low_pct > 0 and self.shift_pct > threshold_pct:
+            return Movement.REGRESSION
+        if self.high_pct < 0 and self.shift_pct < -threshold_pct:
+            return Movement.IMPROVEMENT
+        return Movement.NOISE
+
+
+def _pct(log_ratio: float) -> float:
+    return 100.0 * math.expm1(log_ratio)
+
+
+def _thinned(values: np.ndarray) -> np.ndarray:
+    if len(values) <= MAX_SAMPLE:
+        return values
+    thinned: np.ndarray = np.quantile(values, (np.arange(MAX_SAMPLE) + 0.5) / MAX_SAMPLE)
+    return thinned
+
+
+def rank_bound(n: int, m: int, confidence: float) -> int:
+    """C of Moses' interval: the interval is the C-th smallest to the C-th largest difference;
+    0 when the samples are too small for an interval at this confidence."""
+    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+    return max(0, math.floor(n * m / 2.0 - z * math.sqrt(n * m * (n + m + 1) / 12.0)))
+
+
+def shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float = 0.99) -> Shift | None:
+    """The shift of `head_s` against `base_s` (durations in seconds; NaN and non-positive values
+    left out); None when a side has no duration."""
+    head = np.log(head_s[np.isfinite(head_s) & (head_s > 0)])
+    base = np.log(base_s[np.isfinite(base_s) & (base_s > 0)])
+    if not len(head) or not len(base):
+        return None
+    head, base = _thinned(np.sort(head)), _thinned(np.sort(base))
+    n, m = len(head), len(base)
+    differences = np.subtract.outer(head, base).ravel()
+    total = len(differences)
+    c = rank_bound(n, m, confidence) if min(n, m) >= MIN_LAUNCHES else 0
+    middle = [(total - 1) // 2, total // 2]
+    ends = [c - 1, total - c] if c >= 1 else []
+    ordered = np.partition(differences, sorted({*middle, *ends}))
+    estimate = float(ordered[middle].mean())
+    low = _pct(float(ordered[c - 1])) if c >= 1 else None
+    high = _pct(float(ordered[total - c])) if c >= 1 else None
+    return Shift(_pct(estimate), low, high, n, m, confidence)

@@ -1,0 +1,86 @@
+"""`ncu_roof.shift`: the Hodges–Lehmann shift and Moses' interval, checked by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ncu_roof.shift import Movement, Shift, rank_bound, shift
+
+
+def test_the_estimate_is_the_median_of_the_differences_of_logs() -> None:
+    # log differences 0.1, 0.1, 0.2, 0.2: median 0.15, a change of e^0.15 - 1 = +16.18 %
+    found = shift(np.exp([0.1, 0.2]), np.exp([0.0, 0.0]))
+    assert found is not None
+    assert math.isclose(found.shift_pct, 100 * math.expm1(0.15))
+    assert (found.low_pct, found.high_pct, found.head_n, found.base_n) == (None, None, 2, 2)  # too few
+
+
+def test_the_rank_bound_is_the_tables() -> None:
+    # Hollander & Wolfe, m = n = 10, two-sided 95 %: C = 24 (normal approximation: 50 - 1.96·13.23)
+    assert rank_bound(10, 10, 0.95) == 24
+    assert rank_bound(3, 3, 0.99) == 0  # no interval from 3 against 3 at 99 %
+    assert rank_bound(20, 400, 0.99) == math.floor(4000 - 2.5758 * math.sqrt(8000 * 421 / 12))
+
+
+def test_the_interval_is_the_c_th_smallest_and_largest_difference() -> None:
+    head = np.exp(np.arange(10) * 0.01 + 0.05)  # the base shifted by +0.05 in logs
+    base = np.exp(np.arange(10) * 0.01)
+    found = shift(head, base, confidence=0.95)
+    assert found is not None and found.low_pct is not None and found.high_pct is not None
+    differences = np.sort(np.subtract.outer(np.log(head), np.log(base)).ravel())
+    assert math.isclose(found.low_pct, 100 * math.expm1(differences[23]))  # the 24th smallest
+    assert math.isclose(found.high_pct, 100 * math.expm1(differences[100 - 24]))
+    assert math.isclose(found.shift_pct, 100 * math.expm1(0.05))
+
+
+def test_an_outlier_launch_moves_the_estimate_by_at_most_one_rank() -> None:
+    base = np.full(20, 100e-6) * np.exp(np.linspace(-0.01, 0.01, 20))
+    head = base * 1.10
+    spiked = head.copy()
+    spiked[0] *= 50
+    clean, noisy = shift(head, base), shift(spiked, base)
+    assert clean is not None and noisy is not None
+    assert abs(noisy.shift_pct - clean.shift_pct) < 0.2
+
+
+def test_missing_and_non_positive_durations_are_left_out() -> None:
+    assert shift(np.array([np.nan, 0.0]), np.array([1.0])) is None
+    found = shift(np.array([2.0, np.nan]), np.array([1.0, -1.0]))
+    assert (
+        found is not None and (found.head_n, found.base_n) == (1, 1) and math.isclose(found.shift_pct, 100.0)
+    )
+
+
+def test_the_verdict_needs_both_a_real_and_a_large_movement() -> None:
+    def at(low: float, est: float, high: float) -> Movement:
+        return Shift(est, low, high, 20, 400, 0.99).verdict(5.0)
+
+    assert at(0.5, 6.0, 11.0) is Movement.REGRESSION
+    assert at(-0.5, 6.0, 12.0) is Movement.NOISE  # the interval holds 0
+    assert at(1.0, 4.0, 7.0) is Movement.NOISE  # real, but within the threshold
+    assert at(-9.0, -6.0, -1.0) is Movement.IMPROVEMENT
+    assert Shift(9.0, None, None, 1, 1, 0.99).verdict(5.0) is Movement.NOISE
+
+
+def _ratio(pct: float) -> float:
+    return 1 + pct / 100
+
+
+@given(
+    st.lists(st.floats(1e-6, 1e-2), min_size=2, max_size=30),
+    st.lists(st.floats(1e-6, 1e-2), min_size=2, max_size=30),
+    st.floats(0.5, 2.0),
+)
+def test_scaling_the_head_shifts_estimate_and_interval_alike(
+    head: list[float], base: list[float], k: float
+) -> None:
+    one, scaled = shift(np.array(head), np.array(base)), shift(np.array(head) * k, np.array(base))
+    assert one is not None and scaled is not None
+    assert math.isclose(_ratio(scaled.shift_pct), _ratio(one.shift_pct) * k, rel_tol=1e-9)
+    if one.low_pct is not None and scaled.low_pct is not None and one.high_pct is not None:
+        assert one.low_pct <= one.shift_pct <= one.high_pct
+        assert math.isclose(_ratio(scaled.low_pct), _ratio(one.low_pct) * k, rel_tol=1e-9)
