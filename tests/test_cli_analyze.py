@@ -21,19 +21,23 @@ def table_rows(text: str) -> list[list[str]]:
     return [[c.strip() for c in line.split("│")] for line in text.splitlines() if "│" in line]
 
 
-def test_example_table_lists_every_kernel_with_a_verdict() -> None:
+def test_example_table_lists_every_kernel_with_a_verdict_and_its_basis() -> None:
     done = run("analyze", "--example", "--launches")
     assert done.returncode == 0, done.stderr
     rows = table_rows(done.stdout)
     assert len(rows) == 7
-    assert sum(1 for r in rows if "memory-bound (dram)" in r) == 3
-    assert any("latency-bound (small grid)" in r for r in rows)  # under one wave per SM
-    assert any("compute-bound (fp32)" in r for r in rows)
+    assert sum(1 for r in rows if "memory-bound (dram) · roofline" in r) == 3
+    assert any("latency-bound (small grid) · SOL" in r for r in rows)  # under one wave per SM
+    assert any("compute-bound (fp32) · roofline" in r for r in rows)
+    assert "· roofline / · SOL / · none = what the verdict rests on" in done.stdout.replace("\n", " ")
     assert "\x1b[" not in done.stdout  # not a terminal: no colour codes
     assert done.stderr.startswith("read ")
 
 
-def test_example_table_folds_repeated_launches_and_names_what_to_fix_first() -> None:
+def test_example_table_folds_repeated_launches_and_names_what_to_fix_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "240")  # every column
     done = run("analyze", "--example")
     assert done.returncode == 0, done.stderr
     rows = table_rows(done.stdout)
@@ -45,7 +49,8 @@ def test_example_table_folds_repeated_launches_and_names_what_to_fix_first() -> 
     assert silu[names.index("dev")] == "0"
     # 284.704 + 284.576 + 284.32 µs (gpu__time_duration.sum of the three launches)
     assert silu[names.index("time")] == "854 µs"
-    assert silu[names.index("share of dev")] == "100%"  # the only kernel on the H100
+    assert silu[names.index("share")] == "100%"  # the only kernel on the H100 (legend: of its device's)
+    assert "Share = of its device's time" in done.stdout
     # per device: the A10G's one_blocktiling (432 µs at 19% of its roof: its FMA pipe) could save the most
     assert "device 1: 1.21 ms in 4 launches: 64% latency-bound, 36% compute-bound" in done.stdout
     saving = "could save 350 µs (29% of its device's time, 17% of all)"
@@ -57,8 +62,9 @@ def test_sort_by_headroom_ranks_what_could_save_most_first() -> None:
     done = run("analyze", "--example", "--sort", "headroom", "-f", "json")
     data = json.loads(done.stdout)
     assert data["fix_first"][1]["name"].startswith("void one_blocktiling")
-    table = table_rows(run("analyze", "--example", "--sort", "headroom").stdout)
-    saved = [r[-4] for r in table]  # the `could save` column
+    text = run("analyze", "--example", "--sort", "headroom").stdout
+    header = [c.strip() for c in next(line for line in text.splitlines() if "┃" in line).split("┃")]
+    saved = [r[header.index("could save")] for r in table_rows(text)]
     assert saved[0] == "350 µs" and saved[1] == "212 µs"
 
 

@@ -207,11 +207,11 @@ def kernel_cells(table: str) -> list[str]:
     return [line.split("│")[1].strip() for line in table.splitlines() if line.startswith("│")]
 
 
-def test_table_shows_the_kernel_names_and_whole_numbers_at_the_default_width(
+def test_table_shows_the_kernel_names_and_whole_numbers_when_wide(
     long_pair: tuple[str, str],
 ) -> None:
     # the bug: at width 200 the Kernel column shrank to nothing and cells read `+20.…`
-    table = render_diff_table(diff(load(long_pair[0]), load(long_pair[1])))
+    table = render_diff_table(diff(load(long_pair[0]), load(long_pair[1])), width=240)
     assert kernel_cells(table)[0] == shorten(LONG, 60)
     assert "+20.0%" in table and "-16.7%" in table and "DRAM +100.0%" in table
     assert "Δ intensity" in table and "not shown" not in table
@@ -245,12 +245,18 @@ def test_table_is_coloured_only_when_asked(long_pair: tuple[str, str]) -> None:
     assert ANSI.sub("", coloured).splitlines()[2:] == render_diff_table(result).splitlines()[2:]
 
 
-def test_cli_table_to_a_pipe_is_240_wide_and_plain(long_pair: tuple[str, str]) -> None:
+def test_cli_table_to_a_pipe_is_120_wide_plain_and_honours_columns(
+    long_pair: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     done = run_cli("diff", *long_pair)
     assert done.returncode == 0, done.stderr
     assert not ANSI.search(done.stdout)
+    assert all(len(line) <= 120 for line in done.stdout.splitlines())
+    monkeypatch.setenv("COLUMNS", "240")  # a CI job that sets its width
+    done = run_cli("diff", *long_pair)
     assert kernel_cells(done.stdout)[0] == shorten(LONG, 60)
     assert all(len(line) <= 240 for line in done.stdout.splitlines())
+    assert max(len(line) for line in done.stdout.splitlines()) > 120
 
 
 def run_cli_on_a_tty(args: list[str], env: dict[str, str]) -> str:

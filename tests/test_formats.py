@@ -146,7 +146,7 @@ def test_json_groups_fix_first_and_headroom(capsys: pytest.CaptureFixture[str]) 
     assert silu["total_duration_s"] == pytest.approx(853.6e-6)
     assert silu["min_duration_s"] == pytest.approx(284.32e-6)
     assert silu["max_duration_s"] == pytest.approx(284.704e-6)
-    assert silu["verdicts"] == ["memory-bound (dram)"]
+    assert silu["verdicts"] == ["memory-bound (dram) · roofline"]
     for k in data["kernels"]:  # duration × (1 − % of roof)
         assert k["headroom_s"] == pytest.approx(k["duration_s"] * (1 - k["pct_of_roof"] / 100))
     assert silu["headroom_s"] == pytest.approx(sum(data["kernels"][i]["headroom_s"] for i in range(3)))

@@ -18,7 +18,7 @@ from ncu_roof.render.markdown import render_markdown
 from ncu_roof.render.summary import summarize
 from ncu_roof.render.text import code_span, table_cell
 from ncu_roof.text import intensity, one_line, shorten
-from ncu_roof.vocabulary import Bound, Roofs
+from ncu_roof.vocabulary import Bound, Roofs, VerdictBasis
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 
@@ -70,6 +70,7 @@ def kernel(name: str, rank: int, duration_s: float, bound: Bound = Bound.MEMORY)
         sol_pct={"sm": 40.0, "memory": 70.0, "dram": 70.0, "l2": None, "l1": None},
         recipe={"duration_s": "counter:gpu__time_duration.sum", "flop_fp32": "fadd+fmul+2*ffma"},
         notes=("a note with <b>markup</b> & `ticks`",),
+        verdict_basis=VerdictBasis.SOL if bound is Bound.LATENCY else VerdictBasis.ROOFLINE,
     )
 
 
@@ -191,7 +192,9 @@ def test_headline_numbers_of_a_synthetic_analysis() -> None:
     ) in text
     # each at 50% of its roof: `first` could save 0.5 ms of 1.83 ms (27%)
     assert "**Fix first:** `first` could save **500 µs** (27% of the time) at its dram roof" in text
-    row = "| 1 | `first` | 1\u00a0ms | 55% | memory\\-bound \\(dram\\) \\[1\\] | 50% | 500\u00a0µs |"
+    row = (
+        "| 1 | `first` | 1\u00a0ms | 55% | memory\\-bound \\(dram\\) · roofline \\[1\\] | 50% | 500\u00a0µs |"
+    )
     assert row in text
     assert "| 1 | `1×32` | dram | 10 | 5 | 2.5 | 1 TFLOP/s | 100 GB/s (dram) |" in text
     assert "1. 3 launches: a note with \\<b\\>markup\\</b\\> \\& \\`ticks\\`" in text
@@ -202,9 +205,14 @@ def test_repeated_launches_are_one_row_with_their_count() -> None:
     text = render_markdown(analysis)
     assert "## Roofline: 3 launches of 2 kernels, 1.83 ms" in text
     assert "| # | Kernel | Launches | Time | Share | Verdict [notes] | % of roof | Could save |" in text
-    # 1 ms + 0.5 ms; the verdicts of its launches differ (memory, compute)
-    verdict = "memory\\-bound \\(dram\\) \\(\\+1 more\\) \\[1\\]"
+    # 1 ms + 0.5 ms; the verdicts of its launches differ (memory, compute): the one of most time
+    # in the main table, each with its share of the kernel's time in a cell of the folded table
+    verdict = "memory\\-bound \\(dram\\) · roofline \\[1\\]"
     assert f"| 1 | `same` | 2 | 1.5\u00a0ms | 82% | {verdict} |" in text
+    assert "more" not in text.split("### Top")[1].split("<sub>")[0]
+    assert "| Verdicts by time |" in text
+    by_time = "67% memory\\-bound \\(dram\\) · roofline; 33% compute\\-bound \\(compute\\) · roofline |"
+    assert by_time in text
     assert "| 1 | `1×32` | 750 µs / 500 µs / 1 ms |" in text  # mean / min / max
 
 

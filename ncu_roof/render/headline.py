@@ -37,7 +37,21 @@ def fix_first_words(summary: Summary, view: DeviceView, esc: Words = _same, stro
     return (
         f"could save {strong(si(ff.saving_s, 's'))}{share} at its {roof} roof; "
         f"now {esc(ff.group.verdicts[0])}, {pct(ff.group.figures.pct_of_roof)} of roof"
-    )
+    ) + far_from_roof_words(ff.group)
+
+
+BARELY_PCT = 10.0  # a kernel under this share of its roof barely uses it: the roof ranks, not explains
+
+
+def far_from_roof_words(group: KernelGroup) -> str:
+    """What a headline adds when the kernel it ranks barely uses the roof it is ranked by: the
+    saving is the distance to a peak it is far from, not a diagnosis. Empty otherwise."""
+    reached = group.figures.pct_of_roof
+    if reached is None or reached >= BARELY_PCT:
+        return ""
+    sol = group.figures.sol_pct.get("sm") is not None
+    why = "" if sol else " (without SOL counters, the latency check was not made)"
+    return f" — far below that roof: a distance to its peak, not a diagnosis{why}"
 
 
 def shown_costliest(view: DeviceView) -> KernelGroup | None:

@@ -13,7 +13,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -35,8 +35,8 @@ from ncu_roof.groups import (
 from ncu_roof.model import is_set
 from ncu_roof.notes import COLLECTION_FAILED, ZERO_DURATION
 from ncu_roof.records import Device
-from ncu_roof.text import plural
-from ncu_roof.vocabulary import COMPUTE, Bound
+from ncu_roof.text import distinct_names, plural, si
+from ncu_roof.vocabulary import BASIS_LEGEND, COMPUTE, Bound
 
 VERDICT_WORDS = {
     Bound.MEMORY: "memory-bound",
@@ -55,12 +55,34 @@ VERDICT_COLOURS = {
 }
 
 
+def device_name(device: Device) -> str:
+    """The one name of a device in every header, table and plot title: the name the input gives;
+    else the GPU whose roofs were asked for (`--gpu`, `--roofs`), said so; else `unknown GPU`."""
+    if device.name:
+        return device.name
+    if device.roofs.name:
+        given = "--gpu" if device.roofs.source.startswith("builtin") else "--roofs"
+        return f"{device.roofs.name} (from {given})"
+    return "unknown GPU"
+
+
+def roofs_clock_words(device: Device) -> str:
+    """`at 1.41 GHz (measured)`: the SM clock a device's roofs are scaled to, next to the figures;
+    `at boost clock (datasheet)` when the input has no clock; empty when no roof scales with one."""
+    sources = device.roofs.sources.values()
+    if device.sm_clock_hz is not None and any("measured" in s for s in sources):
+        return f"at {si(device.sm_clock_hz, 'Hz')} (measured)"
+    if any("at boost" in s for s in sources):
+        return "at boost clock (datasheet)"
+    return ""
+
+
 @dataclass(frozen=True)
 class Note:
     """One distinct note (numbers in it may differ between launches) and how many it concerns."""
 
     number: int
-    text: str  # the first launch's wording
+    text: str  # its wording: a number that differs between its launches as a range (`33–40%`)
     launches: int
     variants: int  # how many different wordings (numbers) it has
 
@@ -73,9 +95,8 @@ class Row:
 
     @property
     def verdict(self) -> str:
-        """The verdict of its longest launch; `+N more` when its launches disagree."""
-        seen = self.group.verdicts
-        return seen[0] if len(seen) == 1 else f"{seen[0]} (+{len(seen) - 1} more)"
+        """The verdict most of its time got, with its basis (its share is a cell of its own)."""
+        return self.group.verdicts[0]
 
     @property
     def bound(self) -> Bound:
@@ -106,6 +127,20 @@ class Summary:
     notes: tuple[Note, ...]
     missing_reason: str | None
     by_nvtx: bool = False  # rows are NVTX-range groups: their name is the range, not a kernel
+
+    _names: dict[int, tuple[dict[str, str], tuple[str, ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def names(self, width: int) -> tuple[dict[str, str], tuple[str, ...]]:
+        """Each row's (and fix-first kernel's) name as `width` columns show it, different names
+        never alike (`text.distinct_names`), and the `[K1] …` lines that resolve an index."""
+        if width not in self._names:
+            names = [r.group.name for r in self.rows]
+            names += [v.fix_first.group.name for v in self.devices if v.fix_first is not None]
+            labels, keys = distinct_names(names, width)
+            self._names[width] = (dict(zip(names, labels, strict=True)), tuple(keys))
+        return self._names[width]
 
     @property
     def name_header(self) -> str:
@@ -155,6 +190,12 @@ class Summary:
             f"Share = {share}",
             "% of roof = the roofline's minimum time over the measured time",
             "Could save = the time it would save at its binding roof (+: a lower bound)",
+            BASIS_LEGEND,
+            *(
+                ["Of its time = the share of the kernel's time its verdict covers (the others: --launches)"]
+                if any(len(r.group.verdicts) > 1 for r in self.rows)
+                else []
+            ),
             "[n] = note n below",
             "AI = arithmetic intensity, FLOP per byte against each memory tier",
             "Binding = the roof that limits the kernel in the roofline model",
@@ -256,8 +297,32 @@ def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[s
             wordings.setdefault(key, set()).add(note)
     order = sorted(first, key=lambda key: -counts[key])
     numbers = {key: i + 1 for i, key in enumerate(order)}
-    notes = tuple(Note(numbers[key], first[key], counts[key], len(wordings[key])) for key in order)
+    notes = tuple(
+        Note(numbers[key], _ranges(first[key], wordings[key]), counts[key], len(wordings[key]))
+        for key in order
+    )
     return notes, numbers, templates
+
+
+def _ranges(first: str, wordings: set[str]) -> str:
+    """A note's wording with each number that differs between its launches as a range, smallest
+    to largest (`SM 33–40%`); `first` itself when they agree."""
+    if len(wordings) == 1:
+        return first
+    found = [_NUMBER.findall(w) for w in sorted(wordings)]
+    slots = list(zip(*found, strict=True))  # wordings of one template: as many numbers each
+    pieces = _NUMBER.split(first)
+    out = [pieces[0]]
+    for values, piece in zip(slots, pieces[1:], strict=True):
+        texts = sorted(set(values), key=_number_value)
+        out.append(texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}")
+        out.append(piece)
+    return "".join(out)
+
+
+def _number_value(text: str) -> float:
+    """A number as a note writes it (`1,234`, `0.80`), for ordering."""
+    return float(text.replace(",", ""))
 
 
 def missing_reason(analysis: Analysis) -> str | None:
