@@ -59,7 +59,7 @@ def test_example_table_folds_repeated_launches_and_names_what_to_fix_first(
 
 
 def test_sort_by_headroom_ranks_what_could_save_most_first() -> None:
-    done = run("analyze", "--example", "--sort", "headroom", "-f", "json")
+    done = run("analyze", "--example", "--sort", "headroom", "-F", "json")
     data = json.loads(done.stdout)
     assert data["fix_first"][1]["name"].startswith("void one_blocktiling")
     text = run("analyze", "--example", "--sort", "headroom").stdout
@@ -256,13 +256,13 @@ def test_each_launch_is_judged_at_its_own_clocks() -> None:
     assert kernels[0]["bytes"]["l2"] == 32 * 1263360  # lts__t_sectors.sum of launch 0
 
 
-def test_a_launch_without_its_counters_roof_never_gets_another_counters() -> None:
+def test_a_launch_without_its_counters_roof_never_gets_another_counters(corpus: Path) -> None:
     # --traffic counted on the A40 report: four launches count L2 as lts__t_sectors x 32, which
     # has no peak in the report; the device's L2 roof is l1tex__m_xbar2l1tex_read_bytes' (from
     # the fifth launch) and must not judge their sectors
     done = run(
         "analyze",
-        str(CORPUS / "a40_rep_2022.4.0_indexspaces.ncu-rep"),
+        str(corpus / "a40_rep_2022.4.0_indexspaces.ncu-rep"),
         "--traffic",
         "counted",
         "--format",
@@ -281,7 +281,7 @@ def test_a_launch_without_its_counters_roof_never_gets_another_counters() -> Non
 def test_a_failing_option_leaves_no_output(tmp_path: Path) -> None:
     target = tmp_path / "report.md"
     done = run(
-        "analyze", "--example", "-f", "markdown", "-o", str(target), "--plot", str(tmp_path / "no/x.svg")
+        "analyze", "--example", "-F", "markdown", "-o", str(target), "--plot", str(tmp_path / "no/x.svg")
     )
     assert done.returncode == 1 and "cannot write" in done.stderr
     assert not target.exists() and done.stdout == ""
@@ -295,7 +295,7 @@ def test_files_get_the_mode_of_a_new_file(tmp_path: Path) -> None:
     target = tmp_path / "out.json"
     old = os.umask(0o022)
     try:
-        assert run("analyze", "--example", "-f", "json", "-o", str(target)).returncode == 0
+        assert run("analyze", "--example", "-F", "json", "-o", str(target)).returncode == 0
     finally:
         os.umask(old)
     assert target.stat().st_mode & 0o777 == 0o644
@@ -304,7 +304,7 @@ def test_files_get_the_mode_of_a_new_file(tmp_path: Path) -> None:
 def test_expectations_travel_in_the_json(tmp_path: Path) -> None:
     expectations = tmp_path / "expect.toml"
     expectations.write_text('[[expect]]\nkernel = "silu"\nbound = "memory"\nbinding = "dram"\n')
-    done = run("analyze", "--example", "-f", "json", "--expect", str(expectations))
+    done = run("analyze", "--example", "-F", "json", "--expect", str(expectations))
     block = json.loads(done.stdout)["expectations"]
     assert block["counts"]["confirmed"] == 3
     assert {c["status"] for c in block["checks"]} == {"confirmed"}

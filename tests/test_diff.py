@@ -166,7 +166,7 @@ def test_cli_fail_on_regression_exits_1_and_writes_outputs(pair: tuple[str, str]
 
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
     done = run_cli(
-        "diff", *pair, "-f", "json", "-o", str(out), "--fail-on-regression", "5%", "--summary", env=env
+        "diff", *pair, "-F", "json", "-o", str(out), "--fail-on-regression", "5%", "--summary", env=env
     )
     assert done.returncode == 1, done.stderr
     assert "slower by more than 5%" in done.stderr
@@ -332,7 +332,7 @@ def test_cli_table_on_a_terminal_fits_its_width_in_colour(long_pair: tuple[str, 
 def test_cli_bad_plot_path_leaves_no_output_behind(pair: tuple[str, str], tmp_path: Path) -> None:
     out = tmp_path / "d.md"
     done = run_cli(
-        "diff", *pair, "-f", "markdown", "-o", str(out), "--plot", str(tmp_path / "missing" / "x.svg")
+        "diff", *pair, "-F", "markdown", "-o", str(out), "--plot", str(tmp_path / "missing" / "x.svg")
     )
     assert done.returncode == 1, done.stderr
     assert "does not exist" in done.stderr
@@ -341,7 +341,7 @@ def test_cli_bad_plot_path_leaves_no_output_behind(pair: tuple[str, str], tmp_pa
 
 
 def test_cli_bad_plot_type_prints_nothing(pair: tuple[str, str], tmp_path: Path) -> None:
-    done = run_cli("diff", *pair, "-f", "markdown", "--plot", str(tmp_path / "x.gif"))
+    done = run_cli("diff", *pair, "-F", "markdown", "--plot", str(tmp_path / "x.gif"))
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     assert "unknown image type" in done.stderr

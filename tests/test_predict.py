@@ -457,7 +457,7 @@ def test_json_format_into_a_txt_or_unknown_suffix_is_json(tmp_path: Path) -> Non
     for name in ("p.txt", "p.out"):
         out = tmp_path / name
         result = run_cli(
-            "predict", *SEED_004_PLATFORM, "--intensity", "dram=0.25", "-f", "json", "-o", str(out)
+            "predict", *SEED_004_PLATFORM, "--intensity", "dram=0.25", "-F", "json", "-o", str(out)
         )
         assert result.returncode == 0, result.stderr
         assert json.loads(out.read_text())["attainable_flop_per_s"] == pytest.approx(5e9)

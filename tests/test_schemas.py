@@ -64,7 +64,7 @@ def test_the_example_analysis_validates() -> None:
 def test_the_analysis_with_expectations_validates(tmp_path: Path) -> None:
     expectations = tmp_path / "expect.toml"
     expectations.write_text('[[expect]]\nkernel = "silu"\nbound = "memory"\nbinding = "dram"\n')
-    document = output("analyze", "--example", "-f", "json", "--expect", str(expectations))
+    document = output("analyze", "--example", "-F", "json", "--expect", str(expectations))
     assert document["expectations"]["counts"]["confirmed"] == 3
     assert_valid("analysis.v1", document)
 

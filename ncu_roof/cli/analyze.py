@@ -151,8 +151,10 @@ def diag(message: str) -> None:
 
 
 def warn(message: str) -> None:
-    """What the reader must know about the results; shown even with --quiet."""
-    sys.stderr.write(one_line(message) + "\n")
+    """What the reader should know about the results (the report says it too); silent with
+    --quiet, which leaves stderr to errors."""
+    if verbosity.level() is not verbosity.Level.QUIET:
+        sys.stderr.write(one_line(message) + "\n")
 
 
 def render_options(options: AnalyzeOptions, fmt: OutputFormat) -> RenderOptions:
@@ -282,7 +284,7 @@ def analyze_command(
     fmt: OutputFormat = typer.Option(
         None,
         "--format",
-        "-f",
+        "-F",
         metavar="FORMAT",
         help=f"{FORMAT_NAMES} (default: from the -o suffix, else table).",
         show_default=False,
