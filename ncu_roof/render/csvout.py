@@ -9,7 +9,7 @@ verdict's basis, the caps, operations, pipes and compute ceiling, the recipe, th
 as their JSON text, and what the launch's input and device say. Sparse mappings (`cap_flop_per_s`,
 `pipe_pct`) give a column only for the keys some launch has, so read columns by name.
 
-Numbers keep 15 significant digits, the precision a float64 carries without the noise of the
+Counts (FLOPs, bytes, operations) are whole numbers. Other numbers keep 15 significant digits, the precision a float64 carries without the noise of the
 arithmetic that made it (`0.000284704`, not `0.00028470400000000004`); they read back exactly.
 Flags are `true`/`false`, missing values empty, lists of texts joined with `; `, and every text
 cell is guarded against spreadsheet formulas (`csv_cell`).
@@ -78,6 +78,27 @@ def _texts(values: Sequence[str | None]) -> list[object]:
     return ["" if v is None else guarded[v] for v in values]
 
 
+def _counts(values: np.ndarray) -> list[object]:
+    """CSV cells of counts (FLOPs, bytes, operations): whole numbers, as ncu counts them (a count
+    ncu derives from a rate times the duration is rounded to the nearest whole number)."""
+    return number_texts(np.asarray(values, dtype="float64"), _count_cells)
+
+
+def _count_cells(numbers: np.ndarray) -> list[object]:
+    isfinite = math.isfinite
+    return [str(round(v)) if isfinite(v) else "" for v in numbers.tolist()]
+
+
+COUNT_PREFIXES = ("flop_", "bytes_", "ops_")  # the launch table's count columns (FLOAT ones)
+
+
+def _cells(name: str, kind: str, values: Any) -> list[object]:
+    """A column's CSV cells: a count column's as whole numbers, every other by its kind."""
+    if kind == FLOAT and name.startswith(COUNT_PREFIXES):
+        return _counts(values)
+    return _CELLS[kind](values)
+
+
 def _text_lists(values: Sequence[Sequence[str]]) -> list[object]:
     return _texts(["; ".join(texts) for texts in values])
 
@@ -107,13 +128,13 @@ def _columns(analysis: Analysis) -> dict[str, list[object]]:
     n = len(analysis.columns)
     out: dict[str, list[object]] = {}
     for name, source in LEGACY.items():  # a mapping's key no launch has: an empty column
-        out[name] = _CELLS[table[source][0]](table[source][1]) if source in table else [""] * n
+        out[name] = _cells(source, *table[source]) if source in table else [""] * n
     c = analysis.columns
     out[HEADROOM] = _numbers(headroom_array(c["duration_s"], c["pct_of_roof"]))
     taken = set(LEGACY.values())
     for name, (kind, values) in table.items():
         if name not in taken and name not in out:
-            out[name] = _CELLS[kind](values)
+            out[name] = _cells(name, kind, values)
     return out
 
 
