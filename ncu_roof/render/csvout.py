@@ -9,8 +9,9 @@ verdict's basis, the caps, operations, pipes and compute ceiling, the recipe, th
 as their JSON text, and what the launch's input and device say. Sparse mappings (`cap_flop_per_s`,
 `pipe_pct`) give a column only for the keys some launch has, so read columns by name.
 
-Counts (FLOPs, bytes, operations) are whole numbers. Other numbers keep 15 significant digits, the precision a float64 carries without the noise of the
-arithmetic that made it (`0.000284704`, not `0.00028470400000000004`); they read back exactly.
+Counts (FLOPs, bytes, operations) are whole numbers. Other numbers keep 15 significant digits,
+the precision a float64 carries without the noise of the arithmetic that made it
+(`0.000284704`, not `0.00028470400000000004`); they read back exactly.
 Flags are `true`/`false`, missing values empty, lists of texts joined with `; `, and every text
 cell is guarded against spreadsheet formulas (`csv_cell`).
 """
