@@ -308,3 +308,18 @@ def test_expectations_travel_in_the_json(tmp_path: Path) -> None:
     block = json.loads(done.stdout)["expectations"]
     assert block["counts"]["confirmed"] == 3
     assert {c["status"] for c in block["checks"]} == {"confirmed"}
+
+
+def test_a_capture_whose_every_launch_failed_is_bad_input(tmp_path: Path) -> None:
+    # fixtures/raw_every_launch_failed.csv: raw_base.csv with every counter n/a (ncu measured nothing)
+    path = ROOT / "fixtures" / "raw_every_launch_failed.csv"
+    out = tmp_path / "report.md"
+    done = run("analyze", str(path), "-o", str(out))
+    assert done.returncode == 3 and done.stdout == "" and not out.exists()
+    assert done.stderr.splitlines()[-2:] == [
+        f"error: {path}: collection failed for every launch (2 launches): ncu measured nothing",
+        "hint: profile again; ncu's own output says why (a crash, a GPU reset, a replay that failed)",
+    ]
+    mixed = run("analyze", str(path), str(ROOT / "fixtures" / "raw_base.csv"), "-F", "json")
+    assert mixed.returncode == 3  # the failed capture is named even beside a good one
+    assert run("analyze", str(ROOT / "fixtures" / "raw_base.csv"), "-F", "json").returncode == 0
