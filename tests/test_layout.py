@@ -90,3 +90,17 @@ def test_the_headline_says_when_its_kernel_barely_uses_the_roof_it_is_ranked_by(
 def test_the_roofs_line_says_the_clock_they_are_scaled_to() -> None:
     text = run_cli("analyze", "--example").stdout
     assert "device 1: NVIDIA A10G (cc 8.6) — roofs [report] at 1.31 GHz (measured): " in text
+
+
+def test_a_group_whose_launches_disagree_shows_each_verdict_with_its_share(corpus: Path) -> None:
+    # 198 launches of one upsample kernel: 38% of its time latency-bound, 35% balanced, and
+    # compute-bound at SM 60-75% (17 wordings, one verdict) for 26%, all by Speed of Light
+    path = str(corpus / "a100_details-kerneltime_two-runs-traceback-warning.csv")
+    text = run_cli("analyze", path).stdout
+    header, rows = header_and_rows(text)
+    assert rows[0][header.index("verdict")] == "latency-bound · SOL"
+    assert rows[0][header.index("of its time")] == "38%"
+    assert "more)" not in text
+    markdown = run_cli("analyze", path, "-F", "markdown").stdout
+    by_time = "38% latency\\-bound · SOL; 35% balanced · SOL; 26% compute\\-bound \\(SM 60–75%\\) · SOL"
+    assert by_time in markdown

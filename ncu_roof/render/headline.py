@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ncu_roof.groups import KernelGroup
-from ncu_roof.render.summary import DeviceView, Summary
+from ncu_roof.render.summary import DeviceView, Summary, verdict_words
 from ncu_roof.text import pct, si
 
 Words = Callable[[str], str]
@@ -36,7 +36,7 @@ def fix_first_words(summary: Summary, view: DeviceView, esc: Words = _same, stro
     roof = esc(ff.group.lead.binding or "its")
     return (
         f"could save {strong(si(ff.saving_s, 's'))}{share} at its {roof} roof; "
-        f"now {esc(ff.group.verdicts[0])}, {pct(ff.group.figures.pct_of_roof)} of roof"
+        f"now {esc(verdict_words(ff.group))}, {pct(ff.group.figures.pct_of_roof)} of roof"
     ) + far_from_roof_words(ff.group)
 
 
@@ -64,4 +64,4 @@ def shown_costliest(view: DeviceView) -> KernelGroup | None:
 def costliest_words(group: KernelGroup, esc: Words = _same) -> str:
     """`(41% of its time, 1.2 ms): memory-bound`."""
     share = f"{pct(100 * group.device_share)} of its time, " if group.device_share is not None else ""
-    return f"({share}{si(group.total_duration_s, 's')}): {esc(group.verdicts[0])}"
+    return f"({share}{si(group.total_duration_s, 's')}): {esc(verdict_words(group))}"

@@ -245,7 +245,7 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
     header = ["#", launch, "Binding", *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth"]
     if summary.grouped:
         header.insert(2, "Mean / min / max")
-    mixed = any(len(r.group.verdicts) > 1 for r in rows)
+    mixed = any(len(r.verdicts) > 1 for r in rows)
     if mixed:
         header.append("Verdicts by time")
     lines = [
@@ -269,18 +269,15 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
             *(intensity(lead.intensity_flop_per_byte.get(t)) for t in tiers),
             si(lead.achieved_flop_per_s, "FLOP/s"),
             table_cell(bandwidth),
-            *([table_cell(plain(_verdicts_by_time(r.group)))] if mixed else []),
+            *([table_cell(plain(_verdicts_by_time(r)))] if mixed else []),
         ]
         lines.append(_row(cells))
     return "\n".join(lines)
 
 
-def _verdicts_by_time(group: KernelGroup) -> str:
+def _verdicts_by_time(row: Row) -> str:
     """`67% memory-bound (dram) · roofline; 33% compute-bound (fp32) · roofline`."""
-    return "; ".join(
-        f"{pct(100 * share)} {verdict}"
-        for verdict, share in zip(group.verdicts, group.verdict_shares, strict=True)
-    )
+    return "; ".join(f"{pct(100 * share)} {verdict}" for verdict, share in row.verdicts)
 
 
 def _legend(summary: Summary) -> str:

@@ -35,7 +35,7 @@ from ncu_roof.groups import (
 from ncu_roof.model import is_set
 from ncu_roof.notes import COLLECTION_FAILED, ZERO_DURATION
 from ncu_roof.records import Device
-from ncu_roof.text import distinct_names, plural, si
+from ncu_roof.text import distinct_names, pct, plural, si
 from ncu_roof.vocabulary import BASIS_LEGEND, COMPUTE, Bound
 
 VERDICT_WORDS = {
@@ -96,11 +96,38 @@ class Row:
     @property
     def verdict(self) -> str:
         """The verdict most of its time got, with its basis (its share is a cell of its own)."""
-        return self.group.verdicts[0]
+        return self.verdicts[0][0]
+
+    @cached_property
+    def verdicts(self) -> tuple[tuple[str, float], ...]:
+        return verdicts_by_time(self.group)
 
     @property
     def bound(self) -> Bound:
         return self.group.lead.bound
+
+
+def verdicts_by_time(group: KernelGroup) -> tuple[tuple[str, float], ...]:
+    """A group's verdicts with their share of its time, most first; verdicts that differ only in
+    a number are one, the number as a range (`compute-bound (SM 60–75%) · SOL`)."""
+    if len(group.verdicts) == 1:
+        return ((group.verdicts[0], group.verdict_shares[0]),)
+    shares: dict[str, float] = {}
+    wordings: dict[str, list[str]] = {}
+    for verdict, share in zip(group.verdicts, group.verdict_shares, strict=True):
+        key = _template(verdict)
+        shares[key] = shares.get(key, 0.0) + (0.0 if math.isnan(share) else share)
+        wordings.setdefault(key, []).append(verdict)
+    merged = [(_ranges(wordings[k][0], set(wordings[k])), shares[k]) for k in shares]
+    return tuple(sorted(merged, key=lambda item: -item[1]))
+
+
+def verdict_words(group: KernelGroup) -> str:
+    """The verdict of most of a group's time, with that share when its launches disagree:
+    `latency-bound · SOL (38% of its time)`."""
+    seen = verdicts_by_time(group)
+    first, share = seen[0]
+    return first if len(seen) == 1 else f"{first} ({pct(100 * share)} of its time)"
 
 
 @dataclass(frozen=True)
@@ -168,7 +195,6 @@ class Summary:
         ff = view.fix_first
         if ff is None or ff.share is None:
             return ""
-        from ncu_roof.text import pct
 
         if not self.multi_device:
             return f"{pct(100 * ff.share)} of the time"
@@ -193,7 +219,7 @@ class Summary:
             BASIS_LEGEND,
             *(
                 ["Of its time = the share of the kernel's time its verdict covers (the others: --launches)"]
-                if any(len(r.group.verdicts) > 1 for r in self.rows)
+                if any(len(r.verdicts) > 1 for r in self.rows)
                 else []
             ),
             "[n] = note n below",

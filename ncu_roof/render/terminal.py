@@ -8,7 +8,6 @@ never cut, only the kernel name is shortened.
 from __future__ import annotations
 
 import io
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -107,8 +106,8 @@ def columns(summary: Summary) -> list[Column]:
         Column("could save", "right", 0, _saving),
         Column("verdict", "left", 0, _verdict, wraps=True),
     ]
-    if any(len(r.group.verdicts) > 1 for r in summary.rows):
-        cols.append(Column("of its time", "right", 5, _verdict_share))
+    if any(len(r.verdicts) > 1 for r in summary.rows):
+        cols.append(Column("of its time", "right", 2, _verdict_share))
     cols += [
         Column("notes", "left", 1, lambda r: ",".join(map(str, r.notes)) or ""),
         Column("intensity FLOP/B", "left", 14, _intensity),
@@ -119,10 +118,9 @@ def columns(summary: Summary) -> list[Column]:
 
 def _verdict_share(row: Row) -> str:
     """The share of the group's time its verdict covers; empty when every launch got it."""
-    shares = row.group.verdict_shares
-    if len(shares) == 1:
+    if len(row.verdicts) == 1:
         return ""
-    return pct(None if math.isnan(shares[0]) else 100 * shares[0])
+    return pct(100 * row.verdicts[0][1])
 
 
 def _share(row: Row, per_device: bool) -> str:
