@@ -104,3 +104,16 @@ def test_a_group_whose_launches_disagree_shows_each_verdict_with_its_share(corpu
     markdown = run_cli("analyze", path, "-F", "markdown").stdout
     by_time = "38% latency\\-bound · SOL; 35% balanced · SOL; 26% compute\\-bound \\(SM 60–75%\\) · SOL"
     assert by_time in markdown
+
+
+def test_plot_draws_the_example_as_analyze_reads_it(tmp_path: Path) -> None:
+    out = tmp_path / "roofline.svg"
+    done = run_cli("plot", "--example", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes().lstrip().startswith(b"<?xml") and b"<svg" in out.read_bytes()
+    missing = run_cli("plot", "-o", str(tmp_path / "none.svg"))
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines()[-2:] == [
+        "error: no input files",
+        "hint: ncu-roof plot report.ncu-rep -o roofline.svg  (or --example)",
+    ]
