@@ -117,3 +117,22 @@ def test_plot_draws_the_example_as_analyze_reads_it(tmp_path: Path) -> None:
         "error: no input files",
         "hint: ncu-roof plot report.ncu-rep -o roofline.svg  (or --example)",
     ]
+
+
+def test_below_the_answers_width_the_table_grows_rather_than_cut_a_number(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    text = run_cli("analyze", "--example").stdout
+    header, rows = header_and_rows(text)
+    assert [r[header.index("time")] for r in rows if r[0]] == [
+        "854 µs",
+        "432 µs",
+        "297 µs",
+        "261 µs",
+        "222 µs",
+    ]
+    assert [r[header.index("could save")] for r in rows if r[0]][:2] == ["92.5 µs", "350 µs"]
+    assert "compute-bound" in [r[header.index("verdict")] for r in rows]  # whole, on its own line
+    prose = [line for line in text.splitlines() if "│" not in line and "┃" not in line and "━" not in line]
+    assert max(cell_len(line) for line in prose) <= 60  # the sentences still wrap at 60

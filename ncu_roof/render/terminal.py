@@ -196,6 +196,7 @@ class Laid:
     dropped: list[str]
     labels: dict[str, str]  # full name → as the table (and the headline) shows it
     keys: list[str]  # `[K1] …`: what tells apart the names shown with an index
+    width: int  # its columns: wider than asked only when the answer itself does not fit
 
 
 def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> Laid:
@@ -232,7 +233,8 @@ def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> Laid:
             )
         )
     dropped = [cols[i].header for i in range(len(cols)) if i not in widths]
-    return Laid(table, dropped, labels, list(keys))
+    needed = sum(widths.values()) + 3 * (len(widths) - 1)
+    return Laid(table, dropped, labels, list(keys), max(width, needed))
 
 
 def roofs_line(device: Device) -> str:
@@ -277,7 +279,7 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
     for view in summary.devices:
         for line in device_lines(summary, view, laid.labels):
             console.print(Text(one_line(line)))
-    console.print(laid.table)
+    text_console(buffer, laid.width, color=color).print(laid.table)  # never cut: wider if it must
     for line in _footnotes(summary, shown, laid.dropped):
         console.print(Text(line, style="dim"))
     for key in laid.keys:
