@@ -212,29 +212,24 @@ def verdict_codes(columns: LaunchColumns, *, basis: bool = False) -> tuple[np.nd
     first, inverse = distinct_rows([factorized(p)[0] for p in parts])
     phrases = np.empty(len(first), dtype=object)
     phrases[:] = [
-        _with_basis(
-            verdict_phrase(
-                bound[j],
-                VerdictBasis.SOL if sol[j] and compute[j] else VerdictBasis.ROOFLINE,
-                where=where[j],
-                sol_compute=sol_compute[j],
-                ceiling=ceiling[j],
-                ceiling_pct=None if pct_text[j] is None else float(pct[j]),
-                small_grid=bool(small[j]),
-            ),
-            bases[j] if basis else None,
+        verdict_phrase(
+            bound[j],
+            VerdictBasis.SOL if sol[j] and compute[j] else VerdictBasis.ROOFLINE,
+            where=where[j],
+            sol_compute=sol_compute[j],
+            ceiling=ceiling[j],
+            ceiling_pct=None if pct_text[j] is None else float(pct[j]),
+            small_grid=bool(small[j]),
         )
         for j in first.tolist()
     ]
+    if basis:
+        phrases[:] = [with_basis(p, bases[j]) for p, j in zip(phrases.tolist(), first.tolist(), strict=True)]
     # parts that differ can read the same (a percentage only a pipe ceiling shows): one code a text
     by_text, texts = factorized(phrases)
     distinct = np.empty(len(texts), dtype=object)
     distinct[:] = texts
     return by_text[inverse], distinct
-
-
-def _with_basis(phrase: str, basis: VerdictBasis | None) -> str:
-    return phrase if basis is None else with_basis(phrase, basis)
 
 
 @dataclass(frozen=True)
