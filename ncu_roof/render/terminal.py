@@ -262,7 +262,11 @@ def device_lines(summary: Summary, view: DeviceView, labels: dict[str, str]) -> 
     if view.fix_first is not None:
         group = view.fix_first.group
         launches = f" ×{group.count}" if group.count > 1 else ""
-        name = f"{labels.get(group.name) or shorten(group.name, KERNEL_MAX)}{launches}"
+        wide = summary.names(KERNEL_MAX)[0].get(group.name, "")  # a sentence has room for it
+        label = (
+            wide if wide and "[K" not in wide else labels.get(group.name) or shorten(group.name, KERNEL_MAX)
+        )
+        name = f"{label}{launches}"
         lines.append(f"  fix first: {name} — {fix_first_words(summary, view)}")
     return lines
 
