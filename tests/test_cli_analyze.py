@@ -52,7 +52,10 @@ def test_example_table_folds_repeated_launches_and_names_what_to_fix_first(
     assert silu[names.index("share")] == "100%"  # the only kernel on the H100 (legend: of its device's)
     assert "Share = of its device's time" in done.stdout
     # per device: the A10G's one_blocktiling (432 µs at 19% of its roof: its FMA pipe) could save the most
-    assert "device 1: 1.21 ms in 4 launches: 64% latency-bound, 36% compute-bound" in done.stdout
+    assert (
+        "device 1: 1.21 ms in 4 launches: 64% latency-bound · SOL, 36% compute-bound · roofline"
+        in done.stdout
+    )
     saving = "could save 350 µs (29% of its device's time, 17% of all)"
     assert f"fix first: one_blocktiling<…>(…) — {saving}" in done.stdout
     assert "[1] 4 launches: missing counters: shared" in done.stdout  # a --set roofline run

@@ -188,7 +188,8 @@ def test_headline_numbers_of_a_synthetic_analysis() -> None:
     # durations 1, 1/2, 1/3 ms → shares 6/11, 3/11, 2/11; bounds memory, compute, latency
     assert "## Roofline: 3 launches, 1.83 ms" in text
     assert (
-        "**55% of time memory-bound (dram 55%)** · 27% of time compute-bound · 18% of time latency-bound."
+        "**55% of time memory-bound (dram 55%) · roofline**, 27% of time compute-bound · roofline, "
+        "18% of time latency-bound · SOL."
     ) in text
     # each at 50% of its roof: `first` could save 0.5 ms of 1.83 ms (27%)
     assert "**Fix first:** `first` could save **500 µs** (27% of the time) at its dram roof" in text
@@ -273,7 +274,7 @@ def test_headline_matches_the_analysis_of_a_real_report() -> None:
     latency = sum(k.duration_s or 0 for k in analysis.kernels if k.bound is Bound.LATENCY)
     assert round(100 * latency / analysis.total_duration_s) == 64
     assert "## Roofline: 4 launches, 1.21 ms" in text
-    assert "**64% of time latency-bound** · 36% of time compute-bound." in text
+    assert "**64% of time latency-bound · SOL**, 36% of time compute-bound · roofline." in text
     # 431.648 µs with its FMA pipe busy 18.8% of the time (the busier compute ceiling): 350 µs to gain
     assert "**Fix first:** `one_blocktiling<…>(…)` could save **350 µs** (29% of the time)" in text
     assert "| 1 | `one_blocktiling<…>(…)` | 432\u00a0µs | 36% | compute\\-bound \\(fp32\\)" in text

@@ -20,7 +20,6 @@ from ncu_roof.groups import KernelGroup
 from ncu_roof.records import Device, Kernel
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
 from ncu_roof.render.summary import (
-    VERDICT_WORDS,
     DeviceView,
     Row,
     Summary,
@@ -153,12 +152,11 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     where = f"**{_gpu(view.device)}** ({cc}device {view.device.index}) from {source}{version}"
     words = []
     for bound, part in view.shares:
-        phrase = f"{pct(100 * part)} of time {VERDICT_WORDS[bound]}"
-        if bound is Bound.MEMORY:
-            phrase += memory_tier_words(view, plain)
-        words.append(phrase)
+        tiers = memory_tier_words(view, plain) if bound is Bound.MEMORY else ""
+        words.append(f"{pct(100 * part)} of time {view.share_words(bound, tiers)}")
+    # `, ` between verdicts: ` · ` precedes a verdict's basis
     shares = (
-        (f"**{words[0]}**" + "".join(f" · {w}" for w in words[1:])) if words else "no kernel has a duration"
+        (f"**{words[0]}**" + "".join(f", {w}" for w in words[1:])) if words else "no kernel has a duration"
     )
     lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}."]
     if view.fix_first is not None:

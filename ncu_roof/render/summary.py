@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -36,7 +36,7 @@ from ncu_roof.model import is_set
 from ncu_roof.notes import COLLECTION_FAILED, ZERO_DURATION
 from ncu_roof.records import Device
 from ncu_roof.text import distinct_names, pct, plural, si
-from ncu_roof.vocabulary import BASIS_LEGEND, COMPUTE, Bound
+from ncu_roof.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound
 
 VERDICT_WORDS = {
     Bound.MEMORY: "memory-bound",
@@ -139,6 +139,13 @@ class DeviceView:
     memory_tiers: tuple[tuple[str, float], ...]  # of its time per binding tier of memory-bound ones
     costliest: KernelGroup | None
     fix_first: FixFirst | None
+    bases: Mapping[Bound, str] = field(default_factory=dict)  # what each verdict's time rests on
+
+    def share_words(self, bound: Bound, detail: str = "") -> str:
+        """`memory-bound (dram 60%) · roofline`: a verdict of the shares line, its `detail`, and
+        its basis (`roofline/SOL` when its launches rest on both)."""
+        basis = self.bases.get(bound)
+        return f"{VERDICT_WORDS[bound]}{detail}" + (f" · {basis}" if basis else "")
 
 
 NAME_HEADERS = ("kernel", "NVTX range")  # the rows' name column: kernel groups, NVTX groups
@@ -274,6 +281,7 @@ def _device_view(
     here = columns["device"] == device.index
     by_bound: dict[Bound, float] = {}
     by_tier: dict[str, float] = {}
+    bases: dict[Bound, str] = {}
     if total_s > 0:
         timed = here & ~np.isnan(columns["duration_s"])
         share = columns["duration_s"][timed] / total_s
@@ -281,6 +289,7 @@ def _device_view(
         by_bound = _shares(bounds, share)
         tiers = (bounds == Bound.MEMORY) & is_set(bindings) & (bindings != COMPUTE)
         by_tier = _shares(bindings[tiers], share[tiers])
+        bases = _bases(bounds, columns["verdict_basis"][timed])
     costliest = ranked(mine, SortBy.TIME)[0] if mine else None
     return DeviceView(
         device=device,
@@ -290,7 +299,18 @@ def _device_view(
         memory_tiers=tuple(sorted(by_tier.items(), key=lambda i: -i[1])),
         costliest=costliest,
         fix_first=fix_first(mine, total_s),
+        bases=bases,
     )
+
+
+def _bases(bounds: np.ndarray, bases: np.ndarray) -> dict[Bound, str]:
+    """Each verdict's bases among its launches, in the ladder's order: `SOL`, `roofline/SOL`."""
+    pairs = set(zip(bounds.tolist(), bases.tolist(), strict=True))  # few distinct pairs
+    order = list(BASIS_WORDS)
+    return {
+        bound: "/".join(BASIS_WORDS[b] for b in sorted({b for x, b in pairs if x is bound}, key=order.index))
+        for bound in {x for x, _ in pairs}
+    }
 
 
 def _shares(values: np.ndarray, share: np.ndarray) -> dict[Any, float]:

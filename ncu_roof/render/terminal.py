@@ -23,7 +23,6 @@ from ncu_roof.render.headline import fix_first_words, memory_tier_words
 from ncu_roof.render.summary import (
     NAME_HEADERS,
     VERDICT_COLOURS,
-    VERDICT_WORDS,
     DeviceView,
     Row,
     Summary,
@@ -253,7 +252,7 @@ def device_lines(summary: Summary, view: DeviceView, labels: dict[str, str]) -> 
     """Time per verdict, the costliest kernel and the kernel to fix first, of one device."""
     where = f"device {view.device.index}" if summary.multi_device else "time"
     shares = ", ".join(
-        f"{pct(100 * s)} {VERDICT_WORDS[b]}" + (memory_tier_words(view) if b is Bound.MEMORY else "")
+        f"{pct(100 * s)} {view.share_words(b, memory_tier_words(view) if b is Bound.MEMORY else '')}"
         for b, s in view.shares
     )
     lines = [
