@@ -13,7 +13,7 @@ class ExitCode(IntEnum):
     OK = 0
     FAILED = 1  # the analysis failed or a gate (regression, expectation) tripped
     USAGE = 2  # bad command line
-    BAD_INPUT = 3  # unreadable, empty, garbage or truncated input
+    BAD_INPUT = 3  # unreadable, empty, garbage or truncated input; a capture that measured nothing
     MISSING_TOOL = 4  # ncu, ncu_report or another optional tool is not installed
     PROFILE_FAILED = 5  # ncu ran but could not profile (permissions, no GPU, no kernels)
 

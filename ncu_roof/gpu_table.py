@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from ncu_roof.gpu_specs import Gpu
 
-SEED_000 = "seed 000 (Roofline Lab: Predict Then Measure), hardware ridge-point table"
 _DENSE = "tensor dense = half the sparse figure"
 
 GPUS: tuple[Gpu, ...] = (
@@ -22,7 +21,7 @@ GPUS: tuple[Gpu, ...] = (
         4096,
         80,
         1.38,
-        "NVIDIA Tesla V100 datasheet (PCIe); " + SEED_000,
+        "NVIDIA Tesla V100 datasheet (PCIe)",
     ),
     Gpu(
         "v100-sxm2",
@@ -158,7 +157,7 @@ GPUS: tuple[Gpu, ...] = (
         5120,
         108,
         1.41,
-        "NVIDIA A100 datasheet (SXM4 80GB; INT8 tensor 624 TOPS dense); " + SEED_000,
+        "NVIDIA A100 datasheet (SXM4 80GB; INT8 tensor 624 TOPS dense)",
     ),
     Gpu(
         "rtx3070",
@@ -342,9 +341,9 @@ GPUS: tuple[Gpu, ...] = (
         5120,
         132,
         1.98,
-        "NVIDIA H100 datasheet (SXM5; tensor dense; INT8 tensor 3958 TOPS sparse, 1979 dense); " + SEED_000,
+        "NVIDIA H100 datasheet (SXM5; tensor dense; INT8 tensor 3958 TOPS sparse, 1979 dense)",
         l2_tbyte_per_s=5.2,
-        l2_source="seed 000 §4 (L2 cache bandwidth ~5.2 TB/s)",
+        l2_source="an estimate (~5.2 TB/s; NVIDIA publishes no L2 bandwidth): not a datasheet figure",
     ),
     Gpu(
         "h800",
@@ -375,6 +374,6 @@ GPUS: tuple[Gpu, ...] = (
         8192,
         148,
         1.965,
-        "NVIDIA DGX/HGX B200 datasheet (per GPU, FP16 tensor dense); " + SEED_000,
+        "NVIDIA DGX/HGX B200 datasheet (per GPU, FP16 tensor dense)",
     ),
 )

@@ -28,7 +28,7 @@ from ncu_roof.codes import object_array
 from ncu_roof.columns import LaunchColumns, columns_of, distinct_rows, factorized
 from ncu_roof.model import fixed, intensity_array
 from ncu_roof.records import Kernel, busiest_compute_pipe, verdict_phrase
-from ncu_roof.vocabulary import Bound, VerdictBasis
+from ncu_roof.vocabulary import Bound, VerdictBasis, with_basis
 
 
 class GroupBy(StrEnum):
@@ -118,7 +118,8 @@ class KernelGroup:
     mean_duration_s: float | None = None
     min_duration_s: float | None = None
     max_duration_s: float | None = None
-    verdicts: tuple[str, ...] = ()  # the verdicts its launches got, most time first (usually one)
+    verdicts: tuple[str, ...] = ()  # the verdicts its launches got (with their basis), most time first
+    verdict_shares: tuple[float, ...] = (1.0,)  # of its time, each of `verdicts` (nan: no time at all)
     headroom_s: float | None = None  # sum over the launches that have one (a lower bound if not all)
     headroom_complete: bool = True
     headroom_sol_s: float | None = None  # sum over the launches with SOL data (`Kernel.headroom_sol_s`)
@@ -183,9 +184,10 @@ def verdict_words(columns: LaunchColumns) -> list[str]:
     return words
 
 
-def verdict_codes(columns: LaunchColumns) -> tuple[np.ndarray, np.ndarray]:
+def verdict_codes(columns: LaunchColumns, *, basis: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """`describe` of every launch as codes into its distinct phrases: one phrase per distinct
-    verdict (a phrase reads only the parts its bound shows, a percentage only as its rounded text)."""
+    verdict (a phrase reads only the parts its bound shows, a percentage only as its rounded text);
+    with `basis`, each phrase says what it rests on (`with_basis`)."""
     c = columns.values
     n = len(columns)
     bound = c["bound"]
@@ -206,7 +208,8 @@ def verdict_codes(columns: LaunchColumns) -> tuple[np.ndarray, np.ndarray]:
     shown = np.flatnonzero(by_ceiling & ~np.isnan(pct))
     pct_text[shown] = fixed(pct[shown], 0)
     small = c["small_grid"] & latency
-    parts = [bound, sol & compute, where, sol_compute, ceiling, pct_text, small]
+    bases = c["verdict_basis"] if basis else np.full(n, VerdictBasis.NONE, dtype=object)
+    parts = [bound, sol & compute, where, sol_compute, ceiling, pct_text, small, bases]
     first, inverse = distinct_rows([factorized(p)[0] for p in parts])
     phrases = np.empty(len(first), dtype=object)
     phrases[:] = [
@@ -221,6 +224,8 @@ def verdict_codes(columns: LaunchColumns) -> tuple[np.ndarray, np.ndarray]:
         )
         for j in first.tolist()
     ]
+    if basis:
+        phrases[:] = [with_basis(p, bases[j]) for p, j in zip(phrases.tolist(), first.tolist(), strict=True)]
     # parts that differ can read the same (a percentage only a pipe ceiling shows): one code a text
     by_text, texts = factorized(phrases)
     distinct = np.empty(len(texts), dtype=object)
@@ -269,7 +274,7 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
     order = np.lexsort((-np.nan_to_num(duration, nan=-1.0), codes))  # by group, slowest first
     starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]]) if n else np.zeros(0, int)
     per_device = device_totals_s(analysis)
-    word_codes, phrases = verdict_codes(columns)
+    word_codes, phrases = verdict_codes(columns, basis=True)
     launches = _PerLaunch(
         kernels=analysis.kernels,
         duration_s=duration,
@@ -329,7 +334,10 @@ def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: fl
     word_s = np.bincount(
         inverse.ravel(), weights=np.where(np.isnan(seconds), 0.0, seconds), minlength=len(words)
     )
-    by_time = words[np.lexsort((first_at, -word_s))]
+    order = np.lexsort((first_at, -word_s))
+    by_time = words[order]
+    timed_s = float(word_s.sum())
+    shares = word_s[order] / timed_s if timed_s > 0 else np.full(len(order), math.nan)
     rooms = x.headroom_s[rows]
     known = rooms[~np.isnan(rooms)]
     share, device_share = x.shares(time, device_total_s)
@@ -344,6 +352,7 @@ def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: fl
         min_duration_s=float(times.min()) if len(times) else None,
         max_duration_s=float(times.max()) if len(times) else None,
         verdicts=tuple(x.phrases[by_time].tolist()),
+        verdict_shares=tuple(shares.tolist()),
         headroom_s=float(known.sum()) if len(known) else None,
         headroom_complete=len(known) == len(rooms),
         headroom_sol_s=_known_sum(x.headroom_sol_s[rows]),

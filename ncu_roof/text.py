@@ -7,6 +7,7 @@ shapes. Scaling to k/M/G happens only here, for display; the sinks' own escaping
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # C0/C1 controls, zero-width characters, bidi overrides and isolates, line/paragraph separators:
 # anything that could hide, reorder or break the text around a kernel name
@@ -29,6 +30,102 @@ def shorten(name: str, width: int = 60) -> str:
     text = _fold(text, "<", ">", "<…>")
     text = _fold(text, "(", ")", "(…)") if len(text) > width else text
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[str]]:
+    """Each name shortened (`shorten`) so that different names never read alike, and the lines
+    that resolve the index some get.
+
+    Names that shorten alike show the template arguments in which they differ
+    (`InitializeMatrix_kernel<__half, …>(…)` and `<float, …>`); where that does not tell them
+    apart within `width` (a difference nested deeper, as in CUTLASS kernels), each gets an index,
+    `cutlass::Kernel<…>(…) [K1]`, and a line `[K1] … where the names first differ …`.
+    """
+    short = [shorten(n, width) for n in names]
+    alike: dict[str, list[str]] = {}
+    for name, text in zip(names, short, strict=True):
+        if name not in alike.setdefault(text, []):
+            alike[text].append(name)
+    labels: dict[str, str] = {}
+    keys: list[str] = []
+    for group in (g for g in alike.values() if len(g) > 1):
+        by_args = _by_arguments(group, width)
+        if by_args is not None:
+            labels.update(zip(group, by_args, strict=True))
+            continue
+        for name in group:
+            tag = f" [K{len(keys) + 1}]"
+            labels[name] = shorten(name, max(8, width - len(tag))) + tag
+            keys.append(f"[K{len(keys) + 1}] {_difference(name, group)}")
+    return [labels.get(n, text) for n, text in zip(names, short, strict=True)], keys
+
+
+def _by_arguments(group: Sequence[str], width: int) -> list[str] | None:
+    """The names with only their differing top-level template arguments shown (each folded), or
+    None when that leaves two alike or one wider than `width`."""
+    parts = [_template_parts(n) for n in group]
+    if any(p is None for p in parts):
+        return None
+    split = [p for p in parts if p is not None]
+    if len({(head, len(args)) for head, args in split}) != 1:
+        return None
+    count = len(split[0][1])
+    differ = [i for i in range(count) if len({args[i] for _, args in split}) > 1]
+    labels = []
+    for head, args in split:
+        shown = [_fold(a, "<", ">", "<…>") if i in differ else "…" for i, a in enumerate(args)]
+        merged = [a for i, a in enumerate(shown) if a != "…" or i == 0 or shown[i - 1] != "…"]
+        labels.append(f"{head}<{', '.join(merged)}>(…)")
+    if len(set(labels)) < len(labels) or any(len(label) > width for label in labels):
+        return None
+    return labels
+
+
+def _template_parts(name: str) -> tuple[str, list[str]] | None:
+    """`void f<A, B<C>>(int)` → (`f`, [`A`, `B<C>`]): the name before its first template
+    argument list, and that list's top-level arguments; None without one."""
+    text = one_line(name).strip().removeprefix("void ")
+    start = text.find("<")
+    if start <= 0:
+        return None
+    args: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in text[start + 1 :]:
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            if depth == 0:
+                args.append("".join(current).strip())
+                return text[:start], args
+            depth -= 1
+        elif char == "," and depth == 0:
+            args.append("".join(current).strip())
+            current = []
+            continue
+        current.append(char)
+    return None
+
+
+def _difference(name: str, group: Sequence[str], context: int = 40) -> str:
+    """Where `name` first differs from the others of `group`: the text around that character."""
+    text = one_line(name)
+    others = [one_line(n) for n in group if n != name]
+    at = max(len(_common_prefix(text, other)) for other in others)
+    start = max(0, at - context // 2)
+    window = (
+        ("…" if start else "") + text[start : start + context] + ("…" if start + context < len(text) else "")
+    )
+    return f"{shorten(name, 40)}, whose name reads {window} at character {at + 1}"
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return a[:n]
 
 
 def _fold(text: str, open_: str, close: str, placeholder: str) -> str:

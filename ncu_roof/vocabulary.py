@@ -41,6 +41,19 @@ class VerdictBasis(Enum):
     NONE = "none"
 
 
+# what every sink writes after a verdict: "memory-bound (dram) · SOL"
+BASIS_WORDS = {VerdictBasis.ROOFLINE: "roofline", VerdictBasis.SOL: "SOL", VerdictBasis.NONE: "none"}
+BASIS_LEGEND = (
+    "· roofline / · SOL / · none = what the verdict rests on: the roofline (FLOPs, bytes, roofs), "
+    "Nsight's Speed-of-Light percentages, or neither"
+)
+
+
+def with_basis(verdict: str, basis: VerdictBasis) -> str:
+    """`memory-bound (dram) · SOL`: a verdict and what it rests on, worded once for every sink."""
+    return f"{verdict} · {BASIS_WORDS[basis]}"
+
+
 @dataclass(frozen=True)
 class Roofs:
     """Peaks per precision (FLOP/s) and bandwidth per tier (byte/s); tier names are free."""

@@ -101,6 +101,13 @@ else:
         return CorpusTogether(config, log) if config.getvalue("dist") == "load" else None
 
 
+@pytest.fixture(autouse=True)
+def _no_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Text laid out at the pipe width whatever the shell that runs the suite exports as COLUMNS
+    (a test that is about COLUMNS sets it)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 @pytest.fixture
 def corpus() -> Path:
     """The shared corpus of real ncu outputs (`../shared/ncu-corpus`); skips when absent."""

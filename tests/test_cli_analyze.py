@@ -21,19 +21,23 @@ def table_rows(text: str) -> list[list[str]]:
     return [[c.strip() for c in line.split("│")] for line in text.splitlines() if "│" in line]
 
 
-def test_example_table_lists_every_kernel_with_a_verdict() -> None:
+def test_example_table_lists_every_kernel_with_a_verdict_and_its_basis() -> None:
     done = run("analyze", "--example", "--launches")
     assert done.returncode == 0, done.stderr
     rows = table_rows(done.stdout)
     assert len(rows) == 7
-    assert sum(1 for r in rows if "memory-bound (dram)" in r) == 3
-    assert any("latency-bound (small grid)" in r for r in rows)  # under one wave per SM
-    assert any("compute-bound (fp32)" in r for r in rows)
+    assert sum(1 for r in rows if "memory-bound (dram) · roofline" in r) == 3
+    assert any("latency-bound (small grid) · SOL" in r for r in rows)  # under one wave per SM
+    assert any("compute-bound (fp32) · roofline" in r for r in rows)
+    assert "· roofline / · SOL / · none = what the verdict rests on" in done.stdout.replace("\n", " ")
     assert "\x1b[" not in done.stdout  # not a terminal: no colour codes
     assert done.stderr.startswith("read ")
 
 
-def test_example_table_folds_repeated_launches_and_names_what_to_fix_first() -> None:
+def test_example_table_folds_repeated_launches_and_names_what_to_fix_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "240")  # every column
     done = run("analyze", "--example")
     assert done.returncode == 0, done.stderr
     rows = table_rows(done.stdout)
@@ -45,20 +49,25 @@ def test_example_table_folds_repeated_launches_and_names_what_to_fix_first() -> 
     assert silu[names.index("dev")] == "0"
     # 284.704 + 284.576 + 284.32 µs (gpu__time_duration.sum of the three launches)
     assert silu[names.index("time")] == "854 µs"
-    assert silu[names.index("share of dev")] == "100%"  # the only kernel on the H100
+    assert silu[names.index("share")] == "100%"  # the only kernel on the H100 (legend: of its device's)
+    assert "Share = of its device's time" in done.stdout
     # per device: the A10G's one_blocktiling (432 µs at 19% of its roof: its FMA pipe) could save the most
-    assert "device 1: 1.21 ms in 4 launches: 64% latency-bound, 36% compute-bound" in done.stdout
+    assert (
+        "device 1: 1.21 ms in 4 launches: 64% latency-bound · SOL, 36% compute-bound · roofline"
+        in done.stdout
+    )
     saving = "could save 350 µs (29% of its device's time, 17% of all)"
     assert f"fix first: one_blocktiling<…>(…) — {saving}" in done.stdout
     assert "[1] 4 launches: missing counters: shared" in done.stdout  # a --set roofline run
 
 
 def test_sort_by_headroom_ranks_what_could_save_most_first() -> None:
-    done = run("analyze", "--example", "--sort", "headroom", "-f", "json")
+    done = run("analyze", "--example", "--sort", "headroom", "-F", "json")
     data = json.loads(done.stdout)
     assert data["fix_first"][1]["name"].startswith("void one_blocktiling")
-    table = table_rows(run("analyze", "--example", "--sort", "headroom").stdout)
-    saved = [r[-4] for r in table]  # the `could save` column
+    text = run("analyze", "--example", "--sort", "headroom").stdout
+    header = [c.strip() for c in next(line for line in text.splitlines() if "┃" in line).split("┃")]
+    saved = [r[header.index("could save")] for r in table_rows(text)]
     assert saved[0] == "350 µs" and saved[1] == "212 µs"
 
 
@@ -250,13 +259,13 @@ def test_each_launch_is_judged_at_its_own_clocks() -> None:
     assert kernels[0]["bytes"]["l2"] == 32 * 1263360  # lts__t_sectors.sum of launch 0
 
 
-def test_a_launch_without_its_counters_roof_never_gets_another_counters() -> None:
+def test_a_launch_without_its_counters_roof_never_gets_another_counters(corpus: Path) -> None:
     # --traffic counted on the A40 report: four launches count L2 as lts__t_sectors x 32, which
     # has no peak in the report; the device's L2 roof is l1tex__m_xbar2l1tex_read_bytes' (from
     # the fifth launch) and must not judge their sectors
     done = run(
         "analyze",
-        str(CORPUS / "a40_rep_2022.4.0_indexspaces.ncu-rep"),
+        str(corpus / "a40_rep_2022.4.0_indexspaces.ncu-rep"),
         "--traffic",
         "counted",
         "--format",
@@ -275,7 +284,7 @@ def test_a_launch_without_its_counters_roof_never_gets_another_counters() -> Non
 def test_a_failing_option_leaves_no_output(tmp_path: Path) -> None:
     target = tmp_path / "report.md"
     done = run(
-        "analyze", "--example", "-f", "markdown", "-o", str(target), "--plot", str(tmp_path / "no/x.svg")
+        "analyze", "--example", "-F", "markdown", "-o", str(target), "--plot", str(tmp_path / "no/x.svg")
     )
     assert done.returncode == 1 and "cannot write" in done.stderr
     assert not target.exists() and done.stdout == ""
@@ -289,7 +298,7 @@ def test_files_get_the_mode_of_a_new_file(tmp_path: Path) -> None:
     target = tmp_path / "out.json"
     old = os.umask(0o022)
     try:
-        assert run("analyze", "--example", "-f", "json", "-o", str(target)).returncode == 0
+        assert run("analyze", "--example", "-F", "json", "-o", str(target)).returncode == 0
     finally:
         os.umask(old)
     assert target.stat().st_mode & 0o777 == 0o644
@@ -298,7 +307,22 @@ def test_files_get_the_mode_of_a_new_file(tmp_path: Path) -> None:
 def test_expectations_travel_in_the_json(tmp_path: Path) -> None:
     expectations = tmp_path / "expect.toml"
     expectations.write_text('[[expect]]\nkernel = "silu"\nbound = "memory"\nbinding = "dram"\n')
-    done = run("analyze", "--example", "-f", "json", "--expect", str(expectations))
+    done = run("analyze", "--example", "-F", "json", "--expect", str(expectations))
     block = json.loads(done.stdout)["expectations"]
     assert block["counts"]["confirmed"] == 3
     assert {c["status"] for c in block["checks"]} == {"confirmed"}
+
+
+def test_a_capture_whose_every_launch_failed_is_bad_input(tmp_path: Path) -> None:
+    # fixtures/raw_every_launch_failed.csv: raw_base.csv with every counter n/a (ncu measured nothing)
+    path = ROOT / "fixtures" / "raw_every_launch_failed.csv"
+    out = tmp_path / "report.md"
+    done = run("analyze", str(path), "-o", str(out))
+    assert done.returncode == 3 and done.stdout == "" and not out.exists()
+    assert done.stderr.splitlines()[-2:] == [
+        f"error: {path}: collection failed for every launch (2 launches): ncu measured nothing",
+        "hint: profile again; ncu's own output says why (a crash, a GPU reset, a replay that failed)",
+    ]
+    mixed = run("analyze", str(path), str(ROOT / "fixtures" / "raw_base.csv"), "-F", "json")
+    assert mixed.returncode == 3  # the failed capture is named even beside a good one
+    assert run("analyze", str(ROOT / "fixtures" / "raw_base.csv"), "-F", "json").returncode == 0

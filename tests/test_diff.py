@@ -178,7 +178,7 @@ def test_cli_fail_on_regression_exits_1_and_writes_outputs(pair: tuple[str, str]
 
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
     done = run_cli(
-        "diff", *pair, "-f", "json", "-o", str(out), "--fail-on-regression", "5%", "--summary", env=env
+        "diff", *pair, "-F", "json", "-o", str(out), "--fail-on-regression", "5%", "--summary", env=env
     )
     assert done.returncode == 1, done.stderr
     assert "slower by more than 5%" in done.stderr
@@ -219,11 +219,11 @@ def kernel_cells(table: str) -> list[str]:
     return [line.split("│")[1].strip() for line in table.splitlines() if line.startswith("│")]
 
 
-def test_table_shows_the_kernel_names_and_whole_numbers_at_the_default_width(
+def test_table_shows_the_kernel_names_and_whole_numbers_when_wide(
     long_pair: tuple[str, str],
 ) -> None:
     # the bug: at width 200 the Kernel column shrank to nothing and cells read `+20.…`
-    table = render_diff_table(diff(load(long_pair[0]), load(long_pair[1])))
+    table = render_diff_table(diff(load(long_pair[0]), load(long_pair[1])), width=240)
     assert kernel_cells(table)[0] == shorten(LONG, 60)
     assert "+20.0%" in table and "-16.7%" in table and "DRAM +100.0%" in table
     assert "Δ intensity" in table and "not shown" not in table
@@ -257,12 +257,18 @@ def test_table_is_coloured_only_when_asked(long_pair: tuple[str, str]) -> None:
     assert ANSI.sub("", coloured).splitlines()[2:] == render_diff_table(result).splitlines()[2:]
 
 
-def test_cli_table_to_a_pipe_is_240_wide_and_plain(long_pair: tuple[str, str]) -> None:
+def test_cli_table_to_a_pipe_is_120_wide_plain_and_honours_columns(
+    long_pair: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     done = run_cli("diff", *long_pair)
     assert done.returncode == 0, done.stderr
     assert not ANSI.search(done.stdout)
+    assert all(len(line) <= 120 for line in done.stdout.splitlines())
+    monkeypatch.setenv("COLUMNS", "240")  # a CI job that sets its width
+    done = run_cli("diff", *long_pair)
     assert kernel_cells(done.stdout)[0] == shorten(LONG, 60)
     assert all(len(line) <= 240 for line in done.stdout.splitlines())
+    assert max(len(line) for line in done.stdout.splitlines()) > 120
 
 
 def run_cli_on_a_tty(args: list[str], env: dict[str, str]) -> str:
@@ -338,7 +344,7 @@ def test_cli_table_on_a_terminal_fits_its_width_in_colour(long_pair: tuple[str, 
 def test_cli_bad_plot_path_leaves_no_output_behind(pair: tuple[str, str], tmp_path: Path) -> None:
     out = tmp_path / "d.md"
     done = run_cli(
-        "diff", *pair, "-f", "markdown", "-o", str(out), "--plot", str(tmp_path / "missing" / "x.svg")
+        "diff", *pair, "-F", "markdown", "-o", str(out), "--plot", str(tmp_path / "missing" / "x.svg")
     )
     assert done.returncode == 1, done.stderr
     assert "does not exist" in done.stderr
@@ -347,7 +353,7 @@ def test_cli_bad_plot_path_leaves_no_output_behind(pair: tuple[str, str], tmp_pa
 
 
 def test_cli_bad_plot_type_prints_nothing(pair: tuple[str, str], tmp_path: Path) -> None:
-    done = run_cli("diff", *pair, "-f", "markdown", "--plot", str(tmp_path / "x.gif"))
+    done = run_cli("diff", *pair, "-F", "markdown", "--plot", str(tmp_path / "x.gif"))
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     assert "unknown image type" in done.stderr

@@ -129,3 +129,15 @@ def test_the_checker_sees_a_wrong_option_and_stops_at_the_program() -> None:
 
 def test_documents_exist() -> None:
     assert all(isinstance(doc, Path) and doc.is_file() for doc in DOCUMENTS)
+
+
+def test_the_quickstart_install_reads_reports() -> None:
+    """A fresh machine's first command installs the `.ncu-rep` reader (the `rep` extra, which
+    pyproject.toml defines as NVIDIA's ncu-report)."""
+    import tomllib
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    quickstart = text.split("## Quickstart", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    assert "pip install -q '.[rep]'" in quickstart.splitlines()[1]
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    assert any(d.startswith("ncu-report") for d in project["optional-dependencies"]["rep"])

@@ -1,10 +1,11 @@
-"""`ncu-roof gpus`: seed 000's hardware ridge-point table."""
+"""`ncu-roof gpus`: the built-in GPUs' datasheet peaks, bandwidths and ridge points."""
 
 from __future__ import annotations
 
 import json
 import re
 
+import pytest
 from conftest import run_cli
 
 from ncu_roof.gpu_table import GPUS
@@ -44,7 +45,29 @@ def test_json_lists_every_gpu_in_si() -> None:
     assert a100["peak_flop_per_s"]["fp32"] == 19.5e12
     assert a100["bandwidth_byte_per_s"]["dram"] == 2039e9
     assert round(a100["ridge_flop_per_byte"]["tensor"], 1) == 153.0
-    assert "seed 000" in a100["source"]
+    assert a100["source"] == "NVIDIA A100 datasheet (SXM4 80GB; INT8 tensor 624 TOPS dense)"
+
+
+def test_no_source_cites_a_document_the_user_cannot_find() -> None:
+    """Every source is a datasheet, a derivation or an estimate said to be one, never a name
+    only this project knows."""
+    doc = json.loads(run_cli("gpus", "--format", "json").stdout)
+    sources = {s for g in doc["gpus"] for s in (g["source"], *g["sources"].values())}
+    assert not [s for s in sources if "seed" in s.lower() or "roofline lab" in s.lower()]
+    h100 = next(g for g in doc["gpus"] if g["key"] == "h100-sxm5")
+    assert "not a datasheet figure" in h100["sources"]["l2"]
+
+
+def test_at_80_columns_no_figure_is_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    text = run_cli("gpus").stdout
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    rows = [line for line in lines if line.startswith("a100-sxm4 ")]
+    assert rows and "…" not in text
+    cells = [c.strip() for c in rows[0].split("│")]
+    assert cells[:9] == ["a100-sxm4", "9.7", "19.5", "78", "312", "2039", "–", "19.5", "9.6"]
+    assert "not shown at this width: ridge tensor (--format json has them)" in text
 
 
 def test_sources_are_listed_under_the_table() -> None:

@@ -71,7 +71,7 @@ def test_skip_bad_rows_keeps_the_intact_kernels_and_says_so(
     rows = rows_of(fixtures / RAW)
     rows[3] = rows[3][:-1]
     path = write_rows(tmp_path / "bad.csv", rows)
-    code, out, err = run(["analyze", str(path), "--skip-bad-rows", "-f", "json"], capsys)
+    code, out, err = run(["analyze", str(path), "--skip-bad-rows", "-F", "json"], capsys)
     assert code == 0
     assert [k["name"] for k in json.loads(out)["kernels"]] == [
         "void scale<float, 4>(float *, const float *, int)"
@@ -90,7 +90,7 @@ def test_a_control_character_in_console_text_is_a_damaged_line(
     path.write_text(text.replace("  Device 0\n", "  Device 0\x0b", 1), encoding="utf-8")
     with pytest.raises(BadInputError, match=r"vt\.txt: line 2: a control character inside the line"):
         read_input(str(path))
-    code, _, err = run(["analyze", str(path), "--skip-bad-rows", "-f", "json"], capsys)
+    code, _, err = run(["analyze", str(path), "--skip-bad-rows", "-F", "json"], capsys)
     assert code == 0
     assert "skipped 2 damaged rows (lines 2, 3" in err
 
@@ -386,12 +386,12 @@ def test_closed_stdout_exits_quietly_and_full_disk_is_one_error(
 
     monkeypatch.setattr(sys, "stdout", Closed(BrokenPipeError(32, "Broken pipe")))
     with pytest.raises(SystemExit) as done:
-        main(["analyze", str(fixtures / RAW), "-f", "csv"])
+        main(["analyze", str(fixtures / RAW), "-F", "csv"])
     assert done.value.code == 141
     assert "error" not in capsys.readouterr().err
     monkeypatch.setattr(sys, "stdout", Closed(OSError(28, "No space left on device")))
     with pytest.raises(SystemExit) as done:
-        main(["analyze", str(fixtures / RAW), "-f", "csv"])
+        main(["analyze", str(fixtures / RAW), "-F", "csv"])
     assert done.value.code == 1
     err = capsys.readouterr().err
     assert "error: cannot write to stdout: No space left on device\n" in err
@@ -405,20 +405,20 @@ def test_stdin_directory_and_glob(
     tmp_path: Path, fixtures: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO((fixtures / RAW).read_bytes())))
-    code, out, err = run(["analyze", "-", "-f", "json"], capsys)
+    code, out, err = run(["analyze", "-", "-F", "json"], capsys)
     assert code == 0 and "read -: 2 launches (raw-csv)" in err
     folder = tmp_path / "runs"
     folder.mkdir()
     for name in ("b.csv", "a.csv"):
         (folder / name).write_bytes((fixtures / RAW).read_bytes())
     (folder / "notes.md").write_text("hello")
-    code, out, err = run(["analyze", str(folder), "-f", "json"], capsys)
+    code, out, err = run(["analyze", str(folder), "-F", "json"], capsys)
     assert code == 0
     assert [i["path"] for i in json.loads(out)["inputs"]] == [str(folder / "a.csv"), str(folder / "b.csv")]
     assert f"note: {folder / 'notes.md'}: skipped (not a report, CSV or text file)" in err
-    code, out, _ = run(["analyze", str(folder / "*.csv"), "-f", "json"], capsys)
+    code, out, _ = run(["analyze", str(folder / "*.csv"), "-F", "json"], capsys)
     assert code == 0 and len(json.loads(out)["inputs"]) == 2
-    code, _, err = run(["analyze", str(folder / "*.rep"), "-f", "json"], capsys)
+    code, _, err = run(["analyze", str(folder / "*.rep"), "-F", "json"], capsys)
     assert code == 3 and "no file matches this pattern" in err
 
 
@@ -467,7 +467,7 @@ def test_console_old_layout_labels_and_verdict(fixtures: Path, capsys: pytest.Ca
         17.92,
     ]  # "SOL DRAM"
     assert frame["lts__throughput.avg.pct_of_peak_sustained_elapsed"].tolist() == [35.47, 34.75]
-    code, out, _ = run(["analyze", str(fixtures / "console_details_2022_old.txt"), "-f", "json"], capsys)
+    code, out, _ = run(["analyze", str(fixtures / "console_details_2022_old.txt"), "-F", "json"], capsys)
     assert code == 0
     # SM 55% and memory 38% of peak, both under Nsight's 60%: latency-bound
     assert [k["bound"] for k in json.loads(out)["kernels"]] == ["latency", "latency"]
@@ -486,7 +486,7 @@ def test_console_summary_per_kernel_reads_the_averages(
         "input: a --print-summary line: values are averages over 2 invocations",
     )
     assert "gpu__time_duration.sum" in table.averaged
-    code, out, _ = run(["analyze", str(fixtures / "console_summary_per_kernel.txt"), "-f", "json"], capsys)
+    code, out, _ = run(["analyze", str(fixtures / "console_summary_per_kernel.txt"), "-F", "json"], capsys)
     assert code == 0 and "gpu__time_duration.sum" in json.loads(out)["inputs"][0]["averaged"]
 
 
@@ -556,7 +556,7 @@ def test_grid_and_block_are_guarded_in_every_sink(
     rows = rows_of(fixtures / RAW)
     rows[2][rows[0].index("Grid Size")] = "=cmd|' /C calc'!A0\x1b[31m"
     path = write_rows(tmp_path / "hostile.csv", rows)
-    code, out, _ = run(["analyze", str(path), "-f", "csv"], capsys)
+    code, out, _ = run(["analyze", str(path), "-F", "csv"], capsys)
     assert code == 0
     grid = next(csv.DictReader(io.StringIO(out)))["grid"]
     assert grid == "'=cmd|' /C calc'!A0?[31m"

@@ -18,7 +18,7 @@ from ncu_roof.render.markdown import render_markdown
 from ncu_roof.render.summary import summarize
 from ncu_roof.render.text import code_span, table_cell
 from ncu_roof.text import intensity, one_line, shorten
-from ncu_roof.vocabulary import Bound, Roofs
+from ncu_roof.vocabulary import Bound, Roofs, VerdictBasis
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 
@@ -70,6 +70,7 @@ def kernel(name: str, rank: int, duration_s: float, bound: Bound = Bound.MEMORY)
         sol_pct={"sm": 40.0, "memory": 70.0, "dram": 70.0, "l2": None, "l1": None},
         recipe={"duration_s": "counter:gpu__time_duration.sum", "flop_fp32": "fadd+fmul+2*ffma"},
         notes=("a note with <b>markup</b> & `ticks`",),
+        verdict_basis=VerdictBasis.SOL if bound is Bound.LATENCY else VerdictBasis.ROOFLINE,
     )
 
 
@@ -187,12 +188,15 @@ def test_headline_numbers_of_a_synthetic_analysis() -> None:
     # durations 1, 1/2, 1/3 ms → shares 6/11, 3/11, 2/11; bounds memory, compute, latency
     assert "## Roofline: 3 launches, 1.83 ms" in text
     assert (
-        "**55% of time memory-bound (dram 55%)** · 27% of time compute-bound · 18% of time latency-bound."
+        "**55% of time memory-bound (dram 55%) · roofline**, 27% of time compute-bound · roofline, "
+        "18% of time latency-bound · SOL."
     ) in text
     # each at 50% of its roof: `first` could save 0.5 ms of 1.83 ms (27%)
     fix = "**Fix first:** `first` could save **500 µs** (27% of the time) if it reached its dram roof"
     assert fix + " (ranked by this); no Speed-of-Light figures say what it needs;" in text
-    row = "| 1 | `first` | 1\u00a0ms | 55% | memory\\-bound \\(dram\\) \\[1\\] | 50% | 500\u00a0µs |"
+    row = (
+        "| 1 | `first` | 1\u00a0ms | 55% | memory\\-bound \\(dram\\) · roofline \\[1\\] | 50% | 500\u00a0µs |"
+    )
     assert row in text
     assert "| 1 | `1×32` | dram | 10 | 5 | 2.5 | 1 TFLOP/s | 100 GB/s (dram) |" in text
     assert "1. 3 launches: a note with \\<b\\>markup\\</b\\> \\& \\`ticks\\`" in text
@@ -203,9 +207,14 @@ def test_repeated_launches_are_one_row_with_their_count() -> None:
     text = render_markdown(analysis)
     assert "## Roofline: 3 launches of 2 kernels, 1.83 ms" in text
     assert "| # | Kernel | Launches | Time | Share | Verdict [notes] | % of roof | Could save |" in text
-    # 1 ms + 0.5 ms; the verdicts of its launches differ (memory, compute)
-    verdict = "memory\\-bound \\(dram\\) \\(\\+1 more\\) \\[1\\]"
+    # 1 ms + 0.5 ms; the verdicts of its launches differ (memory, compute): the one of most time
+    # in the main table, each with its share of the kernel's time in a cell of the folded table
+    verdict = "memory\\-bound \\(dram\\) · roofline \\[1\\]"
     assert f"| 1 | `same` | 2 | 1.5\u00a0ms | 82% | {verdict} |" in text
+    assert "more" not in text.split("### Top")[1].split("<sub>")[0]
+    assert "| Verdicts by time |" in text
+    by_time = "67% memory\\-bound \\(dram\\) · roofline; 33% compute\\-bound \\(compute\\) · roofline |"
+    assert by_time in text
     assert "| 1 | `1×32` | 750 µs / 500 µs / 1 ms |" in text  # mean / min / max
 
 
@@ -266,7 +275,7 @@ def test_headline_matches_the_analysis_of_a_real_report() -> None:
     latency = sum(k.duration_s or 0 for k in analysis.kernels if k.bound is Bound.LATENCY)
     assert round(100 * latency / analysis.total_duration_s) == 64
     assert "## Roofline: 4 launches, 1.21 ms" in text
-    assert "**64% of time latency-bound** · 36% of time compute-bound." in text
+    assert "**64% of time latency-bound · SOL**, 36% of time compute-bound · roofline." in text
     # 431.648 µs with its FMA pipe busy 18.8% of the time (the busier compute ceiling): 350 µs to gain
     assert "**Fix first:** `one_blocktiling<…>(…)` could save **350 µs** (29% of the time)" in text
     assert "| 1 | `one_blocktiling<…>(…)` | 432\u00a0µs | 36% | compute\\-bound \\(fp32\\)" in text

@@ -180,7 +180,7 @@ def _analyze(name: str, data: bytes, fmt: str, *extra: str) -> tuple[int, str, s
         source = Path(folder) / name
         source.write_bytes(data)
         target = Path(folder) / f"out.{fmt}"
-        argv = ["analyze", str(source), "-f", fmt, "-o", str(target), "--gpu", "a100-sxm4-40gb", *extra]
+        argv = ["analyze", str(source), "-F", fmt, "-o", str(target), "--gpu", "a100-sxm4-40gb", *extra]
         code, out, err = _run(argv)
         err = err.replace(str(source), name)
         assert code in (0, 3), err

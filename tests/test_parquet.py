@@ -18,14 +18,14 @@ HEAD = "a10g_rep_2023.1.1_roofline-set.ncu-rep"  # the same run, read from the r
 
 
 def analyze_to(path: Path, *inputs: str | Path) -> None:
-    done = run_cli("analyze", *map(str, inputs), "-f", "parquet", "-o", str(path))
+    done = run_cli("analyze", *map(str, inputs), "-F", "parquet", "-o", str(path))
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
 
 
 @pytest.fixture(scope="module")
 def base_parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`analyze BASE -f parquet -o base.parquet`, once for the tests below (read only)."""
+    """`analyze BASE -F parquet -o base.parquet`, once for the tests below (read only)."""
     if not (CORPUS / "MANIFEST.md").is_file():
         pytest.skip(f"ncu corpus not found at {CORPUS}")
     out = tmp_path_factory.mktemp("parquet") / "base.parquet"

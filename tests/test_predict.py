@@ -457,7 +457,7 @@ def test_json_format_into_a_txt_or_unknown_suffix_is_json(tmp_path: Path) -> Non
     for name in ("p.txt", "p.out"):
         out = tmp_path / name
         result = run_cli(
-            "predict", *SEED_004_PLATFORM, "--intensity", "dram=0.25", "-f", "json", "-o", str(out)
+            "predict", *SEED_004_PLATFORM, "--intensity", "dram=0.25", "-F", "json", "-o", str(out)
         )
         assert result.returncode == 0, result.stderr
         assert json.loads(out.read_text())["attainable_flop_per_s"] == pytest.approx(5e9)
@@ -569,3 +569,16 @@ def test_every_int8_ceiling_equals_fp8_and_the_datasheet_the_table_cites() -> No
         datasheet = float(found.group(2) or found.group(1)) * 1e12
         assert int8 == pytest.approx(datasheet, rel=2.5e-3), gpu.key
     assert cited >= 10
+
+
+def test_integer_work_alone_is_shown_in_operations_never_as_zero_flops() -> None:
+    # 2·4096³ INT8 ops = 137.4 GOP; A and B 16 MiB each (1 B), C 64 MiB (4 B): 100.7 MB from DRAM
+    text = run_cli("predict", "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--dtype", "int8",
+                   "--gpu", "a100-sxm4").stdout  # fmt: skip
+    table = text.split("verdict:")[0]  # (the int8 ceiling's source cites the FP16 tensor peak)
+    assert "FLOP/s" not in table and "0 FLOP" not in text
+    dram = next(line for line in text.splitlines() if line.startswith("│ dram"))
+    cells = [c.strip() for c in dram.split("│")[1:-1]]
+    # 137.4 GOP / 100.7 MB = 1365 op/B; ridge 624 TOP/s / 2.039 TB/s = 306; cap 2.039 TB/s x 1365
+    assert cells == ["dram", "101 MB", "2.04 TB/s", "1365", "306", "2.784 POP/s"]
+    assert "┃ AI op/B ┃ ridge op/B ┃" in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import shutil
 import signal
 import stat
@@ -673,3 +674,17 @@ def test_too_old_ncu_is_refused_with_the_reason() -> None:
         check_version("2020.3.1", regex)
     check_version("2021.1.0", regex)
     check_version(None, regex)  # unknown versions are trusted
+
+
+def test_verbose_shows_the_ncu_command_it_runs(fake: dict[str, str], tmp_path: Path) -> None:
+    fake["FAKE_NCU_SCENARIO"] = "nokernels"  # ncu runs, profiles nothing: no report needed
+    app = str(app_script(tmp_path))
+    done = run(fake, "-v", "-o", "r", "--", app, "--n", "8", cwd=tmp_path)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("running: ")]
+    assert len(lines) == 1, done.stderr
+    argv = shlex.split(lines[0].removeprefix("running: "))
+    assert Path(argv[0]).name == "ncu" and argv[-3:] == [app, "--n", "8"]
+    assert "-o" in argv and "--set" in argv
+    quiet = run(fake, "-q", "-o", "r", "--", app, cwd=tmp_path)
+    assert "running: " not in quiet.stderr and quiet.stderr.startswith("error: ")
+    assert run(fake, "-o", "r", "--", app, cwd=tmp_path).stderr.count("running: ") == 0

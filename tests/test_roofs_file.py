@@ -79,7 +79,7 @@ def run(*args: str) -> CliResult:
 @pytest.mark.parametrize(
     "command",
     [
-        ["predict", "--intensity", "dram=0.25", "-f", "json"],
+        ["predict", "--intensity", "dram=0.25", "-F", "json"],
         ["analyze", "--example", "--format", "json"],
     ],
 )
@@ -95,7 +95,7 @@ def test_cli_bad_roofs_file_is_one_error_and_hint(tmp_path: Path, command: list[
 
 
 def test_cli_good_roofs_file_predicts_strict_json(tmp_path: Path) -> None:
-    done = run("predict", "--intensity", "dram=0.25", "-f", "json", "--roofs", write(tmp_path, "1e11"))
+    done = run("predict", "--intensity", "dram=0.25", "-F", "json", "--roofs", write(tmp_path, "1e11"))
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
     assert doc["attainable_flop_per_s"] == pytest.approx(5e9)

@@ -277,7 +277,9 @@ def test_a_groups_verdicts_are_distinct_phrases_by_time() -> None:
         replace(k0, id=3, bound=Bound.MEMORY, binding="dram", duration_s=1.5),
     ]
     (group,) = groups.group_kernels(Analysis(analysis.inputs, analysis.devices, launches))
-    assert group.verdicts == ("compute-bound (fp32)", "memory-bound (dram)")  # 2.0 s, then 1.5 s
+    # 2.0 s, then 1.5 s of the 3.5 s
+    assert group.verdicts == ("compute-bound (fp32) · roofline", "memory-bound (dram) · roofline")
+    assert group.verdict_shares == pytest.approx((2.0 / 3.5, 1.5 / 3.5))
 
 
 def test_shared_texts_keeps_none_apart_from_nan() -> None:

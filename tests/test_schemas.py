@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, analyzed, run_cli
 from jsonschema import Draft202012Validator, ValidationError
 from test_diff import BASE, HEAD, write
 
@@ -64,7 +64,7 @@ def test_the_example_analysis_validates() -> None:
 def test_the_analysis_with_expectations_validates(tmp_path: Path) -> None:
     expectations = tmp_path / "expect.toml"
     expectations.write_text('[[expect]]\nkernel = "silu"\nbound = "memory"\nbinding = "dram"\n')
-    document = output("analyze", "--example", "-f", "json", "--expect", str(expectations))
+    document = output("analyze", "--example", "-F", "json", "--expect", str(expectations))
     assert document["expectations"]["counts"]["confirmed"] == 3
     assert_valid("analysis.v1", document)
 
@@ -80,7 +80,12 @@ def test_the_analysis_with_expectations_validates(tmp_path: Path) -> None:
     ],
 )
 def test_real_reports_validate(corpus: Path, name: str, extra: list[str]) -> None:
-    document = output("analyze", str(corpus / name), "--format", "json", *extra)
+    if "failed" in name:  # the CLI refuses a capture that measured nothing: the library's JSON
+        from ncu_roof.render.jsonout import render_json
+
+        document = json.loads(render_json(analyzed(corpus / name)))
+    else:
+        document = output("analyze", str(corpus / name), "--format", "json", *extra)
     assert document["kernels"]
     assert_valid("analysis.v1", document)
 

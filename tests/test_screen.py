@@ -15,11 +15,11 @@ from rich.cells import cell_len
 
 from ncu_roof.cli.analyze import example_path
 from ncu_roof.render import console, diffout, gpusout, predictout
-from ncu_roof.render.console import PIPE_WIDTH, Screen, screen
+from ncu_roof.render.console import MIN_WIDTH, PIPE_WIDTH, Screen, screen
 from ncu_roof.render.formats import RenderOptions
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ncu_roof"
-NARROW = 90  # narrower than every command's text at PIPE_WIDTH, wide enough for each to fit
+NARROW = 80  # narrower than every command's text at PIPE_WIDTH, wide enough for each to fit
 EXAMPLE = str(example_path())
 # (command, whether its text goes to a file): every command that lays text out
 COMMANDS = {
@@ -37,12 +37,22 @@ COMMANDS = {
 def test_screen_follows_the_terminal_and_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
-    assert screen(None) == Screen(240, color=False)
+    assert screen(None) == Screen(PIPE_WIDTH, color=False)
+    assert PIPE_WIDTH == 120
+    monkeypatch.setenv("COLUMNS", "80")  # a CI job's width: a pipe and a file honour it
+    assert screen(None) == Screen(80, color=False)
+    assert screen("out.txt") == Screen(80, color=False)
+    monkeypatch.setenv("COLUMNS", "20")  # below the narrowest layout
+    assert screen(None) == Screen(MIN_WIDTH, color=False)
+    for junk in ("", "wide", "-5", "0"):
+        monkeypatch.setenv("COLUMNS", junk)
+        assert screen(None) == Screen(PIPE_WIDTH, color=False), junk
+    monkeypatch.delenv("COLUMNS")
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     monkeypatch.setattr("shutil.get_terminal_size", lambda *_: os.terminal_size((97, 30)))
     assert screen(None) == Screen(97, color=True)
     assert screen("-") == Screen(97, color=True)
-    assert screen("out.txt") == Screen(240, color=False)  # a file: no terminal
+    assert screen("out.txt") == Screen(PIPE_WIDTH, color=False)  # a file: no terminal
     monkeypatch.setenv("NO_COLOR", "1")
     assert screen(None) == Screen(97, color=False)
     monkeypatch.setenv("NO_COLOR", "")  # no-color.org: set and not empty

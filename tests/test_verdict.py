@@ -270,17 +270,27 @@ def test_int8_work_without_its_peak_falls_back_to_the_tensor_pipe(fixtures: Path
 def test_a_failed_collection_has_no_total_and_says_why(corpus: Path) -> None:
     # every counter of the one launch reads n/a: its time is unknown (null, never 0 s), and the
     # main reason on stderr is the failed collection, not a missing --set or --gpu
+    # main reason is the failed collection, not a missing --set or --gpu; the CLI refuses such a
+    # capture (exit 3: it measured nothing), the library still says what it holds
+    from ncu_roof.render.jsonout import render_json
+    from ncu_roof.render.summary import missing_reason, summarize
+    from ncu_roof.render.terminal import render_terminal
+
     for name in (
         "a100pcie_rep_2022.4.0_all-nan-failed.ncu-rep",
         "reexport/a100pcie_rep_2022.4.0_all-nan-failed.ncu2024.1-details.csv",
     ):
-        done = run_cli("analyze", str(corpus / name), "--format", "json")
-        document = json.loads(done.stdout)
+        analysis = analyzed(corpus / name)
+        document = json.loads(render_json(analysis))
         assert document["total_duration_s"] is None, name
         assert document["groups"][0]["total_duration_s"] is None
-        assert "not on a roofline: 1 launch failed to collect (ncu measured nothing" in done.stderr, name
-    table = run_cli("analyze", str(corpus / "a100pcie_rep_2022.4.0_all-nan-failed.ncu-rep"))
-    assert "time: – in 1 launch" in table.stdout and "0 s" not in table.stdout
+        reason = missing_reason(analysis) or ""
+        assert reason.startswith("1 launch failed to collect (ncu measured nothing"), name
+        done = run_cli("analyze", str(corpus / name), "--format", "json")
+        assert done.returncode == 3 and "collection failed for every launch (1 launch)" in done.stderr
+    analysis = analyzed(corpus / "a100pcie_rep_2022.4.0_all-nan-failed.ncu-rep")
+    table = render_terminal(summarize(analysis), color=False, width=120)
+    assert "time: – in 1 launch" in table and "0 s" not in table
 
 
 def test_no_work_over_no_bytes_is_no_intensity(corpus: Path) -> None:

@@ -66,7 +66,7 @@ def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors on stderr."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors on stderr."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="More detail on stderr."),
 ) -> None:
     if quiet and verbose:

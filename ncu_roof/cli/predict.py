@@ -19,7 +19,7 @@ from ncu_roof.workloads import MATRIX_PRECISION, OPS_DTYPES, Param, build
 FORMATS = (OutputFormat.TABLE, OutputFormat.JSON)
 # the two options `gpus` and `predict` share
 TextFormat = Annotated[
-    str | None, typer.Option("--format", "-f", help="table or json (default: from the -o suffix)")
+    str | None, typer.Option("--format", "-F", help="table or json (default: from the -o suffix)")
 ]
 OutputFile = Annotated[str | None, typer.Option("--output", "-o", help="Write to FILE (atomic).")]
 

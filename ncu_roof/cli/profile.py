@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from ncu_roof.cli import app
+from ncu_roof.cli import app, verbosity
 from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit, roof_choice
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
@@ -84,7 +84,9 @@ NcuArgs = Annotated[str | None, typer.Option("--ncu-args", help="More ncu argume
 Csv = Annotated[bool, typer.Option("--csv", help="Also write <output>.csv (raw page).")]
 Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds before kill.")]
 Ncu = Annotated[str | None, typer.Option("--ncu", help="The ncu executable.")]
-Fmt = Annotated[Format | None, typer.Option("--format", help="Analysis format (default: from the suffix).")]
+Fmt = Annotated[
+    Format | None, typer.Option("--format", "-F", help="Analysis format (default: from the suffix).")
+]
 AnalysisOutput = Annotated[
     str | None, typer.Option("--analysis-output", help="Write the analysis to this file.")
 ]
@@ -156,7 +158,8 @@ def profile_and_analyze(options: ProfileOptions, ncu: str | None, analysis: Anal
         tool = find_ncu(ncu)
         diag(f"using {tool.path} (Nsight Compute {tool.version or 'version unknown'})")
         check_version(tool.version, options)
-        result = run_profile(tool, options, progress_sink())
+        verbose = verbosity.level() is verbosity.Level.VERBOSE
+        result = run_profile(tool, options, progress_sink(), log=diag if verbose else None)
         published = result.report
         for line in summary_lines(result):
             diag(line)

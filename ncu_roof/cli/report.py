@@ -18,6 +18,7 @@ from ncu_roof.cli.analyze import (
     one_file,
     picture_options,
     plot_format,
+    refuse_failed_captures,
     report_gaps,
     request_of,
 )
@@ -134,6 +135,8 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     plot_fmt = plot_format(options.plot) if options.plot else None
     check_writable(options.plot)
     base, head = pipeline.run_each([base_path, head_path], request_of(roofs), log=diag)
+    refuse_failed_captures(base)
+    refuse_failed_captures(head)
     report_gaps(base)
     report_gaps(head)
     result = diff(
@@ -166,11 +169,12 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
 @app.command("plot", cls=ReadableHelp)
 def plot_command(
     files: list[str] = typer.Argument(
-        ..., metavar="FILE...", help="ncu outputs: .ncu-rep, raw-page or details CSV."
+        None, metavar="FILE...", help="ncu outputs: .ncu-rep, raw-page or details CSV.", show_default=False
     ),
     output: str = typer.Option(
         ..., "--output", "-o", metavar="PATH", help="The .svg, .png or .pdf file to write."
     ),
+    example: bool = typer.Option(False, "--example", help="Plot the example report shipped with ncu-roof."),
     gpu: GpuKey = None,
     roofs: RoofsFile = None,
     device: int = typer.Option(
@@ -193,6 +197,11 @@ def plot_command(
 
     if kind not in ("roofline", "instruction"):
         raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")
+    files = [*(files or []), *([str(pipeline.example_path())] if example else [])]
+    if not files:
+        raise UsageError(
+            "no input files", hint="ncu-roof plot report.ncu-rep -o roofline.svg  (or --example)"
+        )
     fmt = plot_format(output, "-o")
     picture = picture_options(width_in, height_in, dpi, caption, device)
     check_writable(output)
@@ -215,7 +224,7 @@ def diff_command(
     fmt: DiffFormat = typer.Option(
         None,
         "--format",
-        "-f",
+        "-F",
         metavar="table|markdown|json",
         help="Output format (default: from the -o suffix, else table).",
         show_default=False,

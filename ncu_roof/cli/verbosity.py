@@ -1,4 +1,4 @@
-"""How much the CLI says on stderr: `--quiet` (only what the reader must know) or `--verbose`."""
+"""How much the CLI says on stderr: `--quiet` (errors only) or `--verbose`."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from enum import Enum
 
 
 class Level(Enum):
-    QUIET = "quiet"  # warnings and errors only
-    NORMAL = "normal"  # plus progress (`read …`, `wrote …`)
+    QUIET = "quiet"  # errors only
+    NORMAL = "normal"  # plus progress (`read …`, `wrote …`) and warnings (`launches lack counters`)
     VERBOSE = "verbose"  # plus details (the full ncu command that collects missing counters)
 
 

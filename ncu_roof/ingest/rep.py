@@ -33,6 +33,12 @@ def read_report(path: str, raw: bytes | mmap.mmap, rows: list[Row] | None = None
         rows = report_rows(path)
     if rows is None:  # no ncu_report
         return read_with_cli(path, raw)
+    if not rows and path.endswith(".ncu-repz"):
+        raise BadInputError(
+            f"{path}: the installed ncu_report cannot read this compressed report (or it is damaged)",
+            hint="pip install -U ncu-report (Nsight Compute 2025.4+ writes .ncu-repz), "
+            "or decompress it: zstd -d FILE.ncu-repz -o FILE.ncu-rep",
+        )
     if not rows:
         raise BadInputError(
             f"{path}: the report holds no profiled kernel (truncated or damaged file?)",

@@ -8,6 +8,7 @@ replaced by a failed, empty or damaged one.
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import threading
@@ -168,12 +169,16 @@ Runner = Callable[[list[str], Path, ProgressSink, float | None], RunOutcome]
 
 
 def run_profile(
-    tool: NcuTool, options: ProfileOptions, sink: ProgressSink, runner: Runner = run_ncu
+    tool: NcuTool,
+    options: ProfileOptions,
+    sink: ProgressSink,
+    runner: Runner = run_ncu,
+    log: Callable[[str], None] | None = None,
 ) -> ProfileResult:
     """Resolve the program, run ncu in a private folder, publish the report or raise a diagnosis.
 
     The target is checked first: an existing report is kept unless `options.force`, and a missing
-    folder is created.
+    folder is created. `log` is told the ncu command line before it runs (`--verbose`).
     """
     if not options.program:
         raise UsageError("no program to profile", hint="ncu-roof profile [options] -- ./app args…")
@@ -183,6 +188,8 @@ def run_profile(
     with private_workdir(target.absolute()) as work:
         export_base = work / "report"
         argv = build_argv(tool, options, program, export_base)
+        if log is not None:
+            log(f"running: {shlex.join(argv)}")
         outcome = runner(argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s)
         failure = diagnose(outcome, options)
         if failure is not None or outcome.report is None:

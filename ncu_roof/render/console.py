@@ -1,7 +1,9 @@
 """Where a command's text goes, and the rich consoles the text sinks print to, built one way.
 
 `screen` is the one terminal check every command makes: stdout a terminal → its width (COLUMNS
-when set) and colour unless NO_COLOR is set; a file or a pipe → `PIPE_WIDTH` columns, no colour.
+when set) and colour unless NO_COLOR is set; a file or a pipe (a CI log) → COLUMNS when set, else
+`PIPE_WIDTH` columns, no colour. Never under `MIN_WIDTH`: below it the tables' numbers would not
+fit, and a line the terminal wraps still shows every digit.
 `text_console` is the console of the analysis, diff, prediction and GPU tables (colour only when
 asked; no markup, emoji or highlighting applied to data); `rich_text` is a renderable as text.
 """
@@ -18,7 +20,8 @@ from typing import IO, TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-PIPE_WIDTH = 240  # columns of every command's text to a file or a pipe (rich alone would use 80)
+PIPE_WIDTH = 120  # columns of every command's text to a file or a pipe without COLUMNS
+MIN_WIDTH = 60  # the narrowest layout: a smaller COLUMNS lays text out at this width
 
 
 @dataclass(frozen=True)
@@ -37,8 +40,15 @@ def to_terminal(output: str | None) -> bool:
 def screen(output: str | None) -> Screen:
     """The terminal's columns and colour when `output` goes to one, else a file's or a pipe's."""
     if not to_terminal(output):
-        return Screen(PIPE_WIDTH, color=False)
-    return Screen(shutil.get_terminal_size((PIPE_WIDTH, 40)).columns, color=not os.environ.get("NO_COLOR"))
+        return Screen(max(MIN_WIDTH, _columns() or PIPE_WIDTH), color=False)
+    columns = shutil.get_terminal_size((PIPE_WIDTH, 40)).columns
+    return Screen(max(MIN_WIDTH, columns), color=not os.environ.get("NO_COLOR"))
+
+
+def _columns() -> int | None:
+    """COLUMNS when it is a positive whole number (as a shell or a CI job sets it), else None."""
+    value = os.environ.get("COLUMNS", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 def text_console(

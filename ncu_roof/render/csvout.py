@@ -8,8 +8,9 @@ ceiling, the recipe, the nested records as their JSON text, and what the launch'
 say. Sparse mappings (`cap_flop_per_s`, `pipe_pct`) give a column only for the keys some launch
 has, so read columns by name.
 
-Numbers keep 15 significant digits, the precision a float64 carries without the noise of the
-arithmetic that made it (`0.000284704`, not `0.00028470400000000004`); they read back exactly.
+Counts (FLOPs, bytes, operations) are whole numbers. Other numbers keep 15 significant digits,
+the precision a float64 carries without the noise of the arithmetic that made it
+(`0.000284704`, not `0.00028470400000000004`); they read back exactly.
 Flags are `true`/`false`, missing values empty, lists of texts joined with `; `, and every text
 cell is guarded against spreadsheet formulas (`csv_cell`).
 """
@@ -51,6 +52,29 @@ def _texts(values: Sequence[str | None]) -> list[object]:
     return ["" if v is None else guarded[v] for v in values]
 
 
+def _counts(values: np.ndarray) -> list[object]:
+    """CSV cells of counts (FLOPs, bytes, operations): whole numbers, as ncu counts them (a count
+    ncu derives from a rate times the duration is rounded to the nearest whole number)."""
+    return number_texts(np.asarray(values, dtype="float64"), _count_cells)
+
+
+def _count_cells(numbers: np.ndarray) -> list[object]:
+    isfinite = math.isfinite
+    return [str(round(v)) if isfinite(v) else "" for v in numbers.tolist()]
+
+
+def _is_count(name: str) -> bool:
+    """The launch table's count columns: FLOPs, operations, bytes per tier."""
+    return name.startswith(("flop_", "ops_")) or name.endswith("_bytes")
+
+
+def _cells(name: str, kind: str, values: Any) -> list[object]:
+    """A column's CSV cells: a count column's as whole numbers, every other by its kind."""
+    if kind == FLOAT and _is_count(name):
+        return _counts(values)
+    return _CELLS[kind](values)
+
+
 def _text_lists(values: Sequence[Sequence[str]]) -> list[object]:
     return _texts(["; ".join(texts) for texts in values])
 
@@ -82,7 +106,7 @@ _CELLS: dict[str, Callable[[Any], list[object]]] = {
 
 def _columns(analysis: Analysis) -> dict[str, list[object]]:
     """Every CSV column of every launch, in order: the launch table's columns as cells."""
-    return {name: _CELLS[kind](values) for name, (kind, values) in launch_columns(analysis).items()}
+    return {name: _cells(name, kind, values) for name, (kind, values) in launch_columns(analysis).items()}
 
 
 def cell(value: object) -> object:

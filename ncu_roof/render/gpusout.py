@@ -29,7 +29,7 @@ def render_json() -> str:
 
 def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
     """`renderable` as text `width` columns wide, coloured only when `color`."""
-    return rich_text(renderable(), width, color=color)
+    return rich_text(renderable(width), width, color=color)
 
 
 def gpu_row(gpu: Gpu) -> dict[str, Any]:
@@ -63,42 +63,71 @@ def arch_row(arch: Arch) -> dict[str, Any]:
     }
 
 
-def renderable() -> Group:
-    """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source."""
-    table = Table(
-        title="Built-in GPUs: dense peaks in TFLOP/s; ridge = peak / DRAM bandwidth in FLOP/B",
-        title_justify="left",
+HEADERS = (
+    "key",
+    "FP64",
+    "FP32",
+    "FP16",
+    "tensor",
+    "DRAM GB/s",
+    "L2 TB/s",
+    "L1 TB/s*",
+    "ridge FP32",
+    "ridge tensor",
+)
+_GAP = 3  # columns between two cells: " │ "
+
+
+def _cells(gpu: Gpu) -> tuple[str, ...]:
+    return (
+        gpu.key,
+        _tflop(gpu.fp64_tflop_per_s),
+        _tflop(gpu.fp32_tflop_per_s),
+        _tflop(gpu.fp16_tflop_per_s),
+        _tflop(gpu.tensor_tflop_per_s),
+        f"{gpu.dram_gbyte_per_s:g}",
+        _tflop(gpu.l2_tbyte_per_s),
+        f"{gpu.l1_byte_per_s / 1e12:.1f}",
+        _ridge(gpu, "fp32"),
+        _ridge(gpu, "tensor"),
     )
-    headers = (
-        "key",
-        "FP64",
-        "FP32",
-        "FP16",
-        "tensor",
-        "DRAM GB/s",
-        "L2 TB/s",
-        "L1 TB/s*",
-        "ridge FP32",
-        "ridge tensor",
+
+
+def renderable(width: int = PIPE_WIDTH) -> Group:
+    """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source.
+
+    A column is never narrower than its widest cell: at a narrow width the headers wrap, and the
+    last columns (the ridges) give way, said under the table; a figure is never cut."""
+    rows = [_cells(gpu) for gpu in GPUS]
+    widest = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
+    shown = len(HEADERS)
+    while shown > 2 and sum(widest[:shown]) + _GAP * (shown - 1) > width:
+        shown -= 1
+    table = Table(show_edge=False, pad_edge=False)
+    for header, size in zip(HEADERS, _widths(widest[:shown], width), strict=False):
+        table.add_column(header, justify="left" if header == "key" else "right", width=size, overflow="fold")
+    for row in rows:
+        table.add_row(*row[:shown])
+    title = (
+        "Built-in GPUs: datasheet dense peaks at boost clock in TFLOP/s; "
+        "ridge = peak / DRAM bandwidth in FLOP/B"
     )
-    for header in headers:
-        table.add_column(header, justify="left" if header == "key" else "right", no_wrap=True)
-    for gpu in GPUS:
-        table.add_row(
-            gpu.key,
-            _tflop(gpu.fp64_tflop_per_s),
-            _tflop(gpu.fp32_tflop_per_s),
-            _tflop(gpu.fp16_tflop_per_s),
-            _tflop(gpu.tensor_tflop_per_s),
-            f"{gpu.dram_gbyte_per_s:g}",
-            _tflop(gpu.l2_tbyte_per_s),
-            f"{gpu.l1_byte_per_s / 1e12:.1f}",
-            _ridge(gpu, "fp32"),
-            _ridge(gpu, "tensor"),
-        )
-    notes = ["* L1 derived: SMs x 128 B/clk x boost clock (not a datasheet figure)", "sources:"]
-    notes += [f"  {gpu.key}: {gpu.source}" for gpu in GPUS]
-    return Group(table, Text("\n".join(notes)))
+    notes = ["* L1 derived: SMs x 128 B/clk x boost clock (not a datasheet figure)"]
+    if shown < len(HEADERS):
+        notes.append(f"not shown at this width: {', '.join(HEADERS[shown:])} (--format json has them)")
+    notes += ["sources:", *(f"  {gpu.key}: {gpu.source}" for gpu in GPUS)]
+    return Group(Text(title), table, Text("\n".join(notes)))
+
+
+def _widths(widest: list[int], width: int) -> list[int]:
+    """Each column's widest cell, widened towards its header's length while `width` has room."""
+    sizes = list(widest)
+    room = width - sum(sizes) - _GAP * (len(sizes) - 1)
+    for i, header in enumerate(HEADERS[: len(sizes)]):
+        grow = min(max(0, len(header) - sizes[i]), max(0, room))
+        sizes[i] += grow
+        room -= grow
+    return sizes
 
 
 def _ridge(gpu: Gpu, precision: str) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from ncu_roof.groups import KernelGroup
 from ncu_roof.records import Kernel, ceiling_words
-from ncu_roof.render.summary import DeviceView, Summary
+from ncu_roof.render.summary import DeviceView, Summary, verdict_words
 from ncu_roof.sol import HIGH_THROUGHPUT_SOL_PCT
 from ncu_roof.text import pct, si
 from ncu_roof.vocabulary import COMPUTE, TIER_NAMES
@@ -43,8 +43,22 @@ def fix_first_words(summary: Summary, view: DeviceView, esc: Words = _same, stro
     return (
         f"could save {strong(si(ff.saving_s, 's'))}{share} if it reached its {roof} roof (ranked by this); "
         f"{_needs(ff.group, ff.saving_s, esc)}; "
-        f"now {esc(ff.group.verdicts[0])}, {pct(ff.group.figures.pct_of_roof)} of roof"
-    )
+        f"now {esc(verdict_words(ff.group))}, {pct(ff.group.figures.pct_of_roof)} of roof"
+    ) + far_from_roof_words(ff.group)
+
+
+BARELY_PCT = 10.0  # a kernel under this share of its roof barely uses it: the roof ranks, not explains
+
+
+def far_from_roof_words(group: KernelGroup) -> str:
+    """What a headline adds when the kernel it ranks barely uses the roof it is ranked by: the
+    saving is the distance to a peak it is far from, not a diagnosis. Empty otherwise."""
+    reached = group.figures.pct_of_roof
+    if reached is None or reached >= BARELY_PCT:
+        return ""
+    sol = group.figures.sol_pct.get("sm") is not None
+    why = "" if sol else " (without SOL counters, the latency check was not made)"
+    return f" — far below that roof: a distance to its peak, not a diagnosis{why}"
 
 
 def _roof_words(kernel: Kernel) -> str:
@@ -93,4 +107,4 @@ def shown_costliest(view: DeviceView) -> KernelGroup | None:
 def costliest_words(group: KernelGroup, esc: Words = _same) -> str:
     """`(41% of its time, 1.2 ms): memory-bound`."""
     share = f"{pct(100 * group.device_share)} of its time, " if group.device_share is not None else ""
-    return f"({share}{si(group.total_duration_s, 's')}): {esc(group.verdicts[0])}"
+    return f"({share}{si(group.total_duration_s, 's')}): {esc(verdict_words(group))}"

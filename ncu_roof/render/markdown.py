@@ -19,7 +19,15 @@ from ncu_roof.errors import UsageError
 from ncu_roof.groups import KernelGroup
 from ncu_roof.records import Device, Kernel
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
-from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Row, Summary, lead_columns, summarize
+from ncu_roof.render.summary import (
+    DeviceView,
+    Row,
+    Summary,
+    device_name,
+    lead_columns,
+    roofs_clock_words,
+    summarize,
+)
 from ncu_roof.render.text import code_block, code_span, plain, table_cell
 from ncu_roof.text import intensity, launch_shape, pct, plural, shorten, si
 from ncu_roof.vocabulary import COMPUTE, TIERS, Bound
@@ -106,6 +114,7 @@ def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> s
         else:
             parts += [f"### Top {plural(len(head), noun)} {order}", _main_table(summary, head)]
         parts.append(_legend(summary))
+        parts += _name_keys(summary)
         parts.append(_folded(f"More columns for these {len(head)} {what}", _more_table(summary, head)))
     if rest:
         parts.append(_folded(f"The other {len(rest)} {what}", _main_table(summary, rest, device_column=True)))
@@ -120,7 +129,8 @@ def _folded(title: str, body: str) -> str:
 
 
 def _gpu(device: Device) -> str:
-    return code_span(device.name) if device.name else "unknown GPU"
+    name = device_name(device)
+    return code_span(device.name) if device.name else plain(name)
 
 
 def _headline(summary: Summary) -> list[str]:
@@ -142,20 +152,19 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     where = f"**{_gpu(view.device)}** ({cc}device {view.device.index}) from {source}{version}"
     words = []
     for bound, part in view.shares:
-        phrase = f"{pct(100 * part)} of time {VERDICT_WORDS[bound]}"
-        if bound is Bound.MEMORY:
-            phrase += memory_tier_words(view, plain)
-        words.append(phrase)
+        tiers = memory_tier_words(view, plain) if bound is Bound.MEMORY else ""
+        words.append(f"{pct(100 * part)} of time {view.share_words(bound, tiers)}")
+    # `, ` between verdicts: ` · ` precedes a verdict's basis
     shares = (
-        (f"**{words[0]}**" + "".join(f" · {w}" for w in words[1:])) if words else "no kernel has a duration"
+        (f"**{words[0]}**" + "".join(f", {w}" for w in words[1:])) if words else "no kernel has a duration"
     )
     lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}."]
     if view.fix_first is not None:
         fix = fix_first_words(summary, view, plain, _strong)
-        lines.append(f"**Fix first:** {_name(view.fix_first.group)} {fix}.")
+        lines.append(f"**Fix first:** {_name(summary, view.fix_first.group)} {fix}.")
     costliest = shown_costliest(view)
     if costliest is not None:
-        lines.append(f"Costliest: {_name(costliest)} {costliest_words(costliest, plain)}.")
+        lines.append(f"Costliest: {_name(summary, costliest)} {costliest_words(costliest, plain)}.")
     return "  \n".join(lines)
 
 
@@ -163,9 +172,20 @@ def _strong(text: str) -> str:
     return f"**{text}**"
 
 
-def _name(group: KernelGroup) -> str:
+def _name(summary: Summary, group: KernelGroup) -> str:
     launches = f" ×{group.count}" if group.count > 1 else ""
-    return code_span(shorten(group.name, NAME_WIDTH)) + launches
+    return code_span(_label(summary, group.name)) + launches
+
+
+def _label(summary: Summary, name: str) -> str:
+    """A name as the report shows it: different names never alike (`Summary.names`)."""
+    return summary.names(NAME_WIDTH)[0].get(name) or shorten(name, NAME_WIDTH)
+
+
+def _name_keys(summary: Summary) -> list[str]:
+    """What tells apart the names shown with an index (`[K1] …`), one line each."""
+    keys = summary.names(NAME_WIDTH)[1]
+    return ["  \n".join(code_span(key) for key in keys)] if keys else []
 
 
 def _row(cells: Sequence[str]) -> str:
@@ -203,7 +223,7 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
     lines = [_row(header), _row(align)]
     for r in rows:
         cells = [str(r.rank), *([str(r.group.device)] if dev else [])]
-        cells.append(table_cell(code_span(shorten(r.group.name, NAME_WIDTH))))
+        cells.append(table_cell(code_span(_label(summary, r.group.name))))
         if summary.grouped:
             cells.append(str(r.group.count))
         cells += [
@@ -223,13 +243,19 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
     header = ["#", launch, "Binding", *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth"]
     if summary.grouped:
         header.insert(2, "Mean / min / max")
-    lines = [_row(header), _row([":---" if h in (launch, "Binding") else "---:" for h in header])]
+    mixed = any(len(r.verdicts) > 1 for r in rows)
+    if mixed:
+        header.append("Verdicts by time")
+    lines = [
+        _row(header),
+        _row([":---" if h in (launch, "Binding", "Verdicts by time") else "---:" for h in header]),
+    ]
     for r in rows:
         lead = r.group.figures
         tier = bandwidth_tier(lead)
         bandwidth = f"{si(lead.achieved_byte_per_s[tier], 'B/s')} ({plain(tier)})" if tier else "–"
         shape = launch_shape(lead.grid, lead.block)
-        shown = f"{shorten(lead.name, NAME_WIDTH)} {shape}" if summary.by_nvtx else shape
+        shown = f"{_label(summary, lead.name)} {shape}" if summary.by_nvtx else shape
         cells = [str(r.rank), table_cell(code_span(shown))]
         if summary.grouped:
             g = r.group
@@ -241,9 +267,15 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
             *(intensity(lead.intensity_flop_per_byte.get(t)) for t in tiers),
             si(lead.achieved_flop_per_s, "FLOP/s"),
             table_cell(bandwidth),
+            *([table_cell(plain(_verdicts_by_time(r)))] if mixed else []),
         ]
         lines.append(_row(cells))
     return "\n".join(lines)
+
+
+def _verdicts_by_time(row: Row) -> str:
+    """`67% memory-bound (dram) · roofline; 33% compute-bound (fp32) · roofline`."""
+    return "; ".join(f"{pct(100 * share)} {verdict}" for verdict, share in row.verdicts)
 
 
 def _legend(summary: Summary) -> str:
@@ -274,7 +306,9 @@ def _roofs(summary: Summary) -> list[str]:
         if len(rows) == 2:
             parts.append(f"{_gpu(device)}: no roofs (pass `--gpu KEY` or `--roofs FILE`).")
         else:  # a <summary> is raw HTML to GitHub: only our own words go in it
-            body = f"{_gpu(device)}, roofs from {code_span(roofs.source)}:\n\n" + "\n".join(rows)
+            clock = roofs_clock_words(device)
+            at = f" {clock}" if clock else ""
+            body = f"{_gpu(device)}, roofs from {code_span(roofs.source)}{at}:\n\n" + "\n".join(rows)
             parts.append(_folded(f"Roofs of device {device.index}", body))
     return parts
 

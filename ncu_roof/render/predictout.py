@@ -85,21 +85,30 @@ def _title(p: Prediction) -> str:
 def renderable(p: Prediction) -> Group:
     """The prediction as rich renderables: per-tier table, verdict line, assumptions."""
     point = p.point
+    ops_only = p.ops is not None and not p.flop  # integer work alone: its tiers in operations
+    work = "op" if ops_only else "FLOP"
     table = Table(title=_title(p), title_justify="left")
-    for column in ("roof", "bytes", "bandwidth", "AI FLOP/B", "ridge FLOP/B", "cap"):
+    for column in ("roof", "bytes", "bandwidth", f"AI {work}/B", f"ridge {work}/B", "cap"):
         table.add_column(column, justify="left" if column == "roof" else "right")
     for tier in point.intensity_flop_per_byte:  # the tiers with a roof (no FLOPs: no FLOP/s cap)
         cap = point.cap_flop_per_s.get(tier)
         mark = " ◀" if tier == point.binding else ""
+        figures = _ops_figures(p, tier) if ops_only else None
         table.add_row(
             tier + mark,
             si(p.bytes_by_tier.get(tier), "B"),
             si(p.roofs.bandwidth_byte_per_s[tier], "B/s"),
-            intensity(point.intensity_flop_per_byte.get(tier), 4),
-            intensity(point.ridge_flop_per_byte.get(tier), 4),
-            si(cap, "FLOP/s", 4),
+            *(
+                figures
+                if figures is not None
+                else (
+                    intensity(point.intensity_flop_per_byte.get(tier), 4),
+                    intensity(point.ridge_flop_per_byte.get(tier), 4),
+                    si(cap, "FLOP/s", 4),
+                )
+            ),
         )
-    if COMPUTE in point.cap_flop_per_s:
+    if COMPUTE in point.cap_flop_per_s and not ops_only:
         mark = " ◀" if point.binding == COMPUTE and (p.ops is None or not p.ops.binds) else ""
         label = f"compute ({point.compute_precision})" if point.compute_precision else "compute"
         table.add_row(label + mark, "", "", "", "", si(point.cap_flop_per_s[COMPUTE], "FLOP/s", 4))
@@ -117,6 +126,17 @@ def renderable(p: Prediction) -> Group:
     return Group(*parts)
 
 
+def _ops_figures(p: Prediction, tier: str) -> tuple[str, str, str]:
+    """A tier's intensity, ridge and cap in operations (op/B, op/s) for integer work alone."""
+    assert p.ops is not None
+    bandwidth = p.roofs.bandwidth_byte_per_s[tier]
+    moved = p.bytes_by_tier.get(tier)
+    ai = p.ops.count / moved if moved else None
+    ridge = p.ops.peak_per_s / bandwidth if bandwidth else None
+    cap = bandwidth * ai if ai is not None else None
+    return intensity(ai, 4), intensity(ridge, 4), si(cap, "OP/s", 4)
+
+
 def verdict_line(p: Prediction) -> str:
     point = p.point
     if point.binding is None:
@@ -124,10 +144,10 @@ def verdict_line(p: Prediction) -> str:
     where = "compute-bound" if point.binding == COMPUTE else f"memory-bound at {point.binding}"
     if point.binding == COMPUTE and p.compute_ceiling:
         where += f" ({p.compute_ceiling})"
-    flop = f"{si(p.flop, 'FLOP', 4)}; " if p.flop is not None else ""
+    ops_only = p.ops is not None and not p.flop  # integer work alone: a FLOP/s figure says nothing
+    flop = f"{si(p.flop, 'FLOP', 4)}; " if p.flop is not None and not ops_only else ""
     if p.ops is not None:
         flop += f"{si(p.ops.count, 'OP', 4)} at {si(p.ops.peak_per_s, 'OP/s', 4)} ({p.ops.ceiling}); "
-    ops_only = p.ops is not None and not p.flop  # integer work alone: a FLOP/s figure says nothing
     if ops_only:
         text = f"verdict: {where}; {flop}".rstrip("; ")
     else:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -35,8 +35,8 @@ from ncu_roof.groups import (
 from ncu_roof.model import is_set
 from ncu_roof.notes import COLLECTION_FAILED, ZERO_DURATION
 from ncu_roof.records import Device
-from ncu_roof.text import plural
-from ncu_roof.vocabulary import COMPUTE, Bound
+from ncu_roof.text import distinct_names, pct, plural, si
+from ncu_roof.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound
 
 VERDICT_WORDS = {
     Bound.MEMORY: "memory-bound",
@@ -57,12 +57,34 @@ VERDICT_COLOURS = {
 }
 
 
+def device_name(device: Device) -> str:
+    """The one name of a device in every header, table and plot title: the name the input gives;
+    else the GPU whose roofs were asked for (`--gpu`, `--roofs`), said so; else `unknown GPU`."""
+    if device.name:
+        return device.name
+    if device.roofs.name:
+        given = "--gpu" if device.roofs.source.startswith("builtin") else "--roofs"
+        return f"{device.roofs.name} (from {given})"
+    return "unknown GPU"
+
+
+def roofs_clock_words(device: Device) -> str:
+    """`at 1.41 GHz (measured)`: the SM clock a device's roofs are scaled to, next to the figures;
+    `at boost clock (datasheet)` when the input has no clock; empty when no roof scales with one."""
+    sources = device.roofs.sources.values()
+    if device.sm_clock_hz is not None and any("measured" in s for s in sources):
+        return f"at {si(device.sm_clock_hz, 'Hz')} (measured)"
+    if any("at boost" in s for s in sources):
+        return "at boost clock (datasheet)"
+    return ""
+
+
 @dataclass(frozen=True)
 class Note:
     """One distinct note (numbers in it may differ between launches) and how many it concerns."""
 
     number: int
-    text: str  # the first launch's wording
+    text: str  # its wording: a number that differs between its launches as a range (`33–40%`)
     launches: int
     variants: int  # how many different wordings (numbers) it has
 
@@ -75,13 +97,39 @@ class Row:
 
     @property
     def verdict(self) -> str:
-        """The verdict of its longest launch; `+N more` when its launches disagree."""
-        seen = self.group.verdicts
-        return seen[0] if len(seen) == 1 else f"{seen[0]} (+{len(seen) - 1} more)"
+        """The verdict most of its time got, with its basis (its share is a cell of its own)."""
+        return self.verdicts[0][0]
+
+    @cached_property
+    def verdicts(self) -> tuple[tuple[str, float], ...]:
+        return verdicts_by_time(self.group)
 
     @property
     def bound(self) -> Bound:
         return self.group.lead.bound
+
+
+def verdicts_by_time(group: KernelGroup) -> tuple[tuple[str, float], ...]:
+    """A group's verdicts with their share of its time, most first; verdicts that differ only in
+    a number are one, the number as a range (`compute-bound (SM 60–75%) · SOL`)."""
+    if len(group.verdicts) == 1:
+        return ((group.verdicts[0], group.verdict_shares[0]),)
+    shares: dict[str, float] = {}
+    wordings: dict[str, list[str]] = {}
+    for verdict, share in zip(group.verdicts, group.verdict_shares, strict=True):
+        key = _template(verdict)
+        shares[key] = shares.get(key, 0.0) + (0.0 if math.isnan(share) else share)
+        wordings.setdefault(key, []).append(verdict)
+    merged = [(_ranges(wordings[k][0], set(wordings[k])), shares[k]) for k in shares]
+    return tuple(sorted(merged, key=lambda item: -item[1]))
+
+
+def verdict_words(group: KernelGroup) -> str:
+    """The verdict of most of a group's time, with that share when its launches disagree:
+    `latency-bound · SOL (38% of its time)`."""
+    seen = verdicts_by_time(group)
+    first, share = seen[0]
+    return first if len(seen) == 1 else f"{first} ({pct(100 * share)} of its time)"
 
 
 @dataclass(frozen=True)
@@ -93,6 +141,13 @@ class DeviceView:
     memory_tiers: tuple[tuple[str, float], ...]  # of its time per binding tier of memory-bound ones
     costliest: KernelGroup | None
     fix_first: FixFirst | None
+    bases: Mapping[Bound, str] = field(default_factory=dict)  # what each verdict's time rests on
+
+    def share_words(self, bound: Bound, detail: str = "") -> str:
+        """`memory-bound (dram 60%) · roofline`: a verdict of the shares line, its `detail`, and
+        its basis (`roofline/SOL` when its launches rest on both)."""
+        basis = self.bases.get(bound)
+        return f"{VERDICT_WORDS[bound]}{detail}" + (f" · {basis}" if basis else "")
 
 
 NAME_HEADERS = ("kernel", "NVTX range")  # the rows' name column: kernel groups, NVTX groups
@@ -108,6 +163,20 @@ class Summary:
     notes: tuple[Note, ...]
     missing_reason: str | None
     by_nvtx: bool = False  # rows are NVTX-range groups: their name is the range, not a kernel
+
+    _names: dict[int, tuple[dict[str, str], tuple[str, ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def names(self, width: int) -> tuple[dict[str, str], tuple[str, ...]]:
+        """Each row's (and fix-first kernel's) name as `width` columns show it, different names
+        never alike (`text.distinct_names`), and the `[K1] …` lines that resolve an index."""
+        if width not in self._names:
+            names = [r.group.name for r in self.rows]
+            names += [v.fix_first.group.name for v in self.devices if v.fix_first is not None]
+            labels, keys = distinct_names(names, width)
+            self._names[width] = (dict(zip(names, labels, strict=True)), tuple(keys))
+        return self._names[width]
 
     @property
     def name_header(self) -> str:
@@ -135,7 +204,6 @@ class Summary:
         ff = view.fix_first
         if ff is None or ff.share is None:
             return ""
-        from ncu_roof.text import pct
 
         if not self.multi_device:
             return f"{pct(100 * ff.share)} of the time"
@@ -157,6 +225,12 @@ class Summary:
             f"Share = {share}",
             "% of roof = the roofline's minimum time over the measured time",
             "Could save = the time it would save at its binding roof (+: a lower bound)",
+            BASIS_LEGEND,
+            *(
+                ["Of its time = the share of the kernel's time its verdict covers (the others: --launches)"]
+                if any(len(r.verdicts) > 1 for r in self.rows)
+                else []
+            ),
             "[n] = note n below",
             "AI = arithmetic intensity, FLOP per byte against each memory tier",
             "Binding = the roof that limits the kernel in the roofline model",
@@ -209,6 +283,7 @@ def _device_view(
     here = columns["device"] == device.index
     by_bound: dict[Bound, float] = {}
     by_tier: dict[str, float] = {}
+    bases: dict[Bound, str] = {}
     if total_s > 0:
         timed = here & ~np.isnan(columns["duration_s"])
         share = columns["duration_s"][timed] / total_s
@@ -216,6 +291,7 @@ def _device_view(
         by_bound = _shares(bounds, share)
         tiers = (bounds == Bound.MEMORY) & is_set(bindings) & (bindings != COMPUTE)
         by_tier = _shares(bindings[tiers], share[tiers])
+        bases = _bases(bounds, columns["verdict_basis"][timed])
     costliest = ranked(mine, SortBy.TIME)[0] if mine else None
     return DeviceView(
         device=device,
@@ -225,7 +301,18 @@ def _device_view(
         memory_tiers=tuple(sorted(by_tier.items(), key=lambda i: -i[1])),
         costliest=costliest,
         fix_first=fix_first(mine, total_s),
+        bases=bases,
     )
+
+
+def _bases(bounds: np.ndarray, bases: np.ndarray) -> dict[Bound, str]:
+    """Each verdict's bases among its launches, in the ladder's order: `SOL`, `roofline/SOL`."""
+    pairs = set(zip(bounds.tolist(), bases.tolist(), strict=True))  # few distinct pairs
+    order = list(BASIS_WORDS)
+    return {
+        bound: "/".join(BASIS_WORDS[b] for b in sorted({b for x, b in pairs if x is bound}, key=order.index))
+        for bound in {x for x, _ in pairs}
+    }
 
 
 def _shares(values: np.ndarray, share: np.ndarray) -> dict[Any, float]:
@@ -258,8 +345,32 @@ def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[s
             wordings.setdefault(key, set()).add(note)
     order = sorted(first, key=lambda key: -counts[key])
     numbers = {key: i + 1 for i, key in enumerate(order)}
-    notes = tuple(Note(numbers[key], first[key], counts[key], len(wordings[key])) for key in order)
+    notes = tuple(
+        Note(numbers[key], _ranges(first[key], wordings[key]), counts[key], len(wordings[key]))
+        for key in order
+    )
     return notes, numbers, templates
+
+
+def _ranges(first: str, wordings: set[str]) -> str:
+    """A note's wording with each number that differs between its launches as a range, smallest
+    to largest (`SM 33–40%`); `first` itself when they agree."""
+    if len(wordings) == 1:
+        return first
+    found = [_NUMBER.findall(w) for w in sorted(wordings)]
+    slots = list(zip(*found, strict=True))  # wordings of one template: as many numbers each
+    pieces = _NUMBER.split(first)
+    out = [pieces[0]]
+    for values, piece in zip(slots, pieces[1:], strict=True):
+        texts = sorted(set(values), key=_number_value)
+        out.append(texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}")
+        out.append(piece)
+    return "".join(out)
+
+
+def _number_value(text: str) -> float:
+    """A number as a note writes it (`1,234`, `0.80`), for ordering."""
+    return float(text.replace(",", ""))
 
 
 def missing_reason(analysis: Analysis) -> str | None:

@@ -8,6 +8,7 @@ never cut, only the kernel name is shortened.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -22,17 +23,19 @@ from ncu_roof.render.headline import fix_first_words, memory_tier_words
 from ncu_roof.render.summary import (
     NAME_HEADERS,
     VERDICT_COLOURS,
-    VERDICT_WORDS,
     DeviceView,
     Row,
     Summary,
+    device_name,
+    roofs_clock_words,
 )
 from ncu_roof.text import intensity, launch_shape, one_line, pct, plural, shorten, si
 from ncu_roof.vocabulary import TIERS, Bound
 
 KERNEL_MIN = 16
 KERNEL_COMFORT = 40  # columns of rank ≥ COMFORT_RANK give way until the name gets this much
-COMFORT_RANK = 10
+COMFORT_RANK = 6
+WRAP_RANK = 4  # columns of a lower rank stay while the verdict wraps
 KERNEL_MAX = 48
 
 
@@ -69,25 +72,27 @@ class Column:
     justify: str
     drop: int  # dropped first: highest; 0 = never
     cell: Callable[[Row], str]
+    wraps: bool = False  # its cells may wrap between their phrases (the verdict), never inside one
 
 
 def columns(summary: Summary) -> list[Column]:
-    """The columns this summary needs (launch counts only for groups, a device column for several)."""
-    share_header = "share of dev" if summary.multi_device else "share"
+    """The columns this summary needs (launch counts only for groups, a device column for several).
+
+    The verdict, % of roof and could save are never dropped: they are the answer."""
     cols = [Column("#", "right", 0, lambda r: str(r.rank))]
     if summary.multi_device:
         cols.append(Column("dev", "right", 0, lambda r: str(r.group.device)))
     if not summary.grouped:
         cols.append(Column("id", "right", 9, lambda r: str(r.group.lead.id)))
-    cols.append(Column(summary.name_header, "left", 0, lambda r: shorten(r.group.name, KERNEL_MAX)))
+    cols.append(Column(summary.name_header, "left", 0, lambda r: r.group.name))
     if summary.grouped:
-        cols.append(Column("launches", "right", 3, lambda r: str(r.group.count)))
+        cols.append(Column("launches", "right", 4, lambda r: str(r.group.count)))
     if not summary.by_nvtx:  # an NVTX range's launches may have many shapes
         shape = Column("grid×block", "left", 8, lambda r: launch_shape(r.group.lead.grid, r.group.lead.block))
         cols.append(shape)
     cols += [
         Column("time", "right", 0, _time),
-        Column(share_header, "right", 4, lambda r: _share(r, summary.multi_device)),
+        Column("share", "right", 3, lambda r: _share(r, summary.multi_device)),  # legend: of what
     ]
     if summary.grouped:
         cols.append(Column("mean", "right", 10, lambda r: si(r.group.mean_duration_s, "s")))
@@ -96,14 +101,25 @@ def columns(summary: Summary) -> list[Column]:
         Column("DRAM bytes", "right", 12, lambda r: si(r.group.figures.bytes.get("dram"), "B")),
         Column("achieved", "right", 6, lambda r: si(r.group.figures.achieved_flop_per_s, "FLOP/s")),
         Column("attainable", "right", 7, lambda r: si(r.group.figures.attainable_flop_per_s, "FLOP/s")),
-        Column("% roof", "right", 2, lambda r: pct(r.group.figures.pct_of_roof)),
-        Column("could save", "right", 5, _saving),
-        Column("verdict", "left", 0, _verdict),
+        Column("% roof", "right", 0, lambda r: pct(r.group.figures.pct_of_roof)),
+        Column("could save", "right", 0, _saving),
+        Column("verdict", "left", 0, _verdict, wraps=True),
+    ]
+    if any(len(r.verdicts) > 1 for r in summary.rows):
+        cols.append(Column("of its time", "right", 2, _verdict_share))
+    cols += [
         Column("notes", "left", 1, lambda r: ",".join(map(str, r.notes)) or ""),
         Column("intensity FLOP/B", "left", 14, _intensity),
         Column("SOL sm/mem", "right", 11, _sol),
     ]
     return cols
+
+
+def _verdict_share(row: Row) -> str:
+    """The share of the group's time its verdict covers; empty when every launch got it."""
+    if len(row.verdicts) == 1:
+        return ""
+    return pct(100 * row.verdicts[0][1])
 
 
 def _share(row: Row, per_device: bool) -> str:
@@ -116,35 +132,85 @@ def _sol(row: Row) -> str:
     return f"{pct(sol.get('sm'))}/{pct(sol.get('memory'))}"
 
 
+_PHRASE = re.compile(r" (?=[(·⚠])")  # where a verdict may wrap: before "(…)", "· basis", "⚠ …"
+
+
+def wrapped(text: str, width: int) -> str:
+    """`text`'s phrases packed into lines of at most `width` (a phrase longer stays whole)."""
+    lines: list[str] = []
+    for phrase in _PHRASE.split(text):
+        if lines and cell_len(lines[-1]) + 1 + cell_len(phrase) <= width:
+            lines[-1] += " " + phrase
+        else:
+            lines.append(phrase)
+    return "\n".join(lines)
+
+
 def fit(cols: Sequence[Column], cells: Sequence[Sequence[str]], width: int) -> dict[int, int]:
     """Column index → width, for the columns that fit `width`, in order.
 
-    Every column keeps its natural (widest cell) width, the kernel name gets what is left
-    (between KERNEL_MIN and its natural width); while even that does not fit, the column with the
-    highest drop rank goes.
+    Every column keeps its natural (widest cell) width and the kernel name gets what is left.
+    While the name would get less than KERNEL_COMFORT, the details (drop rank ≥ COMFORT_RANK)
+    go; then, while it would get less than KERNEL_MIN, the other optional columns go (highest
+    rank first), the verdict wrapping between its phrases before the last of them (share, notes)
+    go. Never dropped: rank 0 (the answer: time, % of roof, could save, verdict).
     """
     natural = [max([cell_len(c.header), *(cell_len(r[i]) for r in cells)]) for i, c in enumerate(cols)]
+    least = [
+        max([cell_len(c.header), *(cell_len(p) for r in cells for p in _PHRASE.split(r[i]))])
+        if c.wraps
+        else natural[i]
+        for i, c in enumerate(cols)
+    ]
+    sizes = list(natural)
     name = next(i for i, c in enumerate(cols) if c.header in NAME_HEADERS)
     shown = list(range(len(cols)))
 
     def room(indexes: list[int]) -> int:
-        return width - sum(natural[i] for i in indexes if i != name) - 3 * (len(indexes) - 1)
+        return width - sum(sizes[i] for i in indexes if i != name) - 3 * (len(indexes) - 1)
 
     def drop_while(too_narrow: int, rank: int) -> None:
         while room(shown) < too_narrow and any(cols[i].drop >= rank for i in shown):
             shown.remove(max(shown, key=lambda i: cols[i].drop))
 
+    kernel_min = min(KERNEL_MIN, natural[name])
     drop_while(min(KERNEL_COMFORT, natural[name]), COMFORT_RANK)  # details give way to the name
-    drop_while(min(KERNEL_MIN, natural[name]), 1)
-    kernel = max(min(KERNEL_MIN, natural[name]), min(natural[name], room(shown)))
-    return {i: kernel if i == name else natural[i] for i in shown}
+    drop_while(kernel_min, WRAP_RANK)
+    wraps = [i for i in shown if cols[i].wraps]
+    if room(shown) < kernel_min:  # the verdict wraps, then the last optional columns go
+        for i in wraps:
+            sizes[i] = least[i]
+        drop_while(kernel_min, 1)
+        for i in wraps:  # what is left widens the verdict first: as few lines as may be
+            sizes[i] += max(0, min(natural[i] - sizes[i], room(shown) - kernel_min))
+    kernel = max(kernel_min, min(natural[name], room(shown)))
+    return {i: kernel if i == name else sizes[i] for i in shown}
 
 
-def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> tuple[Table, list[str]]:
-    """The table of `rows` and the headers of the columns left out to fit `width`."""
+@dataclass(frozen=True)
+class Laid:
+    """The table laid out: it, the columns left out, each name's label, the index lines."""
+
+    table: Table
+    dropped: list[str]
+    labels: dict[str, str]  # full name → as the table (and the headline) shows it
+    keys: list[str]  # `[K1] …`: what tells apart the names shown with an index
+    width: int  # its columns: wider than asked only when the answer itself does not fit
+
+
+def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> Laid:
+    """The table of `rows`, laid out to fit `width`."""
     cols = columns(summary)
     cells = [[one_line(c.cell(r)) for c in cols] for r in rows]
+    name = next(i for i, c in enumerate(cols) if c.header in NAME_HEADERS)
+    labels, keys = summary.names(KERNEL_MAX)
+    for values, row in zip(cells, rows, strict=True):
+        values[name] = labels[row.group.name]
     widths = fit(cols, cells, width)
+    if widths[name] < KERNEL_MAX:
+        labels, keys = summary.names(widths[name])
+        for values, row in zip(cells, rows, strict=True):
+            values[name] = labels[row.group.name]
     table = Table(show_edge=False, pad_edge=False, header_style="bold", expand=False)
     for i, size in widths.items():
         col = cols[i]
@@ -157,25 +223,36 @@ def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> tuple[
         )
     for row, values in zip(rows, cells, strict=True):
         colour = Style(color=VERDICT_COLOURS[row.bound])
-        table.add_row(*(Text(values[i], style=colour if cols[i].header == "verdict" else "") for i in widths))
-    return table, [cols[i].header for i in range(len(cols)) if i not in widths]
+        table.add_row(
+            *(
+                Text(wrapped(values[i], size) if cols[i].wraps else values[i], style=colour)
+                if cols[i].header == "verdict"
+                else Text(values[i])
+                for i, size in widths.items()
+            )
+        )
+    dropped = [cols[i].header for i in range(len(cols)) if i not in widths]
+    needed = sum(widths.values()) + 3 * (len(widths) - 1)
+    return Laid(table, dropped, labels, list(keys), max(width, needed))
 
 
 def roofs_line(device: Device) -> str:
     roofs = device.roofs
     compute = ", ".join(f"{k} {si(v, 'FLOP/s')}" for k, v in roofs.compute_flop_per_s.items())
     memory = ", ".join(f"{k} {si(v, 'B/s')}" for k, v in roofs.bandwidth_byte_per_s.items())
-    name = one_line(device.name or "unknown device")
-    return one_line(f"device {device.index}: {name} (cc {device.cc or '?'}) — roofs [{roofs.source}]: ") + (
+    name = one_line(device_name(device))
+    clock = roofs_clock_words(device)
+    where = f"roofs [{roofs.source}]" + (f" {clock}" if clock else "")
+    return one_line(f"device {device.index}: {name} (cc {device.cc or '?'}) — {where}: ") + (
         f"{compute}; {memory}" if compute or memory else "none"
     )
 
 
-def device_lines(summary: Summary, view: DeviceView) -> list[str]:
+def device_lines(summary: Summary, view: DeviceView, labels: dict[str, str]) -> list[str]:
     """Time per verdict, the costliest kernel and the kernel to fix first, of one device."""
     where = f"device {view.device.index}" if summary.multi_device else "time"
     shares = ", ".join(
-        f"{pct(100 * s)} {VERDICT_WORDS[b]}" + (memory_tier_words(view) if b is Bound.MEMORY else "")
+        f"{pct(100 * s)} {view.share_words(b, memory_tier_words(view) if b is Bound.MEMORY else '')}"
         for b, s in view.shares
     )
     lines = [
@@ -184,7 +261,11 @@ def device_lines(summary: Summary, view: DeviceView) -> list[str]:
     if view.fix_first is not None:
         group = view.fix_first.group
         launches = f" ×{group.count}" if group.count > 1 else ""
-        name = f"{shorten(group.name, KERNEL_MAX)}{launches}"
+        wide = summary.names(KERNEL_MAX)[0].get(group.name, "")  # a sentence has room for it
+        label = (
+            wide if wide and "[K" not in wide else labels.get(group.name) or shorten(group.name, KERNEL_MAX)
+        )
+        name = f"{label}{launches}"
         lines.append(f"  fix first: {name} — {fix_first_words(summary, view)}")
     return lines
 
@@ -195,15 +276,17 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
     console = text_console(buffer, width, color=color)
     for view in summary.devices:
         console.print(Text(roofs_line(view.device), style="dim"))
-    for view in summary.devices:
-        for line in device_lines(summary, view):
-            console.print(Text(one_line(line)))
     rows = summary.rows
     shown = rows[:top] if top > 0 else rows
-    table, dropped = kernel_table(summary, shown, width=width)
-    console.print(table)
-    for line in _footnotes(summary, shown, dropped):
+    laid = kernel_table(summary, shown, width=width)
+    for view in summary.devices:
+        for line in device_lines(summary, view, laid.labels):
+            console.print(Text(one_line(line)))
+    text_console(buffer, laid.width, color=color).print(laid.table)  # never cut: wider if it must
+    for line in _footnotes(summary, shown, laid.dropped):
         console.print(Text(line, style="dim"))
+    for key in laid.keys:
+        console.print(Text(one_line(key)))
     for note in summary.notes:
         variants = " (numbers vary)" if note.variants > 1 else ""
         console.print(

@@ -1,0 +1,138 @@
+"""What a CI log, a PR and a terminal show at any width: the answer (verdict with its basis, % of
+roof, could save) always, names that never read alike, notes whose numbers vary as ranges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from rich.cells import cell_len
+
+from ncu_roof.text import distinct_names
+
+INIT = "void InitializeMatrix_kernel<{}, (bool)1>(T1 *, int, int, int)"
+CUTLASS = "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
+
+
+def header_and_rows(text: str) -> tuple[list[str], list[list[str]]]:
+    lines = text.splitlines()
+    header = [c.strip() for c in next(line for line in lines if "┃" in line).split("┃")]
+    return header, [[c.strip() for c in line.split("│")] for line in lines if "│" in line]
+
+
+def test_names_that_differ_in_a_template_argument_show_it() -> None:
+    names = [INIT.format("__half"), INIT.format("float"), INIT.format("float"), "plain(int)"]
+    labels, keys = distinct_names(names, 48)
+    assert labels == [
+        "InitializeMatrix_kernel<__half, …>(…)",
+        "InitializeMatrix_kernel<float, …>(…)",
+        "InitializeMatrix_kernel<float, …>(…)",
+        "plain(int)",
+    ]
+    assert keys == []
+
+
+def test_names_that_differ_deeper_get_an_index_the_notes_resolve() -> None:
+    names = [CUTLASS.format(n) for n in (64, 128, 256, 32)]  # four CUTLASS kernels, one short form
+    labels, keys = distinct_names(names, 40)
+    assert len(set(labels)) == 4 and all(len(label) <= 40 for label in labels)
+    assert labels[0] == "cutlass::Kernel<…>(T1::Params) [K1]"
+    assert [k.split()[0] for k in keys] == ["[K1]", "[K2]", "[K3]", "[K4]"]
+    assert "Shape<(int)64, (int)128>" in keys[0] and "Shape<(int)128, (int)128>" in keys[1]
+
+
+@pytest.mark.parametrize("columns", ["", "80", "100"])
+def test_the_answer_stays_at_every_width_and_what_is_hidden_is_listed(
+    columns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if columns:
+        monkeypatch.setenv("COLUMNS", columns)
+    text = run_cli("analyze", "--example").stdout
+    width = int(columns or 120)
+    assert max(cell_len(line) for line in text.splitlines()) <= width
+    header, rows = header_and_rows(text)
+    for kept in ("kernel", "time", "% roof", "could save", "verdict"):
+        assert kept in header, (kept, header)
+    saving = [r[header.index("could save")] for r in rows if r[0]]
+    assert saving == ["92.5 µs", "350 µs", "212 µs", "180 µs", "141 µs"]  # never cut
+    roof = [r[header.index("% roof")] for r in rows if r[0]]
+    assert roof == ["89%", "19%", "29%", "31%", "37%"]
+    verdicts = " ".join(r[header.index("verdict")] for r in rows)
+    assert verdicts.count("· roofline") == 2 and verdicts.count("· SOL") == 3
+    assert "not shown at this width:" in text
+
+
+def test_at_80_columns_the_verdict_wraps_between_its_phrases(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    header, rows = header_and_rows(run_cli("analyze", "--example").stdout)
+    cells = [r[header.index("verdict")] for r in rows]
+    assert cells[:2] == ["memory-bound (dram)", "· roofline"]
+    assert "latency-bound" in cells and "(small grid) · SOL" in cells
+
+
+def test_a_note_whose_numbers_vary_gives_their_ranges() -> None:
+    text = " ".join(run_cli("analyze", "--example").stdout.split())
+    assert "3 launches (numbers vary): latency-bound: SM 33–40% and memory 32–46% of peak" in text
+    assert "small grid (0.40–0.80 waves per SM)" in text
+
+
+def test_the_headline_says_when_its_kernel_barely_uses_the_roof_it_is_ranked_by(corpus: Path) -> None:
+    # naive SGEMMs on an A10G at 1% of the FP32 roof, no SOL counters: the saving is a distance
+    path = corpus / "a10g_details_base-units-nsecond_sgemm-flops-dram.csv"
+    text = " ".join(run_cli("analyze", str(path), "--gpu", "a10g").stdout.split())
+    assert "fix first: basic(…) — could save 10.7 ms (73% of the time)" in text
+    assert "compute-bound (fp32) · roofline, 1% of roof — far below that roof" in text
+    assert "(without SOL counters, the latency check was not made)" in text
+    assert "device 0: NVIDIA A10G (from --gpu) (cc 8.6) — roofs [builtin:a10g] at boost clock" in text
+
+
+def test_the_roofs_line_says_the_clock_they_are_scaled_to() -> None:
+    text = run_cli("analyze", "--example").stdout
+    assert "device 1: NVIDIA A10G (cc 8.6) — roofs [report] at 1.31 GHz (measured): " in text
+
+
+def test_a_group_whose_launches_disagree_shows_each_verdict_with_its_share(corpus: Path) -> None:
+    # 198 launches of one upsample kernel: 38% of its time latency-bound, 35% balanced, and
+    # compute-bound at SM 60-75% (17 wordings, one verdict) for 26%, all by Speed of Light
+    path = str(corpus / "a100_details-kerneltime_two-runs-traceback-warning.csv")
+    text = run_cli("analyze", path).stdout
+    header, rows = header_and_rows(text)
+    assert rows[0][header.index("verdict")] == "latency-bound · SOL"
+    assert rows[0][header.index("of its time")] == "38%"
+    assert "more)" not in text
+    markdown = run_cli("analyze", path, "-F", "markdown").stdout
+    by_time = "38% latency\\-bound · SOL; 35% balanced · SOL; 26% compute\\-bound \\(SM 60–75%\\) · SOL"
+    assert by_time in markdown
+
+
+def test_plot_draws_the_example_as_analyze_reads_it(tmp_path: Path) -> None:
+    out = tmp_path / "roofline.svg"
+    done = run_cli("plot", "--example", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes().lstrip().startswith(b"<?xml") and b"<svg" in out.read_bytes()
+    missing = run_cli("plot", "-o", str(tmp_path / "none.svg"))
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines()[-2:] == [
+        "error: no input files",
+        "hint: ncu-roof plot report.ncu-rep -o roofline.svg  (or --example)",
+    ]
+
+
+def test_below_the_answers_width_the_table_grows_rather_than_cut_a_number(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    text = run_cli("analyze", "--example").stdout
+    header, rows = header_and_rows(text)
+    assert [r[header.index("time")] for r in rows if r[0]] == [
+        "854 µs",
+        "432 µs",
+        "297 µs",
+        "261 µs",
+        "222 µs",
+    ]
+    assert [r[header.index("could save")] for r in rows if r[0]][:2] == ["92.5 µs", "350 µs"]
+    assert "compute-bound" in [r[header.index("verdict")] for r in rows]  # whole, on its own line
+    prose = [line for line in text.splitlines() if "│" not in line and "┃" not in line and "━" not in line]
+    assert max(cell_len(line) for line in prose) <= 60  # the sentences still wrap at 60
