@@ -533,13 +533,6 @@ def test_a_compute_ceiling_is_named_by_what_set_it(index: int) -> None:
         assert ceiling.startswith("pipe:")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="defect (issue 26): names are elided to one text for different kernels: shared_stride<1> "
-    "and shared_stride<32> (same launch shape) both show as 'shared_stride<…>(float *, int)', so a "
-    "reader cannot tell which one has the bank conflicts",
-)
 def test_the_markdown_report_tells_every_kernel_apart() -> None:
     done = run_cli("analyze", str(RAW), "--format", "markdown")
     assert done.returncode == 0, done.stderr

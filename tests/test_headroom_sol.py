@@ -67,7 +67,7 @@ def test_the_headline_says_which_saving_it_ranks_by_and_what_the_fix_is(fixtures
         "fix first: l1_busy_uncoalesced — could save 90 µs (45% of the time) if it reached its l1 roof "
         "(ranked by this); as it runs, L1 is 97% busy, which allows 3 µs: the fix is fewer L1 "
         "wavefronts per byte (coalesced access, no shared-memory bank conflicts); now memory-bound "
-        "(l1), 10% of roof"
+        "(l1) · roofline, 10% of roof"
     ) in line
 
 
