@@ -29,6 +29,8 @@ from ncu_roof.ingest.csvblocks import (
     records,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
+from ncu_roof.ingest.rawchecks import check_ids, unreadable_notes, without_units
+from ncu_roof.ingest.sanity import with_notes
 from ncu_roof.ingest.table import Columns, concat_columns, identity_columns
 from ncu_roof.metrics import is_wanted
 from ncu_roof.units import NumberStyle, effective_unit, parse_number_array, si_factor
@@ -60,7 +62,7 @@ def read_raw(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> 
         return None, 0
     number_style = choose_style([cell for p in parts for cell in _sample_cells(p)], style)
     columns = concat_columns([_finish_raw(p, number_style) for p in parts])
-    return columns, len({line for line, _ in damage.rows})
+    return columns, damage.damaged_rows()
 
 
 def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
@@ -92,7 +94,13 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     if parsed is None:  # damaged somewhere: the slow reader says where
         table, lines = _raw_slow(block, chosen, has_units, damage)
         parsed = table, _wrong_identity(table)
+    before = len(damage.rows)
     table = _check_identity(*parsed, lines, block, damage)
+    if table.num_rows and not has_units:
+        without_units(table, block.line + 1, run, damage)
+        return None
+    if len(damage.rows) == before:  # a gap beside a damaged row is that row
+        check_ids(table, lambda row: lines[row] if lines else _find_line(block, table, row), run, damage)
     if table.num_rows == 0:
         return None
     return _Part(table, units, run)
@@ -335,7 +343,9 @@ def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
     identity["device_name"] = _text(table, DISPLAY_NAME)
     identity["nvtx"] = _nvtx_column(table)
     metrics = {**_parse_metrics(part, names[:half], style), **rest.result()}
-    return {**identity_columns(identity, table.num_rows), **metrics}
+    return with_notes(
+        {**identity_columns(identity, table.num_rows), **metrics}, unreadable_notes(part.cells, metrics)
+    )
 
 
 def _parse_metrics(part: _Part, names: list[str], style: NumberStyle) -> dict[str, np.ndarray]:
