@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import tempfile
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -114,3 +117,30 @@ def test_a_full_disk_while_staging_names_the_file(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(output, "_stage", full)
     with pytest.raises(OutputError, match=rf"cannot write {tmp_path / 'out.json'}: No space left on device"):
         write_all([("{}", str(tmp_path / "out.json"))])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("at", [0, 1])  # while the first output is staged, or the second
+def test_a_stopping_signal_while_outputs_are_written_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals, at: int
+) -> None:
+    from conftest import run_cli
+
+    written = output._write_pieces
+    calls: list[int] = []
+
+    def stopped_half_way(handle: IO[bytes], data: output.Document) -> None:
+        calls.append(1)
+        if len(calls) > at:
+            handle.write(b'{"half": ')
+            handle.flush()
+            os.kill(os.getpid(), sig)
+            time.sleep(5)  # the handler raises first
+        written(handle, data)
+
+    monkeypatch.setattr(output, "_write_pieces", stopped_half_way)
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "raw_base.csv"
+    done = run_cli("analyze", str(fixture), "-o", "out.json", "--plot", "roof.svg", cwd=tmp_path)
+    assert done.returncode == 128 + sig, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

@@ -13,7 +13,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -38,6 +37,7 @@ from ncu_roof.profile.publish import (
     private_workdir,
     publish_report,
 )
+from ncu_roof.stop import held
 
 if TYPE_CHECKING:
     from ncu_roof.ingest.table import RunTable
@@ -100,19 +100,6 @@ def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
             continue
 
 
-@contextmanager
-def _sigint_held() -> Iterator[None]:
-    """A second Ctrl-C must not stop the killing half way (main thread only: signal's rule)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float | None) -> RunOutcome:
     """Run ncu in its own process group; Ctrl-C and the timeout kill the group (no half report)."""
     started = time.monotonic()
@@ -135,8 +122,8 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
             f"ncu timed out after {timeout_s:g} s (killed it and the program)",
             hint="profile fewer launches (-k regex:NAME, -c N), try --fast, or raise --timeout",
         ) from None
-    except BaseException:  # Ctrl-C: the whole group goes; private_workdir drops the half report
-        with _sigint_held():
+    except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: the group goes; private_workdir drops the half report
+        with held():
             _kill_group(proc)
         raise
     finally:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO
 
 from ncu_roof.errors import OutputError, UsageError
+from ncu_roof.stop import held
 
 WRITE_HINT = "check that the directory exists and that you may write there"
 
@@ -221,14 +222,15 @@ def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
             staged.append((_stage(current, data), current))
         for data, current in special:
             write_output(data, str(current))
-    except (OSError, OutputError) as err:
+    except BaseException as err:  # a failure, or Ctrl-C / SIGTERM: no temporary file stays behind
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
-        if isinstance(err, OutputError):
+        if not isinstance(err, OSError):
             raise
         raise OutputError(f"cannot write {current}: {err.strerror or err}", hint=WRITE_HINT) from None
-    for tmp, target in staged:
-        os.replace(tmp, target)
+    with held():  # the renames all happen, not some
+        for tmp, target in staged:
+            os.replace(tmp, target)
     for data, target in targets:
         if target is None:
             write_output(data, None)
