@@ -163,6 +163,8 @@ def _write_stdout(data: Document) -> None:
     """To stdout; a closed pipe is `StdoutClosedError` (the CLI exits quietly), any other
     failure (a full disk, an I/O error) is one `OutputError`."""
     whole = text_of(data)  # rendered whole first: a failure leaves nothing half-written on stdout
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        raise OutputError("cannot write to stdout: it is closed", hint="write to a file instead: -o FILE")
     try:
         if isinstance(whole, bytes):
             sys.stdout.buffer.write(whole)
