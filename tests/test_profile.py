@@ -138,6 +138,24 @@ def test_reader_splits_program_output_from_tool_lines_across_chunk_boundaries() 
     assert reader.kernels == [KernelProgress("k", 0, 100, 9)]
 
 
+def test_a_flood_of_ncu_output_is_kept_bounded_and_the_programs_passed_on_whole() -> None:
+    """What `profile` holds of ncu's output is bounded: the last tool lines, the first launches,
+    a line's first bytes; the program's output (one line of 3 MB without an end too) all passes."""
+    from ncu_roof.profile import run as profile_run
+
+    sink = Recorder()
+    reader = _Reader(sink)
+    progress = b"".join(b'==PROF== Profiling "k" - %d: 0%%....100%% - 1 pass\n' % i for i in range(120_000))
+    warnings = b"==WARNING== flood\n" * 20_000
+    endless = b"." * (3 << 20)
+    stream = progress + warnings + endless
+    reader.feed(stream[i : i + 65536] for i in range(0, len(stream), 65536))  # as `_chunks` reads
+    assert len(reader.tool_lines) == profile_run.MAX_TOOL_LINES
+    assert len(reader.kernels) == profile_run.MAX_KERNELS
+    assert max(map(len, sink.text)) <= profile_run.MAX_LINE_BYTES + 65536
+    assert "".join(t for t in sink.text if not t.startswith("==")) == endless.decode()
+
+
 def test_a_finished_line_split_before_its_newline_counts_once() -> None:
     sink = Recorder()
     _Reader(sink).feed([b'==PROF== Profiling "k" - 0: 0%....100% - 9 passes', b"\n"])

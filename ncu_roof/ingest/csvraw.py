@@ -9,6 +9,7 @@ objects, no copy of the whole frame).
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
@@ -84,9 +85,9 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     identity = [c for c in header if c in _CSV_IDENTITY]
     metrics = [c for c in header if is_wanted(c)]
     chosen = _unique(identity + nvtx_columns(header) + metrics, header)
+    position = {c: i for i, c in reversed(list(enumerate(header)))}  # each name's first column
     units = {
-        c: effective_unit(c, units_row[header.index(c)] if header.index(c) < len(units_row) else "")
-        for c in metrics
+        c: effective_unit(c, units_row[position[c]] if position[c] < len(units_row) else "") for c in metrics
     }
     lines: list[int] | None = None
     rows_from = (second_end if has_units else first_end) + 1  # (-1 + 1 when no row follows)
@@ -224,7 +225,8 @@ def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) 
     import pyarrow as pa
 
     width = len(block.header)
-    where = [block.header.index(c) for c in chosen]
+    position = {c: i for i, c in reversed(list(enumerate(block.header)))}
+    where = [position[c] for c in chosen]
     rows: list[list[str]] = []
     lines: list[int] = []
     for number, (line, cells) in enumerate(records(block, damage)):
@@ -319,10 +321,11 @@ def _sample_cells(part: _Part) -> list[str | None]:
 
 
 def _unique(names: list[str], header: list[str]) -> list[str]:
+    times = Counter(header)  # a name twice in the header is no column of its own
     seen: set[str] = set()
     out = []
     for name in names:
-        if name not in seen and header.count(name) == 1:
+        if name not in seen and times[name] == 1:
             seen.add(name)
             out.append(name)
     return out
