@@ -62,11 +62,14 @@ _CONSOLE_LABELS = {
 }
 
 
+_SECTION_BYTES = re.compile(rb"^(?:" + _ANSI.pattern.encode() + rb")*[ \t]+Section: ", re.MULTILINE)
+
+
 def is_console_text(raw: bytes) -> bool:
     """Section tables (in a file without a CSV header): what ncu prints to a terminal."""
     if raw.find(b"Section: ") == -1:  # a literal search first: the regex scan is slower
         return False
-    return re.search(rb"^(?:\x1b\[[0-9;]*m)*[ \t]+Section: ", raw, re.MULTILINE) is not None
+    return _SECTION_BYTES.search(raw) is not None
 
 
 @dataclass
@@ -129,8 +132,8 @@ def _parse(text: str, damage: Damage) -> list[Kernel]:
     pid: str | None = None
     device: int | None = None
     lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # the break that ends the last line: no blank line of the text
+    if not lines[-1].strip():
+        lines.pop()  # the break that ends the last line (and what a cut left after it): no blank line
     for number, raw_line in enumerate(lines, start=1):
         line = raw_line.removesuffix("\r")
         if "\x1b" in line:
@@ -161,7 +164,7 @@ def _parse(text: str, damage: Damage) -> list[Kernel]:
                 kernel = found
                 kernels.append(kernel)
             table = None
-    if table is not None and table.open and table.rows and kernel is not None:
+    if table is not None and table.open and table.rows and not table.complete and kernel is not None:
         kernel.cut_off = True  # the file ends inside a table
     return kernels
 
@@ -197,9 +200,8 @@ def _table_line(line: str, table: _Table, kernel: Kernel | None) -> bool:
             table.open, table.complete = False, True
         table.spans = spans
         return True
-    if not line.strip():
-        if table.rows and table.title_first:
-            table.open, table.complete = False, True
+    if not line.strip():  # the end of a table without a closing rule, or a blank line inside one
+        table.complete = table.complete or (table.rows > 0 and table.title_first)
         return True
     if line.strip().startswith("Metric Name"):
         table.average = "Average" in line
@@ -212,7 +214,7 @@ def _table_line(line: str, table: _Table, kernel: Kernel | None) -> bool:
         or _kernel_line(line, 0, None, None)
     ):
         table.open = False
-        if table.rows and kernel is not None:
+        if table.rows and not table.complete and kernel is not None:
             kernel.cut_off = True  # the table ends without its closing rule
         return False
     if table.spans is not None and kernel is not None:
@@ -221,6 +223,7 @@ def _table_line(line: str, table: _Table, kernel: Kernel | None) -> bool:
             _row(kernel, cells, table.average)
             kernel.labels[table.section].append(cells[0])
             table.rows += 1
+            table.complete = False  # rows after a blank line: the table went on
     return True  # a row, or a line of another program inside the table: passed over
 
 
@@ -293,7 +296,7 @@ def read_console_text(
             f"{path}: {len(empty)} kernel line{'s' if len(empty) != 1 else ''} without a readable "
             f"section table left out (first on line {empty[0].line})"
         )
-    if text.rstrip(" \t") and not text.rstrip(" \t").endswith("\n"):
+    if text.strip() and not text.endswith("\n"):  # (spaces after the last break are a cut line too)
         notes.append(cut_short_note(path, text.count("\n") + 1))
     announced = _announced(text)
     read = sum(k.invocations or 1 for k in intact) if averaged else len(intact)

@@ -103,6 +103,10 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     if len(damage.rows) == before:  # a gap beside a damaged row is that row
         check_ids(table, lambda row: lines[row] if lines else _find_line(block, table, row), run, damage)
     if table.num_rows == 0:
+        if len(damage.rows) == before and not block.last:  # ncu prints no header without rows
+            damage.add(
+                block.line + 1 + has_units, "a raw-page header with no kernel row under it (a lost row?)"
+            )
         return None
     return _Part(table, units, run)
 
