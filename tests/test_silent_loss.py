@@ -184,3 +184,13 @@ def test_an_infinite_duration_is_noted_not_rederived() -> None:
     assert np.isnan(table.columns["gpu__time_duration.sum"][0])
     assert table.columns["input_notes"][0] == ("input: gpu__time_duration.sum = inf is not finite; excluded",)
     assert "1 value excluded as impossible" in table.warnings[0]
+
+
+def test_a_details_page_kernel_gone_whole_is_a_gap_in_the_ids() -> None:
+    lines = _text("details_metrics_15col.csv")
+    path = input_file("details.csv", "\n".join(x for x in lines if not x.startswith('"0",')))
+    with pytest.raises(BadInputError, match=r"details\.csv: line 4: ID 0 is missing before this row"):
+        read_input(str(path))
+    kept = read_input(str(path), skip_bad_rows=True)
+    assert kept.frame["id"].tolist() == [1]
+    assert "1 kernel left out" in kept.warnings[0]

@@ -22,6 +22,7 @@ from ncu_roof.ingest.csvblocks import (
     records,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
+from ncu_roof.ingest.rawchecks import check_ids
 from ncu_roof.ingest.sanity import unreadable_note
 from ncu_roof.ingest.table import Columns, frame_columns
 from ncu_roof.metrics import is_wanted
@@ -86,7 +87,7 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
         least = header.index("Metric Value") + 1
         tainted: set[str] = set()
         previous: str | None = None
-        seen = len(damage.rows)
+        seen = before = len(damage.rows)
         kept: list[dict[str, str]] = []
         checked: dict[tuple[str, str, str], str | None] = {}  # the same IDs repeat on every row
         for line, row in records(block, damage):
@@ -113,7 +114,13 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
                 kept.append(record)
         if len(damage.rows) > seen and previous is not None:
             tainted.add(previous)
+        clean = len(damage.rows) == before
         _check_groups(block, kept, damage, tainted)
+        if clean:  # a gap beside a damaged row is that row
+            first: dict[str, int] = {}  # each launch's first row, in the page's order
+            for record in kept:
+                first.setdefault(record["ID"], int(record["_line"]))
+            check_ids([int(i) for i in first], list(first.values()).__getitem__, run, damage)
         damage.lost_kernels |= {(run, ident) for ident in tainted}
         yield from (r for r in kept if r["ID"] not in tainted)
 

@@ -1,17 +1,18 @@
-"""Checks of a raw page once parsed (one row per launch, cells as text): what a lost line or a
-damaged export leaves that no single row shows. They read the parsed table only, whichever way
-it was parsed.
+"""Checks of a CSV page once parsed (a raw page's table, cells as text; a details page's IDs):
+what a lost line or a damaged export leaves that no single row shows. They read what was parsed
+only, whichever way it was parsed.
 
 * No units row under the header: every value's scale is unknown (a duration in `us` read as if
   in ncu's base unit), so the page's kernels are damaged.
-* A gap in the IDs: ncu numbers the launches of a run 0, 1, 2, …, so `0, 2, 3` lost a row.
+* A gap in the IDs (raw and details pages): ncu numbers the launches of a run 0, 1, 2, …, so
+  `0, 2, 3` lost a launch's rows.
 * A cell that reads as no number (and is none of ncu's words for a missing value) is a note on
   its launch naming the metric and the text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -39,19 +40,20 @@ def without_units(table: pa.Table, line: int, run: int, damage: Damage) -> None:
     )
 
 
-def check_ids(table: pa.Table, line_of: Callable[[int], int], run: int, damage: Damage) -> None:
-    """IDs missing from a run (`0, 2, 3`) are lost rows: damage at the row after each gap (the
-    kernels read are kept when skipping; the lost ones are counted). `line_of(row)`: a row's line."""
-    if "ID" not in table.column_names or table.num_rows == 0:
+def check_ids(ids: Sequence[int], line_of: Callable[[int], int], run: int, damage: Damage) -> None:
+    """IDs missing from a run (`0, 2, 3`; `ids` as the page lists its launches) are lost rows:
+    damage at the row after each gap (the kernels read are kept when skipping; the lost ones are
+    counted). `line_of(i)`: the line of the launch `ids[i]`."""
+    if not len(ids):
         return
-    ids = np.array([int(i) for i in table["ID"].to_pylist()])
-    present = np.unique(ids)
+    listed = np.asarray(ids)
+    present = np.unique(listed)
     missing = np.setdiff1d(np.arange(present[-1] + 1), present)
     if not len(missing):
         return
     starts = missing[np.r_[True, np.diff(missing) > 1]].tolist()  # each gap's first missing ID
     for first in starts[:GAPS_SHOWN]:
-        after = int(np.flatnonzero(ids > first)[0])
+        after = int(np.flatnonzero(listed > first)[0])
         last = int(present[present > first][0]) - 1
         what = f"ID {first} is" if last == first else f"IDs {first} to {last} are"
         lost = "a lost row" if last == first else "lost rows"
