@@ -58,7 +58,7 @@ class Analysis(core.Analysis):
         from ncu_roof.render.output import write_output
         from ncu_roof.render.parquet import render_parquet
 
-        write_output(render_parquet(self), str(path))
+        write_output(render_parquet(self), _path("path", path))
 
     def to_json(self) -> str:
         """The `ncu-roof/analysis/v1` JSON document, as `analyze --format json` writes it."""
@@ -114,6 +114,14 @@ def analyze(
 
     if not paths:
         raise UsageError("no input files", hint='ncu_roof.analyze("report.ncu-rep")')
+    inputs = [_path("each path", p) for p in paths]
+    _text_or_none("gpu", gpu)
+    _text_or_none("number_locale", number_locale)
+    _text_or_none("traffic", traffic)
+    if roofs is not None:
+        _path("roofs", roofs)
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)):
+        raise TypeError(f"jobs must be an int or None, not {type(jobs).__name__} ({jobs!r})")
     try:
         style = NumberStyle(number_locale) if number_locale is not None else None
     except ValueError:
@@ -128,7 +136,7 @@ def analyze(
         traffic=traffic,
         jobs=jobs,
     )
-    return Analysis.of(pipeline.run([str(p) for p in paths], request))
+    return Analysis.of(pipeline.run(inputs, request))
 
 
 def predict(
@@ -181,8 +189,9 @@ def diff(
     """Compare two runs kernel by kernel, as `ncu-roof diff` (analyses, or paths to analyze)."""
     from ncu_roof.comparison import diff as compare
 
-    paths = [str(run) for run in (base, head) if not isinstance(run, core.Analysis)]
-    request = pipeline.Request(gpu=gpu, roofs=str(roofs) if roofs is not None else None)
+    paths = [_path("base and head", run) for run in (base, head) if not isinstance(run, core.Analysis)]
+    _text_or_none("gpu", gpu)
+    request = pipeline.Request(gpu=gpu, roofs=_path("roofs", roofs) if roofs is not None else None)
     analyzed = iter(pipeline.run_each(paths, request))
     sides = [run if isinstance(run, core.Analysis) else next(analyzed) for run in (base, head)]
     return compare(*sides, threshold_pct=threshold_pct, allow_mismatch=allow_mismatch)
@@ -199,3 +208,20 @@ def _assignments(value: Quantity | Mapping[str, Quantity] | Mapping[str, float] 
 
 def _text(value: Quantity) -> str:
     return value if isinstance(value, str) else repr(float(value))
+
+
+def _path(name: str, value: object) -> str:
+    """A path argument as text; anything else (None, a number, bytes) is a `TypeError` naming it
+    (`str(3)` would be a file named `3`)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, PathLike):
+        path = value.__fspath__()
+        if isinstance(path, str):
+            return path
+    raise TypeError(f"{name} must be a str or os.PathLike path, not {type(value).__name__} ({value!r})")
+
+
+def _text_or_none(name: str, value: object) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be a str or None, not {type(value).__name__} ({value!r})")

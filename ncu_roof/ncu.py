@@ -63,12 +63,11 @@ def find_ncu(explicit: str | None = None) -> NcuTool:
 def ncu_version(path: str) -> str | None:
     """`ncu --version`'s version (`2025.1.0.0`), or None when it cannot be run or read."""
     try:
-        done = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=60, env=c_locale_env()
-        )
+        done = subprocess.run([path, "--version"], capture_output=True, timeout=60, env=c_locale_env())
     except (OSError, subprocess.TimeoutExpired):
         return None
-    match = re.search(r"Version (\S+)", done.stdout) or re.search(r"(\d{4}\.\d+\.\d+\S*)", done.stdout)
+    said = done.stdout.decode("utf-8", "replace")  # bytes that are no UTF-8 are no version either
+    match = re.search(r"Version (\S+)", said) or re.search(r"(\d{4}\.\d+\.\d+\S*)", said)
     return match.group(1) if match else None
 
 

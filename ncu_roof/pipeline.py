@@ -163,11 +163,15 @@ def warn_other_gpu(key: str, device_names: Sequence[str | None], log: Log) -> No
 
 
 def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | None = None) -> list[Analysis]:
-    """One analysis per input (the two sides of a diff): big inputs read and analyzed at once, the
+    """One analysis per input (the two sides of a diff; a folder's or a glob's files together, as
+    `analyze` reads them): big inputs read and analyzed at once, the
     last one in this process and the others by worker processes (the lines each would log come
     back with it, in input order)."""
     say = log or (lambda _: None)
-    items = expand(inputs, say)
+    groups = [expand([item], say) for item in inputs]
+    if any(len(group) != 1 for group in groups):  # a folder or a glob: its files are one run
+        return [run(group, request, log) for group in groups]
+    items = [item for group in groups for item in group]
     paths = [item for item in items if isinstance(item, str)]
     workers = pool_size(paths, request.jobs) if len(paths) == len(items) else 1
     done = _run_pooled(paths, request, workers, say) if workers > 1 else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -156,7 +156,7 @@ _DIGIT = re.compile(r"\d")
 
 def _evidence(cells: Iterable[object]) -> Callable[[re.Pattern[str]], bool]:
     """The numeric-looking cells (stripped; missing ones and those without a digit passed over)."""
-    text = [t for c in cells if not missing_cell(c) and _DIGIT.search(t := str(c).strip())]
+    text = [_ungrouped(t) for c in cells if not missing_cell(c) and _DIGIT.search(t := str(c).strip())]
 
     def seen(pattern: re.Pattern[str]) -> bool:
         return any(pattern.match(t) for t in text)
@@ -203,7 +203,28 @@ class AmbiguousNumbersError(BadInputError):
         )
 
 
-_NUMBER = r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$"
+# Digit-group marks of every locale that are never a decimal mark: U+202F and U+00A0 (fr_FR:
+# `1 234,5`), U+2019 and the apostrophe (de_CH: `1’234.5`). With the style's own mark (`,` for en,
+# `.` for de) they are the groups a number may have; elsewhere (`1,2,3` in en) it is no number.
+_GROUP_MARKS = "\u202f\u00a0\u2019'"
+_MARKS = {NumberStyle.C: ("", "."), NumberStyle.EN: (",", "."), NumberStyle.DE: (".", ",")}
+_INFINITE = r"^[-+]?(?i:inf|infinity)$"  # a non-finite value is read as one (and then excluded, noted)
+# What ncu writes for a value it has not: missing, never a note.
+_MISSING_WORDS = frozenset({"", "n/a", "nan", "-nan", "(!) nan", "(!) n/a", "-", "--"})
+
+
+def _number_pattern(style: NumberStyle) -> str:
+    group, decimal = _MARKS[style]
+    marks = re.escape(group + _GROUP_MARKS)
+    point = re.escape(decimal)
+    return rf"^[-+]?(?:(?:\d{{1,3}}(?:[{marks}]\d{{3}})+|\d+)(?:{point}\d*)?|{point}\d+)(?:[eE][-+]?\d+)?$"
+
+
+def _ungrouped(text: str) -> str:
+    """A number's text without the marks of `_GROUP_MARKS` between digits (for style detection)."""
+    if text.isascii() and "'" not in text:
+        return text
+    return re.sub(rf"(?<=\d)[{_GROUP_MARKS}](?=\d)", "", text)
 
 
 def parse_numbers(cells: Iterable[object], style: NumberStyle) -> np.ndarray:
@@ -213,8 +234,11 @@ def parse_numbers(cells: Iterable[object], style: NumberStyle) -> np.ndarray:
     """
     from ncu_roof.arrow import string_array
 
-    texts = [None if missing_cell(v) else v if isinstance(v, str) else str(v) for v in cells]
-    return parse_number_array(string_array(texts), style)
+    return parse_number_array(string_array(_texts(cells)), style)
+
+
+def _texts(cells: Iterable[object]) -> list[str | None]:
+    return [None if missing_cell(v) else v if isinstance(v, str) else str(v) for v in cells]
 
 
 def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:
@@ -222,8 +246,9 @@ def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> n
 
     A column of plain numbers (the common case: a `--print-units base` raw page) is one cast;
     anything else (grouping marks, `n/a`, spaces, garbage, infinities) takes the careful path:
-    after the grouping marks are removed, what is not a plain number (`n/a`, `nan`, `(!) nan`,
-    garbage) is missing.
+    a number must be one in the file's style (digit groups of three, the style's decimal mark),
+    its grouping marks are then removed; what is not (`n/a`, `nan`, `(!) nan`, `1,2,3`, garbage)
+    is missing, and `unreadable` says which of those were no word of ncu's.
     """
     import numpy as np
     import pyarrow as pa
@@ -239,14 +264,37 @@ def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> n
         if fast is not None and not np.isinf(fast).any():
             return fast
     arr = pc.utf8_trim_whitespace(arr)
-    if style is NumberStyle.EN:
-        arr = pc.replace_substring(arr, ",", "")
-    elif style is NumberStyle.DE:
-        arr = pc.replace_substring(pc.replace_substring(arr, ".", ""), ",", ".")
-    numeric = pc.match_substring_regex(arr, _NUMBER)
-    out = np.full(len(arr), np.nan)
-    out[bool_values(numeric)] = float_values(pc.cast(arr.filter(numeric), pa.float64()))
+    numeric = pc.or_(
+        pc.match_substring_regex(arr, _number_pattern(style)), pc.match_substring_regex(arr, _INFINITE)
+    )
+    group, decimal = _MARKS[style]
+    arr = pc.replace_substring_regex(arr.filter(numeric), f"[{re.escape(group + _GROUP_MARKS)}]", "")
+    if decimal != ".":
+        arr = pc.replace_substring(arr, decimal, ".")
+    out = np.full(len(numeric), np.nan)
+    out[bool_values(numeric)] = float_values(pc.cast(arr, pa.float64()))
     return out
+
+
+def unreadable(
+    cells: Sequence[object] | pa.Array | pa.ChunkedArray, values: np.ndarray
+) -> list[tuple[int, str]]:
+    """(position, text) of the cells that read as no number (`values` NaN) and are none of ncu's
+    words for a missing value: damaged or hand-edited cells, which a note names."""
+    import numpy as np
+
+    positions = np.flatnonzero(np.isnan(values))
+    if isinstance(cells, Sequence):
+        texts = _texts([cells[i] for i in positions.tolist()])
+    else:  # an Arrow column: only its missing cells converted
+        from ncu_roof.arrow import int_array
+
+        texts = cells.take(int_array(positions)).to_pylist() if len(positions) else []
+    return [
+        (position, text)
+        for position, text in zip(positions.tolist(), texts, strict=True)
+        if text is not None and text.strip().lower() not in _MISSING_WORDS
+    ]
 
 
 class Dimension(Enum):

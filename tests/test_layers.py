@@ -34,6 +34,7 @@ LAYER_OF = {
     "ncu_roof.tomlfile": "base",
     "ncu_roof.ncu": "base",  # finding and running the ncu tool: the .ncu-rep reader and profile use it
     "ncu_roof.traffic": "base",  # the traffic-definition vocabulary (no pandas: the CLI reads it early)
+    "ncu_roof.stop": "base",  # stopping signals as Ctrl-C (the CLI, profile and the writers use it)
     "ncu_roof.matching": "base",  # how diff pairs kernels (no pandas: the CLI reads it early)
     "ncu_roof.vocabulary": "base",  # precisions, tiers, SOL keys, verdicts, the Roofs type
     "ncu_roof.text": "base",  # one-line text, folded kernel names, SI display

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import tempfile
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -77,3 +80,67 @@ def test_a_file_piece_lands_whole_in_a_file_and_on_stdout(
 
 def _refuse(*args: object) -> int:
     raise OSError(errno.EINVAL, "sendfile refused")
+
+
+def test_an_output_through_a_symbolic_link_replaces_the_file_and_keeps_the_link(tmp_path: Path) -> None:
+    (tmp_path / "real.json").write_text("old", encoding="utf-8")
+    (tmp_path / "link.json").symlink_to("real.json")
+    write_all([("new", str(tmp_path / "link.json"))])
+    assert (tmp_path / "link.json").is_symlink()
+    assert (tmp_path / "real.json").read_text(encoding="utf-8") == "new"
+    output.write_output("newer", str(tmp_path / "link.json"))
+    assert (tmp_path / "link.json").is_symlink()
+    assert (tmp_path / "real.json").read_text(encoding="utf-8") == "newer"
+
+
+def test_an_output_naming_an_input_is_refused_and_the_input_kept(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    from ncu_roof.errors import UsageError
+
+    source = (Path(__file__).resolve().parents[1] / "fixtures" / "raw_base.csv").read_bytes()
+    (tmp_path / "in.csv").write_bytes(source)
+    (tmp_path / "alias.csv").symlink_to("in.csv")
+    for argv in (["in.csv", "-o", "in.csv"], ["alias.csv", "-o", "in.csv"], [".", "-o", "alias.csv"]):
+        done = run_cli("analyze", *argv, cwd=tmp_path)
+        assert done.returncode == 2, argv
+        assert "is an input of this run" in done.stderr and "hint: name another output file" in done.stderr
+        assert (tmp_path / "in.csv").read_bytes() == source
+    with pytest.raises(UsageError, match=r"in\.csv is an input of this run"):
+        output.refuse_inputs([str(tmp_path / "in.csv")], [str(tmp_path / "alias.csv")])
+
+
+def test_a_full_disk_while_staging_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(target: Path, payload: object) -> Path:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # no file name, as a failed write has
+
+    monkeypatch.setattr(output, "_stage", full)
+    with pytest.raises(OutputError, match=rf"cannot write {tmp_path / 'out.json'}: No space left on device"):
+        write_all([("{}", str(tmp_path / "out.json"))])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("at", [0, 1])  # while the first output is staged, or the second
+def test_a_stopping_signal_while_outputs_are_written_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals, at: int
+) -> None:
+    from conftest import run_cli
+
+    written = output._write_pieces
+    calls: list[int] = []
+
+    def stopped_half_way(handle: IO[bytes], data: output.Document) -> None:
+        calls.append(1)
+        if len(calls) > at:
+            handle.write(b'{"half": ')
+            handle.flush()
+            os.kill(os.getpid(), sig)
+            time.sleep(5)  # the handler raises first
+        written(handle, data)
+
+    monkeypatch.setattr(output, "_write_pieces", stopped_half_way)
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "raw_base.csv"
+    done = run_cli("analyze", str(fixture), "-o", "out.json", "--plot", "roof.svg", cwd=tmp_path)
+    assert done.returncode == 128 + sig, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

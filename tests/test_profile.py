@@ -139,6 +139,24 @@ def test_reader_splits_program_output_from_tool_lines_across_chunk_boundaries() 
     assert reader.kernels == [KernelProgress("k", 0, 100, 9)]
 
 
+def test_a_flood_of_ncu_output_is_kept_bounded_and_the_programs_passed_on_whole() -> None:
+    """What `profile` holds of ncu's output is bounded: the last tool lines, the first launches,
+    a line's first bytes; the program's output (one line of 3 MB without an end too) all passes."""
+    from ncu_roof.profile import run as profile_run
+
+    sink = Recorder()
+    reader = _Reader(sink)
+    progress = b"".join(b'==PROF== Profiling "k" - %d: 0%%....100%% - 1 pass\n' % i for i in range(120_000))
+    warnings = b"==WARNING== flood\n" * 20_000
+    endless = b"." * (3 << 20)
+    stream = progress + warnings + endless
+    reader.feed(stream[i : i + 65536] for i in range(0, len(stream), 65536))  # as `_chunks` reads
+    assert len(reader.tool_lines) == profile_run.MAX_TOOL_LINES
+    assert len(reader.kernels) == profile_run.MAX_KERNELS
+    assert max(map(len, sink.text)) <= profile_run.MAX_LINE_BYTES + 65536
+    assert "".join(t for t in sink.text if not t.startswith("==")) == endless.decode()
+
+
 def test_a_finished_line_split_before_its_newline_counts_once() -> None:
     sink = Recorder()
     _Reader(sink).feed([b'==PROF== Profiling "k" - 0: 0%....100% - 9 passes', b"\n"])
@@ -508,8 +526,16 @@ def test_ncu_failing_because_the_program_crashed_still_publishes_a_loadable_repo
     assert leftovers(tmp_path) == []
 
 
-def test_ctrl_c_kills_ncu_and_the_program_prints_interrupted_and_exits_130(
-    fake: dict[str, str], tmp_path: Path
+@pytest.mark.parametrize(
+    ("sig", "words"),
+    [
+        (signal.SIGINT, "interrupted"),
+        (signal.SIGTERM, "stopped by SIGTERM"),
+        (signal.SIGHUP, "stopped by SIGHUP"),
+    ],
+)
+def test_ctrl_c_sigterm_and_sighup_kill_ncu_and_the_program_and_exit_128_plus_n(
+    fake: dict[str, str], tmp_path: Path, sig: signal.Signals, words: str
 ) -> None:
     earlier = tmp_path / "report.ncu-rep"
     earlier.write_bytes(b"NVR\x00earlier")
@@ -520,22 +546,22 @@ def test_ctrl_c_kills_ncu_and_the_program_prints_interrupted_and_exits_130(
         [sys.executable, "-m", "ncu_roof", "profile", "--force", "--", "/bin/true"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=fake,
         # a shell's `&` may have left SIGINT ignored, and Python keeps an inherited SIG_IGN
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGHUP)],
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
         while not pidfile.exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert pidfile.exists(), "the fake ncu never started"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 130, err
+    assert proc.returncode == 128 + sig, err
     line, hint = _error_and_hint(err)
-    assert line == "error: interrupted"
+    assert line == f"error: {words}"
     assert "an earlier one is kept" in hint
     assert out == ""
     ncu_pid, child_pid = (int(p) for p in pidfile.read_text().split())
@@ -545,6 +571,43 @@ def test_ctrl_c_kills_ncu_and_the_program_prints_interrupted_and_exits_130(
     assert not _alive(ncu_pid) and not _alive(child_pid)
     assert earlier.read_bytes() == b"NVR\x00earlier"
     assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("point", ["check_report", "publish_report", "emit"])
+def test_a_stopping_signal_after_ncu_leaves_no_temporary_folder_and_exits_128_plus_n(
+    fake: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals, point: str
+) -> None:
+    """The signal arrives while the report is checked, while it is moved into place, or while
+    the analysis runs: the private folder goes, an earlier report stays unless replaced whole."""
+    import ncu_roof.cli.profile as cli_profile
+    import ncu_roof.profile.run as profile_run
+    from ncu_roof.profile.publish import ReportCheck
+
+    def arrives(*args: object, **kwargs: object) -> None:
+        os.kill(os.getpid(), sig)
+        time.sleep(5)  # the handler raises first
+        raise AssertionError("the signal did not stop the run")
+
+    report = tmp_path / "fake.ncu-rep"
+    report.write_bytes(b"NVR\x00whole")
+    fake["FAKE_NCU_REPORT"] = str(report)
+    earlier = tmp_path / "report.ncu-rep"
+    earlier.write_bytes(b"NVR\x00earlier")
+    if point == "emit":
+        checked = ReportCheck(launches=1)
+        monkeypatch.setattr(profile_run, "check_report", lambda *args: checked)
+        monkeypatch.setattr(cli_profile, "emit", arrives)
+    else:
+        monkeypatch.setattr(profile_run, point, arrives)
+        if point == "publish_report":
+            monkeypatch.setattr(profile_run, "check_report", lambda *args: ReportCheck(launches=1))
+    done = run(fake, "--force", "--", "/bin/true", cwd=tmp_path)
+    assert done.returncode == 128 + sig, done.stderr
+    assert leftovers(tmp_path) == []
+    expected = b"NVR\x00whole" if point == "emit" else b"NVR\x00earlier"
+    assert earlier.read_bytes() == expected
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handlers are the process' again
 
 
 @needs_report

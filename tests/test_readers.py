@@ -208,10 +208,11 @@ def test_header_search_matches_the_regexes(fixtures: Path) -> None:
 
 
 def _raw_page(tmp_path: Path, columns: dict[str, list[str]], name: str = "shape.csv") -> Path:
-    """A raw page of launch `k` with the identity columns and `columns` (no units row)."""
+    """A raw page of launch `k` with the identity columns and `columns` (unitless), duration in ns."""
     header = ["ID", "Process ID", "Kernel Name", "Device", *columns, "gpu__time_duration.sum"]
     rows = len(next(iter(columns.values())))
-    lines = [",".join(f'"{c}"' for c in header)]
+    units = [""] * (len(header) - 1) + ["nsecond"]
+    lines = [",".join(f'"{c}"' for c in header), ",".join(f'"{c}"' for c in units)]
     for i in range(rows):
         cells = [str(i), "1", "k", "0", *(values[i] for values in columns.values()), "1000"]
         lines.append(",".join(f'"{c}"' for c in cells))

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 import typer
 from typer.core import TyperCommand
 
+from ncu_roof import stop
 from ncu_roof.cli import verbosity
 from ncu_roof.cores import one_blas_thread
 from ncu_roof.errors import ExitCode, NcuRoofError, UsageError
@@ -141,7 +142,7 @@ def _leave(status: int) -> NoReturn:
             if thread is not threading.current_thread() and not thread.daemon:
                 thread.join()
     except KeyboardInterrupt:
-        status = 130
+        status = stop.exit_status()
     atexit._run_exitfuncs()
     for stream in (s for s in (sys.stdout, sys.stderr) if s is not None):  # (None: started without)
         with contextlib.suppress(OSError, ValueError):  # a closed pipe (`| head`): nothing to say
@@ -152,9 +153,19 @@ def _leave(status: int) -> NoReturn:
 def main(argv: list[str] | None = None) -> None:
     """The CLI, for `argv` (default: the process' arguments); leaves by `sys.exit` with the
     documented exit code."""
+    verbosity.set_level(verbosity.Level.NORMAL)
+    with stop.as_interrupts():  # SIGTERM and SIGHUP as Ctrl-C: every cleanup runs, exit 128 + N
+        _main(argv)
+
+
+def _interrupted() -> NoReturn:
+    sys.stderr.write(f"error: {stop.interruption()}\nhint: run it again; no partial output was written\n")
+    sys.exit(stop.exit_status())
+
+
+def _main(argv: list[str] | None) -> None:
     from ncu_roof.cli.commands import register
 
-    verbosity.set_level(verbosity.Level.NORMAL)
     try:
         # without standalone mode, typer returns (not raises) the code of a `typer.Exit` and
         # turns Ctrl-C inside a command into 130
@@ -162,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
         register(args)
         code = app(args=args, prog_name="ncu-roof", standalone_mode=False)
         if code == 130:
-            sys.stderr.write("error: interrupted\nhint: run it again; no partial output was written\n")
+            _interrupted()
         sys.exit(code if isinstance(code, int) else 0)
     except NcuRoofError as err:
         sys.exit(report_error(err))
@@ -171,8 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        sys.stderr.write("error: interrupted\nhint: run it again; no partial output was written\n")
-        sys.exit(130)
+        _interrupted()
     except typer.TyperException as err:  # usage errors found by the option parser
         sys.stderr.write(f"error: {one_line(err.format_message())}\n")
         sys.stderr.write("hint: `ncu-roof --help` (or `ncu-roof COMMAND --help`) lists the options\n")

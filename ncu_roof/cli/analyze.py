@@ -28,7 +28,14 @@ from ncu_roof.render.formats import (
     image_format,
     render,
 )
-from ncu_roof.render.output import Document, append_summary, check_summary, check_writable, write_all
+from ncu_roof.render.output import (
+    Document,
+    append_summary,
+    check_summary,
+    check_writable,
+    refuse_inputs,
+    write_all,
+)
 from ncu_roof.text import one_line
 from ncu_roof.traffic import TrafficDefinition
 
@@ -241,6 +248,7 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     fmt = choose(options.format, options.output)
     refuse_binary_to_terminal(fmt, options.output)
     check_writable(options.output)
+    refuse_inputs([options.output, options.plot], [i for i in inputs if isinstance(i, str)])  # and once read
     if options.summary:
         check_summary()
     if options.plot:
@@ -266,6 +274,7 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     summary = None
     if options.summary:
         summary = str(render(analysis, OutputFormat.MARKDOWN, replace(settings, plot_ref=None)))
+    refuse_inputs([path for _, path in outputs], [i.path for i in analysis.inputs])
     write_all(outputs)
     if summary is not None and not append_summary(summary):
         diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")

@@ -15,16 +15,15 @@ from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
 from ncu_roof.ncu import find_ncu
 from ncu_roof.render.output import check_writable, write_output
+from ncu_roof.stop import exit_status, interruption
 from ncu_roof.text import one_line
 
 if TYPE_CHECKING:  # the profiler and the metric recipe load only when `profile` runs
     from ncu_roof.profile import ProfileOptions, ProfileResult
 
-INTERRUPTED = 130  # README's exit codes: 128 + SIGINT
-
 
 def interrupted(report: Path | None) -> NoReturn:
-    """Ctrl-C: one `error:` and one `hint:` line, exit 130.
+    """Ctrl-C (or SIGTERM, SIGHUP): one `error:` and one `hint:` line, exit 128 + the signal.
 
     Not left to `main()`: typer turns a KeyboardInterrupt inside a command into `Exit(130)`, which
     `standalone_mode=False` hands back as a return value that `main()` ignores (exit 0, silent).
@@ -34,9 +33,9 @@ def interrupted(report: Path | None) -> NoReturn:
         hint = "ncu and the program were stopped; no report was written (an earlier one is kept)"
     else:
         hint = f"{report} was written before the interrupt: `ncu-roof analyze {report}`"
-    sys.stderr.write(f"error: interrupted\nhint: {one_line(hint)}\n")
+    sys.stderr.write(f"error: {interruption()}\nhint: {one_line(hint)}\n")
     sys.stderr.flush()
-    raise SystemExit(INTERRUPTED)
+    raise SystemExit(exit_status())
 
 
 def summary_lines(result: ProfileResult) -> list[str]:

@@ -27,7 +27,14 @@ from ncu_roof.errors import UsageError
 from ncu_roof.matching import MatchBy
 from ncu_roof.render.console import screen
 from ncu_roof.render.formats import Caption
-from ncu_roof.render.output import Document, append_summary, check_summary, check_writable, write_all
+from ncu_roof.render.output import (
+    Document,
+    append_summary,
+    check_summary,
+    check_writable,
+    refuse_inputs,
+    write_all,
+)
 from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
@@ -158,6 +165,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
         from ncu_roof.render.diffmarkdown import render_diff_markdown
 
         summary = render_diff_markdown(result)
+    refuse_inputs([path for _, path in outputs], [i.path for i in (*base.inputs, *head.inputs)])
     write_all(outputs)
     if summary is not None and not append_summary(summary):
         diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
@@ -214,6 +222,7 @@ def plot_command(
         image = render_instruction_plot(analysis, fmt=fmt.value, options=picture.plot_options())
     else:
         image = render_plot(analysis, fmt=fmt.value, options=picture.plot_options())
+    refuse_inputs([output], [i.path for i in analysis.inputs])
     write_all([(image, output)])
 
 

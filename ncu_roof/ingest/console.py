@@ -19,13 +19,14 @@ and right- or left-aligned values read alike. Values are as printed (rounded to 
 
 from __future__ import annotations
 
-import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage, cut_short_note
+from ncu_roof.ingest.consolekernels import Kernel, bad_devices, cut_tail, strays
+from ncu_roof.ingest.csvblocks import Damage, cut_short_note
 from ncu_roof.ingest.csvdetails import metric_for
+from ncu_roof.ingest.sanity import unreadable_note
 from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
 from ncu_roof.units import (
     NumberStyle,
@@ -34,6 +35,7 @@ from ncu_roof.units import (
     effective_unit,
     parse_numbers,
     si_factor,
+    unreadable,
 )
 
 _SECTION = re.compile(r"^\s+Section: (?P<name>.+?)\s*$")
@@ -41,6 +43,8 @@ _RULE = re.compile(r"^\s*-{2,}(?: +-{2,})*\s*$")
 _PROCESS = re.compile(r"^\[(?P<pid>\d+)\] \S")
 _DEVICE_LINE = re.compile(r"^\s+Device (?P<device>\d+)\s*$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029]")
+# Terminal colour and cursor codes (CSI and OSC sequences) of a coloured log line: dropped.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _REST = (
     r"(?P<rest>(?:, (?:Context \d+|Stream \d+|Device \d+|CC \d+\.\d+|Invocations \d+|\d+ invocations))*)\s*$"
 )
@@ -57,46 +61,35 @@ _CONSOLE_LABELS = {
 }
 
 
+_SECTION_BYTES = re.compile(rb"^(?:" + _ANSI.pattern.encode() + rb")*[ \t]+Section: ", re.MULTILINE)
+
+
 def is_console_text(raw: bytes) -> bool:
     """Section tables (in a file without a CSV header): what ncu prints to a terminal."""
     if raw.find(b"Section: ") == -1:  # a literal search first: the regex scan is slower
         return False
-    return re.search(rb"^[ \t]+Section: ", raw, re.MULTILINE) is not None
-
-
-@dataclass
-class _Kernel:
-    line: int
-    name: str
-    process_id: str | None
-    grid: str | None
-    block: str | None
-    device: int | None
-    cc: str | None
-    invocations: int | None
-    sections: list[str] = field(default_factory=list)  # in the order printed
-    values: dict[str, tuple[str, str]] = field(default_factory=dict)  # metric → (text, unit)
-    averaged: set[str] = field(default_factory=set)
-    cut_off: bool = False
-    stray: bool = False  # sections split off their kernel by a damaged kernel line (`_strays`)
-    bad_device: bool = False  # a device index no GPU has (`_bad_devices`)
-    summary: bool = False  # a --print-summary kernel line (invocations, or "Block Size N, …")
-
-    @property
-    def left_out(self) -> bool:
-        """Damaged: an error, or with `--skip-bad-rows` a kernel left out (and counted)."""
-        return self.cut_off or self.stray or self.bad_device
+    return _SECTION_BYTES.search(raw) is not None
 
 
 @dataclass
 class _Table:
+    """One section table being read. Its layouts: rule, title, rule, rows, rule (details and
+    summaries); rule, rows, rule (old, no title); title, rule, rows, blank line (2022 summaries).
+    Lines of another shape inside it (application output, an NVTX stack) are passed over; a
+    table that ends otherwise than its layout does (another section, a kernel line, the end of
+    the file) is cut off."""
+
+    section: str = ""
+    indent: int = 0  # the `Section:` line's, which its rules share
     spans: list[tuple[int, int]] | None = None
     average: bool = False
+    title_first: bool = False  # the title row above the first rule: a blank line ends the table
     rows: int = 0
     open: bool = True
+    complete: bool = False
 
 
-def _kernel_line(line: str, number: int, pid: str | None, device: int | None) -> _Kernel | None:
+def _kernel_line(line: str, number: int, pid: str | None, device: int | None) -> Kernel | None:
     for pattern in _KERNEL_LINES:
         match = pattern.match(line)
         if match is None:
@@ -107,7 +100,7 @@ def _kernel_line(line: str, number: int, pid: str | None, device: int | None) ->
         if invocations is None and counted:
             invocations = counted[0]
         groups = match.groupdict()
-        return _Kernel(
+        return Kernel(
             line=number,
             name=match["name"],
             process_id=pid,
@@ -131,15 +124,19 @@ def _cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
     return [line[starts[i] : starts[i + 1]].strip() for i in range(len(spans))]
 
 
-def _parse(text: str, damage: Damage) -> list[_Kernel]:
-    kernels: list[_Kernel] = []
-    kernel: _Kernel | None = None
+def _parse(text: str, damage: Damage) -> list[Kernel]:
+    kernels: list[Kernel] = []
+    kernel: Kernel | None = None
     table: _Table | None = None
-    section = ""
     pid: str | None = None
     device: int | None = None
-    for number, raw_line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n")
+    if not lines[-1].strip():
+        lines.pop()  # the break that ends the last line (and what a cut left after it): no blank line
+    for number, raw_line in enumerate(lines, start=1):
         line = raw_line.removesuffix("\r")
+        if "\x1b" in line:
+            line = _ANSI.sub("", line)
         if _CONTROL.search(line):  # a byte ncu never writes: the line cannot be trusted
             damage.add(number, "a control character inside the line")
             continue
@@ -154,19 +151,11 @@ def _parse(text: str, damage: Damage) -> list[_Kernel]:
             device = int(match["device"])
             continue
         if (match := _SECTION.match(line)) is not None:
-            section = match["name"]
-            if kernel is None:
-                damage.add(number, "a section table before any kernel line (the capture starts mid-way?)")
-                table = None
-                continue
-            if section in kernel.sections:  # the same section again: the next launch of this kernel
-                kernel = _Kernel(
-                    number, kernel.name, kernel.process_id, kernel.grid, kernel.block, kernel.device,
-                    kernel.cc, kernel.invocations,
-                )  # fmt: skip
-                kernels.append(kernel)
-            kernel.sections.append(section)
-            table = _Table()
+            table = _section(match["name"], number, kernel, kernels, damage)
+            if table is not None:
+                table.indent = len(line) - len(line.lstrip(" "))
+            if table is not None:
+                kernel = kernels[-1]
             continue
         found = _kernel_line(line, number, pid, device)
         if found is not None:
@@ -174,39 +163,77 @@ def _parse(text: str, damage: Damage) -> list[_Kernel]:
                 kernel = found
                 kernels.append(kernel)
             table = None
-    if table is not None and table.open and table.rows and kernel is not None:
+    if table is not None and table.open and table.rows and not table.complete and kernel is not None:
         kernel.cut_off = True  # the file ends inside a table
     return kernels
 
 
-def _table_line(line: str, table: _Table, kernel: _Kernel | None) -> bool:
-    """Take one line of an open section table; False (and the table closed) when it is not."""
+def _section(
+    name: str, number: int, kernel: Kernel | None, kernels: list[Kernel], damage: Damage
+) -> _Table | None:
+    """A `Section:` line: the table it opens (in `kernels[-1]`), or None when it has no kernel."""
+    if kernel is None:
+        damage.add(number, "a section table before any kernel line (the capture starts mid-way?)")
+        return None
+    if name in kernel.sections:  # the same section twice with no kernel line between: one is lost
+        damage.add(
+            number,
+            f"section {name!r} again under kernel {kernel.name[:40]!r} (line {kernel.line}) with no "
+            "kernel line above it: a kernel line is lost, its kernel unknown",
+        )
+        kernel = replace(kernel, line=number, sections=[], values={}, labels={}, averaged=set(), stray=True)
+        kernels.append(kernel)
+    kernel.sections.append(name)
+    kernel.labels[name] = []
+    return _Table(section=name)
+
+
+def _table_line(line: str, table: _Table, kernel: Kernel | None) -> bool:
+    """Take one line of an open section table; False (and the table closed) when the line is
+    ncu's next piece (a section, a kernel, a process or device line) or ends the table."""
     if _RULE.match(line):
-        if table.rows == 0:
-            table.spans = _spans(line)
-        else:
-            table.open = False
+        spans = _spans(line)
+        if spans[0][0] != table.indent or (table.rows and spans != table.spans):
+            return True  # a rule of another program's: passed over
+        if table.rows:
+            table.open, table.complete = False, True
+        table.spans = spans
         return True
-    if not line.strip():
-        table.open = table.rows == 0 and table.spans is None
+    if not line.strip():  # the end of a table without a closing rule, or a blank line inside one
+        table.complete = table.complete or (table.rows > 0 and table.title_first)
         return True
     if line.strip().startswith("Metric Name"):
         table.average = "Average" in line
+        table.title_first = table.title_first or table.spans is None
         return True
     if (
-        table.spans is not None
-        and kernel is not None
-        and not _SECTION.match(line)
-        and _kernel_line(line, 0, None, None) is None
+        _SECTION.match(line)
+        or _PROCESS.match(line)
+        or _DEVICE_LINE.match(line)
+        or _kernel_line(line, 0, None, None)
     ):
-        _row(kernel, _cells(line, table.spans), table.average)
-        table.rows += 1
-        return True
-    table.open = False
-    return False
+        table.open = False
+        if table.rows and not table.complete and kernel is not None:
+            kernel.cut_off = True  # the table ends without its closing rule
+        return False
+    if table.spans is not None and kernel is not None:
+        cells = _cells(line, table.spans)
+        if _is_row(line, table.spans, cells, table.average):
+            _row(kernel, cells, table.average)
+            kernel.labels[table.section].append(cells[0])
+            table.rows += 1
+            table.complete = False  # rows after a blank line: the table went on
+    return True  # a row, or a line of another program inside the table: passed over
 
 
-def _same_summary(kernel: _Kernel | None, found: _Kernel) -> bool:
+def _is_row(line: str, spans: list[tuple[int, int]], cells: list[str], average: bool) -> bool:
+    """A table row starts where the rule starts, with a label and a value under their dashes."""
+    indent = len(line) - len(line.lstrip(" "))
+    value = cells[-1] if average or len(cells) == 5 else cells[min(2, len(cells) - 1)]
+    return indent == spans[0][0] and len(cells) >= 3 and bool(cells[0]) and bool(value)
+
+
+def _same_summary(kernel: Kernel | None, found: Kernel) -> bool:
     """ncu 2022's `--print-summary` repeats the kernel line above each of its sections (a line
     whose invocation count is lost still belongs to its kernel)."""
     if kernel is None or not (kernel.summary and found.summary):
@@ -219,36 +246,7 @@ def _same_summary(kernel: _Kernel | None, found: _Kernel) -> bool:
     return True
 
 
-def _bad_devices(kernels: list[_Kernel], damage: Damage) -> None:
-    """A device index above any real one (`Device 99999999999999999999`) is damage, as in a CSV."""
-    for kernel in kernels:
-        if kernel.device is not None and kernel.device > MAX_DEVICE_INDEX:
-            kernel.bad_device = True
-            reason = f"kernel {kernel.name[:40]!r}: Device {kernel.device} is not a device index"
-            damage.add(kernel.line, reason)
-
-
-def _strays(kernels: list[_Kernel], damage: Damage) -> None:
-    """ncu 2022's summary repeats the kernel line above each section; a damaged copy (name, grid
-    or count) no longer matches and, read as one more kernel, would take the sections below it
-    from their kernel. ncu prints every kernel's sections in one order, so a summary kernel that
-    begins past the first section, with one the summary kernel above it lacks, continues that
-    kernel: damaged, and left out when skipping."""
-    first = next((k.sections[0] for k in kernels if k.sections), None)
-    for above, kernel in itertools.pairwise(kernels):
-        if not (above.summary and kernel.summary and kernel.sections) or kernel.device != above.device:
-            continue
-        begins = kernel.sections[0]
-        if begins != first and begins not in above.sections and not kernel.cut_off:
-            kernel.stray = True
-            damage.add(
-                kernel.line,
-                f"kernel {kernel.name[:40]!r}: its sections begin at {begins!r}, not at {first!r}: "
-                f"they continue the kernel on line {above.line} (a damaged copy of its line?)",
-            )
-
-
-def _row(kernel: _Kernel, cells: list[str], average: bool) -> None:
+def _row(kernel: Kernel, cells: list[str], average: bool) -> None:
     if len(cells) < 3 or not cells[0]:
         return
     label, unit = cells[0], cells[1]
@@ -268,11 +266,12 @@ def read_console_text(
     damage = Damage(path, skip_bad_rows)
     text = raw.decode("utf-8", "replace")
     kernels = _parse(text, damage)
+    cut_tail(kernels)
     for kernel in kernels:
         if kernel.cut_off:
             damage.add(kernel.line, f"kernel {kernel.name[:40]!r}: its table is cut off (truncated file?)")
-    _strays(kernels, damage)
-    _bad_devices(kernels, damage)
+    strays(kernels, damage)
+    bad_devices(kernels, damage)
     damage.check()
     intact = [k for k in kernels if not k.left_out and k.values]
     if not intact:
@@ -296,7 +295,7 @@ def read_console_text(
             f"{path}: {len(empty)} kernel line{'s' if len(empty) != 1 else ''} without a readable "
             f"section table left out (first on line {empty[0].line})"
         )
-    if text.rstrip(" \t") and not text.rstrip(" \t").endswith("\n"):
+    if text.strip() and not text.endswith("\n"):  # (spaces after the last break are a cut line too)
         notes.append(cut_short_note(path, text.count("\n") + 1))
     announced = _announced(text)
     read = sum(k.invocations or 1 for k in intact) if averaged else len(intact)
@@ -323,9 +322,11 @@ def _announced(text: str) -> int:
     return len(set(_PROFILING.findall(text)))
 
 
-def _launch(index: int, kernel: _Kernel, style: NumberStyle) -> dict[str, object]:
+def _launch(index: int, kernel: Kernel, style: NumberStyle) -> dict[str, object]:
     metrics = list(kernel.values)
-    numbers = parse_numbers([kernel.values[m][0] for m in metrics], style)
+    texts = [kernel.values[m][0] for m in metrics]
+    numbers = parse_numbers(texts, style)
+    unread = [unreadable_note(metrics[i], text) for i, text in unreadable(texts, numbers)]
     row: dict[str, object] = {
         "run": "0",
         "id": index,
@@ -342,5 +343,7 @@ def _launch(index: int, kernel: _Kernel, style: NumberStyle) -> dict[str, object
         count = (
             f"{kernel.invocations} invocations" if kernel.invocations is not None else "several invocations"
         )
-        row["input_notes"] = (f"input: a --print-summary line: values are averages over {count}",)
+        unread.insert(0, f"input: a --print-summary line: values are averages over {count}")
+    if unread:
+        row["input_notes"] = tuple(unread)
     return row

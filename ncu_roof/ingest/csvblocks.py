@@ -65,9 +65,20 @@ class Damage:
     rows: list[tuple[int, str]] = field(default_factory=list)
     lost_kernels: set[tuple[int, str]] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)  # about the file, not a row: warnings either way
+    counted: set[int] = field(default_factory=set)  # lines whose lost kernels `lose` named
 
     def add(self, line: int, reason: str) -> None:
         self.rows.append((line, reason))
+
+    def lose(self, line: int, reason: str, kernels: set[tuple[int, str]]) -> None:
+        """Damage at `line` that costs these (run, ID) kernels, however many lines it spans."""
+        self.add(line, reason)
+        self.lost_kernels |= kernels
+        self.counted.add(line)
+
+    def damaged_rows(self) -> int:
+        """Kernels lost to damage: one per damaged line, or the kernels `lose` named."""
+        return len({line for line, _ in self.rows} - self.counted) + len(self.lost_kernels)
 
     def cut_short(self, line: int) -> None:
         """The file ends inside line `line`, which is no row: what followed it is lost."""

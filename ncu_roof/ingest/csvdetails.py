@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
     _DEVICE,
@@ -20,9 +22,11 @@ from ncu_roof.ingest.csvblocks import (
     records,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
+from ncu_roof.ingest.rawchecks import check_ids
+from ncu_roof.ingest.sanity import unreadable_note
 from ncu_roof.ingest.table import Columns, frame_columns
 from ncu_roof.metrics import is_wanted
-from ncu_roof.units import NumberStyle, effective_unit, parse_numbers, si_factor
+from ncu_roof.units import NumberStyle, effective_unit, parse_numbers, si_factor, unreadable
 
 if TYPE_CHECKING:  # pandas pivots a details page; the other readers never load it
     import pandas as pd
@@ -84,7 +88,7 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
         least = header.index("Metric Value") + 1
         tainted: set[str] = set()
         previous: str | None = None
-        seen = len(damage.rows)
+        seen = before = len(damage.rows)
         kept: list[dict[str, str]] = []
         checked: dict[tuple[str, str, str], str | None] = {}  # the same IDs repeat on every row
         for line, row in records(block, damage):
@@ -111,7 +115,13 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
                 kept.append(record)
         if len(damage.rows) > seen and previous is not None:
             tainted.add(previous)
+        clean = len(damage.rows) == before
         _check_groups(block, kept, damage, tainted)
+        if clean:  # a gap beside a damaged row is that row
+            first: dict[str, int] = {}  # each launch's first row, in the page's order
+            for record in kept:
+                first.setdefault(record["ID"], int(record["_line"]))
+            check_ids([int(i) for i in first], list(first.values()).__getitem__, run, damage)
         damage.lost_kernels |= {(run, ident) for ident in tainted}
         yield from (r for r in kept if r["ID"] not in tainted)
 
@@ -123,8 +133,9 @@ def partial_groups(
 
     `keys` are (kernel key, line) in file order, one per row, and `rows` each kernel's
     (section, metric) sequence. ncu prints every kernel of a run with the same rows, together;
-    rows of one kernel split by another's, or a kernel holding only the first or last rows of
-    another kernel's sequence, are what a cut, a lost line or a damaged ID leave behind.
+    rows of one kernel split by another's, or a kernel holding only some of the rows of another
+    kernel's sequence (the first, the last, all but one in the middle), are what a cut, a lost
+    line or a damaged ID leave behind.
     """
     found: dict[str, tuple[int, str]] = {}
     done: set[str] = set()
@@ -142,17 +153,24 @@ def partial_groups(
     for key, seq in rows.items():
         whole = tuple(seq)
         for other in shapes:
-            if len(other) > len(whole) and (other[: len(whole)] == whole or other[-len(whole) :] == whole):
+            if len(other) > len(whole) and _within(whole, other):
+                lacking = next(metric for section, metric in other if (section, metric) not in whole)
                 found.setdefault(
                     key,
                     (
                         first_line[key],
-                        f"{key} has {len(whole)} of the {len(other)} metric rows other kernels have "
-                        "(truncated file or a lost line?)",
+                        f"{key} has {len(whole)} of the {len(other)} metric rows other kernels have, "
+                        f"{one_cell(lacking)} not among them (truncated file or a lost line?)",
                     ),
                 )
                 break
     return found
+
+
+def _within(rows: tuple[tuple[str, str], ...], other: tuple[tuple[str, str], ...]) -> bool:
+    """`rows` are some of `other`'s, in its order (`other` with rows left out)."""
+    remaining = iter(other)
+    return all(row in remaining for row in rows)
 
 
 def _check_groups(block: Block, kept: list[dict[str, str]], damage: Damage, tainted: set[str]) -> None:
@@ -207,11 +225,13 @@ def read_details(
     keys = _DETAIL_KEYS
     ident = records.drop_duplicates(subset=keys).set_index(keys)
     rows = records[records["metric"].notna()].copy()
+    unread: dict[tuple[str, ...], list[str]] = {}
     if rows.empty:
         wide = pd.DataFrame(index=ident.index)
     else:
         number_style = choose_style(rows["Metric Value"], style)
         rows["value"] = parse_numbers(rows["Metric Value"], number_style) * rows["unit"].map(si_factor)
+        unread = _unreadable(rows, keys)
         first = rows.drop_duplicates(subset=[*keys, "metric"], keep="first")
         wide = first.pivot(index=keys, columns="metric", values="value").reindex(ident.index)
         wide.columns = [str(c) for c in wide.columns]
@@ -222,9 +242,25 @@ def read_details(
     out = pd.concat([out, wide], axis=1).reset_index()
     out = out.rename(columns={"ID": "id", "Process ID": "process_id"})
     out["device_name"] = None
+    if unread:
+        launches = zip(*(out[k].tolist() for k in ("run", "id", "process_id")), strict=True)
+        notes = np.empty(len(out), dtype=object)
+        notes[:] = [tuple(unread[key]) if key in unread else None for key in launches]
+        out["input_notes"] = notes
     out["_order"] = pd.to_numeric(out["id"], errors="coerce")
     out = out.sort_values(["run", "_order"], key=_run_key).drop(columns="_order")
     return frame_columns(out.reset_index(drop=True)), lost
+
+
+def _unreadable(rows: pd.DataFrame, keys: list[str]) -> dict[tuple[str, ...], list[str]]:
+    """Per launch (its keys), a note on each metric cell that reads as no number."""
+    notes: dict[tuple[str, ...], list[str]] = {}
+    texts = rows["Metric Value"].tolist()
+    for position, text in unreadable(texts, rows["value"].to_numpy()):
+        record = rows.iloc[position]
+        key = tuple(record[k] for k in keys)
+        notes.setdefault(key, []).append(unreadable_note(record["metric"], text))
+    return notes
 
 
 def _run_key(column: pd.Series) -> pd.Series:

@@ -9,6 +9,7 @@ objects, no copy of the whole frame).
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
@@ -29,6 +30,8 @@ from ncu_roof.ingest.csvblocks import (
     records,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
+from ncu_roof.ingest.rawchecks import check_ids, unreadable_notes, without_units
+from ncu_roof.ingest.sanity import with_notes
 from ncu_roof.ingest.table import Columns, concat_columns, identity_columns
 from ncu_roof.metrics import is_wanted
 from ncu_roof.units import NumberStyle, effective_unit, parse_number_array, si_factor
@@ -60,7 +63,7 @@ def read_raw(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> 
         return None, 0
     number_style = choose_style([cell for p in parts for cell in _sample_cells(p)], style)
     columns = concat_columns([_finish_raw(p, number_style) for p in parts])
-    return columns, len({line for line, _ in damage.rows})
+    return columns, damage.damaged_rows()
 
 
 def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
@@ -82,9 +85,9 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     identity = [c for c in header if c in _CSV_IDENTITY]
     metrics = [c for c in header if is_wanted(c)]
     chosen = _unique(identity + nvtx_columns(header) + metrics, header)
+    position = {c: i for i, c in reversed(list(enumerate(header)))}  # each name's first column
     units = {
-        c: effective_unit(c, units_row[header.index(c)] if header.index(c) < len(units_row) else "")
-        for c in metrics
+        c: effective_unit(c, units_row[position[c]] if position[c] < len(units_row) else "") for c in metrics
     }
     lines: list[int] | None = None
     rows_from = (second_end if has_units else first_end) + 1  # (-1 + 1 when no row follows)
@@ -92,8 +95,19 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     if parsed is None:  # damaged somewhere: the slow reader says where
         table, lines = _raw_slow(block, chosen, has_units, damage)
         parsed = table, _wrong_identity(table)
+    before = len(damage.rows)
     table = _check_identity(*parsed, lines, block, damage)
+    if table.num_rows and not has_units:
+        without_units(table, block.line + 1, run, damage)
+        return None
+    if len(damage.rows) == before:  # a gap beside a damaged row is that row
+        ids = [int(i) for i in table["ID"].to_pylist()] if "ID" in table.column_names else []
+        check_ids(ids, lambda row: lines[row] if lines else _find_line(block, table, row), run, damage)
     if table.num_rows == 0:
+        if len(damage.rows) == before and not block.last:  # ncu prints no header without rows
+            damage.add(
+                block.line + 1 + has_units, "a raw-page header with no kernel row under it (a lost row?)"
+            )
         return None
     return _Part(table, units, run)
 
@@ -216,7 +230,8 @@ def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) 
     import pyarrow as pa
 
     width = len(block.header)
-    where = [block.header.index(c) for c in chosen]
+    position = {c: i for i, c in reversed(list(enumerate(block.header)))}
+    where = [position[c] for c in chosen]
     rows: list[list[str]] = []
     lines: list[int] = []
     for number, (line, cells) in enumerate(records(block, damage)):
@@ -311,10 +326,11 @@ def _sample_cells(part: _Part) -> list[str | None]:
 
 
 def _unique(names: list[str], header: list[str]) -> list[str]:
+    times = Counter(header)  # a name twice in the header is no column of its own
     seen: set[str] = set()
     out = []
     for name in names:
-        if name not in seen and header.count(name) == 1:
+        if name not in seen and times[name] == 1:
             seen.add(name)
             out.append(name)
     return out
@@ -335,7 +351,9 @@ def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
     identity["device_name"] = _text(table, DISPLAY_NAME)
     identity["nvtx"] = _nvtx_column(table)
     metrics = {**_parse_metrics(part, names[:half], style), **rest.result()}
-    return {**identity_columns(identity, table.num_rows), **metrics}
+    return with_notes(
+        {**identity_columns(identity, table.num_rows), **metrics}, unreadable_notes(part.cells, metrics)
+    )
 
 
 def _parse_metrics(part: _Part, names: list[str], style: NumberStyle) -> dict[str, np.ndarray]:

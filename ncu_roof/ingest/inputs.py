@@ -160,6 +160,10 @@ def read_text_bytes(path: str, limit: int | None = None) -> bytes:
     limit = MAX_TEXT_BYTES if limit is None else limit
     try:
         if path == STDIN:
+            if sys.stdin is None:  # started with stdin closed (`<&-`)
+                raise BadInputError(
+                    "-: stdin is closed", hint="pipe or redirect the input: `ncu-roof analyze - < run.csv`"
+                )
             data = sys.stdin.buffer.read(limit + 1)
         elif check_regular(path).st_size > limit:
             raise _too_big(path, limit)

@@ -6,7 +6,7 @@ ceiling no real launch comes near. Such values come from damaged or hand-edited 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -58,9 +58,23 @@ def exclude_nonsense(
             notes.setdefault(int(position), []).append(f"input: {metric} = {value:g} {why}; excluded")
         excluded += int(bad.sum())
         out[metric] = np.where(bad, np.nan, values)
+    return with_notes(out, notes), excluded
+
+
+def with_notes(
+    columns: Mapping[str, np.ndarray], notes: Mapping[int, Sequence[str]]
+) -> dict[str, np.ndarray]:
+    """`notes` (row → lines) added to the rows' `input_notes`."""
+    out = dict(columns)
     if notes:
         merged = out["input_notes"].copy()
         for i, lines in notes.items():
             merged[i] = (*(merged[i] or ()), *lines)
         out["input_notes"] = merged
-    return out, excluded
+    return out
+
+
+def unreadable_note(metric: str, text: str) -> str:
+    """The note on a launch whose `metric` cell reads as no number (`units.unreadable`)."""
+    shown = text if len(text) <= 40 else text[:39] + "…"
+    return f"input: {metric} reads {shown!r}, which is not a number; left out"

@@ -14,6 +14,7 @@ import csv
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvblocks import _INTEGER, Block, Damage, one_cell, records
 from ncu_roof.ingest.csvdetails import metric_for, partial_groups
+from ncu_roof.ingest.sanity import unreadable_note
 from ncu_roof.ingest.table import InputFormat, RunTable, row_columns, settle_shapes
 from ncu_roof.units import (
     NumberStyle,
@@ -22,6 +23,7 @@ from ncu_roof.units import (
     effective_unit,
     parse_numbers,
     si_factor,
+    unreadable,
 )
 
 _NEEDED = ("Kernel Name", "Metric Name", "Metric Unit", "Average")
@@ -97,7 +99,9 @@ def _launch(
 ) -> dict[str, object]:
     process_id, name, block, grid, device, invocations = key
     metrics = list(values)
-    numbers = parse_numbers([values[m][0] for m in metrics], style)
+    texts = [values[m][0] for m in metrics]
+    numbers = parse_numbers(texts, style)
+    unread = [unreadable_note(metrics[i], text) for i, text in unreadable(texts, numbers)]
     row: dict[str, object] = {
         "run": "0",
         "id": index,
@@ -110,5 +114,5 @@ def _launch(
     for metric, number in zip(metrics, numbers, strict=True):
         row[metric] = float(number) * si_factor(values[metric][1])
     count = f"{invocations} invocations" if invocations.strip() else "several invocations"
-    row["input_notes"] = (f"input: a --print-summary row: values are averages over {count}",)
+    row["input_notes"] = (f"input: a --print-summary row: values are averages over {count}", *unread)
     return row

@@ -13,8 +13,8 @@ import signal
 import subprocess
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -39,27 +39,40 @@ from ncu_roof.profile.publish import (
     private_workdir,
     publish_report,
 )
+from ncu_roof.stop import held
 
 if TYPE_CHECKING:
     from ncu_roof.ingest.table import RunTable
 
 
+# What `profile` keeps of ncu's output, however much it prints (a flood of progress or program
+# output costs no memory): the last tool lines, the first launches' progress, a line's first bytes.
+MAX_TOOL_LINES = 10_000
+MAX_KERNELS = 100_000
+MAX_LINE_BYTES = 1 << 16
+
+
 @dataclass
 class _Reader:
-    """Splits ncu's merged output into tool lines (kept) and the program's output (passed on)."""
+    """Splits ncu's merged output into tool lines (kept, the last `MAX_TOOL_LINES`) and the
+    program's output (passed on as it comes)."""
 
     sink: ProgressSink
-    tool_lines: list[str] = field(default_factory=list)
+    tool_lines: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_TOOL_LINES))
     kernels: list[KernelProgress] = field(default_factory=list)
 
     def feed(self, chunks: Iterable[bytes]) -> None:
-        """Read the stream to its end; a growing progress line is shown before its newline."""
+        """Read the stream to its end; a growing progress line is shown before its newline, a
+        line longer than `MAX_LINE_BYTES` is taken in pieces of that size."""
         pending = b""
         for chunk in chunks:
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for raw in lines:
                 self.line(raw.decode("utf-8", "replace") + "\n")
+            if len(pending) > MAX_LINE_BYTES:  # no line end in sight: what came so far goes on
+                self.line(pending.decode("utf-8", "replace"))
+                pending = b""
             if pending.startswith(b"==PROF== Profiling"):
                 partial = parse_progress(pending.decode("utf-8", "replace"))
                 if partial is not None and not partial.done:  # done: counted at its newline
@@ -72,10 +85,11 @@ class _Reader:
         if not is_tool_line(text):
             self.sink.passthrough(text)
             return
-        self.tool_lines.append(text.rstrip("\r\n"))
+        self.tool_lines.append(text.rstrip("\r\n")[:MAX_LINE_BYTES])
         progress = parse_progress(text)
         if progress is not None:
-            self.kernels.append(progress)
+            if len(self.kernels) < MAX_KERNELS:
+                self.kernels.append(progress)
             self.sink.kernel(progress)
         elif text.startswith("==WARNING==") and not spoken_for(text):
             self.sink.passthrough(text)
@@ -101,19 +115,6 @@ def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
             continue
 
 
-@contextmanager
-def _sigint_held() -> Iterator[None]:
-    """A second Ctrl-C must not stop the killing half way (main thread only: signal's rule)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float | None) -> RunOutcome:
     """Run ncu in its own process group; Ctrl-C and the timeout kill the group (no half report)."""
     started = time.monotonic()
@@ -136,8 +137,8 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
             f"ncu timed out after {timeout_s:g} s (killed it and the program)",
             hint="profile fewer launches (-k regex:NAME, -c N), try --fast, or raise --timeout",
         ) from None
-    except BaseException:  # Ctrl-C: the whole group goes; private_workdir drops the half report
-        with _sigint_held():
+    except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: the group goes; private_workdir drops the half report
+        with held():
             _kill_group(proc)
         raise
     finally:

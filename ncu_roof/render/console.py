@@ -33,8 +33,9 @@ class Screen:
 
 
 def to_terminal(output: str | None) -> bool:
-    """Whether text for `output` goes to a terminal: stdout (None or `-`), and stdout is one."""
-    return output in (None, "-") and sys.stdout.isatty()
+    """Whether text for `output` goes to a terminal: stdout (None or `-`), and stdout is one (a
+    process started with stdout closed, `>&-`, has none)."""
+    return output in (None, "-") and sys.stdout is not None and sys.stdout.isatty()
 
 
 def screen(output: str | None) -> Screen:

@@ -9,7 +9,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from ncu_roof.errors import OutputError
+from ncu_roof.errors import OutputError, UsageError
+from ncu_roof.stop import held
 
 WRITE_HINT = "check that the directory exists and that you may write there"
 
@@ -29,12 +30,38 @@ class StdoutClosedError(Exception):
     Not an OSError, so that no layer in between mistakes it for a write failure to report."""
 
 
+def through_links(path: str) -> Path:
+    """Where writing `path` lands: a symbolic link's target (the link is kept, its file
+    replaced), else the path itself."""
+    return Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+
+
+def refuse_inputs(outputs: Iterable[str | None], inputs: Iterable[str]) -> None:
+    """An output that is a file this run read (by any name or link) would replace its input:
+    refused, before anything is written."""
+    read = [path for path in inputs if path != "-" and os.path.isfile(path)]
+    for output in outputs:
+        if output is None or output == "-" or not os.path.isfile(output):
+            continue
+        for path in read:
+            try:
+                same = os.path.samefile(output, path)
+            except OSError:
+                continue
+            if same:
+                also = "" if output == path else f" (read as {path})"
+                raise UsageError(
+                    f"{output} is an input of this run{also}: writing it would replace what was read",
+                    hint="name another output file",
+                )
+
+
 def check_writable(path: str | None) -> None:
     """Fail before any work when `path` could not be written (None and `-` mean stdout)."""
     if path is None or path == "-":
         return
     try:
-        _check_writable(Path(path))
+        _check_writable(through_links(path))
     except OSError as err:  # e.g. a name too long for the file system
         raise OutputError(f"cannot write {path}: {err.strerror or err}", hint=WRITE_HINT) from None
 
@@ -120,7 +147,7 @@ def write_output(data: Document, path: str | None) -> None:
         _write_stdout(data)
         return
     check_writable(path)
-    target = Path(path)
+    target = through_links(path)
     try:
         if target.exists() and not target.is_file():
             # a device or pipe (/dev/null, /dev/stdout, a FIFO): write through, never replace it
@@ -136,6 +163,8 @@ def _write_stdout(data: Document) -> None:
     """To stdout; a closed pipe is `StdoutClosedError` (the CLI exits quietly), any other
     failure (a full disk, an I/O error) is one `OutputError`."""
     whole = text_of(data)  # rendered whole first: a failure leaves nothing half-written on stdout
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        raise OutputError("cannot write to stdout: it is closed", hint="write to a file instead: -o FILE")
     try:
         if isinstance(whole, bytes):
             sys.stdout.buffer.write(whole)
@@ -180,25 +209,30 @@ def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
     """Several outputs, all or none: files are staged first, then devices and pipes are written,
     then the staged files are renamed into place, and stdout (None or `-`) comes last."""
     # what goes to stdout is rendered whole before any file is written: all or none
-    targets = [(text_of(data), None) if path in (None, "-") else (data, Path(path)) for data, path in outputs]
+    targets = [
+        (text_of(data), None) if path in (None, "-") else (data, through_links(path))
+        for data, path in outputs
+    ]
     for _, target in targets:
         check_writable(None if target is None else str(target))
     regular = [(d, t) for d, t in targets if t is not None and (t.is_file() or not t.exists())]
     special = [(d, t) for d, t in targets if t is not None and (d, t) not in regular]
     staged: list[tuple[Path, Path]] = []
+    current: Path | None = None
     try:
-        for data, target in regular:
-            staged.append((_stage(target, data), target))
-        for data, target in special:
-            write_output(data, str(target))
-    except (OSError, OutputError) as err:
+        for data, current in regular:
+            staged.append((_stage(current, data), current))
+        for data, current in special:
+            write_output(data, str(current))
+    except BaseException as err:  # a failure, or Ctrl-C / SIGTERM: no temporary file stays behind
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
-        if isinstance(err, OutputError):
+        if not isinstance(err, OSError):
             raise
-        raise OutputError(f"cannot write {err.filename}: {err.strerror or err}", hint=WRITE_HINT) from None
-    for tmp, target in staged:
-        os.replace(tmp, target)
+        raise OutputError(f"cannot write {current}: {err.strerror or err}", hint=WRITE_HINT) from None
+    with held():  # the renames all happen, not some
+        for tmp, target in staged:
+            os.replace(tmp, target)
     for data, target in targets:
         if target is None:
             write_output(data, None)

@@ -1,0 +1,196 @@
+"""No kernel lost or changed without a word: the cases of issue 27, each on a small fixture.
+
+Each is a correct read (application lines and colour codes inside ncu's text, the fr_FR and
+de_CH number styles), or damage: exit 3 naming the file and line, or with `--skip-bad-rows` a
+warning counting what was left out. A cell that reads as no number is an `input:` note.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import input_file, read_once, run_cli
+
+from ncu_roof.errors import BadInputError
+from ncu_roof.ingest import read_input
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CONSOLE = "console_details_2024.txt"
+SUMMARY_TEXT = "console_summary_per_kernel.txt"
+
+
+def _text(name: str) -> list[str]:
+    return (FIXTURES / name).read_text(encoding="utf-8").split("\n")
+
+
+def _values(name_or_path: str | Path) -> dict[str, list[float | None]]:
+    """Every metric column of an input, NaN as None (comparable with ==)."""
+    path = FIXTURES / name_or_path if isinstance(name_or_path, str) else name_or_path
+    table = read_input(str(path))
+    return {
+        metric: [None if math.isnan(v) else v for v in table.columns[metric].tolist()]
+        for metric in table.metric_columns
+    }
+
+
+def _with_line(name: str, at: int, line: str) -> Path:
+    lines = _text(name)
+    return input_file(name, "\n".join([*lines[:at], line, *lines[at:]]))
+
+
+def _without_line(name: str, at: int) -> Path:
+    lines = _text(name)
+    return input_file(name, "\n".join([*lines[:at], *lines[at + 1 :]]))
+
+
+# --- console text ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line", ["loss=0.123", "    step 3: loss=0.123", "-------", ""])
+@pytest.mark.parametrize("name", [CONSOLE, SUMMARY_TEXT, "console_details_2022_old.txt"])
+def test_an_application_line_anywhere_changes_nothing(name: str, line: str) -> None:
+    """Inside a section table too: above its title row, between its rules, between its rows."""
+    intact = _values(name)
+    for at in range(len(_text(name))):
+        assert _values(_with_line(name, at, line)) == intact, (at, line)
+
+
+@pytest.mark.parametrize(
+    "line", ["\x1b[32mINFO step 3 done\x1b[0m", "\x1b[1;31mERROR\x1b[0m retrying", "\x1b]0;title\x07done"]
+)
+def test_a_coloured_log_line_is_read_without_its_colour_codes(line: str) -> None:
+    intact = _values(CONSOLE)
+    for at in range(len(_text(CONSOLE))):
+        assert _values(_with_line(CONSOLE, at, line)) == intact, at
+
+
+def test_ncu_tables_printed_in_colour_read_as_plain_ones() -> None:
+    coloured = "\n".join(f"\x1b[36m{line}\x1b[0m" if line.strip() else line for line in _text(CONSOLE))
+    assert _values(input_file(CONSOLE, coloured)) == _values(CONSOLE)
+
+
+def test_a_summary_cut_inside_a_block_at_a_line_end_is_damage() -> None:
+    lines = _text(SUMMARY_TEXT)
+    row = lines.index(next(x for x in lines if x.strip().startswith("Elapsed Cycles")))  # heat_3d's 3rd row
+    path = input_file(SUMMARY_TEXT, "\n".join(lines[: row + 1]) + "\n")
+    with pytest.raises(
+        BadInputError, match=r"line 23: kernel 'heat_3d\(float \*, float \*\)': its table is cut"
+    ):
+        read_input(str(path))
+    kept = read_input(str(path), skip_bad_rows=True)
+    assert kept.frame["name"].tolist() == ["add_heat(float *, int)"]
+    assert "1 kernel left out" in kept.warnings[0]
+
+
+def test_a_lost_kernel_line_merges_no_two_kernels() -> None:
+    lines = _text(SUMMARY_TEXT)
+    at = next(i for i, x in enumerate(lines) if x.strip().startswith("heat_3d("))
+    path = _without_line(SUMMARY_TEXT, at)
+    with pytest.raises(
+        BadInputError, match=r"line 23: section 'GPU Speed Of Light Throughput' again under kernel"
+    ):
+        read_input(str(path))
+    kept = read_input(str(path), skip_bad_rows=True)
+    assert kept.frame["name"].tolist() == ["add_heat(float *, int)"]
+    assert "1 kernel left out" in kept.warnings[0]
+
+
+# --- CSV pages ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["details_fr_FR.csv", "details_de_CH.csv"])
+def test_fr_and_de_ch_number_styles_read_as_en_us(name: str) -> None:
+    """U+202F groups with a decimal comma (fr_FR), U+2019 groups with a decimal point (de_CH)."""
+    assert _values(name) == _values("details_metrics_15col.csv")
+    assert read_once(FIXTURES / name).columns["dram__bytes.sum"][0] == 1_572_864.0
+
+
+@pytest.mark.parametrize(
+    ("name", "metric", "line"),
+    [
+        ("details_metrics_15col.csv", "dram__bytes.sum", 4),
+        ("details_metrics_15col.csv", "sm__cycles_elapsed.avg", 4),  # the kernel's first row
+        ("summary_per_kernel.csv", "gpu__time_duration.sum", 2),
+    ],
+)
+def test_a_deleted_metric_row_of_a_kernel_is_damage(name: str, metric: str, line: int) -> None:
+    lines = _text(name)
+    at = next(i for i, x in enumerate(lines) if f'"{metric}"' in x)
+    path = _without_line(name, at)
+    done = run_cli("analyze", str(path))
+    assert done.returncode == 3
+    assert f"{path}: line {line}: " in done.stderr and f"'{metric}' not among them" in done.stderr
+    skipped = run_cli("analyze", str(path), "--skip-bad-rows", "--format", "json")
+    assert skipped.returncode == 0 and "1 kernel left out" in skipped.stderr
+
+
+def test_a_deleted_raw_page_row_is_a_gap_in_the_ids() -> None:
+    path = _without_line("raw_base.csv", 2)  # ID 0 of 0, 1
+    with pytest.raises(BadInputError, match=r"line 3: ID 0 is missing before this row"):
+        read_input(str(path))
+    kept = read_input(str(path), skip_bad_rows=True)
+    assert kept.frame["id"].tolist() == [1]
+    assert "1 kernel left out" in kept.warnings[0]
+
+
+def test_every_id_of_a_gap_is_counted() -> None:
+    header, units, first, second, *_ = _text("raw_base.csv")
+    text = "\n".join([header, units, first, second.replace('"1",', '"3",', 1)]) + "\n"  # IDs 0, 3
+    path = input_file("gap.csv", text)
+    with pytest.raises(
+        BadInputError,
+        match=r"line 4: IDs 1 to 2 are missing before this row: lost rows \(or an export filtered with -k\)$",
+    ):
+        read_input(str(path))
+    kept = read_input(str(path), skip_bad_rows=True)
+    assert kept.frame["id"].tolist() == [0, 3]
+    assert "2 kernels left out" in kept.warnings[0]
+
+
+def test_a_raw_page_without_its_units_row_is_damage() -> None:
+    path = _without_line("raw_base.csv", 1)
+    with pytest.raises(
+        BadInputError, match=r"raw_base\.csv: line 2: no units row under the raw page's header"
+    ):
+        read_input(str(path))
+
+
+@pytest.mark.parametrize(
+    ("name", "cell", "bad"),
+    [
+        ("details_metrics_15col.csv", '"1,572,864"', '"abc"'),
+        ("details_metrics_15col.csv", '"1,572,864"', '"1,2,3"'),
+        ("raw_base.csv", '"1048576"', '"abc"'),
+        (CONSOLE, "      1.41", "       abc"),
+    ],
+)
+def test_a_cell_that_is_no_number_is_an_input_note(name: str, cell: str, bad: str) -> None:
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    if cell not in text:  # the console fixture's SM Frequency
+        cell, bad = "817.42", "abcdef"
+    path = input_file(name, text.replace(cell, bad, 1))
+    table = read_input(str(path))
+    notes = [n for row in table.columns["input_notes"].tolist() for n in (row or ())]
+    shown = bad.strip().strip('"')
+    assert any(f"reads {shown!r}, which is not a number" in note for note in notes), notes
+
+
+def test_an_infinite_duration_is_noted_not_rederived() -> None:
+    text = (FIXTURES / "raw_base.csv").read_text(encoding="utf-8").replace('"12345"', '"inf"', 1)
+    table = read_input(str(input_file("raw_base.csv", text)))
+    assert np.isnan(table.columns["gpu__time_duration.sum"][0])
+    assert table.columns["input_notes"][0] == ("input: gpu__time_duration.sum = inf is not finite; excluded",)
+    assert "1 value excluded as impossible" in table.warnings[0]
+
+
+def test_a_details_page_kernel_gone_whole_is_a_gap_in_the_ids() -> None:
+    lines = _text("details_metrics_15col.csv")
+    path = input_file("details.csv", "\n".join(x for x in lines if not x.startswith('"0",')))
+    with pytest.raises(BadInputError, match=r"details\.csv: line 4: ID 0 is missing before this row"):
+        read_input(str(path))
+    kept = read_input(str(path), skip_bad_rows=True)
+    assert kept.frame["id"].tolist() == [1]
+    assert "1 kernel left out" in kept.warnings[0]
