@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ncu_roof.errors import BadInputError, NcuRoofError
 from ncu_roof.gpu_specs import Gpu, Hardware, hardware_from_attributes
 from ncu_roof.gpus import match_gpu
+from ncu_roof.metrics import SHARED_WAVEFRONTS
 from ncu_roof.tomlfile import read_toml
 from ncu_roof.units import Dimension, missing_cell, parse_quantity
 from ncu_roof.vocabulary import PRECISIONS, TIERS, Roofs
@@ -101,9 +102,10 @@ def fill_builtin(
     """Each launch's roofs the report lacks (all of them when `replace`), from the built-in
     per-clock figures × that launch's measured clocks (boost where the report has none).
 
-    A memory tier is filled only where the built-in figure models the peak of the very counter
-    its traffic was counted with (`bw_<tier>_builtin`), or where it has no traffic. The columns
-    given are never written into (they may be shared): filled ones are new arrays.
+    A memory tier's roof is always the built-in peak of the very counter its traffic was counted
+    with (`bw_<tier>_counter`, `tier_peaks`); a launch without traffic on a tier gets the peak of
+    the counter Nsight draws there (for the device's roofs). The columns given are never written
+    into (they may be shared): filled ones are new arrays.
     """
     import numpy as np
 
@@ -112,30 +114,111 @@ def fill_builtin(
         return columns
     for key, (per_clock, kind) in hardware.per_clock().items():
         column = roof_column(key)
+        if column in columns:
+            everywhere = np.ones(launch_count(columns), dtype=bool)
+            recipe = f"{hardware.origin} ({hardware.describe(key)})"
+            _fill(columns, column, everywhere, per_clock, kind, recipe, hardware, replace)
+    for tier in TIERS:
+        column = roof_column(tier)
         if column not in columns:
             continue
-        measured = columns[CLOCK_COLUMNS[kind]]
-        boost = hardware.boost_clock(kind)
-        clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
-        value = per_clock * clock
-        lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
-        take = ~np.isnan(value) & (lacking | replace)
-        if key not in PRECISIONS:
-            take &= columns[f"bw_{key}_builtin"].astype(bool) | np.isnan(columns[f"{key}_bytes"])
-        columns[column] = np.where(take, value, columns[column])
-        recipe = f"{hardware.origin} ({hardware.describe(key)})"
-        columns[f"{column}_recipe"] = _filled(columns[f"{column}_recipe"], take, recipe)
-        columns[f"{column}_clock_hz"] = np.where(take, clock, measured)
-        columns[f"{column}_at_boost"] = take & ~(measured > 0)
+        for counter, rows in _tier_counters(columns, tier).items():
+            found = hardware.counter_per_clock(counter)
+            if found is not None:
+                per_clock, kind, how = found
+                recipe = f"{hardware.origin} ({how})"
+                _fill(columns, column, rows, per_clock, kind, recipe, hardware, replace)
     return columns
 
 
-def _filled(labels: np.ndarray, where: np.ndarray, label: str) -> np.ndarray:
-    """`labels` with `label` where asked: one shared string, not one per row."""
+def _tier_counters(columns: Mapping[str, np.ndarray], tier: str) -> dict[str, np.ndarray]:
+    """Each counter a tier's launches were counted with → its launches; launches without traffic
+    on the tier under the counter Nsight draws there on their compute capability."""
+    import numpy as np
+
+    from ncu_roof.codes import factorize
+
+    counters = columns.get(f"bw_{tier}_counter")
+    n = launch_count(columns)
+    out: dict[str, np.ndarray] = {}
+    if counters is not None:
+        codes, distinct = factorize(counters)
+        for k, counter in enumerate(distinct):
+            if isinstance(counter, str):
+                out[counter] = codes == k
+    idle = np.isnan(columns[f"{tier}_bytes"])
+    if idle.any():
+        cc = 10 * columns.get("device_cc_major", np.full(n, np.nan)) + columns.get(
+            "device_cc_minor", np.full(n, np.nan)
+        )
+        for counter, rows in _drawn_counters(tier, cc).items():
+            out[counter] = out.get(counter, np.zeros(n, dtype=bool)) | (idle & rows)
+    return out
+
+
+def _drawn_counters(tier: str, cc: np.ndarray) -> dict[str, np.ndarray]:
+    """The counter Nsight (≥ 2024.1) draws on a tier, per launch's compute capability."""
+    import numpy as np
+
+    from ncu_roof.recipe import FACTORS
+
+    every = np.ones(len(cc), dtype=bool)
+    if tier == "dram":
+        return {"dram__bytes.sum": every}
+    if tier == "l2":
+        return {f"lts__lts2xbar_cycles_active.sum*{FACTORS.l2_xbar_bytes_per_cycle:g}": every}
+    if tier == "shared":
+        return {f"{SHARED_WAVEFRONTS}.sum*{FACTORS.shared_wavefront_bytes:g}": every}
+    wb = f"*{FACTORS.l1_writeback_bytes_per_cycle:g}"
+    unknown = np.isnan(cc)
+    return {
+        f"l1tex__lsu_writeback_active_mem_lgds.sum{wb}": cc >= 90,
+        f"l1tex__lsu_writeback_active_mem_lg.sum{wb}": (cc >= 75) & (cc < 90) | unknown,
+        f"l1tex__lsu_writeback_active.sum{wb}": cc < 75,
+    }
+
+
+def _fill(
+    columns: dict[str, np.ndarray],
+    column: str,
+    rows: np.ndarray,
+    per_clock: float,
+    kind: str,
+    recipe: str,
+    hardware: Hardware,
+    replace: bool,
+) -> None:
+    """One built-in roof × each launch's clock of `kind` on `rows` that lack it (all with
+    `replace`). The L2 clock, where the report lacks it, is the SM clock the launch ran at
+    (said so): never a boost clock beside measured ones."""
+    import numpy as np
+
+    measured = columns[CLOCK_COLUMNS[kind]]
+    label = np.full(len(measured), recipe, dtype=object)
+    if kind == "l2":
+        sm = columns[CLOCK_COLUMNS["sm"]]
+        at_sm = ~(measured > 0) & (sm > 0)
+        measured = np.where(at_sm, sm, measured)
+        label = np.where(at_sm, f"{recipe}; at the SM clock: the report has no L2 clock", recipe)
+    boost = hardware.boost_clock(kind)
+    clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
+    value = per_clock * clock
+    lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
+    take = rows & ~np.isnan(value) & (lacking | replace)
+    columns[column] = np.where(take, value, columns[column])
+    columns[f"{column}_recipe"] = _filled_rows(columns[f"{column}_recipe"], take, label)
+    columns[f"{column}_clock_hz"] = np.where(take, clock, columns.get(f"{column}_clock_hz", measured))
+    columns[f"{column}_at_boost"] = (take & ~(measured > 0)) | (
+        ~take & columns.get(f"{column}_at_boost", np.zeros(len(take), dtype=bool))
+    )
+
+
+def _filled_rows(labels: np.ndarray, where: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """`labels` with `label`'s text where asked."""
     import numpy as np
 
     values = np.array(labels, dtype=object, copy=True)
-    values[where] = label
+    values[where] = label[where]
     return values
 
 

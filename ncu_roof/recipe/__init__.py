@@ -181,7 +181,7 @@ def _normalize(
         out[f"{tier}{TRAFFIC_SUFFIX}"] = picked.definition
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)
-        out[f"bw_{tier}_builtin"] = picked.builtin
+        out[f"bw_{tier}_counter"] = picked.counter
     for column, metric, scale in DEVICE_ATTRIBUTES:
         out[column] = m(metric) * scale
 

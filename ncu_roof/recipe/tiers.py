@@ -35,6 +35,8 @@ from ncu_roof.recipe.frame import (
 )
 from ncu_roof.traffic import TrafficDefinition
 
+DRAM_COUNTER = "dram__bytes.sum"
+
 
 @dataclass(frozen=True)
 class _Measure:
@@ -67,16 +69,23 @@ class TierDefinition:
     bytes: Numbers
     bandwidth_byte_per_s: Numbers
     roof_label: Texts  # per row: how the roof was had (peak_sustained or pct of peak)
-    builtin: bool  # the built-in per-architecture figure models this counter's peak
+    counter: Texts  # per row with bytes: the counter whose peak is the roof (`base*scale`), NaN else
+
+
+def _counter_of(name: str | None, nbytes: Numbers) -> Texts:
+    """`name` on the rows with bytes, NaN on the others (one shared text)."""
+    texts = np.array([np.nan, np.nan if name is None else name], dtype=object)
+    counter: Texts = texts[(~np.isnan(nbytes)).astype(np.intp)]
+    return counter
 
 
 def _measured(
-    m: MetricFrame, duration: Numbers, measure: _Measure, kind: str, builtin: bool, rated: bool = True
+    m: MetricFrame, duration: Numbers, measure: _Measure, kind: str, rated: bool = True
 ) -> TierDefinition:
     """Bytes (count, else rate × time unless `rated` is False) and the counter's own peak rate:
     `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100)."""
     if not any(m.has(name) for name in measure.inputs()):  # a counter the report lacks
-        return _no_rows(m, kind, builtin)
+        return _no_rows(m, kind)
     s = measure.scale
     base, derived, clock = measure.base, measure.derived, m(measure.clock)
     count = m(base) * s
@@ -103,20 +112,21 @@ def _measured(
     texts = [np.nan, *peak_texts, f"{measure.name()} rate / pct_of_peak_sustained_elapsed"]
     codes = np.where(roof_chosen == 1, peak_chosen, np.where(roof_chosen == 2, 1 + len(peaks), 0))
     roof_label: Texts = np.array(texts, dtype=object)[codes]
-    return TierDefinition(kind, label, nbytes, roof, roof_label, builtin)
+    return TierDefinition(kind, label, nbytes, roof, roof_label, _counter_of(measure.name(), nbytes))
 
 
-def _fixed(label: str, nbytes: Numbers, roof_of: TierDefinition, kind: str) -> TierDefinition:
-    """Another formula for the same counter as `roof_of` (DRAM read + write = dram__bytes)."""
+def _fixed(label: str, nbytes: Numbers, roof_of: TierDefinition, kind: str, counter: str) -> TierDefinition:
+    """Another formula for the traffic of `counter`, judged against `roof_of`'s roof (that of the
+    same counter, or none where the report holds no peak of it): DRAM read + write = dram__bytes."""
     texts = np.array([np.nan, label], dtype=object)
     labels: Texts = texts[(~np.isnan(nbytes)).astype(np.intp)]
     roof = roof_of.bandwidth_byte_per_s
-    return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, roof_of.builtin)
+    return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, _counter_of(counter, nbytes))
 
 
-def _no_rows(m: MetricFrame, kind: str, builtin: bool) -> TierDefinition:
+def _no_rows(m: MetricFrame, kind: str) -> TierDefinition:
     """A definition no row has (its counter absent): the shared read-only all-NaN arrays."""
-    return TierDefinition(kind, m.no_labels, m.nan, m.nan, m.no_labels, builtin)
+    return TierDefinition(kind, m.no_labels, m.nan, m.nan, m.no_labels, m.no_labels)
 
 
 def _within(m: MetricFrame, d: TierDefinition, rows: Flags) -> TierDefinition:
@@ -124,10 +134,10 @@ def _within(m: MetricFrame, d: TierDefinition, rows: Flags) -> TierDefinition:
     if rows.all():
         return d
     if not rows.any():
-        return _no_rows(m, d.kind, d.builtin)
-    label, roof_label = (np.where(rows, x, np.nan) for x in (d.label, d.roof_label))
+        return _no_rows(m, d.kind)
+    label, roof_label, counter = (np.where(rows, x, np.nan) for x in (d.label, d.roof_label, d.counter))
     nbytes, roof = (np.where(rows, x, np.nan) for x in (d.bytes, d.bandwidth_byte_per_s))
-    return TierDefinition(d.kind, label, nbytes, roof, roof_label, d.builtin)
+    return TierDefinition(d.kind, label, nbytes, roof, roof_label, counter)
 
 
 def nsight_era(ncu_version: str | None) -> str | None:
@@ -152,14 +162,12 @@ def tier_candidates(
     lts, l1, dram_clk = (CLOCKS[u] for u in ("lts", "l1tex", "dram"))
     sector, xbar, wb = f.sector_bytes, f.l2_xbar_bytes_per_cycle, f.l1_writeback_bytes_per_cycle
 
-    def measure(
-        kind: str, base: str, scale: float, clock: str, builtin: bool = False, rated: bool = True
-    ) -> TierDefinition:
-        return _measured(m, duration, _Measure(base, scale, clock), kind, builtin, rated)
+    def measure(kind: str, base: str, scale: float, clock: str, rated: bool = True) -> TierDefinition:
+        return _measured(m, duration, _Measure(base, scale, clock), kind, rated)
 
     asked = traffic.value
     # DRAM: both definitions count dram__bytes (= read + write), with its own peak
-    dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, builtin=True, rated=False)
+    dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, rated=False)
     (read, write), (read_sectors, write_sectors), (read_rate, write_rate) = (
         DRAM_READ_WRITE,
         DRAM_SECTORS,
@@ -167,19 +175,21 @@ def tier_candidates(
     )
     dram = [
         dram_bytes,
-        _fixed(f"counter:{read}+{write}", m(read) + m(write), dram_bytes, asked),
+        _fixed(f"counter:{read}+{write}", m(read) + m(write), dram_bytes, asked, DRAM_COUNTER),
         _fixed(
             f"counter:({read_sectors}+{write_sectors})*{sector:g}",
             (m(read_sectors) + m(write_sectors)) * sector,
             dram_bytes,
             asked,
+            DRAM_COUNTER,
         ),
-        measure(asked, "dram__bytes.sum", 1.0, dram_clk, builtin=True),
+        measure(asked, "dram__bytes.sum", 1.0, dram_clk),
         _fixed(
             f"rate*time:{read_rate}+{write_rate}",
             (m(read_rate) + m(write_rate)) * duration,
             dram_bytes,
             asked,
+            DRAM_COUNTER,
         ),
     ]
 
@@ -202,7 +212,7 @@ def tier_candidates(
     cc = 10 * m(CC_MAJOR) + m(CC_MINOR)
     writebacks = []
     for scope in ("_mem_lgds", "_mem_lg", ""):
-        d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1, builtin=True)
+        d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1)
         # the scope Nsight draws on this compute capability; any scope where the CC is unknown
         writebacks.append(_within(m, d, _writeback(cc, scope) | np.isnan(cc)))
     l1_writeback = _first_of(writebacks)
@@ -223,11 +233,12 @@ def tier_candidates(
             (global_ld + global_st + fillna(local_ld, 0.0) + fillna(local_st, 0.0)) * sector,
             t_sectors,
             "counted",
+            f"l1tex__t_sectors.sum*{sector:g}",
         ),
     ]
 
     wavefront = f.shared_wavefront_bytes
-    pipe = measure("shared", f"{SHARED_WAVEFRONTS}.sum", wavefront, l1, builtin=True)
+    pipe = measure("shared", f"{SHARED_WAVEFRONTS}.sum", wavefront, l1)
     shared = [
         # the parent metric also counts wavefronts that are not shared-memory instructions (it is
         # non-zero for kernels without any): the bytes come from the per-instruction children,
@@ -237,8 +248,15 @@ def tier_candidates(
             (m(SHARED_OPS[0]) + m(SHARED_OPS[1]) + fillna(m(SHARED_OPS[2]), 0.0)) * wavefront,
             pipe,
             "shared",
+            f"{SHARED_WAVEFRONTS}.sum*{wavefront:g}",
         ),
-        _fixed(f"counter:{SHARED_SASS_BYTES}", m(SHARED_SASS_BYTES), _no_rows(m, "shared", False), "shared"),
+        _fixed(
+            f"counter:{SHARED_SASS_BYTES}",
+            m(SHARED_SASS_BYTES),
+            _no_rows(m, "shared"),
+            "shared",
+            SHARED_SASS_BYTES,
+        ),
     ]
 
     def ordered(by_era: dict[str, TierDefinition], counted: list[TierDefinition]) -> list[TierDefinition]:
@@ -268,7 +286,7 @@ def _first_of(definitions: list[TierDefinition]) -> TierDefinition:
     for d in definitions[1:]:
         merged.take(np.isnan(merged.nbytes) & ~np.isnan(d.bytes), d)
     return TierDefinition(
-        first.kind, merged.label, merged.nbytes, merged.roof, merged.roof_label, first.builtin
+        first.kind, merged.label, merged.nbytes, merged.roof, merged.roof_label, merged.counter
     )
 
 
@@ -281,15 +299,22 @@ class _Columns:
     nbytes: Numbers
     roof: Numbers
     roof_label: Texts
+    counter: Texts
 
     @staticmethod
     def of(d: TierDefinition) -> _Columns:
-        return _Columns(d.label.copy(), d.bytes.copy(), d.bandwidth_byte_per_s.copy(), d.roof_label.copy())
+        return _Columns(
+            d.label.copy(),
+            d.bytes.copy(),
+            d.bandwidth_byte_per_s.copy(),
+            d.roof_label.copy(),
+            d.counter.copy(),
+        )
 
     @staticmethod
     def empty(rows: int) -> _Columns:
         nothing = np.full(rows, np.nan, dtype=object)  # NaN: the label of a row no definition fits
-        return _Columns(nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing.copy())
+        return _Columns(nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing.copy(), nothing.copy())
 
     def take(self, rows: Flags, d: TierDefinition) -> None:
         if not rows.any():  # most alternatives fill no row at all
@@ -298,6 +323,7 @@ class _Columns:
         self.nbytes[rows] = d.bytes[rows]
         self.roof[rows] = d.bandwidth_byte_per_s[rows]
         self.roof_label[rows] = d.roof_label[rows]
+        self.counter[rows] = d.counter[rows]
 
 
 OTHER_NSIGHT = "nsight-other"
@@ -317,7 +343,7 @@ class PickedTier:
     bandwidth_byte_per_s: Numbers
     roof_label: Texts
     definition: Texts  # "nsight", "counted", "shared"; "closest to nsight: counted", …; NaN: no bytes
-    builtin: Flags  # the built-in per-architecture roof models the chosen counter
+    counter: Texts  # the counter whose peak is the roof (`base*scale`: the built-in table's key)
 
 
 def pick_tier(asked: str, definitions: list[TierDefinition], rows: int, era: str | None) -> PickedTier:
@@ -341,5 +367,4 @@ def pick_tier(asked: str, definitions: list[TierDefinition], rows: int, era: str
         for d in definitions
     ]
     definition: Texts = np.array([*texts, np.nan], dtype=object)[which]
-    builtin: Flags = np.array([*(d.builtin for d in definitions), False])[which]
-    return PickedTier(picked.nbytes, picked.label, picked.roof, picked.roof_label, definition, builtin)
+    return PickedTier(picked.nbytes, picked.label, picked.roof, picked.roof_label, definition, picked.counter)
