@@ -13,6 +13,7 @@ import argparse
 import math
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,33 +52,46 @@ def _known(value: float | None) -> bool:
 
 
 def has_roofline_inputs(kernel: Kernel) -> bool:
-    """Duration, work (FLOP or ops, zero included) and the bytes of at least one tier."""
-    work = _known(kernel.flop.get("total")) or _known(kernel.ops.get("total"))
+    """Duration, work (FLOP or ops above zero: zero FLOPs say nothing of the integer work no
+    counter counts) and the bytes of at least one tier."""
+    flop, ops = kernel.flop.get("total"), kernel.ops.get("total")
+    work = (_known(flop) and (flop or 0) > 0) or (_known(ops) and (ops or 0) > 0)
     traffic = any(_known(kernel.bytes.get(t)) for t in TIERS)
     return _known(kernel.duration_s) and (kernel.duration_s or 0) > 0 and work and traffic
 
 
-def analyze_file(path: Path) -> Analysis | None:
+Analyze = Callable[[Path, "str | None"], Analysis]
+
+
+def _run(path: Path, gpu: str | None) -> Analysis:
+    return run([str(path)], Request(gpu=gpu))
+
+
+def analyze_file(path: Path, analyze: Analyze = _run) -> Analysis | None:
     """The analysis a new user gets: default options, `--gpu` only where no device is named or
     inferred. None when the file is not an ncu output (the corpus' edge cases)."""
     try:
-        analysis = run([str(path)])
+        analysis = analyze(path, None)
     except NcuRoofError:
         return None
-    unnamed = any(d.name is None and d.roofs.source == "none" for d in analysis.devices)
+    unnamed = any(d.name is None and d.roofs.name is None for d in analysis.devices)
     key = next((k for prefix, k in GPU_OF_UNNAMED.items() if path.name.startswith(prefix)), None)
     if unnamed and key is not None:
         try:
-            return run([str(path)], Request(gpu=key))
+            return analyze(path, key)
         except NcuRoofError:
             return analysis
     return analysis
 
 
-def tally(paths: list[Path], by_file: bool) -> Tally:
+def corpus_files(corpus: Path) -> list[Path]:
+    return sorted(p for p in corpus.rglob("*") if p.is_file() and p.name != "MANIFEST.md")
+
+
+def tally(paths: list[Path], by_file: bool = False, analyze: Analyze = _run) -> Tally:
     total = Tally()
     for path in paths:
-        analysis = analyze_file(path)
+        analysis = analyze_file(path, analyze)
         if analysis is None:
             continue
         here = Tally()
@@ -108,8 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     if not corpus.is_dir():
         print(f"error: no corpus at {corpus}", file=sys.stderr)
         return 2
-    paths = sorted(p for p in corpus.rglob("*") if p.is_file() and p.name != "MANIFEST.md")
-    t = tally(paths, args.by_file)
+    t = tally(corpus_files(corpus), args.by_file)
     print(f"launches: {t.launches}; by verdict basis: {dict(sorted(t.basis_all.items()))}")
     share = 100.0 * t.basis["roofline"] / t.with_inputs if t.with_inputs else math.nan
     print(
