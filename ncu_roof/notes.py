@@ -88,7 +88,9 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         add(
             ok,
             lambda _: (
-                "no compute roofs for this device (the input names no GPU): pass --gpu KEY or --roofs FILE"
+                "no compute roofs for this device (the input names no GPU, and no one built-in GPU "
+                "matches the compute capability and SM count it holds): pass --gpu KEY "
+                "(`ncu-roof gpus` lists them) or --roofs FILE"
             ),
         )
     unroofed = np.column_stack([x.unroofed[t] for t in x.unroofed]) if x.unroofed else np.zeros((n, 0), bool)

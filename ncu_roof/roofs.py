@@ -7,13 +7,14 @@ An explicit `--gpu KEY` or `--roofs FILE` replaces both.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ncu_roof.errors import BadInputError, NcuRoofError
 from ncu_roof.gpu_specs import Gpu, Hardware, hardware_from_attributes
-from ncu_roof.gpus import match_gpu
+from ncu_roof.gpus import Inference, infer_gpu, match_gpu
 from ncu_roof.metrics import SHARED_WAVEFRONTS
 from ncu_roof.tomlfile import read_toml
 from ncu_roof.units import Dimension, missing_cell, parse_quantity
@@ -93,6 +94,32 @@ def device_hardware(norm: Mapping[str, np.ndarray], device_name: str | None) -> 
         attribute("device_memory_clock_hz"),
         attribute("device_memory_bus_bits"),
         cc,
+    )
+
+
+def infer_device(norm: Mapping[str, np.ndarray], cc: str | None) -> Inference | None:
+    """The built-in product of a device the input does not name, from its compute capability
+    (`device__attribute_*`, else the CC column), SM count and memory bus width where it has them."""
+
+    def attribute(*columns: str) -> float | None:
+        for column in columns:
+            value = median(norm[column]) if column in norm else math.nan
+            if math.isfinite(value):
+                return value
+        return None
+
+    major, minor = attribute("device_cc_major"), attribute("device_cc_minor")
+    known_cc = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else cc
+    sms = attribute("device_sm_count", "sm_count")
+    return infer_gpu(known_cc, sms, attribute("device_memory_bus_bits"))
+
+
+def inferred_hardware(inference: Inference) -> Hardware | None:
+    """The inferred product's per-clock figures, their origin saying it was inferred."""
+    if inference.gpu is None:
+        return None
+    return dataclasses.replace(
+        inference.gpu.hardware(), origin=f"builtin:{inference.gpu.key}, {inference.describe()}"
     )
 
 
