@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from ncu_roof.arch import L1_BYTES_PER_CLK_PER_SM, Arch, arch_for
 from ncu_roof.tier_peaks import L2_COUNTERS, counter_peak, l2_slices
 
+L2_XBAR_BYTES = "lts__lts2xbar_cycles_active.sum*32"  # Nsight's L2 measure (≥ 2024.1): 32 B a cycle
+
 TERA = 12  # decimal exponents: 133.8 TFLOP/s is 133.8e12 exactly, not 133.8 * 1e12
 GIGA = 9
 
@@ -156,11 +158,23 @@ class Gpu:
     def l1_byte_per_s(self) -> float:
         return scaled(self.sm_count * L1_BYTES_PER_CLK_PER_SM * self.boost_clock_ghz, GIGA)
 
+    def _l2_derived(self) -> tuple[float, str] | None:
+        """L2 → SM bandwidth at boost: Nsight's L2 measure's per-clock peak (`tier_peaks`) x the
+        SM boost clock (NVIDIA publishes no L2 clock; ncu measures it near the SM's)."""
+        found = self.hardware().counter_per_clock(L2_XBAR_BYTES)
+        if found is None:
+            return None
+        per_clock, _, how = found
+        rate = scaled(per_clock * self.boost_clock_ghz, GIGA)
+        return rate, f"derived: {how} x {self.boost_clock_ghz:g} GHz SM boost (no L2 clock is published)"
+
     @property
     def bandwidth_byte_per_s(self) -> dict[str, float]:
         out = {"dram": scaled(self.dram_gbyte_per_s, GIGA)}
         if self.l2_tbyte_per_s is not None:
             out["l2"] = scaled(self.l2_tbyte_per_s, TERA)
+        elif (derived := self._l2_derived()) is not None:
+            out["l2"] = derived[0]
         out["l1"] = self.l1_byte_per_s
         out["shared"] = self.l1_byte_per_s
         return out
@@ -174,6 +188,8 @@ class Gpu:
         out = {k: self.source for k in (*self.compute_flop_per_s, "dram")}
         if self.l2_tbyte_per_s is not None:
             out["l2"] = self.l2_source or self.source
+        elif (l2 := self._l2_derived()) is not None:
+            out["l2"] = l2[1]
         out["l1"] = derived
         out["shared"] = derived
         return out

@@ -82,8 +82,9 @@ class Inference:
 def infer_gpu(cc: str | None, sm_count: float | None, bus_bits: float | None = None) -> Inference | None:
     """The built-in product of a compute capability and, where the file holds them, its SM count
     and memory bus width: the first in the table's order among those that match, with the others
-    named. Without an SM count, only when every product of that CC has the same SMs and bus (their
-    per-clock roofs are then the same); None without a compute capability."""
+    named (with an SM count their compute roofs are the same; their memory roofs may differ by
+    bus). Without an SM count, only when every product of that CC has the same SMs and bus (their
+    per-clock roofs are then all the same); None without a compute capability."""
     if not cc:
         return None
     evidence = [f"CC {cc}"]
@@ -95,5 +96,6 @@ def infer_gpu(cc: str | None, sm_count: float | None, bus_bits: float | None = N
         evidence.append(f"{int(bus_bits)}-bit memory bus")
         matches = [g for g in matches if g.memory_bus_bits == int(bus_bits)]
     shapes = {(g.sm_count, g.memory_bus_bits) for g in matches}
-    gpu = matches[0] if matches and len(shapes) == 1 else None
+    counted = sm_count is not None and sm_count > 0
+    gpu = matches[0] if matches and (len(shapes) == 1 or counted) else None
     return Inference(gpu, tuple(matches), ", ".join(evidence))

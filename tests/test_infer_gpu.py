@@ -23,6 +23,13 @@ def test_cc_and_sm_count_name_the_product_and_its_alternatives() -> None:
     assert a40.describe() == "inferred from CC 8.6, 84 SMs"
     a10g = infer_gpu("8.6", 80, 384)
     assert a10g is not None and a10g.gpu is not None and a10g.gpu.key == "a10g"
+    # 132 SMs on CC 9.0: five products, one compute roof, three memory buses; the first is taken,
+    # the others named, and a bus width (a raw page's device attribute) tells them apart
+    hopper = infer_gpu("9.0", 132)
+    assert hopper is not None and hopper.gpu is not None and hopper.gpu.key == "gh200"
+    assert hopper.describe().endswith("also matches gh200-144gb, h200, h100-sxm5, h800")
+    h200 = infer_gpu("9.0", 132, 6016)
+    assert h200 is not None and h200.gpu is not None and h200.gpu.key == "h200" and len(h200.candidates) == 1
 
 
 def test_a_cc_alone_names_a_product_only_when_all_of_its_products_share_sms_and_bus() -> None:

@@ -43,10 +43,11 @@ def test_every_figure_agrees_with_the_reports_that_carry_it(corpus: Path) -> Non
         tolerance = 0.03 if f.how == "reads" else 0.01
         assert f.per_clock == pytest.approx(expected, rel=tolerance), (f.report, f.counter, f.how)
         confirmed.add((f.cc, _group(f.counter)))
-    # a figure said to come from the reports is confirmed by one (the others say where they are from)
+    # a figure said to come from the corpus reports is confirmed by one (the others say where they
+    # are from; those of the H200 fixture are checked by the test below)
     for cc, figures in COUNTER_PEAKS.items():
         for counter, peak in figures.items():
-            if peak.verified and peak.source.startswith("ncu reports"):
+            if peak.verified and peak.source.startswith("ncu reports") and "fixtures/" not in peak.source:
                 assert (cc, _group(counter)) in confirmed, (cc, counter)
 
 
@@ -119,3 +120,47 @@ def test_a_report_without_its_l2_peak_gets_the_table_s(corpus: Path) -> None:
         assert kernel.traffic["l2"]["roof"].startswith("builtin:a40 (lts__t_sectors.sum*32: 1/L2 slice/clk")
         assert "at the SM clock" in kernel.traffic["l2"]["roof"]
         assert kernel.binding is not None
+
+
+def _h200_peaks() -> dict[str, float]:
+    """`<metric>` → value of the first launch of fixtures/h200/h200_peaks_raw.csv (ncu 2025.3.1 on
+    an H200 SXM, `--page raw`; the program's output and ==PROF== lines precede the CSV)."""
+    import csv
+
+    lines = (ROOT / "fixtures" / "h200" / "h200_peaks_raw.csv").read_text(encoding="utf-8").splitlines()
+    rows = list(csv.reader(lines[next(i for i, line in enumerate(lines) if line.startswith('"ID"')) :]))
+    header, first = rows[0], rows[2]  # rows[1]: the units
+    out = {}
+    for name, cell in zip(header, first, strict=True):
+        try:
+            out[name] = float(cell.replace(",", ""))
+        except ValueError:
+            continue
+    return out
+
+
+def test_the_h200_s_own_peaks_are_the_table_s() -> None:
+    # the per-unit .avg.peak_sustained of every tier counter, and the .sum over 94 L2 slices
+    # (6016-bit HBM3e / 64) or 132 SMs, as the H200's ncu 2025.3.1 reports them
+    peaks = _h200_peaks()
+    assert peaks["device__attribute_global_memory_bus_width"] == 6016 and l2_slices(6016) == 94
+    hardware = gpu_by_key("h200").hardware()
+    for counter in (
+        "lts__t_sectors.sum",
+        "lts__t_bytes.sum",
+        "lts__lts2xbar_cycles_active.sum",
+        "l1tex__t_sectors.sum",
+        "l1tex__t_bytes.sum",
+        "l1tex__m_xbar2l1tex_read_bytes.sum",
+        "l1tex__lsu_writeback_active.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+    ):
+        found = counter_peak("9.0", counter)
+        assert found is not None and found[0].verified, counter
+        peak, per_unit = found
+        base = counter.removesuffix(".sum")
+        assert peak.per_clock * per_unit == peaks[f"{base}.avg.peak_sustained"], counter
+        total = hardware.counter_per_clock(counter)
+        assert total is not None and total[0] == peaks[f"{counter}.peak_sustained"], counter
+    dram = hardware.counter_per_clock("dram__bytes.sum")
+    assert dram is not None and dram[0] == peaks["dram__bytes.sum.peak_sustained"] == 1504  # 6016 / 4

@@ -91,14 +91,27 @@ def renderable() -> Group:
             _tflop(gpu.fp16_tflop_per_s),
             _tflop(gpu.tensor_tflop_per_s),
             f"{gpu.dram_gbyte_per_s:g}",
-            _tflop(gpu.l2_tbyte_per_s),
+            _l2(gpu),
             f"{gpu.l1_byte_per_s / 1e12:.1f}",
             _ridge(gpu, "fp32"),
             _ridge(gpu, "tensor"),
         )
-    notes = ["* L1 derived: SMs x 128 B/clk x boost clock (not a datasheet figure)", "sources:"]
+    notes = [
+        "* L1 derived: SMs x 128 B/clk x boost clock (not a datasheet figure)",
+        "+ L2 derived: L2 slices x Nsight's L2 measure per slice per clock (lts__lts2xbar_cycles_active"
+        " x 32 B) x the SM boost clock (no L2 clock is published)",
+        "sources:",
+    ]
     notes += [f"  {gpu.key}: {gpu.source}" for gpu in GPUS]
     return Group(table, Text("\n".join(notes)))
+
+
+def _l2(gpu: Gpu) -> str:
+    """The datasheet's L2 figure, else the derived one (marked +)."""
+    if gpu.l2_tbyte_per_s is not None:
+        return f"{gpu.l2_tbyte_per_s:g}"
+    derived = gpu.bandwidth_byte_per_s.get("l2")
+    return "–" if derived is None else f"{derived / 1e12:.1f}+"
 
 
 def _ridge(gpu: Gpu, precision: str) -> str:
