@@ -145,6 +145,10 @@ SOL_METRICS = {
 WAVES = "launch__waves_per_multiprocessor"
 
 
+# a device attribute ncu reports from 2023.1 on: tells a CSV of an older report (`recipe.tiers`)
+VERSION_MARKER = "device__attribute_cluster_launch"
+
+
 def _tier(tier: str, *more: str) -> tuple[str, ...]:
     return (*chain.from_iterable(counter_forms(base) for base in TIER_MEASURES[tier]), *more)
 
@@ -172,7 +176,7 @@ FORMULA_METRICS: dict[str, tuple[str, ...]] = {
         CLOCKS["sm"],
     ),
     "dram": _tier("dram", *DRAM_READ_WRITE, *DRAM_SECTORS, *DRAM_RATES, CLOCKS["dram"]),
-    "l2": _tier("l2", CLOCKS["lts"]),
+    "l2": _tier("l2", CLOCKS["lts"], VERSION_MARKER),
     "l1": _tier("l1", *L1_SECTOR_METRICS, CC_MAJOR, CC_MINOR, CLOCKS["l1tex"]),
     "shared": _tier("shared", *SHARED_OPS, SHARED_SASS_BYTES, CLOCKS["l1tex"]),
     "pipes": (),  # found by name (`PIPE_INST`, `PIPE_CYCLES`)

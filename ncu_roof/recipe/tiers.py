@@ -19,6 +19,7 @@ from ncu_roof.metrics import (
     SHARED_OPS,
     SHARED_SASS_BYTES,
     SHARED_WAVEFRONTS,
+    VERSION_MARKER,
     counter_forms,
 )
 from ncu_roof.ncu import version_tuple
@@ -138,6 +139,20 @@ def _within(m: MetricFrame, d: TierDefinition, rows: Flags) -> TierDefinition:
     label, roof_label, counter = (np.where(rows, x, np.nan) for x in (d.label, d.roof_label, d.counter))
     nbytes, roof = (np.where(rows, x, np.nan) for x in (d.bytes, d.bandwidth_byte_per_s))
     return TierDefinition(d.kind, label, nbytes, roof, roof_label, counter)
+
+
+def measured_era(m: MetricFrame) -> str | None:
+    """The Nsight roofline of a report whose ncu version the input does not say (a CSV), by what
+    it holds: "2022" when it has device attributes but not `device__attribute_cluster_launch`,
+    which ncu reports from 2023.1 on (every corpus report of ncu ≤ 2022.4 lacks it, every later
+    one has it, and a re-export keeps the report's attributes), nor a later Nsight's L2 measure;
+    None otherwise (newest first)."""
+    attributes = bool((~np.isnan(m(CC_MAJOR))).any())
+    newer = [VERSION_MARKER, *counter_forms("lts__lts2xbar_cycles_active.sum")]
+    newer.append("l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained")  # the 2023 roofline's
+    if attributes and not any(bool((~np.isnan(m(name))).any()) for name in newer):
+        return "2022"
+    return None
 
 
 def nsight_era(ncu_version: str | None) -> str | None:
@@ -347,17 +362,16 @@ class PickedTier:
 
 
 def pick_tier(asked: str, definitions: list[TierDefinition], rows: int, era: str | None) -> PickedTier:
-    """Per row: the first definition with bytes and a roof of its own, else the first with bytes
-    (its roof then stays missing: a tier's traffic is never judged against another's peak)."""
+    """Per row: the first definition with bytes, whether the report holds its roof or not (the
+    built-in table holds every counter's peak: `tier_peaks`), so that every launch of a run, in
+    any of its forms, is counted by the same measure; a tier's traffic is never judged against
+    another counter's peak."""
     picked = _Columns.empty(rows)
     which = np.full(rows, len(definitions))  # the definition each row took; len: none
-    for need_roof in (True, False):
-        for i, d in enumerate(definitions):
-            take = np.isnan(picked.nbytes) & ~np.isnan(d.bytes)
-            if need_roof:
-                take &= ~np.isnan(d.bandwidth_byte_per_s)
-            picked.take(take, d)
-            which[take] = i
+    for i, d in enumerate(definitions):
+        take = np.isnan(picked.nbytes) & ~np.isnan(d.bytes)
+        picked.take(take, d)
+        which[take] = i
     if asked == TrafficDefinition.NSIGHT.value and era is None:
         words = "nsight (ncu version unknown: chosen by the metrics present)"
     else:
