@@ -200,7 +200,7 @@ def _device_roofs(
     # a device the input does not name: the built-in product its CC and SM count match
     inference = infer_device(norm, cc) if gpu is None and not device_name else None
     inferred = inferred_hardware(inference) if inference is not None else None
-    hardware = gpu.hardware() if gpu is not None else inferred or device_hardware(norm, device_name)
+    hardware = gpu.hardware() if gpu is not None else inferred or device_hardware(norm, device_name, cc)
     filled = fill_builtin(norm, hardware, replace=gpu is not None)
     if gpu is not None:
         without = _without_report_path_peaks(filled)

@@ -75,8 +75,11 @@ def first_label(values: np.ndarray) -> str | None:
     return next((str(v) for v in values.tolist() if not missing_cell(v)), None)
 
 
-def device_hardware(norm: Mapping[str, np.ndarray], device_name: str | None) -> Hardware | None:
-    """The built-in figures of one device: its product row, else its `device__attribute_*`."""
+def device_hardware(
+    norm: Mapping[str, np.ndarray], device_name: str | None, cc_column: str | None = None
+) -> Hardware | None:
+    """The built-in figures of one device: its product row, else its `device__attribute_*` (else
+    its CC column and launch SM count: the architecture's per-SM figures, no memory bus)."""
     gpu = match_gpu(device_name)
     if gpu is not None:
         return gpu.hardware()
@@ -87,9 +90,9 @@ def device_hardware(norm: Mapping[str, np.ndarray], device_name: str | None) -> 
 
     major = attribute("device_cc_major")
     minor = attribute("device_cc_minor")
-    cc = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else None
+    cc = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else cc_column
     return hardware_from_attributes(
-        attribute("device_sm_count"),
+        attribute("device_sm_count") or attribute("sm_count"),
         attribute("device_clock_hz"),
         attribute("device_memory_clock_hz"),
         attribute("device_memory_bus_bits"),

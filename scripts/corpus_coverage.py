@@ -25,15 +25,13 @@ from ncu_roof.vocabulary import TIERS
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 
-# The corpus files whose device the file does not name, and the product the MANIFEST gives them
-# (by the start of their name).
+# The corpus files whose device the file does not name, and the built-in product the MANIFEST
+# gives them (by the start of their name; the RTX 5060 Ti and the console captures of an unnamed
+# RTX 30xx have none); used only where ncu-roof infers none from the file.
 GPU_OF_UNNAMED = {
     "a100_": "a100-sxm4-40gb",
-    "v100_details": "v100-sxm2",
     "rtx4090_": "rtx4090",
     "rtx5090_": "rtx5090",
-    "rtx5060ti_": "rtx5060ti",
-    "rtx30xx_": "rtx3070",
     "a10g_": "a10g",
     "gh200_": "gh200",
 }
