@@ -109,8 +109,10 @@ MEASURE_DERIVED = {base: derived for measures in TIER_MEASURES.values() for base
 
 
 def counter_forms(base: str) -> tuple[str, ...]:
-    """Every name a tier counter is read in: count, rate, peak, pct of peak, derived rate and peak."""
+    """Every name a tier counter is read in: count, rate, peak, pct of peak (of the `.sum`, or of
+    the `.avg`, which is the same percentage), derived rate and peak."""
     forms = [base + form for form in ("", ".per_second", ".peak_sustained", ".pct_of_peak_sustained_elapsed")]
+    forms.append(base.removesuffix(".sum") + ".avg.pct_of_peak_sustained_elapsed")
     derived = MEASURE_DERIVED[base]
     if derived is not None:
         forms += [f"{derived}.per_second", f"{derived}.peak_sustained"]

@@ -111,14 +111,16 @@ def test_hand_computed_builtin_peaks() -> None:
 def test_a_report_without_its_l2_peak_gets_the_table_s(corpus: Path) -> None:
     from conftest import analyzed
 
-    # A40 (ncu 2022.4): launches 0-3 count L2 as lts__t_sectors x 32 and the report holds no peak
-    # of that counter: its built-in one, 48 slices (384-bit GDDR6 / 8) x 1 sector x 32 B x the
-    # launch's clock (the report has no L2 clock: the SM clock it ran at)
-    analysis = analyzed(corpus / "a40_rep_2022.4.0_indexspaces.ncu-rep")
-    for kernel in list(analysis.kernels)[:4]:
-        assert kernel.traffic["l2"]["recipe"] == "counter:lts__t_sectors.sum*32"
-        assert kernel.traffic["l2"]["roof"].startswith("builtin:a40 (lts__t_sectors.sum*32: 1/L2 slice/clk")
-        assert "at the SM clock" in kernel.traffic["l2"]["roof"]
+    # the NERSC-method V100 CSV counts L2 as lts__t_bytes and holds no peak of it: its built-in
+    # one, 64 slices (4096-bit HBM2 / 64) x 1 sector x 32 B x the launch's clock (no L2 clock in
+    # the file: the SM clock it ran at)
+    analysis = analyzed(corpus / "v100_details_nersc-roofline_cutlass-gemm_app-stdout.csv")
+    for kernel in analysis.kernels:
+        assert kernel.traffic["l2"]["recipe"] == "counter:lts__t_bytes.sum"
+        roof = kernel.traffic["l2"]["roof"]
+        assert roof.startswith("builtin:v100-pcie, inferred from CC 7.0; also matches v100-sxm2 (")
+        assert "lts__t_bytes.sum: 1/L2 slice/clk" in roof and "x 64 L2 slices" in roof
+        assert "at the SM clock" in roof
         assert kernel.binding is not None
 
 

@@ -105,7 +105,11 @@ def _measured(
     texts = [np.nan, *(t.removesuffix("*1") for t in (f"counter:{measure.name()}", *rate_labels))]
     codes = np.where(bytes_chosen == 2, 1 + rate_chosen, bytes_chosen)
     label: Texts = np.array(texts, dtype=object)[codes]
-    pct = m(f"{base}.pct_of_peak_sustained_elapsed")
+    # the .avg's percentage of its per-unit peak is the .sum's of the sum of them
+    pct = fillna(
+        m(f"{base}.pct_of_peak_sustained_elapsed"),
+        m(f"{base.removesuffix('.sum')}.avg.pct_of_peak_sustained_elapsed"),
+    )
     achieved = fillna(rate, count / duration)
     by_pct = np.where(pct > 0, achieved / (pct / 100.0), np.nan)
     roof, roof_chosen = choose([("peak", peak * clock), ("pct", by_pct)])
@@ -148,8 +152,14 @@ def measured_era(m: MetricFrame) -> str | None:
     one has it, and a re-export keeps the report's attributes), nor a later Nsight's L2 measure;
     None otherwise (newest first)."""
     attributes = bool((~np.isnan(m(CC_MAJOR))).any())
-    newer = [VERSION_MARKER, *counter_forms("lts__lts2xbar_cycles_active.sum")]
-    newer.append("l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained")  # the 2023 roofline's
+    # the L2 measures of the 2023 and 2024 roofline sections (their percentages alone are in
+    # every --set full of older versions too)
+    xbar = "lts__lts2xbar_cycles_active.sum"
+    newer = [VERSION_MARKER, xbar, f"{xbar}.per_second", f"{xbar}.peak_sustained"]
+    newer += [
+        "derived__lts__lts2xbar_bytes.sum.per_second",
+        "l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained",
+    ]
     if attributes and not any(bool((~np.isnan(m(name))).any()) for name in newer):
         return "2022"
     return None
