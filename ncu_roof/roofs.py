@@ -229,7 +229,7 @@ def _fill(
         sm = columns[CLOCK_COLUMNS["sm"]]
         at_sm = ~(measured > 0) & (sm > 0)
         measured = np.where(at_sm, sm, measured)
-        label = np.where(at_sm, f"{recipe}; at the SM clock: the report has no L2 clock", recipe)
+        label[at_sm] = f"{recipe}; at the SM clock: the report has no L2 clock"  # one shared text
     boost = hardware.boost_clock(kind)
     clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
     value = per_clock * clock
