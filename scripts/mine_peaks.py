@@ -150,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     if not corpus.is_dir():
         print(f"error: no corpus at {corpus}", file=sys.stderr)
         return 2
+    try:
+        import ncu_report  # noqa: F401
+    except ImportError:
+        print("error: this script reads reports with NVIDIA's ncu_report", file=sys.stderr)
+        print("hint: pip install ncu-report", file=sys.stderr)
+        return 2
     seen: set[tuple[str, str, str, float]] = set()
     print("report | ncu | CC | counter | per unit per clock | how | table")
     for f in mine(corpus):
