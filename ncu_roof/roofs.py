@@ -224,32 +224,25 @@ def _fill(
     import numpy as np
 
     measured = columns[CLOCK_COLUMNS[kind]]
-    label = np.full(len(measured), recipe, dtype=object)
+    at_sm = np.zeros(len(measured), dtype=bool)
     if kind == "l2":
         sm = columns[CLOCK_COLUMNS["sm"]]
         at_sm = ~(measured > 0) & (sm > 0)
         measured = np.where(at_sm, sm, measured)
-        label[at_sm] = f"{recipe}; at the SM clock: the report has no L2 clock"  # one shared text
     boost = hardware.boost_clock(kind)
     clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
     value = per_clock * clock
     lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
     take = rows & ~np.isnan(value) & (lacking | replace)
     columns[column] = np.where(take, value, columns[column])
-    columns[f"{column}_recipe"] = _filled_rows(columns[f"{column}_recipe"], take, label)
+    labels = np.array(columns[f"{column}_recipe"], dtype=object, copy=True)
+    labels[take & ~at_sm] = recipe  # one shared text, not one per launch
+    labels[take & at_sm] = f"{recipe}; at the SM clock: the report has no L2 clock"
+    columns[f"{column}_recipe"] = labels
     columns[f"{column}_clock_hz"] = np.where(take, clock, columns.get(f"{column}_clock_hz", measured))
     columns[f"{column}_at_boost"] = (take & ~(measured > 0)) | (
         ~take & columns.get(f"{column}_at_boost", np.zeros(len(take), dtype=bool))
     )
-
-
-def _filled_rows(labels: np.ndarray, where: np.ndarray, label: np.ndarray) -> np.ndarray:
-    """`labels` with `label`'s text where asked."""
-    import numpy as np
-
-    values = np.array(labels, dtype=object, copy=True)
-    values[where] = label[where]
-    return values
 
 
 def report_roofs(

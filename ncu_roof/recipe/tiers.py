@@ -73,10 +73,13 @@ class TierDefinition:
     counter: Texts  # per row with bytes: the counter whose peak is the roof (`base*scale`), NaN else
 
 
-def _counter_of(name: str | None, nbytes: Numbers) -> Texts:
-    """`name` on the rows with bytes, NaN on the others (one shared text)."""
-    texts = np.array([np.nan, np.nan if name is None else name], dtype=object)
-    counter: Texts = texts[(~np.isnan(nbytes)).astype(np.intp)]
+def _counter_of(m: MetricFrame, name: str, nbytes: Numbers) -> Texts:
+    """`name` on the rows with bytes, NaN on the others (one shared text; the shared all-NaN
+    labels where no row has bytes, as most definitions of a report)."""
+    has = ~np.isnan(nbytes)
+    if not has.any():
+        return m.no_labels
+    counter: Texts = np.array([np.nan, name], dtype=object)[has.astype(np.intp)]
     return counter
 
 
@@ -117,16 +120,18 @@ def _measured(
     texts = [np.nan, *peak_texts, f"{measure.name()} rate / pct_of_peak_sustained_elapsed"]
     codes = np.where(roof_chosen == 1, peak_chosen, np.where(roof_chosen == 2, 1 + len(peaks), 0))
     roof_label: Texts = np.array(texts, dtype=object)[codes]
-    return TierDefinition(kind, label, nbytes, roof, roof_label, _counter_of(measure.name(), nbytes))
+    return TierDefinition(kind, label, nbytes, roof, roof_label, _counter_of(m, measure.name(), nbytes))
 
 
-def _fixed(label: str, nbytes: Numbers, roof_of: TierDefinition, kind: str, counter: str) -> TierDefinition:
+def _fixed(
+    m: MetricFrame, label: str, nbytes: Numbers, roof_of: TierDefinition, kind: str, counter: str
+) -> TierDefinition:
     """Another formula for the traffic of `counter`, judged against `roof_of`'s roof (that of the
     same counter, or none where the report holds no peak of it): DRAM read + write = dram__bytes."""
     texts = np.array([np.nan, label], dtype=object)
     labels: Texts = texts[(~np.isnan(nbytes)).astype(np.intp)]
     roof = roof_of.bandwidth_byte_per_s
-    return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, _counter_of(counter, nbytes))
+    return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, _counter_of(m, counter, nbytes))
 
 
 def _no_rows(m: MetricFrame, kind: str) -> TierDefinition:
@@ -200,8 +205,9 @@ def tier_candidates(
     )
     dram = [
         dram_bytes,
-        _fixed(f"counter:{read}+{write}", m(read) + m(write), dram_bytes, asked, DRAM_COUNTER),
+        _fixed(m, f"counter:{read}+{write}", m(read) + m(write), dram_bytes, asked, DRAM_COUNTER),
         _fixed(
+            m,
             f"counter:({read_sectors}+{write_sectors})*{sector:g}",
             (m(read_sectors) + m(write_sectors)) * sector,
             dram_bytes,
@@ -210,6 +216,7 @@ def tier_candidates(
         ),
         measure(asked, "dram__bytes.sum", 1.0, dram_clk),
         _fixed(
+            m,
             f"rate*time:{read_rate}+{write_rate}",
             (m(read_rate) + m(write_rate)) * duration,
             dram_bytes,
@@ -254,6 +261,7 @@ def tier_candidates(
         measure("counted", "l1tex__t_bytes.sum", 1.0, l1),
         t_sectors,
         _fixed(
+            m,
             f"counter:l1tex__t_sectors_pipe_lsu_mem_{{global,local}}_op_{{ld,st}}.sum*{sector:g}",
             (global_ld + global_st + fillna(local_ld, 0.0) + fillna(local_st, 0.0)) * sector,
             t_sectors,
@@ -269,6 +277,7 @@ def tier_candidates(
         # non-zero for kernels without any): the bytes come from the per-instruction children,
         # the roof from the parent (the same data pipe)
         _fixed(
+            m,
             f"counter:{SHARED_WAVEFRONTS}_op_{{ld,st,atom}}.sum*{wavefront:g}",
             (m(SHARED_OPS[0]) + m(SHARED_OPS[1]) + fillna(m(SHARED_OPS[2]), 0.0)) * wavefront,
             pipe,
@@ -276,6 +285,7 @@ def tier_candidates(
             f"{SHARED_WAVEFRONTS}.sum*{wavefront:g}",
         ),
         _fixed(
+            m,
             f"counter:{SHARED_SASS_BYTES}",
             m(SHARED_SASS_BYTES),
             _no_rows(m, "shared"),
