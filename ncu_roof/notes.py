@@ -137,7 +137,8 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         ok & x.tensor_by_pipe,
         lambda _: "tensor FLOPs = tensor-pipe instructions x 512 (V100 HMMA shape): approximate here",
     )
-    latency = equals(x.bound, Bound.LATENCY)
+    # a latency verdict, or SOL's latency cross-check, already names a grid under one wave
+    latency = equals(x.bound, Bound.LATENCY) | (x.disagrees & equals(x.sol_bound, Bound.LATENCY))
     add(
         ok & (x.waves < 1) & ~latency,
         lambda rows: (
