@@ -35,7 +35,16 @@ from ncu_roof.recipe import (
     normalize_columns,
 )
 from ncu_roof.records import Device, InputInfo, Kernel
-from ncu_roof.roofs import device_hardware, fill_builtin, first_label, launch_count, median, report_roofs
+from ncu_roof.roofs import (
+    device_hardware,
+    fill_builtin,
+    first_label,
+    infer_device,
+    inferred_hardware,
+    launch_count,
+    median,
+    report_roofs,
+)
 from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.units import cell_number, missing_cell
 from ncu_roof.verdicts import verdicts
@@ -90,9 +99,9 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
         )
         for rows in _device_rows(ident):
             name = first_label(ident["device_name"][rows])
-            group, roofs = _device_roofs(_rows(norm, rows), name, choice)
-            clock = number(median(group["sm_clock_hz"]))
             cc = first_label(ident["cc"][rows])
+            group, roofs = _device_roofs(_rows(norm, rows), name, choice, cc)
+            clock = number(median(group["sm_clock_hz"]))
             sms = _sm_count(group, name)
             device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock, sm_count=sms)
             devices.append(device)
@@ -177,7 +186,7 @@ def _rows(columns: Mapping[str, np.ndarray], rows: np.ndarray) -> Mapping[str, n
 
 
 def _device_roofs(
-    norm: Mapping[str, np.ndarray], device_name: str | None, choice: RoofChoice
+    norm: Mapping[str, np.ndarray], device_name: str | None, choice: RoofChoice, cc: str | None = None
 ) -> tuple[Mapping[str, np.ndarray], Roofs]:
     """One device's launches with every roof filled in, and the device's (median) roofs.
 
@@ -188,11 +197,17 @@ def _device_roofs(
     if choice.user is not None:
         return _without_report_path_peaks(norm), choice.user
     gpu = gpu_by_key(choice.gpu_key) if choice.gpu_key is not None else None
-    hardware = gpu.hardware() if gpu is not None else device_hardware(norm, device_name)
+    # a device the input does not name: the built-in product its CC and SM count match
+    inference = infer_device(norm, cc) if gpu is None and not device_name else None
+    inferred = inferred_hardware(inference) if inference is not None else None
+    hardware = gpu.hardware() if gpu is not None else inferred or device_hardware(norm, device_name, cc)
     filled = fill_builtin(norm, hardware, replace=gpu is not None)
     if gpu is not None:
         without = _without_report_path_peaks(filled)
         return without, report_roofs(without, name=gpu.name, source=f"builtin:{gpu.key}")
+    if inferred is not None and inference is not None and inference.gpu is not None:
+        name = f"{inference.gpu.name} ({inference.describe()})"
+        return filled, report_roofs(filled, name=name)
     return filled, report_roofs(filled, name=device_name)
 
 

@@ -1,10 +1,10 @@
 """Per-architecture figures, keyed by compute capability, each with its source: one type (`Arch`),
 one table (`ARCHS`).
 
-- FLOP and bytes per SM per clock (dense; fp16 = CUDA-core HFMA2 × 4): `analyze` scales them by
-  the SM count and the measured clock (`gpu_specs.Hardware`), so that every built-in roof of one
-  device refers to one clock. Those no report or datasheet confirmed are listed in
-  `Arch.unverified`.
+- FLOP per SM per clock (dense; fp16 = CUDA-core HFMA2 × 4): `analyze` scales them by the SM
+  count and the measured clock (`gpu_specs.Hardware`), so that every built-in roof of one device
+  refers to one clock. Those no report or datasheet confirmed are listed in `Arch.unverified`.
+  The memory tiers' per-clock peaks, and their marks, are `tier_peaks`' (one per counter).
 - Issue slots, the special-function unit (XU) and INT8 tensor rates, and the floating tensor data
   paths' ratios to dense FP16 tensor: the instruction roofline's issue peak where the report lacks
   a scheduler count, and `predict`'s integer, special-function and tensor-path ceilings. A
@@ -59,9 +59,11 @@ class Arch:
     xu_ops: Figure  # special-function results (exp2, log2, rsqrt, sin, cos, rcp) per SM per clock
     int8_tensor_ops: Figure | None = None  # dense INT8 tensor operations (2 per MAC) per SM per clock
     tensor_paths: Mapping[str, PathScale] = field(default_factory=dict)  # floating tensor paths
+    # what `gpus` shows at boost; `analyze` takes every tier's per-clock peak, and its marks, from
+    # `tier_peaks` (the peak of the very counter a tier was counted with)
     l1_byte_per_sm_per_clk: float = L1_BYTES_PER_CLK_PER_SM  # LSU writeback (Nsight's L1 measure)
     shared_byte_per_sm_per_clk: float = L1_BYTES_PER_CLK_PER_SM  # one 128 B wavefront per clock
-    unverified: tuple[str, ...] = ()  # the FLOP and byte figures that no report or datasheet confirmed
+    unverified: tuple[str, ...] = ()  # the FLOP figures that no report or datasheet confirmed
 
 
 def _datasheet(ops: float, what: str) -> Figure:
@@ -98,7 +100,7 @@ ARCHS: tuple[Arch, ...] = (
         "assumed equal to GV100 per SM (no FP64 figure)",
         _UNVERIFIED_ISSUE,
         _UNVERIFIED_XU,
-        unverified=("fp32", "fp16", "tensor", "l1", "shared"),
+        unverified=("fp32", "fp16", "tensor"),
     ),
     Arch(
         "7.5",
@@ -137,7 +139,7 @@ ARCHS: tuple[Arch, ...] = (
         "assumed equal to GA10x per SM (no FP64 or tensor figure)",
         _UNVERIFIED_ISSUE,
         _UNVERIFIED_XU,
-        unverified=("fp32", "fp16", "l1", "shared"),
+        unverified=("fp32", "fp16"),
     ),
     Arch(
         "8.9",
@@ -172,7 +174,7 @@ ARCHS: tuple[Arch, ...] = (
         tensor_paths=_paths(
             "NVIDIA B200 datasheet: TF32 1.1, BF16 2.25, FP16 2.25, FP8 4.5 PFLOPS", _WITH_FP8, False
         ),
-        unverified=("fp64", "fp32", "fp16", "tensor", "l1", "shared"),
+        unverified=("fp64", "fp32", "fp16", "tensor"),
     ),
     Arch(
         "12.0",
@@ -181,7 +183,7 @@ ARCHS: tuple[Arch, ...] = (
         "NVIDIA RTX Blackwell architecture whitepaper (RTX 5090: FP32 = FP16, tensor FP16 dense)",
         _UNVERIFIED_ISSUE,
         _UNVERIFIED_XU,
-        unverified=("fp64", "fp16", "tensor", "l1", "shared"),
+        unverified=("fp64", "fp16", "tensor"),
     ),
 )
 _BY_CC = {a.cc: a for a in ARCHS}
@@ -227,7 +229,7 @@ def _assumed(base: Arch, cc: str) -> Arch:
         xu_ops=replace(base.xu_ops, verified=False),
         int8_tensor_ops=base.int8_tensor_ops and replace(base.int8_tensor_ops, verified=False),
         tensor_paths={p: replace(s, verified=False) for p, s in base.tensor_paths.items()},
-        unverified=(*base.flop_per_sm_per_clk, "l1", "shared"),
+        unverified=tuple(base.flop_per_sm_per_clk),
     )
 
 

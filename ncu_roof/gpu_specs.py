@@ -20,6 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ncu_roof.arch import L1_BYTES_PER_CLK_PER_SM, Arch, arch_for
+from ncu_roof.tier_peaks import L2_COUNTERS, counter_peak, l2_slices
+
+L2_XBAR_BYTES = "lts__lts2xbar_cycles_active.sum*32"  # Nsight's L2 measure (≥ 2024.1): 32 B a cycle
 
 TERA = 12  # decimal exponents: 133.8 TFLOP/s is 133.8e12 exactly, not 133.8 * 1e12
 GIGA = 9
@@ -43,35 +46,52 @@ class Hardware:
     overrides: Mapping[str, float] = field(default_factory=dict)  # product FLOP/SM/clk (H800 FP64)
 
     def per_clock(self) -> dict[str, tuple[float, str]]:
-        """Each roof as (value per clock, the clock it scales with: "sm", "l1" or "dram")."""
+        """Each compute roof as (FLOP per clock, the clock it scales with: "sm")."""
         out: dict[str, tuple[float, str]] = {}
         if self.arch is not None and self.sm_count:
             flops = {**self.arch.flop_per_sm_per_clk, **self.overrides}
             for precision, per_sm in flops.items():
                 out[precision] = (per_sm * self.sm_count, "sm")
-            out["l1"] = (self.arch.l1_byte_per_sm_per_clk * self.sm_count, "l1")
-            out["shared"] = (self.arch.shared_byte_per_sm_per_clk * self.sm_count, "l1")
-        if self.dram_byte_per_clk:
-            out["dram"] = (self.dram_byte_per_clk, "dram")
         return out
+
+    @property
+    def l2_slices(self) -> int | None:
+        """L2 slices, by the memory bus (`tier_peaks.l2_slices`)."""
+        return l2_slices(self.dram_byte_per_clk * 4) if self.dram_byte_per_clk else None
+
+    def counter_per_clock(self, counter: str) -> tuple[float, str, str] | None:
+        """The peak of a tier's traffic counter (`base*scale` as `recipe.tiers` names it) in bytes
+        per clock, the clock it scales with ("l1", "l2", "dram") and how it was built; None where
+        the table has no figure for it on this GPU."""
+        base, _, scale_text = counter.partition("*")
+        scale = float(scale_text) if scale_text else 1.0
+        if base == "dram__bytes.sum":
+            if not self.dram_byte_per_clk:
+                return None
+            return self.dram_byte_per_clk * scale, "dram", f"{self.dram_byte_per_clk:g} B/clk (bus width / 4)"
+        if self.arch is None:
+            return None
+        found = counter_peak(self.arch.cc, base)
+        units = self.l2_slices if base in (*L2_COUNTERS, "lts__t_bytes.sum") else self.sm_count
+        if found is None or not units:
+            return None
+        peak, per_unit = found
+        value = peak.per_clock * per_unit * scale * units
+        what = "L2 slices (memory bus / 8 GDDR, / 64 HBM)" if peak.unit == "L2 slice" else "SMs"
+        factor = f" x {per_unit * scale:g} B" if per_unit * scale != 1 else ""
+        how = f"{counter}: {peak.describe()}{factor} x {units} {what}, CC {self.arch.cc}"
+        return value, peak.clock, how
 
     def boost_clock(self, kind: str) -> float | None:
         return self.dram_boost_clock_hz if kind == "dram" else self.boost_clock_hz
 
     def describe(self, key: str) -> str:
-        """How one roof is built: `128 FLOP/SM/clk x 108 SMs (CC 8.0 Ampere GA100 ...)`."""
-        if key == "dram":
-            return f"{self.dram_byte_per_clk:g} B/clk (bus width / 4)"
+        """How one compute roof is built: `128 FLOP/SM/clk x 108 SMs (CC 8.0 Ampere GA100 ...)`."""
         assert self.arch is not None
         per_sm = {**self.arch.flop_per_sm_per_clk, **self.overrides}.get(key)
-        if key in ("l1", "shared"):
-            per_sm = self.arch.l1_byte_per_sm_per_clk if key == "l1" else self.arch.shared_byte_per_sm_per_clk
-            unit = "B"
-        else:
-            unit = "FLOP"
         verified = " (unverified)" if key in self.arch.unverified or key in self.overrides else ""
         return (
-            f"{per_sm:g} {unit}/SM/clk{verified} x {self.sm_count} SMs, "
+            f"{per_sm:g} FLOP/SM/clk{verified} x {self.sm_count} SMs, "
             f"CC {self.arch.cc} {self.arch.name}: {self.arch.source}"
         )
 
@@ -138,11 +158,23 @@ class Gpu:
     def l1_byte_per_s(self) -> float:
         return scaled(self.sm_count * L1_BYTES_PER_CLK_PER_SM * self.boost_clock_ghz, GIGA)
 
+    def _l2_derived(self) -> tuple[float, str] | None:
+        """L2 → SM bandwidth at boost: Nsight's L2 measure's per-clock peak (`tier_peaks`) x the
+        SM boost clock (NVIDIA publishes no L2 clock; ncu measures it near the SM's)."""
+        found = self.hardware().counter_per_clock(L2_XBAR_BYTES)
+        if found is None:
+            return None
+        per_clock, _, how = found
+        rate = scaled(per_clock * self.boost_clock_ghz, GIGA)
+        return rate, f"derived: {how} x {self.boost_clock_ghz:g} GHz SM boost (no L2 clock is published)"
+
     @property
     def bandwidth_byte_per_s(self) -> dict[str, float]:
         out = {"dram": scaled(self.dram_gbyte_per_s, GIGA)}
         if self.l2_tbyte_per_s is not None:
             out["l2"] = scaled(self.l2_tbyte_per_s, TERA)
+        elif (derived := self._l2_derived()) is not None:
+            out["l2"] = derived[0]
         out["l1"] = self.l1_byte_per_s
         out["shared"] = self.l1_byte_per_s
         return out
@@ -156,6 +188,8 @@ class Gpu:
         out = {k: self.source for k in (*self.compute_flop_per_s, "dram")}
         if self.l2_tbyte_per_s is not None:
             out["l2"] = self.l2_source or self.source
+        elif (l2 := self._l2_derived()) is not None:
+            out["l2"] = l2[1]
         out["l1"] = derived
         out["shared"] = derived
         return out

@@ -323,10 +323,11 @@ GPUS: tuple[Gpu, ...] = (
         133.8,
         989.0,
         4800.0,
-        6144,
+        6016,
         132,
         1.98,
-        "NVIDIA H200 datasheet (SXM; tensor dense; INT8 tensor 3958 TOPS sparse, 1979 dense)",
+        "NVIDIA H200 datasheet (SXM; tensor dense; INT8 tensor 3958 TOPS sparse, 1979 dense); memory "
+        "bus 6016 bits: device__attribute_global_memory_bus_width of an H200 SXM (fixtures/h200)",
     ),
     Gpu(
         "h100-sxm5",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass
 
 from ncu_roof.errors import UsageError
 from ncu_roof.gpu_specs import Gpu
@@ -54,3 +55,47 @@ def gpu_by_key(key: str) -> Gpu:
         f"unknown GPU {key!r}",
         hint=guess + "`ncu-roof gpus` lists the built-in keys; or describe yours with --roofs FILE.toml",
     )
+
+
+@dataclass(frozen=True)
+class Inference:
+    """The built-in GPU a file that names none is taken for, from what it does hold."""
+
+    gpu: Gpu | None  # None: no product matches, or several that differ in SMs or memory bus
+    candidates: tuple[Gpu, ...]
+    evidence: str  # "CC 8.0, 108 SMs"
+
+    def describe(self) -> str:
+        """`inferred from CC 8.0, 108 SMs; also matches a100-sxm4, …`."""
+        others = [g.key for g in self.candidates if g is not self.gpu]
+        also = f"; also matches {', '.join(others)}" if others else ""
+        return f"inferred from {self.evidence}{also}"
+
+    def hint(self) -> str:
+        """What to pass when no product could be inferred."""
+        if not self.candidates:
+            return f"no built-in GPU has {self.evidence}: pass --roofs FILE.toml"
+        keys = ", ".join(g.key for g in self.candidates)
+        return f"{self.evidence} matches {keys}: pass --gpu KEY"
+
+
+def infer_gpu(cc: str | None, sm_count: float | None, bus_bits: float | None = None) -> Inference | None:
+    """The built-in product of a compute capability and, where the file holds them, its SM count
+    and memory bus width: the first in the table's order among those that match, with the others
+    named (with an SM count their compute roofs are the same; their memory roofs may differ by
+    bus). Without an SM count, only when every product of that CC has the same SMs and bus (their
+    per-clock roofs are then all the same); None without a compute capability."""
+    if not cc:
+        return None
+    evidence = [f"CC {cc}"]
+    matches = [g for g in GPUS if g.cc == cc]
+    if sm_count is not None and sm_count > 0:
+        evidence.append(f"{int(sm_count)} SMs")
+        matches = [g for g in matches if g.sm_count == int(sm_count)]
+    if bus_bits is not None and bus_bits > 0:
+        evidence.append(f"{int(bus_bits)}-bit memory bus")
+        matches = [g for g in matches if g.memory_bus_bits == int(bus_bits)]
+    shapes = {(g.sm_count, g.memory_bus_bits) for g in matches}
+    counted = sm_count is not None and sm_count > 0
+    gpu = matches[0] if matches and (len(shapes) == 1 or counted) else None
+    return Inference(gpu, tuple(matches), ", ".join(evidence))

@@ -110,8 +110,10 @@ MEASURE_DERIVED = {base: derived for measures in TIER_MEASURES.values() for base
 
 
 def counter_forms(base: str) -> tuple[str, ...]:
-    """Every name a tier counter is read in: count, rate, peak, pct of peak, derived rate and peak."""
+    """Every name a tier counter is read in: count, rate, peak, pct of peak (of the `.sum`, or of
+    the `.avg`, which is the same percentage), derived rate and peak."""
     forms = [base + form for form in ("", ".per_second", ".peak_sustained", ".pct_of_peak_sustained_elapsed")]
+    forms.append(base.removesuffix(".sum") + ".avg.pct_of_peak_sustained_elapsed")
     derived = MEASURE_DERIVED[base]
     if derived is not None:
         forms += [f"{derived}.per_second", f"{derived}.peak_sustained"]
@@ -146,6 +148,10 @@ SOL_METRICS = {
 WAVES = "launch__waves_per_multiprocessor"
 
 
+# a device attribute ncu reports from 2023.1 on: tells a CSV of an older report (`recipe.tiers`)
+VERSION_MARKER = "device__attribute_cluster_launch"
+
+
 def _tier(tier: str, *more: str) -> tuple[str, ...]:
     return (*chain.from_iterable(counter_forms(base) for base in TIER_MEASURES[tier]), *more)
 
@@ -173,7 +179,7 @@ FORMULA_METRICS: dict[str, tuple[str, ...]] = {
         CLOCKS["sm"],
     ),
     "dram": _tier("dram", *DRAM_READ_WRITE, *DRAM_SECTORS, *DRAM_RATES, CLOCKS["dram"]),
-    "l2": _tier("l2", CLOCKS["lts"]),
+    "l2": _tier("l2", CLOCKS["lts"], VERSION_MARKER),
     "l1": _tier("l1", *L1_SECTOR_METRICS, CC_MAJOR, CC_MINOR, CLOCKS["l1tex"]),
     "shared": _tier("shared", *SHARED_OPS, SHARED_SASS_BYTES, CLOCKS["l1tex"]),
     "pipes": (SM_ACTIVE_CYCLES, SM_CYCLES, CLOCKS["sm"]),  # the pipes found by name (`PIPE_INST`, …)

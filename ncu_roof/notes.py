@@ -94,7 +94,9 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         add(
             ok,
             lambda _: (
-                "no compute roofs for this device (the input names no GPU): pass --gpu KEY or --roofs FILE"
+                "no compute roofs for this device (the input names no GPU, and no one built-in GPU "
+                "matches the compute capability and SM count it holds): pass --gpu KEY "
+                "(`ncu-roof gpus` lists them) or --roofs FILE"
             ),
         )
     unroofed = np.column_stack([x.unroofed[t] for t in x.unroofed]) if x.unroofed else np.zeros((n, 0), bool)
@@ -144,7 +146,8 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         ok & x.tensor_by_pipe,
         lambda _: "tensor FLOPs = tensor-pipe instructions x 512 (V100 HMMA shape): approximate here",
     )
-    latency = equals(x.bound, Bound.LATENCY)
+    # a latency verdict, or SOL's latency cross-check, already names a grid under one wave
+    latency = equals(x.bound, Bound.LATENCY) | (x.disagrees & equals(x.sol_bound, Bound.LATENCY))
     add(
         ok & (x.waves < 1) & ~latency,
         lambda rows: (
@@ -199,7 +202,9 @@ def _verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
             "the latency-bound check (Nsight's 60% rule) was not made"
         ),
     )
-    add(ok & x.disagrees & ~latency, lambda rows: _disagrees(x, rows))
+    sol_latency = equals(x.sol_bound, Bound.LATENCY)
+    add(ok & x.disagrees & ~latency & ~sol_latency, lambda rows: _disagrees(x, rows))
+    add(ok & x.disagrees & sol_latency, lambda rows: _latency_cross_check(x, rows))
 
 
 # A unit's throughput % and its bytes-based (or FLOP-based) % of roof "differ a lot" when the unit
@@ -456,6 +461,34 @@ def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
         + _unit_words(x.sol_unit[rows], " at ")
         + "; the roofline says "
         + _verdict_words(x.binding[rows], x.pct[rows])
+        + np.where(
+            equals(x.binding[rows], COMPUTE),
+            ": the memory unit is busier than the bytes at their peak explain (uncoalesced access, "
+            "bank conflicts, or traffic of a counter not on the roofline)",
+            ": the SM is busier than the FLOPs at their peak explain — the instruction mix "
+            "(integer, address, conversion work), not the FLOP roof, keeps it busy",
+        ).astype(object)
+    )
+    return out
+
+
+def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    """The roofline decided; Speed of Light calls the launch latency-bound: what that means."""
+    small = x.waves[rows] < 1
+    why = np.where(
+        small,
+        "too few blocks to fill the GPU (" + fixed(x.waves[rows], 2) + " waves per SM): a larger grid",
+        "too few warps in flight or dependent accesses hide no latency: more parallelism "
+        "(occupancy, independent work per thread)",
+    ).astype(object)
+    out: np.ndarray = (
+        "Speed of Light says latency-bound: "
+        + _sol_pcts(x, rows)
+        + f", both under {LATENCY_SOL_PCT:.0f}%; the roofline says "
+        + _verdict_words(x.binding[rows], x.pct[rows])
+        + ": no unit is near its peak — "
+        + why
+        + " brings it toward that roof, which then binds"
     )
     return out
 

@@ -128,6 +128,9 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
         for warning in table.warnings:
             say(f"warning: {warning}")
     analysis = analyze(tables, choice)
+    for device in analysis.devices:  # a GPU the input does not name, taken from what it holds
+        if device.name is None and device.roofs.name and "inferred from" in device.roofs.name:
+            say(f"note: device {device.index}: {device.roofs.name}; --gpu KEY chooses another")
     if request.gpu:
         warn_other_gpu(request.gpu, [d.name for d in analysis.devices], say)
     return analysis

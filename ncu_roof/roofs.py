@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from ncu_roof.errors import BadInputError, NcuRoofError
 from ncu_roof.gpu_specs import Gpu, Hardware, hardware_from_attributes
-from ncu_roof.gpus import match_gpu
+from ncu_roof.gpus import Inference, infer_gpu, match_gpu
+from ncu_roof.metrics import SHARED_WAVEFRONTS
 from ncu_roof.tomlfile import read_toml
 from ncu_roof.units import Dimension, missing_cell, parse_quantity
 from ncu_roof.vocabulary import PRECISIONS, TIERS, Roofs
@@ -80,16 +81,21 @@ def first_label(values: np.ndarray) -> str | None:
 NO_TENSOR_CORES = re.compile(r"\bGTX 16[56]0\b", re.IGNORECASE)
 
 
-def device_hardware(norm: Mapping[str, np.ndarray], device_name: str | None) -> Hardware | None:
-    """The built-in figures of one device: its product row, else its `device__attribute_*`; no
+def device_hardware(
+    norm: Mapping[str, np.ndarray], device_name: str | None, cc_column: str | None = None
+) -> Hardware | None:
+    """The built-in figures of one device: its product row, else its `device__attribute_*` (else
+    its CC column and launch SM count: the architecture's per-SM figures, no memory bus); no
     tensor roof for a GPU without tensor cores."""
-    hardware = _device_hardware(norm, device_name)
+    hardware = _device_hardware(norm, device_name, cc_column)
     if hardware is None or not device_name or NO_TENSOR_CORES.search(device_name) is None:
         return hardware
     return dataclasses.replace(hardware, overrides={**hardware.overrides, "tensor": 0.0})  # 0: no roof
 
 
-def _device_hardware(norm: Mapping[str, np.ndarray], device_name: str | None) -> Hardware | None:
+def _device_hardware(
+    norm: Mapping[str, np.ndarray], device_name: str | None, cc_column: str | None
+) -> Hardware | None:
     gpu = match_gpu(device_name)
     if gpu is not None:
         return gpu.hardware()
@@ -100,13 +106,39 @@ def _device_hardware(norm: Mapping[str, np.ndarray], device_name: str | None) ->
 
     major = attribute("device_cc_major")
     minor = attribute("device_cc_minor")
-    cc = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else None
+    cc = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else cc_column
     return hardware_from_attributes(
-        attribute("device_sm_count"),
+        attribute("device_sm_count") or attribute("sm_count"),
         attribute("device_clock_hz"),
         attribute("device_memory_clock_hz"),
         attribute("device_memory_bus_bits"),
         cc,
+    )
+
+
+def infer_device(norm: Mapping[str, np.ndarray], cc: str | None) -> Inference | None:
+    """The built-in product of a device the input does not name, from its compute capability
+    (`device__attribute_*`, else the CC column), SM count and memory bus width where it has them."""
+
+    def attribute(*columns: str) -> float | None:
+        for column in columns:
+            value = median(norm[column]) if column in norm else math.nan
+            if math.isfinite(value):
+                return value
+        return None
+
+    major, minor = attribute("device_cc_major"), attribute("device_cc_minor")
+    known_cc = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else cc
+    sms = attribute("device_sm_count", "sm_count")
+    return infer_gpu(known_cc, sms, attribute("device_memory_bus_bits"))
+
+
+def inferred_hardware(inference: Inference) -> Hardware | None:
+    """The inferred product's per-clock figures, their origin saying it was inferred."""
+    if inference.gpu is None:
+        return None
+    return dataclasses.replace(
+        inference.gpu.hardware(), origin=f"builtin:{inference.gpu.key}, {inference.describe()}"
     )
 
 
@@ -116,9 +148,10 @@ def fill_builtin(
     """Each launch's roofs the report lacks (all of them when `replace`), from the built-in
     per-clock figures × that launch's measured clocks (boost where the report has none).
 
-    A memory tier is filled only where the built-in figure models the peak of the very counter
-    its traffic was counted with (`bw_<tier>_builtin`), or where it has no traffic. The columns
-    given are never written into (they may be shared): filled ones are new arrays.
+    A memory tier's roof is always the built-in peak of the very counter its traffic was counted
+    with (`bw_<tier>_counter`, `tier_peaks`); a launch without traffic on a tier gets the peak of
+    the counter Nsight draws there (for the device's roofs). The columns given are never written
+    into (they may be shared): filled ones are new arrays.
     """
     import numpy as np
 
@@ -127,31 +160,105 @@ def fill_builtin(
         return columns
     for key, (per_clock, kind) in hardware.per_clock().items():
         column = roof_column(key)
+        if column in columns:
+            everywhere = np.ones(launch_count(columns), dtype=bool)
+            recipe = f"{hardware.origin} ({hardware.describe(key)})"
+            _fill(columns, column, everywhere, per_clock, kind, recipe, hardware, replace)
+    for tier in TIERS:
+        column = roof_column(tier)
         if column not in columns:
             continue
-        measured = columns[CLOCK_COLUMNS[kind]]
-        boost = hardware.boost_clock(kind)
-        clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
-        value = per_clock * clock
-        lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
-        take = ~np.isnan(value) & (lacking | replace)
-        if key not in PRECISIONS:
-            take &= columns[f"bw_{key}_builtin"].astype(bool) | np.isnan(columns[f"{key}_bytes"])
-        columns[column] = np.where(take, value, columns[column])
-        recipe = f"{hardware.origin} ({hardware.describe(key)})"
-        columns[f"{column}_recipe"] = _filled(columns[f"{column}_recipe"], take, recipe)
-        columns[f"{column}_clock_hz"] = np.where(take, clock, measured)
-        columns[f"{column}_at_boost"] = take & ~(measured > 0)
+        for counter, rows in _tier_counters(columns, tier).items():
+            found = hardware.counter_per_clock(counter)
+            if found is not None:
+                per_clock, kind, how = found
+                recipe = f"{hardware.origin} ({how})"
+                _fill(columns, column, rows, per_clock, kind, recipe, hardware, replace)
     return columns
 
 
-def _filled(labels: np.ndarray, where: np.ndarray, label: str) -> np.ndarray:
-    """`labels` with `label` where asked: one shared string, not one per row."""
+def _tier_counters(columns: Mapping[str, np.ndarray], tier: str) -> dict[str, np.ndarray]:
+    """Each counter a tier's launches were counted with → its launches; launches without traffic
+    on the tier under the counter Nsight draws there on their compute capability."""
     import numpy as np
 
-    values = np.array(labels, dtype=object, copy=True)
-    values[where] = label
-    return values
+    from ncu_roof.codes import factorize
+
+    counters = columns.get(f"bw_{tier}_counter")
+    n = launch_count(columns)
+    out: dict[str, np.ndarray] = {}
+    if counters is not None:
+        codes, distinct = factorize(counters)
+        for k, counter in enumerate(distinct):
+            if isinstance(counter, str):
+                out[counter] = codes == k
+    idle = np.isnan(columns[f"{tier}_bytes"])
+    if idle.any():
+        cc = 10 * columns.get("device_cc_major", np.full(n, np.nan)) + columns.get(
+            "device_cc_minor", np.full(n, np.nan)
+        )
+        for counter, rows in _drawn_counters(tier, cc).items():
+            out[counter] = out.get(counter, np.zeros(n, dtype=bool)) | (idle & rows)
+    return out
+
+
+def _drawn_counters(tier: str, cc: np.ndarray) -> dict[str, np.ndarray]:
+    """The counter Nsight (≥ 2024.1) draws on a tier, per launch's compute capability."""
+    import numpy as np
+
+    from ncu_roof.recipe import FACTORS
+
+    every = np.ones(len(cc), dtype=bool)
+    if tier == "dram":
+        return {"dram__bytes.sum": every}
+    if tier == "l2":
+        return {f"lts__lts2xbar_cycles_active.sum*{FACTORS.l2_xbar_bytes_per_cycle:g}": every}
+    if tier == "shared":
+        return {f"{SHARED_WAVEFRONTS}.sum*{FACTORS.shared_wavefront_bytes:g}": every}
+    wb = f"*{FACTORS.l1_writeback_bytes_per_cycle:g}"
+    unknown = np.isnan(cc)
+    return {
+        f"l1tex__lsu_writeback_active_mem_lgds.sum{wb}": cc >= 90,
+        f"l1tex__lsu_writeback_active_mem_lg.sum{wb}": (cc >= 75) & (cc < 90) | unknown,
+        f"l1tex__lsu_writeback_active.sum{wb}": cc < 75,
+    }
+
+
+def _fill(
+    columns: dict[str, np.ndarray],
+    column: str,
+    rows: np.ndarray,
+    per_clock: float,
+    kind: str,
+    recipe: str,
+    hardware: Hardware,
+    replace: bool,
+) -> None:
+    """One built-in roof × each launch's clock of `kind` on `rows` that lack it (all with
+    `replace`). The L2 clock, where the report lacks it, is the SM clock the launch ran at
+    (said so): never a boost clock beside measured ones."""
+    import numpy as np
+
+    measured = columns[CLOCK_COLUMNS[kind]]
+    at_sm = np.zeros(len(measured), dtype=bool)
+    if kind == "l2":
+        sm = columns[CLOCK_COLUMNS["sm"]]
+        at_sm = ~(measured > 0) & (sm > 0)
+        measured = np.where(at_sm, sm, measured)
+    boost = hardware.boost_clock(kind)
+    clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
+    value = per_clock * clock
+    lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
+    take = rows & ~np.isnan(value) & (lacking | replace)
+    columns[column] = np.where(take, value, columns[column])
+    labels = np.array(columns[f"{column}_recipe"], dtype=object, copy=True)
+    labels[take & ~at_sm] = recipe  # one shared text, not one per launch
+    labels[take & at_sm] = f"{recipe}; at the SM clock: the report has no L2 clock"
+    columns[f"{column}_recipe"] = labels
+    columns[f"{column}_clock_hz"] = np.where(take, clock, columns.get(f"{column}_clock_hz", measured))
+    columns[f"{column}_at_boost"] = (take & ~(measured > 0)) | (
+        ~take & columns.get(f"{column}_at_boost", np.zeros(len(take), dtype=bool))
+    )
 
 
 def report_roofs(

@@ -68,8 +68,9 @@ class VerdictArrays:
 
 
 def verdict_arrays(binding: np.ndarray, roofline_supported: np.ndarray, sol: SolArrays) -> VerdictArrays:
-    """The verdict ladder: SOL's latency rule first (the roofline cannot see latency), then the
-    roofline where its data supports a verdict, then SOL alone, else unknown."""
+    """The verdict ladder: the roofline wherever its data supports a verdict, then SOL alone
+    (latency first: the rule SOL's latency check is), else unknown. Where both decide and SOL's
+    rule says otherwise (the other side, or latency), `disagrees` is set: both are shown."""
     bindings = np.asarray(binding, dtype=object)
     n = len(bindings)
     has_binding = is_set(bindings)
@@ -82,15 +83,14 @@ def verdict_arrays(binding: np.ndarray, roofline_supported: np.ndarray, sol: Sol
     sol_decided = ~equals(sol.bound, Bound.UNKNOWN)
     bound = sol.bound.copy()
     bound[has_roofline] = roofline_bound[has_roofline]
-    bound[sol_latency] = Bound.LATENCY
     basis = objects(VerdictBasis.NONE, n)
     basis[sol_decided] = VerdictBasis.SOL
-    basis[has_roofline & ~sol_latency] = VerdictBasis.ROOFLINE
+    basis[has_roofline] = VerdictBasis.ROOFLINE
     roofline_memory = has_binding & ~roofline_compute
     opposite = (roofline_compute & equals(sol.bound, Bound.MEMORY)) | (
         roofline_memory & equals(sol.bound, Bound.COMPUTE)
     )
-    return VerdictArrays(bound=bound, basis=basis, disagrees=has_roofline & opposite)
+    return VerdictArrays(bound=bound, basis=basis, disagrees=has_roofline & (opposite | sol_latency))
 
 
 # The busiest unit of Speed of Light: the memory breakdown first, so that a tie with the

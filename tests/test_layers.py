@@ -50,6 +50,7 @@ LAYER_OF = {
     "ncu_roof.recipe": "recipe",
     # roofs: peaks and bandwidths (report, built-in table, user file)
     "ncu_roof.arch": "roofs",  # the per-architecture figures: one type, one table
+    "ncu_roof.tier_peaks": "roofs",  # the peak of every tier counter, per SM or L2 slice per clock
     "ncu_roof.gpu_specs": "roofs",
     "ncu_roof.gpu_table": "roofs",
     "ncu_roof.gpus": "roofs",

@@ -157,7 +157,7 @@ def test_normalize_is_its_columns_as_an_ordinary_frame(name: str, fixtures: Path
     frame = normalize(metrics, ncu_version=table.ncu_version)
     assert list(frame.columns) == list(columns)
     assert {str(frame[n].dtype) for n in frame.columns if n.endswith("_traffic")} == {"str"}
-    assert frame["duration_s_recipe"].dtype == object and frame["bw_dram_builtin"].dtype == bool
+    assert frame["duration_s_recipe"].dtype == object and frame["bw_dram_counter"].dtype == object
     arrays = [frame[n].to_numpy() for n in frame.columns if frame[n].dtype != "str"]
     arrays += [metrics[n].to_numpy() for n in metrics.columns]
     shared = [(i, j) for i, a in enumerate(arrays) for j in range(i) if np.shares_memory(a, arrays[j])]

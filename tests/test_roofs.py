@@ -139,15 +139,18 @@ def test_gpus_outside_the_table_get_roofs_from_their_device_attributes(fixtures:
     assert kernel.pct_of_roof == pytest.approx(100 * 0.5e9 / 921.6e9 / 1e-3)
 
 
-def test_l1_traffic_without_an_l1_roof_makes_the_verdict_unknown(fixtures: Path) -> None:
-    # naive SGEMM on an A10G: 2.15 GFLOP, 5.37 GB through L1 (0.4 FLOP/B), no L1 peak in the
-    # report. Judged without L1 it would be called compute-bound; L1 may well bind instead.
+def test_l1_traffic_without_an_l1_roof_in_the_report_gets_its_counters_builtin_roof(fixtures: Path) -> None:
+    # naive SGEMM on an A10G: 2.15 GFLOP, 5.37 GB through L1 (0.4 FLOP/B) in 10.78 ms, no L1 peak
+    # in the report. The roof of l1tex__t_bytes from the table: 80 SMs x 4 sectors x 32 B x the
+    # 1.71 GHz SM clock = 17.51 TB/s (unverified) -> 5.37 GB take 0.307 ms; FP32 2.15 GFLOP at
+    # 80 x 256 x 1.71 GHz = 35.0 TFLOP/s take 0.061 ms; DRAM 32.7 MB at 600 GB/s 0.055 ms: L1 binds.
     kernel = _analyze(fixtures / "naive_sgemm_l1_without_roof.csv").kernels[0]
     assert kernel.intensity_flop_per_byte["l1"] == pytest.approx(0.4, rel=1e-3)
-    assert kernel.bound is Bound.UNKNOWN and kernel.binding is None
-    assert any(
-        n.startswith("no roofline verdict: l1 has traffic (counter:l1tex__t_bytes.sum)") for n in kernel.notes
-    )
+    assert kernel.bound is Bound.MEMORY and kernel.binding == "l1"
+    assert kernel.traffic["l1"]["roof"].startswith("builtin:a10g (l1tex__t_bytes.sum: 4/SM/clk")
+    assert "(unverified)" in kernel.traffic["l1"]["roof"]
+    l1_s = 5370806272 / (80 * 128 * 1.71e9)
+    assert kernel.pct_of_roof == pytest.approx(100 * l1_s / 10776576e-9, rel=1e-3)
 
 
 # --- the table ---------------------------------------------------------------------------------
@@ -218,8 +221,11 @@ def test_per_clock_figures_reproduce_the_datasheets_at_boost() -> None:
             boost = hardware.boost_clock("sm")
             assert boost is not None
             assert per_clock * boost == pytest.approx(datasheet, rel=0.02), (gpu.key, precision)
-        dram, _ = hardware.per_clock()["dram"]
-        assert dram * (hardware.boost_clock("dram") or 0) == pytest.approx(gpu.bandwidth_byte_per_s["dram"])
+        dram = hardware.counter_per_clock("dram__bytes.sum")
+        assert dram is not None and dram[1] == "dram"
+        assert dram[0] * (hardware.boost_clock("dram") or 0) == pytest.approx(
+            gpu.bandwidth_byte_per_s["dram"]
+        )
 
 
 def test_every_compute_capability_since_volta_has_figures() -> None:
@@ -277,6 +283,7 @@ _FAMILY = [  # (pattern in a bytes or roof formula, the counter it is)
     ),
     (r"l1tex__t_(bytes|sectors)", "l1tex__t"),
     (r"l1tex__data_pipe_lsu_wavefronts_mem_shared", "shared pipe"),
+    (r"sm__sass_data_bytes_mem_shared", "shared data"),
 ]
 
 
@@ -298,12 +305,19 @@ def test_no_tier_is_judged_against_another_counters_peak(corpus: Path, traffic: 
     for path in paths:
         norm = normalized(path, traffic)
         for tier in ("dram", "l2", "l1", "shared"):
-            for formula, roof in zip(
-                norm[f"{tier}_bytes_recipe"], norm[f"bw_{tier}_byte_per_s_recipe"], strict=True
+            for formula, roof, counter in zip(
+                norm[f"{tier}_bytes_recipe"],
+                norm[f"bw_{tier}_byte_per_s_recipe"],
+                norm[f"bw_{tier}_counter"],
+                strict=True,
             ):
-                if isinstance(formula, str) and isinstance(roof, str):
+                if not isinstance(formula, str):
+                    continue
+                # the counter whose built-in peak a missing roof is taken from is the formula's
+                assert isinstance(counter, str) and _family(counter) == _family(formula), (path.name, tier)
+                if isinstance(roof, str):  # and the report's own roof is that counter's
                     assert _family(roof) == _family(formula), (path.name, tier, formula, roof)
-                    paired += 1
+                paired += 1
     assert paired >= 150
 
 

@@ -217,6 +217,11 @@ def test_the_verdict_basis_is_always_stated(
         assert bound is not Bound.UNKNOWN  # SOL percentages always give a verdict
     if basis is VerdictBasis.SOL:
         assert bound is sol.bound[0]
+    # the roofline decides wherever its data supports a verdict; SOL's rule is the cross-check
+    assert (basis is VerdictBasis.ROOFLINE) == has_roofline
+    if has_roofline:
+        assert bound is Bound.MEMORY
+        assert verdict.disagrees[0] == (sol.bound[0] in (Bound.COMPUTE, Bound.LATENCY))
 
 
 def test_the_instruction_roofline_plot(corpus: Path, fixtures: Path) -> None:

@@ -51,6 +51,7 @@ _LABELS: dict[str, str] = {
     "L2 Cache Throughput": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
     "SOL L2 Cache": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
     "Waves Per SM": "launch__waves_per_multiprocessor",
+    "# SMs": "launch__sm_count",  # Launch Statistics: what a GPU the page does not name is inferred by
 }
 # "Memory Throughput" in Memory Workload Analysis is a bandwidth, not a percentage.
 _BANDWIDTH_LABELS = {"Memory Throughput": "dram__bytes.sum.per_second"}

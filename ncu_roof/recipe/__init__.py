@@ -66,7 +66,7 @@ from ncu_roof.recipe.tensor import (
     tensor_variants,
     tensor_work,
 )
-from ncu_roof.recipe.tiers import nsight_era, pick_tier, tier_candidates
+from ncu_roof.recipe.tiers import measured_era, nsight_era, pick_tier, tier_candidates
 from ncu_roof.traffic import TrafficDefinition
 from ncu_roof.vocabulary import PRECISIONS
 
@@ -176,13 +176,14 @@ def _normalize(
     out["schedulers_per_sm"] = m(SCHEDULERS_METRIC)
 
     era = nsight_era(ncu_version)
-    for tier, (asked, definitions) in tier_candidates(m, duration, factors, era, traffic).items():
+    measures = era if ncu_version else measured_era(m)
+    for tier, (asked, definitions) in tier_candidates(m, duration, factors, measures, traffic).items():
         picked = pick_tier(asked, definitions, m.rows, era)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
         out[f"{tier}{TRAFFIC_SUFFIX}"] = picked.definition
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)
-        out[f"bw_{tier}_builtin"] = picked.builtin
+        out[f"bw_{tier}_counter"] = picked.counter
     for column, metric, scale in DEVICE_ATTRIBUTES:
         out[column] = m(metric) * scale
 

@@ -19,6 +19,7 @@ from ncu_roof.metrics import (
     SHARED_OPS,
     SHARED_SASS_BYTES,
     SHARED_WAVEFRONTS,
+    VERSION_MARKER,
     counter_forms,
 )
 from ncu_roof.ncu import version_tuple
@@ -36,6 +37,7 @@ from ncu_roof.recipe.frame import (
 from ncu_roof.traffic import TrafficDefinition
 
 LOWER_BOUND = "a lower bound"  # in a bytes label: the tier's traffic is only part of it
+DRAM_COUNTER = "dram__bytes.sum"
 
 
 @dataclass(frozen=True)
@@ -69,16 +71,26 @@ class TierDefinition:
     bytes: Numbers
     bandwidth_byte_per_s: Numbers
     roof_label: Texts  # per row: how the roof was had (peak_sustained or pct of peak)
-    builtin: bool  # the built-in per-architecture figure models this counter's peak
+    counter: Texts  # per row with bytes: the counter whose peak is the roof (`base*scale`), NaN else
+
+
+def _counter_of(m: MetricFrame, name: str, nbytes: Numbers) -> Texts:
+    """`name` on the rows with bytes, NaN on the others (one shared text; the shared all-NaN
+    labels where no row has bytes, as most definitions of a report)."""
+    has = ~np.isnan(nbytes)
+    if not has.any():
+        return m.no_labels
+    counter: Texts = np.array([np.nan, name], dtype=object)[has.astype(np.intp)]
+    return counter
 
 
 def _measured(
-    m: MetricFrame, duration: Numbers, measure: _Measure, kind: str, builtin: bool, rated: bool = True
+    m: MetricFrame, duration: Numbers, measure: _Measure, kind: str, rated: bool = True
 ) -> TierDefinition:
     """Bytes (count, else rate × time unless `rated` is False) and the counter's own peak rate:
     `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100)."""
     if not any(m.has(name) for name in measure.inputs()):  # a counter the report lacks
-        return _no_rows(m, kind, builtin)
+        return _no_rows(m, kind)
     s = measure.scale
     base, derived, clock = measure.base, measure.derived, m(measure.clock)
     count = m(base) * s
@@ -97,7 +109,11 @@ def _measured(
     texts = [np.nan, *(t.removesuffix("*1") for t in (f"counter:{measure.name()}", *rate_labels))]
     codes = np.where(bytes_chosen == 2, 1 + rate_chosen, bytes_chosen)
     label: Texts = np.array(texts, dtype=object)[codes]
-    pct = m(f"{base}.pct_of_peak_sustained_elapsed")
+    # the .avg's percentage of its per-unit peak is the .sum's of the sum of them
+    pct = fillna(
+        m(f"{base}.pct_of_peak_sustained_elapsed"),
+        m(f"{base.removesuffix('.sum')}.avg.pct_of_peak_sustained_elapsed"),
+    )
     achieved = fillna(rate, count / duration)
     by_pct = np.where(pct > 0, achieved / (pct / 100.0), np.nan)
     roof, roof_chosen = choose([("peak", peak * clock), ("pct", by_pct)])
@@ -105,20 +121,23 @@ def _measured(
     texts = [np.nan, *peak_texts, f"{measure.name()} rate / pct_of_peak_sustained_elapsed"]
     codes = np.where(roof_chosen == 1, peak_chosen, np.where(roof_chosen == 2, 1 + len(peaks), 0))
     roof_label: Texts = np.array(texts, dtype=object)[codes]
-    return TierDefinition(kind, label, nbytes, roof, roof_label, builtin)
+    return TierDefinition(kind, label, nbytes, roof, roof_label, _counter_of(m, measure.name(), nbytes))
 
 
-def _fixed(label: str, nbytes: Numbers, roof_of: TierDefinition, kind: str) -> TierDefinition:
-    """Another formula for the same counter as `roof_of` (DRAM read + write = dram__bytes)."""
+def _fixed(
+    m: MetricFrame, label: str, nbytes: Numbers, roof_of: TierDefinition, kind: str, counter: str
+) -> TierDefinition:
+    """Another formula for the traffic of `counter`, judged against `roof_of`'s roof (that of the
+    same counter, or none where the report holds no peak of it): DRAM read + write = dram__bytes."""
     texts = np.array([np.nan, label], dtype=object)
     labels: Texts = texts[(~np.isnan(nbytes)).astype(np.intp)]
     roof = roof_of.bandwidth_byte_per_s
-    return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, roof_of.builtin)
+    return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, _counter_of(m, counter, nbytes))
 
 
-def _no_rows(m: MetricFrame, kind: str, builtin: bool) -> TierDefinition:
+def _no_rows(m: MetricFrame, kind: str) -> TierDefinition:
     """A definition no row has (its counter absent): the shared read-only all-NaN arrays."""
-    return TierDefinition(kind, m.no_labels, m.nan, m.nan, m.no_labels, builtin)
+    return TierDefinition(kind, m.no_labels, m.nan, m.nan, m.no_labels, m.no_labels)
 
 
 def _within(m: MetricFrame, d: TierDefinition, rows: Flags) -> TierDefinition:
@@ -126,10 +145,30 @@ def _within(m: MetricFrame, d: TierDefinition, rows: Flags) -> TierDefinition:
     if rows.all():
         return d
     if not rows.any():
-        return _no_rows(m, d.kind, d.builtin)
-    label, roof_label = (np.where(rows, x, np.nan) for x in (d.label, d.roof_label))
+        return _no_rows(m, d.kind)
+    label, roof_label, counter = (np.where(rows, x, np.nan) for x in (d.label, d.roof_label, d.counter))
     nbytes, roof = (np.where(rows, x, np.nan) for x in (d.bytes, d.bandwidth_byte_per_s))
-    return TierDefinition(d.kind, label, nbytes, roof, roof_label, d.builtin)
+    return TierDefinition(d.kind, label, nbytes, roof, roof_label, counter)
+
+
+def measured_era(m: MetricFrame) -> str | None:
+    """The Nsight roofline of a report whose ncu version the input does not say (a CSV), by what
+    it holds: "2022" when it has device attributes but not `device__attribute_cluster_launch`,
+    which ncu reports from 2023.1 on (every corpus report of ncu ≤ 2022.4 lacks it, every later
+    one has it, and a re-export keeps the report's attributes), nor a later Nsight's L2 measure;
+    None otherwise (newest first)."""
+    attributes = bool((~np.isnan(m(CC_MAJOR))).any())
+    # the L2 measures of the 2023 and 2024 roofline sections (their percentages alone are in
+    # every --set full of older versions too)
+    xbar = "lts__lts2xbar_cycles_active.sum"
+    newer = [VERSION_MARKER, xbar, f"{xbar}.per_second", f"{xbar}.peak_sustained"]
+    newer += [
+        "derived__lts__lts2xbar_bytes.sum.per_second",
+        "l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained",
+    ]
+    if attributes and not any(bool((~np.isnan(m(name))).any()) for name in newer):
+        return "2022"
+    return None
 
 
 def nsight_era(ncu_version: str | None) -> str | None:
@@ -154,14 +193,12 @@ def tier_candidates(
     lts, l1, dram_clk = (CLOCKS[u] for u in ("lts", "l1tex", "dram"))
     sector, xbar, wb = f.sector_bytes, f.l2_xbar_bytes_per_cycle, f.l1_writeback_bytes_per_cycle
 
-    def measure(
-        kind: str, base: str, scale: float, clock: str, builtin: bool = False, rated: bool = True
-    ) -> TierDefinition:
-        return _measured(m, duration, _Measure(base, scale, clock), kind, builtin, rated)
+    def measure(kind: str, base: str, scale: float, clock: str, rated: bool = True) -> TierDefinition:
+        return _measured(m, duration, _Measure(base, scale, clock), kind, rated)
 
     asked = traffic.value
     # DRAM: both definitions count dram__bytes (= read + write), with its own peak
-    dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, builtin=True, rated=False)
+    dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, rated=False)
     (read, write), (read_sectors, write_sectors), (read_rate, write_rate) = (
         DRAM_READ_WRITE,
         DRAM_SECTORS,
@@ -169,23 +206,34 @@ def tier_candidates(
     )
     dram = [
         dram_bytes,
-        _fixed(f"counter:{read}+{write}", m(read) + m(write), dram_bytes, asked),
+        _fixed(m, f"counter:{read}+{write}", m(read) + m(write), dram_bytes, asked, DRAM_COUNTER),
         _fixed(
+            m,
             f"counter:({read_sectors}+{write_sectors})*{sector:g}",
             (m(read_sectors) + m(write_sectors)) * sector,
             dram_bytes,
             asked,
+            DRAM_COUNTER,
         ),
-        measure(asked, "dram__bytes.sum", 1.0, dram_clk, builtin=True),
+        measure(asked, "dram__bytes.sum", 1.0, dram_clk),
         _fixed(
+            m,
             f"rate*time:{read_rate}+{write_rate}",
             (m(read_rate) + m(write_rate)) * duration,
             dram_bytes,
             asked,
+            DRAM_COUNTER,
         ),
         # one direction alone: DRAM traffic still, a lower bound (the label says so; so does a note)
         *(
-            _fixed(f"{kind}:{name} ({other} not collected: {LOWER_BOUND})", values, dram_bytes, asked)
+            _fixed(
+                m,
+                f"{kind}:{name} ({other} not collected: {LOWER_BOUND})",
+                values,
+                dram_bytes,
+                asked,
+                DRAM_COUNTER,
+            )
             for kind, name, other, values in (
                 ("counter", read, "write", m(read)),
                 ("counter", write, "read", m(write)),
@@ -214,7 +262,7 @@ def tier_candidates(
     cc = 10 * m(CC_MAJOR) + m(CC_MINOR)
     writebacks = []
     for scope in ("_mem_lgds", "_mem_lg", ""):
-        d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1, builtin=True)
+        d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1)
         # the scope Nsight draws on this compute capability; any scope where the CC is unknown
         writebacks.append(_within(m, d, _writeback(cc, scope) | np.isnan(cc)))
     l1_writeback = _first_of(writebacks)
@@ -231,26 +279,37 @@ def tier_candidates(
         measure("counted", "l1tex__t_bytes.sum", 1.0, l1),
         t_sectors,
         _fixed(
+            m,
             f"counter:l1tex__t_sectors_pipe_lsu_mem_{{global,local}}_op_{{ld,st}}.sum*{sector:g}",
             (global_ld + global_st + fillna(local_ld, 0.0) + fillna(local_st, 0.0)) * sector,
             t_sectors,
             "counted",
+            f"l1tex__t_sectors.sum*{sector:g}",
         ),
     ]
 
     wavefront = f.shared_wavefront_bytes
-    pipe = measure("shared", f"{SHARED_WAVEFRONTS}.sum", wavefront, l1, builtin=True)
+    pipe = measure("shared", f"{SHARED_WAVEFRONTS}.sum", wavefront, l1)
     shared = [
         # the parent metric also counts wavefronts that are not shared-memory instructions (it is
         # non-zero for kernels without any): the bytes come from the per-instruction children,
         # the roof from the parent (the same data pipe)
         _fixed(
+            m,
             f"counter:{SHARED_WAVEFRONTS}_op_{{ld,st,atom}}.sum*{wavefront:g}",
             (m(SHARED_OPS[0]) + m(SHARED_OPS[1]) + fillna(m(SHARED_OPS[2]), 0.0)) * wavefront,
             pipe,
             "shared",
+            f"{SHARED_WAVEFRONTS}.sum*{wavefront:g}",
         ),
-        _fixed(f"counter:{SHARED_SASS_BYTES}", m(SHARED_SASS_BYTES), _no_rows(m, "shared", False), "shared"),
+        _fixed(
+            m,
+            f"counter:{SHARED_SASS_BYTES}",
+            m(SHARED_SASS_BYTES),
+            _no_rows(m, "shared"),
+            "shared",
+            SHARED_SASS_BYTES,
+        ),
     ]
 
     def ordered(by_era: dict[str, TierDefinition], counted: list[TierDefinition]) -> list[TierDefinition]:
@@ -280,7 +339,7 @@ def _first_of(definitions: list[TierDefinition]) -> TierDefinition:
     for d in definitions[1:]:
         merged.take(np.isnan(merged.nbytes) & ~np.isnan(d.bytes), d)
     return TierDefinition(
-        first.kind, merged.label, merged.nbytes, merged.roof, merged.roof_label, first.builtin
+        first.kind, merged.label, merged.nbytes, merged.roof, merged.roof_label, merged.counter
     )
 
 
@@ -293,15 +352,22 @@ class _Columns:
     nbytes: Numbers
     roof: Numbers
     roof_label: Texts
+    counter: Texts
 
     @staticmethod
     def of(d: TierDefinition) -> _Columns:
-        return _Columns(d.label.copy(), d.bytes.copy(), d.bandwidth_byte_per_s.copy(), d.roof_label.copy())
+        return _Columns(
+            d.label.copy(),
+            d.bytes.copy(),
+            d.bandwidth_byte_per_s.copy(),
+            d.roof_label.copy(),
+            d.counter.copy(),
+        )
 
     @staticmethod
     def empty(rows: int) -> _Columns:
         nothing = np.full(rows, np.nan, dtype=object)  # NaN: the label of a row no definition fits
-        return _Columns(nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing.copy())
+        return _Columns(nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing.copy(), nothing.copy())
 
     def take(self, rows: Flags, d: TierDefinition) -> None:
         if not rows.any():  # most alternatives fill no row at all
@@ -310,6 +376,7 @@ class _Columns:
         self.nbytes[rows] = d.bytes[rows]
         self.roof[rows] = d.bandwidth_byte_per_s[rows]
         self.roof_label[rows] = d.roof_label[rows]
+        self.counter[rows] = d.counter[rows]
 
 
 OTHER_NSIGHT = "nsight-other"
@@ -329,21 +396,20 @@ class PickedTier:
     bandwidth_byte_per_s: Numbers
     roof_label: Texts
     definition: Texts  # "nsight", "counted", "shared"; "closest to nsight: counted", …; NaN: no bytes
-    builtin: Flags  # the built-in per-architecture roof models the chosen counter
+    counter: Texts  # the counter whose peak is the roof (`base*scale`: the built-in table's key)
 
 
 def pick_tier(asked: str, definitions: list[TierDefinition], rows: int, era: str | None) -> PickedTier:
-    """Per row: the first definition with bytes and a roof of its own, else the first with bytes
-    (its roof then stays missing: a tier's traffic is never judged against another's peak)."""
+    """Per row: the first definition with bytes, whether the report holds its roof or not (the
+    built-in table holds every counter's peak: `tier_peaks`), so that every launch of a run, in
+    any of its forms, is counted by the same measure; a tier's traffic is never judged against
+    another counter's peak."""
     picked = _Columns.empty(rows)
     which = np.full(rows, len(definitions))  # the definition each row took; len: none
-    for need_roof in (True, False):
-        for i, d in enumerate(definitions):
-            take = np.isnan(picked.nbytes) & ~np.isnan(d.bytes)
-            if need_roof:
-                take &= ~np.isnan(d.bandwidth_byte_per_s)
-            picked.take(take, d)
-            which[take] = i
+    for i, d in enumerate(definitions):
+        take = np.isnan(picked.nbytes) & ~np.isnan(d.bytes)
+        picked.take(take, d)
+        which[take] = i
     if asked == TrafficDefinition.NSIGHT.value and era is None:
         words = "nsight (ncu version unknown: chosen by the metrics present)"
     else:
@@ -353,5 +419,4 @@ def pick_tier(asked: str, definitions: list[TierDefinition], rows: int, era: str
         for d in definitions
     ]
     definition: Texts = np.array([*texts, np.nan], dtype=object)[which]
-    builtin: Flags = np.array([*(d.builtin for d in definitions), False])[which]
-    return PickedTier(picked.nbytes, picked.label, picked.roof, picked.roof_label, definition, builtin)
+    return PickedTier(picked.nbytes, picked.label, picked.roof, picked.roof_label, definition, picked.counter)

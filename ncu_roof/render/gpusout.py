@@ -86,7 +86,7 @@ def _cells(gpu: Gpu) -> tuple[str, ...]:
         _tflop(gpu.fp16_tflop_per_s),
         _tflop(gpu.tensor_tflop_per_s),
         f"{gpu.dram_gbyte_per_s:g}",
-        _tflop(gpu.l2_tbyte_per_s),
+        _l2(gpu),
         f"{gpu.l1_byte_per_s / 1e12:.1f}",
         _ridge(gpu, "fp32"),
         _ridge(gpu, "tensor"),
@@ -112,7 +112,11 @@ def renderable(width: int = PIPE_WIDTH) -> Group:
         "Built-in GPUs: datasheet dense peaks at boost clock in TFLOP/s; "
         "ridge = peak / DRAM bandwidth in FLOP/B"
     )
-    notes = ["* L1 derived: SMs x 128 B/clk x boost clock (not a datasheet figure)"]
+    notes = [
+        "* L1 derived: SMs x 128 B/clk x boost clock (not a datasheet figure)",
+        "+ L2 derived: L2 slices x Nsight's L2 measure per slice per clock (lts__lts2xbar_cycles_active"
+        " x 32 B) x the SM boost clock (no L2 clock is published)",
+    ]
     if shown < len(HEADERS):
         notes.append(f"not shown at this width: {', '.join(HEADERS[shown:])} (--format json has them)")
     notes += ["sources:", *(f"  {gpu.key}: {gpu.source}" for gpu in GPUS)]
@@ -128,6 +132,14 @@ def _widths(widest: list[int], width: int) -> list[int]:
         sizes[i] += grow
         room -= grow
     return sizes
+
+
+def _l2(gpu: Gpu) -> str:
+    """The datasheet's L2 figure, else the derived one (marked +)."""
+    if gpu.l2_tbyte_per_s is not None:
+        return f"{gpu.l2_tbyte_per_s:g}"
+    derived = gpu.bandwidth_byte_per_s.get("l2")
+    return "–" if derived is None else f"{derived / 1e12:.1f}+"
 
 
 def _ridge(gpu: Gpu, precision: str) -> str:
