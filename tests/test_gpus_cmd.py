@@ -66,7 +66,7 @@ def test_at_80_columns_no_figure_is_cut(monkeypatch: pytest.MonkeyPatch) -> None
     rows = [line for line in lines if line.startswith("a100-sxm4 ")]
     assert rows and "…" not in text
     cells = [c.strip() for c in rows[0].split("│")]
-    assert cells[:9] == ["a100-sxm4", "9.7", "19.5", "78", "312", "2039", "–", "19.5", "9.6"]
+    assert cells[:9] == ["a100-sxm4", "9.7", "19.5", "78", "312", "2039", "7.2+", "19.5", "9.6"]
     assert "not shown at this width: ridge tensor (--format json has them)" in text
 
 

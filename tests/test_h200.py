@@ -339,13 +339,6 @@ def test_raw_page_with_the_built_in_h200_keeps_the_reports_l2_roof_and_scales_to
     assert roofs["compute_flop_per_s"]["fp32"] == pytest.approx(SMS * 256 * 1.9747875e9, rel=1e-9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="defect: the built-in h200 has a 6144-bit bus (1536 B/clk: 4.91 TB/s at 3.199 GHz), the "
-    "device a 6016-bit one (device__attribute_global_memory_bus_width; dram__bytes.sum.peak_sustained "
-    "= 1504 B/clk: 4.81 TB/s), above both the report's peak and the 4.8 TB/s datasheet",
-)
 def test_the_built_in_h200_dram_roof_is_the_devices() -> None:
     # 1504 B per DRAM cycle x the median DRAM clock 3.199 GHz = 4.811 TB/s
     dram = document(RAW, "--gpu", "h200")["devices"][0]["roofs"]["bandwidth_byte_per_s"]["dram"]
