@@ -72,8 +72,9 @@ def si_factor(unit: str) -> float:
     if text in _HERTZ:
         return _HERTZ[text]
     numerator, _, denominator = text.partition("/")
-    # `/cycle`, `/second`, `%/byte`: a bare or percent numerator is a plain count (factor 1).
-    factor = 1.0 if numerator in ("", "%") else _word_factor(numerator, unit)
+    # `/cycle`, `/second`, `%/byte`, and ncu 2025.3's `1/cycle`, `1/s`: a bare, percent or unit
+    # numerator is a plain count (factor 1).
+    factor = 1.0 if numerator in ("", "%", "1") else _word_factor(numerator, unit)
     if denominator:
         factor /= _word_factor(denominator, unit)
     return factor

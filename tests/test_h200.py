@@ -457,13 +457,6 @@ def test_report_holds_the_small_vector_add_with_the_raw_pages_work() -> None:
 # --- the peaks run: a raw page of `--metrics` (.sum, .peak_sustained, .per_second, …), base units ----
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="defect: ncu 2025.3.1's unit '1/cycle' (and '1/s') of unitless counters' peak_sustained "
-    "and rates is refused: exit 3 'unknown unit', with a hint to export --print-units base, which "
-    "this file is; `analyze fixtures/h200/` fails on it as a whole",
-)
 def test_peaks_page_with_per_cycle_units_of_plain_counts_is_read() -> None:
     doc = document(PEAKS)
     assert doc["inputs"][0]["kernels"] == 16
