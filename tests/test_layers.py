@@ -36,7 +36,7 @@ LAYER_OF = {
     "ncu_roof.text": "base",  # one-line text, folded kernel names, SI display
     "ncu_roof.codes": "base",  # a column coded: each distinct value once (pandas' or a dict)
     "ncu_roof.metrics": "base",  # the counters each formula reads: what readers load, profile collects
-    "ncu_roof.cores": "base",  # work on a second core: a thread, or a forked child (None: do it here)
+    "ncu_roof.cores": "base",  # OpenBLAS at one thread; the environment programs it runs get
     # table: the per-launch table every reader returns
     "ncu_roof.ingest.table": "table",
     # ingest: readers, any ncu output → RunTable
