@@ -255,11 +255,18 @@ def number_texts(numbers: np.ndarray, encode: Callable[[np.ndarray], list[T]]) -
 def distinct_rows(codes: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Rows of integer codes (one array per column) → the first row of each distinct combination
     (in the order of the rows' codes, column by column), and for every row the index of its
-    combination among those (`numpy.unique` of the rows)."""
+    combination among those (`numpy.unique` of one integer key per row)."""
     n = len(codes[0]) if codes else 0
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    _, first, inverse = np.unique(np.column_stack(codes), axis=0, return_index=True, return_inverse=True)
+    widths = [int(c.max()) + 2 for c in codes]  # codes from -1
+    if math.prod(widths) < 2**62:  # one integer per row, in the order of the rows' codes
+        key = np.zeros(n, dtype=np.int64)
+        for c, width in zip(codes, widths, strict=True):
+            key = key * width + (c + 1)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(np.column_stack(codes), axis=0, return_index=True, return_inverse=True)
     return first, inverse.ravel()
 
 
