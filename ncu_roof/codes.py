@@ -1,14 +1,10 @@
-"""Coding a column: each distinct value once, every row a code into those values.
-
-`factorize` is `pandas.factorize` of an object column, first-seen order. It uses pandas' own
-hash table when pandas is already loaded (a details page, a notebook), and a dict otherwise: a
-report, a raw CSV page or console text is analyzed without ever importing pandas (~0.35 s of a
-~1 s run). Both give the same codes and values (tests/test_codes.py).
+"""Coding a column: each distinct value once, every row a code into those values (first-seen
+order, as `pandas.factorize`; one `dict` pass, so a raw CSV page or a report is analyzed without
+importing pandas), and elementwise tests of object columns.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -20,14 +16,6 @@ from ncu_roof.units import missing_cell
 Codes = npt.NDArray[np.int64]
 
 
-class _NoneKey:
-    """Stands for None while a column is coded with None a value of its own (hashed by identity)."""
-
-
-_NONE = _NoneKey()
-_NAN = float("nan")  # every NaN of a column is one value (as pandas counts them)
-
-
 def factorize(values: Iterable[Any], *, missing_is_value: bool = False) -> tuple[Codes, list[Any]]:
     """Codes 0, 1, … in first-seen order, and the distinct values (the first row of each).
 
@@ -35,12 +23,6 @@ def factorize(values: Iterable[Any], *, missing_is_value: bool = False) -> tuple
     None and NaN are each a value of its own. Unhashable values raise TypeError.
     """
     column = values if isinstance(values, np.ndarray) and values.dtype == object else object_array(values)
-    few = _by_identity(column, missing_is_value)
-    if few is not None:
-        return few
-    pd = sys.modules.get("pandas")
-    if pd is not None:
-        return _pandas(pd, column, missing_is_value)
     return _dict(column.tolist(), missing_is_value)
 
 
@@ -51,60 +33,14 @@ def object_array(values: Iterable[Any]) -> npt.NDArray[np.object_]:
     return np.fromiter(items, dtype=object, count=len(items))
 
 
-IDENTITY_MAX = 16  # distinct objects up to which a column is coded by identity
-
-
-def _by_identity(column: npt.NDArray[np.object_], missing_is_value: bool) -> tuple[Codes, list[Any]] | None:
-    """Codes of a column that holds few distinct objects (the labels a recipe makes by indexing a
-    few texts): its objects found by address (`_addresses`), and only those coded by value
-    (`_dict`: equal objects share a code). None when the column holds many distinct objects."""
-    found = _addresses(column)
-    if found is None:
-        return None
-    which, objects = found
-    object_codes, distinct = _dict(objects, missing_is_value)
-    codes: Codes = object_codes[which]
-    return codes, distinct
-
-
-def object_ids(column: npt.NDArray[np.object_]) -> npt.NDArray[np.intp]:
-    """Each row's object by its `id` (its address), read from the array itself: no call per row."""
-    rows = np.ascontiguousarray(column, dtype=object)
-    ids: npt.NDArray[np.intp] = np.frombuffer(rows.data, dtype=np.intp).reshape(rows.shape)
-    return ids
-
-
-def _addresses(column: npt.NDArray[np.object_]) -> tuple[Codes, list[Any]] | None:
-    """The distinct objects of a column that holds few (at most `IDENTITY_MAX`), and each row's
-    index among them: the rows of each object found by comparing the objects' addresses, one
-    vectorized pass per object. None when it holds more (a sample of its first rows tells)."""
-    column = np.ascontiguousarray(column)
-    address = object_ids(column)
-    if len(set(address[:256].tolist())) > IDENTITY_MAX // 2:
-        return None
-    which = np.full(len(column), -1, dtype=np.int64)
-    objects: list[Any] = []
-    at = 0
-    while at < len(column):
-        if len(objects) == IDENTITY_MAX:
-            return None
-        which[address == address[at]] = len(objects)
-        objects.append(column[at])
-        left = np.flatnonzero(which[at:] < 0)
-        if not len(left):
-            break
-        at += int(left[0])
-    return which, objects
-
-
 def flags(values: npt.NDArray[np.object_], test: Callable[[Any], bool]) -> npt.NDArray[np.bool_]:
-    """`test` of every row of an object column, asked once per object when the rows share a few
-    (launches share their verdicts, labels and notes), else once per row."""
-    found = _addresses(values)
-    if found is None:
-        return np.fromiter(map(test, values.tolist()), dtype=bool, count=len(values))
-    which, objects = found
-    out: npt.NDArray[np.bool_] = np.array([test(o) for o in objects], dtype=bool)[which]
+    """`test` of every row of an object column, asked once per distinct object (launches share
+    their verdicts, labels and notes: 100,000 rows hold a few objects)."""
+    items = values.tolist()
+    ids = np.fromiter(map(id, items), dtype=np.int64, count=len(items))
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    tested = np.fromiter((test(items[j]) for j in first.tolist()), dtype=bool, count=len(first))
+    out: npt.NDArray[np.bool_] = tested[inverse.ravel()]
     return out
 
 
@@ -116,17 +52,6 @@ def truthy(values: npt.NDArray[np.object_]) -> npt.NDArray[np.bool_]:
 def equals(values: npt.NDArray[np.object_], value: object) -> npt.NDArray[np.bool_]:
     """Elementwise `== value` of an object column (a verdict, a roof's name)."""
     return flags(values, lambda v: bool(v == value))
-
-
-def _pandas(pd: Any, column: npt.NDArray[np.object_], missing_is_value: bool) -> tuple[Codes, list[Any]]:
-    if not missing_is_value:
-        codes, uniques = pd.factorize(column, use_na_sentinel=True)
-        return codes.astype("int64"), list(uniques)
-    keyed = column.copy()
-    keyed[[v is None for v in column.tolist()]] = _NONE  # pandas takes None and NaN for one value
-    codes = pd.factorize(keyed, use_na_sentinel=False)[0].astype("int64")
-    first = np.unique(codes, return_index=True)[1]  # codes count up in first-seen order
-    return codes, [column[j] for j in first.tolist()]  # the values themselves (pandas makes None NaN)
 
 
 def _dict(items: list[Any], missing_is_value: bool) -> tuple[Codes, list[Any]]:

@@ -262,49 +262,21 @@ def number_texts(numbers: np.ndarray, encode: Callable[[np.ndarray], list[T]]) -
 
 
 def distinct_rows(codes: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of integer codes (one array per column, each code ≥ -1) → the first row of each
-    distinct combination (in the order of the rows' codes, column by column), and for every row
-    the index of its combination among those."""
+    """Rows of integer codes (one array per column) → the first row of each distinct combination
+    (in the order of the rows' codes, column by column), and for every row the index of its
+    combination among those (`numpy.unique` of one integer key per row)."""
     n = len(codes[0]) if codes else 0
-    table = TABLE_KEYS_PER_ROW * n + TABLE_KEYS
-    key = np.zeros(n, dtype="int64")
-    radix = 1
-    for c in codes:
-        width = int(c.max()) + 2 if len(c) else 1
-        if radix * width > table and radix <= table:  # the combinations so far, renumbered 0, 1, …
-            key = _keys_by_table(key, radix)[1]
-            radix = int(key.max()) + 1
-        if radix * width >= 2**62:  # too many combinations for one integer: the rows themselves
-            key = np.unique(np.column_stack(codes), axis=0, return_inverse=True)[1].ravel()
-            radix = int(key.max()) + 1
-            break
-        key = key * width + (c + 1)
-        radix *= width
-    if radix <= table:
-        return _keys_by_table(key, radix)
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    widths = [int(c.max()) + 2 for c in codes]  # codes from -1
+    if math.prod(widths) < 2**62:  # one integer per row, in the order of the rows' codes
+        key = np.zeros(n, dtype=np.int64)
+        for c, width in zip(codes, widths, strict=True):
+            key = key * width + (c + 1)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(np.column_stack(codes), axis=0, return_index=True, return_inverse=True)
     return first, inverse.ravel()
-
-
-# keys are looked up in a table of every possible key when there are at most this many per row,
-# plus this many (codes are small integers; sorting 100,000 keys cost 20x the table)
-TABLE_KEYS_PER_ROW = 4
-TABLE_KEYS = 1 << 16
-
-
-def _keys_by_table(key: np.ndarray, radix: int) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(key, return_index=True, return_inverse=True)` minus the distinct keys, for keys
-    in `range(radix)`, through a table indexed by key instead of a sort: the first row of each
-    distinct key (in ascending key order), and each row's index among them."""
-    seen = np.zeros(radix, dtype=bool)
-    seen[key] = True
-    present = np.flatnonzero(seen)
-    rank = np.empty(radix, dtype=np.int64)
-    rank[present] = np.arange(len(present))
-    inverse: np.ndarray = rank[key]
-    first = np.full(len(present), len(key), dtype=np.int64)
-    np.minimum.at(first, inverse, np.arange(len(key)))
-    return first, inverse
 
 
 def identity_codes(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ncu_roof.codes import object_array, object_ids
+from ncu_roof.codes import flags, object_array
 from ncu_roof.vocabulary import COMPUTE, Bound
 
 
@@ -333,10 +333,8 @@ def fixed(values: np.ndarray, digits: int) -> np.ndarray:
 
 
 def is_set(values: np.ndarray) -> np.ndarray:
-    """Elementwise `is not None` of an object array: its rows' object addresses against None's
-    (no comparison called per row)."""
-    set_: np.ndarray = object_ids(values) != id(None)
-    return set_
+    """Elementwise `is not None` of an object array."""
+    return flags(values, lambda v: v is not None)
 
 
 def bound_of(binding: str | None) -> Bound:

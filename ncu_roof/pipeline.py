@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from ncu_roof.analysis import Analysis
     from ncu_roof.expect import Expectation, ExpectationReport
     from ncu_roof.ingest import RunTable
-    from ncu_roof.ingest.ahead import Ahead
     from ncu_roof.units import NumberStyle
     from ncu_roof.vocabulary import RoofChoice, Roofs
 
@@ -111,17 +110,9 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
     say = log or (lambda _: None)
     choice = roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first
     items = expand(inputs, say)
-    ahead = _read_ahead(items)
-    try:
-        from ncu_roof.analysis import analyze  # numpy, pyarrow's users: loaded while ahead reads
+    from ncu_roof.analysis import analyze
 
-        if ahead is not None:
-            ahead.load_readers()
-
-        tables = read_tables(items, request.number_style, request.jobs, request.skip_bad_rows, ahead)
-    finally:
-        if ahead is not None:
-            ahead.close()
+    tables = read_tables(items, request.number_style, request.jobs, request.skip_bad_rows)
     for table in tables:
         version = f", ncu {table.ncu_version}" if table.ncu_version else ""
         say(f"read {table.path}: {plural(table.rows, 'launch')} ({table.format.value}{version})")
@@ -246,31 +237,21 @@ def with_expectations(
     return replace(analysis, extra={**analysis.extra, "expectations": report.to_json()}), report
 
 
-def _read_ahead(items: Sequence[str | RunTable]) -> Ahead | None:
-    """A lone input starts being read now (`ingest.ahead`): several are read by a pool."""
-    if len(items) != 1 or not isinstance(items[0], str):
-        return None
-    from ncu_roof.ingest.ahead import read_ahead
-
-    return read_ahead(items[0])
-
-
 def read_tables(
     inputs: Sequence[str | RunTable],
     number_style: NumberStyle | None = None,
     jobs: int | None = None,
     skip_bad_rows: bool = False,
-    ahead: Ahead | None = None,
 ) -> list[RunTable]:
     """Read every path (tables pass through), in input order; a pool reads many big inputs at
-    once; `ahead` is what was read ahead of a lone input."""
+    once."""
     from ncu_roof.ingest import read_input
 
     paths = [item for item in inputs if isinstance(item, str)]
     workers = pool_size(paths, jobs)
     read = _read_pooled(paths, number_style, workers, skip_bad_rows) if workers > 1 else None
     if read is None:
-        read = [read_input(path, number_style, skip_bad_rows, ahead) for path in _progress(paths, paths)]
+        read = [read_input(path, number_style, skip_bad_rows) for path in _progress(paths, paths)]
     tables = iter(read)
     return [next(tables) if isinstance(item, str) else item for item in inputs]
 

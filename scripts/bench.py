@@ -1,32 +1,31 @@
-"""Speed benchmark: every figure of the README's "Speed" section, against its baseline, in one run.
+"""Speed benchmark on inputs shaped like real traces, against the targets of issue 29.
 
-    python scripts/bench.py                   # makes its inputs under /tmp/ncu-roof-bench first
-    python scripts/bench.py --repeat 5 --work DIR
+    python scripts/bench.py                 # inputs made once under /tmp/ncu-roof-bench (not in git)
+    python scripts/bench.py --quick         # one timed run each, no untimed warm-up: a few minutes
+    python scripts/bench.py --repeat 5 --only 100k
 
-Every figure is a whole process (interpreter start and imports included, bytecode cached as in
-an installed package), run once untimed and then timed `--repeat` times, ours and its baseline
-alternating; the median counts. Peak memory is the process's
-maximum resident set (getrusage of the child). Inputs (made by scripts/make_big_csv.py from the
-corpus in ../shared/ncu-corpus):
+Inputs (made by scripts/make_big_csv.py from the corpus in ../shared/ncu-corpus, seed 29; the
+diff's head with seed 30):
 
-  * 5k:   5,000 launches of an H100 `--set full` raw-page CSV (~72 MB, ~2,100 columns);
-  * 100k: 100,000 launches of the 105-kernel A10 LLM raw-page CSV (~200 MB, 294 columns), and a
-          copy of it as the head of the diff;
+  * 5k:   5,000 launches of the H100 `--set full` raw export (~2,100 columns), 30 kernel names;
+  * 100k: 100,000 launches of the A10G `--set roofline` raw export (322 columns), 300 kernel
+          names at Zipf-like frequencies, 7 launch shapes, every counter varied by ±20 %;
   * the 105-kernel A10 `.ncu-rep` itself.
 
-Baselines: `python -c 'import pandas; pandas.read_csv(F)'` of the same file (the naive read), and
-for the report a minimal `ncu_report` loop reading three metrics of every kernel. The
-"read + normalize" lines time the readers and the metric recipe alone (what ingest costs, without
-the analysis and the rendering), against the same baselines: parts of the figure above them, not
-figures of their own (a plain Python process, without the console script's read-ahead), so they
-have no target ("part").
+Every figure is a whole process (interpreter start and imports included, bytecode cached as in an
+installed package), ours and its baselines interleaved, the median of `--repeat` runs. Baselines,
+each a process too: "naive" = `pandas.read_csv(F)`; "floor" = `pyarrow.csv.read_csv(F)` (threaded,
+the units row skipped): what reading the file costs at the least; for the report, a minimal
+`ncu_report` loop reading three metrics of every kernel. Wall time is the clock; CPU time is user
++ system of the process and every child it waited for (wait4's rusage), so a figure met by
+spending a second core shows as a CPU ratio above its wall ratio. Peak memory is the largest
+resident set (the process or a child), against the input's size.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -38,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "ncu-corpus"
 REPORT = CORPUS / "a10_rep_2023.2.0_105-kernels-llm.ncu-rep"
 WIDE_SOURCE = CORPUS / "reexport" / "h100pcie_rep_2025.1_full_silu.ncu2024.1-raw-base.csv"
-LONG_SOURCE = CORPUS / "reexport" / "a10_rep_2023.2.0_105-kernels-llm.ncu2024.1-raw-base.csv"
+LONG_SOURCE = CORPUS / "reexport" / "a10g_rep_2023.1.1_roofline-set.ncu2024.1-raw-base.csv"
 NCU_REPORT_LOOP = """
 import sys
 import ncu_report
@@ -54,57 +53,53 @@ for i in range(context.num_ranges()):
         rows.append([m.value() if (m := action.metric_by_name(n)) is not None else None for n in METRICS])
 print(len(rows))
 """
-
-INGEST = """
-import sys
-from ncu_roof.ingest import read_input
-from ncu_roof.recipe import normalize_columns
-
-table = read_input(sys.argv[1])
-print(len(normalize_columns(table.metrics(), ncu_version=table.ncu_version, rows=table.rows)))
-"""
+FLOOR = (
+    "import sys, pyarrow.csv as c; "
+    "print(c.read_csv(sys.argv[1], c.ReadOptions(skip_rows_after_names=1, use_threads=True)).num_rows)"
+)
+NAIVE = "import sys, pandas; print(len(pandas.read_csv(sys.argv[1])))"
+MEMORY_LIMIT = 3.0  # peak resident memory ≤ 3× the input
 
 
 @dataclass(frozen=True)
 class Run:
-    seconds: float  # wall clock: what the figures are about
-    cpu_seconds: float  # user + system: steadier than the wall clock on a busy machine
+    wall_s: float
+    cpu_s: float  # user + system, the process and the children it waited for
     peak_rss_bytes: int
 
 
 def run_once(cmd: list[str]) -> Run:
-    """One whole process: wall time and peak resident memory (from its own rusage)."""
-    # as an installed package runs: bytecode cached (an environment that forbids writing it would
-    # compile the whole package in every timed process)
+    """One whole process: wall, CPU (its rusage, children included) and peak resident memory."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
     assert proc.stderr is not None
     stderr = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
+    wall_s = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr.decode()[-2000:]}")
-    return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024)  # maxrss: KiB
+    return Run(wall_s, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024)  # maxrss: KiB
 
 
-def medians(cmds: list[list[str]], repeat: int) -> list[Run]:
-    """Each command `repeat` times, interleaved (so a busy moment hits all alike); medians."""
-    runs: list[list[Run]] = [[] for _ in cmds]
-    for cmd in cmds:  # once untimed: bytecode written, the input in the page cache, for all alike
-        run_once(cmd)
+def medians(cmds: dict[str, list[str]], repeat: int, warm: bool) -> dict[str, Run]:
+    """Each command `repeat` times, interleaved (a busy moment hits all alike); medians."""
+    runs: dict[str, list[Run]] = {name: [] for name in cmds}
+    if warm:  # once untimed: bytecode written, the input in the page cache, for all alike
+        for cmd in cmds.values():
+            run_once(cmd)
     for _ in range(repeat):
-        for i, cmd in enumerate(cmds):
-            runs[i].append(run_once(cmd))
-    return [
-        Run(
-            statistics.median(r.seconds for r in rs),
-            statistics.median(r.cpu_seconds for r in rs),
+        for name, cmd in cmds.items():
+            runs[name].append(run_once(cmd))
+    return {
+        name: Run(
+            statistics.median(r.wall_s for r in rs),
+            statistics.median(r.cpu_s for r in rs),
             max(r.peak_rss_bytes for r in rs),
         )
-        for rs in runs
-    ]
+        for name, rs in runs.items()
+    }
 
 
 def make_inputs(work: Path) -> dict[str, Path]:
@@ -112,157 +107,152 @@ def make_inputs(work: Path) -> dict[str, Path]:
     from make_big_csv import make
 
     work.mkdir(parents=True, exist_ok=True)
-    files = {"5k": work / "big5k.csv", "100k": work / "big100k.csv", "100k-head": work / "big100k-head.csv"}
+    files = {
+        "5k": work / "full-5k.csv",
+        "100k": work / "trace-100k.csv",
+        "100k-head": work / "trace-100k-head.csv",
+    }
     if not files["5k"].exists():
-        make(WIDE_SOURCE, files["5k"], 5000)
+        make(WIDE_SOURCE, files["5k"], 5000, names=30, shapes=3, seed=29)
     if not files["100k"].exists():
-        make(LONG_SOURCE, files["100k"], 100_000)
+        make(LONG_SOURCE, files["100k"], 100_000, names=300, shapes=7, seed=29)
     if not files["100k-head"].exists():
-        shutil.copyfile(files["100k"], files["100k-head"])
+        make(LONG_SOURCE, files["100k-head"], 100_000, names=300, shapes=7, seed=30)
     loop = work / "ncu_report_loop.py"
     loop.write_text(NCU_REPORT_LOOP, encoding="utf-8")
     files["loop"] = loop
     return files
 
 
+@dataclass(frozen=True)
+class Case:
+    label: str
+    cmd: list[str]
+    base: str  # the key of its baseline among the baseline runs
+    target: float  # wall ratio to the baseline
+    sized: Path | None  # the input whose size bounds the memory
+
+
+def cases(files: dict[str, Path], work: Path) -> list[Case]:
+    ours = [sys.executable, "-m", "ncu_roof"]
+    null = ["--format", "json", "-o", os.devnull]
+    big = str(files["100k"])
+    return [
+        Case("5k full CSV → JSON", [*ours, "analyze", str(files["5k"]), *null], "5k", 0.5, files["5k"]),
+        Case("105-kernel .ncu-rep → JSON", [*ours, "analyze", str(REPORT), *null], "rep", 2.0, None),
+        Case("100k trace → JSON", [*ours, "analyze", big, *null], "100k", 1.0, files["100k"]),
+        Case(
+            "100k trace → table",
+            [*ours, "analyze", big, "--format", "table", "-o", os.devnull],
+            "100k",
+            1.0,
+            files["100k"],
+        ),
+        Case(
+            "100k trace → PNG",
+            [*ours, "plot", big, "-o", str(work / "roofline-100k.png")],
+            "100k",
+            1.5,
+            files["100k"],
+        ),
+        Case(
+            "100k trace → HTML",
+            [*ours, "analyze", big, "--format", "html", "-o", str(work / "report-100k.html")],
+            "100k",
+            1.5,
+            files["100k"],
+        ),
+        Case(
+            "diff of two 100k traces → JSON",
+            [*ours, "diff", str(files["100k-head"]), big, *null],
+            "100k",
+            1.5,
+            files["100k"],
+        ),
+    ]
+
+
+def baselines(files: dict[str, Path]) -> dict[str, dict[str, list[str]]]:
+    py = sys.executable
+    return {
+        "5k": {
+            "naive": [py, "-W", "ignore", "-c", NAIVE, str(files["5k"])],
+            "floor": [py, "-c", FLOOR, str(files["5k"])],
+        },
+        "100k": {
+            "naive": [py, "-W", "ignore", "-c", NAIVE, str(files["100k"])],
+            "floor": [py, "-c", FLOOR, str(files["100k"])],
+        },
+        "rep": {"naive": [py, str(files["loop"]), str(REPORT)]},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--work", type=Path, default=Path("/tmp/ncu-roof-bench"))
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="one timed run each, no warm-up run")
     parser.add_argument("--only", help="run only the figures whose label contains this text")
     args = parser.parse_args()
     if not REPORT.is_file():
         raise SystemExit(f"needs the corpus at {CORPUS}")
+    repeat, warm = (1, False) if args.quick else (args.repeat, True)
     files = make_inputs(args.work)
-    py = sys.executable
-    ours = [py, "-m", "ncu_roof"]
-    to_null = ["--format", "json", "-o", os.devnull]
-
-    def naive(path: Path) -> list[str]:
-        return [py, "-W", "ignore", "-c", f"import pandas; pandas.read_csv({str(path)!r})"]
-
-    def ingest(path: Path) -> list[str]:
-        """The readers and the recipe alone (no analysis, no rendering): what ingest costs."""
-        return [py, "-c", INGEST, str(path)]
-
-    html = args.work / "report-100k.html"
-    # label, ours, baseline, target ratio (None: a part of the figure above it, shown for where the
-    # time goes), input whose size bounds the memory
-    cases: list[tuple[str, list[str], list[str], float | None, Path | None]] = [
-        (
-            "5k-launch CSV → JSON vs naive read",
-            [*ours, "analyze", str(files["5k"]), *to_null],
-            naive(files["5k"]),
-            0.5,
-            files["5k"],
-        ),
-        (
-            "5k-launch CSV read + normalize vs naive read",
-            ingest(files["5k"]),
-            naive(files["5k"]),
-            None,
-            files["5k"],
-        ),
-        (
-            "105-kernel .ncu-rep → JSON vs ncu_report loop",
-            [*ours, "analyze", str(REPORT), *to_null],
-            [py, str(files["loop"]), str(REPORT)],
-            2.0,
-            None,
-        ),
-        (
-            "100k-launch CSV → JSON vs naive read",
-            [*ours, "analyze", str(files["100k"]), *to_null],
-            naive(files["100k"]),
-            0.5,
-            files["100k"],
-        ),
-        (
-            "105-kernel .ncu-rep read + normalize vs ncu_report loop",
-            ingest(REPORT),
-            [py, str(files["loop"]), str(REPORT)],
-            None,
-            None,
-        ),
-        (
-            "100k-launch CSV read + normalize vs naive read",
-            ingest(files["100k"]),
-            naive(files["100k"]),
-            None,
-            files["100k"],
-        ),
-        (
-            "100k-launch CSV → roofline PNG vs naive read",
-            [*ours, "plot", str(files["100k"]), "-o", str(args.work / "roofline-100k.png")],
-            naive(files["100k"]),
-            1.0,
-            files["100k"],
-        ),
-        (
-            "100k-launch CSV → HTML report vs naive read",
-            [*ours, "analyze", str(files["100k"]), "--format", "html", "-o", str(html)],
-            naive(files["100k"]),
-            1.0,
-            files["100k"],
-        ),
-        (
-            "diff of two 100k CSVs → JSON vs naive read of one",
-            [*ours, "diff", str(files["100k"]), str(files["100k-head"]), *to_null],
-            naive(files["100k"]),
-            1.0,
-            files["100k"],
-        ),
-    ]
+    chosen = [c for c in cases(files, args.work) if not args.only or args.only in c.label]
+    commands: dict[str, list[str]] = {c.label: c.cmd for c in chosen}
+    for key in {c.base for c in chosen}:
+        for kind, cmd in baselines(files)[key].items():
+            commands[f"{key}:{kind}"] = cmd
+    got = medians(commands, repeat, warm)
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
-        f"median of {args.repeat}"
+        f"median of {repeat}; sizes: "
+        + ", ".join(f"{k} {files[k].stat().st_size / 1e6:.0f} MB" for k in ("5k", "100k"))
     )
     print(
-        f"{'figure':<56} {'ours s':>8} {'base s':>8} {'ratio':>6} {'target':>7} {'cpu ratio':>9}"
-        "  peak MB / input MB"
+        f"{'figure':<32} {'wall s':>7} {'cpu s':>6} {'naive s':>7} {'floor s':>7}"
+        f" {'wall×':>6} {'cpu×':>5} {'target':>7} {'×floor':>6}  peak MB (×input ≤ 3)"
     )
     met = True
-    for label, cmd, base, target, sized in cases:
-        if args.only and args.only not in label:
-            continue
-        mine, baseline = medians([cmd, base], args.repeat)
-        ratio = mine.seconds / baseline.seconds
-        memory = ""
-        if sized is not None:
-            size = sized.stat().st_size
-            mem_ratio = mine.peak_rss_bytes / size
-            memory = f"{mine.peak_rss_bytes / 1e6:7.0f} / {size / 1e6:.0f} = {mem_ratio:.2f}x (≤ 3)"
-            met &= mem_ratio <= 3.0
-        ok = target is None or ratio <= target
-        met &= ok
-        cpu = mine.cpu_seconds / baseline.cpu_seconds
-        shown = "part" if target is None else f"≤ {target}"
-        print(
-            f"{label:<56} {mine.seconds:8.2f} {baseline.seconds:8.2f} {ratio:6.2f} {shown:>7}"
-            f" {cpu:9.2f}{'' if ok else ' MISS'}  {memory}"
-        )
-    if html.exists():
-        size_mb = html.stat().st_size / 1e6
-        met &= size_mb <= 20.0
-        verdict = "" if size_mb <= 20 else " MISS"
-        print(f"{'HTML report of 100k launches: size':<50} {size_mb:8.2f} MB (≤ 20 MB){verdict}")
-    if args.only and args.only not in "--help gpus predict commands":
-        print("every figure run met" if met else "some figures missed (MISS)")
-        return
-    bare = medians([[py, "-c", "pass"]], args.repeat)[0]
-    for label, cmd, limit in (
-        ("--help", [*ours, "--help"], 0.3),
-        ("gpus", [*ours, "gpus"], 0.4),
-        ("predict", [*ours, "predict", "--flops", "1e9", "--bytes", "1e8", "--gpu", "a100-sxm4"], 0.4),
-    ):
-        mine = medians([cmd], args.repeat)[0]
-        ok = mine.seconds <= limit
+    for case in chosen:
+        mine, naive = got[case.label], got[f"{case.base}:naive"]
+        floor = got.get(f"{case.base}:floor")
+        ratio = mine.wall_s / naive.wall_s
+        ok = ratio <= case.target
+        memory = f"{mine.peak_rss_bytes / 1e6:6.0f}"
+        if case.sized is not None:
+            mem_ratio = mine.peak_rss_bytes / case.sized.stat().st_size
+            memory += f" ({mem_ratio:.2f}×{'' if mem_ratio <= MEMORY_LIMIT else ' MISS'})"
+            ok &= mem_ratio <= MEMORY_LIMIT
         met &= ok
         print(
-            f"{label:<56} {mine.seconds:8.2f} {'':>8} {'':>6} {'≤ ' + str(limit) + ' s':>7}"
-            f"{'' if ok else ' MISS'}  cpu {mine.cpu_seconds:.2f} s"
-            f" (bare interpreter: {bare.seconds:.2f} s, cpu {bare.cpu_seconds:.2f} s)"
+            f"{case.label:<32} {mine.wall_s:7.2f} {mine.cpu_s:6.2f} {naive.wall_s:7.2f}"
+            f" {floor.wall_s if floor else float('nan'):7.2f} {ratio:6.2f} {mine.cpu_s / naive.cpu_s:5.2f}"
+            f" {'≤ ' + str(case.target):>7}{'' if ratio <= case.target else ' MISS'}"
+            f" {mine.wall_s / floor.wall_s if floor else float('nan'):6.2f}  {memory}"
         )
+    for key in sorted({c.base for c in chosen}):
+        for kind in ("naive", "floor"):
+            if (run := got.get(f"{key}:{kind}")) is not None:
+                print(
+                    f"  baseline {key} {kind}: wall {run.wall_s:.2f} s, cpu {run.cpu_s:.2f} s,"
+                    f" peak {run.peak_rss_bytes / 1e6:.0f} MB"
+                )
+    if not args.only or args.only in "--help gpus predict":
+        ours = [sys.executable, "-m", "ncu_roof"]
+        starts = {
+            "--help": ([*ours, "--help"], 0.3),
+            "gpus": ([*ours, "gpus"], 0.4),
+            "predict": ([*ours, "predict", "--flops", "1e9", "--bytes", "1e8", "--gpu", "a100-sxm4"], 0.4),
+        }
+        timed = medians({k: v[0] for k, v in starts.items()}, repeat, warm)
+        for label, (_, limit) in starts.items():
+            run = timed[label]
+            met &= run.wall_s <= limit
+            print(
+                f"{label:<32} {run.wall_s:7.2f} {run.cpu_s:6.2f}  (≤ {limit} s)"
+                f"{'' if run.wall_s <= limit else ' MISS'}"
+            )
     print("every figure met" if met else "some figures missed (MISS)")
 
 

@@ -1,5 +1,5 @@
-"""`codes.factorize`: pandas' hash table (when pandas is loaded) and the dict (when it is not)
-give the same codes and values, as `pandas.factorize` does."""
+"""`codes.factorize` gives the codes and values `pandas.factorize` gives; distinct rows, number
+texts and the elementwise tests of object columns."""
 
 from __future__ import annotations
 
@@ -43,12 +43,21 @@ def column_of(values: list[Any]) -> np.ndarray:
     return column
 
 
-def both(values: list[Any], missing_is_value: bool) -> tuple[tuple[Any, list[Any]], tuple[Any, list[Any]]]:
-    """pandas' hash table and the dict, each as `factorize` calls it (a few distinct objects are
-    coded by identity first: `test_identity_codes_as_the_dict_does`)."""
-    with_pandas = codes._pandas(pd, column_of(values), missing_is_value)
-    without = codes._dict(list(values), missing_is_value)
-    return with_pandas, without
+def pandas_codes(values: list[Any], missing_is_value: bool) -> tuple[Any, list[Any]]:
+    """What `pandas.factorize` makes of the column (None and NaN each a value of its own when
+    `missing_is_value`: pandas takes them for one, so None is keyed apart)."""
+    column = column_of(values)
+    if not missing_is_value:
+        found, uniques = pd.factorize(column, use_na_sentinel=True)
+        return found.astype("int64"), list(uniques)
+    keyed = column.copy()
+    keyed[[v is None for v in values]] = NONE
+    found = pd.factorize(keyed, use_na_sentinel=False)[0].astype("int64")
+    first = np.unique(found, return_index=True)[1]
+    return found, [column[j] for j in first.tolist()]
+
+
+NONE = object()
 
 
 def is_nan(value: Any) -> bool:
@@ -66,8 +75,9 @@ def same(a: list[Any], b: list[Any]) -> bool:
 
 
 @given(st.lists(CELLS, max_size=30), st.booleans())
-def test_the_dict_codes_as_pandas_does(values: list[Any], missing_is_value: bool) -> None:
-    (codes_pd, values_pd), (codes_dict, values_dict) = both(values, missing_is_value)
+def test_factorize_codes_as_pandas_does(values: list[Any], missing_is_value: bool) -> None:
+    codes_pd, values_pd = pandas_codes(values, missing_is_value)
+    codes_dict, values_dict = codes.factorize(values, missing_is_value=missing_is_value)
     assert codes_pd.tolist() == codes_dict.tolist()
     assert codes_pd.dtype == codes_dict.dtype == np.dtype("int64")
     assert same(values_pd, values_dict)
@@ -78,54 +88,31 @@ def test_missing_is_minus_one_as_pandas_factorize(values: list[Any]) -> None:
     column = np.empty(len(values), dtype=object)
     column[:] = values
     expected, uniques = pd.factorize(column, use_na_sentinel=True)
-    got, distinct = both(values, missing_is_value=False)[1]
+    got, distinct = codes.factorize(values)
     assert got.tolist() == expected.tolist()
     assert same(distinct, list(uniques))
-
-
-@given(
-    st.lists(CELLS, min_size=1, max_size=2 * codes.IDENTITY_MAX),
-    st.lists(st.integers(0, 1000), max_size=300),
-    st.booleans(),
-)
-def test_identity_codes_as_the_dict_does(pool: list[Any], picks: list[int], missing_is_value: bool) -> None:
-    # a column made by indexing a pool of objects (as a recipe makes its labels): equal objects
-    # of the pool ("a" twice, 1 and 1.0, two NaNs) must share a code, as in the dict
-    column = column_of(pool)[[p % len(pool) for p in picks]]
-    got = codes._by_identity(column, missing_is_value)
-    if len(set(map(id, column.tolist()))) > codes.IDENTITY_MAX:
-        assert got is None
-    if got is None:
-        return
-    expected = codes._dict(column.tolist(), missing_is_value)
-    assert got[0].tolist() == expected[0].tolist() and got[0].dtype == np.dtype("int64")
-    assert same(got[1], expected[1]) and all(a is b for a, b in zip(got[1], expected[1], strict=True))
-    assert codes.factorize(column, missing_is_value=missing_is_value)[0].tolist() == expected[0].tolist()
 
 
 def test_a_sliced_column_is_coded_by_its_own_rows() -> None:
     column = column_of(["a", "b", None, "a", "c", "b"])[::2]  # not contiguous: "a", None, "c"
     assert codes.factorize(column)[0].tolist() == [0, -1, 1]
-    assert codes._by_identity(column_of([str(i) for i in range(300)]), False) is None  # many objects
 
 
 def test_none_and_nan_are_values_of_their_own() -> None:
-    for got, values in both([None, "a", math.nan, None, float("nan"), "a"], missing_is_value=True):
-        assert got.tolist() == [0, 1, 2, 0, 2, 1]
-        assert values[0] is None and values[1] == "a" and math.isnan(values[2])
+    got, values = codes.factorize([None, "a", math.nan, None, float("nan"), "a"], missing_is_value=True)
+    assert got.tolist() == [0, 1, 2, 0, 2, 1]
+    assert values[0] is None and values[1] == "a" and math.isnan(values[2])
 
 
 def test_first_seen_order_and_the_first_row_of_each() -> None:
     first, second = ("k",), ("k",)  # equal values: the first row's object is the value kept
-    for got, values in both(["b", first, "a", second, "b"], missing_is_value=False):
-        assert got.tolist() == [0, 1, 2, 1, 0]
-        assert values == ["b", ("k",), "a"] and values[1] is first
+    got, values = codes.factorize(["b", first, "a", second, "b"])
+    assert got.tolist() == [0, 1, 2, 1, 0]
+    assert values == ["b", ("k",), "a"] and values[1] is first
 
 
 def test_unhashable_values_raise_type_error() -> None:
     for missing_is_value in (False, True):
-        with pytest.raises(TypeError):
-            both([{"a": 1}, {"a": 1}], missing_is_value)[1]
         with pytest.raises(TypeError):
             codes.factorize([{"a": 1}], missing_is_value=missing_is_value)
 
@@ -153,21 +140,13 @@ def test_number_texts_are_each_number_s_text(pool: list[float], rows: int, one: 
     ),
     st.booleans(),
 )
-def test_distinct_rows_by_table_is_distinct_rows_by_sort(rows: list[list[int]], huge: bool) -> None:
-    """The table of every key gives what a sort gives: the first row of each distinct combination,
-    in ascending key order, and each row's index among them (also for codes past one integer)."""
+def test_distinct_rows_are_the_sorted_distinct_combinations(rows: list[list[int]], huge: bool) -> None:
+    """The first row of each distinct combination, in ascending order, and each row's index among
+    them (also for codes past one integer)."""
     columns = [np.array(c, dtype="int64") for c in zip(*rows, strict=True)] if rows and rows[0] else []
     if huge and columns:
         columns = [*columns, np.where(columns[0] >= 0, columns[0] + 2**61, -1)]
     by_table = columns_module.distinct_rows(columns)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(columns_module, "TABLE_KEYS", 0)  # a table of 4 keys a row: renumbered on the way
-        renumbered = columns_module.distinct_rows(columns)
-        patch.setattr(columns_module, "TABLE_KEYS_PER_ROW", 0)
-        patch.setattr(columns_module, "TABLE_KEYS", -1)  # no table: one sort
-        by_sort = columns_module.distinct_rows(columns)
-    assert [a.tolist() for a in by_table] == [a.tolist() for a in by_sort]
-    assert [a.tolist() for a in renumbered] == [a.tolist() for a in by_sort]
     if columns:  # rows alike share an index; the first row of each is the first of its kind
         keys = list(zip(*(c.tolist() for c in columns), strict=True))
         first, inverse = by_table

@@ -16,12 +16,10 @@ from typing import Literal
 
 import pytest
 from conftest import read_once
-from hypothesis import given
-from hypothesis import strategies as st
 
 from ncu_roof.cli import main
 from ncu_roof.errors import BadInputError
-from ncu_roof.ingest import InputFormat, csvraw, read_input
+from ncu_roof.ingest import InputFormat, read_input
 from ncu_roof.ingest import inputs as ingest_inputs
 from ncu_roof.recipe import normalize, tensor_variants
 from ncu_roof.render.text import csv_cell
@@ -207,84 +205,13 @@ def test_bom_crlf_and_minimal_quoting_read_alike(tmp_path: Path, fixtures: Path,
         assert a == normalize(plain.frame[plain.metric_columns])["duration_s"].tolist()
 
 
-def _cut_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every raw page cut in two for its parse (as a page of 16 MB and more is)."""
-    monkeypatch.setattr(csvraw, "PARSE_CUT_BYTES", 0)
-
-
-@pytest.mark.parametrize("units", [True, False])
-def test_a_page_parsed_in_two_parts_is_the_page_parsed_whole(
-    tmp_path: Path, fixtures: Path, monkeypatch: pytest.MonkeyPatch, units: bool
-) -> None:
-    """The cut falls past the units line and the first row, at a line end: the same launches (and
-    a page without its units row is damage either way: its values' scale is unknown)."""
-    rows = rows_of(fixtures / RAW)
-    copies = [list(r) for r in rows[2:] * 4]
-    rows = [*rows[:2], *copies] if units else [rows[0], *copies]
-    for i, row in enumerate(rows[2 if units else 1 :]):
-        row[0] = str(i)
-    path = write_rows(tmp_path / "page.csv", rows)
-    if not units:
-        for cut_in_two in (False, True):
-            if cut_in_two:
-                _cut_everywhere(monkeypatch)
-            with pytest.raises(BadInputError, match="line 2: no units row under the raw page's header"):
-                read_input(str(path))
-        return
-    whole = read_input(str(path))
-    _cut_everywhere(monkeypatch)
-    monkeypatch.setattr(csvraw, "_raw_slow", _never)  # both parts parsed by pyarrow
-    cut = read_input(str(path))
-    assert cut.frame["id"].tolist() == list(range(8))
-    assert cut.frame.equals(whole.frame)
-    one = write_rows(tmp_path / "one.csv", rows[:3])  # one row: nothing to cut
-    assert read_input(str(one)).frame["id"].tolist() == [0]
-    # a header longer than the rows: its middle is in the header, the cut past the first row
-    wide = [[*rows[0], "x" * 4000], *([*row, ""] for row in rows[1:4])]
-    assert read_input(str(write_rows(tmp_path / "wide.csv", wide))).frame["id"].tolist() == [0, 1]
-
-
-def _never(*args: object) -> None:
-    raise AssertionError("read row by row")
-
-
-@given(st.lists(st.sampled_from(b'"a\n\xff'), max_size=64).map(bytes), st.integers(min_value=1, max_value=9))
-def test_a_byte_counted_in_slices_is_counted_once(data: bytes, slice_bytes: int) -> None:
-    """The quotes of a page counted by numpy a slice at a time: as many as `bytes.count` finds,
-    whatever the slice (one byte, part of the page, all of it) and wherever the page's view starts."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(csvraw, "COUNT_SLICE_BYTES", slice_bytes)
-        for skip in (0, 1):
-            view = memoryview(data)[skip:]
-            assert csvraw.count_byte(view, b'"') == data[skip:].count(b'"')
-
-
-def test_a_cut_inside_a_quoted_name_is_undone(
-    tmp_path: Path, fixtures: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A name with line breaks long enough to hold the page's middle: the cut would fall inside
-    its quotes, so the page is parsed whole, the name kept as it is."""
-    rows = rows_of(fixtures / RAW)
-    name = rows[0].index("Kernel Name")
-    long_name = "k<" + "\n".join(["x" * 60] * 400) + ">"
-    rows[2][name] = long_name
-    path = write_rows(tmp_path / "names.csv", rows)
-    _cut_everywhere(monkeypatch)
-    table = read_input(str(path))
-    assert table.frame["name"].tolist()[0] == long_name
-    assert table.frame["id"].tolist() == [0, 1]
-
-
-def test_a_damaged_row_past_the_cut_is_named_by_its_line(
-    tmp_path: Path, fixtures: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_damaged_row_among_many_is_named_by_its_line(tmp_path: Path, fixtures: Path) -> None:
     rows = rows_of(fixtures / RAW)
     rows = [*rows[:2], *(list(r) for r in rows[2:] * 5)]
     for i, row in enumerate(rows[2:]):
         row[0] = str(i)
     rows[10] = rows[10][:-1]
     path = write_rows(tmp_path / "bad.csv", rows)
-    _cut_everywhere(monkeypatch)
     with pytest.raises(BadInputError, match=r"bad\.csv: line 11: 26 cells where the header has 27"):
         read_input(str(path))
     rows = rows_of(path)

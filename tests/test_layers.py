@@ -40,7 +40,7 @@ LAYER_OF = {
     "ncu_roof.text": "base",  # one-line text, folded kernel names, SI display
     "ncu_roof.codes": "base",  # a column coded: each distinct value once (pandas' or a dict)
     "ncu_roof.metrics": "base",  # the counters each formula reads: what readers load, profile collects
-    "ncu_roof.cores": "base",  # work on a second core: a thread, or a forked child (None: do it here)
+    "ncu_roof.cores": "base",  # OpenBLAS at one thread; the environment programs it runs get
     "ncu_roof.shift": "base",  # Hodges–Lehmann shift and Moses interval of two duration samples
     # table: the per-launch table every reader returns
     "ncu_roof.ingest.table": "table",

@@ -9,17 +9,16 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 from conftest import CORPUS, analyzed
 
-from ncu_roof import cores
 from ncu_roof.analysis import Analysis
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import RunTable
 from ncu_roof.pipeline import Request, pool_size, read_tables, run, run_each
-from ncu_roof.render import jsonkernels, jsonout, output
+from ncu_roof.render import jsonkernels, jsonout
 
 CORPUS_INPUTS = (
     "reexport/a10_rep_2023.2.0_105-kernels-llm.ncu2024.1-raw-base.csv",
@@ -62,38 +61,12 @@ def test_columns_text_is_the_kernels_json(
     assert text == json.dumps(per_kernel, ensure_ascii=False, allow_nan=False)
 
 
-@pytest.mark.parametrize("child", ["writes", "fails", "cannot start"])
-def test_a_forked_child_writes_the_same_kernels(
-    corpus: Path, five_inputs: Analysis, monkeypatch: pytest.MonkeyPatch, child: str
-) -> None:
-    """Past FORK_MIN_KERNELS a child makes the later chunks; whatever becomes of it, the text is
-    the per-kernel JSON (a child that fails or cannot start leaves its chunks to this process)."""
-    monkeypatch.setattr(jsonkernels, "CHUNK_KERNELS", 7)
-    monkeypatch.setattr(jsonkernels, "FORK_MIN_KERNELS", 1)
-    monkeypatch.setattr(cores, "alone", lambda: True)  # pytest-xdist runs threads of its own
-    if child == "fails":
-        monkeypatch.setattr(jsonkernels, "_write_chunks", _fail)
-    if child == "cannot start":
-        monkeypatch.setattr(cores, "can_fork", lambda: False)
-    text = jsonkernels.kernels_text(five_inputs.kernels)
-    per_kernel = [jsonkernels.kernel_json(k) for k in five_inputs.kernels]
-    assert text == json.dumps(per_kernel, ensure_ascii=False, allow_nan=False)
-
-
-def test_a_child_s_text_comes_back_whole_in_any_pieces(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The child's UTF-8 is read back in pieces that may split a character: joined, it is whole."""
+def test_non_ascii_names_are_written_whole_in_chunks(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonkernels, "CHUNK_KERNELS", 2)
-    monkeypatch.setattr(jsonkernels, "FORK_MIN_KERNELS", 1)
-    monkeypatch.setattr(output, "READ_BYTES", 5)
-    monkeypatch.setattr(cores, "alone", lambda: True)
     kernels = analyzed(corpus / CORPUS_INPUTS[1]).kernels[:1]
     named = [replace(kernels[0], id=i, name=f"ядро_{i}€𝄞") for i in range(9)]
     text = jsonkernels.kernels_text(named)
     assert text == json.dumps([jsonkernels.kernel_json(k) for k in named], ensure_ascii=False)
-
-
-def _fail(*args: object) -> None:
-    raise RuntimeError("the child fails")
 
 
 def test_a_text_shared_by_every_launch_is_written_once_as_it_is(corpus: Path) -> None:
@@ -298,7 +271,6 @@ def _worker_dies(path: str, request: Request) -> tuple[list[str], Analysis]:
     analyzed in the calling process."""
     import multiprocessing
     import os
-    import time
 
     from ncu_roof import pipeline
 
@@ -322,42 +294,3 @@ def test_a_broken_pool_falls_back_without_logging_twice(
     again = run_each(paths, Request(jobs=2), logged.append)
     assert logged == one_log  # each line once, though the last input was analyzed before the break
     assert [jsonout.render_json(a) for a in again] == [jsonout.render_json(a) for a in one]
-
-
-def test_a_failed_document_leaves_no_child(
-    corpus: Path, five_inputs: Analysis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The child starts before the rest of the document is made: if that fails (or Ctrl-C), the
-    child is stopped and reaped, never left behind."""
-    import os
-
-    monkeypatch.setattr(jsonkernels, "CHUNK_KERNELS", 7)
-    monkeypatch.setattr(jsonkernels, "FORK_MIN_KERNELS", 1)
-    monkeypatch.setattr(jsonout, "PRETTY_MAX_KERNELS", 1)
-    monkeypatch.setattr(cores, "alone", lambda: True)
-    children: list[cores.Child] = []
-    start = cores.start
-
-    def slow(write: cores.Write) -> cores.Write:
-        def written(out: IO[bytes]) -> None:
-            time.sleep(30)  # still running when the document fails
-            write(out)
-
-        return written
-
-    def started(write: cores.Write) -> cores.Child | None:
-        child = start(slow(write))
-        children.extend([child] if child is not None else [])
-        return child
-
-    monkeypatch.setattr(cores, "start", started)
-    monkeypatch.setattr(jsonout, "groups_json", _interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        jsonout.render_json(five_inputs)
-    assert len(children) == 1
-    with pytest.raises(ChildProcessError):
-        os.waitpid(children[0].pid, os.WNOHANG)  # reaped already
-
-
-def _interrupt(*args: object) -> None:
-    raise KeyboardInterrupt

@@ -6,8 +6,6 @@ Each command lives in its own module and registers itself on `app`. Every user e
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import re
 import sys
@@ -24,7 +22,6 @@ from ncu_roof.render.output import StdoutClosedError
 from ncu_roof.text import one_line
 from ncu_roof.version import __version__
 
-GC_FIRST_THRESHOLD_OBJECTS = 200_000  # new objects between two passes of the cyclic collector (default 700)
 CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
 
 HELP = (
@@ -109,45 +106,11 @@ def hoist_verbosity(args: list[str]) -> list[str]:
     return [*dict.fromkeys(flags), *rest, *args[end:]]
 
 
-def console() -> NoReturn:
-    """The `ncu-roof` console script (and `python -m ncu_roof`): `main`, in a process of its own.
-
-    As in mypy, the cyclic garbage collector runs rarely (a run lives seconds and makes few
-    reference cycles, and every full pass walks each object alive: 0.05-0.2 s of passes in a
-    100,000-launch analysis), and the process leaves without tearing the interpreter down once
-    its threads are done, its exit handlers have run and its output is flushed (freeing such an
-    analysis object by object cost 0.1-0.3 s). numpy's OpenBLAS runs one thread
-    (`cores.one_blas_thread`)."""
+def console() -> None:
+    """The `ncu-roof` console script (and `python -m ncu_roof`): `main`, in a process of its own,
+    numpy's OpenBLAS with one thread (`cores.one_blas_thread`)."""
     one_blas_thread()
-    gc.set_threshold(GC_FIRST_THRESHOLD_OBJECTS, *gc.get_threshold()[1:])
-    try:
-        main()
-    except SystemExit as done:
-        code = done.code
-    else:
-        code = None
-    if code is not None and not isinstance(code, int):  # a message: printed, exit status 1
-        sys.stderr.write(f"{code}\n")
-    _leave(code if isinstance(code, int) else int(code is not None))
-
-
-def _leave(status: int) -> NoReturn:
-    """Exit with `status` as the interpreter would, less the teardown of its objects (Ctrl-C
-    while a thread is still working: 130 at once, as when interrupted before)."""
-    import atexit
-    import threading
-
-    try:
-        for thread in threading.enumerate():
-            if thread is not threading.current_thread() and not thread.daemon:
-                thread.join()
-    except KeyboardInterrupt:
-        status = stop.exit_status()
-    atexit._run_exitfuncs()
-    for stream in (s for s in (sys.stdout, sys.stderr) if s is not None):  # (None: started without)
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe (`| head`): nothing to say
-            stream.flush()
-    os._exit(status)
+    main()
 
 
 def main(argv: list[str] | None = None) -> None:

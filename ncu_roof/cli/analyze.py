@@ -233,11 +233,6 @@ def refuse_binary_to_terminal(fmt: OutputFormat, output: str | None) -> None:
         )
 
 
-def one_file(inputs: Sequence[str | RunTable]) -> bool:
-    """One regular file: read in this process (no pool is forked while a thread imports)."""
-    return len(inputs) == 1 and isinstance(inputs[0], str) and Path(inputs[0]).is_file()
-
-
 def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     """Analyze the inputs (paths, or tables already read) and write every output the options ask
     for; returns the analysis.
@@ -254,10 +249,6 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     if options.plot:
         plot_format(options.plot)
         check_writable(options.plot)
-    if (FORMATS[fmt].draws or options.plot) and one_file(inputs):
-        from ncu_roof.render.plot import import_in_background
-
-        import_in_background()
     expectations = None
     if options.expect:
         from ncu_roof import expect

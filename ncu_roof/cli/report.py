@@ -15,7 +15,6 @@ from ncu_roof.cli.analyze import (
     PictureOptions,
     build_analysis,
     diag,
-    one_file,
     picture_options,
     plot_format,
     refuse_failed_captures,
@@ -201,7 +200,7 @@ def plot_command(
     """Draw the hierarchical roofline, one panel per device, as SVG, PNG or PDF (or, with
     --kind instruction, the instruction roofline)."""
     from ncu_roof.render.instruction_plot import render_instruction_plot
-    from ncu_roof.render.plot import import_in_background, render_plot
+    from ncu_roof.render.plot import render_plot
 
     if kind not in ("roofline", "instruction"):
         raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")
@@ -213,8 +212,6 @@ def plot_command(
     fmt = plot_format(output, "-o")
     picture = picture_options(width_in, height_in, dpi, caption, device)
     check_writable(output)
-    if one_file(files):
-        import_in_background()
     analysis = build_analysis(
         files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
     )

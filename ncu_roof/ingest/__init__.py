@@ -22,8 +22,7 @@ from ncu_roof.ingest.inputs import (
 )
 from ncu_roof.units import NumberStyle
 
-if TYPE_CHECKING:  # loaded on first use (`__getattr__`): expanding inputs and reading ahead need no numpy
-    from ncu_roof.ingest.ahead import Ahead
+if TYPE_CHECKING:  # loaded on first use (`__getattr__`): expanding inputs needs no numpy
     from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
 
 __all__ = ["IDENTITY_COLUMNS", "Expanded", "InputFormat", "RunTable", "expand_inputs", "read_input"]
@@ -44,28 +43,20 @@ def read_input(
     path: str,
     number_style: NumberStyle | None = None,
     skip_bad_rows: bool = False,
-    ahead: Ahead | None = None,
 ) -> RunTable:
     """Read one input; `number_style=None` detects the locale of a CSV per file; with
-    `skip_bad_rows` damaged rows leave their kernels out (with a warning) instead of failing;
-    `ahead`: what `ingest.ahead.read_ahead(path)` has read of it meanwhile."""
+    `skip_bad_rows` damaged rows leave their kernels out (with a warning) instead of failing."""
     if path == STDIN:
         raw = read_text_bytes(path)
         if raw[: len(MAGIC)] == MAGIC:
             return _report_from_stdin(raw)
         return _finish(_read_text(path, raw, number_style, skip_bad_rows))
-    if ahead is not None and ahead.path != path:
-        ahead = None  # read ahead for another input: not this one's
-    text = ahead.text() if ahead is not None else None
-    if text is not None:
-        return _finish(_read_text(path, text, number_style, skip_bad_rows))
     head = read_head(path)
     if is_report(path, head):
         from ncu_roof.ingest.rep import read_report
 
-        rows = ahead.rows() if ahead is not None else None
         with mapped(path) as view:
-            return _finish(read_report(path, view, rows))
+            return _finish(read_report(path, view))
     return _finish(_read_text(path, read_text_bytes(path), number_style, skip_bad_rows))
 
 

@@ -11,13 +11,11 @@ from __future__ import annotations
 import csv
 from collections import Counter
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ncu_roof.arrow import bool_array, bool_values, float_values, string_array, text_values
-from ncu_roof.cores import on_thread
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
     _DEVICE,
@@ -90,8 +88,7 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
         c: effective_unit(c, units_row[position[c]] if position[c] < len(units_row) else "") for c in metrics
     }
     lines: list[int] | None = None
-    rows_from = (second_end if has_units else first_end) + 1  # (-1 + 1 when no row follows)
-    parsed = _raw_fast(block, chosen, has_units, rows_from)
+    parsed = _raw_fast(block, chosen, has_units)
     if parsed is None:  # damaged somewhere: the slow reader says where
         table, lines = _raw_slow(block, chosen, has_units, damage)
         parsed = table, _wrong_identity(table)
@@ -112,81 +109,22 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     return _Part(table, units, run)
 
 
-def _raw_fast(block: Block, chosen: list[str], has_units: bool, rows_from: int) -> _Parsed | None:
-    """pyarrow on an intact block (its rows from byte `rows_from`); None when any row is damaged
-    (or quotes do not pair up).
-
-    pyarrow parses on threads of its own, without the GIL, while this one counts the quotes (with
-    numpy, which lets go of the GIL too: `bytes.count` held it, a third runner on two cores); a big
-    block is cut in two at a line end, each part parsed (and its identity checked) on a
-    thread (both cores at once)."""
+def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> _Parsed | None:
+    """pyarrow on an intact block; None when any row is damaged (or quotes do not pair up)."""
     data = block.data
     if block.last and not data.endswith(b"\n"):
         return None
-    view = memoryview(data)  # parts without copies
-    spans = _spans(data, rows_from)
-    parsing = [
-        on_thread(
-            partial(_parse_block, view[a:b], block.header, chosen, has_units and a == 0, a == 0),
-            "ncu-roof-csv",
-        )
-        for a, b in spans
-    ]
-    quotes = [count_byte(view[a:b], b'"') for a, b in spans]
-    parts = [p.result() for p in parsing]
-    if sum(quotes) % 2:
+    if data.count(b'"') % 2:
         return None
-    if quotes[0] % 2:  # a cut fell inside a quoted cell (a line break in a name): parsed whole
-        return _parse_block(view, block.header, chosen, has_units)
-    parsed = [p for p in parts if p is not None]
-    if len(parsed) < len(parts):
-        return None
-    if len(parsed) == 1:
-        return parsed[0]
-    import pyarrow as pa
-
-    wrong = {c: np.concatenate([w[c] for _, w in parsed]) for c in parsed[0][1]}
-    return pa.concat_tables([t for t, _ in parsed]), wrong
-
-
-PARSE_CUT_BYTES = 1 << 24  # from this size, a block is parsed in two parts at once
-COUNT_SLICE_BYTES = 1 << 22  # a byte is counted this much at a time: no 200 MB mask
-
-
-def count_byte(data: memoryview, byte: bytes) -> int:
-    """How often `byte` occurs in `data`, counted by numpy a slice at a time (without the GIL, at
-    ~2.5x the speed of `bytes.count`, in a few megabytes)."""
-    values = np.frombuffer(data, dtype=np.uint8)
-    mask = np.empty(min(len(values), COUNT_SLICE_BYTES), dtype=bool)
-    target = ord(byte)
-    total = 0
-    for start in range(0, len(values), COUNT_SLICE_BYTES):
-        part = values[start : start + COUNT_SLICE_BYTES]
-        found = mask[: len(part)]
-        np.equal(part, target, out=found)
-        total += int(np.count_nonzero(found))
-    return total
-
-
-def _spans(data: bytes, rows_from: int) -> list[tuple[int, int]]:
-    """The parts a block is parsed in: a big one is cut in two after the first line end past its
-    middle and past its first row (one part: a small block, or one row)."""
-    if len(data) >= PARSE_CUT_BYTES:
-        end = data.find(b"\n", max(len(data) // 2, rows_from))
-        if 0 <= end < len(data) - 1:
-            return [(0, end + 1), (end + 1, len(data))]
-    return [(0, len(data))]
+    return _parse_block(data, block.header, chosen, has_units)
 
 
 _Parsed = tuple["pa.Table", dict[str, np.ndarray]]  # the rows as text, and `_wrong_identity` of them
 
 
-def _parse_block(
-    data: memoryview, header: list[str], chosen: list[str], has_units: bool, named: bool = True
-) -> _Parsed | None:
-    """pyarrow's read of the chosen columns, as text, and the rows whose identity is wrong; None
-    when a row is damaged. `data` starts with the header line (`named`), or with a row (the
-    second part of a cut block)."""
+def _parse_block(data: bytes, header: list[str], chosen: list[str], has_units: bool) -> _Parsed | None:
+    """pyarrow's read of the chosen columns, as text (on its own threads), and the rows whose
+    identity is wrong; None when a row is damaged. `data` starts with the header line."""
     import pyarrow as pa
     from pyarrow import csv as pacsv
 
@@ -199,14 +137,8 @@ def _parse_block(
             damaged.append(line)
         return "skip"
 
-    # 2 MB blocks, one at a time: a 200 MB page costs ~100 MB in flight, not ~300 MB (threads keep
-    # several blocks in flight, for no gain in CPU time), and a row stays far smaller than a block
-    options = pacsv.ReadOptions(
-        column_names=None if named else header,
-        skip_rows_after_names=int(has_units),
-        block_size=1 << 21,
-        use_threads=False,
-    )
+    # 2 MB blocks: a row stays far smaller than a block
+    options = pacsv.ReadOptions(skip_rows_after_names=int(has_units), block_size=1 << 21, use_threads=True)
     try:
         table = pacsv.read_csv(
             pa.BufferReader(pa.py_buffer(data)),  # the bytes themselves, no copies
@@ -339,18 +271,13 @@ def _unique(names: list[str], header: list[str]) -> list[str]:
 def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
     """Identity columns as text (ID and device as numbers), then every metric parsed once (SI)."""
     table = part.cells
-    names = part.numeric
-    half = len(names) // 2
-    # pyarrow's casts release the GIL: a thread parses half of the metrics while this one reads
-    # the identity columns (Python objects: the GIL) and parses the rest
-    rest = on_thread(lambda: _parse_metrics(part, names[half:], style), "ncu-roof-numbers")
     identity: dict[str, object] = {}
     for column, name in _CSV_IDENTITY.items():
         identity[name] = _text(table, column)
     identity["run"] = str(part.run)
     identity["device_name"] = _text(table, DISPLAY_NAME)
     identity["nvtx"] = _nvtx_column(table)
-    metrics = {**_parse_metrics(part, names[:half], style), **rest.result()}
+    metrics = _parse_metrics(part, part.numeric, style)
     return with_notes(
         {**identity_columns(identity, table.num_rows), **metrics}, unreadable_notes(part.cells, metrics)
     )

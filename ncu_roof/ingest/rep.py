@@ -21,16 +21,14 @@ def report_version(raw: bytes | mmap.mmap) -> str | None:
     return match.group(1).decode() if match else None
 
 
-def read_report(path: str, raw: bytes | mmap.mmap, rows: list[Row] | None = None) -> RunTable:
-    """`raw`: the report's bytes, or a memory map of them (only its header and version are read);
-    `rows`: its launches when already read (`ingest.ahead`), else read here."""
+def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
+    """`raw`: the report's bytes, or a memory map of them (only its header and version are read)."""
     if not has_report_header(path, raw):
         raise BadInputError(
             f"{path}: not an Nsight Compute report (no NVR header)",
             hint="pass the `.ncu-rep` written by `ncu -o`, or a CSV from `ncu --csv`",
         )
-    if rows is None:
-        rows = report_rows(path)
+    rows = report_rows(path)
     if rows is None:  # no ncu_report
         return read_with_cli(path, raw)
     if not rows and path.endswith(".ncu-repz"):

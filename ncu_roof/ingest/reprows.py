@@ -1,8 +1,5 @@
-"""A report's launches through NVIDIA's `ncu_report`, as plain rows (dicts of floats and texts).
-
-Kept free of numpy and the table, so that a forked child can read a report's launches while the
-main process loads the analysis modules (`ingest.ahead`); `ingest.rep` makes the table of them.
-"""
+"""A report's launches through NVIDIA's `ncu_report`, as plain rows (dicts of floats and texts);
+`ingest.rep` makes the table of them."""
 
 from __future__ import annotations
 

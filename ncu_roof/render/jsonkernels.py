@@ -7,11 +7,10 @@ import json
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
-from ncu_roof import cores
 from ncu_roof.columns import (
     LaunchColumns,
     coded,
@@ -24,7 +23,6 @@ from ncu_roof.columns import (
 from ncu_roof.groups import headroom_array, headroom_s
 from ncu_roof.model import TRANSACTION_BYTES, bit_codes, finite_or_none
 from ncu_roof.records import InstructionRoofline, Kernel, TensorPath
-from ncu_roof.render.output import Piece, joined
 from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 
 # The kernel object of the JSON, field by field: (key, kind of value, `Kernel` field), or with a
@@ -360,8 +358,7 @@ CHUNK_KERNELS = 4096  # kernels whose cells are held at once: bounds the memory 
 
 def kernels_text(kernels: Sequence[Kernel]) -> str:
     """`[kernel_json(k) for k in kernels]` as compact JSON text, built from the launch columns."""
-    with KernelArray(columns_of(kernels)) as array:
-        return joined(array.pieces())
+    return "".join(kernel_array(columns_of(kernels)))
 
 
 def _dense_keys(spec: Field | Derived, columns: LaunchColumns) -> tuple[str, ...] | None:
@@ -396,62 +393,15 @@ def _columns_of(
     return [numbers_text(values.get(k, np.full(n, np.nan))) for k in keys]
 
 
-FORK_MIN_KERNELS = 20_000  # from here a forked child writes the later chunks while this process
-# writes the first ones (the two cores at once): below it, the fork costs more than it saves
-FORK_SHARE = 0.48  # of the chunks the child takes: its chunks cost it more (copy-on-write faults,
-# its memfd), and this process makes the groups meanwhile
-
-
-class KernelArray:
-    """The kernels' JSON array, made in pieces (`pieces`), one chunk of kernels at a time. A big
-    array's later chunks are made meanwhile by a forked child (`ncu_roof.cores`), started here,
-    before the caller makes the rest of the document; the text is the same. Use it in a `with`:
-    leaving it reaps the child, stopped first when its text was not taken (an error, Ctrl-C)."""
-
-    def __init__(self, columns: LaunchColumns) -> None:
-        self._columns = columns
-        starts = list(range(0, len(columns), CHUNK_KERNELS))
-        split = max(1, round(len(starts) * (1 - FORK_SHARE)))
-        self._child: cores.Child | None = None
-        if len(columns) >= FORK_MIN_KERNELS and split < len(starts):
-            self._child = cores.start(lambda out: _write_chunks(columns, starts[split:], out))
-        self._mine, self._theirs = (
-            (starts[:split], starts[split:]) if self._child is not None else (starts, [])
-        )
-
-    def __enter__(self) -> KernelArray:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._child is not None:
-            self._child.close()
-
-    def pieces(self) -> Iterator[Piece]:
-        yield "["
-        for i, start in enumerate(self._mine):
-            if i:
-                yield ", "
-            yield _chunk_text(self._columns, start)
-        made = self._child.result() if self._child is not None else None
-        if made is None:  # no child, or it failed: its chunks made here
-            yield from _later(self._columns, self._theirs)
-        else:
-            with made:  # as the child wrote it: UTF-8, passed on as a file (copied by the kernel)
-                yield made
-        yield "]"
-
-
-def _write_chunks(columns: LaunchColumns, starts: list[int], out: IO[bytes]) -> None:
-    """The child's part, as UTF-8."""
-    out.writelines(text.encode("utf-8") for text in _later(columns, starts))
-
-
-def _later(columns: LaunchColumns, starts: list[int]) -> Iterator[str]:
-    """The text of each chunk from `starts`, each after a `, ` (a piece of its own: a chunk's
-    megabytes are not copied to put two characters before them)."""
-    for start in starts:
-        yield ", "
+def kernel_array(columns: LaunchColumns) -> Iterator[str]:
+    """The kernels' JSON array in pieces, one chunk of kernels at a time (a big document is never
+    held whole)."""
+    yield "["
+    for i, start in enumerate(range(0, len(columns), CHUNK_KERNELS)):
+        if i:
+            yield ", "
         yield _chunk_text(columns, start)
+    yield "]"
 
 
 def _chunk_text(columns: LaunchColumns, start: int) -> str:

@@ -17,7 +17,7 @@ from ncu_roof.groups import (
 )
 from ncu_roof.model import finite_or_none
 from ncu_roof.records import Device
-from ncu_roof.render.jsonkernels import KernelArray, encode, kernel_json
+from ncu_roof.render.jsonkernels import encode, kernel_array, kernel_json
 from ncu_roof.render.output import Piece, joined
 
 
@@ -135,9 +135,9 @@ def json_pieces(analysis: Analysis) -> Iterator[Piece]:
     if len(analysis.kernels) <= PRETTY_MAX_KERNELS:
         yield json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         return
-    with KernelArray(analysis.columns) as kernels:  # first: a child may make part of it meanwhile
-        yield "{"
-        for i, (key, value) in enumerate(_document(analysis, kernels).items()):
-            yield f"{', ' if i else ''}{encode(key)}: "
-            yield from kernels.pieces() if value is kernels else (encode(value),)
-        yield "}\n"
+    kernels = kernel_array(analysis.columns)
+    yield "{"
+    for i, (key, value) in enumerate(_document(analysis, kernels).items()):
+        yield f"{', ' if i else ''}{encode(key)}: "
+        yield from kernels if value is kernels else (encode(value),)
+    yield "}\n"

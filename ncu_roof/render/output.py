@@ -15,13 +15,9 @@ from ncu_roof.stop import held
 WRITE_HINT = "check that the directory exists and that you may write there"
 
 # What a renderer gives: text, bytes, or text in pieces made as they are written (a big JSON
-# document is never held whole); a piece may already be UTF-8 (what a forked child wrote), in
-# bytes or in a file (copied into a file output by the kernel, never through this process).
-Piece = str | bytes | IO[bytes]
+# document is never held whole).
+Piece = str | bytes
 Document = str | bytes | Iterator[Piece]
-
-SPLICE_BYTES = 1 << 30  # most bytes one `os.sendfile` is asked to copy
-READ_BYTES = 1 << 22  # a file piece read back in pieces of this many bytes (to join or to a pipe)
 
 
 class StdoutClosedError(Exception):
@@ -85,60 +81,14 @@ def text_of(data: Document) -> str | bytes:
 
 
 def joined(pieces: Iterable[Piece]) -> str:
-    """Text in pieces, some of them UTF-8 bytes, as one text (a character may be split between
-    two byte pieces in a row, never between bytes and text)."""
-    import codecs
-
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    texts = []
-    for piece in _in_memory(pieces):
-        if isinstance(piece, bytes):
-            texts.append(decoder.decode(piece))
-        else:
-            texts += [decoder.decode(b"", final=True), piece]
-    texts.append(decoder.decode(b"", final=True))
-    return "".join(texts)
-
-
-def _in_memory(pieces: Iterable[Piece]) -> Iterator[str | bytes]:
-    """The pieces, a file's bytes read back in pieces."""
-    for piece in pieces:
-        if isinstance(piece, str | bytes):
-            yield piece
-        else:
-            yield from _read_back(piece)
-
-
-def _read_back(source: IO[bytes]) -> Iterator[bytes]:
-    """The rest of a file, `READ_BYTES` at a time."""
-    while chunk := source.read(READ_BYTES):
-        yield chunk
+    """Text in pieces, some of them UTF-8 bytes, as one text."""
+    return "".join(p.decode("utf-8") if isinstance(p, bytes) else p for p in pieces)
 
 
 def _write_pieces(handle: IO[bytes], data: Document) -> None:
-    """The document into a file: a file piece copied by the kernel (`os.sendfile`: into a regular
-    file, a device such as /dev/null, or a pipe)."""
+    """The document into a file, piece by piece."""
     for piece in (data,) if isinstance(data, str | bytes) else data:
-        if isinstance(piece, str):
-            handle.write(piece.encode("utf-8"))
-        elif isinstance(piece, bytes):
-            handle.write(piece)
-        else:
-            handle.flush()
-            _splice(piece, handle)
-
-
-def _splice(source: IO[bytes], handle: IO[bytes]) -> None:
-    """The rest of `source` appended to `handle` by the kernel; read and written here where it
-    cannot (no `os.sendfile` between these two files)."""
-    start = source.tell()
-    try:
-        while sent := os.sendfile(handle.fileno(), source.fileno(), start, SPLICE_BYTES):
-            start += sent
-    except OSError:
-        if start != source.tell():  # failed half way (a full disk): the error stands
-            raise
-        handle.writelines(_read_back(source))
+        handle.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
 
 
 def write_output(data: Document, path: str | None) -> None:

@@ -209,25 +209,6 @@ def panel_figure(
     return figure, axes
 
 
-def import_in_background() -> None:
-    """Start importing matplotlib on another thread. Reading a big input spends most of its
-    time outside the GIL (the file read, pyarrow's parser), so the ~0.6 s import overlaps it
-    instead of following it; the renderer's own import then finds the modules loaded (or waits
-    for them). A failure is left for the renderer's import to report. Callers start it only when
-    no process pool will be forked meanwhile (a child would inherit the thread's import locks)."""
-    from ncu_roof.cores import on_thread
-
-    on_thread(_import_matplotlib, "ncu-roof-matplotlib")  # (no fork starts while it runs)
-
-
-def _import_matplotlib() -> None:
-    try:
-        import matplotlib.backends.backend_agg
-        import matplotlib.figure  # noqa: F401
-    except Exception:  # the renderer's own import raises it where it is handled
-        return
-
-
 def save_figure(figure: Figure, fmt: str, dpi: float) -> bytes:
     """Fixed metadata (no date, no tool versions): the same figure gives the same bytes."""
     buffer = BytesIO()
