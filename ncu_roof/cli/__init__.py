@@ -108,9 +108,25 @@ def hoist_verbosity(args: list[str]) -> list[str]:
 
 def console() -> None:
     """The `ncu-roof` console script (and `python -m ncu_roof`): `main`, in a process of its own,
-    numpy's OpenBLAS with one thread (`cores.one_blas_thread`)."""
+    numpy's OpenBLAS with one thread (`cores.one_blas_thread`), NVIDIA's report reader loaded
+    before numpy where the command may read a report (`report_reader_first`)."""
     one_blas_thread()
+    report_reader_first(sys.argv[1:])
     main()
+
+
+REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
+
+
+def report_reader_first(args: list[str]) -> None:
+    """Load `ncu_report` before anything loads numpy when the command may read a report (`profile`,
+    a report or a folder among the arguments): ncu_report 2025.3.1 crashed the process reading a
+    report once numpy 2.5 was loaded before it (seen on an H200 machine, Python 3.12), and read
+    it cleanly loaded first. Nothing happens without `ncu_report`."""
+    from ncu_roof.ingest.reprows import ncu_report_installed  # (imports no numpy)
+
+    if "profile" in args[:1] or any(a.endswith(REPORT_SUFFIXES) or os.path.isdir(a) for a in args):
+        ncu_report_installed()
 
 
 def main(argv: list[str] | None = None) -> None:

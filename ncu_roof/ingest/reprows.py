@@ -53,16 +53,11 @@ def report_rows(path: str) -> list[Row] | None:
     with _quiet_stderr():
         context = ncu_report.load_report(path)
     wanted: dict[tuple[str, ...], list[str]] = {}  # launches of one report share their metric names
-    return [_action_row(action, i, wanted) for i, action in enumerate(_actions(context))]
-
-
-def _actions(context: Any) -> list[Any]:
-    return [
-        rng.action_by_idx(j)
-        for i in range(context.num_ranges())
-        for rng in [context.range_by_idx(i)]
-        for j in range(rng.num_actions())
-    ]
+    # each range is held while its launches are read: an action outlives a range freed under it only
+    # by chance (ncu_report 2025.3 on an H200 crashed reading a unit through such an action)
+    ranges = [context.range_by_idx(i) for i in range(context.num_ranges())]
+    actions = ((rng, rng.action_by_idx(j)) for rng in ranges for j in range(rng.num_actions()))
+    return [_action_row(action, i, wanted) for i, (_, action) in enumerate(actions)]
 
 
 def _action_row(action: Any, index: int, wanted: dict[tuple[str, ...], list[str]]) -> Row:
@@ -74,11 +69,11 @@ def _action_row(action: Any, index: int, wanted: dict[tuple[str, ...], list[str]
     for name in wanted[names]:
         metric = action.metric_by_name(name)
         value = metric.value() if metric is not None else None
-        if isinstance(value, str):
-            row[name] = value
+        if value is None or isinstance(value, str):  # a metric without a value has no unit to ask
+            row[name] = float("nan") if value is None else value  # (ncu_report 2025.3 crashes then)
             continue
         unit = metric.unit() if hasattr(metric, "unit") else ""
-        row[name] = float("nan") if value is None else float(value) * si_factor(unit or "")
+        row[name] = float(value) * si_factor(unit or "")
     row["device_name"] = row.pop("device__attribute_display_name", None)
     row["device"] = _device_index(action)
     row["process_id"] = _int_metric(action, "launch__process_id")
