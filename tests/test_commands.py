@@ -3,6 +3,7 @@ line loads only its own command's module."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -74,6 +75,14 @@ def test_the_console_script_is_main() -> None:
         [sys.executable, "-m", "ncu_roof", "gpus", "--bogus"], capture_output=True, text=True, check=False
     )
     assert module.returncode == 2 and module.stderr.startswith("error: ")
+    probe = (  # the cyclic collector's first threshold raised for the run, OpenBLAS at one thread
+        "import gc, os\nfrom ncu_roof import cli\n"
+        "cli.main = lambda: print(gc.get_threshold()[0], os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+        "cli.console()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
+    assert done.stdout.split() == ["200000", "1"]
 
 
 @pytest.mark.parametrize(
