@@ -14,6 +14,7 @@ from conftest import modules_loaded_by
 
 from ncu_roof.cli import app
 from ncu_roof.cli.commands import COMMAND_MODULES, register
+from ncu_roof.ingest.reprows import ncu_report_installed
 
 CLI = Path(__file__).resolve().parents[1] / "ncu_roof" / "cli"
 
@@ -109,7 +110,11 @@ def test_a_short_flag_means_one_thing_in_every_command() -> None:
     commands = getattr(typer.main.get_command(app), "commands", {})
     assert {"analyze", "gpus", "predict", "profile", "plot", "diff"} <= set(commands)
     meanings: dict[str, set[str]] = {}
-    for name, command in commands.items():
+    leaves = [(name, c) for name, c in commands.items() if not hasattr(c, "commands")]
+    groups = [(name, c) for name, c in commands.items() if hasattr(c, "commands")]
+    assert [name for name, _ in groups] == ["history"]
+    leaves += [(f"{g} {name}", c) for g, group in groups for name, c in group.commands.items()]
+    for name, command in leaves:
         for param in command.params:
             longs = [o for o in param.opts if o.startswith("--")]
             for short in (o for o in param.opts if len(o) == 2):
@@ -117,3 +122,20 @@ def test_a_short_flag_means_one_thing_in_every_command() -> None:
     assert meanings["-F"] == {"--format"}
     assert meanings["-f"] == {"--force"}
     assert {s for s, longs in meanings.items() if len(longs) > 1} == set()
+
+
+def test_a_command_that_may_read_a_report_loads_the_report_reader_before_numpy(tmp_path: Path) -> None:
+    """ncu_report 2025.3.1 crashed reading a report once numpy was loaded before it (an H200
+    machine): the console script loads it first for `profile`, a report or a folder, else not."""
+    probe = (
+        "import sys\n"
+        "from ncu_roof.cli import report_reader_first\n"
+        "report_reader_first(sys.argv[1:])\n"
+        "print('ncu_report' in sys.modules, 'numpy' in sys.modules)\n"
+    )
+    for args, loaded in ((["analyze", "run.ncu-rep"], True), (["profile", "./app"], True),
+                         (["analyze", str(tmp_path)], True), (["analyze", "run.csv"], False)):  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True
+        )
+        assert done.stdout.split() == [str(loaded and ncu_report_installed()), "False"], args

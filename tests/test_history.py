@@ -132,9 +132,9 @@ def test_show_lists_each_commit_in_commit_time_order(tmp_path: Path) -> None:
         p["verdict"] for p in group["points"]
     } == {"memory"}
     assert_valid("history-show.v1", doc)
-    last = json.loads(run_cli("history", "show", str(dataset), "-f", "json", "--last", "1").stdout)
+    last = json.loads(run_cli("history", "show", str(dataset), "-F", "json", "--last", "1").stdout)
     assert [p["commit"] for p in last["groups"][0]["points"]] == ["late"]
-    none = json.loads(run_cli("history", "show", str(dataset), "-f", "json", "--kernel", "^gemm").stdout)
+    none = json.loads(run_cli("history", "show", str(dataset), "-F", "json", "--kernel", "^gemm").stdout)
     assert none["groups"] == []
 
 

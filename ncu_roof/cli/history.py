@@ -113,12 +113,12 @@ def add_command(
 def show_command(
     dataset: str = Dataset,
     kernel: str = typer.Option(
-        None, "--kernel", "-k", metavar="REGEX", help="Kernels whose name matches (RE2)."
+        None, "--kernel", metavar="REGEX", help="Kernels whose name matches (RE2)."
     ),
     gpu: str = typer.Option(None, "--gpu", metavar="KEY", help="One GPU's partition (e.g. h100-pcie)."),
     last: int = typer.Option(None, "--last", metavar="N", help="Only the last N commits of each GPU."),
     fmt: HistoryFormat = typer.Option(
-        None, "--format", "-f", metavar="FORMAT", help=FORMAT_HELP, show_default=False
+        None, "--format", "-F", metavar="FORMAT", help=FORMAT_HELP, show_default=False
     ),
     output: str = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here instead of stdout."),
 ) -> None:
@@ -170,7 +170,7 @@ def check_command(
         0.99, "--confidence", metavar="P", help="The interval's confidence level."
     ),
     fmt: HistoryFormat = typer.Option(
-        None, "--format", "-f", metavar="table|json|csv|markdown", help="Output format.", show_default=False
+        None, "--format", "-F", metavar="table|json|csv|markdown", help="Output format.", show_default=False
     ),
     output: str = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here instead of stdout."),
 ) -> None:
