@@ -306,3 +306,26 @@ def _progress(items: Sequence[T], paths: Sequence[str]) -> Iterable[T]:
 
     console = Console(stderr=True)
     return track(items, description=f"reading {len(paths)} inputs", console=console, transient=True)
+
+
+def refuse_failed_captures(analysis: Analysis) -> None:
+    """An input in which every launch failed to collect (every counter n/a, or a duration of 0)
+    holds no measurement: bad input (exit 3), not a report of unknowns."""
+    from ncu_roof.errors import BadInputError
+    from ncu_roof.notes import COLLECTION_FAILED, ZERO_DURATION
+
+    failed: dict[int, int] = {}  # input → its launches, while each failed; -1 once one did not
+    for index, notes in zip(
+        analysis.columns["input"].tolist(), analysis.columns["notes"].tolist(), strict=True
+    ):
+        if failed.get(index, 0) >= 0:
+            failed[index] = (
+                failed.get(index, 0) + 1 if {COLLECTION_FAILED, ZERO_DURATION} & set(notes) else -1
+            )
+    for index, launches in failed.items():
+        if launches > 0:
+            raise BadInputError(
+                f"{analysis.inputs[int(index)].path}: collection failed for every launch "
+                f"({plural(launches, 'launch')}): ncu measured nothing",
+                hint="profile again; ncu's own output says why (a crash, a GPU reset, a replay that failed)",
+            )

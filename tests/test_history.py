@@ -352,3 +352,13 @@ def test_without_duckdb_show_says_which_extra_to_install(
         "DuckDB, which is not installed" in result.stderr
         and "pip install 'ncu-roof[history]'" in result.stderr
     )
+
+
+def test_a_capture_that_measured_nothing_is_refused_and_the_dataset_kept(tmp_path: Path) -> None:
+    """As `analyze`: every launch failed to collect → exit 3, and no run lands in the dataset."""
+    dataset = tmp_path / "ds"
+    failed = Path(__file__).resolve().parents[1] / "fixtures" / "raw_every_launch_failed.csv"
+    result = run_cli("history", "add", str(dataset), str(failed), "--commit", "c0")
+    assert result.returncode == 3, result.stderr
+    assert "collection failed for every launch" in result.stderr
+    assert not list(dataset.rglob("*.parquet"))

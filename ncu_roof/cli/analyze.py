@@ -126,33 +126,9 @@ def request_of(options: AnalyzeOptions) -> pipeline.Request:
 def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     """Input paths (or tables already read) + options → Analysis, one line per input on stderr."""
     analysis = pipeline.run(inputs, request_of(options), log=diag)
-    refuse_failed_captures(analysis)
+    pipeline.refuse_failed_captures(analysis)
     report_gaps(analysis)
     return analysis
-
-
-def refuse_failed_captures(analysis: Analysis) -> None:
-    """An input in which every launch failed to collect (every counter n/a, or a duration of 0)
-    holds no measurement: bad input (exit 3), not a report of unknowns."""
-    from ncu_roof.errors import BadInputError
-    from ncu_roof.notes import COLLECTION_FAILED, ZERO_DURATION
-    from ncu_roof.text import plural
-
-    failed: dict[int, int] = {}  # input → its launches, while each failed; -1 once one did not
-    for index, notes in zip(
-        analysis.columns["input"].tolist(), analysis.columns["notes"].tolist(), strict=True
-    ):
-        if failed.get(index, 0) >= 0:
-            failed[index] = (
-                failed.get(index, 0) + 1 if {COLLECTION_FAILED, ZERO_DURATION} & set(notes) else -1
-            )
-    for index, launches in failed.items():
-        if launches > 0:
-            raise BadInputError(
-                f"{analysis.inputs[int(index)].path}: collection failed for every launch "
-                f"({plural(launches, 'launch')}): ncu measured nothing",
-                hint="profile again; ncu's own output says why (a crash, a GPU reset, a replay that failed)",
-            )
 
 
 def report_gaps(analysis: Analysis) -> None:

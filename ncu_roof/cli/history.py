@@ -112,9 +112,7 @@ def add_command(
 @history_app.command("show", cls=ReadableHelp)
 def show_command(
     dataset: str = Dataset,
-    kernel: str = typer.Option(
-        None, "--kernel", metavar="REGEX", help="Kernels whose name matches (RE2)."
-    ),
+    kernel: str = typer.Option(None, "--kernel", metavar="REGEX", help="Kernels whose name matches (RE2)."),
     gpu: str = typer.Option(None, "--gpu", metavar="KEY", help="One GPU's partition (e.g. h100-pcie)."),
     last: int = typer.Option(None, "--last", metavar="N", help="Only the last N commits of each GPU."),
     fmt: HistoryFormat = typer.Option(

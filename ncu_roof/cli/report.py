@@ -17,7 +17,6 @@ from ncu_roof.cli.analyze import (
     diag,
     picture_options,
     plot_format,
-    refuse_failed_captures,
     report_gaps,
     request_of,
 )
@@ -141,8 +140,8 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     plot_fmt = plot_format(options.plot) if options.plot else None
     check_writable(options.plot)
     base, head = pipeline.run_each([base_path, head_path], request_of(roofs), log=diag)
-    refuse_failed_captures(base)
-    refuse_failed_captures(head)
+    pipeline.refuse_failed_captures(base)
+    pipeline.refuse_failed_captures(head)
     report_gaps(base)
     report_gaps(head)
     result = diff(

@@ -181,6 +181,7 @@ def build_run(items: Sequence[str], provenance: Provenance, rid: str) -> Run:
 
     tables = device_tables(pipeline.read_tables(items))
     analysis = analyze_tables(tables, provenance.gpu)
+    pipeline.refuse_failed_captures(analysis)  # a capture that measured nothing is no point of a trend
     details = with_time(launch_table(analysis, tables, rid), provenance.time)
     keys = [gpu_key(d.name) for d in analysis.devices]
     by_gpu = split_rows(details, [keys[i] for i in analysis.columns["device"].tolist()])
