@@ -18,8 +18,8 @@ from dataclasses import dataclass, fields
 from os import PathLike
 from typing import TYPE_CHECKING
 
-from ncu_roof import analysis as core
 from ncu_roof import pipeline
+from ncu_roof.analysis import core
 from ncu_roof.pipeline import example_path
 
 __all__ = ["Analysis", "analyze", "diff", "example_path", "predict"]
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from matplotlib.figure import Figure
 
-    from ncu_roof.comparison import Diff
-    from ncu_roof.prediction import Prediction
+    from ncu_roof.analysis.prediction import Prediction
+    from ncu_roof.compare.comparison import Diff
 
 Path = str | PathLike[str]
 Quantity = float | str  # a number in SI base units, or a string with its unit: "2.5GFLOP", "1.5TB/s"
@@ -41,11 +41,11 @@ class Analysis(core.Analysis):
     """An analysis (inputs, devices, one `Kernel` per launch) with notebook helpers.
 
     It is the object every renderer reads; `to_arrow()` / `to_pandas()` flatten it to one row per
-    launch (ncu_roof.launches describes the columns).
+    launch (ncu_roof.analysis.launches describes the columns).
     """
 
     def to_arrow(self) -> pa.Table:
-        from ncu_roof.launches import to_arrow
+        from ncu_roof.analysis.launches import to_arrow
 
         return to_arrow(self)
 
@@ -109,8 +109,8 @@ def analyze(
     the tier), each judged against its own counter's peak. number_locale: "C", "en" or "de" for CSV
     numbers (None: detect per file). jobs: worker processes for many inputs (None: by size).
     """
+    from ncu_roof.base.units import NumberStyle
     from ncu_roof.errors import UsageError
-    from ncu_roof.units import NumberStyle
 
     if not paths:
         raise UsageError("no input files", hint='ncu_roof.analyze("report.ncu-rep")')
@@ -158,8 +158,8 @@ def predict(
     `tensor:bf16`, `tensor:fp16`, `tensor:fp8` (None: the platform's fp32 first).
     The result has `bound`, `binding`, `attainable_flop_per_s` and `point` (the full roofline).
     """
-    from ncu_roof import prediction
-    from ncu_roof.units import Dimension, parse_quantity
+    from ncu_roof.analysis import prediction
+    from ncu_roof.base.units import Dimension, parse_quantity
 
     platform = pipeline.platform(
         gpu,
@@ -187,7 +187,7 @@ def diff(
     roofs: Path | None = None,
 ) -> Diff:
     """Compare two runs kernel by kernel, as `ncu-roof diff` (analyses, or paths to analyze)."""
-    from ncu_roof.comparison import diff as compare
+    from ncu_roof.compare.comparison import diff as compare
 
     paths = [_path("base and head", run) for run in (base, head) if not isinstance(run, core.Analysis)]
     _text_or_none("gpu", gpu)

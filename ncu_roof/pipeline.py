@@ -15,16 +15,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from ncu_roof.base.text import plural
+from ncu_roof.base.traffic import TrafficDefinition
 from ncu_roof.errors import UsageError
-from ncu_roof.text import plural
-from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:
-    from ncu_roof.analysis import Analysis
-    from ncu_roof.expect import Expectation, ExpectationReport
+    from ncu_roof.analysis.core import Analysis
+    from ncu_roof.base.units import NumberStyle
+    from ncu_roof.base.vocabulary import RoofChoice, Roofs
+    from ncu_roof.compare.expect import Expectation, ExpectationReport
     from ncu_roof.ingest import RunTable
-    from ncu_roof.units import NumberStyle
-    from ncu_roof.vocabulary import RoofChoice, Roofs
 
 Log = Callable[[str], None]
 T = TypeVar("T")
@@ -66,17 +66,17 @@ def roof_choice(
     gpu: str | None, roofs: str | None, traffic: TrafficDefinition | str = TrafficDefinition.NSIGHT
 ) -> RoofChoice:
     """`--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic: neither)."""
-    from ncu_roof.vocabulary import RoofChoice
+    from ncu_roof.base.vocabulary import RoofChoice
 
     if gpu and roofs:
         raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
     if gpu:
-        from ncu_roof.gpus import gpu_by_key
+        from ncu_roof.gpus.lookup import gpu_by_key
 
         gpu_by_key(gpu)
     user = None
     if roofs:
-        from ncu_roof.roofs import load_roofs_file
+        from ncu_roof.gpus.roofs import load_roofs_file
 
         user = load_roofs_file(roofs)
     return RoofChoice(gpu_key=gpu, user=user, traffic=traffic_definition(traffic))
@@ -87,9 +87,9 @@ def platform(
 ) -> Roofs:
     """The platform of a prediction: exactly one of a built-in GPU key, a TOML file, or peaks and
     bandwidths (`[PRECISION=]FLOP/s`, `TIER=B/s` strings)."""
-    from ncu_roof.gpus import gpu_by_key
-    from ncu_roof.prediction import custom_roofs
-    from ncu_roof.roofs import builtin_roofs, load_roofs_file
+    from ncu_roof.analysis.prediction import custom_roofs
+    from ncu_roof.gpus.lookup import gpu_by_key
+    from ncu_roof.gpus.roofs import builtin_roofs, load_roofs_file
 
     chosen = [bool(gpu), bool(roofs_file), bool(peaks or bandwidths)]
     if sum(chosen) != 1:
@@ -110,7 +110,7 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
     say = log or (lambda _: None)
     choice = roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first
     items = expand(inputs, say)
-    from ncu_roof.analysis import analyze
+    from ncu_roof.analysis.core import analyze
 
     tables = read_tables(items, request.number_style, request.jobs, request.skip_bad_rows)
     for table in tables:
@@ -145,7 +145,7 @@ def expand(inputs: Sequence[str | RunTable], log: Log) -> list[str | RunTable]:
 
 def warn_other_gpu(key: str, device_names: Sequence[str | None], log: Log) -> None:
     """`--gpu KEY` that names another GPU than the report's device: say so (it is allowed)."""
-    from ncu_roof.gpus import gpu_by_key, match_gpu
+    from ncu_roof.gpus.lookup import gpu_by_key, match_gpu
 
     gpu = gpu_by_key(key)
     for name in sorted({n for n in device_names if n}):
@@ -231,7 +231,7 @@ def with_expectations(
 ) -> tuple[Analysis, ExpectationReport]:
     """Check the analysis against expectations (`expect.load_expectations`); the report also goes
     into `extra` (the JSON's `expectations`)."""
-    from ncu_roof import expect
+    from ncu_roof.compare import expect
 
     report = expect.check(analysis, expectations)
     return replace(analysis, extra={**analysis.extra, "expectations": report.to_json()}), report
@@ -311,8 +311,8 @@ def _progress(items: Sequence[T], paths: Sequence[str]) -> Iterable[T]:
 def refuse_failed_captures(analysis: Analysis) -> None:
     """An input in which every launch failed to collect (every counter n/a, or a duration of 0)
     holds no measurement: bad input (exit 3), not a report of unknowns."""
+    from ncu_roof.analysis.notes import COLLECTION_FAILED, ZERO_DURATION
     from ncu_roof.errors import BadInputError
-    from ncu_roof.notes import COLLECTION_FAILED, ZERO_DURATION
 
     failed: dict[int, int] = {}  # input → its launches, while each failed; -1 once one did not
     for index, notes in zip(

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncu_roof.analysis import Analysis
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.records import Kernel
+from ncu_roof.base.vocabulary import TIERS
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.pipeline import Request, run
-from ncu_roof.records import Kernel
-from ncu_roof.vocabulary import TIERS
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 

@@ -17,7 +17,7 @@ import io
 import sys
 from pathlib import Path
 
-from ncu_roof.metrics import is_wanted
+from ncu_roof.base.metrics import is_wanted
 
 RUNS = (
     "h100pcie_rep_2025.1_full_silu.ncu2024.1-raw-base.csv",

@@ -1,5 +1,5 @@
 """Mine the corpus' reports for the per-clock peak of every memory-tier traffic counter, per SM or
-per L2 slice, as `ncu_roof.tier_peaks` holds them, and print each beside the table's figure.
+per L2 slice, as `ncu_roof.gpus.tier_peaks` holds them, and print each beside the table's figure.
 
 Three ways a report gives a counter's peak per unit per clock:
   peak   <counter>.avg.peak_sustained (per unit), or .sum.peak_sustained / units
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncu_roof.tier_peaks import COUNTER_PEAKS, L2_COUNTERS, counter_peak, l2_slices
+from ncu_roof.gpus.tier_peaks import COUNTER_PEAKS, L2_COUNTERS, counter_peak, l2_slices
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 Value = Callable[[str], float | None]

@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING, TextIO
 import pytest
 from hypothesis import settings
 
-from ncu_roof.traffic import TrafficDefinition
+from ncu_roof.base.traffic import TrafficDefinition
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ncu_roof.analysis import Analysis
+    from ncu_roof.analysis.core import Analysis
+    from ncu_roof.base.vocabulary import RoofChoice
     from ncu_roof.errors import NcuRoofError
     from ncu_roof.ingest import RunTable
-    from ncu_roof.vocabulary import RoofChoice
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "ncu-corpus"
@@ -146,7 +146,7 @@ def read_once(path: Path) -> RunTable:
 @functools.cache
 def analyzed(path: Path, choice: RoofChoice | None = None) -> Analysis:
     """`analyze([read_input(path)], choice)` (the default roofs without one), once per session."""
-    from ncu_roof.analysis import analyze
+    from ncu_roof.analysis.core import analyze
 
     return analyze([read_once(path)]) if choice is None else analyze([read_once(path)], choice)
 

@@ -1,4 +1,4 @@
-"""`ncu_roof.arrow`: the buffer conversions give what pyarrow's own conversions give (offsets,
+"""`ncu_roof.base.arrow`: the buffer conversions give what pyarrow's own conversions give (offsets,
 nulls and chunks included), and reading a CSV page or console text through them loads no pandas."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from conftest import modules_loaded_by
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.arrow import (
+from ncu_roof.base.arrow import (
     bool_array,
     bool_values,
     float_array,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import analyzed
 
-from ncu_roof.records import describe
-from ncu_roof.vocabulary import Bound, VerdictBasis
+from ncu_roof.analysis.records import describe
+from ncu_roof.base.vocabulary import Bound, VerdictBasis
 
 # fixtures/ceiling_pipes.csv: an H100 PCIe at 1 GHz, every launch 100 us (100,000 SM cycles),
 # FP32 roof 2 x 16384 FFMA/cycle = 32.768 TFLOP/s, DRAM 1000 B/cycle x 2 GHz = 2 TB/s.

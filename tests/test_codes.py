@@ -14,8 +14,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ncu_roof import codes
-from ncu_roof import columns as columns_module
+from ncu_roof.analysis import columns as columns_module
+from ncu_roof.base import codes
 
 
 class Colour(Enum):

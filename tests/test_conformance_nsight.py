@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from conftest import analyzed, normalized, read_once
 
-from ncu_roof.roofs import device_hardware, fill_builtin
+from ncu_roof.gpus.roofs import device_hardware, fill_builtin
 
 pytestmark = pytest.mark.corpus
 ncu_report = pytest.importorskip("ncu_report")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, run_cli
 
-from ncu_roof import cores
+from ncu_roof.base import cores
 from ncu_roof.ingest import read_input
 
 REPORT = CORPUS / "a10g_rep_2023.1.1_roofline-set.ncu-rep"
@@ -51,7 +51,7 @@ def test_usage_errors_come_before_the_inputs(tmp_path: Path) -> None:
 def test_analyze_of_a_report_is_the_analysis_read_in_process(corpus: Path) -> None:
     """`ncu-roof analyze REPORT` prints what an analysis of the report read in this process renders."""
     pytest.importorskip("ncu_report")
-    from ncu_roof.analysis import analyze
+    from ncu_roof.analysis.core import analyze
     from ncu_roof.render.jsonout import render_json
 
     done = run_cli("analyze", str(REPORT), "--format", "json")
@@ -65,7 +65,7 @@ def test_one_blas_thread_is_not_passed_on_to_programs(user: str | None, seen: st
     environment: without the variable, or with the user's own value."""
     probe = (
         "import os\n"
-        "from ncu_roof import cores, ncu\n"
+        "from ncu_roof.base import cores, ncu\n"
         "cores.one_blas_thread()\n"
         "import numpy\n"
         "print(os.environ.get(cores.BLAS_THREADS), ncu.c_locale_env().get(cores.BLAS_THREADS))\n"

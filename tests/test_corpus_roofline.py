@@ -12,8 +12,8 @@ from types import ModuleType
 import pytest
 from conftest import ROOT, analyzed, normalized
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.vocabulary import RoofChoice
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.base.vocabulary import RoofChoice
 
 pytestmark = pytest.mark.corpus
 

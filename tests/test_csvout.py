@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 from conftest import ROOT, analyzed, read_result, run_cli
 
-from ncu_roof import analysis as core
+from ncu_roof.analysis import core
+from ncu_roof.analysis.launches import MAP_COLUMNS, launch_columns
 from ncu_roof.api import Analysis
+from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.launches import MAP_COLUMNS, launch_columns
 from ncu_roof.render.csvout import COLUMNS, render_csv
 from ncu_roof.render.jsonout import render_json
 from ncu_roof.render.text import csv_cell
-from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 
 SILU = "h100pcie_rep_2025.1_full_silu.ncu-rep"  # 3 launches, FLOP totals lower bounds (fp16 partial)
 INT8 = "verdict_int8_gemm.csv"  # integer tensor operations set the compute ceiling

@@ -15,13 +15,13 @@ import conftest
 import pytest
 from conftest import CliResult
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.comparison import MismatchError, diff, gate
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.base.text import shorten
+from ncu_roof.compare.comparison import MismatchError, diff, gate
+from ncu_roof.compare.pairs import Status
 from ncu_roof.errors import GateError
-from ncu_roof.pairs import Status
 from ncu_roof.render.diffmarkdown import COLUMNS, render_diff_markdown
 from ncu_roof.render.diffout import KERNEL_MIN, render_diff_json, render_diff_table
-from ncu_roof.text import shorten
 
 ROOT = Path(__file__).resolve().parents[1]
 IDENTITY = [
@@ -432,7 +432,7 @@ def test_different_clocks_are_refused_with_report_roofs(clocks: tuple[str, str])
 
 def test_measured_clocks_are_compared_whatever_the_roofs(clocks: tuple[str, str]) -> None:
     # the bug: with --gpu (or --roofs) the clocks were not compared, and nothing said so
-    from ncu_roof.vocabulary import RoofChoice
+    from ncu_roof.base.vocabulary import RoofChoice
 
     base, head = (conftest.analyzed(Path(p), RoofChoice(gpu_key="a10")) for p in clocks)
     assert base.devices[0].sm_clock_hz == pytest.approx(1.5e9)
@@ -445,7 +445,7 @@ def test_measured_clocks_are_compared_whatever_the_roofs(clocks: tuple[str, str]
 def test_a_run_without_clocks_says_so(clocks: tuple[str, str]) -> None:
     from dataclasses import replace
 
-    from ncu_roof.vocabulary import RoofChoice
+    from ncu_roof.base.vocabulary import RoofChoice
 
     builtin = conftest.analyzed(Path(clocks[0]), RoofChoice(gpu_key="a10"))
     unclocked = replace(builtin, devices=tuple(replace(d, sm_clock_hz=None) for d in builtin.devices))
@@ -482,7 +482,7 @@ def test_arrows_pair_kernels_of_the_same_run(tmp_path: Path) -> None:
 
 
 def test_match_by_order_pairs_renamed_kernels_and_by_name_reshaped_ones() -> None:
-    from ncu_roof.matching import MatchBy
+    from ncu_roof.base.matching import MatchBy
 
     base = load(write("b.csv", [("old_name", "(8, 1, 1)", 1000, 1e6, 4e6)]))
     renamed = load(write("r.csv", [("new_name", "(8, 1, 1)", 1200, 1e6, 4e6)]))

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import analyzed
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.errors import BadInputError, GateError
-from ncu_roof.expect import (
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.records import Kernel
+from ncu_roof.base.vocabulary import Bound
+from ncu_roof.compare.expect import (
     HINT,
     Status,
     check,
@@ -19,8 +20,7 @@ from ncu_roof.expect import (
     parse_expectations,
     render_expectations,
 )
-from ncu_roof.records import Kernel
-from ncu_roof.vocabulary import Bound
+from ncu_roof.errors import BadInputError, GateError
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 SILU_REPORT = CORPUS / "a100sxm_rep_2025.1_full_silu.ncu-rep"
@@ -270,7 +270,7 @@ def test_corpus_silu_contradicts_compute_and_l2_and_a_third_of_the_bytes(silu: A
     [("dram", "DRAM"), ("l2", "L2"), ("l1", "L1"), ("shared", "shared-memory"), ("hbm3", "hbm3")],
 )
 def test_bytes_sentences_name_the_tier_in_the_vocabularys_words(tier: str, words: str) -> None:
-    from ncu_roof.expect import _bytes_gap
+    from ncu_roof.compare.expect import _bytes_gap
 
     outside, text = _bytes_gap(tier, 2.0, 1.5)
     assert outside and text.startswith(f"measured {words} bytes are 2")

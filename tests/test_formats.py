@@ -13,11 +13,12 @@ from conftest import analyzed
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ncu_roof.analysis.columns import KernelRows, LaunchColumns
+from ncu_roof.analysis.notes import COLLECTION_FAILED
+from ncu_roof.base.codes import object_array
+from ncu_roof.base.text import plural
 from ncu_roof.cli import main
 from ncu_roof.cli.analyze import example_path
-from ncu_roof.codes import object_array
-from ncu_roof.columns import KernelRows, LaunchColumns
-from ncu_roof.notes import COLLECTION_FAILED
 from ncu_roof.render.formats import (
     FORMATS,
     OutputFormat,
@@ -30,7 +31,6 @@ from ncu_roof.render.formats import (
 )
 from ncu_roof.render.output import text_of
 from ncu_roof.render.summary import _agreeing, _missing_reason, missing_reason
-from ncu_roof.text import plural
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from conftest import run_cli
 
-from ncu_roof.gpu_table import GPUS
+from ncu_roof.gpus.table import GPUS
 
 
 def table_row(key: str) -> list[str]:

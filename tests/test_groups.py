@@ -12,10 +12,10 @@ from conftest import analyzed
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ncu_roof.analysis.columns import LaunchColumns
+from ncu_roof.analysis.groups import NO_NVTX, GroupBy, GroupKey, KernelGroup, _group_codes, group_kernels
+from ncu_roof.base.codes import object_array
 from ncu_roof.cli.analyze import example_path
-from ncu_roof.codes import object_array
-from ncu_roof.columns import LaunchColumns
-from ncu_roof.groups import NO_NVTX, GroupBy, GroupKey, KernelGroup, _group_codes, group_kernels
 
 
 def _multi_launch_groups(path: Path) -> list[KernelGroup]:

@@ -17,11 +17,11 @@ from conftest import analyzed, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ncu_roof.analysis.groups import group_kernels
+from ncu_roof.analysis.sol import BUSIEST_UNIT_ORDER, busiest_unit_arrays, sol_headroom_array
 from ncu_roof.api import Analysis
-from ncu_roof.groups import group_kernels
+from ncu_roof.base.vocabulary import SOL_KEYS
 from ncu_roof.render.csvout import render_csv
-from ncu_roof.sol import BUSIEST_UNIT_ORDER, busiest_unit_arrays, sol_headroom_array
-from ncu_roof.vocabulary import SOL_KEYS
 
 # fixtures/headroom_sol_busy_units.csv: an H100 PCIe at 1 GHz (SM and L1) and 2 GHz (DRAM), both
 # launches 100 us. Roofs: FP32 2 x 16384 FFMA/cycle = 32.768 TFLOP/s; DRAM 1000 B/cycle = 2 TB/s;

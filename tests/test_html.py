@@ -14,11 +14,11 @@ import pytest
 from conftest import analyzed
 from test_markdown import HOSTILE, corpus_analysis, synthetic, with_intensities
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.records import Kernel
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.records import Kernel
+from ncu_roof.base.text import one_line
 from ncu_roof.render.html import render_html, script_json
 from ncu_roof.render.summary import Summary, summarize
-from ncu_roof.text import one_line
 
 CHROMIUM = Path("/usr/bin/chromium")
 STUB_SVG = '<?xml version="1.0"?><!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x.dtd"><svg/>'

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import analyzed, run_cli
 
-from ncu_roof.gpus import infer_gpu
-from ncu_roof.vocabulary import Bound, RoofChoice, VerdictBasis
+from ncu_roof.base.vocabulary import Bound, RoofChoice, VerdictBasis
+from ncu_roof.gpus.lookup import infer_gpu
 
 
 def test_cc_and_sm_count_name_the_product_and_its_alternatives() -> None:

@@ -17,13 +17,13 @@ from typing import Literal
 import pytest
 from conftest import read_once
 
+from ncu_roof.base.text import launch_shape
 from ncu_roof.cli import main
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import InputFormat, read_input
 from ncu_roof.ingest import inputs as ingest_inputs
 from ncu_roof.recipe import normalize, tensor_variants
 from ncu_roof.render.text import csv_cell
-from ncu_roof.text import launch_shape
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -159,7 +159,7 @@ def test_a_table_built_by_hand_needs_whole_ids_and_indices(fixtures: Path) -> No
 
     import numpy as np
 
-    from ncu_roof.analysis import analyze
+    from ncu_roof.analysis.core import analyze
 
     table = read_input(str(fixtures / RAW))
     ids = table.columns["id"].copy()

@@ -14,7 +14,7 @@ import pytest
 from conftest import run_cli
 
 import ncu_roof
-from ncu_roof.ncu import ncu_version
+from ncu_roof.base.ncu import ncu_version
 
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw_base.csv"
 

@@ -3,7 +3,7 @@ docs/architecture.md lists exactly the package's modules, each in the layer this
 
 Layers, lowest first (a module may import its own layer and any layer below it):
 
-    base → table → ingest → recipe → roofs → model → analysis → pipeline → history → render → cli
+    base → table → ingest → recipe → gpus → model → analysis → compare → pipeline → history → render → cli
 
 Every import counts: module level, inside functions, and under `if TYPE_CHECKING:`.
 """
@@ -19,70 +19,43 @@ PACKAGE = ROOT / "ncu_roof"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 LAYERS = (
-    *("base", "table", "ingest", "recipe", "roofs", "model", "analysis", "pipeline", "history"),
-    *("render", "cli"),
+    *("base", "table", "ingest", "recipe", "gpus", "model", "analysis", "compare"),
+    *("pipeline", "history", "render", "cli"),
 )
 
 # module, or package prefix (longest match wins) → layer
 LAYER_OF = {
-    # base: no project imports beyond base; everything may use it
     "ncu_roof": "cli",  # the package's namespace: the Python API (`ncu_roof.analyze`), its version
-    "ncu_roof.version": "base",  # the version every layer may name
+    # base: no project imports beyond base; everything may use it
+    "ncu_roof.version": "base",
     "ncu_roof.errors": "base",
-    "ncu_roof.units": "base",
-    "ncu_roof.arrow": "base",  # Arrow arrays <-> numpy through their buffers (no pandas import)
-    "ncu_roof.tomlfile": "base",
-    "ncu_roof.ncu": "base",  # finding and running the ncu tool: the .ncu-rep reader and profile use it
-    "ncu_roof.traffic": "base",  # the traffic-definition vocabulary (no pandas: the CLI reads it early)
-    "ncu_roof.stop": "base",  # stopping signals as Ctrl-C (the CLI, profile and the writers use it)
-    "ncu_roof.matching": "base",  # how diff pairs kernels (no pandas: the CLI reads it early)
-    "ncu_roof.vocabulary": "base",  # precisions, tiers, SOL keys, verdicts, the Roofs type
-    "ncu_roof.text": "base",  # one-line text, folded kernel names, SI display
-    "ncu_roof.codes": "base",  # a column coded: each distinct value once (pandas' or a dict)
-    "ncu_roof.metrics": "base",  # the counters each formula reads: what readers load, profile collects
-    "ncu_roof.cores": "base",  # OpenBLAS at one thread; the environment programs it runs get
-    "ncu_roof.shift": "base",  # Hodges–Lehmann shift and Moses interval of two duration samples
+    "ncu_roof.base": "base",  # units, text, vocabulary, metric names, the ncu tool, TOML, signals
     # table: the per-launch table every reader returns
     "ncu_roof.ingest.table": "table",
     # ingest: readers, any ncu output → RunTable
     "ncu_roof.ingest": "ingest",
     # recipe: ncu metrics → FLOPs, bytes per tier, durations, each with its formula
     "ncu_roof.recipe": "recipe",
-    # roofs: peaks and bandwidths (report, built-in table, user file)
-    "ncu_roof.arch": "roofs",  # the per-architecture figures: one type, one table
-    "ncu_roof.tier_peaks": "roofs",  # the peak of every tier counter, per SM or L2 slice per clock
-    "ncu_roof.gpu_specs": "roofs",
-    "ncu_roof.gpu_table": "roofs",
-    "ncu_roof.gpus": "roofs",
-    "ncu_roof.roofs": "roofs",
-    # model: the roofline itself, and the workloads it is asked about
-    "ncu_roof.model": "model",
-    "ncu_roof.sol": "model",  # the SOL rule and the verdict ladder
-    "ncu_roof.workloads": "model",
-    # analysis: verdicts per kernel, and what is built on them
+    # gpus: product facts, per-architecture figures, tier peaks, roofs (report, table, user file)
+    "ncu_roof.gpus": "gpus",
+    # model: the roofline itself, the SOL rule, the workloads it is asked about
+    "ncu_roof.analysis.model": "model",
+    "ncu_roof.analysis.sol": "model",
+    "ncu_roof.analysis.workloads": "model",
+    # analysis: verdicts, notes, groups, headroom, the launch table, predictions
     "ncu_roof.analysis": "analysis",
-    "ncu_roof.records": "analysis",  # Kernel, Device, InputInfo: what an analysis says of each launch
-    "ncu_roof.columns": "analysis",  # LaunchColumns, KernelRows: launches as columns, a Kernel on demand
-    "ncu_roof.verdicts": "analysis",  # the verdict ladder of a device's launches at once
-    "ncu_roof.notes": "analysis",  # the notes of a device's launches at once
-    "ncu_roof.device_columns": "analysis",  # one device's launches → LaunchColumns
-    "ncu_roof.pairs": "analysis",  # base vs head matched pair by pair, as columns
-    "ncu_roof.comparison": "analysis",
-    "ncu_roof.expect": "analysis",
-    "ncu_roof.prediction": "analysis",
-    "ncu_roof.groups": "analysis",  # kernel groups, headroom, fix first
-    "ncu_roof.launches": "analysis",  # the flat one-row-per-launch table (Arrow, pandas, Parquet)
-    "ncu_roof.pipeline": "pipeline",
+    # compare: base vs head, expectations
+    "ncu_roof.compare": "compare",
     # pipeline: whole flows a caller runs (profile: run ncu, keep the report)
+    "ncu_roof.pipeline": "pipeline",
     "ncu_roof.profile": "pipeline",
     # history: runs across commits and GPUs as a Parquet dataset, its queries, the gate
     "ncu_roof.history": "history",
     # render: Analysis → str/bytes, and the text helpers the sinks share
     "ncu_roof.render": "render",
-    # cli: typer commands, writing, the terminal
+    # cli: typer commands, writing, the terminal; the Python API at the same level
     "ncu_roof.cli": "cli",
     "ncu_roof.__main__": "cli",
-    # the Python API: the same entry level as the CLI (it renders and writes like a command)
     "ncu_roof.api": "cli",
 }
 
@@ -170,13 +143,13 @@ def test_the_import_parser_sees_function_level_typing_and_relative_imports() -> 
     source = (
         "from __future__ import annotations\n"
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from ncu_roof.analysis import Analysis\n"
+        "if TYPE_CHECKING:\n    from ncu_roof.analysis.core import Analysis\n"
         "def f() -> None:\n    from ncu_roof.cli import analyze\n"
         "from . import run\nfrom ..render.text import one_line\nimport ncu_roof.errors\n"
         "from ncu_roof import __version__\n"
     )
     assert imports_in(source, "ncu_roof.profile.argv", is_package=False) == {
-        "ncu_roof.analysis", "ncu_roof.cli.analyze", "ncu_roof.profile.run", "ncu_roof.render.text",
+        "ncu_roof.analysis.core", "ncu_roof.cli.analyze", "ncu_roof.profile.run", "ncu_roof.render.text",
         "ncu_roof.errors", "ncu_roof",
     }  # fmt: skip
     assert imports_in("from . import argv\n", "ncu_roof.profile", is_package=True) == {

@@ -9,7 +9,7 @@ import pytest
 from conftest import run_cli
 from rich.cells import cell_len
 
-from ncu_roof.text import distinct_names
+from ncu_roof.base.text import distinct_names
 
 INIT = "void InitializeMatrix_kernel<{}, (bool)1>(T1 *, int, int, int)"
 CUTLASS = "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"

@@ -11,14 +11,14 @@ import cmarkgfm
 import pytest
 from conftest import analyzed
 
-from ncu_roof.analysis import Analysis
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.records import Device, InputInfo, Kernel
+from ncu_roof.base.text import intensity, one_line, shorten
+from ncu_roof.base.vocabulary import Bound, Roofs, VerdictBasis
 from ncu_roof.errors import UsageError
-from ncu_roof.records import Device, InputInfo, Kernel
 from ncu_roof.render.markdown import render_markdown
 from ncu_roof.render.summary import summarize
 from ncu_roof.render.text import code_span, table_cell
-from ncu_roof.text import intensity, one_line, shorten
-from ncu_roof.vocabulary import Bound, Roofs, VerdictBasis
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 

@@ -13,10 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ncu_roof import metrics
-from ncu_roof.analysis import analyze
-from ncu_roof.ingest import read_input
-from ncu_roof.metrics import (
+from ncu_roof.analysis.core import analyze
+from ncu_roof.base import metrics
+from ncu_roof.base.metrics import (
     COLLECT,
     FLOP_FORMS,
     FLOP_OPS,
@@ -28,6 +27,7 @@ from ncu_roof.metrics import (
     is_wanted,
     op_metric,
 )
+from ncu_roof.ingest import read_input
 from ncu_roof.pipeline import example_path
 from ncu_roof.recipe import FACTORS, flop_weights, normalize, normalize_columns
 from ncu_roof.recipe.frame import MetricFrame, is_missing, join_gaps, max_present, prefixed, sum_present

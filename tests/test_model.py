@@ -1,4 +1,4 @@
-"""The roofline math (ncu_roof.model), hand-computed and as hypothesis properties."""
+"""The roofline math (ncu_roof.analysis.model), hand-computed and as hypothesis properties."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ncu_roof.model import bit_codes, bound_of, compute_roof, fixed, is_set, roofline, row_max
-from ncu_roof.sol import sol_arrays
-from ncu_roof.vocabulary import COMPUTE, Bound
+from ncu_roof.analysis.model import bit_codes, bound_of, compute_roof, fixed, is_set, roofline, row_max
+from ncu_roof.analysis.sol import sol_arrays
+from ncu_roof.base.vocabulary import COMPUTE, Bound
 
 G = 1e9
 PEAK = 100 * G  # seed 004 platform: 100 GFLOP/s ...

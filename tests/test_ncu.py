@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ncu_roof import ncu
+from ncu_roof.base import ncu
 from ncu_roof.errors import MissingToolError
 
 

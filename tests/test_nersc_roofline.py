@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import analyzed
 
-from ncu_roof.records import Kernel
-from ncu_roof.vocabulary import Bound, VerdictBasis
+from ncu_roof.analysis.records import Kernel
+from ncu_roof.base.vocabulary import Bound, VerdictBasis
 
 pytestmark = pytest.mark.corpus
 

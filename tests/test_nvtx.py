@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import read_once, run_cli
 
-from ncu_roof.analysis import analyze
-from ncu_roof.groups import NO_NVTX, GroupBy, group_kernels
+from ncu_roof.analysis.core import analyze
+from ncu_roof.analysis.groups import NO_NVTX, GroupBy, group_kernels
 from ncu_roof.ingest import read_input
 from ncu_roof.ingest.nvtx import nvtx_of_cells, nvtx_text
 from ncu_roof.ingest.reprows import ncu_report_installed
@@ -138,9 +138,9 @@ def test_json_nvtx_groups_sit_beside_the_kernel_groups(fixtures: Path) -> None:
 
 
 def test_report_read_through_ncu_import_keeps_its_ranges(corpus: Path) -> None:
+    from ncu_roof.base.ncu import find_ncu
     from ncu_roof.errors import MissingToolError
     from ncu_roof.ingest.rep import read_with_cli
-    from ncu_roof.ncu import find_ncu
 
     try:
         tool = find_ncu()

@@ -10,9 +10,9 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.columns import LaunchColumns
-from ncu_roof.matching import MatchBy
-from ncu_roof.pairs import match_rows
+from ncu_roof.analysis.columns import LaunchColumns
+from ncu_roof.base.matching import MatchBy
+from ncu_roof.compare.pairs import match_rows
 
 FIELDS = ("name", "grid", "block")
 Launch = tuple[str, str | None, str | None]

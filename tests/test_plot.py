@@ -10,10 +10,10 @@ import pytest
 from conftest import FIXTURES, analyzed
 from test_diff import BASE, HEAD, HOSTILE, write
 
-from ncu_roof.analysis import Analysis, analyze
-from ncu_roof.groups import KernelGroup
+from ncu_roof.analysis.core import Analysis, analyze
+from ncu_roof.analysis.groups import KernelGroup
+from ncu_roof.analysis.records import Kernel
 from ncu_roof.ingest import read_input
-from ncu_roof.records import Kernel
 from ncu_roof.render.plot import PlotOptions, render_plot
 from ncu_roof.render.plot_panel import MAX_MARKERS, KernelPoint, group_points, panel
 
@@ -205,7 +205,7 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
 
 def test_diff_arrows_join_groups_not_launches() -> None:
     from ncu_roof.cli.report import diff_arrows
-    from ncu_roof.comparison import diff
+    from ncu_roof.compare.comparison import diff
     from ncu_roof.render.plot_panel import arrow_points
 
     base = analyzed(Path(write("base.csv", BASE)))
@@ -290,8 +290,8 @@ def test_diff_arrows_have_legend_entries_unlike_any_tier() -> None:
 
 
 def test_verdict_colours_are_distinct_okabe_ito_colours() -> None:
+    from ncu_roof.base.vocabulary import Bound
     from ncu_roof.render.summary import VERDICT_COLOURS
-    from ncu_roof.vocabulary import Bound
 
     okabe_ito = {"#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7", "#7f7f7f"}
     colours = [VERDICT_COLOURS[b] for b in Bound]

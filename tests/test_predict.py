@@ -11,20 +11,20 @@ from conftest import CliResult, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.errors import UsageError
-from ncu_roof.gpu_table import GPUS
-from ncu_roof.gpus import gpu_by_key
-from ncu_roof.prediction import (
+from ncu_roof.analysis.prediction import (
     builtin_ops_peaks,
     builtin_tensor_peaks,
     custom_roofs,
     predict,
     predict_workload,
 )
+from ncu_roof.analysis.workloads import rmsnorm
+from ncu_roof.base.vocabulary import Roofs
+from ncu_roof.errors import UsageError
+from ncu_roof.gpus.lookup import gpu_by_key
+from ncu_roof.gpus.roofs import builtin_roofs
+from ncu_roof.gpus.table import GPUS
 from ncu_roof.render.predictout import render_text, to_dict
-from ncu_roof.roofs import builtin_roofs
-from ncu_roof.vocabulary import Roofs
-from ncu_roof.workloads import rmsnorm
 
 SEED_004_PLATFORM = ["--peak", "100GFLOP/s", "--bandwidth", "dram=20GB/s"]
 
@@ -218,8 +218,8 @@ def test_main_prints_error_and_exit_code_2_without_traceback() -> None:
 def test_json_is_strict_with_non_finite_values_as_null() -> None:
     from dataclasses import replace
 
+    from ncu_roof.base.vocabulary import Roofs
     from ncu_roof.render.predictout import render_json
-    from ncu_roof.vocabulary import Roofs
 
     roofs = Roofs({"fp32": 1e11}, {"dram": 2e10, "l2": float("inf")}, source="user", sources={})
     p = predict(roofs, 1e9, {"dram": 1e8, "l2": 0.0}, {})

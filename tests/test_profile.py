@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import CliResult, run_cli
 
+from ncu_roof.base.ncu import NcuTool
 from ncu_roof.cli.progress import PlainProgress, progress_sink
-from ncu_roof.ncu import NcuTool
 from ncu_roof.profile import (
     ROOFLINE_SECTIONS,
     KernelProgress,
@@ -431,8 +431,8 @@ def test_check_report_reads_with_the_chosen_ncu_when_ncu_report_is_missing(
 def test_ncu_import_failures_are_one_error_with_ncus_last_line(
     fake: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from ncu_roof.base.ncu import import_raw_csv
     from ncu_roof.errors import BadInputError, ProfileError
-    from ncu_roof.ncu import import_raw_csv
     from ncu_roof.profile import export_csv
 
     monkeypatch.delenv("FAKE_NCU_CSV", raising=False)  # the fake ncu's --import then fails

@@ -13,14 +13,14 @@ from conftest import analyzed, normalized, read_once, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.analysis import Analysis, analyze
-from ncu_roof.arch import ARCHS, arch_for
+from ncu_roof.analysis.core import Analysis, analyze
+from ncu_roof.base.traffic import TrafficDefinition
+from ncu_roof.base.vocabulary import Bound, RoofChoice
 from ncu_roof.errors import UsageError
-from ncu_roof.gpu_table import GPUS
-from ncu_roof.gpus import gpu_by_key, match_gpu, normalize_name
-from ncu_roof.roofs import device_hardware, fill_builtin, ghz_text, median
-from ncu_roof.traffic import TrafficDefinition
-from ncu_roof.vocabulary import Bound, RoofChoice
+from ncu_roof.gpus.arch import ARCHS, arch_for
+from ncu_roof.gpus.lookup import gpu_by_key, match_gpu, normalize_name
+from ncu_roof.gpus.roofs import device_hardware, fill_builtin, ghz_text, median
+from ncu_roof.gpus.table import GPUS
 
 
 def _analyze(path: Path, choice: RoofChoice = RoofChoice()) -> Analysis:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import CliResult, run_cli
 
+from ncu_roof.base.units import Dimension, parse_quantity
 from ncu_roof.errors import BadInputError
-from ncu_roof.roofs import load_roofs_file
-from ncu_roof.units import Dimension, parse_quantity
+from ncu_roof.gpus.roofs import load_roofs_file
 
 ROOT = Path(__file__).resolve().parents[1]
 

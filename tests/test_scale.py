@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import CORPUS, analyzed
 
-from ncu_roof.analysis import Analysis
+from ncu_roof.analysis.core import Analysis
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import RunTable
 from ncu_roof.pipeline import Request, pool_size, read_tables, run, run_each
@@ -113,7 +113,7 @@ def test_a_big_diff_is_compact_and_equal_in_chunks(
 ) -> None:
     """Past PRETTY_MAX_KERNELS pairs the diff is written compact, a chunk of pairs at a time (a
     chunk that ends the pairs, or the pairs that end a chunk, included)."""
-    from ncu_roof.comparison import diff
+    from ncu_roof.compare.comparison import diff
     from ncu_roof.render import diffout
 
     analysis = one_process_analysis()
@@ -210,7 +210,7 @@ def test_a_pool_that_cannot_start_reads_here(corpus: Path, monkeypatch: pytest.M
 
 
 def test_groups_are_made_once_per_analysis(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ncu_roof import groups
+    from ncu_roof.analysis import groups
 
     analysis = run([str(corpus / CORPUS_INPUTS[0])])
     made: list[groups.GroupBy] = []
@@ -234,9 +234,9 @@ def test_groups_are_made_once_per_analysis(corpus: Path, monkeypatch: pytest.Mon
 def test_a_groups_verdicts_are_distinct_phrases_by_time() -> None:
     """Launches whose verdicts differ only where the phrase does not show (a percentage beside an
     fp32 ceiling) share one phrase, with their times summed."""
-    from ncu_roof import groups
+    from ncu_roof.analysis import groups
+    from ncu_roof.base.vocabulary import Bound, VerdictBasis
     from ncu_roof.pipeline import example_path
-    from ncu_roof.vocabulary import Bound, VerdictBasis
 
     analysis = run([example_path()])
     k0 = replace(analysis.kernels[0], name="k", verdict_basis=VerdictBasis.ROOFLINE)
@@ -258,7 +258,7 @@ def test_a_groups_verdicts_are_distinct_phrases_by_time() -> None:
 def test_shared_texts_keeps_none_apart_from_nan() -> None:
     import json
 
-    from ncu_roof.columns import shared_texts
+    from ncu_roof.analysis.columns import shared_texts
 
     encode = json.JSONEncoder(allow_nan=True).encode
     assert shared_texts([None, math.nan, None, "a"], encode) == ["null", "NaN", "null", '"a"']

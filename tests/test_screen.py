@@ -115,7 +115,7 @@ def test_no_module_gives_a_width_of_its_own() -> None:
         if (lines := _literal_widths(ast.parse(path.read_text(encoding="utf-8"))))
     }
     # only `text.shorten`'s default: a kernel name's length, not a layout
-    assert {name: len(lines) for name, lines in own.items()} == {"text.py": 1}
+    assert {name: len(lines) for name, lines in own.items()} == {"base/text.py": 1}
     probe = ast.parse(
         "def f(width: int = 100, *, w: int = 1) -> None: g(width=80)\n"
         "shutil.get_terminal_size((240, 40))\n"

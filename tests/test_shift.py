@@ -1,4 +1,4 @@
-"""`ncu_roof.shift`: the Hodges–Lehmann shift and Moses' interval, checked by hand."""
+"""`ncu_roof.base.shift`: the Hodges–Lehmann shift and Moses' interval, checked by hand."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.shift import Movement, Shift, rank_bound, shift
+from ncu_roof.base.shift import Movement, Shift, rank_bound, shift
 
 
 def test_the_estimate_is_the_median_of_the_differences_of_logs() -> None:

@@ -1,4 +1,4 @@
-"""The built-in peak of every tier counter (`ncu_roof.tier_peaks`) against every corpus report
+"""The built-in peak of every tier counter (`ncu_roof.gpus.tier_peaks`) against every corpus report
 that carries it (within 1 %), and the roofs it gives where a report has none."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from types import ModuleType
 import pytest
 from conftest import CORPUS, ROOT
 
-from ncu_roof.gpu_specs import hardware_from_attributes
-from ncu_roof.gpus import gpu_by_key
-from ncu_roof.tier_peaks import COUNTER_PEAKS, WRITEBACKS, counter_peak, l2_slices
+from ncu_roof.gpus.lookup import gpu_by_key
+from ncu_roof.gpus.specs import hardware_from_attributes
+from ncu_roof.gpus.tier_peaks import COUNTER_PEAKS, WRITEBACKS, counter_peak, l2_slices
 
 
 def _mine_peaks() -> ModuleType:
@@ -74,7 +74,7 @@ def test_l2_slices_follow_the_memory_bus() -> None:
 
 
 def test_every_builtin_gpu_has_a_roof_for_every_tier_counter() -> None:
-    from ncu_roof.gpu_table import GPUS
+    from ncu_roof.gpus.table import GPUS
 
     counters = ["dram__bytes.sum", "lts__t_bytes.sum", "lts__t_sectors.sum*32", "l1tex__t_bytes.sum"]
     counters += ["lts__lts2xbar_cycles_active.sum*32", "l1tex__m_xbar2l1tex_read_bytes.sum"]

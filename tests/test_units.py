@@ -1,4 +1,4 @@
-"""Units and number styles as ncu prints them (ncu_roof.units)."""
+"""Units and number styles as ncu prints them (ncu_roof.base.units)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.errors import NcuRoofError, UsageError
-from ncu_roof.units import (
+from ncu_roof.base.units import (
     AmbiguousNumbersError,
     Dimension,
     NumberStyle,
@@ -21,6 +20,7 @@ from ncu_roof.units import (
     parse_quantity,
     si_factor,
 )
+from ncu_roof.errors import NcuRoofError, UsageError
 
 
 @pytest.mark.parametrize(

@@ -14,13 +14,13 @@ from conftest import analyzed, examples, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncu_roof.analysis import Analysis
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.records import Kernel, describe
+from ncu_roof.analysis.sol import sol_arrays, verdict_arrays
+from ncu_roof.analysis.verdicts import unfailed
+from ncu_roof.base.vocabulary import Bound, VerdictBasis
 from ncu_roof.recipe import normalize
-from ncu_roof.records import Kernel, describe
 from ncu_roof.render.jsonout import analysis_json
-from ncu_roof.sol import sol_arrays, verdict_arrays
-from ncu_roof.verdicts import unfailed
-from ncu_roof.vocabulary import Bound, VerdictBasis
 
 # Every fixture runs at sm__cycles_elapsed.avg.per_second = 1 GHz, with a DRAM roof of
 # dram__bytes.sum.peak_sustained 1000 B/cycle x dram__cycles_elapsed.avg.per_second 2 GHz = 2 TB/s.
@@ -239,8 +239,8 @@ def test_the_instruction_roofline_plot(corpus: Path, fixtures: Path) -> None:
 
 
 def test_per_architecture_figures() -> None:
-    from ncu_roof.arch import arch_for_cc, ops_peaks
-    from ncu_roof.gpus import gpu_by_key
+    from ncu_roof.gpus.arch import arch_for_cc, ops_peaks
+    from ncu_roof.gpus.lookup import gpu_by_key
 
     assert arch_for_cc("8.0") is arch_for_cc("80") is arch_for_cc(gpu_by_key("a100-sxm4").cc)
     assert arch_for_cc("9.9") is None and arch_for_cc(None) is None
@@ -264,7 +264,7 @@ def test_sol_verdict_where_the_report_has_no_bytes(corpus: Path) -> None:
 
 
 def test_int8_work_without_its_peak_falls_back_to_the_tensor_pipe(fixtures: Path) -> None:
-    from ncu_roof.vocabulary import RoofChoice
+    from ncu_roof.base.vocabulary import RoofChoice
 
     # --gpu roofs have no INT8 peak; the tensor pipe (76 % busy) still bounds compute
     k = analyzed(fixtures / "verdict_int8_gemm.csv", RoofChoice(gpu_key="a100-sxm4")).kernels[0]
@@ -318,7 +318,7 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
     the roundings' edges (half to even, -0, NaN, a small grid's 2-digit waves): a rounding, a sign
     or a field left out of the key gives some launch another's note. 8,400 launches: the texts
     made row by row take `fixed`'s path for many values, the distinct ones its path for few."""
-    from ncu_roof.notes import NoteInputs, _latency, _latency_inputs, _latency_texts
+    from ncu_roof.analysis.notes import NoteInputs, _latency, _latency_inputs, _latency_texts
 
     sol = [12.5, 13.0, 13.5, -0.4, 0.0]
     nan = float("nan")

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from ncu_roof.analysis.workloads import (
+    build,
+    dot,
+    gemm,
+    layernorm,
+    rmsnorm,
+    saxpy,
+    softmax,
+    stencil7,
+    vector_add,
+)
 from ncu_roof.errors import UsageError
-from ncu_roof.workloads import build, dot, gemm, layernorm, rmsnorm, saxpy, softmax, stencil7, vector_add
 
 
 def test_seed_000_vector_add_n_1e7_fp32() -> None:

@@ -15,12 +15,12 @@ from typing import Any, NoReturn
 import typer
 from typer.core import TyperCommand
 
-from ncu_roof import stop
+from ncu_roof.base import stop
+from ncu_roof.base.cores import one_blas_thread
+from ncu_roof.base.text import one_line
 from ncu_roof.cli import verbosity
-from ncu_roof.cores import one_blas_thread
 from ncu_roof.errors import ExitCode, NcuRoofError, UsageError
 from ncu_roof.render.output import StdoutClosedError
-from ncu_roof.text import one_line
 from ncu_roof.version import __version__
 
 GC_FIRST_THRESHOLD_OBJECTS = 200_000  # new objects between two passes of the cyclic collector (default 700)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from ncu_roof import pipeline
+from ncu_roof.base.text import one_line
+from ncu_roof.base.traffic import TrafficDefinition
 from ncu_roof.cli import ReadableHelp, app, verbosity
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
@@ -36,11 +38,9 @@ from ncu_roof.render.output import (
     refuse_inputs,
     write_all,
 )
-from ncu_roof.text import one_line
-from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them
-    from ncu_roof.analysis import Analysis
+    from ncu_roof.analysis.core import Analysis
     from ncu_roof.ingest import RunTable
     from ncu_roof.render.plot import PlotOptions
     from ncu_roof.render.plot_panel import Arrow
@@ -111,7 +111,7 @@ class AnalyzeOptions:
 
 
 def request_of(options: AnalyzeOptions) -> pipeline.Request:
-    from ncu_roof.units import NumberStyle
+    from ncu_roof.base.units import NumberStyle
 
     style = None if options.number_locale is Locale.AUTO else NumberStyle(options.number_locale.value)
     return pipeline.Request(
@@ -133,8 +133,8 @@ def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) ->
 
 def report_gaps(analysis: Analysis) -> None:
     """One stderr line on why verdicts are missing, one on missing counters (--verbose: the command)."""
+    from ncu_roof.base.text import plural
     from ncu_roof.render.summary import missing_reason
-    from ncu_roof.text import plural
 
     reason = missing_reason(analysis)
     if reason:
@@ -227,7 +227,7 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
         check_writable(options.plot)
     expectations = None
     if options.expect:
-        from ncu_roof import expect
+        from ncu_roof.compare import expect
 
         expectations = expect.load_expectations(options.expect)  # a bad file fails before any read
     analysis = build_analysis(inputs, options)
@@ -246,7 +246,7 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     if summary is not None and not append_summary(summary):
         diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
     if report is not None:
-        from ncu_roof import expect
+        from ncu_roof.compare import expect
 
         sys.stderr.write(expect.render_expectations(report))
         if options.fail_on_mismatch:

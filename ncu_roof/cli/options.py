@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
+from ncu_roof.base.traffic import TrafficDefinition
 from ncu_roof.render.formats import Caption
-from ncu_roof.traffic import TrafficDefinition
 
 TRAFFIC_HELP = (
     "Memory-tier traffic: nsight = what the Nsight Compute version that wrote the report draws; "

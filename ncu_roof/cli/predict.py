@@ -7,14 +7,14 @@ from typing import Annotated
 import typer
 
 from ncu_roof import pipeline
+from ncu_roof.analysis.workloads import MATRIX_PRECISION, OPS_DTYPES, Param, build
+from ncu_roof.base.units import Dimension, parse_quantity
 from ncu_roof.cli import app
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
 from ncu_roof.render.formats import OutputFormat, choose, from_suffix
 from ncu_roof.render.output import write_output
-from ncu_roof.units import Dimension, parse_quantity
-from ncu_roof.workloads import MATRIX_PRECISION, OPS_DTYPES, Param, build
 
 FORMATS = (OutputFormat.TABLE, OutputFormat.JSON)
 # the two options `gpus` and `predict` share
@@ -97,7 +97,7 @@ def predict_command(
 ) -> None:
     """Predict the roofline verdict of a kernel from its FLOPs and bytes, or a workload model."""
     chosen = text_format(fmt, output, "predict")
-    from ncu_roof import prediction  # numpy: only when predicting
+    from ncu_roof.analysis import prediction  # numpy: only when predicting
 
     roofs = pipeline.platform(gpu, roofs_file, peak, bandwidth)
     peaks = prediction.builtin_ops_peaks(gpu)

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from ncu_roof.base.ncu import find_ncu
+from ncu_roof.base.stop import exit_status, interruption
+from ncu_roof.base.text import one_line
 from ncu_roof.cli import app, verbosity
 from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit, roof_choice
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
-from ncu_roof.ncu import find_ncu
 from ncu_roof.render.output import check_writable, write_output
-from ncu_roof.stop import exit_status, interruption
-from ncu_roof.text import one_line
 
 if TYPE_CHECKING:  # the profiler and the metric recipe load only when `profile` runs
     from ncu_roof.profile import ProfileOptions, ProfileResult

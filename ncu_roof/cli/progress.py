@@ -6,8 +6,8 @@ import os
 import sys
 from typing import IO
 
+from ncu_roof.base.text import one_line
 from ncu_roof.profile.progress import KernelProgress, ProgressSink
-from ncu_roof.text import one_line
 
 
 def describe(progress: KernelProgress) -> str:

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from ncu_roof import pipeline
+from ncu_roof.base.matching import MatchBy
+from ncu_roof.base.traffic import TrafficDefinition
 from ncu_roof.cli import ReadableHelp, app
 from ncu_roof.cli.analyze import (
     AnalyzeOptions,
@@ -22,7 +24,6 @@ from ncu_roof.cli.analyze import (
 )
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
-from ncu_roof.matching import MatchBy
 from ncu_roof.render.console import screen
 from ncu_roof.render.formats import Caption
 from ncu_roof.render.output import (
@@ -33,11 +34,10 @@ from ncu_roof.render.output import (
     refuse_inputs,
     write_all,
 )
-from ncu_roof.traffic import TrafficDefinition
 
 if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
-    from ncu_roof.analysis import Analysis
-    from ncu_roof.comparison import Diff
+    from ncu_roof.analysis.core import Analysis
+    from ncu_roof.compare.comparison import Diff
     from ncu_roof.render.plot_panel import Arrow
 
 
@@ -131,7 +131,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     rendered before the first is written, files are written before stdout (a failed write leaves
     nothing on stdout), and the gate comes last, after every output is out.
     """
-    from ncu_roof.comparison import diff, gate
+    from ncu_roof.compare.comparison import diff, gate
     from ncu_roof.render.plot import render_plot
 
     check_writable(options.output)

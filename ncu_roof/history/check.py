@@ -5,7 +5,7 @@ as the head's was (same metric set, ncu version and clock control; same GPU SKU,
 clocks within `CLOCK_TOLERANCE_PCT`). When no earlier commit was, the latest ones are compared
 anyway and a movement is named for what changed — a **method change** or a **hardware change**,
 never a regression. Every launch of every run of those commits is the noise sample
-(`ncu_roof.shift`: Hodges–Lehmann shift, Moses interval), the head's launches the other sample.
+(`ncu_roof.base.shift`: Hodges–Lehmann shift, Moses interval), the head's launches the other sample.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.comparison import CLOCK_TOLERANCE_PCT
+from ncu_roof.base.shift import Movement, Shift, shift
+from ncu_roof.compare.comparison import CLOCK_TOLERANCE_PCT
 from ncu_roof.errors import UsageError
 from ncu_roof.history.query import History, durations, gpus_of, runs_rows
 from ncu_roof.history.store import open_dataset
-from ncu_roof.shift import Movement, Shift, shift
 
 
 class Kind(Enum):

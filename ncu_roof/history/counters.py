@@ -50,7 +50,7 @@ def _map(names: Sequence[str], columns: Sequence[np.ndarray], rows: int, number:
     """Per row, the (name, value) of each column that holds a value there."""
     import pyarrow as pa
 
-    from ncu_roof.arrow import float_array, string_array
+    from ncu_roof.base.arrow import float_array, string_array
 
     if number:
         matrix = np.column_stack(columns) if columns else np.zeros((rows, 0))
@@ -86,7 +86,7 @@ def counter_columns(tables: Sequence[RunTable]) -> dict[str, pa.Array]:
 
 def _unmapped(column: pa.ChunkedArray, rows: int, number: bool) -> dict[str, np.ndarray]:
     """A map column back into one array per key (NaN or None where a row has no entry)."""
-    from ncu_roof.arrow import float_values, text_values
+    from ncu_roof.base.arrow import float_values, text_values
 
     array = column.combine_chunks()
     offsets = np.asarray(array.offsets)
@@ -107,7 +107,7 @@ def _unmapped(column: pa.ChunkedArray, rows: int, number: bool) -> dict[str, np.
 def tables_of(launches: pa.Table) -> list[RunTable]:
     """The reader's tables back from stored rows: one per input, ncu run and device, in row order
     (as `record.device_tables` cut them); a column with no value in a table is left out of it."""
-    from ncu_roof.codes import factorize
+    from ncu_roof.base.codes import factorize
     from ncu_roof.ingest import RunTable
     from ncu_roof.ingest.table import IDENTITY_COLUMNS, INTEGER_COLUMNS, InputFormat
 

@@ -1,7 +1,7 @@
 """One profiled run as history rows: its launches (quantities, verdicts, the counters read) and
 its provenance, one row per GPU.
 
-The launch rows are `ncu_roof.launches` (every quantity and verdict of `analyze`, units in the
+The launch rows are `ncu_roof.analysis.launches` (every quantity and verdict of `analyze`, units in the
 names) plus, per launch, what the reader read (`history.counters`: two map columns), so that
 `history rebuild` can re-derive the past with a later recipe: the `details` table. The
 `launches` table holds their `LEAN` columns, joined to the details on (`run_id`, `launch`).
@@ -30,7 +30,7 @@ from ncu_roof.version import __version__
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ncu_roof.analysis import Analysis
+    from ncu_roof.analysis.core import Analysis
     from ncu_roof.ingest import RunTable
 
 CHUNK_BYTES = 1 << 20
@@ -91,7 +91,7 @@ def parse_labels(items: Sequence[str]) -> dict[str, str]:
 
 def gpu_key(device_name: str | None) -> str:
     """A device's partition: the built-in GPU's key (`h100-pcie`), else its name as a slug."""
-    from ncu_roof.gpus import match_gpu
+    from ncu_roof.gpus.lookup import match_gpu
 
     gpu = match_gpu(device_name)
     if gpu is not None:
@@ -124,7 +124,7 @@ def device_tables(tables: Sequence[RunTable]) -> list[RunTable]:
     the analysis of these lists its launches in exactly their row order."""
     from dataclasses import replace
 
-    from ncu_roof.codes import factorize
+    from ncu_roof.base.codes import factorize
 
     out = []
     for table in tables:
@@ -146,9 +146,9 @@ def metric_set(tables: Sequence[RunTable]) -> str:
 
 def launch_table(analysis: Analysis, tables: Sequence[RunTable], run: str) -> pa.Table:
     """The launch rows of an analysis of `device_tables`: quantities, verdicts, counters."""
-    from ncu_roof.arrow import int_array, string_array
+    from ncu_roof.analysis.launches import to_arrow
+    from ncu_roof.base.arrow import int_array, string_array
     from ncu_roof.history.counters import counter_columns
-    from ncu_roof.launches import to_arrow
 
     table = to_arrow(analysis)
     for name, array in counter_columns(tables).items():
@@ -159,7 +159,7 @@ def launch_table(analysis: Analysis, tables: Sequence[RunTable], run: str) -> pa
 
 def split_rows(table: pa.Table, keys: Sequence[str]) -> dict[str, pa.Table]:
     """The rows of each key (one key per row), keys in first-seen order."""
-    from ncu_roof.arrow import bool_array
+    from ncu_roof.base.arrow import bool_array
 
     row_keys = np.array(keys, dtype=object)
     return {k: table.filter(bool_array(row_keys == k)) for k in dict.fromkeys(keys)}
@@ -177,7 +177,7 @@ def input_paths(paths: Sequence[str]) -> list[str]:
 def build_run(items: Sequence[str], provenance: Provenance, rid: str) -> Run:
     """Read and analyze the (expanded) inputs as `analyze` does, and lay them out as the rows of
     the run `rid`."""
-    from ncu_roof.arrow import bool_array
+    from ncu_roof.base.arrow import bool_array
 
     tables = device_tables(pipeline.read_tables(items))
     analysis = analyze_tables(tables, provenance.gpu)
@@ -206,7 +206,7 @@ def time_array(values: Sequence[datetime]) -> pa.Array:
     """UTC times as an Arrow timestamp[us, UTC] array (through the buffers: no pandas)."""
     import pyarrow as pa
 
-    from ncu_roof.arrow import int_array
+    from ncu_roof.base.arrow import int_array
 
     micros = np.array([round(v.timestamp() * 1e6) for v in values], dtype="int64")
     return int_array(micros).cast(pa.timestamp("us", tz="UTC"))
@@ -223,7 +223,7 @@ def runs_table(
 ) -> pa.Table:
     """One row per GPU of the run: commit, time, branch, labels, the GPU, its clocks, the
     driver, ncu's version, the metric set, the host, and what the run was read from."""
-    from ncu_roof.gpus import match_gpu
+    from ncu_roof.gpus.lookup import match_gpu
 
     rows = []
     for key in dict.fromkeys(keys):
@@ -263,7 +263,7 @@ def rows_table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table
     imports pandas, ~0.9 s of an add)."""
     import pyarrow as pa
 
-    from ncu_roof.arrow import float_array, int_array, string_array
+    from ncu_roof.base.arrow import float_array, int_array, string_array
 
     arrays = []
     for field in schema:

@@ -10,6 +10,7 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ncu_roof.base.units import NumberStyle
 from ncu_roof.ingest.inputs import (
     MAGIC,
     STDIN,
@@ -20,7 +21,6 @@ from ncu_roof.ingest.inputs import (
     read_head,
     read_text_bytes,
 )
-from ncu_roof.units import NumberStyle
 
 if TYPE_CHECKING:  # loaded on first use (`__getattr__`): expanding inputs needs no numpy
     from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable

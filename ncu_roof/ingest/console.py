@@ -22,13 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.consolekernels import Kernel, bad_devices, cut_tail, strays
-from ncu_roof.ingest.csvblocks import Damage, cut_short_note
-from ncu_roof.ingest.csvdetails import metric_for
-from ncu_roof.ingest.sanity import unreadable_note
-from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
-from ncu_roof.units import (
+from ncu_roof.base.units import (
     NumberStyle,
     confirm_number_style,
     detect_number_style,
@@ -37,6 +31,12 @@ from ncu_roof.units import (
     si_factor,
     unreadable,
 )
+from ncu_roof.errors import BadInputError, naming_file
+from ncu_roof.ingest.consolekernels import Kernel, bad_devices, cut_tail, strays
+from ncu_roof.ingest.csvblocks import Damage, cut_short_note
+from ncu_roof.ingest.csvdetails import metric_for
+from ncu_roof.ingest.sanity import unreadable_note
+from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
 
 _SECTION = re.compile(r"^\s+Section: (?P<name>.+?)\s*$")
 _RULE = re.compile(r"^\s*-{2,}(?: +-{2,})*\s*$")

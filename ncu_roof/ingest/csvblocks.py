@@ -18,8 +18,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from ncu_roof.base.units import NumberStyle, confirm_number_style, detect_number_style
 from ncu_roof.errors import BadInputError
-from ncu_roof.units import NumberStyle, confirm_number_style, detect_number_style
 
 csv.field_size_limit(sys.maxsize)
 

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ncu_roof.base.metrics import is_wanted
+from ncu_roof.base.units import NumberStyle, effective_unit, parse_numbers, si_factor, unreadable
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
     _DEVICE,
@@ -25,8 +27,6 @@ from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
 from ncu_roof.ingest.rawchecks import check_ids
 from ncu_roof.ingest.sanity import unreadable_note
 from ncu_roof.ingest.table import Columns, frame_columns
-from ncu_roof.metrics import is_wanted
-from ncu_roof.units import NumberStyle, effective_unit, parse_numbers, si_factor, unreadable
 
 if TYPE_CHECKING:  # pandas pivots a details page; the other readers never load it
     import pandas as pd

@@ -13,6 +13,8 @@ naming the line, or, with `skip_bad_rows`, its kernel is left out and a warning 
 import re
 from collections import Counter
 
+from ncu_roof.base.metrics import is_wanted
+from ncu_roof.base.units import NumberStyle
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
@@ -25,8 +27,6 @@ from ncu_roof.ingest.csvblocks import (
 )
 from ncu_roof.ingest.csvraw import read_raw
 from ncu_roof.ingest.table import InputFormat, RunTable, settle_shapes
-from ncu_roof.metrics import is_wanted
-from ncu_roof.units import NumberStyle
 
 _NCU_LINE = re.compile(r"^==(PROF|WARNING|ERROR)==\s*(.*)$", re.MULTILINE)
 

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ncu_roof.arrow import bool_array, bool_values, float_values, string_array, text_values
+from ncu_roof.base.arrow import bool_array, bool_values, float_values, string_array, text_values
+from ncu_roof.base.metrics import is_wanted
+from ncu_roof.base.units import NumberStyle, effective_unit, parse_number_array, si_factor
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
     _DEVICE,
@@ -31,8 +33,6 @@ from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
 from ncu_roof.ingest.rawchecks import check_ids, unreadable_notes, without_units
 from ncu_roof.ingest.sanity import with_notes
 from ncu_roof.ingest.table import Columns, concat_columns, identity_columns
-from ncu_roof.metrics import is_wanted
-from ncu_roof.units import NumberStyle, effective_unit, parse_number_array, si_factor
 
 if TYPE_CHECKING:
     import pyarrow as pa

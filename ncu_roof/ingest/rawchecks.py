@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ncu_roof.base.units import unreadable
 from ncu_roof.ingest.csvblocks import Damage
 from ncu_roof.ingest.sanity import unreadable_note
-from ncu_roof.units import unreadable
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -5,11 +5,11 @@ from __future__ import annotations
 import mmap
 import re
 
+from ncu_roof.base.ncu import NcuTool, find_ncu, import_raw_csv
 from ncu_roof.errors import BadInputError, MissingToolError
 from ncu_roof.ingest.inputs import has_report_header
 from ncu_roof.ingest.reprows import Row, report_rows
 from ncu_roof.ingest.table import InputFormat, RunTable, row_columns, settle_shapes
-from ncu_roof.ncu import NcuTool, find_ncu, import_raw_csv
 
 _VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build")
 REP_HINT = "pip install 'ncu-roof[rep]' (NVIDIA's ncu-report, no GPU needed), or put `ncu` on PATH"

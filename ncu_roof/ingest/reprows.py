@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ncu_roof.base.metrics import is_wanted
+from ncu_roof.base.units import si_factor
 from ncu_roof.ingest.nvtx import nvtx_text
-from ncu_roof.metrics import is_wanted
-from ncu_roof.units import si_factor
 
 Row = dict[str, Any]
 

@@ -11,12 +11,7 @@ from __future__ import annotations
 
 import csv
 
-from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.csvblocks import _INTEGER, Block, Damage, one_cell, records
-from ncu_roof.ingest.csvdetails import metric_for, partial_groups
-from ncu_roof.ingest.sanity import unreadable_note
-from ncu_roof.ingest.table import InputFormat, RunTable, row_columns, settle_shapes
-from ncu_roof.units import (
+from ncu_roof.base.units import (
     NumberStyle,
     confirm_number_style,
     detect_number_style,
@@ -25,6 +20,11 @@ from ncu_roof.units import (
     si_factor,
     unreadable,
 )
+from ncu_roof.errors import BadInputError, naming_file
+from ncu_roof.ingest.csvblocks import _INTEGER, Block, Damage, one_cell, records
+from ncu_roof.ingest.csvdetails import metric_for, partial_groups
+from ncu_roof.ingest.sanity import unreadable_note
+from ncu_roof.ingest.table import InputFormat, RunTable, row_columns, settle_shapes
 
 _NEEDED = ("Kernel Name", "Metric Name", "Metric Unit", "Average")
 _KEY = ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device Id", "Invocations")

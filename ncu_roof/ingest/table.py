@@ -47,9 +47,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ncu_roof.codes import factorize
-from ncu_roof.metrics import CC_MAJOR, CC_MINOR
-from ncu_roof.units import cell_number
+from ncu_roof.base.codes import factorize
+from ncu_roof.base.metrics import CC_MAJOR, CC_MINOR
+from ncu_roof.base.units import cell_number
 
 if TYPE_CHECKING:  # the readers of raw pages and reports, and the analysis, never load pandas
     import pandas as pd

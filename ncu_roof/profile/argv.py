@@ -7,9 +7,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncu_roof.base.metrics import COLLECT
+from ncu_roof.base.ncu import INSTALL_HINT, NcuTool, version_tuple
 from ncu_roof.errors import MissingToolError, UsageError
-from ncu_roof.metrics import COLLECT
-from ncu_roof.ncu import INSTALL_HINT, NcuTool, version_tuple
 
 ROOFLINE_SECTIONS = tuple(
     f"SpeedOfLight_Hierarchical{kind}RooflineChart" for kind in ("Double", "Single", "Half", "Tensor")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ncu_roof.base.ncu import NcuTool, import_raw_csv
 from ncu_roof.errors import BadInputError, MissingToolError, NcuRoofError, OutputError, ProfileError
-from ncu_roof.ncu import NcuTool, import_raw_csv
 
 if TYPE_CHECKING:
     from ncu_roof.ingest.table import RunTable

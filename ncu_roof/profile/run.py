@@ -19,8 +19,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from ncu_roof.base.ncu import NcuTool, c_locale_env
+from ncu_roof.base.stop import held
 from ncu_roof.errors import MissingToolError, ProfileError, UsageError
-from ncu_roof.ncu import NcuTool, c_locale_env
 from ncu_roof.profile.argv import (
     REPORT_SUFFIX,
     ProfileOptions,
@@ -39,7 +40,6 @@ from ncu_roof.profile.publish import (
     private_workdir,
     publish_report,
 )
-from ncu_roof.stop import held
 
 if TYPE_CHECKING:
     from ncu_roof.ingest.table import RunTable

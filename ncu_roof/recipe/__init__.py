@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from ncu_roof.metrics import (
+from ncu_roof.base.metrics import (
     CLOCKS,
     COLLECT,
     DEVICE_ATTRIBUTES,
@@ -40,6 +40,8 @@ from ncu_roof.metrics import (
     fma_peak,
     op_metric,
 )
+from ncu_roof.base.traffic import TrafficDefinition
+from ncu_roof.base.vocabulary import PRECISIONS
 from ncu_roof.recipe.frame import (
     FACTORS,
     Factors,
@@ -67,8 +69,6 @@ from ncu_roof.recipe.tensor import (
     tensor_work,
 )
 from ncu_roof.recipe.tiers import measured_era, nsight_era, pick_tier, tier_candidates
-from ncu_roof.traffic import TrafficDefinition
-from ncu_roof.vocabulary import PRECISIONS
 
 if TYPE_CHECKING:  # `normalize` gives a DataFrame; the analysis reads `normalize_columns`' arrays
     import pandas as pd

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from ncu_roof.codes import Codes, factorize, flags
-from ncu_roof.metrics import is_wanted
+from ncu_roof.base.codes import Codes, factorize, flags
+from ncu_roof.base.metrics import is_wanted
 
 if TYPE_CHECKING:  # a DataFrame is one of the metric tables the recipe takes (tests, notebooks)
     import pandas as pd

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.metrics import (
+from ncu_roof.base.metrics import (
     CLOCKS,
     TENSOR_COUNT,
     TENSOR_INST,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ncu_roof.metrics import (
+from ncu_roof.base.metrics import (
     CC_MAJOR,
     CC_MINOR,
     CLOCKS,
@@ -22,7 +22,8 @@ from ncu_roof.metrics import (
     VERSION_MARKER,
     counter_forms,
 )
-from ncu_roof.ncu import version_tuple
+from ncu_roof.base.ncu import version_tuple
+from ncu_roof.base.traffic import TrafficDefinition
 from ncu_roof.recipe.frame import (
     Factors,
     Flags,
@@ -34,7 +35,6 @@ from ncu_roof.recipe.frame import (
     fillna,
     labels_of,
 )
-from ncu_roof.traffic import TrafficDefinition
 
 LOWER_BOUND = "a lower bound"  # in a bytes label: the tier's traffic is only part of it
 DRAM_COUNTER = "dram__bytes.sum"

@@ -1,6 +1,6 @@
 """`--format csv`: one row per launch, flat columns with units in their names.
 
-The columns are the launch table's (`ncu_roof.launches`, what `to_arrow()` and Parquet hold),
+The columns are the launch table's (`ncu_roof.analysis.launches`, what `to_arrow()` and Parquet hold),
 under the same names, in the same order: first the columns the CSV has always had (`LEAD`), then
 `headroom_s`, `group_id` and `fix_first_rank`, then the flags (`above_roof`,
 `flop_total_is_lower_bound`), the verdict's basis, the caps, operations, pipes and compute
@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.columns import number_texts
-from ncu_roof.launches import BOOL, FLOAT, INT, JSON, LEAD, RANK, TEXT, TEXTS, launch_columns
+from ncu_roof.analysis.columns import number_texts
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.launches import BOOL, FLOAT, INT, JSON, LEAD, RANK, TEXT, TEXTS, launch_columns
 from ncu_roof.render.text import csv_cell
 
 COLUMNS = LEAD  # the columns every CSV has, in this order; the launch table's others follow

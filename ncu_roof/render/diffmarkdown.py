@@ -16,13 +16,13 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from ncu_roof.comparison import Diff
-from ncu_roof.pairs import Change, KernelDiff, Status, classify
+from ncu_roof.base.text import launch_shape, plural, shorten
+from ncu_roof.compare.comparison import Diff
+from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify
 from ncu_roof.render.diffout import STATUS_MARK, headline, order_key, signed_pct, tier_changes, time_pair
 from ncu_roof.render.diffout import verdict as verdict_text
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
 from ncu_roof.render.text import code_span, table_cell
-from ncu_roof.text import launch_shape, plural, shorten
 
 Key = tuple[str, str | None, str | None]  # name, grid, block
 MARKER = "<!-- ncu-roof:diff -->"

@@ -9,15 +9,15 @@ from itertools import islice
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
-from ncu_roof.columns import shared_texts
-from ncu_roof.comparison import Diff
-from ncu_roof.model import finite_or_none
-from ncu_roof.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
+from ncu_roof.analysis.columns import shared_texts
+from ncu_roof.analysis.model import finite_or_none
+from ncu_roof.base.text import launch_shape, one_line, shorten, si
+from ncu_roof.base.vocabulary import TIER_NAMES
+from ncu_roof.compare.comparison import Diff
+from ncu_roof.compare.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
 from ncu_roof.render.console import PIPE_WIDTH, text_console
 from ncu_roof.render.jsonkernels import CHUNK_KERNELS, numbers_text
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
-from ncu_roof.text import launch_shape, one_line, shorten, si
-from ncu_roof.vocabulary import TIER_NAMES
 
 if TYPE_CHECKING:
     from rich.table import Table

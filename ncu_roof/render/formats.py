@@ -18,7 +18,7 @@ from ncu_roof.errors import MissingToolError, UsageError
 from ncu_roof.render.console import PIPE_WIDTH
 
 if TYPE_CHECKING:
-    from ncu_roof.analysis import Analysis
+    from ncu_roof.analysis.core import Analysis
     from ncu_roof.render.output import Document
     from ncu_roof.render.summary import Summary
 
@@ -154,7 +154,7 @@ def render(analysis: Analysis, fmt: OutputFormat, options: RenderOptions) -> Doc
 
 
 def summary_of(analysis: Analysis, options: RenderOptions) -> Summary:
-    from ncu_roof.groups import GroupBy, SortBy
+    from ncu_roof.analysis.groups import GroupBy, SortBy
     from ncu_roof.render.summary import summarize
 
     return summarize(

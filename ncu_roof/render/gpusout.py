@@ -10,9 +10,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.arch import ARCHS, Arch
-from ncu_roof.gpu_specs import Gpu
-from ncu_roof.gpu_table import GPUS
+from ncu_roof.gpus.arch import ARCHS, Arch
+from ncu_roof.gpus.specs import Gpu
+from ncu_roof.gpus.table import GPUS
 from ncu_roof.render.console import PIPE_WIDTH, rich_text
 
 SCHEMA = "ncu-roof/gpus/v1"

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ncu_roof.groups import KernelGroup
-from ncu_roof.records import Kernel, ceiling_words
+from ncu_roof.analysis.groups import KernelGroup
+from ncu_roof.analysis.records import Kernel, ceiling_words
+from ncu_roof.analysis.sol import HIGH_THROUGHPUT_SOL_PCT
+from ncu_roof.base.text import pct, si
+from ncu_roof.base.vocabulary import COMPUTE, TIER_NAMES
 from ncu_roof.render.summary import DeviceView, Summary, verdict_words
-from ncu_roof.sol import HIGH_THROUGHPUT_SOL_PCT
-from ncu_roof.text import pct, si
-from ncu_roof.vocabulary import COMPUTE, TIER_NAMES
 
 Words = Callable[[str], str]
 

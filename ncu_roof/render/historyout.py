@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
+from ncu_roof.base.text import launch_shape, one_line, shorten, si
 from ncu_roof.render.console import rich_text
 from ncu_roof.render.text import code_span, csv_cell, table_cell
-from ncu_roof.text import launch_shape, one_line, shorten, si
 
 if TYPE_CHECKING:
     from ncu_roof.history.check import CheckResult, KernelMovement

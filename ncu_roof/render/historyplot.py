@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ncu_roof.base.text import launch_shape, plural, shorten
 from ncu_roof.render.historyout import Point, show_groups
 from ncu_roof.render.plot import PNG_DPI, RC, save_figure
-from ncu_roof.text import launch_shape, plural, shorten
 
 MAX_LINES = 8
 PANEL_IN = (10.0, 4.5)

@@ -19,9 +19,11 @@ from html import escape
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
-from ncu_roof.analysis import Analysis
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.records import Device, Kernel
+from ncu_roof.base.text import intensity, one_line, pct, plural, shorten, si
+from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.records import Device, Kernel
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
 from ncu_roof.render.html_assets import CSS, SCRIPT
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
@@ -32,9 +34,7 @@ from ncu_roof.render.summary import (
     Summary,
     summarize,
 )
-from ncu_roof.text import intensity, one_line, pct, plural, shorten, si
 from ncu_roof.version import __version__
-from ncu_roof.vocabulary import PRECISIONS, TIERS, Bound
 
 if TYPE_CHECKING:
     from ncu_roof.render.formats import RenderOptions
@@ -249,7 +249,7 @@ def _details(row: Row, total_s: float) -> str:
 
 def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
     """(quantity, value, recipe) for every number the analysis has for one launch."""
-    from ncu_roof.groups import headroom_s
+    from ncu_roof.analysis.groups import headroom_s
 
     recipe = kernel.recipe
     facts = [("duration", si(kernel.duration_s, "s"), recipe.get("duration_s", "–"))]

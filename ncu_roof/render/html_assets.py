@@ -5,8 +5,8 @@ with `textContent` only (the Content-Security-Policy allows it by hash).
 
 from __future__ import annotations
 
+from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.summary import VERDICT_COLOURS
-from ncu_roof.vocabulary import Bound
 
 CSS = (
     ":root{"

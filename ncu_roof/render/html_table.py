@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from ncu_roof.model import finite_or_none
+from ncu_roof.analysis.model import finite_or_none
+from ncu_roof.base.text import intensity, one_line, pct, shorten, si
+from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.markdown import bandwidth_tier, intensity_tiers
 from ncu_roof.render.summary import VERDICT_WORDS, Row, Summary, lead_columns
-from ncu_roof.text import intensity, one_line, pct, shorten, si
-from ncu_roof.vocabulary import Bound
 
 NAME_WIDTH = 70
 PAGE_ROWS = 100  # table rows in the DOM at once

@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ncu_roof.analysis import Analysis
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.groups import GroupBy, KernelGroup, group_kernels, ranked
+from ncu_roof.analysis.model import TRANSACTION_BYTES
+from ncu_roof.analysis.records import Device
+from ncu_roof.base.text import si
+from ncu_roof.base.vocabulary import TIER_NAMES, Bound
 from ncu_roof.errors import UsageError
-from ncu_roof.groups import GroupBy, KernelGroup, group_kernels, ranked
-from ncu_roof.model import TRANSACTION_BYTES
-from ncu_roof.records import Device
 from ncu_roof.render.placement import Placer
 from ncu_roof.render.plot import (
     FORMATS,
@@ -55,8 +57,6 @@ from ncu_roof.render.plot_panel import (
     RoofLine,
     axis_limits,
 )
-from ncu_roof.text import si
-from ncu_roof.vocabulary import TIER_NAMES, Bound
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.columns import (
+from ncu_roof.analysis.columns import (
     LaunchColumns,
     coded,
     columns_of,
@@ -20,10 +20,10 @@ from ncu_roof.columns import (
     shared_rows,
     shared_texts,
 )
-from ncu_roof.groups import headroom_array, headroom_s
-from ncu_roof.model import TRANSACTION_BYTES, bit_codes, finite_or_none
-from ncu_roof.records import InstructionRoofline, Kernel, TensorPath
-from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS
+from ncu_roof.analysis.groups import headroom_array, headroom_s
+from ncu_roof.analysis.model import TRANSACTION_BYTES, bit_codes, finite_or_none
+from ncu_roof.analysis.records import InstructionRoofline, Kernel, TensorPath
+from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 
 # The kernel object of the JSON, field by field: (key, kind of value, `Kernel` field), or with a
 # function that turns the field's value into its JSON value, or (key, kind, a function of a

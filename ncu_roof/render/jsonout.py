@@ -6,8 +6,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ncu_roof.analysis import SCHEMA, Analysis
-from ncu_roof.groups import (
+from ncu_roof.analysis.core import SCHEMA, Analysis
+from ncu_roof.analysis.groups import (
     GroupBy,
     KernelGroup,
     device_totals_s,
@@ -15,8 +15,8 @@ from ncu_roof.groups import (
     group_kernels,
     ranked,
 )
-from ncu_roof.model import finite_or_none
-from ncu_roof.records import Device
+from ncu_roof.analysis.model import finite_or_none
+from ncu_roof.analysis.records import Device
 from ncu_roof.render.jsonkernels import encode, kernel_array, kernel_json
 from ncu_roof.render.output import Piece, joined
 

@@ -13,11 +13,13 @@ from urllib.parse import quote
 
 import numpy as np
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.columns import LaunchColumns
+from ncu_roof.analysis.columns import LaunchColumns
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.groups import KernelGroup
+from ncu_roof.analysis.records import Device, Kernel
+from ncu_roof.base.text import intensity, launch_shape, pct, plural, shorten, si
+from ncu_roof.base.vocabulary import COMPUTE, TIERS, Bound
 from ncu_roof.errors import UsageError
-from ncu_roof.groups import KernelGroup
-from ncu_roof.records import Device, Kernel
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
 from ncu_roof.render.summary import (
     DeviceView,
@@ -29,8 +31,6 @@ from ncu_roof.render.summary import (
     summarize,
 )
 from ncu_roof.render.text import code_block, code_span, plain, table_cell
-from ncu_roof.text import intensity, launch_shape, pct, plural, shorten, si
-from ncu_roof.vocabulary import COMPUTE, TIERS, Bound
 
 GITHUB_LIMIT_CHARS = 65_536  # a GitHub comment or job summary holds no more
 MARKER = "<!-- ncu-roof -->"

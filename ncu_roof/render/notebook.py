@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import replace
 from html import escape
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.groups import fix_first, group_kernels
-from ncu_roof.records import Device
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.groups import fix_first, group_kernels
+from ncu_roof.analysis.records import Device
+from ncu_roof.base.text import one_line, pct, plural, shorten, si
+from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.headline import Words, fix_first_words, memory_tier_words
 from ncu_roof.render.html_table import table_columns, table_data
 from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS, DeviceView, Summary, summarize
-from ncu_roof.text import one_line, pct, plural, shorten, si
-from ncu_roof.vocabulary import Bound
 
 REPR_DEVICES = 4  # device lines in the repr; the rest are counted
 REPR_NAME = 48

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
+from ncu_roof.base.stop import held
 from ncu_roof.errors import OutputError, UsageError
-from ncu_roof.stop import held
 
 WRITE_HINT = "check that the directory exists and that you may write there"
 

@@ -1,4 +1,4 @@
-"""`--format parquet`: the launch table (ncu_roof.launches) as one Parquet file.
+"""`--format parquet`: the launch table (ncu_roof.analysis.launches) as one Parquet file.
 
 One row per launch, the columns of `Analysis.to_arrow()`: every kernel value with its unit in its
 name, plus its input's path, format and ncu version and its device's name, clock and roofs, so
@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from io import BytesIO
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.launches import to_arrow
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.launches import to_arrow
 from ncu_roof.render.jsonout import analysis_header
 
 METADATA_KEY = b"ncu-roof"

@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from io import BytesIO
 from typing import TYPE_CHECKING
 
-from ncu_roof.analysis import Analysis
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.records import Device
+from ncu_roof.base.text import plural
+from ncu_roof.base.vocabulary import Bound
 from ncu_roof.errors import UsageError
-from ncu_roof.records import Device
 from ncu_roof.render.plot_draw import draw_panel
 from ncu_roof.render.plot_marks import draw_legend
 from ncu_roof.render.plot_panel import Arrow, caption, panel
-from ncu_roof.text import plural
-from ncu_roof.vocabulary import Bound
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -8,6 +8,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
+from ncu_roof.base.text import one_line, plural, si
+from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 from ncu_roof.render.placement import Placer, Segment
 from ncu_roof.render.plot_marks import OTHER_TIER_MARKER, TIER_MARKERS, draw_arrows, marker_size_pt2
 from ncu_roof.render.plot_panel import (
@@ -29,15 +31,13 @@ from ncu_roof.render.plot_panel import (
     time_share,
 )
 from ncu_roof.render.summary import VERDICT_COLOURS
-from ncu_roof.text import one_line, plural, si
-from ncu_roof.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.backend_bases import RendererBase
     from matplotlib.text import Text
 
-    from ncu_roof.records import Device
+    from ncu_roof.analysis.records import Device
 
 LABELLED_KERNELS = 8
 FLOP_X_LABEL = "Arithmetic intensity (FLOP/byte)"

@@ -8,10 +8,10 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from ncu_roof.base.text import one_line
+from ncu_roof.base.vocabulary import TIER_NAMES, Bound
 from ncu_roof.render.plot_panel import KernelPoint, time_share
 from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS
-from ncu_roof.text import one_line
-from ncu_roof.vocabulary import TIER_NAMES, Bound
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

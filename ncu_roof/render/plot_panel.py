@@ -11,14 +11,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.arch import arch_for_cc
-from ncu_roof.columns import KernelRows, LaunchColumns, distinct
-from ncu_roof.groups import GroupBy, KernelGroup, group_kernels, ranked
-from ncu_roof.model import DEFAULT_PRECISIONS
-from ncu_roof.records import Device, Kernel
-from ncu_roof.text import one_line, plural, shorten
-from ncu_roof.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
+from ncu_roof.analysis.columns import KernelRows, LaunchColumns, distinct
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.groups import GroupBy, KernelGroup, group_kernels, ranked
+from ncu_roof.analysis.model import DEFAULT_PRECISIONS
+from ncu_roof.analysis.records import Device, Kernel
+from ncu_roof.base.text import one_line, plural, shorten
+from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
+from ncu_roof.gpus.arch import arch_for_cc
 
 Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow
 

@@ -12,11 +12,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.model import finite_or_none
-from ncu_roof.prediction import TENSOR, Prediction
+from ncu_roof.analysis.model import finite_or_none
+from ncu_roof.analysis.prediction import TENSOR, Prediction
+from ncu_roof.base.text import intensity, si
+from ncu_roof.base.vocabulary import COMPUTE
 from ncu_roof.render.console import PIPE_WIDTH, rich_text
-from ncu_roof.text import intensity, si
-from ncu_roof.vocabulary import COMPUTE
 
 SCHEMA = "ncu-roof/prediction/v1"
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.columns import LaunchColumns, columns_of, empty_columns, factorized, shared_texts
-from ncu_roof.groups import (
+from ncu_roof.analysis.columns import LaunchColumns, columns_of, empty_columns, factorized, shared_texts
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.groups import (
     FixFirst,
     GroupBy,
     KernelGroup,
@@ -32,11 +32,11 @@ from ncu_roof.groups import (
     ranked,
     repeats,
 )
-from ncu_roof.model import is_set
-from ncu_roof.notes import COLLECTION_FAILED, ZERO_DURATION
-from ncu_roof.records import Device
-from ncu_roof.text import distinct_names, pct, plural, si
-from ncu_roof.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound
+from ncu_roof.analysis.model import is_set
+from ncu_roof.analysis.notes import COLLECTION_FAILED, ZERO_DURATION
+from ncu_roof.analysis.records import Device
+from ncu_roof.base.text import distinct_names, pct, plural, si
+from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound
 
 VERDICT_WORDS = {
     Bound.MEMORY: "memory-bound",

@@ -17,7 +17,9 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.records import Device
+from ncu_roof.analysis.records import Device
+from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, shorten, si
+from ncu_roof.base.vocabulary import TIERS, Bound
 from ncu_roof.render.console import text_console
 from ncu_roof.render.headline import fix_first_words, memory_tier_words
 from ncu_roof.render.summary import (
@@ -29,8 +31,6 @@ from ncu_roof.render.summary import (
     device_name,
     roofs_clock_words,
 )
-from ncu_roof.text import intensity, launch_shape, one_line, pct, plural, shorten, si
-from ncu_roof.vocabulary import TIERS, Bound
 
 KERNEL_MIN = 16
 KERNEL_COMFORT = 40  # columns of rank ≥ COMFORT_RANK give way until the name gets this much

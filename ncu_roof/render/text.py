@@ -1,7 +1,7 @@
 """Safe text for every sink: kernel names are hostile (templates, `|`, backticks, ESC, newlines).
 
 The one home of the guards the sinks apply to every text field from data (kernel names, grid and
-block, device names, paths, notes), on top of `ncu_roof.text.one_line` (terminal and logs):
+block, device names, paths, notes), on top of `ncu_roof.base.text.one_line` (terminal and logs):
 `csv_cell` (spreadsheet formulas), `code_span` / `table_cell` / `plain` (Markdown); HTML sinks
 use `html.escape(one_line(text))`.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ncu_roof.text import one_line
+from ncu_roof.base.text import one_line
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _BACKTICKS = re.compile(r"`+")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import ncu_roof
-from ncu_roof.text import si
+from ncu_roof.base.text import si
 
 ROOT = Path(__file__).resolve().parents[2]
 RAW = ROOT / "fixtures" / "h200" / "h200_full_raw.csv"

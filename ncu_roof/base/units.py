@@ -233,7 +233,7 @@ def parse_numbers(cells: Iterable[object], style: NumberStyle) -> np.ndarray:
 
     Runs in pyarrow's string kernels (`parse_number_array`), 4x a pandas `str` + `to_numeric` pass.
     """
-    from ncu_roof.arrow import string_array
+    from ncu_roof.base.arrow import string_array
 
     return parse_number_array(string_array(_texts(cells)), style)
 
@@ -255,7 +255,7 @@ def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> n
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ncu_roof.arrow import bool_values, float_values
+    from ncu_roof.base.arrow import bool_values, float_values
 
     if style is not NumberStyle.DE:  # a cast reads `.` as the decimal mark, and fails on `,`
         try:
@@ -288,7 +288,7 @@ def unreadable(
     if isinstance(cells, Sequence):
         texts = _texts([cells[i] for i in positions.tolist()])
     else:  # an Arrow column: only its missing cells converted
-        from ncu_roof.arrow import int_array
+        from ncu_roof.base.arrow import int_array
 
         texts = cells.take(int_array(positions)).to_pylist() if len(positions) else []
     return [

@@ -1,7 +1,7 @@
 """What an analysis says of each launch and device: the record types every renderer reads.
 
 `Kernel` is one launch's verdict as plain Python values; an `Analysis` keeps its launches as
-columns (`ncu_roof.columns`) and makes a `Kernel` only for the rows someone asks for.
+columns (`ncu_roof.analysis.columns`) and makes a `Kernel` only for the rows someone asks for.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ncu_roof.vocabulary import Bound, Roofs, VerdictBasis
+from ncu_roof.base.vocabulary import Bound, Roofs, VerdictBasis
 
 # Pipes that execute arithmetic: the busiest is a compute ceiling. Load/store, texture, address and
 # branch pipes move or steer data; their traffic is judged by the memory tiers.

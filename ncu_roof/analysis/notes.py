@@ -13,13 +13,13 @@ from functools import partial
 
 import numpy as np
 
-from ncu_roof.codes import equals, factorize, object_array, truthy
-from ncu_roof.columns import distinct_numbers, distinct_rows, shared_texts
-from ncu_roof.model import bit_codes, fixed, is_set, whole_shown
+from ncu_roof.analysis.columns import distinct_numbers, distinct_rows, shared_texts
+from ncu_roof.analysis.model import bit_codes, fixed, is_set, whole_shown
+from ncu_roof.analysis.sol import LATENCY_SOL_PCT
+from ncu_roof.base.codes import equals, factorize, object_array, truthy
+from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.recipe.tiers import LOWER_BOUND
-from ncu_roof.sol import LATENCY_SOL_PCT
-from ncu_roof.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
 
 Made = list[tuple[np.ndarray, "str | np.ndarray | list[list[str]]"]]  # (rows, their texts) per rule
 Texts = Callable[[np.ndarray], "str | np.ndarray | list[list[str]]"]

@@ -1,9 +1,9 @@
 """Base vs head: compare time, FLOP/s, bytes, intensity and verdict of matched kernels (pure).
 
-The pairs come from `ncu_roof.pairs`. A kernel whose duration grows by more than the threshold
+The pairs come from `ncu_roof.compare.pairs`. A kernel whose duration grows by more than the threshold
 is a regression; one that shrinks by more is an improvement. Different GPUs or clocks are refused.
 The gate (`--fail-on-regression`) judges a kernel launched often enough on both sides by the
-shift of all its launches with its interval (`ncu_roof.shift`, as `history check` does).
+shift of all its launches with its interval (`ncu_roof.base.shift`, as `history check` does).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.errors import GateError, UsageError
-from ncu_roof.matching import MatchBy
-from ncu_roof.model import finite_or_none
-from ncu_roof.pairs import (
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.model import finite_or_none
+from ncu_roof.base.matching import MatchBy
+from ncu_roof.base.shift import Movement, Shift, shift
+from ncu_roof.compare.pairs import (
     DURATION,
     Change,
     KernelDiff,
@@ -29,7 +29,7 @@ from ncu_roof.pairs import (
     match_rows,
     pair_columns,
 )
-from ncu_roof.shift import Movement, Shift, shift
+from ncu_roof.errors import GateError, UsageError
 
 CLOCK_TOLERANCE_PCT = 2.0  # SM clocks (or report roofs) further apart than this: different clocks
 
@@ -157,7 +157,7 @@ GroupKey = tuple[str, str | None, str | None]
 def repeated_shifts(result: Diff, confidence: float = GATE_CONFIDENCE) -> dict[GroupKey, Shift]:
     """Per kernel group (name, grid, block) launched often enough on both sides for an interval
     at `confidence`: the shift of its head launches' durations against its base launches'
-    (`ncu_roof.shift`, as `history check` computes it)."""
+    (`ncu_roof.base.shift`, as `history check` computes it)."""
     pairs = result.pairs
     base_s, head_s = pairs.numbers[DURATION]
     groups: dict[GroupKey, list[int]] = {}

@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 
 from ncu_roof.errors import UsageError
-from ncu_roof.gpu_specs import Gpu
-from ncu_roof.gpu_table import GPUS
+from ncu_roof.gpus.specs import Gpu
+from ncu_roof.gpus.table import GPUS
 
 BY_KEY = {gpu.key: gpu for gpu in GPUS}
 _PREFIXES = ("nvidia ", "geforce ", "tesla ", "quadro ")

@@ -12,9 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.arch import arch_for_cc
-from ncu_roof.codes import equals, object_array
-from ncu_roof.model import (
+from ncu_roof.analysis.model import (
     InstructionArrays,
     Roof,
     RooflineArrays,
@@ -27,11 +25,13 @@ from ncu_roof.model import (
     row_max,
     work_time_arrays,
 )
+from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
+from ncu_roof.analysis.sol import SolArrays, sol_arrays, verdict_arrays
+from ncu_roof.base.codes import equals, object_array
+from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, SOL_MEMORY_UNITS, TIERS, Bound, Roofs
+from ncu_roof.gpus.arch import arch_for_cc
+from ncu_roof.gpus.roofs import launch_count
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
-from ncu_roof.records import NON_COMPUTE_PIPES, Device
-from ncu_roof.roofs import launch_count
-from ncu_roof.sol import SolArrays, sol_arrays, verdict_arrays
-from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, SOL_MEMORY_UNITS, TIERS, Bound, Roofs
 
 
 def launch_roofs(group: Mapping[str, np.ndarray], roofs: Roofs) -> tuple[dict[str, Roof], dict[str, Roof]]:

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ncu_roof.arch import L1_BYTES_PER_CLK_PER_SM, Arch, arch_for
-from ncu_roof.tier_peaks import L2_COUNTERS, counter_peak, l2_slices
+from ncu_roof.gpus.arch import L1_BYTES_PER_CLK_PER_SM, Arch, arch_for
+from ncu_roof.gpus.tier_peaks import L2_COUNTERS, counter_peak, l2_slices
 
 L2_XBAR_BYTES = "lts__lts2xbar_cycles_active.sum*32"  # Nsight's L2 measure (≥ 2024.1): 32 B a cycle
 

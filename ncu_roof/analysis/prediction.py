@@ -9,14 +9,14 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ncu_roof.arch import arch_for_cc, ops_peaks, tensor_peaks
+from ncu_roof.analysis.model import RooflinePoint, bound_of, compute_roof, roofline
+from ncu_roof.analysis.workloads import Param, Workload
+from ncu_roof.base.units import Dimension, parse_quantity
+from ncu_roof.base.vocabulary import COMPUTE, Roofs
 from ncu_roof.errors import UsageError
-from ncu_roof.gpu_specs import TERA, scaled
-from ncu_roof.gpus import gpu_by_key
-from ncu_roof.model import RooflinePoint, bound_of, compute_roof, roofline
-from ncu_roof.units import Dimension, parse_quantity
-from ncu_roof.vocabulary import COMPUTE, Roofs
-from ncu_roof.workloads import Param, Workload
+from ncu_roof.gpus.arch import arch_for_cc, ops_peaks, tensor_peaks
+from ncu_roof.gpus.lookup import gpu_by_key
+from ncu_roof.gpus.specs import TERA, scaled
 
 ANY_PRECISION = "any"  # a bare `--peak V`: the one compute roof of a custom platform
 DEFAULT_TIER = "dram"

@@ -15,11 +15,11 @@ from typing import Any, overload
 
 import numpy as np
 
-from ncu_roof.codes import factorize
-from ncu_roof.columns import LaunchColumns, distinct_rows
-from ncu_roof.groups import verdict_words
-from ncu_roof.matching import MatchBy
-from ncu_roof.model import finite, finite_or_none
+from ncu_roof.analysis.columns import LaunchColumns, distinct_rows
+from ncu_roof.analysis.groups import verdict_words
+from ncu_roof.analysis.model import finite, finite_or_none
+from ncu_roof.base.codes import factorize
+from ncu_roof.base.matching import MatchBy
 
 KernelKey = tuple[int, int, int]  # (input, run, id): ncu's launch IDs restart in each run
 

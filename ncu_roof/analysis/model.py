@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ncu_roof.codes import flags, object_array
-from ncu_roof.vocabulary import COMPUTE, Bound
+from ncu_roof.base.codes import flags, object_array
+from ncu_roof.base.vocabulary import COMPUTE, Bound
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,12 @@ from itertools import chain
 
 import numpy as np
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.codes import object_array
-from ncu_roof.columns import LaunchColumns, columns_of, distinct_rows, factorized
-from ncu_roof.model import fixed, intensity_array
-from ncu_roof.records import Kernel, busiest_compute_pipe, verdict_phrase
-from ncu_roof.vocabulary import Bound, VerdictBasis, with_basis
+from ncu_roof.analysis.columns import LaunchColumns, columns_of, distinct_rows, factorized
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.model import fixed, intensity_array
+from ncu_roof.analysis.records import Kernel, busiest_compute_pipe, verdict_phrase
+from ncu_roof.base.codes import object_array
+from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
 
 
 class GroupBy(StrEnum):

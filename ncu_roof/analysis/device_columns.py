@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.codes import factorize, object_array, truthy
-from ncu_roof.columns import (
+from ncu_roof.analysis.columns import (
     Coded,
     LaunchColumns,
     coded,
@@ -20,7 +19,7 @@ from ncu_roof.columns import (
     shared_rows,
     text_value,
 )
-from ncu_roof.model import (
+from ncu_roof.analysis.model import (
     bit_codes,
     fixed,
     intensity_array,
@@ -30,13 +29,14 @@ from ncu_roof.model import (
     row_max,
     whole_shown,
 )
-from ncu_roof.notes import NoteInputs, launch_notes
+from ncu_roof.analysis.notes import NoteInputs, launch_notes
+from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
+from ncu_roof.analysis.sol import busiest_unit_arrays, sol_headroom_array
+from ncu_roof.analysis.verdicts import Verdicts, unfailed
+from ncu_roof.base.codes import factorize, object_array, truthy
+from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
+from ncu_roof.gpus.roofs import launch_count
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
-from ncu_roof.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
-from ncu_roof.roofs import launch_count
-from ncu_roof.sol import busiest_unit_arrays, sol_headroom_array
-from ncu_roof.verdicts import Verdicts, unfailed
-from ncu_roof.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
 
 _RECIPE_KEYS = (
     "duration_s",

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from ncu_roof.traffic import TrafficDefinition
+from ncu_roof.base.traffic import TrafficDefinition
 
 PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
 TIERS = ("dram", "l2", "l1", "shared")

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ncu_roof.units import missing_cell
+from ncu_roof.base.units import missing_cell
 
 Codes = npt.NDArray[np.int64]
 

@@ -1,6 +1,6 @@
 """The analysis: normalized launches + roofs → a verdict per launch, kept as columns.
 
-`analyze` runs the verdict ladder (`ncu_roof.verdicts`) and the notes (`ncu_roof.notes`) over
+`analyze` runs the verdict ladder (`analysis.verdicts`) and the notes (`analysis.notes`) over
 every launch of a device at once and keeps the result as `LaunchColumns`; `Analysis.kernels`
 makes a `Kernel` only for the rows a renderer asks for. Renderers read only this.
 """
@@ -15,8 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ncu_roof.codes import factorize
-from ncu_roof.columns import (
+from ncu_roof.analysis.columns import (
     KernelRows,
     LaunchColumns,
     coded,
@@ -25,17 +24,16 @@ from ncu_roof.columns import (
     distinct_rows,
     empty_columns,
 )
-from ncu_roof.device_columns import device_columns, number
+from ncu_roof.analysis.device_columns import device_columns, number
+from ncu_roof.analysis.records import Device, InputInfo, Kernel
+from ncu_roof.analysis.verdicts import verdicts
+from ncu_roof.base.codes import factorize
+from ncu_roof.base.traffic import TrafficDefinition
+from ncu_roof.base.units import cell_number, missing_cell
+from ncu_roof.base.vocabulary import RoofChoice, Roofs
 from ncu_roof.errors import BadInputError
-from ncu_roof.gpus import gpu_by_key, match_gpu
-from ncu_roof.ingest import RunTable
-from ncu_roof.recipe import (
-    TENSOR_PATH_PREFIX,
-    collect_command,
-    normalize_columns,
-)
-from ncu_roof.records import Device, InputInfo, Kernel
-from ncu_roof.roofs import (
+from ncu_roof.gpus.lookup import gpu_by_key, match_gpu
+from ncu_roof.gpus.roofs import (
     device_hardware,
     fill_builtin,
     first_label,
@@ -45,10 +43,12 @@ from ncu_roof.roofs import (
     median,
     report_roofs,
 )
-from ncu_roof.traffic import TrafficDefinition
-from ncu_roof.units import cell_number, missing_cell
-from ncu_roof.verdicts import verdicts
-from ncu_roof.vocabulary import RoofChoice, Roofs
+from ncu_roof.ingest import RunTable
+from ncu_roof.recipe import (
+    TENSOR_PATH_PREFIX,
+    collect_command,
+    normalize_columns,
+)
 
 SCHEMA = "ncu-roof/analysis/v1"
 T = TypeVar("T")

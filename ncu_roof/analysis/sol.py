@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.codes import equals, object_array
-from ncu_roof.model import is_set, objects, row_max
-from ncu_roof.vocabulary import COMPUTE, SOL_MEMORY_UNITS, Bound, VerdictBasis
+from ncu_roof.analysis.model import is_set, objects, row_max
+from ncu_roof.base.codes import equals, object_array
+from ncu_roof.base.vocabulary import COMPUTE, SOL_MEMORY_UNITS, Bound, VerdictBasis
 
 # Nsight's SOLBottleneck rule (sections/SpeedOfLight.py): neither SM nor memory reaches 60 % →
 # latency ("small grid" under one wave); 10 points or more apart, or either at 80 % or more → bound

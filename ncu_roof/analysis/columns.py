@@ -24,8 +24,8 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from ncu_roof.codes import factorize, object_array
-from ncu_roof.records import Kernel
+from ncu_roof.analysis.records import Kernel
+from ncu_roof.base.codes import factorize, object_array
 
 FLOATS = (
     "duration_s",

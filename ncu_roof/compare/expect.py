@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from ncu_roof.analysis import Analysis
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.records import Kernel
+from ncu_roof.analysis.workloads import Param, build
+from ncu_roof.base.text import one_line, shorten
+from ncu_roof.base.tomlfile import read_toml
+from ncu_roof.base.units import Dimension, parse_quantity
+from ncu_roof.base.vocabulary import COMPUTE, TIER_WORDS, Bound, VerdictBasis
 from ncu_roof.errors import BadInputError, GateError, NcuRoofError
-from ncu_roof.records import Kernel
-from ncu_roof.text import one_line, shorten
-from ncu_roof.tomlfile import read_toml
-from ncu_roof.units import Dimension, parse_quantity
-from ncu_roof.vocabulary import COMPUTE, TIER_WORDS, Bound, VerdictBasis
-from ncu_roof.workloads import Param, build
 
 DEFAULT_TOLERANCE = 1.5
 EXPECTED_BOUNDS = (Bound.MEMORY, Bound.COMPUTE, Bound.LATENCY)

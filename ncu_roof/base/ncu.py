@@ -11,7 +11,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncu_roof.cores import environ_for_programs
+from ncu_roof.base.cores import environ_for_programs
 from ncu_roof.errors import BadInputError, MissingToolError
 
 INSTALL_HINT = (

@@ -3,7 +3,7 @@ SM count, with the source of every figure (`gpu_specs.Gpu`)."""
 
 from __future__ import annotations
 
-from ncu_roof.gpu_specs import Gpu
+from ncu_roof.gpus.specs import Gpu
 
 _DENSE = "tensor dense = half the sparse figure"
 

@@ -31,11 +31,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ncu_roof.analysis import Analysis
-from ncu_roof.columns import BOOLS, FLOATS, INTS, MAPS, SPARSE_MAPS, LaunchColumns, distinct, shared_texts
-from ncu_roof.groups import SortBy, group_kernels, headroom_array, ranked
-from ncu_roof.records import Kernel
-from ncu_roof.vocabulary import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
+from ncu_roof.analysis.columns import (
+    BOOLS,
+    FLOATS,
+    INTS,
+    MAPS,
+    SPARSE_MAPS,
+    LaunchColumns,
+    distinct,
+    shared_texts,
+)
+from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.groups import SortBy, group_kernels, headroom_array, ranked
+from ncu_roof.analysis.records import Kernel
+from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -202,7 +211,14 @@ def to_arrow(analysis: Analysis) -> pa.Table:
     """The launch table as a `pyarrow.Table` (floats float64 with nulls, lists of strings)."""
     import pyarrow as pa
 
-    from ncu_roof.arrow import bool_array, float_array, int_array, rank_array, string_array, text_lists_array
+    from ncu_roof.base.arrow import (
+        bool_array,
+        float_array,
+        int_array,
+        rank_array,
+        string_array,
+        text_lists_array,
+    )
 
     # through the buffers: pyarrow's own conversion of a list imports pandas (~0.35 s)
     build: dict[str, Callable[[Any], pa.Array]] = {

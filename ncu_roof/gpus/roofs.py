@@ -13,13 +13,13 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from ncu_roof.base.metrics import SHARED_WAVEFRONTS
+from ncu_roof.base.tomlfile import read_toml
+from ncu_roof.base.units import Dimension, missing_cell, parse_quantity
+from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Roofs
 from ncu_roof.errors import BadInputError, NcuRoofError
-from ncu_roof.gpu_specs import Gpu, Hardware, hardware_from_attributes
-from ncu_roof.gpus import Inference, infer_gpu, match_gpu
-from ncu_roof.metrics import SHARED_WAVEFRONTS
-from ncu_roof.tomlfile import read_toml
-from ncu_roof.units import Dimension, missing_cell, parse_quantity
-from ncu_roof.vocabulary import PRECISIONS, TIERS, Roofs
+from ncu_roof.gpus.lookup import Inference, infer_gpu, match_gpu
+from ncu_roof.gpus.specs import Gpu, Hardware, hardware_from_attributes
 
 if TYPE_CHECKING:  # `gpus` reads this module without loading numpy
     import numpy as np
@@ -182,7 +182,7 @@ def _tier_counters(columns: Mapping[str, np.ndarray], tier: str) -> dict[str, np
     on the tier under the counter Nsight draws there on their compute capability."""
     import numpy as np
 
-    from ncu_roof.codes import factorize
+    from ncu_roof.base.codes import factorize
 
     counters = columns.get(f"bw_{tier}_counter")
     n = launch_count(columns)

@@ -1,0 +1,1 @@
+"""The roofline, verdicts, notes, groups."""

@@ -1,0 +1,1 @@
+"""Base vs head, expectations."""

@@ -1,0 +1,1 @@
+"""GPU facts and roofs."""
