@@ -30,7 +30,7 @@ from ncu_roof.render.formats import (
     spec,
 )
 from ncu_roof.render.output import text_of
-from ncu_roof.render.summary import _agreeing, _missing_reason, missing_reason
+from ncu_roof.render.unplaced import _agreeing, _missing_reason, missing_reason
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 

@@ -278,8 +278,9 @@ def test_a_failed_collection_has_no_total_and_says_why(corpus: Path) -> None:
     # main reason is the failed collection, not a missing --set or --gpu; the CLI refuses such a
     # capture (exit 3: it measured nothing), the library still says what it holds
     from ncu_roof.render.jsonout import render_json
-    from ncu_roof.render.summary import missing_reason, summarize
+    from ncu_roof.render.summary import summarize
     from ncu_roof.render.terminal import render_terminal
+    from ncu_roof.render.unplaced import missing_reason
 
     for name in (
         "a100pcie_rep_2022.4.0_all-nan-failed.ncu-rep",
@@ -318,7 +319,8 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
     the roundings' edges (half to even, -0, NaN, a small grid's 2-digit waves): a rounding, a sign
     or a field left out of the key gives some launch another's note. 8,400 launches: the texts
     made row by row take `fixed`'s path for many values, the distinct ones its path for few."""
-    from ncu_roof.analysis.notes import NoteInputs, _latency, _latency_inputs, _latency_texts
+    from ncu_roof.analysis.notes import NoteInputs
+    from ncu_roof.analysis.notes_verdict import _latency, _latency_inputs, _latency_texts
 
     sol = [12.5, 13.0, 13.5, -0.4, 0.0]
     nan = float("nan")

@@ -24,7 +24,8 @@ from ncu_roof.analysis.columns import (
     distinct_rows,
     empty_columns,
 )
-from ncu_roof.analysis.device_columns import device_columns, number
+from ncu_roof.analysis.device_columns import device_columns
+from ncu_roof.analysis.device_records import number
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
 from ncu_roof.base.codes import factorize

@@ -3,9 +3,8 @@ verdict arrays, with the notes; text columns coded once (launches share recipes 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -15,10 +14,10 @@ from ncu_roof.analysis.columns import (
     LaunchColumns,
     coded,
     distinct_numbers,
-    identity_codes,
     shared_rows,
     text_value,
 )
+from ncu_roof.analysis.device_records import instruction_records, ops_columns, tensor_path_columns
 from ncu_roof.analysis.model import (
     bit_codes,
     fixed,
@@ -30,13 +29,13 @@ from ncu_roof.analysis.model import (
     whole_shown,
 )
 from ncu_roof.analysis.notes import NoteInputs, launch_notes
-from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device, InstructionRoofline, TensorPath
+from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
 from ncu_roof.analysis.sol import busiest_unit_arrays, sol_headroom_array
 from ncu_roof.analysis.verdicts import Verdicts, unfailed
-from ncu_roof.base.codes import factorize, object_array, truthy
+from ncu_roof.base.codes import object_array, truthy
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
 from ncu_roof.gpus.roofs import launch_count
-from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
+from ncu_roof.recipe import PIPE_PREFIX
 
 _RECIPE_KEYS = (
     "duration_s",
@@ -84,7 +83,7 @@ def device_columns(
     )
     ceiling = np.where(v.supported, v.ceiling, objects(None, n))
     ops_total = measured("ops_total")
-    paths = _tensor_path_columns(group, failed)
+    paths = tensor_path_columns(group, failed)
     pipes = {
         c.removeprefix(PIPE_PREFIX).removesuffix("_pct"): measured(c)
         for c in group
@@ -117,8 +116,8 @@ def device_columns(
         "missing": missing,
         "traffic": _traffic(group, nbytes),
         "not_collected": not_collected,
-        "instructions": _instructions(v, measured("warp_inst"), recipe),
-        **_ops(paths, ops_total),
+        "instructions": instruction_records(v, measured("warp_inst"), recipe),
+        **ops_columns(paths, ops_total),
         "tensor_paths": paths.records,
     }
     notes = launch_notes(
@@ -186,59 +185,6 @@ def _identity(
         **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
         "input": np.full(n, input_index, dtype="int64"),
         "device": np.full(n, device_index, dtype="int64"),
-    }
-
-
-@dataclass(frozen=True)
-class _TensorPathColumns:
-    records: np.ndarray  # object: {path: TensorPath} per launch ({} for a failed one)
-    op_counts: Mapping[str, np.ndarray]  # integer paths: operations per launch (NaN: n/a)
-    present: np.ndarray  # bool: the launch has its paths (not failed, and the input has some)
-
-
-def _tensor_path_columns(group: Mapping[str, np.ndarray], failed: np.ndarray) -> _TensorPathColumns:
-    columns = [c for c in group if c.startswith(TENSOR_PATH_PREFIX)]
-    n = len(failed)
-    if not columns:
-        return _TensorPathColumns(object_array([{}] * n), {}, np.zeros(n, dtype=bool))
-    paths = [c.removeprefix(TENSOR_PATH_PREFIX) for c in columns]
-    units = ["OP" if is_integer_path(p) else "FLOP" for p in paths]
-    counts = [np.asarray(group[c], dtype="float64") for c in columns]
-    peaks = [
-        np.asarray(group[peak], dtype="float64") if peak in group else np.full(n, NAN)
-        for peak in (f"peak_{c}_per_s" for c in columns)
-    ]
-    first, kind = distinct_numbers([*counts, *peaks], [failed.astype("int64")])
-    cells = [
-        list(zip(_numbers(c[first]), _numbers(k[first]), strict=True))
-        for c, k in zip(counts, peaks, strict=True)
-    ]
-    records = [  # one per distinct row, shared by the launches like it
-        {} if bad else {p: TensorPath(u, *cell) for p, u, cell in zip(paths, units, row, strict=True)}
-        for bad, row in zip(failed[first].tolist(), zip(*cells, strict=True), strict=True)
-    ]
-    ops = {p: c for p, u, c in zip(paths, units, counts, strict=True) if u == "OP"}
-    return _TensorPathColumns(object_array(records)[kind], ops, ~failed)
-
-
-def _ops(paths: _TensorPathColumns, ops_total: np.ndarray) -> dict[str, np.ndarray]:
-    """`ops` (integer tensor paths + "total", only where the launch has integer paths) and whether
-    its total is a lower bound (some path read n/a)."""
-    n = len(ops_total)
-    if not paths.op_counts:
-        return {"ops": object_array([{}] * n), "ops_total_is_lower_bound": np.zeros(n, dtype=bool)}
-    counts = paths.op_counts
-    first, kind = distinct_numbers([*counts.values(), ops_total], [paths.present.astype("int64")])
-    rows = [
-        {**{p: number(c[j]) for p, c in counts.items()}, "total": number(ops_total[j])}
-        if paths.present[j]
-        else {}
-        for j in first.tolist()
-    ]
-    partial = np.column_stack([np.isnan(c) for c in counts.values()]).any(axis=1)
-    return {
-        "ops": object_array(rows)[kind],
-        "ops_total_is_lower_bound": paths.present & ~np.isnan(ops_total) & partial,
     }
 
 
@@ -311,60 +257,6 @@ def _traffic(group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray]) 
     return shared_rows(columns, n, make)
 
 
-def _instructions(v: Verdicts, warp_inst: np.ndarray, recipe: np.ndarray) -> np.ndarray:
-    """Ding & Williams' instruction roofline per launch (None without warp instructions); one
-    record per distinct row, shared by the launches like it."""
-    arrays = v.instructions
-    out = np.full(len(warp_inst), None, dtype=object)
-    measured = np.flatnonzero(~np.isnan(warp_inst))
-    numbers = [
-        warp_inst,
-        arrays.warp_inst_per_s,
-        arrays.issue_peak_warp_inst_per_s,
-        *arrays.intensity_warp_inst_per_transaction.values(),
-        *arrays.transaction_peak_per_s.values(),
-    ]
-    first, kind = distinct_numbers(
-        [a[measured] for a in numbers],
-        [
-            factorize(v.issue_source[measured], missing_is_value=True)[0],
-            identity_codes(recipe[measured].tolist())[1],
-        ],
-    )
-    rows = measured[first]
-
-    def present(values: Mapping[str, np.ndarray]) -> list[dict[str, float]]:
-        """Per row, the finite values by key."""
-        keys = list(values)
-        columns = [np.where(np.isfinite(a[rows]), a[rows], np.nan) for a in values.values()]
-        cells = zip(*(_numbers(c) for c in columns), strict=True) if keys else ((),) * len(rows)
-        return [{k: x for k, x in zip(keys, row, strict=True) if x is not None} for row in cells]
-
-    records = [
-        InstructionRoofline(
-            warp_inst=inst,
-            warp_inst_per_s=rate,
-            issue_peak_warp_inst_per_s=peak,
-            issue_peak_source=source,
-            intensity_warp_inst_per_transaction=intensity,
-            transaction_peak_per_s=transactions,
-            recipe=formulas.get("warp_inst"),
-        )
-        for inst, rate, peak, source, intensity, transactions, formulas in zip(
-            warp_inst[rows].tolist(),
-            _numbers(arrays.warp_inst_per_s[rows]),
-            _numbers(arrays.issue_peak_warp_inst_per_s[rows]),
-            v.issue_source[rows].tolist(),
-            present(arrays.intensity_warp_inst_per_transaction),
-            present(arrays.transaction_peak_per_s),
-            recipe[rows].tolist(),
-            strict=True,
-        )
-    ]
-    out[measured] = object_array(records)[kind]
-    return out
-
-
 def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int, compute_only: bool = True) -> np.ndarray:
     """Per launch, its busiest arithmetic pipe (any pipe: `compute_only` False) as words
     (`alu pipe 76%`), None without pipe figures."""
@@ -393,16 +285,3 @@ def _busiest_tier(achieved_bw: Mapping[str, np.ndarray], roofs: Roofs, has_flop:
     for j in np.flatnonzero(~has_flop & ~np.logical_and.reduce([np.isnan(u) for u in used])).tolist():
         out[j] = (tiers[best[j]], float(most[j]))
     return out
-
-
-def _numbers(values: np.ndarray) -> list[float | None]:
-    """A float column as Python numbers, None where NaN."""
-    out = values.astype(object)
-    out[np.isnan(values)] = None
-    numbers: list[float | None] = out.tolist()
-    return numbers
-
-
-def number(value: float) -> float | None:
-    """A number, None where it is NaN."""
-    return None if math.isnan(value) else float(value)

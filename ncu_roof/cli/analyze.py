@@ -134,7 +134,7 @@ def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) ->
 def report_gaps(analysis: Analysis) -> None:
     """One stderr line on why verdicts are missing, one on missing counters (--verbose: the command)."""
     from ncu_roof.base.text import plural
-    from ncu_roof.render.summary import missing_reason
+    from ncu_roof.render.unplaced import missing_reason
 
     reason = missing_reason(analysis)
     if reason:

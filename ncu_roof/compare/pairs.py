@@ -16,8 +16,8 @@ from typing import Any, overload
 import numpy as np
 
 from ncu_roof.analysis.columns import LaunchColumns, distinct_rows
-from ncu_roof.analysis.groups import verdict_words
 from ncu_roof.analysis.model import finite, finite_or_none
+from ncu_roof.analysis.verdict_phrases import verdict_words
 from ncu_roof.base.codes import factorize
 from ncu_roof.base.matching import MatchBy
 

@@ -68,7 +68,8 @@ from ncu_roof.recipe.tensor import (
     tensor_variants,
     tensor_work,
 )
-from ncu_roof.recipe.tiers import measured_era, nsight_era, pick_tier, tier_candidates
+from ncu_roof.recipe.tier_pick import pick_tier
+from ncu_roof.recipe.tiers import measured_era, nsight_era, tier_candidates
 
 if TYPE_CHECKING:  # `normalize` gives a DataFrame; the analysis reads `normalize_columns`' arrays
     import pandas as pd

@@ -16,7 +16,8 @@ from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
 from ncu_roof.render.console import PIPE_WIDTH, text_console
-from ncu_roof.render.jsonkernels import CHUNK_KERNELS, numbers_text
+from ncu_roof.render.jsoncells import numbers_text
+from ncu_roof.render.jsonkernels import CHUNK_KERNELS
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
 
 if TYPE_CHECKING:

@@ -3,7 +3,6 @@ the text of many kernels at once, built from the launch columns (`kernels_text`)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring
@@ -11,19 +10,24 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.analysis.columns import (
-    LaunchColumns,
-    coded,
-    columns_of,
-    identity_codes,
-    number_texts,
-    shared_rows,
-    shared_texts,
-)
+from ncu_roof.analysis.columns import LaunchColumns, coded, columns_of, shared_rows, shared_texts
 from ncu_roof.analysis.groups import headroom_array, headroom_s
-from ncu_roof.analysis.model import TRANSACTION_BYTES, bit_codes, finite_or_none
+from ncu_roof.analysis.model import TRANSACTION_BYTES, finite_or_none
 from ncu_roof.analysis.records import InstructionRoofline, Kernel, TensorPath
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
+from ncu_roof.render.jsoncells import (
+    by_pattern,
+    encode,
+    fill,
+    flag_texts,
+    float_texts,
+    fold_constants,
+    joined_rows,
+    numbers_text,
+    object_template,
+    per_distinct,
+    sparse_texts,
+)
 
 # The kernel object of the JSON, field by field: (key, kind of value, `Kernel` field), or with a
 # function that turns the field's value into its JSON value, or (key, kind, a function of a
@@ -115,7 +119,7 @@ KERNEL_SPEC: tuple[Field | Derived, ...] = (
         "above_roof",
         BOOL,
         lambda k: k.above_roof,
-        lambda c: _flags((c["pct_of_roof"] > 100.0).tolist()),
+        lambda c: flag_texts((c["pct_of_roof"] > 100.0).tolist()),
     ),
     Field("sol_pct", DENSE, "sol_pct", keys=SOL_KEYS),
     Field("pct_of_bandwidth", DENSE, "pct_of_bandwidth", keys=TIERS),
@@ -179,103 +183,28 @@ def kernel_json(kernel: Kernel) -> dict[str, Any]:
     }
 
 
-encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-
-
-def numbers_text(values: np.ndarray) -> list[str]:
-    """Numbers (NaN for missing) as `json.dumps` writes them; NaN and ±inf as null. A column of
-    few distinct values (a device's roofs, repeated launches) has each encoded once."""
-    return number_texts(np.asarray(values, dtype="float64"), _encode_numbers)
-
-
-def _encode_numbers(numbers: np.ndarray) -> list[str]:
-    finite = np.isfinite(numbers)
-    if not finite.any():
-        return ["null"] * len(numbers)
-    cells = numbers.astype(object)
-    cells[~finite] = None
-    return encode(cells.tolist())[1:-1].split(", ")  # numbers and null never hold ", "
-
-
-def _flags(values: list[bool]) -> list[str]:
-    return ["true" if v else "false" for v in values]
-
-
-def _sparse(arrays: Mapping[str, np.ndarray], n: int) -> list[str]:
-    """Per launch, an object of the keys whose value is not NaN (sparse maps): one template per
-    pattern of present keys, filled for the launches with that pattern."""
-    if not arrays:
-        return ["{}"] * n
-    names = list(arrays)
-    texts = [numbers_text(a) for a in arrays.values()]
-    present = np.column_stack([~np.isnan(a) for a in arrays.values()])
-    codes = _pattern_codes(present)
-    order = np.argsort(codes, kind="stable")
-    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]])
-    out: list[str] = [""] * n
-    for rows in np.split(order, starts[1:]):
-        keys = np.flatnonzero(present[rows[0]]).tolist()
-        template = _object_template({names[i]: "%s" for i in keys})
-        at = rows.tolist()
-        _fill(out, at, template, [[texts[i][j] for j in at] for i in keys])
-    return out
-
-
-def _by_pattern(records: list[Any], pattern: Callable[[Any], Hashable]) -> dict[Hashable, list[int]]:
-    """Rows grouped by the shape of their record (its keys): one template per shape."""
-    rows: dict[Hashable, list[int]] = {}
-    for j, record in enumerate(records):
-        rows.setdefault(pattern(record), []).append(j)
-    return rows
-
-
-def _fill(out: list[str], rows: list[int], template: str, cells: Sequence[list[str]]) -> None:
-    """out[j] = the template filled with row j's cells, for the given rows."""
-    for j, parts in zip(rows, zip(*cells, strict=True) if cells else [()] * len(rows), strict=True):
-        out[j] = template % parts
-
-
-def _object_template(fields: Mapping[str, str]) -> str:
-    """A JSON object's text with `%s` where each value goes (or the value's own text)."""
-    return "{" + ", ".join(f"{encode_basestring(k)}: {v}" for k, v in fields.items()) + "}"
-
-
-def _float_texts(values: list[float | None]) -> list[str]:
-    return numbers_text(np.array([np.nan if v is None else v for v in values], dtype="float64"))
-
-
-def _per_distinct(records: list[Any], texts: Callable[[list[Any]], list[str]]) -> list[str]:
-    """`texts` of the distinct records (by identity: launches like each other share one record),
-    spread back to every launch."""
-    first, codes = identity_codes(records)
-    made = np.empty(len(first), dtype=object)
-    made[:] = texts([records[j] for j in first.tolist()])
-    out: list[str] = made[codes].tolist()
-    return out
-
-
 def _tensor_path_cells(columns: LaunchColumns) -> list[str]:
-    return _per_distinct(columns["tensor_paths"].tolist(), _tensor_path_texts)
+    return per_distinct(columns["tensor_paths"].tolist(), _tensor_path_texts)
 
 
 def _tensor_path_texts(records: list[Mapping[str, TensorPath]]) -> list[str]:
     """`tensor_paths` of these launches: one template per set of paths, numbers filled column-wise."""
     out = [""] * len(records)
-    for paths, rows in _by_pattern(records, tuple).items():
+    for paths, rows in by_pattern(records, tuple).items():
         assert isinstance(paths, tuple)
         first = records[rows[0]]
         inner = {
             p: {"unit": encode_basestring(first[p].unit), "count": "%s", "peak_per_s": "%s"} for p in paths
         }
-        template = _object_template({p: _object_template(fields) for p, fields in inner.items()})
+        template = object_template({p: object_template(fields) for p, fields in inner.items()})
         cells: list[list[str]] = []
         for p in paths:
             paths_of_rows = [records[j][p] for j in rows]
             cells += [
-                _float_texts([t.count for t in paths_of_rows]),
-                _float_texts([t.peak_per_s for t in paths_of_rows]),
+                float_texts([t.count for t in paths_of_rows]),
+                float_texts([t.peak_per_s for t in paths_of_rows]),
             ]
-        _fill(out, rows, template, cells)
+        fill(out, rows, template, cells)
     return out
 
 
@@ -286,49 +215,41 @@ def _instruction_shape(r: InstructionRoofline | None) -> Hashable:
 
 
 def _instruction_cells(columns: LaunchColumns) -> list[str]:
-    return _per_distinct(columns["instructions"].tolist(), _instruction_texts)
+    return per_distinct(columns["instructions"].tolist(), _instruction_texts)
 
 
 def _instruction_texts(records: list[InstructionRoofline | None]) -> list[str]:
     """`instruction_roofline` of these launches: one template per set of tiers, filled column-wise."""
     out = ["null"] * len(records)
-    for shape, rows in _by_pattern(records, _instruction_shape).items():
+    for shape, rows in by_pattern(records, _instruction_shape).items():
         if shape is None:
             continue
         assert isinstance(shape, tuple)
         tiers, peak_tiers = shape
         rs = [r for j in rows if (r := records[j]) is not None]
-        template = _object_template(
+        template = object_template(
             {
                 "warp_inst": "%s",
                 "warp_inst_per_s": "%s",
                 "issue_peak_warp_inst_per_s": "%s",
                 "issue_peak_source": "%s",
-                "intensity_warp_inst_per_transaction": _object_template(dict.fromkeys(tiers, "%s")),
-                "transaction_peak_per_s": _object_template(dict.fromkeys(peak_tiers, "%s")),
+                "intensity_warp_inst_per_transaction": object_template(dict.fromkeys(tiers, "%s")),
+                "transaction_peak_per_s": object_template(dict.fromkeys(peak_tiers, "%s")),
                 "transaction_bytes": encode({k: TRANSACTION_BYTES[k] for k in tiers}),
                 "recipe": "%s",
             }
         )
         cells = [
-            _float_texts([r.warp_inst for r in rs]),
-            _float_texts([r.warp_inst_per_s for r in rs]),
-            _float_texts([r.issue_peak_warp_inst_per_s for r in rs]),
+            float_texts([r.warp_inst for r in rs]),
+            float_texts([r.warp_inst_per_s for r in rs]),
+            float_texts([r.issue_peak_warp_inst_per_s for r in rs]),
             shared_texts([r.issue_peak_source for r in rs], encode),
-            *(_float_texts([r.intensity_warp_inst_per_transaction[k] for r in rs]) for k in tiers),
-            *(_float_texts([r.transaction_peak_per_s[k] for r in rs]) for k in peak_tiers),
+            *(float_texts([r.intensity_warp_inst_per_transaction[k] for r in rs]) for k in tiers),
+            *(float_texts([r.transaction_peak_per_s[k] for r in rs]) for k in peak_tiers),
             shared_texts([r.recipe for r in rs], encode),
         ]
-        _fill(out, rows, template, cells)
+        fill(out, rows, template, cells)
     return out
-
-
-def _pattern_codes(present: np.ndarray) -> np.ndarray:
-    """One integer per row of a boolean matrix, equal for equal rows."""
-    if present.shape[1] <= 62:
-        return bit_codes(list(present.T))
-    codes: np.ndarray = np.unique(present, axis=0, return_inverse=True)[1].ravel()
-    return codes
 
 
 def _cells_of(spec: Field | Derived, columns: LaunchColumns) -> list[str]:
@@ -337,7 +258,7 @@ def _cells_of(spec: Field | Derived, columns: LaunchColumns) -> list[str]:
         return spec.of_columns(columns)
     kind, n = spec.kind, len(columns)
     if kind == NUMBERS:
-        return _sparse(columns.maps[spec.field], n)
+        return sparse_texts(columns.maps[spec.field], n)
     values = columns[spec.field]
     if kind == NUMBER:
         return numbers_text(values)
@@ -345,7 +266,7 @@ def _cells_of(spec: Field | Derived, columns: LaunchColumns) -> list[str]:
         one = len(values) > 0 and values[0] == values[-1] and bool((values == values[0]).all())
         return [str(values[0])] * n if one else list(map(str, values.tolist()))
     if kind == BOOL:
-        return _flags(values.tolist())
+        return flag_texts(values.tolist())
     if kind == TEXT:  # names repeat: encode each distinct one once
         items = values.tolist()
         texts = {v: "null" if v is None else encode_basestring(v) for v in set(items)}
@@ -379,7 +300,7 @@ def _dense_keys(spec: Field | Derived, columns: LaunchColumns) -> tuple[str, ...
 def _slots(keys: tuple[str, ...] | None) -> str:
     """Where a spec's values go in a kernel's template: one `%s`, or a mapping with the same keys
     in every launch as an object with a `%s` per key (filled in the same pass as the kernel)."""
-    return "%s" if keys is None else _object_template({k: "%s" for k in keys})
+    return "%s" if keys is None else object_template({k: "%s" for k in keys})
 
 
 def _columns_of(
@@ -408,40 +329,9 @@ def _chunk_text(columns: LaunchColumns, start: int) -> str:
     """The kernel objects of one chunk (from `start`), `, `-separated."""
     chunk = columns.window(start, start + CHUNK_KERNELS)
     keys = [_dense_keys(spec, chunk) for spec in KERNEL_SPEC]
-    row = _object_template({spec.key: _slots(k) for spec, k in zip(KERNEL_SPEC, keys, strict=True)})
+    row = object_template({spec.key: _slots(k) for spec, k in zip(KERNEL_SPEC, keys, strict=True)})
     cells = [
         texts for spec, k in zip(KERNEL_SPEC, keys, strict=True) for texts in _columns_of(spec, k, chunk)
     ]
-    literals, varying = _fold_constants(row, cells)
-    return _joined_rows(literals, varying, len(chunk))
-
-
-def _fold_constants(template: str, cells: list[list[str]]) -> tuple[list[str], list[list[str]]]:
-    """A slot whose text is the same in every row (the input, the device, a shared recipe, a
-    counter no launch has) folded into the literal text around it: the literals before, between
-    and after the varying slots, and the varying slots. (Equal texts are one object here,
-    `number_texts` and `shared_texts` make them so: `count` finds them by identity.)"""
-    around = template.split("%s")
-    assert len(around) == len(cells) + 1 and "%" not in "".join(around)
-    literals = [around[0]]
-    varying = []
-    for texts, literal in zip(cells, around[1:], strict=True):
-        if texts[-1] == texts[0] and texts.count(texts[0]) == len(texts):  # (the last tells most apart)
-            literals[-1] += texts[0] + literal
-        else:
-            varying.append(texts)
-            literals.append(literal)
-    return literals, varying
-
-
-def _joined_rows(literals: list[str], varying: list[list[str]], count: int) -> str:
-    """`count` rows, each its literals and cells in turn, `, `-separated: laid out row by row in one
-    list (each slot's texts put in by one strided slice assignment) and joined once (`%`-formatting
-    a template per row cost 12x as much, a numpy object grid 2-3x)."""
-    width = 2 * len(varying) + 1
-    parts = [", " + literals[0]] * (count * width)
-    parts[0] = literals[0]
-    for i, texts in enumerate(varying):
-        parts[2 * i + 1 :: width] = texts
-        parts[2 * i + 2 :: width] = [literals[i + 1]] * count
-    return "".join(parts)
+    literals, varying = fold_constants(row, cells)
+    return joined_rows(literals, varying, len(chunk))

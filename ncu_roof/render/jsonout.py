@@ -17,7 +17,8 @@ from ncu_roof.analysis.groups import (
 )
 from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.analysis.records import Device
-from ncu_roof.render.jsonkernels import encode, kernel_array, kernel_json
+from ncu_roof.render.jsoncells import encode
+from ncu_roof.render.jsonkernels import kernel_array, kernel_json
 from ncu_roof.render.output import Piece, joined
 
 

@@ -1,0 +1,187 @@
+"""The notes on a verdict's basis, for every launch of one device at once: the latency verdict,
+Speed of Light as the basis, where Speed of Light disagrees with the roofline, a launch above
+its roof.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ncu_roof.analysis.columns import distinct_numbers
+from ncu_roof.analysis.model import fixed, is_set, whole_shown
+from ncu_roof.analysis.sol import LATENCY_SOL_PCT
+from ncu_roof.base.codes import equals, factorize, object_array
+from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
+
+if TYPE_CHECKING:
+    from ncu_roof.analysis.notes import Adder, NoteInputs
+
+
+def verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
+    """Why the verdict has the basis it has (latency, SOL, no SOL), and where SOL disagrees."""
+    latency = equals(x.bound, Bound.LATENCY)
+    sol = equals(x.basis, VerdictBasis.SOL)
+    add(ok & latency, lambda rows: _latency(x, rows))
+    add(ok & ~latency & sol, lambda rows: _sol_basis(x, rows))
+    no_sol = np.isnan(x.sol_sm_pct) | np.isnan(x.sol_memory_pct)
+    add(
+        ok & ~latency & ~sol & ~equals(x.bound, Bound.UNKNOWN) & no_sol,
+        lambda _: (
+            "no SOL percentages (sm__throughput, gpu__compute_memory_throughput): "
+            "the latency-bound check (Nsight's 60% rule) was not made"
+        ),
+    )
+    sol_latency = equals(x.sol_bound, Bound.LATENCY)
+    add(ok & x.disagrees & ~latency & ~sol_latency, lambda rows: _disagrees(x, rows))
+    add(ok & x.disagrees & sol_latency, lambda rows: _latency_cross_check(x, rows))
+
+
+def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
+    """`compute-bound (42% of roof)`, `memory-bound at dram`, `nothing (…)` per launch."""
+    memory = "memory-bound at " + binding.astype(str).astype(object)
+    where = np.where(binding == COMPUTE, "compute-bound", memory).astype(object)
+    known = ~np.isnan(pct)
+    words = where.copy()
+    words[known] = where[known] + " (" + fixed(pct[known], 0) + "% of roof)"
+    out: np.ndarray = np.where(is_set(binding), words, "nothing (no roofs or counters)")
+    return out
+
+
+def _pct(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    return fixed(values[rows], 0)
+
+
+def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    """Made once per distinct combination of what it shows (the launches of one kernel share it)."""
+    sm_pct, memory_pct, roof_pct, small_grid_waves_per_sm, binding = _latency_inputs(x, rows)
+    first, inverse = distinct_numbers(
+        [whole_shown(sm_pct), whole_shown(memory_pct), whole_shown(roof_pct), small_grid_waves_per_sm],
+        [factorize(binding, missing_is_value=True)[0]],
+    )
+    made = _latency_texts(
+        sm_pct[first], memory_pct[first], roof_pct[first], small_grid_waves_per_sm[first], binding[first]
+    )
+    out: np.ndarray = made[inverse]
+    return out
+
+
+def _latency_inputs(x: NoteInputs, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """What a latency note shows of each launch: SM and memory % of peak, % of the roof, the waves
+    per SM of a small grid (NaN for any other), the roof that binds (None where the roofline could
+    not be placed)."""
+    waves_per_sm = x.waves[rows]
+    small_grid_waves_per_sm = np.where(waves_per_sm < 1, waves_per_sm, np.nan)
+    binding = x.binding[rows].copy()
+    binding[~x.supported[rows]] = None
+    return x.sol_sm_pct[rows], x.sol_memory_pct[rows], x.pct[rows], small_grid_waves_per_sm, binding
+
+
+def _latency_texts(
+    sm_pct: np.ndarray,
+    memory_pct: np.ndarray,
+    roof_pct: np.ndarray,
+    small_grid_waves_per_sm: np.ndarray,
+    binding: np.ndarray,
+) -> np.ndarray:
+    small = ~np.isnan(small_grid_waves_per_sm)
+    grid = np.full(len(small), "", dtype=object)
+    grid[small] = "; small grid (" + fixed(small_grid_waves_per_sm[small], 2) + " waves per SM)"
+    out: np.ndarray = (
+        "latency-bound: SM "
+        + fixed(sm_pct, 0)
+        + "% and memory "
+        + fixed(memory_pct, 0)
+        + f"% of peak, both under {LATENCY_SOL_PCT:.0f}%"
+        + grid
+        + "; the roofline alone says "
+        + _verdict_words(binding, roof_pct)
+    )
+    return out
+
+
+def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
+    """`prefix + unit` where the launch names its busiest memory unit, else ""."""
+    out = np.full(len(units), "", dtype=object)
+    named = np.array([bool(u) for u in units.tolist()], dtype=bool)
+    out[named] = prefix + units[named].astype(str).astype(object)
+    return out
+
+
+def _sol_pcts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    """`SM 62%, memory 31%` per launch."""
+    out: np.ndarray = "SM " + _pct(x.sol_sm_pct, rows) + "%, memory " + _pct(x.sol_memory_pct, rows) + "%"
+    return out
+
+
+def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    why = np.where(
+        is_set(x.binding[rows]),
+        "no floating-point or tensor work was counted and no pipe utilisation was collected, so "
+        "the roofline cannot see this kernel's (integer) work",
+        "the roofline needs FLOP and byte counters with roofs",
+    ).astype(object)
+    out: np.ndarray = (
+        "verdict from Speed of Light (Nsight's rule): "
+        + _sol_pcts(x, rows)
+        + _unit_words(x.sol_unit[rows], ", busiest memory unit ")
+        + "; "
+        + why
+    )
+    return out
+
+
+def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    bound = object_array([b.value for b in x.sol_bound[rows].tolist()])
+    out: np.ndarray = (
+        "Speed of Light disagrees: "
+        + _sol_pcts(x, rows)
+        + " says "
+        + bound
+        + "-bound"
+        + _unit_words(x.sol_unit[rows], " at ")
+        + "; the roofline says "
+        + _verdict_words(x.binding[rows], x.pct[rows])
+        + np.where(
+            equals(x.binding[rows], COMPUTE),
+            ": the memory unit is busier than the bytes at their peak explain (uncoalesced access, "
+            "bank conflicts, or traffic of a counter not on the roofline)",
+            ": the SM is busier than the FLOPs at their peak explain — the instruction mix "
+            "(integer, address, conversion work), not the FLOP roof, keeps it busy",
+        ).astype(object)
+    )
+    return out
+
+
+def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    """The roofline decided; Speed of Light calls the launch latency-bound: what that means."""
+    small = x.waves[rows] < 1
+    why = np.where(
+        small,
+        "too few blocks to fill the GPU (" + fixed(x.waves[rows], 2) + " waves per SM): a larger grid",
+        "too few warps in flight or dependent accesses hide no latency: more parallelism "
+        "(occupancy, independent work per thread)",
+    ).astype(object)
+    out: np.ndarray = (
+        "Speed of Light says latency-bound: "
+        + _sol_pcts(x, rows)
+        + f", both under {LATENCY_SOL_PCT:.0f}%; the roofline says "
+        + _verdict_words(x.binding[rows], x.pct[rows])
+        + ": no unit is near its peak — "
+        + why
+        + " brings it toward that roof, which then binds"
+    )
+    return out
+
+
+def above_roof(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    out: np.ndarray = (
+        "above its roof ("
+        + _pct(x.pct, rows)
+        + "% of the "
+        + x.binding[rows].astype(str).astype(object)
+        + " cap): inconsistent data — "
+        "roofs and counters disagree (clock, replay or recipe); check the roofs' source"
+    )
+    return out
