@@ -362,3 +362,21 @@ def test_a_capture_that_measured_nothing_is_refused_and_the_dataset_kept(tmp_pat
     assert result.returncode == 3, result.stderr
     assert "collection failed for every launch" in result.stderr
     assert not list(dataset.rglob("*.parquet"))
+
+
+def test_a_file_where_the_dataset_belongs_is_an_error_naming_it(tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("not a dataset", encoding="utf-8")
+    raw = Path(__file__).resolve().parents[1] / "fixtures" / "raw_base.csv"
+    result = run_cli("history", "add", str(taken), str(raw), "--commit", "c0")
+    assert result.returncode == 1
+    assert (
+        result.stderr.startswith(f"error: cannot write to dataset {taken}")
+        and "internal" not in result.stderr
+    )
+    assert taken.read_text(encoding="utf-8") == "not a dataset"
+
+
+def test_rebuilding_a_folder_without_history_says_so(tmp_path: Path) -> None:
+    result = run_cli("history", "rebuild", str(tmp_path / "none"))
+    assert result.returncode == 3 and "holds no history" in result.stderr

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ncu_roof.history.counters import tables_of
 from ncu_roof.history.record import analyze_tables, launch_table, lean, split_rows, with_time
-from ncu_roof.history.store import DETAILS, launches_path, open_dataset, replace, run_files
+from ncu_roof.history.store import DETAILS, RUNS, launches_path, no_history, open_dataset, replace, run_files
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -41,7 +41,10 @@ def rebuild(uri: str) -> Rebuilt:
     dataset = open_dataset(uri)
     runs = launches_total = 0
     by_run: dict[str, list[dict[str, object]]] = {}
-    for path in run_files(dataset):
+    files = run_files(dataset)
+    if not files:  # as `show` and `check`: nothing to rebuild is an error, not "0 runs rebuilt"
+        raise no_history(dataset, RUNS)
+    for path in files:
         for row in pq.read_table(path, filesystem=dataset.fs).to_pylist():
             by_run.setdefault(str(row["run_id"]), []).append(row)
     for run, rows in by_run.items():

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from ncu_roof.errors import BadInputError, UsageError
+from ncu_roof.errors import BadInputError, OutputError, UsageError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -111,7 +111,13 @@ def _staged(path: str) -> str:
 def write_parquet(dataset: Dataset, table: pa.Table, path: str) -> None:
     import pyarrow.parquet as pq
 
-    dataset.fs.create_dir(posixpath.dirname(path), recursive=True)
+    try:
+        dataset.fs.create_dir(posixpath.dirname(path), recursive=True)
+    except OSError as err:  # a file where a folder belongs, no permission, a full disk
+        raise OutputError(
+            f"cannot write to dataset {dataset.uri}: {err.strerror or err}",
+            hint="give a folder (new or one `history add` made) that this user can write",
+        ) from None
     # a small footer (no Arrow schema copy, statistics only where a filter uses them): a query
     # over a GPU's 500 commits opens 500 files, and reading each footer is most of the cost
     stats = [c for c in STATISTICS if c in table.column_names]
