@@ -142,8 +142,8 @@ def main() -> None:
     show = ["history", "show", str(dataset), "--kernel", "^kernel_017\\("]
     steps = [
         ("add of one run", ["history", "add", str(dataset), str(slower), "--commit", "next{i}"], 1.0),
-        ("show of one kernel", [*show, "--gpu", "l4", "-f", "json"], 0.5),
-        ("check against 20 commits", ["history", "check", str(dataset), "--head", head, "-f", "json"], 2.0),
+        ("show of one kernel", [*show, "--gpu", "l4", "-F", "json"], 0.5),
+        ("check against 20 commits", ["history", "check", str(dataset), "--head", head, "-F", "json"], 2.0),
     ]
     for label, args, target in steps:
         runs = [timed([a.format(i=i) for a in args]) for i in range(options.repeat)]
