@@ -132,7 +132,7 @@ def _sol(row: Row) -> str:
     return f"{pct(sol.get('sm'))}/{pct(sol.get('memory'))}"
 
 
-_PHRASE = re.compile(r" (?=[(·⚠])")  # where a verdict may wrap: before "(…)", "· basis", "⚠ …"
+_PHRASE = re.compile(r" (?=[(·⚠\[])")  # a verdict may wrap before "(…)", "· basis", "⚠ …", "[notes]"
 
 
 def wrapped(text: str, width: int) -> str:
@@ -198,6 +198,20 @@ class Laid:
     width: int  # its columns: wider than asked only when the answer itself does not fit
 
 
+def _notes_into_verdicts(
+    cols: Sequence[Column], cells: Sequence[list[str]], rows: Sequence[Row], widths: dict[int, int]
+) -> None:
+    """Where the notes column gave way, each row's note numbers follow its verdict (`[1,4]`, a
+    phrase of its own), so that no note below the table loses the row it concerns."""
+    index = {c.header: i for i, c in enumerate(cols)}
+    notes, verdict = index.get("notes"), index.get("verdict")
+    if notes is None or verdict is None or notes in widths or verdict not in widths:
+        return
+    for values, row in zip(cells, rows, strict=True):
+        if row.notes:
+            values[verdict] += f" [{','.join(map(str, row.notes))}]"
+
+
 def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> Laid:
     """The table of `rows`, laid out to fit `width`."""
     cols = columns(summary)
@@ -207,6 +221,7 @@ def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> Laid:
     for values, row in zip(cells, rows, strict=True):
         values[name] = labels[row.group.name]
     widths = fit(cols, cells, width)
+    _notes_into_verdicts(cols, cells, rows, widths)
     if widths[name] < KERNEL_MAX:
         labels, keys = summary.names(widths[name])
         for values, row in zip(cells, rows, strict=True):
