@@ -19,8 +19,7 @@ from dataclasses import dataclass, replace
 from ncu_roof.base.text import launch_shape, plural, shorten
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify
-from ncu_roof.render.diffout import STATUS_MARK, headline, order_key, signed_pct, tier_changes, time_pair
-from ncu_roof.render.diffout import verdict as verdict_text
+from ncu_roof.render.diffout import STATUS_MARK, headline, order_key, row_cells
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
 from ncu_roof.render.text import code_span, table_cell
 
@@ -170,17 +169,11 @@ def _md_table(rows: Sequence[FoldedRow]) -> str:
 
 
 def _md_row(row: FoldedRow) -> str:
+    """The terminal table's cells (`diffout.row_cells`), the launch shape joined to the kernel's
+    cell and the status of the folded row in place of the pair's."""
     k = row.kernel
-    cells = [
-        f"{code_span(shorten(k.name, 60))} {code_span(launch_shape(k.grid, k.block))}{_count(row)}",
-        time_pair(k.duration_s),
-        signed_pct(k.duration_s.delta_pct),
-        signed_pct(k.flop_per_s.delta_pct),
-        tier_changes(k.bytes),
-        tier_changes(k.intensity_flop_per_byte),
-        verdict_text(k),
-        _status(row),
-    ]
+    name = f"{code_span(shorten(k.name, 60))} {code_span(launch_shape(k.grid, k.block))}{_count(row)}"
+    cells = [name, *row_cells(k)[1:-1], _status(row)]
     return "| " + " | ".join(table_cell(c) for c in cells) + " |"
 
 
