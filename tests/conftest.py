@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import functools
 import hashlib
+import importlib.util
 import io
 import os
 import shutil
@@ -18,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, TextIO
 
 import pytest
@@ -149,6 +151,16 @@ def analyzed(path: Path, choice: RoofChoice | None = None) -> Analysis:
     from ncu_roof.analysis.core import analyze
 
     return analyze([read_once(path)]) if choice is None else analyze([read_once(path)], choice)
+
+
+def load_script(name: str) -> ModuleType:
+    """`scripts/NAME.py` as a module (the scripts are no package): what a test of a script calls."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def modules_loaded_by(args: list[str], names: set[str]) -> set[str]:

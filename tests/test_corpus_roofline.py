@@ -4,13 +4,10 @@ as a new user runs it: `--gpu` only where the file names no GPU and none can be 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from conftest import ROOT, analyzed, normalized
+from conftest import analyzed, load_script, normalized
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.base.vocabulary import RoofChoice
@@ -18,21 +15,12 @@ from ncu_roof.base.vocabulary import RoofChoice
 pytestmark = pytest.mark.corpus
 
 
-def _coverage() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("corpus_coverage", ROOT / "scripts" / "corpus_coverage.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_coverage"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _analyzed(path: Path, gpu: str | None) -> Analysis:
     return analyzed(path) if gpu is None else analyzed(path, RoofChoice(gpu_key=gpu))
 
 
 def test_every_launch_with_time_work_and_traffic_is_on_the_roofline(corpus: Path) -> None:
-    coverage = _coverage()
+    coverage = load_script("corpus_coverage")
     tally = coverage.tally(coverage.corpus_files(corpus), analyze=_analyzed)
     share = tally.basis["roofline"] / tally.with_inputs
     print(f"{tally.with_inputs} launches with time, work and traffic: {share:.0%} on the roofline")

@@ -3,32 +3,20 @@ that carries it (within 1 %), and the roofs it gives where a report has none."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from conftest import CORPUS, ROOT
+from conftest import CORPUS, ROOT, load_script
 
 from ncu_roof.gpus.lookup import gpu_by_key
 from ncu_roof.gpus.specs import hardware_from_attributes
 from ncu_roof.gpus.tier_peaks import COUNTER_PEAKS, WRITEBACKS, counter_peak, l2_slices
 
 
-def _mine_peaks() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mine_peaks", ROOT / "scripts" / "mine_peaks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["mine_peaks"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.corpus
 def test_every_figure_agrees_with_the_reports_that_carry_it(corpus: Path) -> None:
     pytest.importorskip("ncu_report")
-    findings = _mine_peaks().mine(corpus)
+    findings = load_script("mine_peaks").mine(corpus)
     assert len(findings) > 50
     confirmed: set[tuple[str, str]] = set()
     for f in findings:
