@@ -73,4 +73,9 @@ def rich_text(renderable: RenderableType, width: int, *, color: bool = False) ->
     """`renderable` as text `width` columns wide, coloured only when `color`."""
     buffer = io.StringIO()
     text_console(buffer, width, color=color).print(renderable)
-    return buffer.getvalue()
+    return trimmed(buffer.getvalue())
+
+
+def trimmed(text: str) -> str:
+    """`text` without the spaces rich pads or wraps lines with (a CI log shows them as noise)."""
+    return "\n".join(line.rstrip(" ") for line in text.split("\n"))

@@ -15,7 +15,7 @@ from ncu_roof.base.text import launch_shape, one_line, shorten, si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
-from ncu_roof.render.console import PIPE_WIDTH, text_console
+from ncu_roof.render.console import PIPE_WIDTH, text_console, trimmed
 from ncu_roof.render.jsoncells import numbers_text
 from ncu_roof.render.jsonkernels import CHUNK_KERNELS
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
@@ -188,7 +188,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
         console.print(Text(f"warning: compared anyway: {one_line(result.mismatch)}"))
     for note in result.notes:
         console.print(Text(f"note: {one_line(note)}"))
-    return buffer.getvalue()
+    return trimmed(buffer.getvalue())
 
 
 def _natural_widths(kernels: Sequence[KernelDiff], rows: Sequence[Sequence[str]]) -> dict[str, int]:

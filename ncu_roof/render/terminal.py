@@ -20,7 +20,7 @@ from rich.text import Text
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import TIERS, Bound
-from ncu_roof.render.console import text_console
+from ncu_roof.render.console import text_console, trimmed
 from ncu_roof.render.headline import fix_first_words, memory_tier_words
 from ncu_roof.render.summary import (
     NAME_HEADERS,
@@ -309,7 +309,7 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
         )
     if summary.missing_reason:
         console.print(Text(one_line(f"not on a roofline: {summary.missing_reason}")))
-    return buffer.getvalue()
+    return trimmed(buffer.getvalue())
 
 
 def _footnotes(summary: Summary, shown: Sequence[Row], dropped: Sequence[str]) -> list[str]:
