@@ -13,6 +13,7 @@ from ncu_roof.cli import ReadableHelp, app
 from ncu_roof.cli.analyze import diag
 from ncu_roof.cli.options import GpuKey
 from ncu_roof.errors import GateError, UsageError
+from ncu_roof.history import BASELINE, CONFIDENCE, THRESHOLD_PCT
 from ncu_roof.render.console import screen, to_terminal
 from ncu_roof.render.output import check_writable, write_output
 
@@ -84,8 +85,12 @@ def add_command(
         None, "--host", metavar="NAME", help="The host that profiled (default: this one)."
     ),
     gpu: GpuKey = None,
+    replace: bool = typer.Option(
+        False, "--replace", help="Store the run again as this add says, when it is stored otherwise."
+    ),
 ) -> None:
-    """Add one run (every GPU in it) to the dataset; the same run twice changes nothing."""
+    """Add one run (every GPU in it) to the dataset; the same run twice changes nothing (stated
+    otherwise, e.g. another --time or --gpu, it is refused without --replace)."""
     from ncu_roof.history.add import add_run
     from ncu_roof.history.record import CLOCK_CONTROLS, Provenance, parse_labels, parse_time
 
@@ -101,10 +106,10 @@ def add_command(
         host=host,
         gpu=gpu,
     )
-    added = add_run(dataset, inputs, provenance)
+    added = add_run(dataset, inputs, provenance, replace)
     what = f"{added.launches} launches on {', '.join(added.gpus)}"
     if added.new:
-        diag(f"added run {added.run_id} of {commit}: {what}")
+        diag(f"{'replaced' if added.replaced else 'added'} run {added.run_id} of {commit}: {what}")
     else:
         diag(f"run {added.run_id} of {commit} is in {dataset} already ({what}): nothing written")
 
@@ -159,13 +164,16 @@ def check_command(
     dataset: str = Dataset,
     head: str = typer.Option(..., "--head", metavar="SHA", help="The commit to check."),
     baseline: int = typer.Option(
-        20, "--baseline", metavar="N", help="Commits before the head to compare with."
+        BASELINE, "--baseline", metavar="N", help="Commits before the head to compare with."
     ),
     threshold: str = typer.Option(
-        "5%", "--threshold", metavar="PCT", help="A movement smaller than this is noise."
+        f"{THRESHOLD_PCT:g}%",
+        "--threshold",
+        metavar="PCT",
+        help="The smallest slowdown the gate must catch (it fires from 0.65 of it, when real).",
     ),
     confidence: float = typer.Option(
-        0.99, "--confidence", metavar="P", help="The interval's confidence level."
+        CONFIDENCE, "--confidence", metavar="P", help="The interval's confidence level."
     ),
     fmt: HistoryFormat = typer.Option(
         None, "--format", "-F", metavar="table|json|csv|markdown", help="Output format.", show_default=False
