@@ -82,7 +82,9 @@ def test_a_slower_head_fails_the_gate_with_its_interval_and_culprit_window(
     add(history, run_csv(tmp_path, "head", 1.25, 99), "head", 20, "--clock-control", "base")
     result = run_cli("history", "check", str(history), "--head", "head", "--format", "json")
     assert result.returncode == 1
-    assert result.stderr.startswith("error: 1 kernel slower by more than 5% at 99% confidence")
+    assert result.stderr.startswith(
+        "error: 1 kernel regressed: slower at 99% confidence by ≥ 3.25% (0.65 of the 5% threshold)"
+    )
     doc = json.loads(result.stdout)
     assert doc["schema"] == "ncu-roof/history-check/v1" and doc["counts"]["regression"] == 1
     (moved,) = doc["movements"]
@@ -93,7 +95,7 @@ def test_a_slower_head_fails_the_gate_with_its_interval_and_culprit_window(
     assert (moved["last_good"], moved["first_bad"]) == ("c7", "head")
     assert_valid("history-check.v1", doc)
     markdown = run_cli("history", "check", str(history), "--head", "head", "--format", "markdown")
-    assert markdown.returncode == 1 and "**ncu-roof history check: 1 kernel slower" in markdown.stdout
+    assert markdown.returncode == 1 and "**ncu-roof history check: 1 kernel regressed" in markdown.stdout
 
 
 def test_a_head_within_the_noise_passes(history: Path, tmp_path: Path) -> None:

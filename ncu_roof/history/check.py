@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.base.shift import Movement, Shift, shift
+from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, shift
 from ncu_roof.compare.comparison import CLOCK_TOLERANCE_PCT
 from ncu_roof.errors import UsageError
 from ncu_roof.history import BASELINE, CONFIDENCE, THRESHOLD_PCT
@@ -157,12 +157,13 @@ def _reason(kind: Kind, found: Shift | None, base: GpuBaseline, threshold_pct: f
     if kind in (Kind.METHOD_CHANGE, Kind.HARDWARE_CHANGE):
         assert base.change is not None
         return f"{interval}, across a {kind.value} ({base.change.reason}); {sizes}"
+    floor = f"±{FIRE_FRACTION * threshold_pct:g}% ({FIRE_FRACTION:g} of the {threshold_pct:g}% threshold)"
     if kind is Kind.NOISE:
         within = (
-            "the interval holds 0" if found.low_pct <= 0 <= found.high_pct else f"within ±{threshold_pct:g}%"
+            "the interval holds 0" if found.low_pct <= 0 <= found.high_pct else f"real, but within {floor}"
         )
         return f"{interval}: {within}; {sizes}"
-    return f"{interval}, beyond ±{threshold_pct:g}%; {sizes}"
+    return f"{interval}: real, and beyond {floor}; {sizes}"
 
 
 def _grouped(
