@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +25,12 @@ SMS = ("device__attribute_multiprocessor_count", "launch__sm_count")
 
 
 def run_csv(
-    folder: Path, name: str, kernels: Sequence[str], seed: int, factor: float = 1.0, **device: str
+    folder: Path,
+    name: str,
+    kernels: Sequence[str],
+    seed: int,
+    factor: float = 1.0,
+    device: Mapping[str, str] | None = None,
 ) -> Path:
     """A raw page of `LAUNCHES` launches of each kernel (the example's silu launch renamed, ±1 %
     jitter, durations × `factor`), on the device `device` names (its columns: `DEVICE`, `SMS`)."""
@@ -40,7 +45,7 @@ def run_csv(
     for kernel in kernels:
         for _ in range(LAUNCHES):
             row = list(template)
-            cells = {"ID": str(launch), "Kernel Name": kernel, **DEVICE, **device}
+            cells = {"ID": str(launch), "Kernel Name": kernel, **DEVICE, **(device or {})}
             at = header.index("gpu__time_duration.sum")
             cells["gpu__time_duration.sum"] = f"{float(row[at]) * factor * (1 + next(jitter)):.0f}"
             for column, value in cells.items():
@@ -103,7 +108,7 @@ def test_the_gpu_partition_is_what_the_run_recorded(tmp_path: Path) -> None:
         SMS[1]: "77",
     }
     dataset = tmp_path / "h"
-    add(dataset, run_csv(tmp_path, "a", ["gemm(int)"], 1, **unknown), "a", "--time", "2026-11-01")
+    add(dataset, run_csv(tmp_path, "a", ["gemm(int)"], 1, device=unknown), "a", "--time", "2026-11-01")
     add(dataset, run_csv(tmp_path, "b", ["gemm(int)"], 2), "a", "--time", "2026-11-01")
     assert sorted(p.name for p in (dataset / "launches").iterdir()) == [
         "gpu=acme-tensor-slab-x9-cc121-77sm",

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 import typer
 
 from ncu_roof.cli import ReadableHelp, app
-from ncu_roof.cli.analyze import diag
 from ncu_roof.cli.options import GpuKey
 from ncu_roof.errors import GateError, UsageError
 from ncu_roof.history import BASELINE, CONFIDENCE, THRESHOLD_PCT
@@ -91,6 +90,7 @@ def add_command(
 ) -> None:
     """Add one run (every GPU in it) to the dataset; the same run twice changes nothing (stated
     otherwise, e.g. another --time or --gpu, it is refused without --replace)."""
+    from ncu_roof.cli.analyze import diag
     from ncu_roof.history.add import add_run
     from ncu_roof.history.record import CLOCK_CONTROLS, Provenance, parse_labels, parse_time
 
@@ -203,6 +203,7 @@ def check_command(
 @history_app.command("rebuild", cls=ReadableHelp)
 def rebuild_command(dataset: str = Dataset) -> None:
     """Derive every stored run's quantities again from its stored counters (this version's recipe)."""
+    from ncu_roof.cli.analyze import diag
     from ncu_roof.history.rebuild import rebuild
 
     done = rebuild(dataset)
