@@ -273,6 +273,7 @@ def test_rebuild_derives_the_quantities_again_from_the_stored_counters(history: 
         ),
         (("add", "{d}", "{csv}", "--commit", "x", "--label", "nokey"), 2, "--label 'nokey' is not KEY=VALUE"),
         (("show", "{d}", "--kernel", "("), 2, "--kernel '(' is not a regular expression"),
+        (("show", "{d}", "--gpu", "h100-pcie"), 2, "\nhint: its GPUs: nvidia-h100-pcie-cc90-114sm\n"),
         (("check", "{d}", "--head", "nope"), 2, "commit nope has no run in"),
         (("check", "{d}", "--head", "c7", "--threshold", "0.05"), 2, "looks like a fraction"),
         (("check", "{d}", "--head", "c7", "-o", "x.png"), 2, "cannot write png"),
