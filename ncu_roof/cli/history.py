@@ -181,7 +181,8 @@ def check_command(
     output: str = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here instead of stdout."),
 ) -> None:
     """Classify each kernel group's movement at the head: regression, improvement, noise, method
-    change, hardware change. Exit 1 when a regression beyond the threshold holds at the confidence."""
+    change, hardware change, new, missing at head. Exit 1 on a regression: a slowdown real at the
+    confidence and of at least 0.65 of the threshold."""
     from ncu_roof.history.check import Kind, check
     from ncu_roof.render.historyout import verdict_line
 
