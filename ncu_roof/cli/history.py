@@ -118,7 +118,9 @@ def add_command(
 def show_command(
     dataset: str = Dataset,
     kernel: str = typer.Option(None, "--kernel", metavar="REGEX", help="Kernels whose name matches (RE2)."),
-    gpu: str = typer.Option(None, "--gpu", metavar="KEY", help="One GPU's partition (e.g. h100-pcie)."),
+    gpu: str = typer.Option(
+        None, "--gpu", metavar="KEY", help="One GPU's partition (e.g. nvidia-h100-pcie-cc90-114sm)."
+    ),
     last: int = typer.Option(None, "--last", metavar="N", help="Only the last N commits of each GPU."),
     fmt: HistoryFormat = typer.Option(
         None, "--format", "-F", metavar="FORMAT", help=FORMAT_HELP, show_default=False

@@ -82,7 +82,7 @@ def classify(
 ) -> tuple[Kind, Shift | None]:
     """One kernel group's movement: the shift of the head's durations against the baseline's,
     named a regression or improvement only when the two were measured alike (`change` None);
-    across a change, a movement beyond the threshold is that change."""
+    across a change, a movement the gate would count is that change."""
     found = shift(head_s, base_s, confidence)
     moved = found.verdict(threshold_pct) if found is not None else Movement.NOISE
     if moved is Movement.NOISE:
