@@ -13,9 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import run_cli
+from hypothesis import given
+from hypothesis import strategies as st
 from test_schemas import assert_valid
 
 from ncu_roof.history.record import gpu_key
+from ncu_roof.history.store import PARTITION_VALUE
 from ncu_roof.pipeline import example_path
 
 H100 = "nvidia-h100-pcie-cc90-114sm"
@@ -146,6 +149,19 @@ def test_the_gpu_key_is_a_slug_of_the_recorded_name_cc_and_sm_count(
         gpu_key({c: np.array(v, dtype="float64" if c in SMS else object) for c, v in columns.items()}) == key
     )
     assert len(key) <= 128
+
+
+@given(
+    st.one_of(st.none(), st.text(max_size=300)),
+    st.one_of(st.none(), st.text(max_size=200)),
+    st.one_of(st.just(float("nan")), st.floats(1, 1e300)),
+)
+def test_every_recorded_device_has_a_key_that_can_name_a_partition(
+    name: str | None, cc: str | None, sms: float
+) -> None:
+    columns = {"device_name": np.array([name], dtype=object), "cc": np.array([cc], dtype=object)}
+    key = gpu_key({**columns, SMS[0]: np.array([sms])})
+    assert PARTITION_VALUE.fullmatch(key), key  # `history add` never refuses a device's key
 
 
 def test_a_re_add_stating_another_time_or_gpu_is_refused_and_replace_rewrites_it(tmp_path: Path) -> None:

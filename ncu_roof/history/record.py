@@ -118,7 +118,7 @@ def gpu_key(columns: Mapping[str, np.ndarray]) -> str:
         recorded_sm_count(columns),
     )
     tail = [f"cc{_slug(cc).replace('-', '')}" if cc and _slug(cc) else "", f"{sms}sm" if sms else ""]
-    suffix = "".join(f"-{part}" for part in tail if part)
+    suffix = "".join(f"-{part}" for part in tail if part)[:64]  # a few characters, as ncu records them
     head = _slug(name or "")[: 128 - len(suffix)].strip("-") or "unknown"
     return head + suffix
 
