@@ -17,7 +17,7 @@ import numpy as np
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.base.matching import MatchBy
-from ncu_roof.base.shift import Movement, Shift, shift
+from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, shift
 from ncu_roof.compare.pairs import (
     DURATION,
     Change,
@@ -186,6 +186,7 @@ def gate(result: Diff, fail_on_regression_pct: float) -> None:
     for (name, _, _), found in shifts.items():
         if found.verdict(limit) is Movement.REGRESSION:
             interval = f" [{found.low_pct:+.1f}%, {found.high_pct:+.1f}%] at {found.confidence:.0%}"
+            interval += f": real, ≥ {FIRE_FRACTION * limit:g}%"  # the rule: `Shift.verdict`
             slower.append((name, found.shift_pct, interval))
     slower.sort(key=lambda item: -item[1])
     total = result.total_duration_s.delta_pct
