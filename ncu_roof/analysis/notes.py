@@ -19,6 +19,7 @@ from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
 from ncu_roof.base.codes import equals, factorize, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import FLOP_OPS
+from ncu_roof.recipe.tensor import TENSOR_FLOP_UNKNOWN
 from ncu_roof.recipe.tiers import LOWER_BOUND
 
 Made = list[tuple[np.ndarray, "str | np.ndarray | list[list[str]]"]]  # (rows, their texts) per rule
@@ -61,6 +62,7 @@ class NoteInputs:
     ceiling: np.ndarray  # object: the compute ceiling ("fp32", "tensor:bf16", "pipe:alu") or None
 
 
+_TENSOR_PATHS_COLLECT = "ncu --metrics regex:sm__ops_path_tensor_.*"
 # the notes of a failed collection (the summary's main reason looks for them)
 COLLECTION_FAILED = "collection failed: every counter of this launch reads n/a; ncu measured nothing"
 ZERO_DURATION = "duration is 0: this launch's collection failed; its counters are not measurements"
@@ -110,12 +112,14 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
     partial_bytes = object_array(shared_texts(x.recipe.tolist(), _partial_bytes))
     add(ok & is_set(partial_bytes), lambda rows: partial_bytes[rows])
     no_tensor = np.isnan(x.flop["tensor"])
+    unknown = object_array(shared_texts(x.recipe.tolist(), _tensor_unknown))
+    add(ok & is_set(unknown), lambda rows: unknown[rows])
     tensor_busy = ~np.isnan(x.tensor_pipe_pct) & (x.tensor_pipe_pct != 0)
     add(
-        ok & no_tensor & tensor_busy & ~x.integer_tensor_ops,
+        ok & no_tensor & tensor_busy & ~x.integer_tensor_ops & ~is_set(unknown),
         lambda rows: (
             "tensor pipe " + fixed(x.tensor_pipe_pct[rows], 0) + "% busy; tensor FLOPs not counted — collect "
-            "sm__ops_path_tensor_* (ncu --metrics regex:sm__ops_path_tensor_.*)"
+            f"sm__ops_path_tensor_* ({_TENSOR_PATHS_COLLECT})"
         ),
     )
     basis_none = equals(x.basis, VerdictBasis.NONE)
@@ -310,6 +314,15 @@ def _unroofed(x: NoteInputs, j: int) -> list[str]:
         for tier, unroofed in x.unroofed.items()
         if unroofed[j]
     ]
+
+
+def _tensor_unknown(recipe: Mapping[str, str]) -> str | None:
+    """Why tensor FLOPs are unknown where tensor-pipe instructions ran (the recipe says), or None."""
+    label = recipe.get("flop_tensor", "")
+    if not label.startswith(TENSOR_FLOP_UNKNOWN):
+        return None
+    why = label.removeprefix(TENSOR_FLOP_UNKNOWN)
+    return f"tensor FLOPs unknown: {why}; collect sm__ops_path_tensor_* ({_TENSOR_PATHS_COLLECT})"
 
 
 def _partial_bytes(recipe: Mapping[str, str]) -> str | None:
