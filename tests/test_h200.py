@@ -345,6 +345,27 @@ def test_the_built_in_h200_dram_roof_is_the_devices() -> None:
     assert dram == pytest.approx(1504 * 3.199e9, rel=0.005)
 
 
+def test_the_built_in_h200_l2_roof_is_at_its_l2_clock_not_the_sm_clock() -> None:
+    # the raw page's L2 clock (lts__cycles_elapsed.avg.per_second) runs 1.675-1.710 GHz, median
+    # 1.709, while the SM ran 1.80-2.04 GHz: the built-in L2 roof is 94 slices (6016-bit HBM / 64)
+    # x 2 lts2xbar cycles x 32 B = 6016 B per L2 clock x 1.709 GHz = 10,281,344,000,000 B/s, not
+    # x the 1.98 GHz SM boost (11,911,680,000,000: 15.9 % high)
+    done = run_cli("gpus", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    h200 = next(g for g in json.loads(done.stdout)["gpus"] if g["key"] == "h200")
+    assert h200["bandwidth_byte_per_s"]["l2"] == 94 * 2 * 32 * 1.709e9 == 10_281_344_000_000
+    assert "x 1.709 GHz L2 clock (lts__cycles_elapsed.avg.per_second" in h200["sources"]["l2"]
+    # the details page has no L2 clock: each launch's built-in L2 roof at that clock, said so
+    device = document(DETAILS, "--gpu", "h200")["devices"][0]
+    assert device["roofs"]["bandwidth_byte_per_s"]["l2"] == 10_281_344_000_000
+    assert "; at the built-in L2 clock 1.709 GHz (" in device["roof_sources"]["l2"]
+    assert "the report has no L2 clock at boost 1.709 GHz" in device["roof_sources"]["l2"]
+    # within 0.011 % of the report's own roof on the raw page: 188 x 32 B x 1.70918 GHz
+    raw = document(RAW)["devices"][0]["roofs"]["bandwidth_byte_per_s"]["l2"]
+    assert raw == pytest.approx(188 * 32 * 1.70918e9, rel=1e-9)
+    assert raw == pytest.approx(10_281_344_000_000, rel=1.1e-4)
+
+
 # --- the details page and the console text: the Speed of Light, durations, DRAM throughput --------
 
 
