@@ -290,6 +290,32 @@ def test_raw_page_shared_wavefronts_with_32_way_bank_conflicts_are_32_times_as_m
     assert kernels(RAW)[SH32]["bound"] == "memory" and kernels(RAW)[SH32]["binding"] == "shared"
 
 
+BANK_CONFLICTS = "shared-memory bank conflicts: "
+
+
+def test_raw_page_32_way_bank_conflicts_are_noted_with_their_fix() -> None:
+    # shared_stride<32>: requests (smsp__sass_inst_executed_op_shared_ld + _st) 8,650,752 loads
+    # (4096 x 8 warps x 264 blocks) + 67,584 stores = 8,718,336; wavefronts 276,824,064 + 67,584 =
+    # 276,891,648: 31.76 per request; conflicts (l1tex__data_bank_conflicts_..._op_ld) 268,173,312
+    # = 31 x 8,650,752, 96.85 % of the wavefronts. It sits at 99.7 % of the shared roof: replays
+    sh32 = kernels(RAW)[SH32]
+    assert sh32["binding"] == "shared" and sh32["pct_of_roof"] > 99
+    (note,) = [n for n in sh32["notes"] if n.startswith(BANK_CONFLICTS)]
+    assert f"{276_891_648 / 8_718_336:.1f}" == "31.8" and f"{100 * 268_173_312 / 276_891_648:.0f}" == "97"
+    assert note.startswith(f"{BANK_CONFLICTS}31.8 wavefronts per shared load or store request, 97% of them")
+    assert "fix: pad the shared array (float tile[32][33], not [32][32]) or swizzle its index" in note
+    # conflict-free: shared_stride<1> (1.0 per request, 0 conflicts); sgemm_tiled_f32 (0.52 %:
+    # 174,641 + 2,033,383 conflicts of 402,827,825 + 18,810,599 wavefronts), under Nsight's 10 %
+    for index in (SH1, TILED):
+        assert not any(n.startswith(BANK_CONFLICTS) for n in kernels(RAW)[index]["notes"])
+
+
+def test_without_the_conflict_counters_no_bank_conflict_note_is_guessed() -> None:
+    # the details page and the peaks page lack the request or conflict counters: nothing said
+    for path in (DETAILS, PEAKS):
+        assert not any(n.startswith(BANK_CONFLICTS) for k in kernels(path) for n in k["notes"])
+
+
 def test_raw_page_each_launch_is_judged_at_the_clock_it_ran_at() -> None:
     # the instruction roofline's issue peak is SMs x schedulers x this launch's SM clock, and the
     # fp16 tensor path's peak 4096 FLOP/clk/SM (dense) x SMs x the same clock

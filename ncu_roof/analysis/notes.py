@@ -57,6 +57,8 @@ class NoteInputs:
     busiest_issue_pipe: np.ndarray  # object: the same of every pipe, load/store ones too
     busiest_tier: np.ndarray  # object: (tier, percent of its bandwidth) or None, only without FLOPs
     tensor_by_pipe: np.ndarray  # bool: tensor FLOPs from pipe instructions x 512
+    shared_wavefronts_per_request: np.ndarray  # shared loads and stores (NaN: not collected)
+    shared_bank_conflict_pct: np.ndarray  # of their wavefronts (NaN: not collected)
     sol_pct: Mapping[str, np.ndarray]  # per SOL unit, its throughput % (NaN: not in the input)
     pct_of_bandwidth: Mapping[str, np.ndarray]  # per tier, achieved bytes/s as % of its roof
     ceiling: np.ndarray  # object: the compute ceiling ("fp32", "tensor:bf16", "pipe:alu") or None
@@ -146,6 +148,20 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
     verdict_notes(x, ok, add)
     _busy_notes(x, ok, add)
     add(ok & (x.pct > 100.0), lambda rows: above_roof(x, rows))
+    # Nsight's SharedMemoryConflicts threshold: a tenth of the wavefronts are conflicts
+    per_request, conflicts = x.shared_wavefronts_per_request, x.shared_bank_conflict_pct
+    add(
+        ok & (conflicts >= 10.0) & (per_request > 1.0),
+        lambda rows: (
+            "shared-memory bank conflicts: "
+            + fixed(per_request[rows], 1)
+            + " wavefronts per shared load or store request, "
+            + fixed(conflicts[rows], 0)
+            + "% of them conflicts: the shared roof counts every wavefront, so its % is replays, not "
+            "bytes; fix: pad the shared array (float tile[32][33], not [32][32]) or swizzle its index "
+            "so the 32 threads of a warp hit 32 different banks"
+        ),
+    )
     add(
         ok & x.tensor_by_pipe,
         lambda _: "tensor FLOPs = tensor-pipe instructions x 512 (V100 HMMA shape): approximate here",

@@ -69,7 +69,7 @@ from ncu_roof.recipe.tensor import (
     tensor_work,
 )
 from ncu_roof.recipe.tier_pick import pick_tier
-from ncu_roof.recipe.tiers import measured_era, nsight_era, tier_candidates
+from ncu_roof.recipe.tiers import measured_era, nsight_era, shared_bank_conflicts, tier_candidates
 
 if TYPE_CHECKING:  # `normalize` gives a DataFrame; the analysis reads `normalize_columns`' arrays
     import pandas as pd
@@ -188,6 +188,7 @@ def _normalize(
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)
         out[f"bw_{tier}_counter"] = picked.counter
+    out["shared_wavefronts_per_request"], out["shared_bank_conflict_pct"] = shared_bank_conflicts(m)
     for column, metric, scale in DEVICE_ATTRIBUTES:
         out[column] = m(metric) * scale
 
