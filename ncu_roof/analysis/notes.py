@@ -110,11 +110,11 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         ok & truthy(not_collected),
         lambda rows: [_not_collected(not_collected[j]) for j in rows.tolist()],
     )
-    add(ok & x.flop_total_is_lower_bound, lambda rows: _lower_bound(x, rows))
+    unknown = object_array(shared_texts(x.recipe.tolist(), _tensor_unknown))
+    add(ok & x.flop_total_is_lower_bound, lambda rows: _lower_bound(x, rows, is_set(unknown)))
     partial_bytes = object_array(shared_texts(x.recipe.tolist(), _partial_bytes))
     add(ok & is_set(partial_bytes), lambda rows: partial_bytes[rows])
     no_tensor = np.isnan(x.flop["tensor"])
-    unknown = object_array(shared_texts(x.recipe.tolist(), _tensor_unknown))
     add(ok & is_set(unknown), lambda rows: unknown[rows])
     tensor_busy = ~np.isnan(x.tensor_pipe_pct) & (x.tensor_pipe_pct != 0)
     add(
@@ -353,13 +353,17 @@ def _partial_bytes(recipe: Mapping[str, str]) -> str | None:
     return "; ".join(partial) or None
 
 
-def _lower_bound(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    codes = bit_codes([np.isnan(x.flop[p][rows]) for p in PRECISIONS])
+def _lower_bound(x: NoteInputs, rows: np.ndarray, tensor_unknown: np.ndarray) -> np.ndarray:
+    # a tensor count whose FLOPs are unknown was collected: "tensor unknown" (its note says why)
+    unknown = tensor_unknown[rows]
+    absent = [np.isnan(x.flop[p][rows]) & (~unknown if p == "tensor" else True) for p in PRECISIONS]
+    codes = bit_codes([*absent, unknown])
     keys = list(zip(codes.tolist(), map(id, x.not_collected[rows].tolist()), strict=True))
     partial = dict(zip(keys, x.not_collected[rows].tolist(), strict=True))
 
     def make(key: tuple[int, int]) -> str:
         words = [f"{p} not collected" for i, p in enumerate(PRECISIONS) if key[0] >> i & 1]
+        words += ["tensor unknown"] if key[0] >> len(PRECISIONS) & 1 else []
         words += [f"{p} partial" for p in partial[key]]
         return f"FLOP total is a lower bound ({', '.join(words)})"
 

@@ -141,10 +141,11 @@ def tensor_work(m: MetricFrame, duration: Numbers, f: Factors, cc: Texts | None 
 
 
 def _unknown_label(cc: object) -> str:
-    where = f"CC {cc}" if isinstance(cc, str) and cc.strip() else "an unknown compute capability"
+    known = isinstance(cc, str) and cc.strip()
+    where = f"on CC {cc}" if known else "without the input's compute capability"
     return (
-        f"{TENSOR_FLOP_UNKNOWN}sm__inst_executed_pipe_tensor x FLOPs per instruction, not known on {where} "
-        "(the MMA shape decides: HMMA.16816 4096, HMMA.1688 2048)"
+        f"{TENSOR_FLOP_UNKNOWN}sm__inst_executed_pipe_tensor x FLOPs per instruction, not known {where}: "
+        "the MMA shape decides (HMMA.16816 4096, HMMA.1688 2048)"
     )
 
 
