@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ncu_roof.analysis.columns import LaunchColumns, distinct_rows, factorized
+from ncu_roof.analysis.columns import LaunchColumns, distinct_rows, factorized, identity_codes
 from ncu_roof.analysis.model import fixed
 from ncu_roof.analysis.records import busiest_compute_pipe, verdict_phrase
 from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
@@ -46,8 +46,11 @@ def verdict_codes(columns: LaunchColumns, *, basis: bool = False) -> tuple[np.nd
     pct_text[shown] = fixed(pct[shown], 0)
     small = c["small_grid"] & latency
     bases = c["verdict_basis"] if basis else np.full(n, VerdictBasis.NONE, dtype=object)
-    parts = [bound, sol & compute, where, sol_compute, ceiling, pct_text, small, bases]
-    first, inverse = distinct_rows([factorized(p)[0] for p in parts])
+    by_text = [factorized(p)[0] for p in (where, sol_compute, ceiling, pct_text)]
+    by_identity = [identity_codes(p.tolist())[1] for p in (bound, bases)]  # enum members: one object each
+    first, inverse = distinct_rows(
+        [*by_text, *by_identity, (sol & compute).view(np.int8), small.view(np.int8)]
+    )
     phrases = np.empty(len(first), dtype=object)
     phrases[:] = [
         verdict_phrase(

@@ -332,17 +332,20 @@ def _template(note: str) -> str:
 
 def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[str, str]]:
     """The distinct notes, most launches first; the number of each template; note → template."""
+    launches = Counter(analysis.columns["notes"].tolist())  # launches share their notes' tuple
+    per_note: dict[str, int] = {}  # each distinct note's launches, in first-seen order
+    for notes, count in launches.items():
+        for note in dict.fromkeys(notes):
+            per_note[note] = per_note.get(note, 0) + count
     first: dict[str, str] = {}
     counts: dict[str, int] = {}
     wordings: dict[str, set[str]] = {}
     templates: dict[str, str] = {}
-    launches = Counter(analysis.columns["notes"].tolist())  # launches share their notes' tuple
-    for notes, count in launches.items():
-        for note in dict.fromkeys(notes):
-            key = templates.get(note) or templates.setdefault(note, _template(note))
-            first.setdefault(key, note)
-            counts[key] = counts.get(key, 0) + count
-            wordings.setdefault(key, set()).add(note)
+    for note, count in per_note.items():
+        key = templates[note] = _template(note)
+        first.setdefault(key, note)
+        counts[key] = counts.get(key, 0) + count
+        wordings.setdefault(key, set()).add(note)
     order = sorted(first, key=lambda key: -counts[key])
     numbers = {key: i + 1 for i, key in enumerate(order)}
     notes = tuple(
