@@ -225,8 +225,9 @@ def arrow_points(
 
     group_of: dict[tuple[int, int, int], KernelGroup] = {}
     for g in groups if arrows else ():  # the groups' launches read from their columns
-        rows, columns = np.array(g.rows, dtype="int64"), columns_of(g.kernels)
-        group_of |= dict.fromkeys(zip(*(columns[c][rows].tolist() for c in ("input", "run", "id"))), g)
+        columns, rows = columns_of(g.kernels), np.array(g.rows, dtype="int64")
+        inputs, runs, ids = (columns[c][rows].tolist() for c in ("input", "run", "id"))
+        group_of |= dict.fromkeys(zip(inputs, runs, ids, strict=True), g)
     bases: dict[int, list[Kernel]] = {}
     for base, head in arrows:
         if launch(head) in group_of:
