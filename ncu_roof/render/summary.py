@@ -172,8 +172,9 @@ class Summary:
         """Each row's (and fix-first kernel's) name as `width` columns show it, different names
         never alike (`text.distinct_names`), and the `[K1] …` lines that resolve an index."""
         if width not in self._names:
-            names = [r.group.name for r in self.rows]
-            names += [v.fix_first.group.name for v in self.devices if v.fix_first is not None]
+            rows = [r.group.name for r in self.rows]  # one a launch with --launches: each name once
+            fix = [v.fix_first.group.name for v in self.devices if v.fix_first is not None]
+            names = list(dict.fromkeys([*rows, *fix]))
             labels, keys = distinct_names(names, width)
             self._names[width] = (dict(zip(names, labels, strict=True)), tuple(keys))
         return self._names[width]
