@@ -11,17 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
 import numpy as np
 
-from ncu_roof.analysis.columns import LaunchColumns
+from ncu_roof.analysis.columns import LaunchColumns, distinct_rows
 from ncu_roof.analysis.model import finite, finite_or_none
 from ncu_roof.analysis.verdict_phrases import verdict_words
+from ncu_roof.base.codes import factorize
 from ncu_roof.base.matching import MatchBy
-
-if TYPE_CHECKING:
-    import polars as pl
 
 KernelKey = tuple[int, int, int]  # (input, run, id): ncu's launch IDs restart in each run
 
@@ -163,34 +161,23 @@ def match_rows(
     """(base row, head row, occurrence) of each pair, in head order, then base-only launches in
     base order; a row is -1 where that side has no launch.
 
-    Each side's launches are numbered among those equal in what `match` compares (name and launch
-    shape, name, or nothing: launch order); the head's join the base's of the same key and number
-    (Polars: a missing name or grid matches a missing one).
+    Both sides' launches are coded by what `match` compares (name and launch shape, name, or
+    nothing: launch order; a missing name or grid matches a missing one), each launch numbered among
+    its equals on its side, and the head's (code, number) looked up among the base's.
     """
-    keys = [*_MATCH_COLUMNS[match], "occurrence"]
-    head_rows, base_rows = (_numbered(side, _MATCH_COLUMNS[match]) for side in (head, base))
-    paired = head_rows.join(
-        base_rows, on=keys, how="left", nulls_equal=True, maintain_order="left", suffix="_base"
-    )
-    only_base = base_rows.join(head_rows, on=keys, how="anti", nulls_equal=True, maintain_order="left")
-    return (
-        np.concatenate([paired["row_base"].fill_null(-1).to_numpy(), only_base["row"].to_numpy()]),
-        np.concatenate([paired["row"].to_numpy(), np.full(len(only_base), -1)]),
-        np.concatenate([paired["occurrence"].to_numpy(), only_base["occurrence"].to_numpy()]),
-    )
-
-
-def _numbered(launches: LaunchColumns, columns: Sequence[str]) -> pl.DataFrame:
-    """A side's launches: row, the compared columns, each one's number among its equals."""
-    import polars as pl
-
-    texts = [  # what is not text (None, NaN) is missing
-        pl.Series(c, [v if isinstance(v, str) else None for v in launches[c].tolist()], dtype=pl.String)
-        for c in columns
-    ]
-    frame = pl.DataFrame({"row": np.arange(len(launches))}).with_columns(texts)
-    number = pl.int_range(pl.len(), dtype=pl.Int64)
-    return frame.with_columns(occurrence=number.over(columns) if columns else number)
+    n_head = len(head)
+    codes = [factorize(np.concatenate([head[c], base[c]]))[0] for c in _MATCH_COLUMNS[match]]  # None, NaN: -1
+    kind = distinct_rows(codes)[1] if codes else np.zeros(n_head + len(base), dtype="int64")
+    head_kind, base_kind = kind[:n_head], kind[n_head:]
+    head_occurrence, base_occurrence = _occurrences(head_kind), _occurrences(base_kind)
+    width = int(max(head_occurrence.max(initial=0), base_occurrence.max(initial=0))) + 1
+    base_of_head = _lookup(head_kind * width + head_occurrence, base_kind * width + base_occurrence)
+    paired = np.zeros(len(base), dtype=bool)
+    paired[base_of_head[base_of_head >= 0]] = True
+    only_base = np.flatnonzero(~paired)
+    base_rows = np.concatenate([base_of_head, only_base])
+    head_rows = np.concatenate([np.arange(n_head), np.full(len(only_base), -1)])
+    return base_rows, head_rows, np.concatenate([head_occurrence, base_occurrence[only_base]])
 
 
 _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
@@ -198,6 +185,27 @@ _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
     MatchBy.NAME: ("name",),
     MatchBy.ORDER: (),
 }
+
+
+def _lookup(keys: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Where each key is in `among` (whose keys are distinct), -1 where it is not."""
+    if len(among) == 0:
+        return np.full(len(keys), -1, dtype="int64")
+    order = np.argsort(among, kind="stable")
+    ranked = among[order]
+    at = np.minimum(np.searchsorted(ranked, keys), len(among) - 1)
+    return np.where(ranked[at] == keys, order[at], -1)
+
+
+def _occurrences(kinds: np.ndarray) -> np.ndarray:
+    """Each row's number among the rows of its kind before it (0, 1, …: pandas' cumcount)."""
+    order = np.argsort(kinds, kind="stable")
+    ranked = kinds[order]
+    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
+    lengths = np.diff(np.r_[starts, len(kinds)])
+    out = np.empty(len(kinds), dtype="int64")
+    out[order] = np.arange(len(kinds)) - np.repeat(starts, lengths)
+    return out
 
 
 def _side(values: np.ndarray, rows: np.ndarray, missing: Any = np.nan) -> np.ndarray:
