@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import islice
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,7 @@ from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
 from ncu_roof.render.console import PIPE_WIDTH, text_console, trimmed
-from ncu_roof.render.jsoncells import numbers_text
+from ncu_roof.render.jsoncells import fold_constants, joined_rows, numbers_text
 from ncu_roof.render.jsonkernels import CHUNK_KERNELS
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
 
@@ -262,11 +261,9 @@ def diff_json_pieces(result: Diff) -> Iterator[str]:
         return
     head = json.dumps(document, allow_nan=False, ensure_ascii=False)
     yield head.removesuffix("null}") + "["  # "kernels" is the last key
-    rows, between = pairs_text(result), ""
-    while chunk := list(islice(rows, CHUNK_KERNELS)):  # a chunk of pairs' text at a time
-        yield between
-        yield ", ".join(chunk)
-        between = ", "
+    for i, chunk in enumerate(pairs_text(result)):  # a chunk of pairs' text at a time
+        yield ", " if i else ""
+        yield chunk
     yield "]}\n"
 
 
@@ -282,8 +279,9 @@ def _change(change: Change) -> dict[str, float | None]:
 
 
 def pairs_text(result: Diff) -> Iterator[str]:
-    """Every pair's JSON object as text, built from the diff's columns (no KernelDiff per pair):
-    one template for the whole object, each of its values a column of JSON texts."""
+    """The pairs' JSON objects, `, `-separated, a chunk of pairs at a time, built from the diff's
+    columns (no KernelDiff per pair): one template for the whole object, each of its values a
+    column of JSON texts, the slots alike in every pair folded into it (`jsoncells`)."""
     pairs = result.pairs
     cells: list[list[str]] = []  # the template's %s slots, in order
 
@@ -326,4 +324,12 @@ def pairs_text(result: Diff) -> Iterator[str]:
         "verdict": f'{{"base": {texts(pairs.verdict_base)}, "head": {texts(pairs.verdict_head)}}}',
     }
     row = "{" + ", ".join(f"{encode_basestring(key)}: {value}" for key, value in template.items()) + "}"
-    return (row % values for values in zip(*cells, strict=True))
+    if not len(pairs):
+        return iter(())
+    literals, varying = fold_constants(row, cells)
+
+    def chunk(start: int) -> str:
+        stop = min(start + CHUNK_KERNELS, len(pairs))
+        return joined_rows(literals, [texts[start:stop] for texts in varying], stop - start)
+
+    return map(chunk, range(0, len(pairs), CHUNK_KERNELS))

@@ -14,8 +14,10 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from html import escape
+from itertools import chain
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
@@ -212,14 +214,16 @@ def _details_section(summary: Summary) -> list[str]:
         if more
         else []
     )
+    notes = chain.from_iterable(r.group.notes for r in rows)  # groups share notes: each escaped once
+    items = {note: f"<li>{escape(one_line(note))}</li>" for note in dict.fromkeys(notes)}
     return [
         '<h2 id="details">Details</h2>',
-        *(_details(r, summary.total_s) for r in rows),
+        *(_details(r, summary.total_s, items) for r in rows),
         *tail,
     ]
 
 
-def _details(row: Row, total_s: float) -> str:
+def _details(row: Row, total_s: float, note_items: Mapping[str, str]) -> str:
     kernel = row.group.lead
     g = row.group
     launch = f"grid {kernel.grid or '–'}, block {kernel.block or '–'}, device {kernel.device}"
@@ -228,7 +232,7 @@ def _details(row: Row, total_s: float) -> str:
             f"; {g.count} launches, mean {si(g.mean_duration_s, 's')}, min {si(g.min_duration_s, 's')}, "
             f"max {si(g.max_duration_s, 's')}; the numbers below are of the longest launch"
         )
-    notes = "".join(f"<li>{escape(one_line(note))}</li>" for note in g.notes)
+    notes = "".join(note_items[note] for note in g.notes)
     facts = "".join(
         f"<tr><th class=text>{escape(label)}</th><td>{escape(value)}</td>"
         f'<td class="recipe"><code>{escape(one_line(recipe))}</code></td></tr>'

@@ -204,7 +204,7 @@ def _saving(row: Row) -> str:
 
 def _verdict(row: Row) -> str:
     refs = f" [{','.join(map(str, row.notes))}]" if row.notes else ""
-    above = " ⚠ above roof" if any(k.above_roof for k in row.group.launches) else ""
+    above = " ⚠ above roof" if row.group.above_roof else ""
     return plain(row.verdict + above + refs)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.analysis.columns import KernelRows, LaunchColumns, distinct
+from ncu_roof.analysis.columns import KernelRows, LaunchColumns, columns_of, distinct
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import GroupBy, KernelGroup, group_kernels, ranked
 from ncu_roof.analysis.model import DEFAULT_PRECISIONS
@@ -223,7 +223,11 @@ def arrow_points(
     def launch(k: Kernel) -> tuple[int, int, int]:  # launches are the same by input, run and ID
         return k.input, k.run, k.id
 
-    group_of = {launch(k): g for g in groups for k in g.launches}
+    group_of: dict[tuple[int, int, int], KernelGroup] = {}
+    for g in groups if arrows else ():  # the groups' launches read from their columns
+        columns, rows = columns_of(g.kernels), np.array(g.rows, dtype="int64")
+        inputs, runs, ids = (columns[c][rows].tolist() for c in ("input", "run", "id"))
+        group_of |= dict.fromkeys(zip(inputs, runs, ids, strict=True), g)
     bases: dict[int, list[Kernel]] = {}
     for base, head in arrows:
         if launch(head) in group_of:

@@ -172,8 +172,9 @@ class Summary:
         """Each row's (and fix-first kernel's) name as `width` columns show it, different names
         never alike (`text.distinct_names`), and the `[K1] …` lines that resolve an index."""
         if width not in self._names:
-            names = [r.group.name for r in self.rows]
-            names += [v.fix_first.group.name for v in self.devices if v.fix_first is not None]
+            rows = [r.group.name for r in self.rows]  # one a launch with --launches: each name once
+            fix = [v.fix_first.group.name for v in self.devices if v.fix_first is not None]
+            names = list(dict.fromkeys([*rows, *fix]))
             labels, keys = distinct_names(names, width)
             self._names[width] = (dict(zip(names, labels, strict=True)), tuple(keys))
         return self._names[width]
@@ -332,17 +333,20 @@ def _template(note: str) -> str:
 
 def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[str, str]]:
     """The distinct notes, most launches first; the number of each template; note → template."""
+    launches = Counter(analysis.columns["notes"].tolist())  # launches share their notes' tuple
+    per_note: dict[str, int] = {}  # each distinct note's launches, in first-seen order
+    for notes, count in launches.items():
+        for note in dict.fromkeys(notes):
+            per_note[note] = per_note.get(note, 0) + count
     first: dict[str, str] = {}
     counts: dict[str, int] = {}
     wordings: dict[str, set[str]] = {}
     templates: dict[str, str] = {}
-    launches = Counter(analysis.columns["notes"].tolist())  # launches share their notes' tuple
-    for notes, count in launches.items():
-        for note in dict.fromkeys(notes):
-            key = templates.get(note) or templates.setdefault(note, _template(note))
-            first.setdefault(key, note)
-            counts[key] = counts.get(key, 0) + count
-            wordings.setdefault(key, set()).add(note)
+    for note, count in per_note.items():
+        key = templates[note] = _template(note)
+        first.setdefault(key, note)
+        counts[key] = counts.get(key, 0) + count
+        wordings.setdefault(key, set()).add(note)
     order = sorted(first, key=lambda key: -counts[key])
     numbers = {key: i + 1 for i, key in enumerate(order)}
     notes = tuple(

@@ -50,7 +50,7 @@ def _intensity(row: Row) -> str:
 
 def _verdict(row: Row) -> str:
     text = row.verdict
-    if any(k.above_roof for k in row.group.launches):
+    if row.group.above_roof:
         text += " ⚠ above roof"
     return text
 
