@@ -32,6 +32,7 @@ from ncu_roof.render.summary import (
     DeviceView,
     Row,
     Summary,
+    device_name,
     summarize,
 )
 from ncu_roof.version import __version__
@@ -177,7 +178,7 @@ def _group_link(name: str, count: int, rank: int | None) -> str:
 
 def _device_words(analysis: Analysis, device: Device) -> str:
     info = analysis.inputs[device.input]
-    gpu = f"<code>{escape(one_line(device.name))}</code>" if device.name else "unknown GPU"
+    gpu = f"<code>{escape(device_name(device))}</code>"
     cc = f" (CC {escape(one_line(device.cc))})" if device.cc else ""
     version = f", ncu {escape(one_line(info.ncu_version))}" if info.ncu_version else ""
     path = escape(one_line(PurePath(info.path).name))
@@ -312,7 +313,7 @@ def _roofs_section(analysis: Analysis) -> list[str]:
         roofs = device.roofs
         entries = [(p, v, "FLOP/s") for p, v in roofs.compute_flop_per_s.items()]
         entries += [(t, v, "B/s") for t, v in roofs.bandwidth_byte_per_s.items()]
-        gpu = f"<code>{escape(one_line(device.name))}</code>" if device.name else "unknown GPU"
+        gpu = f"<code>{escape(device_name(device))}</code>"
         if not entries:
             parts.append(
                 f"<p>{gpu}: no roofs (pass <code>--gpu KEY</code> or <code>--roofs FILE</code>).</p>"

@@ -253,7 +253,8 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
 
     roofs = p.device.roofs
     head = f"Device {p.device.index}: roofs" if name_device else "Roofs"
-    lines = [f"{head} {source_words(roofs.source)}."]
+    no_roofs = not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s
+    lines = [] if no_roofs else [f"{head} {source_words(roofs.source)}."]
     if full:
         by_source: dict[str, list[str]] = {}
         for key, source in roofs.sources.items():
@@ -284,8 +285,9 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
             f"{plural(p.thinned, 'launch')} of the kernels with the least time not drawn (thinned to "
             f"{MAX_MARKERS:,} kernels)."
         )
-    if not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s:
-        lines.append("No roofs for this device: pass --gpu KEY or --roofs FILE.")
+    if no_roofs:
+        which = f"device {p.device.index}" if name_device else "this device"
+        lines.append(f"No roofs for {which}: pass --gpu KEY or --roofs FILE.")
     return "\n".join(part for line in lines for part in textwrap.wrap(line, wrap))
 
 
