@@ -223,10 +223,10 @@ def test_diff_arrows_join_groups_not_launches() -> None:
 def test_int8_tensor_and_xu_ceilings_are_drawn_in_ops_per_s() -> None:
     # INT8: the report's sm__ops_path_tensor_src_int8 peak, 1.048576e15 ops/s
     svg = render_plot(analyzed(FIXTURES / "verdict_int8_gemm.csv")).decode("utf-8")
-    assert "Tensor INT8 1.05 Pops/s" in svg and "Tensor INT8: operations per second, not FLOPs" in svg
+    assert "Tensor INT8 1.05 POP/s" in svg and "Tensor INT8: operations per second, not FLOPs" in svg
     # XU: 16 results/clk/SM (CUDA C++ Programming Guide) x 114 SMs (H100 PCIe) x 1.00 GHz = 1.82 T/s
     svg = render_plot(analyzed(FIXTURES / "verdict_xu_transcendental.csv")).decode("utf-8")
-    assert "XU (special functions) 1.82 Tops/s" in svg
+    assert "XU (special functions) 1.82 TOP/s" in svg
     assert "Tensor INT8" not in svg  # no kernel of this device used the INT8 path
     # the example's silu kernel: XU is its busiest pipe, but it is memory-bound: no XU line
     from ncu_roof.cli.analyze import example_path

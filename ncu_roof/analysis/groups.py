@@ -306,10 +306,10 @@ def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: fl
 
 
 def combined_figures(lead: Kernel, columns: LaunchColumns, rows: np.ndarray) -> Kernel:
-    """Several launches (`rows`) as one: FLOPs and bytes summed, rates over their summed time,
-    intensity over their summed bytes, % of roof, of each tier's roof and SOL percentages weighted
-    by time, the SOL headroom summed; each over the launches that have the figure (and a duration),
-    None where none has it."""
+    """Several launches (`rows`) as one: FLOPs, integer operations and bytes summed, rates over
+    their summed time, intensity over their summed bytes, % of roof, of each tier's roof and SOL
+    percentages weighted by time, the SOL headroom summed; each over the launches that have the
+    figure (and a duration), None where none has it."""
 
     def of(field: str, key: str | None = None) -> np.ndarray:  # the launches' values only
         values: np.ndarray = (columns[field] if key is None else columns.key(field, key))[rows]
@@ -351,7 +351,17 @@ def combined_figures(lead: Kernel, columns: LaunchColumns, rows: np.ndarray) -> 
         sol_pct={k: timed(of("sol_pct", k)) for k in lead.sol_pct},
         pct_of_bandwidth={t: timed(of("pct_of_bandwidth", t)) for t in lead.pct_of_bandwidth},
         headroom_sol_s=_known_sum(of("headroom_sol_s")),
+        ops=_summed_ops(columns["ops"][rows], lead.ops),
     )
+
+
+def _summed_ops(records: np.ndarray, keys: Iterable[str]) -> dict[str, float | None]:
+    """Each key's operations summed over the launches' `ops` records that have it (None: none)."""
+    out: dict[str, float | None] = {}
+    for key in keys:
+        known = [v for r in records.tolist() if (v := r.get(key)) is not None and not math.isnan(v)]
+        out[key] = math.fsum(known) if known else None
+    return out
 
 
 def _known_sum(values: np.ndarray) -> float | None:

@@ -27,6 +27,7 @@ from ncu_roof.errors import NcuRoofError
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
 from ncu_roof.render.html_assets import CSS, SCRIPT
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
+from ncu_roof.render.rates import achieved_words, integer_ops_rate
 from ncu_roof.render.summary import (
     VERDICT_WORDS,
     DeviceView,
@@ -271,8 +272,10 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         for tier, value in kernel.intensity_flop_per_byte.items()
         if value is not None
     ]
-    achieved = si(kernel.achieved_flop_per_s, "FLOP/s")
-    facts.append(("achieved FLOP/s", achieved, "FLOP total / duration"))
+    if integer_ops_rate(kernel, kernel.duration_s) is None:
+        facts.append(("achieved FLOP/s", achieved_words(kernel), "FLOP total / duration"))
+    else:  # no FLOPs: its integer tensor operations, not a 0 FLOP/s
+        facts.append(("achieved OP/s", achieved_words(kernel), "integer tensor operations / duration"))
     facts += [
         (f"bandwidth {tier}", si(rate, "B/s"), f"bytes {tier} / duration")
         for tier, rate in kernel.achieved_byte_per_s.items()
