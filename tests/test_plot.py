@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, analyzed
+from matplotlib.figure import Figure
 from test_diff import BASE, HEAD, HOSTILE, write
 
 from ncu_roof.analysis.core import Analysis, analyze
@@ -329,3 +330,24 @@ def test_marker_fill_tells_the_basis() -> None:
     assert marker_fill((Bound.MEMORY, VerdictBasis.ROOFLINE)).face == blue
     assert marker_fill((Bound.MEMORY, VerdictBasis.SOL)) == ("white", blue, 1.8)
     assert verdict_label((Bound.LATENCY, VerdictBasis.SOL)) == "latency-bound · SOL"
+
+
+def test_the_legend_fits_the_figure_in_as_few_rows_as_it_can() -> None:
+    """Two verdicts, four tiers and a diff's three marks are wider than a 10 in figure in one row:
+    the legend takes two (the H200 kernels drawn with arrows, as `diff --plot` draws them)."""
+    from ncu_roof.render.plot import plot_figure
+
+    analysis = analyzed(FIXTURES / "h200" / "h200_full_raw.csv")
+    figure = plot_figure(analysis, arrows=[(k, k) for k in analysis.kernels[:3]])
+    legend = figure.legends[0]
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    assert legend.get_window_extent(renderer).width <= figure.bbox.width
+    assert len(legend.get_texts()) == 2 + 4 + 3 and legend_rows(figure) == 2
+    assert legend_rows(plot_figure(analyzed(FIXTURES / "raw_base.csv"))) == 1  # one row where one fits
+
+
+def legend_rows(figure: Figure) -> int:
+    figure.canvas.draw()  # the legend's texts are placed when drawn
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    texts = figure.legends[0].get_texts()
+    return len({round(t.get_window_extent(renderer).y0) for t in texts})

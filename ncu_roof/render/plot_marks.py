@@ -23,6 +23,7 @@ TIER_MARKERS = {"dram": "o", "l2": "s", "l1": "^", "shared": "D"}
 OTHER_TIER_MARKER = "v"
 # a diff: a grey cross where the base was, an arrow to the head (faster: solid, slower: dashed)
 BEFORE_MARKER, BEFORE_COLOUR, BEFORE_SIZE_PT2 = "X", "#555555", 70.0
+MAX_LEGEND_ROWS = 3  # what the room above the panels holds
 
 
 Verdict = tuple[Bound, VerdictBasis]  # what a marker's colour and fill say: `memory-bound · SOL`
@@ -112,7 +113,8 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]], tota
 def draw_legend(
     figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows: bool, height_in: float
 ) -> None:
-    """One compact row above the panels: verdict colours with their basis, then tier shapes."""
+    """One compact row above the panels (two or three where one is wider than the figure):
+    verdict colours with their basis, tier shapes, a diff's marks."""
     from matplotlib.lines import Line2D
 
     def handle(marker: str, face: str, edge: str = "black", edge_width: float = 0.6) -> Line2D:
@@ -154,13 +156,16 @@ def draw_legend(
                 )
             )
             labels.append(style.label)
-    if handles:
-        figure.legend(
+    if not handles:
+        return
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    for rows in range(1, MAX_LEGEND_ROWS + 1):  # the fewest rows that fit the figure's width
+        legend = figure.legend(
             handles,
             labels,
             loc="upper center",
             bbox_to_anchor=(0.5, 1 - 0.05 / height_in),
-            ncols=len(handles),
+            ncols=math.ceil(len(handles) / rows),
             fontsize=9,
             frameon=False,
             handletextpad=0.3,
@@ -171,3 +176,6 @@ def draw_legend(
             ),
             title_fontsize=8.5,
         )
+        if legend.get_window_extent(renderer).width <= figure.bbox.width or rows == MAX_LEGEND_ROWS:
+            return
+        legend.remove()
