@@ -555,3 +555,21 @@ def test_diff_format_follows_the_o_suffix(pair: tuple[str, str], tmp_path: Path)
     target = tmp_path / "d.md"
     assert run_cli("diff", *pair, "-o", str(target)).returncode == 0
     assert target.read_text(encoding="utf-8").startswith("<!-- ncu-roof:diff -->")
+
+
+def test_the_table_has_the_markdowns_eight_columns_and_every_verdict_its_basis(
+    pair: tuple[str, str],
+) -> None:
+    from ncu_roof.render.diffmarkdown import COLUMNS
+
+    result = diff(load(pair[0]), load(pair[1]))
+    wide = render_diff_table(result, width=240)
+    header = next(line for line in wide.splitlines() if line.startswith("┃"))
+    assert [h.strip() for h in header.strip("┃").split("┃")] == list(COLUMNS)
+    assert "memory-bound (dram) · roofline" in wide  # whole where it fits
+    narrow = render_diff_table(result, width=120)  # the verdict wraps before its basis
+    verdicts = [line.split("│")[6].strip() for line in narrow.splitlines() if line.startswith("│")]
+    assert verdicts[:2] == ["memory-bound (dram)", "· roofline"]
+    assert all(len(line) <= 120 for line in narrow.splitlines())
+    for table in (wide, narrow):  # every number whole
+        assert "+10.0%" in table and "-50.0%" in table and "+100.0%" in table

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
 from json.encoder import encode_basestring
@@ -120,6 +121,7 @@ def headline(result: Diff) -> str:
 # cell down to KERNEL_MIN, and never its name below NAME_MIN: its launch shape is kept whole).
 KERNEL_MIN = 24
 NAME_MIN = 12
+_VERDICT_BREAKS = re.compile(r" (?=· )|(?<= →) ")
 KERNEL_MAX = 60
 _TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("Kernel", "left", 0),
@@ -176,6 +178,10 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     rows = [[one_line(c) for c in row_cells(k)] for k in kernels]  # the launch shape first
     shapes = max((cell_len(r[0]) for r in rows), default=0)
     widths = fit_columns(_natural_widths(kernels, rows), width, max(KERNEL_MIN, NAME_MIN + 1 + shapes))
+    if "Verdict" in widths:  # the room left lets verdicts wrap less, or not at all
+        spare = width - _table_overhead(len(widths)) - sum(widths.values())
+        whole = max(cell_len(r[headers.index("Verdict")]) for r in rows) if rows else 0
+        widths["Verdict"] = max(widths["Verdict"], min(whole, widths["Verdict"] + spare))
     buffer = io.StringIO()
     console = text_console(buffer, width, color=color, color_system="standard")
     console.print(_rich_table(result, kernels, rows, widths, color))
@@ -196,11 +202,16 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
 
 
 def _natural_widths(kernels: Sequence[KernelDiff], rows: Sequence[Sequence[str]]) -> dict[str, int]:
-    """Each column's widest cell (its header included); Kernel's at its shortened names."""
+    """Each column's widest cell (its header included); Kernel's at its shortened names; the
+    Verdict's at its widest phrase (a verdict wraps before ` · basis` and after ` → `)."""
     from rich.cells import cell_len
 
     headers = [h for h, _, _ in _TABLE_COLUMNS]
     natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(headers) if i}
+    verdict = headers.index("Verdict")
+    natural["Verdict"] = max(
+        [cell_len("Verdict"), *(cell_len(p) for r in rows for p in _VERDICT_BREAKS.split(r[verdict]))]
+    )
     natural["Kernel"] = max(
         [cell_len("Kernel"), *(_kernel_len(k.name, r[0]) for k, r in zip(kernels, rows, strict=True))]
     )
@@ -227,6 +238,7 @@ def _rich_table(
     widths: Mapping[str, int],
     color: bool,
 ) -> Table:
+    from rich.cells import cell_len
     from rich.table import Table
     from rich.text import Text
 
@@ -246,6 +258,8 @@ def _rich_table(
         by_header = dict(
             zip(headers, [kernel_cell(k.name, cells[0], widths["Kernel"]), *cells[1:]], strict=True)
         )
+        if cell_len(by_header["Verdict"]) > widths.get("Verdict", 0):  # one phrase a line
+            by_header["Verdict"] = _VERDICT_BREAKS.sub("\n", by_header["Verdict"])
         table.add_row(
             *(
                 Text(text, style=style if header in ("Δ time", "Status") else "")
