@@ -20,7 +20,6 @@ from ncu_roof.render.headline import Words, fix_first_words, memory_tier_words
 from ncu_roof.render.html_table import table_columns, table_data
 from ncu_roof.render.summary import (
     VERDICT_COLOURS,
-    VERDICT_WORDS,
     DeviceView,
     Summary,
     device_name,
@@ -57,9 +56,11 @@ def _title(summary: Summary) -> str:
 
 
 def _shares(view: DeviceView, esc: Words = _same) -> str:
-    """`64% latency-bound, 36% memory-bound (dram 30%, l2 6%)`; `no kernel has a duration`."""
+    """`64% latency-bound · SOL, 36% memory-bound (dram 30%, l2 6%) · roofline` (each verdict
+    with its basis, as every sink's headline); `no kernel has a duration`."""
     words = [
-        f"{pct(100 * s)} {VERDICT_WORDS[b]}{memory_tier_words(view, esc) if b is Bound.MEMORY else ''}"
+        f"{pct(100 * s)} "
+        + esc(view.share_words(b, memory_tier_words(view) if b is Bound.MEMORY else ""))
         for b, s in view.shares
     ]
     return ", ".join(words) or "no kernel has a duration"
