@@ -117,8 +117,9 @@ def headline(result: Diff) -> str:
 # Terminal table: (header, justify, drop rank), the eight columns of the diff's Markdown (the
 # launch shape ends the Kernel cell). Columns with the highest drop rank go first when the
 # terminal is too narrow for all of them at their full width (0 = never dropped), the per-tier
-# changes first, then the verdict; numbers are never squeezed or cut, only the kernel's name is shortened (the Kernel
-# cell down to KERNEL_MIN, and never its name below NAME_MIN: its launch shape is kept whole).
+# changes first, then the verdict; numbers are never squeezed or cut, only the kernel's name is
+# shortened (the Kernel cell down to KERNEL_MIN, never its name below NAME_MIN: its launch shape
+# is kept whole).
 KERNEL_MIN = 24
 NAME_MIN = 12
 _VERDICT_BREAKS = re.compile(r" (?=· )|(?<= →) ")

@@ -59,8 +59,7 @@ def _shares(view: DeviceView, esc: Words = _same) -> str:
     """`64% latency-bound · SOL, 36% memory-bound (dram 30%, l2 6%) · roofline` (each verdict
     with its basis, as every sink's headline); `no kernel has a duration`."""
     words = [
-        f"{pct(100 * s)} "
-        + esc(view.share_words(b, memory_tier_words(view) if b is Bound.MEMORY else ""))
+        f"{pct(100 * s)} " + esc(view.share_words(b, memory_tier_words(view) if b is Bound.MEMORY else ""))
         for b, s in view.shares
     ]
     return ", ".join(words) or "no kernel has a duration"
