@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, analyzed
@@ -43,3 +44,11 @@ def test_every_sink_names_a_device_one_way(name: str, gpu: str | None, expected:
 
 def text_of(page: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def test_a_header_of_memory_roofs_alone_lists_them(corpus: Path) -> None:
+    """A details page with a shared-memory roof and no compute roof (A100 BERT attention): the
+    header lists what it has, with no empty compute part (`(measured): ; shared …` before)."""
+    analysis = analyzed(corpus / "a100_details-kerneltime-rules_hier-roofline_bert-attn.csv")
+    first = render_terminal(summarize(analysis), color=False, width=400).splitlines()[0]
+    assert first == "device 0: unknown GPU (cc ?) — roofs [report] at 944 MHz (measured): shared 11.9 TB/s"

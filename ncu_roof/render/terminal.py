@@ -262,7 +262,7 @@ def roofs_line(device: Device) -> str:
     clock = roofs_clock_words(device)
     where = f"roofs [{roofs.source}]" + (f" {clock}" if clock else "")
     return one_line(f"device {device.index}: {name} (cc {device.cc or '?'}) — {where}: ") + (
-        f"{compute}; {memory}" if compute or memory else "none"
+        "; ".join(part for part in (compute, memory) if part) or "none"
     )
 
 
