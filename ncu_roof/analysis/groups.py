@@ -351,17 +351,10 @@ def combined_figures(lead: Kernel, columns: LaunchColumns, rows: np.ndarray) -> 
         sol_pct={k: timed(of("sol_pct", k)) for k in lead.sol_pct},
         pct_of_bandwidth={t: timed(of("pct_of_bandwidth", t)) for t in lead.pct_of_bandwidth},
         headroom_sol_s=_known_sum(of("headroom_sol_s")),
-        ops=_summed_ops(columns["ops"][rows], lead.ops),
+        ops={
+            k: _known_sum(np.array([r.get(k) for r in of("ops").tolist()], dtype="float64")) for k in lead.ops
+        },
     )
-
-
-def _summed_ops(records: np.ndarray, keys: Iterable[str]) -> dict[str, float | None]:
-    """Each key's operations summed over the launches' `ops` records that have it (None: none)."""
-    out: dict[str, float | None] = {}
-    for key in keys:
-        known = [v for r in records.tolist() if (v := r.get(key)) is not None and not math.isnan(v)]
-        out[key] = math.fsum(known) if known else None
-    return out
 
 
 def _known_sum(values: np.ndarray) -> float | None:
