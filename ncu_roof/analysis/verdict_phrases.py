@@ -14,9 +14,9 @@ from ncu_roof.analysis.records import busiest_compute_pipe, verdict_phrase
 from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
 
 
-def verdict_words(columns: LaunchColumns) -> list[str]:
-    """`describe` of every launch, from the columns."""
-    codes, phrases = verdict_codes(columns)
+def verdict_words(columns: LaunchColumns, *, basis: bool = False) -> list[str]:
+    """`describe` of every launch, from the columns (with `basis`: what each rests on)."""
+    codes, phrases = verdict_codes(columns, basis=basis)
     words: list[str] = phrases[codes].tolist()
     return words
 

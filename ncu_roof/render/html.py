@@ -29,11 +29,13 @@ from ncu_roof.errors import NcuRoofError
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
 from ncu_roof.render.html_assets import CSS, SCRIPT
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
+from ncu_roof.render.rates import achieved_words, integer_ops_rate
 from ncu_roof.render.summary import (
     VERDICT_WORDS,
     DeviceView,
     Row,
     Summary,
+    device_name,
     summarize,
 )
 from ncu_roof.version import __version__
@@ -179,7 +181,7 @@ def _group_link(name: str, count: int, rank: int | None) -> str:
 
 def _device_words(analysis: Analysis, device: Device) -> str:
     info = analysis.inputs[device.input]
-    gpu = f"<code>{escape(one_line(device.name))}</code>" if device.name else "unknown GPU"
+    gpu = f"<code>{escape(device_name(device))}</code>"
     cc = f" (CC {escape(one_line(device.cc))})" if device.cc else ""
     version = f", ncu {escape(one_line(info.ncu_version))}" if info.ncu_version else ""
     path = escape(one_line(PurePath(info.path).name))
@@ -274,8 +276,10 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         for tier, value in kernel.intensity_flop_per_byte.items()
         if value is not None
     ]
-    achieved = si(kernel.achieved_flop_per_s, "FLOP/s")
-    facts.append(("achieved FLOP/s", achieved, "FLOP total / duration"))
+    if integer_ops_rate(kernel, kernel.duration_s) is None:
+        facts.append(("achieved FLOP/s", achieved_words(kernel), "FLOP total / duration"))
+    else:  # no FLOPs: its integer tensor operations, not a 0 FLOP/s
+        facts.append(("achieved OP/s", achieved_words(kernel), "integer tensor operations / duration"))
     facts += [
         (f"bandwidth {tier}", si(rate, "B/s"), f"bytes {tier} / duration")
         for tier, rate in kernel.achieved_byte_per_s.items()
@@ -316,7 +320,7 @@ def _roofs_section(analysis: Analysis) -> list[str]:
         roofs = device.roofs
         entries = [(p, v, "FLOP/s") for p, v in roofs.compute_flop_per_s.items()]
         entries += [(t, v, "B/s") for t, v in roofs.bandwidth_byte_per_s.items()]
-        gpu = f"<code>{escape(one_line(device.name))}</code>" if device.name else "unknown GPU"
+        gpu = f"<code>{escape(device_name(device))}</code>"
         if not entries:
             parts.append(
                 f"<p>{gpu}: no roofs (pass <code>--gpu KEY</code> or <code>--roofs FILE</code>).</p>"

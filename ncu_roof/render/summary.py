@@ -34,7 +34,7 @@ from ncu_roof.analysis.groups import (
 )
 from ncu_roof.analysis.model import is_set
 from ncu_roof.analysis.records import Device
-from ncu_roof.base.text import distinct_names, pct, si
+from ncu_roof.base.text import distinct_names, one_line, pct, si
 from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound
 from ncu_roof.render.unplaced import missing_reason
 
@@ -57,15 +57,22 @@ VERDICT_COLOURS = {
 }
 
 
+_ALSO_MATCHES = re.compile(r"; also matches [^)]*\)")
+
+
 def device_name(device: Device) -> str:
     """The one name of a device in every header, table and plot title: the name the input gives;
-    else the GPU whose roofs were asked for (`--gpu`, `--roofs`), said so; else `unknown GPU`."""
+    else the GPU its roofs are of, with where that came from (inferred from what the input holds,
+    `--gpu`, `--roofs`); else `unknown GPU`. One line: names come from the data."""
     if device.name:
-        return device.name
-    if device.roofs.name:
-        given = "--gpu" if device.roofs.source.startswith("builtin") else "--roofs"
-        return f"{device.roofs.name} (from {given})"
-    return "unknown GPU"
+        return one_line(device.name)
+    name = device.roofs.name
+    if not name:
+        return "unknown GPU"
+    if "(inferred from" in name:  # the other products it may be: in the roofs' source, not here
+        return one_line(_ALSO_MATCHES.sub(")", name))
+    given = "--gpu" if device.roofs.source.startswith("builtin") else "--roofs"
+    return one_line(f"{name} (from {given})")
 
 
 def roofs_clock_words(device: Device) -> str:
