@@ -9,16 +9,16 @@ from itertools import islice
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
-from ncu_roof.analysis.columns import shared_texts
+import numpy as np
+
+from ncu_roof.analysis.columns import number_texts, shared_texts
 from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.base.text import launch_shape, one_line, shorten, si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
 from ncu_roof.render.console import PIPE_WIDTH, text_console, trimmed
-from ncu_roof.render.jsoncells import numbers_text
-from ncu_roof.render.jsonkernels import CHUNK_KERNELS
-from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
+from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -271,6 +271,21 @@ def diff_json_pieces(result: Diff) -> Iterator[str]:
 
 
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
+def numbers_text(values: np.ndarray) -> list[str]:
+    """Numbers (NaN for missing) as `json.dumps` writes them; NaN and ±inf as null. A column of
+    few distinct values (repeated launches) has each encoded once."""
+    return number_texts(np.asarray(values, dtype="float64"), _encode_numbers)
+
+
+def _encode_numbers(numbers: np.ndarray) -> list[str]:
+    finite = np.isfinite(numbers)
+    if not finite.any():
+        return ["null"] * len(numbers)
+    cells = numbers.astype(object)
+    cells[~finite] = None
+    return _encode(cells.tolist())[1:-1].split(", ")  # numbers and null never hold ", "
 
 
 def _change(change: Change) -> dict[str, float | None]:
