@@ -25,7 +25,6 @@ from ncu_roof.analysis.columns import LaunchColumns, columns_of, distinct_rows, 
 from ncu_roof.analysis.groups import headroom_array
 from ncu_roof.analysis.model import TRANSACTION_BYTES, finite_or_none
 from ncu_roof.analysis.records import InstructionRoofline, Kernel, TensorPath
-from ncu_roof.base.arrow import text_lists_array
 from ncu_roof.base.codes import object_array
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 
@@ -97,10 +96,18 @@ def _columnar(values: list[Any], shape: Any) -> pl.Series:
         fields = (key if isinstance(key, tuple) else (key, None) for key in shape)
         return _struct({k: _columnar([v[k] for v in values], s) for k, s in fields}, len(values))
     if shape is list:  # the lists here are of texts: notes, the terms not collected
-        texts = pl.from_arrow(text_lists_array(values))
-        assert isinstance(texts, pl.Series)
-        return texts
+        return _text_lists(values)
     return pl.Series(values)
+
+
+def _text_lists(lists: list[list[str]]) -> pl.Series:
+    """Lists of texts as one Polars list column: the texts in one column, gathered per list (an
+    empty list holds a null, dropped again). Polars' own conversion of many lists takes 4x as
+    long, and pyarrow's is not loaded for a report (`ncu_report`)."""
+    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    texts = pl.Series([t for one in lists for t in one or (None,)], dtype=pl.String)
+    frame = pl.DataFrame({"list": np.repeat(np.arange(len(lists)), np.maximum(lengths, 1)), "text": texts})
+    return frame.group_by("list", maintain_order=True).agg(pl.col("text").drop_nulls()).get_column("text")
 
 
 def _dense(columns: LaunchColumns, field: str, keys: Sequence[str]) -> Part:
