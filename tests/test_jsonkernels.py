@@ -148,28 +148,54 @@ def test_launches_of_other_keys_keep_their_own_keys_in_their_order(
     corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A frame per shape of objects, the lines put back in launch order: a sparse map has only the
-    keys it has numbers for (in the order of the launches' columns: the first launch's first), a
-    recipe only its own quantities, a record may be missing."""
+    keys it has numbers for (in the order of the launches' columns: the first launch's first)."""
     analysis = analyzed(corpus / INPUTS[0])
     k = analysis.kernels[0]
     launches = [
-        replace(k, id=0, recipe={"duration_s": "gpu__time_duration.sum"}, instructions=None),
+        replace(k, id=0),
         replace(k, id=1, cap_flop_per_s={"dram": 1.5e12}, pipe_pct={"fma": 12.5}),
         replace(k, id=2, cap_flop_per_s={}, notes=("a note",), name='a "quoted"\nname, ünï€𝄞 100%'),
         replace(k, id=3, duration_s=math.nan, pct_of_roof=math.inf, cap_flop_per_s={"l2": -math.inf}),
         replace(k, id=4, cap_flop_per_s={"dram": 1e-05, "compute": 2e12}),
-        replace(k, id=5),  # the maps of launch 0, the recipe and instruction roofline of its own
     ]
     _, kernels = written(Analysis(analysis.inputs, analysis.devices, launches), monkeypatch, 2)
-    assert [got["id"] for got in kernels] == [0, 1, 2, 3, 4, 5]
-    assert kernels[0]["recipe"] == {"duration_s": "gpu__time_duration.sum"}
-    assert kernels[0]["instruction_roofline"] is None
+    assert [got["id"] for got in kernels] == [0, 1, 2, 3, 4]
     assert kernels[1]["cap_flop_per_s"] == {"dram": 1.5e12} and kernels[1]["pipe_pct"] == {"fma": 12.5}
     assert kernels[2]["cap_flop_per_s"] == {} and kernels[2]["name"] == 'a "quoted"\nname, ünï€𝄞 100%'
     assert kernels[3]["duration_s"] is None and kernels[3]["pct_of_roof"] is None
     assert kernels[3]["cap_flop_per_s"] == {"l2": None}  # a key with a number, though not a finite one
     assert kernels[4]["cap_flop_per_s"] == {"dram": 1e-05, "compute": 2e12}
-    assert kernels[5]["recipe"] == dict(k.recipe) and len(k.recipe) > 1 and kernels[5]["instruction_roofline"]
+    for launch, got in zip(launches, kernels, strict=True):
+        assert_same(got, expected(launch), f"kernel {launch.id}")
+
+
+def test_records_of_other_keys_keep_their_own_keys(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each launch differs from the first in the keys of one record only: a recipe of fewer
+    quantities, traffic of fewer tiers, no terms missing, no integer operations, fewer tensor
+    paths, no instruction roofline, an instruction roofline of fewer tiers, a tier's traffic
+    of fewer formulas."""
+    analysis = analyzed(corpus / INPUTS[0])
+    k = analysis.kernels[0]
+    names = ("recipe", "traffic", "tensor_paths")
+    assert all(len(getattr(k, name)) > 1 for name in names) and k.not_collected and k.ops
+    first = {name: dict(list(getattr(k, name).items())[:1]) for name in names}
+    assert k.instructions is not None
+    roof = k.instructions
+    fewer = {t: v for t, v in list(roof.intensity_warp_inst_per_transaction.items())[:1]}
+    launches = [
+        replace(k, id=0),
+        *(replace(k, id=i, **{name: value}) for i, (name, value) in enumerate(first.items(), 1)),
+        replace(k, id=4, not_collected={}),
+        replace(k, id=5, ops={}),
+        replace(k, id=6, instructions=None),
+        replace(k, id=7, instructions=replace(roof, intensity_warp_inst_per_transaction=fewer)),
+        replace(k, id=8, instructions=replace(roof, transaction_peak_per_s=fewer)),
+        replace(k, id=9, traffic={t: dict(list(e.items())[:1]) for t, e in k.traffic.items()}),
+    ]
+    _, kernels = written(Analysis(analysis.inputs, analysis.devices, launches), monkeypatch, 3)
+    assert kernels[1]["recipe"] == first["recipe"] and kernels[0]["recipe"] == dict(k.recipe)
+    assert kernels[6]["instruction_roofline"] is None
+    assert list(kernels[7]["instruction_roofline"]["transaction_bytes"]) == list(fewer)
     for launch, got in zip(launches, kernels, strict=True):
         assert_same(got, expected(launch), f"kernel {launch.id}")
 

@@ -14,7 +14,7 @@ the shape of their objects (a frame per shape: usually one) and their lines put 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,34 +68,26 @@ def _distinct(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
         return codes, [items[j] for j in first.tolist()]
 
 
-def _shape(value: Any) -> Any:
-    """The keys of a JSON value, nested: what a Polars struct must have alike in every row (a
-    number or text may be null in some rows)."""
-    if isinstance(value, dict):
-        return tuple([(k, _shape(v)) if isinstance(v, dict | list) else k for k, v in value.items()])
-    return list if isinstance(value, list) else None
-
-
-def _objects(values: np.ndarray, convert: Callable[[Any], Any]) -> Part:
-    """An object column, each distinct value converted to its JSON value once."""
+def _objects(values: np.ndarray, convert: Callable[[Any], Any], keys: Callable[[Any], Hashable]) -> Part:
+    """An object column, each distinct value converted to its JSON value once; `keys` tells the
+    values whose JSON objects have other keys apart (a frame each: a struct's keys are fixed)."""
     codes, distinct = _distinct(values)
     made = [convert(v) for v in distinct]
-    shape_codes, shapes = factorized(object_array([_shape(m) for m in made]))
-    shape_of = np.asarray(shape_codes)
+    shape_codes, shapes = factorized(object_array([keys(v) for v in distinct]))
 
     def build(rows: Rows) -> pl.Series:
         used, local = np.unique(codes if rows is None else codes[rows], return_inverse=True)
-        return _columnar([made[i] for i in used.tolist()], shapes[shape_of[used[0]]]).gather(local.ravel())
+        return _columnar([made[i] for i in used.tolist()]).gather(local.ravel())
 
-    return Part(build, shape_of[codes] if len(shapes) > 1 else None)
+    return Part(build, np.asarray(shape_codes)[codes] if len(shapes) > 1 else None)
 
 
-def _columnar(values: list[Any], shape: Any) -> pl.Series:
-    """JSON values of one shape as a Polars column, built key by key (not value by value)."""
-    if isinstance(shape, tuple):
-        fields = (key if isinstance(key, tuple) else (key, None) for key in shape)
-        return _struct({k: _columnar([v[k] for v in values], s) for k, s in fields}, len(values))
-    if shape is list:  # the lists here are of texts: notes, the terms not collected
+def _columnar(values: list[Any]) -> pl.Series:
+    """JSON values with the same keys as a Polars column, built key by key (not value by value)."""
+    first = values[0]
+    if isinstance(first, dict):
+        return _struct({k: _columnar([v[k] for v in values]) for k in first}, len(values))
+    if isinstance(first, list):  # the lists here are of texts: notes, the terms not collected
         return _text_lists(values)
     return pl.Series(values)
 
@@ -194,8 +186,16 @@ def _map(field: str, keys: Sequence[str]) -> Callable[[LaunchColumns], Part]:
     return lambda c: _dense(c, field, keys)
 
 
-def _record(field: str, convert: Callable[[Any], Any]) -> Callable[[LaunchColumns], Part]:
-    return lambda c: _objects(c[field], convert)
+def _record(
+    field: str, convert: Callable[[Any], Any], keys: Callable[[Any], Hashable] = lambda v: ()
+) -> Callable[[LaunchColumns], Part]:
+    return lambda c: _objects(c[field], convert, keys)
+
+
+def _instruction_keys(roof: InstructionRoofline | None) -> Hashable:
+    if roof is None:
+        return None
+    return tuple(roof.intensity_warp_inst_per_transaction), tuple(roof.transaction_peak_per_s)
 
 
 # The kernel object, key by key, in the order of the contract (docs/schemas/analysis.v1.schema.json)
@@ -224,20 +224,27 @@ KERNEL: tuple[tuple[str, Callable[[LaunchColumns], Part]], ...] = (
     ("above_roof", lambda c: _series(pl.Series(c["pct_of_roof"] > 100.0))),
     ("sol_pct", _map("sol_pct", SOL_KEYS)),
     ("pct_of_bandwidth", _map("pct_of_bandwidth", TIERS)),
-    ("recipe", _record("recipe", dict)),
-    ("traffic", _record("traffic", lambda v: {tier: dict(entry) for tier, entry in v.items()})),
+    ("recipe", _record("recipe", dict, tuple)),
+    (
+        "traffic",
+        _record(
+            "traffic",
+            lambda v: {tier: dict(entry) for tier, entry in v.items()},
+            lambda v: tuple((tier, tuple(entry)) for tier, entry in v.items()),
+        ),
+    ),
     ("notes", _record("notes", list)),
     ("verdict_basis", _enum("verdict_basis")),
     ("sol_verdict", _sol_verdict),
     ("flop_total_is_lower_bound", _integer("flop_total_is_lower_bound")),
-    ("not_collected", _record("not_collected", lambda v: {p: list(t) for p, t in v.items()})),
-    ("ops", _record("ops", lambda v: {k: finite_or_none(x) for k, x in v.items()})),
+    ("not_collected", _record("not_collected", lambda v: {p: list(t) for p, t in v.items()}, tuple)),
+    ("ops", _record("ops", lambda v: {k: finite_or_none(x) for k, x in v.items()}, tuple)),
     ("ops_total_is_lower_bound", _integer("ops_total_is_lower_bound")),
-    ("tensor_paths", _record("tensor_paths", _tensor_paths)),
+    ("tensor_paths", _record("tensor_paths", _tensor_paths, tuple)),
     ("pipe_pct", lambda c: _sparse(c, "pipe_pct")),
     ("compute_ceiling", _text("compute_ceiling")),
     ("compute_ceiling_pct", _number("compute_ceiling_pct")),
-    ("instruction_roofline", _record("instructions", _instructions)),
+    ("instruction_roofline", _record("instructions", _instructions, _instruction_keys)),
     ("headroom_s", lambda c: _series(_numbers(headroom_array(c["duration_s"], c["pct_of_roof"])))),
     ("headroom_sol_s", _number("headroom_sol_s")),
     ("sol_busiest_unit", _text("sol_busiest_unit")),
