@@ -176,15 +176,16 @@ def test_records_of_other_keys_keep_their_own_keys(corpus: Path, monkeypatch: py
     of fewer formulas."""
     analysis = analyzed(corpus / INPUTS[0])
     k = analysis.kernels[0]
-    names = ("recipe", "traffic", "tensor_paths")
-    assert all(len(getattr(k, name)) > 1 for name in names) and k.not_collected and k.ops
-    first = {name: dict(list(getattr(k, name).items())[:1]) for name in names}
-    assert k.instructions is not None
+    assert min(len(k.recipe), len(k.traffic), len(k.tensor_paths)) > 1 and k.not_collected and k.ops
     roof = k.instructions
-    fewer = {t: v for t, v in list(roof.intensity_warp_inst_per_transaction.items())[:1]}
+    assert roof is not None
+    one_quantity = dict(list(k.recipe.items())[:1])
+    fewer = dict(list(roof.intensity_warp_inst_per_transaction.items())[:1])
     launches = [
         replace(k, id=0),
-        *(replace(k, id=i, **{name: value}) for i, (name, value) in enumerate(first.items(), 1)),
+        replace(k, id=1, recipe=one_quantity),
+        replace(k, id=2, traffic=dict(list(k.traffic.items())[:1])),
+        replace(k, id=3, tensor_paths=dict(list(k.tensor_paths.items())[:1])),
         replace(k, id=4, not_collected={}),
         replace(k, id=5, ops={}),
         replace(k, id=6, instructions=None),
@@ -193,7 +194,7 @@ def test_records_of_other_keys_keep_their_own_keys(corpus: Path, monkeypatch: py
         replace(k, id=9, traffic={t: dict(list(e.items())[:1]) for t, e in k.traffic.items()}),
     ]
     _, kernels = written(Analysis(analysis.inputs, analysis.devices, launches), monkeypatch, 3)
-    assert kernels[1]["recipe"] == first["recipe"] and kernels[0]["recipe"] == dict(k.recipe)
+    assert kernels[1]["recipe"] == one_quantity and kernels[0]["recipe"] == dict(k.recipe)
     assert kernels[6]["instruction_roofline"] is None
     assert list(kernels[7]["instruction_roofline"]["transaction_bytes"]) == list(fewer)
     for launch, got in zip(launches, kernels, strict=True):
