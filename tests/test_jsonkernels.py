@@ -206,7 +206,7 @@ def test_kernels_of_a_list_and_of_no_launch(corpus: Path) -> None:
     assert jsonkernels.kernels_json(list(kernels)) == jsonkernels.kernels_json(kernels)
     assert [got["name"] for got in jsonkernels.kernels_json(kernels)] == [k.name for k in kernels]
     assert jsonkernels.kernels_json([]) == []
-    assert "".join(jsonkernels.kernel_array(empty_columns(), 4)) == "[]"
+    assert b"".join(jsonkernels.kernel_array(empty_columns(), 4)) == b"[]"
 
 
 def test_big_documents_are_compact_and_equal(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,7 @@ the shape of their objects (a frame per shape: usually one) and their lines put 
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -56,22 +57,13 @@ def _struct(fields: Mapping[str, pl.Series], n: int) -> pl.Series:
     return pl.DataFrame([s.alias(k) for k, s in fields.items()]).to_struct()
 
 
-def _distinct(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
-    """Codes into the distinct values of an object column: by value where the values can be
-    hashed (texts, enums, notes), else by identity (launches share one recipe object)."""
-    try:
-        codes, distinct = factorized(values)
-        return np.asarray(codes), distinct
-    except TypeError:  # mappings, or records holding them
-        items = values.tolist()
-        first, codes = identity_codes(items)
-        return codes, [items[j] for j in first.tolist()]
-
-
 def _objects(values: np.ndarray, convert: Callable[[Any], Any], keys: Callable[[Any], Hashable]) -> Part:
-    """An object column, each distinct value converted to its JSON value once; `keys` tells the
-    values whose JSON objects have other keys apart (a frame each: a struct's keys are fixed)."""
-    codes, distinct = _distinct(values)
+    """An object column, each distinct object (launches alike share one) converted to its JSON
+    value once; `keys` tells the values whose JSON objects have other keys apart (a frame each: a
+    struct's keys are fixed)."""
+    items = values.tolist()
+    first, codes = identity_codes(items)
+    distinct = [items[j] for j in first.tolist()]
     made = [convert(v) for v in distinct]
     shape_codes, shapes = factorized(object_array([keys(v) for v in distinct]))
 
@@ -148,9 +140,8 @@ def _instructions(roof: InstructionRoofline | None) -> dict[str, Any] | None:
 
 
 def _texts(columns: LaunchColumns, field: str) -> pl.Series:
-    """A column of texts (None: null), each distinct one made once."""
-    codes, distinct = _distinct(columns[field])
-    return pl.Series(distinct, dtype=pl.String).gather(codes)
+    """A column of texts (None: null)."""
+    return pl.Series(columns[field].tolist(), dtype=pl.String)
 
 
 def _enums(columns: LaunchColumns, field: str) -> pl.Series:
@@ -251,9 +242,9 @@ KERNEL: tuple[tuple[str, Callable[[LaunchColumns], Part]], ...] = (
 )
 
 
-def _lines(columns: LaunchColumns, chunk: int) -> Iterator[str]:
+def _lines(columns: LaunchColumns, chunk: int) -> Iterator[bytes]:
     """The kernels' JSON objects, one line each (JSON escapes a line break inside a string),
-    `chunk` launches at a time."""
+    `chunk` launches at a time, as UTF-8 (as Polars writes them: a file gets them as they are)."""
     if not len(columns):
         return
     parts = {key: make(columns) for key, make in KERNEL}
@@ -261,7 +252,8 @@ def _lines(columns: LaunchColumns, chunk: int) -> Iterator[str]:
     if not varied:
         frame = _frame(parts, None)
         for start in range(0, len(columns), chunk):
-            yield frame.slice(start, chunk).write_ndjson()
+            frame.slice(start, chunk).write_ndjson(written := io.BytesIO())
+            yield written.getvalue()
         return
     _, shape_of_row = distinct_rows(varied)  # a frame per shape, their lines put back in order
     order = np.argsort(shape_of_row, kind="stable")
@@ -272,7 +264,7 @@ def _lines(columns: LaunchColumns, chunk: int) -> Iterator[str]:
         ]
     ).gather(np.argsort(order))
     for start in range(0, len(columns), chunk):
-        yield lines.slice(start, chunk).str.join("\n").item() + "\n"
+        yield lines.slice(start, chunk).str.join("\n").item().encode() + b"\n"
 
 
 def _runs(codes: np.ndarray) -> list[tuple[int, int]]:
@@ -285,20 +277,21 @@ def _frame(parts: Mapping[str, Part], rows: Rows) -> pl.DataFrame:
     return pl.DataFrame([p.build(rows).alias(key) for key, p in parts.items()])
 
 
-def kernel_array(columns: LaunchColumns, chunk: int) -> Iterator[str]:
-    """The kernels' JSON array in pieces (`chunk` kernels each), compact: the lines `,`-separated."""
-    yield "["
-    last = ""
+def kernel_array(columns: LaunchColumns, chunk: int) -> Iterator[bytes]:
+    """The kernels' JSON array in pieces of UTF-8 (`chunk` kernels each), compact: the lines
+    `,`-separated."""
+    yield b"["
+    last = b""
     for lines in _lines(columns, chunk):
         if last:
-            yield last.replace("\n", ",")  # (every line ends in a `\n`: a `,` before the next)
+            yield last.replace(b"\n", b",")  # (every line ends in a `\n`: a `,` before the next)
         last = lines
-    yield last[:-1].replace("\n", ",")
-    yield "]"
+    yield last[:-1].replace(b"\n", b",")
+    yield b"]"
 
 
 def kernels_json(kernels: Sequence[Kernel]) -> list[dict[str, Any]]:
     """The kernel objects as Python values (what the JSON holds, parsed)."""
     columns = columns_of(kernels)
-    out: list[dict[str, Any]] = json.loads("".join(kernel_array(columns, max(len(columns), 1))))
+    out: list[dict[str, Any]] = json.loads(b"".join(kernel_array(columns, max(len(columns), 1))))
     return out
