@@ -127,11 +127,14 @@ POOL = st.sampled_from([0.0, -0.0, math.nan, math.inf, -math.inf, 1e-300, 2.5, 1
 def test_number_texts_are_each_number_s_text(pool: list[float], rows: int, one: bool) -> None:
     """A long column of few values (or of one, bit for bit) has each encoded once; the texts are
     those of every row encoded on its own (-0.0 and 0.0 apart, NaN and the infinities null)."""
-    from ncu_roof.render.diffout import numbers_text
+    from ncu_roof.analysis.columns import number_texts
+
+    def each(numbers: np.ndarray) -> list[str]:
+        return [json.dumps(v) if math.isfinite(v) else "null" for v in numbers.tolist()]
 
     values = [pool[0]] * (rows + 1) if one else [pool[i % len(pool)] for i in range(rows + 1)]
     expected = [json.dumps(v) if math.isfinite(v) else "null" for v in values]
-    assert numbers_text(np.array(values, dtype="float64")) == expected
+    assert number_texts(np.array(values, dtype="float64"), each) == expected
 
 
 @given(

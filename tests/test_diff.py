@@ -151,6 +151,51 @@ def test_renderers_escape_hostile_names(pair: tuple[str, str]) -> None:
     assert "+10.0%" in render_diff_table(result)
 
 
+@pytest.mark.parametrize("pretty_max", [500, 0])
+def test_the_json_pairs_are_the_kernel_diffs(
+    pair: tuple[str, str], monkeypatch: pytest.MonkeyPatch, pretty_max: int
+) -> None:
+    """Each pair's JSON object (Polars' line, indented or, past PRETTY_MAX_KERNELS, as written)
+    holds what its `KernelDiff` holds: the same keys in the same order, ints as ints, floats
+    exactly, None and NaN as null."""
+    from ncu_roof.compare.pairs import Change, KernelDiff
+    from ncu_roof.render import diffout
+
+    result = diff(load(pair[0]), load(pair[1]))
+    monkeypatch.setattr(diffout, "PRETTY_MAX_KERNELS", pretty_max)
+    text = render_diff_json(result)
+    assert ("\n  " in text) is bool(pretty_max) and text.endswith("}\n")
+
+    def change(c: Change) -> dict[str, float | None]:
+        return {"base": c.base, "head": c.head, "delta_pct": c.delta_pct}
+
+    def run(key: tuple[int, int, int] | None) -> int | None:
+        return None if key is None else key[1]
+
+    def expected(k: KernelDiff) -> dict[str, object]:
+        return {
+            "name": k.name,
+            "grid": k.grid,
+            "block": k.block,
+            "occurrence": k.occurrence,
+            "base_id": k.base_id,
+            "head_id": k.head_id,
+            "base_run": run(k.base_key),
+            "head_run": run(k.head_key),
+            "status": k.status.value,
+            "duration_s": change(k.duration_s),
+            "achieved_flop_per_s": change(k.flop_per_s),
+            "bytes": {t: change(c) for t, c in k.bytes.items()},
+            "intensity_flop_per_byte": {t: change(c) for t, c in k.intensity_flop_per_byte.items()},
+            "verdict": {"base": k.verdict_base, "head": k.verdict_head},
+        }
+
+    kernels = json.loads(text)["kernels"]
+    assert json.dumps(kernels) == json.dumps([expected(k) for k in result.kernels])
+    assert [k["status"] for k in kernels] == ["regressed", "improved", "only-head", "only-base"]
+    assert kernels[2]["base_id"] is None and kernels[3]["head_run"] is None
+
+
 def test_markdown_folds_the_launches_of_one_kernel(pair: tuple[str, str]) -> None:
     """BASE's two launches of HOSTILE (1 + 2 µs) became 1.1 + 1 µs: one row, 3 µs → 2.1 µs, faster
     in total, with the launch that got 10% slower on its own said (the gate reads launches)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -66,6 +68,21 @@ def test_a_document_in_pieces_lands_whole_in_a_file_a_pipe_and_on_stdout(
     assert out.read_text(encoding="utf-8") == WHOLE
     assert capsys.readouterr().out == WHOLE
     assert output.joined(_document(TAIL)) == WHOLE
+
+
+def test_a_document_in_pieces_is_utf8_on_stdout_after_the_text_before_it() -> None:
+    """Text and bytes pieces go to stdout as one UTF-8 document, whatever stdout's encoding (the
+    bytes are UTF-8 already), after the text written before it even when that is not yet flushed
+    (a real, buffered stdout to a pipe, not a test's capture)."""
+    script = (
+        "from ncu_roof.render.output import write_output\n"
+        "print('before', end='')\n"
+        "write_output(iter(['[ядро, ', '€'.encode(), ', 𝄞]']), None)\n"
+        "print(' after')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | {"PYTHONIOENCODING": "latin-1"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, env=env, check=True)
+    assert done.stdout == b"before" + "[ядро, €, 𝄞]".encode() + b" after\n"
 
 
 def test_an_output_through_a_symbolic_link_replaces_the_file_and_keeps_the_link(tmp_path: Path) -> None:

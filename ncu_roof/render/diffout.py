@@ -6,12 +6,8 @@ import io
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ncu_roof.analysis.columns import number_texts, shared_texts
 from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.base.text import launch_shape, one_line, shorten, si
 from ncu_roof.base.vocabulary import TIER_NAMES
@@ -19,8 +15,10 @@ from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
 from ncu_roof.render.console import PIPE_WIDTH, text_console, trimmed
 from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS
+from ncu_roof.render.output import Piece, joined
 
 if TYPE_CHECKING:
+    import polars as pl
     from rich.table import Table
 
 SCHEMA = "ncu-roof/diff/v1"
@@ -272,11 +270,14 @@ def _rich_table(
 
 def render_diff_json(result: Diff) -> str:
     """Base SI units, NaN/inf as null, stable key order; the pairs written from the columns."""
-    return "".join(diff_json_pieces(result))
+    return joined(diff_json_pieces(result))
 
 
-def diff_json_pieces(result: Diff) -> Iterator[str]:
-    """`render_diff_json` in pieces, made as they are written: a big diff is never held whole."""
+def diff_json_pieces(result: Diff) -> Iterator[Piece]:
+    """`render_diff_json` in pieces, made as they are written: a big diff is never held whole.
+    Up to `PRETTY_MAX_KERNELS` pairs indented (the pairs Polars writes, parsed); beyond, compact."""
+    from ncu_roof.render.jsonkernels import json_array, ndjson
+
     document: dict[str, Any] = {
         "schema": SCHEMA,
         "threshold_pct": result.threshold_pct,
@@ -287,34 +288,15 @@ def diff_json_pieces(result: Diff) -> Iterator[str]:
         "total": {**_change(result.total_duration_s), "status": result.total_status.value},
         "kernels": None,
     }
+    pairs = json_array(ndjson(pairs_frame(result), CHUNK_KERNELS))
     if len(result.kernels) <= PRETTY_MAX_KERNELS:
-        document["kernels"] = json.loads(f"[{', '.join(pairs_text(result))}]")
+        document["kernels"] = json.loads(b"".join(pairs))
         yield json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
         return
-    head = json.dumps(document, allow_nan=False, ensure_ascii=False)
-    yield head.removesuffix("null}") + "["  # "kernels" is the last key
-    for i, chunk in enumerate(pairs_text(result)):  # a chunk of pairs' text at a time
-        yield ", " if i else ""
-        yield chunk
-    yield "]}\n"
-
-
-_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-
-
-def numbers_text(values: np.ndarray) -> list[str]:
-    """Numbers (NaN for missing) as `json.dumps` writes them; NaN and ±inf as null. A column of
-    few distinct values (repeated launches) has each encoded once."""
-    return number_texts(np.asarray(values, dtype="float64"), _encode_numbers)
-
-
-def _encode_numbers(numbers: np.ndarray) -> list[str]:
-    finite = np.isfinite(numbers)
-    if not finite.any():
-        return ["null"] * len(numbers)
-    cells = numbers.astype(object)
-    cells[~finite] = None
-    return _encode(cells.tolist())[1:-1].split(", ")  # numbers and null never hold ", "
+    head = json.dumps(document, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    yield head.removesuffix("null}")  # "kernels" is the last key
+    yield from pairs
+    yield "}\n"
 
 
 def _change(change: Change) -> dict[str, float | None]:
@@ -325,40 +307,35 @@ def _change(change: Change) -> dict[str, float | None]:
     }
 
 
-def pairs_text(result: Diff) -> Iterator[str]:
-    """The pairs' JSON objects, `, `-separated, a chunk of pairs at a time, built from the diff's
-    columns (no KernelDiff per pair): one template for the whole object, each of its values a
-    column of JSON texts."""
+def pairs_frame(result: Diff) -> pl.DataFrame:
+    """The pairs' JSON objects as a Polars frame, a column per key (numbers NaN and ±inf as null),
+    built from the diff's columns (no KernelDiff per pair)."""
+    import polars as pl
+
+    from ncu_roof.render.jsonkernels import number_series, struct_series
+
     pairs = result.pairs
-    cells: list[list[str]] = []  # the template's %s slots, in order
+    n = len(pairs)
 
-    def slot(texts: list[str]) -> str:
-        cells.append(texts)
-        return "%s"
-
-    def change(quantity: str) -> str:
+    def change(quantity: str) -> pl.Series:
         base, head = pairs.numbers[quantity]
-        numbers = (numbers_text(v) for v in (base, head, pairs.delta_pct(quantity)))
-        return '{{"base": {}, "head": {}, "delta_pct": {}}}'.format(*map(slot, numbers))
+        sides = {"base": base, "head": head, "delta_pct": pairs.delta_pct(quantity)}
+        return struct_series({k: number_series(v) for k, v in sides.items()}, n)
 
-    def mapping(field: str) -> str:
-        return (
-            "{"
-            + ", ".join(f"{encode_basestring(t)}: {change(tier_key(field, t))}" for t in result.tiers)
-            + "}"
-        )
+    def mapping(field: str) -> pl.Series:
+        return struct_series({t: change(tier_key(field, t)) for t in result.tiers}, n)
 
-    def texts(values: list[Any]) -> str:
-        return slot(shared_texts(values, _encode))
+    def texts(values: list[str | None]) -> pl.Series:
+        return pl.Series(values, dtype=pl.String)
 
-    def ints(values: list[int | None]) -> str:  # ids: nearly all distinct, so no sharing
-        return slot(["null" if v is None else str(v) for v in values])
+    def ints(values: list[int | None]) -> pl.Series:
+        return pl.Series(values, dtype=pl.Int64)
 
-    template = {
-        "name": texts(pairs.name),
+    columns = {
+        "name": texts(list(pairs.name)),
         "grid": texts(pairs.grid),
         "block": texts(pairs.block),
-        "occurrence": slot(list(map(str, pairs.occurrence.tolist()))),
+        "occurrence": ints(pairs.occurrence.tolist()),
         "base_id": ints(pairs.base_id),
         "head_id": ints(pairs.head_id),
         "base_run": ints([None if key is None else key[1] for key in pairs.base_key]),
@@ -368,12 +345,6 @@ def pairs_text(result: Diff) -> Iterator[str]:
         "achieved_flop_per_s": change(FLOP_PER_S),
         "bytes": mapping("bytes"),
         "intensity_flop_per_byte": mapping("intensity_flop_per_byte"),
-        "verdict": f'{{"base": {texts(pairs.verdict_base)}, "head": {texts(pairs.verdict_head)}}}',
+        "verdict": struct_series({"base": texts(pairs.verdict_base), "head": texts(pairs.verdict_head)}, n),
     }
-    row = "{" + ", ".join(f"{encode_basestring(key)}: {value}" for key, value in template.items()) + "}"
-
-    def chunk(start: int) -> str:
-        stop = min(start + CHUNK_KERNELS, len(pairs))
-        return ", ".join(row % values for values in zip(*(texts[start:stop] for texts in cells), strict=True))
-
-    return map(chunk, range(0, len(pairs), CHUNK_KERNELS))
+    return pl.DataFrame([s.alias(k) for k, s in columns.items()])

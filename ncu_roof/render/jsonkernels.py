@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,7 @@ class Part:
     shapes: np.ndarray | None = None  # per launch, a code of its value's shape; None: one shape
 
 
-def _numbers(values: np.ndarray) -> pl.Series:
+def number_series(values: np.ndarray) -> pl.Series:
     """Numbers (NaN for missing): Polars writes NaN and ±inf as null."""
     return pl.Series(np.asarray(values, dtype="float64"))
 
@@ -50,7 +50,7 @@ def _series(values: pl.Series) -> Part:
     return Part(lambda rows: values if rows is None else values.gather(rows))
 
 
-def _struct(fields: Mapping[str, pl.Series], n: int) -> pl.Series:
+def struct_series(fields: Mapping[str, pl.Series], n: int) -> pl.Series:
     """n objects of these keys (with no keys: n `{}`)."""
     if not fields:
         return pl.Series([{}]).gather(np.zeros(n, dtype=np.int64))
@@ -78,7 +78,7 @@ def _columnar(values: list[Any]) -> pl.Series:
     """JSON values with the same keys as a Polars column, built key by key (not value by value)."""
     first = values[0]
     if isinstance(first, dict):
-        return _struct({k: _columnar([v[k] for v in values]) for k in first}, len(values))
+        return struct_series({k: _columnar([v[k] for v in values]) for k in first}, len(values))
     if isinstance(first, list):  # the lists here are of texts: notes, the terms not collected
         return _text_lists(values)
     return pl.Series(values)
@@ -95,7 +95,7 @@ def _text_lists(lists: list[list[str]]) -> pl.Series:
 
 
 def _dense(columns: LaunchColumns, field: str, keys: Sequence[str]) -> Part:
-    return _series(_struct({k: _numbers(columns.key(field, k)) for k in keys}, len(columns)))
+    return _series(struct_series({k: number_series(columns.key(field, k)) for k in keys}, len(columns)))
 
 
 def _sparse(columns: LaunchColumns, field: str) -> Part:
@@ -103,14 +103,16 @@ def _sparse(columns: LaunchColumns, field: str) -> Part:
     maps = columns.maps[field]
     names = list(maps)
     if not names:
-        return _series(_struct({}, len(columns)))
+        return _series(struct_series({}, len(columns)))
     present = np.column_stack([~np.isnan(a) for a in maps.values()])
     first, patterns = distinct_rows(list(present.T.astype("int64")))
 
     def build(rows: Rows) -> pl.Series:
         keys = [k for k, has in zip(names, present[0 if rows is None else rows[0]], strict=True) if has]
         values = {k: maps[k] if rows is None else maps[k][rows] for k in keys}
-        return _struct({k: _numbers(v) for k, v in values.items()}, len(present if rows is None else rows))
+        return struct_series(
+            {k: number_series(v) for k, v in values.items()}, len(present if rows is None else rows)
+        )
 
     return Part(build, patterns if len(first) > 1 else None)
 
@@ -154,7 +156,7 @@ def _enums(columns: LaunchColumns, field: str) -> pl.Series:
 
 def _sol_verdict(columns: LaunchColumns) -> Part:
     fields = {"bound": _enums(columns, "sol_bound"), "unit": _texts(columns, "sol_unit")}
-    return _series(_struct(fields | {"small_grid": pl.Series(columns["small_grid"])}, len(columns)))
+    return _series(struct_series(fields | {"small_grid": pl.Series(columns["small_grid"])}, len(columns)))
 
 
 def _integer(field: str) -> Callable[[LaunchColumns], Part]:
@@ -162,7 +164,7 @@ def _integer(field: str) -> Callable[[LaunchColumns], Part]:
 
 
 def _number(field: str) -> Callable[[LaunchColumns], Part]:
-    return lambda c: _series(_numbers(c[field]))
+    return lambda c: _series(number_series(c[field]))
 
 
 def _text(field: str) -> Callable[[LaunchColumns], Part]:
@@ -236,7 +238,7 @@ KERNEL: tuple[tuple[str, Callable[[LaunchColumns], Part]], ...] = (
     ("compute_ceiling", _text("compute_ceiling")),
     ("compute_ceiling_pct", _number("compute_ceiling_pct")),
     ("instruction_roofline", _record("instructions", _instructions, _instruction_keys)),
-    ("headroom_s", lambda c: _series(_numbers(headroom_array(c["duration_s"], c["pct_of_roof"])))),
+    ("headroom_s", lambda c: _series(number_series(headroom_array(c["duration_s"], c["pct_of_roof"])))),
     ("headroom_sol_s", _number("headroom_sol_s")),
     ("sol_busiest_unit", _text("sol_busiest_unit")),
 )
@@ -250,10 +252,7 @@ def _lines(columns: LaunchColumns, chunk: int) -> Iterator[bytes]:
     parts = {key: make(columns) for key, make in KERNEL}
     varied = [p.shapes for p in parts.values() if p.shapes is not None]
     if not varied:
-        frame = _frame(parts, None)
-        for start in range(0, len(columns), chunk):
-            frame.slice(start, chunk).write_ndjson(written := io.BytesIO())
-            yield written.getvalue()
+        yield from ndjson(_frame(parts, None), chunk)
         return
     _, shape_of_row = distinct_rows(varied)  # a frame per shape, their lines put back in order
     order = np.argsort(shape_of_row, kind="stable")
@@ -277,12 +276,24 @@ def _frame(parts: Mapping[str, Part], rows: Rows) -> pl.DataFrame:
     return pl.DataFrame([p.build(rows).alias(key) for key, p in parts.items()])
 
 
+def ndjson(frame: pl.DataFrame, chunk: int) -> Iterator[bytes]:
+    """The frame's rows as JSON objects, one line each, `chunk` rows at a time (UTF-8)."""
+    for start in range(0, len(frame), chunk):
+        frame.slice(start, chunk).write_ndjson(written := io.BytesIO())
+        yield written.getvalue()
+
+
 def kernel_array(columns: LaunchColumns, chunk: int) -> Iterator[bytes]:
-    """The kernels' JSON array in pieces of UTF-8 (`chunk` kernels each), compact: the lines
+    """The kernels' JSON array in pieces of UTF-8 (`chunk` kernels each), compact."""
+    return json_array(_lines(columns, chunk))
+
+
+def json_array(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Chunks of JSON lines (each line ending in a line break) as one compact JSON array: the lines
     `,`-separated."""
     yield b"["
     last = b""
-    for lines in _lines(columns, chunk):
+    for lines in chunks:
         if last:
             yield last.replace(b"\n", b",")  # (every line ends in a `\n`: a `,` before the next)
         last = lines

@@ -38,7 +38,7 @@ def device_json(device: Device) -> dict[str, Any]:
 
 
 def analysis_json(analysis: Analysis) -> dict[str, Any]:
-    from ncu_roof.render.jsonkernels import kernels_json  # Polars: not for the diff or Parquet
+    from ncu_roof.render.jsonkernels import kernels_json  # Polars: not for a diff's table or Parquet
 
     return _document(analysis, kernels_json(analysis.kernels))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -17,7 +17,7 @@ WRITE_HINT = "check that the directory exists and that you may write there"
 # What a renderer gives: text, bytes, or text in pieces made as they are written (a big JSON
 # document is never held whole).
 Piece = str | bytes
-Document = str | bytes | Iterator[Piece]
+Document = str | bytes | Iterable[Piece]
 
 
 class StdoutClosedError(Exception):
@@ -85,8 +85,13 @@ def joined(pieces: Iterable[Piece]) -> str:
     return "".join(p.decode("utf-8") if isinstance(p, bytes) else p for p in pieces)
 
 
+def made(data: Document) -> str | bytes | tuple[Piece, ...]:
+    """A document with all of its pieces made (rendered to its end, not yet written)."""
+    return data if isinstance(data, str | bytes) else tuple(data)
+
+
 def _write_pieces(handle: IO[bytes], data: Document) -> None:
-    """The document into a file, piece by piece."""
+    """The document into a file, piece by piece (text as UTF-8, bytes as they are)."""
     for piece in (data,) if isinstance(data, str | bytes) else data:
         handle.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
 
@@ -112,14 +117,15 @@ def write_output(data: Document, path: str | None) -> None:
 def _write_stdout(data: Document) -> None:
     """To stdout; a closed pipe is `StdoutClosedError` (the CLI exits quietly), any other
     failure (a full disk, an I/O error) is one `OutputError`."""
-    whole = text_of(data)  # rendered whole first: a failure leaves nothing half-written on stdout
+    whole = made(data)  # rendered whole first: a failure leaves nothing half-written on stdout
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         raise OutputError("cannot write to stdout: it is closed", hint="write to a file instead: -o FILE")
     try:
-        if isinstance(whole, bytes):
-            sys.stdout.buffer.write(whole)
-        else:
+        if isinstance(whole, str):
             sys.stdout.write(whole)
+        else:  # bytes, or pieces: UTF-8 straight to the bytes under the text already written
+            sys.stdout.flush()
+            _write_pieces(sys.stdout.buffer, whole)
         sys.stdout.flush()
     except BrokenPipeError:
         raise StdoutClosedError from None
@@ -160,8 +166,7 @@ def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
     then the staged files are renamed into place, and stdout (None or `-`) comes last."""
     # what goes to stdout is rendered whole before any file is written: all or none
     targets = [
-        (text_of(data), None) if path in (None, "-") else (data, through_links(path))
-        for data, path in outputs
+        (made(data), None) if path in (None, "-") else (data, through_links(path)) for data, path in outputs
     ]
     for _, target in targets:
         check_writable(None if target is None else str(target))
