@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ncu_roof.base.vocabulary import RoofChoice
     from ncu_roof.errors import NcuRoofError
     from ncu_roof.ingest import RunTable
+    from ncu_roof.render.output import Document
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "ncu-corpus"
@@ -341,3 +342,10 @@ def _exit_code(code: object) -> int:
         return code
     sys.stderr.write(f"{code}\n")
     return 1
+
+
+def document_text(data: Document) -> str | bytes:
+    """A rendered document whole (its pieces joined, as text)."""
+    from ncu_roof.render.output import joined
+
+    return data if isinstance(data, str | bytes) else joined(data)

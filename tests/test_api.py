@@ -59,11 +59,12 @@ def test_to_pandas_matches_the_json(corpus: Path) -> None:
 
 def test_cli_json_is_the_api_json(corpus: Path) -> None:
     path = str(corpus / ROOFLINE_SET)
+    from conftest import document_text
+
     from ncu_roof import pipeline
     from ncu_roof.render.formats import OutputFormat, RenderOptions, render
-    from ncu_roof.render.output import text_of
 
-    cli = text_of(render(pipeline.run([path]), OutputFormat.JSON, RenderOptions()))
+    cli = document_text(render(pipeline.run([path]), OutputFormat.JSON, RenderOptions()))
     assert cli == ncu_roof.analyze(path).to_json()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import analyzed
+from conftest import analyzed, document_text
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,7 +29,6 @@ from ncu_roof.render.formats import (
     renderer,
     spec,
 )
-from ncu_roof.render.output import text_of
 from ncu_roof.render.unplaced import _agreeing, _missing_reason, missing_reason
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
@@ -72,7 +71,7 @@ def test_every_format_is_registered_and_renders_the_example(fmt: OutputFormat, e
     assert callable(renderer(fmt))
     if fmt is OutputFormat.PARQUET:
         pytest.importorskip("ncu_roof.render.parquet")
-    data = text_of(render(example, fmt, RenderOptions()))  # type: ignore[arg-type]
+    data = document_text(render(example, fmt, RenderOptions()))  # type: ignore[arg-type]
     payload = data.encode("utf-8") if isinstance(data, str) else data
     assert isinstance(data, bytes) is entry.binary or fmt is OutputFormat.SVG
     assert payload.startswith(MAGIC[fmt]), payload[:40]

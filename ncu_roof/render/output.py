@@ -75,11 +75,6 @@ def _check_writable(target: Path) -> None:
         raise OutputError(f"cannot write {path}: directory {directory} is not writable", hint=WRITE_HINT)
 
 
-def text_of(data: Document) -> str | bytes:
-    """A document whole (pieces joined, as text)."""
-    return data if isinstance(data, str | bytes) else joined(data)
-
-
 def joined(pieces: Iterable[Piece]) -> str:
     """Text in pieces, some of them UTF-8 bytes, as one text."""
     return "".join(p.decode("utf-8") if isinstance(p, bytes) else p for p in pieces)
