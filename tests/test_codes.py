@@ -157,11 +157,13 @@ def test_distinct_rows_are_the_sorted_distinct_combinations(rows: list[list[int]
 
 @given(st.lists(st.integers(0, 40), max_size=300), st.integers(1, 3))
 def test_truthy_and_equals_ask_each_row(picks: list[int], step: int) -> None:
-    """`bool()` of every row, whether the rows share a few objects (asked once each) or hold many
-    (a tuple, an empty one, a record, None, 0, "", NaN, ...), through a strided view too."""
+    """`bool()` and `==` of every row, whether the rows share a few objects or hold many (a tuple,
+    an empty one, a record, None, 0, "", NaN, ...), through a strided view too; a tuple is one
+    value to compare with."""
     pool: list[Any] = [(), ("a",), {}, {"k": 1}, None, 0, 1, "", "x", math.nan, *range(2, 33)]
     values = codes.object_array([pool[p] for p in picks])
     assert codes.truthy(values).tolist() == [bool(pool[p]) for p in picks]
     assert codes.truthy(values[::step]).tolist() == [bool(pool[p]) for p in picks[::step]]
     assert codes.equals(values, "x").tolist() == [pool[p] == "x" for p in picks]
     assert codes.equals(values[::step], 0).tolist() == [pool[p] == 0 for p in picks[::step]]
+    assert codes.equals(values, ("a",)).tolist() == [pool[p] == ("a",) for p in picks]

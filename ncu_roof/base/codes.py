@@ -1,11 +1,11 @@
 """Coding a column: each distinct value once, every row a code into those values (first-seen
 order, as `pandas.factorize`; one `dict` pass, so a raw CSV page or a report is analyzed without
-importing pandas), and elementwise tests of object columns.
+importing pandas), and numpy's elementwise tests of object columns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -33,25 +33,17 @@ def object_array(values: Iterable[Any]) -> npt.NDArray[np.object_]:
     return np.fromiter(items, dtype=object, count=len(items))
 
 
-def flags(values: npt.NDArray[np.object_], test: Callable[[Any], bool]) -> npt.NDArray[np.bool_]:
-    """`test` of every row of an object column, asked once per distinct object (launches share
-    their verdicts, labels and notes: 100,000 rows hold a few objects)."""
-    items = values.tolist()
-    ids = np.fromiter(map(id, items), dtype=np.int64, count=len(items))
-    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-    tested = np.fromiter((test(items[j]) for j in first.tolist()), dtype=bool, count=len(first))
-    out: npt.NDArray[np.bool_] = tested[inverse.ravel()]
-    return out
-
-
 def truthy(values: npt.NDArray[np.object_]) -> npt.NDArray[np.bool_]:
     """Elementwise `bool()` of an object column."""
-    return flags(values, bool)
+    return values.astype(bool)
 
 
 def equals(values: npt.NDArray[np.object_], value: object) -> npt.NDArray[np.bool_]:
-    """Elementwise `== value` of an object column (a verdict, a roof's name)."""
-    return flags(values, lambda v: bool(v == value))
+    """Elementwise `== value` of an object column (a verdict, a roof's name; a tuple is one value)."""
+    scalar = np.empty((), dtype=object)
+    scalar[()] = value
+    out: npt.NDArray[np.bool_] = np.equal(values, scalar)
+    return out
 
 
 def _dict(items: list[Any], missing_is_value: bool) -> tuple[Codes, list[Any]]:
