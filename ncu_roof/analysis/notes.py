@@ -179,11 +179,12 @@ def _per_launch(made: Made, n: int) -> list[tuple[str, ...]]:
     if not codes:
         return [()] * n
     first, inverse = distinct_rows(codes)
-    combined = np.empty(len(first), dtype=object)
-    combined[:] = [
-        tuple(text for rule, code in enumerate(row) if code >= 0 for text in texts[rule][code])
-        for row in np.column_stack(codes)[first].tolist()
-    ]
+    sentences: list[list[str]] = [[] for _ in first.tolist()]
+    for rule, column in enumerate(codes):  # only the rules a distinct row has
+        picked = column[first]
+        for row, code in zip(np.flatnonzero(picked >= 0).tolist(), picked[picked >= 0].tolist(), strict=True):
+            sentences[row] += texts[rule][code]
+    combined = object_array([tuple(s) for s in sentences])
     out: list[tuple[str, ...]] = combined[inverse].tolist()
     return out
 

@@ -155,7 +155,17 @@ def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 
 
 def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """The roofline decided; Speed of Light calls the launch latency-bound: what that means."""
+    """The roofline decided; Speed of Light calls the launch latency-bound: what that means. Made
+    once per distinct combination of what it shows (the launches of one kernel share it)."""
+    shown = [whole_shown(x.sol_sm_pct[rows]), whole_shown(x.sol_memory_pct[rows]), whole_shown(x.pct[rows])]
+    first, inverse = distinct_numbers(
+        [*shown, x.waves[rows]], [factorize(x.binding[rows], missing_is_value=True)[0]]
+    )
+    out: np.ndarray = _cross_check_texts(x, rows[first])[inverse]
+    return out
+
+
+def _cross_check_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     small = x.waves[rows] < 1
     why = np.where(
         small,
