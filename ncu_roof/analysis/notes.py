@@ -257,11 +257,15 @@ def _busy_sm(
 
 def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """`L1 is 97% busy moving 10% of its byte peak: about 10x more …` of these launches."""
+    used = moved[rows]
+    small = used < 9.95  # one decimal, not "0%"
+    used_text = np.empty(len(rows), dtype=object)
+    used_text[small], used_text[~small] = fixed(used[small], 1), fixed(used[~small], 0)
     out: np.ndarray = (
         f"{TIER_NAMES[tier]} is "
         + fixed(busy[rows], 0)
         + "% busy moving "
-        + np.where(moved[rows] < 9.95, fixed(moved[rows], 1), fixed(moved[rows], 0))  # not "0%"
+        + used_text
         + "% of its byte peak: about "
         + fixed(busy[rows] / moved[rows], 0)
         + f"x more {why}"

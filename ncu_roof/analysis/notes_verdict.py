@@ -12,7 +12,7 @@ import numpy as np
 from ncu_roof.analysis.columns import distinct_numbers
 from ncu_roof.analysis.model import fixed, is_set, whole_shown
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
-from ncu_roof.base.codes import equals, factorize, object_array
+from ncu_roof.base.codes import equals, factorize, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def _latency_texts(
 def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
     """`prefix + unit` where the launch names its busiest memory unit, else ""."""
     out = np.full(len(units), "", dtype=object)
-    named = np.array([bool(u) for u in units.tolist()], dtype=bool)
+    named = truthy(units)
     out[named] = prefix + units[named].astype(str).astype(object)
     return out
 
