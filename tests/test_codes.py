@@ -111,10 +111,28 @@ def test_first_seen_order_and_the_first_row_of_each() -> None:
     assert values == ["b", ("k",), "a"] and values[1] is first
 
 
+@given(CELLS, st.integers(1, 5), st.booleans())
+def test_a_column_of_one_value_codes_as_pandas_does(value: Any, rows: int, missing_is_value: bool) -> None:
+    """Every row alike (one formula, or none, in every launch of a trace): one code, or -1."""
+    codes_pd, values_pd = pandas_codes([value] * rows, missing_is_value)
+    codes_one, values_one = codes.factorize([value] * rows, missing_is_value=missing_is_value)
+    assert codes_one.tolist() == codes_pd.tolist()
+    assert same(values_pd, values_one) and all(v is value for v in values_one)
+
+
+def test_rows_alike_but_one_are_coded_apart() -> None:
+    assert codes.factorize(["a", "a", "b"])[0].tolist() == [0, 0, 1]
+    assert codes.factorize([None, None, math.nan])[0].tolist() == [-1, -1, -1]
+    assert codes.factorize([math.nan, math.nan, "a"], missing_is_value=True)[0].tolist() == [0, 0, 1]
+    assert codes.factorize([None, math.nan], missing_is_value=True)[0].tolist() == [0, 1]
+
+
 def test_unhashable_values_raise_type_error() -> None:
     for missing_is_value in (False, True):
         with pytest.raises(TypeError):
             codes.factorize([{"a": 1}], missing_is_value=missing_is_value)
+        with pytest.raises(TypeError):  # every row alike
+            codes.factorize([{"a": 1}] * 3, missing_is_value=missing_is_value)
 
 
 POOL = st.sampled_from([0.0, -0.0, math.nan, math.inf, -math.inf, 1e-300, 2.5, 1e16, -3.0])

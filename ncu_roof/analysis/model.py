@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ncu_roof.base.codes import object_array
+from ncu_roof.base.codes import equals, object_array
 from ncu_roof.base.vocabulary import COMPUTE, Bound
 
 
@@ -334,7 +334,7 @@ def fixed(values: np.ndarray, digits: int) -> np.ndarray:
 
 def is_set(values: np.ndarray) -> np.ndarray:
     """Elementwise `is not None` of an object array."""
-    out: np.ndarray = np.not_equal(values, None)
+    out: np.ndarray = ~equals(values, None)
     return out
 
 

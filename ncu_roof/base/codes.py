@@ -23,7 +23,22 @@ def factorize(values: Iterable[Any], *, missing_is_value: bool = False) -> tuple
     None and NaN are each a value of its own. Unhashable values raise TypeError.
     """
     column = values if isinstance(values, np.ndarray) and values.dtype == object else object_array(values)
+    if len(column) and _all_alike(column):  # most columns of a trace: one formula, or none
+        first = column[0]
+        if missing_is_value or not missing_cell(first):
+            return np.zeros(len(column), dtype=np.int64), [first]
+        return np.full(len(column), -1, dtype=np.int64), []
     return _dict(column.tolist(), missing_is_value)
+
+
+def _all_alike(column: npt.NDArray[np.object_]) -> bool:
+    """Whether every row is the first row's value (numpy's elementwise `==`), every one None, or
+    every one NaN (unequal to itself): one code for all."""
+    first = column[0]
+    hash(first)  # unhashable: TypeError, as from the dict
+    if first is not None and missing_cell(first):
+        return bool(np.not_equal(column, column).all())
+    return bool(equals(column, first).all())
 
 
 def object_array(values: Iterable[Any]) -> npt.NDArray[np.object_]:
