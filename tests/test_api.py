@@ -131,3 +131,11 @@ def test_fix_first_rank_names_each_devices_fix_first() -> None:
         assert (first["name"], first["grid"]) == (view.fix_first.group.name, view.fix_first.group.lead.grid)
     assert df.groupby("group_id")["fix_first_rank"].nunique().eq(1).all()
     assert sorted(df.drop_duplicates("group_id")["fix_first_rank"]) == [1, 2, 3, 4, 5]
+
+
+def test_the_notebook_views_give_each_verdicts_basis_as_the_headline_does() -> None:
+    a = ncu_roof.analyze(ncu_roof.example_path())
+    lines = repr(a).splitlines()
+    assert lines[1] == "  device 0 NVIDIA H100 PCIe: 854 µs, 100% memory-bound (dram 100%) · roofline"
+    assert lines[2] == "  device 1 NVIDIA A10G: 1.21 ms, 100% compute-bound · roofline"
+    assert "100% memory-bound (dram 100%) · roofline</p>" in a._repr_html_()

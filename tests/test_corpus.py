@@ -257,6 +257,7 @@ def test_every_kernel_with_sol_percentages_has_a_verdict(corpus: Path) -> None:
             if kernel.bound is Bound.UNKNOWN or kernel.verdict_basis is VerdictBasis.NONE:
                 unjudged.append(f"{_id(path)}: {kernel.name}")
     print(f"{with_sol} kernels with SOL percentages, {len(unjudged)} without a verdict")
-    # every file and re-export in the corpus, counted once each (console captures included)
-    assert with_sol == 928
+    # every file and re-export in the corpus, counted once each (console captures included; a
+    # --print-summary kernel once per invocation: the esmm summary's 3 kernels x 10, heat3d's 4 + 10 + 20)
+    assert with_sol == 928 - 6 + 30 + 34 == 986
     assert unjudged == []

@@ -24,7 +24,9 @@ def test_every_launch_with_time_work_and_traffic_is_on_the_roofline(corpus: Path
     tally = coverage.tally(coverage.corpus_files(corpus), analyze=_analyzed)
     share = tally.basis["roofline"] / tally.with_inputs
     print(f"{tally.with_inputs} launches with time, work and traffic: {share:.0%} on the roofline")
-    assert tally.with_inputs >= 450
+    # 456 before tensor FLOPs became unknown where FLOPs per tensor instruction are (the A100
+    # NERSC CSV's 7 GEMM launches hold no other work counter): 449
+    assert tally.with_inputs >= 449
     assert share == 1.0, dict(tally.basis)
 
 

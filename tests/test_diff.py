@@ -21,7 +21,7 @@ from ncu_roof.compare.comparison import MismatchError, diff, gate
 from ncu_roof.compare.pairs import Status
 from ncu_roof.errors import GateError
 from ncu_roof.render.diffmarkdown import COLUMNS, render_diff_markdown
-from ncu_roof.render.diffout import KERNEL_MIN, render_diff_json, render_diff_table
+from ncu_roof.render.diffout import KERNEL_MIN, NAME_MIN, render_diff_json, render_diff_table
 
 ROOT = Path(__file__).resolve().parents[1]
 IDENTITY = [
@@ -224,7 +224,7 @@ def test_table_shows_the_kernel_names_and_whole_numbers_when_wide(
 ) -> None:
     # the bug: at width 200 the Kernel column shrank to nothing and cells read `+20.…`
     table = render_diff_table(diff(load(long_pair[0]), load(long_pair[1])), width=240)
-    assert kernel_cells(table)[0] == shorten(LONG, 60)
+    assert kernel_cells(table)[0] == shorten(LONG, 60) + " 8×256"  # the launch shape ends the cell
     assert "+20.0%" in table and "-16.7%" in table and "DRAM +100.0%" in table
     assert "Δ intensity" in table and "not shown" not in table
     assert all(len(line) <= 240 for line in table.splitlines())
@@ -239,8 +239,10 @@ def test_narrow_tables_drop_columns_but_never_cut_numbers_or_hide_names(
 
     assert all(cell_len(line) <= width for line in table.splitlines()), table
     names = kernel_cells(table)
-    assert len(names[0]) >= KERNEL_MIN and LONG[5 : 5 + KERNEL_MIN - 1] in names[0]
-    assert "k<…>(T*) $x$" in names
+    name, shape = names[0].rsplit(" ", 1)
+    assert shape == "8×256" and len(names[0]) >= KERNEL_MIN  # the launch shape whole
+    assert len(name) >= NAME_MIN and name == shorten(LONG, len(name))
+    assert "k<…>(T*) $x$ 8×256" in names
     for number in ("+20.0%", "+10.0%", "-50.0%"):  # Δ time is never dropped nor cut
         assert number in table
     body = "\n".join(line.split("│", 2)[-1] for line in table.splitlines() if line.startswith("│"))
@@ -266,7 +268,7 @@ def test_cli_table_to_a_pipe_is_120_wide_plain_and_honours_columns(
     assert all(len(line) <= 120 for line in done.stdout.splitlines())
     monkeypatch.setenv("COLUMNS", "240")  # a CI job that sets its width
     done = run_cli("diff", *long_pair)
-    assert kernel_cells(done.stdout)[0] == shorten(LONG, 60)
+    assert kernel_cells(done.stdout)[0] == shorten(LONG, 60) + " 8×256"
     assert all(len(line) <= 240 for line in done.stdout.splitlines())
     assert max(len(line) for line in done.stdout.splitlines()) > 120
 
@@ -330,7 +332,8 @@ def test_cli_table_on_a_terminal_fits_its_width_in_colour(long_pair: tuple[str, 
     from rich.cells import cell_len
 
     assert all(cell_len(line) <= 90 for line in plain.splitlines()), plain
-    assert kernel_cells(plain)[0].startswith("at::native::vectorized_elementwise")
+    first = kernel_cells(plain)[0]  # the width left to the name, then the launch shape whole
+    assert first.startswith("at::native::vectorized_elem") and first.endswith("… 8×256")
     # the same terminal, in process: the colour follows NO_COLOR, not the terminal alone
     coloured = run_in_process_on_a_tty(["diff", *long_pair], {**env, "COLUMNS": "90"})
     assert ANSI.sub("", coloured) == plain and ANSI.search(coloured)
@@ -552,3 +555,21 @@ def test_diff_format_follows_the_o_suffix(pair: tuple[str, str], tmp_path: Path)
     target = tmp_path / "d.md"
     assert run_cli("diff", *pair, "-o", str(target)).returncode == 0
     assert target.read_text(encoding="utf-8").startswith("<!-- ncu-roof:diff -->")
+
+
+def test_the_table_has_the_markdowns_eight_columns_and_every_verdict_its_basis(
+    pair: tuple[str, str],
+) -> None:
+    from ncu_roof.render.diffmarkdown import COLUMNS
+
+    result = diff(load(pair[0]), load(pair[1]))
+    wide = render_diff_table(result, width=240)
+    header = next(line for line in wide.splitlines() if line.startswith("┃"))
+    assert [h.strip() for h in header.strip("┃").split("┃")] == list(COLUMNS)
+    assert "memory-bound (dram) · roofline" in wide  # whole where it fits
+    narrow = render_diff_table(result, width=120)  # the verdict wraps before its basis
+    verdicts = [line.split("│")[6].strip() for line in narrow.splitlines() if line.startswith("│")]
+    assert verdicts[:2] == ["memory-bound (dram)", "· roofline"]
+    assert all(len(line) <= 120 for line in narrow.splitlines())
+    for table in (wide, narrow):  # every number whole
+        assert "+10.0%" in table and "-50.0%" in table and "+100.0%" in table

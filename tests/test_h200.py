@@ -290,6 +290,32 @@ def test_raw_page_shared_wavefronts_with_32_way_bank_conflicts_are_32_times_as_m
     assert kernels(RAW)[SH32]["bound"] == "memory" and kernels(RAW)[SH32]["binding"] == "shared"
 
 
+BANK_CONFLICTS = "shared-memory bank conflicts: "
+
+
+def test_raw_page_32_way_bank_conflicts_are_noted_with_their_fix() -> None:
+    # shared_stride<32>: requests (smsp__sass_inst_executed_op_shared_ld + _st) 8,650,752 loads
+    # (4096 x 8 warps x 264 blocks) + 67,584 stores = 8,718,336; wavefronts 276,824,064 + 67,584 =
+    # 276,891,648: 31.76 per request; conflicts (l1tex__data_bank_conflicts_..._op_ld) 268,173,312
+    # = 31 x 8,650,752, 96.85 % of the wavefronts. It sits at 99.7 % of the shared roof: replays
+    sh32 = kernels(RAW)[SH32]
+    assert sh32["binding"] == "shared" and sh32["pct_of_roof"] > 99
+    (note,) = [n for n in sh32["notes"] if n.startswith(BANK_CONFLICTS)]
+    assert f"{276_891_648 / 8_718_336:.1f}" == "31.8" and f"{100 * 268_173_312 / 276_891_648:.0f}" == "97"
+    assert note.startswith(f"{BANK_CONFLICTS}31.8 wavefronts per shared load or store request, 97% of them")
+    assert "fix: pad the shared array (float tile[32][33], not [32][32]) or swizzle its index" in note
+    # conflict-free: shared_stride<1> (1.0 per request, 0 conflicts); sgemm_tiled_f32 (0.52 %:
+    # 174,641 + 2,033,383 conflicts of 402,827,825 + 18,810,599 wavefronts), under Nsight's 10 %
+    for index in (SH1, TILED):
+        assert not any(n.startswith(BANK_CONFLICTS) for n in kernels(RAW)[index]["notes"])
+
+
+def test_without_the_conflict_counters_no_bank_conflict_note_is_guessed() -> None:
+    # the details page and the peaks page lack the request or conflict counters: nothing said
+    for path in (DETAILS, PEAKS):
+        assert not any(n.startswith(BANK_CONFLICTS) for k in kernels(path) for n in k["notes"])
+
+
 def test_raw_page_each_launch_is_judged_at_the_clock_it_ran_at() -> None:
     # the instruction roofline's issue peak is SMs x schedulers x this launch's SM clock, and the
     # fp16 tensor path's peak 4096 FLOP/clk/SM (dense) x SMs x the same clock
@@ -343,6 +369,27 @@ def test_the_built_in_h200_dram_roof_is_the_devices() -> None:
     # 1504 B per DRAM cycle x the median DRAM clock 3.199 GHz = 4.811 TB/s
     dram = document(RAW, "--gpu", "h200")["devices"][0]["roofs"]["bandwidth_byte_per_s"]["dram"]
     assert dram == pytest.approx(1504 * 3.199e9, rel=0.005)
+
+
+def test_the_built_in_h200_l2_roof_is_at_its_l2_clock_not_the_sm_clock() -> None:
+    # the raw page's L2 clock (lts__cycles_elapsed.avg.per_second) runs 1.675-1.710 GHz, median
+    # 1.709, while the SM ran 1.80-2.04 GHz: the built-in L2 roof is 94 slices (6016-bit HBM / 64)
+    # x 2 lts2xbar cycles x 32 B = 6016 B per L2 clock x 1.709 GHz = 10,281,344,000,000 B/s, not
+    # x the 1.98 GHz SM boost (11,911,680,000,000: 15.9 % high)
+    done = run_cli("gpus", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    h200 = next(g for g in json.loads(done.stdout)["gpus"] if g["key"] == "h200")
+    assert h200["bandwidth_byte_per_s"]["l2"] == 94 * 2 * 32 * 1.709e9 == 10_281_344_000_000
+    assert "x 1.709 GHz L2 clock (lts__cycles_elapsed.avg.per_second" in h200["sources"]["l2"]
+    # the details page has no L2 clock: each launch's built-in L2 roof at that clock, said so
+    device = document(DETAILS, "--gpu", "h200")["devices"][0]
+    assert device["roofs"]["bandwidth_byte_per_s"]["l2"] == 10_281_344_000_000
+    assert "; at the built-in L2 clock 1.709 GHz (" in device["roof_sources"]["l2"]
+    assert "the report has no L2 clock at boost 1.709 GHz" in device["roof_sources"]["l2"]
+    # within 0.011 % of the report's own roof on the raw page: 188 x 32 B x 1.70918 GHz
+    raw = document(RAW)["devices"][0]["roofs"]["bandwidth_byte_per_s"]["l2"]
+    assert raw == pytest.approx(188 * 32 * 1.70918e9, rel=1e-9)
+    assert raw == pytest.approx(10_281_344_000_000, rel=1.1e-4)
 
 
 # --- the details page and the console text: the Speed of Light, durations, DRAM throughput --------
@@ -404,12 +451,6 @@ def test_summary_text_and_csv_read_alike() -> None:
             assert k[key] == twin[key]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="defect: a --print-summary row of 'Invocations 3' counts as one launch: 14 launches and "
-    "15.72 ms where 16 launches ran for 16.17 ms (vector_add_f32's share 1.5 % instead of 4.3 %)",
-)
 @pytest.mark.parametrize("path", [SUMMARY_TEXT, SUMMARY_CSV], ids=["text", "csv"])
 def test_summary_time_counts_every_invocation(path: Path) -> None:
     doc = document(path)
@@ -419,11 +460,20 @@ def test_summary_time_counts_every_invocation(path: Path) -> None:
     assert [g["launches"] for g in vadd] == [3]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="defect: the summary CSV's CC column is not read (device 'cc ?')",
-)
+@pytest.mark.parametrize("path", [SUMMARY_TEXT, SUMMARY_CSV], ids=["text", "csv"])
+def test_summary_rows_are_as_many_launches_as_their_invocations(path: Path) -> None:
+    doc = document(path)
+    # 13 rows of "Invocations 1" and vector_add_f32 at 2^26 of "Invocations 3": 16 launches
+    assert doc["inputs"][0]["kernels"] == 16 and len(doc["kernels"]) == 16
+    # the printed averages x invocations, in us: 183.20 + 68.29 + 102.88 + 3130 + 5.15
+    # + 3 x 229.59 + 271.87 + 198.30 + 93.73 + 1860 + 55.42 + 1060 + 4970 + 3490 = 16,177.61 us
+    # (one launch of vector_add_f32 alone: 15,718.43 us, the defect's 15.72 ms)
+    assert doc["total_duration_s"] == pytest.approx(16_177.61e-6, abs=1e-11)
+    vadd = [k for k in doc["kernels"] if k["name"] == VADD and k["grid"] == GRIDS[0]]
+    assert [k["duration_s"] for k in vadd] == pytest.approx([229.59e-6] * 3, abs=1e-12)
+    assert all("averages over 3 invocations" in " ".join(k["notes"]) for k in vadd)
+
+
 def test_summary_csv_reads_the_compute_capability() -> None:
     assert document(SUMMARY_CSV)["devices"][0]["cc"] == "9.0"
 
@@ -463,20 +513,41 @@ def test_peaks_page_with_per_cycle_units_of_plain_counts_is_read() -> None:
     assert tuple(k["name"] for k in doc["kernels"]) == NAMES
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="defect: (once the page is read) without sm__ops_path_tensor_* the V100-era "
-    "sm__inst_executed_pipe_tensor x 512 applies on CC 9.0, noted only as 'approximate here': "
-    "HMMA.16816 is 4096 FLOP per warp instruction (2 N^3 / 33,554,432), so 8x low; IMMA becomes "
-    "FLOPs; expf_loop_f32's 131,072 tensor-pipe instructions (HFMA2.MMA moves) 67 MFLOP",
-)
 def test_peaks_page_tensor_flops_are_never_a_volta_factor_on_hopper() -> None:
     found = document(PEAKS)["kernels"]
     # the f16 GEMM: 2 N^3 or unknown; the int8 GEMM and the expf loop: no tensor FLOPs
     assert found[HMMA]["flop"]["tensor"] in (None, 2 * N_WMMA**3)
     assert found[IMMA]["flop"]["tensor"] in (None, 0.0)
     assert found[EXPF]["flop"]["tensor"] in (None, 0.0)
+
+
+def test_peaks_page_tensor_flops_on_hopper_are_unknown_and_say_why() -> None:
+    found = document(PEAKS)["kernels"]
+    # the page's sm__inst_executed_pipe_tensor.sum: 33,554,432 for the f16 GEMM, whose 2 N^3 =
+    # 137,438,953,472 FLOP make 4096 per instruction (HMMA.16816), 8x the V100's 512; no factor
+    # fits every CC 9.0 kernel, so none: unknown, with the reason, never 17,179,869,184
+    for index in (HMMA, IMMA, EXPF):
+        k = found[index]
+        assert k["flop"]["tensor"] is None and k["flop"]["total"] is None
+        assert any(
+            n.startswith(
+                "tensor FLOPs unknown: sm__inst_executed_pipe_tensor x FLOPs per instruction, "
+                "not known on CC 9.0"
+            )
+            and "sm__ops_path_tensor_*" in n
+            for n in k["notes"]
+        )
+    # no tensor-pipe instruction: no tensor FLOPs on any architecture (vector_add_f32)
+    assert found[0]["flop"]["tensor"] == 0.0
+    assert (
+        found[0]["recipe"]["flop_tensor"]
+        == "counter:sm__inst_executed_pipe_tensor = 0 (no tensor-pipe instruction)"
+    )
+    # nor a tensor roof of 264 instructions x 512 per clock: the built-in H200's dense FP16
+    # tensor, 4096 FLOP/SM/clk x 132 SMs x the median SM clock
+    device = document(PEAKS)["devices"][0]
+    tensor_roof = device["roofs"]["compute_flop_per_s"]["tensor"]
+    assert tensor_roof == pytest.approx(4096 * SMS * device["sm_clock_hz"], rel=1e-9)
 
 
 # --- what is wrong today (issue 28), stated as the right behaviour -------------------------------

@@ -23,6 +23,7 @@ from ncu_roof.history.record import Provenance, parse_time
 from ncu_roof.pipeline import example_path
 
 SILU = "silu_kernel_vector(float *, float *, int)"
+GPU = "nvidia-h100-pcie-cc90-114sm"  # the partition: ncu's device name, CC and SM count as recorded
 LAUNCHES = 12
 
 
@@ -81,18 +82,20 @@ def test_a_slower_head_fails_the_gate_with_its_interval_and_culprit_window(
     add(history, run_csv(tmp_path, "head", 1.25, 99), "head", 20, "--clock-control", "base")
     result = run_cli("history", "check", str(history), "--head", "head", "--format", "json")
     assert result.returncode == 1
-    assert result.stderr.startswith("error: 1 kernel slower by more than 5% at 99% confidence")
+    assert result.stderr.startswith(
+        "error: 1 kernel regressed: slower at 99% confidence by ≥ 3.25% (0.65 of the 5% threshold)"
+    )
     doc = json.loads(result.stdout)
     assert doc["schema"] == "ncu-roof/history-check/v1" and doc["counts"]["regression"] == 1
     (moved,) = doc["movements"]
-    assert (moved["name"], moved["gpu"], moved["class"]) == (SILU, "h100-pcie", "regression")
+    assert (moved["name"], moved["gpu"], moved["class"]) == (SILU, GPU, "regression")
     low, high = moved["interval_pct"]
     assert 20 < low < moved["shift_pct"] < high < 30  # +25 % injected, ±1 % jitter
     assert (moved["head_launches"], moved["baseline_launches"], moved["baseline_commits"]) == (12, 96, 8)
     assert (moved["last_good"], moved["first_bad"]) == ("c7", "head")
     assert_valid("history-check.v1", doc)
     markdown = run_cli("history", "check", str(history), "--head", "head", "--format", "markdown")
-    assert markdown.returncode == 1 and "**ncu-roof history check: 1 kernel slower" in markdown.stdout
+    assert markdown.returncode == 1 and "**ncu-roof history check: 1 kernel regressed" in markdown.stdout
 
 
 def test_a_head_within_the_noise_passes(history: Path, tmp_path: Path) -> None:
@@ -125,7 +128,7 @@ def test_show_lists_each_commit_in_commit_time_order(tmp_path: Path) -> None:
         SILU,
         "(65536, 1, 1)",
         "(256, 1, 1)",
-        "h100-pcie",
+        GPU,
     )
     assert [p["commit"] for p in group["points"]] == ["early", "middle", "late"]
     assert {p["launches"] for p in group["points"]} == {LAUNCHES} and {
@@ -149,7 +152,7 @@ def test_show_draws_a_trend_and_writes_every_text_format(history: Path, tmp_path
         assert run_cli("history", "show", str(history), "-o", str(out)).returncode == 0
         assert out.read_bytes().startswith(start)
     table = run_cli("history", "show", str(history)).stdout
-    assert "silu_kernel_vector(float *, float *, int) 65536×256 on h100-pcie" in table
+    assert f"silu_kernel_vector(float *, float *, int) 65536×256 on {GPU}" in table
     assert "c0      2026-11-01 12:00" in table
 
 
@@ -208,7 +211,7 @@ def test_duckdb_polars_and_pyarrow_read_the_dataset(history: Path) -> None:
     glob = f"{history}/launches/**/*.parquet"
     rows = duckdb.execute(
         f"SELECT commit, count(*), median(duration_s) FROM read_parquet('{glob}', hive_partitioning=true) "
-        "WHERE gpu = 'h100-pcie' GROUP BY commit ORDER BY commit"
+        f"WHERE gpu = '{GPU}' GROUP BY commit ORDER BY commit"
     ).fetchall()
     assert [(c, n) for c, n, _ in rows] == [(f"c{i}", LAUNCHES) for i in range(8)]
     assert all(280e-6 < m < 290e-6 for _, _, m in rows)
@@ -228,7 +231,7 @@ def test_duckdb_polars_and_pyarrow_read_the_dataset(history: Path) -> None:
     table = ds.dataset(history / "launches", format="parquet", partitioning="hive").to_table(
         columns=["gpu", "commit", "run_id"]
     )
-    assert table.num_rows == 8 * LAUNCHES and set(table.column("gpu").to_pylist()) == {"h100-pcie"}
+    assert table.num_rows == 8 * LAUNCHES and set(table.column("gpu").to_pylist()) == {GPU}
     runs = duckdb.execute(
         f"SELECT commit, branch, clock_control, gpu_sku, metric_set FROM '{history}/runs/*/*.parquet'"
     ).fetchall()
@@ -243,8 +246,8 @@ def test_rebuild_derives_the_quantities_again_from_the_stored_counters(history: 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    (path,) = (history / "launches" / "gpu=h100-pcie" / "commit=c2").glob("*.parquet")
-    (detail,) = (history / "details" / "gpu=h100-pcie" / "commit=c2").glob("*.parquet")
+    (path,) = (history / "launches" / f"gpu={GPU}" / "commit=c2").glob("*.parquet")
+    (detail,) = (history / "details" / f"gpu={GPU}" / "commit=c2").glob("*.parquet")
     original, original_detail = pq.read_table(path), pq.read_table(detail)
     for file, table in ((path, original), (detail, original_detail)):  # a recipe that lost the durations
         at = table.column_names.index("duration_s")
@@ -270,6 +273,7 @@ def test_rebuild_derives_the_quantities_again_from_the_stored_counters(history: 
         ),
         (("add", "{d}", "{csv}", "--commit", "x", "--label", "nokey"), 2, "--label 'nokey' is not KEY=VALUE"),
         (("show", "{d}", "--kernel", "("), 2, "--kernel '(' is not a regular expression"),
+        (("show", "{d}", "--gpu", "h100-pcie"), 2, "\nhint: its GPUs: nvidia-h100-pcie-cc90-114sm\n"),
         (("check", "{d}", "--head", "nope"), 2, "commit nope has no run in"),
         (("check", "{d}", "--head", "c7", "--threshold", "0.05"), 2, "looks like a fraction"),
         (("check", "{d}", "--head", "c7", "-o", "x.png"), 2, "cannot write png"),
@@ -298,7 +302,8 @@ def test_diff_gates_a_repeated_kernel_on_its_shift_and_interval(tmp_path: Path) 
     result = run_cli("diff", str(base), str(slower), "--fail-on-regression", "5%")
     assert result.returncode == 1
     assert (
-        f"1 kernel slower by more than 5% (worst {SILU} +" in result.stderr and "] at 99%)" in result.stderr
+        f"1 kernel slower by more than 5% (worst {SILU} +" in result.stderr
+        and "] at 99%: real, ≥ 3.25%)" in result.stderr
     )
     # one launch in twelve 30 % slower, the rest as before: the pair rule fired, the shift does not
     lines = base.read_text(encoding="utf-8").splitlines()
@@ -321,12 +326,12 @@ def test_a_dataset_reached_through_a_pyarrow_filesystem_reads_as_a_local_one(his
 
     local = History(store.open_dataset(str(history)))
     remote = History(store.Dataset(str(history), f"file://{history}", remote=pafs.LocalFileSystem()))
-    assert points(remote, "silu", "h100-pcie", 3) == points(local, "silu", "h100-pcie", 3)
-    assert len(points(local, "silu", "h100-pcie", 3)) == 3
-    assert gpus_of(remote, "c7") == gpus_of(local, "c7") == ["h100-pcie"]
-    assert [r["commit"] for r in runs_rows(remote, "h100-pcie")] == [f"c{i}" for i in range(8)]
-    assert runs_rows(remote, "h100-pcie") == runs_rows(local, "h100-pcie")
-    near, far = durations(local, "h100-pcie", ["c6", "c7"]), durations(remote, "h100-pcie", ["c6", "c7"])
+    assert points(remote, "silu", GPU, 3) == points(local, "silu", GPU, 3)
+    assert len(points(local, "silu", GPU, 3)) == 3
+    assert gpus_of(remote, "c7") == gpus_of(local, "c7") == [GPU]
+    assert [r["commit"] for r in runs_rows(remote, GPU)] == [f"c{i}" for i in range(8)]
+    assert runs_rows(remote, GPU) == runs_rows(local, GPU)
+    near, far = durations(local, GPU, ["c6", "c7"]), durations(remote, GPU, ["c6", "c7"])
     assert (
         sorted(near["duration_s"].tolist()) == sorted(far["duration_s"].tolist())
         and len(near["duration_s"]) == 24
@@ -336,8 +341,8 @@ def test_a_dataset_reached_through_a_pyarrow_filesystem_reads_as_a_local_one(his
 def test_a_file_uri_is_a_dataset(tmp_path: Path) -> None:
     path = run_csv(tmp_path, "one", 1.0, 1)
     added = add_run(f"file://{tmp_path}/h", [str(path)], Provenance("c1", parse_time("2026-11-01")))
-    assert added.new and added.gpus == ("h100-pcie",) and added.launches == LAUNCHES
-    assert len(list((tmp_path / "h" / "launches" / "gpu=h100-pcie" / "commit=c1").glob("*.parquet"))) == 1
+    assert added.new and added.gpus == (GPU,) and added.launches == LAUNCHES
+    assert len(list((tmp_path / "h" / "launches" / f"gpu={GPU}" / "commit=c1").glob("*.parquet"))) == 1
 
 
 def test_without_duckdb_show_says_which_extra_to_install(

@@ -413,11 +413,13 @@ def test_console_summary_per_kernel_reads_the_averages(
 ) -> None:
     table = read_input(str(fixtures / "console_summary_per_kernel.txt"))
     frame = table.frame
-    assert frame["name"].tolist() == ["add_heat(float *, int)", "heat_3d(float *, float *)"]
-    assert frame["gpu__time_duration.sum"].tolist() == pytest.approx([2.07e-6, 3.22e-3], rel=1e-12)
-    assert frame["gpc__cycles_elapsed.max"].tolist()[1] == 7_300
-    assert frame["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"].tolist() == [11.0, 87.25]
-    assert frame.loc[1, "input_notes"] == (
+    # "Invocations 1" and "Invocations 2": three launches, heat_3d's twice with its averages
+    assert frame["name"].tolist() == ["add_heat(float *, int)", *["heat_3d(float *, float *)"] * 2]
+    assert frame["id"].tolist() == [0, 1, 2]
+    assert frame["gpu__time_duration.sum"].tolist() == pytest.approx([2.07e-6, 3.22e-3, 3.22e-3], rel=1e-12)
+    assert frame["gpc__cycles_elapsed.max"].tolist()[1:] == [7_300, 7_300]
+    assert frame["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"].tolist() == [11.0, 87.25, 87.25]
+    assert frame.loc[2, "input_notes"] == (
         "input: a --print-summary line: values are averages over 2 invocations",
     )
     assert "gpu__time_duration.sum" in table.averaged
@@ -430,12 +432,15 @@ def test_console_summary_per_gpu_2022_layout(fixtures: Path) -> None:
     # "Block Size N, Grid Size N, N invocations", metric names in the rows
     table = read_input(str(fixtures / "console_summary_per_gpu_2022.txt"))
     frame = table.frame
-    assert frame["device"].tolist() == [0, 1]
-    assert frame["grid"].tolist() == ["4096", "4096"] and frame["block"].tolist() == ["256", "256"]
-    assert frame["gpu__time_duration.sum"].tolist() == pytest.approx([12.35e-6, 20e-6], rel=1e-12)
-    assert frame["gpc__cycles_elapsed.avg.per_second"].tolist() == pytest.approx([1.41e9, 1.2e9], rel=1e-12)
-    assert frame["gpc__cycles_elapsed.max"].tolist() == [17_405, 24_000]
-    assert frame["sm__throughput.avg.pct_of_peak_sustained_elapsed"].tolist() == [20.5, 10.0]
+    # device 0: "3 invocations" (its kernel line twice, one kernel); device 1: "1 invocations"
+    assert frame["device"].tolist() == [0, 0, 0, 1]
+    assert frame["grid"].tolist() == ["4096"] * 4 and frame["block"].tolist() == ["256"] * 4
+    assert frame["gpu__time_duration.sum"].tolist() == pytest.approx([12.35e-6] * 3 + [20e-6], rel=1e-12)
+    assert frame["gpc__cycles_elapsed.avg.per_second"].tolist() == pytest.approx(
+        [1.41e9] * 3 + [1.2e9], rel=1e-12
+    )
+    assert frame["gpc__cycles_elapsed.max"].tolist() == [17_405] * 3 + [24_000]
+    assert frame["sm__throughput.avg.pct_of_peak_sustained_elapsed"].tolist() == [20.5] * 3 + [10.0]
     assert frame.loc[0, "launch__waves_per_multiprocessor"] == pytest.approx(9.481481)
     assert frame.loc[0, "input_notes"] == (
         "input: a --print-summary line: values are averages over 3 invocations",
@@ -447,14 +452,15 @@ def test_summary_csv_export(fixtures: Path) -> None:
     table = read_input(str(fixtures / "summary_per_kernel.csv"))
     assert table.format is InputFormat.SUMMARY_CSV
     frame = table.frame
+    # "Invocations 3" and "1": four launches, tiled's three with its averages
     assert frame["name"].tolist() == [
-        "void tiled<(int)64, (int)8>(int, const float *, float *)",
+        *["void tiled<(int)64, (int)8>(int, const float *, float *)"] * 3,
         "warp_reduce(int, float *)",
     ]
-    assert frame["grid"].tolist() == ["256", "64"] and frame["block"].tolist() == ["512", "128"]
-    assert frame["gpu__time_duration.sum"].tolist() == pytest.approx([431.5e-6, 222.464e-6], rel=1e-12)
+    assert frame["grid"].tolist() == ["256"] * 3 + ["64"] and frame["block"].tolist() == ["512"] * 3 + ["128"]
+    assert frame["gpu__time_duration.sum"].tolist() == pytest.approx([431.5e-6] * 3 + [222.464e-6], rel=1e-12)
     assert frame["gpc__cycles_elapsed.avg.per_second"].tolist()[0] == pytest.approx(1.315e9, rel=1e-12)
-    assert frame["sm__throughput.avg.pct_of_peak_sustained_elapsed"].tolist() == [21.0, 39.5]
+    assert frame["sm__throughput.avg.pct_of_peak_sustained_elapsed"].tolist() == [21.0] * 3 + [39.5]
     assert frame.loc[0, "input_notes"] == (
         "input: a --print-summary row: values are averages over 3 invocations",
     )
@@ -464,10 +470,10 @@ def test_every_corpus_console_capture_gives_durations_and_sol(corpus: Path) -> N
     expected = {
         "a100_console_old-kerneltime-header_layernorm.txt": 31,
         "a10g_console_details_app-stdout_esmm.txt": 1,
-        "a10g_console_summary-per-kernel_esmm.txt": 3,
+        "a10g_console_summary-per-kernel_esmm.txt": 30,  # 3 kernels of "Invocations 10"
         "gh200_console_details_pytorch-silu.txt": 10,
         "rtx30xx_console_details_heat2d-10k.txt": 10,
-        "rtx30xx_console_summary_heat3d.txt": 3,
+        "rtx30xx_console_summary_heat3d.txt": 34,  # "Invocations" 4 + 10 + 20
     }
     for name, count in expected.items():
         table = read_once(corpus / name)

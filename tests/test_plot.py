@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, analyzed
+from matplotlib.figure import Figure
 from test_diff import BASE, HEAD, HOSTILE, write
 
 from ncu_roof.analysis.core import Analysis, analyze
@@ -25,9 +26,10 @@ REPORTS = [
 ]
 
 
-def collections(svg: bytes) -> list[tuple[str, str]]:
-    """(tier, verdict) of each marker collection: one per tier and verdict, never one per kernel."""
-    found: list[tuple[str, str]] = re.findall(r'id="points-(\w+)-(\w+)"', svg.decode("utf-8"))
+def collections(svg: bytes) -> list[tuple[str, str, str]]:
+    """(tier, verdict, basis) of each marker collection: one per tier, verdict and basis, never
+    one per kernel."""
+    found: list[tuple[str, str, str]] = re.findall(r'id="points-(\w+)-(\w+)-(\w+)"', svg.decode("utf-8"))
     return found
 
 
@@ -53,7 +55,7 @@ def test_svg_is_byte_identical_and_draws_each_drawable_kernel(small: Analysis, s
     expected = {k.id for k in small.kernels if kernel_points(k)}
     assert drawn_ids(small) == expected == {0, 1}  # kernel 2 has zero FLOPs: not on log axes
     tiers = {t for k in small.kernels for t, v in k.intensity_flop_per_byte.items() if v and k.id in expected}
-    assert {t for t, _ in collections(first)} == tiers
+    assert {t for t, _, _ in collections(first)} == tiers
     assert len(collections(first)) == len(set(collections(first)))
     assert "1 of 3 launches not drawn" in first.decode("utf-8")
     assert "<a|b" not in first.decode("utf-8")  # names are shortened and XML-escaped
@@ -222,10 +224,10 @@ def test_diff_arrows_join_groups_not_launches() -> None:
 def test_int8_tensor_and_xu_ceilings_are_drawn_in_ops_per_s() -> None:
     # INT8: the report's sm__ops_path_tensor_src_int8 peak, 1.048576e15 ops/s
     svg = render_plot(analyzed(FIXTURES / "verdict_int8_gemm.csv")).decode("utf-8")
-    assert "Tensor INT8 1.05 Pops/s" in svg and "Tensor INT8: operations per second, not FLOPs" in svg
+    assert "Tensor INT8 1.05 POP/s" in svg and "Tensor INT8: operations per second, not FLOPs" in svg
     # XU: 16 results/clk/SM (CUDA C++ Programming Guide) x 114 SMs (H100 PCIe) x 1.00 GHz = 1.82 T/s
     svg = render_plot(analyzed(FIXTURES / "verdict_xu_transcendental.csv")).decode("utf-8")
-    assert "XU (special functions) 1.82 Tops/s" in svg
+    assert "XU (special functions) 1.82 TOP/s" in svg
     assert "Tensor INT8" not in svg  # no kernel of this device used the INT8 path
     # the example's silu kernel: XU is its busiest pipe, but it is memory-bound: no XU line
     from ncu_roof.cli.analyze import example_path
@@ -261,7 +263,12 @@ def test_the_instruction_roofline_draws_every_device_of_the_example() -> None:
     assert "no warp-instruction counts in this device's launches" in svg
     assert "Issue 502 Ginst/s" in svg and "DRAM 2.04 TB/s" in svg  # the FLOP roofline's DRAM roof
     assert "Gtrans" not in svg and "10^{12}" not in svg
-    assert collections(svg.encode()) == [("dram", "memory"), ("l1", "memory"), ("l2", "memory")]
+    assert collections(svg.encode()) == [
+        ("dram", "memory", "roofline"),
+        ("l1", "memory", "roofline"),
+        ("l2", "memory", "roofline"),
+    ]
+    assert "memory-bound · roofline" in svg  # the legend: every verdict with its basis
     with pytest.raises(UsageError, match="device 1 has warp-instruction counts"):
         render_instruction_plot(example(), fmt="svg", options=PlotOptions(device=1))
 
@@ -298,3 +305,49 @@ def test_verdict_colours_are_distinct_okabe_ito_colours() -> None:
     assert len(set(colours)) == len(colours) and set(colours) <= okabe_ito
     # compute- and latency-bound were two oranges: now vermillion and bluish green
     assert (VERDICT_COLOURS[Bound.COMPUTE], VERDICT_COLOURS[Bound.LATENCY]) == ("#d55e00", "#009e73")
+
+
+def test_every_verdict_in_a_picture_shows_its_basis() -> None:
+    """Speed of Light's verdicts are rings of their colour, the roofline's filled markers, and the
+    legend says each one's basis, as the text sinks do (`memory-bound · SOL`)."""
+    sol = render_plot(analyzed(FIXTURES / "details_rules_20col.csv")).decode("utf-8")
+    assert collections(sol.encode()) == [("dram", "memory", "sol")]
+    assert "memory-bound · SOL" in sol and "memory-bound · roofline" not in sol
+    assert "ring: SOL or none" in sol
+    none = render_plot(analyzed(FIXTURES / "details_metrics_15col.csv")).decode("utf-8")
+    assert {(verdict, basis) for _, verdict, basis in collections(none.encode())} == {("unknown", "none")}
+    assert "unknown · none" in none
+    roofline = render_plot(analyzed(FIXTURES / "ceiling_pipes.csv")).decode("utf-8")
+    assert "compute-bound · roofline" in roofline and "memory-bound · roofline" in roofline
+
+
+def test_marker_fill_tells_the_basis() -> None:
+    from ncu_roof.base.vocabulary import Bound, VerdictBasis
+    from ncu_roof.render.plot_marks import marker_fill, verdict_label
+    from ncu_roof.render.summary import VERDICT_COLOURS
+
+    blue = VERDICT_COLOURS[Bound.MEMORY]
+    assert marker_fill((Bound.MEMORY, VerdictBasis.ROOFLINE)).face == blue
+    assert marker_fill((Bound.MEMORY, VerdictBasis.SOL)) == ("white", blue, 1.8)
+    assert verdict_label((Bound.LATENCY, VerdictBasis.SOL)) == "latency-bound · SOL"
+
+
+def test_the_legend_fits_the_figure_in_as_few_rows_as_it_can() -> None:
+    """Two verdicts, four tiers and a diff's three marks are wider than a 10 in figure in one row:
+    the legend takes two (the H200 kernels drawn with arrows, as `diff --plot` draws them)."""
+    from ncu_roof.render.plot import plot_figure
+
+    analysis = analyzed(FIXTURES / "h200" / "h200_full_raw.csv")
+    figure = plot_figure(analysis, arrows=[(k, k) for k in analysis.kernels[:3]])
+    legend = figure.legends[0]
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    assert legend.get_window_extent(renderer).width <= figure.bbox.width
+    assert len(legend.get_texts()) == 2 + 4 + 3 and legend_rows(figure) == 2
+    assert legend_rows(plot_figure(analyzed(FIXTURES / "raw_base.csv"))) == 1  # one row where one fits
+
+
+def legend_rows(figure: Figure) -> int:
+    figure.canvas.draw()  # the legend's texts are placed when drawn
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    texts = figure.legends[0].get_texts()
+    return len({round(t.get_window_extent(renderer).y0) for t in texts})

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.base.shift import Movement, Shift, rank_bound, shift
+from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, rank_bound, shift
 
 
 def test_the_estimate_is_the_median_of_the_differences_of_logs() -> None:
@@ -55,14 +55,17 @@ def test_missing_and_non_positive_durations_are_left_out() -> None:
     )
 
 
-def test_the_verdict_needs_both_a_real_and_a_large_movement() -> None:
+def test_the_verdict_needs_a_real_movement_of_at_least_0_65_of_the_threshold() -> None:
     def at(low: float, est: float, high: float) -> Movement:
         return Shift(est, low, high, 20, 400, 0.99).verdict(5.0)
 
+    assert FIRE_FRACTION == 0.65
     assert at(0.5, 6.0, 11.0) is Movement.REGRESSION
     assert at(-0.5, 6.0, 12.0) is Movement.NOISE  # the interval holds 0
-    assert at(1.0, 4.0, 7.0) is Movement.NOISE  # real, but within the threshold
+    assert at(1.0, 3.25, 5.0) is Movement.REGRESSION  # real, and 0.65 of the 5 % threshold
+    assert at(1.0, 3.2, 4.8) is Movement.NOISE  # real, but under 0.65 of the threshold
     assert at(-9.0, -6.0, -1.0) is Movement.IMPROVEMENT
+    assert at(-5.0, -3.25, -1.0) is Movement.IMPROVEMENT and at(-4.0, -3.2, -1.0) is Movement.NOISE
     assert Shift(9.0, None, None, 1, 1, 0.99).verdict(5.0) is Movement.NOISE
 
 

@@ -345,7 +345,8 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
         binding=binding.astype(object), pct=pct.astype(float), sol_sm_pct=sm.astype(float),
         sol_memory_pct=memory.astype(float), waves=waves.astype(float), busiest_pipe=nowhere,
         busiest_tier=nowhere, tensor_by_pipe=nothing, busiest_issue_pipe=nowhere, sol_pct={},
-        pct_of_bandwidth={}, ceiling=nowhere,
+        pct_of_bandwidth={}, ceiling=nowhere, shared_wavefronts_per_request=np.full(n, np.nan),
+        shared_bank_conflict_pct=np.full(n, np.nan),
     )  # fmt: skip
     for launches in (np.arange(n), np.arange(n)[::7]):
         assert _latency(x, launches).tolist() == _latency_texts(*_latency_inputs(x, launches)).tolist()

@@ -118,7 +118,13 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
 
 def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.ndarray]:
     """A table's launches normalized, as arrays: column name → one value per launch."""
-    return normalize_columns(table.metrics(), ncu_version=table.ncu_version, traffic=traffic, rows=table.rows)
+    return normalize_columns(
+        table.metrics(),
+        ncu_version=table.ncu_version,
+        traffic=traffic,
+        rows=table.rows,
+        cc=table.columns["cc"],
+    )
 
 
 def _identity(table: RunTable) -> Mapping[str, np.ndarray]:

@@ -149,6 +149,8 @@ def device_columns(
             busiest_issue_pipe=_busiest_pipe(pipes, n, compute_only=False),
             busiest_tier=_busiest_tier(achieved_bw, device.roofs, ~np.isnan(flop_total)),
             tensor_by_pipe=_by_pipe_shape(formulas["flop_tensor"]) & (np.nan_to_num(flop["tensor"]) > 0),
+            shared_wavefronts_per_request=measured("shared_wavefronts_per_request"),
+            shared_bank_conflict_pct=measured("shared_bank_conflict_pct"),
             sol_pct=sol,
             pct_of_bandwidth=of_bandwidth,
             ceiling=ceiling,

@@ -306,10 +306,10 @@ def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: fl
 
 
 def combined_figures(lead: Kernel, columns: LaunchColumns, rows: np.ndarray) -> Kernel:
-    """Several launches (`rows`) as one: FLOPs and bytes summed, rates over their summed time,
-    intensity over their summed bytes, % of roof, of each tier's roof and SOL percentages weighted
-    by time, the SOL headroom summed; each over the launches that have the figure (and a duration),
-    None where none has it."""
+    """Several launches (`rows`) as one: FLOPs, integer operations and bytes summed, rates over
+    their summed time, intensity over their summed bytes, % of roof, of each tier's roof and SOL
+    percentages weighted by time, the SOL headroom summed; each over the launches that have the
+    figure (and a duration), None where none has it."""
 
     def of(field: str, key: str | None = None) -> np.ndarray:  # the launches' values only
         values: np.ndarray = (columns[field] if key is None else columns.key(field, key))[rows]
@@ -351,6 +351,9 @@ def combined_figures(lead: Kernel, columns: LaunchColumns, rows: np.ndarray) -> 
         sol_pct={k: timed(of("sol_pct", k)) for k in lead.sol_pct},
         pct_of_bandwidth={t: timed(of("pct_of_bandwidth", t)) for t in lead.pct_of_bandwidth},
         headroom_sol_s=_known_sum(of("headroom_sol_s")),
+        ops={
+            k: _known_sum(np.array([r.get(k) for r in of("ops").tolist()], dtype="float64")) for k in lead.ops
+        },
     )
 
 

@@ -19,6 +19,7 @@ from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
 from ncu_roof.base.codes import equals, factorize, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import FLOP_OPS
+from ncu_roof.recipe.tensor import TENSOR_FLOP_UNKNOWN
 from ncu_roof.recipe.tiers import LOWER_BOUND
 
 Made = list[tuple[np.ndarray, "str | np.ndarray | list[list[str]]"]]  # (rows, their texts) per rule
@@ -56,11 +57,14 @@ class NoteInputs:
     busiest_issue_pipe: np.ndarray  # object: the same of every pipe, load/store ones too
     busiest_tier: np.ndarray  # object: (tier, percent of its bandwidth) or None, only without FLOPs
     tensor_by_pipe: np.ndarray  # bool: tensor FLOPs from pipe instructions x 512
+    shared_wavefronts_per_request: np.ndarray  # shared loads and stores (NaN: not collected)
+    shared_bank_conflict_pct: np.ndarray  # of their wavefronts (NaN: not collected)
     sol_pct: Mapping[str, np.ndarray]  # per SOL unit, its throughput % (NaN: not in the input)
     pct_of_bandwidth: Mapping[str, np.ndarray]  # per tier, achieved bytes/s as % of its roof
     ceiling: np.ndarray  # object: the compute ceiling ("fp32", "tensor:bf16", "pipe:alu") or None
 
 
+_TENSOR_PATHS_COLLECT = "ncu --metrics regex:sm__ops_path_tensor_.*"
 # the notes of a failed collection (the summary's main reason looks for them)
 COLLECTION_FAILED = "collection failed: every counter of this launch reads n/a; ncu measured nothing"
 ZERO_DURATION = "duration is 0: this launch's collection failed; its counters are not measurements"
@@ -106,16 +110,18 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         ok & truthy(not_collected),
         lambda rows: [_not_collected(not_collected[j]) for j in rows.tolist()],
     )
-    add(ok & x.flop_total_is_lower_bound, lambda rows: _lower_bound(x, rows))
+    unknown = object_array(shared_texts(x.recipe.tolist(), _tensor_unknown))
+    add(ok & x.flop_total_is_lower_bound, lambda rows: _lower_bound(x, rows, is_set(unknown)))
     partial_bytes = object_array(shared_texts(x.recipe.tolist(), _partial_bytes))
     add(ok & is_set(partial_bytes), lambda rows: partial_bytes[rows])
     no_tensor = np.isnan(x.flop["tensor"])
+    add(ok & is_set(unknown), lambda rows: unknown[rows])
     tensor_busy = ~np.isnan(x.tensor_pipe_pct) & (x.tensor_pipe_pct != 0)
     add(
-        ok & no_tensor & tensor_busy & ~x.integer_tensor_ops,
+        ok & no_tensor & tensor_busy & ~x.integer_tensor_ops & ~is_set(unknown),
         lambda rows: (
             "tensor pipe " + fixed(x.tensor_pipe_pct[rows], 0) + "% busy; tensor FLOPs not counted — collect "
-            "sm__ops_path_tensor_* (ncu --metrics regex:sm__ops_path_tensor_.*)"
+            f"sm__ops_path_tensor_* ({_TENSOR_PATHS_COLLECT})"
         ),
     )
     basis_none = equals(x.basis, VerdictBasis.NONE)
@@ -142,6 +148,20 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
     verdict_notes(x, ok, add)
     _busy_notes(x, ok, add)
     add(ok & (x.pct > 100.0), lambda rows: above_roof(x, rows))
+    # Nsight's SharedMemoryConflicts threshold: a tenth of the wavefronts are conflicts
+    per_request, conflicts = x.shared_wavefronts_per_request, x.shared_bank_conflict_pct
+    add(
+        ok & (conflicts >= 10.0) & (per_request > 1.0),
+        lambda rows: (
+            "shared-memory bank conflicts: "
+            + fixed(per_request[rows], 1)
+            + " wavefronts per shared load or store request, "
+            + fixed(conflicts[rows], 0)
+            + "% of them conflicts: the shared roof counts every wavefront, so its % is replays, not "
+            "bytes; fix: pad the shared array (float tile[32][33], not [32][32]) or swizzle its index "
+            "so the 32 threads of a warp hit 32 different banks"
+        ),
+    )
     add(
         ok & x.tensor_by_pipe,
         lambda _: "tensor FLOPs = tensor-pipe instructions x 512 (V100 HMMA shape): approximate here",
@@ -317,6 +337,15 @@ def _unroofed(x: NoteInputs, j: int) -> list[str]:
     ]
 
 
+def _tensor_unknown(recipe: Mapping[str, str]) -> str | None:
+    """Why tensor FLOPs are unknown where tensor-pipe instructions ran (the recipe says), or None."""
+    label = recipe.get("flop_tensor", "")
+    if not label.startswith(TENSOR_FLOP_UNKNOWN):
+        return None
+    why = label.removeprefix(TENSOR_FLOP_UNKNOWN)
+    return f"tensor FLOPs unknown: {why}; collect sm__ops_path_tensor_* ({_TENSOR_PATHS_COLLECT})"
+
+
 def _partial_bytes(recipe: Mapping[str, str]) -> str | None:
     """`DRAM bytes from counter:dram__bytes_read.sum alone (…): a lower bound`, or None."""
     labels = [(t, recipe.get(f"{t}_bytes", "")) for t in TIERS]
@@ -329,13 +358,17 @@ def _partial_bytes(recipe: Mapping[str, str]) -> str | None:
     return "; ".join(partial) or None
 
 
-def _lower_bound(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    codes = bit_codes([np.isnan(x.flop[p][rows]) for p in PRECISIONS])
+def _lower_bound(x: NoteInputs, rows: np.ndarray, tensor_unknown: np.ndarray) -> np.ndarray:
+    # a tensor count whose FLOPs are unknown was collected: "tensor unknown" (its note says why)
+    unknown = tensor_unknown[rows]
+    absent = [np.isnan(x.flop[p][rows]) & (~unknown if p == "tensor" else True) for p in PRECISIONS]
+    codes = bit_codes([*absent, unknown])
     keys = list(zip(codes.tolist(), map(id, x.not_collected[rows].tolist()), strict=True))
     partial = dict(zip(keys, x.not_collected[rows].tolist(), strict=True))
 
     def make(key: tuple[int, int]) -> str:
         words = [f"{p} not collected" for i, p in enumerate(PRECISIONS) if key[0] >> i & 1]
+        words += ["tensor unknown"] if key[0] >> len(PRECISIONS) & 1 else []
         words += [f"{p} partial" for p in partial[key]]
         return f"FLOP total is a lower bound ({', '.join(words)})"
 

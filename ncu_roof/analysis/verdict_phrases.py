@@ -8,15 +8,15 @@ import math
 
 import numpy as np
 
-from ncu_roof.analysis.columns import LaunchColumns, distinct_rows, factorized
+from ncu_roof.analysis.columns import LaunchColumns, distinct_rows, factorized, identity_codes
 from ncu_roof.analysis.model import fixed
 from ncu_roof.analysis.records import busiest_compute_pipe, verdict_phrase
 from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
 
 
-def verdict_words(columns: LaunchColumns) -> list[str]:
-    """`describe` of every launch, from the columns."""
-    codes, phrases = verdict_codes(columns)
+def verdict_words(columns: LaunchColumns, *, basis: bool = False) -> list[str]:
+    """`describe` of every launch, from the columns (with `basis`: what each rests on)."""
+    codes, phrases = verdict_codes(columns, basis=basis)
     words: list[str] = phrases[codes].tolist()
     return words
 
@@ -46,8 +46,9 @@ def verdict_codes(columns: LaunchColumns, *, basis: bool = False) -> tuple[np.nd
     pct_text[shown] = fixed(pct[shown], 0)
     small = c["small_grid"] & latency
     bases = c["verdict_basis"] if basis else np.full(n, VerdictBasis.NONE, dtype=object)
-    parts = [bound, sol & compute, where, sol_compute, ceiling, pct_text, small, bases]
-    first, inverse = distinct_rows([factorized(p)[0] for p in parts])
+    texts = [factorized(p)[0] for p in (where, sol_compute, ceiling, pct_text)]
+    enums = [identity_codes(p.tolist())[1] for p in (bound, bases)]  # each member is one object
+    first, inverse = distinct_rows([*texts, *enums, (sol & compute).view(np.int8), small.view(np.int8)])
     phrases = np.empty(len(first), dtype=object)
     phrases[:] = [
         verdict_phrase(
@@ -64,7 +65,7 @@ def verdict_codes(columns: LaunchColumns, *, basis: bool = False) -> tuple[np.nd
     if basis:
         phrases[:] = [with_basis(p, bases[j]) for p, j in zip(phrases.tolist(), first.tolist(), strict=True)]
     # parts that differ can read the same (a percentage only a pipe ceiling shows): one code a text
-    by_text, texts = factorized(phrases)
-    distinct = np.empty(len(texts), dtype=object)
-    distinct[:] = texts
+    by_text, distinct_texts = factorized(phrases)
+    distinct = np.empty(len(distinct_texts), dtype=object)
+    distinct[:] = distinct_texts
     return by_text[inverse], distinct

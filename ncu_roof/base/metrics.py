@@ -133,6 +133,14 @@ L1_SECTOR_METRICS = tuple(
 SHARED_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared"
 SHARED_OPS = tuple(f"{SHARED_WAVEFRONTS}_op_{op}.sum" for op in ("ld", "st", "atom"))
 SHARED_SASS_BYTES = "sm__sass_data_bytes_mem_shared.sum"
+# bank conflicts, as Nsight's SharedMemoryConflicts rule reads them: shared load and store
+# requests (warp instructions; ldmatrix loads too), and the wavefronts of each that are conflicts
+SHARED_REQUESTS = (
+    "smsp__sass_inst_executed_op_shared_ld.sum",
+    "smsp__sass_inst_executed_op_shared_st.sum",
+    "smsp__inst_executed_op_ldsm.sum",
+)
+SHARED_CONFLICTS = tuple(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum" for op in ("ld", "st"))
 
 # Nsight's Speed-of-Light percentages (first name present wins) and the waves per SM
 SOL_METRICS = {
@@ -181,7 +189,9 @@ FORMULA_METRICS: dict[str, tuple[str, ...]] = {
     "dram": _tier("dram", *DRAM_READ_WRITE, *DRAM_SECTORS, *DRAM_RATES, CLOCKS["dram"]),
     "l2": _tier("l2", CLOCKS["lts"], VERSION_MARKER),
     "l1": _tier("l1", *L1_SECTOR_METRICS, CC_MAJOR, CC_MINOR, CLOCKS["l1tex"]),
-    "shared": _tier("shared", *SHARED_OPS, SHARED_SASS_BYTES, CLOCKS["l1tex"]),
+    "shared": _tier(
+        "shared", *SHARED_OPS, SHARED_SASS_BYTES, *SHARED_REQUESTS, *SHARED_CONFLICTS, CLOCKS["l1tex"]
+    ),
     "pipes": (SM_ACTIVE_CYCLES, SM_CYCLES, CLOCKS["sm"]),  # the pipes found by name (`PIPE_INST`, …)
     "instructions": (*WARP_INST_METRICS, *SM_COUNT_METRICS, SCHEDULERS_METRIC, CLOCKS["sm"]),
     "sol": (*chain.from_iterable(SOL_METRICS.values()), WAVES),

@@ -29,7 +29,10 @@ def shorten(name: str, width: int = 60) -> str:
         text = text[5:]
     text = _fold(text, "<", ">", "<…>")
     text = _fold(text, "(", ")", "(…)") if len(text) > width else text
-    return text if len(text) <= width else text[: width - 1] + "…"
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1].rstrip("…<(")  # never `name<……`: one ellipsis marks the cut
+    return cut + "…"
 
 
 def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[str]]:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 import typer
 
 from ncu_roof.cli import ReadableHelp, app
-from ncu_roof.cli.analyze import diag
 from ncu_roof.cli.options import GpuKey
 from ncu_roof.errors import GateError, UsageError
+from ncu_roof.history import BASELINE, CONFIDENCE, THRESHOLD_PCT
 from ncu_roof.render.console import screen, to_terminal
 from ncu_roof.render.output import check_writable, write_output
 
@@ -84,8 +84,13 @@ def add_command(
         None, "--host", metavar="NAME", help="The host that profiled (default: this one)."
     ),
     gpu: GpuKey = None,
+    replace: bool = typer.Option(
+        False, "--replace", help="Store the run again as this add says, when it is stored otherwise."
+    ),
 ) -> None:
-    """Add one run (every GPU in it) to the dataset; the same run twice changes nothing."""
+    """Add one run (every GPU in it) to the dataset; the same run twice changes nothing (stated
+    otherwise, e.g. another --time or --gpu, it is refused without --replace)."""
+    from ncu_roof.cli.analyze import diag
     from ncu_roof.history.add import add_run
     from ncu_roof.history.record import CLOCK_CONTROLS, Provenance, parse_labels, parse_time
 
@@ -101,10 +106,10 @@ def add_command(
         host=host,
         gpu=gpu,
     )
-    added = add_run(dataset, inputs, provenance)
+    added = add_run(dataset, inputs, provenance, replace)
     what = f"{added.launches} launches on {', '.join(added.gpus)}"
     if added.new:
-        diag(f"added run {added.run_id} of {commit}: {what}")
+        diag(f"{'replaced' if added.replaced else 'added'} run {added.run_id} of {commit}: {what}")
     else:
         diag(f"run {added.run_id} of {commit} is in {dataset} already ({what}): nothing written")
 
@@ -113,7 +118,9 @@ def add_command(
 def show_command(
     dataset: str = Dataset,
     kernel: str = typer.Option(None, "--kernel", metavar="REGEX", help="Kernels whose name matches (RE2)."),
-    gpu: str = typer.Option(None, "--gpu", metavar="KEY", help="One GPU's partition (e.g. h100-pcie)."),
+    gpu: str = typer.Option(
+        None, "--gpu", metavar="KEY", help="One GPU's partition (e.g. nvidia-h100-pcie-cc90-114sm)."
+    ),
     last: int = typer.Option(None, "--last", metavar="N", help="Only the last N commits of each GPU."),
     fmt: HistoryFormat = typer.Option(
         None, "--format", "-F", metavar="FORMAT", help=FORMAT_HELP, show_default=False
@@ -159,13 +166,16 @@ def check_command(
     dataset: str = Dataset,
     head: str = typer.Option(..., "--head", metavar="SHA", help="The commit to check."),
     baseline: int = typer.Option(
-        20, "--baseline", metavar="N", help="Commits before the head to compare with."
+        BASELINE, "--baseline", metavar="N", help="Commits before the head to compare with."
     ),
     threshold: str = typer.Option(
-        "5%", "--threshold", metavar="PCT", help="A movement smaller than this is noise."
+        f"{THRESHOLD_PCT:g}%",
+        "--threshold",
+        metavar="PCT",
+        help="The smallest slowdown the gate must catch (it fires from 0.65 of it, when real).",
     ),
     confidence: float = typer.Option(
-        0.99, "--confidence", metavar="P", help="The interval's confidence level."
+        CONFIDENCE, "--confidence", metavar="P", help="The interval's confidence level."
     ),
     fmt: HistoryFormat = typer.Option(
         None, "--format", "-F", metavar="table|json|csv|markdown", help="Output format.", show_default=False
@@ -173,7 +183,8 @@ def check_command(
     output: str = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here instead of stdout."),
 ) -> None:
     """Classify each kernel group's movement at the head: regression, improvement, noise, method
-    change, hardware change. Exit 1 when a regression beyond the threshold holds at the confidence."""
+    change, hardware change, new, missing at head. Exit 1 on a regression: a slowdown real at the
+    confidence and of at least 0.65 of the threshold."""
     from ncu_roof.history.check import Kind, check
     from ncu_roof.render.historyout import verdict_line
 
@@ -195,6 +206,7 @@ def check_command(
 @history_app.command("rebuild", cls=ReadableHelp)
 def rebuild_command(dataset: str = Dataset) -> None:
     """Derive every stored run's quantities again from its stored counters (this version's recipe)."""
+    from ncu_roof.cli.analyze import diag
     from ncu_roof.history.rebuild import rebuild
 
     done = rebuild(dataset)

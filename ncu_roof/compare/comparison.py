@@ -17,7 +17,7 @@ import numpy as np
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.base.matching import MatchBy
-from ncu_roof.base.shift import Movement, Shift, shift
+from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, shift
 from ncu_roof.compare.pairs import (
     DURATION,
     Change,
@@ -32,6 +32,9 @@ from ncu_roof.compare.pairs import (
 from ncu_roof.errors import GateError, UsageError
 
 CLOCK_TOLERANCE_PCT = 2.0  # SM clocks (or report roofs) further apart than this: different clocks
+
+
+GroupKey = tuple[str, str | None, str | None]  # a kernel and launch shape: name, grid, block
 
 
 class MismatchError(UsageError):
@@ -150,21 +153,25 @@ def slower_than(result: Diff, limit_pct: float) -> list[KernelDiff]:
     return [result.kernels[j] for j in slower[np.argsort(-change[slower], kind="stable")].tolist()]
 
 
+def kernel_pairs(result: Diff) -> dict[GroupKey, list[int]]:
+    """The pairs of each kernel and launch shape (name, grid, block), in first-pair order."""
+    pairs = result.pairs
+    groups: dict[GroupKey, list[int]] = {}
+    for j, key in enumerate(zip(pairs.name, pairs.grid, pairs.block, strict=True)):
+        groups.setdefault(key, []).append(j)
+    return groups
+
+
 GATE_CONFIDENCE = 0.99  # the confidence of the interval a repeated kernel is gated on (as `history check`)
-GroupKey = tuple[str, str | None, str | None]
 
 
 def repeated_shifts(result: Diff, confidence: float = GATE_CONFIDENCE) -> dict[GroupKey, Shift]:
     """Per kernel group (name, grid, block) launched often enough on both sides for an interval
     at `confidence`: the shift of its head launches' durations against its base launches'
     (`ncu_roof.base.shift`, as `history check` computes it)."""
-    pairs = result.pairs
-    base_s, head_s = pairs.numbers[DURATION]
-    groups: dict[GroupKey, list[int]] = {}
-    for j, key in enumerate(zip(pairs.name, pairs.grid, pairs.block, strict=True)):
-        groups.setdefault(key, []).append(j)
+    base_s, head_s = result.pairs.numbers[DURATION]
     out = {}
-    for key, rows in groups.items():
+    for key, rows in kernel_pairs(result).items():
         found = shift(head_s[rows], base_s[rows], confidence)
         if found is not None and found.low_pct is not None:
             out[key] = found
@@ -186,6 +193,7 @@ def gate(result: Diff, fail_on_regression_pct: float) -> None:
     for (name, _, _), found in shifts.items():
         if found.verdict(limit) is Movement.REGRESSION:
             interval = f" [{found.low_pct:+.1f}%, {found.high_pct:+.1f}%] at {found.confidence:.0%}"
+            interval += f": real, ≥ {FIRE_FRACTION * limit:g}%"  # the rule: `Shift.verdict`
             slower.append((name, found.shift_pct, interval))
     slower.sort(key=lambda item: -item[1])
     total = result.total_duration_s.delta_pct

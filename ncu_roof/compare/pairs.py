@@ -252,7 +252,7 @@ def pair_columns(
         parts = zip(*(_side(columns[c], rows, None).tolist() for c in ("input", "run", "id")), strict=True)
         return [None if None in key else key for key in parts]
 
-    base_words, head_words = verdict_words(base), verdict_words(head)
+    base_words, head_words = verdict_words(base, basis=True), verdict_words(head, basis=True)
     pairs = PairColumns(
         base_row=base_rows,
         head_row=head_rows,

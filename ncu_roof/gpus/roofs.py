@@ -235,30 +235,67 @@ def _fill(
     replace: bool,
 ) -> None:
     """One built-in roof × each launch's clock of `kind` on `rows` that lack it (all with
-    `replace`). The L2 clock, where the report lacks it, is the SM clock the launch ran at
-    (said so): never a boost clock beside measured ones."""
+    `replace`): the unit's measured clock, else its boost clock (the L2's: `_l2_clock`)."""
     import numpy as np
 
     measured = columns[CLOCK_COLUMNS[kind]]
-    at_sm = np.zeros(len(measured), dtype=bool)
     if kind == "l2":
-        sm = columns[CLOCK_COLUMNS["sm"]]
-        at_sm = ~(measured > 0) & (sm > 0)
-        measured = np.where(at_sm, sm, measured)
-    boost = hardware.boost_clock(kind)
-    clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
+        clock, at_boost, said = _l2_clock(columns, measured, hardware)
+    else:
+        boost = hardware.boost_clock(kind)
+        clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
+        at_boost, said = ~(measured > 0), np.full(len(measured), None, dtype=object)
     value = per_clock * clock
     lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
     take = rows & ~np.isnan(value) & (lacking | replace)
     columns[column] = np.where(take, value, columns[column])
     labels = np.array(columns[f"{column}_recipe"], dtype=object, copy=True)
-    labels[take & ~at_sm] = recipe  # one shared text, not one per launch
-    labels[take & at_sm] = f"{recipe}; at the SM clock: the report has no L2 clock"
+    labels[take] = recipe  # one shared text, not one per launch
+    for words in {w for w in said[take].tolist() if w is not None}:
+        labels[take & (said == words)] = f"{recipe}; {words}"
     columns[f"{column}_recipe"] = labels
     columns[f"{column}_clock_hz"] = np.where(take, clock, columns.get(f"{column}_clock_hz", measured))
-    columns[f"{column}_at_boost"] = (take & ~(measured > 0)) | (
+    columns[f"{column}_at_boost"] = (take & at_boost) | (
         ~take & columns.get(f"{column}_at_boost", np.zeros(len(take), dtype=bool))
     )
+
+
+def _l2_clock(
+    columns: Mapping[str, np.ndarray], measured: np.ndarray, hardware: Hardware
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each launch's L2 clock (Nsight scales the L2 peak by `lts__cycles_elapsed.avg.per_second`),
+    whether it is a built-in figure, and the words saying which clock where it is not the launch's
+    own. One kind of clock for the device: a launch without one takes the device's median L2 clock
+    of its other launches; a device without any, the product's built-in L2 clock; a product
+    without one, the SM clock (measured, else boost), said so (on GH100 it is ~16 % off)."""
+    import numpy as np
+
+    n = len(measured)
+    own = measured > 0
+    clock = np.where(own, measured, np.nan)
+    at_boost = np.zeros(n, dtype=bool)
+    said = np.full(n, None, dtype=object)
+    if own.all():
+        return clock, at_boost, said
+    lacking = ~own
+    if own.any():
+        device = median(measured[own])
+        clock[lacking] = device
+        said[lacking] = f"at the device's median L2 clock {ghz_text(device)} GHz: this launch has none"
+    elif hardware.l2_clock_hz is not None:
+        clock[:] = hardware.l2_clock_hz
+        at_boost[:] = True
+        said[:] = (
+            f"at the built-in L2 clock {ghz_text(hardware.l2_clock_hz)} GHz ({hardware.l2_clock_source}): "
+            "the report has no L2 clock"
+        )
+    else:
+        sm = columns[CLOCK_COLUMNS["sm"]]
+        boost = hardware.boost_clock("sm")
+        clock = np.where(sm > 0, sm, np.nan if boost is None else boost)
+        at_boost = ~(sm > 0)
+        said[:] = "at the SM clock: the report has no L2 clock"
+    return clock, at_boost, said
 
 
 def report_roofs(

@@ -44,6 +44,8 @@ class Hardware:
     dram_byte_per_clk: float | None  # bus width / 4
     dram_boost_clock_hz: float | None
     overrides: Mapping[str, float] = field(default_factory=dict)  # product FLOP/SM/clk (H800 FP64)
+    l2_clock_hz: float | None = None  # the L2's own clock where one was measured (`Gpu.l2_clock_ghz`)
+    l2_clock_source: str | None = None
 
     def per_clock(self) -> dict[str, tuple[float, str]]:
         """Each compute roof as (FLOP per clock, the clock it scales with: "sm")."""
@@ -143,6 +145,10 @@ class Gpu:
     l2_tbyte_per_s: float | None = None
     l2_source: str | None = None
     overrides: Mapping[str, float] = field(default_factory=dict)  # FLOP/SM/clk unlike its arch
+    # the L2's own clock (lts__cycles_elapsed.avg.per_second) at unlocked clocks, where ncu measured
+    # it on this product: NVIDIA publishes none, and on GH100 it is not the SM's
+    l2_clock_ghz: float | None = None
+    l2_clock_source: str | None = None
 
     @property
     def compute_flop_per_s(self) -> dict[str, float]:
@@ -160,11 +166,15 @@ class Gpu:
 
     def _l2_derived(self) -> tuple[float, str] | None:
         """L2 → SM bandwidth at boost: Nsight's L2 measure's per-clock peak (`tier_peaks`) x the
-        SM boost clock (NVIDIA publishes no L2 clock; ncu measures it near the SM's)."""
+        L2 clock where ncu measured it on this product, else the SM boost clock (NVIDIA publishes
+        no L2 clock; said so)."""
         found = self.hardware().counter_per_clock(L2_XBAR_BYTES)
         if found is None:
             return None
         per_clock, _, how = found
+        if self.l2_clock_ghz is not None:
+            rate = per_clock * scaled(self.l2_clock_ghz, GIGA)  # whole numbers: no rounding noise
+            return rate, f"derived: {how} x {self.l2_clock_ghz:g} GHz L2 clock ({self.l2_clock_source})"
         rate = scaled(per_clock * self.boost_clock_ghz, GIGA)
         return rate, f"derived: {how} x {self.boost_clock_ghz:g} GHz SM boost (no L2 clock is published)"
 
@@ -209,4 +219,6 @@ class Gpu:
             dram_byte_per_clk=per_clk,
             dram_boost_clock_hz=scaled(self.dram_gbyte_per_s, GIGA) / per_clk,
             overrides=self.overrides,
+            l2_clock_hz=None if self.l2_clock_ghz is None else scaled(self.l2_clock_ghz, GIGA),
+            l2_clock_source=self.l2_clock_source,
         )

@@ -328,6 +328,9 @@ GPUS: tuple[Gpu, ...] = (
         1.98,
         "NVIDIA H200 datasheet (SXM; tensor dense; INT8 tensor 3958 TOPS sparse, 1979 dense); memory "
         "bus 6016 bits: device__attribute_global_memory_bus_width of an H200 SXM (fixtures/h200)",
+        l2_clock_ghz=1.709,
+        l2_clock_source="lts__cycles_elapsed.avg.per_second of an H200 SXM at unlocked clocks, median of "
+        "16 launches, 1.675-1.710 GHz while the SM ran at 1.80-2.04 (fixtures/h200, ncu 2025.3.1)",
     ),
     Gpu(
         "h100-sxm5",

@@ -1,11 +1,12 @@
 """`history check`: the head's launches of each kernel group against the commits before it.
 
 Per GPU, the baseline is the `baseline` latest commits before the head whose runs were measured
-as the head's was (same metric set, ncu version and clock control; same GPU SKU, SM count and
-clocks within `CLOCK_TOLERANCE_PCT`). When no earlier commit was, the latest ones are compared
-anyway and a movement is named for what changed — a **method change** or a **hardware change**,
-never a regression. Every launch of every run of those commits is the noise sample
-(`ncu_roof.base.shift`: Hodges–Lehmann shift, Moses interval), the head's launches the other sample.
+as the head's was (same metric set, ncu version and clock control; same device name, CC and SM
+count as recorded, clocks within `CLOCK_TOLERANCE_PCT`). When no earlier commit was, the latest
+ones are compared anyway and a movement is named for what changed — a **method change** or a
+**hardware change**, never a regression. Every launch of every run of those commits is the noise
+sample (`ncu_roof.base.shift`: Hodges–Lehmann shift, Moses interval), the head's launches the
+other. A kernel group on one side only is **new** or **missing at head**, never a regression.
 """
 
 from __future__ import annotations
@@ -18,29 +19,32 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.base.shift import Movement, Shift, shift
+from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, shift
 from ncu_roof.compare.comparison import CLOCK_TOLERANCE_PCT
 from ncu_roof.errors import UsageError
+from ncu_roof.history import BASELINE, CONFIDENCE, THRESHOLD_PCT
 from ncu_roof.history.query import History, durations, gpus_of, runs_rows
 from ncu_roof.history.store import open_dataset
 
 
-class Kind(Enum):
+class Kind(Enum):  # in the order a report lists them
     REGRESSION = "regression"
     IMPROVEMENT = "improvement"
-    NOISE = "noise"
     METHOD_CHANGE = "method change"
     HARDWARE_CHANGE = "hardware change"
+    MISSING = "missing at head"  # ran in the baseline, not at the head: never a regression
+    NEW = "new"  # ran at the head, in no baseline commit: nothing to compare with
+    NOISE = "noise"
 
 
 METHOD = ("metric_set", "ncu_version", "clock_control")
-HARDWARE = ("device_name", "gpu_sku", "sm_count")
+HARDWARE = ("device_name", "cc", "sm_count")  # as the runs recorded them (never the GPU table's)
 WORDS = {
     "metric_set": "metric set",
     "ncu_version": "ncu version",
     "clock_control": "clock control",
     "device_name": "GPU",
-    "gpu_sku": "GPU SKU",
+    "cc": "compute capability",
     "sm_count": "SM count",
     "sm_clock_hz": "SM clock",
 }
@@ -78,7 +82,7 @@ def classify(
 ) -> tuple[Kind, Shift | None]:
     """One kernel group's movement: the shift of the head's durations against the baseline's,
     named a regression or improvement only when the two were measured alike (`change` None);
-    across a change, a movement beyond the threshold is that change."""
+    across a change, a movement the gate would count is that change."""
     found = shift(head_s, base_s, confidence)
     moved = found.verdict(threshold_pct) if found is not None else Movement.NOISE
     if moved is Movement.NOISE:
@@ -95,10 +99,12 @@ class KernelMovement:
     block: str | None
     gpu: str
     kind: Kind
-    shift: Shift | None
-    baseline_commits: int
+    shift: Shift | None  # None: missing at the head, new, or no duration on a side
+    head_launches: int
+    baseline_launches: int
+    baseline_commits: int  # of the baseline's, those the kernel group ran at
     reason: str
-    last_good: str | None  # the newest baseline commit (a regression: the culprit window's start)
+    last_good: str | None  # the newest baseline commit it ran at (a regression: the culprit window's start)
     first_bad: str  # the head
 
 
@@ -151,12 +157,13 @@ def _reason(kind: Kind, found: Shift | None, base: GpuBaseline, threshold_pct: f
     if kind in (Kind.METHOD_CHANGE, Kind.HARDWARE_CHANGE):
         assert base.change is not None
         return f"{interval}, across a {kind.value} ({base.change.reason}); {sizes}"
+    floor = f"±{FIRE_FRACTION * threshold_pct:g}% ({FIRE_FRACTION:g} of the {threshold_pct:g}% threshold)"
     if kind is Kind.NOISE:
         within = (
-            "the interval holds 0" if found.low_pct <= 0 <= found.high_pct else f"within ±{threshold_pct:g}%"
+            "the interval holds 0" if found.low_pct <= 0 <= found.high_pct else f"real, but within {floor}"
         )
         return f"{interval}: {within}; {sizes}"
-    return f"{interval}, beyond ±{threshold_pct:g}%; {sizes}"
+    return f"{interval}: real, and beyond {floor}; {sizes}"
 
 
 def _grouped(
@@ -176,7 +183,11 @@ def _grouped(
 
 
 def check(
-    uri: str, head: str, baseline: int = 20, threshold_pct: float = 5.0, confidence: float = 0.99
+    uri: str,
+    head: str,
+    baseline: int = BASELINE,
+    threshold_pct: float = THRESHOLD_PCT,
+    confidence: float = CONFIDENCE,
 ) -> CheckResult:
     """Classify every kernel group's movement at the head commit, GPU by GPU."""
     if baseline < 1:
@@ -192,7 +203,8 @@ def check(
         base = _baseline(runs_rows(history, gpu), head, gpu, baseline)
         baselines.append(base)
         movements += _movements(history, head, base, threshold_pct, confidence)
-    movements.sort(key=lambda m: (list(Kind).index(m.kind), -_shift_pct(m)))  # regressions first, worst first
+    order = list(Kind)  # regressions first, worst first; then by name
+    movements.sort(key=lambda m: (order.index(m.kind), -_shift_pct(m), m.name, m.grid or "", m.block or ""))
     return CheckResult(head, threshold_pct, confidence, tuple(baselines), tuple(movements))
 
 
@@ -211,21 +223,36 @@ def _baseline(runs: list[dict[str, Any]], head: str, gpu: str, n: int) -> GpuBas
     return choose_baseline(by_commit[head][0], [(c, by_commit[c]) for c in before], n)
 
 
+def _one_side(head_ran: bool, ran: Sequence[str], base: GpuBaseline) -> tuple[Kind, str] | None:
+    """A kernel group on one side only (`ran`: the baseline commits it ran at, newest first):
+    missing at the head, or new; None when it ran on both sides."""
+    if not head_ran:
+        return Kind.MISSING, f"ran at {len(ran)} of {len(base.commits)} baseline commits (newest {ran[0]})"
+    if not ran:
+        where = f"none of the {len(base.commits)} baseline commits" if base.commits else "no commit before"
+        return Kind.NEW, f"ran at the head and in {where}"
+    return None
+
+
 def _movements(
     history: History, head: str, base: GpuBaseline, threshold_pct: float, confidence: float
 ) -> list[KernelMovement]:
+    """Every kernel group that ran at the head or in the baseline, classified: a group on one
+    side only is new or missing at the head (reported, never a regression)."""
     out = []
     groups = _grouped(durations(history, base.gpu, [head, *base.commits]))
     for (name, grid, block), by_commit in groups.items():
-        if head not in by_commit:
-            continue  # the kernel did not run at the head
-        prior = [by_commit[c] for c in base.commits if c in by_commit]
-        base_s = np.concatenate(prior) if prior else np.zeros(0)
-        kind, found = classify(by_commit[head], base_s, threshold_pct, confidence, base.change)
-        last_good = base.commits[0] if base.commits else None
-        reason = _reason(kind, found, base, threshold_pct) if len(prior) else "no baseline launches"
-        out.append(
-            KernelMovement(name, grid, block, base.gpu, kind, found, len(prior), reason, last_good, head)
-        )
-    out.sort(key=lambda m: -(m.shift.shift_pct if m.shift and not math.isnan(m.shift.shift_pct) else 0.0))
+        ran = [c for c in base.commits if c in by_commit]  # newest first
+        head_s = by_commit.get(head, np.zeros(0))
+        base_s = np.concatenate([by_commit[c] for c in ran]) if ran else np.zeros(0)
+        one_side = _one_side(head in by_commit, ran, base)
+        found = None
+        if one_side is not None:
+            kind, reason = one_side
+        else:
+            kind, found = classify(head_s, base_s, threshold_pct, confidence, base.change)
+            reason = _reason(kind, found, base, threshold_pct)
+        counts = (len(head_s), len(base_s), len(ran))
+        last_good = ran[0] if ran else None
+        out.append(KernelMovement(name, grid, block, base.gpu, kind, found, *counts, reason, last_good, head))
     return out

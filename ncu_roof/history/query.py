@@ -10,8 +10,8 @@ and numpy columns (no pandas, no Arrow conversion).
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Sequence
-from glob import glob
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.errors import MissingToolError, UsageError
@@ -33,9 +33,11 @@ HIVE = "hive_partitioning = true, hive_types = {'gpu': 'VARCHAR', 'commit': 'VAR
 
 
 class History:
-    """A DuckDB connection to one dataset: the view `launches` (every launch, `gpu` and `commit`
-    as text), `published` (the GPU and id of every run whose rows are in place: a listing, no
-    file read) and each GPU's `runs` rows (`runs_from`)."""
+    """A DuckDB connection to one dataset, and the FROM clauses of its tables: the launches of a
+    GPU's commits (`launches_from`, `gpu` and `commit` as text), the run ids whose rows are in
+    place (`published`: a listing, no file read) and a GPU's runs rows (`runs_from`). A local
+    dataset's clauses name only the folders a question needs (nothing is globbed or opened
+    before a query runs)."""
 
     def __init__(self, dataset: Dataset) -> None:
         try:
@@ -53,34 +55,50 @@ class History:
             for part in (LAUNCHES, RUNS):
                 if not os.path.isdir(dataset.path(part)):
                     raise no_history(dataset, part)
-            files = f"'{self.root}/{LAUNCHES}/*/*/*{SUFFIX}'"
-            self.con.execute(f"CREATE VIEW launches AS SELECT * FROM read_parquet({files}, {HIVE})")
-            listing = f"glob('{self.root}/{RUNS}/*/*{SUFFIX}')"
-            self.con.execute(
-                "CREATE VIEW published AS SELECT regexp_extract(file, 'gpu=([^/]+)/[^/]*$', 1) AS gpu, "
-                f"parse_filename(file, true) AS run_id FROM {listing}"
-            )
         else:
             self.con.register("launches", parquet_dataset(dataset, LAUNCHES))
             self.con.register("runs", parquet_dataset(dataset, RUNS))
-            self.con.execute("CREATE VIEW published AS SELECT DISTINCT gpu, run_id FROM runs")
+
+    def _local(self, *values: str | None) -> bool:
+        """Whether clauses may name folders: a local dataset, and partition values that are
+        letters, digits, `.`, `_` and `-` (`store.partition_value`: safe inside a literal)."""
+        return self.dataset.remote is None and all(not v or PARTITION_VALUE.fullmatch(v) for v in values)
 
     def launches_from(self, gpu: str | None = None, commits: Sequence[str] = ()) -> str:
-        """The FROM clause of the launches of a GPU and commits (a local dataset: only their
-        folders are listed; the caller's WHERE filters them alike elsewhere). Partition values are
-        letters, digits, `.`, `_` and `-` (`store.partition_value`): safe inside a literal."""
-        if self.dataset.remote is not None or (gpu is None and not commits):
-            return "launches"
-        for value in (gpu or "", *commits):
-            if value and not PARTITION_VALUE.fullmatch(value):
-                return "launches"
-        gpus = [f"gpu={gpu}"] if gpu else ["*"]
-        folders = [f"commit={c}" for c in commits] or ["*"]
-        present = [f"{g}/{c}" for g in gpus for c in folders if glob(self.dataset.path(LAUNCHES, g, c))]
-        if not present:
-            return "(SELECT * FROM launches WHERE false)"
-        globs = ", ".join(f"'{self.root}/{LAUNCHES}/{folder}/*{SUFFIX}'" for folder in present)
-        return f"read_parquet([{globs}], {HIVE})"
+        """The FROM clause of the launches of a GPU and commits (a local dataset: the files of
+        their folders alone, listed here; the caller's WHERE filters them alike elsewhere)."""
+        if not self._local(gpu, *commits):
+            return "launches" if self.dataset.remote is not None else self._launches([])
+        return self._launches(self._files(gpu, commits))
+
+    def _files(self, gpu: str | None, commits: Sequence[str]) -> list[str]:
+        """The launch files of a GPU's (every GPU's) commits (every commit's): a listing of their
+        folders (a file staged by an add under way is no `*.parquet`)."""
+        top = self.dataset.path(LAUNCHES)
+        files = []
+        for g in [f"gpu={gpu}"] if gpu else _names(top):
+            folder = posixpath.join(top, g)
+            for c in [f"commit={c}" for c in commits] if commits else _names(folder):
+                names = _names(posixpath.join(folder, c))
+                files += [posixpath.join(folder, c, n) for n in names if n.endswith(SUFFIX)]
+        return files
+
+    def _launches(self, files: Sequence[str]) -> str:
+        """`read_parquet` of these files (none: every launch file, of no row)."""
+        if not files:
+            return f"(SELECT * FROM read_parquet('{self.root}/{LAUNCHES}/*/*/*{SUFFIX}', {HIVE}) WHERE false)"
+        listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+        return f"read_parquet([{listed}], {HIVE})"
+
+    def published(self, gpu: str | None = None) -> str:
+        """A query of the run ids whose rows are in `runs/` (of one GPU; a local dataset: a
+        listing of its folder, no file read)."""
+        if not self._local(gpu):
+            return "SELECT run_id FROM runs" + (" WHERE gpu = $gpu" if gpu else "")
+        folder = f"gpu={gpu}" if gpu else "*"
+        return (
+            f"SELECT parse_filename(file, true) AS run_id FROM glob('{self.root}/{RUNS}/{folder}/*{SUFFIX}')"
+        )
 
     def runs_from(self, gpu: str) -> str:
         """The FROM clause of one GPU's runs rows (a local dataset: that folder's files alone)."""
@@ -92,6 +110,15 @@ class History:
                 f"no run on GPU {gpu!r} in {self.dataset.uri}", hint="history show lists the GPUs"
             )
         return f"read_parquet('{self.root}/{RUNS}/gpu={gpu.replace(chr(39), '')}/*{SUFFIX}')"
+
+
+def _names(folder: str) -> list[str]:
+    """The names in a folder (none if it is not there): partitions, or `*.parquet` files."""
+    try:
+        with os.scandir(folder) as entries:
+            return [e.name for e in entries if not e.name.startswith(".")]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def rows(history: History, sql: str, params: dict[str, Any] | None = None) -> list[Row]:
@@ -118,7 +145,7 @@ def runs_rows(history: History, gpu: str) -> list[Row]:
 def gpus_of(history: History, commit: str) -> list[str]:
     """The GPUs a commit has a published run on (its launch folders alone are read)."""
     sql = f"""SELECT DISTINCT gpu FROM {history.launches_from(commits=[commit])} WHERE commit = $commit
-             AND run_id IN (SELECT run_id FROM published) ORDER BY gpu"""
+             AND run_id IN ({history.published()}) ORDER BY gpu"""
     return [row["gpu"] for row in rows(history, sql, {"commit": commit})]
 
 
@@ -136,7 +163,7 @@ def check_regex(history: History, pattern: str) -> None:
 def recent_commits(history: History, gpu: str | None, last: int) -> dict[str, list[str]]:
     """GPU → its last `last` commits (by their earliest run's time)."""
     sql = f"""SELECT gpu, commit, min(time) AS time FROM {history.launches_from(gpu)}
-              WHERE run_id IN (SELECT run_id FROM published) {"AND gpu = $gpu" if gpu else ""}
+              WHERE run_id IN ({history.published(gpu)}) {"AND gpu = $gpu" if gpu else ""}
               GROUP BY gpu, commit ORDER BY time, commit"""
     by_gpu: dict[str, list[str]] = {}
     for row in rows(history, sql, {"gpu": gpu} if gpu else {}):
@@ -153,13 +180,22 @@ def points(history: History, kernel: str | None, gpu: str | None, last: int | No
         check_regex(history, kernel)
     if last is not None and last < 1:
         raise UsageError(f"--last {last}: must be at least 1", hint="e.g. --last 50")
+    if (
+        gpu
+        and history.dataset.remote is None
+        and not os.path.isdir(history.dataset.path(LAUNCHES, f"gpu={gpu}"))
+    ):
+        keys = sorted(name.removeprefix("gpu=") for name in os.listdir(history.dataset.path(LAUNCHES)))
+        raise UsageError(
+            f"no run on GPU {gpu!r} in {history.dataset.uri}", hint="its GPUs: " + ", ".join(keys)
+        )
     scopes: list[tuple[str | None, list[str]]] = [(gpu, [])]
     if last is not None:
         scopes = list(recent_commits(history, gpu, last).items())
     found: list[Row] = []
     for scope, commits in scopes:
         params: dict[str, Any] = {}
-        where = ["run_id IN (SELECT run_id FROM published)"]
+        where = [f"run_id IN ({history.published(scope)})"]
         if scope:
             where.append("gpu = $gpu")
             params["gpu"] = scope
@@ -188,7 +224,7 @@ def durations(history: History, gpu: str, commits: Sequence[str]) -> dict[str, n
     sql = f"""
         SELECT name, grid, block, commit, duration_s FROM {history.launches_from(gpu, commits)}
         WHERE gpu = $gpu AND commit IN (SELECT unnest($commits))
-          AND run_id IN (SELECT run_id FROM published WHERE gpu = $gpu)"""
+          AND run_id IN ({history.published(gpu)})"""
     relation = history.con.sql(sql, params={"gpu": gpu, "commits": list(commits)})
     assert relation is not None
     columns: dict[str, np.ndarray] = relation.fetchnumpy()

@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING
 
 from ncu_roof.history.counters import tables_of
 from ncu_roof.history.record import analyze_tables, launch_table, lean, split_rows, with_time
-from ncu_roof.history.store import DETAILS, RUNS, launches_path, no_history, open_dataset, replace, run_files
+from ncu_roof.history.store import (
+    DETAILS,
+    RUNS,
+    launches_path,
+    no_history,
+    open_dataset,
+    replace_file,
+    run_files,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -54,8 +62,8 @@ def rebuild(uri: str) -> Rebuilt:
         stored = [(key, pq.read_table(p, filesystem=dataset.fs)) for key, p in details.items()]
         gpu = rows[0]["roofs_gpu"]
         for key, table in rebuild_run(stored, run, str(gpu) if gpu else None).items():
-            replace(dataset, table, details[key])  # the details first: the launches are made of them
-            replace(dataset, lean(table), launches_path(dataset, key, commit, run))
+            replace_file(dataset, table, details[key])  # the details first: the launches are made of them
+            replace_file(dataset, lean(table), launches_path(dataset, key, commit, run))
             launches_total += table.num_rows
         runs += 1
     return Rebuilt(runs, launches_total)

@@ -17,7 +17,7 @@ import json
 import re
 import socket
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,7 @@ class Provenance:
     """What the caller says of a run (the rest is read from the inputs)."""
 
     commit: str
-    time: datetime
+    time: datetime | None = None  # None: now (not stated: a re-add of the same run keeps its time)
     branch: str | None = None
     labels: Mapping[str, str] | None = None
     clock_control: str | None = None  # "base" (locked), "none" (free), None: not said
@@ -64,11 +64,11 @@ class Run:
     runs: Mapping[str, pa.Table]  # GPU key → the run's provenance row on that GPU
 
 
-def parse_time(text: str | None) -> datetime:
+def parse_time(text: str | None) -> datetime | None:
     """ISO-8601 (`2026-12-04T18:00:00Z`, `2026-12-04`), timezone-aware (UTC when none is given);
-    None: now."""
+    None: not given (now, when the run is added)."""
     if text is None:
-        return datetime.now(UTC)
+        return None
     try:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -89,15 +89,38 @@ def parse_labels(items: Sequence[str]) -> dict[str, str]:
     return labels
 
 
-def gpu_key(device_name: str | None) -> str:
-    """A device's partition: the built-in GPU's key (`h100-pcie`), else its name as a slug."""
-    from ncu_roof.gpus.lookup import match_gpu
+def recorded_sm_count(columns: Mapping[str, np.ndarray]) -> int | None:
+    """The SM count one device's launches recorded (`SM_COUNT_METRICS`: their median), or None
+    (never the built-in GPU table's)."""
+    from ncu_roof.base.metrics import SM_COUNT_METRICS
 
-    gpu = match_gpu(device_name)
-    if gpu is not None:
-        return gpu.key
-    slug = re.sub(r"[^a-z0-9]+", "-", (device_name or "unknown").lower()).strip("-")
-    return slug[:128] or "unknown"
+    for metric in SM_COUNT_METRICS:
+        values = columns.get(metric)
+        if values is not None and np.isfinite(values).any():
+            return round(float(np.nanmedian(values)))
+    return None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def gpu_key(columns: Mapping[str, np.ndarray]) -> str:
+    """One device's partition, from what its launches recorded alone: ncu's device name, the
+    compute capability and the SM count, as a slug (`nvidia-h100-pcie-cc90-114sm`; a part not
+    recorded is left out, `unknown` if none is). No table of GPUs is consulted, so a device the
+    built-in table lacks, or a later version's table, keeps the key."""
+    from ncu_roof.gpus.roofs import first_label
+
+    name, cc, sms = (
+        first_label(columns["device_name"]),
+        first_label(columns["cc"]),
+        recorded_sm_count(columns),
+    )
+    tail = [f"cc{_slug(cc).replace('-', '')}" if cc and _slug(cc) else "", f"{sms}sm" if sms else ""]
+    suffix = "".join(f"-{part}" for part in tail if part)[:64]  # a few characters, as ncu records them
+    head = _slug(name or "")[: 128 - len(suffix)].strip("-") or "unknown"
+    return head + suffix
 
 
 def run_id(commit: str, paths: Sequence[str]) -> str:
@@ -122,8 +145,6 @@ def run_id(commit: str, paths: Sequence[str]) -> str:
 def device_tables(tables: Sequence[RunTable]) -> list[RunTable]:
     """Each table cut into one table per (ncu run, device), in the order of their first launch:
     the analysis of these lists its launches in exactly their row order."""
-    from dataclasses import replace
-
     from ncu_roof.base.codes import factorize
 
     out = []
@@ -179,11 +200,13 @@ def build_run(items: Sequence[str], provenance: Provenance, rid: str) -> Run:
     the run `rid`."""
     from ncu_roof.base.arrow import bool_array
 
+    provenance = replace(provenance, time=provenance.time or datetime.now(UTC))
+    assert provenance.time is not None
     tables = device_tables(pipeline.read_tables(items))
     analysis = analyze_tables(tables, provenance.gpu)
     pipeline.refuse_failed_captures(analysis)  # a capture that measured nothing is no point of a trend
     details = with_time(launch_table(analysis, tables, rid), provenance.time)
-    keys = [gpu_key(d.name) for d in analysis.devices]
+    keys = [gpu_key(t.columns) for t in tables]  # one device a table: analysis.devices[i] is tables[i]'s
     by_gpu = split_rows(details, [keys[i] for i in analysis.columns["device"].tolist()])
     counts = {k: t.num_rows for k, t in by_gpu.items()}
     runs = runs_table(rid, analysis, tables, provenance, keys, items, counts)
@@ -221,17 +244,21 @@ def runs_table(
     paths: Sequence[str],
     counts: Mapping[str, int],
 ) -> pa.Table:
-    """One row per GPU of the run: commit, time, branch, labels, the GPU, its clocks, the
-    driver, ncu's version, the metric set, the host, and what the run was read from."""
+    """One row per GPU of the run: commit, time, branch, labels, the GPU as the run recorded it
+    (name, CC, SM count; the built-in GPU it matches, for information), its clocks, the driver,
+    ncu's version, the metric set, the host, and what the run was read from."""
     from ncu_roof.gpus.lookup import match_gpu
+    from ncu_roof.gpus.roofs import first_label
 
     rows = []
     for key in dict.fromkeys(keys):
         devices = [d for d, k in zip(analysis.devices, keys, strict=True) if k == key]
+        columns = next(t.columns for t, k in zip(tables, keys, strict=True) if k == key)
         clocks = [d.sm_clock_hz for d in devices if d.sm_clock_hz is not None]
         ncu = sorted({i.ncu_version for i in analysis.inputs if i.ncu_version})
-        name = devices[0].name
+        name = first_label(columns["device_name"])
         sku = match_gpu(name)
+        sms = recorded_sm_count(columns)
         rows.append(
             {
                 "run_id": rid,
@@ -241,8 +268,9 @@ def runs_table(
                 "branch": provenance.branch,
                 "labels": json.dumps(dict(provenance.labels or {}), sort_keys=True),
                 "device_name": name,
+                "cc": first_label(columns["cc"]),
                 "gpu_sku": sku.key if sku is not None else None,
-                "sm_count": devices[0].sm_count,
+                "sm_count": float(sms) if sms is not None else None,
                 "sm_clock_hz": float(np.median(clocks)) if clocks else None,
                 "clock_control": provenance.clock_control,
                 "driver": provenance.driver,
@@ -288,7 +316,7 @@ def runs_schema() -> pa.Schema:
         [
             *(("run_id", text), ("gpu", text), ("commit", text)),
             ("time", pa.timestamp("us", tz="UTC")),
-            *(("branch", text), ("labels", text), ("device_name", text), ("gpu_sku", text)),
+            *(("branch", text), ("labels", text), ("device_name", text), ("cc", text), ("gpu_sku", text)),
             *(("sm_count", pa.float64()), ("sm_clock_hz", pa.float64())),
             *(("clock_control", text), ("driver", text), ("ncu_version", text), ("metric_set", text)),
             *(("host", text), ("roofs_gpu", text), ("inputs", text), ("launches", pa.int64())),

@@ -142,18 +142,19 @@ def publish(dataset: Dataset, files: Mapping[str, pa.Table], last: Sequence[str]
             placed.append(path)
     except BaseException:
         for path in [*staged.values(), *(placed if len(placed) < len(order) else [])]:
-            _remove(dataset, path)
+            remove(dataset, path)
         raise
 
 
-def replace(dataset: Dataset, table: pa.Table, path: str) -> None:
-    """One file rewritten atomically (`history rebuild`): staged, then renamed over the old one."""
+def replace_file(dataset: Dataset, table: pa.Table, path: str) -> None:
+    """One file rewritten atomically (`history rebuild`, `add --replace`): staged, then renamed
+    over the old one."""
     staged = _staged(path)
     try:
         write_parquet(dataset, table, staged)
         _move(dataset, staged, path)
     except BaseException:
-        _remove(dataset, staged)
+        remove(dataset, staged)
         raise
 
 
@@ -162,7 +163,7 @@ def _move(dataset: Dataset, source: str, target: str) -> None:
     dataset.fs.move(source, target)
 
 
-def _remove(dataset: Dataset, path: str) -> None:
+def remove(dataset: Dataset, path: str) -> None:
     with contextlib.suppress(OSError):  # never written, or already gone
         dataset.fs.delete_file(path)
 

@@ -7,7 +7,8 @@ The layouts handled (all seen in real captures, 2020–2025):
   `NAME (…)x(…), Device 0, CC 8.9, Invocations 4` / `NAME, Block Size 512, Grid Size 256,
   Device 0, 1 invocations`; a `Device N` line above kernel lines (`--print-summary per-gpu`);
 * `Section: …` tables ruled by dashes, with or without a `Metric Name …` title row, one value
-  column (details) or Minimum / Maximum / Average (summaries: the Average is read);
+  column (details) or Minimum / Maximum / Average (summaries: the Average is read, and a kernel
+  of `Invocations N` is N launches of it);
 * section labels of every release ("Memory [%]", "Memory Throughput", "SOL DRAM", "SM [%]",
   "Compute (SM) Throughput", …) or metric names, mapped to the metric names the recipe reads;
 * `==PROF==` lines, application output, CPU call stacks, NVTX stacks and rule paragraphs
@@ -36,6 +37,7 @@ from ncu_roof.ingest.consolekernels import Kernel, bad_devices, cut_tail, strays
 from ncu_roof.ingest.csvblocks import Damage, cut_short_note
 from ncu_roof.ingest.csvdetails import metric_for
 from ncu_roof.ingest.sanity import unreadable_note
+from ncu_roof.ingest.summary import repeat_invocations
 from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
 
 _SECTION = re.compile(r"^\s+Section: (?P<name>.+?)\s*$")
@@ -285,7 +287,8 @@ def read_console_text(
         if style is not None:
             confirm_number_style(cells, style)
         rows = [_launch(i, k, number_style) for i, k in enumerate(intact)]
-    columns = row_columns(rows)
+    # a --print-summary kernel of "Invocations N" is N launches of its averages
+    columns = repeat_invocations(row_columns(rows), [k.invocations or 1 for k in intact])
     averaged = sorted({m for k in intact for m in k.averaged})
     cut = sum(k.left_out for k in kernels)
     empty = [k for k in kernels if not k.left_out and not k.values]
@@ -298,7 +301,7 @@ def read_console_text(
     if text.strip() and not text.endswith("\n"):  # (spaces after the last break are a cut line too)
         notes.append(cut_short_note(path, text.count("\n") + 1))
     announced = _announced(text)
-    read = sum(k.invocations or 1 for k in intact) if averaged else len(intact)
+    read = len(columns["id"])
     if announced > read:
         notes.append(
             f"{path}: the ==PROF== lines announce {announced} profiled launches but "

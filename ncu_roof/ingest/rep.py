@@ -7,18 +7,35 @@ import re
 
 from ncu_roof.base.ncu import NcuTool, find_ncu, import_raw_csv
 from ncu_roof.errors import BadInputError, MissingToolError
-from ncu_roof.ingest.inputs import has_report_header
+from ncu_roof.ingest.inputs import MAGIC, has_report_header
 from ncu_roof.ingest.reprows import Row, report_rows
 from ncu_roof.ingest.table import InputFormat, RunTable, row_columns, settle_shapes
 
 _VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build")
 REP_HINT = "pip install 'ncu-roof[rep]' (NVIDIA's ncu-report, no GPU needed), or put `ncu` on PATH"
+# a .ncu-repz is the report as one zstd stream: ncu_report (2026.3) reads it so, by its suffix
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def report_version(raw: bytes | mmap.mmap) -> str | None:
-    """The ncu version that wrote a report: only stored as text inside the file."""
-    match = _VERSION.search(raw)
-    return match.group(1).decode() if match else None
+    """The ncu version that wrote a report: only stored as text inside the file (inside its zstd
+    stream for a `.ncu-repz`, read a few MB at a time until found)."""
+    if raw[: len(ZSTD_MAGIC)] != ZSTD_MAGIC:
+        match = _VERSION.search(raw)
+        return match.group(1).decode() if match else None
+    import pyarrow as pa
+
+    stream = pa.CompressedInputStream(pa.BufferReader(pa.py_buffer(raw)), "zstd")
+    tail = b""
+    try:
+        while chunk := stream.read(1 << 22):
+            match = _VERSION.search(tail + chunk)
+            if match:
+                return match.group(1).decode()
+            tail = chunk[-64:]  # a version cut by the chunk's end is found in the next
+    except OSError:  # damaged past what ncu_report read
+        return None
+    return None
 
 
 def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
@@ -32,11 +49,7 @@ def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
     if rows is None:  # no ncu_report
         return read_with_cli(path, raw)
     if not rows and path.endswith(".ncu-repz"):
-        raise BadInputError(
-            f"{path}: the installed ncu_report cannot read this compressed report (or it is damaged)",
-            hint="pip install -U ncu-report (Nsight Compute 2025.4+ writes .ncu-repz), "
-            "or decompress it: zstd -d FILE.ncu-repz -o FILE.ncu-rep",
-        )
+        _refuse_compressed(path, raw)
     if not rows:
         raise BadInputError(
             f"{path}: the report holds no profiled kernel (truncated or damaged file?)",
@@ -45,6 +58,24 @@ def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
     _check_complete(path, rows)
     columns = settle_shapes(row_columns(rows))
     return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), columns=columns)
+
+
+def _refuse_compressed(path: str, raw: bytes | mmap.mmap) -> None:
+    """A `.ncu-repz` that `ncu_report` read nothing from: one that is not zstd-compressed (a
+    `.ncu-rep` renamed, say), or one this `ncu_report` cannot read or that is damaged."""
+    if raw[: len(ZSTD_MAGIC)] != ZSTD_MAGIC:
+        plain = raw[: len(MAGIC)] == MAGIC
+        raise BadInputError(
+            f"{path}: not a compressed report (a .ncu-repz is zstd-compressed; this file is not)",
+            hint="it is an uncompressed report: rename it to FILE.ncu-rep"
+            if plain
+            else "pass the .ncu-repz that Nsight Compute 2025.4+ wrote, or its .ncu-rep",
+        )
+    raise BadInputError(
+        f"{path}: the installed ncu_report cannot read this compressed report (or it is damaged)",
+        hint="pip install -U ncu-report (Nsight Compute 2025.4+ writes .ncu-repz), "
+        "or decompress it: zstd -d FILE.ncu-repz -o FILE.ncu-rep",
+    )
 
 
 def _check_complete(path: str, rows: list[Row]) -> None:
@@ -70,7 +101,10 @@ def read_with_cli(path: str, raw: bytes | mmap.mmap, tool: NcuTool | None = None
         try:
             tool = find_ncu()
         except MissingToolError as err:
-            message = f"{path}: reading .ncu-rep needs ncu_report or ncu"
+            if path.endswith(".ncu-repz"):
+                message = f"{path}: reading .ncu-repz needs ncu_report or ncu, 2025.4 or later"
+            else:
+                message = f"{path}: reading .ncu-rep needs ncu_report or ncu"
             raise MissingToolError(message, hint=REP_HINT) from err
     page = import_raw_csv(tool, path)
     table = read_csv_file(path, page, find_headers(page).pages, None)

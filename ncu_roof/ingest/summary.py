@@ -3,13 +3,20 @@
 Header (per-kernel; per-gpu puts "Device Id" after "Host Name"):
 `"Process ID","Process Name","Host Name","Kernel Name","Block Size","Grid Size","Device Id",
 "Invocations","Section Name","Metric Name","Metric Unit","Minimum","Maximum","Average"`.
+A newer ncu names the device column "Device" and adds "CC" after it (read as the launches' `cc`).
 A kernel is one (process, name, block, grid, device) group; its values are the Average column,
-so every metric read is listed in `RunTable.averaged` and each kernel carries a note.
+so every metric read is listed in `RunTable.averaged` and each kernel carries a note. A group of
+"Invocations N" is N launches of its averages (`repeat_invocations`), so counts and total time
+(average x N) are the run's.
 """
 
 from __future__ import annotations
 
 import csv
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from ncu_roof.base.units import (
     NumberStyle,
@@ -26,8 +33,10 @@ from ncu_roof.ingest.csvdetails import metric_for, partial_groups
 from ncu_roof.ingest.sanity import unreadable_note
 from ncu_roof.ingest.table import InputFormat, RunTable, row_columns, settle_shapes
 
+_COUNT = re.compile(r"^(?:[0-9]+|[0-9]{1,3}(?:[,.\u202f\u2019 ][0-9]{3})+)$")
+_GROUP = re.compile(r"[,.\u202f\u2019 ]")
 _NEEDED = ("Kernel Name", "Metric Name", "Metric Unit", "Average")
-_KEY = ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device Id", "Invocations")
+_KEY = ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device Id", "Device", "CC", "Invocations")
 
 
 def read_summary_csv(
@@ -55,8 +64,9 @@ def read_summary_csv(
             damage.add(line, f"{len(cells)} cells where the header has {len(header)}")
             continue
         row = dict(zip(header, cells, strict=True))
-        if row.get("Device Id", "0").strip() and not _INTEGER.match(row.get("Device Id", "0")):
-            damage.add(line, f"Device Id {row['Device Id'][:20]!r} is not an integer index")
+        device = next((c for c in ("Device Id", "Device") if c in row), None)
+        if device is not None and row[device].strip() and not _INTEGER.match(row[device]):
+            damage.add(line, f"{device} {row[device][:20]!r} is not an integer index")
             continue
         key = tuple(row.get(c, "") for c in _KEY)
         label = labels.setdefault(key, f"kernel #{len(labels)} {one_cell(row['Kernel Name'])}")
@@ -82,7 +92,8 @@ def read_summary_csv(
         if style is not None:
             confirm_number_style(texts, style)
         rows = [_launch(i, key, values, number_style) for i, (key, values) in enumerate(groups.items())]
-    columns = settle_shapes(row_columns(rows))
+    counts = [invocation_count(key[-1]) or 1 for key in groups]
+    columns = settle_shapes(repeat_invocations(row_columns(rows), counts))
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
         path=path,
@@ -97,7 +108,7 @@ def read_summary_csv(
 def _launch(
     index: int, key: tuple[str, ...], values: dict[str, tuple[str, str]], style: NumberStyle
 ) -> dict[str, object]:
-    process_id, name, block, grid, device, invocations = key
+    process_id, name, block, grid, device_id, device, cc, invocations = key
     metrics = list(values)
     texts = [values[m][0] for m in metrics]
     numbers = parse_numbers(texts, style)
@@ -107,12 +118,35 @@ def _launch(
         "id": index,
         "process_id": process_id or None,
         "name": name,
-        "device": device.strip() or None,
+        "device": (device_id or device).strip() or None,
+        "cc": cc.strip() or None,
         "grid": grid or None,
         "block": block or None,
     }
     for metric, number in zip(metrics, numbers, strict=True):
         row[metric] = float(number) * si_factor(values[metric][1])
-    count = f"{invocations} invocations" if invocations.strip() else "several invocations"
+    count = f"{invocations.strip()} invocations" if invocations.strip() else "several invocations"
     row["input_notes"] = (f"input: a --print-summary row: values are averages over {count}", *unread)
     return row
+
+
+def invocation_count(text: str | None) -> int | None:
+    """How many launches a summary's averages are over (`Invocations 3`): a positive whole number
+    as ncu prints it (a locale's digit groups too: `1,024`), else None (unknown)."""
+    cell = (text or "").strip()
+    if not _COUNT.match(cell):
+        return None
+    count = int(_GROUP.sub("", cell))
+    return count if count >= 1 else None
+
+
+def repeat_invocations(columns: Mapping[str, np.ndarray], counts: Sequence[int]) -> dict[str, np.ndarray]:
+    """Each summary kernel's row once per invocation its averages are over: the run's launches
+    counted (a row of "Invocations 3" is 3 launches of its average duration, its time 3 x that),
+    each with its row's values and notes; IDs numbered again from 0."""
+    repeats = np.asarray(counts, dtype=np.intp)
+    if (repeats == 1).all():
+        return dict(columns)
+    out = {name: np.repeat(values, repeats) for name, values in columns.items()}
+    out["id"] = np.arange(len(out["id"]), dtype="float64")
+    return out

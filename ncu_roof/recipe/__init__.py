@@ -69,7 +69,7 @@ from ncu_roof.recipe.tensor import (
     tensor_work,
 )
 from ncu_roof.recipe.tier_pick import pick_tier
-from ncu_roof.recipe.tiers import measured_era, nsight_era, tier_candidates
+from ncu_roof.recipe.tiers import measured_era, nsight_era, shared_bank_conflicts, tier_candidates
 
 if TYPE_CHECKING:  # `normalize` gives a DataFrame; the analysis reads `normalize_columns`' arrays
     import pandas as pd
@@ -99,12 +99,13 @@ def normalize(
     *,
     ncu_version: str | None = None,
     traffic: TrafficDefinition = TrafficDefinition.NSIGHT,
+    cc: Texts | None = None,
 ) -> pd.DataFrame:
     """Metric frame (SI) → normalized per-launch table (SI), with a recipe label per quantity:
     `normalize_columns` as a frame (labels object, `*_traffic` `str`), every column its own."""
     import pandas as pd
 
-    columns = normalize_columns(metrics, factors, ncu_version=ncu_version, traffic=traffic)
+    columns = normalize_columns(metrics, factors, ncu_version=ncu_version, traffic=traffic, cc=cc)
     frame = {name: _column(name, values, metrics.index) for name, values in columns.items()}
     return pd.DataFrame(frame, index=metrics.index, copy=False)  # an array a column, none stacked
 
@@ -126,6 +127,7 @@ def normalize_columns(
     ncu_version: str | None = None,
     traffic: TrafficDefinition = TrafficDefinition.NSIGHT,
     rows: int | None = None,
+    cc: Texts | None = None,
 ) -> dict[str, np.ndarray]:
     """Metrics (SI; a DataFrame, or a mapping of arrays with `rows` launches) → the normalized
     per-launch columns (SI), with a recipe label per quantity:
@@ -134,14 +136,15 @@ def normalize_columns(
     metric passed through, the all-NaN one); every other array is its column's own.
 
     `ncu_version` (of the ncu that collected the report) picks the tier measures that version of
-    Nsight draws; `traffic` picks the traffic definition of the memory tiers.
+    Nsight draws; `traffic` picks the traffic definition of the memory tiers; `cc` is each
+    launch's compute capability (`RunTable`'s `cc`; without it, the device attributes').
     """
     with np.errstate(all="ignore"):  # as pandas: 0/0 is NaN and x/0 inf, without a warning
-        return _normalize(MetricFrame(metrics, rows), factors, ncu_version, traffic)
+        return _normalize(MetricFrame(metrics, rows), factors, ncu_version, traffic, cc)
 
 
 def _normalize(
-    m: MetricFrame, factors: Factors, ncu_version: str | None, traffic: TrafficDefinition
+    m: MetricFrame, factors: Factors, ncu_version: str | None, traffic: TrafficDefinition, cc: Texts | None
 ) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     duration, out["duration_s_recipe"] = first_available(_duration(m))
@@ -159,7 +162,7 @@ def _normalize(
         peak, peak_label = first_available(_cuda_core_peak(m, precision, factors))
         out[f"peak_{precision}_flop_per_s"] = peak
         out[f"peak_{precision}_flop_per_s_recipe"] = peak_label
-    tensor = tensor_work(m, duration, factors)
+    tensor = tensor_work(m, duration, factors, cc)
     out["flop_tensor"], out["flop_tensor_recipe"] = tensor.flop, tensor.label
     out["flop_tensor_not_collected"] = tensor.not_collected
     out["peak_tensor_flop_per_s"], out["peak_tensor_flop_per_s_recipe"] = tensor.peak, tensor.peak_label
@@ -185,6 +188,7 @@ def _normalize(
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)
         out[f"bw_{tier}_counter"] = picked.counter
+    out["shared_wavefronts_per_request"], out["shared_bank_conflict_pct"] = shared_bank_conflicts(m)
     for column, metric, scale in DEVICE_ATTRIBUTES:
         out[column] = m(metric) * scale
 

@@ -35,7 +35,13 @@ class Factors:
     fma_flop: float = 2.0  # one FMA thread instruction = 2 FLOPs
     fp16_lanes: float = 2.0  # [verify] Nsight 2025.3 assumes every H-instruction is packed (HFMA2)
     fp32x2_lanes: float = 2.0  # [verify] Blackwell FADD2/FMUL2/FFMA2 packed FP32
-    tensor_flop_per_pipe_inst: float = 512.0  # [verify] V100 HMMA shape; wrong on later archs
+    # FLOPs per tensor-pipe warp instruction (`sm__inst_executed_pipe_tensor`), per compute
+    # capability, only where it is known: CC 7.0 (V100, HMMA.884), the constant of Nsight's
+    # tensor roofline up to 2024.x (`derived__sm__inst_executed_pipe_tensor_x512`), confirmed by
+    # the corpus V100 CUTLASS s884gemm (2 x 20480^3 FLOP in 33,554,432,000 instructions: 512).
+    # From Turing on the MMA shape decides (HMMA.1688 2,048, HMMA.16816 4,096; IMMA is integer
+    # work): no one factor, so no FLOPs from the instruction count there
+    tensor_flop_per_pipe_inst: tuple[tuple[str, float], ...] = (("7.0", 512.0),)
     sector_bytes: float = 32.0  # L1/L2/DRAM sector
     l2_xbar_bytes_per_cycle: float = 32.0  # Nsight 2025.3: lts__lts2xbar_cycles_active × 32 B
     l1_writeback_bytes_per_cycle: float = 128.0  # Nsight: l1tex__lsu_writeback_active × 128 B

@@ -1,4 +1,9 @@
-"""Tensor-core work: the `sm__ops_path_tensor_*` partitions, their data paths and peaks."""
+"""Tensor-core work: the `sm__ops_path_tensor_*` partitions, their data paths and peaks.
+
+Without the partition, tensor FLOPs are tensor-pipe instructions x FLOPs per instruction only on
+a compute capability where that factor is known (`Factors.tensor_flop_per_pipe_inst`); elsewhere
+they are unknown (NaN, labelled `TENSOR_FLOP_UNKNOWN` + why) unless no tensor instruction ran (0).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ncu_roof.base.codes import factorize
 from ncu_roof.base.metrics import (
+    CC_MAJOR,
+    CC_MINOR,
     CLOCKS,
     TENSOR_COUNT,
     TENSOR_INST,
@@ -20,12 +28,14 @@ from ncu_roof.base.metrics import (
 )
 from ncu_roof.recipe.frame import (
     Factors,
+    Flags,
     Formula,
     MetricFrame,
     Numbers,
     Texts,
     fillna,
     first_available,
+    is_missing,
     max_present,
     present_sum,
     sum_present,
@@ -48,6 +58,8 @@ def tensor_variants(names: Iterable[str], pattern: re.Pattern[str] = TENSOR_COUN
 
 
 IDLE_TENSOR_PIPE = "counter:sm__pipe_tensor_cycles_active = 0 (idle tensor pipe)"
+NO_TENSOR_INST = "counter:sm__inst_executed_pipe_tensor = 0 (no tensor-pipe instruction)"
+TENSOR_FLOP_UNKNOWN = "unknown:"  # the label of tensor FLOPs that cannot be known, then why
 TENSOR_PATH_PREFIX = "tensor_path_"  # normalized columns tensor_path_<path> (+ peak_tensor_path_<path>_per_s)
 INTEGER_SOURCES = ("int8", "int4", "int1")  # tensor paths whose work is integer operations, not FLOPs
 _SOURCE = re.compile(r"src_(.+?)(?:_dst|_sparsity|$)")  # fp16, bf16, tf32, fp4_fp6_fp8, int8, …
@@ -77,7 +89,9 @@ class TensorWork:
     int_ops: Numbers  # sum of the integer paths measured (NaN when none was)
 
 
-def tensor_work(m: MetricFrame, duration: Numbers, f: Factors) -> TensorWork:
+def tensor_work(m: MetricFrame, duration: Numbers, f: Factors, cc: Texts | None = None) -> TensorWork:
+    """`cc`: each launch's compute capability ("9.0"; None where unknown), else the device
+    attributes' (a bare metric frame)."""
     rows, clock = m.rows, m(CLOCKS["sm"])
     work_by_variant, source = _variant_work(m, clock, duration)
     peak_variants = sorted({mt["v"] for n in m.names() if (mt := TENSOR_PEAK.match(n)) is not None})
@@ -95,25 +109,61 @@ def tensor_work(m: MetricFrame, duration: Numbers, f: Factors) -> TensorWork:
     not_collected = np.full(rows, np.nan, dtype=object)  # NaN: no partition in the report
     if work_by_variant:
         _, not_collected = present_sum(work_by_variant, dict.fromkeys(work_by_variant, 1.0))
-    k = f.tensor_flop_per_pipe_inst
+    factors, capability = _flop_per_inst(m, cc, f)
+    inst = m(TENSOR_INST)
+    inst_rated = m(TENSOR_INST_RATE) * m(CLOCKS["smsp"]) * duration
     candidates: list[Formula] = [(f"{source}:sum(sm__ops_path_tensor_* floating paths)", flop_paths)]
     if not integer:  # an instruction count cannot tell integer from floating tensor work
-        candidates += [
-            (f"counter:sm__inst_executed_pipe_tensor*{k:g}", m(TENSOR_INST) * k),
-            (
-                f"rate*time:smsp__inst_executed_pipe_tensor*{k:g}",
-                m(TENSOR_INST_RATE) * m(CLOCKS["smsp"]) * duration * k,
-            ),
-        ]
+        for k in factors:
+            candidates += [
+                (f"counter:sm__inst_executed_pipe_tensor*{k:g}", np.where(factors[k], inst * k, np.nan)),
+                (
+                    f"rate*time:smsp__inst_executed_pipe_tensor*{k:g}",
+                    np.where(factors[k], inst_rated * k, np.nan),
+                ),
+            ]
     idle = m.any_of(*TENSOR_PIPE_PCT)
     candidates.append((IDLE_TENSOR_PIPE, np.where(idle == 0, idle, np.nan)))
+    no_inst = fillna(np.where(inst == 0, inst, np.nan), np.where(inst_rated == 0, inst_rated, np.nan))
+    candidates.append((NO_TENSOR_INST, no_inst))
     flop, label = first_available(candidates)
     if floating:
         flop = fillna(flop_paths, flop)  # the paths decide wherever one was measured
+    # tensor-pipe instructions ran, but their FLOPs per instruction are not known here: say why
+    unknown = np.isnan(flop) & (~np.isnan(inst) | ~np.isnan(inst_rated)) & is_missing(label)
+    if unknown.any():
+        label = label.copy()
+        label[unknown] = [_unknown_label(c) for c in capability[unknown].tolist()]
     floating_work = {v: w for v, w in work_by_variant.items() if tensor_path(v) in floating}
-    peak, peak_label = _tensor_peak(m, per_variant_peak, floating_work, clock, k)
+    peak, peak_label = _tensor_peak(m, per_variant_peak, floating_work, clock, factors)
     int_ops = sum_present([paths[p][0] for p in integer], rows)
     return TensorWork(flop, label, not_collected, peak, peak_label, paths, int_ops)
+
+
+def _unknown_label(cc: object) -> str:
+    known = isinstance(cc, str) and cc.strip()
+    where = f"on CC {cc}" if known else "without the input's compute capability"
+    return (
+        f"{TENSOR_FLOP_UNKNOWN}sm__inst_executed_pipe_tensor x FLOPs per instruction, not known {where}: "
+        "the MMA shape decides (HMMA.16816 4096, HMMA.1688 2048)"
+    )
+
+
+def _flop_per_inst(m: MetricFrame, cc: Texts | None, f: Factors) -> tuple[dict[float, Flags], Texts]:
+    """Each known FLOPs-per-tensor-instruction factor with the launches it holds for, and every
+    launch's compute capability (None where unknown)."""
+    if cc is None:  # a bare metric frame: the device attributes, where it has them
+        number = 10 * m(CC_MAJOR) + m(CC_MINOR)
+        capability = np.full(m.rows, None, dtype=object)
+        known = ~np.isnan(number)
+        capability[known] = [f"{int(n) // 10}.{int(n) % 10}" for n in number[known].tolist()]
+    else:
+        capability = np.asarray(cc, dtype=object)
+    codes, distinct = factorize(capability)
+    table = dict(f.tensor_flop_per_pipe_inst)
+    per_code = np.array([table.get(str(c).strip(), np.nan) for c in distinct] + [np.nan])
+    per_row = per_code[codes]  # code -1 (unknown): the last entry
+    return {k: per_row == k for k in sorted(set(table.values()))}, capability
 
 
 def _variant_work(m: MetricFrame, clock: Numbers, duration: Numbers) -> tuple[dict[str, Numbers], str]:
@@ -138,9 +188,10 @@ def _tensor_peak(
     peaks: Mapping[str, Numbers],
     floating_work: Mapping[str, Numbers],
     clock: Numbers,
-    k: float,
+    factors: Mapping[float, Flags],
 ) -> tuple[Numbers, Texts]:
-    """The dense peak of the busiest floating source, else the instruction peak × `k` FLOPs."""
+    """The dense peak of the busiest floating source, else the instruction peak × the known
+    FLOPs per instruction (none where that is not known)."""
     candidates: list[Formula] = []
     floating_peaks = {v: p for v, p in peaks.items() if not is_integer_path(tensor_path(v))}
     if floating_peaks:
@@ -150,12 +201,15 @@ def _tensor_peak(
                 _busiest_peak(floating_peaks, floating_work, m.rows) * clock,
             )
         )
-    candidates.append(
-        (
-            f"report:sm__inst_executed_pipe_tensor.peak_sustained*{k:g}*sm_clock",
-            m(TENSOR_INST_PEAK) * k * clock,
+    for k, rows in factors.items():
+        candidates.append(
+            (
+                f"report:sm__inst_executed_pipe_tensor.peak_sustained*{k:g}*sm_clock",
+                np.where(rows, m(TENSOR_INST_PEAK) * k * clock, np.nan),
+            )
         )
-    )
+    if not candidates:
+        return m.nan, m.no_labels
     return first_available(candidates)
 
 

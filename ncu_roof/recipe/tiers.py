@@ -16,7 +16,9 @@ from ncu_roof.base.metrics import (
     DRAM_SECTORS,
     L1_SECTOR_METRICS,
     MEASURE_DERIVED,
+    SHARED_CONFLICTS,
     SHARED_OPS,
+    SHARED_REQUESTS,
     SHARED_SASS_BYTES,
     SHARED_WAVEFRONTS,
     VERSION_MARKER,
@@ -342,3 +344,18 @@ def _first_of(definitions: list[TierDefinition]) -> TierDefinition:
     return TierDefinition(
         first.kind, merged.label, merged.nbytes, merged.roof, merged.roof_label, merged.counter
     )
+
+
+def shared_bank_conflicts(m: MetricFrame) -> tuple[Numbers, Numbers]:
+    """Shared loads and stores: wavefronts per request, and the percentage of their wavefronts
+    that are bank conflicts (Nsight's SharedMemoryConflicts rule: its counters, ldmatrix requests
+    0 where not collected); NaN where a counter is missing or no request was made."""
+    requests = m(SHARED_REQUESTS[0]) + m(SHARED_REQUESTS[1]) + fillna(m(SHARED_REQUESTS[2]), 0.0)
+    wavefronts = m(SHARED_OPS[0]) + m(SHARED_OPS[1])
+    conflicts = m(SHARED_CONFLICTS[0]) + m(SHARED_CONFLICTS[1])
+    made = requests > 0
+    per_request = np.where(made, wavefronts / np.where(made, requests, 1.0), np.nan)
+    pct = np.where(
+        made & (wavefronts > 0), 100.0 * conflicts / np.where(wavefronts > 0, wavefronts, 1.0), np.nan
+    )
+    return per_request, np.where(np.isnan(per_request), np.nan, pct)

@@ -13,17 +13,18 @@ the regression gate reads): a row whose total got faster can hold a launch that 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from ncu_roof.base.text import launch_shape, plural, shorten
-from ncu_roof.compare.comparison import Diff
-from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify
+from ncu_roof.compare.comparison import Diff, kernel_pairs
+from ncu_roof.compare.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, classify, tier_key
 from ncu_roof.render.diffout import STATUS_MARK, headline, order_key, row_cells
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
 from ncu_roof.render.text import code_span, table_cell
 
-Key = tuple[str, str | None, str | None]  # name, grid, block
 MARKER = "<!-- ncu-roof:diff -->"
 TOP_ROWS = 20
 COLUMNS = (
@@ -52,81 +53,62 @@ class FoldedRow:
 
 def folded_rows(result: Diff) -> list[FoldedRow]:
     """One row per kernel and launch shape, in first-pair order."""
-    groups: dict[Key, list[KernelDiff]] = {}
-    for k in result.kernels:
-        groups.setdefault((k.name, k.grid, k.block), []).append(k)
-    return [_fold(pairs, result.threshold_pct) for pairs in groups.values()]
+    return [_fold(result, np.array(rows)) for rows in kernel_pairs(result).values()]
 
 
-def _fold(pairs: Sequence[KernelDiff], threshold_pct: float) -> FoldedRow:
-    first = pairs[0]
-    bases = sum(k.base_id is not None for k in pairs)
-    heads = sum(k.head_id is not None for k in pairs)
-    slower = sum(k.status is Status.REGRESSED for k in pairs)
-    if len(pairs) == 1:
+Sides = tuple[np.ndarray, np.ndarray]  # a figure of some pairs on the base and on the head, NaN if unknown
+
+
+def _fold(result: Diff, rows: np.ndarray) -> FoldedRow:
+    """The pairs at `rows` (of one kernel and launch shape) as one row, from the diff's columns."""
+    pairs = result.pairs
+    first = result.kernels[int(rows[0])]
+    bases, heads = (int((side[rows] >= 0).sum()) for side in (pairs.base_row, pairs.head_row))
+    slower = sum(pairs.status[j] is Status.REGRESSED for j in rows.tolist())
+    if len(rows) == 1:
         return FoldedRow(first, bases, heads, slower)
-    duration = _side_sums(pairs, _duration)
-    tiers = dict.fromkeys(t for k in pairs for t in k.bytes)
-    tier_bytes = {t: _tier_bytes(t) for t in tiers}
+
+    def figure(quantity: str) -> Sides:
+        base, head = (np.where(np.isfinite(v[rows]), v[rows], np.nan) for v in pairs.numbers[quantity])
+        return base, head
+
+    duration = figure(DURATION)
+    rate = figure(FLOP_PER_S)
+    flop = (rate[0] * duration[0], rate[1] * duration[1])
+    tier_bytes = {t: figure(tier_key("bytes", t)) for t in result.tiers}
     if bases == 0 or heads == 0:
         status = Status.ONLY_HEAD if bases == 0 else Status.ONLY_BASE
     else:
-        status = classify(duration, threshold_pct)
+        status = classify(_sums(duration), result.threshold_pct)
     kernel = replace(
         first,
         occurrence=0,
-        duration_s=duration,
-        flop_per_s=_ratio(pairs, _flop, _duration),
-        bytes={t: _side_sums(pairs, b) for t, b in tier_bytes.items()},
-        intensity_flop_per_byte={t: _ratio(pairs, _flop, b) for t, b in tier_bytes.items()},
+        duration_s=_sums(duration),
+        flop_per_s=_ratio(flop, duration),
+        bytes={t: _sums(b) for t, b in tier_bytes.items()},
+        intensity_flop_per_byte={t: _ratio(flop, b) for t, b in tier_bytes.items()},
         status=status,
     )
     return FoldedRow(kernel, bases, heads, slower)
 
 
-Side = Callable[[KernelDiff, int], float | None]  # a pair's figure on side 0 (base) or 1 (head)
+def _known_sum(values: np.ndarray) -> float | None:
+    known = values[~np.isnan(values)]
+    return math.fsum(known.tolist()) if len(known) else None
 
 
-def _side(change: Change | None, side: int) -> float | None:
-    if change is None:
-        return None
-    value = change.base if side == 0 else change.head
-    return value if value is not None and math.isfinite(value) else None
+def _sums(figure: Sides) -> Change:
+    """The figure summed on each side over the pairs that have it (None where none has)."""
+    return Change(_known_sum(figure[0]), _known_sum(figure[1]))
 
 
-def _duration(k: KernelDiff, side: int) -> float | None:
-    return _side(k.duration_s, side)
-
-
-def _flop(k: KernelDiff, side: int) -> float | None:
-    rate, time = _side(k.flop_per_s, side), _side(k.duration_s, side)
-    return None if rate is None or time is None else rate * time
-
-
-def _tier_bytes(tier: str) -> Side:
-    def figure(k: KernelDiff, side: int) -> float | None:
-        return _side(k.bytes.get(tier), side)
-
-    return figure
-
-
-def _side_sums(pairs: Sequence[KernelDiff], figure: Side) -> Change:
-    """The figure summed on each side over the launches that have it (None where none has)."""
-    sums = []
-    for side in (0, 1):
-        known = [v for v in (figure(k, side) for k in pairs) if v is not None]
-        sums.append(math.fsum(known) if known else None)
-    return Change(sums[0], sums[1])
-
-
-def _ratio(pairs: Sequence[KernelDiff], top: Side, bottom: Side) -> Change:
-    """Σ top / Σ bottom on each side, over the launches that have both (None where none has)."""
+def _ratio(top: Sides, bottom: Sides) -> Change:
+    """Σ top / Σ bottom on each side, over the pairs that have both (None where none has)."""
     ratios = []
-    for side in (0, 1):
-        both = [(a, b) for a, b in ((top(k, side), bottom(k, side)) for k in pairs) if None not in (a, b)]
-        below = math.fsum(b for _, b in both if b is not None)
-        above = math.fsum(a for a, _ in both if a is not None)
-        ratios.append(above / below if both and below > 0 else None)
+    for above, below in zip(top, bottom, strict=True):
+        both = ~np.isnan(above) & ~np.isnan(below)
+        total = math.fsum(below[both].tolist())
+        ratios.append(math.fsum(above[both].tolist()) / total if both.any() and total > 0 else None)
     return Change(ratios[0], ratios[1])
 
 
@@ -134,9 +116,9 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
     """A sticky-comment body: marker, verdict line, changed kernels, everything in <details>."""
     rows = sorted(folded_rows(result), key=lambda r: order_key(r.kernel))
     changed = [r for r in rows if r.changed][:TOP_ROWS]
-    slower = result.with_status(Status.REGRESSED)  # launches, as the headline and the gate count
+    slower = result.count(Status.REGRESSED)  # launches, as the headline and the gate count
     verdict_line = (
-        f"**ncu-roof diff: {plural(len(slower), 'kernel')} slower by more than {result.threshold_pct:g}%**"
+        f"**ncu-roof diff: {plural(slower, 'kernel')} slower by more than {result.threshold_pct:g}%**"
         if slower or result.total_status is Status.REGRESSED
         else f"**ncu-roof diff: no kernel slower by more than {result.threshold_pct:g}%**"
     )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import islice
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,7 @@ from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
 from ncu_roof.render.console import PIPE_WIDTH, text_console, trimmed
-from ncu_roof.render.jsoncells import numbers_text
+from ncu_roof.render.jsoncells import fold_constants, joined_rows, numbers_text
 from ncu_roof.render.jsonkernels import CHUNK_KERNELS
 from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
 
@@ -113,20 +113,24 @@ def headline(result: Diff) -> str:
     )
 
 
-# Terminal table: (header, justify, drop rank). Columns with the highest drop rank go first
-# when the terminal is too narrow for all of them at their full width (0 = never dropped);
-# numbers are never squeezed or cut, only the kernel name is shortened (down to KERNEL_MIN).
+# Terminal table: (header, justify, drop rank), the eight columns of the diff's Markdown (the
+# launch shape ends the Kernel cell). Columns with the highest drop rank go first when the
+# terminal is too narrow for all of them at their full width (0 = never dropped), the per-tier
+# changes first, then the verdict; numbers are never squeezed or cut, only the kernel's name is
+# shortened (the Kernel cell down to KERNEL_MIN, never its name below NAME_MIN: its launch shape
+# is kept whole).
 KERNEL_MIN = 24
+NAME_MIN = 12
+_VERDICT_BREAKS = re.compile(r" (?=· )|(?<= →) ")
 KERNEL_MAX = 60
 _TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("Kernel", "left", 0),
-    ("Launch", "left", 6),
     ("Time base → head", "right", 3),
     ("Δ time", "right", 0),
-    ("Δ FLOP/s", "right", 5),
-    ("Δ bytes", "left", 7),
-    ("Δ intensity", "left", 8),
-    ("Verdict", "left", 4),
+    ("Δ FLOP/s", "right", 4),
+    ("Δ bytes", "left", 6),
+    ("Δ intensity", "left", 7),
+    ("Verdict", "left", 5),
     ("Status", "left", 1),
 )
 _STATUS_STYLE = {
@@ -144,12 +148,12 @@ def _table_overhead(columns: int) -> int:
     return 3 * columns + 1
 
 
-def fit_columns(natural: Mapping[str, int], width: int) -> dict[str, int]:
+def fit_columns(natural: Mapping[str, int], width: int, kernel_min: int = KERNEL_MIN) -> dict[str, int]:
     """The columns to show and their widths in a table at most `width` cells wide.
 
     Every column but Kernel keeps its natural (widest cell) width; Kernel gets what is left,
-    between KERNEL_MIN and its natural width. While even KERNEL_MIN does not fit, the column with
-    the highest drop rank goes.
+    between `kernel_min` and its natural width. While even `kernel_min` does not fit, the column
+    with the highest drop rank goes.
     """
     shown = [h for h, _, _ in _TABLE_COLUMNS]
     rank = {h: r for h, _, r in _TABLE_COLUMNS}
@@ -158,20 +162,26 @@ def fit_columns(natural: Mapping[str, int], width: int) -> dict[str, int]:
         fixed = sum(natural[h] for h in columns if h != "Kernel")
         return width - _table_overhead(len(columns)) - fixed
 
-    while room(shown) < KERNEL_MIN and any(rank[h] for h in shown):
+    while room(shown) < kernel_min and any(rank[h] for h in shown):
         shown.remove(max(shown, key=lambda h: rank[h]))
-    kernel = max(KERNEL_MIN, min(natural["Kernel"], room(shown)))
+    kernel = max(kernel_min, min(natural["Kernel"], room(shown)))
     return {h: kernel if h == "Kernel" else natural[h] for h in shown}
 
 
 def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = False) -> str:
     """A rich table `width` cells wide at most (pass the terminal's); colour only when `color`."""
+    from rich.cells import cell_len
     from rich.text import Text
 
     kernels = ordered(result)
     headers = [h for h, _, _ in _TABLE_COLUMNS]
-    rows = [[one_line(c) for c in row_cells(k)] for k in kernels]
-    widths = fit_columns(_natural_widths(kernels, rows), width)
+    rows = [[one_line(c) for c in row_cells(k)] for k in kernels]  # the launch shape first
+    shapes = max((cell_len(r[0]) for r in rows), default=0)
+    widths = fit_columns(_natural_widths(kernels, rows), width, max(KERNEL_MIN, NAME_MIN + 1 + shapes))
+    if "Verdict" in widths:  # the room left lets verdicts wrap less, or not at all
+        spare = width - _table_overhead(len(widths)) - sum(widths.values())
+        whole = max(cell_len(r[headers.index("Verdict")]) for r in rows) if rows else 0
+        widths["Verdict"] = max(widths["Verdict"], min(whole, widths["Verdict"] + spare))
     buffer = io.StringIO()
     console = text_console(buffer, width, color=color, color_system="standard")
     console.print(_rich_table(result, kernels, rows, widths, color))
@@ -192,17 +202,33 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
 
 
 def _natural_widths(kernels: Sequence[KernelDiff], rows: Sequence[Sequence[str]]) -> dict[str, int]:
-    """Each column's widest cell (its header included); Kernel's at its shortened names."""
+    """Each column's widest cell (its header included); Kernel's at its shortened names; the
+    Verdict's at its widest phrase (a verdict wraps before ` · basis` and after ` → `)."""
     from rich.cells import cell_len
 
     headers = [h for h, _, _ in _TABLE_COLUMNS]
-    natural = {
-        h: max([cell_len(h), *(cell_len(r[i - 1]) for r in rows)])
-        for i, h in enumerate(headers)
-        if h != "Kernel"
-    }
-    natural["Kernel"] = max([cell_len("Kernel"), *(cell_len(shorten(k.name, KERNEL_MAX)) for k in kernels)])
+    natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(headers) if i}
+    verdict = headers.index("Verdict")
+    natural["Verdict"] = max(
+        [cell_len("Verdict"), *(cell_len(p) for r in rows for p in _VERDICT_BREAKS.split(r[verdict]))]
+    )
+    natural["Kernel"] = max(
+        [cell_len("Kernel"), *(_kernel_len(k.name, r[0]) for k, r in zip(kernels, rows, strict=True))]
+    )
     return natural
+
+
+def _kernel_len(name: str, shape: str) -> int:
+    from rich.cells import cell_len
+
+    return cell_len(shorten(name, KERNEL_MAX)) + 1 + cell_len(shape)
+
+
+def kernel_cell(name: str, shape: str, width: int) -> str:
+    """`name 8×256 #2` in `width` cells: the name shortened, the launch shape whole."""
+    from rich.cells import cell_len
+
+    return f"{shorten(name, max(1, width - 1 - cell_len(shape)))} {shape}"
 
 
 def _rich_table(
@@ -212,6 +238,7 @@ def _rich_table(
     widths: Mapping[str, int],
     color: bool,
 ) -> Table:
+    from rich.cells import cell_len
     from rich.table import Table
     from rich.text import Text
 
@@ -228,7 +255,11 @@ def _rich_table(
             )
     for k, cells in zip(kernels, rows, strict=True):
         style = _STATUS_STYLE[k.status] if color else ""
-        by_header = dict(zip(headers, [shorten(k.name, widths["Kernel"]), *cells], strict=True))
+        by_header = dict(
+            zip(headers, [kernel_cell(k.name, cells[0], widths["Kernel"]), *cells[1:]], strict=True)
+        )
+        if cell_len(by_header["Verdict"]) > widths.get("Verdict", 0):  # one phrase a line
+            by_header["Verdict"] = _VERDICT_BREAKS.sub("\n", by_header["Verdict"])
         table.add_row(
             *(
                 Text(text, style=style if header in ("Δ time", "Status") else "")
@@ -262,11 +293,9 @@ def diff_json_pieces(result: Diff) -> Iterator[str]:
         return
     head = json.dumps(document, allow_nan=False, ensure_ascii=False)
     yield head.removesuffix("null}") + "["  # "kernels" is the last key
-    rows, between = pairs_text(result), ""
-    while chunk := list(islice(rows, CHUNK_KERNELS)):  # a chunk of pairs' text at a time
-        yield between
-        yield ", ".join(chunk)
-        between = ", "
+    for i, chunk in enumerate(pairs_text(result)):  # a chunk of pairs' text at a time
+        yield ", " if i else ""
+        yield chunk
     yield "]}\n"
 
 
@@ -282,8 +311,9 @@ def _change(change: Change) -> dict[str, float | None]:
 
 
 def pairs_text(result: Diff) -> Iterator[str]:
-    """Every pair's JSON object as text, built from the diff's columns (no KernelDiff per pair):
-    one template for the whole object, each of its values a column of JSON texts."""
+    """The pairs' JSON objects, `, `-separated, a chunk of pairs at a time, built from the diff's
+    columns (no KernelDiff per pair): one template for the whole object, each of its values a
+    column of JSON texts, the slots alike in every pair folded into it (`jsoncells`)."""
     pairs = result.pairs
     cells: list[list[str]] = []  # the template's %s slots, in order
 
@@ -326,4 +356,12 @@ def pairs_text(result: Diff) -> Iterator[str]:
         "verdict": f'{{"base": {texts(pairs.verdict_base)}, "head": {texts(pairs.verdict_head)}}}',
     }
     row = "{" + ", ".join(f"{encode_basestring(key)}: {value}" for key, value in template.items()) + "}"
-    return (row % values for values in zip(*cells, strict=True))
+    if not len(pairs):
+        return iter(())
+    literals, varying = fold_constants(row, cells)
+
+    def chunk(start: int) -> str:
+        stop = min(start + CHUNK_KERNELS, len(pairs))
+        return joined_rows(literals, [texts[start:stop] for texts in varying], stop - start)
+
+    return map(chunk, range(0, len(pairs), CHUNK_KERNELS))

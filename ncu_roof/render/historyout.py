@@ -151,8 +151,8 @@ def _movement(m: KernelMovement) -> dict[str, Any]:
         "class": m.kind.value,
         "shift_pct": s.shift_pct if s else None,
         "interval_pct": [s.low_pct, s.high_pct] if s and s.low_pct is not None else None,
-        "head_launches": s.head_n if s else 0,
-        "baseline_launches": s.base_n if s else 0,
+        "head_launches": m.head_launches,
+        "baseline_launches": m.baseline_launches,
         "baseline_commits": m.baseline_commits,
         "last_good": m.last_good,
         "first_bad": m.first_bad,
@@ -183,16 +183,17 @@ def check_json(result: CheckResult) -> str:
 
 
 def verdict_line(result: CheckResult) -> str:
+    """`1 kernel regressed: slower at 99% confidence by ≥ 3.25% (0.65 of the 5% threshold)`."""
+    from ncu_roof.base.shift import FIRE_FRACTION
     from ncu_roof.history.check import Kind
 
     bad = result.of_kind(Kind.REGRESSION)
+    floor = FIRE_FRACTION * result.threshold_pct
+    share = f"{FIRE_FRACTION:g} of the {result.threshold_pct:g}% threshold"
+    rule = f"at {result.confidence:.0%} confidence by ≥ {floor:g}% ({share})"
     if bad:
-        noun = "kernel" if len(bad) == 1 else "kernels"
-        return (
-            f"{len(bad)} {noun} slower by more than {result.threshold_pct:g}% "
-            f"at {result.confidence:.0%} confidence"
-        )
-    return f"no kernel slower by more than {result.threshold_pct:g}% at {result.confidence:.0%} confidence"
+        return f"{len(bad)} {'kernel' if len(bad) == 1 else 'kernels'} regressed: slower {rule}"
+    return f"no kernel regressed (slower {rule})"
 
 
 CHECK_COLUMNS = ("class", "kernel", "shape", "gpu", "shift", "interval", "reason")

@@ -14,8 +14,10 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from html import escape
+from itertools import chain
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
@@ -27,11 +29,13 @@ from ncu_roof.errors import NcuRoofError
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
 from ncu_roof.render.html_assets import CSS, SCRIPT
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
+from ncu_roof.render.rates import achieved_words, integer_ops_rate
 from ncu_roof.render.summary import (
     VERDICT_WORDS,
     DeviceView,
     Row,
     Summary,
+    device_name,
     summarize,
 )
 from ncu_roof.version import __version__
@@ -177,7 +181,7 @@ def _group_link(name: str, count: int, rank: int | None) -> str:
 
 def _device_words(analysis: Analysis, device: Device) -> str:
     info = analysis.inputs[device.input]
-    gpu = f"<code>{escape(one_line(device.name))}</code>" if device.name else "unknown GPU"
+    gpu = f"<code>{escape(device_name(device))}</code>"
     cc = f" (CC {escape(one_line(device.cc))})" if device.cc else ""
     version = f", ncu {escape(one_line(info.ncu_version))}" if info.ncu_version else ""
     path = escape(one_line(PurePath(info.path).name))
@@ -212,14 +216,16 @@ def _details_section(summary: Summary) -> list[str]:
         if more
         else []
     )
+    notes = chain.from_iterable(r.group.notes for r in rows)  # groups share notes: each escaped once
+    items = {note: f"<li>{escape(one_line(note))}</li>" for note in dict.fromkeys(notes)}
     return [
         '<h2 id="details">Details</h2>',
-        *(_details(r, summary.total_s) for r in rows),
+        *(_details(r, summary.total_s, items) for r in rows),
         *tail,
     ]
 
 
-def _details(row: Row, total_s: float) -> str:
+def _details(row: Row, total_s: float, note_items: Mapping[str, str]) -> str:
     kernel = row.group.lead
     g = row.group
     launch = f"grid {kernel.grid or '–'}, block {kernel.block or '–'}, device {kernel.device}"
@@ -228,7 +234,7 @@ def _details(row: Row, total_s: float) -> str:
             f"; {g.count} launches, mean {si(g.mean_duration_s, 's')}, min {si(g.min_duration_s, 's')}, "
             f"max {si(g.max_duration_s, 's')}; the numbers below are of the longest launch"
         )
-    notes = "".join(f"<li>{escape(one_line(note))}</li>" for note in g.notes)
+    notes = "".join(note_items[note] for note in g.notes)
     facts = "".join(
         f"<tr><th class=text>{escape(label)}</th><td>{escape(value)}</td>"
         f'<td class="recipe"><code>{escape(one_line(recipe))}</code></td></tr>'
@@ -270,8 +276,10 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         for tier, value in kernel.intensity_flop_per_byte.items()
         if value is not None
     ]
-    achieved = si(kernel.achieved_flop_per_s, "FLOP/s")
-    facts.append(("achieved FLOP/s", achieved, "FLOP total / duration"))
+    if integer_ops_rate(kernel, kernel.duration_s) is None:
+        facts.append(("achieved FLOP/s", achieved_words(kernel), "FLOP total / duration"))
+    else:  # no FLOPs: its integer tensor operations, not a 0 FLOP/s
+        facts.append(("achieved OP/s", achieved_words(kernel), "integer tensor operations / duration"))
     facts += [
         (f"bandwidth {tier}", si(rate, "B/s"), f"bytes {tier} / duration")
         for tier, rate in kernel.achieved_byte_per_s.items()
@@ -312,7 +320,7 @@ def _roofs_section(analysis: Analysis) -> list[str]:
         roofs = device.roofs
         entries = [(p, v, "FLOP/s") for p, v in roofs.compute_flop_per_s.items()]
         entries += [(t, v, "B/s") for t, v in roofs.bandwidth_byte_per_s.items()]
-        gpu = f"<code>{escape(one_line(device.name))}</code>" if device.name else "unknown GPU"
+        gpu = f"<code>{escape(device_name(device))}</code>"
         if not entries:
             parts.append(
                 f"<p>{gpu}: no roofs (pass <code>--gpu KEY</code> or <code>--roofs FILE</code>).</p>"

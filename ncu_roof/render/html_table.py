@@ -12,6 +12,7 @@ from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.base.text import intensity, one_line, pct, shorten, si
 from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.markdown import bandwidth_tier, intensity_tiers
+from ncu_roof.render.rates import achieved_words
 from ncu_roof.render.summary import VERDICT_WORDS, Row, Summary, lead_columns
 
 NAME_WIDTH = 70
@@ -64,7 +65,7 @@ def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
         "pct": (lead.pct_of_roof, pct(lead.pct_of_roof)),
         "headroom": (g.headroom_s, "–" if g.headroom_s is None else si(g.headroom_s, "s")),
         "binding": (None, lead.roofline_binding or "–"),
-        "flops": (lead.achieved_flop_per_s, si(lead.achieved_flop_per_s, "FLOP/s")),
+        "flops": (lead.achieved_flop_per_s, achieved_words(lead, g.total_duration_s)),
         "bandwidth": (
             lead.achieved_byte_per_s[tier] if tier else None,
             f"{_unbroken(si(lead.achieved_byte_per_s[tier], 'B/s'))} ({tier})" if tier else "–",

@@ -25,7 +25,7 @@ from ncu_roof.analysis.groups import GroupBy, KernelGroup, group_kernels, ranked
 from ncu_roof.analysis.model import TRANSACTION_BYTES
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import si
-from ncu_roof.base.vocabulary import TIER_NAMES, Bound
+from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.errors import UsageError
 from ncu_roof.render.placement import Placer
 from ncu_roof.render.plot import (
@@ -47,7 +47,7 @@ from ncu_roof.render.plot_draw import (
     log_axes,
     panel_title,
 )
-from ncu_roof.render.plot_marks import draw_legend
+from ncu_roof.render.plot_marks import Verdict, draw_legend, verdicts_of
 from ncu_roof.render.plot_panel import (
     OTHER_TIER_COLOUR,
     PRECISION_COLOURS,
@@ -93,13 +93,13 @@ def render_instruction_plot(
         captions = [] if opts.caption == "none" else [_caption(panels, caption_wrap(width))]
         figure, axes = panel_figure(len(panels), width, opts.height_in, captions)
         renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
-        bounds: set[Bound] = set()
+        verdicts: set[Verdict] = set()
         tiers: set[str] = set()
         for ax, p in zip(axes, panels, strict=True):
             _draw(ax, renderer, p)
-            bounds |= {g.lead.bound for g in p.groups}
+            verdicts |= verdicts_of(p.groups)
             tiers |= {pt.tier for pt in p.points}
-        draw_legend(figure, bounds, tiers, False, figure.get_figheight())
+        draw_legend(figure, verdicts, tiers, False, figure.get_figheight())
         return save_figure(figure, fmt, opts.dpi or PNG_DPI)
 
 

@@ -21,6 +21,7 @@ from ncu_roof.base.text import intensity, launch_shape, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import COMPUTE, TIERS, Bound
 from ncu_roof.errors import UsageError
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
+from ncu_roof.render.rates import achieved_words
 from ncu_roof.render.summary import (
     DeviceView,
     Row,
@@ -204,7 +205,7 @@ def _saving(row: Row) -> str:
 
 def _verdict(row: Row) -> str:
     refs = f" [{','.join(map(str, row.notes))}]" if row.notes else ""
-    above = " ⚠ above roof" if any(k.above_roof for k in row.group.launches) else ""
+    above = " ⚠ above roof" if row.group.above_roof else ""
     return plain(row.verdict + above + refs)
 
 
@@ -265,7 +266,7 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
         cells += [
             table_cell(plain(lead.roofline_binding or "–")),
             *(intensity(lead.intensity_flop_per_byte.get(t)) for t in tiers),
-            si(lead.achieved_flop_per_s, "FLOP/s"),
+            achieved_words(lead, r.group.total_duration_s),
             table_cell(bandwidth),
             *([table_cell(plain(_verdicts_by_time(r)))] if mixed else []),
         ]

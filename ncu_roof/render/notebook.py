@@ -14,12 +14,17 @@ from html import escape
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import fix_first, group_kernels
-from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import one_line, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.headline import Words, fix_first_words, memory_tier_words
 from ncu_roof.render.html_table import table_columns, table_data
-from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS, DeviceView, Summary, summarize
+from ncu_roof.render.summary import (
+    VERDICT_COLOURS,
+    DeviceView,
+    Summary,
+    device_name,
+    summarize,
+)
 
 REPR_DEVICES = 4  # device lines in the repr; the rest are counted
 REPR_NAME = 48
@@ -50,14 +55,11 @@ def _title(summary: Summary) -> str:
     )
 
 
-def _device_name(device: Device) -> str:
-    return one_line(device.name or device.roofs.name or "unknown GPU")
-
-
 def _shares(view: DeviceView, esc: Words = _same) -> str:
-    """`64% latency-bound, 36% memory-bound (dram 30%, l2 6%)`; `no kernel has a duration`."""
+    """`64% latency-bound · SOL, 36% memory-bound (dram 30%, l2 6%) · roofline` (each verdict
+    with its basis, as every sink's headline); `no kernel has a duration`."""
     words = [
-        f"{pct(100 * s)} {VERDICT_WORDS[b]}{memory_tier_words(view, esc) if b is Bound.MEMORY else ''}"
+        f"{pct(100 * s)} " + esc(view.share_words(b, memory_tier_words(view) if b is Bound.MEMORY else ""))
         for b, s in view.shares
     ]
     return ", ".join(words) or "no kernel has a duration"
@@ -69,7 +71,7 @@ def analysis_repr(analysis: Analysis) -> str:
     lines = [f"<ncu_roof.Analysis: {_title(summary)}>"]
     for view in summary.devices[:REPR_DEVICES]:
         lines.append(
-            f"  device {view.device.index} {_device_name(view.device)}: "
+            f"  device {view.device.index} {device_name(view.device)}: "
             f"{si(view.total_s, 's')}, {_shares(view)}"
         )
     if len(summary.devices) > REPR_DEVICES:
@@ -93,7 +95,7 @@ def analysis_html(analysis: Analysis) -> str:
     parts.append(f"<p><b>ncu-roof</b>: {escape(_title(summary))}</p>")
     for view in summary.devices:
         parts.append(
-            f"<p>Device {view.device.index} <code>{escape(_device_name(view.device))}</code>: "
+            f"<p>Device {view.device.index} <code>{escape(device_name(view.device))}</code>: "
             f"{escape(si(view.total_s, 's'))}, {_shares(view, escape)}</p>"
         )
         ff = view.fix_first

@@ -22,10 +22,9 @@ from typing import TYPE_CHECKING
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import plural
-from ncu_roof.base.vocabulary import Bound
 from ncu_roof.errors import UsageError
 from ncu_roof.render.plot_draw import draw_panel
-from ncu_roof.render.plot_marks import draw_legend
+from ncu_roof.render.plot_marks import Verdict, draw_legend, verdicts_of
 from ncu_roof.render.plot_panel import Arrow, caption, panel
 
 if TYPE_CHECKING:
@@ -146,12 +145,12 @@ def _figure(analysis: Analysis, devices: Sequence[Device], options: PlotOptions)
     )
     figure, axes = panel_figure(len(panels), width, options.height_in, captions)
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
-    bounds: set[Bound] = set()
+    verdicts: set[Verdict] = set()
     tiers: set[str] = set()
     for ax, p in zip(axes, panels, strict=True):
         tiers |= draw_panel(ax, renderer, p, options.arrows)
-        bounds |= {g.lead.bound for g in p.groups}
-    draw_legend(figure, bounds, tiers, bool(options.arrows), figure.get_figheight())
+        verdicts |= verdicts_of(p.groups)
+    draw_legend(figure, verdicts, tiers, bool(options.arrows), figure.get_figheight())
     return figure
 
 

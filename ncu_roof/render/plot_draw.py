@@ -8,10 +8,18 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from ncu_roof.base.text import one_line, plural, si
-from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
+from ncu_roof.base.text import plural, si
+from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES
 from ncu_roof.render.placement import Placer, Segment
-from ncu_roof.render.plot_marks import OTHER_TIER_MARKER, TIER_MARKERS, draw_arrows, marker_size_pt2
+from ncu_roof.render.plot_marks import (
+    OTHER_TIER_MARKER,
+    TIER_MARKERS,
+    Verdict,
+    draw_arrows,
+    group_verdict,
+    marker_fill,
+    marker_size_pt2,
+)
 from ncu_roof.render.plot_panel import (
     OTHER_PRECISION_COLOUR,
     OTHER_TIER_COLOUR,
@@ -30,7 +38,7 @@ from ncu_roof.render.plot_panel import (
     reference_precision,
     time_share,
 )
-from ncu_roof.render.summary import VERDICT_COLOURS
+from ncu_roof.render.summary import VERDICT_COLOURS, device_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -40,6 +48,7 @@ if TYPE_CHECKING:
     from ncu_roof.analysis.records import Device
 
 LABELLED_KERNELS = 8
+TITLE_CHARS_PER_IN = 10  # characters of the 12 pt title per inch of panel width
 FLOP_X_LABEL = "Arithmetic intensity (FLOP/byte)"
 
 
@@ -70,10 +79,14 @@ def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arro
 
 
 def panel_title(ax: Axes, device: Device, launches: int, total_s: float) -> None:
-    """`NVIDIA A10G (device 1): 4 launches, 1.21 ms`, every plot kind's panel title."""
-    name = one_line(device.name or device.roofs.name or "unknown GPU")
+    """`NVIDIA A10G (device 1): 4 launches, 1.21 ms`, every plot kind's panel title, the device
+    named as every sink names it, wrapped to the panel's width."""
+    import textwrap
+
+    width_in = ax.bbox.width / ax.figure.dpi
+    title = f"{device_name(device)} (device {device.index}): {plural(launches, 'launch')}, {si(total_s, 's')}"
     ax.set_title(
-        f"{name} (device {device.index}): {plural(launches, 'launch')}, {si(total_s, 's')}",
+        textwrap.fill(title, max(30, int(width_in * TITLE_CHARS_PER_IN))),
         fontsize=12,
         parse_math=False,
         loc="left",
@@ -139,24 +152,27 @@ def draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer
                 zorder=2.5,
             )
         )
-    buckets: dict[tuple[str, Bound], list[KernelPoint]] = {}
+    buckets: dict[tuple[str, Verdict], list[KernelPoint]] = {}
     for pt in points:
-        buckets.setdefault((pt.tier, pt.group.lead.bound), []).append(pt)
+        buckets.setdefault((pt.tier, group_verdict(pt.group)), []).append(pt)
     px_per_pt = ax.figure.dpi / 72.0
-    for (tier, bound), pts in sorted(buckets.items(), key=lambda item: (item[0][0], item[0][1].value)):
+    for (tier, (bound, basis)), pts in sorted(
+        buckets.items(), key=lambda item: (item[0][0], item[0][1][0].value, item[0][1][1].value)
+    ):
         pts = sorted(pts, key=lambda q: -(q.group.total_duration_s or 0.0))
         sizes = [marker_size_pt2(time_share(q.group, total_s)) for q in pts]
+        fill = marker_fill((bound, basis))
         ax.scatter(
             [q.intensity_flop_per_byte for q in pts],
             [q.flop_per_s for q in pts],
             s=sizes,
             marker=TIER_MARKERS.get(tier, OTHER_TIER_MARKER),
-            c=VERDICT_COLOURS[bound],
-            edgecolors="black",
-            linewidths=0.5,
+            c=fill.face,
+            edgecolors=fill.edge,
+            linewidths=fill.edge_width,
             alpha=0.85,
             zorder=3,
-            gid=f"points-{tier}-{bound.value}",
+            gid=f"points-{tier}-{bound.value}-{basis.value}",
         )
         for q, size in zip(pts[:200], sizes[:200], strict=False):  # the big ones matter for labels
             x, y = ax.transData.transform((q.intensity_flop_per_byte, q.flop_per_s))

@@ -1,15 +1,17 @@
-"""The plot's marks and their legend, for every plot kind: a marker shape per memory tier, an area
+"""The plot's marks and their legend, for every plot kind: a colour per verdict, a fill per basis
+(filled: the roofline decided; a ring: Speed of Light did), a marker shape per memory tier, an area
 per share of time, a diff's before-crosses and arrows, and the one legend row that explains them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.base.text import one_line
-from ncu_roof.base.vocabulary import TIER_NAMES, Bound
+from ncu_roof.base.vocabulary import BASIS_WORDS, TIER_NAMES, Bound, VerdictBasis, with_basis
 from ncu_roof.render.plot_panel import KernelPoint, time_share
 from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS
 
@@ -21,6 +23,39 @@ TIER_MARKERS = {"dram": "o", "l2": "s", "l1": "^", "shared": "D"}
 OTHER_TIER_MARKER = "v"
 # a diff: a grey cross where the base was, an arrow to the head (faster: solid, slower: dashed)
 BEFORE_MARKER, BEFORE_COLOUR, BEFORE_SIZE_PT2 = "X", "#555555", 70.0
+MAX_LEGEND_ROWS = 3  # what the room above the panels holds
+
+
+Verdict = tuple[Bound, VerdictBasis]  # what a marker's colour and fill say: `memory-bound · SOL`
+
+
+class MarkerFill(NamedTuple):
+    face: str
+    edge: str
+    edge_width: float
+
+
+def group_verdict(group: KernelGroup) -> Verdict:
+    """The verdict a group's marker shows (its lead launch's, as its colour) and its basis."""
+    return group.lead.bound, group.lead.verdict_basis
+
+
+def marker_fill(verdict: Verdict) -> MarkerFill:
+    """Filled in the verdict's colour when the roofline decided it, a ring of that colour around
+    white when Speed of Light (or nothing) did: a verdict's basis is seen on every marker."""
+    colour = VERDICT_COLOURS[verdict[0]]
+    if verdict[1] is VerdictBasis.ROOFLINE:
+        return MarkerFill(colour, "black", 0.5)
+    return MarkerFill("white", colour, 1.8)
+
+
+def verdict_label(verdict: Verdict) -> str:
+    """`memory-bound · SOL`: the legend's words for a colour and fill, as every text sink's."""
+    return with_basis(VERDICT_WORDS[verdict[0]], verdict[1])
+
+
+def verdicts_of(groups: Iterable[KernelGroup]) -> set[Verdict]:
+    return {group_verdict(g) for g in groups}
 
 
 class ArrowStyle(NamedTuple):
@@ -75,11 +110,14 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]], tota
         )
 
 
-def draw_legend(figure: Figure, bounds: set[Bound], tiers: set[str], arrows: bool, height_in: float) -> None:
-    """One compact row above the panels: verdict colours, then tier shapes."""
+def draw_legend(
+    figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows: bool, height_in: float
+) -> None:
+    """One compact row above the panels (two or three where one is wider than the figure):
+    verdict colours with their basis, tier shapes, a diff's marks."""
     from matplotlib.lines import Line2D
 
-    def handle(marker: str, face: str, edge: str = "black") -> Line2D:
+    def handle(marker: str, face: str, edge: str = "black", edge_width: float = 0.6) -> Line2D:
         return Line2D(
             [],
             [],
@@ -88,13 +126,17 @@ def draw_legend(figure: Figure, bounds: set[Bound], tiers: set[str], arrows: boo
             markersize=7,
             markerfacecolor=face,
             markeredgecolor=edge,
-            markeredgewidth=0.6,
+            markeredgewidth=edge_width,
         )
 
-    verdicts = [b for b in Bound if b in bounds]
+    order = list(BASIS_WORDS)
+    shown_verdicts = sorted(verdicts, key=lambda v: (list(Bound).index(v[0]), order.index(v[1])))
     shown = [t for t in TIER_MARKERS if t in tiers] + sorted(tiers - set(TIER_MARKERS))
-    handles = [handle("o", VERDICT_COLOURS[b]) for b in verdicts]
-    labels = [VERDICT_WORDS[b] for b in verdicts]
+    handles = []
+    for verdict in shown_verdicts:
+        fill = marker_fill(verdict)
+        handles.append(handle("o", fill.face, fill.edge, fill.edge_width))
+    labels = [verdict_label(v) for v in shown_verdicts]
     handles += [handle(TIER_MARKERS.get(t, OTHER_TIER_MARKER), "white") for t in shown]
     labels += [f"vs {one_line(TIER_NAMES.get(t, t))}" for t in shown]
     if arrows:
@@ -114,17 +156,26 @@ def draw_legend(figure: Figure, bounds: set[Bound], tiers: set[str], arrows: boo
                 )
             )
             labels.append(style.label)
-    if handles:
-        figure.legend(
+    if not handles:
+        return
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    for rows in range(1, MAX_LEGEND_ROWS + 1):  # the fewest rows that fit the figure's width
+        legend = figure.legend(
             handles,
             labels,
             loc="upper center",
             bbox_to_anchor=(0.5, 1 - 0.05 / height_in),
-            ncols=len(handles),
+            ncols=math.ceil(len(handles) / rows),
             fontsize=9,
             frameon=False,
             handletextpad=0.3,
             columnspacing=1.1,
-            title="colour = verdict · shape = tier of the intensity · area = time share",
+            title=(
+                "colour = verdict, fill = its basis (filled: roofline; ring: SOL or none) · "
+                "shape = tier of the intensity · area = time share"
+            ),
             title_fontsize=8.5,
         )
+        if legend.get_window_extent(renderer).width <= figure.bbox.width or rows == MAX_LEGEND_ROWS:
+            return
+        legend.remove()

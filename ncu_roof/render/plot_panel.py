@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.analysis.columns import KernelRows, LaunchColumns, distinct
+from ncu_roof.analysis.columns import KernelRows, LaunchColumns, columns_of, distinct
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import GroupBy, KernelGroup, group_kernels, ranked
 from ncu_roof.analysis.model import DEFAULT_PRECISIONS
@@ -27,7 +27,7 @@ TIER_COLOURS = {"dram": "#08306b", "l2": "#2171b5", "l1": "#4292c6", "shared": "
 OTHER_TIER_COLOUR = "#9ecae1"
 PRECISION_COLOURS = {"fp64": "#7f2704", "fp32": "#a63603", "fp16": "#d94801", "tensor": "#54278f"}
 OTHER_PRECISION_COLOUR = "#8c6d31"
-TENSOR_PATH_COLOUR = "#807dba"  # a tensor data path a kernel was judged against (FLOP/s or ops/s)
+TENSOR_PATH_COLOUR = "#807dba"  # a tensor data path a kernel was judged against (FLOP/s or OP/s)
 XU_COLOUR = "#238b45"  # the special-function unit (results/s)
 LABEL_CHARS = 30
 MAX_MARKERS = 2000  # kernel groups drawn per panel; the rest (the shortest) are thinned out
@@ -52,7 +52,7 @@ class RoofLine:
     label: str
     value: float
     colour: str
-    unit: str = "FLOP/s"  # "ops/s" for a ceiling of operations that are not FLOPs
+    unit: str = "FLOP/s"  # "OP/s": a ceiling of operations that are not FLOPs (as predict writes it)
     shown: str | None = None  # the figure its label shows, when not its value in `unit`
 
 
@@ -98,13 +98,13 @@ def merged_roofs(
 
 def ops_ceilings(device: Device, launches: LaunchColumns) -> list[RoofLine]:
     """The ceilings the device's kernels were judged against beyond the per-precision roofs: each
-    tensor data path with a peak (`Tensor BF16` in FLOP/s, `Tensor INT8` in ops/s), and the
+    tensor data path with a peak (`Tensor BF16` in FLOP/s, `Tensor INT8` in OP/s), and the
     special-function (XU) ceiling, in results/s, where a kernel was bound by its pipe."""
     paths: dict[str, tuple[float, str]] = {}
     for record in distinct(launches["tensor_paths"].tolist()):
         for path, t in record.items():
             if t.peak_per_s and t.count and math.isfinite(t.peak_per_s):
-                paths[path] = (t.peak_per_s, "ops/s" if t.unit == "OP" else "FLOP/s")
+                paths[path] = (t.peak_per_s, "OP/s" if t.unit == "OP" else "FLOP/s")
     out = [
         RoofLine(f"Tensor {path.upper()}", value, TENSOR_PATH_COLOUR, unit)
         for path, (value, unit) in sorted(paths.items(), key=lambda kv: -kv[1][0])
@@ -115,7 +115,7 @@ def ops_ceilings(device: Device, launches: LaunchColumns) -> list[RoofLine]:
     xu_bound = bool(np.any((launches["compute_ceiling"] == "pipe:xu") & (launches["bound"] == Bound.COMPUTE)))
     if xu_bound and arch is not None and device.sm_count and device.sm_clock_hz:
         rate = arch.xu_ops.per_sm_per_clock * device.sm_count * device.sm_clock_hz
-        out.append(RoofLine("XU (special functions)", rate, XU_COLOUR, "ops/s"))
+        out.append(RoofLine("XU (special functions)", rate, XU_COLOUR, "OP/s"))
     return out
 
 
@@ -223,7 +223,11 @@ def arrow_points(
     def launch(k: Kernel) -> tuple[int, int, int]:  # launches are the same by input, run and ID
         return k.input, k.run, k.id
 
-    group_of = {launch(k): g for g in groups for k in g.launches}
+    group_of: dict[tuple[int, int, int], KernelGroup] = {}
+    for g in groups if arrows else ():  # the groups' launches read from their columns
+        columns, rows = columns_of(g.kernels), np.array(g.rows, dtype="int64")
+        inputs, runs, ids = (columns[c][rows].tolist() for c in ("input", "run", "id"))
+        group_of |= dict.fromkeys(zip(inputs, runs, ids, strict=True), g)
     bases: dict[int, list[Kernel]] = {}
     for base, head in arrows:
         if launch(head) in group_of:
@@ -253,7 +257,8 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
 
     roofs = p.device.roofs
     head = f"Device {p.device.index}: roofs" if name_device else "Roofs"
-    lines = [f"{head} {source_words(roofs.source)}."]
+    no_roofs = not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s
+    lines = [] if no_roofs else [f"{head} {source_words(roofs.source)}."]
     if full:
         by_source: dict[str, list[str]] = {}
         for key, source in roofs.sources.items():
@@ -284,8 +289,9 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
             f"{plural(p.thinned, 'launch')} of the kernels with the least time not drawn (thinned to "
             f"{MAX_MARKERS:,} kernels)."
         )
-    if not roofs.compute_flop_per_s and not roofs.bandwidth_byte_per_s:
-        lines.append("No roofs for this device: pass --gpu KEY or --roofs FILE.")
+    if no_roofs:
+        which = f"device {p.device.index}" if name_device else "this device"
+        lines.append(f"No roofs for {which}: pass --gpu KEY or --roofs FILE.")
     return "\n".join(part for line in lines for part in textwrap.wrap(line, wrap))
 
 

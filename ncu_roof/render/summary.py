@@ -34,7 +34,7 @@ from ncu_roof.analysis.groups import (
 )
 from ncu_roof.analysis.model import is_set
 from ncu_roof.analysis.records import Device
-from ncu_roof.base.text import distinct_names, pct, si
+from ncu_roof.base.text import distinct_names, one_line, pct, si
 from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound
 from ncu_roof.render.unplaced import missing_reason
 
@@ -57,15 +57,22 @@ VERDICT_COLOURS = {
 }
 
 
+_ALSO_MATCHES = re.compile(r"; also matches [^)]*\)")
+
+
 def device_name(device: Device) -> str:
     """The one name of a device in every header, table and plot title: the name the input gives;
-    else the GPU whose roofs were asked for (`--gpu`, `--roofs`), said so; else `unknown GPU`."""
+    else the GPU its roofs are of, with where that came from (inferred from what the input holds,
+    `--gpu`, `--roofs`); else `unknown GPU`. One line: names come from the data."""
     if device.name:
-        return device.name
-    if device.roofs.name:
-        given = "--gpu" if device.roofs.source.startswith("builtin") else "--roofs"
-        return f"{device.roofs.name} (from {given})"
-    return "unknown GPU"
+        return one_line(device.name)
+    name = device.roofs.name
+    if not name:
+        return "unknown GPU"
+    if "(inferred from" in name:  # the other products it may be: in the roofs' source, not here
+        return one_line(_ALSO_MATCHES.sub(")", name))
+    given = "--gpu" if device.roofs.source.startswith("builtin") else "--roofs"
+    return one_line(f"{name} (from {given})")
 
 
 def roofs_clock_words(device: Device) -> str:
@@ -172,8 +179,9 @@ class Summary:
         """Each row's (and fix-first kernel's) name as `width` columns show it, different names
         never alike (`text.distinct_names`), and the `[K1] …` lines that resolve an index."""
         if width not in self._names:
-            names = [r.group.name for r in self.rows]
-            names += [v.fix_first.group.name for v in self.devices if v.fix_first is not None]
+            rows = [r.group.name for r in self.rows]  # one a launch with --launches: each name once
+            fix = [v.fix_first.group.name for v in self.devices if v.fix_first is not None]
+            names = list(dict.fromkeys([*rows, *fix]))
             labels, keys = distinct_names(names, width)
             self._names[width] = (dict(zip(names, labels, strict=True)), tuple(keys))
         return self._names[width]
@@ -332,17 +340,20 @@ def _template(note: str) -> str:
 
 def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[str, str]]:
     """The distinct notes, most launches first; the number of each template; note → template."""
+    launches = Counter(analysis.columns["notes"].tolist())  # launches share their notes' tuple
+    per_note: dict[str, int] = {}  # each distinct note's launches, in first-seen order
+    for notes, count in launches.items():
+        for note in dict.fromkeys(notes):
+            per_note[note] = per_note.get(note, 0) + count
     first: dict[str, str] = {}
     counts: dict[str, int] = {}
     wordings: dict[str, set[str]] = {}
     templates: dict[str, str] = {}
-    launches = Counter(analysis.columns["notes"].tolist())  # launches share their notes' tuple
-    for notes, count in launches.items():
-        for note in dict.fromkeys(notes):
-            key = templates.get(note) or templates.setdefault(note, _template(note))
-            first.setdefault(key, note)
-            counts[key] = counts.get(key, 0) + count
-            wordings.setdefault(key, set()).add(note)
+    for note, count in per_note.items():
+        key = templates[note] = _template(note)
+        first.setdefault(key, note)
+        counts[key] = counts.get(key, 0) + count
+        wordings.setdefault(key, set()).add(note)
     order = sorted(first, key=lambda key: -counts[key])
     numbers = {key: i + 1 for i, key in enumerate(order)}
     notes = tuple(

@@ -22,6 +22,7 @@ from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, s
 from ncu_roof.base.vocabulary import TIERS, Bound
 from ncu_roof.render.console import text_console, trimmed
 from ncu_roof.render.headline import fix_first_words, memory_tier_words
+from ncu_roof.render.rates import achieved_words, attainable_words
 from ncu_roof.render.summary import (
     NAME_HEADERS,
     VERDICT_COLOURS,
@@ -50,7 +51,7 @@ def _intensity(row: Row) -> str:
 
 def _verdict(row: Row) -> str:
     text = row.verdict
-    if any(k.above_roof for k in row.group.launches):
+    if row.group.above_roof:
         text += " ⚠ above roof"
     return text
 
@@ -99,8 +100,10 @@ def columns(summary: Summary) -> list[Column]:
     cols += [
         Column("FLOP", "right", 13, lambda r: si(r.group.figures.flop.get("total"))),
         Column("DRAM bytes", "right", 12, lambda r: si(r.group.figures.bytes.get("dram"), "B")),
-        Column("achieved", "right", 6, lambda r: si(r.group.figures.achieved_flop_per_s, "FLOP/s")),
-        Column("attainable", "right", 7, lambda r: si(r.group.figures.attainable_flop_per_s, "FLOP/s")),
+        Column("achieved", "right", 6, lambda r: achieved_words(r.group.figures, r.group.total_duration_s)),
+        Column(
+            "attainable", "right", 7, lambda r: attainable_words(r.group.figures, r.group.total_duration_s)
+        ),
         Column("% roof", "right", 0, lambda r: pct(r.group.figures.pct_of_roof)),
         Column("could save", "right", 0, _saving),
         Column("verdict", "left", 0, _verdict, wraps=True),
@@ -259,7 +262,7 @@ def roofs_line(device: Device) -> str:
     clock = roofs_clock_words(device)
     where = f"roofs [{roofs.source}]" + (f" {clock}" if clock else "")
     return one_line(f"device {device.index}: {name} (cc {device.cc or '?'}) — {where}: ") + (
-        f"{compute}; {memory}" if compute or memory else "none"
+        "; ".join(part for part in (compute, memory) if part) or "none"
     )
 
 

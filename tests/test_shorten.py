@@ -1,0 +1,22 @@
+"""A kernel name clipped for a table cell: within its width, and one ellipsis marks the cut
+(`expf_loop_f32…`, never `expf_loop_f32<……`, which read as two cuts)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ncu_roof.base.text import shorten
+
+
+def test_a_cut_after_a_fold_leaves_one_ellipsis() -> None:
+    assert shorten("void expf_loop_f32<256>(float *, long)", 16) == "expf_loop_f32…"
+    assert shorten("void one_blocktiling<64, 64, 8, 8>(int, float *)", 18) == "one_blocktiling…"
+    assert shorten("void warptiling<128>(int, float *)", 18) == "warptiling<…>(…)"  # fits: no cut
+
+
+@given(st.text(alphabet="ab<>(),:* ", min_size=1, max_size=80), st.integers(min_value=2, max_value=60))
+def test_a_shortened_name_fits_and_never_doubles_its_ellipsis(name: str, width: int) -> None:
+    short = shorten(name, width)
+    assert len(short) <= width
+    assert "……" not in short
