@@ -145,7 +145,7 @@ POOL = st.sampled_from([0.0, -0.0, math.nan, math.inf, -math.inf, 1e-300, 2.5, 1
 def test_number_texts_are_each_number_s_text(pool: list[float], rows: int, one: bool) -> None:
     """A long column of few values (or of one, bit for bit) has each encoded once; the texts are
     those of every row encoded on its own (-0.0 and 0.0 apart, NaN and the infinities null)."""
-    from ncu_roof.render.jsoncells import numbers_text
+    from ncu_roof.render.diffout import numbers_text
 
     values = [pool[0]] * (rows + 1) if one else [pool[i % len(pool)] for i in range(rows + 1)]
     expected = [json.dumps(v) if math.isfinite(v) else "null" for v in values]

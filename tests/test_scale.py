@@ -1,4 +1,4 @@
-"""At scale: the column-by-column JSON is the per-kernel JSON, and many inputs read in a pool."""
+"""At scale: a big diff written compact, and many inputs read in a pool."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, analyzed
+from conftest import CORPUS
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import RunTable
 from ncu_roof.pipeline import Request, pool_size, read_tables, run, run_each
-from ncu_roof.render import jsonkernels, jsonout
+from ncu_roof.render import jsonout
 
 CORPUS_INPUTS = (
     "reexport/a10_rep_2023.2.0_105-kernels-llm.ncu2024.1-raw-base.csv",
@@ -47,64 +47,6 @@ def five_inputs() -> Analysis:
     if not (CORPUS / "MANIFEST.md").is_file():
         pytest.skip(f"ncu corpus not found at {CORPUS}")
     return one_process_analysis()
-
-
-@pytest.mark.parametrize("chunk", [7, jsonkernels.CHUNK_KERNELS])
-def test_columns_text_is_the_kernels_json(
-    corpus: Path, five_inputs: Analysis, monkeypatch: pytest.MonkeyPatch, chunk: int
-) -> None:
-    monkeypatch.setattr(jsonkernels, "CHUNK_KERNELS", chunk)
-    analysis = five_inputs
-    assert len(analysis.kernels) > 100
-    text = jsonkernels.kernels_text(analysis.kernels)
-    per_kernel = [jsonkernels.kernel_json(k) for k in analysis.kernels]
-    assert text == json.dumps(per_kernel, ensure_ascii=False, allow_nan=False)
-
-
-def test_non_ascii_names_are_written_whole_in_chunks(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(jsonkernels, "CHUNK_KERNELS", 2)
-    kernels = analyzed(corpus / CORPUS_INPUTS[1]).kernels[:1]
-    named = [replace(kernels[0], id=i, name=f"ядро_{i}€𝄞") for i in range(9)]
-    text = jsonkernels.kernels_text(named)
-    assert text == json.dumps([jsonkernels.kernel_json(k) for k in named], ensure_ascii=False)
-
-
-def test_a_text_shared_by_every_launch_is_written_once_as_it_is(corpus: Path) -> None:
-    """A field equal in every launch of a chunk goes into its template: a `%` in it stays a `%`."""
-    kernels = analyzed(corpus / CORPUS_INPUTS[1]).kernels[:3]
-    named = [replace(k, name="k<%s, %d, 100%%> 5%", nvtx="a%(b)s") for k in kernels]
-    text = jsonkernels.kernels_text(named)
-    assert text == json.dumps([jsonkernels.kernel_json(k) for k in named], ensure_ascii=False)
-    assert json.loads(text)[2]["name"] == "k<%s, %d, 100%%> 5%"
-    one = jsonkernels.kernels_text(named[:1])  # every field of one launch is the same in all its launches
-    assert json.loads(one) == [jsonkernels.kernel_json(named[0])]
-
-
-def test_columns_text_writes_non_finite_as_null(corpus: Path) -> None:
-    kernel = analyzed(corpus / CORPUS_INPUTS[1]).kernels[0]
-    odd = replace(
-        kernel,
-        name='a "quoted", ünïcode: name',
-        duration_s=math.nan,
-        pct_of_roof=math.inf,
-        intensity_flop_per_byte={**kernel.intensity_flop_per_byte, "dram": math.inf},
-        cap_flop_per_s={**kernel.cap_flop_per_s, "l2": -math.inf},
-    )
-    parsed = json.loads(jsonkernels.kernels_text([odd, kernel]))
-    assert parsed == [jsonkernels.kernel_json(odd), jsonkernels.kernel_json(kernel)]
-    assert parsed[0]["duration_s"] is None and parsed[0]["pct_of_roof"] is None
-    assert parsed[0]["intensity_flop_per_byte"]["dram"] is None
-    assert parsed[0]["cap_flop_per_s"]["l2"] is None
-    assert parsed[0]["name"] == 'a "quoted", ünïcode: name'
-
-
-def test_big_documents_are_compact_and_equal(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    analysis = analyzed(corpus / CORPUS_INPUTS[0])
-    pretty = jsonout.render_json(analysis)
-    monkeypatch.setattr(jsonout, "PRETTY_MAX_KERNELS", 10)
-    compact = jsonout.render_json(analysis)
-    assert "\n  " in pretty and compact.count("\n") == 1
-    assert json.loads(compact) == json.loads(pretty)
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 1000])

@@ -9,16 +9,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
-from ncu_roof.analysis.columns import shared_texts
+import numpy as np
+
+from ncu_roof.analysis.columns import number_texts, shared_texts
 from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.base.text import launch_shape, one_line, shorten, si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
 from ncu_roof.render.console import PIPE_WIDTH, text_console, trimmed
-from ncu_roof.render.jsoncells import fold_constants, joined_rows, numbers_text
-from ncu_roof.render.jsonkernels import CHUNK_KERNELS
-from ncu_roof.render.jsonout import PRETTY_MAX_KERNELS
+from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -302,6 +302,21 @@ def diff_json_pieces(result: Diff) -> Iterator[str]:
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
+def numbers_text(values: np.ndarray) -> list[str]:
+    """Numbers (NaN for missing) as `json.dumps` writes them; NaN and ±inf as null. A column of
+    few distinct values (repeated launches) has each encoded once."""
+    return number_texts(np.asarray(values, dtype="float64"), _encode_numbers)
+
+
+def _encode_numbers(numbers: np.ndarray) -> list[str]:
+    finite = np.isfinite(numbers)
+    if not finite.any():
+        return ["null"] * len(numbers)
+    cells = numbers.astype(object)
+    cells[~finite] = None
+    return _encode(cells.tolist())[1:-1].split(", ")  # numbers and null never hold ", "
+
+
 def _change(change: Change) -> dict[str, float | None]:
     return {
         "base": finite_or_none(change.base),
@@ -313,7 +328,7 @@ def _change(change: Change) -> dict[str, float | None]:
 def pairs_text(result: Diff) -> Iterator[str]:
     """The pairs' JSON objects, `, `-separated, a chunk of pairs at a time, built from the diff's
     columns (no KernelDiff per pair): one template for the whole object, each of its values a
-    column of JSON texts, the slots alike in every pair folded into it (`jsoncells`)."""
+    column of JSON texts."""
     pairs = result.pairs
     cells: list[list[str]] = []  # the template's %s slots, in order
 
@@ -356,12 +371,9 @@ def pairs_text(result: Diff) -> Iterator[str]:
         "verdict": f'{{"base": {texts(pairs.verdict_base)}, "head": {texts(pairs.verdict_head)}}}',
     }
     row = "{" + ", ".join(f"{encode_basestring(key)}: {value}" for key, value in template.items()) + "}"
-    if not len(pairs):
-        return iter(())
-    literals, varying = fold_constants(row, cells)
 
     def chunk(start: int) -> str:
         stop = min(start + CHUNK_KERNELS, len(pairs))
-        return joined_rows(literals, [texts[start:stop] for texts in varying], stop - start)
+        return ", ".join(row % values for values in zip(*(texts[start:stop] for texts in cells), strict=True))
 
     return map(chunk, range(0, len(pairs), CHUNK_KERNELS))

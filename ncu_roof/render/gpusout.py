@@ -115,7 +115,8 @@ def renderable(width: int = PIPE_WIDTH) -> Group:
     notes = [
         "* L1 derived: SMs x 128 B/clk x boost clock (not a datasheet figure)",
         "+ L2 derived: L2 slices x Nsight's L2 measure per slice per clock (lts__lts2xbar_cycles_active"
-        " x 32 B) x the SM boost clock (no L2 clock is published)",
+        " x 32 B) x the L2 clock where ncu measured it on that product, else the SM boost clock"
+        " (no L2 clock is published)",
     ]
     if shown < len(HEADERS):
         notes.append(f"not shown at this width: {', '.join(HEADERS[shown:])} (--format json has them)")

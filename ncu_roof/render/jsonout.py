@@ -17,8 +17,6 @@ from ncu_roof.analysis.groups import (
 )
 from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.analysis.records import Device
-from ncu_roof.render.jsoncells import encode
-from ncu_roof.render.jsonkernels import kernel_array, kernel_json
 from ncu_roof.render.output import Piece, joined
 
 
@@ -40,7 +38,9 @@ def device_json(device: Device) -> dict[str, Any]:
 
 
 def analysis_json(analysis: Analysis) -> dict[str, Any]:
-    return _document(analysis, [kernel_json(k) for k in analysis.kernels])
+    from ncu_roof.render.jsonkernels import kernels_json  # Polars: not for the diff or Parquet
+
+    return _document(analysis, kernels_json(analysis.kernels))
 
 
 def _document(analysis: Analysis, kernels: object) -> dict[str, Any]:
@@ -124,7 +124,10 @@ def groups_json(analysis: Analysis) -> dict[str, Any]:
     }
 
 
-PRETTY_MAX_KERNELS = 500  # larger analyses are written compact, their kernels column by column
+PRETTY_MAX_KERNELS = 500  # up to this many: indented (Polars' kernels parsed); beyond: compact
+CHUNK_KERNELS = 4096  # kernels written at once: bounds the memory of a big document
+
+_compact = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 
 
 def render_json(analysis: Analysis) -> str:
@@ -136,9 +139,10 @@ def json_pieces(analysis: Analysis) -> Iterator[Piece]:
     if len(analysis.kernels) <= PRETTY_MAX_KERNELS:
         yield json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         return
-    kernels = kernel_array(analysis.columns)
+    from ncu_roof.render.jsonkernels import kernel_array
+
     yield "{"
-    for i, (key, value) in enumerate(_document(analysis, kernels).items()):
-        yield f"{', ' if i else ''}{encode(key)}: "
-        yield from kernels if value is kernels else (encode(value),)
+    for i, (key, value) in enumerate(_document(analysis, None).items()):
+        yield f"{',' if i else ''}{_compact(key)}:"
+        yield from kernel_array(analysis.columns, CHUNK_KERNELS) if key == "kernels" else (_compact(value),)
     yield "}\n"
