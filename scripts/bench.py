@@ -19,7 +19,8 @@ the units row skipped): what reading the file costs at the least; for the report
 `ncu_report` loop reading three metrics of every kernel. Wall time is the clock; CPU time is user
 + system of the process and every child it waited for (wait4's rusage), so a figure met by
 spending a second core shows as a CPU ratio above its wall ratio. Peak memory is the largest
-resident set (the process or a child), against the input's size.
+resident set (the process or a child), against the input's size: the inputs are made in processes
+of their own, so that this one stays small (a child's ru_maxrss starts at its parent's).
 """
 
 from __future__ import annotations
@@ -102,10 +103,16 @@ def medians(cmds: dict[str, list[str]], repeat: int, warm: bool) -> dict[str, Ru
     }
 
 
-def make_inputs(work: Path) -> dict[str, Path]:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from make_big_csv import make
+def make(source: Path, target: Path, kernels: int, names: int, shapes: int, seed: int) -> None:
+    """One input, by scripts/make_big_csv.py in a process of its own: this process stays small, for
+    a child's peak resident set (wait4's ru_maxrss) starts at its parent's, which fork and exec keep."""
+    options = {"--source": source, "--kernels": kernels, "--names": names, "--shapes": shapes, "--seed": seed}
+    script = ROOT / "scripts" / "make_big_csv.py"
+    argv = [str(x) for option in options.items() for x in option]
+    subprocess.run([sys.executable, str(script), str(target), *argv], check=True)
 
+
+def make_inputs(work: Path) -> dict[str, Path]:
     work.mkdir(parents=True, exist_ok=True)
     files = {
         "5k": work / "full-5k.csv",

@@ -111,10 +111,28 @@ def test_first_seen_order_and_the_first_row_of_each() -> None:
     assert values == ["b", ("k",), "a"] and values[1] is first
 
 
+@given(CELLS, st.integers(1, 5), st.booleans())
+def test_a_column_of_one_value_codes_as_pandas_does(value: Any, rows: int, missing_is_value: bool) -> None:
+    """Every row alike (one formula, or none, in every launch of a trace): one code, or -1."""
+    codes_pd, values_pd = pandas_codes([value] * rows, missing_is_value)
+    codes_one, values_one = codes.factorize([value] * rows, missing_is_value=missing_is_value)
+    assert codes_one.tolist() == codes_pd.tolist()
+    assert same(values_pd, values_one) and all(v is value for v in values_one)
+
+
+def test_rows_alike_but_one_are_coded_apart() -> None:
+    assert codes.factorize(["a", "a", "b"])[0].tolist() == [0, 0, 1]
+    assert codes.factorize([None, None, math.nan])[0].tolist() == [-1, -1, -1]
+    assert codes.factorize([math.nan, math.nan, "a"], missing_is_value=True)[0].tolist() == [0, 0, 1]
+    assert codes.factorize([None, math.nan], missing_is_value=True)[0].tolist() == [0, 1]
+
+
 def test_unhashable_values_raise_type_error() -> None:
     for missing_is_value in (False, True):
         with pytest.raises(TypeError):
             codes.factorize([{"a": 1}], missing_is_value=missing_is_value)
+        with pytest.raises(TypeError):  # every row alike
+            codes.factorize([{"a": 1}] * 3, missing_is_value=missing_is_value)
 
 
 POOL = st.sampled_from([0.0, -0.0, math.nan, math.inf, -math.inf, 1e-300, 2.5, 1e16, -3.0])
@@ -160,11 +178,13 @@ def test_distinct_rows_are_the_sorted_distinct_combinations(rows: list[list[int]
 
 @given(st.lists(st.integers(0, 40), max_size=300), st.integers(1, 3))
 def test_truthy_and_equals_ask_each_row(picks: list[int], step: int) -> None:
-    """`bool()` of every row, whether the rows share a few objects (asked once each) or hold many
-    (a tuple, an empty one, a record, None, 0, "", NaN, ...), through a strided view too."""
+    """`bool()` and `==` of every row, whether the rows share a few objects or hold many (a tuple,
+    an empty one, a record, None, 0, "", NaN, ...), through a strided view too; a tuple is one
+    value to compare with."""
     pool: list[Any] = [(), ("a",), {}, {"k": 1}, None, 0, 1, "", "x", math.nan, *range(2, 33)]
     values = codes.object_array([pool[p] for p in picks])
     assert codes.truthy(values).tolist() == [bool(pool[p]) for p in picks]
     assert codes.truthy(values[::step]).tolist() == [bool(pool[p]) for p in picks[::step]]
     assert codes.equals(values, "x").tolist() == [pool[p] == "x" for p in picks]
     assert codes.equals(values[::step], 0).tolist() == [pool[p] == 0 for p in picks[::step]]
+    assert codes.equals(values, ("a",)).tolist() == [pool[p] == ("a",) for p in picks]

@@ -76,8 +76,9 @@ def device_columns(
         time_share = duration / total_s if total_s > 0 else np.full(n, NAN)
         of_bandwidth = {t: 100.0 * achieved_bw[t] / per_kernel(v.bandwidth.get(t), n) for t in TIERS}
     busiest_pct, busiest_unit = busiest_unit_arrays(sol, n)
+    formulas = {key: coded(group, f"{key}_recipe", n, text_value) for key in _RECIPE_KEYS}  # coded once
     recipe = shared_rows(
-        [coded(group, f"{key}_recipe", n, text_value) for key in _RECIPE_KEYS],
+        list(formulas.values()),
         n,
         lambda texts: {k: t for k, t in zip(_RECIPE_KEYS, texts, strict=True) if t is not None},
     )
@@ -114,7 +115,7 @@ def device_columns(
         "compute_ceiling": ceiling,
         "recipe": recipe,
         "missing": missing,
-        "traffic": _traffic(group, nbytes),
+        "traffic": _traffic(group, nbytes, formulas),
         "not_collected": not_collected,
         "instructions": instruction_records(v, measured("warp_inst"), recipe),
         **ops_columns(paths, ops_total),
@@ -147,7 +148,7 @@ def device_columns(
             busiest_pipe=_busiest_pipe(pipes, n),
             busiest_issue_pipe=_busiest_pipe(pipes, n, compute_only=False),
             busiest_tier=_busiest_tier(achieved_bw, device.roofs, ~np.isnan(flop_total)),
-            tensor_by_pipe=_by_pipe_shape(group) & (np.nan_to_num(flop["tensor"]) > 0),
+            tensor_by_pipe=_by_pipe_shape(formulas["flop_tensor"]) & (np.nan_to_num(flop["tensor"]) > 0),
             shared_wavefronts_per_request=measured("shared_wavefronts_per_request"),
             shared_bank_conflict_pct=measured("shared_bank_conflict_pct"),
             sol_pct=sol,
@@ -172,9 +173,8 @@ def device_columns(
     return LaunchColumns(n, values, maps)
 
 
-def _by_pipe_shape(group: Mapping[str, np.ndarray]) -> np.ndarray:
+def _by_pipe_shape(recipe: Coded) -> np.ndarray:
     """Whether a launch's tensor FLOPs are tensor-pipe instructions x 512 (its recipe says so)."""
-    recipe = coded(group, "flop_tensor_recipe", launch_count(group), text_value)
     shaped = np.array([bool(r) and r.endswith("*512") for r in [*recipe.values, None]], dtype=bool)
     out: np.ndarray = shaped[recipe.codes]  # code -1 (no recipe): the last entry
     return out
@@ -234,16 +234,18 @@ _MISSING_TUPLES = object_array(  # every combination of lacking quantities, by i
 )
 
 
-def _traffic(group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray]) -> np.ndarray:
-    """Per launch and tier with bytes: which traffic definition, bytes formula and roof formula."""
+def _traffic(
+    group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray], formulas: Mapping[str, Coded]
+) -> np.ndarray:
+    """Per launch and tier with bytes: which traffic definition, bytes formula (`formulas`, the
+    recipe's coded, each a text) and roof formula."""
     n = launch_count(group)
     columns = []
     for t in TIERS:
-        recipe = coded(group, f"{t}_bytes_recipe", n, str)
         columns += [
             Coded((~np.isnan(nbytes[t])).astype("int64"), [False, True]),
             coded(group, f"{t}_traffic", n, text_value),
-            replace(recipe, missing="nan" if f"{t}_bytes_recipe" in group else "None"),
+            replace(formulas[f"{t}_bytes"], missing="nan" if f"{t}_bytes_recipe" in group else "None"),
             coded(group, f"bw_{t}_byte_per_s_recipe", n, text_value),
         ]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ncu_roof.base.codes import flags, object_array
+from ncu_roof.base.codes import equals, object_array
 from ncu_roof.base.vocabulary import COMPUTE, Bound
 
 
@@ -334,7 +334,8 @@ def fixed(values: np.ndarray, digits: int) -> np.ndarray:
 
 def is_set(values: np.ndarray) -> np.ndarray:
     """Elementwise `is not None` of an object array."""
-    return flags(values, lambda v: v is not None)
+    out: np.ndarray = ~equals(values, None)
+    return out
 
 
 def bound_of(binding: str | None) -> Bound:

@@ -199,11 +199,12 @@ def _per_launch(made: Made, n: int) -> list[tuple[str, ...]]:
     if not codes:
         return [()] * n
     first, inverse = distinct_rows(codes)
-    combined = np.empty(len(first), dtype=object)
-    combined[:] = [
-        tuple(text for rule, code in enumerate(row) if code >= 0 for text in texts[rule][code])
-        for row in np.column_stack(codes)[first].tolist()
-    ]
+    sentences: list[list[str]] = [[] for _ in first.tolist()]
+    for rule, column in enumerate(codes):  # only the rules a distinct row has
+        picked = column[first]
+        for row, code in zip(np.flatnonzero(picked >= 0).tolist(), picked[picked >= 0].tolist(), strict=True):
+            sentences[row] += texts[rule][code]
+    combined = object_array([tuple(s) for s in sentences])
     out: list[tuple[str, ...]] = combined[inverse].tolist()
     return out
 
@@ -276,11 +277,15 @@ def _busy_sm(
 
 def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """`L1 is 97% busy moving 10% of its byte peak: about 10x more …` of these launches."""
+    used = moved[rows]
+    small = used < 9.95  # one decimal, not "0%"
+    used_text = np.empty(len(rows), dtype=object)
+    used_text[small], used_text[~small] = fixed(used[small], 1), fixed(used[~small], 0)
     out: np.ndarray = (
         f"{TIER_NAMES[tier]} is "
         + fixed(busy[rows], 0)
         + "% busy moving "
-        + np.where(moved[rows] < 9.95, fixed(moved[rows], 1), fixed(moved[rows], 0))  # not "0%"
+        + used_text
         + "% of its byte peak: about "
         + fixed(busy[rows] / moved[rows], 0)
         + f"x more {why}"

@@ -12,7 +12,7 @@ import numpy as np
 from ncu_roof.analysis.columns import distinct_numbers
 from ncu_roof.analysis.model import fixed, is_set, whole_shown
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
-from ncu_roof.base.codes import equals, factorize, object_array
+from ncu_roof.base.codes import equals, factorize, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def _latency_texts(
 def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
     """`prefix + unit` where the launch names its busiest memory unit, else ""."""
     out = np.full(len(units), "", dtype=object)
-    named = np.array([bool(u) for u in units.tolist()], dtype=bool)
+    named = truthy(units)
     out[named] = prefix + units[named].astype(str).astype(object)
     return out
 
@@ -155,7 +155,17 @@ def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 
 
 def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """The roofline decided; Speed of Light calls the launch latency-bound: what that means."""
+    """The roofline decided; Speed of Light calls the launch latency-bound: what that means. Made
+    once per distinct combination of what it shows (the launches of one kernel share it)."""
+    shown = [whole_shown(x.sol_sm_pct[rows]), whole_shown(x.sol_memory_pct[rows]), whole_shown(x.pct[rows])]
+    first, inverse = distinct_numbers(
+        [*shown, x.waves[rows]], [factorize(x.binding[rows], missing_is_value=True)[0]]
+    )
+    out: np.ndarray = _cross_check_texts(x, rows[first])[inverse]
+    return out
+
+
+def _cross_check_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     small = x.waves[rows] < 1
     why = np.where(
         small,

@@ -1,11 +1,11 @@
 """Coding a column: each distinct value once, every row a code into those values (first-seen
 order, as `pandas.factorize`; one `dict` pass, so a raw CSV page or a report is analyzed without
-importing pandas), and elementwise tests of object columns.
+importing pandas), and numpy's elementwise tests of object columns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,22 @@ def factorize(values: Iterable[Any], *, missing_is_value: bool = False) -> tuple
     None and NaN are each a value of its own. Unhashable values raise TypeError.
     """
     column = values if isinstance(values, np.ndarray) and values.dtype == object else object_array(values)
+    if len(column) and _all_alike(column):  # most columns of a trace: one formula, or none
+        first = column[0]
+        if missing_is_value or not missing_cell(first):
+            return np.zeros(len(column), dtype=np.int64), [first]
+        return np.full(len(column), -1, dtype=np.int64), []
     return _dict(column.tolist(), missing_is_value)
+
+
+def _all_alike(column: npt.NDArray[np.object_]) -> bool:
+    """Whether every row is the first row's value (numpy's elementwise `==`), every one None, or
+    every one NaN (unequal to itself): one code for all."""
+    first = column[0]
+    hash(first)  # unhashable: TypeError, as from the dict
+    if first is not None and missing_cell(first):
+        return bool(np.not_equal(column, column).all())
+    return bool(equals(column, first).all())
 
 
 def object_array(values: Iterable[Any]) -> npt.NDArray[np.object_]:
@@ -33,25 +48,17 @@ def object_array(values: Iterable[Any]) -> npt.NDArray[np.object_]:
     return np.fromiter(items, dtype=object, count=len(items))
 
 
-def flags(values: npt.NDArray[np.object_], test: Callable[[Any], bool]) -> npt.NDArray[np.bool_]:
-    """`test` of every row of an object column, asked once per distinct object (launches share
-    their verdicts, labels and notes: 100,000 rows hold a few objects)."""
-    items = values.tolist()
-    ids = np.fromiter(map(id, items), dtype=np.int64, count=len(items))
-    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-    tested = np.fromiter((test(items[j]) for j in first.tolist()), dtype=bool, count=len(first))
-    out: npt.NDArray[np.bool_] = tested[inverse.ravel()]
-    return out
-
-
 def truthy(values: npt.NDArray[np.object_]) -> npt.NDArray[np.bool_]:
     """Elementwise `bool()` of an object column."""
-    return flags(values, bool)
+    return values.astype(bool)
 
 
 def equals(values: npt.NDArray[np.object_], value: object) -> npt.NDArray[np.bool_]:
-    """Elementwise `== value` of an object column (a verdict, a roof's name)."""
-    return flags(values, lambda v: bool(v == value))
+    """Elementwise `== value` of an object column (a verdict, a roof's name; a tuple is one value)."""
+    scalar = np.empty((), dtype=object)
+    scalar[()] = value
+    out: npt.NDArray[np.bool_] = np.equal(values, scalar)
+    return out
 
 
 def _dict(items: list[Any], missing_is_value: bool) -> tuple[Codes, list[Any]]:

@@ -98,8 +98,13 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
         without_units(table, block.line + 1, run, damage)
         return None
     if len(damage.rows) == before:  # a gap beside a damaged row is that row
-        ids = [int(i) for i in table["ID"].to_pylist()] if "ID" in table.column_names else []
-        check_ids(ids, lambda row: lines[row] if lines else _find_line(block, table, row), run, damage)
+        ids = _text(table, "ID")  # (checked: whole numbers)
+        check_ids(
+            [] if ids is None else ids.astype(np.int64),
+            lambda row: lines[row] if lines else _find_line(block, table, row),
+            run,
+            damage,
+        )
     if table.num_rows == 0:
         if len(damage.rows) == before and not block.last:  # ncu prints no header without rows
             damage.add(

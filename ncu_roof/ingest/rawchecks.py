@@ -40,7 +40,9 @@ def without_units(table: pa.Table, line: int, run: int, damage: Damage) -> None:
     )
 
 
-def check_ids(ids: Sequence[int], line_of: Callable[[int], int], run: int, damage: Damage) -> None:
+def check_ids(
+    ids: Sequence[int] | np.ndarray, line_of: Callable[[int], int], run: int, damage: Damage
+) -> None:
     """IDs missing from a run (`0, 2, 3`; `ids` as the page lists its launches) are lost rows:
     damage at the row after each gap (the kernels read are kept when skipping; the lost ones are
     counted). `line_of(i)`: the line of the launch `ids[i]`."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from ncu_roof.base.codes import Codes, factorize, flags
+from ncu_roof.base.codes import Codes, equals, factorize
 from ncu_roof.base.metrics import is_wanted
 
 if TYPE_CHECKING:  # a DataFrame is one of the metric tables the recipe takes (tests, notebooks)
@@ -123,12 +123,9 @@ def fillna(values: Numbers, other: Numbers | float) -> Numbers:
 
 
 def is_missing(labels: Texts) -> Flags:
-    """Per row: the label is None or NaN (launches share their labels: each asked once)."""
-    return flags(labels, _missing_label)
-
-
-def _missing_label(label: object) -> bool:
-    return label is None or bool(label != label)  # NaN
+    """Per row: the label is None or NaN (the one value unequal to itself)."""
+    out: Flags = equals(labels, None) | np.not_equal(labels, labels)
+    return out
 
 
 def sum_present(parts: Sequence[Numbers], rows: int) -> Numbers:
