@@ -16,6 +16,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.base.text import launch_shape, one_line, shorten, si
+from ncu_roof.base.vocabulary import VerdictBasis, with_basis
 from ncu_roof.render.console import rich_text
 from ncu_roof.render.text import code_span, csv_cell, table_cell
 
@@ -28,7 +29,7 @@ CHECK_SCHEMA = "ncu-roof/history-check/v1"
 MARKER = "<!-- ncu-roof history check -->"
 POINT_FIELDS = (
     *("commit", "time", "median_duration_s", "min_duration_s", "max_duration_s"),
-    *("launches", "runs", "verdict"),
+    *("launches", "runs", "verdict", "basis"),
 )
 GROUP_FIELDS = ("name", "grid", "block", "gpu")
 
@@ -59,8 +60,17 @@ def _cells(row: dict[str, Any], commit_chars: int = 12) -> list[str]:
         si(row["median_duration_s"], "s"),
         f"{si(row['min_duration_s'], 's')}-{si(row['max_duration_s'], 's')}",
         str(row["launches"]),
-        str(row["verdict"] or "-"),
+        verdict_cell(row),
     ]
+
+
+def verdict_cell(point: Point) -> str:
+    """`memory · roofline`: the verdict most launches got and what it rests on (`-`: none)."""
+    if point["verdict"] is None:
+        return "-"
+    if point["basis"] is None:
+        return str(point["verdict"])
+    return with_basis(str(point["verdict"]), VerdictBasis(point["basis"]))
 
 
 SHOW_COLUMNS = ("commit", "time", "median", "range", "launches", "verdict")
