@@ -175,6 +175,8 @@ def test_show_gives_each_verdict_its_basis_in_text_json_and_the_trend_plot(
     for label in ("memory-bound · roofline", "compute-bound · SOL", "latency-bound · SOL"):
         assert f">{label}<" in svg
     assert "#0072b2" in svg and "#d55e00" in svg and "#1f77b4" not in svg  # the one palette
+    page = run_cli("history", "show", str(dataset), "-F", "html").stdout
+    assert "<span class='badge compute'>compute · SOL</span>" in page and "--compute:#d55e00" in page
 
 
 def test_the_same_run_twice_changes_nothing(history: Path, tmp_path: Path) -> None:
