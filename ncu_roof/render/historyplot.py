@@ -5,12 +5,13 @@ duration (log scale, SI ticks as every plot's), a grey band from the fastest to 
 launch. A group is a line in its own marker shape and dash; a marker's colour is the verdict most
 launches of that commit got and its fill what the verdict rests on, as on every plot
 (`plot_marks`: filled: roofline; a ring: Speed of Light or none). At most `MAX_LINES` groups per
-panel: the slowest at their last commit (the panel's title says how many more).
+panel: the slowest at their last commit (the panel's title says so).
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,7 +32,9 @@ LINE_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # a group's shape (MAX_
 LineStyle = Literal["-", "--", ":", "-.", "none"]
 LINE_STYLES: tuple[LineStyle, ...] = ("-", "--", ":", "-.")
 LINE_COLOUR, BAND_COLOUR = "#444444", "#999999"
-MARKER_PT = 7.0
+MARKER_PT = 7.0  # up to `CROWD` commits; more: smaller, down to `MIN_MARKER_PT`
+CROWD, MIN_MARKER_PT = 20, 4.0
+TITLE_CHARS, COMMIT_CHARS = 95, 12  # a title line at 12 pt over 10 in; a commit as the table shows it
 MIN_SPAN, PAD = 3.0, 1.3  # the duration axis: at least 3× from bottom to top, 30 % beyond the data
 LEGEND_TITLE = (
     "colour = the verdict most launches got, fill = its basis (filled: roofline; ring: SOL or none)"
@@ -68,6 +71,7 @@ def _panel(ax: Axes, gpu: str, groups: list[dict[str, Any]]) -> set[Verdict]:
     shown = sorted(groups, key=lambda g: -(g["points"][-1]["median_duration_s"] or 0.0))[:MAX_LINES]
     verdicts: set[Verdict] = set()
     handles, labels, durations_s = [], [], []
+    size_pt = max(MIN_MARKER_PT, MARKER_PT * min(1.0, CROWD / max(len(commits), 1)))
     for i, g in enumerate(shown):
         drawn = [p for p in g["points"] if p["median_duration_s"]]
         xs = [at[p["commit"]] for p in drawn]
@@ -82,7 +86,7 @@ def _panel(ax: Axes, gpu: str, groups: list[dict[str, Any]]) -> set[Verdict]:
         ax.scatter(
             xs,
             [p["median_duration_s"] for p in drawn],
-            s=MARKER_PT**2,
+            s=size_pt**2,
             marker=marker,
             c=[f.face for f in fills],
             edgecolors=[f.edge for f in fills],
@@ -91,10 +95,10 @@ def _panel(ax: Axes, gpu: str, groups: list[dict[str, Any]]) -> set[Verdict]:
         )
         handles.append(_handle(marker, "white", "#333333", 1.0, style))
         labels.append(f"{shorten(g['name'], 48)} {launch_shape(g['grid'], g['block'])}")
-    more = len(groups) - len(shown)
-    title = f"{gpu}: {plural(len(groups), 'kernel group')} over {plural(len(commits), 'commit')}"
+    picked = f"the {len(shown)} slowest of " if len(groups) > len(shown) else ""
+    title = f"{gpu}: {picked}{plural(len(groups), 'kernel group')} over {plural(len(commits), 'commit')}"
     ax.set_title(
-        title + (f" ({len(shown)} slowest drawn; --kernel REGEX picks others)" if more else ""),
+        textwrap.fill(title + (" (--kernel REGEX picks others)" if picked else ""), TITLE_CHARS),
         loc="left",
         fontsize=12,
         parse_math=False,
@@ -102,13 +106,25 @@ def _panel(ax: Axes, gpu: str, groups: list[dict[str, Any]]) -> set[Verdict]:
     _duration_axis(ax, durations_s)
     step = max(1, math.ceil(len(commits) / 12))
     ticks = list(range(0, len(commits), step))
-    ax.set_xticks(ticks, [commits[i][:8] for i in ticks], rotation=30, ha="right", fontsize=8)
+    names = [commits[i][:COMMIT_CHARS] for i in ticks]
+    ax.set_xticks(ticks, names, rotation=30, ha="right", fontsize=8)
     ax.set_xlim(-0.5, max(len(commits) - 0.5, 0.5))
     ax.grid(True, which="major", color="#e3e3e3", linewidth=0.6)
     ax.set_axisbelow(True)
     if handles:
+        from matplotlib.transforms import ScaledTranslation
+
+        # under the slanted commit names: 8 pt characters ~0.6 em wide, sin 30° = 0.5, and the ticks
+        drop_in = (12.0 + 8.0 * 0.6 * 0.5 * max(map(len, names), default=0)) / 72.0
         ax.legend(
-            handles, labels, loc="upper left", bbox_to_anchor=(0, -0.14), ncols=2, fontsize=8, frameon=False
+            handles,
+            labels,
+            loc="upper left",
+            bbox_to_anchor=(0.0, 0.0),
+            bbox_transform=ax.transAxes + ScaledTranslation(0.0, -drop_in, ax.figure.dpi_scale_trans),
+            ncols=2,
+            fontsize=8,
+            frameon=False,
         )
     return verdicts
 
