@@ -156,6 +156,29 @@ def test_show_draws_a_trend_and_writes_every_text_format(history: Path, tmp_path
     assert "c0      2026-11-01 12:00" in table
 
 
+def test_show_gives_each_verdict_its_basis_in_text_json_and_the_trend_plot(
+    tmp_path: Path, fixtures: Path
+) -> None:
+    """The silu launches are placed on the roofline; the unknown GPU's are judged by Speed of
+    Light alone: each point says so, and the plot draws the verdict palette with its basis."""
+    dataset = tmp_path / "h"
+    add(dataset, run_csv(tmp_path, "a", 1.0, 1), "a", 1)
+    add(dataset, fixtures / "verdict_sol_unknown_gpu.csv", "b", 2)
+    doc = json.loads(run_cli("history", "show", str(dataset), "-F", "json").stdout)
+    assert_valid("history-show.v1", doc)
+    said = {g["name"]: [(p["verdict"], p["basis"]) for p in g["points"]] for g in doc["groups"]}
+    assert said[SILU] == [("memory", "roofline")]
+    assert said["busy_math"] == [("compute", "sol")] and said["pointer_chase"] == [("latency", "sol")]
+    table = run_cli("history", "show", str(dataset), "--kernel", "busy|silu").stdout
+    assert "memory · roofline" in table and "compute · SOL" in table
+    svg = run_cli("history", "show", str(dataset), "-F", "svg").stdout
+    for label in ("memory-bound · roofline", "compute-bound · SOL", "latency-bound · SOL"):
+        assert f">{label}<" in svg
+    assert "#0072b2" in svg and "#d55e00" in svg and "#1f77b4" not in svg  # the one palette
+    page = run_cli("history", "show", str(dataset), "-F", "html").stdout
+    assert "<span class='badge compute'>compute · SOL</span>" in page and "--compute:#d55e00" in page
+
+
 def test_the_same_run_twice_changes_nothing(history: Path, tmp_path: Path) -> None:
     before = files_of(history)
     result = run_cli("history", "add", str(history), str(tmp_path / "c3.csv"), "--commit", "c3")

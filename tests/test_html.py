@@ -235,3 +235,12 @@ def test_the_example_table_fits_1280_px_with_could_save_before_the_verdict(tmp_p
     assert keys.index("headroom") < keys.index("verdict")  # what matters most comes first
     assert table_overflow_px(write(summary, tmp_path), tmp_path, 1280) == 0
     assert table_overflow_px(write(summary, tmp_path), tmp_path, 900) > 0  # the probe measures
+
+
+@pytest.mark.browser
+@pytest.mark.corpus
+def test_a_wide_real_table_fits_1280_px(tmp_path: Path) -> None:
+    """16 grouped kernels, four intensity tiers, up to seven notes a row (`1, 2, …` wraps)."""
+    analysis = corpus_analysis("a100_details-kerneltime-rules_hier-roofline_bert-attn.csv")
+    assert max(len(row.notes) for row in summarize(analysis).rows) == 7
+    assert table_overflow_px(write(analysis, tmp_path, STUB_SVG), tmp_path, 1280) == 0

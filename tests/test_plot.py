@@ -351,3 +351,16 @@ def legend_rows(figure: Figure) -> int:
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
     texts = figure.legends[0].get_texts()
     return len({round(t.get_window_extent(renderer).y0) for t in texts})
+
+
+def test_a_plot_with_no_kernel_placed_leaves_no_room_for_a_legend() -> None:
+    """No launch of the summary page has FLOPs: the panel's title sits at the top, not under
+    1.05 in of empty legend room: 0.6 in less than a plot with a legend and the same panel, less
+    its caption's one more line (`… not drawn`)."""
+    from ncu_roof.render.plot import CAPTION_LINE_IN, TITLE_ROOM_IN, TOP_IN, plot_figure
+
+    bare = plot_figure(analyzed(FIXTURES / "summary_per_kernel.csv"))
+    drawn = plot_figure(analyzed(FIXTURES / "raw_base.csv"))
+    assert bare.legends == [] and len(drawn.legends) == 1
+    assert (TOP_IN, TITLE_ROOM_IN, CAPTION_LINE_IN) == (1.05, 0.45, 0.16)
+    assert drawn.get_figheight() - bare.get_figheight() == pytest.approx(0.6 - 0.16)

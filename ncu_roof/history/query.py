@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 Row = dict[str, Any]
+GROUP = "name, grid, block, gpu, commit"  # a point: a kernel group at a commit
 HIVE = "hive_partitioning = true, hive_types = {'gpu': 'VARCHAR', 'commit': 'VARCHAR'}"
 
 
@@ -173,8 +174,9 @@ def recent_commits(history: History, gpu: str | None, last: int) -> dict[str, li
 
 def points(history: History, kernel: str | None, gpu: str | None, last: int | None) -> list[Row]:
     """Per kernel group (name, grid, block, GPU) and commit, in commit-time order: the median,
-    fastest and slowest duration, launches, runs, the verdict most launches got, the time (its
-    earliest run's); of each GPU's last `last` commits. One scan of the launches (two with
+    fastest and slowest duration, launches, runs, the verdict most launches got and the basis
+    most of those launches' verdicts rest on (`roofline`, `sol`, `none`), the time (its earliest
+    run's); of each GPU's last `last` commits. One scan of the launches (two with
     `last`, the second of those commits' folders alone)."""
     if kernel:
         check_regex(history, kernel)
@@ -206,12 +208,19 @@ def points(history: History, kernel: str | None, gpu: str | None, last: int | No
             where.append("regexp_matches(name, $kernel)")
             params["kernel"] = kernel
         sql = f"""
-            SELECT name, grid, block, gpu, commit,
-                   median(duration_s) AS median_duration_s, min(duration_s) AS min_duration_s,
-                   max(duration_s) AS max_duration_s, count(*) AS launches,
-                   count(DISTINCT run_id) AS runs, mode(bound) AS verdict, min(time) AS time
-            FROM {history.launches_from(scope, commits)} WHERE {" AND ".join(where)}
-            GROUP BY name, grid, block, gpu, commit"""
+            WITH launch AS (
+                SELECT name, grid, block, gpu, commit, duration_s, run_id, time, bound, verdict_basis,
+                       count(*) OVER (PARTITION BY {GROUP}, bound) AS verdict_launches,
+                       count(*) OVER (PARTITION BY {GROUP}, bound, verdict_basis) AS basis_launches
+                FROM {history.launches_from(scope, commits)} WHERE {" AND ".join(where)})
+            SELECT * EXCLUDE (pick), pick.verdict AS verdict, pick.basis AS basis FROM (
+                SELECT {GROUP},
+                       median(duration_s) AS median_duration_s, min(duration_s) AS min_duration_s,
+                       max(duration_s) AS max_duration_s, count(*) AS launches,
+                       count(DISTINCT run_id) AS runs, min(time) AS time,
+                       arg_max({{'verdict': bound, 'basis': verdict_basis}},
+                               [verdict_launches, basis_launches]) AS pick
+                FROM launch GROUP BY {GROUP})"""
         found += rows(history, sql, params)
     return sorted(
         found, key=lambda r: (r["name"], r["grid"] or "", r["block"] or "", r["gpu"], r["time"], r["commit"])

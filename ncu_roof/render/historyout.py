@@ -16,6 +16,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.base.text import launch_shape, one_line, shorten, si
+from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
 from ncu_roof.render.console import rich_text
 from ncu_roof.render.text import code_span, csv_cell, table_cell
 
@@ -28,9 +29,10 @@ CHECK_SCHEMA = "ncu-roof/history-check/v1"
 MARKER = "<!-- ncu-roof history check -->"
 POINT_FIELDS = (
     *("commit", "time", "median_duration_s", "min_duration_s", "max_duration_s"),
-    *("launches", "runs", "verdict"),
+    *("launches", "runs", "verdict", "basis"),
 )
 GROUP_FIELDS = ("name", "grid", "block", "gpu")
+BOUNDS = {b.value for b in Bound}  # a stored verdict that names a colour
 
 
 def _time(value: Any) -> str | None:
@@ -59,8 +61,17 @@ def _cells(row: dict[str, Any], commit_chars: int = 12) -> list[str]:
         si(row["median_duration_s"], "s"),
         f"{si(row['min_duration_s'], 's')}-{si(row['max_duration_s'], 's')}",
         str(row["launches"]),
-        str(row["verdict"] or "-"),
+        verdict_cell(row),
     ]
+
+
+def verdict_cell(point: Point) -> str:
+    """`memory · roofline`: the verdict most launches got and what it rests on (`-`: none)."""
+    if point["verdict"] is None:
+        return "-"
+    if point["basis"] is None:
+        return str(point["verdict"])
+    return with_basis(str(point["verdict"]), VerdictBasis(point["basis"]))
 
 
 SHOW_COLUMNS = ("commit", "time", "median", "range", "launches", "verdict")
@@ -119,22 +130,35 @@ def show_markdown(points: Sequence[Point]) -> str:
 
 
 def show_html(points: Sequence[Point]) -> str:
+    """A page in the report's style sheet: per group a table of its commits, each verdict a badge
+    in the report's verdict colour."""
+    from ncu_roof.render.html_assets import CSS
+
+    left = {"commit", "time", "verdict"}
+    head = "".join(f"<th{' class=text' if c in left else ''}>{c}</th>" for c in SHOW_COLUMNS)
     body = []
     for g in show_groups(points):
         shape = launch_shape(g["grid"], g["block"])
         body.append(
             f"<h2><code>{html.escape(g['name'])}</code> {html.escape(shape)} on {html.escape(g['gpu'])}</h2>"
         )
-        head = "".join(f"<th>{c}</th>" for c in SHOW_COLUMNS)
-        rows = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(p, 40)) + "</tr>"
-            for p in g["points"]
-        )
-        body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
-    style = "body{font-family:sans-serif;margin:2em}td,th{padding:2px 10px;text-align:left}"
+        rows = []
+        for p in g["points"]:
+            cells = [html.escape(c) for c in _cells(p, 40)]
+            if p["verdict"] in BOUNDS:
+                cells[-1] = f"<span class='badge {p['verdict']}'>{cells[-1]}</span>"
+            rows.append(
+                "<tr>"
+                + "".join(
+                    f"<td{' class=text' if c in left else ''}>{cell}</td>"
+                    for c, cell in zip(SHOW_COLUMNS, cells, strict=True)
+                )
+                + "</tr>"
+            )
+        body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
     return (
         "<!doctype html>\n<html><head><meta charset='utf-8'><title>ncu-roof history</title>"
-        f"<style>{style}</style></head><body><h1>ncu-roof history</h1>{''.join(body)}</body></html>\n"
+        f"<style>{CSS}</style></head><body><h1>ncu-roof history</h1>{''.join(body)}</body></html>\n"
     )
 
 

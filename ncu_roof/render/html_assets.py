@@ -39,9 +39,9 @@ th[aria-sort=ascending] button::after{content:" \\25B2"}
 th[aria-sort=descending] button::after{content:" \\25BC"}
 td{white-space:nowrap}td.text,th.text{text-align:left}
 td.name{white-space:normal;min-width:9rem;overflow-wrap:anywhere}td.wrap{white-space:normal}
-#kernels{font-size:14px}#kernels th,#kernels td{padding:.3rem .35rem}
+#kernels{font-size:14px}#kernels th,#kernels td{padding:.3rem .28rem}
 #kernels th{white-space:normal;vertical-align:bottom}
-#kernels td.text .badge{white-space:normal}
+#kernels td.text{white-space:normal}#kernels td.text .badge{white-space:normal}
 .scroll{overflow-x:auto}
 #kernels tbody tr:hover{background:#f6f8fa}
 details{border:1px solid var(--line);border-radius:6px;margin:.4rem 0;padding:.3rem .7rem}

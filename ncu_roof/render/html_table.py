@@ -52,7 +52,7 @@ def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
     g, lead = row.group, row.group.figures
     share = g.device_share if summary.multi_device else g.time_share
     tier = bandwidth_tier(lead)
-    notes = ",".join(map(str, row.notes))
+    notes = ", ".join(map(str, row.notes))  # `1, 2, 3`: a cell that may wrap (1280 px fit)
     cells: dict[str, tuple[Any, str]] = {
         "rank": (row.rank, str(row.rank)),
         "device": (g.device, str(g.device)),

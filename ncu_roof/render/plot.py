@@ -132,6 +132,7 @@ LEFT_IN, RIGHT_IN, TOP_IN, GAP_X_IN, GAP_Y_IN, BOTTOM_IN, CAPTION_LINE_IN = (
     0.65,
     0.16,
 )
+TITLE_ROOM_IN = 0.45  # above the panels when no legend is drawn: the panel titles alone
 
 
 def _figure(analysis: Analysis, devices: Sequence[Device], options: PlotOptions) -> Figure:
@@ -143,7 +144,8 @@ def _figure(analysis: Analysis, devices: Sequence[Device], options: PlotOptions)
         if options.caption == "none"
         else [caption(p, options.caption == "full", len(panels) > 1, wrap) for p in panels]
     )
-    figure, axes = panel_figure(len(panels), width, options.height_in, captions)
+    legend = bool(options.arrows) or any(p.groups for p in panels)  # else nothing to explain
+    figure, axes = panel_figure(len(panels), width, options.height_in, captions, legend)
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
     verdicts: set[Verdict] = set()
     tiers: set[str] = set()
@@ -166,10 +168,11 @@ def caption_wrap(width_in: float) -> int:
 
 
 def panel_figure(
-    count: int, width: float, height_in: float | None, captions: Sequence[str]
+    count: int, width: float, height_in: float | None, captions: Sequence[str], legend: bool = True
 ) -> tuple[Figure, list[Axes]]:
-    """A figure of `count` panels, two per row, the legend's room above and the captions below
-    (drawn here): every plot kind lays its panels out this one way."""
+    """A figure of `count` panels, two per row, the legend's room above (with no legend, only the
+    panel titles') and the captions below (drawn here): every plot kind lays its panels out this
+    one way."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -177,11 +180,12 @@ def panel_figure(
     rows = math.ceil(count / columns)
     caption_lines = sum(c.count("\n") + 1 for c in captions)
     bottom = BOTTOM_IN + CAPTION_LINE_IN * caption_lines + 0.1
-    height = height_in or (TOP_IN + bottom + (PANEL_SIZE_IN[1] - 1.6) * (1.0 if rows == 1 else 0.85 * rows))
+    top = TOP_IN if legend else TITLE_ROOM_IN
+    height = height_in or (top + bottom + (PANEL_SIZE_IN[1] - 1.6) * (1.0 if rows == 1 else 0.85 * rows))
     figure = Figure(figsize=(width, height))
     FigureCanvasAgg(figure)
     panel_w = (width - LEFT_IN - RIGHT_IN - GAP_X_IN * (columns - 1)) / columns
-    panel_h = (height - TOP_IN - bottom - GAP_Y_IN * (rows - 1)) / rows
+    panel_h = (height - top - bottom - GAP_Y_IN * (rows - 1)) / rows
     if panel_w < 1.0 or panel_h < 1.0:
         raise UsageError(
             f"a {width:g} × {height:g} in figure leaves no room for {plural(count, 'panel')}",
@@ -191,7 +195,7 @@ def panel_figure(
     for i in range(count):
         row, col = divmod(i, columns)
         x0 = LEFT_IN + col * (panel_w + GAP_X_IN)
-        y0 = height - TOP_IN - (row + 1) * panel_h - row * GAP_Y_IN
+        y0 = height - top - (row + 1) * panel_h - row * GAP_Y_IN
         axes.append(figure.add_axes((x0 / width, y0 / height, panel_w / width, panel_h / height)))
     if captions:
         figure.text(
