@@ -147,3 +147,23 @@ def test_a_stopping_signal_while_outputs_are_written_leaves_no_temporary_file(
     assert done.returncode == 128 + sig, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_json_to_a_stdout_of_text_only_is_written_as_text() -> None:
+    # a notebook or a caller may replace stdout by a text stream without `.buffer`: the JSON's
+    # pieces (Polars' bytes among them) are joined and written as text there, not an error
+    import contextlib
+    import io
+    import json
+
+    from ncu_roof.cli import main
+
+    captured = io.StringIO()
+    with (
+        contextlib.redirect_stdout(captured),
+        contextlib.redirect_stderr(io.StringIO()),
+        pytest.raises(SystemExit) as leaving,
+    ):
+        main(["analyze", "--example", "-F", "json"])
+    assert leaving.value.code == 0
+    assert len(json.loads(captured.getvalue())["kernels"]) == 7

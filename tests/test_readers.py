@@ -313,3 +313,16 @@ def test_shape_texts_are_written_by_one_function() -> None:
     assert _parsed("4.096") == ((4096,), False) and _parsed("n/a") is None
     assert total_text(4096.0) == "4096" and total_text(0) is None and total_text(float("nan")) is None
     assert cc_text(8.0, 6.0) == "8.6" and cc_text(12, 0) == "12.0" and cc_text(8, float("nan")) is None
+
+
+def test_a_summary_of_more_invocations_than_launches_read_is_refused(tmp_path: Path, fixtures: Path) -> None:
+    # each summary row is read as one launch per invocation: tiled<…> of 2,000,000 invocations and
+    # warp_reduce of 1 would be 2,000,001 launches, over MAX_SUMMARY_LAUNCHES (1,000,000): refused,
+    # not a memory error
+    text = (fixtures / "summary_per_kernel.csv").read_text()
+    path = tmp_path / "many.csv"
+    path.write_text(text.replace('"0","3","', '"0","2000000","'))
+    with pytest.raises(BadInputError, match=r"many\.csv: .* 2,000,001 invocations in all"):
+        read_input(str(path))
+    path.write_text(text.replace('"0","3","', '"0","30","'))
+    assert len(read_input(str(path)).columns["id"]) == 31  # under the cap: every invocation a launch

@@ -12,11 +12,32 @@ from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, rank_bound, shif
 
 
 def test_the_estimate_is_the_median_of_the_differences_of_logs() -> None:
-    # log differences 0.1, 0.1, 0.2, 0.2: median 0.15, a change of e^0.15 - 1 = +16.18 %
+    # the base's two equal durations are one measurement: log differences 0.1, 0.2, median 0.15,
+    # a change of e^0.15 - 1 = +16.18 %
     found = shift(np.exp([0.1, 0.2]), np.exp([0.0, 0.0]))
     assert found is not None
     assert math.isclose(found.shift_pct, 100 * math.expm1(0.15))
-    assert (found.low_pct, found.high_pct, found.head_n, found.base_n) == (None, None, 2, 2)  # too few
+    assert (found.low_pct, found.high_pct, found.head_n, found.base_n) == (None, None, 2, 1)  # too few
+
+
+def test_copies_of_one_average_are_no_noise_sample() -> None:
+    # a --print-summary row of "Invocations 20" is 20 copies of one average: 4 % slower is one
+    # measurement against one, no interval, never a regression at 99 %
+    found = shift(np.full(20, 1.04e-3), np.full(20, 1.0e-3))
+    assert found is not None
+    assert (found.low_pct, found.high_pct, found.head_n, found.base_n) == (None, None, 1, 1)
+    assert found.verdict(5.0) is Movement.NOISE
+
+
+def test_a_kernel_confidently_slower_by_less_than_the_threshold_is_no_regression() -> None:
+    # +4 % with its whole interval [+3.3 %, +4.7 %] under the 5 % threshold: real, but not a
+    # regression of 5 %; the same interval reaching +5.1 % is one (estimate 4 % ≥ 0.65 x 5 %)
+    below = Shift(4.0, 3.3, 4.7, 100, 100, 0.99)
+    reaching = Shift(4.0, 3.3, 5.1, 100, 100, 0.99)
+    assert below.verdict(5.0) is Movement.NOISE
+    assert reaching.verdict(5.0) is Movement.REGRESSION
+    assert Shift(-4.0, -4.7, -3.3, 100, 100, 0.99).verdict(5.0) is Movement.NOISE
+    assert Shift(-4.0, -5.1, -3.3, 100, 100, 0.99).verdict(5.0) is Movement.IMPROVEMENT
 
 
 def test_the_rank_bound_is_the_tables() -> None:

@@ -10,7 +10,10 @@ deterministic (no resampling), which a CI gate must be. docs/history.md says why
 
 The threshold is the smallest movement the gate must catch. A movement is **real** at the
 confidence level when its interval excludes 0, and it **counts** when the estimate reaches
-`FIRE_FRACTION` (0.65) of the threshold: a regression is both, slower (`verdict`). Why 0.65: a
+`FIRE_FRACTION` (0.65) of the threshold and the interval reaches the threshold (a kernel
+confidently slower by less than the threshold is not a regression): a regression is all three,
+slower (`verdict`). A duration repeated exactly is one measurement: the rows of a
+`--print-summary` are one average copied per invocation, which is no noise sample. Why 0.65: a
 shift of exactly the threshold T, estimated with a standard error σ, is missed with probability
 Φ(−0.35·T/σ), and no shift at all raises an alarm with probability Φ(−0.65·T/σ) (nor more than
 the interval's (1 − confidence)/2). 0.65 = z(10⁻⁵) / (z(10⁻⁵) + z(10⁻²)): up to σ ≈ T/6.6 a
@@ -42,7 +45,7 @@ class Movement(Enum):
 @dataclass(frozen=True)
 class Shift:
     """Head vs base: the estimated change of the time in percent, its interval (None where the
-    samples are too small for one at this confidence), and the sample sizes."""
+    samples are too small for one at this confidence), and the sample sizes (distinct durations)."""
 
     shift_pct: float
     low_pct: float | None
@@ -52,14 +55,14 @@ class Shift:
     confidence: float
 
     def verdict(self, threshold_pct: float) -> Movement:
-        """Regression: the interval lies above 0 and the estimate reaches `FIRE_FRACTION` of
-        +threshold (improvement the mirror); anything else is noise."""
+        """Regression: the interval lies above 0 and reaches +threshold, and the estimate reaches
+        `FIRE_FRACTION` of it (improvement the mirror); anything else is noise."""
         if self.low_pct is None or self.high_pct is None:
             return Movement.NOISE
         floor_pct = FIRE_FRACTION * threshold_pct
-        if self.low_pct > 0 and self.shift_pct >= floor_pct:
+        if self.low_pct > 0 and self.shift_pct >= floor_pct and self.high_pct >= threshold_pct:
             return Movement.REGRESSION
-        if self.high_pct < 0 and self.shift_pct <= -floor_pct:
+        if self.high_pct < 0 and self.shift_pct <= -floor_pct and self.low_pct <= -threshold_pct:
             return Movement.IMPROVEMENT
         return Movement.NOISE
 
@@ -84,12 +87,12 @@ def rank_bound(n: int, m: int, confidence: float) -> int:
 
 def shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float = 0.99) -> Shift | None:
     """The shift of `head_s` against `base_s` (durations in seconds; NaN and non-positive values
-    left out); None when a side has no duration."""
-    head = np.log(head_s[np.isfinite(head_s) & (head_s > 0)])
-    base = np.log(base_s[np.isfinite(base_s) & (base_s > 0)])
+    left out, a value repeated exactly counted once); None when a side has no duration."""
+    head = np.log(np.unique(head_s[np.isfinite(head_s) & (head_s > 0)]))
+    base = np.log(np.unique(base_s[np.isfinite(base_s) & (base_s > 0)]))
     if not len(head) or not len(base):
         return None
-    head, base = _thinned(np.sort(head)), _thinned(np.sort(base))
+    head, base = _thinned(head), _thinned(base)
     n, m = len(head), len(base)
     differences = np.subtract.outer(head, base).ravel()
     total = len(differences)

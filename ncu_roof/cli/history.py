@@ -172,7 +172,7 @@ def check_command(
         f"{THRESHOLD_PCT:g}%",
         "--threshold",
         metavar="PCT",
-        help="The smallest slowdown the gate must catch (it fires from 0.65 of it, when real).",
+        help="The smallest slowdown the gate must catch (docs/history.md: the rule).",
     ),
     confidence: float = typer.Option(
         CONFIDENCE, "--confidence", metavar="P", help="The interval's confidence level."
@@ -184,7 +184,7 @@ def check_command(
 ) -> None:
     """Classify each kernel group's movement at the head: regression, improvement, noise, method
     change, hardware change, new, missing at head. Exit 1 on a regression: a slowdown real at the
-    confidence and of at least 0.65 of the threshold."""
+    confidence, not confidently under the threshold, estimated at 0.65 of it or more."""
     from ncu_roof.history.check import Kind, check
     from ncu_roof.render.historyout import verdict_line
 

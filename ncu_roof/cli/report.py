@@ -242,7 +242,7 @@ def diff_command(
         None,
         "--fail-on-regression",
         metavar="PCT",
-        help="Exit 1 when a kernel or the total is slower by more than this, e.g. 5%.",
+        help="Exit 1 when a kernel or the total is slower by this, e.g. 5% (docs/ci.md: the rule).",
     ),
     match: MatchBy = typer.Option(
         MatchBy.NAME_SHAPE,

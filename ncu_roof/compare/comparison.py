@@ -17,7 +17,7 @@ import numpy as np
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.base.matching import MatchBy
-from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, shift
+from ncu_roof.base.shift import Movement, Shift, shift
 from ncu_roof.compare.pairs import (
     DURATION,
     Change,
@@ -182,8 +182,9 @@ def gate(result: Diff, fail_on_regression_pct: float) -> None:
     """GateError (exit 1) when a kernel or the total got slower by more than the given percent.
 
     A kernel launched often enough on both sides for an interval (`repeated_shifts`) is slower
-    when its shift is a regression (`Shift.verdict`: the interval above 0, the estimate beyond
-    the limit); any other kernel when its matched launch's time grew by more than the limit.
+    when its shift is a regression (`Shift.verdict`: the interval above 0 and reaching the limit,
+    the estimate at 0.65 of it or more); any other kernel when its matched launch's time grew by
+    more than the limit.
     The message counts kernels as the diff's headline does ("N slower"), and the total apart.
     """
     limit = fail_on_regression_pct
@@ -193,7 +194,7 @@ def gate(result: Diff, fail_on_regression_pct: float) -> None:
     for (name, _, _), found in shifts.items():
         if found.verdict(limit) is Movement.REGRESSION:
             interval = f" [{found.low_pct:+.1f}%, {found.high_pct:+.1f}%] at {found.confidence:.0%}"
-            interval += f": real, ≥ {FIRE_FRACTION * limit:g}%"  # the rule: `Shift.verdict`
+            interval += f": real, reaching {limit:g}%"  # the rule: `Shift.verdict`
             slower.append((name, found.shift_pct, interval))
     slower.sort(key=lambda item: -item[1])
     total = result.total_duration_s.delta_pct

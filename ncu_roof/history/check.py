@@ -148,20 +148,24 @@ def _reason(kind: Kind, found: Shift | None, base: GpuBaseline, threshold_pct: f
         return "no duration on one side"
     if found.low_pct is None or found.high_pct is None:
         return (
-            f"too few launches for an interval at {found.confidence:.0%} ({found.head_n} vs {found.base_n})"
+            f"too few distinct durations for an interval at {found.confidence:.0%}"
+            f" ({found.head_n} vs {found.base_n})"
         )
     interval = (
         f"{found.shift_pct:+.1f}% [{found.low_pct:+.1f}%, {found.high_pct:+.1f}%] at {found.confidence:.0%}"
     )
-    sizes = f"{found.head_n} launches vs {found.base_n} over {len(base.commits)} commits"
+    sizes = f"{found.head_n} distinct durations vs {found.base_n} over {len(base.commits)} commits"
     if kind in (Kind.METHOD_CHANGE, Kind.HARDWARE_CHANGE):
         assert base.change is not None
         return f"{interval}, across a {kind.value} ({base.change.reason}); {sizes}"
     floor = f"±{FIRE_FRACTION * threshold_pct:g}% ({FIRE_FRACTION:g} of the {threshold_pct:g}% threshold)"
     if kind is Kind.NOISE:
-        within = (
-            "the interval holds 0" if found.low_pct <= 0 <= found.high_pct else f"real, but within {floor}"
-        )
+        if found.low_pct <= 0 <= found.high_pct:
+            within = "the interval holds 0"
+        elif abs(found.shift_pct) < FIRE_FRACTION * threshold_pct:
+            within = f"real, but within {floor}"
+        else:
+            within = f"real, but confidently under the {threshold_pct:g}% threshold"
         return f"{interval}: {within}; {sizes}"
     return f"{interval}: real, and beyond {floor}; {sizes}"
 

@@ -287,8 +287,8 @@ def read_console_text(
         if style is not None:
             confirm_number_style(cells, style)
         rows = [_launch(i, k, number_style) for i, k in enumerate(intact)]
-    # a --print-summary kernel of "Invocations N" is N launches of its averages
-    columns = repeat_invocations(row_columns(rows), [k.invocations or 1 for k in intact])
+        # a --print-summary kernel of "Invocations N" is N launches of its averages
+        columns = repeat_invocations(row_columns(rows), [k.invocations or 1 for k in intact])
     averaged = sorted({m for k in intact for m in k.averaged})
     cut = sum(k.left_out for k in kernels)
     empty = [k for k in kernels if not k.left_out and not k.values]

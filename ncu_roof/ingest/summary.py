@@ -92,8 +92,8 @@ def read_summary_csv(
         if style is not None:
             confirm_number_style(texts, style)
         rows = [_launch(i, key, values, number_style) for i, (key, values) in enumerate(groups.items())]
-    counts = [invocation_count(key[-1]) or 1 for key in groups]
-    columns = settle_shapes(repeat_invocations(row_columns(rows), counts))
+        counts = [invocation_count(key[-1]) or 1 for key in groups]
+        columns = settle_shapes(repeat_invocations(row_columns(rows), counts))
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
         path=path,
@@ -140,11 +140,21 @@ def invocation_count(text: str | None) -> int | None:
     return count if count >= 1 else None
 
 
+MAX_SUMMARY_LAUNCHES = 1_000_000  # a summary's rows are read as this many launches at most
+
+
 def repeat_invocations(columns: Mapping[str, np.ndarray], counts: Sequence[int]) -> dict[str, np.ndarray]:
     """Each summary kernel's row once per invocation its averages are over: the run's launches
     counted (a row of "Invocations 3" is 3 launches of its average duration, its time 3 x that),
-    each with its row's values and notes; IDs numbered again from 0."""
+    each with its row's values and notes; IDs numbered again from 0. More launches in all than
+    `MAX_SUMMARY_LAUNCHES` is refused: the table would grow with the counts, not the file."""
     repeats = np.asarray(counts, dtype=np.intp)
+    if int(repeats.sum()) > MAX_SUMMARY_LAUNCHES:
+        raise BadInputError(
+            f"its --print-summary rows count {int(repeats.sum()):,} invocations in all, more than the"
+            f" {MAX_SUMMARY_LAUNCHES:,} launches ncu-roof reads from a summary",
+            hint="export the launches themselves (`ncu --import R --csv --page raw`), or a report with fewer",
+        )
     if (repeats == 1).all():
         return dict(columns)
     out = {name: np.repeat(values, repeats) for name, values in columns.items()}

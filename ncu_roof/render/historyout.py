@@ -207,14 +207,18 @@ def check_json(result: CheckResult) -> str:
 
 
 def verdict_line(result: CheckResult) -> str:
-    """`1 kernel regressed: slower at 99% confidence by ≥ 3.25% (0.65 of the 5% threshold)`."""
+    """`1 kernel regressed: slower at 99% confidence by ≥ 3.25% (0.65 of the 5% threshold), its
+    interval reaching 5%`."""
     from ncu_roof.base.shift import FIRE_FRACTION
     from ncu_roof.history.check import Kind
 
     bad = result.of_kind(Kind.REGRESSION)
     floor = FIRE_FRACTION * result.threshold_pct
     share = f"{FIRE_FRACTION:g} of the {result.threshold_pct:g}% threshold"
-    rule = f"at {result.confidence:.0%} confidence by ≥ {floor:g}% ({share})"
+    rule = (
+        f"at {result.confidence:.0%} confidence by ≥ {floor:g}% ({share}),"
+        f" its interval reaching {result.threshold_pct:g}%"
+    )
     if bad:
         return f"{len(bad)} {'kernel' if len(bad) == 1 else 'kernels'} regressed: slower {rule}"
     return f"no kernel regressed (slower {rule})"

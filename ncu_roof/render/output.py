@@ -116,8 +116,9 @@ def _write_stdout(data: Document) -> None:
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         raise OutputError("cannot write to stdout: it is closed", hint="write to a file instead: -o FILE")
     try:
-        if isinstance(whole, str):
-            sys.stdout.write(whole)
+        buffer = getattr(sys.stdout, "buffer", None)
+        if isinstance(whole, str) or (buffer is None and not isinstance(whole, bytes)):
+            sys.stdout.write(whole if isinstance(whole, str) else joined(whole))  # a text stream
         else:  # bytes, or pieces: UTF-8 straight to the bytes under the text already written
             sys.stdout.flush()
             _write_pieces(sys.stdout.buffer, whole)
