@@ -408,3 +408,20 @@ def test_a_file_where_the_dataset_belongs_is_an_error_naming_it(tmp_path: Path) 
 def test_rebuilding_a_folder_without_history_says_so(tmp_path: Path) -> None:
     result = run_cli("history", "rebuild", str(tmp_path / "none"))
     assert result.returncode == 3 and "holds no history" in result.stderr
+
+
+def test_a_head_gpu_with_no_earlier_commit_names_the_other_gpu_keys(tmp_path: Path) -> None:
+    # an A100 CSV at c1, an H200 report at c2: c2's GPU has nothing to compare with; the check
+    # passes (nothing regressed) but says so, naming the key the earlier runs are filed under
+    dataset = str(tmp_path / "ds")
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    first = ("history", "add", dataset, str(fixtures / "raw_base.csv"), "-q")
+    assert run_cli(*first, "--commit", "c1", "--time", "2026-12-01T00:00:00Z").returncode == 0
+    report = str(fixtures / "h200" / "h200_profile_vector_add_small.ncu-rep")
+    second = ("history", "add", dataset, report, "-q", "--commit", "c2", "--time", "2026-12-02T00:00:00Z")
+    assert run_cli(*second).returncode == 0
+    result = run_cli("history", "check", dataset, "--head", "c2")
+    assert result.returncode == 0
+    assert "has no commit before c2, so nothing was compared" in result.stderr
+    assert "other GPU keys: nvidia-a100-sxm4-40gb-cc80" in result.stderr
+    assert "warning" not in run_cli("history", "check", dataset, "--head", "c2", "-q").stderr

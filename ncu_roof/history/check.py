@@ -23,7 +23,7 @@ from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, shift
 from ncu_roof.compare.comparison import CLOCK_TOLERANCE_PCT
 from ncu_roof.errors import UsageError
 from ncu_roof.history import BASELINE, CONFIDENCE, THRESHOLD_PCT
-from ncu_roof.history.query import History, durations, gpus_of, runs_rows
+from ncu_roof.history.query import History, durations, gpus_of, recent_commits, runs_rows
 from ncu_roof.history.store import open_dataset
 
 
@@ -122,6 +122,9 @@ class CheckResult:
     confidence: float
     baselines: tuple[GpuBaseline, ...]
     movements: tuple[KernelMovement, ...]
+    # where a head GPU has no commit before it: the dataset's other GPU keys (the same GPU read
+    # from another format, or added by an earlier version, may be filed under one of them)
+    other_gpus: tuple[str, ...] = ()
 
     def of_kind(self, kind: Kind) -> list[KernelMovement]:
         return [m for m in self.movements if m.kind is kind]
@@ -209,7 +212,10 @@ def check(
         movements += _movements(history, head, base, threshold_pct, confidence)
     order = list(Kind)  # regressions first, worst first; then by name
     movements.sort(key=lambda m: (order.index(m.kind), -_shift_pct(m), m.name, m.grid or "", m.block or ""))
-    return CheckResult(head, threshold_pct, confidence, tuple(baselines), tuple(movements))
+    others: tuple[str, ...] = ()
+    if any(not b.commits for b in baselines):
+        others = tuple(g for g in recent_commits(history, None, 1) if g not in gpus)
+    return CheckResult(head, threshold_pct, confidence, tuple(baselines), tuple(movements), others)
 
 
 def _shift_pct(movement: KernelMovement) -> float:
