@@ -164,7 +164,10 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
     )
     add(
         ok & x.tensor_by_pipe,
-        lambda _: "tensor FLOPs = tensor-pipe instructions x 512 (a V100 HMMA instruction's FLOPs, as Nsight counts)",
+        lambda _: (
+            "tensor FLOPs = tensor-pipe instructions x 512 (a V100 HMMA instruction's FLOPs, as Nsight counts"
+            " them)"
+        ),
     )
     # a latency verdict, or SOL's latency cross-check, already names a grid under one wave
     latency = equals(x.bound, Bound.LATENCY) | (x.disagrees & equals(x.sol_bound, Bound.LATENCY))
