@@ -78,6 +78,16 @@ def test_a_repz_in_another_compression_is_refused(tmp_path: Path) -> None:
     assert refusal(packed)[0].startswith(f"error: {packed}: not a compressed report")
 
 
+def test_an_empty_repz_is_an_empty_file(tmp_path: Path) -> None:
+    pytest.importorskip("ncu_report")
+    empty = tmp_path / "run.ncu-repz"
+    empty.write_bytes(b"")
+    assert refusal(empty) == [
+        f"error: {empty}: file is empty",
+        "hint: profile again with `ncu-roof profile -- ./app`",
+    ]
+
+
 def test_a_damaged_compressed_report_is_refused_with_the_fix(tmp_path: Path) -> None:
     pytest.importorskip("ncu_report")
     cut = tmp_path / "cut.ncu-repz"

@@ -63,6 +63,8 @@ def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
 def _refuse_compressed(path: str, raw: bytes | mmap.mmap) -> None:
     """A `.ncu-repz` that `ncu_report` read nothing from: one that is not zstd-compressed (a
     `.ncu-rep` renamed, say), or one this `ncu_report` cannot read or that is damaged."""
+    if not len(raw):
+        raise BadInputError(f"{path}: file is empty", hint="profile again with `ncu-roof profile -- ./app`")
     if raw[: len(ZSTD_MAGIC)] != ZSTD_MAGIC:
         plain = raw[: len(MAGIC)] == MAGIC
         raise BadInputError(
