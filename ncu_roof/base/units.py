@@ -13,6 +13,7 @@ import numbers
 import re
 from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ncu_roof.errors import BadInputError
@@ -57,6 +58,7 @@ class UnknownUnitError(BadInputError):
     """A unit spelling ncu-roof does not know; never guessed."""
 
 
+@lru_cache(maxsize=1024)  # a report's launches share their units: each worked out once
 def si_factor(unit: str) -> float:
     """Multiplier taking a value printed in `unit` to ncu-roof's SI scale.
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from typing import Any
 
 from ncu_roof.base.metrics import is_wanted
@@ -54,17 +53,14 @@ def report_rows(path: str) -> list[Row] | None:
     with _quiet_stderr():
         context = ncu_report.load_report(path)
     wanted: dict[tuple[str, ...], list[str]] = {}  # launches of one report share their metric names
-    factor = cache(si_factor)  # and their units
     # each range is held while its launches are read: an action outlives a range freed under it only
     # by chance (ncu_report 2025.3 on an H200 crashed reading a unit through such an action)
     ranges = [context.range_by_idx(i) for i in range(context.num_ranges())]
     actions = ((rng, rng.action_by_idx(j)) for rng in ranges for j in range(rng.num_actions()))
-    return [_action_row(action, i, wanted, factor) for i, (_, action) in enumerate(actions)]
+    return [_action_row(action, i, wanted) for i, (_, action) in enumerate(actions)]
 
 
-def _action_row(
-    action: Any, index: int, wanted: dict[tuple[str, ...], list[str]], factor: Callable[[str], float]
-) -> Row:
+def _action_row(action: Any, index: int, wanted: dict[tuple[str, ...], list[str]]) -> Row:
     """One launch's identity and the metrics the recipe reads (only those are fetched)."""
     row: Row = {"run": "0", "id": index, "name": action.name(action.NameBase_DEMANGLED)}
     names = tuple(action.metric_names())
@@ -77,7 +73,7 @@ def _action_row(
             row[name] = float("nan") if value is None else value  # (ncu_report 2025.3 crashes then)
             continue
         unit = metric.unit() if hasattr(metric, "unit") else ""
-        row[name] = float(value) * factor(unit or "")
+        row[name] = float(value) * si_factor(unit or "")
     row["device_name"] = row.pop("device__attribute_display_name", None)
     row["device"] = _device_index(action)
     row["process_id"] = _int_metric(action, "launch__process_id")
