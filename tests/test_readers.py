@@ -326,3 +326,14 @@ def test_a_summary_of_more_invocations_than_launches_read_is_refused(tmp_path: P
         read_input(str(path))
     path.write_text(text.replace('"0","3","', '"0","30","'))
     assert len(read_input(str(path)).columns["id"]) == 31  # under the cap: every invocation a launch
+
+
+def test_a_summary_invocation_count_is_a_number_in_the_files_style(tmp_path: Path, fixtures: Path) -> None:
+    # "1,024" in an en-style file (its numbers grouped with ","): 1,024 launches of tiled<…>, plus
+    # warp_reduce's one; a count that is no positive whole number is one launch
+    text = (fixtures / "summary_per_kernel.csv").read_text()
+    path = tmp_path / "grouped.csv"
+    path.write_text(text.replace('"0","3","', '"0","1,024","').replace('"1.315000"', '"1,315.000000"'))
+    assert len(read_input(str(path)).columns["id"]) == 1025
+    path.write_text(text.replace('"0","3","', '"0","2.5","'))
+    assert len(read_input(str(path)).columns["id"]) == 2

@@ -13,7 +13,6 @@ so every metric read is listed in `RunTable.averaged` and each kernel carries a 
 from __future__ import annotations
 
 import csv
-import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -33,8 +32,6 @@ from ncu_roof.ingest.csvdetails import metric_for, partial_groups
 from ncu_roof.ingest.sanity import unreadable_note
 from ncu_roof.ingest.table import InputFormat, RunTable, row_columns, settle_shapes
 
-_COUNT = re.compile(r"^(?:[0-9]+|[0-9]{1,3}(?:[,.\u202f\u2019 ][0-9]{3})+)$")
-_GROUP = re.compile(r"[,.\u202f\u2019 ]")
 _NEEDED = ("Kernel Name", "Metric Name", "Metric Unit", "Average")
 _KEY = ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device Id", "Device", "CC", "Invocations")
 
@@ -92,7 +89,7 @@ def read_summary_csv(
         if style is not None:
             confirm_number_style(texts, style)
         rows = [_launch(i, key, values, number_style) for i, (key, values) in enumerate(groups.items())]
-        counts = [invocation_count(key[-1]) or 1 for key in groups]
+        counts = invocation_counts([key[-1] for key in groups], number_style)
         columns = settle_shapes(repeat_invocations(row_columns(rows), counts))
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
@@ -130,14 +127,13 @@ def _launch(
     return row
 
 
-def invocation_count(text: str | None) -> int | None:
-    """How many launches a summary's averages are over (`Invocations 3`): a positive whole number
-    as ncu prints it (a locale's digit groups too: `1,024`), else None (unknown)."""
-    cell = (text or "").strip()
-    if not _COUNT.match(cell):
-        return None
-    count = int(_GROUP.sub("", cell))
-    return count if count >= 1 else None
+def invocation_counts(texts: Sequence[str], style: NumberStyle) -> list[int]:
+    """How many launches each summary row's averages are over (`Invocations`, a number in the
+    file's style: `1,024` in en): a positive whole number, else 1 (unknown: one launch)."""
+    numbers = parse_numbers(texts, style)
+    whole = np.isfinite(numbers) & (numbers >= 1) & (numbers == np.floor(numbers))
+    counts: list[int] = np.where(whole, numbers, 1).astype(np.int64).tolist()
+    return counts
 
 
 MAX_SUMMARY_LAUNCHES = 1_000_000  # a summary's rows are read as this many launches at most
