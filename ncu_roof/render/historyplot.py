@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ncu_roof.base.text import launch_shape, plural, shorten, si
-from ncu_roof.base.vocabulary import BASIS_WORDS, Bound, VerdictBasis
+from ncu_roof.base.vocabulary import Bound, VerdictBasis
 from ncu_roof.render.historyout import Point, show_groups
 from ncu_roof.render.plot import PNG_DPI, RC, save_figure
-from ncu_roof.render.plot_marks import Verdict, marker_fill, verdict_label
+from ncu_roof.render.plot_marks import Verdict, legend_order, marker_fill, verdict_label
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -172,8 +172,7 @@ def _verdict_legend(figure: Figure, verdicts: set[Verdict]) -> None:
     """The verdicts drawn, each with its basis (`memory-bound · SOL`), as on every plot."""
     if not verdicts:
         return
-    order = list(BASIS_WORDS)
-    shown = sorted(verdicts, key=lambda v: (list(Bound).index(v[0]), order.index(v[1])))
+    shown = legend_order(verdicts)
     handles = [_handle("o", *marker_fill(v)) for v in shown]
     figure.legend(
         handles,

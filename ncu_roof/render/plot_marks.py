@@ -58,6 +58,12 @@ def verdicts_of(groups: Iterable[KernelGroup]) -> set[Verdict]:
     return {group_verdict(g) for g in groups}
 
 
+def legend_order(verdicts: Iterable[Verdict]) -> list[Verdict]:
+    """Verdicts as every legend lists them: by bound (`Bound`'s order), then by basis."""
+    bases = list(BASIS_WORDS)
+    return sorted(verdicts, key=lambda v: (list(Bound).index(v[0]), bases.index(v[1])))
+
+
 class ArrowStyle(NamedTuple):
     colour: str
     linestyle: Literal["-", "--"]
@@ -129,8 +135,7 @@ def draw_legend(
             markeredgewidth=edge_width,
         )
 
-    order = list(BASIS_WORDS)
-    shown_verdicts = sorted(verdicts, key=lambda v: (list(Bound).index(v[0]), order.index(v[1])))
+    shown_verdicts = legend_order(verdicts)
     shown = [t for t in TIER_MARKERS if t in tiers] + sorted(tiers - set(TIER_MARKERS))
     handles = []
     for verdict in shown_verdicts:
