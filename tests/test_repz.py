@@ -61,14 +61,29 @@ def refusal(path: Path) -> list[str]:
     return lines
 
 
-def test_a_report_renamed_to_repz_is_refused_with_the_fix(tmp_path: Path) -> None:
+REFUSALS = {  # what a .ncu-repz holds → the error after the path, and the hint
+    "renamed": (
+        REPORT.read_bytes(),  # an uncompressed report
+        "not a compressed report (a .ncu-repz is zstd-compressed; this file is not)",
+        "it is an uncompressed report: rename it to FILE.ncu-rep",
+    ),
+    "empty": (b"", "file is empty", "profile again with `ncu-roof profile -- ./app`"),
+    "damaged": (
+        PACKED.read_bytes()[:4096],  # a zstd stream cut short: ncu_report reads nothing
+        "the installed ncu_report cannot read this compressed report (or it is damaged)",
+        "pip install -U ncu-report (Nsight Compute 2025.4+ writes .ncu-repz), "
+        "or decompress it: zstd -d FILE.ncu-repz -o FILE.ncu-rep",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_a_repz_that_cannot_be_read_is_refused_with_the_fix(tmp_path: Path, case: str) -> None:
     pytest.importorskip("ncu_report")
-    renamed = tmp_path / "run.ncu-repz"
-    renamed.write_bytes(REPORT.read_bytes())
-    assert refusal(renamed) == [
-        f"error: {renamed}: not a compressed report (a .ncu-repz is zstd-compressed; this file is not)",
-        "hint: it is an uncompressed report: rename it to FILE.ncu-rep",
-    ]
+    payload, error, hint = REFUSALS[case]
+    path = tmp_path / "run.ncu-repz"
+    path.write_bytes(payload)
+    assert refusal(path) == [f"error: {path}: {error}", f"hint: {hint}"]
 
 
 def test_a_repz_in_another_compression_is_refused(tmp_path: Path) -> None:
@@ -76,27 +91,6 @@ def test_a_repz_in_another_compression_is_refused(tmp_path: Path) -> None:
     packed = tmp_path / "run.ncu-repz"
     packed.write_bytes(b"\x1f\x8b\x08\x00" + bytes(200))  # gzip, not zstd
     assert refusal(packed)[0].startswith(f"error: {packed}: not a compressed report")
-
-
-def test_an_empty_repz_is_an_empty_file(tmp_path: Path) -> None:
-    pytest.importorskip("ncu_report")
-    empty = tmp_path / "run.ncu-repz"
-    empty.write_bytes(b"")
-    assert refusal(empty) == [
-        f"error: {empty}: file is empty",
-        "hint: profile again with `ncu-roof profile -- ./app`",
-    ]
-
-
-def test_a_damaged_compressed_report_is_refused_with_the_fix(tmp_path: Path) -> None:
-    pytest.importorskip("ncu_report")
-    cut = tmp_path / "cut.ncu-repz"
-    cut.write_bytes(PACKED.read_bytes()[:4096])  # a zstd stream cut short: ncu_report reads nothing
-    assert refusal(cut) == [
-        f"error: {cut}: the installed ncu_report cannot read this compressed report (or it is damaged)",
-        "hint: pip install -U ncu-report (Nsight Compute 2025.4+ writes .ncu-repz), "
-        "or decompress it: zstd -d FILE.ncu-repz -o FILE.ncu-rep",
-    ]
 
 
 def test_without_a_reader_a_compressed_report_names_what_reads_it(
