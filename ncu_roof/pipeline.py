@@ -20,6 +20,8 @@ from ncu_roof.base.traffic import TrafficDefinition
 from ncu_roof.errors import UsageError
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.base.units import NumberStyle
     from ncu_roof.base.vocabulary import RoofChoice, Roofs
@@ -190,10 +192,9 @@ def _run_pooled(paths: Sequence[str], request: Request, workers: int, log: Log) 
     back without pickling), in input order: an input's lines are logged before the next one's,
     and the first error raised is the first bad input's. None when no worker could run (see
     `_read_pooled`)."""
-    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    pool = ProcessPoolExecutor(max_workers=max(1, min(workers - 1, len(paths) - 1)))
+    pool = _pool(max(1, min(workers - 1, len(paths) - 1)))
     done: list[tuple[list[str], Analysis]] = []
     failure: Exception | None = None
     try:
@@ -262,12 +263,11 @@ def _read_pooled(
     """The inputs read by `workers` processes, one file per task, in input order (the first error
     raised is the first bad input's); None when no worker could run (a platform that starts
     workers as fresh interpreters, from a script without a `__main__` guard): read them here."""
-    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     from ncu_roof.ingest import read_input
 
-    pool = ProcessPoolExecutor(max_workers=workers)
+    pool = _pool(workers)
     try:
         futures = [pool.submit(read_input, path, number_style, skip_bad_rows) for path in paths]
         return [future.result() for future in _progress(futures, paths)]
@@ -275,6 +275,15 @@ def _read_pooled(
         return None
     finally:
         pool.shutdown(cancel_futures=True)
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """Worker processes started by a fork server, never forked from this process: the threads of
+    Polars (and of pyarrow) do not survive a fork, and a forked child can hang on their locks."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"))
 
 
 def pool_size(paths: Sequence[str], jobs: int | None) -> int:

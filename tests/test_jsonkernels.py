@@ -16,12 +16,13 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, analyzed
 
-from ncu_roof.analysis.columns import empty_columns
 from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.frame import frame_of
 from ncu_roof.analysis.groups import headroom_s
 from ncu_roof.analysis.model import TRANSACTION_BYTES
-from ncu_roof.analysis.records import Kernel
+from ncu_roof.analysis.records import Kernel, TensorPath
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
+from ncu_roof.recipe import is_integer_path
 from ncu_roof.render import jsonkernels, jsonout
 
 INPUTS = (  # raw CSV of a full set; a report with tensor paths; a details page; an instruction roofline
@@ -45,6 +46,12 @@ def plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     return value
+
+
+def integer_ops(paths: Mapping[str, TensorPath], total: float | None) -> dict[str, float | None]:
+    """A launch's integer operations: its integer paths' counts and the total (none: {})."""
+    counts = {p: t.count for p, t in paths.items() if is_integer_path(p)}
+    return {**counts, "total": total} if counts else {}
 
 
 def expected(k: Kernel) -> dict[str, Any]:
@@ -181,13 +188,15 @@ def test_records_of_other_keys_keep_their_own_keys(corpus: Path, monkeypatch: py
     assert roof is not None
     one_quantity = dict(list(k.recipe.items())[:1])
     fewer = dict(list(roof.intensity_warp_inst_per_transaction.items())[:1])
+    one_path = dict(list(k.tensor_paths.items())[:1])
+    floating = {p: t for p, t in k.tensor_paths.items() if not is_integer_path(p)}
     launches = [
         replace(k, id=0),
         replace(k, id=1, recipe=one_quantity),
         replace(k, id=2, traffic=dict(list(k.traffic.items())[:1])),
-        replace(k, id=3, tensor_paths=dict(list(k.tensor_paths.items())[:1])),
+        replace(k, id=3, tensor_paths=one_path, ops=integer_ops(one_path, k.ops["total"])),
         replace(k, id=4, not_collected={}),
-        replace(k, id=5, ops={}),
+        replace(k, id=5, tensor_paths=floating, ops={}),  # the operations are the integer paths' counts
         replace(k, id=6, instructions=None),
         replace(k, id=7, instructions=replace(roof, intensity_warp_inst_per_transaction=fewer)),
         replace(k, id=8, instructions=replace(roof, transaction_peak_per_s=fewer)),
@@ -206,7 +215,7 @@ def test_kernels_of_a_list_and_of_no_launch(corpus: Path) -> None:
     assert jsonkernels.kernels_json(list(kernels)) == jsonkernels.kernels_json(kernels)
     assert [got["name"] for got in jsonkernels.kernels_json(kernels)] == [k.name for k in kernels]
     assert jsonkernels.kernels_json([]) == []
-    assert b"".join(jsonkernels.kernel_array(empty_columns(), 4)) == b"[]"
+    assert b"".join(jsonkernels.kernel_array(frame_of(()), 4)) == b"[]"
 
 
 def test_big_documents_are_compact_and_equal(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:

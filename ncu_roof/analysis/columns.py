@@ -20,9 +20,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import polars as pl
 
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.base.codes import factorize, object_array
@@ -183,8 +186,9 @@ def from_kernels(kernels: Sequence[Kernel]) -> LaunchColumns:
 class KernelRows(Sequence[Kernel]):
     """The launches of an analysis as a sequence of `Kernel`, each made when first asked for."""
 
-    def __init__(self, columns: LaunchColumns) -> None:
+    def __init__(self, columns: LaunchColumns, frame: pl.DataFrame | None = None) -> None:
         self.columns = columns
+        self.frame = frame
         self._made: dict[int, Kernel] = {}
 
     def __len__(self) -> int:

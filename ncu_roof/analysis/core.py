@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 import numpy as np
+import polars as pl
 
 from ncu_roof.analysis.columns import (
     KernelRows,
@@ -26,6 +27,7 @@ from ncu_roof.analysis.columns import (
 )
 from ncu_roof.analysis.device_columns import device_columns
 from ncu_roof.analysis.device_records import number
+from ncu_roof.analysis.frame import frame_of
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
 from ncu_roof.base.codes import factorize
@@ -64,6 +66,16 @@ class Analysis:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @cached_property
+    def launches(self) -> pl.DataFrame:
+        """The launches as one Polars DataFrame (`ncu_roof.analysis.frame`)."""
+        kernels = self.kernels
+        return (
+            kernels.frame
+            if isinstance(kernels, KernelRows) and kernels.frame is not None
+            else frame_of(kernels)
+        )
+
+    @cached_property
     def columns(self) -> LaunchColumns:
         """The launches as columns (what renderers of many launches read)."""
         return columns_of(self.kernels)
@@ -93,6 +105,7 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
     inputs: list[InputInfo] = []
     devices: list[Device] = []
     parts: list[LaunchColumns] = []
+    frames: list[pl.DataFrame] = []
     for i, (table, norm) in enumerate(zip(tables, normalized, strict=True)):
         ident = _identity(table)
         inputs.append(
@@ -108,12 +121,17 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             devices.append(device)
             automatic = choice.user is None  # report and built-in roofs: each launch at its clocks
             v = verdicts(group, device, automatic)
-            parts.append(device_columns(_rows(ident, rows), group, v, device, i, total_s))
+            part, frame = device_columns(_rows(ident, rows), group, v, device, i, total_s)
+            parts.append(part)
+            frames.append(frame)
     columns = LaunchColumns.concat(parts) if parts else empty_columns()
+    launches = pl.concat(frames, how="diagonal_relaxed") if frames else frame_of(())
     missing = sorted({m for row in set(columns["missing"].tolist()) for m in row})
     hint = collect_command(missing) if missing else None
     extra = {"traffic_definition": choice.traffic.value}
-    return Analysis(tuple(inputs), tuple(devices), KernelRows(columns), collect_hint=hint, extra=extra)
+    return Analysis(
+        tuple(inputs), tuple(devices), KernelRows(columns, launches), collect_hint=hint, extra=extra
+    )
 
 
 def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.ndarray]:

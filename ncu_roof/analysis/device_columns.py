@@ -8,16 +8,27 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from ncu_roof.analysis.columns import (
     Coded,
     LaunchColumns,
     coded,
+    decoded,
     distinct_numbers,
     shared_rows,
     text_value,
 )
 from ncu_roof.analysis.device_records import instruction_records, ops_columns, tensor_path_columns
+from ncu_roof.analysis.frame import (
+    instruction_structs,
+    launch_frame,
+    numbers,
+    struct,
+    tensor_path_structs,
+    texts,
+    where,
+)
 from ncu_roof.analysis.model import (
     bit_codes,
     fixed,
@@ -53,7 +64,7 @@ def device_columns(
     device: Device,
     input_index: int,
     total_s: float,
-) -> LaunchColumns:
+) -> tuple[LaunchColumns, pl.DataFrame]:
     """Every `Kernel` field of one device's launches (identity and normalized columns), as columns."""
     n = launch_count(group)
     failed = v.failed
@@ -170,7 +181,48 @@ def device_columns(
         "cap_flop_per_s": dict(v.arrays.cap_flop_per_s),
         "pipe_pct": pipes,
     }
-    return LaunchColumns(n, values, maps)
+    records = {
+        "recipe": struct({k: texts(decoded(c, None)) for k, c in formulas.items()}, n),
+        "traffic": _traffic_structs(group, nbytes, formulas),
+        "not_collected": _not_collected_lists(group, failed),
+        "tensor_paths": tensor_path_structs(group, failed),
+        "ops_total": numbers(ops_total),
+        "instruction_roofline": instruction_structs(
+            v.instructions,
+            measured("warp_inst"),
+            v.issue_source,
+            texts(decoded(formulas["warp_inst"], None)),
+        ),
+    }
+    return LaunchColumns(n, values, maps), launch_frame(values, maps, records)
+
+
+def _traffic_structs(
+    group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray], formulas: Mapping[str, Coded]
+) -> pl.Series:
+    """Per launch and tier with traffic: its definition, the formula of its bytes and of its roof."""
+    n = launch_count(group)
+    tiers = {}
+    for t in TIERS:
+        definition = decoded(coded(group, f"{t}_traffic", n, text_value), None)
+        missing = "nan" if f"{t}_bytes_recipe" in group else "None"
+        entry = {
+            "definition": texts(definition),
+            "recipe": texts(decoded(formulas[f"{t}_bytes"], missing)),
+            "roof": texts(decoded(coded(group, f"bw_{t}_byte_per_s_recipe", n, text_value), None)),
+        }
+        tiers[t] = where(~np.isnan(nbytes[t]) & is_set(definition), struct(entry, n))
+    return struct(tiers, n)
+
+
+def _not_collected_lists(group: Mapping[str, np.ndarray], failed: np.ndarray) -> pl.Series:
+    """Per launch {precision: the FLOP terms that read n/a} (none for a failed launch)."""
+    n = len(failed)
+    lists = {}
+    for p in PRECISIONS:
+        terms = texts(decoded(coded(group, f"flop_{p}_not_collected", n, text_value), None))
+        lists[p] = where(~failed & (terms.fill_null("").str.len_chars() > 0).to_numpy(), terms.str.split(","))
+    return struct(lists, n)
 
 
 def _by_pipe_shape(recipe: Coded) -> np.ndarray:

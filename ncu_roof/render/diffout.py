@@ -312,7 +312,7 @@ def pairs_frame(result: Diff) -> pl.DataFrame:
     built from the diff's columns (no KernelDiff per pair)."""
     import polars as pl
 
-    from ncu_roof.render.jsonkernels import number_series, struct_series
+    from ncu_roof.analysis.frame import numbers, struct, texts
 
     pairs = result.pairs
     n = len(pairs)
@@ -320,13 +320,10 @@ def pairs_frame(result: Diff) -> pl.DataFrame:
     def change(quantity: str) -> pl.Series:
         base, head = pairs.numbers[quantity]
         sides = {"base": base, "head": head, "delta_pct": pairs.delta_pct(quantity)}
-        return struct_series({k: number_series(v) for k, v in sides.items()}, n)
+        return struct({k: numbers(v) for k, v in sides.items()}, n)
 
     def mapping(field: str) -> pl.Series:
-        return struct_series({t: change(tier_key(field, t)) for t in result.tiers}, n)
-
-    def texts(values: list[str | None]) -> pl.Series:
-        return pl.Series(values, dtype=pl.String)
+        return struct({t: change(tier_key(field, t)) for t in result.tiers}, n)
 
     def ints(values: list[int | None]) -> pl.Series:
         return pl.Series(values, dtype=pl.Int64)
@@ -345,6 +342,6 @@ def pairs_frame(result: Diff) -> pl.DataFrame:
         "achieved_flop_per_s": change(FLOP_PER_S),
         "bytes": mapping("bytes"),
         "intensity_flop_per_byte": mapping("intensity_flop_per_byte"),
-        "verdict": struct_series({"base": texts(pairs.verdict_base), "head": texts(pairs.verdict_head)}, n),
+        "verdict": struct({"base": texts(pairs.verdict_base), "head": texts(pairs.verdict_head)}, n),
     }
     return pl.DataFrame([s.alias(k) for k, s in columns.items()])

@@ -40,7 +40,7 @@ def device_json(device: Device) -> dict[str, Any]:
 def analysis_json(analysis: Analysis) -> dict[str, Any]:
     from ncu_roof.render.jsonkernels import kernels_json  # Polars: not for a diff's table or Parquet
 
-    return _document(analysis, kernels_json(analysis.kernels))
+    return _document(analysis, kernels_json(analysis.launches))
 
 
 def _document(analysis: Analysis, kernels: object) -> dict[str, Any]:
@@ -144,5 +144,5 @@ def json_pieces(analysis: Analysis) -> Iterator[Piece]:
     yield "{"
     for i, (key, value) in enumerate(_document(analysis, None).items()):
         yield f"{',' if i else ''}{_compact(key)}:"
-        yield from kernel_array(analysis.columns, CHUNK_KERNELS) if key == "kernels" else (_compact(value),)
+        yield from kernel_array(analysis.launches, CHUNK_KERNELS) if key == "kernels" else (_compact(value),)
     yield "}\n"

@@ -1,0 +1,263 @@
+"""An analysis' launches as one Polars DataFrame: one row per launch, one column per `Kernel` field.
+
+Numbers are Float64 (null: not known), integers Int64, flags Boolean, texts String, enums their
+value, `notes` and `missing` lists of text, mappings structs. In a *sparse* struct (`SPARSE`) a
+null field is a key the launch does not have: a pipe without a figure, a tier without traffic, a
+quantity without a formula, a tensor path of another device. In a dense one (`flop`, `bytes`,
+`sol_pct`, …) every key is there and null is a number not known.
+
+`Kernel.instructions` is the column `instruction_roofline`, as the JSON names it. Two `Kernel`
+fields are not stored, as they follow from others: `ops` (the integer tensor paths' counts and
+`ops_total`) and `roofline_binding` (it is `binding`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ncu_roof.analysis.model import InstructionArrays
+from ncu_roof.analysis.records import InstructionRoofline, Kernel, TensorPath
+from ncu_roof.base.vocabulary import Bound, VerdictBasis
+from ncu_roof.recipe import TENSOR_PATH_PREFIX, is_integer_path
+
+# struct fields whose null fields are keys a launch does not have ("*": every field of the struct)
+SPARSE: frozenset[tuple[str, ...]] = frozenset(
+    {
+        ("cap_flop_per_s",),
+        ("pipe_pct",),
+        ("recipe",),
+        ("traffic",),
+        ("traffic", "*"),
+        ("not_collected",),
+        ("tensor_paths",),
+        ("instruction_roofline", "intensity_warp_inst_per_transaction"),
+        ("instruction_roofline", "transaction_peak_per_s"),
+        ("instruction_roofline", "transaction_bytes"),  # the JSON's: one per intensity
+        ("ops",),  # the JSON's: its keys are the launch's integer tensor paths (`ops_of`)
+    }
+)
+ENUMS = {"bound": Bound, "verdict_basis": VerdictBasis, "sol_bound": Bound}
+
+
+def numbers(values: np.ndarray | Sequence[float | None]) -> pl.Series:
+    """Float64, NaN and None as null."""
+    return pl.Series(np.asarray(values, dtype="float64"), nan_to_null=True)
+
+
+def texts(values: Iterable[Any]) -> pl.Series:
+    """Texts (None: null)."""
+    return pl.Series(list(values), dtype=pl.String)
+
+
+def text_lists(rows: Iterable[Sequence[str]]) -> pl.Series:
+    """Tuples of texts as a list column, each distinct tuple converted once (launches share their
+    notes: Polars converts 100,000 lists in ~0.4 s)."""
+    code: dict[tuple[str, ...], int] = {}
+    codes = [code.setdefault(tuple(r), len(code)) for r in rows]
+    return pl.Series([list(r) for r in code], dtype=pl.List(pl.String)).gather(codes)
+
+
+def struct(fields: Mapping[str, pl.Series], n: int) -> pl.Series:
+    """n structs of these fields (with none: n `{}`)."""
+    if not fields:
+        return pl.Series([{}]).gather(np.zeros(n, dtype=np.int64))
+    return pl.DataFrame([s.alias(k) for k, s in fields.items()]).to_struct()
+
+
+def where(mask: np.ndarray, values: pl.Series) -> pl.Series:
+    """`values` where `mask`, null elsewhere."""
+    return pl.select(pl.when(pl.lit(pl.Series(mask, dtype=pl.Boolean))).then(pl.lit(values))).to_series()
+
+
+def number_maps(maps: Mapping[str, Mapping[str, np.ndarray]], n: int) -> dict[str, pl.Series]:
+    """Mappings of numbers (one float64 array per key) as structs."""
+    return {f: struct({k: numbers(a) for k, a in m.items()}, n) for f, m in maps.items()}
+
+
+def tensor_path_structs(group: Mapping[str, np.ndarray], failed: np.ndarray) -> pl.Series:
+    """Per launch {path: {unit, count, peak_per_s}}, every path of the input ({} for a failed
+    launch: all null)."""
+    n = len(failed)
+    paths: dict[str, pl.Series] = {}
+    for column in (c for c in group if c.startswith(TENSOR_PATH_PREFIX)):
+        path = column.removeprefix(TENSOR_PATH_PREFIX)
+        peak = group.get(f"peak_{column}_per_s", np.full(n, np.nan))
+        unit = pl.Series(["OP" if is_integer_path(path) else "FLOP"]).gather(np.zeros(n, dtype=np.int64))
+        record = struct({"unit": unit, "count": numbers(group[column]), "peak_per_s": numbers(peak)}, n)
+        paths[path] = where(~failed, record)
+    return struct(paths, n)
+
+
+def instruction_structs(
+    arrays: InstructionArrays, warp_inst: np.ndarray, source: np.ndarray, recipe: pl.Series
+) -> pl.Series:
+    """Ding & Williams' instruction roofline per launch (null without warp instructions; its
+    per-tier maps hold finite figures only)."""
+    n = len(warp_inst)
+
+    def finite_map(values: Mapping[str, np.ndarray]) -> pl.Series:
+        return struct({k: numbers(np.where(np.isfinite(a), a, np.nan)) for k, a in values.items()}, n)
+
+    record = struct(
+        {
+            "warp_inst": numbers(warp_inst),
+            "warp_inst_per_s": numbers(arrays.warp_inst_per_s),
+            "issue_peak_warp_inst_per_s": numbers(arrays.issue_peak_warp_inst_per_s),
+            "issue_peak_source": texts(source.tolist()),
+            "intensity_warp_inst_per_transaction": finite_map(arrays.intensity_warp_inst_per_transaction),
+            "transaction_peak_per_s": finite_map(arrays.transaction_peak_per_s),
+            "recipe": recipe,
+        },
+        n,
+    )
+    return where(~np.isnan(warp_inst), record)
+
+
+def is_sparse(path: tuple[str, ...]) -> bool:
+    """Whether the fields of the struct at `path` are keys a launch may lack."""
+    return path in SPARSE or (len(path) > 1 and (*path[:-1], "*") in SPARSE)
+
+
+def without_absent(value: Any, path: tuple[str, ...]) -> Any:
+    """A row's value (`DataFrame.row(named=True)`) with the keys of sparse structs it lacks left out."""
+    if not isinstance(value, dict):
+        return value
+    sparse = is_sparse(path)
+    return {k: without_absent(v, (*path, k)) for k, v in value.items() if v is not None or not sparse}
+
+
+def ops_of(tensor_paths: Mapping[str, Mapping[str, Any]], ops_total: float | None) -> dict[str, Any]:
+    """A launch's integer tensor operations: each integer path's count and the total ({} where the
+    launch has no integer path)."""
+    counts = {p: t["count"] for p, t in tensor_paths.items() if is_integer_path(p)}
+    return {**counts, "total": ops_total} if counts else {}
+
+
+TEXTS = (
+    *("name", "grid", "block", "nvtx", "binding", "compute_precision", "sol_unit"),
+    *("compute_ceiling", "sol_busiest_unit"),
+)
+FLOATS = (
+    *("duration_s", "time_share", "achieved_flop_per_s", "attainable_flop_per_s", "pct_of_roof"),
+    *("compute_ceiling_pct", "headroom_sol_s"),
+)
+INTS = ("id", "input", "device", "run")
+BOOLS = ("small_grid", "flop_total_is_lower_bound", "ops_total_is_lower_bound")
+
+
+def launch_frame(
+    values: Mapping[str, np.ndarray],
+    maps: Mapping[str, Mapping[str, np.ndarray]],
+    records: Mapping[str, pl.Series],
+) -> pl.DataFrame:
+    """One device's launches as the launch frame: arrays by `Kernel` field, mappings of numbers by
+    field and key, and the records already as columns."""
+    n = len(values["id"])
+    columns = {
+        **{f: pl.Series(values[f], dtype=pl.Int64) for f in INTS},
+        **{f: texts(values[f].tolist()) for f in TEXTS},
+        **{f: numbers(values[f]) for f in FLOATS},
+        **{f: pl.Series(values[f], dtype=pl.Boolean) for f in BOOLS},
+        **{f: texts(v.value for v in values[f].tolist()) for f in ENUMS},
+        **{f: text_lists(values[f].tolist()) for f in ("notes", "missing")},
+        **number_maps(maps, n),
+        **records,
+    }
+    return pl.DataFrame([s.alias(k) for k, s in columns.items()])
+
+
+def kernel_at(frame: pl.DataFrame, j: int) -> Kernel:
+    """Row j as a `Kernel`."""
+    row: dict[str, Any] = {k: without_absent(v, (k,)) for k, v in frame.row(j, named=True).items()}
+    for key, enum in ENUMS.items():
+        row[key] = enum(row[key])
+    paths = row["tensor_paths"]
+    row["ops"] = ops_of(paths, row.pop("ops_total"))
+    row["tensor_paths"] = {p: TensorPath(**t) for p, t in paths.items()}
+    row["notes"], row["missing"] = tuple(row["notes"]), tuple(row["missing"])
+    row["not_collected"] = {p: tuple(t) for p, t in row["not_collected"].items()}
+    row["roofline_binding"] = row["binding"]
+    roof = row.pop("instruction_roofline")
+    row["instructions"] = None if roof is None else InstructionRoofline(**roof)
+    return Kernel(**row)
+
+
+def shapes(frame: pl.DataFrame) -> list[tuple[dict[str, bool], np.ndarray]]:
+    """The launches by the keys their sparse structs have (a struct's fields are fixed, the keys of
+    some JSON objects are not): per shape, which fields it has, and its rows, in first-launch order."""
+    flags: dict[str, pl.Series] = {}
+    for column in frame.columns:
+        _flags(frame.get_column(column), (column,), flags)
+    if not flags:
+        return [({}, np.arange(len(frame), dtype=np.int64))]
+    table = pl.DataFrame(flags).with_row_index("row").group_by(list(flags), maintain_order=True).agg("row")
+    return [
+        (dict(zip(flags, r[:-1], strict=True)), np.asarray(r[-1], dtype=np.int64)) for r in table.iter_rows()
+    ]
+
+
+def _flags(series: pl.Series, path: tuple[str, ...], out: dict[str, pl.Series]) -> None:
+    """Whether each launch has each field of the sparse structs in `series`, by dotted path."""
+    if not isinstance(series.dtype, pl.Struct):
+        return
+    for field in series.dtype.fields:
+        inner = series.struct.field(field.name)
+        if is_sparse(path):
+            out[".".join((*path, field.name))] = inner.is_not_null()
+        _flags(inner, (*path, field.name), out)
+
+
+def kept(series: pl.Series, path: tuple[str, ...], has: Mapping[str, bool]) -> pl.Series:
+    """A column of launches of one shape (`has`: the fields they have) without the fields of its
+    sparse structs they lack."""
+    if not isinstance(series.dtype, pl.Struct):
+        return series
+    fields = {
+        f.name: kept(series.struct.field(f.name), (*path, f.name), has)
+        for f in series.dtype.fields
+        if not is_sparse(path) or has[".".join((*path, f.name))]
+    }
+    made = struct(fields, len(series))
+    return made if not series.null_count() else where(series.is_not_null().to_numpy(), made)
+
+
+def plain_column(values: Sequence[Any]) -> pl.Series:
+    """Python values (mappings as structs, their keys in first-seen order; None: null) as a column."""
+    if not any(isinstance(v, Mapping) for v in values):
+        return pl.Series(values, strict=False)
+    keys = dict.fromkeys(k for v in values if v is not None for k in v)
+    fields = {k: plain_column([None if v is None else v.get(k) for v in values]) for k in keys}
+    made = struct(fields, len(values))
+    return where(np.array([v is not None for v in values], dtype=bool), made)
+
+
+def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
+    """`Kernel` objects (made by hand, or a few picked out) as the launch frame: `kernel_at`'s inverse."""
+    from ncu_roof.analysis.columns import from_kernels
+
+    columns = from_kernels(kernels)
+
+    def paths(k: Kernel) -> dict[str, dict[str, Any]]:
+        return {
+            p: {"unit": t.unit, "count": t.count, "peak_per_s": t.peak_per_s}
+            for p, t in k.tensor_paths.items()
+        }
+
+    def instructions(k: Kernel) -> dict[str, Any] | None:
+        i = k.instructions
+        return None if i is None else {f.name: getattr(i, f.name) for f in fields(i)}
+
+    records = {
+        "recipe": plain_column([dict(k.recipe) for k in kernels]),
+        "traffic": plain_column([{t: dict(e) for t, e in k.traffic.items()} for k in kernels]),
+        "not_collected": plain_column([{p: list(t) for p, t in k.not_collected.items()} for k in kernels]),
+        "tensor_paths": plain_column([paths(k) for k in kernels]),
+        "ops_total": numbers([k.ops.get("total") for k in kernels]),
+        "instruction_roofline": plain_column([instructions(k) for k in kernels]),
+    }
+    return launch_frame(columns.values, columns.maps, records)
