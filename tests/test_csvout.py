@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, analyzed, read_result, run_cli
 
 from ncu_roof.analysis import core
-from ncu_roof.analysis.launches import MAP_COLUMNS, launch_columns
+from ncu_roof.analysis.launches import MAP_COLUMNS, launch_table
 from ncu_roof.api import Analysis
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.errors import NcuRoofError
@@ -177,7 +177,7 @@ def mismatches(document: dict[str, Any], header: list[str], rows: list[dict[str,
 
 def expected_header(analysis: core.Analysis) -> list[str]:
     """The CSV's columns: the launch table's, in its order, its first ones those it always had."""
-    header = list(launch_columns(analysis))
+    header = launch_table(analysis).columns
     assert header[: len(COLUMNS)] == list(COLUMNS)
     return header
 
