@@ -287,15 +287,13 @@ def test_number_cells_have_15_significant_digits(values: list[float | None]) -> 
     """Each cell as Python writes the float of its 15 significant digits; null, NaN and ±inf empty
     (-0.0 kept apart from 0.0 where repeated values are written once)."""
     cells = _cells(pl.Series("duration_s", values, dtype=pl.Float64)).to_list()
-    finite = [v is not None and math.isfinite(v) for v in values]
-    assert cells == [repr(float(f"{v:.15g}")) if ok else None for v, ok in zip(values, finite, strict=True)]
+    assert cells == [repr(float(f"{v:.15g}")) if v is not None and math.isfinite(v) else None for v in values]
 
 
 @given(NUMBERS)
 def test_count_cells_are_whole_numbers(values: list[float | None]) -> None:
     cells = _cells(pl.Series("flop_total", values, dtype=pl.Float64)).to_list()
-    finite = [v is not None and math.isfinite(v) for v in values]
-    assert cells == [str(round(v)) if ok else None for v, ok in zip(values, finite, strict=True)]
+    assert cells == [str(round(v)) if v is not None and math.isfinite(v) else None for v in values]
 
 
 def test_text_cells_are_guarded_and_written_as_the_csv_module_writes_them() -> None:
