@@ -12,7 +12,7 @@ from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.base.text import launch_shape, one_line, shorten, si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
-from ncu_roof.compare.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
+from ncu_roof.compare.pairs import Change, KernelDiff, Status
 from ncu_roof.render.console import PIPE_WIDTH, text_console, trimmed
 from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS
 from ncu_roof.render.output import Piece, joined
@@ -308,40 +308,6 @@ def _change(change: Change) -> dict[str, float | None]:
 
 
 def pairs_frame(result: Diff) -> pl.DataFrame:
-    """The pairs' JSON objects as a Polars frame, a column per key (numbers NaN and ±inf as null),
-    built from the diff's columns (no KernelDiff per pair)."""
-    import polars as pl
-
-    from ncu_roof.analysis.frame import numbers, struct, texts
-
-    pairs = result.pairs
-    n = len(pairs)
-
-    def change(quantity: str) -> pl.Series:
-        base, head = pairs.numbers[quantity]
-        sides = {"base": base, "head": head, "delta_pct": pairs.delta_pct(quantity)}
-        return struct({k: numbers(v) for k, v in sides.items()}, n)
-
-    def mapping(field: str) -> pl.Series:
-        return struct({t: change(tier_key(field, t)) for t in result.tiers}, n)
-
-    def ints(values: list[int | None]) -> pl.Series:
-        return pl.Series(values, dtype=pl.Int64)
-
-    columns = {
-        "name": texts(list(pairs.name)),
-        "grid": texts(pairs.grid),
-        "block": texts(pairs.block),
-        "occurrence": ints(pairs.occurrence.tolist()),
-        "base_id": ints(pairs.base_id),
-        "head_id": ints(pairs.head_id),
-        "base_run": ints([None if key is None else key[1] for key in pairs.base_key]),
-        "head_run": ints([None if key is None else key[1] for key in pairs.head_key]),
-        "status": texts([s.value for s in pairs.status]),
-        "duration_s": change(DURATION),
-        "achieved_flop_per_s": change(FLOP_PER_S),
-        "bytes": mapping("bytes"),
-        "intensity_flop_per_byte": mapping("intensity_flop_per_byte"),
-        "verdict": struct({"base": texts(pairs.verdict_base), "head": texts(pairs.verdict_head)}, n),
-    }
-    return pl.DataFrame([s.alias(k) for k, s in columns.items()])
+    """The pairs' JSON objects as a Polars frame, a column per key (`pairs.pair_frame` without
+    its launches' rows)."""
+    return result.pairs.drop("base_row", "head_row")
