@@ -111,3 +111,11 @@ def test_verdict_texts_word_each_launch_as_describe_does(name: str) -> None:
     analysis = analyzed(FIXTURES / name)
     expected = [with_basis(describe(k), k.verdict_basis) for k in analysis.kernels]
     assert verdict_texts(analysis.launches).to_list() == expected
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_percentage_rounded_by_polars_reads_as_the_percentage(pct: float) -> None:
+    """`verdict_texts` words a verdict once per rounded percentage: Polars' `round(0)` must read
+    as `:.0f` reads the percentage itself."""
+    rounded = pl.Series([pct]).round(0).item()
+    assert f"{rounded:.0f}" == f"{pct:.0f}"

@@ -181,7 +181,8 @@ def _side(launches: pl.DataFrame, tiers: Sequence[str], side: str) -> pl.DataFra
 
 def verdict_texts(launches: pl.DataFrame) -> pl.Series:
     """Every launch's verdict in words with what it rests on (`records.describe`, `with_basis`),
-    each distinct verdict worded once: the parts a verdict does not show are left out first."""
+    each distinct verdict worded once: the parts a verdict does not show are left out first, and a
+    percentage it shows is rounded as its text rounds it (`:.0f`: half to even, Polars' default)."""
     bound, basis = pl.col("bound"), pl.col("verdict_basis")
     sol = basis == VerdictBasis.SOL.value
     memory, compute = bound == Bound.MEMORY.value, bound == Bound.COMPUTE.value
@@ -190,9 +191,9 @@ def verdict_texts(launches: pl.DataFrame) -> pl.Series:
         basis,
         pl.when(memory).then(pl.when(sol).then("sol_unit").otherwise("binding")).alias("where"),
         pl.when(sol & compute).then("pipe_pct").alias("pipes"),
-        pl.when(sol & compute).then(pl.col("sol_pct").struct.field("sm")).alias("sm"),
+        pl.when(sol & compute).then(pl.col("sol_pct").struct.field("sm").round(0)).alias("sm"),
         pl.when(compute & ~sol).then("compute_ceiling").alias("ceiling"),
-        pl.when(compute & ~sol).then("compute_ceiling_pct").alias("ceiling_pct"),
+        pl.when(compute & ~sol).then(pl.col("compute_ceiling_pct").round(0)).alias("ceiling_pct"),
         (pl.col("small_grid") & (bound == Bound.LATENCY.value)).alias("small_grid"),
     )
     distinct = parts.with_row_index("row").group_by(parts.columns, maintain_order=True).agg("row")
