@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
@@ -51,7 +50,7 @@ class Diff:
         return int((self.pairs.get_column("status") == status.value).sum())
 
     def with_status(self, *statuses: Status) -> list[KernelDiff]:
-        return [k for k in self.kernels if k.status in statuses]
+        return list(PairRows(self.pairs.filter(pl.col("status").is_in([s.value for s in statuses]))))
 
 
 def diff(
@@ -130,10 +129,9 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
 def slower_than(result: Diff, limit_pct: float) -> list[KernelDiff]:
     """Matched kernels whose time grew by more than `limit_pct` (the headline's "slower" when the
     limit is the threshold), worst first."""
-    delta = result.pairs.get_column("duration_s").struct.field("delta_pct")
-    change = np.nan_to_num(delta.to_numpy(), nan=0.0)
-    slower = np.flatnonzero(change > limit_pct)
-    return [result.kernels[j] for j in slower[np.argsort(-change[slower], kind="stable")].tolist()]
+    change = pl.col("duration_s").struct.field("delta_pct").fill_null(0.0)
+    slower = result.pairs.filter(change > limit_pct).sort(change, descending=True, maintain_order=True)
+    return list(PairRows(slower))
 
 
 def kernel_pairs(result: Diff) -> dict[GroupKey, list[int]]:

@@ -112,10 +112,8 @@ def pair_frame(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy, threshold
     )
 
     def either(column: str) -> pl.Expr:
-        on_head = pl.col("head_row").is_not_null()
-        return (
-            pl.when(on_head).then(pl.col(f"head:{column}")).otherwise(pl.col(f"base:{column}")).alias(column)
-        )
+        on_head, head = pl.col("head_row").is_not_null(), pl.col(f"head:{column}")
+        return pl.when(on_head).then(head).otherwise(pl.col(f"base:{column}")).alias(column)
 
     def delta(column: str) -> pl.Expr:
         base, head = pl.col(f"base:{column}"), pl.col(f"head:{column}")
@@ -257,7 +255,7 @@ class PairRows(Sequence[KernelDiff]):
     def __getitem__(self, index: slice) -> Sequence[KernelDiff]: ...
     def __getitem__(self, index: int | slice) -> KernelDiff | Sequence[KernelDiff]:
         if isinstance(index, slice):
-            return [self[j] for j in range(*index.indices(len(self)))]
+            return list(PairRows(self.pairs[index]))
         return kernel_diff(self.pairs.row(range(len(self))[index], named=True))
 
     def __iter__(self) -> Iterator[KernelDiff]:

@@ -18,7 +18,6 @@ from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS
 from ncu_roof.render.output import Piece, joined
 
 if TYPE_CHECKING:
-    import polars as pl
     from rich.table import Table
 
 SCHEMA = "ncu-roof/diff/v1"
@@ -269,13 +268,14 @@ def _rich_table(
 
 
 def render_diff_json(result: Diff) -> str:
-    """Base SI units, NaN/inf as null, stable key order; the pairs written from the columns."""
+    """Base SI units, NaN/inf as null, stable key order; the pairs written by Polars from `Diff.pairs`."""
     return joined(diff_json_pieces(result))
 
 
 def diff_json_pieces(result: Diff) -> Iterator[Piece]:
     """`render_diff_json` in pieces, made as they are written: a big diff is never held whole.
-    Up to `PRETTY_MAX_KERNELS` pairs indented (the pairs Polars writes, parsed); beyond, compact."""
+    Up to `PRETTY_MAX_KERNELS` pairs indented (the pairs Polars writes, parsed); beyond, compact.
+    A pair's object is its row of `Diff.pairs` without its launches' rows."""
     from ncu_roof.render.jsonkernels import json_array, ndjson
 
     document: dict[str, Any] = {
@@ -288,7 +288,7 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
         "total": {**_change(result.total_duration_s), "status": result.total_status.value},
         "kernels": None,
     }
-    pairs = json_array(ndjson(pairs_frame(result), CHUNK_KERNELS))
+    pairs = json_array(ndjson(result.pairs.drop("base_row", "head_row"), CHUNK_KERNELS))
     if len(result.kernels) <= PRETTY_MAX_KERNELS:
         document["kernels"] = json.loads(b"".join(pairs))
         yield json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
@@ -305,9 +305,3 @@ def _change(change: Change) -> dict[str, float | None]:
         "head": finite_or_none(change.head),
         "delta_pct": finite_or_none(change.delta_pct),
     }
-
-
-def pairs_frame(result: Diff) -> pl.DataFrame:
-    """The pairs' JSON objects as a Polars frame, a column per key (`pairs.pair_frame` without
-    its launches' rows)."""
-    return result.pairs.drop("base_row", "head_row")
