@@ -13,10 +13,11 @@ from conftest import FIXTURES, analyzed
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ncu_roof.analysis.frame import frame_of
 from ncu_roof.analysis.records import describe
 from ncu_roof.base.matching import MatchBy
 from ncu_roof.base.vocabulary import with_basis
-from ncu_roof.compare.pairs import match_rows, verdict_texts
+from ncu_roof.compare.pairs import match_rows, pair_frame, verdict_texts
 
 FIELDS = ("name", "grid", "block")
 Launch = tuple[str, str | None, str | None]
@@ -119,3 +120,14 @@ def test_a_percentage_rounded_by_polars_reads_as_the_percentage(pct: float) -> N
     as `:.0f` reads the percentage itself."""
     rounded = pl.Series([pct]).round(0).item()
     assert f"{rounded:.0f}" == f"{pct:.0f}"
+
+
+def test_a_side_without_launches_leaves_every_launch_of_the_other_alone() -> None:
+    launches = analyzed(FIXTURES / "raw_base.csv").launches
+    empty = frame_of(())
+    only_head = pair_frame(empty, launches, MatchBy.NAME_SHAPE, 5.0)
+    assert only_head.get_column("status").to_list() == ["only-head"] * len(launches) == ["only-head"] * 2
+    assert only_head.get_column("head_row").to_list() == [0, 1]
+    only_base = pair_frame(launches, empty, MatchBy.NAME_SHAPE, 5.0)
+    assert only_base.get_column("status").to_list() == ["only-base"] * 2
+    assert len(pair_frame(empty, empty, MatchBy.NAME_SHAPE, 5.0)) == 0

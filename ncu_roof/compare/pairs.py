@@ -104,7 +104,7 @@ def pair_frame(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy, threshold
     per key: the name and shape from the head (else the base), both sides' IDs and runs, the status
     (only one side, or the duration's change against the threshold), a {base, head, delta_pct}
     struct per number (per tier of `MAPS`), and both verdicts in words."""
-    tiers = sorted({*_fields(base, "bytes"), *_fields(head, "bytes")})
+    tiers = sorted({*base.get_column("bytes").struct.fields, *head.get_column("bytes").struct.fields})
     joined = (
         match_rows(base, head, match)
         .join(_side(base, tiers, "base"), on="base_row", how="left", maintain_order="left")
@@ -149,18 +149,9 @@ def pair_frame(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy, threshold
     )
 
 
-def _fields(launches: pl.DataFrame, column: str) -> list[str]:
-    dtype = launches.schema[column]
-    return [f.name for f in dtype.fields] if isinstance(dtype, pl.Struct) else []
-
-
 def _side(launches: pl.DataFrame, tiers: Sequence[str], side: str) -> pl.DataFrame:
     """What a pair reads of one side's launches, each column named `side:column` (`side:bytes:dram`
     for a tier; null where the side has no such tier), and its row."""
-
-    def tier(field: str, t: str) -> pl.Expr:
-        value = pl.col(field).struct.field(t) if t in _fields(launches, field) else pl.lit(None, pl.Float64)
-        return value.alias(f"{field}:{t}")
 
     columns = launches.select(
         "name",
@@ -169,12 +160,19 @@ def _side(launches: pl.DataFrame, tiers: Sequence[str], side: str) -> pl.DataFra
         "id",
         "run",
         *NUMBERS,
-        *(tier(f, t) for f in MAPS for t in tiers),
+        *(_number(launches, f, t).alias(f"{f}:{t}") for f in MAPS for t in tiers),
         verdict_texts(launches).alias("verdict"),
     )
     return columns.select(
         pl.all().name.prefix(f"{side}:"), pl.int_range(pl.len(), dtype=pl.Int64).alias(f"{side}_row")
     )
+
+
+def _number(launches: pl.DataFrame, field: str, key: str) -> pl.Expr:
+    """One key of a struct of numbers (null where the launches have no such key)."""
+    if key in launches.get_column(field).struct.fields:
+        return pl.col(field).struct.field(key)
+    return pl.lit(None, pl.Float64)
 
 
 def verdict_texts(launches: pl.DataFrame) -> pl.Series:
@@ -189,7 +187,7 @@ def verdict_texts(launches: pl.DataFrame) -> pl.Series:
         basis,
         pl.when(memory).then(pl.when(sol).then("sol_unit").otherwise("binding")).alias("where"),
         pl.when(sol & compute).then("pipe_pct").alias("pipes"),
-        pl.when(sol & compute).then(pl.col("sol_pct").struct.field("sm").round(0)).alias("sm"),
+        pl.when(sol & compute).then(_number(launches, "sol_pct", "sm").round(0)).alias("sm"),
         pl.when(compute & ~sol).then("compute_ceiling").alias("ceiling"),
         pl.when(compute & ~sol).then(pl.col("compute_ceiling_pct").round(0)).alias("ceiling_pct"),
         (pl.col("small_grid") & (bound == Bound.LATENCY.value)).alias("small_grid"),

@@ -55,8 +55,7 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
     """One row per kernel and launch shape, in first-pair order."""
     pairs = result.pairs
     figures = {c: sides(pairs, c) for c in NUMBERS}
-    tiers = [f.name for f in pairs.schema["bytes"].fields]  # type: ignore[attr-defined]
-    tier_bytes = {t: sides(pairs, "bytes", t) for t in tiers}
+    tier_bytes = {t: sides(pairs, "bytes", t) for t in pairs.get_column("bytes").struct.fields}
     on_side = [pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row")]
     regressed = (pairs.get_column("status") == Status.REGRESSED.value).to_numpy()
     kernels = result.kernels
