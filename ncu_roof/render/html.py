@@ -104,7 +104,7 @@ def _default_plot(analysis: Analysis, options: RenderOptions | None) -> str | No
     """The roofline of every device that ran kernels; None (no plot section) when there is none."""
     from ncu_roof.render.plot import PlotOptions, render_plot
 
-    if not analysis.kernels:
+    if analysis.launches.is_empty():
         return None
     opts = PlotOptions.from_render(options) if options is not None else PlotOptions()
     if opts.width_in is None:  # drawn smaller than for print, so that its text reads at page width

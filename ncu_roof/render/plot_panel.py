@@ -180,17 +180,13 @@ def drawable(launches: pl.DataFrame) -> int:
     return count
 
 
-def device_launches(analysis: Analysis, device: Device) -> pl.DataFrame:
-    return analysis.launches.filter(pl.col("device") == device.index)
-
-
 def device_groups(analysis: Analysis, device: Device) -> list[KernelGroup]:
     """The device's kernel groups (`GroupBy.KERNEL`), by time."""
     return [g for g in ranked(group_kernels(analysis, GroupBy.KERNEL)) if g.device == device.index]
 
 
 def panel(analysis: Analysis, device: Device) -> Panel:
-    launches = device_launches(analysis, device)
+    launches = analysis.launches.filter(pl.col("device") == device.index)
     groups: list[KernelGroup] = []
     points: list[KernelPoint] = []
     for group in device_groups(analysis, device):
