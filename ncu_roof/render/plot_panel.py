@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.groups import GroupBy, KernelGroup, group_kernels, group_key, ranked
+from ncu_roof.analysis.groups import GroupBy, KernelGroup, group_kernels, ranked
 from ncu_roof.analysis.model import DEFAULT_PRECISIONS
 from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import one_line, plural, shorten
@@ -216,13 +216,12 @@ def time_share(group: KernelGroup, total_s: float) -> float | None:
 def arrow_points(
     arrows: Sequence[Arrow], groups: Sequence[KernelGroup]
 ) -> list[tuple[KernelPoint, KernelPoint]]:
-    """One before → after pair per drawn head group (its launches': `group_key`): the base
-    launches matched to its launches, summed as the group is, at one tier both sides have (the
-    head's binding tier, else DRAM)."""
-    group_of = {g.key: g for g in groups}
+    """One before → after pair per drawn head group: the base launches matched to its launches,
+    summed as the group is, at one tier both sides have (the head's binding tier, else DRAM)."""
+    group_of = {g.key: g for g in groups}  # by kernel: (name, grid, block, device)
     bases: dict[int, list[Kernel]] = {}
     for base, head in arrows:
-        group = group_of.get(group_key(head))
+        group = group_of.get((head.name, head.grid, head.block, head.device))
         if group is not None:
             bases.setdefault(id(group), []).append(base)
     pairs = []
