@@ -1,16 +1,14 @@
 """`ncu_roof.base.arrow`: the buffer conversions give what pyarrow's own conversions give (offsets,
-nulls and chunks included), and reading a CSV page or console text through them loads no pandas."""
+nulls and chunks included)."""
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import modules_loaded_by
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,8 +22,6 @@ from ncu_roof.base.arrow import (
     text_lists_array,
     text_values,
 )
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def pieces(draw: st.DrawFn, values: list[Any], kind: pa.DataType) -> pa.Array | pa.ChunkedArray:
@@ -140,41 +136,8 @@ def test_text_lists_array_is_what_pa_array_makes(rows: list[list[str]]) -> None:
     assert made.equals(pa.array(rows, type=pa.list_(pa.string())))
 
 
-def test_the_parquet_export_loads_no_pandas(tmp_path: Path) -> None:
-    out = tmp_path / "runs.parquet"
-    args = ["analyze", str(FIXTURES / "raw_nvtx.csv"), "--format", "parquet", "-o", str(out)]
-    assert modules_loaded_by(args, {"pandas"}) == set()
-    assert out.stat().st_size > 0
-
-
 def test_wrong_types_are_refused() -> None:
     with pytest.raises(TypeError, match="float_values of int64"):
         float_values(pa.array([1, 2]))
     with pytest.raises(TypeError, match="bool_values of string"):
         bool_values(pa.array(["a"]))
-
-
-@pytest.mark.parametrize(
-    "given_input",
-    [
-        "raw_base.csv",  # pyarrow's read
-        "damaged",  # raw_base.csv with a short row: the csv module's read, then string_array
-        "raw_base_de_DE.csv",  # the careful number parse
-        "verdict_tensor_gemm_na_variant.csv",  # a column of n/a only: no chunk left to convert
-        "raw_two_runs_with_app_output.csv",
-        "console_details_2024.txt",  # parse_numbers of console text
-        "summary_per_kernel.csv",
-    ],
-)
-def test_reading_csv_or_console_text_loads_no_pandas(given_input: str, tmp_path: Path) -> None:
-    """pyarrow imports pandas (~0.35 s) on its first `to_numpy` or `pa.array`; the readers go
-    through the buffers instead, so a CSV page is analyzed without pandas."""
-    out = tmp_path / "out.json"
-    path = FIXTURES / given_input
-    if given_input == "damaged":
-        lines = (FIXTURES / "raw_base.csv").read_text(encoding="utf-8").splitlines(keepends=True)
-        path = tmp_path / "damaged.csv"
-        path.write_text("".join([*lines[:3], '"99","1","app"\n', *lines[3:]]), encoding="utf-8")
-    args = ["analyze", str(path), "--skip-bad-rows", "--format", "json", "-o", str(out)]
-    assert modules_loaded_by(args, {"pandas"}) == set()
-    assert '"kernels": [' in out.read_text(encoding="utf-8")
