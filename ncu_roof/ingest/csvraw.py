@@ -305,7 +305,8 @@ def _parse_metrics(part: _Part, names: list[str], style: NumberStyle) -> dict[st
 
 
 def _text(table: pa.Table, column: str) -> np.ndarray | None:
-    """A text column; ID and Device (checked by `_check_identity`) as numbers (NaN where empty)."""
+    """A text column as objects (None where null); ID and Device (checked by `_check_identity`)
+    as numbers (NaN where empty)."""
     import polars as pl
     import pyarrow.compute as pc
 
@@ -315,7 +316,11 @@ def _text(table: pa.Table, column: str) -> np.ndarray | None:
     if column in ("ID", "Device"):  # (blank: null, NaN in numpy)
         digits = pl.Series(pc.utf8_trim_whitespace(cells))
         return digits.replace("", None).cast(pl.Int64).cast(pl.Float64).to_numpy()
-    return pl.Series(cells).to_numpy()
+    # each distinct text one object (launches repeat their names: 100,000 rows, a few hundred texts)
+    encoded = pc.dictionary_encode(cells).combine_chunks()
+    words = np.array([*encoded.dictionary.to_pylist(), None], dtype=object)  # the last: for nulls
+    texts: np.ndarray = words[pl.Series(encoded.indices).fill_null(len(words) - 1).to_numpy()]
+    return texts
 
 
 def _nvtx_column(table: pa.Table) -> list[str | None] | None:
