@@ -249,22 +249,15 @@ def _sample_cells(part: _Part) -> list[str | None]:
     more than parsing it.
     """
     import polars as pl
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     if not part.numeric:
         return []
-    table = part.cells.select(part.numeric)
-    rows = table.num_rows
+    cells = pl.DataFrame(part.cells.select(part.numeric))
+    rows = cells.height
     if rows > _SAMPLE_ROWS:
         step = rows / _SAMPLE_ROWS
-        sample = np.zeros(rows, dtype=bool)
-        sample[[int(i * step) for i in range(_SAMPLE_ROWS)] + [rows - 1]] = True
-        table = table.filter(pl.Series(sample).to_arrow())
-    chunks = [chunk for column in table.columns for chunk in column.chunks]
-    if len({chunk.type for chunk in chunks}) > 1:  # a column past 2 GiB of text is large_string
-        chunks = [chunk.cast(pa.large_string()) for chunk in chunks]
-    distinct: list[str | None] = pc.unique(pa.chunked_array(chunks)).to_pylist()
+        cells = cells[sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1})]
+    distinct: list[str | None] = pl.concat(cells.get_columns()).unique().to_list()
     return distinct
 
 
