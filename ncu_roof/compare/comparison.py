@@ -16,6 +16,7 @@ import numpy as np
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.model import finite_or_none
+from ncu_roof.analysis.verdict_phrases import verdict_words
 from ncu_roof.base.matching import MatchBy
 from ncu_roof.base.shift import Movement, Shift, shift
 from ncu_roof.compare.pairs import (
@@ -89,7 +90,13 @@ def diff(
     base_rows, head_rows, occurrence = match_rows(base.columns, head.columns, match)
     total = Change(_total(base), _total(head))
     tiers = sorted({*base.columns.maps["bytes"], *head.columns.maps["bytes"]})
-    pairs = pair_columns(base.columns, head.columns, base_rows, head_rows, occurrence, tiers, threshold_pct)
+    words = (
+        verdict_words(base.launches, basis=True).to_list(),
+        verdict_words(head.launches, basis=True).to_list(),
+    )
+    pairs = pair_columns(
+        base.columns, head.columns, base_rows, head_rows, occurrence, tiers, threshold_pct, words
+    )
     return Diff(
         base_devices=_device_names(base),
         head_devices=_device_names(head),

@@ -17,7 +17,6 @@ import numpy as np
 
 from ncu_roof.analysis.columns import LaunchColumns, distinct_rows
 from ncu_roof.analysis.model import finite, finite_or_none
-from ncu_roof.analysis.verdict_phrases import verdict_words
 from ncu_roof.base.codes import factorize
 from ncu_roof.base.matching import MatchBy
 
@@ -228,9 +227,11 @@ def pair_columns(
     occurrence: np.ndarray,
     tiers: Sequence[str],
     threshold_pct: float,
+    verdicts: tuple[Sequence[str], Sequence[str]],
 ) -> PairColumns:
-    """What each pair says: names from the head (else the base), both sides' numbers, verdicts,
-    and the status (only one side, or the duration's change against the threshold)."""
+    """What each pair says: names from the head (else the base), both sides' numbers, verdicts
+    (`verdicts`: each side's launches' verdict words), and the status (only one side, or the
+    duration's change against the threshold)."""
     numbers: dict[str, tuple[np.ndarray, np.ndarray]] = {
         q: (_side(base[q], base_rows), _side(head[q], head_rows)) for q in (DURATION, FLOP_PER_S)
     }
@@ -252,7 +253,7 @@ def pair_columns(
         parts = zip(*(_side(columns[c], rows, None).tolist() for c in ("input", "run", "id")), strict=True)
         return [None if None in key else key for key in parts]
 
-    base_words, head_words = verdict_words(base, basis=True), verdict_words(head, basis=True)
+    base_words, head_words = verdicts
     pairs = PairColumns(
         base_row=base_rows,
         head_row=head_rows,

@@ -12,8 +12,8 @@ from pathlib import PurePath
 from urllib.parse import quote
 
 import numpy as np
+import polars as pl
 
-from ncu_roof.analysis.columns import LaunchColumns
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.analysis.records import Device, Kernel
@@ -27,7 +27,7 @@ from ncu_roof.render.summary import (
     Row,
     Summary,
     device_name,
-    lead_columns,
+    lead_launches,
     roofs_clock_words,
     summarize,
 )
@@ -47,10 +47,12 @@ def bandwidth_tier(kernel: Kernel) -> str | None:
     return None
 
 
-def intensity_tiers(launches: LaunchColumns) -> list[str]:
+def intensity_tiers(launches: pl.DataFrame) -> list[str]:
     """Memory tiers with an intensity for at least one launch, in hierarchy order."""
-    values = launches.maps["intensity_flop_per_byte"]
-    present = {tier for tier, a in values.items() if (~np.isnan(a)).any()}
+    if launches.is_empty():
+        return []
+    values = launches.get_column("intensity_flop_per_byte").struct.unnest()
+    present = {tier for tier in values.columns if values.get_column(tier).is_not_null().any()}
     return [t for t in TIERS if t in present] + sorted(present - set(TIERS))
 
 
@@ -239,7 +241,7 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
 
 
 def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
-    tiers = intensity_tiers(lead_columns(rows))
+    tiers = intensity_tiers(lead_launches(rows))
     launch = "Longest launch" if summary.by_nvtx else "Launch"  # an NVTX range: its kernel too
     header = ["#", launch, "Binding", *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth"]
     if summary.grouped:
