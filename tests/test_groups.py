@@ -67,7 +67,7 @@ _CELLS = st.sampled_from(["k", "k2", "", None, "(no NVTX range)"])
 def test_launches_are_grouped_by_their_key_in_first_launch_order(
     rows: list[tuple[str | None, str | None, str | None, str | None, int, float | None]],
 ) -> None:
-    """The groups are those of a dict of the launches' `group_key`s: the same keys, in
+    """The groups are those of a dict of the launches' keys: the same keys, in
     first-launch order, each launch in its key's group, slowest first and ties in launch order
     (by kernel and launch shape, and by NVTX range, a launch in none grouped as `NO_NVTX`)."""
     names, grids, blocks, nvtx, devices, durations = (

@@ -66,13 +66,6 @@ GroupKey = tuple[str, str | None, str | None, int]  # name (or NVTX range), grid
 NO_NVTX = "(no NVTX range)"
 
 
-def group_key(kernel: Kernel, by: GroupBy = GroupBy.KERNEL) -> GroupKey:
-    """What a launch is grouped by: its kernel and launch shape, or (`NVTX`) its NVTX range."""
-    if by is GroupBy.NVTX:
-        return (kernel.nvtx if kernel.nvtx is not None else NO_NVTX, None, None, kernel.device)
-    return (kernel.name, kernel.grid, kernel.block, kernel.device)
-
-
 @dataclass(frozen=True)
 class KernelGroup:
     """Launches of one kernel (name, grid, block, device) or NVTX range, slowest launch first.
