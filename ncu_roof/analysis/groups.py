@@ -27,7 +27,7 @@ from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import frame_of
 from ncu_roof.analysis.model import intensity_array
 from ncu_roof.analysis.records import Kernel
-from ncu_roof.analysis.verdict_phrases import verdict_words
+from ncu_roof.analysis.verdict_phrases import verdict_codes
 from ncu_roof.recipe import is_integer_path
 
 
@@ -175,7 +175,7 @@ def _grouped(launches: pl.DataFrame, by: GroupBy) -> pl.DataFrame:
 
 def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
     launches = analysis.launches
-    words = verdict_words(launches, basis=True)
+    codes, phrases = verdict_codes(launches, basis=True)
     table = _grouped(launches.with_row_index("row"), by)
     duration, pct = (launches.get_column(c).to_numpy() for c in ("duration_s", "pct_of_roof"))
     x = _PerLaunch(
@@ -183,7 +183,8 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
         frame=launches,
         duration_s=duration,
         durations_s=duration.tolist(),
-        words=words.to_list(),
+        codes=codes,
+        phrases=phrases,
         headroom_s=headroom_array(duration, pct),
         headroom_sol_s=launches.get_column("headroom_sol_s").to_numpy(),
         above=pct > 100.0,
@@ -209,7 +210,8 @@ class _PerLaunch:
     frame: pl.DataFrame
     duration_s: np.ndarray
     durations_s: list[float]
-    words: list[str]
+    codes: np.ndarray  # each launch's verdict: into `phrases`
+    phrases: list[str]
     headroom_s: np.ndarray
     headroom_sol_s: np.ndarray
     above: np.ndarray
@@ -241,7 +243,7 @@ def _one_launch(key: GroupKey, j: int, notes: tuple[str, ...], x: _PerLaunch) ->
         mean_duration_s=time,
         min_duration_s=time,
         max_duration_s=time,
-        verdicts=(x.words[j],),
+        verdicts=(x.phrases[x.codes[j]],),
         headroom_s=room,
         headroom_complete=room is not None,
         headroom_sol_s=None if math.isnan(x.headroom_sol_s[j]) else float(x.headroom_sol_s[j]),
@@ -255,11 +257,11 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
     seconds = x.duration_s[rows]
     times = seconds[~np.isnan(seconds)]
     time = math.fsum(times.tolist()) if len(times) else None
-    word_s: dict[str, float] = {}  # each verdict's time, summed slowest launch first
-    for word, s in zip((x.words[j] for j in rows.tolist()), seconds.tolist(), strict=True):
-        word_s[word] = word_s.get(word, 0.0) + (0.0 if math.isnan(s) else s)
-    by_time = sorted(word_s.items(), key=lambda item: -item[1])  # ties: first seen first
-    timed_s = math.fsum(word_s.values())
+    # each verdict's time, sums in launch order (slowest first); by time, ties by first seen
+    words, first_at, inverse = np.unique(x.codes[rows], return_index=True, return_inverse=True)
+    word_s = np.bincount(inverse, weights=np.where(np.isnan(seconds), 0.0, seconds), minlength=len(words))
+    order = np.lexsort((first_at, -word_s))
+    timed_s = float(word_s.sum())
     rooms = x.headroom_s[rows]
     known = rooms[~np.isnan(rooms)]
     share, device_share = x.shares(time, key[3])
@@ -274,8 +276,10 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
         mean_duration_s=time / len(times) if time is not None else None,
         min_duration_s=float(times.min()) if len(times) else None,
         max_duration_s=float(times.max()) if len(times) else None,
-        verdicts=tuple(w for w, _ in by_time),
-        verdict_shares=tuple(s / timed_s if timed_s > 0 else math.nan for _, s in by_time),
+        verdicts=tuple(x.phrases[c] for c in words[order].tolist()),
+        verdict_shares=tuple(
+            (word_s[order] / timed_s if timed_s > 0 else np.full(len(order), math.nan)).tolist()
+        ),
         headroom_s=float(known.sum()) if len(known) else None,
         headroom_complete=len(known) == len(rooms),
         headroom_sol_s=_known_sum(x.headroom_sol_s[rows]),

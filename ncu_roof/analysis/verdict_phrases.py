@@ -7,6 +7,7 @@ rounds it) and each distinct row of them is worded once.
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.records import busiest_compute_pipe, verdict_phrase
@@ -15,8 +16,14 @@ from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
 
 def verdict_words(launches: pl.DataFrame, *, basis: bool = False) -> pl.Series:
     """`describe` of every launch (with `basis`: what each rests on)."""
+    codes, phrases = verdict_codes(launches, basis=basis)
+    return pl.Series("words", phrases, pl.String).gather(codes)
+
+
+def verdict_codes(launches: pl.DataFrame, *, basis: bool = False) -> tuple[np.ndarray, list[str]]:
+    """`verdict_words` as each launch's code into the distinct phrases (in first-launch order)."""
     if launches.is_empty():  # its structs may have no fields
-        return pl.Series("words", [], pl.String)
+        return np.zeros(0, dtype=np.int64), []
     bound, sol = pl.col("bound"), pl.col("verdict_basis") == VerdictBasis.SOL.value
     compute = bound == Bound.COMPUTE.value
     parts = launches.select(
@@ -33,10 +40,10 @@ def verdict_words(launches: pl.DataFrame, *, basis: bool = False) -> pl.Series:
         (pl.col("small_grid") & (bound == Bound.LATENCY.value)).alias("small_grid"),
     )
     distinct = parts.with_row_index("row").group_by(parts.columns, maintain_order=True).agg("row")
-    phrases = pl.Series(
-        "words", [_phrase(**r) for r in distinct.drop("row").iter_rows(named=True)], pl.String
-    )
-    return distinct.select(phrases, "row").explode("row").sort("row").get_column("words")
+    code: dict[str, int] = {}  # parts that differ may read alike (a percentage only a pipe ceiling shows)
+    codes = [code.setdefault(_phrase(**r), len(code)) for r in distinct.drop("row").iter_rows(named=True)]
+    by_row = distinct.select(pl.Series("code", codes, pl.Int64), "row").explode("row").sort("row")
+    return by_row.get_column("code").to_numpy(), list(code)
 
 
 def _whole(number: pl.Expr) -> pl.Expr:

@@ -332,11 +332,9 @@ def _template(note: str) -> str:
 
 def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[str, str]]:
     """The distinct notes, most launches first; the number of each template; note → template."""
-    launches = analysis.launches.group_by("notes", maintain_order=True).len()  # they share notes
-    per_note: dict[str, int] = {}  # each distinct note's launches, in first-seen order
-    for notes, count in launches.iter_rows():
-        for note in dict.fromkeys(notes):
-            per_note[note] = per_note.get(note, 0) + count
+    each = analysis.launches.select(pl.col("notes").list.unique(maintain_order=True)).explode("notes")
+    # each distinct note's launches, in first-seen order
+    per_note = dict(each.drop_nulls().group_by("notes", maintain_order=True).len().iter_rows())
     first: dict[str, str] = {}
     counts: dict[str, int] = {}
     wordings: dict[str, set[str]] = {}
