@@ -293,11 +293,20 @@ def combined_figures(lead: Kernel, launches: pl.DataFrame, rows: np.ndarray) -> 
     summed, rates over their summed time, intensity over their summed bytes, % of roof, of each
     tier's roof and SOL percentages weighted by time, the SOL headroom summed; each over the
     launches that have the figure (and a duration), None where none has it."""
-    picked = launches[rows]
+    maps = {"flop": [*lead.flop, "total"], "bytes": lead.bytes, "sol_pct": lead.sol_pct}
+    maps["pct_of_bandwidth"] = list(lead.pct_of_bandwidth)
+    wanted = [
+        *(pl.col(f) for f in ("duration_s", "pct_of_roof", "headroom_sol_s")),
+        *(
+            pl.col(f).struct.field(k).alias(f"{f}.{k}")
+            for f, keys in maps.items()
+            for k in dict.fromkeys(keys)
+        ),
+    ]
+    table = launches.select(wanted)[rows]  # the launches' values, NaN: null
 
-    def of(field: str, key: str | None = None) -> np.ndarray:  # the launches' values, NaN: null
-        column = picked.get_column(field)
-        values: np.ndarray = (column if key is None else column.struct.field(key)).to_numpy()
+    def of(field: str, key: str | None = None) -> np.ndarray:
+        values: np.ndarray = table.get_column(field if key is None else f"{field}.{key}").to_numpy()
         return values
 
     duration = np.where(of("duration_s") > 0, of("duration_s"), np.nan)
@@ -336,7 +345,7 @@ def combined_figures(lead: Kernel, launches: pl.DataFrame, rows: np.ndarray) -> 
         sol_pct={k: timed(of("sol_pct", k)) for k in lead.sol_pct},
         pct_of_bandwidth={t: timed(of("pct_of_bandwidth", t)) for t in lead.pct_of_bandwidth},
         headroom_sol_s=_known_sum(of("headroom_sol_s")),
-        ops={k: _known_sum(_ops(picked, k)) for k in lead.ops},
+        ops={k: _known_sum(_ops(launches.select("tensor_paths", "ops_total")[rows], k)) for k in lead.ops},
     )
 
 
