@@ -148,21 +148,13 @@ def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[Kern
 def _grouped(launches: pl.DataFrame, by: GroupBy) -> pl.DataFrame:
     """Per group, in first-launch order: its key's columns, `rows` (its launches' rows, slowest
     first, ties in launch order) and `notes` (its launches' notes, each once, in that order)."""
+    kernel = ["name", "grid", "block", "device"]
     if by is GroupBy.NONE:
         return launches.select(
-            "name",
-            "grid",
-            "block",
-            "device",
-            rows=pl.concat_list("row"),
-            notes=pl.col("notes").list.unique(maintain_order=True),
+            *kernel, rows=pl.concat_list("row"), notes=pl.col("notes").list.unique(maintain_order=True)
         )
+    keys = [pl.col("nvtx").fill_null(NO_NVTX), "device"] if by is GroupBy.NVTX else kernel
     slowest = pl.col("duration_s").fill_null(-1.0)
-    keys = (
-        [pl.col("nvtx").fill_null(NO_NVTX), "device"]
-        if by is GroupBy.NVTX
-        else ["name", "grid", "block", "device"]
-    )
     return launches.group_by(keys, maintain_order=True).agg(
         pl.col("row").sort_by(slowest, descending=True, maintain_order=True).alias("rows"),
         pl.col("notes")
