@@ -6,15 +6,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
+import polars as pl
 import pytest
 from conftest import analyzed
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.analysis.columns import LaunchColumns
-from ncu_roof.analysis.groups import NO_NVTX, GroupBy, GroupKey, KernelGroup, _group_codes, group_kernels
-from ncu_roof.base.codes import object_array
+from ncu_roof.analysis.groups import NO_NVTX, GroupBy, KernelGroup, _grouped, group_kernels
 from ncu_roof.cli.analyze import example_path
 
 
@@ -60,30 +58,42 @@ def test_a_single_launchs_figures_are_its_own() -> None:
 _CELLS = st.sampled_from(["k", "k2", "", None, "(no NVTX range)"])
 
 
-@given(st.lists(st.tuples(_CELLS, _CELLS, _CELLS, _CELLS, st.integers(0, 2)), max_size=40))
-def test_launches_are_grouped_by_their_key_in_first_launch_order(
-    rows: list[tuple[str | None, str | None, str | None, str | None, int]],
-) -> None:
-    """Coded column by column, the groups are those of a dict of the launches' `group_key`s:
-    the same keys, in first-launch order, each launch in its key's group (by kernel and launch
-    shape, and by NVTX range, a launch in none grouped as `NO_NVTX`)."""
-    names, grids, blocks, nvtx, devices = (list(c) for c in zip(*rows, strict=True)) if rows else ([],) * 5
-    columns = LaunchColumns(
-        len(rows),
-        {
-            "name": object_array([n or "" for n in names]),
-            "grid": object_array(grids),
-            "block": object_array(blocks),
-            "nvtx": object_array(nvtx),
-            "device": np.array(devices, dtype="int64"),
-        },
-        {},
+@given(
+    st.lists(
+        st.tuples(_CELLS, _CELLS, _CELLS, _CELLS, st.integers(0, 2), st.sampled_from([None, 1.0, 2.0])),
+        max_size=40,
     )
+)
+def test_launches_are_grouped_by_their_key_in_first_launch_order(
+    rows: list[tuple[str | None, str | None, str | None, str | None, int, float | None]],
+) -> None:
+    """The groups are those of a dict of the launches' keys: the same keys, in
+    first-launch order, each launch in its key's group, slowest first and ties in launch order
+    (by kernel and launch shape, and by NVTX range, a launch in none grouped as `NO_NVTX`)."""
+    names, grids, blocks, nvtx, devices, durations = (
+        (list(c) for c in zip(*rows, strict=True)) if rows else ([],) * 6
+    )
+    launches = pl.DataFrame(
+        {
+            "name": [n or "" for n in names],
+            "grid": grids,
+            "block": blocks,
+            "nvtx": nvtx,
+            "device": devices,
+            "duration_s": durations,
+            "notes": [[] for _ in rows],
+        },
+        schema_overrides={c: pl.String for c in ("name", "grid", "block", "nvtx")}
+        | {"device": pl.Int64, "duration_s": pl.Float64, "notes": pl.List(pl.String)},
+    ).with_row_index("row")
     by_kernel = [(n or "", g, b, d) for n, g, b, d in zip(names, grids, blocks, devices, strict=True)]
-    by_range = [(NO_NVTX if r is None else r, None, None, d) for r, d in zip(nvtx, devices, strict=True)]
+    by_range = [(NO_NVTX if r is None else r, d) for r, d in zip(nvtx, devices, strict=True)]
     for by, keys in ((GroupBy.KERNEL, by_kernel), (GroupBy.NVTX, by_range)):
-        index: dict[GroupKey, int] = {}
-        expected = [index.setdefault(k, len(index)) for k in keys]
-        codes, distinct = _group_codes(columns, by)
-        assert codes.tolist() == expected
-        assert distinct == list(index)
+        expected: dict[object, list[int]] = {}
+        for j, key in enumerate(keys):
+            expected.setdefault(key, []).append(j)
+        slowest = {k: sorted(r, key=lambda j: -(durations[j] or -1.0)) for k, r in expected.items()}
+        table = _grouped(launches, by)
+        columns = ["name", "grid", "block", "device"] if by is GroupBy.KERNEL else ["nvtx", "device"]
+        assert list(table.select(columns).iter_rows()) == list(slowest)
+        assert table.get_column("rows").to_list() == list(slowest.values())

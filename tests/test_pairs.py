@@ -1,6 +1,6 @@
 """`pairs.match_rows`: the kernels of two runs matched as one pandas merge on the compared fields
 and the occurrence among equals would match them (the oracle below), for every `MatchBy`; and
-`pairs.verdict_texts`: each launch's verdict as `records.describe` words it."""
+`verdict_phrases.verdict_words`: each launch's verdict as `records.describe` words it."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from ncu_roof.analysis.frame import frame_of
 from ncu_roof.analysis.records import describe
+from ncu_roof.analysis.verdict_phrases import verdict_words
 from ncu_roof.base.matching import MatchBy
 from ncu_roof.base.vocabulary import with_basis
-from ncu_roof.compare.pairs import match_rows, pair_frame, verdict_texts
+from ncu_roof.compare.pairs import match_rows, pair_frame
 
 FIELDS = ("name", "grid", "block")
 Launch = tuple[str, str | None, str | None]
@@ -111,12 +112,12 @@ def test_base_only_launches_are_numbered_among_their_equals() -> None:
 def test_verdict_texts_word_each_launch_as_describe_does(name: str) -> None:
     analysis = analyzed(FIXTURES / name)
     expected = [with_basis(describe(k), k.verdict_basis) for k in analysis.kernels]
-    assert verdict_texts(analysis.launches).to_list() == expected
+    assert verdict_words(analysis.launches, basis=True).to_list() == expected
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_a_percentage_rounded_by_polars_reads_as_the_percentage(pct: float) -> None:
-    """`verdict_texts` words a verdict once per rounded percentage: Polars' `round(0)` must read
+    """`verdict_words` words a verdict once per rounded percentage: Polars' `round(0)` must read
     as `:.0f` reads the percentage itself."""
     rounded = pl.Series([pct]).round(0).item()
     assert f"{rounded:.0f}" == f"{pct:.0f}"

@@ -19,16 +19,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
-from itertools import chain
 
 import numpy as np
+import polars as pl
 
-from ncu_roof.analysis.columns import LaunchColumns, columns_of, distinct_rows, factorized
 from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.frame import frame_of
 from ncu_roof.analysis.model import intensity_array
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.verdict_phrases import verdict_codes
-from ncu_roof.base.codes import object_array
+from ncu_roof.recipe import is_integer_path
 
 
 class GroupBy(StrEnum):
@@ -66,42 +66,6 @@ GroupKey = tuple[str, str | None, str | None, int]  # name (or NVTX range), grid
 NO_NVTX = "(no NVTX range)"
 
 
-def group_key(kernel: Kernel, by: GroupBy = GroupBy.KERNEL) -> GroupKey:
-    """What a launch is grouped by: its kernel and launch shape, or (`NVTX`) its NVTX range."""
-    if by is GroupBy.NVTX:
-        return (kernel.nvtx if kernel.nvtx is not None else NO_NVTX, None, None, kernel.device)
-    return (kernel.name, kernel.grid, kernel.block, kernel.device)
-
-
-def _launch_keys(columns: LaunchColumns) -> list[GroupKey]:
-    """`group_key` of every launch (by kernel), from the columns."""
-    names, grids, blocks, device = (columns[c].tolist() for c in ("name", "grid", "block", "device"))
-    return list(zip(names, grids, blocks, device, strict=True))
-
-
-def _group_codes(columns: LaunchColumns, by: GroupBy) -> tuple[np.ndarray, list[GroupKey]]:
-    """Each launch's group (0, 1, … in first-launch order) and the groups' keys (`group_key`):
-    the key's columns coded one by one and their combinations found at once (a dict of 100,000
-    key tuples cost 3x as much)."""
-    device = columns["device"]
-    if by is GroupBy.NVTX:
-        texts = [object_array([NO_NVTX if r is None else r for r in columns["nvtx"].tolist()])]
-    else:
-        texts = [columns[c] for c in ("name", "grid", "block")]
-    first, inverse = distinct_rows([*(factorized(t)[0] for t in texts), device])
-    seen = np.argsort(first, kind="stable")  # the groups in first-launch order
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[seen] = np.arange(len(first))
-    rows = first[seen].tolist()
-    cells = [[t[j] for j in rows] for t in texts]
-    devices = device[rows].tolist()
-    if by is GroupBy.NVTX:
-        keys: list[GroupKey] = [(r, None, None, d) for r, d in zip(cells[0], devices, strict=True)]
-    else:
-        keys = list(zip(*cells, devices, strict=True))
-    return rank[inverse], keys
-
-
 @dataclass(frozen=True)
 class KernelGroup:
     """Launches of one kernel (name, grid, block, device) or NVTX range, slowest launch first.
@@ -112,6 +76,7 @@ class KernelGroup:
     key: GroupKey
     rows: tuple[int, ...]  # its launches' rows in the analysis, slowest first
     kernels: Sequence[Kernel] = field(repr=False, compare=False)  # the analysis' launches
+    frame: pl.DataFrame = field(repr=False, compare=False)  # the same, as the launch frame
     time_share: float | None = None  # of the whole analysis' time
     device_share: float | None = None  # of its device's time
     total_duration_s: float | None = None  # sum over its launches with a duration
@@ -132,7 +97,7 @@ class KernelGroup:
         traffic and roof figures combined (`combined_figures`); the launch itself when alone."""
         if self.count == 1:
             return self.lead
-        return combined_figures(self.lead, columns_of(self.kernels), np.array(self.rows, dtype="int64"))
+        return combined_figures(self.lead, self.frame, np.array(self.rows, dtype="int64"))
 
     @property
     def name(self) -> str:
@@ -159,46 +124,19 @@ class KernelGroup:
     def of(key: GroupKey, launches: Sequence[Kernel]) -> KernelGroup:
         """A group of the given launches (in that order), with their total time and nothing else."""
         times = [k.duration_s for k in launches if k.duration_s is not None]
+        rows = tuple(range(len(launches)))
         return KernelGroup(
-            key, tuple(range(len(launches))), launches, total_duration_s=sum(times) if times else None
+            key, rows, launches, frame_of(launches), total_duration_s=sum(times) if times else None
         )
 
 
 def device_totals_s(analysis: Analysis) -> dict[int, float]:
     """Seconds per device: the sum of its launches' durations (absent: a device without one)."""
-    totals: dict[int, float] = {}
-    duration, device = analysis.columns["duration_s"], analysis.columns["device"]
-    timed = ~np.isnan(duration)
-    ids, inverse = np.unique(device[timed], return_inverse=True)
-    for index, seconds in zip(
-        ids.tolist(), np.bincount(inverse, weights=duration[timed]).tolist(), strict=True
-    ):
-        totals[index] = totals.get(index, 0.0) + seconds
-    return totals
-
-
-@dataclass(frozen=True)
-class _PerLaunch:
-    """What groups are made of, per launch (row j), as plain lists and arrays."""
-
-    kernels: Sequence[Kernel]
-    duration_s: np.ndarray
-    durations_s: list[float]
-    words: list[str]
-    word_codes: np.ndarray  # into `phrases`
-    phrases: np.ndarray
-    headroom_s: np.ndarray
-    headroom_sol_s: np.ndarray
-    above: np.ndarray
-    notes: np.ndarray
-    total_s: float
-
-    def shares(self, time: float | None, device_total_s: float) -> tuple[float | None, float | None]:
-        """Of the whole analysis' time, and of its device's."""
-        if time is None:
-            return None, None
-        whole = time / self.total_s if self.total_s > 0 else None
-        return whole, time / device_total_s if device_total_s > 0 else None
+    timed = analysis.launches.filter(pl.col("duration_s").is_not_null())
+    duration, device = (timed.get_column(c).to_numpy() for c in ("duration_s", "device"))
+    ids, inverse = np.unique(device, return_inverse=True)
+    seconds = np.bincount(inverse, weights=duration).tolist()  # summed in launch order
+    return dict(zip(ids.tolist(), seconds, strict=True))
 
 
 def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[KernelGroup]:
@@ -207,112 +145,160 @@ def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[Kern
     return list(analysis.derived(("groups", by), lambda: tuple(_group_kernels(analysis, by))))
 
 
-def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
-    columns = analysis.columns
-    n = len(columns)
+def _grouped(launches: pl.DataFrame, by: GroupBy) -> pl.DataFrame:
+    """Per group, in first-launch order: its key's columns, `rows` (its launches' rows, slowest
+    first, ties in launch order) and `notes` (its launches' notes, each once, in that order)."""
+    kernel = ["name", "grid", "block", "device"]
     if by is GroupBy.NONE:
-        codes, distinct = np.arange(n), _launch_keys(columns)
-    else:
-        codes, distinct = _group_codes(columns, by)
-    duration = columns["duration_s"]
-    order = np.lexsort((-np.nan_to_num(duration, nan=-1.0), codes))  # by group, slowest first
-    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]]) if n else np.zeros(0, int)
-    per_device = device_totals_s(analysis)
-    word_codes, phrases = verdict_codes(columns, basis=True)
-    launches = _PerLaunch(
+        return launches.select(
+            *kernel, rows=pl.concat_list("row"), notes=pl.col("notes").list.unique(maintain_order=True)
+        )
+    keys = [pl.col("nvtx").fill_null(NO_NVTX), "device"] if by is GroupBy.NVTX else kernel
+    slowest = pl.col("duration_s").fill_null(-1.0)
+    return launches.group_by(keys, maintain_order=True).agg(
+        pl.col("row").sort_by(slowest, descending=True, maintain_order=True).alias("rows"),
+        pl.col("notes")
+        .sort_by(slowest, descending=True, maintain_order=True)
+        .explode()
+        .drop_nulls()
+        .unique(maintain_order=True),
+    )
+
+
+def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
+    launches = analysis.launches
+    codes, phrases = verdict_codes(launches, basis=True)
+    table = _grouped(launches.with_row_index("row"), by)
+    duration, pct = (launches.get_column(c).to_numpy() for c in ("duration_s", "pct_of_roof"))
+    x = _PerLaunch(
         kernels=analysis.kernels,
+        frame=launches,
         duration_s=duration,
         durations_s=duration.tolist(),
-        words=phrases[word_codes].tolist(),
-        word_codes=word_codes,
+        codes=codes,
         phrases=phrases,
-        headroom_s=headroom_array(duration, columns["pct_of_roof"]),
-        headroom_sol_s=columns["headroom_sol_s"],
-        above=columns["pct_of_roof"] > 100.0,
-        notes=columns["notes"],
+        headroom_s=headroom_array(duration, pct),
+        headroom_sol_s=launches.get_column("headroom_sol_s").to_numpy(),
+        above=pct > 100.0,
         total_s=analysis.total_duration_s,
+        device_totals_s=device_totals_s(analysis),
     )
-    devices = columns["device"].tolist()
-    out = []
-    for start, end in zip(starts.tolist(), [*starts[1:].tolist(), n][: len(starts)], strict=True):
-        rows = order[start:end]
-        key = distinct[int(codes[rows[0]])]
-        device_total = per_device.get(devices[int(rows[0])], 0.0)
-        make = _one_launch if end - start == 1 else _launches
-        out.append(make(key, rows, launches, device_total))
-    return out  # in first-launch order: the groups' codes are
+    if by is GroupBy.NVTX:
+        keys: list[GroupKey] = [(r, None, None, d) for r, d in table.select("nvtx", "device").iter_rows()]
+    else:
+        keys = list(table.select("name", "grid", "block", "device").iter_rows())
+    rows, notes = table.get_column("rows").to_list(), table.get_column("notes").to_list()
+    return [
+        _one_launch(k, r[0], tuple(n), x) if len(r) == 1 else _launches(k, np.array(r), tuple(n), x)
+        for k, r, n in zip(keys, rows, notes, strict=True)
+    ]
 
 
-def _one_launch(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: float) -> KernelGroup:
+@dataclass(frozen=True)
+class _PerLaunch:
+    """What groups are made of, per launch (row j), as plain lists and arrays."""
+
+    kernels: Sequence[Kernel]
+    frame: pl.DataFrame
+    duration_s: np.ndarray
+    durations_s: list[float]
+    codes: np.ndarray  # each launch's verdict: into `phrases`
+    phrases: list[str]
+    headroom_s: np.ndarray
+    headroom_sol_s: np.ndarray
+    above: np.ndarray
+    total_s: float
+    device_totals_s: dict[int, float]
+
+    def shares(self, time: float | None, device: int) -> tuple[float | None, float | None]:
+        """Of the whole analysis' time, and of its device's."""
+        if time is None:
+            return None, None
+        device_total_s = self.device_totals_s.get(device, 0.0)
+        whole = time / self.total_s if self.total_s > 0 else None
+        return whole, time / device_total_s if device_total_s > 0 else None
+
+
+def _one_launch(key: GroupKey, j: int, notes: tuple[str, ...], x: _PerLaunch) -> KernelGroup:
     """A group of one launch (every group of `--launches`): no arrays to reduce."""
-    j = int(rows[0])
     time = None if math.isnan(x.durations_s[j]) else x.durations_s[j]
     room = None if math.isnan(x.headroom_s[j]) else float(x.headroom_s[j])
-    share, device_share = x.shares(time, device_total_s)
+    share, device_share = x.shares(time, key[3])
     return KernelGroup(
         key=key,
         rows=(j,),
         kernels=x.kernels,
+        frame=x.frame,
         time_share=share,
         device_share=device_share,
         total_duration_s=time,
         mean_duration_s=time,
         min_duration_s=time,
         max_duration_s=time,
-        verdicts=(x.words[j],),
+        verdicts=(x.phrases[x.codes[j]],),
         headroom_s=room,
         headroom_complete=room is not None,
         headroom_sol_s=None if math.isnan(x.headroom_sol_s[j]) else float(x.headroom_sol_s[j]),
         above_roof=bool(x.above[j]),
-        notes=tuple(dict.fromkeys(x.notes[j])),
+        notes=notes,
     )
 
 
-def _launches(key: GroupKey, rows: np.ndarray, x: _PerLaunch, device_total_s: float) -> KernelGroup:
+def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLaunch) -> KernelGroup:
     """A group of several launches (`rows`, slowest first): sums, extremes, verdicts by time."""
-    times = x.duration_s[rows][~np.isnan(x.duration_s[rows])]
+    seconds = x.duration_s[rows]
+    times = seconds[~np.isnan(seconds)]
     time = math.fsum(times.tolist()) if len(times) else None
     # each verdict's time, sums in launch order (slowest first); by time, ties by first seen
-    words, first_at, inverse = np.unique(x.word_codes[rows], return_index=True, return_inverse=True)
-    seconds = x.duration_s[rows]
-    word_s = np.bincount(
-        inverse.ravel(), weights=np.where(np.isnan(seconds), 0.0, seconds), minlength=len(words)
-    )
+    words, first_at, inverse = np.unique(x.codes[rows], return_index=True, return_inverse=True)
+    word_s = np.bincount(inverse, weights=np.where(np.isnan(seconds), 0.0, seconds), minlength=len(words))
     order = np.lexsort((first_at, -word_s))
-    by_time = words[order]
     timed_s = float(word_s.sum())
-    shares = word_s[order] / timed_s if timed_s > 0 else np.full(len(order), math.nan)
     rooms = x.headroom_s[rows]
     known = rooms[~np.isnan(rooms)]
-    share, device_share = x.shares(time, device_total_s)
+    share, device_share = x.shares(time, key[3])
     return KernelGroup(
         key=key,
         rows=tuple(rows.tolist()),
         kernels=x.kernels,
+        frame=x.frame,
         time_share=share,
         device_share=device_share,
         total_duration_s=time,
         mean_duration_s=time / len(times) if time is not None else None,
         min_duration_s=float(times.min()) if len(times) else None,
         max_duration_s=float(times.max()) if len(times) else None,
-        verdicts=tuple(x.phrases[by_time].tolist()),
-        verdict_shares=tuple(shares.tolist()),
+        verdicts=tuple(x.phrases[c] for c in words[order].tolist()),
+        verdict_shares=tuple(
+            (word_s[order] / timed_s if timed_s > 0 else np.full(len(order), math.nan)).tolist()
+        ),
         headroom_s=float(known.sum()) if len(known) else None,
         headroom_complete=len(known) == len(rooms),
         headroom_sol_s=_known_sum(x.headroom_sol_s[rows]),
         above_roof=bool(x.above[rows].any()),
-        notes=tuple(dict.fromkeys(chain.from_iterable(dict.fromkeys(x.notes[rows].tolist())))),
+        notes=notes,
     )
 
 
-def combined_figures(lead: Kernel, columns: LaunchColumns, rows: np.ndarray) -> Kernel:
-    """Several launches (`rows`) as one: FLOPs, integer operations and bytes summed, rates over
-    their summed time, intensity over their summed bytes, % of roof, of each tier's roof and SOL
-    percentages weighted by time, the SOL headroom summed; each over the launches that have the
-    figure (and a duration), None where none has it."""
+def combined_figures(lead: Kernel, launches: pl.DataFrame, rows: np.ndarray) -> Kernel:
+    """Several launches (`rows` of the launch frame) as one: FLOPs, integer operations and bytes
+    summed, rates over their summed time, intensity over their summed bytes, % of roof, of each
+    tier's roof and SOL percentages weighted by time, the SOL headroom summed; each over the
+    launches that have the figure (and a duration), None where none has it."""
+    maps = {"flop": [*lead.flop, "total"], "bytes": lead.bytes, "sol_pct": lead.sol_pct}
+    maps["pct_of_bandwidth"] = list(lead.pct_of_bandwidth)
+    wanted = [
+        *(pl.col(f) for f in ("duration_s", "pct_of_roof", "headroom_sol_s")),
+        *(
+            pl.col(f).struct.field(k).alias(f"{f}.{k}")
+            for f, keys in maps.items()
+            for k in dict.fromkeys(keys)
+        ),
+    ]
+    table = launches.select(wanted)[rows]  # the launches' values, NaN: null
 
-    def of(field: str, key: str | None = None) -> np.ndarray:  # the launches' values only
-        values: np.ndarray = (columns[field] if key is None else columns.key(field, key))[rows]
+    def of(field: str, key: str | None = None) -> np.ndarray:
+        values: np.ndarray = table.get_column(field if key is None else f"{field}.{key}").to_numpy()
         return values
 
     duration = np.where(of("duration_s") > 0, of("duration_s"), np.nan)
@@ -351,10 +337,20 @@ def combined_figures(lead: Kernel, columns: LaunchColumns, rows: np.ndarray) -> 
         sol_pct={k: timed(of("sol_pct", k)) for k in lead.sol_pct},
         pct_of_bandwidth={t: timed(of("pct_of_bandwidth", t)) for t in lead.pct_of_bandwidth},
         headroom_sol_s=_known_sum(of("headroom_sol_s")),
-        ops={
-            k: _known_sum(np.array([r.get(k) for r in of("ops").tolist()], dtype="float64")) for k in lead.ops
-        },
+        ops={k: _known_sum(_ops(launches.select("tensor_paths", "ops_total")[rows], k)) for k in lead.ops},
     )
+
+
+def _ops(launches: pl.DataFrame, key: str) -> np.ndarray:
+    """Each launch's `Kernel.ops[key]` (NaN where it has none): an integer tensor path's count, or
+    (`total`) `ops_total` for a launch with an integer tensor path (`frame.ops_of`)."""
+    paths = launches.get_column("tensor_paths").struct
+    if key != "total":
+        values: np.ndarray = paths.field(key).struct.field("count").to_numpy()
+        return values
+    integer = [pl.col(p).is_not_null() for p in paths.fields if is_integer_path(p)]
+    has = paths.unnest().select(pl.any_horizontal(integer) if integer else pl.lit(False)).to_series()
+    return launches.select(pl.when(has).then("ops_total")).to_series().to_numpy()
 
 
 def _known_sum(values: np.ndarray) -> float | None:

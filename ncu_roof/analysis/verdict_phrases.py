@@ -1,71 +1,79 @@
-"""Every launch's verdict in words, from the launch columns: one phrase per distinct verdict, each
-launch a code into them.
+"""Every launch's verdict in words, from the launch frame: each distinct verdict worded once.
+
+A phrase reads only the parts its bound shows, and a percentage only as its rounded text, so the
+launches are told apart by those parts alone (a percentage rounded half to even, as `f"{v:.0f}"`
+rounds it) and each distinct row of them is worded once.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
+import polars as pl
 
-from ncu_roof.analysis.columns import LaunchColumns, distinct_rows, factorized, identity_codes
-from ncu_roof.analysis.model import fixed
 from ncu_roof.analysis.records import busiest_compute_pipe, verdict_phrase
 from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
 
 
-def verdict_words(columns: LaunchColumns, *, basis: bool = False) -> list[str]:
-    """`describe` of every launch, from the columns (with `basis`: what each rests on)."""
-    codes, phrases = verdict_codes(columns, basis=basis)
-    words: list[str] = phrases[codes].tolist()
-    return words
+def verdict_words(launches: pl.DataFrame, *, basis: bool = False) -> pl.Series:
+    """`describe` of every launch (with `basis`: what each rests on)."""
+    codes, phrases = verdict_codes(launches, basis=basis)
+    return pl.Series("words", phrases, pl.String).gather(codes)
 
 
-def verdict_codes(columns: LaunchColumns, *, basis: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """`describe` of every launch as codes into its distinct phrases: one phrase per distinct
-    verdict (a phrase reads only the parts its bound shows, a percentage only as its rounded text);
-    with `basis`, each phrase says what it rests on (`with_basis`)."""
-    c = columns.values
-    n = len(columns)
-    bound = c["bound"]
-    memory, compute, latency = (bound == b for b in (Bound.MEMORY, Bound.COMPUTE, Bound.LATENCY))
-    sol = c["verdict_basis"] == VerdictBasis.SOL
-    where = np.where(sol, c["sol_unit"], c["binding"])
-    where[~memory] = None
-    sol_compute = np.full(n, "", dtype=object)
-    pipes, sm = columns.maps["pipe_pct"], columns.key("sol_pct", "sm")
-    for j in np.flatnonzero(sol & compute).tolist():
-        busiest = busiest_compute_pipe({p: float(a[j]) for p, a in pipes.items() if not math.isnan(a[j])})
-        sol_compute[j] = busiest or "SM " + ("–" if math.isnan(sm[j]) else f"{sm[j]:.0f}%")
-    by_ceiling = compute & ~sol
-    ceiling = c["compute_ceiling"].copy()
-    ceiling[~by_ceiling] = None
-    pct = c["compute_ceiling_pct"]
-    pct_text = np.full(n, None, dtype=object)
-    shown = np.flatnonzero(by_ceiling & ~np.isnan(pct))
-    pct_text[shown] = fixed(pct[shown], 0)
-    small = c["small_grid"] & latency
-    bases = c["verdict_basis"] if basis else np.full(n, VerdictBasis.NONE, dtype=object)
-    texts = [factorized(p)[0] for p in (where, sol_compute, ceiling, pct_text)]
-    enums = [identity_codes(p.tolist())[1] for p in (bound, bases)]  # each member is one object
-    first, inverse = distinct_rows([*texts, *enums, (sol & compute).view(np.int8), small.view(np.int8)])
-    phrases = np.empty(len(first), dtype=object)
-    phrases[:] = [
-        verdict_phrase(
-            bound[j],
-            VerdictBasis.SOL if sol[j] and compute[j] else VerdictBasis.ROOFLINE,
-            where=where[j],
-            sol_compute=sol_compute[j],
-            ceiling=ceiling[j],
-            ceiling_pct=None if pct_text[j] is None else float(pct[j]),
-            small_grid=bool(small[j]),
-        )
-        for j in first.tolist()
-    ]
-    if basis:
-        phrases[:] = [with_basis(p, bases[j]) for p, j in zip(phrases.tolist(), first.tolist(), strict=True)]
-    # parts that differ can read the same (a percentage only a pipe ceiling shows): one code a text
-    by_text, distinct_texts = factorized(phrases)
-    distinct = np.empty(len(distinct_texts), dtype=object)
-    distinct[:] = distinct_texts
-    return by_text[inverse], distinct
+def verdict_codes(launches: pl.DataFrame, *, basis: bool = False) -> tuple[np.ndarray, list[str]]:
+    """`verdict_words` as each launch's code into the distinct phrases (in first-launch order)."""
+    if launches.is_empty():  # its structs may have no fields
+        return np.zeros(0, dtype=np.int64), []
+    bound, sol = pl.col("bound"), pl.col("verdict_basis") == VerdictBasis.SOL.value
+    compute = bound == Bound.COMPUTE.value
+    parts = launches.select(
+        bound,
+        (pl.col("verdict_basis") if basis else pl.lit(None, pl.String)).alias("basis"),
+        (sol & compute).alias("sol_compute"),
+        pl.when(bound == Bound.MEMORY.value)
+        .then(pl.when(sol).then("sol_unit").otherwise("binding"))
+        .alias("where"),
+        pl.when(sol & compute).then("pipe_pct").alias("pipes"),
+        pl.when(sol & compute).then(_whole(pl.col("sol_pct").struct.field("sm"))).alias("sm"),
+        pl.when(compute & ~sol).then("compute_ceiling").alias("ceiling"),
+        pl.when(compute & ~sol).then(_whole(pl.col("compute_ceiling_pct"))).alias("ceiling_pct"),
+        (pl.col("small_grid") & (bound == Bound.LATENCY.value)).alias("small_grid"),
+    )
+    distinct = parts.with_row_index("row").group_by(parts.columns, maintain_order=True).agg("row")
+    code: dict[str, int] = {}  # parts that differ may read alike (a percentage only a pipe ceiling shows)
+    codes = [code.setdefault(_phrase(**r), len(code)) for r in distinct.drop("row").iter_rows(named=True)]
+    by_row = distinct.select(pl.Series("code", codes, pl.Int64), "row").explode("row").sort("row")
+    return by_row.get_column("code").to_numpy(), list(code)
+
+
+def _whole(number: pl.Expr) -> pl.Expr:
+    """A percentage as its text shows it: rounded to a whole number, half to even."""
+    return number.round(0, mode="half_to_even")
+
+
+def _phrase(
+    bound: str,
+    basis: str | None,
+    sol_compute: bool,
+    where: str | None,
+    pipes: dict[str, float | None] | None,
+    sm: float | None,
+    ceiling: str | None,
+    ceiling_pct: float | None,
+    small_grid: bool,
+) -> str:
+    """One distinct verdict's words."""
+    said = ""
+    if sol_compute:
+        busiest = busiest_compute_pipe({p: v for p, v in (pipes or {}).items() if v is not None})
+        said = busiest or "SM " + ("–" if sm is None else f"{sm:.0f}%")
+    phrase = verdict_phrase(
+        Bound(bound),
+        VerdictBasis.SOL if sol_compute else VerdictBasis.ROOFLINE,
+        where=where,
+        sol_compute=said,
+        ceiling=ceiling,
+        ceiling_pct=ceiling_pct,
+        small_grid=small_grid,
+    )
+    return phrase if basis is None else with_basis(phrase, VerdictBasis(basis))

@@ -18,9 +18,8 @@ import polars as pl
 
 from ncu_roof.analysis.frame import struct
 from ncu_roof.analysis.model import finite, finite_or_none
-from ncu_roof.analysis.records import busiest_compute_pipe, verdict_phrase
+from ncu_roof.analysis.verdict_phrases import verdict_words
 from ncu_roof.base.matching import MatchBy
-from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
 
 
 class Status(StrEnum):
@@ -161,7 +160,7 @@ def _side(launches: pl.DataFrame, tiers: Sequence[str], side: str) -> pl.DataFra
         "run",
         *NUMBERS,
         *(_number(launches, f, t).alias(f"{f}:{t}") for f in MAPS for t in tiers),
-        verdict_texts(launches).alias("verdict"),
+        verdict_words(launches, basis=True).alias("verdict"),
     )
     return columns.select(
         pl.all().name.prefix(f"{side}:"), pl.int_range(pl.len(), dtype=pl.Int64).alias(f"{side}_row")
@@ -173,44 +172,6 @@ def _number(launches: pl.DataFrame, field: str, key: str) -> pl.Expr:
     if key in launches.get_column(field).struct.fields:
         return pl.col(field).struct.field(key)
     return pl.lit(None, pl.Float64)
-
-
-def verdict_texts(launches: pl.DataFrame) -> pl.Series:
-    """Every launch's verdict in words with what it rests on (`records.describe`, `with_basis`),
-    each distinct verdict worded once: the parts a verdict does not show are left out first, and a
-    percentage it shows is rounded as its text rounds it (`:.0f`: half to even, Polars' default)."""
-    bound, basis = pl.col("bound"), pl.col("verdict_basis")
-    sol = basis == VerdictBasis.SOL.value
-    memory, compute = bound == Bound.MEMORY.value, bound == Bound.COMPUTE.value
-    parts = launches.select(
-        bound,
-        basis,
-        pl.when(memory).then(pl.when(sol).then("sol_unit").otherwise("binding")).alias("where"),
-        pl.when(sol & compute).then("pipe_pct").alias("pipes"),
-        pl.when(sol & compute).then(_number(launches, "sol_pct", "sm").round(0)).alias("sm"),
-        pl.when(compute & ~sol).then("compute_ceiling").alias("ceiling"),
-        pl.when(compute & ~sol).then(pl.col("compute_ceiling_pct").round(0)).alias("ceiling_pct"),
-        (pl.col("small_grid") & (bound == Bound.LATENCY.value)).alias("small_grid"),
-    )
-    distinct = parts.with_row_index("row").group_by(parts.columns, maintain_order=True).agg("row")
-    words = pl.Series([_verdict(r) for r in distinct.iter_rows(named=True)], dtype=pl.String)
-    return distinct.select("row", words=words).explode("row").sort("row").get_column("words")
-
-
-def _verdict(parts: Mapping[str, Any]) -> str:
-    basis = VerdictBasis(parts["verdict_basis"])
-    pipes = {p: v for p, v in (parts["pipes"] or {}).items() if v is not None}
-    sm = parts["sm"]
-    phrase = verdict_phrase(
-        Bound(parts["bound"]),
-        basis,
-        where=parts["where"],
-        sol_compute=busiest_compute_pipe(pipes) or "SM " + ("–" if sm is None else f"{sm:.0f}%"),
-        ceiling=parts["ceiling"],
-        ceiling_pct=parts["ceiling_pct"],
-        small_grid=bool(parts["small_grid"]),
-    )
-    return with_basis(phrase, basis)
 
 
 def _by_change(change_pct: pl.Expr, threshold_pct: float) -> pl.Expr:

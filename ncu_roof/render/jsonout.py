@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import polars as pl
+
 from ncu_roof.analysis.core import SCHEMA, Analysis
 from ncu_roof.analysis.groups import (
     GroupBy,
@@ -115,7 +117,7 @@ def groups_json(analysis: Analysis) -> dict[str, Any]:
                     "sol_busiest_unit": best.group.lead.sol_busiest_unit,
                 }
             )
-    in_ranges = any(analysis.columns["nvtx"].tolist())
+    in_ranges = analysis.launches.select((pl.col("nvtx") != "").any()).item()
     by_nvtx = ranked(group_kernels(analysis, GroupBy.NVTX)) if in_ranges else []
     return {
         "groups": [group_json(g) for g in groups],

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
-import numpy as np
+import polars as pl
 
-from ncu_roof.analysis.columns import LaunchColumns, columns_of, empty_columns, factorized
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import (
     FixFirst,
@@ -32,10 +29,9 @@ from ncu_roof.analysis.groups import (
     ranked,
     repeats,
 )
-from ncu_roof.analysis.model import is_set
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import distinct_names, one_line, pct, si
-from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound
+from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound, VerdictBasis
 from ncu_roof.render.unplaced import missing_reason
 
 VERDICT_WORDS = {
@@ -201,7 +197,7 @@ class Summary:
 
     @property
     def launches(self) -> int:
-        return len(self.analysis.columns)
+        return self.analysis.launches.height
 
     @cached_property
     def total_s(self) -> float:
@@ -246,12 +242,10 @@ class Summary:
         ]
 
 
-def lead_columns(rows: Sequence[Row]) -> LaunchColumns:
-    """The launch columns of the rows' leads (each row's longest launch), in row order."""
-    if not rows:
-        return empty_columns()
-    leads = np.array([r.group.rows[0] for r in rows], dtype="int64")
-    return columns_of(rows[0].group.kernels).take(leads)
+def lead_launches(rows: Sequence[Row]) -> pl.DataFrame:
+    """The launch frame's rows of the rows' leads (each row's longest launch), in row order (no
+    rows: an empty frame without columns)."""
+    return rows[0].group.frame[[r.group.rows[0] for r in rows]] if rows else pl.DataFrame()
 
 
 def summarize(
@@ -287,25 +281,23 @@ def _device_view(
     analysis: Analysis, device: Device, groups: Sequence[KernelGroup], total_s: float
 ) -> DeviceView:
     mine = [g for g in groups if g.device == device.index]
-    columns = analysis.columns
-    here = columns["device"] == device.index
-    by_bound: dict[Bound, float] = {}
+    here = analysis.launches.filter(pl.col("device") == device.index)
+    by_bound: dict[str, float] = {}
     by_tier: dict[str, float] = {}
     bases: dict[Bound, str] = {}
     if total_s > 0:
-        timed = here & ~np.isnan(columns["duration_s"])
-        share = columns["duration_s"][timed] / total_s
-        bounds, bindings = columns["bound"][timed], columns["binding"][timed]
-        by_bound = _shares(bounds, share)
-        tiers = (bounds == Bound.MEMORY) & is_set(bindings) & (bindings != COMPUTE)
-        by_tier = _shares(bindings[tiers], share[tiers])
-        bases = _bases(bounds, columns["verdict_basis"][timed])
+        timed = here.filter(pl.col("duration_s").is_not_null())
+        binding = pl.col("binding")
+        memory = (pl.col("bound") == Bound.MEMORY.value) & binding.is_not_null() & (binding != COMPUTE)
+        by_bound = _shares(timed, "bound", total_s)
+        by_tier = _shares(timed.filter(memory), "binding", total_s)
+        bases = _bases(timed)
     costliest = ranked(mine, SortBy.TIME)[0] if mine else None
     return DeviceView(
         device=device,
-        launches=int(here.sum()),
+        launches=here.height,
         total_s=total_s,
-        shares=tuple(sorted(((b, s) for b, s in by_bound.items() if s > 0), key=lambda i: -i[1])),
+        shares=tuple(sorted(((Bound(b), s) for b, s in by_bound.items() if s > 0), key=lambda i: -i[1])),
         memory_tiers=tuple(sorted(by_tier.items(), key=lambda i: -i[1])),
         costliest=costliest,
         fix_first=fix_first(mine, total_s),
@@ -313,21 +305,21 @@ def _device_view(
     )
 
 
-def _bases(bounds: np.ndarray, bases: np.ndarray) -> dict[Bound, str]:
+def _bases(launches: pl.DataFrame) -> dict[Bound, str]:
     """Each verdict's bases among its launches, in the ladder's order: `SOL`, `roofline/SOL`."""
-    pairs = set(zip(bounds.tolist(), bases.tolist(), strict=True))  # few distinct pairs
     order = list(BASIS_WORDS)
+    found = launches.group_by("bound").agg(pl.col("verdict_basis").unique())
     return {
-        bound: "/".join(BASIS_WORDS[b] for b in sorted({b for x, b in pairs if x is bound}, key=order.index))
-        for bound in {x for x, _ in pairs}
+        Bound(bound): "/".join(BASIS_WORDS[b] for b in sorted(map(VerdictBasis, bases), key=order.index))
+        for bound, bases in found.iter_rows()
     }
 
 
-def _shares(values: np.ndarray, share: np.ndarray) -> dict[Any, float]:
-    """The summed share of each distinct value, in first-seen order."""
-    codes, uniques = factorized(values)
-    sums = np.bincount(codes, weights=share, minlength=len(uniques))
-    return dict(zip(uniques, sums.tolist(), strict=True))
+def _shares(launches: pl.DataFrame, column: str, total_s: float) -> dict[str, float]:
+    """The launches' summed share of `total_s` for each distinct value of `column`, in first-seen
+    order."""
+    sums = launches.group_by(column, maintain_order=True).agg(pl.col("duration_s").truediv(total_s).sum())
+    return dict(sums.iter_rows())
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -340,11 +332,9 @@ def _template(note: str) -> str:
 
 def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[str, str]]:
     """The distinct notes, most launches first; the number of each template; note → template."""
-    launches = Counter(analysis.columns["notes"].tolist())  # launches share their notes' tuple
-    per_note: dict[str, int] = {}  # each distinct note's launches, in first-seen order
-    for notes, count in launches.items():
-        for note in dict.fromkeys(notes):
-            per_note[note] = per_note.get(note, 0) + count
+    each = analysis.launches.select(pl.col("notes").list.unique(maintain_order=True)).explode("notes")
+    # each distinct note's launches, in first-seen order
+    per_note = dict(each.drop_nulls().group_by("notes", maintain_order=True).len().iter_rows())
     first: dict[str, str] = {}
     counts: dict[str, int] = {}
     wordings: dict[str, set[str]] = {}

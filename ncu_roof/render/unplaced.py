@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
+import polars as pl
 
-from ncu_roof.analysis.columns import shared_texts
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.notes import COLLECTION_FAILED, ZERO_DURATION
 from ncu_roof.base.text import plural
@@ -17,25 +16,21 @@ from ncu_roof.base.text import plural
 def missing_reason(analysis: Analysis) -> str | None:
     """Why launches are not placed on a roofline (no `% of roof`, so no roofline verdict), the most
     common reason first; None when every launch is placed."""
-    columns = analysis.columns
-    unplaced = np.flatnonzero(np.isnan(columns["pct_of_roof"]))
-    if not len(unplaced):
+    unplaced = analysis.launches.filter(pl.col("pct_of_roof").is_null())
+    if unplaced.is_empty():
         return None
-    no_duration = np.isnan(columns["duration_s"][unplaced])
-    failed = np.zeros(len(unplaced), dtype=bool)  # no duration, because the collection failed
-    failed[no_duration] = shared_texts(  # each distinct notes tuple looked at once
-        columns["notes"][unplaced[no_duration]].tolist(),
-        lambda notes: any(n in (COLLECTION_FAILED, ZERO_DURATION) for n in notes),
-    )
-    no_flop = np.isnan(columns.key("flop", "total")[unplaced])
-    # each launch's facts as one number: its device, then the three flags as bits
-    facts = columns["device"][unplaced].astype("int64") * 8 + no_duration * 4 + failed * 2 + no_flop
-    distinct, first, counts = np.unique(facts, return_index=True, return_counts=True)
+    no_duration = pl.col("duration_s").is_null()
+    failed = pl.col("notes").list.eval(pl.element().is_in([COLLECTION_FAILED, ZERO_DURATION])).list.any()
+    facts = unplaced.group_by(  # each case's launches, in the order the launches first have it
+        "device",
+        no_duration.alias("no_duration"),
+        (no_duration & failed).alias("failed"),  # no duration, because the collection failed
+        pl.col("flop").struct.field("total").is_null().alias("no_flop"),
+        maintain_order=True,
+    ).len()
     reasons: Counter[str] = Counter()
-    for k in np.argsort(first, kind="stable").tolist():  # in the order the launches first have them
-        fact = int(distinct[k])
-        why = _missing_reason(analysis, fact >> 3, bool(fact & 4), bool(fact & 2), bool(fact & 1))
-        reasons[why] += int(counts[k])
+    for device, *case, count in facts.iter_rows():
+        reasons[_missing_reason(analysis, device, *case)] += count
     ordered_reasons = sorted(reasons.items(), key=lambda item: -item[1])
     return "; ".join(f"{plural(n, 'launch')} {_agreeing(why, n)}" for why, n in ordered_reasons)
 
