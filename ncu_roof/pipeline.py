@@ -320,10 +320,10 @@ def _progress(items: Sequence[T], paths: Sequence[str]) -> Iterable[T]:
 def refuse_failed_captures(analysis: Analysis) -> None:
     """An input in which every launch failed to collect (every counter n/a, or a duration of 0)
     holds no measurement: bad input (exit 3), not a report of unknowns."""
+    import polars as pl
+
     from ncu_roof.analysis.notes import COLLECTION_FAILED, ZERO_DURATION
     from ncu_roof.errors import BadInputError
-
-    import polars as pl
 
     failed = pl.col("notes").list.eval(pl.element().is_in([COLLECTION_FAILED, ZERO_DURATION])).list.any()
     per_input = analysis.launches.group_by("input", maintain_order=True).agg(pl.len(), failed.all())
