@@ -8,17 +8,17 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.frame import (
-    instruction_structs,
-    launch_frame,
-    numbers,
-    struct,
-    tensor_path_structs,
-    text_lists,
-    texts,
-    where,
+from ncu_roof.analysis.frame import launch_frame, numbers, struct, text_lists, texts, where
+from ncu_roof.analysis.model import (
+    InstructionArrays,
+    bit_codes,
+    fixed,
+    intensity_array,
+    is_set,
+    objects,
+    per_kernel,
+    row_max,
 )
-from ncu_roof.analysis.model import bit_codes, fixed, intensity_array, is_set, objects, per_kernel, row_max
 from ncu_roof.analysis.notes import NoteInputs, launch_notes
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
 from ncu_roof.analysis.sol import busiest_unit_arrays, sol_headroom_array
@@ -154,9 +154,9 @@ def device_frame(
         "not_collected": struct(
             {p: where(is_set(t), texts(t).str.split(",")) for p, t in not_collected.items()}, n
         ),
-        "tensor_paths": tensor_path_structs(group, failed),
+        "tensor_paths": _tensor_paths(group, failed),
         "ops_total": numbers(ops_total),
-        "instruction_roofline": instruction_structs(
+        "instruction_roofline": _instruction_roofline(
             v.instructions, measured("warp_inst"), v.issue_source, texts(formulas["warp_inst"])
         ),
     }
@@ -285,3 +285,42 @@ def _busiest_tier(achieved_bw: Mapping[str, np.ndarray], roofs: Roofs, has_flop:
     for j in np.flatnonzero(~has_flop & ~np.logical_and.reduce([np.isnan(u) for u in used])).tolist():
         out[j] = (tiers[best[j]], float(most[j]))
     return out
+
+
+def _tensor_paths(group: Mapping[str, np.ndarray], failed: np.ndarray) -> pl.Series:
+    """Per launch {path: {unit, count, peak_per_s}}, every path of the input ({} for a failed
+    launch: all null)."""
+    n = len(failed)
+    paths: dict[str, pl.Series] = {}
+    for column in (c for c in group if c.startswith(TENSOR_PATH_PREFIX)):
+        path = column.removeprefix(TENSOR_PATH_PREFIX)
+        peak = group.get(f"peak_{column}_per_s", np.full(n, np.nan))
+        unit = pl.Series(["OP" if is_integer_path(path) else "FLOP"]).gather(np.zeros(n, dtype=np.int64))
+        record = struct({"unit": unit, "count": numbers(group[column]), "peak_per_s": numbers(peak)}, n)
+        paths[path] = where(~failed, record)
+    return struct(paths, n)
+
+
+def _instruction_roofline(
+    arrays: InstructionArrays, warp_inst: np.ndarray, source: np.ndarray, recipe: pl.Series
+) -> pl.Series:
+    """Ding & Williams' instruction roofline per launch (null without warp instructions; its
+    per-tier maps hold finite figures only)."""
+    n = len(warp_inst)
+
+    def finite_map(values: Mapping[str, np.ndarray]) -> pl.Series:
+        return struct({k: numbers(np.where(np.isfinite(a), a, np.nan)) for k, a in values.items()}, n)
+
+    record = struct(
+        {
+            "warp_inst": numbers(warp_inst),
+            "warp_inst_per_s": numbers(arrays.warp_inst_per_s),
+            "issue_peak_warp_inst_per_s": numbers(arrays.issue_peak_warp_inst_per_s),
+            "issue_peak_source": texts(source.tolist()),
+            "intensity_warp_inst_per_transaction": finite_map(arrays.intensity_warp_inst_per_transaction),
+            "transaction_peak_per_s": finite_map(arrays.transaction_peak_per_s),
+            "recipe": recipe,
+        },
+        n,
+    )
+    return where(~np.isnan(warp_inst), record)

@@ -20,11 +20,10 @@ from typing import Any, overload
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import InstructionArrays
 from ncu_roof.analysis.records import InstructionRoofline, Kernel, TensorPath
 from ncu_roof.base.codes import object_array
 from ncu_roof.base.vocabulary import Bound, VerdictBasis
-from ncu_roof.recipe import TENSOR_PATH_PREFIX, is_integer_path
+from ncu_roof.recipe import is_integer_path
 
 # struct fields whose null fields are keys a launch does not have ("*": every field of the struct)
 SPARSE: frozenset[tuple[str, ...]] = frozenset(
@@ -87,45 +86,6 @@ def where(mask: np.ndarray, values: pl.Series) -> pl.Series:
 def number_maps(maps: Mapping[str, Mapping[str, np.ndarray]], n: int) -> dict[str, pl.Series]:
     """Mappings of numbers (one float64 array per key) as structs."""
     return {f: struct({k: numbers(a) for k, a in m.items()}, n) for f, m in maps.items()}
-
-
-def tensor_path_structs(group: Mapping[str, np.ndarray], failed: np.ndarray) -> pl.Series:
-    """Per launch {path: {unit, count, peak_per_s}}, every path of the input ({} for a failed
-    launch: all null)."""
-    n = len(failed)
-    paths: dict[str, pl.Series] = {}
-    for column in (c for c in group if c.startswith(TENSOR_PATH_PREFIX)):
-        path = column.removeprefix(TENSOR_PATH_PREFIX)
-        peak = group.get(f"peak_{column}_per_s", np.full(n, np.nan))
-        unit = pl.Series(["OP" if is_integer_path(path) else "FLOP"]).gather(np.zeros(n, dtype=np.int64))
-        record = struct({"unit": unit, "count": numbers(group[column]), "peak_per_s": numbers(peak)}, n)
-        paths[path] = where(~failed, record)
-    return struct(paths, n)
-
-
-def instruction_structs(
-    arrays: InstructionArrays, warp_inst: np.ndarray, source: np.ndarray, recipe: pl.Series
-) -> pl.Series:
-    """Ding & Williams' instruction roofline per launch (null without warp instructions; its
-    per-tier maps hold finite figures only)."""
-    n = len(warp_inst)
-
-    def finite_map(values: Mapping[str, np.ndarray]) -> pl.Series:
-        return struct({k: numbers(np.where(np.isfinite(a), a, np.nan)) for k, a in values.items()}, n)
-
-    record = struct(
-        {
-            "warp_inst": numbers(warp_inst),
-            "warp_inst_per_s": numbers(arrays.warp_inst_per_s),
-            "issue_peak_warp_inst_per_s": numbers(arrays.issue_peak_warp_inst_per_s),
-            "issue_peak_source": texts(source.tolist()),
-            "intensity_warp_inst_per_transaction": finite_map(arrays.intensity_warp_inst_per_transaction),
-            "transaction_peak_per_s": finite_map(arrays.transaction_peak_per_s),
-            "recipe": recipe,
-        },
-        n,
-    )
-    return where(~np.isnan(warp_inst), record)
 
 
 def is_sparse(path: tuple[str, ...]) -> bool:
