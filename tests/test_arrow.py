@@ -21,7 +21,6 @@ from ncu_roof.base.arrow import (
     float_values,
     int_array,
     string_array,
-    text_lists_array,
     text_values,
 )
 
@@ -131,13 +130,6 @@ def test_int_array_is_what_pa_array_makes(values: list[int]) -> None:
     made = int_array(np.array(values, dtype=np.int64))
     made.validate(full=True)
     assert made.equals(pa.array(values, type=pa.int64()))
-
-
-@given(st.lists(st.lists(st.text(max_size=3), max_size=4), max_size=20))
-def test_text_lists_array_is_what_pa_array_makes(rows: list[list[str]]) -> None:
-    made = text_lists_array(rows)
-    made.validate(full=True)
-    assert made.equals(pa.array(rows, type=pa.list_(pa.string())))
 
 
 def test_the_parquet_export_loads_no_pandas(tmp_path: Path) -> None:

@@ -6,19 +6,23 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from conftest import ROOT, analyzed, read_result, run_cli
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ncu_roof.analysis import core
-from ncu_roof.analysis.launches import MAP_COLUMNS, launch_columns
+from ncu_roof.analysis.launches import MAP_COLUMNS, launch_table
 from ncu_roof.api import Analysis
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.render.csvout import COLUMNS, render_csv
+from ncu_roof.render.csvout import COLUMNS, _cells, render_csv
 from ncu_roof.render.jsonout import render_json
 from ncu_roof.render.text import csv_cell
 
@@ -177,7 +181,7 @@ def mismatches(document: dict[str, Any], header: list[str], rows: list[dict[str,
 
 def expected_header(analysis: core.Analysis) -> list[str]:
     """The CSV's columns: the launch table's, in its order, its first ones those it always had."""
-    header = list(launch_columns(analysis))
+    header = launch_table(analysis).columns
     assert header[: len(COLUMNS)] == list(COLUMNS)
     return header
 
@@ -271,6 +275,38 @@ def test_every_text_cell_is_guarded(fixtures: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     _, rows = read_csv(done.stdout)
     assert rows[0]["input_path"] == "'=cmd|' calc'!A0.csv"
+
+
+NUMBERS = st.lists(
+    st.one_of(st.none(), st.floats(), st.sampled_from([0.0, -0.0, 0.1 + 0.2, 1e16])), max_size=30
+)
+
+
+@given(NUMBERS)
+def test_number_cells_have_15_significant_digits(values: list[float | None]) -> None:
+    """Each cell as Python writes the float of its 15 significant digits; null, NaN and ±inf empty
+    (-0.0 kept apart from 0.0 where repeated values are written once)."""
+    cells = _cells(pl.Series("duration_s", values, dtype=pl.Float64)).to_list()
+    assert cells == [repr(float(f"{v:.15g}")) if v is not None and math.isfinite(v) else None for v in values]
+
+
+@given(NUMBERS)
+def test_count_cells_are_whole_numbers(values: list[float | None]) -> None:
+    cells = _cells(pl.Series("flop_total", values, dtype=pl.Float64)).to_list()
+    assert cells == [str(round(v)) if v is not None and math.isfinite(v) else None for v in values]
+
+
+def test_text_cells_are_guarded_and_written_as_the_csv_module_writes_them() -> None:
+    names = ["=cmd()", 'a "b", c', "", "line\nbreak", None, "plain", "-1"]
+    frame = pl.DataFrame([_cells(pl.Series("name", names, dtype=pl.String)), pl.Series("n", range(7))])
+    expected = io.StringIO()
+    writer = csv.writer(expected, lineterminator="\n")
+    writer.writerow(["name", "n"])
+    writer.writerows(
+        zip(["'=cmd()", 'a "b", c', "", "line break", "", "plain", "'-1"], range(7), strict=True)
+    )
+    assert frame.write_csv(null_value="", line_terminator="\n") == expected.getvalue()
+    assert expected.getvalue().splitlines()[2] == '"a ""b"", c",1'
 
 
 # ------------------------------------------------------------------------------------ the corpus

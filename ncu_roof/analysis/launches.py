@@ -16,51 +16,38 @@ This is the one column vocabulary: `--format csv`, `--format parquet`, `Analysis
   (`device_roof_fp32_flop_per_s`, `device_roof_dram_byte_per_s`).
 
 The headline columns come first (`LEAD`, the CSV's columns since its first release), then every
-other column in field order. Missing is null, never 0.
+other column in field order. Missing is null, never 0. The table is made from the launch frame
+(`Analysis.launches`) by Polars: struct fields as columns, the groups and the inputs and devices
+joined on.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import fields, is_dataclass
-from enum import Enum
-from itertools import chain
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from dataclasses import fields
+from typing import TYPE_CHECKING
 
-import numpy as np
+import polars as pl
 
-from ncu_roof.analysis.columns import (
-    BOOLS,
-    FLOATS,
-    INTS,
-    MAPS,
-    SPARSE_MAPS,
-    LaunchColumns,
-    distinct,
-    shared_texts,
-)
 from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.frame import is_sparse, numbers, texts, without_absent
 from ncu_roof.analysis.groups import SortBy, group_kernels, headroom_array, ranked
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
+from ncu_roof.recipe import is_integer_path
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-FLOAT, INT, TEXT, BOOL, TEXTS, JSON = "float", "int", "text", "bool", "texts", "json"
-RANK = "rank"  # whole numbers, null where there is none (float64 with NaN until written)
 KEY_ORDER = (*PRECISIONS, "total", *TIERS, COMPUTE, *SOL_KEYS)  # then any other key, by name
-TEXT_FIELDS = (
-    *("name", "grid", "block", "nvtx", "binding", "roofline_binding", "compute_precision"),
-    *("sol_unit", "compute_ceiling", "sol_busiest_unit"),
-)
-ENUM_FIELDS = ("bound", "verdict_basis", "sol_bound")  # a column of the enum's value
-TEXTS_FIELDS = ("notes", "missing")  # lists of text
-TEXT_MAPS = ("recipe",)  # a column per key, of text
-NUMBER_OBJECTS = ("ops",)  # mappings of numbers held per launch: a column per key
-JSON_FIELDS = ("traffic", "tensor_paths", "not_collected", "instructions")  # a column of JSON text
+# a nested record → the launch frame's column it is read from (a column of its JSON text)
+JSON_COLUMNS = {
+    "traffic": "traffic",
+    "tensor_paths": "tensor_paths",
+    "not_collected": "not_collected",
+    "instructions": "instruction_roofline",
+}
 # a mapping field → its columns' names, `{}` its key
 MAP_COLUMNS = {
     "flop": "flop_{}",
@@ -91,145 +78,139 @@ LEAD = (
 )
 
 
-def _json(value: Any) -> str | None:
-    """A nested value as JSON text (None stays null; a record is its fields)."""
-    if value is None:
-        return None
-    return json.dumps(_plain(value), ensure_ascii=False, allow_nan=False)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Enum):
-        return value.value
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def _keys(present: Iterable[str]) -> list[str]:
     present = set(present)
-    known = [k for k in KEY_ORDER if k in present]
+    known = list(dict.fromkeys(k for k in KEY_ORDER if k in present))
     return known + sorted(present - set(known))
 
 
-def _field_columns(name: str, columns: LaunchColumns) -> dict[str, tuple[str, Any]]:
-    """The flat columns of one `Kernel` field: (kind, values) by column name."""
-    if name in FLOATS:
-        return {name: (FLOAT, columns[name])}
-    if name in INTS:
-        return {name: (INT, columns[name])}
-    if name in BOOLS:
-        return {name: (BOOL, columns[name])}
-    if name in MAPS:  # a sparse map's key that no launch has gets no column
-        values = columns.maps[name]
-        present = [k for k, a in values.items() if name not in SPARSE_MAPS or not np.isnan(a).all()]
-        return {MAP_COLUMNS[name].format(key): (FLOAT, values[key]) for key in _keys(present)}
-    items = columns[name].tolist()
-    if name in TEXT_FIELDS:
-        return {name: (TEXT, items)}
-    if name in ENUM_FIELDS:
-        return {name: (TEXT, [v.value for v in items])}
-    if name in TEXTS_FIELDS:
-        return {name: (TEXTS, [list(v) for v in items])}
-    kind = TEXT if name in TEXT_MAPS else FLOAT if name in NUMBER_OBJECTS else None
-    if kind is not None:
-        keys = _keys(chain.from_iterable(distinct(items)))
-        return {MAP_COLUMNS[name].format(key): (kind, [row.get(key) for row in items]) for key in keys}
-    if name in JSON_FIELDS:
-        return {name: (JSON, shared_texts(items, _json))}
-    raise AssertionError(f"Kernel field {name} has no column kind")  # a test covers every field
+def _has_any(column: pl.Series) -> bool:
+    return column.null_count() < len(column)
 
 
-def kernel_columns(columns: LaunchColumns) -> dict[str, tuple[str, Any]]:
-    """Column name → (kind, one value per launch), every Kernel field flattened, in field order."""
-    out: dict[str, tuple[str, Any]] = {}
-    for f in fields(Kernel):
-        out |= _field_columns(f.name, columns)
-    out["above_roof"] = (BOOL, columns["pct_of_roof"] > 100.0)  # the Kernel property the JSON carries
-    return out
+def json_texts(column: pl.Series) -> pl.Series:
+    """A struct column as JSON text per launch (a sparse struct's absent keys left out, a number
+    that is not finite null; a null record stays null), each distinct value written once."""
+    keys = column.struct.json_encode()  # one compact text per distinct value, numbers exact
+
+    def text(key: str) -> str | None:
+        value = without_absent(json.loads(key), (column.name,))
+        return None if value is None else json.dumps(value, ensure_ascii=False)
+
+    distinct = keys.unique()
+    return keys.replace_strict(distinct, [text(k) for k in distinct.to_list()], return_dtype=pl.String)
 
 
-def group_columns(analysis: Analysis) -> dict[str, tuple[str, Any]]:
-    """Per launch, what `groups` says: its headroom (the time it would save at its binding roof),
-    its group (its kernel and launch shape on its device; 0, 1, … in first-launch order), and its
-    group's place in the fix-first ranking (1: the group that would save the most time, as the
-    headline's "fix first"; null for a group that has no headroom)."""
-    columns = analysis.columns
-    n = len(columns)
+def _map_columns(name: str, column: pl.Series) -> list[pl.Series]:
+    """A mapping's columns, one per key (a sparse mapping's key no launch has gets none)."""
+    keys = {f.name: column.struct.field(f.name) for f in column.dtype.fields}  # type: ignore[attr-defined]
+    present = [k for k, s in keys.items() if not is_sparse((name,)) or _has_any(s)]
+    return [keys[k].alias(MAP_COLUMNS[name].format(k)) for k in _keys(present)]
+
+
+def _ops_columns(launches: pl.DataFrame) -> list[pl.Series]:
+    """`Kernel.ops`: each integer tensor path's count, and `ops_total` where a launch has one."""
+    paths = launches.get_column("tensor_paths")
+    integer = {f.name: paths.struct.field(f.name) for f in paths.dtype.fields if is_integer_path(f.name)}  # type: ignore[attr-defined]
+    integer = {p: s for p, s in integer.items() if _has_any(s)}
+    if not integer:
+        return []
+    has = pl.any_horizontal(s.is_not_null() for s in integer.values())
+    total = pl.select(pl.when(has).then(pl.lit(launches.get_column("ops_total")))).to_series()
+    ops = {**{p: s.struct.field("count") for p, s in integer.items()}, "total": total}
+    return [ops[k].alias(MAP_COLUMNS["ops"].format(k)) for k in _keys(ops)]
+
+
+def _field_columns(name: str, launches: pl.DataFrame) -> list[pl.Series]:
+    """The flat columns of one `Kernel` field."""
+    if name == "ops":
+        return _ops_columns(launches)
+    if name == "roofline_binding":
+        return [launches.get_column("binding").alias(name)]
+    if name in JSON_COLUMNS:
+        return [json_texts(launches.get_column(JSON_COLUMNS[name])).alias(name)]
+    if name in MAP_COLUMNS:
+        return _map_columns(name, launches.get_column(name))
+    return [launches.get_column(name)]
+
+
+def group_columns(analysis: Analysis) -> pl.DataFrame:
+    """Per launch (`row`), what `groups` says: its group (its kernel and launch shape on its
+    device; 0, 1, … in first-launch order), and its group's place in the fix-first ranking (1:
+    the group that would save the most time, as the headline's "fix first"; null for a group that
+    has no headroom)."""
     groups = group_kernels(analysis)
-    group_id = np.zeros(n, dtype=np.int64)
-    for index, group in enumerate(groups):
-        group_id[list(group.rows)] = index
-    rank = np.full(n, np.nan)
     with_room = [g for g in groups if g.headroom_s is not None and g.headroom_s > 0]
-    for place, group in enumerate(ranked(with_room, SortBy.HEADROOM), start=1):
-        rank[list(group.rows)] = place
-    return {
-        "headroom_s": (FLOAT, headroom_array(columns["duration_s"], columns["pct_of_roof"])),
-        "group_id": (INT, group_id),
-        "fix_first_rank": (RANK, rank),
+    place = {id(g): p for p, g in enumerate(ranked(with_room, SortBy.HEADROOM), start=1)}
+    return pl.DataFrame(
+        {
+            "row": [list(g.rows) for g in groups],
+            "group_id": range(len(groups)),
+            "fix_first_rank": [place.get(id(g)) for g in groups],
+        },
+        schema={"row": pl.List(pl.Int64), "group_id": pl.Int64, "fix_first_rank": pl.Int64},
+    ).explode("row")
+
+
+def input_columns(analysis: Analysis) -> pl.DataFrame:
+    """Per input (`input`): its path, format and ncu version."""
+    inputs = analysis.inputs
+    columns = {
+        "input": pl.Series(range(len(inputs)), dtype=pl.Int64),
+        "input_path": texts(i.path for i in inputs),
+        "input_format": texts(i.format for i in inputs),
+        "ncu_version": texts(i.ncu_version for i in inputs),
     }
+    return pl.DataFrame([s.alias(k) for k, s in columns.items()])
 
 
-def launch_columns(analysis: Analysis) -> dict[str, tuple[str, Any]]:
-    """The launch table: column name → (kind, one value per launch), `LEAD` first."""
-    table = {**kernel_columns(analysis.columns), **group_columns(analysis), **context_columns(analysis)}
-    return {name: table[name] for name in (*LEAD, *(c for c in table if c not in LEAD))}
-
-
-def context_columns(analysis: Analysis) -> dict[str, tuple[str, Any]]:
-    """Per launch, what its input and device say: path, format, ncu version, device roofs."""
-    columns = analysis.columns
-    inputs = [analysis.inputs[i] for i in columns["input"].tolist()]
-    by_index = {d.index: d for d in analysis.devices}
-    devices = [by_index[i] for i in columns["device"].tolist()]
-    out: dict[str, tuple[str, Any]] = {
-        "input_path": (TEXT, [i.path for i in inputs]),
-        "input_format": (TEXT, [i.format for i in inputs]),
-        "ncu_version": (TEXT, [i.ncu_version for i in inputs]),
-        "device_name": (TEXT, [d.name for d in devices]),
-        "device_cc": (TEXT, [d.cc for d in devices]),
-        "device_sm_clock_hz": (FLOAT, [d.sm_clock_hz for d in devices]),
-        "roof_source": (TEXT, [d.roofs.source for d in devices]),
+def device_columns(analysis: Analysis, used: pl.Series) -> pl.DataFrame:
+    """Per device that ran launches (`device`): its name, CC, clock, roofs and where they came from."""
+    devices = [d for d in analysis.devices if d.index in set(used.to_list())]
+    columns = {
+        "device": pl.Series([d.index for d in devices], dtype=pl.Int64),
+        "device_name": texts(d.name for d in devices),
+        "device_cc": texts(d.cc for d in devices),
+        "device_sm_clock_hz": numbers([d.sm_clock_hz for d in devices]),
+        "roof_source": texts(d.roofs.source for d in devices),
     }
-    compute = [d.roofs.compute_flop_per_s for d in devices]
-    for key in _keys(chain.from_iterable(compute)):
-        out[f"device_roof_{key}_flop_per_s"] = (FLOAT, [c.get(key) for c in compute])
-    bandwidth = [d.roofs.bandwidth_byte_per_s for d in devices]
-    for key in _keys(chain.from_iterable(bandwidth)):
-        out[f"device_roof_{key}_byte_per_s"] = (FLOAT, [b.get(key) for b in bandwidth])
-    return out
+    for kind, unit in (("compute_flop_per_s", "flop_per_s"), ("bandwidth_byte_per_s", "byte_per_s")):
+        roofs = [getattr(d.roofs, kind) for d in devices]
+        for key in _keys(k for r in roofs for k in r):
+            columns[f"device_roof_{key}_{unit}"] = numbers([r.get(key) for r in roofs])
+    return pl.DataFrame([s.alias(k) for k, s in columns.items()])
+
+
+def launch_table(analysis: Analysis) -> pl.DataFrame:
+    """The launch table, `LEAD` first, then the other columns in `Kernel` field order, then what
+    each launch's input and device say."""
+    launches = analysis.launches
+    kernel = [c for f in fields(Kernel) for c in _field_columns(f.name, launches)]
+    pct = launches.get_column("pct_of_roof")
+    headroom = headroom_array(launches.get_column("duration_s").to_numpy(), pct.to_numpy())
+    table = (
+        pl.DataFrame([*kernel, (pct > 100.0).fill_null(False).alias("above_roof")])  # as the JSON says
+        .with_columns(
+            numbers(headroom).alias("headroom_s"), pl.int_range(pl.len(), dtype=pl.Int64).alias("row")
+        )
+        .join(group_columns(analysis), on="row", how="left", maintain_order="left")
+        .drop("row")
+        .join(input_columns(analysis), on="input", how="left", maintain_order="left")
+        .join(
+            device_columns(analysis, launches.get_column("device").unique()),
+            on="device",
+            how="left",
+            maintain_order="left",
+        )
+    )
+    return table.select(*LEAD, *(c for c in table.columns if c not in LEAD))
 
 
 def to_arrow(analysis: Analysis) -> pa.Table:
-    """The launch table as a `pyarrow.Table` (floats float64 with nulls, lists of strings)."""
+    """The launch table as a `pyarrow.Table`: floats float64 with nulls, whole numbers int64,
+    texts string, lists of texts list<string>, flags bool."""
     import pyarrow as pa
 
-    from ncu_roof.base.arrow import (
-        bool_array,
-        float_array,
-        int_array,
-        rank_array,
-        string_array,
-        text_lists_array,
-    )
-
-    # through the buffers: pyarrow's own conversion of a list imports pandas (~0.35 s)
-    build: dict[str, Callable[[Any], pa.Array]] = {
-        FLOAT: float_array,
-        INT: int_array,
-        RANK: rank_array,
-        TEXT: string_array,
-        BOOL: bool_array,
-        TEXTS: text_lists_array,
-        JSON: string_array,
-    }
-    columns = launch_columns(analysis)
-    arrays = [build[kind](values) for kind, values in columns.values()]
-    return pa.Table.from_arrays(arrays, names=list(columns))
+    table = launch_table(analysis).to_arrow()
+    plain = {pa.large_string(): pa.string(), pa.large_list(pa.large_string()): pa.list_(pa.string())}
+    return table.cast(pa.schema([(f.name, plain.get(f.type, f.type)) for f in table.schema]))

@@ -143,25 +143,3 @@ def int_array(values: np.ndarray) -> pa.Array:
 
     numbers = np.ascontiguousarray(values, dtype=np.int64)
     return pa.Array.from_buffers(pa.int64(), len(numbers), [None, pa.py_buffer(numbers)], 0)
-
-
-def rank_array(values: np.ndarray) -> pa.Array:
-    """Whole numbers held as floats (NaN for null) as an Arrow int64 array."""
-    import pyarrow as pa
-
-    numbers = np.asarray(values, dtype=np.float64)
-    missing = np.isnan(numbers)
-    validity = pa.py_buffer(np.packbits(~missing, bitorder="little")) if missing.any() else None
-    data = pa.py_buffer(np.where(missing, 0, numbers).astype(np.int64))
-    return pa.Array.from_buffers(pa.int64(), len(numbers), [validity, data], int(missing.sum()))
-
-
-def text_lists_array(rows: Sequence[Sequence[str]]) -> pa.Array:
-    """A list of texts per row as an Arrow list<string> array (no nulls)."""
-    import pyarrow as pa
-
-    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    offsets = np.zeros(len(rows) + 1, dtype=np.int32)
-    np.cumsum(lengths, out=offsets[1:])
-    starts = pa.Array.from_buffers(pa.int32(), len(offsets), [None, pa.py_buffer(offsets)], 0)
-    return pa.ListArray.from_arrays(starts, string_array([text for row in rows for text in row]))

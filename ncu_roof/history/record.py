@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import polars as pl
 
 from ncu_roof import pipeline
 from ncu_roof.errors import BadInputError, UsageError
@@ -145,16 +146,13 @@ def run_id(commit: str, paths: Sequence[str]) -> str:
 def device_tables(tables: Sequence[RunTable]) -> list[RunTable]:
     """Each table cut into one table per (ncu run, device), in the order of their first launch:
     the analysis of these lists its launches in exactly their row order."""
-    from ncu_roof.base.codes import factorize
-
     out = []
     for table in tables:
         devices = np.nan_to_num(table.columns["device"], nan=-1.0).tolist()
-        keys = np.empty(table.rows, dtype=object)
-        keys[:] = [f"{r}/{d:g}" for r, d in zip(table.columns["run"].tolist(), devices, strict=True)]
-        codes, distinct = factorize(keys, missing_is_value=True)  # in the order first seen
-        for k in range(len(distinct)):
-            rows = codes == k
+        keys = [f"{r}/{d:g}" for r, d in zip(table.columns["run"].tolist(), devices, strict=True)]
+        parts = pl.DataFrame({"key": keys}, schema={"key": pl.String}).with_row_index("row")
+        for part in parts.group_by("key", maintain_order=True).agg("row").get_column("row"):
+            rows = part.to_numpy()
             out.append(replace(table, columns={c: a[rows] for c, a in table.columns.items()}))
     return out
 
@@ -167,23 +165,27 @@ def metric_set(tables: Sequence[RunTable]) -> str:
 
 def launch_table(analysis: Analysis, tables: Sequence[RunTable], run: str) -> pa.Table:
     """The launch rows of an analysis of `device_tables`: quantities, verdicts, counters."""
+    import pyarrow as pa
+
     from ncu_roof.analysis.launches import to_arrow
-    from ncu_roof.base.arrow import int_array, string_array
     from ncu_roof.history.counters import counter_columns
 
     table = to_arrow(analysis)
     for name, array in counter_columns(tables).items():
         table = table.append_column(name, array)
-    table = table.append_column("launch", int_array(np.arange(table.num_rows, dtype="int64")))
-    return table.append_column("run_id", string_array([run] * table.num_rows))
+    n = table.num_rows
+    table = table.append_column("launch", pl.int_range(n, dtype=pl.Int64, eager=True).to_arrow())
+    return table.append_column(
+        "run_id", pl.repeat(run, n, dtype=pl.String, eager=True).to_arrow().cast(pa.string())
+    )
 
 
 def split_rows(table: pa.Table, keys: Sequence[str]) -> dict[str, pa.Table]:
     """The rows of each key (one key per row), keys in first-seen order."""
-    from ncu_roof.base.arrow import bool_array
+    import pyarrow.compute as pc
 
-    row_keys = np.array(keys, dtype=object)
-    return {k: table.filter(bool_array(row_keys == k)) for k in dict.fromkeys(keys)}
+    row_keys = pl.Series(keys, dtype=pl.String).to_arrow()
+    return {k: table.filter(pc.equal(row_keys, k)) for k in dict.fromkeys(keys)}
 
 
 def analyze_tables(tables: Sequence[RunTable], gpu: str | None) -> Analysis:
@@ -198,8 +200,6 @@ def input_paths(paths: Sequence[str]) -> list[str]:
 def build_run(items: Sequence[str], provenance: Provenance, rid: str) -> Run:
     """Read and analyze the (expanded) inputs as `analyze` does, and lay them out as the rows of
     the run `rid`."""
-    from ncu_roof.base.arrow import bool_array
-
     provenance = replace(provenance, time=provenance.time or datetime.now(UTC))
     assert provenance.time is not None
     tables = device_tables(pipeline.read_tables(items))
@@ -207,10 +207,10 @@ def build_run(items: Sequence[str], provenance: Provenance, rid: str) -> Run:
     pipeline.refuse_failed_captures(analysis)  # a capture that measured nothing is no point of a trend
     details = with_time(launch_table(analysis, tables, rid), provenance.time)
     keys = [gpu_key(t.columns) for t in tables]  # one device a table: analysis.devices[i] is tables[i]'s
-    by_gpu = split_rows(details, [keys[i] for i in analysis.columns["device"].tolist()])
+    by_gpu = split_rows(details, [keys[i] for i in analysis.launches.get_column("device").to_list()])
     counts = {k: t.num_rows for k, t in by_gpu.items()}
     runs = runs_table(rid, analysis, tables, provenance, keys, items, counts)
-    one_row = {k: runs.filter(bool_array(np.arange(len(counts)) == i)) for i, k in enumerate(counts)}
+    one_row = {k: runs.slice(i, 1) for i, k in enumerate(counts)}
     return Run(rid, {k: lean(t) for k, t in by_gpu.items()}, by_gpu, one_row)
 
 
@@ -226,13 +226,8 @@ def with_time(launches: pa.Table, when: datetime) -> pa.Table:
 
 
 def time_array(values: Sequence[datetime]) -> pa.Array:
-    """UTC times as an Arrow timestamp[us, UTC] array (through the buffers: no pandas)."""
-    import pyarrow as pa
-
-    from ncu_roof.base.arrow import int_array
-
-    micros = np.array([round(v.timestamp() * 1e6) for v in values], dtype="int64")
-    return int_array(micros).cast(pa.timestamp("us", tz="UTC"))
+    """UTC times as an Arrow timestamp[us, UTC] array."""
+    return pl.Series(values, dtype=pl.Datetime("us", "UTC")).to_arrow()
 
 
 def runs_table(
@@ -287,24 +282,10 @@ def runs_table(
 
 
 def rows_table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
-    """Rows as a table of `schema` through the buffers (pyarrow's own conversion of Python values
+    """Rows as a table of `schema`, made by Polars (pyarrow's own conversion of Python values
     imports pandas, ~0.9 s of an add)."""
-    import pyarrow as pa
-
-    from ncu_roof.base.arrow import float_array, int_array, string_array
-
-    arrays = []
-    for field in schema:
-        values = [row[field.name] for row in rows]
-        if pa.types.is_timestamp(field.type):
-            arrays.append(time_array(values))
-        elif pa.types.is_integer(field.type):
-            arrays.append(int_array(np.array(values, dtype="int64")))
-        elif pa.types.is_floating(field.type):
-            arrays.append(float_array(values))
-        else:
-            arrays.append(string_array(values))
-    return pa.Table.from_arrays(arrays, schema=schema)
+    kinds = pl.DataFrame(schema.empty_table()).schema
+    return pl.DataFrame(list(rows), schema=kinds).to_arrow().cast(schema)
 
 
 def runs_schema() -> pa.Schema:

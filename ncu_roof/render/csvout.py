@@ -17,50 +17,44 @@ cell is guarded against spreadsheet formulas (`csv_cell`).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
-import numpy as np
+import polars as pl
 
-from ncu_roof.analysis.columns import number_texts
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.launches import BOOL, FLOAT, INT, JSON, LEAD, RANK, TEXT, TEXTS, launch_columns
+from ncu_roof.analysis.launches import LEAD, launch_table
 from ncu_roof.render.text import csv_cell
 
 COLUMNS = LEAD  # the columns every CSV has, in this order; the launch table's others follow
 
 
-def _numbers(values: Sequence[float | None] | np.ndarray) -> list[object]:
-    """CSV cells of numbers: missing and non-finite are empty. A long column of few distinct
-    values (a device's roofs, its caps, repeated launches) has each formatted once."""
-    given = values if isinstance(values, np.ndarray) else [math.nan if v is None else v for v in values]
-    return number_texts(np.asarray(given, dtype="float64"), _number_cells)
+def _count(value: float) -> str:
+    """A count (FLOPs, bytes, operations) as ncu counts them: a whole number (one ncu derives
+    from a rate times the duration is rounded to the nearest)."""
+    return str(round(value))
 
 
-def _number_cells(numbers: np.ndarray) -> list[object]:
-    """As `cell` of each number, NaN and ±inf empty."""
-    isfinite = math.isfinite
-    return [repr(float(f"{v:.15g}")) if isfinite(v) else "" for v in numbers.tolist()]
+def _number(value: float) -> str:
+    """15 significant digits at most (no float noise), as Python writes the float they make."""
+    return repr(float(f"{value:.15g}"))
 
 
-def _texts(values: Sequence[str | None]) -> list[object]:
-    """Guarded text cells (each distinct text guarded once); None is empty."""
-    guarded = {v: csv_cell(v) for v in set(values) if v is not None}
-    return ["" if v is None else guarded[v] for v in values]
+def _each_distinct(column: pl.Series, text: Callable[[str], str | None]) -> pl.Series:
+    """`text` of each distinct text of the column (a long column holds few: a device's roofs,
+    repeated launches), spread back to every row; null stays null."""
+    distinct = column.unique().drop_nulls()
+    return column.replace_strict(distinct, [text(t) for t in distinct.to_list()], return_dtype=pl.String)
 
 
-def _counts(values: np.ndarray) -> list[object]:
-    """CSV cells of counts (FLOPs, bytes, operations): whole numbers, as ncu counts them (a count
-    ncu derives from a rate times the duration is rounded to the nearest whole number)."""
-    return number_texts(np.asarray(values, dtype="float64"), _count_cells)
+def _numbers(column: pl.Series, write: Callable[[float], str]) -> pl.Series:
+    """Numbers as cells: NaN and ±inf empty (by their exact shortest text: -0.0 stays apart)."""
 
+    def finite(text: str) -> str | None:
+        value = float(text)
+        return write(value) if math.isfinite(value) else None
 
-def _count_cells(numbers: np.ndarray) -> list[object]:
-    isfinite = math.isfinite
-    return [str(round(v)) if isfinite(v) else "" for v in numbers.tolist()]
+    return _each_distinct(column.cast(pl.String), finite)
 
 
 def _is_count(name: str) -> bool:
@@ -68,60 +62,20 @@ def _is_count(name: str) -> bool:
     return name.startswith(("flop_", "ops_")) or name.endswith("_bytes")
 
 
-def _cells(name: str, kind: str, values: Any) -> list[object]:
-    """A column's CSV cells: a count column's as whole numbers, every other by its kind."""
-    if kind == FLOAT and _is_count(name):
-        return _counts(values)
-    return _CELLS[kind](values)
-
-
-def _text_lists(values: Sequence[Sequence[str]]) -> list[object]:
-    return _texts(["; ".join(texts) for texts in values])
-
-
-def _flags(values: Sequence[bool] | np.ndarray) -> list[object]:
-    return ["true" if v else "false" for v in np.asarray(values, dtype=bool).tolist()]
-
-
-def _ints(values: Sequence[int] | np.ndarray) -> list[object]:
-    out: list[object] = np.asarray(values).tolist()
-    return out
-
-
-def _ranks(values: np.ndarray) -> list[object]:
-    """Whole numbers held as floats: NaN is empty."""
-    return ["" if math.isnan(v) else int(v) for v in values.tolist()]
-
-
-_CELLS: dict[str, Callable[[Any], list[object]]] = {
-    FLOAT: _numbers,
-    INT: _ints,
-    RANK: _ranks,
-    TEXT: _texts,
-    BOOL: _flags,
-    TEXTS: _text_lists,
-    JSON: _texts,
-}
-
-
-def _columns(analysis: Analysis) -> dict[str, list[object]]:
-    """Every CSV column of every launch, in order: the launch table's columns as cells."""
-    return {name: _cells(name, kind, values) for name, (kind, values) in launch_columns(analysis).items()}
-
-
-def cell(value: object) -> object:
-    """A CSV cell: missing is empty, a float has 15 significant digits at most (no float noise)."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return repr(float(f"{value:.15g}"))
-    return value
+def _cells(column: pl.Series) -> pl.Series:
+    """A column's CSV cells (null: empty): by its type, a count column's as whole numbers."""
+    if column.dtype == pl.Float64:
+        return _numbers(column, _count if _is_count(column.name) else _number)
+    if column.dtype == pl.Boolean:
+        return column.fill_null(False).cast(pl.String)  # true / false
+    if column.dtype == pl.Int64:
+        return column.cast(pl.String)
+    if isinstance(column.dtype, pl.List):
+        column = column.list.join("; ")
+    return _each_distinct(column, lambda t: csv_cell(t) or None)
 
 
 def render_csv(analysis: Analysis) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
-    columns = _columns(analysis)
-    writer.writerow(columns)
-    writer.writerows(zip(*columns.values(), strict=True))
-    return out.getvalue()
+    table = launch_table(analysis)
+    cells = pl.DataFrame([_cells(table.get_column(c)) for c in table.columns])
+    return cells.write_csv(null_value="", line_terminator="\n", quote_style="necessary")

@@ -24,7 +24,7 @@ def render_parquet(analysis: Analysis) -> bytes:
 
     table = to_arrow(analysis)
     header = json.dumps(analysis_header(analysis), ensure_ascii=False, allow_nan=False)
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), METADATA_KEY: header.encode()})
+    table = table.replace_schema_metadata({METADATA_KEY: header.encode()})
     buffer = BytesIO()
     pq.write_table(table, buffer, compression="zstd")
     return buffer.getvalue()
