@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ncu_roof.analysis.core import analyze
 from ncu_roof.base import metrics
@@ -30,7 +32,15 @@ from ncu_roof.base.metrics import (
 from ncu_roof.ingest import read_input
 from ncu_roof.pipeline import example_path
 from ncu_roof.recipe import FACTORS, flop_weights, normalize, normalize_columns
-from ncu_roof.recipe.frame import MetricFrame, is_missing, join_gaps, max_present, prefixed, sum_present
+from ncu_roof.recipe.frame import (
+    MetricFrame,
+    codes_of,
+    is_missing,
+    join_gaps,
+    max_present,
+    prefixed,
+    sum_present,
+)
 
 TENSOR = "sm__ops_path_tensor_src_fp16_dst_fp32.sum"
 # names of the families the recipe finds by pattern: a tensor partition (count, rate, peak), pipes
@@ -142,6 +152,17 @@ def test_the_row_wise_helpers_skip_what_was_not_measured() -> None:
     assert join_gaps(gaps, more).tolist() == [None, "a", "b", "a,b", None]
     labels = prefixed("report:", np.array(["x", None, nan, "x"], dtype=object)).tolist()
     assert labels[0] == labels[3] == "report:x" and all(np.isnan(v) for v in labels[1:3])  # None too
+
+
+@given(st.lists(st.sampled_from(["a", "b", "", None, np.nan, float("nan")]), max_size=30))
+def test_codes_of_codes_labels_as_pandas_factorize(values: list[object]) -> None:
+    """First seen first, -1 for None and NaN (every NaN object alike)."""
+    labels = np.empty(len(values), dtype=object)
+    labels[:] = values
+    codes, distinct = codes_of(labels)
+    expected, uniques = pd.factorize(labels, use_na_sentinel=True)
+    assert codes.tolist() == expected.tolist()
+    assert distinct == list(uniques)
 
 
 @pytest.mark.parametrize(

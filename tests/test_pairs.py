@@ -1,31 +1,39 @@
 """`pairs.match_rows`: the kernels of two runs matched as one pandas merge on the compared fields
-and the occurrence among equals would match them (the oracle below), for every `MatchBy`."""
+and the occurrence among equals would match them (the oracle below), for every `MatchBy`; and
+`pairs.verdict_texts`: each launch's verdict as `records.describe` words it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
+import polars as pl
+import pytest
+from conftest import FIXTURES, analyzed
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.analysis.columns import LaunchColumns
+from ncu_roof.analysis.frame import frame_of
+from ncu_roof.analysis.records import describe
 from ncu_roof.base.matching import MatchBy
-from ncu_roof.compare.pairs import match_rows
+from ncu_roof.base.vocabulary import with_basis
+from ncu_roof.compare.pairs import match_rows, pair_frame, verdict_texts
 
 FIELDS = ("name", "grid", "block")
 Launch = tuple[str, str | None, str | None]
 ON = {MatchBy.NAME_SHAPE: list(FIELDS), MatchBy.NAME: ["name"], MatchBy.ORDER: []}
 
 
-def launches(rows: Sequence[Launch]) -> LaunchColumns:
-    values = {}
-    for i, field in enumerate(FIELDS):
-        column = np.empty(len(rows), dtype=object)
-        column[:] = [row[i] for row in rows]
-        values[field] = column
-    return LaunchColumns(len(rows), values, {})
+def launches(rows: Sequence[Launch]) -> pl.DataFrame:
+    return pl.DataFrame(list(rows), schema=dict.fromkeys(FIELDS, pl.String), orient="row")
+
+
+def matched(
+    base: Sequence[Launch], head: Sequence[Launch], match: MatchBy = MatchBy.NAME_SHAPE
+) -> list[list[int]]:
+    """`match_rows`' base rows, head rows (-1: none) and occurrences."""
+    got = match_rows(launches(base), launches(head), match)
+    return [got.get_column(c).fill_null(-1).to_list() for c in ("base_row", "head_row", "occurrence")]
 
 
 def merged(base: list[Launch], head: list[Launch], match: MatchBy) -> tuple[list[int], list[int], list[int]]:
@@ -63,30 +71,63 @@ def test_match_rows_is_the_merge(
     head: list[Launch],
     match: MatchBy,
 ) -> None:
-    got = match_rows(launches(base), launches(head), match)
-    assert tuple(a.tolist() for a in got) == merged(base, head, match)
+    assert tuple(matched(base, head, match)) == merged(base, head, match)
 
 
 def test_the_nth_launch_of_a_shape_pairs_with_the_nth() -> None:
     base = [("gemm", "(8, 1, 1)", None), ("add", None, None), ("gemm", "(8, 1, 1)", None)]
     head = [("gemm", "(8, 1, 1)", None), ("gemm", "(8, 1, 1)", None), ("gemm", "(8, 1, 1)", None)]
-    base_rows, head_rows, occurrence = match_rows(launches(base), launches(head))
-    assert base_rows.tolist() == [0, 2, -1, 1]  # the third gemm has no base; add only in the base
-    assert head_rows.tolist() == [0, 1, 2, -1]
-    assert occurrence.tolist() == [0, 1, 2, 0]
+    base_rows, head_rows, occurrence = matched(base, head)
+    assert base_rows == [0, 2, -1, 1]  # the third gemm has no base; add only in the base
+    assert head_rows == [0, 1, 2, -1]
+    assert occurrence == [0, 1, 2, 0]
 
 
 def test_missing_names_and_grids_pair_with_missing_ones() -> None:
-    """None and NaN are both missing (as a merge takes them): they pair with each other."""
-    base = launches([(None, None, "(1, 1, 1)")])  # type: ignore[list-item]
-    head = launches([(float("nan"), None, "(1, 1, 1)")])  # type: ignore[list-item]
+    """A missing name or grid (null, as a merge takes None) pairs with a missing one."""
+    launch = [(None, None, "(1, 1, 1)")]
     for match in MatchBy:
-        base_rows, head_rows, occurrence = match_rows(base, head, match)
-        assert (base_rows.tolist(), head_rows.tolist(), occurrence.tolist()) == ([0], [0], [0])
+        assert matched(launch, launch, match) == [[0], [0], [0]]  # type: ignore[arg-type]
 
 
 def test_base_only_launches_are_numbered_among_their_equals() -> None:
     base = [("add", None, None), ("add", None, None), ("gemm", None, None)]
-    base_rows, head_rows, occurrence = match_rows(launches(base), launches([("add", None, None)]))
-    assert base_rows.tolist() == [0, 1, 2] and head_rows.tolist() == [0, -1, -1]
-    assert occurrence.tolist() == [0, 1, 0]
+    base_rows, head_rows, occurrence = matched(base, [("add", None, None)])
+    assert base_rows == [0, 1, 2] and head_rows == [0, -1, -1]
+    assert occurrence == [0, 1, 0]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ceiling_pipes.csv",  # pipe and tensor ceilings, memory
+        "console_details_2024.txt",  # SOL by the SM's percentage, unknown
+        "verdict_sol_unknown_gpu.csv",  # every SOL bound, small grid
+        "verdict_int_reduction.csv",
+        "headroom_sol_busy_units.csv",
+        "verdict_int8_gemm.csv",
+    ],
+)
+def test_verdict_texts_word_each_launch_as_describe_does(name: str) -> None:
+    analysis = analyzed(FIXTURES / name)
+    expected = [with_basis(describe(k), k.verdict_basis) for k in analysis.kernels]
+    assert verdict_texts(analysis.launches).to_list() == expected
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_percentage_rounded_by_polars_reads_as_the_percentage(pct: float) -> None:
+    """`verdict_texts` words a verdict once per rounded percentage: Polars' `round(0)` must read
+    as `:.0f` reads the percentage itself."""
+    rounded = pl.Series([pct]).round(0).item()
+    assert f"{rounded:.0f}" == f"{pct:.0f}"
+
+
+def test_a_side_without_launches_leaves_every_launch_of_the_other_alone() -> None:
+    launches = analyzed(FIXTURES / "raw_base.csv").launches
+    empty = frame_of(())
+    only_head = pair_frame(empty, launches, MatchBy.NAME_SHAPE, 5.0)
+    assert only_head.get_column("status").to_list() == ["only-head"] * len(launches) == ["only-head"] * 2
+    assert only_head.get_column("head_row").to_list() == [0, 1]
+    only_base = pair_frame(launches, empty, MatchBy.NAME_SHAPE, 5.0)
+    assert only_base.get_column("status").to_list() == ["only-base"] * 2
+    assert len(pair_frame(empty, empty, MatchBy.NAME_SHAPE, 5.0)) == 0

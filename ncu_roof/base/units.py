@@ -235,9 +235,9 @@ def parse_numbers(cells: Iterable[object], style: NumberStyle) -> np.ndarray:
 
     Runs in pyarrow's string kernels (`parse_number_array`), 4x a pandas `str` + `to_numeric` pass.
     """
-    from ncu_roof.base.arrow import string_array
+    import polars as pl
 
-    return parse_number_array(string_array(_texts(cells)), style)
+    return parse_number_array(pl.Series(_texts(cells), dtype=pl.String).to_arrow(), style)
 
 
 def _texts(cells: Iterable[object]) -> list[str | None]:
@@ -254,14 +254,13 @@ def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> n
     is missing, and `unreadable` says which of those were no word of ncu's.
     """
     import numpy as np
+    import polars as pl
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ncu_roof.base.arrow import bool_values, float_values
-
     if style is not NumberStyle.DE:  # a cast reads `.` as the decimal mark, and fails on `,`
         try:
-            fast = float_values(pc.cast(arr, pa.float64()))
+            fast = pl.Series(pc.cast(arr, pa.float64())).to_numpy()
         except pa.ArrowInvalid:
             fast = None
         if fast is not None and not np.isinf(fast).any():
@@ -275,7 +274,7 @@ def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> n
     if decimal != ".":
         arr = pc.replace_substring(arr, decimal, ".")
     out = np.full(len(numeric), np.nan)
-    out[bool_values(numeric)] = float_values(pc.cast(arr, pa.float64()))
+    out[pl.Series(numeric).fill_null(False).to_numpy()] = pl.Series(pc.cast(arr, pa.float64())).to_numpy()
     return out
 
 
@@ -290,9 +289,9 @@ def unreadable(
     if isinstance(cells, Sequence):
         texts = _texts([cells[i] for i in positions.tolist()])
     else:  # an Arrow column: only its missing cells converted
-        from ncu_roof.base.arrow import int_array
+        import polars as pl
 
-        texts = cells.take(int_array(positions)).to_pylist() if len(positions) else []
+        texts = cells.take(pl.Series(positions).to_arrow()).to_pylist() if len(positions) else []
     return [
         (position, text)
         for position, text in zip(positions.tolist(), texts, strict=True)

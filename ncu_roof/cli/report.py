@@ -90,9 +90,8 @@ def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
 
     Kernels are found by (input, run, id): in a file of several ncu runs the IDs restart per run.
     """
-    pairs = result.pairs
-    both = (pairs.base_row >= 0) & (pairs.head_row >= 0)
-    rows = zip(pairs.base_row[both].tolist(), pairs.head_row[both].tolist(), strict=True)
+    both = result.pairs.drop_nulls(["base_row", "head_row"])
+    rows = zip(both.get_column("base_row").to_list(), both.get_column("head_row").to_list(), strict=True)
     return [(base.kernels[b], head.kernels[h]) for b, h in rows]
 
 

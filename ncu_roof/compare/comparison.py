@@ -9,26 +9,15 @@ shift of all its launches with its interval (`ncu_roof.base.shift`, as `history 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
+import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.base.matching import MatchBy
 from ncu_roof.base.shift import Movement, Shift, shift
-from ncu_roof.compare.pairs import (
-    DURATION,
-    Change,
-    KernelDiff,
-    PairColumns,
-    PairRows,
-    Status,
-    classify,
-    match_rows,
-    pair_columns,
-)
+from ncu_roof.compare.pairs import Change, KernelDiff, PairRows, Status, classify, pair_frame, sides
 from ncu_roof.errors import GateError, UsageError
 
 CLOCK_TOLERANCE_PCT = 2.0  # SM clocks (or report roofs) further apart than this: different clocks
@@ -46,27 +35,22 @@ class Diff:
     base_devices: tuple[str, ...]
     head_devices: tuple[str, ...]
     threshold_pct: float
-    kernels: Sequence[KernelDiff]  # `PairRows`: a KernelDiff made per pair on demand
+    pairs: pl.DataFrame  # `pairs.pair_frame`: a row per pair
     total_duration_s: Change
     total_status: Status
     mismatch: str | None = None  # why the runs differ, when compared anyway
     notes: tuple[str, ...] = ()  # what could not be checked (clocks)
 
     @property
-    def pairs(self) -> PairColumns:
-        assert isinstance(self.kernels, PairRows)
-        return self.kernels.columns
-
-    @property
-    def tiers(self) -> tuple[str, ...]:
-        assert isinstance(self.kernels, PairRows)
-        return self.kernels.tiers
+    def kernels(self) -> PairRows:
+        """The pairs as `KernelDiff` objects, each made when asked for."""
+        return PairRows(self.pairs)
 
     def count(self, status: Status) -> int:
-        return sum(1 for s in self.pairs.status if s is status)
+        return int((self.pairs.get_column("status") == status.value).sum())
 
     def with_status(self, *statuses: Status) -> list[KernelDiff]:
-        return [self.kernels[j] for j, s in enumerate(self.pairs.status) if s in statuses]
+        return list(PairRows(self.pairs.filter(pl.col("status").is_in([s.value for s in statuses]))))
 
 
 def diff(
@@ -86,15 +70,12 @@ def diff(
             f"cannot compare: {mismatch}",
             hint="profile both on the same GPU and clocks, or pass --allow-mismatch",
         )
-    base_rows, head_rows, occurrence = match_rows(base.columns, head.columns, match)
     total = Change(_total(base), _total(head))
-    tiers = sorted({*base.columns.maps["bytes"], *head.columns.maps["bytes"]})
-    pairs = pair_columns(base.columns, head.columns, base_rows, head_rows, occurrence, tiers, threshold_pct)
     return Diff(
         base_devices=_device_names(base),
         head_devices=_device_names(head),
         threshold_pct=threshold_pct,
-        kernels=PairRows(pairs, tiers),
+        pairs=pair_frame(base.launches, head.launches, match, threshold_pct),
         total_duration_s=total,
         total_status=classify(total, threshold_pct),
         mismatch=mismatch,
@@ -148,18 +129,16 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
 def slower_than(result: Diff, limit_pct: float) -> list[KernelDiff]:
     """Matched kernels whose time grew by more than `limit_pct` (the headline's "slower" when the
     limit is the threshold), worst first."""
-    change = np.nan_to_num(result.pairs.delta_pct(DURATION), nan=0.0)
-    slower = np.flatnonzero(change > limit_pct)
-    return [result.kernels[j] for j in slower[np.argsort(-change[slower], kind="stable")].tolist()]
+    change = pl.col("duration_s").struct.field("delta_pct").fill_null(0.0)
+    slower = result.pairs.filter(change > limit_pct).sort(change, descending=True, maintain_order=True)
+    return list(PairRows(slower))
 
 
 def kernel_pairs(result: Diff) -> dict[GroupKey, list[int]]:
     """The pairs of each kernel and launch shape (name, grid, block), in first-pair order."""
-    pairs = result.pairs
-    groups: dict[GroupKey, list[int]] = {}
-    for j, key in enumerate(zip(pairs.name, pairs.grid, pairs.block, strict=True)):
-        groups.setdefault(key, []).append(j)
-    return groups
+    key = ["name", "grid", "block"]
+    groups = result.pairs.select(*key).with_row_index("row").group_by(key, maintain_order=True).agg("row")
+    return {(name, grid, block): rows for name, grid, block, rows in groups.iter_rows()}
 
 
 GATE_CONFIDENCE = 0.99  # the confidence of the interval a repeated kernel is gated on (as `history check`)
@@ -169,7 +148,7 @@ def repeated_shifts(result: Diff, confidence: float = GATE_CONFIDENCE) -> dict[G
     """Per kernel group (name, grid, block) launched often enough on both sides for an interval
     at `confidence`: the shift of its head launches' durations against its base launches'
     (`ncu_roof.base.shift`, as `history check` computes it)."""
-    base_s, head_s = result.pairs.numbers[DURATION]
+    base_s, head_s = sides(result.pairs, "duration_s")
     out = {}
     for key, rows in kernel_pairs(result).items():
         found = shift(head_s[rows], base_s[rows], confidence)

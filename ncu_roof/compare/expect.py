@@ -185,7 +185,7 @@ def check(analysis: Analysis, expectations: Sequence[Expectation]) -> Expectatio
     """Every kernel whose name matches an expectation's regex, checked against it."""
     checks: list[KernelCheck] = []
     unmatched: list[str] = []
-    names = analysis.columns["name"].tolist()
+    names = analysis.launches.get_column("name").to_list()
     for expectation in expectations:
         pattern = re.compile(expectation.kernel_pattern)
         hits = {name: bool(pattern.search(name)) for name in set(names)}  # names repeat: each once

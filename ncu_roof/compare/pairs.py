@@ -1,5 +1,5 @@
-"""Base vs head, pair by pair: the kernels of two runs matched, and what each pair says, as
-columns (`PairColumns`); a `KernelDiff` is made only for a pair someone asks for (`PairRows`).
+"""Base vs head, pair by pair: the kernels of two runs matched, and what each pair says, as one Polars
+frame (`pair_frame`); a `KernelDiff` is made only for a pair someone asks for (`PairRows`).
 
 Kernels match by (name, grid, block, order among equals) by default: the n-th launch of a shape in
 the base pairs with the n-th launch of that shape in the head. `MatchBy.NAME` ignores the launch
@@ -9,19 +9,18 @@ shape; `MatchBy.ORDER` pairs the n-th launch of the base with the n-th of the he
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, overload
 
 import numpy as np
+import polars as pl
 
-from ncu_roof.analysis.columns import LaunchColumns, distinct_rows
+from ncu_roof.analysis.frame import struct
 from ncu_roof.analysis.model import finite, finite_or_none
-from ncu_roof.analysis.verdict_phrases import verdict_words
-from ncu_roof.base.codes import factorize
+from ncu_roof.analysis.records import busiest_compute_pipe, verdict_phrase
 from ncu_roof.base.matching import MatchBy
-
-KernelKey = tuple[int, int, int]  # (input, run, id): ncu's launch IDs restart in each run
+from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
 
 
 class Status(StrEnum):
@@ -55,6 +54,8 @@ class KernelDiff:
     occurrence: int  # 0 for the first launch of this (name, grid, block), 1 for the next, …
     base_id: int | None
     head_id: int | None
+    base_run: int | None  # ncu's launch IDs restart in each run of a file
+    head_run: int | None
     duration_s: Change
     flop_per_s: Change
     bytes: Mapping[str, Change]
@@ -62,124 +63,14 @@ class KernelDiff:
     verdict_base: str | None
     verdict_head: str | None
     status: Status
-    base_key: KernelKey | None = None
-    head_key: KernelKey | None = None
 
     @property
     def verdict_changed(self) -> bool:
         return None not in (self.verdict_base, self.verdict_head) and (self.verdict_base != self.verdict_head)
 
 
-@dataclass(frozen=True)
-class PairColumns:
-    """Every matched pair as arrays (row j = pair j): what `KernelDiff` holds, for many at once.
-
-    Rows are -1 where a side has no launch; numbers NaN where missing (`Change` then holds None)."""
-
-    base_row: np.ndarray
-    head_row: np.ndarray
-    occurrence: np.ndarray
-    name: list[str]
-    grid: list[str | None]
-    block: list[str | None]
-    base_id: list[int | None]
-    head_id: list[int | None]
-    base_key: list[KernelKey | None]
-    head_key: list[KernelKey | None]
-    numbers: Mapping[str, tuple[np.ndarray, np.ndarray]]  # quantity → (base, head) values
-    verdict_base: list[str | None]
-    verdict_head: list[str | None]
-    status: list[Status]
-
-    def __len__(self) -> int:
-        return len(self.status)
-
-    def delta_pct(self, quantity: str) -> np.ndarray:
-        """`Change.delta_pct` of one quantity for every pair (NaN where it is None)."""
-        base, head = self.numbers[quantity]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            delta = 100.0 * (head - base) / base
-        return np.where(np.isfinite(base) & np.isfinite(head) & (base != 0), delta, np.nan)
-
-
-DURATION, FLOP_PER_S = "duration_s", "achieved_flop_per_s"
-
-
-def tier_key(field: str, tier: str) -> str:
-    return f"{field}:{tier}"
-
-
-class PairRows(Sequence[KernelDiff]):
-    """The pairs of a diff as `KernelDiff` objects, each made when first asked for."""
-
-    def __init__(self, columns: PairColumns, tiers: Sequence[str]) -> None:
-        self.columns = columns
-        self.tiers = tuple(tiers)
-
-    def __len__(self) -> int:
-        return len(self.columns)
-
-    @overload
-    def __getitem__(self, index: int) -> KernelDiff: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[KernelDiff]: ...
-    def __getitem__(self, index: int | slice) -> KernelDiff | Sequence[KernelDiff]:
-        if isinstance(index, slice):
-            return [self[j] for j in range(*index.indices(len(self)))]
-        c = self.columns
-        j = range(len(self))[index]
-
-        def change(quantity: str) -> Change:
-            base, head = c.numbers[quantity]
-            return Change(finite_or_none(float(base[j])), finite_or_none(float(head[j])))
-
-        return KernelDiff(
-            name=c.name[j],
-            grid=c.grid[j],
-            block=c.block[j],
-            occurrence=int(c.occurrence[j]),
-            base_id=c.base_id[j],
-            head_id=c.head_id[j],
-            duration_s=change(DURATION),
-            flop_per_s=change(FLOP_PER_S),
-            bytes={t: change(tier_key("bytes", t)) for t in self.tiers},
-            intensity_flop_per_byte={t: change(tier_key("intensity_flop_per_byte", t)) for t in self.tiers},
-            verdict_base=c.verdict_base[j],
-            verdict_head=c.verdict_head[j],
-            status=c.status[j],
-            base_key=c.base_key[j],
-            head_key=c.head_key[j],
-        )
-
-    def __iter__(self) -> Iterator[KernelDiff]:
-        return (self[j] for j in range(len(self)))
-
-
-def match_rows(
-    base: LaunchColumns, head: LaunchColumns, match: MatchBy = MatchBy.NAME_SHAPE
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(base row, head row, occurrence) of each pair, in head order, then base-only launches in
-    base order; a row is -1 where that side has no launch.
-
-    Both sides' launches are coded by what `match` compares (name and launch shape, name, or
-    nothing: launch order; a missing name or grid matches a missing one), each launch numbered among
-    its equals on its side, and the head's (code, number) looked up among the base's.
-    """
-    n_head = len(head)
-    codes = [factorize(np.concatenate([head[c], base[c]]))[0] for c in _MATCH_COLUMNS[match]]  # None, NaN: -1
-    kind = distinct_rows(codes)[1] if codes else np.zeros(n_head + len(base), dtype="int64")
-    head_kind, base_kind = kind[:n_head], kind[n_head:]
-    head_occurrence, base_occurrence = _occurrences(head_kind), _occurrences(base_kind)
-    width = int(max(head_occurrence.max(initial=0), base_occurrence.max(initial=0))) + 1
-    base_of_head = _lookup(head_kind * width + head_occurrence, base_kind * width + base_occurrence)
-    paired = np.zeros(len(base), dtype=bool)
-    paired[base_of_head[base_of_head >= 0]] = True
-    only_base = np.flatnonzero(~paired)
-    base_rows = np.concatenate([base_of_head, only_base])
-    head_rows = np.concatenate([np.arange(n_head), np.full(len(only_base), -1)])
-    return base_rows, head_rows, np.concatenate([head_occurrence, base_occurrence[only_base]])
-
-
+NUMBERS = ("duration_s", "achieved_flop_per_s")  # a {base, head, delta_pct} struct each
+MAPS = ("bytes", "intensity_flop_per_byte")  # per tier, such a struct
 _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
     MatchBy.NAME_SHAPE: ("name", "grid", "block"),
     MatchBy.NAME: ("name",),
@@ -187,111 +78,203 @@ _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
 }
 
 
-def _lookup(keys: np.ndarray, among: np.ndarray) -> np.ndarray:
-    """Where each key is in `among` (whose keys are distinct), -1 where it is not."""
-    if len(among) == 0:
-        return np.full(len(keys), -1, dtype="int64")
-    order = np.argsort(among, kind="stable")
-    ranked = among[order]
-    at = np.minimum(np.searchsorted(ranked, keys), len(among) - 1)
-    return np.where(ranked[at] == keys, order[at], -1)
+def match_rows(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy = MatchBy.NAME_SHAPE) -> pl.DataFrame:
+    """`base_row`, `head_row` and `occurrence` of each pair, in head order, then the base-only
+    launches in base order; a row is null where that side has no launch.
 
+    Each side's launches are numbered among their equals in what `match` compares (name and launch
+    shape, name, or nothing: launch order; a missing name or grid matches a missing one), and the
+    two sides joined on those fields and that number.
+    """
+    keys = list(_MATCH_COLUMNS[match])
 
-def _occurrences(kinds: np.ndarray) -> np.ndarray:
-    """Each row's number among the rows of its kind before it (0, 1, …: pandas' cumcount)."""
-    order = np.argsort(kinds, kind="stable")
-    ranked = kinds[order]
-    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
-    lengths = np.diff(np.r_[starts, len(kinds)])
-    out = np.empty(len(kinds), dtype="int64")
-    out[order] = np.arange(len(kinds)) - np.repeat(starts, lengths)
-    return out
+    def numbered(launches: pl.DataFrame, row: str) -> pl.DataFrame:
+        rows = pl.int_range(pl.len(), dtype=pl.Int64)
+        occurrence = rows.over(keys) if keys else rows
+        return launches.select(*keys, occurrence.alias("occurrence"), rows.alias(row))
 
-
-def _side(values: np.ndarray, rows: np.ndarray, missing: Any = np.nan) -> np.ndarray:
-    """values[rows], `missing` where the row is -1 (no launch on that side)."""
-    if len(values) == 0:
-        return np.full(len(rows), missing, dtype=values.dtype if missing is np.nan else object)
-    taken = values[np.where(rows >= 0, rows, 0)]
-    if missing is np.nan and taken.dtype.kind == "f":
-        return np.where(rows >= 0, taken, np.nan)
-    out = taken.astype(object)
-    out[rows < 0] = missing
-    return out
-
-
-def pair_columns(
-    base: LaunchColumns,
-    head: LaunchColumns,
-    base_rows: np.ndarray,
-    head_rows: np.ndarray,
-    occurrence: np.ndarray,
-    tiers: Sequence[str],
-    threshold_pct: float,
-) -> PairColumns:
-    """What each pair says: names from the head (else the base), both sides' numbers, verdicts,
-    and the status (only one side, or the duration's change against the threshold)."""
-    numbers: dict[str, tuple[np.ndarray, np.ndarray]] = {
-        q: (_side(base[q], base_rows), _side(head[q], head_rows)) for q in (DURATION, FLOP_PER_S)
-    }
-    for field in ("bytes", "intensity_flop_per_byte"):
-        for t in tiers:
-            numbers[tier_key(field, t)] = (
-                _side(base.key(field, t), base_rows),
-                _side(head.key(field, t), head_rows),
-            )
-
-    def either(column: str) -> list[Any]:
-        on_head, on_base = _side(head[column], head_rows, None), _side(base[column], base_rows, None)
-        return [h if r >= 0 else b for r, h, b in zip(head_rows.tolist(), on_head, on_base, strict=True)]
-
-    def ids(columns: LaunchColumns, rows: np.ndarray) -> list[int | None]:
-        return list(_side(columns["id"], rows, None))
-
-    def keys(columns: LaunchColumns, rows: np.ndarray) -> list[KernelKey | None]:
-        parts = zip(*(_side(columns[c], rows, None).tolist() for c in ("input", "run", "id")), strict=True)
-        return [None if None in key else key for key in parts]
-
-    base_words, head_words = verdict_words(base, basis=True), verdict_words(head, basis=True)
-    pairs = PairColumns(
-        base_row=base_rows,
-        head_row=head_rows,
-        occurrence=occurrence,
-        name=either("name"),
-        grid=either("grid"),
-        block=either("block"),
-        base_id=ids(base, base_rows),
-        head_id=ids(head, head_rows),
-        base_key=keys(base, base_rows),
-        head_key=keys(head, head_rows),
-        numbers=numbers,
-        verdict_base=[None if r < 0 else base_words[r] for r in base_rows.tolist()],
-        verdict_head=[None if r < 0 else head_words[r] for r in head_rows.tolist()],
-        status=[],
+    joined = numbered(head, "head_row").join(
+        numbered(base, "base_row"), on=[*keys, "occurrence"], how="full", coalesce=True, nulls_equal=True
     )
-    return replace(pairs, status=_statuses(pairs, threshold_pct))
+    return joined.sort("head_row", "base_row", nulls_last=True).select("base_row", "head_row", "occurrence")
 
 
-def _statuses(pairs: PairColumns, threshold_pct: float) -> list[Status]:
-    by_change = _by_change(pairs.delta_pct(DURATION), threshold_pct)
-    return [
-        Status.ONLY_HEAD if b < 0 else Status.ONLY_BASE if h < 0 else status
-        for b, h, status in zip(pairs.base_row.tolist(), pairs.head_row.tolist(), by_change, strict=True)
-    ]
+def pair_frame(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy, threshold_pct: float) -> pl.DataFrame:
+    """A row per pair (`match_rows`): its launches' rows, then the diff JSON's pair object a column
+    per key: the name and shape from the head (else the base), both sides' IDs and runs, the status
+    (only one side, or the duration's change against the threshold), a {base, head, delta_pct}
+    struct per number (per tier of `MAPS`), and both verdicts in words."""
+    tiers = sorted({*base.get_column("bytes").struct.fields, *head.get_column("bytes").struct.fields})
+    joined = (
+        match_rows(base, head, match)
+        .join(_side(base, tiers, "base"), on="base_row", how="left", maintain_order="left")
+        .join(_side(head, tiers, "head"), on="head_row", how="left", maintain_order="left")
+    )
+
+    def either(column: str) -> pl.Expr:
+        on_head, head = pl.col("head_row").is_not_null(), pl.col(f"head:{column}")
+        return pl.when(on_head).then(head).otherwise(pl.col(f"base:{column}")).alias(column)
+
+    def delta(column: str) -> pl.Expr:
+        base, head = pl.col(f"base:{column}"), pl.col(f"head:{column}")
+        return pl.when(base.is_finite() & head.is_finite() & (base != 0)).then(100.0 * (head - base) / base)
+
+    def change(column: str, alias: str) -> pl.Expr:
+        sides = (pl.col(f"{side}:{column}").alias(side) for side in ("base", "head"))
+        return pl.struct(*sides, delta(column).alias("delta_pct")).alias(alias)
+
+    def per_tier(field: str) -> pl.Expr:
+        if not tiers:
+            return pl.lit(struct({}, len(joined))).alias(field)
+        return pl.struct(change(f"{field}:{t}", t) for t in tiers).alias(field)
+
+    status = (
+        pl.when(pl.col("base_row").is_null())
+        .then(pl.lit(Status.ONLY_HEAD.value))
+        .when(pl.col("head_row").is_null())
+        .then(pl.lit(Status.ONLY_BASE.value))
+        .otherwise(_by_change(delta("duration_s"), threshold_pct))
+    )
+    verdicts = (pl.col(f"{side}:verdict").alias(side) for side in ("base", "head"))
+    return joined.select(
+        "base_row",
+        "head_row",
+        *(either(c) for c in ("name", "grid", "block")),
+        "occurrence",
+        *(pl.col(f"{side}:{c}").alias(f"{side}_{c}") for c in ("id", "run") for side in ("base", "head")),
+        status.alias("status"),
+        *(change(c, c) for c in NUMBERS),
+        *(per_tier(f) for f in MAPS),
+        pl.struct(*verdicts).alias("verdict"),
+    )
 
 
-def _by_change(change_pct: np.ndarray, threshold_pct: float) -> list[Status]:
-    """A change beyond the threshold is a regression or an improvement; NaN is unknown."""
-    cases = [
-        (np.isnan(change_pct), Status.UNKNOWN),
-        (change_pct > threshold_pct, Status.REGRESSED),
-        (change_pct < -threshold_pct, Status.IMPROVED),
-    ]
-    kinds = [s for _, s in cases] + [Status.UNCHANGED]
-    chosen = np.select([mask for mask, _ in cases], list(range(len(cases))), len(cases))
-    return [kinds[i] for i in chosen.tolist()]
+def _side(launches: pl.DataFrame, tiers: Sequence[str], side: str) -> pl.DataFrame:
+    """What a pair reads of one side's launches, each column named `side:column` (`side:bytes:dram`
+    for a tier; null where the side has no such tier), and its row."""
+
+    columns = launches.select(
+        "name",
+        "grid",
+        "block",
+        "id",
+        "run",
+        *NUMBERS,
+        *(_number(launches, f, t).alias(f"{f}:{t}") for f in MAPS for t in tiers),
+        verdict_texts(launches).alias("verdict"),
+    )
+    return columns.select(
+        pl.all().name.prefix(f"{side}:"), pl.int_range(pl.len(), dtype=pl.Int64).alias(f"{side}_row")
+    )
+
+
+def _number(launches: pl.DataFrame, field: str, key: str) -> pl.Expr:
+    """One key of a struct of numbers (null where the launches have no such key)."""
+    if key in launches.get_column(field).struct.fields:
+        return pl.col(field).struct.field(key)
+    return pl.lit(None, pl.Float64)
+
+
+def verdict_texts(launches: pl.DataFrame) -> pl.Series:
+    """Every launch's verdict in words with what it rests on (`records.describe`, `with_basis`),
+    each distinct verdict worded once: the parts a verdict does not show are left out first, and a
+    percentage it shows is rounded as its text rounds it (`:.0f`: half to even, Polars' default)."""
+    bound, basis = pl.col("bound"), pl.col("verdict_basis")
+    sol = basis == VerdictBasis.SOL.value
+    memory, compute = bound == Bound.MEMORY.value, bound == Bound.COMPUTE.value
+    parts = launches.select(
+        bound,
+        basis,
+        pl.when(memory).then(pl.when(sol).then("sol_unit").otherwise("binding")).alias("where"),
+        pl.when(sol & compute).then("pipe_pct").alias("pipes"),
+        pl.when(sol & compute).then(_number(launches, "sol_pct", "sm").round(0)).alias("sm"),
+        pl.when(compute & ~sol).then("compute_ceiling").alias("ceiling"),
+        pl.when(compute & ~sol).then(pl.col("compute_ceiling_pct").round(0)).alias("ceiling_pct"),
+        (pl.col("small_grid") & (bound == Bound.LATENCY.value)).alias("small_grid"),
+    )
+    distinct = parts.with_row_index("row").group_by(parts.columns, maintain_order=True).agg("row")
+    words = pl.Series([_verdict(r) for r in distinct.iter_rows(named=True)], dtype=pl.String)
+    return distinct.select("row", words=words).explode("row").sort("row").get_column("words")
+
+
+def _verdict(parts: Mapping[str, Any]) -> str:
+    basis = VerdictBasis(parts["verdict_basis"])
+    pipes = {p: v for p, v in (parts["pipes"] or {}).items() if v is not None}
+    sm = parts["sm"]
+    phrase = verdict_phrase(
+        Bound(parts["bound"]),
+        basis,
+        where=parts["where"],
+        sol_compute=busiest_compute_pipe(pipes) or "SM " + ("–" if sm is None else f"{sm:.0f}%"),
+        ceiling=parts["ceiling"],
+        ceiling_pct=parts["ceiling_pct"],
+        small_grid=bool(parts["small_grid"]),
+    )
+    return with_basis(phrase, basis)
+
+
+def _by_change(change_pct: pl.Expr, threshold_pct: float) -> pl.Expr:
+    """A change beyond the threshold is a regression or an improvement; none is unknown."""
+    return (
+        pl.when(change_pct.is_null() | change_pct.is_nan())
+        .then(pl.lit(Status.UNKNOWN.value))
+        .when(change_pct > threshold_pct)
+        .then(pl.lit(Status.REGRESSED.value))
+        .when(change_pct < -threshold_pct)
+        .then(pl.lit(Status.IMPROVED.value))
+        .otherwise(pl.lit(Status.UNCHANGED.value))
+    )
 
 
 def classify(duration: Change, threshold_pct: float) -> Status:
-    change = duration.delta_pct
-    return _by_change(np.array([np.nan if change is None else change]), threshold_pct)[0]
+    return Status(pl.select(_by_change(pl.lit(duration.delta_pct, pl.Float64), threshold_pct)).item())
+
+
+def sides(pairs: pl.DataFrame, column: str, tier: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """One number (of one tier) of every pair on the base and on the head (NaN: not known)."""
+    change = pairs.get_column(column)
+    if tier is not None:
+        change = change.struct.field(tier)
+    return change.struct.field("base").to_numpy(), change.struct.field("head").to_numpy()
+
+
+class PairRows(Sequence[KernelDiff]):
+    """The pairs of a diff (`pair_frame`) as `KernelDiff` objects, each made when asked for."""
+
+    def __init__(self, pairs: pl.DataFrame) -> None:
+        self.pairs = pairs
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    @overload
+    def __getitem__(self, index: int) -> KernelDiff: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[KernelDiff]: ...
+    def __getitem__(self, index: int | slice) -> KernelDiff | Sequence[KernelDiff]:
+        if isinstance(index, slice):
+            return list(PairRows(self.pairs[index]))
+        return kernel_diff(self.pairs.row(range(len(self))[index], named=True))
+
+    def __iter__(self) -> Iterator[KernelDiff]:
+        return (kernel_diff(row) for row in self.pairs.iter_rows(named=True))
+
+
+def kernel_diff(row: Mapping[str, Any]) -> KernelDiff:
+    """A row of `pair_frame` as a `KernelDiff`."""
+
+    def change(sides: Mapping[str, float | None]) -> Change:
+        return Change(finite_or_none(sides["base"]), finite_or_none(sides["head"]))
+
+    return KernelDiff(
+        **{k: row[k] for k in ("name", "grid", "block", "occurrence", "base_id", "head_id")},
+        base_run=row["base_run"],
+        head_run=row["head_run"],
+        duration_s=change(row["duration_s"]),
+        flop_per_s=change(row["achieved_flop_per_s"]),
+        bytes={t: change(c) for t, c in row["bytes"].items()},
+        intensity_flop_per_byte={t: change(c) for t, c in row["intensity_flop_per_byte"].items()},
+        verdict_base=row["verdict"]["base"],
+        verdict_head=row["verdict"]["head"],
+        status=Status(row["status"]),
+    )

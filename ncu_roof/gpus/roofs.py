@@ -182,16 +182,13 @@ def _tier_counters(columns: Mapping[str, np.ndarray], tier: str) -> dict[str, np
     on the tier under the counter Nsight draws there on their compute capability."""
     import numpy as np
 
-    from ncu_roof.base.codes import factorize
-
     counters = columns.get(f"bw_{tier}_counter")
     n = launch_count(columns)
     out: dict[str, np.ndarray] = {}
     if counters is not None:
-        codes, distinct = factorize(counters)
-        for k, counter in enumerate(distinct):
+        for counter in dict.fromkeys(counters.tolist()):
             if isinstance(counter, str):
-                out[counter] = codes == k
+                out[counter] = np.equal(counters, counter)
     idle = np.isnan(columns[f"{tier}_bytes"])
     if idle.any():
         cc = 10 * columns.get("device_cc_major", np.full(n, np.nan)) + columns.get(

@@ -48,9 +48,8 @@ def _text(value: Any) -> str | None:
 
 def _map(names: Sequence[str], columns: Sequence[np.ndarray], rows: int, number: bool) -> pa.Array:
     """Per row, the (name, value) of each column that holds a value there."""
+    import polars as pl
     import pyarrow as pa
-
-    from ncu_roof.base.arrow import float_array, string_array
 
     if number:
         matrix = np.column_stack(columns) if columns else np.zeros((rows, 0))
@@ -65,10 +64,10 @@ def _map(names: Sequence[str], columns: Sequence[np.ndarray], rows: int, number:
     column_of = np.nonzero(valid)[1]  # row-major: each row's entries together
     offsets = np.zeros(rows + 1, dtype=np.int32)
     np.cumsum(valid.sum(axis=1), out=offsets[1:])
-    keys = string_array([names[j] for j in column_of.tolist()])
-    items = float_array(matrix[valid]) if number else string_array(matrix[valid].tolist())
-    offset_array = pa.Array.from_buffers(pa.int32(), rows + 1, [None, pa.py_buffer(offsets)])
-    return pa.MapArray.from_arrays(offset_array, keys, items)
+    keys = pl.Series([names[j] for j in column_of.tolist()], dtype=pl.String).to_arrow().cast(pa.string())
+    items = pl.Series(matrix[valid].tolist(), dtype=pl.Float64 if number else pl.String).to_arrow()
+    items = items if number else items.cast(pa.string())  # (Polars gives large_string)
+    return pa.MapArray.from_arrays(pl.Series(offsets).to_arrow(), keys, items)
 
 
 def counter_columns(tables: Sequence[RunTable]) -> dict[str, pa.Array]:
@@ -86,12 +85,12 @@ def counter_columns(tables: Sequence[RunTable]) -> dict[str, pa.Array]:
 
 def _unmapped(column: pa.ChunkedArray, rows: int, number: bool) -> dict[str, np.ndarray]:
     """A map column back into one array per key (NaN or None where a row has no entry)."""
-    from ncu_roof.base.arrow import float_values, text_values
+    import polars as pl
 
     array = column.combine_chunks()
-    offsets = np.asarray(array.offsets)
-    keys = text_values(array.keys)
-    items = float_values(array.items) if number else text_values(array.items)
+    offsets = pl.Series(array.offsets).to_numpy()
+    keys = pl.Series(array.keys).to_numpy()
+    items = pl.Series(array.items).to_numpy()
     row_of = np.repeat(np.arange(rows), np.diff(offsets))
     entries = slice(int(offsets[0]), int(offsets[-1]))
     keys, items = keys[entries], items[entries]
@@ -107,7 +106,6 @@ def _unmapped(column: pa.ChunkedArray, rows: int, number: bool) -> dict[str, np.
 def tables_of(launches: pa.Table) -> list[RunTable]:
     """The reader's tables back from stored rows: one per input, ncu run and device, in row order
     (as `record.device_tables` cut them); a column with no value in a table is left out of it."""
-    from ncu_roof.base.codes import factorize
     from ncu_roof.ingest import RunTable
     from ncu_roof.ingest.table import IDENTITY_COLUMNS, INTEGER_COLUMNS, InputFormat
 
@@ -124,14 +122,15 @@ def tables_of(launches: pa.Table) -> list[RunTable]:
                 np.full(rows, np.nan) if name in INTEGER_COLUMNS else np.full(rows, None, dtype=object)
             )
     paths = launches.column("input_path").to_pylist()
-    keys = np.empty(rows, dtype=object)
-    keys[:] = [f"{p}\x00{r}\x00{d}" for p, r, d in zip(paths, columns["run"], columns["device"], strict=True)]
-    codes, distinct = factorize(keys, missing_is_value=True)
+    keys = np.array(
+        [f"{p}\x00{r}\x00{d}" for p, r, d in zip(paths, columns["run"], columns["device"], strict=True)],
+        dtype=object,
+    )
     formats = launches.column("input_format").to_pylist()
     versions = launches.column("ncu_version").to_pylist()
     out = []
-    for k in range(len(distinct)):
-        mask = codes == k
+    for key in dict.fromkeys(keys.tolist()):
+        mask = keys == key
         first = int(np.flatnonzero(mask)[0])
         part = {c: a[mask] for c, a in columns.items()}
         kept = {c: a for c, a in part.items() if c in IDENTITY_COLUMNS or not _all_missing(a)}

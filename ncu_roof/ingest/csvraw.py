@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ncu_roof.base.arrow import bool_array, bool_values, float_values, string_array, text_values
 from ncu_roof.base.metrics import is_wanted
 from ncu_roof.base.units import NumberStyle, effective_unit, parse_number_array, si_factor
 from ncu_roof.ingest.csvblocks import (
@@ -164,6 +163,7 @@ def _parse_block(data: bytes, header: list[str], chosen: list[str], has_units: b
 
 def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) -> tuple[pa.Table, list[int]]:
     """The csv module, row by row: every damaged row reported with its line."""
+    import polars as pl
     import pyarrow as pa
 
     width = len(block.header)
@@ -180,7 +180,9 @@ def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) 
         rows.append([cells[i] for i in where])
         lines.append(line)
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in chosen]
-    table = pa.table({c: string_array(cells) for c, cells in zip(chosen, columns, strict=True)})
+    table = pa.table(
+        {c: pl.Series(cells, dtype=pl.String).to_arrow() for c, cells in zip(chosen, columns, strict=True)}
+    )
     return table, lines
 
 
@@ -190,6 +192,7 @@ _IDENTITY_CHECKS = (("ID", _INTEGER), ("Device", _DEVICE))
 def _wrong_identity(table: pa.Table) -> dict[str, np.ndarray]:
     """Per identity column present, the rows whose cell is not a small non-negative integer (an
     empty Device is no device: the GPU ncu names first)."""
+    import polars as pl
     import pyarrow.compute as pc
 
     wrong = {}
@@ -197,10 +200,10 @@ def _wrong_identity(table: pa.Table) -> dict[str, np.ndarray]:
         if column not in table.column_names:
             continue
         cells = table[column]
-        right = bool_values(pc.match_substring_regex(cells, pattern.pattern))
+        right = pc.match_substring_regex(cells, pattern.pattern)
         if column == "Device":
-            right |= bool_values(pc.match_substring_regex(pc.utf8_trim_whitespace(cells), "^$"))
-        wrong[column] = ~right
+            right = pc.or_(right, pc.match_substring_regex(pc.utf8_trim_whitespace(cells), "^$"))
+        wrong[column] = ~pl.Series(right).to_numpy()
     return wrong
 
 
@@ -219,7 +222,9 @@ def _check_identity(
         return table
     for row, reason in sorted(reasons.items()):
         damage.add(lines[row] if lines else _find_line(block, table, row), reason)
-    return table.filter(bool_array(~bad))
+    import polars as pl
+
+    return table.filter(pl.Series(~bad).to_arrow())
 
 
 def _find_line(block: Block, table: pa.Table, row: int) -> int:
@@ -243,22 +248,16 @@ def _sample_cells(part: _Part) -> list[str | None]:
     so a few hundred rows carry all the evidence; stacking all cells of a 5,000-kernel page cost
     more than parsing it.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import polars as pl
 
     if not part.numeric:
         return []
-    table = part.cells.select(part.numeric)
-    rows = table.num_rows
+    cells = pl.DataFrame(part.cells.select(part.numeric))
+    rows = cells.height
     if rows > _SAMPLE_ROWS:
         step = rows / _SAMPLE_ROWS
-        sample = np.zeros(rows, dtype=bool)
-        sample[[int(i * step) for i in range(_SAMPLE_ROWS)] + [rows - 1]] = True
-        table = table.filter(bool_array(sample))
-    chunks = [chunk for column in table.columns for chunk in column.chunks]
-    if len({chunk.type for chunk in chunks}) > 1:  # a column past 2 GiB of text is large_string
-        chunks = [chunk.cast(pa.large_string()) for chunk in chunks]
-    distinct: list[str | None] = pc.unique(pa.chunked_array(chunks)).to_pylist()
+        cells = cells[sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1})]
+    distinct: list[str | None] = pl.concat(cells.get_columns()).unique().to_list()
     return distinct
 
 
@@ -299,20 +298,22 @@ def _parse_metrics(part: _Part, names: list[str], style: NumberStyle) -> dict[st
 
 
 def _text(table: pa.Table, column: str) -> np.ndarray | None:
-    """A text column; ID and Device (checked by `_check_identity`) as numbers (NaN where empty)."""
-    import pyarrow as pa
+    """A text column as objects (None where null); ID and Device (checked by `_check_identity`)
+    as numbers (NaN where empty)."""
+    import polars as pl
     import pyarrow.compute as pc
 
     if column not in table.column_names:
         return None
     cells = table[column]
-    if column in ("ID", "Device"):
-        digits = pc.utf8_trim_whitespace(cells)
-        blank = bool_values(pc.match_substring_regex(digits, "^$"))
-        digits = pc.replace_substring_regex(digits, "^$", "0")  # (blank: NaN below)
-        numbers = float_values(digits.cast(pa.int64()).cast(pa.float64()))
-        return np.where(blank, np.nan, numbers)
-    return text_values(cells)
+    if column in ("ID", "Device"):  # (blank: null, NaN in numpy)
+        digits = pl.Series(pc.utf8_trim_whitespace(cells))
+        return digits.replace("", None).cast(pl.Int64).cast(pl.Float64).to_numpy()
+    # each distinct text one object (launches repeat their names: 100,000 rows, a few hundred texts)
+    encoded = pc.dictionary_encode(cells).combine_chunks()
+    words = np.array([*encoded.dictionary.to_pylist(), None], dtype=object)  # the last: for nulls
+    texts: np.ndarray = words[pl.Series(encoded.indices).fill_null(len(words) - 1).to_numpy()]
+    return texts
 
 
 def _nvtx_column(table: pa.Table) -> list[str | None] | None:

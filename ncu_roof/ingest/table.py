@@ -47,7 +47,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ncu_roof.base.codes import factorize
 from ncu_roof.base.metrics import CC_MAJOR, CC_MINOR
 from ncu_roof.base.units import cell_number
 
@@ -259,13 +258,15 @@ def _numbers(columns: Mapping[str, np.ndarray], name: str, rows: int) -> np.ndar
     return np.where(np.isnan(values), _MISSING, values)
 
 
-def _texts(columns: Mapping[str, np.ndarray], name: str, rows: int) -> tuple[np.ndarray, list[object]]:
-    """A text column's codes (as floats) and its distinct values (None for a page without it)."""
+def _texts(columns: Mapping[str, np.ndarray], name: str, rows: int) -> tuple[np.ndarray, list[str]]:
+    """A text column's codes (as floats) and its distinct texts, a missing text as "" (which
+    `_text_state` and the capability read as none, as they read None)."""
     values = columns.get(name)
     if values is None:
-        return np.zeros(rows), [None]
-    codes, distinct = factorize(values, missing_is_value=True)
-    return codes.astype("float64"), distinct
+        return np.zeros(rows), [""]
+    texts = [v if isinstance(v, str) else "" for v in values.tolist()]
+    code = {text: k for k, text in enumerate(dict.fromkeys(texts))}
+    return np.fromiter(map(code.__getitem__, texts), dtype="float64", count=rows), list(code)
 
 
 def settle_shapes(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from ncu_roof.base.codes import Codes, equals, factorize
 from ncu_roof.base.metrics import is_wanted
+from ncu_roof.base.units import missing_cell
 
 if TYPE_CHECKING:  # a DataFrame is one of the metric tables the recipe takes (tests, notebooks)
     import pandas as pd
@@ -124,7 +124,7 @@ def fillna(values: Numbers, other: Numbers | float) -> Numbers:
 
 def is_missing(labels: Texts) -> Flags:
     """Per row: the label is None or NaN (the one value unequal to itself)."""
-    out: Flags = equals(labels, None) | np.not_equal(labels, labels)
+    out: Flags = np.equal(labels, np.array(None, dtype=object)) | np.not_equal(labels, labels)
     return out
 
 
@@ -175,9 +175,12 @@ def labels_of(candidates: list[Formula]) -> Texts:
     return np.array([np.nan, *(label for label, _ in candidates)], dtype=object)
 
 
-def codes_of(labels: Texts) -> tuple[Codes, list[str]]:
+def codes_of(labels: Texts) -> tuple[npt.NDArray[np.intp], list[str]]:
     """Each label as a code into the distinct labels (first seen first; -1 for None or NaN)."""
-    codes, distinct = factorize(labels)
+    values = labels.tolist()
+    distinct = [v for v in dict.fromkeys(values) if not missing_cell(v)]
+    code = {**dict.fromkeys(values, -1), **{label: k for k, label in enumerate(distinct)}}
+    codes = np.fromiter(map(code.__getitem__, values), dtype=np.intp, count=len(values))
     return codes, [str(label) for label in distinct]
 
 

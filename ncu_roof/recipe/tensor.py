@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.base.codes import factorize
 from ncu_roof.base.metrics import (
     CC_MAJOR,
     CC_MINOR,
@@ -26,6 +25,7 @@ from ncu_roof.base.metrics import (
     TENSOR_PIPE_PCT,
     TENSOR_RATE,
 )
+from ncu_roof.base.units import missing_cell
 from ncu_roof.recipe.frame import (
     Factors,
     Flags,
@@ -159,10 +159,12 @@ def _flop_per_inst(m: MetricFrame, cc: Texts | None, f: Factors) -> tuple[dict[f
         capability[known] = [f"{int(n) // 10}.{int(n) % 10}" for n in number[known].tolist()]
     else:
         capability = np.asarray(cc, dtype=object)
-    codes, distinct = factorize(capability)
     table = dict(f.tensor_flop_per_pipe_inst)
-    per_code = np.array([table.get(str(c).strip(), np.nan) for c in distinct] + [np.nan])
-    per_row = per_code[codes]  # code -1 (unknown): the last entry
+    values = capability.tolist()
+    factor = {
+        c: np.nan if missing_cell(c) else table.get(str(c).strip(), np.nan) for c in dict.fromkeys(values)
+    }
+    per_row = np.fromiter(map(factor.__getitem__, values), dtype=np.float64, count=len(values))
     return {k: per_row == k for k in sorted(set(table.values()))}, capability
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ncu_roof.base.text import launch_shape, plural, shorten
 from ncu_roof.compare.comparison import Diff, kernel_pairs
-from ncu_roof.compare.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, classify, tier_key
+from ncu_roof.compare.pairs import NUMBERS, Change, KernelDiff, Status, classify, sides
 from ncu_roof.render.diffout import STATUS_MARK, headline, order_key, row_cells
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
 from ncu_roof.render.text import code_span, table_cell
@@ -53,43 +53,47 @@ class FoldedRow:
 
 def folded_rows(result: Diff) -> list[FoldedRow]:
     """One row per kernel and launch shape, in first-pair order."""
-    return [_fold(result, np.array(rows)) for rows in kernel_pairs(result).values()]
+    pairs = result.pairs
+    figures = {c: sides(pairs, c) for c in NUMBERS}
+    tier_bytes = {t: sides(pairs, "bytes", t) for t in pairs.get_column("bytes").struct.fields}
+    on_side = [pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row")]
+    regressed = (pairs.get_column("status") == Status.REGRESSED.value).to_numpy()
+    kernels = result.kernels
+
+    def fold(rows: np.ndarray) -> FoldedRow:
+        """The pairs at `rows` (of one kernel and launch shape) as one row."""
+        first = kernels[int(rows[0])]
+        bases, heads = (int(side[rows].sum()) for side in on_side)
+        slower = int(regressed[rows].sum())
+        if len(rows) == 1:
+            return FoldedRow(first, bases, heads, slower)
+
+        def known(figure: Sides) -> Sides:
+            base, head = (np.where(np.isfinite(v[rows]), v[rows], np.nan) for v in figure)
+            return base, head
+
+        duration, rate = known(figures["duration_s"]), known(figures["achieved_flop_per_s"])
+        flop = (rate[0] * duration[0], rate[1] * duration[1])
+        summed_bytes = {t: known(b) for t, b in tier_bytes.items()}
+        if bases == 0 or heads == 0:
+            status = Status.ONLY_HEAD if bases == 0 else Status.ONLY_BASE
+        else:
+            status = classify(_sums(duration), result.threshold_pct)
+        kernel = replace(
+            first,
+            occurrence=0,
+            duration_s=_sums(duration),
+            flop_per_s=_ratio(flop, duration),
+            bytes={t: _sums(b) for t, b in summed_bytes.items()},
+            intensity_flop_per_byte={t: _ratio(flop, b) for t, b in summed_bytes.items()},
+            status=status,
+        )
+        return FoldedRow(kernel, bases, heads, slower)
+
+    return [fold(np.array(rows)) for rows in kernel_pairs(result).values()]
 
 
 Sides = tuple[np.ndarray, np.ndarray]  # a figure of some pairs on the base and on the head, NaN if unknown
-
-
-def _fold(result: Diff, rows: np.ndarray) -> FoldedRow:
-    """The pairs at `rows` (of one kernel and launch shape) as one row, from the diff's columns."""
-    pairs = result.pairs
-    first = result.kernels[int(rows[0])]
-    bases, heads = (int((side[rows] >= 0).sum()) for side in (pairs.base_row, pairs.head_row))
-    slower = sum(pairs.status[j] is Status.REGRESSED for j in rows.tolist())
-    if len(rows) == 1:
-        return FoldedRow(first, bases, heads, slower)
-
-    def figure(quantity: str) -> Sides:
-        base, head = (np.where(np.isfinite(v[rows]), v[rows], np.nan) for v in pairs.numbers[quantity])
-        return base, head
-
-    duration = figure(DURATION)
-    rate = figure(FLOP_PER_S)
-    flop = (rate[0] * duration[0], rate[1] * duration[1])
-    tier_bytes = {t: figure(tier_key("bytes", t)) for t in result.tiers}
-    if bases == 0 or heads == 0:
-        status = Status.ONLY_HEAD if bases == 0 else Status.ONLY_BASE
-    else:
-        status = classify(_sums(duration), result.threshold_pct)
-    kernel = replace(
-        first,
-        occurrence=0,
-        duration_s=_sums(duration),
-        flop_per_s=_ratio(flop, duration),
-        bytes={t: _sums(b) for t, b in tier_bytes.items()},
-        intensity_flop_per_byte={t: _ratio(flop, b) for t, b in tier_bytes.items()},
-        status=status,
-    )
-    return FoldedRow(kernel, bases, heads, slower)
 
 
 def _known_sum(values: np.ndarray) -> float | None:

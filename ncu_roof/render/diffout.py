@@ -12,13 +12,12 @@ from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.base.text import launch_shape, one_line, shorten, si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
-from ncu_roof.compare.pairs import DURATION, FLOP_PER_S, Change, KernelDiff, Status, tier_key
+from ncu_roof.compare.pairs import Change, KernelDiff, Status
 from ncu_roof.render.console import PIPE_WIDTH, text_console, trimmed
 from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS
 from ncu_roof.render.output import Piece, joined
 
 if TYPE_CHECKING:
-    import polars as pl
     from rich.table import Table
 
 SCHEMA = "ncu-roof/diff/v1"
@@ -269,13 +268,14 @@ def _rich_table(
 
 
 def render_diff_json(result: Diff) -> str:
-    """Base SI units, NaN/inf as null, stable key order; the pairs written from the columns."""
+    """Base SI units, NaN/inf as null, stable key order; the pairs written by Polars from `Diff.pairs`."""
     return joined(diff_json_pieces(result))
 
 
 def diff_json_pieces(result: Diff) -> Iterator[Piece]:
     """`render_diff_json` in pieces, made as they are written: a big diff is never held whole.
-    Up to `PRETTY_MAX_KERNELS` pairs indented (the pairs Polars writes, parsed); beyond, compact."""
+    Up to `PRETTY_MAX_KERNELS` pairs indented (the pairs Polars writes, parsed); beyond, compact.
+    A pair's object is its row of `Diff.pairs` without its launches' rows."""
     from ncu_roof.render.jsonkernels import json_array, ndjson
 
     document: dict[str, Any] = {
@@ -288,7 +288,7 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
         "total": {**_change(result.total_duration_s), "status": result.total_status.value},
         "kernels": None,
     }
-    pairs = json_array(ndjson(pairs_frame(result), CHUNK_KERNELS))
+    pairs = json_array(ndjson(result.pairs.drop("base_row", "head_row"), CHUNK_KERNELS))
     if len(result.kernels) <= PRETTY_MAX_KERNELS:
         document["kernels"] = json.loads(b"".join(pairs))
         yield json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
@@ -305,43 +305,3 @@ def _change(change: Change) -> dict[str, float | None]:
         "head": finite_or_none(change.head),
         "delta_pct": finite_or_none(change.delta_pct),
     }
-
-
-def pairs_frame(result: Diff) -> pl.DataFrame:
-    """The pairs' JSON objects as a Polars frame, a column per key (numbers NaN and ±inf as null),
-    built from the diff's columns (no KernelDiff per pair)."""
-    import polars as pl
-
-    from ncu_roof.analysis.frame import numbers, struct, texts
-
-    pairs = result.pairs
-    n = len(pairs)
-
-    def change(quantity: str) -> pl.Series:
-        base, head = pairs.numbers[quantity]
-        sides = {"base": base, "head": head, "delta_pct": pairs.delta_pct(quantity)}
-        return struct({k: numbers(v) for k, v in sides.items()}, n)
-
-    def mapping(field: str) -> pl.Series:
-        return struct({t: change(tier_key(field, t)) for t in result.tiers}, n)
-
-    def ints(values: list[int | None]) -> pl.Series:
-        return pl.Series(values, dtype=pl.Int64)
-
-    columns = {
-        "name": texts(list(pairs.name)),
-        "grid": texts(pairs.grid),
-        "block": texts(pairs.block),
-        "occurrence": ints(pairs.occurrence.tolist()),
-        "base_id": ints(pairs.base_id),
-        "head_id": ints(pairs.head_id),
-        "base_run": ints([None if key is None else key[1] for key in pairs.base_key]),
-        "head_run": ints([None if key is None else key[1] for key in pairs.head_key]),
-        "status": texts([s.value for s in pairs.status]),
-        "duration_s": change(DURATION),
-        "achieved_flop_per_s": change(FLOP_PER_S),
-        "bytes": mapping("bytes"),
-        "intensity_flop_per_byte": mapping("intensity_flop_per_byte"),
-        "verdict": struct({"base": texts(pairs.verdict_base), "head": texts(pairs.verdict_head)}, n),
-    }
-    return pl.DataFrame([s.alias(k) for k, s in columns.items()])

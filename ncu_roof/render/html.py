@@ -104,11 +104,11 @@ def _default_plot(analysis: Analysis, options: RenderOptions | None) -> str | No
     """The roofline of every device that ran kernels; None (no plot section) when there is none."""
     from ncu_roof.render.plot import PlotOptions, render_plot
 
-    if not analysis.kernels:
+    if analysis.launches.is_empty():
         return None
     opts = PlotOptions.from_render(options) if options is not None else PlotOptions()
     if opts.width_in is None:  # drawn smaller than for print, so that its text reads at page width
-        many = len(set(analysis.columns["device"].tolist())) > 1 and opts.device is None
+        many = analysis.launches.get_column("device").n_unique() > 1 and opts.device is None
         opts = replace(opts, width_in=HTML_PLOT_WIDTH_IN[many])
     try:
         return render_plot(analysis, fmt="svg", options=opts).decode("utf-8")

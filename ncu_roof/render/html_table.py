@@ -13,7 +13,7 @@ from ncu_roof.base.text import intensity, one_line, pct, shorten, si
 from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.markdown import bandwidth_tier, intensity_tiers
 from ncu_roof.render.rates import achieved_words
-from ncu_roof.render.summary import VERDICT_WORDS, Row, Summary, lead_columns
+from ncu_roof.render.summary import VERDICT_WORDS, Row, Summary
 
 NAME_WIDTH = 70
 PAGE_ROWS = 100  # table rows in the DOM at once
@@ -25,7 +25,7 @@ WRAPPED = ("bandwidth",)  # number columns whose cells may wrap (`1.82 TB/s` / `
 
 
 def table_columns(summary: Summary) -> list[Column]:
-    tiers = intensity_tiers(lead_columns(summary.rows))
+    tiers = intensity_tiers(summary, summary.rows)
     columns: list[Column] = [("rank", "#", False)]
     if summary.multi_device:
         columns.append(("device", "Dev", False))

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-import numpy as np
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.groups import GroupBy, KernelGroup, group_kernels, ranked
+from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.analysis.model import TRANSACTION_BYTES
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import si
@@ -56,6 +54,7 @@ from ncu_roof.render.plot_panel import (
     Panel,
     RoofLine,
     axis_limits,
+    device_groups,
 )
 
 if TYPE_CHECKING:
@@ -70,6 +69,7 @@ ISSUE_COLOUR = PRECISION_COLOURS["fp32"]  # a compute roof: warm, as the FLOP ro
 X_LABEL = "Instruction intensity (warp instructions/transaction)"
 Y_UNIT = "inst/s"  # warp instructions per second: `100 Ginst/s`, as `100 TFLOP/s`
 Y_LABEL = "Performance (warp instructions)"
+Roof = dict[str, Any]  # a launch's `instruction_roofline`, as Polars gives a struct
 
 
 def render_instruction_plot(
@@ -81,7 +81,8 @@ def render_instruction_plot(
     from matplotlib import rc_context
 
     opts = options or PlotOptions()
-    panels = [_panel(analysis, d) for d in plot_devices(analysis, opts.device)]
+    drawn = [_panel(analysis, d) for d in plot_devices(analysis, opts.device)]
+    panels = [p for p, _ in drawn]
     if not any(p.points for p in panels):
         which = f"device {opts.device}" if opts.device is not None else "any device"
         raise UsageError(
@@ -90,50 +91,56 @@ def render_instruction_plot(
         )
     with rc_context(RC):  # type: ignore[arg-type]
         width = figure_width_in(len(panels), opts)
-        captions = [] if opts.caption == "none" else [_caption(panels, caption_wrap(width))]
+        records = [r for _, roofs in drawn for r in roofs]
+        captions = [] if opts.caption == "none" else [_caption(records, caption_wrap(width))]
         figure, axes = panel_figure(len(panels), width, opts.height_in, captions)
         renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
         verdicts: set[Verdict] = set()
         tiers: set[str] = set()
-        for ax, p in zip(axes, panels, strict=True):
-            _draw(ax, renderer, p)
+        for ax, (p, roofs) in zip(axes, drawn, strict=True):
+            _draw(ax, renderer, p, roofs)
             verdicts |= verdicts_of(p.groups)
             tiers |= {pt.tier for pt in p.points}
         draw_legend(figure, verdicts, tiers, False, figure.get_figheight())
         return save_figure(figure, fmt, opts.dpi or PNG_DPI)
 
 
-def _panel(analysis: Analysis, device: Device) -> Panel:
-    """The device's kernel groups that have an instruction roofline, and their points."""
-    groups = [g for g in ranked(group_kernels(analysis, GroupBy.KERNEL)) if g.device == device.index]
-    drawn = [(g, points) for g in groups if (points := _points(g))]
+def _panel(analysis: Analysis, device: Device) -> tuple[Panel, list[Roof]]:
+    """The device's kernel groups that have an instruction roofline, and their points; the
+    instruction rooflines of their launches."""
+    groups = device_groups(analysis, device)
+    rows = [j for g in groups for j in g.rows]
+    launches = analysis.launches[rows]
+    by_row = dict(zip(rows, launches.select("instruction_roofline", "duration_s").iter_rows(), strict=True))
+    drawn = [(g, points) for g in groups if (points := _points(g, by_row))]
     times = [g.total_duration_s for g in groups if g.total_duration_s is not None]
-    return Panel(
+    panel = Panel(
         device=device,
-        launches=analysis.columns.take(np.array([j for g in groups for j in g.rows], dtype=np.int64)),
+        launches=launches,
         groups=tuple(g for g, _ in drawn),
         points=tuple(pt for _, points in drawn for pt in points),
         thinned=0,
         undrawable=sum(g.count for g in groups) - sum(g.count for g, _ in drawn),
         total_s=math.fsum(times),
     )
+    roofs = [roof for g, _ in drawn for j in g.rows if (roof := by_row[j][0]) is not None]
+    return panel, roofs
 
 
-def _points(group: KernelGroup) -> list[KernelPoint]:
+def _points(group: KernelGroup, by_row: Mapping[int, tuple[Roof | None, float | None]]) -> list[KernelPoint]:
     """One point per tier: the group's warp instructions over its transactions and its time
     (over the launches that have both), where finite and positive (log axes)."""
     inst = 0.0
     seconds = 0.0
     transactions: dict[str, float] = {}
-    for kernel in group.launches:
-        roof = kernel.instructions
-        if roof is None or not roof.warp_inst or not kernel.duration_s:
+    for roof, duration_s in (by_row[j] for j in group.rows):
+        if roof is None or not roof["warp_inst"] or not duration_s:
             continue
-        inst += roof.warp_inst
-        seconds += kernel.duration_s
-        for tier, x in roof.intensity_warp_inst_per_transaction.items():
-            if math.isfinite(x) and x > 0:
-                transactions[tier] = transactions.get(tier, 0.0) + roof.warp_inst / x
+        inst += roof["warp_inst"]
+        seconds += duration_s
+        for tier, x in roof["intensity_warp_inst_per_transaction"].items():
+            if x is not None and math.isfinite(x) and x > 0:
+                transactions[tier] = transactions.get(tier, 0.0) + roof["warp_inst"] / x
     if inst <= 0 or seconds <= 0:
         return []
     return [KernelPoint(group, tier, inst / n, inst / seconds) for tier, n in transactions.items() if n > 0]
@@ -143,14 +150,14 @@ def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def _roofs(p: Panel) -> tuple[list[RoofLine], list[RoofLine]]:
+def _roofs(records: Sequence[Roof]) -> tuple[list[RoofLine], list[RoofLine]]:
     """The issue peak, and one diagonal per tier (largest first): medians over the drawn launches."""
-    records = [k.instructions for g in p.groups for k in g.launches if k.instructions is not None]
-    issue = _median([r.issue_peak_warp_inst_per_s for r in records if r.issue_peak_warp_inst_per_s])
+    issue = _median([r["issue_peak_warp_inst_per_s"] for r in records if r["issue_peak_warp_inst_per_s"]])
     peaks = [RoofLine("Issue", issue, ISSUE_COLOUR, Y_UNIT)] if issue else []
     bands = []
     for tier in TRANSACTION_BYTES:
-        rate = _median([r.transaction_peak_per_s[tier] for r in records if tier in r.transaction_peak_per_s])
+        peak = (r["transaction_peak_per_s"].get(tier) for r in records)
+        rate = _median([p for p in peak if p is not None])
         if rate and math.isfinite(rate) and rate > 0:
             colour = TIER_COLOURS.get(tier, OTHER_TIER_COLOUR)
             shown = si(rate * TRANSACTION_BYTES[tier], "B/s")
@@ -158,7 +165,7 @@ def _roofs(p: Panel) -> tuple[list[RoofLine], list[RoofLine]]:
     return peaks, sorted(bands, key=lambda b: -b.value)
 
 
-def _draw(ax: Axes, renderer: RendererBase, p: Panel) -> None:
+def _draw(ax: Axes, renderer: RendererBase, p: Panel, records: Sequence[Roof]) -> None:
     panel_title(ax, p.device, sum(g.count for g in p.groups) + p.undrawable, p.total_s)
     if not p.points:
         ax.set_xticks([])
@@ -175,7 +182,7 @@ def _draw(ax: Axes, renderer: RendererBase, p: Panel) -> None:
             color="#333333",
         )
         return
-    peaks, bands = _roofs(p)
+    peaks, bands = _roofs(records)
     limits = axis_limits(
         [pt.intensity_flop_per_byte for pt in p.points] + [peaks[0].value / b.value for b in bands if peaks],
         [pt.flop_per_s for pt in p.points] + [r.value for r in peaks],
@@ -188,12 +195,11 @@ def _draw(ax: Axes, renderer: RendererBase, p: Panel) -> None:
     label_kernels(ax, p, placer)
 
 
-def _caption(panels: Sequence[Panel], wrap: int) -> str:
+def _caption(records: Sequence[Roof], wrap: int) -> str:
     import textwrap
 
     sizes = ", ".join(f"{TIER_NAMES.get(t, t)} {b:g} B" for t, b in TRANSACTION_BYTES.items())
-    records = [k.instructions for p in panels for g in p.groups for k in g.launches if k.instructions]
-    source = next((r.issue_peak_source for r in records if r.issue_peak_source), None)
+    source = next((r["issue_peak_source"] for r in records if r["issue_peak_source"]), None)
     text = (
         "Instruction roofline (Ding & Williams): warp instructions per memory transaction; each "
         f"diagonal is a tier's bandwidth over its transaction size ({sizes}); "

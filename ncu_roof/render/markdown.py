@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from urllib.parse import quote
 
-import numpy as np
+import polars as pl
 
-from ncu_roof.analysis.columns import LaunchColumns
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.analysis.records import Device, Kernel
@@ -27,7 +26,6 @@ from ncu_roof.render.summary import (
     Row,
     Summary,
     device_name,
-    lead_columns,
     roofs_clock_words,
     summarize,
 )
@@ -47,10 +45,11 @@ def bandwidth_tier(kernel: Kernel) -> str | None:
     return None
 
 
-def intensity_tiers(launches: LaunchColumns) -> list[str]:
-    """Memory tiers with an intensity for at least one launch, in hierarchy order."""
-    values = launches.maps["intensity_flop_per_byte"]
-    present = {tier for tier, a in values.items() if (~np.isnan(a)).any()}
+def intensity_tiers(summary: Summary, rows: Sequence[Row]) -> list[str]:
+    """Memory tiers with an intensity for the longest launch of at least one row, in hierarchy order."""
+    leads = summary.analysis.launches[[r.group.rows[0] for r in rows]]
+    known = leads.get_column("intensity_flop_per_byte").struct.unnest().count()  # per tier
+    present = {tier for tier in known.columns if known.item(0, tier)}
     return [t for t in TIERS if t in present] + sorted(present - set(TIERS))
 
 
@@ -239,7 +238,7 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
 
 
 def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
-    tiers = intensity_tiers(lead_columns(rows))
+    tiers = intensity_tiers(summary, rows)
     launch = "Longest launch" if summary.by_nvtx else "Launch"  # an NVTX range: its kernel too
     header = ["#", launch, "Binding", *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth"]
     if summary.grouped:
@@ -316,7 +315,8 @@ def _roofs(summary: Summary) -> list[str]:
 
 def _warnings(summary: Summary) -> list[str]:
     parts = []
-    above = int(np.count_nonzero(summary.analysis.columns["pct_of_roof"] > 100.0))
+    launches = summary.analysis.launches
+    above = launches.filter(pl.col("pct_of_roof") > 100.0).height
     if above:
         parts.append(
             f"> [!WARNING]\n> {plural(above, 'launch')} {'are' if above != 1 else 'is'} above "
@@ -325,7 +325,7 @@ def _warnings(summary: Summary) -> list[str]:
         )
     hint = summary.analysis.collect_hint
     if hint:
-        lacking = sum(1 for missing in summary.analysis.columns["missing"].tolist() if missing)
+        lacking = launches.filter(pl.col("missing").list.len() > 0).height
         verb = "lacks" if lacking == 1 else "lack"
         who = f"{plural(lacking, 'launch')} {verb}" if lacking else "Some launches lack"
         parts.append(_folded(f"{who} counters: an ncu run that collects them", code_block(hint, "sh")))

@@ -118,7 +118,7 @@ def plot_devices(analysis: Analysis, index: int | None) -> list[Device]:
             if dev.index == index:
                 return [dev]
         raise UsageError(f"no device {index}", hint=f"devices: 0..{len(analysis.devices) - 1}")
-    ran = set(analysis.columns["device"].tolist())
+    ran = set(analysis.launches.get_column("device").to_list())
     busy = [d for d in analysis.devices if d.index in ran]
     return busy or [analysis.devices[0]]
 

@@ -9,9 +9,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
+import polars as pl
 
-from ncu_roof.analysis.columns import KernelRows, LaunchColumns, columns_of, distinct
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import GroupBy, KernelGroup, group_kernels, ranked
 from ncu_roof.analysis.model import DEFAULT_PRECISIONS
@@ -96,15 +95,15 @@ def merged_roofs(
     ]
 
 
-def ops_ceilings(device: Device, launches: LaunchColumns) -> list[RoofLine]:
+def ops_ceilings(device: Device, launches: pl.DataFrame) -> list[RoofLine]:
     """The ceilings the device's kernels were judged against beyond the per-precision roofs: each
     tensor data path with a peak (`Tensor BF16` in FLOP/s, `Tensor INT8` in OP/s), and the
     special-function (XU) ceiling, in results/s, where a kernel was bound by its pipe."""
     paths: dict[str, tuple[float, str]] = {}
-    for record in distinct(launches["tensor_paths"].tolist()):
+    for record in launches.get_column("tensor_paths").unique(maintain_order=True).to_list():
         for path, t in record.items():
-            if t.peak_per_s and t.count and math.isfinite(t.peak_per_s):
-                paths[path] = (t.peak_per_s, "OP/s" if t.unit == "OP" else "FLOP/s")
+            if t and t["peak_per_s"] and t["count"] and math.isfinite(t["peak_per_s"]):
+                paths[path] = (t["peak_per_s"], "OP/s" if t["unit"] == "OP" else "FLOP/s")
     out = [
         RoofLine(f"Tensor {path.upper()}", value, TENSOR_PATH_COLOUR, unit)
         for path, (value, unit) in sorted(paths.items(), key=lambda kv: -kv[1][0])
@@ -112,20 +111,22 @@ def ops_ceilings(device: Device, launches: LaunchColumns) -> list[RoofLine]:
     arch = arch_for_cc(device.cc)
     # only where the XU pipe binds: a memory-bound kernel whose busiest pipe is XU would sit above a
     # line in other units that limits nothing
-    xu_bound = bool(np.any((launches["compute_ceiling"] == "pipe:xu") & (launches["bound"] == Bound.COMPUTE)))
+    xu = (pl.col("compute_ceiling") == "pipe:xu") & (pl.col("bound") == Bound.COMPUTE.value)
+    xu_bound = not launches.filter(xu).is_empty()
     if xu_bound and arch is not None and device.sm_count and device.sm_clock_hz:
         rate = arch.xu_ops.per_sm_per_clock * device.sm_count * device.sm_clock_hz
         out.append(RoofLine("XU (special functions)", rate, XU_COLOUR, "OP/s"))
     return out
 
 
-def reference_precision(launches: LaunchColumns, peaks: Mapping[str, float]) -> str | None:
+def reference_precision(launches: pl.DataFrame, peaks: Mapping[str, float]) -> str | None:
     """The precision whose roof the ridge points use: the one most kernel time is spent in."""
-    time_by_precision: dict[str, float] = {}
-    seconds = np.nan_to_num(launches["duration_s"]).tolist()
-    for key, time in zip(launches["compute_precision"].tolist(), seconds, strict=True):
-        if key is not None and key in peaks:
-            time_by_precision[key] = time_by_precision.get(key, 0.0) + time
+    times = (
+        launches.filter(pl.col("compute_precision").is_in(list(peaks)))
+        .group_by("compute_precision")
+        .agg(pl.col("duration_s").fill_null(0.0).sum())
+    )
+    time_by_precision: dict[str, float] = dict(times.iter_rows())
     if time_by_precision:
         return max(sorted(time_by_precision), key=lambda p: time_by_precision[p])
     return next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
@@ -162,7 +163,7 @@ def label_text(name: str, launches: int, share: float | None) -> str:
 @dataclass(frozen=True)
 class Panel:
     device: Device
-    launches: LaunchColumns  # the device's launches
+    launches: pl.DataFrame  # the device's launches
     groups: tuple[KernelGroup, ...]  # drawn, by time
     points: tuple[KernelPoint, ...]  # of the drawn groups
     thinned: int  # groups not drawn to keep the figure light
@@ -170,42 +171,40 @@ class Panel:
     total_s: float
 
 
-def drawable(launches: LaunchColumns) -> np.ndarray:
-    """Per launch, whether it can be placed on log axes: FLOPs, a duration and bytes of some tier."""
-    flop, duration = launches.key("flop", "total"), launches["duration_s"]
-    some_bytes = np.zeros(len(launches), dtype=bool)
-    for values in launches.maps["bytes"].values():
-        some_bytes |= ~np.isnan(values) & (values != 0)
-    timed = ~np.isnan(duration) & (duration != 0)
-    with np.errstate(invalid="ignore"):
-        drawn: np.ndarray = (flop > 0) & timed & some_bytes
-    return drawn
+def drawable(launches: pl.DataFrame) -> int:
+    """How many launches can be placed on log axes: FLOPs, a duration and bytes of some tier."""
+    tiers = [pl.col("bytes").struct.field(t) != 0 for t in launches.get_column("bytes").struct.fields]
+    some_bytes = pl.any_horizontal(pl.lit(False), *tiers)  # null: not known
+    drawn = (pl.col("flop").struct.field("total") > 0) & (pl.col("duration_s") != 0) & some_bytes
+    count: int = launches.select(drawn.fill_null(False).sum()).item()
+    return count
+
+
+def device_groups(analysis: Analysis, device: Device) -> list[KernelGroup]:
+    """The device's kernel groups (`GroupBy.KERNEL`), by time."""
+    return [g for g in ranked(group_kernels(analysis, GroupBy.KERNEL)) if g.device == device.index]
 
 
 def panel(analysis: Analysis, device: Device) -> Panel:
-    here = analysis.columns["device"] == device.index
-    launches = analysis.columns if here.all() else analysis.columns.take(np.flatnonzero(here))
-    mine = analysis if here.all() else Analysis(analysis.inputs, analysis.devices, KernelRows(launches))
+    launches = analysis.launches.filter(pl.col("device") == device.index)
     groups: list[KernelGroup] = []
     points: list[KernelPoint] = []
-    for group in ranked(group_kernels(mine, GroupBy.KERNEL)):
+    for group in device_groups(analysis, device):
         if len(groups) == MAX_MARKERS:
             break
         found = group_points(group)
         if found:
             groups.append(group)
             points += found
-    shown = sum(g.count for g in groups)
     ok = drawable(launches)
-    duration = launches["duration_s"]
     return Panel(
         device=device,
         launches=launches,
         groups=tuple(groups),
         points=tuple(points),
-        thinned=int(ok.sum()) - shown,
-        undrawable=int((~ok).sum()),
-        total_s=math.fsum(duration[~np.isnan(duration)].tolist()),
+        thinned=ok - sum(g.count for g in groups),
+        undrawable=len(launches) - ok,
+        total_s=math.fsum(launches.get_column("duration_s").drop_nulls().to_list()),
     )
 
 
@@ -219,19 +218,12 @@ def arrow_points(
 ) -> list[tuple[KernelPoint, KernelPoint]]:
     """One before → after pair per drawn head group: the base launches matched to its launches,
     summed as the group is, at one tier both sides have (the head's binding tier, else DRAM)."""
-
-    def launch(k: Kernel) -> tuple[int, int, int]:  # launches are the same by input, run and ID
-        return k.input, k.run, k.id
-
-    group_of: dict[tuple[int, int, int], KernelGroup] = {}
-    for g in groups if arrows else ():  # the groups' launches read from their columns
-        columns, rows = columns_of(g.kernels), np.array(g.rows, dtype="int64")
-        inputs, runs, ids = (columns[c][rows].tolist() for c in ("input", "run", "id"))
-        group_of |= dict.fromkeys(zip(inputs, runs, ids, strict=True), g)
+    group_of = {g.key: g for g in groups}  # by kernel: (name, grid, block, device)
     bases: dict[int, list[Kernel]] = {}
     for base, head in arrows:
-        if launch(head) in group_of:
-            bases.setdefault(id(group_of[launch(head)]), []).append(base)
+        group = group_of.get((head.name, head.grid, head.block, head.device))
+        if group is not None:
+            bases.setdefault(id(group), []).append(base)
     pairs = []
     for group in groups:
         matched = bases.get(id(group))
