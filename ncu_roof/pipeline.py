@@ -320,19 +320,15 @@ def _progress(items: Sequence[T], paths: Sequence[str]) -> Iterable[T]:
 def refuse_failed_captures(analysis: Analysis) -> None:
     """An input in which every launch failed to collect (every counter n/a, or a duration of 0)
     holds no measurement: bad input (exit 3), not a report of unknowns."""
+    import polars as pl
+
     from ncu_roof.analysis.notes import COLLECTION_FAILED, ZERO_DURATION
     from ncu_roof.errors import BadInputError
 
-    failed: dict[int, int] = {}  # input → its launches, while each failed; -1 once one did not
-    for index, notes in zip(
-        analysis.columns["input"].tolist(), analysis.columns["notes"].tolist(), strict=True
-    ):
-        if failed.get(index, 0) >= 0:
-            failed[index] = (
-                failed.get(index, 0) + 1 if {COLLECTION_FAILED, ZERO_DURATION} & set(notes) else -1
-            )
-    for index, launches in failed.items():
-        if launches > 0:
+    failed = pl.col("notes").list.eval(pl.element().is_in([COLLECTION_FAILED, ZERO_DURATION])).list.any()
+    per_input = analysis.launches.group_by("input", maintain_order=True).agg(pl.len(), failed.all())
+    for index, launches, all_failed in per_input.iter_rows():
+        if all_failed:
             raise BadInputError(
                 f"{analysis.inputs[int(index)].path}: collection failed for every launch "
                 f"({plural(launches, 'launch')}): ncu measured nothing",

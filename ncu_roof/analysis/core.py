@@ -1,7 +1,7 @@
-"""The analysis: normalized launches + roofs → a verdict per launch, kept as columns.
+"""The analysis: normalized launches + roofs → a verdict per launch, kept as the launch frame.
 
 `analyze` runs the verdict ladder (`analysis.verdicts`) and the notes (`analysis.notes`) over
-every launch of a device at once and keeps the result as `LaunchColumns`; `Analysis.kernels`
+every launch of a device at once and keeps the result as the launch frame; `Analysis.kernels`
 makes a `Kernel` only for the rows a renderer asks for. Renderers read only this.
 """
 
@@ -16,21 +16,12 @@ from typing import Any, TypeVar
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.columns import (
-    KernelRows,
-    LaunchColumns,
-    coded,
-    columns_of,
-    decoded,
-    distinct_rows,
-    empty_columns,
-)
-from ncu_roof.analysis.device_columns import device_columns
-from ncu_roof.analysis.device_records import number
-from ncu_roof.analysis.frame import frame_of
+from ncu_roof.analysis.device_frame import device_frame
+from ncu_roof.analysis.frame import KernelRows, frame_of
+from ncu_roof.analysis.notes import each
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
-from ncu_roof.base.codes import factorize
+from ncu_roof.base.codes import object_array
 from ncu_roof.base.traffic import TrafficDefinition
 from ncu_roof.base.units import cell_number, missing_cell
 from ncu_roof.base.vocabulary import RoofChoice, Roofs
@@ -61,7 +52,7 @@ T = TypeVar("T")
 class Analysis:
     inputs: tuple[InputInfo, ...]
     devices: tuple[Device, ...]
-    kernels: Sequence[Kernel]  # `KernelRows` (columns, a Kernel per row on demand) or plain Kernels
+    kernels: Sequence[Kernel]  # `KernelRows` (the launch frame, a Kernel per row on demand) or Kernels
     collect_hint: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -69,16 +60,7 @@ class Analysis:
     def launches(self) -> pl.DataFrame:
         """The launches as one Polars DataFrame (`ncu_roof.analysis.frame`)."""
         kernels = self.kernels
-        return (
-            kernels.frame
-            if isinstance(kernels, KernelRows) and kernels.frame is not None
-            else frame_of(kernels)
-        )
-
-    @cached_property
-    def columns(self) -> LaunchColumns:
-        """The launches as columns (what renderers of many launches read)."""
-        return columns_of(self.kernels)
+        return kernels.frame if isinstance(kernels, KernelRows) else frame_of(kernels)
 
     def derived(self, key: Hashable, make: Callable[[], T]) -> T:
         """A view of this analysis (its groups, say) made once: an analysis never changes, and
@@ -93,9 +75,9 @@ class Analysis:
     def total_duration_s(self) -> float:
         """The sum of the launches' durations; NaN when there are launches and none has one
         (missing, never 0)."""
-        duration = self.columns["duration_s"]
-        known = duration[~np.isnan(duration)]
-        return math.fsum(known.tolist()) if len(known) or not len(duration) else math.nan
+        duration = self.launches.get_column("duration_s")
+        known = duration.drop_nulls()
+        return math.fsum(known.to_list()) if len(known) or not len(duration) else math.nan
 
 
 def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> Analysis:
@@ -104,7 +86,6 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
     total_s = float(durations[durations > 0].sum())
     inputs: list[InputInfo] = []
     devices: list[Device] = []
-    parts: list[LaunchColumns] = []
     frames: list[pl.DataFrame] = []
     for i, (table, norm) in enumerate(zip(tables, normalized, strict=True)):
         ident = _identity(table)
@@ -115,23 +96,18 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             name = first_label(ident["device_name"][rows])
             cc = first_label(ident["cc"][rows])
             group, roofs = _device_roofs(_rows(norm, rows), name, choice, cc)
-            clock = number(median(group["sm_clock_hz"]))
+            clock = _number(median(group["sm_clock_hz"]))
             sms = _sm_count(group, name)
             device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock, sm_count=sms)
             devices.append(device)
             automatic = choice.user is None  # report and built-in roofs: each launch at its clocks
             v = verdicts(group, device, automatic)
-            part, frame = device_columns(_rows(ident, rows), group, v, device, i, total_s)
-            parts.append(part)
-            frames.append(frame)
-    columns = LaunchColumns.concat(parts) if parts else empty_columns()
+            frames.append(device_frame(_rows(ident, rows), group, v, device, i, total_s))
     launches = pl.concat(frames, how="diagonal_relaxed") if frames else frame_of(())
-    missing = sorted({m for row in set(columns["missing"].tolist()) for m in row})
+    missing = launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()
     hint = collect_command(missing) if missing else None
     extra = {"traffic_definition": choice.traffic.value}
-    return Analysis(
-        tuple(inputs), tuple(devices), KernelRows(columns, launches), collect_hint=hint, extra=extra
-    )
+    return Analysis(tuple(inputs), tuple(devices), KernelRows(launches), collect_hint=hint, extra=extra)
 
 
 def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.ndarray]:
@@ -149,18 +125,21 @@ def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     """The identity columns as arrays: ID, run and device index as integers (a missing run or
     device index is 0), texts as `str` objects (a missing name is "", any other missing text
     None), the input notes as they are."""
-    frame, n = table.columns, table.rows
+    frame = table.columns
     integers = {c: _indices(table.path, c, frame[c], missing=0) for c in ("run", "device")}
-    texts = {
-        c: decoded(coded(frame, c, n, str), None) for c in ("grid", "block", "nvtx", "device_name", "cc")
-    }
+    texts = {c: _texts(frame[c], None) for c in ("grid", "block", "nvtx", "device_name", "cc")}
     return {
         "id": _indices(table.path, "id", frame["id"], missing=None),
         **integers,
-        "name": decoded(coded(frame, "name", n, str), ""),
+        "name": _texts(frame["name"], ""),
         **texts,
         "input_notes": frame["input_notes"],
     }
+
+
+def _texts(values: np.ndarray, missing: str | None) -> np.ndarray:
+    """A column of the table as texts: each value as `str`, `missing` where it is missing."""
+    return object_array(each(values.tolist(), lambda v: missing if missing_cell(v) else str(v)))
 
 
 def _indices(path: str, column: str, values: np.ndarray, missing: int | None) -> np.ndarray:
@@ -184,9 +163,7 @@ def _indices(path: str, column: str, values: np.ndarray, missing: int | None) ->
 
 def _run_numbers(runs: np.ndarray) -> np.ndarray:
     """Runs' texts ("0", "1", …) as numbers, each distinct text once."""
-    codes, distinct = factorize(runs, missing_is_value=True)
-    numbers: np.ndarray = np.array([_run_number(v) for v in distinct], dtype="float64")[codes]
-    return numbers
+    return np.array(each(runs.tolist(), _run_number), dtype="float64")
 
 
 def _run_number(run: object) -> float:
@@ -200,8 +177,11 @@ def _run_number(run: object) -> float:
 def _device_rows(ident: Mapping[str, np.ndarray]) -> list[np.ndarray]:
     """Each device's launches (one mask per run and device index), in the order the table first
     names them."""
-    first, inverse = distinct_rows([ident["run"], ident["device"]])
-    return [inverse == k for k in np.argsort(first).tolist()]
+    if not len(ident["run"]):
+        return []
+    pairs = np.column_stack([ident["run"], ident["device"]])
+    _, first, inverse = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
+    return [inverse.ravel() == k for k in np.argsort(first).tolist()]
 
 
 def _rows(columns: Mapping[str, np.ndarray], rows: np.ndarray) -> Mapping[str, np.ndarray]:
@@ -247,8 +227,13 @@ def _without_report_path_peaks(norm: Mapping[str, np.ndarray]) -> Mapping[str, n
 
 def _sm_count(group: Mapping[str, np.ndarray], name: str | None) -> float | None:
     """The device's SM count: the launches' median from the report, else the built-in GPU's."""
-    measured = number(median(group["sm_count"])) if "sm_count" in group else None
+    measured = _number(median(group["sm_count"])) if "sm_count" in group else None
     if measured is not None:
         return measured
     gpu = match_gpu(name)
     return float(gpu.sm_count) if gpu is not None and gpu.sm_count else None
+
+
+def _number(value: float) -> float | None:
+    """A number, None where it is NaN."""
+    return None if math.isnan(value) else float(value)

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import InstructionArrays
 from ncu_roof.analysis.records import InstructionRoofline, Kernel, TensorPath
+from ncu_roof.base.codes import object_array
 from ncu_roof.base.vocabulary import Bound, VerdictBasis
-from ncu_roof.recipe import TENSOR_PATH_PREFIX, is_integer_path
+from ncu_roof.recipe import is_integer_path
 
 # struct fields whose null fields are keys a launch does not have ("*": every field of the struct)
 SPARSE: frozenset[tuple[str, ...]] = frozenset(
@@ -42,6 +42,15 @@ SPARSE: frozenset[tuple[str, ...]] = frozenset(
     }
 )
 ENUMS = {"bound": Bound, "verdict_basis": VerdictBasis, "sol_bound": Bound}
+DENSE_MAPS = (
+    "flop",
+    "bytes",
+    "intensity_flop_per_byte",
+    "achieved_byte_per_s",
+    "sol_pct",
+    "pct_of_bandwidth",
+)
+SPARSE_MAPS = ("cap_flop_per_s", "pipe_pct")
 
 
 def numbers(values: np.ndarray | Sequence[float | None]) -> pl.Series:
@@ -77,45 +86,6 @@ def where(mask: np.ndarray, values: pl.Series) -> pl.Series:
 def number_maps(maps: Mapping[str, Mapping[str, np.ndarray]], n: int) -> dict[str, pl.Series]:
     """Mappings of numbers (one float64 array per key) as structs."""
     return {f: struct({k: numbers(a) for k, a in m.items()}, n) for f, m in maps.items()}
-
-
-def tensor_path_structs(group: Mapping[str, np.ndarray], failed: np.ndarray) -> pl.Series:
-    """Per launch {path: {unit, count, peak_per_s}}, every path of the input ({} for a failed
-    launch: all null)."""
-    n = len(failed)
-    paths: dict[str, pl.Series] = {}
-    for column in (c for c in group if c.startswith(TENSOR_PATH_PREFIX)):
-        path = column.removeprefix(TENSOR_PATH_PREFIX)
-        peak = group.get(f"peak_{column}_per_s", np.full(n, np.nan))
-        unit = pl.Series(["OP" if is_integer_path(path) else "FLOP"]).gather(np.zeros(n, dtype=np.int64))
-        record = struct({"unit": unit, "count": numbers(group[column]), "peak_per_s": numbers(peak)}, n)
-        paths[path] = where(~failed, record)
-    return struct(paths, n)
-
-
-def instruction_structs(
-    arrays: InstructionArrays, warp_inst: np.ndarray, source: np.ndarray, recipe: pl.Series
-) -> pl.Series:
-    """Ding & Williams' instruction roofline per launch (null without warp instructions; its
-    per-tier maps hold finite figures only)."""
-    n = len(warp_inst)
-
-    def finite_map(values: Mapping[str, np.ndarray]) -> pl.Series:
-        return struct({k: numbers(np.where(np.isfinite(a), a, np.nan)) for k, a in values.items()}, n)
-
-    record = struct(
-        {
-            "warp_inst": numbers(warp_inst),
-            "warp_inst_per_s": numbers(arrays.warp_inst_per_s),
-            "issue_peak_warp_inst_per_s": numbers(arrays.issue_peak_warp_inst_per_s),
-            "issue_peak_source": texts(source.tolist()),
-            "intensity_warp_inst_per_transaction": finite_map(arrays.intensity_warp_inst_per_transaction),
-            "transaction_peak_per_s": finite_map(arrays.transaction_peak_per_s),
-            "recipe": recipe,
-        },
-        n,
-    )
-    return where(~np.isnan(warp_inst), record)
 
 
 def is_sparse(path: tuple[str, ...]) -> bool:
@@ -163,8 +133,7 @@ def launch_frame(
         **{f: texts(values[f].tolist()) for f in TEXTS},
         **{f: numbers(values[f]) for f in FLOATS},
         **{f: pl.Series(values[f], dtype=pl.Boolean) for f in BOOLS},
-        **{f: texts(v.value for v in values[f].tolist()) for f in ENUMS},
-        **{f: text_lists(values[f].tolist()) for f in ("notes", "missing")},
+        **{f: texts(getattr(v, "value", v) for v in values[f].tolist()) for f in ENUMS},
         **number_maps(maps, n),
         **records,
     }
@@ -227,7 +196,10 @@ def kept(series: pl.Series, path: tuple[str, ...], has: Mapping[str, bool]) -> p
 
 
 def plain_column(values: Sequence[Any]) -> pl.Series:
-    """Python values (mappings as structs, their keys in first-seen order; None: null) as a column."""
+    """Python values (mappings as structs, their keys in first-seen order; numbers as Float64;
+    None: null) as a column."""
+    if all(v is None or (isinstance(v, float | int) and not isinstance(v, bool)) for v in values):
+        return numbers(values)
     if not any(isinstance(v, Mapping) for v in values):
         return pl.Series(values, strict=False)
     keys = dict.fromkeys(k for v in values if v is not None for k in v)
@@ -238,9 +210,9 @@ def plain_column(values: Sequence[Any]) -> pl.Series:
 
 def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
     """`Kernel` objects (made by hand, or a few picked out) as the launch frame: `kernel_at`'s inverse."""
-    from ncu_roof.analysis.columns import from_kernels
 
-    columns = from_kernels(kernels)
+    def field(name: str) -> list[Any]:
+        return [getattr(k, name) for k in kernels]
 
     def paths(k: Kernel) -> dict[str, dict[str, Any]]:
         return {
@@ -252,7 +224,18 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
         i = k.instructions
         return None if i is None else {f.name: getattr(i, f.name) for f in fields(i)}
 
+    n = len(kernels)
+    values = {
+        **{f: np.array(field(f), dtype=np.int64) for f in INTS},
+        **{f: np.array(field(f), dtype=bool) for f in BOOLS},
+        **{f: np.array([np.nan if x is None else x for x in field(f)], dtype="float64") for f in FLOATS},
+        **{f: object_array(field(f)) for f in (*TEXTS, *ENUMS)},
+    }
+    maps = {f: field(f) for f in (*DENSE_MAPS, *SPARSE_MAPS)}
     records = {
+        **{f: plain_column([dict(m) for m in maps[f]]) if n else struct({}, 0) for f in maps},
+        "notes": text_lists(field("notes")),
+        "missing": text_lists(field("missing")),
         "recipe": plain_column([dict(k.recipe) for k in kernels]),
         "traffic": plain_column([{t: dict(e) for t, e in k.traffic.items()} for k in kernels]),
         "not_collected": plain_column([{p: list(t) for p, t in k.not_collected.items()} for k in kernels]),
@@ -260,4 +243,40 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
         "ops_total": numbers([k.ops.get("total") for k in kernels]),
         "instruction_roofline": plain_column([instructions(k) for k in kernels]),
     }
-    return launch_frame(columns.values, columns.maps, records)
+    return launch_frame(values, {}, records)
+
+
+class KernelRows(Sequence[Kernel]):
+    """The launches of the launch frame as a sequence of `Kernel`, each made when first asked for."""
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.frame = frame
+        self._made: dict[int, Kernel] = {}
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @overload
+    def __getitem__(self, index: int) -> Kernel: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Kernel]: ...
+    def __getitem__(self, index: int | slice) -> Kernel | Sequence[Kernel]:
+        if isinstance(index, slice):
+            return [self[j] for j in range(*index.indices(len(self)))]
+        j = index + len(self) if index < 0 else index
+        if not 0 <= j < len(self):
+            raise IndexError(index)
+        kernel = self._made.get(j)
+        if kernel is None:
+            kernel = self._made[j] = kernel_at(self.frame, j)
+        return kernel
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"KernelRows({len(self)} launches)"

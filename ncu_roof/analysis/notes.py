@@ -7,21 +7,25 @@ rules run in the order the notes are read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
+from typing import TypeVar
 
 import numpy as np
+import polars as pl
 
-from ncu_roof.analysis.columns import distinct_rows, shared_texts
+from ncu_roof.analysis.frame import text_lists
 from ncu_roof.analysis.model import bit_codes, fixed, is_set
 from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
-from ncu_roof.base.codes import equals, factorize, object_array, truthy
+from ncu_roof.base.codes import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.recipe.tensor import TENSOR_FLOP_UNKNOWN
 from ncu_roof.recipe.tiers import LOWER_BOUND
 
+T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 Made = list[tuple[np.ndarray, "str | np.ndarray | list[list[str]]"]]  # (rows, their texts) per rule
 Texts = Callable[[np.ndarray], "str | np.ndarray | list[list[str]]"]
 Adder = Callable[[np.ndarray, Texts], None]
@@ -36,8 +40,8 @@ class NoteInputs:
     missing: np.ndarray  # object: tuple of missing quantities
     no_compute_roofs: bool  # the device has no compute roofs at all
     unroofed: Mapping[str, np.ndarray]  # tier → bool: traffic but no roof of that counter
-    recipe: np.ndarray  # object: {quantity: its formula} per launch
-    not_collected: np.ndarray  # object: {precision: terms read n/a}
+    recipe: Mapping[str, np.ndarray]  # per quantity, each launch's formula (object: text or None)
+    not_collected: Mapping[str, np.ndarray]  # per precision, the terms read n/a (`a,b`) or None
     flop: Mapping[str, np.ndarray]  # per precision, NaN when not collected
     flop_total_is_lower_bound: np.ndarray  # bool
     tensor_pipe_pct: np.ndarray
@@ -62,6 +66,7 @@ class NoteInputs:
     sol_pct: Mapping[str, np.ndarray]  # per SOL unit, its throughput % (NaN: not in the input)
     pct_of_bandwidth: Mapping[str, np.ndarray]  # per tier, achieved bytes/s as % of its roof
     ceiling: np.ndarray  # object: the compute ceiling ("fp32", "tensor:bf16", "pipe:alu") or None
+    input_notes: np.ndarray  # object: the reader's notes (a tuple) or None: they come first
 
 
 _TENSOR_PATHS_COLLECT = "ncu --metrics regex:sm__ops_path_tensor_.*"
@@ -70,7 +75,13 @@ COLLECTION_FAILED = "collection failed: every counter of this launch reads n/a; 
 ZERO_DURATION = "duration is 0: this launch's collection failed; its counters are not measurements"
 
 
-def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
+def each(values: Sequence[K], make: Callable[[K], T]) -> list[T]:
+    """`[make(v) for v in values]`, made once per distinct value (launches share their formulas)."""
+    made = cache(make)
+    return [made(v) for v in values]
+
+
+def launch_notes(x: NoteInputs) -> pl.Series:
     """The notes of every launch, in reading order.
 
     Each rule makes its sentences for the rows its mask selects at once: one text for all of
@@ -91,7 +102,7 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
     add(
         ok & truthy(missing),
         lambda rows: object_array(
-            shared_texts(missing[rows].tolist(), lambda m: "missing counters: " + ", ".join(m))
+            each(missing[rows].tolist(), lambda m: "missing counters: " + ", ".join(m))
         ),
     )
     if x.no_compute_roofs:
@@ -105,14 +116,12 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
         )
     unroofed = np.column_stack([x.unroofed[t] for t in x.unroofed]) if x.unroofed else np.zeros((n, 0), bool)
     add(ok & unroofed.any(axis=1), lambda rows: [_unroofed(x, j) for j in rows.tolist()])
-    not_collected = x.not_collected
-    add(
-        ok & truthy(not_collected),
-        lambda rows: [_not_collected(not_collected[j]) for j in rows.tolist()],
-    )
-    unknown = object_array(shared_texts(x.recipe.tolist(), _tensor_unknown))
-    add(ok & x.flop_total_is_lower_bound, lambda rows: _lower_bound(x, rows, is_set(unknown)))
-    partial_bytes = object_array(shared_texts(x.recipe.tolist(), _partial_bytes))
+    not_collected = _per_precision(x.not_collected)
+    add(ok & truthy(not_collected), lambda rows: each(not_collected[rows].tolist(), _not_collected))
+    unknown = object_array(each(x.recipe["flop_tensor"].tolist(), _tensor_unknown))
+    add(ok & x.flop_total_is_lower_bound, lambda rows: _lower_bound(x, rows, is_set(unknown), not_collected))
+    byte_formulas = object_array(list(zip(*(x.recipe[f"{t}_bytes"].tolist() for t in TIERS), strict=True)))
+    partial_bytes = object_array(each(byte_formulas.tolist(), _partial_bytes))
     add(ok & is_set(partial_bytes), lambda rows: partial_bytes[rows])
     no_tensor = np.isnan(x.flop["tensor"])
     add(ok & is_set(unknown), lambda rows: unknown[rows])
@@ -179,37 +188,23 @@ def launch_notes(x: NoteInputs) -> list[tuple[str, ...]]:
             + " per SM): counters of small launches are noisy"
         ),
     )
-    return _per_launch(made, n)
+    given = text_lists([() if g is None else g for g in x.input_notes.tolist()])
+    rules = [_rule_column(rows, texts, n) for rows, texts in made]
+    return pl.DataFrame([given, *rules]).select(pl.concat_list(pl.all()).list.drop_nulls()).to_series()
 
 
-def _per_launch(made: Made, n: int) -> list[tuple[str, ...]]:
-    """The rules' sentences gathered per launch, rule order kept: each rule's texts coded, and one
-    tuple made per distinct combination of them (launches alike share it)."""
-    codes: list[np.ndarray] = []
-    texts: list[list[tuple[str, ...]]] = []
-    for rows, made_texts in made:
-        column = np.full(n, -1, dtype="int64")
-        if isinstance(made_texts, str):
-            column[rows] = 0
-            texts.append([(made_texts,)])
-        elif isinstance(made_texts, np.ndarray):  # a sentence per row
-            column[rows], distinct = factorize(made_texts)
-            texts.append([(text,) for text in distinct])
-        else:  # several sentences per row
-            column[rows], distinct = factorize([tuple(several) for several in made_texts])
-            texts.append(distinct)
-        codes.append(column)
-    if not codes:
-        return [()] * n
-    first, inverse = distinct_rows(codes)
-    sentences: list[list[str]] = [[] for _ in first.tolist()]
-    for rule, column in enumerate(codes):  # only the rules a distinct row has
-        picked = column[first]
-        for row, code in zip(np.flatnonzero(picked >= 0).tolist(), picked[picked >= 0].tolist(), strict=True):
-            sentences[row] += texts[rule][code]
-    combined = object_array([tuple(s) for s in sentences])
-    out: list[tuple[str, ...]] = combined[inverse].tolist()
-    return out
+def _rule_column(rows: np.ndarray, texts: str | np.ndarray | list[list[str]], n: int) -> pl.Series:
+    """One rule's sentences as a column of lists: those of `rows`, none elsewhere."""
+    if isinstance(texts, str):
+        made = pl.Series([[texts], []], dtype=pl.List(pl.String))
+        at = np.ones(n, dtype=np.int64)
+        at[rows] = 0
+        return made.gather(at)
+    several = [[t] for t in texts.tolist()] if isinstance(texts, np.ndarray) else texts
+    made = text_lists([*several, []])
+    at = np.full(n, len(rows), dtype=np.int64)
+    at[rows] = np.arange(len(rows))
+    return made.gather(at)
 
 
 # A unit's throughput % and its bytes-based (or FLOP-based) % of roof "differ a lot" when the unit
@@ -234,14 +229,13 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
             continue
         mask = ok & _far_apart(busy, moved)
         if tier == "l2":  # Nsight's L2 measures count only what L2 returns to the SMs
-            mask[mask] = shared_texts(x.recipe[mask].tolist(), _counts_all_l2)
+            mask[mask] = each(x.recipe["l2_bytes"][mask].tolist(), _counts_all_l2)
         add(mask, partial(_busy_tier, tier, why, busy, moved))
     sm = x.sol_pct.get("sm")
     if sm is None:
         return
-    codes, ceilings = factorize(x.ceiling, missing_is_value=True)  # each distinct ceiling once
-    precision = object_array([_work_unit(c) for c in ceilings])[codes]
-    units = object_array([_WORK_UNITS.get(str(c).partition(":")[0]) for c in ceilings])[codes]
+    precision = object_array(each(x.ceiling.tolist(), _work_unit))
+    units = object_array(each(x.ceiling.tolist(), lambda c: _WORK_UNITS.get(str(c).partition(":")[0])))
     compute = equals(x.binding, COMPUTE) & is_set(precision)
     add(
         ok & compute & _far_apart(sm, x.pct),
@@ -296,9 +290,9 @@ def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: n
     return out
 
 
-def _counts_all_l2(recipe: Mapping[str, str]) -> bool:
-    """Whether a launch's L2 bytes count every L2 access (lts__t_*), reads and writes."""
-    return "lts__t_" in recipe.get("l2_bytes", "")
+def _counts_all_l2(formula: str | None) -> bool:
+    """Whether a launch's L2 bytes (their formula) count every L2 access (lts__t_*), reads and writes."""
+    return "lts__t_" in (formula or "")
 
 
 def _far_apart(busy: np.ndarray, used: np.ndarray) -> np.ndarray:
@@ -314,9 +308,18 @@ def _work_unit(ceiling: str | None) -> str | None:
     return ceiling
 
 
-def _not_collected(not_collected: Mapping[str, tuple[str, ...]]) -> list[str]:
+def _per_precision(not_collected: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Per launch, ((precision, its terms read n/a), …) of the precisions that have some."""
+    rows = zip(*(t.tolist() for t in not_collected.values()), strict=True)
+    precisions = list(not_collected)
+    return object_array(
+        [tuple((p, tuple(t.split(","))) for p, t in zip(precisions, row, strict=True) if t) for row in rows]
+    )
+
+
+def _not_collected(not_collected: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
     out = []
-    for precision, terms in not_collected.items():
+    for precision, terms in not_collected:
         if precision == "tensor":
             out.append(
                 f"tensor: {', '.join(terms)} read n/a; the tensor FLOPs are the sum of the paths measured"
@@ -332,7 +335,7 @@ def _not_collected(not_collected: Mapping[str, tuple[str, ...]]) -> list[str]:
 
 def _unroofed(x: NoteInputs, j: int) -> list[str]:
     return [
-        f"no roofline verdict: {tier} has traffic ({x.recipe[j].get(f'{tier}_bytes', '')}) but no roof "
+        f"no roofline verdict: {tier} has traffic ({x.recipe[f'{tier}_bytes'][j] or ''}) but no roof "
         f"of that counter, and may be what binds; give its bandwidth with --roofs FILE "
         f"([bandwidth] {tier} = ...)"
         for tier, unroofed in x.unroofed.items()
@@ -340,18 +343,19 @@ def _unroofed(x: NoteInputs, j: int) -> list[str]:
     ]
 
 
-def _tensor_unknown(recipe: Mapping[str, str]) -> str | None:
-    """Why tensor FLOPs are unknown where tensor-pipe instructions ran (the recipe says), or None."""
-    label = recipe.get("flop_tensor", "")
+def _tensor_unknown(label: str | None) -> str | None:
+    """Why tensor FLOPs are unknown where tensor-pipe instructions ran (the formula says), or None."""
+    label = label or ""
     if not label.startswith(TENSOR_FLOP_UNKNOWN):
         return None
     why = label.removeprefix(TENSOR_FLOP_UNKNOWN)
     return f"tensor FLOPs unknown: {why}; collect sm__ops_path_tensor_* ({_TENSOR_PATHS_COLLECT})"
 
 
-def _partial_bytes(recipe: Mapping[str, str]) -> str | None:
-    """`DRAM bytes from counter:dram__bytes_read.sum alone (…): a lower bound`, or None."""
-    labels = [(t, recipe.get(f"{t}_bytes", "")) for t in TIERS]
+def _partial_bytes(formulas: tuple[str | None, ...]) -> str | None:
+    """`DRAM bytes from counter:dram__bytes_read.sum alone (…): a lower bound`, or None (the
+    formulas of the tiers' bytes, in tier order)."""
+    labels = [(t, label or "") for t, label in zip(TIERS, formulas, strict=True)]
     partial = [
         f"{TIER_NAMES[t]} bytes from {formula} alone ({why}"
         for t, label in labels
@@ -361,18 +365,18 @@ def _partial_bytes(recipe: Mapping[str, str]) -> str | None:
     return "; ".join(partial) or None
 
 
-def _lower_bound(x: NoteInputs, rows: np.ndarray, tensor_unknown: np.ndarray) -> np.ndarray:
+def _lower_bound(
+    x: NoteInputs, rows: np.ndarray, tensor_unknown: np.ndarray, not_collected: np.ndarray
+) -> np.ndarray:
     # a tensor count whose FLOPs are unknown was collected: "tensor unknown" (its note says why)
     unknown = tensor_unknown[rows]
     absent = [np.isnan(x.flop[p][rows]) & (~unknown if p == "tensor" else True) for p in PRECISIONS]
     codes = bit_codes([*absent, unknown])
-    keys = list(zip(codes.tolist(), map(id, x.not_collected[rows].tolist()), strict=True))
-    partial = dict(zip(keys, x.not_collected[rows].tolist(), strict=True))
 
-    def make(key: tuple[int, int]) -> str:
+    def make(key: tuple[int, tuple[tuple[str, tuple[str, ...]], ...]]) -> str:
         words = [f"{p} not collected" for i, p in enumerate(PRECISIONS) if key[0] >> i & 1]
         words += ["tensor unknown"] if key[0] >> len(PRECISIONS) & 1 else []
-        words += [f"{p} partial" for p in partial[key]]
+        words += [f"{p} partial" for p, _ in key[1]]
         return f"FLOP total is a lower bound ({', '.join(words)})"
 
-    return object_array(shared_texts(keys, make))
+    return object_array(each(list(zip(codes.tolist(), not_collected[rows].tolist(), strict=True)), make))

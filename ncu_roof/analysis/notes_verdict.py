@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ncu_roof.analysis.columns import distinct_numbers
-from ncu_roof.analysis.model import fixed, is_set, whole_shown
+from ncu_roof.analysis.model import fixed, is_set
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
-from ncu_roof.base.codes import equals, factorize, object_array, truthy
+from ncu_roof.base.codes import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
 
 if TYPE_CHECKING:
@@ -54,17 +53,7 @@ def _pct(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """Made once per distinct combination of what it shows (the launches of one kernel share it)."""
-    sm_pct, memory_pct, roof_pct, small_grid_waves_per_sm, binding = _latency_inputs(x, rows)
-    first, inverse = distinct_numbers(
-        [whole_shown(sm_pct), whole_shown(memory_pct), whole_shown(roof_pct), small_grid_waves_per_sm],
-        [factorize(binding, missing_is_value=True)[0]],
-    )
-    made = _latency_texts(
-        sm_pct[first], memory_pct[first], roof_pct[first], small_grid_waves_per_sm[first], binding[first]
-    )
-    out: np.ndarray = made[inverse]
-    return out
+    return _latency_texts(*_latency_inputs(x, rows))
 
 
 def _latency_inputs(x: NoteInputs, rows: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -155,17 +144,7 @@ def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 
 
 def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """The roofline decided; Speed of Light calls the launch latency-bound: what that means. Made
-    once per distinct combination of what it shows (the launches of one kernel share it)."""
-    shown = [whole_shown(x.sol_sm_pct[rows]), whole_shown(x.sol_memory_pct[rows]), whole_shown(x.pct[rows])]
-    first, inverse = distinct_numbers(
-        [*shown, x.waves[rows]], [factorize(x.binding[rows], missing_is_value=True)[0]]
-    )
-    out: np.ndarray = _cross_check_texts(x, rows[first])[inverse]
-    return out
-
-
-def _cross_check_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+    """The roofline decided; Speed of Light calls the launch latency-bound: what that means."""
     small = x.waves[rows] < 1
     why = np.where(
         small,

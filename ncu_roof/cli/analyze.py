@@ -140,10 +140,10 @@ def report_gaps(analysis: Analysis) -> None:
     if reason:
         warn(f"not on a roofline: {reason}")
     if analysis.collect_hint:
-        missing = analysis.columns["missing"].tolist()
-        lacking = sum(1 for m in missing if m)
+        missing = analysis.launches.get_column("missing")
+        lacking = int((missing.list.len() > 0).sum())
         lack = "lacks" if lacking == 1 else "lack"
-        what = sorted({m for row in set(missing) for m in row})
+        what = missing.explode().drop_nulls().unique().sort().to_list()
         gap = f"{plural(lacking, 'launch')} {lack} counters ({', '.join(what)})"
         if verbosity.level() is verbosity.Level.VERBOSE:
             warn(f"{gap}; a run that collects them:")

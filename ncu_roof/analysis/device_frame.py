@@ -1,35 +1,16 @@
-"""One device's launches as columns: every `Kernel` field from the normalized launches and the
-verdict arrays, with the notes; text columns coded once (launches share recipes and traffic)."""
+"""One device's launches as the launch frame: every `Kernel` field from the normalized launches and
+the verdict arrays, with the notes."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.columns import (
-    Coded,
-    LaunchColumns,
-    coded,
-    decoded,
-    distinct_numbers,
-    shared_rows,
-    text_value,
-)
-from ncu_roof.analysis.device_records import instruction_records, ops_columns, tensor_path_columns
-from ncu_roof.analysis.frame import (
-    instruction_structs,
-    launch_frame,
-    numbers,
-    struct,
-    tensor_path_structs,
-    texts,
-    where,
-)
+from ncu_roof.analysis.frame import launch_frame, numbers, struct, text_lists, texts, where
 from ncu_roof.analysis.model import (
+    InstructionArrays,
     bit_codes,
     fixed,
     intensity_array,
@@ -37,16 +18,15 @@ from ncu_roof.analysis.model import (
     objects,
     per_kernel,
     row_max,
-    whole_shown,
 )
 from ncu_roof.analysis.notes import NoteInputs, launch_notes
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
 from ncu_roof.analysis.sol import busiest_unit_arrays, sol_headroom_array
 from ncu_roof.analysis.verdicts import Verdicts, unfailed
-from ncu_roof.base.codes import object_array, truthy
+from ncu_roof.base.codes import object_array
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
 from ncu_roof.gpus.roofs import launch_count
-from ncu_roof.recipe import PIPE_PREFIX
+from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 
 _RECIPE_KEYS = (
     "duration_s",
@@ -57,15 +37,15 @@ _RECIPE_KEYS = (
 NAN = float("nan")
 
 
-def device_columns(
+def device_frame(
     ident: Mapping[str, np.ndarray],
     group: Mapping[str, np.ndarray],
     v: Verdicts,
     device: Device,
     input_index: int,
     total_s: float,
-) -> tuple[LaunchColumns, pl.DataFrame]:
-    """Every `Kernel` field of one device's launches (identity and normalized columns), as columns."""
+) -> pl.DataFrame:
+    """Every `Kernel` field of one device's launches (identity and normalized columns), as a frame."""
     n = launch_count(group)
     failed = v.failed
 
@@ -87,21 +67,15 @@ def device_columns(
         time_share = duration / total_s if total_s > 0 else np.full(n, NAN)
         of_bandwidth = {t: 100.0 * achieved_bw[t] / per_kernel(v.bandwidth.get(t), n) for t in TIERS}
     busiest_pct, busiest_unit = busiest_unit_arrays(sol, n)
-    formulas = {key: coded(group, f"{key}_recipe", n, text_value) for key in _RECIPE_KEYS}  # coded once
-    recipe = shared_rows(
-        list(formulas.values()),
-        n,
-        lambda texts: {k: t for k, t in zip(_RECIPE_KEYS, texts, strict=True) if t is not None},
-    )
+    formulas = {key: formula_texts(group, f"{key}_recipe", n) for key in _RECIPE_KEYS}
     ceiling = np.where(v.supported, v.ceiling, objects(None, n))
     ops_total = measured("ops_total")
-    paths = tensor_path_columns(group, failed)
     pipes = {
         c.removeprefix(PIPE_PREFIX).removesuffix("_pct"): measured(c)
         for c in group
         if c.startswith(PIPE_PREFIX) and c.endswith("_pct")
     }
-    not_collected = _not_collected(group, failed)
+    not_collected = {p: _terms(group, p, failed) for p in PRECISIONS}
     lower = np.asarray(group["flop_total_is_lower_bound"], dtype=bool) & ~np.isnan(flop_total)
     missing = _missing(failed, duration, flop_total, nbytes, sol)
     values: dict[str, np.ndarray] = {
@@ -116,21 +90,15 @@ def device_columns(
         "sol_busiest_unit": busiest_unit,
         "small_grid": v.sol.small_grid.astype(bool),
         "flop_total_is_lower_bound": lower,
+        "ops_total_is_lower_bound": _ops_lower_bound(group, failed, ops_total),
         "binding": v.arrays.binding,
-        "roofline_binding": v.arrays.binding,
         "compute_precision": v.precisions,
         "bound": v.bound,
         "verdict_basis": v.basis,
         "sol_bound": v.sol.bound,
         "sol_unit": v.sol.unit,
         "compute_ceiling": ceiling,
-        "recipe": recipe,
         "missing": missing,
-        "traffic": _traffic(group, nbytes, formulas),
-        "not_collected": not_collected,
-        "instructions": instruction_records(v, measured("warp_inst"), recipe),
-        **ops_columns(paths, ops_total),
-        "tensor_paths": paths.records,
     }
     notes = launch_notes(
         NoteInputs(
@@ -139,7 +107,7 @@ def device_columns(
             missing=missing,
             no_compute_roofs=not device.roofs.compute_flop_per_s,
             unroofed=v.arrays.unroofed,
-            recipe=recipe,
+            recipe=formulas,
             not_collected=not_collected,
             flop=flop,
             flop_total_is_lower_bound=lower,
@@ -160,6 +128,7 @@ def device_columns(
             busiest_issue_pipe=_busiest_pipe(pipes, n, compute_only=False),
             busiest_tier=_busiest_tier(achieved_bw, device.roofs, ~np.isnan(flop_total)),
             tensor_by_pipe=_by_pipe_shape(formulas["flop_tensor"]) & (np.nan_to_num(flop["tensor"]) > 0),
+            input_notes=ident["input_notes"],
             shared_wavefronts_per_request=measured("shared_wavefronts_per_request"),
             shared_bank_conflict_pct=measured("shared_bank_conflict_pct"),
             sol_pct=sol,
@@ -167,10 +136,6 @@ def device_columns(
             ceiling=ceiling,
         )
     )
-    values["notes"] = object_array(notes)
-    given = ident["input_notes"]
-    for j in np.flatnonzero(truthy(given)).tolist():  # the reader's notes first
-        values["notes"][j] = (*given[j], *notes[j])
     maps = {
         "flop": {**flop, "total": flop_total},
         "bytes": nbytes,
@@ -182,54 +147,57 @@ def device_columns(
         "pipe_pct": pipes,
     }
     records = {
-        "recipe": struct({k: texts(decoded(c, None)) for k, c in formulas.items()}, n),
-        "traffic": _traffic_structs(group, nbytes, formulas),
-        "not_collected": _not_collected_lists(group, failed),
-        "tensor_paths": tensor_path_structs(group, failed),
+        "notes": notes,
+        "missing": text_lists(missing.tolist()),
+        "recipe": struct({k: texts(t) for k, t in formulas.items()}, n),
+        "traffic": _traffic(group, nbytes, formulas),
+        "not_collected": struct(
+            {p: where(is_set(t), texts(t).str.split(",")) for p, t in not_collected.items()}, n
+        ),
+        "tensor_paths": _tensor_paths(group, failed),
         "ops_total": numbers(ops_total),
-        "instruction_roofline": instruction_structs(
-            v.instructions,
-            measured("warp_inst"),
-            v.issue_source,
-            texts(decoded(formulas["warp_inst"], None)),
+        "instruction_roofline": _instruction_roofline(
+            v.instructions, measured("warp_inst"), v.issue_source, texts(formulas["warp_inst"])
         ),
     }
-    return LaunchColumns(n, values, maps), launch_frame(values, maps, records)
+    return launch_frame(values, maps, records)
 
 
-def _traffic_structs(
-    group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray], formulas: Mapping[str, Coded]
-) -> pl.Series:
-    """Per launch and tier with traffic: its definition, the formula of its bytes and of its roof."""
-    n = launch_count(group)
-    tiers = {}
-    for t in TIERS:
-        definition = decoded(coded(group, f"{t}_traffic", n, text_value), None)
-        missing = "nan" if f"{t}_bytes_recipe" in group else "None"
-        entry = {
-            "definition": texts(definition),
-            "recipe": texts(decoded(formulas[f"{t}_bytes"], missing)),
-            "roof": texts(decoded(coded(group, f"bw_{t}_byte_per_s_recipe", n, text_value), None)),
-        }
-        tiers[t] = where(~np.isnan(nbytes[t]) & is_set(definition), struct(entry, n))
-    return struct(tiers, n)
+def formula_texts(group: Mapping[str, np.ndarray], column: str, n: int) -> np.ndarray:
+    """A column of texts (formulas, traffic definitions) as an object array, None where a row has
+    none (or the column is absent)."""
+    if column not in group:
+        return objects(None, n)
+    return object_array([v if isinstance(v, str) else None for v in group[column].tolist()])
 
 
-def _not_collected_lists(group: Mapping[str, np.ndarray], failed: np.ndarray) -> pl.Series:
-    """Per launch {precision: the FLOP terms that read n/a} (none for a failed launch)."""
-    n = len(failed)
-    lists = {}
-    for p in PRECISIONS:
-        terms = texts(decoded(coded(group, f"flop_{p}_not_collected", n, text_value), None))
-        lists[p] = where(~failed & (terms.fill_null("").str.len_chars() > 0).to_numpy(), terms.str.split(","))
-    return struct(lists, n)
+def _terms(group: Mapping[str, np.ndarray], precision: str, failed: np.ndarray) -> np.ndarray:
+    """Per launch, the FLOP terms of a precision that read n/a (`a,b`), None where none did or the
+    launch failed."""
+    terms = formula_texts(group, f"flop_{precision}_not_collected", len(failed))
+    terms[failed | ~object_array(terms).astype(bool)] = None
+    return terms
 
 
-def _by_pipe_shape(recipe: Coded) -> np.ndarray:
-    """Whether a launch's tensor FLOPs are tensor-pipe instructions x 512 (its recipe says so)."""
-    shaped = np.array([bool(r) and r.endswith("*512") for r in [*recipe.values, None]], dtype=bool)
-    out: np.ndarray = shaped[recipe.codes]  # code -1 (no recipe): the last entry
+def _ops_lower_bound(
+    group: Mapping[str, np.ndarray], failed: np.ndarray, ops_total: np.ndarray
+) -> np.ndarray:
+    """Whether a launch's integer tensor operations are a lower bound: some integer path read n/a."""
+    counts = [
+        np.asarray(group[c], dtype="float64")
+        for c in group
+        if c.startswith(TENSOR_PATH_PREFIX) and is_integer_path(c.removeprefix(TENSOR_PATH_PREFIX))
+    ]
+    if not counts:
+        return np.zeros(len(failed), dtype=bool)
+    partial = np.logical_or.reduce([np.isnan(c) for c in counts])
+    out: np.ndarray = ~failed & ~np.isnan(ops_total) & partial
     return out
+
+
+def _by_pipe_shape(recipe: np.ndarray) -> np.ndarray:
+    """Whether a launch's tensor FLOPs are tensor-pipe instructions x 512 (its recipe says so)."""
+    return np.array([bool(r) and r.endswith("*512") for r in recipe.tolist()], dtype=bool)
 
 
 def _identity(
@@ -240,20 +208,6 @@ def _identity(
         "input": np.full(n, input_index, dtype="int64"),
         "device": np.full(n, device_index, dtype="int64"),
     }
-
-
-def _not_collected(group: Mapping[str, np.ndarray], failed: np.ndarray) -> np.ndarray:
-    """Per launch {precision: the FLOP terms that read n/a} ({} for a failed launch)."""
-    n = len(failed)
-    failure = Coded(failed.astype("int64"), [False, True])
-    texts = [coded(group, f"flop_{p}_not_collected", n, text_value) for p in PRECISIONS]
-
-    def make(row: tuple[Any, ...]) -> dict[str, tuple[str, ...]]:
-        if row[0]:
-            return {}
-        return {p: tuple(t.split(",")) for p, t in zip(PRECISIONS, row[1:], strict=True) if t}
-
-    return shared_rows([failure, *texts], n, make)
 
 
 _MISSING_NAMES = ("duration", "flop", *TIERS, "sol")
@@ -287,30 +241,22 @@ _MISSING_TUPLES = object_array(  # every combination of lacking quantities, by i
 
 
 def _traffic(
-    group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray], formulas: Mapping[str, Coded]
-) -> np.ndarray:
-    """Per launch and tier with bytes: which traffic definition, bytes formula (`formulas`, the
-    recipe's coded, each a text) and roof formula."""
+    group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray], formulas: Mapping[str, np.ndarray]
+) -> pl.Series:
+    """Per launch and tier with traffic: its traffic definition, the formula of its bytes (the
+    recipe's) and of its roof."""
     n = launch_count(group)
-    columns = []
+    tiers = {}
     for t in TIERS:
-        columns += [
-            Coded((~np.isnan(nbytes[t])).astype("int64"), [False, True]),
-            coded(group, f"{t}_traffic", n, text_value),
-            replace(formulas[f"{t}_bytes"], missing="nan" if f"{t}_bytes_recipe" in group else "None"),
-            coded(group, f"bw_{t}_byte_per_s_recipe", n, text_value),
-        ]
-
-    def make(row: tuple[Any, ...]) -> dict[str, dict[str, str]]:
-        out: dict[str, dict[str, str]] = {}
-        for i, tier in enumerate(TIERS):
-            has_bytes, definition, recipe, roof = row[4 * i : 4 * i + 4]
-            if has_bytes and definition is not None:
-                entry = {"definition": definition, "recipe": recipe}
-                out[tier] = entry if roof is None else {**entry, "roof": roof}
-        return out
-
-    return shared_rows(columns, n, make)
+        definition = formula_texts(group, f"{t}_traffic", n)
+        no_formula = "nan" if f"{t}_bytes_recipe" in group else "None"
+        entry = {
+            "definition": texts(definition),
+            "recipe": texts(formulas[f"{t}_bytes"]).fill_null(no_formula),
+            "roof": texts(formula_texts(group, f"bw_{t}_byte_per_s_recipe", n)),
+        }
+        tiers[t] = where(~np.isnan(nbytes[t]) & is_set(definition), struct(entry, n))
+    return struct(tiers, n)
 
 
 def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int, compute_only: bool = True) -> np.ndarray:
@@ -323,9 +269,7 @@ def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int, compute_only: bool = 
     names = np.array([f"{p} pipe " for p in compute], dtype=object)
     busy, best = row_max([np.where(np.isnan(p), -np.inf, p) for p in compute.values()])
     rows = np.flatnonzero(~np.logical_and.reduce([np.isnan(p) for p in compute.values()]))
-    pipe, busy = best[rows], busy[rows]
-    first, kind = distinct_numbers([whole_shown(busy)], [pipe])  # the words once per pipe and figure
-    out[rows] = (names[pipe[first]] + fixed(busy[first], 0) + "%")[kind]
+    out[rows] = names[best[rows]] + fixed(busy[rows], 0) + "%"
     return out
 
 
@@ -341,3 +285,42 @@ def _busiest_tier(achieved_bw: Mapping[str, np.ndarray], roofs: Roofs, has_flop:
     for j in np.flatnonzero(~has_flop & ~np.logical_and.reduce([np.isnan(u) for u in used])).tolist():
         out[j] = (tiers[best[j]], float(most[j]))
     return out
+
+
+def _tensor_paths(group: Mapping[str, np.ndarray], failed: np.ndarray) -> pl.Series:
+    """Per launch {path: {unit, count, peak_per_s}}, every path of the input ({} for a failed
+    launch: all null)."""
+    n = len(failed)
+    paths: dict[str, pl.Series] = {}
+    for column in (c for c in group if c.startswith(TENSOR_PATH_PREFIX)):
+        path = column.removeprefix(TENSOR_PATH_PREFIX)
+        peak = group.get(f"peak_{column}_per_s", np.full(n, np.nan))
+        unit = pl.Series(["OP" if is_integer_path(path) else "FLOP"]).gather(np.zeros(n, dtype=np.int64))
+        record = struct({"unit": unit, "count": numbers(group[column]), "peak_per_s": numbers(peak)}, n)
+        paths[path] = where(~failed, record)
+    return struct(paths, n)
+
+
+def _instruction_roofline(
+    arrays: InstructionArrays, warp_inst: np.ndarray, source: np.ndarray, recipe: pl.Series
+) -> pl.Series:
+    """Ding & Williams' instruction roofline per launch (null without warp instructions; its
+    per-tier maps hold finite figures only)."""
+    n = len(warp_inst)
+
+    def finite_map(values: Mapping[str, np.ndarray]) -> pl.Series:
+        return struct({k: numbers(np.where(np.isfinite(a), a, np.nan)) for k, a in values.items()}, n)
+
+    record = struct(
+        {
+            "warp_inst": numbers(warp_inst),
+            "warp_inst_per_s": numbers(arrays.warp_inst_per_s),
+            "issue_peak_warp_inst_per_s": numbers(arrays.issue_peak_warp_inst_per_s),
+            "issue_peak_source": texts(source.tolist()),
+            "intensity_warp_inst_per_transaction": finite_map(arrays.intensity_warp_inst_per_transaction),
+            "transaction_peak_per_s": finite_map(arrays.transaction_peak_per_s),
+            "recipe": recipe,
+        },
+        n,
+    )
+    return where(~np.isnan(warp_inst), record)
