@@ -8,14 +8,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 from conftest import analyzed, document_text
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.analysis.columns import KernelRows, LaunchColumns
+from ncu_roof.analysis.frame import KernelRows, numbers, struct, text_lists
 from ncu_roof.analysis.notes import COLLECTION_FAILED
-from ncu_roof.base.codes import object_array
 from ncu_roof.base.text import plural
 from ncu_roof.cli import main
 from ncu_roof.cli.analyze import example_path
@@ -192,18 +192,18 @@ def test_missing_reasons_are_counted_most_common_first_then_as_launches_first_ha
     reasons by count, a tie in the order the launches first have them."""
     base = analyzed(Path(example_path()))
     n = len(facts)
-    columns = base.columns.take(np.zeros(n, dtype="int64"))
+    launches = base.launches.gather(np.zeros(n, dtype="int64")) if n else base.launches.clear()
     table = np.array(facts, dtype="int64").reshape(n, 5)
     device, placed, no_duration, failed, no_flop = table.T
-    values = {
-        **columns.values,
-        "device": device,
-        "pct_of_roof": np.where(placed == 1, 50.0, np.nan),
-        "duration_s": np.where(no_duration == 1, np.nan, 1e-3),
-        "notes": object_array([(COLLECTION_FAILED,) if f else () for f in failed.tolist()]),
-    }
-    flop = {**columns.maps["flop"], "total": np.where(no_flop == 1, np.nan, 1.0)}
-    made = LaunchColumns(n, values, {**columns.maps, "flop": flop})
+    flop = launches.get_column("flop")
+    fields = {f.name: flop.struct.field(f.name) for f in flop.dtype.fields}  # type: ignore[attr-defined]
+    made = launches.with_columns(
+        pl.Series("device", device, dtype=pl.Int64),
+        numbers(np.where(placed == 1, 50.0, np.nan)).alias("pct_of_roof"),
+        numbers(np.where(no_duration == 1, np.nan, 1e-3)).alias("duration_s"),
+        text_lists([(COLLECTION_FAILED,) if f else () for f in failed.tolist()]).alias("notes"),
+        struct({**fields, "total": numbers(np.where(no_flop == 1, np.nan, 1.0))}, n).alias("flop"),
+    )
     analysis = replace(base, kernels=KernelRows(made))
     reasons: Counter[str] = Counter()
     for d, p, nd, f, nf in facts:

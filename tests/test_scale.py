@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import sys
 import time
 from dataclasses import replace
@@ -195,17 +194,6 @@ def test_a_groups_verdicts_are_distinct_phrases_by_time() -> None:
     # 2.0 s, then 1.5 s of the 3.5 s
     assert group.verdicts == ("compute-bound (fp32) · roofline", "memory-bound (dram) · roofline")
     assert group.verdict_shares == pytest.approx((2.0 / 3.5, 1.5 / 3.5))
-
-
-def test_shared_texts_keeps_none_apart_from_nan() -> None:
-    import json
-
-    from ncu_roof.analysis.columns import shared_texts
-
-    encode = json.JSONEncoder(allow_nan=True).encode
-    assert shared_texts([None, math.nan, None, "a"], encode) == ["null", "NaN", "null", '"a"']
-    assert shared_texts([math.nan, None], encode) == ["NaN", "null"]
-    assert shared_texts([{"a": 1}, None, {"a": 1}], encode) == ['{"a": 1}', "null", '{"a": 1}']
 
 
 def _worker_dies(path: str, request: Request) -> tuple[list[str], Analysis]:

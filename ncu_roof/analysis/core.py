@@ -21,7 +21,7 @@ from ncu_roof.analysis.frame import KernelRows, frame_of
 from ncu_roof.analysis.notes import each
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
-from ncu_roof.base.codes import object_array
+from ncu_roof.base.arrays import object_array
 from ncu_roof.base.traffic import TrafficDefinition
 from ncu_roof.base.units import cell_number, missing_cell
 from ncu_roof.base.vocabulary import RoofChoice, Roofs

@@ -23,7 +23,7 @@ from ncu_roof.analysis.notes import NoteInputs, launch_notes
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
 from ncu_roof.analysis.sol import busiest_unit_arrays, sol_headroom_array
 from ncu_roof.analysis.verdicts import Verdicts, unfailed
-from ncu_roof.base.codes import object_array
+from ncu_roof.base.arrays import object_array
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
 from ncu_roof.gpus.roofs import launch_count
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path

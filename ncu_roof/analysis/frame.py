@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.records import InstructionRoofline, Kernel, TensorPath
-from ncu_roof.base.codes import object_array
+from ncu_roof.base.arrays import object_array
 from ncu_roof.base.vocabulary import Bound, VerdictBasis
 from ncu_roof.recipe import is_integer_path
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ncu_roof.base.codes import equals, object_array
+from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.vocabulary import COMPUTE, Bound
 
 

@@ -18,7 +18,7 @@ import polars as pl
 from ncu_roof.analysis.frame import text_lists
 from ncu_roof.analysis.model import bit_codes, fixed, is_set
 from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
-from ncu_roof.base.codes import equals, object_array, truthy
+from ncu_roof.base.arrays import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.recipe.tensor import TENSOR_FLOP_UNKNOWN

@@ -11,7 +11,7 @@ import numpy as np
 
 from ncu_roof.analysis.model import fixed, is_set
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
-from ncu_roof.base.codes import equals, object_array, truthy
+from ncu_roof.base.arrays import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncu_roof.analysis.model import is_set, objects, row_max
-from ncu_roof.base.codes import equals, object_array
+from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.vocabulary import COMPUTE, SOL_MEMORY_UNITS, Bound, VerdictBasis
 
 # Nsight's SOLBottleneck rule (sections/SpeedOfLight.py): neither SM nor memory reaches 60 % →

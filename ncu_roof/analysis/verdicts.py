@@ -27,7 +27,7 @@ from ncu_roof.analysis.model import (
 )
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
 from ncu_roof.analysis.sol import SolArrays, sol_arrays, verdict_arrays
-from ncu_roof.base.codes import equals, object_array
+from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, SOL_MEMORY_UNITS, TIERS, Bound, Roofs
 from ncu_roof.gpus.arch import arch_for_cc
 from ncu_roof.gpus.roofs import launch_count
