@@ -1,7 +1,7 @@
 """What an analysis says of each launch and device: the record types every renderer reads.
 
-`Kernel` is one launch's verdict as plain Python values; an `Analysis` keeps its launches as
-columns (`ncu_roof.analysis.columns`) and makes a `Kernel` only for the rows someone asks for.
+`Kernel` is one launch's verdict as plain Python values; an `Analysis` keeps its launches as the
+launch frame (`ncu_roof.analysis.frame`) and makes a `Kernel` only for the rows someone asks for.
 """
 
 from __future__ import annotations
