@@ -278,12 +278,18 @@ def _read_pooled(
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
-    """Worker processes started by a fork server, never forked from this process: the threads of
-    Polars (and of pyarrow) do not survive a fork, and a forked child can hang on their locks."""
+    """Worker processes started by a fork server (spawned where there is none), never forked from
+    this process: the threads of Polars (and of pyarrow) do not survive a fork, and a forked child
+    can hang on their locks. The server loads `ncu_report` first where this process has (see
+    `cli.report_reader_first`)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"))
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["ncu_report"] if "ncu_report" in sys.modules else [])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 
 def pool_size(paths: Sequence[str], jobs: int | None) -> int:

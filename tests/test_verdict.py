@@ -3,6 +3,7 @@ integer and special-function ceilings: hand-checked fixtures and hypothesis prop
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -310,6 +311,45 @@ def test_no_work_over_no_bytes_is_no_intensity(corpus: Path) -> None:
     assert kernel.intensity_flop_per_byte["shared"] is None
     table = run_cli("analyze", str(corpus / "a40_rep_2022.4.0_indexspaces.ncu-rep"), env={"COLUMNS": "240"})
     assert "∞" not in table.stdout
+
+
+def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
+    """Launches alike share one latency note: it is made once per distinct combination of what it
+    shows, and that must be every launch's own text. Every combination of values on and around
+    the roundings' edges (half to even, -0, NaN, a small grid's 2-digit waves): a rounding, a sign
+    or a field left out of the key gives some launch another's note. 8,400 launches: the texts
+    made row by row take `fixed`'s path for many values, the distinct ones its path for few."""
+    from ncu_roof.analysis.notes import NoteInputs
+    from ncu_roof.analysis.notes_verdict import _latency, _latency_inputs, _latency_texts
+
+    sol = [12.5, 13.0, 13.5, -0.4, 0.0]
+    nan = float("nan")
+    rows = list(
+        itertools.product(
+            sol,  # SM % of peak
+            sol,  # memory % of peak
+            [nan, -0.4, -0.0, 0.0, 0.4, 12.5, 13.0, 13.5],  # % of the roof
+            [nan, 0.25, 0.254, 0.256, 0.999, 1.0, 3.0],  # waves per SM
+            [None, "dram", "compute"],  # the roof that binds
+            [False, True],  # the roofline could be placed
+        )
+    )
+    n = len(rows)
+    sm, memory, pct, waves, binding, supported = (np.array(c) for c in zip(*rows, strict=True))
+    nothing, nowhere = np.zeros(n, dtype=bool), np.empty(n, dtype=object)
+    x = NoteInputs(
+        failed=nothing, collection_failed=nothing, missing=nowhere, no_compute_roofs=False, unroofed={},
+        recipe={}, not_collected={}, flop={}, flop_total_is_lower_bound=nothing,
+        tensor_pipe_pct=np.full(n, np.nan), integer_tensor_ops=nothing, basis=nowhere, bound=nowhere,
+        sol_bound=nowhere, sol_unit=nowhere, disagrees=nothing, supported=supported.astype(bool),
+        binding=binding.astype(object), pct=pct.astype(float), sol_sm_pct=sm.astype(float),
+        sol_memory_pct=memory.astype(float), waves=waves.astype(float), busiest_pipe=nowhere,
+        busiest_tier=nowhere, tensor_by_pipe=nothing, busiest_issue_pipe=nowhere, sol_pct={},
+        pct_of_bandwidth={}, ceiling=nowhere, shared_wavefronts_per_request=np.full(n, np.nan),
+        shared_bank_conflict_pct=np.full(n, np.nan), input_notes=nowhere,
+    )  # fmt: skip
+    for launches in (np.arange(n), np.arange(n)[::7]):
+        assert _latency(x, launches).tolist() == _latency_texts(*_latency_inputs(x, launches)).tolist()
 
 
 @given(st.lists(st.tuples(st.floats(allow_nan=True), st.booleans()), max_size=30))

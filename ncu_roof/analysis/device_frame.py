@@ -165,17 +165,20 @@ def device_frame(
 
 def formula_texts(group: Mapping[str, np.ndarray], column: str, n: int) -> np.ndarray:
     """A column of texts (formulas, traffic definitions) as an object array, None where a row has
-    none (or the column is absent)."""
+    none (the recipe's NaN; or the column is absent)."""
     if column not in group:
         return objects(None, n)
-    return object_array([v if isinstance(v, str) else None for v in group[column].tolist()])
+    values = group[column]
+    texts = np.array(values, dtype=object)
+    texts[values != values] = None  # NaN, unequal to itself
+    return texts
 
 
 def _terms(group: Mapping[str, np.ndarray], precision: str, failed: np.ndarray) -> np.ndarray:
     """Per launch, the FLOP terms of a precision that read n/a (`a,b`), None where none did or the
     launch failed."""
     terms = formula_texts(group, f"flop_{precision}_not_collected", len(failed))
-    terms[failed | ~object_array(terms).astype(bool)] = None
+    terms[failed | ~terms.astype(bool)] = None
     return terms
 
 

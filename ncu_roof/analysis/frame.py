@@ -22,7 +22,7 @@ import polars as pl
 
 from ncu_roof.analysis.records import InstructionRoofline, Kernel, TensorPath
 from ncu_roof.base.arrays import object_array
-from ncu_roof.base.vocabulary import Bound, VerdictBasis
+from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import is_integer_path
 
 # struct fields whose null fields are keys a launch does not have ("*": every field of the struct)
@@ -38,18 +38,19 @@ SPARSE: frozenset[tuple[str, ...]] = frozenset(
         ("instruction_roofline", "intensity_warp_inst_per_transaction"),
         ("instruction_roofline", "transaction_peak_per_s"),
         ("instruction_roofline", "transaction_bytes"),  # the JSON's: one per intensity
-        ("ops",),  # the JSON's: its keys are the launch's integer tensor paths (`ops_of`)
+        ("ops",),  # the JSON's: its keys are the launch's integer tensor paths (`integer_ops`)
     }
 )
 ENUMS = {"bound": Bound, "verdict_basis": VerdictBasis, "sol_bound": Bound}
-DENSE_MAPS = (
-    "flop",
-    "bytes",
-    "intensity_flop_per_byte",
-    "achieved_byte_per_s",
-    "sol_pct",
-    "pct_of_bandwidth",
-)
+_VALUES = {member: member.value for enum in (Bound, VerdictBasis) for member in enum}
+DENSE_MAPS = {  # a dense map's keys
+    "flop": (*PRECISIONS, "total"),
+    "bytes": TIERS,
+    "intensity_flop_per_byte": TIERS,
+    "achieved_byte_per_s": TIERS,
+    "sol_pct": SOL_KEYS,
+    "pct_of_bandwidth": TIERS,
+}
 SPARSE_MAPS = ("cap_flop_per_s", "pipe_pct")
 
 
@@ -101,11 +102,28 @@ def without_absent(value: Any, path: tuple[str, ...]) -> Any:
     return {k: without_absent(v, (*path, k)) for k, v in value.items() if v is not None or not sparse}
 
 
-def ops_of(tensor_paths: Mapping[str, Mapping[str, Any]], ops_total: float | None) -> dict[str, Any]:
-    """A launch's integer tensor operations: each integer path's count and the total ({} where the
-    launch has no integer path)."""
-    counts = {p: t["count"] for p, t in tensor_paths.items() if is_integer_path(p)}
-    return {**counts, "total": ops_total} if counts else {}
+def integer_paths(launches: pl.DataFrame) -> list[str]:
+    """The integer tensor paths of the launches' tensor paths (those whose work is operations)."""
+    fields = launches.schema["tensor_paths"].fields  # type: ignore[attr-defined]
+    return [f.name for f in fields if is_integer_path(f.name)]
+
+
+def integer_ops(launches: pl.DataFrame) -> dict[str, pl.Series]:
+    """`Kernel.ops` as columns: each integer tensor path's operations (where a launch has the
+    path), and `total` (`ops_total` where a launch has an integer path); none without one."""
+    paths = launches.get_column("tensor_paths")
+    has = {p: paths.struct.field(p).is_not_null() for p in integer_paths(launches)}
+    has = {p: h for p, h in has.items() if h.any()}
+    if not has:
+        return {}
+    counts = {p: paths.struct.field(p).struct.field("count") for p in has}
+    any_path = np.logical_or.reduce([h.to_numpy() for h in has.values()])
+    return {**counts, "total": where(any_path, launches.get_column("ops_total"))}
+
+
+def above_roof(launches: pl.DataFrame) -> pl.Series:
+    """Whether each launch was measured above its roof (`Kernel.above_roof`)."""
+    return (launches.get_column("pct_of_roof") > 100.0).fill_null(False).alias("above_roof")
 
 
 TEXTS = (
@@ -133,7 +151,7 @@ def launch_frame(
         **{f: texts(values[f].tolist()) for f in TEXTS},
         **{f: numbers(values[f]) for f in FLOATS},
         **{f: pl.Series(values[f], dtype=pl.Boolean) for f in BOOLS},
-        **{f: texts(getattr(v, "value", v) for v in values[f].tolist()) for f in ENUMS},
+        **{f: texts([_VALUES.get(v, v) for v in values[f].tolist()]) for f in ENUMS},
         **number_maps(maps, n),
         **records,
     }
@@ -146,7 +164,8 @@ def kernel_at(frame: pl.DataFrame, j: int) -> Kernel:
     for key, enum in ENUMS.items():
         row[key] = enum(row[key])
     paths = row["tensor_paths"]
-    row["ops"] = ops_of(paths, row.pop("ops_total"))
+    row["ops"] = {k: v[0] for k, v in integer_ops(frame.slice(j, 1)).items()}
+    del row["ops_total"]
     row["tensor_paths"] = {p: TensorPath(**t) for p, t in paths.items()}
     row["notes"], row["missing"] = tuple(row["notes"]), tuple(row["missing"])
     row["not_collected"] = {p: tuple(t) for p, t in row["not_collected"].items()}
@@ -209,7 +228,10 @@ def plain_column(values: Sequence[Any]) -> pl.Series:
 
 
 def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
-    """`Kernel` objects (made by hand, or a few picked out) as the launch frame: `kernel_at`'s inverse."""
+    """`Kernel` objects (made by hand, or a few picked out) as the launch frame. `kernel_at` of a
+    row gives the Kernel back, but for what the frame derives: `ops` (the integer tensor paths'
+    counts and `ops_total`), `roofline_binding` (`binding`), and a dense map's keys (all of them,
+    null where the Kernel has none)."""
 
     def field(name: str) -> list[Any]:
         return [getattr(k, name) for k in kernels]
@@ -224,26 +246,40 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
         i = k.instructions
         return None if i is None else {f.name: getattr(i, f.name) for f in fields(i)}
 
-    n = len(kernels)
+    def mappings(rows: list[Mapping[str, Any]], keys: Sequence[str] = ()) -> pl.Series:
+        """Mappings as a struct column (its keys: `keys`, then any other in first-seen order)."""
+        present = dict.fromkeys([*keys, *(k for r in rows for k in r)])
+        return struct({k: plain_column([r.get(k) for r in rows]) for k in present}, len(rows))
+
     values = {
         **{f: np.array(field(f), dtype=np.int64) for f in INTS},
         **{f: np.array(field(f), dtype=bool) for f in BOOLS},
         **{f: np.array([np.nan if x is None else x for x in field(f)], dtype="float64") for f in FLOATS},
         **{f: object_array(field(f)) for f in (*TEXTS, *ENUMS)},
     }
-    maps = {f: field(f) for f in (*DENSE_MAPS, *SPARSE_MAPS)}
+    roofs = [instructions(k) for k in kernels]
     records = {
-        **{f: plain_column([dict(m) for m in maps[f]]) if n else struct({}, 0) for f in maps},
+        **{f: mappings(field(f), keys) for f, keys in DENSE_MAPS.items()},
+        **{f: mappings(field(f)) for f in SPARSE_MAPS},
         "notes": text_lists(field("notes")),
         "missing": text_lists(field("missing")),
-        "recipe": plain_column([dict(k.recipe) for k in kernels]),
-        "traffic": plain_column([{t: dict(e) for t, e in k.traffic.items()} for k in kernels]),
-        "not_collected": plain_column([{p: list(t) for p, t in k.not_collected.items()} for k in kernels]),
-        "tensor_paths": plain_column([paths(k) for k in kernels]),
+        "recipe": mappings(field("recipe")),
+        "traffic": mappings([{t: dict(e) for t, e in k.traffic.items()} for k in kernels]),
+        "not_collected": mappings([{p: list(t) for p, t in k.not_collected.items()} for k in kernels]),
+        "tensor_paths": mappings([paths(k) for k in kernels]),
         "ops_total": numbers([k.ops.get("total") for k in kernels]),
-        "instruction_roofline": plain_column([instructions(k) for k in kernels]),
+        "instruction_roofline": where(
+            np.array([r is not None for r in roofs], dtype=bool),
+            mappings([r or _NO_ROOF for r in roofs], [f.name for f in fields(InstructionRoofline)]),
+        ),
     }
     return launch_frame(values, {}, records)
+
+
+_NO_ROOF: dict[str, Any] = {
+    "intensity_warp_inst_per_transaction": {},
+    "transaction_peak_per_s": {},
+}  # its maps' type
 
 
 class KernelRows(Sequence[Kernel]):

@@ -31,11 +31,10 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.frame import is_sparse, numbers, texts, without_absent
+from ncu_roof.analysis.frame import above_roof, integer_ops, is_sparse, numbers, texts, without_absent
 from ncu_roof.analysis.groups import SortBy, group_kernels, headroom_array, ranked
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
-from ncu_roof.recipe import is_integer_path
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -110,14 +109,7 @@ def _map_columns(name: str, column: pl.Series) -> list[pl.Series]:
 
 def _ops_columns(launches: pl.DataFrame) -> list[pl.Series]:
     """`Kernel.ops`: each integer tensor path's count, and `ops_total` where a launch has one."""
-    paths = launches.get_column("tensor_paths")
-    integer = {f.name: paths.struct.field(f.name) for f in paths.dtype.fields if is_integer_path(f.name)}  # type: ignore[attr-defined]
-    integer = {p: s for p, s in integer.items() if _has_any(s)}
-    if not integer:
-        return []
-    has = pl.any_horizontal(s.is_not_null() for s in integer.values())
-    total = pl.select(pl.when(has).then(pl.lit(launches.get_column("ops_total")))).to_series()
-    ops = {**{p: s.struct.field("count") for p, s in integer.items()}, "total": total}
+    ops = integer_ops(launches)
     return [ops[k].alias(MAP_COLUMNS["ops"].format(k)) for k in _keys(ops)]
 
 
@@ -189,7 +181,7 @@ def launch_table(analysis: Analysis) -> pl.DataFrame:
     pct = launches.get_column("pct_of_roof")
     headroom = headroom_array(launches.get_column("duration_s").to_numpy(), pct.to_numpy())
     table = (
-        pl.DataFrame([*kernel, (pct > 100.0).fill_null(False).alias("above_roof")])  # as the JSON says
+        pl.DataFrame([*kernel, above_roof(launches)])  # as the JSON says
         .with_columns(
             numbers(headroom).alias("headroom_s"), pl.int_range(pl.len(), dtype=pl.Int64).alias("row")
         )

@@ -194,16 +194,16 @@ def launch_notes(x: NoteInputs) -> pl.Series:
 
 
 def _rule_column(rows: np.ndarray, texts: str | np.ndarray | list[list[str]], n: int) -> pl.Series:
-    """One rule's sentences as a column of lists: those of `rows`, none elsewhere."""
+    """One rule's sentences: those of `rows` (a text each, or a list for a rule that can say
+    several), null elsewhere."""
     if isinstance(texts, str):
-        made = pl.Series([[texts], []], dtype=pl.List(pl.String))
-        at = np.ones(n, dtype=np.int64)
-        at[rows] = 0
-        return made.gather(at)
-    several = [[t] for t in texts.tolist()] if isinstance(texts, np.ndarray) else texts
-    made = text_lists([*several, []])
-    at = np.full(n, len(rows), dtype=np.int64)
-    at[rows] = np.arange(len(rows))
+        made = pl.Series([texts, None], dtype=pl.String)
+    elif isinstance(texts, np.ndarray):
+        made = pl.Series([*texts.tolist(), None], dtype=pl.String)
+    else:
+        made = text_lists([*texts, []])
+    at = np.full(n, len(made) - 1, dtype=np.int64)  # the last: nothing to say
+    at[rows] = 0 if isinstance(texts, str) else np.arange(len(rows))
     return made.gather(at)
 
 
@@ -310,11 +310,14 @@ def _work_unit(ceiling: str | None) -> str | None:
 
 def _per_precision(not_collected: Mapping[str, np.ndarray]) -> np.ndarray:
     """Per launch, ((precision, its terms read n/a), …) of the precisions that have some."""
-    rows = zip(*(t.tolist() for t in not_collected.values()), strict=True)
+    some = np.logical_or.reduce([is_set(t) for t in not_collected.values()])
+    out = object_array([()] * len(some))
+    rows = zip(*(t[some].tolist() for t in not_collected.values()), strict=True)
     precisions = list(not_collected)
-    return object_array(
+    out[some] = object_array(
         [tuple((p, tuple(t.split(","))) for p, t in zip(precisions, row, strict=True) if t) for row in rows]
     )
+    return out
 
 
 def _not_collected(not_collected: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:

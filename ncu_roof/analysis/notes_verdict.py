@@ -5,11 +5,12 @@ its roof.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ncu_roof.analysis.model import fixed, is_set
+from ncu_roof.analysis.model import fixed, is_set, whole_shown
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
 from ncu_roof.base.arrays import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
@@ -53,7 +54,29 @@ def _pct(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    return _latency_texts(*_latency_inputs(x, rows))
+    """Made once per distinct combination of what it shows (the launches of one kernel share it)."""
+    sm_pct, memory_pct, roof_pct, small_grid_waves_per_sm, binding = _latency_inputs(x, rows)
+    shown = [whole_shown(sm_pct), whole_shown(memory_pct), whole_shown(roof_pct), small_grid_waves_per_sm]
+    return per_distinct(
+        shown,
+        binding,
+        lambda first: _latency_texts(
+            sm_pct[first], memory_pct[first], roof_pct[first], small_grid_waves_per_sm[first], binding[first]
+        ),
+    )
+
+
+def per_distinct(
+    numbers: list[np.ndarray], texts: np.ndarray, make: Callable[[np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """`make(rows)` of the first row of each distinct combination of numbers (bit for bit: -0.0
+    is not 0.0, their texts differ; NaN is one value) and texts, spread to every row."""
+    code = {t: i for i, t in enumerate(dict.fromkeys(texts.tolist()))}
+    keys = [np.where(np.isnan(a), np.nan, a).view(np.int64) for a in numbers]
+    keys.append(np.fromiter(map(code.__getitem__, texts.tolist()), dtype=np.int64, count=len(texts)))
+    _, first, inverse = np.unique(np.column_stack(keys), axis=0, return_index=True, return_inverse=True)
+    out: np.ndarray = make(first)[inverse.ravel()]
+    return out
 
 
 def _latency_inputs(x: NoteInputs, rows: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -144,7 +167,15 @@ def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 
 
 def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """The roofline decided; Speed of Light calls the launch latency-bound: what that means."""
+    """The roofline decided; Speed of Light calls the launch latency-bound: what that means. Made
+    once per distinct combination of what it shows (the launches of one kernel share it)."""
+    shown = [whole_shown(x.sol_sm_pct[rows]), whole_shown(x.sol_memory_pct[rows]), whole_shown(x.pct[rows])]
+    return per_distinct(
+        [*shown, x.waves[rows]], x.binding[rows], lambda first: _cross_check_texts(x, rows[first])
+    )
+
+
+def _cross_check_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     small = x.waves[rows] < 1
     why = np.where(
         small,

@@ -17,11 +17,20 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.frame import frame_of, kept, shapes, struct
+from ncu_roof.analysis.frame import (
+    above_roof,
+    frame_of,
+    integer_ops,
+    integer_paths,
+    kept,
+    numbers,
+    shapes,
+    struct,
+    where,
+)
 from ncu_roof.analysis.groups import headroom_array
 from ncu_roof.analysis.model import TRANSACTION_BYTES
 from ncu_roof.analysis.records import Kernel
-from ncu_roof.recipe import is_integer_path
 
 # The kernel object's keys, in the order of the contract (docs/schemas/analysis.v1.schema.json)
 KERNEL = (
@@ -38,12 +47,9 @@ KERNEL = (
 def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
     """The kernel objects as columns, in the contract's order."""
     n = len(launches)
-    paths = launches.get_column("tensor_paths")
-    integer = [f.name for f in paths.dtype.fields if is_integer_path(f.name)]  # type: ignore[attr-defined]
-    ops = {p: paths.struct.field(p).struct.field("count") for p in integer}
     roof = launches.get_column("instruction_roofline")
     derived = {
-        "above_roof": (launches.get_column("pct_of_roof") > 100.0).fill_null(False),
+        "above_roof": above_roof(launches),
         "sol_verdict": struct(
             {
                 "bound": launches["sol_bound"],
@@ -52,11 +58,10 @@ def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
             },
             n,
         ),
-        "ops": struct({**ops, "total": launches["ops_total"]} if ops else {}, n),
+        "ops": struct(integer_ops(launches), n),
         "instruction_roofline": _with_bytes(roof) if isinstance(roof.dtype, pl.Struct) else roof,
-        "headroom_s": pl.Series(
-            headroom_array(launches["duration_s"].to_numpy(), launches["pct_of_roof"].to_numpy()),
-            nan_to_null=True,
+        "headroom_s": numbers(
+            headroom_array(launches["duration_s"].to_numpy(), launches["pct_of_roof"].to_numpy())
         ),
     }
     return pl.DataFrame([(derived[k] if k in derived else launches.get_column(k)).alias(k) for k in KERNEL])
@@ -68,29 +73,25 @@ def _with_bytes(roof: pl.Series) -> pl.Series:
     fields = {f.name: roof.struct.field(f.name) for f in roof.dtype.fields}  # type: ignore[attr-defined]
     intensity = fields["intensity_warp_inst_per_transaction"]
     transaction_bytes = {
-        f.name: pl.select(
-            pl.when(pl.lit(intensity.struct.field(f.name)).is_not_null()).then(TRANSACTION_BYTES[f.name])
-        ).to_series()
+        f.name: where(
+            intensity.struct.field(f.name).is_not_null().to_numpy(),
+            numbers([TRANSACTION_BYTES[f.name]] * len(roof)),
+        )
         for f in intensity.dtype.fields  # type: ignore[attr-defined]
     }
     recipe = fields.pop("recipe")
     made = struct(
         {**fields, "transaction_bytes": struct(transaction_bytes, len(roof)), "recipe": recipe}, len(roof)
     )
-    return pl.select(pl.when(pl.lit(roof).is_not_null()).then(pl.lit(made))).to_series()
+    return where(roof.is_not_null().to_numpy(), made)
 
 
 def _ops_flags(launches: pl.DataFrame, has: Mapping[str, bool]) -> dict[str, bool]:
     """Which keys of `ops` a shape's launches have: their integer tensor paths, and the total
     where they have one."""
     paths = [k.removeprefix("tensor_paths.") for k, v in has.items() if k.startswith("tensor_paths.") and v]
-    flags = {f"ops.{p}": p in paths for p in _integer_paths(launches)}
+    flags = {f"ops.{p}": p in paths for p in integer_paths(launches)}
     return {**flags, "ops.total": any(flags.values())}
-
-
-def _integer_paths(launches: pl.DataFrame) -> list[str]:
-    fields = launches.schema["tensor_paths"].fields  # type: ignore[attr-defined]
-    return [f.name for f in fields if is_integer_path(f.name)]
 
 
 def _lines(launches: pl.DataFrame, chunk: int) -> Iterator[bytes]:
