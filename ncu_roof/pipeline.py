@@ -160,71 +160,11 @@ def warn_other_gpu(key: str, device_names: Sequence[str | None], log: Log) -> No
 
 def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | None = None) -> list[Analysis]:
     """One analysis per input (the two sides of a diff; a folder's or a glob's files together, as
-    `analyze` reads them): big inputs read and analyzed at once, the
-    last one in this process and the others by worker processes (the lines each would log come
-    back with it, in input order)."""
+    `analyze` reads them), each read and analyzed in turn: one read table is held at a time, the
+    first bad input's error is raised after the lines of those before it. (A worker process per
+    side paid no more: a fresh interpreter's imports and the analysis sent back cost what it saved.)"""
     say = log or (lambda _: None)
-    groups = [expand([item], say) for item in inputs]
-    if any(len(group) != 1 for group in groups):  # a folder or a glob: its files are one run
-        return [run(group, request, log) for group in groups]
-    items = [item for group in groups for item in group]
-    paths = [item for item in items if isinstance(item, str)]
-    workers = pool_size(paths, request.jobs) if len(paths) == len(items) else 1
-    done = _run_pooled(paths, request, workers, say) if workers > 1 else None
-    if done is not None:
-        return done
-    tables = read_tables(items, request.number_style, request.jobs, request.skip_bad_rows)
-    tables.reverse()
-    analyses = []
-    while tables:  # each table let go once analyzed: a big diff holds one read table at a time
-        analyses.append(run([tables.pop()], request, log))
-    return analyses
-
-
-def _run_logged(path: str, request: Request) -> tuple[list[str], Analysis]:
-    """`run` of one input in a worker: its analysis, and the lines it logged."""
-    lines: list[str] = []
-    return lines, run([path], request, lines.append)
-
-
-def _run_pooled(paths: Sequence[str], request: Request, workers: int, log: Log) -> list[Analysis] | None:
-    """Each input read and analyzed by a worker, the last one here meanwhile (its analysis comes
-    back without pickling), in input order: an input's lines are logged before the next one's,
-    and the first error raised is the first bad input's. None when no worker could run (see
-    `_read_pooled`)."""
-    from concurrent.futures.process import BrokenProcessPool
-
-    pool = _pool(max(1, min(workers - 1, len(paths) - 1)))
-    done: list[tuple[list[str], Analysis]] = []
-    failure: Exception | None = None
-    try:
-        futures = [pool.submit(_run_logged, path, request) for path in paths[:-1]]
-        here: tuple[list[str], Analysis] | Exception
-        try:
-            here = _run_logged(paths[-1], request)
-        except Exception as err:  # raised only if every input before it is good
-            here = err
-        for future in futures:
-            try:
-                done.append(future.result())
-            except BrokenProcessPool:
-                return None  # nothing logged yet: the caller reads them here, from the start
-            except Exception as err:  # the first bad input's error, raised after the lines before it
-                failure = err
-                break
-        if failure is None:
-            if isinstance(here, Exception):
-                failure = here
-            else:
-                done.append(here)
-    finally:
-        pool.shutdown(cancel_futures=True)
-    for lines, _ in done:
-        for line in lines:
-            log(line)
-    if failure is not None:
-        raise failure
-    return [analysis for _, analysis in done]
+    return [run(expand([item], say), request, log) for item in inputs]
 
 
 def with_expectations(

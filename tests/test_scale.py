@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -86,14 +85,12 @@ def test_a_bad_input_in_a_pool_is_the_same_error(corpus: Path) -> None:
     assert err.value.hint
 
 
-def test_diff_sides_analyzed_in_a_pool_as_in_one_process(corpus: Path) -> None:
+def test_diff_sides_analyzed_each_as_alone(corpus: Path) -> None:
     paths = [str(corpus / p) for p in CORPUS_INPUTS[:2]]
-    one_log: list[str] = []
-    pooled_log: list[str] = []
-    one = run_each(paths, Request(jobs=1), one_log.append)
-    pooled = run_each(paths, Request(jobs=2), pooled_log.append)
-    assert pooled_log == one_log and len(one_log) >= 2  # each input's lines, in input order
-    assert [jsonout.render_json(a) for a in pooled] == [jsonout.render_json(a) for a in one]
+    log: list[str] = []
+    both = run_each(paths, Request(), log.append)
+    assert [jsonout.render_json(a) for a in both] == [jsonout.render_json(run([p])) for p in paths]
+    assert [line.split(":")[0] for line in log] == [f"read {p}" for p in paths]  # in input order
     bad = [paths[0], str(corpus / "b200_edge_error-code-only.csv")]
     logged: list[str] = []
     with pytest.raises(BadInputError, match="holds ncu messages but no CSV"):
@@ -101,9 +98,8 @@ def test_diff_sides_analyzed_in_a_pool_as_in_one_process(corpus: Path) -> None:
     assert logged and logged[0].startswith(f"read {paths[0]}:")  # the good side's lines come first
 
 
-def test_the_first_bad_side_of_a_pool_is_the_error_raised(corpus: Path, tmp_path: Path) -> None:
-    """The last input is analyzed in this process while a worker takes the first: when both are
-    bad, the first one's error is raised all the same, and nothing is logged before it."""
+def test_the_first_bad_side_is_the_error_raised(corpus: Path, tmp_path: Path) -> None:
+    """When both sides are bad, the first one's error is raised, and nothing is logged before it."""
     empty = tmp_path / "empty.csv"
     empty.write_text("")
     logged: list[str] = []
@@ -194,33 +190,3 @@ def test_a_groups_verdicts_are_distinct_phrases_by_time() -> None:
     # 2.0 s, then 1.5 s of the 3.5 s
     assert group.verdicts == ("compute-bound (fp32) · roofline", "memory-bound (dram) · roofline")
     assert group.verdict_shares == pytest.approx((2.0 / 3.5, 1.5 / 3.5))
-
-
-def _worker_dies(path: str, request: Request) -> tuple[list[str], Analysis]:
-    """A worker process that dies (as an out-of-memory kill would), after the last input was
-    analyzed in the calling process."""
-    import multiprocessing
-    import os
-
-    from ncu_roof import pipeline
-
-    if multiprocessing.parent_process() is not None:
-        time.sleep(1.0)
-        os._exit(1)
-    lines: list[str] = []
-    return lines, pipeline.run([path], request, lines.append)
-
-
-def test_a_broken_pool_falls_back_without_logging_twice(
-    corpus: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from ncu_roof import pipeline
-
-    paths = [str(corpus / p) for p in CORPUS_INPUTS[:2]]
-    one_log: list[str] = []
-    one = run_each(paths, Request(jobs=1), one_log.append)
-    monkeypatch.setattr(pipeline, "_run_logged", _worker_dies)
-    logged: list[str] = []
-    again = run_each(paths, Request(jobs=2), logged.append)
-    assert logged == one_log  # each line once, though the last input was analyzed before the break
-    assert [jsonout.render_json(a) for a in again] == [jsonout.render_json(a) for a in one]
