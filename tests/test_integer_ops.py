@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES, analyzed, run_cli
 
 from ncu_roof.analysis.frame import frame_of
-from ncu_roof.analysis.groups import combined_figures
+from ncu_roof.analysis.groups import combined_figures, figure_numbers
 from ncu_roof.render.rates import achieved_words, attainable_words, integer_ops_rate
 
 RAW = FIXTURES / "h200" / "h200_full_raw.csv"
@@ -43,7 +43,7 @@ def test_flop_work_and_integer_work_without_tensor_ops_keep_flop_per_s() -> None
 def test_a_group_sums_its_launches_operations() -> None:
     k = next(k for k in analyzed(RAW).kernels if k.name.startswith("wmma_gemm_s8"))
     twice = [k, replace(k, id=k.id + 1000)]
-    figures = combined_figures(k, frame_of(twice), np.array([0, 1]))
+    figures = combined_figures(k, figure_numbers(frame_of(twice)), np.array([0, 1]))
     assert figures.ops["int8"] == 2 * IMMA_OPS and figures.ops["total"] == 2 * IMMA_OPS
     # twice the work in twice the time (the figures keep the lead launch's duration)
     assert k.duration_s is not None

@@ -104,7 +104,7 @@ def without_absent(value: Any, path: tuple[str, ...]) -> Any:
 
 def integer_paths(launches: pl.DataFrame) -> list[str]:
     """The integer tensor paths of the launches' tensor paths (those whose work is operations)."""
-    fields = launches.schema["tensor_paths"].fields  # type: ignore[attr-defined]
+    fields = launches.get_column("tensor_paths").dtype.fields  # type: ignore[attr-defined]
     return [f.name for f in fields if is_integer_path(f.name)]
 
 

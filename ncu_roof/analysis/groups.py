@@ -15,7 +15,7 @@ Markdown, the HTML, the JSON and the plot rank and fold kernels the same way.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
@@ -24,11 +24,10 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.frame import frame_of
+from ncu_roof.analysis.frame import frame_of, integer_ops
 from ncu_roof.analysis.model import intensity_array
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.verdict_phrases import verdict_codes
-from ncu_roof.recipe import is_integer_path
 
 
 class GroupBy(StrEnum):
@@ -77,6 +76,9 @@ class KernelGroup:
     rows: tuple[int, ...]  # its launches' rows in the analysis, slowest first
     kernels: Sequence[Kernel] = field(repr=False, compare=False)  # the analysis' launches
     frame: pl.DataFrame = field(repr=False, compare=False)  # the same, as the launch frame
+    numbers: Mapping[str, np.ndarray] = field(
+        default_factory=dict, repr=False, compare=False
+    )  # figure_numbers
     time_share: float | None = None  # of the whole analysis' time
     device_share: float | None = None  # of its device's time
     total_duration_s: float | None = None  # sum over its launches with a duration
@@ -97,7 +99,8 @@ class KernelGroup:
         traffic and roof figures combined (`combined_figures`); the launch itself when alone."""
         if self.count == 1:
             return self.lead
-        return combined_figures(self.lead, self.frame, np.array(self.rows, dtype="int64"))
+        numbers = self.numbers or figure_numbers(self.frame)
+        return combined_figures(self.lead, numbers, np.array(self.rows, dtype="int64"))
 
     @property
     def name(self) -> str:
@@ -173,6 +176,7 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
     x = _PerLaunch(
         kernels=analysis.kernels,
         frame=launches,
+        numbers=figure_numbers(launches),
         duration_s=duration,
         durations_s=duration.tolist(),
         codes=codes,
@@ -200,6 +204,7 @@ class _PerLaunch:
 
     kernels: Sequence[Kernel]
     frame: pl.DataFrame
+    numbers: Mapping[str, np.ndarray]
     duration_s: np.ndarray
     durations_s: list[float]
     codes: np.ndarray  # each launch's verdict: into `phrases`
@@ -229,6 +234,7 @@ def _one_launch(key: GroupKey, j: int, notes: tuple[str, ...], x: _PerLaunch) ->
         rows=(j,),
         kernels=x.kernels,
         frame=x.frame,
+        numbers=x.numbers,
         time_share=share,
         device_share=device_share,
         total_duration_s=time,
@@ -262,6 +268,7 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
         rows=tuple(rows.tolist()),
         kernels=x.kernels,
         frame=x.frame,
+        numbers=x.numbers,
         time_share=share,
         device_share=device_share,
         total_duration_s=time,
@@ -280,26 +287,28 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
     )
 
 
-def combined_figures(lead: Kernel, launches: pl.DataFrame, rows: np.ndarray) -> Kernel:
-    """Several launches (`rows` of the launch frame) as one: FLOPs, integer operations and bytes
-    summed, rates over their summed time, intensity over their summed bytes, % of roof, of each
-    tier's roof and SOL percentages weighted by time, the SOL headroom summed; each over the
-    launches that have the figure (and a duration), None where none has it."""
-    maps = {"flop": [*lead.flop, "total"], "bytes": lead.bytes, "sol_pct": lead.sol_pct}
-    maps["pct_of_bandwidth"] = list(lead.pct_of_bandwidth)
-    wanted = [
-        *(pl.col(f) for f in ("duration_s", "pct_of_roof", "headroom_sol_s")),
-        *(
-            pl.col(f).struct.field(k).alias(f"{f}.{k}")
-            for f, keys in maps.items()
-            for k in dict.fromkeys(keys)
-        ),
-    ]
-    table = launches.select(wanted)[rows]  # the launches' values, NaN: null
+def figure_numbers(launches: pl.DataFrame) -> dict[str, np.ndarray]:
+    """What `combined_figures` sums, per launch (NaN: null), taken from the launch frame once for
+    all its groups: durations, % of roof, SOL headroom, and FLOPs, bytes, SOL and bandwidth
+    percentages and integer operations by key (`flop.total`)."""
+    out = {c: launches.get_column(c).to_numpy() for c in ("duration_s", "pct_of_roof", "headroom_sol_s")}
+    for name in ("flop", "bytes", "sol_pct", "pct_of_bandwidth"):
+        column = launches.get_column(name)
+        for key in column.dtype.fields:  # type: ignore[attr-defined]
+            out[f"{name}.{key.name}"] = column.struct.field(key.name).to_numpy()
+    return out | {f"ops.{key}": ops.to_numpy() for key, ops in integer_ops(launches).items()}
+
+
+def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.ndarray) -> Kernel:
+    """Several launches (`rows` of the launch frame, their `figure_numbers`) as one: FLOPs,
+    integer operations and bytes summed, rates over their summed time, intensity over their
+    summed bytes, % of roof, of each tier's roof and SOL percentages weighted by time, the SOL
+    headroom summed; each over the launches that have the figure (and a duration), None where
+    none has it."""
 
     def of(field: str, key: str | None = None) -> np.ndarray:
-        values: np.ndarray = table.get_column(field if key is None else f"{field}.{key}").to_numpy()
-        return values
+        values = numbers.get(field if key is None else f"{field}.{key}")
+        return np.full(len(rows), np.nan) if values is None else np.asarray(values, dtype="float64")[rows]
 
     duration = np.where(of("duration_s") > 0, of("duration_s"), np.nan)
 
@@ -337,20 +346,8 @@ def combined_figures(lead: Kernel, launches: pl.DataFrame, rows: np.ndarray) -> 
         sol_pct={k: timed(of("sol_pct", k)) for k in lead.sol_pct},
         pct_of_bandwidth={t: timed(of("pct_of_bandwidth", t)) for t in lead.pct_of_bandwidth},
         headroom_sol_s=_known_sum(of("headroom_sol_s")),
-        ops={k: _known_sum(_ops(launches.select("tensor_paths", "ops_total")[rows], k)) for k in lead.ops},
+        ops={k: _known_sum(of("ops", k)) for k in lead.ops},
     )
-
-
-def _ops(launches: pl.DataFrame, key: str) -> np.ndarray:
-    """Each launch's `Kernel.ops[key]` (NaN where it has none): an integer tensor path's count, or
-    (`total`) `ops_total` for a launch with an integer tensor path (`frame.ops_of`)."""
-    paths = launches.get_column("tensor_paths").struct
-    if key != "total":
-        values: np.ndarray = paths.field(key).struct.field("count").to_numpy()
-        return values
-    integer = [pl.col(p).is_not_null() for p in paths.fields if is_integer_path(p)]
-    has = paths.unnest().select(pl.any_horizontal(integer) if integer else pl.lit(False)).to_series()
-    return launches.select(pl.when(has).then("ops_total")).to_series().to_numpy()
 
 
 def _known_sum(values: np.ndarray) -> float | None:
