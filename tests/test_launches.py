@@ -57,3 +57,17 @@ def test_the_arrow_schema(fixtures: Any) -> None:
     assert types["above_roof"] == types["small_grid"] == pa.bool_()
     assert set(types.values()) == {pa.int64(), pa.float64(), pa.string(), pa.list_(pa.string()), pa.bool_()}
     assert table.column("shared_bytes").null_count == 1  # not collected: null, never 0
+
+
+def test_an_analysis_of_no_launch_is_an_empty_table_with_the_lead_columns() -> None:
+    """An `Analysis` built by hand with no launches (the API allows it): a table with its headline
+    columns and no row, and a CSV that is its header alone."""
+    from ncu_roof.analysis.core import Analysis
+    from ncu_roof.analysis.launches import LEAD
+    from ncu_roof.render.csvout import render_csv
+
+    empty = Analysis(inputs=(), devices=(), kernels=())
+    table = to_arrow(empty)
+    assert table.num_rows == 0 and table.column_names[: len(LEAD)] == list(LEAD)
+    assert render_csv(empty).splitlines()[0].split(",")[: len(LEAD)] == list(LEAD)
+    assert len(render_csv(empty).splitlines()) == 1
