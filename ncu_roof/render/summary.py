@@ -242,12 +242,6 @@ class Summary:
         ]
 
 
-def lead_launches(rows: Sequence[Row]) -> pl.DataFrame:
-    """The launch frame's rows of the rows' leads (each row's longest launch), in row order (no
-    rows: an empty frame without columns)."""
-    return rows[0].group.frame[[r.group.rows[0] for r in rows]] if rows else pl.DataFrame()
-
-
 def summarize(
     analysis: Analysis,
     *,
