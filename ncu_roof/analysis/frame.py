@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
+from enum import Enum
 from typing import Any, overload
 
 import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.records import InstructionRoofline, Kernel, TensorPath
-from ncu_roof.base.arrays import object_array
+from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import is_integer_path
 
@@ -42,7 +43,6 @@ SPARSE: frozenset[tuple[str, ...]] = frozenset(
     }
 )
 ENUMS = {"bound": Bound, "verdict_basis": VerdictBasis, "sol_bound": Bound}
-_VALUES = {member: member.value for enum in (Bound, VerdictBasis) for member in enum}
 DENSE_MAPS = {  # a dense map's keys
     "flop": (*PRECISIONS, "total"),
     "bytes": TIERS,
@@ -62,6 +62,15 @@ def numbers(values: np.ndarray | Sequence[float | None]) -> pl.Series:
 def texts(values: Iterable[Any]) -> pl.Series:
     """Texts (None: null)."""
     return pl.Series(list(values), dtype=pl.String)
+
+
+def enum_texts(values: np.ndarray, enum: type[Enum]) -> pl.Series:
+    """An object array of one enum's members as their values (None: null), a pass per member."""
+    members = list(enum)
+    codes = np.full(len(values), len(members), dtype=np.int64)  # the last: null
+    for i, member in enumerate(members):
+        codes[equals(values, member)] = i
+    return pl.Series([*(m.value for m in members), None], dtype=pl.String).gather(codes)
 
 
 def text_lists(rows: Iterable[Sequence[str]]) -> pl.Series:
@@ -151,7 +160,7 @@ def launch_frame(
         **{f: texts(values[f].tolist()) for f in TEXTS},
         **{f: numbers(values[f]) for f in FLOATS},
         **{f: pl.Series(values[f], dtype=pl.Boolean) for f in BOOLS},
-        **{f: texts([_VALUES.get(v, v) for v in values[f].tolist()]) for f in ENUMS},
+        **{f: enum_texts(values[f], enum) for f, enum in ENUMS.items()},
         **number_maps(maps, n),
         **records,
     }

@@ -15,7 +15,6 @@ from typing import TypeVar
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.frame import text_lists
 from ncu_roof.analysis.model import bit_codes, fixed, is_set
 from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
 from ncu_roof.base.arrays import equals, object_array, truthy
@@ -188,23 +187,31 @@ def launch_notes(x: NoteInputs) -> pl.Series:
             + " per SM): counters of small launches are noisy"
         ),
     )
-    given = text_lists([() if g is None else g for g in x.input_notes.tolist()])
-    rules = [_rule_column(rows, texts, n) for rows, texts in made]
-    return pl.DataFrame([given, *rules]).select(pl.concat_list(pl.all()).list.drop_nulls()).to_series()
+    given = x.input_notes
+    with_given = np.flatnonzero(truthy(given))
+    return _gathered([(with_given, given[with_given].tolist()), *made], n)
 
 
-def _rule_column(rows: np.ndarray, texts: str | np.ndarray | list[list[str]], n: int) -> pl.Series:
-    """One rule's sentences: those of `rows` (a text each, or a list for a rule that can say
-    several), null elsewhere."""
-    if isinstance(texts, str):
-        made = pl.Series([texts, None], dtype=pl.String)
-    elif isinstance(texts, np.ndarray):
-        made = pl.Series([*texts.tolist(), None], dtype=pl.String)
-    else:
-        made = text_lists([*texts, []])
-    at = np.full(n, len(made) - 1, dtype=np.int64)  # the last: nothing to say
-    at[rows] = 0 if isinstance(texts, str) else np.arange(len(rows))
-    return made.gather(at)
+def _gathered(made: Made, n: int) -> pl.Series:
+    """Each launch's sentences, in the order of the rules that said them: the rules' (rows, texts)
+    as one long table, grouped by row (a stable sort keeps the rules' order)."""
+    rows: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+    said: list[pl.Series] = [pl.Series([], dtype=pl.String)]
+    for at, texts in made:
+        if isinstance(texts, str):
+            said.append(pl.Series([texts]).gather(np.zeros(len(at), dtype=np.int64)))
+        elif isinstance(texts, np.ndarray):
+            said.append(pl.Series(texts.tolist(), dtype=pl.String))
+        else:  # a list of sentences per row
+            at = np.repeat(at, [len(t) for t in texts])
+            said.append(pl.Series([t for row in texts for t in row], dtype=pl.String))
+        rows.append(at)
+    long = pl.DataFrame({"row": np.concatenate(rows), "note": pl.concat(said)}).drop_nulls()
+    lists = long.sort("row", maintain_order=True).group_by("row", maintain_order=True).agg("note")
+    at = np.full(n, len(lists), dtype=np.int64)  # the last: no notes
+    at[lists.get_column("row").to_numpy()] = np.arange(len(lists))
+    none = pl.Series([[]], dtype=pl.List(pl.String))
+    return pl.concat([lists.get_column("note"), none]).gather(at).alias("notes")
 
 
 # A unit's throughput % and its bytes-based (or FLOP-based) % of roof "differ a lot" when the unit
