@@ -319,7 +319,7 @@ def _instruction_roofline(
             "warp_inst": numbers(warp_inst),
             "warp_inst_per_s": numbers(arrays.warp_inst_per_s),
             "issue_peak_warp_inst_per_s": numbers(arrays.issue_peak_warp_inst_per_s),
-            "issue_peak_source": texts(source.tolist()),
+            "issue_peak_source": texts(source),
             "intensity_warp_inst_per_transaction": finite_map(arrays.intensity_warp_inst_per_transaction),
             "transaction_peak_per_s": finite_map(arrays.transaction_peak_per_s),
             "recipe": recipe,

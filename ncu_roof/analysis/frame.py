@@ -60,8 +60,12 @@ def numbers(values: np.ndarray | Sequence[float | None]) -> pl.Series:
 
 
 def texts(values: Iterable[Any]) -> pl.Series:
-    """Texts (None: null)."""
-    return pl.Series(list(values), dtype=pl.String)
+    """Texts (None: null); one text that every row has (a formula, a traffic definition: launches
+    of one export share them) converted once."""
+    array = values if isinstance(values, np.ndarray) else object_array(values)
+    if len(array) > 1 and equals(array, array[0]).all():
+        return pl.Series([array[0]], dtype=pl.String).gather(np.zeros(len(array), dtype=np.int64))
+    return pl.Series(array.tolist(), dtype=pl.String)
 
 
 def enum_texts(values: np.ndarray, enum: type[Enum]) -> pl.Series:
@@ -157,7 +161,7 @@ def launch_frame(
     n = len(values["id"])
     columns = {
         **{f: pl.Series(values[f], dtype=pl.Int64) for f in INTS},
-        **{f: texts(values[f].tolist()) for f in TEXTS},
+        **{f: texts(values[f]) for f in TEXTS},
         **{f: numbers(values[f]) for f in FLOATS},
         **{f: pl.Series(values[f], dtype=pl.Boolean) for f in BOOLS},
         **{f: enum_texts(values[f], enum) for f, enum in ENUMS.items()},
