@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
+import polars as pl
 
 from ncu_roof.analysis.model import fixed, is_set, whole_shown
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
@@ -69,13 +70,16 @@ def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 def per_distinct(
     numbers: list[np.ndarray], texts: np.ndarray, make: Callable[[np.ndarray], np.ndarray]
 ) -> np.ndarray:
-    """`make(rows)` of the first row of each distinct combination of numbers (bit for bit: -0.0
+    """`make(rows)` of one row of each distinct combination of numbers (bit for bit: -0.0
     is not 0.0, their texts differ; NaN is one value) and texts, spread to every row."""
     code = {t: i for i, t in enumerate(dict.fromkeys(texts.tolist()))}
     keys = [np.where(np.isnan(a), np.nan, a).view(np.int64) for a in numbers]
     keys.append(np.fromiter(map(code.__getitem__, texts.tolist()), dtype=np.int64, count=len(texts)))
-    _, first, inverse = np.unique(np.column_stack(keys), axis=0, return_index=True, return_inverse=True)
-    out: np.ndarray = make(first)[inverse.ravel()]
+    distinct = pl.struct(pl.all()).rank("dense").cast(pl.Int64) - 1
+    combination = pl.DataFrame(keys).select(distinct).to_series().to_numpy()
+    first = np.empty(combination.max() + 1, dtype=np.int64)  # a row of each (any: they show alike)
+    first[combination] = np.arange(len(combination))
+    out: np.ndarray = make(first)[combination]
     return out
 
 
