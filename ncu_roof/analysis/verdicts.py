@@ -66,8 +66,6 @@ _FLOP_KINDS = ("fp64", "fp32", "fp16")
 class Verdicts:
     """Every per-launch decision of one device, as arrays (row j = launch j)."""
 
-    point_flop: np.ndarray
-    peaks: np.ndarray
     precisions: np.ndarray
     arrays: RooflineArrays
     bound: np.ndarray
@@ -216,8 +214,6 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         bandwidth,
     )
     return Verdicts(
-        point_flop=flop_total,
-        peaks=peaks,
         precisions=precisions,
         arrays=arrays,
         bound=verdict.bound,
