@@ -11,7 +11,8 @@ Two uses, two kinds of figure:
 DRAM bytes per DRAM clock = bus width / 4 (double data rate: bus bits / 8 × 2), which is
 `dram__bytes.sum.peak_sustained` in every corpus report (A100 5120-bit: 1280 B; A10G 384-bit: 96 B).
 
-The product rows themselves are in `gpu_table`; `gpus` finds one by key or device name.
+The product rows themselves are in `data/gpus.toml`; `lookup` reads them and finds one by key or
+device name.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ncu_roof.gpus.arch import L1_BYTES_PER_CLK_PER_SM, Arch, arch_for
-from ncu_roof.gpus.tier_peaks import L2_COUNTERS, counter_peak, l2_slices
+from ncu_roof.gpus.tier_peaks import counter_peak, l2_slices
 
 L2_XBAR_BYTES = "lts__lts2xbar_cycles_active.sum*32"  # Nsight's L2 measure (≥ 2024.1): 32 B a cycle
 
@@ -74,10 +75,12 @@ class Hardware:
         if self.arch is None:
             return None
         found = counter_peak(self.arch.cc, base)
-        units = self.l2_slices if base in (*L2_COUNTERS, "lts__t_bytes.sum") else self.sm_count
-        if found is None or not units:
+        if found is None:
             return None
         peak, per_unit = found
+        units = self.l2_slices if peak.unit == "L2 slice" else self.sm_count
+        if not units:
+            return None
         value = peak.per_clock * per_unit * scale * units
         what = "L2 slices (memory bus / 8 GDDR, / 64 HBM)" if peak.unit == "L2 slice" else "SMs"
         factor = f" x {per_unit * scale:g} B" if per_unit * scale != 1 else ""
@@ -125,17 +128,18 @@ def hardware_from_attributes(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Gpu:
-    """One product: its datasheet peaks at boost (dense) and what per-clock roofs need."""
+    """One product: its datasheet peaks at boost (dense) and what per-clock roofs need (a row of
+    `data/gpus.toml`, which says what each field is)."""
 
     key: str
     name: str
     cc: str
     names: tuple[str, ...]  # device names as ncu writes them, normalized (see `normalize_name`)
-    fp64_tflop_per_s: float | None
+    fp64_tflop_per_s: float | None = None
     fp32_tflop_per_s: float
-    fp16_tflop_per_s: float | None  # CUDA-core (non-tensor) FP16
+    fp16_tflop_per_s: float | None = None  # CUDA-core (non-tensor) FP16
     tensor_tflop_per_s: float  # FP16/BF16 tensor, dense
     dram_gbyte_per_s: float
     memory_bus_bits: int

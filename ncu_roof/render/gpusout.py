@@ -10,9 +10,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.gpus.arch import ARCHS, Arch
+from ncu_roof.gpus.arch import Arch, archs
+from ncu_roof.gpus.lookup import builtin_gpus
 from ncu_roof.gpus.specs import Gpu
-from ncu_roof.gpus.table import GPUS
 from ncu_roof.render.console import PIPE_WIDTH, rich_text
 
 SCHEMA = "ncu-roof/gpus/v1"
@@ -21,8 +21,8 @@ SCHEMA = "ncu-roof/gpus/v1"
 def render_json() -> str:
     doc = {
         "schema": SCHEMA,
-        "gpus": [gpu_row(g) for g in GPUS],
-        "architectures": [arch_row(a) for a in ARCHS],
+        "gpus": [gpu_row(g) for g in builtin_gpus().values()],
+        "architectures": [arch_row(a) for a in archs().values()],
     }
     return json.dumps(doc, indent=2) + "\n"
 
@@ -98,7 +98,7 @@ def renderable(width: int = PIPE_WIDTH) -> Group:
 
     A column is never narrower than its widest cell: at a narrow width the headers wrap, and the
     last columns (the ridges) give way, said under the table; a figure is never cut."""
-    rows = [_cells(gpu) for gpu in GPUS]
+    rows = [_cells(gpu) for gpu in builtin_gpus().values()]
     widest = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
     shown = len(HEADERS)
     while shown > 2 and sum(widest[:shown]) + _GAP * (shown - 1) > width:
@@ -120,7 +120,7 @@ def renderable(width: int = PIPE_WIDTH) -> Group:
     ]
     if shown < len(HEADERS):
         notes.append(f"not shown at this width: {', '.join(HEADERS[shown:])} (--format json has them)")
-    notes += ["sources:", *(f"  {gpu.key}: {gpu.source}" for gpu in GPUS)]
+    notes += ["sources:", *(f"  {gpu.key}: {gpu.source}" for gpu in builtin_gpus().values())]
     return Group(Text(title), table, Text("\n".join(notes)))
 
 
