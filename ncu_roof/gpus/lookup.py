@@ -24,20 +24,14 @@ def _by_name() -> dict[str, Gpu]:
     return {name: gpu for gpu in builtin_gpus().values() for name in gpu.names}
 
 
-_PREFIXES = ("nvidia ", "geforce ", "tesla ", "quadro ")
+_PREFIXES = re.compile(r"^(?:(?:nvidia|geforce|tesla|quadro) )+")  # any of them, in any order
 
 
 def normalize_name(name: str) -> str:
     """ncu's device name in one spelling across driver eras: `NVIDIA A100-SXM4-40GB`,
     `A100-SXM4-40GB` → `a100 sxm4 40gb`; `Tesla V100-SXM2-16GB` → `v100 sxm2 16gb`."""
     text = re.sub(r"[\s\-_]+", " ", name.strip().lower())
-    changed = True
-    while changed:
-        changed = False
-        for prefix in _PREFIXES:
-            if text.startswith(prefix):
-                text, changed = text[len(prefix) :], True
-    return text.strip()
+    return _PREFIXES.sub("", text).strip()
 
 
 def match_gpu(display_name: str | None) -> Gpu | None:

@@ -27,11 +27,6 @@ def render_json() -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
-    """`renderable` as text `width` columns wide, coloured only when `color`."""
-    return rich_text(renderable(width), width, color=color)
-
-
 def gpu_row(gpu: Gpu) -> dict[str, Any]:
     ridges = {p: gpu.ridge_flop_per_byte(p) for p in ("fp32", "tensor")}
     return {
@@ -81,20 +76,21 @@ _GAP = 3  # columns between two cells: " │ "
 def _cells(gpu: Gpu) -> tuple[str, ...]:
     return (
         gpu.key,
-        _tflop(gpu.fp64_tflop_per_s),
-        _tflop(gpu.fp32_tflop_per_s),
-        _tflop(gpu.fp16_tflop_per_s),
-        _tflop(gpu.tensor_tflop_per_s),
+        _cell(gpu.fp64_tflop_per_s),
+        _cell(gpu.fp32_tflop_per_s),
+        _cell(gpu.fp16_tflop_per_s),
+        _cell(gpu.tensor_tflop_per_s),
         f"{gpu.dram_gbyte_per_s:g}",
         _l2(gpu),
         f"{gpu.l1_byte_per_s / 1e12:.1f}",
-        _ridge(gpu, "fp32"),
-        _ridge(gpu, "tensor"),
+        _cell(gpu.ridge_flop_per_byte("fp32"), ".1f"),
+        _cell(gpu.ridge_flop_per_byte("tensor"), ".1f"),
     )
 
 
-def renderable(width: int = PIPE_WIDTH) -> Group:
-    """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source.
+def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
+    """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source, as
+    text `width` columns wide, coloured only when `color`.
 
     A column is never narrower than its widest cell: at a narrow width the headers wrap, and the
     last columns (the ridges) give way, said under the table; a figure is never cut."""
@@ -121,7 +117,7 @@ def renderable(width: int = PIPE_WIDTH) -> Group:
     if shown < len(HEADERS):
         notes.append(f"not shown at this width: {', '.join(HEADERS[shown:])} (--format json has them)")
     notes += ["sources:", *(f"  {gpu.key}: {gpu.source}" for gpu in builtin_gpus().values())]
-    return Group(Text(title), table, Text("\n".join(notes)))
+    return rich_text(Group(Text(title), table, Text("\n".join(notes))), width, color=color)
 
 
 def _widths(widest: list[int], width: int) -> list[int]:
@@ -143,10 +139,6 @@ def _l2(gpu: Gpu) -> str:
     return "–" if derived is None else f"{derived / 1e12:.1f}+"
 
 
-def _ridge(gpu: Gpu, precision: str) -> str:
-    ridge = gpu.ridge_flop_per_byte(precision)
-    return "–" if ridge is None else f"{ridge:.1f}"
-
-
-def _tflop(value: float | None) -> str:
-    return "–" if value is None else f"{value:g}"
+def _cell(value: float | None, spec: str = "g") -> str:
+    """A figure as `spec` formats it; a dash where the table has none."""
+    return "–" if value is None else format(value, spec)
