@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncu_roof.gpus.tier_peaks import COUNTER_PEAKS, L2_COUNTERS, counter_peak, l2_slices
+from ncu_roof.gpus.tier_peaks import counter_peak, counter_peaks, l2_slices
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 Value = Callable[[str], float | None]
@@ -41,8 +41,10 @@ class Finding:
     how: str  # "peak", "pct" or "reads"
 
 
-def _counters() -> list[str]:
-    return sorted({c for figures in COUNTER_PEAKS.values() for c in figures})
+def _counters() -> dict[str, bool]:
+    """Every counter the table has a peak for, sorted → whether its peak is per L2 slice."""
+    per_slice = {c: p.unit == "L2 slice" for figures in counter_peaks().values() for c, p in figures.items()}
+    return dict(sorted(per_slice.items()))
 
 
 def _launches(path: Path) -> Iterator[tuple[Value, str]]:
@@ -104,9 +106,9 @@ def mine_report(path: Path) -> list[Finding]:
         def add(counter: str, value: float, how: str, gpu: str = gpu, cc: str = cc) -> None:
             out.append(Finding(path.name, gpu, _version(path), cc, counter, value, how))
 
-        for counter in _counters():
+        for counter, per_slice in _counters().items():
             base = counter.removesuffix(".sum")
-            units = slices if counter in L2_COUNTERS else sms
+            units = slices if per_slice else sms
             if not units:
                 continue
             avg_peak, sum_peak = g(f"{base}.avg.peak_sustained"), g(f"{counter}.peak_sustained")
@@ -118,7 +120,7 @@ def mine_report(path: Path) -> list[Finding]:
             pct = g(f"{counter}.pct_of_peak_sustained_elapsed") or g(
                 f"{base}.avg.pct_of_peak_sustained_elapsed"
             )
-            elapsed = cycles("lts" if counter in L2_COUNTERS else "l1tex")
+            elapsed = cycles("lts" if per_slice else "l1tex")
             if count and pct and elapsed:
                 add(counter, count / (pct / 100) / elapsed / units, "pct")
         reads = g("lts__t_sectors_srcunit_tex_op_read.sum")

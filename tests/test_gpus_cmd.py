@@ -8,7 +8,7 @@ import re
 import pytest
 from conftest import run_cli
 
-from ncu_roof.gpus.table import GPUS
+from ncu_roof.gpus.lookup import builtin_gpus
 
 
 def table_row(key: str) -> list[str]:
@@ -40,7 +40,7 @@ def test_json_lists_every_gpu_in_si() -> None:
     result = run_cli("gpus", "--format", "json")
     doc = json.loads(result.stdout)
     assert doc["schema"] == "ncu-roof/gpus/v1"
-    assert [g["key"] for g in doc["gpus"]] == [g.key for g in GPUS]
+    assert [g["key"] for g in doc["gpus"]] == list(builtin_gpus())
     a100 = next(g for g in doc["gpus"] if g["key"] == "a100-sxm4")
     assert a100["peak_flop_per_s"]["fp32"] == 19.5e12
     assert a100["bandwidth_byte_per_s"]["dram"] == 2039e9

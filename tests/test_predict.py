@@ -21,9 +21,8 @@ from ncu_roof.analysis.prediction import (
 from ncu_roof.analysis.workloads import rmsnorm
 from ncu_roof.base.vocabulary import Roofs
 from ncu_roof.errors import UsageError
-from ncu_roof.gpus.lookup import gpu_by_key
+from ncu_roof.gpus.lookup import builtin_gpus, gpu_by_key
 from ncu_roof.gpus.roofs import builtin_roofs
-from ncu_roof.gpus.table import GPUS
 from ncu_roof.render.predictout import render_text, to_dict
 
 SEED_004_PLATFORM = ["--peak", "100GFLOP/s", "--bandwidth", "dram=20GB/s"]
@@ -554,7 +553,7 @@ def test_h100_int8_gemm_matches_fp8_on_the_command_line() -> None:
 
 def test_every_int8_ceiling_equals_fp8_and_the_datasheet_the_table_cites() -> None:
     cited = 0
-    for gpu in GPUS:
+    for gpu in builtin_gpus().values():
         ops = builtin_ops_peaks(gpu.key)
         if "int8" not in ops:
             continue

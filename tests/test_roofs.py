@@ -17,10 +17,9 @@ from ncu_roof.analysis.core import Analysis, analyze
 from ncu_roof.base.traffic import TrafficDefinition
 from ncu_roof.base.vocabulary import Bound, RoofChoice
 from ncu_roof.errors import UsageError
-from ncu_roof.gpus.arch import ARCHS, arch_for
-from ncu_roof.gpus.lookup import gpu_by_key, match_gpu, normalize_name
+from ncu_roof.gpus.arch import arch_for, archs
+from ncu_roof.gpus.lookup import builtin_gpus, gpu_by_key, match_gpu, normalize_name
 from ncu_roof.gpus.roofs import device_hardware, fill_builtin, ghz_text, median
-from ncu_roof.gpus.table import GPUS
 
 
 def _analyze(path: Path, choice: RoofChoice = RoofChoice()) -> Analysis:
@@ -200,14 +199,14 @@ def test_keys_are_case_insensitive_and_typos_get_suggestions() -> None:
 
 def test_names_normalize_to_one_spelling() -> None:
     assert normalize_name("NVIDIA  Tesla V100-SXM2-16GB") == "v100 sxm2 16gb"
-    assert all(normalize_name(n) == n for g in GPUS for n in g.names)
+    assert all(normalize_name(n) == n for g in builtin_gpus().values() for n in g.names)
 
 
 def test_per_clock_figures_reproduce_the_datasheets_at_boost() -> None:
     # arch FLOP/SM/clk x SMs x boost = the datasheet peak within 2 % for every product whose
     # architecture figures are confirmed (Hopper's tensor figures are quoted at a lower clock than
     # boost: 989 TFLOP/s = 4096 x 132 x 1.83 GHz)
-    for gpu in GPUS:
+    for gpu in builtin_gpus().values():
         hardware = gpu.hardware()
         arch = hardware.arch
         assert arch is not None, gpu.key
@@ -233,11 +232,11 @@ def test_every_compute_capability_since_volta_has_figures() -> None:
         arch = arch_for(cc)
         assert arch is not None and "fp32" in arch.flop_per_sm_per_clk, cc
     assert arch_for("10.3") is not None and "fp32" in arch_for("10.3").unverified  # type: ignore[union-attr]
-    assert {a.cc for a in ARCHS} >= {"7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"}
+    assert {a.cc for a in archs().values()} >= {"7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"}
     # one table: every architecture also has its issue slots and XU rate; an assumed revision
     # marks them unverified as well
-    assert {a.schedulers_per_sm.per_sm_per_clock for a in ARCHS} == {4}
-    assert {a.xu_ops.per_sm_per_clock for a in ARCHS} == {16}
+    assert {a.schedulers_per_sm.per_sm_per_clock for a in archs().values()} == {4}
+    assert {a.xu_ops.per_sm_per_clock for a in archs().values()} == {16}
     assumed = arch_for("9.9")
     assert assumed is not None and assumed.cc == "9.9" and not assumed.xu_ops.verified
     assert assumed.int8_tensor_ops is not None and assumed.int8_tensor_ops.per_sm_per_clock == 8192

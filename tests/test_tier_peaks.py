@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, ROOT, load_script
 
-from ncu_roof.gpus.lookup import gpu_by_key
+from ncu_roof.gpus.lookup import builtin_gpus, gpu_by_key
 from ncu_roof.gpus.specs import hardware_from_attributes
-from ncu_roof.gpus.tier_peaks import COUNTER_PEAKS, WRITEBACKS, counter_peak, l2_slices
+from ncu_roof.gpus.tier_peaks import WRITEBACKS, counter_peak, counter_peaks, l2_slices
 
 
 @pytest.mark.corpus
@@ -33,7 +33,7 @@ def test_every_figure_agrees_with_the_reports_that_carry_it(corpus: Path) -> Non
         confirmed.add((f.cc, _group(f.counter)))
     # a figure said to come from the corpus reports is confirmed by one (the others say where they
     # are from; those of the H200 fixture are checked by the test below)
-    for cc, figures in COUNTER_PEAKS.items():
+    for cc, figures in counter_peaks().items():
         for counter, peak in figures.items():
             if peak.verified and peak.source.startswith("ncu reports") and "fixtures/" not in peak.source:
                 assert (cc, _group(counter)) in confirmed, (cc, counter)
@@ -62,13 +62,11 @@ def test_l2_slices_follow_the_memory_bus() -> None:
 
 
 def test_every_builtin_gpu_has_a_roof_for_every_tier_counter() -> None:
-    from ncu_roof.gpus.table import GPUS
-
     counters = ["dram__bytes.sum", "lts__t_bytes.sum", "lts__t_sectors.sum*32", "l1tex__t_bytes.sum"]
     counters += ["lts__lts2xbar_cycles_active.sum*32", "l1tex__m_xbar2l1tex_read_bytes.sum"]
     counters += [f"l1tex__lsu_writeback_active{s}.sum*128" for s in ("", "_mem_lg", "_mem_lgds")]
     counters += ["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum*128", "sm__sass_data_bytes_mem_shared.sum"]
-    for gpu in GPUS:
+    for gpu in builtin_gpus().values():
         hardware = gpu.hardware()
         for counter in counters:
             assert hardware.counter_per_clock(counter) is not None, (gpu.key, counter)

@@ -1,34 +1,37 @@
-"""The built-in GPUs looked up: by key (`a100-sxm4`), or by the device name ncu writes, matched
-whole; an unknown name gets the closest keys in its hint."""
+"""The built-in GPUs (`data/gpus.toml`) looked up: by key (`a100-sxm4`), or by the device name ncu
+writes, matched whole; an unknown name gets the closest keys in its hint."""
 
 from __future__ import annotations
 
 import difflib
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from ncu_roof.errors import UsageError
+from ncu_roof.gpus.arch import builtin_table
 from ncu_roof.gpus.specs import Gpu
-from ncu_roof.gpus.table import GPUS
 
-BY_KEY = {gpu.key: gpu for gpu in GPUS}
-_PREFIXES = ("nvidia ", "geforce ", "tesla ", "quadro ")
+
+@cache
+def builtin_gpus() -> dict[str, Gpu]:
+    """The product table's rows by key, in its order."""
+    return {row["key"]: Gpu(**{**row, "names": tuple(row["names"])}) for row in builtin_table("gpus")["gpu"]}
+
+
+@cache
+def _by_name() -> dict[str, Gpu]:
+    return {name: gpu for gpu in builtin_gpus().values() for name in gpu.names}
+
+
+_PREFIXES = re.compile(r"^(?:(?:nvidia|geforce|tesla|quadro) )+")  # any of them, in any order
 
 
 def normalize_name(name: str) -> str:
     """ncu's device name in one spelling across driver eras: `NVIDIA A100-SXM4-40GB`,
     `A100-SXM4-40GB` → `a100 sxm4 40gb`; `Tesla V100-SXM2-16GB` → `v100 sxm2 16gb`."""
     text = re.sub(r"[\s\-_]+", " ", name.strip().lower())
-    changed = True
-    while changed:
-        changed = False
-        for prefix in _PREFIXES:
-            if text.startswith(prefix):
-                text, changed = text[len(prefix) :], True
-    return text.strip()
-
-
-_BY_NAME = {name: gpu for gpu in GPUS for name in gpu.names}
+    return _PREFIXES.sub("", text).strip()
 
 
 def match_gpu(display_name: str | None) -> Gpu | None:
@@ -36,19 +39,19 @@ def match_gpu(display_name: str | None) -> Gpu | None:
     SUPER` or `A10G` never take the row of `RTX 4090`, `RTX 4070` or `A10`)."""
     if not display_name:
         return None
-    return _BY_NAME.get(normalize_name(display_name))
+    return _by_name().get(normalize_name(display_name))
 
 
 def gpu_by_key(key: str) -> Gpu:
     """A built-in row by key (any case) or by the device name ncu writes."""
-    gpu = BY_KEY.get(key.strip().lower()) or match_gpu(key)
+    gpu = builtin_gpus().get(key.strip().lower()) or match_gpu(key)
     if gpu is not None:
         return gpu
-    close = difflib.get_close_matches(key.strip().lower(), list(BY_KEY), n=3, cutoff=0.6)
+    close = difflib.get_close_matches(key.strip().lower(), list(builtin_gpus()), n=3, cutoff=0.6)
     close += [
-        _BY_NAME[n].key
-        for n in difflib.get_close_matches(normalize_name(key), list(_BY_NAME), n=3, cutoff=0.75)
-        if _BY_NAME[n].key not in close
+        _by_name()[n].key
+        for n in difflib.get_close_matches(normalize_name(key), list(_by_name()), n=3, cutoff=0.75)
+        if _by_name()[n].key not in close
     ]
     guess = f"did you mean {' or '.join(close)}? " if close else ""
     raise UsageError(
@@ -88,7 +91,7 @@ def infer_gpu(cc: str | None, sm_count: float | None, bus_bits: float | None = N
     if not cc:
         return None
     evidence = [f"CC {cc}"]
-    matches = [g for g in GPUS if g.cc == cc]
+    matches = [g for g in builtin_gpus().values() if g.cc == cc]
     if sm_count is not None and sm_count > 0:
         evidence.append(f"{int(sm_count)} SMs")
         matches = [g for g in matches if g.sm_count == int(sm_count)]

@@ -87,50 +87,43 @@ def device_hardware(
     """The built-in figures of one device: its product row, else its `device__attribute_*` (else
     its CC column and launch SM count: the architecture's per-SM figures, no memory bus); no
     tensor roof for a GPU without tensor cores."""
-    hardware = _device_hardware(norm, device_name, cc_column)
+    gpu = match_gpu(device_name)
+    hardware = (
+        gpu.hardware()
+        if gpu is not None
+        else hardware_from_attributes(
+            _attribute(norm, "device_sm_count") or _attribute(norm, "sm_count"),
+            _attribute(norm, "device_clock_hz"),
+            _attribute(norm, "device_memory_clock_hz"),
+            _attribute(norm, "device_memory_bus_bits"),
+            _device_cc(norm, cc_column),
+        )
+    )
     if hardware is None or not device_name or NO_TENSOR_CORES.search(device_name) is None:
         return hardware
     return dataclasses.replace(hardware, overrides={**hardware.overrides, "tensor": 0.0})  # 0: no roof
 
 
-def _device_hardware(
-    norm: Mapping[str, np.ndarray], device_name: str | None, cc_column: str | None
-) -> Hardware | None:
-    gpu = match_gpu(device_name)
-    if gpu is not None:
-        return gpu.hardware()
-
-    def attribute(column: str) -> float | None:
+def _attribute(norm: Mapping[str, np.ndarray], *columns: str) -> float | None:
+    """The median of the first of `columns` whose launches have a number, else None."""
+    for column in columns:
         value = median(norm[column]) if column in norm else math.nan
-        return value if math.isfinite(value) else None
+        if math.isfinite(value):
+            return value
+    return None
 
-    major = attribute("device_cc_major")
-    minor = attribute("device_cc_minor")
-    cc = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else cc_column
-    return hardware_from_attributes(
-        attribute("device_sm_count") or attribute("sm_count"),
-        attribute("device_clock_hz"),
-        attribute("device_memory_clock_hz"),
-        attribute("device_memory_bus_bits"),
-        cc,
-    )
+
+def _device_cc(norm: Mapping[str, np.ndarray], cc_column: str | None) -> str | None:
+    """The compute capability of the `device__attribute_*` values, else `cc_column`."""
+    major, minor = _attribute(norm, "device_cc_major"), _attribute(norm, "device_cc_minor")
+    return f"{int(major)}.{int(minor)}" if major is not None and minor is not None else cc_column
 
 
 def infer_device(norm: Mapping[str, np.ndarray], cc: str | None) -> Inference | None:
     """The built-in product of a device the input does not name, from its compute capability
     (`device__attribute_*`, else the CC column), SM count and memory bus width where it has them."""
-
-    def attribute(*columns: str) -> float | None:
-        for column in columns:
-            value = median(norm[column]) if column in norm else math.nan
-            if math.isfinite(value):
-                return value
-        return None
-
-    major, minor = attribute("device_cc_major"), attribute("device_cc_minor")
-    known_cc = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else cc
-    sms = attribute("device_sm_count", "sm_count")
-    return infer_gpu(known_cc, sms, attribute("device_memory_bus_bits"))
+    sms = _attribute(norm, "device_sm_count", "sm_count")
+    return infer_gpu(_device_cc(norm, cc), sms, _attribute(norm, "device_memory_bus_bits"))
 
 
 def inferred_hardware(inference: Inference) -> Hardware | None:

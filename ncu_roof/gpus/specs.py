@@ -11,7 +11,8 @@ Two uses, two kinds of figure:
 DRAM bytes per DRAM clock = bus width / 4 (double data rate: bus bits / 8 × 2), which is
 `dram__bytes.sum.peak_sustained` in every corpus report (A100 5120-bit: 1280 B; A10G 384-bit: 96 B).
 
-The product rows themselves are in `gpu_table`; `gpus` finds one by key or device name.
+The product rows themselves are in `data/gpus.toml`; `lookup` reads them and finds one by key or
+device name.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ncu_roof.gpus.arch import L1_BYTES_PER_CLK_PER_SM, Arch, arch_for
-from ncu_roof.gpus.tier_peaks import L2_COUNTERS, counter_peak, l2_slices
+from ncu_roof.gpus.tier_peaks import counter_peak, l2_slices
 
 L2_XBAR_BYTES = "lts__lts2xbar_cycles_active.sum*32"  # Nsight's L2 measure (≥ 2024.1): 32 B a cycle
 
@@ -49,12 +50,10 @@ class Hardware:
 
     def per_clock(self) -> dict[str, tuple[float, str]]:
         """Each compute roof as (FLOP per clock, the clock it scales with: "sm")."""
-        out: dict[str, tuple[float, str]] = {}
-        if self.arch is not None and self.sm_count:
-            flops = {**self.arch.flop_per_sm_per_clk, **self.overrides}
-            for precision, per_sm in flops.items():
-                out[precision] = (per_sm * self.sm_count, "sm")
-        return out
+        if self.arch is None or not self.sm_count:
+            return {}
+        flops = {**self.arch.flop_per_sm_per_clk, **self.overrides}
+        return {precision: (per_sm * self.sm_count, "sm") for precision, per_sm in flops.items()}
 
     @property
     def l2_slices(self) -> int | None:
@@ -74,10 +73,12 @@ class Hardware:
         if self.arch is None:
             return None
         found = counter_peak(self.arch.cc, base)
-        units = self.l2_slices if base in (*L2_COUNTERS, "lts__t_bytes.sum") else self.sm_count
-        if found is None or not units:
+        if found is None:
             return None
         peak, per_unit = found
+        units = self.l2_slices if peak.unit == "L2 slice" else self.sm_count
+        if not units:
+            return None
         value = peak.per_clock * per_unit * scale * units
         what = "L2 slices (memory bus / 8 GDDR, / 64 HBM)" if peak.unit == "L2 slice" else "SMs"
         factor = f" x {per_unit * scale:g} B" if per_unit * scale != 1 else ""
@@ -125,17 +126,18 @@ def hardware_from_attributes(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Gpu:
-    """One product: its datasheet peaks at boost (dense) and what per-clock roofs need."""
+    """One product: its datasheet peaks at boost (dense) and what per-clock roofs need (a row of
+    `data/gpus.toml`, which says what each field is)."""
 
     key: str
     name: str
     cc: str
     names: tuple[str, ...]  # device names as ncu writes them, normalized (see `normalize_name`)
-    fp64_tflop_per_s: float | None
+    fp64_tflop_per_s: float | None = None
     fp32_tflop_per_s: float
-    fp16_tflop_per_s: float | None  # CUDA-core (non-tensor) FP16
+    fp16_tflop_per_s: float | None = None  # CUDA-core (non-tensor) FP16
     tensor_tflop_per_s: float  # FP16/BF16 tensor, dense
     dram_gbyte_per_s: float
     memory_bus_bits: int
@@ -164,10 +166,12 @@ class Gpu:
     def l1_byte_per_s(self) -> float:
         return scaled(self.sm_count * L1_BYTES_PER_CLK_PER_SM * self.boost_clock_ghz, GIGA)
 
-    def _l2_derived(self) -> tuple[float, str] | None:
-        """L2 → SM bandwidth at boost: Nsight's L2 measure's per-clock peak (`tier_peaks`) x the
-        L2 clock where ncu measured it on this product, else the SM boost clock (NVIDIA publishes
-        no L2 clock; said so)."""
+    def _l2(self) -> tuple[float, str] | None:
+        """L2 → SM bandwidth at boost and its source: the table's figure, else Nsight's L2
+        measure's per-clock peak (`tier_peaks`) x the L2 clock where ncu measured it on this
+        product, else the SM boost clock (NVIDIA publishes no L2 clock; said so)."""
+        if self.l2_tbyte_per_s is not None:
+            return scaled(self.l2_tbyte_per_s, TERA), self.l2_source or self.source
         found = self.hardware().counter_per_clock(L2_XBAR_BYTES)
         if found is None:
             return None
@@ -178,31 +182,22 @@ class Gpu:
         rate = scaled(per_clock * self.boost_clock_ghz, GIGA)
         return rate, f"derived: {how} x {self.boost_clock_ghz:g} GHz SM boost (no L2 clock is published)"
 
+    def _bandwidths(self) -> dict[str, tuple[float, str]]:
+        """Each tier's bandwidth at boost (byte/s) and its source."""
+        boost = f"{self.boost_clock_ghz:g} GHz boost"
+        l1 = self.l1_byte_per_s, f"derived: {self.sm_count} SMs x {L1_BYTES_PER_CLK_PER_SM:g} B/clk x {boost}"
+        l2 = self._l2()
+        dram = scaled(self.dram_gbyte_per_s, GIGA), self.source
+        return {"dram": dram, **({"l2": l2} if l2 is not None else {}), "l1": l1, "shared": l1}
+
     @property
     def bandwidth_byte_per_s(self) -> dict[str, float]:
-        out = {"dram": scaled(self.dram_gbyte_per_s, GIGA)}
-        if self.l2_tbyte_per_s is not None:
-            out["l2"] = scaled(self.l2_tbyte_per_s, TERA)
-        elif (derived := self._l2_derived()) is not None:
-            out["l2"] = derived[0]
-        out["l1"] = self.l1_byte_per_s
-        out["shared"] = self.l1_byte_per_s
-        return out
+        return {tier: rate for tier, (rate, _) in self._bandwidths().items()}
 
     @property
     def sources(self) -> dict[str, str]:
-        derived = (
-            f"derived: {self.sm_count} SMs x {L1_BYTES_PER_CLK_PER_SM:g} B/clk x "
-            f"{self.boost_clock_ghz:g} GHz boost"
-        )
-        out = {k: self.source for k in (*self.compute_flop_per_s, "dram")}
-        if self.l2_tbyte_per_s is not None:
-            out["l2"] = self.l2_source or self.source
-        elif (l2 := self._l2_derived()) is not None:
-            out["l2"] = l2[1]
-        out["l1"] = derived
-        out["shared"] = derived
-        return out
+        bandwidths = {tier: source for tier, (_, source) in self._bandwidths().items()}
+        return {**{k: self.source for k in self.compute_flop_per_s}, **bandwidths}
 
     def ridge_flop_per_byte(self, precision: str) -> float | None:
         peak = self.compute_flop_per_s.get(precision)

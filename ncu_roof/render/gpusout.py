@@ -10,9 +10,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.gpus.arch import ARCHS, Arch
+from ncu_roof.gpus.arch import Arch, archs
+from ncu_roof.gpus.lookup import builtin_gpus
 from ncu_roof.gpus.specs import Gpu
-from ncu_roof.gpus.table import GPUS
 from ncu_roof.render.console import PIPE_WIDTH, rich_text
 
 SCHEMA = "ncu-roof/gpus/v1"
@@ -21,15 +21,10 @@ SCHEMA = "ncu-roof/gpus/v1"
 def render_json() -> str:
     doc = {
         "schema": SCHEMA,
-        "gpus": [gpu_row(g) for g in GPUS],
-        "architectures": [arch_row(a) for a in ARCHS],
+        "gpus": [gpu_row(g) for g in builtin_gpus().values()],
+        "architectures": [arch_row(a) for a in archs().values()],
     }
     return json.dumps(doc, indent=2) + "\n"
-
-
-def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
-    """`renderable` as text `width` columns wide, coloured only when `color`."""
-    return rich_text(renderable(width), width, color=color)
 
 
 def gpu_row(gpu: Gpu) -> dict[str, Any]:
@@ -81,24 +76,25 @@ _GAP = 3  # columns between two cells: " │ "
 def _cells(gpu: Gpu) -> tuple[str, ...]:
     return (
         gpu.key,
-        _tflop(gpu.fp64_tflop_per_s),
-        _tflop(gpu.fp32_tflop_per_s),
-        _tflop(gpu.fp16_tflop_per_s),
-        _tflop(gpu.tensor_tflop_per_s),
+        _cell(gpu.fp64_tflop_per_s),
+        _cell(gpu.fp32_tflop_per_s),
+        _cell(gpu.fp16_tflop_per_s),
+        _cell(gpu.tensor_tflop_per_s),
         f"{gpu.dram_gbyte_per_s:g}",
         _l2(gpu),
         f"{gpu.l1_byte_per_s / 1e12:.1f}",
-        _ridge(gpu, "fp32"),
-        _ridge(gpu, "tensor"),
+        _cell(gpu.ridge_flop_per_byte("fp32"), ".1f"),
+        _cell(gpu.ridge_flop_per_byte("tensor"), ".1f"),
     )
 
 
-def renderable(width: int = PIPE_WIDTH) -> Group:
-    """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source.
+def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
+    """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source, as
+    text `width` columns wide, coloured only when `color`.
 
     A column is never narrower than its widest cell: at a narrow width the headers wrap, and the
     last columns (the ridges) give way, said under the table; a figure is never cut."""
-    rows = [_cells(gpu) for gpu in GPUS]
+    rows = [_cells(gpu) for gpu in builtin_gpus().values()]
     widest = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
     shown = len(HEADERS)
     while shown > 2 and sum(widest[:shown]) + _GAP * (shown - 1) > width:
@@ -120,8 +116,8 @@ def renderable(width: int = PIPE_WIDTH) -> Group:
     ]
     if shown < len(HEADERS):
         notes.append(f"not shown at this width: {', '.join(HEADERS[shown:])} (--format json has them)")
-    notes += ["sources:", *(f"  {gpu.key}: {gpu.source}" for gpu in GPUS)]
-    return Group(Text(title), table, Text("\n".join(notes)))
+    notes += ["sources:", *(f"  {gpu.key}: {gpu.source}" for gpu in builtin_gpus().values())]
+    return rich_text(Group(Text(title), table, Text("\n".join(notes))), width, color=color)
 
 
 def _widths(widest: list[int], width: int) -> list[int]:
@@ -143,10 +139,6 @@ def _l2(gpu: Gpu) -> str:
     return "–" if derived is None else f"{derived / 1e12:.1f}+"
 
 
-def _ridge(gpu: Gpu, precision: str) -> str:
-    ridge = gpu.ridge_flop_per_byte(precision)
-    return "–" if ridge is None else f"{ridge:.1f}"
-
-
-def _tflop(value: float | None) -> str:
-    return "–" if value is None else f"{value:g}"
+def _cell(value: float | None, spec: str = "g") -> str:
+    """A figure as `spec` formats it; a dash where the table has none."""
+    return "–" if value is None else format(value, spec)
