@@ -10,7 +10,9 @@ import gc
 import os
 import re
 import sys
-from typing import Any, NoReturn
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from typer.core import TyperCommand
@@ -22,6 +24,11 @@ from ncu_roof.cli import verbosity
 from ncu_roof.errors import ExitCode, NcuRoofError, UsageError
 from ncu_roof.render.output import StdoutClosedError
 from ncu_roof.version import __version__
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Options = TypeVar("Options", bound="DataclassInstance")
 
 GC_FIRST_THRESHOLD_OBJECTS = 200_000  # new objects between two passes of the cyclic collector (default 700)
 CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
@@ -52,6 +59,12 @@ class ReadableHelp(TyperCommand):
 
     def get_help(self, ctx: Any) -> str:  # typer's Context type is private (typer._click)
         return _TYPE_LABEL.sub("", super().get_help(ctx))
+
+
+def named_alike(cls: type[Options], given: Mapping[str, Any], **more: Any) -> Options:
+    """`cls` of a command's parameters (`locals()`) that its fields name alike, and of `more`
+    (the fields a parameter gives in another form)."""
+    return cls(**{f.name: given[f.name] for f in fields(cls) if f.name not in more}, **more)
 
 
 def _version(value: bool) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shlex
 import sys
-from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -13,7 +12,7 @@ import typer
 from ncu_roof.base.ncu import find_ncu
 from ncu_roof.base.stop import exit_status, interruption
 from ncu_roof.base.text import one_line
-from ncu_roof.cli import app, verbosity
+from ncu_roof.cli import app, named_alike, verbosity
 from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit, roof_choice
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
@@ -106,14 +105,14 @@ def profile_command(
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
     roof_choice(gpu, roofs)
     check_writable(analysis_output)
-    given = {  # the options ProfileOptions names alike, and those it holds in another form
-        **locals(),
-        "program": tuple(program),
-        "nvtx_include": tuple(nvtx_include or ()),
-        "ncu_args": split_ncu_args(ncu_args),
-        "timeout_s": timeout,
-    }
-    options = ProfileOptions(**{f.name: given[f.name] for f in fields(ProfileOptions)})
+    options = named_alike(
+        ProfileOptions,
+        locals(),
+        program=tuple(program),
+        nvtx_include=tuple(nvtx_include or ()),
+        ncu_args=split_ncu_args(ncu_args),
+        timeout_s=timeout,
+    )
     profile_and_analyze(
         options, ncu, AnalyzeOptions(format=fmt, output=analysis_output, gpu=gpu, roofs=roofs)
     )
