@@ -83,22 +83,19 @@ IMPORT_TIMEOUT_S = 600.0
 IMPORT_HINT = "the report may be damaged or newer than this ncu; try `pip install 'ncu-roof[rep]'`"
 
 
-def import_argv(tool: NcuTool, report: str | Path) -> list[str]:
-    """`ncu --import REPORT --csv --page raw --print-units base`: every metric, base (SI) units."""
-    return [tool.path, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"]
-
-
 def import_raw_csv(tool: NcuTool, report: str | Path, timeout_s: float = IMPORT_TIMEOUT_S) -> bytes:
-    """The raw page of a report as CSV bytes, read by `tool` in the C locale.
+    """The raw page of a report as CSV bytes (every metric, in base SI units), read by `tool` in
+    the C locale.
 
     ncu runs with a private, empty HOME: it neither reads the user's settings nor writes beside
     them. A failing or hanging ncu raises `BadInputError` (`REPORT: `ncu --import` failed: <its
     last line>`); callers that know better re-raise with their own class and hint.
     """
+    argv = [tool.path, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"]
     with tempfile.TemporaryDirectory(prefix="ncu-roof-home-") as home:
         env = c_locale_env() | {"HOME": home}
         try:
-            done = subprocess.run(import_argv(tool, report), capture_output=True, env=env, timeout=timeout_s)
+            done = subprocess.run(argv, capture_output=True, env=env, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             raise BadInputError(
                 f"{report}: `ncu --import` did not finish in {timeout_s:g} s", hint=IMPORT_HINT
