@@ -1,17 +1,21 @@
 """The thin CLI: parse options, call the library, write what the renderers return.
 
-Each command lives in its own module and registers itself on `app`. Every user error is an
-`NcuRoofError`, caught once in `main` and printed as `error:` / `hint:` with its exit code.
+Each command lives in its own module and registers itself on `app`; `main` imports only the one a
+command line names (`ncu-roof predict` never loads the analysis), every one for the help or a
+typo. Every user error is an `NcuRoofError`, caught once in `main` and printed as `error:` /
+`hint:` with its exit code.
 """
 
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
+from enum import Enum
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
@@ -20,7 +24,6 @@ from typer.core import TyperCommand
 from ncu_roof.base import stop
 from ncu_roof.base.cores import one_blas_thread
 from ncu_roof.base.text import one_line
-from ncu_roof.cli import verbosity
 from ncu_roof.errors import ExitCode, NcuRoofError, UsageError
 from ncu_roof.render.output import StdoutClosedError
 from ncu_roof.version import __version__
@@ -49,6 +52,42 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+class Verbosity(Enum):
+    """How much the CLI says on stderr: `--quiet` (errors only) or `--verbose`."""
+
+    QUIET = "quiet"  # errors only
+    NORMAL = "normal"  # plus progress (`read …`, `wrote …`) and warnings (`launches lack counters`)
+    VERBOSE = "verbose"  # plus details (the full ncu command that collects missing counters)
+
+
+verbosity = [Verbosity.NORMAL]  # this run's, set by the root options
+
+COMMAND_MODULES = {  # which module registers each command, in the order the help lists them
+    "analyze": "analyze",
+    "gpus": "predict",
+    "predict": "predict",
+    "profile": "profile",
+    "plot": "report",
+    "diff": "report",
+    "history": "history",
+}
+_HELP = ("-h", "--help")
+
+
+def register(args: Sequence[str]) -> None:
+    """Import the module of the command `args` name (the first word not an option: the root
+    options take no value), or every command module when they name none or ask for the root
+    help first (`ncu-roof -h gpus` lists every command)."""
+    at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+    word = args[at] if at is not None else None
+    root_help = any(a in _HELP for a in args[:at])
+    names = [COMMAND_MODULES[word]] if word in COMMAND_MODULES and not root_help else COMMAND_MODULES.values()
+    for name in dict.fromkeys(names):
+        importlib.import_module(f"ncu_roof.cli.{name}")
+    order = list(COMMAND_MODULES)  # the help's order, whichever command a process registered first
+    app.registered_commands.sort(key=lambda c: order.index(c.name) if c.name in order else len(order))
 
 
 _TYPE_LABEL = re.compile(r"(?<=\S) <[a-z][a-z0-9\[\], ]*>")
@@ -84,9 +123,7 @@ def _root(
 ) -> None:
     if quiet and verbose:
         raise UsageError("--quiet and --verbose contradict", hint="pass one of them")
-    verbosity.set_level(
-        verbosity.Level.QUIET if quiet else verbosity.Level.VERBOSE if verbose else verbosity.Level.NORMAL
-    )
+    verbosity[0] = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
     if ctx.invoked_subcommand is None:  # bare `ncu-roof`: the help, as a normal answer
         typer.echo(ctx.get_help())
         raise typer.Exit()
@@ -151,7 +188,7 @@ def report_reader_first(args: list[str]) -> None:
 def main(argv: list[str] | None = None) -> None:
     """The CLI, for `argv` (default: the process' arguments); leaves by `sys.exit` with the
     documented exit code."""
-    verbosity.set_level(verbosity.Level.NORMAL)
+    verbosity[0] = Verbosity.NORMAL
     with stop.as_interrupts():  # SIGTERM and SIGHUP as Ctrl-C: every cleanup runs, exit 128 + N
         _main(argv)
 
@@ -162,8 +199,6 @@ def _interrupted() -> NoReturn:
 
 
 def _main(argv: list[str] | None) -> None:
-    from ncu_roof.cli.commands import register
-
     try:
         # without standalone mode, typer returns (not raises) the code of a `typer.Exit` and
         # turns Ctrl-C inside a command into 130

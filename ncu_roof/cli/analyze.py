@@ -15,7 +15,7 @@ import typer
 from ncu_roof import pipeline
 from ncu_roof.base.text import one_line
 from ncu_roof.base.traffic import TrafficDefinition
-from ncu_roof.cli import ReadableHelp, app, named_alike, verbosity
+from ncu_roof.cli import ReadableHelp, Verbosity, app, named_alike, verbosity
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.pipeline import example_path as example_path
@@ -122,7 +122,7 @@ def report_gaps(analysis: Analysis) -> None:
         lack = "lacks" if lacking == 1 else "lack"
         what = missing.explode().drop_nulls().unique().sort().to_list()
         gap = f"{plural(lacking, 'launch')} {lack} counters ({', '.join(what)})"
-        if verbosity.level() is verbosity.Level.VERBOSE:
+        if verbosity[0] is Verbosity.VERBOSE:
             diag(f"{gap}; a run that collects them:")
             diag(f"  {analysis.collect_hint}")
         else:
@@ -132,7 +132,7 @@ def report_gaps(analysis: Analysis) -> None:
 def diag(message: str) -> None:
     """Progress for people (`read …`, `wrote …`) and what the reader should know about the results
     (the report says it too); silent with --quiet, which leaves stderr to errors."""
-    if verbosity.level() is not verbosity.Level.QUIET:
+    if verbosity[0] is not Verbosity.QUIET:
         sys.stderr.write(one_line(message) + "\n")
 
 

@@ -12,7 +12,7 @@ import typer
 from ncu_roof.base.ncu import find_ncu
 from ncu_roof.base.stop import exit_status, interruption
 from ncu_roof.base.text import one_line
-from ncu_roof.cli import app, named_alike, verbosity
+from ncu_roof.cli import Verbosity, app, named_alike, verbosity
 from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit, roof_choice
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
@@ -129,7 +129,7 @@ def profile_and_analyze(options: ProfileOptions, ncu: str | None, analysis: Anal
         tool = find_ncu(ncu)
         diag(f"using {tool.path} (Nsight Compute {tool.version or 'version unknown'})")
         check_version(tool.version, options)
-        verbose = verbosity.level() is verbosity.Level.VERBOSE
+        verbose = verbosity[0] is Verbosity.VERBOSE
         result = run_profile(tool, options, progress_sink(), log=diag if verbose else None)
         published = result.report
         for line in summary_lines(result):
