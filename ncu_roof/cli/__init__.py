@@ -129,11 +129,12 @@ def _root(
         raise typer.Exit()
 
 
-def report_error(err: NcuRoofError) -> int:
-    sys.stderr.write(f"error: {one_line(err.message)}\n")
-    if err.hint:
-        sys.stderr.write(f"hint: {one_line(err.hint)}\n")
-    return int(err.exit_code)
+def fail(message: str, hint: str, code: int) -> NoReturn:
+    """The end of every failed run: one `error:` line, one `hint:` line (when there is a hint), the
+    exit code."""
+    sys.stderr.write(f"error: {one_line(message)}\n" + (f"hint: {one_line(hint)}\n" if hint else ""))
+    sys.stderr.flush()
+    sys.exit(int(code))
 
 
 def _closed_pipe() -> int:
@@ -194,8 +195,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _interrupted() -> NoReturn:
-    sys.stderr.write(f"error: {stop.interruption()}\nhint: run it again; no partial output was written\n")
-    sys.exit(stop.exit_status())
+    fail(stop.interruption(), "run it again; no partial output was written", stop.exit_status())
 
 
 def _main(argv: list[str] | None) -> None:
@@ -209,7 +209,7 @@ def _main(argv: list[str] | None) -> None:
             _interrupted()
         sys.exit(code if isinstance(code, int) else 0)
     except NcuRoofError as err:
-        sys.exit(report_error(err))
+        fail(err.message, err.hint, err.exit_code)
     except (BrokenPipeError, StdoutClosedError):  # `| head` closed the pipe: stop quietly
         sys.exit(_closed_pipe())
     except typer.Exit as done:
@@ -217,12 +217,10 @@ def _main(argv: list[str] | None) -> None:
     except (typer.Abort, KeyboardInterrupt):
         _interrupted()
     except typer.TyperException as err:  # usage errors found by the option parser
-        sys.stderr.write(f"error: {one_line(err.format_message())}\n")
-        sys.stderr.write("hint: `ncu-roof --help` (or `ncu-roof COMMAND --help`) lists the options\n")
-        sys.exit(int(ExitCode.USAGE))
+        hint = "`ncu-roof --help` (or `ncu-roof COMMAND --help`) lists the options"
+        fail(err.format_message(), hint, ExitCode.USAGE)
     except Exception as err:  # a bug in ncu-roof, not the user's doing
         if os.environ.get("NCU_ROOF_DEBUG"):
             raise
-        sys.stderr.write(f"error: internal error: {type(err).__name__}: {one_line(str(err))}\n")
-        sys.stderr.write("hint: please report it with the input file; NCU_ROOF_DEBUG=1 shows the traceback\n")
-        sys.exit(int(ExitCode.FAILED))
+        hint = "please report it with the input file; NCU_ROOF_DEBUG=1 shows the traceback"
+        fail(f"internal error: {type(err).__name__}: {err}", hint, ExitCode.FAILED)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -11,8 +10,7 @@ import typer
 
 from ncu_roof.base.ncu import find_ncu
 from ncu_roof.base.stop import exit_status, interruption
-from ncu_roof.base.text import one_line
-from ncu_roof.cli import Verbosity, app, named_alike, verbosity
+from ncu_roof.cli import Verbosity, app, fail, named_alike, verbosity
 from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit, roof_choice
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
@@ -34,9 +32,7 @@ def interrupted(report: Path | None) -> NoReturn:
         hint = "ncu and the program were stopped; no report was written (an earlier one is kept)"
     else:
         hint = f"{report} was written before the interrupt: `ncu-roof analyze {report}`"
-    sys.stderr.write(f"error: {interruption()}\nhint: {one_line(hint)}\n")
-    sys.stderr.flush()
-    raise SystemExit(exit_status())
+    fail(interruption(), hint, exit_status())
 
 
 def summary_lines(result: ProfileResult) -> list[str]:
