@@ -122,11 +122,7 @@ def detect_number_style(cells: Iterable[object]) -> NumberStyle:
         return NumberStyle.DE
     if en:
         return NumberStyle.EN
-    comma_group, point_group, bare = (
-        seen(_ONE_COMMA_GROUP),
-        seen(_ONE_POINT_GROUP),
-        seen(_BARE_BIG_INT),
-    )
+    comma_group, point_group, bare = seen(_ONE_COMMA_GROUP), seen(_ONE_POINT_GROUP), seen(_BARE_BIG_INT)
     if comma_group and (point_group or bare):
         raise AmbiguousNumbersError()
     if comma_group:

@@ -53,11 +53,8 @@ def spoken_for(warning: str) -> bool:
 
 def known_failure(outcome: RunOutcome) -> ProfileError | None:
     """The error of the first known failure in ncu's output, if any."""
-    text = outcome.text
-    for known in KNOWN_FAILURES:
-        if known.pattern.search(text):
-            return ProfileError(known.message, hint=known.hint)
-    return None
+    found = (k for k in KNOWN_FAILURES if k.pattern.search(outcome.text))
+    return next((ProfileError(k.message, hint=k.hint) for k in found), None)
 
 
 def no_kernels_hint(options: ProfileOptions) -> str:
