@@ -244,10 +244,8 @@ COLLECT: dict[str, tuple[str, ...]] = {
     # per-pipe utilisation (integer and special-function ceilings) and warp instructions (the
     # instruction roofline); unverified that every name exists on every architecture before Volta
     "pipes": (
-        *(
-            f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active"
-            for p in ("alu", "fma", "xu", "lsu")
-        ),
+        *(f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active" for p in ("alu", "fma", "xu")),
+        "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
         "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
         "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
         SM_ACTIVE_CYCLES,
