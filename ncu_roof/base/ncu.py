@@ -37,14 +37,7 @@ def version_tuple(version: str | None) -> tuple[int, ...]:
 
 def candidate_paths(explicit: str | None = None) -> list[str]:
     """Where ncu may be, in the order it is searched: --ncu, $NCU, PATH, CUDA, standalone installs."""
-    found: list[str] = []
-    if explicit:
-        found.append(explicit)
-    if os.environ.get("NCU"):
-        found.append(os.environ["NCU"])
-    on_path = shutil.which("ncu")
-    if on_path:
-        found.append(on_path)
+    found = [path for path in (explicit, os.environ.get("NCU"), shutil.which("ncu")) if path]
     found += sorted(glob.glob("/usr/local/cuda*/bin/ncu"), key=version_tuple, reverse=True)
     found += sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), key=version_tuple, reverse=True)
     return found
@@ -73,10 +66,7 @@ def ncu_version(path: str) -> str | None:
 
 def c_locale_env() -> dict[str, str]:
     """The environment ncu runs under: numbers in C locale, never `1,234` or `1.234,5`."""
-    env = environ_for_programs()
-    env["LC_ALL"] = "C"
-    env["LANG"] = "C"
-    return env
+    return environ_for_programs() | {"LC_ALL": "C", "LANG": "C"}
 
 
 IMPORT_TIMEOUT_S = 600.0
