@@ -106,10 +106,9 @@ def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
             proc.wait(timeout=grace_s)
+            return
+        except ProcessLookupError:
             return
         except subprocess.TimeoutExpired:
             continue
