@@ -200,33 +200,25 @@ def check_kernel(kernel: Kernel, expectation: Expectation) -> KernelCheck:
     return KernelCheck(kernel.id, kernel.name, expectation.kernel_pattern, status, explanation)
 
 
-def _expected_words(e: Expectation) -> str:
-    if e.bound is Bound.MEMORY:
-        return f"memory-bound at {e.binding}" if e.binding else "memory-bound"
-    return f"{e.bound.value}-bound"
-
-
-def _measured_words(k: Kernel) -> str:
-    if k.bound is Bound.MEMORY:
-        where = k.sol_unit if k.verdict_basis is VerdictBasis.SOL else k.binding
-        return f"memory-bound at {where}" if where else "memory-bound"
-    if k.bound is Bound.BALANCED:
+def _words(bound: Bound, where: str | None) -> str:
+    """`memory-bound at dram` (a memory bound and its tier), `compute-bound`, or balanced's words."""
+    if bound is Bound.BALANCED:
         return "balanced (compute and memory equally busy, by Speed of Light)"
-    return f"{k.bound.value}-bound"
+    return f"memory-bound at {where}" if bound is Bound.MEMORY and where else f"{bound.value}-bound"
 
 
 def _verdict(k: Kernel, e: Expectation) -> tuple[Status, str]:
-    expected = _expected_words(e)
+    expected = _words(e.bound, e.binding)
     if k.bound is Bound.UNKNOWN:
         missing = ", ".join(k.missing) or "counters"
         return Status.UNKNOWN, f"cannot check {expected}: the report lacks {missing}"
     roof = f" ({k.pct_of_roof:.0f}% of its roof)" if k.pct_of_roof is not None else ""
-    same_bound = k.bound is e.bound
     measured_tier = k.sol_unit if k.verdict_basis is VerdictBasis.SOL else k.binding
+    measured = _words(k.bound, measured_tier)
     same_tier = e.binding is None or e.bound is Bound.LATENCY or measured_tier == e.binding
-    if same_bound and same_tier:
-        return Status.CONFIRMED, f"{_measured_words(k)}{roof} as expected"
-    return Status.CONTRADICTED, f"expected {expected}, measured {_measured_words(k)}{roof}: " + _why(k, e)
+    if k.bound is e.bound and same_tier:
+        return Status.CONFIRMED, f"{measured}{roof} as expected"
+    return Status.CONTRADICTED, f"expected {expected}, measured {measured}{roof}: " + _why(k, e)
 
 
 def _why(k: Kernel, e: Expectation) -> str:
