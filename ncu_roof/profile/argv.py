@@ -70,10 +70,7 @@ def collection_args(fast: bool) -> list[str]:
     """`--set full` plus the hierarchical roofline sections (not in `full`), or only the recipe."""
     if fast:
         return ["--metrics", ",".join(fast_metrics())]
-    args = ["--set", "full"]
-    for section in ROOFLINE_SECTIONS:
-        args += ["--section", section]
-    return args
+    return ["--set", "full", *(arg for section in ROOFLINE_SECTIONS for arg in ("--section", section))]
 
 
 def filter_args(options: ProfileOptions) -> list[str]:
