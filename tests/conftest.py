@@ -241,7 +241,7 @@ def _build_each_command_tree_once() -> None:
 
     def once(app: typer.Typer) -> object:
         if id(app) not in built:
-            from ncu_roof.cli.commands import register
+            from ncu_roof.cli import register
 
             register([])  # every command, before the tree is built (`main` registers only its own)
             built[id(app)] = (app, build(app))  # the app kept alive: its id stays its own

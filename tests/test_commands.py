@@ -1,4 +1,4 @@
-"""`cli.commands`: the table of which module registers each command is complete, and a command
+"""`cli.COMMAND_MODULES`: the table of which module registers each command is complete, and a command
 line loads only its own command's module."""
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import modules_loaded_by
 
-from ncu_roof.cli import app
-from ncu_roof.cli.commands import COMMAND_MODULES, register
+from ncu_roof.cli import COMMAND_MODULES, app, register
 from ncu_roof.ingest.reprows import ncu_report_installed
 
 CLI = Path(__file__).resolve().parents[1] / "ncu_roof" / "cli"
@@ -39,8 +38,7 @@ def test_every_command_is_in_the_table_with_the_module_that_registers_it() -> No
 def test_a_command_line_loads_only_its_commands_module() -> None:
     probe = (
         "import sys\n"
-        "from ncu_roof.cli import app\n"
-        "from ncu_roof.cli.commands import register\n"
+        "from ncu_roof.cli import app, register\n"
         "register(['-q', 'predict', '--flops', '1'])\n"
         "print(sorted(c.name for c in app.registered_commands))\n"
         "print(sorted(m for m in sys.modules if m.startswith('ncu_roof.cli.')))\n"
@@ -103,8 +101,7 @@ def test_a_short_flag_means_one_thing_in_every_command() -> None:
     """As in ncu: `-f` is `--force` wherever it exists; `-F` is `--format` in every command."""
     import typer.main
 
-    from ncu_roof.cli import app
-    from ncu_roof.cli.commands import register
+    from ncu_roof.cli import app, register
 
     register([])  # every command
     commands = getattr(typer.main.get_command(app), "commands", {})

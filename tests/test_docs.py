@@ -22,7 +22,9 @@ _SHELL_END = re.compile(r"\s(?:\||&&|\|\||;|>|2>)\s")
 def commands() -> dict[str, TyperCommand]:
     """The CLI's commands, as typer builds them for the parser (a group's as `GROUP SUBCOMMAND`:
     `history add`)."""
-    from ncu_roof.cli import app, commands  # noqa: F401  (registers the commands)
+    from ncu_roof.cli import app, register
+
+    register([])  # every command
 
     group = typer.main.get_command(app)
     assert isinstance(group, TyperGroup)

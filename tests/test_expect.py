@@ -270,7 +270,10 @@ def test_corpus_silu_contradicts_compute_and_l2_and_a_third_of_the_bytes(silu: A
     [("dram", "DRAM"), ("l2", "L2"), ("l1", "L1"), ("shared", "shared-memory"), ("hbm3", "hbm3")],
 )
 def test_bytes_sentences_name_the_tier_in_the_vocabularys_words(tier: str, words: str) -> None:
-    from ncu_roof.compare.expect import _bytes_gap
+    from dataclasses import replace
 
-    outside, text = _bytes_gap(tier, 2.0, 1.5)
+    from ncu_roof.compare.expect import Expectation, _count_gaps
+
+    measured = replace(kernel("k", Bound.MEMORY, tier, 1.0, 1.0), bytes={tier: 2.0})
+    ((outside, text),) = _count_gaps(measured, Expectation("k", Bound.MEMORY, bytes_by_tier={tier: 1.0}))
     assert outside and text.startswith(f"measured {words} bytes are 2")

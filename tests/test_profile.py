@@ -20,14 +20,8 @@ from conftest import CliResult, run_cli
 
 from ncu_roof.base.ncu import NcuTool
 from ncu_roof.cli.progress import PlainProgress, progress_sink
-from ncu_roof.profile import (
-    ROOFLINE_SECTIONS,
-    KernelProgress,
-    ProfileOptions,
-    build_argv,
-    fast_metrics,
-    parse_progress,
-)
+from ncu_roof.profile.argv import ROOFLINE_SECTIONS, ProfileOptions, build_argv, fast_metrics
+from ncu_roof.profile.progress import KernelProgress, parse_progress
 from ncu_roof.profile.run import _Reader
 from ncu_roof.recipe import COLLECT
 
@@ -406,7 +400,7 @@ def test_check_report_reads_with_the_chosen_ncu_when_ncu_report_is_missing(
     fake: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the bug: without ncu_report, the report was read by whichever ncu PATH found, not --ncu
-    from ncu_roof.profile import check_report
+    from ncu_roof.profile.publish import check_report
 
     broken = tmp_path / "path" / "ncu"
     broken.parent.mkdir()
@@ -433,7 +427,7 @@ def test_ncu_import_failures_are_one_error_with_ncus_last_line(
 ) -> None:
     from ncu_roof.base.ncu import import_raw_csv
     from ncu_roof.errors import BadInputError, ProfileError
-    from ncu_roof.profile import export_csv
+    from ncu_roof.profile.publish import export_csv
 
     monkeypatch.delenv("FAKE_NCU_CSV", raising=False)  # the fake ncu's --import then fails
     tool = NcuTool(path=str(Path(fake["PATH"].split(os.pathsep)[0]) / "ncu"), version=None)
@@ -727,7 +721,7 @@ def test_profile_a_tiny_cuda_program_for_real(tmp_path: Path, mode: list[str]) -
 
 def test_too_old_ncu_is_refused_with_the_reason() -> None:
     from ncu_roof.errors import MissingToolError
-    from ncu_roof.profile import ProfileOptions, check_version
+    from ncu_roof.profile.argv import ProfileOptions, check_version
 
     options = ProfileOptions(program=("./app",))
     with pytest.raises(MissingToolError, match=r"2020\.1 or newer"):

@@ -37,14 +37,7 @@ def version_tuple(version: str | None) -> tuple[int, ...]:
 
 def candidate_paths(explicit: str | None = None) -> list[str]:
     """Where ncu may be, in the order it is searched: --ncu, $NCU, PATH, CUDA, standalone installs."""
-    found: list[str] = []
-    if explicit:
-        found.append(explicit)
-    if os.environ.get("NCU"):
-        found.append(os.environ["NCU"])
-    on_path = shutil.which("ncu")
-    if on_path:
-        found.append(on_path)
+    found = [path for path in (explicit, os.environ.get("NCU"), shutil.which("ncu")) if path]
     found += sorted(glob.glob("/usr/local/cuda*/bin/ncu"), key=version_tuple, reverse=True)
     found += sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), key=version_tuple, reverse=True)
     return found
@@ -73,32 +66,26 @@ def ncu_version(path: str) -> str | None:
 
 def c_locale_env() -> dict[str, str]:
     """The environment ncu runs under: numbers in C locale, never `1,234` or `1.234,5`."""
-    env = environ_for_programs()
-    env["LC_ALL"] = "C"
-    env["LANG"] = "C"
-    return env
+    return environ_for_programs() | {"LC_ALL": "C", "LANG": "C"}
 
 
 IMPORT_TIMEOUT_S = 600.0
 IMPORT_HINT = "the report may be damaged or newer than this ncu; try `pip install 'ncu-roof[rep]'`"
 
 
-def import_argv(tool: NcuTool, report: str | Path) -> list[str]:
-    """`ncu --import REPORT --csv --page raw --print-units base`: every metric, base (SI) units."""
-    return [tool.path, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"]
-
-
 def import_raw_csv(tool: NcuTool, report: str | Path, timeout_s: float = IMPORT_TIMEOUT_S) -> bytes:
-    """The raw page of a report as CSV bytes, read by `tool` in the C locale.
+    """The raw page of a report as CSV bytes (every metric, in base SI units), read by `tool` in
+    the C locale.
 
     ncu runs with a private, empty HOME: it neither reads the user's settings nor writes beside
     them. A failing or hanging ncu raises `BadInputError` (`REPORT: `ncu --import` failed: <its
     last line>`); callers that know better re-raise with their own class and hint.
     """
+    argv = [tool.path, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"]
     with tempfile.TemporaryDirectory(prefix="ncu-roof-home-") as home:
         env = c_locale_env() | {"HOME": home}
         try:
-            done = subprocess.run(import_argv(tool, report), capture_output=True, env=env, timeout=timeout_s)
+            done = subprocess.run(argv, capture_output=True, env=env, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             raise BadInputError(
                 f"{report}: `ncu --import` did not finish in {timeout_s:g} s", hint=IMPORT_HINT

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from os.path import commonprefix
 
 # C0/C1 controls, zero-width characters, bidi overrides and isolates, line/paragraph separators:
 # anything that could hide, reorder or break the text around a kernel name
@@ -114,21 +115,12 @@ def _difference(name: str, group: Sequence[str], context: int = 40) -> str:
     """Where `name` first differs from the others of `group`: the text around that character."""
     text = one_line(name)
     others = [one_line(n) for n in group if n != name]
-    at = max(len(_common_prefix(text, other)) for other in others)
+    at = max(len(commonprefix([text, other])) for other in others)  # noqa: RUF071 (characters, as meant)
     start = max(0, at - context // 2)
     window = (
         ("…" if start else "") + text[start : start + context] + ("…" if start + context < len(text) else "")
     )
     return f"{shorten(name, 40)}, whose name reads {window} at character {at + 1}"
-
-
-def _common_prefix(a: str, b: str) -> str:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return a[:n]
 
 
 def _fold(text: str, open_: str, close: str, placeholder: str) -> str:

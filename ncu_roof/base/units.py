@@ -22,36 +22,18 @@ if TYPE_CHECKING:  # `predict` and `gpus` never load numpy or pyarrow
     import numpy as np
     import pyarrow as pa
 
-_TIME_S = {
-    "second": 1.0,
-    "msecond": 1e-3,
-    "usecond": 1e-6,
-    "nsecond": 1e-9,
-    "s": 1.0,
-    "ms": 1e-3,
-    "us": 1e-6,
-    "ns": 1e-9,
+_TIME_S = {  # `nsecond` and `ns` alike
+    prefix + word: scale
+    for prefix, scale in (("", 1.0), ("m", 1e-3), ("u", 1e-6), ("n", 1e-9))
+    for word in ("second", "s")
 }
 _HERTZ = {"hz": 1.0, "khz": 1e3, "Khz": 1e3, "Mhz": 1e6, "MHz": 1e6, "Ghz": 1e9, "GHz": 1e9}
 _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
-_COUNT_WORDS = (
-    "byte",
-    "inst",
-    "sector",
-    "cycle",
-    "thread",
-    "warp",
-    "block",
-    "request",
-    "wavefront",
-    "register",
-    "pass",
-    "SM",
-    "cluster",
-    "sample",
-    "kernel",
+# the counted things ncu prints (singular or plural, with an SI prefix): `Kbyte`, `sectors`, `inst`
+_COUNT_RE = re.compile(
+    r"^(?P<prefix>[KkMGTP]?)(?P<word>byte|inst|sector|cycle|thread|warp|block|request|wavefront|register"
+    r"|pass|SM|cluster|sample|kernel)s?$"
 )
-_COUNT_RE = re.compile(r"^(?P<prefix>[KkMGTP]?)(?P<word>" + "|".join(_COUNT_WORDS) + r")s?$")
 
 
 class UnknownUnitError(BadInputError):
@@ -140,11 +122,7 @@ def detect_number_style(cells: Iterable[object]) -> NumberStyle:
         return NumberStyle.DE
     if en:
         return NumberStyle.EN
-    comma_group, point_group, bare = (
-        seen(_ONE_COMMA_GROUP),
-        seen(_ONE_POINT_GROUP),
-        seen(_BARE_BIG_INT),
-    )
+    comma_group, point_group, bare = seen(_ONE_COMMA_GROUP), seen(_ONE_POINT_GROUP), seen(_BARE_BIG_INT)
     if comma_group and (point_group or bare):
         raise AmbiguousNumbersError()
     if comma_group:

@@ -1,16 +1,22 @@
 """The thin CLI: parse options, call the library, write what the renderers return.
 
-Each command lives in its own module and registers itself on `app`. Every user error is an
-`NcuRoofError`, caught once in `main` and printed as `error:` / `hint:` with its exit code.
+Each command lives in its own module and registers itself on `app`; `main` imports only the one a
+command line names (`ncu-roof predict` never loads the analysis), every one for the help or a
+typo. Every user error is an `NcuRoofError`, caught once in `main` and printed as `error:` /
+`hint:` with its exit code.
 """
 
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import re
 import sys
-from typing import Any, NoReturn
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from enum import Enum
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from typer.core import TyperCommand
@@ -18,10 +24,14 @@ from typer.core import TyperCommand
 from ncu_roof.base import stop
 from ncu_roof.base.cores import one_blas_thread
 from ncu_roof.base.text import one_line
-from ncu_roof.cli import verbosity
 from ncu_roof.errors import ExitCode, NcuRoofError, UsageError
 from ncu_roof.render.output import StdoutClosedError
 from ncu_roof.version import __version__
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Options = TypeVar("Options", bound="DataclassInstance")
 
 GC_FIRST_THRESHOLD_OBJECTS = 200_000  # new objects between two passes of the cyclic collector (default 700)
 CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
@@ -44,6 +54,42 @@ app = typer.Typer(
 )
 
 
+class Verbosity(Enum):
+    """How much the CLI says on stderr: `--quiet` (errors only) or `--verbose`."""
+
+    QUIET = "quiet"  # errors only
+    NORMAL = "normal"  # plus progress (`read …`, `wrote …`) and warnings (`launches lack counters`)
+    VERBOSE = "verbose"  # plus details (the full ncu command that collects missing counters)
+
+
+verbosity = [Verbosity.NORMAL]  # this run's, set by the root options
+
+COMMAND_MODULES = {  # which module registers each command, in the order the help lists them
+    "analyze": "analyze",
+    "gpus": "predict",
+    "predict": "predict",
+    "profile": "profile",
+    "plot": "report",
+    "diff": "report",
+    "history": "history",
+}
+_HELP = ("-h", "--help")
+
+
+def register(args: Sequence[str]) -> None:
+    """Import the module of the command `args` name (the first word not an option: the root
+    options take no value), or every command module when they name none or ask for the root
+    help first (`ncu-roof -h gpus` lists every command)."""
+    at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+    word = args[at] if at is not None else None
+    root_help = any(a in _HELP for a in args[:at])
+    names = [COMMAND_MODULES[word]] if word in COMMAND_MODULES and not root_help else COMMAND_MODULES.values()
+    for name in dict.fromkeys(names):
+        importlib.import_module(f"ncu_roof.cli.{name}")
+    order = list(COMMAND_MODULES)  # the help's order, whichever command a process registered first
+    app.registered_commands.sort(key=lambda c: order.index(c.name) if c.name in order else len(order))
+
+
 _TYPE_LABEL = re.compile(r"(?<=\S) <[a-z][a-z0-9\[\], ]*>")
 
 
@@ -52,6 +98,12 @@ class ReadableHelp(TyperCommand):
 
     def get_help(self, ctx: Any) -> str:  # typer's Context type is private (typer._click)
         return _TYPE_LABEL.sub("", super().get_help(ctx))
+
+
+def named_alike(cls: type[Options], given: Mapping[str, Any], **more: Any) -> Options:
+    """`cls` of a command's parameters (`locals()`) that its fields name alike, and of `more`
+    (the fields a parameter gives in another form)."""
+    return cls(**{f.name: given[f.name] for f in fields(cls) if f.name not in more}, **more)
 
 
 def _version(value: bool) -> None:
@@ -71,19 +123,18 @@ def _root(
 ) -> None:
     if quiet and verbose:
         raise UsageError("--quiet and --verbose contradict", hint="pass one of them")
-    verbosity.set_level(
-        verbosity.Level.QUIET if quiet else verbosity.Level.VERBOSE if verbose else verbosity.Level.NORMAL
-    )
+    verbosity[0] = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
     if ctx.invoked_subcommand is None:  # bare `ncu-roof`: the help, as a normal answer
         typer.echo(ctx.get_help())
         raise typer.Exit()
 
 
-def report_error(err: NcuRoofError) -> int:
-    sys.stderr.write(f"error: {one_line(err.message)}\n")
-    if err.hint:
-        sys.stderr.write(f"hint: {one_line(err.hint)}\n")
-    return int(err.exit_code)
+def fail(message: str, hint: str, code: int) -> NoReturn:
+    """The end of every failed run: one `error:` line, one `hint:` line (when there is a hint), the
+    exit code."""
+    sys.stderr.write(f"error: {one_line(message)}\n" + (f"hint: {one_line(hint)}\n" if hint else ""))
+    sys.stderr.flush()
+    sys.exit(int(code))
 
 
 def _closed_pipe() -> int:
@@ -138,19 +189,16 @@ def report_reader_first(args: list[str]) -> None:
 def main(argv: list[str] | None = None) -> None:
     """The CLI, for `argv` (default: the process' arguments); leaves by `sys.exit` with the
     documented exit code."""
-    verbosity.set_level(verbosity.Level.NORMAL)
+    verbosity[0] = Verbosity.NORMAL
     with stop.as_interrupts():  # SIGTERM and SIGHUP as Ctrl-C: every cleanup runs, exit 128 + N
         _main(argv)
 
 
 def _interrupted() -> NoReturn:
-    sys.stderr.write(f"error: {stop.interruption()}\nhint: run it again; no partial output was written\n")
-    sys.exit(stop.exit_status())
+    fail(stop.interruption(), "run it again; no partial output was written", stop.exit_status())
 
 
 def _main(argv: list[str] | None) -> None:
-    from ncu_roof.cli.commands import register
-
     try:
         # without standalone mode, typer returns (not raises) the code of a `typer.Exit` and
         # turns Ctrl-C inside a command into 130
@@ -161,7 +209,7 @@ def _main(argv: list[str] | None) -> None:
             _interrupted()
         sys.exit(code if isinstance(code, int) else 0)
     except NcuRoofError as err:
-        sys.exit(report_error(err))
+        fail(err.message, err.hint, err.exit_code)
     except (BrokenPipeError, StdoutClosedError):  # `| head` closed the pipe: stop quietly
         sys.exit(_closed_pipe())
     except typer.Exit as done:
@@ -169,12 +217,10 @@ def _main(argv: list[str] | None) -> None:
     except (typer.Abort, KeyboardInterrupt):
         _interrupted()
     except typer.TyperException as err:  # usage errors found by the option parser
-        sys.stderr.write(f"error: {one_line(err.format_message())}\n")
-        sys.stderr.write("hint: `ncu-roof --help` (or `ncu-roof COMMAND --help`) lists the options\n")
-        sys.exit(int(ExitCode.USAGE))
+        hint = "`ncu-roof --help` (or `ncu-roof COMMAND --help`) lists the options"
+        fail(err.format_message(), hint, ExitCode.USAGE)
     except Exception as err:  # a bug in ncu-roof, not the user's doing
         if os.environ.get("NCU_ROOF_DEBUG"):
             raise
-        sys.stderr.write(f"error: internal error: {type(err).__name__}: {one_line(str(err))}\n")
-        sys.stderr.write("hint: please report it with the input file; NCU_ROOF_DEBUG=1 shows the traceback\n")
-        sys.exit(int(ExitCode.FAILED))
+        hint = "please report it with the input file; NCU_ROOF_DEBUG=1 shows the traceback"
+        fail(f"internal error: {type(err).__name__}: {err}", hint, ExitCode.FAILED)

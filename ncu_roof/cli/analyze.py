@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +15,7 @@ import typer
 from ncu_roof import pipeline
 from ncu_roof.base.text import one_line
 from ncu_roof.base.traffic import TrafficDefinition
-from ncu_roof.cli import ReadableHelp, app, verbosity
+from ncu_roof.cli import ReadableHelp, Verbosity, app, named_alike, verbosity
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.pipeline import example_path as example_path
@@ -42,8 +42,6 @@ from ncu_roof.render.output import (
 if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.ingest import RunTable
-    from ncu_roof.render.plot import PlotOptions
-    from ncu_roof.render.plot_panel import Arrow
 
 
 Format = OutputFormat  # the name `profile` imports
@@ -54,29 +52,6 @@ class Locale(StrEnum):
     C = "C"
     EN = "en"
     DE = "de"
-
-
-@dataclass(frozen=True)
-class PictureOptions:
-    """Size and caption of a roofline picture (`--plot`, an image -o, `plot`)."""
-
-    width_in: float | None = None
-    height_in: float | None = None
-    dpi: float | None = None
-    caption: Caption = Caption.SHORT
-    device: int | None = None
-
-    def plot_options(self, arrows: Sequence[Arrow] = ()) -> PlotOptions:
-        from ncu_roof.render.plot import PlotOptions
-
-        return PlotOptions(
-            device=self.device,
-            width_in=self.width_in,
-            height_in=self.height_in,
-            dpi=self.dpi,
-            caption=self.caption.value,
-            arrows=tuple(arrows),
-        )
 
 
 class GroupChoice(StrEnum):
@@ -107,7 +82,9 @@ class AnalyzeOptions:
     launches: bool = False
     group_by: GroupChoice = GroupChoice.KERNEL
     sort: SortChoice = SortChoice.TIME
-    picture: PictureOptions = PictureOptions()
+    picture: RenderOptions = field(
+        default_factory=RenderOptions
+    )  # the plot's size and caption (`picture_options`)
 
 
 def request_of(options: AnalyzeOptions) -> pipeline.Request:
@@ -138,37 +115,31 @@ def report_gaps(analysis: Analysis) -> None:
 
     reason = missing_reason(analysis)
     if reason:
-        warn(f"not on a roofline: {reason}")
+        diag(f"not on a roofline: {reason}")
     if analysis.collect_hint:
         missing = analysis.launches.get_column("missing")
         lacking = int((missing.list.len() > 0).sum())
         lack = "lacks" if lacking == 1 else "lack"
         what = missing.explode().drop_nulls().unique().sort().to_list()
         gap = f"{plural(lacking, 'launch')} {lack} counters ({', '.join(what)})"
-        if verbosity.level() is verbosity.Level.VERBOSE:
-            warn(f"{gap}; a run that collects them:")
-            warn(f"  {analysis.collect_hint}")
+        if verbosity[0] is Verbosity.VERBOSE:
+            diag(f"{gap}; a run that collects them:")
+            diag(f"  {analysis.collect_hint}")
         else:
-            warn(f"{gap}; see the notes, or --verbose for an ncu command that collects them")
+            diag(f"{gap}; see the notes, or --verbose for an ncu command that collects them")
 
 
 def diag(message: str) -> None:
-    """Progress for people (`read …`, `wrote …`); silent with --quiet."""
-    if verbosity.level() is not verbosity.Level.QUIET:
-        sys.stderr.write(one_line(message) + "\n")
-
-
-def warn(message: str) -> None:
-    """What the reader should know about the results (the report says it too); silent with
-    --quiet, which leaves stderr to errors."""
-    if verbosity.level() is not verbosity.Level.QUIET:
+    """Progress for people (`read …`, `wrote …`) and what the reader should know about the results
+    (the report says it too); silent with --quiet, which leaves stderr to errors."""
+    if verbosity[0] is not Verbosity.QUIET:
         sys.stderr.write(one_line(message) + "\n")
 
 
 def render_options(options: AnalyzeOptions, fmt: OutputFormat) -> RenderOptions:
     shown = screen(options.output)
-    picture = options.picture
-    return RenderOptions(
+    return replace(
+        options.picture,
         color=fmt is OutputFormat.TABLE and shown.color,
         width=shown.width,
         top=options.top,
@@ -176,11 +147,6 @@ def render_options(options: AnalyzeOptions, fmt: OutputFormat) -> RenderOptions:
         group_by=options.group_by.value,
         sort=options.sort.value,
         plot_ref=plot_reference(options.plot, options.output),
-        device=picture.device,
-        width_in=picture.width_in,
-        height_in=picture.height_in,
-        dpi=picture.dpi,
-        caption=picture.caption,
     )
 
 
@@ -194,11 +160,6 @@ def plot_reference(plot: str | None, report: str | None) -> str | None:
         return os.path.relpath(Path(plot).resolve(), Path(report).resolve().parent)
     except ValueError:  # another drive (Windows)
         return plot
-
-
-def plot_format(path: str, option: str = "--plot") -> OutputFormat:
-    """`roofline.svg` → svg; a name that is no picture (.svg, .png, .pdf) is a usage error."""
-    return image_format(path, option)
 
 
 def refuse_binary_to_terminal(fmt: OutputFormat, output: str | None) -> None:
@@ -223,7 +184,7 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     if options.summary:
         check_summary()
     if options.plot:
-        plot_format(options.plot)
+        image_format(options.plot, "--plot")
         check_writable(options.plot)
     expectations = None
     if options.expect:
@@ -237,7 +198,7 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     settings = render_options(options, fmt)
     outputs: list[tuple[Document, str | None]] = [(render(analysis, fmt, settings), options.output)]
     if options.plot:
-        outputs.append((render(analysis, plot_format(options.plot), settings), options.plot))
+        outputs.append((render(analysis, image_format(options.plot, "--plot"), settings), options.plot))
     summary = None
     if options.summary:
         summary = str(render(analysis, OutputFormat.MARKDOWN, replace(settings, plot_ref=None)))
@@ -259,13 +220,14 @@ FORMAT_NAMES = "|".join(f.value for f in OutputFormat)
 
 def picture_options(
     width_in: float | None, height_in: float | None, dpi: float | None, caption: Caption, device: int | None
-) -> PictureOptions:
+) -> RenderOptions:
+    """The plot's size (each checked), caption and device, as the renderers take them."""
     for option, value in (("--width", width_in), ("--height", height_in), ("--dpi", dpi)):
         if value is not None and not 0 < value < 1000:
             raise UsageError(
                 f"{option} {value:g} is out of range", hint=f"e.g. {option} 7 (inches; --dpi 300)"
             )
-    return PictureOptions(width_in, height_in, dpi, caption, device)
+    return RenderOptions(width_in=width_in, height_in=height_in, dpi=dpi, caption=caption, device=device)
 
 
 @app.command("analyze", cls=ReadableHelp)
@@ -282,7 +244,7 @@ def analyze_command(
     gpu: GpuKey = None,
     roofs: RoofsFile = None,
     traffic: Traffic = TrafficDefinition.NSIGHT,
-    fmt: OutputFormat = typer.Option(
+    format: OutputFormat = typer.Option(
         None,
         "--format",
         "-F",
@@ -299,7 +261,7 @@ def analyze_command(
     number_locale: Locale = typer.Option(
         Locale.AUTO, "--number-locale", metavar="auto|C|en|de", help="Number style of CSV input."
     ),
-    expect_file: str = typer.Option(
+    expect: str = typer.Option(
         None,
         "--expect",
         metavar="FILE",
@@ -342,27 +304,10 @@ def analyze_command(
         paths.append(example_path())
     if not paths:
         raise UsageError("no input files", hint="ncu-roof analyze report.ncu-rep  (or --example)")
-    if fail_on_mismatch and not expect_file:
+    if fail_on_mismatch and not expect:
         raise UsageError(
             "--fail-on-mismatch needs --expect FILE",
             hint="ncu-roof analyze R --expect e.toml --fail-on-mismatch",
         )
-    options = AnalyzeOptions(
-        format=fmt,
-        output=output,
-        gpu=gpu,
-        roofs=roofs,
-        number_locale=number_locale,
-        plot=plot,
-        summary=summary,
-        expect=expect_file,
-        fail_on_mismatch=fail_on_mismatch,
-        top=top,
-        traffic=traffic,
-        skip_bad_rows=skip_bad_rows,
-        launches=launches,
-        group_by=group_by,
-        sort=sort,
-        picture=picture_options(width_in, height_in, dpi, caption, None),
-    )
-    emit(paths, options)
+    picture = picture_options(width_in, height_in, dpi, caption, None)
+    emit(paths, named_alike(AnalyzeOptions, locals(), picture=picture))

@@ -185,7 +185,7 @@ def check_command(
     """Classify each kernel group's movement at the head: regression, improvement, noise, method
     change, hardware change, new, missing at head. Exit 1 on a regression: a slowdown real at the
     confidence, not confidently under the threshold, estimated at 0.65 of it or more."""
-    from ncu_roof.cli.analyze import warn
+    from ncu_roof.cli.analyze import diag
     from ncu_roof.history.check import Kind, check
     from ncu_roof.render.historyout import verdict_line
 
@@ -195,7 +195,7 @@ def check_command(
     result = check(dataset, head, baseline, _pct(threshold, "--threshold"), confidence)
     write_output(render_check(result, chosen, output), output)
     for empty in (b.gpu for b in result.baselines if not b.commits and result.other_gpus):
-        warn(
+        diag(
             f"warning: {empty} has no commit before {head}, so nothing was compared; the dataset's other"
             f" GPU keys: {', '.join(result.other_gpus)} (the same GPU read from another ncu output, or"
             " added by an earlier ncu-roof, is filed under the device name, CC and SM count it recorded)"

@@ -102,29 +102,18 @@ def predict_command(
     roofs = pipeline.platform(gpu, roofs_file, peak, bandwidth)
     peaks = prediction.builtin_ops_peaks(gpu)
     paths = prediction.builtin_tensor_peaks(gpu)
+    sizes = {"n": n, "m": m, "k": k, "d": d, "tokens": tokens, "tile": tile}
     if workload is not None:
         if flops is not None or ops is not None or nbytes or intensity:
             raise UsageError(
                 "give a workload or --flops/--bytes/--intensity, not both",
                 hint="e.g. `predict gemm --m 4096 ...` or `predict --flops 1e9 --bytes 1e8 ...`",
             )
-        params: dict[str, Param | None] = {
-            "n": _count(n, "n"),
-            "m": _count(m, "m"),
-            "k": _count(k, "k"),
-            "d": _count(d, "d"),
-            "tokens": _count(tokens, "tokens"),
-            "dtype": dtype,
-            "unfused": unfused,
-            "tile": _count(tile, "tile"),
-        }
+        params: dict[str, Param | None] = {name: _count(v, name) for name, v in sizes.items()}
+        params |= {"dtype": dtype, "unfused": unfused}
         result = prediction.predict_workload(roofs, build(workload, params), peaks, paths)
     else:
-        stray = [
-            name
-            for name, v in (("n", n), ("m", m), ("k", k), ("d", d), ("tokens", tokens), ("tile", tile))
-            if v is not None
-        ]
+        stray = [name for name, v in sizes.items() if v is not None]
         if stray or unfused:
             raise UsageError(
                 f"--{(stray or ['unfused'])[0]} needs a workload",

@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
 from ncu_roof.base.ncu import find_ncu
 from ncu_roof.base.stop import exit_status, interruption
-from ncu_roof.base.text import one_line
-from ncu_roof.cli import app, verbosity
+from ncu_roof.cli import Verbosity, app, fail, named_alike, verbosity
 from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit, roof_choice
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
 from ncu_roof.render.output import check_writable, write_output
 
 if TYPE_CHECKING:  # the profiler and the metric recipe load only when `profile` runs
-    from ncu_roof.profile import ProfileOptions, ProfileResult
+    from ncu_roof.profile.argv import ProfileOptions
+    from ncu_roof.profile.run import ProfileResult
 
 
 def interrupted(report: Path | None) -> NoReturn:
@@ -33,9 +32,7 @@ def interrupted(report: Path | None) -> NoReturn:
         hint = "ncu and the program were stopped; no report was written (an earlier one is kept)"
     else:
         hint = f"{report} was written before the interrupt: `ncu-roof analyze {report}`"
-    sys.stderr.write(f"error: {interruption()}\nhint: {one_line(hint)}\n")
-    sys.stderr.flush()
-    raise SystemExit(exit_status())
+    fail(interruption(), hint, exit_status())
 
 
 def summary_lines(result: ProfileResult) -> list[str]:
@@ -61,86 +58,56 @@ def split_ncu_args(text: str | None) -> tuple[str, ...]:
         ) from None
 
 
-# the options, declared once here so that the command's signature stays readable
-Program = Annotated[list[str], typer.Argument(help="The program and its arguments.")]
-Output = Annotated[str, typer.Option("-o", "--output", help="Report name (its folder is created).")]
-Force = Annotated[bool, typer.Option("-f", "--force", help="Replace an existing report.")]
-Fast = Annotated[bool, typer.Option("--fast", help="Only the roofline metrics.")]
-KernelName = Annotated[
-    str | None, typer.Option("--kernel-name", "-k", help="Kernel filter, e.g. regex:gemm.")
-]
-LaunchCount = Annotated[int | None, typer.Option("--launch-count", "-c", help="Profile at most N launches.")]
-LaunchSkip = Annotated[int | None, typer.Option("--launch-skip", "-s", help="Skip the first N launches.")]
-Nvtx = Annotated[bool, typer.Option("--nvtx", help="Collect NVTX ranges.")]
-NvtxInclude = Annotated[
-    list[str] | None, typer.Option("--nvtx-include", help="Only launches inside this NVTX range.")
-]
-TargetProcesses = Annotated[str, typer.Option("--target-processes", help="all | application-only.")]
-ReplayMode = Annotated[str | None, typer.Option("--replay-mode", help="kernel | application | range.")]
-ClockControl = Annotated[str | None, typer.Option("--clock-control", help="base (ncu default) | none.")]
-CacheControl = Annotated[str | None, typer.Option("--cache-control", help="all (flush, ncu default) | none.")]
-NcuArgs = Annotated[str | None, typer.Option("--ncu-args", help="More ncu arguments.")]
-Csv = Annotated[bool, typer.Option("--csv", help="Also write <output>.csv (raw page).")]
-Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds before kill.")]
-Ncu = Annotated[str | None, typer.Option("--ncu", help="The ncu executable.")]
-Fmt = Annotated[
-    Format | None, typer.Option("--format", "-F", help="Analysis format (default: from the suffix).")
-]
-AnalysisOutput = Annotated[
-    str | None, typer.Option("--analysis-output", help="Write the analysis to this file.")
-]
-
-
 @app.command(
     "profile",
     context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
 )
 def profile_command(
-    program: Program,
-    output: Output = "report",
-    force: Force = False,
-    fast: Fast = False,
-    kernel_name: KernelName = None,
-    launch_count: LaunchCount = None,
-    launch_skip: LaunchSkip = None,
-    nvtx: Nvtx = False,
-    nvtx_include: NvtxInclude = None,
-    target_processes: TargetProcesses = "all",
-    replay_mode: ReplayMode = None,
-    clock_control: ClockControl = None,
-    cache_control: CacheControl = None,
-    ncu_args: NcuArgs = None,
-    csv: Csv = False,
-    timeout: Timeout = None,
-    ncu: Ncu = None,
-    fmt: Fmt = None,
-    analysis_output: AnalysisOutput = None,
+    program: list[str] = typer.Argument(..., help="The program and its arguments."),
+    output: str = typer.Option("report", "-o", "--output", help="Report name (its folder is created)."),
+    force: bool = typer.Option(False, "-f", "--force", help="Replace an existing report."),
+    fast: bool = typer.Option(False, "--fast", help="Only the roofline metrics."),
+    kernel_name: str | None = typer.Option(
+        None, "--kernel-name", "-k", help="Kernel filter, e.g. regex:gemm."
+    ),
+    launch_count: int | None = typer.Option(None, "--launch-count", "-c", help="Profile at most N launches."),
+    launch_skip: int | None = typer.Option(None, "--launch-skip", "-s", help="Skip the first N launches."),
+    nvtx: bool = typer.Option(False, "--nvtx", help="Collect NVTX ranges."),
+    nvtx_include: list[str] | None = typer.Option(
+        None, "--nvtx-include", help="Only launches inside this NVTX range."
+    ),
+    target_processes: str = typer.Option("all", "--target-processes", help="all | application-only."),
+    replay_mode: str | None = typer.Option(None, "--replay-mode", help="kernel | application | range."),
+    clock_control: str | None = typer.Option(None, "--clock-control", help="base (ncu default) | none."),
+    cache_control: str | None = typer.Option(
+        None, "--cache-control", help="all (flush, ncu default) | none."
+    ),
+    ncu_args: str | None = typer.Option(None, "--ncu-args", help="More ncu arguments."),
+    csv: bool = typer.Option(False, "--csv", help="Also write <output>.csv (raw page)."),
+    timeout: float | None = typer.Option(None, "--timeout", help="Seconds before kill."),
+    ncu: str | None = typer.Option(None, "--ncu", help="The ncu executable."),
+    fmt: Format | None = typer.Option(
+        None, "--format", "-F", help="Analysis format (default: from the suffix)."
+    ),
+    analysis_output: str | None = typer.Option(
+        None, "--analysis-output", help="Write the analysis to this file."
+    ),
     gpu: GpuKey = None,
     roofs: RoofsFile = None,
 ) -> None:
     """Profile a program with ncu (safely, with progress), keep the report, then analyze it."""
-    from ncu_roof.profile import ProfileOptions
+    from ncu_roof.profile.argv import ProfileOptions
 
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
     roof_choice(gpu, roofs)
     check_writable(analysis_output)
-    options = ProfileOptions(
+    options = named_alike(
+        ProfileOptions,
+        locals(),
         program=tuple(program),
-        output=output,
-        fast=fast,
-        kernel_name=kernel_name,
-        launch_count=launch_count,
-        launch_skip=launch_skip,
-        nvtx=nvtx,
         nvtx_include=tuple(nvtx_include or ()),
-        target_processes=target_processes,
-        replay_mode=replay_mode,
-        clock_control=clock_control,
-        cache_control=cache_control,
         ncu_args=split_ncu_args(ncu_args),
-        csv=csv,
         timeout_s=timeout,
-        force=force,
     )
     profile_and_analyze(
         options, ncu, AnalyzeOptions(format=fmt, output=analysis_output, gpu=gpu, roofs=roofs)
@@ -150,14 +117,15 @@ def profile_command(
 def profile_and_analyze(options: ProfileOptions, ncu: str | None, analysis: AnalyzeOptions) -> None:
     """Find ncu, profile, write the raw CSV if asked, then analyze the published report."""
     from ncu_roof.cli.progress import progress_sink
-    from ncu_roof.profile import check_version, csv_path, run_profile
+    from ncu_roof.profile.argv import check_version, csv_path
+    from ncu_roof.profile.run import run_profile
 
     published: Path | None = None
     try:
         tool = find_ncu(ncu)
         diag(f"using {tool.path} (Nsight Compute {tool.version or 'version unknown'})")
         check_version(tool.version, options)
-        verbose = verbosity.level() is verbosity.Level.VERBOSE
+        verbose = verbosity[0] is Verbosity.VERBOSE
         result = run_profile(tool, options, progress_sink(), log=diag if verbose else None)
         published = result.report
         for line in summary_lines(result):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -11,21 +11,19 @@ import typer
 from ncu_roof import pipeline
 from ncu_roof.base.matching import MatchBy
 from ncu_roof.base.traffic import TrafficDefinition
-from ncu_roof.cli import ReadableHelp, app
+from ncu_roof.cli import ReadableHelp, app, named_alike
 from ncu_roof.cli.analyze import (
     AnalyzeOptions,
-    PictureOptions,
     build_analysis,
     diag,
     picture_options,
-    plot_format,
     report_gaps,
     request_of,
 )
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
-from ncu_roof.render.formats import Caption
+from ncu_roof.render.formats import Caption, image_format, render
 from ncu_roof.render.output import (
     Document,
     append_summary,
@@ -57,7 +55,6 @@ class DiffOptions:
     plot: str | None = None
     summary: bool = False
     match: MatchBy = MatchBy.NAME_SHAPE
-    picture: PictureOptions = field(default_factory=PictureOptions)
 
 
 def parse_pct(text: str, option: str) -> float:
@@ -131,12 +128,12 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     nothing on stdout), and the gate comes last, after every output is out.
     """
     from ncu_roof.compare.comparison import diff, gate
-    from ncu_roof.render.plot import render_plot
+    from ncu_roof.render.plot import PlotOptions, render_plot
 
     check_writable(options.output)
     if options.summary:
         check_summary()
-    plot_fmt = plot_format(options.plot) if options.plot else None
+    plot_fmt = image_format(options.plot, "--plot") if options.plot else None
     check_writable(options.plot)
     base, head = pipeline.run_each([base_path, head_path], request_of(roofs), log=diag)
     pipeline.refuse_failed_captures(base)
@@ -154,9 +151,8 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
         (render_diff(result, options.format, options.output), options.output)
     ]
     if options.plot and plot_fmt:
-        arrows = diff_arrows(result, base, head)
-        plot_options = options.picture.plot_options(arrows)
-        outputs.append((render_plot(head, fmt=plot_fmt.value, options=plot_options), options.plot))
+        arrows = PlotOptions(arrows=tuple(diff_arrows(result, base, head)))
+        outputs.append((render_plot(head, fmt=plot_fmt.value, options=arrows), options.plot))
     summary = None
     if options.summary:
         from ncu_roof.render.diffmarkdown import render_diff_markdown
@@ -198,7 +194,7 @@ def plot_command(
     """Draw the hierarchical roofline, one panel per device, as SVG, PNG or PDF (or, with
     --kind instruction, the instruction roofline)."""
     from ncu_roof.render.instruction_plot import render_instruction_plot
-    from ncu_roof.render.plot import render_plot
+    from ncu_roof.render.plot import PlotOptions
 
     if kind not in ("roofline", "instruction"):
         raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")
@@ -207,16 +203,18 @@ def plot_command(
         raise UsageError(
             "no input files", hint="ncu-roof plot report.ncu-rep -o roofline.svg  (or --example)"
         )
-    fmt = plot_format(output, "-o")
+    fmt = image_format(output, "-o")
     picture = picture_options(width_in, height_in, dpi, caption, device)
     check_writable(output)
     analysis = build_analysis(
         files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
     )
     if kind == "instruction":
-        image = render_instruction_plot(analysis, fmt=fmt.value, options=picture.plot_options())
+        image: Document = render_instruction_plot(
+            analysis, fmt=fmt.value, options=PlotOptions.from_render(picture)
+        )
     else:
-        image = render_plot(analysis, fmt=fmt.value, options=picture.plot_options())
+        image = render(analysis, fmt, picture)
     refuse_inputs([output], [i.path for i in analysis.inputs])
     write_all([(image, output)])
 
@@ -225,7 +223,7 @@ def plot_command(
 def diff_command(
     base: str = typer.Argument(..., metavar="BASE", help="The baseline run (report or CSV)."),
     head: str = typer.Argument(..., metavar="HEAD", help="The run to compare (report or CSV)."),
-    fmt: DiffFormat = typer.Option(
+    format: DiffFormat = typer.Option(
         None,
         "--format",
         "-F",
@@ -264,17 +262,14 @@ def diff_command(
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Compare two runs kernel by kernel: time, FLOP/s, bytes, intensity, verdict."""
-    options = DiffOptions(
-        format=diff_format(fmt, output),
-        output=output,
+    options = named_alike(
+        DiffOptions,
+        locals(),
+        format=diff_format(format, output),
         threshold_pct=parse_pct(threshold, "--threshold"),
         fail_on_regression_pct=(
             parse_pct(fail_on_regression, "--fail-on-regression") if fail_on_regression is not None else None
         ),
-        allow_mismatch=allow_mismatch,
-        plot=plot,
-        summary=summary,
-        match=match,
     )
     run_diff(
         base,

@@ -49,9 +49,6 @@ class Diff:
     def count(self, status: Status) -> int:
         return int((self.pairs.get_column("status") == status.value).sum())
 
-    def with_status(self, *statuses: Status) -> list[KernelDiff]:
-        return list(PairRows(self.pairs.filter(pl.col("status").is_in([s.value for s in statuses]))))
-
 
 def diff(
     base: Analysis,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
 
@@ -80,16 +80,7 @@ class ExpectationReport:
         "expectations" key. Names and patterns are raw: `json.dumps` escapes them."""
         return {
             "schema": JSON_SCHEMA,
-            "checks": [
-                {
-                    "kernel_id": c.kernel_id,
-                    "kernel_name": c.kernel_name,
-                    "pattern": c.pattern,
-                    "status": c.status.value,
-                    "explanation": c.explanation,
-                }
-                for c in self.checks
-            ],
+            "checks": [{**asdict(c), "status": c.status.value} for c in self.checks],
             "unmatched_patterns": list(self.unmatched_patterns),
             "counts": self.counts(),
         }
@@ -209,33 +200,25 @@ def check_kernel(kernel: Kernel, expectation: Expectation) -> KernelCheck:
     return KernelCheck(kernel.id, kernel.name, expectation.kernel_pattern, status, explanation)
 
 
-def _expected_words(e: Expectation) -> str:
-    if e.bound is Bound.MEMORY:
-        return f"memory-bound at {e.binding}" if e.binding else "memory-bound"
-    return f"{e.bound.value}-bound"
-
-
-def _measured_words(k: Kernel) -> str:
-    if k.bound is Bound.MEMORY:
-        where = k.sol_unit if k.verdict_basis is VerdictBasis.SOL else k.binding
-        return f"memory-bound at {where}" if where else "memory-bound"
-    if k.bound is Bound.BALANCED:
+def _words(bound: Bound, where: str | None) -> str:
+    """`memory-bound at dram` (a memory bound and its tier), `compute-bound`, or balanced's words."""
+    if bound is Bound.BALANCED:
         return "balanced (compute and memory equally busy, by Speed of Light)"
-    return f"{k.bound.value}-bound"
+    return f"memory-bound at {where}" if bound is Bound.MEMORY and where else f"{bound.value}-bound"
 
 
 def _verdict(k: Kernel, e: Expectation) -> tuple[Status, str]:
-    expected = _expected_words(e)
+    expected = _words(e.bound, e.binding)
     if k.bound is Bound.UNKNOWN:
         missing = ", ".join(k.missing) or "counters"
         return Status.UNKNOWN, f"cannot check {expected}: the report lacks {missing}"
     roof = f" ({k.pct_of_roof:.0f}% of its roof)" if k.pct_of_roof is not None else ""
-    same_bound = k.bound is e.bound
     measured_tier = k.sol_unit if k.verdict_basis is VerdictBasis.SOL else k.binding
+    measured = _words(k.bound, measured_tier)
     same_tier = e.binding is None or e.bound is Bound.LATENCY or measured_tier == e.binding
-    if same_bound and same_tier:
-        return Status.CONFIRMED, f"{_measured_words(k)}{roof} as expected"
-    return Status.CONTRADICTED, f"expected {expected}, measured {_measured_words(k)}{roof}: " + _why(k, e)
+    if k.bound is e.bound and same_tier:
+        return Status.CONFIRMED, f"{measured}{roof} as expected"
+    return Status.CONTRADICTED, f"expected {expected}, measured {measured}{roof}: " + _why(k, e)
 
 
 def _why(k: Kernel, e: Expectation) -> str:
@@ -272,56 +255,35 @@ def _count_gaps(k: Kernel, e: Expectation) -> list[tuple[bool, str]]:
     gaps: list[tuple[bool, str]] = []
     measured_flop = k.flop.get("total")
     if e.flop and measured_flop is not None:
-        gaps.append(_flop_gap(measured_flop / e.flop, e.tolerance))
-    for tier, model_bytes in (e.bytes_by_tier or {}).items():
-        measured = k.bytes.get(tier)
-        if model_bytes > 0 and measured is not None:
-            gaps.append(_bytes_gap(tier, measured / model_bytes, e.tolerance))
-    return gaps
-
-
-def _flop_gap(ratio: float, tolerance: float) -> tuple[bool, str]:
-    text = f"measured FLOPs are {_times(ratio, tolerance)}× the model's"
-    if ratio > tolerance:
-        return True, f"{text} {_outside(ratio, tolerance)}: " + (
-            "the kernel does extra arithmetic (recomputation, or instructions the model does not count)"
-        )
-    if ratio < 1 / tolerance:
-        return True, f"{text} {_outside(ratio, tolerance)}: " + (
+        above = "the kernel does extra arithmetic (recomputation, or instructions the model does not count)"
+        below = (
             "part of the work is not in the FLOP counters (special-function "
             "or integer instructions) or the model over-counts"
         )
-    return False, f"{text} (within the {_ratio(tolerance)}× tolerance)"
+        gaps.append(_gap("FLOPs", "", measured_flop / e.flop, e.tolerance, above, below))
+    for tier, model_bytes in (e.bytes_by_tier or {}).items():
+        measured = k.bytes.get(tier)
+        if model_bytes > 0 and measured is not None:
+            words = TIER_WORDS.get(tier, tier)
+            above = (
+                "data is read more than once (poor reuse or uncoalesced access)"
+                if tier == "dram"
+                else "accesses are uncoalesced or repeated beyond what the model counts"
+            )
+            below = f"part of the data was served from a cache above {words}, or the model over-counts"
+            gaps.append(_gap(f"{words} bytes", " minimum", measured / model_bytes, e.tolerance, above, below))
+    return gaps
 
 
-def _bytes_gap(tier: str, ratio: float, tolerance: float) -> tuple[bool, str]:
-    words = TIER_WORDS.get(tier, tier)
-    text = f"measured {words} bytes are {_times(ratio, tolerance)}× the model's minimum"
+def _gap(what: str, model: str, ratio: float, tolerance: float, above: str, below: str) -> tuple[bool, str]:
+    """(off by more than the tolerance?, `measured <what> are <ratio>× the model's<model>`, with the
+    tolerance it is beyond or below, and why: `above` or `below`)."""
+    text = f"measured {what} are {_times(ratio, tolerance)}× the model's{model}"
     if ratio > tolerance:
-        cause = (
-            "data is read more than once (poor reuse or uncoalesced access)"
-            if tier == "dram"
-            else "accesses are uncoalesced or repeated beyond what the model counts"
-        )
-        return True, f"{text} {_outside(ratio, tolerance)}: {cause}"
+        return True, f"{text} (beyond the {tolerance:g}× tolerance): {above}"
     if ratio < 1 / tolerance:
-        return (
-            True,
-            f"{text} {_outside(ratio, tolerance)}: part of the data was served from a cache "
-            f"above {words}, or the model over-counts",
-        )
-    return False, f"{text} (within the {_ratio(tolerance)}× tolerance)"
-
-
-def _outside(ratio: float, tolerance: float) -> str:
-    """`(beyond the 1.5× tolerance)` or `(below 1/1.5× = 0.67×, the tolerance)`."""
-    if ratio > tolerance:
-        return f"(beyond the {_ratio(tolerance)}× tolerance)"
-    return f"(below 1/{_ratio(tolerance)}× = {1 / tolerance:.2f}×, the tolerance)"
-
-
-def _ratio(value: float) -> str:
-    return f"{value:g}"
+        return True, f"{text} (below 1/{tolerance:g}× = {1 / tolerance:.2f}×, the tolerance): {below}"
+    return False, f"{text} (within the {tolerance:g}× tolerance)"
 
 
 def _times(ratio: float, tolerance: float) -> str:

@@ -17,6 +17,7 @@ ROOFLINE_SECTIONS = tuple(
 REPORT_SUFFIX = ".ncu-rep"
 MIN_VERSION = (2020, 1)  # `ncu` got its name and the roofline metrics/sections in 2020.1
 REGEX_FILTER_VERSION = (2021, 1)  # `-k regex:…` (before: --kernel-regex)
+CONFIG_FILE_VERSION = (2023, 1)  # `--config-file` (2022.3 rejects it as an unknown option)
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,6 @@ class ProfileOptions:
     force: bool = False
 
 
-def supports_config_file(version: str | None) -> bool:
-    """`--config-file` exists from 2023.1 on; 2022.3 rejects it as an unknown option."""
-    return version_tuple(version) >= (2023, 1)
-
-
 def check_version(version: str | None, options: ProfileOptions) -> None:
     """Refuse an ncu that cannot do what was asked, saying why (unknown versions are trusted)."""
     found = version_tuple(version)
@@ -74,10 +70,7 @@ def collection_args(fast: bool) -> list[str]:
     """`--set full` plus the hierarchical roofline sections (not in `full`), or only the recipe."""
     if fast:
         return ["--metrics", ",".join(fast_metrics())]
-    args = ["--set", "full"]
-    for section in ROOFLINE_SECTIONS:
-        args += ["--section", section]
-    return args
+    return ["--set", "full", *(arg for section in ROOFLINE_SECTIONS for arg in ("--section", section))]
 
 
 def filter_args(options: ProfileOptions) -> list[str]:
@@ -107,7 +100,7 @@ def build_argv(tool: NcuTool, options: ProfileOptions, program: Path, export_bas
     ncu's own `-f` is always passed: it writes into a private folder, never over the user's report.
     """
     argv = [tool.path]
-    if supports_config_file(tool.version):
+    if version_tuple(tool.version) >= CONFIG_FILE_VERSION:
         argv += ["--config-file", "off"]
     argv += collection_args(options.fast)
     argv += filter_args(options)

@@ -1,4 +1,5 @@
-"""Why a profile failed: ONE table of ncu's known failures, each with its message and its fix.
+"""Why a profile failed: ONE table of ncu's known failures, each with its message and its fix
+(data/known_failures.toml).
 
 `diagnose` speaks for a run that left no usable report, `damaged_report_error` for one whose report
 does not load; both look up `KNOWN_FAILURES` first, through `known_failure`.
@@ -7,13 +8,14 @@ does not load; both look up `KNOWN_FAILURES` first, through `known_failure`.
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass
+from importlib import resources
 
 from ncu_roof.errors import ProfileError
 from ncu_roof.profile.argv import ProfileOptions, filter_args
 from ncu_roof.profile.progress import NO_KERNELS, RunOutcome
 
-ANALYZE_ANYWHERE = "profile where you can, analyze anywhere: `ncu-roof analyze REPORT.ncu-rep` needs no GPU"
 VERBOSE_HINT = "rerun with --ncu-args=--verbose for details, or profile fewer kernels (-k, -c)"
 
 
@@ -26,40 +28,19 @@ class KnownFailure:
     hint: str
 
 
-KNOWN_FAILURES = (
-    KnownFailure(
-        re.compile(r"ERR_NVGPUCTRPERM"),
-        "no permission to read the GPU performance counters (ERR_NVGPUCTRPERM)",
-        "run as root, or have an admin set `options nvidia NVreg_RestrictProfilingToAdminUsers=0` "
-        "and reload the driver; in a container add `--cap-add SYS_ADMIN`; or " + ANALYZE_ANYWHERE,
-    ),
-    KnownFailure(
-        re.compile(r"failed to connect to the CUDA driver|LibraryNotLoaded", re.IGNORECASE),
-        "ncu could not reach a CUDA driver: no NVIDIA GPU or driver on this machine",
-        "run on a machine with an NVIDIA GPU and driver (check `nvidia-smi`; a stub libcuda.so on "
-        "LD_LIBRARY_PATH also causes this); " + ANALYZE_ANYWHERE,
-    ),
-    KnownFailure(
-        re.compile(r"unsupported (gpu|chip|device)|(gpu|chip|device) is not supported", re.IGNORECASE),
-        "this ncu does not support the GPU",
-        "install a newer Nsight Compute (new GPUs need a recent release); pass it with --ncu PATH",
-    ),
-    KnownFailure(
-        re.compile(r"driver resource was unavailable"),
-        "another tool holds the GPU's profiling counters",
-        "stop it first (DCGM: `dcgmi profile --pause`; or another ncu/CUPTI client), then retry",
-    ),
-    KnownFailure(
-        re.compile(r"Cannot lock GPU clock frequencies on MIG"),
-        "ncu cannot lock clocks on a MIG instance",
-        "add `--clock-control none` (lock clocks with `nvidia-smi --lock-gpu-clocks` if you can)",
-    ),
-    KnownFailure(
-        re.compile(r"does not exist or is not an executable"),
-        "ncu could not start the program",
-        "give the program's path (`./app`), and make sure it is executable",
-    ),
-)
+def _known_failures() -> tuple[KnownFailure, ...]:
+    """The table, from the package's data/known_failures.toml."""
+    table = tomllib.loads((resources.files("ncu_roof") / "data" / "known_failures.toml").read_text("utf-8"))
+    anywhere = table["analyze_anywhere"]
+    return tuple(
+        KnownFailure(
+            re.compile(f["pattern"]), f["message"], f["hint"].replace("{analyze_anywhere}", anywhere)
+        )
+        for f in table["failure"]
+    )
+
+
+KNOWN_FAILURES = _known_failures()
 
 # ncu warnings the no-kernels diagnosis speaks for: not passed through to the user as well
 _SPOKEN_FOR = re.compile(NO_KERNELS.pattern + r"|launched by child processes requires")
@@ -72,11 +53,8 @@ def spoken_for(warning: str) -> bool:
 
 def known_failure(outcome: RunOutcome) -> ProfileError | None:
     """The error of the first known failure in ncu's output, if any."""
-    text = outcome.text
-    for known in KNOWN_FAILURES:
-        if known.pattern.search(text):
-            return ProfileError(known.message, hint=known.hint)
-    return None
+    found = (k for k in KNOWN_FAILURES if k.pattern.search(outcome.text))
+    return next((ProfileError(k.message, hint=k.hint) for k in found), None)
 
 
 def no_kernels_hint(options: ProfileOptions) -> str:

@@ -106,10 +106,9 @@ def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
             proc.wait(timeout=grace_s)
+            return
+        except ProcessLookupError:
             return
         except subprocess.TimeoutExpired:
             continue
@@ -166,14 +165,10 @@ class ProfileResult:
     elapsed_s: float
 
 
-Runner = Callable[[list[str], Path, ProgressSink, float | None], RunOutcome]
-
-
 def run_profile(
     tool: NcuTool,
     options: ProfileOptions,
     sink: ProgressSink,
-    runner: Runner = run_ncu,
     log: Callable[[str], None] | None = None,
 ) -> ProfileResult:
     """Resolve the program, run ncu in a private folder, publish the report or raise a diagnosis.
@@ -191,7 +186,7 @@ def run_profile(
         argv = build_argv(tool, options, program, export_base)
         if log is not None:
             log(f"running: {shlex.join(argv)}")
-        outcome = runner(argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s)
+        outcome = run_ncu(argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s)
         failure = diagnose(outcome, options)
         if failure is not None or outcome.report is None:
             raise failure or ProfileError("ncu wrote no report", hint="rerun with --ncu-args=--verbose")
