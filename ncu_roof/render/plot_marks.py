@@ -54,10 +54,6 @@ def verdict_label(verdict: Verdict) -> str:
     return with_basis(VERDICT_WORDS[verdict[0]], verdict[1])
 
 
-def verdicts_of(groups: Iterable[KernelGroup]) -> set[Verdict]:
-    return {group_verdict(g) for g in groups}
-
-
 def legend_order(verdicts: Iterable[Verdict]) -> list[Verdict]:
     """Verdicts as every legend lists them: by bound (`Bound`'s order), then by basis."""
     bases = list(BASIS_WORDS)
