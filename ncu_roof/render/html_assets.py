@@ -1,12 +1,14 @@
-"""The HTML report's inline assets, kept as files in ncu_roof/data: its style sheet (report.css,
-the verdict colours from `render.summary` written in where its comments mark them) and its one
-script (report.js), which lays out, sorts, filters and pages the table from the page's JSON data
-with `textContent` only (the Content-Security-Policy allows it by hash).
+"""The HTML report's assets, kept as files in ncu_roof/data: the page (report.html, a
+`string.Template`), its style sheet (report.css, the verdict colours from `render.summary` written
+in where its comments mark them) and its one script (report.js), which lays out, sorts, filters
+and pages the table from the page's JSON data with `textContent` only (the
+Content-Security-Policy allows it by hash).
 """
 
 from __future__ import annotations
 
 from importlib import resources
+from string import Template
 
 from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.summary import VERDICT_COLOURS
@@ -22,3 +24,4 @@ CSS = (
     .replace("/*verdict backgrounds*/", "".join(f".{b.value}{{background:var(--{b.value})}}" for b in Bound))
 )
 SCRIPT = _asset("report.js")
+PAGE = Template(_asset("report.html"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 import polars as pl
 
@@ -165,7 +166,7 @@ class Panel:
     device: Device
     launches: pl.DataFrame  # the device's launches
     groups: tuple[KernelGroup, ...]  # drawn, by time
-    points: tuple[KernelPoint, ...]  # of the drawn groups
+    points: tuple[KernelPoint, ...]  # of the drawn groups, a group's together
     thinned: int  # groups not drawn to keep the figure light
     undrawable: int  # launches with nothing to place on log axes
     total_s: float
@@ -187,22 +188,15 @@ def device_groups(analysis: Analysis, device: Device) -> list[KernelGroup]:
 
 def panel(analysis: Analysis, device: Device) -> Panel:
     launches = analysis.launches.filter(pl.col("device") == device.index)
-    groups: list[KernelGroup] = []
-    points: list[KernelPoint] = []
-    for group in device_groups(analysis, device):
-        if len(groups) == MAX_MARKERS:
-            break
-        found = group_points(group)
-        if found:
-            groups.append(group)
-            points += found
+    found = ((g, group_points(g)) for g in device_groups(analysis, device))
+    drawn = list(islice(((g, points) for g, points in found if points), MAX_MARKERS))
     ok = drawable(launches)
     return Panel(
         device=device,
         launches=launches,
-        groups=tuple(groups),
-        points=tuple(points),
-        thinned=ok - sum(g.count for g in groups),
+        groups=tuple(g for g, _ in drawn),
+        points=tuple(pt for _, points in drawn for pt in points),
+        thinned=ok - sum(g.count for g, _ in drawn),
         undrawable=len(launches) - ok,
         total_s=math.fsum(launches.get_column("duration_s").drop_nulls().to_list()),
     )
