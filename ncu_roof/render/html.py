@@ -62,10 +62,7 @@ def render_html(
     policy = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
     title = f"ncu-roof: {plural(summary.launches, 'launch')}, {si(summary.total_s, 's')}"
     columns = table_columns(summary)
-    body = [
-        *_headline(summary),
-        *_plot_section(svg),
-        *table_section(summary, columns),
+    rest = [
         *_notes_section(summary),
         *_details_section(summary),
         *_roofs_section(analysis),
@@ -76,7 +73,9 @@ def render_html(
         policy=escape(policy),
         title=escape(title),
         css=CSS,
-        body="\n".join(body),
+        top="\n".join([*_headline(summary), *_plot_section(svg)]),
+        **table_section(summary, columns),
+        rest="\n".join(rest),
         data=script_json(table_data(summary, columns)),
         script=script,
     )
