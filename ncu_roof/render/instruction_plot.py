@@ -121,18 +121,15 @@ def _points(group: KernelGroup, by_row: Mapping[int, tuple[Roof | None, float | 
     return [KernelPoint(group, tier, inst / n, inst / seconds) for tier, n in transactions.items() if n > 0]
 
 
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
 def _roofs(records: Sequence[Roof]) -> tuple[list[RoofLine], list[RoofLine]]:
     """The issue peak, and one diagonal per tier (largest first): medians over the drawn launches."""
-    issue = _median([r["issue_peak_warp_inst_per_s"] for r in records if r["issue_peak_warp_inst_per_s"]])
+    issues = [r["issue_peak_warp_inst_per_s"] for r in records if r["issue_peak_warp_inst_per_s"]]
+    issue = statistics.median(issues) if issues else None
     peaks = [RoofLine("Issue", issue, ISSUE_COLOUR, Y_UNIT)] if issue else []
     bands = []
     for tier in TRANSACTION_BYTES:
-        peak = (r["transaction_peak_per_s"].get(tier) for r in records)
-        rate = _median([p for p in peak if p is not None])
+        rates = [p for r in records if (p := r["transaction_peak_per_s"].get(tier)) is not None]
+        rate = statistics.median(rates) if rates else None
         if rate and math.isfinite(rate) and rate > 0:
             colour = TIER_COLOURS.get(tier, OTHER_TIER_COLOUR)
             shown = si(rate * TRANSACTION_BYTES[tier], "B/s")

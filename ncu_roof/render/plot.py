@@ -66,13 +66,7 @@ class PlotOptions:
 
     @staticmethod
     def from_render(options: RenderOptions) -> PlotOptions:
-        return PlotOptions(
-            device=options.device,
-            width_in=options.width_in,
-            height_in=options.height_in,
-            dpi=options.dpi,
-            caption=options.caption.value,
-        )
+        return PlotOptions(options.device, options.width_in, options.height_in, options.dpi, options.caption)
 
 
 def render_plot(analysis: Analysis, *, fmt: str = "svg", options: PlotOptions | None = None) -> bytes:
@@ -116,15 +110,9 @@ def plot_devices(analysis: Analysis, index: int | None) -> list[Device]:
     return busy or [analysis.devices[0]]
 
 
-LEFT_IN, RIGHT_IN, TOP_IN, GAP_X_IN, GAP_Y_IN, BOTTOM_IN, CAPTION_LINE_IN = (
-    1.3,
-    0.3,
-    1.05,
-    1.5,
-    1.05,
-    0.65,
-    0.16,
-)
+LEFT_IN, RIGHT_IN, TOP_IN, BOTTOM_IN = 1.3, 0.3, 1.05, 0.65  # the margins around the panels
+GAP_X_IN, GAP_Y_IN = 1.5, 1.05  # between panels
+CAPTION_LINE_IN = 0.16  # a caption line's height
 TITLE_ROOM_IN = 0.45  # above the panels when no legend is drawn: the panel titles alone
 
 

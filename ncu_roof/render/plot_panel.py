@@ -13,7 +13,7 @@ from itertools import islice
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.groups import GroupBy, KernelGroup, group_kernels, ranked
+from ncu_roof.analysis.groups import GroupBy, GroupKey, KernelGroup, group_kernels, ranked
 from ncu_roof.analysis.model import DEFAULT_PRECISIONS
 from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import one_line, plural, shorten
@@ -212,19 +212,12 @@ def arrow_points(
 ) -> list[tuple[KernelPoint, KernelPoint]]:
     """One before → after pair per drawn head group: the base launches matched to its launches,
     summed as the group is, at one tier both sides have (the head's binding tier, else DRAM)."""
-    group_of = {g.key: g for g in groups}  # by kernel: (name, grid, block, device)
-    bases: dict[int, list[Kernel]] = {}
+    bases: dict[GroupKey, list[Kernel]] = {}  # by kernel: (name, grid, block, device)
     for base, head in arrows:
-        group = group_of.get((head.name, head.grid, head.block, head.device))
-        if group is not None:
-            bases.setdefault(id(group), []).append(base)
+        bases.setdefault((head.name, head.grid, head.block, head.device), []).append(base)
     pairs = []
-    for group in groups:
-        matched = bases.get(id(group))
-        if not matched:
-            continue
-        before = KernelGroup.of(group.key, matched)
-        base_points = {q.tier: q for q in group_points(before)}
+    for group in (g for g in groups if g.key in bases):
+        base_points = {q.tier: q for q in group_points(KernelGroup.of(group.key, bases[group.key]))}
         head_points = {q.tier: q for q in group_points(group)}
         common = [t for t in head_points if t in base_points]
         if common:
