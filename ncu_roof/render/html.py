@@ -188,18 +188,13 @@ def _details_section(summary: Summary) -> list[str]:
     rows = summary.rows[:DETAILS_ROWS]
     if not rows:
         return []
-    more = len(summary.rows) - len(rows)
-    tail = (
-        [f'<p class="muted">Details of the first {len(rows)} rows; the JSON has every launch.</p>']
-        if more
-        else []
-    )
+    tail = f'<p class="muted">Details of the first {len(rows)} rows; the JSON has every launch.</p>'
     notes = chain.from_iterable(r.group.notes for r in rows)  # groups share notes: each escaped once
     items = {note: f"<li>{escape(one_line(note))}</li>" for note in dict.fromkeys(notes)}
     return [
         '<h2 id="details">Details</h2>',
         *(_details(r, summary.total_s, items) for r in rows),
-        *tail,
+        *([tail] if len(summary.rows) > len(rows) else []),
     ]
 
 

@@ -89,15 +89,7 @@ def _panel(analysis: Analysis, device: Device) -> tuple[Panel, list[Roof]]:
     by_row = dict(zip(rows, launches.select("instruction_roofline", "duration_s").iter_rows(), strict=True))
     drawn = [(g, points) for g in groups if (points := _points(g, by_row))]
     times = [g.total_duration_s for g in groups if g.total_duration_s is not None]
-    panel = Panel(
-        device=device,
-        launches=launches,
-        groups=tuple(g for g, _ in drawn),
-        points=tuple(pt for _, points in drawn for pt in points),
-        thinned=0,
-        undrawable=sum(g.count for g in groups) - sum(g.count for g, _ in drawn),
-        total_s=math.fsum(times),
-    )
+    panel = Panel.of(device, launches, drawn, sum(g.count for g, _ in drawn), math.fsum(times))
     roofs = [roof for g, _ in drawn for j in g.rows if (roof := by_row[j][0]) is not None]
     return panel, roofs
 

@@ -91,7 +91,10 @@ def draw_chart(
     placer.lines = draw_roofs(ax, peaks, bands, ridges, limits)
     draw_markers(ax, p.points, p.total_s, placer)
     draw_arrows(ax, pairs, p.total_s)
-    label_roofs(ax, peaks, bands, limits, placer)
+    for i, band in enumerate(bands):
+        _diagonal_label(ax, band, limits, peaks[0].value if peaks else None, placer, i)
+    for j, peak in enumerate(peaks):
+        _horizontal_label(ax, peak, limits, placer, len(bands) + j)
     label_kernels(ax, p, placer)
     panel_title(ax, p.device, len(p.launches), p.total_s)
     return {pt.tier for pt in p.points}
@@ -222,16 +225,6 @@ def draw_roofs(
             linestyle="none",
         )
     return segments
-
-
-def label_roofs(
-    ax: Axes, peaks: Sequence[RoofLine], bands: Sequence[RoofLine], limits: Limits, placer: Placer
-) -> None:
-    top_peak = peaks[0].value if peaks else None
-    for i, band in enumerate(bands):
-        _diagonal_label(ax, band, limits, top_peak, placer, i)
-    for j, peak in enumerate(peaks):
-        _horizontal_label(ax, peak, limits, placer, len(bands) + j)
 
 
 def _roof_text(ax: Axes, xy: tuple[float, float], roof: RoofLine, shown: str, **style: Any) -> Text:

@@ -21,6 +21,7 @@ from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 from ncu_roof.gpus.arch import arch_for_cc
 
 Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow
+Drawn = Sequence[tuple[KernelGroup, list["KernelPoint"]]]  # groups drawn, each with its points
 
 # roofs by family: memory tiers in blues (darkest = farthest from the SMs), compute in warm tones
 TIER_COLOURS = {"dram": "#08306b", "l2": "#2171b5", "l1": "#4292c6", "shared": "#6baed6"}
@@ -171,6 +172,15 @@ class Panel:
     undrawable: int  # launches with nothing to place on log axes
     total_s: float
 
+    @staticmethod
+    def of(device: Device, launches: pl.DataFrame, drawn: Drawn, drawable: int, total_s: float) -> Panel:
+        """The panel of `drawn` groups and their points, of the `drawable` launches: the rest
+        of those thinned out."""
+        groups = tuple(g for g, _ in drawn)
+        points = tuple(pt for _, found in drawn for pt in found)
+        thinned = drawable - sum(g.count for g in groups)
+        return Panel(device, launches, groups, points, thinned, len(launches) - drawable, total_s)
+
 
 def drawable(launches: pl.DataFrame) -> int:
     """How many launches can be placed on log axes: FLOPs, a duration and bytes of some tier."""
@@ -190,16 +200,8 @@ def panel(analysis: Analysis, device: Device) -> Panel:
     launches = analysis.launches.filter(pl.col("device") == device.index)
     found = ((g, group_points(g)) for g in device_groups(analysis, device))
     drawn = list(islice(((g, points) for g, points in found if points), MAX_MARKERS))
-    ok = drawable(launches)
-    return Panel(
-        device=device,
-        launches=launches,
-        groups=tuple(g for g, _ in drawn),
-        points=tuple(pt for _, points in drawn for pt in points),
-        thinned=ok - sum(g.count for g, _ in drawn),
-        undrawable=len(launches) - ok,
-        total_s=math.fsum(launches.get_column("duration_s").drop_nulls().to_list()),
-    )
+    total_s = math.fsum(launches.get_column("duration_s").drop_nulls().to_list())
+    return Panel.of(device, launches, drawn, drawable(launches), total_s)
 
 
 def time_share(group: KernelGroup, total_s: float) -> float | None:
