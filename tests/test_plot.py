@@ -97,7 +97,7 @@ def test_labels_say_time_share_and_axes_carry_si_units(small_svg: bytes) -> None
 def test_arrows_draw_base_markers() -> None:
     base = analyzed(Path(write("base.csv", BASE)))
     head = analyzed(Path(write("head.csv", HEAD)))
-    svg = render_plot(head, arrows=[(base.kernels[0], head.kernels[0])]).decode("utf-8")
+    svg = render_plot(head, options=PlotOptions(arrows=[(base.kernels[0], head.kernels[0])])).decode("utf-8")
     assert 'id="base-0"' in svg
 
 
@@ -182,11 +182,11 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
 
     from ncu_roof.cli.analyze import example_path
     from ncu_roof.render.placement import crosses
-    from ncu_roof.render.plot import RC, _figure, plot_devices
+    from ncu_roof.render.plot import RC, _figure
 
     analysis = analyzed(Path(example_path()))
     with rc_context(RC):  # type: ignore[arg-type]
-        figure = _figure(analysis, plot_devices(analysis, None), PlotOptions())
+        figure = _figure(analysis, PlotOptions())
         renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
         checked = 0
         for ax in figure.axes:
@@ -291,7 +291,7 @@ def test_the_cli_draws_the_instruction_roofline_of_the_example(tmp_path: Path) -
 def test_diff_arrows_have_legend_entries_unlike_any_tier() -> None:
     base = analyzed(Path(write("base.csv", BASE)))
     head = analyzed(Path(write("head.csv", HEAD)))
-    svg = render_plot(head, arrows=[(base.kernels[0], head.kernels[0])]).decode("utf-8")
+    svg = render_plot(head, options=PlotOptions(arrows=[(base.kernels[0], head.kernels[0])])).decode("utf-8")
     for label in ("before (diff base)", "faster (before → after)", "slower (before → after)"):
         assert label in svg
 

@@ -124,38 +124,27 @@ def table_data(summary: Summary, columns: Sequence[Column]) -> dict[str, Any]:
     }
 
 
-def table_section(summary: Summary, columns: Sequence[Column]) -> list[str]:
+def table_section(summary: Summary, columns: Sequence[Column]) -> dict[str, str]:
+    """The table's words in the page (report.html): its title, verdict options, headers, notes."""
     headers = "".join(
         f'<th data-key="{escape(key)}" aria-sort="none"{" class=text" if text else ""}>'
         f'<button type="button">{escape(label)}</button></th>'
         for key, label, text in columns
     )
-    options = "".join(f'<option value="{b.value}">{VERDICT_WORDS[b]}</option>' for b in Bound)
     what = "kernels" if summary.grouped else "launches"
     order = "by time" if summary.sort.value == "time" else "by the time they could save"
     folded = "in one NVTX range" if summary.by_nvtx else "of one kernel, launch shape"
     grouped = f" Launches {folded} and device are one row." if summary.grouped else ""
-    return [
-        f'<h2 id="table">{what.capitalize()} {order}</h2>',
-        '<div class="controls">'
-        '<input type="search" id="filter" placeholder="Filter by kernel name" aria-label="filter">'
-        '<select id="verdict" aria-label="verdict">'
-        f'<option value="">every verdict</option>{options}</select>'
-        '<button type="button" class="page" id="prev">previous</button>'
-        '<button type="button" class="page" id="next">next</button>'
-        f'<span id="shown" class="muted">{len(summary.rows)} {what}</span></div>',
-        f'<div class="scroll"><table id="kernels"><thead><tr>{headers}</tr></thead>'
-        "<tbody></tbody></table></div>",
-        "<noscript><p>The table needs JavaScript; the JSON and CSV outputs hold the same rows.</p>"
-        "</noscript>",
-        *(
-            [
-                f'<p class="muted">The table holds the first {TABLE_MAX_ROWS:,} of {len(summary.rows):,} '
-                f"{what}; the JSON and CSV outputs have every launch.</p>"
-            ]
-            if len(summary.rows) > TABLE_MAX_ROWS
-            else []
-        ),
-        f'<p class="muted">{escape("; ".join(summary.legend()))}.{grouped} '
+    truncated = (
+        f'<p class="muted">The table holds the first {TABLE_MAX_ROWS:,} of {len(summary.rows):,} '
+        f"{what}; the JSON and CSV outputs have every launch.</p>\n"
+    )
+    return {
+        "table_title": f"{what.capitalize()} {order}",
+        "verdicts": "".join(f'<option value="{b.value}">{VERDICT_WORDS[b]}</option>' for b in Bound),
+        "shown": f"{len(summary.rows)} {what}",
+        "headers": headers,
+        "truncated": truncated if len(summary.rows) > TABLE_MAX_ROWS else "",
+        "legend": f'<p class="muted">{escape("; ".join(summary.legend()))}.{grouped} '
         "Click a header to sort; a name for its details.</p>",
-    ]
+    }

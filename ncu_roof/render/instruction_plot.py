@@ -25,27 +25,8 @@ from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.errors import UsageError
-from ncu_roof.render.placement import Placer
-from ncu_roof.render.plot import (
-    FORMATS,
-    PNG_DPI,
-    RC,
-    PlotOptions,
-    caption_wrap,
-    figure_width_in,
-    panel_figure,
-    plot_devices,
-    save_figure,
-)
-from ncu_roof.render.plot_draw import (
-    draw_markers,
-    draw_roofs,
-    label_kernels,
-    label_roofs,
-    log_axes,
-    panel_title,
-)
-from ncu_roof.render.plot_marks import Verdict, draw_legend, verdicts_of
+from ncu_roof.render.plot import PlotOptions, draw_figure, plot_devices, rendered
+from ncu_roof.render.plot_draw import draw_chart, panel_title
 from ncu_roof.render.plot_panel import (
     OTHER_TIER_COLOUR,
     PRECISION_COLOURS,
@@ -60,6 +41,7 @@ from ncu_roof.render.plot_panel import (
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.backend_bases import RendererBase
+    from matplotlib.figure import Figure
 
 NO_INSTRUCTIONS_HINT = (
     "collect smsp__inst_executed.sum (with the byte counters), e.g. ncu --set full, "
@@ -76,33 +58,26 @@ def render_instruction_plot(
     analysis: Analysis, *, fmt: str = "svg", options: PlotOptions | None = None
 ) -> bytes:
     """The instruction roofline of every device that ran kernels (or of `options.device`)."""
-    if fmt not in FORMATS:
-        raise UsageError(f"plot format {fmt!r} is not supported", hint="write .svg, .png or .pdf")
-    from matplotlib import rc_context
-
     opts = options or PlotOptions()
-    drawn = [_panel(analysis, d) for d in plot_devices(analysis, opts.device)]
-    panels = [p for p, _ in drawn]
-    if not any(p.points for p in panels):
-        which = f"device {opts.device}" if opts.device is not None else "any device"
+    return rendered(fmt, opts, lambda: _figure(analysis, opts))
+
+
+def _figure(analysis: Analysis, options: PlotOptions) -> Figure:
+    drawn = [_panel(analysis, d) for d in plot_devices(analysis, options.device)]
+    if not any(p.points for p, _ in drawn):
+        which = f"device {options.device}" if options.device is not None else "any device"
         raise UsageError(
             f"nothing to draw: no kernel of {which} has warp-instruction counts and memory traffic",
             hint=NO_INSTRUCTIONS_HINT,
         )
-    with rc_context(RC):  # type: ignore[arg-type]
-        width = figure_width_in(len(panels), opts)
-        records = [r for _, roofs in drawn for r in roofs]
-        captions = [] if opts.caption == "none" else [_caption(records, caption_wrap(width))]
-        figure, axes = panel_figure(len(panels), width, opts.height_in, captions)
-        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
-        verdicts: set[Verdict] = set()
-        tiers: set[str] = set()
-        for ax, (p, roofs) in zip(axes, drawn, strict=True):
-            _draw(ax, renderer, p, roofs)
-            verdicts |= verdicts_of(p.groups)
-            tiers |= {pt.tier for pt in p.points}
-        draw_legend(figure, verdicts, tiers, False, figure.get_figheight())
-        return save_figure(figure, fmt, opts.dpi or PNG_DPI)
+    records = {id(p): roofs for p, roofs in drawn}
+    every = [r for _, roofs in drawn for r in roofs]
+    return draw_figure(
+        [p for p, _ in drawn],
+        options,
+        lambda wrap: [_caption(every, wrap)],
+        lambda ax, renderer, p: _draw(ax, renderer, p, records[id(p)]),
+    )
 
 
 def _panel(analysis: Analysis, device: Device) -> tuple[Panel, list[Roof]]:
@@ -114,15 +89,7 @@ def _panel(analysis: Analysis, device: Device) -> tuple[Panel, list[Roof]]:
     by_row = dict(zip(rows, launches.select("instruction_roofline", "duration_s").iter_rows(), strict=True))
     drawn = [(g, points) for g in groups if (points := _points(g, by_row))]
     times = [g.total_duration_s for g in groups if g.total_duration_s is not None]
-    panel = Panel(
-        device=device,
-        launches=launches,
-        groups=tuple(g for g, _ in drawn),
-        points=tuple(pt for _, points in drawn for pt in points),
-        thinned=0,
-        undrawable=sum(g.count for g in groups) - sum(g.count for g, _ in drawn),
-        total_s=math.fsum(times),
-    )
+    panel = Panel.of(device, launches, drawn, sum(g.count for g, _ in drawn), math.fsum(times))
     roofs = [roof for g, _ in drawn for j in g.rows if (roof := by_row[j][0]) is not None]
     return panel, roofs
 
@@ -146,18 +113,15 @@ def _points(group: KernelGroup, by_row: Mapping[int, tuple[Roof | None, float | 
     return [KernelPoint(group, tier, inst / n, inst / seconds) for tier, n in transactions.items() if n > 0]
 
 
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
 def _roofs(records: Sequence[Roof]) -> tuple[list[RoofLine], list[RoofLine]]:
     """The issue peak, and one diagonal per tier (largest first): medians over the drawn launches."""
-    issue = _median([r["issue_peak_warp_inst_per_s"] for r in records if r["issue_peak_warp_inst_per_s"]])
+    issues = [r["issue_peak_warp_inst_per_s"] for r in records if r["issue_peak_warp_inst_per_s"]]
+    issue = statistics.median(issues) if issues else None
     peaks = [RoofLine("Issue", issue, ISSUE_COLOUR, Y_UNIT)] if issue else []
     bands = []
     for tier in TRANSACTION_BYTES:
-        peak = (r["transaction_peak_per_s"].get(tier) for r in records)
-        rate = _median([p for p in peak if p is not None])
+        rates = [p for r in records if (p := r["transaction_peak_per_s"].get(tier)) is not None]
+        rate = statistics.median(rates) if rates else None
         if rate and math.isfinite(rate) and rate > 0:
             colour = TIER_COLOURS.get(tier, OTHER_TIER_COLOUR)
             shown = si(rate * TRANSACTION_BYTES[tier], "B/s")
@@ -165,9 +129,9 @@ def _roofs(records: Sequence[Roof]) -> tuple[list[RoofLine], list[RoofLine]]:
     return peaks, sorted(bands, key=lambda b: -b.value)
 
 
-def _draw(ax: Axes, renderer: RendererBase, p: Panel, records: Sequence[Roof]) -> None:
-    panel_title(ax, p.device, sum(g.count for g in p.groups) + p.undrawable, p.total_s)
+def _draw(ax: Axes, renderer: RendererBase, p: Panel, records: Sequence[Roof]) -> set[str]:
     if not p.points:
+        panel_title(ax, p.device, len(p.launches), p.total_s)
         ax.set_xticks([])
         ax.set_yticks([])
         ax.text(
@@ -181,18 +145,13 @@ def _draw(ax: Axes, renderer: RendererBase, p: Panel, records: Sequence[Roof]) -
             fontsize=10,
             color="#333333",
         )
-        return
+        return set()
     peaks, bands = _roofs(records)
     limits = axis_limits(
         [pt.intensity_flop_per_byte for pt in p.points] + [peaks[0].value / b.value for b in bands if peaks],
         [pt.flop_per_s for pt in p.points] + [r.value for r in peaks],
     )
-    log_axes(ax, limits, X_LABEL, Y_UNIT, Y_LABEL)
-    placer = Placer(ax.get_window_extent(renderer), renderer)
-    placer.lines = draw_roofs(ax, peaks, bands, [], limits)
-    draw_markers(ax, p.points, p.total_s, placer)
-    label_roofs(ax, peaks, bands, limits, placer)
-    label_kernels(ax, p, placer)
+    return draw_chart(ax, renderer, p, peaks, bands, limits, axis=(X_LABEL, Y_UNIT, Y_LABEL))
 
 
 def _caption(records: Sequence[Roof], wrap: int) -> str:

@@ -14,7 +14,7 @@ The same input gives byte-identical SVG and PDF.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from io import BytesIO
 from typing import TYPE_CHECKING
@@ -24,11 +24,12 @@ from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import plural
 from ncu_roof.errors import UsageError
 from ncu_roof.render.plot_draw import draw_panel
-from ncu_roof.render.plot_marks import Verdict, draw_legend, verdicts_of
-from ncu_roof.render.plot_panel import Arrow, caption, panel
+from ncu_roof.render.plot_marks import Verdict, draw_legend, group_verdict
+from ncu_roof.render.plot_panel import Arrow, Panel, caption, panel
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.backend_bases import RendererBase
     from matplotlib.figure import Figure
 
     from ncu_roof.render.formats import RenderOptions
@@ -47,6 +48,11 @@ RC = {
     "path.simplify": False,
     "pdf.compression": 6,
 }
+NO_METADATA: dict[str, dict[str, str | None]] = {
+    "svg": {"Date": None, "Creator": None},
+    "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+    "png": {"Software": None},
+}
 
 
 @dataclass(frozen=True)
@@ -60,41 +66,13 @@ class PlotOptions:
 
     @staticmethod
     def from_render(options: RenderOptions) -> PlotOptions:
-        return PlotOptions(
-            device=options.device,
-            width_in=options.width_in,
-            height_in=options.height_in,
-            dpi=options.dpi,
-            caption=options.caption.value,
-        )
+        return PlotOptions(options.device, options.width_in, options.height_in, options.dpi, options.caption)
 
 
-def render_plot(
-    analysis: Analysis,
-    *,
-    fmt: str = "svg",
-    options: PlotOptions | None = None,
-    device: int | None = None,
-    arrows: Sequence[Arrow] | None = None,
-) -> bytes:
-    """The roofline of every device with kernels (or of `device` alone), as SVG, PNG or PDF."""
-    if fmt not in FORMATS:
-        raise UsageError(f"plot format {fmt!r} is not supported", hint="write .svg, .png or .pdf")
+def render_plot(analysis: Analysis, *, fmt: str = "svg", options: PlotOptions | None = None) -> bytes:
+    """The roofline of every device with kernels (or of `options.device`), as SVG, PNG or PDF."""
     opts = options or PlotOptions()
-    if device is not None or arrows:
-        opts = PlotOptions(
-            device=device if device is not None else opts.device,
-            width_in=opts.width_in,
-            height_in=opts.height_in,
-            dpi=opts.dpi,
-            caption=opts.caption,
-            arrows=tuple(arrows or opts.arrows),
-        )
-    from matplotlib import rc_context
-
-    with rc_context(RC):  # type: ignore[arg-type]
-        figure = _figure(analysis, plot_devices(analysis, opts.device), opts)
-        return save_figure(figure, fmt, opts.dpi or PNG_DPI)
+    return rendered(fmt, opts, lambda: _figure(analysis, opts))
 
 
 def plot_figure(
@@ -104,9 +82,18 @@ def plot_figure(
     Python API's `Analysis.plot()`)."""
     from matplotlib import rc_context
 
-    opts = PlotOptions(device=device, arrows=tuple(arrows or ()))
     with rc_context(RC):  # type: ignore[arg-type]
-        return _figure(analysis, plot_devices(analysis, opts.device), opts)
+        return _figure(analysis, PlotOptions(device=device, arrows=tuple(arrows or ())))
+
+
+def rendered(fmt: str, options: PlotOptions, figure: Callable[[], Figure]) -> bytes:
+    """`figure()`, drawn in the house style (`RC`), as SVG, PNG or PDF bytes."""
+    if fmt not in FORMATS:
+        raise UsageError(f"plot format {fmt!r} is not supported", hint="write .svg, .png or .pdf")
+    from matplotlib import rc_context
+
+    with rc_context(RC):  # type: ignore[arg-type]
+        return save_figure(figure(), fmt, options.dpi or PNG_DPI)
 
 
 def plot_devices(analysis: Analysis, index: int | None) -> list[Device]:
@@ -123,48 +110,46 @@ def plot_devices(analysis: Analysis, index: int | None) -> list[Device]:
     return busy or [analysis.devices[0]]
 
 
-LEFT_IN, RIGHT_IN, TOP_IN, GAP_X_IN, GAP_Y_IN, BOTTOM_IN, CAPTION_LINE_IN = (
-    1.3,
-    0.3,
-    1.05,
-    1.5,
-    1.05,
-    0.65,
-    0.16,
-)
+LEFT_IN, RIGHT_IN, TOP_IN, BOTTOM_IN = 1.3, 0.3, 1.05, 0.65  # the margins around the panels
+GAP_X_IN, GAP_Y_IN = 1.5, 1.05  # between panels
+CAPTION_LINE_IN = 0.16  # a caption line's height
 TITLE_ROOM_IN = 0.45  # above the panels when no legend is drawn: the panel titles alone
 
 
-def _figure(analysis: Analysis, devices: Sequence[Device], options: PlotOptions) -> Figure:
-    panels = [panel(analysis, d) for d in devices]
-    width = figure_width_in(len(panels), options)
-    wrap = caption_wrap(width)
-    captions = (
-        []
-        if options.caption == "none"
-        else [caption(p, options.caption == "full", len(panels) > 1, wrap) for p in panels]
+def _figure(analysis: Analysis, options: PlotOptions) -> Figure:
+    panels = [panel(analysis, d) for d in plot_devices(analysis, options.device)]
+    full, many = options.caption == "full", len(panels) > 1
+    return draw_figure(
+        panels,
+        options,
+        lambda wrap: [caption(p, full, many, wrap) for p in panels],
+        lambda ax, renderer, p: draw_panel(ax, renderer, p, options.arrows),
+        legend=bool(options.arrows) or any(p.groups for p in panels),  # else nothing to explain
     )
-    legend = bool(options.arrows) or any(p.groups for p in panels)  # else nothing to explain
-    figure, axes = panel_figure(len(panels), width, options.height_in, captions, legend)
+
+
+def draw_figure(
+    panels: Sequence[Panel],
+    options: PlotOptions,
+    captions: Callable[[int], list[str]],
+    draw: Callable[[Axes, RendererBase, Panel], set[str]],
+    legend: bool = True,
+) -> Figure:
+    """Every plot kind's figure: its panels laid out (`panel_figure`), each drawn by `draw` (which
+    returns the tiers it marked), `captions` wrapped to the figure's width, one legend above."""
+    columns = min(2, len(panels))
+    width = options.width_in or PANEL_SIZE_IN[0] * (1.0 if columns == 1 else 0.8 * columns)
+    wrap = max(40, int(width * CAPTION_CHARS_PER_IN))  # characters per caption line
+    texts = [] if options.caption == "none" else captions(wrap)
+    figure, axes = panel_figure(len(panels), width, options.height_in, texts, legend)
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
     verdicts: set[Verdict] = set()
     tiers: set[str] = set()
     for ax, p in zip(axes, panels, strict=True):
-        tiers |= draw_panel(ax, renderer, p, options.arrows)
-        verdicts |= verdicts_of(p.groups)
+        tiers |= draw(ax, renderer, p)
+        verdicts |= {group_verdict(g) for g in p.groups}
     draw_legend(figure, verdicts, tiers, bool(options.arrows), figure.get_figheight())
     return figure
-
-
-def figure_width_in(panels: int, options: PlotOptions) -> float:
-    """The figure's width: the options', else one panel's, or 0.8 of one per column of two."""
-    columns = min(2, panels)
-    return options.width_in or PANEL_SIZE_IN[0] * (1.0 if columns == 1 else 0.8 * columns)
-
-
-def caption_wrap(width_in: float) -> int:
-    """Characters per caption line at this figure width."""
-    return max(40, int(width_in * CAPTION_CHARS_PER_IN))
 
 
 def panel_figure(
@@ -215,12 +200,5 @@ def panel_figure(
 def save_figure(figure: Figure, fmt: str, dpi: float) -> bytes:
     """Fixed metadata (no date, no tool versions): the same figure gives the same bytes."""
     buffer = BytesIO()
-    metadata: dict[str, str | None]
-    if fmt == "svg":
-        metadata = {"Date": None, "Creator": None}
-    elif fmt == "pdf":
-        metadata = {"CreationDate": None, "Creator": None, "Producer": None}
-    else:
-        metadata = {"Software": None}
-    figure.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
+    figure.savefig(buffer, format=fmt, dpi=dpi, metadata=NO_METADATA[fmt])
     return buffer.getvalue()

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
+from itertools import groupby
+from typing import TYPE_CHECKING, Any, Literal
 
 from ncu_roof.base.text import plural, si
 from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES
@@ -49,10 +50,13 @@ if TYPE_CHECKING:
 
 LABELLED_KERNELS = 8
 TITLE_CHARS_PER_IN = 10  # characters of the 12 pt title per inch of panel width
-FLOP_X_LABEL = "Arithmetic intensity (FLOP/byte)"
+FLOP_AXIS = ("Arithmetic intensity (FLOP/byte)", "FLOP/s", "Performance")  # x label, y unit, y label
+LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
 
 
 def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) -> set[str]:
+    """The FLOP roofline's panel: a roof per precision and ceiling, a diagonal per tier, the ridge
+    points against the reference precision's roof, a diff's arrows."""
     roofs = p.device.roofs
     peaks = merged_roofs(roofs.compute_flop_per_s, PRECISION_NAMES, PRECISION_COLOURS, OTHER_PRECISION_COLOUR)
     peaks += ops_ceilings(p.device, p.launches)  # after the top roof: the bands end at that one
@@ -60,22 +64,40 @@ def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arro
     ref = reference_precision(p.launches, roofs.compute_flop_per_s)
     ref_peak = roofs.compute_flop_per_s.get(ref) if ref else None
     ridges = [(ref_peak / b.value, ref_peak) for b in bands] if ref_peak else []
-    points = p.points
-    arrow_pairs = arrow_points(arrows, p.groups)
-    ends = [pt for pair in arrow_pairs for pt in pair]
+    pairs = arrow_points(arrows, p.groups)
+    shown = [*p.points, *(pt for pair in pairs for pt in pair)]
     limits = axis_limits(
-        [pt.intensity_flop_per_byte for pt in (*points, *ends)] + [x for x, _ in ridges],
-        [pt.flop_per_s for pt in (*points, *ends)] + [r.value for r in peaks],
+        [pt.intensity_flop_per_byte for pt in shown] + [x for x, _ in ridges],
+        [pt.flop_per_s for pt in shown] + [r.value for r in peaks],
     )
-    log_axes(ax, limits)
+    return draw_chart(ax, renderer, p, peaks, bands, limits, ridges, pairs)
+
+
+def draw_chart(
+    ax: Axes,
+    renderer: RendererBase,
+    p: Panel,
+    peaks: Sequence[RoofLine],
+    bands: Sequence[RoofLine],
+    limits: Limits,
+    ridges: Sequence[tuple[float, float]] = (),
+    pairs: Sequence[tuple[KernelPoint, KernelPoint]] = (),
+    axis: tuple[str, str, str] = FLOP_AXIS,
+) -> set[str]:
+    """Every plot kind's panel: log axes, roofs, markers, arrows, the roofs' and the top kernels'
+    labels kept off each other, the title; the tiers it marked."""
+    log_axes(ax, limits, *axis)
     placer = Placer(ax.get_window_extent(renderer), renderer)
     placer.lines = draw_roofs(ax, peaks, bands, ridges, limits)
-    draw_markers(ax, points, p.total_s, placer)
-    draw_arrows(ax, arrow_pairs, p.total_s)
-    label_roofs(ax, peaks, bands, limits, placer)
+    draw_markers(ax, p.points, p.total_s, placer)
+    draw_arrows(ax, pairs, p.total_s)
+    for i, band in enumerate(bands):
+        _diagonal_label(ax, band, limits, peaks[0].value if peaks else None, placer, i)
+    for j, peak in enumerate(peaks):
+        _horizontal_label(ax, peak, limits, placer, len(bands) + j)
     label_kernels(ax, p, placer)
     panel_title(ax, p.device, len(p.launches), p.total_s)
-    return {pt.tier for pt in points}
+    return {pt.tier for pt in p.points}
 
 
 def panel_title(ax: Axes, device: Device, launches: int, total_s: float) -> None:
@@ -93,24 +115,7 @@ def panel_title(ax: Axes, device: Device, launches: int, total_s: float) -> None
     )
 
 
-def _si_ticks(unit: str) -> Callable[[float, int], str]:
-    def label(value: float, _pos: int) -> str:
-        return si(value, unit, digits=3) if value > 0 else ""
-
-    return label
-
-
-def _plain_ticks(value: float, _pos: int) -> str:
-    return f"{value:g}" if value > 0 else ""
-
-
-def log_axes(
-    ax: Axes,
-    limits: Limits,
-    x_label: str = FLOP_X_LABEL,
-    y_unit: str = "FLOP/s",
-    y_label: str = "Performance",
-) -> None:
+def log_axes(ax: Axes, limits: Limits, x_label: str, y_unit: str, y_label: str) -> None:
     """Log-log axes with SI-prefixed performance ticks (`10 TFLOP/s`) and plain intensity ticks."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -118,12 +123,13 @@ def log_axes(
     ax.set_yscale("log")
     ax.set_xlim(limits.x_lo, limits.x_hi)
     ax.set_ylim(limits.y_lo, limits.y_hi)
-    ax.xaxis.set_major_locator(LogLocator(base=10.0))
-    ax.yaxis.set_major_locator(LogLocator(base=10.0))
-    ax.xaxis.set_major_formatter(FuncFormatter(_plain_ticks))
-    ax.yaxis.set_major_formatter(FuncFormatter(_si_ticks(y_unit)))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10.0))
+        axis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}" if value > 0 else ""))
+    ax.yaxis.set_major_formatter(
+        FuncFormatter(lambda value, _: si(value, y_unit, digits=3) if value > 0 else "")
+    )
     ax.set_xlabel(x_label)
     ax.set_ylabel(y_label)
     ax.grid(True, which="major", color="#e3e3e3", linewidth=0.6)
@@ -136,12 +142,8 @@ def draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer
     from matplotlib.collections import LineCollection
     from matplotlib.transforms import Bbox
 
-    by_group: dict[int, list[KernelPoint]] = {}
-    for pt in points:
-        by_group.setdefault(id(pt.group), []).append(pt)
-    joins = [
-        sorted(pts, key=lambda q: q.intensity_flop_per_byte) for pts in by_group.values() if len(pts) > 1
-    ]
+    by_group = [list(pts) for _, pts in groupby(points, key=lambda q: id(q.group))]  # together in a panel
+    joins = [sorted(pts, key=lambda q: q.intensity_flop_per_byte) for pts in by_group if len(pts) > 1]
     if joins:
         ax.add_collection(
             LineCollection(
@@ -225,18 +227,12 @@ def draw_roofs(
     return segments
 
 
-def _label_box() -> dict[str, object]:
-    return {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
-
-
-def label_roofs(
-    ax: Axes, peaks: Sequence[RoofLine], bands: Sequence[RoofLine], limits: Limits, placer: Placer
-) -> None:
-    top_peak = peaks[0].value if peaks else None
-    for i, band in enumerate(bands):
-        _diagonal_label(ax, band, limits, top_peak, placer, i)
-    for j, peak in enumerate(peaks):
-        _horizontal_label(ax, peak, limits, placer, len(bands) + j)
+def _roof_text(ax: Axes, xy: tuple[float, float], roof: RoofLine, shown: str, **style: Any) -> Text:
+    """A roof's label, `DRAM 2.04 TB/s`, in its colour, boxed on white."""
+    text = f"{roof.label} {roof.shown or shown}"
+    return ax.text(
+        *xy, text, fontsize=9, color=roof.colour, zorder=5, bbox=LABEL_BOX, parse_math=False, **style
+    )
 
 
 def _diagonal_label(
@@ -246,19 +242,9 @@ def _diagonal_label(
     angle = math.degrees(math.atan2(y1 - y0, x1 - x0))
     x_first = max(limits.x_lo, limits.y_lo / band.value) * 1.4
     x_last = (top_peak / band.value) if top_peak else limits.x_hi
-    text = ax.text(
-        x_first,
-        band.value * x_first,
-        f"{band.label} {band.shown or si(band.value, 'B/s')}",
-        rotation=angle,
-        rotation_mode="anchor",
-        ha="left",
-        va="bottom",
-        fontsize=9,
-        color=band.colour,
-        zorder=5,
-        bbox=_label_box(),
-        parse_math=False,
+    xy = (x_first, band.value * x_first)
+    text = _roof_text(
+        ax, xy, band, si(band.value, "B/s"), rotation=angle, rotation_mode="anchor", ha="left", va="bottom"
     )
     steps = [x_first * 1.35 ** (i + index) for i in range(24)]
     xs = [x for x in steps if x * 4 < x_last] or [x_first]
@@ -268,18 +254,7 @@ def _diagonal_label(
 
 
 def _horizontal_label(ax: Axes, peak: RoofLine, limits: Limits, placer: Placer, index: int) -> None:
-    text = ax.text(
-        limits.x_hi,
-        peak.value,
-        f"{peak.label} {peak.shown or si(peak.value, peak.unit)}",
-        ha="right",
-        va="bottom",
-        fontsize=9,
-        color=peak.colour,
-        zorder=5,
-        bbox=_label_box(),
-        parse_math=False,
-    )
+    text = _roof_text(ax, (limits.x_hi, peak.value), peak, si(peak.value, peak.unit), ha="right", va="bottom")
     candidates = []
     for shift in (1.15, 3.0, 8.0, 25.0):
         x = limits.x_hi / shift
@@ -291,23 +266,27 @@ def _horizontal_label(ax: Axes, peak: RoofLine, limits: Limits, placer: Placer, 
 
 
 def _mover(
-    text: Text, xy: tuple[float, float], va: Literal["top", "bottom"] | None = None
+    text: Text,
+    xy: tuple[float, float],
+    va: Literal["top", "bottom"] | None = None,
+    ha: Literal["left", "right", "center"] | None = None,
 ) -> Callable[[], None]:
+    """A candidate place for a label: there (offset points for an annotation), so aligned."""
+
     def move() -> None:
         text.set_position(xy)
         if va is not None:
             text.set_verticalalignment(va)
+        if ha is not None:
+            text.set_horizontalalignment(ha)
 
     return move
 
 
 def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
     """The top kernel groups by time, `name ×launches · share of time`."""
-    by_group: dict[int, list[KernelPoint]] = {}
-    for q in p.points:
-        by_group.setdefault(id(q.group), []).append(q)
     for group in p.groups[:LABELLED_KERNELS]:
-        anchor = max(by_group[id(group)], key=lambda q: q.intensity_flop_per_byte)
+        anchor = max((q for q in p.points if q.group is group), key=lambda q: q.intensity_flop_per_byte)
         label = label_text(group.name, group.count, time_share(group, p.total_s))
         note = ax.annotate(
             label,
@@ -316,12 +295,15 @@ def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
             textcoords="offset points",
             fontsize=8,
             zorder=6,
-            bbox=_label_box(),
+            bbox=LABEL_BOX,
             parse_math=False,
             arrowprops={"arrowstyle": "-", "color": "#666666", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 4},
         )
         x, y = ax.transData.transform((anchor.intensity_flop_per_byte, anchor.flop_per_s))
-        candidates = [_offset(note, dx, dy) for dx, dy in KERNEL_LABEL_OFFSETS_PT]
+        candidates = [
+            _mover(note, (dx, dy), ha="left" if dx > 0 else "right" if dx < 0 else "center")
+            for dx, dy in KERNEL_LABEL_OFFSETS_PT
+        ]
         placer.place(note, candidates, anchor=(float(x), float(y)))
 
 
@@ -330,11 +312,3 @@ KERNEL_LABEL_OFFSETS_PT = [
     for scale in (1.0, 1.6, 2.5, 4.0, 6.0, 9.0, 13.0)
     for dx, dy in ((10, 8), (10, -16), (-10, 8), (-10, -16), (0, 12), (0, -20), (14, -4), (-14, -4))
 ]
-
-
-def _offset(note: Text, dx: float, dy: float) -> Callable[[], None]:
-    def move() -> None:
-        note.set_position((dx, dy))
-        note.set_horizontalalignment("left" if dx > 0 else "right" if dx < 0 else "center")
-
-    return move

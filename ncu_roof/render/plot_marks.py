@@ -54,10 +54,6 @@ def verdict_label(verdict: Verdict) -> str:
     return with_basis(VERDICT_WORDS[verdict[0]], verdict[1])
 
 
-def verdicts_of(groups: Iterable[KernelGroup]) -> set[Verdict]:
-    return {group_verdict(g) for g in groups}
-
-
 def legend_order(verdicts: Iterable[Verdict]) -> list[Verdict]:
     """Verdicts as every legend lists them: by bound (`Bound`'s order), then by basis."""
     bases = list(BASIS_WORDS)
@@ -137,30 +133,27 @@ def draw_legend(
 
     shown_verdicts = legend_order(verdicts)
     shown = [t for t in TIER_MARKERS if t in tiers] + sorted(tiers - set(TIER_MARKERS))
-    handles = []
-    for verdict in shown_verdicts:
-        fill = marker_fill(verdict)
-        handles.append(handle("o", fill.face, fill.edge, fill.edge_width))
-    labels = [verdict_label(v) for v in shown_verdicts]
+    handles = [handle("o", *marker_fill(v)) for v in shown_verdicts]
     handles += [handle(TIER_MARKERS.get(t, OTHER_TIER_MARKER), "white") for t in shown]
-    labels += [f"vs {one_line(TIER_NAMES.get(t, t))}" for t in shown]
+    labels = [verdict_label(v) for v in shown_verdicts] + [
+        f"vs {one_line(TIER_NAMES.get(t, t))}" for t in shown
+    ]
     if arrows:
         handles.append(handle(BEFORE_MARKER, BEFORE_COLOUR, "white"))
-        labels.append("before (diff base)")
-        for style in ARROW_STYLES.values():
-            handles.append(
-                Line2D(
-                    [],
-                    [],
-                    color=style.colour,
-                    linestyle=style.linestyle,
-                    linewidth=2.2,
-                    marker=">",
-                    markersize=7,
-                    markevery=[1],
-                )
+        handles += [
+            Line2D(
+                [],
+                [],
+                color=s.colour,
+                linestyle=s.linestyle,
+                linewidth=2.2,
+                marker=">",
+                markersize=7,
+                markevery=[1],
             )
-            labels.append(style.label)
+            for s in ARROW_STYLES.values()
+        ]
+        labels += ["before (diff base)", *(s.label for s in ARROW_STYLES.values())]
     if not handles:
         return
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]

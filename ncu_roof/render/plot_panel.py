@@ -8,11 +8,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.groups import GroupBy, KernelGroup, group_kernels, ranked
+from ncu_roof.analysis.groups import GroupBy, GroupKey, KernelGroup, group_kernels, ranked
 from ncu_roof.analysis.model import DEFAULT_PRECISIONS
 from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import one_line, plural, shorten
@@ -20,6 +21,7 @@ from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 from ncu_roof.gpus.arch import arch_for_cc
 
 Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow
+Drawn = Sequence[tuple[KernelGroup, list["KernelPoint"]]]  # groups drawn, each with its points
 
 # roofs by family: memory tiers in blues (darkest = farthest from the SMs), compute in warm tones
 TIER_COLOURS = {"dram": "#08306b", "l2": "#2171b5", "l1": "#4292c6", "shared": "#6baed6"}
@@ -165,10 +167,19 @@ class Panel:
     device: Device
     launches: pl.DataFrame  # the device's launches
     groups: tuple[KernelGroup, ...]  # drawn, by time
-    points: tuple[KernelPoint, ...]  # of the drawn groups
+    points: tuple[KernelPoint, ...]  # of the drawn groups, a group's together
     thinned: int  # groups not drawn to keep the figure light
     undrawable: int  # launches with nothing to place on log axes
     total_s: float
+
+    @staticmethod
+    def of(device: Device, launches: pl.DataFrame, drawn: Drawn, drawable: int, total_s: float) -> Panel:
+        """The panel of `drawn` groups and their points, of the `drawable` launches: the rest
+        of those thinned out."""
+        groups = tuple(g for g, _ in drawn)
+        points = tuple(pt for _, found in drawn for pt in found)
+        thinned = drawable - sum(g.count for g in groups)
+        return Panel(device, launches, groups, points, thinned, len(launches) - drawable, total_s)
 
 
 def drawable(launches: pl.DataFrame) -> int:
@@ -187,25 +198,10 @@ def device_groups(analysis: Analysis, device: Device) -> list[KernelGroup]:
 
 def panel(analysis: Analysis, device: Device) -> Panel:
     launches = analysis.launches.filter(pl.col("device") == device.index)
-    groups: list[KernelGroup] = []
-    points: list[KernelPoint] = []
-    for group in device_groups(analysis, device):
-        if len(groups) == MAX_MARKERS:
-            break
-        found = group_points(group)
-        if found:
-            groups.append(group)
-            points += found
-    ok = drawable(launches)
-    return Panel(
-        device=device,
-        launches=launches,
-        groups=tuple(groups),
-        points=tuple(points),
-        thinned=ok - sum(g.count for g in groups),
-        undrawable=len(launches) - ok,
-        total_s=math.fsum(launches.get_column("duration_s").drop_nulls().to_list()),
-    )
+    found = ((g, group_points(g)) for g in device_groups(analysis, device))
+    drawn = list(islice(((g, points) for g, points in found if points), MAX_MARKERS))
+    total_s = math.fsum(launches.get_column("duration_s").drop_nulls().to_list())
+    return Panel.of(device, launches, drawn, drawable(launches), total_s)
 
 
 def time_share(group: KernelGroup, total_s: float) -> float | None:
@@ -218,19 +214,12 @@ def arrow_points(
 ) -> list[tuple[KernelPoint, KernelPoint]]:
     """One before → after pair per drawn head group: the base launches matched to its launches,
     summed as the group is, at one tier both sides have (the head's binding tier, else DRAM)."""
-    group_of = {g.key: g for g in groups}  # by kernel: (name, grid, block, device)
-    bases: dict[int, list[Kernel]] = {}
+    bases: dict[GroupKey, list[Kernel]] = {}  # by kernel: (name, grid, block, device)
     for base, head in arrows:
-        group = group_of.get((head.name, head.grid, head.block, head.device))
-        if group is not None:
-            bases.setdefault(id(group), []).append(base)
+        bases.setdefault((head.name, head.grid, head.block, head.device), []).append(base)
     pairs = []
-    for group in groups:
-        matched = bases.get(id(group))
-        if not matched:
-            continue
-        before = KernelGroup.of(group.key, matched)
-        base_points = {q.tier: q for q in group_points(before)}
+    for group in (g for g in groups if g.key in bases):
+        base_points = {q.tier: q for q in group_points(KernelGroup.of(group.key, bases[group.key]))}
         head_points = {q.tier: q for q in group_points(group)}
         common = [t for t in head_points if t in base_points]
         if common:
