@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -111,20 +111,30 @@ class Row:
     def bound(self) -> Bound:
         return self.group.lead.bound
 
+    def share(self, per_device: bool) -> str:
+        """Its share of its device's time (`per_device`), else of the total time."""
+        share = self.group.device_share if per_device else self.group.time_share
+        return pct(None if share is None else 100 * share)
+
+    def saving(self) -> str:
+        """The time it could save (`+`: a lower bound); `–` when unknown."""
+        value = self.group.headroom_s
+        return "–" if value is None else si(value, "s") + ("" if self.group.headroom_complete else "+")
+
+    def flagged(self, notes: bool = False) -> str:
+        """Its verdict, `⚠ above roof` when it is, and with `notes` its notes' numbers (`[1,4]`)."""
+        above = " ⚠ above roof" if self.group.above_roof else ""
+        refs = f" [{','.join(map(str, self.notes))}]" if notes and self.notes else ""
+        return self.verdict + above + refs
+
 
 def verdicts_by_time(group: KernelGroup) -> tuple[tuple[str, float], ...]:
     """A group's verdicts with their share of its time, most first; verdicts that differ only in
     a number are one, the number as a range (`compute-bound (SM 60–75%) · SOL`)."""
     if len(group.verdicts) == 1:
         return ((group.verdicts[0], group.verdict_shares[0]),)
-    shares: dict[str, float] = {}
-    wordings: dict[str, list[str]] = {}
-    for verdict, share in zip(group.verdicts, group.verdict_shares, strict=True):
-        key = _template(verdict)
-        shares[key] = shares.get(key, 0.0) + (0.0 if math.isnan(share) else share)
-        wordings.setdefault(key, []).append(verdict)
-    merged = [(_ranges(wordings[k][0], set(wordings[k])), shares[k]) for k in shares]
-    return tuple(sorted(merged, key=lambda item: -item[1]))
+    shares = (0.0 if math.isnan(s) else s for s in group.verdict_shares)
+    return tuple((text, share) for _, text, share, _ in _merged(zip(group.verdicts, shares, strict=True)))
 
 
 def verdict_words(group: KernelGroup) -> str:
@@ -324,27 +334,28 @@ def _template(note: str) -> str:
     return _NUMBER.sub("#", note)
 
 
+def _merged(weights: Iterable[tuple[str, float]]) -> list[tuple[str, str, float, int]]:
+    """Texts that differ only in numbers as one, the most weight first: its template, its wording
+    (numbers that differ as ranges), its summed weight and how many wordings it has."""
+    totals: dict[str, float] = {}
+    wordings: dict[str, dict[str, None]] = {}  # first-seen order
+    for text, weight in weights:
+        key = _template(text)
+        totals[key] = totals.get(key, 0) + weight
+        wordings.setdefault(key, {})[text] = None
+    merged = [(k, _ranges(next(iter(w)), set(w)), totals[k], len(w)) for k, w in wordings.items()]
+    return sorted(merged, key=lambda item: -item[2])
+
+
 def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[str, str]]:
     """The distinct notes, most launches first; the number of each template; note → template."""
     each = analysis.launches.select(pl.col("notes").list.unique(maintain_order=True)).explode("notes")
     # each distinct note's launches, in first-seen order
     per_note = dict(each.drop_nulls().group_by("notes", maintain_order=True).len().iter_rows())
-    first: dict[str, str] = {}
-    counts: dict[str, int] = {}
-    wordings: dict[str, set[str]] = {}
-    templates: dict[str, str] = {}
-    for note, count in per_note.items():
-        key = templates[note] = _template(note)
-        first.setdefault(key, note)
-        counts[key] = counts.get(key, 0) + count
-        wordings.setdefault(key, set()).add(note)
-    order = sorted(first, key=lambda key: -counts[key])
-    numbers = {key: i + 1 for i, key in enumerate(order)}
-    notes = tuple(
-        Note(numbers[key], _ranges(first[key], wordings[key]), counts[key], len(wordings[key]))
-        for key in order
-    )
-    return notes, numbers, templates
+    merged = _merged(per_note.items())
+    numbers = {key: i + 1 for i, (key, _, _, _) in enumerate(merged)}
+    notes = tuple(Note(i + 1, text, int(n), variants) for i, (_, text, n, variants) in enumerate(merged))
+    return notes, numbers, {note: _template(note) for note in per_note}
 
 
 def _ranges(first: str, wordings: set[str]) -> str:

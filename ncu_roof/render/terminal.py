@@ -19,9 +19,9 @@ from rich.text import Text
 
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, shorten, si
-from ncu_roof.base.vocabulary import TIERS, Bound
+from ncu_roof.base.vocabulary import TIERS
 from ncu_roof.render.console import text_console, trimmed
-from ncu_roof.render.headline import fix_first_words, memory_tier_words
+from ncu_roof.render.headline import fix_first_words, share_phrases, times
 from ncu_roof.render.rates import achieved_words, attainable_words
 from ncu_roof.render.summary import (
     NAME_HEADERS,
@@ -49,22 +49,8 @@ def _intensity(row: Row) -> str:
     return " · ".join(parts) or "–"
 
 
-def _verdict(row: Row) -> str:
-    text = row.verdict
-    if row.group.above_roof:
-        text += " ⚠ above roof"
-    return text
-
-
 def _time(row: Row) -> str:
     return si(row.group.total_duration_s, "s")
-
-
-def _saving(row: Row) -> str:
-    value = row.group.headroom_s
-    if value is None:
-        return "–"
-    return si(value, "s") + ("" if row.group.headroom_complete else "+")
 
 
 @dataclass(frozen=True)
@@ -93,7 +79,7 @@ def columns(summary: Summary) -> list[Column]:
         cols.append(shape)
     cols += [
         Column("time", "right", 0, _time),
-        Column("share", "right", 3, lambda r: _share(r, summary.multi_device)),  # legend: of what
+        Column("share", "right", 3, lambda r: r.share(summary.multi_device)),  # legend: of what
     ]
     if summary.grouped:
         cols.append(Column("mean", "right", 10, lambda r: si(r.group.mean_duration_s, "s")))
@@ -105,8 +91,8 @@ def columns(summary: Summary) -> list[Column]:
             "attainable", "right", 7, lambda r: attainable_words(r.group.figures, r.group.total_duration_s)
         ),
         Column("% roof", "right", 0, lambda r: pct(r.group.figures.pct_of_roof)),
-        Column("could save", "right", 0, _saving),
-        Column("verdict", "left", 0, _verdict, wraps=True),
+        Column("could save", "right", 0, Row.saving),
+        Column("verdict", "left", 0, Row.flagged, wraps=True),
     ]
     if any(len(r.verdicts) > 1 for r in summary.rows):
         cols.append(Column("of its time", "right", 2, _verdict_share))
@@ -123,11 +109,6 @@ def _verdict_share(row: Row) -> str:
     if len(row.verdicts) == 1:
         return ""
     return pct(100 * row.verdicts[0][1])
-
-
-def _share(row: Row, per_device: bool) -> str:
-    share = row.group.device_share if per_device else row.group.time_share
-    return pct(None if share is None else 100 * share)
 
 
 def _sol(row: Row) -> str:
@@ -211,8 +192,7 @@ def _notes_into_verdicts(
     if notes is None or verdict is None or notes in widths or verdict not in widths:
         return
     for values, row in zip(cells, rows, strict=True):
-        if row.notes:
-            values[verdict] += f" [{','.join(map(str, row.notes))}]"
+        values[verdict] = one_line(row.flagged(notes=True))
 
 
 def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> Laid:
@@ -269,22 +249,17 @@ def roofs_line(device: Device) -> str:
 def device_lines(summary: Summary, view: DeviceView, labels: dict[str, str]) -> list[str]:
     """Time per verdict, the costliest kernel and the kernel to fix first, of one device."""
     where = f"device {view.device.index}" if summary.multi_device else "time"
-    shares = ", ".join(
-        f"{pct(100 * s)} {view.share_words(b, memory_tier_words(view) if b is Bound.MEMORY else '')}"
-        for b, s in view.shares
-    )
+    shares = ", ".join(share_phrases(view))
     lines = [
         f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}: {shares or 'no durations'}"
     ]
     if view.fix_first is not None:
         group = view.fix_first.group
-        launches = f" ×{group.count}" if group.count > 1 else ""
         wide = summary.names(KERNEL_MAX)[0].get(group.name, "")  # a sentence has room for it
         label = (
             wide if wide and "[K" not in wide else labels.get(group.name) or shorten(group.name, KERNEL_MAX)
         )
-        name = f"{label}{launches}"
-        lines.append(f"  fix first: {name} — {fix_first_words(summary, view)}")
+        lines.append(f"  fix first: {label}{times(group.count)} — {fix_first_words(summary, view)}")
     return lines
 
 
