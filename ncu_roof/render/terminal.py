@@ -41,16 +41,8 @@ KERNEL_MAX = 48
 
 
 def _intensity(row: Row) -> str:
-    parts = []
-    for tier in TIERS:
-        value = row.group.figures.intensity_flop_per_byte.get(tier)
-        if value is not None:
-            parts.append(f"{tier} {intensity(value)}")
-    return " · ".join(parts) or "–"
-
-
-def _time(row: Row) -> str:
-    return si(row.group.total_duration_s, "s")
+    ai = row.group.figures.intensity_flop_per_byte
+    return " · ".join(f"{t} {intensity(ai[t])}" for t in TIERS if ai.get(t) is not None) or "–"
 
 
 @dataclass(frozen=True)
@@ -78,7 +70,7 @@ def columns(summary: Summary) -> list[Column]:
         shape = Column("grid×block", "left", 8, lambda r: launch_shape(r.group.lead.grid, r.group.lead.block))
         cols.append(shape)
     cols += [
-        Column("time", "right", 0, _time),
+        Column("time", "right", 0, lambda r: si(r.group.total_duration_s, "s")),
         Column("share", "right", 3, lambda r: r.share(summary.multi_device)),  # legend: of what
     ]
     if summary.grouped:
@@ -94,10 +86,10 @@ def columns(summary: Summary) -> list[Column]:
         Column("could save", "right", 0, Row.saving),
         Column("verdict", "left", 0, Row.flagged, wraps=True),
     ]
-    if any(len(r.verdicts) > 1 for r in summary.rows):
+    if any(len(r.verdicts) > 1 for r in summary.rows):  # the share its verdict covers, if not all
         cols.append(Column("of its time", "right", 2, _verdict_share))
     cols += [
-        Column("notes", "left", 1, lambda r: ",".join(map(str, r.notes)) or ""),
+        Column("notes", "left", 1, lambda r: ",".join(map(str, r.notes))),
         Column("intensity FLOP/B", "left", 14, _intensity),
         Column("SOL sm/mem", "right", 11, _sol),
     ]
@@ -105,15 +97,11 @@ def columns(summary: Summary) -> list[Column]:
 
 
 def _verdict_share(row: Row) -> str:
-    """The share of the group's time its verdict covers; empty when every launch got it."""
-    if len(row.verdicts) == 1:
-        return ""
-    return pct(100 * row.verdicts[0][1])
+    return "" if len(row.verdicts) == 1 else pct(100 * row.verdicts[0][1])
 
 
 def _sol(row: Row) -> str:
-    sol = row.group.figures.sol_pct
-    return f"{pct(sol.get('sm'))}/{pct(sol.get('memory'))}"
+    return "/".join(pct(row.group.figures.sol_pct.get(unit)) for unit in ("sm", "memory"))
 
 
 _PHRASE = re.compile(r" (?=[(·⚠\[])")  # a verdict may wrap before "(…)", "· basis", "⚠ …", "[notes]"
@@ -182,33 +170,23 @@ class Laid:
     width: int  # its columns: wider than asked only when the answer itself does not fit
 
 
-def _notes_into_verdicts(
-    cols: Sequence[Column], cells: Sequence[list[str]], rows: Sequence[Row], widths: dict[int, int]
-) -> None:
-    """Where the notes column gave way, each row's note numbers follow its verdict (`[1,4]`, a
-    phrase of its own), so that no note below the table loses the row it concerns."""
-    index = {c.header: i for i, c in enumerate(cols)}
-    notes, verdict = index.get("notes"), index.get("verdict")
-    if notes is None or verdict is None or notes in widths or verdict not in widths:
-        return
-    for values, row in zip(cells, rows, strict=True):
-        values[verdict] = one_line(row.flagged(notes=True))
-
-
 def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> Laid:
-    """The table of `rows`, laid out to fit `width`."""
+    """The table of `rows`, laid out to fit `width`. Where the notes column gave way, each row's
+    note numbers follow its verdict (`[1,4]`, a phrase of its own), so that no note below the
+    table loses the row it concerns."""
     cols = columns(summary)
-    cells = [[one_line(c.cell(r)) for c in cols] for r in rows]
-    name = next(i for i, c in enumerate(cols) if c.header in NAME_HEADERS)
-    labels, keys = summary.names(KERNEL_MAX)
+    index = {c.header: i for i, c in enumerate(cols)}
+    name = index[summary.name_header]
+    labels = summary.names(KERNEL_MAX)[0]
+    cells = [
+        [labels[r.group.name] if i == name else one_line(c.cell(r)) for i, c in enumerate(cols)] for r in rows
+    ]
+    widths = fit(cols, cells, width)
+    labels, keys = summary.names(min(widths[name], KERNEL_MAX))
     for values, row in zip(cells, rows, strict=True):
         values[name] = labels[row.group.name]
-    widths = fit(cols, cells, width)
-    _notes_into_verdicts(cols, cells, rows, widths)
-    if widths[name] < KERNEL_MAX:
-        labels, keys = summary.names(widths[name])
-        for values, row in zip(cells, rows, strict=True):
-            values[name] = labels[row.group.name]
+        if index["notes"] not in widths:
+            values[index["verdict"]] = one_line(row.flagged(notes=True))
     table = Table(show_edge=False, pad_edge=False, header_style="bold", expand=False)
     for i, size in widths.items():
         col = cols[i]
