@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -14,7 +13,7 @@ from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import Change, KernelDiff, Status
 from ncu_roof.render.console import PIPE_WIDTH, text_console, trimmed
-from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS
+from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS, document_pieces
 from ncu_roof.render.output import Piece, joined
 
 SCHEMA = "ncu-roof/diff/v1"
@@ -238,14 +237,7 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
         "kernels": None,
     }
     pairs = json_array(ndjson(result.pairs.drop("base_row", "head_row"), CHUNK_KERNELS))
-    if len(result.kernels) <= PRETTY_MAX_KERNELS:
-        document["kernels"] = json.loads(b"".join(pairs))
-        yield json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
-        return
-    head = json.dumps(document, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
-    yield head.removesuffix("null}")  # "kernels" is the last key
-    yield from pairs
-    yield "}\n"
+    yield from document_pieces(document, pairs, len(result.kernels) <= PRETTY_MAX_KERNELS)
 
 
 def _change(change: Change) -> dict[str, float | None]:
