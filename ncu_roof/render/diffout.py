@@ -12,9 +12,9 @@ from ncu_roof.base.text import launch_shape, one_line, shorten, si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import Change, KernelDiff, Status
-from ncu_roof.render.console import PIPE_WIDTH, text_console, trimmed
+from ncu_roof.render.console import PIPE_WIDTH, sized, text_console, trimmed
 from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS, document_pieces
-from ncu_roof.render.output import Piece, joined
+from ncu_roof.render.output import Piece
 
 SCHEMA = "ncu-roof/diff/v1"
 # each status: its mark in every table, its rank in their order, its colour in the terminal
@@ -174,15 +174,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     whole = max((cell_len(r[_VERDICT]) for r in rows), default=0)
     widths = fit_columns(natural, width, max(KERNEL_MIN, NAME_MIN + 1 + shapes), whole)
     table = Table(title=one_line(headline(result)), title_justify="left")
-    for header, justify, _ in _TABLE_COLUMNS:
-        if header in widths:
-            table.add_column(
-                header,
-                justify=justify,  # type: ignore[arg-type]
-                width=widths[header],
-                no_wrap=True,
-                overflow="ellipsis",
-            )
+    sized(table, ((h, justify, widths[h]) for h, justify, _ in _TABLE_COLUMNS if h in widths))
     for k, cells in zip(kernels, rows, strict=True):
         style = _STATUS[k.status][2] if color else ""
         name = shorten(k.name, max(1, widths["Kernel"] - 1 - cell_len(cells[0])))
@@ -215,13 +207,9 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     return trimmed(buffer.getvalue())
 
 
-def render_diff_json(result: Diff) -> str:
-    """Base SI units, NaN/inf as null, stable key order; the pairs written by Polars from `Diff.pairs`."""
-    return joined(diff_json_pieces(result))
-
-
 def diff_json_pieces(result: Diff) -> Iterator[Piece]:
-    """`render_diff_json` in pieces, made as they are written: a big diff is never held whole.
+    """Base SI units, NaN/inf as null, stable key order; the pairs written by Polars from
+    `Diff.pairs`. In pieces, made as they are written: a big diff is never held whole.
     Up to `PRETTY_MAX_KERNELS` pairs indented (the pairs Polars writes, parsed); beyond, compact.
     A pair's object is its row of `Diff.pairs` without its launches' rows."""
     from ncu_roof.render.jsonkernels import json_array, ndjson

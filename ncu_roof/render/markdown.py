@@ -136,9 +136,7 @@ def _gpu(device: Device) -> str:
 def _headline(summary: Summary) -> list[str]:
     kernels = f" of {plural(len(summary.rows), 'kernel')}" if summary.grouped else ""
     title = f"## Roofline: {plural(summary.launches, 'launch')}{kernels}, {si(summary.total_s, 's')}"
-    lines = [title]
-    for view in summary.devices:
-        lines.append(_device_paragraph(summary, view))
+    lines = [title, *(_device_paragraph(summary, view) for view in summary.devices)]
     if not summary.devices:
         lines.append("No kernel has a duration.")
     return lines
@@ -152,9 +150,7 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     where = f"**{_gpu(view.device)}** ({cc}device {view.device.index}) from {source}{version}"
     words = share_phrases(view, plain, " of time")
     # `, ` between verdicts: ` · ` precedes a verdict's basis
-    shares = (
-        (f"**{words[0]}**" + "".join(f", {w}" for w in words[1:])) if words else "no kernel has a duration"
-    )
+    shares = ", ".join([f"**{words[0]}**", *words[1:]]) if words else "no kernel has a duration"
     lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}."]
     if view.fix_first is not None:
         fix = fix_first_words(summary, view, plain, _strong)

@@ -227,24 +227,18 @@ class Summary:
     def legend(self) -> list[str]:
         """What the columns mean, one phrase each, for every sink."""
         share = "of its device's time" if self.multi_device else "of the total time"
+        sums = (
+            "Time, FLOP, bytes, rates, % of roof and SOL = over all its launches (sums; rates "
+            "and intensity of the sums; percentages weighted by time)"
+        )
+        mixed = "Of its time = the share of the kernel's time its verdict covers (the others: --launches)"
         return [
-            *(
-                [
-                    "Time, FLOP, bytes, rates, % of roof and SOL = over all its launches (sums; rates "
-                    "and intensity of the sums; percentages weighted by time)"
-                ]
-                if self.grouped
-                else []
-            ),
+            *([sums] if self.grouped else []),
             f"Share = {share}",
             "% of roof = the roofline's minimum time over the measured time",
             "Could save = the time it would save at its binding roof (+: a lower bound)",
             BASIS_LEGEND,
-            *(
-                ["Of its time = the share of the kernel's time its verdict covers (the others: --launches)"]
-                if any(len(r.verdicts) > 1 for r in self.rows)
-                else []
-            ),
+            *([mixed] if any(len(r.verdicts) > 1 for r in self.rows) else []),
             "[n] = note n below",
             "AI = arithmetic intensity, FLOP per byte against each memory tier",
             "Binding = the roof that limits the kernel in the roofline model",
@@ -269,10 +263,9 @@ def summarize(
     shown = kernels  # without repeats, the groups are the launches already
     if not grouped and repeats(kernels):
         shown = group_kernels(analysis, GroupBy.NONE)
-    notes, numbers, templates = _notes(analysis)
+    notes, numbers = _notes(analysis)
     rows = tuple(
-        Row(i + 1, g, tuple(sorted({numbers[templates[n]] for n in g.notes})))
-        for i, g in enumerate(ranked(shown, sort))
+        Row(i + 1, g, tuple(sorted({numbers[n] for n in g.notes}))) for i, g in enumerate(ranked(shown, sort))
     )
     totals = device_totals_s(analysis)
     devices = tuple(
@@ -347,15 +340,16 @@ def _merged(weights: Iterable[tuple[str, float]]) -> list[tuple[str, str, float,
     return sorted(merged, key=lambda item: -item[2])
 
 
-def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[str, str]]:
-    """The distinct notes, most launches first; the number of each template; note → template."""
+def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int]]:
+    """The distinct notes (those that differ only in numbers as one), most launches first, and
+    each note's number."""
     each = analysis.launches.select(pl.col("notes").list.unique(maintain_order=True)).explode("notes")
     # each distinct note's launches, in first-seen order
     per_note = dict(each.drop_nulls().group_by("notes", maintain_order=True).len().iter_rows())
     merged = _merged(per_note.items())
     numbers = {key: i + 1 for i, (key, _, _, _) in enumerate(merged)}
     notes = tuple(Note(i + 1, text, int(n), variants) for i, (_, text, n, variants) in enumerate(merged))
-    return notes, numbers, {note: _template(note) for note in per_note}
+    return notes, {note: numbers[_template(note)] for note in per_note}
 
 
 def _ranges(first: str, wordings: set[str]) -> str:

@@ -20,7 +20,7 @@ from rich.text import Text
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import TIERS
-from ncu_roof.render.console import text_console, trimmed
+from ncu_roof.render.console import sized, text_console, trimmed
 from ncu_roof.render.headline import fix_first_words, share_phrases, times
 from ncu_roof.render.rates import achieved_words, attainable_words
 from ncu_roof.render.summary import (
@@ -188,15 +188,7 @@ def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> Laid:
         if index["notes"] not in widths:
             values[index["verdict"]] = one_line(row.flagged(notes=True))
     table = Table(show_edge=False, pad_edge=False, header_style="bold", expand=False)
-    for i, size in widths.items():
-        col = cols[i]
-        table.add_column(
-            col.header,
-            justify=col.justify,  # type: ignore[arg-type]
-            no_wrap=True,
-            overflow="ellipsis",
-            width=size,
-        )
+    sized(table, ((cols[i].header, cols[i].justify, size) for i, size in widths.items()))
     for row, values in zip(rows, cells, strict=True):
         colour = Style(color=VERDICT_COLOURS[row.bound])
         table.add_row(
