@@ -362,12 +362,6 @@ def _ranges(first: str, wordings: set[str]) -> str:
     pieces = _NUMBER.split(first)
     out = [pieces[0]]
     for values, piece in zip(slots, pieces[1:], strict=True):
-        texts = sorted(set(values), key=_number_value)
-        out.append(texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}")
-        out.append(piece)
+        texts = sorted(set(values), key=lambda text: float(text.replace(",", "")))  # `1,234`, `0.80`
+        out += [texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}", piece]
     return "".join(out)
-
-
-def _number_value(text: str) -> float:
-    """A number as a note writes it (`1,234`, `0.80`), for ordering."""
-    return float(text.replace(",", ""))
