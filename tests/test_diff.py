@@ -21,7 +21,8 @@ from ncu_roof.compare.comparison import MismatchError, diff, gate
 from ncu_roof.compare.pairs import Status
 from ncu_roof.errors import GateError
 from ncu_roof.render.diffmarkdown import COLUMNS, render_diff_markdown
-from ncu_roof.render.diffout import KERNEL_MIN, NAME_MIN, render_diff_json, render_diff_table
+from ncu_roof.render.diffout import KERNEL_MIN, NAME_MIN, diff_json_pieces, render_diff_table
+from ncu_roof.render.output import joined
 
 ROOT = Path(__file__).resolve().parents[1]
 IDENTITY = [
@@ -144,7 +145,7 @@ def test_renderers_escape_hostile_names(pair: tuple[str, str]) -> None:
     for line in table_rows:  # every row keeps its 8 columns: no raw `|` from names
         assert line.replace("\\|", "").count("|") == len(COLUMNS) + 1 == 9
     assert "<a|b" not in markdown
-    document = json.loads(render_diff_json(result))
+    document = json.loads(joined(diff_json_pieces(result)))
     assert document["schema"] == "ncu-roof/diff/v1"
     assert document["kernels"][0]["name"] == HOSTILE
     assert document["kernels"][0]["duration_s"]["delta_pct"] == pytest.approx(10.0)
@@ -163,7 +164,7 @@ def test_the_json_pairs_are_the_kernel_diffs(
 
     result = diff(load(pair[0]), load(pair[1]))
     monkeypatch.setattr(diffout, "PRETTY_MAX_KERNELS", pretty_max)
-    text = render_diff_json(result)
+    text = joined(diff_json_pieces(result))
     assert ("\n  " in text) is bool(pretty_max) and text.endswith("}\n")
 
     def change(c: Change) -> dict[str, float | None]:
@@ -499,7 +500,7 @@ def test_a_run_without_clocks_says_so(clocks: tuple[str, str]) -> None:
     assert "builtin:a10" in result.notes[0]
     assert "note: clocks not compared" in render_diff_table(result)
     assert "> [!NOTE]" in render_diff_markdown(result)
-    assert json.loads(render_diff_json(result))["notes"] == list(result.notes)
+    assert json.loads(joined(diff_json_pieces(result)))["notes"] == list(result.notes)
 
 
 # --- arrows in multi-run files --------------------------------------------------------------------
@@ -518,7 +519,7 @@ def test_arrows_pair_kernels_of_the_same_run(tmp_path: Path) -> None:
     assert sorted(k.id for k in base.kernels) == [0, 0, 1, 1]
     arrows = diff_arrows(diff(base, head), base, head)
     assert sorted((b.name, h.name) for b, h in arrows) == [("a", "a"), ("b", "b"), ("c", "c"), ("d", "d")]
-    document = json.loads(render_diff_json(diff(base, head)))
+    document = json.loads(joined(diff_json_pieces(diff(base, head))))
     runs = {k["name"]: (k["base_run"], k["head_run"]) for k in document["kernels"]}
     assert runs == {"a": (0, 1), "b": (0, 1), "c": (1, 0), "d": (1, 0)}
 

@@ -17,6 +17,7 @@ from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import RunTable
 from ncu_roof.pipeline import Request, pool_size, read_tables, run, run_each
 from ncu_roof.render import jsonout
+from ncu_roof.render.output import joined
 
 CORPUS_INPUTS = (
     "reexport/a10_rep_2023.2.0_105-kernels-llm.ncu2024.1-raw-base.csv",
@@ -58,10 +59,10 @@ def test_a_big_diff_is_compact_and_equal_in_chunks(
 
     analysis = one_process_analysis()
     result = diff(analysis, analysis)
-    pretty = diffout.render_diff_json(result)
+    pretty = joined(diffout.diff_json_pieces(result))
     monkeypatch.setattr(diffout, "PRETTY_MAX_KERNELS", 1)
     monkeypatch.setattr(diffout, "CHUNK_KERNELS", chunk)
-    compact = diffout.render_diff_json(result)
+    compact = joined(diffout.diff_json_pieces(result))
     assert "\n  " in pretty and compact.count("\n") == 1
     assert json.loads(compact) == json.loads(pretty)
     assert len(json.loads(compact)["kernels"]) == len(result.kernels)

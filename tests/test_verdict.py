@@ -20,7 +20,7 @@ from ncu_roof.analysis.sol import sol_arrays, verdict_arrays
 from ncu_roof.analysis.verdicts import unfailed
 from ncu_roof.base.vocabulary import Bound, VerdictBasis
 from ncu_roof.recipe import normalize
-from ncu_roof.render.jsonout import analysis_json
+from ncu_roof.render.jsonout import render_json
 
 # Every fixture runs at sm__cycles_elapsed.avg.per_second = 1 GHz, with a DRAM roof of
 # dram__bytes.sum.peak_sustained 1000 B/cycle x dram__cycles_elapsed.avg.per_second 2 GHz = 2 TB/s.
@@ -107,7 +107,7 @@ def test_a_default_set_report_of_an_unknown_gpu_gets_sol_verdicts(fixtures: Path
         "l2_resident": "memory-bound (l2)",  # memory 75, 55 points above SM; l2 75 > dram 30
     }
     assert all(k.verdict_basis is VerdictBasis.SOL for k in analysis.kernels)
-    doc = analysis_json(analysis)
+    doc = json.loads(render_json(analysis))
     assert {k["verdict_basis"] for k in doc["kernels"]} == {"sol"}
     stream = next(k for k in doc["kernels"] if k["name"] == "stream_copy")
     assert stream["sol_verdict"] == {"bound": "memory", "unit": "dram", "small_grid": False}
@@ -121,7 +121,7 @@ def test_a_transcendental_kernel_is_bound_by_the_special_function_unit(fixtures:
     assert k.pipe_pct == {"xu": 85.0, "fma": 20.0, "lsu": 5.0}
     assert k.bound is Bound.COMPUTE and k.compute_ceiling == "pipe:xu"
     assert describe(k) == "compute-bound (xu pipe 85%)"
-    doc = json.loads(json.dumps(analysis_json(_analysis(fixtures, "verdict_xu_transcendental.csv"))))
+    doc = json.loads(render_json(_analysis(fixtures, "verdict_xu_transcendental.csv")))
     assert doc["kernels"][0]["pipe_pct"]["xu"] == 85.0
     assert doc["kernels"][0]["compute_ceiling"] == "pipe:xu"
 

@@ -14,11 +14,13 @@ import io
 import os
 import shutil
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
+    from rich.table import Table
 
 PIPE_WIDTH = 120  # columns of every command's text to a file or a pipe without COLUMNS
 MIN_WIDTH = 60  # the narrowest layout: a smaller COLUMNS lays text out at this width
@@ -67,6 +69,13 @@ def text_console(
         emoji=False,
         markup=False,
     )
+
+
+def sized(table: Table, columns: Iterable[tuple[str, str, int]]) -> Table:
+    """`table` with (header, justify, width) columns whose cells never wrap (ellipsis if cut)."""
+    for header, justify, width in columns:
+        table.add_column(header, justify=justify, no_wrap=True, overflow="ellipsis", width=width)  # type: ignore[arg-type]
+    return table
 
 
 def rich_text(renderable: RenderableType, width: int, *, color: bool = False) -> str:

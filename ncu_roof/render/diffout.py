@@ -3,32 +3,30 @@
 from __future__ import annotations
 
 import io
-import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.base.text import launch_shape, one_line, shorten, si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import Change, KernelDiff, Status
-from ncu_roof.render.console import PIPE_WIDTH, text_console, trimmed
-from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS
-from ncu_roof.render.output import Piece, joined
-
-if TYPE_CHECKING:
-    from rich.table import Table
+from ncu_roof.render.console import PIPE_WIDTH, sized, text_console, trimmed
+from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS, document_pieces
+from ncu_roof.render.output import Piece
 
 SCHEMA = "ncu-roof/diff/v1"
-STATUS_MARK = {
-    Status.REGRESSED: "❌ slower",
-    Status.IMPROVED: "⚡ faster",
-    Status.UNCHANGED: "✅ same",
-    Status.UNKNOWN: "? no time",
-    Status.ONLY_BASE: "➖ removed",
-    Status.ONLY_HEAD: "🆕 new",
+# each status: its mark in every table, its rank in their order, its colour in the terminal
+_STATUS = {
+    Status.REGRESSED: ("❌ slower", 0, "red"),
+    Status.IMPROVED: ("⚡ faster", 1, "green"),
+    Status.ONLY_HEAD: ("🆕 new", 2, "cyan"),
+    Status.ONLY_BASE: ("➖ removed", 3, "yellow"),
+    Status.UNCHANGED: ("✅ same", 4, ""),
+    Status.UNKNOWN: ("? no time", 5, "dim"),
 }
+STATUS_MARK = {status: mark for status, (mark, _, _) in _STATUS.items()}
 
 
 def signed_pct(value: float | None) -> str:
@@ -77,22 +75,12 @@ def row_cells(k: KernelDiff) -> list[str]:
     ]
 
 
-_RANK = {
-    Status.REGRESSED: 0,
-    Status.IMPROVED: 1,
-    Status.ONLY_HEAD: 2,
-    Status.ONLY_BASE: 3,
-    Status.UNCHANGED: 4,
-    Status.UNKNOWN: 5,
-}
-
-
 def order_key(k: KernelDiff) -> tuple[int, float]:
     """Regressions (worst first), improvements (best first), new, removed, the rest by time."""
     change = k.duration_s.delta_pct
     if k.status in (Status.REGRESSED, Status.IMPROVED) and change is not None:
-        return _RANK[k.status], -abs(change)
-    return _RANK[k.status], -(k.duration_s.head or k.duration_s.base or 0.0)
+        return _STATUS[k.status][1], -abs(change)
+    return _STATUS[k.status][1], -(k.duration_s.head or k.duration_s.base or 0.0)
 
 
 def ordered(result: Diff) -> list[KernelDiff]:
@@ -130,14 +118,8 @@ _TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("Verdict", "left", 5),
     ("Status", "left", 1),
 )
-_STATUS_STYLE = {
-    Status.REGRESSED: "red",
-    Status.IMPROVED: "green",
-    Status.UNCHANGED: "",
-    Status.UNKNOWN: "dim",
-    Status.ONLY_BASE: "yellow",
-    Status.ONLY_HEAD: "cyan",
-}
+_HEADERS = [h for h, _, _ in _TABLE_COLUMNS]
+_VERDICT = _HEADERS.index("Verdict")
 
 
 def _table_overhead(columns: int) -> int:
@@ -145,14 +127,17 @@ def _table_overhead(columns: int) -> int:
     return 3 * columns + 1
 
 
-def fit_columns(natural: Mapping[str, int], width: int, kernel_min: int = KERNEL_MIN) -> dict[str, int]:
+def fit_columns(
+    natural: Mapping[str, int], width: int, kernel_min: int = KERNEL_MIN, verdict_whole: int = 0
+) -> dict[str, int]:
     """The columns to show and their widths in a table at most `width` cells wide.
 
     Every column but Kernel keeps its natural (widest cell) width; Kernel gets what is left,
     between `kernel_min` and its natural width. While even `kernel_min` does not fit, the column
-    with the highest drop rank goes.
+    with the highest drop rank goes; the room then left widens the Verdict (natural: its widest
+    phrase) up to `verdict_whole`, its widest cell, so that verdicts wrap less, or not at all.
     """
-    shown = [h for h, _, _ in _TABLE_COLUMNS]
+    shown = list(_HEADERS)
     rank = {h: r for h, _, r in _TABLE_COLUMNS}
 
     def room(columns: list[str]) -> int:
@@ -162,27 +147,51 @@ def fit_columns(natural: Mapping[str, int], width: int, kernel_min: int = KERNEL
     while room(shown) < kernel_min and any(rank[h] for h in shown):
         shown.remove(max(shown, key=lambda h: rank[h]))
     kernel = max(kernel_min, min(natural["Kernel"], room(shown)))
-    return {h: kernel if h == "Kernel" else natural[h] for h in shown}
+    widths = {h: kernel if h == "Kernel" else natural[h] for h in shown}
+    if "Verdict" in widths:
+        spare = room(shown) - kernel
+        widths["Verdict"] = max(widths["Verdict"], min(verdict_whole, widths["Verdict"] + spare))
+    return widths
 
 
 def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = False) -> str:
     """A rich table `width` cells wide at most (pass the terminal's); colour only when `color`."""
     from rich.cells import cell_len
+    from rich.table import Table
     from rich.text import Text
 
     kernels = ordered(result)
-    headers = [h for h, _, _ in _TABLE_COLUMNS]
     rows = [[one_line(c) for c in row_cells(k)] for k in kernels]  # the launch shape first
+    # each column's widest cell (its header included); Kernel's at its shortened names; the
+    # Verdict's at its widest phrase (a verdict wraps before ` · basis` and after ` → `)
+    natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(_HEADERS)}
+    natural["Verdict"] = max(
+        [cell_len("Verdict"), *(cell_len(p) for r in rows for p in _VERDICT_BREAKS.split(r[_VERDICT]))]
+    )
+    names = [cell_len(f"{shorten(k.name, KERNEL_MAX)} {r[0]}") for k, r in zip(kernels, rows, strict=True)]
+    natural["Kernel"] = max([cell_len("Kernel"), *names])
     shapes = max((cell_len(r[0]) for r in rows), default=0)
-    widths = fit_columns(_natural_widths(kernels, rows), width, max(KERNEL_MIN, NAME_MIN + 1 + shapes))
-    if "Verdict" in widths:  # the room left lets verdicts wrap less, or not at all
-        spare = width - _table_overhead(len(widths)) - sum(widths.values())
-        whole = max(cell_len(r[headers.index("Verdict")]) for r in rows) if rows else 0
-        widths["Verdict"] = max(widths["Verdict"], min(whole, widths["Verdict"] + spare))
+    whole = max((cell_len(r[_VERDICT]) for r in rows), default=0)
+    widths = fit_columns(natural, width, max(KERNEL_MIN, NAME_MIN + 1 + shapes), whole)
+    table = Table(title=one_line(headline(result)), title_justify="left")
+    sized(table, ((h, justify, widths[h]) for h, justify, _ in _TABLE_COLUMNS if h in widths))
+    for k, cells in zip(kernels, rows, strict=True):
+        style = _STATUS[k.status][2] if color else ""
+        name = shorten(k.name, max(1, widths["Kernel"] - 1 - cell_len(cells[0])))
+        by_header = dict(zip(_HEADERS, [f"{name} {cells[0]}", *cells[1:]], strict=True))
+        if cell_len(by_header["Verdict"]) > widths.get("Verdict", 0):  # one phrase a line
+            by_header["Verdict"] = _VERDICT_BREAKS.sub("\n", by_header["Verdict"])
+        table.add_row(
+            *(
+                Text(text, style=style if header in ("Δ time", "Status") else "")
+                for header, text in by_header.items()
+                if header in widths
+            )
+        )
     buffer = io.StringIO()
     console = text_console(buffer, width, color=color, color_system="standard")
-    console.print(_rich_table(result, kernels, rows, widths, color))
-    dropped = [h for h in headers if h not in widths]
+    console.print(table)
+    dropped = [h for h in _HEADERS if h not in widths]
     if dropped:
         console.print(
             Text(
@@ -198,82 +207,9 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     return trimmed(buffer.getvalue())
 
 
-def _natural_widths(kernels: Sequence[KernelDiff], rows: Sequence[Sequence[str]]) -> dict[str, int]:
-    """Each column's widest cell (its header included); Kernel's at its shortened names; the
-    Verdict's at its widest phrase (a verdict wraps before ` · basis` and after ` → `)."""
-    from rich.cells import cell_len
-
-    headers = [h for h, _, _ in _TABLE_COLUMNS]
-    natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(headers) if i}
-    verdict = headers.index("Verdict")
-    natural["Verdict"] = max(
-        [cell_len("Verdict"), *(cell_len(p) for r in rows for p in _VERDICT_BREAKS.split(r[verdict]))]
-    )
-    natural["Kernel"] = max(
-        [cell_len("Kernel"), *(_kernel_len(k.name, r[0]) for k, r in zip(kernels, rows, strict=True))]
-    )
-    return natural
-
-
-def _kernel_len(name: str, shape: str) -> int:
-    from rich.cells import cell_len
-
-    return cell_len(shorten(name, KERNEL_MAX)) + 1 + cell_len(shape)
-
-
-def kernel_cell(name: str, shape: str, width: int) -> str:
-    """`name 8×256 #2` in `width` cells: the name shortened, the launch shape whole."""
-    from rich.cells import cell_len
-
-    return f"{shorten(name, max(1, width - 1 - cell_len(shape)))} {shape}"
-
-
-def _rich_table(
-    result: Diff,
-    kernels: Sequence[KernelDiff],
-    rows: Sequence[Sequence[str]],
-    widths: Mapping[str, int],
-    color: bool,
-) -> Table:
-    from rich.cells import cell_len
-    from rich.table import Table
-    from rich.text import Text
-
-    headers = [h for h, _, _ in _TABLE_COLUMNS]
-    table = Table(title=one_line(headline(result)), title_justify="left")
-    for header, justify, _ in _TABLE_COLUMNS:
-        if header in widths:
-            table.add_column(
-                header,
-                justify=justify,  # type: ignore[arg-type]
-                width=widths[header],
-                no_wrap=True,
-                overflow="ellipsis",
-            )
-    for k, cells in zip(kernels, rows, strict=True):
-        style = _STATUS_STYLE[k.status] if color else ""
-        by_header = dict(
-            zip(headers, [kernel_cell(k.name, cells[0], widths["Kernel"]), *cells[1:]], strict=True)
-        )
-        if cell_len(by_header["Verdict"]) > widths.get("Verdict", 0):  # one phrase a line
-            by_header["Verdict"] = _VERDICT_BREAKS.sub("\n", by_header["Verdict"])
-        table.add_row(
-            *(
-                Text(text, style=style if header in ("Δ time", "Status") else "")
-                for header, text in by_header.items()
-                if header in widths
-            )
-        )
-    return table
-
-
-def render_diff_json(result: Diff) -> str:
-    """Base SI units, NaN/inf as null, stable key order; the pairs written by Polars from `Diff.pairs`."""
-    return joined(diff_json_pieces(result))
-
-
 def diff_json_pieces(result: Diff) -> Iterator[Piece]:
-    """`render_diff_json` in pieces, made as they are written: a big diff is never held whole.
+    """Base SI units, NaN/inf as null, stable key order; the pairs written by Polars from
+    `Diff.pairs`. In pieces, made as they are written: a big diff is never held whole.
     Up to `PRETTY_MAX_KERNELS` pairs indented (the pairs Polars writes, parsed); beyond, compact.
     A pair's object is its row of `Diff.pairs` without its launches' rows."""
     from ncu_roof.render.jsonkernels import json_array, ndjson
@@ -289,14 +225,7 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
         "kernels": None,
     }
     pairs = json_array(ndjson(result.pairs.drop("base_row", "head_row"), CHUNK_KERNELS))
-    if len(result.kernels) <= PRETTY_MAX_KERNELS:
-        document["kernels"] = json.loads(b"".join(pairs))
-        yield json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
-        return
-    head = json.dumps(document, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
-    yield head.removesuffix("null}")  # "kernels" is the last key
-    yield from pairs
-    yield "}\n"
+    yield from document_pieces(document, pairs, len(result.kernels) <= PRETTY_MAX_KERNELS)
 
 
 def _change(change: Change) -> dict[str, float | None]:

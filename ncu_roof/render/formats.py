@@ -1,8 +1,8 @@
 """The one registry of output formats: each declares its renderer, file suffixes and binary-ness.
 
 The CLI's `--format` choices, the format inferred from an `-o` suffix, and the tests all iterate
-`OutputFormat`; `renderer()` matches every member with `assert_never`, so a format added to the
-enum but not wired here fails mypy and the tests.
+`OutputFormat`, so a format added to the enum but not registered in `FORMATS` and given a
+renderer here fails the tests.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePath
-from typing import TYPE_CHECKING, assert_never
+from typing import TYPE_CHECKING
 
 from ncu_roof.errors import MissingToolError, UsageError
 from ncu_roof.render.console import PIPE_WIDTH
@@ -64,39 +64,22 @@ Renderer = Callable[["Analysis", RenderOptions], "Document"]
 
 @dataclass(frozen=True)
 class FormatSpec:
-    format: OutputFormat
     suffixes: tuple[str, ...]  # lower case, with the dot; the first is the usual one
     binary: bool  # bytes that must not go to a terminal
     image: bool = False  # a roofline picture (also valid for `plot -o` and `--plot`)
-    draws: bool = False  # the renderer draws with matplotlib (images, and HTML's inline plot)
 
 
-def spec(fmt: OutputFormat) -> FormatSpec:
-    """What each format is (exhaustive: a new member without a case fails mypy)."""
-    match fmt:
-        case OutputFormat.TABLE:
-            return FormatSpec(fmt, (".txt",), binary=False)
-        case OutputFormat.JSON:
-            return FormatSpec(fmt, (".json",), binary=False)
-        case OutputFormat.CSV:
-            return FormatSpec(fmt, (".csv",), binary=False)
-        case OutputFormat.MARKDOWN:
-            return FormatSpec(fmt, (".md", ".markdown"), binary=False)
-        case OutputFormat.HTML:
-            return FormatSpec(fmt, (".html", ".htm"), binary=False, draws=True)
-        case OutputFormat.PARQUET:
-            return FormatSpec(fmt, (".parquet",), binary=True)
-        case OutputFormat.SVG:
-            return FormatSpec(fmt, (".svg",), binary=False, image=True, draws=True)
-        case OutputFormat.PNG:
-            return FormatSpec(fmt, (".png",), binary=True, image=True, draws=True)
-        case OutputFormat.PDF:
-            return FormatSpec(fmt, (".pdf",), binary=True, image=True, draws=True)
-        case _:
-            assert_never(fmt)
-
-
-FORMATS = {fmt: spec(fmt) for fmt in OutputFormat}
+FORMATS = {  # every member's entry (tests/test_formats.py checks that none is missing)
+    OutputFormat.TABLE: FormatSpec((".txt",), binary=False),
+    OutputFormat.JSON: FormatSpec((".json",), binary=False),
+    OutputFormat.CSV: FormatSpec((".csv",), binary=False),
+    OutputFormat.MARKDOWN: FormatSpec((".md", ".markdown"), binary=False),
+    OutputFormat.HTML: FormatSpec((".html", ".htm"), binary=False),
+    OutputFormat.PARQUET: FormatSpec((".parquet",), binary=True),
+    OutputFormat.SVG: FormatSpec((".svg",), binary=False, image=True),
+    OutputFormat.PNG: FormatSpec((".png",), binary=True, image=True),
+    OutputFormat.PDF: FormatSpec((".pdf",), binary=True, image=True),
+}
 IMAGE_FORMATS = tuple(f for f, s in FORMATS.items() if s.image)
 
 
@@ -129,24 +112,8 @@ def image_format(path: str, option: str) -> OutputFormat:
 
 
 def renderer(fmt: OutputFormat) -> Renderer:
-    """The function that renders `fmt` (its module is imported only now)."""
-    match fmt:
-        case OutputFormat.TABLE:
-            return _table
-        case OutputFormat.JSON:
-            return _json
-        case OutputFormat.CSV:
-            return _csv
-        case OutputFormat.MARKDOWN:
-            return _markdown
-        case OutputFormat.HTML:
-            return _html
-        case OutputFormat.PARQUET:
-            return _parquet
-        case OutputFormat.SVG | OutputFormat.PNG | OutputFormat.PDF:
-            return _image(fmt)
-        case _:
-            assert_never(fmt)
+    """The function that renders `fmt` (its module is imported only when it renders)."""
+    return _image(fmt) if FORMATS[fmt].image else _RENDERERS[fmt]
 
 
 def render(analysis: Analysis, fmt: OutputFormat, options: RenderOptions) -> Document:
@@ -213,3 +180,13 @@ def _image(fmt: OutputFormat) -> Renderer:
         return render_plot(analysis, fmt=fmt.value, options=PlotOptions.from_render(options))
 
     return draw
+
+
+_RENDERERS: dict[OutputFormat, Renderer] = {
+    OutputFormat.TABLE: _table,
+    OutputFormat.JSON: _json,
+    OutputFormat.CSV: _csv,
+    OutputFormat.MARKDOWN: _markdown,
+    OutputFormat.HTML: _html,
+    OutputFormat.PARQUET: _parquet,
+}

@@ -12,24 +12,34 @@ from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.analysis.records import Kernel, ceiling_words
 from ncu_roof.analysis.sol import HIGH_THROUGHPUT_SOL_PCT
 from ncu_roof.base.text import pct, si
-from ncu_roof.base.vocabulary import COMPUTE, TIER_NAMES
+from ncu_roof.base.vocabulary import COMPUTE, TIER_NAMES, Bound
 from ncu_roof.render.summary import DeviceView, Summary, verdict_words
 
 Words = Callable[[str], str]
 
 
-def _same(text: str) -> str:
-    return text
-
-
-def memory_tier_words(view: DeviceView, esc: Words = _same) -> str:
+def memory_tier_words(view: DeviceView, esc: Words = str) -> str:
     """` (dram 60%, l2 10%)`: the memory-bound time per binding tier; empty when none is known."""
     if not view.memory_tiers:
         return ""
     return " (" + ", ".join(f"{esc(t)} {pct(100 * s)}" for t, s in view.memory_tiers) + ")"
 
 
-def fix_first_words(summary: Summary, view: DeviceView, esc: Words = _same, strong: Words = _same) -> str:
+def share_phrases(view: DeviceView, esc: Words = str, of: str = "") -> list[str]:
+    """`36% memory-bound (dram 30%, l2 6%) · roofline`: the device's time per verdict, the most
+    first, each with its basis (`of`: words after the share, as ` of time`)."""
+    return [
+        f"{pct(100 * s)}{of} {view.share_words(b, memory_tier_words(view, esc) if b is Bound.MEMORY else '')}"
+        for b, s in view.shares
+    ]
+
+
+def times(count: int) -> str:
+    """` ×3` after a name of several launches; nothing for one."""
+    return f" ×{count}" if count > 1 else ""
+
+
+def fix_first_words(summary: Summary, view: DeviceView, esc: Words = str, strong: Words = str) -> str:
     """`could save 1.2 ms (29% of the time) if it reached its dram roof (ranked by this); as it runs,
     DRAM is 67% busy, which allows 1.2 ms: the fix is …; now memory-bound (dram), 67% of roof`:
     which saving it ranks by, on what condition, and what the fix is (the view must have a kernel
@@ -104,7 +114,7 @@ def shown_costliest(view: DeviceView) -> KernelGroup | None:
     return costliest if costliest is not None and (ff is None or costliest is not ff.group) else None
 
 
-def costliest_words(group: KernelGroup, esc: Words = _same) -> str:
+def costliest_words(group: KernelGroup, esc: Words = str) -> str:
     """`(41% of its time, 1.2 ms): memory-bound`."""
     share = f"{pct(100 * group.device_share)} of its time, " if group.device_share is not None else ""
     return f"({share}{si(group.total_duration_s, 's')}): {esc(verdict_words(group))}"

@@ -10,16 +10,13 @@ another): the launches are written by shape (usually one), and their lines put b
 from __future__ import annotations
 
 import io
-import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.frame import (
     above_roof,
-    frame_of,
     integer_ops,
     integer_paths,
     kept,
@@ -30,7 +27,6 @@ from ncu_roof.analysis.frame import (
 )
 from ncu_roof.analysis.groups import headroom_array
 from ncu_roof.analysis.model import TRANSACTION_BYTES
-from ncu_roof.analysis.records import Kernel
 
 # The kernel object's keys, in the order of the contract (docs/schemas/analysis.v1.schema.json)
 KERNEL = (
@@ -155,10 +151,3 @@ def json_array(chunks: Iterable[bytes]) -> Iterator[bytes]:
         last = lines
     yield last[:-1].replace(b"\n", b",")
     yield b"]"
-
-
-def kernels_json(launches: pl.DataFrame | Sequence[Kernel]) -> list[dict[str, Any]]:
-    """The kernel objects as Python values (what the JSON holds, parsed)."""
-    frame = launches if isinstance(launches, pl.DataFrame) else frame_of(launches)
-    out: list[dict[str, Any]] = json.loads(b"".join(kernel_array(frame, max(len(frame), 1))))
-    return out

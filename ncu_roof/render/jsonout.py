@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import polars as pl
@@ -39,13 +39,8 @@ def device_json(device: Device) -> dict[str, Any]:
     }
 
 
-def analysis_json(analysis: Analysis) -> dict[str, Any]:
-    from ncu_roof.render.jsonkernels import kernels_json  # Polars: not for a diff's table or Parquet
-
-    return _document(analysis, kernels_json(analysis.launches))
-
-
-def _document(analysis: Analysis, kernels: object) -> dict[str, Any]:
+def _document(analysis: Analysis) -> dict[str, Any]:
+    """The document, its kernels (written as they come: `json_pieces`) left null."""
     return {
         "schema": SCHEMA,
         "inputs": [
@@ -59,7 +54,7 @@ def _document(analysis: Analysis, kernels: object) -> dict[str, Any]:
             for i in analysis.inputs
         ],
         "devices": [device_json(d) for d in analysis.devices],
-        "kernels": kernels,
+        "kernels": None,
         "total_duration_s": finite_or_none(analysis.total_duration_s),
         "collect_command": analysis.collect_hint,
         **groups_json(analysis),
@@ -69,7 +64,7 @@ def _document(analysis: Analysis, kernels: object) -> dict[str, Any]:
 
 def analysis_header(analysis: Analysis) -> dict[str, Any]:
     """The document without its kernels: schema, inputs, devices and their roofs, totals."""
-    document = _document(analysis, None)
+    document = _document(analysis)
     del document["kernels"]
     return document
 
@@ -138,13 +133,21 @@ def render_json(analysis: Analysis) -> str:
 
 def json_pieces(analysis: Analysis) -> Iterator[Piece]:
     """The document in pieces, made as they are written: a big one is never held whole."""
-    if len(analysis.kernels) <= PRETTY_MAX_KERNELS:
-        yield json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-        return
     from ncu_roof.render.jsonkernels import kernel_array
 
+    pretty = len(analysis.kernels) <= PRETTY_MAX_KERNELS
+    yield from document_pieces(_document(analysis), kernel_array(analysis.launches, CHUNK_KERNELS), pretty)
+
+
+def document_pieces(document: dict[str, Any], kernels: Iterable[bytes], pretty: bool) -> Iterator[Piece]:
+    """`document` with the JSON array `kernels` (pieces of UTF-8) at its key "kernels": indented
+    when `pretty` (the array parsed), else compact, the array written as it comes."""
+    if pretty:
+        whole = {**document, "kernels": json.loads(b"".join(kernels))}
+        yield json.dumps(whole, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return
     yield "{"
-    for i, (key, value) in enumerate(_document(analysis, None).items()):
+    for i, (key, value) in enumerate(document.items()):
         yield f"{',' if i else ''}{_compact(key)}:"
-        yield from kernel_array(analysis.launches, CHUNK_KERNELS) if key == "kernels" else (_compact(value),)
+        yield from kernels if key == "kernels" else (_compact(value),)
     yield "}\n"

@@ -17,9 +17,9 @@ from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import intensity, launch_shape, pct, plural, shorten, si
-from ncu_roof.base.vocabulary import COMPUTE, TIERS, Bound
+from ncu_roof.base.vocabulary import COMPUTE, TIERS
 from ncu_roof.errors import UsageError
-from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
+from ncu_roof.render.headline import costliest_words, fix_first_words, share_phrases, shown_costliest, times
 from ncu_roof.render.rates import achieved_words
 from ncu_roof.render.summary import (
     DeviceView,
@@ -136,9 +136,7 @@ def _gpu(device: Device) -> str:
 def _headline(summary: Summary) -> list[str]:
     kernels = f" of {plural(len(summary.rows), 'kernel')}" if summary.grouped else ""
     title = f"## Roofline: {plural(summary.launches, 'launch')}{kernels}, {si(summary.total_s, 's')}"
-    lines = [title]
-    for view in summary.devices:
-        lines.append(_device_paragraph(summary, view))
+    lines = [title, *(_device_paragraph(summary, view) for view in summary.devices)]
     if not summary.devices:
         lines.append("No kernel has a duration.")
     return lines
@@ -150,14 +148,9 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     version = f", ncu {plain(info.ncu_version)}" if info.ncu_version else ""
     source = code_span(PurePath(info.path).name)
     where = f"**{_gpu(view.device)}** ({cc}device {view.device.index}) from {source}{version}"
-    words = []
-    for bound, part in view.shares:
-        tiers = memory_tier_words(view, plain) if bound is Bound.MEMORY else ""
-        words.append(f"{pct(100 * part)} of time {view.share_words(bound, tiers)}")
+    words = share_phrases(view, plain, " of time")
     # `, ` between verdicts: ` · ` precedes a verdict's basis
-    shares = (
-        (f"**{words[0]}**" + "".join(f", {w}" for w in words[1:])) if words else "no kernel has a duration"
-    )
+    shares = ", ".join([f"**{words[0]}**", *words[1:]]) if words else "no kernel has a duration"
     lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}."]
     if view.fix_first is not None:
         fix = fix_first_words(summary, view, plain, _strong)
@@ -173,8 +166,7 @@ def _strong(text: str) -> str:
 
 
 def _name(summary: Summary, group: KernelGroup) -> str:
-    launches = f" ×{group.count}" if group.count > 1 else ""
-    return code_span(_label(summary, group.name)) + launches
+    return code_span(_label(summary, group.name)) + times(group.count)
 
 
 def _label(summary: Summary, name: str) -> str:
@@ -190,22 +182,6 @@ def _name_keys(summary: Summary) -> list[str]:
 
 def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
-
-
-def _share(summary: Summary, row: Row) -> str:
-    share = row.group.device_share if summary.multi_device else row.group.time_share
-    return pct(None if share is None else 100 * share)
-
-
-def _saving(row: Row) -> str:
-    value = row.group.headroom_s
-    return "–" if value is None else si(value, "s") + ("" if row.group.headroom_complete else "+")
-
-
-def _verdict(row: Row) -> str:
-    refs = f" [{','.join(map(str, row.notes))}]" if row.notes else ""
-    above = " ⚠ above roof" if row.group.above_roof else ""
-    return plain(row.verdict + above + refs)
 
 
 def _nbsp(number: str) -> str:
@@ -228,10 +204,10 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
             cells.append(str(r.group.count))
         cells += [
             _nbsp(si(r.group.total_duration_s, "s")),
-            _share(summary, r),
-            table_cell(_verdict(r)),
+            r.share(summary.multi_device),
+            table_cell(plain(r.flagged(notes=True))),
             pct(r.group.figures.pct_of_roof),
-            _nbsp(_saving(r)),
+            _nbsp(r.saving()),
         ]
         lines.append(_row(cells))
     return "\n".join(lines)

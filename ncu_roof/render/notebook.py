@@ -14,9 +14,8 @@ from html import escape
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import fix_first, group_kernels
-from ncu_roof.base.text import one_line, pct, plural, shorten, si
-from ncu_roof.base.vocabulary import Bound
-from ncu_roof.render.headline import Words, fix_first_words, memory_tier_words
+from ncu_roof.base.text import one_line, plural, shorten, si
+from ncu_roof.render.headline import Words, fix_first_words, share_phrases, times
 from ncu_roof.render.html_table import table_columns, table_data
 from ncu_roof.render.summary import (
     VERDICT_COLOURS,
@@ -40,10 +39,6 @@ STYLE = (
 )
 
 
-def _same(text: str) -> str:
-    return text
-
-
 def _title(summary: Summary) -> str:
     """`7 launches of 5 kernels on 2 devices, 2.06 ms`."""
     kernels = len(group_kernels(summary.analysis))
@@ -55,14 +50,10 @@ def _title(summary: Summary) -> str:
     )
 
 
-def _shares(view: DeviceView, esc: Words = _same) -> str:
+def _shares(view: DeviceView, esc: Words = str) -> str:
     """`64% latency-bound · SOL, 36% memory-bound (dram 30%, l2 6%) · roofline` (each verdict
     with its basis, as every sink's headline); `no kernel has a duration`."""
-    words = [
-        f"{pct(100 * s)} " + esc(view.share_words(b, memory_tier_words(view) if b is Bound.MEMORY else ""))
-        for b, s in view.shares
-    ]
-    return ", ".join(words) or "no kernel has a duration"
+    return ", ".join(share_phrases(view, esc)) or "no kernel has a duration"
 
 
 def analysis_repr(analysis: Analysis) -> str:
@@ -101,9 +92,8 @@ def analysis_html(analysis: Analysis) -> str:
         ff = view.fix_first
         if ff is not None:
             name = escape(one_line(shorten(ff.group.name, REPR_NAME)))
-            launches = f" ×{ff.group.count}" if ff.group.count > 1 else ""
             parts.append(
-                f"<p><b>Fix first:</b> <code>{name}</code>{launches} "
+                f"<p><b>Fix first:</b> <code>{name}</code>{times(ff.group.count)} "
                 f"{fix_first_words(summary, view, escape, _bold)}.</p>"
             )
     parts += _table(summary)

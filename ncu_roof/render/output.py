@@ -104,7 +104,12 @@ def write_output(data: Document, path: str | None) -> None:
             with target.open("wb") as handle:
                 _write_pieces(handle, data)
             return
-        _replace_atomically(target, data)
+        tmp = _stage(target, data)
+        try:
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
     except OSError as err:
         raise OutputError(f"cannot write {path}: {err.strerror or err}", hint=WRITE_HINT) from None
 
@@ -129,15 +134,6 @@ def _write_stdout(data: Document) -> None:
         raise OutputError(
             f"cannot write to stdout: {err.strerror or err}", hint="check the disk or the pipe stdout goes to"
         ) from None
-
-
-def _replace_atomically(target: Path, payload: Document) -> None:
-    tmp = _stage(target, payload)
-    try:
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _stage(target: Path, payload: Document) -> Path:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -111,20 +111,30 @@ class Row:
     def bound(self) -> Bound:
         return self.group.lead.bound
 
+    def share(self, per_device: bool) -> str:
+        """Its share of its device's time (`per_device`), else of the total time."""
+        share = self.group.device_share if per_device else self.group.time_share
+        return pct(None if share is None else 100 * share)
+
+    def saving(self) -> str:
+        """The time it could save (`+`: a lower bound); `–` when unknown."""
+        value = self.group.headroom_s
+        return "–" if value is None else si(value, "s") + ("" if self.group.headroom_complete else "+")
+
+    def flagged(self, notes: bool = False) -> str:
+        """Its verdict, `⚠ above roof` when it is, and with `notes` its notes' numbers (`[1,4]`)."""
+        above = " ⚠ above roof" if self.group.above_roof else ""
+        refs = f" [{','.join(map(str, self.notes))}]" if notes and self.notes else ""
+        return self.verdict + above + refs
+
 
 def verdicts_by_time(group: KernelGroup) -> tuple[tuple[str, float], ...]:
     """A group's verdicts with their share of its time, most first; verdicts that differ only in
     a number are one, the number as a range (`compute-bound (SM 60–75%) · SOL`)."""
     if len(group.verdicts) == 1:
         return ((group.verdicts[0], group.verdict_shares[0]),)
-    shares: dict[str, float] = {}
-    wordings: dict[str, list[str]] = {}
-    for verdict, share in zip(group.verdicts, group.verdict_shares, strict=True):
-        key = _template(verdict)
-        shares[key] = shares.get(key, 0.0) + (0.0 if math.isnan(share) else share)
-        wordings.setdefault(key, []).append(verdict)
-    merged = [(_ranges(wordings[k][0], set(wordings[k])), shares[k]) for k in shares]
-    return tuple(sorted(merged, key=lambda item: -item[1]))
+    shares = (0.0 if math.isnan(s) else s for s in group.verdict_shares)
+    return tuple((text, share) for _, text, share, _ in _merged(zip(group.verdicts, shares, strict=True)))
 
 
 def verdict_words(group: KernelGroup) -> str:
@@ -217,24 +227,18 @@ class Summary:
     def legend(self) -> list[str]:
         """What the columns mean, one phrase each, for every sink."""
         share = "of its device's time" if self.multi_device else "of the total time"
+        sums = (
+            "Time, FLOP, bytes, rates, % of roof and SOL = over all its launches (sums; rates "
+            "and intensity of the sums; percentages weighted by time)"
+        )
+        mixed = "Of its time = the share of the kernel's time its verdict covers (the others: --launches)"
         return [
-            *(
-                [
-                    "Time, FLOP, bytes, rates, % of roof and SOL = over all its launches (sums; rates "
-                    "and intensity of the sums; percentages weighted by time)"
-                ]
-                if self.grouped
-                else []
-            ),
+            *([sums] if self.grouped else []),
             f"Share = {share}",
             "% of roof = the roofline's minimum time over the measured time",
             "Could save = the time it would save at its binding roof (+: a lower bound)",
             BASIS_LEGEND,
-            *(
-                ["Of its time = the share of the kernel's time its verdict covers (the others: --launches)"]
-                if any(len(r.verdicts) > 1 for r in self.rows)
-                else []
-            ),
+            *([mixed] if any(len(r.verdicts) > 1 for r in self.rows) else []),
             "[n] = note n below",
             "AI = arithmetic intensity, FLOP per byte against each memory tier",
             "Binding = the roof that limits the kernel in the roofline model",
@@ -259,10 +263,9 @@ def summarize(
     shown = kernels  # without repeats, the groups are the launches already
     if not grouped and repeats(kernels):
         shown = group_kernels(analysis, GroupBy.NONE)
-    notes, numbers, templates = _notes(analysis)
+    notes, numbers = _notes(analysis)
     rows = tuple(
-        Row(i + 1, g, tuple(sorted({numbers[templates[n]] for n in g.notes})))
-        for i, g in enumerate(ranked(shown, sort))
+        Row(i + 1, g, tuple(sorted({numbers[n] for n in g.notes}))) for i, g in enumerate(ranked(shown, sort))
     )
     totals = device_totals_s(analysis)
     devices = tuple(
@@ -324,27 +327,29 @@ def _template(note: str) -> str:
     return _NUMBER.sub("#", note)
 
 
-def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int], dict[str, str]]:
-    """The distinct notes, most launches first; the number of each template; note → template."""
+def _merged(weights: Iterable[tuple[str, float]]) -> list[tuple[str, str, float, int]]:
+    """Texts that differ only in numbers as one, the most weight first: its template, its wording
+    (numbers that differ as ranges), its summed weight and how many wordings it has."""
+    totals: dict[str, float] = {}
+    wordings: dict[str, dict[str, None]] = {}  # first-seen order
+    for text, weight in weights:
+        key = _template(text)
+        totals[key] = totals.get(key, 0) + weight
+        wordings.setdefault(key, {})[text] = None
+    merged = [(k, _ranges(next(iter(w)), set(w)), totals[k], len(w)) for k, w in wordings.items()]
+    return sorted(merged, key=lambda item: -item[2])
+
+
+def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int]]:
+    """The distinct notes (those that differ only in numbers as one), most launches first, and
+    each note's number."""
     each = analysis.launches.select(pl.col("notes").list.unique(maintain_order=True)).explode("notes")
     # each distinct note's launches, in first-seen order
     per_note = dict(each.drop_nulls().group_by("notes", maintain_order=True).len().iter_rows())
-    first: dict[str, str] = {}
-    counts: dict[str, int] = {}
-    wordings: dict[str, set[str]] = {}
-    templates: dict[str, str] = {}
-    for note, count in per_note.items():
-        key = templates[note] = _template(note)
-        first.setdefault(key, note)
-        counts[key] = counts.get(key, 0) + count
-        wordings.setdefault(key, set()).add(note)
-    order = sorted(first, key=lambda key: -counts[key])
-    numbers = {key: i + 1 for i, key in enumerate(order)}
-    notes = tuple(
-        Note(numbers[key], _ranges(first[key], wordings[key]), counts[key], len(wordings[key]))
-        for key in order
-    )
-    return notes, numbers, templates
+    merged = _merged(per_note.items())
+    numbers = {key: i + 1 for i, (key, _, _, _) in enumerate(merged)}
+    notes = tuple(Note(i + 1, text, int(n), variants) for i, (_, text, n, variants) in enumerate(merged))
+    return notes, {note: numbers[_template(note)] for note in per_note}
 
 
 def _ranges(first: str, wordings: set[str]) -> str:
@@ -357,12 +362,6 @@ def _ranges(first: str, wordings: set[str]) -> str:
     pieces = _NUMBER.split(first)
     out = [pieces[0]]
     for values, piece in zip(slots, pieces[1:], strict=True):
-        texts = sorted(set(values), key=_number_value)
-        out.append(texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}")
-        out.append(piece)
+        texts = sorted(set(values), key=lambda text: float(text.replace(",", "")))  # `1,234`, `0.80`
+        out += [texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}", piece]
     return "".join(out)
-
-
-def _number_value(text: str) -> float:
-    """A number as a note writes it (`1,234`, `0.80`), for ordering."""
-    return float(text.replace(",", ""))

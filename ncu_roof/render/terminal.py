@@ -19,9 +19,9 @@ from rich.text import Text
 
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, shorten, si
-from ncu_roof.base.vocabulary import TIERS, Bound
-from ncu_roof.render.console import text_console, trimmed
-from ncu_roof.render.headline import fix_first_words, memory_tier_words
+from ncu_roof.base.vocabulary import TIERS
+from ncu_roof.render.console import sized, text_console, trimmed
+from ncu_roof.render.headline import fix_first_words, share_phrases, times
 from ncu_roof.render.rates import achieved_words, attainable_words
 from ncu_roof.render.summary import (
     NAME_HEADERS,
@@ -41,30 +41,8 @@ KERNEL_MAX = 48
 
 
 def _intensity(row: Row) -> str:
-    parts = []
-    for tier in TIERS:
-        value = row.group.figures.intensity_flop_per_byte.get(tier)
-        if value is not None:
-            parts.append(f"{tier} {intensity(value)}")
-    return " · ".join(parts) or "–"
-
-
-def _verdict(row: Row) -> str:
-    text = row.verdict
-    if row.group.above_roof:
-        text += " ⚠ above roof"
-    return text
-
-
-def _time(row: Row) -> str:
-    return si(row.group.total_duration_s, "s")
-
-
-def _saving(row: Row) -> str:
-    value = row.group.headroom_s
-    if value is None:
-        return "–"
-    return si(value, "s") + ("" if row.group.headroom_complete else "+")
+    ai = row.group.figures.intensity_flop_per_byte
+    return " · ".join(f"{t} {intensity(ai[t])}" for t in TIERS if ai.get(t) is not None) or "–"
 
 
 @dataclass(frozen=True)
@@ -92,8 +70,8 @@ def columns(summary: Summary) -> list[Column]:
         shape = Column("grid×block", "left", 8, lambda r: launch_shape(r.group.lead.grid, r.group.lead.block))
         cols.append(shape)
     cols += [
-        Column("time", "right", 0, _time),
-        Column("share", "right", 3, lambda r: _share(r, summary.multi_device)),  # legend: of what
+        Column("time", "right", 0, lambda r: si(r.group.total_duration_s, "s")),
+        Column("share", "right", 3, lambda r: r.share(summary.multi_device)),  # legend: of what
     ]
     if summary.grouped:
         cols.append(Column("mean", "right", 10, lambda r: si(r.group.mean_duration_s, "s")))
@@ -105,13 +83,13 @@ def columns(summary: Summary) -> list[Column]:
             "attainable", "right", 7, lambda r: attainable_words(r.group.figures, r.group.total_duration_s)
         ),
         Column("% roof", "right", 0, lambda r: pct(r.group.figures.pct_of_roof)),
-        Column("could save", "right", 0, _saving),
-        Column("verdict", "left", 0, _verdict, wraps=True),
+        Column("could save", "right", 0, Row.saving),
+        Column("verdict", "left", 0, Row.flagged, wraps=True),
     ]
-    if any(len(r.verdicts) > 1 for r in summary.rows):
+    if any(len(r.verdicts) > 1 for r in summary.rows):  # the share its verdict covers, if not all
         cols.append(Column("of its time", "right", 2, _verdict_share))
     cols += [
-        Column("notes", "left", 1, lambda r: ",".join(map(str, r.notes)) or ""),
+        Column("notes", "left", 1, lambda r: ",".join(map(str, r.notes))),
         Column("intensity FLOP/B", "left", 14, _intensity),
         Column("SOL sm/mem", "right", 11, _sol),
     ]
@@ -119,20 +97,11 @@ def columns(summary: Summary) -> list[Column]:
 
 
 def _verdict_share(row: Row) -> str:
-    """The share of the group's time its verdict covers; empty when every launch got it."""
-    if len(row.verdicts) == 1:
-        return ""
-    return pct(100 * row.verdicts[0][1])
-
-
-def _share(row: Row, per_device: bool) -> str:
-    share = row.group.device_share if per_device else row.group.time_share
-    return pct(None if share is None else 100 * share)
+    return "" if len(row.verdicts) == 1 else pct(100 * row.verdicts[0][1])
 
 
 def _sol(row: Row) -> str:
-    sol = row.group.figures.sol_pct
-    return f"{pct(sol.get('sm'))}/{pct(sol.get('memory'))}"
+    return "/".join(pct(row.group.figures.sol_pct.get(unit)) for unit in ("sm", "memory"))
 
 
 _PHRASE = re.compile(r" (?=[(·⚠\[])")  # a verdict may wrap before "(…)", "· basis", "⚠ …", "[notes]"
@@ -201,44 +170,25 @@ class Laid:
     width: int  # its columns: wider than asked only when the answer itself does not fit
 
 
-def _notes_into_verdicts(
-    cols: Sequence[Column], cells: Sequence[list[str]], rows: Sequence[Row], widths: dict[int, int]
-) -> None:
-    """Where the notes column gave way, each row's note numbers follow its verdict (`[1,4]`, a
-    phrase of its own), so that no note below the table loses the row it concerns."""
-    index = {c.header: i for i, c in enumerate(cols)}
-    notes, verdict = index.get("notes"), index.get("verdict")
-    if notes is None or verdict is None or notes in widths or verdict not in widths:
-        return
-    for values, row in zip(cells, rows, strict=True):
-        if row.notes:
-            values[verdict] += f" [{','.join(map(str, row.notes))}]"
-
-
 def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> Laid:
-    """The table of `rows`, laid out to fit `width`."""
+    """The table of `rows`, laid out to fit `width`. Where the notes column gave way, each row's
+    note numbers follow its verdict (`[1,4]`, a phrase of its own), so that no note below the
+    table loses the row it concerns."""
     cols = columns(summary)
-    cells = [[one_line(c.cell(r)) for c in cols] for r in rows]
-    name = next(i for i, c in enumerate(cols) if c.header in NAME_HEADERS)
-    labels, keys = summary.names(KERNEL_MAX)
+    index = {c.header: i for i, c in enumerate(cols)}
+    name = index[summary.name_header]
+    labels = summary.names(KERNEL_MAX)[0]
+    cells = [
+        [labels[r.group.name] if i == name else one_line(c.cell(r)) for i, c in enumerate(cols)] for r in rows
+    ]
+    widths = fit(cols, cells, width)
+    labels, keys = summary.names(min(widths[name], KERNEL_MAX))
     for values, row in zip(cells, rows, strict=True):
         values[name] = labels[row.group.name]
-    widths = fit(cols, cells, width)
-    _notes_into_verdicts(cols, cells, rows, widths)
-    if widths[name] < KERNEL_MAX:
-        labels, keys = summary.names(widths[name])
-        for values, row in zip(cells, rows, strict=True):
-            values[name] = labels[row.group.name]
+        if index["notes"] not in widths:
+            values[index["verdict"]] = one_line(row.flagged(notes=True))
     table = Table(show_edge=False, pad_edge=False, header_style="bold", expand=False)
-    for i, size in widths.items():
-        col = cols[i]
-        table.add_column(
-            col.header,
-            justify=col.justify,  # type: ignore[arg-type]
-            no_wrap=True,
-            overflow="ellipsis",
-            width=size,
-        )
+    sized(table, ((cols[i].header, cols[i].justify, size) for i, size in widths.items()))
     for row, values in zip(rows, cells, strict=True):
         colour = Style(color=VERDICT_COLOURS[row.bound])
         table.add_row(
@@ -269,22 +219,17 @@ def roofs_line(device: Device) -> str:
 def device_lines(summary: Summary, view: DeviceView, labels: dict[str, str]) -> list[str]:
     """Time per verdict, the costliest kernel and the kernel to fix first, of one device."""
     where = f"device {view.device.index}" if summary.multi_device else "time"
-    shares = ", ".join(
-        f"{pct(100 * s)} {view.share_words(b, memory_tier_words(view) if b is Bound.MEMORY else '')}"
-        for b, s in view.shares
-    )
+    shares = ", ".join(share_phrases(view))
     lines = [
         f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}: {shares or 'no durations'}"
     ]
     if view.fix_first is not None:
         group = view.fix_first.group
-        launches = f" ×{group.count}" if group.count > 1 else ""
         wide = summary.names(KERNEL_MAX)[0].get(group.name, "")  # a sentence has room for it
         label = (
             wide if wide and "[K" not in wide else labels.get(group.name) or shorten(group.name, KERNEL_MAX)
         )
-        name = f"{label}{launches}"
-        lines.append(f"  fix first: {name} — {fix_first_words(summary, view)}")
+        lines.append(f"  fix first: {label}{times(group.count)} — {fix_first_words(summary, view)}")
     return lines
 
 
