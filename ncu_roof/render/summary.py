@@ -134,7 +134,8 @@ def verdicts_by_time(group: KernelGroup) -> tuple[tuple[str, float], ...]:
     if len(group.verdicts) == 1:
         return ((group.verdicts[0], group.verdict_shares[0]),)
     shares = (0.0 if math.isnan(s) else s for s in group.verdict_shares)
-    return tuple((text, share) for _, text, share, _ in _merged(zip(group.verdicts, shares, strict=True)))
+    texts = ((v, _template(v), s) for v, s in zip(group.verdicts, shares, strict=True))
+    return tuple((text, share) for _, text, share, _ in _merged(texts))
 
 
 def verdict_words(group: KernelGroup) -> str:
@@ -327,13 +328,13 @@ def _template(note: str) -> str:
     return _NUMBER.sub("#", note)
 
 
-def _merged(weights: Iterable[tuple[str, float]]) -> list[tuple[str, str, float, int]]:
-    """Texts that differ only in numbers as one, the most weight first: its template, its wording
-    (numbers that differ as ranges), its summed weight and how many wordings it has."""
+def _merged(texts: Iterable[tuple[str, str, float]]) -> list[tuple[str, str, float, int]]:
+    """Texts that differ only in numbers as one, the most weight first (each text with its
+    `_template` and weight): its template, its wording (numbers that differ as ranges), its summed
+    weight and how many wordings it has."""
     totals: dict[str, float] = {}
     wordings: dict[str, dict[str, None]] = {}  # first-seen order
-    for text, weight in weights:
-        key = _template(text)
+    for text, key, weight in texts:
         totals[key] = totals.get(key, 0) + weight
         wordings.setdefault(key, {})[text] = None
     merged = [(k, _ranges(next(iter(w)), set(w)), totals[k], len(w)) for k, w in wordings.items()]
@@ -344,12 +345,18 @@ def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int]]:
     """The distinct notes (those that differ only in numbers as one), most launches first, and
     each note's number."""
     each = analysis.launches.select(pl.col("notes").list.unique(maintain_order=True)).explode("notes")
-    # each distinct note's launches, in first-seen order
-    per_note = dict(each.drop_nulls().group_by("notes", maintain_order=True).len().iter_rows())
-    merged = _merged(per_note.items())
+    # each distinct note's launches, in first-seen order, and its template (`_template`)
+    per_note = (
+        each.drop_nulls()
+        .group_by("notes", maintain_order=True)
+        .len()
+        .with_columns(pl.col("notes").str.replace_all(_NUMBER.pattern, "#").alias("template"))
+    )
+    texts, counts, templates = (per_note.get_column(c).to_list() for c in ("notes", "len", "template"))
+    merged = _merged(zip(texts, templates, counts, strict=True))
     numbers = {key: i + 1 for i, (key, _, _, _) in enumerate(merged)}
     notes = tuple(Note(i + 1, text, int(n), variants) for i, (_, text, n, variants) in enumerate(merged))
-    return notes, {note: numbers[_template(note)] for note in per_note}
+    return notes, {note: numbers[key] for note, key in zip(texts, templates, strict=True)}
 
 
 def _ranges(first: str, wordings: set[str]) -> str:
