@@ -23,22 +23,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ncu_roof.base.units import (
-    NumberStyle,
-    confirm_number_style,
-    detect_number_style,
-    effective_unit,
-    parse_numbers,
-    si_factor,
-    unreadable,
-)
+from ncu_roof.base.units import NumberStyle, effective_unit
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.consolekernels import Kernel, bad_devices, cut_tail, strays
-from ncu_roof.ingest.csvblocks import Damage, cut_short_note
-from ncu_roof.ingest.csvdetails import metric_for
-from ncu_roof.ingest.sanity import unreadable_note
+from ncu_roof.ingest.csvblocks import Damage, choose_style, cut_short_note
+from ncu_roof.ingest.csvdetails import LAUNCH_LABELS, metric_for, text_columns
 from ncu_roof.ingest.summary import repeat_invocations
-from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
+from ncu_roof.ingest.table import InputFormat, RunTable
 
 _SECTION = re.compile(r"^\s+Section: (?P<name>.+?)\s*$")
 _RULE = re.compile(r"^\s*-{2,}(?: +-{2,})*\s*$")
@@ -56,11 +47,6 @@ _KERNEL_LINES = (
     re.compile(r"^\s+(?P<name>\S.*?), Block Size (?P<block>\d+), Grid Size (?P<grid>\d+)" + _REST),
 )
 _FIELD = re.compile(r"(Device|CC|Invocations) (\d+(?:\.\d+)?)|(\d+) invocations")
-# Labels not in the CSV details page's map: launch statistics.
-_CONSOLE_LABELS = {
-    "Grid Size": "launch__grid_size",
-    "Block Size": "launch__block_size",
-}
 
 
 _SECTION_BYTES = re.compile(rb"^(?:" + _ANSI.pattern.encode() + rb")*[ \t]+Section: ", re.MULTILINE)
@@ -253,8 +239,7 @@ def _row(kernel: Kernel, cells: list[str], average: bool) -> None:
         return
     label, unit = cells[0], cells[1]
     value = cells[-1] if average or len(cells) == 5 else cells[2]
-    metric = _CONSOLE_LABELS.get(label) if "__" not in label else None
-    metric = metric or metric_for(label, unit)
+    metric = metric_for(label, unit) or LAUNCH_LABELS.get(label)
     if metric is None or metric in kernel.values:
         return
     kernel.values[metric] = (value, effective_unit(metric, unit))
@@ -281,14 +266,16 @@ def read_console_text(
             f"{path}: ncu console text, but no kernel with a section table in it",
             hint="capture the whole output (`ncu ./app > log.txt 2>&1`), or save a report with `ncu -o`",
         )
-    cells = [text for k in intact for text, _ in k.values.values()]
+    cells = [(i, metric, *value) for i, k in enumerate(intact) for metric, value in k.values.items()]
+    identity = {name: [getattr(k, name) for k in intact] for name in _IDENTITY}
+    averages = [(_averaged(k),) if k.averaged else () for k in intact]
     with naming_file(path):
-        number_style = detect_number_style(cells) if style is None else style
-        if style is not None:
-            confirm_number_style(cells, style)
-        rows = [_launch(i, k, number_style) for i, k in enumerate(intact)]
+        number_style = choose_style([text for _, _, text, _ in cells], style)
+        columns = text_columns(
+            {"run": "0", "id": list(range(len(intact))), **identity}, cells, number_style, averages
+        )
         # a --print-summary kernel of "Invocations N" is N launches of its averages
-        columns = repeat_invocations(row_columns(rows), [k.invocations or 1 for k in intact])
+        columns = repeat_invocations(columns, [k.invocations or 1 for k in intact])
     averaged = sorted({m for k in intact for m in k.averaged})
     cut = sum(k.left_out for k in kernels)
     empty = [k for k in kernels if not k.left_out and not k.values]
@@ -325,28 +312,9 @@ def _announced(text: str) -> int:
     return len(set(_PROFILING.findall(text)))
 
 
-def _launch(index: int, kernel: Kernel, style: NumberStyle) -> dict[str, object]:
-    metrics = list(kernel.values)
-    texts = [kernel.values[m][0] for m in metrics]
-    numbers = parse_numbers(texts, style)
-    unread = [unreadable_note(metrics[i], text) for i, text in unreadable(texts, numbers)]
-    row: dict[str, object] = {
-        "run": "0",
-        "id": index,
-        "process_id": kernel.process_id,
-        "name": kernel.name,
-        "device": kernel.device,
-        "cc": kernel.cc,
-        "grid": kernel.grid,
-        "block": kernel.block,
-    }
-    for metric, number in zip(metrics, numbers, strict=True):
-        row[metric] = float(number) * si_factor(kernel.values[metric][1])
-    if kernel.averaged:
-        count = (
-            f"{kernel.invocations} invocations" if kernel.invocations is not None else "several invocations"
-        )
-        unread.insert(0, f"input: a --print-summary line: values are averages over {count}")
-    if unread:
-        row["input_notes"] = tuple(unread)
-    return row
+_IDENTITY = ("process_id", "name", "device", "cc", "grid", "block")
+
+
+def _averaged(kernel: Kernel) -> str:
+    count = f"{kernel.invocations} invocations" if kernel.invocations is not None else "several invocations"
+    return f"input: a --print-summary line: values are averages over {count}"

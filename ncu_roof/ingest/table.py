@@ -135,15 +135,6 @@ def concat_columns(parts: list[Columns]) -> Columns:
     }
 
 
-def frame_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
-    """A reader's DataFrame (identity and metric columns) as `RunTable.columns`."""
-    rows = len(frame)
-    present = {c: frame[c].to_numpy(dtype=object) for c in IDENTITY_COLUMNS if c in frame}
-    identity = identity_columns(present, rows)
-    metrics = {str(c): frame[c].to_numpy() for c in frame.columns if str(c) not in IDENTITY_COLUMNS}
-    return {**identity, **metrics}
-
-
 # --- launch shape and compute capability (the module docstring) ---------------------------------
 
 KINDS = ("grid", "block")
