@@ -68,8 +68,7 @@ from ncu_roof.recipe.tensor import (
     tensor_variants,
     tensor_work,
 )
-from ncu_roof.recipe.tier_pick import pick_tier
-from ncu_roof.recipe.tiers import measured_era, nsight_era, shared_bank_conflicts, tier_candidates
+from ncu_roof.recipe.tiers import measured_era, nsight_era, pick_tier, shared_bank_conflicts, tier_candidates
 
 if TYPE_CHECKING:  # `normalize` gives a DataFrame; the analysis reads `normalize_columns`' arrays
     import pandas as pd
@@ -182,9 +181,8 @@ def _normalize(
     era = nsight_era(ncu_version)
     measures = era if ncu_version else measured_era(m)
     for tier, (asked, definitions) in tier_candidates(m, duration, factors, measures, traffic).items():
-        picked = pick_tier(asked, definitions, m.rows, era)
+        picked, out[f"{tier}{TRAFFIC_SUFFIX}"] = pick_tier(asked, definitions, m.rows, era)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
-        out[f"{tier}{TRAFFIC_SUFFIX}"] = picked.definition
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)
         out[f"bw_{tier}_counter"] = picked.counter
