@@ -67,7 +67,6 @@ class _Table:
     table that ends otherwise than its layout does (another section, a kernel line, the end of
     the file) is cut off."""
 
-    section: str = ""
     indent: int = 0  # the `Section:` line's, which its rules share
     spans: list[tuple[int, int]] | None = None
     average: bool = False
@@ -142,7 +141,6 @@ def _parse(text: str, damage: Damage) -> list[Kernel]:
             table = _section(match["name"], number, kernel, kernels, damage)
             if table is not None:
                 table.indent = len(line) - len(line.lstrip(" "))
-            if table is not None:
                 kernel = kernels[-1]
             continue
         found = _kernel_line(line, number, pid, device)
@@ -173,7 +171,7 @@ def _section(
         kernels.append(kernel)
     kernel.sections.append(name)
     kernel.labels[name] = []
-    return _Table(section=name)
+    return _Table()
 
 
 def _table_line(line: str, table: _Table, kernel: Kernel | None) -> bool:
@@ -204,21 +202,10 @@ def _table_line(line: str, table: _Table, kernel: Kernel | None) -> bool:
         if table.rows and not table.complete and kernel is not None:
             kernel.cut_off = True  # the table ends without its closing rule
         return False
-    if table.spans is not None and kernel is not None:
-        cells = _cells(line, table.spans)
-        if _is_row(line, table.spans, cells, table.average):
-            _row(kernel, cells, table.average)
-            kernel.labels[table.section].append(cells[0])
-            table.rows += 1
-            table.complete = False  # rows after a blank line: the table went on
+    if table.spans is not None and kernel is not None and _row(kernel, line, table.spans, table.average):
+        table.rows += 1
+        table.complete = False  # rows after a blank line: the table went on
     return True  # a row, or a line of another program inside the table: passed over
-
-
-def _is_row(line: str, spans: list[tuple[int, int]], cells: list[str], average: bool) -> bool:
-    """A table row starts where the rule starts, with a label and a value under their dashes."""
-    indent = len(line) - len(line.lstrip(" "))
-    value = cells[-1] if average or len(cells) == 5 else cells[min(2, len(cells) - 1)]
-    return indent == spans[0][0] and len(cells) >= 3 and bool(cells[0]) and bool(value)
 
 
 def _same_summary(kernel: Kernel | None, found: Kernel) -> bool:
@@ -234,17 +221,23 @@ def _same_summary(kernel: Kernel | None, found: Kernel) -> bool:
     return True
 
 
-def _row(kernel: Kernel, cells: list[str], average: bool) -> None:
-    if len(cells) < 3 or not cells[0]:
-        return
+def _row(kernel: Kernel, line: str, spans: list[tuple[int, int]], average: bool) -> bool:
+    """A table row starts where the rule starts, with a label and a value under their dashes:
+    its metric taken (the first of a kernel's rows that names it); False for another line."""
+    cells = _cells(line, spans)
+    indent = len(line) - len(line.lstrip(" "))
+    summary = average or len(cells) == 5  # Minimum / Maximum / Average: the Average is read
+    value = cells[-1] if summary else cells[min(2, len(cells) - 1)]
+    if indent != spans[0][0] or len(cells) < 3 or not cells[0] or not value:
+        return False
     label, unit = cells[0], cells[1]
-    value = cells[-1] if average or len(cells) == 5 else cells[2]
     metric = metric_for(label, unit) or LAUNCH_LABELS.get(label)
-    if metric is None or metric in kernel.values:
-        return
-    kernel.values[metric] = (value, effective_unit(metric, unit))
-    if average or len(cells) == 5:
-        kernel.averaged.add(metric)
+    if metric is not None and metric not in kernel.values:
+        kernel.values[metric] = (value, effective_unit(metric, unit))
+        if summary:
+            kernel.averaged.add(metric)
+    kernel.labels[kernel.sections[-1]].append(label)
+    return True
 
 
 def read_console_text(

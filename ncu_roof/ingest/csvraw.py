@@ -81,7 +81,8 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
         units_row = []
     identity = [c for c in header if c in _CSV_IDENTITY]
     metrics = [c for c in header if is_wanted(c)]
-    chosen = _unique(identity + nvtx_columns(header) + metrics, header)
+    times = Counter(header)  # a name twice in the header is no column of its own
+    chosen = list(dict.fromkeys(c for c in identity + nvtx_columns(header) + metrics if times[c] == 1))
     position = {c: i for i, c in reversed(list(enumerate(header)))}  # each name's first column
     units = {
         c: effective_unit(c, units_row[position[c]] if position[c] < len(units_row) else "") for c in metrics
@@ -164,7 +165,6 @@ def _parse_block(data: bytes, header: list[str], chosen: list[str], has_units: b
 def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) -> tuple[pa.Table, list[int]]:
     """The csv module, row by row: every damaged row reported with its line."""
     import polars as pl
-    import pyarrow as pa
 
     width = len(block.header)
     position = {c: i for i, c in reversed(list(enumerate(block.header)))}
@@ -179,11 +179,7 @@ def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) 
             continue
         rows.append([cells[i] for i in where])
         lines.append(line)
-    columns = list(zip(*rows, strict=True)) if rows else [() for _ in chosen]
-    table = pa.table(
-        {c: pl.Series(cells, dtype=pl.String).to_arrow() for c, cells in zip(chosen, columns, strict=True)}
-    )
-    return table, lines
+    return pl.DataFrame(rows, schema=dict.fromkeys(chosen, pl.String), orient="row").to_arrow(), lines
 
 
 _IDENTITY_CHECKS = (("ID", _INTEGER), ("Device", _DEVICE))
@@ -263,17 +259,6 @@ def _sample_cells(part: _Part) -> list[str | None]:
     return distinct
 
 
-def _unique(names: list[str], header: list[str]) -> list[str]:
-    times = Counter(header)  # a name twice in the header is no column of its own
-    seen: set[str] = set()
-    out = []
-    for name in names:
-        if name not in seen and times[name] == 1:
-            seen.add(name)
-            out.append(name)
-    return out
-
-
 def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
     """Identity columns as text (ID and device as numbers), then every metric parsed once (SI)."""
     table = part.cells
@@ -283,20 +268,14 @@ def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
     identity["run"] = str(part.run)
     identity["device_name"] = _text(table, DISPLAY_NAME)
     identity["nvtx"] = _nvtx_column(table)
-    metrics = _parse_metrics(part, part.numeric, style)
+    metrics = {}
+    for metric in part.numeric:  # each metric column parsed once, in SI units
+        values = parse_number_array(part.cells[metric], style)
+        factor = si_factor(part.units[metric])
+        metrics[metric] = values * factor if factor != 1.0 else values
     return with_notes(
         {**identity_columns(identity, table.num_rows), **metrics}, unreadable_notes(part.cells, metrics)
     )
-
-
-def _parse_metrics(part: _Part, names: list[str], style: NumberStyle) -> dict[str, np.ndarray]:
-    """Each metric column parsed once, in SI units."""
-    out = {}
-    for metric in names:
-        values = parse_number_array(part.cells[metric], style)
-        factor = si_factor(part.units[metric])
-        out[metric] = values * factor if factor != 1.0 else values
-    return out
 
 
 def _text(table: pa.Table, column: str) -> np.ndarray | None:

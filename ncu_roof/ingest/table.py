@@ -138,22 +138,10 @@ def concat_columns(parts: list[Columns]) -> Columns:
 # --- launch shape and compute capability (the module docstring) ---------------------------------
 
 KINDS = ("grid", "block")
-_AXES = "xyz"
 _AXIS_SEPARATOR = re.compile(r",\s+")  # ncu's `, ` between axes; a digit group has no space
 _DIGIT_GROUPS = re.compile(r"[,.'\s]")
 _MISSING = -1.0  # a missing number in the keys of `settle_shapes` (NaN would not sort as one
 # value): no count, dimension or capability is negative, so every helper reads it as missing
-
-
-def dim_metrics(kind: str) -> tuple[str, str, str]:
-    """`launch__grid_dim_x`, `…_y`, `…_z` (or the block's)."""
-    x, y, z = (f"launch__{kind}_dim_{axis}" for axis in _AXES)
-    return x, y, z
-
-
-def total_metric(kind: str) -> str:
-    """`launch__grid_size` (blocks in the grid) or `launch__block_size` (threads in a block)."""
-    return f"launch__{kind}_size"
 
 
 def _count(value: object) -> int | None:
@@ -270,8 +258,8 @@ def settle_shapes(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     out = dict(columns)
     (grid, grids), (block, blocks), (cc, ccs) = (_texts(columns, c, rows) for c in ("grid", "block", "cc"))
     numbers = [
-        *(_numbers(columns, name, rows) for kind in KINDS for name in dim_metrics(kind)),
-        *(_numbers(columns, total_metric(kind), rows) for kind in KINDS),
+        *(_numbers(columns, f"launch__{kind}_dim_{axis}", rows) for kind in KINDS for axis in "xyz"),
+        *(_numbers(columns, f"launch__{kind}_size", rows) for kind in KINDS),  # blocks, threads per block
         _numbers(columns, CC_MAJOR, rows),
         _numbers(columns, CC_MINOR, rows),
     ]
