@@ -88,12 +88,11 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
         c: effective_unit(c, units_row[position[c]] if position[c] < len(units_row) else "") for c in metrics
     }
     lines: list[int] | None = None
-    parsed = _raw_fast(block, chosen, has_units)
-    if parsed is None:  # damaged somewhere: the slow reader says where
+    table = _parse_block(block, chosen, has_units)
+    if table is None:  # damaged somewhere: the slow reader says where
         table, lines = _raw_slow(block, chosen, has_units, damage)
-        parsed = table, _wrong_identity(table)
     before = len(damage.rows)
-    table = _check_identity(*parsed, lines, block, damage)
+    table = _check_identity(table, lines, block, damage)
     if table.num_rows and not has_units:
         without_units(table, block.line + 1, run, damage)
         return None
@@ -114,26 +113,15 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     return _Part(table, units, run)
 
 
-def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> _Parsed | None:
-    """pyarrow on an intact block; None when any row is damaged (or quotes do not pair up)."""
-    data = block.data
-    if block.last and not data.endswith(b"\n"):
-        return None
-    if data.count(b'"') % 2:
-        return None
-    return _parse_block(data, block.header, chosen, has_units)
-
-
-_Parsed = tuple["pa.Table", dict[str, np.ndarray]]  # the rows as text, and `_wrong_identity` of them
-
-
-def _parse_block(data: bytes, header: list[str], chosen: list[str], has_units: bool) -> _Parsed | None:
-    """pyarrow's read of the chosen columns, as text (on its own threads), and the rows whose
-    identity is wrong; None when a row is damaged. `data` starts with the header line."""
+def _parse_block(block: Block, chosen: list[str], has_units: bool) -> pa.Table | None:
+    """pyarrow's read of the chosen columns, as text (on its own threads); None when a row is
+    damaged (or the block is cut, or its quotes do not pair up)."""
     import pyarrow as pa
     from pyarrow import csv as pacsv
 
-    columns = len(header)
+    if (block.last and not block.data.endswith(b"\n")) or block.data.count(b'"') % 2:
+        return None
+    columns = len(block.header)
     damaged: list[str] = []
 
     def invalid(row: object) -> str:
@@ -146,7 +134,7 @@ def _parse_block(data: bytes, header: list[str], chosen: list[str], has_units: b
     options = pacsv.ReadOptions(skip_rows_after_names=int(has_units), block_size=1 << 21, use_threads=True)
     try:
         table = pacsv.read_csv(
-            pa.BufferReader(pa.py_buffer(data)),  # the bytes themselves, no copies
+            pa.BufferReader(pa.py_buffer(block.data)),  # the bytes themselves, no copies
             read_options=options,
             parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
             convert_options=pacsv.ConvertOptions(
@@ -159,7 +147,7 @@ def _parse_block(data: bytes, header: list[str], chosen: list[str], has_units: b
         return None
     finally:
         pa.default_memory_pool().release_unused()  # the parse buffers, before the numbers are made
-    return None if damaged else (table, _wrong_identity(table))
+    return None if damaged else table
 
 
 def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) -> tuple[pa.Table, list[int]]:
@@ -185,13 +173,14 @@ def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) 
 _IDENTITY_CHECKS = (("ID", _INTEGER), ("Device", _DEVICE))
 
 
-def _wrong_identity(table: pa.Table) -> dict[str, np.ndarray]:
-    """Per identity column present, the rows whose cell is not a small non-negative integer (an
-    empty Device is no device: the GPU ncu names first)."""
+def _check_identity(table: pa.Table, lines: list[int] | None, block: Block, damage: Damage) -> pa.Table:
+    """Rows whose ID or Device is not a small non-negative integer are damaged (and left out);
+    an empty Device is no device (the GPU ncu names first)."""
     import polars as pl
     import pyarrow.compute as pc
 
-    wrong = {}
+    bad = np.zeros(table.num_rows, dtype=bool)
+    reasons: dict[int, str] = {}
     for column, pattern in _IDENTITY_CHECKS:
         if column not in table.column_names:
             continue
@@ -199,27 +188,16 @@ def _wrong_identity(table: pa.Table) -> dict[str, np.ndarray]:
         right = pc.match_substring_regex(cells, pattern.pattern)
         if column == "Device":
             right = pc.or_(right, pc.match_substring_regex(pc.utf8_trim_whitespace(cells), "^$"))
-        wrong[column] = ~pl.Series(right).to_numpy()
-    return wrong
-
-
-def _check_identity(
-    table: pa.Table, wrong: dict[str, np.ndarray], lines: list[int] | None, block: Block, damage: Damage
-) -> pa.Table:
-    """Rows whose ID or Device is wrong (`_wrong_identity`) are damaged (and left out)."""
-    bad = np.zeros(table.num_rows, dtype=bool)
-    reasons: dict[int, str] = {}
-    for column, rows in wrong.items():
-        for position in np.flatnonzero(rows):
-            cell = str(table[column][int(position)].as_py())
-            reasons.setdefault(int(position), f"{column} {one_cell(cell)} is not an integer index")
-        bad |= rows
+        wrong = ~pl.Series(right).to_numpy()
+        for position in np.flatnonzero(wrong).tolist():
+            reasons.setdefault(
+                position, f"{column} {one_cell(str(cells[position].as_py()))} is not an integer index"
+            )
+        bad |= wrong
     if not bad.any():
         return table
     for row, reason in sorted(reasons.items()):
         damage.add(lines[row] if lines else _find_line(block, table, row), reason)
-    import polars as pl
-
     return table.filter(pl.Series(~bad).to_arrow())
 
 
