@@ -49,6 +49,7 @@ _KERNEL_LINES = (
 _FIELD = re.compile(r"(Device|CC|Invocations) (\d+(?:\.\d+)?)|(\d+) invocations")
 
 
+_PROFILING = re.compile(r'^==PROF== Profiling ".*" - (\d+)\b', re.MULTILINE)
 _SECTION_BYTES = re.compile(rb"^(?:" + _ANSI.pattern.encode() + rb")*[ \t]+Section: ", re.MULTILINE)
 
 
@@ -99,10 +100,6 @@ def _kernel_line(line: str, number: int, pid: str | None, device: int | None) ->
             summary=invocations is not None or pattern is _KERNEL_LINES[-1],
         )
     return None
-
-
-def _spans(rule: str) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
 
 
 def _cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
@@ -178,7 +175,7 @@ def _table_line(line: str, table: _Table, kernel: Kernel | None) -> bool:
     """Take one line of an open section table; False (and the table closed) when the line is
     ncu's next piece (a section, a kernel, a process or device line) or ends the table."""
     if _RULE.match(line):
-        spans = _spans(line)
+        spans = [(m.start(), m.end()) for m in re.finditer(r"-+", line)]
         if spans[0][0] != table.indent or (table.rows and spans != table.spans):
             return True  # a rule of another program's: passed over
         if table.rows:
@@ -280,7 +277,7 @@ def read_console_text(
         )
     if text.strip() and not text.endswith("\n"):  # (spaces after the last break are a cut line too)
         notes.append(cut_short_note(path, text.count("\n") + 1))
-    announced = _announced(text)
+    announced = len(set(_PROFILING.findall(text)))  # ncu's `==PROF== Profiling "k" - 7: …` lines
     read = len(columns["id"])
     if announced > read:
         notes.append(
@@ -295,14 +292,6 @@ def read_console_text(
         warnings=tuple(notes),
         averaged=tuple(averaged),
     )
-
-
-_PROFILING = re.compile(r'^==PROF== Profiling ".*" - (\d+)\b', re.MULTILINE)
-
-
-def _announced(text: str) -> int:
-    """How many launches ncu said it profiled (`==PROF== Profiling "k" - 7: …`), if it said."""
-    return len(set(_PROFILING.findall(text)))
 
 
 _IDENTITY = ("process_id", "name", "device", "cc", "grid", "block")

@@ -19,12 +19,12 @@ from ncu_roof.ingest.csvblocks import (
     _INTEGER,
     Block,
     Damage,
+    check_ids,
     choose_style,
     one_cell,
     records,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
-from ncu_roof.ingest.rawchecks import check_ids
 from ncu_roof.ingest.sanity import unreadable_note
 from ncu_roof.ingest.table import Columns, identity_columns
 

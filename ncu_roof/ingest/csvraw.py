@@ -4,6 +4,12 @@ Read with pyarrow, only the columns the recipe needs, as text; a block with a da
 again row by row (csv module) so that every damaged row is named with its line. The text stays
 in Arrow until each metric column is parsed once, into one float64 block (no per-cell Python
 objects, no copy of the whole frame).
+
+What a lost line or a damaged export leaves that no single row shows, checked once a block is
+parsed: no units row under the header (every value's scale unknown: a duration in `us` read as if
+in ncu's base unit), so the block's kernels are damaged; gaps in the IDs (`check_ids`). A cell
+that reads as no number (and is none of ncu's words for a missing value) is a note on its launch
+naming the metric and the text.
 """
 
 from __future__ import annotations
@@ -16,21 +22,21 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ncu_roof.base.metrics import is_wanted
-from ncu_roof.base.units import NumberStyle, effective_unit, parse_number_array, si_factor
+from ncu_roof.base.units import NumberStyle, effective_unit, parse_number_array, si_factor, unreadable
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
     _DEVICE,
     _INTEGER,
     Block,
     Damage,
+    check_ids,
     choose_style,
     looks_like_data,
     one_cell,
     records,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
-from ncu_roof.ingest.rawchecks import check_ids, unreadable_notes, without_units
-from ncu_roof.ingest.sanity import with_notes
+from ncu_roof.ingest.sanity import unreadable_note, with_notes
 from ncu_roof.ingest.table import Columns, concat_columns, identity_columns
 
 if TYPE_CHECKING:
@@ -93,8 +99,16 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
         table, lines = _raw_slow(block, chosen, has_units, damage)
     before = len(damage.rows)
     table = _check_identity(table, lines, block, damage)
-    if table.num_rows and not has_units:
-        without_units(table, block.line + 1, run, damage)
+    if table.num_rows and not has_units:  # all the block's kernels damaged
+        rows = table.num_rows
+        ids = table["ID"].to_pylist() if "ID" in table.column_names else range(rows)
+        damage.lose(
+            block.line + 1,
+            f"no units row under the raw page's header: the values of its {rows} "
+            f"kernel{'s' if rows != 1 else ''} have no known units "
+            "(re-export with `ncu --import R --csv --page raw`)",
+            {(run, str(i)) for i in ids},
+        )
         return None
     if len(damage.rows) == before:  # a gap beside a damaged row is that row
         ids = _text(table, "ID")  # (checked: whole numbers)
@@ -246,14 +260,16 @@ def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
     identity["run"] = str(part.run)
     identity["device_name"] = _text(table, DISPLAY_NAME)
     identity["nvtx"] = _nvtx_column(table)
-    metrics = {}
+    metrics: dict[str, np.ndarray] = {}
+    notes: dict[int, list[str]] = {}
     for metric in part.numeric:  # each metric column parsed once, in SI units
         values = parse_number_array(part.cells[metric], style)
         factor = si_factor(part.units[metric])
         metrics[metric] = values * factor if factor != 1.0 else values
-    return with_notes(
-        {**identity_columns(identity, table.num_rows), **metrics}, unreadable_notes(part.cells, metrics)
-    )
+        if np.isnan(values).any():  # a note on each cell that reads as no number
+            for row, text in unreadable(table[metric], values):
+                notes.setdefault(row, []).append(unreadable_note(metric, text))
+    return with_notes({**identity_columns(identity, table.num_rows), **metrics}, notes)
 
 
 def _text(table: pa.Table, column: str) -> np.ndarray | None:
