@@ -2,6 +2,8 @@
 
 Its metric rows are ragged, so it is read with the csv module; a damaged row taints the kernels
 around it, and a kernel whose rows cannot all be its own (`partial_groups`) is damaged too.
+`text_columns` makes the launch table of any page of values as printed: this one, a
+`--print-summary` CSV and console text.
 """
 
 from __future__ import annotations

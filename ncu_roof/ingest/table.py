@@ -273,18 +273,15 @@ def settle_shapes(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
     else:
         first, inverse = np.zeros(1, dtype=np.intp), np.zeros(rows, dtype=np.intp)
-    settled_grid = np.empty(len(first), dtype=object)
-    settled_block = np.empty(len(first), dtype=object)
-    settled_cc = np.empty(len(first), dtype=object)
+    settled = np.empty((3, len(first)), dtype=object)  # grid, block and cc of each distinct row
     for j, row in enumerate(first.tolist()):
         key = [float(column[row]) for column in every]
         texts = (grids[int(key[0])], blocks[int(key[1])])
         dims, totals, (major, minor) = (key[3:6], key[6:9]), (key[9], key[10]), key[11:13]
-        settled_grid[j], settled_block[j] = _launch(texts, dims, totals)
+        settled[0, j], settled[1, j] = _launch(texts, dims, totals)
         text = ccs[int(key[2])]
-        settled_cc[j] = text if isinstance(text, str) and text.strip() else cc_text(major, minor)
-    inverse = inverse.ravel()
-    out["grid"], out["block"], out["cc"] = settled_grid[inverse], settled_block[inverse], settled_cc[inverse]
+        settled[2, j] = text if isinstance(text, str) and text.strip() else cc_text(major, minor)
+    out["grid"], out["block"], out["cc"] = (kind[inverse.ravel()] for kind in settled)
     return out
 
 

@@ -158,9 +158,12 @@ def _normalize(
         flop, label, missing = _cuda_core_flop(m, precision, duration, factors)
         out[f"flop_{precision}"], out[f"flop_{precision}_recipe"] = flop, label
         out[f"flop_{precision}_not_collected"] = missing
-        peak, peak_label = first_available(_cuda_core_peak(m, precision, factors))
-        out[f"peak_{precision}_flop_per_s"] = peak
-        out[f"peak_{precision}_flop_per_s_recipe"] = peak_label
+        fma = FLOP_OPS[precision][2]
+        factor = flop_weights(precision, factors)[0][fma]
+        peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])
+        out[f"peak_{precision}_flop_per_s"], out[f"peak_{precision}_flop_per_s_recipe"] = first_available(
+            [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
+        )
     tensor = tensor_work(m, duration, factors, cc)
     out["flop_tensor"], out["flop_tensor_recipe"] = tensor.flop, tensor.label
     out["flop_tensor_not_collected"] = tensor.not_collected
@@ -324,13 +327,6 @@ def _flop_label(
     codes = np.where(np.isnan(flop), len(texts), codes)
     labels: Texts = np.array([*texts, None], dtype=object)[codes]
     return labels
-
-
-def _cuda_core_peak(m: MetricFrame, precision: str, f: Factors) -> list[Formula]:
-    fma = FLOP_OPS[precision][2]
-    factor = flop_weights(precision, f)[0][fma]
-    peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])
-    return [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
 
 
 def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:

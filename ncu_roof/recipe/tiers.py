@@ -61,8 +61,8 @@ class TierDefinition:
 
 
 def _counter_of(m: MetricFrame, name: str, nbytes: Numbers) -> Texts:
-    """`name` on the rows with bytes, NaN on the others (one shared text; the shared all-NaN
-    labels where no row has bytes, as most definitions of a report)."""
+    """`name` (a counter, or a label) on the rows with bytes, NaN on the others (one shared text;
+    the shared all-NaN labels where no row has bytes, as most definitions of a report)."""
     has = ~np.isnan(nbytes)
     if not has.any():
         return m.no_labels
@@ -117,9 +117,7 @@ def _fixed(
 ) -> TierDefinition:
     """Another formula for the traffic of `counter`, judged against `roof_of`'s roof (that of the
     same counter, or none where the report holds no peak of it): DRAM read + write = dram__bytes."""
-    texts = np.array([np.nan, label], dtype=object)
-    labels: Texts = texts[(~np.isnan(nbytes)).astype(np.intp)]
-    roof = roof_of.bandwidth_byte_per_s
+    labels, roof = _counter_of(m, label, nbytes), roof_of.bandwidth_byte_per_s
     return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, _counter_of(m, counter, nbytes))
 
 
@@ -134,9 +132,7 @@ def _within(m: MetricFrame, d: TierDefinition, rows: Flags) -> TierDefinition:
         return d
     if not rows.any():
         return _no_rows(m, d.kind)
-    label, roof_label, counter = (np.where(rows, x, np.nan) for x in (d.label, d.roof_label, d.counter))
-    nbytes, roof = (np.where(rows, x, np.nan) for x in (d.bytes, d.bandwidth_byte_per_s))
-    return TierDefinition(d.kind, label, nbytes, roof, roof_label, counter)
+    return TierDefinition(d.kind, *(np.where(rows, x, np.nan) for x in d.columns()))
 
 
 def measured_era(m: MetricFrame) -> str | None:
@@ -322,8 +318,7 @@ def _first_with_bytes(
             for column, values in zip(columns, d.columns(), strict=True):
                 column[take] = values[take]
             which[take] = i
-    label, nbytes, roof, roof_label, counter = columns
-    return TierDefinition(start.kind, label, nbytes, roof, roof_label, counter), which
+    return TierDefinition(start.kind, *columns), which
 
 
 _KIND_WORDS = {
