@@ -12,14 +12,13 @@ so every metric read is listed in `RunTable.averaged` and each kernel carries a 
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ncu_roof.base.units import NumberStyle, effective_unit, parse_numbers
 from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.csvblocks import _INTEGER, Block, Damage, choose_style, one_cell, records
+from ncu_roof.ingest.csvblocks import _INTEGER, Damage, choose_style, find_blocks, one_cell, records
 from ncu_roof.ingest.csvdetails import metric_for, partial_groups, text_columns
 from ncu_roof.ingest.table import InputFormat, RunTable, settle_shapes
 
@@ -31,8 +30,8 @@ def read_summary_csv(
     path: str, raw: bytes, start: int, style: NumberStyle | None, skip_bad_rows: bool = False
 ) -> RunTable:
     """The summary whose header line starts at `start` (`find_headers(raw).summaries[0]`)."""
-    data = raw[start:]
-    header = next(csv.reader([data.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")]))
+    block = find_blocks(raw, [start])[0]
+    header = block.header
     missing = [c for c in _NEEDED if c not in header]
     if missing or any(header.count(c) > 1 for c in (*_NEEDED, *_KEY)):
         raise BadInputError(
@@ -41,7 +40,6 @@ def read_summary_csv(
             else f"{path}: a --print-summary CSV header names a column twice",
             hint="re-export: `ncu --import R --print-summary per-kernel --csv`",
         )
-    block = Block(header=header, data=data, line=raw.count(b"\n", 0, start) + 1, last=True)
     damage = Damage(path, skip_bad_rows)
     groups: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
     labels: dict[tuple[str, ...], str] = {}
