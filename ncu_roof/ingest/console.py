@@ -84,9 +84,7 @@ def _kernel_line(line: str, number: int, pid: str | None, device: int | None) ->
             continue
         fields = {m[1]: m[2] for m in _FIELD.finditer(match["rest"]) if m[1]}
         counted = [int(m[3]) for m in _FIELD.finditer(match["rest"]) if m[3]]
-        invocations = int(fields["Invocations"]) if "Invocations" in fields else None
-        if invocations is None and counted:
-            invocations = counted[0]
+        invocations = int(fields["Invocations"]) if "Invocations" in fields else next(iter(counted), None)
         groups = match.groupdict()
         return Kernel(
             line=number,

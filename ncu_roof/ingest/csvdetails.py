@@ -116,7 +116,7 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
         if len(damage.rows) > seen and previous is not None:
             tainted.add(previous)
         clean = len(damage.rows) == before
-        _check_groups(block, kept, damage, tainted)
+        _check_groups(kept, damage, tainted)
         if clean:  # a gap beside a damaged row is that row
             first: dict[str, int] = {}  # each launch's first row, in the page's order
             for record in kept:
@@ -126,31 +126,29 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
         yield from (r for r in kept if r["ID"] not in tainted)
 
 
-def partial_groups(
-    keys: list[tuple[str, int]], rows: dict[str, list[tuple[str, str]]]
-) -> dict[str, tuple[int, str]]:
+def partial_groups(rows: list[tuple[str, int, str, str]]) -> dict[str, tuple[int, str]]:
     """Kernels of a per-metric page whose rows cannot all be theirs: (line, reason) per key.
 
-    `keys` are (kernel key, line) in file order, one per row, and `rows` each kernel's
-    (section, metric) sequence. ncu prints every kernel of a run with the same rows, together;
-    rows of one kernel split by another's, or a kernel holding only some of the rows of another
-    kernel's sequence (the first, the last, all but one in the middle), are what a cut, a lost
-    line or a damaged ID leave behind.
+    `rows` are (kernel key, line, section, metric) in file order, one per row. ncu prints every
+    kernel of a run with the same rows, together; rows of one kernel split by another's, or a
+    kernel holding only some of the rows of another kernel's sequence (the first, the last, all
+    but one in the middle), are what a cut, a lost line or a damaged ID leave behind.
     """
     found: dict[str, tuple[int, str]] = {}
     done: set[str] = set()
     previous = None
-    for key, line in keys:
+    first_line: dict[str, int] = {}
+    sequences: dict[str, list[tuple[str, str]]] = {}  # each kernel's (section, metric) rows
+    for key, line, section, metric in rows:
         if key != previous and key in done and key not in found:
             found[key] = (line, f"rows of {key} are split by another kernel's (damaged ID?)")
         if previous is not None and key != previous:
             done.add(previous)
         previous = key
-    first_line: dict[str, int] = {}
-    for key, line in keys:
         first_line.setdefault(key, line)
-    shapes = {tuple(seq) for seq in rows.values()}
-    for key, seq in rows.items():
+        sequences.setdefault(key, []).append((section, metric))
+    shapes = {tuple(seq) for seq in sequences.values()}
+    for key, seq in sequences.items():
         whole = tuple(seq)
         for other in shapes:
             if len(other) > len(whole) and _within(whole, other):
@@ -173,13 +171,18 @@ def _within(rows: tuple[tuple[str, str], ...], other: tuple[tuple[str, str], ...
     return all(row in remaining for row in rows)
 
 
-def _check_groups(block: Block, kept: list[dict[str, str]], damage: Damage, tainted: set[str]) -> None:
-    labels = {f"kernel ID {r['ID']} of process {r.get('Process ID', '')}": r["ID"] for r in kept}
-    keys = [(f"kernel ID {r['ID']} of process {r.get('Process ID', '')}", int(r["_line"])) for r in kept]
-    rows: dict[str, list[tuple[str, str]]] = {}
-    for (key, _), record in zip(keys, kept, strict=True):
-        rows.setdefault(key, []).append((record.get("Section Name", ""), record["Metric Name"]))
-    for key, (line, reason) in partial_groups(keys, rows).items():
+def _check_groups(kept: list[dict[str, str]], damage: Damage, tainted: set[str]) -> None:
+    rows = [
+        (
+            f"kernel ID {r['ID']} of process {r.get('Process ID', '')}",
+            int(r["_line"]),
+            r.get("Section Name", ""),
+            r["Metric Name"],
+        )
+        for r in kept
+    ]
+    labels = {key: r["ID"] for (key, *_), r in zip(rows, kept, strict=True)}
+    for key, (line, reason) in partial_groups(rows).items():
         damage.add(line, reason)
         tainted.add(labels[key])
 

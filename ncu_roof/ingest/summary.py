@@ -43,8 +43,7 @@ def read_summary_csv(
     damage = Damage(path, skip_bad_rows)
     groups: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
     labels: dict[tuple[str, ...], str] = {}
-    order: list[tuple[str, int]] = []
-    shapes: dict[str, list[tuple[str, str]]] = {}
+    order: list[tuple[str, int, str, str]] = []  # (kernel, line, section, metric) of every row
     for line, cells in records(block, damage):
         if len(cells) != len(header):
             damage.add(line, f"{len(cells)} cells where the header has {len(header)}")
@@ -56,13 +55,12 @@ def read_summary_csv(
             continue
         key = tuple(row.get(c, "") for c in _KEY)
         label = labels.setdefault(key, f"kernel #{len(labels)} {one_cell(row['Kernel Name'])}")
-        order.append((label, line))
-        shapes.setdefault(label, []).append((row.get("Section Name", ""), row["Metric Name"]))
+        order.append((label, line, row.get("Section Name", ""), row["Metric Name"]))
         metric = metric_for(row["Metric Name"], row["Metric Unit"])
         values = groups.setdefault(key, {})
         if metric is not None and metric not in values:
             values[metric] = (row["Average"], effective_unit(metric, row["Metric Unit"]))
-    partial = partial_groups(order, shapes)
+    partial = partial_groups(order)
     for line, reason in partial.values():
         damage.add(line, reason)
     damage.check()

@@ -165,11 +165,6 @@ def nsight_era(ncu_version: str | None) -> str | None:
     return "2023" if version < (2024, 1) else "2024"
 
 
-def _writeback(cc: Numbers, scope: str) -> Flags:
-    """Rows whose compute capability draws the L1 writeback of `scope` ("", "_mem_lg", "_mem_lgds")."""
-    return {"": cc <= 72, "_mem_lg": (cc >= 75) & (cc <= 89), "_mem_lgds": cc >= 90}[scope]
-
-
 def tier_candidates(
     m: MetricFrame, duration: Numbers, f: Factors, era: str | None, traffic: TrafficDefinition
 ) -> dict[str, tuple[str, list[TierDefinition]]]:
@@ -229,10 +224,10 @@ def tier_candidates(
 
     cc = 10 * m(CC_MAJOR) + m(CC_MINOR)
     writebacks = []
-    for scope in ("_mem_lgds", "_mem_lg", ""):
+    # each scope on the compute capabilities Nsight draws it on; any scope where the CC is unknown
+    for scope, drawn in (("_mem_lgds", cc >= 90), ("_mem_lg", (cc >= 75) & (cc <= 89)), ("", cc <= 72)):
         d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1)
-        # the scope Nsight draws on this compute capability; any scope where the CC is unknown
-        writebacks.append(_within(m, d, _writeback(cc, scope) | np.isnan(cc)))
+        writebacks.append(_within(m, d, drawn | np.isnan(cc)))
     l1_writeback = _first_of(writebacks)
     l1_nsight = {
         "2024": l1_writeback,
