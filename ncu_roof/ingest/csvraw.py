@@ -48,15 +48,11 @@ DISPLAY_NAME = "device__attribute_display_name"  # the one wanted metric that is
 
 @dataclass(frozen=True)
 class _Part:
-    """One block's intact rows: the chosen columns as text, the unit of each metric, its run."""
+    """One block's intact rows: the chosen columns as text, the unit of each numeric metric, its run."""
 
     cells: pa.Table
     units: dict[str, str]
     run: int
-
-    @property
-    def numeric(self) -> list[str]:
-        return [c for c in self.units if c != DISPLAY_NAME]
 
 
 def read_raw(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[Columns | None, int]:
@@ -91,7 +87,9 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     chosen = list(dict.fromkeys(c for c in identity + nvtx_columns(header) + metrics if times[c] == 1))
     position = {c: i for i, c in reversed(list(enumerate(header)))}  # each name's first column
     units = {
-        c: effective_unit(c, units_row[position[c]] if position[c] < len(units_row) else "") for c in metrics
+        c: effective_unit(c, units_row[position[c]] if position[c] < len(units_row) else "")
+        for c in metrics
+        if c != DISPLAY_NAME
     }
     lines: list[int] | None = None
     table = _parse_block(block, chosen, has_units)
@@ -238,9 +236,9 @@ def _sample_cells(part: _Part) -> list[str | None]:
     """
     import polars as pl
 
-    if not part.numeric:
+    if not part.units:
         return []
-    table = part.cells.select(part.numeric)
+    table = part.cells.select(list(part.units))
     rows = table.num_rows
     if rows > _SAMPLE_ROWS:  # the sample taken by Arrow: Polars copies every text it is given
         step = rows / _SAMPLE_ROWS
@@ -262,7 +260,7 @@ def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
     identity["nvtx"] = _nvtx_column(table)
     metrics: dict[str, np.ndarray] = {}
     notes: dict[int, list[str]] = {}
-    for metric in part.numeric:  # each metric column parsed once, in SI units
+    for metric in part.units:  # each metric column parsed once, in SI units
         values = parse_number_array(part.cells[metric], style)
         factor = si_factor(part.units[metric])
         metrics[metric] = values * factor if factor != 1.0 else values
