@@ -27,6 +27,7 @@ def test_the_parquet_export_loads_no_pandas(tmp_path: Path) -> None:
         "verdict_tensor_gemm_na_variant.csv",  # a column of n/a only: no chunk left to convert
         "raw_two_runs_with_app_output.csv",
         "console_details_2024.txt",  # parse_numbers of console text
+        "details_de_CH.csv",  # the details page, pivoted by numpy
         "summary_per_kernel.csv",
     ],
 )

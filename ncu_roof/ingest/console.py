@@ -23,22 +23,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ncu_roof.base.units import (
-    NumberStyle,
-    confirm_number_style,
-    detect_number_style,
-    effective_unit,
-    parse_numbers,
-    si_factor,
-    unreadable,
-)
+from ncu_roof.base.units import NumberStyle, effective_unit
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.consolekernels import Kernel, bad_devices, cut_tail, strays
-from ncu_roof.ingest.csvblocks import Damage, cut_short_note
-from ncu_roof.ingest.csvdetails import metric_for
-from ncu_roof.ingest.sanity import unreadable_note
+from ncu_roof.ingest.csvblocks import Damage, choose_style, cut_short_note
+from ncu_roof.ingest.csvdetails import LAUNCH_LABELS, metric_for, text_columns
 from ncu_roof.ingest.summary import repeat_invocations
-from ncu_roof.ingest.table import InputFormat, RunTable, row_columns
+from ncu_roof.ingest.table import InputFormat, RunTable
 
 _SECTION = re.compile(r"^\s+Section: (?P<name>.+?)\s*$")
 _RULE = re.compile(r"^\s*-{2,}(?: +-{2,})*\s*$")
@@ -56,13 +47,9 @@ _KERNEL_LINES = (
     re.compile(r"^\s+(?P<name>\S.*?), Block Size (?P<block>\d+), Grid Size (?P<grid>\d+)" + _REST),
 )
 _FIELD = re.compile(r"(Device|CC|Invocations) (\d+(?:\.\d+)?)|(\d+) invocations")
-# Labels not in the CSV details page's map: launch statistics.
-_CONSOLE_LABELS = {
-    "Grid Size": "launch__grid_size",
-    "Block Size": "launch__block_size",
-}
 
 
+_PROFILING = re.compile(r'^==PROF== Profiling ".*" - (\d+)\b', re.MULTILINE)
 _SECTION_BYTES = re.compile(rb"^(?:" + _ANSI.pattern.encode() + rb")*[ \t]+Section: ", re.MULTILINE)
 
 
@@ -81,7 +68,6 @@ class _Table:
     table that ends otherwise than its layout does (another section, a kernel line, the end of
     the file) is cut off."""
 
-    section: str = ""
     indent: int = 0  # the `Section:` line's, which its rules share
     spans: list[tuple[int, int]] | None = None
     average: bool = False
@@ -98,9 +84,7 @@ def _kernel_line(line: str, number: int, pid: str | None, device: int | None) ->
             continue
         fields = {m[1]: m[2] for m in _FIELD.finditer(match["rest"]) if m[1]}
         counted = [int(m[3]) for m in _FIELD.finditer(match["rest"]) if m[3]]
-        invocations = int(fields["Invocations"]) if "Invocations" in fields else None
-        if invocations is None and counted:
-            invocations = counted[0]
+        invocations = int(fields["Invocations"]) if "Invocations" in fields else next(iter(counted), None)
         groups = match.groupdict()
         return Kernel(
             line=number,
@@ -114,10 +98,6 @@ def _kernel_line(line: str, number: int, pid: str | None, device: int | None) ->
             summary=invocations is not None or pattern is _KERNEL_LINES[-1],
         )
     return None
-
-
-def _spans(rule: str) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
 
 
 def _cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
@@ -156,7 +136,6 @@ def _parse(text: str, damage: Damage) -> list[Kernel]:
             table = _section(match["name"], number, kernel, kernels, damage)
             if table is not None:
                 table.indent = len(line) - len(line.lstrip(" "))
-            if table is not None:
                 kernel = kernels[-1]
             continue
         found = _kernel_line(line, number, pid, device)
@@ -187,14 +166,14 @@ def _section(
         kernels.append(kernel)
     kernel.sections.append(name)
     kernel.labels[name] = []
-    return _Table(section=name)
+    return _Table()
 
 
 def _table_line(line: str, table: _Table, kernel: Kernel | None) -> bool:
     """Take one line of an open section table; False (and the table closed) when the line is
     ncu's next piece (a section, a kernel, a process or device line) or ends the table."""
     if _RULE.match(line):
-        spans = _spans(line)
+        spans = [(m.start(), m.end()) for m in re.finditer(r"-+", line)]
         if spans[0][0] != table.indent or (table.rows and spans != table.spans):
             return True  # a rule of another program's: passed over
         if table.rows:
@@ -218,21 +197,10 @@ def _table_line(line: str, table: _Table, kernel: Kernel | None) -> bool:
         if table.rows and not table.complete and kernel is not None:
             kernel.cut_off = True  # the table ends without its closing rule
         return False
-    if table.spans is not None and kernel is not None:
-        cells = _cells(line, table.spans)
-        if _is_row(line, table.spans, cells, table.average):
-            _row(kernel, cells, table.average)
-            kernel.labels[table.section].append(cells[0])
-            table.rows += 1
-            table.complete = False  # rows after a blank line: the table went on
+    if table.spans is not None and kernel is not None and _row(kernel, line, table.spans, table.average):
+        table.rows += 1
+        table.complete = False  # rows after a blank line: the table went on
     return True  # a row, or a line of another program inside the table: passed over
-
-
-def _is_row(line: str, spans: list[tuple[int, int]], cells: list[str], average: bool) -> bool:
-    """A table row starts where the rule starts, with a label and a value under their dashes."""
-    indent = len(line) - len(line.lstrip(" "))
-    value = cells[-1] if average or len(cells) == 5 else cells[min(2, len(cells) - 1)]
-    return indent == spans[0][0] and len(cells) >= 3 and bool(cells[0]) and bool(value)
 
 
 def _same_summary(kernel: Kernel | None, found: Kernel) -> bool:
@@ -248,18 +216,23 @@ def _same_summary(kernel: Kernel | None, found: Kernel) -> bool:
     return True
 
 
-def _row(kernel: Kernel, cells: list[str], average: bool) -> None:
-    if len(cells) < 3 or not cells[0]:
-        return
+def _row(kernel: Kernel, line: str, spans: list[tuple[int, int]], average: bool) -> bool:
+    """A table row starts where the rule starts, with a label and a value under their dashes:
+    its metric taken (the first of a kernel's rows that names it); False for another line."""
+    cells = _cells(line, spans)
+    indent = len(line) - len(line.lstrip(" "))
+    summary = average or len(cells) == 5  # Minimum / Maximum / Average: the Average is read
+    value = cells[-1] if summary else cells[min(2, len(cells) - 1)]
+    if indent != spans[0][0] or len(cells) < 3 or not cells[0] or not value:
+        return False
     label, unit = cells[0], cells[1]
-    value = cells[-1] if average or len(cells) == 5 else cells[2]
-    metric = _CONSOLE_LABELS.get(label) if "__" not in label else None
-    metric = metric or metric_for(label, unit)
-    if metric is None or metric in kernel.values:
-        return
-    kernel.values[metric] = (value, effective_unit(metric, unit))
-    if average or len(cells) == 5:
-        kernel.averaged.add(metric)
+    metric = metric_for(label, unit) or LAUNCH_LABELS.get(label)
+    if metric is not None and metric not in kernel.values:
+        kernel.values[metric] = (value, effective_unit(metric, unit))
+        if summary:
+            kernel.averaged.add(metric)
+    kernel.labels[kernel.sections[-1]].append(label)
+    return True
 
 
 def read_console_text(
@@ -281,14 +254,16 @@ def read_console_text(
             f"{path}: ncu console text, but no kernel with a section table in it",
             hint="capture the whole output (`ncu ./app > log.txt 2>&1`), or save a report with `ncu -o`",
         )
-    cells = [text for k in intact for text, _ in k.values.values()]
+    cells = [(i, metric, *value) for i, k in enumerate(intact) for metric, value in k.values.items()]
+    identity = {name: [getattr(k, name) for k in intact] for name in _IDENTITY}
+    averages = [(_averaged(k),) if k.averaged else () for k in intact]
     with naming_file(path):
-        number_style = detect_number_style(cells) if style is None else style
-        if style is not None:
-            confirm_number_style(cells, style)
-        rows = [_launch(i, k, number_style) for i, k in enumerate(intact)]
+        number_style = choose_style([text for _, _, text, _ in cells], style)
+        columns = text_columns(
+            {"run": "0", "id": list(range(len(intact))), **identity}, cells, number_style, averages
+        )
         # a --print-summary kernel of "Invocations N" is N launches of its averages
-        columns = repeat_invocations(row_columns(rows), [k.invocations or 1 for k in intact])
+        columns = repeat_invocations(columns, [k.invocations or 1 for k in intact])
     averaged = sorted({m for k in intact for m in k.averaged})
     cut = sum(k.left_out for k in kernels)
     empty = [k for k in kernels if not k.left_out and not k.values]
@@ -300,7 +275,7 @@ def read_console_text(
         )
     if text.strip() and not text.endswith("\n"):  # (spaces after the last break are a cut line too)
         notes.append(cut_short_note(path, text.count("\n") + 1))
-    announced = _announced(text)
+    announced = len(set(_PROFILING.findall(text)))  # ncu's `==PROF== Profiling "k" - 7: …` lines
     read = len(columns["id"])
     if announced > read:
         notes.append(
@@ -317,36 +292,9 @@ def read_console_text(
     )
 
 
-_PROFILING = re.compile(r'^==PROF== Profiling ".*" - (\d+)\b', re.MULTILINE)
+_IDENTITY = ("process_id", "name", "device", "cc", "grid", "block")
 
 
-def _announced(text: str) -> int:
-    """How many launches ncu said it profiled (`==PROF== Profiling "k" - 7: …`), if it said."""
-    return len(set(_PROFILING.findall(text)))
-
-
-def _launch(index: int, kernel: Kernel, style: NumberStyle) -> dict[str, object]:
-    metrics = list(kernel.values)
-    texts = [kernel.values[m][0] for m in metrics]
-    numbers = parse_numbers(texts, style)
-    unread = [unreadable_note(metrics[i], text) for i, text in unreadable(texts, numbers)]
-    row: dict[str, object] = {
-        "run": "0",
-        "id": index,
-        "process_id": kernel.process_id,
-        "name": kernel.name,
-        "device": kernel.device,
-        "cc": kernel.cc,
-        "grid": kernel.grid,
-        "block": kernel.block,
-    }
-    for metric, number in zip(metrics, numbers, strict=True):
-        row[metric] = float(number) * si_factor(kernel.values[metric][1])
-    if kernel.averaged:
-        count = (
-            f"{kernel.invocations} invocations" if kernel.invocations is not None else "several invocations"
-        )
-        unread.insert(0, f"input: a --print-summary line: values are averages over {count}")
-    if unread:
-        row["input_notes"] = tuple(unread)
-    return row
+def _averaged(kernel: Kernel) -> str:
+    count = f"{kernel.invocations} invocations" if kernel.invocations is not None else "several invocations"
+    return f"input: a --print-summary line: values are averages over {count}"

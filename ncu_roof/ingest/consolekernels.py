@@ -60,13 +60,10 @@ def cut_tail(kernels: list[Kernel]) -> None:
         alike = all(last.labels[s] == other.labels[s] for s in last.sections[:-1])
         rows, theirs = last.labels[final], other.labels[final]
         fewer = not last.summary and rows == theirs and len(other.sections) > len(last.sections)
-        if alike and (_strict_prefix(rows, theirs) or fewer):
+        cut = len(rows) < len(theirs) and theirs[: len(rows)] == rows  # the first few of theirs
+        if alike and (cut or fewer):
             last.cut_off = True
             return
-
-
-def _strict_prefix(first: list[str], second: list[str]) -> bool:
-    return len(first) < len(second) and second[: len(first)] == first
 
 
 def bad_devices(kernels: list[Kernel], damage: Damage) -> None:

@@ -15,8 +15,10 @@ import csv
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ncu_roof.base.units import NumberStyle, confirm_number_style, detect_number_style
 from ncu_roof.errors import BadInputError
@@ -107,6 +109,34 @@ class Damage:
             f"(line{'s' if len(lines) != 1 else ''} {shown}: {min(self.rows)[1]}){lost}",
             *self.notes,
         )
+
+
+GAPS_SHOWN = 100  # the gaps named of a page with many (all are counted)
+
+
+def check_ids(
+    ids: Sequence[int] | np.ndarray, line_of: Callable[[int], int], run: int, damage: Damage
+) -> None:
+    """IDs missing from a run (`0, 2, 3`; `ids` as the page lists its launches) are lost rows, as
+    ncu numbers the launches of a run 0, 1, 2, … (raw and details pages, once parsed):
+    damage at the row after each gap (the kernels read are kept when skipping; the lost ones are
+    counted). `line_of(i)`: the line of the launch `ids[i]`."""
+    if not len(ids):
+        return
+    listed = np.asarray(ids)
+    present = np.unique(listed)
+    missing = np.setdiff1d(np.arange(present[-1] + 1), present)
+    if not len(missing):
+        return
+    starts = missing[np.r_[True, np.diff(missing) > 1]].tolist()  # each gap's first missing ID
+    for first in starts[:GAPS_SHOWN]:
+        after = int(np.flatnonzero(listed > first)[0])
+        last = int(present[present > first][0]) - 1
+        what = f"ID {first} is" if last == first else f"IDs {first} to {last} are"
+        lost = "a lost row" if last == first else "lost rows"
+        reason = f"{what} missing before this row: {lost} (or an export filtered with -k)"
+        damage.lose(line_of(after), reason, {(run, str(i)) for i in range(first, last + 1)})
+    damage.lost_kernels |= {(run, str(i)) for i in missing.tolist()}
 
 
 def cut_short_note(path: str, line: int) -> str:

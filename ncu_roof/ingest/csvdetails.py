@@ -2,12 +2,14 @@
 
 Its metric rows are ragged, so it is read with the csv module; a damaged row taints the kernels
 around it, and a kernel whose rows cannot all be its own (`partial_groups`) is damaged too.
+`text_columns` makes the launch table of any page of values as printed: this one, a
+`--print-summary` CSV and console text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -19,17 +21,14 @@ from ncu_roof.ingest.csvblocks import (
     _INTEGER,
     Block,
     Damage,
+    check_ids,
     choose_style,
     one_cell,
     records,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
-from ncu_roof.ingest.rawchecks import check_ids
 from ncu_roof.ingest.sanity import unreadable_note
-from ncu_roof.ingest.table import Columns, frame_columns
-
-if TYPE_CHECKING:  # pandas pivots a details page; the other readers never load it
-    import pandas as pd
+from ncu_roof.ingest.table import Columns, identity_columns
 
 # Section-header labels of the details page (all known spellings) → the metric they print.
 _LABELS: dict[str, str] = {
@@ -57,7 +56,7 @@ _LABELS: dict[str, str] = {
 _BANDWIDTH_LABELS = {"Memory Throughput": "dram__bytes.sum.per_second"}
 # Launch Statistics: the launch's totals, which `settle_shapes` checks ncu's Grid Size and Block
 # Size columns against (the console reader reads these labels too; `--print-summary` does not).
-_LAUNCH_LABELS = {"Grid Size": "launch__grid_size", "Block Size": "launch__block_size"}
+LAUNCH_LABELS = {"Grid Size": "launch__grid_size", "Block Size": "launch__block_size"}
 
 
 def metric_for(name: str, unit: str) -> str | None:
@@ -117,7 +116,7 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
         if len(damage.rows) > seen and previous is not None:
             tainted.add(previous)
         clean = len(damage.rows) == before
-        _check_groups(block, kept, damage, tainted)
+        _check_groups(kept, damage, tainted)
         if clean:  # a gap beside a damaged row is that row
             first: dict[str, int] = {}  # each launch's first row, in the page's order
             for record in kept:
@@ -127,31 +126,29 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
         yield from (r for r in kept if r["ID"] not in tainted)
 
 
-def partial_groups(
-    keys: list[tuple[str, int]], rows: dict[str, list[tuple[str, str]]]
-) -> dict[str, tuple[int, str]]:
+def partial_groups(rows: list[tuple[str, int, str, str]]) -> dict[str, tuple[int, str]]:
     """Kernels of a per-metric page whose rows cannot all be theirs: (line, reason) per key.
 
-    `keys` are (kernel key, line) in file order, one per row, and `rows` each kernel's
-    (section, metric) sequence. ncu prints every kernel of a run with the same rows, together;
-    rows of one kernel split by another's, or a kernel holding only some of the rows of another
-    kernel's sequence (the first, the last, all but one in the middle), are what a cut, a lost
-    line or a damaged ID leave behind.
+    `rows` are (kernel key, line, section, metric) in file order, one per row. ncu prints every
+    kernel of a run with the same rows, together; rows of one kernel split by another's, or a
+    kernel holding only some of the rows of another kernel's sequence (the first, the last, all
+    but one in the middle), are what a cut, a lost line or a damaged ID leave behind.
     """
     found: dict[str, tuple[int, str]] = {}
     done: set[str] = set()
     previous = None
-    for key, line in keys:
+    first_line: dict[str, int] = {}
+    sequences: dict[str, list[tuple[str, str]]] = {}  # each kernel's (section, metric) rows
+    for key, line, section, metric in rows:
         if key != previous and key in done and key not in found:
             found[key] = (line, f"rows of {key} are split by another kernel's (damaged ID?)")
         if previous is not None and key != previous:
             done.add(previous)
         previous = key
-    first_line: dict[str, int] = {}
-    for key, line in keys:
         first_line.setdefault(key, line)
-    shapes = {tuple(seq) for seq in rows.values()}
-    for key, seq in rows.items():
+        sequences.setdefault(key, []).append((section, metric))
+    shapes = {tuple(seq) for seq in sequences.values()}
+    for key, seq in sequences.items():
         whole = tuple(seq)
         for other in shapes:
             if len(other) > len(whole) and _within(whole, other):
@@ -174,97 +171,85 @@ def _within(rows: tuple[tuple[str, str], ...], other: tuple[tuple[str, str], ...
     return all(row in remaining for row in rows)
 
 
-def _check_groups(block: Block, kept: list[dict[str, str]], damage: Damage, tainted: set[str]) -> None:
-    labels = {f"kernel ID {r['ID']} of process {r.get('Process ID', '')}": r["ID"] for r in kept}
-    keys = [(f"kernel ID {r['ID']} of process {r.get('Process ID', '')}", int(r["_line"])) for r in kept]
-    rows: dict[str, list[tuple[str, str]]] = {}
-    for (key, _), record in zip(keys, kept, strict=True):
-        rows.setdefault(key, []).append((record.get("Section Name", ""), record["Metric Name"]))
-    for key, (line, reason) in partial_groups(keys, rows).items():
+def _check_groups(kept: list[dict[str, str]], damage: Damage, tainted: set[str]) -> None:
+    rows = [
+        (
+            f"kernel ID {r['ID']} of process {r.get('Process ID', '')}",
+            int(r["_line"]),
+            r.get("Section Name", ""),
+            r["Metric Name"],
+        )
+        for r in kept
+    ]
+    labels = {key: r["ID"] for (key, *_), r in zip(rows, kept, strict=True)}
+    for key, (line, reason) in partial_groups(rows).items():
         damage.add(line, reason)
         tainted.add(labels[key])
 
 
-_DETAIL_KEYS = ["run", "ID", "Process ID"]
 _DETAIL_IDENTITY = [c for c in _CSV_IDENTITY if c not in ("ID", "Process ID")]
 
 
 def read_details(
     blocks: list[Block], style: NumberStyle | None, damage: Damage
 ) -> tuple[Columns | None, int]:
-    """One row per kernel: every kernel with a metric row, even one whose metrics are all
-    unknown (its values are missing then, but it is not lost)."""
-    import pandas as pd
-
-    table = []
-    nvtx: dict[tuple[str, ...], str | None] = {}  # the same cells repeat on every metric row
+    """One row per kernel (in the order of run and ID): every kernel with a metric row, even one
+    whose metrics are all unknown (its values are missing then, but it is not lost)."""
+    launches: dict[tuple[str, str, str], dict[str, str | None]] = {}  # (run, ID, process) → identity
+    cells: list[tuple[tuple[str, str, str], str, str, str]] = []
     columns = list(dict.fromkeys(c for b in blocks for c in nvtx_columns(b.header)))
     for r in _details_rows(blocks, damage):
+        key = (r["run"], r["ID"], r.get("Process ID", ""))
+        if key not in launches:  # a launch's identity: its first row's
+            launches[key] = {_CSV_IDENTITY[c]: r.get(c) for c in _DETAIL_IDENTITY}
+            launches[key]["nvtx"] = nvtx_of_cells({c: r.get(c, "") for c in columns})
         unit = r.get("Metric Unit", "")
-        cells = tuple(r.get(c, "") for c in columns)
-        if cells not in nvtx:
-            nvtx[cells] = nvtx_of_cells(dict(zip(columns, cells, strict=True)))
-        metric = metric_for(r["Metric Name"], unit) or _LAUNCH_LABELS.get(r["Metric Name"])
-        table.append(
-            (
-                r["run"],
-                r["ID"],
-                r.get("Process ID", ""),
-                *(r.get(c) for c in _DETAIL_IDENTITY),
-                nvtx[cells],
-                r.get("Metric Value", ""),
-                metric,
-                effective_unit(metric, unit) if metric is not None else unit,
-            )
-        )
+        metric = metric_for(r["Metric Name"], unit) or LAUNCH_LABELS.get(r["Metric Name"])
+        if metric is not None:
+            cells.append((key, metric, r.get("Metric Value", ""), effective_unit(metric, unit)))
     lost = len(damage.lost_kernels)
-    if not table:
+    if not launches:
         return None, lost
-    records = pd.DataFrame(
-        table, columns=[*_DETAIL_KEYS, *_DETAIL_IDENTITY, "nvtx", "Metric Value", "metric", "unit"]
-    )
-    keys = _DETAIL_KEYS
-    ident = records.drop_duplicates(subset=keys).set_index(keys)
-    rows = records[records["metric"].notna()].copy()
-    unread: dict[tuple[str, ...], list[str]] = {}
-    if rows.empty:
-        wide = pd.DataFrame(index=ident.index)
-    else:
-        number_style = choose_style(rows["Metric Value"], style)
-        rows["value"] = parse_numbers(rows["Metric Value"], number_style) * rows["unit"].map(si_factor)
-        unread = _unreadable(rows, keys)
-        first = rows.drop_duplicates(subset=[*keys, "metric"], keep="first")
-        wide = first.pivot(index=keys, columns="metric", values="value").reindex(ident.index)
-        wide.columns = [str(c) for c in wide.columns]
-    out = pd.DataFrame(index=ident.index)
-    for column in _DETAIL_IDENTITY:
-        out[_CSV_IDENTITY[column]] = ident[column]
-    out["nvtx"] = ident["nvtx"]
-    out = pd.concat([out, wide], axis=1).reset_index()
-    out = out.rename(columns={"ID": "id", "Process ID": "process_id"})
-    out["device_name"] = None
-    if unread:
-        launches = zip(*(out[k].tolist() for k in ("run", "id", "process_id")), strict=True)
-        notes = np.empty(len(out), dtype=object)
-        notes[:] = [tuple(unread[key]) if key in unread else None for key in launches]
-        out["input_notes"] = notes
-    out["_order"] = pd.to_numeric(out["id"], errors="coerce")
-    out = out.sort_values(["run", "_order"], key=_run_key).drop(columns="_order")
-    return frame_columns(out.reset_index(drop=True)), lost
+    order = sorted(launches, key=lambda key: (int(key[0]), int(key[1])))
+    row = {key: i for i, key in enumerate(order)}
+    identity: dict[str, Any] = {"run": [k[0] for k in order], "id": [k[1] for k in order]}
+    identity["process_id"] = [k[2] for k in order]
+    identity |= {name: [launches[k][name] for k in order] for name in launches[order[0]]}
+    number_style = choose_style([text for _, _, text, _ in cells], style)
+    ordered = [(row[k], metric, text, unit) for k, metric, text, unit in cells]
+    return text_columns(identity, ordered, number_style, sort=True), lost
 
 
-def _unreadable(rows: pd.DataFrame, keys: list[str]) -> dict[tuple[str, ...], list[str]]:
-    """Per launch (its keys), a note on each metric cell that reads as no number."""
-    notes: dict[tuple[str, ...], list[str]] = {}
-    texts = rows["Metric Value"].tolist()
-    for position, text in unreadable(texts, rows["value"].to_numpy()):
-        record = rows.iloc[position]
-        key = tuple(record[k] for k in keys)
-        notes.setdefault(key, []).append(unreadable_note(record["metric"], text))
-    return notes
+Cell = tuple[int, str, str, str]  # a launch (its row), a metric, its text as printed, its unit
 
 
-def _run_key(column: pd.Series) -> pd.Series:
-    import pandas as pd
-
-    return pd.to_numeric(column, errors="coerce")
+def text_columns(
+    identity: Mapping[str, Any],
+    cells: Sequence[Cell],
+    style: NumberStyle,
+    notes: Sequence[tuple[str, ...]] | None = None,
+    *,
+    sort: bool = False,
+) -> dict[str, np.ndarray]:
+    """Launches whose metrics are texts as printed (the details page, a summary, console text) →
+    `RunTable.columns`: a launch's first cell of each metric parsed in SI (NaN where it has none),
+    the metrics in the order first seen (`sort`: by name); each cell that reads as no number is a
+    note on its launch, after its `notes`."""
+    rows = len(identity["id"])
+    lines = [list(n) for n in notes] if notes is not None else [[] for _ in range(rows)]
+    metrics = list(dict.fromkeys(metric for _, metric, _, _ in cells))
+    values: dict[str, np.ndarray] = {}
+    if cells:
+        launch, metric, texts, units = zip(*cells, strict=True)
+        numbers = parse_numbers(texts, style)
+        for i, text in unreadable(texts, numbers):
+            lines[launch[i]].append(unreadable_note(metric[i], text))
+        code = {name: k for k, name in enumerate(sorted(metrics) if sort else metrics)}
+        factor = {unit: si_factor(unit) for unit in dict.fromkeys(units)}
+        where = np.array(launch) + rows * np.array([code[m] for m in metric])
+        _, first = np.unique(where, return_index=True)  # a launch's first cell of a metric
+        table = np.full((len(code), rows), np.nan)
+        table.flat[where[first]] = (numbers * np.array([factor[u] for u in units]))[first]
+        values = dict(zip(code, table, strict=True))
+    notes_column = [tuple(n) or None for n in lines]
+    return {**identity_columns({**identity, "input_notes": notes_column}, rows), **values}

@@ -25,6 +25,7 @@ from ncu_roof.ingest.csvblocks import (
     find_blocks,
     is_details,
 )
+from ncu_roof.ingest.csvdetails import read_details
 from ncu_roof.ingest.csvraw import read_raw
 from ncu_roof.ingest.table import InputFormat, RunTable, settle_shapes
 
@@ -90,8 +91,6 @@ def read_csv_file(
     _orphans(raw, blocks[0], damage)
     with naming_file(path):  # units and number styles: say which file
         if all(details):
-            from ncu_roof.ingest.csvdetails import read_details  # pandas: only for a details page
-
             columns, lost = read_details(blocks, style, damage)
         else:
             columns, lost = read_raw(blocks, style, damage)

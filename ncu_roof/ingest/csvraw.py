@@ -4,6 +4,12 @@ Read with pyarrow, only the columns the recipe needs, as text; a block with a da
 again row by row (csv module) so that every damaged row is named with its line. The text stays
 in Arrow until each metric column is parsed once, into one float64 block (no per-cell Python
 objects, no copy of the whole frame).
+
+What a lost line or a damaged export leaves that no single row shows, checked once a block is
+parsed: no units row under the header (every value's scale unknown: a duration in `us` read as if
+in ncu's base unit), so the block's kernels are damaged; gaps in the IDs (`check_ids`). A cell
+that reads as no number (and is none of ncu's words for a missing value) is a note on its launch
+naming the metric and the text.
 """
 
 from __future__ import annotations
@@ -16,21 +22,21 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ncu_roof.base.metrics import is_wanted
-from ncu_roof.base.units import NumberStyle, effective_unit, parse_number_array, si_factor
+from ncu_roof.base.units import NumberStyle, effective_unit, parse_number_array, si_factor, unreadable
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
     _DEVICE,
     _INTEGER,
     Block,
     Damage,
+    check_ids,
     choose_style,
     looks_like_data,
     one_cell,
     records,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
-from ncu_roof.ingest.rawchecks import check_ids, unreadable_notes, without_units
-from ncu_roof.ingest.sanity import with_notes
+from ncu_roof.ingest.sanity import unreadable_note, with_notes
 from ncu_roof.ingest.table import Columns, concat_columns, identity_columns
 
 if TYPE_CHECKING:
@@ -42,15 +48,11 @@ DISPLAY_NAME = "device__attribute_display_name"  # the one wanted metric that is
 
 @dataclass(frozen=True)
 class _Part:
-    """One block's intact rows: the chosen columns as text, the unit of each metric, its run."""
+    """One block's intact rows: the chosen columns as text, the unit of each numeric metric, its run."""
 
     cells: pa.Table
     units: dict[str, str]
     run: int
-
-    @property
-    def numeric(self) -> list[str]:
-        return [c for c in self.units if c != DISPLAY_NAME]
 
 
 def read_raw(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[Columns | None, int]:
@@ -81,20 +83,30 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
         units_row = []
     identity = [c for c in header if c in _CSV_IDENTITY]
     metrics = [c for c in header if is_wanted(c)]
-    chosen = _unique(identity + nvtx_columns(header) + metrics, header)
+    times = Counter(header)  # a name twice in the header is no column of its own
+    chosen = list(dict.fromkeys(c for c in identity + nvtx_columns(header) + metrics if times[c] == 1))
     position = {c: i for i, c in reversed(list(enumerate(header)))}  # each name's first column
     units = {
-        c: effective_unit(c, units_row[position[c]] if position[c] < len(units_row) else "") for c in metrics
+        c: effective_unit(c, units_row[position[c]] if position[c] < len(units_row) else "")
+        for c in metrics
+        if c != DISPLAY_NAME
     }
     lines: list[int] | None = None
-    parsed = _raw_fast(block, chosen, has_units)
-    if parsed is None:  # damaged somewhere: the slow reader says where
+    table = _parse_block(block, chosen, has_units)
+    if table is None:  # damaged somewhere: the slow reader says where
         table, lines = _raw_slow(block, chosen, has_units, damage)
-        parsed = table, _wrong_identity(table)
     before = len(damage.rows)
-    table = _check_identity(*parsed, lines, block, damage)
-    if table.num_rows and not has_units:
-        without_units(table, block.line + 1, run, damage)
+    table = _check_identity(table, lines, block, damage)
+    if table.num_rows and not has_units:  # all the block's kernels damaged
+        rows = table.num_rows
+        ids = table["ID"].to_pylist() if "ID" in table.column_names else range(rows)
+        damage.lose(
+            block.line + 1,
+            f"no units row under the raw page's header: the values of its {rows} "
+            f"kernel{'s' if rows != 1 else ''} have no known units "
+            "(re-export with `ncu --import R --csv --page raw`)",
+            {(run, str(i)) for i in ids},
+        )
         return None
     if len(damage.rows) == before:  # a gap beside a damaged row is that row
         ids = _text(table, "ID")  # (checked: whole numbers)
@@ -113,26 +125,15 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     return _Part(table, units, run)
 
 
-def _raw_fast(block: Block, chosen: list[str], has_units: bool) -> _Parsed | None:
-    """pyarrow on an intact block; None when any row is damaged (or quotes do not pair up)."""
-    data = block.data
-    if block.last and not data.endswith(b"\n"):
-        return None
-    if data.count(b'"') % 2:
-        return None
-    return _parse_block(data, block.header, chosen, has_units)
-
-
-_Parsed = tuple["pa.Table", dict[str, np.ndarray]]  # the rows as text, and `_wrong_identity` of them
-
-
-def _parse_block(data: bytes, header: list[str], chosen: list[str], has_units: bool) -> _Parsed | None:
-    """pyarrow's read of the chosen columns, as text (on its own threads), and the rows whose
-    identity is wrong; None when a row is damaged. `data` starts with the header line."""
+def _parse_block(block: Block, chosen: list[str], has_units: bool) -> pa.Table | None:
+    """pyarrow's read of the chosen columns, as text (on its own threads); None when a row is
+    damaged (or the block is cut, or its quotes do not pair up)."""
     import pyarrow as pa
     from pyarrow import csv as pacsv
 
-    columns = len(header)
+    if (block.last and not block.data.endswith(b"\n")) or block.data.count(b'"') % 2:
+        return None
+    columns = len(block.header)
     damaged: list[str] = []
 
     def invalid(row: object) -> str:
@@ -145,7 +146,7 @@ def _parse_block(data: bytes, header: list[str], chosen: list[str], has_units: b
     options = pacsv.ReadOptions(skip_rows_after_names=int(has_units), block_size=1 << 21, use_threads=True)
     try:
         table = pacsv.read_csv(
-            pa.BufferReader(pa.py_buffer(data)),  # the bytes themselves, no copies
+            pa.BufferReader(pa.py_buffer(block.data)),  # the bytes themselves, no copies
             read_options=options,
             parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
             convert_options=pacsv.ConvertOptions(
@@ -158,13 +159,12 @@ def _parse_block(data: bytes, header: list[str], chosen: list[str], has_units: b
         return None
     finally:
         pa.default_memory_pool().release_unused()  # the parse buffers, before the numbers are made
-    return None if damaged else (table, _wrong_identity(table))
+    return None if damaged else table
 
 
 def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) -> tuple[pa.Table, list[int]]:
     """The csv module, row by row: every damaged row reported with its line."""
     import polars as pl
-    import pyarrow as pa
 
     width = len(block.header)
     position = {c: i for i, c in reversed(list(enumerate(block.header)))}
@@ -179,23 +179,20 @@ def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) 
             continue
         rows.append([cells[i] for i in where])
         lines.append(line)
-    columns = list(zip(*rows, strict=True)) if rows else [() for _ in chosen]
-    table = pa.table(
-        {c: pl.Series(cells, dtype=pl.String).to_arrow() for c, cells in zip(chosen, columns, strict=True)}
-    )
-    return table, lines
+    return pl.DataFrame(rows, schema=dict.fromkeys(chosen, pl.String), orient="row").to_arrow(), lines
 
 
 _IDENTITY_CHECKS = (("ID", _INTEGER), ("Device", _DEVICE))
 
 
-def _wrong_identity(table: pa.Table) -> dict[str, np.ndarray]:
-    """Per identity column present, the rows whose cell is not a small non-negative integer (an
-    empty Device is no device: the GPU ncu names first)."""
+def _check_identity(table: pa.Table, lines: list[int] | None, block: Block, damage: Damage) -> pa.Table:
+    """Rows whose ID or Device is not a small non-negative integer are damaged (and left out);
+    an empty Device is no device (the GPU ncu names first)."""
     import polars as pl
     import pyarrow.compute as pc
 
-    wrong = {}
+    bad = np.zeros(table.num_rows, dtype=bool)
+    reasons: dict[int, str] = {}
     for column, pattern in _IDENTITY_CHECKS:
         if column not in table.column_names:
             continue
@@ -203,27 +200,16 @@ def _wrong_identity(table: pa.Table) -> dict[str, np.ndarray]:
         right = pc.match_substring_regex(cells, pattern.pattern)
         if column == "Device":
             right = pc.or_(right, pc.match_substring_regex(pc.utf8_trim_whitespace(cells), "^$"))
-        wrong[column] = ~pl.Series(right).to_numpy()
-    return wrong
-
-
-def _check_identity(
-    table: pa.Table, wrong: dict[str, np.ndarray], lines: list[int] | None, block: Block, damage: Damage
-) -> pa.Table:
-    """Rows whose ID or Device is wrong (`_wrong_identity`) are damaged (and left out)."""
-    bad = np.zeros(table.num_rows, dtype=bool)
-    reasons: dict[int, str] = {}
-    for column, rows in wrong.items():
-        for position in np.flatnonzero(rows):
-            cell = str(table[column][int(position)].as_py())
-            reasons.setdefault(int(position), f"{column} {one_cell(cell)} is not an integer index")
-        bad |= rows
+        wrong = ~pl.Series(right).to_numpy()
+        for position in np.flatnonzero(wrong).tolist():
+            reasons.setdefault(
+                position, f"{column} {one_cell(str(cells[position].as_py()))} is not an integer index"
+            )
+        bad |= wrong
     if not bad.any():
         return table
     for row, reason in sorted(reasons.items()):
         damage.add(lines[row] if lines else _find_line(block, table, row), reason)
-    import polars as pl
-
     return table.filter(pl.Series(~bad).to_arrow())
 
 
@@ -250,9 +236,9 @@ def _sample_cells(part: _Part) -> list[str | None]:
     """
     import polars as pl
 
-    if not part.numeric:
+    if not part.units:
         return []
-    table = part.cells.select(part.numeric)
+    table = part.cells.select(list(part.units))
     rows = table.num_rows
     if rows > _SAMPLE_ROWS:  # the sample taken by Arrow: Polars copies every text it is given
         step = rows / _SAMPLE_ROWS
@@ -261,17 +247,6 @@ def _sample_cells(part: _Part) -> list[str | None]:
     cells = pl.DataFrame(table)
     distinct: list[str | None] = pl.concat(cells.get_columns()).unique().to_list()
     return distinct
-
-
-def _unique(names: list[str], header: list[str]) -> list[str]:
-    times = Counter(header)  # a name twice in the header is no column of its own
-    seen: set[str] = set()
-    out = []
-    for name in names:
-        if name not in seen and times[name] == 1:
-            seen.add(name)
-            out.append(name)
-    return out
 
 
 def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
@@ -283,20 +258,16 @@ def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
     identity["run"] = str(part.run)
     identity["device_name"] = _text(table, DISPLAY_NAME)
     identity["nvtx"] = _nvtx_column(table)
-    metrics = _parse_metrics(part, part.numeric, style)
-    return with_notes(
-        {**identity_columns(identity, table.num_rows), **metrics}, unreadable_notes(part.cells, metrics)
-    )
-
-
-def _parse_metrics(part: _Part, names: list[str], style: NumberStyle) -> dict[str, np.ndarray]:
-    """Each metric column parsed once, in SI units."""
-    out = {}
-    for metric in names:
+    metrics: dict[str, np.ndarray] = {}
+    notes: dict[int, list[str]] = {}
+    for metric in part.units:  # each metric column parsed once, in SI units
         values = parse_number_array(part.cells[metric], style)
         factor = si_factor(part.units[metric])
-        out[metric] = values * factor if factor != 1.0 else values
-    return out
+        metrics[metric] = values * factor if factor != 1.0 else values
+        if np.isnan(values).any():  # a note on each cell that reads as no number
+            for row, text in unreadable(table[metric], values):
+                notes.setdefault(row, []).append(unreadable_note(metric, text))
+    return with_notes({**identity_columns(identity, table.num_rows), **metrics}, notes)
 
 
 def _text(table: pa.Table, column: str) -> np.ndarray | None:

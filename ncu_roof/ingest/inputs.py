@@ -142,22 +142,21 @@ def has_report_header(path: str, head: bytes | mmap.mmap) -> bool:
     return head[: len(MAGIC)] == MAGIC or path.endswith(".ncu-repz")
 
 
-def read_head(path: str, size: int = 64) -> bytes:
-    """The first `size` bytes of a regular file (to tell a report from text)."""
+def read_head(path: str) -> bytes:
+    """The first 64 bytes of a regular file (to tell a report from text)."""
     check_regular(path)
     try:
         with open(path, "rb") as handle:
-            return handle.read(size)
+            return handle.read(64)
     except OSError as err:
         raise BadInputError(
             f"{path}: cannot read ({err.strerror or err})", hint="check the file's permissions"
         ) from None
 
 
-def read_text_bytes(path: str, limit: int | None = None) -> bytes:
-    """The whole of a text input (a regular file, or stdin for `-`), refused beyond `limit` bytes
-    (default `MAX_TEXT_BYTES`)."""
-    limit = MAX_TEXT_BYTES if limit is None else limit
+def read_text_bytes(path: str) -> bytes:
+    """The whole of a text input (a regular file, or stdin for `-`), refused beyond `MAX_TEXT_BYTES`."""
+    limit = MAX_TEXT_BYTES
     try:
         if path == STDIN:
             if sys.stdin is None:  # started with stdin closed (`<&-`)

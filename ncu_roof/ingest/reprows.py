@@ -75,7 +75,8 @@ def _action_row(action: Any, index: int, wanted: dict[tuple[str, ...], list[str]
         unit = metric.unit() if hasattr(metric, "unit") else ""
         row[name] = float(value) * si_factor(unit or "")
     row["device_name"] = row.pop("device__attribute_display_name", None)
-    row["device"] = _device_index(action)
+    device = _int_metric(action, "device__attribute_device_index")
+    row["device"] = device if device is not None else 0
     row["process_id"] = _int_metric(action, "launch__process_id")
     row["nvtx"] = _nvtx(action)
     return row  # grid, block and cc: `settle_shapes`, from the launch__* and device__* metrics
@@ -96,8 +97,3 @@ def _int_metric(action: Any, name: str) -> int | None:
     metric = action.metric_by_name(name)
     value = metric.value() if metric is not None else None
     return int(value) if isinstance(value, (int, float)) else None
-
-
-def _device_index(action: Any) -> int:
-    value = _int_metric(action, "device__attribute_device_index")
-    return value if value is not None else 0

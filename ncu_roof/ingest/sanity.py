@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ncu_roof.ingest.csvblocks import one_cell
+
 _DAY_S = 86_400.0
 # (metric-name test, ceiling in SI, what the ceiling means)
 _CEILINGS: tuple[tuple[str, float, str], ...] = (
@@ -76,5 +78,4 @@ def with_notes(
 
 def unreadable_note(metric: str, text: str) -> str:
     """The note on a launch whose `metric` cell reads as no number (`units.unreadable`)."""
-    shown = text if len(text) <= 40 else text[:39] + "…"
-    return f"input: {metric} reads {shown!r}, which is not a number; left out"
+    return f"input: {metric} reads {one_cell(text)}, which is not a number; left out"

@@ -12,25 +12,15 @@ so every metric read is listed in `RunTable.averaged` and each kernel carries a 
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ncu_roof.base.units import (
-    NumberStyle,
-    confirm_number_style,
-    detect_number_style,
-    effective_unit,
-    parse_numbers,
-    si_factor,
-    unreadable,
-)
+from ncu_roof.base.units import NumberStyle, effective_unit, parse_numbers
 from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.csvblocks import _INTEGER, Block, Damage, one_cell, records
-from ncu_roof.ingest.csvdetails import metric_for, partial_groups
-from ncu_roof.ingest.sanity import unreadable_note
-from ncu_roof.ingest.table import InputFormat, RunTable, row_columns, settle_shapes
+from ncu_roof.ingest.csvblocks import _INTEGER, Damage, choose_style, find_blocks, one_cell, records
+from ncu_roof.ingest.csvdetails import metric_for, partial_groups, text_columns
+from ncu_roof.ingest.table import InputFormat, RunTable, settle_shapes
 
 _NEEDED = ("Kernel Name", "Metric Name", "Metric Unit", "Average")
 _KEY = ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device Id", "Device", "CC", "Invocations")
@@ -40,8 +30,8 @@ def read_summary_csv(
     path: str, raw: bytes, start: int, style: NumberStyle | None, skip_bad_rows: bool = False
 ) -> RunTable:
     """The summary whose header line starts at `start` (`find_headers(raw).summaries[0]`)."""
-    data = raw[start:]
-    header = next(csv.reader([data.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")]))
+    block = find_blocks(raw, [start])[0]
+    header = block.header
     missing = [c for c in _NEEDED if c not in header]
     if missing or any(header.count(c) > 1 for c in (*_NEEDED, *_KEY)):
         raise BadInputError(
@@ -50,12 +40,10 @@ def read_summary_csv(
             else f"{path}: a --print-summary CSV header names a column twice",
             hint="re-export: `ncu --import R --print-summary per-kernel --csv`",
         )
-    block = Block(header=header, data=data, line=raw.count(b"\n", 0, start) + 1, last=True)
     damage = Damage(path, skip_bad_rows)
     groups: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
     labels: dict[tuple[str, ...], str] = {}
-    order: list[tuple[str, int]] = []
-    shapes: dict[str, list[tuple[str, str]]] = {}
+    order: list[tuple[str, int, str, str]] = []  # (kernel, line, section, metric) of every row
     for line, cells in records(block, damage):
         if len(cells) != len(header):
             damage.add(line, f"{len(cells)} cells where the header has {len(header)}")
@@ -67,13 +55,12 @@ def read_summary_csv(
             continue
         key = tuple(row.get(c, "") for c in _KEY)
         label = labels.setdefault(key, f"kernel #{len(labels)} {one_cell(row['Kernel Name'])}")
-        order.append((label, line))
-        shapes.setdefault(label, []).append((row.get("Section Name", ""), row["Metric Name"]))
+        order.append((label, line, row.get("Section Name", ""), row["Metric Name"]))
         metric = metric_for(row["Metric Name"], row["Metric Unit"])
         values = groups.setdefault(key, {})
         if metric is not None and metric not in values:
             values[metric] = (row["Average"], effective_unit(metric, row["Metric Unit"]))
-    partial = partial_groups(order, shapes)
+    partial = partial_groups(order)
     for line, reason in partial.values():
         damage.add(line, reason)
     damage.check()
@@ -83,14 +70,24 @@ def read_summary_csv(
             f"{path}: the --print-summary CSV header is there but no kernel rows follow (truncated file?)",
             hint="re-export: `ncu --import R --print-summary per-kernel --csv`",
         )
-    texts = [text for values in groups.values() for text, _ in values.values()]
+    keys = list(groups)
+    kernels = [(i, metric, *value) for i, key in enumerate(keys) for metric, value in groups[key].items()]
+    process_ids, names, blocks, grids, device_ids, devices, ccs, invocations = zip(*keys, strict=True)
+    identity = {
+        "run": "0",
+        "id": list(range(len(keys))),
+        "process_id": [p or None for p in process_ids],
+        "name": list(names),
+        "device": [(a or b).strip() or None for a, b in zip(device_ids, devices, strict=True)],
+        "cc": [c.strip() or None for c in ccs],
+        "grid": [g or None for g in grids],
+        "block": [b or None for b in blocks],
+    }
+    notes = [(f"input: a --print-summary row: values are averages over {_count(n)}",) for n in invocations]
     with naming_file(path):
-        number_style = detect_number_style(texts) if style is None else style
-        if style is not None:
-            confirm_number_style(texts, style)
-        rows = [_launch(i, key, values, number_style) for i, (key, values) in enumerate(groups.items())]
-        counts = invocation_counts([key[-1] for key in groups], number_style)
-        columns = settle_shapes(repeat_invocations(row_columns(rows), counts))
+        number_style = choose_style([text for _, _, text, _ in kernels], style)
+        columns = text_columns(identity, kernels, number_style, notes)
+        columns = settle_shapes(repeat_invocations(columns, invocation_counts(invocations, number_style)))
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
         path=path,
@@ -102,29 +99,8 @@ def read_summary_csv(
     )
 
 
-def _launch(
-    index: int, key: tuple[str, ...], values: dict[str, tuple[str, str]], style: NumberStyle
-) -> dict[str, object]:
-    process_id, name, block, grid, device_id, device, cc, invocations = key
-    metrics = list(values)
-    texts = [values[m][0] for m in metrics]
-    numbers = parse_numbers(texts, style)
-    unread = [unreadable_note(metrics[i], text) for i, text in unreadable(texts, numbers)]
-    row: dict[str, object] = {
-        "run": "0",
-        "id": index,
-        "process_id": process_id or None,
-        "name": name,
-        "device": (device_id or device).strip() or None,
-        "cc": cc.strip() or None,
-        "grid": grid or None,
-        "block": block or None,
-    }
-    for metric, number in zip(metrics, numbers, strict=True):
-        row[metric] = float(number) * si_factor(values[metric][1])
-    count = f"{invocations.strip()} invocations" if invocations.strip() else "several invocations"
-    row["input_notes"] = (f"input: a --print-summary row: values are averages over {count}", *unread)
-    return row
+def _count(invocations: str) -> str:
+    return f"{invocations.strip()} invocations" if invocations.strip() else "several invocations"
 
 
 def invocation_counts(texts: Sequence[str], style: NumberStyle) -> list[int]:

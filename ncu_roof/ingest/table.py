@@ -135,34 +135,13 @@ def concat_columns(parts: list[Columns]) -> Columns:
     }
 
 
-def frame_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
-    """A reader's DataFrame (identity and metric columns) as `RunTable.columns`."""
-    rows = len(frame)
-    present = {c: frame[c].to_numpy(dtype=object) for c in IDENTITY_COLUMNS if c in frame}
-    identity = identity_columns(present, rows)
-    metrics = {str(c): frame[c].to_numpy() for c in frame.columns if str(c) not in IDENTITY_COLUMNS}
-    return {**identity, **metrics}
-
-
 # --- launch shape and compute capability (the module docstring) ---------------------------------
 
 KINDS = ("grid", "block")
-_AXES = "xyz"
 _AXIS_SEPARATOR = re.compile(r",\s+")  # ncu's `, ` between axes; a digit group has no space
 _DIGIT_GROUPS = re.compile(r"[,.'\s]")
 _MISSING = -1.0  # a missing number in the keys of `settle_shapes` (NaN would not sort as one
 # value): no count, dimension or capability is negative, so every helper reads it as missing
-
-
-def dim_metrics(kind: str) -> tuple[str, str, str]:
-    """`launch__grid_dim_x`, `…_y`, `…_z` (or the block's)."""
-    x, y, z = (f"launch__{kind}_dim_{axis}" for axis in _AXES)
-    return x, y, z
-
-
-def total_metric(kind: str) -> str:
-    """`launch__grid_size` (blocks in the grid) or `launch__block_size` (threads in a block)."""
-    return f"launch__{kind}_size"
 
 
 def _count(value: object) -> int | None:
@@ -279,8 +258,8 @@ def settle_shapes(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     out = dict(columns)
     (grid, grids), (block, blocks), (cc, ccs) = (_texts(columns, c, rows) for c in ("grid", "block", "cc"))
     numbers = [
-        *(_numbers(columns, name, rows) for kind in KINDS for name in dim_metrics(kind)),
-        *(_numbers(columns, total_metric(kind), rows) for kind in KINDS),
+        *(_numbers(columns, f"launch__{kind}_dim_{axis}", rows) for kind in KINDS for axis in "xyz"),
+        *(_numbers(columns, f"launch__{kind}_size", rows) for kind in KINDS),  # blocks, threads per block
         _numbers(columns, CC_MAJOR, rows),
         _numbers(columns, CC_MINOR, rows),
     ]
@@ -294,18 +273,15 @@ def settle_shapes(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
     else:
         first, inverse = np.zeros(1, dtype=np.intp), np.zeros(rows, dtype=np.intp)
-    settled_grid = np.empty(len(first), dtype=object)
-    settled_block = np.empty(len(first), dtype=object)
-    settled_cc = np.empty(len(first), dtype=object)
+    settled = np.empty((3, len(first)), dtype=object)  # grid, block and cc of each distinct row
     for j, row in enumerate(first.tolist()):
         key = [float(column[row]) for column in every]
         texts = (grids[int(key[0])], blocks[int(key[1])])
         dims, totals, (major, minor) = (key[3:6], key[6:9]), (key[9], key[10]), key[11:13]
-        settled_grid[j], settled_block[j] = _launch(texts, dims, totals)
+        settled[0, j], settled[1, j] = _launch(texts, dims, totals)
         text = ccs[int(key[2])]
-        settled_cc[j] = text if isinstance(text, str) and text.strip() else cc_text(major, minor)
-    inverse = inverse.ravel()
-    out["grid"], out["block"], out["cc"] = settled_grid[inverse], settled_block[inverse], settled_cc[inverse]
+        settled[2, j] = text if isinstance(text, str) and text.strip() else cc_text(major, minor)
+    out["grid"], out["block"], out["cc"] = (kind[inverse.ravel()] for kind in settled)
     return out
 
 

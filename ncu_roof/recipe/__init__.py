@@ -68,8 +68,7 @@ from ncu_roof.recipe.tensor import (
     tensor_variants,
     tensor_work,
 )
-from ncu_roof.recipe.tier_pick import pick_tier
-from ncu_roof.recipe.tiers import measured_era, nsight_era, shared_bank_conflicts, tier_candidates
+from ncu_roof.recipe.tiers import measured_era, nsight_era, pick_tier, shared_bank_conflicts, tier_candidates
 
 if TYPE_CHECKING:  # `normalize` gives a DataFrame; the analysis reads `normalize_columns`' arrays
     import pandas as pd
@@ -159,9 +158,12 @@ def _normalize(
         flop, label, missing = _cuda_core_flop(m, precision, duration, factors)
         out[f"flop_{precision}"], out[f"flop_{precision}_recipe"] = flop, label
         out[f"flop_{precision}_not_collected"] = missing
-        peak, peak_label = first_available(_cuda_core_peak(m, precision, factors))
-        out[f"peak_{precision}_flop_per_s"] = peak
-        out[f"peak_{precision}_flop_per_s_recipe"] = peak_label
+        fma = FLOP_OPS[precision][2]
+        factor = flop_weights(precision, factors)[0][fma]
+        peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])
+        out[f"peak_{precision}_flop_per_s"], out[f"peak_{precision}_flop_per_s_recipe"] = first_available(
+            [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
+        )
     tensor = tensor_work(m, duration, factors, cc)
     out["flop_tensor"], out["flop_tensor_recipe"] = tensor.flop, tensor.label
     out["flop_tensor_not_collected"] = tensor.not_collected
@@ -182,9 +184,8 @@ def _normalize(
     era = nsight_era(ncu_version)
     measures = era if ncu_version else measured_era(m)
     for tier, (asked, definitions) in tier_candidates(m, duration, factors, measures, traffic).items():
-        picked = pick_tier(asked, definitions, m.rows, era)
+        picked, out[f"{tier}{TRAFFIC_SUFFIX}"] = pick_tier(asked, definitions, m.rows, era)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
-        out[f"{tier}{TRAFFIC_SUFFIX}"] = picked.definition
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)
         out[f"bw_{tier}_counter"] = picked.counter
@@ -326,13 +327,6 @@ def _flop_label(
     codes = np.where(np.isnan(flop), len(texts), codes)
     labels: Texts = np.array([*texts, None], dtype=object)[codes]
     return labels
-
-
-def _cuda_core_peak(m: MetricFrame, precision: str, f: Factors) -> list[Formula]:
-    fma = FLOP_OPS[precision][2]
-    factor = flop_weights(precision, f)[0][fma]
-    peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])
-    return [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
 
 
 def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:

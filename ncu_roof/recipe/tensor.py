@@ -96,13 +96,13 @@ def tensor_work(m: MetricFrame, duration: Numbers, f: Factors, cc: Texts | None 
     work_by_variant, source = _variant_work(m, clock, duration)
     peak_variants = sorted({mt["v"] for n in m.names() if (mt := TENSOR_PEAK.match(n)) is not None})
     per_variant_peak = {v: m(f"sm__ops_path_tensor_{v}.sum.peak_sustained") for v in peak_variants}
-    by_path: dict[str, list[str]] = {}
-    for v in work_by_variant:
-        by_path.setdefault(tensor_path(v), []).append(v)
-    paths: dict[str, tuple[Numbers, Numbers]] = {}
-    for path, variants in sorted(by_path.items()):
-        count = sum_present([work_by_variant[v] for v in variants], rows)
-        paths[path] = (count, _path_peak(per_variant_peak, path, rows) * clock)
+    paths = {  # path → (its variants' work summed, its own peak)
+        path: (
+            sum_present([w for v, w in work_by_variant.items() if tensor_path(v) == path], rows),
+            _path_peak(per_variant_peak, path, rows) * clock,
+        )
+        for path in sorted({tensor_path(v) for v in work_by_variant})
+    }
     floating = [p for p in paths if not is_integer_path(p)]
     integer = [p for p in paths if is_integer_path(p)]
     flop_paths = sum_present([paths[p][0] for p in floating], rows)

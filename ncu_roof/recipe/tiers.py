@@ -4,8 +4,10 @@ each with the roof of the very same counter, and the per-row choice among them."
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
+import numpy.typing as npt
 
 from ncu_roof.base.metrics import (
     CC_MAJOR,
@@ -37,32 +39,10 @@ from ncu_roof.recipe.frame import (
     fillna,
     labels_of,
 )
-from ncu_roof.recipe.tier_pick import OTHER_NSIGHT, TierColumns
 
 LOWER_BOUND = "a lower bound"  # in a bytes label: the tier's traffic is only part of it
 DRAM_COUNTER = "dram__bytes.sum"
-
-
-@dataclass(frozen=True)
-class _Measure:
-    """One counter of a tier's traffic: `base` (a `.sum` of `metrics.TIER_MEASURES`) × `scale`
-    bytes, its peak at `clock`; `derived` is the same quantity already in bytes (`derived__…`),
-    as some reports store it."""
-
-    base: str
-    scale: float
-    clock: str
-
-    @property
-    def derived(self) -> str | None:
-        return MEASURE_DERIVED[self.base]
-
-    def name(self) -> str:
-        return self.base if self.scale == 1 else f"{self.base}*{self.scale:g}"
-
-    def inputs(self) -> tuple[str, ...]:
-        """The metrics bytes and roof are computed from (the clock only scales a peak)."""
-        return counter_forms(self.base)
+OTHER_NSIGHT = "nsight-other"  # the kind of another Nsight version's measure
 
 
 @dataclass(frozen=True)
@@ -76,10 +56,13 @@ class TierDefinition:
     roof_label: Texts  # per row: how the roof was had (peak_sustained or pct of peak)
     counter: Texts  # per row with bytes: the counter whose peak is the roof (`base*scale`), NaN else
 
+    def columns(self) -> list[np.ndarray]:
+        return [self.label, self.bytes, self.bandwidth_byte_per_s, self.roof_label, self.counter]
+
 
 def _counter_of(m: MetricFrame, name: str, nbytes: Numbers) -> Texts:
-    """`name` on the rows with bytes, NaN on the others (one shared text; the shared all-NaN
-    labels where no row has bytes, as most definitions of a report)."""
+    """`name` (a counter, or a label) on the rows with bytes, NaN on the others (one shared text;
+    the shared all-NaN labels where no row has bytes, as most definitions of a report)."""
     has = ~np.isnan(nbytes)
     if not has.any():
         return m.no_labels
@@ -88,28 +71,30 @@ def _counter_of(m: MetricFrame, name: str, nbytes: Numbers) -> Texts:
 
 
 def _measured(
-    m: MetricFrame, duration: Numbers, measure: _Measure, kind: str, rated: bool = True
+    m: MetricFrame, duration: Numbers, kind: str, base: str, s: float, clock_name: str, rated: bool = True
 ) -> TierDefinition:
-    """Bytes (count, else rate × time unless `rated` is False) and the counter's own peak rate:
-    `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100)."""
-    if not any(m.has(name) for name in measure.inputs()):  # a counter the report lacks
+    """One counter of a tier's traffic, `base` (a `.sum` of `metrics.TIER_MEASURES`) × `s` bytes:
+    bytes (count, else rate × time unless `rated` is False) and the counter's own peak rate:
+    `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100).
+    A `derived__…` rate or peak (the same quantity already in bytes, as some reports store it)
+    stands in for the counter's."""
+    if not any(m.has(name) for name in counter_forms(base)):  # a counter the report lacks
         return _no_rows(m, kind)
-    s = measure.scale
-    base, derived, clock = measure.base, measure.derived, m(measure.clock)
+    derived, clock, name = MEASURE_DERIVED[base], m(clock_name), base if s == 1 else f"{base}*{s:g}"
     count = m(base) * s
     rates: list[Formula] = [(f"{base}.per_second*{s:g}", m(f"{base}.per_second") * s)]
-    peaks: list[Formula] = [(f"{measure.name()}.peak_sustained", m(f"{base}.peak_sustained") * s)]
+    peaks: list[Formula] = [(f"{name}.peak_sustained", m(f"{base}.peak_sustained") * s)]
     if derived is not None:
         rates.append((f"{derived}.per_second", m(f"{derived}.per_second")))
         peaks.append((f"{derived}.peak_sustained", m(f"{derived}.peak_sustained")))
     rate, rate_chosen = choose(rates)
     peak, peak_chosen = choose(peaks)
     nbytes, bytes_chosen = choose(
-        [(f"counter:{measure.name()}", count), ("rate*time:", rate * duration if rated else m.nan)]
+        [(f"counter:{name}", count), ("rate*time:", rate * duration if rated else m.nan)]
     )
     # labels as codes into a few texts: rate × time says which rate, a peak at which clock
     rate_labels = [f"rate*time:{label}" for label in labels_of(rates)[1:]]
-    texts = [np.nan, *(t.removesuffix("*1") for t in (f"counter:{measure.name()}", *rate_labels))]
+    texts = [np.nan, *(t.removesuffix("*1") for t in (f"counter:{name}", *rate_labels))]
     codes = np.where(bytes_chosen == 2, 1 + rate_chosen, bytes_chosen)
     label: Texts = np.array(texts, dtype=object)[codes]
     # the .avg's percentage of its per-unit peak is the .sum's of the sum of them
@@ -120,11 +105,11 @@ def _measured(
     achieved = fillna(rate, count / duration)
     by_pct = np.where(pct > 0, achieved / (pct / 100.0), np.nan)
     roof, roof_chosen = choose([("peak", peak * clock), ("pct", by_pct)])
-    peak_texts = [f"{label} x {measure.clock}" for label in labels_of(peaks)[1:]]
-    texts = [np.nan, *peak_texts, f"{measure.name()} rate / pct_of_peak_sustained_elapsed"]
+    peak_texts = [f"{label} x {clock_name}" for label in labels_of(peaks)[1:]]
+    texts = [np.nan, *peak_texts, f"{name} rate / pct_of_peak_sustained_elapsed"]
     codes = np.where(roof_chosen == 1, peak_chosen, np.where(roof_chosen == 2, 1 + len(peaks), 0))
     roof_label: Texts = np.array(texts, dtype=object)[codes]
-    return TierDefinition(kind, label, nbytes, roof, roof_label, _counter_of(m, measure.name(), nbytes))
+    return TierDefinition(kind, label, nbytes, roof, roof_label, _counter_of(m, name, nbytes))
 
 
 def _fixed(
@@ -132,9 +117,7 @@ def _fixed(
 ) -> TierDefinition:
     """Another formula for the traffic of `counter`, judged against `roof_of`'s roof (that of the
     same counter, or none where the report holds no peak of it): DRAM read + write = dram__bytes."""
-    texts = np.array([np.nan, label], dtype=object)
-    labels: Texts = texts[(~np.isnan(nbytes)).astype(np.intp)]
-    roof = roof_of.bandwidth_byte_per_s
+    labels, roof = _counter_of(m, label, nbytes), roof_of.bandwidth_byte_per_s
     return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, _counter_of(m, counter, nbytes))
 
 
@@ -149,9 +132,7 @@ def _within(m: MetricFrame, d: TierDefinition, rows: Flags) -> TierDefinition:
         return d
     if not rows.any():
         return _no_rows(m, d.kind)
-    label, roof_label, counter = (np.where(rows, x, np.nan) for x in (d.label, d.roof_label, d.counter))
-    nbytes, roof = (np.where(rows, x, np.nan) for x in (d.bytes, d.bandwidth_byte_per_s))
-    return TierDefinition(d.kind, label, nbytes, roof, roof_label, counter)
+    return TierDefinition(d.kind, *(np.where(rows, x, np.nan) for x in d.columns()))
 
 
 def measured_era(m: MetricFrame) -> str | None:
@@ -184,11 +165,6 @@ def nsight_era(ncu_version: str | None) -> str | None:
     return "2023" if version < (2024, 1) else "2024"
 
 
-def _writeback(cc: Numbers, scope: str) -> Flags:
-    """Rows whose compute capability draws the L1 writeback of `scope` ("", "_mem_lg", "_mem_lgds")."""
-    return {"": cc <= 72, "_mem_lg": (cc >= 75) & (cc <= 89), "_mem_lgds": cc >= 90}[scope]
-
-
 def tier_candidates(
     m: MetricFrame, duration: Numbers, f: Factors, era: str | None, traffic: TrafficDefinition
 ) -> dict[str, tuple[str, list[TierDefinition]]]:
@@ -196,12 +172,14 @@ def tier_candidates(
     lts, l1, dram_clk = (CLOCKS[u] for u in ("lts", "l1tex", "dram"))
     sector, xbar, wb = f.sector_bytes, f.l2_xbar_bytes_per_cycle, f.l1_writeback_bytes_per_cycle
 
-    def measure(kind: str, base: str, scale: float, clock: str, rated: bool = True) -> TierDefinition:
-        return _measured(m, duration, _Measure(base, scale, clock), kind, rated)
-
+    measure = partial(_measured, m, duration)
     asked = traffic.value
     # DRAM: both definitions count dram__bytes (= read + write), with its own peak
     dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, rated=False)
+
+    def dram_sum(label: str, nbytes: Numbers) -> TierDefinition:
+        return _fixed(m, label, nbytes, dram_bytes, asked, DRAM_COUNTER)
+
     (read, write), (read_sectors, write_sectors), (read_rate, write_rate) = (
         DRAM_READ_WRITE,
         DRAM_SECTORS,
@@ -209,34 +187,16 @@ def tier_candidates(
     )
     dram = [
         dram_bytes,
-        _fixed(m, f"counter:{read}+{write}", m(read) + m(write), dram_bytes, asked, DRAM_COUNTER),
-        _fixed(
-            m,
+        dram_sum(f"counter:{read}+{write}", m(read) + m(write)),
+        dram_sum(
             f"counter:({read_sectors}+{write_sectors})*{sector:g}",
             (m(read_sectors) + m(write_sectors)) * sector,
-            dram_bytes,
-            asked,
-            DRAM_COUNTER,
         ),
         measure(asked, "dram__bytes.sum", 1.0, dram_clk),
-        _fixed(
-            m,
-            f"rate*time:{read_rate}+{write_rate}",
-            (m(read_rate) + m(write_rate)) * duration,
-            dram_bytes,
-            asked,
-            DRAM_COUNTER,
-        ),
+        dram_sum(f"rate*time:{read_rate}+{write_rate}", (m(read_rate) + m(write_rate)) * duration),
         # one direction alone: DRAM traffic still, a lower bound (the label says so; so does a note)
         *(
-            _fixed(
-                m,
-                f"{kind}:{name} ({other} not collected: {LOWER_BOUND})",
-                values,
-                dram_bytes,
-                asked,
-                DRAM_COUNTER,
-            )
+            dram_sum(f"{kind}:{name} ({other} not collected: {LOWER_BOUND})", values)
             for kind, name, other, values in (
                 ("counter", read, "write", m(read)),
                 ("counter", write, "read", m(write)),
@@ -264,10 +224,10 @@ def tier_candidates(
 
     cc = 10 * m(CC_MAJOR) + m(CC_MINOR)
     writebacks = []
-    for scope in ("_mem_lgds", "_mem_lg", ""):
+    # each scope on the compute capabilities Nsight draws it on; any scope where the CC is unknown
+    for scope, drawn in (("_mem_lgds", cc >= 90), ("_mem_lg", (cc >= 75) & (cc <= 89)), ("", cc <= 72)):
         d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1)
-        # the scope Nsight draws on this compute capability; any scope where the CC is unknown
-        writebacks.append(_within(m, d, _writeback(cc, scope) | np.isnan(cc)))
+        writebacks.append(_within(m, d, drawn | np.isnan(cc)))
     l1_writeback = _first_of(writebacks)
     l1_nsight = {
         "2024": l1_writeback,
@@ -337,13 +297,53 @@ def tier_candidates(
 
 def _first_of(definitions: list[TierDefinition]) -> TierDefinition:
     """Row-wise merge of alternatives of one definition (the first with bytes wins per row)."""
-    first = definitions[0]
-    merged = TierColumns.of(first)
-    for d in definitions[1:]:
-        merged.take(np.isnan(merged.nbytes) & ~np.isnan(d.bytes), d)
-    return TierDefinition(
-        first.kind, merged.label, merged.nbytes, merged.roof, merged.roof_label, merged.counter
-    )
+    return _first_with_bytes(definitions[0], definitions[1:])[0]
+
+
+def _first_with_bytes(
+    start: TierDefinition, definitions: list[TierDefinition]
+) -> tuple[TierDefinition, npt.NDArray[np.intp]]:
+    """Per row, the columns of the first of `definitions` with bytes (`start`'s where none has
+    them), and which it was (`len(definitions)`: none). Objects (None, NaN, labels) are kept."""
+    columns = [column.copy() for column in start.columns()]
+    which = np.full(len(start.bytes), len(definitions))
+    for i, d in enumerate(definitions):
+        take = np.isnan(columns[1]) & ~np.isnan(d.bytes)
+        if take.any():  # most alternatives fill no row at all
+            for column, values in zip(columns, d.columns(), strict=True):
+                column[take] = values[take]
+            which[take] = i
+    return TierDefinition(start.kind, *columns), which
+
+
+_KIND_WORDS = {
+    "nsight": "the measure Nsight draws",
+    OTHER_NSIGHT: "the measure another Nsight version draws",
+    "counted": "counted traffic",
+}
+
+
+def pick_tier(
+    asked: str, definitions: list[TierDefinition], rows: int, era: str | None
+) -> tuple[TierDefinition, Texts]:
+    """Per row: the first definition with bytes, whether the report holds its roof or not (the
+    built-in table holds every counter's peak: `tier_peaks`), so that every launch of a run, in
+    any of its forms, is counted by the same measure; a tier's traffic is never judged against
+    another counter's peak. With it, per row, which definition that was: "nsight", "counted",
+    "shared"; "closest to nsight: counted", …; NaN where no definition has bytes."""
+    nothing = np.full(rows, np.nan, dtype=object)  # NaN: the label of a row no definition fits
+    empty = TierDefinition(asked, nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing, nothing)
+    picked, which = _first_with_bytes(empty, definitions)
+    if asked == TrafficDefinition.NSIGHT.value and era is None:
+        words = "nsight (ncu version unknown: chosen by the metrics present)"
+    else:
+        words = asked
+    texts = [
+        words if d.kind == asked else f"closest to {asked}: {_KIND_WORDS.get(d.kind, d.kind)}"
+        for d in definitions
+    ]
+    definition: Texts = np.array([*texts, np.nan], dtype=object)[which]
+    return picked, definition
 
 
 def shared_bank_conflicts(m: MetricFrame) -> tuple[Numbers, Numbers]:
