@@ -8,14 +8,15 @@ import dataclasses
 
 import pytest
 
-from ncu_roof.gpus.arch import Arch, archs, builtin_table
+from ncu_roof.base.tomlfile import package_table
+from ncu_roof.gpus.arch import Arch, archs
 from ncu_roof.gpus.lookup import builtin_gpus, gpu_by_key
 from ncu_roof.gpus.specs import Gpu
 from ncu_roof.gpus.tier_peaks import WRITEBACKS, counter_peak, counter_peaks
 
 
 def test_every_gpu_row_has_its_fields_and_sources() -> None:
-    rows = builtin_table("gpus")["gpu"]
+    rows = package_table("gpus")["gpu"]
     fields = {f.name for f in dataclasses.fields(Gpu)}
     optional = {"fp64_tflop_per_s", "fp16_tflop_per_s", "l2_tbyte_per_s", "l2_source", "overrides"}
     optional |= {"l2_clock_ghz", "l2_clock_source"}
@@ -29,7 +30,7 @@ def test_every_gpu_row_has_its_fields_and_sources() -> None:
 
 
 def test_every_arch_figure_has_its_source() -> None:
-    for row in builtin_table("archs")["arch"]:
+    for row in package_table("archs")["arch"]:
         assert row["source"].strip(), row["cc"]
         assert set(row.get("unverified", ())) <= set(row["flop_per_sm_per_clk"]), row["cc"]
         figures = [row[k] for k in ("schedulers_per_sm", "xu_ops", "int8_tensor_ops") if k in row]
@@ -39,7 +40,7 @@ def test_every_arch_figure_has_its_source() -> None:
 
 
 def test_every_tier_peak_has_its_source_and_every_counter_a_figure() -> None:
-    table = builtin_table("tier_peaks")
+    table = package_table("tier_peaks")
     assert {(u["unit"], u["clock"]) for u in table["counter"].values()} <= {
         ("SM", "l1"),
         ("SM", "l2"),

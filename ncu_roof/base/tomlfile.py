@@ -1,8 +1,10 @@
-"""Reading the user's TOML files (roofs, expectations) with one error per failure."""
+"""Reading TOML: the user's files (roofs, expectations) with one error per failure, and the
+package's own tables and assets (`ncu_roof/data`)."""
 
 from __future__ import annotations
 
 import tomllib
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -19,3 +21,13 @@ def read_toml(path: str, what: str, hint: str) -> dict[str, Any]:
         raise BadInputError(f"{path}: is a directory, not a {what} file", hint=hint) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise BadInputError(f"{path}: not valid TOML ({err})", hint=hint) from None
+
+
+def package_text(name: str) -> str:
+    """One of the package's data files (`ncu_roof/data/NAME`), as text."""
+    return (resources.files("ncu_roof") / "data" / name).read_text(encoding="utf-8")
+
+
+def package_table(name: str) -> dict[str, Any]:
+    """One of the package's tables (`ncu_roof/data/NAME.toml`), parsed."""
+    return tomllib.loads(package_text(f"{name}.toml"))

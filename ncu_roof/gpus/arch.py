@@ -10,19 +10,14 @@ it is shown.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
-from pathlib import Path
 from typing import Any
 
+from ncu_roof.base.tomlfile import package_table
+
 L1_BYTES_PER_CLK_PER_SM = 128.0
-
-
-def builtin_table(name: str) -> dict[str, Any]:
-    """One of the package's tables (`ncu_roof/data/NAME.toml`), parsed."""
-    return tomllib.loads((Path(__file__).parents[1] / "data" / f"{name}.toml").read_text(encoding="utf-8"))
 
 
 def nearest_listed(cc: str, listed: Mapping[str, object]) -> str | None:
@@ -81,7 +76,7 @@ class Arch:
 @cache
 def archs() -> dict[str, Arch]:
     """The listed architectures by compute capability, in the table's order."""
-    return {row["cc"]: _arch(row) for row in builtin_table("archs")["arch"]}
+    return {row["cc"]: _arch(row) for row in package_table("archs")["arch"]}
 
 
 def _arch(row: dict[str, Any]) -> Arch:

@@ -8,15 +8,15 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from ncu_roof.base.tomlfile import package_table
 from ncu_roof.errors import UsageError
-from ncu_roof.gpus.arch import builtin_table
 from ncu_roof.gpus.specs import Gpu
 
 
 @cache
 def builtin_gpus() -> dict[str, Gpu]:
     """The product table's rows by key, in its order."""
-    return {row["key"]: Gpu(**{**row, "names": tuple(row["names"])}) for row in builtin_table("gpus")["gpu"]}
+    return {row["key"]: Gpu(**{**row, "names": tuple(row["names"])}) for row in package_table("gpus")["gpu"]}
 
 
 @cache

@@ -115,7 +115,8 @@ def _attribute(norm: Mapping[str, np.ndarray], *columns: str) -> float | None:
 
 def _device_cc(norm: Mapping[str, np.ndarray], cc_column: str | None) -> str | None:
     """The compute capability of the `device__attribute_*` values, else `cc_column`."""
-    major, minor = _attribute(norm, "device_cc_major"), _attribute(norm, "device_cc_minor")
+    major = _attribute(norm, "device_cc_major")
+    minor = _attribute(norm, "device_cc_minor")
     return f"{int(major)}.{int(minor)}" if major is not None and minor is not None else cc_column
 
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ncu_roof.gpus.arch import builtin_table, nearest_listed
+from ncu_roof.base.tomlfile import package_table
+from ncu_roof.gpus.arch import nearest_listed
 
 SECTOR_BYTES = 32.0
 
@@ -54,7 +55,7 @@ WRITEBACKS = tuple(f"l1tex__lsu_writeback_active{s}.sum" for s in ("", "_mem_lg"
 def counter_peaks() -> dict[str, dict[str, CounterPeak]]:
     """Each listed compute capability's figures by counter (a `.sum`, as `recipe.tiers` names
     them): its own, else the table's defaults; the writeback scopes share one (`writeback`)."""
-    table = builtin_table("tier_peaks")
+    table = package_table("tier_peaks")
     out: dict[str, dict[str, CounterPeak]] = {}
     for cc, listed in table["cc"].items():
         if "assumed_as" in listed:

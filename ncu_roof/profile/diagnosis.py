@@ -8,10 +8,9 @@ does not load; both look up `KNOWN_FAILURES` first, through `known_failure`.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
 
+from ncu_roof.base.tomlfile import package_table
 from ncu_roof.errors import ProfileError
 from ncu_roof.profile.argv import ProfileOptions, filter_args
 from ncu_roof.profile.progress import NO_KERNELS, RunOutcome
@@ -30,7 +29,7 @@ class KnownFailure:
 
 def _known_failures() -> tuple[KnownFailure, ...]:
     """The table, from the package's data/known_failures.toml."""
-    table = tomllib.loads((resources.files("ncu_roof") / "data" / "known_failures.toml").read_text("utf-8"))
+    table = package_table("known_failures")
     anywhere = table["analyze_anywhere"]
     return tuple(
         KnownFailure(

@@ -117,7 +117,8 @@ def _fixed(
 ) -> TierDefinition:
     """Another formula for the traffic of `counter`, judged against `roof_of`'s roof (that of the
     same counter, or none where the report holds no peak of it): DRAM read + write = dram__bytes."""
-    labels, roof = _counter_of(m, label, nbytes), roof_of.bandwidth_byte_per_s
+    labels = _counter_of(m, label, nbytes)
+    roof = roof_of.bandwidth_byte_per_s
     return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, _counter_of(m, counter, nbytes))
 
 

@@ -7,21 +7,16 @@ Content-Security-Policy allows it by hash).
 
 from __future__ import annotations
 
-from importlib import resources
 from string import Template
 
+from ncu_roof.base.tomlfile import package_text
 from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.summary import VERDICT_COLOURS
 
-
-def _asset(name: str) -> str:
-    return (resources.files("ncu_roof") / "data" / name).read_text(encoding="utf-8")
-
-
 CSS = (
-    _asset("report.css")
+    package_text("report.css")
     .replace("/*verdict colours*/", "".join(f"--{b.value}:{VERDICT_COLOURS[b]};" for b in Bound))
     .replace("/*verdict backgrounds*/", "".join(f".{b.value}{{background:var(--{b.value})}}" for b in Bound))
 )
-SCRIPT = _asset("report.js")
-PAGE = Template(_asset("report.html"))
+SCRIPT = package_text("report.js")
+PAGE = Template(package_text("report.html"))

@@ -118,7 +118,8 @@ TITLE_ROOM_IN = 0.45  # above the panels when no legend is drawn: the panel titl
 
 def _figure(analysis: Analysis, options: PlotOptions) -> Figure:
     panels = [panel(analysis, d) for d in plot_devices(analysis, options.device)]
-    full, many = options.caption == "full", len(panels) > 1
+    full = options.caption == "full"
+    many = len(panels) > 1
     return draw_figure(
         panels,
         options,

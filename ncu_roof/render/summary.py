@@ -320,7 +320,7 @@ def _shares(launches: pl.DataFrame, column: str, total_s: float) -> dict[str, fl
     return dict(sums.iter_rows())
 
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")  # ASCII digits: Python's and Polars' `\d` differ in Unicode
 
 
 def _template(note: str) -> str:
@@ -370,5 +370,6 @@ def _ranges(first: str, wordings: set[str]) -> str:
     out = [pieces[0]]
     for values, piece in zip(slots, pieces[1:], strict=True):
         texts = sorted(set(values), key=lambda text: float(text.replace(",", "")))  # `1,234`, `0.80`
-        out += [texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}", piece]
+        out.append(texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}")
+        out.append(piece)
     return "".join(out)
