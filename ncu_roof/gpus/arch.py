@@ -76,11 +76,16 @@ class Arch:
 @cache
 def archs() -> dict[str, Arch]:
     """The listed architectures by compute capability, in the table's order."""
-    return {row["cc"]: _arch(row) for row in package_table("archs")["arch"]}
+    table = package_table("archs")
+    return {row["cc"]: _arch(row, table["default"]) for row in table["arch"]}
 
 
-def _arch(row: dict[str, Any]) -> Arch:
-    figures = {k: Figure(**row[k]) for k in ("schedulers_per_sm", "xu_ops", "int8_tensor_ops") if k in row}
+def _arch(row: dict[str, Any], default: dict[str, Any]) -> Arch:
+    given = {
+        k: {**default.get(k, {}), **row.get(k, {})}
+        for k in ("schedulers_per_sm", "xu_ops", "int8_tensor_ops")
+    }
+    figures = {k: Figure(**figure) for k, figure in given.items() if figure}
     paths = {p: PathScale(**scale) for p, scale in row.get("tensor_paths", {}).items()}
     return Arch(**row | figures | {"tensor_paths": paths, "unverified": tuple(row.get("unverified", ()))})
 
