@@ -19,13 +19,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import frame_of, integer_ops
-from ncu_roof.analysis.model import intensity_array
+from ncu_roof.analysis.model import intensity_array, nan_to_none
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.verdict_phrases import verdict_codes
 
@@ -215,29 +216,30 @@ class _PerLaunch:
     total_s: float
     device_totals_s: dict[int, float]
 
-    def shares(self, time: float | None, device: int) -> tuple[float | None, float | None]:
-        """Of the whole analysis' time, and of its device's."""
-        if time is None:
-            return None, None
-        device_total_s = self.device_totals_s.get(device, 0.0)
-        whole = time / self.total_s if self.total_s > 0 else None
-        return whole, time / device_total_s if device_total_s > 0 else None
+    def group(
+        self, key: GroupKey, rows: tuple[int, ...], time: float | None, notes: tuple[str, ...], **figures: Any
+    ) -> KernelGroup:
+        """The group of these launches: their time, its shares of the whole analysis' time and of
+        its device's, and the rest of its `figures`."""
+        whole = device = None
+        if time is not None:
+            device_total_s = self.device_totals_s.get(key[3], 0.0)
+            whole = time / self.total_s if self.total_s > 0 else None
+            device = time / device_total_s if device_total_s > 0 else None
+        return KernelGroup(
+            key, rows, self.kernels, self.frame, self.numbers, whole, device, time, notes=notes, **figures
+        )
 
 
 def _one_launch(key: GroupKey, j: int, notes: tuple[str, ...], x: _PerLaunch) -> KernelGroup:
     """A group of one launch (every group of `--launches`): no arrays to reduce."""
     time = None if math.isnan(x.durations_s[j]) else x.durations_s[j]
     room = None if math.isnan(x.headroom_s[j]) else float(x.headroom_s[j])
-    share, device_share = x.shares(time, key[3])
-    return KernelGroup(
-        key=key,
-        rows=(j,),
-        kernels=x.kernels,
-        frame=x.frame,
-        numbers=x.numbers,
-        time_share=share,
-        device_share=device_share,
-        total_duration_s=time,
+    return x.group(
+        key,
+        (j,),
+        time,
+        notes,
         mean_duration_s=time,
         min_duration_s=time,
         max_duration_s=time,
@@ -246,7 +248,6 @@ def _one_launch(key: GroupKey, j: int, notes: tuple[str, ...], x: _PerLaunch) ->
         headroom_complete=room is not None,
         headroom_sol_s=None if math.isnan(x.headroom_sol_s[j]) else float(x.headroom_sol_s[j]),
         above_roof=bool(x.above[j]),
-        notes=notes,
     )
 
 
@@ -262,16 +263,11 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
     timed_s = float(word_s.sum())
     rooms = x.headroom_s[rows]
     known = rooms[~np.isnan(rooms)]
-    share, device_share = x.shares(time, key[3])
-    return KernelGroup(
-        key=key,
-        rows=tuple(rows.tolist()),
-        kernels=x.kernels,
-        frame=x.frame,
-        numbers=x.numbers,
-        time_share=share,
-        device_share=device_share,
-        total_duration_s=time,
+    return x.group(
+        key,
+        tuple(rows.tolist()),
+        time,
+        notes,
         mean_duration_s=time / len(times) if time is not None else None,
         min_duration_s=float(times.min()) if len(times) else None,
         max_duration_s=float(times.max()) if len(times) else None,
@@ -283,7 +279,6 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
         headroom_complete=len(known) == len(rooms),
         headroom_sol_s=_known_sum(x.headroom_sol_s[rows]),
         above_roof=bool(x.above[rows].any()),
-        notes=notes,
     )
 
 
@@ -322,7 +317,7 @@ def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.n
 
     def over(numerator: np.ndarray, denominator: np.ndarray) -> float | None:
         top, bottom = sums(numerator, denominator)
-        return _or_none(top / bottom) if bottom > 0 else None
+        return nan_to_none(top / bottom) if bottom > 0 else None
 
     def timed(pct: np.ndarray) -> float | None:  # a percentage weighted by each launch's time
         share = over(duration * pct / 100.0, np.where(np.isnan(pct), np.nan, duration))
@@ -330,14 +325,14 @@ def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.n
 
     def ratio(flop: np.ndarray, nbytes: np.ndarray) -> float | None:
         top, bottom = sums(flop, nbytes)
-        return _or_none(float(intensity_array(np.array([top]), np.array([bottom]))[0]))
+        return nan_to_none(float(intensity_array(np.array([top]), np.array([bottom]))[0]))
 
     flop = of("flop", "total")
     nbytes = {t: of("bytes", t) for t in lead.bytes}
     return replace(
         lead,
-        flop={p: _or_none(total(of("flop", p))) for p in lead.flop},
-        bytes={t: _or_none(total(b)) for t, b in nbytes.items()},
+        flop={p: nan_to_none(total(of("flop", p))) for p in lead.flop},
+        bytes={t: nan_to_none(total(b)) for t, b in nbytes.items()},
         intensity_flop_per_byte={t: ratio(flop, b) for t, b in nbytes.items()},
         achieved_flop_per_s=over(flop, duration),
         achieved_byte_per_s={t: over(b, duration) for t, b in nbytes.items()},
@@ -354,10 +349,6 @@ def _known_sum(values: np.ndarray) -> float | None:
     """The sum of the values that are not NaN; None where none is."""
     known = values[~np.isnan(values)]
     return float(known.sum()) if len(known) else None
-
-
-def _or_none(value: float) -> float | None:
-    return None if math.isnan(value) else value
 
 
 def ranked(groups: Iterable[KernelGroup], by: SortBy = SortBy.TIME) -> list[KernelGroup]:

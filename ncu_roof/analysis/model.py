@@ -105,7 +105,7 @@ def compute_roof(
     if not arrays:
         arrays = {DEFAULT_PRECISIONS[0]: np.array([np.nan])}
     roof, dominant = compute_roof_arrays(arrays, peaks)
-    return _scalar(roof[0]), dominant[0]
+    return nan_to_none(roof[0]), dominant[0]
 
 
 def intensity_array(flop: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
@@ -219,20 +219,9 @@ def roofline(
         bandwidth_byte_per_s,
         compute_time_s=one(compute_time_s),
     )
-    return point_at(arrays, 0, flop, peak_flop_per_s, compute_precision)
-
-
-def point_at(
-    arrays: RooflineArrays,
-    i: int,
-    flop: float | None,
-    peak_flop_per_s: float | None,
-    compute_precision: str | None,
-) -> RooflinePoint:
-    """Kernel `i` of a `roofline_arrays` result, with NaN entries left out."""
 
     def present(values: Mapping[str, np.ndarray]) -> dict[str, float]:
-        return {k: float(v[i]) for k, v in values.items() if not np.isnan(v[i])}
+        return {k: float(v[0]) for k, v in values.items() if not np.isnan(v[0])}
 
     return RooflinePoint(
         flop=flop if finite(flop) else None,
@@ -241,15 +230,16 @@ def point_at(
         cap_flop_per_s=present(arrays.cap_flop_per_s),
         peak_flop_per_s=peak_flop_per_s,
         compute_precision=compute_precision,
-        attainable_flop_per_s=_scalar(arrays.attainable_flop_per_s[i]),
-        binding=arrays.binding[i],
-        time_at_roof_s=_scalar(arrays.time_at_roof_s[i]),
-        unroofed=tuple(t for t, v in arrays.unroofed.items() if v[i]),
+        attainable_flop_per_s=nan_to_none(arrays.attainable_flop_per_s[0]),
+        binding=arrays.binding[0],
+        time_at_roof_s=nan_to_none(arrays.time_at_roof_s[0]),
+        unroofed=tuple(t for t, v in arrays.unroofed.items() if v[0]),
     )
 
 
-def _scalar(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
+def nan_to_none(value: float) -> float | None:
+    """A number, None where it is NaN (missing, never 0)."""
+    return None if math.isnan(value) else float(value)
 
 
 def work_time_arrays(
