@@ -51,13 +51,8 @@ def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
 
 
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """What a latency note shows of each launch: SM and memory % of peak, % of the roof, the waves
-    per SM of a small grid (NaN for any other), the roof that binds (None where the roofline could
-    not be placed); made once per distinct combination of them (the launches of one kernel share it)."""
-    sm_pct, memory_pct, roof_pct = x.sol_sm_pct[rows], x.sol_memory_pct[rows], x.pct[rows]
-    small_grid_waves_per_sm = np.where(x.waves[rows] < 1, x.waves[rows], np.nan)
-    binding = x.binding[rows].copy()
-    binding[~x.supported[rows]] = None
+    """Made once per distinct combination of what it shows (the launches of one kernel share it)."""
+    sm_pct, memory_pct, roof_pct, small_grid_waves_per_sm, binding = _latency_inputs(x, rows)
     shown = [whole_shown(sm_pct), whole_shown(memory_pct), whole_shown(roof_pct), small_grid_waves_per_sm]
     return per_distinct(
         shown,
@@ -82,6 +77,17 @@ def per_distinct(
     first[combination] = np.arange(len(combination))
     out: np.ndarray = make(first)[combination]
     return out
+
+
+def _latency_inputs(x: NoteInputs, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """What a latency note shows of each launch: SM and memory % of peak, % of the roof, the waves
+    per SM of a small grid (NaN for any other), the roof that binds (None where the roofline could
+    not be placed)."""
+    waves_per_sm = x.waves[rows]
+    small_grid_waves_per_sm = np.where(waves_per_sm < 1, waves_per_sm, np.nan)
+    binding = x.binding[rows].copy()
+    binding[~x.supported[rows]] = None
+    return x.sol_sm_pct[rows], x.sol_memory_pct[rows], x.pct[rows], small_grid_waves_per_sm, binding
 
 
 def _latency_texts(
