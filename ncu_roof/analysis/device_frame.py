@@ -79,7 +79,9 @@ def device_frame(
     lower = np.asarray(group["flop_total_is_lower_bound"], dtype=bool) & ~np.isnan(flop_total)
     missing = _missing(failed, duration, flop_total, nbytes, sol)
     values: dict[str, np.ndarray] = {
-        **_identity(ident, n, input_index, device.index),
+        **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
+        "input": np.full(n, input_index, dtype="int64"),
+        "device": np.full(n, device.index, dtype="int64"),
         "duration_s": duration,
         "time_share": time_share,
         "achieved_flop_per_s": achieved_flop,
@@ -100,6 +102,8 @@ def device_frame(
         "compute_ceiling": ceiling,
         "missing": missing,
     }
+    # whether the tensor FLOPs are tensor-pipe instructions x 512 (their recipe says so)
+    by_pipe = np.array([bool(r) and r.endswith("*512") for r in formulas["flop_tensor"].tolist()], dtype=bool)
     notes = launch_notes(
         NoteInputs(
             failed=failed,
@@ -127,7 +131,7 @@ def device_frame(
             busiest_pipe=_busiest_pipe(pipes, n),
             busiest_issue_pipe=_busiest_pipe(pipes, n, compute_only=False),
             busiest_tier=_busiest_tier(achieved_bw, device.roofs, ~np.isnan(flop_total)),
-            tensor_by_pipe=_by_pipe_shape(formulas["flop_tensor"]) & (np.nan_to_num(flop["tensor"]) > 0),
+            tensor_by_pipe=by_pipe & (np.nan_to_num(flop["tensor"]) > 0),
             input_notes=ident["input_notes"],
             shared_wavefronts_per_request=measured("shared_wavefronts_per_request"),
             shared_bank_conflict_pct=measured("shared_bank_conflict_pct"),
@@ -196,21 +200,6 @@ def _ops_lower_bound(
     partial = np.logical_or.reduce([np.isnan(c) for c in counts])
     out: np.ndarray = ~failed & ~np.isnan(ops_total) & partial
     return out
-
-
-def _by_pipe_shape(recipe: np.ndarray) -> np.ndarray:
-    """Whether a launch's tensor FLOPs are tensor-pipe instructions x 512 (its recipe says so)."""
-    return np.array([bool(r) and r.endswith("*512") for r in recipe.tolist()], dtype=bool)
-
-
-def _identity(
-    ident: Mapping[str, np.ndarray], n: int, input_index: int, device_index: int
-) -> dict[str, np.ndarray]:
-    return {
-        **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
-        "input": np.full(n, input_index, dtype="int64"),
-        "device": np.full(n, device_index, dtype="int64"),
-    }
 
 
 _MISSING_NAMES = ("duration", "flop", *TIERS, "sol")

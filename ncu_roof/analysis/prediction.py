@@ -146,11 +146,9 @@ def with_tensor_path(roofs: Roofs, precision: str | None, peaks: TensorPeaks) ->
 def split_assignment(text: str, default_key: str | None) -> tuple[str, str]:
     """`l2=5TB/s` → ("l2", "5TB/s"); `5TB/s` → (default_key, "5TB/s") when a default exists."""
     key, sep, value = text.partition("=")
-    if sep:
-        if not key.strip() or not value.strip():
-            raise UsageError(f"{text!r}: expected NAME=VALUE", hint="e.g. dram=20GB/s or l2=1")
+    if sep and key.strip() and value.strip():
         return key.strip().lower(), value.strip()
-    if default_key is None:
+    if sep or default_key is None:
         raise UsageError(f"{text!r}: expected NAME=VALUE", hint="e.g. dram=20GB/s or l2=1")
     return default_key, text.strip()
 
