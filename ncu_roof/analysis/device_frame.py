@@ -75,7 +75,10 @@ def device_frame(
         for c in group
         if c.startswith(PIPE_PREFIX) and c.endswith("_pct")
     }
-    not_collected = {p: _terms(group, p, failed) for p in PRECISIONS}
+    # per precision, the FLOP terms that read n/a (`a,b`), None where none did or the launch failed
+    not_collected = {p: formula_texts(group, f"flop_{p}_not_collected", n) for p in PRECISIONS}
+    for terms in not_collected.values():
+        terms[failed | ~terms.astype(bool)] = None
     lower = np.asarray(group["flop_total_is_lower_bound"], dtype=bool) & ~np.isnan(flop_total)
     missing = _missing(failed, duration, flop_total, nbytes, sol)
     values: dict[str, np.ndarray] = {
@@ -176,14 +179,6 @@ def formula_texts(group: Mapping[str, np.ndarray], column: str, n: int) -> np.nd
     texts = np.array(values, dtype=object)
     texts[values != values] = None  # NaN, unequal to itself
     return texts
-
-
-def _terms(group: Mapping[str, np.ndarray], precision: str, failed: np.ndarray) -> np.ndarray:
-    """Per launch, the FLOP terms of a precision that read n/a (`a,b`), None where none did or the
-    launch failed."""
-    terms = formula_texts(group, f"flop_{precision}_not_collected", len(failed))
-    terms[failed | ~terms.astype(bool)] = None
-    return terms
 
 
 def _ops_lower_bound(
