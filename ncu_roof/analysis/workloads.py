@@ -1,7 +1,7 @@
 """Built-in workload models: FLOPs and minimum bytes of common kernels, before any profiling.
 
 Each model gives a `Workload` with the assumptions behind its counts: GEMM (seed 000's) is counted
-here, the others are data (ncu_roof/data/workloads.toml). Bytes are DRAM bytes: the traffic
+here, the others by their figures in ncu_roof/data/workloads.toml (which holds every model's texts). Bytes are DRAM bytes: the traffic
 between the chip and its memory that the model cannot avoid.
 """
 
@@ -64,49 +64,25 @@ def gemm(m: int, n: int, k: int, dtype: str = "fp32", tile: int | None = None) -
     size = INT8_BYTES if integer else TENSOR_BYTES.get(dtype) or _dtype_bytes(dtype)
     out_size = INT32_BYTES if integer else FP8_OUT_BYTES if dtype == "fp8" else size
     params: dict[str, Param] = {"m": m, "n": n, "k": k, "dtype": dtype}
+    texts = MODELS["gemm"]
     if tile is None:
         inputs = float(m * k + k * n)
-        traffic = "ideal reuse: read A and B once, write C once: (mk + kn) x size + mn x C size B"
+        traffic = texts["ideal_traffic"]
     else:
         params["tile"] = tile
         inputs = float(m * k * math.ceil(n / tile) + k * n * math.ceil(m / tile))
-        traffic = (
-            f"tiled, {tile}x{tile} output tiles: each tile reads a {tile}-row strip of A and a "
-            f"{tile}-column strip of B, so A is read ceil(n/{tile}) times and B ceil(m/{tile}) "
-            "times; C written once"
-        )
+        traffic = texts["tiled_traffic"].format(tile=tile)
     work = 2.0 * m * n * k
     nbytes = {"dram": inputs * size + float(m * n) * out_size}
     if integer:
+        counted, sizes = texts["integer"]
         return Workload(
-            "gemm",
-            params,
-            0.0,
-            nbytes,
-            "tensor",
-            (
-                "2mnk integer operations (one multiply and one add per (i, j, l)) on INT8 tensor "
-                "cores; no FLOPs",
-                traffic,
-                "A and B int8 (1 B), C int32 (4 B)",
-            ),
-            ops=work,
-            ops_ceiling="int8",
+            "gemm", params, 0.0, nbytes, "tensor", (counted, traffic, sizes), ops=work, ops_ceiling="int8"
         )
+    path = texts["tensor_path" if dtype in TENSOR_DTYPES else "cuda_cores"].format(dtype=dtype)
+    fp8 = (texts["fp8"],) if dtype == "fp8" else ()
     return Workload(
-        "gemm",
-        params,
-        work,
-        nbytes,
-        MATRIX_PRECISION[dtype],
-        (
-            "2mnk FLOP: one multiply and one add per (i, j, l)",
-            traffic,
-            f"{dtype} on the {dtype} tensor data path (its dense peak)"
-            if dtype in TENSOR_DTYPES
-            else f"{dtype} on CUDA cores",
-            *(("A and B fp8 (1 B), C bf16 (2 B)",) if dtype == "fp8" else ()),
-        ),
+        "gemm", params, work, nbytes, MATRIX_PRECISION[dtype], (texts["flop"], traffic, path, *fp8)
     )
 
 
