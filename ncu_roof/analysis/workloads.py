@@ -1,8 +1,9 @@
 """Built-in workload models: FLOPs and minimum bytes of common kernels, before any profiling.
 
 Each model gives a `Workload` with the assumptions behind its counts: GEMM (seed 000's) is counted
-here, the others by their figures in ncu_roof/data/workloads.toml (which holds every model's texts). Bytes are DRAM bytes: the traffic
-between the chip and its memory that the model cannot avoid.
+here, the others by their figures in ncu_roof/data/workloads.toml (which holds every model's
+texts). Bytes are DRAM bytes: the traffic between the chip and its memory that the model cannot
+avoid.
 """
 
 from __future__ import annotations
