@@ -15,7 +15,7 @@ from typing import TypeVar
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import bit_codes, fixed, is_set
+from ncu_roof.analysis.model import bit_codes, fixed, is_set, objects
 from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
 from ncu_roof.base.arrays import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
@@ -244,7 +244,7 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
         return
     # the precision a compute ceiling names ("fp32", "tensor:bf16"; not a pipe), and its units
     units = object_array(each(x.ceiling.tolist(), lambda c: _WORK_UNITS.get(str(c).partition(":")[0])))
-    precision = np.where(is_set(units), x.ceiling, None)
+    precision = np.where(is_set(units), x.ceiling, objects(None, len(units)))
     compute = equals(x.binding, COMPUTE) & is_set(precision)
     add(
         ok & compute & _far_apart(sm, x.pct),
