@@ -72,7 +72,12 @@ def per_kernel(value: Roof | None, n: int) -> np.ndarray:
 def compute_roof_arrays(
     flop_by_precision: Mapping[str, np.ndarray], peaks: Mapping[str, Roof]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Compute roof and dominant precision of n kernels (see `compute_roof`); needs ≥ 1 precision."""
+    """The compute roof of n kernels and their dominant precision; needs ≥ 1 precision.
+
+    With several precisions, the roof is the FLOP-weighted harmonic combination of their peaks
+    (the time the FLOPs would take, each at its own peak), so a kernel with one precision gets
+    exactly that precision's peak. A precision with FLOPs but no peak leaves the roof unknown.
+    """
     names = list(flop_by_precision)
     flops = [np.asarray(flop_by_precision[p], dtype="float64") for p in names]
     n = len(flops[0])
@@ -88,24 +93,6 @@ def compute_roof_arrays(
     roof = np.where(any_work, combined, default)
     precisions = object_array([*names, None])  # None (the last): no work
     return roof, precisions[np.where(any_work, dominant, len(names))]
-
-
-def compute_roof(
-    flop_by_precision: Mapping[str, float | None], peaks: Mapping[str, Roof]
-) -> tuple[float | None, str | None]:
-    """The compute roof of a kernel and its dominant precision.
-
-    With several precisions, the roof is the FLOP-weighted harmonic combination of their peaks
-    (the time the FLOPs would take, each at its own peak), so a kernel with one precision gets
-    exactly that precision's peak. A precision with FLOPs but no peak leaves the roof unknown.
-    """
-    arrays = {
-        p: np.array([np.nan if f is None else f], dtype="float64") for p, f in flop_by_precision.items()
-    }
-    if not arrays:
-        arrays = {DEFAULT_PRECISIONS[0]: np.array([np.nan])}
-    roof, dominant = compute_roof_arrays(arrays, peaks)
-    return nan_to_none(roof[0]), dominant[0]
 
 
 def intensity_array(flop: np.ndarray, nbytes: np.ndarray) -> np.ndarray:

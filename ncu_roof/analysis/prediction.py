@@ -9,7 +9,16 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ncu_roof.analysis.model import RooflinePoint, bound_of, compute_roof, roofline
+import numpy as np
+
+from ncu_roof.analysis.model import (
+    DEFAULT_PRECISIONS,
+    RooflinePoint,
+    bound_of,
+    compute_roof_arrays,
+    nan_to_none,
+    roofline,
+)
 from ncu_roof.analysis.workloads import Param, Workload
 from ncu_roof.base.units import Dimension, parse_quantity
 from ncu_roof.base.vocabulary import COMPUTE, Roofs
@@ -200,7 +209,9 @@ def peak_for(roofs: Roofs, precision: str | None) -> tuple[float | None, str | N
     peaks = roofs.compute_flop_per_s
     if precision is not None and precision not in peaks and ANY_PRECISION in peaks:
         return peaks[ANY_PRECISION], precision
-    peak, used = compute_roof({precision: 1.0} if precision else {}, peaks)
+    flop = {precision: np.ones(1)} if precision else {DEFAULT_PRECISIONS[0]: np.full(1, np.nan)}
+    roof, dominant = compute_roof_arrays(flop, peaks)
+    peak, used = nan_to_none(roof[0]), dominant[0]
     if peak is None and precision is None and ANY_PRECISION in peaks:
         return peaks[ANY_PRECISION], None
     if peak is None and precision is not None and peaks:
