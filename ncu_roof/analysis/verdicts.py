@@ -26,7 +26,7 @@ from ncu_roof.analysis.model import (
     work_time_arrays,
 )
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
-from ncu_roof.analysis.sol import SolArrays, sol_arrays, verdict_arrays
+from ncu_roof.analysis.sol import SolArrays, VerdictArrays, sol_arrays, verdict_arrays
 from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, SOL_MEMORY_UNITS, TIERS, Bound
 from ncu_roof.gpus.arch import arch_for_cc
@@ -47,9 +47,7 @@ class Verdicts:
 
     precisions: np.ndarray
     arrays: RooflineArrays
-    bound: np.ndarray
-    basis: np.ndarray
-    disagrees: np.ndarray
+    verdict: VerdictArrays  # bound, basis, where SOL disagrees
     supported: np.ndarray
     sol: SolArrays
     ceiling: np.ndarray
@@ -189,7 +187,6 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         unpeaked |= (np.nan_to_num(work[kind]) > 0) & np.isnan(per_kernel(work_peaks[kind], n))
     compute_unknown = unpeaked & ~np.isfinite(pipe_s)
     supported = traffic & ~compute_unknown & (has_work | np.isfinite(pipe_pct) | ~sol_known)
-    verdict = verdict_arrays(arrays.binding, supported, sol)
     issue_peak, issue_source = _issue_peak(n, device, measured)
     instructions = instruction_arrays(
         measured("warp_inst"),
@@ -201,9 +198,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     return Verdicts(
         precisions=precisions,
         arrays=arrays,
-        bound=verdict.bound,
-        basis=verdict.basis,
-        disagrees=verdict.disagrees,
+        verdict=verdict_arrays(arrays.binding, supported, sol),
         supported=supported & is_set(arrays.binding),
         sol=sol,
         ceiling=ceiling,
