@@ -52,14 +52,8 @@ def headroom_array(duration_s: np.ndarray, pct_of_roof: np.ndarray) -> np.ndarra
 
 def headroom_s(kernel: Kernel) -> float | None:
     """Seconds this launch would save at its binding roof; None when that cannot be said."""
-    nan = math.nan
-    duration, pct = kernel.duration_s, kernel.pct_of_roof
-    value = float(
-        headroom_array(
-            np.array([nan if duration is None else duration]), np.array([nan if pct is None else pct])
-        )[0]
-    )
-    return None if math.isnan(value) else value
+    duration, pct = (math.nan if v is None else v for v in (kernel.duration_s, kernel.pct_of_roof))
+    return nan_to_none(headroom_array(np.array([duration]), np.array([pct]))[0])
 
 
 GroupKey = tuple[str, str | None, str | None, int]  # name (or NVTX range), grid, block, device
