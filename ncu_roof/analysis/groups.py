@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -210,30 +209,29 @@ class _PerLaunch:
     total_s: float
     device_totals_s: dict[int, float]
 
-    def group(
-        self, key: GroupKey, rows: tuple[int, ...], time: float | None, notes: tuple[str, ...], **figures: Any
-    ) -> KernelGroup:
-        """The group of these launches: their time, its shares of the whole analysis' time and of
-        its device's, and the rest of its `figures`."""
-        whole = device = None
-        if time is not None:
-            device_total_s = self.device_totals_s.get(key[3], 0.0)
-            whole = time / self.total_s if self.total_s > 0 else None
-            device = time / device_total_s if device_total_s > 0 else None
-        return KernelGroup(
-            key, rows, self.kernels, self.frame, self.numbers, whole, device, time, notes=notes, **figures
-        )
+    def shares(self, time: float | None, device: int) -> tuple[float | None, float | None]:
+        """Of the whole analysis' time, and of its device's."""
+        if time is None:
+            return None, None
+        device_total_s = self.device_totals_s.get(device, 0.0)
+        whole = time / self.total_s if self.total_s > 0 else None
+        return whole, time / device_total_s if device_total_s > 0 else None
 
 
 def _one_launch(key: GroupKey, j: int, notes: tuple[str, ...], x: _PerLaunch) -> KernelGroup:
     """A group of one launch (every group of `--launches`): no arrays to reduce."""
     time = None if math.isnan(x.durations_s[j]) else x.durations_s[j]
     room = None if math.isnan(x.headroom_s[j]) else float(x.headroom_s[j])
-    return x.group(
-        key,
-        (j,),
-        time,
-        notes,
+    share, device_share = x.shares(time, key[3])
+    return KernelGroup(
+        key=key,
+        rows=(j,),
+        kernels=x.kernels,
+        frame=x.frame,
+        numbers=x.numbers,
+        time_share=share,
+        device_share=device_share,
+        total_duration_s=time,
         mean_duration_s=time,
         min_duration_s=time,
         max_duration_s=time,
@@ -242,6 +240,7 @@ def _one_launch(key: GroupKey, j: int, notes: tuple[str, ...], x: _PerLaunch) ->
         headroom_complete=room is not None,
         headroom_sol_s=None if math.isnan(x.headroom_sol_s[j]) else float(x.headroom_sol_s[j]),
         above_roof=bool(x.above[j]),
+        notes=notes,
     )
 
 
@@ -257,11 +256,16 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
     timed_s = float(word_s.sum())
     rooms = x.headroom_s[rows]
     known = rooms[~np.isnan(rooms)]
-    return x.group(
-        key,
-        tuple(rows.tolist()),
-        time,
-        notes,
+    share, device_share = x.shares(time, key[3])
+    return KernelGroup(
+        key=key,
+        rows=tuple(rows.tolist()),
+        kernels=x.kernels,
+        frame=x.frame,
+        numbers=x.numbers,
+        time_share=share,
+        device_share=device_share,
+        total_duration_s=time,
         mean_duration_s=time / len(times) if time is not None else None,
         min_duration_s=float(times.min()) if len(times) else None,
         max_duration_s=float(times.max()) if len(times) else None,
@@ -273,6 +277,7 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
         headroom_complete=len(known) == len(rooms),
         headroom_sol_s=_known_sum(x.headroom_sol_s[rows]),
         above_roof=bool(x.above[rows].any()),
+        notes=notes,
     )
 
 
