@@ -124,8 +124,16 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
     for device in analysis.devices:  # a GPU the input does not name, taken from what it holds
         if device.name is None and device.roofs.name and "inferred from" in device.roofs.name:
             say(f"note: device {device.index}: {device.roofs.name}; --gpu KEY chooses another")
-    if request.gpu:
-        warn_other_gpu(request.gpu, [d.name for d in analysis.devices], say)
+    if request.gpu:  # a --gpu KEY that names another GPU than the report's device: allowed, said
+        from ncu_roof.gpus.lookup import gpu_by_key, match_gpu
+
+        gpu = gpu_by_key(request.gpu)
+        for name in sorted({d.name for d in analysis.devices if d.name}):
+            if match_gpu(name) is not gpu:
+                say(
+                    f"warning: --gpu {request.gpu} ({gpu.name}) is not the report's device {name!r}; "
+                    "its built-in figures are used at the measured clocks"
+                )
     return analysis
 
 
@@ -143,19 +151,6 @@ def expand(inputs: Sequence[str | RunTable], log: Log) -> list[str | RunTable]:
         else:
             out.append(item)
     return out
-
-
-def warn_other_gpu(key: str, device_names: Sequence[str | None], log: Log) -> None:
-    """`--gpu KEY` that names another GPU than the report's device: say so (it is allowed)."""
-    from ncu_roof.gpus.lookup import gpu_by_key, match_gpu
-
-    gpu = gpu_by_key(key)
-    for name in sorted({n for n in device_names if n}):
-        if match_gpu(name) is not gpu:
-            log(
-                f"warning: --gpu {key} ({gpu.name}) is not the report's device {name!r}; "
-                "its built-in figures are used at the measured clocks"
-            )
 
 
 def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | None = None) -> list[Analysis]:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ncu_roof.analysis.model import bit_codes, bound_of, compute_roof, fixed, is_set, roofline, row_max
+from ncu_roof.analysis.model import bit_codes, bound_of, compute_roof_arrays, fixed, is_set, roofline, row_max
 from ncu_roof.analysis.sol import sol_arrays
 from ncu_roof.base.vocabulary import COMPUTE, Bound
 
@@ -110,6 +110,14 @@ def test_tier_without_traffic_or_bandwidth_is_ignored() -> None:
     for shared in (0.0, None):
         point = roofline(1e9, {"dram": 2e9, "shared": shared}, PEAK, DRAM)
         assert point.binding == "dram" and point.unroofed == ()
+
+
+def compute_roof(flop: dict[str, float | None], peaks: dict[str, float]) -> tuple[float | None, str | None]:
+    """`compute_roof_arrays` of one kernel."""
+    roof, dominant = compute_roof_arrays(
+        {p: np.array([np.nan if f is None else f]) for p, f in flop.items()}, peaks
+    )
+    return (None if np.isnan(roof[0]) else float(roof[0])), dominant[0]
 
 
 def test_compute_roof_of_one_precision_is_its_peak() -> None:

@@ -18,7 +18,7 @@ from ncu_roof.analysis.prediction import (
     predict,
     predict_workload,
 )
-from ncu_roof.analysis.workloads import rmsnorm
+from ncu_roof.analysis.workloads import build
 from ncu_roof.base.vocabulary import Roofs
 from ncu_roof.errors import UsageError
 from ncu_roof.gpus.lookup import builtin_gpus, gpu_by_key
@@ -153,7 +153,9 @@ def test_peak_per_precision_and_dtype_choose_the_roof() -> None:
 
 
 def test_table_shows_verdict_and_assumptions() -> None:
-    p = predict_workload(builtin_roofs(gpu_by_key("h100-sxm5")), rmsnorm(4096, unfused=True))
+    p = predict_workload(
+        builtin_roofs(gpu_by_key("h100-sxm5")), build("rmsnorm", {"d": 4096, "unfused": True})
+    )
     text = render_text(p)
     assert "memory-bound at dram" in text and "0.2" in text
     assert "3 intermediates written and re-read" in text

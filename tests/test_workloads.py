@@ -4,22 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from ncu_roof.analysis.workloads import (
-    build,
-    dot,
-    gemm,
-    layernorm,
-    rmsnorm,
-    saxpy,
-    softmax,
-    stencil7,
-    vector_add,
-)
+from ncu_roof.analysis.workloads import build, gemm
 from ncu_roof.errors import UsageError
 
 
 def test_seed_000_vector_add_n_1e7_fp32() -> None:
-    w = vector_add(10_000_000, "fp32")
+    w = build("vector-add", {"n": 10_000_000, "dtype": "fp32"})
     assert w.flop == 1e7
     assert w.bytes_by_tier == {"dram": 1.2e8}
     assert w.flop / w.bytes_by_tier["dram"] == pytest.approx(0.0833, abs=5e-5)
@@ -27,13 +17,13 @@ def test_seed_000_vector_add_n_1e7_fp32() -> None:
 
 
 def test_seed_000_rmsnorm_unfused_d_4096_per_token() -> None:
-    w = rmsnorm(4096, tokens=1, dtype="fp32", unfused=True)
+    w = build("rmsnorm", {"d": 4096, "tokens": 1, "dtype": "fp32", "unfused": True})
     assert (w.flop, w.bytes_by_tier["dram"]) == (16384.0, 81920.0)
     assert w.flop / w.bytes_by_tier["dram"] == pytest.approx(0.20)
 
 
 def test_rmsnorm_fused_reads_and_writes_once_and_scales_with_tokens() -> None:
-    w = rmsnorm(4096, tokens=8192, dtype="fp32")
+    w = build("rmsnorm", {"d": 4096, "tokens": 8192, "dtype": "fp32"})
     assert w.bytes_by_tier["dram"] == 2 * 4096 * 4 * 8192
     assert w.flop == 4 * 4096 * 8192
 
@@ -61,23 +51,28 @@ def test_gemm_tiled_reads_a_and_b_once_per_tile_strip() -> None:
 
 
 def test_seed_004_dot_fp32_is_0_25_flop_per_byte() -> None:
-    w = dot(1000, "fp32")
+    w = build("dot", {"n": 1000, "dtype": "fp32"})
     assert (w.flop, w.bytes_by_tier["dram"]) == (2000.0, 8000.0)
 
 
 def test_seed_004_stencil7_fp64_13_flop_16_bytes_per_point() -> None:
-    w = stencil7(1000)
+    w = build("stencil7", {"n": 1000})
     assert w.flop / 1000 == 13
     assert w.bytes_by_tier["dram"] / 1000 == 16
     assert w.flop / w.bytes_by_tier["dram"] == 0.8125
 
 
 def test_saxpy_layernorm_softmax_counts() -> None:
-    assert saxpy(10, "fp32").bytes_by_tier["dram"] == 120 and saxpy(10).flop == 20
-    assert layernorm(100, dtype="fp16", unfused=True).bytes_by_tier["dram"] == 7 * 100 * 2
-    assert layernorm(100).flop == 700
-    assert softmax(100, tokens=2).bytes_by_tier["dram"] == 2 * 100 * 4 * 2
-    assert softmax(100, unfused=True).bytes_by_tier["dram"] == 6 * 100 * 4
+    assert (
+        build("saxpy", {"n": 10, "dtype": "fp32"}).bytes_by_tier["dram"] == 120
+        and build("saxpy", {"n": 10}).flop == 20
+    )
+    assert (
+        build("layernorm", {"d": 100, "dtype": "fp16", "unfused": True}).bytes_by_tier["dram"] == 7 * 100 * 2
+    )
+    assert build("layernorm", {"d": 100}).flop == 700
+    assert build("softmax", {"d": 100, "tokens": 2}).bytes_by_tier["dram"] == 2 * 100 * 4 * 2
+    assert build("softmax", {"d": 100, "unfused": True}).bytes_by_tier["dram"] == 6 * 100 * 4
 
 
 def test_build_validates_parameters() -> None:

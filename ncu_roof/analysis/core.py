@@ -18,6 +18,7 @@ import polars as pl
 
 from ncu_roof.analysis.device_frame import device_frame
 from ncu_roof.analysis.frame import KernelRows, frame_of
+from ncu_roof.analysis.model import nan_to_none
 from ncu_roof.analysis.notes import each
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
@@ -96,7 +97,7 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             name = first_label(ident["device_name"][rows])
             cc = first_label(ident["cc"][rows])
             group, roofs = _device_roofs(_rows(norm, rows), name, choice, cc)
-            clock = _number(median(group["sm_clock_hz"]))
+            clock = nan_to_none(median(group["sm_clock_hz"]))
             sms = _sm_count(group, name)
             device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock, sm_count=sms)
             devices.append(device)
@@ -147,7 +148,9 @@ def _indices(path: str, column: str, values: np.ndarray, missing: int | None) ->
     device indices numbers (NaN where missing); a missing one is `missing`, and where that is
     None, or a value is no whole number int64 holds, the table is refused (a reader never makes
     one; a table built by hand can)."""
-    given = _run_numbers(values) if values.dtype == object else values
+    given = (
+        np.array(each(values.tolist(), _run_number), dtype="float64") if values.dtype == object else values
+    )
     numbers = np.where(np.isnan(given), np.nan if missing is None else float(missing), given)
     whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (np.abs(numbers) < 2.0**62)
     if not whole.all():
@@ -161,13 +164,9 @@ def _indices(path: str, column: str, values: np.ndarray, missing: int | None) ->
     return indices
 
 
-def _run_numbers(runs: np.ndarray) -> np.ndarray:
-    """Runs' texts ("0", "1", …) as numbers, each distinct text once."""
-    return np.array(each(runs.tolist(), _run_number), dtype="float64")
-
-
 def _run_number(run: object) -> float:
-    """NaN for a missing run, infinity (refused) for a text that is no number."""
+    """A run's text ("0", "1", …) as a number: NaN for a missing run, infinity (refused) for a text
+    that is no number."""
     if missing_cell(run):
         return math.nan
     number = cell_number(run)
@@ -227,13 +226,8 @@ def _without_report_path_peaks(norm: Mapping[str, np.ndarray]) -> Mapping[str, n
 
 def _sm_count(group: Mapping[str, np.ndarray], name: str | None) -> float | None:
     """The device's SM count: the launches' median from the report, else the built-in GPU's."""
-    measured = _number(median(group["sm_count"])) if "sm_count" in group else None
+    measured = nan_to_none(median(group["sm_count"])) if "sm_count" in group else None
     if measured is not None:
         return measured
     gpu = match_gpu(name)
     return float(gpu.sm_count) if gpu is not None and gpu.sm_count else None
-
-
-def _number(value: float) -> float | None:
-    """A number, None where it is NaN."""
-    return None if math.isnan(value) else float(value)

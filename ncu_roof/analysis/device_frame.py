@@ -75,11 +75,16 @@ def device_frame(
         for c in group
         if c.startswith(PIPE_PREFIX) and c.endswith("_pct")
     }
-    not_collected = {p: _terms(group, p, failed) for p in PRECISIONS}
+    # per precision, the FLOP terms that read n/a (`a,b`), None where none did or the launch failed
+    not_collected = {p: formula_texts(group, f"flop_{p}_not_collected", n) for p in PRECISIONS}
+    for terms in not_collected.values():
+        terms[failed | ~terms.astype(bool)] = None
     lower = np.asarray(group["flop_total_is_lower_bound"], dtype=bool) & ~np.isnan(flop_total)
     missing = _missing(failed, duration, flop_total, nbytes, sol)
     values: dict[str, np.ndarray] = {
-        **_identity(ident, n, input_index, device.index),
+        **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
+        "input": np.full(n, input_index, dtype="int64"),
+        "device": np.full(n, device.index, dtype="int64"),
         "duration_s": duration,
         "time_share": time_share,
         "achieved_flop_per_s": achieved_flop,
@@ -93,13 +98,15 @@ def device_frame(
         "ops_total_is_lower_bound": _ops_lower_bound(group, failed, ops_total),
         "binding": v.arrays.binding,
         "compute_precision": v.precisions,
-        "bound": v.bound,
-        "verdict_basis": v.basis,
+        "bound": v.verdict.bound,
+        "verdict_basis": v.verdict.basis,
         "sol_bound": v.sol.bound,
         "sol_unit": v.sol.unit,
         "compute_ceiling": ceiling,
         "missing": missing,
     }
+    # whether the tensor FLOPs are tensor-pipe instructions x 512 (their recipe says so)
+    by_pipe = np.array([bool(r) and r.endswith("*512") for r in formulas["flop_tensor"].tolist()], dtype=bool)
     notes = launch_notes(
         NoteInputs(
             failed=failed,
@@ -113,11 +120,11 @@ def device_frame(
             flop_total_is_lower_bound=lower,
             tensor_pipe_pct=measured("tensor_pipe_pct"),
             integer_tensor_ops=~np.isnan(ops_total) & (ops_total != 0),
-            basis=v.basis,
-            bound=v.bound,
+            basis=v.verdict.basis,
+            bound=v.verdict.bound,
             sol_bound=v.sol.bound,
             sol_unit=v.sol.unit,
-            disagrees=v.disagrees,
+            disagrees=v.verdict.disagrees,
             supported=v.supported,
             binding=v.arrays.binding,
             pct=pct,
@@ -127,7 +134,7 @@ def device_frame(
             busiest_pipe=_busiest_pipe(pipes, n),
             busiest_issue_pipe=_busiest_pipe(pipes, n, compute_only=False),
             busiest_tier=_busiest_tier(achieved_bw, device.roofs, ~np.isnan(flop_total)),
-            tensor_by_pipe=_by_pipe_shape(formulas["flop_tensor"]) & (np.nan_to_num(flop["tensor"]) > 0),
+            tensor_by_pipe=by_pipe & (np.nan_to_num(flop["tensor"]) > 0),
             input_notes=ident["input_notes"],
             shared_wavefronts_per_request=measured("shared_wavefronts_per_request"),
             shared_bank_conflict_pct=measured("shared_bank_conflict_pct"),
@@ -174,14 +181,6 @@ def formula_texts(group: Mapping[str, np.ndarray], column: str, n: int) -> np.nd
     return texts
 
 
-def _terms(group: Mapping[str, np.ndarray], precision: str, failed: np.ndarray) -> np.ndarray:
-    """Per launch, the FLOP terms of a precision that read n/a (`a,b`), None where none did or the
-    launch failed."""
-    terms = formula_texts(group, f"flop_{precision}_not_collected", len(failed))
-    terms[failed | ~terms.astype(bool)] = None
-    return terms
-
-
 def _ops_lower_bound(
     group: Mapping[str, np.ndarray], failed: np.ndarray, ops_total: np.ndarray
 ) -> np.ndarray:
@@ -196,21 +195,6 @@ def _ops_lower_bound(
     partial = np.logical_or.reduce([np.isnan(c) for c in counts])
     out: np.ndarray = ~failed & ~np.isnan(ops_total) & partial
     return out
-
-
-def _by_pipe_shape(recipe: np.ndarray) -> np.ndarray:
-    """Whether a launch's tensor FLOPs are tensor-pipe instructions x 512 (its recipe says so)."""
-    return np.array([bool(r) and r.endswith("*512") for r in recipe.tolist()], dtype=bool)
-
-
-def _identity(
-    ident: Mapping[str, np.ndarray], n: int, input_index: int, device_index: int
-) -> dict[str, np.ndarray]:
-    return {
-        **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
-        "input": np.full(n, input_index, dtype="int64"),
-        "device": np.full(n, device_index, dtype="int64"),
-    }
 
 
 _MISSING_NAMES = ("duration", "flop", *TIERS, "sol")

@@ -97,11 +97,6 @@ def where(mask: np.ndarray, values: pl.Series) -> pl.Series:
     return pl.select(pl.when(pl.lit(pl.Series(mask, dtype=pl.Boolean))).then(pl.lit(values))).to_series()
 
 
-def number_maps(maps: Mapping[str, Mapping[str, np.ndarray]], n: int) -> dict[str, pl.Series]:
-    """Mappings of numbers (one float64 array per key) as structs."""
-    return {f: struct({k: numbers(a) for k, a in m.items()}, n) for f, m in maps.items()}
-
-
 def is_sparse(path: tuple[str, ...]) -> bool:
     """Whether the fields of the struct at `path` are keys a launch may lack."""
     return path in SPARSE or (len(path) > 1 and (*path[:-1], "*") in SPARSE)
@@ -165,7 +160,7 @@ def launch_frame(
         **{f: numbers(values[f]) for f in FLOATS},
         **{f: pl.Series(values[f], dtype=pl.Boolean) for f in BOOLS},
         **{f: enum_texts(values[f], enum) for f, enum in ENUMS.items()},
-        **number_maps(maps, n),
+        **{f: struct({k: numbers(a) for k, a in m.items()}, n) for f, m in maps.items()},
         **records,
     }
     return pl.DataFrame([s.alias(k) for k, s in columns.items()])

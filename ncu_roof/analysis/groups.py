@@ -25,7 +25,7 @@ import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import frame_of, integer_ops
-from ncu_roof.analysis.model import intensity_array
+from ncu_roof.analysis.model import intensity_array, nan_to_none
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.verdict_phrases import verdict_codes
 
@@ -51,14 +51,8 @@ def headroom_array(duration_s: np.ndarray, pct_of_roof: np.ndarray) -> np.ndarra
 
 def headroom_s(kernel: Kernel) -> float | None:
     """Seconds this launch would save at its binding roof; None when that cannot be said."""
-    nan = math.nan
-    duration, pct = kernel.duration_s, kernel.pct_of_roof
-    value = float(
-        headroom_array(
-            np.array([nan if duration is None else duration]), np.array([nan if pct is None else pct])
-        )[0]
-    )
-    return None if math.isnan(value) else value
+    duration, pct = (math.nan if v is None else v for v in (kernel.duration_s, kernel.pct_of_roof))
+    return nan_to_none(headroom_array(np.array([duration]), np.array([pct]))[0])
 
 
 GroupKey = tuple[str, str | None, str | None, int]  # name (or NVTX range), grid, block, device
@@ -322,7 +316,7 @@ def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.n
 
     def over(numerator: np.ndarray, denominator: np.ndarray) -> float | None:
         top, bottom = sums(numerator, denominator)
-        return _or_none(top / bottom) if bottom > 0 else None
+        return nan_to_none(top / bottom) if bottom > 0 else None
 
     def timed(pct: np.ndarray) -> float | None:  # a percentage weighted by each launch's time
         share = over(duration * pct / 100.0, np.where(np.isnan(pct), np.nan, duration))
@@ -330,14 +324,14 @@ def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.n
 
     def ratio(flop: np.ndarray, nbytes: np.ndarray) -> float | None:
         top, bottom = sums(flop, nbytes)
-        return _or_none(float(intensity_array(np.array([top]), np.array([bottom]))[0]))
+        return nan_to_none(float(intensity_array(np.array([top]), np.array([bottom]))[0]))
 
     flop = of("flop", "total")
     nbytes = {t: of("bytes", t) for t in lead.bytes}
     return replace(
         lead,
-        flop={p: _or_none(total(of("flop", p))) for p in lead.flop},
-        bytes={t: _or_none(total(b)) for t, b in nbytes.items()},
+        flop={p: nan_to_none(total(of("flop", p))) for p in lead.flop},
+        bytes={t: nan_to_none(total(b)) for t, b in nbytes.items()},
         intensity_flop_per_byte={t: ratio(flop, b) for t, b in nbytes.items()},
         achieved_flop_per_s=over(flop, duration),
         achieved_byte_per_s={t: over(b, duration) for t, b in nbytes.items()},
@@ -354,10 +348,6 @@ def _known_sum(values: np.ndarray) -> float | None:
     """The sum of the values that are not NaN; None where none is."""
     known = values[~np.isnan(values)]
     return float(known.sum()) if len(known) else None
-
-
-def _or_none(value: float) -> float | None:
-    return None if math.isnan(value) else value
 
 
 def ranked(groups: Iterable[KernelGroup], by: SortBy = SortBy.TIME) -> list[KernelGroup]:

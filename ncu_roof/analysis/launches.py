@@ -83,10 +83,6 @@ def _keys(present: Iterable[str]) -> list[str]:
     return known + sorted(present - set(known))
 
 
-def _has_any(column: pl.Series) -> bool:
-    return column.null_count() < len(column)
-
-
 def json_texts(column: pl.Series) -> pl.Series:
     """A struct column as JSON text per launch (a sparse struct's absent keys left out, a number
     that is not finite null; a null record stays null), each distinct value written once."""
@@ -103,20 +99,15 @@ def json_texts(column: pl.Series) -> pl.Series:
 def _map_columns(name: str, column: pl.Series) -> list[pl.Series]:
     """A mapping's columns, one per key (a sparse mapping's key no launch has gets none)."""
     keys = {f.name: column.struct.field(f.name) for f in column.dtype.fields}  # type: ignore[attr-defined]
-    present = [k for k, s in keys.items() if not is_sparse((name,)) or _has_any(s)]
+    present = [k for k, s in keys.items() if not is_sparse((name,)) or s.null_count() < len(s)]
     return [keys[k].alias(MAP_COLUMNS[name].format(k)) for k in _keys(present)]
-
-
-def _ops_columns(launches: pl.DataFrame) -> list[pl.Series]:
-    """`Kernel.ops`: each integer tensor path's count, and `ops_total` where a launch has one."""
-    ops = integer_ops(launches)
-    return [ops[k].alias(MAP_COLUMNS["ops"].format(k)) for k in _keys(ops)]
 
 
 def _field_columns(name: str, launches: pl.DataFrame) -> list[pl.Series]:
     """The flat columns of one `Kernel` field."""
-    if name == "ops":
-        return _ops_columns(launches)
+    if name == "ops":  # each integer tensor path's count, and `ops_total` where a launch has one
+        ops = integer_ops(launches)
+        return [ops[k].alias(MAP_COLUMNS["ops"].format(k)) for k in _keys(ops)]
     if name == "roofline_binding":
         return [launches.get_column("binding").alias(name)]
     if name in JSON_COLUMNS:

@@ -72,7 +72,12 @@ def per_kernel(value: Roof | None, n: int) -> np.ndarray:
 def compute_roof_arrays(
     flop_by_precision: Mapping[str, np.ndarray], peaks: Mapping[str, Roof]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Compute roof and dominant precision of n kernels (see `compute_roof`); needs ≥ 1 precision."""
+    """The compute roof of n kernels and their dominant precision; needs ≥ 1 precision.
+
+    With several precisions, the roof is the FLOP-weighted harmonic combination of their peaks
+    (the time the FLOPs would take, each at its own peak), so a kernel with one precision gets
+    exactly that precision's peak. A precision with FLOPs but no peak leaves the roof unknown.
+    """
     names = list(flop_by_precision)
     flops = [np.asarray(flop_by_precision[p], dtype="float64") for p in names]
     n = len(flops[0])
@@ -88,24 +93,6 @@ def compute_roof_arrays(
     roof = np.where(any_work, combined, default)
     precisions = object_array([*names, None])  # None (the last): no work
     return roof, precisions[np.where(any_work, dominant, len(names))]
-
-
-def compute_roof(
-    flop_by_precision: Mapping[str, float | None], peaks: Mapping[str, Roof]
-) -> tuple[float | None, str | None]:
-    """The compute roof of a kernel and its dominant precision.
-
-    With several precisions, the roof is the FLOP-weighted harmonic combination of their peaks
-    (the time the FLOPs would take, each at its own peak), so a kernel with one precision gets
-    exactly that precision's peak. A precision with FLOPs but no peak leaves the roof unknown.
-    """
-    arrays = {
-        p: np.array([np.nan if f is None else f], dtype="float64") for p, f in flop_by_precision.items()
-    }
-    if not arrays:
-        arrays = {DEFAULT_PRECISIONS[0]: np.array([np.nan])}
-    roof, dominant = compute_roof_arrays(arrays, peaks)
-    return _scalar(roof[0]), dominant[0]
 
 
 def intensity_array(flop: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
@@ -219,20 +206,9 @@ def roofline(
         bandwidth_byte_per_s,
         compute_time_s=one(compute_time_s),
     )
-    return point_at(arrays, 0, flop, peak_flop_per_s, compute_precision)
-
-
-def point_at(
-    arrays: RooflineArrays,
-    i: int,
-    flop: float | None,
-    peak_flop_per_s: float | None,
-    compute_precision: str | None,
-) -> RooflinePoint:
-    """Kernel `i` of a `roofline_arrays` result, with NaN entries left out."""
 
     def present(values: Mapping[str, np.ndarray]) -> dict[str, float]:
-        return {k: float(v[i]) for k, v in values.items() if not np.isnan(v[i])}
+        return {k: float(v[0]) for k, v in values.items() if not np.isnan(v[0])}
 
     return RooflinePoint(
         flop=flop if finite(flop) else None,
@@ -241,15 +217,16 @@ def point_at(
         cap_flop_per_s=present(arrays.cap_flop_per_s),
         peak_flop_per_s=peak_flop_per_s,
         compute_precision=compute_precision,
-        attainable_flop_per_s=_scalar(arrays.attainable_flop_per_s[i]),
-        binding=arrays.binding[i],
-        time_at_roof_s=_scalar(arrays.time_at_roof_s[i]),
-        unroofed=tuple(t for t, v in arrays.unroofed.items() if v[i]),
+        attainable_flop_per_s=nan_to_none(arrays.attainable_flop_per_s[0]),
+        binding=arrays.binding[0],
+        time_at_roof_s=nan_to_none(arrays.time_at_roof_s[0]),
+        unroofed=tuple(t for t, v in arrays.unroofed.items() if v[0]),
     )
 
 
-def _scalar(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
+def nan_to_none(value: float) -> float | None:
+    """A number, None where it is NaN (missing, never 0)."""
+    return None if math.isnan(value) else float(value)
 
 
 def work_time_arrays(

@@ -15,7 +15,7 @@ from typing import TypeVar
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import bit_codes, fixed, is_set
+from ncu_roof.analysis.model import bit_codes, fixed, is_set, objects
 from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
 from ncu_roof.base.arrays import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
@@ -235,14 +235,16 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
         if busy is None or moved is None:
             continue
         mask = ok & _far_apart(busy, moved)
-        if tier == "l2":  # Nsight's L2 measures count only what L2 returns to the SMs
-            mask[mask] = each(x.recipe["l2_bytes"][mask].tolist(), _counts_all_l2)
+        if tier == "l2":  # Nsight's L2 measures count only what L2 returns to the SMs: the bytes
+            # must count every L2 access (lts__t_*), reads and writes
+            mask[mask] = each(x.recipe["l2_bytes"][mask].tolist(), lambda f: "lts__t_" in (f or ""))
         add(mask, partial(_busy_tier, tier, why, busy, moved))
     sm = x.sol_pct.get("sm")
     if sm is None:
         return
-    precision = object_array(each(x.ceiling.tolist(), _work_unit))
+    # the precision a compute ceiling names ("fp32", "tensor:bf16"; not a pipe), and its units
     units = object_array(each(x.ceiling.tolist(), lambda c: _WORK_UNITS.get(str(c).partition(":")[0])))
+    precision = np.where(is_set(units), x.ceiling, objects(None, len(units)))
     compute = equals(x.binding, COMPUTE) & is_set(precision)
     add(
         ok & compute & _far_apart(sm, x.pct),
@@ -297,22 +299,10 @@ def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: n
     return out
 
 
-def _counts_all_l2(formula: str | None) -> bool:
-    """Whether a launch's L2 bytes (their formula) count every L2 access (lts__t_*), reads and writes."""
-    return "lts__t_" in (formula or "")
-
-
 def _far_apart(busy: np.ndarray, used: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         far: np.ndarray = (busy >= BUSY_SOL_PCT) & (used > 0) & (busy >= BUSY_RATIO * used)
     return far
-
-
-def _work_unit(ceiling: str | None) -> str | None:
-    """The precision a compute ceiling names ("fp32", "tensor:bf16"), None for a pipe's."""
-    if ceiling is None or ceiling.partition(":")[0] not in _WORK_UNITS:
-        return None
-    return ceiling
 
 
 def _per_precision(not_collected: Mapping[str, np.ndarray]) -> np.ndarray:

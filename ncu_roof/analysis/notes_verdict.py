@@ -50,10 +50,6 @@ def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pct(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    return fixed(values[rows], 0)
-
-
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     """Made once per distinct combination of what it shows (the launches of one kernel share it)."""
     sm_pct, memory_pct, roof_pct, small_grid_waves_per_sm, binding = _latency_inputs(x, rows)
@@ -127,7 +123,9 @@ def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
 
 def _sol_pcts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     """`SM 62%, memory 31%` per launch."""
-    out: np.ndarray = "SM " + _pct(x.sol_sm_pct, rows) + "%, memory " + _pct(x.sol_memory_pct, rows) + "%"
+    out: np.ndarray = (
+        "SM " + fixed(x.sol_sm_pct[rows], 0) + "%, memory " + fixed(x.sol_memory_pct[rows], 0) + "%"
+    )
     return out
 
 
@@ -202,7 +200,7 @@ def _cross_check_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 def above_roof(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     out: np.ndarray = (
         "above its roof ("
-        + _pct(x.pct, rows)
+        + fixed(x.pct[rows], 0)
         + "% of the "
         + x.binding[rows].astype(str).astype(object)
         + " cap): inconsistent data — "

@@ -9,7 +9,16 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ncu_roof.analysis.model import RooflinePoint, bound_of, compute_roof, roofline
+import numpy as np
+
+from ncu_roof.analysis.model import (
+    DEFAULT_PRECISIONS,
+    RooflinePoint,
+    bound_of,
+    compute_roof_arrays,
+    nan_to_none,
+    roofline,
+)
 from ncu_roof.analysis.workloads import Param, Workload
 from ncu_roof.base.units import Dimension, parse_quantity
 from ncu_roof.base.vocabulary import COMPUTE, Roofs
@@ -146,11 +155,9 @@ def with_tensor_path(roofs: Roofs, precision: str | None, peaks: TensorPeaks) ->
 def split_assignment(text: str, default_key: str | None) -> tuple[str, str]:
     """`l2=5TB/s` → ("l2", "5TB/s"); `5TB/s` → (default_key, "5TB/s") when a default exists."""
     key, sep, value = text.partition("=")
-    if sep:
-        if not key.strip() or not value.strip():
-            raise UsageError(f"{text!r}: expected NAME=VALUE", hint="e.g. dram=20GB/s or l2=1")
+    if sep and key.strip() and value.strip():
         return key.strip().lower(), value.strip()
-    if default_key is None:
+    if sep or default_key is None:
         raise UsageError(f"{text!r}: expected NAME=VALUE", hint="e.g. dram=20GB/s or l2=1")
     return default_key, text.strip()
 
@@ -202,7 +209,9 @@ def peak_for(roofs: Roofs, precision: str | None) -> tuple[float | None, str | N
     peaks = roofs.compute_flop_per_s
     if precision is not None and precision not in peaks and ANY_PRECISION in peaks:
         return peaks[ANY_PRECISION], precision
-    peak, used = compute_roof({precision: 1.0} if precision else {}, peaks)
+    flop = {precision: np.ones(1)} if precision else {DEFAULT_PRECISIONS[0]: np.full(1, np.nan)}
+    roof, dominant = compute_roof_arrays(flop, peaks)
+    peak, used = nan_to_none(roof[0]), dominant[0]
     if peak is None and precision is None and ANY_PRECISION in peaks:
         return peaks[ANY_PRECISION], None
     if peak is None and precision is not None and peaks:

@@ -129,12 +129,11 @@ def ceiling_words(ceiling: str | None, pct: float | None) -> str:
 def describe(kernel: Kernel) -> str:
     """One phrase for a verdict: `memory-bound (dram)`, `compute-bound (alu pipe 82%)`,
     `latency-bound (small grid)`, `balanced`."""
-    busiest = busiest_compute_pipe(kernel.pipe_pct) if kernel.verdict_basis is VerdictBasis.SOL else None
     return verdict_phrase(
         kernel.bound,
         kernel.verdict_basis,
         where=kernel.sol_unit if kernel.verdict_basis is VerdictBasis.SOL else kernel.binding,
-        sol_compute=busiest or "SM " + _pct_text(kernel.sol_pct.get("sm")),
+        sol_compute=sol_compute_words(kernel.pipe_pct, kernel.sol_pct.get("sm")),
         ceiling=kernel.compute_ceiling,
         ceiling_pct=kernel.compute_ceiling_pct,
         small_grid=kernel.small_grid,
@@ -166,13 +165,10 @@ def verdict_phrase(
     return "unknown"
 
 
-def _pct_text(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0f}%"
-
-
-def busiest_compute_pipe(pipe_pct: Mapping[str, float]) -> str | None:
+def sol_compute_words(pipe_pct: Mapping[str, float], sm_pct: float | None) -> str:
+    """What a SOL compute verdict names: its busiest arithmetic pipe, else the SM percentage."""
     compute = {p: v for p, v in pipe_pct.items() if not p.startswith(NON_COMPUTE_PIPES)}
     if not compute:
-        return None
+        return "SM " + ("–" if sm_pct is None else f"{sm_pct:.0f}%")
     pipe = max(compute, key=lambda p: compute[p])
     return f"{pipe} pipe {compute[pipe]:.0f}%"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.records import busiest_compute_pipe, verdict_phrase
+from ncu_roof.analysis.records import sol_compute_words, verdict_phrase
 from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
 
 
@@ -63,10 +63,8 @@ def _phrase(
     small_grid: bool,
 ) -> str:
     """One distinct verdict's words."""
-    said = ""
-    if sol_compute:
-        busiest = busiest_compute_pipe({p: v for p, v in (pipes or {}).items() if v is not None})
-        said = busiest or "SM " + ("–" if sm is None else f"{sm:.0f}%")
+    pipe_pct = {p: v for p, v in (pipes or {}).items() if v is not None}
+    said = sol_compute_words(pipe_pct, sm) if sol_compute else ""
     phrase = verdict_phrase(
         Bound(bound),
         VerdictBasis.SOL if sol_compute else VerdictBasis.ROOFLINE,

@@ -26,33 +26,12 @@ from ncu_roof.analysis.model import (
     work_time_arrays,
 )
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
-from ncu_roof.analysis.sol import SolArrays, sol_arrays, verdict_arrays
+from ncu_roof.analysis.sol import SolArrays, VerdictArrays, sol_arrays, verdict_arrays
 from ncu_roof.base.arrays import equals, object_array
-from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, SOL_MEMORY_UNITS, TIERS, Bound, Roofs
+from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, SOL_MEMORY_UNITS, TIERS, Bound
 from ncu_roof.gpus.arch import arch_for_cc
 from ncu_roof.gpus.roofs import launch_count
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
-
-
-def launch_roofs(group: Mapping[str, np.ndarray], roofs: Roofs) -> tuple[dict[str, Roof], dict[str, Roof]]:
-    """Each launch's own report roofs (its measured clocks: Nsight's method), else the device's.
-
-    Short launches run at other clocks than long ones; judging each against the median roof would
-    call consistent data inconsistent.
-    """
-
-    def own(column: str, fallback: float | None) -> Roof:
-        values = np.asarray(group[column], dtype="float64")
-        return np.where(np.isfinite(values) & (values > 0), values, np.nan if fallback is None else fallback)
-
-    compute: dict[str, Roof] = dict(roofs.compute_flop_per_s)
-    for p in PRECISIONS:
-        compute[p] = own(f"peak_{p}_flop_per_s", roofs.compute_flop_per_s.get(p))
-    bandwidth: dict[str, Roof] = dict(roofs.bandwidth_byte_per_s)
-    for t in TIERS:  # never the device's: its roof may be another counter's than this launch's bytes
-        bandwidth[t] = own(f"bw_{t}_byte_per_s", None)
-    return compute, bandwidth
-
 
 FLOATING_PIPES = tuple(f"pipe:{p}" for p in ("fma", "fp64", "fp16", "tensor", "shared"))
 INTEGER_PIPES = ("pipe:tensor_op_imma", "pipe:tensor_op_bmma")  # integer MMA: operations, not FLOPs
@@ -68,9 +47,7 @@ class Verdicts:
 
     precisions: np.ndarray
     arrays: RooflineArrays
-    bound: np.ndarray
-    basis: np.ndarray
-    disagrees: np.ndarray
+    verdict: VerdictArrays  # bound, basis, where SOL disagrees
     supported: np.ndarray
     sol: SolArrays
     ceiling: np.ndarray
@@ -107,10 +84,6 @@ def unfailed(values: np.ndarray, failed: np.ndarray) -> np.ndarray:
 def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -> Verdicts:
     """The verdict ladder for every launch of one device at once (columns, no per-launch loop)."""
     roofs = device.roofs
-    compute: Mapping[str, Roof] = roofs.compute_flop_per_s
-    bandwidth: Mapping[str, Roof] = roofs.bandwidth_byte_per_s
-    if automatic:
-        compute, bandwidth = launch_roofs(group, roofs)
     n = launch_count(group)
     duration = np.asarray(group["duration_s"], dtype="float64")
     quantities = [c for c in ("duration_s", "flop_total", "ops_total", "warp_inst") if c in group]
@@ -127,6 +100,16 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         default = np.nan if fallback is None else fallback
         ok = np.isfinite(values) & (values > 0) & automatic
         return np.where(ok, values, default)
+
+    compute: Mapping[str, Roof] = roofs.compute_flop_per_s
+    bandwidth: Mapping[str, Roof] = roofs.bandwidth_byte_per_s
+    if automatic:
+        # each launch's own report roofs (its measured clocks: Nsight's method), else the device's:
+        # short launches run at other clocks than long ones; judging each against the median roof
+        # would call consistent data inconsistent
+        compute = {**compute, **{p: own(f"peak_{p}_flop_per_s", compute.get(p)) for p in PRECISIONS}}
+        # never the device's bandwidth: its roof may be another counter's than this launch's bytes
+        bandwidth = {**bandwidth, **{t: own(f"bw_{t}_byte_per_s", None) for t in TIERS}}
 
     paths = {
         c.removeprefix(TENSOR_PATH_PREFIX): c
@@ -204,7 +187,6 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         unpeaked |= (np.nan_to_num(work[kind]) > 0) & np.isnan(per_kernel(work_peaks[kind], n))
     compute_unknown = unpeaked & ~np.isfinite(pipe_s)
     supported = traffic & ~compute_unknown & (has_work | np.isfinite(pipe_pct) | ~sol_known)
-    verdict = verdict_arrays(arrays.binding, supported, sol)
     issue_peak, issue_source = _issue_peak(n, device, measured)
     instructions = instruction_arrays(
         measured("warp_inst"),
@@ -216,9 +198,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     return Verdicts(
         precisions=precisions,
         arrays=arrays,
-        bound=verdict.bound,
-        basis=verdict.basis,
-        disagrees=verdict.disagrees,
+        verdict=verdict_arrays(arrays.binding, supported, sol),
         supported=supported & is_set(arrays.binding),
         sol=sol,
         ceiling=ceiling,
