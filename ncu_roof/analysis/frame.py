@@ -69,11 +69,15 @@ def texts(values: Iterable[Any]) -> pl.Series:
 
 
 def enum_texts(values: np.ndarray, enum: type[Enum]) -> pl.Series:
-    """An object array of one enum's members as their values (None: null), a pass per member."""
+    """An object array of one enum's members (or their values) as their values (None: null), a
+    pass per member; anything else is refused, never made null."""
     members = list(enum)
     codes = np.full(len(values), len(members), dtype=np.int64)  # the last: null
     for i, member in enumerate(members):
-        codes[equals(values, member)] = i
+        codes[equals(values, member) | equals(values, member.value)] = i
+    stray = (codes == len(members)) & ~equals(values, None)
+    if stray.any():
+        raise ValueError(f"{values[stray][0]!r} is no {enum.__name__}")
     return pl.Series([*(m.value for m in members), None], dtype=pl.String).gather(codes)
 
 

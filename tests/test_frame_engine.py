@@ -1,0 +1,98 @@
+"""The launch frame's column-wise steps against the plain per-row rule each stands for: the notes
+gathered per launch, the latency notes made once per distinct combination, texts and enums as
+columns, and the summary's note templates."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ncu_roof.analysis.frame import enum_texts, texts
+from ncu_roof.analysis.notes import Made, _gathered
+from ncu_roof.analysis.notes_verdict import per_distinct
+from ncu_roof.base.arrays import object_array
+from ncu_roof.base.vocabulary import Bound
+from ncu_roof.render.summary import _NUMBER, _template
+
+WORDS = st.sampled_from(["a", "b", "c", "sm 12% busy", "x y", None])
+
+
+@st.composite
+def rules(draw: st.DrawFn) -> tuple[int, Made]:
+    """n launches and rules of every form: one text for all its rows, a text (or None) per row, a
+    list of sentences per row."""
+    n = draw(st.integers(0, 12))
+    made: Made = []
+    for _ in range(draw(st.integers(0, 5))):
+        rows = np.array(sorted(draw(st.sets(st.integers(0, max(n - 1, 0)), max_size=n))), dtype=np.int64)
+        form = draw(st.sampled_from(["one", "each", "lists"]))
+        if form == "one":
+            made.append((rows, draw(st.sampled_from(["one text", "another"]))))
+        elif form == "each":
+            made.append((rows, object_array([draw(WORDS) for _ in rows])))
+        else:
+            made.append((rows, [draw(st.lists(st.sampled_from(["p", "q"]), max_size=3)) for _ in rows]))
+    return n, made
+
+
+@given(rules())
+def test_gathered_notes_are_each_rules_sentences_of_a_launch_in_rule_order(
+    case: tuple[int, Made],
+) -> None:
+    n, made = case
+    expected: list[list[str]] = [[] for _ in range(n)]
+    for rows, said in made:
+        for k, j in enumerate(rows.tolist()):
+            if isinstance(said, str):
+                expected[j].append(said)
+            elif isinstance(said, np.ndarray):
+                expected[j] += [] if said[k] is None else [said[k]]
+            else:
+                expected[j] += said[k]
+    assert _gathered(made, n).to_list() == expected
+
+
+NUMBERS = st.sampled_from([0.0, -0.0, 1.0, 2.5, float("nan"), float("inf")])
+
+
+@given(st.lists(st.tuples(NUMBERS, NUMBERS, st.sampled_from(["dram", "l2", None])), min_size=1, max_size=30))
+def test_made_once_per_distinct_combination_is_made_for_every_row(
+    rows: list[tuple[float, float, str | None]],
+) -> None:
+    """Bit for bit: -0.0 is not 0.0, NaN is one value; the texts count as they are."""
+    a, b, words = (
+        np.array(c, dtype=object if i == 2 else float) for i, c in enumerate(zip(*rows, strict=True))
+    )
+
+    def make(at: np.ndarray) -> np.ndarray:
+        return object_array([f"{x!r} {y!r} {w}" for x, y, w in zip(a[at], b[at], words[at], strict=True)])
+
+    assert per_distinct([a, b], words, make).tolist() == make(np.arange(len(rows))).tolist()
+
+
+@given(st.lists(st.sampled_from(["k", "long formula " * 5, "", None]), max_size=20))
+def test_texts_are_the_values_whether_one_text_repeats_or_not(values: list[str | None]) -> None:
+    assert texts(values).to_list() == values
+    assert texts(object_array(values)).to_list() == values
+
+
+def test_enums_become_their_values_and_anything_else_is_refused() -> None:
+    values = object_array([Bound.MEMORY, None, "compute", Bound.LATENCY])
+    assert enum_texts(values, Bound).to_list() == ["memory", None, "compute", "latency"]
+    with pytest.raises(ValueError, match="'memory-ish' is no Bound"):
+        enum_texts(object_array([Bound.MEMORY, "memory-ish"]), Bound)
+
+
+@given(
+    st.text(alphabet=st.sampled_from(["1", "2", "0", ".", ",", "%", " ", "a", "٣", "１", "𑽐"]), max_size=16)
+)
+def test_note_templates_are_the_same_in_python_and_polars(note: str) -> None:
+    """The summary blanks a note's numbers with Polars (all notes at once) and with Python's `re`
+    (a verdict's): the two must agree on what a number is."""
+    polars = pl.Series([note]).str.replace_all(_NUMBER.pattern, "#").item()
+    assert polars == _template(note) == re.sub(r"[0-9]+(?:[.,][0-9]+)*", "#", note)
