@@ -212,7 +212,7 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
     `Diff.pairs`. In pieces, made as they are written: a big diff is never held whole.
     Up to `PRETTY_MAX_KERNELS` pairs indented (the pairs Polars writes, parsed); beyond, compact.
     A pair's object is its row of `Diff.pairs` without its launches' rows."""
-    from ncu_roof.render.jsonkernels import json_array, ndjson
+    from ncu_roof.render.jsonkernels import json_array, json_objects
 
     document: dict[str, Any] = {
         "schema": SCHEMA,
@@ -224,7 +224,7 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
         "total": {**_change(result.total_duration_s), "status": result.total_status.value},
         "kernels": None,
     }
-    pairs = json_array(ndjson(result.pairs.drop("base_row", "head_row"), CHUNK_KERNELS))
+    pairs = json_array(json_objects(result.pairs.drop("base_row", "head_row"), CHUNK_KERNELS))
     yield from document_pieces(document, pairs, len(result.kernels) <= PRETTY_MAX_KERNELS)
 
 

@@ -90,14 +90,14 @@ def _ops_flags(launches: pl.DataFrame, has: Mapping[str, bool]) -> dict[str, boo
     return {**flags, "ops.total": any(flags.values())}
 
 
-def _lines(launches: pl.DataFrame, chunk: int) -> Iterator[bytes]:
-    """The kernels' JSON objects, one line each (JSON escapes a line break inside a string),
-    `chunk` launches at a time, as UTF-8 (as Polars writes them: a file gets them as they are)."""
+def _objects(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
+    """The kernels' JSON objects, `,`-separated, `chunk` launches at a time, as UTF-8 (as Polars
+    writes them: a file gets them as they are)."""
     if not len(launches):
         return
     by_shape = shapes(launches)
     if len(by_shape) == 1:
-        yield from ndjson(_shaped(launches, by_shape[0][0]), chunk)
+        yield from json_objects(_shaped(launches, by_shape[0][0]), chunk)
         return
     order = np.concatenate([rows for _, rows in by_shape])
     lines = pl.concat(
@@ -107,7 +107,7 @@ def _lines(launches: pl.DataFrame, chunk: int) -> Iterator[bytes]:
         ]
     ).gather(np.argsort(order, kind="stable"))
     for start in range(0, len(launches), chunk):
-        yield lines.slice(start, chunk).str.join("\n").item().encode() + b"\n"
+        yield lines.slice(start, chunk).str.join(",").item().encode()
 
 
 def _shaped(launches: pl.DataFrame, has: Mapping[str, bool]) -> pl.DataFrame:
@@ -128,26 +128,24 @@ def _renamed(has: Mapping[str, bool]) -> dict[str, bool]:
     return {**has, **extra}
 
 
-def ndjson(frame: pl.DataFrame, chunk: int) -> Iterator[bytes]:
-    """The frame's rows as JSON objects, one line each, `chunk` rows at a time (UTF-8)."""
+def json_objects(frame: pl.DataFrame, chunk: int) -> Iterator[memoryview]:
+    """The frame's rows as `,`-separated JSON objects, `chunk` rows at a time (UTF-8): the JSON
+    array Polars writes of each chunk, without its brackets (not copied)."""
     for start in range(0, len(frame), chunk):
-        frame.slice(start, chunk).write_ndjson(written := io.BytesIO())
-        yield written.getvalue()
+        frame.slice(start, chunk).write_json(written := io.BytesIO())
+        yield written.getbuffer()[1:-1]
 
 
-def kernel_array(launches: pl.DataFrame, chunk: int) -> Iterator[bytes]:
+def kernel_array(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
     """The kernels' JSON array in pieces of UTF-8 (`chunk` kernels each), compact."""
-    return json_array(_lines(launches, chunk))
+    return json_array(_objects(launches, chunk))
 
 
-def json_array(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """Chunks of JSON lines (each line ending in a line break) as one compact JSON array: the lines
-    `,`-separated."""
+def json_array(chunks: Iterable[bytes | memoryview]) -> Iterator[bytes | memoryview]:
+    """Chunks of `,`-separated JSON objects as one compact JSON array."""
     yield b"["
-    last = b""
-    for lines in chunks:
-        if last:
-            yield last.replace(b"\n", b",")  # (every line ends in a `\n`: a `,` before the next)
-        last = lines
-    yield last[:-1].replace(b"\n", b",")
+    for i, objects in enumerate(chunks):
+        if i:
+            yield b","
+        yield objects
     yield b"]"

@@ -139,7 +139,9 @@ def json_pieces(analysis: Analysis) -> Iterator[Piece]:
     yield from document_pieces(_document(analysis), kernel_array(analysis.launches, CHUNK_KERNELS), pretty)
 
 
-def document_pieces(document: dict[str, Any], kernels: Iterable[bytes], pretty: bool) -> Iterator[Piece]:
+def document_pieces(
+    document: dict[str, Any], kernels: Iterable[bytes | memoryview], pretty: bool
+) -> Iterator[Piece]:
     """`document` with the JSON array `kernels` (pieces of UTF-8) at its key "kernels": indented
     when `pretty` (the array parsed), else compact, the array written as it comes."""
     if pretty:

@@ -16,7 +16,7 @@ WRITE_HINT = "check that the directory exists and that you may write there"
 
 # What a renderer gives: text, bytes, or text in pieces made as they are written (a big JSON
 # document is never held whole).
-Piece = str | bytes
+Piece = str | bytes | memoryview
 Document = str | bytes | Iterable[Piece]
 
 
@@ -77,7 +77,7 @@ def _check_writable(target: Path) -> None:
 
 def joined(pieces: Iterable[Piece]) -> str:
     """Text in pieces, some of them UTF-8 bytes, as one text."""
-    return "".join(p.decode("utf-8") if isinstance(p, bytes) else p for p in pieces)
+    return "".join(p if isinstance(p, str) else str(p, "utf-8") for p in pieces)
 
 
 def made(data: Document) -> str | bytes | tuple[Piece, ...]:
