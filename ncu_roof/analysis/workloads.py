@@ -9,12 +9,11 @@ avoid.
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
+from ncu_roof.base.tomlfile import package_table
 from ncu_roof.errors import UsageError
 
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2}
@@ -32,9 +31,7 @@ INT32_BYTES = 4
 FP8_OUT_BYTES = 2  # an fp8 GEMM writes C in bf16/fp16 (assumed; fp8 output is rarer)
 
 Param = int | str | bool
-MODELS: Mapping[str, Mapping[str, Any]] = tomllib.loads(
-    (resources.files("ncu_roof") / "data" / "workloads.toml").read_text("utf-8")
-)
+MODELS: Mapping[str, Mapping[str, Any]] = package_table("workloads")
 
 
 @dataclass(frozen=True)
@@ -78,12 +75,24 @@ def gemm(m: int, n: int, k: int, dtype: str = "fp32", tile: int | None = None) -
     if integer:
         counted, sizes = texts["integer"]
         return Workload(
-            "gemm", params, 0.0, nbytes, "tensor", (counted, traffic, sizes), ops=work, ops_ceiling="int8"
+            "gemm",
+            params,
+            0.0,
+            nbytes,
+            "tensor",
+            (counted, traffic, sizes),
+            ops=work,
+            ops_ceiling="int8",
         )
     path = texts["tensor_path" if dtype in TENSOR_DTYPES else "cuda_cores"].format(dtype=dtype)
     fp8 = (texts["fp8"],) if dtype == "fp8" else ()
     return Workload(
-        "gemm", params, work, nbytes, MATRIX_PRECISION[dtype], (texts["flop"], traffic, path, *fp8)
+        "gemm",
+        params,
+        work,
+        nbytes,
+        MATRIX_PRECISION[dtype],
+        (texts["flop"], traffic, path, *fp8),
     )
 
 

@@ -124,20 +124,18 @@ def check_ids(
     if not len(ids):
         return
     listed = np.asarray(ids, dtype=np.int64)
-    present = np.zeros(listed.max() + 1, dtype=bool)  # by ID (numpy's unique hashes: 30 ms at 100k)
-    present[listed] = True
-    missing = np.flatnonzero(~present)
-    if not len(missing):
-        return
-    starts = missing[np.r_[True, np.diff(missing) > 1]].tolist()  # each gap's first missing ID
-    for first in starts[:GAPS_SHOWN]:
+    ordered = np.sort(listed)  # each ID once, in order (numpy's `unique` hashes: ~35 ms at 100k)
+    present = ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
+    starts = np.r_[0, present[:-1] + 1]  # a gap runs from after an ID present (or 0) to the next
+    gap = starts < present
+    gaps = list(zip(starts[gap].tolist(), (present[gap] - 1).tolist(), strict=True))  # first, last
+    for first, last in gaps[:GAPS_SHOWN]:
         after = int(np.flatnonzero(listed > first)[0])
-        last = first + int(np.argmax(present[first:])) - 1  # before the next ID present
         what = f"ID {first} is" if last == first else f"IDs {first} to {last} are"
         lost = "a lost row" if last == first else "lost rows"
         reason = f"{what} missing before this row: {lost} (or an export filtered with -k)"
         damage.lose(line_of(after), reason, {(run, str(i)) for i in range(first, last + 1)})
-    damage.lost_kernels |= {(run, str(i)) for i in missing.tolist()}
+    damage.lost_kernels |= {(run, str(i)) for first, last in gaps for i in range(first, last + 1)}
 
 
 def cut_short_note(path: str, line: int) -> str:
