@@ -211,7 +211,8 @@ def peak_for(roofs: Roofs, precision: str | None) -> tuple[float | None, str | N
         return peaks[ANY_PRECISION], precision
     flop = {precision: np.ones(1)} if precision else {DEFAULT_PRECISIONS[0]: np.full(1, np.nan)}
     roof, dominant = compute_roof_arrays(flop, peaks)
-    peak, used = nan_to_none(roof[0]), dominant[0]
+    peak = nan_to_none(roof[0])
+    used = dominant[0]
     if peak is None and precision is None and ANY_PRECISION in peaks:
         return peaks[ANY_PRECISION], None
     if peak is None and precision is not None and peaks:

@@ -24,7 +24,8 @@ def verdict_codes(launches: pl.DataFrame, *, basis: bool = False) -> tuple[np.nd
     """`verdict_words` as each launch's code into the distinct phrases (in first-launch order)."""
     if launches.is_empty():  # its structs may have no fields
         return np.zeros(0, dtype=np.int64), []
-    bound, sol = pl.col("bound"), pl.col("verdict_basis") == VerdictBasis.SOL.value
+    bound = pl.col("bound")
+    sol = pl.col("verdict_basis") == VerdictBasis.SOL.value
     compute = bound == Bound.COMPUTE.value
     parts = launches.select(
         bound,

@@ -102,7 +102,8 @@ def _modelled(name: str, given: Mapping[str, Any]) -> Workload:
     dtype = given.get("dtype", model.get("dtype", "fp32"))
     size = _dtype_bytes(dtype)
     if "n" in model["takes"]:
-        n, ceiling = given["n"], model.get("ops_ceiling")
+        n = given["n"]
+        ceiling = model.get("ops_ceiling")
         return Workload(
             name,
             {"n": n, "dtype": dtype},
@@ -113,7 +114,9 @@ def _modelled(name: str, given: Mapping[str, Any]) -> Workload:
             ops=float(n) if ceiling else 0.0,
             ops_ceiling=ceiling,
         )
-    d, tokens, unfused = given["d"], given.get("tokens", 1), given.get("unfused", False)
+    d = given["d"]
+    tokens = given.get("tokens", 1)
+    unfused = given.get("unfused", False)
     passes = model["unfused_passes"] if unfused else 2
     traffic = model["unfused_traffic"] if unfused else model["fused_traffic"]
     counted = model["counted"]

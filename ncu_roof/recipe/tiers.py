@@ -80,7 +80,9 @@ def _measured(
     stands in for the counter's."""
     if not any(m.has(name) for name in counter_forms(base)):  # a counter the report lacks
         return _no_rows(m, kind)
-    derived, clock, name = MEASURE_DERIVED[base], m(clock_name), base if s == 1 else f"{base}*{s:g}"
+    derived = MEASURE_DERIVED[base]
+    clock = m(clock_name)
+    name = base if s == 1 else f"{base}*{s:g}"
     count = m(base) * s
     rates: list[Formula] = [(f"{base}.per_second*{s:g}", m(f"{base}.per_second") * s)]
     peaks: list[Formula] = [(f"{name}.peak_sustained", m(f"{base}.peak_sustained") * s)]
