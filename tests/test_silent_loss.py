@@ -13,9 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import input_file, read_once, run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import read_input
+from ncu_roof.ingest.csvblocks import Damage, check_ids
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CONSOLE = "console_details_2024.txt"
@@ -194,3 +197,106 @@ def test_a_details_page_kernel_gone_whole_is_a_gap_in_the_ids() -> None:
     kept = read_input(str(path), skip_bad_rows=True)
     assert kept.frame["id"].tolist() == [1]
     assert "1 kernel left out" in kept.warnings[0]
+
+
+def _raw_page(ids: list[int], edit: dict[int, str] | None = None) -> Path:
+    """raw_base.csv's second kernel once per ID; `edit`: row index → the row's text instead."""
+    header, units, _, second, *_ = _text("raw_base.csv")
+    rows = [second.replace('"1",', f'"{i}",', 1) for i in ids]
+    rows = [(edit or {}).get(i, row) for i, row in enumerate(rows)]
+    return input_file("page.csv", "\n".join([header, units, *rows]) + "\n")
+
+
+def _short(ident: int) -> str:
+    """A row of 8 cells (the header has 27): damaged, its ID still readable."""
+    second = _text("raw_base.csv")[3].replace('"1",', f'"{ident}",', 1)
+    return ",".join(second.split(",")[:10])
+
+
+def test_an_id_beyond_any_capture_is_one_damaged_row() -> None:
+    """Not 999,999,998 lost launches, each a string in memory (a MemoryError before)."""
+    path = _raw_page([0, 1, 999_999_999, 3])
+    done = run_cli("analyze", str(path))
+    assert done.returncode == 3
+    assert done.stderr.splitlines()[0] == (
+        f"error: {path}: line 5: ID '999999999' is beyond any capture's launches (a damaged ID?)"
+    )
+    assert done.stderr.splitlines()[1].startswith("hint: repair or re-export the file;")
+    kept = read_input(str(path), skip_bad_rows=True)
+    assert kept.frame["id"].tolist() == [0, 1, 3]
+    assert "skipped 1 damaged row (line 5: ID '999999999' is beyond" in kept.warnings[0]
+    assert kept.warnings[0].endswith("; 1 kernel left out")
+
+
+def test_a_details_page_id_beyond_any_capture_is_damage() -> None:
+    text = (FIXTURES / "details_metrics_15col.csv").read_text(encoding="utf-8")
+    path = input_file("details.csv", text.replace('\n"1",', '\n"999999999",'))
+    with pytest.raises(BadInputError, match=r"line 12: ID '999999999' is beyond any capture's launches"):
+        read_input(str(path))
+
+
+def test_a_gap_of_a_hundred_million_ids_is_counted_not_listed() -> None:
+    path = _raw_page([0, 1, 99_999_999])  # 8 digits: still a launch ID
+    kept = read_input(str(path), skip_bad_rows=True)
+    assert kept.frame["id"].tolist() == [0, 1, 99_999_999]
+    assert kept.warnings[0].endswith(
+        "(line 5: IDs 2 to 99999998 are missing before this row: lost rows "
+        "(or an export filtered with -k)); 99999997 kernels left out"
+    )
+
+
+@pytest.mark.parametrize(
+    ("ids", "edit", "warning"),
+    [
+        # a short row is one damaged row, its ID no second one missing at the next line
+        ([0, 1, 2, 3], {2: _short(2)}, "skipped 1 damaged row (line 5: 8 cells where the header has 27)"),
+        ([0, 1, 2, 3], {0: _short(0)}, "skipped 1 damaged row (line 3: 8 cells where the header has 27)"),
+        ([0, 1, 2, 3, 4], {2: _short(2), 3: _short(3)}, "skipped 2 damaged rows (lines 5, 6: 8 cells"),
+        # and a gap elsewhere is still lost rows
+        ([0, 1, 2, 3, 4, 6], {2: _short(2)}, "skipped 2 damaged rows (lines 5, 8: 8 cells"),
+        # a gap wider than the damaged rows in it: the rest are lost
+        ([0, 1, 2, 5], {2: _short(2)}, "skipped 2 damaged rows (lines 5, 6: 8 cells"),
+    ],
+)
+def test_a_damaged_row_is_counted_once(ids: list[int], edit: dict[int, str], warning: str) -> None:
+    lost = len(edit) + (max(ids) + 1 - len(ids))
+    kept = read_input(str(_raw_page(ids, edit)), skip_bad_rows=True)
+    assert kept.frame["id"].tolist() == [i for n, i in enumerate(ids) if n not in edit]
+    assert warning in kept.warnings[0]
+    assert kept.warnings[0].endswith(f"; {lost} kernel{'s' if lost != 1 else ''} left out")
+
+
+def test_a_gap_beside_a_damaged_row_says_how_many_are_lost_besides() -> None:
+    path = _raw_page([0, 1, 2, 5], {2: _short(2)})
+    with pytest.raises(BadInputError, match=r"\(1 more damaged rows\)$"):
+        read_input(str(path))
+    assert read_input(str(path), skip_bad_rows=True).warnings[0].endswith("; 3 kernels left out")
+    damage = Damage("page.csv", skip=True, rows=[(5, "8 cells where the header has 27")])
+    check_ids([0, 1, 5], [3, 4, 6].__getitem__, 0, damage, dropped=[2])
+    assert damage.rows[1] == (
+        6,
+        "IDs 2 to 4 are missing before this row: 1 damaged above, 2 lost rows "
+        "(or an export filtered with -k)",
+    )
+    assert damage.damaged_rows() == 3
+
+
+def test_a_row_left_out_for_its_device_is_no_gap_too() -> None:
+    second = _text("raw_base.csv")[3]
+    bad_device = second.replace('"1",', '"2",', 1).replace('"0","8.0"', '"x","8.0"', 1)
+    kept = read_input(str(_raw_page([0, 1, 2, 3, 5], {2: bad_device})), skip_bad_rows=True)
+    assert kept.frame["id"].tolist() == [0, 1, 3, 5]
+    assert kept.warnings[0].endswith("(lines 5, 7: Device 'x' is not an integer index); 2 kernels left out")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 60), min_size=1, max_size=40))
+def test_every_missing_id_is_counted_once_at_the_row_after_its_gap(ids: list[int]) -> None:
+    """IDs in any order, repeated or not: each gap named at the first row listed after it."""
+    damage = Damage("page.csv", skip=True)
+    check_ids(ids, lambda row: 100 + row, 0, damage)
+    present = sorted(set(ids))
+    gaps = [(a + 1, b - 1) for a, b in zip([-1, *present], present, strict=False) if b - a > 1]
+    rows = [100 + next(i for i, x in enumerate(ids) if x > first) for first, _ in gaps]
+    assert [line for line, _ in damage.rows] == rows
+    assert damage.damaged_rows() == max(ids) + 1 - len(present)

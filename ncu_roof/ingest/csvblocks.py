@@ -65,22 +65,22 @@ class Damage:
     path: str
     skip: bool
     rows: list[tuple[int, str]] = field(default_factory=list)
-    lost_kernels: set[tuple[int, str]] = field(default_factory=set)
+    lost_kernels: int = 0  # the kernels `lose` named (a count: a gap's IDs are never listed)
     notes: list[str] = field(default_factory=list)  # about the file, not a row: warnings either way
     counted: set[int] = field(default_factory=set)  # lines whose lost kernels `lose` named
 
     def add(self, line: int, reason: str) -> None:
         self.rows.append((line, reason))
 
-    def lose(self, line: int, reason: str, kernels: set[tuple[int, str]]) -> None:
-        """Damage at `line` that costs these (run, ID) kernels, however many lines it spans."""
+    def lose(self, line: int, reason: str, kernels: int) -> None:
+        """Damage at `line` that costs this many kernels, however many lines it spans."""
         self.add(line, reason)
-        self.lost_kernels |= kernels
+        self.lost_kernels += kernels
         self.counted.add(line)
 
     def damaged_rows(self) -> int:
         """Kernels lost to damage: one per damaged line, or the kernels `lose` named."""
-        return len({line for line, _ in self.rows} - self.counted) + len(self.lost_kernels)
+        return len({line for line, _ in self.rows} - self.counted) + self.lost_kernels
 
     def cut_short(self, line: int) -> None:
         """The file ends inside line `line`, which is no row: what followed it is lost."""
@@ -115,12 +115,18 @@ GAPS_SHOWN = 100  # the gaps named of a page with many (all are counted)
 
 
 def check_ids(
-    ids: Sequence[int] | np.ndarray, line_of: Callable[[int], int], run: int, damage: Damage
+    ids: Sequence[int] | np.ndarray,
+    line_of: Callable[[int], int],
+    run: int,
+    damage: Damage,
+    dropped: Sequence[int] | np.ndarray = (),
 ) -> None:
     """IDs missing from a run (`0, 2, 3`; `ids` as the page lists its launches) are lost rows, as
     ncu numbers the launches of a run 0, 1, 2, … (raw and details pages, once parsed):
     damage at the row after each gap (the kernels read are kept when skipping; the lost ones are
-    counted). `line_of(i)`: the line of the launch `ids[i]`."""
+    counted). `line_of(i)`: the line of the launch `ids[i]`. `dropped`: for each damaged row the
+    reader left out, the index in `ids` of the row after it (`len(ids)` at the end): a gap beside
+    a damaged row is that row, already damage (so `0, [damaged], 2` is one damaged row)."""
     if not len(ids):
         return
     listed = np.asarray(ids, dtype=np.int64)
@@ -128,14 +134,21 @@ def check_ids(
     present = ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
     starts = np.r_[0, present[:-1] + 1]  # a gap runs from after an ID present (or 0) to the next
     gap = starts < present
-    gaps = list(zip(starts[gap].tolist(), (present[gap] - 1).tolist(), strict=True))  # first, last
-    for first, last in gaps[:GAPS_SHOWN]:
-        after = int(np.flatnonzero(listed > first)[0])
-        what = f"ID {first} is" if last == first else f"IDs {first} to {last} are"
-        lost = "a lost row" if last == first else "lost rows"
-        reason = f"{what} missing before this row: {lost} (or an export filtered with -k)"
-        damage.lose(line_of(after), reason, {(run, str(i)) for i in range(first, last + 1)})
-    damage.lost_kernels |= {(run, str(i)) for first, last in gaps for i in range(first, last + 1)}
+    first, last = starts[gap], present[gap] - 1
+    after = np.searchsorted(np.maximum.accumulate(listed), first, side="right")  # first ID > first
+    beside = np.bincount(np.asarray(dropped, dtype=np.int64), minlength=len(listed) + 1)[after]
+    beside[1:][after[1:] == after[:-1]] = 0  # a damaged row is beside one gap (IDs out of order)
+    lost = np.maximum(last - first + 1 - beside, 0)
+    shown = np.flatnonzero(lost)
+    for g in shown[:GAPS_SHOWN].tolist():
+        one = last[g] == first[g]
+        what = f"ID {first[g]} is" if one else f"IDs {first[g]} to {last[g]} are"
+        rows = "a lost row" if one else "lost rows"
+        if beside[g]:  # some of the gap's launches are the damaged rows above
+            rows = f"{beside[g]} damaged above, {lost[g]} lost row{'s' if lost[g] != 1 else ''}"
+        reason = f"{what} missing before this row: {rows} (or an export filtered with -k)"
+        damage.lose(line_of(int(after[g])), reason, int(lost[g]))
+    damage.lost_kernels += int(lost[shown[GAPS_SHOWN:]].sum())
 
 
 def cut_short_note(path: str, line: int) -> str:
@@ -151,6 +164,10 @@ _ID_START = re.compile(r'^"?\s*\d+\s*"?,"?\s*\d*\s*"?,')
 _ROW_START = re.compile(r'^\s*("|\d)')  # a last line cut off right after it began
 _INTEGER = re.compile(r"^\s*[0-9]{1,15}\s*$")  # ASCII digits only (pyarrow's RE2 runs it too)
 _DEVICE = re.compile(r"^\s*[0-9]{1,4}\s*$")
+# A launch ID has at most 8 digits: 10^8 launches would take ncu over a day to profile (≥ 1 ms of
+# replay each) and fill a ~225 GB raw page (2.25 kB a row), so an ID beyond is one damaged row,
+# not the start of 10^8 lost ones.
+LAUNCH_ID = re.compile(r"^\s*[0-9]{1,8}\s*$")
 MAX_DEVICE_INDEX = 9999  # what `_DEVICE` admits
 
 
@@ -271,6 +288,13 @@ _DETAILS_KEYS = ("Section Name", "Metric Name", "Metric Unit", "Metric Value")
 
 def is_details(header: list[str]) -> bool:
     return "Metric Name" in header and "Metric Value" in header
+
+
+def id_problem(cell: str) -> str:
+    """Why an ID cell `LAUNCH_ID` does not match is no launch's ID."""
+    if cell.strip().isascii() and cell.strip().isdigit():
+        return f"ID {one_cell(cell)} is beyond any capture's launches (a damaged ID?)"
+    return f"ID {one_cell(cell)} is not an integer index"
 
 
 def one_cell(text: str) -> str:

@@ -19,10 +19,12 @@ from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
     _DEVICE,
     _INTEGER,
+    LAUNCH_ID,
     Block,
     Damage,
     check_ids,
     choose_style,
+    id_problem,
     one_cell,
     records,
 )
@@ -70,8 +72,8 @@ def metric_for(name: str, unit: str) -> str | None:
 
 
 def _identity_problem(ident: str, process: str, device: str) -> str | None:
-    if not _INTEGER.match(ident):
-        return f"ID {one_cell(ident)} is not an integer index"
+    if not LAUNCH_ID.match(ident):
+        return id_problem(ident)
     if not _INTEGER.match(process):
         return f"Process ID {one_cell(process)} is not an integer"
     if device.strip() and not _DEVICE.match(device):
@@ -102,7 +104,7 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
                 problem = f"{len(row)} cells where the header has {least} to {len(header)}"
             if problem is not None:
                 damage.add(line, problem)
-                if _INTEGER.match(ident):
+                if LAUNCH_ID.match(ident):
                     tainted.add(ident)
                 continue
             if len(damage.rows) > seen:  # damaged rows since the last good one
@@ -122,7 +124,7 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
             for record in kept:
                 first.setdefault(record["ID"], int(record["_line"]))
             check_ids([int(i) for i in first], list(first.values()).__getitem__, run, damage)
-        damage.lost_kernels |= {(run, ident) for ident in tainted}
+        damage.lost_kernels += len(tainted)
         yield from (r for r in kept if r["ID"] not in tainted)
 
 
@@ -207,7 +209,7 @@ def read_details(
         metric = metric_for(r["Metric Name"], unit) or LAUNCH_LABELS.get(r["Metric Name"])
         if metric is not None:
             cells.append((key, metric, r.get("Metric Value", ""), effective_unit(metric, unit)))
-    lost = len(damage.lost_kernels)
+    lost = damage.lost_kernels
     if not launches:
         return None, lost
     order = sorted(launches, key=lambda key: (int(key[0]), int(key[1])))

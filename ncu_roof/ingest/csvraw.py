@@ -27,10 +27,12 @@ from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
     _DEVICE,
     _INTEGER,
+    LAUNCH_ID,
     Block,
     Damage,
     check_ids,
     choose_style,
+    id_problem,
     looks_like_data,
     one_cell,
     records,
@@ -92,30 +94,35 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
         if c != DISPLAY_NAME
     }
     lines: list[int] | None = None
+    before = len(damage.rows)
     table = _parse_block(block, chosen, has_units)
     if table is None:  # damaged somewhere: the slow reader says where
         table, lines = _raw_slow(block, chosen, has_units, damage)
-    before = len(damage.rows)
-    table = _check_identity(table, lines, block, damage)
+    # each row left out as the index of the row read after it (for `check_ids`)
+    left_out: np.ndarray = np.searchsorted(lines or [], sorted({n for n, _ in damage.rows[before:]}))
+    table, kept = _check_identity(table, lines, block, damage)
+    if kept is not None:  # and the rows it left out; then the indices among the rows it kept
+        left_out = np.r_[left_out, np.flatnonzero(~kept)].astype(np.int64)
+        left_out -= np.cumsum(np.r_[0, ~kept])[left_out]
+        lines = None if lines is None else [n for n, keep in zip(lines, kept, strict=True) if keep]
     if table.num_rows and not has_units:  # all the block's kernels damaged
         rows = table.num_rows
-        ids = table["ID"].to_pylist() if "ID" in table.column_names else range(rows)
         damage.lose(
             block.line + 1,
             f"no units row under the raw page's header: the values of its {rows} "
             f"kernel{'s' if rows != 1 else ''} have no known units "
             "(re-export with `ncu --import R --csv --page raw`)",
-            {(run, str(i)) for i in ids},
+            rows,
         )
         return None
-    if len(damage.rows) == before:  # a gap beside a damaged row is that row
-        ids = _text(table, "ID")  # (checked: whole numbers)
-        check_ids(
-            [] if ids is None else ids.astype(np.int64),
-            lambda row: lines[row] if lines else _find_line(block, table, row),
-            run,
-            damage,
-        )
+    ids = _text(table, "ID")  # (checked: whole numbers)
+    check_ids(
+        [] if ids is None else ids.astype(np.int64),
+        lambda row: lines[row] if lines else _find_line(block, table, row),
+        run,
+        damage,
+        left_out,
+    )
     if table.num_rows == 0:
         if len(damage.rows) == before and not block.last:  # ncu prints no header without rows
             damage.add(
@@ -183,12 +190,15 @@ def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) 
     return pl.DataFrame(rows, schema=dict.fromkeys(chosen, pl.String), orient="row").to_arrow(), lines
 
 
-_IDENTITY_CHECKS = (("ID", _INTEGER), ("Device", _DEVICE))
+_IDENTITY_CHECKS = (("ID", LAUNCH_ID), ("Device", _DEVICE))
 
 
-def _check_identity(table: pa.Table, lines: list[int] | None, block: Block, damage: Damage) -> pa.Table:
-    """Rows whose ID or Device is not a small non-negative integer are damaged (and left out);
-    an empty Device is no device (the GPU ncu names first)."""
+def _check_identity(
+    table: pa.Table, lines: list[int] | None, block: Block, damage: Damage
+) -> tuple[pa.Table, np.ndarray | None]:
+    """Rows whose ID is no launch ID or whose Device is not a small non-negative integer are
+    damaged and left out (with the rows kept, None when all are); an empty Device is no device
+    (the GPU ncu names first)."""
     import polars as pl
     import pyarrow.compute as pc
 
@@ -203,15 +213,15 @@ def _check_identity(table: pa.Table, lines: list[int] | None, block: Block, dama
             right = pc.or_(right, pc.match_substring_regex(pc.utf8_trim_whitespace(cells), "^$"))
         wrong = ~pl.Series(right).to_numpy()
         for position in np.flatnonzero(wrong).tolist():
-            reasons.setdefault(
-                position, f"{column} {one_cell(str(cells[position].as_py()))} is not an integer index"
-            )
+            text = str(cells[position].as_py())
+            wrong_device = f"Device {one_cell(text)} is not an integer index"
+            reasons.setdefault(position, id_problem(text) if column == "ID" else wrong_device)
         bad |= wrong
     if not bad.any():
-        return table
+        return table, None
     for row, reason in sorted(reasons.items()):
         damage.add(lines[row] if lines else _find_line(block, table, row), reason)
-    return table.filter(pl.Series(~bad).to_arrow())
+    return table.filter(pl.Series(~bad).to_arrow()), ~bad
 
 
 def _find_line(block: Block, table: pa.Table, row: int) -> int:
