@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import io
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -251,6 +252,12 @@ def _build_each_command_tree_once() -> None:
 
 
 _build_each_command_tree_once()
+
+
+def unfolded(stderr: str) -> str:
+    """The CLI's messages each on one line again: it folds them to stderr's width (`cli.folded`),
+    each further line indented, where a path's length decides where."""
+    return re.sub(r"\n +(?=\S)", " ", stderr)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, unfolded
 from rich.cells import cell_len
 
 from ncu_roof.cli.analyze import example_path
@@ -122,3 +122,55 @@ def test_no_module_gives_a_width_of_its_own() -> None:
         "class Options:\n    width: int = 240\n"
     )
     assert sorted(_literal_widths(probe)) == [1, 1, 2, 4]  # the check sees each kind
+
+
+def test_stderr_messages_fold_to_the_width_a_command_stays_whole() -> None:
+    """`… lack counters … --verbose …` is 102 characters: at COLUMNS=80 folded at a space (the rest
+    indented two), whole at the pipe width; the ncu command --verbose prints is one line to copy."""
+    args = ("analyze", "fixtures/raw_base.csv", "--format", "json")
+    assert run_cli(*args, env={"COLUMNS": str(NARROW)}).stderr.splitlines() == [
+        "read fixtures/raw_base.csv: 2 launches (raw-csv)",
+        "2 launches lack counters (l1, shared, sol); see the notes, or --verbose for an",
+        "  ncu command that collects them",
+    ]
+    assert run_cli(*args).stderr.splitlines()[1] == (
+        "2 launches lack counters (l1, shared, sol); see the notes, or --verbose for an ncu command "
+        "that collects them"
+    )
+    verbose = run_cli(*args, "-v", env={"COLUMNS": str(NARROW)}).stderr.splitlines()
+    assert verbose[1] == "2 launches lack counters (l1, shared, sol); a run that collects them:"
+    assert verbose[2].startswith("  ncu --metrics gpu__") and verbose[2].endswith(" -o report ./your_app")
+
+
+def test_every_warning_fits_columns_errors_stay_one_line(tmp_path: Path) -> None:
+    """A damaged row's warning and a folder's note: each line within COLUMNS; an error and its
+    hint are one line each, however long (what scripts and the README promise)."""
+    raw = PACKAGE.parent / "fixtures" / "raw_base.csv"
+    header, units, first, second = raw.read_text(encoding="utf-8").split("\n")[:4]
+    short = '",'.join(first.split('",')[:10]) + '"'  # 10 of the 27 cells
+    (tmp_path / "damaged.csv").write_text("\n".join([header, units, short, second, ""]), "utf-8")
+    (tmp_path / "notes.md").write_text("not a report\n", encoding="utf-8")
+    env = {"COLUMNS": str(NARROW)}
+    done = run_cli("analyze", ".", "--skip-bad-rows", "--format", "json", env=env, cwd=tmp_path)
+    assert done.returncode == 0
+    assert max(map(len, done.stderr.splitlines())) <= NARROW
+    said = unfolded(done.stderr)
+    assert "note: ./notes.md: skipped (not a report, CSV or text file)" in said
+    assert "skipped 1 damaged row (line 3: 10 cells where the header has 27); 1 kernel left out" in said
+    failed = run_cli("analyze", "damaged.csv", "--format", "json", env=env, cwd=tmp_path)
+    error, hint = failed.stderr.splitlines()
+    assert failed.returncode == 3 and error.startswith("error: damaged.csv: line 3: ")
+    assert hint.startswith("hint: repair or re-export the file;") and len(hint) > NARROW
+
+
+def test_stderr_width_as_screen_finds_stdout_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    assert console.stderr_width() == PIPE_WIDTH
+    monkeypatch.setenv("COLUMNS", "20")
+    assert console.stderr_width() == MIN_WIDTH
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stderr, "fileno", lambda: 2)
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd: os.terminal_size((70, 24)))
+    assert console.stderr_width() == MIN_WIDTH  # COLUMNS first, as for stdout
+    monkeypatch.delenv("COLUMNS")
+    assert console.stderr_width() == 70

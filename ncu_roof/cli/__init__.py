@@ -13,6 +13,7 @@ import importlib
 import os
 import re
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from enum import Enum
@@ -127,6 +128,20 @@ def _root(
     if ctx.invoked_subcommand is None:  # bare `ncu-roof`: the help, as a normal answer
         typer.echo(ctx.get_help())
         raise typer.Exit()
+
+
+def folded(message: str) -> str:
+    """A message for stderr, ending in a line break: `one_line`, folded at spaces to fit stderr's
+    width (`stderr_width`), each further line indented two spaces past the first; a word wider
+    than that (a path) stays whole."""
+    from ncu_roof.render.console import stderr_width
+
+    text = one_line(message)
+    indent = " " * (len(text) - len(text.lstrip(" ")) + 2)
+    lines = textwrap.wrap(
+        text, stderr_width(), subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    )
+    return "\n".join(lines or [text]) + "\n"
 
 
 def fail(message: str, hint: str, code: int) -> NoReturn:

@@ -15,7 +15,7 @@ import typer
 from ncu_roof import pipeline
 from ncu_roof.base.text import one_line
 from ncu_roof.base.traffic import TrafficDefinition
-from ncu_roof.cli import ReadableHelp, Verbosity, app, named_alike, verbosity
+from ncu_roof.cli import ReadableHelp, Verbosity, app, folded, named_alike, verbosity
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.pipeline import example_path as example_path
@@ -124,16 +124,17 @@ def report_gaps(analysis: Analysis) -> None:
         gap = f"{plural(lacking, 'launch')} {lack} counters ({', '.join(what)})"
         if verbosity[0] is Verbosity.VERBOSE:
             diag(f"{gap}; a run that collects them:")
-            diag(f"  {analysis.collect_hint}")
+            diag(f"  {analysis.collect_hint}", command=True)
         else:
             diag(f"{gap}; see the notes, or --verbose for an ncu command that collects them")
 
 
-def diag(message: str) -> None:
+def diag(message: str, *, command: bool = False) -> None:
     """Progress for people (`read …`, `wrote …`) and what the reader should know about the results
-    (the report says it too); silent with --quiet, which leaves stderr to errors."""
+    (the report says it too), folded to stderr's width (a `command` stays one line, to be copied
+    whole); silent with --quiet, which leaves stderr to errors."""
     if verbosity[0] is not Verbosity.QUIET:
-        sys.stderr.write(one_line(message) + "\n")
+        sys.stderr.write(one_line(message) + "\n" if command else folded(message))
 
 
 def render_options(options: AnalyzeOptions, fmt: OutputFormat) -> RenderOptions:
@@ -209,7 +210,7 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     if report is not None:
         from ncu_roof.compare import expect
 
-        sys.stderr.write(expect.render_expectations(report))
+        sys.stderr.write("".join(map(folded, expect.render_expectations(report).splitlines())))
         if options.fail_on_mismatch:
             expect.gate(report)
     return analysis

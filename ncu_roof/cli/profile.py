@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -126,7 +127,8 @@ def profile_and_analyze(options: ProfileOptions, ncu: str | None, analysis: Anal
         diag(f"using {tool.path} (Nsight Compute {tool.version or 'version unknown'})")
         check_version(tool.version, options)
         verbose = verbosity[0] is Verbosity.VERBOSE
-        result = run_profile(tool, options, progress_sink(), log=diag if verbose else None)
+        log = partial(diag, command=True) if verbose else None  # `running: ncu …`, one line
+        result = run_profile(tool, options, progress_sink(), log=log)
         published = result.report
         for line in summary_lines(result):
             diag(line)

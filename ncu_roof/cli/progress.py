@@ -7,6 +7,7 @@ import sys
 from typing import IO
 
 from ncu_roof.base.text import one_line
+from ncu_roof.cli import folded
 from ncu_roof.profile.progress import KernelProgress, ProgressSink
 
 
@@ -28,7 +29,7 @@ class PlainProgress:
         if not progress.done:
             return
         self.count += 1
-        self.stream.write(f"ncu-roof: kernel {self.count} profiled: {describe(progress)}\n")
+        self.stream.write(folded(f"ncu-roof: kernel {self.count} profiled: {describe(progress)}"))
         self.stream.flush()
 
     def passthrough(self, text: str) -> None:

@@ -3,13 +3,14 @@
 `screen` is the one terminal check every command makes: stdout a terminal → its width (COLUMNS
 when set) and colour unless NO_COLOR is set; a file or a pipe (a CI log) → COLUMNS when set, else
 `PIPE_WIDTH` columns, no colour. Never under `MIN_WIDTH`: below it the tables' numbers would not
-fit, and a line the terminal wraps still shows every digit.
+fit, and a line the terminal wraps still shows every digit. `stderr_width`: the same for stderr.
 `text_console` is the console of the analysis, diff, prediction and GPU tables (colour only when
 asked; no markup, emoji or highlighting applied to data); `rich_text` is a renderable as text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
@@ -46,6 +47,16 @@ def screen(output: str | None) -> Screen:
         return Screen(max(MIN_WIDTH, _columns() or PIPE_WIDTH), color=False)
     columns = shutil.get_terminal_size((PIPE_WIDTH, 40)).columns
     return Screen(max(MIN_WIDTH, columns), color=not os.environ.get("NO_COLOR"))
+
+
+def stderr_width() -> int:
+    """The columns of the CLI's messages on stderr, found as `screen` finds stdout's: COLUMNS when
+    set, else the terminal's when stderr is one, else `PIPE_WIDTH`; never under `MIN_WIDTH`."""
+    columns = _columns()
+    if columns is None and sys.stderr is not None and sys.stderr.isatty():
+        with contextlib.suppress(OSError, ValueError):
+            columns = os.get_terminal_size(sys.stderr.fileno()).columns
+    return max(MIN_WIDTH, columns or PIPE_WIDTH)
 
 
 def _columns() -> int | None:
