@@ -272,7 +272,7 @@ def test_a_gap_beside_a_damaged_row_says_how_many_are_lost_besides() -> None:
         read_input(str(path))
     assert read_input(str(path), skip_bad_rows=True).warnings[0].endswith("; 3 kernels left out")
     damage = Damage("page.csv", skip=True, rows=[(5, "8 cells where the header has 27")])
-    check_ids([0, 1, 5], [3, 4, 6].__getitem__, 0, damage, dropped=[2])
+    check_ids([0, 1, 5], [3, 4, 6].__getitem__, damage, dropped=[2])
     assert damage.rows[1] == (
         6,
         "IDs 2 to 4 are missing before this row: 1 damaged above, 2 lost rows "
@@ -294,7 +294,7 @@ def test_a_row_left_out_for_its_device_is_no_gap_too() -> None:
 def test_every_missing_id_is_counted_once_at_the_row_after_its_gap(ids: list[int]) -> None:
     """IDs in any order, repeated or not: each gap named at the first row listed after it."""
     damage = Damage("page.csv", skip=True)
-    check_ids(ids, lambda row: 100 + row, 0, damage)
+    check_ids(ids, lambda row: 100 + row, damage)
     present = sorted(set(ids))
     gaps = [(a + 1, b - 1) for a, b in zip([-1, *present], present, strict=False) if b - a > 1]
     rows = [100 + next(i for i, x in enumerate(ids) if x > first) for first, _ in gaps]

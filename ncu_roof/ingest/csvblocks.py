@@ -117,7 +117,6 @@ GAPS_SHOWN = 100  # the gaps named of a page with many (all are counted)
 def check_ids(
     ids: Sequence[int] | np.ndarray,
     line_of: Callable[[int], int],
-    run: int,
     damage: Damage,
     dropped: Sequence[int] | np.ndarray = (),
 ) -> None:

@@ -123,7 +123,7 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
             first: dict[str, int] = {}  # each launch's first row, in the page's order
             for record in kept:
                 first.setdefault(record["ID"], int(record["_line"]))
-            check_ids([int(i) for i in first], list(first.values()).__getitem__, run, damage)
+            check_ids([int(i) for i in first], list(first.values()).__getitem__, damage)
         damage.lost_kernels += len(tainted)
         yield from (r for r in kept if r["ID"] not in tainted)
 

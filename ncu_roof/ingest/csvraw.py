@@ -119,7 +119,6 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     check_ids(
         [] if ids is None else ids.astype(np.int64),
         lambda row: lines[row] if lines else _find_line(block, table, row),
-        run,
         damage,
         left_out,
     )
