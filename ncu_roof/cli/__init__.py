@@ -26,6 +26,7 @@ from ncu_roof.base import stop
 from ncu_roof.base.cores import one_blas_thread
 from ncu_roof.base.text import one_line
 from ncu_roof.errors import ExitCode, NcuRoofError, UsageError
+from ncu_roof.render.console import stderr_width
 from ncu_roof.render.output import StdoutClosedError
 from ncu_roof.version import __version__
 
@@ -134,8 +135,6 @@ def folded(message: str) -> str:
     """A message for stderr, ending in a line break: `one_line`, folded at spaces to fit stderr's
     width (`stderr_width`), each further line indented two spaces past the first; a word wider
     than that (a path) stays whole."""
-    from ncu_roof.render.console import stderr_width
-
     text = one_line(message)
     indent = " " * (len(text) - len(text.lstrip(" ")) + 2)
     lines = textwrap.wrap(
