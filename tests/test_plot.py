@@ -180,7 +180,7 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
     from matplotlib import rc_context
     from matplotlib.text import Annotation, Text
 
-    from ncu_roof.cli.analyze import example_path
+    from ncu_roof.pipeline import example_path
     from ncu_roof.render.placement import crosses
     from ncu_roof.render.plot import RC, _figure
 
@@ -230,7 +230,7 @@ def test_int8_tensor_and_xu_ceilings_are_drawn_in_ops_per_s() -> None:
     assert "XU (special functions) 1.82 TOP/s" in svg
     assert "Tensor INT8" not in svg  # no kernel of this device used the INT8 path
     # the example's silu kernel: XU is its busiest pipe, but it is memory-bound: no XU line
-    from ncu_roof.cli.analyze import example_path
+    from ncu_roof.pipeline import example_path
 
     example = render_plot(analyzed(Path(example_path()))).decode("utf-8")
     assert "XU (special functions)" not in example

@@ -16,7 +16,7 @@ _PROGRESS = re.compile(
     r"(?:\s*-\s*(?P<passes>\d+) pass(?:es)?)?\s*$"
 )
 _APP_ERROR = re.compile(r"The application returned an error code \((?P<code>-?\d+)\)")
-_TOOL_PREFIXES = ("==PROF==", "==WARNING==", "==ERROR==")
+TOOL_PREFIXES = ("==PROF==", "==WARNING==", "==ERROR==")  # the lines ncu writes, not the program
 NO_KERNELS = re.compile(r"No kernels were profiled")
 
 
@@ -48,11 +48,6 @@ def parse_progress(line: str) -> KernelProgress | None:
         percent=int(percents[-1]) if percents else 0,
         passes=int(passes) if passes is not None else None,
     )
-
-
-def is_tool_line(line: str) -> bool:
-    """A line ncu wrote (`==PROF==`, `==WARNING==`, `==ERROR==`), not the program."""
-    return line.startswith(_TOOL_PREFIXES)
 
 
 class ProgressSink(Protocol):

@@ -31,7 +31,7 @@ from ncu_roof.profile.argv import (
     resolve_program,
 )
 from ncu_roof.profile.diagnosis import damaged_report_error, diagnose, spoken_for
-from ncu_roof.profile.progress import KernelProgress, ProgressSink, RunOutcome, is_tool_line, parse_progress
+from ncu_roof.profile.progress import TOOL_PREFIXES, KernelProgress, ProgressSink, RunOutcome, parse_progress
 from ncu_roof.profile.publish import (
     ReportCheck,
     check_report,
@@ -82,7 +82,7 @@ class _Reader:
 
     def line(self, text: str) -> None:
         """One whole line: the program's output is passed on, ncu's lines kept (and shown)."""
-        if not is_tool_line(text):
+        if not text.startswith(TOOL_PREFIXES):
             self.sink.passthrough(text)
             return
         self.tool_lines.append(text.rstrip("\r\n")[:MAX_LINE_BYTES])

@@ -83,10 +83,6 @@ def order_key(k: KernelDiff) -> tuple[int, float]:
     return _STATUS[k.status][1], -(k.duration_s.head or k.duration_s.base or 0.0)
 
 
-def ordered(result: Diff) -> list[KernelDiff]:
-    return sorted(result.kernels, key=order_key)
-
-
 def headline(result: Diff) -> str:
     counts = {s: result.count(s) for s in Status}
     total = result.total_duration_s
@@ -160,7 +156,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     from rich.table import Table
     from rich.text import Text
 
-    kernels = ordered(result)
+    kernels = sorted(result.kernels, key=order_key)
     rows = [[one_line(c) for c in row_cells(k)] for k in kernels]  # the launch shape first
     # each column's widest cell (its header included); Kernel's at its shortened names; the
     # Verdict's at its widest phrase (a verdict wraps before ` · basis` and after ` → `)

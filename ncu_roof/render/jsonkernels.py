@@ -90,7 +90,7 @@ def _ops_flags(launches: pl.DataFrame, has: Mapping[str, bool]) -> dict[str, boo
     return {**flags, "ops.total": any(flags.values())}
 
 
-def _objects(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
+def kernel_objects(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
     """The kernels' JSON objects, `,`-separated, `chunk` launches at a time, as UTF-8 (as Polars
     writes them: a file gets them as they are)."""
     if not len(launches):
@@ -134,11 +134,6 @@ def json_objects(frame: pl.DataFrame, chunk: int) -> Iterator[memoryview]:
     for start in range(0, len(frame), chunk):
         frame.slice(start, chunk).write_json(written := io.BytesIO())
         yield written.getbuffer()[1:-1]
-
-
-def kernel_array(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
-    """The kernels' JSON array in pieces of UTF-8 (`chunk` kernels each), compact."""
-    return json_array(_objects(launches, chunk))
 
 
 def json_array(chunks: Iterable[bytes | memoryview]) -> Iterator[bytes | memoryview]:
