@@ -2,12 +2,10 @@
 the changed kernels, every kernel in `<details>`; eight columns, the launches of one kernel (name
 and launch shape) folded into one row, as `analyze` folds them.
 
-A folded row is a `KernelDiff` of sums: its time is the launches' summed time on each side, its
-FLOP/s their summed FLOPs over that time, its bytes per tier their sums, its intensity their
-summed FLOPs over their summed bytes (each over the launches that have the figure); its status
-follows the summed time against the diff's threshold (or says the kernel is only on one side), and
-its verdict is its first launch's. `slower` counts its launches that regressed on their own (what
-the regression gate reads): a row whose total got faster can hold a launch that got slower.
+A folded row is a `KernelDiff` of sums on each side (each over the launches with the figure):
+time, FLOPs over that time, bytes per tier, FLOPs over bytes; its status is the summed time's
+against the threshold (or only on one side), its verdict its first launch's. `slower` counts its
+launches that regressed on their own (what the gate reads): a faster total can hold a slower one.
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
 """The instruction roofline (Ding & Williams, "An Instruction Roofline Model for GPUs", PMBS
-2019), one panel per device, as SVG, PNG or PDF bytes (matplotlib object API, no pyplot).
+2019), one panel per device, as SVG, PNG or PDF bytes, drawn as the FLOP roofline is (panels,
+axes, colours, markers, labels, legend).
 
-x = instruction intensity (warp instructions per memory transaction, one point per tier),
-y = warp instructions per second; the horizontal roof is the issue peak (SMs x schedulers x SM
-clock), each diagonal a tier's transaction rate (its bandwidth / its transaction size, labelled
-with the bandwidth, as the FLOP roofline labels it). Drawn as the FLOP roofline is: the same
-panels, axes, roof colours, markers (colour = verdict, shape = tier, area = share of the device's
-time), kernel labels and legend. Launches of one kernel and shape are one marker per tier, at
-their summed instructions over their summed transactions and time. A device whose launches lack
-warp-instruction counts gets a panel that says so. Same input, same bytes.
+x = warp instructions per memory transaction (a point per tier), y = warp instructions per
+second; the roof is the issue peak (SMs x schedulers x SM clock), each diagonal a tier's
+transaction rate (bandwidth / transaction size, labelled with the bandwidth). Launches of one
+kernel and shape are one marker per tier, at their summed instructions over their summed
+transactions and time. A device without warp-instruction counts gets a panel that says so.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The kernel objects of `--format json`: the launch frame written by Polars' `write_ndjson`.
 
-Each key of a kernel object is a column of the launch frame (`ncu_roof.analysis.frame`), or follows
-from them (`above_roof`, `sol_verdict`, `ops`, `headroom_s`, the instruction roofline's
-`transaction_bytes`). A struct has the same fields in every row where some JSON objects do not (a
-sparse map leaves out the keys it has no number for; one recipe names more quantities than
-another): the launches are written by shape (usually one), and their lines put back in order.
+Each key is a column of the launch frame (`ncu_roof.analysis.frame`) or follows from them
+(`above_roof`, `sol_verdict`, `ops`, `headroom_s`, `transaction_bytes`). A struct has the same
+fields in every row where JSON objects do not (a sparse map leaves out keys without a number; one
+recipe names more quantities than another): launches are written by shape, lines put back in order.
 """
 
 from __future__ import annotations

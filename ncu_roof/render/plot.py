@@ -1,13 +1,11 @@
 """The hierarchical roofline, one panel per device, as SVG, PNG or PDF bytes (no pyplot).
 
-One diagonal per memory tier and one horizontal roof per precision, coloured by family (memory
-tiers in blues, compute precisions in warm colours) and labelled along their lines; ridge points
-against the reference compute roof are marked on it. Launches of one kernel (name, launch shape,
-device) are one marker per tier, placed at their summed FLOPs over summed bytes and time, with
-area ∝ their share of the device's time; colour = verdict, shape = tier. Markers are drawn as one
-collection per tier and verdict, so 100,000 launches cost about what 100 do; past
-`MAX_MARKERS` kernels the smallest are thinned out (the caption says how many). The top kernels
-are labelled by a greedy placer that keeps labels off other labels, markers and roof lines.
+A diagonal per memory tier (blues), a roof per precision (warm colours), labelled along their
+lines, ridge points on the reference compute roof. Launches of one kernel (name, launch shape,
+device) are one marker per tier at their summed FLOPs over summed bytes and time, area ∝ share
+of the device's time, colour = verdict, shape = tier; one collection per tier and verdict, so
+100,000 launches cost about what 100 do; past `MAX_MARKERS` kernels the smallest are thinned out
+(the caption says how many). A greedy placer keeps labels off labels, markers and roof lines.
 The same input gives byte-identical SVG and PDF.
 """
 
