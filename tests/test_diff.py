@@ -428,7 +428,7 @@ def test_files_are_written_before_stdout(
         real_replace(tmp, target)
 
     monkeypatch.setattr(os, "replace", renamed)
-    monkeypatch.setattr(output, "write_output", lambda _data, path: written.append(path))
+    monkeypatch.setattr(output, "_write_stdout", lambda _data: written.append(None))
     plot = str(tmp_path / "d.svg")
     report.run_diff(*pair, AnalyzeOptions(), report.DiffOptions(plot=plot))
     assert written == [plot, None]

@@ -166,11 +166,8 @@ def refuse_binary_to_terminal(fmt: OutputFormat, output: str | None) -> None:
 
 def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     """Analyze the inputs (paths, or tables already read) and write every output the options ask
-    for; returns the analysis.
-
-    Options and output paths are checked before any work, and every output is rendered before
-    the first is written: a run that fails leaves no output behind and nothing on stdout.
-    """
+    for. Options and output paths are checked before any work, and every output is rendered before
+    the first is written: a run that fails leaves no output behind and nothing on stdout."""
     fmt = choose(options.format, options.output)
     refuse_binary_to_terminal(fmt, options.output)
     check_writable(options.output)

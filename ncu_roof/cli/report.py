@@ -58,11 +58,8 @@ class DiffOptions:
 
 
 def parse_pct(text: str, option: str) -> float:
-    """`5`, `5%` or `2.5 %` → 5.0 / 2.5; anything else is a usage error.
-
-    A bare number between 0 and 1 (`0.05`) reads like a fraction: refused, naming both spellings
-    (`5%`, or `0.05%` if that was meant).
-    """
+    """`5`, `5%` or `2.5 %` → 5.0 / 2.5; anything else is a usage error. A bare number between 0
+    and 1 (`0.05`) reads like a fraction: refused, naming both spellings (`5%`, `0.05%`)."""
     stripped = text.strip()
     body = stripped.removesuffix("%").strip()
     try:
@@ -83,10 +80,8 @@ def parse_pct(text: str, option: str) -> float:
 
 
 def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
-    """Before → after pairs of the matched kernels, for the roofline of the head.
-
-    Kernels are found by (input, run, id): in a file of several ncu runs the IDs restart per run.
-    """
+    """Before → after pairs of the matched kernels, for the roofline of the head (by row: in a file
+    of several ncu runs the IDs restart per run)."""
     both = result.pairs.drop_nulls(["base_row", "head_row"])
     rows = zip(both.get_column("base_row").to_list(), both.get_column("head_row").to_list(), strict=True)
     return [(base.kernels[b], head.kernels[h]) for b, h in rows]
@@ -121,12 +116,9 @@ def render_diff(result: Diff, fmt: DiffFormat, output: str | None = None) -> Doc
 
 
 def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: DiffOptions) -> Diff:
-    """Analyze both, compare, write every output asked for, then apply the regression gate.
-
-    As in `analyze`: options and output paths are checked before any work, every output is
-    rendered before the first is written, files are written before stdout (a failed write leaves
-    nothing on stdout), and the gate comes last, after every output is out.
-    """
+    """Analyze both, compare, write every output asked for, then apply the regression gate. As in
+    `analyze`: options and paths are checked before any work, every output rendered before the
+    first is written, files before stdout; the gate comes last, after every output is out."""
     from ncu_roof.compare.comparison import diff, gate
     from ncu_roof.render.plot import PlotOptions, render_plot
 

@@ -81,7 +81,6 @@ class RunOutcome:
 
     @property
     def no_kernels(self) -> bool:
-        """ncu said `No kernels were profiled`."""
         return any(NO_KERNELS.search(line) for line in self.tool_lines)
 
     @property

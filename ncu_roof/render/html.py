@@ -127,12 +127,12 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
         f'title="{VERDICT_WORDS[b]} {pct(100 * s)}"></span>'
         for b, s in view.shares
     )
-    words = []
-    for bound, part in view.shares:
-        detail = memory_tier_words(view, escape) if bound is Bound.MEMORY else ""
-        words.append(
-            f'<span class="key {bound.value}"></span><b>{pct(100 * part)}</b> {VERDICT_WORDS[bound]}{detail}'
-        )
+    tiers = memory_tier_words(view, escape)
+    words = [
+        f'<span class="key {b.value}"></span><b>{pct(100 * s)}</b> {VERDICT_WORDS[b]}'
+        + (tiers if b is Bound.MEMORY else "")
+        for b, s in view.shares
+    ]
     parts = [
         f'<div class="device"><p class="muted">{_device_words(summary.analysis, view.device)}: '
         f"{escape(si(view.total_s, 's'))} in {plural(view.launches, 'launch')}</p>",
@@ -259,7 +259,12 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         for tier, value in kernel.pct_of_bandwidth.items()
         if value is not None
     ]
-    facts += [(f"cap {r}", si(c, "FLOP/s"), _cap_recipe(r)) for r, c in kernel.cap_flop_per_s.items()]
+    facts += [
+        (f"cap {r}", si(c, "FLOP/s"), f"min(compute peak, {r} bandwidth x intensity {r})")
+        if r != "compute"
+        else ("cap compute", si(c, "FLOP/s"), "compute peak of the kernel's precisions")
+        for r, c in kernel.cap_flop_per_s.items()
+    ]
     facts += [
         ("attainable FLOP/s", si(kernel.attainable_flop_per_s, "FLOP/s"), "lowest cap"),
         ("% of roof", pct(kernel.pct_of_roof), "roofline minimum time / duration"),
@@ -275,12 +280,6 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         if value is not None
     ]
     return facts
-
-
-def _cap_recipe(roof: str) -> str:
-    if roof == "compute":
-        return "compute peak of the kernel's precisions"
-    return f"min(compute peak, {roof} bandwidth x intensity {roof})"
 
 
 def _roofs_section(analysis: Analysis) -> list[str]:

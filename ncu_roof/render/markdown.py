@@ -29,7 +29,7 @@ from ncu_roof.render.summary import (
     roofs_clock_words,
     summarize,
 )
-from ncu_roof.render.text import code_block, code_span, plain, table_cell
+from ncu_roof.render.text import code_block, code_span, plain, table_cell, unbroken
 
 GITHUB_LIMIT_CHARS = 65_536  # a GitHub comment or job summary holds no more
 MARKER = "<!-- ncu-roof -->"
@@ -184,11 +184,6 @@ def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _nbsp(number: str) -> str:
-    """`432 µs` kept on one line in a narrow table cell."""
-    return number.replace(" ", "\u00a0")
-
-
 def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
     """At most 8 columns: #, kernel, launches, time, share, verdict [notes], % of roof, could save."""
     dev = device_column and summary.multi_device
@@ -203,11 +198,11 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
         if summary.grouped:
             cells.append(str(r.group.count))
         cells += [
-            _nbsp(si(r.group.total_duration_s, "s")),
+            unbroken(si(r.group.total_duration_s, "s")),
             r.share(summary.multi_device),
             table_cell(plain(r.flagged(notes=True))),
             pct(r.group.figures.pct_of_roof),
-            _nbsp(r.saving()),
+            unbroken(r.saving()),
         ]
         lines.append(_row(cells))
     return "\n".join(lines)

@@ -55,6 +55,11 @@ def table_cell(text: str) -> str:
     return one_line(text).replace("|", "\\|")
 
 
+def unbroken(text: str) -> str:
+    """`432 µs` kept on one line (no-break spaces) in a table cell that may wrap."""
+    return text.replace(" ", "\u00a0")
+
+
 def plain(text: str) -> str:
     """Data as literal text outside code spans: Markdown and HTML punctuation backslash-escaped."""
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", one_line(text))
