@@ -95,11 +95,8 @@ def headline(result: Diff) -> str:
 
 
 # Terminal table: (header, justify, drop rank), the eight columns of the diff's Markdown (the
-# launch shape ends the Kernel cell). Columns with the highest drop rank go first when the
-# terminal is too narrow for all of them at their full width (0 = never dropped), the per-tier
-# changes first, then the verdict; numbers are never squeezed or cut, only the kernel's name is
-# shortened (the Kernel cell down to KERNEL_MIN, never its name below NAME_MIN: its launch shape
-# is kept whole).
+# launch shape ends the Kernel cell); numbers are never squeezed or cut, only the kernel's name is
+# shortened (the Kernel cell down to KERNEL_MIN, the name never below NAME_MIN: its shape stays).
 KERNEL_MIN = 24
 NAME_MIN = 12
 _VERDICT_BREAKS = re.compile(r" (?=· )|(?<= →) ")
@@ -118,27 +115,20 @@ _HEADERS = [h for h, _, _ in _TABLE_COLUMNS]
 _VERDICT = _HEADERS.index("Verdict")
 
 
-def _table_overhead(columns: int) -> int:
-    """Cells rich adds around `columns` columns: a border each side and padding of 1 per side."""
-    return 3 * columns + 1
-
-
 def fit_columns(
     natural: Mapping[str, int], width: int, kernel_min: int = KERNEL_MIN, verdict_whole: int = 0
 ) -> dict[str, int]:
-    """The columns to show and their widths in a table at most `width` cells wide.
-
-    Every column but Kernel keeps its natural (widest cell) width; Kernel gets what is left,
-    between `kernel_min` and its natural width. While even `kernel_min` does not fit, the column
-    with the highest drop rank goes; the room then left widens the Verdict (natural: its widest
-    phrase) up to `verdict_whole`, its widest cell, so that verdicts wrap less, or not at all.
-    """
+    """The columns to show and their widths in a table at most `width` cells wide. Every column
+    but Kernel keeps its natural (widest cell) width; Kernel gets what is left, between `kernel_min`
+    and its natural width. While even `kernel_min` does not fit, the column with the highest drop
+    rank goes (the per-tier changes first, then the verdict; 0: never); the room then left widens
+    the Verdict (natural: its widest phrase) up to `verdict_whole`, its widest cell."""
     shown = list(_HEADERS)
     rank = {h: r for h, _, r in _TABLE_COLUMNS}
 
     def room(columns: list[str]) -> int:
         fixed = sum(natural[h] for h in columns if h != "Kernel")
-        return width - _table_overhead(len(columns)) - fixed
+        return width - (3 * len(columns) + 1) - fixed  # rich: a border and a space each side
 
     while room(shown) < kernel_min and any(rank[h] for h in shown):
         shown.remove(max(shown, key=lambda h: rank[h]))

@@ -1,8 +1,6 @@
 """The one registry of output formats: each declares its renderer, file suffixes and binary-ness.
-
-The CLI's `--format` choices, the format inferred from an `-o` suffix, and the tests all iterate
-`OutputFormat`, so a format added to the enum but not registered in `FORMATS` and given a
-renderer here fails the tests.
+The CLI's choices, the format of an `-o` suffix and the tests iterate `OutputFormat`: a format
+added to the enum but not registered in `FORMATS` and given a renderer here fails the tests.
 """
 
 from __future__ import annotations
