@@ -19,22 +19,12 @@ import numpy as np
 from ncu_roof.base.text import launch_shape, plural, shorten
 from ncu_roof.compare.comparison import Diff, kernel_pairs
 from ncu_roof.compare.pairs import NUMBERS, Change, KernelDiff, Status, classify, sides
-from ncu_roof.render.diffout import STATUS_MARK, headline, order_key, row_cells
+from ncu_roof.render.diffout import HEADERS, STATUS_MARK, headline, order_key, row_cells
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
 from ncu_roof.render.text import code_span, table_cell
 
 MARKER = "<!-- ncu-roof:diff -->"
 TOP_ROWS = 20
-COLUMNS = (
-    "Kernel",
-    "Time base → head",
-    "Δ time",
-    "Δ FLOP/s",
-    "Δ bytes",
-    "Δ intensity",
-    "Verdict",
-    "Status",
-)
 
 
 @dataclass(frozen=True)
@@ -147,7 +137,7 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
 
 
 def _md_table(rows: Sequence[FoldedRow]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     lines += [_md_row(r) for r in rows]
     return "\n".join(lines)
 

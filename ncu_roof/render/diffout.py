@@ -111,8 +111,8 @@ _TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("Verdict", "left", 5),
     ("Status", "left", 1),
 )
-_HEADERS = [h for h, _, _ in _TABLE_COLUMNS]
-_VERDICT = _HEADERS.index("Verdict")
+HEADERS = [h for h, _, _ in _TABLE_COLUMNS]  # the terminal's and the Markdown's
+_VERDICT = HEADERS.index("Verdict")
 
 
 def fit_columns(
@@ -123,7 +123,7 @@ def fit_columns(
     and its natural width. While even `kernel_min` does not fit, the column with the highest drop
     rank goes (the per-tier changes first, then the verdict; 0: never); the room then left widens
     the Verdict (natural: its widest phrase) up to `verdict_whole`, its widest cell."""
-    shown = list(_HEADERS)
+    shown = list(HEADERS)
     rank = {h: r for h, _, r in _TABLE_COLUMNS}
 
     def room(columns: list[str]) -> int:
@@ -150,7 +150,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     rows = [[one_line(c) for c in row_cells(k)] for k in kernels]  # the launch shape first
     # each column's widest cell (its header included); Kernel's at its shortened names; the
     # Verdict's at its widest phrase (a verdict wraps before ` · basis` and after ` → `)
-    natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(_HEADERS)}
+    natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(HEADERS)}
     natural["Verdict"] = max(
         [cell_len("Verdict"), *(cell_len(p) for r in rows for p in _VERDICT_BREAKS.split(r[_VERDICT]))]
     )
@@ -164,7 +164,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     for k, cells in zip(kernels, rows, strict=True):
         style = _STATUS[k.status][2] if color else ""
         name = shorten(k.name, max(1, widths["Kernel"] - 1 - cell_len(cells[0])))
-        by_header = dict(zip(_HEADERS, [f"{name} {cells[0]}", *cells[1:]], strict=True))
+        by_header = dict(zip(HEADERS, [f"{name} {cells[0]}", *cells[1:]], strict=True))
         if cell_len(by_header["Verdict"]) > widths.get("Verdict", 0):  # one phrase a line
             by_header["Verdict"] = _VERDICT_BREAKS.sub("\n", by_header["Verdict"])
         table.add_row(
@@ -177,7 +177,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     buffer = io.StringIO()
     console = text_console(buffer, width, color=color, color_system="standard")
     console.print(table)
-    dropped = [h for h in _HEADERS if h not in widths]
+    dropped = [h for h in HEADERS if h not in widths]
     if dropped:
         console.print(
             Text(
