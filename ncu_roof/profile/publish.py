@@ -79,12 +79,9 @@ def load_report(report: Path, tool: NcuTool | None = None) -> RunTable:
 
 
 def check_report(report: Path, tool: NcuTool | None = None) -> ReportCheck:
-    """Load the finished temporary report: its launch count, or why it cannot be kept.
-
-    The project's own reader decides, the one `analyze` uses: a truncated, empty or damaged report
-    raises its `NcuRoofError`. `MissingToolError` (nothing here reads reports) propagates, and so do
-    bugs; either way the report has not been moved into place.
-    """
+    """The finished temporary report's launch count, or why it cannot be kept: `analyze`'s reader
+    decides (a truncated, empty or damaged report raises its `NcuRoofError`). `MissingToolError`
+    (nothing here reads reports) and bugs propagate; either way the report stays where it is."""
     try:
         table = load_report(report, tool)
     except MissingToolError:

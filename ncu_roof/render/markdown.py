@@ -1,8 +1,6 @@
-"""GitHub-flavoured Markdown for a PR comment or a job summary.
-
-Every string that comes from data (kernel names, device names, paths, roof sources) is put in a
-code span (`code_span`), and in table cells its `|` is escaped (`table_cell`); the only raw HTML
-emitted is our own constant markup (`<details>`, `<summary>`, the marker comment).
+"""GitHub-flavoured Markdown for a PR comment or a job summary. Every string from data is put
+in a code span (`code_span`), its `|` escaped in table cells (`table_cell`); the only raw HTML is
+our own constant markup (`<details>`, `<summary>`, the marker comment).
 """
 
 from __future__ import annotations
@@ -60,13 +58,10 @@ def render_markdown(
     limit_chars: int = GITHUB_LIMIT_CHARS,
     plot_ref: str | None = None,
 ) -> str:
-    """The report as GitHub-flavoured Markdown, at most `limit_chars` characters.
-
-    The `top` rows (kernel groups, or launches) go in the main table — one per device when there
-    are several —, with at most 8 columns; the other rows, the other columns and the roofs are
-    folded in `<details>`. When the whole does not fit, the first rows are kept and a note says
-    how many were left out. `plot_ref` is a path relative to where the Markdown is read.
-    """
+    """The report in at most `limit_chars` characters: the `top` rows in the main table (one per
+    device when there are several), at most 8 columns; other rows and columns and the roofs folded
+    in `<details>`. When the whole does not fit, the first rows are kept and a note says how many
+    were left out. `plot_ref` is a path relative to where the Markdown is read."""
     summary = source if isinstance(source, Summary) else summarize(source)
     rows = summary.rows
     low, high = 0, len(rows)

@@ -1,10 +1,7 @@
-"""An analysis as a notebook shows it: a short `repr` (a few lines: what was read, each device's
-time by verdict, the kernel to fix first) and an HTML view for Jupyter's `_repr_html_` (the same
-summary, each device's fix-first sentence as the report words it, the first rows of the table).
-
-The HTML is a fragment: no script, and a style sheet scoped to its own `div` (a notebook page is
-not ours to restyle); every data string is escaped. Both read the one summary view
-(`render.summary`), so they say what the terminal table and the HTML report say.
+"""An analysis as a notebook shows it, from the one summary view (`render.summary`): a short
+`repr` and an HTML view for Jupyter's `_repr_html_` (the fix-first sentences as the report words
+them, the first rows of the table). The HTML is a fragment: no script, a style sheet scoped to its
+own `div` (a notebook page is not ours to restyle), every data string escaped.
 """
 
 from __future__ import annotations
