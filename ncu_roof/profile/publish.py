@@ -23,10 +23,8 @@ WRITE_HINT = "check that you may write there, or choose another -o"
 
 
 def prepare_target(targets: list[Path], force: bool) -> None:
-    """Refuse to replace an existing file without `force` (as ncu does), and create the folder.
-
-    Runs before ncu does: a profile is too slow to throw away over an output path.
-    """
+    """Refuse to replace an existing file without `force` (as ncu does), and create the folder:
+    before ncu runs, as a profile is too slow to throw away over an output path."""
     for target in targets:
         if target.is_dir():
             raise OutputError(f"cannot write {target}: is a directory", hint="choose another -o")

@@ -168,10 +168,7 @@ def run_profile(
     log: Callable[[str], None] | None = None,
 ) -> ProfileResult:
     """Resolve the program, run ncu in a private folder, publish the report or raise a diagnosis.
-
-    The target is checked first: an existing report is kept unless `options.force`, and a missing
-    folder is created. `log` is told the ncu command line before it runs (`--verbose`).
-    """
+    The target is checked first (`prepare_target`); `log` is told the ncu command line (`--verbose`)."""
     if not options.program:
         raise UsageError("no program to profile", hint="ncu-roof profile [options] -- ./app args…")
     program = resolve_program(options.program[0])

@@ -20,6 +20,7 @@ from ncu_roof.base.text import launch_shape, plural, shorten
 from ncu_roof.compare.comparison import Diff, kernel_pairs
 from ncu_roof.compare.pairs import NUMBERS, Change, KernelDiff, Status, classify, sides
 from ncu_roof.render.diffout import HEADERS, STATUS_MARK, headline, order_key, row_cells
+from ncu_roof.render.headline import times
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
 from ncu_roof.render.text import code_span, table_cell
 
@@ -156,8 +157,7 @@ def _count(row: FoldedRow) -> str:
     base, head = row.base_launches, row.head_launches
     if base and head and base != head:
         return f" ×{base} → {head}"
-    most = max(base, head)
-    return f" ×{most}" if most > 1 else ""
+    return times(max(base, head))
 
 
 def _status(row: FoldedRow) -> str:

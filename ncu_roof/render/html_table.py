@@ -51,7 +51,6 @@ def table_columns(summary: Summary) -> list[Column]:
 def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
     """Data key → (sort value, displayed text) of every cell of one row."""
     g, lead = row.group, row.group.figures
-    share = g.device_share if summary.multi_device else g.time_share
     tier = bandwidth_tier(lead)
     notes = ", ".join(map(str, row.notes))  # `1, 2, 3`: a cell that may wrap (1280 px fit)
     cells: dict[str, tuple[Any, str]] = {
@@ -60,7 +59,7 @@ def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
         "name": (None, shorten(g.name, NAME_WIDTH)),  # sorted by the full name, `names`
         "launches": (g.count, str(g.count)),
         "duration": (g.total_duration_s, si(g.total_duration_s, "s")),
-        "share": (share, pct(None if share is None else 100 * share)),
+        "share": (g.device_share if summary.multi_device else g.time_share, row.share(summary.multi_device)),
         "verdict": (None, _verdict_lines(row.verdict)),
         "notes": (None, notes),
         "pct": (lead.pct_of_roof, pct(lead.pct_of_roof)),

@@ -18,6 +18,7 @@ from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import one_line, plural, shorten
 from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 from ncu_roof.gpus.arch import arch_for_cc
+from ncu_roof.render.headline import times
 
 Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow
 Drawn = Sequence[tuple[KernelGroup, list["KernelPoint"]]]  # groups drawn, each with its points
@@ -153,9 +154,7 @@ def _span(values: list[float], default: tuple[float, float], right_margin: float
 
 def label_text(name: str, launches: int, share: float | None) -> str:
     """`name ×3 · 41% of time` (the share of its device's time)."""
-    text = shorten(name, LABEL_CHARS)
-    if launches > 1:
-        text += f" ×{launches}"
+    text = shorten(name, LABEL_CHARS) + times(launches)
     if share is not None:
         text += f" · {100.0 * share:.0f}% of time"
     return text
