@@ -20,10 +20,8 @@ from collections.abc import Callable
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.launches import LEAD, launch_table
+from ncu_roof.analysis.launches import launch_table
 from ncu_roof.render.text import csv_cell
-
-COLUMNS = LEAD  # the columns every CSV has, in this order; the launch table's others follow
 
 
 def _count(value: float) -> str:
