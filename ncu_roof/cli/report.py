@@ -23,7 +23,7 @@ from ncu_roof.cli.analyze import (
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
-from ncu_roof.render.formats import Caption, image_format, render
+from ncu_roof.render.formats import Caption, RenderOptions, image_format, render
 from ncu_roof.render.output import (
     Document,
     append_summary,
@@ -120,7 +120,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     `analyze`: options and paths are checked before any work, every output rendered before the
     first is written, files before stdout; the gate comes last, after every output is out."""
     from ncu_roof.compare.comparison import diff, gate
-    from ncu_roof.render.plot import PlotOptions, render_plot
+    from ncu_roof.render.plot import render_plot
 
     check_writable(options.output)
     if options.summary:
@@ -143,7 +143,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
         (render_diff(result, options.format, options.output), options.output)
     ]
     if options.plot and plot_fmt:
-        arrows = PlotOptions(arrows=tuple(diff_arrows(result, base, head)))
+        arrows = RenderOptions(arrows=tuple(diff_arrows(result, base, head)))
         outputs.append((render_plot(head, fmt=plot_fmt.value, options=arrows), options.plot))
     summary = str(render_diff(result, DiffFormat.MARKDOWN)) if options.summary else None
     refuse_inputs([path for _, path in outputs], [i.path for i in (*base.inputs, *head.inputs)])
@@ -182,7 +182,6 @@ def plot_command(
     """Draw the hierarchical roofline, one panel per device, as SVG, PNG or PDF (or, with
     --kind instruction, the instruction roofline)."""
     from ncu_roof.render.instruction_plot import render_instruction_plot
-    from ncu_roof.render.plot import PlotOptions
 
     if kind not in ("roofline", "instruction"):
         raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")
@@ -198,9 +197,7 @@ def plot_command(
         files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
     )
     if kind == "instruction":
-        image: Document = render_instruction_plot(
-            analysis, fmt=fmt.value, options=PlotOptions.from_render(picture)
-        )
+        image: Document = render_instruction_plot(analysis, fmt=fmt.value, options=picture)
     else:
         image = render(analysis, fmt, picture)
     refuse_inputs([output], [i.path for i in analysis.inputs])

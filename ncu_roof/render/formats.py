@@ -18,6 +18,7 @@ from ncu_roof.render.console import PIPE_WIDTH
 if TYPE_CHECKING:
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.render.output import Document
+    from ncu_roof.render.plot_panel import Arrow
     from ncu_roof.render.summary import Summary
 
 
@@ -55,6 +56,7 @@ class RenderOptions:
     height_in: float | None = None
     dpi: float | None = None  # PNG resolution
     caption: Caption = Caption.SHORT
+    arrows: tuple[Arrow, ...] = ()  # plot: a diff's before → after pairs
 
 
 Renderer = Callable[["Analysis", RenderOptions], "Document"]
@@ -173,9 +175,9 @@ def _parquet(analysis: Analysis, options: RenderOptions) -> bytes:
 
 def _image(fmt: OutputFormat) -> Renderer:
     def draw(analysis: Analysis, options: RenderOptions) -> bytes:
-        from ncu_roof.render.plot import PlotOptions, render_plot
+        from ncu_roof.render.plot import render_plot
 
-        return render_plot(analysis, fmt=fmt.value, options=PlotOptions.from_render(options))
+        return render_plot(analysis, fmt=fmt.value, options=options)
 
     return draw
 

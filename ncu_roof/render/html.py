@@ -95,11 +95,12 @@ def script_json(value: Any) -> str:
 
 def _default_plot(analysis: Analysis, options: RenderOptions | None) -> str | None:
     """The roofline of every device that ran kernels; None (no plot section) when there is none."""
-    from ncu_roof.render.plot import PlotOptions, render_plot
+    from ncu_roof.render.formats import RenderOptions
+    from ncu_roof.render.plot import render_plot
 
     if analysis.launches.is_empty():
         return None
-    opts = PlotOptions.from_render(options) if options is not None else PlotOptions()
+    opts = options or RenderOptions()
     if opts.width_in is None:  # drawn smaller than for print, so that its text reads at page width
         many = analysis.launches.get_column("device").n_unique() > 1 and opts.device is None
         opts = replace(opts, width_in=HTML_PLOT_WIDTH_IN[many])

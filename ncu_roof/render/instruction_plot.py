@@ -23,7 +23,8 @@ from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.errors import UsageError
-from ncu_roof.render.plot import PlotOptions, draw_figure, plot_devices, rendered
+from ncu_roof.render.formats import RenderOptions
+from ncu_roof.render.plot import draw_figure, plot_devices, rendered
 from ncu_roof.render.plot_draw import draw_chart, panel_title
 from ncu_roof.render.plot_panel import (
     OTHER_TIER_COLOUR,
@@ -53,14 +54,14 @@ Roof = dict[str, Any]  # a launch's `instruction_roofline`, as Polars gives a st
 
 
 def render_instruction_plot(
-    analysis: Analysis, *, fmt: str = "svg", options: PlotOptions | None = None
+    analysis: Analysis, *, fmt: str = "svg", options: RenderOptions | None = None
 ) -> bytes:
     """The instruction roofline of every device that ran kernels (or of `options.device`)."""
-    opts = options or PlotOptions()
+    opts = options or RenderOptions()
     return rendered(fmt, opts, lambda: _figure(analysis, opts))
 
 
-def _figure(analysis: Analysis, options: PlotOptions) -> Figure:
+def _figure(analysis: Analysis, options: RenderOptions) -> Figure:
     drawn = [_panel(analysis, d) for d in plot_devices(analysis, options.device)]
     if not any(p.points for p, _ in drawn):
         which = f"device {options.device}" if options.device is not None else "any device"
