@@ -23,7 +23,7 @@ from ncu_roof.cli.analyze import (
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
-from ncu_roof.render.formats import Caption, RenderOptions, image_format, render
+from ncu_roof.render.formats import Caption, RenderOptions, image_format
 from ncu_roof.render.output import (
     Document,
     append_summary,
@@ -182,6 +182,7 @@ def plot_command(
     """Draw the hierarchical roofline, one panel per device, as SVG, PNG or PDF (or, with
     --kind instruction, the instruction roofline)."""
     from ncu_roof.render.instruction_plot import render_instruction_plot
+    from ncu_roof.render.plot import render_plot
 
     if kind not in ("roofline", "instruction"):
         raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")
@@ -196,10 +197,8 @@ def plot_command(
     analysis = build_analysis(
         files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
     )
-    if kind == "instruction":
-        image: Document = render_instruction_plot(analysis, fmt=fmt.value, options=picture)
-    else:
-        image = render(analysis, fmt, picture)
+    draw = render_instruction_plot if kind == "instruction" else render_plot
+    image = draw(analysis, fmt=fmt.value, options=picture)
     refuse_inputs([output], [i.path for i in analysis.inputs])
     write_all([(image, output)])
 

@@ -106,9 +106,8 @@ _LATENCY_FIX = "more work in flight (occupancy, instruction-level parallelism) t
 
 def shown_costliest(view: DeviceView) -> KernelGroup | None:
     """The costliest kernel group, unless it is the one to fix first (said once, not twice)."""
-    costliest = view.costliest
-    ff = view.fix_first
-    return costliest if costliest is not None and (ff is None or costliest is not ff.group) else None
+    said = view.fix_first is not None and view.costliest is view.fix_first.group
+    return None if said else view.costliest
 
 
 def costliest_words(group: KernelGroup, esc: Words = str) -> str:

@@ -148,16 +148,12 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     shares = ", ".join([f"**{words[0]}**", *words[1:]]) if words else "no kernel has a duration"
     lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}."]
     if view.fix_first is not None:
-        fix = fix_first_words(summary, view, plain, _strong)
+        fix = fix_first_words(summary, view, plain, "**{}**".format)
         lines.append(f"**Fix first:** {_name(summary, view.fix_first.group)} {fix}.")
     costliest = shown_costliest(view)
     if costliest is not None:
         lines.append(f"Costliest: {_name(summary, costliest)} {costliest_words(costliest, plain)}.")
     return "  \n".join(lines)
-
-
-def _strong(text: str) -> str:
-    return f"**{text}**"
 
 
 def _name(summary: Summary, group: KernelGroup) -> str:

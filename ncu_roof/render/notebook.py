@@ -91,15 +91,11 @@ def analysis_html(analysis: Analysis) -> str:
             name = escape(one_line(shorten(ff.group.name, REPR_NAME)))
             parts.append(
                 f"<p><b>Fix first:</b> <code>{name}</code>{times(ff.group.count)} "
-                f"{fix_first_words(summary, view, escape, _bold)}.</p>"
+                f"{fix_first_words(summary, view, escape, '<b>{}</b>'.format)}.</p>"
             )
     parts += _table(summary)
     parts.append("</div>")
     return "\n".join(parts)
-
-
-def _bold(text: str) -> str:
-    return f"<b>{text}</b>"
 
 
 def _table(summary: Summary) -> list[str]:
