@@ -14,11 +14,10 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from ncu_roof.base.ncu import NcuTool, c_locale_env
 from ncu_roof.base.stop import held
@@ -96,6 +95,13 @@ class _Reader:
             self.sink.passthrough(text)
 
 
+def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
+    """Bytes as ncu writes them, so that the replay dots show before the line ends (the stream
+    asked for its descriptor each time: once closed, never a number reused by another file)."""
+    while chunk := os.read(stream.fileno(), 65536):
+        yield chunk
+
+
 def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
     """SIGTERM the whole process group (ncu, the program, its children), then SIGKILL."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -121,8 +127,7 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
     )
     assert proc.stdout is not None
     reader = _Reader(sink)
-    chunks = iter(partial(os.read, proc.stdout.fileno(), 65536), b"")  # as written: the replay dots show
-    thread = threading.Thread(target=reader.feed, args=(chunks,), daemon=True)
+    thread = threading.Thread(target=reader.feed, args=(_chunks(proc.stdout),), daemon=True)
     thread.start()
     try:
         returncode = proc.wait(timeout=timeout_s)
