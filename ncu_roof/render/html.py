@@ -1,11 +1,10 @@
 """One self-contained HTML report: per-device headline, the roofline at full width, a paged
 sortable/filterable table of kernel groups (or launches), details of the first rows, roofs.
 
-No network: CSS, JS and the SVG plot are inline, and a Content-Security-Policy forbids any fetch
-and allows only our own script (by hash). Every data string goes through `html.escape`; the data
-the script needs is JSON in a `<script type="application/json">` with `<`, `>`, `&` escaped, and
-the script writes it with `textContent` only. The table holds one page of rows in the DOM (100,000
-launches stay a page of 100 rows); cells are formatted here, once, so the script only lays out.
+No network: CSS, JS and the SVG plot inline, a Content-Security-Policy that forbids any fetch and
+allows only our script (by hash). Every data string is escaped: `html.escape`, or for the script's
+JSON (`<script type="application/json">`) `<`, `>`, `&`, written with `textContent` only. The DOM
+holds one page of rows (100,000 launches stay 100 rows); cells are formatted here, once.
 """
 
 from __future__ import annotations
