@@ -1,7 +1,5 @@
-"""What ncu's merged output says: progress lines, tool lines, and the outcome of one run.
-
-Pure parsing; showing the progress is the CLI's business (`ncu_roof.cli.progress`), reached
-through the `ProgressSink` protocol.
+"""What ncu's merged output says: progress lines, tool lines, and the outcome of one run. Pure
+parsing; the CLI shows the progress (`ncu_roof.cli.progress`), through `ProgressSink`.
 """
 
 from __future__ import annotations

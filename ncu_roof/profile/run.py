@@ -1,8 +1,6 @@
-"""Running ncu: the only functions here that start a process, and the whole `profile` flow.
-
-ncu writes to a private temporary report which is moved into place only when the project's own
-reader loads at least one kernel from it (`publish.check_report`), so an earlier report is never
-replaced by a failed, empty or damaged one.
+"""Running ncu: the only functions that start a process, and the whole `profile` flow. ncu writes
+a private temporary report, moved into place only when the project's reader loads a kernel from it
+(`publish.check_report`): an earlier report is never replaced by a failed, empty or damaged one.
 """
 
 from __future__ import annotations

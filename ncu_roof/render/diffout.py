@@ -194,10 +194,9 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
 
 
 def diff_json_pieces(result: Diff) -> Iterator[Piece]:
-    """Base SI units, NaN/inf as null, stable key order; the pairs written by Polars from
-    `Diff.pairs`. In pieces, made as they are written: a big diff is never held whole.
-    Up to `PRETTY_MAX_KERNELS` pairs indented (the pairs Polars writes, parsed); beyond, compact.
-    A pair's object is its row of `Diff.pairs` without its launches' rows."""
+    """Base SI units, NaN/inf as null, stable key order; a pair's object is its row of `Diff.pairs`
+    (less its launches' rows) as Polars writes it, indented up to `PRETTY_MAX_KERNELS` pairs, else
+    compact. In pieces, made as they are written: a big diff is never held whole."""
     from ncu_roof.render.jsonkernels import json_array, json_objects
 
     document: dict[str, Any] = {
