@@ -26,13 +26,7 @@ from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import intensity, one_line, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.render.headline import (
-    costliest_words,
-    fix_first_words,
-    memory_tier_words,
-    shown_costliest,
-    times,
-)
+from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
 from ncu_roof.render.html_assets import CSS, PAGE, SCRIPT
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
 from ncu_roof.render.rates import achieved_words, integer_ops_rate
@@ -156,9 +150,11 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
 def _group_link(summary: Summary, group: KernelGroup) -> str:
     """The group's name, a link to its details where it has them."""
     code = f"<code>{escape(shorten(group.name, NAME_WIDTH))}</code>"
+    launches = f" ×{group.count}" if group.count > 1 else ""
     rank = next((r.rank for r in summary.rows if r.group is group), None)
-    linked = rank is not None and rank <= DETAILS_ROWS
-    return (f'<a href="#k{rank}">{code}</a>' if linked else code) + times(group.count)
+    if rank is not None and rank <= DETAILS_ROWS:
+        return f'<a href="#k{rank}">{code}</a>{launches}'
+    return code + launches
 
 
 def _device_words(analysis: Analysis, device: Device) -> str:
