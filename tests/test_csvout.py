@@ -18,11 +18,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ncu_roof.analysis import core
-from ncu_roof.analysis.launches import MAP_COLUMNS, launch_table
+from ncu_roof.analysis.launches import LEAD, MAP_COLUMNS, launch_table
 from ncu_roof.api import Analysis
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.render.csvout import COLUMNS, _cells, render_csv
+from ncu_roof.render.csvout import _cells, render_csv
 from ncu_roof.render.jsonout import render_json
 from ncu_roof.render.text import csv_cell
 
@@ -182,7 +182,7 @@ def mismatches(document: dict[str, Any], header: list[str], rows: list[dict[str,
 def expected_header(analysis: core.Analysis) -> list[str]:
     """The CSV's columns: the launch table's, in its order, its first ones those it always had."""
     header = launch_table(analysis).columns
-    assert header[: len(COLUMNS)] == list(COLUMNS)
+    assert header[: len(LEAD)] == list(LEAD)
     return header
 
 
@@ -224,7 +224,7 @@ def test_a_fixture_csv_has_the_json_fields(fixtures: Path) -> None:
     document, header, rows = cli_json_and_csv(str(fixtures / INT8))
     assert mismatches(document, header, rows) == []
     (row,) = rows
-    assert header[: len(COLUMNS)] == list(COLUMNS) and header[len(COLUMNS) - 4] == "headroom_s"
+    assert header[: len(LEAD)] == list(LEAD) and header[len(LEAD) - 4] == "headroom_s"
     assert row["group_id"] == "0" and row["fix_first_rank"] == "1"  # one kernel, with headroom
     assert row["flop_total_is_lower_bound"] == "true"  # fp64, fp16, tensor FLOPs not collected
     assert row["ops_total_is_lower_bound"] == "false" and row["above_roof"] == "false"

@@ -20,8 +20,8 @@ from ncu_roof.base.text import shorten
 from ncu_roof.compare.comparison import MismatchError, diff, gate
 from ncu_roof.compare.pairs import Status
 from ncu_roof.errors import GateError
-from ncu_roof.render.diffmarkdown import COLUMNS, render_diff_markdown
-from ncu_roof.render.diffout import KERNEL_MIN, NAME_MIN, diff_json_pieces, render_diff_table
+from ncu_roof.render.diffmarkdown import render_diff_markdown
+from ncu_roof.render.diffout import HEADERS, KERNEL_MIN, NAME_MIN, diff_json_pieces, render_diff_table
 from ncu_roof.render.output import joined
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,7 +143,7 @@ def test_renderers_escape_hostile_names(pair: tuple[str, str]) -> None:
     assert markdown.startswith("<!-- ncu-roof:diff -->\n")
     table_rows = [line for line in markdown.splitlines() if line.startswith("| ")]
     for line in table_rows:  # every row keeps its 8 columns: no raw `|` from names
-        assert line.replace("\\|", "").count("|") == len(COLUMNS) + 1 == 9
+        assert line.replace("\\|", "").count("|") == len(HEADERS) + 1 == 9
     assert "<a|b" not in markdown
     document = json.loads(joined(diff_json_pieces(result)))
     assert document["schema"] == "ncu-roof/diff/v1"
@@ -428,7 +428,7 @@ def test_files_are_written_before_stdout(
         real_replace(tmp, target)
 
     monkeypatch.setattr(os, "replace", renamed)
-    monkeypatch.setattr(output, "write_output", lambda _data, path: written.append(path))
+    monkeypatch.setattr(output, "_write_stdout", lambda _data: written.append(None))
     plot = str(tmp_path / "d.svg")
     report.run_diff(*pair, AnalyzeOptions(), report.DiffOptions(plot=plot))
     assert written == [plot, None]
@@ -603,12 +603,12 @@ def test_diff_format_follows_the_o_suffix(pair: tuple[str, str], tmp_path: Path)
 def test_the_table_has_the_markdowns_eight_columns_and_every_verdict_its_basis(
     pair: tuple[str, str],
 ) -> None:
-    from ncu_roof.render.diffmarkdown import COLUMNS
+    from ncu_roof.render.diffout import HEADERS
 
     result = diff(load(pair[0]), load(pair[1]))
     wide = render_diff_table(result, width=240)
     header = next(line for line in wide.splitlines() if line.startswith("┃"))
-    assert [h.strip() for h in header.strip("┃").split("┃")] == list(COLUMNS)
+    assert [h.strip() for h in header.strip("┃").split("┃")] == HEADERS
     assert "memory-bound (dram) · roofline" in wide  # whole where it fits
     narrow = render_diff_table(result, width=120)  # the verdict wraps before its basis
     verdicts = [line.split("│")[6].strip() for line in narrow.splitlines() if line.startswith("│")]

@@ -18,7 +18,7 @@ from ncu_roof.analysis.frame import KernelRows, numbers, struct, text_lists
 from ncu_roof.analysis.notes import COLLECTION_FAILED
 from ncu_roof.base.text import plural
 from ncu_roof.cli import main
-from ncu_roof.cli.analyze import example_path
+from ncu_roof.pipeline import example_path
 from ncu_roof.render.formats import (
     FORMATS,
     OutputFormat,

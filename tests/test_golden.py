@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import GOLDEN, run_cli
 
-from ncu_roof.cli.analyze import Format, example_path
+from ncu_roof.pipeline import example_path
+from ncu_roof.render.formats import OutputFormat as Format
 
 # every analyze format → the golden file's suffix (a format missing here fails the test below)
 SUFFIX = {

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ncu_roof.analysis.groups import NO_NVTX, GroupBy, KernelGroup, _grouped, group_kernels
-from ncu_roof.cli.analyze import example_path
+from ncu_roof.pipeline import example_path
 
 
 def _multi_launch_groups(path: Path) -> list[KernelGroup]:

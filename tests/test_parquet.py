@@ -72,10 +72,11 @@ def test_duckdb_queries_two_runs(corpus: Path, base_parquet: Path, tmp_path: Pat
 
 
 def test_parquet_is_not_written_to_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ncu_roof.cli.analyze import AnalyzeOptions, Format, emit
+    from ncu_roof.cli.analyze import AnalyzeOptions, emit
     from ncu_roof.errors import UsageError
+    from ncu_roof.render.formats import OutputFormat
 
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     with pytest.raises(UsageError, match="binary") as err:
-        emit([ncu_roof.example_path()], AnalyzeOptions(format=Format.PARQUET))
+        emit([ncu_roof.example_path()], AnalyzeOptions(format=OutputFormat.PARQUET))
     assert "-o" in err.value.hint

@@ -15,7 +15,8 @@ from ncu_roof.analysis.core import Analysis, analyze
 from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.ingest import read_input
-from ncu_roof.render.plot import PlotOptions, render_plot
+from ncu_roof.render.formats import Caption, RenderOptions
+from ncu_roof.render.plot import render_plot
 from ncu_roof.render.plot_panel import MAX_MARKERS, KernelPoint, group_points, panel
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
@@ -72,7 +73,7 @@ def test_png_signature_and_size(small: Analysis) -> None:
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, _height = struct.unpack(">II", png[16:24])
     assert width == 2000  # 10 in at 200 dpi
-    sized = render_plot(small, fmt="png", options=PlotOptions(width_in=6.0, height_in=4.0, dpi=100))
+    sized = render_plot(small, fmt="png", options=RenderOptions(width_in=6.0, height_in=4.0, dpi=100))
     assert struct.unpack(">II", sized[16:24]) == (600, 400)
 
 
@@ -83,7 +84,7 @@ def test_pdf_is_a_deterministic_pdf(small: Analysis) -> None:
 
 def test_formulas_only_with_the_full_caption(small: Analysis, small_svg: bytes) -> None:
     short = small_svg.decode("utf-8")
-    full = render_plot(small, options=PlotOptions(caption="full")).decode("utf-8")
+    full = render_plot(small, options=RenderOptions(caption=Caption.FULL)).decode("utf-8")
     source = next(iter(small.devices[0].roofs.sources.values()))
     assert source not in short and source.split(" ")[0] in full
 
@@ -97,7 +98,9 @@ def test_labels_say_time_share_and_axes_carry_si_units(small_svg: bytes) -> None
 def test_arrows_draw_base_markers() -> None:
     base = analyzed(Path(write("base.csv", BASE)))
     head = analyzed(Path(write("head.csv", HEAD)))
-    svg = render_plot(head, options=PlotOptions(arrows=[(base.kernels[0], head.kernels[0])])).decode("utf-8")
+    svg = render_plot(head, options=RenderOptions(arrows=((base.kernels[0], head.kernels[0]),))).decode(
+        "utf-8"
+    )
     assert 'id="base-0"' in svg
 
 
@@ -165,7 +168,7 @@ def test_several_devices_get_one_panel_each_and_their_own_titles(small: Analysis
     two = replace(small, devices=(small.devices[0], twin), kernels=moved)
     svg = render_plot(two).decode("utf-8")
     assert "(device 0): 2 launches" in svg and "Other GPU (device 1): 1 launch," in svg
-    only = render_plot(two, options=PlotOptions(device=1)).decode("utf-8")
+    only = render_plot(two, options=RenderOptions(device=1)).decode("utf-8")
     assert "Other GPU (device 1)" in only and "(device 0)" not in only
 
 
@@ -180,13 +183,13 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
     from matplotlib import rc_context
     from matplotlib.text import Annotation, Text
 
-    from ncu_roof.cli.analyze import example_path
+    from ncu_roof.pipeline import example_path
     from ncu_roof.render.placement import crosses
     from ncu_roof.render.plot import RC, _figure
 
     analysis = analyzed(Path(example_path()))
     with rc_context(RC):  # type: ignore[arg-type]
-        figure = _figure(analysis, PlotOptions())
+        figure = _figure(analysis, RenderOptions())
         renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
         checked = 0
         for ax in figure.axes:
@@ -230,7 +233,7 @@ def test_int8_tensor_and_xu_ceilings_are_drawn_in_ops_per_s() -> None:
     assert "XU (special functions) 1.82 TOP/s" in svg
     assert "Tensor INT8" not in svg  # no kernel of this device used the INT8 path
     # the example's silu kernel: XU is its busiest pipe, but it is memory-bound: no XU line
-    from ncu_roof.cli.analyze import example_path
+    from ncu_roof.pipeline import example_path
 
     example = render_plot(analyzed(Path(example_path()))).decode("utf-8")
     assert "XU (special functions)" not in example
@@ -270,7 +273,7 @@ def test_the_instruction_roofline_draws_every_device_of_the_example() -> None:
     ]
     assert "memory-bound · roofline" in svg  # the legend: every verdict with its basis
     with pytest.raises(UsageError, match="device 1 has warp-instruction counts"):
-        render_instruction_plot(example(), fmt="svg", options=PlotOptions(device=1))
+        render_instruction_plot(example(), fmt="svg", options=RenderOptions(device=1))
 
 
 def test_the_cli_draws_the_instruction_roofline_of_the_example(tmp_path: Path) -> None:
@@ -291,7 +294,9 @@ def test_the_cli_draws_the_instruction_roofline_of_the_example(tmp_path: Path) -
 def test_diff_arrows_have_legend_entries_unlike_any_tier() -> None:
     base = analyzed(Path(write("base.csv", BASE)))
     head = analyzed(Path(write("head.csv", HEAD)))
-    svg = render_plot(head, options=PlotOptions(arrows=[(base.kernels[0], head.kernels[0])])).decode("utf-8")
+    svg = render_plot(head, options=RenderOptions(arrows=((base.kernels[0], head.kernels[0]),))).decode(
+        "utf-8"
+    )
     for label in ("before (diff base)", "faster (before → after)", "slower (before → after)"):
         assert label in svg
 

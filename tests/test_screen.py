@@ -13,7 +13,7 @@ import pytest
 from conftest import run_cli, unfolded
 from rich.cells import cell_len
 
-from ncu_roof.cli.analyze import example_path
+from ncu_roof.pipeline import example_path
 from ncu_roof.render import console, diffout, gpusout, predictout
 from ncu_roof.render.console import MIN_WIDTH, PIPE_WIDTH, Screen, screen
 from ncu_roof.render.formats import RenderOptions

@@ -18,8 +18,6 @@ from ncu_roof.base.traffic import TrafficDefinition
 from ncu_roof.cli import ReadableHelp, Verbosity, app, folded, named_alike, verbosity
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
-from ncu_roof.pipeline import example_path as example_path
-from ncu_roof.pipeline import roof_choice as roof_choice  # profile checks the roofs early
 from ncu_roof.render.console import screen, to_terminal
 from ncu_roof.render.formats import (
     FORMATS,
@@ -42,9 +40,6 @@ from ncu_roof.render.output import (
 if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.ingest import RunTable
-
-
-Format = OutputFormat  # the name `profile` imports
 
 
 class Locale(StrEnum):
@@ -82,9 +77,8 @@ class AnalyzeOptions:
     launches: bool = False
     group_by: GroupChoice = GroupChoice.KERNEL
     sort: SortChoice = SortChoice.TIME
-    picture: RenderOptions = field(
-        default_factory=RenderOptions
-    )  # the plot's size and caption (`picture_options`)
+    # the plot's size and caption (`picture_options`)
+    picture: RenderOptions = field(default_factory=RenderOptions)
 
 
 def request_of(options: AnalyzeOptions) -> pipeline.Request:
@@ -173,11 +167,8 @@ def refuse_binary_to_terminal(fmt: OutputFormat, output: str | None) -> None:
 
 def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     """Analyze the inputs (paths, or tables already read) and write every output the options ask
-    for; returns the analysis.
-
-    Options and output paths are checked before any work, and every output is rendered before
-    the first is written: a run that fails leaves no output behind and nothing on stdout.
-    """
+    for. Options and output paths are checked before any work, and every output is rendered before
+    the first is written: a run that fails leaves no output behind and nothing on stdout."""
     fmt = choose(options.format, options.output)
     refuse_binary_to_terminal(fmt, options.output)
     check_writable(options.output)
@@ -302,7 +293,7 @@ def analyze_command(
     """Give every kernel its FLOPs, bytes per tier, intensity, roofs, verdict and headroom."""
     paths = list(files or [])
     if example:
-        paths.append(example_path())
+        paths.append(pipeline.example_path())
     if not paths:
         raise UsageError("no input files", hint="ncu-roof analyze report.ncu-rep  (or --example)")
     if fail_on_mismatch and not expect:

@@ -12,9 +12,11 @@ import typer
 from ncu_roof.base.ncu import find_ncu
 from ncu_roof.base.stop import exit_status, interruption
 from ncu_roof.cli import Verbosity, app, fail, named_alike, verbosity
-from ncu_roof.cli.analyze import AnalyzeOptions, Format, diag, emit, roof_choice
+from ncu_roof.cli.analyze import AnalyzeOptions, diag, emit
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
+from ncu_roof.pipeline import roof_choice
+from ncu_roof.render.formats import OutputFormat
 from ncu_roof.render.output import check_writable, write_output
 
 if TYPE_CHECKING:  # the profiler and the metric recipe load only when `profile` runs
@@ -87,7 +89,7 @@ def profile_command(
     csv: bool = typer.Option(False, "--csv", help="Also write <output>.csv (raw page)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds before kill."),
     ncu: str | None = typer.Option(None, "--ncu", help="The ncu executable."),
-    fmt: Format | None = typer.Option(
+    fmt: OutputFormat | None = typer.Option(
         None, "--format", "-F", help="Analysis format (default: from the suffix)."
     ),
     analysis_output: str | None = typer.Option(

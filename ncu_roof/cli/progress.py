@@ -33,12 +33,10 @@ class PlainProgress:
         self.stream.flush()
 
     def passthrough(self, text: str) -> None:
-        """The program's own output (and ncu's warnings), as they came."""
         self.stream.write(text)
         self.stream.flush()
 
     def close(self) -> None:
-        """Flush what is left."""
         self.stream.flush()
 
 
@@ -82,8 +80,7 @@ class RichProgress:
         self.console.print(Text(text.rstrip("\n")), soft_wrap=True)
 
     def close(self) -> None:
-        """Remove the status line."""
-        self.progress.stop()
+        self.progress.stop()  # the status line goes
 
 
 def progress_sink(stream: IO[str] | None = None) -> ProgressSink:

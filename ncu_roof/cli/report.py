@@ -23,7 +23,7 @@ from ncu_roof.cli.analyze import (
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
-from ncu_roof.render.formats import Caption, image_format, render
+from ncu_roof.render.formats import Caption, RenderOptions, image_format
 from ncu_roof.render.output import (
     Document,
     append_summary,
@@ -58,11 +58,8 @@ class DiffOptions:
 
 
 def parse_pct(text: str, option: str) -> float:
-    """`5`, `5%` or `2.5 %` → 5.0 / 2.5; anything else is a usage error.
-
-    A bare number between 0 and 1 (`0.05`) reads like a fraction: refused, naming both spellings
-    (`5%`, or `0.05%` if that was meant).
-    """
+    """`5`, `5%` or `2.5 %` → 5.0 / 2.5; anything else is a usage error. A bare number between 0
+    and 1 (`0.05`) reads like a fraction: refused, naming both spellings (`5%`, `0.05%`)."""
     stripped = text.strip()
     body = stripped.removesuffix("%").strip()
     try:
@@ -83,10 +80,8 @@ def parse_pct(text: str, option: str) -> float:
 
 
 def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
-    """Before → after pairs of the matched kernels, for the roofline of the head.
-
-    Kernels are found by (input, run, id): in a file of several ncu runs the IDs restart per run.
-    """
+    """Before → after pairs of the matched kernels, for the roofline of the head (by row: in a file
+    of several ncu runs the IDs restart per run)."""
     both = result.pairs.drop_nulls(["base_row", "head_row"])
     rows = zip(both.get_column("base_row").to_list(), both.get_column("head_row").to_list(), strict=True)
     return [(base.kernels[b], head.kernels[h]) for b, h in rows]
@@ -121,14 +116,11 @@ def render_diff(result: Diff, fmt: DiffFormat, output: str | None = None) -> Doc
 
 
 def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: DiffOptions) -> Diff:
-    """Analyze both, compare, write every output asked for, then apply the regression gate.
-
-    As in `analyze`: options and output paths are checked before any work, every output is
-    rendered before the first is written, files are written before stdout (a failed write leaves
-    nothing on stdout), and the gate comes last, after every output is out.
-    """
+    """Analyze both, compare, write every output asked for, then apply the regression gate. As in
+    `analyze`: options and paths are checked before any work, every output rendered before the
+    first is written, files before stdout; the gate comes last, after every output is out."""
     from ncu_roof.compare.comparison import diff, gate
-    from ncu_roof.render.plot import PlotOptions, render_plot
+    from ncu_roof.render.plot import render_plot
 
     check_writable(options.output)
     if options.summary:
@@ -151,13 +143,9 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
         (render_diff(result, options.format, options.output), options.output)
     ]
     if options.plot and plot_fmt:
-        arrows = PlotOptions(arrows=tuple(diff_arrows(result, base, head)))
+        arrows = RenderOptions(arrows=tuple(diff_arrows(result, base, head)))
         outputs.append((render_plot(head, fmt=plot_fmt.value, options=arrows), options.plot))
-    summary = None
-    if options.summary:
-        from ncu_roof.render.diffmarkdown import render_diff_markdown
-
-        summary = render_diff_markdown(result)
+    summary = str(render_diff(result, DiffFormat.MARKDOWN)) if options.summary else None
     refuse_inputs([path for _, path in outputs], [i.path for i in (*base.inputs, *head.inputs)])
     write_all(outputs)
     if summary is not None and not append_summary(summary):
@@ -194,7 +182,7 @@ def plot_command(
     """Draw the hierarchical roofline, one panel per device, as SVG, PNG or PDF (or, with
     --kind instruction, the instruction roofline)."""
     from ncu_roof.render.instruction_plot import render_instruction_plot
-    from ncu_roof.render.plot import PlotOptions
+    from ncu_roof.render.plot import render_plot
 
     if kind not in ("roofline", "instruction"):
         raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")
@@ -209,12 +197,8 @@ def plot_command(
     analysis = build_analysis(
         files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
     )
-    if kind == "instruction":
-        image: Document = render_instruction_plot(
-            analysis, fmt=fmt.value, options=PlotOptions.from_render(picture)
-        )
-    else:
-        image = render(analysis, fmt, picture)
+    draw = render_instruction_plot if kind == "instruction" else render_plot
+    image = draw(analysis, fmt=fmt.value, options=picture)
     refuse_inputs([output], [i.path for i in analysis.inputs])
     write_all([(image, output)])
 

@@ -22,10 +22,8 @@ CONFIG_FILE_VERSION = (2023, 1)  # `--config-file` (2022.3 rejects it as an unkn
 
 @dataclass(frozen=True)
 class ProfileOptions:
-    """What the user asked for; `program` is the command line of the profiled application.
-
-    `force` allows replacing an existing report (and `--csv` file), as ncu's own `-f` does.
-    """
+    """What the user asked for; `program` is the command line of the profiled application, `force`
+    allows replacing an existing report (and `--csv` file), as ncu's own `-f` does."""
 
     program: tuple[str, ...]
     output: str = "report"
@@ -95,10 +93,8 @@ def filter_args(options: ProfileOptions) -> list[str]:
 
 
 def build_argv(tool: NcuTool, options: ProfileOptions, program: Path, export_base: Path) -> list[str]:
-    """The full ncu argv (no shell). `program` is the resolved absolute path of the application.
-
-    ncu's own `-f` is always passed: it writes into a private folder, never over the user's report.
-    """
+    """The full ncu argv (no shell) for the resolved absolute `program`; ncu's own `-f` always, as
+    it writes into a private folder, never over the user's report."""
     argv = [tool.path]
     if version_tuple(tool.version) >= CONFIG_FILE_VERSION:
         argv += ["--config-file", "off"]

@@ -1,8 +1,6 @@
 """Why a profile failed: ONE table of ncu's known failures, each with its message and its fix
-(data/known_failures.toml).
-
-`diagnose` speaks for a run that left no usable report, `damaged_report_error` for one whose report
-does not load; both look up `KNOWN_FAILURES` first, through `known_failure`.
+(data/known_failures.toml), looked up first by `diagnose` (a run that left no usable report) and
+`damaged_report_error` (a report that does not load).
 """
 
 from __future__ import annotations

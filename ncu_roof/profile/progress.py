@@ -1,7 +1,5 @@
-"""What ncu's merged output says: progress lines, tool lines, and the outcome of one run.
-
-Pure parsing; showing the progress is the CLI's business (`ncu_roof.cli.progress`), reached
-through the `ProgressSink` protocol.
+"""What ncu's merged output says: progress lines, tool lines, and the outcome of one run. Pure
+parsing; the CLI shows the progress (`ncu_roof.cli.progress`), through `ProgressSink`.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ _PROGRESS = re.compile(
     r"(?:\s*-\s*(?P<passes>\d+) pass(?:es)?)?\s*$"
 )
 _APP_ERROR = re.compile(r"The application returned an error code \((?P<code>-?\d+)\)")
-_TOOL_PREFIXES = ("==PROF==", "==WARNING==", "==ERROR==")
+TOOL_PREFIXES = ("==PROF==", "==WARNING==", "==ERROR==")  # the lines ncu writes, not the program
 NO_KERNELS = re.compile(r"No kernels were profiled")
 
 
@@ -50,11 +48,6 @@ def parse_progress(line: str) -> KernelProgress | None:
     )
 
 
-def is_tool_line(line: str) -> bool:
-    """A line ncu wrote (`==PROF==`, `==WARNING==`, `==ERROR==`), not the program."""
-    return line.startswith(_TOOL_PREFIXES)
-
-
 class ProgressSink(Protocol):
     """Where the runner reports progress and passes the program's output on."""
 
@@ -86,7 +79,6 @@ class RunOutcome:
 
     @property
     def no_kernels(self) -> bool:
-        """ncu said `No kernels were profiled`."""
         return any(NO_KERNELS.search(line) for line in self.tool_lines)
 
     @property

@@ -23,10 +23,8 @@ WRITE_HINT = "check that you may write there, or choose another -o"
 
 
 def prepare_target(targets: list[Path], force: bool) -> None:
-    """Refuse to replace an existing file without `force` (as ncu does), and create the folder.
-
-    Runs before ncu does: a profile is too slow to throw away over an output path.
-    """
+    """Refuse to replace an existing file without `force` (as ncu does), and create the folder:
+    before ncu runs, as a profile is too slow to throw away over an output path."""
     for target in targets:
         if target.is_dir():
             raise OutputError(f"cannot write {target}: is a directory", hint="choose another -o")
@@ -79,12 +77,9 @@ def load_report(report: Path, tool: NcuTool | None = None) -> RunTable:
 
 
 def check_report(report: Path, tool: NcuTool | None = None) -> ReportCheck:
-    """Load the finished temporary report: its launch count, or why it cannot be kept.
-
-    The project's own reader decides, the one `analyze` uses: a truncated, empty or damaged report
-    raises its `NcuRoofError`. `MissingToolError` (nothing here reads reports) propagates, and so do
-    bugs; either way the report has not been moved into place.
-    """
+    """The finished temporary report's launch count, or why it cannot be kept: `analyze`'s reader
+    decides (a truncated, empty or damaged report raises its `NcuRoofError`). `MissingToolError`
+    (nothing here reads reports) and bugs propagate; either way the report stays where it is."""
     try:
         table = load_report(report, tool)
     except MissingToolError:

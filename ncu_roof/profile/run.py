@@ -1,8 +1,6 @@
-"""Running ncu: the only functions here that start a process, and the whole `profile` flow.
-
-ncu writes to a private temporary report which is moved into place only when the project's own
-reader loads at least one kernel from it (`publish.check_report`), so an earlier report is never
-replaced by a failed, empty or damaged one.
+"""Running ncu: the only functions that start a process, and the whole `profile` flow. ncu writes
+a private temporary report, moved into place only when the project's reader loads a kernel from it
+(`publish.check_report`): an earlier report is never replaced by a failed, empty or damaged one.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ from ncu_roof.profile.argv import (
     resolve_program,
 )
 from ncu_roof.profile.diagnosis import damaged_report_error, diagnose, spoken_for
-from ncu_roof.profile.progress import KernelProgress, ProgressSink, RunOutcome, is_tool_line, parse_progress
+from ncu_roof.profile.progress import TOOL_PREFIXES, KernelProgress, ProgressSink, RunOutcome, parse_progress
 from ncu_roof.profile.publish import (
     ReportCheck,
     check_report,
@@ -82,7 +80,7 @@ class _Reader:
 
     def line(self, text: str) -> None:
         """One whole line: the program's output is passed on, ncu's lines kept (and shown)."""
-        if not is_tool_line(text):
+        if not text.startswith(TOOL_PREFIXES):
             self.sink.passthrough(text)
             return
         self.tool_lines.append(text.rstrip("\r\n")[:MAX_LINE_BYTES])
@@ -96,7 +94,8 @@ class _Reader:
 
 
 def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
-    """Bytes as ncu writes them, so that the replay dots show before the line ends."""
+    """Bytes as ncu writes them, so that the replay dots show before the line ends (the stream
+    asked for its descriptor each time: once closed, never a number reused by another file)."""
     while chunk := os.read(stream.fileno(), 65536):
         yield chunk
 
@@ -172,10 +171,7 @@ def run_profile(
     log: Callable[[str], None] | None = None,
 ) -> ProfileResult:
     """Resolve the program, run ncu in a private folder, publish the report or raise a diagnosis.
-
-    The target is checked first: an existing report is kept unless `options.force`, and a missing
-    folder is created. `log` is told the ncu command line before it runs (`--verbose`).
-    """
+    The target is checked first (`prepare_target`); `log` is told the ncu command line (`--verbose`)."""
     if not options.program:
         raise UsageError("no program to profile", hint="ncu-roof profile [options] -- ./app args…")
     program = resolve_program(options.program[0])

@@ -1,11 +1,6 @@
-"""Where a command's text goes, and the rich consoles the text sinks print to, built one way.
-
-`screen` is the one terminal check every command makes: stdout a terminal → its width (COLUMNS
-when set) and colour unless NO_COLOR is set; a file or a pipe (a CI log) → COLUMNS when set, else
-`PIPE_WIDTH` columns, no colour. Never under `MIN_WIDTH`: below it the tables' numbers would not
-fit, and a line the terminal wraps still shows every digit. `stderr_width`: the same for stderr.
-`text_console` is the console of the analysis, diff, prediction and GPU tables (colour only when
-asked; no markup, emoji or highlighting applied to data); `rich_text` is a renderable as text.
+"""Where a command's text goes (`screen`: the one terminal check every command makes;
+`stderr_width`: the same for stderr), and the rich console every text sink prints to, built one way
+(`text_console`: colour only when asked; no markup, emoji or highlighting applied to data).
 """
 
 from __future__ import annotations
@@ -42,7 +37,9 @@ def to_terminal(output: str | None) -> bool:
 
 
 def screen(output: str | None) -> Screen:
-    """The terminal's columns and colour when `output` goes to one, else a file's or a pipe's."""
+    """A terminal: its width (COLUMNS when set) and colour unless NO_COLOR is set; a file or a pipe
+    (a CI log): COLUMNS when set, else `PIPE_WIDTH`, no colour. Never under `MIN_WIDTH`: below it the
+    tables' numbers would not fit, and a line the terminal wraps still shows every digit."""
     if not to_terminal(output):
         return Screen(max(MIN_WIDTH, _columns() or PIPE_WIDTH), color=False)
     columns = shutil.get_terminal_size((PIPE_WIDTH, 40)).columns

@@ -1,18 +1,15 @@
 """`--format csv`: one row per launch, flat columns with units in their names.
 
-The columns are the launch table's (`ncu_roof.analysis.launches`, what `to_arrow()` and Parquet hold),
-under the same names, in the same order: first the columns the CSV has always had (`LEAD`), then
-`headroom_s`, `group_id` and `fix_first_rank`, then the flags (`above_roof`,
-`flop_total_is_lower_bound`), the verdict's basis, the caps, operations, pipes and compute
-ceiling, the recipe, the nested records as their JSON text, and what the launch's input and device
-say. Sparse mappings (`cap_flop_per_s`, `pipe_pct`) give a column only for the keys some launch
-has, so read columns by name.
+The columns are the launch table's (`ncu_roof.analysis.launches`, as `to_arrow()` and Parquet),
+in its order: the CSV's first columns (`LEAD`), then `headroom_s`, `group_id`, `fix_first_rank`,
+the flags, the verdict's basis, caps, operations, pipes, compute ceiling, recipe, the nested
+records as JSON text, and what the input and device say. Sparse mappings (`cap_flop_per_s`,
+`pipe_pct`) give a column only for the keys some launch has: read columns by name.
 
-Counts (FLOPs, bytes, operations) are whole numbers. Other numbers keep 15 significant digits,
-the precision a float64 carries without the noise of the arithmetic that made it
-(`0.000284704`, not `0.00028470400000000004`); they read back exactly.
-Flags are `true`/`false`, missing values empty, lists of texts joined with `; `, and every text
-cell is guarded against spreadsheet formulas (`csv_cell`).
+Counts (FLOPs, bytes, operations) are whole numbers; other numbers keep 15 significant digits,
+the precision a float64 carries without the noise of the arithmetic that made it (`0.000284704`,
+not `0.00028470400000000004`), and read back exactly. Flags are `true`/`false`, missing values
+empty, lists of texts joined with `; `, every text cell guarded against formulas (`csv_cell`).
 """
 
 from __future__ import annotations
@@ -23,15 +20,12 @@ from collections.abc import Callable
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.launches import LEAD, launch_table
+from ncu_roof.analysis.launches import launch_table
 from ncu_roof.render.text import csv_cell
-
-COLUMNS = LEAD  # the columns every CSV has, in this order; the launch table's others follow
 
 
 def _count(value: float) -> str:
-    """A count (FLOPs, bytes, operations) as ncu counts them: a whole number (one ncu derives
-    from a rate times the duration is rounded to the nearest)."""
+    """A whole number, as ncu counts (one derived from a rate times the duration: the nearest)."""
     return str(round(value))
 
 
@@ -57,8 +51,7 @@ def _numbers(column: pl.Series, write: Callable[[float], str]) -> pl.Series:
     return _each_distinct(column.cast(pl.String), finite)
 
 
-def _is_count(name: str) -> bool:
-    """The launch table's count columns: FLOPs, operations, bytes per tier."""
+def _is_count(name: str) -> bool:  # FLOPs, operations, bytes per tier
     return name.startswith(("flop_", "ops_")) or name.endswith("_bytes")
 
 

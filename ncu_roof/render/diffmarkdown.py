@@ -2,12 +2,10 @@
 the changed kernels, every kernel in `<details>`; eight columns, the launches of one kernel (name
 and launch shape) folded into one row, as `analyze` folds them.
 
-A folded row is a `KernelDiff` of sums: its time is the launches' summed time on each side, its
-FLOP/s their summed FLOPs over that time, its bytes per tier their sums, its intensity their
-summed FLOPs over their summed bytes (each over the launches that have the figure); its status
-follows the summed time against the diff's threshold (or says the kernel is only on one side), and
-its verdict is its first launch's. `slower` counts its launches that regressed on their own (what
-the regression gate reads): a row whose total got faster can hold a launch that got slower.
+A folded row is a `KernelDiff` of sums on each side (each over the launches with the figure):
+time, FLOPs over that time, bytes per tier, FLOPs over bytes; its status is the summed time's
+against the threshold (or only on one side), its verdict its first launch's. `slower` counts its
+launches that regressed on their own (what the gate reads): a faster total can hold a slower one.
 """
 
 from __future__ import annotations
@@ -21,22 +19,13 @@ import numpy as np
 from ncu_roof.base.text import launch_shape, plural, shorten
 from ncu_roof.compare.comparison import Diff, kernel_pairs
 from ncu_roof.compare.pairs import NUMBERS, Change, KernelDiff, Status, classify, sides
-from ncu_roof.render.diffout import STATUS_MARK, headline, order_key, row_cells
+from ncu_roof.render.diffout import HEADERS, STATUS_MARK, headline, order_key, row_cells
+from ncu_roof.render.headline import times
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
 from ncu_roof.render.text import code_span, table_cell
 
 MARKER = "<!-- ncu-roof:diff -->"
 TOP_ROWS = 20
-COLUMNS = (
-    "Kernel",
-    "Time base → head",
-    "Δ time",
-    "Δ FLOP/s",
-    "Δ bytes",
-    "Δ intensity",
-    "Verdict",
-    "Status",
-)
 
 
 @dataclass(frozen=True)
@@ -149,7 +138,7 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
 
 
 def _md_table(rows: Sequence[FoldedRow]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     lines += [_md_row(r) for r in rows]
     return "\n".join(lines)
 
@@ -168,8 +157,7 @@ def _count(row: FoldedRow) -> str:
     base, head = row.base_launches, row.head_launches
     if base and head and base != head:
         return f" ×{base} → {head}"
-    most = max(base, head)
-    return f" ×{most}" if most > 1 else ""
+    return times(max(base, head))
 
 
 def _status(row: FoldedRow) -> str:

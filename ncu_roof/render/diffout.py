@@ -83,10 +83,6 @@ def order_key(k: KernelDiff) -> tuple[int, float]:
     return _STATUS[k.status][1], -(k.duration_s.head or k.duration_s.base or 0.0)
 
 
-def ordered(result: Diff) -> list[KernelDiff]:
-    return sorted(result.kernels, key=order_key)
-
-
 def headline(result: Diff) -> str:
     counts = {s: result.count(s) for s in Status}
     total = result.total_duration_s
@@ -99,11 +95,8 @@ def headline(result: Diff) -> str:
 
 
 # Terminal table: (header, justify, drop rank), the eight columns of the diff's Markdown (the
-# launch shape ends the Kernel cell). Columns with the highest drop rank go first when the
-# terminal is too narrow for all of them at their full width (0 = never dropped), the per-tier
-# changes first, then the verdict; numbers are never squeezed or cut, only the kernel's name is
-# shortened (the Kernel cell down to KERNEL_MIN, never its name below NAME_MIN: its launch shape
-# is kept whole).
+# launch shape ends the Kernel cell); numbers are never squeezed or cut, only the kernel's name is
+# shortened (the Kernel cell down to KERNEL_MIN, the name never below NAME_MIN: its shape stays).
 KERNEL_MIN = 24
 NAME_MIN = 12
 _VERDICT_BREAKS = re.compile(r" (?=· )|(?<= →) ")
@@ -118,31 +111,24 @@ _TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("Verdict", "left", 5),
     ("Status", "left", 1),
 )
-_HEADERS = [h for h, _, _ in _TABLE_COLUMNS]
-_VERDICT = _HEADERS.index("Verdict")
-
-
-def _table_overhead(columns: int) -> int:
-    """Cells rich adds around `columns` columns: a border each side and padding of 1 per side."""
-    return 3 * columns + 1
+HEADERS = [h for h, _, _ in _TABLE_COLUMNS]  # the terminal's and the Markdown's
+_VERDICT = HEADERS.index("Verdict")
 
 
 def fit_columns(
     natural: Mapping[str, int], width: int, kernel_min: int = KERNEL_MIN, verdict_whole: int = 0
 ) -> dict[str, int]:
-    """The columns to show and their widths in a table at most `width` cells wide.
-
-    Every column but Kernel keeps its natural (widest cell) width; Kernel gets what is left,
-    between `kernel_min` and its natural width. While even `kernel_min` does not fit, the column
-    with the highest drop rank goes; the room then left widens the Verdict (natural: its widest
-    phrase) up to `verdict_whole`, its widest cell, so that verdicts wrap less, or not at all.
-    """
-    shown = list(_HEADERS)
+    """The columns to show and their widths in a table at most `width` cells wide. Every column
+    but Kernel keeps its natural (widest cell) width; Kernel gets what is left, between `kernel_min`
+    and its natural width. While even `kernel_min` does not fit, the column with the highest drop
+    rank goes (the per-tier changes first, then the verdict; 0: never); the room then left widens
+    the Verdict (natural: its widest phrase) up to `verdict_whole`, its widest cell."""
+    shown = list(HEADERS)
     rank = {h: r for h, _, r in _TABLE_COLUMNS}
 
     def room(columns: list[str]) -> int:
         fixed = sum(natural[h] for h in columns if h != "Kernel")
-        return width - _table_overhead(len(columns)) - fixed
+        return width - (3 * len(columns) + 1) - fixed  # rich: a border and a space each side
 
     while room(shown) < kernel_min and any(rank[h] for h in shown):
         shown.remove(max(shown, key=lambda h: rank[h]))
@@ -160,11 +146,11 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     from rich.table import Table
     from rich.text import Text
 
-    kernels = ordered(result)
+    kernels = sorted(result.kernels, key=order_key)
     rows = [[one_line(c) for c in row_cells(k)] for k in kernels]  # the launch shape first
     # each column's widest cell (its header included); Kernel's at its shortened names; the
     # Verdict's at its widest phrase (a verdict wraps before ` · basis` and after ` → `)
-    natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(_HEADERS)}
+    natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(HEADERS)}
     natural["Verdict"] = max(
         [cell_len("Verdict"), *(cell_len(p) for r in rows for p in _VERDICT_BREAKS.split(r[_VERDICT]))]
     )
@@ -178,7 +164,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     for k, cells in zip(kernels, rows, strict=True):
         style = _STATUS[k.status][2] if color else ""
         name = shorten(k.name, max(1, widths["Kernel"] - 1 - cell_len(cells[0])))
-        by_header = dict(zip(_HEADERS, [f"{name} {cells[0]}", *cells[1:]], strict=True))
+        by_header = dict(zip(HEADERS, [f"{name} {cells[0]}", *cells[1:]], strict=True))
         if cell_len(by_header["Verdict"]) > widths.get("Verdict", 0):  # one phrase a line
             by_header["Verdict"] = _VERDICT_BREAKS.sub("\n", by_header["Verdict"])
         table.add_row(
@@ -191,7 +177,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     buffer = io.StringIO()
     console = text_console(buffer, width, color=color, color_system="standard")
     console.print(table)
-    dropped = [h for h in _HEADERS if h not in widths]
+    dropped = [h for h in HEADERS if h not in widths]
     if dropped:
         console.print(
             Text(
@@ -208,10 +194,9 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
 
 
 def diff_json_pieces(result: Diff) -> Iterator[Piece]:
-    """Base SI units, NaN/inf as null, stable key order; the pairs written by Polars from
-    `Diff.pairs`. In pieces, made as they are written: a big diff is never held whole.
-    Up to `PRETTY_MAX_KERNELS` pairs indented (the pairs Polars writes, parsed); beyond, compact.
-    A pair's object is its row of `Diff.pairs` without its launches' rows."""
+    """Base SI units, NaN/inf as null, stable key order; a pair's object is its row of `Diff.pairs`
+    (less its launches' rows) as Polars writes it, indented up to `PRETTY_MAX_KERNELS` pairs, else
+    compact. In pieces, made as they are written: a big diff is never held whole."""
     from ncu_roof.render.jsonkernels import json_array, json_objects
 
     document: dict[str, Any] = {

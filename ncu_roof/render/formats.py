@@ -1,8 +1,6 @@
 """The one registry of output formats: each declares its renderer, file suffixes and binary-ness.
-
-The CLI's `--format` choices, the format inferred from an `-o` suffix, and the tests all iterate
-`OutputFormat`, so a format added to the enum but not registered in `FORMATS` and given a
-renderer here fails the tests.
+The CLI's choices, the format of an `-o` suffix and the tests iterate `OutputFormat`: a format
+added to the enum but not registered in `FORMATS` and given a renderer here fails the tests.
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ from ncu_roof.render.console import PIPE_WIDTH
 if TYPE_CHECKING:
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.render.output import Document
+    from ncu_roof.render.plot_panel import Arrow
     from ncu_roof.render.summary import Summary
 
 
@@ -57,6 +56,7 @@ class RenderOptions:
     height_in: float | None = None
     dpi: float | None = None  # PNG resolution
     caption: Caption = Caption.SHORT
+    arrows: tuple[Arrow, ...] = ()  # plot: a diff's before → after pairs
 
 
 Renderer = Callable[["Analysis", RenderOptions], "Document"]
@@ -175,9 +175,9 @@ def _parquet(analysis: Analysis, options: RenderOptions) -> bytes:
 
 def _image(fmt: OutputFormat) -> Renderer:
     def draw(analysis: Analysis, options: RenderOptions) -> bytes:
-        from ncu_roof.render.plot import PlotOptions, render_plot
+        from ncu_roof.render.plot import render_plot
 
-        return render_plot(analysis, fmt=fmt.value, options=PlotOptions.from_render(options))
+        return render_plot(analysis, fmt=fmt.value, options=options)
 
     return draw
 

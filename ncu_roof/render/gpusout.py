@@ -4,6 +4,7 @@ SI) and the table of datasheet peaks, bandwidths and ridge points with each row'
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Group
@@ -58,34 +59,33 @@ def arch_row(arch: Arch) -> dict[str, Any]:
     }
 
 
-HEADERS = (
-    "key",
-    "FP64",
-    "FP32",
-    "FP16",
-    "tensor",
-    "DRAM GB/s",
-    "L2 TB/s",
-    "L1 TB/s*",
-    "ridge FP32",
-    "ridge tensor",
+def _cell(value: float | None, spec: str = "g") -> str:
+    """A figure as `spec` formats it; a dash where the table has none."""
+    return "–" if value is None else format(value, spec)
+
+
+def _l2(gpu: Gpu) -> str:
+    """The datasheet's L2 figure, else the derived one (marked +)."""
+    if gpu.l2_tbyte_per_s is not None:
+        return f"{gpu.l2_tbyte_per_s:g}"
+    derived = gpu.bandwidth_byte_per_s.get("l2")
+    return "–" if derived is None else f"{derived / 1e12:.1f}+"
+
+
+COLUMNS: tuple[tuple[str, Callable[[Gpu], str]], ...] = (  # header, cell
+    ("key", lambda g: g.key),
+    ("FP64", lambda g: _cell(g.fp64_tflop_per_s)),
+    ("FP32", lambda g: _cell(g.fp32_tflop_per_s)),
+    ("FP16", lambda g: _cell(g.fp16_tflop_per_s)),
+    ("tensor", lambda g: _cell(g.tensor_tflop_per_s)),
+    ("DRAM GB/s", lambda g: f"{g.dram_gbyte_per_s:g}"),
+    ("L2 TB/s", _l2),
+    ("L1 TB/s*", lambda g: f"{g.l1_byte_per_s / 1e12:.1f}"),
+    ("ridge FP32", lambda g: _cell(g.ridge_flop_per_byte("fp32"), ".1f")),
+    ("ridge tensor", lambda g: _cell(g.ridge_flop_per_byte("tensor"), ".1f")),
 )
+HEADERS = tuple(header for header, _ in COLUMNS)
 _GAP = 3  # columns between two cells: " │ "
-
-
-def _cells(gpu: Gpu) -> tuple[str, ...]:
-    return (
-        gpu.key,
-        _cell(gpu.fp64_tflop_per_s),
-        _cell(gpu.fp32_tflop_per_s),
-        _cell(gpu.fp16_tflop_per_s),
-        _cell(gpu.tensor_tflop_per_s),
-        f"{gpu.dram_gbyte_per_s:g}",
-        _l2(gpu),
-        f"{gpu.l1_byte_per_s / 1e12:.1f}",
-        _cell(gpu.ridge_flop_per_byte("fp32"), ".1f"),
-        _cell(gpu.ridge_flop_per_byte("tensor"), ".1f"),
-    )
 
 
 def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
@@ -94,7 +94,7 @@ def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
 
     A column is never narrower than its widest cell: at a narrow width the headers wrap, and the
     last columns (the ridges) give way, said under the table; a figure is never cut."""
-    rows = [_cells(gpu) for gpu in builtin_gpus().values()]
+    rows = [[cell(gpu) for _, cell in COLUMNS] for gpu in builtin_gpus().values()]
     widest = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
     shown = len(HEADERS)
     while shown > 2 and sum(widest[:shown]) + _GAP * (shown - 1) > width:
@@ -129,16 +129,3 @@ def _widths(widest: list[int], width: int) -> list[int]:
         sizes[i] += grow
         room -= grow
     return sizes
-
-
-def _l2(gpu: Gpu) -> str:
-    """The datasheet's L2 figure, else the derived one (marked +)."""
-    if gpu.l2_tbyte_per_s is not None:
-        return f"{gpu.l2_tbyte_per_s:g}"
-    derived = gpu.bandwidth_byte_per_s.get("l2")
-    return "–" if derived is None else f"{derived / 1e12:.1f}+"
-
-
-def _cell(value: float | None, spec: str = "g") -> str:
-    """A figure as `spec` formats it; a dash where the table has none."""
-    return "–" if value is None else format(value, spec)

@@ -1,7 +1,6 @@
 """The headline's sentences about one device, worded once for every sink (terminal, Markdown,
 HTML): the memory-bound time per tier, the kernel to fix first, the costliest kernel. Each sink
-passes the escaping its format needs for data text (`esc`) and its emphasis (`strong`), and lays
-the sentence out with the kernel's name as it shows names.
+passes its escaping of data text (`esc`) and its emphasis (`strong`), and shows the name itself.
 """
 
 from __future__ import annotations
@@ -41,9 +40,7 @@ def times(count: int) -> str:
 
 def fix_first_words(summary: Summary, view: DeviceView, esc: Words = str, strong: Words = str) -> str:
     """`could save 1.2 ms (29% of the time) if it reached its dram roof (ranked by this); as it runs,
-    DRAM is 67% busy, which allows 1.2 ms: the fix is …; now memory-bound (dram), 67% of roof`:
-    which saving it ranks by, on what condition, and what the fix is (the view must have a kernel
-    to fix first)."""
+    DRAM is 67% busy, which allows 1.2 ms: the fix is …; now memory-bound (dram), 67% of roof`."""
     ff = view.fix_first
     assert ff is not None
     saving = summary.saving_share(view)
@@ -109,9 +106,8 @@ _LATENCY_FIX = "more work in flight (occupancy, instruction-level parallelism) t
 
 def shown_costliest(view: DeviceView) -> KernelGroup | None:
     """The costliest kernel group, unless it is the one to fix first (said once, not twice)."""
-    costliest = view.costliest
-    ff = view.fix_first
-    return costliest if costliest is not None and (ff is None or costliest is not ff.group) else None
+    said = view.fix_first is not None and view.costliest is view.fix_first.group
+    return None if said else view.costliest
 
 
 def costliest_words(group: KernelGroup, esc: Words = str) -> str:

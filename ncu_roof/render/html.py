@@ -1,11 +1,10 @@
 """One self-contained HTML report: per-device headline, the roofline at full width, a paged
 sortable/filterable table of kernel groups (or launches), details of the first rows, roofs.
 
-No network: CSS, JS and the SVG plot are inline, and a Content-Security-Policy forbids any fetch
-and allows only our own script (by hash). Every data string goes through `html.escape`; the data
-the script needs is JSON in a `<script type="application/json">` with `<`, `>`, `&` escaped, and
-the script writes it with `textContent` only. The table holds one page of rows in the DOM (100,000
-launches stay a page of 100 rows); cells are formatted here, once, so the script only lays out.
+No network: CSS, JS and the SVG plot inline, a Content-Security-Policy that forbids any fetch and
+allows only our script (by hash). Every data string is escaped: `html.escape`, or for the script's
+JSON (`<script type="application/json">`) `<`, `>`, `&`, written with `textContent` only. The DOM
+holds one page of rows (100,000 launches stay 100 rows); cells are formatted here, once.
 """
 
 from __future__ import annotations
@@ -89,11 +88,12 @@ def script_json(value: Any) -> str:
 
 def _default_plot(analysis: Analysis, options: RenderOptions | None) -> str | None:
     """The roofline of every device that ran kernels; None (no plot section) when there is none."""
-    from ncu_roof.render.plot import PlotOptions, render_plot
+    from ncu_roof.render.formats import RenderOptions
+    from ncu_roof.render.plot import render_plot
 
     if analysis.launches.is_empty():
         return None
-    opts = PlotOptions.from_render(options) if options is not None else PlotOptions()
+    opts = options or RenderOptions()
     if opts.width_in is None:  # drawn smaller than for print, so that its text reads at page width
         many = analysis.launches.get_column("device").n_unique() > 1 and opts.device is None
         opts = replace(opts, width_in=HTML_PLOT_WIDTH_IN[many])
@@ -121,12 +121,12 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
         f'title="{VERDICT_WORDS[b]} {pct(100 * s)}"></span>'
         for b, s in view.shares
     )
-    words = []
-    for bound, part in view.shares:
-        detail = memory_tier_words(view, escape) if bound is Bound.MEMORY else ""
-        words.append(
-            f'<span class="key {bound.value}"></span><b>{pct(100 * part)}</b> {VERDICT_WORDS[bound]}{detail}'
-        )
+    tiers = memory_tier_words(view, escape)
+    words = [
+        f'<span class="key {b.value}"></span><b>{pct(100 * s)}</b> {VERDICT_WORDS[b]}'
+        + (tiers if b is Bound.MEMORY else "")
+        for b, s in view.shares
+    ]
     parts = [
         f'<div class="device"><p class="muted">{_device_words(summary.analysis, view.device)}: '
         f"{escape(si(view.total_s, 's'))} in {plural(view.launches, 'launch')}</p>",
@@ -255,7 +255,12 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         for tier, value in kernel.pct_of_bandwidth.items()
         if value is not None
     ]
-    facts += [(f"cap {r}", si(c, "FLOP/s"), _cap_recipe(r)) for r, c in kernel.cap_flop_per_s.items()]
+    facts += [
+        (f"cap {r}", si(c, "FLOP/s"), f"min(compute peak, {r} bandwidth x intensity {r})")
+        if r != "compute"
+        else ("cap compute", si(c, "FLOP/s"), "compute peak of the kernel's precisions")
+        for r, c in kernel.cap_flop_per_s.items()
+    ]
     facts += [
         ("attainable FLOP/s", si(kernel.attainable_flop_per_s, "FLOP/s"), "lowest cap"),
         ("% of roof", pct(kernel.pct_of_roof), "roofline minimum time / duration"),
@@ -271,12 +276,6 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         if value is not None
     ]
     return facts
-
-
-def _cap_recipe(roof: str) -> str:
-    if roof == "compute":
-        return "compute peak of the kernel's precisions"
-    return f"min(compute peak, {roof} bandwidth x intensity {roof})"
 
 
 def _roofs_section(analysis: Analysis) -> list[str]:

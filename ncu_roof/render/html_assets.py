@@ -1,8 +1,7 @@
-"""The HTML report's assets, kept as files in ncu_roof/data: the page (report.html, a
-`string.Template`), its style sheet (report.css, the verdict colours from `render.summary` written
-in where its comments mark them) and its one script (report.js), which lays out, sorts, filters
-and pages the table from the page's JSON data with `textContent` only (the
-Content-Security-Policy allows it by hash).
+"""The HTML report's assets, files in ncu_roof/data: the page (report.html, a `string.Template`),
+its style sheet (report.css, the verdict colours of `render.summary` written in where its comments
+mark them), its one script (report.js: lays out, sorts, filters and pages the table from the
+page's JSON data with `textContent` only; the Content-Security-Policy allows it by hash).
 """
 
 from __future__ import annotations

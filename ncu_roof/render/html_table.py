@@ -14,6 +14,7 @@ from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.markdown import bandwidth_tier, intensity_tiers
 from ncu_roof.render.rates import achieved_words
 from ncu_roof.render.summary import VERDICT_WORDS, Row, Summary
+from ncu_roof.render.text import unbroken
 
 NAME_WIDTH = 70
 PAGE_ROWS = 100  # table rows in the DOM at once
@@ -50,7 +51,6 @@ def table_columns(summary: Summary) -> list[Column]:
 def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
     """Data key → (sort value, displayed text) of every cell of one row."""
     g, lead = row.group, row.group.figures
-    share = g.device_share if summary.multi_device else g.time_share
     tier = bandwidth_tier(lead)
     notes = ", ".join(map(str, row.notes))  # `1, 2, 3`: a cell that may wrap (1280 px fit)
     cells: dict[str, tuple[Any, str]] = {
@@ -59,7 +59,7 @@ def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
         "name": (None, shorten(g.name, NAME_WIDTH)),  # sorted by the full name, `names`
         "launches": (g.count, str(g.count)),
         "duration": (g.total_duration_s, si(g.total_duration_s, "s")),
-        "share": (share, pct(None if share is None else 100 * share)),
+        "share": (g.device_share if summary.multi_device else g.time_share, row.share(summary.multi_device)),
         "verdict": (None, _verdict_lines(row.verdict)),
         "notes": (None, notes),
         "pct": (lead.pct_of_roof, pct(lead.pct_of_roof)),
@@ -68,17 +68,12 @@ def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
         "flops": (lead.achieved_flop_per_s, achieved_words(lead, g.total_duration_s)),
         "bandwidth": (
             lead.achieved_byte_per_s[tier] if tier else None,
-            f"{_unbroken(si(lead.achieved_byte_per_s[tier], 'B/s'))} ({tier})" if tier else "–",
+            f"{unbroken(si(lead.achieved_byte_per_s[tier], 'B/s'))} ({tier})" if tier else "–",
         ),
     }
     for tier_name, value in lead.intensity_flop_per_byte.items():
         cells[f"ai_{tier_name}"] = (value, intensity(value))
     return cells
-
-
-def _unbroken(text: str) -> str:
-    """A number and its unit kept on one line (no-break spaces) in a cell that may wrap."""
-    return text.replace(" ", "\u00a0")
 
 
 def _verdict_lines(text: str) -> str:

@@ -1,14 +1,12 @@
 """The instruction roofline (Ding & Williams, "An Instruction Roofline Model for GPUs", PMBS
-2019), one panel per device, as SVG, PNG or PDF bytes (matplotlib object API, no pyplot).
+2019), one panel per device, as SVG, PNG or PDF bytes, drawn as the FLOP roofline is (panels,
+axes, colours, markers, labels, legend).
 
-x = instruction intensity (warp instructions per memory transaction, one point per tier),
-y = warp instructions per second; the horizontal roof is the issue peak (SMs x schedulers x SM
-clock), each diagonal a tier's transaction rate (its bandwidth / its transaction size, labelled
-with the bandwidth, as the FLOP roofline labels it). Drawn as the FLOP roofline is: the same
-panels, axes, roof colours, markers (colour = verdict, shape = tier, area = share of the device's
-time), kernel labels and legend. Launches of one kernel and shape are one marker per tier, at
-their summed instructions over their summed transactions and time. A device whose launches lack
-warp-instruction counts gets a panel that says so. Same input, same bytes.
+x = warp instructions per memory transaction (a point per tier), y = warp instructions per
+second; the roof is the issue peak (SMs x schedulers x SM clock), each diagonal a tier's
+transaction rate (bandwidth / transaction size, labelled with the bandwidth). Launches of one
+kernel and shape are one marker per tier, at their summed instructions over their summed
+transactions and time. A device without warp-instruction counts gets a panel that says so.
 """
 
 from __future__ import annotations
@@ -25,7 +23,8 @@ from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.errors import UsageError
-from ncu_roof.render.plot import PlotOptions, draw_figure, plot_devices, rendered
+from ncu_roof.render.formats import RenderOptions
+from ncu_roof.render.plot import draw_figure, plot_devices, rendered
 from ncu_roof.render.plot_draw import draw_chart, panel_title
 from ncu_roof.render.plot_panel import (
     OTHER_TIER_COLOUR,
@@ -55,14 +54,14 @@ Roof = dict[str, Any]  # a launch's `instruction_roofline`, as Polars gives a st
 
 
 def render_instruction_plot(
-    analysis: Analysis, *, fmt: str = "svg", options: PlotOptions | None = None
+    analysis: Analysis, *, fmt: str = "svg", options: RenderOptions | None = None
 ) -> bytes:
     """The instruction roofline of every device that ran kernels (or of `options.device`)."""
-    opts = options or PlotOptions()
+    opts = options or RenderOptions()
     return rendered(fmt, opts, lambda: _figure(analysis, opts))
 
 
-def _figure(analysis: Analysis, options: PlotOptions) -> Figure:
+def _figure(analysis: Analysis, options: RenderOptions) -> Figure:
     drawn = [_panel(analysis, d) for d in plot_devices(analysis, options.device)]
     if not any(p.points for p, _ in drawn):
         which = f"device {options.device}" if options.device is not None else "any device"

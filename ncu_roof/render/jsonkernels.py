@@ -1,10 +1,9 @@
 """The kernel objects of `--format json`: the launch frame written by Polars' `write_ndjson`.
 
-Each key of a kernel object is a column of the launch frame (`ncu_roof.analysis.frame`), or follows
-from them (`above_roof`, `sol_verdict`, `ops`, `headroom_s`, the instruction roofline's
-`transaction_bytes`). A struct has the same fields in every row where some JSON objects do not (a
-sparse map leaves out the keys it has no number for; one recipe names more quantities than
-another): the launches are written by shape (usually one), and their lines put back in order.
+Each key is a column of the launch frame (`ncu_roof.analysis.frame`) or follows from them
+(`above_roof`, `sol_verdict`, `ops`, `headroom_s`, `transaction_bytes`). A struct has the same
+fields in every row where JSON objects do not (a sparse map leaves out keys without a number; one
+recipe names more quantities than another): launches are written by shape, lines put back in order.
 """
 
 from __future__ import annotations
@@ -90,7 +89,7 @@ def _ops_flags(launches: pl.DataFrame, has: Mapping[str, bool]) -> dict[str, boo
     return {**flags, "ops.total": any(flags.values())}
 
 
-def _objects(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
+def kernel_objects(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
     """The kernels' JSON objects, `,`-separated, `chunk` launches at a time, as UTF-8 (as Polars
     writes them: a file gets them as they are)."""
     if not len(launches):
@@ -134,11 +133,6 @@ def json_objects(frame: pl.DataFrame, chunk: int) -> Iterator[memoryview]:
     for start in range(0, len(frame), chunk):
         frame.slice(start, chunk).write_json(written := io.BytesIO())
         yield written.getbuffer()[1:-1]
-
-
-def kernel_array(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
-    """The kernels' JSON array in pieces of UTF-8 (`chunk` kernels each), compact."""
-    return json_array(_objects(launches, chunk))
 
 
 def json_array(chunks: Iterable[bytes | memoryview]) -> Iterator[bytes | memoryview]:

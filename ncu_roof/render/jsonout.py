@@ -133,10 +133,10 @@ def render_json(analysis: Analysis) -> str:
 
 def json_pieces(analysis: Analysis) -> Iterator[Piece]:
     """The document in pieces, made as they are written: a big one is never held whole."""
-    from ncu_roof.render.jsonkernels import kernel_array
+    from ncu_roof.render.jsonkernels import json_array, kernel_objects
 
-    pretty = len(analysis.kernels) <= PRETTY_MAX_KERNELS
-    yield from document_pieces(_document(analysis), kernel_array(analysis.launches, CHUNK_KERNELS), pretty)
+    kernels = json_array(kernel_objects(analysis.launches, CHUNK_KERNELS))
+    yield from document_pieces(_document(analysis), kernels, len(analysis.kernels) <= PRETTY_MAX_KERNELS)
 
 
 def document_pieces(

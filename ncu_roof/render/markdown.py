@@ -1,8 +1,6 @@
-"""GitHub-flavoured Markdown for a PR comment or a job summary.
-
-Every string that comes from data (kernel names, device names, paths, roof sources) is put in a
-code span (`code_span`), and in table cells its `|` is escaped (`table_cell`); the only raw HTML
-emitted is our own constant markup (`<details>`, `<summary>`, the marker comment).
+"""GitHub-flavoured Markdown for a PR comment or a job summary. Every string from data is put
+in a code span (`code_span`), its `|` escaped in table cells (`table_cell`); the only raw HTML is
+our own constant markup (`<details>`, `<summary>`, the marker comment).
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from ncu_roof.render.summary import (
     roofs_clock_words,
     summarize,
 )
-from ncu_roof.render.text import code_block, code_span, plain, table_cell
+from ncu_roof.render.text import code_block, code_span, plain, table_cell, unbroken
 
 GITHUB_LIMIT_CHARS = 65_536  # a GitHub comment or job summary holds no more
 MARKER = "<!-- ncu-roof -->"
@@ -60,13 +58,10 @@ def render_markdown(
     limit_chars: int = GITHUB_LIMIT_CHARS,
     plot_ref: str | None = None,
 ) -> str:
-    """The report as GitHub-flavoured Markdown, at most `limit_chars` characters.
-
-    The `top` rows (kernel groups, or launches) go in the main table — one per device when there
-    are several —, with at most 8 columns; the other rows, the other columns and the roofs are
-    folded in `<details>`. When the whole does not fit, the first rows are kept and a note says
-    how many were left out. `plot_ref` is a path relative to where the Markdown is read.
-    """
+    """The report in at most `limit_chars` characters: the `top` rows in the main table (one per
+    device when there are several), at most 8 columns; other rows and columns and the roofs folded
+    in `<details>`. When the whole does not fit, the first rows are kept and a note says how many
+    were left out. `plot_ref` is a path relative to where the Markdown is read."""
     summary = source if isinstance(source, Summary) else summarize(source)
     rows = summary.rows
     low, high = 0, len(rows)
@@ -153,16 +148,12 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     shares = ", ".join([f"**{words[0]}**", *words[1:]]) if words else "no kernel has a duration"
     lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}."]
     if view.fix_first is not None:
-        fix = fix_first_words(summary, view, plain, _strong)
+        fix = fix_first_words(summary, view, plain, "**{}**".format)
         lines.append(f"**Fix first:** {_name(summary, view.fix_first.group)} {fix}.")
     costliest = shown_costliest(view)
     if costliest is not None:
         lines.append(f"Costliest: {_name(summary, costliest)} {costliest_words(costliest, plain)}.")
     return "  \n".join(lines)
-
-
-def _strong(text: str) -> str:
-    return f"**{text}**"
 
 
 def _name(summary: Summary, group: KernelGroup) -> str:
@@ -184,11 +175,6 @@ def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _nbsp(number: str) -> str:
-    """`432 µs` kept on one line in a narrow table cell."""
-    return number.replace(" ", "\u00a0")
-
-
 def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
     """At most 8 columns: #, kernel, launches, time, share, verdict [notes], % of roof, could save."""
     dev = device_column and summary.multi_device
@@ -203,11 +189,11 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
         if summary.grouped:
             cells.append(str(r.group.count))
         cells += [
-            _nbsp(si(r.group.total_duration_s, "s")),
+            unbroken(si(r.group.total_duration_s, "s")),
             r.share(summary.multi_device),
             table_cell(plain(r.flagged(notes=True))),
             pct(r.group.figures.pct_of_roof),
-            _nbsp(r.saving()),
+            unbroken(r.saving()),
         ]
         lines.append(_row(cells))
     return "\n".join(lines)

@@ -1,10 +1,7 @@
-"""An analysis as a notebook shows it: a short `repr` (a few lines: what was read, each device's
-time by verdict, the kernel to fix first) and an HTML view for Jupyter's `_repr_html_` (the same
-summary, each device's fix-first sentence as the report words it, the first rows of the table).
-
-The HTML is a fragment: no script, and a style sheet scoped to its own `div` (a notebook page is
-not ours to restyle); every data string is escaped. Both read the one summary view
-(`render.summary`), so they say what the terminal table and the HTML report say.
+"""An analysis as a notebook shows it, from the one summary view (`render.summary`): a short
+`repr` and an HTML view for Jupyter's `_repr_html_` (the fix-first sentences as the report words
+them, the first rows of the table). The HTML is a fragment: no script, a style sheet scoped to its
+own `div` (a notebook page is not ours to restyle), every data string escaped.
 """
 
 from __future__ import annotations
@@ -94,15 +91,11 @@ def analysis_html(analysis: Analysis) -> str:
             name = escape(one_line(shorten(ff.group.name, REPR_NAME)))
             parts.append(
                 f"<p><b>Fix first:</b> <code>{name}</code>{times(ff.group.count)} "
-                f"{fix_first_words(summary, view, escape, _bold)}.</p>"
+                f"{fix_first_words(summary, view, escape, '<b>{}</b>'.format)}.</p>"
             )
     parts += _table(summary)
     parts.append("</div>")
     return "\n".join(parts)
-
-
-def _bold(text: str) -> str:
-    return f"<b>{text}</b>"
 
 
 def _table(summary: Summary) -> list[str]:

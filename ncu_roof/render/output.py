@@ -93,25 +93,7 @@ def _write_pieces(handle: IO[bytes], data: Document) -> None:
 
 def write_output(data: Document, path: str | None) -> None:
     """Write to `path` atomically (never a half-written file), or to stdout when path is None/-."""
-    if path is None or path == "-":
-        _write_stdout(data)
-        return
-    check_writable(path)
-    target = through_links(path)
-    try:
-        if target.exists() and not target.is_file():
-            # a device or pipe (/dev/null, /dev/stdout, a FIFO): write through, never replace it
-            with target.open("wb") as handle:
-                _write_pieces(handle, data)
-            return
-        tmp = _stage(target, data)
-        try:
-            os.replace(tmp, target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-    except OSError as err:
-        raise OutputError(f"cannot write {path}: {err.strerror or err}", hint=WRITE_HINT) from None
+    write_all([(data, path)])
 
 
 def _write_stdout(data: Document) -> None:
@@ -154,35 +136,36 @@ def _stage(target: Path, payload: Document) -> Path:
 
 
 def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
-    """Several outputs, all or none: files are staged first, then devices and pipes are written,
-    then the staged files are renamed into place, and stdout (None or `-`) comes last."""
-    # what goes to stdout is rendered whole before any file is written: all or none
-    targets = [
-        (made(data), None) if path in (None, "-") else (data, through_links(path)) for data, path in outputs
-    ]
-    for _, target in targets:
-        check_writable(None if target is None else str(target))
-    regular = [(d, t) for d, t in targets if t is not None and (t.is_file() or not t.exists())]
-    special = [(d, t) for d, t in targets if t is not None and (d, t) not in regular]
+    """Several outputs, all or none: files are staged first, then devices and pipes (/dev/null, a
+    FIFO: written through, never replaced) are written, then the staged files are renamed into
+    place, and stdout (None or `-`) comes last, rendered whole before any file is written."""
+    stdout = [made(data) for data, path in outputs if path is None or path == "-"]
+    files = [(data, path, through_links(path)) for data, path in outputs if path is not None and path != "-"]
+    for _, path, _ in files:
+        check_writable(path)
+    files.sort(key=lambda file: file[2].exists() and not file[2].is_file())  # devices and pipes last
     staged: list[tuple[Path, Path]] = []
-    current: Path | None = None
+    current: str | None = None
     try:
-        for data, current in regular:
-            staged.append((_stage(current, data), current))
-        for data, current in special:
-            write_output(data, str(current))
+        for data, path, target in files:
+            current = path
+            if target.exists() and not target.is_file():
+                with target.open("wb") as handle:
+                    _write_pieces(handle, data)
+            else:
+                staged.append((_stage(target, data), target))
+        with held():  # the renames all happen, not some
+            for tmp, target in staged:
+                current = str(target)
+                os.replace(tmp, target)
     except BaseException as err:  # a failure, or Ctrl-C / SIGTERM: no temporary file stays behind
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
         if not isinstance(err, OSError):
             raise
         raise OutputError(f"cannot write {current}: {err.strerror or err}", hint=WRITE_HINT) from None
-    with held():  # the renames all happen, not some
-        for tmp, target in staged:
-            os.replace(tmp, target)
-    for data, target in targets:
-        if target is None:
-            write_output(data, None)
+    for whole in stdout:
+        _write_stdout(whole)
 
 
 def _default_mode() -> int:

@@ -1,10 +1,7 @@
-"""`--format parquet`: the launch table (ncu_roof.analysis.launches) as one Parquet file.
-
-One row per launch, the columns of `Analysis.to_arrow()`: every kernel value with its unit in its
-name, plus its input's path, format and ncu version and its device's name, clock and roofs, so
-files collected over many runs can be queried together (DuckDB, Polars, Spark, pandas). The
-schema metadata holds, under `ncu-roof`, the document's header as JSON: its schema name, the
-inputs, the devices with every roof and where it came from, and the collect command.
+"""`--format parquet`: the launch table (`Analysis.to_arrow()`, a row per launch with its input's
+and device's facts) as one Parquet file, so files of many runs can be queried together (DuckDB,
+Polars, Spark, pandas). Its schema metadata holds, under `ncu-roof`, the JSON document's header
+(schema, inputs, devices with every roof and its source, the collect command).
 """
 
 from __future__ import annotations

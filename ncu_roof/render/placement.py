@@ -29,9 +29,6 @@ class Placer:
         self.taken: list[Bbox] = []
         self.lines: list[Segment] = []
 
-    def block(self, box: Bbox) -> None:
-        self.taken.append(box)
-
     def cost(
         self, box: Bbox, own_line: int | None = None, anchor: tuple[float, float] | None = None
     ) -> float:
@@ -60,13 +57,13 @@ class Placer:
             box = self.box(text)
             cost = self.cost(box, own_line, anchor)
             if cost == 0.0:
-                self.block(box)
+                self.taken.append(box)
                 return
             if best is None or cost < best[0]:
                 best = (cost, i)
         if best is not None:
             candidates[best[1]]()
-            self.block(self.box(text))
+            self.taken.append(self.box(text))
 
     def box(self, text: Text) -> Bbox:
         """The text's own box (an annotation's extent would include its leader line)."""

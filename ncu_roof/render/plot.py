@@ -1,13 +1,11 @@
 """The hierarchical roofline, one panel per device, as SVG, PNG or PDF bytes (no pyplot).
 
-One diagonal per memory tier and one horizontal roof per precision, coloured by family (memory
-tiers in blues, compute precisions in warm colours) and labelled along their lines; ridge points
-against the reference compute roof are marked on it. Launches of one kernel (name, launch shape,
-device) are one marker per tier, placed at their summed FLOPs over summed bytes and time, with
-area ∝ their share of the device's time; colour = verdict, shape = tier. Markers are drawn as one
-collection per tier and verdict, so 100,000 launches cost about what 100 do; past
-`MAX_MARKERS` kernels the smallest are thinned out (the caption says how many). The top kernels
-are labelled by a greedy placer that keeps labels off other labels, markers and roof lines.
+A diagonal per memory tier (blues), a roof per precision (warm colours), labelled along their
+lines, ridge points on the reference compute roof. Launches of one kernel (name, launch shape,
+device) are one marker per tier at their summed FLOPs over summed bytes and time, area ∝ share
+of the device's time, colour = verdict, shape = tier; one collection per tier and verdict, so
+100,000 launches cost about what 100 do; past `MAX_MARKERS` kernels the smallest are thinned out
+(the caption says how many). A greedy placer keeps labels off labels, markers and roof lines.
 The same input gives byte-identical SVG and PDF.
 """
 
@@ -15,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from io import BytesIO
 from typing import TYPE_CHECKING
 
@@ -23,6 +20,7 @@ from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import plural
 from ncu_roof.errors import UsageError
+from ncu_roof.render.formats import RenderOptions
 from ncu_roof.render.plot_draw import draw_panel
 from ncu_roof.render.plot_marks import Verdict, draw_legend, group_verdict
 from ncu_roof.render.plot_panel import Arrow, Panel, caption, panel
@@ -32,7 +30,6 @@ if TYPE_CHECKING:
     from matplotlib.backend_bases import RendererBase
     from matplotlib.figure import Figure
 
-    from ncu_roof.render.formats import RenderOptions
 
 FORMATS = ("svg", "png", "pdf")
 PANEL_SIZE_IN = (10.0, 6.5)
@@ -55,23 +52,9 @@ NO_METADATA: dict[str, dict[str, str | None]] = {
 }
 
 
-@dataclass(frozen=True)
-class PlotOptions:
-    device: int | None = None  # one device only (default: one panel per device with kernels)
-    width_in: float | None = None
-    height_in: float | None = None
-    dpi: float | None = None
-    caption: str = "short"  # short | full | none
-    arrows: Sequence[Arrow] = field(default_factory=tuple)
-
-    @staticmethod
-    def from_render(options: RenderOptions) -> PlotOptions:
-        return PlotOptions(options.device, options.width_in, options.height_in, options.dpi, options.caption)
-
-
-def render_plot(analysis: Analysis, *, fmt: str = "svg", options: PlotOptions | None = None) -> bytes:
+def render_plot(analysis: Analysis, *, fmt: str = "svg", options: RenderOptions | None = None) -> bytes:
     """The roofline of every device with kernels (or of `options.device`), as SVG, PNG or PDF."""
-    opts = options or PlotOptions()
+    opts = options or RenderOptions()
     return rendered(fmt, opts, lambda: _figure(analysis, opts))
 
 
@@ -83,10 +66,10 @@ def plot_figure(
     from matplotlib import rc_context
 
     with rc_context(RC):  # type: ignore[arg-type]
-        return _figure(analysis, PlotOptions(device=device, arrows=tuple(arrows or ())))
+        return _figure(analysis, RenderOptions(device=device, arrows=tuple(arrows or ())))
 
 
-def rendered(fmt: str, options: PlotOptions, figure: Callable[[], Figure]) -> bytes:
+def rendered(fmt: str, options: RenderOptions, figure: Callable[[], Figure]) -> bytes:
     """`figure()`, drawn in the house style (`RC`), as SVG, PNG or PDF bytes."""
     if fmt not in FORMATS:
         raise UsageError(f"plot format {fmt!r} is not supported", hint="write .svg, .png or .pdf")
@@ -116,7 +99,7 @@ CAPTION_LINE_IN = 0.16  # a caption line's height
 TITLE_ROOM_IN = 0.45  # above the panels when no legend is drawn: the panel titles alone
 
 
-def _figure(analysis: Analysis, options: PlotOptions) -> Figure:
+def _figure(analysis: Analysis, options: RenderOptions) -> Figure:
     panels = [panel(analysis, d) for d in plot_devices(analysis, options.device)]
     full = options.caption == "full"
     many = len(panels) > 1
@@ -131,7 +114,7 @@ def _figure(analysis: Analysis, options: PlotOptions) -> Figure:
 
 def draw_figure(
     panels: Sequence[Panel],
-    options: PlotOptions,
+    options: RenderOptions,
     captions: Callable[[int], list[str]],
     draw: Callable[[Axes, RendererBase, Panel], set[str]],
     legend: bool = True,

@@ -179,7 +179,7 @@ def draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer
         for q, size in zip(pts[:200], sizes[:200], strict=False):  # the big ones matter for labels
             x, y = ax.transData.transform((q.intensity_flop_per_byte, q.flop_per_s))
             r = math.sqrt(size) / 2.0 * px_per_pt
-            placer.block(Bbox.from_extents(x - r, y - r, x + r, y + r))
+            placer.taken.append(Bbox.from_extents(x - r, y - r, x + r, y + r))
 
 
 def draw_roofs(

@@ -1,6 +1,5 @@
-"""What one panel of the roofline shows, before any drawing (no matplotlib): the kernel groups'
-points per tier, the roofs merged into lines, the ceilings beyond the precisions, the axis limits,
-the arrows of a diff and the caption.
+"""What one panel of the roofline shows, before any drawing (no matplotlib): the groups' points
+per tier, the roofs merged into lines, other ceilings, axis limits, a diff's arrows, the caption.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import one_line, plural, shorten
 from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 from ncu_roof.gpus.arch import arch_for_cc
+from ncu_roof.render.headline import times
 
 Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow
 Drawn = Sequence[tuple[KernelGroup, list["KernelPoint"]]]  # groups drawn, each with its points
@@ -154,9 +154,7 @@ def _span(values: list[float], default: tuple[float, float], right_margin: float
 
 def label_text(name: str, launches: int, share: float | None) -> str:
     """`name ×3 · 41% of time` (the share of its device's time)."""
-    text = shorten(name, LABEL_CHARS)
-    if launches > 1:
-        text += f" ×{launches}"
+    text = shorten(name, LABEL_CHARS) + times(launches)
     if share is not None:
         text += f" · {100.0 * share:.0f}% of time"
     return text
@@ -174,8 +172,7 @@ class Panel:
 
     @staticmethod
     def of(device: Device, launches: pl.DataFrame, drawn: Drawn, drawable: int, total_s: float) -> Panel:
-        """The panel of `drawn` groups and their points, of the `drawable` launches: the rest
-        of those thinned out."""
+        """The panel of `drawn` groups, of the `drawable` launches: the rest thinned out."""
         groups = tuple(g for g, _ in drawn)
         points = tuple(pt for _, found in drawn for pt in found)
         thinned = drawable - sum(g.count for g in groups)
@@ -191,8 +188,7 @@ def drawable(launches: pl.DataFrame) -> int:
     return count
 
 
-def device_groups(analysis: Analysis, device: Device) -> list[KernelGroup]:
-    """The device's kernel groups (`GroupBy.KERNEL`), by time."""
+def device_groups(analysis: Analysis, device: Device) -> list[KernelGroup]:  # by time
     return [g for g in ranked(group_kernels(analysis, GroupBy.KERNEL)) if g.device == device.index]
 
 
@@ -229,11 +225,8 @@ def arrow_points(
 
 
 def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
-    """Where the roofs come from; with `full`, every roof's source (the formulas); what was not drawn.
-
-    Every piece passes through `one_line`: sources and roof names come from the data (a roofs
-    file, a report), and a control character would make the SVG ill-formed XML.
-    """
+    """Where the roofs come from; with `full`, every roof's source (the formulas); what was not
+    drawn. Sources and roof names come from data: `one_line`, or the SVG is ill-formed XML."""
     import textwrap
 
     roofs = p.device.roofs

@@ -1,5 +1,5 @@
 """A prediction rendered: the `ncu-roof/prediction/v1` JSON document (docs/prediction-schema.md),
-and the terminal view (per-tier table, verdict line, assumptions) as rich renderables or text.
+and the terminal view (per-tier table, verdict line, assumptions) as text.
 """
 
 from __future__ import annotations
@@ -82,8 +82,9 @@ def _title(p: Prediction) -> str:
     return f"{p.workload_name} ({params}) on {platform}"
 
 
-def renderable(p: Prediction) -> Group:
-    """The prediction as rich renderables: per-tier table, verdict line, assumptions."""
+def render_text(p: Prediction, width: int = PIPE_WIDTH, *, color: bool = False) -> str:
+    """The per-tier table, verdict line and assumptions as text `width` columns wide, coloured
+    only when `color`."""
     point = p.point
     ops_only = p.ops is not None and not p.flop  # integer work alone: its tiers in operations
     work = "op" if ops_only else "FLOP"
@@ -123,7 +124,7 @@ def renderable(p: Prediction) -> Group:
         parts.append(Text(f"{p.ops.ceiling} ceiling: {p.ops.source}"))
     if p.assumptions:
         parts.append(Text("assumptions:\n" + "\n".join(f"  - {a}" for a in p.assumptions)))
-    return Group(*parts)
+    return rich_text(Group(*parts), width, color=color)
 
 
 def _ops_figures(p: Prediction, tier: str) -> tuple[str, str, str]:
@@ -158,8 +159,3 @@ def verdict_line(p: Prediction) -> str:
     if point.time_at_roof_s is not None:
         text += f"; time at the roof {si(point.time_at_roof_s, 's', 4)}"
     return text
-
-
-def render_text(p: Prediction, width: int = PIPE_WIDTH, *, color: bool = False) -> str:
-    """`renderable` as text `width` columns wide, coloured only when `color`."""
-    return rich_text(renderable(p), width, color=color)

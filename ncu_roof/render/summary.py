@@ -1,10 +1,7 @@
-"""The one summary view that the terminal, Markdown and HTML render (each only escapes and lays out).
-
-It holds what a reader must see at a glance: per device, the share of time per verdict, the
-costliest kernel and the kernel to fix first (the most time it would save at its roof); the rows
-of the table (kernel groups, or every launch); the distinct notes once, with how many launches
-each concerns; and why verdicts are missing, when they are. Verdict words and colours live here,
-once, for every sink.
+"""The one summary view that the terminal, Markdown and HTML render (each only escapes and lays out):
+per device the share of time per verdict, the costliest kernel and the kernel to fix first (the
+most time it would save at its roof); the rows (kernel groups, or launches); each distinct note
+once, with its launch count; why verdicts are missing. Verdict words and colours live here, once.
 """
 
 from __future__ import annotations
@@ -99,8 +96,7 @@ class Row:
     notes: tuple[int, ...]  # numbers of its notes
 
     @property
-    def verdict(self) -> str:
-        """The verdict most of its time got, with its basis (its share is a cell of its own)."""
+    def verdict(self) -> str:  # of most of its time, with its basis (the share: a cell of its own)
         return self.verdicts[0][0]
 
     @cached_property
@@ -195,7 +191,6 @@ class Summary:
 
     @property
     def name_header(self) -> str:
-        """What the rows' name column holds."""
         return NAME_HEADERS[self.by_nvtx]
 
     @property
@@ -219,7 +214,6 @@ class Summary:
         ff = view.fix_first
         if ff is None or ff.share is None:
             return ""
-
         if not self.multi_device:
             return f"{pct(100 * ff.share)} of the time"
         overall = f", {pct(100 * ff.saving_s / self.total_s)} of all" if self.total_s > 0 else ""
@@ -254,10 +248,8 @@ def summarize(
     sort: SortBy = SortBy.TIME,
     launches: bool = False,
 ) -> Summary:
-    """The view of one analysis. Groups are shown when kernels repeat, unless `launches`.
-
-    Which kernel to fix first is a question about kernels (groups), however the rows are shown.
-    """
+    """The view of one analysis: groups when kernels repeat, unless `launches`. Which kernel to fix
+    first is a question about kernels (groups), however the rows are shown."""
     kernels = group_kernels(analysis, group_by)
     by_nvtx = group_by is GroupBy.NVTX and not launches  # asked for: shown even without repeats
     grouped = by_nvtx or (group_by is not GroupBy.NONE and not launches and repeats(kernels))
@@ -314,8 +306,7 @@ def _bases(launches: pl.DataFrame) -> dict[Bound, str]:
 
 
 def _shares(launches: pl.DataFrame, column: str, total_s: float) -> dict[str, float]:
-    """The launches' summed share of `total_s` for each distinct value of `column`, in first-seen
-    order."""
+    """The launches' summed share of `total_s` per distinct `column` value, in first-seen order."""
     sums = launches.group_by(column, maintain_order=True).agg(pl.col("duration_s").truediv(total_s).sum())
     return dict(sums.iter_rows())
 
@@ -329,9 +320,8 @@ def _template(note: str) -> str:
 
 
 def _merged(texts: Iterable[tuple[str, str, float]]) -> list[tuple[str, str, float, int]]:
-    """Texts that differ only in numbers as one, the most weight first (each text with its
-    `_template` and weight): its template, its wording (numbers that differ as ranges), its summed
-    weight and how many wordings it has."""
+    """(text, `_template`, weight) merged by template, the most weight first: (template, wording
+    with differing numbers as ranges, summed weight, how many wordings)."""
     totals: dict[str, float] = {}
     wordings: dict[str, dict[str, None]] = {}  # first-seen order
     for text, key, weight in texts:
@@ -342,8 +332,7 @@ def _merged(texts: Iterable[tuple[str, str, float]]) -> list[tuple[str, str, flo
 
 
 def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int]]:
-    """The distinct notes (those that differ only in numbers as one), most launches first, and
-    each note's number."""
+    """The distinct notes (differing only in numbers: one), most launches first; each note's number."""
     each = analysis.launches.select(pl.col("notes").list.unique(maintain_order=True)).explode("notes")
     # each distinct note's launches, in first-seen order, and its template (`_template`)
     per_note = (

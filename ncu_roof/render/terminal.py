@@ -55,9 +55,8 @@ class Column:
 
 
 def columns(summary: Summary) -> list[Column]:
-    """The columns this summary needs (launch counts only for groups, a device column for several).
-
-    The verdict, % of roof and could save are never dropped: they are the answer."""
+    """The columns this summary needs (launch counts only for groups, a device column for several);
+    the verdict, % of roof and could save are never dropped: they are the answer."""
     cols = [Column("#", "right", 0, lambda r: str(r.rank))]
     if summary.multi_device:
         cols.append(Column("dev", "right", 0, lambda r: str(r.group.device)))
@@ -119,14 +118,11 @@ def wrapped(text: str, width: int) -> str:
 
 
 def fit(cols: Sequence[Column], cells: Sequence[Sequence[str]], width: int) -> dict[int, int]:
-    """Column index → width, for the columns that fit `width`, in order.
-
-    Every column keeps its natural (widest cell) width and the kernel name gets what is left.
-    While the name would get less than KERNEL_COMFORT, the details (drop rank ≥ COMFORT_RANK)
-    go; then, while it would get less than KERNEL_MIN, the other optional columns go (highest
-    rank first), the verdict wrapping between its phrases before the last of them (share, notes)
-    go. Never dropped: rank 0 (the answer: time, % of roof, could save, verdict).
-    """
+    """Column index → width, for the columns that fit `width`, in order. Every column keeps its
+    natural (widest cell) width, the kernel name gets what is left. While the name would get less
+    than KERNEL_COMFORT, the details (drop rank ≥ COMFORT_RANK) go; then, while less than
+    KERNEL_MIN, the other optional columns (highest rank first), the verdict wrapping between its
+    phrases before the last of them (share, notes) go. Rank 0 (the answer) is never dropped."""
     natural = [max([cell_len(c.header), *(cell_len(r[i]) for r in cells)]) for i, c in enumerate(cols)]
     least = [
         max([cell_len(c.header), *(cell_len(p) for r in cells for p in _PHRASE.split(r[i]))])
@@ -161,8 +157,6 @@ def fit(cols: Sequence[Column], cells: Sequence[Sequence[str]], width: int) -> d
 
 @dataclass(frozen=True)
 class Laid:
-    """The table laid out: it, the columns left out, each name's label, the index lines."""
-
     table: Table
     dropped: list[str]
     labels: dict[str, str]  # full name → as the table (and the headline) shows it

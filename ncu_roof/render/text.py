@@ -1,9 +1,7 @@
 """Safe text for every sink: kernel names are hostile (templates, `|`, backticks, ESC, newlines).
 
-The one home of the guards the sinks apply to every text field from data (kernel names, grid and
-block, device names, paths, notes), on top of `ncu_roof.base.text.one_line` (terminal and logs):
-`csv_cell` (spreadsheet formulas), `code_span` / `table_cell` / `plain` (Markdown); HTML sinks
-use `html.escape(one_line(text))`.
+The guards the sinks apply to every text from data (names, shapes, paths, notes), on top of
+`base.text.one_line` (terminal, logs); HTML sinks use `html.escape(one_line(text))`.
 """
 
 from __future__ import annotations
@@ -24,12 +22,10 @@ def csv_cell(text: str) -> str:
 
 
 def code_span(text: str) -> str:
-    """`text` as an inline code span that renders exactly, whatever backticks it contains.
-
-    The fence is one backtick longer than the longest run inside; a space pads text that starts
-    or ends with a backtick (or starts and ends with a space, which CommonMark would strip).
-    Line breaks and control characters become one line first. In a table, wrap in `table_cell`.
-    """
+    """`text` (made one line) as an inline code span that renders exactly, whatever backticks it
+    holds: fenced one backtick longer than its longest run, a space padding text that starts or
+    ends with a backtick (or starts and ends with a space, which CommonMark would strip). In
+    a table, wrap it in `table_cell`."""
     body = one_line(text)
     if not body:
         return "` `"
@@ -53,6 +49,11 @@ def _longest_backticks(text: str) -> int:
 def table_cell(text: str) -> str:
     """Markdown for one table cell: one line, `|` escaped (GFM needs it even inside code spans)."""
     return one_line(text).replace("|", "\\|")
+
+
+def unbroken(text: str) -> str:
+    """`432 µs` kept on one line (no-break spaces) in a table cell that may wrap."""
+    return text.replace(" ", "\u00a0")
 
 
 def plain(text: str) -> str:

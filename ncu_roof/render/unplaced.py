@@ -1,6 +1,4 @@
-"""Why launches are not placed on a roofline (no `% of roof`, so no roofline verdict): one reason
-per distinct case, the most common first, worded for the summary.
-"""
+"""Why launches are not placed on a roofline, worded for the summary."""
 
 from __future__ import annotations
 
@@ -14,8 +12,8 @@ from ncu_roof.base.text import plural
 
 
 def missing_reason(analysis: Analysis) -> str | None:
-    """Why launches are not placed on a roofline (no `% of roof`, so no roofline verdict), the most
-    common reason first; None when every launch is placed."""
+    """Why launches are not placed on a roofline (no `% of roof`, so no roofline verdict): a reason
+    per distinct case, the most common first; None when every launch is placed."""
     unplaced = analysis.launches.filter(pl.col("pct_of_roof").is_null())
     if unplaced.is_empty():
         return None
