@@ -5,6 +5,7 @@ a private temporary report, moved into place only when the project's reader load
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
@@ -101,16 +102,15 @@ def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
 
 
 def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
-    """SIGTERM the whole process group (ncu, the program, its children), then SIGKILL."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
+    """SIGTERM the whole process group (ncu, the program, its children), then SIGKILL what is left
+    of it once ncu has exited or `grace_s` has passed: a child that ignores SIGTERM is not left
+    running after ncu."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=grace_s)
-            return
-        except ProcessLookupError:
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float | None) -> RunOutcome:
