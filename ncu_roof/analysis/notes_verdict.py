@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import fixed, is_set, whole_shown
+from ncu_roof.analysis.model import fixed, is_set
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
 from ncu_roof.base.arrays import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
@@ -53,7 +53,7 @@ def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     """Made once per distinct combination of what it shows (the launches of one kernel share it)."""
     sm_pct, memory_pct, roof_pct, small_grid_waves_per_sm, binding = _latency_inputs(x, rows)
-    shown = [whole_shown(sm_pct), whole_shown(memory_pct), whole_shown(roof_pct), small_grid_waves_per_sm]
+    shown = [np.rint(sm_pct), np.rint(memory_pct), np.rint(roof_pct), small_grid_waves_per_sm]
     return per_distinct(
         shown,
         binding,
@@ -171,7 +171,7 @@ def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     """The roofline decided; Speed of Light calls the launch latency-bound: what that means. Made
     once per distinct combination of what it shows (the launches of one kernel share it)."""
-    shown = [whole_shown(x.sol_sm_pct[rows]), whole_shown(x.sol_memory_pct[rows]), whole_shown(x.pct[rows])]
+    shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
     return per_distinct(
         [*shown, x.waves[rows]], x.binding[rows], lambda first: _cross_check_texts(x, rows[first])
     )
