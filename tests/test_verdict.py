@@ -320,7 +320,7 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
     or a field left out of the key gives some launch another's note. 8,400 launches: the texts
     made row by row take `fixed`'s path for many values, the distinct ones its path for few."""
     from ncu_roof.analysis.notes import NoteInputs
-    from ncu_roof.analysis.notes_verdict import _latency, _latency_inputs, _latency_texts
+    from ncu_roof.analysis.notes_verdict import _latency, _latency_texts
 
     sol = [12.5, 13.0, 13.5, -0.4, 0.0]
     nan = float("nan")
@@ -349,7 +349,9 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
         shared_bank_conflict_pct=np.full(n, np.nan), input_notes=nowhere,
     )  # fmt: skip
     for launches in (np.arange(n), np.arange(n)[::7]):
-        assert _latency(x, launches).tolist() == _latency_texts(*_latency_inputs(x, launches)).tolist()
+        small_grid = np.where(x.waves[launches] < 1, x.waves[launches], np.nan)
+        placed = np.where(x.supported[launches], x.binding[launches], None)
+        assert _latency(x, launches).tolist() == _latency_texts(x, launches, small_grid, placed).tolist()
 
 
 @given(st.lists(st.tuples(st.floats(allow_nan=True), st.booleans()), max_size=30))

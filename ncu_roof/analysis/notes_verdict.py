@@ -51,15 +51,18 @@ def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
 
 
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """Made once per distinct combination of what it shows (the launches of one kernel share it)."""
-    sm_pct, memory_pct, roof_pct, small_grid_waves_per_sm, binding = _latency_inputs(x, rows)
-    shown = [np.rint(sm_pct), np.rint(memory_pct), np.rint(roof_pct), small_grid_waves_per_sm]
+    """What a latency note shows of each launch: SM and memory % of peak, % of the roof, the waves
+    per SM of a small grid (NaN for any other), the roof that binds (None where the roofline could
+    not be placed). Made once per distinct combination of those, as shown (the launches of one
+    kernel share it)."""
+    small_grid_waves_per_sm = np.where(x.waves[rows] < 1, x.waves[rows], np.nan)
+    binding = x.binding[rows].copy()
+    binding[~x.supported[rows]] = None
+    shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
     return per_distinct(
-        shown,
+        [*shown, small_grid_waves_per_sm],
         binding,
-        lambda first: _latency_texts(
-            sm_pct[first], memory_pct[first], roof_pct[first], small_grid_waves_per_sm[first], binding[first]
-        ),
+        lambda first: _latency_texts(x, rows[first], small_grid_waves_per_sm[first], binding[first]),
     )
 
 
@@ -79,36 +82,19 @@ def per_distinct(
     return out
 
 
-def _latency_inputs(x: NoteInputs, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-    """What a latency note shows of each launch: SM and memory % of peak, % of the roof, the waves
-    per SM of a small grid (NaN for any other), the roof that binds (None where the roofline could
-    not be placed)."""
-    waves_per_sm = x.waves[rows]
-    small_grid_waves_per_sm = np.where(waves_per_sm < 1, waves_per_sm, np.nan)
-    binding = x.binding[rows].copy()
-    binding[~x.supported[rows]] = None
-    return x.sol_sm_pct[rows], x.sol_memory_pct[rows], x.pct[rows], small_grid_waves_per_sm, binding
-
-
-def _latency_texts(
-    sm_pct: np.ndarray,
-    memory_pct: np.ndarray,
-    roof_pct: np.ndarray,
-    small_grid_waves_per_sm: np.ndarray,
-    binding: np.ndarray,
-) -> np.ndarray:
-    small = ~np.isnan(small_grid_waves_per_sm)
+def _latency_texts(x: NoteInputs, rows: np.ndarray, waves: np.ndarray, binding: np.ndarray) -> np.ndarray:
+    small = ~np.isnan(waves)
     grid = np.full(len(small), "", dtype=object)
-    grid[small] = "; small grid (" + fixed(small_grid_waves_per_sm[small], 2) + " waves per SM)"
+    grid[small] = "; small grid (" + fixed(waves[small], 2) + " waves per SM)"
     out: np.ndarray = (
         "latency-bound: SM "
-        + fixed(sm_pct, 0)
+        + fixed(x.sol_sm_pct[rows], 0)
         + "% and memory "
-        + fixed(memory_pct, 0)
+        + fixed(x.sol_memory_pct[rows], 0)
         + f"% of peak, both under {LATENCY_SOL_PCT:.0f}%"
         + grid
         + "; the roofline alone says "
-        + _verdict_words(binding, roof_pct)
+        + _verdict_words(binding, x.pct[rows])
     )
     return out
 
