@@ -21,7 +21,7 @@ from ncu_roof.analysis.model import (
 )
 from ncu_roof.analysis.notes import NoteInputs, launch_notes
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
-from ncu_roof.analysis.sol import busiest_unit_arrays, sol_headroom_array
+from ncu_roof.analysis.sol import busiest_unit_arrays, headroom_array
 from ncu_roof.analysis.verdicts import Verdicts, unfailed
 from ncu_roof.base.arrays import object_array
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
@@ -91,7 +91,7 @@ def device_frame(
         "attainable_flop_per_s": v.arrays.attainable_flop_per_s,
         "pct_of_roof": pct,
         "compute_ceiling_pct": np.where(is_set(ceiling), v.ceiling_pct, NAN),
-        "headroom_sol_s": sol_headroom_array(duration, busiest_pct),
+        "headroom_sol_s": headroom_array(duration, busiest_pct),
         "sol_busiest_unit": busiest_unit,
         "small_grid": v.sol.small_grid.astype(bool),
         "flop_total_is_lower_bound": lower,

@@ -28,6 +28,7 @@ from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import frame_of, integer_ops
 from ncu_roof.analysis.model import intensity_array, nan_to_none
 from ncu_roof.analysis.records import Kernel
+from ncu_roof.analysis.sol import headroom_array
 from ncu_roof.analysis.verdict_phrases import verdict_codes
 
 
@@ -40,14 +41,6 @@ class GroupBy(StrEnum):
 class SortBy(StrEnum):
     TIME = "time"  # total duration, largest first
     HEADROOM = "headroom"  # time it would save at its roof, largest first
-
-
-def headroom_array(duration_s: np.ndarray, pct_of_roof: np.ndarray) -> np.ndarray:
-    """Seconds each launch would save at its binding roof; NaN when that cannot be said (no
-    duration or roofline verdict, or above its roof: roofs and counters disagree)."""
-    known = np.isfinite(duration_s) & np.isfinite(pct_of_roof) & (pct_of_roof <= 100.0)
-    with np.errstate(invalid="ignore"):
-        return np.where(known, duration_s * (1.0 - pct_of_roof / 100.0), np.nan)
 
 
 def headroom_s(kernel: Kernel) -> float | None:
