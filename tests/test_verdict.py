@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import polars as pl
 import pytest
 from conftest import analyzed, examples, run_cli
 from hypothesis import given, settings
@@ -339,8 +340,9 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
     n = len(rows)
     sm, memory, pct, waves, binding, supported = (np.array(c) for c in zip(*rows, strict=True))
     nothing, nowhere = np.zeros(n, dtype=bool), np.empty(n, dtype=object)
+    lacking = pl.Series([[]] * n, dtype=pl.List(pl.String))
     x = NoteInputs(
-        failed=nothing, collection_failed=nothing, missing=nowhere, no_compute_roofs=False, unroofed={},
+        failed=nothing, collection_failed=nothing, missing=lacking, no_compute_roofs=False, unroofed={},
         recipe={}, not_collected={}, flop={}, flop_total_is_lower_bound=nothing,
         tensor_pipe_pct=np.full(n, np.nan), integer_tensor_ops=nothing, basis=nowhere, bound=nowhere,
         sol_bound=nowhere, sol_unit=nowhere, disagrees=nothing, supported=supported.astype(bool),

@@ -8,10 +8,9 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.frame import launch_frame, numbers, struct, text_lists, texts, where
+from ncu_roof.analysis.frame import launch_frame, numbers, struct, texts, where
 from ncu_roof.analysis.model import (
     InstructionArrays,
-    bit_codes,
     fixed,
     intensity_array,
     is_set,
@@ -23,7 +22,6 @@ from ncu_roof.analysis.notes import NoteInputs, launch_notes
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
 from ncu_roof.analysis.sol import busiest_unit_arrays, headroom_array
 from ncu_roof.analysis.verdicts import Verdicts, unfailed
-from ncu_roof.base.arrays import object_array
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
 from ncu_roof.gpus.roofs import launch_count
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
@@ -103,7 +101,6 @@ def device_frame(
         "sol_bound": v.sol.bound,
         "sol_unit": v.sol.unit,
         "compute_ceiling": ceiling,
-        "missing": missing,
     }
     # whether the tensor FLOPs are tensor-pipe instructions x 512 (their recipe says so)
     by_pipe = np.array([bool(r) and r.endswith("*512") for r in formulas["flop_tensor"].tolist()], dtype=bool)
@@ -155,7 +152,7 @@ def device_frame(
     }
     records = {
         "notes": notes,
-        "missing": text_lists(missing.tolist()),
+        "missing": missing,
         "recipe": struct({k: texts(t) for k, t in formulas.items()}, n),
         "traffic": _traffic(group, nbytes, formulas),
         "not_collected": struct(
@@ -197,34 +194,23 @@ def _ops_lower_bound(
     return out
 
 
-_MISSING_NAMES = ("duration", "flop", *TIERS, "sol")
-
-
 def _missing(
     failed: np.ndarray,
     duration: np.ndarray,
     flop_total: np.ndarray,
     nbytes: Mapping[str, np.ndarray],
     sol: Mapping[str, np.ndarray],
-) -> np.ndarray:
+) -> pl.Series:
     """Per launch, the quantities it lacks (none for a failed launch: its notes say why)."""
-    absent = [
-        np.isnan(duration),
-        np.isnan(flop_total),
-        *(np.isnan(nbytes[t]) for t in TIERS),
-        np.isnan(sol["sm"]) | np.isnan(sol["memory"]),
-    ]
-    code = bit_codes([lacks & ~failed for lacks in absent])  # bit i: lacks _MISSING_NAMES[i]
-    lacking: np.ndarray = _MISSING_TUPLES[code]  # launches that lack the same counters share one tuple
-    return lacking
-
-
-_MISSING_TUPLES = object_array(  # every combination of lacking quantities, by its bits
-    [
-        tuple(m for i, m in enumerate(_MISSING_NAMES) if code >> i & 1)
-        for code in range(1 << len(_MISSING_NAMES))
-    ]
-)
+    absent = {
+        "duration": np.isnan(duration),
+        "flop": np.isnan(flop_total),
+        **{t: np.isnan(nbytes[t]) for t in TIERS},
+        "sol": np.isnan(sol["sm"]) | np.isnan(sol["memory"]),
+    }
+    lacks = pl.DataFrame({name: lacking & ~failed for name, lacking in absent.items()})
+    names = pl.concat_list([pl.when(name).then(pl.lit(name)) for name in absent]).list.drop_nulls()
+    return lacks.select(names.alias("missing")).to_series()
 
 
 def _traffic(

@@ -36,7 +36,7 @@ class NoteInputs:
 
     failed: np.ndarray  # bool: duration 0 or nothing collected
     collection_failed: np.ndarray  # bool: every counter n/a
-    missing: np.ndarray  # object: tuple of missing quantities
+    missing: pl.Series  # list of the quantities it lacks
     no_compute_roofs: bool  # the device has no compute roofs at all
     unroofed: Mapping[str, np.ndarray]  # tier → bool: traffic but no roof of that counter
     recipe: Mapping[str, np.ndarray]  # per quantity, each launch's formula (object: text or None)
@@ -99,10 +99,8 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     ok = ~x.failed
     missing = x.missing
     add(
-        ok & truthy(missing),
-        lambda rows: object_array(
-            each(missing[rows].tolist(), lambda m: "missing counters: " + ", ".join(m))
-        ),
+        ok & (missing.list.len() > 0).to_numpy(),
+        lambda rows: ("missing counters: " + missing.gather(rows).list.join(", ")).to_numpy(),
     )
     if x.no_compute_roofs:
         add(
