@@ -303,6 +303,16 @@ def fixed(values: np.ndarray, digits: int) -> np.ndarray:
     return object_array(list(map(f"{{:.{digits}f}}".format, values.tolist())))
 
 
+def sentences(template: str, *texts: np.ndarray) -> np.ndarray:
+    """`template` per row, its `{}` filled in order by object arrays of texts (the parts joined by
+    elementwise `+`: a pass per part, not a format per row)."""
+    first, *rest = template.split("{}")
+    out: np.ndarray = first + texts[0] + rest[0]
+    for column, part in zip(texts[1:], rest[1:], strict=True):
+        out = out + column + part
+    return out
+
+
 def is_set(values: np.ndarray) -> np.ndarray:
     """Elementwise `is not None` of an object array."""
     out: np.ndarray = ~equals(values, None)

@@ -15,7 +15,7 @@ from typing import TypeVar
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import bit_codes, fixed, is_set, objects
+from ncu_roof.analysis.model import bit_codes, fixed, is_set, objects, sentences
 from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
 from ncu_roof.base.arrays import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
@@ -125,19 +125,19 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     tensor_busy = ~np.isnan(x.tensor_pipe_pct) & (x.tensor_pipe_pct != 0)
     add(
         ok & no_tensor & tensor_busy & ~x.integer_tensor_ops & ~is_set(unknown),
-        lambda rows: (
-            "tensor pipe " + fixed(x.tensor_pipe_pct[rows], 0) + "% busy; tensor FLOPs not counted — collect "
-            f"sm__ops_path_tensor_* ({_TENSOR_PATHS_COLLECT})"
+        lambda rows: sentences(
+            "tensor pipe {}% busy; tensor FLOPs not counted — collect sm__ops_path_tensor_* "
+            f"({_TENSOR_PATHS_COLLECT})",
+            fixed(x.tensor_pipe_pct[rows], 0),
         ),
     )
     basis_none = equals(x.basis, VerdictBasis.NONE)
     busiest = x.busiest_pipe
     add(
         ok & basis_none & is_set(busiest),
-        lambda rows: (
-            "busiest pipe: "
-            + busiest[rows]
-            + "; without memory traffic or SOL percentages no verdict can be made"
+        lambda rows: sentences(
+            "busiest pipe: {}; without memory traffic or SOL percentages no verdict can be made",
+            busiest[rows],
         ),
     )
     tiers = x.busiest_tier
@@ -158,14 +158,13 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     per_request, conflicts = x.shared_wavefronts_per_request, x.shared_bank_conflict_pct
     add(
         ok & (conflicts >= 10.0) & (per_request > 1.0),
-        lambda rows: (
-            "shared-memory bank conflicts: "
-            + fixed(per_request[rows], 1)
-            + " wavefronts per shared load or store request, "
-            + fixed(conflicts[rows], 0)
-            + "% of them conflicts: the shared roof counts every wavefront, so its % is replays, not "
-            "bytes; fix: pad the shared array (float tile[32][33], not [32][32]) or swizzle its index "
-            "so the 32 threads of a warp hit 32 different banks"
+        lambda rows: sentences(
+            "shared-memory bank conflicts: {} wavefronts per shared load or store request, {}% of them "
+            "conflicts: the shared roof counts every wavefront, so its % is replays, not bytes; fix: pad "
+            "the shared array (float tile[32][33], not [32][32]) or swizzle its index so the 32 threads of "
+            "a warp hit 32 different banks",
+            fixed(per_request[rows], 1),
+            fixed(conflicts[rows], 0),
         ),
     )
     add(
@@ -179,10 +178,8 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     latency = equals(x.bound, Bound.LATENCY) | (x.disagrees & equals(x.sol_bound, Bound.LATENCY))
     add(
         ok & (x.waves < 1) & ~latency,
-        lambda rows: (
-            "less than one wave ("
-            + fixed(x.waves[rows], 2)
-            + " per SM): counters of small launches are noisy"
+        lambda rows: sentences(
+            "less than one wave ({} per SM): counters of small launches are noisy", fixed(x.waves[rows], 2)
         ),
     )
     given = x.input_notes
@@ -263,20 +260,10 @@ def _busy_sm(
     named = is_set(pipe[rows])
     busiest = np.full(len(rows), "", dtype=object)
     busiest[named] = " (busiest pipe: " + pipe[rows][named] + ")"
-    out: np.ndarray = (
-        "SM "
-        + fixed(sm[rows], 0)
-        + "% busy"
-        + busiest
-        + " at "
-        + fixed(pct[rows], 0)
-        + "% of the "
-        + precision[rows]
-        + " roof: the instruction mix, not the "
-        + units[rows]
-        + " units, binds"
+    return sentences(
+        "SM {}% busy{} at {}% of the {} roof: the instruction mix, not the {} units, binds",
+        *(fixed(sm[rows], 0), busiest, fixed(pct[rows], 0), precision[rows], units[rows]),
     )
-    return out
 
 
 def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -285,16 +272,10 @@ def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: n
     small = used < 9.95  # one decimal, not "0%"
     used_text = np.empty(len(rows), dtype=object)
     used_text[small], used_text[~small] = fixed(used[small], 1), fixed(used[~small], 0)
-    out: np.ndarray = (
-        f"{TIER_NAMES[tier]} is "
-        + fixed(busy[rows], 0)
-        + "% busy moving "
-        + used_text
-        + "% of its byte peak: about "
-        + fixed(busy[rows] / moved[rows], 0)
-        + f"x more {why}"
+    return sentences(
+        f"{TIER_NAMES[tier]} is {{}}% busy moving {{}}% of its byte peak: about {{}}x more {why}",
+        *(fixed(busy[rows], 0), used_text, fixed(busy[rows] / moved[rows], 0)),
     )
-    return out
 
 
 def _far_apart(busy: np.ndarray, used: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import fixed, is_set
+from ncu_roof.analysis.model import fixed, is_set, sentences
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
 from ncu_roof.base.arrays import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
@@ -86,17 +86,16 @@ def _latency_texts(x: NoteInputs, rows: np.ndarray, waves: np.ndarray, binding: 
     small = ~np.isnan(waves)
     grid = np.full(len(small), "", dtype=object)
     grid[small] = "; small grid (" + fixed(waves[small], 2) + " waves per SM)"
-    out: np.ndarray = (
-        "latency-bound: SM "
-        + fixed(x.sol_sm_pct[rows], 0)
-        + "% and memory "
-        + fixed(x.sol_memory_pct[rows], 0)
-        + f"% of peak, both under {LATENCY_SOL_PCT:.0f}%"
-        + grid
-        + "; the roofline alone says "
-        + _verdict_words(binding, x.pct[rows])
+    return sentences(
+        f"latency-bound: SM {{}}% and memory {{}}% of peak, both under {LATENCY_SOL_PCT:.0f}%{{}}; the "
+        "roofline alone says {}",
+        *(
+            fixed(x.sol_sm_pct[rows], 0),
+            fixed(x.sol_memory_pct[rows], 0),
+            grid,
+            _verdict_words(binding, x.pct[rows]),
+        ),
     )
-    return out
 
 
 def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
@@ -109,10 +108,7 @@ def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
 
 def _sol_pcts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     """`SM 62%, memory 31%` per launch."""
-    out: np.ndarray = (
-        "SM " + fixed(x.sol_sm_pct[rows], 0) + "%, memory " + fixed(x.sol_memory_pct[rows], 0) + "%"
-    )
-    return out
+    return sentences("SM {}%, memory {}%", fixed(x.sol_sm_pct[rows], 0), fixed(x.sol_memory_pct[rows], 0))
 
 
 def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
@@ -122,36 +118,24 @@ def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
         "the roofline cannot see this kernel's (integer) work",
         "the roofline needs FLOP and byte counters with roofs",
     ).astype(object)
-    out: np.ndarray = (
-        "verdict from Speed of Light (Nsight's rule): "
-        + _sol_pcts(x, rows)
-        + _unit_words(x.sol_unit[rows], ", busiest memory unit ")
-        + "; "
-        + why
-    )
-    return out
+    units = _unit_words(x.sol_unit[rows], ", busiest memory unit ")
+    return sentences("verdict from Speed of Light (Nsight's rule): {}{}; {}", _sol_pcts(x, rows), units, why)
 
 
 def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     bound = object_array([b.value for b in x.sol_bound[rows].tolist()])
-    out: np.ndarray = (
-        "Speed of Light disagrees: "
-        + _sol_pcts(x, rows)
-        + " says "
-        + bound
-        + "-bound"
-        + _unit_words(x.sol_unit[rows], " at ")
-        + "; the roofline says "
-        + _verdict_words(x.binding[rows], x.pct[rows])
-        + np.where(
-            equals(x.binding[rows], COMPUTE),
-            ": the memory unit is busier than the bytes at their peak explain (uncoalesced access, "
-            "bank conflicts, or traffic of a counter not on the roofline)",
-            ": the SM is busier than the FLOPs at their peak explain — the instruction mix "
-            "(integer, address, conversion work), not the FLOP roof, keeps it busy",
-        ).astype(object)
+    why = np.where(
+        equals(x.binding[rows], COMPUTE),
+        "the memory unit is busier than the bytes at their peak explain (uncoalesced access, bank "
+        "conflicts, or traffic of a counter not on the roofline)",
+        "the SM is busier than the FLOPs at their peak explain — the instruction mix (integer, "
+        "address, conversion work), not the FLOP roof, keeps it busy",
+    ).astype(object)
+    roofline = _verdict_words(x.binding[rows], x.pct[rows])
+    return sentences(
+        "Speed of Light disagrees: {} says {}-bound{}; the roofline says {}: {}",
+        *(_sol_pcts(x, rows), bound, _unit_words(x.sol_unit[rows], " at "), roofline, why),
     )
-    return out
 
 
 def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
@@ -171,25 +155,16 @@ def _cross_check_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
         "too few warps in flight or dependent accesses hide no latency: more parallelism "
         "(occupancy, independent work per thread)",
     ).astype(object)
-    out: np.ndarray = (
-        "Speed of Light says latency-bound: "
-        + _sol_pcts(x, rows)
-        + f", both under {LATENCY_SOL_PCT:.0f}%; the roofline says "
-        + _verdict_words(x.binding[rows], x.pct[rows])
-        + ": no unit is near its peak — "
-        + why
-        + " brings it toward that roof, which then binds"
+    return sentences(
+        f"Speed of Light says latency-bound: {{}}, both under {LATENCY_SOL_PCT:.0f}%; the roofline says "
+        "{}: no unit is near its peak — {} brings it toward that roof, which then binds",
+        *(_sol_pcts(x, rows), _verdict_words(x.binding[rows], x.pct[rows]), why),
     )
-    return out
 
 
 def above_roof(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    out: np.ndarray = (
-        "above its roof ("
-        + fixed(x.pct[rows], 0)
-        + "% of the "
-        + x.binding[rows].astype(str).astype(object)
-        + " cap): inconsistent data — "
-        "roofs and counters disagree (clock, replay or recipe); check the roofs' source"
+    return sentences(
+        "above its roof ({}% of the {} cap): inconsistent data — roofs and counters disagree (clock, "
+        "replay or recipe); check the roofs' source",
+        *(fixed(x.pct[rows], 0), x.binding[rows].astype(str).astype(object)),
     )
-    return out
