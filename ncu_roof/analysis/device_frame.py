@@ -182,15 +182,9 @@ def _ops_lower_bound(
     group: Mapping[str, np.ndarray], failed: np.ndarray, ops_total: np.ndarray
 ) -> np.ndarray:
     """Whether a launch's integer tensor operations are a lower bound: some integer path read n/a."""
-    counts = [
-        np.asarray(group[c], dtype="float64")
-        for c in group
-        if c.startswith(TENSOR_PATH_PREFIX) and is_integer_path(c.removeprefix(TENSOR_PATH_PREFIX))
-    ]
-    if not counts:
-        return np.zeros(len(failed), dtype=bool)
-    partial = np.logical_or.reduce([np.isnan(c) for c in counts])
-    out: np.ndarray = ~failed & ~np.isnan(ops_total) & partial
+    paths = [c for c in group if c.startswith(TENSOR_PATH_PREFIX)]
+    partial = [np.isnan(group[c]) for c in paths if is_integer_path(c.removeprefix(TENSOR_PATH_PREFIX))]
+    out: np.ndarray = ~failed & ~np.isnan(ops_total) & np.logical_or.reduce([np.zeros_like(failed), *partial])
     return out
 
 

@@ -297,19 +297,13 @@ def _per_precision(not_collected: Mapping[str, np.ndarray]) -> np.ndarray:
 
 
 def _not_collected(not_collected: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
-    out = []
-    for precision, terms in not_collected:
-        if precision == "tensor":
-            out.append(
-                f"tensor: {', '.join(terms)} read n/a; the tensor FLOPs are the sum of the paths measured"
-            )
-        else:
-            collected = [t for t in FLOP_OPS[precision] if t not in terms]
-            out.append(
-                f"{precision} FLOPs from {'+'.join(collected)} alone ({', '.join(terms)} not collected): "
-                "a lower bound"
-            )
-    return out
+    return [
+        f"tensor: {', '.join(terms)} read n/a; the tensor FLOPs are the sum of the paths measured"
+        if precision == "tensor"
+        else f"{precision} FLOPs from {'+'.join(t for t in FLOP_OPS[precision] if t not in terms)} alone "
+        f"({', '.join(terms)} not collected): a lower bound"
+        for precision, terms in not_collected
+    ]
 
 
 def _unroofed(x: NoteInputs, j: int) -> list[str]:
