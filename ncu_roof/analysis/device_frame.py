@@ -78,7 +78,8 @@ def device_frame(
     for terms in not_collected.values():
         terms[failed | ~terms.astype(bool)] = None
     lower = np.asarray(group["flop_total_is_lower_bound"], dtype=bool) & ~np.isnan(flop_total)
-    missing = _missing(failed, duration, flop_total, nbytes, sol)
+    sol_pair = np.where(np.isnan(sol["sm"]), NAN, sol["memory"])  # SOL is SM and memory
+    missing = _missing(failed, {"duration": duration, "flop": flop_total, **nbytes, "sol": sol_pair})
     values: dict[str, np.ndarray] = {
         **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
         "input": np.full(n, input_index, dtype="int64"),
@@ -188,22 +189,10 @@ def _ops_lower_bound(
     return out
 
 
-def _missing(
-    failed: np.ndarray,
-    duration: np.ndarray,
-    flop_total: np.ndarray,
-    nbytes: Mapping[str, np.ndarray],
-    sol: Mapping[str, np.ndarray],
-) -> pl.Series:
-    """Per launch, the quantities it lacks (none for a failed launch: its notes say why)."""
-    absent = {
-        "duration": np.isnan(duration),
-        "flop": np.isnan(flop_total),
-        **{t: np.isnan(nbytes[t]) for t in TIERS},
-        "sol": np.isnan(sol["sm"]) | np.isnan(sol["memory"]),
-    }
-    lacks = pl.DataFrame({name: lacking & ~failed for name, lacking in absent.items()})
-    names = pl.concat_list([pl.when(name).then(pl.lit(name)) for name in absent]).list.drop_nulls()
+def _missing(failed: np.ndarray, quantities: Mapping[str, np.ndarray]) -> pl.Series:
+    """Per launch, the quantities it lacks (NaN; none for a failed launch: its notes say why)."""
+    lacks = pl.DataFrame({name: np.isnan(values) & ~failed for name, values in quantities.items()})
+    names = pl.concat_list([pl.when(name).then(pl.lit(name)) for name in quantities]).list.drop_nulls()
     return lacks.select(names.alias("missing")).to_series()
 
 
