@@ -243,26 +243,21 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     compute = equals(x.binding, COMPUTE) & is_set(precision)
     add(
         ok & compute & _far_apart(sm, x.pct),
-        partial(_busy_sm, sm, x.busiest_issue_pipe, x.pct, precision, units),
+        partial(_busy_sm, x, sm, precision, units),
     )
 
 
 def _busy_sm(
-    sm: np.ndarray,
-    pipe: np.ndarray,
-    pct: np.ndarray,
-    precision: np.ndarray,
-    units: np.ndarray,
-    rows: np.ndarray,
+    x: NoteInputs, sm: np.ndarray, precision: np.ndarray, units: np.ndarray, rows: np.ndarray
 ) -> np.ndarray:
     """`SM 70% busy (busiest pipe: lsu pipe 70%) at 19% of the fp32 roof: the instruction mix, not
     the FMA units, binds` of these launches."""
-    named = is_set(pipe[rows])
+    pipe = x.busiest_issue_pipe[rows]
     busiest = np.full(len(rows), "", dtype=object)
-    busiest[named] = " (busiest pipe: " + pipe[rows][named] + ")"
+    busiest[is_set(pipe)] = " (busiest pipe: " + pipe[is_set(pipe)] + ")"
     return sentences(
         "SM {}% busy{} at {}% of the {} roof: the instruction mix, not the {} units, binds",
-        *(fixed(sm[rows], 0), busiest, fixed(pct[rows], 0), precision[rows], units[rows]),
+        *(fixed(sm[rows], 0), busiest, fixed(x.pct[rows], 0), precision[rows], units[rows]),
     )
 
 
