@@ -329,10 +329,8 @@ def pick_tier(
     nothing = np.full(rows, np.nan, dtype=object)  # NaN: the label of a row no definition fits
     empty = TierDefinition(asked, nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing, nothing)
     picked, which = _first_with_bytes(empty, definitions)
-    if asked == TrafficDefinition.NSIGHT.value and era is None:
-        words = "nsight (ncu version unknown: chosen by the metrics present)"
-    else:
-        words = asked
+    unknown = asked == TrafficDefinition.NSIGHT.value and era is None
+    words = "nsight (ncu version unknown: chosen by the metrics present)" if unknown else asked
     texts = [
         words if d.kind == asked else f"closest to {asked}: {_KIND_WORDS.get(d.kind, d.kind)}"
         for d in definitions
