@@ -84,8 +84,8 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     """The notes of every launch, in reading order.
 
     Each rule makes its sentences for the rows its mask selects at once: one text for all of
-    them, an object array of texts built column-wise (numbers formatted per column, joined by
-    elementwise `+`), or a list of sentences per row for the few rules that can say several."""
+    them, an object array of texts built column-wise (numbers formatted per column, filled into
+    one template: `sentences`), or a list of sentences per row for the few rules that say several."""
     n = len(x.failed)
     made: Made = []
 
