@@ -354,7 +354,8 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
     )  # fmt: skip
     for launches in (np.arange(n), np.arange(n)[::7]):
         small_grid = np.where(x.waves[launches] < 1, x.waves[launches], np.nan)
-        placed = np.where(x.supported[launches], x.binding[launches], None)
+        placed = x.binding[launches].copy()
+        placed[~x.supported[launches]] = None
         assert _latency(x, launches).tolist() == _latency_texts(x, launches, small_grid, placed).tolist()
 
 
