@@ -49,13 +49,8 @@ def sol_arrays(
     for mask, value in ((latency, Bound.LATENCY), (compute, Bound.COMPUTE), (memory, Bound.MEMORY)):
         bound[mask] = value
     bound[balanced] = Bound.BALANCED
-    units = [u for u in SOL_MEMORY_UNITS if u in breakdown_pct]
-    unit = objects(None, n)
-    if units:
-        pct = [np.asarray(breakdown_pct[u], dtype="float64") for u in units]
-        any_unit = ~np.logical_and.reduce([np.isnan(p) for p in pct])
-        busiest = row_max([np.nan_to_num(p, nan=-1.0) for p in pct])[1]
-        unit = object_array([*units, None])[np.where(memory & any_unit, busiest, len(units))]
+    busiest = busiest_unit_arrays({u: breakdown_pct[u] for u in SOL_MEMORY_UNITS if u in breakdown_pct}, n)[1]
+    unit = np.where(memory, busiest, objects(None, n))
     small = latency & (np.asarray(waves, dtype="float64") < SMALL_GRID_WAVES)
     return SolArrays(bound=bound, unit=unit, small_grid=small)
 
