@@ -11,6 +11,7 @@ import polars as pl
 from ncu_roof.analysis.frame import launch_frame, numbers, struct, texts, where
 from ncu_roof.analysis.model import (
     InstructionArrays,
+    bit_codes,
     fixed,
     intensity_array,
     is_set,
@@ -190,10 +191,12 @@ def _ops_lower_bound(
 
 
 def _missing(failed: np.ndarray, quantities: Mapping[str, np.ndarray]) -> pl.Series:
-    """Per launch, the quantities it lacks (NaN; none for a failed launch: its notes say why)."""
-    lacks = pl.DataFrame({name: np.isnan(values) & ~failed for name, values in quantities.items()})
-    names = pl.concat_list([pl.when(name).then(pl.lit(name)) for name in quantities]).list.drop_nulls()
-    return lacks.select(names.alias("missing")).to_series()
+    """Per launch, the quantities it lacks (NaN; none for a failed launch: its notes say why): the
+    combination of them its bits say (bit i: the i-th quantity), gathered from all of them."""
+    names = list(quantities)
+    every = [[q for i, q in enumerate(names) if code >> i & 1] for code in range(1 << len(names))]
+    code = bit_codes([np.isnan(values) & ~failed for values in quantities.values()])
+    return pl.Series("missing", every, dtype=pl.List(pl.String)).gather(code)
 
 
 def _traffic(

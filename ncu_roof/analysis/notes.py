@@ -25,8 +25,10 @@ from ncu_roof.recipe.tiers import LOWER_BOUND
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
-Made = list[tuple[np.ndarray, "str | np.ndarray | list[list[str]]"]]  # (rows, their texts) per rule
-Texts = Callable[[np.ndarray], "str | np.ndarray | list[list[str]]"]
+Made = list[
+    tuple[np.ndarray, "str | np.ndarray | pl.Series | list[list[str]]"]
+]  # (rows, their texts) per rule
+Texts = Callable[[np.ndarray], "str | np.ndarray | pl.Series | list[list[str]]"]
 Adder = Callable[[np.ndarray, Texts], None]
 
 
@@ -100,7 +102,7 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     missing = x.missing
     add(
         ok & (missing.list.len() > 0).to_numpy(),
-        lambda rows: ("missing counters: " + missing.gather(rows).list.join(", ")).to_numpy(),
+        lambda rows: "missing counters: " + missing.gather(rows).list.join(", "),
     )
     if x.no_compute_roofs:
         add(
@@ -197,6 +199,8 @@ def _gathered(made: Made, n: int) -> pl.Series:
             said.append(pl.Series([texts]).gather(np.zeros(len(at), dtype=np.int64)))
         elif isinstance(texts, np.ndarray):
             said.append(pl.Series(texts.tolist(), dtype=pl.String))
+        elif isinstance(texts, pl.Series):
+            said.append(texts)
         else:  # a list of sentences per row
             at = np.repeat(at, [len(t) for t in texts])
             said.append(pl.Series([t for row in texts for t in row], dtype=pl.String))
