@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ncu_roof.analysis.groups import group_kernels
-from ncu_roof.analysis.sol import BUSIEST_UNIT_ORDER, busiest_unit_arrays, sol_headroom_array
+from ncu_roof.analysis.sol import BUSIEST_UNIT_ORDER, busiest_unit_arrays, headroom_array
 from ncu_roof.api import Analysis
 from ncu_roof.base.vocabulary import SOL_KEYS
 from ncu_roof.render.csvout import render_csv
@@ -112,7 +112,7 @@ def test_the_sol_headroom_never_exceeds_what_the_busiest_unit_allows(rows: list[
     duration = np.array([r[0] for r in rows])
     sol = {key: np.array([r[1 + i] for r in rows]) for i, key in enumerate(SOL_KEYS)}
     busiest, unit = busiest_unit_arrays(sol, len(rows))
-    headroom = sol_headroom_array(duration, busiest)
+    headroom = headroom_array(duration, busiest)
     for j in range(len(rows)):
         known = {key: float(v[j]) for key, v in sol.items() if not math.isnan(v[j])}
         if not known:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import polars as pl
 import pytest
 from conftest import analyzed, examples, run_cli
 from hypothesis import given, settings
@@ -239,6 +240,7 @@ def test_the_instruction_roofline_plot(corpus: Path, fixtures: Path) -> None:
 
 
 def test_per_architecture_figures() -> None:
+    from ncu_roof.analysis.prediction import builtin_ops_peaks
     from ncu_roof.gpus.arch import arch_for_cc, ops_peaks
     from ncu_roof.gpus.lookup import gpu_by_key
 
@@ -246,9 +248,10 @@ def test_per_architecture_figures() -> None:
     assert arch_for_cc("9.9") is None and arch_for_cc(None) is None
     peaks = ops_peaks("7.5", 40, 1.59)  # T4
     assert peaks["xu"][0] == pytest.approx(16 * 40 * 1.59e9)  # 1.02 T special-function results/s
-    assert peaks["int8"][0] == pytest.approx(2048 * 40 * 1.59e9)  # 130 TOPS (T4 datasheet)
-    assert "unverified" in peaks["int8"][1] and "unverified" not in peaks["xu"][1]
-    assert "int8" not in ops_peaks("7.0", 80, 1.53)  # Volta has no INT8 tensor path
+    t4 = builtin_ops_peaks("t4")
+    assert t4["int8"][0] == pytest.approx(130e12)  # 2 x 65 dense FP16 tensor (T4 datasheet: 130 TOPS)
+    assert "unverified" in t4["int8"][1] and "unverified" not in peaks["xu"][1]
+    assert "int8" not in builtin_ops_peaks("v100-sxm2")  # Volta has no INT8 tensor path
 
 
 def test_sol_verdict_where_the_report_has_no_bytes(corpus: Path) -> None:
@@ -320,7 +323,7 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
     or a field left out of the key gives some launch another's note. 8,400 launches: the texts
     made row by row take `fixed`'s path for many values, the distinct ones its path for few."""
     from ncu_roof.analysis.notes import NoteInputs
-    from ncu_roof.analysis.notes_verdict import _latency, _latency_inputs, _latency_texts
+    from ncu_roof.analysis.notes_verdict import _latency, _latency_texts
 
     sol = [12.5, 13.0, 13.5, -0.4, 0.0]
     nan = float("nan")
@@ -337,8 +340,9 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
     n = len(rows)
     sm, memory, pct, waves, binding, supported = (np.array(c) for c in zip(*rows, strict=True))
     nothing, nowhere = np.zeros(n, dtype=bool), np.empty(n, dtype=object)
+    lacking = pl.Series([[]] * n, dtype=pl.List(pl.String))
     x = NoteInputs(
-        failed=nothing, collection_failed=nothing, missing=nowhere, no_compute_roofs=False, unroofed={},
+        failed=nothing, collection_failed=nothing, missing=lacking, no_compute_roofs=False, unroofed={},
         recipe={}, not_collected={}, flop={}, flop_total_is_lower_bound=nothing,
         tensor_pipe_pct=np.full(n, np.nan), integer_tensor_ops=nothing, basis=nowhere, bound=nowhere,
         sol_bound=nowhere, sol_unit=nowhere, disagrees=nothing, supported=supported.astype(bool),
@@ -349,7 +353,10 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
         shared_bank_conflict_pct=np.full(n, np.nan), input_notes=nowhere,
     )  # fmt: skip
     for launches in (np.arange(n), np.arange(n)[::7]):
-        assert _latency(x, launches).tolist() == _latency_texts(*_latency_inputs(x, launches)).tolist()
+        small_grid = np.where(x.waves[launches] < 1, x.waves[launches], np.nan)
+        placed = x.binding[launches].copy()
+        placed[~x.supported[launches]] = None
+        assert _latency(x, launches).tolist() == _latency_texts(x, launches, small_grid, placed).tolist()
 
 
 @given(st.lists(st.tuples(st.floats(allow_nan=True), st.booleans()), max_size=30))

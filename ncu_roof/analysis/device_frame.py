@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.frame import launch_frame, numbers, struct, text_lists, texts, where
+from ncu_roof.analysis.frame import launch_frame, numbers, struct, texts, where
 from ncu_roof.analysis.model import (
     InstructionArrays,
     bit_codes,
@@ -21,9 +21,8 @@ from ncu_roof.analysis.model import (
 )
 from ncu_roof.analysis.notes import NoteInputs, launch_notes
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
-from ncu_roof.analysis.sol import busiest_unit_arrays, sol_headroom_array
+from ncu_roof.analysis.sol import busiest_unit_arrays, headroom_array
 from ncu_roof.analysis.verdicts import Verdicts, unfailed
-from ncu_roof.base.arrays import object_array
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
 from ncu_roof.gpus.roofs import launch_count
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
@@ -80,7 +79,8 @@ def device_frame(
     for terms in not_collected.values():
         terms[failed | ~terms.astype(bool)] = None
     lower = np.asarray(group["flop_total_is_lower_bound"], dtype=bool) & ~np.isnan(flop_total)
-    missing = _missing(failed, duration, flop_total, nbytes, sol)
+    sol_pair = np.where(np.isnan(sol["sm"]), NAN, sol["memory"])  # SOL is SM and memory
+    missing = _missing(failed, {"duration": duration, "flop": flop_total, **nbytes, "sol": sol_pair})
     values: dict[str, np.ndarray] = {
         **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
         "input": np.full(n, input_index, dtype="int64"),
@@ -91,7 +91,7 @@ def device_frame(
         "attainable_flop_per_s": v.arrays.attainable_flop_per_s,
         "pct_of_roof": pct,
         "compute_ceiling_pct": np.where(is_set(ceiling), v.ceiling_pct, NAN),
-        "headroom_sol_s": sol_headroom_array(duration, busiest_pct),
+        "headroom_sol_s": headroom_array(duration, busiest_pct),
         "sol_busiest_unit": busiest_unit,
         "small_grid": v.sol.small_grid.astype(bool),
         "flop_total_is_lower_bound": lower,
@@ -103,7 +103,6 @@ def device_frame(
         "sol_bound": v.sol.bound,
         "sol_unit": v.sol.unit,
         "compute_ceiling": ceiling,
-        "missing": missing,
     }
     # whether the tensor FLOPs are tensor-pipe instructions x 512 (their recipe says so)
     by_pipe = np.array([bool(r) and r.endswith("*512") for r in formulas["flop_tensor"].tolist()], dtype=bool)
@@ -155,7 +154,7 @@ def device_frame(
     }
     records = {
         "notes": notes,
-        "missing": text_lists(missing.tolist()),
+        "missing": missing,
         "recipe": struct({k: texts(t) for k, t in formulas.items()}, n),
         "traffic": _traffic(group, nbytes, formulas),
         "not_collected": struct(
@@ -185,46 +184,19 @@ def _ops_lower_bound(
     group: Mapping[str, np.ndarray], failed: np.ndarray, ops_total: np.ndarray
 ) -> np.ndarray:
     """Whether a launch's integer tensor operations are a lower bound: some integer path read n/a."""
-    counts = [
-        np.asarray(group[c], dtype="float64")
-        for c in group
-        if c.startswith(TENSOR_PATH_PREFIX) and is_integer_path(c.removeprefix(TENSOR_PATH_PREFIX))
-    ]
-    if not counts:
-        return np.zeros(len(failed), dtype=bool)
-    partial = np.logical_or.reduce([np.isnan(c) for c in counts])
-    out: np.ndarray = ~failed & ~np.isnan(ops_total) & partial
+    paths = [c for c in group if c.startswith(TENSOR_PATH_PREFIX)]
+    partial = [np.isnan(group[c]) for c in paths if is_integer_path(c.removeprefix(TENSOR_PATH_PREFIX))]
+    out: np.ndarray = ~failed & ~np.isnan(ops_total) & np.logical_or.reduce([np.zeros_like(failed), *partial])
     return out
 
 
-_MISSING_NAMES = ("duration", "flop", *TIERS, "sol")
-
-
-def _missing(
-    failed: np.ndarray,
-    duration: np.ndarray,
-    flop_total: np.ndarray,
-    nbytes: Mapping[str, np.ndarray],
-    sol: Mapping[str, np.ndarray],
-) -> np.ndarray:
-    """Per launch, the quantities it lacks (none for a failed launch: its notes say why)."""
-    absent = [
-        np.isnan(duration),
-        np.isnan(flop_total),
-        *(np.isnan(nbytes[t]) for t in TIERS),
-        np.isnan(sol["sm"]) | np.isnan(sol["memory"]),
-    ]
-    code = bit_codes([lacks & ~failed for lacks in absent])  # bit i: lacks _MISSING_NAMES[i]
-    lacking: np.ndarray = _MISSING_TUPLES[code]  # launches that lack the same counters share one tuple
-    return lacking
-
-
-_MISSING_TUPLES = object_array(  # every combination of lacking quantities, by its bits
-    [
-        tuple(m for i, m in enumerate(_MISSING_NAMES) if code >> i & 1)
-        for code in range(1 << len(_MISSING_NAMES))
-    ]
-)
+def _missing(failed: np.ndarray, quantities: Mapping[str, np.ndarray]) -> pl.Series:
+    """Per launch, the quantities it lacks (NaN; none for a failed launch: its notes say why): the
+    combination of them its bits say (bit i: the i-th quantity), gathered from all of them."""
+    names = list(quantities)
+    every = [[q for i, q in enumerate(names) if code >> i & 1] for code in range(1 << len(names))]
+    code = bit_codes([np.isnan(values) & ~failed for values in quantities.values()])
+    return pl.Series("missing", every, dtype=pl.List(pl.String)).gather(code)
 
 
 def _traffic(

@@ -248,16 +248,6 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
     def field(name: str) -> list[Any]:
         return [getattr(k, name) for k in kernels]
 
-    def paths(k: Kernel) -> dict[str, dict[str, Any]]:
-        return {
-            p: {"unit": t.unit, "count": t.count, "peak_per_s": t.peak_per_s}
-            for p, t in k.tensor_paths.items()
-        }
-
-    def instructions(k: Kernel) -> dict[str, Any] | None:
-        i = k.instructions
-        return None if i is None else {f.name: getattr(i, f.name) for f in fields(i)}
-
     def mappings(rows: list[Mapping[str, Any]], keys: Sequence[str] = ()) -> pl.Series:
         """Mappings as a struct column (its keys: `keys`, then any other in first-seen order)."""
         present = dict.fromkeys([*keys, *(k for r in rows for k in r)])
@@ -269,7 +259,7 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
         **{f: np.array([np.nan if x is None else x for x in field(f)], dtype="float64") for f in FLOATS},
         **{f: object_array(field(f)) for f in (*TEXTS, *ENUMS)},
     }
-    roofs = [instructions(k) for k in kernels]
+    roofs = [None if k.instructions is None else vars(k.instructions) for k in kernels]
     records = {
         **{f: mappings(field(f), keys) for f, keys in DENSE_MAPS.items()},
         **{f: mappings(field(f)) for f in SPARSE_MAPS},
@@ -278,7 +268,7 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
         "recipe": mappings(field("recipe")),
         "traffic": mappings([{t: dict(e) for t, e in k.traffic.items()} for k in kernels]),
         "not_collected": mappings([{p: list(t) for p, t in k.not_collected.items()} for k in kernels]),
-        "tensor_paths": mappings([paths(k) for k in kernels]),
+        "tensor_paths": mappings([{p: vars(t) for p, t in k.tensor_paths.items()} for k in kernels]),
         "ops_total": numbers([k.ops.get("total") for k in kernels]),
         "instruction_roofline": where(
             np.array([r is not None for r in roofs], dtype=bool),

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -27,6 +28,7 @@ from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import frame_of, integer_ops
 from ncu_roof.analysis.model import intensity_array, nan_to_none
 from ncu_roof.analysis.records import Kernel
+from ncu_roof.analysis.sol import headroom_array as headroom_array  # renderers ask groups for it
 from ncu_roof.analysis.verdict_phrases import verdict_codes
 
 
@@ -39,14 +41,6 @@ class GroupBy(StrEnum):
 class SortBy(StrEnum):
     TIME = "time"  # total duration, largest first
     HEADROOM = "headroom"  # time it would save at its roof, largest first
-
-
-def headroom_array(duration_s: np.ndarray, pct_of_roof: np.ndarray) -> np.ndarray:
-    """Seconds each launch would save at its binding roof; NaN when that cannot be said (no
-    duration or roofline verdict, or above its roof: roofs and counters disagree)."""
-    known = np.isfinite(duration_s) & np.isfinite(pct_of_roof) & (pct_of_roof <= 100.0)
-    with np.errstate(invalid="ignore"):
-        return np.where(known, duration_s * (1.0 - pct_of_roof / 100.0), np.nan)
 
 
 def headroom_s(kernel: Kernel) -> float | None:
@@ -209,38 +203,42 @@ class _PerLaunch:
     total_s: float
     device_totals_s: dict[int, float]
 
-    def shares(self, time: float | None, device: int) -> tuple[float | None, float | None]:
-        """Of the whole analysis' time, and of its device's."""
-        if time is None:
-            return None, None
-        device_total_s = self.device_totals_s.get(device, 0.0)
-        whole = time / self.total_s if self.total_s > 0 else None
-        return whole, time / device_total_s if device_total_s > 0 else None
+    def group(
+        self, key: GroupKey, rows: tuple[int, ...], notes: tuple[str, ...], time: float | None, **said: Any
+    ) -> KernelGroup:
+        """A group of launches `rows`, `time` their total seconds, with what is `said` of them."""
+        device_s = self.device_totals_s.get(key[3], 0.0)
+        return KernelGroup(
+            key=key,
+            rows=rows,
+            kernels=self.kernels,
+            frame=self.frame,
+            numbers=self.numbers,
+            time_share=None if time is None else time / self.total_s if self.total_s > 0 else None,
+            device_share=None if time is None else time / device_s if device_s > 0 else None,
+            total_duration_s=time,
+            notes=notes,
+            **said,
+        )
 
 
 def _one_launch(key: GroupKey, j: int, notes: tuple[str, ...], x: _PerLaunch) -> KernelGroup:
     """A group of one launch (every group of `--launches`): no arrays to reduce."""
     time = None if math.isnan(x.durations_s[j]) else x.durations_s[j]
-    room = None if math.isnan(x.headroom_s[j]) else float(x.headroom_s[j])
-    share, device_share = x.shares(time, key[3])
-    return KernelGroup(
-        key=key,
-        rows=(j,),
-        kernels=x.kernels,
-        frame=x.frame,
-        numbers=x.numbers,
-        time_share=share,
-        device_share=device_share,
-        total_duration_s=time,
+    room = nan_to_none(x.headroom_s[j])
+    return x.group(
+        key,
+        (j,),
+        notes,
+        time,
         mean_duration_s=time,
         min_duration_s=time,
         max_duration_s=time,
         verdicts=(x.phrases[x.codes[j]],),
         headroom_s=room,
         headroom_complete=room is not None,
-        headroom_sol_s=None if math.isnan(x.headroom_sol_s[j]) else float(x.headroom_sol_s[j]),
+        headroom_sol_s=nan_to_none(x.headroom_sol_s[j]),
         above_roof=bool(x.above[j]),
-        notes=notes,
     )
 
 
@@ -255,17 +253,11 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
     order = np.lexsort((first_at, -word_s))
     timed_s = float(word_s.sum())
     rooms = x.headroom_s[rows]
-    known = rooms[~np.isnan(rooms)]
-    share, device_share = x.shares(time, key[3])
-    return KernelGroup(
-        key=key,
-        rows=tuple(rows.tolist()),
-        kernels=x.kernels,
-        frame=x.frame,
-        numbers=x.numbers,
-        time_share=share,
-        device_share=device_share,
-        total_duration_s=time,
+    return x.group(
+        key,
+        tuple(rows.tolist()),
+        notes,
+        time,
         mean_duration_s=time / len(times) if time is not None else None,
         min_duration_s=float(times.min()) if len(times) else None,
         max_duration_s=float(times.max()) if len(times) else None,
@@ -273,11 +265,10 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
         verdict_shares=tuple(
             (word_s[order] / timed_s if timed_s > 0 else np.full(len(order), math.nan)).tolist()
         ),
-        headroom_s=float(known.sum()) if len(known) else None,
-        headroom_complete=len(known) == len(rooms),
-        headroom_sol_s=_known_sum(x.headroom_sol_s[rows]),
+        headroom_s=nan_to_none(_known_sum(rooms)),
+        headroom_complete=not np.isnan(rooms).any(),
+        headroom_sol_s=nan_to_none(_known_sum(x.headroom_sol_s[rows])),
         above_roof=bool(x.above[rows].any()),
-        notes=notes,
     )
 
 
@@ -306,13 +297,9 @@ def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.n
 
     duration = np.where(of("duration_s") > 0, of("duration_s"), np.nan)
 
-    def total(values: np.ndarray) -> float:
-        known = ~np.isnan(values)
-        return float(values[known].sum()) if known.any() else math.nan
-
     def sums(numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, float]:
         both = ~np.isnan(numerator) & ~np.isnan(denominator)
-        return total(numerator[both]), total(denominator[both])
+        return _known_sum(numerator[both]), _known_sum(denominator[both])
 
     def over(numerator: np.ndarray, denominator: np.ndarray) -> float | None:
         top, bottom = sums(numerator, denominator)
@@ -330,8 +317,8 @@ def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.n
     nbytes = {t: of("bytes", t) for t in lead.bytes}
     return replace(
         lead,
-        flop={p: nan_to_none(total(of("flop", p))) for p in lead.flop},
-        bytes={t: nan_to_none(total(b)) for t, b in nbytes.items()},
+        flop={p: nan_to_none(_known_sum(of("flop", p))) for p in lead.flop},
+        bytes={t: nan_to_none(_known_sum(b)) for t, b in nbytes.items()},
         intensity_flop_per_byte={t: ratio(flop, b) for t, b in nbytes.items()},
         achieved_flop_per_s=over(flop, duration),
         achieved_byte_per_s={t: over(b, duration) for t, b in nbytes.items()},
@@ -339,15 +326,15 @@ def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.n
         pct_of_roof=timed(of("pct_of_roof")),
         sol_pct={k: timed(of("sol_pct", k)) for k in lead.sol_pct},
         pct_of_bandwidth={t: timed(of("pct_of_bandwidth", t)) for t in lead.pct_of_bandwidth},
-        headroom_sol_s=_known_sum(of("headroom_sol_s")),
-        ops={k: _known_sum(of("ops", k)) for k in lead.ops},
+        headroom_sol_s=nan_to_none(_known_sum(of("headroom_sol_s"))),
+        ops={k: nan_to_none(_known_sum(of("ops", k))) for k in lead.ops},
     )
 
 
-def _known_sum(values: np.ndarray) -> float | None:
-    """The sum of the values that are not NaN; None where none is."""
+def _known_sum(values: np.ndarray) -> float:
+    """The sum of the values that are not NaN; NaN where none is."""
     known = values[~np.isnan(values)]
-    return float(known.sum()) if len(known) else None
+    return float(known.sum()) if len(known) else math.nan
 
 
 def ranked(groups: Iterable[KernelGroup], by: SortBy = SortBy.TIME) -> list[KernelGroup]:

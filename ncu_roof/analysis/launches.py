@@ -32,8 +32,9 @@ import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import above_roof, integer_ops, is_sparse, numbers, texts, without_absent
-from ncu_roof.analysis.groups import SortBy, group_kernels, headroom_array, ranked
+from ncu_roof.analysis.groups import SortBy, group_kernels, ranked
 from ncu_roof.analysis.records import Kernel
+from ncu_roof.analysis.sol import headroom_array
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
 
 if TYPE_CHECKING:

@@ -69,6 +69,19 @@ def per_kernel(value: Roof | None, n: int) -> np.ndarray:
     return np.where(np.isfinite(array) & (array > 0), array, np.nan)
 
 
+def _at_peaks(
+    work_by_kind: Mapping[str, np.ndarray], peaks: Mapping[str, Roof]
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """Per kind of work: its amounts, where some was done (NaN: none), and the seconds it takes
+    at its own peak (0 where none was done, NaN where it has no peak)."""
+    work = [np.asarray(w, dtype="float64") for w in work_by_kind.values()]
+    busy = [np.nan_to_num(w, nan=0.0) > 0 for w in work]
+    peak = [per_kernel(peaks.get(k), len(work[0])) for k in work_by_kind]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        seconds = [np.where(b, w / p, 0.0) for w, p, b in zip(work, peak, busy, strict=True)]
+    return work, busy, seconds
+
+
 def compute_roof_arrays(
     flop_by_precision: Mapping[str, np.ndarray], peaks: Mapping[str, Roof]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -79,17 +92,15 @@ def compute_roof_arrays(
     exactly that precision's peak. A precision with FLOPs but no peak leaves the roof unknown.
     """
     names = list(flop_by_precision)
-    flops = [np.asarray(flop_by_precision[p], dtype="float64") for p in names]
-    n = len(flops[0])
-    work = [np.nan_to_num(f, nan=0.0) > 0 for f in flops]
-    peak = [per_kernel(peaks.get(p), n) for p in names]
-    with np.errstate(divide="ignore", invalid="ignore"):  # summed side by side, as ever: bit for bit
-        seconds = _row_sum([np.where(w, f / k, 0.0) for f, k, w in zip(flops, peak, work, strict=True)])
-        combined = _row_sum([np.where(w, f, 0.0) for f, w in zip(flops, work, strict=True)]) / seconds
+    flops, work, seconds = _at_peaks(flop_by_precision, peaks)
+    # summed as numpy adds a row of the matrix of the columns side by side, as ever: bit for bit
+    done = np.column_stack([np.where(w, f, 0.0) for f, w in zip(flops, work, strict=True)]).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        combined = done / np.column_stack(seconds).sum(axis=1)
     dominant = row_max([np.where(w, f, -1.0) for f, w in zip(flops, work, strict=True)])[1]
     any_work = np.logical_or.reduce(work)
     first = next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
-    default = per_kernel(peaks.get(first) if first else None, n)
+    default = per_kernel(peaks.get(first) if first else None, len(done))
     roof = np.where(any_work, combined, default)
     precisions = object_array([*names, None])  # None (the last): no work
     return roof, precisions[np.where(any_work, dominant, len(names))]
@@ -238,13 +249,8 @@ def work_time_arrays(
     names = list(work_by_kind)
     if not names:
         return np.array([], dtype="float64"), np.array([], dtype=object)
-    work = [np.asarray(work_by_kind[k], dtype="float64") for k in names]
-    n = len(work[0])
-    busy = [np.nan_to_num(w, nan=0.0) > 0 for w in work]
-    peak = [per_kernel(peaks.get(k), n) for k in names]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        seconds = [np.where(b, w / k, 0.0) for w, k, b in zip(work, peak, busy, strict=True)]
-    total = _row_sum(seconds)
+    work, busy, seconds = _at_peaks(work_by_kind, peaks)
+    total = np.column_stack(seconds).sum(axis=1)
     total = np.where(np.logical_and.reduce([np.isnan(w) for w in work]), np.nan, total)
     ranked = [np.where(b, np.nan_to_num(s, nan=np.inf), -1.0) for b, s in zip(busy, seconds, strict=True)]
     kinds = object_array([*names, None])  # None (the last): nothing was done
@@ -282,31 +288,29 @@ def bit_codes(flags: Sequence[np.ndarray]) -> np.ndarray:
     return codes
 
 
-def _row_sum(columns: Sequence[np.ndarray]) -> np.ndarray:
-    """Per row, the sum of the columns, added as numpy adds a row of the matrix they make."""
-    total: np.ndarray = np.column_stack(columns).sum(axis=1)
-    return total
-
-
-def whole_shown(values: np.ndarray) -> np.ndarray:
-    """Each number as the whole number `fixed(values, 0)` shows: `rint` rounds as `format` does
-    (half to even, on the exact binary value; -0.4 is -0.0, shown `-0`)."""
-    rounded: np.ndarray = np.rint(values)
-    return rounded
-
-
 def fixed(values: np.ndarray, digits: int) -> np.ndarray:
     """Each number as `f"{v:.{digits}f}"`, as an object array (texts to join elementwise with `+`).
-    Whole numbers are formatted once per distinct rounded value (`whole_shown`), so percentages
-    cost ~100 formats, not one a row."""
+    Whole numbers are formatted once per distinct rounded value, so percentages cost ~100
+    formats, not one a row: `rint` rounds as `format` does (half to even, on the exact binary
+    value; -0.4 is -0.0, shown `-0`)."""
     if digits == 0 and len(values) > 1024:
-        rounded = whole_shown(values)
+        rounded = np.rint(values)
         distinct, inverse = np.unique(rounded, return_inverse=True)
         out: np.ndarray = object_array(list(map("{:.0f}".format, distinct.tolist())))[inverse.ravel()]
         zero = rounded == 0  # 0.0 and -0.0 are one value to `unique`, not to `format`
         out[zero] = np.where(np.signbit(rounded[zero]), "-0", "0")
         return out
     return object_array(list(map(f"{{:.{digits}f}}".format, values.tolist())))
+
+
+def sentences(template: str, *texts: np.ndarray) -> np.ndarray:
+    """`template` per row, its `{}` filled in order by object arrays of texts (the parts joined by
+    elementwise `+`: a pass per part, not a format per row)."""
+    first, *rest = template.split("{}")
+    out: np.ndarray = first + texts[0] + rest[0]
+    for column, part in zip(texts[1:], rest[1:], strict=True):
+        out = out + column + part
+    return out
 
 
 def is_set(values: np.ndarray) -> np.ndarray:

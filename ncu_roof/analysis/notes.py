@@ -15,7 +15,7 @@ from typing import TypeVar
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import bit_codes, fixed, is_set, objects
+from ncu_roof.analysis.model import bit_codes, fixed, is_set, objects, sentences
 from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
 from ncu_roof.base.arrays import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
@@ -25,8 +25,10 @@ from ncu_roof.recipe.tiers import LOWER_BOUND
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
-Made = list[tuple[np.ndarray, "str | np.ndarray | list[list[str]]"]]  # (rows, their texts) per rule
-Texts = Callable[[np.ndarray], "str | np.ndarray | list[list[str]]"]
+Made = list[
+    tuple[np.ndarray, "str | np.ndarray | pl.Series | list[list[str]]"]
+]  # (rows, their texts) per rule
+Texts = Callable[[np.ndarray], "str | np.ndarray | pl.Series | list[list[str]]"]
 Adder = Callable[[np.ndarray, Texts], None]
 
 
@@ -36,7 +38,7 @@ class NoteInputs:
 
     failed: np.ndarray  # bool: duration 0 or nothing collected
     collection_failed: np.ndarray  # bool: every counter n/a
-    missing: np.ndarray  # object: tuple of missing quantities
+    missing: pl.Series  # list of the quantities it lacks
     no_compute_roofs: bool  # the device has no compute roofs at all
     unroofed: Mapping[str, np.ndarray]  # tier → bool: traffic but no roof of that counter
     recipe: Mapping[str, np.ndarray]  # per quantity, each launch's formula (object: text or None)
@@ -84,8 +86,8 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     """The notes of every launch, in reading order.
 
     Each rule makes its sentences for the rows its mask selects at once: one text for all of
-    them, an object array of texts built column-wise (numbers formatted per column, joined by
-    elementwise `+`), or a list of sentences per row for the few rules that can say several."""
+    them, an object array of texts built column-wise (numbers formatted per column, filled into
+    one template: `sentences`), or a list of sentences per row for the few rules that say several."""
     n = len(x.failed)
     made: Made = []
 
@@ -99,10 +101,8 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     ok = ~x.failed
     missing = x.missing
     add(
-        ok & truthy(missing),
-        lambda rows: object_array(
-            each(missing[rows].tolist(), lambda m: "missing counters: " + ", ".join(m))
-        ),
+        ok & (missing.list.len() > 0).to_numpy(),
+        lambda rows: "missing counters: " + missing.gather(rows).list.join(", "),
     )
     if x.no_compute_roofs:
         add(
@@ -127,19 +127,19 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     tensor_busy = ~np.isnan(x.tensor_pipe_pct) & (x.tensor_pipe_pct != 0)
     add(
         ok & no_tensor & tensor_busy & ~x.integer_tensor_ops & ~is_set(unknown),
-        lambda rows: (
-            "tensor pipe " + fixed(x.tensor_pipe_pct[rows], 0) + "% busy; tensor FLOPs not counted — collect "
-            f"sm__ops_path_tensor_* ({_TENSOR_PATHS_COLLECT})"
+        lambda rows: sentences(
+            "tensor pipe {}% busy; tensor FLOPs not counted — collect sm__ops_path_tensor_* "
+            f"({_TENSOR_PATHS_COLLECT})",
+            fixed(x.tensor_pipe_pct[rows], 0),
         ),
     )
     basis_none = equals(x.basis, VerdictBasis.NONE)
     busiest = x.busiest_pipe
     add(
         ok & basis_none & is_set(busiest),
-        lambda rows: (
-            "busiest pipe: "
-            + busiest[rows]
-            + "; without memory traffic or SOL percentages no verdict can be made"
+        lambda rows: sentences(
+            "busiest pipe: {}; without memory traffic or SOL percentages no verdict can be made",
+            busiest[rows],
         ),
     )
     tiers = x.busiest_tier
@@ -160,14 +160,13 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     per_request, conflicts = x.shared_wavefronts_per_request, x.shared_bank_conflict_pct
     add(
         ok & (conflicts >= 10.0) & (per_request > 1.0),
-        lambda rows: (
-            "shared-memory bank conflicts: "
-            + fixed(per_request[rows], 1)
-            + " wavefronts per shared load or store request, "
-            + fixed(conflicts[rows], 0)
-            + "% of them conflicts: the shared roof counts every wavefront, so its % is replays, not "
-            "bytes; fix: pad the shared array (float tile[32][33], not [32][32]) or swizzle its index "
-            "so the 32 threads of a warp hit 32 different banks"
+        lambda rows: sentences(
+            "shared-memory bank conflicts: {} wavefronts per shared load or store request, {}% of them "
+            "conflicts: the shared roof counts every wavefront, so its % is replays, not bytes; fix: pad "
+            "the shared array (float tile[32][33], not [32][32]) or swizzle its index so the 32 threads of "
+            "a warp hit 32 different banks",
+            fixed(per_request[rows], 1),
+            fixed(conflicts[rows], 0),
         ),
     )
     add(
@@ -181,10 +180,8 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     latency = equals(x.bound, Bound.LATENCY) | (x.disagrees & equals(x.sol_bound, Bound.LATENCY))
     add(
         ok & (x.waves < 1) & ~latency,
-        lambda rows: (
-            "less than one wave ("
-            + fixed(x.waves[rows], 2)
-            + " per SM): counters of small launches are noisy"
+        lambda rows: sentences(
+            "less than one wave ({} per SM): counters of small launches are noisy", fixed(x.waves[rows], 2)
         ),
     )
     given = x.input_notes
@@ -202,6 +199,8 @@ def _gathered(made: Made, n: int) -> pl.Series:
             said.append(pl.Series([texts]).gather(np.zeros(len(at), dtype=np.int64)))
         elif isinstance(texts, np.ndarray):
             said.append(pl.Series(texts.tolist(), dtype=pl.String))
+        elif isinstance(texts, pl.Series):
+            said.append(texts)
         else:  # a list of sentences per row
             at = np.repeat(at, [len(t) for t in texts])
             said.append(pl.Series([t for row in texts for t in row], dtype=pl.String))
@@ -248,37 +247,22 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     compute = equals(x.binding, COMPUTE) & is_set(precision)
     add(
         ok & compute & _far_apart(sm, x.pct),
-        partial(_busy_sm, sm, x.busiest_issue_pipe, x.pct, precision, units),
+        partial(_busy_sm, x, sm, precision, units),
     )
 
 
 def _busy_sm(
-    sm: np.ndarray,
-    pipe: np.ndarray,
-    pct: np.ndarray,
-    precision: np.ndarray,
-    units: np.ndarray,
-    rows: np.ndarray,
+    x: NoteInputs, sm: np.ndarray, precision: np.ndarray, units: np.ndarray, rows: np.ndarray
 ) -> np.ndarray:
     """`SM 70% busy (busiest pipe: lsu pipe 70%) at 19% of the fp32 roof: the instruction mix, not
     the FMA units, binds` of these launches."""
-    named = is_set(pipe[rows])
+    pipe = x.busiest_issue_pipe[rows]
     busiest = np.full(len(rows), "", dtype=object)
-    busiest[named] = " (busiest pipe: " + pipe[rows][named] + ")"
-    out: np.ndarray = (
-        "SM "
-        + fixed(sm[rows], 0)
-        + "% busy"
-        + busiest
-        + " at "
-        + fixed(pct[rows], 0)
-        + "% of the "
-        + precision[rows]
-        + " roof: the instruction mix, not the "
-        + units[rows]
-        + " units, binds"
+    busiest[is_set(pipe)] = " (busiest pipe: " + pipe[is_set(pipe)] + ")"
+    return sentences(
+        "SM {}% busy{} at {}% of the {} roof: the instruction mix, not the {} units, binds",
+        *(fixed(sm[rows], 0), busiest, fixed(x.pct[rows], 0), precision[rows], units[rows]),
     )
-    return out
 
 
 def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -287,16 +271,10 @@ def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: n
     small = used < 9.95  # one decimal, not "0%"
     used_text = np.empty(len(rows), dtype=object)
     used_text[small], used_text[~small] = fixed(used[small], 1), fixed(used[~small], 0)
-    out: np.ndarray = (
-        f"{TIER_NAMES[tier]} is "
-        + fixed(busy[rows], 0)
-        + "% busy moving "
-        + used_text
-        + "% of its byte peak: about "
-        + fixed(busy[rows] / moved[rows], 0)
-        + f"x more {why}"
+    return sentences(
+        f"{TIER_NAMES[tier]} is {{}}% busy moving {{}}% of its byte peak: about {{}}x more {why}",
+        *(fixed(busy[rows], 0), used_text, fixed(busy[rows] / moved[rows], 0)),
     )
-    return out
 
 
 def _far_apart(busy: np.ndarray, used: np.ndarray) -> np.ndarray:
@@ -318,19 +296,13 @@ def _per_precision(not_collected: Mapping[str, np.ndarray]) -> np.ndarray:
 
 
 def _not_collected(not_collected: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
-    out = []
-    for precision, terms in not_collected:
-        if precision == "tensor":
-            out.append(
-                f"tensor: {', '.join(terms)} read n/a; the tensor FLOPs are the sum of the paths measured"
-            )
-        else:
-            collected = [t for t in FLOP_OPS[precision] if t not in terms]
-            out.append(
-                f"{precision} FLOPs from {'+'.join(collected)} alone ({', '.join(terms)} not collected): "
-                "a lower bound"
-            )
-    return out
+    return [
+        f"tensor: {', '.join(terms)} read n/a; the tensor FLOPs are the sum of the paths measured"
+        if precision == "tensor"
+        else f"{precision} FLOPs from {'+'.join(t for t in FLOP_OPS[precision] if t not in terms)} alone "
+        f"({', '.join(terms)} not collected): a lower bound"
+        for precision, terms in not_collected
+    ]
 
 
 def _unroofed(x: NoteInputs, j: int) -> list[str]:

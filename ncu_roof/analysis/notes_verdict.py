@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import fixed, is_set, whole_shown
+from ncu_roof.analysis.model import fixed, is_set, sentences
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
 from ncu_roof.base.arrays import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
@@ -51,15 +51,18 @@ def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
 
 
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """Made once per distinct combination of what it shows (the launches of one kernel share it)."""
-    sm_pct, memory_pct, roof_pct, small_grid_waves_per_sm, binding = _latency_inputs(x, rows)
-    shown = [whole_shown(sm_pct), whole_shown(memory_pct), whole_shown(roof_pct), small_grid_waves_per_sm]
+    """What a latency note shows of each launch: SM and memory % of peak, % of the roof, the waves
+    per SM of a small grid (NaN for any other), the roof that binds (None where the roofline could
+    not be placed). Made once per distinct combination of those, as shown (the launches of one
+    kernel share it)."""
+    small_grid_waves_per_sm = np.where(x.waves[rows] < 1, x.waves[rows], np.nan)
+    binding = x.binding[rows].copy()
+    binding[~x.supported[rows]] = None
+    shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
     return per_distinct(
-        shown,
+        [*shown, small_grid_waves_per_sm],
         binding,
-        lambda first: _latency_texts(
-            sm_pct[first], memory_pct[first], roof_pct[first], small_grid_waves_per_sm[first], binding[first]
-        ),
+        lambda first: _latency_texts(x, rows[first], small_grid_waves_per_sm[first], binding[first]),
     )
 
 
@@ -79,38 +82,20 @@ def per_distinct(
     return out
 
 
-def _latency_inputs(x: NoteInputs, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-    """What a latency note shows of each launch: SM and memory % of peak, % of the roof, the waves
-    per SM of a small grid (NaN for any other), the roof that binds (None where the roofline could
-    not be placed)."""
-    waves_per_sm = x.waves[rows]
-    small_grid_waves_per_sm = np.where(waves_per_sm < 1, waves_per_sm, np.nan)
-    binding = x.binding[rows].copy()
-    binding[~x.supported[rows]] = None
-    return x.sol_sm_pct[rows], x.sol_memory_pct[rows], x.pct[rows], small_grid_waves_per_sm, binding
-
-
-def _latency_texts(
-    sm_pct: np.ndarray,
-    memory_pct: np.ndarray,
-    roof_pct: np.ndarray,
-    small_grid_waves_per_sm: np.ndarray,
-    binding: np.ndarray,
-) -> np.ndarray:
-    small = ~np.isnan(small_grid_waves_per_sm)
+def _latency_texts(x: NoteInputs, rows: np.ndarray, waves: np.ndarray, binding: np.ndarray) -> np.ndarray:
+    small = ~np.isnan(waves)
     grid = np.full(len(small), "", dtype=object)
-    grid[small] = "; small grid (" + fixed(small_grid_waves_per_sm[small], 2) + " waves per SM)"
-    out: np.ndarray = (
-        "latency-bound: SM "
-        + fixed(sm_pct, 0)
-        + "% and memory "
-        + fixed(memory_pct, 0)
-        + f"% of peak, both under {LATENCY_SOL_PCT:.0f}%"
-        + grid
-        + "; the roofline alone says "
-        + _verdict_words(binding, roof_pct)
+    grid[small] = "; small grid (" + fixed(waves[small], 2) + " waves per SM)"
+    return sentences(
+        f"latency-bound: SM {{}}% and memory {{}}% of peak, both under {LATENCY_SOL_PCT:.0f}%{{}}; the "
+        "roofline alone says {}",
+        *(
+            fixed(x.sol_sm_pct[rows], 0),
+            fixed(x.sol_memory_pct[rows], 0),
+            grid,
+            _verdict_words(binding, x.pct[rows]),
+        ),
     )
-    return out
 
 
 def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
@@ -123,10 +108,7 @@ def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
 
 def _sol_pcts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     """`SM 62%, memory 31%` per launch."""
-    out: np.ndarray = (
-        "SM " + fixed(x.sol_sm_pct[rows], 0) + "%, memory " + fixed(x.sol_memory_pct[rows], 0) + "%"
-    )
-    return out
+    return sentences("SM {}%, memory {}%", fixed(x.sol_sm_pct[rows], 0), fixed(x.sol_memory_pct[rows], 0))
 
 
 def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
@@ -136,42 +118,30 @@ def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
         "the roofline cannot see this kernel's (integer) work",
         "the roofline needs FLOP and byte counters with roofs",
     ).astype(object)
-    out: np.ndarray = (
-        "verdict from Speed of Light (Nsight's rule): "
-        + _sol_pcts(x, rows)
-        + _unit_words(x.sol_unit[rows], ", busiest memory unit ")
-        + "; "
-        + why
-    )
-    return out
+    units = _unit_words(x.sol_unit[rows], ", busiest memory unit ")
+    return sentences("verdict from Speed of Light (Nsight's rule): {}{}; {}", _sol_pcts(x, rows), units, why)
 
 
 def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     bound = object_array([b.value for b in x.sol_bound[rows].tolist()])
-    out: np.ndarray = (
-        "Speed of Light disagrees: "
-        + _sol_pcts(x, rows)
-        + " says "
-        + bound
-        + "-bound"
-        + _unit_words(x.sol_unit[rows], " at ")
-        + "; the roofline says "
-        + _verdict_words(x.binding[rows], x.pct[rows])
-        + np.where(
-            equals(x.binding[rows], COMPUTE),
-            ": the memory unit is busier than the bytes at their peak explain (uncoalesced access, "
-            "bank conflicts, or traffic of a counter not on the roofline)",
-            ": the SM is busier than the FLOPs at their peak explain — the instruction mix "
-            "(integer, address, conversion work), not the FLOP roof, keeps it busy",
-        ).astype(object)
+    why = np.where(
+        equals(x.binding[rows], COMPUTE),
+        "the memory unit is busier than the bytes at their peak explain (uncoalesced access, bank "
+        "conflicts, or traffic of a counter not on the roofline)",
+        "the SM is busier than the FLOPs at their peak explain — the instruction mix (integer, "
+        "address, conversion work), not the FLOP roof, keeps it busy",
+    ).astype(object)
+    roofline = _verdict_words(x.binding[rows], x.pct[rows])
+    return sentences(
+        "Speed of Light disagrees: {} says {}-bound{}; the roofline says {}: {}",
+        *(_sol_pcts(x, rows), bound, _unit_words(x.sol_unit[rows], " at "), roofline, why),
     )
-    return out
 
 
 def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     """The roofline decided; Speed of Light calls the launch latency-bound: what that means. Made
     once per distinct combination of what it shows (the launches of one kernel share it)."""
-    shown = [whole_shown(x.sol_sm_pct[rows]), whole_shown(x.sol_memory_pct[rows]), whole_shown(x.pct[rows])]
+    shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
     return per_distinct(
         [*shown, x.waves[rows]], x.binding[rows], lambda first: _cross_check_texts(x, rows[first])
     )
@@ -185,25 +155,16 @@ def _cross_check_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
         "too few warps in flight or dependent accesses hide no latency: more parallelism "
         "(occupancy, independent work per thread)",
     ).astype(object)
-    out: np.ndarray = (
-        "Speed of Light says latency-bound: "
-        + _sol_pcts(x, rows)
-        + f", both under {LATENCY_SOL_PCT:.0f}%; the roofline says "
-        + _verdict_words(x.binding[rows], x.pct[rows])
-        + ": no unit is near its peak — "
-        + why
-        + " brings it toward that roof, which then binds"
+    return sentences(
+        f"Speed of Light says latency-bound: {{}}, both under {LATENCY_SOL_PCT:.0f}%; the roofline says "
+        "{}: no unit is near its peak — {} brings it toward that roof, which then binds",
+        *(_sol_pcts(x, rows), _verdict_words(x.binding[rows], x.pct[rows]), why),
     )
-    return out
 
 
 def above_roof(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    out: np.ndarray = (
-        "above its roof ("
-        + fixed(x.pct[rows], 0)
-        + "% of the "
-        + x.binding[rows].astype(str).astype(object)
-        + " cap): inconsistent data — "
-        "roofs and counters disagree (clock, replay or recipe); check the roofs' source"
+    return sentences(
+        "above its roof ({}% of the {} cap): inconsistent data — roofs and counters disagree (clock, "
+        "replay or recipe); check the roofs' source",
+        *(fixed(x.pct[rows], 0), x.binding[rows].astype(str).astype(object)),
     )
-    return out

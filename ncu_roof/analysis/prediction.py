@@ -109,12 +109,10 @@ def builtin_ops_peaks(gpu: str | None) -> OpsPeaks:
     row = gpu_by_key(gpu)
     out = ops_peaks(row.cc, row.sm_count, row.boost_clock_ghz)
     arch = arch_for_cc(row.cc)
-    int8 = arch.int8_tensor_ops if arch is not None else None
-    fp16_per_clk = arch.flop_per_sm_per_clk.get("tensor") if arch is not None else None
-    if arch is None or int8 is None or not fp16_per_clk:
-        out.pop("int8", None)
+    if arch is None or arch.int8_tensor_ops is None or not arch.flop_per_sm_per_clk.get("tensor"):
         return out
-    ratio = int8.per_sm_per_clock / fp16_per_clk
+    int8 = arch.int8_tensor_ops
+    ratio = int8.per_sm_per_clock / arch.flop_per_sm_per_clk["tensor"]
     out["int8"] = (
         ratio * scaled(row.tensor_tflop_per_s, TERA),
         f"{arch.name} (cc {arch.cc}): {int8.per_sm_per_clock:g} INT8 ops/clk/SM = x{ratio:g} of "

@@ -49,13 +49,8 @@ def sol_arrays(
     for mask, value in ((latency, Bound.LATENCY), (compute, Bound.COMPUTE), (memory, Bound.MEMORY)):
         bound[mask] = value
     bound[balanced] = Bound.BALANCED
-    units = [u for u in SOL_MEMORY_UNITS if u in breakdown_pct]
-    unit = objects(None, n)
-    if units:
-        pct = [np.asarray(breakdown_pct[u], dtype="float64") for u in units]
-        any_unit = ~np.logical_and.reduce([np.isnan(p) for p in pct])
-        busiest = row_max([np.nan_to_num(p, nan=-1.0) for p in pct])[1]
-        unit = object_array([*units, None])[np.where(memory & any_unit, busiest, len(units))]
+    busiest = busiest_unit_arrays({u: breakdown_pct[u] for u in SOL_MEMORY_UNITS if u in breakdown_pct}, n)[1]
+    unit = np.where(memory, busiest, objects(None, n))
     small = latency & (np.asarray(waves, dtype="float64") < SMALL_GRID_WAVES)
     return SolArrays(bound=bound, unit=unit, small_grid=small)
 
@@ -111,12 +106,13 @@ def busiest_unit_arrays(sol_pct: Mapping[str, np.ndarray], n: int) -> tuple[np.n
     return np.where(known, best, np.nan), unit
 
 
-def sol_headroom_array(duration_s: np.ndarray, busiest_pct: np.ndarray) -> np.ndarray:
-    """Seconds a launch could save before its busiest unit is saturated, at its current access
-    pattern and instruction mix: duration × (1 − busiest unit % / 100); NaN without a duration or
-    SOL figure, and for a unit above 100 % (inconsistent data: no saving can be claimed)."""
+def headroom_array(duration_s: np.ndarray, pct: np.ndarray) -> np.ndarray:
+    """Seconds each launch would save at the roof it reaches `pct` % of (its binding roof; its
+    busiest Speed-of-Light unit, at its current access pattern and instruction mix): duration ×
+    (1 − pct / 100); NaN without a duration or percentage, and above 100 % (inconsistent data:
+    roofs and counters disagree, no saving can be claimed)."""
     duration = np.asarray(duration_s, dtype="float64")
-    pct = np.asarray(busiest_pct, dtype="float64")
+    pct = np.asarray(pct, dtype="float64")
     known = np.isfinite(duration) & (duration > 0) & np.isfinite(pct) & (pct >= 0) & (pct <= 100.0)
     with np.errstate(invalid="ignore"):
         return np.where(known, duration * (1.0 - pct / 100.0), np.nan)

@@ -7,6 +7,8 @@ rounds it) and each distinct row of them is worded once.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -42,7 +44,7 @@ def verdict_codes(launches: pl.DataFrame, *, basis: bool = False) -> tuple[np.nd
     )
     distinct = parts.with_row_index("row").group_by(parts.columns, maintain_order=True).agg("row")
     code: dict[str, int] = {}  # parts that differ may read alike (a percentage only a pipe ceiling shows)
-    codes = [code.setdefault(_phrase(**r), len(code)) for r in distinct.drop("row").iter_rows(named=True)]
+    codes = [code.setdefault(_phrase(r), len(code)) for r in distinct.drop("row").iter_rows(named=True)]
     by_row = distinct.select(pl.Series("code", codes, pl.Int64), "row").explode("row").sort("row")
     return by_row.get_column("code").to_numpy(), list(code)
 
@@ -52,27 +54,18 @@ def _whole(number: pl.Expr) -> pl.Expr:
     return number.round(0, mode="half_to_even")
 
 
-def _phrase(
-    bound: str,
-    basis: str | None,
-    sol_compute: bool,
-    where: str | None,
-    pipes: dict[str, float | None] | None,
-    sm: float | None,
-    ceiling: str | None,
-    ceiling_pct: float | None,
-    small_grid: bool,
-) -> str:
-    """One distinct verdict's words."""
-    pipe_pct = {p: v for p, v in (pipes or {}).items() if v is not None}
-    said = sol_compute_words(pipe_pct, sm) if sol_compute else ""
+def _phrase(parts: dict[str, Any]) -> str:
+    """One distinct verdict's words, from its parts (a row of `verdict_codes`' table)."""
+    sol_compute = parts["sol_compute"]
+    pipe_pct = {p: v for p, v in (parts["pipes"] or {}).items() if v is not None}
     phrase = verdict_phrase(
-        Bound(bound),
+        Bound(parts["bound"]),
         VerdictBasis.SOL if sol_compute else VerdictBasis.ROOFLINE,
-        where=where,
-        sol_compute=said,
-        ceiling=ceiling,
-        ceiling_pct=ceiling_pct,
-        small_grid=small_grid,
+        where=parts["where"],
+        sol_compute=sol_compute_words(pipe_pct, parts["sm"]) if sol_compute else "",
+        ceiling=parts["ceiling"],
+        ceiling_pct=parts["ceiling_pct"],
+        small_grid=parts["small_grid"],
     )
+    basis = parts["basis"]
     return phrase if basis is None else with_basis(phrase, VerdictBasis(basis))

@@ -131,11 +131,8 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     peaks, precisions = compute_roof_arrays(flop_work, flop_peaks)
     tensor = np.isin(precisions, [k for k in flop_work if k.startswith("tensor")])
     precisions = np.where(tensor, objects("tensor", n), precisions)
-    work = dict(flop_work)
-    work_peaks = dict(flop_peaks)
-    for p in int_paths:
-        work[f"tensor:{p}"] = measured(paths[p])
-        work_peaks[f"tensor:{p}"] = own(f"peak_{paths[p]}_per_s", None)
+    work = {**flop_work, **{f"tensor:{p}": measured(paths[p]) for p in int_paths}}
+    work_peaks = {**flop_peaks, **{f"tensor:{p}": own(f"peak_{paths[p]}_per_s", None) for p in int_paths}}
     work_s, longest = work_time_arrays(work, work_peaks)
     pipes = _compute_pipes(group)
     if pipes:
@@ -163,9 +160,8 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         ceiling_pct = 100.0 * compute_s / duration
     ceiling_pct = np.where(is_set(ceiling), ceiling_pct, np.nan)
     flop_total = measured("flop_total")
-    arrays = roofline_arrays(
-        flop_total, {t: measured(f"{t}_bytes") for t in TIERS}, peaks, bandwidth, compute_time_s=compute_s
-    )
+    nbytes = {t: measured(f"{t}_bytes") for t in TIERS}
+    arrays = roofline_arrays(flop_total, nbytes, peaks, bandwidth, compute_time_s=compute_s)
     ops_total = measured("ops_total") if "ops_total" in group else np.full(n, np.nan)
     has_work = (np.nan_to_num(flop_total) > 0) | (np.nan_to_num(ops_total) > 0)
     sol = sol_arrays(
@@ -176,7 +172,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     )
     sol_known = ~equals(sol.bound, Bound.UNKNOWN)
     traffic = np.logical_or.reduce(
-        [np.isfinite(measured(f"{t}_bytes")) & np.isfinite(per_kernel(bandwidth.get(t), n)) for t in TIERS]
+        [np.isfinite(b) & np.isfinite(per_kernel(bandwidth.get(t), n)) for t, b in nbytes.items()]
     )
     # a roofline needs memory traffic to compare with; with zero floating-point and tensor work and
     # no pipe figures it cannot see integer work either
@@ -189,11 +185,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     supported = traffic & ~compute_unknown & (has_work | np.isfinite(pipe_pct) | ~sol_known)
     issue_peak, issue_source = _issue_peak(n, device, measured)
     instructions = instruction_arrays(
-        measured("warp_inst"),
-        measured("duration_s"),
-        issue_peak,
-        {t: measured(f"{t}_bytes") for t in TIERS},
-        bandwidth,
+        measured("warp_inst"), measured("duration_s"), issue_peak, nbytes, bandwidth
     )
     return Verdicts(
         precisions=precisions,

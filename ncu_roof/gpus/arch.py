@@ -128,20 +128,16 @@ def _assumed(base: Arch, cc: str) -> Arch:
 
 
 def ops_peaks(cc: str, sm_count: int, boost_clock_ghz: float) -> dict[str, tuple[float, str]]:
-    """Integer and special-function ceilings of a GPU of compute capability `cc`, in operations
-    per second, with their sources: "int8" (dense INT8 tensor operations) and "xu"
-    (special-function results)."""
+    """The special-function ceiling ("xu": results per second) of a GPU of compute capability
+    `cc`, with its source; the INT8 tensor ceiling is at the clock of its tensor paths
+    (`prediction.builtin_ops_peaks`)."""
     arch = arch_for_cc(cc)
     if arch is None:
         return {}
-    out: dict[str, tuple[float, str]] = {}
-    figures = {"xu": arch.xu_ops, "int8": arch.int8_tensor_ops}
-    for name, figure in figures.items():
-        if figure is not None:
-            rate = figure.per_sm_per_clock * sm_count * boost_clock_ghz * 1e9
-            what = f"{figure.per_sm_per_clock:g}/clk/SM x {sm_count} SMs x {boost_clock_ghz:g} GHz boost"
-            out[name] = (rate, f"{arch.name} (cc {arch.cc}): {what}; {figure.describe()}")
-    return out
+    xu = arch.xu_ops
+    what = f"{xu.per_sm_per_clock:g}/clk/SM x {sm_count} SMs x {boost_clock_ghz:g} GHz boost"
+    rate = xu.per_sm_per_clock * sm_count * boost_clock_ghz * 1e9
+    return {"xu": (rate, f"{arch.name} (cc {arch.cc}): {what}; {xu.describe()}")}
 
 
 def tensor_peaks(cc: str, fp16_tensor_flop_per_s: float, fp16_source: str) -> dict[str, tuple[float, str]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ncu_roof.base.vocabulary import PRECISIONS
 from ncu_roof.gpus.arch import L1_BYTES_PER_CLK_PER_SM, Arch, arch_for
 from ncu_roof.gpus.tier_peaks import counter_peak, l2_slices
 
@@ -154,12 +155,7 @@ class Gpu:
 
     @property
     def compute_flop_per_s(self) -> dict[str, float]:
-        peaks = {
-            "fp64": self.fp64_tflop_per_s,
-            "fp32": self.fp32_tflop_per_s,
-            "fp16": self.fp16_tflop_per_s,
-            "tensor": self.tensor_tflop_per_s,
-        }
+        peaks = {p: getattr(self, f"{p}_tflop_per_s") for p in PRECISIONS}
         return {k: scaled(v, TERA) for k, v in peaks.items() if v is not None}
 
     @property

@@ -194,22 +194,20 @@ def _tensor_peak(
 ) -> tuple[Numbers, Texts]:
     """The dense peak of the busiest floating source, else the instruction peak × the known
     FLOPs per instruction (none where that is not known)."""
-    candidates: list[Formula] = []
     floating_peaks = {v: p for v, p in peaks.items() if not is_integer_path(tensor_path(v))}
+    candidates: list[Formula] = []
     if floating_peaks:
+        busiest = _busiest_peak(floating_peaks, floating_work, m.rows) * clock
         candidates.append(
-            (
-                "report:dense sm__ops_path_tensor_<busiest source>.peak_sustained*sm_clock",
-                _busiest_peak(floating_peaks, floating_work, m.rows) * clock,
-            )
+            ("report:dense sm__ops_path_tensor_<busiest source>.peak_sustained*sm_clock", busiest)
         )
-    for k, rows in factors.items():
-        candidates.append(
-            (
-                f"report:sm__inst_executed_pipe_tensor.peak_sustained*{k:g}*sm_clock",
-                np.where(rows, m(TENSOR_INST_PEAK) * k * clock, np.nan),
-            )
+    candidates += [
+        (
+            f"report:sm__inst_executed_pipe_tensor.peak_sustained*{k:g}*sm_clock",
+            np.where(rows, m(TENSOR_INST_PEAK) * k * clock, np.nan),
         )
+        for k, rows in factors.items()
+    ]
     if not candidates:
         return m.nan, m.no_labels
     return first_available(candidates)

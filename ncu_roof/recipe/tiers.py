@@ -183,11 +183,9 @@ def tier_candidates(
     def dram_sum(label: str, nbytes: Numbers) -> TierDefinition:
         return _fixed(m, label, nbytes, dram_bytes, asked, DRAM_COUNTER)
 
-    (read, write), (read_sectors, write_sectors), (read_rate, write_rate) = (
-        DRAM_READ_WRITE,
-        DRAM_SECTORS,
-        DRAM_RATES,
-    )
+    read, write = DRAM_READ_WRITE
+    read_sectors, write_sectors = DRAM_SECTORS
+    read_rate, write_rate = DRAM_RATES
     dram = [
         dram_bytes,
         dram_sum(f"counter:{read}+{write}", m(read) + m(write)),
@@ -213,12 +211,10 @@ def tier_candidates(
         "2024": measure("nsight", "lts__lts2xbar_cycles_active.sum", xbar, lts),
         "2023": measure("nsight", "l1tex__m_xbar2l1tex_read_bytes.sum", 1.0, lts),
         # lts__t_bytes is lts__t_sectors x 32: a report with only the sectors has the same measure
-        "2022": _first_of(
-            [
-                measure("nsight", "lts__t_bytes.sum", 1.0, lts),
-                measure("nsight", "lts__t_sectors.sum", sector, lts),
-            ]
-        ),
+        "2022": _first_with_bytes(
+            measure("nsight", "lts__t_bytes.sum", 1.0, lts),
+            [measure("nsight", "lts__t_sectors.sum", sector, lts)],
+        )[0],
     }
     l2_counted = [
         measure("counted", "lts__t_sectors.sum", sector, lts),
@@ -231,7 +227,7 @@ def tier_candidates(
     for scope, drawn in (("_mem_lgds", cc >= 90), ("_mem_lg", (cc >= 75) & (cc <= 89)), ("", cc <= 72)):
         d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1)
         writebacks.append(_within(m, d, drawn | np.isnan(cc)))
-    l1_writeback = _first_of(writebacks)
+    l1_writeback = _first_with_bytes(writebacks[0], writebacks[1:])[0]
     l1_nsight = {
         "2024": l1_writeback,
         "2023": l1_writeback,
@@ -298,16 +294,12 @@ def tier_candidates(
     }
 
 
-def _first_of(definitions: list[TierDefinition]) -> TierDefinition:
-    """Row-wise merge of alternatives of one definition (the first with bytes wins per row)."""
-    return _first_with_bytes(definitions[0], definitions[1:])[0]
-
-
 def _first_with_bytes(
     start: TierDefinition, definitions: list[TierDefinition]
 ) -> tuple[TierDefinition, npt.NDArray[np.intp]]:
-    """Per row, the columns of the first of `definitions` with bytes (`start`'s where none has
-    them), and which it was (`len(definitions)`: none). Objects (None, NaN, labels) are kept."""
+    """Row-wise merge of alternatives: per row, the columns of the first of `definitions` with
+    bytes (`start`'s where none has them), and which it was (`len(definitions)`: none). Objects
+    (None, NaN, labels) are kept."""
     columns = [column.copy() for column in start.columns()]
     which = np.full(len(start.bytes), len(definitions))
     for i, d in enumerate(definitions):
@@ -337,10 +329,8 @@ def pick_tier(
     nothing = np.full(rows, np.nan, dtype=object)  # NaN: the label of a row no definition fits
     empty = TierDefinition(asked, nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing, nothing)
     picked, which = _first_with_bytes(empty, definitions)
-    if asked == TrafficDefinition.NSIGHT.value and era is None:
-        words = "nsight (ncu version unknown: chosen by the metrics present)"
-    else:
-        words = asked
+    unknown = asked == TrafficDefinition.NSIGHT.value and era is None
+    words = "nsight (ncu version unknown: chosen by the metrics present)" if unknown else asked
     texts = [
         words if d.kind == asked else f"closest to {asked}: {_KIND_WORDS.get(d.kind, d.kind)}"
         for d in definitions
