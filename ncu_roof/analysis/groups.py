@@ -28,7 +28,7 @@ from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import frame_of, integer_ops
 from ncu_roof.analysis.model import intensity_array, nan_to_none
 from ncu_roof.analysis.records import Kernel
-from ncu_roof.analysis.sol import headroom_array as headroom_array  # renderers ask groups for it
+from ncu_roof.analysis.sol import headroom_array
 from ncu_roof.analysis.verdict_phrases import verdict_codes
 
 

@@ -24,8 +24,8 @@ from ncu_roof.analysis.frame import (
     struct,
     where,
 )
-from ncu_roof.analysis.groups import headroom_array
 from ncu_roof.analysis.model import TRANSACTION_BYTES
+from ncu_roof.analysis.sol import headroom_array
 
 # The kernel object's keys, in the order of the contract (docs/schemas/analysis.v1.schema.json)
 KERNEL = (
