@@ -271,14 +271,15 @@ class CliResult:
 
 
 class _Capture(io.TextIOWrapper):
-    """A text stream over bytes (so that `.buffer` works, as on a real stdout) that is no TTY."""
+    """A text stream over bytes (so that `.buffer` works, as on a real stdout): no TTY, as a pipe to
+    a subprocess is not, unless `tty` (a terminal's stderr, for what only a terminal shows)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tty: bool = False) -> None:
         super().__init__(io.BytesIO(), encoding="utf-8", errors="strict", newline="", write_through=True)
+        self.tty = tty
 
     def isatty(self) -> bool:
-        """Never a terminal, as a pipe to a subprocess is not."""
-        return False
+        return self.tty
 
     def data(self) -> bytes:
         """Everything written so far."""
@@ -311,6 +312,7 @@ def run_cli(
     env: Mapping[str, str] | None = None,
     stdin: bytes = b"",
     stdout: TextIO | None = None,
+    stderr_tty: bool = False,
 ) -> CliResult:
     """Run `ncu-roof ARGS…` in this process through `ncu_roof.cli.main`, as the console script does
     (less `cli.console`'s settings of the garbage collector, which are the process' own).
@@ -318,11 +320,11 @@ def run_cli(
     The exit code is the one `main` gives `sys.exit` (so the documented codes are what is tested);
     stdout and stderr are captured, and neither is a TTY. `cwd` defaults to the repository root.
     `stdout`, when given, is written to instead (a terminal, for what only a terminal shows); the
-    result's stdout is then empty.
+    result's stdout is then empty. `stderr_tty`: stderr says it is a terminal.
     """
     from ncu_roof.cli import main
 
-    out, err = _Capture(), _Capture()
+    out, err = _Capture(), _Capture(tty=stderr_tty)
     stdin_stream = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
     streams = (sys.stdin, sys.stdout, sys.stderr)
     code: int

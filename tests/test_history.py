@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli, unfolded
+from conftest import run_cli
 from test_schemas import assert_valid
 
 from ncu_roof.errors import NcuRoofError
@@ -423,5 +423,5 @@ def test_a_head_gpu_with_no_earlier_commit_names_the_other_gpu_keys(tmp_path: Pa
     result = run_cli("history", "check", dataset, "--head", "c2")
     assert result.returncode == 0
     assert "has no commit before c2, so nothing was compared" in result.stderr
-    assert "other GPU keys: nvidia-a100-sxm4-40gb-cc80" in unfolded(result.stderr)
+    assert "other GPU keys: nvidia-a100-sxm4-40gb-cc80" in result.stderr
     assert "warning" not in run_cli("history", "check", dataset, "--head", "c2", "-q").stderr

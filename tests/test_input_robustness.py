@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from conftest import read_once, unfolded
+from conftest import read_once
 
 from ncu_roof.base.text import launch_shape
 from ncu_roof.cli import main
@@ -34,7 +34,7 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     else:
         code = 0
     out, err = capsys.readouterr()
-    return code, out, unfolded(err)
+    return code, out, err
 
 
 def rows_of(path: Path) -> list[list[str]]:

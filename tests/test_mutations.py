@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import examples, read_once, unfolded
+from conftest import examples, read_once
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -171,7 +171,7 @@ def _run(argv: list[str]) -> tuple[int, str, str]:
             code = 0
         except SystemExit as done:
             code = int(done.code or 0)
-    return code, out.getvalue(), unfolded(err.getvalue())
+    return code, out.getvalue(), err.getvalue()
 
 
 def _analyze(name: str, data: bytes, fmt: str, *extra: str) -> tuple[int, str, str, int | None]:

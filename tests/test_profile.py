@@ -166,17 +166,6 @@ def test_plain_progress_when_not_a_tty_and_one_line_per_kernel() -> None:
     assert stream.getvalue() == "ncu-roof: kernel 1 profiled: a?[31m (1 pass)\n"
 
 
-def test_plain_progress_lines_fold_to_the_width(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "60")
-    stream = io.StringIO()
-    name = "void gemm<float, 128, 64>(float const *, float *, int, int, int)"
-    PlainProgress(stream).kernel(KernelProgress(name, 0, 100, 3))
-    assert stream.getvalue() == (
-        "ncu-roof: kernel 1 profiled: void gemm<float, 128, 64>(float\n"
-        "  const *, float *, int, int, int) (3 passes)\n"
-    )
-
-
 # --- end to end with the fake ncu --------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import analyzed, normalized, read_once, run_cli, unfolded
+from conftest import analyzed, normalized, read_once, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -251,7 +251,7 @@ def test_gpu_other_than_the_reports_device_warns_on_stderr() -> None:
     # the example holds an H100 PCIe run and an A10G run: --gpu h100-pcie names only the first
     done = run_cli("analyze", "--example", "--gpu", "H100-PCIE", "--format", "json")
     assert done.returncode == 0, done.stderr
-    warnings = [line for line in unfolded(done.stderr).splitlines() if line.startswith("warning: --gpu")]
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: --gpu")]
     assert warnings == [
         "warning: --gpu H100-PCIE (H100 PCIe) is not the report's device 'NVIDIA A10G'; "
         "its built-in figures are used at the measured clocks"

@@ -132,13 +132,16 @@ def _root(
 
 
 def folded(message: str) -> str:
-    """A message for stderr, ending in a line break: `one_line`, folded at spaces to fit stderr's
-    width (`stderr_width`), each further line indented two spaces past the first; a word wider
-    than that (a path) stays whole."""
+    """A message for stderr, ending in a line break: `one_line`; on a terminal folded at spaces to
+    its width (`stderr_width`), each further line indented two spaces past the first, a word wider
+    than that (a path) whole. In a pipe or a file it stays one line."""
     text = one_line(message)
+    width = stderr_width()
+    if width is None:
+        return text + "\n"
     indent = " " * (len(text) - len(text.lstrip(" ")) + 2)
     lines = textwrap.wrap(
-        text, stderr_width(), subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+        text, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
     )
     return "\n".join(lines or [text]) + "\n"
 

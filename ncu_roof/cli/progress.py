@@ -7,7 +7,6 @@ import sys
 from typing import IO
 
 from ncu_roof.base.text import one_line
-from ncu_roof.cli import folded
 from ncu_roof.profile.progress import KernelProgress, ProgressSink
 
 
@@ -29,10 +28,11 @@ class PlainProgress:
         if not progress.done:
             return
         self.count += 1
-        self.stream.write(folded(f"ncu-roof: kernel {self.count} profiled: {describe(progress)}"))
+        self.stream.write(f"ncu-roof: kernel {self.count} profiled: {describe(progress)}\n")
         self.stream.flush()
 
     def passthrough(self, text: str) -> None:
+        """The program's own output (and ncu's warnings), as they came."""
         self.stream.write(text)
         self.stream.flush()
 

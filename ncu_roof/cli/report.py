@@ -145,7 +145,11 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     if options.plot and plot_fmt:
         arrows = RenderOptions(arrows=tuple(diff_arrows(result, base, head)))
         outputs.append((render_plot(head, fmt=plot_fmt.value, options=arrows), options.plot))
-    summary = str(render_diff(result, DiffFormat.MARKDOWN)) if options.summary else None
+    summary = None
+    if options.summary:
+        from ncu_roof.render.diffmarkdown import render_diff_markdown
+
+        summary = render_diff_markdown(result)
     refuse_inputs([path for _, path in outputs], [i.path for i in (*base.inputs, *head.inputs)])
     write_all(outputs)
     if summary is not None and not append_summary(summary):

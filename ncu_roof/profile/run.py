@@ -102,15 +102,19 @@ def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
 
 
 def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
-    """SIGTERM the whole process group (ncu, the program, its children), then SIGKILL what is left
-    of it once ncu has exited or `grace_s` has passed: a child that ignores SIGTERM is not left
-    running after ncu."""
+    """SIGTERM the whole process group (ncu, the program, its children); SIGKILL what is left of it
+    after `grace_s`: each has that long to clean up, and none that ignores SIGTERM outlives ncu.
+    Every wait is bounded (it runs with Ctrl-C held)."""
+    deadline = time.monotonic() + grace_s
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=grace_s)
+        while time.monotonic() < deadline:
+            proc.poll()  # ncu reaped, else the group's own zombie keeps it alive
+            os.killpg(proc.pid, 0)  # ProcessLookupError: the group is gone
+            time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace_s)
 
 
 def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float | None) -> RunOutcome:

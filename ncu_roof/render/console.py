@@ -46,11 +46,14 @@ def screen(output: str | None) -> Screen:
     return Screen(max(MIN_WIDTH, columns), color=not os.environ.get("NO_COLOR"))
 
 
-def stderr_width() -> int:
-    """The columns of the CLI's messages on stderr, found as `screen` finds stdout's: COLUMNS when
-    set, else the terminal's when stderr is one, else `PIPE_WIDTH`; never under `MIN_WIDTH`."""
+def stderr_width() -> int | None:
+    """The columns of the CLI's messages when stderr is a terminal: COLUMNS when set, else the
+    terminal's; never under `MIN_WIDTH`. None for a pipe or a file: a CI log is searched a line at
+    a time, so each message stays one line there."""
+    if sys.stderr is None or not sys.stderr.isatty():
+        return None
     columns = _columns()
-    if columns is None and sys.stderr is not None and sys.stderr.isatty():
+    if columns is None:
         with contextlib.suppress(OSError, ValueError):
             columns = os.get_terminal_size(sys.stderr.fileno()).columns
     return max(MIN_WIDTH, columns or PIPE_WIDTH)

@@ -5,7 +5,8 @@ lines, ridge points on the reference compute roof. Launches of one kernel (name,
 device) are one marker per tier at their summed FLOPs over summed bytes and time, area ∝ share
 of the device's time, colour = verdict, shape = tier; one collection per tier and verdict, so
 100,000 launches cost about what 100 do; past `MAX_MARKERS` kernels the smallest are thinned out
-(the caption says how many). A greedy placer keeps labels off labels, markers and roof lines.
+(the caption says how many). The top kernels are labelled; a greedy placer keeps their labels
+off other labels, markers and roof lines.
 The same input gives byte-identical SVG and PDF.
 """
 

@@ -20,7 +20,8 @@ def integer_ops_rate(k: Kernel, over_s: float | None) -> tuple[float, str] | Non
 
 
 def achieved_words(k: Kernel, duration_s: float | None = None) -> str:
-    """`27.7 TFLOP/s` or `39.4 TOP/s (int8)`; `duration_s`: a group's summed time (its figures keep
+    """`27.7 TFLOP/s`; `39.4 TOP/s (int8)` for integer tensor work without FLOPs, which a
+    `0 FLOP/s` would read as nothing done. `duration_s`: a group's summed time (its figures keep
     the lead launch's), else the launch's."""
     ops = integer_ops_rate(k, duration_s or k.duration_s)
     return si(k.achieved_flop_per_s, "FLOP/s") if ops is None else f"{si(ops[0], 'OP/s')} ({ops[1]})"
