@@ -111,11 +111,11 @@ def _finish(table: RunTable) -> RunTable:
     """Nonsense values excluded (with notes), a warning counting them."""
     from ncu_roof.ingest.sanity import exclude_nonsense
 
-    columns, excluded = exclude_nonsense(table.columns, table.metric_columns)
+    launches, excluded = exclude_nonsense(table.launches, table.metric_columns)
     if not excluded:
         return table
     warning = (
         f"{table.path}: {excluded} value{'s' if excluded != 1 else ''} excluded as impossible "
         "(negative, not finite or implausible); the kernels' notes name them"
     )
-    return replace(table, columns=columns, warnings=(*table.warnings, warning))
+    return replace(table, launches=launches, warnings=(*table.warnings, warning))
