@@ -223,23 +223,26 @@ _SHAPE_METRICS = (
 )
 
 
-def _number(launches: pl.DataFrame, name: str) -> pl.Series:
-    """A metric column as floats, null where missing (or where the page has no such column)."""
-    if name not in launches.columns:
-        return pl.repeat(None, launches.height, dtype=pl.Float64, eager=True).alias(name)
-    values = launches.get_column(name)
-    if values.dtype == pl.String:  # a metric a report gave as text
-        values = pl.Series(name, [cell_number(v) for v in values.to_list()], dtype=pl.Float64)
-    return values.fill_nan(None)
+def _settled(row: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """One distinct row's `grid`, `block` and `cc` (its texts, and those `_SHAPE_METRICS` the
+    page has)."""
+
+    def number(name: str) -> float:
+        value = row.get(name)
+        return math.nan if value is None else float(value)
+
+    dims = tuple([number(f"launch__{kind}_dim_{axis}") for axis in "xyz"] for kind in KINDS)
+    totals = tuple(number(f"launch__{kind}_size") for kind in KINDS)
+    grid, block = _launch((row["grid"], row["block"]), dims, (totals[0], totals[1]))
+    cc = row["cc"]
+    return grid, block, cc if cc is not None and cc.strip() else cc_text(number(CC_MAJOR), number(CC_MINOR))
 
 
-def _settled(
-    grid: str | None, block: str | None, cc: str | None, *numbers: float | None
-) -> tuple[str | None, str | None, str | None]:
-    """One distinct row's `grid`, `block` and `cc` (its numbers: `_SHAPE_METRICS`, None where missing)."""
-    key = [math.nan if n is None else n for n in numbers]
-    grid, block = _launch((grid, block), (key[0:3], key[3:6]), (key[6], key[7]))
-    return grid, block, cc if cc is not None and cc.strip() else cc_text(key[8], key[9])
+def _number(column: pl.Series) -> pl.Series:
+    """A metric as floats (one a report gave as text read by `cell_number`)."""
+    if column.dtype != pl.String:
+        return column
+    return pl.Series(column.name, [cell_number(v) for v in column.to_list()], dtype=pl.Float64)
 
 
 def settle_shapes(launches: pl.DataFrame) -> pl.DataFrame:
@@ -248,14 +251,14 @@ def settle_shapes(launches: pl.DataFrame) -> pl.DataFrame:
     Launches share a few distinct (texts, dims, totals, capability) rows: each is settled once
     and joined back (a Python pass per row cost 0.1 s at 100k launches).
     """
-    texts = [launches.get_column(c).alias(f"text_{c}") for c in ("grid", "block", "cc")]
-    keys = pl.DataFrame([*texts, *(_number(launches, name) for name in _SHAPE_METRICS)])
-    distinct = keys.unique(maintain_order=True)
-    settled = [_settled(*row) for row in distinct.iter_rows()]
-    schema = dict.fromkeys(("grid", "block", "cc"), pl.String)
-    distinct = distinct.hstack(pl.DataFrame(settled, schema=schema, orient="row"))
+    metrics = [_number(launches.get_column(c)) for c in _SHAPE_METRICS if c in launches.columns]
+    keys = pl.DataFrame([*launches.select("grid", "block", "cc").get_columns(), *metrics])
+    distinct = keys.unique(maintain_order=True)  # (NaN equals NaN here and in the join)
+    names = {f"settled_{c}": c for c in ("grid", "block", "cc")}
+    settled = [_settled(dict(zip(keys.columns, row, strict=True))) for row in distinct.iter_rows()]
+    distinct = distinct.hstack(pl.DataFrame(settled, schema=dict.fromkeys(names, pl.String), orient="row"))
     out = keys.join(distinct, on=keys.columns, how="left", nulls_equal=True, maintain_order="left")
-    return launches.with_columns(out.get_column(c) for c in schema)
+    return launches.with_columns(out.get_column(k).alias(c) for k, c in names.items())
 
 
 @dataclass(frozen=True)
