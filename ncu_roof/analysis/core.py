@@ -149,7 +149,8 @@ def _each_distinct(values: pl.Series, make: Callable[[Any], object]) -> np.ndarr
     made = object_array(make(v) for v in distinct.to_list())
     code = distinct.to_frame("v").with_row_index("code")
     rows = values.to_frame("v").join(code, on="v", how="left", nulls_equal=True, maintain_order="left")
-    return made[rows.get_column("code").to_numpy()]
+    out: np.ndarray = made[rows.get_column("code").to_numpy()]
+    return out
 
 
 def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> np.ndarray:
