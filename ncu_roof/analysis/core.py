@@ -139,7 +139,8 @@ def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
 
 def _texts(values: pl.Series, missing: str | None) -> np.ndarray:
     """A column of the table as `str` objects, `missing` where it is missing."""
-    return _each_distinct(values.cast(pl.String), lambda v: missing if v is None else v)
+    texts = values if values.dtype == pl.Categorical else values.cast(pl.String)
+    return _each_distinct(texts, lambda v: missing if v is None else v)
 
 
 def _each_distinct(values: pl.Series, make: Callable[[Any], object]) -> np.ndarray:

@@ -102,15 +102,11 @@ def tables_of(launches: pa.Table) -> list[RunTable]:
     frame = pl.DataFrame(
         [*_unmapped(launches.column(NUMBERS), rows, True), *_unmapped(launches.column(TEXTS), rows, False)]
     )
-    frame = frame.with_columns(
-        pl.Series(name, [], dtype=kind).extend_constant(None, rows)
-        for name, kind in IDENTITY.items()
-        if name not in frame.columns
-    )
-    notes = [json.loads(v) if v else None for v in frame.get_column(NOTES).to_list()]
-    frame = frame.with_columns(
-        pl.Series(NOTES, notes, dtype=IDENTITY[NOTES]),
+    absent = [pl.repeat(None, rows, dtype=pl.String, eager=True).alias(c) for c in IDENTITY if c not in frame]
+    frame = frame.with_columns(absent).with_columns(
+        pl.col(NOTES).str.json_decode(IDENTITY[NOTES]),
         *(pl.col(c).cast(pl.Float64).fill_nan(None).cast(pl.Int64) for c in ("id", "device")),
+        *(pl.col(c).cast(kind) for c, kind in IDENTITY.items() if c not in (NOTES, "id", "device")),
         input=pl.int_range(rows),
     )
     paths = launches.column("input_path").to_pylist()

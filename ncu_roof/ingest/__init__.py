@@ -23,12 +23,12 @@ from ncu_roof.ingest.inputs import (
 )
 
 if TYPE_CHECKING:  # loaded on first use (`__getattr__`): expanding inputs needs no numpy
-    from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
+    from ncu_roof.ingest.table import IDENTITY, InputFormat, RunTable
 
-__all__ = ["IDENTITY_COLUMNS", "Expanded", "InputFormat", "RunTable", "expand_inputs", "read_input"]
+__all__ = ["IDENTITY", "Expanded", "InputFormat", "RunTable", "expand_inputs", "read_input"]
 
 _BOM = b"\xef\xbb\xbf"
-_FROM_TABLE = ("IDENTITY_COLUMNS", "InputFormat", "RunTable")
+_FROM_TABLE = ("IDENTITY", "InputFormat", "RunTable")
 
 
 def __getattr__(name: str) -> Any:

@@ -101,10 +101,7 @@ def read_csv_file(
             f"{path}: the CSV header is there but {what} follow (truncated file?)",
             hint="re-export the report: `ncu --import report.ncu-rep --csv --page raw --print-units base`",
         )
-    launches = settle_shapes(launches)
-    return RunTable(
-        path=path, format=fmt, ncu_version=None, launches=launches, warnings=damage.warnings(lost)
-    )
+    return RunTable(path, fmt, None, settle_shapes(launches), damage.warnings(lost))
 
 
 def no_csv_error(path: str, raw: bytes) -> BadInputError:
