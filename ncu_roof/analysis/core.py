@@ -127,20 +127,15 @@ def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     None), the input notes as lists (None where a launch has none)."""
     frame = table.launches
     integers = {c: _indices(table.path, c, frame.get_column(c), missing=0) for c in ("run", "device")}
-    texts = {c: _texts(frame.get_column(c), None) for c in ("grid", "block", "nvtx", "device_name", "cc")}
+    columns = ("grid", "block", "nvtx", "device_name", "cc")
+    texts = {c: _each_distinct(frame.get_column(c), lambda v: v if v is None else str(v)) for c in columns}
     return {
         "id": _indices(table.path, "id", frame.get_column("id"), missing=None),
         **integers,
-        "name": _texts(frame.get_column("name"), ""),
+        "name": _each_distinct(frame.get_column("name"), lambda v: "" if v is None else str(v)),
         **texts,
         "input_notes": object_array(frame.get_column("input_notes").to_list()),
     }
-
-
-def _texts(values: pl.Series, missing: str | None) -> np.ndarray:
-    """A column of the table as `str` objects, `missing` where it is missing."""
-    texts = values if values.dtype == pl.Categorical else values.cast(pl.String)
-    return _each_distinct(texts, lambda v: missing if v is None else v)
 
 
 def _each_distinct(values: pl.Series, make: Callable[[Any], object]) -> np.ndarray:
