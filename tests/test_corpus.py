@@ -111,8 +111,7 @@ def test_forms_of_one_run_agree(corpus: Path, report: Path) -> None:
 
 
 def _launch_identity(path: Path) -> list[tuple[object, ...]]:
-    columns = read_once(path).columns
-    return list(zip(*(columns[c].tolist() for c in ("id", "name", "grid", "block", "cc")), strict=True))
+    return list(read_once(path).launches.select("id", "name", "grid", "block", "cc").iter_rows())
 
 
 @pytest.mark.parametrize("report", _REPORTS, ids=_id)

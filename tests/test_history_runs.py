@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 from conftest import run_cli
 from hypothesis import given
@@ -145,9 +146,8 @@ def test_the_gpu_partition_is_what_the_run_recorded(tmp_path: Path) -> None:
 def test_the_gpu_key_is_a_slug_of_the_recorded_name_cc_and_sm_count(
     columns: dict[str, list[object]], key: str
 ) -> None:
-    assert (
-        gpu_key({c: np.array(v, dtype="float64" if c in SMS else object) for c, v in columns.items()}) == key
-    )
+    kinds = {c: pl.Float64 if c in SMS else pl.String for c in columns}
+    assert gpu_key(pl.DataFrame(columns, schema=kinds)) == key
     assert len(key) <= 128
 
 
@@ -159,8 +159,8 @@ def test_the_gpu_key_is_a_slug_of_the_recorded_name_cc_and_sm_count(
 def test_every_recorded_device_has_a_key_that_can_name_a_partition(
     name: str | None, cc: str | None, sms: float
 ) -> None:
-    columns = {"device_name": np.array([name], dtype=object), "cc": np.array([cc], dtype=object)}
-    key = gpu_key({**columns, SMS[0]: np.array([sms])})
+    columns = {"device_name": pl.Series([name], dtype=pl.String), "cc": pl.Series([cc], dtype=pl.String)}
+    key = gpu_key(pl.DataFrame({**columns, SMS[0]: [sms]}))
     assert PARTITION_VALUE.fullmatch(key), key  # `history add` never refuses a device's key
 
 

@@ -140,7 +140,7 @@ def test_a_huge_console_device_and_unicode_digits_are_damage(tmp_path: Path, fix
     with pytest.raises(BadInputError, match=r"line 7: kernel 'stencil.*': Device 9{20} is not a device"):
         read_input(str(huge))
     table = read_input(str(huge), skip_bad_rows=True)
-    assert table.rows == 1 and table.columns["device"].tolist() == [0.0]
+    assert table.rows == 1 and table.launches.get_column("device").to_list() == [0]
     assert "1 kernel left out" in table.warnings[0]
     rows = rows_of(fixtures / RAW)
     rows[2][0] = "\u0661"  # ARABIC-INDIC DIGIT ONE: no launch ID
@@ -158,19 +158,23 @@ def test_a_table_built_by_hand_needs_whole_ids_and_indices(fixtures: Path) -> No
     from dataclasses import replace
 
     import numpy as np
+    import polars as pl
 
     from ncu_roof.analysis.core import analyze
+    from ncu_roof.ingest import RunTable
 
     table = read_input(str(fixtures / RAW))
-    ids = table.columns["id"].copy()
-    ids[1] = np.nan
+
+    def given(column: str, values: list[object]) -> RunTable:
+        return replace(table, launches=table.launches.with_columns(pl.Series(column, values, strict=False)))
+
+    with pytest.raises(BadInputError, match=r"a launch's id is missing, not a whole number"):
+        analyze([given("id", [0, None, *range(2, table.rows)])])
     with pytest.raises(BadInputError, match=r"a launch's id is nan, not a whole number"):
-        analyze([replace(table, columns={**table.columns, "id": ids})])
-    runs = table.columns["run"].copy()
-    runs[0] = "first"
+        analyze([given("id", [0.0, np.nan, *range(2, table.rows)])])
     with pytest.raises(BadInputError, match=r"a launch's run is 'first', not a whole number"):
-        analyze([replace(table, columns={**table.columns, "run": runs})])
-    unknown = replace(table, columns={**table.columns, "device": np.full(table.rows, np.nan)})
+        analyze([given("run", ["first"] * table.rows)])
+    unknown = given("device", [None] * table.rows)
     assert [k.device for k in analyze([unknown]).kernels] == [0] * table.rows
 
 

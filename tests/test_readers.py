@@ -222,8 +222,7 @@ def _raw_page(tmp_path: Path, columns: dict[str, list[str]], name: str = "shape.
 
 
 def _shapes(path: Path) -> list[tuple[object, object, object]]:
-    columns = read_input(str(path)).columns
-    return list(zip(columns["grid"].tolist(), columns["block"].tolist(), columns["cc"].tolist(), strict=True))
+    return list(read_input(str(path)).launches.select("grid", "block", "cc").iter_rows())
 
 
 def test_per_axis_dims_give_the_shape_as_ncu_writes_it(tmp_path: Path) -> None:
@@ -299,7 +298,7 @@ def test_details_page_shapes_are_checked_against_its_launch_statistics(tmp_path:
     # kernel 1: an en_US digit group inside an axis is no axis of its own, and the text is
     # written as every reader writes it
     assert _shapes(path) == [("4096", "256", "7.0"), ("(39312, 1, 1)", "(256, 1, 1)", "7.0")]
-    assert table.columns["launch__grid_size"].tolist() == [4096.0, 39312.0]
+    assert table.launches.get_column("launch__grid_size").to_list() == [4096.0, 39312.0]
 
 
 def test_shape_texts_are_written_by_one_function() -> None:
@@ -325,7 +324,7 @@ def test_a_summary_of_more_invocations_than_launches_read_is_refused(tmp_path: P
     with pytest.raises(BadInputError, match=r"many\.csv: .* 2,000,001 invocations in all"):
         read_input(str(path))
     path.write_text(text.replace('"0","3","', '"0","30","'))
-    assert len(read_input(str(path)).columns["id"]) == 31  # under the cap: every invocation a launch
+    assert read_input(str(path)).rows == 31  # under the cap: every invocation a launch
 
 
 def test_a_summary_invocation_count_is_a_number_in_the_files_style(tmp_path: Path, fixtures: Path) -> None:
@@ -334,6 +333,6 @@ def test_a_summary_invocation_count_is_a_number_in_the_files_style(tmp_path: Pat
     text = (fixtures / "summary_per_kernel.csv").read_text()
     path = tmp_path / "grouped.csv"
     path.write_text(text.replace('"0","3","', '"0","1,024","').replace('"1.315000"', '"1,315.000000"'))
-    assert len(read_input(str(path)).columns["id"]) == 1025
+    assert read_input(str(path)).rows == 1025
     path.write_text(text.replace('"0","3","', '"0","2.5","'))
-    assert len(read_input(str(path)).columns["id"]) == 2
+    assert read_input(str(path)).rows == 2

@@ -34,7 +34,7 @@ def _values(name_or_path: str | Path) -> dict[str, list[float | None]]:
     path = FIXTURES / name_or_path if isinstance(name_or_path, str) else name_or_path
     table = read_input(str(path))
     return {
-        metric: [None if math.isnan(v) else v for v in table.columns[metric].tolist()]
+        metric: [None if math.isnan(v) else v for v in table.launches.get_column(metric).to_list()]
         for metric in table.metric_columns
     }
 
@@ -108,7 +108,7 @@ def test_a_lost_kernel_line_merges_no_two_kernels() -> None:
 def test_fr_and_de_ch_number_styles_read_as_en_us(name: str) -> None:
     """U+202F groups with a decimal comma (fr_FR), U+2019 groups with a decimal point (de_CH)."""
     assert _values(name) == _values("details_metrics_15col.csv")
-    assert read_once(FIXTURES / name).columns["dram__bytes.sum"][0] == 1_572_864.0
+    assert read_once(FIXTURES / name).launches.item(0, "dram__bytes.sum") == 1_572_864.0
 
 
 @pytest.mark.parametrize(
@@ -176,7 +176,7 @@ def test_a_cell_that_is_no_number_is_an_input_note(name: str, cell: str, bad: st
         cell, bad = "817.42", "abcdef"
     path = input_file(name, text.replace(cell, bad, 1))
     table = read_input(str(path))
-    notes = [n for row in table.columns["input_notes"].tolist() for n in (row or ())]
+    notes = [n for row in table.launches.get_column("input_notes").to_list() for n in (row or ())]
     shown = bad.strip().strip('"')
     assert any(f"reads {shown!r}, which is not a number" in note for note in notes), notes
 
@@ -184,8 +184,10 @@ def test_a_cell_that_is_no_number_is_an_input_note(name: str, cell: str, bad: st
 def test_an_infinite_duration_is_noted_not_rederived() -> None:
     text = (FIXTURES / "raw_base.csv").read_text(encoding="utf-8").replace('"12345"', '"inf"', 1)
     table = read_input(str(input_file("raw_base.csv", text)))
-    assert np.isnan(table.columns["gpu__time_duration.sum"][0])
-    assert table.columns["input_notes"][0] == ("input: gpu__time_duration.sum = inf is not finite; excluded",)
+    assert np.isnan(table.launches.item(0, "gpu__time_duration.sum"))
+    assert table.launches.item(0, "input_notes").to_list() == [
+        "input: gpu__time_duration.sum = inf is not finite; excluded"
+    ]
     assert "1 value excluded as impossible" in table.warnings[0]
 
 

@@ -49,9 +49,9 @@ def _lines(name: str) -> list[str]:
 def _kernels(table: RunTable) -> Kernels:
     """Each launch's metric values (missing ones left out), in order; a --print-summary kernel
     once (its N invocations are N launches of the same values, one after another)."""
-    rows: Kernels = [{} for _ in range(len(table.columns["name"]))]
+    rows: Kernels = [{} for _ in range(table.rows)]
     for metric in table.metric_columns:
-        for row, value in zip(rows, table.columns[metric].tolist(), strict=True):
+        for row, value in zip(rows, table.launches.get_column(metric).to_list(), strict=True):
             if not math.isnan(value):
                 row[metric] = value
     if table.averaged:

@@ -19,7 +19,6 @@ import polars as pl
 from ncu_roof.analysis.device_frame import device_frame
 from ncu_roof.analysis.frame import KernelRows, frame_of
 from ncu_roof.analysis.model import nan_to_none
-from ncu_roof.analysis.notes import each
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
 from ncu_roof.base.arrays import object_array
@@ -113,49 +112,57 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
 
 def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.ndarray]:
     """A table's launches normalized, as arrays: column name → one value per launch."""
+    launches = table.launches
     return normalize_columns(
-        table.metrics(),
+        launches.select(table.metric_columns),
         ncu_version=table.ncu_version,
         traffic=traffic,
-        rows=table.rows,
-        cc=table.columns["cc"],
+        cc=launches.get_column("cc").to_numpy(),
     )
 
 
 def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     """The identity columns as arrays: ID, run and device index as integers (a missing run or
     device index is 0), texts as `str` objects (a missing name is "", any other missing text
-    None), the input notes as they are."""
-    frame = table.columns
-    integers = {c: _indices(table.path, c, frame[c], missing=0) for c in ("run", "device")}
-    texts = {c: _texts(frame[c], None) for c in ("grid", "block", "nvtx", "device_name", "cc")}
+    None), the input notes as lists (None where a launch has none)."""
+    frame = table.launches
+    integers = {c: _indices(table.path, c, frame.get_column(c), missing=0) for c in ("run", "device")}
+    columns = ("grid", "block", "nvtx", "device_name", "cc")
+    texts = {c: _each_distinct(frame.get_column(c), lambda v: v if v is None else str(v)) for c in columns}
     return {
-        "id": _indices(table.path, "id", frame["id"], missing=None),
+        "id": _indices(table.path, "id", frame.get_column("id"), missing=None),
         **integers,
-        "name": _texts(frame["name"], ""),
+        "name": _each_distinct(frame.get_column("name"), lambda v: "" if v is None else str(v)),
         **texts,
-        "input_notes": frame["input_notes"],
+        "input_notes": object_array(frame.get_column("input_notes").to_list()),
     }
 
 
-def _texts(values: np.ndarray, missing: str | None) -> np.ndarray:
-    """A column of the table as texts: each value as `str`, `missing` where it is missing."""
-    return object_array(each(values.tolist(), lambda v: missing if missing_cell(v) else str(v)))
+def _each_distinct(values: pl.Series, make: Callable[[Any], object]) -> np.ndarray:
+    """`make` of each value as an object array, made once per distinct value and gathered by a
+    join (100,000 launches share a few hundred names: a Python pass over them cost ~60 ms)."""
+    distinct = values.unique(maintain_order=True)
+    made = object_array(make(v) for v in distinct.to_list())
+    code = distinct.to_frame("v").with_row_index("code")
+    rows = values.to_frame("v").join(code, on="v", how="left", nulls_equal=True, maintain_order="left")
+    out: np.ndarray = made[rows.get_column("code").to_numpy()]
+    return out
 
 
-def _indices(path: str, column: str, values: np.ndarray, missing: int | None) -> np.ndarray:
+def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> np.ndarray:
     """An ID, run or device index per launch as int64: runs are texts ("0", "1", …), IDs and
-    device indices numbers (NaN where missing); a missing one is `missing`, and where that is
-    None, or a value is no whole number int64 holds, the table is refused (a reader never makes
-    one; a table built by hand can)."""
-    given = (
-        np.array(each(values.tolist(), _run_number), dtype="float64") if values.dtype == object else values
-    )
+    device indices numbers (null or NaN where missing); a missing one is `missing`, and where
+    that is None, or a value is no whole number int64 holds, the table is refused (a reader
+    never makes one; a table built by hand can)."""
+    if values.dtype == pl.String:
+        given = _each_distinct(values, _run_number).astype("float64")
+    else:
+        given = values.cast(pl.Float64).fill_null(np.nan).to_numpy()
     numbers = np.where(np.isnan(given), np.nan if missing is None else float(missing), given)
     whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (np.abs(numbers) < 2.0**62)
     if not whole.all():
         bad = values[int(np.flatnonzero(~whole)[0])]
-        shown = f"{bad:g}" if isinstance(bad, (float, np.floating)) else repr(bad)
+        shown = "missing" if bad is None else f"{bad:g}" if isinstance(bad, float) else repr(bad)
         raise BadInputError(
             f"{path}: a launch's {column} is {shown}, not a whole number",
             hint="give every launch an integer ID, and a run and device index that are integers or none",

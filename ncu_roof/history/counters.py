@@ -18,6 +18,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import polars as pl
+
+from ncu_roof.base.arrays import object_array
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -28,27 +31,16 @@ NUMBERS, TEXTS = "counters", "counter_texts"
 NOTES = "input_notes"
 
 
-def _concat(tables: Sequence[RunTable], name: str, number: bool) -> np.ndarray:
-    parts = []
-    for t in tables:
-        if name in t.columns:
-            parts.append(t.columns[name])
-        else:
-            parts.append(np.full(t.rows, np.nan) if number else np.full(t.rows, None, dtype=object))
-    return np.concatenate(parts) if parts else np.zeros(0)
-
-
 def _text(value: Any) -> str | None:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return None
-    if isinstance(value, tuple):
-        return json.dumps(list(value), ensure_ascii=False) if value else None
+    if isinstance(value, list):
+        return json.dumps(value, ensure_ascii=False) if value else None
     return str(value)
 
 
 def _map(names: Sequence[str], columns: Sequence[np.ndarray], rows: int, number: bool) -> pa.Array:
     """Per row, the (name, value) of each column that holds a value there."""
-    import polars as pl
     import pyarrow as pa
 
     if number:
@@ -71,22 +63,19 @@ def _map(names: Sequence[str], columns: Sequence[np.ndarray], rows: int, number:
 
 
 def counter_columns(tables: Sequence[RunTable]) -> dict[str, pa.Array]:
-    """Every table's columns as the two maps, row after row of the tables in order."""
-    rows = sum(t.rows for t in tables)
-    names = list(dict.fromkeys(c for t in tables for c in t.columns))
-    numeric = [c for c in names if all(t.columns[c].dtype.kind == "f" for t in tables if c in t.columns)]
-    textual = [c for c in names if c not in numeric]
-    numbers = [_concat(tables, c, number=True) for c in numeric]
-    texts = [
-        np.array([_text(v) for v in _concat(tables, c, number=False).tolist()], dtype=object) for c in textual
-    ]
+    """Every table's columns as the two maps, row after row of the tables in order: numbers (the
+    metrics, ID and device index) as doubles, the others as texts."""
+    frame = pl.concat([t.launches for t in tables], how="diagonal_relaxed")
+    numeric = [c for c, kind in frame.schema.items() if kind.is_numeric()]
+    textual = [c for c in frame.columns if c not in numeric]
+    numbers = [frame.get_column(c).cast(pl.Float64).fill_null(np.nan).to_numpy() for c in numeric]
+    texts = [object_array(_text(v) for v in frame.get_column(c).to_list()) for c in textual]
+    rows = frame.height
     return {NUMBERS: _map(numeric, numbers, rows, True), TEXTS: _map(textual, texts, rows, False)}
 
 
-def _unmapped(column: pa.ChunkedArray, rows: int, number: bool) -> dict[str, np.ndarray]:
-    """A map column back into one array per key (NaN or None where a row has no entry)."""
-    import polars as pl
-
+def _unmapped(column: pa.ChunkedArray, rows: int, number: bool) -> list[pl.Series]:
+    """A map column back into one column per key (NaN or null where a row has no entry)."""
     array = column.combine_chunks()
     offsets = pl.Series(array.offsets).to_numpy()
     keys = pl.Series(array.keys).to_numpy()
@@ -94,12 +83,12 @@ def _unmapped(column: pa.ChunkedArray, rows: int, number: bool) -> dict[str, np.
     row_of = np.repeat(np.arange(rows), np.diff(offsets))
     entries = slice(int(offsets[0]), int(offsets[-1]))
     keys, items = keys[entries], items[entries]
-    out: dict[str, np.ndarray] = {}
+    out = []
     for key in dict.fromkeys(keys.tolist()):
         at = keys == key
         values = np.full(rows, np.nan) if number else np.full(rows, None, dtype=object)
         values[row_of[at]] = items[at]
-        out[key] = values
+        out.append(pl.Series(key, values, dtype=pl.Float64 if number else pl.String))
     return out
 
 
@@ -107,38 +96,32 @@ def tables_of(launches: pa.Table) -> list[RunTable]:
     """The reader's tables back from stored rows: one per input, ncu run and device, in row order
     (as `record.device_tables` cut them); a column with no value in a table is left out of it."""
     from ncu_roof.ingest import RunTable
-    from ncu_roof.ingest.table import IDENTITY_COLUMNS, INTEGER_COLUMNS, InputFormat
+    from ncu_roof.ingest.table import IDENTITY, InputFormat
 
     rows = launches.num_rows
-    columns = {
-        **_unmapped(launches.column(NUMBERS), rows, True),
-        **_unmapped(launches.column(TEXTS), rows, False),
-    }
-    if NOTES in columns:
-        columns[NOTES] = np.array([tuple(json.loads(v)) if v else None for v in columns[NOTES]], dtype=object)
-    for name in IDENTITY_COLUMNS:
-        if name not in columns:
-            columns[name] = (
-                np.full(rows, np.nan) if name in INTEGER_COLUMNS else np.full(rows, None, dtype=object)
-            )
-    paths = launches.column("input_path").to_pylist()
-    keys = np.array(
-        [f"{p}\x00{r}\x00{d}" for p, r, d in zip(paths, columns["run"], columns["device"], strict=True)],
-        dtype=object,
+    frame = pl.DataFrame(
+        [*_unmapped(launches.column(NUMBERS), rows, True), *_unmapped(launches.column(TEXTS), rows, False)]
     )
+    absent = [pl.repeat(None, rows, dtype=pl.String, eager=True).alias(c) for c in IDENTITY if c not in frame]
+    frame = frame.with_columns(absent).with_columns(
+        pl.col(NOTES).str.json_decode(IDENTITY[NOTES]),
+        *(pl.col(c).cast(pl.Float64).fill_nan(None).cast(pl.Int64) for c in ("id", "device")),
+        *(pl.col(c).cast(kind) for c, kind in IDENTITY.items() if c not in (NOTES, "id", "device")),
+        input=pl.int_range(rows),
+    )
+    paths = launches.column("input_path").to_pylist()
     formats = launches.column("input_format").to_pylist()
     versions = launches.column("ncu_version").to_pylist()
     out = []
-    for key in dict.fromkeys(keys.tolist()):
-        mask = keys == key
-        first = int(np.flatnonzero(mask)[0])
-        part = {c: a[mask] for c, a in columns.items()}
-        kept = {c: a for c, a in part.items() if c in IDENTITY_COLUMNS or not _all_missing(a)}
-        out.append(RunTable(paths[first], InputFormat(formats[first]), versions[first], kept))
+    for part in frame.with_columns(path=pl.Series(paths, dtype=pl.String)).partition_by(
+        "path", "run", "device", maintain_order=True
+    ):
+        first = part.item(0, "input")
+        part = part.drop("input", "path")
+        kept = [c for c in part.columns if c in IDENTITY or not _all_missing(part.get_column(c))]
+        out.append(RunTable(paths[first], InputFormat(formats[first]), versions[first], part.select(kept)))
     return out
 
 
-def _all_missing(values: np.ndarray) -> bool:
-    if values.dtype.kind == "f":
-        return bool(np.isnan(values).all())
-    return all(v is None for v in values.tolist())
+def _all_missing(values: pl.Series) -> bool:
+    return bool((values.fill_nan(None) if values.dtype == pl.Float64 else values).is_null().all())

@@ -90,13 +90,13 @@ def parse_labels(items: Sequence[str]) -> dict[str, str]:
     return labels
 
 
-def recorded_sm_count(columns: Mapping[str, np.ndarray]) -> int | None:
+def recorded_sm_count(launches: pl.DataFrame) -> int | None:
     """The SM count one device's launches recorded (`SM_COUNT_METRICS`: their median), or None
     (never the built-in GPU table's)."""
     from ncu_roof.base.metrics import SM_COUNT_METRICS
 
     for metric in SM_COUNT_METRICS:
-        values = columns.get(metric)
+        values = launches.get_column(metric).to_numpy() if metric in launches.columns else None
         if values is not None and np.isfinite(values).any():
             return round(float(np.nanmedian(values)))
     return None
@@ -106,7 +106,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def gpu_key(columns: Mapping[str, np.ndarray]) -> str:
+def gpu_key(launches: pl.DataFrame) -> str:
     """One device's partition, from what its launches recorded alone: ncu's device name, the
     compute capability and the SM count, as a slug (`nvidia-h100-pcie-cc90-114sm`; a part not
     recorded is left out, `unknown` if none is). No table of GPUs is consulted, so a device the
@@ -114,9 +114,9 @@ def gpu_key(columns: Mapping[str, np.ndarray]) -> str:
     from ncu_roof.gpus.roofs import first_label
 
     name, cc, sms = (
-        first_label(columns["device_name"]),
-        first_label(columns["cc"]),
-        recorded_sm_count(columns),
+        first_label(launches.get_column("device_name").to_numpy()),
+        first_label(launches.get_column("cc").to_numpy()),
+        recorded_sm_count(launches),
     )
     tail = [f"cc{_slug(cc).replace('-', '')}" if cc and _slug(cc) else "", f"{sms}sm" if sms else ""]
     suffix = "".join(f"-{part}" for part in tail if part)[:64]  # a few characters, as ncu records them
@@ -146,15 +146,11 @@ def run_id(commit: str, paths: Sequence[str]) -> str:
 def device_tables(tables: Sequence[RunTable]) -> list[RunTable]:
     """Each table cut into one table per (ncu run, device), in the order of their first launch:
     the analysis of these lists its launches in exactly their row order."""
-    out = []
-    for table in tables:
-        devices = np.nan_to_num(table.columns["device"], nan=-1.0).tolist()
-        keys = [f"{r}/{d:g}" for r, d in zip(table.columns["run"].tolist(), devices, strict=True)]
-        parts = pl.DataFrame({"key": keys}, schema={"key": pl.String}).with_row_index("row")
-        for part in parts.group_by("key", maintain_order=True).agg("row").get_column("row"):
-            rows = part.to_numpy()
-            out.append(replace(table, columns={c: a[rows] for c, a in table.columns.items()}))
-    return out
+    return [
+        replace(table, launches=part)
+        for table in tables
+        for part in table.launches.partition_by("run", "device", maintain_order=True)
+    ]
 
 
 def metric_set(tables: Sequence[RunTable]) -> str:
@@ -206,7 +202,7 @@ def build_run(items: Sequence[str], provenance: Provenance, rid: str) -> Run:
     analysis = analyze_tables(tables, provenance.gpu)
     pipeline.refuse_failed_captures(analysis)  # a capture that measured nothing is no point of a trend
     details = with_time(launch_table(analysis, tables, rid), provenance.time)
-    keys = [gpu_key(t.columns) for t in tables]  # one device a table: analysis.devices[i] is tables[i]'s
+    keys = [gpu_key(t.launches) for t in tables]  # one device a table: analysis.devices[i] is tables[i]'s
     by_gpu = split_rows(details, [keys[i] for i in analysis.launches.get_column("device").to_list()])
     counts = {k: t.num_rows for k, t in by_gpu.items()}
     runs = runs_table(rid, analysis, tables, provenance, keys, items, counts)
@@ -248,12 +244,12 @@ def runs_table(
     rows = []
     for key in dict.fromkeys(keys):
         devices = [d for d, k in zip(analysis.devices, keys, strict=True) if k == key]
-        columns = next(t.columns for t, k in zip(tables, keys, strict=True) if k == key)
+        launches = next(t.launches for t, k in zip(tables, keys, strict=True) if k == key)
         clocks = [d.sm_clock_hz for d in devices if d.sm_clock_hz is not None]
         ncu = sorted({i.ncu_version for i in analysis.inputs if i.ncu_version})
-        name = first_label(columns["device_name"])
+        name = first_label(launches.get_column("device_name").to_numpy())
         sku = match_gpu(name)
-        sms = recorded_sm_count(columns)
+        sms = recorded_sm_count(launches)
         rows.append(
             {
                 "run_id": rid,
@@ -263,7 +259,7 @@ def runs_table(
                 "branch": provenance.branch,
                 "labels": json.dumps(dict(provenance.labels or {}), sort_keys=True),
                 "device_name": name,
-                "cc": first_label(columns["cc"]),
+                "cc": first_label(launches.get_column("cc").to_numpy()),
                 "gpu_sku": sku.key if sku is not None else None,
                 "sm_count": float(sms) if sms is not None else None,
                 "sm_clock_hz": float(np.median(clocks)) if clocks else None,

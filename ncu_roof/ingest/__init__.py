@@ -23,12 +23,12 @@ from ncu_roof.ingest.inputs import (
 )
 
 if TYPE_CHECKING:  # loaded on first use (`__getattr__`): expanding inputs needs no numpy
-    from ncu_roof.ingest.table import IDENTITY_COLUMNS, InputFormat, RunTable
+    from ncu_roof.ingest.table import IDENTITY, InputFormat, RunTable
 
-__all__ = ["IDENTITY_COLUMNS", "Expanded", "InputFormat", "RunTable", "expand_inputs", "read_input"]
+__all__ = ["IDENTITY", "Expanded", "InputFormat", "RunTable", "expand_inputs", "read_input"]
 
 _BOM = b"\xef\xbb\xbf"
-_FROM_TABLE = ("IDENTITY_COLUMNS", "InputFormat", "RunTable")
+_FROM_TABLE = ("IDENTITY", "InputFormat", "RunTable")
 
 
 def __getattr__(name: str) -> Any:
@@ -111,11 +111,11 @@ def _finish(table: RunTable) -> RunTable:
     """Nonsense values excluded (with notes), a warning counting them."""
     from ncu_roof.ingest.sanity import exclude_nonsense
 
-    columns, excluded = exclude_nonsense(table.columns, table.metric_columns)
+    launches, excluded = exclude_nonsense(table.launches, table.metric_columns)
     if not excluded:
         return table
     warning = (
         f"{table.path}: {excluded} value{'s' if excluded != 1 else ''} excluded as impossible "
         "(negative, not finite or implausible); the kernels' notes name them"
     )
-    return replace(table, columns=columns, warnings=(*table.warnings, warning))
+    return replace(table, launches=launches, warnings=(*table.warnings, warning))

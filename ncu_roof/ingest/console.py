@@ -259,11 +259,11 @@ def read_console_text(
     averages = [(_averaged(k),) if k.averaged else () for k in intact]
     with naming_file(path):
         number_style = choose_style([text for _, _, text, _ in cells], style)
-        columns = text_columns(
+        launches = text_columns(
             {"run": "0", "id": list(range(len(intact))), **identity}, cells, number_style, averages
         )
         # a --print-summary kernel of "Invocations N" is N launches of its averages
-        columns = repeat_invocations(columns, [k.invocations or 1 for k in intact])
+        launches = repeat_invocations(launches, [k.invocations or 1 for k in intact])
     averaged = sorted({m for k in intact for m in k.averaged})
     cut = sum(k.left_out for k in kernels)
     empty = [k for k in kernels if not k.left_out and not k.values]
@@ -276,7 +276,7 @@ def read_console_text(
     if text.strip() and not text.endswith("\n"):  # (spaces after the last break are a cut line too)
         notes.append(cut_short_note(path, text.count("\n") + 1))
     announced = len(set(_PROFILING.findall(text)))  # ncu's `==PROF== Profiling "k" - 7: …` lines
-    read = len(columns["id"])
+    read = launches.height
     if announced > read:
         notes.append(
             f"{path}: the ==PROF== lines announce {announced} profiled launches but "
@@ -286,7 +286,7 @@ def read_console_text(
         path=path,
         format=InputFormat.CONSOLE_TEXT,
         ncu_version=None,
-        columns=columns,
+        launches=launches,
         warnings=tuple(notes),
         averaged=tuple(averaged),
     )

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from ncu_roof.base.metrics import is_wanted
 from ncu_roof.base.units import NumberStyle, effective_unit, parse_numbers, si_factor, unreadable
@@ -30,7 +31,7 @@ from ncu_roof.ingest.csvblocks import (
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
 from ncu_roof.ingest.sanity import unreadable_note
-from ncu_roof.ingest.table import Columns, identity_columns
+from ncu_roof.ingest.table import identity_frame
 
 # Section-header labels of the details page (all known spellings) → the metric they print.
 _LABELS: dict[str, str] = {
@@ -194,7 +195,7 @@ _DETAIL_IDENTITY = [c for c in _CSV_IDENTITY if c not in ("ID", "Process ID")]
 
 def read_details(
     blocks: list[Block], style: NumberStyle | None, damage: Damage
-) -> tuple[Columns | None, int]:
+) -> tuple[pl.DataFrame | None, int]:
     """One row per kernel (in the order of run and ID): every kernel with a metric row, even one
     whose metrics are all unknown (its values are missing then, but it is not lost)."""
     launches: dict[tuple[str, str, str], dict[str, str | None]] = {}  # (run, ID, process) → identity
@@ -232,15 +233,15 @@ def text_columns(
     notes: Sequence[tuple[str, ...]] | None = None,
     *,
     sort: bool = False,
-) -> dict[str, np.ndarray]:
+) -> pl.DataFrame:
     """Launches whose metrics are texts as printed (the details page, a summary, console text) →
-    `RunTable.columns`: a launch's first cell of each metric parsed in SI (NaN where it has none),
+    `RunTable.launches`: a launch's first cell of each metric parsed in SI (NaN where it has none),
     the metrics in the order first seen (`sort`: by name); each cell that reads as no number is a
     note on its launch, after its `notes`."""
     rows = len(identity["id"])
     lines = [list(n) for n in notes] if notes is not None else [[] for _ in range(rows)]
     metrics = list(dict.fromkeys(metric for _, metric, _, _ in cells))
-    values: dict[str, np.ndarray] = {}
+    values: list[pl.Series] = []
     if cells:
         launch, metric, texts, units = zip(*cells, strict=True)
         numbers = parse_numbers(texts, style)
@@ -252,6 +253,6 @@ def text_columns(
         _, first = np.unique(where, return_index=True)  # a launch's first cell of a metric
         table = np.full((len(code), rows), np.nan)
         table.flat[where[first]] = (numbers * np.array([factor[u] for u in units]))[first]
-        values = dict(zip(code, table, strict=True))
-    notes_column = [tuple(n) or None for n in lines]
-    return {**identity_columns({**identity, "input_notes": notes_column}, rows), **values}
+        values = [pl.Series(name, row) for name, row in zip(code, table, strict=True)]
+    notes_column = [n or None for n in lines]
+    return identity_frame({**identity, "input_notes": notes_column}, rows).hstack(values)

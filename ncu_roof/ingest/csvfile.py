@@ -91,18 +91,17 @@ def read_csv_file(
     _orphans(raw, blocks[0], damage)
     with naming_file(path):  # units and number styles: say which file
         if all(details):
-            columns, lost = read_details(blocks, style, damage)
+            launches, lost = read_details(blocks, style, damage)
         else:
-            columns, lost = read_raw(blocks, style, damage)
+            launches, lost = read_raw(blocks, style, damage)
     damage.check()
-    if columns is None:
+    if launches is None:
         what = "no intact kernel rows" if damage.rows else "no kernel rows"
         raise BadInputError(
             f"{path}: the CSV header is there but {what} follow (truncated file?)",
             hint="re-export the report: `ncu --import report.ncu-rep --csv --page raw --print-units base`",
         )
-    columns = settle_shapes(columns)
-    return RunTable(path=path, format=fmt, ncu_version=None, columns=columns, warnings=damage.warnings(lost))
+    return RunTable(path, fmt, None, settle_shapes(launches), damage.warnings(lost))
 
 
 def no_csv_error(path: str, raw: bytes) -> BadInputError:

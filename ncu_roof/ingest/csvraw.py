@@ -39,9 +39,10 @@ from ncu_roof.ingest.csvblocks import (
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
 from ncu_roof.ingest.sanity import unreadable_note, with_notes
-from ncu_roof.ingest.table import Columns, concat_columns, identity_columns
+from ncu_roof.ingest.table import concat, identity_frame
 
 if TYPE_CHECKING:
+    import polars as pl
     import pyarrow as pa
 
 
@@ -57,14 +58,15 @@ class _Part:
     run: int
 
 
-def read_raw(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> tuple[Columns | None, int]:
+def read_raw(
+    blocks: list[Block], style: NumberStyle | None, damage: Damage
+) -> tuple[pl.DataFrame | None, int]:
     """The launches of every intact row (None when there is none), and the number of damaged rows."""
     parts = [p for run, b in enumerate(blocks) if (p := _read_raw_block(b, run, damage)) is not None]
     if not parts:
         return None, 0
     number_style = choose_style([cell for p in parts for cell in _sample_cells(p)], style)
-    columns = concat_columns([_finish_raw(p, number_style) for p in parts])
-    return columns, damage.damaged_rows()
+    return concat([_finish_raw(p, number_style) for p in parts]), damage.damaged_rows()
 
 
 def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
@@ -117,7 +119,7 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
         return None
     ids = _text(table, "ID")  # (checked: whole numbers)
     check_ids(
-        [] if ids is None else ids.astype(np.int64),
+        [] if ids is None else ids.to_numpy(),
         lambda row: lines[row] if lines else _find_line(block, table, row),
         damage,
         left_out,
@@ -259,44 +261,39 @@ def _sample_cells(part: _Part) -> list[str | None]:
     return distinct
 
 
-def _finish_raw(part: _Part, style: NumberStyle) -> Columns:
-    """Identity columns as text (ID and device as numbers), then every metric parsed once (SI)."""
+def _finish_raw(part: _Part, style: NumberStyle) -> pl.DataFrame:
+    """Identity columns from the text (ID and device as integers), then every metric parsed once (SI)."""
+    import polars as pl
+
     table = part.cells
-    identity: dict[str, object] = {}
-    for column, name in _CSV_IDENTITY.items():
-        identity[name] = _text(table, column)
+    identity: dict[str, object] = {name: _text(table, column) for column, name in _CSV_IDENTITY.items()}
     identity["run"] = str(part.run)
     identity["device_name"] = _text(table, DISPLAY_NAME)
     identity["nvtx"] = _nvtx_column(table)
-    metrics: dict[str, np.ndarray] = {}
+    metrics: list[pl.Series] = []
     notes: dict[int, list[str]] = {}
     for metric in part.units:  # each metric column parsed once, in SI units
         values = parse_number_array(part.cells[metric], style)
         factor = si_factor(part.units[metric])
-        metrics[metric] = values * factor if factor != 1.0 else values
+        metrics.append(pl.Series(metric, values * factor if factor != 1.0 else values))
         if np.isnan(values).any():  # a note on each cell that reads as no number
             for row, text in unreadable(table[metric], values):
                 notes.setdefault(row, []).append(unreadable_note(metric, text))
-    return with_notes({**identity_columns(identity, table.num_rows), **metrics}, notes)
+    return with_notes(identity_frame(identity, table.num_rows).hstack(metrics), notes)
 
 
-def _text(table: pa.Table, column: str) -> np.ndarray | None:
-    """A text column as objects (None where null); ID and Device (checked by `_check_identity`)
-    as numbers (NaN where empty)."""
+def _text(table: pa.Table, column: str) -> pl.Series | None:
+    """A text column (null where null); ID and Device (checked by `_check_identity`) as integers
+    (null where empty)."""
     import polars as pl
     import pyarrow.compute as pc
 
     if column not in table.column_names:
         return None
-    cells = table[column]
-    if column in ("ID", "Device"):  # (blank: null, NaN in numpy)
-        digits = pl.Series(pc.utf8_trim_whitespace(cells))
-        return digits.replace("", None).cast(pl.Int64).cast(pl.Float64).to_numpy()
-    # each distinct text one object (launches repeat their names: 100,000 rows, a few hundred texts)
-    encoded = pc.dictionary_encode(cells).combine_chunks()
-    words = np.array([*encoded.dictionary.to_pylist(), None], dtype=object)  # the last: for nulls
-    texts: np.ndarray = words[pl.Series(encoded.indices).fill_null(len(words) - 1).to_numpy()]
-    return texts
+    if column in ("ID", "Device"):
+        digits = pl.Series(pc.utf8_trim_whitespace(table[column]))
+        return digits.replace("", None).cast(pl.Int64)
+    return pl.Series(table[column])
 
 
 def _nvtx_column(table: pa.Table) -> list[str | None] | None:

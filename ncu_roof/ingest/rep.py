@@ -9,7 +9,7 @@ from ncu_roof.base.ncu import NcuTool, find_ncu, import_raw_csv
 from ncu_roof.errors import BadInputError, MissingToolError
 from ncu_roof.ingest.inputs import MAGIC, has_report_header
 from ncu_roof.ingest.reprows import Row, report_rows
-from ncu_roof.ingest.table import InputFormat, RunTable, row_columns, settle_shapes
+from ncu_roof.ingest.table import InputFormat, RunTable, row_frame, settle_shapes
 
 _VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build")
 REP_HINT = "pip install 'ncu-roof[rep]' (NVIDIA's ncu-report, no GPU needed), or put `ncu` on PATH"
@@ -56,8 +56,8 @@ def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
             hint="profile again with `ncu-roof profile -- ./app`",
         )
     _check_complete(path, rows)
-    columns = settle_shapes(row_columns(rows))
-    return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), columns=columns)
+    launches = settle_shapes(row_frame(rows))
+    return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), launches=launches)
 
 
 def _refuse_compressed(path: str, raw: bytes | mmap.mmap) -> None:
@@ -111,4 +111,4 @@ def read_with_cli(path: str, raw: bytes | mmap.mmap, tool: NcuTool | None = None
     page = import_raw_csv(tool, path)
     table = read_csv_file(path, page, find_headers(page).pages, None)
     version = report_version(raw)
-    return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=version, columns=table.columns)
+    return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=version, launches=table.launches)

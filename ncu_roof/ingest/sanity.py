@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import polars as pl
 
 from ncu_roof.ingest.csvblocks import one_cell
 
@@ -29,19 +30,18 @@ def _ceiling(metric: str) -> tuple[float, str] | None:
     return None
 
 
-def exclude_nonsense(
-    columns: Mapping[str, np.ndarray], metrics: list[str]
-) -> tuple[dict[str, np.ndarray], int]:
+def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.DataFrame, int]:
     """Negative, non-finite or implausible metric values → NaN, with a note on their row in
-    `input_notes`; returns the columns (new arrays where values were excluded) and the number of
-    values excluded."""
-    out = dict(columns)
+    `input_notes`; returns the launches (new columns where values were excluded) and the number
+    of values excluded."""
+    replaced: list[pl.Series] = []
     notes: dict[int, list[str]] = {}
     excluded = 0
     for metric in metrics:
-        values = out[metric]
-        if values.dtype.kind != "f":
+        column = launches.get_column(metric)
+        if column.dtype != pl.Float64:
             continue
+        values = column.to_numpy()
         bad = np.isinf(values) | (values < 0)
         ceiling = _ceiling(metric)
         if ceiling is not None:
@@ -59,21 +59,18 @@ def exclude_nonsense(
             )
             notes.setdefault(int(position), []).append(f"input: {metric} = {value:g} {why}; excluded")
         excluded += int(bad.sum())
-        out[metric] = np.where(bad, np.nan, values)
-    return with_notes(out, notes), excluded
+        replaced.append(pl.Series(metric, np.where(bad, np.nan, values)))
+    return with_notes(launches.with_columns(replaced), notes), excluded
 
 
-def with_notes(
-    columns: Mapping[str, np.ndarray], notes: Mapping[int, Sequence[str]]
-) -> dict[str, np.ndarray]:
+def with_notes(launches: pl.DataFrame, notes: Mapping[int, Sequence[str]]) -> pl.DataFrame:
     """`notes` (row → lines) added to the rows' `input_notes`."""
-    out = dict(columns)
-    if notes:
-        merged = out["input_notes"].copy()
-        for i, lines in notes.items():
-            merged[i] = (*(merged[i] or ()), *lines)
-        out["input_notes"] = merged
-    return out
+    if not notes:
+        return launches
+    merged = launches.get_column("input_notes").to_list()
+    for i, lines in notes.items():
+        merged[i] = [*(merged[i] or ()), *lines]
+    return launches.with_columns(pl.Series("input_notes", merged, dtype=pl.List(pl.String)))
 
 
 def unreadable_note(metric: str, text: str) -> str:

@@ -12,9 +12,10 @@ so every metric read is listed in `RunTable.averaged` and each kernel carries a 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
+import polars as pl
 
 from ncu_roof.base.units import NumberStyle, effective_unit, parse_numbers
 from ncu_roof.errors import BadInputError, naming_file
@@ -86,14 +87,14 @@ def read_summary_csv(
     notes = [(f"input: a --print-summary row: values are averages over {_count(n)}",) for n in invocations]
     with naming_file(path):
         number_style = choose_style([text for _, _, text, _ in kernels], style)
-        columns = text_columns(identity, kernels, number_style, notes)
-        columns = settle_shapes(repeat_invocations(columns, invocation_counts(invocations, number_style)))
+        launches = text_columns(identity, kernels, number_style, notes)
+        launches = settle_shapes(repeat_invocations(launches, invocation_counts(invocations, number_style)))
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
         path=path,
         format=InputFormat.SUMMARY_CSV,
         ncu_version=None,
-        columns=columns,
+        launches=launches,
         warnings=damage.warnings(len(partial)),
         averaged=tuple(averaged),
     )
@@ -115,7 +116,7 @@ def invocation_counts(texts: Sequence[str], style: NumberStyle) -> list[int]:
 MAX_SUMMARY_LAUNCHES = 1_000_000  # a summary's rows are read as this many launches at most
 
 
-def repeat_invocations(columns: Mapping[str, np.ndarray], counts: Sequence[int]) -> dict[str, np.ndarray]:
+def repeat_invocations(launches: pl.DataFrame, counts: Sequence[int]) -> pl.DataFrame:
     """Each summary kernel's row once per invocation its averages are over: the run's launches
     counted (a row of "Invocations 3" is 3 launches of its average duration, its time 3 x that),
     each with its row's values and notes; IDs numbered again from 0. More launches in all than
@@ -128,7 +129,6 @@ def repeat_invocations(columns: Mapping[str, np.ndarray], counts: Sequence[int])
             hint="export the launches themselves (`ncu --import R --csv --page raw`), or a report with fewer",
         )
     if (repeats == 1).all():
-        return dict(columns)
-    out = {name: np.repeat(values, repeats) for name, values in columns.items()}
-    out["id"] = np.arange(len(out["id"]), dtype="float64")
-    return out
+        return launches
+    repeated = launches[np.repeat(np.arange(launches.height), repeats)]
+    return repeated.with_columns(id=pl.int_range(repeated.height, dtype=pl.Int64))

@@ -45,10 +45,11 @@ from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
+import polars as pl
 
+from ncu_roof.base.arrays import object_array
 from ncu_roof.base.metrics import CC_MAJOR, CC_MINOR
-from ncu_roof.base.units import cell_number
+from ncu_roof.base.units import cell_number, missing_cell
 
 if TYPE_CHECKING:  # the readers of raw pages and reports, and the analysis, never load pandas
     import pandas as pd
@@ -62,77 +63,65 @@ class InputFormat(Enum):
     SUMMARY_CSV = "summary-csv"  # `--print-summary per-kernel|per-gpu --csv`
 
 
-IDENTITY_COLUMNS = (
-    "run",
-    "id",
-    "process_id",
-    "name",
-    "device",
-    "cc",
-    "device_name",
-    "grid",
-    "block",
-    "nvtx",  # the launch's NVTX ranges as one text (ingest/nvtx.py), or None
-    "input_notes",  # a tuple of notes on this launch's input (excluded values), or None
-)
-INTEGER_COLUMNS = ("id", "device")  # float64 in `RunTable.columns` (NaN where missing), Int64 in `frame`
-
-Columns = Mapping[str, np.ndarray]
+IDENTITY: dict[str, pl.DataType] = {  # each identity column's type; a missing value is null
+    "run": pl.String(),
+    "id": pl.Int64(),
+    "process_id": pl.String(),
+    "name": pl.Categorical(),  # launches repeat a few hundred names: 12 MB less than text at 100k
+    "device": pl.Int64(),
+    "cc": pl.String(),
+    "device_name": pl.String(),
+    "grid": pl.String(),
+    "block": pl.String(),
+    "nvtx": pl.String(),  # the launch's NVTX ranges as one text (ingest/nvtx.py)
+    "input_notes": pl.List(pl.String()),  # notes on this launch's input (excluded values)
+}
 
 
-def identity_columns(values: Mapping[str, Any], rows: int) -> dict[str, np.ndarray]:
-    """Every identity column, in `IDENTITY_COLUMNS` order: ID and device as float64 (NaN where
-    missing), the others as objects (None where a reader has none; a scalar is every row's)."""
-    out: dict[str, np.ndarray] = {}
-    for column in IDENTITY_COLUMNS:
-        value = values.get(column)
-        if column in INTEGER_COLUMNS:
-            out[column] = _integers(value, rows)
-            continue
-        cells = np.empty(rows, dtype=object)
-        cells[:] = value if isinstance(value, (list, tuple, np.ndarray)) else [value] * rows
-        out[column] = cells
-    return out
+def identity_frame(values: Mapping[str, Any], rows: int) -> pl.DataFrame:
+    """Every identity column, in `IDENTITY` order and type: a scalar is every row's, a column
+    a reader lacks is null; an ID or device index given as text is read by `cell_number`."""
+    return pl.DataFrame([_identity(name, values.get(name), rows) for name in IDENTITY])
 
 
-def _integers(value: Any, rows: int) -> np.ndarray:
-    if value is None:
-        return np.full(rows, np.nan)
-    cells = np.asarray(value)
-    if cells.dtype.kind in "iuf":
-        return cells.astype("float64")
-    return np.array([cell_number(v) for v in cells.tolist()], dtype="float64")
+def _identity(name: str, value: Any, rows: int) -> pl.Series:
+    dtype = IDENTITY[name]
+    if isinstance(value, pl.Series):
+        return value.alias(name).cast(dtype)
+    if value is None or isinstance(value, str):
+        return pl.repeat(value, rows, dtype=dtype, eager=True).alias(name)
+    if dtype == pl.Int64:
+        numbers = [cell_number(v) if isinstance(v, str) else v for v in value]
+        return pl.Series(name, numbers, dtype=pl.Float64, nan_to_null=True).cast(dtype)
+    return pl.Series(name, value, dtype=dtype, strict=False)
 
 
-def row_columns(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-    """A reader's launches as rows (dicts) → `RunTable.columns`. A metric a launch lacks is NaN
-    there, an identity column it lacks None; a metric column is float64 unless some launch gives
-    it as text."""
+def row_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """A reader's launches as rows (dicts) → `RunTable.launches`. A metric a launch lacks is NaN
+    there; a metric column is float64 unless some launch gives it as text: then it is text, each
+    number written as Python writes it (read back exactly by `cell_number`), NaN as null."""
     names = list(dict.fromkeys(name for row in rows for name in row))
-    present = {c: [row.get(c) for row in rows] for c in IDENTITY_COLUMNS if c in names}
-    metrics: dict[str, np.ndarray] = {}
+    present = {c: [row.get(c) for row in rows] for c in IDENTITY if c in names}
+    metrics: list[pl.Series] = []
     for name in names:
-        if name in IDENTITY_COLUMNS:
+        if name in IDENTITY:
             continue
-        values = [row.get(name, np.nan) for row in rows]
+        values = [row.get(name, math.nan) for row in rows]
         if all(isinstance(v, float) for v in values):
-            metrics[name] = np.array(values, dtype="float64")
+            metrics.append(pl.Series(name, values, dtype=pl.Float64))
         else:
-            cells = np.empty(len(values), dtype=object)
-            cells[:] = values
-            metrics[name] = cells
-    return {**identity_columns(present, len(rows)), **metrics}
+            texts = [None if missing_cell(v) else str(v) for v in values]
+            metrics.append(pl.Series(name, texts, dtype=pl.String))
+    return identity_frame(present, len(rows)).hstack(metrics)
 
 
-def concat_columns(parts: list[Columns]) -> Columns:
-    """Parts one after another (as pandas concatenates frames): columns in first-seen order, a
-    column a part lacks is NaN there."""
+def concat(parts: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """Parts one after another: columns in first-seen order, a metric a part lacks NaN there (a
+    metric is NaN where missing, never null: a float64 column without nulls is numpy's own
+    array, both ways, without a copy)."""
     if len(parts) == 1:
         return parts[0]
-    names = list(dict.fromkeys(c for p in parts for c in p))
-    return {
-        c: np.concatenate([p[c] if c in p else np.full(len(p["id"]), np.nan) for p in parts]) for c in names
-    }
+    return pl.concat(parts, how="diagonal_relaxed").with_columns(pl.col(pl.Float64).fill_null(math.nan))
 
 
 # --- launch shape and compute capability (the module docstring) ---------------------------------
@@ -140,8 +129,6 @@ def concat_columns(parts: list[Columns]) -> Columns:
 KINDS = ("grid", "block")
 _AXIS_SEPARATOR = re.compile(r",\s+")  # ncu's `, ` between axes; a digit group has no space
 _DIGIT_GROUPS = re.compile(r"[,.'\s]")
-_MISSING = -1.0  # a missing number in the keys of `settle_shapes` (NaN would not sort as one
-# value): no count, dimension or capability is negative, so every helper reads it as missing
 
 
 def _count(value: object) -> int | None:
@@ -227,102 +214,93 @@ def _launch(
     return out[0], out[1]
 
 
-def _numbers(columns: Mapping[str, np.ndarray], name: str, rows: int) -> np.ndarray:
-    """A metric column as floats, `_MISSING` where missing (or where the page has no such column)."""
-    values = columns.get(name)
-    if values is None:
-        return np.full(rows, _MISSING)
-    if values.dtype.kind != "f":
-        values = np.array([cell_number(v) for v in values.tolist()], dtype="float64")
-    return np.where(np.isnan(values), _MISSING, values)
+_SHAPE_METRICS = (
+    *(f"launch__{kind}_dim_{axis}" for kind in KINDS for axis in "xyz"),
+    *(f"launch__{kind}_size" for kind in KINDS),  # blocks, threads per block
+    CC_MAJOR,
+    CC_MINOR,
+)
 
 
-def _texts(columns: Mapping[str, np.ndarray], name: str, rows: int) -> tuple[np.ndarray, list[str]]:
-    """A text column's codes (as floats) and its distinct texts, a missing text as "" (which
-    `_text_state` and the capability read as none, as they read None)."""
-    values = columns.get(name)
-    if values is None:
-        return np.zeros(rows), [""]
-    texts = [v if isinstance(v, str) else "" for v in values.tolist()]
-    code = {text: k for k, text in enumerate(dict.fromkeys(texts))}
-    return np.fromiter(map(code.__getitem__, texts), dtype="float64", count=rows), list(code)
+def _settled(row: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """One distinct row's `grid`, `block` and `cc` (its texts, and those `_SHAPE_METRICS` the
+    page has)."""
+
+    def number(name: str) -> float:
+        value = row.get(name)
+        return math.nan if value is None else float(value)
+
+    dims = tuple([number(f"launch__{kind}_dim_{axis}") for axis in "xyz"] for kind in KINDS)
+    totals = tuple(number(f"launch__{kind}_size") for kind in KINDS)
+    grid, block = _launch((row["grid"], row["block"]), dims, (totals[0], totals[1]))
+    cc = row["cc"]
+    return grid, block, cc if cc is not None and cc.strip() else cc_text(number(CC_MAJOR), number(CC_MINOR))
 
 
-def settle_shapes(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The reader's columns with `grid`, `block` and `cc` settled as the module docstring says.
+def _number(column: pl.Series) -> pl.Series:
+    """A metric as floats (one a report gave as text read by `cell_number`)."""
+    if column.dtype != pl.String:
+        return column
+    return pl.Series(column.name, [cell_number(v) for v in column.to_list()], dtype=pl.Float64)
+
+
+def settle_shapes(launches: pl.DataFrame) -> pl.DataFrame:
+    """The reader's launches with `grid`, `block` and `cc` settled as the module docstring says.
 
     Launches share a few distinct (texts, dims, totals, capability) rows: each is settled once
-    (one sort of the rows' bytes finds them; a Python pass per row cost 0.1 s at 100k launches).
+    and joined back (a Python pass per row cost 0.1 s at 100k launches).
     """
-    rows = len(columns["id"])
-    out = dict(columns)
-    (grid, grids), (block, blocks), (cc, ccs) = (_texts(columns, c, rows) for c in ("grid", "block", "cc"))
-    numbers = [
-        *(_numbers(columns, f"launch__{kind}_dim_{axis}", rows) for kind in KINDS for axis in "xyz"),
-        *(_numbers(columns, f"launch__{kind}_size", rows) for kind in KINDS),  # blocks, threads per block
-        _numbers(columns, CC_MAJOR, rows),
-        _numbers(columns, CC_MINOR, rows),
-    ]
-    if rows == 0:
-        return out
-    every = [grid, block, cc, *numbers]
-    varying = [column for column in every if not (column == column[0]).all()]  # most are constant
-    if varying:
-        packed = np.ascontiguousarray(np.column_stack(varying))
-        packed = packed.view(np.dtype((np.void, packed.dtype.itemsize * packed.shape[1]))).ravel()
-        _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
-    else:
-        first, inverse = np.zeros(1, dtype=np.intp), np.zeros(rows, dtype=np.intp)
-    settled = np.empty((3, len(first)), dtype=object)  # grid, block and cc of each distinct row
-    for j, row in enumerate(first.tolist()):
-        key = [float(column[row]) for column in every]
-        texts = (grids[int(key[0])], blocks[int(key[1])])
-        dims, totals, (major, minor) = (key[3:6], key[6:9]), (key[9], key[10]), key[11:13]
-        settled[0, j], settled[1, j] = _launch(texts, dims, totals)
-        text = ccs[int(key[2])]
-        settled[2, j] = text if isinstance(text, str) and text.strip() else cc_text(major, minor)
-    out["grid"], out["block"], out["cc"] = (kind[inverse.ravel()] for kind in settled)
-    return out
+    metrics = [_number(launches.get_column(c)) for c in _SHAPE_METRICS if c in launches.columns]
+    keys = pl.DataFrame([*launches.select("grid", "block", "cc").get_columns(), *metrics])
+    distinct = keys.unique(maintain_order=True)  # (NaN equals NaN here and in the join)
+    names = {f"settled_{c}": c for c in ("grid", "block", "cc")}
+    settled = [_settled(dict(zip(keys.columns, row, strict=True))) for row in distinct.iter_rows()]
+    distinct = distinct.hstack(pl.DataFrame(settled, schema=dict.fromkeys(names, pl.String), orient="row"))
+    out = keys.join(distinct, on=keys.columns, how="left", nulls_equal=True, maintain_order="left")
+    return launches.with_columns(out.get_column(k).alias(c) for k, c in names.items())
 
 
 @dataclass(frozen=True)
 class RunTable:
     """The launches read from one input file.
 
-    `columns` holds the identity columns above (texts as objects, missing as None; ID and device
-    index as float64, NaN where missing) and one float64 column per ncu metric, already scaled to
-    SI (seconds, bytes, hertz, byte/s; ratios as printed). `frame` is the same as a DataFrame.
-    `warnings` are what the reader says about the file as a whole (rows skipped, bytes replaced);
-    `averaged` names the metrics whose values are averages over several invocations (a
-    `--print-summary` input; empty otherwise).
+    `launches` holds the identity columns above (`IDENTITY`'s types, null where missing) and one
+    column per ncu metric, already scaled to SI (seconds, bytes, hertz, byte/s; ratios as
+    printed): float64, NaN where missing (text only where a report gives the metric as text, see
+    `row_frame`). `frame` is the same as a pandas DataFrame. `warnings` are what the reader says
+    about the file as a whole (rows skipped, bytes replaced); `averaged` names the metrics whose
+    values are averages over several invocations (a `--print-summary` input; empty otherwise).
     """
 
     path: str
     format: InputFormat
     ncu_version: str | None
-    columns: Columns
+    launches: pl.DataFrame
     warnings: tuple[str, ...] = ()
     averaged: tuple[str, ...] = ()
 
     @property
     def rows(self) -> int:
         """The number of launches."""
-        return len(self.columns["id"])
+        return self.launches.height
 
     @property
     def metric_columns(self) -> list[str]:
-        return [c for c in self.columns if c not in IDENTITY_COLUMNS]
-
-    def metrics(self) -> dict[str, np.ndarray]:
-        """The metric columns alone (what the recipe reads)."""
-        return {c: self.columns[c] for c in self.metric_columns}
+        return [c for c in self.launches.columns if c not in IDENTITY]
 
     @cached_property
     def frame(self) -> pd.DataFrame:
-        """The launches as a DataFrame (for notebooks): ID and device as nullable integers."""
+        """The launches as a pandas DataFrame (for notebooks): ID and device as nullable integers,
+        texts as objects (None where missing), a launch's notes as a tuple."""
         import pandas as pd
 
-        data: dict[str, Any] = dict(self.columns)
-        for column in INTEGER_COLUMNS:
-            data[column] = pd.array(np.asarray(self.columns[column], dtype="float64"), dtype="Int64")
+        data: dict[str, Any] = {}
+        for column in self.launches.iter_columns():
+            if column.dtype == pl.Float64:
+                data[column.name] = column.to_numpy()
+            elif column.dtype == pl.Int64:
+                data[column.name] = pd.array(column.to_list(), dtype="Int64")
+            else:
+                values = column.to_list()
+                data[column.name] = object_array(tuple(v) if isinstance(v, list) else v for v in values)
         return pd.DataFrame(data, index=pd.RangeIndex(self.rows))

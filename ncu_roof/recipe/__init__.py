@@ -128,11 +128,11 @@ def normalize_columns(
     rows: int | None = None,
     cc: Texts | None = None,
 ) -> dict[str, np.ndarray]:
-    """Metrics (SI; a DataFrame, or a mapping of arrays with `rows` launches) → the normalized
-    per-launch columns (SI), with a recipe label per quantity:
-    float64 numbers (NaN: not measured), object labels (str, None or NaN), bool flags, in the
-    order of `normalize`'s columns. A read-only array may be shared by several columns (a
-    metric passed through, the all-NaN one); every other array is its column's own.
+    """Metrics (SI; a reader's launches or any DataFrame, or arrays with `rows` launches) → the
+    normalized per-launch columns (SI), with a recipe label per quantity: float64 numbers (NaN:
+    not measured), object labels (str, None or NaN), bool flags, in the order of `normalize`'s
+    columns. A read-only array may be shared by several columns (a metric passed through, the
+    all-NaN one); every other array is its column's own.
 
     `ncu_version` (of the ncu that collected the report) picks the tier measures that version of
     Nsight draws; `traffic` picks the traffic definition of the memory tiers; `cc` is each

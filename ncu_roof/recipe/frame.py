@@ -16,12 +16,14 @@ import numpy as np
 import numpy.typing as npt
 
 from ncu_roof.base.metrics import is_wanted
-from ncu_roof.base.units import missing_cell
+from ncu_roof.base.units import cell_number, missing_cell
 
-if TYPE_CHECKING:  # a DataFrame is one of the metric tables the recipe takes (tests, notebooks)
+if TYPE_CHECKING:  # a pandas DataFrame is one of the metric tables the recipe takes (tests, notebooks)
     import pandas as pd
+    import polars as pl
 
-Metrics: TypeAlias = "Mapping[str, npt.NDArray[Any]] | pd.DataFrame"  # metric → a value per launch
+# metric → a value per launch: a reader's launches (Polars), a pandas DataFrame, or arrays
+Metrics: TypeAlias = "pl.DataFrame | pd.DataFrame | Mapping[str, npt.NDArray[Any]]"
 
 Numbers = npt.NDArray[np.float64]
 Texts = npt.NDArray[np.object_]
@@ -73,7 +75,7 @@ class MetricFrame:
         self.nan: Numbers = read_only(np.full(self.rows, np.nan))
         self.no_labels: Texts = read_only(np.full(self.rows, np.nan, dtype=object))
         self._metrics = metrics
-        self._names = [str(c) for c in metrics]
+        self._names = [str(c) for c in getattr(metrics, "columns", metrics)]
         self._held = set(self._names)
         self._arrays: dict[str, Numbers] = {}
 
@@ -102,19 +104,18 @@ class MetricFrame:
 
 
 def _rows(metrics: Metrics) -> int:
-    index = getattr(metrics, "index", None)  # a DataFrame knows its rows without a column
-    if index is not None:
-        return len(index)
+    if hasattr(metrics, "columns"):  # a DataFrame (pandas or Polars) knows its rows without a column
+        return len(metrics)
     first = next(iter(metrics), None)
     return 0 if first is None else len(metrics[str(first)])
 
 
-def _numbers(column: npt.NDArray[Any] | pd.Series) -> Numbers:
-    if column.dtype == "float64":  # what every reader gives: no copy
-        return np.asarray(column, dtype=np.float64)
-    import pandas as pd  # a metric a report gives as text: numbers where they are numbers
-
-    return pd.to_numeric(pd.Series(column), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+def _numbers(column: npt.NDArray[Any] | pd.Series | pl.Series) -> Numbers:
+    values = np.asarray(column)
+    if values.dtype == np.float64:  # what every reader gives: no copy
+        return values
+    # a metric a report gives as text: numbers where they are numbers (as pandas' `to_numeric`)
+    return np.array([cell_number(v) for v in values.tolist()], dtype=np.float64)
 
 
 def fillna(values: Numbers, other: Numbers | float) -> Numbers:
