@@ -230,6 +230,15 @@ def test_an_id_beyond_any_capture_is_one_damaged_row() -> None:
     assert kept.warnings[0].endswith("; 1 kernel left out")
 
 
+def test_leading_zeros_are_no_digits_of_an_id() -> None:
+    """`000000002` is launch 2, not an ID beyond any capture (its nine characters are no value)."""
+    path = _raw_page([0, 1, 2])
+    path.write_text(path.read_text(encoding="utf-8").replace('\n"2",', '\n"000000002",'), encoding="utf-8")
+    done = read_input(str(path))
+    assert done.frame["id"].tolist() == [0, 1, 2]
+    assert done.warnings == ()
+
+
 def test_a_details_page_id_beyond_any_capture_is_damage() -> None:
     text = (FIXTURES / "details_metrics_15col.csv").read_text(encoding="utf-8")
     path = input_file("details.csv", text.replace('\n"1",', '\n"999999999",'))

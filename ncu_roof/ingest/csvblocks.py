@@ -65,7 +65,8 @@ class Damage:
     path: str
     skip: bool
     rows: list[tuple[int, str]] = field(default_factory=list)
-    lost_kernels: int = 0  # the kernels `lose` named (a count: a gap's IDs are never listed)
+    lost_kernels: int = 0  # kernels lost beyond the damaged rows: `lose`'s, a gap's IDs, a details
+    # page's launches a damaged row tainted (a count: a gap's IDs are never listed)
     notes: list[str] = field(default_factory=list)  # about the file, not a row: warnings either way
     counted: set[int] = field(default_factory=set)  # lines whose lost kernels `lose` named
 
@@ -166,7 +167,7 @@ _DEVICE = re.compile(r"^\s*[0-9]{1,4}\s*$")
 # A launch ID has at most 8 digits: 10^8 launches would take ncu over a day to profile (≥ 1 ms of
 # replay each) and fill a ~225 GB raw page (2.25 kB a row), so an ID beyond is one damaged row,
 # not the start of 10^8 lost ones.
-LAUNCH_ID = re.compile(r"^\s*[0-9]{1,8}\s*$")
+LAUNCH_ID = re.compile(r"^\s*0*[0-9]{1,8}\s*$")  # leading zeros are no digits of its value
 MAX_DEVICE_INDEX = 9999  # what `_DEVICE` admits
 
 
@@ -294,6 +295,11 @@ def id_problem(cell: str) -> str:
     if cell.strip().isascii() and cell.strip().isdigit():
         return f"ID {one_cell(cell)} is beyond any capture's launches (a damaged ID?)"
     return f"ID {one_cell(cell)} is not an integer index"
+
+
+def device_problem(cell: str) -> str:
+    """Why a Device cell is no device's index."""
+    return f"Device {one_cell(cell)} is not an integer index"
 
 
 def one_cell(text: str) -> str:

@@ -25,6 +25,7 @@ from ncu_roof.ingest.csvblocks import (
     Damage,
     check_ids,
     choose_style,
+    device_problem,
     id_problem,
     one_cell,
     records,
@@ -78,7 +79,7 @@ def _identity_problem(ident: str, process: str, device: str) -> str | None:
     if not _INTEGER.match(process):
         return f"Process ID {one_cell(process)} is not an integer"
     if device.strip() and not _DEVICE.match(device):
-        return f"Device {one_cell(device)} is not an integer index"
+        return device_problem(device)
     return None
 
 

@@ -32,9 +32,9 @@ from ncu_roof.ingest.csvblocks import (
     Damage,
     check_ids,
     choose_style,
+    device_problem,
     id_problem,
     looks_like_data,
-    one_cell,
     records,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
@@ -215,8 +215,7 @@ def _check_identity(
         wrong = ~pl.Series(right).to_numpy()
         for position in np.flatnonzero(wrong).tolist():
             text = str(cells[position].as_py())
-            wrong_device = f"Device {one_cell(text)} is not an integer index"
-            reasons.setdefault(position, id_problem(text) if column == "ID" else wrong_device)
+            reasons.setdefault(position, id_problem(text) if column == "ID" else device_problem(text))
         bad |= wrong
     if not bad.any():
         return table, None
