@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -322,3 +323,23 @@ def test_a_capture_whose_every_launch_failed_is_bad_input(tmp_path: Path) -> Non
     mixed = run("analyze", str(path), str(ROOT / "fixtures" / "raw_base.csv"), "-F", "json")
     assert mixed.returncode == 3  # the failed capture is named even beside a good one
     assert run("analyze", str(ROOT / "fixtures" / "raw_base.csv"), "-F", "json").returncode == 0
+
+
+def test_a_page_without_metric_columns_is_a_failed_collection(tmp_path: Path) -> None:
+    """Identity columns only (raw page), or only metrics no recipe knows (details page): the
+    launches are read and none was measured (an internal error once the table was Polars)."""
+    with (ROOT / "fixtures" / "raw_base.csv").open(encoding="utf-8", newline="") as page:
+        rows = [row[:12] for row in csv.reader(page)]  # ID … device__attribute_display_name
+    with (tmp_path / "bare.csv").open("w", encoding="utf-8", newline="") as bare:
+        csv.writer(bare, quoting=csv.QUOTE_ALL).writerows(rows)
+    details = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Section Name",'
+        '"Metric Name","Metric Unit","Metric Value"\n'
+        '"0","5150","app","127.0.0.1","gemm","1","7","Command line profiler metrics","foo__unknown.sum",'
+        '"byte","1,572,864"\n'
+    )
+    (tmp_path / "unknown.csv").write_text(details, encoding="utf-8")
+    for name, launches in (("bare.csv", "2 launches"), ("unknown.csv", "1 launch")):
+        done = run("analyze", str(tmp_path / name), "-F", "json")
+        assert done.returncode == 3, done.stderr
+        assert f"collection failed for every launch ({launches}): ncu measured nothing" in done.stderr

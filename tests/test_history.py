@@ -284,6 +284,28 @@ def test_rebuild_derives_the_quantities_again_from_the_stored_counters(history: 
     assert pq.read_table(detail).equals(original_detail)
 
 
+def test_rebuild_keeps_a_note_that_only_a_later_launch_has(tmp_path: Path) -> None:
+    """A text key absent on the first stored launch, present on the second (launch 1's duration
+    excluded as impossible: its note): rebuilt as stored (a crash once the table was Polars)."""
+    import pyarrow.parquet as pq
+
+    with (Path(__file__).resolve().parents[1] / "fixtures" / "raw_base.csv").open(encoding="utf-8") as base:
+        rows = list(csv.reader(base))
+    rows[3][rows[0].index("gpu__time_duration.sum")] = "inf"  # launch 1's duration: impossible
+    page = tmp_path / "noted.csv"
+    with page.open("w", encoding="utf-8", newline="") as out:
+        csv.writer(out, quoting=csv.QUOTE_ALL).writerows(rows)
+    dataset = tmp_path / "history"
+    add(dataset, page, "c1", 1)
+    (detail,) = dataset.glob("details/*/commit=c1/*.parquet")
+    stored = pq.read_table(detail)
+    texts = [dict(launch) for launch in stored.column("counter_texts").to_pylist()]
+    assert "input_notes" not in texts[0] and "inf is not finite" in texts[1]["input_notes"]
+    result = run_cli("history", "rebuild", str(dataset))
+    assert result.returncode == 0 and "rebuilt 1 runs (2 launches)" in result.stderr, result.stderr
+    assert pq.read_table(detail).equals(stored)
+
+
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [

@@ -117,6 +117,7 @@ def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.
         launches.select(table.metric_columns),
         ncu_version=table.ncu_version,
         traffic=traffic,
+        rows=table.rows,  # a table without metric columns still has its launches
         cc=launches.get_column("cc").to_numpy(),
     )
 

@@ -67,7 +67,7 @@ class NoteInputs:
     sol_pct: Mapping[str, np.ndarray]  # per SOL unit, its throughput % (NaN: not in the input)
     pct_of_bandwidth: Mapping[str, np.ndarray]  # per tier, achieved bytes/s as % of its roof
     ceiling: np.ndarray  # object: the compute ceiling ("fp32", "tensor:bf16", "pipe:alu") or None
-    input_notes: np.ndarray  # object: the reader's notes (a tuple) or None: they come first
+    input_notes: np.ndarray  # object: the reader's notes (a list) or None: they come first
 
 
 _TENSOR_PATHS_COLLECT = "ncu --metrics regex:sm__ops_path_tensor_.*"

@@ -65,7 +65,8 @@ def _map(names: Sequence[str], columns: Sequence[np.ndarray], rows: int, number:
 def counter_columns(tables: Sequence[RunTable]) -> dict[str, pa.Array]:
     """Every table's columns as the two maps, row after row of the tables in order: numbers (the
     metrics, ID and device index) as doubles, the others as texts."""
-    frame = pl.concat([t.launches for t in tables], how="diagonal_relaxed")
+    # NaN as null first: a metric that is text in another table becomes text, and a NaN no entry
+    frame = pl.concat([t.launches.fill_nan(None) for t in tables], how="diagonal_relaxed")
     numeric = [c for c, kind in frame.schema.items() if kind.is_numeric()]
     textual = [c for c in frame.columns if c not in numeric]
     numbers = [frame.get_column(c).cast(pl.Float64).fill_null(np.nan).to_numpy() for c in numeric]
@@ -88,7 +89,9 @@ def _unmapped(column: pa.ChunkedArray, rows: int, number: bool) -> list[pl.Serie
         at = keys == key
         values = np.full(rows, np.nan) if number else np.full(rows, None, dtype=object)
         values[row_of[at]] = items[at]
-        out.append(pl.Series(key, values, dtype=pl.Float64 if number else pl.String))
+        out.append(
+            pl.Series(key, values if number else values.tolist(), dtype=pl.Float64 if number else pl.String)
+        )
     return out
 
 

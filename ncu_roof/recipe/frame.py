@@ -86,7 +86,7 @@ class MetricFrame:
             return self.nan
         array = self._arrays.get(name)
         if array is None:
-            # a view: the caller's own array (a reader's column) stays writable
+            # a read-only view: the caller's own array is not made read-only by it
             array = self._arrays[name] = read_only(_numbers(self._metrics[name]).view())
         return array
 
