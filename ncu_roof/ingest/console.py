@@ -28,8 +28,8 @@ from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.consolekernels import Kernel, bad_devices, cut_tail, strays
 from ncu_roof.ingest.csvblocks import Damage, choose_style, cut_short_note
 from ncu_roof.ingest.csvdetails import LAUNCH_LABELS, metric_for, text_columns
-from ncu_roof.ingest.summary import repeat_invocations
-from ncu_roof.ingest.table import InputFormat, RunTable
+from ncu_roof.ingest.summary import averages_note, repeat_invocations
+from ncu_roof.ingest.table import KINDS, InputFormat, RunTable
 
 _SECTION = re.compile(r"^\s+Section: (?P<name>.+?)\s*$")
 _RULE = re.compile(r"^\s*-{2,}(?: +-{2,})*\s*$")
@@ -85,13 +85,13 @@ def _kernel_line(line: str, number: int, pid: str | None, device: int | None) ->
         fields = {m[1]: m[2] for m in _FIELD.finditer(match["rest"]) if m[1]}
         counted = [int(m[3]) for m in _FIELD.finditer(match["rest"]) if m[3]]
         invocations = int(fields["Invocations"]) if "Invocations" in fields else next(iter(counted), None)
-        groups = match.groupdict()
+        shape = {k: f"({v})" if "," in v else v for k, v in match.groupdict().items() if k in KINDS and v}
         return Kernel(
             line=number,
             name=match["name"],
             process_id=pid,
-            grid=f"({groups['grid']})" if "," in (groups.get("grid") or "") else groups.get("grid"),
-            block=f"({groups['block']})" if "," in (groups.get("block") or "") else groups.get("block"),
+            grid=shape.get("grid"),
+            block=shape.get("block"),
             device=int(fields["Device"]) if "Device" in fields else device,
             cc=fields.get("CC"),
             invocations=invocations,
@@ -256,7 +256,7 @@ def read_console_text(
         )
     cells = [(i, metric, *value) for i, k in enumerate(intact) for metric, value in k.values.items()]
     identity = {name: [getattr(k, name) for k in intact] for name in _IDENTITY}
-    averages = [(_averaged(k),) if k.averaged else () for k in intact]
+    averages = [(averages_note("line", k.invocations),) if k.averaged else () for k in intact]
     with naming_file(path):
         number_style = choose_style([text for _, _, text, _ in cells], style)
         launches = text_columns(
@@ -293,8 +293,3 @@ def read_console_text(
 
 
 _IDENTITY = ("process_id", "name", "device", "cc", "grid", "block")
-
-
-def _averaged(kernel: Kernel) -> str:
-    count = f"{kernel.invocations} invocations" if kernel.invocations is not None else "several invocations"
-    return f"input: a --print-summary line: values are averages over {count}"

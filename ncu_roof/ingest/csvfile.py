@@ -1,13 +1,8 @@
 """ncu CSV output: raw page (one row per launch) and details page (one row per metric).
 
-A file may hold `==PROF==` lines, application output and several CSV blocks (one per ncu run);
-blocks are found by their header line and parsed by column *name*. The raw page is read with
-pyarrow, selecting only the columns the recipe needs; the details page with the csv module,
-because its metric rows are ragged (`ingest.csvraw`, `ingest.csvdetails`; blocks, rows and damage
-in `ingest.csvblocks`). Lines that are not CSV rows (application output, `==PROF==`)
-are passed over; a row that starts like a data row but is damaged (wrong number of cells, an
-unbalanced quote, cut off, a non-integer ID or device) is never dropped silently: it is an error
-naming the line, or, with `skip_bad_rows`, its kernel is left out and a warning says so.
+Blocks are parsed by column *name*: the raw page with pyarrow, only the columns the recipe needs;
+the details page with the csv module, as its metric rows are ragged (`ingest.csvraw`,
+`ingest.csvdetails`). Blocks, rows and damaged rows: `ingest.csvblocks`.
 """
 
 import re

@@ -84,7 +84,7 @@ def read_summary_csv(
         "grid": [g or None for g in grids],
         "block": [b or None for b in blocks],
     }
-    notes = [(f"input: a --print-summary row: values are averages over {_count(n)}",) for n in invocations]
+    notes = [(averages_note("row", n.strip() or None),) for n in invocations]
     with naming_file(path):
         number_style = choose_style([text for _, _, text, _ in kernels], style)
         launches = text_columns(identity, kernels, number_style, notes)
@@ -100,8 +100,10 @@ def read_summary_csv(
     )
 
 
-def _count(invocations: str) -> str:
-    return f"{invocations.strip()} invocations" if invocations.strip() else "several invocations"
+def averages_note(what: str, invocations: object) -> str:
+    """The note on a launch read from a `--print-summary` row or line of `invocations` (None: unknown)."""
+    count = "several" if invocations is None else invocations
+    return f"input: a --print-summary {what}: values are averages over {count} invocations"
 
 
 def invocation_counts(texts: Sequence[str], style: NumberStyle) -> list[int]:

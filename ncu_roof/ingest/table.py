@@ -1,38 +1,30 @@
 """What every reader returns: one row per profiled launch, identity columns plus ncu metrics in SI.
 
-Launch shape and compute capability (`settle_shapes`): one text for each, whichever form a run
-was read from. Every reader of reports and CSV pages ends with `settle_shapes`, so a kernel gets
-the same `grid`, `block` and `cc` from a report, its raw page (any ncu release, any units), its
-details page or its `--print-summary` CSV. The texts are ncu's own spellings, written by
-`shape_text`, `total_text` and `cc_text` only:
+Launch shape and compute capability (`settle_shapes`): every reader of reports and CSV pages ends
+with it, so a kernel gets the same `grid`, `block` and `cc` from a report, its raw page (any ncu
+release, any units), its details page or its `--print-summary` CSV: ncu's own spellings, written
+by `shape_text`, `total_text` and `cc_text` only, from the first of:
 
-* From the per-axis dims (`launch__grid_dim_x/y/z`, `launch__block_dim_x/y/z`), exact:
-  `(39312, 1, 1)`. A report and a raw page of ncu 2022.3 hold only these (2022.3's raw page has no
-  `Grid Size` / `Block Size` / `CC` columns).
-* Else from ncu's own text (the `Grid Size` / `Block Size` columns of a CSV page) when it agrees
-  with the launch's totals, written again by `shape_text` (a digit group of a locale,
-  `(39,312, 1, 1)`, stays in its axis: ncu separates axes by `, `).
-* Else from the totals alone (`launch__grid_size`, `launch__block_size`: blocks, and threads per
-  block; the details page's Launch Statistics `Grid Size` / `Block Size` rows): the bare count,
-  `4096`. A total is not a 3-D shape (4096 blocks may be `(64, 64, 1)`), so it is not written as
-  one; the bare count is how the console reader gives the launches of a `--print-summary` line
-  (`Block Size 256, Grid Size 4096`), which knows only totals.
-* Else None (unknown).
+* the per-axis dims (`launch__grid_dim_x/y/z`, `launch__block_dim_x/y/z`), exact: `(39312, 1, 1)`
+  (all that a report and ncu 2022.3's raw page hold: no `Grid Size` / `Block Size` / `CC` there);
+* ncu's text (a CSV page's `Grid Size` / `Block Size`) when it agrees with the launch's totals,
+  written again by `shape_text` (a locale's digit group, `(39,312, 1, 1)`, stays in its axis: ncu
+  separates axes by `, `);
+* the totals alone (`launch__grid_size` blocks, `launch__block_size` threads per block; the details
+  page's Launch Statistics rows): the bare count, `4096`. A total is not a 3-D shape (4096 blocks
+  may be `(64, 64, 1)`); the bare count is also how the console reader gives a `--print-summary`
+  line's launches (`Block Size 256, Grid Size 4096`), which knows only totals;
+* else None (unknown).
 
-ncu's text is not used when it cannot be the launch's shape:
-
-* a dimension of 0 (`(0, 0, 0)`): what ncu writes for a launch whose report holds no launch
-  configuration (a failed collection); no launch has one, and the report itself gives none;
-* a product that differs from the launch's total: ncu 2024.1 re-exporting a report that holds only
-  totals (ncu 2019's, `v100_rep_basic_vectorops`) writes `Grid Size` `(1048576, 1, 1)`, the thread
-  count, against `launch__grid_size` 4096. Then both of that launch's texts (grid and block) are
-  ncu's guesses, not what it read, and both are taken from the totals (`4096`, `256`): the block
-  `(256, 1, 1)` it writes beside is a guess of the same kind.
-
-A text that does not read as a shape at all is kept as it is (nothing to check it against). `cc`
-is the `CC` column when a page has one, else `major.minor` of
-`device__attribute_compute_capability_major/minor`. Console text (`ingest.console`) is read as ncu
-printed it.
+ncu's text is not used when it cannot be the launch's shape: a dimension of 0 (`(0, 0, 0)`, ncu's
+text for a report without launch configuration, a failed collection), or a product unlike the
+launch's total (ncu 2024.1 re-exporting a report that holds only totals, ncu 2019's
+`v100_rep_basic_vectorops`, writes `Grid Size` `(1048576, 1, 1)`, the thread count, against
+`launch__grid_size` 4096): then both of that launch's texts are ncu's guesses (its block
+`(256, 1, 1)` too) and both come from the totals (`4096`, `256`). A text that does not read as a
+shape is kept as it is. `cc` is the `CC` column when a page has one, else `major.minor` of
+`device__attribute_compute_capability_major/minor`. Console text (`ingest.console`) is read as
+ncu printed it.
 """
 
 from __future__ import annotations
@@ -197,23 +189,6 @@ def _text_state(text: object, total: float) -> tuple[str, str | None]:
     return "good", shape_text(axes) if shaped else total_text(axes[0])
 
 
-def _launch(
-    texts: tuple[object, object], dims: tuple[Sequence[float], ...], totals: tuple[float, float]
-) -> tuple[str | None, str | None]:
-    states = [_text_state(t, total) for t, total in zip(texts, totals, strict=True)]
-    trusted = all(state != "wrong" for state, _ in states)
-    out: list[str | None] = []
-    for (state, text), axes, total in zip(states, dims, totals, strict=True):
-        exact = shape_text(axes)
-        if exact is not None:
-            out.append(exact)
-        elif trusted and state == "good":
-            out.append(text)
-        else:
-            out.append(total_text(total))
-    return out[0], out[1]
-
-
 _SHAPE_METRICS = (
     *(f"launch__{kind}_dim_{axis}" for kind in KINDS for axis in "xyz"),
     *(f"launch__{kind}_size" for kind in KINDS),  # blocks, threads per block
@@ -230,11 +205,17 @@ def _settled(row: Mapping[str, Any]) -> tuple[str | None, str | None, str | None
         value = row.get(name)
         return math.nan if value is None else float(value)
 
-    dims = tuple([number(f"launch__{kind}_dim_{axis}") for axis in "xyz"] for kind in KINDS)
-    totals = tuple(number(f"launch__{kind}_size") for kind in KINDS)
-    grid, block = _launch((row["grid"], row["block"]), dims, (totals[0], totals[1]))
-    cc = row["cc"]
-    return grid, block, cc if cc is not None and cc.strip() else cc_text(number(CC_MAJOR), number(CC_MINOR))
+    totals = [number(f"launch__{kind}_size") for kind in KINDS]
+    states = [_text_state(row[kind], total) for kind, total in zip(KINDS, totals, strict=True)]
+    trusted = all(state != "wrong" for state, _ in states)
+    shapes: list[str | None] = []
+    for kind, (state, text), total in zip(KINDS, states, totals, strict=True):
+        exact = shape_text([number(f"launch__{kind}_dim_{axis}") for axis in "xyz"])
+        shapes.append(exact or (text if trusted and state == "good" else total_text(total)))
+    cc: str | None = row["cc"]
+    if cc is None or not cc.strip():
+        cc = cc_text(number(CC_MAJOR), number(CC_MINOR))
+    return shapes[0], shapes[1], cc
 
 
 def _number(column: pl.Series) -> pl.Series:
