@@ -1,12 +1,6 @@
 """The kernels of ncu's console text as the reader (`ingest.console`) finds them, and the checks
-of them once the whole text is read: what no single line shows.
-
-* `strays`: ncu 2022's summary repeats the kernel line above each section; a damaged copy would
-  take the sections below it from their kernel.
-* `bad_devices`: a device index no GPU has.
-* `cut_tail`: a text cut at a line end inside its last kernel (its last table's rows, or its
-  sections, the first few of another kernel's).
-"""
+of them once the whole text is read, of what no single line shows (`strays`, `bad_devices`,
+`cut_tail`)."""
 
 from __future__ import annotations
 
@@ -31,8 +25,8 @@ class Kernel:
     labels: dict[str, list[str]] = field(default_factory=dict)  # section → its row labels, in order
     averaged: set[str] = field(default_factory=set)
     cut_off: bool = False
-    stray: bool = False  # sections split off their kernel by a damaged kernel line (`_strays`)
-    bad_device: bool = False  # a device index no GPU has (`_bad_devices`)
+    stray: bool = False  # sections split off their kernel by a damaged kernel line (`strays`)
+    bad_device: bool = False  # a device index no GPU has (`bad_devices`)
     summary: bool = False  # a --print-summary kernel line (invocations, or "Block Size N, …")
 
     @property

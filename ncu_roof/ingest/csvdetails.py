@@ -216,8 +216,7 @@ def read_details(
         return None, lost
     order = sorted(launches, key=lambda key: (int(key[0]), int(key[1])))
     row = {key: i for i, key in enumerate(order)}
-    identity: dict[str, Any] = {"run": [k[0] for k in order], "id": [k[1] for k in order]}
-    identity["process_id"] = [k[2] for k in order]
+    identity: dict[str, Any] = dict(zip(("run", "id", "process_id"), zip(*order, strict=True), strict=True))
     identity |= {name: [launches[k][name] for k in order] for name in launches[order[0]]}
     number_style = choose_style([text for _, _, text, _ in cells], style)
     ordered = [(row[k], metric, text, unit) for k, metric, text, unit in cells]

@@ -50,13 +50,8 @@ def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.Dat
             continue
         for position in np.flatnonzero(bad):
             value = float(values[position])
-            why = (
-                "is not finite"
-                if not np.isfinite(value)
-                else "is negative"
-                if value < 0
-                else f"is implausible ({ceiling[1] if ceiling else ''})"
-            )
+            implausible = f"is implausible ({ceiling[1] if ceiling else ''})"
+            why = "is not finite" if not np.isfinite(value) else "is negative" if value < 0 else implausible
             notes.setdefault(int(position), []).append(f"input: {metric} = {value:g} {why}; excluded")
         excluded += int(bad.sum())
         replaced.append(pl.Series(metric, np.where(bad, np.nan, values)))
