@@ -95,9 +95,11 @@ def _stat(path: str) -> os.stat_result:
     except FileNotFoundError:
         raise BadInputError(f"{path}: no such file", hint=PATH_HINT) from None
     except OSError as err:
-        raise BadInputError(
-            f"{path}: cannot read ({err.strerror or err})", hint="check the path and its permissions"
-        ) from None
+        raise _cannot_read(path, err, "check the path and its permissions") from None
+
+
+def _cannot_read(path: str, err: OSError, hint: str = "check the file's permissions") -> BadInputError:
+    return BadInputError(f"{path}: cannot read ({err.strerror or err})", hint=hint)
 
 
 def check_regular(path: str) -> os.stat_result:
@@ -126,9 +128,7 @@ def mapped(path: str) -> Iterator[bytes | mmap.mmap]:
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
                 yield view
     except OSError as err:
-        raise BadInputError(
-            f"{path}: cannot read ({err.strerror or err})", hint="check the file's permissions"
-        ) from None
+        raise _cannot_read(path, err) from None
 
 
 def is_report(path: str, head: bytes) -> bool:
@@ -149,9 +149,7 @@ def read_head(path: str) -> bytes:
         with open(path, "rb") as handle:
             return handle.read(64)
     except OSError as err:
-        raise BadInputError(
-            f"{path}: cannot read ({err.strerror or err})", hint="check the file's permissions"
-        ) from None
+        raise _cannot_read(path, err) from None
 
 
 def read_text_bytes(path: str) -> bytes:
@@ -170,9 +168,7 @@ def read_text_bytes(path: str) -> bytes:
             with open(path, "rb") as handle:
                 data = handle.read(limit + 1)
     except OSError as err:
-        raise BadInputError(
-            f"{path}: cannot read ({err.strerror or err})", hint="check the file's permissions"
-        ) from None
+        raise _cannot_read(path, err) from None
     if len(data) > limit:
         raise _too_big(path, limit)
     return data
