@@ -66,10 +66,8 @@ LAUNCH_LABELS = {"Grid Size": "launch__grid_size", "Block Size": "launch__block_
 def metric_for(name: str, unit: str) -> str | None:
     if "__" in name:
         return name if is_wanted(name) else None
-    if unit.endswith(("/second", "/s")) and name in _BANDWIDTH_LABELS:
-        return _BANDWIDTH_LABELS[name]
-    if unit.endswith(("/second", "/s")) and name in _LABELS and "Throughput" in name:
-        return None
+    if unit.endswith(("/second", "/s")) and "Throughput" in name:  # a bandwidth, not a percentage
+        return _BANDWIDTH_LABELS.get(name)
     return _LABELS.get(name)
 
 
