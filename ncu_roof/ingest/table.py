@@ -125,7 +125,7 @@ _DIGIT_GROUPS = re.compile(r"[,.'\s]")
 
 def _count(value: object) -> int | None:
     """A positive whole number, else None (missing, NaN, 0, negative, fractional)."""
-    number = cell_number(value) if not isinstance(value, (int, float)) else float(value)
+    number = cell_number(value)
     if not math.isfinite(number) or number < 1 or number != int(number):
         return None
     return int(number)
@@ -147,7 +147,7 @@ def total_text(total: object) -> str | None:
 
 def cc_text(major: object, minor: object) -> str | None:
     """`8.6` from the two device attributes; None unless both are whole numbers (0 included)."""
-    numbers = [cell_number(v) if not isinstance(v, (int, float)) else float(v) for v in (major, minor)]
+    numbers = [cell_number(major), cell_number(minor)]
     if not all(math.isfinite(n) and n >= 0 and n == int(n) for n in numbers):
         return None
     return f"{int(numbers[0])}.{int(numbers[1])}"
