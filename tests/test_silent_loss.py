@@ -279,7 +279,7 @@ def test_a_damaged_row_is_counted_once(ids: list[int], edit: dict[int, str], war
 
 def test_a_gap_beside_a_damaged_row_says_how_many_are_lost_besides() -> None:
     path = _raw_page([0, 1, 2, 5], {2: _short(2)})
-    with pytest.raises(BadInputError, match=r"\(1 more damaged rows\)$"):
+    with pytest.raises(BadInputError, match=r"\(1 more damaged row\)$"):
         read_input(str(path))
     assert read_input(str(path), skip_bad_rows=True).warnings[0].endswith("; 3 kernels left out")
     damage = Damage("page.csv", skip=True, rows=[(5, "8 cells where the header has 27")])

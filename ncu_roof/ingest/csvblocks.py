@@ -92,7 +92,8 @@ class Damage:
         if not self.rows or self.skip:
             return
         line, reason = min(self.rows)
-        more = f" ({len(self.rows) - 1} more damaged rows)" if len(self.rows) > 1 else ""
+        others = len(self.rows) - 1
+        more = f" ({others} more damaged row{'s' if others != 1 else ''})" if others else ""
         raise BadInputError(
             f"{self.path}: line {line}: {reason}{more}",
             hint="repair or re-export the file; --skip-bad-rows reads the intact kernels "
