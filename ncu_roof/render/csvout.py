@@ -51,14 +51,11 @@ def _numbers(column: pl.Series, write: Callable[[float], str]) -> pl.Series:
     return _each_distinct(column.cast(pl.String), finite)
 
 
-def _is_count(name: str) -> bool:  # FLOPs, operations, bytes per tier
-    return name.startswith(("flop_", "ops_")) or name.endswith("_bytes")
-
-
 def _cells(column: pl.Series) -> pl.Series:
     """A column's CSV cells (null: empty): by its type, a count column's as whole numbers."""
-    if column.dtype == pl.Float64:
-        return _numbers(column, _count if _is_count(column.name) else _number)
+    if column.dtype == pl.Float64:  # FLOPs, operations, bytes per tier: counts
+        count = column.name.startswith(("flop_", "ops_")) or column.name.endswith("_bytes")
+        return _numbers(column, _count if count else _number)
     if column.dtype == pl.Boolean:
         return column.fill_null(False).cast(pl.String)  # true / false
     if column.dtype == pl.Int64:

@@ -85,14 +85,10 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
 Sides = tuple[np.ndarray, np.ndarray]  # a figure of some pairs on the base and on the head, NaN if unknown
 
 
-def _known_sum(values: np.ndarray) -> float | None:
-    known = values[~np.isnan(values)]
-    return math.fsum(known.tolist()) if len(known) else None
-
-
 def _sums(figure: Sides) -> Change:
     """The figure summed on each side over the pairs that have it (None where none has)."""
-    return Change(_known_sum(figure[0]), _known_sum(figure[1]))
+    known = [values[~np.isnan(values)] for values in figure]
+    return Change(*(math.fsum(k.tolist()) if len(k) else None for k in known))
 
 
 def _ratio(top: Sides, bottom: Sides) -> Change:
@@ -102,7 +98,7 @@ def _ratio(top: Sides, bottom: Sides) -> Change:
         both = ~np.isnan(above) & ~np.isnan(below)
         total = math.fsum(below[both].tolist())
         ratios.append(math.fsum(above[both].tolist()) / total if both.any() and total > 0 else None)
-    return Change(ratios[0], ratios[1])
+    return Change(*ratios)
 
 
 def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS) -> str:

@@ -199,6 +199,7 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
     compact. In pieces, made as they are written: a big diff is never held whole."""
     from ncu_roof.render.jsonkernels import json_array, json_objects
 
+    total = result.total_duration_s
     document: dict[str, Any] = {
         "schema": SCHEMA,
         "threshold_pct": result.threshold_pct,
@@ -206,16 +207,13 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
         "head_devices": list(result.head_devices),
         "mismatch": result.mismatch,
         "notes": list(result.notes),
-        "total": {**_change(result.total_duration_s), "status": result.total_status.value},
+        "total": {
+            "base": finite_or_none(total.base),
+            "head": finite_or_none(total.head),
+            "delta_pct": finite_or_none(total.delta_pct),
+            "status": result.total_status.value,
+        },
         "kernels": None,
     }
     pairs = json_array(json_objects(result.pairs.drop("base_row", "head_row"), CHUNK_KERNELS))
     yield from document_pieces(document, pairs, len(result.kernels) <= PRETTY_MAX_KERNELS)
-
-
-def _change(change: Change) -> dict[str, float | None]:
-    return {
-        "base": finite_or_none(change.base),
-        "head": finite_or_none(change.head),
-        "delta_pct": finite_or_none(change.delta_pct),
-    }

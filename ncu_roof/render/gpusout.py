@@ -99,8 +99,15 @@ def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
     shown = len(HEADERS)
     while shown > 2 and sum(widest[:shown]) + _GAP * (shown - 1) > width:
         shown -= 1
+    # each column's widest cell, widened towards its header's length while `width` has room
+    sizes = widest[:shown]
+    room = width - sum(sizes) - _GAP * (shown - 1)
+    for i, header in enumerate(HEADERS[:shown]):
+        grow = min(max(0, len(header) - sizes[i]), max(0, room))
+        sizes[i] += grow
+        room -= grow
     table = Table(show_edge=False, pad_edge=False)
-    for header, size in zip(HEADERS, _widths(widest[:shown], width), strict=False):
+    for header, size in zip(HEADERS, sizes, strict=False):
         table.add_column(header, justify="left" if header == "key" else "right", width=size, overflow="fold")
     for row in rows:
         table.add_row(*row[:shown])
@@ -118,14 +125,3 @@ def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
         notes.append(f"not shown at this width: {', '.join(HEADERS[shown:])} (--format json has them)")
     notes += ["sources:", *(f"  {gpu.key}: {gpu.source}" for gpu in builtin_gpus().values())]
     return rich_text(Group(Text(title), table, Text("\n".join(notes))), width, color=color)
-
-
-def _widths(widest: list[int], width: int) -> list[int]:
-    """Each column's widest cell, widened towards its header's length while `width` has room."""
-    sizes = list(widest)
-    room = width - sum(sizes) - _GAP * (len(sizes) - 1)
-    for i, header in enumerate(HEADERS[: len(sizes)]):
-        grow = min(max(0, len(header) - sizes[i]), max(0, room))
-        sizes[i] += grow
-        room -= grow
-    return sizes

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ncu_roof.analysis.groups import KernelGroup
-from ncu_roof.analysis.records import Kernel, ceiling_words
+from ncu_roof.analysis.records import ceiling_words
 from ncu_roof.analysis.sol import HIGH_THROUGHPUT_SOL_PCT
 from ncu_roof.base.text import pct, si
 from ncu_roof.base.vocabulary import COMPUTE, TIER_NAMES, Bound
@@ -45,8 +45,11 @@ def fix_first_words(summary: Summary, view: DeviceView, esc: Words = str, strong
     assert ff is not None
     saving = summary.saving_share(view)
     share = f" ({esc(saving)})" if saving else ""
-    lead = ff.group.lead
-    roof = esc(_roof_words(lead))
+    lead = ff.group.lead  # its saving is measured to its memory tier, else to its compute ceiling
+    if lead.binding != COMPUTE:
+        roof = esc(lead.binding or "binding")
+    else:
+        roof = esc(ceiling_words(lead.compute_ceiling, None) if lead.compute_ceiling else COMPUTE)
     return (
         f"could save {strong(si(ff.saving_s, 's'))}{share} if it reached its {roof} roof (ranked by this); "
         f"{_needs(ff.group, ff.saving_s, esc)}; "
@@ -66,13 +69,6 @@ def far_from_roof_words(group: KernelGroup) -> str:
     sol = group.figures.sol_pct.get("sm") is not None
     why = "" if sol else " (without SOL counters, the latency check was not made)"
     return f" — far below that roof: a distance to its peak, not a diagnosis{why}"
-
-
-def _roof_words(kernel: Kernel) -> str:
-    """The roof a kernel's saving is measured to: its memory tier, else its compute ceiling."""
-    if kernel.binding != COMPUTE:
-        return kernel.binding or "binding"
-    return ceiling_words(kernel.compute_ceiling, None) if kernel.compute_ceiling else COMPUTE
 
 
 # what a unit that is busy far beyond the roofline's share asks to change

@@ -108,8 +108,9 @@ def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> s
                     parts += [title, _main_table(summary, mine)]
         else:
             parts += [f"### Top {plural(len(head), noun)} {order}", _main_table(summary, head)]
-        parts.append(_legend(summary))
-        parts += _name_keys(summary)
+        parts.append(f"<sub>{plain('; '.join(summary.legend()))}.</sub>")
+        keys = summary.names(NAME_WIDTH)[1]  # what tells apart the names shown with an index (`[K1] …`)
+        parts += ["  \n".join(code_span(key) for key in keys)] if keys else []
         parts.append(_folded(f"More columns for these {len(head)} {what}", _more_table(summary, head)))
     if rest:
         parts.append(_folded(f"The other {len(rest)} {what}", _main_table(summary, rest, device_column=True)))
@@ -165,12 +166,6 @@ def _label(summary: Summary, name: str) -> str:
     return summary.names(NAME_WIDTH)[0].get(name) or shorten(name, NAME_WIDTH)
 
 
-def _name_keys(summary: Summary) -> list[str]:
-    """What tells apart the names shown with an index (`[K1] …`), one line each."""
-    keys = summary.names(NAME_WIDTH)[1]
-    return ["  \n".join(code_span(key) for key in keys)] if keys else []
-
-
 def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
@@ -219,29 +214,22 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
         shape = launch_shape(lead.grid, lead.block)
         shown = f"{_label(summary, lead.name)} {shape}" if summary.by_nvtx else shape
         cells = [str(r.rank), table_cell(code_span(shown))]
+        g = r.group
         if summary.grouped:
-            g = r.group
             cells.append(
                 " / ".join(si(v, "s") for v in (g.mean_duration_s, g.min_duration_s, g.max_duration_s))
             )
+        # `67% memory-bound (dram) · roofline; 33% compute-bound (fp32) · roofline`
+        by_time = "; ".join(f"{pct(100 * share)} {verdict}" for verdict, share in r.verdicts)
         cells += [
             table_cell(plain(lead.roofline_binding or "–")),
             *(intensity(lead.intensity_flop_per_byte.get(t)) for t in tiers),
-            achieved_words(lead, r.group.total_duration_s),
+            achieved_words(lead, g.total_duration_s),
             table_cell(bandwidth),
-            *([table_cell(plain(_verdicts_by_time(r)))] if mixed else []),
+            *([table_cell(plain(by_time))] if mixed else []),
         ]
         lines.append(_row(cells))
     return "\n".join(lines)
-
-
-def _verdicts_by_time(row: Row) -> str:
-    """`67% memory-bound (dram) · roofline; 33% compute-bound (fp32) · roofline`."""
-    return "; ".join(f"{pct(100 * share)} {verdict}" for verdict, share in row.verdicts)
-
-
-def _legend(summary: Summary) -> str:
-    return f"<sub>{plain('; '.join(summary.legend()))}.</sub>"
 
 
 def _notes(summary: Summary) -> list[str]:

@@ -86,17 +86,16 @@ def columns(summary: Summary) -> list[Column]:
         Column("verdict", "left", 0, Row.flagged, wraps=True),
     ]
     if any(len(r.verdicts) > 1 for r in summary.rows):  # the share its verdict covers, if not all
-        cols.append(Column("of its time", "right", 2, _verdict_share))
+        share = Column(
+            "of its time", "right", 2, lambda r: "" if len(r.verdicts) == 1 else pct(100 * r.verdicts[0][1])
+        )
+        cols.append(share)
     cols += [
         Column("notes", "left", 1, lambda r: ",".join(map(str, r.notes))),
         Column("intensity FLOP/B", "left", 14, _intensity),
         Column("SOL sm/mem", "right", 11, _sol),
     ]
     return cols
-
-
-def _verdict_share(row: Row) -> str:
-    return "" if len(row.verdicts) == 1 else pct(100 * row.verdicts[0][1])
 
 
 def _sol(row: Row) -> str:
