@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.frame import struct
-from ncu_roof.analysis.model import finite, finite_or_none
+from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.analysis.verdict_phrases import verdict_words
 from ncu_roof.base.matching import MatchBy
 
@@ -39,10 +39,8 @@ class Change:
     @property
     def delta_pct(self) -> float | None:
         """(head − base) / base in percent; None when either side is missing or base is 0."""
-        if not (finite(self.base) and finite(self.head)) or self.base == 0:
-            return None
-        assert self.base is not None and self.head is not None
-        return 100.0 * (self.head - self.base) / self.base
+        base, head = finite_or_none(self.base), finite_or_none(self.head)
+        return None if base is None or head is None or base == 0 else 100.0 * (head - base) / base
 
 
 @dataclass(frozen=True)
