@@ -118,8 +118,7 @@ def analyze(
     _text_or_none("gpu", gpu)
     _text_or_none("number_locale", number_locale)
     _text_or_none("traffic", traffic)
-    if roofs is not None:
-        _path("roofs", roofs)
+    roofs_file = _path("roofs", roofs) if roofs is not None else None
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)):
         raise TypeError(f"jobs must be an int or None, not {type(jobs).__name__} ({jobs!r})")
     try:
@@ -131,7 +130,7 @@ def analyze(
         ) from None
     request = pipeline.Request(
         gpu=gpu,
-        roofs=str(roofs) if roofs is not None else None,
+        roofs=roofs_file,
         number_style=style,
         traffic=traffic,
         jobs=jobs,

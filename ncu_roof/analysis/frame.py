@@ -240,10 +240,8 @@ def plain_column(values: Sequence[Any]) -> pl.Series:
 
 
 def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
-    """`Kernel` objects (made by hand, or a few picked out) as the launch frame. `kernel_at` of a
-    row gives the Kernel back, but for what the frame derives: `ops` (the integer tensor paths'
-    counts and `ops_total`), `roofline_binding` (`binding`), and a dense map's keys (all of them,
-    null where the Kernel has none)."""
+    """`Kernel` objects (made by hand, or a few picked out) as the launch frame; `kernel_at` gives
+    each back but for the fields not stored (above) and a dense map's keys (all, null if absent)."""
 
     def field(name: str) -> list[Any]:
         return [getattr(k, name) for k in kernels]

@@ -3,13 +3,11 @@
 Pure functions of an `Analysis` (it is not changed): every renderer asks here, so the table, the
 Markdown, the HTML, the JSON and the plot rank and fold kernels the same way.
 
-* `headroom_s` = duration × (1 − achieved ÷ attainable) = duration − the roofline's minimum time:
-  the time a launch would save if it ran at its binding roof. Unknown (None) without a roofline
-  verdict, and for a launch measured above its roof (inconsistent data: no saving can be claimed).
+* `headroom_s` = duration − the roofline's minimum time (`sol.headroom_array`): the time a launch
+  would save at its binding roof; None without a roofline verdict, or above its roof.
 * A group is the launches of one kernel on one device with one launch shape (name, grid, block,
-  device): its launch count, total / mean / min / max duration, the verdicts seen, its headroom.
-  Grouped by NVTX instead, a group is the launches in one NVTX range (the `Kernel.nvtx` text) on
-  one device, whatever their kernels; launches in no range make the group `NO_NVTX`.
+  device), or by NVTX those of one range (`Kernel.nvtx`; none: `NO_NVTX`) on one device, whatever
+  their kernels: its launch count, total / mean / min / max duration, verdicts seen, headroom.
 """
 
 from __future__ import annotations

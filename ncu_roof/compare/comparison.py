@@ -140,14 +140,14 @@ def kernel_pairs(result: Diff) -> dict[GroupKey, list[int]]:
 GATE_CONFIDENCE = 0.99  # the confidence of the interval a repeated kernel is gated on (as `history check`)
 
 
-def repeated_shifts(result: Diff, confidence: float = GATE_CONFIDENCE) -> dict[GroupKey, Shift]:
+def repeated_shifts(result: Diff) -> dict[GroupKey, Shift]:
     """Per kernel group (name, grid, block) launched often enough on both sides for an interval
-    at `confidence`: the shift of its head launches' durations against its base launches'
+    at `GATE_CONFIDENCE`: the shift of its head launches' durations against its base launches'
     (`ncu_roof.base.shift`, as `history check` computes it)."""
     base_s, head_s = sides(result.pairs, "duration_s")
     out = {}
     for key, rows in kernel_pairs(result).items():
-        found = shift(head_s[rows], base_s[rows], confidence)
+        found = shift(head_s[rows], base_s[rows], GATE_CONFIDENCE)
         if found is not None and found.low_pct is not None:
             out[key] = found
     return out
