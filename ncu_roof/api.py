@@ -38,11 +38,8 @@ Quantity = float | str  # a number in SI base units, or a string with its unit: 
 
 @dataclass(frozen=True)
 class Analysis(core.Analysis):
-    """An analysis (inputs, devices, one `Kernel` per launch) with notebook helpers.
-
-    It is the object every renderer reads; `to_arrow()` / `to_pandas()` flatten it to one row per
-    launch (ncu_roof.analysis.launches describes the columns).
-    """
+    """The analysis every renderer reads (inputs, devices, one `Kernel` per launch) with notebook
+    helpers: `to_arrow()` / `to_pandas()` give a row per launch (columns: ncu_roof.analysis.launches)."""
 
     def to_arrow(self) -> pa.Table:
         from ncu_roof.analysis.launches import to_arrow
