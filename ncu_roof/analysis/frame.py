@@ -299,9 +299,7 @@ class KernelRows(Sequence[Kernel]):
     def __getitem__(self, index: int | slice) -> Kernel | Sequence[Kernel]:
         if isinstance(index, slice):
             return [self[j] for j in range(*index.indices(len(self)))]
-        j = index + len(self) if index < 0 else index
-        if not 0 <= j < len(self):
-            raise IndexError(index)
+        j = range(len(self))[index]  # an IndexError past either end
         kernel = self._made.get(j)
         if kernel is None:
             kernel = self._made[j] = kernel_at(self.frame, j)
