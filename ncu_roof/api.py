@@ -38,11 +38,8 @@ Quantity = float | str  # a number in SI base units, or a string with its unit: 
 
 @dataclass(frozen=True)
 class Analysis(core.Analysis):
-    """An analysis (inputs, devices, one `Kernel` per launch) with notebook helpers.
-
-    It is the object every renderer reads; `to_arrow()` / `to_pandas()` flatten it to one row per
-    launch (ncu_roof.analysis.launches describes the columns).
-    """
+    """The analysis every renderer reads (inputs, devices, one `Kernel` per launch) with notebook
+    helpers: `to_arrow()` / `to_pandas()` give a row per launch (columns: ncu_roof.analysis.launches)."""
 
     def to_arrow(self) -> pa.Table:
         from ncu_roof.analysis.launches import to_arrow
@@ -118,8 +115,7 @@ def analyze(
     _text_or_none("gpu", gpu)
     _text_or_none("number_locale", number_locale)
     _text_or_none("traffic", traffic)
-    if roofs is not None:
-        _path("roofs", roofs)
+    roofs_file = _path("roofs", roofs) if roofs is not None else None
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)):
         raise TypeError(f"jobs must be an int or None, not {type(jobs).__name__} ({jobs!r})")
     try:
@@ -131,7 +127,7 @@ def analyze(
         ) from None
     request = pipeline.Request(
         gpu=gpu,
-        roofs=str(roofs) if roofs is not None else None,
+        roofs=roofs_file,
         number_style=style,
         traffic=traffic,
         jobs=jobs,

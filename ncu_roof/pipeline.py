@@ -187,7 +187,7 @@ def read_tables(
     workers = pool_size(paths, jobs)
     read = _read_pooled(paths, number_style, workers, skip_bad_rows) if workers > 1 else None
     if read is None:
-        read = [read_input(path, number_style, skip_bad_rows) for path in _progress(paths, paths)]
+        read = [read_input(path, number_style, skip_bad_rows) for path in _progress(paths)]
     tables = iter(read)
     return [next(tables) if isinstance(item, str) else item for item in inputs]
 
@@ -205,7 +205,7 @@ def _read_pooled(
     pool = _pool(workers)
     try:
         futures = [pool.submit(read_input, path, number_style, skip_bad_rows) for path in paths]
-        return [future.result() for future in _progress(futures, paths)]
+        return [future.result() for future in _progress(futures)]
     except BrokenProcessPool:
         return None
     finally:
@@ -245,7 +245,7 @@ def _size(path: str) -> int:
         return 0  # the reader reports the missing file, with its hint
 
 
-def _progress(items: Sequence[T], paths: Sequence[str]) -> Iterable[T]:
+def _progress(items: Sequence[T]) -> Iterable[T]:
     """`items` as they are, or wrapped in a rich progress bar on stderr when a person is watching
     (stderr is a terminal) and there are enough inputs for it to matter. The bar advances as the
     caller takes each item, so it counts the work done on them."""
@@ -255,7 +255,7 @@ def _progress(items: Sequence[T], paths: Sequence[str]) -> Iterable[T]:
     from rich.progress import track
 
     console = Console(stderr=True)
-    return track(items, description=f"reading {len(paths)} inputs", console=console, transient=True)
+    return track(items, description=f"reading {len(items)} inputs", console=console, transient=True)
 
 
 def refuse_failed_captures(analysis: Analysis) -> None:

@@ -125,9 +125,9 @@ def test_progress_bar_only_for_a_person_and_many_inputs(
     from ncu_roof import pipeline
 
     paths = [str(corpus / p) for p in CORPUS_INPUTS]
-    assert pipeline._progress(paths, paths) is paths  # stderr is not a terminal here
+    assert pipeline._progress(paths) is paths  # stderr is not a terminal here
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    assert pipeline._progress(paths[:3], paths[:3]) == paths[:3]  # too few to bother
+    assert pipeline._progress(paths[:3]) == paths[:3]  # too few to bother
     tables = read_tables(paths, jobs=1)  # the bar advances as each input is read
     assert [t.path for t in tables] == paths
 

@@ -240,10 +240,8 @@ def plain_column(values: Sequence[Any]) -> pl.Series:
 
 
 def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
-    """`Kernel` objects (made by hand, or a few picked out) as the launch frame. `kernel_at` of a
-    row gives the Kernel back, but for what the frame derives: `ops` (the integer tensor paths'
-    counts and `ops_total`), `roofline_binding` (`binding`), and a dense map's keys (all of them,
-    null where the Kernel has none)."""
+    """`Kernel` objects (made by hand, or a few picked out) as the launch frame; `kernel_at` gives
+    each back but for the fields not stored (above) and a dense map's keys (all, null if absent)."""
 
     def field(name: str) -> list[Any]:
         return [getattr(k, name) for k in kernels]
@@ -301,9 +299,7 @@ class KernelRows(Sequence[Kernel]):
     def __getitem__(self, index: int | slice) -> Kernel | Sequence[Kernel]:
         if isinstance(index, slice):
             return [self[j] for j in range(*index.indices(len(self)))]
-        j = index + len(self) if index < 0 else index
-        if not 0 <= j < len(self):
-            raise IndexError(index)
+        j = range(len(self))[index]  # an IndexError past either end
         kernel = self._made.get(j)
         if kernel is None:
             kernel = self._made[j] = kernel_at(self.frame, j)

@@ -3,13 +3,11 @@
 Pure functions of an `Analysis` (it is not changed): every renderer asks here, so the table, the
 Markdown, the HTML, the JSON and the plot rank and fold kernels the same way.
 
-* `headroom_s` = duration × (1 − achieved ÷ attainable) = duration − the roofline's minimum time:
-  the time a launch would save if it ran at its binding roof. Unknown (None) without a roofline
-  verdict, and for a launch measured above its roof (inconsistent data: no saving can be claimed).
+* `headroom_s` = duration − the roofline's minimum time (`sol.headroom_array`): the time a launch
+  would save at its binding roof; None without a roofline verdict, or above its roof.
 * A group is the launches of one kernel on one device with one launch shape (name, grid, block,
-  device): its launch count, total / mean / min / max duration, the verdicts seen, its headroom.
-  Grouped by NVTX instead, a group is the launches in one NVTX range (the `Kernel.nvtx` text) on
-  one device, whatever their kernels; launches in no range make the group `NO_NVTX`.
+  device), or by NVTX those of one range (`Kernel.nvtx`; none: `NO_NVTX`) on one device, whatever
+  their kernels: its launch count, total / mean / min / max duration, verdicts seen, headroom.
 """
 
 from __future__ import annotations
@@ -63,10 +61,7 @@ class KernelGroup:
     key: GroupKey
     rows: tuple[int, ...]  # its launches' rows in the analysis, slowest first
     kernels: Sequence[Kernel] = field(repr=False, compare=False)  # the analysis' launches
-    frame: pl.DataFrame = field(repr=False, compare=False)  # the same, as the launch frame
-    numbers: Mapping[str, np.ndarray] = field(
-        default_factory=dict, repr=False, compare=False
-    )  # figure_numbers
+    numbers: Mapping[str, np.ndarray] = field(repr=False, compare=False)  # their figure_numbers
     time_share: float | None = None  # of the whole analysis' time
     device_share: float | None = None  # of its device's time
     total_duration_s: float | None = None  # sum over its launches with a duration
@@ -87,8 +82,7 @@ class KernelGroup:
         traffic and roof figures combined (`combined_figures`); the launch itself when alone."""
         if self.count == 1:
             return self.lead
-        numbers = self.numbers or figure_numbers(self.frame)
-        return combined_figures(self.lead, numbers, np.array(self.rows, dtype="int64"))
+        return combined_figures(self.lead, self.numbers, np.array(self.rows, dtype="int64"))
 
     @property
     def name(self) -> str:
@@ -116,9 +110,8 @@ class KernelGroup:
         """A group of the given launches (in that order), with their total time and nothing else."""
         times = [k.duration_s for k in launches if k.duration_s is not None]
         rows = tuple(range(len(launches)))
-        return KernelGroup(
-            key, rows, launches, frame_of(launches), total_duration_s=sum(times) if times else None
-        )
+        numbers = figure_numbers(frame_of(launches))
+        return KernelGroup(key, rows, launches, numbers, total_duration_s=sum(times) if times else None)
 
 
 def device_totals_s(analysis: Analysis) -> dict[int, float]:
@@ -163,7 +156,6 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
     duration, pct = (launches.get_column(c).to_numpy() for c in ("duration_s", "pct_of_roof"))
     x = _PerLaunch(
         kernels=analysis.kernels,
-        frame=launches,
         numbers=figure_numbers(launches),
         duration_s=duration,
         durations_s=duration.tolist(),
@@ -191,7 +183,6 @@ class _PerLaunch:
     """What groups are made of, per launch (row j), as plain lists and arrays."""
 
     kernels: Sequence[Kernel]
-    frame: pl.DataFrame
     numbers: Mapping[str, np.ndarray]
     duration_s: np.ndarray
     durations_s: list[float]
@@ -212,7 +203,6 @@ class _PerLaunch:
             key=key,
             rows=rows,
             kernels=self.kernels,
-            frame=self.frame,
             numbers=self.numbers,
             time_share=None if time is None else time / self.total_s if self.total_s > 0 else None,
             device_share=None if time is None else time / device_s if device_s > 0 else None,

@@ -3,22 +3,16 @@
 This is the one column vocabulary: `--format csv`, `--format parquet`, `Analysis.to_arrow()` and
 `to_pandas()` are this table, with these names in this order (docs/api.md lists them).
 
-* A name ends with its unit (`duration_s`, `dram_bytes`, `sol_sm_pct`, `l2_cap_flop_per_s`,
-  `device_sm_clock_hz`); a count of FLOPs or operations leads with it (`flop_fp32`, `ops_int8`),
-  as the recipe has always named them (`recipe_dram_bytes` is where `dram_bytes` came from).
-* Every `Kernel` field becomes a column: a scalar keeps its name (`bound`, `pct_of_roof`), a
-  mapping gives one column per key, named by `MAP_COLUMNS` (`flop_total`, `dram_bytes`,
-  `l2_intensity_flop_per_byte`, `sol_sm_pct`, `pipe_alu_pct`, `recipe_duration_s`), a tuple of
-  notes stays a list, a nested record is a column of its JSON text, an enum of its value.
-* What groups say of each launch (`groups`): `headroom_s`, `group_id`, `fix_first_rank`.
-* What the JSON says once per input and device: `input_path`, `input_format`, `ncu_version`,
-  `device_name`, `device_cc`, `device_sm_clock_hz`, `roof_source` and the device's roofs
-  (`device_roof_fp32_flop_per_s`, `device_roof_dram_byte_per_s`).
+* A name ends with its unit (`duration_s`, `dram_bytes`, `sol_sm_pct`, `device_sm_clock_hz`); a
+  count of FLOPs or operations leads with it (`flop_fp32`, `ops_int8`), as the recipe names them.
+* Each `Kernel` field is a column: a scalar by its name, a mapping one per key (`MAP_COLUMNS`),
+  notes a list, a nested record its JSON text, an enum its value. Then what groups say of each
+  launch (`headroom_s`, `group_id`, `fix_first_rank`), and what the JSON says once per input and
+  device (`input_path`, `device_name`, `roof_source`, `device_roof_dram_byte_per_s`, …).
 
-The headline columns come first (`LEAD`, the CSV's columns since its first release), then every
-other column in field order. Missing is null, never 0. The table is made from the launch frame
-(`Analysis.launches`) by Polars: struct fields as columns, the groups and the inputs and devices
-joined on.
+`LEAD` (the CSV's columns since its first release) comes first, then the rest in field order.
+Missing is null, never 0. Polars makes it from the launch frame (`Analysis.launches`): struct
+fields as columns, the groups and the inputs and devices joined on.
 """
 
 from __future__ import annotations

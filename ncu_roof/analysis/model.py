@@ -35,10 +35,6 @@ class RooflinePoint:
     unroofed: tuple[str, ...] = ()  # tiers with traffic but no roof: nothing can be said
 
 
-def finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)
-
-
 def finite_or_none(value: float | None) -> float | None:
     """The value, or None when it is missing or not finite (JSON's null, never 0)."""
     return value if value is not None and math.isfinite(value) else None
@@ -222,7 +218,7 @@ def roofline(
         return {k: float(v[0]) for k, v in values.items() if not np.isnan(v[0])}
 
     return RooflinePoint(
-        flop=flop if finite(flop) else None,
+        flop=finite_or_none(flop),
         intensity_flop_per_byte=present(arrays.intensity_flop_per_byte),
         ridge_flop_per_byte=present(arrays.ridge_flop_per_byte),
         cap_flop_per_s=present(arrays.cap_flop_per_s),

@@ -25,10 +25,9 @@ from ncu_roof.recipe.tiers import LOWER_BOUND
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
-Made = list[
-    tuple[np.ndarray, "str | np.ndarray | pl.Series | list[list[str]]"]
-]  # (rows, their texts) per rule
-Texts = Callable[[np.ndarray], "str | np.ndarray | pl.Series | list[list[str]]"]
+Said = str | np.ndarray | pl.Series | list[list[str]]  # one text for all rows, one per row, or a list per row
+Made = list[tuple[np.ndarray, Said]]  # (rows, their texts) per rule
+Texts = Callable[[np.ndarray], Said]
 Adder = Callable[[np.ndarray, Texts], None]
 
 

@@ -51,10 +51,9 @@ def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
 
 
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """What a latency note shows of each launch: SM and memory % of peak, % of the roof, the waves
-    per SM of a small grid (NaN for any other), the roof that binds (None where the roofline could
-    not be placed). Made once per distinct combination of those, as shown (the launches of one
-    kernel share it)."""
+    """A latency note per launch, made once per distinct combination of what it shows (the launches
+    of one kernel share it): SM and memory % of peak, % of the roof, the waves per SM of a small
+    grid (NaN for any other), the roof that binds (None where the roofline could not be placed)."""
     small_grid_waves_per_sm = np.where(x.waves[rows] < 1, x.waves[rows], np.nan)
     binding = x.binding[rows].copy()
     binding[~x.supported[rows]] = None

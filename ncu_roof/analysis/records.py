@@ -129,11 +129,11 @@ def ceiling_words(ceiling: str | None, pct: float | None) -> str:
 def describe(kernel: Kernel) -> str:
     """One phrase for a verdict: `memory-bound (dram)`, `compute-bound (alu pipe 82%)`,
     `latency-bound (small grid)`, `balanced`."""
+    sol = kernel.verdict_basis is VerdictBasis.SOL
     return verdict_phrase(
         kernel.bound,
-        kernel.verdict_basis,
-        where=kernel.sol_unit if kernel.verdict_basis is VerdictBasis.SOL else kernel.binding,
-        sol_compute=sol_compute_words(kernel.pipe_pct, kernel.sol_pct.get("sm")),
+        where=kernel.sol_unit if sol else kernel.binding,
+        sol_compute=sol_compute_words(kernel.pipe_pct, kernel.sol_pct.get("sm")) if sol else "",
         ceiling=kernel.compute_ceiling,
         ceiling_pct=kernel.compute_ceiling_pct,
         small_grid=kernel.small_grid,
@@ -142,7 +142,6 @@ def describe(kernel: Kernel) -> str:
 
 def verdict_phrase(
     bound: Bound,
-    basis: VerdictBasis,
     *,
     where: str | None,
     sol_compute: str,
@@ -151,13 +150,12 @@ def verdict_phrase(
     small_grid: bool,
 ) -> str:
     """`describe` from its parts: `where` is the binding memory tier (the busiest memory unit under
-    SOL), `sol_compute` what a SOL compute verdict names (busiest pipe, else the SM percentage)."""
+    SOL), `sol_compute` what a SOL compute verdict names (busiest pipe, else the SM percentage; ""
+    for a roofline verdict)."""
     if bound is Bound.MEMORY:
         return f"memory-bound ({where or 'memory'})"
     if bound is Bound.COMPUTE:
-        if basis is VerdictBasis.SOL:
-            return f"compute-bound ({sol_compute})"
-        return f"compute-bound ({ceiling_words(ceiling, ceiling_pct)})"
+        return f"compute-bound ({sol_compute or ceiling_words(ceiling, ceiling_pct)})"
     if bound is Bound.LATENCY:
         return "latency-bound (small grid)" if small_grid else "latency-bound"
     if bound is Bound.BALANCED:

@@ -60,7 +60,6 @@ def _phrase(parts: dict[str, Any]) -> str:
     pipe_pct = {p: v for p, v in (parts["pipes"] or {}).items() if v is not None}
     phrase = verdict_phrase(
         Bound(parts["bound"]),
-        VerdictBasis.SOL if sol_compute else VerdictBasis.ROOFLINE,
         where=parts["where"],
         sol_compute=sol_compute_words(pipe_pct, parts["sm"]) if sol_compute else "",
         ceiling=parts["ceiling"],

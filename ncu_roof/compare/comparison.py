@@ -8,13 +8,12 @@ shift of all its launches with its interval (`ncu_roof.base.shift`, as `history 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.model import finite_or_none
+from ncu_roof.analysis.model import finite_or_none, nan_to_none
 from ncu_roof.base.matching import MatchBy
 from ncu_roof.base.shift import Movement, Shift, shift
 from ncu_roof.compare.pairs import Change, KernelDiff, PairRows, Status, classify, pair_frame, sides
@@ -67,7 +66,7 @@ def diff(
             f"cannot compare: {mismatch}",
             hint="profile both on the same GPU and clocks, or pass --allow-mismatch",
         )
-    total = Change(_total(base), _total(head))
+    total = Change(nan_to_none(base.total_duration_s), nan_to_none(head.total_duration_s))
     return Diff(
         base_devices=_device_names(base),
         head_devices=_device_names(head),
@@ -141,14 +140,14 @@ def kernel_pairs(result: Diff) -> dict[GroupKey, list[int]]:
 GATE_CONFIDENCE = 0.99  # the confidence of the interval a repeated kernel is gated on (as `history check`)
 
 
-def repeated_shifts(result: Diff, confidence: float = GATE_CONFIDENCE) -> dict[GroupKey, Shift]:
+def repeated_shifts(result: Diff) -> dict[GroupKey, Shift]:
     """Per kernel group (name, grid, block) launched often enough on both sides for an interval
-    at `confidence`: the shift of its head launches' durations against its base launches'
+    at `GATE_CONFIDENCE`: the shift of its head launches' durations against its base launches'
     (`ncu_roof.base.shift`, as `history check` computes it)."""
     base_s, head_s = sides(result.pairs, "duration_s")
     out = {}
     for key, rows in kernel_pairs(result).items():
-        found = shift(head_s[rows], base_s[rows], confidence)
+        found = shift(head_s[rows], base_s[rows], GATE_CONFIDENCE)
         if found is not None and found.low_pct is not None:
             out[key] = found
     return out
@@ -194,8 +193,3 @@ def gate(result: Diff, fail_on_regression_pct: float) -> None:
 
 def _device_names(analysis: Analysis) -> tuple[str, ...]:
     return tuple(sorted({d.name or "?" for d in analysis.devices}))
-
-
-def _total(analysis: Analysis) -> float | None:
-    total = analysis.total_duration_s
-    return None if math.isnan(total) else total

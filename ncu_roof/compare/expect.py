@@ -287,10 +287,8 @@ def _gap(what: str, model: str, ratio: float, tolerance: float, above: str, belo
 
 
 def _times(ratio: float, tolerance: float) -> str:
-    """The ratio with enough digits that it visibly falls on the right side of the tolerance.
-
-    1.54 against a 1.5× tolerance is `1.54`, not `1.5` (which would read as within it).
-    """
+    """The ratio with enough digits to show which side of the tolerance it falls on: 1.54 against
+    a 1.5× tolerance is `1.54`, not `1.5` (which would read as within it)."""
     low, high = 1 / tolerance, tolerance
     for digits in (1, 2, 3, 4):
         shown = f"{ratio:.{digits if ratio >= 1 else digits + 1}f}"

@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.frame import struct
-from ncu_roof.analysis.model import finite, finite_or_none
+from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.analysis.verdict_phrases import verdict_words
 from ncu_roof.base.matching import MatchBy
 
@@ -39,10 +39,8 @@ class Change:
     @property
     def delta_pct(self) -> float | None:
         """(head − base) / base in percent; None when either side is missing or base is 0."""
-        if not (finite(self.base) and finite(self.head)) or self.base == 0:
-            return None
-        assert self.base is not None and self.head is not None
-        return 100.0 * (self.head - self.base) / self.base
+        base, head = finite_or_none(self.base), finite_or_none(self.head)
+        return None if base is None or head is None or base == 0 else 100.0 * (head - base) / base
 
 
 @dataclass(frozen=True)
@@ -79,12 +77,9 @@ _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
 
 def match_rows(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy = MatchBy.NAME_SHAPE) -> pl.DataFrame:
     """`base_row`, `head_row` and `occurrence` of each pair, in head order, then the base-only
-    launches in base order; a row is null where that side has no launch.
-
-    Each side's launches are numbered among their equals in what `match` compares (name and launch
-    shape, name, or nothing: launch order; a missing name or grid matches a missing one), and the
-    two sides joined on those fields and that number.
-    """
+    launches in base order (null: no launch on that side). Each side's launches are numbered among
+    their equals in what `match` compares (name and launch shape, name, or nothing: launch order; a
+    missing name or grid matches a missing one), and the sides joined on those fields and number."""
     keys = list(_MATCH_COLUMNS[match])
 
     def numbered(launches: pl.DataFrame, row: str) -> pl.DataFrame:

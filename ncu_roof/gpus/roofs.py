@@ -185,9 +185,8 @@ def _tier_counters(columns: Mapping[str, np.ndarray], tier: str) -> dict[str, np
                 out[counter] = np.equal(counters, counter)
     idle = np.isnan(columns[f"{tier}_bytes"])
     if idle.any():
-        cc = 10 * columns.get("device_cc_major", np.full(n, np.nan)) + columns.get(
-            "device_cc_minor", np.full(n, np.nan)
-        )
+        unknown = np.full(n, np.nan)
+        cc = 10 * columns.get("device_cc_major", unknown) + columns.get("device_cc_minor", unknown)
         for counter, rows in _drawn_counters(tier, cc).items():
             out[counter] = out.get(counter, np.zeros(n, dtype=bool)) | (idle & rows)
     return out
@@ -246,9 +245,7 @@ def _fill(
         labels[take & (said == words)] = f"{recipe}; {words}"
     columns[f"{column}_recipe"] = labels
     columns[f"{column}_clock_hz"] = np.where(take, clock, columns.get(f"{column}_clock_hz", measured))
-    columns[f"{column}_at_boost"] = (take & at_boost) | (
-        ~take & columns.get(f"{column}_at_boost", np.zeros(len(take), dtype=bool))
-    )
+    columns[f"{column}_at_boost"] = np.where(take, at_boost, columns.get(f"{column}_at_boost", False))
 
 
 def _l2_clock(
