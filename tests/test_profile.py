@@ -571,6 +571,35 @@ def test_ctrl_c_sigterm_and_sighup_kill_ncu_and_the_program_and_exit_128_plus_n(
     assert leftovers(tmp_path) == []
 
 
+def test_the_program_gets_its_time_to_clean_up_before_the_group_is_killed(
+    fake: dict[str, str], tmp_path: Path
+) -> None:
+    """Ctrl-C: ncu and the program get SIGTERM; a program that takes a second to clean up is not
+    SIGKILLed as soon as ncu is gone (it has the grace ncu has)."""
+    pidfile, cleaned = tmp_path / "pids", tmp_path / "cleaned"
+    fake.update(
+        FAKE_NCU_SCENARIO="hang-cleanup", FAKE_NCU_PIDFILE=str(pidfile), FAKE_NCU_CLEANED=str(cleaned)
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ncu_roof", "profile", "--", "/bin/true"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=fake,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not pidfile.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pidfile.exists(), "the fake ncu never started"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGINT, err
+    assert cleaned.exists()  # written after its second of cleaning up, before ncu-roof exited
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 @pytest.mark.parametrize("point", ["check_report", "publish_report", "emit"])
 def test_a_stopping_signal_after_ncu_leaves_no_temporary_folder_and_exits_128_plus_n(
