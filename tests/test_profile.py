@@ -449,6 +449,15 @@ def _alive(process: str) -> bool:
     return fields[0] not in ("Z", "X") and fields[19] == started
 
 
+def _gone(*processes: str) -> bool:
+    """Whether every `pid:start time` has stopped within a minute (killed before ncu-roof exited; a
+    loaded machine may reap them late)."""
+    deadline = time.monotonic() + 60
+    while any(map(_alive, processes)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not any(map(_alive, processes))
+
+
 def test_timeout_kills_the_whole_process_group_and_leaves_no_half_report(
     fake: dict[str, str], tmp_path: Path
 ) -> None:
@@ -460,10 +469,7 @@ def test_timeout_kills_the_whole_process_group_and_leaves_no_half_report(
     assert done.returncode == 5
     assert "error: ncu timed out after 2 s (killed it and the program)" in done.stderr
     ncu_pid, child_pid = (tmp_path / "pids").read_text().split()
-    deadline = time.monotonic() + 60  # killed before the exit; a loaded machine may reap it late
-    while (_alive(ncu_pid) or _alive(child_pid)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(ncu_pid) and not _alive(child_pid)
+    assert _gone(ncu_pid, child_pid)
     assert not list(tmp_path.glob("*.ncu-rep")) and leftovers(tmp_path) == []
 
 
@@ -523,6 +529,32 @@ def test_ncu_failing_because_the_program_crashed_still_publishes_a_loadable_repo
     assert leftovers(tmp_path) == []
 
 
+def _stopped_while_profiling(
+    fake: dict[str, str], tmp_path: Path, sig: signal.Signals, *options: str
+) -> tuple[int, str, str]:
+    """`ncu-roof profile` sent `sig` once the fake ncu wrote its pid file (FAKE_NCU_PIDFILE,
+    `tmp_path/pids`): its exit code, stdout and stderr."""
+    pidfile = tmp_path / "pids"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ncu_roof", "profile", *options, "--", "/bin/true"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=fake,
+        # a shell's `&` may have left SIGINT ignored, and Python keeps an inherited SIG_IGN
+        preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGHUP)],
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not pidfile.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pidfile.exists(), "the fake ncu never started"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, out, err
+
+
 @pytest.mark.parametrize("scenario", ["hang", "hang-stubborn"])  # stubborn: the program ignores SIGTERM
 @pytest.mark.parametrize(
     ("sig", "words"),
@@ -540,33 +572,14 @@ def test_ctrl_c_sigterm_and_sighup_kill_ncu_and_the_program_and_exit_128_plus_n(
     pidfile = tmp_path / "pids"
     fake["FAKE_NCU_SCENARIO"] = scenario  # a half report, a child, then sleep
     fake["FAKE_NCU_PIDFILE"] = str(pidfile)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ncu_roof", "profile", "--force", "--", "/bin/true"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=fake,
-        # a shell's `&` may have left SIGINT ignored, and Python keeps an inherited SIG_IGN
-        preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGHUP)],
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while not pidfile.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert pidfile.exists(), "the fake ncu never started"
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 128 + sig, err
+    code, out, err = _stopped_while_profiling(fake, tmp_path, sig, "--force")
+    assert code == 128 + sig, err
     line, hint = _error_and_hint(err)
     assert line == f"error: {words}"
     assert "an earlier one is kept" in hint
     assert out == ""
     ncu_pid, child_pid = pidfile.read_text().split()
-    deadline = time.monotonic() + 60  # killed before the exit; a loaded machine may reap it late
-    while (_alive(ncu_pid) or _alive(child_pid)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(ncu_pid) and not _alive(child_pid)
+    assert _gone(ncu_pid, child_pid)
     assert earlier.read_bytes() == b"NVR\x00earlier"
     assert leftovers(tmp_path) == []
 
@@ -580,23 +593,8 @@ def test_the_program_gets_its_time_to_clean_up_before_the_group_is_killed(
     fake.update(
         FAKE_NCU_SCENARIO="hang-cleanup", FAKE_NCU_PIDFILE=str(pidfile), FAKE_NCU_CLEANED=str(cleaned)
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ncu_roof", "profile", "--", "/bin/true"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=fake,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while not pidfile.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert pidfile.exists(), "the fake ncu never started"
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 128 + signal.SIGINT, err
+    code, _, err = _stopped_while_profiling(fake, tmp_path, signal.SIGINT)
+    assert code == 128 + signal.SIGINT, err
     assert cleaned.exists()  # written after its second of cleaning up, before ncu-roof exited
 
 
