@@ -28,7 +28,14 @@ from ncu_roof.analysis.model import (
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
 from ncu_roof.analysis.sol import SolArrays, VerdictArrays, sol_arrays, verdict_arrays
 from ncu_roof.base.arrays import equals, object_array
-from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, SOL_MEMORY_UNITS, TIERS, Bound
+from ncu_roof.base.vocabulary import (
+    CUDA_CORE_PRECISIONS,
+    PRECISIONS,
+    SOL_KEYS,
+    SOL_MEMORY_UNITS,
+    TIERS,
+    Bound,
+)
 from ncu_roof.gpus.arch import arch_for_cc
 from ncu_roof.gpus.roofs import launch_count
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
@@ -38,7 +45,6 @@ INTEGER_PIPES = ("pipe:tensor_op_imma", "pipe:tensor_op_bmma")  # integer MMA: o
 # the FLOPs at their peak explain a floating-point pipe's busy time when they take this share of it
 # (then the precision names the ceiling, else the pipe: IMADs keep an FMA pipe busy with no FLOP)
 EXPLAINED_PIPE_SHARE = 0.95
-_FLOP_KINDS = ("fp64", "fp32", "fp16")
 
 
 @dataclass(frozen=True)
@@ -118,8 +124,8 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     }
     float_paths = [p for p in paths if not is_integer_path(p)]
     int_paths = [p for p in paths if is_integer_path(p)]
-    flop_work = {p: measured(f"flop_{p}") for p in _FLOP_KINDS}
-    flop_peaks: dict[str, Roof] = {p: compute[p] for p in _FLOP_KINDS if p in compute}
+    flop_work = {p: measured(f"flop_{p}") for p in CUDA_CORE_PRECISIONS}
+    flop_peaks: dict[str, Roof] = {p: compute[p] for p in CUDA_CORE_PRECISIONS if p in compute}
     if float_paths:  # each floating path against its own peak (the device's tensor roof if none)
         for p in float_paths:
             flop_work[f"tensor:{p}"] = measured(paths[p])

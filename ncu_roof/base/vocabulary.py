@@ -14,6 +14,7 @@ from enum import Enum
 from ncu_roof.base.traffic import TrafficDefinition
 
 PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
+CUDA_CORE_PRECISIONS = PRECISIONS[:3]  # the FMA pipes' FLOPs (tensor work is its own path)
 TIERS = ("dram", "l2", "l1", "shared")
 SOL_KEYS = ("sm", "memory", "dram", "l2", "l1")  # Nsight's Speed-of-Light percentages
 SOL_MEMORY_UNITS = ("dram", "l2", "l1")  # the memory SOL breakdown that names the busiest unit

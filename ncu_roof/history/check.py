@@ -207,7 +207,7 @@ def check(
         raise UsageError(f"commit {head} has no run in {uri}", hint=f"history add {uri} RUN --commit {head}")
     baselines, movements = [], []
     for gpu in gpus:
-        base = _baseline(runs_rows(history, gpu), head, gpu, baseline)
+        base = _baseline(runs_rows(history, gpu), head, baseline)
         baselines.append(base)
         movements += _movements(history, head, base, threshold_pct, confidence)
     order = list(Kind)  # regressions first, worst first; then by name
@@ -223,7 +223,7 @@ def _shift_pct(movement: KernelMovement) -> float:
     return found.shift_pct if found is not None and not math.isnan(found.shift_pct) else 0.0
 
 
-def _baseline(runs: list[dict[str, Any]], head: str, gpu: str, n: int) -> GpuBaseline:
+def _baseline(runs: list[dict[str, Any]], head: str, n: int) -> GpuBaseline:
     """The head's baseline among one GPU's runs (in commit-time order)."""
     by_commit: dict[str, list[dict[str, Any]]] = {}
     for r in runs:

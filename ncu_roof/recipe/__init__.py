@@ -41,7 +41,7 @@ from ncu_roof.base.metrics import (
     op_metric,
 )
 from ncu_roof.base.traffic import TrafficDefinition
-from ncu_roof.base.vocabulary import PRECISIONS
+from ncu_roof.base.vocabulary import CUDA_CORE_PRECISIONS, PRECISIONS
 from ncu_roof.recipe.frame import (
     FACTORS,
     Factors,
@@ -154,7 +154,7 @@ def _normalize(
     out["l2_clock_hz"] = m(CLOCKS["lts"])
     out["waves_per_sm"] = m(WAVES)
 
-    for precision in ("fp64", "fp32", "fp16"):
+    for precision in CUDA_CORE_PRECISIONS:
         flop, label, missing = _cuda_core_flop(m, precision, duration, factors)
         out[f"flop_{precision}"], out[f"flop_{precision}_recipe"] = flop, label
         out[f"flop_{precision}_not_collected"] = missing
@@ -203,7 +203,7 @@ def _flop_total(out: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
     of an idle tensor pipe dropped where no CUDA-core FLOPs were counted."""
     # an idle tensor pipe says "no tensor FLOPs", not how many FLOPs there were: alone it is no total
     inferred = out["flop_tensor_recipe"] == IDLE_TENSOR_PIPE
-    cuda_core = ~np.isnan(np.vstack([out[f"flop_{p}"] for p in ("fp64", "fp32", "fp16")])).all(axis=0)
+    cuda_core = ~np.isnan(np.vstack([out[f"flop_{p}"] for p in CUDA_CORE_PRECISIONS])).all(axis=0)
     keep = ~inferred | cuda_core
     tensor_recipe = out["flop_tensor_recipe"].copy()
     tensor_recipe[~keep] = None
