@@ -54,6 +54,13 @@ class Shift:
     base_n: int
     confidence: float
 
+    @property
+    def interval(self) -> str | None:
+        """The interval as every sink writes it, `[+1.2%, +8.0%]`; None without one."""
+        if self.low_pct is None or self.high_pct is None:
+            return None
+        return f"[{self.low_pct:+.1f}%, {self.high_pct:+.1f}%]"
+
     def verdict(self, threshold_pct: float) -> Movement:
         """Regression: the interval lies above 0 and reaches +threshold, and the estimate reaches
         `FIRE_FRACTION` of it (improvement the mirror); anything else is noise."""

@@ -168,7 +168,7 @@ def gate(result: Diff, fail_on_regression_pct: float) -> None:
     slower = [(k.name, k.duration_s.delta_pct or 0.0, "") for k in singles]
     for (name, _, _), found in shifts.items():
         if found.verdict(limit) is Movement.REGRESSION:
-            interval = f" [{found.low_pct:+.1f}%, {found.high_pct:+.1f}%] at {found.confidence:.0%}"
+            interval = f" {found.interval} at {found.confidence:.0%}"
             interval += f": real, reaching {limit:g}%"  # the rule: `Shift.verdict`
             slower.append((name, found.shift_pct, interval))
     slower.sort(key=lambda item: -item[1])

@@ -154,9 +154,7 @@ def _reason(kind: Kind, found: Shift | None, base: GpuBaseline, threshold_pct: f
             f"too few distinct durations for an interval at {found.confidence:.0%}"
             f" ({found.head_n} vs {found.base_n})"
         )
-    interval = (
-        f"{found.shift_pct:+.1f}% [{found.low_pct:+.1f}%, {found.high_pct:+.1f}%] at {found.confidence:.0%}"
-    )
+    interval = f"{found.shift_pct:+.1f}% {found.interval} at {found.confidence:.0%}"
     sizes = f"{found.head_n} distinct durations vs {found.base_n} over {len(base.commits)} commits"
     if kind in (Kind.METHOD_CHANGE, Kind.HARDWARE_CHANGE):
         assert base.change is not None

@@ -229,11 +229,7 @@ CHECK_COLUMNS = ("class", "kernel", "shape", "gpu", "shift", "interval", "reason
 
 def _check_cells(m: KernelMovement) -> list[str]:
     s = m.shift
-    interval = (
-        f"[{s.low_pct:+.1f}%, {s.high_pct:+.1f}%]"
-        if s and s.low_pct is not None and s.high_pct is not None
-        else "-"
-    )
+    interval = (s.interval if s else None) or "-"
     return [
         m.kind.value,
         shorten(m.name, 50),
