@@ -108,3 +108,9 @@ def test_scaling_the_head_shifts_estimate_and_interval_alike(
     if one.low_pct is not None and scaled.low_pct is not None and one.high_pct is not None:
         assert one.low_pct <= one.shift_pct <= one.high_pct
         assert math.isclose(_ratio(scaled.low_pct), _ratio(one.low_pct) * k, rel_tol=1e-9)
+
+
+def test_the_interval_is_written_one_way_and_is_none_without_one() -> None:
+    found = Shift(shift_pct=4.25, low_pct=1.24, high_pct=8.0, head_n=12, base_n=30, confidence=0.95)
+    assert found.interval == "[+1.2%, +8.0%]"
+    assert Shift(-3.0, -6.04, None, 3, 3, 0.95).interval is None
