@@ -400,7 +400,8 @@ def test_check_report_reads_with_the_chosen_ncu_when_ncu_report_is_missing(
     fake: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the bug: without ncu_report, the report was read by whichever ncu PATH found, not --ncu
-    from ncu_roof.profile.publish import check_report
+    from ncu_roof.profile.progress import RunOutcome
+    from ncu_roof.profile.run import check_report
 
     broken = tmp_path / "path" / "ncu"
     broken.parent.mkdir()
@@ -417,7 +418,8 @@ def test_check_report_reads_with_the_chosen_ncu_when_ncu_report_is_missing(
     monkeypatch.setenv("FAKE_NCU_CSV", str(csv))
     monkeypatch.setenv("FAKE_NCU_RECORD", fake["FAKE_NCU_RECORD"])
     monkeypatch.setitem(sys.modules, "ncu_report", None)  # `import ncu_report` now fails
-    check = check_report(report, NcuTool(path=str(chosen), version="2025.1.0.0"))
+    outcome = RunOutcome(0, (), (), report)
+    check = check_report(report, NcuTool(path=str(chosen), version="2025.1.0.0"), outcome)
     assert (check.launches, check.problem) == (len(BASE), None)
     assert [c["argv"][1:3] for c in calls(fake)] == [["--import", str(report)]]  # type: ignore[index]
 
@@ -427,7 +429,7 @@ def test_ncu_import_failures_are_one_error_with_ncus_last_line(
 ) -> None:
     from ncu_roof.base.ncu import import_raw_csv
     from ncu_roof.errors import BadInputError, ProfileError
-    from ncu_roof.profile.publish import export_csv
+    from ncu_roof.profile.run import export_csv
 
     monkeypatch.delenv("FAKE_NCU_CSV", raising=False)  # the fake ncu's --import then fails
     tool = NcuTool(path=str(Path(fake["PATH"].split(os.pathsep)[0]) / "ncu"), version=None)
@@ -607,7 +609,6 @@ def test_a_stopping_signal_after_ncu_leaves_no_temporary_folder_and_exits_128_pl
     the analysis runs: the private folder goes, an earlier report stays unless replaced whole."""
     import ncu_roof.cli.profile as cli_profile
     import ncu_roof.profile.run as profile_run
-    from ncu_roof.profile.publish import ReportCheck
 
     def arrives(*args: object, **kwargs: object) -> None:
         os.kill(os.getpid(), sig)
@@ -620,13 +621,15 @@ def test_a_stopping_signal_after_ncu_leaves_no_temporary_folder_and_exits_128_pl
     earlier = tmp_path / "report.ncu-rep"
     earlier.write_bytes(b"NVR\x00earlier")
     if point == "emit":
-        checked = ReportCheck(launches=1)
+        checked = profile_run.ReportCheck(launches=1)
         monkeypatch.setattr(profile_run, "check_report", lambda *args: checked)
         monkeypatch.setattr(cli_profile, "emit", arrives)
     else:
         monkeypatch.setattr(profile_run, point, arrives)
         if point == "publish_report":
-            monkeypatch.setattr(profile_run, "check_report", lambda *args: ReportCheck(launches=1))
+            monkeypatch.setattr(
+                profile_run, "check_report", lambda *args: profile_run.ReportCheck(launches=1)
+            )
     done = run(fake, "--force", "--", "/bin/true", cwd=tmp_path)
     assert done.returncode == 128 + sig, done.stderr
     assert leftovers(tmp_path) == []

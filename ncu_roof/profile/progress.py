@@ -1,5 +1,8 @@
-"""What ncu's merged output says: progress lines, tool lines, and the outcome of one run. Pure
-parsing; the CLI shows the progress (`ncu_roof.cli.progress`), through `ProgressSink`.
+"""What ncu's merged output says: progress lines, tool lines, the outcome of one run, and why a
+profile failed: ONE table of ncu's known failures, each with its message and its fix
+(data/known_failures.toml), looked up first by `diagnose` (a run that left no usable report) and
+`damaged_report_error` (a report that does not load). Pure; the CLI shows the progress
+(`ncu_roof.cli.progress`), through `ProgressSink`.
 """
 
 from __future__ import annotations
@@ -8,6 +11,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from ncu_roof.base.tomlfile import package_table
+from ncu_roof.errors import ProfileError
+from ncu_roof.profile.argv import ProfileOptions, filter_args
 
 _PROGRESS = re.compile(
     r'^==PROF== Profiling "(?P<name>.*)"(?: - (?P<id>\d+))?: (?P<bar>[0-9%.]*)'
@@ -86,14 +93,77 @@ class RunOutcome:
         """A report worth keeping: written, and ncu did not say that nothing was profiled."""
         return self.report is not None and not self.no_kernels
 
-    @property
-    def text(self) -> str:
-        """The tool lines as one text, for the known-failure patterns."""
-        return "\n".join(self.tool_lines)
-
     def last_error_line(self) -> str | None:
         """ncu's last `==ERROR==` line, without the prefix."""
         errors = [
             line.removeprefix("==ERROR==").strip() for line in self.tool_lines if line.startswith("==ERROR==")
         ]
         return errors[-1] if errors else None
+
+
+VERBOSE_HINT = "rerun with --ncu-args=--verbose for details, or profile fewer kernels (-k, -c)"
+_TABLE = package_table("known_failures")
+_ANYWHERE = _TABLE["analyze_anywhere"]
+# each (a pattern in ncu's output, what it means for the user, what to do about it)
+KNOWN_FAILURES = tuple(
+    (re.compile(f["pattern"]), f["message"], f["hint"].replace("{analyze_anywhere}", _ANYWHERE))
+    for f in _TABLE["failure"]
+)
+
+# ncu warnings the no-kernels diagnosis speaks for: not passed through to the user as well
+_SPOKEN_FOR = re.compile(NO_KERNELS.pattern + r"|launched by child processes requires")
+
+
+def spoken_for(warning: str) -> bool:
+    """Whether a `==WARNING==` line is one a diagnosis already explains."""
+    return _SPOKEN_FOR.search(warning) is not None
+
+
+def known_failure(outcome: RunOutcome) -> ProfileError | None:
+    """The error of the first known failure in ncu's output, if any."""
+    text = "\n".join(outcome.tool_lines)
+    return next((ProfileError(m, hint=h) for pattern, m, h in KNOWN_FAILURES if pattern.search(text)), None)
+
+
+def diagnose(outcome: RunOutcome, options: ProfileOptions) -> ProfileError | None:
+    """The error for a run that produced no usable report (None when it did)."""
+    if outcome.profiled:
+        return None
+    known = known_failure(outcome)
+    if known is not None:
+        return known
+    if outcome.no_kernels:
+        app = outcome.app_exit_code
+        exited = f" (the program exited with code {app})" if app is not None else ""
+        used = " ".join(filter_args(options)[2:]) or "none"  # the filters, and children's when it applies
+        hint = f"check the filters (used: {used}) and that the program launches CUDA kernels"
+        if options.target_processes != "all":
+            hint += "; kernels of child processes need --target-processes all"
+        return ProfileError(f"no kernels were profiled{exited}", hint=hint)
+    last = outcome.last_error_line() or "no report was written"
+    return ProfileError(f"ncu failed (exit code {outcome.returncode}): {last}", hint=VERBOSE_HINT)
+
+
+def damaged_report_error(outcome: RunOutcome, reason: str, kept: str) -> ProfileError:
+    """ncu wrote a report that does not load: say why, quoting ncu's last error if it failed.
+
+    `kept` says what became of the user's target (`runs/x.ncu-rep was left as it was`).
+    """
+    known = known_failure(outcome)
+    if known is not None:
+        return known
+    if outcome.returncode == 0:
+        return ProfileError(
+            f"ncu exited normally but its report does not load: {reason}",
+            hint=f"{kept}; check the free disk space, then {VERBOSE_HINT}",
+        )
+    last = outcome.last_error_line()
+    if last is None:
+        return ProfileError(
+            f"ncu failed (exit code {outcome.returncode}) and its report does not load: {reason}",
+            hint=f"{kept}; {VERBOSE_HINT}",
+        )
+    return ProfileError(
+        f"ncu failed (exit code {outcome.returncode}): {last}",
+        hint=f"{kept}; its new report does not load ({reason}); {VERBOSE_HINT}",
+    )

@@ -1,6 +1,7 @@
-"""Running ncu: the only functions that start a process, and the whole `profile` flow. ncu writes
-a private temporary report, moved into place only when the project's reader loads a kernel from it
-(`publish.check_report`): an earlier report is never replaced by a failed, empty or damaged one.
+"""Running ncu: the only functions that start a process, and the whole `profile` flow. The target
+is checked first; ncu writes a private temporary report in a folder beside it, moved into place
+with one rename only when the project's reader loads a kernel from it (`check_report`): an
+earlier report is never replaced by a failed, empty or damaged one.
 """
 
 from __future__ import annotations
@@ -8,8 +9,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections import deque
@@ -18,9 +21,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from ncu_roof.base.ncu import NcuTool, c_locale_env
+from ncu_roof.base.ncu import NcuTool, c_locale_env, import_raw_csv
 from ncu_roof.base.stop import held
-from ncu_roof.errors import MissingToolError, ProfileError, UsageError
+from ncu_roof.errors import (
+    BadInputError,
+    MissingToolError,
+    NcuRoofError,
+    OutputError,
+    ProfileError,
+    UsageError,
+)
 from ncu_roof.profile.argv import (
     REPORT_SUFFIX,
     ProfileOptions,
@@ -29,15 +39,15 @@ from ncu_roof.profile.argv import (
     report_path,
     resolve_program,
 )
-from ncu_roof.profile.diagnosis import damaged_report_error, diagnose, spoken_for
-from ncu_roof.profile.progress import TOOL_PREFIXES, KernelProgress, ProgressSink, RunOutcome, parse_progress
-from ncu_roof.profile.publish import (
-    ReportCheck,
-    check_report,
-    export_csv,
-    prepare_target,
-    private_workdir,
-    publish_report,
+from ncu_roof.profile.progress import (
+    TOOL_PREFIXES,
+    KernelProgress,
+    ProgressSink,
+    RunOutcome,
+    damaged_report_error,
+    diagnose,
+    parse_progress,
+    spoken_for,
 )
 
 if TYPE_CHECKING:
@@ -156,6 +166,94 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
     )
 
 
+WRITE_HINT = "check that you may write there, or choose another -o"
+
+
+def prepare_target(targets: list[Path], force: bool) -> None:
+    """Refuse to replace an existing file without `force` (as ncu does), and create the folder:
+    before ncu runs, as a profile is too slow to throw away over an output path."""
+    for target in targets:
+        if target.is_dir():
+            raise OutputError(f"cannot write {target}: is a directory", hint="choose another -o")
+        if target.exists() and not force:
+            raise OutputError(
+                f"{target} already exists", hint="pass -f/--force to replace it, or choose another -o"
+            )
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise OutputError(
+                f"cannot write {target}: cannot create {target.parent} ({err.strerror or err})",
+                hint=WRITE_HINT,
+            ) from None
+
+
+@contextlib.contextmanager
+def private_workdir(output: Path) -> Iterator[Path]:
+    """A temporary folder beside the output (same file system, so the final rename is atomic)."""
+    try:
+        work = Path(tempfile.mkdtemp(prefix=".ncu-roof-", dir=output.parent))
+    except OSError as err:
+        raise OutputError(f"cannot write {output}: {err.strerror or err}", hint=WRITE_HINT) from None
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class ReportCheck:
+    """A finished temporary report: how many launches it holds, or why it cannot be kept."""
+
+    launches: int = 0
+    problem: str | None = None
+    table: RunTable | None = None  # the report as read, so that it is not read a second time
+
+
+def check_report(report: Path, tool: NcuTool, outcome: RunOutcome) -> ReportCheck:
+    """The finished temporary report's launch count, or why it cannot be kept. ncu's exit code
+    alone cannot decide (a crashing program makes ncu exit non-zero after a good report, a killed
+    or failing ncu can leave a truncated one): `analyze`'s reader does (a truncated, empty or
+    damaged report raises its `NcuRoofError`), where `ncu --import` (without `ncu_report`) runs
+    `tool`, the ncu that wrote it, not whichever is first on PATH. Bugs propagate; either way the
+    report stays where it is."""
+    from ncu_roof.ingest import read_input
+    from ncu_roof.ingest.rep import read_with_cli
+    from ncu_roof.ingest.reprows import ncu_report_installed
+
+    try:
+        if ncu_report_installed():
+            table = read_input(str(report))
+        else:
+            table = read_with_cli(str(report), report.read_bytes(), tool)
+    except MissingToolError:  # no ncu_report and ncu cannot run: ncu's exit code must do
+        ok = outcome.returncode == 0 or outcome.app_exit_code is not None
+        problem = None if ok else "nothing here can read it (no ncu_report, and ncu does not run)"
+        return ReportCheck(launches=len(outcome.kernels), problem=problem)
+    except NcuRoofError as err:
+        return ReportCheck(problem=err.message.removeprefix(f"{report}: "))
+    if table.rows == 0:
+        return ReportCheck(problem="the report holds no profiled kernel")
+    return ReportCheck(launches=table.rows, table=table)
+
+
+def publish_report(report: Path, target: Path) -> Path:
+    """Move the finished temporary report into place (atomic: same file system)."""
+    os.replace(report, target)
+    return target
+
+
+def export_csv(tool: NcuTool, report: Path) -> bytes:
+    """The raw page of a report as CSV, base units, C locale."""
+    try:
+        return import_raw_csv(tool, report)
+    except BadInputError as err:
+        raise ProfileError(
+            err.message.replace("`ncu --import`", "`ncu --import --csv`", 1),
+            hint="the report is kept; export it later with `ncu --import REPORT --csv --page raw`",
+        ) from None
+
+
 @dataclass(frozen=True)
 class ProfileResult:
     """A published report: where it is, what it holds, and what the run said."""
@@ -190,7 +288,7 @@ def run_profile(
         failure = diagnose(outcome, options)
         if failure is not None or outcome.report is None:
             raise failure or ProfileError("ncu wrote no report", hint="rerun with --ncu-args=--verbose")
-        check = _check(outcome, outcome.report, tool)
+        check = check_report(outcome.report, tool, outcome)
         if check.problem is not None:
             kept = f"{target} was left as it was" if target.exists() else "no report was written"
             raise damaged_report_error(outcome, check.problem, kept)
@@ -204,14 +302,3 @@ def run_profile(
         csv=csv,
         elapsed_s=outcome.elapsed_s,
     )
-
-
-def _check(outcome: RunOutcome, report: Path, tool: NcuTool) -> ReportCheck:
-    """ncu's exit code alone cannot decide: a crashing program makes ncu exit non-zero after a
-    good report, and a killed or failing ncu can leave a truncated one. The reader decides."""
-    try:
-        return check_report(report, tool)
-    except MissingToolError:  # no ncu_report and ncu cannot run: ncu's exit code must do
-        ok = outcome.returncode == 0 or outcome.app_exit_code is not None
-        problem = None if ok else "nothing here can read it (no ncu_report, and ncu does not run)"
-        return ReportCheck(launches=len(outcome.kernels), problem=problem)
