@@ -19,7 +19,7 @@ import pytest
 from conftest import CliResult, run_cli
 
 from ncu_roof.base.ncu import NcuTool
-from ncu_roof.cli.progress import PlainProgress, progress_sink
+from ncu_roof.cli.profile import PlainProgress, progress_sink
 from ncu_roof.profile.argv import ROOFLINE_SECTIONS, ProfileOptions, build_argv, fast_metrics
 from ncu_roof.profile.progress import KernelProgress, parse_progress
 from ncu_roof.profile.run import _Reader

@@ -8,6 +8,7 @@ typo. Every user error is an `NcuRoofError`, caught once in `main` and printed a
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import os
@@ -154,16 +155,6 @@ def fail(message: str, hint: str, code: int) -> NoReturn:
     sys.exit(int(code))
 
 
-def _closed_pipe() -> int:
-    """stdout is gone: point it at /dev/null so the interpreter's last flush cannot fail too."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-    return CLOSED_PIPE
-
-
 VERBOSITY_FLAGS = {"-q": "--quiet", "--quiet": "--quiet", "-v": "--verbose", "--verbose": "--verbose"}
 
 
@@ -203,41 +194,41 @@ def report_reader_first(args: list[str]) -> None:
         ncu_report_installed()
 
 
+def interrupted(hint: str = "run it again; no partial output was written") -> NoReturn:
+    """Ctrl-C (or SIGTERM, SIGHUP): one `error:` and one `hint:` line, exit 128 + the signal."""
+    fail(stop.interruption(), hint, stop.exit_status())
+
+
 def main(argv: list[str] | None = None) -> None:
     """The CLI, for `argv` (default: the process' arguments); leaves by `sys.exit` with the
-    documented exit code."""
+    documented exit code. SIGTERM and SIGHUP act as Ctrl-C: every cleanup runs, exit 128 + N."""
     verbosity[0] = Verbosity.NORMAL
-    with stop.as_interrupts():  # SIGTERM and SIGHUP as Ctrl-C: every cleanup runs, exit 128 + N
-        _main(argv)
-
-
-def _interrupted() -> NoReturn:
-    fail(stop.interruption(), "run it again; no partial output was written", stop.exit_status())
-
-
-def _main(argv: list[str] | None) -> None:
-    try:
-        # without standalone mode, typer returns (not raises) the code of a `typer.Exit` and
-        # turns Ctrl-C inside a command into 130
-        args = hoist_verbosity(sys.argv[1:] if argv is None else list(argv))
-        register(args)
-        code = app(args=args, prog_name="ncu-roof", standalone_mode=False)
-        if code == 130:
-            _interrupted()
-        sys.exit(code if isinstance(code, int) else 0)
-    except NcuRoofError as err:
-        fail(err.message, err.hint, err.exit_code)
-    except (BrokenPipeError, StdoutClosedError):  # `| head` closed the pipe: stop quietly
-        sys.exit(_closed_pipe())
-    except typer.Exit as done:
-        sys.exit(done.exit_code)
-    except (typer.Abort, KeyboardInterrupt):
-        _interrupted()
-    except typer.TyperException as err:  # usage errors found by the option parser
-        hint = "`ncu-roof --help` (or `ncu-roof COMMAND --help`) lists the options"
-        fail(err.format_message(), hint, ExitCode.USAGE)
-    except Exception as err:  # a bug in ncu-roof, not the user's doing
-        if os.environ.get("NCU_ROOF_DEBUG"):
-            raise
-        hint = "please report it with the input file; NCU_ROOF_DEBUG=1 shows the traceback"
-        fail(f"internal error: {type(err).__name__}: {err}", hint, ExitCode.FAILED)
+    with stop.as_interrupts():
+        try:
+            # without standalone mode, typer returns (not raises) the code of a `typer.Exit` and
+            # turns Ctrl-C inside a command into 130
+            args = hoist_verbosity(sys.argv[1:] if argv is None else list(argv))
+            register(args)
+            code = app(args=args, prog_name="ncu-roof", standalone_mode=False)
+            if code == 130:
+                interrupted()
+            sys.exit(code if isinstance(code, int) else 0)
+        except NcuRoofError as err:
+            fail(err.message, err.hint, err.exit_code)
+        except (BrokenPipeError, StdoutClosedError):  # `| head` closed the pipe: stop quietly, with
+            # stdout on /dev/null so that the interpreter's last flush cannot fail too
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(CLOSED_PIPE)
+        except typer.Exit as done:
+            sys.exit(done.exit_code)
+        except (typer.Abort, KeyboardInterrupt):
+            interrupted()
+        except typer.TyperException as err:  # usage errors found by the option parser
+            hint = "`ncu-roof --help` (or `ncu-roof COMMAND --help`) lists the options"
+            fail(err.format_message(), hint, ExitCode.USAGE)
+        except Exception as err:  # a bug in ncu-roof, not the user's doing
+            if os.environ.get("NCU_ROOF_DEBUG"):
+                raise
+            hint = "please report it with the input file; NCU_ROOF_DEBUG=1 shows the traceback"
+            fail(f"internal error: {type(err).__name__}: {err}", hint, ExitCode.FAILED)

@@ -1,17 +1,20 @@
-"""`ncu-roof profile [options] -- ./app args…`: run ncu for the user, then show the analysis."""
+"""`ncu-roof profile [options] -- ./app args…`: run ncu for the user, with its progress on stderr
+(a live rich line on a terminal, plain lines otherwise), then show the analysis."""
 
 from __future__ import annotations
 
+import os
 import shlex
+import sys
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import IO, TYPE_CHECKING
 
 import typer
 
 from ncu_roof.base.ncu import find_ncu
-from ncu_roof.base.stop import exit_status, interruption
-from ncu_roof.cli import Verbosity, app, fail, named_alike, verbosity
+from ncu_roof.base.text import one_line
+from ncu_roof.cli import Verbosity, app, interrupted, named_alike, verbosity
 from ncu_roof.cli.analyze import AnalyzeOptions, diag, emit
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
@@ -20,35 +23,7 @@ from ncu_roof.render.formats import OutputFormat
 from ncu_roof.render.output import check_writable, write_output
 
 if TYPE_CHECKING:  # the profiler and the metric recipe load only when `profile` runs
-    from ncu_roof.profile.argv import ProfileOptions
-    from ncu_roof.profile.run import ProfileResult
-
-
-def interrupted(report: Path | None) -> NoReturn:
-    """Ctrl-C (or SIGTERM, SIGHUP): one `error:` and one `hint:` line, exit 128 + the signal.
-
-    Not left to `main()`: typer turns a KeyboardInterrupt inside a command into `Exit(130)`, which
-    `standalone_mode=False` hands back as a return value that `main()` ignores (exit 0, silent).
-    A `SystemExit` passes through typer untouched.
-    """
-    if report is None:
-        hint = "ncu and the program were stopped; no report was written (an earlier one is kept)"
-    else:
-        hint = f"{report} was written before the interrupt: `ncu-roof analyze {report}`"
-    fail(interruption(), hint, exit_status())
-
-
-def summary_lines(result: ProfileResult) -> list[str]:
-    """What the run did, for stderr: report, kernel count, time, the program's exit code."""
-    kernels = "1 kernel" if result.kernels == 1 else f"{result.kernels} kernels"
-    took = f"{kernels} profiled in {result.elapsed_s:.1f} s"
-    lines = [f"wrote {result.report}: {took}"]
-    if result.app_exit_code is not None:
-        lines.append(
-            f"the program exited with code {result.app_exit_code}; "
-            "analyzing the kernels profiled before it ended"
-        )
-    return lines
+    from ncu_roof.profile.progress import KernelProgress, ProgressSink
 
 
 def split_ncu_args(text: str | None) -> tuple[str, ...]:
@@ -99,7 +74,8 @@ def profile_command(
     roofs: RoofsFile = None,
 ) -> None:
     """Profile a program with ncu (safely, with progress), keep the report, then analyze it."""
-    from ncu_roof.profile.argv import ProfileOptions
+    from ncu_roof.profile.argv import ProfileOptions, check_version, csv_path
+    from ncu_roof.profile.run import run_profile
 
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
     roof_choice(gpu, roofs)
@@ -112,17 +88,6 @@ def profile_command(
         ncu_args=split_ncu_args(ncu_args),
         timeout_s=timeout,
     )
-    profile_and_analyze(
-        options, ncu, AnalyzeOptions(format=fmt, output=analysis_output, gpu=gpu, roofs=roofs)
-    )
-
-
-def profile_and_analyze(options: ProfileOptions, ncu: str | None, analysis: AnalyzeOptions) -> None:
-    """Find ncu, profile, write the raw CSV if asked, then analyze the published report."""
-    from ncu_roof.cli.progress import progress_sink
-    from ncu_roof.profile.argv import check_version, csv_path
-    from ncu_roof.profile.run import run_profile
-
     published: Path | None = None
     try:
         tool = find_ncu(ncu)
@@ -132,11 +97,100 @@ def profile_and_analyze(options: ProfileOptions, ncu: str | None, analysis: Anal
         log = partial(diag, command=True) if verbose else None  # `running: ncu …`, one line
         result = run_profile(tool, options, progress_sink(), log=log)
         published = result.report
-        for line in summary_lines(result):
-            diag(line)
+        kernels = "1 kernel" if result.kernels == 1 else f"{result.kernels} kernels"
+        diag(f"wrote {published}: {kernels} profiled in {result.elapsed_s:.1f} s")
+        if result.app_exit_code is not None:
+            diag(
+                f"the program exited with code {result.app_exit_code}; "
+                "analyzing the kernels profiled before it ended"
+            )
         if result.csv is not None:
-            write_output(result.csv, str(csv_path(result.report)))
-            diag(f"wrote {csv_path(result.report)}")
-        emit([result.table or str(result.report)], analysis)
-    except KeyboardInterrupt:
-        interrupted(published)
+            write_output(result.csv, str(csv_path(published)))
+            diag(f"wrote {csv_path(published)}")
+        analysis = AnalyzeOptions(format=fmt, output=analysis_output, gpu=gpu, roofs=roofs)
+        emit([result.table or str(published)], analysis)
+    except KeyboardInterrupt:  # here, not in `main()`: the hint names the report, if written
+        if published is None:
+            interrupted("ncu and the program were stopped; no report was written (an earlier one is kept)")
+        interrupted(f"{published} was written before the interrupt: `ncu-roof analyze {published}`")
+
+
+def describe(progress: KernelProgress) -> str:
+    """`name (37 passes)`, on one line whatever the kernel name holds."""
+    plural = "pass" if progress.passes == 1 else "passes"
+    return f"{one_line(progress.name)} ({progress.passes} {plural})"
+
+
+class PlainProgress:
+    """One line per profiled kernel, for logs and pipes (stderr is not a TTY, or NO_COLOR)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.count = 0
+
+    def kernel(self, progress: KernelProgress) -> None:
+        """A finished kernel gets its line; a growing one is not shown."""
+        if not progress.done:
+            return
+        self.count += 1
+        self.stream.write(f"ncu-roof: kernel {self.count} profiled: {describe(progress)}\n")
+        self.stream.flush()
+
+    def passthrough(self, text: str) -> None:
+        """The program's own output (and ncu's warnings), as they came."""
+        self.stream.write(text)
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.flush()
+
+
+class RichProgress:
+    """A live status line on stderr: the kernel being replayed, its percentage, kernels done."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.console = Console(stderr=True, highlight=False)
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}", markup=False),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        )
+        self.task = self.progress.add_task("starting ncu…", total=None)
+        self.count = 0
+        self.progress.start()
+
+    def kernel(self, progress: KernelProgress) -> None:
+        """A finished kernel prints a ✓ line; a growing one updates the status line."""
+        from rich.text import Text
+
+        name = one_line(progress.name)
+        if progress.done:
+            self.count += 1
+            self.console.print(Text(f"✓ {describe(progress)}"))
+            self.progress.update(self.task, description=f"{self.count} kernels profiled")
+        else:
+            self.progress.update(
+                self.task, description=f"{self.count} done · profiling {name} {progress.percent}%"
+            )
+
+    def passthrough(self, text: str) -> None:
+        """The program's own output, printed above the status line (never as markup)."""
+        from rich.text import Text
+
+        self.console.print(Text(text.rstrip("\n")), soft_wrap=True)
+
+    def close(self) -> None:
+        self.progress.stop()  # the status line goes
+
+
+def progress_sink(stream: IO[str] | None = None) -> ProgressSink:
+    """Rich on an interactive stderr, plain lines otherwise (and always under NO_COLOR)."""
+    out = stream if stream is not None else sys.stderr
+    if out.isatty() and not os.environ.get("NO_COLOR"):
+        return RichProgress()
+    return PlainProgress(out)

@@ -2,7 +2,7 @@
 profile failed: ONE table of ncu's known failures, each with its message and its fix
 (data/known_failures.toml), looked up first by `diagnose` (a run that left no usable report) and
 `damaged_report_error` (a report that does not load). Pure; the CLI shows the progress
-(`ncu_roof.cli.progress`), through `ProgressSink`.
+(`ncu_roof.cli.profile`), through `ProgressSink`.
 """
 
 from __future__ import annotations
