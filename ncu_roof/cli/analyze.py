@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -39,6 +39,7 @@ from ncu_roof.render.output import (
 
 if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs them
     from ncu_roof.analysis.core import Analysis
+    from ncu_roof.analysis.records import InputInfo
     from ncu_roof.ingest import RunTable
 
 
@@ -194,17 +195,22 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     summary = None
     if options.summary:
         summary = str(render(analysis, OutputFormat.MARKDOWN, replace(settings, plot_ref=None)))
-    refuse_inputs([path for _, path in outputs], [i.path for i in analysis.inputs])
-    write_all(outputs)
-    if summary is not None and not append_summary(summary):
-        diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
+    write_outputs(outputs, analysis.inputs, summary)
     if report is not None:
-        from ncu_roof.compare import expect
-
         sys.stderr.write("".join(map(folded, expect.render_expectations(report).splitlines())))
         if options.fail_on_mismatch:
             expect.gate(report)
     return analysis
+
+
+def write_outputs(
+    outputs: list[tuple[Document, str | None]], read: Iterable[InputInfo], summary: str | None
+) -> None:
+    """Every output written (none of them an input `read`), then the summary appended."""
+    refuse_inputs([path for _, path in outputs], [i.path for i in read])
+    write_all(outputs)
+    if summary is not None and not append_summary(summary):
+        diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
 
 
 FORMAT_NAMES = "|".join(f.value for f in OutputFormat)

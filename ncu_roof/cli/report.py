@@ -19,19 +19,13 @@ from ncu_roof.cli.analyze import (
     picture_options,
     report_gaps,
     request_of,
+    write_outputs,
 )
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
 from ncu_roof.render.formats import Caption, RenderOptions, image_format
-from ncu_roof.render.output import (
-    Document,
-    append_summary,
-    check_summary,
-    check_writable,
-    refuse_inputs,
-    write_all,
-)
+from ncu_roof.render.output import Document, check_summary, check_writable
 
 if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
     from ncu_roof.analysis.core import Analysis
@@ -150,10 +144,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
         from ncu_roof.render.diffmarkdown import render_diff_markdown
 
         summary = render_diff_markdown(result)
-    refuse_inputs([path for _, path in outputs], [i.path for i in (*base.inputs, *head.inputs)])
-    write_all(outputs)
-    if summary is not None and not append_summary(summary):
-        diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
+    write_outputs(outputs, (*base.inputs, *head.inputs), summary)
     if options.fail_on_regression_pct is not None:
         gate(result, options.fail_on_regression_pct)
     return result
@@ -203,8 +194,7 @@ def plot_command(
     )
     draw = render_instruction_plot if kind == "instruction" else render_plot
     image = draw(analysis, fmt=fmt.value, options=picture)
-    refuse_inputs([output], [i.path for i in analysis.inputs])
-    write_all([(image, output)])
+    write_outputs([(image, output)], analysis.inputs, None)
 
 
 @app.command("diff", cls=ReadableHelp)
