@@ -17,14 +17,12 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ncu_roof.base.text import plural
 from ncu_roof.base.traffic import TrafficDefinition
+from ncu_roof.base.vocabulary import RoofChoice, Roofs
 from ncu_roof.errors import UsageError
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
-
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.base.units import NumberStyle
-    from ncu_roof.base.vocabulary import RoofChoice, Roofs
     from ncu_roof.compare.expect import Expectation, ExpectationReport
     from ncu_roof.ingest import RunTable
 
@@ -55,21 +53,11 @@ def example_path() -> str:
     return str(resources.files("ncu_roof") / "data" / "example.csv")
 
 
-def traffic_definition(value: TrafficDefinition | str) -> TrafficDefinition:
-    """`nsight` or `counted` (an enum member passes through)."""
-    try:
-        return TrafficDefinition(value)
-    except ValueError:
-        names = ", ".join(t.value for t in TrafficDefinition)
-        raise UsageError(f"unknown traffic definition {value!r}", hint=f"use one of: {names}") from None
-
-
 def roof_choice(
     gpu: str | None, roofs: str | None, traffic: TrafficDefinition | str = TrafficDefinition.NSIGHT
 ) -> RoofChoice:
-    """`--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic: neither)."""
-    from ncu_roof.base.vocabulary import RoofChoice
-
+    """`--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic: neither),
+    and the traffic definition (`nsight` or `counted`; an enum member passes through)."""
     if gpu and roofs:
         raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
     if gpu:
@@ -81,7 +69,11 @@ def roof_choice(
         from ncu_roof.gpus.roofs import load_roofs_file
 
         user = load_roofs_file(roofs)
-    return RoofChoice(gpu_key=gpu, user=user, traffic=traffic_definition(traffic))
+    try:
+        return RoofChoice(gpu_key=gpu, user=user, traffic=TrafficDefinition(traffic))
+    except ValueError:
+        names = ", ".join(t.value for t in TrafficDefinition)
+        raise UsageError(f"unknown traffic definition {traffic!r}", hint=f"use one of: {names}") from None
 
 
 def platform(
@@ -197,12 +189,21 @@ def _read_pooled(
 ) -> list[RunTable] | None:
     """The inputs read by `workers` processes, one file per task, in input order (the first error
     raised is the first bad input's); None when no worker could run (a platform that starts
-    workers as fresh interpreters, from a script without a `__main__` guard): read them here."""
+    workers as fresh interpreters, from a script without a `__main__` guard): read them here.
+    The workers come from a fork server (spawned where there is none), never forked from this
+    process: the threads of Polars (and of pyarrow) do not survive a fork, and a forked child can
+    hang on their locks. The server loads `ncu_report` first where this process has (see
+    `cli.report_reader_first`)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     from ncu_roof.ingest import read_input
 
-    pool = _pool(workers)
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    context.set_forkserver_preload(["ncu_report"] if "ncu_report" in sys.modules else [])
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     try:
         futures = [pool.submit(read_input, path, number_style, skip_bad_rows) for path in paths]
         return [future.result() for future in _progress(futures)]
@@ -210,21 +211,6 @@ def _read_pooled(
         return None
     finally:
         pool.shutdown(cancel_futures=True)
-
-
-def _pool(workers: int) -> ProcessPoolExecutor:
-    """Worker processes started by a fork server (spawned where there is none), never forked from
-    this process: the threads of Polars (and of pyarrow) do not survive a fork, and a forked child
-    can hang on their locks. The server loads `ncu_report` first where this process has (see
-    `cli.report_reader_first`)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["ncu_report"] if "ncu_report" in sys.modules else [])
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 
 def pool_size(paths: Sequence[str], jobs: int | None) -> int:
