@@ -85,8 +85,6 @@ class Analysis(core.Analysis):
 
     @classmethod
     def of(cls, analysis: core.Analysis) -> Analysis:
-        if isinstance(analysis, cls):
-            return analysis
         return cls(**{f.name: getattr(analysis, f.name) for f in fields(core.Analysis)})
 
 

@@ -67,11 +67,8 @@ def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[st
 def _by_arguments(group: Sequence[str], width: int) -> list[str] | None:
     """The names with only their differing top-level template arguments shown (each folded), or
     None when that leaves two alike or one wider than `width`."""
-    parts = [_template_parts(n) for n in group]
-    if any(p is None for p in parts):
-        return None
-    split = [p for p in parts if p is not None]
-    if len({(head, len(args)) for head, args in split}) != 1:
+    split = [p for n in group if (p := _template_parts(n)) is not None]
+    if len(split) < len(group) or len({(head, len(args)) for head, args in split}) != 1:
         return None
     count = len(split[0][1])
     differ = [i for i in range(count) if len({args[i] for _, args in split}) > 1]

@@ -194,13 +194,6 @@ _INFINITE = r"^[-+]?(?i:inf|infinity)$"  # a non-finite value is read as one (an
 _MISSING_WORDS = frozenset({"", "n/a", "nan", "-nan", "(!) nan", "(!) n/a", "-", "--"})
 
 
-def _number_pattern(style: NumberStyle) -> str:
-    group, decimal = _MARKS[style]
-    marks = re.escape(group + _GROUP_MARKS)
-    point = re.escape(decimal)
-    return rf"^[-+]?(?:(?:\d{{1,3}}(?:[{marks}]\d{{3}})+|\d+)(?:{point}\d*)?|{point}\d+)(?:[eE][-+]?\d+)?$"
-
-
 def _ungrouped(text: str) -> str:
     """A number's text without the marks of `_GROUP_MARKS` between digits (for style detection)."""
     if text.isascii() and "'" not in text:
@@ -243,12 +236,12 @@ def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> n
             fast = None
         if fast is not None and not np.isinf(fast).any():
             return fast
-    arr = pc.utf8_trim_whitespace(arr)
-    numeric = pc.or_(
-        pc.match_substring_regex(arr, _number_pattern(style)), pc.match_substring_regex(arr, _INFINITE)
-    )
     group, decimal = _MARKS[style]
-    arr = pc.replace_substring_regex(arr.filter(numeric), f"[{re.escape(group + _GROUP_MARKS)}]", "")
+    marks, point = re.escape(group + _GROUP_MARKS), re.escape(decimal)
+    number = rf"^[-+]?(?:(?:\d{{1,3}}(?:[{marks}]\d{{3}})+|\d+)(?:{point}\d*)?|{point}\d+)(?:[eE][-+]?\d+)?$"
+    arr = pc.utf8_trim_whitespace(arr)
+    numeric = pc.or_(pc.match_substring_regex(arr, number), pc.match_substring_regex(arr, _INFINITE))
+    arr = pc.replace_substring_regex(arr.filter(numeric), f"[{marks}]", "")
     if decimal != ".":
         arr = pc.replace_substring(arr, decimal, ".")
     out = np.full(len(numeric), np.nan)

@@ -158,20 +158,16 @@ def plot_reference(plot: str | None, report: str | None) -> str | None:
         return plot
 
 
-def refuse_binary_to_terminal(fmt: OutputFormat, output: str | None) -> None:
-    if FORMATS[fmt].binary and to_terminal(output):
-        raise UsageError(
-            f"--format {fmt.value} writes binary data, not for a terminal",
-            hint=f"write it to a file: -o out{FORMATS[fmt].suffixes[0]}",
-        )
-
-
 def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     """Analyze the inputs (paths, or tables already read) and write every output the options ask
     for. Options and output paths are checked before any work, and every output is rendered before
     the first is written: a run that fails leaves no output behind and nothing on stdout."""
     fmt = choose(options.format, options.output)
-    refuse_binary_to_terminal(fmt, options.output)
+    if FORMATS[fmt].binary and to_terminal(options.output):
+        raise UsageError(
+            f"--format {fmt.value} writes binary data, not for a terminal",
+            hint=f"write it to a file: -o out{FORMATS[fmt].suffixes[0]}",
+        )
     check_writable(options.output)
     refuse_inputs([options.output, options.plot], [i for i in inputs if isinstance(i, str)])  # and once read
     if options.summary:
@@ -213,9 +209,6 @@ def write_outputs(
         diag("--summary: GITHUB_STEP_SUMMARY is not set; nothing appended")
 
 
-FORMAT_NAMES = "|".join(f.value for f in OutputFormat)
-
-
 def picture_options(
     width_in: float | None, height_in: float | None, dpi: float | None, caption: Caption, device: int | None
 ) -> RenderOptions:
@@ -247,7 +240,7 @@ def analyze_command(
         "--format",
         "-F",
         metavar="FORMAT",
-        help=f"{FORMAT_NAMES} (default: from the -o suffix, else table).",
+        help=f"{'|'.join(f.value for f in OutputFormat)} (default: from the -o suffix, else table).",
         show_default=False,
     ),
     output: str = typer.Option(

@@ -96,24 +96,12 @@ def diff_format(fmt: DiffFormat | None, output: str | None) -> DiffFormat:
     return DiffFormat(chosen.value)
 
 
-def render_diff(result: Diff, fmt: DiffFormat, output: str | None = None) -> Document:
-    from ncu_roof.render import diffout
-
-    if fmt is DiffFormat.JSON:
-        return diffout.diff_json_pieces(result)
-    if fmt is DiffFormat.MARKDOWN:
-        from ncu_roof.render.diffmarkdown import render_diff_markdown
-
-        return render_diff_markdown(result)
-    shown = screen(output)
-    return diffout.render_diff_table(result, width=shown.width, color=shown.color)
-
-
 def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: DiffOptions) -> Diff:
     """Analyze both, compare, write every output asked for, then apply the regression gate. As in
     `analyze`: options and paths are checked before any work, every output rendered before the
     first is written, files before stdout; the gate comes last, after every output is out."""
     from ncu_roof.compare.comparison import diff, gate
+    from ncu_roof.render import diffout
     from ncu_roof.render.plot import render_plot
 
     check_writable(options.output)
@@ -133,9 +121,16 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
         allow_mismatch=options.allow_mismatch,
         match=options.match,
     )
-    outputs: list[tuple[Document, str | None]] = [
-        (render_diff(result, options.format, options.output), options.output)
-    ]
+    if options.format is DiffFormat.JSON:
+        document: Document = diffout.diff_json_pieces(result)
+    elif options.format is DiffFormat.MARKDOWN:
+        from ncu_roof.render.diffmarkdown import render_diff_markdown
+
+        document = render_diff_markdown(result)
+    else:
+        shown = screen(options.output)
+        document = diffout.render_diff_table(result, width=shown.width, color=shown.color)
+    outputs: list[tuple[Document, str | None]] = [(document, options.output)]
     if options.plot and plot_fmt:
         arrows = RenderOptions(arrows=tuple(diff_arrows(result, base, head)))
         outputs.append((render_plot(head, fmt=plot_fmt.value, options=arrows), options.plot))
