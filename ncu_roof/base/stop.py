@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from types import FrameType
 
 STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -21,24 +21,26 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 @contextmanager
-def as_interrupts() -> Iterator[None]:
-    """Inside, SIGTERM and SIGHUP raise `KeyboardInterrupt` where the program is, as SIGINT does
-    (a signal ignored when the process started, `nohup`'s SIGHUP, stays ignored). Main thread
-    only, as `signal` requires; elsewhere nothing changes."""
+def _handled(signals: list[signal.Signals], handler: signal.Handlers | Callable[..., None]) -> Iterator[None]:
+    """`handler` for `signals` inside, the previous handlers again after. Main thread only, as
+    `signal` requires; elsewhere nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    _received.clear()
-    previous = {
-        sig: signal.signal(sig, _interrupt)
-        for sig in (signal.SIGTERM, signal.SIGHUP)
-        if signal.getsignal(sig) is not signal.SIG_IGN
-    }
+    previous = {sig: signal.signal(sig, handler) for sig in signals}
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def as_interrupts() -> AbstractContextManager[None]:
+    """Inside, SIGTERM and SIGHUP raise `KeyboardInterrupt` where the program is, as SIGINT does
+    (a signal ignored when the process started, `nohup`'s SIGHUP, stays ignored)."""
+    _received.clear()
+    caught = [sig for sig in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(sig) is not signal.SIG_IGN]
+    return _handled(caught, _interrupt)
 
 
 def exit_status() -> int:
@@ -53,16 +55,7 @@ def interruption() -> str:
     return f"stopped by {signal.Signals(_received[-1]).name}"
 
 
-@contextmanager
-def held() -> Iterator[None]:
+def held() -> AbstractContextManager[None]:
     """No stopping signal stops what runs inside (the killing of ncu, the renames of outputs):
-    they are ignored meanwhile. Main thread only."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in STOPPING}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    they are ignored meanwhile."""
+    return _handled(list(STOPPING), signal.SIG_IGN)

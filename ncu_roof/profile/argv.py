@@ -59,18 +59,6 @@ def check_version(version: str | None, options: ProfileOptions) -> None:
         )
 
 
-def fast_metrics() -> tuple[str, ...]:
-    """The recipe's minimal metric list (`metrics.COLLECT`, every part), sorted and unique."""
-    return tuple(sorted({name for names in COLLECT.values() for name in names}))
-
-
-def collection_args(fast: bool) -> list[str]:
-    """`--set full` plus the hierarchical roofline sections (not in `full`), or only the recipe."""
-    if fast:
-        return ["--metrics", ",".join(fast_metrics())]
-    return ["--set", "full", *(arg for section in ROOFLINE_SECTIONS for arg in ("--section", section))]
-
-
 def filter_args(options: ProfileOptions) -> list[str]:
     """The pass-through filters, in ncu's spelling."""
     args: list[str] = ["--target-processes", options.target_processes]
@@ -98,10 +86,11 @@ def build_argv(tool: NcuTool, options: ProfileOptions, program: Path, export_bas
     argv = [tool.path]
     if version_tuple(tool.version) >= CONFIG_FILE_VERSION:
         argv += ["--config-file", "off"]
-    argv += collection_args(options.fast)
-    argv += filter_args(options)
-    argv += list(options.ncu_args)
-    argv += ["-f", "-o", str(export_base)]
+    if options.fast:  # only the recipe's minimal metric list (`metrics.COLLECT`, every part)
+        argv += ["--metrics", ",".join(sorted({name for names in COLLECT.values() for name in names}))]
+    else:  # `--set full` plus the hierarchical roofline sections (not in `full`)
+        argv += ["--set", "full", *(arg for section in ROOFLINE_SECTIONS for arg in ("--section", section))]
+    argv += [*filter_args(options), *options.ncu_args, "-f", "-o", str(export_base)]
     return [*argv, str(program), *options.program[1:]]
 
 

@@ -29,7 +29,6 @@ from ncu_roof.errors import (
     NcuRoofError,
     OutputError,
     ProfileError,
-    UsageError,
 )
 from ncu_roof.profile.argv import (
     REPORT_SUFFIX,
@@ -274,8 +273,6 @@ def run_profile(
 ) -> ProfileResult:
     """Resolve the program, run ncu in a private folder, publish the report or raise a diagnosis.
     The target is checked first (`prepare_target`); `log` is told the ncu command line (`--verbose`)."""
-    if not options.program:
-        raise UsageError("no program to profile", hint="ncu-roof profile [options] -- ./app args…")
     program = resolve_program(options.program[0])
     target = report_path(options.output)
     prepare_target([target, csv_path(target)] if options.csv else [target], options.force)
