@@ -78,10 +78,12 @@ def _pct(log_ratio: float) -> float:
     return 100.0 * math.expm1(log_ratio)
 
 
-def _thinned(values: np.ndarray) -> np.ndarray:
-    if len(values) <= MAX_SAMPLE:
-        return values
-    thinned: np.ndarray = np.quantile(values, (np.arange(MAX_SAMPLE) + 0.5) / MAX_SAMPLE)
+def _logs(durations_s: np.ndarray) -> np.ndarray:
+    """The logs of the distinct positive durations, thinned to `MAX_SAMPLE` of their quantiles."""
+    logs = np.log(np.unique(durations_s[np.isfinite(durations_s) & (durations_s > 0)]))
+    if len(logs) <= MAX_SAMPLE:
+        return logs
+    thinned: np.ndarray = np.quantile(logs, (np.arange(MAX_SAMPLE) + 0.5) / MAX_SAMPLE)
     return thinned
 
 
@@ -95,11 +97,9 @@ def rank_bound(n: int, m: int, confidence: float) -> int:
 def shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float = 0.99) -> Shift | None:
     """The shift of `head_s` against `base_s` (durations in seconds; NaN and non-positive values
     left out, a value repeated exactly counted once); None when a side has no duration."""
-    head = np.log(np.unique(head_s[np.isfinite(head_s) & (head_s > 0)]))
-    base = np.log(np.unique(base_s[np.isfinite(base_s) & (base_s > 0)]))
+    head, base = _logs(head_s), _logs(base_s)
     if not len(head) or not len(base):
         return None
-    head, base = _thinned(head), _thinned(base)
     n, m = len(head), len(base)
     differences = np.subtract.outer(head, base).ravel()
     total = len(differences)

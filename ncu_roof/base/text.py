@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 from os.path import commonprefix
 
 # C0/C1 controls, zero-width characters, bidi overrides and isolates, line/paragraph separators:
@@ -89,22 +90,13 @@ def _template_parts(name: str) -> tuple[str, list[str]] | None:
     start = text.find("<")
     if start <= 0:
         return None
-    args: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for char in text[start + 1 :]:
-        if char == "<":
-            depth += 1
-        elif char == ">":
-            if depth == 0:
-                args.append("".join(current).strip())
-                return text[:start], args
-            depth -= 1
-        elif char == "," and depth == 0:
-            args.append("".join(current).strip())
-            current = []
-            continue
-        current.append(char)
+    cuts, depth = [start], 0  # where the list opens, each top-level comma, where it closes
+    for at, char in enumerate(text[start + 1 :], start + 1):
+        depth += (char == "<") - (char == ">")
+        if depth < 0 or (char == "," and depth == 0):
+            cuts.append(at)
+        if depth < 0:
+            return text[:start], [text[a + 1 : b].strip() for a, b in pairwise(cuts)]
     return None
 
 
