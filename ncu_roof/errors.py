@@ -29,16 +29,10 @@ class NcuRoofError(Exception):
         self.hint = hint
 
     def __reduce__(self) -> tuple[object, ...]:
-        """Pickle by message, hint and attributes (not `args`), whatever a subclass's `__init__`
-        takes: errors raised in a worker process reach the CLI's one handler intact."""
-        return (_restore, (type(self), self.message, self.hint, dict(self.__dict__)))
-
-
-def _restore(cls: type[NcuRoofError], message: str, hint: str, state: dict[str, object]) -> NcuRoofError:
-    err = cls.__new__(cls)
-    NcuRoofError.__init__(err, message, hint)
-    err.__dict__.update(state)
-    return err
+        """Pickled as `__new__(cls, message)` (which sets `args`) and the attributes (message, hint,
+        any other), never through a subclass's `__init__`, whatever it takes: errors raised in a
+        worker process reach the CLI's one handler intact."""
+        return (type(self).__new__, (type(self), self.message), dict(self.__dict__))
 
 
 @contextmanager

@@ -80,7 +80,7 @@ def _pct(log_ratio: float) -> float:
 
 def _logs(durations_s: np.ndarray) -> np.ndarray:
     """The logs of the distinct positive durations, thinned to `MAX_SAMPLE` of their quantiles."""
-    logs = np.log(np.unique(durations_s[np.isfinite(durations_s) & (durations_s > 0)]))
+    logs: np.ndarray = np.log(np.unique(durations_s[np.isfinite(durations_s) & (durations_s > 0)]))
     if len(logs) <= MAX_SAMPLE:
         return logs
     thinned: np.ndarray = np.quantile(logs, (np.arange(MAX_SAMPLE) + 0.5) / MAX_SAMPLE)

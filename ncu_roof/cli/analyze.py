@@ -290,9 +290,7 @@ def analyze_command(
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Give every kernel its FLOPs, bytes per tier, intensity, roofs, verdict and headroom."""
-    paths = list(files or [])
-    if example:
-        paths.append(pipeline.example_path())
+    paths = [*(files or []), *([pipeline.example_path()] if example else [])]
     if not paths:
         raise UsageError("no input files", hint="ncu-roof analyze report.ncu-rep  (or --example)")
     if fail_on_mismatch and not expect:

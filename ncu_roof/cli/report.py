@@ -176,7 +176,7 @@ def plot_command(
 
     if kind not in ("roofline", "instruction"):
         raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")
-    files = [*(files or []), *([str(pipeline.example_path())] if example else [])]
+    files = [*(files or []), *([pipeline.example_path()] if example else [])]
     if not files:
         raise UsageError(
             "no input files", hint="ncu-roof plot report.ncu-rep -o roofline.svg  (or --example)"
@@ -184,9 +184,8 @@ def plot_command(
     fmt = image_format(output, "-o")
     picture = picture_options(width_in, height_in, dpi, caption, device)
     check_writable(output)
-    analysis = build_analysis(
-        files, AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
-    )
+    options = AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
+    analysis = build_analysis(files, options)
     draw = render_instruction_plot if kind == "instruction" else render_plot
     image = draw(analysis, fmt=fmt.value, options=picture)
     write_outputs([(image, output)], analysis.inputs, None)
@@ -244,9 +243,5 @@ def diff_command(
             parse_pct(fail_on_regression, "--fail-on-regression") if fail_on_regression is not None else None
         ),
     )
-    run_diff(
-        base,
-        head,
-        AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows),
-        options,
-    )
+    analysis = AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
+    run_diff(base, head, analysis, options)
