@@ -132,20 +132,6 @@ def diag(message: str, *, command: bool = False) -> None:
         sys.stderr.write(one_line(message) + "\n" if command else folded(message))
 
 
-def render_options(options: AnalyzeOptions, fmt: OutputFormat) -> RenderOptions:
-    shown = screen(options.output)
-    return replace(
-        options.picture,
-        color=fmt is OutputFormat.TABLE and shown.color,
-        width=shown.width,
-        top=options.top,
-        launches=options.launches,
-        group_by=options.group_by.value,
-        sort=options.sort.value,
-        plot_ref=plot_reference(options.plot, options.output),
-    )
-
-
 def plot_reference(plot: str | None, report: str | None) -> str | None:
     """The plot's path as a report beside it would link it: relative to the report's folder."""
     if plot is None:
@@ -184,7 +170,17 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
     report = None
     if expectations is not None:
         analysis, report = pipeline.with_expectations(analysis, expectations)
-    settings = render_options(options, fmt)
+    shown = screen(options.output)
+    settings = replace(
+        options.picture,
+        color=fmt is OutputFormat.TABLE and shown.color,
+        width=shown.width,
+        top=options.top,
+        launches=options.launches,
+        group_by=options.group_by.value,
+        sort=options.sort.value,
+        plot_ref=plot_reference(options.plot, options.output),
+    )
     outputs: list[tuple[Document, str | None]] = [(render(analysis, fmt, settings), options.output)]
     if options.plot:
         outputs.append((render(analysis, image_format(options.plot, "--plot"), settings), options.plot))

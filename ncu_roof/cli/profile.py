@@ -26,16 +26,6 @@ if TYPE_CHECKING:  # the profiler and the metric recipe load only when `profile`
     from ncu_roof.profile.progress import KernelProgress, ProgressSink
 
 
-def split_ncu_args(text: str | None) -> tuple[str, ...]:
-    """`--ncu-args` as a shell would split it: `--metrics "a,b" --print-summary per-kernel`."""
-    try:
-        return tuple(shlex.split(text or ""))
-    except ValueError as err:  # an unclosed quote
-        raise UsageError(
-            f"--ncu-args {text!r}: {err}", hint="close the quotes, e.g. --ncu-args '--nvtx-include \"a b\"'"
-        ) from None
-
-
 @app.command(
     "profile",
     context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
@@ -80,12 +70,19 @@ def profile_command(
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
     roof_choice(gpu, roofs)
     check_writable(analysis_output)
+    try:  # `--ncu-args` as a shell would split it: `--metrics "a,b" --print-summary per-kernel`
+        more = tuple(shlex.split(ncu_args or ""))
+    except ValueError as err:  # an unclosed quote
+        raise UsageError(
+            f"--ncu-args {ncu_args!r}: {err}",
+            hint="close the quotes, e.g. --ncu-args '--nvtx-include \"a b\"'",
+        ) from None
     options = named_alike(
         ProfileOptions,
         locals(),
         program=tuple(program),
         nvtx_include=tuple(nvtx_include or ()),
-        ncu_args=split_ncu_args(ncu_args),
+        ncu_args=more,
         timeout_s=timeout,
     )
     published: Path | None = None
