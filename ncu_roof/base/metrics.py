@@ -1,12 +1,9 @@
-"""ncu metric names: what each formula of the recipe reads, hence what the readers load, what
-`profile` collects and what a note asks for.
-
-The one home of the metric names. `FORMULA_METRICS` lists, per part of the analysis, every
+"""The one home of the ncu metric names. `FORMULA_METRICS` lists, per part of the analysis, every
 counter its formulas read (the recipe, `ncu_roof.recipe`, takes its names from the constants
 here, and its metric frame refuses a name that is not wanted); `WANTED`, what the readers
-(`ncu_roof.ingest`) keep, is that table plus the launch's identity; `COLLECT` picks from the same
-table what `profile` asks ncu for. This module sits below both and imports nothing of the project.
-"""
+(`ncu_roof.ingest`) load, is that table plus the launch's identity; `COLLECT` picks from the same
+table what `profile` collects and a note asks for. This module sits below both and imports
+nothing of the project."""
 
 from __future__ import annotations
 

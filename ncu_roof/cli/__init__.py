@@ -168,11 +168,10 @@ def hoist_verbosity(args: list[str]) -> list[str]:
 
 
 def console() -> None:
-    """The `ncu-roof` console script (and `python -m ncu_roof`): `main`, in a process of its own,
-    numpy's OpenBLAS with one thread (`cores.one_blas_thread`), NVIDIA's report reader loaded
-    before numpy where the command may read a report (`report_reader_first`) and, as in mypy, the
-    cyclic garbage collector run rarely: a run lives seconds and makes few reference cycles, and
-    every full pass walks each object alive (~2.5 s of CPU in passes for the PNG of a
+    """The `ncu-roof` console script (and `python -m ncu_roof`): `main` in a process of its own (numpy's
+    OpenBLAS at one thread, `ncu_report` before numpy: each function says why) and, as in mypy,
+    the cyclic garbage collector run rarely: a run lives seconds and makes few reference cycles,
+    and every full pass walks each object alive (~2.5 s of CPU in passes for the PNG of a
     100,000-launch trace)."""
     one_blas_thread()
     report_reader_first(sys.argv[1:])
