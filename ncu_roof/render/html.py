@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 
 HTML_PLOT_WIDTH_IN = {False: 8.0, True: 13.0}  # one panel, two side by side
 _SVG_PROLOG = re.compile(r"<\?xml[^>]*\?>|<!DOCTYPE[^>]*>", re.IGNORECASE)
-_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
 
 def render_html(
@@ -83,7 +82,7 @@ def render_html(
 def script_json(value: Any) -> str:
     """JSON safe inside a `<script>` element: no `<`, `>` or `&` (so no `</script>`), no NaN."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return re.sub("[<>&]", lambda match: _JSON_ESCAPES[match.group(0)], text)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _default_plot(analysis: Analysis, options: RenderOptions | None) -> str | None:

@@ -151,13 +151,7 @@ class DeviceView:
     memory_tiers: tuple[tuple[str, float], ...]  # of its time per binding tier of memory-bound ones
     costliest: KernelGroup | None
     fix_first: FixFirst | None
-    bases: Mapping[Bound, str] = field(default_factory=dict)  # what each verdict's time rests on
-
-    def share_words(self, bound: Bound, detail: str = "") -> str:
-        """`memory-bound (dram 60%) · roofline`: a verdict of the shares line, its `detail`, and
-        its basis (`roofline/SOL` when its launches rest on both)."""
-        basis = self.bases.get(bound)
-        return f"{VERDICT_WORDS[bound]}{detail}" + (f" · {basis}" if basis else "")
+    bases: Mapping[Bound, str]  # what each verdict's time rests on (`roofline/SOL`: its launches, both)
 
 
 NAME_HEADERS = ("kernel", "NVTX range")  # the rows' name column: kernel groups, NVTX groups
@@ -208,16 +202,6 @@ class Summary:
     @cached_property
     def total_s(self) -> float:
         return self.analysis.total_duration_s
-
-    def saving_share(self, view: DeviceView) -> str:
-        """`29% of the time`, or with several devices `29% of its device's time, 17% of all`."""
-        ff = view.fix_first
-        if ff is None or ff.share is None:
-            return ""
-        if not self.multi_device:
-            return f"{pct(100 * ff.share)} of the time"
-        overall = f", {pct(100 * ff.saving_s / self.total_s)} of all" if self.total_s > 0 else ""
-        return f"{pct(100 * ff.share)} of its device's time{overall}"
 
     def legend(self) -> list[str]:
         """What the columns mean, one phrase each, for every sink."""
