@@ -5,6 +5,7 @@ our own constant markup (`<details>`, `<summary>`, the marker comment).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import PurePath
 from urllib.parse import quote
@@ -63,20 +64,14 @@ def render_markdown(
     in `<details>`. When the whole does not fit, the first rows are kept and a note says how many
     were left out. `plot_ref` is a path relative to where the Markdown is read."""
     summary = source if isinstance(source, Summary) else summarize(source)
-    rows = summary.rows
-    low, high = 0, len(rows)
     if len(_document(summary, top, 0, plot_ref)) > limit_chars:
         raise UsageError(
             f"a Markdown report needs more than {limit_chars} characters even without kernel rows",
             hint="raise the character limit",
         )
-    while low < high:  # the largest number of rows that fits
-        mid = (low + high + 1) // 2
-        if len(_document(summary, top, mid, plot_ref)) <= limit_chars:
-            low = mid
-        else:
-            high = mid - 1
-    return _document(summary, top, low, plot_ref)
+    shown = range(len(summary.rows) + 1)  # the most rows that fit: the lengths grow with them
+    fits = bisect_right(shown, limit_chars, key=lambda n: len(_document(summary, top, n, plot_ref)))
+    return _document(summary, top, fits - 1, plot_ref)
 
 
 def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> str:
@@ -125,8 +120,7 @@ def _folded(title: str, body: str) -> str:
 
 
 def _gpu(device: Device) -> str:
-    name = device_name(device)
-    return code_span(device.name) if device.name else plain(name)
+    return code_span(device.name) if device.name else plain(device_name(device))
 
 
 def _headline(summary: Summary) -> list[str]:

@@ -31,13 +31,7 @@ from ncu_roof.base.text import distinct_names, one_line, pct, si
 from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound, VerdictBasis
 from ncu_roof.render.unplaced import missing_reason
 
-VERDICT_WORDS = {
-    Bound.MEMORY: "memory-bound",
-    Bound.COMPUTE: "compute-bound",
-    Bound.LATENCY: "latency-bound",
-    Bound.BALANCED: "balanced",
-    Bound.UNKNOWN: "unknown",
-}
+VERDICT_WORDS = {b: b.value if b in (Bound.BALANCED, Bound.UNKNOWN) else f"{b.value}-bound" for b in Bound}
 # one colour per verdict for every sink (terminal, plot, HTML); colour-blind safe (Okabe–Ito):
 # memory blue as the memory roofs, compute vermillion as the compute roofs, latency (neither)
 # bluish green, each pair told apart under every colour-vision deficiency
@@ -154,9 +148,6 @@ class DeviceView:
     bases: Mapping[Bound, str]  # what each verdict's time rests on (`roofline/SOL`: its launches, both)
 
 
-NAME_HEADERS = ("kernel", "NVTX range")  # the rows' name column: kernel groups, NVTX groups
-
-
 @dataclass(frozen=True)
 class Summary:
     analysis: Analysis
@@ -184,8 +175,8 @@ class Summary:
         return self._names[width]
 
     @property
-    def name_header(self) -> str:
-        return NAME_HEADERS[self.by_nvtx]
+    def name_header(self) -> str:  # the rows' name column: kernel groups, NVTX groups
+        return ("kernel", "NVTX range")[self.by_nvtx]
 
     @property
     def name_title(self) -> str:
@@ -335,14 +326,10 @@ def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int]]:
 def _ranges(first: str, wordings: set[str]) -> str:
     """A note's wording with each number that differs between its launches as a range, smallest
     to largest (`SM 33–40%`); `first` itself when they agree."""
-    if len(wordings) == 1:
-        return first
-    found = [_NUMBER.findall(w) for w in sorted(wordings)]
-    slots = list(zip(*found, strict=True))  # wordings of one template: as many numbers each
-    pieces = _NUMBER.split(first)
-    out = [pieces[0]]
-    for values, piece in zip(slots, pieces[1:], strict=True):
-        texts = sorted(set(values), key=lambda text: float(text.replace(",", "")))  # `1,234`, `0.80`
-        out.append(texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}")
-        out.append(piece)
-    return "".join(out)
+    slots = zip(*(_NUMBER.findall(w) for w in wordings), strict=True)  # one template: as many numbers each
+
+    def span(_: re.Match[str]) -> str:
+        texts = sorted(set(next(slots)), key=lambda text: float(text.replace(",", "")))  # `1,234`, `0.80`
+        return texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}"
+
+    return _NUMBER.sub(span, first)
