@@ -176,8 +176,8 @@ def _notes_section(summary: Summary) -> list[str]:
     if not summary.notes:
         return []
     items = "".join(
-        f'<li value="{n.number}"><b>{plural(n.launches, "launch")}</b>'
-        f"{' (numbers vary)' if n.variants > 1 else ''}: {escape(one_line(n.text))}</li>"
+        f'<li value="{n.number}"><b>{plural(n.launches, "launch")}</b>{n.vary}: '
+        f"{escape(one_line(n.text))}</li>"
         for n in summary.notes
     )
     return ['<h2 id="notes">Notes</h2>', f'<ol class="notes">{items}</ol>']

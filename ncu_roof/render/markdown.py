@@ -6,7 +6,7 @@ our own constant markup (`<details>`, `<summary>`, the marker comment).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import PurePath
 from urllib.parse import quote
 
@@ -160,8 +160,10 @@ def _label(summary: Summary, name: str) -> str:
     return summary.names(NAME_WIDTH)[0].get(name) or shorten(name, NAME_WIDTH)
 
 
-def _row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
+def _table(header: Sequence[str], left: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A table, its `left` columns aligned left (words), the others right (numbers)."""
+    align = [":---" if h in left else "---:" for h in header]
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in (header, align, *rows))
 
 
 def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
@@ -169,9 +171,7 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
     dev = device_column and summary.multi_device
     header = ["#", *(["Dev"] if dev else []), summary.name_title, *(["Launches"] if summary.grouped else [])]
     header += ["Time", "Share", "Verdict [notes]", "% of roof", "Could save"]
-    align = ["---:", *(["---:"] if dev else []), ":---", *(["---:"] if summary.grouped else [])]
-    align += ["---:", "---:", ":---", "---:", "---:"]
-    lines = [_row(header), _row(align)]
+    lines = []
     for r in rows:
         cells = [str(r.rank), *([str(r.group.device)] if dev else [])]
         cells.append(table_cell(code_span(_label(summary, r.group.name))))
@@ -184,8 +184,8 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
             pct(r.group.figures.pct_of_roof),
             unbroken(r.saving()),
         ]
-        lines.append(_row(cells))
-    return "\n".join(lines)
+        lines.append(cells)
+    return _table(header, (summary.name_title, "Verdict [notes]"), lines)
 
 
 def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
@@ -197,10 +197,7 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
     mixed = any(len(r.verdicts) > 1 for r in rows)
     if mixed:
         header.append("Verdicts by time")
-    lines = [
-        _row(header),
-        _row([":---" if h in (launch, "Binding", "Verdicts by time") else "---:" for h in header]),
-    ]
+    lines = []
     for r in rows:
         lead = r.group.figures
         tier = bandwidth_tier(lead)
@@ -222,18 +219,13 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
             table_cell(bandwidth),
             *([table_cell(plain(by_time))] if mixed else []),
         ]
-        lines.append(_row(cells))
-    return "\n".join(lines)
+        lines.append(cells)
+    return _table(header, (launch, "Binding", "Verdicts by time"), lines)
 
 
 def _notes(summary: Summary) -> list[str]:
-    if not summary.notes:
-        return []
-    lines = ["### Notes", ""]
-    for note in summary.notes:
-        vary = " (numbers vary)" if note.variants > 1 else ""
-        lines.append(f"{note.number}. {plural(note.launches, 'launch')}{vary}: {plain(note.text)}")
-    return ["\n".join(lines).strip()]
+    lines = [f"{n.number}. {plural(n.launches, 'launch')}{n.vary}: {plain(n.text)}" for n in summary.notes]
+    return [("### Notes\n\n" + "\n".join(lines)).rstrip()] if lines else []
 
 
 def _roofs(summary: Summary) -> list[str]:
@@ -241,18 +233,23 @@ def _roofs(summary: Summary) -> list[str]:
     for view in summary.devices:
         device = view.device
         roofs = device.roofs
-        rows = [_row(["Roof", "Peak", "Source"]), _row([":---", "---:", ":---"])]
         entries = [(p, v, "FLOP/s") for p, v in roofs.compute_flop_per_s.items()]
         entries += [(t, v, "B/s") for t, v in roofs.bandwidth_byte_per_s.items()]
-        for key, value, unit in entries:
-            source = roofs.sources.get(key, roofs.source)
-            rows.append(_row([table_cell(plain(key)), si(value, unit), table_cell(code_span(source))]))
-        if len(rows) == 2:
+        rows = [
+            [
+                table_cell(plain(key)),
+                si(value, unit),
+                table_cell(code_span(roofs.sources.get(key, roofs.source))),
+            ]
+            for key, value, unit in entries
+        ]
+        if not rows:
             parts.append(f"{_gpu(device)}: no roofs (pass `--gpu KEY` or `--roofs FILE`).")
         else:  # a <summary> is raw HTML to GitHub: only our own words go in it
             clock = roofs_clock_words(device)
             at = f" {clock}" if clock else ""
-            body = f"{_gpu(device)}, roofs from {code_span(roofs.source)}{at}:\n\n" + "\n".join(rows)
+            table = _table(("Roof", "Peak", "Source"), ("Roof", "Source"), rows)
+            body = f"{_gpu(device)}, roofs from {code_span(roofs.source)}{at}:\n\n{table}"
             parts.append(_folded(f"Roofs of device {device.index}", body))
     return parts
 

@@ -82,6 +82,10 @@ class Note:
     launches: int
     variants: int  # how many different wordings (numbers) it has
 
+    @property
+    def vary(self) -> str:
+        return " (numbers vary)" if self.variants > 1 else ""
+
 
 @dataclass(frozen=True)
 class Row:

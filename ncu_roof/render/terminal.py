@@ -219,9 +219,8 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
     for key in keys:
         console.print(Text(one_line(key)))
     for note in summary.notes:
-        variants = " (numbers vary)" if note.variants > 1 else ""
         console.print(
-            Text(one_line(f"[{note.number}] {plural(note.launches, 'launch')}{variants}: {note.text}"))
+            Text(one_line(f"[{note.number}] {plural(note.launches, 'launch')}{note.vary}: {note.text}"))
         )
     if summary.missing_reason:
         console.print(Text(one_line(f"not on a roofline: {summary.missing_reason}")))
