@@ -36,6 +36,7 @@ from ncu_roof.render.summary import (
     Row,
     Summary,
     device_name,
+    roof_rows,
     summarize,
 )
 from ncu_roof.version import __version__
@@ -280,22 +281,16 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
 def _roofs_section(analysis: Analysis) -> list[str]:
     parts = ['<h2 id="roofs">Roofs</h2>']
     for device in analysis.devices:
-        roofs = device.roofs
-        entries = [(p, v, "FLOP/s") for p, v in roofs.compute_flop_per_s.items()]
-        entries += [(t, v, "B/s") for t, v in roofs.bandwidth_byte_per_s.items()]
+        rows = [(one_line(key), peak, source) for key, peak, source in roof_rows(device)]
         gpu = f"<code>{escape(device_name(device))}</code>"
-        if not entries:
+        if not rows:
             parts.append(
                 f"<p>{gpu}: no roofs (pass <code>--gpu KEY</code> or <code>--roofs FILE</code>).</p>"
             )
             continue
-        rows = [
-            (one_line(key), si(value, unit), roofs.sources.get(key, roofs.source))
-            for key, value, unit in entries
-        ]
         parts.append(
             f"<details><summary>Device {device.index}: {gpu}, roofs from "
-            f"<code>{escape(one_line(roofs.source))}</code></summary>"
+            f"<code>{escape(one_line(device.roofs.source))}</code></summary>"
             f"{_facts_table(('Roof', 'Peak', 'Source'), rows)}</details>"
         )
     return parts

@@ -25,6 +25,7 @@ from ncu_roof.render.summary import (
     Row,
     Summary,
     device_name,
+    roof_rows,
     roofs_clock_words,
     summarize,
 )
@@ -232,24 +233,14 @@ def _roofs(summary: Summary) -> list[str]:
     parts = []
     for view in summary.devices:
         device = view.device
-        roofs = device.roofs
-        entries = [(p, v, "FLOP/s") for p, v in roofs.compute_flop_per_s.items()]
-        entries += [(t, v, "B/s") for t, v in roofs.bandwidth_byte_per_s.items()]
-        rows = [
-            [
-                table_cell(plain(key)),
-                si(value, unit),
-                table_cell(code_span(roofs.sources.get(key, roofs.source))),
-            ]
-            for key, value, unit in entries
-        ]
+        rows = [[table_cell(plain(k)), peak, table_cell(code_span(s))] for k, peak, s in roof_rows(device)]
         if not rows:
             parts.append(f"{_gpu(device)}: no roofs (pass `--gpu KEY` or `--roofs FILE`).")
         else:  # a <summary> is raw HTML to GitHub: only our own words go in it
             clock = roofs_clock_words(device)
             at = f" {clock}" if clock else ""
             table = _table(("Roof", "Peak", "Source"), ("Roof", "Source"), rows)
-            body = f"{_gpu(device)}, roofs from {code_span(roofs.source)}{at}:\n\n{table}"
+            body = f"{_gpu(device)}, roofs from {code_span(device.roofs.source)}{at}:\n\n{table}"
             parts.append(_folded(f"Roofs of device {device.index}", body))
     return parts
 

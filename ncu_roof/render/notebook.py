@@ -38,13 +38,9 @@ STYLE = (
 
 def _title(summary: Summary) -> str:
     """`7 launches of 5 kernels on 2 devices, 2.06 ms`."""
-    kernels = len(group_kernels(summary.analysis))
-    devices = len(summary.devices)
-    where = f" on {plural(devices, 'device')}" if devices > 1 else ""
-    return (
-        f"{plural(summary.launches, 'launch')} of {plural(kernels, 'kernel')}{where}, "
-        f"{si(summary.total_s, 's')}"
-    )
+    kernels = plural(len(group_kernels(summary.analysis)), "kernel")
+    where = f" on {plural(len(summary.devices), 'device')}" if summary.multi_device else ""
+    return f"{plural(summary.launches, 'launch')} of {kernels}{where}, {si(summary.total_s, 's')}"
 
 
 def _shares(view: DeviceView, esc: Words = str) -> str:

@@ -62,6 +62,14 @@ def device_name(device: Device) -> str:
     return one_line(f"{name} (from {given})")
 
 
+def roof_rows(device: Device) -> list[tuple[str, str, str]]:
+    """(roof, peak, where it comes from) of each of a device's roofs: compute, then memory tiers."""
+    roofs = device.roofs
+    peaks = [(p, si(v, "FLOP/s")) for p, v in roofs.compute_flop_per_s.items()]
+    peaks += [(t, si(v, "B/s")) for t, v in roofs.bandwidth_byte_per_s.items()]
+    return [(key, peak, roofs.sources.get(key, roofs.source)) for key, peak in peaks]
+
+
 def roofs_clock_words(device: Device) -> str:
     """`at 1.41 GHz (measured)`: the SM clock a device's roofs are scaled to, next to the figures;
     `at boost clock (datasheet)` when the input has no clock; empty when no roof scales with one."""
