@@ -1,8 +1,6 @@
-"""The terminal table: per device what to fix first, then kernels (groups of launches) by time.
-
-Lays out the summary view (`render/summary.py`): columns are measured first and the least
-important ones dropped, with a note, until the table fits the terminal; numbers and verdicts are
-never cut, only the kernel name is shortened.
+"""The terminal table, laid out from the summary view (`render/summary.py`): per device what to fix
+first, then kernels (groups of launches) by time, the least important columns dropped (with a note)
+until it fits (`fit`): numbers and verdicts are never cut, only the kernel name is shortened.
 """
 
 from __future__ import annotations
