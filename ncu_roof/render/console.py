@@ -82,11 +82,10 @@ def text_console(
     )
 
 
-def sized(table: Table, columns: Iterable[tuple[str, str, int]]) -> Table:
-    """`table` with (header, justify, width) columns whose cells never wrap (ellipsis if cut)."""
+def sized(table: Table, columns: Iterable[tuple[str, str, int]]) -> None:
+    """(header, justify, width) columns added to `table`, their cells never wrapped (ellipsis if cut)."""
     for header, justify, width in columns:
         table.add_column(header, justify=justify, no_wrap=True, overflow="ellipsis", width=width)  # type: ignore[arg-type]
-    return table
 
 
 def rich_text(renderable: RenderableType, width: int, *, color: bool = False) -> str:

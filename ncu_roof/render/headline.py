@@ -12,7 +12,7 @@ from ncu_roof.analysis.records import ceiling_words
 from ncu_roof.analysis.sol import HIGH_THROUGHPUT_SOL_PCT
 from ncu_roof.base.text import pct, si
 from ncu_roof.base.vocabulary import COMPUTE, TIER_NAMES, Bound
-from ncu_roof.render.summary import DeviceView, Summary, verdict_words
+from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Summary, verdict_words
 
 Words = Callable[[str], str]
 
@@ -27,8 +27,10 @@ def memory_tier_words(view: DeviceView, esc: Words = str) -> str:
 def share_phrases(view: DeviceView, esc: Words = str, of: str = "") -> list[str]:
     """`36% memory-bound (dram 30%, l2 6%) · roofline`: the device's time per verdict, the most
     first, each with its basis (`of`: words after the share, as ` of time`)."""
+    tiers = memory_tier_words(view, esc)
     return [
-        f"{pct(100 * s)}{of} {view.share_words(b, memory_tier_words(view, esc) if b is Bound.MEMORY else '')}"
+        f"{pct(100 * s)}{of} {VERDICT_WORDS[b]}{tiers if b is Bound.MEMORY else ''}"
+        + (f" · {view.bases[b]}" if view.bases.get(b) else "")
         for b, s in view.shares
     ]
 
@@ -40,16 +42,18 @@ def times(count: int) -> str:
 
 def fix_first_words(summary: Summary, view: DeviceView, esc: Words = str, strong: Words = str) -> str:
     """`could save 1.2 ms (29% of the time) if it reached its dram roof (ranked by this); as it runs,
-    DRAM is 67% busy, which allows 1.2 ms: the fix is …; now memory-bound (dram), 67% of roof`."""
+    DRAM is 67% busy, which allows 1.2 ms: the fix is …; now memory-bound (dram), 67% of roof`;
+    with several devices `(29% of its device's time, 17% of all)`."""
     ff = view.fix_first
     assert ff is not None
-    saving = summary.saving_share(view)
-    share = f" ({esc(saving)})" if saving else ""
+    share, total_s = "", summary.total_s
+    if ff.share is not None:
+        overall = f", {pct(100 * ff.saving_s / total_s)} of all" if total_s > 0 else ""
+        of = f"of its device's time{overall}" if summary.multi_device else "of the time"
+        share = f" ({esc(f'{pct(100 * ff.share)} {of}')})"
     lead = ff.group.lead  # its saving is measured to its memory tier, else to its compute ceiling
-    if lead.binding != COMPUTE:
-        roof = esc(lead.binding or "binding")
-    else:
-        roof = esc(ceiling_words(lead.compute_ceiling, None) if lead.compute_ceiling else COMPUTE)
+    ceiling = ceiling_words(lead.compute_ceiling, None) if lead.compute_ceiling else COMPUTE
+    roof = esc(ceiling if lead.binding == COMPUTE else lead.binding or "binding")
     return (
         f"could save {strong(si(ff.saving_s, 's'))}{share} if it reached its {roof} roof (ranked by this); "
         f"{_needs(ff.group, ff.saving_s, esc)}; "

@@ -36,6 +36,7 @@ from ncu_roof.render.summary import (
     Row,
     Summary,
     device_name,
+    roof_rows,
     summarize,
 )
 from ncu_roof.version import __version__
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
 
 HTML_PLOT_WIDTH_IN = {False: 8.0, True: 13.0}  # one panel, two side by side
 _SVG_PROLOG = re.compile(r"<\?xml[^>]*\?>|<!DOCTYPE[^>]*>", re.IGNORECASE)
-_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
 
 def render_html(
@@ -83,7 +83,7 @@ def render_html(
 def script_json(value: Any) -> str:
     """JSON safe inside a `<script>` element: no `<`, `>` or `&` (so no `</script>`), no NaN."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return re.sub("[<>&]", lambda match: _JSON_ESCAPES[match.group(0)], text)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _default_plot(analysis: Analysis, options: RenderOptions | None) -> str | None:
@@ -177,8 +177,8 @@ def _notes_section(summary: Summary) -> list[str]:
     if not summary.notes:
         return []
     items = "".join(
-        f'<li value="{n.number}"><b>{plural(n.launches, "launch")}</b>'
-        f"{' (numbers vary)' if n.variants > 1 else ''}: {escape(one_line(n.text))}</li>"
+        f'<li value="{n.number}"><b>{plural(n.launches, "launch")}</b>{n.vary}: '
+        f"{escape(one_line(n.text))}</li>"
         for n in summary.notes
     )
     return ['<h2 id="notes">Notes</h2>', f'<ol class="notes">{items}</ol>']
@@ -281,22 +281,16 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
 def _roofs_section(analysis: Analysis) -> list[str]:
     parts = ['<h2 id="roofs">Roofs</h2>']
     for device in analysis.devices:
-        roofs = device.roofs
-        entries = [(p, v, "FLOP/s") for p, v in roofs.compute_flop_per_s.items()]
-        entries += [(t, v, "B/s") for t, v in roofs.bandwidth_byte_per_s.items()]
+        rows = [(one_line(key), peak, source) for key, peak, source in roof_rows(device)]
         gpu = f"<code>{escape(device_name(device))}</code>"
-        if not entries:
+        if not rows:
             parts.append(
                 f"<p>{gpu}: no roofs (pass <code>--gpu KEY</code> or <code>--roofs FILE</code>).</p>"
             )
             continue
-        rows = [
-            (one_line(key), si(value, unit), roofs.sources.get(key, roofs.source))
-            for key, value, unit in entries
-        ]
         parts.append(
             f"<details><summary>Device {device.index}: {gpu}, roofs from "
-            f"<code>{escape(one_line(roofs.source))}</code></summary>"
+            f"<code>{escape(one_line(device.roofs.source))}</code></summary>"
             f"{_facts_table(('Roof', 'Peak', 'Source'), rows)}</details>"
         )
     return parts

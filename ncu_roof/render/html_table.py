@@ -48,7 +48,7 @@ def table_columns(summary: Summary) -> list[Column]:
     return columns
 
 
-def _row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
+def row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
     """Data key → (sort value, displayed text) of every cell of one row."""
     g, lead = row.group, row.group.figures
     tier = bandwidth_tier(lead)
@@ -98,7 +98,7 @@ def table_data(summary: Summary, columns: Sequence[Column]) -> dict[str, Any]:
     names: dict[str, int] = {}
     rows = []
     for row in summary.rows[:TABLE_MAX_ROWS]:
-        cells = _row_cells(summary, row)
+        cells = row_cells(summary, row)
         values = [cells.get(key, (None, "–")) for key, _, _ in columns]
         rows.append(
             {

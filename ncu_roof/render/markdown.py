@@ -5,7 +5,8 @@ our own constant markup (`<details>`, `<summary>`, the marker comment).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from pathlib import PurePath
 from urllib.parse import quote
 
@@ -24,6 +25,7 @@ from ncu_roof.render.summary import (
     Row,
     Summary,
     device_name,
+    roof_rows,
     roofs_clock_words,
     summarize,
 )
@@ -63,20 +65,14 @@ def render_markdown(
     in `<details>`. When the whole does not fit, the first rows are kept and a note says how many
     were left out. `plot_ref` is a path relative to where the Markdown is read."""
     summary = source if isinstance(source, Summary) else summarize(source)
-    rows = summary.rows
-    low, high = 0, len(rows)
     if len(_document(summary, top, 0, plot_ref)) > limit_chars:
         raise UsageError(
             f"a Markdown report needs more than {limit_chars} characters even without kernel rows",
             hint="raise the character limit",
         )
-    while low < high:  # the largest number of rows that fits
-        mid = (low + high + 1) // 2
-        if len(_document(summary, top, mid, plot_ref)) <= limit_chars:
-            low = mid
-        else:
-            high = mid - 1
-    return _document(summary, top, low, plot_ref)
+    shown = range(len(summary.rows) + 1)  # the most rows that fit: the lengths grow with them
+    fits = bisect_right(shown, limit_chars, key=lambda n: len(_document(summary, top, n, plot_ref)))
+    return _document(summary, top, fits - 1, plot_ref)
 
 
 def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> str:
@@ -125,8 +121,7 @@ def _folded(title: str, body: str) -> str:
 
 
 def _gpu(device: Device) -> str:
-    name = device_name(device)
-    return code_span(device.name) if device.name else plain(name)
+    return code_span(device.name) if device.name else plain(device_name(device))
 
 
 def _headline(summary: Summary) -> list[str]:
@@ -166,8 +161,10 @@ def _label(summary: Summary, name: str) -> str:
     return summary.names(NAME_WIDTH)[0].get(name) or shorten(name, NAME_WIDTH)
 
 
-def _row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
+def _table(header: Sequence[str], left: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A table, its `left` columns aligned left (words), the others right (numbers)."""
+    align = [":---" if h in left else "---:" for h in header]
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in (header, align, *rows))
 
 
 def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
@@ -175,9 +172,7 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
     dev = device_column and summary.multi_device
     header = ["#", *(["Dev"] if dev else []), summary.name_title, *(["Launches"] if summary.grouped else [])]
     header += ["Time", "Share", "Verdict [notes]", "% of roof", "Could save"]
-    align = ["---:", *(["---:"] if dev else []), ":---", *(["---:"] if summary.grouped else [])]
-    align += ["---:", "---:", ":---", "---:", "---:"]
-    lines = [_row(header), _row(align)]
+    lines = []
     for r in rows:
         cells = [str(r.rank), *([str(r.group.device)] if dev else [])]
         cells.append(table_cell(code_span(_label(summary, r.group.name))))
@@ -190,8 +185,8 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
             pct(r.group.figures.pct_of_roof),
             unbroken(r.saving()),
         ]
-        lines.append(_row(cells))
-    return "\n".join(lines)
+        lines.append(cells)
+    return _table(header, (summary.name_title, "Verdict [notes]"), lines)
 
 
 def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
@@ -203,10 +198,7 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
     mixed = any(len(r.verdicts) > 1 for r in rows)
     if mixed:
         header.append("Verdicts by time")
-    lines = [
-        _row(header),
-        _row([":---" if h in (launch, "Binding", "Verdicts by time") else "---:" for h in header]),
-    ]
+    lines = []
     for r in rows:
         lead = r.group.figures
         tier = bandwidth_tier(lead)
@@ -228,37 +220,27 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
             table_cell(bandwidth),
             *([table_cell(plain(by_time))] if mixed else []),
         ]
-        lines.append(_row(cells))
-    return "\n".join(lines)
+        lines.append(cells)
+    return _table(header, (launch, "Binding", "Verdicts by time"), lines)
 
 
 def _notes(summary: Summary) -> list[str]:
-    if not summary.notes:
-        return []
-    lines = ["### Notes", ""]
-    for note in summary.notes:
-        vary = " (numbers vary)" if note.variants > 1 else ""
-        lines.append(f"{note.number}. {plural(note.launches, 'launch')}{vary}: {plain(note.text)}")
-    return ["\n".join(lines).strip()]
+    lines = [f"{n.number}. {plural(n.launches, 'launch')}{n.vary}: {plain(n.text)}" for n in summary.notes]
+    return [("### Notes\n\n" + "\n".join(lines)).rstrip()] if lines else []
 
 
 def _roofs(summary: Summary) -> list[str]:
     parts = []
     for view in summary.devices:
         device = view.device
-        roofs = device.roofs
-        rows = [_row(["Roof", "Peak", "Source"]), _row([":---", "---:", ":---"])]
-        entries = [(p, v, "FLOP/s") for p, v in roofs.compute_flop_per_s.items()]
-        entries += [(t, v, "B/s") for t, v in roofs.bandwidth_byte_per_s.items()]
-        for key, value, unit in entries:
-            source = roofs.sources.get(key, roofs.source)
-            rows.append(_row([table_cell(plain(key)), si(value, unit), table_cell(code_span(source))]))
-        if len(rows) == 2:
+        rows = [[table_cell(plain(k)), peak, table_cell(code_span(s))] for k, peak, s in roof_rows(device)]
+        if not rows:
             parts.append(f"{_gpu(device)}: no roofs (pass `--gpu KEY` or `--roofs FILE`).")
         else:  # a <summary> is raw HTML to GitHub: only our own words go in it
             clock = roofs_clock_words(device)
             at = f" {clock}" if clock else ""
-            body = f"{_gpu(device)}, roofs from {code_span(roofs.source)}{at}:\n\n" + "\n".join(rows)
+            table = _table(("Roof", "Peak", "Source"), ("Roof", "Source"), rows)
+            body = f"{_gpu(device)}, roofs from {code_span(device.roofs.source)}{at}:\n\n{table}"
             parts.append(_folded(f"Roofs of device {device.index}", body))
     return parts
 

@@ -6,14 +6,13 @@ own `div` (a notebook page is not ours to restyle), every data string escaped.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from html import escape
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import fix_first, group_kernels
 from ncu_roof.base.text import one_line, plural, shorten, si
 from ncu_roof.render.headline import Words, fix_first_words, share_phrases, times
-from ncu_roof.render.html_table import table_columns, table_data
+from ncu_roof.render.html_table import row_cells, table_columns
 from ncu_roof.render.summary import (
     VERDICT_COLOURS,
     DeviceView,
@@ -38,13 +37,9 @@ STYLE = (
 
 def _title(summary: Summary) -> str:
     """`7 launches of 5 kernels on 2 devices, 2.06 ms`."""
-    kernels = len(group_kernels(summary.analysis))
-    devices = len(summary.devices)
-    where = f" on {plural(devices, 'device')}" if devices > 1 else ""
-    return (
-        f"{plural(summary.launches, 'launch')} of {plural(kernels, 'kernel')}{where}, "
-        f"{si(summary.total_s, 's')}"
-    )
+    kernels = plural(len(group_kernels(summary.analysis)), "kernel")
+    where = f" on {plural(len(summary.devices), 'device')}" if summary.multi_device else ""
+    return f"{plural(summary.launches, 'launch')} of {kernels}{where}, {si(summary.total_s, 's')}"
 
 
 def _shares(view: DeviceView, esc: Words = str) -> str:
@@ -102,13 +97,12 @@ def _table(summary: Summary) -> list[str]:
     columns = [c for c in table_columns(summary) if c[0] in HTML_KEYS]
     if not summary.rows:
         return []
-    data = table_data(replace(summary, rows=summary.rows[:HTML_ROWS]), columns)
     head = "".join(f"<th{' class=text' if text else ''}>{escape(label)}</th>" for _, label, text in columns)
     rows = []
-    for row, shown in zip(summary.rows[:HTML_ROWS], data["rows"], strict=False):
-        cells = []
-        for (key, _, text), cell in zip(columns, shown["cells"], strict=True):
-            content = escape(cell)
+    for row in summary.rows[:HTML_ROWS]:
+        texts, cells = row_cells(summary, row), []
+        for key, _, text in columns:
+            content = escape(one_line(texts[key][1]))
             if key == "verdict":
                 colour = VERDICT_COLOURS[row.bound]
                 content = f'<span class="badge" style="background:{colour}">{content}</span>'

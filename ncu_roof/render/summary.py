@@ -31,13 +31,7 @@ from ncu_roof.base.text import distinct_names, one_line, pct, si
 from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound, VerdictBasis
 from ncu_roof.render.unplaced import missing_reason
 
-VERDICT_WORDS = {
-    Bound.MEMORY: "memory-bound",
-    Bound.COMPUTE: "compute-bound",
-    Bound.LATENCY: "latency-bound",
-    Bound.BALANCED: "balanced",
-    Bound.UNKNOWN: "unknown",
-}
+VERDICT_WORDS = {b: b.value if b in (Bound.BALANCED, Bound.UNKNOWN) else f"{b.value}-bound" for b in Bound}
 # one colour per verdict for every sink (terminal, plot, HTML); colour-blind safe (Okabe–Ito):
 # memory blue as the memory roofs, compute vermillion as the compute roofs, latency (neither)
 # bluish green, each pair told apart under every colour-vision deficiency
@@ -68,6 +62,14 @@ def device_name(device: Device) -> str:
     return one_line(f"{name} (from {given})")
 
 
+def roof_rows(device: Device) -> list[tuple[str, str, str]]:
+    """(roof, peak, where it comes from) of each of a device's roofs: compute, then memory tiers."""
+    roofs = device.roofs
+    peaks = [(p, si(v, "FLOP/s")) for p, v in roofs.compute_flop_per_s.items()]
+    peaks += [(t, si(v, "B/s")) for t, v in roofs.bandwidth_byte_per_s.items()]
+    return [(key, peak, roofs.sources.get(key, roofs.source)) for key, peak in peaks]
+
+
 def roofs_clock_words(device: Device) -> str:
     """`at 1.41 GHz (measured)`: the SM clock a device's roofs are scaled to, next to the figures;
     `at boost clock (datasheet)` when the input has no clock; empty when no roof scales with one."""
@@ -87,6 +89,10 @@ class Note:
     text: str  # its wording: a number that differs between its launches as a range (`33–40%`)
     launches: int
     variants: int  # how many different wordings (numbers) it has
+
+    @property
+    def vary(self) -> str:
+        return " (numbers vary)" if self.variants > 1 else ""
 
 
 @dataclass(frozen=True)
@@ -151,16 +157,7 @@ class DeviceView:
     memory_tiers: tuple[tuple[str, float], ...]  # of its time per binding tier of memory-bound ones
     costliest: KernelGroup | None
     fix_first: FixFirst | None
-    bases: Mapping[Bound, str] = field(default_factory=dict)  # what each verdict's time rests on
-
-    def share_words(self, bound: Bound, detail: str = "") -> str:
-        """`memory-bound (dram 60%) · roofline`: a verdict of the shares line, its `detail`, and
-        its basis (`roofline/SOL` when its launches rest on both)."""
-        basis = self.bases.get(bound)
-        return f"{VERDICT_WORDS[bound]}{detail}" + (f" · {basis}" if basis else "")
-
-
-NAME_HEADERS = ("kernel", "NVTX range")  # the rows' name column: kernel groups, NVTX groups
+    bases: Mapping[Bound, str]  # what each verdict's time rests on (`roofline/SOL`: its launches, both)
 
 
 @dataclass(frozen=True)
@@ -190,8 +187,8 @@ class Summary:
         return self._names[width]
 
     @property
-    def name_header(self) -> str:
-        return NAME_HEADERS[self.by_nvtx]
+    def name_header(self) -> str:  # the rows' name column: kernel groups, NVTX groups
+        return ("kernel", "NVTX range")[self.by_nvtx]
 
     @property
     def name_title(self) -> str:
@@ -208,16 +205,6 @@ class Summary:
     @cached_property
     def total_s(self) -> float:
         return self.analysis.total_duration_s
-
-    def saving_share(self, view: DeviceView) -> str:
-        """`29% of the time`, or with several devices `29% of its device's time, 17% of all`."""
-        ff = view.fix_first
-        if ff is None or ff.share is None:
-            return ""
-        if not self.multi_device:
-            return f"{pct(100 * ff.share)} of the time"
-        overall = f", {pct(100 * ff.saving_s / self.total_s)} of all" if self.total_s > 0 else ""
-        return f"{pct(100 * ff.share)} of its device's time{overall}"
 
     def legend(self) -> list[str]:
         """What the columns mean, one phrase each, for every sink."""
@@ -351,14 +338,10 @@ def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int]]:
 def _ranges(first: str, wordings: set[str]) -> str:
     """A note's wording with each number that differs between its launches as a range, smallest
     to largest (`SM 33–40%`); `first` itself when they agree."""
-    if len(wordings) == 1:
-        return first
-    found = [_NUMBER.findall(w) for w in sorted(wordings)]
-    slots = list(zip(*found, strict=True))  # wordings of one template: as many numbers each
-    pieces = _NUMBER.split(first)
-    out = [pieces[0]]
-    for values, piece in zip(slots, pieces[1:], strict=True):
-        texts = sorted(set(values), key=lambda text: float(text.replace(",", "")))  # `1,234`, `0.80`
-        out.append(texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}")
-        out.append(piece)
-    return "".join(out)
+    slots = zip(*(_NUMBER.findall(w) for w in wordings), strict=True)  # one template: as many numbers each
+
+    def span(_: re.Match[str]) -> str:
+        texts = sorted(set(next(slots)), key=lambda text: float(text.replace(",", "")))  # `1,234`, `0.80`
+        return texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}"
+
+    return _NUMBER.sub(span, first)

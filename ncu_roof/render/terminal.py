@@ -1,8 +1,6 @@
-"""The terminal table: per device what to fix first, then kernels (groups of launches) by time.
-
-Lays out the summary view (`render/summary.py`): columns are measured first and the least
-important ones dropped, with a note, until the table fits the terminal; numbers and verdicts are
-never cut, only the kernel name is shortened.
+"""The terminal table, laid out from the summary view (`render/summary.py`): per device what to fix
+first, then kernels (groups of launches) by time, the least important columns dropped (with a note)
+until it fits (`fit`): numbers and verdicts are never cut, only the kernel name is shortened.
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ from ncu_roof.render.console import sized, text_console, trimmed
 from ncu_roof.render.headline import fix_first_words, share_phrases, times
 from ncu_roof.render.rates import achieved_words, attainable_words
 from ncu_roof.render.summary import (
-    NAME_HEADERS,
     VERDICT_COLOURS,
     DeviceView,
     Row,
@@ -51,7 +48,6 @@ class Column:
     justify: str
     drop: int  # dropped first: highest; 0 = never
     cell: Callable[[Row], str]
-    wraps: bool = False  # its cells may wrap between their phrases (the verdict), never inside one
 
 
 def columns(summary: Summary) -> list[Column]:
@@ -83,7 +79,7 @@ def columns(summary: Summary) -> list[Column]:
         ),
         Column("% roof", "right", 0, lambda r: pct(r.group.figures.pct_of_roof)),
         Column("could save", "right", 0, Row.saving),
-        Column("verdict", "left", 0, Row.flagged, wraps=True),
+        Column("verdict", "left", 0, Row.flagged),  # wraps between its phrases, never inside one
     ]
     if any(len(r.verdicts) > 1 for r in summary.rows):  # the share its verdict covers, if not all
         share = Column(
@@ -116,21 +112,16 @@ def wrapped(text: str, width: int) -> str:
     return "\n".join(lines)
 
 
-def fit(cols: Sequence[Column], cells: Sequence[Sequence[str]], width: int) -> dict[int, int]:
+def fit(
+    cols: Sequence[Column], cells: Sequence[Sequence[str]], width: int, name: int, verdict: int
+) -> dict[int, int]:
     """Column index → width, for the columns that fit `width`, in order. Every column keeps its
-    natural (widest cell) width, the kernel name gets what is left. While the name would get less
+    natural (widest cell) width, the kernel `name` gets what is left. While the name would get less
     than KERNEL_COMFORT, the details (drop rank ≥ COMFORT_RANK) go; then, while less than
-    KERNEL_MIN, the other optional columns (highest rank first), the verdict wrapping between its
+    KERNEL_MIN, the other optional columns (highest rank first), the `verdict` wrapping between its
     phrases before the last of them (share, notes) go. Rank 0 (the answer) is never dropped."""
-    natural = [max([cell_len(c.header), *(cell_len(r[i]) for r in cells)]) for i, c in enumerate(cols)]
-    least = [
-        max([cell_len(c.header), *(cell_len(p) for r in cells for p in _PHRASE.split(r[i]))])
-        if c.wraps
-        else natural[i]
-        for i, c in enumerate(cols)
-    ]
-    sizes = list(natural)
-    name = next(i for i, c in enumerate(cols) if c.header in NAME_HEADERS)
+    sizes = [max([cell_len(c.header), *(cell_len(r[i]) for r in cells)]) for i, c in enumerate(cols)]
+    natural = list(sizes)
     shown = list(range(len(cols)))
 
     def room(indexes: list[int]) -> int:
@@ -143,68 +134,47 @@ def fit(cols: Sequence[Column], cells: Sequence[Sequence[str]], width: int) -> d
     kernel_min = min(KERNEL_MIN, natural[name])
     drop_while(min(KERNEL_COMFORT, natural[name]), COMFORT_RANK)  # details give way to the name
     drop_while(kernel_min, WRAP_RANK)
-    wraps = [i for i in shown if cols[i].wraps]
     if room(shown) < kernel_min:  # the verdict wraps, then the last optional columns go
-        for i in wraps:
-            sizes[i] = least[i]
-        drop_while(kernel_min, 1)
-        for i in wraps:  # what is left widens the verdict first: as few lines as may be
-            sizes[i] += max(0, min(natural[i] - sizes[i], room(shown) - kernel_min))
+        phrases = (cell_len(p) for r in cells for p in _PHRASE.split(r[verdict]))
+        sizes[verdict] = max([cell_len(cols[verdict].header), *phrases])
+        drop_while(kernel_min, 1)  # what is left widens the verdict first: as few lines as may be
+        sizes[verdict] += max(0, min(natural[verdict] - sizes[verdict], room(shown) - kernel_min))
     kernel = max(kernel_min, min(natural[name], room(shown)))
     return {i: kernel if i == name else sizes[i] for i in shown}
 
 
-@dataclass(frozen=True)
-class Laid:
-    table: Table
-    dropped: list[str]
-    labels: dict[str, str]  # full name → as the table (and the headline) shows it
-    keys: list[str]  # `[K1] …`: what tells apart the names shown with an index
-    width: int  # its columns: wider than asked only when the answer itself does not fit
-
-
-def kernel_table(summary: Summary, rows: Sequence[Row], *, width: int) -> Laid:
-    """The table of `rows`, laid out to fit `width`. Where the notes column gave way, each row's
-    note numbers follow its verdict (`[1,4]`, a phrase of its own), so that no note below the
-    table loses the row it concerns."""
+def kernel_table(summary: Summary, rows: Sequence[Row], width: int) -> tuple[Table, list[str], int]:
+    """The table of `rows` laid out to fit `width`, the headers of the columns that gave way, and the
+    columns of the kernel name. Where the notes column gave way, each row's note numbers follow its
+    verdict (`[1,4]`, a phrase of its own), so that no note below the table loses the row it concerns."""
     cols = columns(summary)
     index = {c.header: i for i, c in enumerate(cols)}
-    name = index[summary.name_header]
+    name, verdict = index[summary.name_header], index["verdict"]
     labels = summary.names(KERNEL_MAX)[0]
     cells = [
         [labels[r.group.name] if i == name else one_line(c.cell(r)) for i, c in enumerate(cols)] for r in rows
     ]
-    widths = fit(cols, cells, width)
-    labels, keys = summary.names(min(widths[name], KERNEL_MAX))
-    for values, row in zip(cells, rows, strict=True):
-        values[name] = labels[row.group.name]
-        if index["notes"] not in widths:
-            values[index["verdict"]] = one_line(row.flagged(notes=True))
+    widths = fit(cols, cells, width, name, verdict)
+    labels = summary.names(min(widths[name], KERNEL_MAX))[0]
     table = Table(show_edge=False, pad_edge=False, header_style="bold", expand=False)
     sized(table, ((cols[i].header, cols[i].justify, size) for i, size in widths.items()))
-    for row, values in zip(rows, cells, strict=True):
+    for values, row in zip(cells, rows, strict=True):
+        values[name] = labels[row.group.name]
+        flagged = one_line(row.flagged(notes=True)) if index["notes"] not in widths else values[verdict]
+        values[verdict] = wrapped(flagged, widths[verdict])
         colour = Style(color=VERDICT_COLOURS[row.bound])
-        table.add_row(
-            *(
-                Text(wrapped(values[i], size) if cols[i].wraps else values[i], style=colour)
-                if cols[i].header == "verdict"
-                else Text(values[i])
-                for i, size in widths.items()
-            )
-        )
-    dropped = [cols[i].header for i in range(len(cols)) if i not in widths]
-    needed = sum(widths.values()) + 3 * (len(widths) - 1)
-    return Laid(table, dropped, labels, list(keys), max(width, needed))
+        table.add_row(*(Text(values[i], style=colour if i == verdict else "") for i in widths))
+    dropped = [c.header for i, c in enumerate(cols) if i not in widths]
+    return table, dropped, min(widths[name], KERNEL_MAX)
 
 
 def roofs_line(device: Device) -> str:
     roofs = device.roofs
     compute = ", ".join(f"{k} {si(v, 'FLOP/s')}" for k, v in roofs.compute_flop_per_s.items())
     memory = ", ".join(f"{k} {si(v, 'B/s')}" for k, v in roofs.bandwidth_byte_per_s.items())
-    name = one_line(device_name(device))
     clock = roofs_clock_words(device)
     where = f"roofs [{roofs.source}]" + (f" {clock}" if clock else "")
-    return one_line(f"device {device.index}: {name} (cc {device.cc or '?'}) — {where}: ") + (
+    return one_line(f"device {device.index}: {device_name(device)} (cc {device.cc or '?'}) — {where}: ") + (
         "; ".join(part for part in (compute, memory) if part) or "none"
     )
 
@@ -234,19 +204,20 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
         console.print(Text(roofs_line(view.device), style="dim"))
     rows = summary.rows
     shown = rows[:top] if top > 0 else rows
-    laid = kernel_table(summary, shown, width=width)
+    table, dropped, name_width = kernel_table(summary, shown, width)
+    labels, keys = summary.names(name_width)
     for view in summary.devices:
-        for line in device_lines(summary, view, laid.labels):
+        for line in device_lines(summary, view, labels):
             console.print(Text(one_line(line)))
-    text_console(buffer, laid.width, color=color).print(laid.table)  # never cut: wider if it must
-    for line in _footnotes(summary, shown, laid.dropped):
+    needed = sum(c.width or 0 for c in table.columns) + 3 * (len(table.columns) - 1)
+    text_console(buffer, max(width, needed), color=color).print(table)  # never cut: wider if it must
+    for line in _footnotes(summary, shown, dropped):
         console.print(Text(line, style="dim"))
-    for key in laid.keys:
+    for key in keys:
         console.print(Text(one_line(key)))
     for note in summary.notes:
-        variants = " (numbers vary)" if note.variants > 1 else ""
         console.print(
-            Text(one_line(f"[{note.number}] {plural(note.launches, 'launch')}{variants}: {note.text}"))
+            Text(one_line(f"[{note.number}] {plural(note.launches, 'launch')}{note.vary}: {note.text}"))
         )
     if summary.missing_reason:
         console.print(Text(one_line(f"not on a roofline: {summary.missing_reason}")))
