@@ -61,14 +61,9 @@ def median(values: np.ndarray) -> float:
     the middle one, or the mean of the two middle ones, as `np.median` (which imports numpy.ma)."""
     import numpy as np
 
-    numbers = np.asarray(values, dtype="float64")
-    numbers = np.sort(numbers[~np.isnan(numbers)])
-    n = len(numbers)
-    if n == 0:
-        return math.nan
-    if n % 2:
-        return float(numbers[n // 2])
-    return float((numbers[n // 2 - 1] + numbers[n // 2]) / 2)
+    numbers = np.sort(np.asarray(values, dtype="float64"))  # NaN sorts last
+    n = len(numbers) - int(np.isnan(numbers).sum())
+    return float(numbers[(n - 1) // 2 : n // 2 + 1].mean()) if n else math.nan
 
 
 def first_label(values: np.ndarray) -> str | None:

@@ -56,11 +56,6 @@ class Hardware:
         flops = {**self.arch.flop_per_sm_per_clk, **self.overrides}
         return {precision: (per_sm * self.sm_count, "sm") for precision, per_sm in flops.items()}
 
-    @property
-    def l2_slices(self) -> int | None:
-        """L2 slices, by the memory bus (`tier_peaks.l2_slices`)."""
-        return l2_slices(self.dram_byte_per_clk * 4) if self.dram_byte_per_clk else None
-
     def counter_per_clock(self, counter: str) -> tuple[float, str, str] | None:
         """The peak of a tier's traffic counter (`base*scale` as `recipe.tiers` names it) in bytes
         per clock, the clock it scales with ("l1", "l2", "dram") and how it was built; None where
@@ -77,7 +72,8 @@ class Hardware:
         if found is None:
             return None
         peak, per_unit = found
-        units = self.l2_slices if peak.unit == "L2 slice" else self.sm_count
+        bus = self.dram_byte_per_clk  # L2 slices: by the memory bus (`tier_peaks.l2_slices`)
+        units = (bus and l2_slices(bus * 4)) if peak.unit == "L2 slice" else self.sm_count
         if not units:
             return None
         value = peak.per_clock * per_unit * scale * units
@@ -109,21 +105,19 @@ def hardware_from_attributes(
 ) -> Hardware | None:
     """Built-in figures from ncu's `device__attribute_*` values (any NVIDIA GPU since Volta)."""
 
-    def ok(value: float | None) -> bool:
-        return value is not None and value == value and value > 0
+    def ok(value: float | None) -> float | None:
+        return value if value is not None and value > 0 else None  # NaN is not > 0
 
-    arch = arch_for(cc)
-    sms = int(sm_count) if ok(sm_count) and sm_count is not None else None
-    dram = bus_bits / 4 if ok(bus_bits) and bus_bits is not None else None
-    if (arch is None or sms is None) and dram is None:
+    arch, sms, bus = arch_for(cc), ok(sm_count), ok(bus_bits)
+    if (arch is None or sms is None) and bus is None:
         return None
     return Hardware(
         origin="device attributes",
         arch=arch,
-        sm_count=sms,
-        boost_clock_hz=clock_hz if ok(clock_hz) else None,
-        dram_byte_per_clk=dram,
-        dram_boost_clock_hz=memory_clock_hz if ok(memory_clock_hz) else None,
+        sm_count=None if sms is None else int(sms),
+        boost_clock_hz=ok(clock_hz),
+        dram_byte_per_clk=None if bus is None else bus / 4,
+        dram_boost_clock_hz=ok(memory_clock_hz),
     )
 
 

@@ -46,7 +46,6 @@ from ncu_roof.recipe.frame import (
     FACTORS,
     Factors,
     Flags,
-    Formula,
     MetricFrame,
     Metrics,
     Numbers,
@@ -146,7 +145,13 @@ def _normalize(
     m: MetricFrame, factors: Factors, ncu_version: str | None, traffic: TrafficDefinition, cc: Texts | None
 ) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
-    duration, out["duration_s_recipe"] = first_available(_duration(m))
+    cycles_per_clock = ((SM_CYCLES, CLOCKS["sm"]), (GPC_CYCLES, CLOCKS["gpc"]))
+    duration, out["duration_s_recipe"] = first_available(
+        [
+            (f"counter:{DURATION}", m(DURATION)),
+            *((f"cycles/clock:{cycles}/{clock}", m(cycles) / m(clock)) for cycles, clock in cycles_per_clock),
+        ]
+    )
     out["duration_s"] = duration
     out["sm_clock_hz"] = m.any_of(CLOCKS["sm"], CLOCKS["gpc"])
     out["dram_clock_hz"] = m(CLOCKS["dram"])
@@ -176,9 +181,18 @@ def _normalize(
     out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
     for pipe, pct in _pipes(m, duration).items():
         out[f"{PIPE_PREFIX}{pipe}_pct"] = pct
-    warp_inst, out["warp_inst_recipe"] = first_available(_warp_inst(m, duration))
+    clock, sms = m(CLOCKS["sm"]), m.any_of(*SM_COUNT_METRICS)
+    smsp_count, sm_count, sum_rate, avg_rate = WARP_INST_METRICS
+    warp_inst, out["warp_inst_recipe"] = first_available(
+        [
+            (f"counter:{smsp_count}", m(smsp_count)),
+            (f"counter:{sm_count}", m(sm_count)),
+            (f"rate*time:{sum_rate}*sm_clock", m(sum_rate) * clock * duration),
+            (f"rate*time:{avg_rate}*SMs*sm_clock", m(avg_rate) * sms * clock * duration),
+        ]
+    )
     out["warp_inst"] = warp_inst
-    out["sm_count"] = m.any_of(*SM_COUNT_METRICS)
+    out["sm_count"] = sms
     out["schedulers_per_sm"] = m(SCHEDULERS_METRIC)
 
     era = nsight_era(ncu_version)
@@ -220,30 +234,16 @@ def _flop_total(out: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
     }
 
 
-def _duration(m: MetricFrame) -> list[Formula]:
-    return [
-        (f"counter:{DURATION}", m(DURATION)),
-        *(
-            (f"cycles/clock:{cycles}/{clock}", m(cycles) / m(clock))
-            for cycles, clock in ((SM_CYCLES, CLOCKS["sm"]), (GPC_CYCLES, CLOCKS["gpc"]))
-        ),
-    ]
-
-
 def flop_weights(precision: str, f: Factors) -> tuple[dict[str, float], dict[str, float]]:
-    """FLOPs per thread instruction of each op a precision's FLOPs are counted from: the scalar
-    ops, and the packed ones (`metrics.PACKED_OPS`: Blackwell's FADD2/FMUL2 = 2, FFMA2 = 4).
+    """FLOPs per thread instruction of each op (add, mul, fma) a precision's FLOPs are counted
+    from: the scalar ops, and the packed ones (`metrics.PACKED_OPS`: Blackwell's FADD2/FMUL2 = 2,
+    FFMA2 = 4). The one table the counter path, the rate × time path, the labels and the peak read."""
 
-    The one table the counter path, the rate × time path, the labels and the peak all read."""
+    def weights(ops: tuple[str, ...], lanes: float) -> dict[str, float]:
+        return dict(zip(ops, (lanes, lanes, lanes * f.fma_flop), strict=False))  # no ops: {}
+
     lanes = f.fp16_lanes if precision == "fp16" else 1.0
-    return _weights(FLOP_OPS[precision], lanes, f), _weights(PACKED_OPS.get(precision), f.fp32x2_lanes, f)
-
-
-def _weights(ops: tuple[str, ...] | None, lanes: float, f: Factors) -> dict[str, float]:
-    if ops is None:
-        return {}
-    add, mul, fma = ops
-    return {add: lanes, mul: lanes, fma: lanes * f.fma_flop}
+    return weights(FLOP_OPS[precision], lanes), weights(PACKED_OPS.get(precision, ()), f.fp32x2_lanes)
 
 
 class _Flop(NamedTuple):
@@ -354,15 +354,3 @@ def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:
             figures.append(fillna(elapsed, active))
         out[pipe] = max_present(figures, m.rows)
     return out
-
-
-def _warp_inst(m: MetricFrame, duration: Numbers) -> list[Formula]:
-    clock = m(CLOCKS["sm"])
-    sms = m.any_of(*SM_COUNT_METRICS)
-    smsp_count, sm_count, sum_rate, avg_rate = WARP_INST_METRICS
-    return [
-        (f"counter:{smsp_count}", m(smsp_count)),
-        (f"counter:{sm_count}", m(sm_count)),
-        (f"rate*time:{sum_rate}*sm_clock", m(sum_rate) * clock * duration),
-        (f"rate*time:{avg_rate}*SMs*sm_clock", m(avg_rate) * sms * clock * duration),
-    ]

@@ -8,7 +8,7 @@ The metric frame's arrays are shared and read-only: a formula makes new arrays, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -87,7 +87,10 @@ class MetricFrame:
         array = self._arrays.get(name)
         if array is None:
             # a read-only view: the caller's own array is not made read-only by it
-            array = self._arrays[name] = read_only(_numbers(self._metrics[name]).view())
+            values = np.asarray(self._metrics[name])  # float64 from every reader: no copy
+            if values.dtype != np.float64:  # a metric as text: numbers where numbers (as `to_numeric`)
+                values = np.array([cell_number(v) for v in values.tolist()], dtype=np.float64)
+            array = self._arrays[name] = read_only(values.view())
         return array
 
     def any_of(self, *names: str) -> Numbers:
@@ -110,14 +113,6 @@ def _rows(metrics: Metrics) -> int:
     return 0 if first is None else len(metrics[str(first)])
 
 
-def _numbers(column: npt.NDArray[Any] | pd.Series | pl.Series) -> Numbers:
-    values = np.asarray(column)
-    if values.dtype == np.float64:  # what every reader gives: no copy
-        return values
-    # a metric a report gives as text: numbers where they are numbers (as pandas' `to_numeric`)
-    return np.array([cell_number(v) for v in values.tolist()], dtype=np.float64)
-
-
 def fillna(values: Numbers, other: Numbers | float) -> Numbers:
     """`values`, with `other` where a value is NaN (a new array)."""
     return np.where(np.isnan(values), other, values)
@@ -132,24 +127,15 @@ def is_missing(labels: Texts) -> Flags:
 def sum_present(parts: Sequence[Numbers], rows: int) -> Numbers:
     """Sum of the parts that were measured; NaN only when none was (an n/a never erases a sum).
     Added part after part, as pandas' `sum(axis=1, min_count=1)` adds them."""
-    return _over_present(parts, rows, 0.0, np.sum)
-
-
-def max_present(parts: Sequence[Numbers], rows: int) -> Numbers:
-    """Per row, the largest of the parts that were measured; NaN when none was."""
-    return _over_present(parts, rows, -np.inf, np.max)
-
-
-def _over_present(
-    parts: Sequence[Numbers], rows: int, neutral: float, reduce: Callable[..., Numbers]
-) -> Numbers:
-    """`reduce` over the parts per row, an absent part counting as `neutral`; NaN where none was."""
     if not parts:
         return np.full(rows, np.nan)
     stacked = np.vstack(parts)
-    absent = np.isnan(stacked)
-    reduced = reduce(np.where(absent, neutral, stacked), axis=0)
-    return np.where(absent.all(axis=0), np.nan, reduced)
+    return np.where(np.isnan(stacked).all(axis=0), np.nan, np.nansum(stacked, axis=0))
+
+
+def max_present(parts: Sequence[Numbers], rows: int) -> Numbers:
+    """Per row, the largest of the parts that were measured (`fmax` skips NaN); NaN when none was."""
+    return np.fmax.reduce(np.vstack(parts), axis=0) if parts else np.full(rows, np.nan)
 
 
 def first_available(candidates: list[Formula]) -> tuple[Numbers, Texts]:

@@ -115,13 +115,12 @@ def _measured(
 
 
 def _fixed(
-    m: MetricFrame, label: str, nbytes: Numbers, roof_of: TierDefinition, kind: str, counter: str
+    m: MetricFrame, label: str, nbytes: Numbers, roof_of: TierDefinition, counter: str
 ) -> TierDefinition:
     """Another formula for the traffic of `counter`, judged against `roof_of`'s roof (that of the
     same counter, or none where the report holds no peak of it): DRAM read + write = dram__bytes."""
     labels = _counter_of(m, label, nbytes)
-    roof = roof_of.bandwidth_byte_per_s
-    return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, _counter_of(m, counter, nbytes))
+    return replace(roof_of, label=labels, bytes=nbytes, counter=_counter_of(m, counter, nbytes))
 
 
 def _no_rows(m: MetricFrame, kind: str) -> TierDefinition:
@@ -144,7 +143,10 @@ def measured_era(m: MetricFrame) -> str | None:
     which ncu reports from 2023.1 on (every corpus report of ncu ≤ 2022.4 lacks it, every later
     one has it, and a re-export keeps the report's attributes), nor a later Nsight's L2 measure;
     None otherwise (newest first)."""
-    attributes = bool((~np.isnan(m(CC_MAJOR))).any())
+
+    def held(name: str) -> bool:
+        return not np.isnan(m(name)).all()
+
     # the L2 measures of the 2023 and 2024 roofline sections (their percentages alone are in
     # every --set full of older versions too)
     xbar = "lts__lts2xbar_cycles_active.sum"
@@ -153,9 +155,7 @@ def measured_era(m: MetricFrame) -> str | None:
         "derived__lts__lts2xbar_bytes.sum.per_second",
         "l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained",
     ]
-    if attributes and not any(bool((~np.isnan(m(name))).any()) for name in newer):
-        return "2022"
-    return None
+    return "2022" if held(CC_MAJOR) and not any(held(name) for name in newer) else None
 
 
 def nsight_era(ncu_version: str | None) -> str | None:
@@ -181,7 +181,7 @@ def tier_candidates(
     dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, rated=False)
 
     def dram_sum(label: str, nbytes: Numbers) -> TierDefinition:
-        return _fixed(m, label, nbytes, dram_bytes, asked, DRAM_COUNTER)
+        return _fixed(m, label, nbytes, dram_bytes, DRAM_COUNTER)
 
     read, write = DRAM_READ_WRITE
     read_sectors, write_sectors = DRAM_SECTORS
@@ -245,7 +245,6 @@ def tier_candidates(
             f"counter:l1tex__t_sectors_pipe_lsu_mem_{{global,local}}_op_{{ld,st}}.sum*{sector:g}",
             (global_ld + global_st + fillna(local_ld, 0.0) + fillna(local_st, 0.0)) * sector,
             t_sectors,
-            "counted",
             f"l1tex__t_sectors.sum*{sector:g}",
         ),
     ]
@@ -261,16 +260,10 @@ def tier_candidates(
             f"counter:{SHARED_WAVEFRONTS}_op_{{ld,st,atom}}.sum*{wavefront:g}",
             (m(SHARED_OPS[0]) + m(SHARED_OPS[1]) + fillna(m(SHARED_OPS[2]), 0.0)) * wavefront,
             pipe,
-            "shared",
             f"{SHARED_WAVEFRONTS}.sum*{wavefront:g}",
         ),
         _fixed(
-            m,
-            f"counter:{SHARED_SASS_BYTES}",
-            m(SHARED_SASS_BYTES),
-            _no_rows(m, "shared"),
-            "shared",
-            SHARED_SASS_BYTES,
+            m, f"counter:{SHARED_SASS_BYTES}", m(SHARED_SASS_BYTES), _no_rows(m, "shared"), SHARED_SASS_BYTES
         ),
     ]
 
@@ -346,9 +339,6 @@ def shared_bank_conflicts(m: MetricFrame) -> tuple[Numbers, Numbers]:
     requests = m(SHARED_REQUESTS[0]) + m(SHARED_REQUESTS[1]) + fillna(m(SHARED_REQUESTS[2]), 0.0)
     wavefronts = m(SHARED_OPS[0]) + m(SHARED_OPS[1])
     conflicts = m(SHARED_CONFLICTS[0]) + m(SHARED_CONFLICTS[1])
-    made = requests > 0
-    per_request = np.where(made, wavefronts / np.where(made, requests, 1.0), np.nan)
-    pct = np.where(
-        made & (wavefronts > 0), 100.0 * conflicts / np.where(wavefronts > 0, wavefronts, 1.0), np.nan
-    )
-    return per_request, np.where(np.isnan(per_request), np.nan, pct)
+    made = requests > 0  # (x/0 is silent under `normalize_columns`' errstate)
+    per_request = np.where(made, wavefronts / requests, np.nan)
+    return per_request, np.where(made & (wavefronts > 0), 100.0 * conflicts / wavefronts, np.nan)
