@@ -101,11 +101,7 @@ def device_hardware(
 
 def _attribute(norm: Mapping[str, np.ndarray], *columns: str) -> float | None:
     """The median of the first of `columns` whose launches have a number, else None."""
-    for column in columns:
-        value = median(norm[column]) if column in norm else math.nan
-        if math.isfinite(value):
-            return value
-    return None
+    return next((v for c in columns if c in norm and math.isfinite(v := median(norm[c]))), None)
 
 
 def _device_cc(norm: Mapping[str, np.ndarray], cc_column: str | None) -> str | None:
@@ -171,13 +167,9 @@ def _tier_counters(columns: Mapping[str, np.ndarray], tier: str) -> dict[str, np
     on the tier under the counter Nsight draws there on their compute capability."""
     import numpy as np
 
-    counters = columns.get(f"bw_{tier}_counter")
+    counters = columns.get(f"bw_{tier}_counter", np.array([], dtype=object))
+    out = {c: np.equal(counters, c) for c in dict.fromkeys(counters.tolist()) if isinstance(c, str)}
     n = launch_count(columns)
-    out: dict[str, np.ndarray] = {}
-    if counters is not None:
-        for counter in dict.fromkeys(counters.tolist()):
-            if isinstance(counter, str):
-                out[counter] = np.equal(counters, counter)
     idle = np.isnan(columns[f"{tier}_bytes"])
     if idle.any():
         unknown = np.full(n, np.nan)
@@ -293,14 +285,11 @@ def report_roofs(
     bandwidth: dict[str, float] = {}
     for key in (*PRECISIONS, *TIERS):
         column = roof_column(key)
-        if column not in normalized:
-            continue
-        value = median(normalized[column])
+        value = median(normalized[column]) if column in normalized else math.nan
         if not value > 0:
             continue
         (compute if key in PRECISIONS else bandwidth)[key] = value
-        label = first_label(normalized[f"{column}_recipe"])
-        recipe = "report" if label is None else label
+        recipe = first_label(normalized[f"{column}_recipe"]) or "report"
         origins.append("report" if recipe.startswith("report") else recipe.split(" (", 1)[0])
         measured = normalized[CLOCK_COLUMNS[_ROOF_CLOCK[key]]]
         clock = median(normalized.get(f"{column}_clock_hz", measured))

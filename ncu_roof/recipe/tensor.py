@@ -126,9 +126,7 @@ def tensor_work(m: MetricFrame, duration: Numbers, f: Factors, cc: Texts | None 
     candidates.append((IDLE_TENSOR_PIPE, np.where(idle == 0, idle, np.nan)))
     no_inst = fillna(np.where(inst == 0, inst, np.nan), np.where(inst_rated == 0, inst_rated, np.nan))
     candidates.append((NO_TENSOR_INST, no_inst))
-    flop, label = first_available(candidates)
-    if floating:
-        flop = fillna(flop_paths, flop)  # the paths decide wherever one was measured
+    flop, label = first_available(candidates)  # the paths (first) decide wherever one was measured
     # tensor-pipe instructions ran, but their FLOPs per instruction are not known here: say why
     unknown = np.isnan(flop) & (~np.isnan(inst) | ~np.isnan(inst_rated)) & is_missing(label)
     if unknown.any():
@@ -227,17 +225,11 @@ def _busiest_peak(peaks: Mapping[str, Numbers], ops: Mapping[str, Numbers], rows
     if not ops:
         return default
     busy = np.vstack([fillna(work, 0.0) for work in ops.values()])
-    worked = busy.max(axis=0) > 0
-    if not worked.any():
-        return default
-    busiest = busy.argmax(axis=0)  # the first variant of the most work, as pandas' `idxmax`
     sources = [match.group(1) if (match := _SOURCE.search(v)) else None for v in ops]
-    out = default.copy()
-    for source in dict.fromkeys(s for s in sources if s is not None):  # one step per source type
-        variants = [i for i, s in enumerate(sources) if s == source]
-        rows_of_source = worked & np.isin(busiest, variants)
-        out[rows_of_source] = _dense_peak(peaks, source, rows)[rows_of_source]
-    return out
+    by_source = {s: _dense_peak(peaks, s, rows) for s in dict.fromkeys(sources) if s is not None}
+    own = np.vstack([by_source.get(s, default) for s in sources])  # each variant's source's peak
+    busiest = busy.argmax(axis=0)  # the first variant of the most work, as pandas' `idxmax`
+    return np.where(busy.max(axis=0) > 0, own[busiest, np.arange(rows)], default)
 
 
 def _path_peak(peaks: Mapping[str, Numbers], path: str, rows: int) -> Numbers:
