@@ -131,13 +131,11 @@ def fill_builtin(
     norm: Mapping[str, np.ndarray], hardware: Hardware | None, replace: bool = False
 ) -> dict[str, np.ndarray]:
     """Each launch's roofs the report lacks (all of them when `replace`), from the built-in
-    per-clock figures × that launch's measured clocks (boost where the report has none).
-
-    A memory tier's roof is always the built-in peak of the very counter its traffic was counted
-    with (`bw_<tier>_counter`, `tier_peaks`); a launch without traffic on a tier gets the peak of
-    the counter Nsight draws there (for the device's roofs). The columns given are never written
-    into (they may be shared): filled ones are new arrays.
-    """
+    per-clock figures × that launch's measured clocks (boost where the report has none). A memory
+    tier's roof is always the built-in peak of the very counter its traffic was counted with
+    (`bw_<tier>_counter`, `tier_peaks`); a launch without traffic on a tier gets the peak of the
+    counter Nsight draws there (for the device's roofs). The columns given are never written into
+    (they may be shared): filled ones are new arrays."""
     import numpy as np
 
     columns = dict(norm)

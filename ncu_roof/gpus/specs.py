@@ -3,16 +3,13 @@
 Two uses, two kinds of figure:
 - `ncu-roof gpus` and `predict` show each product's datasheet peaks at its boost clock (dense),
   exactly as the datasheet prints them (`Gpu.compute_flop_per_s`, `Gpu.bandwidth_byte_per_s`).
-- `analyze` needs roofs at the clock the kernel ran. It computes them from the per-architecture
-  figures (`arch.Arch`: FLOP and bytes per SM per clock) × the SM count × the measured clock
-  (`Hardware`), so that every roof of one device refers to one clock. A device that is not in the
-  product table gets the same from the report's own `device__attribute_*` values.
+- `analyze` needs roofs at the clock the kernel ran: the per-architecture figures (`arch.Arch`:
+  FLOP and bytes per SM per clock) × the SM count × the measured clock (`Hardware`), so that every
+  roof of one device refers to one clock; from the report's `device__attribute_*` values for a
+  device not in the product table (its rows: `data/gpus.toml`, read by `lookup`).
 
 DRAM bytes per DRAM clock = bus width / 4 (double data rate: bus bits / 8 × 2), which is
 `dram__bytes.sum.peak_sustained` in every corpus report (A100 5120-bit: 1280 B; A10G 384-bit: 96 B).
-
-The product rows themselves are in `data/gpus.toml`; `lookup` reads them and finds one by key or
-device name.
 """
 
 from __future__ import annotations

@@ -2,8 +2,7 @@
 
 Input: a wide metric frame (one row per profiled launch, one column per ncu metric, SI values).
 Output: the normalized per-launch columns (`normalize_columns`: numpy arrays; `normalize`: them as
-a frame), where every derived number has a sibling `<name>_recipe` column saying which formula
-produced it.
+a frame), each derived number with a sibling `<name>_recipe` column saying which formula made it.
 
 Each quantity has candidate formulas in order of preference; per row, the first one whose inputs
 are all present wins. Factors that the metric recipe (shared notes, §3) marks **[verify]** live in
@@ -118,6 +117,7 @@ def _column(name: str, values: np.ndarray, index: pd.Index) -> np.ndarray | pd.S
     return pd.Series(own, index=index, dtype="str" if name.endswith(TRAFFIC_SUFFIX) else object, copy=False)
 
 
+@np.errstate(all="ignore")  # as pandas: 0/0 is NaN and x/0 inf, without a warning
 def normalize_columns(
     metrics: Metrics,
     factors: Factors = FACTORS,
@@ -127,23 +127,14 @@ def normalize_columns(
     rows: int | None = None,
     cc: Texts | None = None,
 ) -> dict[str, np.ndarray]:
-    """Metrics (SI; a reader's launches or any DataFrame, or arrays with `rows` launches) → the
-    normalized per-launch columns (SI), with a recipe label per quantity: float64 numbers (NaN:
-    not measured), object labels (str, None or NaN), bool flags, in the order of `normalize`'s
-    columns. A read-only array may be shared by several columns (a metric passed through, the
-    all-NaN one); every other array is its column's own.
-
-    `ncu_version` (of the ncu that collected the report) picks the tier measures that version of
-    Nsight draws; `traffic` picks the traffic definition of the memory tiers; `cc` is each
-    launch's compute capability (`RunTable`'s `cc`; without it, the device attributes').
-    """
-    with np.errstate(all="ignore"):  # as pandas: 0/0 is NaN and x/0 inf, without a warning
-        return _normalize(MetricFrame(metrics, rows), factors, ncu_version, traffic, cc)
-
-
-def _normalize(
-    m: MetricFrame, factors: Factors, ncu_version: str | None, traffic: TrafficDefinition, cc: Texts | None
-) -> dict[str, np.ndarray]:
+    """Metrics (SI; a reader's launches, any DataFrame, or arrays with `rows` launches) → the
+    normalized per-launch columns (SI) in `normalize`'s order, with a recipe label per quantity:
+    float64 numbers (NaN: not measured), object labels (str, None or NaN), bool flags. A read-only
+    array may be shared by several columns (a metric passed through, the all-NaN one); every other
+    array is its column's own. `ncu_version` (of the ncu that collected the report) picks the tier
+    measures that version of Nsight draws; `traffic` the memory tiers' traffic definition; `cc` is
+    each launch's compute capability (`RunTable`'s `cc`; without it, the device attributes')."""
+    m = MetricFrame(metrics, rows)
     out: dict[str, np.ndarray] = {}
     cycles_per_clock = ((SM_CYCLES, CLOCKS["sm"]), (GPC_CYCLES, CLOCKS["gpc"]))
     duration, out["duration_s_recipe"] = first_available(

@@ -62,12 +62,10 @@ def read_only(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 
 class MetricFrame:
-    """The metric frame's columns as float64 arrays, each converted once, where an absent metric
-    reads as NaN (one shared array; `no_labels` is its labels' kin). The arrays are read-only.
-
-    A formula may read only the names `metrics` declares (the readers drop every other column,
-    so an undeclared name would read as NaN on every input): any other is a `KeyError`.
-    """
+    """The metric frame's columns as read-only float64 arrays, each converted once; an absent
+    metric reads as NaN (one shared array; `no_labels` is its labels' kin). A formula may read only
+    the names `metrics` declares (the readers drop every other column, so an undeclared name would
+    read as NaN on every input): any other is a `KeyError`."""
 
     def __init__(self, metrics: Metrics, rows: int | None = None) -> None:
         """`rows`: the number of launches (needed only when `metrics` is a mapping with no column)."""

@@ -43,12 +43,10 @@ from ncu_roof.recipe.frame import (
 
 
 def tensor_variants(names: Iterable[str], pattern: re.Pattern[str] = TENSOR_COUNT) -> list[str]:
-    """One partition of the `sm__ops_path_tensor_*` variants: never a metric with its children.
-
-    A variant whose name extends another present variant (`src_fp16_dst_fp32` under `src_fp16`,
+    """One partition of the `sm__ops_path_tensor_*` variants, never a metric with its children: a
+    variant whose name extends another present variant (`src_fp16_dst_fp32` under `src_fp16`,
     `..._sparsity_on` under its plain form) is dropped, and the `op_*` (per-opcode) family is used
-    only when no aggregate `src_*` family is present.
-    """
+    only when no aggregate `src_*` family is present."""
     found = sorted({match["v"] for n in names if (match := pattern.match(n)) is not None})
     src = [v for v in found if v.startswith("src_")]
     family = src if src else [v for v in found if v.startswith("op_")]
