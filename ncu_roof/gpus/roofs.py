@@ -141,22 +141,39 @@ def fill_builtin(
     columns = dict(norm)
     if hardware is None:
         return columns
-    for key, (per_clock, kind) in hardware.per_clock().items():
-        column = roof_column(key)
-        if column in columns:
-            everywhere = np.ones(launch_count(columns), dtype=bool)
-            recipe = f"{hardware.origin} ({hardware.describe(key)})"
-            _fill(columns, column, everywhere, per_clock, kind, recipe, hardware, replace)
-    for tier in TIERS:
-        column = roof_column(tier)
+    everywhere = np.ones(launch_count(columns), dtype=bool)
+    fills = [  # (roof column, its launches, built-in figure per clock, the clock's kind, recipe)
+        (roof_column(key), everywhere, per_clock, kind, f"{hardware.origin} ({hardware.describe(key)})")
+        for key, (per_clock, kind) in hardware.per_clock().items()
+    ]
+    for tier in (t for t in TIERS if roof_column(t) in columns):
+        for counter, rows in _tier_counters(columns, tier).items():
+            if (found := hardware.counter_per_clock(counter)) is not None:
+                per_clock, kind, how = found
+                fills.append((roof_column(tier), rows, per_clock, kind, f"{hardware.origin} ({how})"))
+    for column, rows, per_clock, kind, recipe in fills:
         if column not in columns:
             continue
-        for counter, rows in _tier_counters(columns, tier).items():
-            found = hardware.counter_per_clock(counter)
-            if found is not None:
-                per_clock, kind, how = found
-                recipe = f"{hardware.origin} ({how})"
-                _fill(columns, column, rows, per_clock, kind, recipe, hardware, replace)
+        # × each launch's clock of `kind`: the unit's measured clock, else its boost clock (the
+        # L2's: `_l2_clock`), on `rows` that lack the roof (all with `replace`)
+        measured = columns[CLOCK_COLUMNS[kind]]
+        if kind == "l2":
+            clock, at_boost, said = _l2_clock(columns, measured, hardware)
+        else:
+            boost = hardware.boost_clock(kind)
+            clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
+            at_boost, said = ~(measured > 0), np.full(len(measured), None, dtype=object)
+        value = per_clock * clock
+        lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
+        take = rows & ~np.isnan(value) & (lacking | replace)
+        columns[column] = np.where(take, value, columns[column])
+        labels = np.array(columns[f"{column}_recipe"], dtype=object, copy=True)
+        labels[take] = recipe  # one shared text, not one per launch
+        for words in {w for w in said[take].tolist() if w is not None}:
+            labels[take & (said == words)] = f"{recipe}; {words}"
+        columns[f"{column}_recipe"] = labels
+        columns[f"{column}_clock_hz"] = np.where(take, clock, columns.get(f"{column}_clock_hz", measured))
+        columns[f"{column}_at_boost"] = np.where(take, at_boost, columns.get(f"{column}_at_boost", False))
     return columns
 
 
@@ -197,40 +214,6 @@ def _drawn_counters(tier: str, cc: np.ndarray) -> dict[str, np.ndarray]:
         f"l1tex__lsu_writeback_active_mem_lg.sum{wb}": (cc >= 75) & (cc < 90) | unknown,
         f"l1tex__lsu_writeback_active.sum{wb}": cc < 75,
     }
-
-
-def _fill(
-    columns: dict[str, np.ndarray],
-    column: str,
-    rows: np.ndarray,
-    per_clock: float,
-    kind: str,
-    recipe: str,
-    hardware: Hardware,
-    replace: bool,
-) -> None:
-    """One built-in roof × each launch's clock of `kind` on `rows` that lack it (all with
-    `replace`): the unit's measured clock, else its boost clock (the L2's: `_l2_clock`)."""
-    import numpy as np
-
-    measured = columns[CLOCK_COLUMNS[kind]]
-    if kind == "l2":
-        clock, at_boost, said = _l2_clock(columns, measured, hardware)
-    else:
-        boost = hardware.boost_clock(kind)
-        clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
-        at_boost, said = ~(measured > 0), np.full(len(measured), None, dtype=object)
-    value = per_clock * clock
-    lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
-    take = rows & ~np.isnan(value) & (lacking | replace)
-    columns[column] = np.where(take, value, columns[column])
-    labels = np.array(columns[f"{column}_recipe"], dtype=object, copy=True)
-    labels[take] = recipe  # one shared text, not one per launch
-    for words in {w for w in said[take].tolist() if w is not None}:
-        labels[take & (said == words)] = f"{recipe}; {words}"
-    columns[f"{column}_recipe"] = labels
-    columns[f"{column}_clock_hz"] = np.where(take, clock, columns.get(f"{column}_clock_hz", measured))
-    columns[f"{column}_at_boost"] = np.where(take, at_boost, columns.get(f"{column}_at_boost", False))
 
 
 def _l2_clock(

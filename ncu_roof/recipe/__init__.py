@@ -160,14 +160,7 @@ def normalize_columns(
         out[f"peak_{precision}_flop_per_s"], out[f"peak_{precision}_flop_per_s_recipe"] = first_available(
             [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
         )
-    tensor = tensor_work(m, duration, factors, cc)
-    out["flop_tensor"], out["flop_tensor_recipe"] = tensor.flop, tensor.label
-    out["flop_tensor_not_collected"] = tensor.not_collected
-    out["peak_tensor_flop_per_s"], out["peak_tensor_flop_per_s_recipe"] = tensor.peak, tensor.peak_label
-    for path, (count, path_peak) in tensor.paths.items():
-        out[f"{TENSOR_PATH_PREFIX}{path}"] = count
-        out[f"peak_{TENSOR_PATH_PREFIX}{path}_per_s"] = path_peak
-    out["ops_total"] = tensor.int_ops
+    out.update(tensor_work(m, duration, factors, cc))
     out.update(_flop_total(out, m.rows))
     out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
     for pipe, pct in _pipes(m, duration).items():

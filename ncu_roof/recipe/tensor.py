@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -74,36 +73,26 @@ def is_integer_path(path: str) -> bool:
     return path.removesuffix("_sparse") in INTEGER_SOURCES
 
 
-@dataclass(frozen=True)
-class TensorWork:
-    """Tensor-core work of every launch: floating paths as FLOPs, integer paths as operations."""
-
-    flop: Numbers  # sum of the floating paths measured (NaN when none was)
-    label: Texts
-    not_collected: Texts  # variants of the partition that read n/a (None when none did)
-    peak: Numbers  # dense peak of the busiest floating source (FLOP/s)
-    peak_label: Texts
-    paths: Mapping[str, tuple[Numbers, Numbers]]  # path → (ops or FLOPs, its own peak per second)
-    int_ops: Numbers  # sum of the integer paths measured (NaN when none was)
-
-
-def tensor_work(m: MetricFrame, duration: Numbers, f: Factors, cc: Texts | None = None) -> TensorWork:
-    """`cc`: each launch's compute capability ("9.0"; None where unknown), else the device
-    attributes' (a bare metric frame)."""
+def tensor_work(
+    m: MetricFrame, duration: Numbers, f: Factors, cc: Texts | None = None
+) -> dict[str, np.ndarray]:
+    """Tensor-core work of every launch, as normalized columns: floating paths as FLOPs
+    (`flop_tensor`), integer paths as operations (`ops_total`; each a sum of the paths measured,
+    NaN when none was), each path's work and own peak per second, the variants of the partition
+    that read n/a (None when none did), the dense peak of the busiest floating source (FLOP/s).
+    `cc`: each launch's compute capability ("9.0"; None where unknown), else the device attributes'
+    (a bare metric frame)."""
     rows, clock = m.rows, m(CLOCKS["sm"])
     work_by_variant, source = _variant_work(m, clock, duration)
     peak_variants = sorted({mt["v"] for n in m.names() if (mt := TENSOR_PEAK.match(n)) is not None})
     per_variant_peak = {v: m(f"sm__ops_path_tensor_{v}.sum.peak_sustained") for v in peak_variants}
-    paths = {  # path → (its variants' work summed, its own peak)
-        path: (
-            sum_present([w for v, w in work_by_variant.items() if tensor_path(v) == path], rows),
-            _path_peak(per_variant_peak, path, rows) * clock,
-        )
+    paths = {  # path → its variants' work summed
+        path: sum_present([w for v, w in work_by_variant.items() if tensor_path(v) == path], rows)
         for path in sorted({tensor_path(v) for v in work_by_variant})
     }
     floating = [p for p in paths if not is_integer_path(p)]
     integer = [p for p in paths if is_integer_path(p)]
-    flop_paths = sum_present([paths[p][0] for p in floating], rows)
+    flop_paths = sum_present([paths[p] for p in floating], rows)
     not_collected = np.full(rows, np.nan, dtype=object)  # NaN: no partition in the report
     if work_by_variant:
         _, not_collected = present_sum(work_by_variant, dict.fromkeys(work_by_variant, 1.0))
@@ -130,10 +119,15 @@ def tensor_work(m: MetricFrame, duration: Numbers, f: Factors, cc: Texts | None 
     if unknown.any():
         label = label.copy()
         label[unknown] = [_unknown_label(c) for c in capability[unknown].tolist()]
+    out = {"flop_tensor": flop, "flop_tensor_recipe": label, "flop_tensor_not_collected": not_collected}
     floating_work = {v: w for v, w in work_by_variant.items() if tensor_path(v) in floating}
-    peak, peak_label = _tensor_peak(m, per_variant_peak, floating_work, clock, factors)
-    int_ops = sum_present([paths[p][0] for p in integer], rows)
-    return TensorWork(flop, label, not_collected, peak, peak_label, paths, int_ops)
+    peak = _tensor_peak(m, per_variant_peak, floating_work, clock, factors)
+    out["peak_tensor_flop_per_s"], out["peak_tensor_flop_per_s_recipe"] = peak
+    for path, work in paths.items():
+        out[f"{TENSOR_PATH_PREFIX}{path}"] = work
+        out[f"peak_{TENSOR_PATH_PREFIX}{path}_per_s"] = _path_peak(per_variant_peak, path, rows) * clock
+    out["ops_total"] = sum_present([paths[p] for p in integer], rows)
+    return out
 
 
 def _unknown_label(cc: object) -> str:
