@@ -143,8 +143,8 @@ def fill_builtin(
         return columns
     everywhere = np.ones(launch_count(columns), dtype=bool)
     fills = [  # (roof column, its launches, built-in figure per clock, the clock's kind, recipe)
-        (roof_column(key), everywhere, per_clock, kind, f"{hardware.origin} ({hardware.describe(key)})")
-        for key, (per_clock, kind) in hardware.per_clock().items()
+        (roof_column(key), everywhere, per_clock, "sm", f"{hardware.origin} ({how})")
+        for key, (per_clock, how) in hardware.per_clock().items()
     ]
     for tier in (t for t in TIERS if roof_column(t) in columns):
         for counter, rows in _tier_counters(columns, tier).items():

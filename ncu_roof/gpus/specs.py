@@ -47,11 +47,19 @@ class Hardware:
     l2_clock_source: str | None = None
 
     def per_clock(self) -> dict[str, tuple[float, str]]:
-        """Each compute roof as (FLOP per clock, the clock it scales with: "sm")."""
+        """Each compute roof in FLOP per SM clock, and how it was built: `128 FLOP/SM/clk x 108 SMs,
+        CC 8.0 Ampere GA100: ...`."""
         if self.arch is None or not self.sm_count:
             return {}
-        flops = {**self.arch.flop_per_sm_per_clk, **self.overrides}
-        return {precision: (per_sm * self.sm_count, "sm") for precision, per_sm in flops.items()}
+        unverified = {*self.arch.unverified, *self.overrides}
+        where = f"x {self.sm_count} SMs, CC {self.arch.cc} {self.arch.name}: {self.arch.source}"
+        return {
+            key: (
+                per_sm * self.sm_count,
+                f"{per_sm:g} FLOP/SM/clk{' (unverified)' * (key in unverified)} {where}",
+            )
+            for key, per_sm in {**self.arch.flop_per_sm_per_clk, **self.overrides}.items()
+        }
 
     def counter_per_clock(self, counter: str) -> tuple[float, str, str] | None:
         """The peak of a tier's traffic counter (`base*scale` as `recipe.tiers` names it) in bytes
@@ -81,16 +89,6 @@ class Hardware:
 
     def boost_clock(self, kind: str) -> float | None:
         return self.dram_boost_clock_hz if kind == "dram" else self.boost_clock_hz
-
-    def describe(self, key: str) -> str:
-        """How one compute roof is built: `128 FLOP/SM/clk x 108 SMs (CC 8.0 Ampere GA100 ...)`."""
-        assert self.arch is not None
-        per_sm = {**self.arch.flop_per_sm_per_clk, **self.overrides}.get(key)
-        verified = " (unverified)" if key in self.arch.unverified or key in self.overrides else ""
-        return (
-            f"{per_sm:g} FLOP/SM/clk{verified} x {self.sm_count} SMs, "
-            f"CC {self.arch.cc} {self.arch.name}: {self.arch.source}"
-        )
 
 
 def hardware_from_attributes(
