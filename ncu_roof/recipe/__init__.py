@@ -276,23 +276,9 @@ def _cuda_core_flop(
     complete_count = ~np.isnan(counted.flop) & is_missing(counted.missing)
     complete_rate = ~np.isnan(rated.flop) & is_missing(rated.missing)
     use_counted = complete_count | (~complete_rate & ~np.isnan(counted.flop))
-    flop = np.where(use_counted, counted.flop, rated.flop)
-    missing = np.where(use_counted, counted.missing, rated.missing)
-    with_packed = np.where(use_counted, counted.packed, rated.packed)
-    return flop, _flop_label(precision, scalar, packed, use_counted, with_packed, flop, missing), missing
-
-
-def _flop_label(
-    precision: str,
-    scalar: dict[str, float],
-    packed: dict[str, float],
-    use_counted: Flags,
-    with_packed: Flags,
-    flop: Numbers,
-    missing: Texts,
-) -> Texts:
-    """The recipe labels as codes into a few texts: (counter | rate*time) × (with the packed terms
-    or not) × (the terms not collected, if any)."""
+    flop, missing, with_packed = (np.where(use_counted, c, r) for c, r in zip(counted, rated, strict=True))
+    # the recipe labels as codes into a few texts: (counter | rate*time) × (with the packed terms
+    # or not) × (the terms not collected, if any)
     add, mul, fma = FLOP_OPS[precision]
     lanes = scalar[add]
     name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
@@ -300,17 +286,16 @@ def _flop_label(
     gap_codes, gaps = codes_of(missing)
     suffixes = [*(f" (not collected: {gap})" for gap in gaps), ""]
     texts = [
-        f"{source}:{formula}{suffix}"
-        for source in ("counter", "rate*time")
+        f"{kind}:{formula}{suffix}"
+        for kind in ("counter", "rate*time")
         for formula in names
         for suffix in suffixes
     ]
     gap = np.where(gap_codes < 0, len(suffixes) - 1, gap_codes)
     formula = np.where(use_counted, 0, 2) + with_packed  # the index into (source, formula)
-    codes = formula * len(suffixes) + gap
-    codes = np.where(np.isnan(flop), len(texts), codes)
+    codes = np.where(np.isnan(flop), len(texts), formula * len(suffixes) + gap)
     labels: Texts = np.array([*texts, None], dtype=object)[codes]
-    return labels
+    return flop, labels, missing
 
 
 def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:
