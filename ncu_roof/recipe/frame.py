@@ -138,26 +138,15 @@ def max_present(parts: Sequence[Numbers], rows: int) -> Numbers:
 
 def first_available(candidates: list[Formula]) -> tuple[Numbers, Texts]:
     """Per row, the first candidate with a value; returns (values, recipe label, NaN for none)."""
-    values, chosen = choose(candidates)
-    labels: Texts = labels_of(candidates)[chosen]
-    return values, labels
-
-
-def choose(candidates: list[Formula]) -> tuple[Numbers, npt.NDArray[np.intp]]:
-    """Per row, the first candidate with a value, and which it was (1, 2, …; 0 for none)."""
     rows = len(candidates[0][1])
     values = np.full(rows, np.nan)
-    chosen = np.zeros(rows, dtype=np.intp)
+    chosen = np.zeros(rows, dtype=np.intp)  # which candidate: 1, 2, …; 0 for none
     for k, (_, candidate) in enumerate(candidates, start=1):
         take = (chosen == 0) & ~np.isnan(candidate)
         values[take] = candidate[take]
         chosen[take] = k
-    return values, chosen
-
-
-def labels_of(candidates: list[Formula]) -> Texts:
-    """The candidates' labels, indexed as `choose` counts them (NaN first: the label of a row none fits)."""
-    return np.array([np.nan, *(label for label, _ in candidates)], dtype=object)
+    labels: Texts = np.array([np.nan, *(label for label, _ in candidates)], dtype=object)[chosen]
+    return values, labels
 
 
 def codes_of(labels: Texts) -> tuple[npt.NDArray[np.intp], list[str]]:

@@ -35,9 +35,8 @@ from ncu_roof.recipe.frame import (
     MetricFrame,
     Numbers,
     Texts,
-    choose,
     fillna,
-    labels_of,
+    first_available,
 )
 
 LOWER_BOUND = "a lower bound"  # in a bytes label: the tier's traffic is only part of it
@@ -89,16 +88,10 @@ def _measured(
     if derived is not None:
         rates.append((f"{derived}.per_second", m(f"{derived}.per_second")))
         peaks.append((f"{derived}.peak_sustained", m(f"{derived}.peak_sustained")))
-    rate, rate_chosen = choose(rates)
-    peak, peak_chosen = choose(peaks)
-    nbytes, bytes_chosen = choose(
-        [(f"counter:{name}", count), ("rate*time:", rate * duration if rated else m.nan)]
-    )
-    # labels as codes into a few texts: rate × time says which rate, a peak at which clock
-    rate_labels = [f"rate*time:{label}" for label in labels_of(rates)[1:]]
-    texts = [np.nan, *(t.removesuffix("*1") for t in (f"counter:{name}", *rate_labels))]
-    codes = np.where(bytes_chosen == 2, 1 + rate_chosen, bytes_chosen)
-    label: Texts = np.array(texts, dtype=object)[codes]
+    rate = first_available(rates)[0]
+    # per row the first with a value (rates and peaks: their own, then the derived one's)
+    by_time = [(f"rate*time:{label}".removesuffix("*1"), r * duration) for label, r in rates] if rated else []
+    nbytes, label = first_available([(f"counter:{name}", count), *by_time])
     # the .avg's percentage of its per-unit peak is the .sum's of the sum of them
     pct = fillna(
         m(f"{base}.pct_of_peak_sustained_elapsed"),
@@ -106,11 +99,8 @@ def _measured(
     )
     achieved = fillna(rate, count / duration)
     by_pct = np.where(pct > 0, achieved / (pct / 100.0), np.nan)
-    roof, roof_chosen = choose([("peak", peak * clock), ("pct", by_pct)])
-    peak_texts = [f"{label} x {clock_name}" for label in labels_of(peaks)[1:]]
-    texts = [np.nan, *peak_texts, f"{name} rate / pct_of_peak_sustained_elapsed"]
-    codes = np.where(roof_chosen == 1, peak_chosen, np.where(roof_chosen == 2, 1 + len(peaks), 0))
-    roof_label: Texts = np.array(texts, dtype=object)[codes]
+    roofs = [(f"{label} x {clock_name}", p * clock) for label, p in peaks]
+    roof, roof_label = first_available([*roofs, (f"{name} rate / pct_of_peak_sustained_elapsed", by_pct)])
     return TierDefinition(kind, label, nbytes, roof, roof_label, _counter_of(m, name, nbytes))
 
 
