@@ -106,8 +106,7 @@ def _attribute(norm: Mapping[str, np.ndarray], *columns: str) -> float | None:
 
 def _device_cc(norm: Mapping[str, np.ndarray], cc_column: str | None) -> str | None:
     """The compute capability of the `device__attribute_*` values, else `cc_column`."""
-    major = _attribute(norm, "device_cc_major")
-    minor = _attribute(norm, "device_cc_minor")
+    major, minor = (_attribute(norm, f"device_cc_{part}") for part in ("major", "minor"))
     return f"{int(major)}.{int(minor)}" if major is not None and minor is not None else cc_column
 
 
@@ -120,11 +119,10 @@ def infer_device(norm: Mapping[str, np.ndarray], cc: str | None) -> Inference | 
 
 def inferred_hardware(inference: Inference) -> Hardware | None:
     """The inferred product's per-clock figures, their origin saying it was inferred."""
-    if inference.gpu is None:
+    gpu = inference.gpu
+    if gpu is None:
         return None
-    return dataclasses.replace(
-        inference.gpu.hardware(), origin=f"builtin:{inference.gpu.key}, {inference.describe()}"
-    )
+    return dataclasses.replace(gpu.hardware(), origin=f"builtin:{gpu.key}, {inference.describe()}")
 
 
 def fill_builtin(

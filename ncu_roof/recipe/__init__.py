@@ -311,9 +311,8 @@ def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:
             if match is not None:
                 pipe = match["p"].removesuffix("_pred_on_any")
                 found.setdefault(pipe, {}).setdefault(kind, []).append(name)
-    elapsed_cycles = fillna(m(SM_CYCLES), m(CLOCKS["sm"]) * duration)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        active_share = np.where(elapsed_cycles > 0, m(SM_ACTIVE_CYCLES) / elapsed_cycles, np.nan)
+    elapsed_cycles = fillna(m(SM_CYCLES), m(CLOCKS["sm"]) * duration)  # (x/0: `normalize_columns`' errstate)
+    active_share = np.where(elapsed_cycles > 0, m(SM_ACTIVE_CYCLES) / elapsed_cycles, np.nan)
     out: dict[str, Numbers] = {}
     for pipe, kinds in sorted(found.items()):
         figures = []

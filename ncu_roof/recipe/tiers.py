@@ -40,7 +40,6 @@ from ncu_roof.recipe.frame import (
 )
 
 LOWER_BOUND = "a lower bound"  # in a bytes label: the tier's traffic is only part of it
-DRAM_COUNTER = "dram__bytes.sum"
 OTHER_NSIGHT = "nsight-other"  # the kind of another Nsight version's measure
 
 
@@ -171,7 +170,7 @@ def tier_candidates(
     dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, rated=False)
 
     def dram_sum(label: str, nbytes: Numbers) -> TierDefinition:
-        return _fixed(m, label, nbytes, dram_bytes, DRAM_COUNTER)
+        return _fixed(m, label, nbytes, dram_bytes, "dram__bytes.sum")
 
     read, write = DRAM_READ_WRITE
     read_sectors, write_sectors = DRAM_SECTORS
