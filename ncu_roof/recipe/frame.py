@@ -69,7 +69,9 @@ class MetricFrame:
 
     def __init__(self, metrics: Metrics, rows: int | None = None) -> None:
         """`rows`: the number of launches (needed only when `metrics` is a mapping with no column)."""
-        self.rows = rows if rows is not None else _rows(metrics)
+        if rows is None:  # a DataFrame (pandas or Polars) knows its rows without a column
+            rows = len(metrics) if hasattr(metrics, "columns") else len(next(iter(metrics.values()), ()))
+        self.rows = rows
         self.nan: Numbers = read_only(np.full(self.rows, np.nan))
         self.no_labels: Texts = read_only(np.full(self.rows, np.nan, dtype=object))
         self._metrics = metrics
@@ -102,13 +104,6 @@ class MetricFrame:
 
     def names(self) -> list[str]:
         return self._names
-
-
-def _rows(metrics: Metrics) -> int:
-    if hasattr(metrics, "columns"):  # a DataFrame (pandas or Polars) knows its rows without a column
-        return len(metrics)
-    first = next(iter(metrics), None)
-    return 0 if first is None else len(metrics[str(first)])
 
 
 def fillna(values: Numbers, other: Numbers | float) -> Numbers:
