@@ -105,12 +105,9 @@ def arch_for(cc: str | None) -> Arch | None:
     listed = arch_for_cc(cc)
     if listed is not None or not cc:
         return listed
-    base = nearest_listed(cc, archs())
-    return None if base is None else _assumed(archs()[base], cc)
-
-
-def _assumed(base: Arch, cc: str) -> Arch:
-    """`base`'s figures for the unlisted revision `cc`, every one marked unverified."""
+    base = archs().get(nearest_listed(cc, archs()) or "")
+    if base is None:
+        return None
     return replace(
         base,
         cc=cc,

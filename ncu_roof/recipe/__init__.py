@@ -305,7 +305,7 @@ def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:
     one-block kernel's ALU busy on its one SM is not busy over the GPU's time. Without that share
     such a figure is left out."""
     found: dict[str, dict[str, list[str]]] = {}
-    for name in m.names():
+    for name in m.names:
         for kind, pattern in (("inst", PIPE_INST), ("cycles", PIPE_CYCLES)):
             match = pattern.match(name)
             if match is not None:

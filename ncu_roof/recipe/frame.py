@@ -75,8 +75,8 @@ class MetricFrame:
         self.nan: Numbers = read_only(np.full(self.rows, np.nan))
         self.no_labels: Texts = read_only(np.full(self.rows, np.nan, dtype=object))
         self._metrics = metrics
-        self._names = [str(c) for c in getattr(metrics, "columns", metrics)]
-        self._held = set(self._names)
+        self.names = [str(c) for c in getattr(metrics, "columns", metrics)]  # the metrics it holds
+        self._held = set(self.names)
         self._arrays: dict[str, Numbers] = {}
 
     def __call__(self, name: str) -> Numbers:
@@ -101,9 +101,6 @@ class MetricFrame:
 
     def has(self, name: str) -> bool:
         return name in self._held
-
-    def names(self) -> list[str]:
-        return self._names
 
 
 def fillna(values: Numbers, other: Numbers | float) -> Numbers:

@@ -84,7 +84,7 @@ def tensor_work(
     (a bare metric frame)."""
     rows, clock = m.rows, m(CLOCKS["sm"])
     work_by_variant, source = _variant_work(m, clock, duration)
-    peak_variants = sorted({mt["v"] for n in m.names() if (mt := TENSOR_PEAK.match(n)) is not None})
+    peak_variants = sorted({mt["v"] for n in m.names if (mt := TENSOR_PEAK.match(n)) is not None})
     per_variant_peak = {v: m(f"sm__ops_path_tensor_{v}.sum.peak_sustained") for v in peak_variants}
     paths = {  # path → its variants' work summed
         path: sum_present([w for v, w in work_by_variant.items() if tensor_path(v) == path], rows)
@@ -160,7 +160,7 @@ def _flop_per_inst(m: MetricFrame, cc: Texts | None, f: Factors) -> tuple[dict[f
 
 def _variant_work(m: MetricFrame, clock: Numbers, duration: Numbers) -> tuple[dict[str, Numbers], str]:
     """The work of each variant of the partition, and where it came from ("counter", "rate*time")."""
-    names = m.names()
+    names = m.names
     count_variants = tensor_variants(names, TENSOR_COUNT)
     rate_variants = tensor_variants(names, TENSOR_RATE)
 

@@ -211,12 +211,13 @@ def tier_candidates(
     ]
 
     cc = 10 * m(CC_MAJOR) + m(CC_MINOR)
-    writebacks = []
     # each scope on the compute capabilities Nsight draws it on; any scope where the CC is unknown
-    for scope, drawn in (("_mem_lgds", cc >= 90), ("_mem_lg", (cc >= 75) & (cc <= 89)), ("", cc <= 72)):
-        d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1)
-        writebacks.append(_within(m, d, drawn | np.isnan(cc)))
-    l1_writeback = _first_with_bytes(writebacks[0], writebacks[1:])[0]
+    scopes = (("_mem_lgds", cc >= 90), ("_mem_lg", (cc >= 75) & (cc <= 89)), ("", cc <= 72))
+    writeback, *others = (
+        _within(m, measure("nsight", f"l1tex__lsu_writeback_active{s}.sum", wb, l1), drawn | np.isnan(cc))
+        for s, drawn in scopes
+    )
+    l1_writeback = _first_with_bytes(writeback, others)[0]
     l1_nsight = {
         "2024": l1_writeback,
         "2023": l1_writeback,
