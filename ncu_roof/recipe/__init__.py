@@ -77,7 +77,6 @@ __all__ = [
     "FLOP_OPS",
     "PIPE_PREFIX",
     "TENSOR_PATH_PREFIX",
-    "Factors",
     "collect_command",
     "flop_weights",
     "is_integer_path",
@@ -92,17 +91,15 @@ TRAFFIC_SUFFIX = "_traffic"  # normalized columns <tier>_traffic: texts, pandas'
 
 def normalize(
     metrics: pd.DataFrame,
-    factors: Factors = FACTORS,
     *,
     ncu_version: str | None = None,
     traffic: TrafficDefinition = TrafficDefinition.NSIGHT,
-    cc: Texts | None = None,
 ) -> pd.DataFrame:
     """Metric frame (SI) → normalized per-launch table (SI), with a recipe label per quantity:
     `normalize_columns` as a frame (labels object, `*_traffic` `str`), every column its own."""
     import pandas as pd
 
-    columns = normalize_columns(metrics, factors, ncu_version=ncu_version, traffic=traffic, cc=cc)
+    columns = normalize_columns(metrics, ncu_version=ncu_version, traffic=traffic)
     frame = {name: _column(name, values, metrics.index) for name, values in columns.items()}
     return pd.DataFrame(frame, index=metrics.index, copy=False)  # an array a column, none stacked
 
@@ -120,7 +117,6 @@ def _column(name: str, values: np.ndarray, index: pd.Index) -> np.ndarray | pd.S
 @np.errstate(all="ignore")  # as pandas: 0/0 is NaN and x/0 inf, without a warning
 def normalize_columns(
     metrics: Metrics,
-    factors: Factors = FACTORS,
     *,
     ncu_version: str | None = None,
     traffic: TrafficDefinition = TrafficDefinition.NSIGHT,
@@ -151,16 +147,16 @@ def normalize_columns(
     out["waves_per_sm"] = m(WAVES)
 
     for precision in CUDA_CORE_PRECISIONS:
-        flop, label, missing = _cuda_core_flop(m, precision, duration, factors)
+        flop, label, missing = _cuda_core_flop(m, precision, duration, FACTORS)
         out[f"flop_{precision}"], out[f"flop_{precision}_recipe"] = flop, label
         out[f"flop_{precision}_not_collected"] = missing
         fma = FLOP_OPS[precision][2]
-        factor = flop_weights(precision, factors)[0][fma]
+        factor = flop_weights(precision, FACTORS)[0][fma]
         peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])
         out[f"peak_{precision}_flop_per_s"], out[f"peak_{precision}_flop_per_s_recipe"] = first_available(
             [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
         )
-    out.update(tensor_work(m, duration, factors, cc))
+    out.update(tensor_work(m, duration, FACTORS, cc))
     out.update(_flop_total(out, m.rows))
     out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
     for pipe, pct in _pipes(m, duration).items():
@@ -181,7 +177,7 @@ def normalize_columns(
 
     era = nsight_era(ncu_version)
     measures = era if ncu_version else measured_era(m)
-    for tier, (asked, definitions) in tier_candidates(m, duration, factors, measures, traffic).items():
+    for tier, (asked, definitions) in tier_candidates(m, duration, FACTORS, measures, traffic).items():
         picked, out[f"{tier}{TRAFFIC_SUFFIX}"] = pick_tier(asked, definitions, m.rows, era)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
