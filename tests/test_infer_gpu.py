@@ -37,10 +37,10 @@ def test_a_cc_alone_names_a_product_only_when_all_of_its_products_share_sms_and_
     assert v100 is not None and v100.gpu is not None and v100.gpu.key == "v100-pcie"
     ga10x = infer_gpu("8.6", None)  # A10 72, A10G 80, A40 84, RTX 3070 46, RTX 3090 82 SMs
     assert ga10x is not None and ga10x.gpu is None
-    assert ga10x.hint() == "CC 8.6 matches a10, a10g, a40, rtx3070, rtx3090: pass --gpu KEY"
+    assert [g.key for g in ga10x.candidates] == ["a10", "a10g", "a40", "rtx3070", "rtx3090"]
     unknown = infer_gpu("8.6", 999)
     assert unknown is not None and unknown.gpu is None
-    assert unknown.hint() == "no built-in GPU has CC 8.6, 999 SMs: pass --roofs FILE.toml"
+    assert unknown.candidates == () and unknown.evidence == "CC 8.6, 999 SMs"
     assert infer_gpu(None, 108) is None
 
 

@@ -215,8 +215,10 @@ def test_per_clock_figures_reproduce_the_datasheets_at_boost() -> None:
                 arch.cc == "9.0" and precision == "tensor"
             ):
                 continue
-            per_clock, kind = hardware.per_clock()[precision]
-            assert kind == "sm"
+            per_clock, how = hardware.per_clock()[precision]
+            assert how.startswith(
+                f"{per_clock / gpu.sm_count:g} FLOP/SM/clk x {gpu.sm_count} SMs, CC {arch.cc}"
+            )
             boost = hardware.boost_clock("sm")
             assert boost is not None
             assert per_clock * boost == pytest.approx(datasheet, rel=0.02), (gpu.key, precision)

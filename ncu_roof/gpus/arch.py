@@ -1,10 +1,7 @@
 """Per-architecture figures, keyed by compute capability, each with its source: one type (`Arch`),
-one table (`archs()`, read from `data/archs.toml`, which says what each figure is for).
-
-The FLOP figures are per SM per clock: `analyze` scales them by the SM count and the measured clock
-(`specs.Hardware`), so that every built-in roof of one device refers to one clock. A `Figure`
-or `PathScale` with `verified=False` is derived or unverified on real hardware and says so wherever
-it is shown.
+one table (`archs()`, read from `data/archs.toml`, which says what each figure is for). The FLOP
+figures are per SM per clock (`specs.Hardware` scales them). A `Figure` or `PathScale` with
+`verified=False` is derived or unverified on real hardware and says so wherever it is shown.
 """
 
 from __future__ import annotations
@@ -108,12 +105,9 @@ def arch_for(cc: str | None) -> Arch | None:
     listed = arch_for_cc(cc)
     if listed is not None or not cc:
         return listed
-    base = nearest_listed(cc, archs())
-    return None if base is None else _assumed(archs()[base], cc)
-
-
-def _assumed(base: Arch, cc: str) -> Arch:
-    """`base`'s figures for the unlisted revision `cc`, every one marked unverified."""
+    base = archs().get(nearest_listed(cc, archs()) or "")
+    if base is None:
+        return None
     return replace(
         base,
         cc=cc,

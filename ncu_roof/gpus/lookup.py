@@ -74,13 +74,6 @@ class Inference:
         also = f"; also matches {', '.join(others)}" if others else ""
         return f"inferred from {self.evidence}{also}"
 
-    def hint(self) -> str:
-        """What to pass when no product could be inferred."""
-        if not self.candidates:
-            return f"no built-in GPU has {self.evidence}: pass --roofs FILE.toml"
-        keys = ", ".join(g.key for g in self.candidates)
-        return f"{self.evidence} matches {keys}: pass --gpu KEY"
-
 
 def infer_gpu(cc: str | None, sm_count: float | None, bus_bits: float | None = None) -> Inference | None:
     """The built-in product of a compute capability and, where the file holds them, its SM count
@@ -92,13 +85,13 @@ def infer_gpu(cc: str | None, sm_count: float | None, bus_bits: float | None = N
         return None
     evidence = [f"CC {cc}"]
     matches = [g for g in builtin_gpus().values() if g.cc == cc]
-    if sm_count is not None and sm_count > 0:
-        evidence.append(f"{int(sm_count)} SMs")
-        matches = [g for g in matches if g.sm_count == int(sm_count)]
+    sms = int(sm_count) if sm_count is not None and sm_count > 0 else None
+    if sms is not None:
+        evidence.append(f"{sms} SMs")
+        matches = [g for g in matches if g.sm_count == sms]
     if bus_bits is not None and bus_bits > 0:
         evidence.append(f"{int(bus_bits)}-bit memory bus")
         matches = [g for g in matches if g.memory_bus_bits == int(bus_bits)]
     shapes = {(g.sm_count, g.memory_bus_bits) for g in matches}
-    counted = sm_count is not None and sm_count > 0
-    gpu = matches[0] if matches and (len(shapes) == 1 or counted) else None
+    gpu = matches[0] if matches and (len(shapes) == 1 or sms is not None) else None
     return Inference(gpu, tuple(matches), ", ".join(evidence))

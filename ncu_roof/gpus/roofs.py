@@ -61,14 +61,9 @@ def median(values: np.ndarray) -> float:
     the middle one, or the mean of the two middle ones, as `np.median` (which imports numpy.ma)."""
     import numpy as np
 
-    numbers = np.asarray(values, dtype="float64")
-    numbers = np.sort(numbers[~np.isnan(numbers)])
-    n = len(numbers)
-    if n == 0:
-        return math.nan
-    if n % 2:
-        return float(numbers[n // 2])
-    return float((numbers[n // 2 - 1] + numbers[n // 2]) / 2)
+    numbers = np.sort(np.asarray(values, dtype="float64"))  # NaN sorts last
+    n = len(numbers) - int(np.isnan(numbers).sum())
+    return float(numbers[(n - 1) // 2 : n // 2 + 1].mean()) if n else math.nan
 
 
 def first_label(values: np.ndarray) -> str | None:
@@ -106,17 +101,12 @@ def device_hardware(
 
 def _attribute(norm: Mapping[str, np.ndarray], *columns: str) -> float | None:
     """The median of the first of `columns` whose launches have a number, else None."""
-    for column in columns:
-        value = median(norm[column]) if column in norm else math.nan
-        if math.isfinite(value):
-            return value
-    return None
+    return next((v for c in columns if c in norm and math.isfinite(v := median(norm[c]))), None)
 
 
 def _device_cc(norm: Mapping[str, np.ndarray], cc_column: str | None) -> str | None:
     """The compute capability of the `device__attribute_*` values, else `cc_column`."""
-    major = _attribute(norm, "device_cc_major")
-    minor = _attribute(norm, "device_cc_minor")
+    major, minor = (_attribute(norm, f"device_cc_{part}") for part in ("major", "minor"))
     return f"{int(major)}.{int(minor)}" if major is not None and minor is not None else cc_column
 
 
@@ -129,45 +119,59 @@ def infer_device(norm: Mapping[str, np.ndarray], cc: str | None) -> Inference | 
 
 def inferred_hardware(inference: Inference) -> Hardware | None:
     """The inferred product's per-clock figures, their origin saying it was inferred."""
-    if inference.gpu is None:
+    gpu = inference.gpu
+    if gpu is None:
         return None
-    return dataclasses.replace(
-        inference.gpu.hardware(), origin=f"builtin:{inference.gpu.key}, {inference.describe()}"
-    )
+    return dataclasses.replace(gpu.hardware(), origin=f"builtin:{gpu.key}, {inference.describe()}")
 
 
 def fill_builtin(
     norm: Mapping[str, np.ndarray], hardware: Hardware | None, replace: bool = False
 ) -> dict[str, np.ndarray]:
     """Each launch's roofs the report lacks (all of them when `replace`), from the built-in
-    per-clock figures × that launch's measured clocks (boost where the report has none).
-
-    A memory tier's roof is always the built-in peak of the very counter its traffic was counted
-    with (`bw_<tier>_counter`, `tier_peaks`); a launch without traffic on a tier gets the peak of
-    the counter Nsight draws there (for the device's roofs). The columns given are never written
-    into (they may be shared): filled ones are new arrays.
-    """
+    per-clock figures × that launch's measured clocks (boost where the report has none). A memory
+    tier's roof is always the built-in peak of the very counter its traffic was counted with
+    (`bw_<tier>_counter`, `tier_peaks`); a launch without traffic on a tier gets the peak of the
+    counter Nsight draws there (for the device's roofs). The columns given are never written into
+    (they may be shared): filled ones are new arrays."""
     import numpy as np
 
     columns = dict(norm)
     if hardware is None:
         return columns
-    for key, (per_clock, kind) in hardware.per_clock().items():
-        column = roof_column(key)
-        if column in columns:
-            everywhere = np.ones(launch_count(columns), dtype=bool)
-            recipe = f"{hardware.origin} ({hardware.describe(key)})"
-            _fill(columns, column, everywhere, per_clock, kind, recipe, hardware, replace)
-    for tier in TIERS:
-        column = roof_column(tier)
+    everywhere = np.ones(launch_count(columns), dtype=bool)
+    fills = [  # (roof column, its launches, built-in figure per clock, the clock's kind, recipe)
+        (roof_column(key), everywhere, per_clock, "sm", f"{hardware.origin} ({how})")
+        for key, (per_clock, how) in hardware.per_clock().items()
+    ]
+    for tier in (t for t in TIERS if roof_column(t) in columns):
+        for counter, rows in _tier_counters(columns, tier).items():
+            if (found := hardware.counter_per_clock(counter)) is not None:
+                per_clock, kind, how = found
+                fills.append((roof_column(tier), rows, per_clock, kind, f"{hardware.origin} ({how})"))
+    for column, rows, per_clock, kind, recipe in fills:
         if column not in columns:
             continue
-        for counter, rows in _tier_counters(columns, tier).items():
-            found = hardware.counter_per_clock(counter)
-            if found is not None:
-                per_clock, kind, how = found
-                recipe = f"{hardware.origin} ({how})"
-                _fill(columns, column, rows, per_clock, kind, recipe, hardware, replace)
+        # × each launch's clock of `kind`: the unit's measured clock, else its boost clock (the
+        # L2's: `_l2_clock`), on `rows` that lack the roof (all with `replace`)
+        measured = columns[CLOCK_COLUMNS[kind]]
+        if kind == "l2":
+            clock, at_boost, said = _l2_clock(columns, measured, hardware)
+        else:
+            boost = hardware.boost_clock(kind)
+            clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
+            at_boost, said = ~(measured > 0), np.full(len(measured), None, dtype=object)
+        value = per_clock * clock
+        lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
+        take = rows & ~np.isnan(value) & (lacking | replace)
+        columns[column] = np.where(take, value, columns[column])
+        labels = np.array(columns[f"{column}_recipe"], dtype=object, copy=True)
+        labels[take] = recipe  # one shared text, not one per launch
+        for words in {w for w in said[take].tolist() if w is not None}:
+            labels[take & (said == words)] = f"{recipe}; {words}"
+        columns[f"{column}_recipe"] = labels
+        columns[f"{column}_clock_hz"] = np.where(take, clock, columns.get(f"{column}_clock_hz", measured))
+        columns[f"{column}_at_boost"] = np.where(take, at_boost, columns.get(f"{column}_at_boost", False))
     return columns
 
 
@@ -176,13 +180,9 @@ def _tier_counters(columns: Mapping[str, np.ndarray], tier: str) -> dict[str, np
     on the tier under the counter Nsight draws there on their compute capability."""
     import numpy as np
 
-    counters = columns.get(f"bw_{tier}_counter")
+    counters = columns.get(f"bw_{tier}_counter", np.array([], dtype=object))
+    out = {c: np.equal(counters, c) for c in dict.fromkeys(counters.tolist()) if isinstance(c, str)}
     n = launch_count(columns)
-    out: dict[str, np.ndarray] = {}
-    if counters is not None:
-        for counter in dict.fromkeys(counters.tolist()):
-            if isinstance(counter, str):
-                out[counter] = np.equal(counters, counter)
     idle = np.isnan(columns[f"{tier}_bytes"])
     if idle.any():
         unknown = np.full(n, np.nan)
@@ -212,40 +212,6 @@ def _drawn_counters(tier: str, cc: np.ndarray) -> dict[str, np.ndarray]:
         f"l1tex__lsu_writeback_active_mem_lg.sum{wb}": (cc >= 75) & (cc < 90) | unknown,
         f"l1tex__lsu_writeback_active.sum{wb}": cc < 75,
     }
-
-
-def _fill(
-    columns: dict[str, np.ndarray],
-    column: str,
-    rows: np.ndarray,
-    per_clock: float,
-    kind: str,
-    recipe: str,
-    hardware: Hardware,
-    replace: bool,
-) -> None:
-    """One built-in roof × each launch's clock of `kind` on `rows` that lack it (all with
-    `replace`): the unit's measured clock, else its boost clock (the L2's: `_l2_clock`)."""
-    import numpy as np
-
-    measured = columns[CLOCK_COLUMNS[kind]]
-    if kind == "l2":
-        clock, at_boost, said = _l2_clock(columns, measured, hardware)
-    else:
-        boost = hardware.boost_clock(kind)
-        clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
-        at_boost, said = ~(measured > 0), np.full(len(measured), None, dtype=object)
-    value = per_clock * clock
-    lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
-    take = rows & ~np.isnan(value) & (lacking | replace)
-    columns[column] = np.where(take, value, columns[column])
-    labels = np.array(columns[f"{column}_recipe"], dtype=object, copy=True)
-    labels[take] = recipe  # one shared text, not one per launch
-    for words in {w for w in said[take].tolist() if w is not None}:
-        labels[take & (said == words)] = f"{recipe}; {words}"
-    columns[f"{column}_recipe"] = labels
-    columns[f"{column}_clock_hz"] = np.where(take, clock, columns.get(f"{column}_clock_hz", measured))
-    columns[f"{column}_at_boost"] = np.where(take, at_boost, columns.get(f"{column}_at_boost", False))
 
 
 def _l2_clock(
@@ -298,14 +264,11 @@ def report_roofs(
     bandwidth: dict[str, float] = {}
     for key in (*PRECISIONS, *TIERS):
         column = roof_column(key)
-        if column not in normalized:
-            continue
-        value = median(normalized[column])
+        value = median(normalized[column]) if column in normalized else math.nan
         if not value > 0:
             continue
         (compute if key in PRECISIONS else bandwidth)[key] = value
-        label = first_label(normalized[f"{column}_recipe"])
-        recipe = "report" if label is None else label
+        recipe = first_label(normalized[f"{column}_recipe"]) or "report"
         origins.append("report" if recipe.startswith("report") else recipe.split(" (", 1)[0])
         measured = normalized[CLOCK_COLUMNS[_ROOF_CLOCK[key]]]
         clock = median(normalized.get(f"{column}_clock_hz", measured))

@@ -3,16 +3,13 @@
 Two uses, two kinds of figure:
 - `ncu-roof gpus` and `predict` show each product's datasheet peaks at its boost clock (dense),
   exactly as the datasheet prints them (`Gpu.compute_flop_per_s`, `Gpu.bandwidth_byte_per_s`).
-- `analyze` needs roofs at the clock the kernel ran. It computes them from the per-architecture
-  figures (`arch.Arch`: FLOP and bytes per SM per clock) × the SM count × the measured clock
-  (`Hardware`), so that every roof of one device refers to one clock. A device that is not in the
-  product table gets the same from the report's own `device__attribute_*` values.
+- `analyze` needs roofs at the clock the kernel ran: the per-architecture figures (`arch.Arch`:
+  FLOP and bytes per SM per clock) × the SM count × the measured clock (`Hardware`), so that every
+  roof of one device refers to one clock; from the report's `device__attribute_*` values for a
+  device not in the product table (its rows: `data/gpus.toml`, read by `lookup`).
 
 DRAM bytes per DRAM clock = bus width / 4 (double data rate: bus bits / 8 × 2), which is
 `dram__bytes.sum.peak_sustained` in every corpus report (A100 5120-bit: 1280 B; A10G 384-bit: 96 B).
-
-The product rows themselves are in `data/gpus.toml`; `lookup` reads them and finds one by key or
-device name.
 """
 
 from __future__ import annotations
@@ -50,16 +47,19 @@ class Hardware:
     l2_clock_source: str | None = None
 
     def per_clock(self) -> dict[str, tuple[float, str]]:
-        """Each compute roof as (FLOP per clock, the clock it scales with: "sm")."""
+        """Each compute roof in FLOP per SM clock, and how it was built: `128 FLOP/SM/clk x 108 SMs,
+        CC 8.0 Ampere GA100: ...`."""
         if self.arch is None or not self.sm_count:
             return {}
-        flops = {**self.arch.flop_per_sm_per_clk, **self.overrides}
-        return {precision: (per_sm * self.sm_count, "sm") for precision, per_sm in flops.items()}
-
-    @property
-    def l2_slices(self) -> int | None:
-        """L2 slices, by the memory bus (`tier_peaks.l2_slices`)."""
-        return l2_slices(self.dram_byte_per_clk * 4) if self.dram_byte_per_clk else None
+        unverified = {*self.arch.unverified, *self.overrides}
+        where = f"x {self.sm_count} SMs, CC {self.arch.cc} {self.arch.name}: {self.arch.source}"
+        return {
+            key: (
+                per_sm * self.sm_count,
+                f"{per_sm:g} FLOP/SM/clk{' (unverified)' * (key in unverified)} {where}",
+            )
+            for key, per_sm in {**self.arch.flop_per_sm_per_clk, **self.overrides}.items()
+        }
 
     def counter_per_clock(self, counter: str) -> tuple[float, str, str] | None:
         """The peak of a tier's traffic counter (`base*scale` as `recipe.tiers` names it) in bytes
@@ -77,7 +77,8 @@ class Hardware:
         if found is None:
             return None
         peak, per_unit = found
-        units = self.l2_slices if peak.unit == "L2 slice" else self.sm_count
+        bus = self.dram_byte_per_clk  # L2 slices: by the memory bus (`tier_peaks.l2_slices`)
+        units = (bus and l2_slices(bus * 4)) if peak.unit == "L2 slice" else self.sm_count
         if not units:
             return None
         value = peak.per_clock * per_unit * scale * units
@@ -89,16 +90,6 @@ class Hardware:
     def boost_clock(self, kind: str) -> float | None:
         return self.dram_boost_clock_hz if kind == "dram" else self.boost_clock_hz
 
-    def describe(self, key: str) -> str:
-        """How one compute roof is built: `128 FLOP/SM/clk x 108 SMs (CC 8.0 Ampere GA100 ...)`."""
-        assert self.arch is not None
-        per_sm = {**self.arch.flop_per_sm_per_clk, **self.overrides}.get(key)
-        verified = " (unverified)" if key in self.arch.unverified or key in self.overrides else ""
-        return (
-            f"{per_sm:g} FLOP/SM/clk{verified} x {self.sm_count} SMs, "
-            f"CC {self.arch.cc} {self.arch.name}: {self.arch.source}"
-        )
-
 
 def hardware_from_attributes(
     sm_count: float | None,
@@ -109,21 +100,19 @@ def hardware_from_attributes(
 ) -> Hardware | None:
     """Built-in figures from ncu's `device__attribute_*` values (any NVIDIA GPU since Volta)."""
 
-    def ok(value: float | None) -> bool:
-        return value is not None and value == value and value > 0
+    def ok(value: float | None) -> float | None:
+        return value if value is not None and value > 0 else None  # NaN is not > 0
 
-    arch = arch_for(cc)
-    sms = int(sm_count) if ok(sm_count) and sm_count is not None else None
-    dram = bus_bits / 4 if ok(bus_bits) and bus_bits is not None else None
-    if (arch is None or sms is None) and dram is None:
+    arch, sms, bus = arch_for(cc), ok(sm_count), ok(bus_bits)
+    if (arch is None or sms is None) and bus is None:
         return None
     return Hardware(
         origin="device attributes",
         arch=arch,
-        sm_count=sms,
-        boost_clock_hz=clock_hz if ok(clock_hz) else None,
-        dram_byte_per_clk=dram,
-        dram_boost_clock_hz=memory_clock_hz if ok(memory_clock_hz) else None,
+        sm_count=None if sms is None else int(sms),
+        boost_clock_hz=ok(clock_hz),
+        dram_byte_per_clk=None if bus is None else bus / 4,
+        dram_boost_clock_hz=ok(memory_clock_hz),
     )
 
 

@@ -1,17 +1,12 @@
 """The peak of every memory-tier traffic counter, per architecture: one table (`counter_peaks()`,
-read from `data/tier_peaks.toml`), each figure per SM or per L2 slice and per clock of its unit,
-with its source.
+read from `data/tier_peaks.toml`, which says what the figures are and where each comes from).
 
 A tier's traffic is only ever judged against the peak of the very counter it was counted with
 (`recipe.tiers`): `lts__t_sectors` against the L2 tag stage's sector peak, Nsight's
 `lts__lts2xbar_cycles_active × 32` against the L2→crossbar data path's, and so on. Where a report
 lacks that peak, `roofs.fill_builtin` takes it from here × the SM or L2-slice count × the clock the
-launch ran at (the unit's own clock, else the SM clock: one clock per device).
-
-Figures are in the counter's own unit (sectors, cycles, bytes) per unit per clock; the data file
-says where they come from (`scripts/mine_peaks.py` prints them from reports;
-`tests/test_tier_peaks.py` checks every figure against every corpus report that carries it). A
-figure no report confirmed is marked unverified there, and only there (`CounterPeak.verified`).
+launch ran at (the unit's own clock, else the SM clock: one clock per device). A figure no report
+confirmed is marked unverified in the data file, and only there (`CounterPeak.verified`).
 """
 
 from __future__ import annotations
@@ -75,7 +70,7 @@ def _peak(figure: dict[str, Any], unit_clock: dict[str, str]) -> CounterPeak:
 
 
 def _unverified(figures: dict[str, CounterPeak], cc: str) -> dict[str, CounterPeak]:
-    """Another architecture's figures, assumed for `cc`: every one unverified."""
+    """Another architecture's figures (`cc`'s), assumed: every one unverified."""
     return {
         k: CounterPeak(p.per_clock, p.unit, p.clock, f"assumed as CC {cc} ({p.source})", False)
         for k, p in figures.items()
@@ -83,9 +78,9 @@ def _unverified(figures: dict[str, CounterPeak], cc: str) -> dict[str, CounterPe
 
 
 def counter_peak(cc: str, counter: str) -> tuple[CounterPeak, float] | None:
-    """The peak figure of `counter` (a `.sum`, as `recipe.tiers` names them) on compute capability
-    `cc`, and the bytes per counter unit it implies beyond the counter's own (32 for
-    lts__t_bytes, which is lts__t_sectors × 32); None where the table has none."""
+    """The peak figure of `counter` (a `.sum`) on compute capability `cc`, and the bytes per
+    counter unit it implies beyond the counter's own (32 for lts__t_bytes = lts__t_sectors × 32);
+    None where the table has none."""
     figures = counter_peaks().get(cc)
     if figures is None:  # an unlisted revision: its major's nearest lower one, unverified
         base_cc = nearest_listed(cc, counter_peaks())

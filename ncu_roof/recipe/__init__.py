@@ -2,8 +2,7 @@
 
 Input: a wide metric frame (one row per profiled launch, one column per ncu metric, SI values).
 Output: the normalized per-launch columns (`normalize_columns`: numpy arrays; `normalize`: them as
-a frame), where every derived number has a sibling `<name>_recipe` column saying which formula
-produced it.
+a frame), each derived number with a sibling `<name>_recipe` column saying which formula made it.
 
 Each quantity has candidate formulas in order of preference; per row, the first one whose inputs
 are all present wins. Factors that the metric recipe (shared notes, §3) marks **[verify]** live in
@@ -46,7 +45,6 @@ from ncu_roof.recipe.frame import (
     FACTORS,
     Factors,
     Flags,
-    Formula,
     MetricFrame,
     Metrics,
     Numbers,
@@ -79,7 +77,6 @@ __all__ = [
     "FLOP_OPS",
     "PIPE_PREFIX",
     "TENSOR_PATH_PREFIX",
-    "Factors",
     "collect_command",
     "flop_weights",
     "is_integer_path",
@@ -94,17 +91,15 @@ TRAFFIC_SUFFIX = "_traffic"  # normalized columns <tier>_traffic: texts, pandas'
 
 def normalize(
     metrics: pd.DataFrame,
-    factors: Factors = FACTORS,
     *,
     ncu_version: str | None = None,
     traffic: TrafficDefinition = TrafficDefinition.NSIGHT,
-    cc: Texts | None = None,
 ) -> pd.DataFrame:
     """Metric frame (SI) → normalized per-launch table (SI), with a recipe label per quantity:
     `normalize_columns` as a frame (labels object, `*_traffic` `str`), every column its own."""
     import pandas as pd
 
-    columns = normalize_columns(metrics, factors, ncu_version=ncu_version, traffic=traffic, cc=cc)
+    columns = normalize_columns(metrics, ncu_version=ncu_version, traffic=traffic)
     frame = {name: _column(name, values, metrics.index) for name, values in columns.items()}
     return pd.DataFrame(frame, index=metrics.index, copy=False)  # an array a column, none stacked
 
@@ -119,34 +114,31 @@ def _column(name: str, values: np.ndarray, index: pd.Index) -> np.ndarray | pd.S
     return pd.Series(own, index=index, dtype="str" if name.endswith(TRAFFIC_SUFFIX) else object, copy=False)
 
 
+@np.errstate(all="ignore")  # as pandas: 0/0 is NaN and x/0 inf, without a warning
 def normalize_columns(
     metrics: Metrics,
-    factors: Factors = FACTORS,
     *,
     ncu_version: str | None = None,
     traffic: TrafficDefinition = TrafficDefinition.NSIGHT,
     rows: int | None = None,
     cc: Texts | None = None,
 ) -> dict[str, np.ndarray]:
-    """Metrics (SI; a reader's launches or any DataFrame, or arrays with `rows` launches) → the
-    normalized per-launch columns (SI), with a recipe label per quantity: float64 numbers (NaN:
-    not measured), object labels (str, None or NaN), bool flags, in the order of `normalize`'s
-    columns. A read-only array may be shared by several columns (a metric passed through, the
-    all-NaN one); every other array is its column's own.
-
-    `ncu_version` (of the ncu that collected the report) picks the tier measures that version of
-    Nsight draws; `traffic` picks the traffic definition of the memory tiers; `cc` is each
-    launch's compute capability (`RunTable`'s `cc`; without it, the device attributes').
-    """
-    with np.errstate(all="ignore"):  # as pandas: 0/0 is NaN and x/0 inf, without a warning
-        return _normalize(MetricFrame(metrics, rows), factors, ncu_version, traffic, cc)
-
-
-def _normalize(
-    m: MetricFrame, factors: Factors, ncu_version: str | None, traffic: TrafficDefinition, cc: Texts | None
-) -> dict[str, np.ndarray]:
+    """Metrics (SI; a reader's launches, any DataFrame, or arrays with `rows` launches) → the
+    normalized per-launch columns (SI) in `normalize`'s order, with a recipe label per quantity:
+    float64 numbers (NaN: not measured), object labels (str, None or NaN), bool flags. A read-only
+    array may be shared by several columns (a metric passed through, the all-NaN one); every other
+    array is its column's own. `ncu_version` (of the ncu that collected the report) picks the tier
+    measures that version of Nsight draws; `traffic` the memory tiers' traffic definition; `cc` is
+    each launch's compute capability (`RunTable`'s `cc`; without it, the device attributes')."""
+    m = MetricFrame(metrics, rows)
     out: dict[str, np.ndarray] = {}
-    duration, out["duration_s_recipe"] = first_available(_duration(m))
+    cycles_per_clock = ((SM_CYCLES, CLOCKS["sm"]), (GPC_CYCLES, CLOCKS["gpc"]))
+    duration, out["duration_s_recipe"] = first_available(
+        [
+            (f"counter:{DURATION}", m(DURATION)),
+            *((f"cycles/clock:{cycles}/{clock}", m(cycles) / m(clock)) for cycles, clock in cycles_per_clock),
+        ]
+    )
     out["duration_s"] = duration
     out["sm_clock_hz"] = m.any_of(CLOCKS["sm"], CLOCKS["gpc"])
     out["dram_clock_hz"] = m(CLOCKS["dram"])
@@ -155,35 +147,37 @@ def _normalize(
     out["waves_per_sm"] = m(WAVES)
 
     for precision in CUDA_CORE_PRECISIONS:
-        flop, label, missing = _cuda_core_flop(m, precision, duration, factors)
+        flop, label, missing = _cuda_core_flop(m, precision, duration, FACTORS)
         out[f"flop_{precision}"], out[f"flop_{precision}_recipe"] = flop, label
         out[f"flop_{precision}_not_collected"] = missing
         fma = FLOP_OPS[precision][2]
-        factor = flop_weights(precision, factors)[0][fma]
+        factor = flop_weights(precision, FACTORS)[0][fma]
         peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])
         out[f"peak_{precision}_flop_per_s"], out[f"peak_{precision}_flop_per_s_recipe"] = first_available(
             [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
         )
-    tensor = tensor_work(m, duration, factors, cc)
-    out["flop_tensor"], out["flop_tensor_recipe"] = tensor.flop, tensor.label
-    out["flop_tensor_not_collected"] = tensor.not_collected
-    out["peak_tensor_flop_per_s"], out["peak_tensor_flop_per_s_recipe"] = tensor.peak, tensor.peak_label
-    for path, (count, path_peak) in tensor.paths.items():
-        out[f"{TENSOR_PATH_PREFIX}{path}"] = count
-        out[f"peak_{TENSOR_PATH_PREFIX}{path}_per_s"] = path_peak
-    out["ops_total"] = tensor.int_ops
+    out.update(tensor_work(m, duration, FACTORS, cc))
     out.update(_flop_total(out, m.rows))
     out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
     for pipe, pct in _pipes(m, duration).items():
         out[f"{PIPE_PREFIX}{pipe}_pct"] = pct
-    warp_inst, out["warp_inst_recipe"] = first_available(_warp_inst(m, duration))
+    clock, sms = m(CLOCKS["sm"]), m.any_of(*SM_COUNT_METRICS)
+    smsp_count, sm_count, sum_rate, avg_rate = WARP_INST_METRICS
+    warp_inst, out["warp_inst_recipe"] = first_available(
+        [
+            (f"counter:{smsp_count}", m(smsp_count)),
+            (f"counter:{sm_count}", m(sm_count)),
+            (f"rate*time:{sum_rate}*sm_clock", m(sum_rate) * clock * duration),
+            (f"rate*time:{avg_rate}*SMs*sm_clock", m(avg_rate) * sms * clock * duration),
+        ]
+    )
     out["warp_inst"] = warp_inst
-    out["sm_count"] = m.any_of(*SM_COUNT_METRICS)
+    out["sm_count"] = sms
     out["schedulers_per_sm"] = m(SCHEDULERS_METRIC)
 
     era = nsight_era(ncu_version)
     measures = era if ncu_version else measured_era(m)
-    for tier, (asked, definitions) in tier_candidates(m, duration, factors, measures, traffic).items():
+    for tier, (asked, definitions) in tier_candidates(m, duration, FACTORS, measures, traffic).items():
         picked, out[f"{tier}{TRAFFIC_SUFFIX}"] = pick_tier(asked, definitions, m.rows, era)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
@@ -220,30 +214,16 @@ def _flop_total(out: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
     }
 
 
-def _duration(m: MetricFrame) -> list[Formula]:
-    return [
-        (f"counter:{DURATION}", m(DURATION)),
-        *(
-            (f"cycles/clock:{cycles}/{clock}", m(cycles) / m(clock))
-            for cycles, clock in ((SM_CYCLES, CLOCKS["sm"]), (GPC_CYCLES, CLOCKS["gpc"]))
-        ),
-    ]
-
-
 def flop_weights(precision: str, f: Factors) -> tuple[dict[str, float], dict[str, float]]:
-    """FLOPs per thread instruction of each op a precision's FLOPs are counted from: the scalar
-    ops, and the packed ones (`metrics.PACKED_OPS`: Blackwell's FADD2/FMUL2 = 2, FFMA2 = 4).
+    """FLOPs per thread instruction of each op (add, mul, fma) a precision's FLOPs are counted
+    from: the scalar ops, and the packed ones (`metrics.PACKED_OPS`: Blackwell's FADD2/FMUL2 = 2,
+    FFMA2 = 4). The one table the counter path, the rate × time path, the labels and the peak read."""
 
-    The one table the counter path, the rate × time path, the labels and the peak all read."""
+    def weights(ops: tuple[str, ...], lanes: float) -> dict[str, float]:
+        return dict(zip(ops, (lanes, lanes, lanes * f.fma_flop), strict=False))  # no ops: {}
+
     lanes = f.fp16_lanes if precision == "fp16" else 1.0
-    return _weights(FLOP_OPS[precision], lanes, f), _weights(PACKED_OPS.get(precision), f.fp32x2_lanes, f)
-
-
-def _weights(ops: tuple[str, ...] | None, lanes: float, f: Factors) -> dict[str, float]:
-    if ops is None:
-        return {}
-    add, mul, fma = ops
-    return {add: lanes, mul: lanes, fma: lanes * f.fma_flop}
+    return weights(FLOP_OPS[precision], lanes), weights(PACKED_OPS.get(precision, ()), f.fp32x2_lanes)
 
 
 class _Flop(NamedTuple):
@@ -292,23 +272,9 @@ def _cuda_core_flop(
     complete_count = ~np.isnan(counted.flop) & is_missing(counted.missing)
     complete_rate = ~np.isnan(rated.flop) & is_missing(rated.missing)
     use_counted = complete_count | (~complete_rate & ~np.isnan(counted.flop))
-    flop = np.where(use_counted, counted.flop, rated.flop)
-    missing = np.where(use_counted, counted.missing, rated.missing)
-    with_packed = np.where(use_counted, counted.packed, rated.packed)
-    return flop, _flop_label(precision, scalar, packed, use_counted, with_packed, flop, missing), missing
-
-
-def _flop_label(
-    precision: str,
-    scalar: dict[str, float],
-    packed: dict[str, float],
-    use_counted: Flags,
-    with_packed: Flags,
-    flop: Numbers,
-    missing: Texts,
-) -> Texts:
-    """The recipe labels as codes into a few texts: (counter | rate*time) × (with the packed terms
-    or not) × (the terms not collected, if any)."""
+    flop, missing, with_packed = (np.where(use_counted, c, r) for c, r in zip(counted, rated, strict=True))
+    # the recipe labels as codes into a few texts: (counter | rate*time) × (with the packed terms
+    # or not) × (the terms not collected, if any)
     add, mul, fma = FLOP_OPS[precision]
     lanes = scalar[add]
     name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
@@ -316,17 +282,16 @@ def _flop_label(
     gap_codes, gaps = codes_of(missing)
     suffixes = [*(f" (not collected: {gap})" for gap in gaps), ""]
     texts = [
-        f"{source}:{formula}{suffix}"
-        for source in ("counter", "rate*time")
+        f"{kind}:{formula}{suffix}"
+        for kind in ("counter", "rate*time")
         for formula in names
         for suffix in suffixes
     ]
     gap = np.where(gap_codes < 0, len(suffixes) - 1, gap_codes)
     formula = np.where(use_counted, 0, 2) + with_packed  # the index into (source, formula)
-    codes = formula * len(suffixes) + gap
-    codes = np.where(np.isnan(flop), len(texts), codes)
+    codes = np.where(np.isnan(flop), len(texts), formula * len(suffixes) + gap)
     labels: Texts = np.array([*texts, None], dtype=object)[codes]
-    return labels
+    return flop, labels, missing
 
 
 def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:
@@ -336,15 +301,14 @@ def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:
     one-block kernel's ALU busy on its one SM is not busy over the GPU's time. Without that share
     such a figure is left out."""
     found: dict[str, dict[str, list[str]]] = {}
-    for name in m.names():
+    for name in m.names:
         for kind, pattern in (("inst", PIPE_INST), ("cycles", PIPE_CYCLES)):
             match = pattern.match(name)
             if match is not None:
                 pipe = match["p"].removesuffix("_pred_on_any")
                 found.setdefault(pipe, {}).setdefault(kind, []).append(name)
-    elapsed_cycles = fillna(m(SM_CYCLES), m(CLOCKS["sm"]) * duration)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        active_share = np.where(elapsed_cycles > 0, m(SM_ACTIVE_CYCLES) / elapsed_cycles, np.nan)
+    elapsed_cycles = fillna(m(SM_CYCLES), m(CLOCKS["sm"]) * duration)  # (x/0: `normalize_columns`' errstate)
+    active_share = np.where(elapsed_cycles > 0, m(SM_ACTIVE_CYCLES) / elapsed_cycles, np.nan)
     out: dict[str, Numbers] = {}
     for pipe, kinds in sorted(found.items()):
         figures = []
@@ -354,15 +318,3 @@ def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:
             figures.append(fillna(elapsed, active))
         out[pipe] = max_present(figures, m.rows)
     return out
-
-
-def _warp_inst(m: MetricFrame, duration: Numbers) -> list[Formula]:
-    clock = m(CLOCKS["sm"])
-    sms = m.any_of(*SM_COUNT_METRICS)
-    smsp_count, sm_count, sum_rate, avg_rate = WARP_INST_METRICS
-    return [
-        (f"counter:{smsp_count}", m(smsp_count)),
-        (f"counter:{sm_count}", m(sm_count)),
-        (f"rate*time:{sum_rate}*sm_clock", m(sum_rate) * clock * duration),
-        (f"rate*time:{avg_rate}*SMs*sm_clock", m(avg_rate) * sms * clock * duration),
-    ]

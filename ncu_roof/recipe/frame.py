@@ -8,7 +8,7 @@ The metric frame's arrays are shared and read-only: a formula makes new arrays, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -62,21 +62,21 @@ def read_only(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 
 class MetricFrame:
-    """The metric frame's columns as float64 arrays, each converted once, where an absent metric
-    reads as NaN (one shared array; `no_labels` is its labels' kin). The arrays are read-only.
-
-    A formula may read only the names `metrics` declares (the readers drop every other column,
-    so an undeclared name would read as NaN on every input): any other is a `KeyError`.
-    """
+    """The metric frame's columns as read-only float64 arrays, each converted once; an absent
+    metric reads as NaN (one shared array; `no_labels` is its labels' kin). A formula may read only
+    the names `metrics` declares (the readers drop every other column, so an undeclared name would
+    read as NaN on every input): any other is a `KeyError`."""
 
     def __init__(self, metrics: Metrics, rows: int | None = None) -> None:
         """`rows`: the number of launches (needed only when `metrics` is a mapping with no column)."""
-        self.rows = rows if rows is not None else _rows(metrics)
+        if rows is None:  # a DataFrame (pandas or Polars) knows its rows without a column
+            rows = len(metrics) if hasattr(metrics, "columns") else len(next(iter(metrics.values()), ()))
+        self.rows = rows
         self.nan: Numbers = read_only(np.full(self.rows, np.nan))
         self.no_labels: Texts = read_only(np.full(self.rows, np.nan, dtype=object))
         self._metrics = metrics
-        self._names = [str(c) for c in getattr(metrics, "columns", metrics)]
-        self._held = set(self._names)
+        self.names = [str(c) for c in getattr(metrics, "columns", metrics)]  # the metrics it holds
+        self._held = set(self.names)
         self._arrays: dict[str, Numbers] = {}
 
     def __call__(self, name: str) -> Numbers:
@@ -87,7 +87,10 @@ class MetricFrame:
         array = self._arrays.get(name)
         if array is None:
             # a read-only view: the caller's own array is not made read-only by it
-            array = self._arrays[name] = read_only(_numbers(self._metrics[name]).view())
+            values = np.asarray(self._metrics[name])  # float64 from every reader: no copy
+            if values.dtype != np.float64:  # a metric as text: numbers where numbers (as `to_numeric`)
+                values = np.array([cell_number(v) for v in values.tolist()], dtype=np.float64)
+            array = self._arrays[name] = read_only(values.view())
         return array
 
     def any_of(self, *names: str) -> Numbers:
@@ -98,24 +101,6 @@ class MetricFrame:
 
     def has(self, name: str) -> bool:
         return name in self._held
-
-    def names(self) -> list[str]:
-        return self._names
-
-
-def _rows(metrics: Metrics) -> int:
-    if hasattr(metrics, "columns"):  # a DataFrame (pandas or Polars) knows its rows without a column
-        return len(metrics)
-    first = next(iter(metrics), None)
-    return 0 if first is None else len(metrics[str(first)])
-
-
-def _numbers(column: npt.NDArray[Any] | pd.Series | pl.Series) -> Numbers:
-    values = np.asarray(column)
-    if values.dtype == np.float64:  # what every reader gives: no copy
-        return values
-    # a metric a report gives as text: numbers where they are numbers (as pandas' `to_numeric`)
-    return np.array([cell_number(v) for v in values.tolist()], dtype=np.float64)
 
 
 def fillna(values: Numbers, other: Numbers | float) -> Numbers:
@@ -132,48 +117,28 @@ def is_missing(labels: Texts) -> Flags:
 def sum_present(parts: Sequence[Numbers], rows: int) -> Numbers:
     """Sum of the parts that were measured; NaN only when none was (an n/a never erases a sum).
     Added part after part, as pandas' `sum(axis=1, min_count=1)` adds them."""
-    return _over_present(parts, rows, 0.0, np.sum)
-
-
-def max_present(parts: Sequence[Numbers], rows: int) -> Numbers:
-    """Per row, the largest of the parts that were measured; NaN when none was."""
-    return _over_present(parts, rows, -np.inf, np.max)
-
-
-def _over_present(
-    parts: Sequence[Numbers], rows: int, neutral: float, reduce: Callable[..., Numbers]
-) -> Numbers:
-    """`reduce` over the parts per row, an absent part counting as `neutral`; NaN where none was."""
     if not parts:
         return np.full(rows, np.nan)
     stacked = np.vstack(parts)
-    absent = np.isnan(stacked)
-    reduced = reduce(np.where(absent, neutral, stacked), axis=0)
-    return np.where(absent.all(axis=0), np.nan, reduced)
+    return np.where(np.isnan(stacked).all(axis=0), np.nan, np.nansum(stacked, axis=0))
+
+
+def max_present(parts: Sequence[Numbers], rows: int) -> Numbers:
+    """Per row, the largest of the parts that were measured (`fmax` skips NaN); NaN when none was."""
+    return np.fmax.reduce(np.vstack(parts), axis=0) if parts else np.full(rows, np.nan)
 
 
 def first_available(candidates: list[Formula]) -> tuple[Numbers, Texts]:
     """Per row, the first candidate with a value; returns (values, recipe label, NaN for none)."""
-    values, chosen = choose(candidates)
-    labels: Texts = labels_of(candidates)[chosen]
-    return values, labels
-
-
-def choose(candidates: list[Formula]) -> tuple[Numbers, npt.NDArray[np.intp]]:
-    """Per row, the first candidate with a value, and which it was (1, 2, …; 0 for none)."""
     rows = len(candidates[0][1])
     values = np.full(rows, np.nan)
-    chosen = np.zeros(rows, dtype=np.intp)
+    chosen = np.zeros(rows, dtype=np.intp)  # which candidate: 1, 2, …; 0 for none
     for k, (_, candidate) in enumerate(candidates, start=1):
         take = (chosen == 0) & ~np.isnan(candidate)
         values[take] = candidate[take]
         chosen[take] = k
-    return values, chosen
-
-
-def labels_of(candidates: list[Formula]) -> Texts:
-    """The candidates' labels, indexed as `choose` counts them (NaN first: the label of a row none fits)."""
-    return np.array([np.nan, *(label for label, _ in candidates)], dtype=object)
+    labels: Texts = np.array([np.nan, *(label for label, _ in candidates)], dtype=object)[chosen]
+    return values, labels
 
 
 def codes_of(labels: Texts) -> tuple[npt.NDArray[np.intp], list[str]]:

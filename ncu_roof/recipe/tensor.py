@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,12 +42,10 @@ from ncu_roof.recipe.frame import (
 
 
 def tensor_variants(names: Iterable[str], pattern: re.Pattern[str] = TENSOR_COUNT) -> list[str]:
-    """One partition of the `sm__ops_path_tensor_*` variants: never a metric with its children.
-
-    A variant whose name extends another present variant (`src_fp16_dst_fp32` under `src_fp16`,
+    """One partition of the `sm__ops_path_tensor_*` variants, never a metric with its children: a
+    variant whose name extends another present variant (`src_fp16_dst_fp32` under `src_fp16`,
     `..._sparsity_on` under its plain form) is dropped, and the `op_*` (per-opcode) family is used
-    only when no aggregate `src_*` family is present.
-    """
+    only when no aggregate `src_*` family is present."""
     found = sorted({match["v"] for n in names if (match := pattern.match(n)) is not None})
     src = [v for v in found if v.startswith("src_")]
     family = src if src else [v for v in found if v.startswith("op_")]
@@ -76,36 +73,26 @@ def is_integer_path(path: str) -> bool:
     return path.removesuffix("_sparse") in INTEGER_SOURCES
 
 
-@dataclass(frozen=True)
-class TensorWork:
-    """Tensor-core work of every launch: floating paths as FLOPs, integer paths as operations."""
-
-    flop: Numbers  # sum of the floating paths measured (NaN when none was)
-    label: Texts
-    not_collected: Texts  # variants of the partition that read n/a (None when none did)
-    peak: Numbers  # dense peak of the busiest floating source (FLOP/s)
-    peak_label: Texts
-    paths: Mapping[str, tuple[Numbers, Numbers]]  # path → (ops or FLOPs, its own peak per second)
-    int_ops: Numbers  # sum of the integer paths measured (NaN when none was)
-
-
-def tensor_work(m: MetricFrame, duration: Numbers, f: Factors, cc: Texts | None = None) -> TensorWork:
-    """`cc`: each launch's compute capability ("9.0"; None where unknown), else the device
-    attributes' (a bare metric frame)."""
+def tensor_work(
+    m: MetricFrame, duration: Numbers, f: Factors, cc: Texts | None = None
+) -> dict[str, np.ndarray]:
+    """Tensor-core work of every launch, as normalized columns: floating paths as FLOPs
+    (`flop_tensor`), integer paths as operations (`ops_total`; each a sum of the paths measured,
+    NaN when none was), each path's work and own peak per second, the variants of the partition
+    that read n/a (None when none did), the dense peak of the busiest floating source (FLOP/s).
+    `cc`: each launch's compute capability ("9.0"; None where unknown), else the device attributes'
+    (a bare metric frame)."""
     rows, clock = m.rows, m(CLOCKS["sm"])
     work_by_variant, source = _variant_work(m, clock, duration)
-    peak_variants = sorted({mt["v"] for n in m.names() if (mt := TENSOR_PEAK.match(n)) is not None})
+    peak_variants = sorted({mt["v"] for n in m.names if (mt := TENSOR_PEAK.match(n)) is not None})
     per_variant_peak = {v: m(f"sm__ops_path_tensor_{v}.sum.peak_sustained") for v in peak_variants}
-    paths = {  # path → (its variants' work summed, its own peak)
-        path: (
-            sum_present([w for v, w in work_by_variant.items() if tensor_path(v) == path], rows),
-            _path_peak(per_variant_peak, path, rows) * clock,
-        )
+    paths = {  # path → its variants' work summed
+        path: sum_present([w for v, w in work_by_variant.items() if tensor_path(v) == path], rows)
         for path in sorted({tensor_path(v) for v in work_by_variant})
     }
     floating = [p for p in paths if not is_integer_path(p)]
     integer = [p for p in paths if is_integer_path(p)]
-    flop_paths = sum_present([paths[p][0] for p in floating], rows)
+    flop_paths = sum_present([paths[p] for p in floating], rows)
     not_collected = np.full(rows, np.nan, dtype=object)  # NaN: no partition in the report
     if work_by_variant:
         _, not_collected = present_sum(work_by_variant, dict.fromkeys(work_by_variant, 1.0))
@@ -126,18 +113,21 @@ def tensor_work(m: MetricFrame, duration: Numbers, f: Factors, cc: Texts | None 
     candidates.append((IDLE_TENSOR_PIPE, np.where(idle == 0, idle, np.nan)))
     no_inst = fillna(np.where(inst == 0, inst, np.nan), np.where(inst_rated == 0, inst_rated, np.nan))
     candidates.append((NO_TENSOR_INST, no_inst))
-    flop, label = first_available(candidates)
-    if floating:
-        flop = fillna(flop_paths, flop)  # the paths decide wherever one was measured
+    flop, label = first_available(candidates)  # the paths (first) decide wherever one was measured
     # tensor-pipe instructions ran, but their FLOPs per instruction are not known here: say why
     unknown = np.isnan(flop) & (~np.isnan(inst) | ~np.isnan(inst_rated)) & is_missing(label)
     if unknown.any():
         label = label.copy()
         label[unknown] = [_unknown_label(c) for c in capability[unknown].tolist()]
+    out = {"flop_tensor": flop, "flop_tensor_recipe": label, "flop_tensor_not_collected": not_collected}
     floating_work = {v: w for v, w in work_by_variant.items() if tensor_path(v) in floating}
-    peak, peak_label = _tensor_peak(m, per_variant_peak, floating_work, clock, factors)
-    int_ops = sum_present([paths[p][0] for p in integer], rows)
-    return TensorWork(flop, label, not_collected, peak, peak_label, paths, int_ops)
+    peak = _tensor_peak(m, per_variant_peak, floating_work, clock, factors)
+    out["peak_tensor_flop_per_s"], out["peak_tensor_flop_per_s_recipe"] = peak
+    for path, work in paths.items():
+        out[f"{TENSOR_PATH_PREFIX}{path}"] = work
+        out[f"peak_{TENSOR_PATH_PREFIX}{path}_per_s"] = _path_peak(per_variant_peak, path, rows) * clock
+    out["ops_total"] = sum_present([paths[p] for p in integer], rows)
+    return out
 
 
 def _unknown_label(cc: object) -> str:
@@ -170,7 +160,7 @@ def _flop_per_inst(m: MetricFrame, cc: Texts | None, f: Factors) -> tuple[dict[f
 
 def _variant_work(m: MetricFrame, clock: Numbers, duration: Numbers) -> tuple[dict[str, Numbers], str]:
     """The work of each variant of the partition, and where it came from ("counter", "rate*time")."""
-    names = m.names()
+    names = m.names
     count_variants = tensor_variants(names, TENSOR_COUNT)
     rate_variants = tensor_variants(names, TENSOR_RATE)
 
@@ -227,17 +217,11 @@ def _busiest_peak(peaks: Mapping[str, Numbers], ops: Mapping[str, Numbers], rows
     if not ops:
         return default
     busy = np.vstack([fillna(work, 0.0) for work in ops.values()])
-    worked = busy.max(axis=0) > 0
-    if not worked.any():
-        return default
-    busiest = busy.argmax(axis=0)  # the first variant of the most work, as pandas' `idxmax`
     sources = [match.group(1) if (match := _SOURCE.search(v)) else None for v in ops]
-    out = default.copy()
-    for source in dict.fromkeys(s for s in sources if s is not None):  # one step per source type
-        variants = [i for i, s in enumerate(sources) if s == source]
-        rows_of_source = worked & np.isin(busiest, variants)
-        out[rows_of_source] = _dense_peak(peaks, source, rows)[rows_of_source]
-    return out
+    by_source = {s: _dense_peak(peaks, s, rows) for s in dict.fromkeys(sources) if s is not None}
+    own = np.vstack([by_source.get(s, default) for s in sources])  # each variant's source's peak
+    busiest = busy.argmax(axis=0)  # the first variant of the most work, as pandas' `idxmax`
+    return np.where(busy.max(axis=0) > 0, own[busiest, np.arange(rows)], default)
 
 
 def _path_peak(peaks: Mapping[str, Numbers], path: str, rows: int) -> Numbers:

@@ -35,13 +35,11 @@ from ncu_roof.recipe.frame import (
     MetricFrame,
     Numbers,
     Texts,
-    choose,
     fillna,
-    labels_of,
+    first_available,
 )
 
 LOWER_BOUND = "a lower bound"  # in a bytes label: the tier's traffic is only part of it
-DRAM_COUNTER = "dram__bytes.sum"
 OTHER_NSIGHT = "nsight-other"  # the kind of another Nsight version's measure
 
 
@@ -89,16 +87,10 @@ def _measured(
     if derived is not None:
         rates.append((f"{derived}.per_second", m(f"{derived}.per_second")))
         peaks.append((f"{derived}.peak_sustained", m(f"{derived}.peak_sustained")))
-    rate, rate_chosen = choose(rates)
-    peak, peak_chosen = choose(peaks)
-    nbytes, bytes_chosen = choose(
-        [(f"counter:{name}", count), ("rate*time:", rate * duration if rated else m.nan)]
-    )
-    # labels as codes into a few texts: rate × time says which rate, a peak at which clock
-    rate_labels = [f"rate*time:{label}" for label in labels_of(rates)[1:]]
-    texts = [np.nan, *(t.removesuffix("*1") for t in (f"counter:{name}", *rate_labels))]
-    codes = np.where(bytes_chosen == 2, 1 + rate_chosen, bytes_chosen)
-    label: Texts = np.array(texts, dtype=object)[codes]
+    rate = first_available(rates)[0]
+    # per row the first with a value (rates and peaks: their own, then the derived one's)
+    by_time = [(f"rate*time:{label}".removesuffix("*1"), r * duration) for label, r in rates] if rated else []
+    nbytes, label = first_available([(f"counter:{name}", count), *by_time])
     # the .avg's percentage of its per-unit peak is the .sum's of the sum of them
     pct = fillna(
         m(f"{base}.pct_of_peak_sustained_elapsed"),
@@ -106,22 +98,18 @@ def _measured(
     )
     achieved = fillna(rate, count / duration)
     by_pct = np.where(pct > 0, achieved / (pct / 100.0), np.nan)
-    roof, roof_chosen = choose([("peak", peak * clock), ("pct", by_pct)])
-    peak_texts = [f"{label} x {clock_name}" for label in labels_of(peaks)[1:]]
-    texts = [np.nan, *peak_texts, f"{name} rate / pct_of_peak_sustained_elapsed"]
-    codes = np.where(roof_chosen == 1, peak_chosen, np.where(roof_chosen == 2, 1 + len(peaks), 0))
-    roof_label: Texts = np.array(texts, dtype=object)[codes]
+    roofs = [(f"{label} x {clock_name}", p * clock) for label, p in peaks]
+    roof, roof_label = first_available([*roofs, (f"{name} rate / pct_of_peak_sustained_elapsed", by_pct)])
     return TierDefinition(kind, label, nbytes, roof, roof_label, _counter_of(m, name, nbytes))
 
 
 def _fixed(
-    m: MetricFrame, label: str, nbytes: Numbers, roof_of: TierDefinition, kind: str, counter: str
+    m: MetricFrame, label: str, nbytes: Numbers, roof_of: TierDefinition, counter: str
 ) -> TierDefinition:
     """Another formula for the traffic of `counter`, judged against `roof_of`'s roof (that of the
     same counter, or none where the report holds no peak of it): DRAM read + write = dram__bytes."""
     labels = _counter_of(m, label, nbytes)
-    roof = roof_of.bandwidth_byte_per_s
-    return TierDefinition(kind, labels, nbytes, roof, roof_of.roof_label, _counter_of(m, counter, nbytes))
+    return replace(roof_of, label=labels, bytes=nbytes, counter=_counter_of(m, counter, nbytes))
 
 
 def _no_rows(m: MetricFrame, kind: str) -> TierDefinition:
@@ -144,7 +132,10 @@ def measured_era(m: MetricFrame) -> str | None:
     which ncu reports from 2023.1 on (every corpus report of ncu ≤ 2022.4 lacks it, every later
     one has it, and a re-export keeps the report's attributes), nor a later Nsight's L2 measure;
     None otherwise (newest first)."""
-    attributes = bool((~np.isnan(m(CC_MAJOR))).any())
+
+    def held(name: str) -> bool:
+        return not np.isnan(m(name)).all()
+
     # the L2 measures of the 2023 and 2024 roofline sections (their percentages alone are in
     # every --set full of older versions too)
     xbar = "lts__lts2xbar_cycles_active.sum"
@@ -153,9 +144,7 @@ def measured_era(m: MetricFrame) -> str | None:
         "derived__lts__lts2xbar_bytes.sum.per_second",
         "l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained",
     ]
-    if attributes and not any(bool((~np.isnan(m(name))).any()) for name in newer):
-        return "2022"
-    return None
+    return "2022" if held(CC_MAJOR) and not any(held(name) for name in newer) else None
 
 
 def nsight_era(ncu_version: str | None) -> str | None:
@@ -181,7 +170,7 @@ def tier_candidates(
     dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, rated=False)
 
     def dram_sum(label: str, nbytes: Numbers) -> TierDefinition:
-        return _fixed(m, label, nbytes, dram_bytes, asked, DRAM_COUNTER)
+        return _fixed(m, label, nbytes, dram_bytes, "dram__bytes.sum")
 
     read, write = DRAM_READ_WRITE
     read_sectors, write_sectors = DRAM_SECTORS
@@ -222,12 +211,13 @@ def tier_candidates(
     ]
 
     cc = 10 * m(CC_MAJOR) + m(CC_MINOR)
-    writebacks = []
     # each scope on the compute capabilities Nsight draws it on; any scope where the CC is unknown
-    for scope, drawn in (("_mem_lgds", cc >= 90), ("_mem_lg", (cc >= 75) & (cc <= 89)), ("", cc <= 72)):
-        d = measure("nsight", f"l1tex__lsu_writeback_active{scope}.sum", wb, l1)
-        writebacks.append(_within(m, d, drawn | np.isnan(cc)))
-    l1_writeback = _first_with_bytes(writebacks[0], writebacks[1:])[0]
+    scopes = (("_mem_lgds", cc >= 90), ("_mem_lg", (cc >= 75) & (cc <= 89)), ("", cc <= 72))
+    writeback, *others = (
+        _within(m, measure("nsight", f"l1tex__lsu_writeback_active{s}.sum", wb, l1), drawn | np.isnan(cc))
+        for s, drawn in scopes
+    )
+    l1_writeback = _first_with_bytes(writeback, others)[0]
     l1_nsight = {
         "2024": l1_writeback,
         "2023": l1_writeback,
@@ -245,7 +235,6 @@ def tier_candidates(
             f"counter:l1tex__t_sectors_pipe_lsu_mem_{{global,local}}_op_{{ld,st}}.sum*{sector:g}",
             (global_ld + global_st + fillna(local_ld, 0.0) + fillna(local_st, 0.0)) * sector,
             t_sectors,
-            "counted",
             f"l1tex__t_sectors.sum*{sector:g}",
         ),
     ]
@@ -261,16 +250,10 @@ def tier_candidates(
             f"counter:{SHARED_WAVEFRONTS}_op_{{ld,st,atom}}.sum*{wavefront:g}",
             (m(SHARED_OPS[0]) + m(SHARED_OPS[1]) + fillna(m(SHARED_OPS[2]), 0.0)) * wavefront,
             pipe,
-            "shared",
             f"{SHARED_WAVEFRONTS}.sum*{wavefront:g}",
         ),
         _fixed(
-            m,
-            f"counter:{SHARED_SASS_BYTES}",
-            m(SHARED_SASS_BYTES),
-            _no_rows(m, "shared"),
-            "shared",
-            SHARED_SASS_BYTES,
+            m, f"counter:{SHARED_SASS_BYTES}", m(SHARED_SASS_BYTES), _no_rows(m, "shared"), SHARED_SASS_BYTES
         ),
     ]
 
@@ -346,9 +329,6 @@ def shared_bank_conflicts(m: MetricFrame) -> tuple[Numbers, Numbers]:
     requests = m(SHARED_REQUESTS[0]) + m(SHARED_REQUESTS[1]) + fillna(m(SHARED_REQUESTS[2]), 0.0)
     wavefronts = m(SHARED_OPS[0]) + m(SHARED_OPS[1])
     conflicts = m(SHARED_CONFLICTS[0]) + m(SHARED_CONFLICTS[1])
-    made = requests > 0
-    per_request = np.where(made, wavefronts / np.where(made, requests, 1.0), np.nan)
-    pct = np.where(
-        made & (wavefronts > 0), 100.0 * conflicts / np.where(wavefronts > 0, wavefronts, 1.0), np.nan
-    )
-    return per_request, np.where(np.isnan(per_request), np.nan, pct)
+    made = requests > 0  # (x/0 is silent under `normalize_columns`' errstate)
+    per_request = np.where(made, wavefronts / requests, np.nan)
+    return per_request, np.where(made & (wavefronts > 0), 100.0 * conflicts / wavefronts, np.nan)
