@@ -18,7 +18,7 @@ import numpy as np
 
 from ncu_roof.base.text import launch_shape, plural, shorten
 from ncu_roof.compare.comparison import Diff, kernel_pairs
-from ncu_roof.compare.pairs import NUMBERS, Change, KernelDiff, Status, classify, sides
+from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, sides
 from ncu_roof.render.diffout import HEADERS, STATUS_MARK, headline, order_key, row_cells
 from ncu_roof.render.headline import times
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
@@ -43,8 +43,14 @@ class FoldedRow:
 def folded_rows(result: Diff) -> list[FoldedRow]:
     """One row per kernel and launch shape, in first-pair order."""
     pairs = result.pairs
-    figures = {c: sides(pairs, c) for c in NUMBERS}
-    tier_bytes = {t: sides(pairs, "bytes", t) for t in pairs.get_column("bytes").struct.fields}
+
+    def known(column: str, tier: str | None = None) -> np.ndarray:
+        figure = np.stack(sides(pairs, column, tier))
+        return np.where(np.isfinite(figure), figure, np.nan)
+
+    duration_s = known("duration_s")
+    flop = known("achieved_flop_per_s") * duration_s
+    tier_bytes = {t: known("bytes", t) for t in pairs.get_column("bytes").struct.fields}
     on_side = [pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row")]
     regressed = (pairs.get_column("status") == Status.REGRESSED.value).to_numpy()
     kernels = result.kernels
@@ -56,14 +62,8 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
         slower = int(regressed[rows].sum())
         if len(rows) == 1:
             return FoldedRow(first, bases, heads, slower)
-
-        def known(figure: Sides) -> Sides:
-            base, head = (np.where(np.isfinite(v[rows]), v[rows], np.nan) for v in figure)
-            return base, head
-
-        duration, rate = known(figures["duration_s"]), known(figures["achieved_flop_per_s"])
-        flop = (rate[0] * duration[0], rate[1] * duration[1])
-        summed_bytes = {t: known(b) for t, b in tier_bytes.items()}
+        duration, work = duration_s[:, rows], flop[:, rows]
+        summed_bytes = {t: b[:, rows] for t, b in tier_bytes.items()}
         if bases == 0 or heads == 0:
             status = Status.ONLY_HEAD if bases == 0 else Status.ONLY_BASE
         else:
@@ -72,9 +72,9 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
             first,
             occurrence=0,
             duration_s=_sums(duration),
-            flop_per_s=_ratio(flop, duration),
+            flop_per_s=_ratio(work, duration),
             bytes={t: _sums(b) for t, b in summed_bytes.items()},
-            intensity_flop_per_byte={t: _ratio(flop, b) for t, b in summed_bytes.items()},
+            intensity_flop_per_byte={t: _ratio(work, b) for t, b in summed_bytes.items()},
             status=status,
         )
         return FoldedRow(kernel, bases, heads, slower)
@@ -82,16 +82,14 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
     return [fold(np.array(rows)) for rows in kernel_pairs(result).values()]
 
 
-Sides = tuple[np.ndarray, np.ndarray]  # a figure of some pairs on the base and on the head, NaN if unknown
-
-
-def _sums(figure: Sides) -> Change:
-    """The figure summed on each side over the pairs that have it (None where none has)."""
+def _sums(figure: np.ndarray) -> Change:
+    """A figure (a row on the base, a row on the head; NaN: not known) summed on each side over
+    the pairs that have it (None where none has)."""
     known = [values[~np.isnan(values)] for values in figure]
     return Change(*(math.fsum(k.tolist()) if len(k) else None for k in known))
 
 
-def _ratio(top: Sides, bottom: Sides) -> Change:
+def _ratio(top: np.ndarray, bottom: np.ndarray) -> Change:
     """Σ top / Σ bottom on each side, over the pairs that have both (None where none has)."""
     ratios = []
     for above, below in zip(top, bottom, strict=True):
