@@ -116,32 +116,12 @@ def _write_stdout(whole: str | bytes | tuple[Piece, ...]) -> None:
         ) from None
 
 
-def _stage(target: Path, payload: Document) -> Path:
-    """The payload in a temporary file beside `target`, with the mode `target` will have."""
-    import tempfile
-
-    if target.exists():
-        mode = stat.S_IMODE(target.stat().st_mode)
-    else:  # 0666 less the process umask: the mode `open()` would give a new file
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    tmp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            _write_pieces(handle, payload)
-        os.chmod(tmp, mode)  # mkstemp makes 0600; a report should be as readable as any new file
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return tmp
-
-
 def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
     """Several outputs, all or none: files are staged first, then devices and pipes (/dev/null, a
     FIFO: written through, never replaced) are written, then the staged files are renamed into
     place, and stdout (None or `-`) comes last, rendered whole before any file is written."""
+    import tempfile
+
     stdout = [made(data) for data, path in outputs if path is None or path == "-"]
     files = [(data, path, through_links(path)) for data, path in outputs if path is not None and path != "-"]
     for _, path, _ in files:
@@ -155,8 +135,17 @@ def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
             if target.exists() and not target.is_file():
                 with target.open("wb") as handle:
                     _write_pieces(handle, data)
-            else:
-                staged.append((_stage(target, data), target))
+                continue
+            if target.exists():  # staged beside it, with the mode it will have
+                mode = stat.S_IMODE(target.stat().st_mode)
+            else:  # 0666 less the process umask: the mode `open()` would give a new file
+                os.umask(umask := os.umask(0))
+                mode = 0o666 & ~umask
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            staged.append((Path(name), target))
+            with os.fdopen(fd, "wb") as handle:
+                _write_pieces(handle, data)
+            os.chmod(name, mode)  # mkstemp makes 0600; a report should be as readable as any new file
         with held():  # the renames all happen, not some
             for tmp, target in staged:
                 current = str(target)
