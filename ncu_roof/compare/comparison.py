@@ -164,8 +164,7 @@ def gate(result: Diff, fail_on_regression_pct: float) -> None:
     ]
     for (name, _, _), found in shifts.items():
         if found.verdict(limit) is Movement.REGRESSION:
-            interval = f" {found.interval} at {found.confidence:.0%}"
-            interval += f": real, reaching {limit:g}%"  # the rule: `Shift.verdict`
+            interval = f" {found.interval} at {found.confidence:.0%}: real, reaching {limit:g}%"
             slower.append((name, found.shift_pct, interval))
     slower.sort(key=lambda item: -item[1])  # stable: the first pair of the worst change first
     total = result.total_duration_s.delta_pct

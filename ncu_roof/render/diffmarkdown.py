@@ -19,7 +19,7 @@ import numpy as np
 from ncu_roof.base.text import launch_shape, plural, shorten
 from ncu_roof.compare.comparison import Diff, kernel_pairs
 from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, sides
-from ncu_roof.render.diffout import HEADERS, STATUS_MARK, headline, order_key, row_cells
+from ncu_roof.render.diffout import HEADERS, KERNEL_MAX, STATUS_MARK, headline, order_key, row_cells
 from ncu_roof.render.headline import times
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
 from ncu_roof.render.text import code_span, table_cell
@@ -34,10 +34,6 @@ class FoldedRow:
     base_launches: int
     head_launches: int
     slower: int  # launches slower beyond the threshold, each on its own
-
-    @property
-    def changed(self) -> bool:
-        return self.kernel.status is not Status.UNCHANGED or self.slower > 0
 
 
 def folded_rows(result: Diff) -> list[FoldedRow]:
@@ -102,7 +98,7 @@ def _ratio(top: np.ndarray, bottom: np.ndarray) -> Change:
 def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS) -> str:
     """A sticky-comment body: marker, verdict line, changed kernels, everything in <details>."""
     rows = sorted(folded_rows(result), key=lambda r: order_key(r.kernel))
-    changed = [r for r in rows if r.changed][:TOP_ROWS]
+    changed = [r for r in rows if r.kernel.status is not Status.UNCHANGED or r.slower][:TOP_ROWS]
     slower = result.count(Status.REGRESSED)  # launches, as the headline and the gate count
     verdict_line = (
         f"**ncu-roof diff: {plural(slower, 'kernel')} slower by more than {result.threshold_pct:g}%**"
@@ -119,7 +115,13 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
     parts += [_md_table(changed)] if changed else ["No kernel changed beyond the threshold."]
     head = "\n".join(parts) + "\n"
     budget = limit_chars - len(head) - 200
-    details, left_out = _md_rows_within(rows, budget)
+    details, left_out = _md_table([]), 0  # the rows that fit in the budget, the rest left out
+    for i, r in enumerate(rows):
+        line = "\n" + _md_row(r)
+        if len(details) + len(line) > budget:
+            left_out = len(rows) - i
+            break
+        details += line
     launches = len(result.kernels)
     what = plural(len(rows), "kernel") + (f" ({plural(launches, 'launch')})" if launches != len(rows) else "")
     tail = ["", f"<details><summary>All {what}</summary>", "", details, "", "</details>"]
@@ -141,7 +143,7 @@ def _md_row(row: FoldedRow) -> str:
     """The terminal table's cells (`diffout.row_cells`), the launch shape joined to the kernel's
     cell and the status of the folded row in place of the pair's."""
     k = row.kernel
-    name = f"{code_span(shorten(k.name, 60))} {code_span(launch_shape(k.grid, k.block))}{_count(row)}"
+    name = f"{code_span(shorten(k.name, KERNEL_MAX))} {code_span(launch_shape(k.grid, k.block))}{_count(row)}"
     cells = [name, *row_cells(k)[1:-1], _status(row)]
     return "| " + " | ".join(table_cell(c) for c in cells) + " |"
 
@@ -161,13 +163,3 @@ def _status(row: FoldedRow) -> str:
         launches = plural(max(row.base_launches, row.head_launches), "launch")
         return f"{mark} ({row.slower} of {launches} slower)"
     return mark
-
-
-def _md_rows_within(rows: Sequence[FoldedRow], budget_chars: int) -> tuple[str, int]:
-    table = _md_table([])
-    for i, r in enumerate(rows):
-        line = "\n" + _md_row(r)
-        if len(table) + len(line) > budget_chars:
-            return table, len(rows) - i
-        table += line
-    return table, 0

@@ -74,7 +74,6 @@ FORMATS = {  # every member's entry (tests/test_formats.py checks that none is m
     OutputFormat.PNG: FormatSpec((".png",), binary=True, image=True),
     OutputFormat.PDF: FormatSpec((".pdf",), binary=True, image=True),
 }
-IMAGE_FORMATS = tuple(f for f, s in FORMATS.items() if s.image)
 
 
 def from_suffix(path: str | None) -> OutputFormat | None:
@@ -100,7 +99,7 @@ def image_format(path: str, option: str) -> OutputFormat:
     """The picture format of a plot file name; anything else is a usage error."""
     fmt = from_suffix(path)
     if fmt is None or not FORMATS[fmt].image:
-        names = ", ".join(FORMATS[f].suffixes[0] for f in IMAGE_FORMATS)
+        names = ", ".join(s.suffixes[0] for s in FORMATS.values() if s.image)
         raise UsageError(f"{option} {path}: unknown image type", hint=f"name a {names} file")
     return fmt
 

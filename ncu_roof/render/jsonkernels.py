@@ -43,16 +43,10 @@ def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
     """The kernel objects as columns, in the contract's order."""
     n = len(launches)
     roof = launches.get_column("instruction_roofline")
+    sol = {"bound": launches["sol_bound"], "unit": launches["sol_unit"], "small_grid": launches["small_grid"]}
     derived = {
         "above_roof": above_roof(launches),
-        "sol_verdict": struct(
-            {
-                "bound": launches["sol_bound"],
-                "unit": launches["sol_unit"],
-                "small_grid": launches["small_grid"],
-            },
-            n,
-        ),
+        "sol_verdict": struct(sol, n),
         "ops": struct(integer_ops(launches), n),
         "instruction_roofline": _with_bytes(roof) if isinstance(roof.dtype, pl.Struct) else roof,
         "headroom_s": numbers(
