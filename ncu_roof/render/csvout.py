@@ -1,10 +1,6 @@
-"""`--format csv`: one row per launch, flat columns with units in their names.
-
-The columns are the launch table's (`ncu_roof.analysis.launches`, as `to_arrow()` and Parquet),
-in its order: the CSV's first columns (`LEAD`), then `headroom_s`, `group_id`, `fix_first_rank`,
-the flags, the verdict's basis, caps, operations, pipes, compute ceiling, recipe, the nested
-records as JSON text, and what the input and device say. Sparse mappings (`cap_flop_per_s`,
-`pipe_pct`) give a column only for the keys some launch has: read columns by name.
+"""`--format csv`: one row per launch, the launch table's columns (`ncu_roof.analysis.launches`:
+units in their names, in its order; a sparse mapping, `cap_flop_per_s`, `pipe_pct`, has a column
+only for the keys some launch has: read columns by name).
 
 Counts (FLOPs, bytes, operations) are whole numbers; other numbers keep 15 significant digits,
 the precision a float64 carries without the noise of the arithmetic that made it (`0.000284704`,
@@ -32,9 +28,8 @@ def _each_distinct(column: pl.Series, text: Callable[[str], str | None]) -> pl.S
 
 
 def _numbers(column: pl.Series, count: bool) -> pl.Series:
-    """Numbers as cells: NaN and ±inf empty (by their exact shortest text: -0.0 stays apart); a
-    count whole, as ncu counts (one derived from a rate times the duration: the nearest), any
-    other 15 significant digits at most (no float noise), as Python writes the float they make."""
+    """Numbers as cells, a count whole (one derived from a rate times the duration: the nearest),
+    any other as 15 digits make it; NaN and ±inf empty (by their exact text: -0.0 stays apart)."""
 
     def cell(text: str) -> str | None:
         value = float(text)

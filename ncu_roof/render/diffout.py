@@ -166,15 +166,9 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
             )
         )
     parts: list[Table | Text] = [table]
-    dropped = [h for h in HEADERS if h not in widths]
-    if dropped:
-        parts.append(
-            Text(
-                f"not shown at this width: {', '.join(dropped)} "
-                "(a wider terminal, or --format json|markdown, has them)",
-                style="dim",
-            )
-        )
+    if dropped := ", ".join(h for h in HEADERS if h not in widths):
+        wider = "a wider terminal, or --format json|markdown, has them"
+        parts.append(Text(f"not shown at this width: {dropped} ({wider})", style="dim"))
     if result.mismatch:
         parts.append(Text(f"warning: compared anyway: {one_line(result.mismatch)}"))
     parts += [Text(f"note: {one_line(note)}") for note in result.notes]
