@@ -37,12 +37,8 @@ def signed_pct(value: float | None) -> str:
 
 def tier_changes(changes: Mapping[str, Change]) -> str:
     """`DRAM +3.0%, L2 −1.2%` for the tiers with a change to report."""
-    parts = [
-        f"{TIER_NAMES.get(t, t)} {signed_pct(c.delta_pct)}"
-        for t, c in changes.items()
-        if c.delta_pct is not None
-    ]
-    return ", ".join(parts) or "–"
+    known = {t: c.delta_pct for t, c in changes.items() if c.delta_pct is not None}
+    return ", ".join(f"{TIER_NAMES.get(t, t)} {signed_pct(pct)}" for t, pct in known.items()) or "–"
 
 
 def time_pair(change: Change) -> str:
