@@ -26,7 +26,6 @@ from ncu_roof.render.formats import (
     choose,
     from_suffix,
     render,
-    renderer,
 )
 from ncu_roof.render.unplaced import _agreeing, _missing_reason, missing_reason
 
@@ -66,9 +65,6 @@ def test_every_format_is_registered_and_renders_the_example(fmt: OutputFormat, e
     entry = FORMATS[fmt]
     assert entry.suffixes and all(s.startswith(".") and s == s.lower() for s in entry.suffixes)
     assert from_suffix(f"out{entry.suffixes[0]}") is fmt or fmt is OutputFormat.TABLE
-    assert callable(renderer(fmt))
-    if fmt is OutputFormat.PARQUET:
-        pytest.importorskip("ncu_roof.render.parquet")
     data = document_text(render(example, fmt, RenderOptions()))  # type: ignore[arg-type]
     payload = data.encode("utf-8") if isinstance(data, str) else data
     assert isinstance(data, bytes) is entry.binary or fmt is OutputFormat.SVG

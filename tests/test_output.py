@@ -114,12 +114,13 @@ def test_an_output_naming_an_input_is_refused_and_the_input_kept(tmp_path: Path)
 
 
 def test_a_full_disk_while_staging_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def full(target: Path, payload: object) -> Path:
+    def full(handle: IO[bytes], data: object) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # no file name, as a failed write has
 
-    monkeypatch.setattr(output, "_stage", full)
+    monkeypatch.setattr(output, "_write_pieces", full)
     with pytest.raises(OutputError, match=rf"cannot write {tmp_path / 'out.json'}: No space left on device"):
         write_all([("{}", str(tmp_path / "out.json"))])
+    assert list(tmp_path.iterdir()) == []  # the staged temporary file removed
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])

@@ -16,7 +16,7 @@ from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.model import finite_or_none, nan_to_none
 from ncu_roof.base.matching import MatchBy
 from ncu_roof.base.shift import Movement, Shift, shift
-from ncu_roof.compare.pairs import Change, KernelDiff, PairRows, Status, classify, pair_frame, sides
+from ncu_roof.compare.pairs import Change, PairRows, Status, classify, pair_frame, sides
 from ncu_roof.errors import GateError, UsageError
 
 CLOCK_TOLERANCE_PCT = 2.0  # SM clocks (or report roofs) further apart than this: different clocks
@@ -122,14 +122,6 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
     )
 
 
-def slower_than(result: Diff, limit_pct: float) -> list[KernelDiff]:
-    """Matched kernels whose time grew by more than `limit_pct` (the headline's "slower" when the
-    limit is the threshold), worst first."""
-    change = pl.col("duration_s").struct.field("delta_pct").fill_null(0.0)
-    slower = result.pairs.filter(change > limit_pct).sort(change, descending=True, maintain_order=True)
-    return list(PairRows(slower))
-
-
 def kernel_pairs(result: Diff) -> dict[GroupKey, list[int]]:
     """The pairs of each kernel and launch shape (name, grid, block), in first-pair order."""
     key = ["name", "grid", "block"]
@@ -164,14 +156,17 @@ def gate(result: Diff, fail_on_regression_pct: float) -> None:
     """
     limit = fail_on_regression_pct
     shifts = repeated_shifts(result)
-    singles = [k for k in slower_than(result, limit) if (k.name, k.grid, k.block) not in shifts]
-    slower = [(k.name, k.duration_s.delta_pct or 0.0, "") for k in singles]
+    change = pl.col("duration_s").struct.field("delta_pct").fill_null(0.0)
+    slower = [
+        (k.name, k.duration_s.delta_pct or 0.0, "")
+        for k in PairRows(result.pairs.filter(change > limit))
+        if (k.name, k.grid, k.block) not in shifts
+    ]
     for (name, _, _), found in shifts.items():
         if found.verdict(limit) is Movement.REGRESSION:
-            interval = f" {found.interval} at {found.confidence:.0%}"
-            interval += f": real, reaching {limit:g}%"  # the rule: `Shift.verdict`
+            interval = f" {found.interval} at {found.confidence:.0%}: real, reaching {limit:g}%"
             slower.append((name, found.shift_pct, interval))
-    slower.sort(key=lambda item: -item[1])
+    slower.sort(key=lambda item: -item[1])  # stable: the first pair of the worst change first
     total = result.total_duration_s.delta_pct
     total_slower = total is not None and total > limit
     if not slower and not total_slower:

@@ -25,7 +25,6 @@ from ncu_roof.base.vocabulary import COMPUTE, TIER_WORDS, Bound, VerdictBasis
 from ncu_roof.errors import BadInputError, GateError, NcuRoofError
 
 DEFAULT_TOLERANCE = 1.5
-EXPECTED_BOUNDS = (Bound.MEMORY, Bound.COMPUTE, Bound.LATENCY)
 WORKLOAD_KEYS = ("n", "m", "k", "d", "tokens", "dtype", "unfused", "tile")
 KNOWN_KEYS = ("kernel", "bound", "binding", "flop", "bytes", "workload", "tolerance", *WORKLOAD_KEYS)
 HINT = (
@@ -48,7 +47,6 @@ class Expectation:
     binding: str | None = None
     flop: float | None = None
     bytes_by_tier: Mapping[str, float] | None = None
-    source: str = "expectation"  # "expectation" or the workload, e.g. "gemm m=4096 …"
     tolerance: float = DEFAULT_TOLERANCE
 
 
@@ -65,10 +63,6 @@ class KernelCheck:
 class ExpectationReport:
     checks: tuple[KernelCheck, ...]
     unmatched_patterns: tuple[str, ...]
-
-    @property
-    def contradicted(self) -> tuple[KernelCheck, ...]:
-        return tuple(c for c in self.checks if c.status is Status.CONTRADICTED)
 
     def counts(self) -> dict[str, int]:
         """Launches per status (every status, zeros included) and the unmatched patterns."""
@@ -111,7 +105,7 @@ def _expectation(table: Any, where: str) -> Expectation:
     except re.error as err:
         raise BadInputError(f"{where}: kernel {pattern!r} is not a valid regex ({err})", hint=HINT) from None
     bound_text = table.get("bound")
-    if bound_text not in [b.value for b in EXPECTED_BOUNDS]:
+    if bound_text not in ("memory", "compute", "latency"):
         raise BadInputError(
             f"{where}: bound must be memory, compute or latency, not {bound_text!r}", hint=HINT
         )
@@ -126,21 +120,17 @@ def _expectation(table: Any, where: str) -> Expectation:
         raise BadInputError(f"{where}: a memory-bound kernel binds at a memory tier, not compute", hint=HINT)
     if bound is Bound.COMPUTE and binding not in (None, COMPUTE):
         raise BadInputError(f"{where}: a compute-bound kernel binds at compute, not {binding!r}", hint=HINT)
-    tolerance = _tolerance(table.get("tolerance", DEFAULT_TOLERANCE), where)
-    flop, nbytes, source = _model_counts(table, where)
-    return Expectation(pattern, bound, binding.lower() if binding else None, flop, nbytes, source, tolerance)
+    tolerance = table.get("tolerance", DEFAULT_TOLERANCE)  # a ratio: a plain TOML number (no bool)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 1 <= tolerance < math.inf:
+        raise BadInputError(
+            f"{where}: tolerance is a finite ratio >= 1 (e.g. 1.5), not {tolerance!r}", hint=HINT
+        )
+    flop, nbytes = _model_counts(table, where)
+    return Expectation(pattern, bound, binding.lower() if binding else None, flop, nbytes, float(tolerance))
 
 
-def _tolerance(value: Any, where: str) -> float:
-    """A ratio: a plain TOML number (not a bool or a string), finite and at least 1."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value < math.inf:
-        raise BadInputError(f"{where}: tolerance is a finite ratio >= 1 (e.g. 1.5), not {value!r}", hint=HINT)
-    return float(value)
-
-
-def _model_counts(
-    table: Mapping[str, Any], where: str
-) -> tuple[float | None, Mapping[str, float] | None, str]:
+def _model_counts(table: Mapping[str, Any], where: str) -> tuple[float | None, Mapping[str, float] | None]:
+    """The model's FLOPs and bytes per tier: a built-in workload's, or the ones given."""
     if "workload" in table:
         if "flop" in table or "bytes" in table:
             raise BadInputError(f"{where}: give a workload or flop/bytes, not both", hint=HINT)
@@ -149,18 +139,17 @@ def _model_counts(
             workload = build(str(table["workload"]), params)
         except NcuRoofError as err:
             raise BadInputError(f"{where}: {err.message}", hint=err.hint) from None
-        described = " ".join(f"{k}={v}" for k, v in workload.params.items())
-        return workload.flop, workload.bytes_by_tier, f"{workload.name} model ({described})"
+        return workload.flop, workload.bytes_by_tier
     stray = [k for k in WORKLOAD_KEYS if k in table]
     if stray:
         raise BadInputError(f'{where}: {stray[0]} needs a workload = "NAME"', hint=HINT)
     flop = _quantity(table["flop"], Dimension.FLOP, where) if "flop" in table else None
     raw = table.get("bytes")
     if raw is None:
-        return flop, None, "model"
+        return flop, None
     if isinstance(raw, dict):
-        return flop, {str(t).lower(): _quantity(v, Dimension.BYTE, where) for t, v in raw.items()}, "model"
-    return flop, {"dram": _quantity(raw, Dimension.BYTE, where)}, "model"
+        return flop, {str(t).lower(): _quantity(v, Dimension.BYTE, where) for t, v in raw.items()}
+    return flop, {"dram": _quantity(raw, Dimension.BYTE, where)}
 
 
 def _quantity(value: Any, dimension: Dimension, where: str) -> float:
@@ -318,7 +307,7 @@ def render_expectations(report: ExpectationReport) -> str:
 
 def gate(report: ExpectationReport) -> None:
     """`--fail-on-mismatch`: a contradicted kernel is exit code 1."""
-    bad = report.contradicted
+    bad = [c for c in report.checks if c.status is Status.CONTRADICTED]
     if bad:
         first = bad[0]
         raise GateError(

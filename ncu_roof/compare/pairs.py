@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -146,27 +146,19 @@ def pair_frame(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy, threshold
 def _side(launches: pl.DataFrame, tiers: Sequence[str], side: str) -> pl.DataFrame:
     """What a pair reads of one side's launches, each column named `side:column` (`side:bytes:dram`
     for a tier; null where the side has no such tier), and its row."""
-
+    has = {f: launches.get_column(f).struct.fields for f in MAPS}
     columns = launches.select(
-        "name",
-        "grid",
-        "block",
-        "id",
-        "run",
-        *NUMBERS,
-        *(_number(launches, f, t).alias(f"{f}:{t}") for f in MAPS for t in tiers),
+        *("name", "grid", "block", "id", "run", *NUMBERS),
+        *(
+            (pl.col(f).struct.field(t) if t in has[f] else pl.lit(None, pl.Float64)).alias(f"{f}:{t}")
+            for f in MAPS
+            for t in tiers
+        ),
         verdict_words(launches, basis=True).alias("verdict"),
     )
     return columns.select(
         pl.all().name.prefix(f"{side}:"), pl.int_range(pl.len(), dtype=pl.Int64).alias(f"{side}_row")
     )
-
-
-def _number(launches: pl.DataFrame, field: str, key: str) -> pl.Expr:
-    """One key of a struct of numbers (null where the launches have no such key)."""
-    if key in launches.get_column(field).struct.fields:
-        return pl.col(field).struct.field(key)
-    return pl.lit(None, pl.Float64)
 
 
 def _by_change(change_pct: pl.Expr, threshold_pct: float) -> pl.Expr:
@@ -194,7 +186,7 @@ def sides(pairs: pl.DataFrame, column: str, tier: str | None = None) -> tuple[np
     return change.struct.field("base").to_numpy(), change.struct.field("head").to_numpy()
 
 
-class PairRows(Sequence[KernelDiff]):
+class PairRows:
     """The pairs of a diff (`pair_frame`) as `KernelDiff` objects, each made when asked for."""
 
     def __init__(self, pairs: pl.DataFrame) -> None:
@@ -203,13 +195,7 @@ class PairRows(Sequence[KernelDiff]):
     def __len__(self) -> int:
         return len(self.pairs)
 
-    @overload
-    def __getitem__(self, index: int) -> KernelDiff: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[KernelDiff]: ...
-    def __getitem__(self, index: int | slice) -> KernelDiff | Sequence[KernelDiff]:
-        if isinstance(index, slice):
-            return list(PairRows(self.pairs[index]))
+    def __getitem__(self, index: int) -> KernelDiff:
         return kernel_diff(self.pairs.row(range(len(self))[index], named=True))
 
     def __iter__(self) -> Iterator[KernelDiff]:

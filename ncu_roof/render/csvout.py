@@ -1,10 +1,6 @@
-"""`--format csv`: one row per launch, flat columns with units in their names.
-
-The columns are the launch table's (`ncu_roof.analysis.launches`, as `to_arrow()` and Parquet),
-in its order: the CSV's first columns (`LEAD`), then `headroom_s`, `group_id`, `fix_first_rank`,
-the flags, the verdict's basis, caps, operations, pipes, compute ceiling, recipe, the nested
-records as JSON text, and what the input and device say. Sparse mappings (`cap_flop_per_s`,
-`pipe_pct`) give a column only for the keys some launch has: read columns by name.
+"""`--format csv`: one row per launch, the launch table's columns (`ncu_roof.analysis.launches`:
+units in their names, in its order; a sparse mapping, `cap_flop_per_s`, `pipe_pct`, has a column
+only for the keys some launch has: read columns by name).
 
 Counts (FLOPs, bytes, operations) are whole numbers; other numbers keep 15 significant digits,
 the precision a float64 carries without the noise of the arithmetic that made it (`0.000284704`,
@@ -24,16 +20,6 @@ from ncu_roof.analysis.launches import launch_table
 from ncu_roof.render.text import csv_cell
 
 
-def _count(value: float) -> str:
-    """A whole number, as ncu counts (one derived from a rate times the duration: the nearest)."""
-    return str(round(value))
-
-
-def _number(value: float) -> str:
-    """15 significant digits at most (no float noise), as Python writes the float they make."""
-    return repr(float(f"{value:.15g}"))
-
-
 def _each_distinct(column: pl.Series, text: Callable[[str], str | None]) -> pl.Series:
     """`text` of each distinct text of the column (a long column holds few: a device's roofs,
     repeated launches), spread back to every row; null stays null."""
@@ -41,21 +27,24 @@ def _each_distinct(column: pl.Series, text: Callable[[str], str | None]) -> pl.S
     return column.replace_strict(distinct, [text(t) for t in distinct.to_list()], return_dtype=pl.String)
 
 
-def _numbers(column: pl.Series, write: Callable[[float], str]) -> pl.Series:
-    """Numbers as cells: NaN and ±inf empty (by their exact shortest text: -0.0 stays apart)."""
+def _numbers(column: pl.Series, count: bool) -> pl.Series:
+    """Numbers as cells, a count whole (one derived from a rate times the duration: the nearest),
+    any other as 15 digits make it; NaN and ±inf empty (by their exact text: -0.0 stays apart)."""
 
-    def finite(text: str) -> str | None:
+    def cell(text: str) -> str | None:
         value = float(text)
-        return write(value) if math.isfinite(value) else None
+        if not math.isfinite(value):
+            return None
+        return str(round(value)) if count else repr(float(f"{value:.15g}"))
 
-    return _each_distinct(column.cast(pl.String), finite)
+    return _each_distinct(column.cast(pl.String), cell)
 
 
 def _cells(column: pl.Series) -> pl.Series:
     """A column's CSV cells (null: empty): by its type, a count column's as whole numbers."""
     if column.dtype == pl.Float64:  # FLOPs, operations, bytes per tier: counts
         count = column.name.startswith(("flop_", "ops_")) or column.name.endswith("_bytes")
-        return _numbers(column, _count if count else _number)
+        return _numbers(column, count)
     if column.dtype == pl.Boolean:
         return column.fill_null(False).cast(pl.String)  # true / false
     if column.dtype == pl.Int64:

@@ -18,8 +18,8 @@ import numpy as np
 
 from ncu_roof.base.text import launch_shape, plural, shorten
 from ncu_roof.compare.comparison import Diff, kernel_pairs
-from ncu_roof.compare.pairs import NUMBERS, Change, KernelDiff, Status, classify, sides
-from ncu_roof.render.diffout import HEADERS, STATUS_MARK, headline, order_key, row_cells
+from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, sides
+from ncu_roof.render.diffout import HEADERS, KERNEL_MAX, STATUS_MARK, headline, order_key, row_cells
 from ncu_roof.render.headline import times
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
 from ncu_roof.render.text import code_span, table_cell
@@ -35,16 +35,18 @@ class FoldedRow:
     head_launches: int
     slower: int  # launches slower beyond the threshold, each on its own
 
-    @property
-    def changed(self) -> bool:
-        return self.kernel.status is not Status.UNCHANGED or self.slower > 0
-
 
 def folded_rows(result: Diff) -> list[FoldedRow]:
     """One row per kernel and launch shape, in first-pair order."""
     pairs = result.pairs
-    figures = {c: sides(pairs, c) for c in NUMBERS}
-    tier_bytes = {t: sides(pairs, "bytes", t) for t in pairs.get_column("bytes").struct.fields}
+
+    def known(column: str, tier: str | None = None) -> np.ndarray:
+        figure = np.stack(sides(pairs, column, tier))
+        return np.where(np.isfinite(figure), figure, np.nan)
+
+    duration_s = known("duration_s")
+    flop = known("achieved_flop_per_s") * duration_s
+    tier_bytes = {t: known("bytes", t) for t in pairs.get_column("bytes").struct.fields}
     on_side = [pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row")]
     regressed = (pairs.get_column("status") == Status.REGRESSED.value).to_numpy()
     kernels = result.kernels
@@ -56,14 +58,8 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
         slower = int(regressed[rows].sum())
         if len(rows) == 1:
             return FoldedRow(first, bases, heads, slower)
-
-        def known(figure: Sides) -> Sides:
-            base, head = (np.where(np.isfinite(v[rows]), v[rows], np.nan) for v in figure)
-            return base, head
-
-        duration, rate = known(figures["duration_s"]), known(figures["achieved_flop_per_s"])
-        flop = (rate[0] * duration[0], rate[1] * duration[1])
-        summed_bytes = {t: known(b) for t, b in tier_bytes.items()}
+        duration, work = duration_s[:, rows], flop[:, rows]
+        summed_bytes = {t: b[:, rows] for t, b in tier_bytes.items()}
         if bases == 0 or heads == 0:
             status = Status.ONLY_HEAD if bases == 0 else Status.ONLY_BASE
         else:
@@ -72,9 +68,9 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
             first,
             occurrence=0,
             duration_s=_sums(duration),
-            flop_per_s=_ratio(flop, duration),
+            flop_per_s=_ratio(work, duration),
             bytes={t: _sums(b) for t, b in summed_bytes.items()},
-            intensity_flop_per_byte={t: _ratio(flop, b) for t, b in summed_bytes.items()},
+            intensity_flop_per_byte={t: _ratio(work, b) for t, b in summed_bytes.items()},
             status=status,
         )
         return FoldedRow(kernel, bases, heads, slower)
@@ -82,16 +78,14 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
     return [fold(np.array(rows)) for rows in kernel_pairs(result).values()]
 
 
-Sides = tuple[np.ndarray, np.ndarray]  # a figure of some pairs on the base and on the head, NaN if unknown
-
-
-def _sums(figure: Sides) -> Change:
-    """The figure summed on each side over the pairs that have it (None where none has)."""
+def _sums(figure: np.ndarray) -> Change:
+    """A figure (a row on the base, a row on the head; NaN: not known) summed on each side over
+    the pairs that have it (None where none has)."""
     known = [values[~np.isnan(values)] for values in figure]
     return Change(*(math.fsum(k.tolist()) if len(k) else None for k in known))
 
 
-def _ratio(top: Sides, bottom: Sides) -> Change:
+def _ratio(top: np.ndarray, bottom: np.ndarray) -> Change:
     """Σ top / Σ bottom on each side, over the pairs that have both (None where none has)."""
     ratios = []
     for above, below in zip(top, bottom, strict=True):
@@ -104,7 +98,7 @@ def _ratio(top: Sides, bottom: Sides) -> Change:
 def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS) -> str:
     """A sticky-comment body: marker, verdict line, changed kernels, everything in <details>."""
     rows = sorted(folded_rows(result), key=lambda r: order_key(r.kernel))
-    changed = [r for r in rows if r.changed][:TOP_ROWS]
+    changed = [r for r in rows if r.kernel.status is not Status.UNCHANGED or r.slower][:TOP_ROWS]
     slower = result.count(Status.REGRESSED)  # launches, as the headline and the gate count
     verdict_line = (
         f"**ncu-roof diff: {plural(slower, 'kernel')} slower by more than {result.threshold_pct:g}%**"
@@ -121,7 +115,13 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
     parts += [_md_table(changed)] if changed else ["No kernel changed beyond the threshold."]
     head = "\n".join(parts) + "\n"
     budget = limit_chars - len(head) - 200
-    details, left_out = _md_rows_within(rows, budget)
+    details, left_out = _md_table([]), 0  # the rows that fit in the budget, the rest left out
+    for i, r in enumerate(rows):
+        line = "\n" + _md_row(r)
+        if len(details) + len(line) > budget:
+            left_out = len(rows) - i
+            break
+        details += line
     launches = len(result.kernels)
     what = plural(len(rows), "kernel") + (f" ({plural(launches, 'launch')})" if launches != len(rows) else "")
     tail = ["", f"<details><summary>All {what}</summary>", "", details, "", "</details>"]
@@ -143,7 +143,7 @@ def _md_row(row: FoldedRow) -> str:
     """The terminal table's cells (`diffout.row_cells`), the launch shape joined to the kernel's
     cell and the status of the folded row in place of the pair's."""
     k = row.kernel
-    name = f"{code_span(shorten(k.name, 60))} {code_span(launch_shape(k.grid, k.block))}{_count(row)}"
+    name = f"{code_span(shorten(k.name, KERNEL_MAX))} {code_span(launch_shape(k.grid, k.block))}{_count(row)}"
     cells = [name, *row_cells(k)[1:-1], _status(row)]
     return "| " + " | ".join(table_cell(c) for c in cells) + " |"
 
@@ -163,13 +163,3 @@ def _status(row: FoldedRow) -> str:
         launches = plural(max(row.base_launches, row.head_launches), "launch")
         return f"{mark} ({row.slower} of {launches} slower)"
     return mark
-
-
-def _md_rows_within(rows: Sequence[FoldedRow], budget_chars: int) -> tuple[str, int]:
-    table = _md_table([])
-    for i, r in enumerate(rows):
-        line = "\n" + _md_row(r)
-        if len(table) + len(line) > budget_chars:
-            return table, len(rows) - i
-        table += line
-    return table, 0

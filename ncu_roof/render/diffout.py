@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -12,7 +11,7 @@ from ncu_roof.base.text import launch_shape, one_line, shorten, si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import Change, KernelDiff, Status
-from ncu_roof.render.console import PIPE_WIDTH, sized, text_console, trimmed
+from ncu_roof.render.console import PIPE_WIDTH, rich_text, sized
 from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS, document_pieces
 from ncu_roof.render.output import Piece
 
@@ -36,25 +35,10 @@ def signed_pct(value: float | None) -> str:
     return "0.0%" if round(value, 1) == 0 else f"{value:+.1f}%"
 
 
-def launch(k: KernelDiff) -> str:
-    shape = launch_shape(k.grid, k.block)
-    return shape if k.occurrence == 0 else f"{shape} #{k.occurrence + 1}"
-
-
 def tier_changes(changes: Mapping[str, Change]) -> str:
     """`DRAM +3.0%, L2 −1.2%` for the tiers with a change to report."""
-    parts = [
-        f"{TIER_NAMES.get(t, t)} {signed_pct(c.delta_pct)}"
-        for t, c in changes.items()
-        if c.delta_pct is not None
-    ]
-    return ", ".join(parts) or "–"
-
-
-def verdict(k: KernelDiff) -> str:
-    if k.verdict_changed:
-        return f"{k.verdict_base} → {k.verdict_head}"
-    return k.verdict_head or k.verdict_base or "–"
+    known = {t: c.delta_pct for t, c in changes.items() if c.delta_pct is not None}
+    return ", ".join(f"{TIER_NAMES.get(t, t)} {signed_pct(pct)}" for t, pct in known.items()) or "–"
 
 
 def time_pair(change: Change) -> str:
@@ -63,14 +47,16 @@ def time_pair(change: Change) -> str:
 
 def row_cells(k: KernelDiff) -> list[str]:
     """Every column but the name, as plain text (callers escape for their sink)."""
+    shape = launch_shape(k.grid, k.block)
+    verdict = k.verdict_head or k.verdict_base or "–"
     return [
-        launch(k),
+        f"{shape} #{k.occurrence + 1}" if k.occurrence else shape,
         time_pair(k.duration_s),
         signed_pct(k.duration_s.delta_pct),
         signed_pct(k.flop_per_s.delta_pct),
         tier_changes(k.bytes),
         tier_changes(k.intensity_flop_per_byte),
-        verdict(k),
+        f"{k.verdict_base} → {k.verdict_head}" if k.verdict_changed else verdict,
         STATUS_MARK[k.status],
     ]
 
@@ -143,6 +129,7 @@ def fit_columns(
 def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = False) -> str:
     """A rich table `width` cells wide at most (pass the terminal's); colour only when `color`."""
     from rich.cells import cell_len
+    from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
@@ -174,23 +161,14 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
                 if header in widths
             )
         )
-    buffer = io.StringIO()
-    console = text_console(buffer, width, color=color, color_system="standard")
-    console.print(table)
-    dropped = [h for h in HEADERS if h not in widths]
-    if dropped:
-        console.print(
-            Text(
-                f"not shown at this width: {', '.join(dropped)} "
-                "(a wider terminal, or --format json|markdown, has them)",
-                style="dim",
-            )
-        )
+    parts: list[Table | Text] = [table]
+    if dropped := ", ".join(h for h in HEADERS if h not in widths):
+        wider = "a wider terminal, or --format json|markdown, has them"
+        parts.append(Text(f"not shown at this width: {dropped} ({wider})", style="dim"))
     if result.mismatch:
-        console.print(Text(f"warning: compared anyway: {one_line(result.mismatch)}"))
-    for note in result.notes:
-        console.print(Text(f"note: {one_line(note)}"))
-    return trimmed(buffer.getvalue())
+        parts.append(Text(f"warning: compared anyway: {one_line(result.mismatch)}"))
+    parts += [Text(f"note: {one_line(note)}") for note in result.notes]
+    return rich_text(Group(*parts), width, color=color)
 
 
 def diff_json_pieces(result: Diff) -> Iterator[Piece]:

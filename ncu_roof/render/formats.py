@@ -5,21 +5,18 @@ added to the enum but not registered in `FORMATS` and given a renderer here fail
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from ncu_roof.errors import MissingToolError, UsageError
+from ncu_roof.errors import UsageError
 from ncu_roof.render.console import PIPE_WIDTH
 
 if TYPE_CHECKING:
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.render.output import Document
     from ncu_roof.render.plot_panel import Arrow
-    from ncu_roof.render.summary import Summary
 
 
 class OutputFormat(StrEnum):
@@ -59,9 +56,6 @@ class RenderOptions:
     arrows: tuple[Arrow, ...] = ()  # plot: a diff's before → after pairs
 
 
-Renderer = Callable[["Analysis", RenderOptions], "Document"]
-
-
 @dataclass(frozen=True)
 class FormatSpec:
     suffixes: tuple[str, ...]  # lower case, with the dot; the first is the usual one
@@ -80,7 +74,6 @@ FORMATS = {  # every member's entry (tests/test_formats.py checks that none is m
     OutputFormat.PNG: FormatSpec((".png",), binary=True, image=True),
     OutputFormat.PDF: FormatSpec((".pdf",), binary=True, image=True),
 }
-IMAGE_FORMATS = tuple(f for f, s in FORMATS.items() if s.image)
 
 
 def from_suffix(path: str | None) -> OutputFormat | None:
@@ -106,87 +99,44 @@ def image_format(path: str, option: str) -> OutputFormat:
     """The picture format of a plot file name; anything else is a usage error."""
     fmt = from_suffix(path)
     if fmt is None or not FORMATS[fmt].image:
-        names = ", ".join(FORMATS[f].suffixes[0] for f in IMAGE_FORMATS)
+        names = ", ".join(s.suffixes[0] for s in FORMATS.values() if s.image)
         raise UsageError(f"{option} {path}: unknown image type", hint=f"name a {names} file")
     return fmt
 
 
-def renderer(fmt: OutputFormat) -> Renderer:
-    """The function that renders `fmt` (its module is imported only when it renders)."""
-    return _image(fmt) if FORMATS[fmt].image else _RENDERERS[fmt]
-
-
 def render(analysis: Analysis, fmt: OutputFormat, options: RenderOptions) -> Document:
-    return renderer(fmt)(analysis, options)
-
-
-def summary_of(analysis: Analysis, options: RenderOptions) -> Summary:
-    from ncu_roof.analysis.groups import GroupBy, SortBy
-    from ncu_roof.render.summary import summarize
-
-    return summarize(
-        analysis, group_by=GroupBy(options.group_by), sort=SortBy(options.sort), launches=options.launches
-    )
-
-
-def _table(analysis: Analysis, options: RenderOptions) -> str:
-    from ncu_roof.render.terminal import render_terminal
-
-    return render_terminal(
-        summary_of(analysis, options), color=options.color, width=options.width, top=options.top
-    )
-
-
-def _json(analysis: Analysis, options: RenderOptions) -> Document:
-    from ncu_roof.render.jsonout import json_pieces
-
-    return json_pieces(analysis)
-
-
-def _csv(analysis: Analysis, options: RenderOptions) -> str:
-    from ncu_roof.render.csvout import render_csv
-
-    return render_csv(analysis)
-
-
-def _markdown(analysis: Analysis, options: RenderOptions) -> str:
-    from ncu_roof.render.markdown import render_markdown
-
-    return render_markdown(summary_of(analysis, options), plot_ref=options.plot_ref)
-
-
-def _html(analysis: Analysis, options: RenderOptions) -> str:
-    from ncu_roof.render.html import render_html
-
-    return render_html(summary_of(analysis, options), plot=options)
-
-
-def _parquet(analysis: Analysis, options: RenderOptions) -> bytes:
-    try:  # written separately (render/parquet.py); this build may not have it or pyarrow
-        module = importlib.import_module("ncu_roof.render.parquet")
-    except ImportError as err:
-        raise MissingToolError(
-            f"Parquet output is not available: {err}",
-            hint="install pyarrow (pip install pyarrow), or use --format json|csv",
-        ) from None
-    render_parquet: Callable[[Analysis], bytes] = module.render_parquet
-    return render_parquet(analysis)
-
-
-def _image(fmt: OutputFormat) -> Renderer:
-    def draw(analysis: Analysis, options: RenderOptions) -> bytes:
+    """`analysis` as `fmt` (each renderer's module imported only when it renders)."""
+    if FORMATS[fmt].image:
         from ncu_roof.render.plot import render_plot
 
         return render_plot(analysis, fmt=fmt.value, options=options)
+    if fmt is OutputFormat.JSON:
+        from ncu_roof.render.jsonout import json_pieces
 
-    return draw
+        return json_pieces(analysis)
+    if fmt is OutputFormat.CSV:
+        from ncu_roof.render.csvout import render_csv
 
+        return render_csv(analysis)
+    if fmt is OutputFormat.PARQUET:
+        from ncu_roof.render.parquet import render_parquet
 
-_RENDERERS: dict[OutputFormat, Renderer] = {
-    OutputFormat.TABLE: _table,
-    OutputFormat.JSON: _json,
-    OutputFormat.CSV: _csv,
-    OutputFormat.MARKDOWN: _markdown,
-    OutputFormat.HTML: _html,
-    OutputFormat.PARQUET: _parquet,
-}
+        return render_parquet(analysis)
+    from ncu_roof.analysis.groups import GroupBy, SortBy
+    from ncu_roof.render.summary import summarize
+
+    summary = summarize(
+        analysis, group_by=GroupBy(options.group_by), sort=SortBy(options.sort), launches=options.launches
+    )
+    if fmt is OutputFormat.MARKDOWN:
+        from ncu_roof.render.markdown import render_markdown
+
+        return render_markdown(summary, plot_ref=options.plot_ref)
+    if fmt is OutputFormat.HTML:
+        from ncu_roof.render.html import render_html
+
+        return render_html(summary, plot=options)
+    from ncu_roof.render.terminal import render_terminal
+
+    assert fmt is OutputFormat.TABLE, fmt  # a format added to the enum gets its renderer above
+    return render_terminal(summary, color=options.color, width=options.width, top=options.top)

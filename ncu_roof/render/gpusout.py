@@ -29,13 +29,12 @@ def render_json() -> str:
 
 
 def gpu_row(gpu: Gpu) -> dict[str, Any]:
-    ridges = {p: gpu.ridge_flop_per_byte(p) for p in ("fp32", "tensor")}
     return {
         "key": gpu.key,
         "name": gpu.name,
         "peak_flop_per_s": gpu.compute_flop_per_s,
         "bandwidth_byte_per_s": gpu.bandwidth_byte_per_s,
-        "ridge_flop_per_byte": ridges,
+        "ridge_flop_per_byte": {p: gpu.ridge_flop_per_byte(p) for p in ("fp32", "tensor")},
         "source": gpu.source,
         "sources": gpu.sources,
         "cc": gpu.cc,

@@ -43,16 +43,10 @@ def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
     """The kernel objects as columns, in the contract's order."""
     n = len(launches)
     roof = launches.get_column("instruction_roofline")
+    sol = {"bound": launches["sol_bound"], "unit": launches["sol_unit"], "small_grid": launches["small_grid"]}
     derived = {
         "above_roof": above_roof(launches),
-        "sol_verdict": struct(
-            {
-                "bound": launches["sol_bound"],
-                "unit": launches["sol_unit"],
-                "small_grid": launches["small_grid"],
-            },
-            n,
-        ),
+        "sol_verdict": struct(sol, n),
         "ops": struct(integer_ops(launches), n),
         "instruction_roofline": _with_bytes(roof) if isinstance(roof.dtype, pl.Struct) else roof,
         "headroom_s": numbers(
@@ -81,14 +75,6 @@ def _with_bytes(roof: pl.Series) -> pl.Series:
     return where(roof.is_not_null().to_numpy(), made)
 
 
-def _ops_flags(launches: pl.DataFrame, has: Mapping[str, bool]) -> dict[str, bool]:
-    """Which keys of `ops` a shape's launches have: their integer tensor paths, and the total
-    where they have one."""
-    paths = [k.removeprefix("tensor_paths.") for k, v in has.items() if k.startswith("tensor_paths.") and v]
-    flags = {f"ops.{p}": p in paths for p in integer_paths(launches)}
-    return {**flags, "ops.total": any(flags.values())}
-
-
 def kernel_objects(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
     """The kernels' JSON objects, `,`-separated, `chunk` launches at a time, as UTF-8 (as Polars
     writes them: a file gets them as they are)."""
@@ -110,21 +96,20 @@ def kernel_objects(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memor
 
 
 def _shaped(launches: pl.DataFrame, has: Mapping[str, bool]) -> pl.DataFrame:
-    """The kernel objects of launches of one shape, without the keys they lack."""
-    has = {**_renamed(has), **_ops_flags(launches, has)}
+    """The kernel objects of launches of one shape, without the keys they lack: the stored
+    instruction roofline's flags, and the JSON's `transaction_bytes` (one per intensity); of `ops`,
+    their integer tensor paths, and the total where they have one."""
+    intensity = "instruction_roofline.intensity_warp_inst_per_transaction."
+    paths = [k.removeprefix("tensor_paths.") for k, v in has.items() if k.startswith("tensor_paths.") and v]
+    ops = {f"ops.{p}": p in paths for p in integer_paths(launches)}
+    has = {
+        **has,
+        **{k.replace(intensity, "instruction_roofline.transaction_bytes."): v for k, v in has.items()},
+        **ops,
+        "ops.total": any(ops.values()),
+    }
     frame = kernel_frame(launches)
     return pl.DataFrame([kept(frame.get_column(c), (c,), has).alias(c) for c in frame.columns])
-
-
-def _renamed(has: Mapping[str, bool]) -> dict[str, bool]:
-    """The stored instruction roofline's flags, and the JSON's `transaction_bytes`: one per intensity."""
-    intensity = "instruction_roofline.intensity_warp_inst_per_transaction."
-    extra = {
-        k.replace(intensity, "instruction_roofline.transaction_bytes."): v
-        for k, v in has.items()
-        if k.startswith(intensity)
-    }
-    return {**has, **extra}
 
 
 def json_objects(frame: pl.DataFrame, chunk: int) -> Iterator[memoryview]:

@@ -39,7 +39,7 @@ def device_json(device: Device) -> dict[str, Any]:
     }
 
 
-def _document(analysis: Analysis) -> dict[str, Any]:
+def outline(analysis: Analysis) -> dict[str, Any]:
     """The document, its kernels (written as they come: `json_pieces`) left null."""
     return {
         "schema": SCHEMA,
@@ -60,13 +60,6 @@ def _document(analysis: Analysis) -> dict[str, Any]:
         **groups_json(analysis),
         **analysis.extra,
     }
-
-
-def analysis_header(analysis: Analysis) -> dict[str, Any]:
-    """The document without its kernels: schema, inputs, devices and their roofs, totals."""
-    document = _document(analysis)
-    del document["kernels"]
-    return document
 
 
 def group_json(group: KernelGroup) -> dict[str, Any]:
@@ -136,7 +129,7 @@ def json_pieces(analysis: Analysis) -> Iterator[Piece]:
     from ncu_roof.render.jsonkernels import json_array, kernel_objects
 
     kernels = json_array(kernel_objects(analysis.launches, CHUNK_KERNELS))
-    yield from document_pieces(_document(analysis), kernels, len(analysis.kernels) <= PRETTY_MAX_KERNELS)
+    yield from document_pieces(outline(analysis), kernels, len(analysis.kernels) <= PRETTY_MAX_KERNELS)
 
 
 def document_pieces(

@@ -56,23 +56,22 @@ def check_writable(path: str | None) -> None:
     """Fail before any work when `path` could not be written (None and `-` mean stdout)."""
     if path is None or path == "-":
         return
+    target = through_links(path)
     try:
-        _check_writable(through_links(path))
+        if target.is_dir():
+            raise OutputError(f"{target}: is a directory", hint="name a file to write")
+        if target.exists() and not target.is_file():
+            return  # a device or pipe: written through
+        directory = target.parent
+        if not directory.is_dir():
+            problem = "does not exist"
+        elif not os.access(directory, os.W_OK | os.X_OK):
+            problem = "is not writable"
+        else:
+            return
     except OSError as err:  # e.g. a name too long for the file system
         raise OutputError(f"cannot write {path}: {err.strerror or err}", hint=WRITE_HINT) from None
-
-
-def _check_writable(target: Path) -> None:
-    path = str(target)
-    if target.is_dir():
-        raise OutputError(f"{path}: is a directory", hint="name a file to write")
-    if target.exists() and not target.is_file():
-        return  # a device or pipe: written through
-    directory = target.parent
-    if not directory.is_dir():
-        raise OutputError(f"cannot write {path}: directory {directory} does not exist", hint=WRITE_HINT)
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise OutputError(f"cannot write {path}: directory {directory} is not writable", hint=WRITE_HINT)
+    raise OutputError(f"cannot write {target}: directory {directory} {problem}", hint=WRITE_HINT)
 
 
 def joined(pieces: Iterable[Piece]) -> str:
@@ -96,10 +95,9 @@ def write_output(data: Document, path: str | None) -> None:
     write_all([(data, path)])
 
 
-def _write_stdout(data: Document) -> None:
+def _write_stdout(whole: str | bytes | tuple[Piece, ...]) -> None:
     """To stdout; a closed pipe is `StdoutClosedError` (the CLI exits quietly), any other
     failure (a full disk, an I/O error) is one `OutputError`."""
-    whole = made(data)  # rendered whole first: a failure leaves nothing half-written on stdout
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         raise OutputError("cannot write to stdout: it is closed", hint="write to a file instead: -o FILE")
     try:
@@ -118,27 +116,12 @@ def _write_stdout(data: Document) -> None:
         ) from None
 
 
-def _stage(target: Path, payload: Document) -> Path:
-    """The payload in a temporary file beside `target`, with the mode `target` will have."""
-    import tempfile
-
-    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else _default_mode()
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    tmp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            _write_pieces(handle, payload)
-        os.chmod(tmp, mode)  # mkstemp makes 0600; a report should be as readable as any new file
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return tmp
-
-
 def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
     """Several outputs, all or none: files are staged first, then devices and pipes (/dev/null, a
     FIFO: written through, never replaced) are written, then the staged files are renamed into
     place, and stdout (None or `-`) comes last, rendered whole before any file is written."""
+    import tempfile
+
     stdout = [made(data) for data, path in outputs if path is None or path == "-"]
     files = [(data, path, through_links(path)) for data, path in outputs if path is not None and path != "-"]
     for _, path, _ in files:
@@ -152,8 +135,17 @@ def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
             if target.exists() and not target.is_file():
                 with target.open("wb") as handle:
                     _write_pieces(handle, data)
-            else:
-                staged.append((_stage(target, data), target))
+                continue
+            if target.exists():  # staged beside it, with the mode it will have
+                mode = stat.S_IMODE(target.stat().st_mode)
+            else:  # 0666 less the process umask: the mode `open()` would give a new file
+                os.umask(umask := os.umask(0))
+                mode = 0o666 & ~umask
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            staged.append((Path(name), target))
+            with os.fdopen(fd, "wb") as handle:
+                _write_pieces(handle, data)
+            os.chmod(name, mode)  # mkstemp makes 0600; a report should be as readable as any new file
         with held():  # the renames all happen, not some
             for tmp, target in staged:
                 current = str(target)
@@ -166,13 +158,6 @@ def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
         raise OutputError(f"cannot write {current}: {err.strerror or err}", hint=WRITE_HINT) from None
     for whole in stdout:
         _write_stdout(whole)
-
-
-def _default_mode() -> int:
-    """0666 less the process umask: the mode `open()` would give a new file."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
 
 
 def check_summary() -> None:

@@ -11,7 +11,7 @@ from io import BytesIO
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.launches import to_arrow
-from ncu_roof.render.jsonout import analysis_header
+from ncu_roof.render.jsonout import outline
 
 METADATA_KEY = b"ncu-roof"
 
@@ -19,9 +19,9 @@ METADATA_KEY = b"ncu-roof"
 def render_parquet(analysis: Analysis) -> bytes:
     import pyarrow.parquet as pq
 
-    table = to_arrow(analysis)
-    header = json.dumps(analysis_header(analysis), ensure_ascii=False, allow_nan=False)
-    table = table.replace_schema_metadata({METADATA_KEY: header.encode()})
+    header = {k: v for k, v in outline(analysis).items() if k != "kernels"}
+    text = json.dumps(header, ensure_ascii=False, allow_nan=False)
+    table = to_arrow(analysis).replace_schema_metadata({METADATA_KEY: text.encode()})
     buffer = BytesIO()
     pq.write_table(table, buffer, compression="zstd")
     return buffer.getvalue()

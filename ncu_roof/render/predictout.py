@@ -74,41 +74,32 @@ def render_json(p: Prediction) -> str:
     return json.dumps(to_dict(p), indent=2, allow_nan=False) + "\n"
 
 
-def _title(p: Prediction) -> str:
-    platform = p.roofs.name or p.roofs.source
-    if p.workload_name is None:
-        return f"Prediction on {platform}"
-    params = " ".join(f"{k}={v}" for k, v in p.params.items())
-    return f"{p.workload_name} ({params}) on {platform}"
-
-
 def render_text(p: Prediction, width: int = PIPE_WIDTH, *, color: bool = False) -> str:
     """The per-tier table, verdict line and assumptions as text `width` columns wide, coloured
     only when `color`."""
     point = p.point
     ops_only = p.ops is not None and not p.flop  # integer work alone: its tiers in operations
     work = "op" if ops_only else "FLOP"
-    table = Table(title=_title(p), title_justify="left")
+    platform = p.roofs.name or p.roofs.source
+    title = f"Prediction on {platform}"
+    if p.workload_name is not None:
+        title = f"{p.workload_name} ({' '.join(f'{k}={v}' for k, v in p.params.items())}) on {platform}"
+    table = Table(title=title, title_justify="left")
     for column in ("roof", "bytes", "bandwidth", f"AI {work}/B", f"ridge {work}/B", "cap"):
         table.add_column(column, justify="left" if column == "roof" else "right")
     for tier in point.intensity_flop_per_byte:  # the tiers with a roof (no FLOPs: no FLOP/s cap)
-        cap = point.cap_flop_per_s.get(tier)
         mark = " ◀" if tier == point.binding else ""
-        figures = _ops_figures(p, tier) if ops_only else None
-        table.add_row(
-            tier + mark,
-            si(p.bytes_by_tier.get(tier), "B"),
-            si(p.roofs.bandwidth_byte_per_s[tier], "B/s"),
-            *(
-                figures
-                if figures is not None
-                else (
-                    intensity(point.intensity_flop_per_byte.get(tier), 4),
-                    intensity(point.ridge_flop_per_byte.get(tier), 4),
-                    si(cap, "FLOP/s", 4),
-                )
-            ),
+        figures = (
+            _ops_figures(p, tier)
+            if ops_only
+            else (
+                intensity(point.intensity_flop_per_byte.get(tier), 4),
+                intensity(point.ridge_flop_per_byte.get(tier), 4),
+                si(point.cap_flop_per_s.get(tier), "FLOP/s", 4),
+            )
         )
+        bandwidth = si(p.roofs.bandwidth_byte_per_s[tier], "B/s")
+        table.add_row(tier + mark, si(p.bytes_by_tier.get(tier), "B"), bandwidth, *figures)
     if COMPUTE in point.cap_flop_per_s and not ops_only:
         mark = " ◀" if point.binding == COMPUTE and (p.ops is None or not p.ops.binds) else ""
         label = f"compute ({point.compute_precision})" if point.compute_precision else "compute"
