@@ -18,7 +18,7 @@ import polars as pl
 
 from ncu_roof.analysis.device_frame import device_frame
 from ncu_roof.analysis.frame import KernelRows, frame_of
-from ncu_roof.analysis.model import nan_to_none
+from ncu_roof.analysis.model import known_sum, nan_to_none
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
 from ncu_roof.base.arrays import object_array
@@ -75,9 +75,8 @@ class Analysis:
     def total_duration_s(self) -> float:
         """The sum of the launches' durations; NaN when there are launches and none has one
         (missing, never 0)."""
-        duration = self.launches.get_column("duration_s")
-        known = duration.drop_nulls()
-        return math.fsum(known.to_list()) if len(known) or not len(duration) else math.nan
+        duration = self.launches.get_column("duration_s").to_numpy()
+        return known_sum(duration) if len(duration) else 0.0
 
 
 def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> Analysis:

@@ -12,12 +12,12 @@ from ncu_roof.analysis.frame import launch_frame, numbers, struct, texts, where
 from ncu_roof.analysis.model import (
     InstructionArrays,
     bit_codes,
+    busiest,
     fixed,
     intensity_array,
     is_set,
     objects,
     per_kernel,
-    row_max,
 )
 from ncu_roof.analysis.notes import NoteInputs, launch_notes
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
@@ -108,24 +108,15 @@ def device_frame(
     by_pipe = np.array([bool(r) and r.endswith("*512") for r in formulas["flop_tensor"].tolist()], dtype=bool)
     notes = launch_notes(
         NoteInputs(
-            failed=failed,
-            collection_failed=v.collection_failed,
+            v=v,
             missing=missing,
             no_compute_roofs=not device.roofs.compute_flop_per_s,
-            unroofed=v.arrays.unroofed,
             recipe=formulas,
             not_collected=not_collected,
             flop=flop,
             flop_total_is_lower_bound=lower,
             tensor_pipe_pct=measured("tensor_pipe_pct"),
             integer_tensor_ops=~np.isnan(ops_total) & (ops_total != 0),
-            basis=v.verdict.basis,
-            bound=v.verdict.bound,
-            sol_bound=v.sol.bound,
-            sol_unit=v.sol.unit,
-            disagrees=v.verdict.disagrees,
-            supported=v.supported,
-            binding=v.arrays.binding,
             pct=pct,
             sol_sm_pct=sol["sm"],
             sol_memory_pct=sol["memory"],
@@ -221,28 +212,23 @@ def _traffic(
 def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int, compute_only: bool = True) -> np.ndarray:
     """Per launch, its busiest arithmetic pipe (any pipe: `compute_only` False) as words
     (`alu pipe 76%`), None without pipe figures."""
-    compute = {p: a for p, a in pipes.items() if not (compute_only and p.startswith(NON_COMPUTE_PIPES))}
-    out = np.full(n, None, dtype=object)
-    if not compute:
-        return out
-    names = np.array([f"{p} pipe " for p in compute], dtype=object)
-    busy, best = row_max([np.where(np.isnan(p), -np.inf, p) for p in compute.values()])
-    rows = np.flatnonzero(~np.logical_and.reduce([np.isnan(p) for p in compute.values()]))
-    out[rows] = names[best[rows]] + fixed(busy[rows], 0) + "%"
-    return out
+    compute = {
+        f"{p} pipe ": a for p, a in pipes.items() if not (compute_only and p.startswith(NON_COMPUTE_PIPES))
+    }
+    pct, pipe = busiest(compute, n)
+    named = is_set(pipe)
+    pipe[named] = pipe[named] + fixed(pct[named], 0) + "%"
+    return pipe
 
 
 def _busiest_tier(achieved_bw: Mapping[str, np.ndarray], roofs: Roofs, has_flop: np.ndarray) -> np.ndarray:
     """Per launch without FLOPs: the tier whose bandwidth it used most, (tier, percent of its roof)."""
-    n = len(has_flop)
-    out = np.full(n, None, dtype=object)
-    tiers = [t for t in achieved_bw if roofs.bandwidth_byte_per_s.get(t, 0) > 0]
-    if not tiers:
-        return out
-    used = [100.0 * achieved_bw[t] / roofs.bandwidth_byte_per_s[t] for t in tiers]
-    most, best = row_max([np.where(np.isnan(u), -np.inf, u) for u in used])
-    for j in np.flatnonzero(~has_flop & ~np.logical_and.reduce([np.isnan(u) for u in used])).tolist():
-        out[j] = (tiers[best[j]], float(most[j]))
+    bandwidth = roofs.bandwidth_byte_per_s
+    used = {t: 100.0 * b / bandwidth[t] for t, b in achieved_bw.items() if bandwidth.get(t, 0) > 0}
+    most, tier = busiest(used, len(has_flop))
+    out = np.full(len(has_flop), None, dtype=object)
+    for j in np.flatnonzero(~has_flop & is_set(tier)).tolist():
+        out[j] = (tier[j], float(most[j]))
     return out
 
 

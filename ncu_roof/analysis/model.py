@@ -231,6 +231,12 @@ def roofline(
     )
 
 
+def known_sum(values: np.ndarray) -> float:
+    """The sum of the values that are not NaN; NaN where none is."""
+    known = values[~np.isnan(values)]
+    return float(known.sum()) if len(known) else math.nan
+
+
 def nan_to_none(value: float) -> float | None:
     """A number, None where it is NaN (missing, never 0)."""
     return None if math.isnan(value) else float(value)
@@ -273,6 +279,16 @@ def row_max(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         at[better] = i
         best[better] = column[better]
     return best, at
+
+
+def busiest(columns: Mapping[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the largest known value of the n-row columns and its column's key (the first on a
+    tie); NaN and None where none is known."""
+    if not columns:
+        return np.full(n, np.nan), objects(None, n)
+    best, at = row_max([np.nan_to_num(np.asarray(c, dtype="float64"), nan=-np.inf) for c in columns.values()])
+    known = np.isfinite(best)
+    return np.where(known, best, np.nan), object_array([*columns, None])[np.where(known, at, len(columns))]
 
 
 def bit_codes(flags: Sequence[np.ndarray]) -> np.ndarray:

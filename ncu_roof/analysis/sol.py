@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.analysis.model import is_set, objects, row_max
-from ncu_roof.base.arrays import equals, object_array
+from ncu_roof.analysis.model import busiest, is_set, objects
+from ncu_roof.base.arrays import equals
 from ncu_roof.base.vocabulary import COMPUTE, SOL_MEMORY_UNITS, Bound, VerdictBasis
 
 # Nsight's SOLBottleneck rule (sections/SpeedOfLight.py): neither SM nor memory reaches 60 % →
@@ -96,14 +96,7 @@ BUSIEST_UNIT_ORDER = (*SOL_MEMORY_UNITS, "sm", "memory")
 def busiest_unit_arrays(sol_pct: Mapping[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
     """Per launch, its busiest Speed-of-Light unit's throughput % and the unit ("dram", "l2",
     "l1", "sm", "memory"); NaN and None for a launch without any SOL percentage."""
-    units = [u for u in BUSIEST_UNIT_ORDER if u in sol_pct]
-    if not units:
-        return np.full(n, np.nan), objects(None, n)
-    pct = [np.asarray(sol_pct[u], dtype="float64") for u in units]
-    best, at = row_max([np.nan_to_num(p, nan=-np.inf) for p in pct])
-    known = np.isfinite(best)
-    unit = object_array([*units, None])[np.where(known, at, len(units))]
-    return np.where(known, best, np.nan), unit
+    return busiest({u: sol_pct[u] for u in BUSIEST_UNIT_ORDER if u in sol_pct}, n)
 
 
 def headroom_array(duration_s: np.ndarray, pct: np.ndarray) -> np.ndarray:

@@ -16,13 +16,13 @@ from ncu_roof.analysis.model import (
     InstructionArrays,
     Roof,
     RooflineArrays,
+    busiest,
     compute_roof_arrays,
     instruction_arrays,
     is_set,
     objects,
     per_kernel,
     roofline_arrays,
-    row_max,
     work_time_arrays,
 )
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
@@ -65,16 +65,13 @@ class Verdicts:
     bandwidth: Mapping[str, Roof]  # per tier, the roof each launch was judged against
 
 
-def _compute_pipes(group: Mapping[str, np.ndarray]) -> list[str]:
-    pipes = [
-        c
-        for c in group
-        if c.startswith(PIPE_PREFIX)
-        and c.endswith("_pct")
-        and not c.removeprefix(PIPE_PREFIX).removesuffix("_pct").startswith(NON_COMPUTE_PIPES)
-    ]
-    # on a tie the named pipe wins over Volta/Turing's "shared" (FP16 + tensor) pipe
-    return sorted(pipes, key=lambda c: (c == f"{PIPE_PREFIX}shared_pct", c))
+def _compute_pipes(group: Mapping[str, np.ndarray]) -> dict[str, str]:
+    """The arithmetic pipes' ceilings (`pipe:alu`) and their columns; on a tie the named pipe wins
+    over Volta/Turing's "shared" (FP16 + tensor) pipe."""
+    names = {f"pipe:{c.removeprefix(PIPE_PREFIX).removesuffix('_pct')}": c for c in group}
+    pipes = {p: c for p, c in names.items() if c.startswith(PIPE_PREFIX) and c.endswith("_pct")}
+    compute = [p for p in pipes if not p.removeprefix("pipe:").startswith(NON_COMPUTE_PIPES)]
+    return {p: pipes[p] for p in sorted(compute, key=lambda p: (p == "pipe:shared", pipes[p]))}
 
 
 def unfailed(values: np.ndarray, failed: np.ndarray) -> np.ndarray:
@@ -140,21 +137,10 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     work = {**flop_work, **{f"tensor:{p}": measured(paths[p]) for p in int_paths}}
     work_peaks = {**flop_peaks, **{f"tensor:{p}": own(f"peak_{paths[p]}_per_s", None) for p in int_paths}}
     work_s, longest = work_time_arrays(work, work_peaks)
-    pipes = _compute_pipes(group)
-    if pipes:
-        pct = [measured(c) for c in pipes]
-        any_pipe = ~np.logical_and.reduce([np.isnan(p) for p in pct])
-        highest, busiest_at = row_max([np.nan_to_num(p, nan=-1.0) for p in pct])
-        pipe_pct = np.where(any_pipe, highest, np.nan)
-        names = np.array([f"pipe:{c.removeprefix(PIPE_PREFIX).removesuffix('_pct')}" for c in pipes], object)
-        floating = np.array(
-            [name.startswith(FLOATING_PIPES) and not name.startswith(INTEGER_PIPES) for name in names],
-            dtype=bool,
-        )
-        pipe_name, fp_pipe = names[busiest_at], floating[busiest_at]
-    else:
-        pipe_pct = np.full(n, np.nan)
-        pipe_name, fp_pipe = np.full(n, None, dtype=object), np.zeros(n, dtype=bool)
+    pipes = {p: measured(c) for p, c in _compute_pipes(group).items()}
+    pipe_pct, pipe_name = busiest(pipes, n)
+    floating = [p for p in pipes if p.startswith(FLOATING_PIPES) and not p.startswith(INTEGER_PIPES)]
+    fp_pipe = np.logical_or.reduce([equals(pipe_name, p) for p in floating], initial=False)
     pipe_s = pipe_pct / 100.0 * np.where(duration > 0, duration, np.nan)
     compute_s = np.fmax(work_s, pipe_s)
     # the busier pipe sets the compute time; it names the ceiling unless it is a floating-point
