@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import polars as pl
@@ -68,8 +68,7 @@ class Analysis:
         views: dict[Hashable, Any] = self.__dict__.setdefault("_views", {})
         if key not in views:
             views[key] = make()
-        made: T = views[key]
-        return made
+        return cast(T, views[key])
 
     @property
     def total_duration_s(self) -> float:

@@ -25,7 +25,7 @@ from ncu_roof.analysis.sol import busiest_unit_arrays, headroom_array
 from ncu_roof.analysis.verdicts import Verdicts, unfailed
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
 from ncu_roof.gpus.roofs import launch_count
-from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
+from ncu_roof.recipe import TENSOR_PATH_PREFIX, is_integer_path
 
 _RECIPE_KEYS = (
     "duration_s",
@@ -69,11 +69,7 @@ def device_frame(
     formulas = {key: formula_texts(group, f"{key}_recipe", n) for key in _RECIPE_KEYS}
     ceiling = np.where(v.supported, v.ceiling, objects(None, n))
     ops_total = measured("ops_total")
-    pipes = {
-        c.removeprefix(PIPE_PREFIX).removesuffix("_pct"): measured(c)
-        for c in group
-        if c.startswith(PIPE_PREFIX) and c.endswith("_pct")
-    }
+    pipes = v.pipe_pct
     # per precision, the FLOP terms that read n/a (`a,b`), None where none did or the launch failed
     not_collected = {p: formula_texts(group, f"flop_{p}_not_collected", n) for p in PRECISIONS}
     for terms in not_collected.values():

@@ -137,14 +137,9 @@ def group_columns(analysis: Analysis) -> pl.DataFrame:
 
 def input_columns(analysis: Analysis) -> pl.DataFrame:
     """Per input (`input`): its path, format and ncu version."""
-    inputs = analysis.inputs
-    columns = {
-        "input": pl.Series(range(len(inputs)), dtype=pl.Int64),
-        "input_path": texts(i.path for i in inputs),
-        "input_format": texts(i.format for i in inputs),
-        "ncu_version": texts(i.ncu_version for i in inputs),
-    }
-    return pl.DataFrame([s.alias(k) for k, s in columns.items()])
+    rows = [(j, i.path, i.format, i.ncu_version) for j, i in enumerate(analysis.inputs)]
+    schema = {"input": pl.Int64, "input_path": pl.String, "input_format": pl.String, "ncu_version": pl.String}
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def device_columns(analysis: Analysis, used: pl.Series) -> pl.DataFrame:
