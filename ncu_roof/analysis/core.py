@@ -75,7 +75,7 @@ class Analysis:
         """The sum of the launches' durations; NaN when there are launches and none has one
         (missing, never 0)."""
         duration = self.launches.get_column("duration_s").to_numpy()
-        return known_sum(duration) if len(duration) else 0.0
+        return known_sum(duration, exact=True) if len(duration) else 0.0
 
 
 def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> Analysis:

@@ -108,9 +108,10 @@ class KernelGroup:
     @staticmethod
     def of(key: GroupKey, launches: Sequence[Kernel]) -> KernelGroup:
         """A group of the given launches (in that order), with their total time and nothing else."""
+        times = [k.duration_s for k in launches if k.duration_s is not None]
+        rows = tuple(range(len(launches)))
         numbers = figure_numbers(frame_of(launches))
-        time = nan_to_none(known_sum(numbers["duration_s"]))
-        return KernelGroup(key, tuple(range(len(launches))), launches, numbers, total_duration_s=time)
+        return KernelGroup(key, rows, launches, numbers, total_duration_s=sum(times) if times else None)
 
 
 def device_totals_s(analysis: Analysis) -> dict[int, float]:
@@ -235,7 +236,7 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
     """A group of several launches (`rows`, slowest first): sums, extremes, verdicts by time."""
     seconds = x.duration_s[rows]
     times = seconds[~np.isnan(seconds)]
-    time = nan_to_none(known_sum(seconds))
+    time = nan_to_none(known_sum(seconds, exact=True))
     # each verdict's time, sums in launch order (slowest first); by time, ties by first seen
     words, first_at, inverse = np.unique(x.codes[rows], return_index=True, return_inverse=True)
     word_s = np.bincount(inverse, weights=np.where(np.isnan(seconds), 0.0, seconds), minlength=len(words))

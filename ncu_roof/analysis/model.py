@@ -231,10 +231,11 @@ def roofline(
     )
 
 
-def known_sum(values: np.ndarray) -> float:
-    """The sum of the values that are not NaN; NaN where none is."""
+def known_sum(values: np.ndarray, exact: bool = False) -> float:
+    """The sum of the values that are not NaN (`exact`: correctly rounded, `math.fsum`, as durations
+    are summed; else numpy's, as the figures are); NaN where none is."""
     known = values[~np.isnan(values)]
-    return float(known.sum()) if len(known) else math.nan
+    return (math.fsum(known.tolist()) if exact else float(known.sum())) if len(known) else math.nan
 
 
 def nan_to_none(value: float) -> float | None:
