@@ -360,9 +360,10 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
         flop_total_is_lower_bound=nothing, tensor_pipe_pct=np.full(n, np.nan), integer_tensor_ops=nothing,
         pct=pct.astype(float), sol_sm_pct=sm.astype(float),
         sol_memory_pct=memory.astype(float), waves=waves.astype(float), busiest_pipe=nowhere,
-        busiest_tier=nowhere, tensor_by_pipe=nothing, busiest_issue_pipe=nowhere, sol_pct={},
-        pct_of_bandwidth={}, ceiling=nowhere, shared_wavefronts_per_request=np.full(n, np.nan),
-        shared_bank_conflict_pct=np.full(n, np.nan), input_notes=nowhere,
+        busiest_tier=nowhere, busiest_tier_pct=np.full(n, np.nan), tensor_by_pipe=nothing,
+        busiest_issue_pipe=nowhere, sol_pct={}, pct_of_bandwidth={}, ceiling=nowhere,
+        shared_wavefronts_per_request=np.full(n, np.nan), shared_bank_conflict_pct=np.full(n, np.nan),
+        input_notes=nowhere,
     )  # fmt: skip
     for launches in (np.arange(n), np.arange(n)[::7]):
         small_grid = np.where(x.waves[launches] < 1, x.waves[launches], np.nan)

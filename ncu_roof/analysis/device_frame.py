@@ -23,7 +23,7 @@ from ncu_roof.analysis.notes import NoteInputs, launch_notes
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
 from ncu_roof.analysis.sol import busiest_unit_arrays, headroom_array
 from ncu_roof.analysis.verdicts import Verdicts, unfailed
-from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
+from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.gpus.roofs import launch_count
 from ncu_roof.recipe import TENSOR_PATH_PREFIX, is_integer_path
 
@@ -76,6 +76,10 @@ def device_frame(
         terms[failed | ~terms.astype(bool)] = None
     lower = np.asarray(group["flop_total_is_lower_bound"], dtype=bool) & ~np.isnan(flop_total)
     sol_pair = np.where(np.isnan(sol["sm"]), NAN, sol["memory"])  # SOL is SM and memory
+    # per launch without FLOPs, the tier whose bandwidth it used most, and its percent of that roof
+    bandwidth = device.roofs.bandwidth_byte_per_s
+    used = {t: 100.0 * b / bandwidth[t] for t, b in achieved_bw.items() if bandwidth.get(t, 0) > 0}
+    tier_pct, tier = busiest(used, n)
     missing = _missing(failed, {"duration": duration, "flop": flop_total, **nbytes, "sol": sol_pair})
     values: dict[str, np.ndarray] = {
         **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
@@ -119,7 +123,8 @@ def device_frame(
             waves=np.asarray(group["waves_per_sm"], dtype="float64"),
             busiest_pipe=_busiest_pipe(pipes, n),
             busiest_issue_pipe=_busiest_pipe(pipes, n, compute_only=False),
-            busiest_tier=_busiest_tier(achieved_bw, device.roofs, ~np.isnan(flop_total)),
+            busiest_tier=np.where(np.isnan(flop_total), tier, objects(None, n)),
+            busiest_tier_pct=tier_pct,
             tensor_by_pipe=by_pipe & (np.nan_to_num(flop["tensor"]) > 0),
             input_notes=ident["input_notes"],
             shared_wavefronts_per_request=measured("shared_wavefronts_per_request"),
@@ -215,17 +220,6 @@ def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int, compute_only: bool = 
     named = is_set(pipe)
     pipe[named] = pipe[named] + fixed(pct[named], 0) + "%"
     return pipe
-
-
-def _busiest_tier(achieved_bw: Mapping[str, np.ndarray], roofs: Roofs, has_flop: np.ndarray) -> np.ndarray:
-    """Per launch without FLOPs: the tier whose bandwidth it used most, (tier, percent of its roof)."""
-    bandwidth = roofs.bandwidth_byte_per_s
-    used = {t: 100.0 * b / bandwidth[t] for t, b in achieved_bw.items() if bandwidth.get(t, 0) > 0}
-    most, tier = busiest(used, len(has_flop))
-    out = np.full(len(has_flop), None, dtype=object)
-    for j in np.flatnonzero(~has_flop & is_set(tier)).tolist():
-        out[j] = (tier[j], float(most[j]))
-    return out
 
 
 def _tensor_paths(group: Mapping[str, np.ndarray], failed: np.ndarray) -> pl.Series:

@@ -248,10 +248,8 @@ def work_time_arrays(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Seconds n kernels' work needs, each kind (FLOPs of a precision, operations of an integer
     path) at its own peak, summed; and the kind that takes longest. NaN where some work has no
-    peak or no work was measured; the kind is None where nothing was done."""
+    peak or no work was measured; the kind is None where nothing was done. Needs one kind or more."""
     names = list(work_by_kind)
-    if not names:
-        return np.array([], dtype="float64"), np.array([], dtype=object)
     work, busy, seconds = _at_peaks(work_by_kind, peaks)
     total = np.column_stack(seconds).sum(axis=1)
     total = np.where(np.logical_and.reduce([np.isnan(w) for w in work]), np.nan, total)

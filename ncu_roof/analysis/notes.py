@@ -48,7 +48,8 @@ class NoteInputs:
     waves: np.ndarray
     busiest_pipe: np.ndarray  # object: `alu pipe 76%` or None
     busiest_issue_pipe: np.ndarray  # object: the same of every pipe, load/store ones too
-    busiest_tier: np.ndarray  # object: (tier, percent of its bandwidth) or None, only without FLOPs
+    busiest_tier: np.ndarray  # object: the tier it used most of its bandwidth, or None; only without FLOPs
+    busiest_tier_pct: np.ndarray  # that percentage of its bandwidth
     tensor_by_pipe: np.ndarray  # bool: tensor FLOPs from pipe instructions x 512
     shared_wavefronts_per_request: np.ndarray  # shared loads and stores (NaN: not collected)
     shared_bank_conflict_pct: np.ndarray  # of their wavefronts (NaN: not collected)
@@ -130,12 +131,11 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     tiers = x.busiest_tier
     add(
         ok & basis_none & is_set(tiers),
-        lambda rows: object_array(
-            [
-                f"no FLOP counters, so no roof can be said to bind; its busiest tier, {tier}, ran at "
-                f"{pct:.0f}% of its bandwidth"
-                for tier, pct in tiers[rows].tolist()
-            ]
+        lambda rows: sentences(
+            "no FLOP counters, so no roof can be said to bind; its busiest tier, {}, ran at {}% of its "
+            "bandwidth",
+            tiers[rows],
+            fixed(x.busiest_tier_pct[rows], 0),
         ),
     )
     verdict_notes(x, ok, add)
