@@ -223,11 +223,8 @@ def _device_roofs(
 
 def _without_report_path_peaks(norm: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]:
     """Roofs named by the user replace the report's: its per-path tensor peaks are not theirs."""
-    columns = [c for c in norm if c.startswith(f"peak_{TENSOR_PATH_PREFIX}")]
-    if not columns:
-        return norm
     n = launch_count(norm)
-    return {**norm, **{c: np.full(n, np.nan) for c in columns}}
+    return {**norm, **{c: np.full(n, np.nan) for c in norm if c.startswith(f"peak_{TENSOR_PATH_PREFIX}")}}
 
 
 def _sm_count(group: Mapping[str, np.ndarray], name: str | None) -> float | None:
