@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import analyzed
 
-from ncu_roof.analysis.records import describe
+from ncu_roof.analysis.frame import frame_of
+from ncu_roof.analysis.verdict_phrases import verdict_words
 from ncu_roof.base.vocabulary import Bound, VerdictBasis
 
 # fixtures/ceiling_pipes.csv: an H100 PCIe at 1 GHz, every launch 100 us (100,000 SM cycles),
@@ -24,14 +25,14 @@ def test_an_fma_pipe_busy_with_integer_math_is_named_by_its_pipe_not_fp32(fixtur
     # busy: IMADs are (as the A40 julia kernel of the corpus has them)
     assert k.flop["fp32"] == 1e6
     assert k.compute_ceiling == "pipe:fmaheavy" and k.compute_ceiling_pct == pytest.approx(47.7)
-    assert k.binding == "compute" and describe(k) == "compute-bound (fmaheavy pipe 48%)"
+    assert k.binding == "compute" and verdict_words(frame_of([k]))[0] == "compute-bound (fmaheavy pipe 48%)"
 
 
 def test_the_integer_mma_pipe_is_not_floating_point(fixtures: Path) -> None:
     k = analyzed(fixtures / PIPES).kernels[1]
     # tensor_op_imma 80 % busy: INT8 MMA operations, not the 1e6 FP32 FLOPs
     assert k.compute_ceiling == "pipe:tensor_op_imma" and k.compute_ceiling_pct == pytest.approx(80.0)
-    assert describe(k) == "compute-bound (tensor_op_imma pipe 80%)"
+    assert verdict_words(frame_of([k]))[0] == "compute-bound (tensor_op_imma pipe 80%)"
 
 
 def test_a_pipe_figure_of_active_cycles_is_scaled_to_the_elapsed_ones(fixtures: Path) -> None:

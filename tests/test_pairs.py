@@ -1,6 +1,6 @@
 """`pairs.match_rows`: the kernels of two runs matched as one pandas merge on the compared fields
 and the occurrence among equals would match them (the oracle below), for every `MatchBy`; and
-`verdict_phrases.verdict_words`: each launch's verdict as `records.describe` words it."""
+`verdict_phrases.verdict_words`: each launch's verdict as `describe` (below) words its `Kernel`."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ncu_roof.analysis.frame import frame_of
-from ncu_roof.analysis.records import describe
+from ncu_roof.analysis.records import Kernel, sol_compute_words, verdict_phrase
 from ncu_roof.analysis.verdict_phrases import verdict_words
 from ncu_roof.base.matching import MatchBy
-from ncu_roof.base.vocabulary import with_basis
+from ncu_roof.base.vocabulary import VerdictBasis, with_basis
 from ncu_roof.compare.pairs import match_rows, pair_frame
 
 FIELDS = ("name", "grid", "block")
@@ -96,6 +96,19 @@ def test_base_only_launches_are_numbered_among_their_equals() -> None:
     base_rows, head_rows, occurrence = matched(base, [("add", None, None)])
     assert base_rows == [0, 1, 2] and head_rows == [0, -1, -1]
     assert occurrence == [0, 1, 0]
+
+
+def describe(kernel: Kernel) -> str:
+    """The oracle: a verdict's phrase from one `Kernel`'s fields."""
+    sol = kernel.verdict_basis is VerdictBasis.SOL
+    return verdict_phrase(
+        kernel.bound,
+        where=kernel.sol_unit if sol else kernel.binding,
+        sol_compute=sol_compute_words(kernel.pipe_pct, kernel.sol_pct.get("sm")) if sol else "",
+        ceiling=kernel.compute_ceiling,
+        ceiling_pct=kernel.compute_ceiling_pct,
+        small_grid=kernel.small_grid,
+    )
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -16,8 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.records import Kernel, describe
+from ncu_roof.analysis.frame import frame_of
+from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.sol import sol_arrays, verdict_arrays
+from ncu_roof.analysis.verdict_phrases import verdict_words
 from ncu_roof.analysis.verdicts import unfailed
 from ncu_roof.base.vocabulary import Bound, VerdictBasis
 from ncu_roof.recipe import normalize
@@ -26,6 +30,12 @@ from ncu_roof.render.jsonout import render_json
 # Every fixture runs at sm__cycles_elapsed.avg.per_second = 1 GHz, with a DRAM roof of
 # dram__bytes.sum.peak_sustained 1000 B/cycle x dram__cycles_elapsed.avg.per_second 2 GHz = 2 TB/s.
 DRAM_BYTE_PER_S = 2e12
+
+
+def describe(kernel: Kernel) -> str:
+    """The launch's verdict in words, as every renderer words it."""
+    phrase: str = verdict_words(frame_of([kernel]))[0]
+    return phrase
 
 
 def _analysis(fixtures: Path, name: str) -> Analysis:
@@ -324,6 +334,7 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
     made row by row take `fixed`'s path for many values, the distinct ones its path for few."""
     from ncu_roof.analysis.notes import NoteInputs
     from ncu_roof.analysis.notes_verdict import _latency, _latency_texts
+    from ncu_roof.analysis.verdicts import Verdicts
 
     sol = [12.5, 13.0, 13.5, -0.4, 0.0]
     nan = float("nan")
@@ -341,21 +352,23 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
     sm, memory, pct, waves, binding, supported = (np.array(c) for c in zip(*rows, strict=True))
     nothing, nowhere = np.zeros(n, dtype=bool), np.empty(n, dtype=object)
     lacking = pl.Series([[]] * n, dtype=pl.List(pl.String))
+    # the latency note reads of the verdicts only the roof that binds and whether it was placed
+    roofline = SimpleNamespace(binding=binding.astype(object))
+    v = SimpleNamespace(arrays=roofline, supported=supported.astype(bool))
     x = NoteInputs(
-        failed=nothing, collection_failed=nothing, missing=lacking, no_compute_roofs=False, unroofed={},
-        recipe={}, not_collected={}, flop={}, flop_total_is_lower_bound=nothing,
-        tensor_pipe_pct=np.full(n, np.nan), integer_tensor_ops=nothing, basis=nowhere, bound=nowhere,
-        sol_bound=nowhere, sol_unit=nowhere, disagrees=nothing, supported=supported.astype(bool),
-        binding=binding.astype(object), pct=pct.astype(float), sol_sm_pct=sm.astype(float),
+        v=cast(Verdicts, v), missing=lacking, no_compute_roofs=False, recipe={}, not_collected={}, flop={},
+        flop_total_is_lower_bound=nothing, tensor_pipe_pct=np.full(n, np.nan), integer_tensor_ops=nothing,
+        pct=pct.astype(float), sol_sm_pct=sm.astype(float),
         sol_memory_pct=memory.astype(float), waves=waves.astype(float), busiest_pipe=nowhere,
-        busiest_tier=nowhere, tensor_by_pipe=nothing, busiest_issue_pipe=nowhere, sol_pct={},
-        pct_of_bandwidth={}, ceiling=nowhere, shared_wavefronts_per_request=np.full(n, np.nan),
-        shared_bank_conflict_pct=np.full(n, np.nan), input_notes=nowhere,
+        busiest_tier=nowhere, busiest_tier_pct=np.full(n, np.nan), tensor_by_pipe=nothing,
+        busiest_issue_pipe=nowhere, sol_pct={}, pct_of_bandwidth={}, ceiling=nowhere,
+        shared_wavefronts_per_request=np.full(n, np.nan), shared_bank_conflict_pct=np.full(n, np.nan),
+        input_notes=nowhere,
     )  # fmt: skip
     for launches in (np.arange(n), np.arange(n)[::7]):
         small_grid = np.where(x.waves[launches] < 1, x.waves[launches], np.nan)
-        placed = x.binding[launches].copy()
-        placed[~x.supported[launches]] = None
+        placed = x.v.arrays.binding[launches].copy()
+        placed[~x.v.supported[launches]] = None
         assert _latency(x, launches).tolist() == _latency_texts(x, launches, small_grid, placed).tolist()
 
 

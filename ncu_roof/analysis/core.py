@@ -11,14 +11,14 @@ import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.device_frame import device_frame
 from ncu_roof.analysis.frame import KernelRows, frame_of
-from ncu_roof.analysis.model import nan_to_none
+from ncu_roof.analysis.model import known_sum, nan_to_none
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
 from ncu_roof.base.arrays import object_array
@@ -68,16 +68,14 @@ class Analysis:
         views: dict[Hashable, Any] = self.__dict__.setdefault("_views", {})
         if key not in views:
             views[key] = make()
-        made: T = views[key]
-        return made
+        return cast(T, views[key])
 
     @property
     def total_duration_s(self) -> float:
         """The sum of the launches' durations; NaN when there are launches and none has one
         (missing, never 0)."""
-        duration = self.launches.get_column("duration_s")
-        known = duration.drop_nulls()
-        return math.fsum(known.to_list()) if len(known) or not len(duration) else math.nan
+        duration = self.launches.get_column("duration_s").to_numpy()
+        return known_sum(duration, exact=True) if len(duration) else 0.0
 
 
 def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> Analysis:
@@ -225,11 +223,8 @@ def _device_roofs(
 
 def _without_report_path_peaks(norm: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]:
     """Roofs named by the user replace the report's: its per-path tensor peaks are not theirs."""
-    columns = [c for c in norm if c.startswith(f"peak_{TENSOR_PATH_PREFIX}")]
-    if not columns:
-        return norm
     n = launch_count(norm)
-    return {**norm, **{c: np.full(n, np.nan) for c in columns}}
+    return {**norm, **{c: np.full(n, np.nan) for c in norm if c.startswith(f"peak_{TENSOR_PATH_PREFIX}")}}
 
 
 def _sm_count(group: Mapping[str, np.ndarray], name: str | None) -> float | None:

@@ -12,20 +12,20 @@ from ncu_roof.analysis.frame import launch_frame, numbers, struct, texts, where
 from ncu_roof.analysis.model import (
     InstructionArrays,
     bit_codes,
+    busiest,
     fixed,
     intensity_array,
     is_set,
     objects,
     per_kernel,
-    row_max,
 )
 from ncu_roof.analysis.notes import NoteInputs, launch_notes
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
 from ncu_roof.analysis.sol import busiest_unit_arrays, headroom_array
 from ncu_roof.analysis.verdicts import Verdicts, unfailed
-from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Roofs
+from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.gpus.roofs import launch_count
-from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
+from ncu_roof.recipe import TENSOR_PATH_PREFIX, is_integer_path
 
 _RECIPE_KEYS = (
     "duration_s",
@@ -69,17 +69,17 @@ def device_frame(
     formulas = {key: formula_texts(group, f"{key}_recipe", n) for key in _RECIPE_KEYS}
     ceiling = np.where(v.supported, v.ceiling, objects(None, n))
     ops_total = measured("ops_total")
-    pipes = {
-        c.removeprefix(PIPE_PREFIX).removesuffix("_pct"): measured(c)
-        for c in group
-        if c.startswith(PIPE_PREFIX) and c.endswith("_pct")
-    }
+    pipes = v.pipe_pct
     # per precision, the FLOP terms that read n/a (`a,b`), None where none did or the launch failed
     not_collected = {p: formula_texts(group, f"flop_{p}_not_collected", n) for p in PRECISIONS}
     for terms in not_collected.values():
         terms[failed | ~terms.astype(bool)] = None
     lower = np.asarray(group["flop_total_is_lower_bound"], dtype=bool) & ~np.isnan(flop_total)
     sol_pair = np.where(np.isnan(sol["sm"]), NAN, sol["memory"])  # SOL is SM and memory
+    # per launch without FLOPs, the tier whose bandwidth it used most, and its percent of that roof
+    bandwidth = device.roofs.bandwidth_byte_per_s
+    used = {t: 100.0 * b / bandwidth[t] for t, b in achieved_bw.items() if bandwidth.get(t, 0) > 0}
+    tier_pct, tier = busiest(used, n)
     missing = _missing(failed, {"duration": duration, "flop": flop_total, **nbytes, "sol": sol_pair})
     values: dict[str, np.ndarray] = {
         **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
@@ -108,31 +108,23 @@ def device_frame(
     by_pipe = np.array([bool(r) and r.endswith("*512") for r in formulas["flop_tensor"].tolist()], dtype=bool)
     notes = launch_notes(
         NoteInputs(
-            failed=failed,
-            collection_failed=v.collection_failed,
+            v=v,
             missing=missing,
             no_compute_roofs=not device.roofs.compute_flop_per_s,
-            unroofed=v.arrays.unroofed,
             recipe=formulas,
             not_collected=not_collected,
             flop=flop,
             flop_total_is_lower_bound=lower,
             tensor_pipe_pct=measured("tensor_pipe_pct"),
             integer_tensor_ops=~np.isnan(ops_total) & (ops_total != 0),
-            basis=v.verdict.basis,
-            bound=v.verdict.bound,
-            sol_bound=v.sol.bound,
-            sol_unit=v.sol.unit,
-            disagrees=v.verdict.disagrees,
-            supported=v.supported,
-            binding=v.arrays.binding,
             pct=pct,
             sol_sm_pct=sol["sm"],
             sol_memory_pct=sol["memory"],
             waves=np.asarray(group["waves_per_sm"], dtype="float64"),
             busiest_pipe=_busiest_pipe(pipes, n),
             busiest_issue_pipe=_busiest_pipe(pipes, n, compute_only=False),
-            busiest_tier=_busiest_tier(achieved_bw, device.roofs, ~np.isnan(flop_total)),
+            busiest_tier=np.where(np.isnan(flop_total), tier, objects(None, n)),
+            busiest_tier_pct=tier_pct,
             tensor_by_pipe=by_pipe & (np.nan_to_num(flop["tensor"]) > 0),
             input_notes=ident["input_notes"],
             shared_wavefronts_per_request=measured("shared_wavefronts_per_request"),
@@ -221,29 +213,13 @@ def _traffic(
 def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int, compute_only: bool = True) -> np.ndarray:
     """Per launch, its busiest arithmetic pipe (any pipe: `compute_only` False) as words
     (`alu pipe 76%`), None without pipe figures."""
-    compute = {p: a for p, a in pipes.items() if not (compute_only and p.startswith(NON_COMPUTE_PIPES))}
-    out = np.full(n, None, dtype=object)
-    if not compute:
-        return out
-    names = np.array([f"{p} pipe " for p in compute], dtype=object)
-    busy, best = row_max([np.where(np.isnan(p), -np.inf, p) for p in compute.values()])
-    rows = np.flatnonzero(~np.logical_and.reduce([np.isnan(p) for p in compute.values()]))
-    out[rows] = names[best[rows]] + fixed(busy[rows], 0) + "%"
-    return out
-
-
-def _busiest_tier(achieved_bw: Mapping[str, np.ndarray], roofs: Roofs, has_flop: np.ndarray) -> np.ndarray:
-    """Per launch without FLOPs: the tier whose bandwidth it used most, (tier, percent of its roof)."""
-    n = len(has_flop)
-    out = np.full(n, None, dtype=object)
-    tiers = [t for t in achieved_bw if roofs.bandwidth_byte_per_s.get(t, 0) > 0]
-    if not tiers:
-        return out
-    used = [100.0 * achieved_bw[t] / roofs.bandwidth_byte_per_s[t] for t in tiers]
-    most, best = row_max([np.where(np.isnan(u), -np.inf, u) for u in used])
-    for j in np.flatnonzero(~has_flop & ~np.logical_and.reduce([np.isnan(u) for u in used])).tolist():
-        out[j] = (tiers[best[j]], float(most[j]))
-    return out
+    compute = {
+        f"{p} pipe ": a for p, a in pipes.items() if not (compute_only and p.startswith(NON_COMPUTE_PIPES))
+    }
+    pct, pipe = busiest(compute, n)
+    named = is_set(pipe)
+    pipe[named] = pipe[named] + fixed(pct[named], 0) + "%"
+    return pipe
 
 
 def _tensor_paths(group: Mapping[str, np.ndarray], failed: np.ndarray) -> pl.Series:

@@ -276,10 +276,8 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
     return launch_frame(values, {}, records)
 
 
-_NO_ROOF: dict[str, Any] = {
-    "intensity_warp_inst_per_transaction": {},
-    "transaction_peak_per_s": {},
-}  # its maps' type
+# an instruction roofline's maps, for their type
+_NO_ROOF: dict[str, Any] = {"intensity_warp_inst_per_transaction": {}, "transaction_peak_per_s": {}}
 
 
 class KernelRows(Sequence[Kernel]):

@@ -24,7 +24,7 @@ import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import frame_of, integer_ops
-from ncu_roof.analysis.model import intensity_array, nan_to_none
+from ncu_roof.analysis.model import intensity_array, known_sum, nan_to_none
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.sol import headroom_array
 from ncu_roof.analysis.verdict_phrases import verdict_codes
@@ -236,7 +236,7 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
     """A group of several launches (`rows`, slowest first): sums, extremes, verdicts by time."""
     seconds = x.duration_s[rows]
     times = seconds[~np.isnan(seconds)]
-    time = math.fsum(times.tolist()) if len(times) else None
+    time = nan_to_none(known_sum(seconds, exact=True))
     # each verdict's time, sums in launch order (slowest first); by time, ties by first seen
     words, first_at, inverse = np.unique(x.codes[rows], return_index=True, return_inverse=True)
     word_s = np.bincount(inverse, weights=np.where(np.isnan(seconds), 0.0, seconds), minlength=len(words))
@@ -255,9 +255,9 @@ def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLa
         verdict_shares=tuple(
             (word_s[order] / timed_s if timed_s > 0 else np.full(len(order), math.nan)).tolist()
         ),
-        headroom_s=nan_to_none(_known_sum(rooms)),
+        headroom_s=nan_to_none(known_sum(rooms)),
         headroom_complete=not np.isnan(rooms).any(),
-        headroom_sol_s=nan_to_none(_known_sum(x.headroom_sol_s[rows])),
+        headroom_sol_s=nan_to_none(known_sum(x.headroom_sol_s[rows])),
         above_roof=bool(x.above[rows].any()),
     )
 
@@ -289,7 +289,7 @@ def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.n
 
     def sums(numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, float]:
         both = ~np.isnan(numerator) & ~np.isnan(denominator)
-        return _known_sum(numerator[both]), _known_sum(denominator[both])
+        return known_sum(numerator[both]), known_sum(denominator[both])
 
     def over(numerator: np.ndarray, denominator: np.ndarray) -> float | None:
         top, bottom = sums(numerator, denominator)
@@ -307,8 +307,8 @@ def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.n
     nbytes = {t: of("bytes", t) for t in lead.bytes}
     return replace(
         lead,
-        flop={p: nan_to_none(_known_sum(of("flop", p))) for p in lead.flop},
-        bytes={t: nan_to_none(_known_sum(b)) for t, b in nbytes.items()},
+        flop={p: nan_to_none(known_sum(of("flop", p))) for p in lead.flop},
+        bytes={t: nan_to_none(known_sum(b)) for t, b in nbytes.items()},
         intensity_flop_per_byte={t: ratio(flop, b) for t, b in nbytes.items()},
         achieved_flop_per_s=over(flop, duration),
         achieved_byte_per_s={t: over(b, duration) for t, b in nbytes.items()},
@@ -316,23 +316,15 @@ def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.n
         pct_of_roof=timed(of("pct_of_roof")),
         sol_pct={k: timed(of("sol_pct", k)) for k in lead.sol_pct},
         pct_of_bandwidth={t: timed(of("pct_of_bandwidth", t)) for t in lead.pct_of_bandwidth},
-        headroom_sol_s=nan_to_none(_known_sum(of("headroom_sol_s"))),
-        ops={k: nan_to_none(_known_sum(of("ops", k))) for k in lead.ops},
+        headroom_sol_s=nan_to_none(known_sum(of("headroom_sol_s"))),
+        ops={k: nan_to_none(known_sum(of("ops", k))) for k in lead.ops},
     )
-
-
-def _known_sum(values: np.ndarray) -> float:
-    """The sum of the values that are not NaN; NaN where none is."""
-    known = values[~np.isnan(values)]
-    return float(known.sum()) if len(known) else math.nan
 
 
 def ranked(groups: Iterable[KernelGroup], by: SortBy = SortBy.TIME) -> list[KernelGroup]:
     """Largest first by total time or by headroom; unknowns last, ties by first launch."""
-    items = list(groups)
-    if by is SortBy.HEADROOM:
-        return sorted(items, key=lambda g: -(g.headroom_s if g.headroom_s is not None else -1.0))
-    return sorted(items, key=lambda g: -(g.total_duration_s if g.total_duration_s is not None else -1.0))
+    field = "headroom_s" if by is SortBy.HEADROOM else "total_duration_s"
+    return sorted(groups, key=lambda g: -(-1.0 if getattr(g, field) is None else getattr(g, field)))
 
 
 def repeats(groups: Sequence[KernelGroup]) -> bool:

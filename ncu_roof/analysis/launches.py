@@ -18,9 +18,9 @@ fields as columns, the groups and the inputs and devices joined on.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -81,14 +81,19 @@ def _keys(present: Iterable[str]) -> list[str]:
 def json_texts(column: pl.Series) -> pl.Series:
     """A struct column as JSON text per launch (a sparse struct's absent keys left out, a number
     that is not finite null; a null record stays null), each distinct value written once."""
-    keys = column.struct.json_encode()  # one compact text per distinct value, numbers exact
 
     def text(key: str) -> str | None:
         value = without_absent(json.loads(key), (column.name,))
         return None if value is None else json.dumps(value, ensure_ascii=False)
 
-    distinct = keys.unique()
-    return keys.replace_strict(distinct, [text(k) for k in distinct.to_list()], return_dtype=pl.String)
+    return each_distinct(column.struct.json_encode(), text)  # one compact text per value, numbers exact
+
+
+def each_distinct(column: pl.Series, text: Callable[[Any], str | None]) -> pl.Series:
+    """`text` of each distinct value of the column, spread back to every row; null stays null (a
+    long column holds few: a device's roofs, repeated launches)."""
+    distinct = column.unique().drop_nulls()
+    return column.replace_strict(distinct, [text(t) for t in distinct.to_list()], return_dtype=pl.String)
 
 
 def _map_columns(name: str, column: pl.Series) -> list[pl.Series]:
@@ -132,14 +137,9 @@ def group_columns(analysis: Analysis) -> pl.DataFrame:
 
 def input_columns(analysis: Analysis) -> pl.DataFrame:
     """Per input (`input`): its path, format and ncu version."""
-    inputs = analysis.inputs
-    columns = {
-        "input": pl.Series(range(len(inputs)), dtype=pl.Int64),
-        "input_path": texts(i.path for i in inputs),
-        "input_format": texts(i.format for i in inputs),
-        "ncu_version": texts(i.ncu_version for i in inputs),
-    }
-    return pl.DataFrame([s.alias(k) for k, s in columns.items()])
+    rows = [(j, i.path, i.format, i.ncu_version) for j, i in enumerate(analysis.inputs)]
+    schema = {"input": pl.Int64, "input_path": pl.String, "input_format": pl.String, "ncu_version": pl.String}
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def device_columns(analysis: Analysis, used: pl.Series) -> pl.DataFrame:

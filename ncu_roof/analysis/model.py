@@ -231,6 +231,13 @@ def roofline(
     )
 
 
+def known_sum(values: np.ndarray, exact: bool = False) -> float:
+    """The sum of the values that are not NaN (`exact`: correctly rounded, `math.fsum`, as durations
+    are summed; else numpy's, as the figures are); NaN where none is."""
+    known = values[~np.isnan(values)]
+    return (math.fsum(known.tolist()) if exact else float(known.sum())) if len(known) else math.nan
+
+
 def nan_to_none(value: float) -> float | None:
     """A number, None where it is NaN (missing, never 0)."""
     return None if math.isnan(value) else float(value)
@@ -241,10 +248,8 @@ def work_time_arrays(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Seconds n kernels' work needs, each kind (FLOPs of a precision, operations of an integer
     path) at its own peak, summed; and the kind that takes longest. NaN where some work has no
-    peak or no work was measured; the kind is None where nothing was done."""
+    peak or no work was measured; the kind is None where nothing was done. Needs one kind or more."""
     names = list(work_by_kind)
-    if not names:
-        return np.array([], dtype="float64"), np.array([], dtype=object)
     work, busy, seconds = _at_peaks(work_by_kind, peaks)
     total = np.column_stack(seconds).sum(axis=1)
     total = np.where(np.logical_and.reduce([np.isnan(w) for w in work]), np.nan, total)
@@ -273,6 +278,16 @@ def row_max(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         at[better] = i
         best[better] = column[better]
     return best, at
+
+
+def busiest(columns: Mapping[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the largest known value of the n-row columns and its column's key (the first on a
+    tie); NaN and None where none is known."""
+    if not columns:
+        return np.full(n, np.nan), objects(None, n)
+    best, at = row_max([np.nan_to_num(np.asarray(c, dtype="float64"), nan=-np.inf) for c in columns.values()])
+    known = np.isfinite(best)
+    return np.where(known, best, np.nan), object_array([*columns, None])[np.where(known, at, len(columns))]
 
 
 def bit_codes(flags: Sequence[np.ndarray]) -> np.ndarray:

@@ -1,9 +1,6 @@
 """What a kernel engineer needs to know to trust, or distrust, one verdict: the notes of every
-launch of one device at once.
-
-Each rule is a mask over the launches and a sentence made only for the launches it selects; the
-rules run in the order the notes are read.
-"""
+launch of one device at once. Each rule is a mask over the launches and a sentence made only for
+the launches it selects; the rules run in the order the notes are read."""
 
 from __future__ import annotations
 
@@ -17,6 +14,7 @@ import polars as pl
 
 from ncu_roof.analysis.model import bit_codes, fixed, is_set, objects, sentences
 from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
+from ncu_roof.analysis.verdicts import Verdicts
 from ncu_roof.base.arrays import equals, object_array, truthy
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import FLOP_OPS
@@ -33,33 +31,25 @@ Adder = Callable[[np.ndarray, Texts], None]
 
 @dataclass(frozen=True)
 class NoteInputs:
-    """Per launch (arrays of one length): what the notes are made from."""
+    """Per launch (arrays of one length): what the notes are made from, beside the verdicts."""
 
-    failed: np.ndarray  # bool: duration 0 or nothing collected
-    collection_failed: np.ndarray  # bool: every counter n/a
+    v: Verdicts  # failed, collection_failed, the roofline (binding, unroofed), SOL, the verdict, supported
     missing: pl.Series  # list of the quantities it lacks
     no_compute_roofs: bool  # the device has no compute roofs at all
-    unroofed: Mapping[str, np.ndarray]  # tier → bool: traffic but no roof of that counter
     recipe: Mapping[str, np.ndarray]  # per quantity, each launch's formula (object: text or None)
     not_collected: Mapping[str, np.ndarray]  # per precision, the terms read n/a (`a,b`) or None
     flop: Mapping[str, np.ndarray]  # per precision, NaN when not collected
     flop_total_is_lower_bound: np.ndarray  # bool
     tensor_pipe_pct: np.ndarray
     integer_tensor_ops: np.ndarray  # bool: integer tensor operations were counted
-    basis: np.ndarray  # object: VerdictBasis
-    bound: np.ndarray  # object: Bound
-    sol_bound: np.ndarray  # object: Bound (SOL alone)
-    sol_unit: np.ndarray  # object: str | None
-    disagrees: np.ndarray  # bool
-    supported: np.ndarray  # bool: the roofline could be placed
-    binding: np.ndarray  # object: str | None
     pct: np.ndarray  # percent of roof, NaN when none
     sol_sm_pct: np.ndarray
     sol_memory_pct: np.ndarray
     waves: np.ndarray
     busiest_pipe: np.ndarray  # object: `alu pipe 76%` or None
     busiest_issue_pipe: np.ndarray  # object: the same of every pipe, load/store ones too
-    busiest_tier: np.ndarray  # object: (tier, percent of its bandwidth) or None, only without FLOPs
+    busiest_tier: np.ndarray  # object: the tier it used most of its bandwidth, or None; only without FLOPs
+    busiest_tier_pct: np.ndarray  # that percentage of its bandwidth
     tensor_by_pipe: np.ndarray  # bool: tensor FLOPs from pipe instructions x 512
     shared_wavefronts_per_request: np.ndarray  # shared loads and stores (NaN: not collected)
     shared_bank_conflict_pct: np.ndarray  # of their wavefronts (NaN: not collected)
@@ -82,12 +72,9 @@ def each(values: Sequence[K], make: Callable[[K], T]) -> list[T]:
 
 
 def launch_notes(x: NoteInputs) -> pl.Series:
-    """The notes of every launch, in reading order.
-
-    Each rule makes its sentences for the rows its mask selects at once: one text for all of
-    them, an object array of texts built column-wise (numbers formatted per column, filled into
-    one template: `sentences`), or a list of sentences per row for the few rules that say several."""
-    n = len(x.failed)
+    """The notes of every launch, in reading order. A rule's sentences for the rows its mask
+    selects: one text for all, texts built column-wise (`sentences`), or a list per row."""
+    n = len(x.v.failed)
     made: Made = []
 
     def add(mask: np.ndarray, text: Texts) -> None:
@@ -95,9 +82,9 @@ def launch_notes(x: NoteInputs) -> pl.Series:
         if len(rows):
             made.append((rows, text(rows)))
 
-    add(x.collection_failed, lambda _: COLLECTION_FAILED)
-    add(x.failed & ~x.collection_failed, lambda _: ZERO_DURATION)
-    ok = ~x.failed
+    add(x.v.collection_failed, lambda _: COLLECTION_FAILED)
+    add(x.v.failed & ~x.v.collection_failed, lambda _: ZERO_DURATION)
+    ok = ~x.v.failed
     missing = x.missing
     add(
         ok & (missing.list.len() > 0).to_numpy(),
@@ -112,8 +99,8 @@ def launch_notes(x: NoteInputs) -> pl.Series:
                 "(`ncu-roof gpus` lists them) or --roofs FILE"
             ),
         )
-    unroofed = np.column_stack([x.unroofed[t] for t in x.unroofed]) if x.unroofed else np.zeros((n, 0), bool)
-    add(ok & unroofed.any(axis=1), lambda rows: [_unroofed(x, j) for j in rows.tolist()])
+    unroofed = np.logical_or.reduce(list(x.v.arrays.unroofed.values()), initial=False)
+    add(ok & unroofed, lambda rows: [_unroofed(x, j) for j in rows.tolist()])
     not_collected = _per_precision(x.not_collected)
     add(ok & truthy(not_collected), lambda rows: each(not_collected[rows].tolist(), _not_collected))
     unknown = object_array(each(x.recipe["flop_tensor"].tolist(), _tensor_unknown))
@@ -132,7 +119,7 @@ def launch_notes(x: NoteInputs) -> pl.Series:
             fixed(x.tensor_pipe_pct[rows], 0),
         ),
     )
-    basis_none = equals(x.basis, VerdictBasis.NONE)
+    basis_none = equals(x.v.verdict.basis, VerdictBasis.NONE)
     busiest = x.busiest_pipe
     add(
         ok & basis_none & is_set(busiest),
@@ -144,12 +131,11 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     tiers = x.busiest_tier
     add(
         ok & basis_none & is_set(tiers),
-        lambda rows: object_array(
-            [
-                f"no FLOP counters, so no roof can be said to bind; its busiest tier, {tier}, ran at "
-                f"{pct:.0f}% of its bandwidth"
-                for tier, pct in tiers[rows].tolist()
-            ]
+        lambda rows: sentences(
+            "no FLOP counters, so no roof can be said to bind; its busiest tier, {}, ran at {}% of its "
+            "bandwidth",
+            tiers[rows],
+            fixed(x.busiest_tier_pct[rows], 0),
         ),
     )
     verdict_notes(x, ok, add)
@@ -176,7 +162,9 @@ def launch_notes(x: NoteInputs) -> pl.Series:
         ),
     )
     # a latency verdict, or SOL's latency cross-check, already names a grid under one wave
-    latency = equals(x.bound, Bound.LATENCY) | (x.disagrees & equals(x.sol_bound, Bound.LATENCY))
+    latency = equals(x.v.verdict.bound, Bound.LATENCY) | (
+        x.v.verdict.disagrees & equals(x.v.sol.bound, Bound.LATENCY)
+    )
     add(
         ok & (x.waves < 1) & ~latency,
         lambda rows: sentences(
@@ -243,7 +231,7 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     # the precision a compute ceiling names ("fp32", "tensor:bf16"; not a pipe), and its units
     units = object_array(each(x.ceiling.tolist(), lambda c: _WORK_UNITS.get(str(c).partition(":")[0])))
     precision = np.where(is_set(units), x.ceiling, objects(None, len(units)))
-    compute = equals(x.binding, COMPUTE) & is_set(precision)
+    compute = equals(x.v.arrays.binding, COMPUTE) & is_set(precision)
     add(
         ok & compute & _far_apart(sm, x.pct),
         partial(_busy_sm, x, sm, precision, units),
@@ -309,7 +297,7 @@ def _unroofed(x: NoteInputs, j: int) -> list[str]:
         f"no roofline verdict: {tier} has traffic ({x.recipe[f'{tier}_bytes'][j] or ''}) but no roof "
         f"of that counter, and may be what binds; give its bandwidth with --roofs FILE "
         f"([bandwidth] {tier} = ...)"
-        for tier, unroofed in x.unroofed.items()
+        for tier, unroofed in x.v.arrays.unroofed.items()
         if unroofed[j]
     ]
 

@@ -22,21 +22,21 @@ if TYPE_CHECKING:
 
 def verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     """Why the verdict has the basis it has (latency, SOL, no SOL), and where SOL disagrees."""
-    latency = equals(x.bound, Bound.LATENCY)
-    sol = equals(x.basis, VerdictBasis.SOL)
+    latency = equals(x.v.verdict.bound, Bound.LATENCY)
+    sol = equals(x.v.verdict.basis, VerdictBasis.SOL)
     add(ok & latency, lambda rows: _latency(x, rows))
     add(ok & ~latency & sol, lambda rows: _sol_basis(x, rows))
     no_sol = np.isnan(x.sol_sm_pct) | np.isnan(x.sol_memory_pct)
     add(
-        ok & ~latency & ~sol & ~equals(x.bound, Bound.UNKNOWN) & no_sol,
+        ok & ~latency & ~sol & ~equals(x.v.verdict.bound, Bound.UNKNOWN) & no_sol,
         lambda _: (
             "no SOL percentages (sm__throughput, gpu__compute_memory_throughput): "
             "the latency-bound check (Nsight's 60% rule) was not made"
         ),
     )
-    sol_latency = equals(x.sol_bound, Bound.LATENCY)
-    add(ok & x.disagrees & ~latency & ~sol_latency, lambda rows: _disagrees(x, rows))
-    add(ok & x.disagrees & sol_latency, lambda rows: _latency_cross_check(x, rows))
+    sol_latency = equals(x.v.sol.bound, Bound.LATENCY)
+    add(ok & x.v.verdict.disagrees & ~latency & ~sol_latency, lambda rows: _disagrees(x, rows))
+    add(ok & x.v.verdict.disagrees & sol_latency, lambda rows: _latency_cross_check(x, rows))
 
 
 def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
@@ -55,8 +55,8 @@ def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     of one kernel share it): SM and memory % of peak, % of the roof, the waves per SM of a small
     grid (NaN for any other), the roof that binds (None where the roofline could not be placed)."""
     small_grid_waves_per_sm = np.where(x.waves[rows] < 1, x.waves[rows], np.nan)
-    binding = x.binding[rows].copy()
-    binding[~x.supported[rows]] = None
+    binding = x.v.arrays.binding[rows].copy()
+    binding[~x.v.supported[rows]] = None
     shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
     return per_distinct(
         [*shown, small_grid_waves_per_sm],
@@ -112,28 +112,28 @@ def _sol_pcts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 
 def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     why = np.where(
-        is_set(x.binding[rows]),
+        is_set(x.v.arrays.binding[rows]),
         "no floating-point or tensor work was counted and no pipe utilisation was collected, so "
         "the roofline cannot see this kernel's (integer) work",
         "the roofline needs FLOP and byte counters with roofs",
     ).astype(object)
-    units = _unit_words(x.sol_unit[rows], ", busiest memory unit ")
+    units = _unit_words(x.v.sol.unit[rows], ", busiest memory unit ")
     return sentences("verdict from Speed of Light (Nsight's rule): {}{}; {}", _sol_pcts(x, rows), units, why)
 
 
 def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    bound = object_array([b.value for b in x.sol_bound[rows].tolist()])
+    bound = object_array([b.value for b in x.v.sol.bound[rows].tolist()])
     why = np.where(
-        equals(x.binding[rows], COMPUTE),
+        equals(x.v.arrays.binding[rows], COMPUTE),
         "the memory unit is busier than the bytes at their peak explain (uncoalesced access, bank "
         "conflicts, or traffic of a counter not on the roofline)",
         "the SM is busier than the FLOPs at their peak explain — the instruction mix (integer, "
         "address, conversion work), not the FLOP roof, keeps it busy",
     ).astype(object)
-    roofline = _verdict_words(x.binding[rows], x.pct[rows])
+    roofline = _verdict_words(x.v.arrays.binding[rows], x.pct[rows])
     return sentences(
         "Speed of Light disagrees: {} says {}-bound{}; the roofline says {}: {}",
-        *(_sol_pcts(x, rows), bound, _unit_words(x.sol_unit[rows], " at "), roofline, why),
+        *(_sol_pcts(x, rows), bound, _unit_words(x.v.sol.unit[rows], " at "), roofline, why),
     )
 
 
@@ -142,7 +142,7 @@ def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     once per distinct combination of what it shows (the launches of one kernel share it)."""
     shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
     return per_distinct(
-        [*shown, x.waves[rows]], x.binding[rows], lambda first: _cross_check_texts(x, rows[first])
+        [*shown, x.waves[rows]], x.v.arrays.binding[rows], lambda first: _cross_check_texts(x, rows[first])
     )
 
 
@@ -157,7 +157,7 @@ def _cross_check_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     return sentences(
         f"Speed of Light says latency-bound: {{}}, both under {LATENCY_SOL_PCT:.0f}%; the roofline says "
         "{}: no unit is near its peak — {} brings it toward that roof, which then binds",
-        *(_sol_pcts(x, rows), _verdict_words(x.binding[rows], x.pct[rows]), why),
+        *(_sol_pcts(x, rows), _verdict_words(x.v.arrays.binding[rows], x.pct[rows]), why),
     )
 
 
@@ -165,5 +165,5 @@ def above_roof(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     return sentences(
         "above its roof ({}% of the {} cap): inconsistent data — roofs and counters disagree (clock, "
         "replay or recipe); check the roofs' source",
-        *(fixed(x.pct[rows], 0), x.binding[rows].astype(str).astype(object)),
+        *(fixed(x.pct[rows], 0), x.v.arrays.binding[rows].astype(str).astype(object)),
     )

@@ -150,16 +150,6 @@ def with_tensor_path(roofs: Roofs, precision: str | None, peaks: TensorPeaks) ->
     )
 
 
-def split_assignment(text: str, default_key: str | None) -> tuple[str, str]:
-    """`l2=5TB/s` → ("l2", "5TB/s"); `5TB/s` → (default_key, "5TB/s") when a default exists."""
-    key, sep, value = text.partition("=")
-    if sep and key.strip() and value.strip():
-        return key.strip().lower(), value.strip()
-    if sep or default_key is None:
-        raise UsageError(f"{text!r}: expected NAME=VALUE", hint="e.g. dram=20GB/s or l2=1")
-    return default_key, text.strip()
-
-
 _EXAMPLES = {
     Dimension.FLOP: "2.5GFLOP",
     Dimension.BYTE: "1.5GB",
@@ -172,10 +162,16 @@ _EXAMPLES = {
 def parse_assignments(
     items: Sequence[str], dimension: Dimension, default_key: str | None, *, positive: bool = False
 ) -> dict[str, float]:
-    """NAME=VALUE items; a roof (`positive`) must be above zero, a count may be zero."""
+    """NAME=VALUE items (`l2=5TB/s`; a bare `5TB/s` is `default_key`'s where there is one); a roof
+    (`positive`) must be above zero, a count may be zero."""
     out: dict[str, float] = {}
     for item in items:
-        key, value = split_assignment(item, default_key)
+        key, sep, value = (part.strip() for part in item.partition("="))
+        if not sep and default_key is not None:
+            key, value = default_key, key
+        elif not (sep and key and value):
+            raise UsageError(f"{item!r}: expected NAME=VALUE", hint="e.g. dram=20GB/s or l2=1")
+        key = key.lower()
         if key in out:
             raise UsageError(f"{key} given twice ({item!r})", hint="give each tier or precision once")
         number = parse_quantity(value, dimension)

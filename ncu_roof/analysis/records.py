@@ -126,20 +126,6 @@ def ceiling_words(ceiling: str | None, pct: float | None) -> str:
     return f"{kind} {name}" if name else kind
 
 
-def describe(kernel: Kernel) -> str:
-    """One phrase for a verdict: `memory-bound (dram)`, `compute-bound (alu pipe 82%)`,
-    `latency-bound (small grid)`, `balanced`."""
-    sol = kernel.verdict_basis is VerdictBasis.SOL
-    return verdict_phrase(
-        kernel.bound,
-        where=kernel.sol_unit if sol else kernel.binding,
-        sol_compute=sol_compute_words(kernel.pipe_pct, kernel.sol_pct.get("sm")) if sol else "",
-        ceiling=kernel.compute_ceiling,
-        ceiling_pct=kernel.compute_ceiling_pct,
-        small_grid=kernel.small_grid,
-    )
-
-
 def verdict_phrase(
     bound: Bound,
     *,
@@ -149,18 +135,17 @@ def verdict_phrase(
     ceiling_pct: float | None,
     small_grid: bool,
 ) -> str:
-    """`describe` from its parts: `where` is the binding memory tier (the busiest memory unit under
-    SOL), `sol_compute` what a SOL compute verdict names (busiest pipe, else the SM percentage; ""
-    for a roofline verdict)."""
+    """One phrase for a verdict (`memory-bound (dram)`, `compute-bound (alu pipe 82%)`,
+    `latency-bound (small grid)`, `balanced`): `where` is the binding memory tier (the busiest
+    memory unit under SOL), `sol_compute` what a SOL compute verdict names (busiest pipe, else the
+    SM percentage; "" for a roofline verdict)."""
     if bound is Bound.MEMORY:
         return f"memory-bound ({where or 'memory'})"
     if bound is Bound.COMPUTE:
         return f"compute-bound ({sol_compute or ceiling_words(ceiling, ceiling_pct)})"
     if bound is Bound.LATENCY:
         return "latency-bound (small grid)" if small_grid else "latency-bound"
-    if bound is Bound.BALANCED:
-        return "balanced"
-    return "unknown"
+    return str(bound.value)  # balanced, unknown
 
 
 def sol_compute_words(pipe_pct: Mapping[str, float], sm_pct: float | None) -> str:

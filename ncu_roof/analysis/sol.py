@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncu_roof.analysis.model import is_set, objects, row_max
-from ncu_roof.base.arrays import equals, object_array
+from ncu_roof.analysis.model import busiest, is_set, objects
+from ncu_roof.base.arrays import equals
 from ncu_roof.base.vocabulary import COMPUTE, SOL_MEMORY_UNITS, Bound, VerdictBasis
 
 # Nsight's SOLBottleneck rule (sections/SpeedOfLight.py): neither SM nor memory reaches 60 % →
@@ -67,25 +67,18 @@ def verdict_arrays(binding: np.ndarray, roofline_supported: np.ndarray, sol: Sol
     (latency first: the rule SOL's latency check is), else unknown. Where both decide and SOL's
     rule says otherwise (the other side, or latency), `disagrees` is set: both are shown."""
     bindings = np.asarray(binding, dtype=object)
-    n = len(bindings)
-    has_binding = is_set(bindings)
-    has_roofline = np.asarray(roofline_supported, dtype=bool) & has_binding
-    roofline_bound = objects(Bound.UNKNOWN, n)
-    roofline_bound[has_binding] = Bound.MEMORY
-    roofline_compute = equals(bindings, COMPUTE)
-    roofline_bound[roofline_compute] = Bound.COMPUTE
-    sol_latency = equals(sol.bound, Bound.LATENCY)
-    sol_decided = ~equals(sol.bound, Bound.UNKNOWN)
+    has_roofline = np.asarray(roofline_supported, dtype=bool) & is_set(bindings)
+    compute = equals(bindings, COMPUTE)
+    memory = is_set(bindings) & ~compute
     bound = sol.bound.copy()
-    bound[has_roofline] = roofline_bound[has_roofline]
-    basis = objects(VerdictBasis.NONE, n)
-    basis[sol_decided] = VerdictBasis.SOL
+    bound[has_roofline & memory] = Bound.MEMORY
+    bound[has_roofline & compute] = Bound.COMPUTE
+    basis = objects(VerdictBasis.NONE, len(bindings))
+    basis[~equals(sol.bound, Bound.UNKNOWN)] = VerdictBasis.SOL
     basis[has_roofline] = VerdictBasis.ROOFLINE
-    roofline_memory = has_binding & ~roofline_compute
-    opposite = (roofline_compute & equals(sol.bound, Bound.MEMORY)) | (
-        roofline_memory & equals(sol.bound, Bound.COMPUTE)
-    )
-    return VerdictArrays(bound=bound, basis=basis, disagrees=has_roofline & (opposite | sol_latency))
+    opposite = (compute & equals(sol.bound, Bound.MEMORY)) | (memory & equals(sol.bound, Bound.COMPUTE))
+    disagrees = has_roofline & (opposite | equals(sol.bound, Bound.LATENCY))
+    return VerdictArrays(bound=bound, basis=basis, disagrees=disagrees)
 
 
 # The busiest unit of Speed of Light: the memory breakdown first, so that a tie with the
@@ -96,14 +89,7 @@ BUSIEST_UNIT_ORDER = (*SOL_MEMORY_UNITS, "sm", "memory")
 def busiest_unit_arrays(sol_pct: Mapping[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
     """Per launch, its busiest Speed-of-Light unit's throughput % and the unit ("dram", "l2",
     "l1", "sm", "memory"); NaN and None for a launch without any SOL percentage."""
-    units = [u for u in BUSIEST_UNIT_ORDER if u in sol_pct]
-    if not units:
-        return np.full(n, np.nan), objects(None, n)
-    pct = [np.asarray(sol_pct[u], dtype="float64") for u in units]
-    best, at = row_max([np.nan_to_num(p, nan=-np.inf) for p in pct])
-    known = np.isfinite(best)
-    unit = object_array([*units, None])[np.where(known, at, len(units))]
-    return np.where(known, best, np.nan), unit
+    return busiest({u: sol_pct[u] for u in BUSIEST_UNIT_ORDER if u in sol_pct}, n)
 
 
 def headroom_array(duration_s: np.ndarray, pct: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
 
 
 def verdict_words(launches: pl.DataFrame, *, basis: bool = False) -> pl.Series:
-    """`describe` of every launch (with `basis`: what each rests on)."""
+    """`verdict_phrase` of every launch (with `basis`: what each rests on)."""
     codes, phrases = verdict_codes(launches, basis=basis)
     return pl.Series("words", phrases, pl.String).gather(codes)
 

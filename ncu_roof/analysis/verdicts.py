@@ -16,13 +16,13 @@ from ncu_roof.analysis.model import (
     InstructionArrays,
     Roof,
     RooflineArrays,
+    busiest,
     compute_roof_arrays,
     instruction_arrays,
     is_set,
     objects,
     per_kernel,
     roofline_arrays,
-    row_max,
     work_time_arrays,
 )
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
@@ -40,8 +40,8 @@ from ncu_roof.gpus.arch import arch_for_cc
 from ncu_roof.gpus.roofs import launch_count
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
 
-FLOATING_PIPES = tuple(f"pipe:{p}" for p in ("fma", "fp64", "fp16", "tensor", "shared"))
-INTEGER_PIPES = ("pipe:tensor_op_imma", "pipe:tensor_op_bmma")  # integer MMA: operations, not FLOPs
+FLOATING_PIPES = ("fma", "fp64", "fp16", "tensor", "shared")
+INTEGER_PIPES = ("tensor_op_imma", "tensor_op_bmma")  # integer MMA: operations, not FLOPs
 # the FLOPs at their peak explain a floating-point pipe's busy time when they take this share of it
 # (then the precision names the ceiling, else the pipe: IMADs keep an FMA pipe busy with no FLOP)
 EXPLAINED_PIPE_SHARE = 0.95
@@ -63,18 +63,7 @@ class Verdicts:
     instructions: InstructionArrays
     issue_source: np.ndarray
     bandwidth: Mapping[str, Roof]  # per tier, the roof each launch was judged against
-
-
-def _compute_pipes(group: Mapping[str, np.ndarray]) -> list[str]:
-    pipes = [
-        c
-        for c in group
-        if c.startswith(PIPE_PREFIX)
-        and c.endswith("_pct")
-        and not c.removeprefix(PIPE_PREFIX).removesuffix("_pct").startswith(NON_COMPUTE_PIPES)
-    ]
-    # on a tie the named pipe wins over Volta/Turing's "shared" (FP16 + tensor) pipe
-    return sorted(pipes, key=lambda c: (c == f"{PIPE_PREFIX}shared_pct", c))
+    pipe_pct: Mapping[str, np.ndarray]  # per pipe (`alu`), each launch's % busy
 
 
 def unfailed(values: np.ndarray, failed: np.ndarray) -> np.ndarray:
@@ -140,21 +129,17 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     work = {**flop_work, **{f"tensor:{p}": measured(paths[p]) for p in int_paths}}
     work_peaks = {**flop_peaks, **{f"tensor:{p}": own(f"peak_{paths[p]}_per_s", None) for p in int_paths}}
     work_s, longest = work_time_arrays(work, work_peaks)
-    pipes = _compute_pipes(group)
-    if pipes:
-        pct = [measured(c) for c in pipes]
-        any_pipe = ~np.logical_and.reduce([np.isnan(p) for p in pct])
-        highest, busiest_at = row_max([np.nan_to_num(p, nan=-1.0) for p in pct])
-        pipe_pct = np.where(any_pipe, highest, np.nan)
-        names = np.array([f"pipe:{c.removeprefix(PIPE_PREFIX).removesuffix('_pct')}" for c in pipes], object)
-        floating = np.array(
-            [name.startswith(FLOATING_PIPES) and not name.startswith(INTEGER_PIPES) for name in names],
-            dtype=bool,
-        )
-        pipe_name, fp_pipe = names[busiest_at], floating[busiest_at]
-    else:
-        pipe_pct = np.full(n, np.nan)
-        pipe_name, fp_pipe = np.full(n, None, dtype=object), np.zeros(n, dtype=bool)
+    pipes = {
+        c.removeprefix(PIPE_PREFIX).removesuffix("_pct"): measured(c)
+        for c in group
+        if c.startswith(PIPE_PREFIX) and c.endswith("_pct")
+    }
+    # on a tie the named pipe wins over Volta/Turing's "shared" (FP16 + tensor) pipe
+    named = sorted(pipes, key=lambda p: (p == "shared", f"{p}_pct"))
+    arithmetic = {f"pipe:{p}": pipes[p] for p in named if not p.startswith(NON_COMPUTE_PIPES)}
+    pipe_pct, pipe_name = busiest(arithmetic, n)
+    fp = [f"pipe:{p}" for p in named if p.startswith(FLOATING_PIPES) and not p.startswith(INTEGER_PIPES)]
+    fp_pipe = np.logical_or.reduce([equals(pipe_name, p) for p in fp], initial=False)
     pipe_s = pipe_pct / 100.0 * np.where(duration > 0, duration, np.nan)
     compute_s = np.fmax(work_s, pipe_s)
     # the busier pipe sets the compute time; it names the ceiling unless it is a floating-point
@@ -206,6 +191,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         instructions=instructions,
         issue_source=issue_source,
         bandwidth=bandwidth,
+        pipe_pct=pipes,
     )
 
 

@@ -74,26 +74,11 @@ def gemm(m: int, n: int, k: int, dtype: str = "fp32", tile: int | None = None) -
     nbytes = {"dram": inputs * size + float(m * n) * out_size}
     if integer:
         counted, sizes = texts["integer"]
-        return Workload(
-            "gemm",
-            params,
-            0.0,
-            nbytes,
-            "tensor",
-            (counted, traffic, sizes),
-            ops=work,
-            ops_ceiling="int8",
-        )
+        said = (counted, traffic, sizes)
+        return Workload("gemm", params, 0.0, nbytes, "tensor", said, ops=work, ops_ceiling="int8")
     path = texts["tensor_path" if dtype in TENSOR_DTYPES else "cuda_cores"].format(dtype=dtype)
-    fp8 = (texts["fp8"],) if dtype == "fp8" else ()
-    return Workload(
-        "gemm",
-        params,
-        work,
-        nbytes,
-        MATRIX_PRECISION[dtype],
-        (texts["flop"], traffic, path, *fp8),
-    )
+    said = (texts["flop"], traffic, path, *((texts["fp8"],) if dtype == "fp8" else ()))
+    return Workload("gemm", params, work, nbytes, MATRIX_PRECISION[dtype], said)
 
 
 def _modelled(name: str, given: Mapping[str, Any]) -> Workload:
