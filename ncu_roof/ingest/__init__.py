@@ -19,7 +19,6 @@ from ncu_roof.ingest.inputs import (
     expand_inputs,
     is_report,
     mapped,
-    read_head,
     read_text_bytes,
 )
 
@@ -47,18 +46,15 @@ def read_input(
 ) -> RunTable:
     """Read one input; `number_style=None` detects the locale of a CSV per file; with
     `skip_bad_rows` damaged rows leave their kernels out (with a warning) instead of failing."""
-    if path == STDIN:
-        raw = read_text_bytes(path)
-        if raw[: len(MAGIC)] == MAGIC:
-            return _report_from_stdin(raw)
-        return _finish(_read_text(path, raw, number_style, skip_bad_rows))
-    head = read_head(path)
-    if is_report(path, head):
+    if path != STDIN and is_report(path):
         from ncu_roof.ingest.rep import read_report
 
         with mapped(path) as view:
             return _finish(read_report(path, view))
-    return _finish(_read_text(path, read_text_bytes(path), number_style, skip_bad_rows))
+    raw = read_text_bytes(path)
+    if path == STDIN and raw[: len(MAGIC)] == MAGIC:
+        return _report_from_stdin(raw)
+    return _finish(_read_text(path, raw, number_style, skip_bad_rows))
 
 
 def _report_from_stdin(raw: bytes) -> RunTable:

@@ -118,7 +118,12 @@ def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str
         if len(damage.rows) > seen and previous is not None:
             tainted.add(previous)
         clean = len(damage.rows) == before
-        _check_groups(kept, damage, tainted)
+        rows = [(f"kernel ID {r['ID']} of process {r.get('Process ID', '')}", r) for r in kept]
+        ids = {label: r["ID"] for label, r in rows}
+        order = [(label, int(r["_line"]), r.get("Section Name", ""), r["Metric Name"]) for label, r in rows]
+        for label, (line, reason) in partial_groups(order).items():
+            damage.add(line, reason)
+            tainted.add(ids[label])
         if clean:  # a gap beside a damaged row is that row
             first: dict[str, int] = {}  # each launch's first row, in the page's order
             for record in kept:
@@ -153,7 +158,8 @@ def partial_groups(rows: list[tuple[str, int, str, str]]) -> dict[str, tuple[int
     for key, seq in sequences.items():
         whole = tuple(seq)
         for other in shapes:
-            if len(other) > len(whole) and _within(whole, other):
+            remaining = iter(other)  # `whole` is `other` with rows left out, in its order
+            if len(other) > len(whole) and all(row in remaining for row in whole):
                 lacking = next(metric for section, metric in other if (section, metric) not in whole)
                 found.setdefault(
                     key,
@@ -165,28 +171,6 @@ def partial_groups(rows: list[tuple[str, int, str, str]]) -> dict[str, tuple[int
                 )
                 break
     return found
-
-
-def _within(rows: tuple[tuple[str, str], ...], other: tuple[tuple[str, str], ...]) -> bool:
-    """`rows` are some of `other`'s, in its order (`other` with rows left out)."""
-    remaining = iter(other)
-    return all(row in remaining for row in rows)
-
-
-def _check_groups(kept: list[dict[str, str]], damage: Damage, tainted: set[str]) -> None:
-    rows = [
-        (
-            f"kernel ID {r['ID']} of process {r.get('Process ID', '')}",
-            int(r["_line"]),
-            r.get("Section Name", ""),
-            r["Metric Name"],
-        )
-        for r in kept
-    ]
-    labels = {key: r["ID"] for (key, *_), r in zip(rows, kept, strict=True)}
-    for key, (line, reason) in partial_groups(rows).items():
-        damage.add(line, reason)
-        tainted.add(labels[key])
 
 
 _DETAIL_IDENTITY = [c for c in _CSV_IDENTITY if c not in ("ID", "Process ID")]

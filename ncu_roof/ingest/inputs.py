@@ -89,22 +89,18 @@ def _add(path: str, paths: list[str], skipped: list[str]) -> None:
     paths.extend(found)
 
 
-def _stat(path: str) -> os.stat_result:
-    try:
-        return os.stat(path)
-    except FileNotFoundError:
-        raise BadInputError(f"{path}: no such file", hint=PATH_HINT) from None
-    except OSError as err:
-        raise _cannot_read(path, err, "check the path and its permissions") from None
-
-
 def _cannot_read(path: str, err: OSError, hint: str = "check the file's permissions") -> BadInputError:
     return BadInputError(f"{path}: cannot read ({err.strerror or err})", hint=hint)
 
 
 def check_regular(path: str) -> os.stat_result:
     """Refuse, without opening it, anything but a regular file."""
-    info = _stat(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise BadInputError(f"{path}: no such file", hint=PATH_HINT) from None
+    except OSError as err:
+        raise _cannot_read(path, err, "check the path and its permissions") from None
     if stat.S_ISDIR(info.st_mode):
         raise BadInputError(f"{path}: is a directory", hint="pass the report or CSV files inside it")
     if not stat.S_ISREG(info.st_mode):
@@ -131,8 +127,14 @@ def mapped(path: str) -> Iterator[bytes | mmap.mmap]:
         raise _cannot_read(path, err) from None
 
 
-def is_report(path: str, head: bytes) -> bool:
-    """A `.ncu-rep` report by its first bytes (`read_head`), or a `.ncu-repz` by its name."""
+def is_report(path: str) -> bool:
+    """A `.ncu-rep` report by its first 64 bytes (a regular file's), or a `.ncu-repz` by its name."""
+    check_regular(path)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(64)
+    except OSError as err:
+        raise _cannot_read(path, err) from None
     return has_report_header(path, head) or (path.endswith(".ncu-rep") and b"\x00" in head)
 
 
@@ -140,16 +142,6 @@ def has_report_header(path: str, head: bytes | mmap.mmap) -> bool:
     """The report header (a `.ncu-repz` is compressed: its name says it): what the report reader
     needs before it looks inside."""
     return head[: len(MAGIC)] == MAGIC or path.endswith(".ncu-repz")
-
-
-def read_head(path: str) -> bytes:
-    """The first 64 bytes of a regular file (to tell a report from text)."""
-    check_regular(path)
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(64)
-    except OSError as err:
-        raise _cannot_read(path, err) from None
 
 
 def read_text_bytes(path: str) -> bytes:

@@ -107,15 +107,6 @@ def row_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     return identity_frame(present, len(rows)).hstack(metrics)
 
 
-def concat(parts: Sequence[pl.DataFrame]) -> pl.DataFrame:
-    """Parts one after another: columns in first-seen order, a metric a part lacks NaN there (a
-    metric is NaN where missing, never null: a float64 column of one chunk without nulls is
-    numpy's own array, both ways, without a copy)."""
-    if len(parts) == 1:
-        return parts[0]
-    return pl.concat(parts, how="diagonal_relaxed").with_columns(pl.col(pl.Float64).fill_null(math.nan))
-
-
 # --- launch shape and compute capability (the module docstring) ---------------------------------
 
 KINDS = ("grid", "block")
