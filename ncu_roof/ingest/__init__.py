@@ -73,8 +73,8 @@ def _report_from_stdin(raw: bytes) -> RunTable:
 def _read_text(path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool) -> RunTable:
     from ncu_roof.ingest.console import is_console_text, read_console_text
     from ncu_roof.ingest.csvblocks import find_headers
+    from ncu_roof.ingest.csvdetails import read_summary_csv
     from ncu_roof.ingest.csvfile import read_csv_file
-    from ncu_roof.ingest.summary import read_summary_csv
 
     raw, notes = _clean_text(path, raw)
     headers = find_headers(raw)

@@ -29,8 +29,13 @@ from dataclasses import dataclass, field, replace
 from ncu_roof.base.units import NumberStyle, effective_unit
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage, choose_style, cut_short_note
-from ncu_roof.ingest.csvdetails import LAUNCH_LABELS, metric_for, text_columns
-from ncu_roof.ingest.summary import averages_note, repeat_invocations
+from ncu_roof.ingest.csvdetails import (
+    LAUNCH_LABELS,
+    averages_note,
+    metric_for,
+    repeat_invocations,
+    text_columns,
+)
 from ncu_roof.ingest.table import KINDS, InputFormat, RunTable
 
 _SECTION = re.compile(r"^\s+Section: (?P<name>.+?)\s*$")
