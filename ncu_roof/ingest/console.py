@@ -311,14 +311,7 @@ def read_console_text(
             f"{path}: the ==PROF== lines announce {announced} profiled launches but "
             f"{read} were read (the capture is cut short, or lines were lost)"
         )
-    return RunTable(
-        path=path,
-        format=InputFormat.CONSOLE_TEXT,
-        ncu_version=None,
-        launches=launches,
-        warnings=tuple(notes),
-        averaged=tuple(averaged),
-    )
+    return RunTable(path, InputFormat.CONSOLE_TEXT, None, launches, tuple(notes), tuple(averaged))
 
 
 _IDENTITY = ("process_id", "name", "device", "cc", "grid", "block")

@@ -322,12 +322,7 @@ def read_summary_csv(
         launches = settle_shapes(repeat_invocations(launches, invocation_counts(invocations, number_style)))
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
-        path=path,
-        format=InputFormat.SUMMARY_CSV,
-        ncu_version=None,
-        launches=launches,
-        warnings=damage.warnings(len(partial)),
-        averaged=tuple(averaged),
+        path, InputFormat.SUMMARY_CSV, None, launches, damage.warnings(len(partial)), tuple(averaged)
     )
 
 
