@@ -284,7 +284,9 @@ def read_console_text(
             hint="capture the whole output (`ncu ./app > log.txt 2>&1`), or save a report with `ncu -o`",
         )
     cells = [(i, metric, *value) for i, k in enumerate(intact) for metric, value in k.values.items()]
-    identity = {name: [getattr(k, name) for k in intact] for name in _IDENTITY}
+    identity = {
+        name: [getattr(k, name) for k in intact] for name in ("process_id", "name", "device", "cc", *KINDS)
+    }
     averages = [(averages_note("line", k.invocations),) if k.averaged else () for k in intact]
     with naming_file(path):
         number_style = choose_style([text for _, _, text, _ in cells], style)
@@ -305,16 +307,12 @@ def read_console_text(
     if text.strip() and not text.endswith("\n"):  # (spaces after the last break are a cut line too)
         notes.append(cut_short_note(path, text.count("\n") + 1))
     announced = len(set(_PROFILING.findall(text)))  # ncu's `==PROF== Profiling "k" - 7: …` lines
-    read = launches.height
-    if announced > read:
+    if announced > launches.height:
         notes.append(
             f"{path}: the ==PROF== lines announce {announced} profiled launches but "
-            f"{read} were read (the capture is cut short, or lines were lost)"
+            f"{launches.height} were read (the capture is cut short, or lines were lost)"
         )
     return RunTable(path, InputFormat.CONSOLE_TEXT, None, launches, tuple(notes), tuple(averaged))
-
-
-_IDENTITY = ("process_id", "name", "device", "cc", "grid", "block")
 
 
 # --- what no single line shows, checked once the whole text is read -----------------------------

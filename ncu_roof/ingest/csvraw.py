@@ -15,6 +15,7 @@ naming the metric and the text.
 from __future__ import annotations
 
 import csv
+import functools
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -248,10 +249,8 @@ def _sample_cells(part: _Part) -> list[str | None]:
     rows = table.num_rows
     if rows > _SAMPLE_ROWS:  # the sample taken by Arrow: Polars copies every text it is given
         step = rows / _SAMPLE_ROWS
-        picked = sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1})
-        table = table.take(pl.Series(picked, dtype=pl.Int64).to_arrow())
-    cells = pl.DataFrame(table)
-    distinct: list[str | None] = pl.concat(cells.get_columns()).unique().to_list()
+        table = table.take(sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1}))
+    distinct: list[str | None] = pl.concat(pl.DataFrame(table).get_columns()).unique().to_list()
     return distinct
 
 
@@ -292,10 +291,5 @@ def _nvtx_column(table: pa.Table) -> list[str | None] | None:
     columns = nvtx_columns(table.column_names)
     if not columns:
         return None
-    seen: dict[tuple[object, ...], str | None] = {}
-    out = []
-    for cells in zip(*(table[c].to_pylist() for c in columns), strict=True):
-        if cells not in seen:
-            seen[cells] = nvtx_of_cells(dict(zip(columns, cells, strict=True)))
-        out.append(seen[cells])
-    return out
+    text = functools.cache(lambda *cells: nvtx_of_cells(dict(zip(columns, cells, strict=True))))
+    return [text(*cells) for cells in zip(*(table[c].to_pylist() for c in columns), strict=True)]
