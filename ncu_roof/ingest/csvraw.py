@@ -229,7 +229,7 @@ def _find_line(block: Block, table: pa.Table, row: int) -> int:
     for needle in (b'\n"' + cell + b'",', b"\n" + cell + b","):
         offset = block.data.find(needle)
         if offset != -1:
-            return block.line_of(offset + 1)
+            return block.line + block.data.count(b"\n", 0, offset + 1)
     return block.line
 
 
