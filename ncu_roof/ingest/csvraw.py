@@ -249,7 +249,8 @@ def _sample_cells(part: _Part) -> list[str | None]:
     rows = table.num_rows
     if rows > _SAMPLE_ROWS:  # the sample taken by Arrow: Polars copies every text it is given
         step = rows / _SAMPLE_ROWS
-        table = table.take(sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1}))
+        picked = sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1})
+        table = table.take(pl.Series(picked, dtype=pl.Int64).to_arrow())
     distinct: list[str | None] = pl.concat(pl.DataFrame(table).get_columns()).unique().to_list()
     return distinct
 
