@@ -1,33 +1,38 @@
 """Readers: any Nsight Compute output → `RunTable` (format chosen by content, not extension).
 
-`read_input` reads one input (a path, or `-` for stdin); `expand_inputs` (ingest.inputs) turns
-command-line arguments — directories, globs, `-` — into inputs.
+`expand_inputs` turns command-line arguments (directories, globs, `-`) into the inputs to read;
+`read_input` reads one (a path, or `-` for stdin): only regular files (a FIFO or a device would
+block or never end), at most `MAX_TEXT_BYTES` of text, every OS error a `BadInputError` that names
+the path.
 """
 
 from __future__ import annotations
 
+import glob
+import mmap
 import os
+import stat
 import sys
-from dataclasses import replace
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.base.units import NumberStyle
-from ncu_roof.ingest.inputs import (
-    MAGIC,
-    STDIN,
-    Expanded,
-    expand_inputs,
-    is_report,
-    mapped,
-    read_head,
-    read_text_bytes,
-)
+from ncu_roof.errors import BadInputError
 
 if TYPE_CHECKING:  # loaded on first use (`__getattr__`): expanding inputs needs no numpy
     from ncu_roof.ingest.table import IDENTITY, InputFormat, RunTable
 
 __all__ = ["IDENTITY", "Expanded", "InputFormat", "RunTable", "expand_inputs", "read_input"]
 
+STDIN = "-"
+MAGIC = b"NVR\x00"  # the first bytes of a `.ncu-rep` report
+MAX_TEXT_BYTES = 1 << 30  # CSV or console text; a 5,000-kernel raw page is ~70 MB
+REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
+TEXT_SUFFIXES = (".csv", ".txt", ".log", ".out")
+_GLOB_CHARS = frozenset("*?[")
+PATH_HINT = "check the path; `ncu -o NAME` writes NAME.ncu-rep"
 _BOM = b"\xef\xbb\xbf"
 _FROM_TABLE = ("IDENTITY", "InputFormat", "RunTable")
 
@@ -47,18 +52,15 @@ def read_input(
 ) -> RunTable:
     """Read one input; `number_style=None` detects the locale of a CSV per file; with
     `skip_bad_rows` damaged rows leave their kernels out (with a warning) instead of failing."""
-    if path == STDIN:
-        raw = read_text_bytes(path)
-        if raw[: len(MAGIC)] == MAGIC:
-            return _report_from_stdin(raw)
-        return _finish(_read_text(path, raw, number_style, skip_bad_rows))
-    head = read_head(path)
-    if is_report(path, head):
+    if path != STDIN and is_report(path):
         from ncu_roof.ingest.rep import read_report
 
         with mapped(path) as view:
             return _finish(read_report(path, view))
-    return _finish(_read_text(path, read_text_bytes(path), number_style, skip_bad_rows))
+    raw = read_text_bytes(path)
+    if path == STDIN and raw[: len(MAGIC)] == MAGIC:
+        return _report_from_stdin(raw)
+    return _finish(_read_text(path, raw, number_style, skip_bad_rows))
 
 
 def _report_from_stdin(raw: bytes) -> RunTable:
@@ -77,8 +79,8 @@ def _report_from_stdin(raw: bytes) -> RunTable:
 def _read_text(path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool) -> RunTable:
     from ncu_roof.ingest.console import is_console_text, read_console_text
     from ncu_roof.ingest.csvblocks import find_headers
+    from ncu_roof.ingest.csvdetails import read_summary_csv
     from ncu_roof.ingest.csvfile import read_csv_file
-    from ncu_roof.ingest.summary import read_summary_csv
 
     raw, notes = _clean_text(path, raw)
     headers = find_headers(raw)
@@ -127,3 +129,153 @@ def _finish(table: RunTable) -> RunTable:
         "(negative, not finite or implausible); the kernels' notes name them"
     )
     return replace(table, launches=launches, warnings=(*table.warnings, warning))
+
+
+# --- inputs the way people pass them, read without surprises ------------------------------------
+
+
+@dataclass(frozen=True)
+class Expanded:
+    """What the arguments named: the inputs, in order, and what was passed over (with why)."""
+
+    paths: tuple[str, ...]
+    skipped: tuple[str, ...] = ()
+
+
+def expand_inputs(arguments: Sequence[str]) -> Expanded:
+    """`-` stays stdin; a directory gives its reports and CSV/text files, sorted by name; a
+    quoted glob is expanded here (sorted); a glob that matches nothing is an error."""
+    paths: list[str] = []
+    skipped: list[str] = []
+    for argument in arguments:
+        if argument == STDIN:
+            paths.append(STDIN)
+        elif _GLOB_CHARS & set(argument) and not os.path.lexists(argument):
+            matches = sorted(glob.glob(argument))
+            if not matches:
+                raise BadInputError(f"{argument}: no file matches this pattern", hint=PATH_HINT)
+            for match in matches:
+                _add(match, paths, skipped)
+        else:
+            _add(argument, paths, skipped)
+    if STDIN in paths and paths.count(STDIN) > 1:
+        raise BadInputError("`-` (stdin) is named twice", hint="stdin can be read only once")
+    if not paths:
+        raise BadInputError(
+            "no inputs: " + ("; ".join(skipped) if skipped else "nothing was named"),
+            hint="pass .ncu-rep reports, ncu CSV exports or ncu console text",
+        )
+    return Expanded(tuple(paths), tuple(skipped))
+
+
+def _add(path: str, paths: list[str], skipped: list[str]) -> None:
+    try:
+        is_dir = os.path.isdir(path)
+    except OSError:  # e.g. a name too long: reported when it is read
+        is_dir = False
+    if not is_dir:
+        paths.append(path)
+        return
+    found = []
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError as err:
+        raise BadInputError(f"{path}: cannot list this directory ({err.strerror})", hint=PATH_HINT) from None
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.name.endswith(REPORT_SUFFIXES + TEXT_SUFFIXES) and entry.is_file():
+            found.append(entry.path)
+        else:
+            skipped.append(f"{entry.path}: skipped (not a report, CSV or text file)")
+    if not found:
+        raise BadInputError(
+            f"{path}: this directory holds no report, CSV or text file",
+            hint="pass the .ncu-rep reports or ncu CSV/console-text files inside it",
+        )
+    paths.extend(found)
+
+
+def _cannot_read(path: str, err: OSError, hint: str = "check the file's permissions") -> BadInputError:
+    return BadInputError(f"{path}: cannot read ({err.strerror or err})", hint=hint)
+
+
+def check_regular(path: str) -> os.stat_result:
+    """Refuse, without opening it, anything but a regular file."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise BadInputError(f"{path}: no such file", hint=PATH_HINT) from None
+    except OSError as err:
+        raise _cannot_read(path, err, "check the path and its permissions") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise BadInputError(f"{path}: is a directory", hint="pass the report or CSV files inside it")
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device or socket"
+        raise BadInputError(
+            f"{path}: is {kind}, not a regular file",
+            hint="save the ncu output to a file first, or pipe it to `-` (stdin)",
+        )
+    return info
+
+
+@contextmanager
+def mapped(path: str) -> Iterator[bytes | mmap.mmap]:
+    """The bytes of a regular file, memory-mapped (a multi-GB report is never read whole)."""
+    info = check_regular(path)
+    try:
+        with open(path, "rb") as handle:
+            if info.st_size == 0:
+                yield b""
+                return
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+                yield view
+    except OSError as err:
+        raise _cannot_read(path, err) from None
+
+
+def is_report(path: str) -> bool:
+    """A `.ncu-rep` report by its first 64 bytes (a regular file's), or a `.ncu-repz` by its name."""
+    check_regular(path)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(64)
+    except OSError as err:
+        raise _cannot_read(path, err) from None
+    return has_report_header(path, head) or (path.endswith(".ncu-rep") and b"\x00" in head)
+
+
+def has_report_header(path: str, head: bytes | mmap.mmap) -> bool:
+    """The report header (a `.ncu-repz` is compressed: its name says it): what the report reader
+    needs before it looks inside."""
+    return head[: len(MAGIC)] == MAGIC or path.endswith(".ncu-repz")
+
+
+def read_text_bytes(path: str) -> bytes:
+    """The whole of a text input (a regular file, or stdin for `-`), refused beyond `MAX_TEXT_BYTES`."""
+    limit = MAX_TEXT_BYTES
+    try:
+        if path == STDIN:
+            if sys.stdin is None:  # started with stdin closed (`<&-`)
+                raise BadInputError(
+                    "-: stdin is closed", hint="pipe or redirect the input: `ncu-roof analyze - < run.csv`"
+                )
+            data = sys.stdin.buffer.read(limit + 1)
+        elif check_regular(path).st_size > limit:
+            raise _too_big(path, limit)
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(limit + 1)
+    except OSError as err:
+        raise _cannot_read(path, err) from None
+    if len(data) > limit:
+        raise _too_big(path, limit)
+    return data
+
+
+def _too_big(path: str, limit: int) -> BadInputError:
+    return BadInputError(
+        f"{path}: over {limit >> 20} MiB of text; refused rather than read whole",
+        hint="export fewer kernels, or only the raw page (`ncu --import R --csv --page raw`), "
+        "or pass the .ncu-rep report itself",
+    )

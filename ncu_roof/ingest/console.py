@@ -16,19 +16,26 @@ The layouts handled (all seen in real captures, 2020–2025):
 
 Columns are cut at the positions of the dashes of the table's rule line, so labels with spaces
 and right- or left-aligned values read alike. Values are as printed (rounded to 2 decimals).
+What no single line shows is checked once the whole text is read (`strays`, `bad_devices`,
+`cut_tail`).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ncu_roof.base.units import NumberStyle, effective_unit
 from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.consolekernels import Kernel, bad_devices, cut_tail, strays
-from ncu_roof.ingest.csvblocks import Damage, choose_style, cut_short_note
-from ncu_roof.ingest.csvdetails import LAUNCH_LABELS, metric_for, text_columns
-from ncu_roof.ingest.summary import averages_note, repeat_invocations
+from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage, choose_style, cut_short_note
+from ncu_roof.ingest.csvdetails import (
+    LAUNCH_LABELS,
+    averages_note,
+    metric_for,
+    repeat_invocations,
+    text_columns,
+)
 from ncu_roof.ingest.table import KINDS, InputFormat, RunTable
 
 _SECTION = re.compile(r"^\s+Section: (?P<name>.+?)\s*$")
@@ -77,6 +84,33 @@ class _Table:
     complete: bool = False
 
 
+@dataclass
+class Kernel:
+    """A kernel line as read, and the section tables under it."""
+
+    line: int
+    name: str
+    process_id: str | None
+    grid: str | None
+    block: str | None
+    device: int | None
+    cc: str | None
+    invocations: int | None
+    sections: list[str] = field(default_factory=list)  # in the order printed
+    values: dict[str, tuple[str, str]] = field(default_factory=dict)  # metric → (text, unit)
+    labels: dict[str, list[str]] = field(default_factory=dict)  # section → its row labels, in order
+    averaged: set[str] = field(default_factory=set)
+    cut_off: bool = False
+    stray: bool = False  # sections split off their kernel by a damaged kernel line (`strays`)
+    bad_device: bool = False  # a device index no GPU has (`bad_devices`)
+    summary: bool = False  # a --print-summary kernel line (invocations, or "Block Size N, …")
+
+    @property
+    def left_out(self) -> bool:
+        """Damaged: an error, or with `--skip-bad-rows` a kernel left out (and counted)."""
+        return self.cut_off or self.stray or self.bad_device
+
+
 def _kernel_line(line: str, number: int, pid: str | None, device: int | None) -> Kernel | None:
     for pattern in _KERNEL_LINES:
         match = pattern.match(line)
@@ -98,12 +132,6 @@ def _kernel_line(line: str, number: int, pid: str | None, device: int | None) ->
             summary=invocations is not None or pattern is _KERNEL_LINES[-1],
         )
     return None
-
-
-def _cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
-    """Cut at the rule's columns; each cell runs to the start of the next column."""
-    starts = [start for start, _ in spans] + [len(line) + 1]
-    return [line[starts[i] : starts[i + 1]].strip() for i in range(len(spans))]
 
 
 def _parse(text: str, damage: Damage) -> list[Kernel]:
@@ -219,7 +247,8 @@ def _same_summary(kernel: Kernel | None, found: Kernel) -> bool:
 def _row(kernel: Kernel, line: str, spans: list[tuple[int, int]], average: bool) -> bool:
     """A table row starts where the rule starts, with a label and a value under their dashes:
     its metric taken (the first of a kernel's rows that names it); False for another line."""
-    cells = _cells(line, spans)
+    starts = [start for start, _ in spans] + [len(line) + 1]  # a cell runs to the next column
+    cells = [line[starts[i] : starts[i + 1]].strip() for i in range(len(spans))]
     indent = len(line) - len(line.lstrip(" "))
     summary = average or len(cells) == 5  # Minimum / Maximum / Average: the Average is read
     value = cells[-1] if summary else cells[min(2, len(cells) - 1)]
@@ -255,7 +284,9 @@ def read_console_text(
             hint="capture the whole output (`ncu ./app > log.txt 2>&1`), or save a report with `ncu -o`",
         )
     cells = [(i, metric, *value) for i, k in enumerate(intact) for metric, value in k.values.items()]
-    identity = {name: [getattr(k, name) for k in intact] for name in _IDENTITY}
+    identity = {
+        name: [getattr(k, name) for k in intact] for name in ("process_id", "name", "device", "cc", *KINDS)
+    }
     averages = [(averages_note("line", k.invocations),) if k.averaged else () for k in intact]
     with naming_file(path):
         number_style = choose_style([text for _, _, text, _ in cells], style)
@@ -276,20 +307,66 @@ def read_console_text(
     if text.strip() and not text.endswith("\n"):  # (spaces after the last break are a cut line too)
         notes.append(cut_short_note(path, text.count("\n") + 1))
     announced = len(set(_PROFILING.findall(text)))  # ncu's `==PROF== Profiling "k" - 7: …` lines
-    read = launches.height
-    if announced > read:
+    if announced > launches.height:
         notes.append(
             f"{path}: the ==PROF== lines announce {announced} profiled launches but "
-            f"{read} were read (the capture is cut short, or lines were lost)"
+            f"{launches.height} were read (the capture is cut short, or lines were lost)"
         )
-    return RunTable(
-        path=path,
-        format=InputFormat.CONSOLE_TEXT,
-        ncu_version=None,
-        launches=launches,
-        warnings=tuple(notes),
-        averaged=tuple(averaged),
-    )
+    return RunTable(path, InputFormat.CONSOLE_TEXT, None, launches, tuple(notes), tuple(averaged))
 
 
-_IDENTITY = ("process_id", "name", "device", "cc", "grid", "block")
+# --- what no single line shows, checked once the whole text is read -----------------------------
+
+
+def cut_tail(kernels: list[Kernel]) -> None:
+    """A file cut at a line end between rows, or between sections, of its last kernel: ncu prints
+    the kernels of a run alike, so a last kernel whose last section's rows are the first few of
+    another kernel's, or on a details page whose sections (each with that kernel's rows) are the
+    first few of its sections, was cut there. (A summary's kernels on two GPUs may differ.)"""
+    last = kernels[-1] if kernels else None
+    if last is None or last.left_out or not last.sections:
+        return
+    final = last.sections[-1]
+    for other in kernels[:-1]:
+        if (
+            other.summary != last.summary
+            or other.left_out
+            or other.sections[: len(last.sections)] != last.sections
+        ):
+            continue
+        alike = all(last.labels[s] == other.labels[s] for s in last.sections[:-1])
+        rows, theirs = last.labels[final], other.labels[final]
+        fewer = not last.summary and rows == theirs and len(other.sections) > len(last.sections)
+        cut = len(rows) < len(theirs) and theirs[: len(rows)] == rows  # the first few of theirs
+        if alike and (cut or fewer):
+            last.cut_off = True
+            return
+
+
+def bad_devices(kernels: list[Kernel], damage: Damage) -> None:
+    """A device index above any real one (`Device 99999999999999999999`) is damage, as in a CSV."""
+    for kernel in kernels:
+        if kernel.device is not None and kernel.device > MAX_DEVICE_INDEX:
+            kernel.bad_device = True
+            reason = f"kernel {kernel.name[:40]!r}: Device {kernel.device} is not a device index"
+            damage.add(kernel.line, reason)
+
+
+def strays(kernels: list[Kernel], damage: Damage) -> None:
+    """ncu 2022's summary repeats the kernel line above each section; a damaged copy (name, grid
+    or count) no longer matches and, read as one more kernel, would take the sections below it
+    from their kernel. ncu prints every kernel's sections in one order, so a summary kernel that
+    begins past the first section, with one the summary kernel above it lacks, continues that
+    kernel: damaged, and left out when skipping."""
+    first = next((k.sections[0] for k in kernels if k.sections), None)
+    for above, kernel in itertools.pairwise(kernels):
+        if not (above.summary and kernel.summary and kernel.sections) or kernel.device != above.device:
+            continue
+        begins = kernel.sections[0]
+        if begins != first and begins not in above.sections and not kernel.cut_off:
+            kernel.stray = True
+            damage.add(
+                kernel.line,
+                f"kernel {kernel.name[:40]!r}: its sections begin at {begins!r}, not at {first!r}: "
+                f"they continue the kernel on line {above.line} (a damaged copy of its line?)",
+            )

@@ -53,10 +53,6 @@ class Block:
         """The file ends inside this block's header line: the rows of its run are lost."""
         return self.last and b"\n" not in self.data
 
-    def line_of(self, offset: int) -> int:
-        """The file line of a byte offset inside this block."""
-        return self.line + self.data.count(b"\n", 0, max(offset, 0))
-
 
 @dataclass
 class Damage:

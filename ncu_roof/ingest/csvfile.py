@@ -61,11 +61,6 @@ def check_header(path: str, block: Block) -> None:
         )
 
 
-def ncu_messages(text: str) -> list[str]:
-    """`==ERROR==` / `==WARNING==` / `==PROF==` lines of ncu found in a file, prefix kept."""
-    return [f"=={m.group(1)}== {m.group(2).strip()}" for m in _NCU_LINE.finditer(text)]
-
-
 def read_csv_file(
     path: str, raw: bytes, starts: list[int], style: NumberStyle | None, skip_bad_rows: bool = False
 ) -> RunTable:
@@ -112,7 +107,7 @@ def no_csv_error(path: str, raw: bytes) -> BadInputError:
             hint="save the report instead (`ncu -o run ...`) or export CSV with "
             "`ncu --import run.ncu-rep --csv --page raw --print-units base`",
         )
-    messages = ncu_messages(text)
+    messages = [f"=={m.group(1)}== {m.group(2).strip()}" for m in _NCU_LINE.finditer(text)]  # prefix kept
     decisive = [m for m in messages if m.startswith(("==ERROR==", "==WARNING=="))]
     if messages:
         quoted = (decisive or messages)[-1]

@@ -15,11 +15,14 @@ naming the metric and the text.
 from __future__ import annotations
 
 import csv
+import functools
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import polars as pl
 
 from ncu_roof.base.metrics import is_wanted
 from ncu_roof.base.units import NumberStyle, effective_unit, parse_number_array, si_factor, unreadable
@@ -39,10 +42,9 @@ from ncu_roof.ingest.csvblocks import (
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
 from ncu_roof.ingest.sanity import unreadable_note, with_notes
-from ncu_roof.ingest.table import concat, identity_frame
+from ncu_roof.ingest.table import identity_frame
 
 if TYPE_CHECKING:
-    import polars as pl
     import pyarrow as pa
 
 
@@ -66,7 +68,12 @@ def read_raw(
     if not parts:
         return None, 0
     number_style = choose_style([cell for p in parts for cell in _sample_cells(p)], style)
-    return concat([_finish_raw(p, number_style) for p in parts]), damage.damaged_rows()
+    if len(parts) == 1:
+        return _finish_raw(parts[0], number_style), damage.damaged_rows()
+    # columns in first-seen order; a metric a block lacks is NaN there, never null: a float64
+    # column of one chunk without nulls is numpy's own array, both ways, without a copy
+    launches = pl.concat([_finish_raw(p, number_style) for p in parts], how="diagonal_relaxed")
+    return launches.with_columns(pl.col(pl.Float64).fill_null(math.nan)), damage.damaged_rows()
 
 
 def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
@@ -83,18 +90,13 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
     except csv.Error:
         units_row = []
     has_units = bool(units_row) and not _INTEGER.match(units_row[0])
-    if not has_units:
-        units_row = []
+    # each name's unit: its first column's (a units row may be short)
+    unit_of = dict(reversed(list(zip(header, units_row if has_units else [], strict=False))))
     identity = [c for c in header if c in _CSV_IDENTITY]
     metrics = [c for c in header if is_wanted(c)]
     times = Counter(header)  # a name twice in the header is no column of its own
     chosen = list(dict.fromkeys(c for c in identity + nvtx_columns(header) + metrics if times[c] == 1))
-    position = {c: i for i, c in reversed(list(enumerate(header)))}  # each name's first column
-    units = {
-        c: effective_unit(c, units_row[position[c]] if position[c] < len(units_row) else "")
-        for c in metrics
-        if c != DISPLAY_NAME
-    }
+    units = {c: effective_unit(c, unit_of.get(c, "")) for c in metrics if c != DISPLAY_NAME}
     lines: list[int] | None = None
     before = len(damage.rows)
     table = _parse_block(block, chosen, has_units)
@@ -173,11 +175,8 @@ def _parse_block(block: Block, chosen: list[str], has_units: bool) -> pa.Table |
 
 def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) -> tuple[pa.Table, list[int]]:
     """The csv module, row by row: every damaged row reported with its line."""
-    import polars as pl
-
     width = len(block.header)
-    position = {c: i for i, c in reversed(list(enumerate(block.header)))}
-    where = [position[c] for c in chosen]
+    where = [block.header.index(c) for c in chosen]
     rows: list[list[str]] = []
     lines: list[int] = []
     for number, (line, cells) in enumerate(records(block, damage)):
@@ -200,7 +199,6 @@ def _check_identity(
     """Rows whose ID is no launch ID or whose Device is not a small non-negative integer are
     damaged and left out (with the rows kept, None when all are); an empty Device is no device
     (the GPU ncu names first)."""
-    import polars as pl
     import pyarrow.compute as pc
 
     bad = np.zeros(table.num_rows, dtype=bool)
@@ -231,7 +229,7 @@ def _find_line(block: Block, table: pa.Table, row: int) -> int:
     for needle in (b'\n"' + cell + b'",', b"\n" + cell + b","):
         offset = block.data.find(needle)
         if offset != -1:
-            return block.line_of(offset + 1)
+            return block.line + block.data.count(b"\n", 0, offset + 1)
     return block.line
 
 
@@ -245,8 +243,6 @@ def _sample_cells(part: _Part) -> list[str | None]:
     so a few hundred rows carry all the evidence; stacking all cells of a 5,000-kernel page cost
     more than parsing it.
     """
-    import polars as pl
-
     if not part.units:
         return []
     table = part.cells.select(list(part.units))
@@ -255,15 +251,12 @@ def _sample_cells(part: _Part) -> list[str | None]:
         step = rows / _SAMPLE_ROWS
         picked = sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1})
         table = table.take(pl.Series(picked, dtype=pl.Int64).to_arrow())
-    cells = pl.DataFrame(table)
-    distinct: list[str | None] = pl.concat(cells.get_columns()).unique().to_list()
+    distinct: list[str | None] = pl.concat(pl.DataFrame(table).get_columns()).unique().to_list()
     return distinct
 
 
 def _finish_raw(part: _Part, style: NumberStyle) -> pl.DataFrame:
     """Identity columns from the text (ID and device as integers), then every metric parsed once (SI)."""
-    import polars as pl
-
     table = part.cells
     identity: dict[str, object] = {name: _text(table, column) for column, name in _CSV_IDENTITY.items()}
     identity["run"] = str(part.run)
@@ -284,7 +277,6 @@ def _finish_raw(part: _Part, style: NumberStyle) -> pl.DataFrame:
 def _text(table: pa.Table, column: str) -> pl.Series | None:
     """A text column (null where null); ID and Device (checked by `_check_identity`) as integers
     (null where empty)."""
-    import polars as pl
     import pyarrow.compute as pc
 
     if column not in table.column_names:
@@ -300,10 +292,5 @@ def _nvtx_column(table: pa.Table) -> list[str | None] | None:
     columns = nvtx_columns(table.column_names)
     if not columns:
         return None
-    seen: dict[tuple[object, ...], str | None] = {}
-    out = []
-    for cells in zip(*(table[c].to_pylist() for c in columns), strict=True):
-        if cells not in seen:
-            seen[cells] = nvtx_of_cells(dict(zip(columns, cells, strict=True)))
-        out.append(seen[cells])
-    return out
+    text = functools.cache(lambda *cells: nvtx_of_cells(dict(zip(columns, cells, strict=True))))
+    return [text(*cells) for cells in zip(*(table[c].to_pylist() for c in columns), strict=True)]

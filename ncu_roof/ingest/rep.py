@@ -7,7 +7,7 @@ import re
 
 from ncu_roof.base.ncu import NcuTool, find_ncu, import_raw_csv
 from ncu_roof.errors import BadInputError, MissingToolError
-from ncu_roof.ingest.inputs import MAGIC, has_report_header
+from ncu_roof.ingest import MAGIC, has_report_header
 from ncu_roof.ingest.reprows import Row, report_rows
 from ncu_roof.ingest.table import InputFormat, RunTable, row_frame, settle_shapes
 

@@ -23,13 +23,6 @@ _CEILINGS: tuple[tuple[str, float, str], ...] = (
 )
 
 
-def _ceiling(metric: str) -> tuple[float, str] | None:
-    for needle, limit, words in _CEILINGS:
-        if needle in metric and not (needle == "bytes" and "per_second" in metric):
-            return limit, words
-    return None
-
-
 def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.DataFrame, int]:
     """Negative, non-finite or implausible metric values → NaN, with a note on their row in
     `input_notes`; returns the launches (new columns where values were excluded) and the number
@@ -43,7 +36,10 @@ def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.Dat
             continue
         values = column.to_numpy()
         bad = np.isinf(values) | (values < 0)
-        ceiling = _ceiling(metric)
+        ceiling = next(
+            (c[1:] for c in _CEILINGS if c[0] in metric and not (c[0] == "bytes" and "per_second" in metric)),
+            None,
+        )
         if ceiling is not None:
             bad |= values > ceiling[0]
         if not bad.any():

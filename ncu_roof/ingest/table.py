@@ -1,30 +1,28 @@
 """What every reader returns: one row per profiled launch, identity columns plus ncu metrics in SI.
 
-Launch shape and compute capability (`settle_shapes`): every reader of reports and CSV pages ends
-with it, so a kernel gets the same `grid`, `block` and `cc` from a report, its raw page (any ncu
-release, any units), its details page or its `--print-summary` CSV: ncu's own spellings, written
-by `shape_text`, `total_text` and `cc_text` only, from the first of:
+Launch shape and compute capability (`settle_shapes`, which every reader of reports and CSV pages
+ends with): a kernel gets the same `grid`, `block` and `cc` from a report, its raw page (any ncu
+release, any units), its details page or its `--print-summary` CSV, in ncu's own spellings
+(written by `shape_text`, `total_text` and `cc_text` only), from the first of:
 
 * the per-axis dims (`launch__grid_dim_x/y/z`, `launch__block_dim_x/y/z`), exact: `(39312, 1, 1)`
   (all that a report and ncu 2022.3's raw page hold: no `Grid Size` / `Block Size` / `CC` there);
 * ncu's text (a CSV page's `Grid Size` / `Block Size`) when it agrees with the launch's totals,
   written again by `shape_text` (a locale's digit group, `(39,312, 1, 1)`, stays in its axis: ncu
-  separates axes by `, `);
+  separates axes by `, `); a text that does not read as a shape is kept as it is;
 * the totals alone (`launch__grid_size` blocks, `launch__block_size` threads per block; the details
-  page's Launch Statistics rows): the bare count, `4096`. A total is not a 3-D shape (4096 blocks
-  may be `(64, 64, 1)`); the bare count is also how the console reader gives a `--print-summary`
-  line's launches (`Block Size 256, Grid Size 4096`), which knows only totals;
+  page's Launch Statistics rows): the bare count, `4096`, as a total is no 3-D shape (4096 blocks
+  may be `(64, 64, 1)`); the console reader gives a `--print-summary` line's launches (`Block Size
+  256, Grid Size 4096`), which knows only totals, so too;
 * else None (unknown).
 
-ncu's text is not used when it cannot be the launch's shape: a dimension of 0 (`(0, 0, 0)`, ncu's
-text for a report without launch configuration, a failed collection), or a product unlike the
-launch's total (ncu 2024.1 re-exporting a report that holds only totals, ncu 2019's
-`v100_rep_basic_vectorops`, writes `Grid Size` `(1048576, 1, 1)`, the thread count, against
-`launch__grid_size` 4096): then both of that launch's texts are ncu's guesses (its block
-`(256, 1, 1)` too) and both come from the totals (`4096`, `256`). A text that does not read as a
-shape is kept as it is. `cc` is the `CC` column when a page has one, else `major.minor` of
-`device__attribute_compute_capability_major/minor`. Console text (`ingest.console`) is read as
-ncu printed it.
+ncu's text cannot be the launch's shape with a dimension of 0 (`(0, 0, 0)`: a report without
+launch configuration, a failed collection) or a product unlike the launch's total (ncu 2024.1
+re-exporting a report of totals only, ncu 2019's `v100_rep_basic_vectorops`, writes `Grid Size`
+`(1048576, 1, 1)`, the thread count, against `launch__grid_size` 4096): then both of that launch's
+texts are ncu's guesses (its block `(256, 1, 1)` too) and both come from the totals. `cc` is the
+`CC` column when a page has one, else `major.minor` of `device__attribute_compute_capability_*`.
+Console text (`ingest.console`) is read as ncu printed it.
 """
 
 from __future__ import annotations
@@ -107,15 +105,6 @@ def row_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     return identity_frame(present, len(rows)).hstack(metrics)
 
 
-def concat(parts: Sequence[pl.DataFrame]) -> pl.DataFrame:
-    """Parts one after another: columns in first-seen order, a metric a part lacks NaN there (a
-    metric is NaN where missing, never null: a float64 column of one chunk without nulls is
-    numpy's own array, both ways, without a copy)."""
-    if len(parts) == 1:
-        return parts[0]
-    return pl.concat(parts, how="diagonal_relaxed").with_columns(pl.col(pl.Float64).fill_null(math.nan))
-
-
 # --- launch shape and compute capability (the module docstring) ---------------------------------
 
 KINDS = ("grid", "block")
@@ -172,21 +161,21 @@ def _parsed(text: str) -> tuple[tuple[int, ...], bool] | None:
     return tuple(int(axis) for axis in axes), shaped
 
 
-def _text_state(text: object, total: float) -> tuple[str, str | None]:
-    """What ncu's text says — 'none', 'zero' (no shape), 'wrong' (not its total), 'good' — and
-    the text to give for it ('good'): written by `shape_text` / `total_text`, or as it is when
-    it does not read as a shape."""
+def _ncu_text(text: object, total: float) -> tuple[bool, str | None]:
+    """Whether ncu's text may be the launch's (False: a product unlike its total), and the text to
+    give for it: written by `shape_text` / `total_text`, as it is when it does not read as a shape,
+    None when there is none or a dimension is 0."""
     if not isinstance(text, str) or not text.strip():
-        return "none", None
+        return True, None
     parsed = _parsed(text)
     if parsed is None:
-        return "good", text  # not a shape: kept as it is
+        return True, text  # not a shape: kept as it is
     axes, shaped = parsed
     if 0 in axes:
-        return "zero", None
+        return True, None
     if total >= 1 and math.prod(axes) != total:
-        return "wrong", None
-    return "good", shape_text(axes) if shaped else total_text(axes[0])
+        return False, None
+    return True, shape_text(axes) if shaped else total_text(axes[0])
 
 
 _SHAPE_METRICS = (
@@ -206,12 +195,14 @@ def _settled(row: Mapping[str, Any]) -> tuple[str | None, str | None, str | None
         return math.nan if value is None else float(value)
 
     totals = [number(f"launch__{kind}_size") for kind in KINDS]
-    states = [_text_state(row[kind], total) for kind, total in zip(KINDS, totals, strict=True)]
-    trusted = all(state != "wrong" for state, _ in states)
-    shapes: list[str | None] = []
-    for kind, (state, text), total in zip(KINDS, states, totals, strict=True):
-        exact = shape_text([number(f"launch__{kind}_dim_{axis}") for axis in "xyz"])
-        shapes.append(exact or (text if trusted and state == "good" else total_text(total)))
+    texts = [_ncu_text(row[kind], total) for kind, total in zip(KINDS, totals, strict=True)]
+    trusted = all(agrees for agrees, _ in texts)
+    shapes = [
+        shape_text([number(f"launch__{kind}_dim_{axis}") for axis in "xyz"])
+        or (text if trusted else None)
+        or total_text(total)
+        for kind, (_, text), total in zip(KINDS, texts, totals, strict=True)
+    ]
     cc: str | None = row["cc"]
     if cc is None or not cc.strip():
         cc = cc_text(number(CC_MAJOR), number(CC_MINOR))
