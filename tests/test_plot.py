@@ -181,10 +181,10 @@ def test_many_launches_of_one_kernel_are_one_marker() -> None:
 
 def test_no_label_crosses_a_roof_in_the_example() -> None:
     from matplotlib import rc_context
+    from matplotlib.path import Path as Line
     from matplotlib.text import Annotation, Text
 
     from ncu_roof.pipeline import example_path
-    from ncu_roof.render.placement import crosses
     from ncu_roof.render.plot import RC, _figure
 
     analysis = analyzed(Path(example_path()))
@@ -197,13 +197,12 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
             segments = []
             for line in roofs:
                 xs, ys = line.get_xdata(), line.get_ydata()
-                a, b = ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])  # type: ignore[index,arg-type]
-                segments.append(((a[0], a[1]), (b[0], b[1])))
+                segments.append(Line(ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])))  # type: ignore[index,arg-type]
             for text in ax.texts:
                 if isinstance(text, Annotation) and text.get_text():
                     text.update_positions(renderer)
                     box = Text.get_window_extent(text, renderer)
-                    assert not any(crosses(box, seg) for seg in segments), text.get_text()
+                    assert not any(seg.intersects_bbox(box, False) for seg in segments), text.get_text()
                     checked += 1
         assert checked == 5  # one label per kernel group of the example
 

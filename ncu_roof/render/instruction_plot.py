@@ -87,8 +87,7 @@ def _panel(analysis: Analysis, device: Device) -> tuple[Panel, list[Roof]]:
     launches = analysis.launches[rows]
     by_row = dict(zip(rows, launches.select("instruction_roofline", "duration_s").iter_rows(), strict=True))
     drawn = [(g, points) for g in groups if (points := _points(g, by_row))]
-    times = [g.total_duration_s for g in groups if g.total_duration_s is not None]
-    panel = Panel.of(device, launches, drawn, sum(g.count for g, _ in drawn), math.fsum(times))
+    panel = Panel.of(analysis, device, launches, drawn, sum(g.count for g, _ in drawn))
     roofs = [roof for g, _ in drawn for j in g.rows if (roof := by_row[j][0]) is not None]
     return panel, roofs
 

@@ -5,16 +5,15 @@ Pure geometry in display coordinates (pixels), plus the one matplotlib call that
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from matplotlib.path import Path
 
 if TYPE_CHECKING:
     from matplotlib.backend_bases import RendererBase
     from matplotlib.text import Text
     from matplotlib.transforms import Bbox
-
-
-Segment = tuple[tuple[float, float], tuple[float, float]]  # display coordinates
 
 
 class Placer:
@@ -27,33 +26,35 @@ class Placer:
         self.area = area
         self.renderer = renderer
         self.taken: list[Bbox] = []
-        self.lines: list[Segment] = []
+        self.lines: list[Path] = []  # the roof lines, in display coordinates
 
     def cost(
         self, box: Bbox, own_line: int | None = None, anchor: tuple[float, float] | None = None
     ) -> float:
         """Area outside the axes and over other labels and markers; a roof line through the box
         costs most, and one across the leader line from `anchor` (display coordinates) a lot."""
-        crossing = sum(1 for i, seg in enumerate(self.lines) if i != own_line and crosses(box, seg))
+        crossing = sum(
+            1 for i, line in enumerate(self.lines) if i != own_line and line.intersects_bbox(box, False)
+        )
         leader = 0
         if anchor is not None:
-            centre = ((box.x0 + box.x1) / 2.0, (box.y0 + box.y1) / 2.0)
-            leader = sum(1 for seg in self.lines if segments_cross((anchor, centre), seg))
+            to_box = Path([anchor, ((box.x0 + box.x1) / 2.0, (box.y0 + box.y1) / 2.0)])
+            leader = sum(1 for line in self.lines if line.intersects_path(to_box, False))
         overlap = sum(_overlap_px2(box, t) for t in self.taken)
         return 10.0 * _outside_px2(box, self.area) + 5.0 * overlap + 1e6 * crossing + 1e5 * leader
 
     def place(
         self,
         text: Text,
-        candidates: Sequence[Callable[[], None]],
+        candidates: Sequence[Mapping[str, Any]],
         own_line: int | None = None,
         anchor: tuple[float, float] | None = None,
     ) -> None:
-        """Try each candidate (a function that moves `text`): the first free one wins, else the
-        one that costs least."""
+        """Try each candidate (`text`'s properties there: position, alignment; an annotation's
+        position in offset points): the first free one wins, else the one that costs least."""
         best: tuple[float, int] | None = None
         for i, move in enumerate(candidates):
-            move()
+            text.set(**move)
             box = self.box(text)
             cost = self.cost(box, own_line, anchor)
             if cost == 0.0:
@@ -62,7 +63,7 @@ class Placer:
             if best is None or cost < best[0]:
                 best = (cost, i)
         if best is not None:
-            candidates[best[1]]()
+            text.set(**candidates[best[1]])
             self.taken.append(self.box(text))
 
     def box(self, text: Text) -> Bbox:
@@ -73,36 +74,6 @@ class Placer:
         if isinstance(text, Annotation):
             text.update_positions(self.renderer)
         return PlainText.get_window_extent(text, self.renderer).padded(self.PAD_PX)
-
-
-def crosses(box: Bbox, seg: Segment) -> bool:
-    """Whether a line segment passes through a box (Liang–Barsky clipping)."""
-    (x0, y0), (x1, y1) = seg
-    dx, dy = x1 - x0, y1 - y0
-    lo, hi = 0.0, 1.0
-    for p, q in ((-dx, x0 - box.x0), (dx, box.x1 - x0), (-dy, y0 - box.y0), (dy, box.y1 - y0)):
-        if p == 0:
-            if q < 0:
-                return False
-            continue
-        t = q / p
-        if p < 0:
-            lo = max(lo, t)
-        else:
-            hi = min(hi, t)
-        if lo > hi:
-            return False
-    return True
-
-
-def segments_cross(a: Segment, b: Segment) -> bool:
-    """Whether two segments properly intersect (orientation test)."""
-
-    def turn(p: tuple[float, float], q: tuple[float, float], r: tuple[float, float]) -> float:
-        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
-
-    (p1, p2), (q1, q2) = a, b
-    return turn(p1, p2, q1) * turn(p1, p2, q2) < 0 and turn(q1, q2, p1) * turn(q1, q2, p2) < 0
 
 
 def _overlap_px2(a: Bbox, b: Bbox) -> float:

@@ -5,13 +5,14 @@ kernel markers (one collection per tier and verdict), diff arrows (`plot_marks`)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import groupby
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from ncu_roof.base.text import plural, si
+from ncu_roof.base.text import plural, shorten, si
 from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES
-from ncu_roof.render.placement import Placer, Segment
+from ncu_roof.render.headline import times
+from ncu_roof.render.placement import Placer
 from ncu_roof.render.plot_marks import (
     OTHER_TIER_MARKER,
     TIER_MARKERS,
@@ -33,22 +34,22 @@ from ncu_roof.render.plot_panel import (
     RoofLine,
     arrow_points,
     axis_limits,
-    label_text,
     merged_roofs,
     ops_ceilings,
     reference_precision,
-    time_share,
 )
 from ncu_roof.render.summary import VERDICT_COLOURS, device_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.backend_bases import RendererBase
+    from matplotlib.path import Path
     from matplotlib.text import Text
 
     from ncu_roof.analysis.records import Device
 
 LABELLED_KERNELS = 8
+LABEL_CHARS = 30
 TITLE_CHARS_PER_IN = 10  # characters of the 12 pt title per inch of panel width
 FLOP_AXIS = ("Arithmetic intensity (FLOP/byte)", "FLOP/s", "Performance")  # x label, y unit, y label
 LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
@@ -89,8 +90,8 @@ def draw_chart(
     log_axes(ax, limits, *axis)
     placer = Placer(ax.get_window_extent(renderer), renderer)
     placer.lines = draw_roofs(ax, peaks, bands, ridges, limits)
-    draw_markers(ax, p.points, p.total_s, placer)
-    draw_arrows(ax, pairs, p.total_s)
+    draw_markers(ax, p.points, placer)
+    draw_arrows(ax, pairs)
     for i, band in enumerate(bands):
         _diagonal_label(ax, band, limits, peaks[0].value if peaks else None, placer, i)
     for j, peak in enumerate(peaks):
@@ -136,7 +137,7 @@ def log_axes(ax: Axes, limits: Limits, x_label: str, y_unit: str, y_label: str) 
     ax.set_axisbelow(True)
 
 
-def draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer: Placer) -> None:
+def draw_markers(ax: Axes, points: Sequence[KernelPoint], placer: Placer) -> None:
     """One scatter per (tier, verdict), largest markers first; one LineCollection joins each
     group's markers across tiers; every marker blocks label space."""
     from matplotlib.collections import LineCollection
@@ -162,7 +163,7 @@ def draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer
         buckets.items(), key=lambda item: (item[0][0], item[0][1][0].value, item[0][1][1].value)
     ):
         pts = sorted(pts, key=lambda q: -(q.group.total_duration_s or 0.0))
-        sizes = [marker_size_pt2(time_share(q.group, total_s)) for q in pts]
+        sizes = [marker_size_pt2(q.group) for q in pts]
         fill = marker_fill((bound, basis))
         ax.scatter(
             [q.intensity_flop_per_byte for q in pts],
@@ -188,16 +189,17 @@ def draw_roofs(
     bands: Sequence[RoofLine],
     ridges: Sequence[tuple[float, float]],
     limits: Limits,
-) -> list[Segment]:
-    """The roofs, and their segments in display coordinates (labels must not cross them)."""
+) -> list[Path]:
+    """The roofs, and their lines in display coordinates (labels must not cross them)."""
+    from matplotlib.path import Path
+
     top_peak = peaks[0].value if peaks else None
     widest = bands[0].value if bands else None
-    segments: list[Segment] = []
+    segments: list[Path] = []
 
     def line(xs: tuple[float, float], ys: tuple[float, float], colour: str, **style: object) -> None:
         ax.plot(list(xs), list(ys), color=colour, zorder=2, solid_capstyle="butt", **style)  # type: ignore[arg-type]
-        a, b = ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])
-        segments.append(((float(a[0]), float(a[1])), (float(b[0]), float(b[1]))))
+        segments.append(Path(ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])))
 
     for band in bands:
         x_end = top_peak / band.value if top_peak else limits.x_hi
@@ -248,46 +250,27 @@ def _diagonal_label(
     )
     steps = [x_first * 1.35 ** (i + index) for i in range(24)]
     xs = [x for x in steps if x * 4 < x_last] or [x_first]
-    sides: tuple[Literal["bottom", "top"], ...] = ("bottom", "top")
-    candidates = [_mover(text, (x, band.value * x), va) for va in sides for x in xs]
+    candidates = [{"position": (x, band.value * x), "va": va} for va in ("bottom", "top") for x in xs]
     placer.place(text, candidates, own_line=index)
 
 
 def _horizontal_label(ax: Axes, peak: RoofLine, limits: Limits, placer: Placer, index: int) -> None:
     text = _roof_text(ax, (limits.x_hi, peak.value), peak, si(peak.value, peak.unit), ha="right", va="bottom")
-    candidates = []
+    candidates: list[dict[str, Any]] = []
     for shift in (1.15, 3.0, 8.0, 25.0):
         x = limits.x_hi / shift
-        candidates += [
-            _mover(text, (x, peak.value * 1.04), "bottom"),
-            _mover(text, (x, peak.value / 1.04), "top"),
-        ]
+        candidates += [{"position": (x, peak.value * 1.04), "va": "bottom"}]
+        candidates += [{"position": (x, peak.value / 1.04), "va": "top"}]
     placer.place(text, candidates, own_line=index)
 
 
-def _mover(
-    text: Text,
-    xy: tuple[float, float],
-    va: Literal["top", "bottom"] | None = None,
-    ha: Literal["left", "right", "center"] | None = None,
-) -> Callable[[], None]:
-    """A candidate place for a label: there (offset points for an annotation), so aligned."""
-
-    def move() -> None:
-        text.set_position(xy)
-        if va is not None:
-            text.set_verticalalignment(va)
-        if ha is not None:
-            text.set_horizontalalignment(ha)
-
-    return move
-
-
 def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
-    """The top kernel groups by time, `name ×launches · share of time`."""
+    """The top kernel groups by time, `name ×3 · 41% of time` (of the device's time)."""
     for group in p.groups[:LABELLED_KERNELS]:
         anchor = max((q for q in p.points if q.group is group), key=lambda q: q.intensity_flop_per_byte)
-        label = label_text(group.name, group.count, time_share(group, p.total_s))
+        label = shorten(group.name, LABEL_CHARS) + times(group.count)
+        if group.device_share is not None:
+            label += f" · {100.0 * group.device_share:.0f}% of time"
         note = ax.annotate(
             label,
             xy=(anchor.intensity_flop_per_byte, anchor.flop_per_s),
@@ -301,7 +284,7 @@ def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
         )
         x, y = ax.transData.transform((anchor.intensity_flop_per_byte, anchor.flop_per_s))
         candidates = [
-            _mover(note, (dx, dy), ha="left" if dx > 0 else "right" if dx < 0 else "center")
+            {"position": (dx, dy), "ha": "left" if dx > 0 else "right" if dx < 0 else "center"}
             for dx, dy in KERNEL_LABEL_OFFSETS_PT
         ]
         placer.place(note, candidates, anchor=(float(x), float(y)))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.base.text import one_line
 from ncu_roof.base.vocabulary import BASIS_WORDS, TIER_NAMES, Bound, VerdictBasis, with_basis
-from ncu_roof.render.plot_panel import KernelPoint, time_share
+from ncu_roof.render.plot_panel import KernelPoint
 from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS
 
 if TYPE_CHECKING:
@@ -72,11 +72,12 @@ ARROW_STYLES = {  # by "slower"
 }
 
 
-def marker_size_pt2(share: float | None) -> float:
-    return 20.0 + 380.0 * (share or 0.0)
+def marker_size_pt2(group: KernelGroup) -> float:
+    """A marker's area: by the group's share of its device's time."""
+    return 20.0 + 380.0 * (group.device_share or 0.0)
 
 
-def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]], total_s: float) -> None:
+def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> None:
     """Each pair as a cross where the base was and an arrow to the head's marker: solid and dark
     when the kernel got faster, dashed vermillion when slower (the legend names both)."""
     for base, head in pairs:
@@ -95,7 +96,7 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]], tota
             zorder=4,
             gid=f"base-{base.group.lead.id}",
         )
-        head_radius_pt = math.sqrt(marker_size_pt2(time_share(head.group, total_s))) / 2.0
+        head_radius_pt = math.sqrt(marker_size_pt2(head.group)) / 2.0
         ax.annotate(
             "",
             xy=end,

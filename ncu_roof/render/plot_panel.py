@@ -12,13 +12,12 @@ from itertools import islice
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.groups import GroupBy, GroupKey, KernelGroup, group_kernels, ranked
+from ncu_roof.analysis.groups import GroupBy, GroupKey, KernelGroup, device_totals_s, group_kernels, ranked
 from ncu_roof.analysis.model import DEFAULT_PRECISIONS
 from ncu_roof.analysis.records import Device, Kernel
-from ncu_roof.base.text import one_line, plural, shorten
+from ncu_roof.base.text import one_line, plural
 from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 from ncu_roof.gpus.arch import arch_for_cc
-from ncu_roof.render.headline import times
 
 Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow
 Drawn = Sequence[tuple[KernelGroup, list["KernelPoint"]]]  # groups drawn, each with its points
@@ -30,7 +29,6 @@ PRECISION_COLOURS = {"fp64": "#7f2704", "fp32": "#a63603", "fp16": "#d94801", "t
 OTHER_PRECISION_COLOUR = "#8c6d31"
 TENSOR_PATH_COLOUR = "#807dba"  # a tensor data path a kernel was judged against (FLOP/s or OP/s)
 XU_COLOUR = "#238b45"  # the special-function unit (results/s)
-LABEL_CHARS = 30
 MAX_MARKERS = 2000  # kernel groups drawn per panel; the rest (the shortest) are thinned out
 SAME_ROOF_REL = 0.005  # roofs within 0.5 % share one line
 
@@ -152,14 +150,6 @@ def _span(values: list[float], default: tuple[float, float], right_margin: float
     return lo, hi
 
 
-def label_text(name: str, launches: int, share: float | None) -> str:
-    """`name ×3 · 41% of time` (the share of its device's time)."""
-    text = shorten(name, LABEL_CHARS) + times(launches)
-    if share is not None:
-        text += f" · {100.0 * share:.0f}% of time"
-    return text
-
-
 @dataclass(frozen=True)
 class Panel:
     device: Device
@@ -168,14 +158,15 @@ class Panel:
     points: tuple[KernelPoint, ...]  # of the drawn groups, a group's together
     thinned: int  # groups not drawn to keep the figure light
     undrawable: int  # launches with nothing to place on log axes
-    total_s: float
+    total_s: float  # the device's time (`device_totals_s`; the groups' `device_share` is of it)
 
     @staticmethod
-    def of(device: Device, launches: pl.DataFrame, drawn: Drawn, drawable: int, total_s: float) -> Panel:
+    def of(analysis: Analysis, device: Device, launches: pl.DataFrame, drawn: Drawn, drawable: int) -> Panel:
         """The panel of `drawn` groups, of the `drawable` launches: the rest thinned out."""
         groups = tuple(g for g, _ in drawn)
         points = tuple(pt for _, found in drawn for pt in found)
         thinned = drawable - sum(g.count for g in groups)
+        total_s = device_totals_s(analysis).get(device.index, 0.0)
         return Panel(device, launches, groups, points, thinned, len(launches) - drawable, total_s)
 
 
@@ -196,13 +187,7 @@ def panel(analysis: Analysis, device: Device) -> Panel:
     launches = analysis.launches.filter(pl.col("device") == device.index)
     found = ((g, group_points(g)) for g in device_groups(analysis, device))
     drawn = list(islice(((g, points) for g, points in found if points), MAX_MARKERS))
-    total_s = math.fsum(launches.get_column("duration_s").drop_nulls().to_list())
-    return Panel.of(device, launches, drawn, drawable(launches), total_s)
-
-
-def time_share(group: KernelGroup, total_s: float) -> float | None:
-    time = group.total_duration_s
-    return time / total_s if time is not None and total_s > 0 else None
+    return Panel.of(analysis, device, launches, drawn, drawable(launches))
 
 
 def arrow_points(
