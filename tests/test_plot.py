@@ -339,10 +339,13 @@ def test_marker_fill_tells_the_basis() -> None:
 def test_the_legend_fits_the_figure_in_as_few_rows_as_it_can() -> None:
     """Two verdicts, four tiers and a diff's three marks are wider than a 10 in figure in one row:
     the legend takes two (the H200 kernels drawn with arrows, as `diff --plot` draws them)."""
-    from ncu_roof.render.plot import plot_figure
+    from matplotlib import rc_context
+
+    from ncu_roof.render.plot import RC, _figure, plot_figure
 
     analysis = analyzed(FIXTURES / "h200" / "h200_full_raw.csv")
-    figure = plot_figure(analysis, arrows=[(k, k) for k in analysis.kernels[:3]])
+    with rc_context(RC):  # type: ignore[arg-type]
+        figure = _figure(analysis, RenderOptions(arrows=tuple((k, k) for k in analysis.kernels[:3])))
     legend = figure.legends[0]
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
     assert legend.get_window_extent(renderer).width <= figure.bbox.width

@@ -10,7 +10,6 @@ from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.base.text import plural, shorten, si
-from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES
 from ncu_roof.render.headline import times
 from ncu_roof.render.placement import Placer
 from ncu_roof.render.plot_marks import (
@@ -23,10 +22,6 @@ from ncu_roof.render.plot_marks import (
     marker_size_pt2,
 )
 from ncu_roof.render.plot_panel import (
-    OTHER_PRECISION_COLOUR,
-    OTHER_TIER_COLOUR,
-    PRECISION_COLOURS,
-    TIER_COLOURS,
     Arrow,
     KernelPoint,
     Limits,
@@ -34,9 +29,6 @@ from ncu_roof.render.plot_panel import (
     RoofLine,
     arrow_points,
     axis_limits,
-    merged_roofs,
-    ops_ceilings,
-    reference_precision,
 )
 from ncu_roof.render.summary import VERDICT_COLOURS, device_name
 
@@ -56,46 +48,36 @@ LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "n
 
 
 def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) -> set[str]:
-    """The FLOP roofline's panel: a roof per precision and ceiling, a diagonal per tier, the ridge
-    points against the reference precision's roof, a diff's arrows."""
-    roofs = p.device.roofs
-    peaks = merged_roofs(roofs.compute_flop_per_s, PRECISION_NAMES, PRECISION_COLOURS, OTHER_PRECISION_COLOUR)
-    peaks += ops_ceilings(p.device, p.launches)  # after the top roof: the bands end at that one
-    bands = merged_roofs(roofs.bandwidth_byte_per_s, TIER_NAMES, TIER_COLOURS, OTHER_TIER_COLOUR)
-    ref = reference_precision(p.launches, roofs.compute_flop_per_s)
-    ref_peak = roofs.compute_flop_per_s.get(ref) if ref else None
-    ridges = [(ref_peak / b.value, ref_peak) for b in bands] if ref_peak else []
+    """The FLOP roofline's panel, with a diff's arrows."""
     pairs = arrow_points(arrows, p.groups)
     shown = [*p.points, *(pt for pair in pairs for pt in pair)]
     limits = axis_limits(
-        [pt.intensity_flop_per_byte for pt in shown] + [x for x, _ in ridges],
-        [pt.flop_per_s for pt in shown] + [r.value for r in peaks],
+        [pt.intensity_flop_per_byte for pt in shown] + [x for x, _ in p.ridges],
+        [pt.flop_per_s for pt in shown] + [r.value for r in p.peaks],
     )
-    return draw_chart(ax, renderer, p, peaks, bands, limits, ridges, pairs)
+    return draw_chart(ax, renderer, p, limits, pairs)
 
 
 def draw_chart(
     ax: Axes,
     renderer: RendererBase,
     p: Panel,
-    peaks: Sequence[RoofLine],
-    bands: Sequence[RoofLine],
     limits: Limits,
-    ridges: Sequence[tuple[float, float]] = (),
     pairs: Sequence[tuple[KernelPoint, KernelPoint]] = (),
     axis: tuple[str, str, str] = FLOP_AXIS,
 ) -> set[str]:
-    """Every plot kind's panel: log axes, roofs, markers, arrows, the roofs' and the top kernels'
-    labels kept off each other, the title; the tiers it marked."""
+    """Every plot kind's panel: log axes, roofs (a roof per precision and ceiling, a diagonal per
+    tier, ridge points), markers, arrows, the roofs' and the top kernels' labels kept off each
+    other, the title; the tiers it marked."""
     log_axes(ax, limits, *axis)
     placer = Placer(ax.get_window_extent(renderer), renderer)
-    placer.lines = draw_roofs(ax, peaks, bands, ridges, limits)
+    placer.lines = draw_roofs(ax, p.peaks, p.bands, p.ridges, limits)
     draw_markers(ax, p.points, placer)
     draw_arrows(ax, pairs)
-    for i, band in enumerate(bands):
-        _diagonal_label(ax, band, limits, peaks[0].value if peaks else None, placer, i)
-    for j, peak in enumerate(peaks):
-        _horizontal_label(ax, peak, limits, placer, len(bands) + j)
+    for i, band in enumerate(p.bands):
+        _diagonal_label(ax, band, limits, p.peaks[0].value if p.peaks else None, placer, i)
+    for j, peak in enumerate(p.peaks):
+        _horizontal_label(ax, peak, limits, placer, len(p.bands) + j)
     label_kernels(ax, p, placer)
     panel_title(ax, p.device, len(p.launches), p.total_s)
     return {pt.tier for pt in p.points}

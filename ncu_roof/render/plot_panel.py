@@ -159,15 +159,30 @@ class Panel:
     thinned: int  # groups not drawn to keep the figure light
     undrawable: int  # launches with nothing to place on log axes
     total_s: float  # the device's time (`device_totals_s`; the groups' `device_share` is of it)
+    peaks: tuple[RoofLine, ...]  # roofs and ceilings, the top one first (the diagonals end at it)
+    bands: tuple[RoofLine, ...]  # a diagonal per tier, the widest first
+    ridges: tuple[tuple[float, float], ...]  # drawn on the reference precision's roof
 
     @staticmethod
-    def of(analysis: Analysis, device: Device, launches: pl.DataFrame, drawn: Drawn, drawable: int) -> Panel:
-        """The panel of `drawn` groups, of the `drawable` launches: the rest thinned out."""
+    def of(
+        analysis: Analysis,
+        device: Device,
+        launches: pl.DataFrame,
+        drawn: Drawn,
+        drawable: int,
+        roofs: tuple[Sequence[RoofLine], Sequence[RoofLine], Sequence[tuple[float, float]]],
+    ) -> Panel:
+        """The panel of `drawn` groups, of the `drawable` launches (the rest thinned out), with
+        its `roofs`: peaks, bands, ridges."""
         groups = tuple(g for g, _ in drawn)
         points = tuple(pt for _, found in drawn for pt in found)
         thinned = drawable - sum(g.count for g in groups)
         total_s = device_totals_s(analysis).get(device.index, 0.0)
-        return Panel(device, launches, groups, points, thinned, len(launches) - drawable, total_s)
+        undrawable = len(launches) - drawable
+        peaks, bands, ridges = roofs
+        return Panel(
+            device, launches, groups, points, thinned, undrawable, total_s, (*peaks,), (*bands,), (*ridges,)
+        )
 
 
 def drawable(launches: pl.DataFrame) -> int:
@@ -187,7 +202,14 @@ def panel(analysis: Analysis, device: Device) -> Panel:
     launches = analysis.launches.filter(pl.col("device") == device.index)
     found = ((g, group_points(g)) for g in device_groups(analysis, device))
     drawn = list(islice(((g, points) for g, points in found if points), MAX_MARKERS))
-    return Panel.of(analysis, device, launches, drawn, drawable(launches))
+    roofs = device.roofs
+    peaks = merged_roofs(roofs.compute_flop_per_s, PRECISION_NAMES, PRECISION_COLOURS, OTHER_PRECISION_COLOUR)
+    peaks += ops_ceilings(device, launches)  # after the top roof: the bands end at that one
+    bands = merged_roofs(roofs.bandwidth_byte_per_s, TIER_NAMES, TIER_COLOURS, OTHER_TIER_COLOUR)
+    ref = reference_precision(launches, roofs.compute_flop_per_s)
+    ref_peak = roofs.compute_flop_per_s.get(ref) if ref else None
+    ridges = [(ref_peak / b.value, ref_peak) for b in bands] if ref_peak else []
+    return Panel.of(analysis, device, launches, drawn, drawable(launches), (peaks, bands, ridges))
 
 
 def arrow_points(
@@ -226,7 +248,7 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
         details = "; ".join(f"{', '.join(names)}: {source}" for source, names in by_source.items())
         if details:
             lines += textwrap.wrap(details, wrap, max_lines=8, placeholder=" …")
-    not_flops = [c.label for c in ops_ceilings(p.device, p.launches) if c.unit != "FLOP/s"]
+    not_flops = [c.label for c in p.peaks if c.unit != "FLOP/s"]
     if not_flops:
         xu = arch_for_cc(p.device.cc)
         lines.append(
