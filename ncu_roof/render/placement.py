@@ -1,7 +1,5 @@
-"""Greedy label placement for the roofline plot: labels off other labels, markers and roof lines.
-
-Pure geometry in display coordinates (pixels), plus the one matplotlib call that measures a text.
-"""
+"""Greedy label placement for the roofline plot, in display coordinates (pixels): labels off other
+labels, markers and roof lines."""
 
 from __future__ import annotations
 
@@ -28,9 +26,7 @@ class Placer:
         self.taken: list[Bbox] = []
         self.lines: list[Path] = []  # the roof lines, in display coordinates
 
-    def cost(
-        self, box: Bbox, own_line: int | None = None, anchor: tuple[float, float] | None = None
-    ) -> float:
+    def cost(self, box: Bbox, own_line: int | None, anchor: tuple[float, float] | None) -> float:
         """Area outside the axes and over other labels and markers; a roof line through the box
         costs most, and one across the leader line from `anchor` (display coordinates) a lot."""
         crossing = sum(

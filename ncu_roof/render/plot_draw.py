@@ -102,10 +102,7 @@ def log_axes(ax: Axes, limits: Limits, x_label: str, y_unit: str, y_label: str) 
     """Log-log axes with SI-prefixed performance ticks (`10 TFLOP/s`) and plain intensity ticks."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(limits.x_lo, limits.x_hi)
-    ax.set_ylim(limits.y_lo, limits.y_hi)
+    ax.set(xscale="log", yscale="log", xlim=(limits.x_lo, limits.x_hi), ylim=(limits.y_lo, limits.y_hi))
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_locator(LogLocator(base=10.0))
         axis.set_minor_formatter(NullFormatter())
@@ -113,8 +110,7 @@ def log_axes(ax: Axes, limits: Limits, x_label: str, y_unit: str, y_label: str) 
     ax.yaxis.set_major_formatter(
         FuncFormatter(lambda value, _: si(value, y_unit, digits=3) if value > 0 else "")
     )
-    ax.set_xlabel(x_label)
-    ax.set_ylabel(y_label)
+    ax.set(xlabel=x_label, ylabel=y_label)
     ax.grid(True, which="major", color="#e3e3e3", linewidth=0.6)
     ax.set_axisbelow(True)
 

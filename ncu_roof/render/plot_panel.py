@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from typing import NamedTuple
 
 import polars as pl
 
@@ -55,8 +56,7 @@ class RoofLine:
     shown: str | None = None  # the figure its label shows, when not its value in `unit`
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     x_lo: float
     x_hi: float
     y_lo: float
@@ -112,8 +112,7 @@ def ops_ceilings(device: Device, launches: pl.DataFrame) -> list[RoofLine]:
     # only where the XU pipe binds: a memory-bound kernel whose busiest pipe is XU would sit above a
     # line in other units that limits nothing
     xu = (pl.col("compute_ceiling") == "pipe:xu") & (pl.col("bound") == Bound.COMPUTE.value)
-    xu_bound = not launches.filter(xu).is_empty()
-    if xu_bound and arch is not None and device.sm_count and device.sm_clock_hz:
+    if not launches.filter(xu).is_empty() and arch is not None and device.sm_count and device.sm_clock_hz:
         rate = arch.xu_ops.per_sm_per_clock * device.sm_count * device.sm_clock_hz
         out.append(RoofLine("XU (special functions)", rate, XU_COLOUR, "OP/s"))
     return out
@@ -125,18 +124,16 @@ def reference_precision(launches: pl.DataFrame, peaks: Mapping[str, float]) -> s
         launches.filter(pl.col("compute_precision").is_in(list(peaks)))
         .group_by("compute_precision")
         .agg(pl.col("duration_s").fill_null(0.0).sum())
+        .sort("duration_s", "compute_precision", descending=[True, False])  # a tie: the first name
     )
-    time_by_precision: dict[str, float] = dict(times.iter_rows())
-    if time_by_precision:
-        return max(sorted(time_by_precision), key=lambda p: time_by_precision[p])
+    if not times.is_empty():
+        return str(times.item(0, "compute_precision"))
     return next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
 
 
 def axis_limits(xs: Iterable[float], ys: Iterable[float]) -> Limits:
     """Limits that hold every point and ridge with margin; at least three decades each way."""
-    x_lo, x_hi = _span(list(xs), (1e-2, 1e3), right_margin=10.0)
-    y_lo, y_hi = _span(list(ys), (1e9, 1e15), right_margin=3.0)
-    return Limits(x_lo, x_hi, y_lo, y_hi)
+    return Limits(*_span(list(xs), (1e-2, 1e3), 10.0), *_span(list(ys), (1e9, 1e15), 3.0))
 
 
 def _span(values: list[float], default: tuple[float, float], right_margin: float) -> tuple[float, float]:
@@ -250,16 +247,11 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
             lines += textwrap.wrap(details, wrap, max_lines=8, placeholder=" …")
     not_flops = [c.label for c in p.peaks if c.unit != "FLOP/s"]
     if not_flops:
-        xu = arch_for_cc(p.device.cc)
-        lines.append(
-            f"{' and '.join(not_flops)}: operations per second, not FLOPs"
-            + (
-                f" (XU: {xu.xu_ops.per_sm_per_clock:g} results/clk/SM, {xu.xu_ops.describe()}, "
-                "x SMs x the measured SM clock)."
-                if xu is not None and any(label.startswith("XU") for label in not_flops)
-                else "."
-            )
-        )
+        arch, xu = arch_for_cc(p.device.cc), ""
+        if arch is not None and any(label.startswith("XU") for label in not_flops):
+            rate = f"{arch.xu_ops.per_sm_per_clock:g} results/clk/SM, {arch.xu_ops.describe()}"
+            xu = f" (XU: {rate}, x SMs x the measured SM clock)"
+        lines.append(f"{' and '.join(not_flops)}: operations per second, not FLOPs{xu}.")
     if p.undrawable:
         lines.append(
             f"{p.undrawable:,} of {plural(len(p.launches), 'launch')} not drawn: no FLOPs, no duration "
