@@ -31,7 +31,6 @@ from ncu_roof.render.plot_panel import (
     KernelPoint,
     Panel,
     RoofLine,
-    axis_limits,
     device_groups,
 )
 
@@ -136,12 +135,8 @@ def _draw(ax: Axes, renderer: RendererBase, p: Panel) -> set[str]:
             color="#333333",
         )
         return set()
-    limits = axis_limits(
-        [pt.intensity_flop_per_byte for pt in p.points]
-        + [p.peaks[0].value / b.value for b in p.bands if p.peaks],
-        [pt.flop_per_s for pt in p.points] + [r.value for r in p.peaks],
-    )
-    return draw_chart(ax, renderer, p, limits, axis=(X_LABEL, Y_UNIT, Y_LABEL))
+    ridge_xs = [p.peaks[0].value / b.value for b in p.bands if p.peaks]  # in the limits, not drawn
+    return draw_chart(ax, renderer, p, ridge_xs, axis=(X_LABEL, Y_UNIT, Y_LABEL))
 
 
 def _caption(records: Sequence[Roof], wrap: int) -> str:

@@ -165,7 +165,7 @@ def draw_figure(
     for ax, p in zip(axes, panels, strict=True):
         tiers |= draw(ax, renderer, p)
         verdicts |= {group_verdict(g) for g in p.groups}
-    draw_legend(figure, verdicts, tiers, bool(options.arrows), figure.get_figheight())
+    draw_legend(figure, verdicts, tiers, bool(options.arrows))
     return figure
 
 

@@ -49,26 +49,25 @@ LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "n
 
 def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) -> set[str]:
     """The FLOP roofline's panel, with a diff's arrows."""
-    pairs = arrow_points(arrows, p.groups)
-    shown = [*p.points, *(pt for pair in pairs for pt in pair)]
-    limits = axis_limits(
-        [pt.intensity_flop_per_byte for pt in shown] + [x for x, _ in p.ridges],
-        [pt.flop_per_s for pt in shown] + [r.value for r in p.peaks],
-    )
-    return draw_chart(ax, renderer, p, limits, pairs)
+    return draw_chart(ax, renderer, p, [x for x, _ in p.ridges], arrow_points(arrows, p.groups))
 
 
 def draw_chart(
     ax: Axes,
     renderer: RendererBase,
     p: Panel,
-    limits: Limits,
+    ridge_xs: Sequence[float],
     pairs: Sequence[tuple[KernelPoint, KernelPoint]] = (),
     axis: tuple[str, str, str] = FLOP_AXIS,
 ) -> set[str]:
-    """Every plot kind's panel: log axes, roofs (a roof per precision and ceiling, a diagonal per
-    tier, ridge points), markers, arrows, the roofs' and the top kernels' labels kept off each
-    other, the title; the tiers it marked."""
+    """Every plot kind's panel: log axes holding the points, arrows and ridges (`ridge_xs`), roofs
+    (a roof per precision and ceiling, a diagonal per tier, ridge points), markers, arrows, the
+    roofs' and the top kernels' labels kept off each other, the title; the tiers it marked."""
+    shown = [*p.points, *(pt for pair in pairs for pt in pair)]
+    limits = axis_limits(
+        [pt.intensity_flop_per_byte for pt in shown] + list(ridge_xs),
+        [pt.flop_per_s for pt in shown] + [r.value for r in p.peaks],
+    )
     log_axes(ax, limits, *axis)
     placer = Placer(ax.get_window_extent(renderer), renderer)
     placer.lines = draw_roofs(ax, p.peaks, p.bands, p.ridges, limits)

@@ -113,9 +113,7 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> N
         )
 
 
-def draw_legend(
-    figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows: bool, height_in: float
-) -> None:
+def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows: bool) -> None:
     """One compact row above the panels (two or three where one is wider than the figure):
     verdict colours with their basis, tier shapes, a diff's marks."""
     from matplotlib.lines import Line2D
@@ -163,7 +161,7 @@ def draw_legend(
             handles,
             labels,
             loc="upper center",
-            bbox_to_anchor=(0.5, 1 - 0.05 / height_in),
+            bbox_to_anchor=(0.5, 1 - 0.05 / figure.get_figheight()),
             ncols=math.ceil(len(handles) / rows),
             fontsize=9,
             frameon=False,
