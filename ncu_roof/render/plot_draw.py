@@ -1,17 +1,19 @@
 """Drawing one roofline panel with matplotlib's object API: log axes, roof lines and their labels,
-kernel markers (one collection per tier and verdict), diff arrows (`plot_marks`), kernel labels.
+kernel markers (one collection per tier and verdict), diff arrows (`plot_marks`), kernel labels;
+the labels placed greedily off other labels, markers and roof lines (`Placer`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
+from matplotlib.path import Path
+
 from ncu_roof.base.text import plural, shorten, si
 from ncu_roof.render.headline import times
-from ncu_roof.render.placement import Placer
 from ncu_roof.render.plot_marks import (
     OTHER_TIER_MARKER,
     TIER_MARKERS,
@@ -35,8 +37,8 @@ from ncu_roof.render.summary import VERDICT_COLOURS, device_name
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.backend_bases import RendererBase
-    from matplotlib.path import Path
     from matplotlib.text import Text
+    from matplotlib.transforms import Bbox
 
     from ncu_roof.analysis.records import Device
 
@@ -168,8 +170,6 @@ def draw_roofs(
     limits: Limits,
 ) -> list[Path]:
     """The roofs, and their lines in display coordinates (labels must not cross them)."""
-    from matplotlib.path import Path
-
     top_peak = peaks[0].value if peaks else None
     widest = bands[0].value if bands else None
     segments: list[Path] = []
@@ -272,3 +272,66 @@ KERNEL_LABEL_OFFSETS_PT = [
     for scale in (1.0, 1.6, 2.5, 4.0, 6.0, 9.0, 13.0)
     for dx, dy in ((10, 8), (10, -16), (-10, 8), (-10, -16), (0, 12), (0, -20), (14, -4), (-14, -4))
 ]
+
+
+class Placer:
+    """Greedy label placement, in display coordinates (pixels): the first candidate whose box stays
+    inside and overlaps nothing (other labels, markers) and crosses no roof line."""
+
+    PAD_PX = 2.0
+
+    def __init__(self, area: Bbox, renderer: RendererBase) -> None:
+        self.area = area
+        self.renderer = renderer
+        self.taken: list[Bbox] = []
+        self.lines: list[Path] = []  # the roof lines, in display coordinates
+
+    def cost(self, box: Bbox, own_line: int | None, anchor: tuple[float, float] | None) -> float:
+        """Area outside the axes and over other labels and markers; a roof line through the box
+        costs most, and one across the leader line from `anchor` (display coordinates) a lot."""
+        crossing = sum(
+            1 for i, line in enumerate(self.lines) if i != own_line and line.intersects_bbox(box, False)
+        )
+        leader = 0
+        if anchor is not None:
+            to_box = Path([anchor, ((box.x0 + box.x1) / 2.0, (box.y0 + box.y1) / 2.0)])
+            leader = sum(1 for line in self.lines if line.intersects_path(to_box, False))
+        overlap = sum(_overlap_px2(box, t) for t in self.taken)
+        return 10.0 * _outside_px2(box, self.area) + 5.0 * overlap + 1e6 * crossing + 1e5 * leader
+
+    def place(
+        self,
+        text: Text,
+        candidates: Sequence[Mapping[str, Any]],
+        own_line: int | None = None,
+        anchor: tuple[float, float] | None = None,
+    ) -> None:
+        """Try each candidate (`text`'s properties there: position, alignment; an annotation's
+        position in offset points): the first free one wins, else the first that costs least."""
+        costs: list[float] = []
+        for move in candidates:
+            text.set(**move)
+            costs.append(self.cost(self.box(text), own_line, anchor))
+            if costs[-1] == 0.0:
+                break
+        text.set(**candidates[costs.index(min(costs))])
+        self.taken.append(self.box(text))
+
+    def box(self, text: Text) -> Bbox:
+        """The text's own box (an annotation's extent would include its leader line)."""
+        from matplotlib.text import Annotation
+        from matplotlib.text import Text as PlainText
+
+        if isinstance(text, Annotation):
+            text.update_positions(self.renderer)
+        return PlainText.get_window_extent(text, self.renderer).padded(self.PAD_PX)
+
+
+def _overlap_px2(a: Bbox, b: Bbox) -> float:
+    width = min(a.x1, b.x1) - max(a.x0, b.x0)
+    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return width * height if width > 0 and height > 0 else 0.0
+
+
+def _outside_px2(box: Bbox, area: Bbox) -> float:
+    return box.width * box.height - _overlap_px2(box, area)
