@@ -83,11 +83,9 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> N
     for base, head in pairs:
         slower = (head.group.total_duration_s or 0.0) > (base.group.total_duration_s or 0.0)
         style = ARROW_STYLES[slower]
-        start = (base.intensity_flop_per_byte, base.flop_per_s)
-        end = (head.intensity_flop_per_byte, head.flop_per_s)
         ax.scatter(
-            [start[0]],
-            [start[1]],
+            [base.intensity_flop_per_byte],
+            [base.flop_per_s],
             s=BEFORE_SIZE_PT2,
             marker=BEFORE_MARKER,
             c=BEFORE_COLOUR,
@@ -99,8 +97,8 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> N
         head_radius_pt = math.sqrt(marker_size_pt2(head.group)) / 2.0
         ax.annotate(
             "",
-            xy=end,
-            xytext=start,
+            xy=(head.intensity_flop_per_byte, head.flop_per_s),
+            xytext=(base.intensity_flop_per_byte, base.flop_per_s),
             zorder=4.5,
             arrowprops={
                 "arrowstyle": "-|>,head_length=0.8,head_width=0.45",

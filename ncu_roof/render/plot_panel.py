@@ -187,8 +187,7 @@ def drawable(launches: pl.DataFrame) -> int:
     tiers = [pl.col("bytes").struct.field(t) != 0 for t in launches.get_column("bytes").struct.fields]
     some_bytes = pl.any_horizontal(pl.lit(False), *tiers)  # null: not known
     drawn = (pl.col("flop").struct.field("total") > 0) & (pl.col("duration_s") != 0) & some_bytes
-    count: int = launches.select(drawn.fill_null(False).sum()).item()
-    return count
+    return int(launches.select(drawn.fill_null(False).sum()).item())
 
 
 def device_groups(analysis: Analysis, device: Device) -> list[KernelGroup]:  # by time
