@@ -98,12 +98,10 @@ TITLE_ROOM_IN = 0.45  # above the panels when no legend is drawn: the panel titl
 
 def _figure(analysis: Analysis, options: RenderOptions) -> Figure:
     panels = [panel(analysis, d) for d in plot_devices(analysis, options.device)]
-    full = options.caption == "full"
-    many = len(panels) > 1
     return draw_figure(
         panels,
         options,
-        lambda wrap: [caption(p, full, many, wrap) for p in panels],
+        lambda wrap: [caption(p, options.caption == "full", len(panels) > 1, wrap) for p in panels],
         lambda ax, renderer, p: draw_panel(ax, renderer, p, options.arrows),
         legend=bool(options.arrows) or any(p.groups for p in panels),  # else nothing to explain
     )

@@ -17,7 +17,6 @@ from ncu_roof.render.headline import times
 from ncu_roof.render.plot_marks import (
     OTHER_TIER_MARKER,
     TIER_MARKERS,
-    Verdict,
     draw_arrows,
     group_verdict,
     marker_fill,
@@ -134,16 +133,16 @@ def draw_markers(ax: Axes, points: Sequence[KernelPoint], placer: Placer) -> Non
                 zorder=2.5,
             )
         )
-    buckets: dict[tuple[str, Verdict], list[KernelPoint]] = {}
-    for pt in points:
-        buckets.setdefault((pt.tier, group_verdict(pt.group)), []).append(pt)
+
+    def bucket(q: KernelPoint) -> tuple[str, str, str]:  # one scatter each
+        bound, basis = group_verdict(q.group)
+        return q.tier, bound.value, basis.value
+
     px_per_pt = ax.figure.dpi / 72.0
-    for (tier, (bound, basis)), pts in sorted(
-        buckets.items(), key=lambda item: (item[0][0], item[0][1][0].value, item[0][1][1].value)
-    ):
-        pts = sorted(pts, key=lambda q: -(q.group.total_duration_s or 0.0))
+    for (tier, bound, basis), found in groupby(sorted(points, key=bucket), key=bucket):
+        pts = sorted(found, key=lambda q: -(q.group.total_duration_s or 0.0))
         sizes = [marker_size_pt2(q.group) for q in pts]
-        fill = marker_fill((bound, basis))
+        fill = marker_fill(group_verdict(pts[0].group))
         ax.scatter(
             [q.intensity_flop_per_byte for q in pts],
             [q.flop_per_s for q in pts],
@@ -154,7 +153,7 @@ def draw_markers(ax: Axes, points: Sequence[KernelPoint], placer: Placer) -> Non
             linewidths=fill.edge_width,
             alpha=0.85,
             zorder=3,
-            gid=f"points-{tier}-{bound.value}-{basis.value}",
+            gid=f"points-{tier}-{bound}-{basis}",
         )
         for q, size in zip(pts[:200], sizes[:200], strict=False):  # the big ones matter for labels
             x, y = ax.transData.transform((q.intensity_flop_per_byte, q.flop_per_s))
