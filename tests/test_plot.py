@@ -181,10 +181,10 @@ def test_many_launches_of_one_kernel_are_one_marker() -> None:
 
 def test_no_label_crosses_a_roof_in_the_example() -> None:
     from matplotlib import rc_context
+    from matplotlib.path import Path as Line
     from matplotlib.text import Annotation, Text
 
     from ncu_roof.pipeline import example_path
-    from ncu_roof.render.placement import crosses
     from ncu_roof.render.plot import RC, _figure
 
     analysis = analyzed(Path(example_path()))
@@ -197,13 +197,12 @@ def test_no_label_crosses_a_roof_in_the_example() -> None:
             segments = []
             for line in roofs:
                 xs, ys = line.get_xdata(), line.get_ydata()
-                a, b = ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])  # type: ignore[index,arg-type]
-                segments.append(((a[0], a[1]), (b[0], b[1])))
+                segments.append(Line(ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])))  # type: ignore[index,arg-type]
             for text in ax.texts:
                 if isinstance(text, Annotation) and text.get_text():
                     text.update_positions(renderer)
                     box = Text.get_window_extent(text, renderer)
-                    assert not any(crosses(box, seg) for seg in segments), text.get_text()
+                    assert not any(seg.intersects_bbox(box, False) for seg in segments), text.get_text()
                     checked += 1
         assert checked == 5  # one label per kernel group of the example
 
@@ -340,10 +339,13 @@ def test_marker_fill_tells_the_basis() -> None:
 def test_the_legend_fits_the_figure_in_as_few_rows_as_it_can() -> None:
     """Two verdicts, four tiers and a diff's three marks are wider than a 10 in figure in one row:
     the legend takes two (the H200 kernels drawn with arrows, as `diff --plot` draws them)."""
-    from ncu_roof.render.plot import plot_figure
+    from matplotlib import rc_context
+
+    from ncu_roof.render.plot import RC, _figure, plot_figure
 
     analysis = analyzed(FIXTURES / "h200" / "h200_full_raw.csv")
-    figure = plot_figure(analysis, arrows=[(k, k) for k in analysis.kernels[:3]])
+    with rc_context(RC):  # type: ignore[arg-type]
+        figure = _figure(analysis, RenderOptions(arrows=tuple((k, k) for k in analysis.kernels[:3])))
     legend = figure.legends[0]
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
     assert legend.get_window_extent(renderer).width <= figure.bbox.width

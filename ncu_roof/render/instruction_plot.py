@@ -1,12 +1,10 @@
 """The instruction roofline (Ding & Williams, "An Instruction Roofline Model for GPUs", PMBS
-2019), one panel per device, as SVG, PNG or PDF bytes, drawn as the FLOP roofline is (panels,
-axes, colours, markers, labels, legend).
-
-x = warp instructions per memory transaction (a point per tier), y = warp instructions per
-second; the roof is the issue peak (SMs x schedulers x SM clock), each diagonal a tier's
-transaction rate (bandwidth / transaction size, labelled with the bandwidth). Launches of one
-kernel and shape are one marker per tier, at their summed instructions over their summed
-transactions and time. A device without warp-instruction counts gets a panel that says so.
+2019), one panel per device, as SVG, PNG or PDF bytes in the FLOP roofline's style. x = warp
+instructions per memory transaction (a point per tier), y = warp instructions per second; the roof
+is the issue peak (SMs x schedulers x SM clock), each diagonal a tier's transaction rate
+(bandwidth / transaction size, labelled with the bandwidth). Launches of one kernel and shape are
+one marker per tier, at their summed instructions over their summed transactions and time. A
+device without warp-instruction counts gets a panel that says so.
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ from ncu_roof.render.plot_panel import (
     KernelPoint,
     Panel,
     RoofLine,
-    axis_limits,
     device_groups,
 )
 
@@ -69,28 +66,21 @@ def _figure(analysis: Analysis, options: RenderOptions) -> Figure:
             f"nothing to draw: no kernel of {which} has warp-instruction counts and memory traffic",
             hint=NO_INSTRUCTIONS_HINT,
         )
-    records = {id(p): roofs for p, roofs in drawn}
     every = [r for _, roofs in drawn for r in roofs]
-    return draw_figure(
-        [p for p, _ in drawn],
-        options,
-        lambda wrap: [_caption(every, wrap)],
-        lambda ax, renderer, p: _draw(ax, renderer, p, records[id(p)]),
-    )
+    return draw_figure([p for p, _ in drawn], options, lambda wrap: [_caption(every, wrap)], _draw)
 
 
 def _panel(analysis: Analysis, device: Device) -> tuple[Panel, list[Roof]]:
-    """The device's kernel groups that have an instruction roofline, and their points; the
+    """The device's kernel groups that have an instruction roofline, their points and roofs; the
     instruction rooflines of their launches."""
     groups = device_groups(analysis, device)
     rows = [j for g in groups for j in g.rows]
     launches = analysis.launches[rows]
     by_row = dict(zip(rows, launches.select("instruction_roofline", "duration_s").iter_rows(), strict=True))
     drawn = [(g, points) for g in groups if (points := _points(g, by_row))]
-    times = [g.total_duration_s for g in groups if g.total_duration_s is not None]
-    panel = Panel.of(device, launches, drawn, sum(g.count for g, _ in drawn), math.fsum(times))
     roofs = [roof for g, _ in drawn for j in g.rows if (roof := by_row[j][0]) is not None]
-    return panel, roofs
+    drawable = sum(g.count for g, _ in drawn)
+    return Panel.of(analysis, device, launches, drawn, drawable, (*_roofs(roofs), ())), roofs
 
 
 def _points(group: KernelGroup, by_row: Mapping[int, tuple[Roof | None, float | None]]) -> list[KernelPoint]:
@@ -128,7 +118,7 @@ def _roofs(records: Sequence[Roof]) -> tuple[list[RoofLine], list[RoofLine]]:
     return peaks, sorted(bands, key=lambda b: -b.value)
 
 
-def _draw(ax: Axes, renderer: RendererBase, p: Panel, records: Sequence[Roof]) -> set[str]:
+def _draw(ax: Axes, renderer: RendererBase, p: Panel) -> set[str]:
     if not p.points:
         panel_title(ax, p.device, len(p.launches), p.total_s)
         ax.set_xticks([])
@@ -145,12 +135,8 @@ def _draw(ax: Axes, renderer: RendererBase, p: Panel, records: Sequence[Roof]) -
             color="#333333",
         )
         return set()
-    peaks, bands = _roofs(records)
-    limits = axis_limits(
-        [pt.intensity_flop_per_byte for pt in p.points] + [peaks[0].value / b.value for b in bands if peaks],
-        [pt.flop_per_s for pt in p.points] + [r.value for r in peaks],
-    )
-    return draw_chart(ax, renderer, p, peaks, bands, limits, axis=(X_LABEL, Y_UNIT, Y_LABEL))
+    ridge_xs = [p.peaks[0].value / b.value for b in p.bands if p.peaks]  # in the limits, not drawn
+    return draw_chart(ax, renderer, p, ridge_xs, axis=(X_LABEL, Y_UNIT, Y_LABEL))
 
 
 def _caption(records: Sequence[Roof], wrap: int) -> str:

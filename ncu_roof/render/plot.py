@@ -1,13 +1,11 @@
-"""The hierarchical roofline, one panel per device, as SVG, PNG or PDF bytes (no pyplot).
-
-A diagonal per memory tier (blues), a roof per precision (warm colours), labelled along their
-lines, ridge points on the reference compute roof. Launches of one kernel (name, launch shape,
-device) are one marker per tier at their summed FLOPs over summed bytes and time, area ∝ share
-of the device's time, colour = verdict, shape = tier; one collection per tier and verdict, so
-100,000 launches cost about what 100 do; past `MAX_MARKERS` kernels the smallest are thinned out
-(the caption says how many). The top kernels are labelled; a greedy placer keeps their labels
-off other labels, markers and roof lines.
-The same input gives byte-identical SVG and PDF.
+"""The hierarchical roofline, one panel per device, as SVG, PNG or PDF bytes (no pyplot); the same
+input gives byte-identical SVG and PDF. A diagonal per memory tier (blues), a roof per precision
+(warm colours), ridge points on the reference compute roof. Launches of one kernel (name, launch
+shape, device) are one marker per tier at their summed FLOPs over summed bytes and time, area ∝
+share of the device's time, colour = verdict, shape = tier; one collection per tier and verdict,
+so 100,000 launches cost about what 100 do; past `MAX_MARKERS` kernels the smallest are thinned
+out (the caption says how many). Roof and top kernels' labels are placed off each other, the
+markers and the roof lines.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from ncu_roof.errors import UsageError
 from ncu_roof.render.formats import RenderOptions
 from ncu_roof.render.plot_draw import draw_panel
 from ncu_roof.render.plot_marks import Verdict, draw_legend, group_verdict
-from ncu_roof.render.plot_panel import Arrow, Panel, caption, panel
+from ncu_roof.render.plot_panel import Panel, caption, panel
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -59,15 +57,13 @@ def render_plot(analysis: Analysis, *, fmt: str = "svg", options: RenderOptions 
     return rendered(fmt, opts, lambda: _figure(analysis, opts))
 
 
-def plot_figure(
-    analysis: Analysis, *, device: int | None = None, arrows: Sequence[Arrow] | None = None
-) -> Figure:
+def plot_figure(analysis: Analysis, *, device: int | None = None) -> Figure:
     """The roofline of `device` (default: one panel per device) as a matplotlib `Figure` (the
     Python API's `Analysis.plot()`)."""
     from matplotlib import rc_context
 
     with rc_context(RC):  # type: ignore[arg-type]
-        return _figure(analysis, RenderOptions(device=device, arrows=tuple(arrows or ())))
+        return _figure(analysis, RenderOptions(device=device))
 
 
 def rendered(fmt: str, options: RenderOptions, figure: Callable[[], Figure]) -> bytes:
@@ -102,12 +98,10 @@ TITLE_ROOM_IN = 0.45  # above the panels when no legend is drawn: the panel titl
 
 def _figure(analysis: Analysis, options: RenderOptions) -> Figure:
     panels = [panel(analysis, d) for d in plot_devices(analysis, options.device)]
-    full = options.caption == "full"
-    many = len(panels) > 1
     return draw_figure(
         panels,
         options,
-        lambda wrap: [caption(p, full, many, wrap) for p in panels],
+        lambda wrap: [caption(p, options.caption == "full", len(panels) > 1, wrap) for p in panels],
         lambda ax, renderer, p: draw_panel(ax, renderer, p, options.arrows),
         legend=bool(options.arrows) or any(p.groups for p in panels),  # else nothing to explain
     )
@@ -120,58 +114,42 @@ def draw_figure(
     draw: Callable[[Axes, RendererBase, Panel], set[str]],
     legend: bool = True,
 ) -> Figure:
-    """Every plot kind's figure: its panels laid out (`panel_figure`), each drawn by `draw` (which
-    returns the tiers it marked), `captions` wrapped to the figure's width, one legend above."""
-    columns = min(2, len(panels))
-    width = options.width_in or PANEL_SIZE_IN[0] * (1.0 if columns == 1 else 0.8 * columns)
-    wrap = max(40, int(width * CAPTION_CHARS_PER_IN))  # characters per caption line
-    texts = [] if options.caption == "none" else captions(wrap)
-    figure, axes = panel_figure(len(panels), width, options.height_in, texts, legend)
-    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
-    verdicts: set[Verdict] = set()
-    tiers: set[str] = set()
-    for ax, p in zip(axes, panels, strict=True):
-        tiers |= draw(ax, renderer, p)
-        verdicts |= {group_verdict(g) for g in p.groups}
-    draw_legend(figure, verdicts, tiers, bool(options.arrows), figure.get_figheight())
-    return figure
-
-
-def panel_figure(
-    count: int, width: float, height_in: float | None, captions: Sequence[str], legend: bool = True
-) -> tuple[Figure, list[Axes]]:
-    """A figure of `count` panels, two per row, the legend's room above (with no legend, only the
-    panel titles') and the captions below (drawn here): every plot kind lays its panels out this
-    one way."""
+    """Every plot kind's figure, laid out this one way: its panels two per row, each drawn by `draw`
+    (which returns the tiers it marked), the legend's room above (with no legend, only the panel
+    titles') and `captions`, wrapped to the figure's width, below."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    columns = min(2, count)
-    rows = math.ceil(count / columns)
-    caption_lines = sum(c.count("\n") + 1 for c in captions)
-    bottom = BOTTOM_IN + CAPTION_LINE_IN * caption_lines + 0.1
+    columns = min(2, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    width = options.width_in or PANEL_SIZE_IN[0] * (1.0 if columns == 1 else 0.8 * columns)
+    wrap = max(40, int(width * CAPTION_CHARS_PER_IN))  # characters per caption line
+    texts = [] if options.caption == "none" else captions(wrap)
+    bottom = BOTTOM_IN + CAPTION_LINE_IN * sum(c.count("\n") + 1 for c in texts) + 0.1
     top = TOP_IN if legend else TITLE_ROOM_IN
-    height = height_in or (top + bottom + (PANEL_SIZE_IN[1] - 1.6) * (1.0 if rows == 1 else 0.85 * rows))
+    height = options.height_in or (
+        top + bottom + (PANEL_SIZE_IN[1] - 1.6) * (1.0 if rows == 1 else 0.85 * rows)
+    )
     figure = Figure(figsize=(width, height))
     FigureCanvasAgg(figure)
     panel_w = (width - LEFT_IN - RIGHT_IN - GAP_X_IN * (columns - 1)) / columns
     panel_h = (height - top - bottom - GAP_Y_IN * (rows - 1)) / rows
     if panel_w < 1.0 or panel_h < 1.0:
         raise UsageError(
-            f"a {width:g} × {height:g} in figure leaves no room for {plural(count, 'panel')}",
+            f"a {width:g} × {height:g} in figure leaves no room for {plural(len(panels), 'panel')}",
             hint="raise --width/--height, or draw one device with --device N",
         )
     axes = []
-    for i in range(count):
+    for i in range(len(panels)):
         row, col = divmod(i, columns)
         x0 = LEFT_IN + col * (panel_w + GAP_X_IN)
         y0 = height - top - (row + 1) * panel_h - row * GAP_Y_IN
         axes.append(figure.add_axes((x0 / width, y0 / height, panel_w / width, panel_h / height)))
-    if captions:
+    if texts:
         figure.text(
             0.01,
             0.08 / height,
-            "\n".join(captions),
+            "\n".join(texts),
             fontsize=8,
             color="#333333",
             va="bottom",
@@ -179,7 +157,14 @@ def panel_figure(
             parse_math=False,
             linespacing=1.3,
         )
-    return figure, axes
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    verdicts: set[Verdict] = set()
+    tiers: set[str] = set()
+    for ax, p in zip(axes, panels, strict=True):
+        tiers |= draw(ax, renderer, p)
+        verdicts |= {group_verdict(g) for g in p.groups}
+    draw_legend(figure, verdicts, tiers, bool(options.arrows))
+    return figure
 
 
 def save_figure(figure: Figure, fmt: str, dpi: float) -> bytes:

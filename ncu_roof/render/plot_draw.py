@@ -1,31 +1,28 @@
 """Drawing one roofline panel with matplotlib's object API: log axes, roof lines and their labels,
-kernel markers (one collection per tier and verdict), diff arrows (`plot_marks`), kernel labels.
+kernel markers (one collection per tier and verdict), diff arrows (`plot_marks`), kernel labels;
+the labels placed greedily off other labels, markers and roof lines (`Placer`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import groupby
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from ncu_roof.base.text import plural, si
-from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES
-from ncu_roof.render.placement import Placer, Segment
+from matplotlib.path import Path
+
+from ncu_roof.base.text import plural, shorten, si
+from ncu_roof.render.headline import times
 from ncu_roof.render.plot_marks import (
     OTHER_TIER_MARKER,
     TIER_MARKERS,
-    Verdict,
     draw_arrows,
     group_verdict,
     marker_fill,
     marker_size_pt2,
 )
 from ncu_roof.render.plot_panel import (
-    OTHER_PRECISION_COLOUR,
-    OTHER_TIER_COLOUR,
-    PRECISION_COLOURS,
-    TIER_COLOURS,
     Arrow,
     KernelPoint,
     Limits,
@@ -33,11 +30,6 @@ from ncu_roof.render.plot_panel import (
     RoofLine,
     arrow_points,
     axis_limits,
-    label_text,
-    merged_roofs,
-    ops_ceilings,
-    reference_precision,
-    time_share,
 )
 from ncu_roof.render.summary import VERDICT_COLOURS, device_name
 
@@ -45,56 +37,47 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.backend_bases import RendererBase
     from matplotlib.text import Text
+    from matplotlib.transforms import Bbox
 
     from ncu_roof.analysis.records import Device
 
 LABELLED_KERNELS = 8
+LABEL_CHARS = 30
 TITLE_CHARS_PER_IN = 10  # characters of the 12 pt title per inch of panel width
 FLOP_AXIS = ("Arithmetic intensity (FLOP/byte)", "FLOP/s", "Performance")  # x label, y unit, y label
 LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
 
 
 def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) -> set[str]:
-    """The FLOP roofline's panel: a roof per precision and ceiling, a diagonal per tier, the ridge
-    points against the reference precision's roof, a diff's arrows."""
-    roofs = p.device.roofs
-    peaks = merged_roofs(roofs.compute_flop_per_s, PRECISION_NAMES, PRECISION_COLOURS, OTHER_PRECISION_COLOUR)
-    peaks += ops_ceilings(p.device, p.launches)  # after the top roof: the bands end at that one
-    bands = merged_roofs(roofs.bandwidth_byte_per_s, TIER_NAMES, TIER_COLOURS, OTHER_TIER_COLOUR)
-    ref = reference_precision(p.launches, roofs.compute_flop_per_s)
-    ref_peak = roofs.compute_flop_per_s.get(ref) if ref else None
-    ridges = [(ref_peak / b.value, ref_peak) for b in bands] if ref_peak else []
-    pairs = arrow_points(arrows, p.groups)
-    shown = [*p.points, *(pt for pair in pairs for pt in pair)]
-    limits = axis_limits(
-        [pt.intensity_flop_per_byte for pt in shown] + [x for x, _ in ridges],
-        [pt.flop_per_s for pt in shown] + [r.value for r in peaks],
-    )
-    return draw_chart(ax, renderer, p, peaks, bands, limits, ridges, pairs)
+    """The FLOP roofline's panel, with a diff's arrows."""
+    return draw_chart(ax, renderer, p, [x for x, _ in p.ridges], arrow_points(arrows, p.groups))
 
 
 def draw_chart(
     ax: Axes,
     renderer: RendererBase,
     p: Panel,
-    peaks: Sequence[RoofLine],
-    bands: Sequence[RoofLine],
-    limits: Limits,
-    ridges: Sequence[tuple[float, float]] = (),
+    ridge_xs: Sequence[float],
     pairs: Sequence[tuple[KernelPoint, KernelPoint]] = (),
     axis: tuple[str, str, str] = FLOP_AXIS,
 ) -> set[str]:
-    """Every plot kind's panel: log axes, roofs, markers, arrows, the roofs' and the top kernels'
-    labels kept off each other, the title; the tiers it marked."""
+    """Every plot kind's panel: log axes holding the points, arrows and ridges (`ridge_xs`), roofs
+    (a roof per precision and ceiling, a diagonal per tier, ridge points), markers, arrows, the
+    roofs' and the top kernels' labels kept off each other, the title; the tiers it marked."""
+    shown = [*p.points, *(pt for pair in pairs for pt in pair)]
+    limits = axis_limits(
+        [pt.intensity_flop_per_byte for pt in shown] + list(ridge_xs),
+        [pt.flop_per_s for pt in shown] + [r.value for r in p.peaks],
+    )
     log_axes(ax, limits, *axis)
     placer = Placer(ax.get_window_extent(renderer), renderer)
-    placer.lines = draw_roofs(ax, peaks, bands, ridges, limits)
-    draw_markers(ax, p.points, p.total_s, placer)
-    draw_arrows(ax, pairs, p.total_s)
-    for i, band in enumerate(bands):
-        _diagonal_label(ax, band, limits, peaks[0].value if peaks else None, placer, i)
-    for j, peak in enumerate(peaks):
-        _horizontal_label(ax, peak, limits, placer, len(bands) + j)
+    placer.lines = draw_roofs(ax, p.peaks, p.bands, p.ridges, limits)
+    draw_markers(ax, p.points, placer)
+    draw_arrows(ax, pairs)
+    for i, band in enumerate(p.bands):
+        _diagonal_label(ax, band, limits, p.peaks[0].value if p.peaks else None, placer, i)
+    for j, peak in enumerate(p.peaks):
+        _horizontal_label(ax, peak, limits, placer, len(p.bands) + j)
     label_kernels(ax, p, placer)
     panel_title(ax, p.device, len(p.launches), p.total_s)
     return {pt.tier for pt in p.points}
@@ -119,10 +102,7 @@ def log_axes(ax: Axes, limits: Limits, x_label: str, y_unit: str, y_label: str) 
     """Log-log axes with SI-prefixed performance ticks (`10 TFLOP/s`) and plain intensity ticks."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(limits.x_lo, limits.x_hi)
-    ax.set_ylim(limits.y_lo, limits.y_hi)
+    ax.set(xscale="log", yscale="log", xlim=(limits.x_lo, limits.x_hi), ylim=(limits.y_lo, limits.y_hi))
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_locator(LogLocator(base=10.0))
         axis.set_minor_formatter(NullFormatter())
@@ -130,13 +110,12 @@ def log_axes(ax: Axes, limits: Limits, x_label: str, y_unit: str, y_label: str) 
     ax.yaxis.set_major_formatter(
         FuncFormatter(lambda value, _: si(value, y_unit, digits=3) if value > 0 else "")
     )
-    ax.set_xlabel(x_label)
-    ax.set_ylabel(y_label)
+    ax.set(xlabel=x_label, ylabel=y_label)
     ax.grid(True, which="major", color="#e3e3e3", linewidth=0.6)
     ax.set_axisbelow(True)
 
 
-def draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer: Placer) -> None:
+def draw_markers(ax: Axes, points: Sequence[KernelPoint], placer: Placer) -> None:
     """One scatter per (tier, verdict), largest markers first; one LineCollection joins each
     group's markers across tiers; every marker blocks label space."""
     from matplotlib.collections import LineCollection
@@ -154,16 +133,16 @@ def draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer
                 zorder=2.5,
             )
         )
-    buckets: dict[tuple[str, Verdict], list[KernelPoint]] = {}
-    for pt in points:
-        buckets.setdefault((pt.tier, group_verdict(pt.group)), []).append(pt)
+
+    def bucket(q: KernelPoint) -> tuple[str, str, str]:  # one scatter each
+        bound, basis = group_verdict(q.group)
+        return q.tier, bound.value, basis.value
+
     px_per_pt = ax.figure.dpi / 72.0
-    for (tier, (bound, basis)), pts in sorted(
-        buckets.items(), key=lambda item: (item[0][0], item[0][1][0].value, item[0][1][1].value)
-    ):
-        pts = sorted(pts, key=lambda q: -(q.group.total_duration_s or 0.0))
-        sizes = [marker_size_pt2(time_share(q.group, total_s)) for q in pts]
-        fill = marker_fill((bound, basis))
+    for (tier, bound, basis), found in groupby(sorted(points, key=bucket), key=bucket):
+        pts = sorted(found, key=lambda q: -(q.group.total_duration_s or 0.0))
+        sizes = [marker_size_pt2(q.group) for q in pts]
+        fill = marker_fill(group_verdict(pts[0].group))
         ax.scatter(
             [q.intensity_flop_per_byte for q in pts],
             [q.flop_per_s for q in pts],
@@ -174,7 +153,7 @@ def draw_markers(ax: Axes, points: Sequence[KernelPoint], total_s: float, placer
             linewidths=fill.edge_width,
             alpha=0.85,
             zorder=3,
-            gid=f"points-{tier}-{bound.value}-{basis.value}",
+            gid=f"points-{tier}-{bound}-{basis}",
         )
         for q, size in zip(pts[:200], sizes[:200], strict=False):  # the big ones matter for labels
             x, y = ax.transData.transform((q.intensity_flop_per_byte, q.flop_per_s))
@@ -188,16 +167,15 @@ def draw_roofs(
     bands: Sequence[RoofLine],
     ridges: Sequence[tuple[float, float]],
     limits: Limits,
-) -> list[Segment]:
-    """The roofs, and their segments in display coordinates (labels must not cross them)."""
+) -> list[Path]:
+    """The roofs, and their lines in display coordinates (labels must not cross them)."""
     top_peak = peaks[0].value if peaks else None
     widest = bands[0].value if bands else None
-    segments: list[Segment] = []
+    segments: list[Path] = []
 
     def line(xs: tuple[float, float], ys: tuple[float, float], colour: str, **style: object) -> None:
         ax.plot(list(xs), list(ys), color=colour, zorder=2, solid_capstyle="butt", **style)  # type: ignore[arg-type]
-        a, b = ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])
-        segments.append(((float(a[0]), float(a[1])), (float(b[0]), float(b[1]))))
+        segments.append(Path(ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])))
 
     for band in bands:
         x_end = top_peak / band.value if top_peak else limits.x_hi
@@ -248,46 +226,27 @@ def _diagonal_label(
     )
     steps = [x_first * 1.35 ** (i + index) for i in range(24)]
     xs = [x for x in steps if x * 4 < x_last] or [x_first]
-    sides: tuple[Literal["bottom", "top"], ...] = ("bottom", "top")
-    candidates = [_mover(text, (x, band.value * x), va) for va in sides for x in xs]
+    candidates = [{"position": (x, band.value * x), "va": va} for va in ("bottom", "top") for x in xs]
     placer.place(text, candidates, own_line=index)
 
 
 def _horizontal_label(ax: Axes, peak: RoofLine, limits: Limits, placer: Placer, index: int) -> None:
     text = _roof_text(ax, (limits.x_hi, peak.value), peak, si(peak.value, peak.unit), ha="right", va="bottom")
-    candidates = []
+    candidates: list[dict[str, Any]] = []
     for shift in (1.15, 3.0, 8.0, 25.0):
         x = limits.x_hi / shift
-        candidates += [
-            _mover(text, (x, peak.value * 1.04), "bottom"),
-            _mover(text, (x, peak.value / 1.04), "top"),
-        ]
+        candidates += [{"position": (x, peak.value * 1.04), "va": "bottom"}]
+        candidates += [{"position": (x, peak.value / 1.04), "va": "top"}]
     placer.place(text, candidates, own_line=index)
 
 
-def _mover(
-    text: Text,
-    xy: tuple[float, float],
-    va: Literal["top", "bottom"] | None = None,
-    ha: Literal["left", "right", "center"] | None = None,
-) -> Callable[[], None]:
-    """A candidate place for a label: there (offset points for an annotation), so aligned."""
-
-    def move() -> None:
-        text.set_position(xy)
-        if va is not None:
-            text.set_verticalalignment(va)
-        if ha is not None:
-            text.set_horizontalalignment(ha)
-
-    return move
-
-
 def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
-    """The top kernel groups by time, `name ×launches · share of time`."""
+    """The top kernel groups by time, `name ×3 · 41% of time` (of the device's time)."""
     for group in p.groups[:LABELLED_KERNELS]:
         anchor = max((q for q in p.points if q.group is group), key=lambda q: q.intensity_flop_per_byte)
-        label = label_text(group.name, group.count, time_share(group, p.total_s))
+        label = shorten(group.name, LABEL_CHARS) + times(group.count)
+        if group.device_share is not None:
+            label += f" · {100.0 * group.device_share:.0f}% of time"
         note = ax.annotate(
             label,
             xy=(anchor.intensity_flop_per_byte, anchor.flop_per_s),
@@ -301,7 +260,7 @@ def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
         )
         x, y = ax.transData.transform((anchor.intensity_flop_per_byte, anchor.flop_per_s))
         candidates = [
-            _mover(note, (dx, dy), ha="left" if dx > 0 else "right" if dx < 0 else "center")
+            {"position": (dx, dy), "ha": "left" if dx > 0 else "right" if dx < 0 else "center"}
             for dx, dy in KERNEL_LABEL_OFFSETS_PT
         ]
         placer.place(note, candidates, anchor=(float(x), float(y)))
@@ -312,3 +271,66 @@ KERNEL_LABEL_OFFSETS_PT = [
     for scale in (1.0, 1.6, 2.5, 4.0, 6.0, 9.0, 13.0)
     for dx, dy in ((10, 8), (10, -16), (-10, 8), (-10, -16), (0, 12), (0, -20), (14, -4), (-14, -4))
 ]
+
+
+class Placer:
+    """Greedy label placement, in display coordinates (pixels): the first candidate whose box stays
+    inside and overlaps nothing (other labels, markers) and crosses no roof line."""
+
+    PAD_PX = 2.0
+
+    def __init__(self, area: Bbox, renderer: RendererBase) -> None:
+        self.area = area
+        self.renderer = renderer
+        self.taken: list[Bbox] = []
+        self.lines: list[Path] = []  # the roof lines, in display coordinates
+
+    def cost(self, box: Bbox, own_line: int | None, anchor: tuple[float, float] | None) -> float:
+        """Area outside the axes and over other labels and markers; a roof line through the box
+        costs most, and one across the leader line from `anchor` (display coordinates) a lot."""
+        crossing = sum(
+            1 for i, line in enumerate(self.lines) if i != own_line and line.intersects_bbox(box, False)
+        )
+        leader = 0
+        if anchor is not None:
+            to_box = Path([anchor, ((box.x0 + box.x1) / 2.0, (box.y0 + box.y1) / 2.0)])
+            leader = sum(1 for line in self.lines if line.intersects_path(to_box, False))
+        overlap = sum(_overlap_px2(box, t) for t in self.taken)
+        return 10.0 * _outside_px2(box, self.area) + 5.0 * overlap + 1e6 * crossing + 1e5 * leader
+
+    def place(
+        self,
+        text: Text,
+        candidates: Sequence[Mapping[str, Any]],
+        own_line: int | None = None,
+        anchor: tuple[float, float] | None = None,
+    ) -> None:
+        """Try each candidate (`text`'s properties there: position, alignment; an annotation's
+        position in offset points): the first free one wins, else the first that costs least."""
+        costs: list[float] = []
+        for move in candidates:
+            text.set(**move)
+            costs.append(self.cost(self.box(text), own_line, anchor))
+            if costs[-1] == 0.0:
+                break
+        text.set(**candidates[costs.index(min(costs))])
+        self.taken.append(self.box(text))
+
+    def box(self, text: Text) -> Bbox:
+        """The text's own box (an annotation's extent would include its leader line)."""
+        from matplotlib.text import Annotation
+        from matplotlib.text import Text as PlainText
+
+        if isinstance(text, Annotation):
+            text.update_positions(self.renderer)
+        return PlainText.get_window_extent(text, self.renderer).padded(self.PAD_PX)
+
+
+def _overlap_px2(a: Bbox, b: Bbox) -> float:
+    width = min(a.x1, b.x1) - max(a.x0, b.x0)
+    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return width * height if width > 0 and height > 0 else 0.0
+
+
+def _outside_px2(box: Bbox, area: Bbox) -> float:
+    return box.width * box.height - _overlap_px2(box, area)

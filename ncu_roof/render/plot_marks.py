@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.base.text import one_line
 from ncu_roof.base.vocabulary import BASIS_WORDS, TIER_NAMES, Bound, VerdictBasis, with_basis
-from ncu_roof.render.plot_panel import KernelPoint, time_share
+from ncu_roof.render.plot_panel import KernelPoint
 from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS
 
 if TYPE_CHECKING:
@@ -72,21 +72,20 @@ ARROW_STYLES = {  # by "slower"
 }
 
 
-def marker_size_pt2(share: float | None) -> float:
-    return 20.0 + 380.0 * (share or 0.0)
+def marker_size_pt2(group: KernelGroup) -> float:
+    """A marker's area: by the group's share of its device's time."""
+    return 20.0 + 380.0 * (group.device_share or 0.0)
 
 
-def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]], total_s: float) -> None:
+def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> None:
     """Each pair as a cross where the base was and an arrow to the head's marker: solid and dark
     when the kernel got faster, dashed vermillion when slower (the legend names both)."""
     for base, head in pairs:
         slower = (head.group.total_duration_s or 0.0) > (base.group.total_duration_s or 0.0)
         style = ARROW_STYLES[slower]
-        start = (base.intensity_flop_per_byte, base.flop_per_s)
-        end = (head.intensity_flop_per_byte, head.flop_per_s)
         ax.scatter(
-            [start[0]],
-            [start[1]],
+            [base.intensity_flop_per_byte],
+            [base.flop_per_s],
             s=BEFORE_SIZE_PT2,
             marker=BEFORE_MARKER,
             c=BEFORE_COLOUR,
@@ -95,11 +94,11 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]], tota
             zorder=4,
             gid=f"base-{base.group.lead.id}",
         )
-        head_radius_pt = math.sqrt(marker_size_pt2(time_share(head.group, total_s))) / 2.0
+        head_radius_pt = math.sqrt(marker_size_pt2(head.group)) / 2.0
         ax.annotate(
             "",
-            xy=end,
-            xytext=start,
+            xy=(head.intensity_flop_per_byte, head.flop_per_s),
+            xytext=(base.intensity_flop_per_byte, base.flop_per_s),
             zorder=4.5,
             arrowprops={
                 "arrowstyle": "-|>,head_length=0.8,head_width=0.45",
@@ -112,9 +111,7 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]], tota
         )
 
 
-def draw_legend(
-    figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows: bool, height_in: float
-) -> None:
+def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows: bool) -> None:
     """One compact row above the panels (two or three where one is wider than the figure):
     verdict colours with their basis, tier shapes, a diff's marks."""
     from matplotlib.lines import Line2D
@@ -162,7 +159,7 @@ def draw_legend(
             handles,
             labels,
             loc="upper center",
-            bbox_to_anchor=(0.5, 1 - 0.05 / height_in),
+            bbox_to_anchor=(0.5, 1 - 0.05 / figure.get_figheight()),
             ncols=math.ceil(len(handles) / rows),
             fontsize=9,
             frameon=False,

@@ -8,17 +8,17 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from typing import NamedTuple
 
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.groups import GroupBy, GroupKey, KernelGroup, group_kernels, ranked
+from ncu_roof.analysis.groups import GroupBy, GroupKey, KernelGroup, device_totals_s, group_kernels, ranked
 from ncu_roof.analysis.model import DEFAULT_PRECISIONS
 from ncu_roof.analysis.records import Device, Kernel
-from ncu_roof.base.text import one_line, plural, shorten
+from ncu_roof.base.text import one_line, plural
 from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 from ncu_roof.gpus.arch import arch_for_cc
-from ncu_roof.render.headline import times
 
 Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow
 Drawn = Sequence[tuple[KernelGroup, list["KernelPoint"]]]  # groups drawn, each with its points
@@ -30,7 +30,6 @@ PRECISION_COLOURS = {"fp64": "#7f2704", "fp32": "#a63603", "fp16": "#d94801", "t
 OTHER_PRECISION_COLOUR = "#8c6d31"
 TENSOR_PATH_COLOUR = "#807dba"  # a tensor data path a kernel was judged against (FLOP/s or OP/s)
 XU_COLOUR = "#238b45"  # the special-function unit (results/s)
-LABEL_CHARS = 30
 MAX_MARKERS = 2000  # kernel groups drawn per panel; the rest (the shortest) are thinned out
 SAME_ROOF_REL = 0.005  # roofs within 0.5 % share one line
 
@@ -57,8 +56,7 @@ class RoofLine:
     shown: str | None = None  # the figure its label shows, when not its value in `unit`
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     x_lo: float
     x_hi: float
     y_lo: float
@@ -114,8 +112,7 @@ def ops_ceilings(device: Device, launches: pl.DataFrame) -> list[RoofLine]:
     # only where the XU pipe binds: a memory-bound kernel whose busiest pipe is XU would sit above a
     # line in other units that limits nothing
     xu = (pl.col("compute_ceiling") == "pipe:xu") & (pl.col("bound") == Bound.COMPUTE.value)
-    xu_bound = not launches.filter(xu).is_empty()
-    if xu_bound and arch is not None and device.sm_count and device.sm_clock_hz:
+    if not launches.filter(xu).is_empty() and arch is not None and device.sm_count and device.sm_clock_hz:
         rate = arch.xu_ops.per_sm_per_clock * device.sm_count * device.sm_clock_hz
         out.append(RoofLine("XU (special functions)", rate, XU_COLOUR, "OP/s"))
     return out
@@ -127,18 +124,16 @@ def reference_precision(launches: pl.DataFrame, peaks: Mapping[str, float]) -> s
         launches.filter(pl.col("compute_precision").is_in(list(peaks)))
         .group_by("compute_precision")
         .agg(pl.col("duration_s").fill_null(0.0).sum())
+        .sort("duration_s", "compute_precision", descending=[True, False])  # a tie: the first name
     )
-    time_by_precision: dict[str, float] = dict(times.iter_rows())
-    if time_by_precision:
-        return max(sorted(time_by_precision), key=lambda p: time_by_precision[p])
+    if not times.is_empty():
+        return str(times.item(0, "compute_precision"))
     return next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
 
 
 def axis_limits(xs: Iterable[float], ys: Iterable[float]) -> Limits:
     """Limits that hold every point and ridge with margin; at least three decades each way."""
-    x_lo, x_hi = _span(list(xs), (1e-2, 1e3), right_margin=10.0)
-    y_lo, y_hi = _span(list(ys), (1e9, 1e15), right_margin=3.0)
-    return Limits(x_lo, x_hi, y_lo, y_hi)
+    return Limits(*_span(list(xs), (1e-2, 1e3), 10.0), *_span(list(ys), (1e9, 1e15), 3.0))
 
 
 def _span(values: list[float], default: tuple[float, float], right_margin: float) -> tuple[float, float]:
@@ -152,14 +147,6 @@ def _span(values: list[float], default: tuple[float, float], right_margin: float
     return lo, hi
 
 
-def label_text(name: str, launches: int, share: float | None) -> str:
-    """`name ×3 · 41% of time` (the share of its device's time)."""
-    text = shorten(name, LABEL_CHARS) + times(launches)
-    if share is not None:
-        text += f" · {100.0 * share:.0f}% of time"
-    return text
-
-
 @dataclass(frozen=True)
 class Panel:
     device: Device
@@ -168,15 +155,31 @@ class Panel:
     points: tuple[KernelPoint, ...]  # of the drawn groups, a group's together
     thinned: int  # groups not drawn to keep the figure light
     undrawable: int  # launches with nothing to place on log axes
-    total_s: float
+    total_s: float  # the device's time (`device_totals_s`; the groups' `device_share` is of it)
+    peaks: tuple[RoofLine, ...]  # roofs and ceilings, the top one first (the diagonals end at it)
+    bands: tuple[RoofLine, ...]  # a diagonal per tier, the widest first
+    ridges: tuple[tuple[float, float], ...]  # drawn on the reference precision's roof
 
     @staticmethod
-    def of(device: Device, launches: pl.DataFrame, drawn: Drawn, drawable: int, total_s: float) -> Panel:
-        """The panel of `drawn` groups, of the `drawable` launches: the rest thinned out."""
+    def of(
+        analysis: Analysis,
+        device: Device,
+        launches: pl.DataFrame,
+        drawn: Drawn,
+        drawable: int,
+        roofs: tuple[Sequence[RoofLine], Sequence[RoofLine], Sequence[tuple[float, float]]],
+    ) -> Panel:
+        """The panel of `drawn` groups, of the `drawable` launches (the rest thinned out), with
+        its `roofs`: peaks, bands, ridges."""
         groups = tuple(g for g, _ in drawn)
         points = tuple(pt for _, found in drawn for pt in found)
         thinned = drawable - sum(g.count for g in groups)
-        return Panel(device, launches, groups, points, thinned, len(launches) - drawable, total_s)
+        total_s = device_totals_s(analysis).get(device.index, 0.0)
+        undrawable = len(launches) - drawable
+        peaks, bands, ridges = roofs
+        return Panel(
+            device, launches, groups, points, thinned, undrawable, total_s, (*peaks,), (*bands,), (*ridges,)
+        )
 
 
 def drawable(launches: pl.DataFrame) -> int:
@@ -184,8 +187,7 @@ def drawable(launches: pl.DataFrame) -> int:
     tiers = [pl.col("bytes").struct.field(t) != 0 for t in launches.get_column("bytes").struct.fields]
     some_bytes = pl.any_horizontal(pl.lit(False), *tiers)  # null: not known
     drawn = (pl.col("flop").struct.field("total") > 0) & (pl.col("duration_s") != 0) & some_bytes
-    count: int = launches.select(drawn.fill_null(False).sum()).item()
-    return count
+    return int(launches.select(drawn.fill_null(False).sum()).item())
 
 
 def device_groups(analysis: Analysis, device: Device) -> list[KernelGroup]:  # by time
@@ -196,13 +198,14 @@ def panel(analysis: Analysis, device: Device) -> Panel:
     launches = analysis.launches.filter(pl.col("device") == device.index)
     found = ((g, group_points(g)) for g in device_groups(analysis, device))
     drawn = list(islice(((g, points) for g, points in found if points), MAX_MARKERS))
-    total_s = math.fsum(launches.get_column("duration_s").drop_nulls().to_list())
-    return Panel.of(device, launches, drawn, drawable(launches), total_s)
-
-
-def time_share(group: KernelGroup, total_s: float) -> float | None:
-    time = group.total_duration_s
-    return time / total_s if time is not None and total_s > 0 else None
+    roofs = device.roofs
+    peaks = merged_roofs(roofs.compute_flop_per_s, PRECISION_NAMES, PRECISION_COLOURS, OTHER_PRECISION_COLOUR)
+    peaks += ops_ceilings(device, launches)  # after the top roof: the bands end at that one
+    bands = merged_roofs(roofs.bandwidth_byte_per_s, TIER_NAMES, TIER_COLOURS, OTHER_TIER_COLOUR)
+    ref = reference_precision(launches, roofs.compute_flop_per_s)
+    ref_peak = roofs.compute_flop_per_s.get(ref) if ref else None
+    ridges = [(ref_peak / b.value, ref_peak) for b in bands] if ref_peak else []
+    return Panel.of(analysis, device, launches, drawn, drawable(launches), (peaks, bands, ridges))
 
 
 def arrow_points(
@@ -241,18 +244,13 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
         details = "; ".join(f"{', '.join(names)}: {source}" for source, names in by_source.items())
         if details:
             lines += textwrap.wrap(details, wrap, max_lines=8, placeholder=" …")
-    not_flops = [c.label for c in ops_ceilings(p.device, p.launches) if c.unit != "FLOP/s"]
+    not_flops = [c.label for c in p.peaks if c.unit != "FLOP/s"]
     if not_flops:
-        xu = arch_for_cc(p.device.cc)
-        lines.append(
-            f"{' and '.join(not_flops)}: operations per second, not FLOPs"
-            + (
-                f" (XU: {xu.xu_ops.per_sm_per_clock:g} results/clk/SM, {xu.xu_ops.describe()}, "
-                "x SMs x the measured SM clock)."
-                if xu is not None and any(label.startswith("XU") for label in not_flops)
-                else "."
-            )
-        )
+        arch, xu = arch_for_cc(p.device.cc), ""
+        if arch is not None and any(label.startswith("XU") for label in not_flops):
+            rate = f"{arch.xu_ops.per_sm_per_clock:g} results/clk/SM, {arch.xu_ops.describe()}"
+            xu = f" (XU: {rate}, x SMs x the measured SM clock)"
+        lines.append(f"{' and '.join(not_flops)}: operations per second, not FLOPs{xu}.")
     if p.undrawable:
         lines.append(
             f"{p.undrawable:,} of {plural(len(p.launches), 'launch')} not drawn: no FLOPs, no duration "

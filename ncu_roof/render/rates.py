@@ -1,7 +1,5 @@
-"""The achieved and attainable rate cells of every table: FLOP/s, or, for a kernel whose work is
-integer tensor operations alone (no FLOPs), its operations per second with their paths
-(`39.4 TOP/s (int8)`), never a `0 FLOP/s` that reads as nothing done.
-"""
+"""The achieved and attainable rate cells of every table: FLOP/s, or operations per second for
+integer tensor work without FLOPs (`achieved_words`)."""
 
 from __future__ import annotations
 

@@ -40,10 +40,9 @@ def _agreeing(reason: str, count: int) -> str:
 
 def _missing_reason(analysis: Analysis, index: int, no_duration: bool, failed: bool, no_flop: bool) -> str:
     device = analysis.devices[index] if index < len(analysis.devices) else None
-    roofs = device.roofs if device else None
     if failed:
         return "failed to collect (ncu measured nothing, or a duration of 0): profile again"
-    if roofs is None or not roofs.compute_flop_per_s:
+    if device is None or not device.roofs.compute_flop_per_s:
         if device is None or device.name is None:
             return "have no roofs (the input names no GPU): pass --gpu KEY or --roofs FILE"
         return "have no compute roofs: pass --gpu KEY or --roofs FILE"
