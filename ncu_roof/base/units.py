@@ -171,6 +171,13 @@ def cell_number(cell: object) -> float:
         return math.nan
 
 
+def cell_numbers(cells: Iterable[object]) -> np.ndarray:
+    """`cell_number` of each cell, as float64 (a metric a report gave as text)."""
+    import numpy as np
+
+    return np.array([cell_number(c) for c in cells], dtype=np.float64)
+
+
 def confirm_number_style(cells: Iterable[object], style: NumberStyle) -> None:
     """A style the user forced (`--number-locale`) must not contradict the file's own numbers."""
     seen = _evidence(cells)
