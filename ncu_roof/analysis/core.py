@@ -22,9 +22,8 @@ from ncu_roof.analysis.model import known_sum, nan_to_none
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
 from ncu_roof.base.arrays import object_array
-from ncu_roof.base.traffic import TrafficDefinition
 from ncu_roof.base.units import cell_number, missing_cell
-from ncu_roof.base.vocabulary import RoofChoice, Roofs
+from ncu_roof.base.vocabulary import RoofChoice, Roofs, TrafficDefinition
 from ncu_roof.errors import BadInputError
 from ncu_roof.gpus.lookup import gpu_by_key, match_gpu
 from ncu_roof.gpus.roofs import (

@@ -39,8 +39,7 @@ from ncu_roof.base.metrics import (
     fma_peak,
     op_metric,
 )
-from ncu_roof.base.traffic import TrafficDefinition
-from ncu_roof.base.vocabulary import CUDA_CORE_PRECISIONS, PRECISIONS
+from ncu_roof.base.vocabulary import CUDA_CORE_PRECISIONS, PRECISIONS, TrafficDefinition
 from ncu_roof.recipe.frame import (
     FACTORS,
     Factors,
