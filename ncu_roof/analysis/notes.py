@@ -16,8 +16,8 @@ from ncu_roof.analysis.model import bit_codes, fixed, is_set, objects, sentences
 from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
 from ncu_roof.analysis.verdicts import Verdicts
 from ncu_roof.base.arrays import equals, object_array, truthy
+from ncu_roof.base.metrics import FLOP_OPS
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
-from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.recipe.tensor import TENSOR_FLOP_UNKNOWN
 from ncu_roof.recipe.tiers import LOWER_BOUND
 
