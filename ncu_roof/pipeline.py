@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from ncu_roof.base.text import plural
-from ncu_roof.base.traffic import TrafficDefinition
-from ncu_roof.base.vocabulary import RoofChoice, Roofs
+from ncu_roof.base.vocabulary import RoofChoice, Roofs, TrafficDefinition
 from ncu_roof.errors import UsageError
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TextIO
 import pytest
 from hypothesis import settings
 
-from ncu_roof.base.traffic import TrafficDefinition
+from ncu_roof.base.vocabulary import TrafficDefinition
 
 if TYPE_CHECKING:
     import pandas as pd

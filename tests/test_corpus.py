@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 from conftest import analyzed, read_once, read_result
 
-from ncu_roof.base.traffic import TrafficDefinition
-from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound, VerdictBasis
+from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound, TrafficDefinition, VerdictBasis
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.ingest import read_input
 from ncu_roof.recipe import normalize

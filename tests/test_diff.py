@@ -528,7 +528,7 @@ def test_arrows_pair_kernels_of_the_same_run(tmp_path: Path) -> None:
 
 
 def test_match_by_order_pairs_renamed_kernels_and_by_name_reshaped_ones() -> None:
-    from ncu_roof.base.matching import MatchBy
+    from ncu_roof.base.vocabulary import MatchBy
 
     base = load(write("b.csv", [("old_name", "(8, 1, 1)", 1000, 1e6, 4e6)]))
     renamed = load(write("r.csv", [("new_name", "(8, 1, 1)", 1200, 1e6, 4e6)]))

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 from ncu_roof.analysis.frame import frame_of
 from ncu_roof.analysis.records import Kernel, sol_compute_words, verdict_phrase
 from ncu_roof.analysis.verdict_phrases import verdict_words
-from ncu_roof.base.matching import MatchBy
-from ncu_roof.base.vocabulary import VerdictBasis, with_basis
+from ncu_roof.base.vocabulary import MatchBy, VerdictBasis, with_basis
 from ncu_roof.compare.pairs import match_rows, pair_frame
 
 FIELDS = ("name", "grid", "block")

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from conftest import CliResult, run_cli
 
+from ncu_roof.base.metrics import COLLECT
 from ncu_roof.base.ncu import NcuTool
 from ncu_roof.cli.profile import PlainProgress, progress_sink
 from ncu_roof.profile.argv import ROOFLINE_SECTIONS, ProfileOptions, build_argv
 from ncu_roof.profile.progress import KernelProgress, parse_progress
 from ncu_roof.profile.run import _Reader
-from ncu_roof.recipe import COLLECT
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = ROOT / "tests" / "fake_ncu" / "ncu"

@@ -14,8 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ncu_roof.analysis.core import Analysis, analyze
-from ncu_roof.base.traffic import TrafficDefinition
-from ncu_roof.base.vocabulary import Bound, RoofChoice
+from ncu_roof.base.vocabulary import Bound, RoofChoice, TrafficDefinition
 from ncu_roof.errors import UsageError
 from ncu_roof.gpus.arch import arch_for, archs
 from ncu_roof.gpus.lookup import builtin_gpus, gpu_by_key, match_gpu, normalize_name

@@ -22,9 +22,9 @@ from ncu_roof.analysis.model import known_sum, nan_to_none
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
 from ncu_roof.base.arrays import object_array
-from ncu_roof.base.traffic import TrafficDefinition
+from ncu_roof.base.metrics import collect_command
 from ncu_roof.base.units import cell_number, missing_cell
-from ncu_roof.base.vocabulary import RoofChoice, Roofs
+from ncu_roof.base.vocabulary import RoofChoice, Roofs, TrafficDefinition
 from ncu_roof.errors import BadInputError
 from ncu_roof.gpus.lookup import gpu_by_key, match_gpu
 from ncu_roof.gpus.roofs import (
@@ -38,11 +38,7 @@ from ncu_roof.gpus.roofs import (
     report_roofs,
 )
 from ncu_roof.ingest import RunTable
-from ncu_roof.recipe import (
-    TENSOR_PATH_PREFIX,
-    collect_command,
-    normalize_columns,
-)
+from ncu_roof.recipe import TENSOR_PATH_PREFIX, normalize_columns
 
 SCHEMA = "ncu-roof/analysis/v1"
 T = TypeVar("T")

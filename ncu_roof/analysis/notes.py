@@ -15,9 +15,9 @@ import polars as pl
 from ncu_roof.analysis.model import bit_codes, fixed, is_set, objects, sentences
 from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
 from ncu_roof.analysis.verdicts import Verdicts
-from ncu_roof.base.arrays import equals, object_array, truthy
+from ncu_roof.base.arrays import equals, object_array
+from ncu_roof.base.metrics import FLOP_OPS
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, TIER_NAMES, TIERS, Bound, VerdictBasis
-from ncu_roof.recipe import FLOP_OPS
 from ncu_roof.recipe.tensor import TENSOR_FLOP_UNKNOWN
 from ncu_roof.recipe.tiers import LOWER_BOUND
 
@@ -102,7 +102,7 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     unroofed = np.logical_or.reduce(list(x.v.arrays.unroofed.values()), initial=False)
     add(ok & unroofed, lambda rows: [_unroofed(x, j) for j in rows.tolist()])
     not_collected = _per_precision(x.not_collected)
-    add(ok & truthy(not_collected), lambda rows: each(not_collected[rows].tolist(), _not_collected))
+    add(ok & not_collected.astype(bool), lambda rows: each(not_collected[rows].tolist(), _not_collected))
     unknown = object_array(each(x.recipe["flop_tensor"].tolist(), _tensor_unknown))
     add(ok & x.flop_total_is_lower_bound, lambda rows: _lower_bound(x, rows, is_set(unknown), not_collected))
     byte_formulas = object_array(list(zip(*(x.recipe[f"{t}_bytes"].tolist() for t in TIERS), strict=True)))
@@ -172,7 +172,7 @@ def launch_notes(x: NoteInputs) -> pl.Series:
         ),
     )
     given = x.input_notes
-    with_given = np.flatnonzero(truthy(given))
+    with_given = np.flatnonzero(given.astype(bool))
     return _gathered([(with_given, given[with_given].tolist()), *made], n)
 
 

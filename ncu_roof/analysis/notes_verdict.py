@@ -13,7 +13,7 @@ import polars as pl
 
 from ncu_roof.analysis.model import fixed, is_set, sentences
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
-from ncu_roof.base.arrays import equals, object_array, truthy
+from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def _latency_texts(x: NoteInputs, rows: np.ndarray, waves: np.ndarray, binding: 
 def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
     """`prefix + unit` where the launch names its busiest memory unit, else ""."""
     out = np.full(len(units), "", dtype=object)
-    named = truthy(units)
+    named = units.astype(bool)
     out[named] = prefix + units[named].astype(str).astype(object)
     return out
 

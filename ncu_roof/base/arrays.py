@@ -1,5 +1,5 @@
-"""Object arrays of Python values (verdicts, names, tuples of notes) and numpy's elementwise tests
-of them."""
+"""Object arrays of Python values (verdicts, names, tuples of notes) and numpy's elementwise `==`
+of them (`astype(bool)` is their elementwise `bool()`)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,6 @@ def object_array(values: Iterable[Any]) -> npt.NDArray[np.object_]:
     never looks inside them, where assigning a list does, at 5x the cost)."""
     items = values if isinstance(values, list | tuple) else list(values)
     return np.fromiter(items, dtype=object, count=len(items))
-
-
-def truthy(values: npt.NDArray[np.object_]) -> npt.NDArray[np.bool_]:
-    """Elementwise `bool()` of an object column."""
-    return values.astype(bool)
 
 
 def equals(values: npt.NDArray[np.object_], value: object) -> npt.NDArray[np.bool_]:

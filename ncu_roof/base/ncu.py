@@ -18,6 +18,9 @@ INSTALL_HINT = (
     "install Nsight Compute (CUDA toolkit, NVIDIA's standalone installer, or Debian's non-free "
     "`nsight-compute` package), or pass --ncu PATH"
 )
+# The start of ncu's progress line, through the launch's result ID where there is one (`- 7`; not
+# in old releases): `==PROF== Profiling "k" - 7: 0%....50%....100% - 9 passes`.
+PROFILING = r'^==PROF== Profiling "(?P<name>.*)"(?: - (?P<id>\d+))?'
 
 
 @dataclass(frozen=True)

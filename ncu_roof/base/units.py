@@ -16,7 +16,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ncu_roof.errors import BadInputError
+from ncu_roof.errors import BadInputError, NcuRoofError
 
 if TYPE_CHECKING:  # `predict` and `gpus` never load numpy or pyarrow
     import numpy as np
@@ -169,6 +169,13 @@ def cell_number(cell: object) -> float:
         return float(cell)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return math.nan
+
+
+def cell_numbers(cells: Iterable[object]) -> np.ndarray:
+    """`cell_number` of each cell, as float64 (a metric a report gave as text)."""
+    import numpy as np
+
+    return np.array([cell_number(c) for c in cells], dtype=np.float64)
 
 
 def confirm_number_style(cells: Iterable[object], style: NumberStyle) -> None:
@@ -342,3 +349,15 @@ def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
         f"{text!r}: unit {unit!r} is not a {dimension.name.lower().replace('_', ' ')}",
         hint=f"accepted units: {accepted}, with an optional SI prefix (k, M, G, T, P)",
     )
+
+
+def toml_quantity(value: object, dimension: Dimension, where: str, hint: str, wrong_type: str) -> float:
+    """A TOML file's value (a string with units or a plain number, never a boolean) as
+    `parse_quantity` reads it; every error a `BadInputError` naming `where`, the one for a value of
+    another type `wrong_type` formatted with `where`, `value` and `unit`."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise BadInputError(wrong_type.format(where=where, value=value, unit=dimension.value), hint=hint)
+    try:
+        return parse_quantity(value, dimension)
+    except NcuRoofError as err:
+        raise BadInputError(f"{where}: {err.message}", hint=err.hint) from None

@@ -1,4 +1,5 @@
-"""The words every layer shares: precisions, memory tiers, Speed-of-Light keys, verdicts, `Roofs`.
+"""The words every layer shares: precisions, memory tiers, Speed-of-Light keys, verdicts, `Roofs`,
+the traffic a tier is judged by, how `diff` pairs kernels.
 
 One home for each: the recipe names its FLOPs and bytes with them, the roofs and the model key
 their peaks by them, the analysis and every sink read them. No numpy or pandas here: the CLI may
@@ -9,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
-
-from ncu_roof.base.traffic import TrafficDefinition
+from enum import Enum, StrEnum
 
 PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
 CUDA_CORE_PRECISIONS = PRECISIONS[:3]  # the FMA pipes' FLOPs (tensor work is its own path)
@@ -53,6 +52,25 @@ BASIS_LEGEND = (
 def with_basis(verdict: str, basis: VerdictBasis) -> str:
     """`memory-bound (dram) · SOL`: a verdict and what it rests on, worded once for every sink."""
     return f"{verdict} · {BASIS_WORDS[basis]}"
+
+
+class TrafficDefinition(StrEnum):
+    """Which traffic a memory tier is judged by (the shared tier always keeps its own).
+
+    Either way, a tier's traffic is judged only against the peak of the very counter it was
+    counted with.
+    """
+
+    NSIGHT = "nsight"  # exactly what the Nsight Compute version that wrote the report draws
+    COUNTED = "counted"  # all traffic through the tier, each counter with its own peak
+
+
+class MatchBy(StrEnum):
+    """What two launches must share to be compared: name and launch shape, name, or nothing (order)."""
+
+    NAME_SHAPE = "name+shape"
+    NAME = "name"
+    ORDER = "order"
 
 
 @dataclass(frozen=True)

@@ -179,15 +179,13 @@ def console() -> None:
     main()
 
 
-REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
-
-
 def report_reader_first(args: list[str]) -> None:
     """Load `ncu_report` before anything loads numpy when the command may read a report (`profile`,
     a report or a folder among the arguments): ncu_report 2025.3.1 crashed the process reading a
     report once numpy 2.5 was loaded before it (seen on an H200 machine, Python 3.12), and read
     it cleanly loaded first. Nothing happens without `ncu_report`."""
-    from ncu_roof.ingest.reprows import ncu_report_installed  # (imports no numpy)
+    from ncu_roof.ingest import REPORT_SUFFIXES  # (neither imports numpy)
+    from ncu_roof.ingest.reprows import ncu_report_installed
 
     if "profile" in args[:1] or any(a.endswith(REPORT_SUFFIXES) or os.path.isdir(a) for a in args):
         ncu_report_installed()

@@ -14,7 +14,7 @@ import typer
 
 from ncu_roof import pipeline
 from ncu_roof.base.text import one_line
-from ncu_roof.base.traffic import TrafficDefinition
+from ncu_roof.base.vocabulary import TrafficDefinition
 from ncu_roof.cli import ReadableHelp, Verbosity, app, folded, named_alike, verbosity
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError

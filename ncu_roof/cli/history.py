@@ -62,12 +62,6 @@ def chosen_format(
     return chosen
 
 
-def _pct(text: str, option: str) -> float:
-    from ncu_roof.cli.report import parse_pct
-
-    return parse_pct(text, option)
-
-
 @history_app.command("add", cls=ReadableHelp)
 def add_command(
     dataset: str = Dataset,
@@ -186,13 +180,14 @@ def check_command(
     change, hardware change, new, missing at head. Exit 1 on a regression: a slowdown real at the
     confidence, not confidently under the threshold, estimated at 0.65 of it or more."""
     from ncu_roof.cli.analyze import diag
+    from ncu_roof.cli.report import parse_pct
     from ncu_roof.history.check import Kind, check
     from ncu_roof.render.historyout import verdict_line
 
     allowed = (HistoryFormat.TABLE, HistoryFormat.JSON, HistoryFormat.CSV, HistoryFormat.MARKDOWN)
     chosen = chosen_format(fmt, output, allowed)
     check_writable(output)
-    result = check(dataset, head, baseline, _pct(threshold, "--threshold"), confidence)
+    result = check(dataset, head, baseline, parse_pct(threshold, "--threshold"), confidence)
     write_output(render_check(result, chosen, output), output)
     for empty in (b.gpu for b in result.baselines if not b.commits and result.other_gpus):
         diag(

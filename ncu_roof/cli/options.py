@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ncu_roof.base.traffic import TrafficDefinition
+from ncu_roof.base.vocabulary import TrafficDefinition
 from ncu_roof.render.formats import Caption
 
 TRAFFIC_HELP = (

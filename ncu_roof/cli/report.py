@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ncu_roof import pipeline
-from ncu_roof.base.matching import MatchBy
-from ncu_roof.base.traffic import TrafficDefinition
+from ncu_roof.base.vocabulary import MatchBy, TrafficDefinition
 from ncu_roof.cli import ReadableHelp, app, named_alike
 from ncu_roof.cli.analyze import (
     AnalyzeOptions,

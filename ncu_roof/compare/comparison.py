@@ -14,8 +14,8 @@ import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.model import finite_or_none, nan_to_none
-from ncu_roof.base.matching import MatchBy
 from ncu_roof.base.shift import Movement, Shift, shift
+from ncu_roof.base.vocabulary import MatchBy
 from ncu_roof.compare.pairs import Change, PairRows, Status, classify, pair_frame, sides
 from ncu_roof.errors import GateError, UsageError
 

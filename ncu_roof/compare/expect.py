@@ -20,7 +20,7 @@ from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.workloads import Param, build
 from ncu_roof.base.text import one_line, shorten
 from ncu_roof.base.tomlfile import read_toml
-from ncu_roof.base.units import Dimension, parse_quantity
+from ncu_roof.base.units import Dimension, toml_quantity
 from ncu_roof.base.vocabulary import COMPUTE, TIER_WORDS, Bound, VerdictBasis
 from ncu_roof.errors import BadInputError, GateError, NcuRoofError
 
@@ -153,12 +153,7 @@ def _model_counts(table: Mapping[str, Any], where: str) -> tuple[float | None, M
 
 
 def _quantity(value: Any, dimension: Dimension, where: str) -> float:
-    if not isinstance(value, (int, float, str)) or isinstance(value, bool):
-        raise BadInputError(f"{where}: {value!r} is not a {dimension.value} count", hint=HINT)
-    try:
-        return parse_quantity(value, dimension)
-    except NcuRoofError as err:
-        raise BadInputError(f"{where}: {err.message}", hint=err.hint) from None
+    return toml_quantity(value, dimension, where, HINT, "{where}: {value!r} is not a {unit} count")
 
 
 def check(analysis: Analysis, expectations: Sequence[Expectation]) -> ExpectationReport:

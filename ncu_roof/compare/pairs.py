@@ -19,7 +19,7 @@ import polars as pl
 from ncu_roof.analysis.frame import struct
 from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.analysis.verdict_phrases import verdict_words
-from ncu_roof.base.matching import MatchBy
+from ncu_roof.base.vocabulary import MatchBy
 
 
 class Status(StrEnum):

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 from ncu_roof.base.metrics import SHARED_WAVEFRONTS
 from ncu_roof.base.tomlfile import read_toml
-from ncu_roof.base.units import Dimension, missing_cell, parse_quantity
+from ncu_roof.base.units import Dimension, missing_cell, toml_quantity
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Roofs
-from ncu_roof.errors import BadInputError, NcuRoofError
+from ncu_roof.errors import BadInputError
 from ncu_roof.gpus.lookup import Inference, infer_gpu, match_gpu
 from ncu_roof.gpus.specs import Gpu, Hardware, hardware_from_attributes
 
@@ -302,15 +302,8 @@ def load_roofs_file(path: str) -> Roofs:
 def _roof(path: str, table: str, key: str, value: object, dimension: Dimension) -> float:
     """One roofs-file entry: a string with units or a plain number, finite and above zero."""
     where = f"{path}: [{table}] {key}"
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise BadInputError(
-            f"{where} = {value!r} is not a {dimension.value} value (a string or a number)",
-            hint=ROOFS_HINT,
-        )
-    try:
-        number = parse_quantity(value, dimension)
-    except NcuRoofError as err:
-        raise BadInputError(f"{where}: {err.message}", hint=err.hint) from None
+    wrong_type = "{where} = {value!r} is not a {unit} value (a string or a number)"
+    number = toml_quantity(value, dimension, where, ROOFS_HINT, wrong_type)
     if not (math.isfinite(number) and number > 0):
         raise BadInputError(
             f"{where} = {value!r}: a roof must be a finite, positive {dimension.value}", hint=ROOFS_HINT

@@ -26,6 +26,7 @@ import itertools
 import re
 from dataclasses import dataclass, field, replace
 
+from ncu_roof.base.ncu import PROFILING
 from ncu_roof.base.units import NumberStyle, effective_unit
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage, choose_style, cut_short_note
@@ -56,7 +57,7 @@ _KERNEL_LINES = (
 _FIELD = re.compile(r"(Device|CC|Invocations) (\d+(?:\.\d+)?)|(\d+) invocations")
 
 
-_PROFILING = re.compile(r'^==PROF== Profiling ".*" - (\d+)\b', re.MULTILINE)
+_PROFILING = re.compile(PROFILING + r"(?<=\d)\b", re.MULTILINE)  # (only a line with the result ID)
 _SECTION_BYTES = re.compile(rb"^(?:" + _ANSI.pattern.encode() + rb")*[ \t]+Section: ", re.MULTILINE)
 
 
@@ -306,7 +307,7 @@ def read_console_text(
         )
     if text.strip() and not text.endswith("\n"):  # (spaces after the last break are a cut line too)
         notes.append(cut_short_note(path, text.count("\n") + 1))
-    announced = len(set(_PROFILING.findall(text)))  # ncu's `==PROF== Profiling "k" - 7: …` lines
+    announced = len({line["id"] for line in _PROFILING.finditer(text)})  # distinct result IDs
     if announced > launches.height:
         notes.append(
             f"{path}: the ==PROF== lines announce {announced} profiled launches but "

@@ -39,7 +39,7 @@ import polars as pl
 
 from ncu_roof.base.arrays import object_array
 from ncu_roof.base.metrics import CC_MAJOR, CC_MINOR
-from ncu_roof.base.units import cell_number, missing_cell
+from ncu_roof.base.units import cell_number, cell_numbers, missing_cell
 
 if TYPE_CHECKING:  # the readers of raw pages and reports, and the analysis, never load pandas
     import pandas as pd
@@ -213,7 +213,7 @@ def _number(column: pl.Series) -> pl.Series:
     """A metric as floats (one a report gave as text read by `cell_number`)."""
     if column.dtype != pl.String:
         return column
-    return pl.Series(column.name, [cell_number(v) for v in column.to_list()], dtype=pl.Float64)
+    return pl.Series(column.name, cell_numbers(column.to_list()))
 
 
 def settle_shapes(launches: pl.DataFrame) -> pl.DataFrame:

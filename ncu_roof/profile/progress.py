@@ -12,14 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ncu_roof.base.ncu import PROFILING
 from ncu_roof.base.tomlfile import package_table
 from ncu_roof.errors import ProfileError
 from ncu_roof.profile.argv import ProfileOptions, filter_args
 
-_PROGRESS = re.compile(
-    r'^==PROF== Profiling "(?P<name>.*)"(?: - (?P<id>\d+))?: (?P<bar>[0-9%.]*)'
-    r"(?:\s*-\s*(?P<passes>\d+) pass(?:es)?)?\s*$"
-)
+_PROGRESS = re.compile(PROFILING + r": (?P<bar>[0-9%.]*)(?:\s*-\s*(?P<passes>\d+) pass(?:es)?)?\s*$")
 _APP_ERROR = re.compile(r"The application returned an error code \((?P<code>-?\d+)\)")
 TOOL_PREFIXES = ("==PROF==", "==WARNING==", "==ERROR==")  # the lines ncu writes, not the program
 NO_KERNELS = re.compile(r"No kernels were profiled")

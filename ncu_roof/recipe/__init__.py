@@ -18,7 +18,6 @@ import numpy as np
 
 from ncu_roof.base.metrics import (
     CLOCKS,
-    COLLECT,
     DEVICE_ATTRIBUTES,
     DURATION,
     FLOP_FORMS,
@@ -35,12 +34,10 @@ from ncu_roof.base.metrics import (
     TENSOR_PIPE_PCT,
     WARP_INST_METRICS,
     WAVES,
-    collect_command,
     fma_peak,
     op_metric,
 )
-from ncu_roof.base.traffic import TrafficDefinition
-from ncu_roof.base.vocabulary import CUDA_CORE_PRECISIONS, PRECISIONS
+from ncu_roof.base.vocabulary import CUDA_CORE_PRECISIONS, PRECISIONS, TrafficDefinition
 from ncu_roof.recipe.frame import (
     FACTORS,
     Factors,
@@ -72,12 +69,9 @@ if TYPE_CHECKING:  # `normalize` gives a DataFrame; the analysis reads `normaliz
     import pandas as pd
 
 __all__ = [
-    "COLLECT",
     "FACTORS",
-    "FLOP_OPS",
     "PIPE_PREFIX",
     "TENSOR_PATH_PREFIX",
-    "collect_command",
     "flop_weights",
     "is_integer_path",
     "normalize",

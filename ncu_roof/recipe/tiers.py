@@ -27,7 +27,7 @@ from ncu_roof.base.metrics import (
     counter_forms,
 )
 from ncu_roof.base.ncu import version_tuple
-from ncu_roof.base.traffic import TrafficDefinition
+from ncu_roof.base.vocabulary import TrafficDefinition
 from ncu_roof.recipe.frame import (
     Factors,
     Flags,
