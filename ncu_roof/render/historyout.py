@@ -132,7 +132,7 @@ def show_markdown(points: Sequence[Point]) -> str:
 def show_html(points: Sequence[Point]) -> str:
     """A page in the report's style sheet: per group a table of its commits, each verdict a badge
     in the report's verdict colour."""
-    from ncu_roof.render.html_assets import CSS
+    from ncu_roof.render.html import CSS
 
     left = {"commit", "time", "verdict"}
     head = "".join(f"<th{' class=text' if c in left else ''}>{c}</th>" for c in SHOW_COLUMNS)
