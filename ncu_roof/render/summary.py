@@ -26,12 +26,12 @@ from ncu_roof.analysis.groups import (
     ranked,
     repeats,
 )
+from ncu_roof.analysis.records import VERDICT_WORDS as VERDICT_WORDS  # every sink's words
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import distinct_names, one_line, pct, si
 from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound, VerdictBasis
 from ncu_roof.render.unplaced import missing_reason
 
-VERDICT_WORDS = {b: b.value if b in (Bound.BALANCED, Bound.UNKNOWN) else f"{b.value}-bound" for b in Bound}
 # one colour per verdict for every sink (terminal, plot, HTML); colour-blind safe (Okabe–Ito):
 # memory blue as the memory roofs, compute vermillion as the compute roofs, latency (neither)
 # bluish green, each pair told apart under every colour-vision deficiency
