@@ -25,6 +25,7 @@ from ncu_roof.render.summary import (
     Row,
     Summary,
     device_name,
+    lack_counters,
     roof_rows,
     roofs_clock_words,
     summarize,
@@ -243,8 +244,7 @@ def _roofs(summary: Summary) -> list[str]:
 
 def _warnings(summary: Summary) -> list[str]:
     parts = []
-    launches = summary.analysis.launches
-    above = launches.filter(pl.col("pct_of_roof") > 100.0).height
+    above = summary.analysis.launches.filter(pl.col("pct_of_roof") > 100.0).height
     if above:
         parts.append(
             f"> [!WARNING]\n> {plural(above, 'launch')} {'are' if above != 1 else 'is'} above "
@@ -253,8 +253,6 @@ def _warnings(summary: Summary) -> list[str]:
         )
     hint = summary.analysis.collect_hint
     if hint:
-        lacking = launches.filter(pl.col("missing").list.len() > 0).height
-        verb = "lacks" if lacking == 1 else "lack"
-        who = f"{plural(lacking, 'launch')} {verb}" if lacking else "Some launches lack"
-        parts.append(folded(f"{who} counters: an ncu run that collects them", code_block(hint, "sh")))
+        what = f"{lack_counters(summary.analysis)}: an ncu run that collects them"
+        parts.append(folded(what, code_block(hint, "sh")))
     return parts
