@@ -52,10 +52,10 @@ class Analysis(core.Analysis):
 
     def to_parquet(self, path: Path) -> None:
         """Write the launch table to a Parquet file (atomically), as `analyze --format parquet`."""
+        from ncu_roof.render.formats import OutputFormat, RenderOptions, render
         from ncu_roof.render.output import write_output
-        from ncu_roof.render.parquet import render_parquet
 
-        write_output(render_parquet(self), _path("path", path))
+        write_output(render(self, OutputFormat.PARQUET, RenderOptions()), _path("path", path))
 
     def to_json(self) -> str:
         """The `ncu-roof/analysis/v1` JSON document, as `analyze --format json` writes it."""

@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 import subprocess
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -82,6 +83,17 @@ def test_embedded_data_round_trips_the_names_and_cannot_close_the_script() -> No
     assert data["rows"][0]["cells"][keys.index("duration")] == "1 ms"
     assert data["rows"][0]["cells"][keys.index("headroom")] == "500 µs"  # 1 ms at 50% of its roof
     assert script_json({"x": "</script><b>&"}) == '{"x":"\\u003c/script\\u003e\\u003cb\\u003e\\u0026"}'
+
+
+def test_could_save_marks_a_lower_bound_as_the_terminal_and_markdown_do() -> None:
+    # two launches of one kernel, the second off every roof: 500 µs is what the first alone saves
+    analysis = synthetic(["same", "same"])
+    first, second = analysis.kernels
+    analysis = replace(analysis, kernels=(first, Kernel(**{**second.__dict__, "pct_of_roof": None})))
+    data = json.loads(Page(render_html(analysis, plot_svg=STUB_SVG)).scripts[0][1])
+    keys = [c["key"] for c in data["columns"]]
+    assert data["rows"][0]["cells"][keys.index("headroom")] == "500 µs+"
+    assert data["rows"][0]["sort"][keys.index("headroom")] == pytest.approx(5e-4)
 
 
 def test_repeated_launches_are_one_row_and_the_table_is_paged() -> None:

@@ -11,7 +11,7 @@ import pytest
 from conftest import CORPUS, run_cli
 
 import ncu_roof
-from ncu_roof.render.parquet import METADATA_KEY
+from ncu_roof.render.formats import METADATA_KEY
 
 BASE = "reexport/a10g_rep_2023.1.1_roofline-set.ncu2024.1-raw-base.csv"  # ncu 2024.1 re-export
 HEAD = "a10g_rep_2023.1.1_roofline-set.ncu-rep"  # the same run, read from the report itself

@@ -40,6 +40,11 @@ def finite_or_none(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def finite_map(values: Mapping[str, float]) -> dict[str, float | None]:
+    """Each value `finite_or_none`, keys kept."""
+    return {k: finite_or_none(v) for k, v in values.items()}
+
+
 DEFAULT_PRECISIONS = ("fp32", "fp64", "fp16", "tensor")  # the roof shown when a kernel has no FLOPs
 
 

@@ -14,6 +14,7 @@ from ncu_roof.base.vocabulary import Bound, Roofs, VerdictBasis
 # Pipes that execute arithmetic: the busiest is a compute ceiling. Load/store, texture, address and
 # branch pipes move or steer data; their traffic is judged by the memory tiers.
 NON_COMPUTE_PIPES = ("lsu", "tex", "adu", "ipa", "cbu", "tma")
+VERDICT_WORDS = {b: b.value if b in (Bound.BALANCED, Bound.UNKNOWN) else f"{b.value}-bound" for b in Bound}
 
 
 @dataclass(frozen=True)
@@ -139,13 +140,17 @@ def verdict_phrase(
     `latency-bound (small grid)`, `balanced`): `where` is the binding memory tier (the busiest
     memory unit under SOL), `sol_compute` what a SOL compute verdict names (busiest pipe, else the
     SM percentage; "" for a roofline verdict)."""
+    words = VERDICT_WORDS[bound]
     if bound is Bound.MEMORY:
-        return f"memory-bound ({where or 'memory'})"
+        return f"{words} ({where or 'memory'})"
     if bound is Bound.COMPUTE:
-        return f"compute-bound ({sol_compute or ceiling_words(ceiling, ceiling_pct)})"
-    if bound is Bound.LATENCY:
-        return "latency-bound (small grid)" if small_grid else "latency-bound"
-    return str(bound.value)  # balanced, unknown
+        return f"{words} ({sol_compute or ceiling_words(ceiling, ceiling_pct)})"
+    return f"{words} (small grid)" if bound is Bound.LATENCY and small_grid else words
+
+
+def bound_at(bound: Bound, tier: str | None) -> str:
+    """`memory-bound at dram` (a memory bound and its tier), else the verdict's words."""
+    return f"{VERDICT_WORDS[bound]} at {tier}" if bound is Bound.MEMORY and tier else VERDICT_WORDS[bound]
 
 
 def sol_compute_words(pipe_pct: Mapping[str, float], sm_pct: float | None) -> str:

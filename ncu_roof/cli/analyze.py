@@ -105,7 +105,7 @@ def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) ->
 
 def report_gaps(analysis: Analysis) -> None:
     """One stderr line on why verdicts are missing, one on missing counters (--verbose: the command)."""
-    from ncu_roof.base.text import plural
+    from ncu_roof.render.summary import lack_counters
     from ncu_roof.render.unplaced import missing_reason
 
     reason = missing_reason(analysis)
@@ -113,10 +113,8 @@ def report_gaps(analysis: Analysis) -> None:
         diag(f"not on a roofline: {reason}")
     if analysis.collect_hint:
         missing = analysis.launches.get_column("missing")
-        lacking = int((missing.list.len() > 0).sum())
-        lack = "lacks" if lacking == 1 else "lack"
         what = missing.explode().drop_nulls().unique().sort().to_list()
-        gap = f"{plural(lacking, 'launch')} {lack} counters ({', '.join(what)})"
+        gap = f"{lack_counters(analysis)} ({', '.join(what)})"
         if verbosity[0] is Verbosity.VERBOSE:
             diag(f"{gap}; a run that collects them:")
             diag(f"  {analysis.collect_hint}", command=True)

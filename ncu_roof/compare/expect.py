@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Any
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.records import Kernel
+from ncu_roof.analysis.records import Kernel, bound_at
 from ncu_roof.analysis.workloads import Param, build
 from ncu_roof.base.text import one_line, shorten
 from ncu_roof.base.tomlfile import read_toml
@@ -188,7 +188,7 @@ def _words(bound: Bound, where: str | None) -> str:
     """`memory-bound at dram` (a memory bound and its tier), `compute-bound`, or balanced's words."""
     if bound is Bound.BALANCED:
         return "balanced (compute and memory equally busy, by Speed of Light)"
-    return f"memory-bound at {where}" if bound is Bound.MEMORY and where else f"{bound.value}-bound"
+    return bound_at(bound, where)
 
 
 def _verdict(k: Kernel, e: Expectation) -> tuple[Status, str]:

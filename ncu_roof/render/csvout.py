@@ -11,20 +11,12 @@ empty, lists of texts joined with `; `, every text cell guarded against formulas
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.launches import launch_table
+from ncu_roof.analysis.launches import each_distinct, launch_table
 from ncu_roof.render.text import csv_cell
-
-
-def _each_distinct(column: pl.Series, text: Callable[[str], str | None]) -> pl.Series:
-    """`text` of each distinct text of the column (a long column holds few: a device's roofs,
-    repeated launches), spread back to every row; null stays null."""
-    distinct = column.unique().drop_nulls()
-    return column.replace_strict(distinct, [text(t) for t in distinct.to_list()], return_dtype=pl.String)
 
 
 def _numbers(column: pl.Series, count: bool) -> pl.Series:
@@ -37,7 +29,7 @@ def _numbers(column: pl.Series, count: bool) -> pl.Series:
             return None
         return str(round(value)) if count else repr(float(f"{value:.15g}"))
 
-    return _each_distinct(column.cast(pl.String), cell)
+    return each_distinct(column.cast(pl.String), cell)
 
 
 def _cells(column: pl.Series) -> pl.Series:
@@ -51,7 +43,7 @@ def _cells(column: pl.Series) -> pl.Series:
         return column.cast(pl.String)
     if isinstance(column.dtype, pl.List):
         column = column.list.join("; ")
-    return _each_distinct(column, lambda t: csv_cell(t) or None)
+    return each_distinct(column, lambda t: csv_cell(t) or None)
 
 
 def render_csv(analysis: Analysis) -> str:

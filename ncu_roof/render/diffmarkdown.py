@@ -22,7 +22,7 @@ from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, sides
 from ncu_roof.render.diffout import HEADERS, KERNEL_MAX, STATUS_MARK, headline, order_key, row_cells
 from ncu_roof.render.headline import times
 from ncu_roof.render.markdown import GITHUB_LIMIT_CHARS
-from ncu_roof.render.text import code_span, table_cell
+from ncu_roof.render.text import code_span, folded, md_row, table_cell
 
 MARKER = "<!-- ncu-roof:diff -->"
 TOP_ROWS = 20
@@ -124,7 +124,7 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
         details += line
     launches = len(result.kernels)
     what = plural(len(rows), "kernel") + (f" ({plural(launches, 'launch')})" if launches != len(rows) else "")
-    tail = ["", f"<details><summary>All {what}</summary>", "", details, "", "</details>"]
+    tail = ["", folded(f"All {what}", details, inline=True)]
     if left_out:
         tail.append(
             f"\n{plural(left_out, 'kernel')} left out to stay under GitHub's "
@@ -134,7 +134,7 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
 
 
 def _md_table(rows: Sequence[FoldedRow]) -> str:
-    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    lines = [md_row(HEADERS), "|" + "---|" * len(HEADERS)]
     lines += [_md_row(r) for r in rows]
     return "\n".join(lines)
 
@@ -145,7 +145,7 @@ def _md_row(row: FoldedRow) -> str:
     k = row.kernel
     name = f"{code_span(shorten(k.name, KERNEL_MAX))} {code_span(launch_shape(k.grid, k.block))}{_count(row)}"
     cells = [name, *row_cells(k)[1:-1], _status(row)]
-    return "| " + " | ".join(table_cell(c) for c in cells) + " |"
+    return md_row(table_cell(c) for c in cells)
 
 
 def _count(row: FoldedRow) -> str:

@@ -5,8 +5,10 @@ added to the enum but not registered in `FORMATS` and given a renderer here fail
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
+from io import BytesIO
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
@@ -17,6 +19,8 @@ if TYPE_CHECKING:
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.render.output import Document
     from ncu_roof.render.plot_panel import Arrow
+
+METADATA_KEY = b"ncu-roof"  # a Parquet file's schema metadata: the JSON document's header
 
 
 class OutputFormat(StrEnum):
@@ -118,10 +122,21 @@ def render(analysis: Analysis, fmt: OutputFormat, options: RenderOptions) -> Doc
         from ncu_roof.render.csvout import render_csv
 
         return render_csv(analysis)
-    if fmt is OutputFormat.PARQUET:
-        from ncu_roof.render.parquet import render_parquet
+    if fmt is OutputFormat.PARQUET:  # the launch table (a row per launch with its input's and
+        # device's facts) as one file, so files of many runs can be queried together (DuckDB,
+        # Polars, Spark, pandas); under `ncu-roof` its metadata holds the JSON document's header (schema,
+        # inputs, devices with every roof and its source, the collect command)
+        import pyarrow.parquet as pq
 
-        return render_parquet(analysis)
+        from ncu_roof.analysis.launches import to_arrow
+        from ncu_roof.render.jsonout import outline
+
+        header = {k: v for k, v in outline(analysis).items() if k != "kernels"}
+        text = json.dumps(header, ensure_ascii=False, allow_nan=False)
+        table = to_arrow(analysis).replace_schema_metadata({METADATA_KEY: text.encode()})
+        buffer = BytesIO()
+        pq.write_table(table, buffer, compression="zstd")
+        return buffer.getvalue()
     from ncu_roof.analysis.groups import GroupBy, SortBy
     from ncu_roof.render.summary import summarize
 

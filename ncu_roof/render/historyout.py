@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ncu_roof.base.text import launch_shape, one_line, shorten, si
 from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
 from ncu_roof.render.console import rich_text
-from ncu_roof.render.text import code_span, csv_cell, table_cell
+from ncu_roof.render.text import code_span, csv_cell, folded, md_row, table_cell
 
 if TYPE_CHECKING:
     from ncu_roof.history.check import CheckResult, KernelMovement
@@ -123,8 +123,8 @@ def show_markdown(points: Sequence[Point]) -> str:
             f"#### {code_span(shorten(g['name'], 80))} {table_cell(shape)} on {code_span(g['gpu'])}",
             "",
         ]
-        parts += ["| " + " | ".join(SHOW_COLUMNS) + " |", "|" + "---|" * len(SHOW_COLUMNS)]
-        parts += ["| " + " | ".join(table_cell(c) for c in _cells(p)) + " |" for p in g["points"]]
+        parts += [md_row(SHOW_COLUMNS), "|" + "---|" * len(SHOW_COLUMNS)]
+        parts += [md_row(table_cell(c) for c in _cells(p)) for p in g["points"]]
         parts.append("")
     return "\n".join(parts)
 
@@ -132,7 +132,7 @@ def show_markdown(points: Sequence[Point]) -> str:
 def show_html(points: Sequence[Point]) -> str:
     """A page in the report's style sheet: per group a table of its commits, each verdict a badge
     in the report's verdict colour."""
-    from ncu_roof.render.html_assets import CSS
+    from ncu_roof.render.html import CSS
 
     left = {"commit", "time", "verdict"}
     head = "".join(f"<th{' class=text' if c in left else ''}>{c}</th>" for c in SHOW_COLUMNS)
@@ -276,17 +276,17 @@ def check_markdown(result: CheckResult) -> str:
     )
     parts += ["", "### Movements", ""]
     parts += [_md_table(moved)] if moved else ["Every kernel moved within the noise."]
-    parts += ["", f"<details><summary>All {len(result.movements)} kernel groups</summary>", ""]
-    parts += [_md_table(result.movements), "", "</details>", ""]
+    groups = f"All {len(result.movements)} kernel groups"
+    parts += ["", folded(groups, _md_table(result.movements), inline=True), ""]
     return "\n".join(parts)
 
 
 def _md_table(movements: Sequence[KernelMovement]) -> str:
-    lines = ["| " + " | ".join(CHECK_COLUMNS) + " |", "|" + "---|" * len(CHECK_COLUMNS)]
+    lines = [md_row(CHECK_COLUMNS), "|" + "---|" * len(CHECK_COLUMNS)]
     for m in movements:
         cells = _check_cells(m)
         cells[1] = code_span(cells[1])
-        lines.append("| " + " | ".join(c if i == 1 else table_cell(c) for i, c in enumerate(cells)) + " |")
+        lines.append(md_row(c if i == 1 else table_cell(c) for i, c in enumerate(cells)))
     return "\n".join(lines)
 
 

@@ -5,6 +5,8 @@ No network: CSS, JS and the SVG plot inline, a Content-Security-Policy that forb
 allows only our script (by hash). Every data string is escaped: `html.escape`, or for the script's
 JSON (`<script type="application/json">`) `<`, `>`, `&`, written with `textContent` only. The DOM
 holds one page of rows (100,000 launches stay 100 rows); cells are formatted here, once.
+The page (a `string.Template`), its style sheet and its one script (it lays out, sorts, filters and
+pages the table) are files in ncu_roof/data: report.html, report.css, report.js.
 """
 
 from __future__ import annotations
@@ -18,19 +20,21 @@ from dataclasses import replace
 from html import escape
 from itertools import chain
 from pathlib import PurePath
+from string import Template
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import KernelGroup, headroom_s
 from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import intensity, one_line, pct, plural, shorten, si
+from ncu_roof.base.tomlfile import package_text
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
-from ncu_roof.render.html_assets import CSS, PAGE, SCRIPT
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
 from ncu_roof.render.rates import achieved_words, integer_ops_rate
 from ncu_roof.render.summary import (
+    VERDICT_COLOURS,
     VERDICT_WORDS,
     DeviceView,
     Row,
@@ -46,6 +50,13 @@ if TYPE_CHECKING:
 
 HTML_PLOT_WIDTH_IN = {False: 8.0, True: 13.0}  # one panel, two side by side
 _SVG_PROLOG = re.compile(r"<\?xml[^>]*\?>|<!DOCTYPE[^>]*>", re.IGNORECASE)
+CSS = (  # the verdict colours of `render.summary` written in where the style sheet's comments mark them
+    package_text("report.css")
+    .replace("/*verdict colours*/", "".join(f"--{b.value}:{VERDICT_COLOURS[b]};" for b in Bound))
+    .replace("/*verdict backgrounds*/", "".join(f".{b.value}{{background:var(--{b.value})}}" for b in Bound))
+)
+SCRIPT = package_text("report.js")
+PAGE = Template(package_text("report.html"))
 
 
 def render_html(

@@ -63,7 +63,7 @@ def row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
         "verdict": (None, _verdict_lines(row.verdict)),
         "notes": (None, notes),
         "pct": (lead.pct_of_roof, pct(lead.pct_of_roof)),
-        "headroom": (g.headroom_s, "–" if g.headroom_s is None else si(g.headroom_s, "s")),
+        "headroom": (g.headroom_s, row.saving()),
         "binding": (None, lead.roofline_binding or "–"),
         "flops": (lead.achieved_flop_per_s, achieved_words(lead, g.total_duration_s)),
         "bandwidth": (

@@ -17,7 +17,7 @@ from ncu_roof.analysis.groups import (
     group_kernels,
     ranked,
 )
-from ncu_roof.analysis.model import finite_or_none
+from ncu_roof.analysis.model import finite_map, finite_or_none
 from ncu_roof.analysis.records import Device
 from ncu_roof.render.output import Piece, joined
 
@@ -30,8 +30,8 @@ def device_json(device: Device) -> dict[str, Any]:
         "name": device.name,
         "cc": device.cc,
         "roofs": {
-            "compute_flop_per_s": {k: finite_or_none(v) for k, v in roofs.compute_flop_per_s.items()},
-            "bandwidth_byte_per_s": {k: finite_or_none(v) for k, v in roofs.bandwidth_byte_per_s.items()},
+            "compute_flop_per_s": finite_map(roofs.compute_flop_per_s),
+            "bandwidth_byte_per_s": finite_map(roofs.bandwidth_byte_per_s),
         },
         "sm_clock_hz": finite_or_none(device.sm_clock_hz),
         "roof_source": roofs.source,

@@ -25,11 +25,12 @@ from ncu_roof.render.summary import (
     Row,
     Summary,
     device_name,
+    lack_counters,
     roof_rows,
     roofs_clock_words,
     summarize,
 )
-from ncu_roof.render.text import code_block, code_span, plain, table_cell, unbroken
+from ncu_roof.render.text import code_block, code_span, folded, md_row, plain, table_cell, unbroken
 
 GITHUB_LIMIT_CHARS = 65_536  # a GitHub comment or job summary holds no more
 MARKER = "<!-- ncu-roof -->"
@@ -107,17 +108,13 @@ def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> s
         parts.append(f"<sub>{plain('; '.join(summary.legend()))}.</sub>")
         keys = summary.names(NAME_WIDTH)[1]  # what tells apart the names shown with an index (`[K1] …`)
         parts += ["  \n".join(code_span(key) for key in keys)] if keys else []
-        parts.append(_folded(f"More columns for these {len(head)} {what}", _more_table(summary, head)))
+        parts.append(folded(f"More columns for these {len(head)} {what}", _more_table(summary, head)))
     if rest:
-        parts.append(_folded(f"The other {len(rest)} {what}", _main_table(summary, rest, device_column=True)))
+        parts.append(folded(f"The other {len(rest)} {what}", _main_table(summary, rest, device_column=True)))
     parts += _notes(summary)
     parts += _roofs(summary)
     parts += _warnings(summary)
     return "\n\n".join(parts) + "\n"
-
-
-def _folded(title: str, body: str) -> str:
-    return f"<details>\n<summary>{title}</summary>\n\n{body}\n\n</details>"
 
 
 def _gpu(device: Device) -> str:
@@ -164,7 +161,7 @@ def _label(summary: Summary, name: str) -> str:
 def _table(header: Sequence[str], left: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     """A table, its `left` columns aligned left (words), the others right (numbers)."""
     align = [":---" if h in left else "---:" for h in header]
-    return "\n".join("| " + " | ".join(cells) + " |" for cells in (header, align, *rows))
+    return "\n".join(md_row(cells) for cells in (header, align, *rows))
 
 
 def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
@@ -241,14 +238,13 @@ def _roofs(summary: Summary) -> list[str]:
             at = f" {clock}" if clock else ""
             table = _table(("Roof", "Peak", "Source"), ("Roof", "Source"), rows)
             body = f"{_gpu(device)}, roofs from {code_span(device.roofs.source)}{at}:\n\n{table}"
-            parts.append(_folded(f"Roofs of device {device.index}", body))
+            parts.append(folded(f"Roofs of device {device.index}", body))
     return parts
 
 
 def _warnings(summary: Summary) -> list[str]:
     parts = []
-    launches = summary.analysis.launches
-    above = launches.filter(pl.col("pct_of_roof") > 100.0).height
+    above = summary.analysis.launches.filter(pl.col("pct_of_roof") > 100.0).height
     if above:
         parts.append(
             f"> [!WARNING]\n> {plural(above, 'launch')} {'are' if above != 1 else 'is'} above "
@@ -257,8 +253,6 @@ def _warnings(summary: Summary) -> list[str]:
         )
     hint = summary.analysis.collect_hint
     if hint:
-        lacking = launches.filter(pl.col("missing").list.len() > 0).height
-        verb = "lacks" if lacking == 1 else "lack"
-        who = f"{plural(lacking, 'launch')} {verb}" if lacking else "Some launches lack"
-        parts.append(_folded(f"{who} counters: an ncu run that collects them", code_block(hint, "sh")))
+        what = f"{lack_counters(summary.analysis)}: an ncu run that collects them"
+        parts.append(folded(what, code_block(hint, "sh")))
     return parts

@@ -5,24 +5,20 @@ and the terminal view (per-tier table, verdict line, assumptions) as text.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.analysis.model import finite_or_none
+from ncu_roof.analysis.model import finite_map, finite_or_none
 from ncu_roof.analysis.prediction import TENSOR, Prediction
+from ncu_roof.analysis.records import bound_at
 from ncu_roof.base.text import intensity, si
-from ncu_roof.base.vocabulary import COMPUTE
+from ncu_roof.base.vocabulary import COMPUTE, Bound
 from ncu_roof.render.console import PIPE_WIDTH, rich_text
 
 SCHEMA = "ncu-roof/prediction/v1"
-
-
-def _finite_map(values: Mapping[str, float]) -> dict[str, float | None]:
-    return {k: finite_or_none(v) for k, v in values.items()}
 
 
 def to_dict(p: Prediction) -> dict[str, Any]:
@@ -31,18 +27,18 @@ def to_dict(p: Prediction) -> dict[str, Any]:
         "schema": SCHEMA,
         "platform": {
             "name": p.roofs.name,
-            "peak_flop_per_s": _finite_map(p.roofs.compute_flop_per_s),
-            "bandwidth_byte_per_s": _finite_map(p.roofs.bandwidth_byte_per_s),
+            "peak_flop_per_s": finite_map(p.roofs.compute_flop_per_s),
+            "bandwidth_byte_per_s": finite_map(p.roofs.bandwidth_byte_per_s),
         },
         "workload": {
             "name": p.workload_name,
             "params": dict(p.params),
             "flop": finite_or_none(p.flop),
-            "bytes": _finite_map(p.bytes_by_tier),
+            "bytes": finite_map(p.bytes_by_tier),
         },
-        "intensity_flop_per_byte": _finite_map(p.point.intensity_flop_per_byte),
-        "ridge_flop_per_byte": _finite_map(p.point.ridge_flop_per_byte),
-        "cap_flop_per_s": _finite_map(p.point.cap_flop_per_s),
+        "intensity_flop_per_byte": finite_map(p.point.intensity_flop_per_byte),
+        "ridge_flop_per_byte": finite_map(p.point.ridge_flop_per_byte),
+        "cap_flop_per_s": finite_map(p.point.cap_flop_per_s),
         "attainable_flop_per_s": finite_or_none(p.point.attainable_flop_per_s),
         "binding": p.point.binding,
         "bound": p.bound,
@@ -133,7 +129,7 @@ def verdict_line(p: Prediction) -> str:
     point = p.point
     if point.binding is None:
         return "verdict: unknown (no roof applies)"
-    where = "compute-bound" if point.binding == COMPUTE else f"memory-bound at {point.binding}"
+    where = bound_at(Bound.COMPUTE if point.binding == COMPUTE else Bound.MEMORY, point.binding)
     if point.binding == COMPUTE and p.compute_ceiling:
         where += f" ({p.compute_ceiling})"
     ops_only = p.ops is not None and not p.flop  # integer work alone: a FLOP/s figure says nothing

@@ -26,12 +26,12 @@ from ncu_roof.analysis.groups import (
     ranked,
     repeats,
 )
+from ncu_roof.analysis.records import VERDICT_WORDS as VERDICT_WORDS  # every sink's words
 from ncu_roof.analysis.records import Device
-from ncu_roof.base.text import distinct_names, one_line, pct, si
+from ncu_roof.base.text import distinct_names, one_line, pct, plural, si
 from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound, VerdictBasis
 from ncu_roof.render.unplaced import missing_reason
 
-VERDICT_WORDS = {b: b.value if b in (Bound.BALANCED, Bound.UNKNOWN) else f"{b.value}-bound" for b in Bound}
 # one colour per verdict for every sink (terminal, plot, HTML); colour-blind safe (Okabe–Ito):
 # memory blue as the memory roofs, compute vermillion as the compute roofs, latency (neither)
 # bluish green, each pair told apart under every colour-vision deficiency
@@ -68,6 +68,15 @@ def roof_rows(device: Device) -> list[tuple[str, str, str]]:
     peaks = [(p, si(v, "FLOP/s")) for p, v in roofs.compute_flop_per_s.items()]
     peaks += [(t, si(v, "B/s")) for t, v in roofs.bandwidth_byte_per_s.items()]
     return [(key, peak, roofs.sources.get(key, roofs.source)) for key, peak in peaks]
+
+
+def lack_counters(analysis: Analysis) -> str:
+    """`3 launches lack counters` (`1 launch lacks`): those `Analysis.collect_hint` would collect;
+    `Some launches lack counters` where no launch says which (a hand-made analysis)."""
+    lacking = int((analysis.launches.get_column("missing").list.len() > 0).sum())
+    if not lacking:
+        return "Some launches lack counters"
+    return f"{plural(lacking, 'launch')} {'lacks' if lacking == 1 else 'lack'} counters"
 
 
 def roofs_clock_words(device: Device) -> str:

@@ -7,6 +7,7 @@ The guards the sinks apply to every text from data (names, shapes, paths, notes)
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ncu_roof.base.text import one_line
 
@@ -59,3 +60,15 @@ def unbroken(text: str) -> str:
 def plain(text: str) -> str:
     """Data as literal text outside code spans: Markdown and HTML punctuation backslash-escaped."""
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", one_line(text))
+
+
+def md_row(cells: Iterable[str]) -> str:
+    """One Markdown table row of cells already made safe (`table_cell`, `code_span`)."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def folded(title: str, body: str, *, inline: bool = False) -> str:
+    """`body` folded in `<details>` under `title` (our own words only: a <summary> is raw HTML to
+    GitHub); `inline`: `<summary>` on the line of `<details>` (the diff and history comments)."""
+    summary = f"<summary>{title}</summary>"
+    return f"<details>{summary if inline else chr(10) + summary}\n\n{body}\n\n</details>"
