@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.model import fixed, is_set, sentences
+from ncu_roof.analysis.records import VERDICT_WORDS
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
 from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
@@ -41,8 +42,8 @@ def verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
 
 def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
     """`compute-bound (42% of roof)`, `memory-bound at dram`, `nothing (…)` per launch."""
-    memory = "memory-bound at " + binding.astype(str).astype(object)
-    where = np.where(binding == COMPUTE, "compute-bound", memory).astype(object)
+    memory = f"{VERDICT_WORDS[Bound.MEMORY]} at " + binding.astype(str).astype(object)
+    where = np.where(binding == COMPUTE, VERDICT_WORDS[Bound.COMPUTE], memory).astype(object)
     known = ~np.isnan(pct)
     words = where.copy()
     words[known] = where[known] + " (" + fixed(pct[known], 0) + "% of roof)"

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ncu_roof.analysis.groups import KernelGroup
-from ncu_roof.analysis.records import ceiling_words
+from ncu_roof.analysis.records import VERDICT_WORDS, ceiling_words
 from ncu_roof.analysis.sol import HIGH_THROUGHPUT_SOL_PCT
 from ncu_roof.base.text import pct, si
 from ncu_roof.base.vocabulary import COMPUTE, TIER_NAMES, Bound
-from ncu_roof.render.summary import VERDICT_WORDS, DeviceView, Summary, verdict_words
+from ncu_roof.render.summary import DeviceView, Summary, verdict_words
 
 Words = Callable[[str], str]
 

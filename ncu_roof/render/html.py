@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import KernelGroup, headroom_s
-from ncu_roof.analysis.records import Device, Kernel
+from ncu_roof.analysis.records import VERDICT_WORDS, Device, Kernel
 from ncu_roof.base.text import intensity, one_line, pct, plural, shorten, si
 from ncu_roof.base.tomlfile import package_text
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
@@ -35,7 +35,6 @@ from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, 
 from ncu_roof.render.rates import achieved_words, integer_ops_rate
 from ncu_roof.render.summary import (
     VERDICT_COLOURS,
-    VERDICT_WORDS,
     DeviceView,
     Row,
     Summary,

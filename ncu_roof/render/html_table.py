@@ -9,11 +9,12 @@ from html import escape
 from typing import Any
 
 from ncu_roof.analysis.model import finite_or_none
+from ncu_roof.analysis.records import VERDICT_WORDS
 from ncu_roof.base.text import intensity, one_line, pct, shorten, si
 from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.markdown import bandwidth_tier, intensity_tiers
 from ncu_roof.render.rates import achieved_words
-from ncu_roof.render.summary import VERDICT_WORDS, Row, Summary
+from ncu_roof.render.summary import Row, Summary
 from ncu_roof.render.text import unbroken
 
 NAME_WIDTH = 70

@@ -10,10 +10,11 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ncu_roof.analysis.groups import KernelGroup
+from ncu_roof.analysis.records import VERDICT_WORDS
 from ncu_roof.base.text import one_line
 from ncu_roof.base.vocabulary import BASIS_WORDS, TIER_NAMES, Bound, VerdictBasis, with_basis
 from ncu_roof.render.plot_panel import KernelPoint
-from ncu_roof.render.summary import VERDICT_COLOURS, VERDICT_WORDS
+from ncu_roof.render.summary import VERDICT_COLOURS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -26,7 +26,6 @@ from ncu_roof.analysis.groups import (
     ranked,
     repeats,
 )
-from ncu_roof.analysis.records import VERDICT_WORDS as VERDICT_WORDS  # every sink's words
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import distinct_names, one_line, pct, plural, si
 from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound, VerdictBasis
