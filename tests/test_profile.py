@@ -98,12 +98,17 @@ def test_filters_and_raw_ncu_args_pass_through_before_the_program() -> None:
             KernelProgress("basic_gemm", None, 100, 37),
         ),
         ('==PROF== Profiling "k" - 0: 0%....50%....100% - 1 pass\n', KernelProgress("k", 0, 100, 1)),
+        (  # ncu 2025 (the GH200 console export of the corpus)
+            '==PROF== Profiling "vectorized_elementwise_kernel" - 2 (3/10): 0%....50%....100% - 10 passes',
+            KernelProgress("vectorized_elementwise_kernel", 2, 100, 10),
+        ),
+        ('==PROF== Profiling "k" - 7 (8/10): 0%....50%..', KernelProgress("k", 7, 50, None)),
         ('==PROF== Profiling "k<int>" - 12: 0%....50%..', KernelProgress("k<int>", 12, 50, None)),
         ("==PROF== Connected to process 42 (/bin/app)", None),
         ('Profiling "k" - 0: 0%....100% - 3 passes', None),
     ],
 )
-def test_progress_lines_old_new_singular_and_partial(line: str, expected: KernelProgress | None) -> None:
+def test_progress_lines_old_new_2025_singular_and_partial(line: str, expected: KernelProgress | None) -> None:
     assert parse_progress(line) == expected
 
 

@@ -17,7 +17,10 @@ from ncu_roof.base.tomlfile import package_table
 from ncu_roof.errors import ProfileError
 from ncu_roof.profile.argv import ProfileOptions, filter_args
 
-_PROGRESS = re.compile(PROFILING + r": (?P<bar>[0-9%.]*)(?:\s*-\s*(?P<passes>\d+) pass(?:es)?)?\s*$")
+# ncu 2025 writes the launch's place among those it will profile: `- 0 (1/10): 0%…`
+_PROGRESS = re.compile(
+    PROFILING + r"(?: \(\d+/\d+\))?: (?P<bar>[0-9%.]*)(?:\s*-\s*(?P<passes>\d+) pass(?:es)?)?\s*$"
+)
 _APP_ERROR = re.compile(r"The application returned an error code \((?P<code>-?\d+)\)")
 TOOL_PREFIXES = ("==PROF==", "==WARNING==", "==ERROR==")  # the lines ncu writes, not the program
 NO_KERNELS = re.compile(r"No kernels were profiled")
@@ -39,7 +42,8 @@ class KernelProgress:
 
 
 def parse_progress(line: str) -> KernelProgress | None:
-    """Parse a (possibly still growing) progress line, old (`"name": 0%…`) or new (`- 3: 0%…`)."""
+    """Parse a (possibly still growing) progress line, old (`"name": 0%…`), new (`- 3: 0%…`) or
+    ncu 2025's (`- 3 (4/10): 0%…`)."""
     match = _PROGRESS.match(line.rstrip("\r\n"))
     if match is None:
         return None
