@@ -616,3 +616,13 @@ def test_the_table_has_the_markdowns_eight_columns_and_every_verdict_its_basis(
     assert all(len(line) <= 120 for line in narrow.splitlines())
     for table in (wide, narrow):  # every number whole
         assert "+10.0%" in table and "-50.0%" in table and "+100.0%" in table
+
+
+def test_a_usage_error_comes_before_a_missing_input_as_in_analyze(tmp_path: Path) -> None:
+    """`--gpu bogus` with a pattern that matches no file is a usage error (2) in diff as in
+    analyze, not bad input (3)."""
+    missing = str(tmp_path / "nothing*.csv")
+    for command in (["diff", missing, missing], ["analyze", missing]):
+        done = run_cli(*command, "--gpu", "bogus")
+        assert done.returncode == 2, done.stderr
+        assert "bogus" in done.stderr
