@@ -12,7 +12,7 @@ import shutil
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Literal
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -65,16 +65,14 @@ def _columns() -> int | None:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
-def text_console(
-    file: IO[str], width: int, *, color: bool, color_system: Literal["standard", "256"] = "256"
-) -> Console:
+def text_console(file: IO[str], width: int, *, color: bool) -> Console:
     from rich.console import Console
 
     return Console(
         file=file,
         force_terminal=color,
         no_color=not color,
-        color_system=color_system if color else None,
+        color_system="256" if color else None,
         width=width,
         highlight=False,
         emoji=False,
