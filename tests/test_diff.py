@@ -12,15 +12,16 @@ import sys
 from pathlib import Path
 
 import conftest
+import numpy as np
 import pytest
 from conftest import CliResult
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.base.text import shorten
 from ncu_roof.compare.comparison import MismatchError, diff, gate
-from ncu_roof.compare.pairs import Status
+from ncu_roof.compare.pairs import Change, Status
 from ncu_roof.errors import GateError
-from ncu_roof.render.diffmarkdown import render_diff_markdown
+from ncu_roof.render.diffmarkdown import _sums, render_diff_markdown
 from ncu_roof.render.diffout import HEADERS, KERNEL_MIN, NAME_MIN, diff_json_pieces, render_diff_table
 from ncu_roof.render.output import joined
 
@@ -159,7 +160,7 @@ def test_the_json_pairs_are_the_kernel_diffs(
     """Each pair's JSON object (Polars' line, indented or, past PRETTY_MAX_KERNELS, as written)
     holds what its `KernelDiff` holds: the same keys in the same order, ints as ints, floats
     exactly, None and NaN as null."""
-    from ncu_roof.compare.pairs import Change, KernelDiff
+    from ncu_roof.compare.pairs import KernelDiff
     from ncu_roof.render import diffout
 
     result = diff(load(pair[0]), load(pair[1]))
@@ -626,3 +627,9 @@ def test_a_usage_error_comes_before_a_missing_input_as_in_analyze(tmp_path: Path
         done = run_cli(*command, "--gpu", "bogus")
         assert done.returncode == 2, done.stderr
         assert "bogus" in done.stderr
+
+
+def test_a_folded_rows_sums_are_each_sides_known_values_correctly_rounded() -> None:
+    # the base's known values sum to 1 exactly (numpy's sum gives 0.0); the head has none known
+    figure = np.array([[1e16, 1.0, np.nan, -1e16], [np.nan] * 4])
+    assert _sums(figure) == Change(1.0, None)

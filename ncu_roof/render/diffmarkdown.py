@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ncu_roof.analysis.model import known_sum, nan_to_none
 from ncu_roof.base.text import launch_shape, plural, shorten
 from ncu_roof.compare.comparison import Diff, kernel_pairs
 from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, sides
@@ -81,8 +82,7 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
 def _sums(figure: np.ndarray) -> Change:
     """A figure (a row on the base, a row on the head; NaN: not known) summed on each side over
     the pairs that have it (None where none has)."""
-    known = [values[~np.isnan(values)] for values in figure]
-    return Change(*(math.fsum(k.tolist()) if len(k) else None for k in known))
+    return Change(*(nan_to_none(known_sum(values, exact=True)) for values in figure))
 
 
 def _ratio(top: np.ndarray, bottom: np.ndarray) -> Change:
