@@ -329,10 +329,13 @@ def test_a_summary_of_more_invocations_than_launches_read_is_refused(tmp_path: P
 
 def test_a_summary_invocation_count_is_a_number_in_the_files_style(tmp_path: Path, fixtures: Path) -> None:
     # "1,024" in an en-style file (its numbers grouped with ","): 1,024 launches of tiled<…>, plus
-    # warp_reduce's one; a count that is no positive whole number is one launch
+    # warp_reduce's one; a count that is no whole number is a damaged row (a column shifted in)
     text = (fixtures / "summary_per_kernel.csv").read_text()
     path = tmp_path / "grouped.csv"
     path.write_text(text.replace('"0","3","', '"0","1,024","').replace('"1.315000"', '"1,315.000000"'))
     assert read_input(str(path)).rows == 1025
-    path.write_text(text.replace('"0","3","', '"0","2.5","'))
-    assert read_input(str(path)).rows == 2
+    for count in ("2.5", "0", "GPU Speed Of Light Throughput"):
+        path.write_text(text.replace('"0","3","', f'"0","{count}","'))
+        with pytest.raises(BadInputError, match=rf"line 2: Invocations '{count}' is not a count of launches"):
+            read_input(str(path))
+    assert read_input(str(path), skip_bad_rows=True).rows == 1  # tiled<…> left out, said

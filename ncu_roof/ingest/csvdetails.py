@@ -18,6 +18,7 @@ so every metric read is listed in `RunTable.averaged` and each kernel carries a 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -285,6 +286,9 @@ def read_summary_csv(
         if device is not None and row[device].strip() and not _INTEGER.match(row[device]):
             damage.add(line, f"{device} {row[device][:20]!r} is not an integer index")
             continue
+        if not _COUNT.match(row.get("Invocations", "")):  # a count (≥ 1), digits grouped in the file's style
+            damage.add(line, f"Invocations {one_cell(row['Invocations'])} is not a count of launches")
+            continue
         key = tuple(row.get(c, "") for c in _KEY)
         label = labels.setdefault(key, f"kernel #{len(labels)} {one_cell(row['Kernel Name'])}")
         order.append((label, line, row.get("Section Name", ""), row["Metric Name"]))
@@ -326,6 +330,11 @@ def read_summary_csv(
     )
 
 
+_COUNT = re.compile(
+    r"^\s*(?:(?=[^1-9]*[1-9])[0-9]{1,3}(?:[,.\u202f\u00a0'\u2019]?[0-9]{3})*)?\s*$"
+)  # or empty
+
+
 def averages_note(what: str, invocations: object) -> str:
     """The note on a launch read from a `--print-summary` row or line of `invocations` (None: unknown)."""
     count = "several" if invocations is None else invocations
@@ -334,7 +343,7 @@ def averages_note(what: str, invocations: object) -> str:
 
 def invocation_counts(texts: Sequence[str], style: NumberStyle) -> list[int]:
     """How many launches each summary row's averages are over (`Invocations`, a number in the
-    file's style: `1,024` in en): a positive whole number, else 1 (unknown: one launch)."""
+    file's style: `1,024` in en; checked by `_COUNT`), 1 where the cell is empty (unknown)."""
     numbers = parse_numbers(texts, style)
     whole = np.isfinite(numbers) & (numbers >= 1) & (numbers == np.floor(numbers))
     counts: list[int] = np.where(whole, numbers, 1).astype(np.int64).tolist()
