@@ -15,10 +15,12 @@ import pytest
 from conftest import analyzed
 from test_markdown import HOSTILE, corpus_analysis, synthetic, with_intensities
 
+from ncu_roof import api
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.base.text import one_line
 from ncu_roof.render.html import render_html, script_json
+from ncu_roof.render.markdown import render_markdown
 from ncu_roof.render.summary import Summary, summarize
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -94,6 +96,10 @@ def test_could_save_marks_a_lower_bound_as_the_terminal_and_markdown_do() -> Non
     keys = [c["key"] for c in data["columns"]]
     assert data["rows"][0]["cells"][keys.index("headroom")] == "500 µs+"
     assert data["rows"][0]["sort"][keys.index("headroom")] == pytest.approx(5e-4)
+    # and the headline, shared by every sink, says the fix-first saving is a lower bound too
+    assert "could save at least <b>500 µs</b>" in render_html(analysis, plot_svg=STUB_SVG)
+    assert "could save at least **500 µs**" in render_markdown(analysis)
+    assert "could save at least 500 µs at its dram roof" in repr(api.Analysis.of(analysis))
 
 
 def test_repeated_launches_are_one_row_and_the_table_is_paged() -> None:

@@ -54,8 +54,10 @@ def fix_first_words(summary: Summary, view: DeviceView, esc: Words = str, strong
     lead = ff.group.lead  # its saving is measured to its memory tier, else to its compute ceiling
     ceiling = ceiling_words(lead.compute_ceiling, None) if lead.compute_ceiling else COMPUTE
     roof = esc(ceiling if lead.binding == COMPUTE else lead.binding or "binding")
+    at_least = "" if ff.group.headroom_complete else "at least "  # a launch of it has no roof
     return (
-        f"could save {strong(si(ff.saving_s, 's'))}{share} if it reached its {roof} roof (ranked by this); "
+        f"could save {at_least}{strong(si(ff.saving_s, 's'))}{share} "
+        f"if it reached its {roof} roof (ranked by this); "
         f"{_needs(ff.group, ff.saving_s, esc)}; "
         f"now {esc(verdict_words(ff.group))}, {pct(ff.group.figures.pct_of_roof)} of roof"
     ) + far_from_roof_words(ff.group)

@@ -65,7 +65,8 @@ def analysis_repr(analysis: Analysis) -> str:
         where = f" on device {group.device}" if summary.multi_device else ""
         lines.append(
             f"  fix first: {one_line(shorten(group.name, REPR_NAME))}{where} could save "
-            f"{si(best.saving_s, 's')} at its {group.lead.binding or 'binding'} roof"
+            f"{'' if group.headroom_complete else 'at least '}{si(best.saving_s, 's')} "
+            f"at its {group.lead.binding or 'binding'} roof"
         )
     lines.append("  .to_pandas(): one row per launch · .plot(): the rooflines · docs/api.md")
     return "\n".join(lines)
