@@ -144,7 +144,7 @@ def _evidence(cells: Iterable[object]) -> Callable[[re.Pattern[str]], bool]:
     texts = pl.Series([None if missing_cell(c) else str(c) for c in cells], dtype=pl.String)
     text = texts.str.strip_chars(_SPACE).drop_nulls()
     text = text.filter(text.str.contains(r"\d"))
-    marked = text.str.contains(f"[{_GROUP_MARKS}]")
+    marked = text.str.contains(f"[{GROUP_MARKS}]")
     if marked.any():
         ungrouped = [_ungrouped(t) for t in text.filter(marked).to_list()]
         text = pl.concat([text.filter(~marked), pl.Series(ungrouped, dtype=pl.String)])
@@ -204,7 +204,7 @@ class AmbiguousNumbersError(BadInputError):
 # Digit-group marks of every locale that are never a decimal mark: U+202F and U+00A0 (fr_FR:
 # `1 234,5`), U+2019 and the apostrophe (de_CH: `1’234.5`). With the style's own mark (`,` for en,
 # `.` for de) they are the groups a number may have; elsewhere (`1,2,3` in en) it is no number.
-_GROUP_MARKS = "\u202f\u00a0\u2019'"
+GROUP_MARKS = "\u202f\u00a0\u2019'"
 _MARKS = {NumberStyle.C: ("", "."), NumberStyle.EN: (",", "."), NumberStyle.DE: (".", ",")}
 _INFINITE = r"^[-+]?(?i:inf|infinity)$"  # a non-finite value is read as one (and then excluded, noted)
 # What ncu writes for a value it has not: missing, never a note.
@@ -212,8 +212,8 @@ _MISSING_WORDS = frozenset({"", "n/a", "nan", "-nan", "(!) nan", "(!) n/a", "-",
 
 
 def _ungrouped(text: str) -> str:
-    """A number's text without the marks of `_GROUP_MARKS` between digits (for style detection)."""
-    return re.sub(rf"(?<=\d)[{_GROUP_MARKS}](?=\d)", "", text)
+    """A number's text without the marks of `GROUP_MARKS` between digits (for style detection)."""
+    return re.sub(rf"(?<=\d)[{GROUP_MARKS}](?=\d)", "", text)
 
 
 def parse_numbers(cells: Iterable[object], style: NumberStyle) -> np.ndarray:
@@ -252,7 +252,7 @@ def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> n
         if fast is not None and not np.isinf(fast).any():
             return fast
     group, decimal = _MARKS[style]
-    marks, point = re.escape(group + _GROUP_MARKS), re.escape(decimal)
+    marks, point = re.escape(group + GROUP_MARKS), re.escape(decimal)
     number = rf"^[-+]?(?:(?:\d{{1,3}}(?:[{marks}]\d{{3}})+|\d+)(?:{point}\d*)?|{point}\d+)(?:[eE][-+]?\d+)?$"
     arr = pc.utf8_trim_whitespace(arr)
     numeric = pc.or_(pc.match_substring_regex(arr, number), pc.match_substring_regex(arr, _INFINITE))

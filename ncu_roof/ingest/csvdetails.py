@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.base.metrics import is_wanted
-from ncu_roof.base.units import NumberStyle, effective_unit, parse_numbers, si_factor, unreadable
+from ncu_roof.base.units import GROUP_MARKS, NumberStyle, effective_unit, parse_numbers, si_factor, unreadable
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
@@ -286,7 +286,7 @@ def read_summary_csv(
         if device is not None and row[device].strip() and not _INTEGER.match(row[device]):
             damage.add(line, f"{device} {row[device][:20]!r} is not an integer index")
             continue
-        if not _COUNT.match(row.get("Invocations", "")):  # a count (≥ 1), digits grouped in the file's style
+        if not _COUNT.match(row.get("Invocations", "")):
             damage.add(line, f"Invocations {one_cell(row['Invocations'])} is not a count of launches")
             continue
         key = tuple(row.get(c, "") for c in _KEY)
@@ -330,9 +330,8 @@ def read_summary_csv(
     )
 
 
-_COUNT = re.compile(
-    r"^\s*(?:(?=[^1-9]*[1-9])[0-9]{1,3}(?:[,.\u202f\u00a0'\u2019]?[0-9]{3})*)?\s*$"
-)  # or empty
+# a count of launches (≥ 1; its digits grouped as a number may be, in any style), or empty
+_COUNT = re.compile(rf"^\s*(?:(?=[^1-9]*[1-9])[0-9]{{1,3}}(?:[,.{GROUP_MARKS}]?[0-9]{{3}})*)?\s*$")
 
 
 def averages_note(what: str, invocations: object) -> str:
