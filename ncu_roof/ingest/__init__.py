@@ -57,10 +57,7 @@ def read_input(
 
         with mapped(path) as view:
             return _finish(read_report(path, view))
-    raw = read_text_bytes(path)
-    if path == STDIN and raw[: len(MAGIC)] == MAGIC:
-        return _report_from_stdin(raw)
-    return _finish(_read_text(path, raw, number_style, skip_bad_rows))
+    return _finish(_read_text(path, number_style, skip_bad_rows))
 
 
 def _report_from_stdin(raw: bytes) -> RunTable:
@@ -73,15 +70,20 @@ def _report_from_stdin(raw: bytes) -> RunTable:
         with open(copy, "wb") as handle:
             handle.write(raw)
         table = read_report(copy, raw)
-    return _finish(replace(table, path=STDIN))
+    return replace(table, path=STDIN)
 
 
-def _read_text(path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool) -> RunTable:
+def _read_text(path: str, style: NumberStyle | None, skip_bad_rows: bool) -> RunTable:
+    """A text input, or a report piped to stdin. This frame holds the only reference to the file's
+    bytes, so that they go before a raw page's numbers are made (`read_csv_file`)."""
     from ncu_roof.ingest.console import is_console_text, read_console_text
     from ncu_roof.ingest.csvblocks import find_headers
     from ncu_roof.ingest.csvdetails import read_summary_csv
     from ncu_roof.ingest.csvfile import read_csv_file
 
+    raw = read_text_bytes(path)
+    if path == STDIN and raw[: len(MAGIC)] == MAGIC:
+        return _report_from_stdin(raw)
     raw, notes = _clean_text(path, raw)
     headers = find_headers(raw)
     if headers.summaries:
@@ -89,7 +91,9 @@ def _read_text(path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: 
     elif not headers.pages and is_console_text(raw):
         table = read_console_text(path, raw, style, skip_bad_rows)
     else:
-        table = read_csv_file(path, raw, headers.pages, style, skip_bad_rows)
+        finish = read_csv_file(path, raw, headers.pages, style, skip_bad_rows)
+        del raw
+        table = finish()
     return replace(table, warnings=(*notes, *table.warnings))
 
 

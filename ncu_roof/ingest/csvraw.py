@@ -52,7 +52,7 @@ DISPLAY_NAME = "device__attribute_display_name"  # the one wanted metric that is
 
 
 @dataclass(frozen=True)
-class _Part:
+class RawPart:
     """One block's intact rows: the chosen columns as text, the unit of each numeric metric, its run."""
 
     cells: pa.Table
@@ -60,23 +60,25 @@ class _Part:
     run: int
 
 
-def read_raw(
-    blocks: list[Block], style: NumberStyle | None, damage: Damage
-) -> tuple[pl.DataFrame | None, int]:
-    """The launches of every intact row (None when there is none), and the number of damaged rows."""
-    parts = [p for run, b in enumerate(blocks) if (p := _read_raw_block(b, run, damage)) is not None]
+def parse_raw(blocks: list[Block], damage: Damage) -> list[RawPart]:
+    """The intact rows of every block, as text: all that needs the file's bytes."""
+    return [p for run, b in enumerate(blocks) if (p := _read_raw_block(b, run, damage)) is not None]
+
+
+def finish_raw(parts: list[RawPart], style: NumberStyle | None) -> pl.DataFrame | None:
+    """The launches of the parsed rows, every metric a number (None when no row is intact)."""
     if not parts:
-        return None, 0
+        return None
     number_style = choose_style([cell for p in parts for cell in _sample_cells(p)], style)
     if len(parts) == 1:
-        return _finish_raw(parts[0], number_style), damage.damaged_rows()
+        return _finish_raw(parts[0], number_style)
     # columns in first-seen order; a metric a block lacks is NaN there, never null: a float64
     # column of one chunk without nulls is numpy's own array, both ways, without a copy
     launches = pl.concat([_finish_raw(p, number_style) for p in parts], how="diagonal_relaxed")
-    return launches.with_columns(pl.col(pl.Float64).fill_null(math.nan)), damage.damaged_rows()
+    return launches.with_columns(pl.col(pl.Float64).fill_null(math.nan))
 
 
-def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
+def _read_raw_block(block: Block, run: int, damage: Damage) -> RawPart | None:
     header = block.header
     first_end = block.data.find(b"\n")
     if first_end == -1:
@@ -132,7 +134,7 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> _Part | None:
                 block.line + 1 + has_units, "a raw-page header with no kernel row under it (a lost row?)"
             )
         return None
-    return _Part(table, units, run)
+    return RawPart(table, units, run)
 
 
 def _parse_block(block: Block, chosen: list[str], has_units: bool) -> pa.Table | None:
@@ -236,7 +238,7 @@ def _find_line(block: Block, table: pa.Table, row: int) -> int:
 _SAMPLE_ROWS = 512
 
 
-def _sample_cells(part: _Part) -> list[str | None]:
+def _sample_cells(part: RawPart) -> list[str | None]:
     """The distinct cells of at most `_SAMPLE_ROWS` evenly spaced rows, for the locale detection.
 
     Every kernel row of a raw page has hundreds of numbers, clocks among them (~1e9 in base units),
@@ -255,7 +257,7 @@ def _sample_cells(part: _Part) -> list[str | None]:
     return distinct
 
 
-def _finish_raw(part: _Part, style: NumberStyle) -> pl.DataFrame:
+def _finish_raw(part: RawPart, style: NumberStyle) -> pl.DataFrame:
     """Identity columns from the text (ID and device as integers), then every metric parsed once (SI)."""
     table = part.cells
     identity: dict[str, object] = {name: _text(table, column) for column, name in _CSV_IDENTITY.items()}

@@ -109,5 +109,5 @@ def read_with_cli(path: str, raw: bytes | mmap.mmap, tool: NcuTool | None = None
                 message = f"{path}: reading .ncu-rep needs ncu_report or ncu"
             raise MissingToolError(message, hint=REP_HINT) from err
     page = import_raw_csv(tool, path)
-    launches = read_csv_file(path, page, find_headers(page).pages, None).launches
+    launches = read_csv_file(path, page, find_headers(page).pages, None)().launches
     return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), launches=launches)
