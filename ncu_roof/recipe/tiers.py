@@ -159,8 +159,9 @@ def nsight_era(ncu_version: str | None) -> str | None:
 
 def tier_candidates(
     m: MetricFrame, duration: Numbers, f: Factors, era: str | None, traffic: TrafficDefinition
-) -> dict[str, tuple[str, list[TierDefinition]]]:
-    """Per tier: the definition asked for, and its candidates in order of preference."""
+) -> dict[str, tuple[str, list[TierDefinition], Texts]]:
+    """Per tier: the definition asked for, its candidates in order of preference, and per row the
+    counter whose roof a launch without traffic on it takes."""
     lts, l1, dram_clk = (CLOCKS[u] for u in ("lts", "l1tex", "dram"))
     sector, xbar, wb = f.sector_bytes, f.l2_xbar_bytes_per_cycle, f.l1_writeback_bytes_per_cycle
 
@@ -269,11 +270,21 @@ def tier_candidates(
             return [*counted, *own, *others]
         return [*own, *others, *counted]
 
+    # a launch without traffic on a tier takes the roof of the counter Nsight (≥ 2024.1) draws there
+    # (the writeback scope of its CC; `_mem_lg` where the CC is unknown): for the device's roofs
+    drawn_l1 = np.full(m.rows, np.nan, dtype=object)
+    for s, drawn in scopes:
+        drawn_l1[drawn | (s == "_mem_lg") & np.isnan(cc)] = f"l1tex__lsu_writeback_active{s}.sum*{wb:g}"
+
+    def everywhere(counter: str) -> Texts:
+        return np.full(m.rows, counter, dtype=object)
+
+    xbar_bytes = everywhere(f"lts__lts2xbar_cycles_active.sum*{xbar:g}")
     return {
-        "dram": (asked, dram),
-        "l2": (asked, ordered(l2_nsight, l2_counted)),
-        "l1": (asked, ordered(l1_nsight, l1_counted)),
-        "shared": ("shared", shared),
+        "dram": (asked, dram, everywhere("dram__bytes.sum")),
+        "l2": (asked, ordered(l2_nsight, l2_counted), xbar_bytes),
+        "l1": (asked, ordered(l1_nsight, l1_counted), drawn_l1),
+        "shared": ("shared", shared, everywhere(f"{SHARED_WAVEFRONTS}.sum*{wavefront:g}")),
     }
 
 
@@ -302,15 +313,17 @@ _KIND_WORDS = {
 
 
 def pick_tier(
-    asked: str, definitions: list[TierDefinition], rows: int, era: str | None
+    asked: str, definitions: list[TierDefinition], drawn: Texts, era: str | None
 ) -> tuple[TierDefinition, Texts]:
     """Per row: the first definition with bytes, whether the report holds its roof or not (the
     built-in table holds every counter's peak: `tier_peaks`), so that every launch of a run, in
     any of its forms, is counted by the same measure; a tier's traffic is never judged against
     another counter's peak. With it, per row, which definition that was: "nsight", "counted",
-    "shared"; "closest to nsight: counted", …; NaN where no definition has bytes."""
+    "shared"; "closest to nsight: counted", …; NaN where no definition has bytes (its counter:
+    `drawn`'s)."""
+    rows = len(drawn)
     nothing = np.full(rows, np.nan, dtype=object)  # NaN: the label of a row no definition fits
-    empty = TierDefinition(asked, nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing, nothing)
+    empty = TierDefinition(asked, nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing, drawn)
     picked, which = _first_with_bytes(empty, definitions)
     unknown = asked == TrafficDefinition.NSIGHT.value and era is None
     words = "nsight (ncu version unknown: chosen by the metrics present)" if unknown else asked
