@@ -17,7 +17,6 @@ from ncu_roof.base.metrics import (
     DRAM_READ_WRITE,
     DRAM_SECTORS,
     L1_SECTOR_METRICS,
-    MEASURE_DERIVED,
     SHARED_CONFLICTS,
     SHARED_OPS,
     SHARED_REQUESTS,
@@ -76,26 +75,22 @@ def _measured(
     `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100).
     A `derived__…` rate or peak (the same quantity already in bytes, as some reports store it)
     stands in for the counter's."""
-    if not any(m.has(name) for name in counter_forms(base)):  # a counter the report lacks
+    forms = counter_forms(base)
+    if not any(m.has(form) for form in forms):  # a counter the report lacks
         return _no_rows(m, kind)
-    derived = MEASURE_DERIVED[base]
+    # count, rate, peak, pct of peak (the .sum's, else the .avg's: the .avg's percentage of its
+    # per-unit peak is the .sum's of the sum of them), then the derived rate and peak if any
+    _, rate_name, peak_name, pct_name, avg_pct_name, *derived = forms
     clock = m(clock_name)
     name = base if s == 1 else f"{base}*{s:g}"
     count = m(base) * s
-    rates: list[Formula] = [(f"{base}.per_second*{s:g}", m(f"{base}.per_second") * s)]
-    peaks: list[Formula] = [(f"{name}.peak_sustained", m(f"{base}.peak_sustained") * s)]
-    if derived is not None:
-        rates.append((f"{derived}.per_second", m(f"{derived}.per_second")))
-        peaks.append((f"{derived}.peak_sustained", m(f"{derived}.peak_sustained")))
+    rates: list[Formula] = [(f"{rate_name}*{s:g}", m(rate_name) * s), *((d, m(d)) for d in derived[:1])]
+    peaks: list[Formula] = [(f"{name}.peak_sustained", m(peak_name) * s), *((d, m(d)) for d in derived[1:])]
     rate = first_available(rates)[0]
     # per row the first with a value (rates and peaks: their own, then the derived one's)
     by_time = [(f"rate*time:{label}".removesuffix("*1"), r * duration) for label, r in rates] if rated else []
     nbytes, label = first_available([(f"counter:{name}", count), *by_time])
-    # the .avg's percentage of its per-unit peak is the .sum's of the sum of them
-    pct = fillna(
-        m(f"{base}.pct_of_peak_sustained_elapsed"),
-        m(f"{base.removesuffix('.sum')}.avg.pct_of_peak_sustained_elapsed"),
-    )
+    pct = fillna(m(pct_name), m(avg_pct_name))
     achieved = fillna(rate, count / duration)
     by_pct = np.where(pct > 0, achieved / (pct / 100.0), np.nan)
     roofs = [(f"{label} x {clock_name}", p * clock) for label, p in peaks]
