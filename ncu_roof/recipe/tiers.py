@@ -133,12 +133,8 @@ def measured_era(m: MetricFrame) -> str | None:
 
     # the L2 measures of the 2023 and 2024 roofline sections (their percentages alone are in
     # every --set full of older versions too)
-    xbar = "lts__lts2xbar_cycles_active.sum"
-    newer = [VERSION_MARKER, xbar, f"{xbar}.per_second", f"{xbar}.peak_sustained"]
-    newer += [
-        "derived__lts__lts2xbar_bytes.sum.per_second",
-        "l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained",
-    ]
+    xbar = counter_forms("lts__lts2xbar_cycles_active.sum")  # count, rate, peak, …, derived rate (5)
+    newer = [VERSION_MARKER, *xbar[:3], xbar[5], "l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained"]
     return "2022" if held(CC_MAJOR) and not any(held(name) for name in newer) else None
 
 
