@@ -77,11 +77,11 @@ def archs() -> dict[str, Arch]:
     return {row["cc"]: _arch(row, table["default"]) for row in table["arch"]}
 
 
+_FIGURES = ("schedulers_per_sm", "xu_ops", "int8_tensor_ops")  # the `Figure`s of an `Arch`
+
+
 def _arch(row: dict[str, Any], default: dict[str, Any]) -> Arch:
-    given = {
-        k: {**default.get(k, {}), **row.get(k, {})}
-        for k in ("schedulers_per_sm", "xu_ops", "int8_tensor_ops")
-    }
+    given = {k: {**default.get(k, {}), **row.get(k, {})} for k in _FIGURES}
     figures = {k: Figure(**figure) for k, figure in given.items() if figure}
     paths = {p: PathScale(**scale) for p, scale in row.get("tensor_paths", {}).items()}
     return Arch(**row | figures | {"tensor_paths": paths, "unverified": tuple(row.get("unverified", ()))})
@@ -108,16 +108,15 @@ def arch_for(cc: str | None) -> Arch | None:
     base = archs().get(nearest_listed(cc, archs()) or "")
     if base is None:
         return None
+    figures = {k: replace(f, verified=False) for k in _FIGURES if (f := getattr(base, k)) is not None}
     return replace(
         base,
         cc=cc,
         name=f"{base.name} figures",
         source=f"assumed equal to CC {base.cc} ({base.source})",
-        schedulers_per_sm=replace(base.schedulers_per_sm, verified=False),
-        xu_ops=replace(base.xu_ops, verified=False),
-        int8_tensor_ops=base.int8_tensor_ops and replace(base.int8_tensor_ops, verified=False),
         tensor_paths={p: replace(s, verified=False) for p, s in base.tensor_paths.items()},
         unverified=tuple(base.flop_per_sm_per_clk),
+        **figures,
     )
 
 

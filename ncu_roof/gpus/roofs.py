@@ -13,7 +13,6 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ncu_roof.base.metrics import SHARED_WAVEFRONTS
 from ncu_roof.base.tomlfile import read_toml
 from ncu_roof.base.units import Dimension, missing_cell, toml_quantity
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Roofs
@@ -130,10 +129,9 @@ def fill_builtin(
 ) -> dict[str, np.ndarray]:
     """Each launch's roofs the report lacks (all of them when `replace`), from the built-in
     per-clock figures × that launch's measured clocks (boost where the report has none). A memory
-    tier's roof is always the built-in peak of the very counter its traffic was counted with
-    (`bw_<tier>_counter`, `tier_peaks`); a launch without traffic on a tier gets the peak of the
-    counter Nsight draws there (for the device's roofs). The columns given are never written into
-    (they may be shared): filled ones are new arrays."""
+    tier's roof is always the built-in peak of the very counter its traffic was counted with, else
+    of the one Nsight draws there (`bw_<tier>_counter`, `tier_peaks`). The columns given are never
+    written into (they may be shared): filled ones are new arrays."""
     import numpy as np
 
     columns = dict(norm)
@@ -145,9 +143,11 @@ def fill_builtin(
         for key, (per_clock, how) in hardware.per_clock().items()
     ]
     for tier in (t for t in TIERS if roof_column(t) in columns):
-        for counter, rows in _tier_counters(columns, tier).items():
+        counters = columns[f"bw_{tier}_counter"]  # the counter each launch takes its roof from
+        for counter in (c for c in dict.fromkeys(counters.tolist()) if isinstance(c, str)):
             if (found := hardware.counter_per_clock(counter)) is not None:
                 per_clock, kind, how = found
+                rows = np.equal(counters, counter)
                 fills.append((roof_column(tier), rows, per_clock, kind, f"{hardware.origin} ({how})"))
     for column, rows, per_clock, kind, recipe in fills:
         if column not in columns:
@@ -173,45 +173,6 @@ def fill_builtin(
         columns[f"{column}_clock_hz"] = np.where(take, clock, columns.get(f"{column}_clock_hz", measured))
         columns[f"{column}_at_boost"] = np.where(take, at_boost, columns.get(f"{column}_at_boost", False))
     return columns
-
-
-def _tier_counters(columns: Mapping[str, np.ndarray], tier: str) -> dict[str, np.ndarray]:
-    """Each counter a tier's launches were counted with → its launches; launches without traffic
-    on the tier under the counter Nsight draws there on their compute capability."""
-    import numpy as np
-
-    counters = columns.get(f"bw_{tier}_counter", np.array([], dtype=object))
-    out = {c: np.equal(counters, c) for c in dict.fromkeys(counters.tolist()) if isinstance(c, str)}
-    n = launch_count(columns)
-    idle = np.isnan(columns[f"{tier}_bytes"])
-    if idle.any():
-        unknown = np.full(n, np.nan)
-        cc = 10 * columns.get("device_cc_major", unknown) + columns.get("device_cc_minor", unknown)
-        for counter, rows in _drawn_counters(tier, cc).items():
-            out[counter] = out.get(counter, np.zeros(n, dtype=bool)) | (idle & rows)
-    return out
-
-
-def _drawn_counters(tier: str, cc: np.ndarray) -> dict[str, np.ndarray]:
-    """The counter Nsight (≥ 2024.1) draws on a tier, per launch's compute capability."""
-    import numpy as np
-
-    from ncu_roof.recipe import FACTORS
-
-    every = np.ones(len(cc), dtype=bool)
-    if tier == "dram":
-        return {"dram__bytes.sum": every}
-    if tier == "l2":
-        return {f"lts__lts2xbar_cycles_active.sum*{FACTORS.l2_xbar_bytes_per_cycle:g}": every}
-    if tier == "shared":
-        return {f"{SHARED_WAVEFRONTS}.sum*{FACTORS.shared_wavefront_bytes:g}": every}
-    wb = f"*{FACTORS.l1_writeback_bytes_per_cycle:g}"
-    unknown = np.isnan(cc)
-    return {
-        f"l1tex__lsu_writeback_active_mem_lgds.sum{wb}": cc >= 90,
-        f"l1tex__lsu_writeback_active_mem_lg.sum{wb}": (cc >= 75) & (cc < 90) | unknown,
-        f"l1tex__lsu_writeback_active.sum{wb}": cc < 75,
-    }
 
 
 def _l2_clock(

@@ -18,7 +18,7 @@ from typing import Any
 from ncu_roof.base.tomlfile import package_table
 from ncu_roof.gpus.arch import nearest_listed
 
-SECTOR_BYTES = 32.0
+SECTOR_BYTES = 32.0  # as `recipe.Factors` (not imported: `gpus` runs without numpy)
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,8 @@ class CounterPeak:
         return text if self.verified else f"{text} (unverified)"
 
 
-_SAME_AS = {  # a counter that is another × a fixed number of bytes (lts__t_bytes = sectors × 32)
-    "lts__t_bytes.sum": ("lts__t_sectors.sum", SECTOR_BYTES),
-    "l1tex__t_bytes.sum": ("l1tex__t_sectors.sum", SECTOR_BYTES),
-}
+# a counter that is another × a fixed number of bytes (lts__t_bytes = lts__t_sectors × 32)
+_SAME_AS = {f"{u}__t_bytes.sum": (f"{u}__t_sectors.sum", SECTOR_BYTES) for u in ("lts", "l1tex")}
 WRITEBACKS = tuple(f"l1tex__lsu_writeback_active{s}.sum" for s in ("", "_mem_lg", "_mem_lgds"))
 
 

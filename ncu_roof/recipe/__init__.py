@@ -12,7 +12,7 @@ are all present wins. Factors that the metric recipe (shared notes, §3) marks *
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -171,8 +171,8 @@ def normalize_columns(
 
     era = nsight_era(ncu_version)
     measures = era if ncu_version else measured_era(m)
-    for tier, (asked, definitions) in tier_candidates(m, duration, FACTORS, measures, traffic).items():
-        picked, out[f"{tier}{TRAFFIC_SUFFIX}"] = pick_tier(asked, definitions, m.rows, era)
+    for tier, (asked, definitions, drawn) in tier_candidates(m, duration, FACTORS, measures, traffic).items():
+        picked, out[f"{tier}{TRAFFIC_SUFFIX}"] = pick_tier(asked, definitions, drawn, era)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)
@@ -220,23 +220,20 @@ def flop_weights(precision: str, f: Factors) -> tuple[dict[str, float], dict[str
     return weights(FLOP_OPS[precision], lanes), weights(PACKED_OPS.get(precision, ()), f.fp32x2_lanes)
 
 
-class _Flop(NamedTuple):
-    flop: Numbers
-    missing: Texts  # the terms not collected (None when complete)
-    packed: Flags  # True where packed instructions were counted
-
-
-def _flop_sum(term: Callable[[str], Numbers], scalar: dict[str, float], packed: dict[str, float]) -> _Flop:
-    """The weighted sum of one source's terms (counters or rates); a packed op counts where the
+def _flop_sum(
+    term: Callable[[str], Numbers], scalar: dict[str, float], packed: dict[str, float]
+) -> tuple[Numbers, Texts, Flags]:
+    """The weighted sum of one source's terms (counters or rates), the terms not collected (None
+    when complete) and where packed instructions were counted; a packed op counts where the
     report holds any, and is no gap where it holds none (every report before Blackwell)."""
     flop, missing = present_sum({op: term(op) for op in scalar}, scalar)
     if not packed:
-        return _Flop(flop, missing, np.zeros(len(flop), dtype=bool))
+        return flop, missing, np.zeros(len(flop), dtype=bool)
     extra, extra_missing = present_sum({op: term(op) for op in packed}, packed)
     all_scalar = np.isnan(flop) & ~np.isnan(extra)  # packed only: every scalar term lacks
     missing = np.where(all_scalar, ",".join(scalar), missing)
     both = sum_present([flop, extra], len(flop))
-    return _Flop(both, join_gaps(missing, extra_missing), ~np.isnan(extra))
+    return both, join_gaps(missing, extra_missing), ~np.isnan(extra)
 
 
 def _cuda_core_flop(
@@ -263,9 +260,8 @@ def _cuda_core_flop(
         return per_cycle * m(CLOCKS["smsp"]) * duration
 
     counted, rated = _flop_sum(count, scalar, packed), _flop_sum(rate, scalar, packed)
-    complete_count = ~np.isnan(counted.flop) & is_missing(counted.missing)
-    complete_rate = ~np.isnan(rated.flop) & is_missing(rated.missing)
-    use_counted = complete_count | (~complete_rate & ~np.isnan(counted.flop))
+    complete_count, complete_rate = (~np.isnan(flop) & is_missing(gaps) for flop, gaps, _ in (counted, rated))
+    use_counted = complete_count | (~complete_rate & ~np.isnan(counted[0]))
     flop, missing, with_packed = (np.where(use_counted, c, r) for c, r in zip(counted, rated, strict=True))
     # the recipe labels as codes into a few texts: (counter | rate*time) × (with the packed terms
     # or not) × (the terms not collected, if any)

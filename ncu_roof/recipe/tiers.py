@@ -17,7 +17,6 @@ from ncu_roof.base.metrics import (
     DRAM_READ_WRITE,
     DRAM_SECTORS,
     L1_SECTOR_METRICS,
-    MEASURE_DERIVED,
     SHARED_CONFLICTS,
     SHARED_OPS,
     SHARED_REQUESTS,
@@ -76,26 +75,22 @@ def _measured(
     `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100).
     A `derived__…` rate or peak (the same quantity already in bytes, as some reports store it)
     stands in for the counter's."""
-    if not any(m.has(name) for name in counter_forms(base)):  # a counter the report lacks
+    forms = counter_forms(base)
+    if not any(m.has(form) for form in forms):  # a counter the report lacks
         return _no_rows(m, kind)
-    derived = MEASURE_DERIVED[base]
+    # count, rate, peak, pct of peak (the .sum's, else the .avg's: the .avg's percentage of its
+    # per-unit peak is the .sum's of the sum of them), then the derived rate and peak if any
+    _, rate_name, peak_name, pct_name, avg_pct_name, *derived = forms
     clock = m(clock_name)
     name = base if s == 1 else f"{base}*{s:g}"
     count = m(base) * s
-    rates: list[Formula] = [(f"{base}.per_second*{s:g}", m(f"{base}.per_second") * s)]
-    peaks: list[Formula] = [(f"{name}.peak_sustained", m(f"{base}.peak_sustained") * s)]
-    if derived is not None:
-        rates.append((f"{derived}.per_second", m(f"{derived}.per_second")))
-        peaks.append((f"{derived}.peak_sustained", m(f"{derived}.peak_sustained")))
+    rates: list[Formula] = [(f"{rate_name}*{s:g}", m(rate_name) * s), *((d, m(d)) for d in derived[:1])]
+    peaks: list[Formula] = [(f"{name}.peak_sustained", m(peak_name) * s), *((d, m(d)) for d in derived[1:])]
     rate = first_available(rates)[0]
     # per row the first with a value (rates and peaks: their own, then the derived one's)
     by_time = [(f"rate*time:{label}".removesuffix("*1"), r * duration) for label, r in rates] if rated else []
     nbytes, label = first_available([(f"counter:{name}", count), *by_time])
-    # the .avg's percentage of its per-unit peak is the .sum's of the sum of them
-    pct = fillna(
-        m(f"{base}.pct_of_peak_sustained_elapsed"),
-        m(f"{base.removesuffix('.sum')}.avg.pct_of_peak_sustained_elapsed"),
-    )
+    pct = fillna(m(pct_name), m(avg_pct_name))
     achieved = fillna(rate, count / duration)
     by_pct = np.where(pct > 0, achieved / (pct / 100.0), np.nan)
     roofs = [(f"{label} x {clock_name}", p * clock) for label, p in peaks]
@@ -138,12 +133,8 @@ def measured_era(m: MetricFrame) -> str | None:
 
     # the L2 measures of the 2023 and 2024 roofline sections (their percentages alone are in
     # every --set full of older versions too)
-    xbar = "lts__lts2xbar_cycles_active.sum"
-    newer = [VERSION_MARKER, xbar, f"{xbar}.per_second", f"{xbar}.peak_sustained"]
-    newer += [
-        "derived__lts__lts2xbar_bytes.sum.per_second",
-        "l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained",
-    ]
+    xbar = counter_forms("lts__lts2xbar_cycles_active.sum")  # count, rate, peak, …, derived rate (5)
+    newer = [VERSION_MARKER, *xbar[:3], xbar[5], "l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained"]
     return "2022" if held(CC_MAJOR) and not any(held(name) for name in newer) else None
 
 
@@ -159,8 +150,9 @@ def nsight_era(ncu_version: str | None) -> str | None:
 
 def tier_candidates(
     m: MetricFrame, duration: Numbers, f: Factors, era: str | None, traffic: TrafficDefinition
-) -> dict[str, tuple[str, list[TierDefinition]]]:
-    """Per tier: the definition asked for, and its candidates in order of preference."""
+) -> dict[str, tuple[str, list[TierDefinition], Texts]]:
+    """Per tier: the definition asked for, its candidates in order of preference, and per row the
+    counter whose roof a launch without traffic on it takes."""
     lts, l1, dram_clk = (CLOCKS[u] for u in ("lts", "l1tex", "dram"))
     sector, xbar, wb = f.sector_bytes, f.l2_xbar_bytes_per_cycle, f.l1_writeback_bytes_per_cycle
 
@@ -269,11 +261,21 @@ def tier_candidates(
             return [*counted, *own, *others]
         return [*own, *others, *counted]
 
+    # a launch without traffic on a tier takes the roof of the counter Nsight (≥ 2024.1) draws there
+    # (the writeback scope of its CC; `_mem_lg` where the CC is unknown): for the device's roofs
+    drawn_l1 = np.full(m.rows, np.nan, dtype=object)
+    for s, drawn in scopes:
+        drawn_l1[drawn | (s == "_mem_lg") & np.isnan(cc)] = f"l1tex__lsu_writeback_active{s}.sum*{wb:g}"
+
+    def everywhere(counter: str) -> Texts:
+        return np.full(m.rows, counter, dtype=object)
+
+    xbar_bytes = everywhere(f"lts__lts2xbar_cycles_active.sum*{xbar:g}")
     return {
-        "dram": (asked, dram),
-        "l2": (asked, ordered(l2_nsight, l2_counted)),
-        "l1": (asked, ordered(l1_nsight, l1_counted)),
-        "shared": ("shared", shared),
+        "dram": (asked, dram, everywhere("dram__bytes.sum")),
+        "l2": (asked, ordered(l2_nsight, l2_counted), xbar_bytes),
+        "l1": (asked, ordered(l1_nsight, l1_counted), drawn_l1),
+        "shared": ("shared", shared, everywhere(f"{SHARED_WAVEFRONTS}.sum*{wavefront:g}")),
     }
 
 
@@ -302,15 +304,17 @@ _KIND_WORDS = {
 
 
 def pick_tier(
-    asked: str, definitions: list[TierDefinition], rows: int, era: str | None
+    asked: str, definitions: list[TierDefinition], drawn: Texts, era: str | None
 ) -> tuple[TierDefinition, Texts]:
     """Per row: the first definition with bytes, whether the report holds its roof or not (the
     built-in table holds every counter's peak: `tier_peaks`), so that every launch of a run, in
     any of its forms, is counted by the same measure; a tier's traffic is never judged against
     another counter's peak. With it, per row, which definition that was: "nsight", "counted",
-    "shared"; "closest to nsight: counted", …; NaN where no definition has bytes."""
+    "shared"; "closest to nsight: counted", …; NaN where no definition has bytes (its counter:
+    `drawn`'s)."""
+    rows = len(drawn)
     nothing = np.full(rows, np.nan, dtype=object)  # NaN: the label of a row no definition fits
-    empty = TierDefinition(asked, nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing, nothing)
+    empty = TierDefinition(asked, nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing, drawn)
     picked, which = _first_with_bytes(empty, definitions)
     unknown = asked == TrafficDefinition.NSIGHT.value and era is None
     words = "nsight (ncu version unknown: chosen by the metrics present)" if unknown else asked
