@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.device_frame import device_frame
-from ncu_roof.analysis.frame import KernelRows, frame_of
+from ncu_roof.analysis.frame import KernelRows, each_distinct, frame_of
 from ncu_roof.analysis.model import known_sum, nan_to_none
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
@@ -121,27 +121,14 @@ def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     device index is 0), texts as `str` objects (a missing name is "", any other missing text
     None), the input notes as lists (None where a launch has none)."""
     frame = table.launches
-    integers = {c: _indices(table.path, c, frame.get_column(c), missing=0) for c in ("run", "device")}
-    columns = ("grid", "block", "nvtx", "device_name", "cc")
-    texts = {c: _each_distinct(frame.get_column(c), lambda v: v if v is None else str(v)) for c in columns}
+    texts = frame.select("grid", "block", "nvtx", "device_name", "cc").cast(pl.String)
     return {
         "id": _indices(table.path, "id", frame.get_column("id"), missing=None),
-        **integers,
-        "name": _each_distinct(frame.get_column("name"), lambda v: "" if v is None else str(v)),
-        **texts,
+        **{c: _indices(table.path, c, frame.get_column(c), missing=0) for c in ("run", "device")},
+        "name": frame.get_column("name").cast(pl.String).fill_null("").to_numpy(),
+        **{c.name: c.to_numpy() for c in texts.iter_columns()},
         "input_notes": object_array(frame.get_column("input_notes").to_list()),
     }
-
-
-def _each_distinct(values: pl.Series, make: Callable[[Any], object]) -> np.ndarray:
-    """`make` of each value as an object array, made once per distinct value and gathered by a
-    join (100,000 launches share a few hundred names: a Python pass over them cost ~60 ms)."""
-    distinct = values.unique(maintain_order=True)
-    made = object_array(make(v) for v in distinct.to_list())
-    code = distinct.to_frame("v").with_row_index("code")
-    rows = values.to_frame("v").join(code, on="v", how="left", nulls_equal=True, maintain_order="left")
-    out: np.ndarray = made[rows.get_column("code").to_numpy()]
-    return out
 
 
 def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> np.ndarray:
@@ -149,11 +136,10 @@ def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> 
     device indices numbers (null or NaN where missing); a missing one is `missing`, and where
     that is None, or a value is no whole number int64 holds, the table is refused (a reader
     never makes one; a table built by hand can)."""
-    if values.dtype == pl.String:
-        given = _each_distinct(values, _run_number).astype("float64")
-    else:
-        given = values.cast(pl.Float64).fill_null(np.nan).to_numpy()
-    numbers = np.where(np.isnan(given), np.nan if missing is None else float(missing), given)
+    runs = values.dtype == pl.String
+    given = each_distinct(values, _run_number, pl.Float64()) if runs else values.cast(pl.Float64)
+    stand_in = np.nan if missing is None else float(missing)
+    numbers = given.fill_nan(stand_in).fill_null(stand_in).to_numpy()
     whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (np.abs(numbers) < 2.0**62)
     if not whole.all():
         bad = values[int(np.flatnonzero(~whole)[0])]

@@ -13,7 +13,7 @@ fields are not stored, as they follow from others: `ops` (the integer tensor pat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from enum import Enum
 from typing import Any, overload
@@ -66,6 +66,15 @@ def texts(values: Iterable[Any]) -> pl.Series:
     if len(array) > 1 and equals(array, array[0]).all():
         return pl.Series([array[0]], dtype=pl.String).gather(np.zeros(len(array), dtype=np.int64))
     return pl.Series(array.tolist(), dtype=pl.String)
+
+
+def each_distinct(
+    column: pl.Series, make: Callable[[Any], Any], dtype: pl.DataType = pl.String()
+) -> pl.Series:
+    """`make` of each distinct value of the column, spread back to every row; null stays null (a
+    long column holds few: a device's roofs, repeated launches, runs)."""
+    distinct = column.unique().drop_nulls()
+    return column.replace_strict(distinct, [make(t) for t in distinct.to_list()], return_dtype=dtype)
 
 
 def enum_texts(values: np.ndarray, enum: type[Enum]) -> pl.Series:

@@ -18,14 +18,15 @@ fields as columns, the groups and the inputs and devices joined on.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import above_roof, integer_ops, is_sparse, numbers, texts, without_absent
+from ncu_roof.analysis.frame import each_distinct as each_distinct  # csvout's too
 from ncu_roof.analysis.groups import SortBy, group_kernels, ranked
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.sol import headroom_array
@@ -87,13 +88,6 @@ def json_texts(column: pl.Series) -> pl.Series:
         return None if value is None else json.dumps(value, ensure_ascii=False)
 
     return each_distinct(column.struct.json_encode(), text)  # one compact text per value, numbers exact
-
-
-def each_distinct(column: pl.Series, text: Callable[[Any], str | None]) -> pl.Series:
-    """`text` of each distinct value of the column, spread back to every row; null stays null (a
-    long column holds few: a device's roofs, repeated launches)."""
-    distinct = column.unique().drop_nulls()
-    return column.replace_strict(distinct, [text(t) for t in distinct.to_list()], return_dtype=pl.String)
 
 
 def _map_columns(name: str, column: pl.Series) -> list[pl.Series]:
