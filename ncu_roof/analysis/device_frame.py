@@ -150,6 +150,7 @@ def device_frame(
         "pipe_pct": pipes,
     }
     records = {
+        **{f: struct({k: numbers(a) for k, a in m.items()}, n) for f, m in maps.items()},
         "notes": notes,
         "missing": missing,
         "recipe": struct({k: texts(t) for k, t in formulas.items()}, n),
@@ -163,7 +164,7 @@ def device_frame(
             v.instructions, measured("warp_inst"), v.issue_source, texts(formulas["warp_inst"])
         ),
     }
-    return launch_frame(values, maps, records)
+    return launch_frame({**values, **records})
 
 
 def formula_texts(group: Mapping[str, np.ndarray], column: str, n: int) -> np.ndarray:

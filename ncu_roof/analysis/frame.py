@@ -159,23 +159,17 @@ INTS = ("id", "input", "device", "run")
 BOOLS = ("small_grid", "flop_total_is_lower_bound", "ops_total_is_lower_bound")
 
 
-def launch_frame(
-    values: Mapping[str, np.ndarray],
-    maps: Mapping[str, Mapping[str, np.ndarray]],
-    records: Mapping[str, pl.Series],
-) -> pl.DataFrame:
-    """One device's launches as the launch frame: arrays by `Kernel` field, mappings of numbers by
-    field and key, and the records already as columns."""
-    n = len(values["id"])
-    columns = {
+def launch_frame(values: Mapping[str, Any]) -> pl.DataFrame:
+    """Launches as the launch frame, by `Kernel` field: the fields above as arrays or lists (an
+    enum's an object array), the others (mappings, records) already as columns."""
+    typed = {
         **{f: pl.Series(values[f], dtype=pl.Int64) for f in INTS},
         **{f: texts(values[f]) for f in TEXTS},
         **{f: numbers(values[f]) for f in FLOATS},
         **{f: pl.Series(values[f], dtype=pl.Boolean) for f in BOOLS},
         **{f: enum_texts(values[f], enum) for f, enum in ENUMS.items()},
-        **{f: struct({k: numbers(a) for k, a in m.items()}, n) for f, m in maps.items()},
-        **records,
     }
+    columns = {**typed, **{k: v for k, v in values.items() if k not in typed}}
     return pl.DataFrame([s.alias(k) for k, s in columns.items()])
 
 
@@ -260,20 +254,14 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
         present = dict.fromkeys([*keys, *(k for r in rows for k in r)])
         return struct({k: plain_column([r.get(k) for r in rows]) for k in present}, len(rows))
 
-    values = {
-        **{f: np.array(field(f), dtype=np.int64) for f in INTS},
-        **{f: np.array(field(f), dtype=bool) for f in BOOLS},
-        **{f: np.array([np.nan if x is None else x for x in field(f)], dtype="float64") for f in FLOATS},
-        **{f: object_array(field(f)) for f in (*TEXTS, *ENUMS)},
-    }
     roofs = [None if k.instructions is None else vars(k.instructions) for k in kernels]
     records = {
+        **{f: field(f) for f in (*INTS, *BOOLS, *FLOATS, *TEXTS)},
+        **{f: object_array(field(f)) for f in ENUMS},
         **{f: mappings(field(f), keys) for f, keys in DENSE_MAPS.items()},
-        **{f: mappings(field(f)) for f in SPARSE_MAPS},
+        **{f: mappings(field(f)) for f in (*SPARSE_MAPS, "recipe", "traffic")},
         "notes": text_lists(field("notes")),
         "missing": text_lists(field("missing")),
-        "recipe": mappings(field("recipe")),
-        "traffic": mappings([{t: dict(e) for t, e in k.traffic.items()} for k in kernels]),
         "not_collected": mappings([{p: list(t) for p, t in k.not_collected.items()} for k in kernels]),
         "tensor_paths": mappings([{p: vars(t) for p, t in k.tensor_paths.items()} for k in kernels]),
         "ops_total": numbers([k.ops.get("total") for k in kernels]),
@@ -282,7 +270,7 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
             mappings([r or _NO_ROOF for r in roofs], [f.name for f in fields(InstructionRoofline)]),
         ),
     }
-    return launch_frame(values, {}, records)
+    return launch_frame(records)
 
 
 # an instruction roofline's maps, for their type
