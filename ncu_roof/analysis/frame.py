@@ -132,14 +132,12 @@ def integer_paths(launches: pl.DataFrame) -> list[str]:
 def integer_ops(launches: pl.DataFrame) -> dict[str, pl.Series]:
     """`Kernel.ops` as columns: each integer tensor path's operations (where a launch has the
     path), and `total` (`ops_total` where a launch has an integer path); none without one."""
-    paths = launches.get_column("tensor_paths")
-    has = {p: paths.struct.field(p).is_not_null() for p in integer_paths(launches)}
-    has = {p: h for p, h in has.items() if h.any()}
+    paths = {p: launches.get_column("tensor_paths").struct.field(p) for p in integer_paths(launches)}
+    has = {p: path.is_not_null().to_numpy() for p, path in paths.items() if path.null_count() < len(path)}
     if not has:
         return {}
-    counts = {p: paths.struct.field(p).struct.field("count") for p in has}
-    any_path = np.logical_or.reduce([h.to_numpy() for h in has.values()])
-    return {**counts, "total": where(any_path, launches.get_column("ops_total"))}
+    total = where(np.logical_or.reduce(list(has.values())), launches.get_column("ops_total"))
+    return {**{p: paths[p].struct.field("count") for p in has}, "total": total}
 
 
 def above_roof(launches: pl.DataFrame) -> pl.Series:
@@ -176,12 +174,10 @@ def launch_frame(values: Mapping[str, Any]) -> pl.DataFrame:
 def kernel_at(frame: pl.DataFrame, j: int) -> Kernel:
     """Row j as a `Kernel`."""
     row: dict[str, Any] = {k: without_absent(v, (k,)) for k, v in frame.row(j, named=True).items()}
-    for key, enum in ENUMS.items():
-        row[key] = enum(row[key])
-    paths = row["tensor_paths"]
+    row.update({key: enum(row[key]) for key, enum in ENUMS.items()})
     row["ops"] = {k: v[0] for k, v in integer_ops(frame.slice(j, 1)).items()}
     del row["ops_total"]
-    row["tensor_paths"] = {p: TensorPath(**t) for p, t in paths.items()}
+    row["tensor_paths"] = {p: TensorPath(**t) for p, t in row["tensor_paths"].items()}
     row["notes"], row["missing"] = tuple(row["notes"]), tuple(row["missing"])
     row["not_collected"] = {p: tuple(t) for p, t in row["not_collected"].items()}
     row["roofline_binding"] = row["binding"]
@@ -295,10 +291,9 @@ class KernelRows(Sequence[Kernel]):
         if isinstance(index, slice):
             return [self[j] for j in range(*index.indices(len(self)))]
         j = range(len(self))[index]  # an IndexError past either end
-        kernel = self._made.get(j)
-        if kernel is None:
-            kernel = self._made[j] = kernel_at(self.frame, j)
-        return kernel
+        if j not in self._made:
+            self._made[j] = kernel_at(self.frame, j)
+        return self._made[j]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):

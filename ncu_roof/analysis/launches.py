@@ -36,13 +36,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 KEY_ORDER = (*PRECISIONS, "total", *TIERS, COMPUTE, *SOL_KEYS)  # then any other key, by name
-# a nested record → the launch frame's column it is read from (a column of its JSON text)
-JSON_COLUMNS = {
-    "traffic": "traffic",
-    "tensor_paths": "tensor_paths",
-    "not_collected": "not_collected",
-    "instructions": "instruction_roofline",
-}
+JSON_FIELDS = ("traffic", "tensor_paths", "not_collected", "instructions")  # nested records: JSON text
+STORED_AS = {"instructions": "instruction_roofline", "roofline_binding": "binding"}  # the frame's column
 # a mapping field → its columns' names, `{}` its key
 MAP_COLUMNS = {
     "flop": "flop_{}",
@@ -102,13 +97,10 @@ def _field_columns(name: str, launches: pl.DataFrame) -> list[pl.Series]:
     if name == "ops":  # each integer tensor path's count, and `ops_total` where a launch has one
         ops = integer_ops(launches)
         return [ops[k].alias(MAP_COLUMNS["ops"].format(k)) for k in _keys(ops)]
-    if name == "roofline_binding":
-        return [launches.get_column("binding").alias(name)]
-    if name in JSON_COLUMNS:
-        return [json_texts(launches.get_column(JSON_COLUMNS[name])).alias(name)]
-    if name in MAP_COLUMNS:
-        return _map_columns(name, launches.get_column(name))
-    return [launches.get_column(name)]
+    column = launches.get_column(STORED_AS.get(name, name))
+    if name in JSON_FIELDS:
+        return [json_texts(column).alias(name)]
+    return _map_columns(name, column) if name in MAP_COLUMNS else [column.alias(name)]
 
 
 def group_columns(analysis: Analysis) -> pl.DataFrame:
