@@ -94,8 +94,8 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             sms = _sm_count(group, name)
             device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock, sm_count=sms)
             devices.append(device)
-            automatic = choice.user is None  # report and built-in roofs: each launch at its clocks
-            v = verdicts(group, device, automatic)
+            # report and built-in roofs (automatic): each launch at its clocks
+            v = verdicts(group, device, automatic=choice.user is None)
             frames.append(device_frame(_rows(ident, rows), group, v, device, i, total_s))
     launches = pl.concat(frames, how="diagonal_relaxed") if frames else frame_of(())
     missing = launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()
@@ -198,8 +198,7 @@ def _device_roofs(
         without = _without_report_path_peaks(filled)
         return without, report_roofs(without, name=gpu.name, source=f"builtin:{gpu.key}")
     if inferred is not None and inference is not None and inference.gpu is not None:
-        name = f"{inference.gpu.name} ({inference.describe()})"
-        return filled, report_roofs(filled, name=name)
+        device_name = f"{inference.gpu.name} ({inference.describe()})"
     return filled, report_roofs(filled, name=device_name)
 
 
