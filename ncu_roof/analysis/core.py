@@ -210,8 +210,6 @@ def _without_report_path_peaks(norm: Mapping[str, np.ndarray]) -> Mapping[str, n
 
 def _sm_count(group: Mapping[str, np.ndarray], name: str | None) -> float | None:
     """The device's SM count: the launches' median from the report, else the built-in GPU's."""
-    measured = nan_to_none(median(group["sm_count"])) if "sm_count" in group else None
-    if measured is not None:
-        return measured
-    gpu = match_gpu(name)
-    return float(gpu.sm_count) if gpu is not None and gpu.sm_count else None
+    measured = nan_to_none(median(group["sm_count"]))
+    gpu = match_gpu(name) if measured is None else None
+    return float(gpu.sm_count) if gpu is not None and gpu.sm_count else measured

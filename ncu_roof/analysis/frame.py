@@ -51,7 +51,6 @@ DENSE_MAPS = {  # a dense map's keys
     "sol_pct": SOL_KEYS,
     "pct_of_bandwidth": TIERS,
 }
-SPARSE_MAPS = ("cap_flop_per_s", "pipe_pct")
 
 
 def numbers(values: np.ndarray | Sequence[float | None]) -> pl.Series:
@@ -255,7 +254,7 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
         **{f: field(f) for f in (*INTS, *BOOLS, *FLOATS, *TEXTS)},
         **{f: object_array(field(f)) for f in ENUMS},
         **{f: mappings(field(f), keys) for f, keys in DENSE_MAPS.items()},
-        **{f: mappings(field(f)) for f in (*SPARSE_MAPS, "recipe", "traffic")},
+        **{f: mappings(field(f)) for f in ("cap_flop_per_s", "pipe_pct", "recipe", "traffic")},  # sparse
         "notes": text_lists(field("notes")),
         "missing": text_lists(field("missing")),
         "not_collected": mappings([{p: list(t) for p, t in k.not_collected.items()} for k in kernels]),

@@ -69,9 +69,7 @@ LEAD = (
 
 
 def _keys(present: Iterable[str]) -> list[str]:
-    present = set(present)
-    known = list(dict.fromkeys(k for k in KEY_ORDER if k in present))
-    return known + sorted(present - set(known))
+    return sorted(set(present), key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
 
 
 def json_texts(column: pl.Series) -> pl.Series:
@@ -128,9 +126,10 @@ def input_columns(analysis: Analysis) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
-def device_columns(analysis: Analysis, used: pl.Series) -> pl.DataFrame:
+def device_columns(analysis: Analysis) -> pl.DataFrame:
     """Per device that ran launches (`device`): its name, CC, clock, roofs and where they came from."""
-    devices = [d for d in analysis.devices if d.index in set(used.to_list())]
+    used = set(analysis.launches.get_column("device").unique().to_list())
+    devices = [d for d in analysis.devices if d.index in used]
     columns = {
         "device": pl.Series([d.index for d in devices], dtype=pl.Int64),
         "device_name": texts(d.name for d in devices),
@@ -160,12 +159,7 @@ def launch_table(analysis: Analysis) -> pl.DataFrame:
         .join(group_columns(analysis), on="row", how="left", maintain_order="left")
         .drop("row")
         .join(input_columns(analysis), on="input", how="left", maintain_order="left")
-        .join(
-            device_columns(analysis, launches.get_column("device").unique()),
-            on="device",
-            how="left",
-            maintain_order="left",
-        )
+        .join(device_columns(analysis), on="device", how="left", maintain_order="left")
     )
     return table.select(*LEAD, *(c for c in table.columns if c not in LEAD))
 
