@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.device_frame import device_frame
-from ncu_roof.analysis.frame import KernelRows, frame_of
+from ncu_roof.analysis.frame import KernelRows, each_distinct, frame_of
 from ncu_roof.analysis.model import known_sum, nan_to_none
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
@@ -94,8 +94,8 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             sms = _sm_count(group, name)
             device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock, sm_count=sms)
             devices.append(device)
-            automatic = choice.user is None  # report and built-in roofs: each launch at its clocks
-            v = verdicts(group, device, automatic)
+            # report and built-in roofs (automatic): each launch at its clocks
+            v = verdicts(group, device, automatic=choice.user is None)
             frames.append(device_frame(_rows(ident, rows), group, v, device, i, total_s))
     launches = pl.concat(frames, how="diagonal_relaxed") if frames else frame_of(())
     missing = launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()
@@ -121,27 +121,14 @@ def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     device index is 0), texts as `str` objects (a missing name is "", any other missing text
     None), the input notes as lists (None where a launch has none)."""
     frame = table.launches
-    integers = {c: _indices(table.path, c, frame.get_column(c), missing=0) for c in ("run", "device")}
-    columns = ("grid", "block", "nvtx", "device_name", "cc")
-    texts = {c: _each_distinct(frame.get_column(c), lambda v: v if v is None else str(v)) for c in columns}
+    texts = frame.select("grid", "block", "nvtx", "device_name", "cc").cast(pl.String)
     return {
         "id": _indices(table.path, "id", frame.get_column("id"), missing=None),
-        **integers,
-        "name": _each_distinct(frame.get_column("name"), lambda v: "" if v is None else str(v)),
-        **texts,
+        **{c: _indices(table.path, c, frame.get_column(c), missing=0) for c in ("run", "device")},
+        "name": frame.get_column("name").cast(pl.String).fill_null("").to_numpy(),
+        **{c.name: c.to_numpy() for c in texts.iter_columns()},
         "input_notes": object_array(frame.get_column("input_notes").to_list()),
     }
-
-
-def _each_distinct(values: pl.Series, make: Callable[[Any], object]) -> np.ndarray:
-    """`make` of each value as an object array, made once per distinct value and gathered by a
-    join (100,000 launches share a few hundred names: a Python pass over them cost ~60 ms)."""
-    distinct = values.unique(maintain_order=True)
-    made = object_array(make(v) for v in distinct.to_list())
-    code = distinct.to_frame("v").with_row_index("code")
-    rows = values.to_frame("v").join(code, on="v", how="left", nulls_equal=True, maintain_order="left")
-    out: np.ndarray = made[rows.get_column("code").to_numpy()]
-    return out
 
 
 def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> np.ndarray:
@@ -149,11 +136,10 @@ def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> 
     device indices numbers (null or NaN where missing); a missing one is `missing`, and where
     that is None, or a value is no whole number int64 holds, the table is refused (a reader
     never makes one; a table built by hand can)."""
-    if values.dtype == pl.String:
-        given = _each_distinct(values, _run_number).astype("float64")
-    else:
-        given = values.cast(pl.Float64).fill_null(np.nan).to_numpy()
-    numbers = np.where(np.isnan(given), np.nan if missing is None else float(missing), given)
+    runs = values.dtype == pl.String
+    given = each_distinct(values, _run_number, pl.Float64()) if runs else values.cast(pl.Float64)
+    stand_in = np.nan if missing is None else float(missing)
+    numbers = given.fill_nan(stand_in).fill_null(stand_in).to_numpy()
     whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (np.abs(numbers) < 2.0**62)
     if not whole.all():
         bad = values[int(np.flatnonzero(~whole)[0])]
@@ -212,8 +198,7 @@ def _device_roofs(
         without = _without_report_path_peaks(filled)
         return without, report_roofs(without, name=gpu.name, source=f"builtin:{gpu.key}")
     if inferred is not None and inference is not None and inference.gpu is not None:
-        name = f"{inference.gpu.name} ({inference.describe()})"
-        return filled, report_roofs(filled, name=name)
+        device_name = f"{inference.gpu.name} ({inference.describe()})"
     return filled, report_roofs(filled, name=device_name)
 
 
@@ -225,8 +210,6 @@ def _without_report_path_peaks(norm: Mapping[str, np.ndarray]) -> Mapping[str, n
 
 def _sm_count(group: Mapping[str, np.ndarray], name: str | None) -> float | None:
     """The device's SM count: the launches' median from the report, else the built-in GPU's."""
-    measured = nan_to_none(median(group["sm_count"])) if "sm_count" in group else None
-    if measured is not None:
-        return measured
-    gpu = match_gpu(name)
-    return float(gpu.sm_count) if gpu is not None and gpu.sm_count else None
+    measured = nan_to_none(median(group["sm_count"]))
+    gpu = match_gpu(name) if measured is None else None
+    return float(gpu.sm_count) if gpu is not None and gpu.sm_count else measured

@@ -69,6 +69,11 @@ def device_frame(
     formulas = {key: formula_texts(group, f"{key}_recipe", n) for key in _RECIPE_KEYS}
     ceiling = np.where(v.supported, v.ceiling, objects(None, n))
     ops_total = measured("ops_total")
+    paths = {c.removeprefix(TENSOR_PATH_PREFIX): group[c] for c in group if c.startswith(TENSOR_PATH_PREFIX)}
+    # integer tensor operations are a lower bound where some integer path read n/a
+    partial = np.logical_or.reduce(
+        [np.isnan(a) for p, a in paths.items() if is_integer_path(p)], initial=False
+    )
     pipes = v.pipe_pct
     # per precision, the FLOP terms that read n/a (`a,b`), None where none did or the launch failed
     not_collected = {p: formula_texts(group, f"flop_{p}_not_collected", n) for p in PRECISIONS}
@@ -95,7 +100,7 @@ def device_frame(
         "sol_busiest_unit": busiest_unit,
         "small_grid": v.sol.small_grid.astype(bool),
         "flop_total_is_lower_bound": lower,
-        "ops_total_is_lower_bound": _ops_lower_bound(group, failed, ops_total),
+        "ops_total_is_lower_bound": ~failed & ~np.isnan(ops_total) & partial,
         "binding": v.arrays.binding,
         "compute_precision": v.precisions,
         "bound": v.verdict.bound,
@@ -145,6 +150,7 @@ def device_frame(
         "pipe_pct": pipes,
     }
     records = {
+        **{f: struct({k: numbers(a) for k, a in m.items()}, n) for f, m in maps.items()},
         "notes": notes,
         "missing": missing,
         "recipe": struct({k: texts(t) for k, t in formulas.items()}, n),
@@ -152,34 +158,21 @@ def device_frame(
         "not_collected": struct(
             {p: where(is_set(t), texts(t).str.split(",")) for p, t in not_collected.items()}, n
         ),
-        "tensor_paths": _tensor_paths(group, failed),
+        "tensor_paths": _tensor_paths(group, paths, failed),
         "ops_total": numbers(ops_total),
         "instruction_roofline": _instruction_roofline(
             v.instructions, measured("warp_inst"), v.issue_source, texts(formulas["warp_inst"])
         ),
     }
-    return launch_frame(values, maps, records)
+    return launch_frame({**values, **records})
 
 
 def formula_texts(group: Mapping[str, np.ndarray], column: str, n: int) -> np.ndarray:
     """A column of texts (formulas, traffic definitions) as an object array, None where a row has
     none (the recipe's NaN; or the column is absent)."""
-    if column not in group:
-        return objects(None, n)
-    values = group[column]
-    texts = np.array(values, dtype=object)
-    texts[values != values] = None  # NaN, unequal to itself
-    return texts
-
-
-def _ops_lower_bound(
-    group: Mapping[str, np.ndarray], failed: np.ndarray, ops_total: np.ndarray
-) -> np.ndarray:
-    """Whether a launch's integer tensor operations are a lower bound: some integer path read n/a."""
-    paths = [c for c in group if c.startswith(TENSOR_PATH_PREFIX)]
-    partial = [np.isnan(group[c]) for c in paths if is_integer_path(c.removeprefix(TENSOR_PATH_PREFIX))]
-    out: np.ndarray = ~failed & ~np.isnan(ops_total) & np.logical_or.reduce([np.zeros_like(failed), *partial])
-    return out
+    values = group.get(column)
+    missing = objects(None, n)
+    return missing if values is None else np.where(values == values, values, missing)  # NaN ≠ NaN
 
 
 def _missing(failed: np.ndarray, quantities: Mapping[str, np.ndarray]) -> pl.Series:
@@ -222,18 +215,19 @@ def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int, compute_only: bool = 
     return pipe
 
 
-def _tensor_paths(group: Mapping[str, np.ndarray], failed: np.ndarray) -> pl.Series:
-    """Per launch {path: {unit, count, peak_per_s}}, every path of the input ({} for a failed
-    launch: all null)."""
+def _tensor_paths(
+    group: Mapping[str, np.ndarray], counts: Mapping[str, np.ndarray], failed: np.ndarray
+) -> pl.Series:
+    """Per launch {path: {unit, count, peak_per_s}}, every path of the input (`counts`: each path's
+    count; {} for a failed launch: all null)."""
     n = len(failed)
-    paths: dict[str, pl.Series] = {}
-    for column in (c for c in group if c.startswith(TENSOR_PATH_PREFIX)):
-        path = column.removeprefix(TENSOR_PATH_PREFIX)
-        peak = group.get(f"peak_{column}_per_s", np.full(n, np.nan))
+    records: dict[str, pl.Series] = {}
+    for path, count in counts.items():
+        peak = group.get(f"peak_{TENSOR_PATH_PREFIX}{path}_per_s", np.full(n, np.nan))
         unit = pl.Series(["OP" if is_integer_path(path) else "FLOP"]).gather(np.zeros(n, dtype=np.int64))
-        record = struct({"unit": unit, "count": numbers(group[column]), "peak_per_s": numbers(peak)}, n)
-        paths[path] = where(~failed, record)
-    return struct(paths, n)
+        record = struct({"unit": unit, "count": numbers(count), "peak_per_s": numbers(peak)}, n)
+        records[path] = where(~failed, record)
+    return struct(records, n)
 
 
 def _instruction_roofline(

@@ -13,7 +13,7 @@ fields are not stored, as they follow from others: `ops` (the integer tensor pat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from enum import Enum
 from typing import Any, overload
@@ -51,7 +51,6 @@ DENSE_MAPS = {  # a dense map's keys
     "sol_pct": SOL_KEYS,
     "pct_of_bandwidth": TIERS,
 }
-SPARSE_MAPS = ("cap_flop_per_s", "pipe_pct")
 
 
 def numbers(values: np.ndarray | Sequence[float | None]) -> pl.Series:
@@ -66,6 +65,15 @@ def texts(values: Iterable[Any]) -> pl.Series:
     if len(array) > 1 and equals(array, array[0]).all():
         return pl.Series([array[0]], dtype=pl.String).gather(np.zeros(len(array), dtype=np.int64))
     return pl.Series(array.tolist(), dtype=pl.String)
+
+
+def each_distinct(
+    column: pl.Series, make: Callable[[Any], Any], dtype: pl.DataType = pl.String()
+) -> pl.Series:
+    """`make` of each distinct value of the column, spread back to every row; null stays null (a
+    long column holds few: a device's roofs, repeated launches, runs)."""
+    distinct = column.unique().drop_nulls()
+    return column.replace_strict(distinct, [make(t) for t in distinct.to_list()], return_dtype=dtype)
 
 
 def enum_texts(values: np.ndarray, enum: type[Enum]) -> pl.Series:
@@ -123,14 +131,12 @@ def integer_paths(launches: pl.DataFrame) -> list[str]:
 def integer_ops(launches: pl.DataFrame) -> dict[str, pl.Series]:
     """`Kernel.ops` as columns: each integer tensor path's operations (where a launch has the
     path), and `total` (`ops_total` where a launch has an integer path); none without one."""
-    paths = launches.get_column("tensor_paths")
-    has = {p: paths.struct.field(p).is_not_null() for p in integer_paths(launches)}
-    has = {p: h for p, h in has.items() if h.any()}
+    paths = {p: launches.get_column("tensor_paths").struct.field(p) for p in integer_paths(launches)}
+    has = {p: path.is_not_null().to_numpy() for p, path in paths.items() if path.null_count() < len(path)}
     if not has:
         return {}
-    counts = {p: paths.struct.field(p).struct.field("count") for p in has}
-    any_path = np.logical_or.reduce([h.to_numpy() for h in has.values()])
-    return {**counts, "total": where(any_path, launches.get_column("ops_total"))}
+    total = where(np.logical_or.reduce(list(has.values())), launches.get_column("ops_total"))
+    return {**{p: paths[p].struct.field("count") for p in has}, "total": total}
 
 
 def above_roof(launches: pl.DataFrame) -> pl.Series:
@@ -150,35 +156,27 @@ INTS = ("id", "input", "device", "run")
 BOOLS = ("small_grid", "flop_total_is_lower_bound", "ops_total_is_lower_bound")
 
 
-def launch_frame(
-    values: Mapping[str, np.ndarray],
-    maps: Mapping[str, Mapping[str, np.ndarray]],
-    records: Mapping[str, pl.Series],
-) -> pl.DataFrame:
-    """One device's launches as the launch frame: arrays by `Kernel` field, mappings of numbers by
-    field and key, and the records already as columns."""
-    n = len(values["id"])
-    columns = {
+def launch_frame(values: Mapping[str, Any]) -> pl.DataFrame:
+    """Launches as the launch frame, by `Kernel` field: the fields above as arrays or lists (an
+    enum's an object array), the others (mappings, records) already as columns."""
+    typed = {
         **{f: pl.Series(values[f], dtype=pl.Int64) for f in INTS},
         **{f: texts(values[f]) for f in TEXTS},
         **{f: numbers(values[f]) for f in FLOATS},
         **{f: pl.Series(values[f], dtype=pl.Boolean) for f in BOOLS},
         **{f: enum_texts(values[f], enum) for f, enum in ENUMS.items()},
-        **{f: struct({k: numbers(a) for k, a in m.items()}, n) for f, m in maps.items()},
-        **records,
     }
+    columns = {**typed, **{k: v for k, v in values.items() if k not in typed}}
     return pl.DataFrame([s.alias(k) for k, s in columns.items()])
 
 
 def kernel_at(frame: pl.DataFrame, j: int) -> Kernel:
     """Row j as a `Kernel`."""
     row: dict[str, Any] = {k: without_absent(v, (k,)) for k, v in frame.row(j, named=True).items()}
-    for key, enum in ENUMS.items():
-        row[key] = enum(row[key])
-    paths = row["tensor_paths"]
+    row.update({key: enum(row[key]) for key, enum in ENUMS.items()})
     row["ops"] = {k: v[0] for k, v in integer_ops(frame.slice(j, 1)).items()}
     del row["ops_total"]
-    row["tensor_paths"] = {p: TensorPath(**t) for p, t in paths.items()}
+    row["tensor_paths"] = {p: TensorPath(**t) for p, t in row["tensor_paths"].items()}
     row["notes"], row["missing"] = tuple(row["notes"]), tuple(row["missing"])
     row["not_collected"] = {p: tuple(t) for p, t in row["not_collected"].items()}
     row["roofline_binding"] = row["binding"]
@@ -251,20 +249,14 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
         present = dict.fromkeys([*keys, *(k for r in rows for k in r)])
         return struct({k: plain_column([r.get(k) for r in rows]) for k in present}, len(rows))
 
-    values = {
-        **{f: np.array(field(f), dtype=np.int64) for f in INTS},
-        **{f: np.array(field(f), dtype=bool) for f in BOOLS},
-        **{f: np.array([np.nan if x is None else x for x in field(f)], dtype="float64") for f in FLOATS},
-        **{f: object_array(field(f)) for f in (*TEXTS, *ENUMS)},
-    }
     roofs = [None if k.instructions is None else vars(k.instructions) for k in kernels]
     records = {
+        **{f: field(f) for f in (*INTS, *BOOLS, *FLOATS, *TEXTS)},
+        **{f: object_array(field(f)) for f in ENUMS},
         **{f: mappings(field(f), keys) for f, keys in DENSE_MAPS.items()},
-        **{f: mappings(field(f)) for f in SPARSE_MAPS},
+        **{f: mappings(field(f)) for f in ("cap_flop_per_s", "pipe_pct", "recipe", "traffic")},  # sparse
         "notes": text_lists(field("notes")),
         "missing": text_lists(field("missing")),
-        "recipe": mappings(field("recipe")),
-        "traffic": mappings([{t: dict(e) for t, e in k.traffic.items()} for k in kernels]),
         "not_collected": mappings([{p: list(t) for p, t in k.not_collected.items()} for k in kernels]),
         "tensor_paths": mappings([{p: vars(t) for p, t in k.tensor_paths.items()} for k in kernels]),
         "ops_total": numbers([k.ops.get("total") for k in kernels]),
@@ -273,7 +265,7 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
             mappings([r or _NO_ROOF for r in roofs], [f.name for f in fields(InstructionRoofline)]),
         ),
     }
-    return launch_frame(values, {}, records)
+    return launch_frame(records)
 
 
 # an instruction roofline's maps, for their type
@@ -298,10 +290,9 @@ class KernelRows(Sequence[Kernel]):
         if isinstance(index, slice):
             return [self[j] for j in range(*index.indices(len(self)))]
         j = range(len(self))[index]  # an IndexError past either end
-        kernel = self._made.get(j)
-        if kernel is None:
-            kernel = self._made[j] = kernel_at(self.frame, j)
-        return kernel
+        if j not in self._made:
+            self._made[j] = kernel_at(self.frame, j)
+        return self._made[j]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):

@@ -18,14 +18,15 @@ fields as columns, the groups and the inputs and devices joined on.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import above_roof, integer_ops, is_sparse, numbers, texts, without_absent
+from ncu_roof.analysis.frame import each_distinct as each_distinct  # csvout's too
 from ncu_roof.analysis.groups import SortBy, group_kernels, ranked
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.sol import headroom_array
@@ -35,13 +36,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 KEY_ORDER = (*PRECISIONS, "total", *TIERS, COMPUTE, *SOL_KEYS)  # then any other key, by name
-# a nested record → the launch frame's column it is read from (a column of its JSON text)
-JSON_COLUMNS = {
-    "traffic": "traffic",
-    "tensor_paths": "tensor_paths",
-    "not_collected": "not_collected",
-    "instructions": "instruction_roofline",
-}
+JSON_FIELDS = ("traffic", "tensor_paths", "not_collected", "instructions")  # nested records: JSON text
+STORED_AS = {"instructions": "instruction_roofline", "roofline_binding": "binding"}  # the frame's column
 # a mapping field → its columns' names, `{}` its key
 MAP_COLUMNS = {
     "flop": "flop_{}",
@@ -73,9 +69,7 @@ LEAD = (
 
 
 def _keys(present: Iterable[str]) -> list[str]:
-    present = set(present)
-    known = list(dict.fromkeys(k for k in KEY_ORDER if k in present))
-    return known + sorted(present - set(known))
+    return sorted(set(present), key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
 
 
 def json_texts(column: pl.Series) -> pl.Series:
@@ -87,13 +81,6 @@ def json_texts(column: pl.Series) -> pl.Series:
         return None if value is None else json.dumps(value, ensure_ascii=False)
 
     return each_distinct(column.struct.json_encode(), text)  # one compact text per value, numbers exact
-
-
-def each_distinct(column: pl.Series, text: Callable[[Any], str | None]) -> pl.Series:
-    """`text` of each distinct value of the column, spread back to every row; null stays null (a
-    long column holds few: a device's roofs, repeated launches)."""
-    distinct = column.unique().drop_nulls()
-    return column.replace_strict(distinct, [text(t) for t in distinct.to_list()], return_dtype=pl.String)
 
 
 def _map_columns(name: str, column: pl.Series) -> list[pl.Series]:
@@ -108,13 +95,10 @@ def _field_columns(name: str, launches: pl.DataFrame) -> list[pl.Series]:
     if name == "ops":  # each integer tensor path's count, and `ops_total` where a launch has one
         ops = integer_ops(launches)
         return [ops[k].alias(MAP_COLUMNS["ops"].format(k)) for k in _keys(ops)]
-    if name == "roofline_binding":
-        return [launches.get_column("binding").alias(name)]
-    if name in JSON_COLUMNS:
-        return [json_texts(launches.get_column(JSON_COLUMNS[name])).alias(name)]
-    if name in MAP_COLUMNS:
-        return _map_columns(name, launches.get_column(name))
-    return [launches.get_column(name)]
+    column = launches.get_column(STORED_AS.get(name, name))
+    if name in JSON_FIELDS:
+        return [json_texts(column).alias(name)]
+    return _map_columns(name, column) if name in MAP_COLUMNS else [column.alias(name)]
 
 
 def group_columns(analysis: Analysis) -> pl.DataFrame:
@@ -142,9 +126,10 @@ def input_columns(analysis: Analysis) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
-def device_columns(analysis: Analysis, used: pl.Series) -> pl.DataFrame:
+def device_columns(analysis: Analysis) -> pl.DataFrame:
     """Per device that ran launches (`device`): its name, CC, clock, roofs and where they came from."""
-    devices = [d for d in analysis.devices if d.index in set(used.to_list())]
+    used = set(analysis.launches.get_column("device").unique().to_list())
+    devices = [d for d in analysis.devices if d.index in used]
     columns = {
         "device": pl.Series([d.index for d in devices], dtype=pl.Int64),
         "device_name": texts(d.name for d in devices),
@@ -174,12 +159,7 @@ def launch_table(analysis: Analysis) -> pl.DataFrame:
         .join(group_columns(analysis), on="row", how="left", maintain_order="left")
         .drop("row")
         .join(input_columns(analysis), on="input", how="left", maintain_order="left")
-        .join(
-            device_columns(analysis, launches.get_column("device").unique()),
-            on="device",
-            how="left",
-            maintain_order="left",
-        )
+        .join(device_columns(analysis), on="device", how="left", maintain_order="left")
     )
     return table.select(*LEAD, *(c for c in table.columns if c not in LEAD))
 
