@@ -17,6 +17,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from functools import partial
 from html import escape
 from itertools import chain
 from pathlib import PurePath
@@ -30,7 +31,7 @@ from ncu_roof.base.text import intensity, one_line, pct, plural, shorten, si
 from ncu_roof.base.tomlfile import package_text
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
+from ncu_roof.render.headline import device_sentences, memory_tier_words
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
 from ncu_roof.render.rates import achieved_words, integer_ops_rate
 from ncu_roof.render.summary import (
@@ -114,11 +115,7 @@ def _default_plot(analysis: Analysis, options: RenderOptions | None) -> str | No
 
 
 def _headline(summary: Summary) -> list[str]:
-    kernels = f" of {plural(len(summary.rows), 'kernel')}" if summary.grouped else ""
-    lines = [
-        f"<h1>Roofline: {plural(summary.launches, 'launch')}{kernels}, "
-        f"{escape(si(summary.total_s, 's'))}</h1>"
-    ]
+    lines = [f"<h1>Roofline: {escape(summary.title())}</h1>"]
     lines += [_device_block(summary, view) for view in summary.devices]
     if summary.missing_reason:
         lines.append(f'<p class="lead"><b>Not on a roofline:</b> {escape(summary.missing_reason)}.</p>')
@@ -143,17 +140,8 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
         f'<div class="bar">{bar}</div>',
         f'<p class="lead">Share of time: {" ".join(words) or "no kernel has a duration"}</p>',
     ]
-    if view.fix_first is not None:
-        parts.append(
-            f'<p class="lead"><b>Fix first:</b> {_group_link(summary, view.fix_first.group)} '
-            f"{fix_first_words(summary, view, escape, '<b>{}</b>'.format)}.</p>"
-        )
-    costliest = shown_costliest(view)
-    if costliest is not None:
-        parts.append(
-            f'<p class="lead">Costliest: {_group_link(summary, costliest)} '
-            f"{costliest_words(costliest, escape)}.</p>"
-        )
+    sentences = device_sentences(summary, view, partial(_group_link, summary), escape, "<b>{}</b>".format)
+    parts += [f'<p class="lead">{sentence}.</p>' for sentence in sentences]
     return "\n".join(parts) + "</div>"
 
 

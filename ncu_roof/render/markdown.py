@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import PurePath
 from urllib.parse import quote
 
@@ -18,7 +19,7 @@ from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import intensity, launch_shape, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import COMPUTE, TIERS
 from ncu_roof.errors import UsageError
-from ncu_roof.render.headline import costliest_words, fix_first_words, share_phrases, shown_costliest, times
+from ncu_roof.render.headline import device_sentences, share_phrases, times
 from ncu_roof.render.rates import achieved_words
 from ncu_roof.render.summary import (
     DeviceView,
@@ -122,12 +123,8 @@ def _gpu(device: Device) -> str:
 
 
 def _headline(summary: Summary) -> list[str]:
-    kernels = f" of {plural(len(summary.rows), 'kernel')}" if summary.grouped else ""
-    title = f"## Roofline: {plural(summary.launches, 'launch')}{kernels}, {si(summary.total_s, 's')}"
-    lines = [title, *(_device_paragraph(summary, view) for view in summary.devices)]
-    if not summary.devices:
-        lines.append("No kernel has a duration.")
-    return lines
+    paragraphs = [_device_paragraph(summary, view) for view in summary.devices]
+    return [f"## Roofline: {summary.title()}", *(paragraphs or ["No kernel has a duration."])]
 
 
 def _device_paragraph(summary: Summary, view: DeviceView) -> str:
@@ -139,14 +136,9 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     words = share_phrases(view, plain, " of time")
     # `, ` between verdicts: ` · ` precedes a verdict's basis
     shares = ", ".join([f"**{words[0]}**", *words[1:]]) if words else "no kernel has a duration"
-    lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}."]
-    if view.fix_first is not None:
-        fix = fix_first_words(summary, view, plain, "**{}**".format)
-        lines.append(f"**Fix first:** {_name(summary, view.fix_first.group)} {fix}.")
-    costliest = shown_costliest(view)
-    if costliest is not None:
-        lines.append(f"Costliest: {_name(summary, costliest)} {costliest_words(costliest, plain)}.")
-    return "  \n".join(lines)
+    lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}"]
+    lines += device_sentences(summary, view, partial(_name, summary), plain, "**{}**".format)
+    return "  \n".join(f"{line}." for line in lines)
 
 
 def _name(summary: Summary, group: KernelGroup) -> str:

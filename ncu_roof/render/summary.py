@@ -202,6 +202,13 @@ class Summary:
     def name_title(self) -> str:
         return self.name_header[:1].upper() + self.name_header[1:]
 
+    def title(self, devices: bool = False) -> str:
+        """`7 launches of 5 kernels on 2 devices, 2.06 ms`: of kernels when rows are groups, on
+        devices with `devices` when there are several."""
+        kernels = f" of {plural(len(self.rows), 'kernel')}" if self.grouped else ""
+        on = f" on {len(self.devices)} devices" if devices and self.multi_device else ""
+        return f"{plural(self.launches, 'launch')}{kernels}{on}, {si(self.total_s, 's')}"
+
     @property
     def multi_device(self) -> bool:
         return len(self.devices) > 1

@@ -227,9 +227,7 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
 def _footnotes(summary: Summary, shown: Sequence[Row], dropped: Sequence[str]) -> list[str]:
     """The lines under the table, dimmed: totals, what is not shown and why, the legend."""
     rows = summary.rows
-    kernels = f" of {plural(len(rows), 'kernel')}" if summary.grouped else ""
-    devices = f" on {len(summary.devices)} devices" if summary.multi_device else ""
-    lines = [f"{plural(summary.launches, 'launch')}{kernels}{devices}, {si(summary.total_s, 's')} in total"]
+    lines = [f"{summary.title(devices=True)} in total"]
     if len(shown) < len(rows):
         rest = sum(r.group.total_duration_s or 0.0 for r in rows[len(shown) :])
         share = f" ({pct(100 * rest / summary.total_s)} of the time)" if summary.total_s > 0 else ""
