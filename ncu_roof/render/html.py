@@ -15,7 +15,7 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from functools import partial
 from html import escape
@@ -31,7 +31,7 @@ from ncu_roof.base.text import intensity, one_line, pct, plural, shorten, si
 from ncu_roof.base.tomlfile import package_text
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.render.headline import device_sentences, memory_tier_words
+from ncu_roof.render.headline import device_sentences, memory_tier_words, times
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
 from ncu_roof.render.rates import achieved_words, integer_ops_rate
 from ncu_roof.render.summary import (
@@ -148,11 +148,10 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
 def _group_link(summary: Summary, group: KernelGroup) -> str:
     """The group's name, a link to its details where it has them."""
     code = f"<code>{escape(shorten(group.name, NAME_WIDTH))}</code>"
-    launches = f" ×{group.count}" if group.count > 1 else ""
     rank = next((r.rank for r in summary.rows if r.group is group), None)
     if rank is not None and rank <= DETAILS_ROWS:
-        return f'<a href="#k{rank}">{code}</a>{launches}'
-    return code + launches
+        return f'<a href="#k{rank}">{code}</a>{times(group.count)}'
+    return code + times(group.count)
 
 
 def _device_words(analysis: Analysis, device: Device) -> str:
@@ -234,25 +233,18 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         key, value = f"{tier}_bytes", kernel.bytes.get(tier)
         if value is not None or key in recipe:
             facts.append((f"bytes {tier}", si(value, "B"), recipe.get(key, "–")))
-    facts += [
-        (f"intensity {tier}", f"{intensity(value)} FLOP/B", f"FLOP total / bytes {tier}")
-        for tier, value in kernel.intensity_flop_per_byte.items()
-        if value is not None
-    ]
+    facts += _each(
+        kernel.intensity_flop_per_byte,
+        "intensity {}",
+        lambda v: f"{intensity(v)} FLOP/B",
+        "FLOP total / bytes {}",
+    )
     if integer_ops_rate(kernel, kernel.duration_s) is None:
         facts.append(("achieved FLOP/s", achieved_words(kernel), "FLOP total / duration"))
     else:  # no FLOPs: its integer tensor operations, not a 0 FLOP/s
         facts.append(("achieved OP/s", achieved_words(kernel), "integer tensor operations / duration"))
-    facts += [
-        (f"bandwidth {tier}", si(rate, "B/s"), f"bytes {tier} / duration")
-        for tier, rate in kernel.achieved_byte_per_s.items()
-        if rate is not None
-    ]
-    facts += [
-        (f"% of {tier} roof", pct(value), f"bandwidth {tier} / {tier} roof (bytes)")
-        for tier, value in kernel.pct_of_bandwidth.items()
-        if value is not None
-    ]
+    facts += _each(kernel.achieved_byte_per_s, "bandwidth {}", partial(si, unit="B/s"), "bytes {} / duration")
+    facts += _each(kernel.pct_of_bandwidth, "% of {} roof", pct, "bandwidth {0} / {0} roof (bytes)")
     facts += [
         (f"cap {r}", si(c, "FLOP/s"), f"min(compute peak, {r} bandwidth x intensity {r})")
         if r != "compute"
@@ -268,12 +260,14 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         busiest = f"SOL {kernel.sol_busiest_unit}"
         why = f"duration × (1 − {busiest} / 100): as it runs, until its busiest unit is saturated"
         facts.append(("could save as it runs", si(kernel.headroom_sol_s, "s"), why))
-    facts += [
-        (f"SOL {unit}", pct(value), "ncu speed of light, % of peak")
-        for unit, value in kernel.sol_pct.items()
-        if value is not None
-    ]
-    return facts
+    return facts + _each(kernel.sol_pct, "SOL {}", pct, "ncu speed of light, % of peak")
+
+
+def _each(
+    values: Mapping[str, float | None], quantity: str, text: Callable[[float], str], recipe: str
+) -> list[tuple[str, str, str]]:
+    """A fact per known value, its key (a tier, a unit) written for `{}` in `quantity` and `recipe`."""
+    return [(quantity.format(k), text(v), recipe.format(k)) for k, v in values.items() if v is not None]
 
 
 def _roofs_section(analysis: Analysis) -> list[str]:
