@@ -96,11 +96,7 @@ class Note:
     number: int
     text: str  # its wording: a number that differs between its launches as a range (`33–40%`)
     launches: int
-    variants: int  # how many different wordings (numbers) it has
-
-    @property
-    def vary(self) -> str:
-        return " (numbers vary)" if self.variants > 1 else ""
+    vary: str  # ` (numbers vary)` when its launches' wordings differ in numbers, else empty
 
 
 @dataclass(frozen=True)
@@ -346,7 +342,10 @@ def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int]]:
     texts, counts, templates = (per_note.get_column(c).to_list() for c in ("notes", "len", "template"))
     merged = _merged(zip(texts, templates, counts, strict=True))
     numbers = {key: i + 1 for i, (key, _, _, _) in enumerate(merged)}
-    notes = tuple(Note(i + 1, text, int(n), variants) for i, (_, text, n, variants) in enumerate(merged))
+    notes = tuple(
+        Note(i + 1, text, int(n), " (numbers vary)" if variants > 1 else "")
+        for i, (_, text, n, variants) in enumerate(merged)
+    )
     return notes, {note: numbers[key] for note, key in zip(texts, templates, strict=True)}
 
 
