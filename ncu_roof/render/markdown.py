@@ -95,26 +95,18 @@ def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> s
         parts.append(f"> [!WARNING]\n> Not on a roofline: {plain(summary.missing_reason)}.")
     if head:
         order = "by time" if summary.sort.value == "time" else "by time they could save"
-        if summary.multi_device:
-            for view in summary.devices:
-                mine = [r for r in head if r.group.device == view.device.index]
-                if mine:
-                    title = (
-                        f"### Device {view.device.index}: {_gpu(view.device)} — top "
-                        f"{plural(len(mine), noun)} {order}"
-                    )
-                    parts += [title, _main_table(summary, mine)]
-        else:
-            parts += [f"### Top {plural(len(head), noun)} {order}", _main_table(summary, head)]
+        for view in summary.devices if summary.multi_device else [None]:  # with several, a table each
+            mine = [r for r in head if view is None or r.group.device == view.device.index]
+            where = "Top" if view is None else f"Device {view.device.index}: {_gpu(view.device)} — top"
+            if mine:
+                parts += [f"### {where} {plural(len(mine), noun)} {order}", _main_table(summary, mine)]
         parts.append(f"<sub>{plain('; '.join(summary.legend()))}.</sub>")
         keys = summary.names(NAME_WIDTH)[1]  # what tells apart the names shown with an index (`[K1] …`)
         parts += ["  \n".join(code_span(key) for key in keys)] if keys else []
         parts.append(folded(f"More columns for these {len(head)} {what}", _more_table(summary, head)))
     if rest:
         parts.append(folded(f"The other {len(rest)} {what}", _main_table(summary, rest, device_column=True)))
-    parts += _notes(summary)
-    parts += _roofs(summary)
-    parts += _warnings(summary)
+    parts += [*_notes(summary), *_roofs(summary), *_warnings(summary)]
     return "\n\n".join(parts) + "\n"
 
 
