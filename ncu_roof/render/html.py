@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import KernelGroup, headroom_s
-from ncu_roof.analysis.records import VERDICT_WORDS, Device, Kernel
+from ncu_roof.analysis.records import VERDICT_WORDS, Kernel
 from ncu_roof.base.text import intensity, one_line, pct, plural, shorten, si
 from ncu_roof.base.tomlfile import package_text
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
@@ -72,6 +72,11 @@ def render_html(
     policy = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
     title = f"ncu-roof: {plural(summary.launches, 'launch')}, {si(summary.total_s, 's')}"
     columns = table_columns(summary)
+    figure = (
+        []
+        if svg is None
+        else ['<h2 id="plot">Hierarchical roofline</h2>', f"<figure>{_SVG_PROLOG.sub('', svg)}</figure>"]
+    )
     rest = [
         *_notes_section(summary),
         *_details_section(summary),
@@ -83,7 +88,7 @@ def render_html(
         policy=escape(policy),
         title=escape(title),
         css=CSS,
-        top="\n".join([*_headline(summary), *_plot_section(svg)]),
+        top="\n".join([*_headline(summary), *figure]),
         **table_section(summary, columns),
         rest="\n".join(rest),
         data=script_json(table_data(summary, columns)),
@@ -134,8 +139,13 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
         + (tiers if b is Bound.MEMORY else "")
         for b, s in view.shares
     ]
+    device, info = view.device, summary.analysis.inputs[view.device.input]
+    cc = f" (CC {escape(one_line(device.cc))})" if device.cc else ""
+    version = f", ncu {escape(one_line(info.ncu_version))}" if info.ncu_version else ""
+    path = escape(one_line(PurePath(info.path).name))
+    where = f"<code>{escape(device_name(device))}</code>{cc} from <code>{path}</code>{version}"
     parts = [
-        f'<div class="device"><p class="muted">{_device_words(summary.analysis, view.device)}: '
+        f'<div class="device"><p class="muted">Device {device.index}: {where}: '
         f"{escape(si(view.total_s, 's'))} in {plural(view.launches, 'launch')}</p>",
         f'<div class="bar">{bar}</div>',
         f'<p class="lead">Share of time: {" ".join(words) or "no kernel has a duration"}</p>',
@@ -152,22 +162,6 @@ def _group_link(summary: Summary, group: KernelGroup) -> str:
     if rank is not None and rank <= DETAILS_ROWS:
         return f'<a href="#k{rank}">{code}</a>{times(group.count)}'
     return code + times(group.count)
-
-
-def _device_words(analysis: Analysis, device: Device) -> str:
-    info = analysis.inputs[device.input]
-    gpu = f"<code>{escape(device_name(device))}</code>"
-    cc = f" (CC {escape(one_line(device.cc))})" if device.cc else ""
-    version = f", ncu {escape(one_line(info.ncu_version))}" if info.ncu_version else ""
-    path = escape(one_line(PurePath(info.path).name))
-    return f"Device {device.index}: {gpu}{cc} from <code>{path}</code>{version}"
-
-
-def _plot_section(plot: str | None) -> list[str]:
-    if plot is None:
-        return []
-    svg = _SVG_PROLOG.sub("", plot)
-    return ['<h2 id="plot">Hierarchical roofline</h2>', f"<figure>{svg}</figure>"]
 
 
 def _notes_section(summary: Summary) -> list[str]:
