@@ -153,20 +153,20 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
     dev = device_column and summary.multi_device
     header = ["#", *(["Dev"] if dev else []), summary.name_title, *(["Launches"] if summary.grouped else [])]
     header += ["Time", "Share", "Verdict [notes]", "% of roof", "Could save"]
-    lines = []
-    for r in rows:
-        cells = [str(r.rank), *([str(r.group.device)] if dev else [])]
-        cells.append(table_cell(code_span(_label(summary, r.group.name))))
-        if summary.grouped:
-            cells.append(str(r.group.count))
-        cells += [
+    lines = [
+        [
+            str(r.rank),
+            *([str(r.group.device)] if dev else []),
+            table_cell(code_span(_label(summary, r.group.name))),
+            *([str(r.group.count)] if summary.grouped else []),
             unbroken(si(r.group.total_duration_s, "s")),
             r.share(summary.multi_device),
             table_cell(plain(r.flagged(notes=True))),
             pct(r.group.figures.pct_of_roof),
             unbroken(r.saving()),
         ]
-        lines.append(cells)
+        for r in rows
+    ]
     return _table(header, (summary.name_title, "Verdict [notes]"), lines)
 
 
