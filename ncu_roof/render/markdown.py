@@ -218,8 +218,7 @@ def _roofs(summary: Summary) -> list[str]:
         if not rows:
             parts.append(f"{_gpu(device)}: no roofs (pass `--gpu KEY` or `--roofs FILE`).")
         else:  # a <summary> is raw HTML to GitHub: only our own words go in it
-            clock = roofs_clock_words(device)
-            at = f" {clock}" if clock else ""
+            at = roofs_clock_words(device)
             table = _table(("Roof", "Peak", "Source"), ("Roof", "Source"), rows)
             body = f"{_gpu(device)}, roofs from {code_span(device.roofs.source)}{at}:\n\n{table}"
             parts.append(folded(f"Roofs of device {device.index}", body))

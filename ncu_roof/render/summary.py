@@ -79,13 +79,13 @@ def lack_counters(analysis: Analysis) -> str:
 
 
 def roofs_clock_words(device: Device) -> str:
-    """`at 1.41 GHz (measured)`: the SM clock a device's roofs are scaled to, next to the figures;
-    `at boost clock (datasheet)` when the input has no clock; empty when no roof scales with one."""
+    """` at 1.41 GHz (measured)`: the SM clock a device's roofs are scaled to, next to the figures;
+    ` at boost clock (datasheet)` when the input has no clock; empty when no roof scales with one."""
     sources = device.roofs.sources.values()
     if device.sm_clock_hz is not None and any("measured" in s for s in sources):
-        return f"at {si(device.sm_clock_hz, 'Hz')} (measured)"
+        return f" at {si(device.sm_clock_hz, 'Hz')} (measured)"
     if any("at boost" in s for s in sources):
-        return "at boost clock (datasheet)"
+        return " at boost clock (datasheet)"
     return ""
 
 

@@ -173,8 +173,7 @@ def roofs_line(device: Device) -> str:
     roofs = device.roofs
     compute = ", ".join(f"{k} {si(v, 'FLOP/s')}" for k, v in roofs.compute_flop_per_s.items())
     memory = ", ".join(f"{k} {si(v, 'B/s')}" for k, v in roofs.bandwidth_byte_per_s.items())
-    clock = roofs_clock_words(device)
-    where = f"roofs [{roofs.source}]" + (f" {clock}" if clock else "")
+    where = f"roofs [{roofs.source}]{roofs_clock_words(device)}"
     return one_line(f"device {device.index}: {device_name(device)} (cc {device.cc or '?'}) — {where}: ") + (
         "; ".join(part for part in (compute, memory) if part) or "none"
     )
