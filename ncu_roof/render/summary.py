@@ -28,7 +28,7 @@ from ncu_roof.analysis.groups import (
 )
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import distinct_names, one_line, pct, plural, si
-from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound, VerdictBasis
+from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound
 from ncu_roof.render.unplaced import missing_reason
 
 # one colour per verdict for every sink (terminal, plot, HTML); colour-blind safe (Okabe–Ito):
@@ -295,10 +295,9 @@ def _device_view(
 
 def _bases(launches: pl.DataFrame) -> dict[Bound, str]:
     """Each verdict's bases among its launches, in the ladder's order: `SOL`, `roofline/SOL`."""
-    order = list(BASIS_WORDS)
     found = launches.group_by("bound").agg(pl.col("verdict_basis").unique())
     return {
-        Bound(bound): "/".join(BASIS_WORDS[b] for b in sorted(map(VerdictBasis, bases), key=order.index))
+        Bound(bound): "/".join(word for basis, word in BASIS_WORDS.items() if basis.value in bases)
         for bound, bases in found.iter_rows()
     }
 
