@@ -106,13 +106,19 @@ def _needs(group: KernelGroup, saving_s: float, esc: Words) -> str:
 _LATENCY_FIX = "more work in flight (occupancy, instruction-level parallelism) to hide latency"
 
 
-def shown_costliest(view: DeviceView) -> KernelGroup | None:
-    """The costliest kernel group, unless it is the one to fix first (said once, not twice)."""
-    said = view.fix_first is not None and view.costliest is view.fix_first.group
-    return None if said else view.costliest
-
-
-def costliest_words(group: KernelGroup, esc: Words = str) -> str:
-    """`(41% of its time, 1.2 ms): memory-bound`."""
-    share = f"{pct(100 * group.device_share)} of its time, " if group.device_share is not None else ""
-    return f"({share}{si(group.total_duration_s, 's')}): {esc(verdict_words(group))}"
+def device_sentences(
+    summary: Summary, view: DeviceView, name: Callable[[KernelGroup], str], esc: Words, strong: Words
+) -> list[str]:
+    """`Fix first: <name> could save …` and `Costliest: <name> (41% of its time, 1.2 ms):
+    memory-bound`, the latter unless it is the kernel to fix first (said once, not twice); `name`
+    shows a kernel as the sink does."""
+    lines = []
+    if view.fix_first is not None:
+        words = fix_first_words(summary, view, esc, strong)
+        lines.append(f"{strong('Fix first:')} {name(view.fix_first.group)} {words}")
+    group = view.costliest
+    if group is not None and (view.fix_first is None or group is not view.fix_first.group):
+        share = f"{pct(100 * group.device_share)} of its time, " if group.device_share is not None else ""
+        words = f"({share}{si(group.total_duration_s, 's')}): {esc(verdict_words(group))}"
+        lines.append(f"Costliest: {name(group)} {words}")
+    return lines

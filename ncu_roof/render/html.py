@@ -15,8 +15,9 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from functools import partial
 from html import escape
 from itertools import chain
 from pathlib import PurePath
@@ -25,12 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import KernelGroup, headroom_s
-from ncu_roof.analysis.records import VERDICT_WORDS, Device, Kernel
+from ncu_roof.analysis.records import VERDICT_WORDS, Kernel
 from ncu_roof.base.text import intensity, one_line, pct, plural, shorten, si
 from ncu_roof.base.tomlfile import package_text
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.render.headline import costliest_words, fix_first_words, memory_tier_words, shown_costliest
+from ncu_roof.render.headline import device_sentences, memory_tier_words, times
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
 from ncu_roof.render.rates import achieved_words, integer_ops_rate
 from ncu_roof.render.summary import (
@@ -71,6 +72,11 @@ def render_html(
     policy = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
     title = f"ncu-roof: {plural(summary.launches, 'launch')}, {si(summary.total_s, 's')}"
     columns = table_columns(summary)
+    figure = (
+        []
+        if svg is None
+        else ['<h2 id="plot">Hierarchical roofline</h2>', f"<figure>{_SVG_PROLOG.sub('', svg)}</figure>"]
+    )
     rest = [
         *_notes_section(summary),
         *_details_section(summary),
@@ -82,7 +88,7 @@ def render_html(
         policy=escape(policy),
         title=escape(title),
         css=CSS,
-        top="\n".join([*_headline(summary), *_plot_section(svg)]),
+        top="\n".join([*_headline(summary), *figure]),
         **table_section(summary, columns),
         rest="\n".join(rest),
         data=script_json(table_data(summary, columns)),
@@ -114,11 +120,7 @@ def _default_plot(analysis: Analysis, options: RenderOptions | None) -> str | No
 
 
 def _headline(summary: Summary) -> list[str]:
-    kernels = f" of {plural(len(summary.rows), 'kernel')}" if summary.grouped else ""
-    lines = [
-        f"<h1>Roofline: {plural(summary.launches, 'launch')}{kernels}, "
-        f"{escape(si(summary.total_s, 's'))}</h1>"
-    ]
+    lines = [f"<h1>Roofline: {escape(summary.title())}</h1>"]
     lines += [_device_block(summary, view) for view in summary.devices]
     if summary.missing_reason:
         lines.append(f'<p class="lead"><b>Not on a roofline:</b> {escape(summary.missing_reason)}.</p>')
@@ -137,50 +139,29 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
         + (tiers if b is Bound.MEMORY else "")
         for b, s in view.shares
     ]
+    device, info = view.device, summary.analysis.inputs[view.device.input]
+    cc = f" (CC {escape(one_line(device.cc))})" if device.cc else ""
+    version = f", ncu {escape(one_line(info.ncu_version))}" if info.ncu_version else ""
+    path = escape(one_line(PurePath(info.path).name))
+    where = f"<code>{escape(device_name(device))}</code>{cc} from <code>{path}</code>{version}"
     parts = [
-        f'<div class="device"><p class="muted">{_device_words(summary.analysis, view.device)}: '
+        f'<div class="device"><p class="muted">Device {device.index}: {where}: '
         f"{escape(si(view.total_s, 's'))} in {plural(view.launches, 'launch')}</p>",
         f'<div class="bar">{bar}</div>',
         f'<p class="lead">Share of time: {" ".join(words) or "no kernel has a duration"}</p>',
     ]
-    if view.fix_first is not None:
-        parts.append(
-            f'<p class="lead"><b>Fix first:</b> {_group_link(summary, view.fix_first.group)} '
-            f"{fix_first_words(summary, view, escape, '<b>{}</b>'.format)}.</p>"
-        )
-    costliest = shown_costliest(view)
-    if costliest is not None:
-        parts.append(
-            f'<p class="lead">Costliest: {_group_link(summary, costliest)} '
-            f"{costliest_words(costliest, escape)}.</p>"
-        )
+    sentences = device_sentences(summary, view, partial(_group_link, summary), escape, "<b>{}</b>".format)
+    parts += [f'<p class="lead">{sentence}.</p>' for sentence in sentences]
     return "\n".join(parts) + "</div>"
 
 
 def _group_link(summary: Summary, group: KernelGroup) -> str:
     """The group's name, a link to its details where it has them."""
     code = f"<code>{escape(shorten(group.name, NAME_WIDTH))}</code>"
-    launches = f" ×{group.count}" if group.count > 1 else ""
     rank = next((r.rank for r in summary.rows if r.group is group), None)
     if rank is not None and rank <= DETAILS_ROWS:
-        return f'<a href="#k{rank}">{code}</a>{launches}'
-    return code + launches
-
-
-def _device_words(analysis: Analysis, device: Device) -> str:
-    info = analysis.inputs[device.input]
-    gpu = f"<code>{escape(device_name(device))}</code>"
-    cc = f" (CC {escape(one_line(device.cc))})" if device.cc else ""
-    version = f", ncu {escape(one_line(info.ncu_version))}" if info.ncu_version else ""
-    path = escape(one_line(PurePath(info.path).name))
-    return f"Device {device.index}: {gpu}{cc} from <code>{path}</code>{version}"
-
-
-def _plot_section(plot: str | None) -> list[str]:
-    if plot is None:
-        return []
-    svg = _SVG_PROLOG.sub("", plot)
-    return ['<h2 id="plot">Hierarchical roofline</h2>', f"<figure>{svg}</figure>"]
+        return f'<a href="#k{rank}">{code}</a>{times(group.count)}'
+    return code + times(group.count)
 
 
 def _notes_section(summary: Summary) -> list[str]:
@@ -246,25 +227,18 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         key, value = f"{tier}_bytes", kernel.bytes.get(tier)
         if value is not None or key in recipe:
             facts.append((f"bytes {tier}", si(value, "B"), recipe.get(key, "–")))
-    facts += [
-        (f"intensity {tier}", f"{intensity(value)} FLOP/B", f"FLOP total / bytes {tier}")
-        for tier, value in kernel.intensity_flop_per_byte.items()
-        if value is not None
-    ]
+    facts += _each(
+        kernel.intensity_flop_per_byte,
+        "intensity {}",
+        lambda v: f"{intensity(v)} FLOP/B",
+        "FLOP total / bytes {}",
+    )
     if integer_ops_rate(kernel, kernel.duration_s) is None:
         facts.append(("achieved FLOP/s", achieved_words(kernel), "FLOP total / duration"))
     else:  # no FLOPs: its integer tensor operations, not a 0 FLOP/s
         facts.append(("achieved OP/s", achieved_words(kernel), "integer tensor operations / duration"))
-    facts += [
-        (f"bandwidth {tier}", si(rate, "B/s"), f"bytes {tier} / duration")
-        for tier, rate in kernel.achieved_byte_per_s.items()
-        if rate is not None
-    ]
-    facts += [
-        (f"% of {tier} roof", pct(value), f"bandwidth {tier} / {tier} roof (bytes)")
-        for tier, value in kernel.pct_of_bandwidth.items()
-        if value is not None
-    ]
+    facts += _each(kernel.achieved_byte_per_s, "bandwidth {}", partial(si, unit="B/s"), "bytes {} / duration")
+    facts += _each(kernel.pct_of_bandwidth, "% of {} roof", pct, "bandwidth {0} / {0} roof (bytes)")
     facts += [
         (f"cap {r}", si(c, "FLOP/s"), f"min(compute peak, {r} bandwidth x intensity {r})")
         if r != "compute"
@@ -280,12 +254,14 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
         busiest = f"SOL {kernel.sol_busiest_unit}"
         why = f"duration × (1 − {busiest} / 100): as it runs, until its busiest unit is saturated"
         facts.append(("could save as it runs", si(kernel.headroom_sol_s, "s"), why))
-    facts += [
-        (f"SOL {unit}", pct(value), "ncu speed of light, % of peak")
-        for unit, value in kernel.sol_pct.items()
-        if value is not None
-    ]
-    return facts
+    return facts + _each(kernel.sol_pct, "SOL {}", pct, "ncu speed of light, % of peak")
+
+
+def _each(
+    values: Mapping[str, float | None], quantity: str, text: Callable[[float], str], recipe: str
+) -> list[tuple[str, str, str]]:
+    """A fact per known value, its key (a tier, a unit) written for `{}` in `quantity` and `recipe`."""
+    return [(quantity.format(k), text(v), recipe.format(k)) for k, v in values.items() if v is not None]
 
 
 def _roofs_section(analysis: Analysis) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import PurePath
 from urllib.parse import quote
 
@@ -18,7 +19,7 @@ from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import intensity, launch_shape, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import COMPUTE, TIERS
 from ncu_roof.errors import UsageError
-from ncu_roof.render.headline import costliest_words, fix_first_words, share_phrases, shown_costliest, times
+from ncu_roof.render.headline import device_sentences, share_phrases, times
 from ncu_roof.render.rates import achieved_words
 from ncu_roof.render.summary import (
     DeviceView,
@@ -94,26 +95,18 @@ def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> s
         parts.append(f"> [!WARNING]\n> Not on a roofline: {plain(summary.missing_reason)}.")
     if head:
         order = "by time" if summary.sort.value == "time" else "by time they could save"
-        if summary.multi_device:
-            for view in summary.devices:
-                mine = [r for r in head if r.group.device == view.device.index]
-                if mine:
-                    title = (
-                        f"### Device {view.device.index}: {_gpu(view.device)} — top "
-                        f"{plural(len(mine), noun)} {order}"
-                    )
-                    parts += [title, _main_table(summary, mine)]
-        else:
-            parts += [f"### Top {plural(len(head), noun)} {order}", _main_table(summary, head)]
+        for view in summary.devices if summary.multi_device else [None]:  # with several, a table each
+            mine = [r for r in head if view is None or r.group.device == view.device.index]
+            where = "Top" if view is None else f"Device {view.device.index}: {_gpu(view.device)} — top"
+            if mine:
+                parts += [f"### {where} {plural(len(mine), noun)} {order}", _main_table(summary, mine)]
         parts.append(f"<sub>{plain('; '.join(summary.legend()))}.</sub>")
         keys = summary.names(NAME_WIDTH)[1]  # what tells apart the names shown with an index (`[K1] …`)
         parts += ["  \n".join(code_span(key) for key in keys)] if keys else []
         parts.append(folded(f"More columns for these {len(head)} {what}", _more_table(summary, head)))
     if rest:
         parts.append(folded(f"The other {len(rest)} {what}", _main_table(summary, rest, device_column=True)))
-    parts += _notes(summary)
-    parts += _roofs(summary)
-    parts += _warnings(summary)
+    parts += [*_notes(summary), *_roofs(summary), *_warnings(summary)]
     return "\n\n".join(parts) + "\n"
 
 
@@ -122,12 +115,8 @@ def _gpu(device: Device) -> str:
 
 
 def _headline(summary: Summary) -> list[str]:
-    kernels = f" of {plural(len(summary.rows), 'kernel')}" if summary.grouped else ""
-    title = f"## Roofline: {plural(summary.launches, 'launch')}{kernels}, {si(summary.total_s, 's')}"
-    lines = [title, *(_device_paragraph(summary, view) for view in summary.devices)]
-    if not summary.devices:
-        lines.append("No kernel has a duration.")
-    return lines
+    paragraphs = [_device_paragraph(summary, view) for view in summary.devices]
+    return [f"## Roofline: {summary.title()}", *(paragraphs or ["No kernel has a duration."])]
 
 
 def _device_paragraph(summary: Summary, view: DeviceView) -> str:
@@ -139,14 +128,9 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     words = share_phrases(view, plain, " of time")
     # `, ` between verdicts: ` · ` precedes a verdict's basis
     shares = ", ".join([f"**{words[0]}**", *words[1:]]) if words else "no kernel has a duration"
-    lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}."]
-    if view.fix_first is not None:
-        fix = fix_first_words(summary, view, plain, "**{}**".format)
-        lines.append(f"**Fix first:** {_name(summary, view.fix_first.group)} {fix}.")
-    costliest = shown_costliest(view)
-    if costliest is not None:
-        lines.append(f"Costliest: {_name(summary, costliest)} {costliest_words(costliest, plain)}.")
-    return "  \n".join(lines)
+    lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}"]
+    lines += device_sentences(summary, view, partial(_name, summary), plain, "**{}**".format)
+    return "  \n".join(f"{line}." for line in lines)
 
 
 def _name(summary: Summary, group: KernelGroup) -> str:
@@ -169,20 +153,20 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
     dev = device_column and summary.multi_device
     header = ["#", *(["Dev"] if dev else []), summary.name_title, *(["Launches"] if summary.grouped else [])]
     header += ["Time", "Share", "Verdict [notes]", "% of roof", "Could save"]
-    lines = []
-    for r in rows:
-        cells = [str(r.rank), *([str(r.group.device)] if dev else [])]
-        cells.append(table_cell(code_span(_label(summary, r.group.name))))
-        if summary.grouped:
-            cells.append(str(r.group.count))
-        cells += [
+    lines = [
+        [
+            str(r.rank),
+            *([str(r.group.device)] if dev else []),
+            table_cell(code_span(_label(summary, r.group.name))),
+            *([str(r.group.count)] if summary.grouped else []),
             unbroken(si(r.group.total_duration_s, "s")),
             r.share(summary.multi_device),
             table_cell(plain(r.flagged(notes=True))),
             pct(r.group.figures.pct_of_roof),
             unbroken(r.saving()),
         ]
-        lines.append(cells)
+        for r in rows
+    ]
     return _table(header, (summary.name_title, "Verdict [notes]"), lines)
 
 
@@ -234,8 +218,7 @@ def _roofs(summary: Summary) -> list[str]:
         if not rows:
             parts.append(f"{_gpu(device)}: no roofs (pass `--gpu KEY` or `--roofs FILE`).")
         else:  # a <summary> is raw HTML to GitHub: only our own words go in it
-            clock = roofs_clock_words(device)
-            at = f" {clock}" if clock else ""
+            at = roofs_clock_words(device)
             table = _table(("Roof", "Peak", "Source"), ("Roof", "Source"), rows)
             body = f"{_gpu(device)}, roofs from {code_span(device.roofs.source)}{at}:\n\n{table}"
             parts.append(folded(f"Roofs of device {device.index}", body))

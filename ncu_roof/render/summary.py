@@ -28,7 +28,7 @@ from ncu_roof.analysis.groups import (
 )
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import distinct_names, one_line, pct, plural, si
-from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound, VerdictBasis
+from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound
 from ncu_roof.render.unplaced import missing_reason
 
 # one colour per verdict for every sink (terminal, plot, HTML); colour-blind safe (Okabe–Ito):
@@ -79,13 +79,13 @@ def lack_counters(analysis: Analysis) -> str:
 
 
 def roofs_clock_words(device: Device) -> str:
-    """`at 1.41 GHz (measured)`: the SM clock a device's roofs are scaled to, next to the figures;
-    `at boost clock (datasheet)` when the input has no clock; empty when no roof scales with one."""
+    """` at 1.41 GHz (measured)`: the SM clock a device's roofs are scaled to, next to the figures;
+    ` at boost clock (datasheet)` when the input has no clock; empty when no roof scales with one."""
     sources = device.roofs.sources.values()
     if device.sm_clock_hz is not None and any("measured" in s for s in sources):
-        return f"at {si(device.sm_clock_hz, 'Hz')} (measured)"
+        return f" at {si(device.sm_clock_hz, 'Hz')} (measured)"
     if any("at boost" in s for s in sources):
-        return "at boost clock (datasheet)"
+        return " at boost clock (datasheet)"
     return ""
 
 
@@ -96,11 +96,7 @@ class Note:
     number: int
     text: str  # its wording: a number that differs between its launches as a range (`33–40%`)
     launches: int
-    variants: int  # how many different wordings (numbers) it has
-
-    @property
-    def vary(self) -> str:
-        return " (numbers vary)" if self.variants > 1 else ""
+    vary: str  # ` (numbers vary)` when its launches' wordings differ in numbers, else empty
 
 
 @dataclass(frozen=True)
@@ -202,6 +198,13 @@ class Summary:
     def name_title(self) -> str:
         return self.name_header[:1].upper() + self.name_header[1:]
 
+    def title(self, devices: bool = False) -> str:
+        """`7 launches of 5 kernels on 2 devices, 2.06 ms`: of kernels when rows are groups, on
+        devices with `devices` when there are several."""
+        kernels = f" of {plural(len(self.rows), 'kernel')}" if self.grouped else ""
+        on = f" on {len(self.devices)} devices" if devices and self.multi_device else ""
+        return f"{plural(self.launches, 'launch')}{kernels}{on}, {si(self.total_s, 's')}"
+
     @property
     def multi_device(self) -> bool:
         return len(self.devices) > 1
@@ -292,10 +295,9 @@ def _device_view(
 
 def _bases(launches: pl.DataFrame) -> dict[Bound, str]:
     """Each verdict's bases among its launches, in the ladder's order: `SOL`, `roofline/SOL`."""
-    order = list(BASIS_WORDS)
     found = launches.group_by("bound").agg(pl.col("verdict_basis").unique())
     return {
-        Bound(bound): "/".join(BASIS_WORDS[b] for b in sorted(map(VerdictBasis, bases), key=order.index))
+        Bound(bound): "/".join(word for basis, word in BASIS_WORDS.items() if basis.value in bases)
         for bound, bases in found.iter_rows()
     }
 
@@ -339,7 +341,10 @@ def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int]]:
     texts, counts, templates = (per_note.get_column(c).to_list() for c in ("notes", "len", "template"))
     merged = _merged(zip(texts, templates, counts, strict=True))
     numbers = {key: i + 1 for i, (key, _, _, _) in enumerate(merged)}
-    notes = tuple(Note(i + 1, text, int(n), variants) for i, (_, text, n, variants) in enumerate(merged))
+    notes = tuple(
+        Note(i + 1, text, int(n), " (numbers vary)" if variants > 1 else "")
+        for i, (_, text, n, variants) in enumerate(merged)
+    )
     return notes, {note: numbers[key] for note, key in zip(texts, templates, strict=True)}
 
 

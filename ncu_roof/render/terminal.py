@@ -9,6 +9,7 @@ import io
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from rich.cells import cell_len
 from rich.style import Style
@@ -16,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ncu_roof.analysis.records import Device
-from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, shorten, si
+from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, si
 from ncu_roof.base.vocabulary import TIERS
 from ncu_roof.render.console import sized, text_console, trimmed
 from ncu_roof.render.headline import fix_first_words, share_phrases, times
@@ -172,8 +173,7 @@ def roofs_line(device: Device) -> str:
     roofs = device.roofs
     compute = ", ".join(f"{k} {si(v, 'FLOP/s')}" for k, v in roofs.compute_flop_per_s.items())
     memory = ", ".join(f"{k} {si(v, 'B/s')}" for k, v in roofs.bandwidth_byte_per_s.items())
-    clock = roofs_clock_words(device)
-    where = f"roofs [{roofs.source}]" + (f" {clock}" if clock else "")
+    where = f"roofs [{roofs.source}]{roofs_clock_words(device)}"
     return one_line(f"device {device.index}: {device_name(device)} (cc {device.cc or '?'}) — {where}: ") + (
         "; ".join(part for part in (compute, memory) if part) or "none"
     )
@@ -188,10 +188,8 @@ def device_lines(summary: Summary, view: DeviceView, labels: dict[str, str]) -> 
     ]
     if view.fix_first is not None:
         group = view.fix_first.group
-        wide = summary.names(KERNEL_MAX)[0].get(group.name, "")  # a sentence has room for it
-        label = (
-            wide if wide and "[K" not in wide else labels.get(group.name) or shorten(group.name, KERNEL_MAX)
-        )
+        wide = summary.names(KERNEL_MAX)[0][group.name]  # a sentence has room for it
+        label = wide if "[K" not in wide else labels[group.name]
         lines.append(f"  fix first: {label}{times(group.count)} — {fix_first_words(summary, view)}")
     return lines
 
@@ -202,34 +200,26 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
     console = text_console(buffer, width, color=color)
     for view in summary.devices:
         console.print(Text(roofs_line(view.device), style="dim"))
-    rows = summary.rows
-    shown = rows[:top] if top > 0 else rows
+    shown = summary.rows[:top] if top > 0 else summary.rows
     table, dropped, name_width = kernel_table(summary, shown, width)
     labels, keys = summary.names(name_width)
-    for view in summary.devices:
-        for line in device_lines(summary, view, labels):
-            console.print(Text(one_line(line)))
+    for line in chain.from_iterable(device_lines(summary, view, labels) for view in summary.devices):
+        console.print(Text(one_line(line)))
     needed = sum(c.width or 0 for c in table.columns) + 3 * (len(table.columns) - 1)
     text_console(buffer, max(width, needed), color=color).print(table)  # never cut: wider if it must
     for line in _footnotes(summary, shown, dropped):
         console.print(Text(line, style="dim"))
-    for key in keys:
-        console.print(Text(one_line(key)))
-    for note in summary.notes:
-        console.print(
-            Text(one_line(f"[{note.number}] {plural(note.launches, 'launch')}{note.vary}: {note.text}"))
-        )
-    if summary.missing_reason:
-        console.print(Text(one_line(f"not on a roofline: {summary.missing_reason}")))
+    notes = [f"[{n.number}] {plural(n.launches, 'launch')}{n.vary}: {n.text}" for n in summary.notes]
+    missing = [f"not on a roofline: {summary.missing_reason}"] if summary.missing_reason else []
+    for line in [*keys, *notes, *missing]:
+        console.print(Text(one_line(line)))
     return trimmed(buffer.getvalue())
 
 
 def _footnotes(summary: Summary, shown: Sequence[Row], dropped: Sequence[str]) -> list[str]:
     """The lines under the table, dimmed: totals, what is not shown and why, the legend."""
     rows = summary.rows
-    kernels = f" of {plural(len(rows), 'kernel')}" if summary.grouped else ""
-    devices = f" on {len(summary.devices)} devices" if summary.multi_device else ""
-    lines = [f"{plural(summary.launches, 'launch')}{kernels}{devices}, {si(summary.total_s, 's')} in total"]
+    lines = [f"{summary.title(devices=True)} in total"]
     if len(shown) < len(rows):
         rest = sum(r.group.total_duration_s or 0.0 for r in rows[len(shown) :])
         share = f" ({pct(100 * rest / summary.total_s)} of the time)" if summary.total_s > 0 else ""

@@ -29,8 +29,7 @@ def missing_reason(analysis: Analysis) -> str | None:
     reasons: Counter[str] = Counter()
     for device, *case, count in facts.iter_rows():
         reasons[_missing_reason(analysis, device, *case)] += count
-    ordered_reasons = sorted(reasons.items(), key=lambda item: -item[1])
-    return "; ".join(f"{plural(n, 'launch')} {_agreeing(why, n)}" for why, n in ordered_reasons)
+    return "; ".join(f"{plural(n, 'launch')} {_agreeing(why, n)}" for why, n in reasons.most_common())
 
 
 def _agreeing(reason: str, count: int) -> str:
