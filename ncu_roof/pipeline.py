@@ -149,9 +149,8 @@ def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | Non
     `analyze` reads them), each read and analyzed in turn: one read table is held at a time, the
     first bad input's error is raised after the lines of those before it. (A worker process per
     side paid no more: a fresh interpreter's imports and the analysis sent back cost what it saved.)"""
-    say = log or (lambda _: None)
     roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first, as `run` has them
-    return [run(expand([item], say), request, log) for item in inputs]
+    return [run([item], request, log) for item in inputs]
 
 
 def with_expectations(
