@@ -51,13 +51,11 @@ def si_factor(unit: str) -> float:
     (1e-06, 1000000000.0, 1000000000.0, 1000000000.0)
     """
     text = unit.strip()
-    if text in ("", "%"):
-        return 1.0
     if text in _HERTZ:
         return _HERTZ[text]
     numerator, _, denominator = text.partition("/")
-    # `/cycle`, `/second`, `%/byte`, and ncu 2025.3's `1/cycle`, `1/s`: a bare, percent or unit
-    # numerator is a plain count (factor 1).
+    # ``, `%`, `/cycle`, `/second`, `%/byte`, and ncu 2025.3's `1/cycle`, `1/s`: a bare, percent or
+    # unit numerator is a plain count (factor 1).
     factor = 1.0 if numerator in ("", "%", "1") else _word_factor(numerator, unit)
     if denominator:
         factor /= _word_factor(denominator, unit)

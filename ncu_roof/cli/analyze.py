@@ -112,8 +112,7 @@ def report_gaps(analysis: Analysis) -> None:
     if reason:
         diag(f"not on a roofline: {reason}")
     if analysis.collect_hint:
-        missing = analysis.launches.get_column("missing")
-        what = missing.explode().drop_nulls().unique().sort().to_list()
+        what = analysis.launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()
         gap = f"{lack_counters(analysis)} ({', '.join(what)})"
         if verbosity[0] is Verbosity.VERBOSE:
             diag(f"{gap}; a run that collects them:")

@@ -101,8 +101,7 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
                     f"({clocks.base / 1e9:.3g} GHz → {clocks.head / 1e9:.3g} GHz)",
                     None,
                 )
-            continue
-        if b.roofs.source == "report" and h.roofs.source == "report":
+        elif b.roofs.source == h.roofs.source == "report":
             for precision, peak in b.roofs.compute_flop_per_s.items():
                 change = Change(peak, h.roofs.compute_flop_per_s.get(precision)).delta_pct
                 if change is not None and abs(change) > CLOCK_TOLERANCE_PCT:
@@ -111,8 +110,8 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
                         "(different clocks)",
                         None,
                     )
-            continue
-        unchecked.append(f"{b.roofs.source} vs {h.roofs.source}")
+        else:
+            unchecked.append(f"{b.roofs.source} vs {h.roofs.source}")
     if not unchecked:
         return None, None
     return None, (
