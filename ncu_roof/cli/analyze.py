@@ -165,8 +165,9 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
         expectations = expect.load_expectations(options.expect)  # a bad file fails before any read
     analysis = build_analysis(inputs, options)
     report = None
-    if expectations is not None:
-        analysis, report = pipeline.with_expectations(analysis, expectations)
+    if expectations is not None:  # the report also goes into the JSON's `expectations`
+        report = expect.check(analysis, expectations)
+        analysis = replace(analysis, extra={**analysis.extra, "expectations": report.to_json()})
     shown = screen(options.output)
     settings = replace(
         options.picture,
