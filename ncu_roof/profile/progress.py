@@ -113,12 +113,7 @@ KNOWN_FAILURES = tuple(
 )
 
 # ncu warnings the no-kernels diagnosis speaks for: not passed through to the user as well
-_SPOKEN_FOR = re.compile(NO_KERNELS.pattern + r"|launched by child processes requires")
-
-
-def spoken_for(warning: str) -> bool:
-    """Whether a `==WARNING==` line is one a diagnosis already explains."""
-    return _SPOKEN_FOR.search(warning) is not None
+SPOKEN_FOR = re.compile(NO_KERNELS.pattern + r"|launched by child processes requires")
 
 
 def known_failure(outcome: RunOutcome) -> ProfileError | None:
