@@ -47,13 +47,12 @@ def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[st
     `cutlass::Kernel<…>(…) [K1]`, and a line `[K1] … where the names first differ …`.
     """
     short = [shorten(n, width) for n in names]
-    alike: dict[str, list[str]] = {}
+    alike: dict[str, dict[str, None]] = {}  # each shortened text's distinct names, in order
     for name, text in zip(names, short, strict=True):
-        if name not in alike.setdefault(text, []):
-            alike[text].append(name)
+        alike.setdefault(text, {})[name] = None
     labels: dict[str, str] = {}
     keys: list[str] = []
-    for group in (g for g in alike.values() if len(g) > 1):
+    for group in (list(g) for g in alike.values() if len(g) > 1):
         by_args = _by_arguments(group, width)
         if by_args is not None:
             labels.update(zip(group, by_args, strict=True))
