@@ -26,10 +26,7 @@ def shorten(name: str, width: int = 60) -> str:
 
     `void at::native::reduce_kernel<512, 1, ...>(T3)` → `at::native::reduce_kernel<…>(…)`.
     """
-    text = one_line(name).strip()
-    if text.startswith("void "):
-        text = text[5:]
-    text = _fold(text, "<", ">", "<…>")
+    text = _fold(one_line(name).strip().removeprefix("void "), "<", ">", "<…>")
     text = _fold(text, "(", ")", "(…)") if len(text) > width else text
     if len(text) <= width:
         return text
