@@ -96,9 +96,8 @@ def diff_format(fmt: DiffFormat | None, output: str | None) -> DiffFormat:
 
 
 def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: DiffOptions) -> Diff:
-    """Analyze both, compare, write every output asked for, then apply the regression gate. As in
-    `analyze`: options and paths are checked before any work, every output rendered before the
-    first is written, files before stdout; the gate comes last, after every output is out."""
+    """Analyze both, compare, write every output asked for (checked and rendered first, as `emit`
+    does), then apply the regression gate: last, after every output is out."""
     from ncu_roof.compare.comparison import diff, gate
     from ncu_roof.render import diffout
     from ncu_roof.render.diffmarkdown import render_diff_markdown

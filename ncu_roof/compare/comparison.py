@@ -42,7 +42,6 @@ class Diff:
 
     @property
     def kernels(self) -> PairRows:
-        """The pairs as `KernelDiff` objects, each made when asked for."""
         return PairRows(self.pairs)
 
     def count(self, status: Status) -> int:
