@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from os import PathLike
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ncu_roof import pipeline
 from ncu_roof.analysis import core
@@ -110,10 +110,8 @@ def analyze(
     if not paths:
         raise UsageError("no input files", hint='ncu_roof.analyze("report.ncu-rep")')
     inputs = [_path("each path", p) for p in paths]
-    _text_or_none("gpu", gpu)
     _text_or_none("number_locale", number_locale)
     _text_or_none("traffic", traffic)
-    roofs_file = _path("roofs", roofs) if roofs is not None else None
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)):
         raise TypeError(f"jobs must be an int or None, not {type(jobs).__name__} ({jobs!r})")
     try:
@@ -123,14 +121,9 @@ def analyze(
             f"number_locale {number_locale!r} is not one of C, en, de",
             hint="or leave it out: it is detected per file",
         ) from None
-    request = pipeline.Request(
-        gpu=gpu,
-        roofs=roofs_file,
-        number_style=style,
-        traffic=traffic,
-        jobs=jobs,
+    return Analysis.of(
+        pipeline.run(inputs, _request(gpu, roofs, number_style=style, traffic=traffic, jobs=jobs))
     )
-    return Analysis.of(pipeline.run(inputs, request))
 
 
 def predict(
@@ -184,11 +177,15 @@ def diff(
     from ncu_roof.compare.comparison import diff as compare
 
     paths = [_path("base and head", run) for run in (base, head) if not isinstance(run, core.Analysis)]
-    _text_or_none("gpu", gpu)
-    request = pipeline.Request(gpu=gpu, roofs=_path("roofs", roofs) if roofs is not None else None)
-    analyzed = iter(pipeline.run_each(paths, request))
+    analyzed = iter(pipeline.run_each(paths, _request(gpu, roofs)))
     sides = [run if isinstance(run, core.Analysis) else next(analyzed) for run in (base, head)]
     return compare(*sides, threshold_pct=threshold_pct, allow_mismatch=allow_mismatch)
+
+
+def _request(gpu: str | None, roofs: Path | None, **more: Any) -> pipeline.Request:
+    """The pipeline's request for a built-in GPU key or a roofs file (each type checked), and `more`."""
+    _text_or_none("gpu", gpu)
+    return pipeline.Request(gpu=gpu, roofs=_path("roofs", roofs) if roofs is not None else None, **more)
 
 
 def _assignments(value: Quantity | Mapping[str, Quantity] | Mapping[str, float] | None) -> list[str]:

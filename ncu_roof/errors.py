@@ -65,10 +65,6 @@ class ProfileError(NcuRoofError):
 class OutputError(NcuRoofError):
     """An output file could not be written (the analysis itself may have worked)."""
 
-    exit_code = ExitCode.FAILED
-
 
 class GateError(NcuRoofError):
     """A check the user asked for did not pass (regression, contradicted expectation)."""
-
-    exit_code = ExitCode.FAILED

@@ -1,9 +1,9 @@
 """Inputs → Analysis: the one pipeline that the CLI commands and the Python API (`ncu_roof.api`) call.
 
 Read every input (in a process pool when there are several big ones: reports are independent),
-analyze them together against the roofs asked for, and attach an expectations check when asked.
-Nothing here writes a file or parses a command line. Heavy modules (pandas, pyarrow, ncu_report)
-load inside the functions, so importing this module costs nothing.
+analyze them together against the roofs asked for. Nothing here writes a file or parses a
+command line. Heavy modules (pandas, pyarrow, ncu_report) load inside the functions, so importing
+this module costs nothing.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -22,7 +22,6 @@ from ncu_roof.errors import UsageError
 if TYPE_CHECKING:
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.base.units import NumberStyle
-    from ncu_roof.compare.expect import Expectation, ExpectationReport
     from ncu_roof.ingest import RunTable
 
 Log = Callable[[str], None]
@@ -149,20 +148,8 @@ def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | Non
     `analyze` reads them), each read and analyzed in turn: one read table is held at a time, the
     first bad input's error is raised after the lines of those before it. (A worker process per
     side paid no more: a fresh interpreter's imports and the analysis sent back cost what it saved.)"""
-    say = log or (lambda _: None)
     roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first, as `run` has them
-    return [run(expand([item], say), request, log) for item in inputs]
-
-
-def with_expectations(
-    analysis: Analysis, expectations: Sequence[Expectation]
-) -> tuple[Analysis, ExpectationReport]:
-    """Check the analysis against expectations (`expect.load_expectations`); the report also goes
-    into `extra` (the JSON's `expectations`)."""
-    from ncu_roof.compare import expect
-
-    report = expect.check(analysis, expectations)
-    return replace(analysis, extra={**analysis.extra, "expectations": report.to_json()}), report
+    return [run([item], request, log) for item in inputs]
 
 
 def read_tables(

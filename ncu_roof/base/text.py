@@ -26,10 +26,7 @@ def shorten(name: str, width: int = 60) -> str:
 
     `void at::native::reduce_kernel<512, 1, ...>(T3)` → `at::native::reduce_kernel<…>(…)`.
     """
-    text = one_line(name).strip()
-    if text.startswith("void "):
-        text = text[5:]
-    text = _fold(text, "<", ">", "<…>")
+    text = _fold(one_line(name).strip().removeprefix("void "), "<", ">", "<…>")
     text = _fold(text, "(", ")", "(…)") if len(text) > width else text
     if len(text) <= width:
         return text
@@ -47,13 +44,12 @@ def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[st
     `cutlass::Kernel<…>(…) [K1]`, and a line `[K1] … where the names first differ …`.
     """
     short = [shorten(n, width) for n in names]
-    alike: dict[str, list[str]] = {}
+    alike: dict[str, dict[str, None]] = {}  # each shortened text's distinct names, in order
     for name, text in zip(names, short, strict=True):
-        if name not in alike.setdefault(text, []):
-            alike[text].append(name)
+        alike.setdefault(text, {})[name] = None
     labels: dict[str, str] = {}
     keys: list[str] = []
-    for group in (g for g in alike.values() if len(g) > 1):
+    for group in (list(g) for g in alike.values() if len(g) > 1):
         by_args = _by_arguments(group, width)
         if by_args is not None:
             labels.update(zip(group, by_args, strict=True))

@@ -51,13 +51,11 @@ def si_factor(unit: str) -> float:
     (1e-06, 1000000000.0, 1000000000.0, 1000000000.0)
     """
     text = unit.strip()
-    if text in ("", "%"):
-        return 1.0
     if text in _HERTZ:
         return _HERTZ[text]
     numerator, _, denominator = text.partition("/")
-    # `/cycle`, `/second`, `%/byte`, and ncu 2025.3's `1/cycle`, `1/s`: a bare, percent or unit
-    # numerator is a plain count (factor 1).
+    # ``, `%`, `/cycle`, `/second`, `%/byte`, and ncu 2025.3's `1/cycle`, `1/s`: a bare, percent or
+    # unit numerator is a plain count (factor 1).
     factor = 1.0 if numerator in ("", "%", "1") else _word_factor(numerator, unit)
     if denominator:
         factor /= _word_factor(denominator, unit)
@@ -145,8 +143,8 @@ def _evidence(cells: Iterable[object]) -> Callable[[re.Pattern[str]], bool]:
     text = texts.str.strip_chars(_SPACE).drop_nulls()
     text = text.filter(text.str.contains(r"\d"))
     marked = text.str.contains(f"[{GROUP_MARKS}]")
-    if marked.any():
-        ungrouped = [_ungrouped(t) for t in text.filter(marked).to_list()]
+    if marked.any():  # `GROUP_MARKS` between digits dropped, by `re` (Polars' regex has no look-around)
+        ungrouped = [re.sub(rf"(?<=\d)[{GROUP_MARKS}](?=\d)", "", t) for t in text.filter(marked).to_list()]
         text = pl.concat([text.filter(~marked), pl.Series(ungrouped, dtype=pl.String)])
 
     def seen(pattern: re.Pattern[str]) -> bool:
@@ -209,11 +207,6 @@ _MARKS = {NumberStyle.C: ("", "."), NumberStyle.EN: (",", "."), NumberStyle.DE: 
 _INFINITE = r"^[-+]?(?i:inf|infinity)$"  # a non-finite value is read as one (and then excluded, noted)
 # What ncu writes for a value it has not: missing, never a note.
 _MISSING_WORDS = frozenset({"", "n/a", "nan", "-nan", "(!) nan", "(!) n/a", "-", "--"})
-
-
-def _ungrouped(text: str) -> str:
-    """A number's text without the marks of `GROUP_MARKS` between digits (for style detection)."""
-    return re.sub(rf"(?<=\d)[{GROUP_MARKS}](?=\d)", "", text)
 
 
 def parse_numbers(cells: Iterable[object], style: NumberStyle) -> np.ndarray:

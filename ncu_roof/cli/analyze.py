@@ -112,8 +112,7 @@ def report_gaps(analysis: Analysis) -> None:
     if reason:
         diag(f"not on a roofline: {reason}")
     if analysis.collect_hint:
-        missing = analysis.launches.get_column("missing")
-        what = missing.explode().drop_nulls().unique().sort().to_list()
+        what = analysis.launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()
         gap = f"{lack_counters(analysis)} ({', '.join(what)})"
         if verbosity[0] is Verbosity.VERBOSE:
             diag(f"{gap}; a run that collects them:")
@@ -166,8 +165,9 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
         expectations = expect.load_expectations(options.expect)  # a bad file fails before any read
     analysis = build_analysis(inputs, options)
     report = None
-    if expectations is not None:
-        analysis, report = pipeline.with_expectations(analysis, expectations)
+    if expectations is not None:  # the report also goes into the JSON's `expectations`
+        report = expect.check(analysis, expectations)
+        analysis = replace(analysis, extra={**analysis.extra, "expectations": report.to_json()})
     shown = screen(options.output)
     settings = replace(
         options.picture,

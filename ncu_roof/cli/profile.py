@@ -130,13 +130,11 @@ class PlainProgress:
         if not progress.done:
             return
         self.count += 1
-        self.stream.write(f"ncu-roof: kernel {self.count} profiled: {describe(progress)}\n")
-        self.stream.flush()
+        print(f"ncu-roof: kernel {self.count} profiled: {describe(progress)}", file=self.stream, flush=True)
 
     def passthrough(self, text: str) -> None:
         """The program's own output (and ncu's warnings), as they came."""
-        self.stream.write(text)
-        self.stream.flush()
+        print(text, end="", file=self.stream, flush=True)
 
     def close(self) -> None:
         self.stream.flush()

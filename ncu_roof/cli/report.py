@@ -96,11 +96,11 @@ def diff_format(fmt: DiffFormat | None, output: str | None) -> DiffFormat:
 
 
 def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: DiffOptions) -> Diff:
-    """Analyze both, compare, write every output asked for, then apply the regression gate. As in
-    `analyze`: options and paths are checked before any work, every output rendered before the
-    first is written, files before stdout; the gate comes last, after every output is out."""
+    """Analyze both, compare, write every output asked for (checked and rendered first, as `emit`
+    does), then apply the regression gate: last, after every output is out."""
     from ncu_roof.compare.comparison import diff, gate
     from ncu_roof.render import diffout
+    from ncu_roof.render.diffmarkdown import render_diff_markdown
     from ncu_roof.render.plot import render_plot
 
     check_writable(options.output)
@@ -123,8 +123,6 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     if options.format is DiffFormat.JSON:
         document: Document = diffout.diff_json_pieces(result)
     elif options.format is DiffFormat.MARKDOWN:
-        from ncu_roof.render.diffmarkdown import render_diff_markdown
-
         document = render_diff_markdown(result)
     else:
         shown = screen(options.output)
@@ -133,11 +131,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
     if options.plot and plot_fmt:
         arrows = RenderOptions(arrows=tuple(diff_arrows(result, base, head)))
         outputs.append((render_plot(head, fmt=plot_fmt.value, options=arrows), options.plot))
-    summary = None
-    if options.summary:
-        from ncu_roof.render.diffmarkdown import render_diff_markdown
-
-        summary = render_diff_markdown(result)
+    summary = render_diff_markdown(result) if options.summary else None
     write_outputs(outputs, (*base.inputs, *head.inputs), summary)
     if options.fail_on_regression_pct is not None:
         gate(result, options.fail_on_regression_pct)

@@ -14,7 +14,7 @@ import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.model import finite_or_none, nan_to_none
-from ncu_roof.base.shift import Movement, Shift, shift
+from ncu_roof.base.shift import Movement, shift
 from ncu_roof.base.vocabulary import MatchBy
 from ncu_roof.compare.pairs import Change, PairRows, Status, classify, pair_frame, sides
 from ncu_roof.errors import GateError, UsageError
@@ -42,7 +42,6 @@ class Diff:
 
     @property
     def kernels(self) -> PairRows:
-        """The pairs as `KernelDiff` objects, each made when asked for."""
         return PairRows(self.pairs)
 
     def count(self, status: Status) -> int:
@@ -101,8 +100,7 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
                     f"({clocks.base / 1e9:.3g} GHz → {clocks.head / 1e9:.3g} GHz)",
                     None,
                 )
-            continue
-        if b.roofs.source == "report" and h.roofs.source == "report":
+        elif b.roofs.source == h.roofs.source == "report":
             for precision, peak in b.roofs.compute_flop_per_s.items():
                 change = Change(peak, h.roofs.compute_flop_per_s.get(precision)).delta_pct
                 if change is not None and abs(change) > CLOCK_TOLERANCE_PCT:
@@ -111,8 +109,8 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
                         "(different clocks)",
                         None,
                     )
-            continue
-        unchecked.append(f"{b.roofs.source} vs {h.roofs.source}")
+        else:
+            unchecked.append(f"{b.roofs.source} vs {h.roofs.source}")
     if not unchecked:
         return None, None
     return None, (
@@ -132,30 +130,20 @@ def kernel_pairs(result: Diff) -> dict[GroupKey, list[int]]:
 GATE_CONFIDENCE = 0.99  # the confidence of the interval a repeated kernel is gated on (as `history check`)
 
 
-def repeated_shifts(result: Diff) -> dict[GroupKey, Shift]:
-    """Per kernel group (name, grid, block) launched often enough on both sides for an interval
-    at `GATE_CONFIDENCE`: the shift of its head launches' durations against its base launches'
-    (`ncu_roof.base.shift`, as `history check` computes it)."""
-    base_s, head_s = sides(result.pairs, "duration_s")
-    out = {}
-    for key, rows in kernel_pairs(result).items():
-        found = shift(head_s[rows], base_s[rows], GATE_CONFIDENCE)
-        if found is not None and found.low_pct is not None:
-            out[key] = found
-    return out
-
-
 def gate(result: Diff, fail_on_regression_pct: float) -> None:
     """GateError (exit 1) when a kernel or the total got slower by more than the given percent.
 
-    A kernel launched often enough on both sides for an interval (`repeated_shifts`) is slower
+    A kernel (name, grid, block) launched often enough on both sides for an interval at
+    `GATE_CONFIDENCE` (`ncu_roof.base.shift`, as `history check` computes it) is slower
     when its shift is a regression (`Shift.verdict`: the interval above 0 and reaching the limit,
     the estimate at 0.65 of it or more); any other kernel when its matched launch's time grew by
     more than the limit.
     The message counts kernels as the diff's headline does ("N slower"), and the total apart.
     """
     limit = fail_on_regression_pct
-    shifts = repeated_shifts(result)
+    base_s, head_s = sides(result.pairs, "duration_s")
+    every = {k: shift(head_s[r], base_s[r], GATE_CONFIDENCE) for k, r in kernel_pairs(result).items()}
+    shifts = {key: found for key, found in every.items() if found is not None and found.low_pct is not None}
     change = pl.col("duration_s").struct.field("delta_pct").fill_null(0.0)
     slower = [
         (k.name, k.duration_s.delta_pct or 0.0, "")

@@ -18,6 +18,8 @@ REPORT_SUFFIX = ".ncu-rep"
 MIN_VERSION = (2020, 1)  # `ncu` got its name and the roofline metrics/sections in 2020.1
 REGEX_FILTER_VERSION = (2021, 1)  # `-k regex:…` (before: --kernel-regex)
 CONFIG_FILE_VERSION = (2023, 1)  # `--config-file` (2022.3 rejects it as an unknown option)
+# the options passed on to ncu when given, each as `--its-name VALUE` (`--kernel-name regex:gemm`)
+FILTERS = ("kernel_name", "launch_count", "launch_skip", "replay_mode", "clock_control", "cache_control")
 
 
 @dataclass(frozen=True)
@@ -62,17 +64,9 @@ def check_version(version: str | None, options: ProfileOptions) -> None:
 def filter_args(options: ProfileOptions) -> list[str]:
     """The pass-through filters, in ncu's spelling."""
     args: list[str] = ["--target-processes", options.target_processes]
-    pairs = (
-        ("--kernel-name", options.kernel_name),
-        ("--launch-count", options.launch_count),
-        ("--launch-skip", options.launch_skip),
-        ("--replay-mode", options.replay_mode),
-        ("--clock-control", options.clock_control),
-        ("--cache-control", options.cache_control),
-    )
-    for flag, value in pairs:
-        if value is not None:
-            args += [flag, str(value)]
+    for name in FILTERS:
+        if (value := getattr(options, name)) is not None:
+            args += [f"--{name.replace('_', '-')}", str(value)]
     if options.nvtx or options.nvtx_include:
         args.append("--nvtx")
     for include in options.nvtx_include:

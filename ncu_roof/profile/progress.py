@@ -90,11 +90,6 @@ class RunOutcome:
     def no_kernels(self) -> bool:
         return any(NO_KERNELS.search(line) for line in self.tool_lines)
 
-    @property
-    def profiled(self) -> bool:
-        """A report worth keeping: written, and ncu did not say that nothing was profiled."""
-        return self.report is not None and not self.no_kernels
-
     def last_error_line(self) -> str | None:
         """ncu's last `==ERROR==` line, without the prefix."""
         errors = [
@@ -113,12 +108,7 @@ KNOWN_FAILURES = tuple(
 )
 
 # ncu warnings the no-kernels diagnosis speaks for: not passed through to the user as well
-_SPOKEN_FOR = re.compile(NO_KERNELS.pattern + r"|launched by child processes requires")
-
-
-def spoken_for(warning: str) -> bool:
-    """Whether a `==WARNING==` line is one a diagnosis already explains."""
-    return _SPOKEN_FOR.search(warning) is not None
+SPOKEN_FOR = re.compile(NO_KERNELS.pattern + r"|launched by child processes requires")
 
 
 def known_failure(outcome: RunOutcome) -> ProfileError | None:
@@ -129,7 +119,7 @@ def known_failure(outcome: RunOutcome) -> ProfileError | None:
 
 def diagnose(outcome: RunOutcome, options: ProfileOptions) -> ProfileError | None:
     """The error for a run that produced no usable report (None when it did)."""
-    if outcome.profiled:
+    if outcome.report is not None and not outcome.no_kernels:  # a report worth keeping
         return None
     known = known_failure(outcome)
     if known is not None:

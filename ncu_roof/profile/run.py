@@ -39,6 +39,7 @@ from ncu_roof.profile.argv import (
     resolve_program,
 )
 from ncu_roof.profile.progress import (
+    SPOKEN_FOR,
     TOOL_PREFIXES,
     KernelProgress,
     ProgressSink,
@@ -46,7 +47,6 @@ from ncu_roof.profile.progress import (
     damaged_report_error,
     diagnose,
     parse_progress,
-    spoken_for,
 )
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class _Reader:
             if len(self.kernels) < MAX_KERNELS:
                 self.kernels.append(progress)
             self.sink.kernel(progress)
-        elif text.startswith("==WARNING==") and not spoken_for(text):
+        elif text.startswith("==WARNING==") and not SPOKEN_FOR.search(text):
             self.sink.passthrough(text)
 
 
