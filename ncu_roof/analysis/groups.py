@@ -154,112 +154,67 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
     codes, phrases = verdict_codes(launches, basis=True)
     table = _grouped(launches.with_row_index("row"), by)
     duration, pct = (launches.get_column(c).to_numpy() for c in ("duration_s", "pct_of_roof"))
-    x = _PerLaunch(
-        kernels=analysis.kernels,
-        numbers=figure_numbers(launches),
-        duration_s=duration,
-        durations_s=duration.tolist(),
-        codes=codes,
-        phrases=phrases,
-        headroom_s=headroom_array(duration, pct),
-        headroom_sol_s=launches.get_column("headroom_sol_s").to_numpy(),
-        above=pct > 100.0,
-        total_s=analysis.total_duration_s,
-        device_totals_s=device_totals_s(analysis),
-    )
+    durations_s, rooms_s, above = duration.tolist(), headroom_array(duration, pct), pct > 100.0
+    rooms_sol_s = launches.get_column("headroom_sol_s").to_numpy()
+
+    def one_launch(j: int) -> dict[str, Any]:
+        """What is said of a group of one launch (every group of `--launches`): no arrays to reduce."""
+        time = None if math.isnan(durations_s[j]) else durations_s[j]
+        room = nan_to_none(rooms_s[j])
+        return {
+            **dict.fromkeys(
+                ("total_duration_s", "mean_duration_s", "min_duration_s", "max_duration_s"), time
+            ),
+            "verdicts": (phrases[codes[j]],),
+            "headroom_s": room,
+            "headroom_complete": room is not None,
+            "headroom_sol_s": nan_to_none(rooms_sol_s[j]),
+            "above_roof": bool(above[j]),
+        }
+
+    def several(rows: np.ndarray) -> dict[str, Any]:
+        """What is said of several launches (`rows`, slowest first): sums, extremes, verdicts by time."""
+        seconds = duration[rows]
+        times = seconds[~np.isnan(seconds)]
+        time = nan_to_none(known_sum(seconds, exact=True))
+        # each verdict's time, sums in launch order (slowest first); by time, ties by first seen
+        words, first_at, inverse = np.unique(codes[rows], return_index=True, return_inverse=True)
+        word_s = np.bincount(inverse, weights=np.where(np.isnan(seconds), 0.0, seconds), minlength=len(words))
+        order = np.lexsort((first_at, -word_s))
+        timed_s = float(word_s.sum())
+        rooms = rooms_s[rows]
+        return {
+            "total_duration_s": time,
+            "mean_duration_s": time / len(times) if time is not None else None,
+            "min_duration_s": float(times.min()) if len(times) else None,
+            "max_duration_s": float(times.max()) if len(times) else None,
+            "verdicts": tuple(phrases[c] for c in words[order].tolist()),
+            "verdict_shares": tuple(
+                (word_s[order] / timed_s if timed_s > 0 else np.full(len(order), math.nan)).tolist()
+            ),
+            "headroom_s": nan_to_none(known_sum(rooms)),
+            "headroom_complete": not np.isnan(rooms).any(),
+            "headroom_sol_s": nan_to_none(known_sum(rooms_sol_s[rows])),
+            "above_roof": bool(above[rows].any()),
+        }
+
     if by is GroupBy.NVTX:
         keys: list[GroupKey] = [(r, None, None, d) for r, d in table.select("nvtx", "device").iter_rows()]
     else:
         keys = list(table.select("name", "grid", "block", "device").iter_rows())
-    rows, notes = table.get_column("rows").to_list(), table.get_column("notes").to_list()
-    return [
-        _one_launch(k, r[0], tuple(n), x) if len(r) == 1 else _launches(k, np.array(r), tuple(n), x)
-        for k, r, n in zip(keys, rows, notes, strict=True)
-    ]
-
-
-@dataclass(frozen=True)
-class _PerLaunch:
-    """What groups are made of, per launch (row j), as plain lists and arrays."""
-
-    kernels: Sequence[Kernel]
-    numbers: Mapping[str, np.ndarray]
-    duration_s: np.ndarray
-    durations_s: list[float]
-    codes: np.ndarray  # each launch's verdict: into `phrases`
-    phrases: list[str]
-    headroom_s: np.ndarray
-    headroom_sol_s: np.ndarray
-    above: np.ndarray
-    total_s: float
-    device_totals_s: dict[int, float]
-
-    def group(
-        self, key: GroupKey, rows: tuple[int, ...], notes: tuple[str, ...], time: float | None, **said: Any
-    ) -> KernelGroup:
-        """A group of launches `rows`, `time` their total seconds, with what is `said` of them."""
-        device_s = self.device_totals_s.get(key[3], 0.0)
-        return KernelGroup(
-            key=key,
-            rows=rows,
-            kernels=self.kernels,
-            numbers=self.numbers,
-            time_share=None if time is None else time / self.total_s if self.total_s > 0 else None,
-            device_share=None if time is None else time / device_s if device_s > 0 else None,
-            total_duration_s=time,
-            notes=notes,
-            **said,
+    total_s, device_s = analysis.total_duration_s, device_totals_s(analysis)
+    kernels, numbers, groups = analysis.kernels, figure_numbers(launches), []
+    for key, rows, notes in zip(
+        keys, table.get_column("rows").to_list(), table.get_column("notes").to_list(), strict=True
+    ):
+        said = one_launch(rows[0]) if len(rows) == 1 else several(np.array(rows))
+        time, on_device_s = said["total_duration_s"], device_s.get(key[3], 0.0)
+        share = None if time is None else time / total_s if total_s > 0 else None
+        device_share = None if time is None else time / on_device_s if on_device_s > 0 else None
+        groups.append(
+            KernelGroup(key, tuple(rows), kernels, numbers, share, device_share, notes=tuple(notes), **said)
         )
-
-
-def _one_launch(key: GroupKey, j: int, notes: tuple[str, ...], x: _PerLaunch) -> KernelGroup:
-    """A group of one launch (every group of `--launches`): no arrays to reduce."""
-    time = None if math.isnan(x.durations_s[j]) else x.durations_s[j]
-    room = nan_to_none(x.headroom_s[j])
-    return x.group(
-        key,
-        (j,),
-        notes,
-        time,
-        mean_duration_s=time,
-        min_duration_s=time,
-        max_duration_s=time,
-        verdicts=(x.phrases[x.codes[j]],),
-        headroom_s=room,
-        headroom_complete=room is not None,
-        headroom_sol_s=nan_to_none(x.headroom_sol_s[j]),
-        above_roof=bool(x.above[j]),
-    )
-
-
-def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLaunch) -> KernelGroup:
-    """A group of several launches (`rows`, slowest first): sums, extremes, verdicts by time."""
-    seconds = x.duration_s[rows]
-    times = seconds[~np.isnan(seconds)]
-    time = nan_to_none(known_sum(seconds, exact=True))
-    # each verdict's time, sums in launch order (slowest first); by time, ties by first seen
-    words, first_at, inverse = np.unique(x.codes[rows], return_index=True, return_inverse=True)
-    word_s = np.bincount(inverse, weights=np.where(np.isnan(seconds), 0.0, seconds), minlength=len(words))
-    order = np.lexsort((first_at, -word_s))
-    timed_s = float(word_s.sum())
-    rooms = x.headroom_s[rows]
-    return x.group(
-        key,
-        tuple(rows.tolist()),
-        notes,
-        time,
-        mean_duration_s=time / len(times) if time is not None else None,
-        min_duration_s=float(times.min()) if len(times) else None,
-        max_duration_s=float(times.max()) if len(times) else None,
-        verdicts=tuple(x.phrases[c] for c in words[order].tolist()),
-        verdict_shares=tuple(
-            (word_s[order] / timed_s if timed_s > 0 else np.full(len(order), math.nan)).tolist()
-        ),
-        headroom_s=nan_to_none(known_sum(rooms)),
-        headroom_complete=not np.isnan(rooms).any(),
-        headroom_sol_s=nan_to_none(known_sum(x.headroom_sol_s[rows])),
-        above_roof=bool(x.above[rows].any()),
-    )
+    return groups
 
 
 def figure_numbers(launches: pl.DataFrame) -> dict[str, np.ndarray]:
