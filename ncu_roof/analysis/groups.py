@@ -1,13 +1,8 @@
-"""Fix first and fold repeats: each launch's headroom, and launches of one kernel as one group.
+"""Fix first and fold repeats: each launch's headroom (`headroom_s`), and the launches of one kernel
+(name, grid, block, device) or of one NVTX range on one device as one group (`KernelGroup`).
 
 Pure functions of an `Analysis` (it is not changed): every renderer asks here, so the table, the
 Markdown, the HTML, the JSON and the plot rank and fold kernels the same way.
-
-* `headroom_s` = duration − the roofline's minimum time (`sol.headroom_array`): the time a launch
-  would save at its binding roof; None without a roofline verdict, or above its roof.
-* A group is the launches of one kernel on one device with one launch shape (name, grid, block,
-  device), or by NVTX those of one range (`Kernel.nvtx`; none: `NO_NVTX`) on one device, whatever
-  their kernels: its launch count, total / mean / min / max duration, verdicts seen, headroom.
 """
 
 from __future__ import annotations
@@ -42,7 +37,8 @@ class SortBy(StrEnum):
 
 
 def headroom_s(kernel: Kernel) -> float | None:
-    """Seconds this launch would save at its binding roof; None when that cannot be said."""
+    """Seconds this launch would save at its binding roof: duration − the roofline's minimum time
+    (`sol.headroom_array`); None without a roofline verdict, or above its roof."""
     duration, pct = (math.nan if v is None else v for v in (kernel.duration_s, kernel.pct_of_roof))
     return nan_to_none(headroom_array(np.array([duration]), np.array([pct]))[0])
 
@@ -53,10 +49,8 @@ NO_NVTX = "(no NVTX range)"
 
 @dataclass(frozen=True)
 class KernelGroup:
-    """Launches of one kernel (name, grid, block, device) or NVTX range, slowest launch first.
-
-    It holds its launches' rows in the analysis and what is said of them; a `Kernel` is made
-    only for the rows asked for (`lead`, `launches`)."""
+    """Launches of one kernel or NVTX range (`Kernel.nvtx`; none: `NO_NVTX`), slowest first: their
+    rows in the analysis and what is said of them; a `Kernel` only for those asked for (`lead`)."""
 
     key: GroupKey
     rows: tuple[int, ...]  # its launches' rows in the analysis, slowest first

@@ -217,17 +217,13 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     """Where a unit's Speed-of-Light throughput is far above what its bytes (or FLOPs) use of its
     roof: the roofline's saving needs another access pattern or instruction mix."""
     for tier, why in _TIER_WHY.items():
-        busy, moved = x.sol_pct.get(tier), x.pct_of_bandwidth.get(tier)
-        if busy is None or moved is None:
-            continue
+        busy, moved = x.sol_pct[tier], x.pct_of_bandwidth[tier]
         mask = ok & _far_apart(busy, moved)
         if tier == "l2":  # Nsight's L2 measures count only what L2 returns to the SMs: the bytes
             # must count every L2 access (lts__t_*), reads and writes
             mask[mask] = each(x.recipe["l2_bytes"][mask].tolist(), lambda f: "lts__t_" in (f or ""))
         add(mask, partial(_busy_tier, tier, why, busy, moved))
-    sm = x.sol_pct.get("sm")
-    if sm is None:
-        return
+    sm = x.sol_pct["sm"]
     # the precision a compute ceiling names ("fp32", "tensor:bf16"; not a pipe), and its units
     units = object_array(each(x.ceiling.tolist(), lambda c: _WORK_UNITS.get(str(c).partition(":")[0])))
     precision = np.where(is_set(units), x.ceiling, objects(None, len(units)))
@@ -314,12 +310,10 @@ def _tensor_unknown(label: str | None) -> str | None:
 def _partial_bytes(formulas: tuple[str | None, ...]) -> str | None:
     """`DRAM bytes from counter:dram__bytes_read.sum alone (…): a lower bound`, or None (the
     formulas of the tiers' bytes, in tier order)."""
-    labels = [(t, label or "") for t, label in zip(TIERS, formulas, strict=True)]
     partial = [
-        f"{TIER_NAMES[t]} bytes from {formula} alone ({why}"
-        for t, label in labels
-        if LOWER_BOUND in label
-        for formula, _, why in [label.partition(" (")]
+        f"{TIER_NAMES[t]} bytes from {label.replace(' (', ' alone (', 1)}"  # formula (why: a lower bound)
+        for t, label in zip(TIERS, formulas, strict=True)
+        if label and LOWER_BOUND in label
     ]
     return "; ".join(partial) or None
 

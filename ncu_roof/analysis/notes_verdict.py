@@ -43,10 +43,9 @@ def verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
 def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
     """`compute-bound (42% of roof)`, `memory-bound at dram`, `nothing (…)` per launch."""
     memory = f"{VERDICT_WORDS[Bound.MEMORY]} at " + binding.astype(str).astype(object)
-    where = np.where(binding == COMPUTE, VERDICT_WORDS[Bound.COMPUTE], memory).astype(object)
+    words = np.where(binding == COMPUTE, VERDICT_WORDS[Bound.COMPUTE], memory).astype(object)
     known = ~np.isnan(pct)
-    words = where.copy()
-    words[known] = where[known] + " (" + fixed(pct[known], 0) + "% of roof)"
+    words[known] = words[known] + " (" + fixed(pct[known], 0) + "% of roof)"
     out: np.ndarray = np.where(is_set(binding), words, "nothing (no roofs or counters)")
     return out
 
