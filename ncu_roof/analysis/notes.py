@@ -26,7 +26,7 @@ K = TypeVar("K", bound=Hashable)
 Said = str | np.ndarray | pl.Series | list[list[str]]  # one text for all rows, one per row, or a list per row
 Made = list[tuple[np.ndarray, Said]]  # (rows, their texts) per rule
 Texts = Callable[[np.ndarray], Said]
-Adder = Callable[[np.ndarray, Texts], None]
+Adder = Callable[[np.ndarray, Texts | str], None]  # a rule's mask, its texts (or one text for all)
 
 
 @dataclass(frozen=True)
@@ -77,13 +77,13 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     n = len(x.v.failed)
     made: Made = []
 
-    def add(mask: np.ndarray, text: Texts) -> None:
+    def add(mask: np.ndarray, text: Texts | str) -> None:
         rows = np.flatnonzero(mask)
         if len(rows):
-            made.append((rows, text(rows)))
+            made.append((rows, text if isinstance(text, str) else text(rows)))
 
-    add(x.v.collection_failed, lambda _: COLLECTION_FAILED)
-    add(x.v.failed & ~x.v.collection_failed, lambda _: ZERO_DURATION)
+    add(x.v.collection_failed, COLLECTION_FAILED)
+    add(x.v.failed & ~x.v.collection_failed, ZERO_DURATION)
     ok = ~x.v.failed
     missing = x.missing
     add(
@@ -93,11 +93,9 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     if x.no_compute_roofs:
         add(
             ok,
-            lambda _: (
-                "no compute roofs for this device (the input names no GPU, and no one built-in GPU "
-                "matches the compute capability and SM count it holds): pass --gpu KEY "
-                "(`ncu-roof gpus` lists them) or --roofs FILE"
-            ),
+            "no compute roofs for this device (the input names no GPU, and no one built-in GPU "
+            "matches the compute capability and SM count it holds): pass --gpu KEY "
+            "(`ncu-roof gpus` lists them) or --roofs FILE",
         )
     unroofed = np.logical_or.reduce(list(x.v.arrays.unroofed.values()), initial=False)
     add(ok & unroofed, lambda rows: [_unroofed(x, j) for j in rows.tolist()])
@@ -156,10 +154,8 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     )
     add(
         ok & x.tensor_by_pipe,
-        lambda _: (
-            "tensor FLOPs = tensor-pipe instructions x 512 (a V100 HMMA instruction's FLOPs, as Nsight counts"
-            " them)"
-        ),
+        "tensor FLOPs = tensor-pipe instructions x 512 (a V100 HMMA instruction's FLOPs, as Nsight counts"
+        " them)",
     )
     # a latency verdict, or SOL's latency cross-check, already names a grid under one wave
     latency = equals(x.v.verdict.bound, Bound.LATENCY) | (
@@ -184,20 +180,16 @@ def _gathered(made: Made, n: int) -> pl.Series:
     for at, texts in made:
         if isinstance(texts, str):
             said.append(pl.Series([texts]).gather(np.zeros(len(at), dtype=np.int64)))
-        elif isinstance(texts, np.ndarray):
-            said.append(pl.Series(texts.tolist(), dtype=pl.String))
-        elif isinstance(texts, pl.Series):
-            said.append(texts)
-        else:  # a list of sentences per row
+        elif isinstance(texts, list):  # a list of sentences per row
             at = np.repeat(at, [len(t) for t in texts])
             said.append(pl.Series([t for row in texts for t in row], dtype=pl.String))
+        else:  # one text per row (an object array, or a Series)
+            said.append(pl.Series(texts, dtype=pl.String))
         rows.append(at)
     long = pl.DataFrame({"row": np.concatenate(rows), "note": pl.concat(said)}).drop_nulls()
     lists = long.sort("row", maintain_order=True).group_by("row", maintain_order=True).agg("note")
-    at = np.full(n, len(lists), dtype=np.int64)  # the last: no notes
-    at[lists.get_column("row").to_numpy()] = np.arange(len(lists))
-    none = pl.Series([[]], dtype=pl.List(pl.String))
-    return pl.concat([lists.get_column("note"), none]).gather(at).alias("notes")
+    every = pl.DataFrame({"row": np.arange(n)}).join(lists, on="row", how="left", maintain_order="left")
+    return every.get_column("note").fill_null([]).alias("notes")  # [] for a launch without notes
 
 
 # A unit's throughput % and its bytes-based (or FLOP-based) % of roof "differ a lot" when the unit

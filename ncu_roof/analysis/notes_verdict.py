@@ -30,10 +30,8 @@ def verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     no_sol = np.isnan(x.sol_sm_pct) | np.isnan(x.sol_memory_pct)
     add(
         ok & ~latency & ~sol & ~equals(x.v.verdict.bound, Bound.UNKNOWN) & no_sol,
-        lambda _: (
-            "no SOL percentages (sm__throughput, gpu__compute_memory_throughput): "
-            "the latency-bound check (Nsight's 60% rule) was not made"
-        ),
+        "no SOL percentages (sm__throughput, gpu__compute_memory_throughput): "
+        "the latency-bound check (Nsight's 60% rule) was not made",
     )
     sol_latency = equals(x.v.sol.bound, Bound.LATENCY)
     add(ok & x.v.verdict.disagrees & ~latency & ~sol_latency, lambda rows: _disagrees(x, rows))
