@@ -95,10 +95,6 @@ class KernelGroup:
     def count(self) -> int:
         return len(self.rows)
 
-    @property
-    def launches(self) -> tuple[Kernel, ...]:
-        return tuple(self.kernels[j] for j in self.rows)
-
     @staticmethod
     def of(key: GroupKey, launches: Sequence[Kernel]) -> KernelGroup:
         """A group of the given launches (in that order), with their total time and nothing else."""

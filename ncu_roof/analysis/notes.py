@@ -215,20 +215,14 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
             # must count every L2 access (lts__t_*), reads and writes
             mask[mask] = each(x.recipe["l2_bytes"][mask].tolist(), lambda f: "lts__t_" in (f or ""))
         add(mask, partial(_busy_tier, tier, why, busy, moved))
-    sm = x.sol_pct["sm"]
     # the precision a compute ceiling names ("fp32", "tensor:bf16"; not a pipe), and its units
     units = object_array(each(x.ceiling.tolist(), lambda c: _WORK_UNITS.get(str(c).partition(":")[0])))
     precision = np.where(is_set(units), x.ceiling, objects(None, len(units)))
     compute = equals(x.v.arrays.binding, COMPUTE) & is_set(precision)
-    add(
-        ok & compute & _far_apart(sm, x.pct),
-        partial(_busy_sm, x, sm, precision, units),
-    )
+    add(ok & compute & _far_apart(x.sol_pct["sm"], x.pct), partial(_busy_sm, x, precision, units))
 
 
-def _busy_sm(
-    x: NoteInputs, sm: np.ndarray, precision: np.ndarray, units: np.ndarray, rows: np.ndarray
-) -> np.ndarray:
+def _busy_sm(x: NoteInputs, precision: np.ndarray, units: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """`SM 70% busy (busiest pipe: lsu pipe 70%) at 19% of the fp32 roof: the instruction mix, not
     the FMA units, binds` of these launches."""
     pipe = x.busiest_issue_pipe[rows]
@@ -236,7 +230,7 @@ def _busy_sm(
     busiest[is_set(pipe)] = " (busiest pipe: " + pipe[is_set(pipe)] + ")"
     return sentences(
         "SM {}% busy{} at {}% of the {} roof: the instruction mix, not the {} units, binds",
-        *(fixed(sm[rows], 0), busiest, fixed(x.pct[rows], 0), precision[rows], units[rows]),
+        *(fixed(x.sol_pct["sm"][rows], 0), busiest, fixed(x.pct[rows], 0), precision[rows], units[rows]),
     )
 
 

@@ -53,8 +53,7 @@ def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     of one kernel share it): SM and memory % of peak, % of the roof, the waves per SM of a small
     grid (NaN for any other), the roof that binds (None where the roofline could not be placed)."""
     small_grid_waves_per_sm = np.where(x.waves[rows] < 1, x.waves[rows], np.nan)
-    binding = x.v.arrays.binding[rows].copy()
-    binding[~x.v.supported[rows]] = None
+    binding = np.where(x.v.supported[rows], x.v.arrays.binding[rows], None)
     shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
     return per_distinct(
         [*shown, small_grid_waves_per_sm],
