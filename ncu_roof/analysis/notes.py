@@ -183,8 +183,8 @@ def _gathered(made: Made, n: int) -> pl.Series:
         elif isinstance(texts, list):  # a list of sentences per row
             at = np.repeat(at, [len(t) for t in texts])
             said.append(pl.Series([t for row in texts for t in row], dtype=pl.String))
-        else:  # one text per row (an object array, or a Series)
-            said.append(pl.Series(texts, dtype=pl.String))
+        else:  # one text (or None) per row: an object array, or a Series
+            said.append(pl.Series(texts if isinstance(texts, pl.Series) else texts.tolist(), dtype=pl.String))
         rows.append(at)
     long = pl.DataFrame({"row": np.concatenate(rows), "note": pl.concat(said)}).drop_nulls()
     lists = long.sort("row", maintain_order=True).group_by("row", maintain_order=True).agg("note")

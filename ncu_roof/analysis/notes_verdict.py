@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import fixed, is_set, sentences
+from ncu_roof.analysis.model import fixed, is_set, objects, sentences
 from ncu_roof.analysis.records import VERDICT_WORDS
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
 from ncu_roof.base.arrays import equals, object_array
@@ -53,7 +53,7 @@ def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     of one kernel share it): SM and memory % of peak, % of the roof, the waves per SM of a small
     grid (NaN for any other), the roof that binds (None where the roofline could not be placed)."""
     small_grid_waves_per_sm = np.where(x.waves[rows] < 1, x.waves[rows], np.nan)
-    binding = np.where(x.v.supported[rows], x.v.arrays.binding[rows], None)
+    binding = np.where(x.v.supported[rows], x.v.arrays.binding[rows], objects(None, len(rows)))
     shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
     return per_distinct(
         [*shown, small_grid_waves_per_sm],
@@ -67,11 +67,9 @@ def per_distinct(
 ) -> np.ndarray:
     """`make(rows)` of one row of each distinct combination of numbers (bit for bit: -0.0
     is not 0.0, their texts differ; NaN is one value) and texts, spread to every row."""
-    code = {t: i for i, t in enumerate(dict.fromkeys(texts.tolist()))}
     keys = [np.where(np.isnan(a), np.nan, a).view(np.int64) for a in numbers]
-    keys.append(np.fromiter(map(code.__getitem__, texts.tolist()), dtype=np.int64, count=len(texts)))
     distinct = pl.struct(pl.all()).rank("dense").cast(pl.Int64) - 1
-    combination = pl.DataFrame(keys).select(distinct).to_series().to_numpy()
+    combination = pl.DataFrame([*keys, texts.tolist()]).select(distinct).to_series().to_numpy()
     first = np.empty(combination.max() + 1, dtype=np.int64)  # a row of each (any: they show alike)
     first[combination] = np.arange(len(combination))
     out: np.ndarray = make(first)[combination]
