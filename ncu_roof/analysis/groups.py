@@ -287,10 +287,8 @@ class FixFirst:
 
 
 def fix_first(groups: Sequence[KernelGroup], total_s: float) -> FixFirst | None:
-    candidates = [g for g in groups if g.headroom_s is not None and g.headroom_s > 0]
-    if not candidates:
+    savings = {i: g.headroom_s for i, g in enumerate(groups) if g.headroom_s is not None and g.headroom_s > 0}
+    if not savings:
         return None
-    best = ranked(candidates, SortBy.HEADROOM)[0]
-    saving = best.headroom_s
-    assert saving is not None
-    return FixFirst(best, saving, saving / total_s if total_s > 0 else None)
+    best = max(savings, key=savings.__getitem__)  # the first of the largest, as `ranked` ranks them
+    return FixFirst(groups[best], savings[best], savings[best] / total_s if total_s > 0 else None)

@@ -72,8 +72,8 @@ def each(values: Sequence[K], make: Callable[[K], T]) -> list[T]:
 
 
 def launch_notes(x: NoteInputs) -> pl.Series:
-    """The notes of every launch, in reading order. A rule's sentences for the rows its mask
-    selects: one text for all, texts built column-wise (`sentences`), or a list per row."""
+    """The notes of every launch, in reading order: each rule's sentences (`Said`) for the rows its
+    mask selects."""
     n = len(x.v.failed)
     made: Made = []
 
@@ -286,8 +286,7 @@ def _unroofed(x: NoteInputs, j: int) -> list[str]:
 
 def _tensor_unknown(label: str | None) -> str | None:
     """Why tensor FLOPs are unknown where tensor-pipe instructions ran (the formula says), or None."""
-    label = label or ""
-    if not label.startswith(TENSOR_FLOP_UNKNOWN):
+    if label is None or not label.startswith(TENSOR_FLOP_UNKNOWN):
         return None
     why = label.removeprefix(TENSOR_FLOP_UNKNOWN)
     return f"tensor FLOPs unknown: {why}; collect sm__ops_path_tensor_* ({_TENSOR_PATHS_COLLECT})"
