@@ -209,8 +209,7 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
 
 def figure_numbers(launches: pl.DataFrame) -> dict[str, np.ndarray]:
     """What `combined_figures` sums, per launch (NaN: null), taken from the launch frame once for
-    all its groups: durations, % of roof, SOL headroom, and FLOPs, bytes, SOL and bandwidth
-    percentages and integer operations by key (`flop.total`)."""
+    all its groups; a mapping's figures by key (`flop.total`)."""
     out = {c: launches.get_column(c).to_numpy() for c in ("duration_s", "pct_of_roof", "headroom_sol_s")}
     for name in ("flop", "bytes", "sol_pct", "pct_of_bandwidth"):
         column = launches.get_column(name)

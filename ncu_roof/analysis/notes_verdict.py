@@ -1,7 +1,5 @@
-"""The notes on a verdict's basis, for every launch of one device at once: the latency verdict,
-Speed of Light as the basis, where Speed of Light disagrees with the roofline, a launch above
-its roof.
-"""
+"""The notes on a verdict's basis (`verdict_notes`) and on a launch above its roof, for every
+launch of one device at once."""
 
 from __future__ import annotations
 
@@ -133,8 +131,8 @@ def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 
 
 def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """The roofline decided; Speed of Light calls the launch latency-bound: what that means. Made
-    once per distinct combination of what it shows (the launches of one kernel share it)."""
+    """The roofline decided; Speed of Light calls the launch latency-bound: what that means (made
+    as `_latency`'s)."""
     shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
     return per_distinct(
         [*shown, x.waves[rows]], x.v.arrays.binding[rows], lambda first: _cross_check_texts(x, rows[first])
