@@ -81,7 +81,7 @@ def expected(k: Kernel) -> dict[str, Any]:
         "bound": k.bound.value,
         "compute_precision": k.compute_precision,
         "pct_of_roof": plain(k.pct_of_roof),
-        "above_roof": k.above_roof,
+        "above_roof": k.pct_of_roof is not None and k.pct_of_roof > 100.0,
         "sol_pct": dense(k.sol_pct, SOL_KEYS),
         "pct_of_bandwidth": dense(k.pct_of_bandwidth, TIERS),
         "recipe": plain(k.recipe),

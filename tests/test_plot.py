@@ -35,7 +35,7 @@ def collections(svg: bytes) -> list[tuple[str, str, str]]:
 
 
 def drawn_ids(analysis: Analysis) -> set[int]:
-    return {k.id for d in analysis.devices for g in panel(analysis, d).groups for k in g.launches}
+    return {g.kernels[j].id for d in analysis.devices for g in panel(analysis, d).groups for j in g.rows}
 
 
 @pytest.fixture

@@ -1,13 +1,8 @@
-"""Fix first and fold repeats: each launch's headroom, and launches of one kernel as one group.
+"""Fix first and fold repeats: each launch's headroom (`headroom_s`), and the launches of one kernel
+(name, grid, block, device) or of one NVTX range on one device as one group (`KernelGroup`).
 
 Pure functions of an `Analysis` (it is not changed): every renderer asks here, so the table, the
 Markdown, the HTML, the JSON and the plot rank and fold kernels the same way.
-
-* `headroom_s` = duration − the roofline's minimum time (`sol.headroom_array`): the time a launch
-  would save at its binding roof; None without a roofline verdict, or above its roof.
-* A group is the launches of one kernel on one device with one launch shape (name, grid, block,
-  device), or by NVTX those of one range (`Kernel.nvtx`; none: `NO_NVTX`) on one device, whatever
-  their kernels: its launch count, total / mean / min / max duration, verdicts seen, headroom.
 """
 
 from __future__ import annotations
@@ -42,7 +37,8 @@ class SortBy(StrEnum):
 
 
 def headroom_s(kernel: Kernel) -> float | None:
-    """Seconds this launch would save at its binding roof; None when that cannot be said."""
+    """Seconds this launch would save at its binding roof: duration − the roofline's minimum time
+    (`sol.headroom_array`); None without a roofline verdict, or above its roof."""
     duration, pct = (math.nan if v is None else v for v in (kernel.duration_s, kernel.pct_of_roof))
     return nan_to_none(headroom_array(np.array([duration]), np.array([pct]))[0])
 
@@ -53,10 +49,8 @@ NO_NVTX = "(no NVTX range)"
 
 @dataclass(frozen=True)
 class KernelGroup:
-    """Launches of one kernel (name, grid, block, device) or NVTX range, slowest launch first.
-
-    It holds its launches' rows in the analysis and what is said of them; a `Kernel` is made
-    only for the rows asked for (`lead`, `launches`)."""
+    """Launches of one kernel or NVTX range (`Kernel.nvtx`; none: `NO_NVTX`), slowest first: their
+    rows in the analysis and what is said of them; a `Kernel` only for those asked for (`lead`)."""
 
     key: GroupKey
     rows: tuple[int, ...]  # its launches' rows in the analysis, slowest first
@@ -100,10 +94,6 @@ class KernelGroup:
     @property
     def count(self) -> int:
         return len(self.rows)
-
-    @property
-    def launches(self) -> tuple[Kernel, ...]:
-        return tuple(self.kernels[j] for j in self.rows)
 
     @staticmethod
     def of(key: GroupKey, launches: Sequence[Kernel]) -> KernelGroup:
@@ -154,118 +144,72 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
     codes, phrases = verdict_codes(launches, basis=True)
     table = _grouped(launches.with_row_index("row"), by)
     duration, pct = (launches.get_column(c).to_numpy() for c in ("duration_s", "pct_of_roof"))
-    x = _PerLaunch(
-        kernels=analysis.kernels,
-        numbers=figure_numbers(launches),
-        duration_s=duration,
-        durations_s=duration.tolist(),
-        codes=codes,
-        phrases=phrases,
-        headroom_s=headroom_array(duration, pct),
-        headroom_sol_s=launches.get_column("headroom_sol_s").to_numpy(),
-        above=pct > 100.0,
-        total_s=analysis.total_duration_s,
-        device_totals_s=device_totals_s(analysis),
-    )
+    durations_s, rooms_s, above = duration.tolist(), headroom_array(duration, pct), pct > 100.0
+    rooms_sol_s = launches.get_column("headroom_sol_s").to_numpy()
+
+    def one_launch(j: int) -> dict[str, Any]:
+        """What is said of a group of one launch (every group of `--launches`): no arrays to reduce."""
+        time = None if math.isnan(durations_s[j]) else durations_s[j]
+        room = nan_to_none(rooms_s[j])
+        return {
+            **dict.fromkeys(
+                ("total_duration_s", "mean_duration_s", "min_duration_s", "max_duration_s"), time
+            ),
+            "verdicts": (phrases[codes[j]],),
+            "headroom_s": room,
+            "headroom_complete": room is not None,
+            "headroom_sol_s": nan_to_none(rooms_sol_s[j]),
+            "above_roof": bool(above[j]),
+        }
+
+    def several(rows: np.ndarray) -> dict[str, Any]:
+        """What is said of several launches (`rows`, slowest first): sums, extremes, verdicts by time."""
+        seconds = duration[rows]
+        times = seconds[~np.isnan(seconds)]
+        time = nan_to_none(known_sum(seconds, exact=True))
+        # each verdict's time, sums in launch order (slowest first); by time, ties by first seen
+        words, first_at, inverse = np.unique(codes[rows], return_index=True, return_inverse=True)
+        word_s = np.bincount(inverse, weights=np.where(np.isnan(seconds), 0.0, seconds), minlength=len(words))
+        order = np.lexsort((first_at, -word_s))
+        timed_s = float(word_s.sum())
+        rooms = rooms_s[rows]
+        return {
+            "total_duration_s": time,
+            "mean_duration_s": time / len(times) if time is not None else None,
+            "min_duration_s": float(times.min()) if len(times) else None,
+            "max_duration_s": float(times.max()) if len(times) else None,
+            "verdicts": tuple(phrases[c] for c in words[order].tolist()),
+            "verdict_shares": tuple(
+                (word_s[order] / timed_s if timed_s > 0 else np.full(len(order), math.nan)).tolist()
+            ),
+            "headroom_s": nan_to_none(known_sum(rooms)),
+            "headroom_complete": not np.isnan(rooms).any(),
+            "headroom_sol_s": nan_to_none(known_sum(rooms_sol_s[rows])),
+            "above_roof": bool(above[rows].any()),
+        }
+
     if by is GroupBy.NVTX:
         keys: list[GroupKey] = [(r, None, None, d) for r, d in table.select("nvtx", "device").iter_rows()]
     else:
         keys = list(table.select("name", "grid", "block", "device").iter_rows())
-    rows, notes = table.get_column("rows").to_list(), table.get_column("notes").to_list()
-    return [
-        _one_launch(k, r[0], tuple(n), x) if len(r) == 1 else _launches(k, np.array(r), tuple(n), x)
-        for k, r, n in zip(keys, rows, notes, strict=True)
-    ]
-
-
-@dataclass(frozen=True)
-class _PerLaunch:
-    """What groups are made of, per launch (row j), as plain lists and arrays."""
-
-    kernels: Sequence[Kernel]
-    numbers: Mapping[str, np.ndarray]
-    duration_s: np.ndarray
-    durations_s: list[float]
-    codes: np.ndarray  # each launch's verdict: into `phrases`
-    phrases: list[str]
-    headroom_s: np.ndarray
-    headroom_sol_s: np.ndarray
-    above: np.ndarray
-    total_s: float
-    device_totals_s: dict[int, float]
-
-    def group(
-        self, key: GroupKey, rows: tuple[int, ...], notes: tuple[str, ...], time: float | None, **said: Any
-    ) -> KernelGroup:
-        """A group of launches `rows`, `time` their total seconds, with what is `said` of them."""
-        device_s = self.device_totals_s.get(key[3], 0.0)
-        return KernelGroup(
-            key=key,
-            rows=rows,
-            kernels=self.kernels,
-            numbers=self.numbers,
-            time_share=None if time is None else time / self.total_s if self.total_s > 0 else None,
-            device_share=None if time is None else time / device_s if device_s > 0 else None,
-            total_duration_s=time,
-            notes=notes,
-            **said,
+    total_s, device_s = analysis.total_duration_s, device_totals_s(analysis)
+    kernels, numbers, groups = analysis.kernels, figure_numbers(launches), []
+    for key, rows, notes in zip(
+        keys, table.get_column("rows").to_list(), table.get_column("notes").to_list(), strict=True
+    ):
+        said = one_launch(rows[0]) if len(rows) == 1 else several(np.array(rows))
+        time, on_device_s = said["total_duration_s"], device_s.get(key[3], 0.0)
+        share = None if time is None else time / total_s if total_s > 0 else None
+        device_share = None if time is None else time / on_device_s if on_device_s > 0 else None
+        groups.append(
+            KernelGroup(key, tuple(rows), kernels, numbers, share, device_share, notes=tuple(notes), **said)
         )
-
-
-def _one_launch(key: GroupKey, j: int, notes: tuple[str, ...], x: _PerLaunch) -> KernelGroup:
-    """A group of one launch (every group of `--launches`): no arrays to reduce."""
-    time = None if math.isnan(x.durations_s[j]) else x.durations_s[j]
-    room = nan_to_none(x.headroom_s[j])
-    return x.group(
-        key,
-        (j,),
-        notes,
-        time,
-        mean_duration_s=time,
-        min_duration_s=time,
-        max_duration_s=time,
-        verdicts=(x.phrases[x.codes[j]],),
-        headroom_s=room,
-        headroom_complete=room is not None,
-        headroom_sol_s=nan_to_none(x.headroom_sol_s[j]),
-        above_roof=bool(x.above[j]),
-    )
-
-
-def _launches(key: GroupKey, rows: np.ndarray, notes: tuple[str, ...], x: _PerLaunch) -> KernelGroup:
-    """A group of several launches (`rows`, slowest first): sums, extremes, verdicts by time."""
-    seconds = x.duration_s[rows]
-    times = seconds[~np.isnan(seconds)]
-    time = nan_to_none(known_sum(seconds, exact=True))
-    # each verdict's time, sums in launch order (slowest first); by time, ties by first seen
-    words, first_at, inverse = np.unique(x.codes[rows], return_index=True, return_inverse=True)
-    word_s = np.bincount(inverse, weights=np.where(np.isnan(seconds), 0.0, seconds), minlength=len(words))
-    order = np.lexsort((first_at, -word_s))
-    timed_s = float(word_s.sum())
-    rooms = x.headroom_s[rows]
-    return x.group(
-        key,
-        tuple(rows.tolist()),
-        notes,
-        time,
-        mean_duration_s=time / len(times) if time is not None else None,
-        min_duration_s=float(times.min()) if len(times) else None,
-        max_duration_s=float(times.max()) if len(times) else None,
-        verdicts=tuple(x.phrases[c] for c in words[order].tolist()),
-        verdict_shares=tuple(
-            (word_s[order] / timed_s if timed_s > 0 else np.full(len(order), math.nan)).tolist()
-        ),
-        headroom_s=nan_to_none(known_sum(rooms)),
-        headroom_complete=not np.isnan(rooms).any(),
-        headroom_sol_s=nan_to_none(known_sum(x.headroom_sol_s[rows])),
-        above_roof=bool(x.above[rows].any()),
-    )
+    return groups
 
 
 def figure_numbers(launches: pl.DataFrame) -> dict[str, np.ndarray]:
     """What `combined_figures` sums, per launch (NaN: null), taken from the launch frame once for
-    all its groups: durations, % of roof, SOL headroom, and FLOPs, bytes, SOL and bandwidth
-    percentages and integer operations by key (`flop.total`)."""
+    all its groups; a mapping's figures by key (`flop.total`)."""
     out = {c: launches.get_column(c).to_numpy() for c in ("duration_s", "pct_of_roof", "headroom_sol_s")}
     for name in ("flop", "bytes", "sol_pct", "pct_of_bandwidth"):
         column = launches.get_column(name)
@@ -342,10 +286,8 @@ class FixFirst:
 
 
 def fix_first(groups: Sequence[KernelGroup], total_s: float) -> FixFirst | None:
-    candidates = [g for g in groups if g.headroom_s is not None and g.headroom_s > 0]
-    if not candidates:
+    savings = {i: g.headroom_s for i, g in enumerate(groups) if g.headroom_s is not None and g.headroom_s > 0}
+    if not savings:
         return None
-    best = ranked(candidates, SortBy.HEADROOM)[0]
-    saving = best.headroom_s
-    assert saving is not None
-    return FixFirst(best, saving, saving / total_s if total_s > 0 else None)
+    best = max(savings, key=savings.__getitem__)  # the first of the largest, as `ranked` ranks them
+    return FixFirst(groups[best], savings[best], savings[best] / total_s if total_s > 0 else None)

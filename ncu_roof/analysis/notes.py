@@ -26,7 +26,7 @@ K = TypeVar("K", bound=Hashable)
 Said = str | np.ndarray | pl.Series | list[list[str]]  # one text for all rows, one per row, or a list per row
 Made = list[tuple[np.ndarray, Said]]  # (rows, their texts) per rule
 Texts = Callable[[np.ndarray], Said]
-Adder = Callable[[np.ndarray, Texts], None]
+Adder = Callable[[np.ndarray, Texts | str], None]  # a rule's mask, its texts (or one text for all)
 
 
 @dataclass(frozen=True)
@@ -72,18 +72,18 @@ def each(values: Sequence[K], make: Callable[[K], T]) -> list[T]:
 
 
 def launch_notes(x: NoteInputs) -> pl.Series:
-    """The notes of every launch, in reading order. A rule's sentences for the rows its mask
-    selects: one text for all, texts built column-wise (`sentences`), or a list per row."""
+    """The notes of every launch, in reading order: each rule's sentences (`Said`) for the rows its
+    mask selects."""
     n = len(x.v.failed)
     made: Made = []
 
-    def add(mask: np.ndarray, text: Texts) -> None:
+    def add(mask: np.ndarray, text: Texts | str) -> None:
         rows = np.flatnonzero(mask)
         if len(rows):
-            made.append((rows, text(rows)))
+            made.append((rows, text if isinstance(text, str) else text(rows)))
 
-    add(x.v.collection_failed, lambda _: COLLECTION_FAILED)
-    add(x.v.failed & ~x.v.collection_failed, lambda _: ZERO_DURATION)
+    add(x.v.collection_failed, COLLECTION_FAILED)
+    add(x.v.failed & ~x.v.collection_failed, ZERO_DURATION)
     ok = ~x.v.failed
     missing = x.missing
     add(
@@ -93,11 +93,9 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     if x.no_compute_roofs:
         add(
             ok,
-            lambda _: (
-                "no compute roofs for this device (the input names no GPU, and no one built-in GPU "
-                "matches the compute capability and SM count it holds): pass --gpu KEY "
-                "(`ncu-roof gpus` lists them) or --roofs FILE"
-            ),
+            "no compute roofs for this device (the input names no GPU, and no one built-in GPU "
+            "matches the compute capability and SM count it holds): pass --gpu KEY "
+            "(`ncu-roof gpus` lists them) or --roofs FILE",
         )
     unroofed = np.logical_or.reduce(list(x.v.arrays.unroofed.values()), initial=False)
     add(ok & unroofed, lambda rows: [_unroofed(x, j) for j in rows.tolist()])
@@ -156,10 +154,8 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     )
     add(
         ok & x.tensor_by_pipe,
-        lambda _: (
-            "tensor FLOPs = tensor-pipe instructions x 512 (a V100 HMMA instruction's FLOPs, as Nsight counts"
-            " them)"
-        ),
+        "tensor FLOPs = tensor-pipe instructions x 512 (a V100 HMMA instruction's FLOPs, as Nsight counts"
+        " them)",
     )
     # a latency verdict, or SOL's latency cross-check, already names a grid under one wave
     latency = equals(x.v.verdict.bound, Bound.LATENCY) | (
@@ -184,20 +180,16 @@ def _gathered(made: Made, n: int) -> pl.Series:
     for at, texts in made:
         if isinstance(texts, str):
             said.append(pl.Series([texts]).gather(np.zeros(len(at), dtype=np.int64)))
-        elif isinstance(texts, np.ndarray):
-            said.append(pl.Series(texts.tolist(), dtype=pl.String))
-        elif isinstance(texts, pl.Series):
-            said.append(texts)
-        else:  # a list of sentences per row
+        elif isinstance(texts, list):  # a list of sentences per row
             at = np.repeat(at, [len(t) for t in texts])
             said.append(pl.Series([t for row in texts for t in row], dtype=pl.String))
+        else:  # one text (or None) per row: an object array, or a Series
+            said.append(pl.Series(texts if isinstance(texts, pl.Series) else texts.tolist(), dtype=pl.String))
         rows.append(at)
     long = pl.DataFrame({"row": np.concatenate(rows), "note": pl.concat(said)}).drop_nulls()
     lists = long.sort("row", maintain_order=True).group_by("row", maintain_order=True).agg("note")
-    at = np.full(n, len(lists), dtype=np.int64)  # the last: no notes
-    at[lists.get_column("row").to_numpy()] = np.arange(len(lists))
-    none = pl.Series([[]], dtype=pl.List(pl.String))
-    return pl.concat([lists.get_column("note"), none]).gather(at).alias("notes")
+    every = pl.DataFrame({"row": np.arange(n)}).join(lists, on="row", how="left", maintain_order="left")
+    return every.get_column("note").fill_null([]).alias("notes")  # [] for a launch without notes
 
 
 # A unit's throughput % and its bytes-based (or FLOP-based) % of roof "differ a lot" when the unit
@@ -217,30 +209,20 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     """Where a unit's Speed-of-Light throughput is far above what its bytes (or FLOPs) use of its
     roof: the roofline's saving needs another access pattern or instruction mix."""
     for tier, why in _TIER_WHY.items():
-        busy, moved = x.sol_pct.get(tier), x.pct_of_bandwidth.get(tier)
-        if busy is None or moved is None:
-            continue
+        busy, moved = x.sol_pct[tier], x.pct_of_bandwidth[tier]
         mask = ok & _far_apart(busy, moved)
         if tier == "l2":  # Nsight's L2 measures count only what L2 returns to the SMs: the bytes
             # must count every L2 access (lts__t_*), reads and writes
             mask[mask] = each(x.recipe["l2_bytes"][mask].tolist(), lambda f: "lts__t_" in (f or ""))
         add(mask, partial(_busy_tier, tier, why, busy, moved))
-    sm = x.sol_pct.get("sm")
-    if sm is None:
-        return
     # the precision a compute ceiling names ("fp32", "tensor:bf16"; not a pipe), and its units
     units = object_array(each(x.ceiling.tolist(), lambda c: _WORK_UNITS.get(str(c).partition(":")[0])))
     precision = np.where(is_set(units), x.ceiling, objects(None, len(units)))
     compute = equals(x.v.arrays.binding, COMPUTE) & is_set(precision)
-    add(
-        ok & compute & _far_apart(sm, x.pct),
-        partial(_busy_sm, x, sm, precision, units),
-    )
+    add(ok & compute & _far_apart(x.sol_pct["sm"], x.pct), partial(_busy_sm, x, precision, units))
 
 
-def _busy_sm(
-    x: NoteInputs, sm: np.ndarray, precision: np.ndarray, units: np.ndarray, rows: np.ndarray
-) -> np.ndarray:
+def _busy_sm(x: NoteInputs, precision: np.ndarray, units: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """`SM 70% busy (busiest pipe: lsu pipe 70%) at 19% of the fp32 roof: the instruction mix, not
     the FMA units, binds` of these launches."""
     pipe = x.busiest_issue_pipe[rows]
@@ -248,7 +230,7 @@ def _busy_sm(
     busiest[is_set(pipe)] = " (busiest pipe: " + pipe[is_set(pipe)] + ")"
     return sentences(
         "SM {}% busy{} at {}% of the {} roof: the instruction mix, not the {} units, binds",
-        *(fixed(sm[rows], 0), busiest, fixed(x.pct[rows], 0), precision[rows], units[rows]),
+        *(fixed(x.sol_pct["sm"][rows], 0), busiest, fixed(x.pct[rows], 0), precision[rows], units[rows]),
     )
 
 
@@ -304,8 +286,7 @@ def _unroofed(x: NoteInputs, j: int) -> list[str]:
 
 def _tensor_unknown(label: str | None) -> str | None:
     """Why tensor FLOPs are unknown where tensor-pipe instructions ran (the formula says), or None."""
-    label = label or ""
-    if not label.startswith(TENSOR_FLOP_UNKNOWN):
+    if label is None or not label.startswith(TENSOR_FLOP_UNKNOWN):
         return None
     why = label.removeprefix(TENSOR_FLOP_UNKNOWN)
     return f"tensor FLOPs unknown: {why}; collect sm__ops_path_tensor_* ({_TENSOR_PATHS_COLLECT})"
@@ -314,12 +295,10 @@ def _tensor_unknown(label: str | None) -> str | None:
 def _partial_bytes(formulas: tuple[str | None, ...]) -> str | None:
     """`DRAM bytes from counter:dram__bytes_read.sum alone (…): a lower bound`, or None (the
     formulas of the tiers' bytes, in tier order)."""
-    labels = [(t, label or "") for t, label in zip(TIERS, formulas, strict=True)]
     partial = [
-        f"{TIER_NAMES[t]} bytes from {formula} alone ({why}"
-        for t, label in labels
-        if LOWER_BOUND in label
-        for formula, _, why in [label.partition(" (")]
+        f"{TIER_NAMES[t]} bytes from {label.replace(' (', ' alone (', 1)}"  # formula (why: a lower bound)
+        for t, label in zip(TIERS, formulas, strict=True)
+        if label and LOWER_BOUND in label
     ]
     return "; ".join(partial) or None
 

@@ -1,7 +1,5 @@
-"""The notes on a verdict's basis, for every launch of one device at once: the latency verdict,
-Speed of Light as the basis, where Speed of Light disagrees with the roofline, a launch above
-its roof.
-"""
+"""The notes on a verdict's basis (`verdict_notes`) and on a launch above its roof, for every
+launch of one device at once."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import fixed, is_set, sentences
+from ncu_roof.analysis.model import fixed, is_set, objects, sentences
 from ncu_roof.analysis.records import VERDICT_WORDS
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
 from ncu_roof.base.arrays import equals, object_array
@@ -30,10 +28,8 @@ def verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     no_sol = np.isnan(x.sol_sm_pct) | np.isnan(x.sol_memory_pct)
     add(
         ok & ~latency & ~sol & ~equals(x.v.verdict.bound, Bound.UNKNOWN) & no_sol,
-        lambda _: (
-            "no SOL percentages (sm__throughput, gpu__compute_memory_throughput): "
-            "the latency-bound check (Nsight's 60% rule) was not made"
-        ),
+        "no SOL percentages (sm__throughput, gpu__compute_memory_throughput): "
+        "the latency-bound check (Nsight's 60% rule) was not made",
     )
     sol_latency = equals(x.v.sol.bound, Bound.LATENCY)
     add(ok & x.v.verdict.disagrees & ~latency & ~sol_latency, lambda rows: _disagrees(x, rows))
@@ -43,10 +39,9 @@ def verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
 def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
     """`compute-bound (42% of roof)`, `memory-bound at dram`, `nothing (…)` per launch."""
     memory = f"{VERDICT_WORDS[Bound.MEMORY]} at " + binding.astype(str).astype(object)
-    where = np.where(binding == COMPUTE, VERDICT_WORDS[Bound.COMPUTE], memory).astype(object)
+    words = np.where(binding == COMPUTE, VERDICT_WORDS[Bound.COMPUTE], memory).astype(object)
     known = ~np.isnan(pct)
-    words = where.copy()
-    words[known] = where[known] + " (" + fixed(pct[known], 0) + "% of roof)"
+    words[known] = words[known] + " (" + fixed(pct[known], 0) + "% of roof)"
     out: np.ndarray = np.where(is_set(binding), words, "nothing (no roofs or counters)")
     return out
 
@@ -56,8 +51,7 @@ def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     of one kernel share it): SM and memory % of peak, % of the roof, the waves per SM of a small
     grid (NaN for any other), the roof that binds (None where the roofline could not be placed)."""
     small_grid_waves_per_sm = np.where(x.waves[rows] < 1, x.waves[rows], np.nan)
-    binding = x.v.arrays.binding[rows].copy()
-    binding[~x.v.supported[rows]] = None
+    binding = np.where(x.v.supported[rows], x.v.arrays.binding[rows], objects(None, len(rows)))
     shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
     return per_distinct(
         [*shown, small_grid_waves_per_sm],
@@ -71,11 +65,9 @@ def per_distinct(
 ) -> np.ndarray:
     """`make(rows)` of one row of each distinct combination of numbers (bit for bit: -0.0
     is not 0.0, their texts differ; NaN is one value) and texts, spread to every row."""
-    code = {t: i for i, t in enumerate(dict.fromkeys(texts.tolist()))}
     keys = [np.where(np.isnan(a), np.nan, a).view(np.int64) for a in numbers]
-    keys.append(np.fromiter(map(code.__getitem__, texts.tolist()), dtype=np.int64, count=len(texts)))
     distinct = pl.struct(pl.all()).rank("dense").cast(pl.Int64) - 1
-    combination = pl.DataFrame(keys).select(distinct).to_series().to_numpy()
+    combination = pl.DataFrame([*keys, texts.tolist()]).select(distinct).to_series().to_numpy()
     first = np.empty(combination.max() + 1, dtype=np.int64)  # a row of each (any: they show alike)
     first[combination] = np.arange(len(combination))
     out: np.ndarray = make(first)[combination]
@@ -139,8 +131,8 @@ def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 
 
 def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """The roofline decided; Speed of Light calls the launch latency-bound: what that means. Made
-    once per distinct combination of what it shows (the launches of one kernel share it)."""
+    """The roofline decided; Speed of Light calls the launch latency-bound: what that means (made
+    as `_latency`'s)."""
     shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
     return per_distinct(
         [*shown, x.waves[rows]], x.v.arrays.binding[rows], lambda first: _cross_check_texts(x, rows[first])

@@ -112,10 +112,6 @@ class Kernel:
     # the saving its busiest unit still allows: duration x (1 - that unit's % / 100)
     headroom_sol_s: float | None = None
 
-    @property
-    def above_roof(self) -> bool:
-        return self.pct_of_roof is not None and self.pct_of_roof > 100.0
-
 
 def ceiling_words(ceiling: str | None, pct: float | None) -> str:
     """`pipe:alu`, 82 → `alu pipe 82%`; `tensor:int8` → `tensor int8`; `fp32` → `fp32`."""
