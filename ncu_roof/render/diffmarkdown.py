@@ -10,7 +10,6 @@ launches that regressed on their own (what the gate reads): a faster total can h
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -87,12 +86,9 @@ def _sums(figure: np.ndarray) -> Change:
 
 def _ratio(top: np.ndarray, bottom: np.ndarray) -> Change:
     """Σ top / Σ bottom on each side, over the pairs that have both (None where none has)."""
-    ratios = []
-    for above, below in zip(top, bottom, strict=True):
-        both = ~np.isnan(above) & ~np.isnan(below)
-        total = math.fsum(below[both].tolist())
-        ratios.append(math.fsum(above[both].tolist()) / total if both.any() and total > 0 else None)
-    return Change(*ratios)
+    work, over = (_sums(np.where(np.isnan(top) | np.isnan(bottom), np.nan, f)) for f in (top, bottom))
+    pairs = ((work.base, over.base), (work.head, over.head))
+    return Change(*(a / b if a is not None and b is not None and b > 0 else None for a, b in pairs))
 
 
 def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS) -> str:

@@ -22,15 +22,7 @@ from ncu_roof.render.plot_marks import (
     marker_fill,
     marker_size_pt2,
 )
-from ncu_roof.render.plot_panel import (
-    Arrow,
-    KernelPoint,
-    Limits,
-    Panel,
-    RoofLine,
-    arrow_points,
-    axis_limits,
-)
+from ncu_roof.render.plot_panel import KernelPoint, Limits, Panel, RoofLine, axis_limits
 from ncu_roof.render.summary import VERDICT_COLOURS, device_name
 
 if TYPE_CHECKING:
@@ -46,11 +38,6 @@ LABEL_CHARS = 30
 TITLE_CHARS_PER_IN = 10  # characters of the 12 pt title per inch of panel width
 FLOP_AXIS = ("Arithmetic intensity (FLOP/byte)", "FLOP/s", "Performance")  # x label, y unit, y label
 LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
-
-
-def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) -> set[str]:
-    """The FLOP roofline's panel, with a diff's arrows."""
-    return draw_chart(ax, renderer, p, [x for x, _ in p.ridges], arrow_points(arrows, p.groups))
 
 
 def draw_chart(
