@@ -60,18 +60,16 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
             return FoldedRow(first, bases, heads, slower)
         duration, work = duration_s[:, rows], flop[:, rows]
         summed_bytes = {t: b[:, rows] for t, b in tier_bytes.items()}
-        if bases == 0 or heads == 0:
-            status = Status.ONLY_HEAD if bases == 0 else Status.ONLY_BASE
-        else:
-            status = classify(_sums(duration), result.threshold_pct)
+        time_s = _sums(duration)
+        one_side = Status.ONLY_HEAD if bases == 0 else Status.ONLY_BASE
         kernel = replace(
             first,
             occurrence=0,
-            duration_s=_sums(duration),
+            duration_s=time_s,
             flop_per_s=_ratio(work, duration),
             bytes={t: _sums(b) for t, b in summed_bytes.items()},
             intensity_flop_per_byte={t: _ratio(work, b) for t, b in summed_bytes.items()},
-            status=status,
+            status=classify(time_s, result.threshold_pct) if bases and heads else one_side,
         )
         return FoldedRow(kernel, bases, heads, slower)
 

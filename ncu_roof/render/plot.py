@@ -1,11 +1,8 @@
 """The hierarchical roofline, one panel per device, as SVG, PNG or PDF bytes (no pyplot); the same
-input gives byte-identical SVG and PDF. A diagonal per memory tier (blues), a roof per precision
-(warm colours), ridge points on the reference compute roof. Launches of one kernel (name, launch
-shape, device) are one marker per tier at their summed FLOPs over summed bytes and time, area ∝
-share of the device's time, colour = verdict, shape = tier; one collection per tier and verdict,
-so 100,000 launches cost about what 100 do; past `MAX_MARKERS` kernels the smallest are thinned
-out (the caption says how many). Roof and top kernels' labels are placed off each other, the
-markers and the roof lines.
+input gives byte-identical SVG and PDF. Launches of one kernel (name, launch shape, device) are one
+marker per tier (`plot_panel`; their marks: `plot_marks`), one collection per tier and verdict, so
+100,000 launches cost about what 100 do; past `MAX_MARKERS` kernels the smallest are thinned out
+(the caption says how many).
 """
 
 from __future__ import annotations

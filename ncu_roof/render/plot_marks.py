@@ -42,8 +42,7 @@ def group_verdict(group: KernelGroup) -> Verdict:
 
 
 def marker_fill(verdict: Verdict) -> MarkerFill:
-    """Filled in the verdict's colour when the roofline decided it, a ring of that colour around
-    white when Speed of Light (or nothing) did: a verdict's basis is seen on every marker."""
+    """Filled in the verdict's colour when the roofline decided it, else a ring of it around white."""
     colour = VERDICT_COLOURS[verdict[0]]
     if verdict[1] is VerdictBasis.ROOFLINE:
         return MarkerFill(colour, "black", 0.5)
@@ -79,8 +78,7 @@ def marker_size_pt2(group: KernelGroup) -> float:
 
 
 def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> None:
-    """Each pair as a cross where the base was and an arrow to the head's marker: solid and dark
-    when the kernel got faster, dashed vermillion when slower (the legend names both)."""
+    """Each pair as a cross where the base was and an arrow to the head's marker (`ARROW_STYLES`)."""
     for base, head in pairs:
         slower = (head.group.total_duration_s or 0.0) > (base.group.total_duration_s or 0.0)
         style = ARROW_STYLES[slower]
