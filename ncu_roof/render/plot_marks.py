@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.analysis.records import VERDICT_WORDS
@@ -115,16 +115,19 @@ def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows:
     verdict colours with their basis, tier shapes, a diff's marks."""
     from matplotlib.lines import Line2D
 
-    def handle(marker: str, face: str, edge: str = "black", edge_width: float = 0.6) -> Line2D:
+    def handle(
+        marker: str, face: str, edge: str = "black", width: float = 0.6, style: str = "none", **line: Any
+    ) -> Line2D:
         return Line2D(
             [],
             [],
-            linestyle="none",
+            linestyle=style,
             marker=marker,
             markersize=7,
             markerfacecolor=face,
             markeredgecolor=edge,
-            markeredgewidth=edge_width,
+            markeredgewidth=width,
+            **line,
         )
 
     shown_verdicts = legend_order(verdicts)
@@ -136,17 +139,8 @@ def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows:
     ]
     if arrows:
         handles.append(handle(BEFORE_MARKER, BEFORE_COLOUR, "white"))
-        handles += [
-            Line2D(
-                [],
-                [],
-                color=s.colour,
-                linestyle=s.linestyle,
-                linewidth=2.2,
-                marker=">",
-                markersize=7,
-                markevery=[1],
-            )
+        handles += [  # a line with a head
+            handle(">", s.colour, s.colour, 1.0, s.linestyle, color=s.colour, linewidth=2.2, markevery=[1])
             for s in ARROW_STYLES.values()
         ]
         labels += ["before (diff base)", *(s.label for s in ARROW_STYLES.values())]
