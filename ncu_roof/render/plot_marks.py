@@ -116,7 +116,12 @@ def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows:
     from matplotlib.lines import Line2D
 
     def handle(
-        marker: str, face: str, edge: str = "black", width: float = 0.6, style: str = "none", **line: Any
+        marker: str,
+        face: str,
+        edge: str = "black",
+        width: float = 0.6,
+        style: Literal["-", "--", "none"] = "none",
+        **line: Any,
     ) -> Line2D:
         return Line2D(
             [],
