@@ -115,23 +115,16 @@ def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows:
     verdict colours with their basis, tier shapes, a diff's marks."""
     from matplotlib.lines import Line2D
 
-    def handle(
-        marker: str,
-        face: str,
-        edge: str = "black",
-        width: float = 0.6,
-        style: Literal["-", "--", "none"] = "none",
-        **line: Any,
-    ) -> Line2D:
+    def handle(marker: str, face: str, edge: str = "black", edge_width: float = 0.6, **line: Any) -> Line2D:
+        line.setdefault("linestyle", "none")
         return Line2D(
             [],
             [],
-            linestyle=style,
             marker=marker,
             markersize=7,
             markerfacecolor=face,
             markeredgecolor=edge,
-            markeredgewidth=width,
+            markeredgewidth=edge_width,
             **line,
         )
 
@@ -145,7 +138,16 @@ def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows:
     if arrows:
         handles.append(handle(BEFORE_MARKER, BEFORE_COLOUR, "white"))
         handles += [  # a line with a head
-            handle(">", s.colour, s.colour, 1.0, s.linestyle, color=s.colour, linewidth=2.2, markevery=[1])
+            handle(
+                ">",
+                s.colour,
+                s.colour,
+                1.0,
+                linestyle=s.linestyle,
+                color=s.colour,
+                linewidth=2.2,
+                markevery=[1],
+            )
             for s in ARROW_STYLES.values()
         ]
         labels += ["before (diff base)", *(s.label for s in ARROW_STYLES.values())]
