@@ -20,8 +20,8 @@ from ncu_roof.render.text import csv_cell
 
 
 def _numbers(column: pl.Series, count: bool) -> pl.Series:
-    """Numbers as cells, a count whole (one derived from a rate times the duration: the nearest),
-    any other as 15 digits make it; NaN and ±inf empty (by their exact text: -0.0 stays apart)."""
+    """Numbers as cells (a count derived from a rate times the duration: the nearest whole); NaN
+    and ±inf empty (by their exact text: -0.0 stays apart)."""
 
     def cell(text: str) -> str | None:
         value = float(text)

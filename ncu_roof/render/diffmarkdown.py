@@ -10,7 +10,6 @@ launches that regressed on their own (what the gate reads): a faster total can h
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -61,18 +60,16 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
             return FoldedRow(first, bases, heads, slower)
         duration, work = duration_s[:, rows], flop[:, rows]
         summed_bytes = {t: b[:, rows] for t, b in tier_bytes.items()}
-        if bases == 0 or heads == 0:
-            status = Status.ONLY_HEAD if bases == 0 else Status.ONLY_BASE
-        else:
-            status = classify(_sums(duration), result.threshold_pct)
+        time_s = _sums(duration)
+        one_side = Status.ONLY_HEAD if bases == 0 else Status.ONLY_BASE
         kernel = replace(
             first,
             occurrence=0,
-            duration_s=_sums(duration),
+            duration_s=time_s,
             flop_per_s=_ratio(work, duration),
             bytes={t: _sums(b) for t, b in summed_bytes.items()},
             intensity_flop_per_byte={t: _ratio(work, b) for t, b in summed_bytes.items()},
-            status=status,
+            status=classify(time_s, result.threshold_pct) if bases and heads else one_side,
         )
         return FoldedRow(kernel, bases, heads, slower)
 
@@ -87,12 +84,9 @@ def _sums(figure: np.ndarray) -> Change:
 
 def _ratio(top: np.ndarray, bottom: np.ndarray) -> Change:
     """Σ top / Σ bottom on each side, over the pairs that have both (None where none has)."""
-    ratios = []
-    for above, below in zip(top, bottom, strict=True):
-        both = ~np.isnan(above) & ~np.isnan(below)
-        total = math.fsum(below[both].tolist())
-        ratios.append(math.fsum(above[both].tolist()) / total if both.any() and total > 0 else None)
-    return Change(*ratios)
+    work, over = (_sums(np.where(np.isnan(top) | np.isnan(bottom), np.nan, f)) for f in (top, bottom))
+    pairs = ((work.base, over.base), (work.head, over.head))
+    return Change(*(a / b if a is not None and b is not None and b > 0 else None for a, b in pairs))
 
 
 def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS) -> str:

@@ -88,11 +88,9 @@ _GAP = 3  # columns between two cells: " │ "
 
 
 def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
-    """The table (peaks in TFLOP/s, ridges in FLOP/B with 1 decimal), then each row's source, as
-    text `width` columns wide, coloured only when `color`.
-
-    A column is never narrower than its widest cell: at a narrow width the headers wrap, and the
-    last columns (the ridges) give way, said under the table; a figure is never cut."""
+    """The table, then each row's source, as text `width` columns wide, coloured only when `color`.
+    A column is never narrower than its widest cell (a figure is never cut): at a narrow width the
+    headers wrap, and the last columns (the ridges) give way, said under the table."""
     rows = [[cell(gpu) for _, cell in COLUMNS] for gpu in builtin_gpus().values()]
     widest = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
     shown = len(HEADERS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import asdict
 from typing import Any
 
 import polars as pl
@@ -43,16 +44,7 @@ def outline(analysis: Analysis) -> dict[str, Any]:
     """The document, its kernels (written as they come: `json_pieces`) left null."""
     return {
         "schema": SCHEMA,
-        "inputs": [
-            {
-                "path": i.path,
-                "format": i.format,
-                "ncu_version": i.ncu_version,
-                "kernels": i.kernels,
-                "averaged": list(i.averaged),
-            }
-            for i in analysis.inputs
-        ],
+        "inputs": [asdict(i) for i in analysis.inputs],
         "devices": [device_json(d) for d in analysis.devices],
         "kernels": None,
         "total_duration_s": finite_or_none(analysis.total_duration_s),
@@ -60,6 +52,9 @@ def outline(analysis: Analysis) -> dict[str, Any]:
         **groups_json(analysis),
         **analysis.extra,
     }
+
+
+DURATIONS = ("total_duration_s", "mean_duration_s", "min_duration_s", "max_duration_s")
 
 
 def group_json(group: KernelGroup) -> dict[str, Any]:
@@ -70,12 +65,7 @@ def group_json(group: KernelGroup) -> dict[str, Any]:
         "device": group.device,
         "launches": group.count,
         "kernels": sorted(group.rows),
-        "total_duration_s": finite_or_none(group.total_duration_s),
-        "mean_duration_s": finite_or_none(group.mean_duration_s),
-        "min_duration_s": finite_or_none(group.min_duration_s),
-        "max_duration_s": finite_or_none(group.max_duration_s),
-        "time_share": finite_or_none(group.time_share),
-        "device_share": finite_or_none(group.device_share),
+        **{k: finite_or_none(getattr(group, k)) for k in (*DURATIONS, "time_share", "device_share")},
         "verdicts": list(group.verdicts),
         "headroom_s": finite_or_none(group.headroom_s),
         "headroom_complete": group.headroom_complete,

@@ -1,11 +1,8 @@
 """The hierarchical roofline, one panel per device, as SVG, PNG or PDF bytes (no pyplot); the same
-input gives byte-identical SVG and PDF. A diagonal per memory tier (blues), a roof per precision
-(warm colours), ridge points on the reference compute roof. Launches of one kernel (name, launch
-shape, device) are one marker per tier at their summed FLOPs over summed bytes and time, area ∝
-share of the device's time, colour = verdict, shape = tier; one collection per tier and verdict,
-so 100,000 launches cost about what 100 do; past `MAX_MARKERS` kernels the smallest are thinned
-out (the caption says how many). Roof and top kernels' labels are placed off each other, the
-markers and the roof lines.
+input gives byte-identical SVG and PDF. Launches of one kernel (name, launch shape, device) are one
+marker per tier (`plot_panel`; their marks: `plot_marks`), one collection per tier and verdict, so
+100,000 launches cost about what 100 do; past `MAX_MARKERS` kernels the smallest are thinned out
+(the caption says how many).
 """
 
 from __future__ import annotations
@@ -20,9 +17,9 @@ from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import plural
 from ncu_roof.errors import UsageError
 from ncu_roof.render.formats import RenderOptions
-from ncu_roof.render.plot_draw import draw_panel
-from ncu_roof.render.plot_marks import Verdict, draw_legend, group_verdict
-from ncu_roof.render.plot_panel import Panel, caption, panel
+from ncu_roof.render.plot_draw import draw_chart
+from ncu_roof.render.plot_marks import draw_legend, group_verdict
+from ncu_roof.render.plot_panel import Panel, arrow_points, caption, panel
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -102,7 +99,9 @@ def _figure(analysis: Analysis, options: RenderOptions) -> Figure:
         panels,
         options,
         lambda wrap: [caption(p, options.caption == "full", len(panels) > 1, wrap) for p in panels],
-        lambda ax, renderer, p: draw_panel(ax, renderer, p, options.arrows),
+        lambda ax, renderer, p: draw_chart(
+            ax, renderer, p, [x for x, _ in p.ridges], arrow_points(options.arrows, p.groups)
+        ),
         legend=bool(options.arrows) or any(p.groups for p in panels),  # else nothing to explain
     )
 
@@ -139,12 +138,6 @@ def draw_figure(
             f"a {width:g} × {height:g} in figure leaves no room for {plural(len(panels), 'panel')}",
             hint="raise --width/--height, or draw one device with --device N",
         )
-    axes = []
-    for i in range(len(panels)):
-        row, col = divmod(i, columns)
-        x0 = LEFT_IN + col * (panel_w + GAP_X_IN)
-        y0 = height - top - (row + 1) * panel_h - row * GAP_Y_IN
-        axes.append(figure.add_axes((x0 / width, y0 / height, panel_w / width, panel_h / height)))
     if texts:
         figure.text(
             0.01,
@@ -158,11 +151,15 @@ def draw_figure(
             linespacing=1.3,
         )
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
-    verdicts: set[Verdict] = set()
     tiers: set[str] = set()
-    for ax, p in zip(axes, panels, strict=True):
-        tiers |= draw(ax, renderer, p)
-        verdicts |= {group_verdict(g) for g in p.groups}
+    for i, p in enumerate(panels):
+        row, col = divmod(i, columns)
+        x0 = LEFT_IN + col * (panel_w + GAP_X_IN)
+        y0 = height - top - (row + 1) * panel_h - row * GAP_Y_IN
+        tiers |= draw(
+            figure.add_axes((x0 / width, y0 / height, panel_w / width, panel_h / height)), renderer, p
+        )
+    verdicts = {group_verdict(g) for p in panels for g in p.groups}
     draw_legend(figure, verdicts, tiers, bool(options.arrows))
     return figure
 

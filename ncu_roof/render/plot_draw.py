@@ -22,15 +22,7 @@ from ncu_roof.render.plot_marks import (
     marker_fill,
     marker_size_pt2,
 )
-from ncu_roof.render.plot_panel import (
-    Arrow,
-    KernelPoint,
-    Limits,
-    Panel,
-    RoofLine,
-    arrow_points,
-    axis_limits,
-)
+from ncu_roof.render.plot_panel import KernelPoint, Limits, Panel, RoofLine, axis_limits
 from ncu_roof.render.summary import VERDICT_COLOURS, device_name
 
 if TYPE_CHECKING:
@@ -48,11 +40,6 @@ FLOP_AXIS = ("Arithmetic intensity (FLOP/byte)", "FLOP/s", "Performance")  # x l
 LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
 
 
-def draw_panel(ax: Axes, renderer: RendererBase, p: Panel, arrows: Sequence[Arrow]) -> set[str]:
-    """The FLOP roofline's panel, with a diff's arrows."""
-    return draw_chart(ax, renderer, p, [x for x, _ in p.ridges], arrow_points(arrows, p.groups))
-
-
 def draw_chart(
     ax: Axes,
     renderer: RendererBase,
@@ -61,9 +48,8 @@ def draw_chart(
     pairs: Sequence[tuple[KernelPoint, KernelPoint]] = (),
     axis: tuple[str, str, str] = FLOP_AXIS,
 ) -> set[str]:
-    """Every plot kind's panel: log axes holding the points, arrows and ridges (`ridge_xs`), roofs
-    (a roof per precision and ceiling, a diagonal per tier, ridge points), markers, arrows, the
-    roofs' and the top kernels' labels kept off each other, the title; the tiers it marked."""
+    """Every plot kind's panel (its log axes holding the points, arrows and `ridge_xs`), in the
+    order the module says; the tiers it marked."""
     shown = [*p.points, *(pt for pair in pairs for pt in pair)]
     limits = axis_limits(
         [pt.intensity_flop_per_byte for pt in shown] + list(ridge_xs),
@@ -71,7 +57,7 @@ def draw_chart(
     )
     log_axes(ax, limits, *axis)
     placer = Placer(ax.get_window_extent(renderer), renderer)
-    placer.lines = draw_roofs(ax, p.peaks, p.bands, p.ridges, limits)
+    placer.lines = draw_roofs(ax, p, limits)
     draw_markers(ax, p.points, placer)
     draw_arrows(ax, pairs)
     for i, band in enumerate(p.bands):
@@ -161,14 +147,9 @@ def draw_markers(ax: Axes, points: Sequence[KernelPoint], placer: Placer) -> Non
             placer.taken.append(Bbox.from_extents(x - r, y - r, x + r, y + r))
 
 
-def draw_roofs(
-    ax: Axes,
-    peaks: Sequence[RoofLine],
-    bands: Sequence[RoofLine],
-    ridges: Sequence[tuple[float, float]],
-    limits: Limits,
-) -> list[Path]:
-    """The roofs, and their lines in display coordinates (labels must not cross them)."""
+def draw_roofs(ax: Axes, p: Panel, limits: Limits) -> list[Path]:
+    """The panel's roofs, and their lines in display coordinates (labels must not cross them)."""
+    peaks, bands = p.peaks, p.bands
     top_peak = peaks[0].value if peaks else None
     widest = bands[0].value if bands else None
     segments: list[Path] = []
@@ -190,7 +171,7 @@ def draw_roofs(
             linewidth=1.3 if dashed else 1.8,
             linestyle="--" if dashed else "-",
         )
-    for ridge_x, ridge_y in ridges:
+    for ridge_x, ridge_y in p.ridges:
         ax.plot(
             [ridge_x],
             [ridge_y],

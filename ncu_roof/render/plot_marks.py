@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.analysis.records import VERDICT_WORDS
@@ -42,8 +42,7 @@ def group_verdict(group: KernelGroup) -> Verdict:
 
 
 def marker_fill(verdict: Verdict) -> MarkerFill:
-    """Filled in the verdict's colour when the roofline decided it, a ring of that colour around
-    white when Speed of Light (or nothing) did: a verdict's basis is seen on every marker."""
+    """Filled in the verdict's colour when the roofline decided it, else a ring of it around white."""
     colour = VERDICT_COLOURS[verdict[0]]
     if verdict[1] is VerdictBasis.ROOFLINE:
         return MarkerFill(colour, "black", 0.5)
@@ -79,8 +78,7 @@ def marker_size_pt2(group: KernelGroup) -> float:
 
 
 def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> None:
-    """Each pair as a cross where the base was and an arrow to the head's marker: solid and dark
-    when the kernel got faster, dashed vermillion when slower (the legend names both)."""
+    """Each pair as a cross where the base was and an arrow to the head's marker (`ARROW_STYLES`)."""
     for base, head in pairs:
         slower = (head.group.total_duration_s or 0.0) > (base.group.total_duration_s or 0.0)
         style = ARROW_STYLES[slower]
@@ -117,16 +115,17 @@ def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows:
     verdict colours with their basis, tier shapes, a diff's marks."""
     from matplotlib.lines import Line2D
 
-    def handle(marker: str, face: str, edge: str = "black", edge_width: float = 0.6) -> Line2D:
+    def handle(marker: str, face: str, edge: str = "black", edge_width: float = 0.6, **line: Any) -> Line2D:
+        line.setdefault("linestyle", "none")
         return Line2D(
             [],
             [],
-            linestyle="none",
             marker=marker,
             markersize=7,
             markerfacecolor=face,
             markeredgecolor=edge,
             markeredgewidth=edge_width,
+            **line,
         )
 
     shown_verdicts = legend_order(verdicts)
@@ -138,15 +137,15 @@ def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows:
     ]
     if arrows:
         handles.append(handle(BEFORE_MARKER, BEFORE_COLOUR, "white"))
-        handles += [
-            Line2D(
-                [],
-                [],
-                color=s.colour,
+        handles += [  # a line with a head
+            handle(
+                ">",
+                s.colour,
+                s.colour,
+                1.0,
                 linestyle=s.linestyle,
+                color=s.colour,
                 linewidth=2.2,
-                marker=">",
-                markersize=7,
                 markevery=[1],
             )
             for s in ARROW_STYLES.values()

@@ -153,8 +153,7 @@ class Panel:
     launches: pl.DataFrame  # the device's launches
     groups: tuple[KernelGroup, ...]  # drawn, by time
     points: tuple[KernelPoint, ...]  # of the drawn groups, a group's together
-    thinned: int  # groups not drawn to keep the figure light
-    undrawable: int  # launches with nothing to place on log axes
+    drawable: int  # launches with something to place on log axes (the groups' and the thinned out)
     total_s: float  # the device's time (`device_totals_s`; the groups' `device_share` is of it)
     peaks: tuple[RoofLine, ...]  # roofs and ceilings, the top one first (the diagonals end at it)
     bands: tuple[RoofLine, ...]  # a diagonal per tier, the widest first
@@ -169,17 +168,13 @@ class Panel:
         drawable: int,
         roofs: tuple[Sequence[RoofLine], Sequence[RoofLine], Sequence[tuple[float, float]]],
     ) -> Panel:
-        """The panel of `drawn` groups, of the `drawable` launches (the rest thinned out), with
-        its `roofs`: peaks, bands, ridges."""
+        """The panel of `drawn` groups (the rest of the `drawable` launches thinned out), with its
+        `roofs`: peaks, bands, ridges."""
         groups = tuple(g for g, _ in drawn)
         points = tuple(pt for _, found in drawn for pt in found)
-        thinned = drawable - sum(g.count for g in groups)
         total_s = device_totals_s(analysis).get(device.index, 0.0)
-        undrawable = len(launches) - drawable
         peaks, bands, ridges = roofs
-        return Panel(
-            device, launches, groups, points, thinned, undrawable, total_s, (*peaks,), (*bands,), (*ridges,)
-        )
+        return Panel(device, launches, groups, points, drawable, total_s, (*peaks,), (*bands,), (*ridges,))
 
 
 def drawable(launches: pl.DataFrame) -> int:
@@ -251,14 +246,14 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
             rate = f"{arch.xu_ops.per_sm_per_clock:g} results/clk/SM, {arch.xu_ops.describe()}"
             xu = f" (XU: {rate}, x SMs x the measured SM clock)"
         lines.append(f"{' and '.join(not_flops)}: operations per second, not FLOPs{xu}.")
-    if p.undrawable:
+    if undrawable := len(p.launches) - p.drawable:
         lines.append(
-            f"{p.undrawable:,} of {plural(len(p.launches), 'launch')} not drawn: no FLOPs, no duration "
+            f"{undrawable:,} of {plural(len(p.launches), 'launch')} not drawn: no FLOPs, no duration "
             "or no bytes to place them on log axes."
         )
-    if p.thinned > 0:
+    if (thinned := p.drawable - sum(g.count for g in p.groups)) > 0:
         lines.append(
-            f"{plural(p.thinned, 'launch')} of the kernels with the least time not drawn (thinned to "
+            f"{plural(thinned, 'launch')} of the kernels with the least time not drawn (thinned to "
             f"{MAX_MARKERS:,} kernels)."
         )
     if no_roofs:
