@@ -12,7 +12,8 @@ from conftest import analyzed
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.analysis.groups import NO_NVTX, GroupBy, KernelGroup, _grouped, group_kernels
+from ncu_roof.analysis.groups import NO_NVTX, KernelGroup, _grouped, group_kernels
+from ncu_roof.base.vocabulary import GroupBy
 from ncu_roof.pipeline import example_path
 
 

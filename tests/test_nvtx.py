@@ -11,7 +11,8 @@ import pytest
 from conftest import read_once, run_cli
 
 from ncu_roof.analysis.core import analyze
-from ncu_roof.analysis.groups import NO_NVTX, GroupBy, group_kernels
+from ncu_roof.analysis.groups import NO_NVTX, group_kernels
+from ncu_roof.base.vocabulary import GroupBy
 from ncu_roof.ingest import read_input
 from ncu_roof.ingest.nvtx import nvtx_of_cells, nvtx_text
 from ncu_roof.ingest.reprows import ncu_report_installed

@@ -13,6 +13,7 @@ import pytest
 from conftest import CORPUS
 
 from ncu_roof.analysis.core import Analysis
+from ncu_roof.base.vocabulary import GroupBy
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import RunTable
 from ncu_roof.pipeline import Request, pool_size, read_tables, run, run_each
@@ -151,20 +152,20 @@ def test_groups_are_made_once_per_analysis(corpus: Path, monkeypatch: pytest.Mon
     from ncu_roof.analysis import groups
 
     analysis = run([str(corpus / CORPUS_INPUTS[0])])
-    made: list[groups.GroupBy] = []
+    made: list[GroupBy] = []
     make = groups._group_kernels
 
-    def counted(a: Analysis, by: groups.GroupBy) -> list[groups.KernelGroup]:
+    def counted(a: Analysis, by: GroupBy) -> list[groups.KernelGroup]:
         made.append(by)
         return make(a, by)
 
     monkeypatch.setattr(groups, "_group_kernels", counted)
     first = groups.group_kernels(analysis)
     again = groups.group_kernels(analysis)
-    assert made == [groups.GroupBy.KERNEL] and first == again and first is not again
+    assert made == [GroupBy.KERNEL] and first == again and first is not again
     assert sum(g.count for g in first) == len(analysis.kernels) == 105
-    groups.group_kernels(analysis, groups.GroupBy.NONE)
-    assert made == [groups.GroupBy.KERNEL, groups.GroupBy.NONE]
+    groups.group_kernels(analysis, GroupBy.NONE)
+    assert made == [GroupBy.KERNEL, GroupBy.NONE]
     other = replace(analysis, extra={})  # another analysis: its own groups
     assert groups.group_kernels(other) == first and len(made) == 3
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
@@ -23,17 +22,7 @@ from ncu_roof.analysis.model import intensity_array, known_sum, nan_to_none
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.sol import headroom_array
 from ncu_roof.analysis.verdict_phrases import verdict_codes
-
-
-class GroupBy(StrEnum):
-    KERNEL = "kernel"  # name + launch shape + device
-    NVTX = "nvtx"  # NVTX range + device
-    NONE = "none"  # every launch on its own
-
-
-class SortBy(StrEnum):
-    TIME = "time"  # total duration, largest first
-    HEADROOM = "headroom"  # time it would save at its roof, largest first
+from ncu_roof.base.vocabulary import GroupBy, SortBy
 
 
 def headroom_s(kernel: Kernel) -> float | None:

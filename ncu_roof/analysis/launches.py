@@ -27,10 +27,10 @@ import polars as pl
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import above_roof, integer_ops, is_sparse, numbers, texts, without_absent
 from ncu_roof.analysis.frame import each_distinct as each_distinct  # csvout's too
-from ncu_roof.analysis.groups import SortBy, group_kernels, ranked
+from ncu_roof.analysis.groups import group_kernels, ranked
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.sol import headroom_array
-from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, SOL_KEYS, TIERS
+from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, SOL_KEYS, TIERS, SortBy
 
 if TYPE_CHECKING:
     import pyarrow as pa

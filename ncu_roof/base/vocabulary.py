@@ -65,6 +65,19 @@ class TrafficDefinition(StrEnum):
     COUNTED = "counted"  # all traffic through the tier, each counter with its own peak
 
 
+class GroupBy(StrEnum):
+    """Which launches fold into one row of the summary (`analysis.groups`)."""
+
+    KERNEL = "kernel"  # name + launch shape + device
+    NVTX = "nvtx"  # NVTX range + device
+    NONE = "none"  # every launch on its own
+
+
+class SortBy(StrEnum):
+    TIME = "time"  # total duration, largest first
+    HEADROOM = "headroom"  # time it would save at its roof, largest first
+
+
 class MatchBy(StrEnum):
     """What two launches must share to be compared: name and launch shape, name, or nothing (order)."""
 

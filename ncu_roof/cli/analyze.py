@@ -14,7 +14,7 @@ import typer
 
 from ncu_roof import pipeline
 from ncu_roof.base.text import one_line
-from ncu_roof.base.vocabulary import TrafficDefinition
+from ncu_roof.base.vocabulary import GroupBy, SortBy, TrafficDefinition
 from ncu_roof.cli import ReadableHelp, Verbosity, app, folded, named_alike, verbosity
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
@@ -50,17 +50,6 @@ class Locale(StrEnum):
     DE = "de"
 
 
-class GroupChoice(StrEnum):
-    KERNEL = "kernel"
-    NVTX = "nvtx"
-    NONE = "none"
-
-
-class SortChoice(StrEnum):
-    TIME = "time"
-    HEADROOM = "headroom"
-
-
 @dataclass(frozen=True)
 class AnalyzeOptions:
     format: OutputFormat | None = None  # None: from the -o suffix, else the table
@@ -76,8 +65,8 @@ class AnalyzeOptions:
     traffic: TrafficDefinition = TrafficDefinition.NSIGHT
     skip_bad_rows: bool = False
     launches: bool = False
-    group_by: GroupChoice = GroupChoice.KERNEL
-    sort: SortChoice = SortChoice.TIME
+    group_by: GroupBy = GroupBy.KERNEL
+    sort: SortBy = SortBy.TIME
     # the plot's size and caption (`picture_options`)
     picture: RenderOptions = field(default_factory=RenderOptions)
 
@@ -175,8 +164,8 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
         width=shown.width,
         top=options.top,
         launches=options.launches,
-        group_by=options.group_by.value,
-        sort=options.sort.value,
+        group_by=options.group_by,
+        sort=options.sort,
         plot_ref=plot_reference(options.plot, options.output),
     )
     outputs: list[tuple[Document, str | None]] = [(render(analysis, fmt, settings), options.output)]
@@ -256,8 +245,8 @@ def analyze_command(
         False, "--fail-on-mismatch", help="Exit 1 when a kernel contradicts its expectation."
     ),
     top: int = typer.Option(30, "--top", min=0, metavar="N", help="Table: the N first rows (0 = all)."),
-    sort: SortChoice = typer.Option(
-        SortChoice.TIME,
+    sort: SortBy = typer.Option(
+        SortBy.TIME,
         "--sort",
         metavar="time|headroom",
         help="Rows by total time, or by the time they could save at their roof.",
@@ -265,8 +254,8 @@ def analyze_command(
     launches: bool = typer.Option(
         False, "--launches", help="One row per launch (default: repeated kernels folded into one row)."
     ),
-    group_by: GroupChoice = typer.Option(
-        GroupChoice.KERNEL,
+    group_by: GroupBy = typer.Option(
+        GroupBy.KERNEL,
         "--group-by",
         metavar="kernel|nvtx|none",
         help=(

@@ -12,6 +12,7 @@ from io import BytesIO
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
+from ncu_roof.base.vocabulary import GroupBy, SortBy
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import PIPE_WIDTH
 
@@ -49,8 +50,8 @@ class RenderOptions:
     width: int = PIPE_WIDTH  # columns (the CLI passes the screen's)
     top: int = 30  # table rows (0 = all)
     launches: bool = False  # one row per launch, not per kernel group
-    group_by: str = "kernel"  # groups.GroupBy value
-    sort: str = "time"  # groups.SortBy value
+    group_by: GroupBy = GroupBy.KERNEL
+    sort: SortBy = SortBy.TIME
     plot_ref: str | None = None  # where the plot file is, relative to the report (Markdown)
     device: int | None = None  # plot: one device only (default: one panel per device)
     width_in: float | None = None  # plot size in inches
@@ -137,12 +138,9 @@ def render(analysis: Analysis, fmt: OutputFormat, options: RenderOptions) -> Doc
         buffer = BytesIO()
         pq.write_table(table, buffer, compression="zstd")
         return buffer.getvalue()
-    from ncu_roof.analysis.groups import GroupBy, SortBy
     from ncu_roof.render.summary import summarize
 
-    summary = summarize(
-        analysis, group_by=GroupBy(options.group_by), sort=SortBy(options.sort), launches=options.launches
-    )
+    summary = summarize(analysis, group_by=options.group_by, sort=options.sort, launches=options.launches)
     if fmt is OutputFormat.MARKDOWN:
         from ncu_roof.render.markdown import render_markdown
 

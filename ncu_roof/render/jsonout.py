@@ -10,16 +10,10 @@ from typing import Any
 import polars as pl
 
 from ncu_roof.analysis.core import SCHEMA, Analysis
-from ncu_roof.analysis.groups import (
-    GroupBy,
-    KernelGroup,
-    device_totals_s,
-    fix_first,
-    group_kernels,
-    ranked,
-)
+from ncu_roof.analysis.groups import KernelGroup, device_totals_s, fix_first, group_kernels, ranked
 from ncu_roof.analysis.model import finite_map, finite_or_none
 from ncu_roof.analysis.records import Device
+from ncu_roof.base.vocabulary import GroupBy
 from ncu_roof.render.output import Piece, joined
 
 

@@ -13,11 +13,11 @@ from typing import NamedTuple
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.groups import GroupBy, GroupKey, KernelGroup, device_totals_s, group_kernels, ranked
+from ncu_roof.analysis.groups import GroupKey, KernelGroup, device_totals_s, group_kernels, ranked
 from ncu_roof.analysis.model import DEFAULT_PRECISIONS
 from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import one_line, plural
-from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
+from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound, GroupBy
 from ncu_roof.gpus.arch import arch_for_cc
 
 Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow

@@ -17,9 +17,7 @@ import polars as pl
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import (
     FixFirst,
-    GroupBy,
     KernelGroup,
-    SortBy,
     device_totals_s,
     fix_first,
     group_kernels,
@@ -28,7 +26,7 @@ from ncu_roof.analysis.groups import (
 )
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import distinct_names, one_line, pct, plural, si
-from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound
+from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound, GroupBy, SortBy
 from ncu_roof.render.unplaced import missing_reason
 
 # one colour per verdict for every sink (terminal, plot, HTML); colour-blind safe (Okabe–Ito):
