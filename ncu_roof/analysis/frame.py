@@ -140,7 +140,7 @@ def integer_ops(launches: pl.DataFrame) -> dict[str, pl.Series]:
 
 
 def above_roof(launches: pl.DataFrame) -> pl.Series:
-    """Whether each launch was measured above its roof (`Kernel.above_roof`)."""
+    """Whether each launch was measured above its roof (the `above_roof` of the JSON and CSV)."""
     return (launches.get_column("pct_of_roof") > 100.0).fill_null(False).alias("above_roof")
 
 
