@@ -80,8 +80,11 @@ class Damage:
         return len({line for line, _ in self.rows} - self.counted) + self.lost_kernels
 
     def cut_short(self, line: int) -> None:
-        """The file ends inside line `line`, which is no row: what followed it is lost."""
-        self.notes.append(cut_short_note(self.path, line))
+        """The file ends inside line `line`: more kernels (a whole run) may have followed."""
+        self.notes.append(
+            f"{self.path}: the text ends in the middle of line {line}: "
+            "the capture may be cut short (ncu ends its output with a line break)"
+        )
 
     def check(self) -> None:
         """Raise unless skipping: the first damaged row, with its line, and how many more."""
@@ -146,14 +149,6 @@ def check_ids(
         reason = f"{what} missing before this row: {rows} (or an export filtered with -k)"
         damage.lose(line_of(int(after[g])), reason, int(lost[g]))
     damage.lost_kernels += int(lost[shown[GAPS_SHOWN:]].sum())
-
-
-def cut_short_note(path: str, line: int) -> str:
-    """A file that ends inside a line was cut there: more kernels (a whole run) may have followed."""
-    return (
-        f"{path}: the text ends in the middle of line {line}: "
-        "the capture may be cut short (ncu ends its output with a line break)"
-    )
 
 
 _DATA_START = re.compile(r'^"?[^",\s]*"?,')
