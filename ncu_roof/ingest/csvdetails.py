@@ -18,8 +18,10 @@ so every metric read is listed in `RunTable.averaged` and each kernel carries a 
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -94,56 +96,55 @@ def _identity_problem(ident: str, process: str, device: str) -> str | None:
     return None
 
 
-def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str]]:
-    """The metric rows of every block; a damaged row taints the kernels on either side of it
-    (with `skip_bad_rows` those kernels are left out whole: a partial kernel would be read
-    with other formulas)."""
-    for run, block in enumerate(blocks):
-        header = block.header
-        least = header.index("Metric Value") + 1
-        tainted: set[str] = set()
-        previous: str | None = None
-        seen = before = len(damage.rows)
-        kept: list[dict[str, str]] = []
-        checked: dict[tuple[str, str, str], str | None] = {}  # the same IDs repeat on every row
-        for line, row in records(block, damage):
-            record = dict(zip(header, row, strict=False))
-            ident, device = record.get("ID", "").strip(), record.get("Device", "")
-            cells = (ident, record.get("Process ID", "0"), device)
-            if cells not in checked:
-                checked[cells] = _identity_problem(*cells)
-            problem = checked[cells]
-            if not least <= len(row) <= len(header):
-                problem = f"{len(row)} cells where the header has {least} to {len(header)}"
-            if problem is not None:
-                damage.add(line, problem)
-                if LAUNCH_ID.match(ident):
-                    tainted.add(ident)
-                continue
-            if len(damage.rows) > seen:  # damaged rows since the last good one
-                tainted.update({ident} | ({previous} if previous is not None else set()))
-            seen = len(damage.rows)
-            previous = record["ID"] = ident
-            if record.get("Metric Name", ""):
-                record["run"] = str(run)
-                record["_line"] = str(line)
-                kept.append(record)
-        if len(damage.rows) > seen and previous is not None:
-            tainted.add(previous)
-        clean = len(damage.rows) == before
-        rows = [(f"kernel ID {r['ID']} of process {r.get('Process ID', '')}", r) for r in kept]
-        ids = {label: r["ID"] for label, r in rows}
-        order = [(label, int(r["_line"]), r.get("Section Name", ""), r["Metric Name"]) for label, r in rows]
-        for label, (line, reason) in partial_groups(order).items():
-            damage.add(line, reason)
-            tainted.add(ids[label])
-        if clean:  # a gap beside a damaged row is that row
-            first: dict[str, int] = {}  # each launch's first row, in the page's order
-            for record in kept:
-                first.setdefault(record["ID"], int(record["_line"]))
-            check_ids([int(i) for i in first], list(first.values()).__getitem__, damage)
-        damage.lost_kernels += len(tainted)
-        yield from (r for r in kept if r["ID"] not in tainted)
+def _details_rows(block: Block, damage: Damage) -> list[dict[str, str]]:
+    """The metric rows of one block; a damaged row taints the kernels on either side of it (with
+    `skip_bad_rows` those kernels are left out whole: a partial kernel would be read with other
+    formulas)."""
+    header = block.header
+    least = header.index("Metric Value") + 1
+    tainted: set[str] = set()
+    previous: str | None = None
+    seen = before = len(damage.rows)
+    kept: list[tuple[int, dict[str, str]]] = []
+    checked: dict[tuple[str, str, str], str | None] = {}  # the same IDs repeat on every row
+    for line, row in records(block, damage):
+        record = dict(zip(header, row, strict=False))
+        ident = record.get("ID", "").strip()
+        cells = (ident, record.get("Process ID", "0"), record.get("Device", ""))
+        if cells not in checked:
+            checked[cells] = _identity_problem(*cells)
+        problem = checked[cells]
+        if not least <= len(row) <= len(header):
+            problem = f"{len(row)} cells where the header has {least} to {len(header)}"
+        if problem is not None:
+            damage.add(line, problem)
+            if LAUNCH_ID.match(ident):
+                tainted.add(ident)
+            continue
+        if len(damage.rows) > seen:  # damaged rows since the last good one
+            tainted.update(i for i in (ident, previous) if i is not None)
+        seen = len(damage.rows)
+        previous = record["ID"] = ident
+        if record.get("Metric Name", ""):
+            kept.append((line, record))
+    if len(damage.rows) > seen and previous is not None:
+        tainted.add(previous)
+    clean = len(damage.rows) == before
+    labels = [f"kernel ID {r['ID']} of process {r.get('Process ID', '')}" for _, r in kept]
+    ids = dict(zip(labels, (r["ID"] for _, r in kept), strict=True))
+    order = [
+        (k, n, r.get("Section Name", ""), r["Metric Name"]) for k, (n, r) in zip(labels, kept, strict=True)
+    ]
+    for label, (line, reason) in partial_groups(order).items():
+        damage.add(line, reason)
+        tainted.add(ids[label])
+    if clean:  # a gap beside a damaged row is that row
+        first: dict[str, int] = {}  # each launch's first row, in the page's order
+        for line, record in kept:
+            first.setdefault(record["ID"], line)
+        check_ids([int(i) for i in first], list(first.values()).__getitem__, damage)
+    damage.lost_kernels += len(tainted)
+    return [r for _, r in kept if r["ID"] not in tainted]
 
 
 def partial_groups(rows: list[tuple[str, int, str, str]]) -> dict[str, tuple[int, str]]:
@@ -155,18 +156,14 @@ def partial_groups(rows: list[tuple[str, int, str, str]]) -> dict[str, tuple[int
     but one in the middle), are what a cut, a lost line or a damaged ID leave behind.
     """
     found: dict[str, tuple[int, str]] = {}
-    done: set[str] = set()
-    previous = None
     first_line: dict[str, int] = {}
     sequences: dict[str, list[tuple[str, str]]] = {}  # each kernel's (section, metric) rows
-    for key, line, section, metric in rows:
-        if key != previous and key in done and key not in found:
-            found[key] = (line, f"rows of {key} are split by another kernel's (damaged ID?)")
-        if previous is not None and key != previous:
-            done.add(previous)
-        previous = key
-        first_line.setdefault(key, line)
-        sequences.setdefault(key, []).append((section, metric))
+    for key, together in itertools.groupby(rows, key=operator.itemgetter(0)):
+        run = list(together)
+        if key in first_line and key not in found:
+            found[key] = (run[0][1], f"rows of {key} are split by another kernel's (damaged ID?)")
+        first_line.setdefault(key, run[0][1])
+        sequences.setdefault(key, []).extend((section, metric) for _, _, section, metric in run)
     shapes = {tuple(seq) for seq in sequences.values()}
     for key, seq in sequences.items():
         whole = tuple(seq)
@@ -197,25 +194,25 @@ def read_details(
     launches: dict[tuple[str, str, str], dict[str, str | None]] = {}  # (run, ID, process) → identity
     cells: list[tuple[tuple[str, str, str], str, str, str]] = []
     columns = list(dict.fromkeys(c for b in blocks for c in nvtx_columns(b.header)))
-    for r in _details_rows(blocks, damage):
-        key = (r["run"], r["ID"], r.get("Process ID", ""))
-        if key not in launches:  # a launch's identity: its first row's
-            launches[key] = {_CSV_IDENTITY[c]: r.get(c) for c in _DETAIL_IDENTITY}
-            launches[key]["nvtx"] = nvtx_of_cells({c: r.get(c, "") for c in columns})
-        unit = r.get("Metric Unit", "")
-        metric = metric_for(r["Metric Name"], unit) or LAUNCH_LABELS.get(r["Metric Name"])
-        if metric is not None:
-            cells.append((key, metric, r.get("Metric Value", ""), effective_unit(metric, unit)))
-    lost = damage.lost_kernels
+    for run, block in enumerate(blocks):
+        for r in _details_rows(block, damage):
+            key = (str(run), r["ID"], r.get("Process ID", ""))
+            if key not in launches:  # a launch's identity: its first row's
+                launches[key] = {_CSV_IDENTITY[c]: r.get(c) for c in _DETAIL_IDENTITY}
+                launches[key]["nvtx"] = nvtx_of_cells({c: r.get(c, "") for c in columns})
+            unit = r.get("Metric Unit", "")
+            metric = metric_for(r["Metric Name"], unit) or LAUNCH_LABELS.get(r["Metric Name"])
+            if metric is not None:
+                cells.append((key, metric, r.get("Metric Value", ""), effective_unit(metric, unit)))
     if not launches:
-        return None, lost
+        return None, damage.lost_kernels
     order = sorted(launches, key=lambda key: (int(key[0]), int(key[1])))
     row = {key: i for i, key in enumerate(order)}
     identity: dict[str, Any] = dict(zip(("run", "id", "process_id"), zip(*order, strict=True), strict=True))
     identity |= {name: [launches[k][name] for k in order] for name in launches[order[0]]}
     number_style = choose_style([text for _, _, text, _ in cells], style)
     ordered = [(row[k], metric, text, unit) for k, metric, text, unit in cells]
-    return text_columns(identity, ordered, number_style, sort=True), lost
+    return text_columns(identity, ordered, number_style, sort=True), damage.lost_kernels
 
 
 Cell = tuple[int, str, str, str]  # a launch (its row), a metric, its text as printed, its unit
