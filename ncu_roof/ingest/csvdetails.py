@@ -164,13 +164,15 @@ def partial_groups(rows: list[tuple[str, int, str, str]]) -> dict[str, tuple[int
             found[key] = (run[0][1], f"rows of {key} are split by another kernel's (damaged ID?)")
         first_line.setdefault(key, run[0][1])
         sequences.setdefault(key, []).extend((section, metric) for _, _, section, metric in run)
-    shapes = {tuple(seq) for seq in sequences.values()}
+    shapes = dict.fromkeys(tuple(seq) for seq in sequences.values())  # (first seen first)
     for key, seq in sequences.items():
         whole = tuple(seq)
         for other in shapes:
             remaining = iter(other)  # `whole` is `other` with rows left out, in its order
             if len(other) > len(whole) and all(row in remaining for row in whole):
-                lacking = next(metric for section, metric in other if (section, metric) not in whole)
+                lacking = next((metric for section, metric in other if (section, metric) not in whole), None)
+                if lacking is None:  # `other` repeats a row: `whole` lost none
+                    continue
                 found.setdefault(
                     key,
                     (
