@@ -12,6 +12,7 @@ followed (more rows, another run) is lost: that is a warning however the line re
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 import sys
 from collections import Counter
@@ -259,14 +260,12 @@ def find_blocks(raw: bytes, starts: list[int]) -> list[Block]:
     """The blocks that start at these header lines (`find_headers(raw).pages`)."""
     blocks = []
     line, counted = 1, 0
-    for i, start in enumerate(starts):
-        end = starts[i + 1] if i + 1 < len(starts) else len(raw)
+    for start, end in itertools.pairwise([*starts, len(raw)]):
         line += raw.count(b"\n", counted, start)
         counted = start
         chunk = raw[start:end]  # the file itself when it is one block from its first byte
         first_end = chunk.find(b"\n")
-        first_line = chunk[: first_end if first_end != -1 else len(chunk)].decode("utf-8", "replace")
-        first_line = first_line.rstrip("\r")
+        first_line = chunk[: first_end if first_end != -1 else None].decode("utf-8", "replace").rstrip("\r")
         try:
             header = next(csv.reader([first_line]))
         except csv.Error:  # e.g. a NUL byte

@@ -322,7 +322,11 @@ def read_summary_csv(
     with naming_file(path):
         number_style = choose_style([text for _, _, text, _ in kernels], style)
         launches = text_columns(identity, kernels, number_style, notes)
-        launches = settle_shapes(repeat_invocations(launches, invocation_counts(invocations, number_style)))
+        # each row's averages are over its `Invocations` (in the file's style: `1,024` in en; checked by
+        # `_COUNT`) launches, 1 where the cell is empty (unknown)
+        counts = parse_numbers(invocations, number_style)
+        whole = np.isfinite(counts) & (counts >= 1) & (counts == np.floor(counts))
+        launches = settle_shapes(repeat_invocations(launches, np.where(whole, counts, 1)))
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
         path, InputFormat.SUMMARY_CSV, None, launches, damage.warnings(len(partial)), tuple(averaged)
@@ -339,19 +343,10 @@ def averages_note(what: str, invocations: object) -> str:
     return f"input: a --print-summary {what}: values are averages over {count} invocations"
 
 
-def invocation_counts(texts: Sequence[str], style: NumberStyle) -> list[int]:
-    """How many launches each summary row's averages are over (`Invocations`, a number in the
-    file's style: `1,024` in en; checked by `_COUNT`), 1 where the cell is empty (unknown)."""
-    numbers = parse_numbers(texts, style)
-    whole = np.isfinite(numbers) & (numbers >= 1) & (numbers == np.floor(numbers))
-    counts: list[int] = np.where(whole, numbers, 1).astype(np.int64).tolist()
-    return counts
-
-
 MAX_SUMMARY_LAUNCHES = 1_000_000  # a summary's rows are read as this many launches at most
 
 
-def repeat_invocations(launches: pl.DataFrame, counts: Sequence[int]) -> pl.DataFrame:
+def repeat_invocations(launches: pl.DataFrame, counts: Sequence[int] | np.ndarray) -> pl.DataFrame:
     """Each summary kernel's row once per invocation its averages are over: the run's launches
     counted (a row of "Invocations 3" is 3 launches of its average duration, its time 3 x that),
     each with its row's values and notes; IDs numbered again from 0. More launches in all than

@@ -40,17 +40,11 @@ def _entries(column: str, cell: str) -> list[tuple[str, str]]:
     """
     fields = column.rsplit(" ", 1)[-1].split(":")
     where = [i for i, f in enumerate(fields) if f.endswith("_Range")]
-    if "Domain" not in fields or not where:
+    if "Domain" not in fields or not where or fields.index("Domain") > where[0]:
         return []
     domain_at, name_at = fields.index("Domain"), where[0]
-    out = []
-    for entry in _ENTRY.findall(cell):
-        parts = entry.split(":")
-        extra = len(parts) - len(fields)
-        if extra < 0 or domain_at > name_at:
-            continue
-        out.append((parts[domain_at], _name(parts, name_at, extra, len(fields) - name_at - 2)))
-    return out
+    entries, n = [entry.split(":") for entry in _ENTRY.findall(cell)], len(fields)
+    return [(p[domain_at], _name(p, name_at, len(p) - n, n - name_at - 2)) for p in entries if len(p) >= n]
 
 
 def _name(parts: list[str], at: int, extra: int, between: int) -> str:

@@ -149,11 +149,8 @@ def _parsed(text: str) -> tuple[tuple[int, ...], bool] | None:
     stripped = text.strip()
     shaped = stripped.startswith("(") and stripped.endswith(")")
     inner = stripped[1:-1].strip() if shaped else stripped
-    if not shaped:  # a count: any separators are digit groups
-        parts = [inner]
-    elif _AXIS_SEPARATOR.search(inner):
-        parts = _AXIS_SEPARATOR.split(inner)
-    else:
+    parts = _AXIS_SEPARATOR.split(inner) if shaped else [inner]  # a count: any separators are digit groups
+    if len(parts) == 1 and shaped:
         parts = inner.split(",")
     axes = [_DIGIT_GROUPS.sub("", part) for part in parts]
     if not all(axis.isascii() and axis.isdigit() for axis in axes):
