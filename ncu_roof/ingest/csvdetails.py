@@ -173,14 +173,9 @@ def partial_groups(rows: list[tuple[str, int, str, str]]) -> dict[str, tuple[int
                 lacking = next((metric for section, metric in other if (section, metric) not in whole), None)
                 if lacking is None:  # `other` repeats a row: `whole` lost none
                     continue
-                found.setdefault(
-                    key,
-                    (
-                        first_line[key],
-                        f"{key} has {len(whole)} of the {len(other)} metric rows other kernels have, "
-                        f"{one_cell(lacking)} not among them (truncated file or a lost line?)",
-                    ),
-                )
+                reason = f"{key} has {len(whole)} of the {len(other)} metric rows other kernels have, "
+                reason += f"{one_cell(lacking)} not among them (truncated file or a lost line?)"
+                found.setdefault(key, (first_line[key], reason))
                 break
     return found
 
@@ -256,6 +251,7 @@ def text_columns(
 
 _NEEDED = ("Kernel Name", "Metric Name", "Metric Unit", "Average")
 _KEY = ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device Id", "Device", "CC", "Invocations")
+_REEXPORT = "re-export: `ncu --import R --print-summary per-kernel --csv`"
 
 
 def read_summary_csv(
@@ -266,12 +262,8 @@ def read_summary_csv(
     header = block.header
     missing = [c for c in _NEEDED if c not in header]
     if missing or any(header.count(c) > 1 for c in (*_NEEDED, *_KEY)):
-        raise BadInputError(
-            f"{path}: a --print-summary CSV header without {missing[0]!r}"
-            if missing
-            else f"{path}: a --print-summary CSV header names a column twice",
-            hint="re-export: `ncu --import R --print-summary per-kernel --csv`",
-        )
+        what = f"without {missing[0]!r}" if missing else "names a column twice"
+        raise BadInputError(f"{path}: a --print-summary CSV header {what}", hint=_REEXPORT)
     damage = Damage(path, skip_bad_rows)
     groups: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
     labels: dict[tuple[str, ...], str] = {}
@@ -303,7 +295,7 @@ def read_summary_csv(
     if not groups:
         raise BadInputError(
             f"{path}: the --print-summary CSV header is there but no kernel rows follow (truncated file?)",
-            hint="re-export: `ncu --import R --print-summary per-kernel --csv`",
+            hint=_REEXPORT,
         )
     keys = list(groups)
     kernels = [(i, metric, *value) for i, key in enumerate(keys) for metric, value in groups[key].items()]
