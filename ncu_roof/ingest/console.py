@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from ncu_roof.base.ncu import PROFILING
-from ncu_roof.base.units import NumberStyle, effective_unit
+from ncu_roof.base.units import NumberStyle
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage, choose_style
 from ncu_roof.ingest.csvdetails import (
@@ -121,16 +121,11 @@ def _kernel_line(line: str, number: int, pid: str | None, device: int | None) ->
         counted = [int(m[3]) for m in _FIELD.finditer(match["rest"]) if m[3]]
         invocations = int(fields["Invocations"]) if "Invocations" in fields else next(iter(counted), None)
         shape = {k: f"({v})" if "," in v else v for k, v in match.groupdict().items() if k in KINDS and v}
+        device = int(fields["Device"]) if "Device" in fields else device
+        summary = invocations is not None or pattern is _KERNEL_LINES[-1]
+        grid, block = shape.get("grid"), shape.get("block")
         return Kernel(
-            line=number,
-            name=match["name"],
-            process_id=pid,
-            grid=shape.get("grid"),
-            block=shape.get("block"),
-            device=int(fields["Device"]) if "Device" in fields else device,
-            cc=fields.get("CC"),
-            invocations=invocations,
-            summary=invocations is not None or pattern is _KERNEL_LINES[-1],
+            number, match["name"], pid, grid, block, device, fields.get("CC"), invocations, summary=summary
         )
     return None
 
@@ -232,7 +227,7 @@ def _table_line(line: str, table: _Table) -> bool:
     label, unit, kernel = cells[0], cells[1], table.kernel
     metric = metric_for(label, unit) or LAUNCH_LABELS.get(label)
     if metric is not None and metric not in kernel.values:
-        kernel.values[metric] = (value, effective_unit(metric, unit))
+        kernel.values[metric] = (value, unit)
         if summary:
             kernel.averaged.add(metric)
     table.labels.append(label)

@@ -200,7 +200,7 @@ def read_details(
             unit = r.get("Metric Unit", "")
             metric = metric_for(r["Metric Name"], unit) or LAUNCH_LABELS.get(r["Metric Name"])
             if metric is not None:
-                cells.append((key, metric, r.get("Metric Value", ""), effective_unit(metric, unit)))
+                cells.append((key, metric, r.get("Metric Value", ""), unit))
     if not launches:
         return None, damage.lost_kernels
     order = sorted(launches, key=lambda key: (int(key[0]), int(key[1])))
@@ -212,7 +212,7 @@ def read_details(
     return text_columns(identity, ordered, number_style, sort=True), damage.lost_kernels
 
 
-Cell = tuple[int, str, str, str]  # a launch (its row), a metric, its text as printed, its unit
+Cell = tuple[int, str, str, str]  # a launch (its row), a metric, its text and unit as printed
 
 
 def text_columns(
@@ -224,7 +224,7 @@ def text_columns(
     sort: bool = False,
 ) -> pl.DataFrame:
     """Launches whose metrics are texts as printed (the details page, a summary, console text) →
-    `RunTable.launches`: a launch's first cell of each metric parsed in SI (NaN where it has none),
+    `RunTable.launches`: a launch's first cell of each metric in SI (`effective_unit`; NaN if none),
     the metrics in the order first seen (`sort`: by name); each cell that reads as no number is a
     note on its launch, after its `notes`."""
     rows = len(identity["id"])
@@ -237,11 +237,12 @@ def text_columns(
         for i, text in unreadable(texts, numbers):
             lines[launch[i]].append(unreadable_note(metric[i], text))
         code = {name: k for k, name in enumerate(sorted(metrics) if sort else metrics)}
-        factor = {unit: si_factor(unit) for unit in dict.fromkeys(units)}
+        keys = list(zip(metric, units, strict=True))
+        factor = {key: si_factor(effective_unit(*key)) for key in dict.fromkeys(keys)}
         where = np.array(launch) + rows * np.array([code[m] for m in metric])
         _, first = np.unique(where, return_index=True)  # a launch's first cell of a metric
         table = np.full((len(code), rows), np.nan)
-        table.flat[where[first]] = (numbers * np.array([factor[u] for u in units]))[first]
+        table.flat[where[first]] = (numbers * np.array([factor[key] for key in keys]))[first]
         values = [pl.Series(name, row) for name, row in zip(code, table, strict=True)]
     notes_column = [n or None for n in lines]
     return identity_frame({**identity, "input_notes": notes_column}, rows).hstack(values)
@@ -286,7 +287,7 @@ def read_summary_csv(
         metric = metric_for(row["Metric Name"], row["Metric Unit"])
         values = groups.setdefault(key, {})
         if metric is not None and metric not in values:
-            values[metric] = (row["Average"], effective_unit(metric, row["Metric Unit"]))
+            values[metric] = (row["Average"], row["Metric Unit"])
     partial = partial_groups(order)
     for line, reason in partial.values():
         damage.add(line, reason)
