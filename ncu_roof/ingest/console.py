@@ -64,9 +64,8 @@ _SECTION_BYTES = re.compile(rb"^(?:" + _ANSI.pattern.encode() + rb")*[ \t]+Secti
 
 def is_console_text(raw: bytes) -> bool:
     """Section tables (in a file without a CSV header): what ncu prints to a terminal."""
-    if raw.find(b"Section: ") == -1:  # a literal search first: the regex scan is slower
-        return False
-    return _SECTION_BYTES.search(raw) is not None
+    # a literal search first: the regex scan is slower
+    return raw.find(b"Section: ") != -1 and _SECTION_BYTES.search(raw) is not None
 
 
 @dataclass

@@ -18,6 +18,7 @@ so every metric read is listed in `RunTable.averaged` and each kernel carries a 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import re
@@ -86,6 +87,7 @@ def metric_for(name: str, unit: str) -> str | None:
     return _LABELS.get(name)
 
 
+@functools.lru_cache(maxsize=4096)  # the same IDs repeat on every row
 def _identity_problem(ident: str, process: str, device: str) -> str | None:
     if not LAUNCH_ID.match(ident):
         return id_problem(ident)
@@ -106,14 +108,10 @@ def _details_rows(block: Block, damage: Damage) -> list[dict[str, str]]:
     previous: str | None = None
     seen = before = len(damage.rows)
     kept: list[tuple[int, dict[str, str]]] = []
-    checked: dict[tuple[str, str, str], str | None] = {}  # the same IDs repeat on every row
     for line, row in records(block, damage):
         record = dict(zip(header, row, strict=False))
         ident = record.get("ID", "").strip()
-        cells = (ident, record.get("Process ID", "0"), record.get("Device", ""))
-        if cells not in checked:
-            checked[cells] = _identity_problem(*cells)
-        problem = checked[cells]
+        problem = _identity_problem(ident, record.get("Process ID", "0"), record.get("Device", ""))
         if not least <= len(row) <= len(header):
             problem = f"{len(row)} cells where the header has {least} to {len(header)}"
         if problem is not None:

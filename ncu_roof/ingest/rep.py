@@ -29,8 +29,7 @@ def report_version(raw: bytes | mmap.mmap) -> str | None:
     tail = b""
     try:
         while chunk := stream.read(1 << 22):
-            match = _VERSION.search(tail + chunk)
-            if match:
+            if match := _VERSION.search(tail + chunk):
                 return match.group(1).decode()
             tail = chunk[-64:]  # a version cut by the chunk's end is found in the next
     except OSError:  # damaged past what ncu_report read
