@@ -115,9 +115,7 @@ _DIGIT_GROUPS = re.compile(r"[,.'\s]")
 def _count(value: object) -> int | None:
     """A positive whole number, else None (missing, NaN, 0, negative, fractional)."""
     number = cell_number(value)
-    if not math.isfinite(number) or number < 1 or number != int(number):
-        return None
-    return int(number)
+    return int(number) if math.isfinite(number) and number >= 1 and number == int(number) else None
 
 
 def shape_text(dims: Sequence[object]) -> str | None:
