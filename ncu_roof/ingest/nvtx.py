@@ -61,10 +61,6 @@ def nvtx_of_cells(cells: Mapping[str, str | None]) -> str | None:
     """The NVTX text of one CSV row: `cells` maps each `nvtx_columns` column to its cell."""
     domains: dict[str, tuple[list[str], list[str]]] = {}
     for column, cell in cells.items():
-        if not isinstance(cell, str) or not cell.strip():
-            continue
-        push_pop = _PUSH_POP in column
-        for domain, name in _entries(column, cell):
-            ranges = domains.setdefault(domain, ([], []))
-            ranges[0 if push_pop else 1].append(name)
+        for domain, name in _entries(column, cell) if isinstance(cell, str) else ():
+            domains.setdefault(domain, ([], []))[0 if _PUSH_POP in column else 1].append(name)
     return nvtx_text((d, p, s) for d, (p, s) in domains.items())
