@@ -93,9 +93,7 @@ def row_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     names = list(dict.fromkeys(name for row in rows for name in row))
     present = {c: [row.get(c) for row in rows] for c in IDENTITY if c in names}
     metrics: list[pl.Series] = []
-    for name in names:
-        if name in IDENTITY:
-            continue
+    for name in [n for n in names if n not in IDENTITY]:
         values = [row.get(name, math.nan) for row in rows]
         if all(isinstance(v, float) for v in values):
             metrics.append(pl.Series(name, values, dtype=pl.Float64))
