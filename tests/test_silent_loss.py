@@ -130,6 +130,12 @@ def test_a_deleted_metric_row_of_a_kernel_is_damage(name: str, metric: str, line
     assert skipped.returncode == 0 and "1 kernel left out" in skipped.stderr
 
 
+def test_a_repeated_metric_row_loses_no_kernel() -> None:
+    """A row printed twice (a duplicated line): the other kernels lack none of its rows."""
+    path = _with_line("details_metrics_15col.csv", 5, _text("details_metrics_15col.csv")[4])
+    assert _values(path) == _values("details_metrics_15col.csv")
+
+
 def test_a_deleted_raw_page_row_is_a_gap_in_the_ids() -> None:
     path = _without_line("raw_base.csv", 2)  # ID 0 of 0, 1
     with pytest.raises(BadInputError, match=r"line 3: ID 0 is missing before this row"):

@@ -16,7 +16,7 @@ The layouts handled (all seen in real captures, 2020–2025):
 
 Columns are cut at the positions of the dashes of the table's rule line, so labels with spaces
 and right- or left-aligned values read alike. Values are as printed (rounded to 2 decimals).
-What no single line shows is checked once the whole text is read (`strays`, `bad_devices`,
+What no single line shows is checked once the whole text is read (`strays`, bad devices,
 `cut_tail`).
 """
 
@@ -27,9 +27,9 @@ import re
 from dataclasses import dataclass, field, replace
 
 from ncu_roof.base.ncu import PROFILING
-from ncu_roof.base.units import NumberStyle, effective_unit
+from ncu_roof.base.units import NumberStyle
 from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage, choose_style, cut_short_note
+from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage, choose_style
 from ncu_roof.ingest.csvdetails import (
     LAUNCH_LABELS,
     averages_note,
@@ -55,6 +55,7 @@ _KERNEL_LINES = (
     re.compile(r"^\s+(?P<name>\S.*?), Block Size (?P<block>\d+), Grid Size (?P<grid>\d+)" + _REST),
 )
 _FIELD = re.compile(r"(Device|CC|Invocations) (\d+(?:\.\d+)?)|(\d+) invocations")
+_PIECES = (_SECTION, _PROCESS, _DEVICE_LINE, *_KERNEL_LINES)  # what ends a section table
 
 
 _PROFILING = re.compile(PROFILING + r"(?<=\d)\b", re.MULTILINE)  # (only a line with the result ID)
@@ -63,26 +64,8 @@ _SECTION_BYTES = re.compile(rb"^(?:" + _ANSI.pattern.encode() + rb")*[ \t]+Secti
 
 def is_console_text(raw: bytes) -> bool:
     """Section tables (in a file without a CSV header): what ncu prints to a terminal."""
-    if raw.find(b"Section: ") == -1:  # a literal search first: the regex scan is slower
-        return False
-    return _SECTION_BYTES.search(raw) is not None
-
-
-@dataclass
-class _Table:
-    """One section table being read. Its layouts: rule, title, rule, rows, rule (details and
-    summaries); rule, rows, rule (old, no title); title, rule, rows, blank line (2022 summaries).
-    Lines of another shape inside it (application output, an NVTX stack) are passed over; a
-    table that ends otherwise than its layout does (another section, a kernel line, the end of
-    the file) is cut off."""
-
-    indent: int = 0  # the `Section:` line's, which its rules share
-    spans: list[tuple[int, int]] | None = None
-    average: bool = False
-    title_first: bool = False  # the title row above the first rule: a blank line ends the table
-    rows: int = 0
-    open: bool = True
-    complete: bool = False
+    # a literal search first: the regex scan is slower
+    return raw.find(b"Section: ") != -1 and _SECTION_BYTES.search(raw) is not None
 
 
 @dataclass
@@ -97,19 +80,35 @@ class Kernel:
     device: int | None
     cc: str | None
     invocations: int | None
-    sections: list[str] = field(default_factory=list)  # in the order printed
+    labels: dict[str, list[str]] = field(default_factory=dict)  # section → its row labels, as printed
     values: dict[str, tuple[str, str]] = field(default_factory=dict)  # metric → (text, unit)
-    labels: dict[str, list[str]] = field(default_factory=dict)  # section → its row labels, in order
     averaged: set[str] = field(default_factory=set)
     cut_off: bool = False
-    stray: bool = False  # sections split off their kernel by a damaged kernel line (`strays`)
-    bad_device: bool = False  # a device index no GPU has (`bad_devices`)
+    lost: bool = False  # damage said: sections split off their kernel (`strays`), a device no GPU has
     summary: bool = False  # a --print-summary kernel line (invocations, or "Block Size N, …")
 
     @property
     def left_out(self) -> bool:
         """Damaged: an error, or with `--skip-bad-rows` a kernel left out (and counted)."""
-        return self.cut_off or self.stray or self.bad_device
+        return self.cut_off or self.lost
+
+
+@dataclass
+class _Table:
+    """One section table being read. Its layouts: rule, title, rule, rows, rule (details and
+    summaries); rule, rows, rule (old, no title); title, rule, rows, blank line (2022 summaries).
+    Lines of another shape inside it (application output, an NVTX stack) are passed over; a
+    table that ends otherwise than its layout does (another section, a kernel line, the end of
+    the file) is cut off."""
+
+    kernel: Kernel
+    labels: list[str]  # its rows' (the kernel's list for this section)
+    indent: int  # the `Section:` line's, which its rules share
+    spans: list[tuple[int, int]] | None = None
+    average: bool = False
+    title_first: bool = False  # the title row above the first rule: a blank line ends the table
+    open: bool = True
+    complete: bool = False
 
 
 def _kernel_line(line: str, number: int, pid: str | None, device: int | None) -> Kernel | None:
@@ -121,16 +120,11 @@ def _kernel_line(line: str, number: int, pid: str | None, device: int | None) ->
         counted = [int(m[3]) for m in _FIELD.finditer(match["rest"]) if m[3]]
         invocations = int(fields["Invocations"]) if "Invocations" in fields else next(iter(counted), None)
         shape = {k: f"({v})" if "," in v else v for k, v in match.groupdict().items() if k in KINDS and v}
+        device = int(fields["Device"]) if "Device" in fields else device
+        summary = invocations is not None or pattern is _KERNEL_LINES[-1]
+        grid, block = shape.get("grid"), shape.get("block")
         return Kernel(
-            line=number,
-            name=match["name"],
-            process_id=pid,
-            grid=shape.get("grid"),
-            block=shape.get("block"),
-            device=int(fields["Device"]) if "Device" in fields else device,
-            cc=fields.get("CC"),
-            invocations=invocations,
-            summary=invocations is not None or pattern is _KERNEL_LINES[-1],
+            number, match["name"], pid, grid, block, device, fields.get("CC"), invocations, summary=summary
         )
     return None
 
@@ -153,7 +147,7 @@ def _parse(text: str, damage: Damage) -> list[Kernel]:
             continue
         if line.startswith("=="):
             continue
-        if table is not None and table.open and _table_line(line, table, kernel):
+        if table is not None and table.open and _table_line(line, table):
             continue
         if (match := _PROCESS.match(line)) is not None:
             pid, device = match["pid"], None
@@ -162,10 +156,9 @@ def _parse(text: str, damage: Damage) -> list[Kernel]:
             device = int(match["device"])
             continue
         if (match := _SECTION.match(line)) is not None:
-            table = _section(match["name"], number, kernel, kernels, damage)
-            if table is not None:
-                table.indent = len(line) - len(line.lstrip(" "))
-                kernel = kernels[-1]
+            indent = len(line) - len(line.lstrip(" "))
+            table = _section(match["name"], indent, number, kernel, kernels, damage)
+            kernel = table.kernel if table is not None else None
             continue
         found = _kernel_line(line, number, pid, device)
         if found is not None:
@@ -173,63 +166,72 @@ def _parse(text: str, damage: Damage) -> list[Kernel]:
                 kernel = found
                 kernels.append(kernel)
             table = None
-    if table is not None and table.open and table.rows and not table.complete and kernel is not None:
-        kernel.cut_off = True  # the file ends inside a table
+    if table is not None and table.open and table.labels and not table.complete:
+        table.kernel.cut_off = True  # the file ends inside a table
     return kernels
 
 
 def _section(
-    name: str, number: int, kernel: Kernel | None, kernels: list[Kernel], damage: Damage
+    name: str, indent: int, number: int, kernel: Kernel | None, kernels: list[Kernel], damage: Damage
 ) -> _Table | None:
-    """A `Section:` line: the table it opens (in `kernels[-1]`), or None when it has no kernel."""
+    """A `Section:` line: the table it opens, or None when it has no kernel."""
     if kernel is None:
         damage.add(number, "a section table before any kernel line (the capture starts mid-way?)")
         return None
-    if name in kernel.sections:  # the same section twice with no kernel line between: one is lost
+    if name in kernel.labels:  # the same section twice with no kernel line between: one is lost
         damage.add(
             number,
             f"section {name!r} again under kernel {kernel.name[:40]!r} (line {kernel.line}) with no "
             "kernel line above it: a kernel line is lost, its kernel unknown",
         )
-        kernel = replace(kernel, line=number, sections=[], values={}, labels={}, averaged=set(), stray=True)
+        kernel = replace(kernel, line=number, values={}, labels={}, averaged=set(), lost=True)
         kernels.append(kernel)
-    kernel.sections.append(name)
     kernel.labels[name] = []
-    return _Table()
+    return _Table(kernel, kernel.labels[name], indent)
 
 
-def _table_line(line: str, table: _Table, kernel: Kernel | None) -> bool:
+def _table_line(line: str, table: _Table) -> bool:
     """Take one line of an open section table; False (and the table closed) when the line is
-    ncu's next piece (a section, a kernel, a process or device line) or ends the table."""
+    ncu's next piece (a section, a kernel, a process or device line) or ends the table. A row
+    starts where the rule starts, with a label and a value under their dashes: its metric taken
+    (the first of a kernel's rows that names it)."""
     if _RULE.match(line):
         spans = [(m.start(), m.end()) for m in re.finditer(r"-+", line)]
-        if spans[0][0] != table.indent or (table.rows and spans != table.spans):
+        if spans[0][0] != table.indent or (table.labels and spans != table.spans):
             return True  # a rule of another program's: passed over
-        if table.rows:
+        if table.labels:
             table.open, table.complete = False, True
         table.spans = spans
         return True
     if not line.strip():  # the end of a table without a closing rule, or a blank line inside one
-        table.complete = table.complete or (table.rows > 0 and table.title_first)
+        table.complete = table.complete or (bool(table.labels) and table.title_first)
         return True
     if line.strip().startswith("Metric Name"):
         table.average = "Average" in line
         table.title_first = table.title_first or table.spans is None
         return True
-    if (
-        _SECTION.match(line)
-        or _PROCESS.match(line)
-        or _DEVICE_LINE.match(line)
-        or _kernel_line(line, 0, None, None)
-    ):
+    if any(piece.match(line) for piece in _PIECES):
         table.open = False
-        if table.rows and not table.complete and kernel is not None:
-            kernel.cut_off = True  # the table ends without its closing rule
+        if table.labels and not table.complete:
+            table.kernel.cut_off = True  # the table ends without its closing rule
         return False
-    if table.spans is not None and kernel is not None and _row(kernel, line, table.spans, table.average):
-        table.rows += 1
-        table.complete = False  # rows after a blank line: the table went on
-    return True  # a row, or a line of another program inside the table: passed over
+    if table.spans is None:
+        return True
+    starts = [start for start, _ in table.spans] + [len(line) + 1]  # a cell runs to the next column
+    cells = [line[starts[i] : starts[i + 1]].strip() for i in range(len(table.spans))]
+    summary = table.average or len(cells) == 5  # Minimum / Maximum / Average: the Average is read
+    value = cells[-1] if summary else cells[min(2, len(cells) - 1)]
+    if len(line) - len(line.lstrip(" ")) != starts[0] or len(cells) < 3 or not cells[0] or not value:
+        return True  # a line of another program inside the table: passed over
+    label, unit, kernel = cells[0], cells[1], table.kernel
+    metric = metric_for(label, unit) or LAUNCH_LABELS.get(label)
+    if metric is not None and metric not in kernel.values:
+        kernel.values[metric] = (value, unit)
+        if summary:
+            kernel.averaged.add(metric)
+    table.labels.append(label)
+    table.complete = False  # rows after a blank line: the table went on
+    return True
 
 
 def _same_summary(kernel: Kernel | None, found: Kernel) -> bool:
@@ -245,26 +247,6 @@ def _same_summary(kernel: Kernel | None, found: Kernel) -> bool:
     return True
 
 
-def _row(kernel: Kernel, line: str, spans: list[tuple[int, int]], average: bool) -> bool:
-    """A table row starts where the rule starts, with a label and a value under their dashes:
-    its metric taken (the first of a kernel's rows that names it); False for another line."""
-    starts = [start for start, _ in spans] + [len(line) + 1]  # a cell runs to the next column
-    cells = [line[starts[i] : starts[i + 1]].strip() for i in range(len(spans))]
-    indent = len(line) - len(line.lstrip(" "))
-    summary = average or len(cells) == 5  # Minimum / Maximum / Average: the Average is read
-    value = cells[-1] if summary else cells[min(2, len(cells) - 1)]
-    if indent != spans[0][0] or len(cells) < 3 or not cells[0] or not value:
-        return False
-    label, unit = cells[0], cells[1]
-    metric = metric_for(label, unit) or LAUNCH_LABELS.get(label)
-    if metric is not None and metric not in kernel.values:
-        kernel.values[metric] = (value, effective_unit(metric, unit))
-        if summary:
-            kernel.averaged.add(metric)
-    kernel.labels[kernel.sections[-1]].append(label)
-    return True
-
-
 def read_console_text(
     path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool = False
 ) -> RunTable:
@@ -272,11 +254,15 @@ def read_console_text(
     text = raw.decode("utf-8", "replace")
     kernels = _parse(text, damage)
     cut_tail(kernels)
+    strays(kernels, damage)
     for kernel in kernels:
         if kernel.cut_off:
             damage.add(kernel.line, f"kernel {kernel.name[:40]!r}: its table is cut off (truncated file?)")
-    strays(kernels, damage)
-    bad_devices(kernels, damage)
+        if kernel.device is not None and kernel.device > MAX_DEVICE_INDEX:  # damage, as in a CSV
+            kernel.lost = True
+            damage.add(
+                kernel.line, f"kernel {kernel.name[:40]!r}: Device {kernel.device} is not a device index"
+            )
     damage.check()
     intact = [k for k in kernels if not k.left_out and k.values]
     if not intact:
@@ -285,28 +271,25 @@ def read_console_text(
             hint="capture the whole output (`ncu ./app > log.txt 2>&1`), or save a report with `ncu -o`",
         )
     cells = [(i, metric, *value) for i, k in enumerate(intact) for metric, value in k.values.items()]
-    identity = {
+    identity = {"run": "0", "id": list(range(len(intact)))} | {
         name: [getattr(k, name) for k in intact] for name in ("process_id", "name", "device", "cc", *KINDS)
     }
     averages = [(averages_note("line", k.invocations),) if k.averaged else () for k in intact]
     with naming_file(path):
         number_style = choose_style([text for _, _, text, _ in cells], style)
-        launches = text_columns(
-            {"run": "0", "id": list(range(len(intact))), **identity}, cells, number_style, averages
-        )
+        launches = text_columns(identity, cells, number_style, averages)
         # a --print-summary kernel of "Invocations N" is N launches of its averages
         launches = repeat_invocations(launches, [k.invocations or 1 for k in intact])
     averaged = sorted({m for k in intact for m in k.averaged})
-    cut = sum(k.left_out for k in kernels)
     empty = [k for k in kernels if not k.left_out and not k.values]
-    notes = list(damage.warnings(cut))
     if empty:
-        notes.append(
+        damage.notes.append(
             f"{path}: {len(empty)} kernel line{'s' if len(empty) != 1 else ''} without a readable "
             f"section table left out (first on line {empty[0].line})"
         )
     if text.strip() and not text.endswith("\n"):  # (spaces after the last break are a cut line too)
-        notes.append(cut_short_note(path, text.count("\n") + 1))
+        damage.cut_short(text.count("\n") + 1)
+    notes = list(damage.warnings(sum(k.left_out for k in kernels)))
     announced = len({line["id"] for line in _PROFILING.finditer(text)})  # distinct result IDs
     if announced > launches.height:
         notes.append(
@@ -325,32 +308,19 @@ def cut_tail(kernels: list[Kernel]) -> None:
     another kernel's, or on a details page whose sections (each with that kernel's rows) are the
     first few of its sections, was cut there. (A summary's kernels on two GPUs may differ.)"""
     last = kernels[-1] if kernels else None
-    if last is None or last.left_out or not last.sections:
+    if last is None or last.left_out or not last.labels:
         return
-    final = last.sections[-1]
+    sections = list(last.labels)
     for other in kernels[:-1]:
-        if (
-            other.summary != last.summary
-            or other.left_out
-            or other.sections[: len(last.sections)] != last.sections
-        ):
+        if other.summary != last.summary or other.left_out or list(other.labels)[: len(sections)] != sections:
             continue
-        alike = all(last.labels[s] == other.labels[s] for s in last.sections[:-1])
-        rows, theirs = last.labels[final], other.labels[final]
-        fewer = not last.summary and rows == theirs and len(other.sections) > len(last.sections)
+        alike = all(last.labels[s] == other.labels[s] for s in sections[:-1])
+        rows, theirs = last.labels[sections[-1]], other.labels[sections[-1]]
+        fewer = not last.summary and rows == theirs and len(other.labels) > len(sections)
         cut = len(rows) < len(theirs) and theirs[: len(rows)] == rows  # the first few of theirs
         if alike and (cut or fewer):
             last.cut_off = True
             return
-
-
-def bad_devices(kernels: list[Kernel], damage: Damage) -> None:
-    """A device index above any real one (`Device 99999999999999999999`) is damage, as in a CSV."""
-    for kernel in kernels:
-        if kernel.device is not None and kernel.device > MAX_DEVICE_INDEX:
-            kernel.bad_device = True
-            reason = f"kernel {kernel.name[:40]!r}: Device {kernel.device} is not a device index"
-            damage.add(kernel.line, reason)
 
 
 def strays(kernels: list[Kernel], damage: Damage) -> None:
@@ -359,13 +329,13 @@ def strays(kernels: list[Kernel], damage: Damage) -> None:
     from their kernel. ncu prints every kernel's sections in one order, so a summary kernel that
     begins past the first section, with one the summary kernel above it lacks, continues that
     kernel: damaged, and left out when skipping."""
-    first = next((k.sections[0] for k in kernels if k.sections), None)
+    first = next((next(iter(k.labels)) for k in kernels if k.labels), None)
     for above, kernel in itertools.pairwise(kernels):
-        if not (above.summary and kernel.summary and kernel.sections) or kernel.device != above.device:
+        if not (above.summary and kernel.summary and kernel.labels) or kernel.device != above.device:
             continue
-        begins = kernel.sections[0]
-        if begins != first and begins not in above.sections and not kernel.cut_off:
-            kernel.stray = True
+        begins = next(iter(kernel.labels))
+        if begins != first and begins not in above.labels and not kernel.cut_off:
+            kernel.lost = True
             damage.add(
                 kernel.line,
                 f"kernel {kernel.name[:40]!r}: its sections begin at {begins!r}, not at {first!r}: "

@@ -12,6 +12,7 @@ followed (more rows, another run) is lost: that is a warning however the line re
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 import sys
 from collections import Counter
@@ -80,8 +81,11 @@ class Damage:
         return len({line for line, _ in self.rows} - self.counted) + self.lost_kernels
 
     def cut_short(self, line: int) -> None:
-        """The file ends inside line `line`, which is no row: what followed it is lost."""
-        self.notes.append(cut_short_note(self.path, line))
+        """The file ends inside line `line`: more kernels (a whole run) may have followed."""
+        self.notes.append(
+            f"{self.path}: the text ends in the middle of line {line}: "
+            "the capture may be cut short (ncu ends its output with a line break)"
+        )
 
     def check(self) -> None:
         """Raise unless skipping: the first damaged row, with its line, and how many more."""
@@ -146,14 +150,6 @@ def check_ids(
         reason = f"{what} missing before this row: {rows} (or an export filtered with -k)"
         damage.lose(line_of(int(after[g])), reason, int(lost[g]))
     damage.lost_kernels += int(lost[shown[GAPS_SHOWN:]].sum())
-
-
-def cut_short_note(path: str, line: int) -> str:
-    """A file that ends inside a line was cut there: more kernels (a whole run) may have followed."""
-    return (
-        f"{path}: the text ends in the middle of line {line}: "
-        "the capture may be cut short (ncu ends its output with a line break)"
-    )
 
 
 _DATA_START = re.compile(r'^"?[^",\s]*"?,')
@@ -264,14 +260,12 @@ def find_blocks(raw: bytes, starts: list[int]) -> list[Block]:
     """The blocks that start at these header lines (`find_headers(raw).pages`)."""
     blocks = []
     line, counted = 1, 0
-    for i, start in enumerate(starts):
-        end = starts[i + 1] if i + 1 < len(starts) else len(raw)
+    for start, end in itertools.pairwise([*starts, len(raw)]):
         line += raw.count(b"\n", counted, start)
         counted = start
         chunk = raw[start:end]  # the file itself when it is one block from its first byte
         first_end = chunk.find(b"\n")
-        first_line = chunk[: first_end if first_end != -1 else len(chunk)].decode("utf-8", "replace")
-        first_line = first_line.rstrip("\r")
+        first_line = chunk[: first_end if first_end != -1 else None].decode("utf-8", "replace").rstrip("\r")
         try:
             header = next(csv.reader([first_line]))
         except csv.Error:  # e.g. a NUL byte

@@ -18,8 +18,11 @@ so every metric read is listed in `RunTable.averaged` and each kernel carries a 
 
 from __future__ import annotations
 
+import functools
+import itertools
+import operator
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -84,6 +87,7 @@ def metric_for(name: str, unit: str) -> str | None:
     return _LABELS.get(name)
 
 
+@functools.lru_cache(maxsize=4096)  # the same IDs repeat on every row
 def _identity_problem(ident: str, process: str, device: str) -> str | None:
     if not LAUNCH_ID.match(ident):
         return id_problem(ident)
@@ -94,56 +98,51 @@ def _identity_problem(ident: str, process: str, device: str) -> str | None:
     return None
 
 
-def _details_rows(blocks: list[Block], damage: Damage) -> Iterator[dict[str, str]]:
-    """The metric rows of every block; a damaged row taints the kernels on either side of it
-    (with `skip_bad_rows` those kernels are left out whole: a partial kernel would be read
-    with other formulas)."""
-    for run, block in enumerate(blocks):
-        header = block.header
-        least = header.index("Metric Value") + 1
-        tainted: set[str] = set()
-        previous: str | None = None
-        seen = before = len(damage.rows)
-        kept: list[dict[str, str]] = []
-        checked: dict[tuple[str, str, str], str | None] = {}  # the same IDs repeat on every row
-        for line, row in records(block, damage):
-            record = dict(zip(header, row, strict=False))
-            ident, device = record.get("ID", "").strip(), record.get("Device", "")
-            cells = (ident, record.get("Process ID", "0"), device)
-            if cells not in checked:
-                checked[cells] = _identity_problem(*cells)
-            problem = checked[cells]
-            if not least <= len(row) <= len(header):
-                problem = f"{len(row)} cells where the header has {least} to {len(header)}"
-            if problem is not None:
-                damage.add(line, problem)
-                if LAUNCH_ID.match(ident):
-                    tainted.add(ident)
-                continue
-            if len(damage.rows) > seen:  # damaged rows since the last good one
-                tainted.update({ident} | ({previous} if previous is not None else set()))
-            seen = len(damage.rows)
-            previous = record["ID"] = ident
-            if record.get("Metric Name", ""):
-                record["run"] = str(run)
-                record["_line"] = str(line)
-                kept.append(record)
-        if len(damage.rows) > seen and previous is not None:
-            tainted.add(previous)
-        clean = len(damage.rows) == before
-        rows = [(f"kernel ID {r['ID']} of process {r.get('Process ID', '')}", r) for r in kept]
-        ids = {label: r["ID"] for label, r in rows}
-        order = [(label, int(r["_line"]), r.get("Section Name", ""), r["Metric Name"]) for label, r in rows]
-        for label, (line, reason) in partial_groups(order).items():
-            damage.add(line, reason)
-            tainted.add(ids[label])
-        if clean:  # a gap beside a damaged row is that row
-            first: dict[str, int] = {}  # each launch's first row, in the page's order
-            for record in kept:
-                first.setdefault(record["ID"], int(record["_line"]))
-            check_ids([int(i) for i in first], list(first.values()).__getitem__, damage)
-        damage.lost_kernels += len(tainted)
-        yield from (r for r in kept if r["ID"] not in tainted)
+def _details_rows(block: Block, damage: Damage) -> list[dict[str, str]]:
+    """The metric rows of one block; a damaged row taints the kernels on either side of it (with
+    `skip_bad_rows` those kernels are left out whole: a partial kernel would be read with other
+    formulas)."""
+    header = block.header
+    least = header.index("Metric Value") + 1
+    tainted: set[str] = set()
+    previous: str | None = None
+    seen = before = len(damage.rows)
+    kept: list[tuple[int, dict[str, str]]] = []
+    for line, row in records(block, damage):
+        record = dict(zip(header, row, strict=False))
+        ident = record.get("ID", "").strip()
+        problem = _identity_problem(ident, record.get("Process ID", "0"), record.get("Device", ""))
+        if not least <= len(row) <= len(header):
+            problem = f"{len(row)} cells where the header has {least} to {len(header)}"
+        if problem is not None:
+            damage.add(line, problem)
+            if LAUNCH_ID.match(ident):
+                tainted.add(ident)
+            continue
+        if len(damage.rows) > seen:  # damaged rows since the last good one
+            tainted.update(i for i in (ident, previous) if i is not None)
+        seen = len(damage.rows)
+        previous = record["ID"] = ident
+        if record.get("Metric Name", ""):
+            kept.append((line, record))
+    if len(damage.rows) > seen and previous is not None:
+        tainted.add(previous)
+    clean = len(damage.rows) == before
+    labels = [f"kernel ID {r['ID']} of process {r.get('Process ID', '')}" for _, r in kept]
+    ids = dict(zip(labels, (r["ID"] for _, r in kept), strict=True))
+    order = [
+        (k, n, r.get("Section Name", ""), r["Metric Name"]) for k, (n, r) in zip(labels, kept, strict=True)
+    ]
+    for label, (line, reason) in partial_groups(order).items():
+        damage.add(line, reason)
+        tainted.add(ids[label])
+    if clean:  # a gap beside a damaged row is that row
+        first: dict[str, int] = {}  # each launch's first row, in the page's order
+        for line, record in kept:
+            first.setdefault(record["ID"], line)
+        check_ids([int(i) for i in first], list(first.values()).__getitem__, damage)
+    damage.lost_kernels += len(tainted)
+    return [r for _, r in kept if r["ID"] not in tainted]
 
 
 def partial_groups(rows: list[tuple[str, int, str, str]]) -> dict[str, tuple[int, str]]:
@@ -155,33 +154,26 @@ def partial_groups(rows: list[tuple[str, int, str, str]]) -> dict[str, tuple[int
     but one in the middle), are what a cut, a lost line or a damaged ID leave behind.
     """
     found: dict[str, tuple[int, str]] = {}
-    done: set[str] = set()
-    previous = None
     first_line: dict[str, int] = {}
     sequences: dict[str, list[tuple[str, str]]] = {}  # each kernel's (section, metric) rows
-    for key, line, section, metric in rows:
-        if key != previous and key in done and key not in found:
-            found[key] = (line, f"rows of {key} are split by another kernel's (damaged ID?)")
-        if previous is not None and key != previous:
-            done.add(previous)
-        previous = key
-        first_line.setdefault(key, line)
-        sequences.setdefault(key, []).append((section, metric))
-    shapes = {tuple(seq) for seq in sequences.values()}
+    for key, together in itertools.groupby(rows, key=operator.itemgetter(0)):
+        run = list(together)
+        if key in first_line and key not in found:
+            found[key] = (run[0][1], f"rows of {key} are split by another kernel's (damaged ID?)")
+        first_line.setdefault(key, run[0][1])
+        sequences.setdefault(key, []).extend((section, metric) for _, _, section, metric in run)
+    shapes = dict.fromkeys(tuple(seq) for seq in sequences.values())  # (first seen first)
     for key, seq in sequences.items():
         whole = tuple(seq)
         for other in shapes:
             remaining = iter(other)  # `whole` is `other` with rows left out, in its order
             if len(other) > len(whole) and all(row in remaining for row in whole):
-                lacking = next(metric for section, metric in other if (section, metric) not in whole)
-                found.setdefault(
-                    key,
-                    (
-                        first_line[key],
-                        f"{key} has {len(whole)} of the {len(other)} metric rows other kernels have, "
-                        f"{one_cell(lacking)} not among them (truncated file or a lost line?)",
-                    ),
-                )
+                lacking = next((metric for section, metric in other if (section, metric) not in whole), None)
+                if lacking is None:  # `other` repeats a row: `whole` lost none
+                    continue
+                reason = f"{key} has {len(whole)} of the {len(other)} metric rows other kernels have, "
+                reason += f"{one_cell(lacking)} not among them (truncated file or a lost line?)"
+                found.setdefault(key, (first_line[key], reason))
                 break
     return found
 
@@ -197,28 +189,28 @@ def read_details(
     launches: dict[tuple[str, str, str], dict[str, str | None]] = {}  # (run, ID, process) → identity
     cells: list[tuple[tuple[str, str, str], str, str, str]] = []
     columns = list(dict.fromkeys(c for b in blocks for c in nvtx_columns(b.header)))
-    for r in _details_rows(blocks, damage):
-        key = (r["run"], r["ID"], r.get("Process ID", ""))
-        if key not in launches:  # a launch's identity: its first row's
-            launches[key] = {_CSV_IDENTITY[c]: r.get(c) for c in _DETAIL_IDENTITY}
-            launches[key]["nvtx"] = nvtx_of_cells({c: r.get(c, "") for c in columns})
-        unit = r.get("Metric Unit", "")
-        metric = metric_for(r["Metric Name"], unit) or LAUNCH_LABELS.get(r["Metric Name"])
-        if metric is not None:
-            cells.append((key, metric, r.get("Metric Value", ""), effective_unit(metric, unit)))
-    lost = damage.lost_kernels
+    for run, block in enumerate(blocks):
+        for r in _details_rows(block, damage):
+            key = (str(run), r["ID"], r.get("Process ID", ""))
+            if key not in launches:  # a launch's identity: its first row's
+                launches[key] = {_CSV_IDENTITY[c]: r.get(c) for c in _DETAIL_IDENTITY}
+                launches[key]["nvtx"] = nvtx_of_cells({c: r.get(c, "") for c in columns})
+            unit = r.get("Metric Unit", "")
+            metric = metric_for(r["Metric Name"], unit) or LAUNCH_LABELS.get(r["Metric Name"])
+            if metric is not None:
+                cells.append((key, metric, r.get("Metric Value", ""), unit))
     if not launches:
-        return None, lost
+        return None, damage.lost_kernels
     order = sorted(launches, key=lambda key: (int(key[0]), int(key[1])))
     row = {key: i for i, key in enumerate(order)}
     identity: dict[str, Any] = dict(zip(("run", "id", "process_id"), zip(*order, strict=True), strict=True))
     identity |= {name: [launches[k][name] for k in order] for name in launches[order[0]]}
     number_style = choose_style([text for _, _, text, _ in cells], style)
     ordered = [(row[k], metric, text, unit) for k, metric, text, unit in cells]
-    return text_columns(identity, ordered, number_style, sort=True), lost
+    return text_columns(identity, ordered, number_style, sort=True), damage.lost_kernels
 
 
-Cell = tuple[int, str, str, str]  # a launch (its row), a metric, its text as printed, its unit
+Cell = tuple[int, str, str, str]  # a launch (its row), a metric, its text and unit as printed
 
 
 def text_columns(
@@ -230,7 +222,7 @@ def text_columns(
     sort: bool = False,
 ) -> pl.DataFrame:
     """Launches whose metrics are texts as printed (the details page, a summary, console text) →
-    `RunTable.launches`: a launch's first cell of each metric parsed in SI (NaN where it has none),
+    `RunTable.launches`: a launch's first cell of each metric in SI (`effective_unit`; NaN if none),
     the metrics in the order first seen (`sort`: by name); each cell that reads as no number is a
     note on its launch, after its `notes`."""
     rows = len(identity["id"])
@@ -243,11 +235,12 @@ def text_columns(
         for i, text in unreadable(texts, numbers):
             lines[launch[i]].append(unreadable_note(metric[i], text))
         code = {name: k for k, name in enumerate(sorted(metrics) if sort else metrics)}
-        factor = {unit: si_factor(unit) for unit in dict.fromkeys(units)}
+        keys = list(zip(metric, units, strict=True))
+        factor = {key: si_factor(effective_unit(*key)) for key in dict.fromkeys(keys)}
         where = np.array(launch) + rows * np.array([code[m] for m in metric])
         _, first = np.unique(where, return_index=True)  # a launch's first cell of a metric
         table = np.full((len(code), rows), np.nan)
-        table.flat[where[first]] = (numbers * np.array([factor[u] for u in units]))[first]
+        table.flat[where[first]] = (numbers * np.array([factor[key] for key in keys]))[first]
         values = [pl.Series(name, row) for name, row in zip(code, table, strict=True)]
     notes_column = [n or None for n in lines]
     return identity_frame({**identity, "input_notes": notes_column}, rows).hstack(values)
@@ -257,6 +250,7 @@ def text_columns(
 
 _NEEDED = ("Kernel Name", "Metric Name", "Metric Unit", "Average")
 _KEY = ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device Id", "Device", "CC", "Invocations")
+_REEXPORT = "re-export: `ncu --import R --print-summary per-kernel --csv`"
 
 
 def read_summary_csv(
@@ -267,12 +261,8 @@ def read_summary_csv(
     header = block.header
     missing = [c for c in _NEEDED if c not in header]
     if missing or any(header.count(c) > 1 for c in (*_NEEDED, *_KEY)):
-        raise BadInputError(
-            f"{path}: a --print-summary CSV header without {missing[0]!r}"
-            if missing
-            else f"{path}: a --print-summary CSV header names a column twice",
-            hint="re-export: `ncu --import R --print-summary per-kernel --csv`",
-        )
+        what = f"without {missing[0]!r}" if missing else "names a column twice"
+        raise BadInputError(f"{path}: a --print-summary CSV header {what}", hint=_REEXPORT)
     damage = Damage(path, skip_bad_rows)
     groups: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
     labels: dict[tuple[str, ...], str] = {}
@@ -295,7 +285,7 @@ def read_summary_csv(
         metric = metric_for(row["Metric Name"], row["Metric Unit"])
         values = groups.setdefault(key, {})
         if metric is not None and metric not in values:
-            values[metric] = (row["Average"], effective_unit(metric, row["Metric Unit"]))
+            values[metric] = (row["Average"], row["Metric Unit"])
     partial = partial_groups(order)
     for line, reason in partial.values():
         damage.add(line, reason)
@@ -304,7 +294,7 @@ def read_summary_csv(
     if not groups:
         raise BadInputError(
             f"{path}: the --print-summary CSV header is there but no kernel rows follow (truncated file?)",
-            hint="re-export: `ncu --import R --print-summary per-kernel --csv`",
+            hint=_REEXPORT,
         )
     keys = list(groups)
     kernels = [(i, metric, *value) for i, key in enumerate(keys) for metric, value in groups[key].items()]
@@ -323,7 +313,11 @@ def read_summary_csv(
     with naming_file(path):
         number_style = choose_style([text for _, _, text, _ in kernels], style)
         launches = text_columns(identity, kernels, number_style, notes)
-        launches = settle_shapes(repeat_invocations(launches, invocation_counts(invocations, number_style)))
+        # each row's averages are over its `Invocations` (in the file's style: `1,024` in en; checked by
+        # `_COUNT`) launches, 1 where the cell is empty (unknown)
+        counts = parse_numbers(invocations, number_style)
+        whole = np.isfinite(counts) & (counts >= 1) & (counts == np.floor(counts))
+        launches = settle_shapes(repeat_invocations(launches, np.where(whole, counts, 1)))
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
         path, InputFormat.SUMMARY_CSV, None, launches, damage.warnings(len(partial)), tuple(averaged)
@@ -340,19 +334,10 @@ def averages_note(what: str, invocations: object) -> str:
     return f"input: a --print-summary {what}: values are averages over {count} invocations"
 
 
-def invocation_counts(texts: Sequence[str], style: NumberStyle) -> list[int]:
-    """How many launches each summary row's averages are over (`Invocations`, a number in the
-    file's style: `1,024` in en; checked by `_COUNT`), 1 where the cell is empty (unknown)."""
-    numbers = parse_numbers(texts, style)
-    whole = np.isfinite(numbers) & (numbers >= 1) & (numbers == np.floor(numbers))
-    counts: list[int] = np.where(whole, numbers, 1).astype(np.int64).tolist()
-    return counts
-
-
 MAX_SUMMARY_LAUNCHES = 1_000_000  # a summary's rows are read as this many launches at most
 
 
-def repeat_invocations(launches: pl.DataFrame, counts: Sequence[int]) -> pl.DataFrame:
+def repeat_invocations(launches: pl.DataFrame, counts: Sequence[int] | np.ndarray) -> pl.DataFrame:
     """Each summary kernel's row once per invocation its averages are over: the run's launches
     counted (a row of "Invocations 3" is 3 launches of its average duration, its time 3 x that),
     each with its row's values and notes; IDs numbered again from 0. More launches in all than

@@ -40,17 +40,11 @@ def _entries(column: str, cell: str) -> list[tuple[str, str]]:
     """
     fields = column.rsplit(" ", 1)[-1].split(":")
     where = [i for i, f in enumerate(fields) if f.endswith("_Range")]
-    if "Domain" not in fields or not where:
+    if "Domain" not in fields or not where or fields.index("Domain") > where[0]:
         return []
     domain_at, name_at = fields.index("Domain"), where[0]
-    out = []
-    for entry in _ENTRY.findall(cell):
-        parts = entry.split(":")
-        extra = len(parts) - len(fields)
-        if extra < 0 or domain_at > name_at:
-            continue
-        out.append((parts[domain_at], _name(parts, name_at, extra, len(fields) - name_at - 2)))
-    return out
+    entries, n = [entry.split(":") for entry in _ENTRY.findall(cell)], len(fields)
+    return [(p[domain_at], _name(p, name_at, len(p) - n, n - name_at - 2)) for p in entries if len(p) >= n]
 
 
 def _name(parts: list[str], at: int, extra: int, between: int) -> str:
@@ -67,10 +61,6 @@ def nvtx_of_cells(cells: Mapping[str, str | None]) -> str | None:
     """The NVTX text of one CSV row: `cells` maps each `nvtx_columns` column to its cell."""
     domains: dict[str, tuple[list[str], list[str]]] = {}
     for column, cell in cells.items():
-        if not isinstance(cell, str) or not cell.strip():
-            continue
-        push_pop = _PUSH_POP in column
-        for domain, name in _entries(column, cell):
-            ranges = domains.setdefault(domain, ([], []))
-            ranges[0 if push_pop else 1].append(name)
+        for domain, name in _entries(column, cell) if isinstance(cell, str) else ():
+            domains.setdefault(domain, ([], []))[0 if _PUSH_POP in column else 1].append(name)
     return nvtx_text((d, p, s) for d, (p, s) in domains.items())

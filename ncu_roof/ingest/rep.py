@@ -8,7 +8,7 @@ import re
 from ncu_roof.base.ncu import NcuTool, find_ncu, import_raw_csv
 from ncu_roof.errors import BadInputError, MissingToolError
 from ncu_roof.ingest import MAGIC, has_report_header
-from ncu_roof.ingest.reprows import Row, report_rows
+from ncu_roof.ingest.reprows import report_rows
 from ncu_roof.ingest.table import InputFormat, RunTable, row_frame, settle_shapes
 
 _VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build")
@@ -29,8 +29,7 @@ def report_version(raw: bytes | mmap.mmap) -> str | None:
     tail = b""
     try:
         while chunk := stream.read(1 << 22):
-            match = _VERSION.search(tail + chunk)
-            if match:
+            if match := _VERSION.search(tail + chunk):
                 return match.group(1).decode()
             tail = chunk[-64:]  # a version cut by the chunk's end is found in the next
     except OSError:  # damaged past what ncu_report read
@@ -55,7 +54,13 @@ def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
             f"{path}: the report holds no profiled kernel (truncated or damaged file?)",
             hint="profile again with `ncu-roof profile -- ./app`",
         )
-    _check_complete(path, rows)
+    for row in rows:  # a launch without a name: what `ncu_report` returns for a report cut off mid-record
+        # (a report cut exactly between two launches cannot be told from a shorter one)
+        if not isinstance(row.get("name"), str) or not row["name"].strip():
+            raise BadInputError(
+                f"{path}: launch {row['id']} has no kernel name: the report is truncated or damaged",
+                hint="copy the report again (it may still be being written), or profile again",
+            )
     launches = settle_shapes(row_frame(rows))
     return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), launches=launches)
 
@@ -80,20 +85,6 @@ def _refuse_compressed(path: str, raw: bytes | mmap.mmap) -> None:
     )
 
 
-def _check_complete(path: str, rows: list[Row]) -> None:
-    """A launch without a name is what `ncu_report` returns for a report cut off mid-record.
-
-    (A report cut exactly between two launches cannot be told from a shorter one.)
-    """
-    for row in rows:
-        name = row.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise BadInputError(
-                f"{path}: launch {row['id']} has no kernel name: the report is truncated or damaged",
-                hint="copy the report again (it may still be being written), or profile again",
-            )
-
-
 def read_with_cli(path: str, raw: bytes | mmap.mmap, tool: NcuTool | None = None) -> RunTable:
     """`ncu --import` when `ncu_report` is not installed: `tool`, else the ncu `find_ncu` finds."""
     from ncu_roof.ingest.csvblocks import find_headers
@@ -103,11 +94,9 @@ def read_with_cli(path: str, raw: bytes | mmap.mmap, tool: NcuTool | None = None
         try:
             tool = find_ncu()
         except MissingToolError as err:
-            if path.endswith(".ncu-repz"):
-                message = f"{path}: reading .ncu-repz needs ncu_report or ncu, 2025.4 or later"
-            else:
-                message = f"{path}: reading .ncu-rep needs ncu_report or ncu"
-            raise MissingToolError(message, hint=REP_HINT) from err
+            what = ".ncu-repz needs ncu_report or ncu, 2025.4 or later"
+            what = what if path.endswith(".ncu-repz") else ".ncu-rep needs ncu_report or ncu"
+            raise MissingToolError(f"{path}: reading {what}", hint=REP_HINT) from err
     page = import_raw_csv(tool, path)
     launches = read_csv_file(path, page, find_headers(page).pages, None)().launches
     return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), launches=launches)

@@ -6,6 +6,7 @@ ceiling no real launch comes near. Such values come from damaged or hand-edited 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -36,18 +37,18 @@ def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.Dat
             continue
         values = column.to_numpy()
         bad = np.isinf(values) | (values < 0)
-        ceiling = next(
+        ceiling, meaning = next(
             (c[1:] for c in _CEILINGS if c[0] in metric and not (c[0] == "bytes" and "per_second" in metric)),
-            None,
+            (math.inf, ""),
         )
-        if ceiling is not None:
-            bad |= values > ceiling[0]
+        if meaning:
+            bad |= values > ceiling
         if not bad.any():
             continue
         for position in np.flatnonzero(bad):
             value = float(values[position])
-            implausible = f"is implausible ({ceiling[1] if ceiling else ''})"
-            why = "is not finite" if not np.isfinite(value) else "is negative" if value < 0 else implausible
+            why = "is not finite" if not np.isfinite(value) else "is negative" if value < 0 else ""
+            why = why or f"is implausible ({meaning})"
             notes.setdefault(int(position), []).append(f"input: {metric} = {value:g} {why}; excluded")
         excluded += int(bad.sum())
         replaced.append(pl.Series(metric, np.where(bad, np.nan, values)))

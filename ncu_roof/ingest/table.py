@@ -93,9 +93,7 @@ def row_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     names = list(dict.fromkeys(name for row in rows for name in row))
     present = {c: [row.get(c) for row in rows] for c in IDENTITY if c in names}
     metrics: list[pl.Series] = []
-    for name in names:
-        if name in IDENTITY:
-            continue
+    for name in [n for n in names if n not in IDENTITY]:
         values = [row.get(name, math.nan) for row in rows]
         if all(isinstance(v, float) for v in values):
             metrics.append(pl.Series(name, values, dtype=pl.Float64))
@@ -115,9 +113,7 @@ _DIGIT_GROUPS = re.compile(r"[,.'\s]")
 def _count(value: object) -> int | None:
     """A positive whole number, else None (missing, NaN, 0, negative, fractional)."""
     number = cell_number(value)
-    if not math.isfinite(number) or number < 1 or number != int(number):
-        return None
-    return int(number)
+    return int(number) if math.isfinite(number) and number >= 1 and number == int(number) else None
 
 
 def shape_text(dims: Sequence[object]) -> str | None:
@@ -149,11 +145,8 @@ def _parsed(text: str) -> tuple[tuple[int, ...], bool] | None:
     stripped = text.strip()
     shaped = stripped.startswith("(") and stripped.endswith(")")
     inner = stripped[1:-1].strip() if shaped else stripped
-    if not shaped:  # a count: any separators are digit groups
-        parts = [inner]
-    elif _AXIS_SEPARATOR.search(inner):
-        parts = _AXIS_SEPARATOR.split(inner)
-    else:
+    parts = _AXIS_SEPARATOR.split(inner) if shaped else [inner]  # a count: any separators are digit groups
+    if len(parts) == 1 and shaped:
         parts = inner.split(",")
     axes = [_DIGIT_GROUPS.sub("", part) for part in parts]
     if not all(axis.isascii() and axis.isdigit() for axis in axes):
