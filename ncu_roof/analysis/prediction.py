@@ -151,7 +151,6 @@ def with_tensor_path(roofs: Roofs, precision: str | None, peaks: TensorPeaks) ->
 
 
 _EXAMPLES = {
-    Dimension.FLOP: "2.5GFLOP",
     Dimension.BYTE: "1.5GB",
     Dimension.FLOP_PER_S: "19.5TFLOP/s",
     Dimension.BYTE_PER_S: "1.5TB/s",

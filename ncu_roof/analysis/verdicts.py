@@ -92,9 +92,8 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
 
     def own(column: str, fallback: Roof | None) -> Roof:
         values = np.asarray(group[column], dtype="float64") if column in group else np.full(n, np.nan)
-        default = np.nan if fallback is None else fallback
         ok = np.isfinite(values) & (values > 0) & automatic
-        return np.where(ok, values, default)
+        return np.where(ok, values, np.nan if fallback is None else fallback)
 
     compute: Mapping[str, Roof] = roofs.compute_flop_per_s
     bandwidth: Mapping[str, Roof] = roofs.bandwidth_byte_per_s
