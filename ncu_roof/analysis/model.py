@@ -32,7 +32,6 @@ class RooflinePoint:
     attainable_flop_per_s: float | None
     binding: str | None  # a tier name, "compute", or None when nothing can be said
     time_at_roof_s: float | None
-    unroofed: tuple[str, ...] = ()  # tiers with traffic but no roof: nothing can be said
 
 
 def finite_or_none(value: float | None) -> float | None:
@@ -226,7 +225,6 @@ def roofline(
         attainable_flop_per_s=nan_to_none(arrays.attainable_flop_per_s[0]),
         binding=arrays.binding[0],
         time_at_roof_s=nan_to_none(arrays.time_at_roof_s[0]),
-        unroofed=tuple(t for t, v in arrays.unroofed.items() if v[0]),
     )
 
 
