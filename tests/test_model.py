@@ -102,14 +102,14 @@ def test_tier_with_traffic_and_no_bandwidth_leaves_the_verdict_unknown() -> None
     # shared moved 1 TB but has no roof: it may be what binds, so nothing can be said
     point = roofline(1e9, {"dram": 2e9, "shared": 1e12}, PEAK, DRAM)
     assert set(point.intensity_flop_per_byte) == {"dram"}
-    assert point.binding is None and point.unroofed == ("shared",)
+    assert point.binding is None
     assert point.attainable_flop_per_s is None and point.time_at_roof_s is None
 
 
 def test_tier_without_traffic_or_bandwidth_is_ignored() -> None:
     for shared in (0.0, None):
         point = roofline(1e9, {"dram": 2e9, "shared": shared}, PEAK, DRAM)
-        assert point.binding == "dram" and point.unroofed == ()
+        assert point.binding == "dram"
 
 
 def compute_roof(flop: dict[str, float | None], peaks: dict[str, float]) -> tuple[float | None, str | None]:

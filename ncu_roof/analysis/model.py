@@ -32,7 +32,6 @@ class RooflinePoint:
     attainable_flop_per_s: float | None
     binding: str | None  # a tier name, "compute", or None when nothing can be said
     time_at_roof_s: float | None
-    unroofed: tuple[str, ...] = ()  # tiers with traffic but no roof: nothing can be said
 
 
 def finite_or_none(value: float | None) -> float | None:
@@ -120,11 +119,11 @@ def roofline_arrays(
     bytes_by_tier: Mapping[str, np.ndarray],
     peak_flop_per_s: np.ndarray,
     bandwidth_byte_per_s: Mapping[str, Roof],
-    compute_time_s: np.ndarray | None = None,
+    compute_time_s: np.ndarray,
 ) -> RooflineArrays:
     """Place n kernels against their roofs (one value per tier for all, or one per kernel).
 
-    `compute_time_s`, where finite, is the compute roof's time instead of FLOP / peak: the time
+    `compute_time_s`, where finite (NaN: none), is the compute roof's time instead of FLOP / peak: the time
     every ceiling of the compute units implies (integer operations at their peaks, the busiest
     pipe), so a kernel whose work is not floating point can still be compute-bound.
     """
@@ -139,15 +138,13 @@ def roofline_arrays(
     unroofed: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         computable = has_flop & has_peak
-        compute_s = np.where(computable, flop / peak, np.nan)
-        other = np.full(len(flop), np.nan) if compute_time_s is None else np.asarray(compute_time_s, float)
+        other = np.asarray(compute_time_s, dtype="float64")
         has_other = np.isfinite(other)
-        compute_s = np.where(has_other, np.fmax(compute_s, other), compute_s)
+        compute_s = np.fmax(np.where(computable, flop / peak, np.nan), other)
         # the compute cap in FLOP/s: the peak, or the FLOPs over the compute roof's time when
         # another ceiling (integer work, a busy pipe) takes longer than the FLOPs at their peak
         slower = has_other & (flop > 0) & (compute_s > 0)
         compute_cap = np.where(slower, flop / compute_s, np.where(computable, peak, np.nan))
-        has_cap = np.isfinite(compute_cap)
         for tier, raw in bytes_by_tier.items():
             bandwidth = per_kernel(bandwidth_byte_per_s.get(tier), len(flop))
             nbytes = np.asarray(raw, dtype="float64")
@@ -159,10 +156,8 @@ def roofline_arrays(
             times[tier] = np.where(valid, nbytes / bandwidth, np.nan)
             ridge[tier] = np.where(has_peak & np.isfinite(bandwidth), peak / bandwidth, np.nan)
             ai = np.where(valid, intensity_array(flop, nbytes), np.nan)
-            memory_cap = bandwidth * ai
             intensity[tier] = ai
-            caps[tier] = np.where(has_cap, np.fmin(compute_cap, memory_cap), memory_cap)
-            caps[tier] = np.where(np.isnan(ai), np.nan, caps[tier])
+            caps[tier] = np.where(np.isnan(ai), np.nan, np.fmin(compute_cap, bandwidth * ai))
         times[COMPUTE] = compute_s
         caps[COMPUTE] = compute_cap
     filled = [np.where(np.isnan(t), -np.inf, t) for t in times.values()]
@@ -182,9 +177,7 @@ def roofline_arrays(
     # no FLOPs: a cap in FLOP/s says nothing (every tier's is 0 and the compute one the peak,
     # whatever binds), so caps and attainable are undefined; the binding roof and the time at it
     # still are (time cancels no work: integer work or a busy pipe may bind)
-    no_flop = flop == 0
-    for tier in caps:
-        caps[tier] = np.where(no_flop, np.nan, caps[tier])
+    caps = {tier: np.where(flop == 0, np.nan, cap) for tier, cap in caps.items()}
     lowest = np.fmin.reduce(list(caps.values()))  # the lowest cap binds (NaN: none known)
     attainable = np.where(np.isnan(lowest) | blind | ~weighed, np.nan, lowest)
     return RooflineArrays(
@@ -232,7 +225,6 @@ def roofline(
         attainable_flop_per_s=nan_to_none(arrays.attainable_flop_per_s[0]),
         binding=arrays.binding[0],
         time_at_roof_s=nan_to_none(arrays.time_at_roof_s[0]),
-        unroofed=tuple(t for t, v in arrays.unroofed.items() if v[0]),
     )
 
 

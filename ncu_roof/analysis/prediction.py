@@ -6,7 +6,7 @@ The verdict comes from `model.roofline()`, the same function `analyze` uses for 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -151,7 +151,6 @@ def with_tensor_path(roofs: Roofs, precision: str | None, peaks: TensorPeaks) ->
 
 
 _EXAMPLES = {
-    Dimension.FLOP: "2.5GFLOP",
     Dimension.BYTE: "1.5GB",
     Dimension.FLOP_PER_S: "19.5TFLOP/s",
     Dimension.BYTE_PER_S: "1.5TB/s",
@@ -261,7 +260,8 @@ def predict(
         ceiling = OpsCeiling(ops, ops_ceiling, rate, source, flop_time)
     compute_time_s = ceiling.time_s if ceiling is not None and ceiling.binds else None
 
-    def place(nbytes: Mapping[str, float]) -> RooflinePoint:
+    def place(tied: Set[str]) -> RooflinePoint:
+        nbytes = {**bytes_by_tier, **{t: 0.0 if t in tied else b for t, b in derived.items()}}
         return roofline(
             nominal_flop,
             nbytes,
@@ -271,8 +271,18 @@ def predict(
             compute_time_s=compute_time_s,
         )
 
-    point = place({**bytes_by_tier, **derived})
-    point = _judged_by_intensity(point, bytes_by_tier, intensity_by_tier, roofs.bandwidth_byte_per_s, place)
+    point = place(set())
+    # Tiers known by intensity are judged by it, not by the bytes derived from it: bytes = FLOP /
+    # intensity and time = bytes / bandwidth round twice, so a tier exactly at its ridge point
+    # could outlast compute by an ulp. One whose intensity is at or above compute cap / bandwidth
+    # cannot bind (a tie with compute is compute): placed again with no traffic, it caps at the
+    # compute roof. Each reports its intensity as given.
+    cap = point.cap_flop_per_s.get(COMPUTE)
+    if point.flop and cap is not None and cap > 0:
+        tied = {t for t, x in intensity_by_tier.items() if x >= cap / roofs.bandwidth_byte_per_s[t]}
+        point = place(tied) if tied else point
+        given = {t: x for t, x in intensity_by_tier.items() if t in point.intensity_flop_per_byte}
+        point = replace(point, intensity_flop_per_byte={**point.intensity_flop_per_byte, **given})
     if flop is None:
         point = replace(point, flop=None, time_at_roof_s=None)
     known_bytes = dict(bytes_by_tier) if flop is None else {**bytes_by_tier, **derived}
@@ -286,30 +296,6 @@ def predict(
         assumptions=workload.assumptions if workload else (),
         ops=ceiling,
     )
-
-
-def _judged_by_intensity(
-    point: RooflinePoint,
-    bytes_by_tier: Mapping[str, float],
-    intensity_by_tier: Mapping[str, float],
-    bandwidth_byte_per_s: Mapping[str, float],
-    place: Callable[[Mapping[str, float]], RooflinePoint],
-) -> RooflinePoint:
-    """`point` with its tiers known by intensity judged by that intensity, not by the bytes
-    derived from it: bytes = FLOP / intensity and time = bytes / bandwidth round twice, so a tier
-    exactly at its ridge point could outlast compute by an ulp. A tier whose intensity is at or
-    above compute cap / bandwidth cannot bind (a tie with compute is compute): it is placed again
-    with no traffic, so it caps at the compute roof. Each reports its intensity as given."""
-    compute_cap = point.cap_flop_per_s.get(COMPUTE)
-    flop = point.flop
-    if not flop or compute_cap is None or not compute_cap > 0:
-        return point
-    tied = {t for t, x in intensity_by_tier.items() if x >= compute_cap / bandwidth_byte_per_s[t]}
-    if tied:
-        derived = {t: 0.0 if t in tied else flop / x for t, x in intensity_by_tier.items()}
-        point = place({**bytes_by_tier, **derived})
-    given = {t: x for t, x in intensity_by_tier.items() if t in point.intensity_flop_per_byte}
-    return replace(point, intensity_flop_per_byte={**point.intensity_flop_per_byte, **given})
 
 
 def _checked_work(flop: float | None, ops: float | None) -> float | None:

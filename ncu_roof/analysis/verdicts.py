@@ -92,9 +92,8 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
 
     def own(column: str, fallback: Roof | None) -> Roof:
         values = np.asarray(group[column], dtype="float64") if column in group else np.full(n, np.nan)
-        default = np.nan if fallback is None else fallback
         ok = np.isfinite(values) & (values > 0) & automatic
-        return np.where(ok, values, default)
+        return np.where(ok, values, np.nan if fallback is None else fallback)
 
     compute: Mapping[str, Roof] = roofs.compute_flop_per_s
     bandwidth: Mapping[str, Roof] = roofs.bandwidth_byte_per_s
@@ -106,11 +105,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         # never the device's bandwidth: its roof may be another counter's than this launch's bytes
         bandwidth = {**bandwidth, **{t: own(f"bw_{t}_byte_per_s", None) for t in TIERS}}
 
-    paths = {
-        c.removeprefix(TENSOR_PATH_PREFIX): c
-        for c in group
-        if c.startswith(TENSOR_PATH_PREFIX) and not c.startswith("peak_")
-    }
+    paths = {c.removeprefix(TENSOR_PATH_PREFIX): c for c in group if c.startswith(TENSOR_PATH_PREFIX)}
     float_paths = [p for p in paths if not is_integer_path(p)]
     int_paths = [p for p in paths if is_integer_path(p)]
     flop_work = {p: measured(f"flop_{p}") for p in CUDA_CORE_PRECISIONS}
@@ -162,18 +157,15 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         measured("waves_per_sm"),
     )
     sol_known = ~equals(sol.bound, Bound.UNKNOWN)
-    traffic = np.logical_or.reduce(
-        [np.isfinite(b) & np.isfinite(per_kernel(bandwidth.get(t), n)) for t, b in nbytes.items()]
-    )
-    # a roofline needs memory traffic to compare with; with zero floating-point and tensor work and
-    # no pipe figures it cannot see integer work either
-    # integer operations without their peak (under --gpu roofs) and no pipe figure: compute unknown
+    # (a binding roof implies memory traffic to compare with) with zero floating-point and tensor
+    # work and no pipe figures a roofline cannot see integer work either; nor integer operations
+    # without their peak (under --gpu roofs) and no pipe figure: compute unknown
     unpeaked = np.zeros(n, dtype=bool)
     for p in int_paths:
         kind = f"tensor:{p}"
         unpeaked |= (np.nan_to_num(work[kind]) > 0) & np.isnan(per_kernel(work_peaks[kind], n))
     compute_unknown = unpeaked & ~np.isfinite(pipe_s)
-    supported = traffic & ~compute_unknown & (has_work | np.isfinite(pipe_pct) | ~sol_known)
+    supported = ~compute_unknown & (has_work | np.isfinite(pipe_pct) | ~sol_known)
     issue_peak, issue_source = _issue_peak(n, device, measured)
     instructions = instruction_arrays(
         measured("warp_inst"), measured("duration_s"), issue_peak, nbytes, bandwidth

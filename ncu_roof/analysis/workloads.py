@@ -16,17 +16,16 @@ from typing import Any
 from ncu_roof.base.tomlfile import package_table
 from ncu_roof.errors import UsageError
 
-DTYPE_BYTES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2}
+# bytes per value; tf32, fp8 and int8 are matrix-only (gemm)
+DTYPE_BYTES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2, "tf32": 4, "fp8": 1, "int8": 1}
 VECTOR_PRECISION = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "bf16": "fp16"}
 # Floating tensor data paths: GEMM (and `--flops`) work in these runs against the path's own dense
-# tensor peak, the roof `tensor:PATH` (`arch.tensor_peaks`); tf32 and fp8 are matrix-only.
+# tensor peak, the roof `tensor:PATH` (`arch.tensor_peaks`).
 TENSOR_DTYPES = ("tf32", "bf16", "fp16", "fp8")
-TENSOR_BYTES = {"tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 MATRIX_PRECISION = {"fp64": "fp64", "fp32": "fp32", **{d: f"tensor:{d}" for d in TENSOR_DTYPES}}
 # Integer data paths: their work is operations (2 per multiply-accumulate), never FLOPs, against
 # their own ceiling (`prediction.builtin_ops_peaks`).
 OPS_DTYPES = ("int8",)
-INT8_BYTES = 1
 INT32_BYTES = 4
 FP8_OUT_BYTES = 2  # an fp8 GEMM writes C in bf16/fp16 (assumed; fp8 output is rarer)
 
@@ -50,8 +49,7 @@ def _dtype_bytes(dtype: str) -> int:
     try:
         return DTYPE_BYTES[dtype]
     except KeyError:
-        choices = ", ".join((*DTYPE_BYTES, "tf32", "fp8", *OPS_DTYPES))
-        hint = f"use one of {choices} (tf32, fp8, int8: gemm only)"
+        hint = f"use one of {', '.join(DTYPE_BYTES)} (tf32, fp8, int8: gemm only)"
         raise UsageError(f"unknown dtype {dtype!r}", hint=hint) from None
 
 
@@ -59,7 +57,7 @@ def gemm(m: int, n: int, k: int, dtype: str = "fp32", tile: int | None = None) -
     """C (m x n) = A (m x k) @ B (k x n): ideal reuse, or square T x T output tiles. An int8 GEMM
     does 2mnk integer operations (no FLOPs) and writes int32 C."""
     integer = dtype in OPS_DTYPES
-    size = INT8_BYTES if integer else TENSOR_BYTES.get(dtype) or _dtype_bytes(dtype)
+    size = _dtype_bytes(dtype)
     out_size = INT32_BYTES if integer else FP8_OUT_BYTES if dtype == "fp8" else size
     params: dict[str, Param] = {"m": m, "n": n, "k": k, "dtype": dtype}
     texts = MODELS["gemm"]
