@@ -19,12 +19,11 @@ from ncu_roof.base.text import launch_shape, plural, shorten, si
 from ncu_roof.base.vocabulary import Bound, VerdictBasis
 from ncu_roof.render.historyout import Point, show_groups
 from ncu_roof.render.plot import PNG_DPI, RC, save_figure
-from ncu_roof.render.plot_marks import Verdict, legend_order, marker_fill, verdict_label
+from ncu_roof.render.plot_marks import Verdict, handle, legend_order, marker_fill, verdict_label
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
 
 MAX_LINES = 8
 PANEL_IN = (10.0, 4.5)
@@ -93,7 +92,7 @@ def _panel(ax: Axes, gpu: str, groups: list[dict[str, Any]]) -> set[Verdict]:
             linewidths=[f.edge_width for f in fills],
             zorder=3,
         )
-        handles.append(_handle(marker, "white", "#333333", 1.0, style))
+        handles.append(handle(marker, "white", "#333333", 1.0, color=LINE_COLOUR, linestyle=style))
         labels.append(f"{shorten(g['name'], 48)} {launch_shape(g['grid'], g['block'])}")
     picked = f"the {len(shown)} slowest of " if len(groups) > len(shown) else ""
     title = f"{gpu}: {picked}{plural(len(groups), 'kernel group')} over {plural(len(commits), 'commit')}"
@@ -152,28 +151,12 @@ def _duration_axis(ax: Axes, durations_s: Sequence[float]) -> None:
     ax.set_ylabel("median launch duration")
 
 
-def _handle(marker: str, face: str, edge: str, edge_width: float, style: LineStyle = "none") -> Line2D:
-    from matplotlib.lines import Line2D
-
-    return Line2D(
-        [],
-        [],
-        color=LINE_COLOUR,
-        linestyle=style,
-        marker=marker,
-        markersize=MARKER_PT,
-        markerfacecolor=face,
-        markeredgecolor=edge,
-        markeredgewidth=edge_width,
-    )
-
-
 def _verdict_legend(figure: Figure, verdicts: set[Verdict]) -> None:
     """The verdicts drawn, each with its basis (`memory-bound · SOL`), as on every plot."""
     if not verdicts:
         return
     shown = legend_order(verdicts)
-    handles = [_handle("o", *marker_fill(v)) for v in shown]
+    handles = [handle("o", *marker_fill(v), color=LINE_COLOUR) for v in shown]
     figure.legend(
         handles,
         [verdict_label(v) for v in shown],

@@ -19,6 +19,7 @@ from ncu_roof.render.summary import VERDICT_COLOURS
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
 TIER_MARKERS = {"dram": "o", "l2": "s", "l1": "^", "shared": "D"}
 OTHER_TIER_MARKER = "v"
@@ -110,24 +111,26 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> N
         )
 
 
+def handle(marker: str, face: str, edge: str = "black", edge_width: float = 0.6, **line: Any) -> Line2D:
+    """A legend entry: a 7 pt marker, no line unless `line` asks for one (the trend plot's too)."""
+    from matplotlib.lines import Line2D
+
+    line.setdefault("linestyle", "none")
+    return Line2D(
+        [],
+        [],
+        marker=marker,
+        markersize=7,
+        markerfacecolor=face,
+        markeredgecolor=edge,
+        markeredgewidth=edge_width,
+        **line,
+    )
+
+
 def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows: bool) -> None:
     """One compact row above the panels (two or three where one is wider than the figure):
     verdict colours with their basis, tier shapes, a diff's marks."""
-    from matplotlib.lines import Line2D
-
-    def handle(marker: str, face: str, edge: str = "black", edge_width: float = 0.6, **line: Any) -> Line2D:
-        line.setdefault("linestyle", "none")
-        return Line2D(
-            [],
-            [],
-            marker=marker,
-            markersize=7,
-            markerfacecolor=face,
-            markeredgecolor=edge,
-            markeredgewidth=edge_width,
-            **line,
-        )
-
     shown_verdicts = legend_order(verdicts)
     shown = [t for t in TIER_MARKERS if t in tiers] + sorted(tiers - set(TIER_MARKERS))
     handles = [handle("o", *marker_fill(v)) for v in shown_verdicts]
