@@ -11,11 +11,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.analysis.model import finite_map, finite_or_none
+from ncu_roof.analysis.model import bound_of, finite_map, finite_or_none
 from ncu_roof.analysis.prediction import TENSOR, Prediction
 from ncu_roof.analysis.records import bound_at
 from ncu_roof.base.text import intensity, si
-from ncu_roof.base.vocabulary import COMPUTE, Bound
+from ncu_roof.base.vocabulary import COMPUTE
 from ncu_roof.render.console import PIPE_WIDTH, rich_text
 
 SCHEMA = "ncu-roof/prediction/v1"
@@ -129,7 +129,7 @@ def verdict_line(p: Prediction) -> str:
     point = p.point
     if point.binding is None:
         return "verdict: unknown (no roof applies)"
-    where = bound_at(Bound.COMPUTE if point.binding == COMPUTE else Bound.MEMORY, point.binding)
+    where = bound_at(bound_of(point.binding), point.binding)
     if point.binding == COMPUTE and p.compute_ceiling:
         where += f" ({p.compute_ceiling})"
     ops_only = p.ops is not None and not p.flop  # integer work alone: a FLOP/s figure says nothing
