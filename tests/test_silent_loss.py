@@ -136,6 +136,26 @@ def test_a_repeated_metric_row_loses_no_kernel() -> None:
     assert _values(path) == _values("details_metrics_15col.csv")
 
 
+def test_a_metric_row_repeated_with_another_value_is_damage() -> None:
+    """The same row twice with two values (pasted exports): which is true is unknown, so the kernel
+    is damaged, named with the line of the second value, never read with the first silently."""
+    line = _text("details_metrics_15col.csv")[4]
+    path = _with_line("details_metrics_15col.csv", 5, line.replace('"4,194,304"', '"99,194,304"'))
+    message = r"line 6: kernel ID 0 of process 5150 has 'lts__t_bytes.sum' twice, with two values"
+    with pytest.raises(BadInputError, match=message):
+        read_input(str(path))
+    kept = read_input(str(path), skip_bad_rows=True)
+    assert kept.frame["id"].tolist() == [1] and "1 kernel left out" in kept.warnings[0]
+
+
+def test_a_summary_metric_repeated_with_another_average_is_damage() -> None:
+    lines = _text("summary_per_kernel.csv")
+    at = next(i for i, text in enumerate(lines) if "gpu__time_duration.sum" in text)
+    changed = lines[at].rsplit(",", 1)[0] + ',"1"'
+    with pytest.raises(BadInputError, match=rf"line {at + 2}: kernel #0 .* twice, with two values"):
+        read_input(str(_with_line("summary_per_kernel.csv", at + 1, changed)))
+
+
 def test_a_deleted_raw_page_row_is_a_gap_in_the_ids() -> None:
     path = _without_line("raw_base.csv", 2)  # ID 0 of 0, 1
     with pytest.raises(BadInputError, match=r"line 3: ID 0 is missing before this row"):

@@ -131,7 +131,8 @@ def _details_rows(block: Block, damage: Damage) -> list[dict[str, str]]:
     labels = [f"kernel ID {r['ID']} of process {r.get('Process ID', '')}" for _, r in kept]
     ids = dict(zip(labels, (r["ID"] for _, r in kept), strict=True))
     order = [
-        (k, n, r.get("Section Name", ""), r["Metric Name"]) for k, (n, r) in zip(labels, kept, strict=True)
+        (k, n, r.get("Section Name", ""), r["Metric Name"], r.get("Metric Value", ""))
+        for k, (n, r) in zip(labels, kept, strict=True)
     ]
     for label, (line, reason) in partial_groups(order).items():
         damage.add(line, reason)
@@ -145,23 +146,29 @@ def _details_rows(block: Block, damage: Damage) -> list[dict[str, str]]:
     return [r for _, r in kept if r["ID"] not in tainted]
 
 
-def partial_groups(rows: list[tuple[str, int, str, str]]) -> dict[str, tuple[int, str]]:
+def partial_groups(rows: list[tuple[str, int, str, str, str]]) -> dict[str, tuple[int, str]]:
     """Kernels of a per-metric page whose rows cannot all be theirs: (line, reason) per key.
 
-    `rows` are (kernel key, line, section, metric) in file order, one per row. ncu prints every
-    kernel of a run with the same rows, together; rows of one kernel split by another's, or a
+    `rows` are (kernel key, line, section, metric, value) in file order, one per row. ncu prints
+    every kernel of a run with the same rows, together; rows of one kernel split by another's, a
     kernel holding only some of the rows of another kernel's sequence (the first, the last, all
-    but one in the middle), are what a cut, a lost line or a damaged ID leave behind.
+    but one in the middle), or one row twice with two values (which one is true?) are what a cut,
+    a lost line, a damaged ID or two exports pasted together leave behind.
     """
     found: dict[str, tuple[int, str]] = {}
     first_line: dict[str, int] = {}
     sequences: dict[str, list[tuple[str, str]]] = {}  # each kernel's (section, metric) rows
+    values: dict[str, dict[tuple[str, str], str]] = {}  # each kernel's first value of each row
     for key, together in itertools.groupby(rows, key=operator.itemgetter(0)):
         run = list(together)
         if key in first_line and key not in found:
             found[key] = (run[0][1], f"rows of {key} are split by another kernel's (damaged ID?)")
         first_line.setdefault(key, run[0][1])
-        sequences.setdefault(key, []).extend((section, metric) for _, _, section, metric in run)
+        sequences.setdefault(key, []).extend((section, metric) for _, _, section, metric, _ in run)
+        first = values.setdefault(key, {})
+        for _, line, section, metric, value in run:
+            if first.setdefault((section, metric), value) != value and key not in found:
+                found[key] = (line, f"{key} has {one_cell(metric)} twice, with two values (pasted exports?)")
     shapes = dict.fromkeys(tuple(seq) for seq in sequences.values())  # (first seen first)
     for key, seq in sequences.items():
         whole = tuple(seq)
@@ -266,7 +273,7 @@ def read_summary_csv(
     damage = Damage(path, skip_bad_rows)
     groups: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
     labels: dict[tuple[str, ...], str] = {}
-    order: list[tuple[str, int, str, str]] = []  # (kernel, line, section, metric) of every row
+    order: list[tuple[str, int, str, str, str]] = []  # (kernel, line, section, metric, average) per row
     for line, cells in records(block, damage):
         if len(cells) != len(header):
             damage.add(line, f"{len(cells)} cells where the header has {len(header)}")
@@ -281,7 +288,7 @@ def read_summary_csv(
             continue
         key = tuple(row.get(c, "") for c in _KEY)
         label = labels.setdefault(key, f"kernel #{len(labels)} {one_cell(row['Kernel Name'])}")
-        order.append((label, line, row.get("Section Name", ""), row["Metric Name"]))
+        order.append((label, line, row.get("Section Name", ""), row["Metric Name"], row["Average"]))
         metric = metric_for(row["Metric Name"], row["Metric Unit"])
         values = groups.setdefault(key, {})
         if metric is not None and metric not in values:
