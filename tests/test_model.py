@@ -9,7 +9,16 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ncu_roof.analysis.model import bit_codes, bound_of, compute_roof_arrays, fixed, is_set, roofline, row_max
+from ncu_roof.analysis.model import (
+    bit_codes,
+    bound_of,
+    compute_roof_arrays,
+    fixed,
+    is_set,
+    roofline,
+    roofline_arrays,
+    row_max,
+)
 from ncu_roof.analysis.sol import sol_arrays
 from ncu_roof.base.vocabulary import COMPUTE, Bound
 
@@ -278,3 +287,13 @@ def test_bit_codes_are_the_flags_as_bits(rows: list[list[bool]]) -> None:
     matrix = np.array(rows, dtype=bool).reshape(len(rows), k)
     codes = bit_codes(list(matrix.T))
     assert codes.tolist() == [sum(1 << i for i, flag in enumerate(row) if flag) for row in rows]
+
+
+def test_a_compute_time_that_is_not_finite_is_no_ceiling() -> None:
+    """`compute_time_s` counts only where finite: an infinite one (work over a zero peak) is no
+    time at the roof; the FLOPs and bytes still place the kernel (1 GFLOP at 1 TFLOP/s: 1 ms)."""
+    for other in (math.inf, math.nan):
+        arrays = roofline_arrays(
+            np.array([1e9]), {"dram": np.array([1e6])}, np.array([1e12]), {"dram": 1e12}, np.array([other])
+        )
+        assert arrays.time_at_roof_s.tolist() == [1e-3] and arrays.binding.tolist() == [COMPUTE]

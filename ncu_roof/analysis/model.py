@@ -140,7 +140,7 @@ def roofline_arrays(
         computable = has_flop & has_peak
         other = np.asarray(compute_time_s, dtype="float64")
         has_other = np.isfinite(other)
-        compute_s = np.fmax(np.where(computable, flop / peak, np.nan), other)
+        compute_s = np.fmax(np.where(computable, flop / peak, np.nan), np.where(has_other, other, np.nan))
         # the compute cap in FLOP/s: the peak, or the FLOPs over the compute roof's time when
         # another ceiling (integer work, a busy pipe) takes longer than the FLOPs at their peak
         slower = has_other & (flop > 0) & (compute_s > 0)
