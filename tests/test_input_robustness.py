@@ -361,6 +361,19 @@ def test_stdin_directory_and_glob(
     assert code == 3 and "no file matches this pattern" in err
 
 
+def test_a_damaged_report_on_stdin_is_named_as_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A report piped in is read from a temporary copy; the error names `-`, never that copy."""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"NVR\x00" + b"garbage" * 10)))
+    code, _, err = run(["analyze", "-"], capsys)
+    assert (
+        code == 3
+        and err.startswith("error: -: the report holds no profiled kernel")
+        and "ncu-roof-" not in err
+    )
+
+
 # ------------------------------------------------------------------ console text and summaries
 
 
