@@ -74,6 +74,8 @@ class GroupBy(StrEnum):
 
 
 class SortBy(StrEnum):
+    """How the summary orders its rows (fix first: by the time each would save)."""
+
     TIME = "time"  # total duration, largest first
     HEADROOM = "headroom"  # time it would save at its roof, largest first
 
