@@ -358,10 +358,10 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
     x = NoteInputs(
         v=cast(Verdicts, v), missing=lacking, no_compute_roofs=False, recipe={}, not_collected={}, flop={},
         flop_total_is_lower_bound=nothing, tensor_pipe_pct=np.full(n, np.nan), integer_tensor_ops=nothing,
-        pct=pct.astype(float), sol_sm_pct=sm.astype(float),
-        sol_memory_pct=memory.astype(float), waves=waves.astype(float), busiest_pipe=nowhere,
+        pct=pct.astype(float), waves=waves.astype(float), busiest_pipe=nowhere,
         busiest_tier=nowhere, busiest_tier_pct=np.full(n, np.nan), tensor_by_pipe=nothing,
-        busiest_issue_pipe=nowhere, sol_pct={}, pct_of_bandwidth={}, ceiling=nowhere,
+        busiest_issue_pipe=nowhere, sol_pct={"sm": sm.astype(float), "memory": memory.astype(float)},
+        pct_of_bandwidth={}, ceiling=nowhere,
         shared_wavefronts_per_request=np.full(n, np.nan), shared_bank_conflict_pct=np.full(n, np.nan),
         input_notes=nowhere,
     )  # fmt: skip

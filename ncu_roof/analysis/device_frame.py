@@ -123,8 +123,6 @@ def device_frame(
             tensor_pipe_pct=measured("tensor_pipe_pct"),
             integer_tensor_ops=~np.isnan(ops_total) & (ops_total != 0),
             pct=pct,
-            sol_sm_pct=sol["sm"],
-            sol_memory_pct=sol["memory"],
             waves=np.asarray(group["waves_per_sm"], dtype="float64"),
             busiest_pipe=_busiest_pipe(pipes, n),
             busiest_issue_pipe=_busiest_pipe(pipes, n, compute_only=False),

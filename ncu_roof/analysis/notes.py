@@ -43,8 +43,6 @@ class NoteInputs:
     tensor_pipe_pct: np.ndarray
     integer_tensor_ops: np.ndarray  # bool: integer tensor operations were counted
     pct: np.ndarray  # percent of roof, NaN when none
-    sol_sm_pct: np.ndarray
-    sol_memory_pct: np.ndarray
     waves: np.ndarray
     busiest_pipe: np.ndarray  # object: `alu pipe 76%` or None
     busiest_issue_pipe: np.ndarray  # object: the same of every pipe, load/store ones too

@@ -25,7 +25,7 @@ def verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     sol = equals(x.v.verdict.basis, VerdictBasis.SOL)
     add(ok & latency, lambda rows: _latency(x, rows))
     add(ok & ~latency & sol, lambda rows: _sol_basis(x, rows))
-    no_sol = np.isnan(x.sol_sm_pct) | np.isnan(x.sol_memory_pct)
+    no_sol = np.isnan(x.sol_pct["sm"]) | np.isnan(x.sol_pct["memory"])
     add(
         ok & ~latency & ~sol & ~equals(x.v.verdict.bound, Bound.UNKNOWN) & no_sol,
         "no SOL percentages (sm__throughput, gpu__compute_memory_throughput): "
@@ -52,7 +52,7 @@ def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     grid (NaN for any other), the roof that binds (None where the roofline could not be placed)."""
     small_grid_waves_per_sm = np.where(x.waves[rows] < 1, x.waves[rows], np.nan)
     binding = np.where(x.v.supported[rows], x.v.arrays.binding[rows], objects(None, len(rows)))
-    shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
+    shown = [np.rint(x.sol_pct["sm"][rows]), np.rint(x.sol_pct["memory"][rows]), np.rint(x.pct[rows])]
     return per_distinct(
         [*shown, small_grid_waves_per_sm],
         binding,
@@ -82,8 +82,8 @@ def _latency_texts(x: NoteInputs, rows: np.ndarray, waves: np.ndarray, binding: 
         f"latency-bound: SM {{}}% and memory {{}}% of peak, both under {LATENCY_SOL_PCT:.0f}%{{}}; the "
         "roofline alone says {}",
         *(
-            fixed(x.sol_sm_pct[rows], 0),
-            fixed(x.sol_memory_pct[rows], 0),
+            fixed(x.sol_pct["sm"][rows], 0),
+            fixed(x.sol_pct["memory"][rows], 0),
             grid,
             _verdict_words(binding, x.pct[rows]),
         ),
@@ -100,7 +100,9 @@ def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
 
 def _sol_pcts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     """`SM 62%, memory 31%` per launch."""
-    return sentences("SM {}%, memory {}%", fixed(x.sol_sm_pct[rows], 0), fixed(x.sol_memory_pct[rows], 0))
+    return sentences(
+        "SM {}%, memory {}%", fixed(x.sol_pct["sm"][rows], 0), fixed(x.sol_pct["memory"][rows], 0)
+    )
 
 
 def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
@@ -133,7 +135,7 @@ def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     """The roofline decided; Speed of Light calls the launch latency-bound: what that means (made
     as `_latency`'s)."""
-    shown = [np.rint(x.sol_sm_pct[rows]), np.rint(x.sol_memory_pct[rows]), np.rint(x.pct[rows])]
+    shown = [np.rint(x.sol_pct["sm"][rows]), np.rint(x.sol_pct["memory"][rows]), np.rint(x.pct[rows])]
     return per_distinct(
         [*shown, x.waves[rows]], x.v.arrays.binding[rows], lambda first: _cross_check_texts(x, rows[first])
     )
