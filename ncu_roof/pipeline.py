@@ -99,8 +99,11 @@ def platform(
 def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log | None = None) -> Analysis:
     """Input paths (or tables already read) → Analysis; `log` gets one line per input read, and
     every warning and note the readers and the roofs have."""
-    say = log or (lambda _: None)
     choice = roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first
+    return _run(inputs, choice, request, log or (lambda _: None))
+
+
+def _run(inputs: Sequence[str | RunTable], choice: RoofChoice, request: Request, say: Log) -> Analysis:
     items = expand(inputs, say)
     from ncu_roof.analysis.core import analyze
 
@@ -148,8 +151,8 @@ def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | Non
     `analyze` reads them), each read and analyzed in turn: one read table is held at a time, the
     first bad input's error is raised after the lines of those before it. (A worker process per
     side paid no more: a fresh interpreter's imports and the analysis sent back cost what it saved.)"""
-    roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first, as `run` has them
-    return [run([item], request, log) for item in inputs]
+    choice = roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first, once
+    return [_run([item], choice, request, log or (lambda _: None)) for item in inputs]
 
 
 def read_tables(

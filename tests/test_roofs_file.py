@@ -9,6 +9,7 @@ import pytest
 from conftest import CliResult, run_cli
 
 from ncu_roof.base.units import Dimension, parse_quantity
+from ncu_roof.base.vocabulary import Roofs
 from ncu_roof.errors import BadInputError
 from ncu_roof.gpus.roofs import load_roofs_file
 
@@ -99,3 +100,23 @@ def test_cli_good_roofs_file_predicts_strict_json(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
     assert doc["attainable_flop_per_s"] == pytest.approx(5e9)
+
+
+def test_a_diff_reads_its_roofs_file_once(
+    tmp_path: Path, fixtures: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The roofs are resolved once per run and passed to both sides (issue 29: one resolution)."""
+    from ncu_roof.gpus import roofs
+    from ncu_roof.pipeline import Request, run_each
+
+    loaded: list[str] = []
+    real = roofs.load_roofs_file
+
+    def counted(path: str) -> Roofs:
+        loaded.append(path)
+        return real(path)
+
+    monkeypatch.setattr(roofs, "load_roofs_file", counted)
+    path = write(tmp_path, '"1 TFLOP/s"')
+    sides = run_each([str(fixtures / "raw_base.csv")] * 2, Request(roofs=path))
+    assert loaded == [path] and all(a.devices[0].roofs.name == "lab" for a in sides)
