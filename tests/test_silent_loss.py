@@ -156,6 +156,31 @@ def test_a_summary_metric_repeated_with_another_average_is_damage() -> None:
         read_input(str(_with_line("summary_per_kernel.csv", at + 1, changed)))
 
 
+@pytest.mark.parametrize("count", ["1,000", "1.500"])
+def test_a_summary_count_that_is_none_in_the_files_style_is_damage(count: str) -> None:
+    """The summary's numbers are plain (C style): `1,000` and `1.500` are no count there; read as 1
+    they lost a kernel's launches without a word."""
+    text = "\n".join(_text("summary_per_kernel.csv")).replace('"0","3"', f'"0","{count}"')
+    path = input_file("summary_per_kernel.csv", text)
+    with pytest.raises(BadInputError, match=rf"line 2: Invocations '{count}' is no count of launches"):
+        read_input(str(path))
+    kept = read_input(str(path), skip_bad_rows=True)
+    assert kept.rows == 1 and "1 kernel left out" in kept.warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        ("summary_per_kernel.csv", '"0","3"', '"0","99999999999999999999999"'),
+        ("console_summary_per_kernel.txt", "Invocations 1\n", "Invocations 99999999999999999999\n"),
+    ],
+)
+def test_a_count_beyond_any_integer_is_refused_not_wrapped(name: str, old: str, new: str) -> None:
+    path = input_file(name, "\n".join(_text(name)).replace(old, new))
+    with pytest.raises(BadInputError, match=r"invocations in all, more than the 1,000,000 launches"):
+        read_input(str(path))
+
+
 def test_a_deleted_raw_page_row_is_a_gap_in_the_ids() -> None:
     path = _without_line("raw_base.csv", 2)  # ID 0 of 0, 1
     with pytest.raises(BadInputError, match=r"line 3: ID 0 is missing before this row"):

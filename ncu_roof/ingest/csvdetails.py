@@ -274,6 +274,7 @@ def read_summary_csv(
     groups: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
     labels: dict[tuple[str, ...], str] = {}
     order: list[tuple[str, int, str, str, str]] = []  # (kernel, line, section, metric, average) per row
+    first_line: dict[tuple[str, ...], int] = {}
     for line, cells in records(block, damage):
         if len(cells) != len(header):
             damage.add(line, f"{len(cells)} cells where the header has {len(header)}")
@@ -288,12 +289,20 @@ def read_summary_csv(
             continue
         key = tuple(row.get(c, "") for c in _KEY)
         label = labels.setdefault(key, f"kernel #{len(labels)} {one_cell(row['Kernel Name'])}")
+        first_line.setdefault(key, line)
         order.append((label, line, row.get("Section Name", ""), row["Metric Name"], row["Average"]))
         metric = metric_for(row["Metric Name"], row["Metric Unit"])
         values = groups.setdefault(key, {})
         if metric is not None and metric not in values:
             values[metric] = (row["Average"], row["Metric Unit"])
     partial = partial_groups(order)
+    with naming_file(path):
+        number_style = choose_style([average for *_, average in order], style)
+    for key, line in first_line.items():  # `1,000` is 1000 in en, 1 in de: a count in the file's style
+        count = parse_numbers([key[-1]], number_style)[0] if key[-1].strip() else 1.0
+        if not (count >= 1 and count == int(count)):
+            reason = f"Invocations {one_cell(key[-1])} is no count of launches in this file's number style"
+            partial.setdefault(labels[key], (line, reason))
     for line, reason in partial.values():
         damage.add(line, reason)
     damage.check()
@@ -318,13 +327,11 @@ def read_summary_csv(
     }
     notes = [(averages_note("row", n.strip() or None),) for n in invocations]
     with naming_file(path):
-        number_style = choose_style([text for _, _, text, _ in kernels], style)
         launches = text_columns(identity, kernels, number_style, notes)
-        # each row's averages are over its `Invocations` (in the file's style: `1,024` in en; checked by
-        # `_COUNT`) launches, 1 where the cell is empty (unknown)
+        # each row's averages are over its `Invocations` launches (checked above), 1 where the cell
+        # is empty (unknown)
         counts = parse_numbers(invocations, number_style)
-        whole = np.isfinite(counts) & (counts >= 1) & (counts == np.floor(counts))
-        launches = settle_shapes(repeat_invocations(launches, np.where(whole, counts, 1)))
+        launches = settle_shapes(repeat_invocations(launches, np.nan_to_num(counts, nan=1.0)))
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
         path, InputFormat.SUMMARY_CSV, None, launches, damage.warnings(len(partial)), tuple(averaged)
@@ -349,13 +356,14 @@ def repeat_invocations(launches: pl.DataFrame, counts: Sequence[int] | np.ndarra
     counted (a row of "Invocations 3" is 3 launches of its average duration, its time 3 x that),
     each with its row's values and notes; IDs numbered again from 0. More launches in all than
     `MAX_SUMMARY_LAUNCHES` is refused: the table would grow with the counts, not the file."""
-    repeats = np.asarray(counts, dtype=np.intp)
-    if int(repeats.sum()) > MAX_SUMMARY_LAUNCHES:
+    total = sum(int(count) for count in counts)  # exact: a count beyond int64 is no wrapped number
+    if total > MAX_SUMMARY_LAUNCHES:
         raise BadInputError(
-            f"its --print-summary rows count {int(repeats.sum()):,} invocations in all, more than the"
+            f"its --print-summary rows count {total:,} invocations in all, more than the"
             f" {MAX_SUMMARY_LAUNCHES:,} launches ncu-roof reads from a summary",
             hint="export the launches themselves (`ncu --import R --csv --page raw`), or a report with fewer",
         )
+    repeats = np.asarray(counts, dtype=np.intp)
     if (repeats == 1).all():
         return launches
     repeated = launches[np.repeat(np.arange(launches.height), repeats)]
