@@ -144,3 +144,14 @@ def test_a_side_without_launches_leaves_every_launch_of_the_other_alone() -> Non
     only_base = pair_frame(launches, empty, MatchBy.NAME_SHAPE, 5.0)
     assert only_base.get_column("status").to_list() == ["only-base"] * 2
     assert len(pair_frame(empty, empty, MatchBy.NAME_SHAPE, 5.0)) == 0
+
+
+def test_a_diffs_kernels_are_a_sequence_as_an_analysis_kernels_are() -> None:
+    """Sliced, counted and searched like `Analysis.kernels` (a slice crashed in a list-like class)."""
+    import ncu_roof
+
+    analysis = ncu_roof.analyze(ncu_roof.example_path())
+    pairs = ncu_roof.diff(analysis, analysis).kernels
+    assert isinstance(pairs, Sequence) and len(pairs) == 7
+    assert pairs[1:3] == [pairs[1], pairs[2]] and pairs[-1] == list(pairs)[-1]
+    assert pairs.index(pairs[2]) == 2 and pairs.count(pairs[0]) == 1

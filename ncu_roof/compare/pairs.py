@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import polars as pl
@@ -186,8 +186,9 @@ def sides(pairs: pl.DataFrame, column: str, tier: str | None = None) -> tuple[np
     return change.struct.field("base").to_numpy(), change.struct.field("head").to_numpy()
 
 
-class PairRows:
-    """The pairs of a diff (`pair_frame`) as `KernelDiff` objects, each made when asked for."""
+class PairRows(Sequence[KernelDiff]):
+    """The pairs of a diff (`pair_frame`) as `KernelDiff` objects, each made when asked for (a
+    sequence, as `Analysis.kernels` is: sliced, counted, searched)."""
 
     def __init__(self, pairs: pl.DataFrame) -> None:
         self.pairs = pairs
@@ -195,7 +196,13 @@ class PairRows:
     def __len__(self) -> int:
         return len(self.pairs)
 
-    def __getitem__(self, index: int) -> KernelDiff:
+    @overload
+    def __getitem__(self, index: int) -> KernelDiff: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[KernelDiff]: ...
+    def __getitem__(self, index: int | slice) -> KernelDiff | Sequence[KernelDiff]:
+        if isinstance(index, slice):
+            return [self[j] for j in range(*index.indices(len(self)))]
         return kernel_diff(self.pairs.row(range(len(self))[index], named=True))
 
     def __iter__(self) -> Iterator[KernelDiff]:
