@@ -81,10 +81,9 @@ def device_frame(
         terms[failed | ~terms.astype(bool)] = None
     lower = np.asarray(group["flop_total_is_lower_bound"], dtype=bool) & ~np.isnan(flop_total)
     sol_pair = np.where(np.isnan(sol["sm"]), NAN, sol["memory"])  # SOL is SM and memory
-    # per launch without FLOPs, the tier whose bandwidth it used most, and its percent of that roof
-    bandwidth = device.roofs.bandwidth_byte_per_s
-    used = {t: 100.0 * b / bandwidth[t] for t, b in achieved_bw.items() if bandwidth.get(t, 0) > 0}
-    tier_pct, tier = busiest(used, n)
+    # per launch without FLOPs, the tier whose bandwidth it used most, and its percent of that roof:
+    # the launch's own roof (its counter's peak at its clocks), never the device's median one
+    tier_pct, tier = busiest({t: np.where(np.isfinite(p), p, NAN) for t, p in of_bandwidth.items()}, n)
     missing = _missing(failed, {"duration": duration, "flop": flop_total, **nbytes, "sol": sol_pair})
     values: dict[str, np.ndarray] = {
         **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
