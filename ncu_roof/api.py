@@ -110,6 +110,7 @@ def analyze(
     if not paths:
         raise UsageError("no input files", hint='ncu_roof.analyze("report.ncu-rep")')
     inputs = [_path("each path", p) for p in paths]
+    _request(gpu, roofs)  # every argument's type first (a TypeError naming it), then the values
     _text_or_none("number_locale", number_locale)
     _text_or_none("traffic", traffic)
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)):
@@ -148,9 +149,10 @@ def predict(
     from ncu_roof.analysis import prediction
     from ncu_roof.base.units import Dimension, parse_quantity
 
+    request = _request(gpu, roofs)  # their types checked (a TypeError naming each)
     platform = pipeline.platform(
-        gpu,
-        str(roofs) if roofs is not None else None,
+        request.gpu,
+        request.roofs,
         _assignments(peak),
         _assignments(bandwidth),
     )

@@ -93,6 +93,13 @@ def test_api_arguments_of_the_wrong_type_are_a_clear_type_error(
     with pytest.raises(TypeError) as raised:
         ncu_roof.analyze(str(RAW), **keywords)  # type: ignore[arg-type]
     assert str(raised.value) == message
+    with pytest.raises(TypeError) as raised:  # before any value is judged
+        ncu_roof.analyze(str(RAW), **{"number_locale": "xx", "traffic": "bogus", **keywords})  # type: ignore[arg-type]
+    assert str(raised.value) == message
+    if "gpu" in keywords or "roofs" in keywords:  # predict checks them as analyze does
+        with pytest.raises(TypeError) as raised:
+            ncu_roof.predict(flops=1e9, bytes=1e9, **keywords)  # type: ignore[arg-type]
+        assert str(raised.value) == message
 
 
 @pytest.mark.parametrize("path", [None, 3, b"x"])
