@@ -96,3 +96,13 @@ def test_note_templates_are_the_same_in_python_and_polars(note: str) -> None:
     (a verdict's): the two must agree on what a number is."""
     polars = pl.Series([note]).str.replace_all(_NUMBER.pattern, "#").item()
     assert polars == _template(note) == re.sub(r"[0-9]+(?:[.,][0-9]+)*", "#", note)
+
+
+def test_identity_texts_are_one_object_per_distinct_text() -> None:
+    """Launches that share a name share its `str` (a per-launch copy of five columns held ~30 MB
+    at 100,000 launches); null is the given stand-in."""
+    from ncu_roof.analysis.core import _shared_texts
+
+    out = _shared_texts(pl.Series(["b", None, "a", "b", ""]), "")
+    assert out.tolist() == ["b", "", "a", "b", ""] and out[0] is out[3]
+    assert _shared_texts(pl.Series([None, None], dtype=pl.String), None).tolist() == [None, None]

@@ -121,14 +121,29 @@ def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     device index is 0), texts as `str` objects (a missing name is "", any other missing text
     None), the input notes as lists (None where a launch has none)."""
     frame = table.launches
-    texts = frame.select("grid", "block", "nvtx", "device_name", "cc").cast(pl.String)
     return {
         "id": _indices(table.path, "id", frame.get_column("id"), missing=None),
         **{c: _indices(table.path, c, frame.get_column(c), missing=0) for c in ("run", "device")},
-        "name": frame.get_column("name").cast(pl.String).fill_null("").to_numpy(),
-        **{c.name: c.to_numpy() for c in texts.iter_columns()},
+        "name": _shared_texts(frame.get_column("name"), ""),
+        **{
+            c: _shared_texts(frame.get_column(c), None)
+            for c in ("grid", "block", "nvtx", "device_name", "cc")
+        },
         "input_notes": object_array(frame.get_column("input_notes").to_list()),
     }
+
+
+_TEXTS = ("grid", "block", "nvtx", "device_name", "cc")
+
+
+def _shared_texts(values: pl.Series, missing: str | None) -> np.ndarray:
+    """A column as `str` objects, one per distinct text (`missing` where null): 100,000 launches
+    share a few hundred names and shapes, and a `str` per launch of five columns held ~30 MB."""
+    texts = values.cast(pl.String)
+    distinct = texts.drop_nulls().unique().sort()
+    made = object_array([*distinct.to_list(), missing])
+    out: np.ndarray = made[(texts.rank("dense") - 1).fill_null(len(distinct)).to_numpy()]
+    return out
 
 
 def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> np.ndarray:
