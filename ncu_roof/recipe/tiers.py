@@ -51,7 +51,8 @@ class TierDefinition:
     bytes: Numbers
     bandwidth_byte_per_s: Numbers
     roof_label: Texts  # per row: how the roof was had (peak_sustained or pct of peak)
-    counter: Texts  # per row with bytes: the counter whose peak is the roof (`base*scale`), NaN else
+    counter: Texts  # per row: the counter whose peak is the roof (`base*scale`); NaN without bytes
+    # (where no definition has bytes, `pick_tier` names the counter Nsight draws)
 
     def columns(self) -> list[np.ndarray]:
         return [self.label, self.bytes, self.bandwidth_byte_per_s, self.roof_label, self.counter]
