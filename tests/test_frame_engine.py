@@ -106,3 +106,11 @@ def test_identity_texts_are_one_object_per_distinct_text() -> None:
     out = _shared_texts(pl.Series(["b", None, "a", "b", ""]), "")
     assert out.tolist() == ["b", "", "a", "b", ""] and out[0] is out[3]
     assert _shared_texts(pl.Series([None, None], dtype=pl.String), None).tolist() == [None, None]
+
+
+def test_a_frame_of_kernels_has_the_analysis_columns_in_their_order() -> None:
+    import ncu_roof
+    from ncu_roof.analysis.frame import frame_of
+
+    analysis = ncu_roof.analyze(ncu_roof.example_path())
+    assert frame_of(list(analysis.kernels)).columns == analysis.launches.columns

@@ -254,9 +254,10 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
         **{f: field(f) for f in (*INTS, *BOOLS, *FLOATS, *TEXTS)},
         **{f: object_array(field(f)) for f in ENUMS},
         **{f: mappings(field(f), keys) for f, keys in DENSE_MAPS.items()},
-        **{f: mappings(field(f)) for f in ("cap_flop_per_s", "pipe_pct", "recipe", "traffic")},  # sparse
+        **{f: mappings(field(f)) for f in ("cap_flop_per_s", "pipe_pct")},  # sparse maps
         "notes": text_lists(field("notes")),
         "missing": text_lists(field("missing")),
+        **{f: mappings(field(f)) for f in ("recipe", "traffic")},  # sparse, in `device_frame`'s order
         "not_collected": mappings([{p: list(t) for p, t in k.not_collected.items()} for k in kernels]),
         "tensor_paths": mappings([{p: vars(t) for p, t in k.tensor_paths.items()} for k in kernels]),
         "ops_total": numbers([k.ops.get("total") for k in kernels]),
