@@ -84,12 +84,15 @@ def read_csv_file(
     damage = Damage(path, skip_bad_rows)
     _orphans(raw, blocks[0], damage)
     with naming_file(path):  # units and number styles: say which file
-        pivoted = read_details(blocks, style, damage) if all(details) else None
-        parts = [] if all(details) else parse_raw(blocks, damage)
+        pivoted = read_details(blocks, style, damage) if fmt is InputFormat.DETAILS_CSV else None
+        parts = parse_raw(blocks, damage) if pivoted is None else []
 
     def finish() -> RunTable:
-        with naming_file(path):
-            launches, lost = pivoted or (finish_raw(parts, style), damage.damaged_rows())
+        if pivoted is None:
+            with naming_file(path):
+                launches, lost = finish_raw(parts, style), damage.damaged_rows()
+        else:
+            launches, lost = pivoted
         damage.check()
         if launches is None:
             what = "no intact kernel rows" if damage.rows else "no kernel rows"
