@@ -168,6 +168,13 @@ def test_a_summary_count_that_is_none_in_the_files_style_is_damage(count: str) -
     assert kept.rows == 1 and "1 kernel left out" in kept.warnings[0]
 
 
+def test_a_summary_kernel_whose_rows_are_all_damaged_is_counted_as_left_out() -> None:
+    text = "\n".join(_text("summary_per_kernel.csv")).replace('"0","3"', '"0","0"')
+    kept = read_input(str(input_file("summary_per_kernel.csv", text)), skip_bad_rows=True)
+    assert kept.rows == 1 and "skipped 4 damaged rows" in kept.warnings[0]
+    assert "1 kernel left out" in kept.warnings[0]
+
+
 @pytest.mark.parametrize(
     ("name", "old", "new"),
     [

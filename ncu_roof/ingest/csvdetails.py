@@ -275,19 +275,22 @@ def read_summary_csv(
     labels: dict[tuple[str, ...], str] = {}
     order: list[tuple[str, int, str, str, str]] = []  # (kernel, line, section, metric, average) per row
     first_line: dict[tuple[str, ...], int] = {}
+    damaged: set[tuple[str, ...]] = set()  # kernels with a damaged row (with all of them: lost whole)
     for line, cells in records(block, damage):
         if len(cells) != len(header):
             damage.add(line, f"{len(cells)} cells where the header has {len(header)}")
             continue
         row = dict(zip(header, cells, strict=True))
+        key = tuple(row.get(c, "") for c in _KEY)
         device = next((c for c in ("Device Id", "Device") if c in row), None)
         if device is not None and row[device].strip() and not _INTEGER.match(row[device]):
             damage.add(line, f"{device} {row[device][:20]!r} is not an integer index")
+            damaged.add(key)
             continue
         if not _COUNT.match(row.get("Invocations", "")):
             damage.add(line, f"Invocations {one_cell(row['Invocations'])} is not a count of launches")
+            damaged.add(key)
             continue
-        key = tuple(row.get(c, "") for c in _KEY)
         label = labels.setdefault(key, f"kernel #{len(labels)} {one_cell(row['Kernel Name'])}")
         first_line.setdefault(key, line)
         order.append((label, line, row.get("Section Name", ""), row["Metric Name"], row["Average"]))
@@ -334,7 +337,12 @@ def read_summary_csv(
         launches = settle_shapes(repeat_invocations(launches, np.nan_to_num(counts, nan=1.0)))
     averaged = sorted({m for values in groups.values() for m in values})
     return RunTable(
-        path, InputFormat.SUMMARY_CSV, None, launches, damage.warnings(len(partial)), tuple(averaged)
+        path,
+        InputFormat.SUMMARY_CSV,
+        None,
+        launches,
+        damage.warnings(len(partial) + len(damaged - first_line.keys())),
+        tuple(averaged),
     )
 
 
