@@ -139,10 +139,11 @@ _TEXTS = ("grid", "block", "nvtx", "device_name", "cc")
 def _shared_texts(values: pl.Series, missing: str | None) -> np.ndarray:
     """A column as `str` objects, one per distinct text (`missing` where null): 100,000 launches
     share a few hundred names and shapes, and a `str` per launch of five columns held ~30 MB."""
-    texts = values.cast(pl.String)
-    distinct = texts.drop_nulls().unique().sort()
-    made = object_array([*distinct.to_list(), missing])
-    out: np.ndarray = made[(texts.rank("dense") - 1).fill_null(len(distinct)).to_numpy()]
+    texts = values.cast(pl.String).to_frame("text")
+    distinct = texts.unique(maintain_order=True).with_row_index("code")
+    made = object_array([missing if t is None else t for t in distinct.get_column("text").to_list()])
+    rows = texts.join(distinct, on="text", how="left", nulls_equal=True, maintain_order="left")
+    out: np.ndarray = made[rows.get_column("code").to_numpy()]
     return out
 
 
