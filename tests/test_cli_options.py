@@ -41,4 +41,4 @@ def test_every_option_field_is_a_parameter_of_its_command_or_given(
     parameters = set(inspect.signature(command).parameters)
     unset = {f.name for f in fields(options)} - parameters - given_in_another_form(command)
     assert not unset, f"{command.__name__} gives no value for {sorted(unset)}"
-    assert "picture" in given_in_another_form(analyze_command)  # the check reads real calls
+    assert "rendering" in given_in_another_form(analyze_command)  # the check reads real calls

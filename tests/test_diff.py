@@ -418,7 +418,7 @@ def test_files_are_written_before_stdout(
     pair: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ncu_roof.cli import report
-    from ncu_roof.cli.analyze import AnalyzeOptions
+    from ncu_roof.pipeline import Request
     from ncu_roof.render import output
 
     written: list[str | None] = []
@@ -431,7 +431,7 @@ def test_files_are_written_before_stdout(
     monkeypatch.setattr(os, "replace", renamed)
     monkeypatch.setattr(output, "_write_stdout", lambda _data: written.append(None))
     plot = str(tmp_path / "d.svg")
-    report.run_diff(*pair, AnalyzeOptions(), report.DiffOptions(plot=plot))
+    report.run_diff(*pair, Request(), report.DiffOptions(plot=plot))
     assert written == [plot, None]
 
 

@@ -54,39 +54,18 @@ class Locale(StrEnum):
 class AnalyzeOptions:
     format: OutputFormat | None = None  # None: from the -o suffix, else the table
     output: str | None = None
-    gpu: str | None = None
-    roofs: str | None = None
-    number_locale: Locale = Locale.AUTO
+    request: pipeline.Request = field(default_factory=pipeline.Request)  # what to read, which roofs
     plot: str | None = None
     summary: bool = False
     expect: str | None = None
     fail_on_mismatch: bool = False
-    top: int = 30
-    traffic: TrafficDefinition = TrafficDefinition.NSIGHT
-    skip_bad_rows: bool = False
-    launches: bool = False
-    group_by: GroupBy = GroupBy.KERNEL
-    sort: SortBy = SortBy.TIME
-    # the plot's size and caption (`picture_options`)
-    picture: RenderOptions = field(default_factory=RenderOptions)
+    # the table's rows, the plot's size and caption (the screen's width and colour: `emit`)
+    rendering: RenderOptions = field(default_factory=RenderOptions)
 
 
-def request_of(options: AnalyzeOptions) -> pipeline.Request:
-    from ncu_roof.base.units import NumberStyle
-
-    style = None if options.number_locale is Locale.AUTO else NumberStyle(options.number_locale.value)
-    return pipeline.Request(
-        gpu=options.gpu,
-        roofs=options.roofs,
-        number_style=style,
-        traffic=options.traffic,
-        skip_bad_rows=options.skip_bad_rows,
-    )
-
-
-def build_analysis(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
+def build_analysis(inputs: Sequence[str | RunTable], request: pipeline.Request) -> Analysis:
     """Input paths (or tables already read) + options → Analysis, one line per input on stderr."""
-    analysis = pipeline.run(inputs, request_of(options), log=diag)
+    analysis = pipeline.run(inputs, request, log=diag)
     pipeline.refuse_failed_captures(analysis)
     report_gaps(analysis)
     return analysis
@@ -152,20 +131,16 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
         from ncu_roof.compare import expect
 
         expectations = expect.load_expectations(options.expect)  # a bad file fails before any read
-    analysis = build_analysis(inputs, options)
+    analysis = build_analysis(inputs, options.request)
     report = None
     if expectations is not None:  # the report also goes into the JSON's `expectations`
         report = expect.check(analysis, expectations)
         analysis = replace(analysis, extra={**analysis.extra, "expectations": report.to_json()})
     shown = screen(options.output)
     settings = replace(
-        options.picture,
+        options.rendering,
         color=fmt is OutputFormat.TABLE and shown.color,
         width=shown.width,
-        top=options.top,
-        launches=options.launches,
-        group_by=options.group_by,
-        sort=options.sort,
         plot_ref=plot_reference(options.plot, options.output),
     )
     outputs: list[tuple[Document, str | None]] = [(render(analysis, fmt, settings), options.output)]
@@ -281,5 +256,10 @@ def analyze_command(
             "--fail-on-mismatch needs --expect FILE",
             hint="ncu-roof analyze R --expect e.toml --fail-on-mismatch",
         )
+    from ncu_roof.base.units import NumberStyle
+
+    style = None if number_locale is Locale.AUTO else NumberStyle(number_locale.value)
+    request = pipeline.Request(gpu, roofs, style, traffic, skip_bad_rows=skip_bad_rows)
     picture = picture_options(width_in, height_in, dpi, caption, None)
-    emit(paths, named_alike(AnalyzeOptions, locals(), picture=picture))
+    rendering = replace(picture, top=top, launches=launches, group_by=group_by, sort=sort)
+    emit(paths, named_alike(AnalyzeOptions, locals(), rendering=rendering, request=request))

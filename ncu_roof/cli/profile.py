@@ -18,7 +18,7 @@ from ncu_roof.cli import Verbosity, app, interrupted, named_alike, verbosity
 from ncu_roof.cli.analyze import AnalyzeOptions, diag, emit
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
-from ncu_roof.pipeline import roof_choice
+from ncu_roof.pipeline import Request, roof_choice
 from ncu_roof.render.formats import OutputFormat
 from ncu_roof.render.output import check_writable, write_output
 
@@ -104,8 +104,7 @@ def profile_command(
         if result.csv is not None:
             write_output(result.csv, str(csv_path(published)))
             diag(f"wrote {csv_path(published)}")
-        analysis = AnalyzeOptions(format=fmt, output=analysis_output, gpu=gpu, roofs=roofs)
-        emit([result.table or str(published)], analysis)
+        emit([result.table or str(published)], AnalyzeOptions(fmt, analysis_output, Request(gpu, roofs)))
     except KeyboardInterrupt:  # here, not in `main()`: the hint names the report, if written
         if published is None:
             interrupted("ncu and the program were stopped; no report was written (an earlier one is kept)")

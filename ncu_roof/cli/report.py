@@ -11,15 +11,7 @@ import typer
 from ncu_roof import pipeline
 from ncu_roof.base.vocabulary import MatchBy, TrafficDefinition
 from ncu_roof.cli import ReadableHelp, app, named_alike
-from ncu_roof.cli.analyze import (
-    AnalyzeOptions,
-    build_analysis,
-    diag,
-    picture_options,
-    report_gaps,
-    request_of,
-    write_outputs,
-)
+from ncu_roof.cli.analyze import build_analysis, diag, picture_options, report_gaps, write_outputs
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
@@ -95,7 +87,7 @@ def diff_format(fmt: DiffFormat | None, output: str | None) -> DiffFormat:
     return DiffFormat(chosen.value)
 
 
-def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: DiffOptions) -> Diff:
+def run_diff(base_path: str, head_path: str, request: pipeline.Request, options: DiffOptions) -> Diff:
     """Analyze both, compare, write every output asked for (checked and rendered first, as `emit`
     does), then apply the regression gate: last, after every output is out."""
     from ncu_roof.compare.comparison import diff, gate
@@ -108,7 +100,7 @@ def run_diff(base_path: str, head_path: str, roofs: AnalyzeOptions, options: Dif
         check_summary()
     plot_fmt = image_format(options.plot, "--plot") if options.plot else None
     check_writable(options.plot)
-    base, head = pipeline.run_each([base_path, head_path], request_of(roofs), log=diag)
+    base, head = pipeline.run_each([base_path, head_path], request, log=diag)
     pipeline.refuse_failed_captures(base)
     pipeline.refuse_failed_captures(head)
     report_gaps(base)
@@ -177,8 +169,8 @@ def plot_command(
     fmt = image_format(output, "-o")
     picture = picture_options(width_in, height_in, dpi, caption, device)
     check_writable(output)
-    options = AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
-    analysis = build_analysis(files, options)
+    request = pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
+    analysis = build_analysis(files, request)
     draw = render_instruction_plot if kind == "instruction" else render_plot
     image = draw(analysis, fmt=fmt.value, options=picture)
     write_outputs([(image, output)], analysis.inputs, None)
@@ -236,5 +228,4 @@ def diff_command(
             parse_pct(fail_on_regression, "--fail-on-regression") if fail_on_regression is not None else None
         ),
     )
-    analysis = AnalyzeOptions(gpu=gpu, roofs=roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
-    run_diff(base, head, analysis, options)
+    run_diff(base, head, pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows), options)
