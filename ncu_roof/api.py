@@ -14,7 +14,7 @@ See docs/api.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
@@ -110,7 +110,7 @@ def analyze(
     if not paths:
         raise UsageError("no input files", hint='ncu_roof.analyze("report.ncu-rep")')
     inputs = [_path("each path", p) for p in paths]
-    _request(gpu, roofs)  # every argument's type first (a TypeError naming it), then the values
+    request = _request(gpu, roofs, traffic=traffic, jobs=jobs)  # every type first (a TypeError), then values
     _text_or_none("number_locale", number_locale)
     _text_or_none("traffic", traffic)
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)):
@@ -122,9 +122,7 @@ def analyze(
             f"number_locale {number_locale!r} is not one of C, en, de",
             hint="or leave it out: it is detected per file",
         ) from None
-    return Analysis.of(
-        pipeline.run(inputs, _request(gpu, roofs, number_style=style, traffic=traffic, jobs=jobs))
-    )
+    return Analysis.of(pipeline.run(inputs, replace(request, number_style=style)))
 
 
 def predict(

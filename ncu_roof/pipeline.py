@@ -12,7 +12,6 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from ncu_roof.base.text import plural
@@ -209,16 +208,10 @@ def pool_size(paths: Sequence[str], jobs: int | None) -> int:
         if jobs < 1:
             raise UsageError(f"jobs {jobs}: must be at least 1", hint="1 reads the inputs one by one")
         return min(jobs, len(paths))
-    if len(paths) < POOL_MIN_INPUTS or sum(_size(p) for p in paths) < POOL_MIN_BYTES:
+    size = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))  # the reader reports a missing one
+    if len(paths) < POOL_MIN_INPUTS or size < POOL_MIN_BYTES:
         return 1
     return min(os.cpu_count() or 1, len(paths))
-
-
-def _size(path: str) -> int:
-    try:
-        return Path(path).stat().st_size
-    except OSError:
-        return 0  # the reader reports the missing file, with its hint
 
 
 def _progress(items: Sequence[T]) -> Iterable[T]:
