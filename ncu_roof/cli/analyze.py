@@ -6,9 +6,8 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
@@ -41,13 +40,6 @@ if TYPE_CHECKING:  # pandas, pyarrow and friends load only when a command needs 
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.analysis.records import InputInfo
     from ncu_roof.ingest import RunTable
-
-
-class Locale(StrEnum):
-    AUTO = "auto"
-    C = "C"
-    EN = "en"
-    DE = "de"
 
 
 @dataclass(frozen=True)
@@ -109,7 +101,7 @@ def plot_reference(plot: str | None, report: str | None) -> str | None:
         return plot
 
 
-def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
+def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> None:
     """Analyze the inputs (paths, or tables already read) and write every output the options ask
     for. Options and output paths are checked before any work, and every output is rendered before
     the first is written: a run that fails leaves no output behind and nothing on stdout."""
@@ -154,7 +146,6 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> Analysis:
         sys.stderr.write("".join(map(folded, expect.render_expectations(report).splitlines())))
         if options.fail_on_mismatch:
             expect.gate(report)
-    return analysis
 
 
 def write_outputs(
@@ -207,8 +198,8 @@ def analyze_command(
     plot: str = typer.Option(
         None, "--plot", metavar="PATH", help="Also draw the roofline to this .svg, .png or .pdf file."
     ),
-    number_locale: Locale = typer.Option(
-        Locale.AUTO, "--number-locale", metavar="auto|C|en|de", help="Number style of CSV input."
+    number_locale: Literal["auto", "C", "en", "de"] = typer.Option(
+        "auto", "--number-locale", metavar="auto|C|en|de", help="Number style of CSV input."
     ),
     expect: str = typer.Option(
         None,
@@ -258,7 +249,7 @@ def analyze_command(
         )
     from ncu_roof.base.units import NumberStyle
 
-    style = None if number_locale is Locale.AUTO else NumberStyle(number_locale.value)
+    style = None if number_locale == "auto" else NumberStyle(number_locale)
     request = pipeline.Request(gpu, roofs, style, traffic, skip_bad_rows=skip_bad_rows)
     picture = picture_options(width_in, height_in, dpi, caption, None)
     rendering = replace(picture, top=top, launches=launches, group_by=group_by, sort=sort)

@@ -87,7 +87,7 @@ def diff_format(fmt: DiffFormat | None, output: str | None) -> DiffFormat:
     return DiffFormat(chosen.value)
 
 
-def run_diff(base_path: str, head_path: str, request: pipeline.Request, options: DiffOptions) -> Diff:
+def run_diff(base_path: str, head_path: str, request: pipeline.Request, options: DiffOptions) -> None:
     """Analyze both, compare, write every output asked for (checked and rendered first, as `emit`
     does), then apply the regression gate: last, after every output is out."""
     from ncu_roof.compare.comparison import diff, gate
@@ -127,7 +127,6 @@ def run_diff(base_path: str, head_path: str, request: pipeline.Request, options:
     write_outputs(outputs, (*base.inputs, *head.inputs), summary)
     if options.fail_on_regression_pct is not None:
         gate(result, options.fail_on_regression_pct)
-    return result
 
 
 @app.command("plot", cls=ReadableHelp)
