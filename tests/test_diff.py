@@ -586,16 +586,17 @@ def test_no_minus_zero_percent() -> None:
 
 
 def test_diff_format_follows_the_o_suffix(pair: tuple[str, str], tmp_path: Path) -> None:
-    from ncu_roof.cli.report import DiffFormat, diff_format
+    from ncu_roof.cli.report import diff_format
     from ncu_roof.errors import UsageError
+    from ncu_roof.render.formats import OutputFormat
 
-    assert diff_format(None, str(tmp_path / "d.md")) is DiffFormat.MARKDOWN
-    assert diff_format(None, "d.json") is DiffFormat.JSON
-    assert diff_format(None, None) is DiffFormat.TABLE
+    assert diff_format(None, str(tmp_path / "d.md")) is OutputFormat.MARKDOWN
+    assert diff_format(None, "d.json") is OutputFormat.JSON
+    assert diff_format(None, None) is OutputFormat.TABLE
     with pytest.raises(UsageError):
         diff_format(None, "d.html")
     with pytest.raises(UsageError):
-        diff_format(DiffFormat.JSON, "d.md")
+        diff_format("json", "d.md")
     target = tmp_path / "d.md"
     assert run_cli("diff", *pair, "-o", str(target)).returncode == 0
     assert target.read_text(encoding="utf-8").startswith("<!-- ncu-roof:diff -->")

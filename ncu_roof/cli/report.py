@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
@@ -15,7 +14,7 @@ from ncu_roof.cli.analyze import build_analysis, diag, picture_options, report_g
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
-from ncu_roof.render.formats import Caption, RenderOptions, image_format
+from ncu_roof.render.formats import Caption, OutputFormat, RenderOptions, image_format
 from ncu_roof.render.output import Document, check_summary, check_writable
 
 if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
@@ -24,15 +23,9 @@ if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a c
     from ncu_roof.render.plot_panel import Arrow
 
 
-class DiffFormat(StrEnum):
-    TABLE = "table"
-    MARKDOWN = "markdown"
-    JSON = "json"
-
-
 @dataclass(frozen=True)
 class DiffOptions:
-    format: DiffFormat = DiffFormat.TABLE
+    format: OutputFormat = OutputFormat.TABLE  # or MARKDOWN, JSON (`diff_format`)
     output: str | None = None
     threshold_pct: float = 5.0
     fail_on_regression_pct: float | None = None
@@ -72,19 +65,18 @@ def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
     return [(base.kernels[b], head.kernels[h]) for b, h in rows]
 
 
-def diff_format(fmt: DiffFormat | None, output: str | None) -> DiffFormat:
+def diff_format(fmt: str | None, output: str | None) -> OutputFormat:
     """`--format`, else what the -o suffix says (`.md`, `.json`) through the format registry; a
     suffix the diff cannot write, or one that contradicts `--format`, is a usage error."""
-    from ncu_roof.render.formats import OutputFormat, choose, from_suffix
+    from ncu_roof.render.formats import choose, from_suffix
 
     implied = from_suffix(output)
-    if implied is not None and implied.value not in {f.value for f in DiffFormat}:
+    if implied not in (None, OutputFormat.TABLE, OutputFormat.MARKDOWN, OutputFormat.JSON):
         raise UsageError(
             f"diff cannot write -o {output} (.{implied.value})",
             hint="name a .md or .json file, or pass --format table",
         )
-    chosen = choose(OutputFormat(fmt.value) if fmt is not None else None, output)
-    return DiffFormat(chosen.value)
+    return choose(OutputFormat(fmt) if fmt is not None else None, output)
 
 
 def run_diff(base_path: str, head_path: str, request: pipeline.Request, options: DiffOptions) -> None:
@@ -112,9 +104,9 @@ def run_diff(base_path: str, head_path: str, request: pipeline.Request, options:
         allow_mismatch=options.allow_mismatch,
         match=options.match,
     )
-    if options.format is DiffFormat.JSON:
+    if options.format is OutputFormat.JSON:
         document: Document = diffout.diff_json_pieces(result)
-    elif options.format is DiffFormat.MARKDOWN:
+    elif options.format is OutputFormat.MARKDOWN:
         document = render_diff_markdown(result)
     else:
         shown = screen(options.output)
@@ -179,7 +171,7 @@ def plot_command(
 def diff_command(
     base: str = typer.Argument(..., metavar="BASE", help="The baseline run (report or CSV)."),
     head: str = typer.Argument(..., metavar="HEAD", help="The run to compare (report or CSV)."),
-    format: DiffFormat = typer.Option(
+    format: Literal["table", "markdown", "json"] = typer.Option(
         None,
         "--format",
         "-F",
