@@ -20,6 +20,6 @@ def __getattr__(name: str) -> Any:
     """The API's names, from ncu_roof.api (loaded on first use)."""
     from importlib import import_module
 
-    if name in ("Analysis", "analyze", "diff", "example_path", "predict"):
+    if name in __all__:  # (`__version__` is set above: never asked for here)
         return getattr(import_module("ncu_roof.api"), name)
     raise AttributeError(f"module 'ncu_roof' has no attribute {name!r}")

@@ -161,9 +161,10 @@ def test_a_finished_line_split_before_its_newline_counts_once() -> None:
     assert sink.kernels == [KernelProgress("k", 0, 100, 9)]
 
 
-def test_plain_progress_when_not_a_tty_and_one_line_per_kernel() -> None:
+def test_plain_progress_when_not_a_tty_and_one_line_per_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     stream = io.StringIO()
-    sink = progress_sink(stream)
+    monkeypatch.setattr(sys, "stderr", stream)
+    sink = progress_sink()
     assert isinstance(sink, PlainProgress)
     sink.kernel(KernelProgress("a\x1b[31m", 0, 100, 1))
     sink.kernel(KernelProgress("b", 1, 50, None))

@@ -182,9 +182,8 @@ class RichProgress:
         self.progress.stop()  # the status line goes
 
 
-def progress_sink(stream: IO[str] | None = None) -> ProgressSink:
+def progress_sink() -> ProgressSink:
     """Rich on an interactive stderr, plain lines otherwise (and always under NO_COLOR)."""
-    out = stream if stream is not None else sys.stderr
-    if out.isatty() and not os.environ.get("NO_COLOR"):
+    if sys.stderr.isatty() and not os.environ.get("NO_COLOR"):
         return RichProgress()
-    return PlainProgress(out)
+    return PlainProgress(sys.stderr)
