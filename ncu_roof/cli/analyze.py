@@ -115,9 +115,8 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> None:
     refuse_inputs([options.output, options.plot], [i for i in inputs if isinstance(i, str)])  # and once read
     if options.summary:
         check_summary()
-    if options.plot:
-        image_format(options.plot, "--plot")
-        check_writable(options.plot)
+    plot_fmt = image_format(options.plot, "--plot") if options.plot else None
+    check_writable(options.plot)
     expectations = None
     if options.expect:
         from ncu_roof.compare import expect
@@ -136,8 +135,8 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> None:
         plot_ref=plot_reference(options.plot, options.output),
     )
     outputs: list[tuple[Document, str | None]] = [(render(analysis, fmt, settings), options.output)]
-    if options.plot:
-        outputs.append((render(analysis, image_format(options.plot, "--plot"), settings), options.plot))
+    if plot_fmt is not None:
+        outputs.append((render(analysis, plot_fmt, settings), options.plot))
     summary = None
     if options.summary:
         summary = str(render(analysis, OutputFormat.MARKDOWN, replace(settings, plot_ref=None)))
