@@ -56,7 +56,7 @@ class AnalyzeOptions:
 
 
 def build_analysis(inputs: Sequence[str | RunTable], request: pipeline.Request) -> Analysis:
-    """Input paths (or tables already read) + options → Analysis, one line per input on stderr."""
+    """Input paths (or tables already read) + the request → Analysis, one line per input on stderr."""
     analysis = pipeline.run(inputs, request, log=diag)
     pipeline.refuse_failed_captures(analysis)
     report_gaps(analysis)
