@@ -1,19 +1,16 @@
 """The pages of one row per (kernel, metric), pivoted to one row per launch: the details page
-(`--page details`) and `--print-summary per-kernel|per-gpu --csv`.
-
-Their metric rows are ragged, so they are read with the csv module; a damaged row of a details
-page taints the kernels around it, and a kernel whose rows cannot all be its own
-(`partial_groups`) is damaged too. `text_columns` makes the launch table of any page of values as
-printed: these, and console text.
+(`--page details`) and `--print-summary per-kernel|per-gpu --csv`, read with the csv module (their
+rows are ragged). A damaged row of a details page taints the kernels around it; a kernel whose rows
+cannot all be its own (`partial_groups`) is damaged too. `text_columns`: the launch table of any
+page of printed values (these, and console text).
 
 A summary's header (per-kernel; per-gpu puts "Device Id" after "Host Name"):
 `"Process ID","Process Name","Host Name","Kernel Name","Block Size","Grid Size","Device Id",
 "Invocations","Section Name","Metric Name","Metric Unit","Minimum","Maximum","Average"`.
 A newer ncu names the device column "Device" and adds "CC" after it (read as the launches' `cc`).
-A kernel is one (process, name, block, grid, device) group; its values are the Average column,
-so every metric read is listed in `RunTable.averaged` and each kernel carries a note. A group of
-"Invocations N" is N launches of its averages (`repeat_invocations`), so counts and total time
-(average x N) are the run's.
+A kernel is one (process, name, block, grid, device) group; its values are the Average column (so
+every metric read is listed in `RunTable.averaged`, each kernel carries a note), and "Invocations
+N" makes it N launches (`kernel_launches`): counts and total time (average x N) are the run's.
 """
 
 from __future__ import annotations

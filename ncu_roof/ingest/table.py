@@ -11,18 +11,16 @@ release, any units), its details page or its `--print-summary` CSV, in ncu's own
   written again by `shape_text` (a locale's digit group, `(39,312, 1, 1)`, stays in its axis: ncu
   separates axes by `, `); a text that does not read as a shape is kept as it is;
 * the totals alone (`launch__grid_size` blocks, `launch__block_size` threads per block; the details
-  page's Launch Statistics rows): the bare count, `4096`, as a total is no 3-D shape (4096 blocks
-  may be `(64, 64, 1)`); the console reader gives a `--print-summary` line's launches (`Block Size
-  256, Grid Size 4096`), which knows only totals, so too;
+  page's Launch Statistics rows; a console `--print-summary` line's `Block Size 256, Grid Size
+  4096`): the bare count, `4096`, as a total is no 3-D shape (4096 blocks may be `(64, 64, 1)`);
 * else None (unknown).
 
-ncu's text cannot be the launch's shape with a dimension of 0 (`(0, 0, 0)`: a report without
-launch configuration, a failed collection) or a product unlike the launch's total (ncu 2024.1
-re-exporting a report of totals only, ncu 2019's `v100_rep_basic_vectorops`, writes `Grid Size`
-`(1048576, 1, 1)`, the thread count, against `launch__grid_size` 4096): then both of that launch's
-texts are ncu's guesses (its block `(256, 1, 1)` too) and both come from the totals. `cc` is the
-`CC` column when a page has one, else `major.minor` of `device__attribute_compute_capability_*`.
-Console text (`ingest.console`) is read as ncu printed it.
+ncu's text is not the launch's shape with a dimension of 0 (`(0, 0, 0)`: a report without launch
+configuration, a failed collection) or a product unlike the launch's total (ncu 2024.1 re-exporting
+a report of totals only, ncu 2019's `v100_rep_basic_vectorops`, writes `Grid Size` `(1048576, 1,
+1)`, the thread count, against `launch__grid_size` 4096): then both of its texts are ncu's guesses
+(its block `(256, 1, 1)` too) and both come from the totals. `cc` is a page's `CC` column, else
+`major.minor` of `device__attribute_compute_capability_*`. Console text is read as ncu printed it.
 """
 
 from __future__ import annotations
