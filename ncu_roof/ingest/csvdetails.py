@@ -294,9 +294,12 @@ def read_summary_csv(
     partial = partial_groups(order)
     with naming_file(path):
         number_style = choose_style([average for *_, average in order], style)
-    # `1,000` is 1000 in en, 1 in de: a count in the file's style
-    for key, (label, line, _) in kernels.items():
-        count = parse_numbers([key[-1]], number_style)[0] if key[-1].strip() else 1.0
+    # each row's averages are over its `Invocations` launches: `1,000` is 1000 in en, 1 in de (a count
+    # in the file's style), 1 where the cell is empty (unknown)
+    texts = [key[-1] for key in kernels]
+    numbers = np.where([not t.strip() for t in texts], 1.0, parse_numbers(texts, number_style))
+    counts = dict(zip(kernels, numbers.tolist(), strict=True))
+    for (key, count), (label, line, _) in zip(counts.items(), kernels.values(), strict=True):
         if not (count >= 1 and count == int(count)):
             reason = f"Invocations {one_cell(key[-1])} is no count of launches in this file's number style"
             partial.setdefault(label, (line, reason))
@@ -320,10 +323,9 @@ def read_summary_csv(
     }
     notes = [(averages_note("row", n.strip() or None),) for n in invocations]
     with naming_file(path):
-        # each row's averages are over its `Invocations` launches (checked above), 1 where the cell
-        # is empty (unknown)
-        counts = np.nan_to_num(parse_numbers(invocations, number_style), nan=1.0)
-        launches = kernel_launches(identity, list(intact.values()), number_style, notes, counts)
+        launches = kernel_launches(
+            identity, list(intact.values()), number_style, notes, [counts[k] for k in intact]
+        )
     launches = settle_shapes(launches)
     return RunTable(
         path,
