@@ -123,7 +123,7 @@ def _finish(table: RunTable) -> RunTable:
     """Nonsense values excluded (with notes), a warning counting them. The memory pyarrow's pool
     (mimalloc) kept from a CSV read goes back to the OS before the analysis allocates its own: the
     100k trace's JSON peaked at 640-720 MB without, 600-630 MB with, CPU time alike."""
-    from ncu_roof.ingest.sanity import exclude_nonsense
+    from ncu_roof.ingest.table import exclude_nonsense
 
     if "pyarrow" in sys.modules:  # a CSV was read (a report's read does not load it)
         import pyarrow as pa

@@ -293,6 +293,11 @@ def one_cell(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:39] + "…")
 
 
+def unreadable_note(metric: str, text: str) -> str:
+    """The note on a launch whose `metric` cell reads as no number (`units.unreadable`)."""
+    return f"input: {metric} reads {one_cell(text)}, which is not a number; left out"
+
+
 def choose_style(cells: Iterable[object], forced: NumberStyle | None) -> NumberStyle:
     if forced is None:
         return detect_number_style(cells)

@@ -42,9 +42,9 @@ from ncu_roof.ingest.csvblocks import (
     id_problem,
     one_cell,
     records,
+    unreadable_note,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
-from ncu_roof.ingest.sanity import unreadable_note
 from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame, settle_shapes
 
 # Section-header labels of the details page (all known spellings) → the metric they print.

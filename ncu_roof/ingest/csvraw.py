@@ -35,10 +35,10 @@ from ncu_roof.ingest.csvblocks import (
     id_problem,
     looks_like_data,
     records,
+    unreadable_note,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
-from ncu_roof.ingest.sanity import unreadable_note, with_notes
-from ncu_roof.ingest.table import identity_frame
+from ncu_roof.ingest.table import identity_frame, with_notes
 
 if TYPE_CHECKING:
     import pyarrow as pa
