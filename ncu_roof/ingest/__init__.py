@@ -178,11 +178,7 @@ def expand_inputs(arguments: Sequence[str]) -> Expanded:
 
 
 def _add(path: str, paths: list[str], skipped: list[str]) -> None:
-    try:
-        is_dir = os.path.isdir(path)
-    except OSError:  # e.g. a name too long: reported when it is read
-        is_dir = False
-    if not is_dir:
+    if not os.path.isdir(path):  # (False for a name too long: reported when it is read)
         paths.append(path)
         return
     found = []

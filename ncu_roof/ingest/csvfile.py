@@ -1,9 +1,5 @@
-"""ncu CSV output: raw page (one row per launch) and details page (one row per metric).
-
-Blocks are parsed by column *name*: the raw page with pyarrow, only the columns the recipe needs;
-the details page with the csv module, as its metric rows are ragged (`ingest.csvraw`,
-`ingest.csvdetails`). Blocks, rows and damaged rows: `ingest.csvblocks`.
-"""
+"""ncu CSV output: the raw page (one row per launch, `ingest.csvraw`) or the details page (one row
+per metric, `ingest.csvdetails`), their blocks parsed by column *name* (`ingest.csvblocks`)."""
 
 import re
 from collections import Counter
