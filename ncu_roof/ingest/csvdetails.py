@@ -371,8 +371,5 @@ def kernel_launches(
             f" {MAX_SUMMARY_LAUNCHES:,} launches ncu-roof reads from a summary",
             hint="export the launches themselves (`ncu --import R --csv --page raw`), or a report with fewer",
         )
-    repeats = np.asarray(counts, dtype=np.intp)
-    if (repeats == 1).all():
-        return launches
-    repeated = launches[np.repeat(np.arange(launches.height), repeats)]
+    repeated = launches[np.repeat(np.arange(launches.height), np.asarray(counts, dtype=np.intp))]
     return repeated.with_columns(id=pl.int_range(repeated.height, dtype=pl.Int64))
