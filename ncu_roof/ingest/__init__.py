@@ -123,7 +123,7 @@ def _finish(table: RunTable) -> RunTable:
     """Nonsense values excluded (with notes), a warning counting them. The memory pyarrow's pool
     (mimalloc) kept from a CSV read goes back to the OS before the analysis allocates its own: the
     100k trace's JSON peaked at 640-720 MB without, 600-630 MB with, CPU time alike."""
-    from ncu_roof.ingest.sanity import exclude_nonsense
+    from ncu_roof.ingest.table import exclude_nonsense
 
     if "pyarrow" in sys.modules:  # a CSV was read (a report's read does not load it)
         import pyarrow as pa
@@ -178,11 +178,7 @@ def expand_inputs(arguments: Sequence[str]) -> Expanded:
 
 
 def _add(path: str, paths: list[str], skipped: list[str]) -> None:
-    try:
-        is_dir = os.path.isdir(path)
-    except OSError:  # e.g. a name too long: reported when it is read
-        is_dir = False
-    if not is_dir:
+    if not os.path.isdir(path):  # (False for a name too long: reported when it is read)
         paths.append(path)
         return
     found = []

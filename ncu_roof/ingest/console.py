@@ -33,9 +33,8 @@ from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage, choose_style
 from ncu_roof.ingest.csvdetails import (
     LAUNCH_LABELS,
     averages_note,
+    kernel_launches,
     metric_for,
-    repeat_invocations,
-    text_columns,
 )
 from ncu_roof.ingest.table import KINDS, InputFormat, RunTable
 
@@ -270,16 +269,15 @@ def read_console_text(
             f"{path}: ncu console text, but no kernel with a section table in it",
             hint="capture the whole output (`ncu ./app > log.txt 2>&1`), or save a report with `ncu -o`",
         )
-    cells = [(i, metric, *value) for i, k in enumerate(intact) for metric, value in k.values.items()]
-    identity = {"run": "0", "id": list(range(len(intact)))} | {
+    identity = {
         name: [getattr(k, name) for k in intact] for name in ("process_id", "name", "device", "cc", *KINDS)
     }
     averages = [(averages_note("line", k.invocations),) if k.averaged else () for k in intact]
     with naming_file(path):
-        number_style = choose_style([text for _, _, text, _ in cells], style)
-        launches = text_columns(identity, cells, number_style, averages)
+        number_style = choose_style([text for k in intact for text, _ in k.values.values()], style)
         # a --print-summary kernel of "Invocations N" is N launches of its averages
-        launches = repeat_invocations(launches, [k.invocations or 1 for k in intact])
+        counts = [k.invocations or 1 for k in intact]
+        launches = kernel_launches(identity, [k.values for k in intact], number_style, averages, counts)
     averaged = sorted({m for k in intact for m in k.averaged})
     empty = [k for k in kernels if not k.left_out and not k.values]
     if empty:

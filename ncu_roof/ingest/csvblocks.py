@@ -49,11 +49,6 @@ class Block:
     line: int = 1
     last: bool = True
 
-    @property
-    def cut_in_header(self) -> bool:
-        """The file ends inside this block's header line: the rows of its run are lost."""
-        return self.last and b"\n" not in self.data
-
 
 @dataclass
 class Damage:
@@ -174,7 +169,7 @@ def looks_like_data(line: str, columns: int) -> bool:
 def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
     """(file line, cells) of every data row after the header; quoted line breaks are kept,
     foreign lines passed over, damaged rows reported to `damage` (and not yielded)."""
-    if block.cut_in_header:
+    if block.last and b"\n" not in block.data:  # the file ends inside the header: its run's rows are lost
         damage.cut_short(block.line)
     text = block.data.decode("utf-8", "replace")
     lines = text.split("\n")
@@ -296,6 +291,11 @@ def device_problem(cell: str) -> str:
 def one_cell(text: str) -> str:
     """A cell quoted for a message, clipped."""
     return repr(text if len(text) <= 40 else text[:39] + "…")
+
+
+def unreadable_note(metric: str, text: str) -> str:
+    """The note on a launch whose `metric` cell reads as no number (`units.unreadable`)."""
+    return f"input: {metric} reads {one_cell(text)}, which is not a number; left out"
 
 
 def choose_style(cells: Iterable[object], forced: NumberStyle | None) -> NumberStyle:

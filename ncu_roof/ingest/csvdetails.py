@@ -1,19 +1,16 @@
 """The pages of one row per (kernel, metric), pivoted to one row per launch: the details page
-(`--page details`) and `--print-summary per-kernel|per-gpu --csv`.
-
-Their metric rows are ragged, so they are read with the csv module; a damaged row of a details
-page taints the kernels around it, and a kernel whose rows cannot all be its own
-(`partial_groups`) is damaged too. `text_columns` makes the launch table of any page of values as
-printed: these, and console text.
+(`--page details`) and `--print-summary per-kernel|per-gpu --csv`, read with the csv module (their
+rows are ragged). A damaged row of a details page taints the kernels around it; a kernel whose rows
+cannot all be its own (`partial_groups`) is damaged too. `text_columns`: the launch table of any
+page of printed values (these, and console text).
 
 A summary's header (per-kernel; per-gpu puts "Device Id" after "Host Name"):
 `"Process ID","Process Name","Host Name","Kernel Name","Block Size","Grid Size","Device Id",
 "Invocations","Section Name","Metric Name","Metric Unit","Minimum","Maximum","Average"`.
 A newer ncu names the device column "Device" and adds "CC" after it (read as the launches' `cc`).
-A kernel is one (process, name, block, grid, device) group; its values are the Average column,
-so every metric read is listed in `RunTable.averaged` and each kernel carries a note. A group of
-"Invocations N" is N launches of its averages (`repeat_invocations`), so counts and total time
-(average x N) are the run's.
+A kernel is one (process, name, block, grid, device) group; its values are the Average column (so
+every metric read is listed in `RunTable.averaged`, each kernel carries a note), and "Invocations
+N" makes it N launches (`kernel_launches`): counts and total time (average x N) are the run's.
 """
 
 from __future__ import annotations
@@ -45,9 +42,9 @@ from ncu_roof.ingest.csvblocks import (
     id_problem,
     one_cell,
     records,
+    unreadable_note,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
-from ncu_roof.ingest.sanity import unreadable_note
 from ncu_roof.ingest.table import InputFormat, RunTable, identity_frame, settle_shapes
 
 # Section-header labels of the details page (all known spellings) → the metric they print.
@@ -188,9 +185,7 @@ def partial_groups(rows: list[tuple[str, int, str, str, str]]) -> dict[str, tupl
 _DETAIL_IDENTITY = [c for c in _CSV_IDENTITY if c not in ("ID", "Process ID")]
 
 
-def read_details(
-    blocks: list[Block], style: NumberStyle | None, damage: Damage
-) -> tuple[pl.DataFrame | None, int]:
+def read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage) -> pl.DataFrame | None:
     """One row per kernel (in the order of run and ID): every kernel with a metric row, even one
     whose metrics are all unknown (its values are missing then, but it is not lost)."""
     launches: dict[tuple[str, str, str], dict[str, str | None]] = {}  # (run, ID, process) → identity
@@ -207,14 +202,14 @@ def read_details(
             if metric is not None:
                 cells.append((key, metric, r.get("Metric Value", ""), unit))
     if not launches:
-        return None, damage.lost_kernels
+        return None
     order = sorted(launches, key=lambda key: (int(key[0]), int(key[1])))
     row = {key: i for i, key in enumerate(order)}
     identity: dict[str, Any] = dict(zip(("run", "id", "process_id"), zip(*order, strict=True), strict=True))
     identity |= {name: [launches[k][name] for k in order] for name in launches[order[0]]}
     number_style = choose_style([text for _, _, text, _ in cells], style)
     ordered = [(row[k], metric, text, unit) for k, metric, text, unit in cells]
-    return text_columns(identity, ordered, number_style, sort=True), damage.lost_kernels
+    return text_columns(identity, ordered, number_style, sort=True)
 
 
 Cell = tuple[int, str, str, str]  # a launch (its row), a metric, its text and unit as printed
@@ -271,10 +266,8 @@ def read_summary_csv(
         what = f"without {missing[0]!r}" if missing else "names a column twice"
         raise BadInputError(f"{path}: a --print-summary CSV header {what}", hint=_REEXPORT)
     damage = Damage(path, skip_bad_rows)
-    groups: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
-    labels: dict[tuple[str, ...], str] = {}
+    kernels: dict[tuple[str, ...], tuple[str, int, dict[str, tuple[str, str]]]] = {}  # (label, line, values)
     order: list[tuple[str, int, str, str, str]] = []  # (kernel, line, section, metric, average) per row
-    first_line: dict[tuple[str, ...], int] = {}
     damaged: set[tuple[str, ...]] = set()  # kernels with a damaged row (with all of them: lost whole)
     for line, cells in records(block, damage):
         if len(cells) != len(header):
@@ -291,36 +284,36 @@ def read_summary_csv(
             damage.add(line, f"Invocations {one_cell(row['Invocations'])} is not a count of launches")
             damaged.add(key)
             continue
-        label = labels.setdefault(key, f"kernel #{len(labels)} {one_cell(row['Kernel Name'])}")
-        first_line.setdefault(key, line)
+        label, _, values = kernels.setdefault(
+            key, (f"kernel #{len(kernels)} {one_cell(row['Kernel Name'])}", line, {})
+        )
         order.append((label, line, row.get("Section Name", ""), row["Metric Name"], row["Average"]))
         metric = metric_for(row["Metric Name"], row["Metric Unit"])
-        values = groups.setdefault(key, {})
-        if metric is not None and metric not in values:
-            values[metric] = (row["Average"], row["Metric Unit"])
+        if metric is not None:
+            values.setdefault(metric, (row["Average"], row["Metric Unit"]))
     partial = partial_groups(order)
     with naming_file(path):
         number_style = choose_style([average for *_, average in order], style)
-    for key, line in first_line.items():  # `1,000` is 1000 in en, 1 in de: a count in the file's style
-        count = parse_numbers([key[-1]], number_style)[0] if key[-1].strip() else 1.0
+    # each row's averages are over its `Invocations` launches: `1,000` is 1000 in en, 1 in de (a count
+    # in the file's style), 1 where the cell is empty (unknown)
+    texts = [key[-1] for key in kernels]
+    numbers = np.where([not t.strip() for t in texts], 1.0, parse_numbers(texts, number_style))
+    counts = dict(zip(kernels, numbers.tolist(), strict=True))
+    for (key, count), (label, line, _) in zip(counts.items(), kernels.values(), strict=True):
         if not (count >= 1 and count == int(count)):
             reason = f"Invocations {one_cell(key[-1])} is no count of launches in this file's number style"
-            partial.setdefault(labels[key], (line, reason))
+            partial.setdefault(label, (line, reason))
     for line, reason in partial.values():
         damage.add(line, reason)
     damage.check()
-    groups = {key: values for key, values in groups.items() if labels[key] not in partial}
-    if not groups:
+    intact = {key: values for key, (label, _, values) in kernels.items() if label not in partial}
+    if not intact:
         raise BadInputError(
             f"{path}: the --print-summary CSV header is there but no kernel rows follow (truncated file?)",
             hint=_REEXPORT,
         )
-    keys = list(groups)
-    kernels = [(i, metric, *value) for i, key in enumerate(keys) for metric, value in groups[key].items()]
-    process_ids, names, blocks, grids, device_ids, devices, ccs, invocations = zip(*keys, strict=True)
+    process_ids, names, blocks, grids, device_ids, devices, ccs, invocations = zip(*intact, strict=True)
     identity = {
-        "run": "0",
-        "id": list(range(len(keys))),
         "process_id": [p or None for p in process_ids],
         "name": list(names),
         "device": [(a or b).strip() or None for a, b in zip(device_ids, devices, strict=True)],
@@ -330,19 +323,17 @@ def read_summary_csv(
     }
     notes = [(averages_note("row", n.strip() or None),) for n in invocations]
     with naming_file(path):
-        launches = text_columns(identity, kernels, number_style, notes)
-        # each row's averages are over its `Invocations` launches (checked above), 1 where the cell
-        # is empty (unknown)
-        counts = parse_numbers(invocations, number_style)
-        launches = settle_shapes(repeat_invocations(launches, np.nan_to_num(counts, nan=1.0)))
-    averaged = sorted({m for values in groups.values() for m in values})
+        launches = kernel_launches(
+            identity, list(intact.values()), number_style, notes, [counts[k] for k in intact]
+        )
+    launches = settle_shapes(launches)
     return RunTable(
         path,
         InputFormat.SUMMARY_CSV,
         None,
         launches,
-        damage.warnings(len(partial) + len(damaged - first_line.keys())),
-        tuple(averaged),
+        damage.warnings(len(partial) + len(damaged - kernels.keys())),
+        tuple(sorted({m for values in intact.values() for m in values})),
     )
 
 
@@ -359,11 +350,20 @@ def averages_note(what: str, invocations: object) -> str:
 MAX_SUMMARY_LAUNCHES = 1_000_000  # a summary's rows are read as this many launches at most
 
 
-def repeat_invocations(launches: pl.DataFrame, counts: Sequence[int] | np.ndarray) -> pl.DataFrame:
-    """Each summary kernel's row once per invocation its averages are over: the run's launches
-    counted (a row of "Invocations 3" is 3 launches of its average duration, its time 3 x that),
-    each with its row's values and notes; IDs numbered again from 0. More launches in all than
+def kernel_launches(
+    identity: Mapping[str, Any],
+    kernels: Sequence[Mapping[str, tuple[str, str]]],
+    style: NumberStyle,
+    notes: Sequence[tuple[str, ...]],
+    counts: Sequence[int] | np.ndarray,
+) -> pl.DataFrame:
+    """The launches of summary kernels (a `--print-summary` CSV's or console text's; each kernel's
+    metrics as (text, unit)): each kernel's row once per invocation its averages are over, the run's
+    launches counted (a row of "Invocations 3" is 3 launches of its average duration, its time 3 x
+    that), each with its row's values and notes; IDs numbered from 0. More launches in all than
     `MAX_SUMMARY_LAUNCHES` is refused: the table would grow with the counts, not the file."""
+    cells = [(i, metric, *value) for i, kernel in enumerate(kernels) for metric, value in kernel.items()]
+    launches = text_columns({"run": "0", "id": list(range(len(kernels))), **identity}, cells, style, notes)
     total = sum(int(count) for count in counts)  # exact: a count beyond int64 is no wrapped number
     if total > MAX_SUMMARY_LAUNCHES:
         raise BadInputError(
@@ -371,8 +371,5 @@ def repeat_invocations(launches: pl.DataFrame, counts: Sequence[int] | np.ndarra
             f" {MAX_SUMMARY_LAUNCHES:,} launches ncu-roof reads from a summary",
             hint="export the launches themselves (`ncu --import R --csv --page raw`), or a report with fewer",
         )
-    repeats = np.asarray(counts, dtype=np.intp)
-    if (repeats == 1).all():
-        return launches
-    repeated = launches[np.repeat(np.arange(launches.height), repeats)]
+    repeated = launches[np.repeat(np.arange(launches.height), np.asarray(counts, dtype=np.intp))]
     return repeated.with_columns(id=pl.int_range(repeated.height, dtype=pl.Int64))

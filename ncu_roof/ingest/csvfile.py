@@ -1,9 +1,5 @@
-"""ncu CSV output: raw page (one row per launch) and details page (one row per metric).
-
-Blocks are parsed by column *name*: the raw page with pyarrow, only the columns the recipe needs;
-the details page with the csv module, as its metric rows are ragged (`ingest.csvraw`,
-`ingest.csvdetails`). Blocks, rows and damaged rows: `ingest.csvblocks`.
-"""
+"""ncu CSV output: the raw page (one row per launch, `ingest.csvraw`) or the details page (one row
+per metric, `ingest.csvdetails`), their blocks parsed by column *name* (`ingest.csvblocks`)."""
 
 import re
 from collections import Counter
@@ -80,19 +76,17 @@ def read_csv_file(
             f"{path}: mixes raw-page and details-page CSV blocks",
             hint="export each page to its own file (`ncu --import R --csv --page raw`)",
         )
-    fmt = InputFormat.DETAILS_CSV if all(details) else InputFormat.RAW_CSV
+    pivot = all(details)  # the details/raw choice, made once
+    fmt = InputFormat.DETAILS_CSV if pivot else InputFormat.RAW_CSV
     damage = Damage(path, skip_bad_rows)
     _orphans(raw, blocks[0], damage)
     with naming_file(path):  # units and number styles: say which file
-        pivoted = read_details(blocks, style, damage) if fmt is InputFormat.DETAILS_CSV else None
-        parts = parse_raw(blocks, damage) if pivoted is None else []
+        pivoted = read_details(blocks, style, damage) if pivot else None
+        parts = [] if pivot else parse_raw(blocks, damage)
 
     def finish() -> RunTable:
-        if pivoted is None:
-            with naming_file(path):
-                launches, lost = finish_raw(parts, style), damage.damaged_rows()
-        else:
-            launches, lost = pivoted
+        with naming_file(path):
+            launches = pivoted if pivot else finish_raw(parts, style)
         damage.check()
         if launches is None:
             what = "no intact kernel rows" if damage.rows else "no kernel rows"
@@ -101,6 +95,7 @@ def read_csv_file(
                 hint="re-export the report: "
                 "`ncu --import report.ncu-rep --csv --page raw --print-units base`",
             )
+        lost = damage.lost_kernels if pivot else damage.damaged_rows()
         return RunTable(path, fmt, None, settle_shapes(launches), damage.warnings(lost))
 
     return finish

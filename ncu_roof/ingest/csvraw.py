@@ -1,15 +1,11 @@
 """The raw page (`--page raw`): one row per launch, one column per metric.
 
-Read with pyarrow, only the columns the recipe needs, as text; a block with a damaged row is read
-again row by row (csv module) so that every damaged row is named with its line. The text stays
-in Arrow until each metric column is parsed once, into one float64 block (no per-cell Python
-objects, no copy of the whole frame).
-
-What a lost line or a damaged export leaves that no single row shows, checked once a block is
-parsed: no units row under the header (every value's scale unknown: a duration in `us` read as if
-in ncu's base unit), so the block's kernels are damaged; gaps in the IDs (`check_ids`). A cell
-that reads as no number (and is none of ncu's words for a missing value) is a note on its launch
-naming the metric and the text.
+Read with pyarrow, only the columns the recipe needs, as text (a block with a damaged row again
+with the csv module, to name each damaged row's line); the text stays in Arrow until each metric
+column is parsed once into float64 (no per-cell Python objects, no copy of the whole frame).
+Checked once a block is parsed: no units row under the header (every value's scale unknown: a
+duration in `us` read as if in ncu's base unit) damages its kernels; gaps in the IDs (`check_ids`);
+a cell that reads as no number (none of ncu's words for missing) is a note on its launch.
 """
 
 from __future__ import annotations
@@ -39,10 +35,10 @@ from ncu_roof.ingest.csvblocks import (
     id_problem,
     looks_like_data,
     records,
+    unreadable_note,
 )
 from ncu_roof.ingest.nvtx import nvtx_columns, nvtx_of_cells
-from ncu_roof.ingest.sanity import unreadable_note, with_notes
-from ncu_roof.ingest.table import identity_frame
+from ncu_roof.ingest.table import identity_frame, with_notes
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -81,9 +77,8 @@ def finish_raw(parts: list[RawPart], style: NumberStyle | None) -> pl.DataFrame 
 def _read_raw_block(block: Block, run: int, damage: Damage) -> RawPart | None:
     header = block.header
     first_end = block.data.find(b"\n")
-    if first_end == -1:
-        if block.cut_in_header:
-            damage.cut_short(block.line)
+    if first_end == -1:  # (only a last block can lack a line break: cut in its header)
+        damage.cut_short(block.line)
         return None
     second_end = block.data.find(b"\n", first_end + 1)
     units_line = block.data[first_end + 1 : second_end if second_end != -1 else len(block.data)]
@@ -192,9 +187,6 @@ def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) 
     return pl.DataFrame(rows, schema=dict.fromkeys(chosen, pl.String), orient="row").to_arrow(), lines
 
 
-_IDENTITY_CHECKS = (("ID", LAUNCH_ID), ("Device", _DEVICE))
-
-
 def _check_identity(
     table: pa.Table, lines: list[int] | None, block: Block, damage: Damage
 ) -> tuple[pa.Table, np.ndarray | None]:
@@ -205,7 +197,7 @@ def _check_identity(
 
     bad = np.zeros(table.num_rows, dtype=bool)
     reasons: dict[int, str] = {}
-    for column, pattern in _IDENTITY_CHECKS:
+    for column, pattern in (("ID", LAUNCH_ID), ("Device", _DEVICE)):
         if column not in table.column_names:
             continue
         cells = table[column]

@@ -11,18 +11,20 @@ release, any units), its details page or its `--print-summary` CSV, in ncu's own
   written again by `shape_text` (a locale's digit group, `(39,312, 1, 1)`, stays in its axis: ncu
   separates axes by `, `); a text that does not read as a shape is kept as it is;
 * the totals alone (`launch__grid_size` blocks, `launch__block_size` threads per block; the details
-  page's Launch Statistics rows): the bare count, `4096`, as a total is no 3-D shape (4096 blocks
-  may be `(64, 64, 1)`); the console reader gives a `--print-summary` line's launches (`Block Size
-  256, Grid Size 4096`), which knows only totals, so too;
+  page's Launch Statistics rows; a console `--print-summary` line's `Block Size 256, Grid Size
+  4096`): the bare count, `4096`, as a total is no 3-D shape (4096 blocks may be `(64, 64, 1)`);
 * else None (unknown).
 
-ncu's text cannot be the launch's shape with a dimension of 0 (`(0, 0, 0)`: a report without
-launch configuration, a failed collection) or a product unlike the launch's total (ncu 2024.1
-re-exporting a report of totals only, ncu 2019's `v100_rep_basic_vectorops`, writes `Grid Size`
-`(1048576, 1, 1)`, the thread count, against `launch__grid_size` 4096): then both of that launch's
-texts are ncu's guesses (its block `(256, 1, 1)` too) and both come from the totals. `cc` is the
-`CC` column when a page has one, else `major.minor` of `device__attribute_compute_capability_*`.
-Console text (`ingest.console`) is read as ncu printed it.
+ncu's text is not the launch's shape with a dimension of 0 (`(0, 0, 0)`: a report without launch
+configuration, a failed collection) or a product unlike the launch's total (ncu 2024.1 re-exporting
+a report of totals only, ncu 2019's `v100_rep_basic_vectorops`, writes `Grid Size` `(1048576, 1,
+1)`, the thread count, against `launch__grid_size` 4096): then both of its texts are ncu's guesses
+(its block `(256, 1, 1)` too) and both come from the totals. `cc` is a page's `CC` column, else
+`major.minor` of `device__attribute_compute_capability_*`. Console text is read as ncu printed it.
+
+Values no GPU can produce (`exclude_nonsense`) are excluded (NaN) with a note naming the metric, never
+passed on: every counter, rate and percentage the recipe reads is non-negative and finite, and a few
+have a ceiling no real launch comes near; such values come from damaged or hand-edited files.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 
 from ncu_roof.base.arrays import object_array
@@ -269,3 +272,56 @@ class RunTable:
                 values = column.to_list()
                 data[column.name] = object_array(tuple(v) if isinstance(v, list) else v for v in values)
         return pd.DataFrame(data, index=pd.RangeIndex(self.rows))
+
+
+# --- values no GPU can produce (the module docstring) ---------------------------------------------
+
+_DAY_S = 86_400.0
+# (metric-name test, ceiling in SI, what the ceiling means)
+_CEILINGS: tuple[tuple[str, float, str], ...] = (
+    ("gpu__time_duration", _DAY_S, "a kernel duration over a day"),
+    ("pct_of_peak", 1000.0, "over 1000% of peak"),
+    ("cycles_elapsed.avg.per_second", 1e11, "a clock over 100 GHz"),
+    ("bytes", 1e18, "over 1 EB"),
+)
+
+
+def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.DataFrame, int]:
+    """Negative, non-finite or implausible metric values → NaN, with a note on their row in
+    `input_notes`; returns the launches (new columns where values were excluded) and the number
+    of values excluded."""
+    replaced: list[pl.Series] = []
+    notes: dict[int, list[str]] = {}
+    excluded = 0
+    for metric in metrics:
+        column = launches.get_column(metric)
+        if column.dtype != pl.Float64:
+            continue
+        values = column.to_numpy()
+        bad = np.isinf(values) | (values < 0)
+        ceiling, meaning = next(
+            (c[1:] for c in _CEILINGS if c[0] in metric and not (c[0] == "bytes" and "per_second" in metric)),
+            (math.inf, ""),
+        )
+        if meaning:
+            bad |= values > ceiling
+        if not bad.any():
+            continue
+        for position in np.flatnonzero(bad):
+            value = float(values[position])
+            why = "is not finite" if not np.isfinite(value) else "is negative" if value < 0 else ""
+            why = why or f"is implausible ({meaning})"
+            notes.setdefault(int(position), []).append(f"input: {metric} = {value:g} {why}; excluded")
+        excluded += int(bad.sum())
+        replaced.append(pl.Series(metric, np.where(bad, np.nan, values)))
+    return with_notes(launches.with_columns(replaced), notes), excluded
+
+
+def with_notes(launches: pl.DataFrame, notes: Mapping[int, Sequence[str]]) -> pl.DataFrame:
+    """`notes` (row → lines) added to the rows' `input_notes`."""
+    if not notes:
+        return launches
+    merged = launches.get_column("input_notes").to_list()
+    for i, lines in notes.items():
+        merged[i] = [*(merged[i] or ()), *lines]
+    return launches.with_columns(pl.Series("input_notes", merged, dtype=pl.List(pl.String)))
