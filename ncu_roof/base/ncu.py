@@ -1,4 +1,6 @@
-"""Finding and running the `ncu` command-line tool (shared by `profile` and the `.ncu-rep` fallback)."""
+"""Finding and running the `ncu` command-line tool (shared by `profile` and the `.ncu-rep` fallback),
+and the environment of the programs this process runs (`environ_for_programs`: without the
+OpenBLAS setting `one_blas_thread` made for this process)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,11 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncu_roof.base.cores import environ_for_programs
 from ncu_roof.errors import BadInputError, MissingToolError
 
 INSTALL_HINT = (
@@ -21,6 +23,8 @@ INSTALL_HINT = (
 # The start of ncu's progress line, through the launch's result ID where there is one (`- 7`; not
 # in old releases): `==PROF== Profiling "k" - 7: 0%....50%....100% - 9 passes`.
 PROFILING = r'^==PROF== Profiling "(?P<name>.*)"(?: - (?P<id>\d+))?'
+BLAS_THREADS = "OPENBLAS_NUM_THREADS"
+_SET_HERE: list[str] = []  # the variables `one_blas_thread` set (not the user's)
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,22 @@ def ncu_version(path: str) -> str | None:
     said = done.stdout.decode("utf-8", "replace")  # bytes that are no UTF-8 are no version either
     match = re.search(r"Version (\S+)", said) or re.search(r"(\d{4}\.\d+\.\d+\S*)", said)
     return match.group(1) if match else None
+
+
+def one_blas_thread() -> None:
+    """OpenBLAS with one thread, for a process of ncu-roof's own (the CLI; before numpy loads,
+    unless the user chose). ncu-roof does no BLAS work, and OpenBLAS starts a thread per core whose
+    busy waiting takes the cores that pyarrow's threads and the analysis run on: 0.1-0.2 s
+    of a 100,000-launch `analyze` on two cores. Programs this process runs (ncu, the profiled
+    application) get the user's environment without it (`environ_for_programs`)."""
+    if BLAS_THREADS not in os.environ and "numpy" not in sys.modules:
+        os.environ[BLAS_THREADS] = "1"
+        _SET_HERE.append(BLAS_THREADS)
+
+
+def environ_for_programs() -> dict[str, str]:
+    """This process' environment as a program it runs should see it: the user's own."""
+    return {name: value for name, value in os.environ.items() if name not in _SET_HERE}
 
 
 def c_locale_env() -> dict[str, str]:
