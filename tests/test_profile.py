@@ -91,19 +91,19 @@ def test_filters_and_raw_ncu_args_pass_through_before_the_program() -> None:
     [
         (
             '==PROF== Profiling "distribution_elementwise_grid..." - 3: 0%....50%....100% - 37 passes',
-            KernelProgress("distribution_elementwise_grid...", 3, 100, 37),
+            KernelProgress("distribution_elementwise_grid...", 100, 37),
         ),
         (
             '==PROF== Profiling "basic_gemm": 0%....50%....100% - 37 passes',
-            KernelProgress("basic_gemm", None, 100, 37),
+            KernelProgress("basic_gemm", 100, 37),
         ),
-        ('==PROF== Profiling "k" - 0: 0%....50%....100% - 1 pass\n', KernelProgress("k", 0, 100, 1)),
+        ('==PROF== Profiling "k" - 0: 0%....50%....100% - 1 pass\n', KernelProgress("k", 100, 1)),
         (  # ncu 2025 (the GH200 console export of the corpus)
             '==PROF== Profiling "vectorized_elementwise_kernel" - 2 (3/10): 0%....50%....100% - 10 passes',
-            KernelProgress("vectorized_elementwise_kernel", 2, 100, 10),
+            KernelProgress("vectorized_elementwise_kernel", 100, 10),
         ),
-        ('==PROF== Profiling "k" - 7 (8/10): 0%....50%..', KernelProgress("k", 7, 50, None)),
-        ('==PROF== Profiling "k<int>" - 12: 0%....50%..', KernelProgress("k<int>", 12, 50, None)),
+        ('==PROF== Profiling "k" - 7 (8/10): 0%....50%..', KernelProgress("k", 50, None)),
+        ('==PROF== Profiling "k<int>" - 12: 0%....50%..', KernelProgress("k<int>", 50, None)),
         ("==PROF== Connected to process 42 (/bin/app)", None),
         ('Profiling "k" - 0: 0%....100% - 3 passes', None),
     ],
@@ -134,7 +134,7 @@ def test_reader_splits_program_output_from_tool_lines_across_chunk_boundaries() 
                  b"==WARNING== Unable to access the following 6 metrics\nbye"])  # fmt: skip
     assert sink.text == ["hello from app\n", "==WARNING== Unable to access the following 6 metrics\n", "bye"]
     assert [k.percent for k in sink.kernels] == [0, 100]  # the partial line showed live
-    assert reader.kernels == [KernelProgress("k", 0, 100, 9)]
+    assert reader.kernels == [KernelProgress("k", 100, 9)]
 
 
 def test_a_flood_of_ncu_output_is_kept_bounded_and_the_programs_passed_on_whole() -> None:
@@ -158,15 +158,15 @@ def test_a_flood_of_ncu_output_is_kept_bounded_and_the_programs_passed_on_whole(
 def test_a_finished_line_split_before_its_newline_counts_once() -> None:
     sink = Recorder()
     _Reader(sink).feed([b'==PROF== Profiling "k" - 0: 0%....100% - 9 passes', b"\n"])
-    assert sink.kernels == [KernelProgress("k", 0, 100, 9)]
+    assert sink.kernels == [KernelProgress("k", 100, 9)]
 
 
 def test_plain_progress_when_not_a_tty_and_one_line_per_kernel() -> None:
     stream = io.StringIO()
     sink = progress_sink(stream)
     assert isinstance(sink, PlainProgress)
-    sink.kernel(KernelProgress("a\x1b[31m", 0, 100, 1))
-    sink.kernel(KernelProgress("b", 1, 50, None))
+    sink.kernel(KernelProgress("a\x1b[31m", 100, 1))
+    sink.kernel(KernelProgress("b", 50, None))
     assert stream.getvalue() == "ncu-roof: kernel 1 profiled: a?[31m (1 pass)\n"
 
 

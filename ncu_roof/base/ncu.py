@@ -96,7 +96,7 @@ IMPORT_TIMEOUT_S = 600.0
 IMPORT_HINT = "the report may be damaged or newer than this ncu; try `pip install 'ncu-roof[rep]'`"
 
 
-def import_raw_csv(tool: NcuTool, report: str | Path, timeout_s: float = IMPORT_TIMEOUT_S) -> bytes:
+def import_raw_csv(tool: NcuTool, report: str | Path) -> bytes:
     """The raw page of a report as CSV bytes (every metric, in base SI units), read by `tool` in
     the C locale.
 
@@ -108,10 +108,10 @@ def import_raw_csv(tool: NcuTool, report: str | Path, timeout_s: float = IMPORT_
     with tempfile.TemporaryDirectory(prefix="ncu-roof-home-") as home:
         env = c_locale_env() | {"HOME": home}
         try:
-            done = subprocess.run(argv, capture_output=True, env=env, timeout=timeout_s)
+            done = subprocess.run(argv, capture_output=True, env=env, timeout=IMPORT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             raise BadInputError(
-                f"{report}: `ncu --import` did not finish in {timeout_s:g} s", hint=IMPORT_HINT
+                f"{report}: `ncu --import` did not finish in {IMPORT_TIMEOUT_S:g} s", hint=IMPORT_HINT
             ) from None
         except OSError as err:
             raise MissingToolError(

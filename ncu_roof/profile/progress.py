@@ -31,7 +31,6 @@ class KernelProgress:
     """One `==PROF== Profiling` line; `passes` is None while the kernel is still being replayed."""
 
     name: str
-    result_id: int | None
     percent: int
     passes: int | None
 
@@ -51,7 +50,6 @@ def parse_progress(line: str) -> KernelProgress | None:
     passes = match["passes"]
     return KernelProgress(
         name=match["name"],
-        result_id=int(match["id"]) if match["id"] is not None else None,
         percent=int(percents[-1]) if percents else 0,
         passes=int(passes) if passes is not None else None,
     )
@@ -117,13 +115,12 @@ def known_failure(outcome: RunOutcome) -> ProfileError | None:
     return next((ProfileError(m, hint=h) for pattern, m, h in KNOWN_FAILURES if pattern.search(text)), None)
 
 
-def diagnose(outcome: RunOutcome, options: ProfileOptions) -> ProfileError | None:
-    """The error for a run that produced no usable report (None when it did)."""
+def diagnose(outcome: RunOutcome, options: ProfileOptions) -> Path:
+    """The report of a run that produced a usable one; else the error of why it did not, raised."""
     if outcome.report is not None and not outcome.no_kernels:  # a report worth keeping
-        return None
-    known = known_failure(outcome)
-    if known is not None:
-        return known
+        return outcome.report
+    if (known := known_failure(outcome)) is not None:
+        raise known
     if outcome.no_kernels:
         app = outcome.app_exit_code
         exited = f" (the program exited with code {app})" if app is not None else ""
@@ -131,9 +128,9 @@ def diagnose(outcome: RunOutcome, options: ProfileOptions) -> ProfileError | Non
         hint = f"check the filters (used: {used}) and that the program launches CUDA kernels"
         if options.target_processes != "all":
             hint += "; kernels of child processes need --target-processes all"
-        return ProfileError(f"no kernels were profiled{exited}", hint=hint)
+        raise ProfileError(f"no kernels were profiled{exited}", hint=hint)
     last = outcome.last_error_line() or "no report was written"
-    return ProfileError(f"ncu failed (exit code {outcome.returncode}): {last}", hint=VERBOSE_HINT)
+    raise ProfileError(f"ncu failed (exit code {outcome.returncode}): {last}", hint=VERBOSE_HINT)
 
 
 def damaged_report_error(outcome: RunOutcome, reason: str, kept: str) -> ProfileError:
@@ -141,8 +138,7 @@ def damaged_report_error(outcome: RunOutcome, reason: str, kept: str) -> Profile
 
     `kept` says what became of the user's target (`runs/x.ncu-rep was left as it was`).
     """
-    known = known_failure(outcome)
-    if known is not None:
+    if (known := known_failure(outcome)) is not None:
         return known
     if outcome.returncode == 0:
         return ProfileError(

@@ -282,14 +282,12 @@ def run_profile(
         if log is not None:
             log(f"running: {shlex.join(argv)}")
         outcome = run_ncu(argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s)
-        failure = diagnose(outcome, options)
-        if failure is not None or outcome.report is None:
-            raise failure or ProfileError("ncu wrote no report", hint="rerun with --ncu-args=--verbose")
-        check = check_report(outcome.report, tool, outcome)
+        report = diagnose(outcome, options)
+        check = check_report(report, tool, outcome)
         if check.problem is not None:
             kept = f"{target} was left as it was" if target.exists() else "no report was written"
             raise damaged_report_error(outcome, check.problem, kept)
-        published = publish_report(outcome.report, target)
+        published = publish_report(report, target)
     csv = export_csv(tool, published) if options.csv else None
     return ProfileResult(
         report=published,
