@@ -265,15 +265,15 @@ def unreadable(
     import numpy as np
 
     positions = np.flatnonzero(np.isnan(values))
-    if isinstance(cells, Sequence):
-        texts = _texts([cells[i] for i in positions.tolist()])
-    else:  # an Arrow column: only its missing cells converted
-        import polars as pl
-
-        texts = cells.take(pl.Series(positions).to_arrow()).to_pylist() if len(positions) else []
+    # of an Arrow column, only the missing cells converted
+    picked = (
+        [cells[i] for i in positions.tolist()]
+        if isinstance(cells, Sequence)
+        else cells.take(positions).to_pylist()
+    )
     return [
         (position, text)
-        for position, text in zip(positions.tolist(), texts, strict=True)
+        for position, text in zip(positions.tolist(), _texts(picked), strict=True)
         if text is not None and text.strip().lower() not in _MISSING_WORDS
     ]
 
@@ -326,13 +326,9 @@ def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
         raise UsageError(f"not a number: {text!r}", hint=example)
     number = Decimal(match["num"])
     unit = match["unit"]
-    for prefix, scale in (*_BINARY.items(), *_SI.items()):
-        if not unit.startswith(prefix):
-            continue
-        rest = unit[len(prefix) :]
-        if rest == "" or rest in _UNIT_WORDS[dimension]:
-            if prefix in _BINARY and rest == "":
-                continue
+    for prefix, scale in (*_BINARY.items(), *_SI.items()):  # a binary prefix only before a unit word
+        rest = unit.removeprefix(prefix)
+        if unit.startswith(prefix) and (rest in _UNIT_WORDS[dimension] or (rest == "" and prefix in _SI)):
             value = float(number * Decimal(scale))
             if not math.isfinite(value):
                 raise UsageError(f"{text!r}: not a finite number (too large)", hint=example)
