@@ -36,10 +36,6 @@ _COUNT_RE = re.compile(
 )
 
 
-class UnknownUnitError(BadInputError):
-    """A unit spelling ncu-roof does not know; never guessed."""
-
-
 @lru_cache(maxsize=1024)  # a report's launches share their units: each worked out once
 def si_factor(unit: str) -> float:
     """Multiplier taking a value printed in `unit` to ncu-roof's SI scale.
@@ -80,7 +76,7 @@ def _word_factor(word: str, unit: str) -> float:
         return _TIME_S[word]
     match = _COUNT_RE.match(word)
     if match is None:
-        raise UnknownUnitError(
+        raise BadInputError(
             f"unknown unit {unit!r}",
             hint="export with `--print-units base` so every value is in ncu's base unit",
         )
@@ -112,22 +108,19 @@ def detect_number_style(cells: Iterable[object]) -> NumberStyle:
     grouping: ncu prints fractions with 2 (details) or 6 (raw, auto units) decimals, never 3.
     """
     seen = _evidence(cells)
-
     en, de, point = seen(_EN_SURE), seen(_DE_SURE), seen(_POINT_DECIMAL)
-    if de and (en or point):
-        raise AmbiguousNumbersError()
     if de:
-        return NumberStyle.DE
-    if en:
-        return NumberStyle.EN
-    comma_group, point_group, bare = seen(_ONE_COMMA_GROUP), seen(_ONE_POINT_GROUP), seen(_BARE_BIG_INT)
-    if comma_group and (point_group or bare):
-        raise AmbiguousNumbersError()
-    if comma_group:
-        return NumberStyle.EN
-    if point_group and not (point or bare):
-        raise AmbiguousNumbersError()
-    return NumberStyle.C
+        style, ambiguous = NumberStyle.DE, en or point
+    elif en or seen(_ONE_COMMA_GROUP):
+        style, ambiguous = NumberStyle.EN, not en and (seen(_ONE_POINT_GROUP) or seen(_BARE_BIG_INT))
+    else:
+        style, ambiguous = NumberStyle.C, seen(_ONE_POINT_GROUP) and not (point or seen(_BARE_BIG_INT))
+    if ambiguous:
+        raise BadInputError(
+            "cannot tell whether ',' or '.' is the decimal mark in this file",
+            hint="pass --number-locale C|en|de, or re-export with `LC_ALL=C ncu --import ...`",
+        )
+    return style
 
 
 _SPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace())  # what `str.strip` strips
@@ -188,14 +181,6 @@ def confirm_number_style(cells: Iterable[object], style: NumberStyle) -> None:
         raise BadInputError(
             f"numbers in this file are not written in the {style.value} style forced by --number-locale",
             hint="drop --number-locale (the style is detected per file) or pass the right one",
-        )
-
-
-class AmbiguousNumbersError(BadInputError):
-    def __init__(self) -> None:
-        super().__init__(
-            "cannot tell whether ',' or '.' is the decimal mark in this file",
-            hint="pass --number-locale C|en|de, or re-export with `LC_ALL=C ncu --import ...`",
         )
 
 
