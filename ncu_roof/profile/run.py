@@ -9,17 +9,16 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from ncu_roof.base.ncu import NcuTool, c_locale_env, import_raw_csv
 from ncu_roof.base.stop import held
@@ -103,13 +102,6 @@ class _Reader:
             self.sink.passthrough(text)
 
 
-def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
-    """Bytes as ncu writes them, so that the replay dots show before the line ends (the stream
-    asked for its descriptor each time: once closed, never a number reused by another file)."""
-    while chunk := os.read(stream.fileno(), 65536):
-        yield chunk
-
-
 def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
     """SIGTERM the whole process group (ncu, the program, its children); SIGKILL what is left of it
     after `grace_s`: each has that long to clean up, and none that ignores SIGTERM outlives ncu.
@@ -137,8 +129,11 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
         start_new_session=True,
     )
     assert proc.stdout is not None
-    reader = _Reader(sink)
-    thread = threading.Thread(target=reader.feed, args=(_chunks(proc.stdout),), daemon=True)
+    stdout, reader = proc.stdout, _Reader(sink)
+    # bytes as ncu writes them, so that the replay dots show before the line ends (the stream asked
+    # for its descriptor each time: once closed, never a number reused by another file)
+    chunks = iter(lambda: os.read(stdout.fileno(), 65536), b"")
+    thread = threading.Thread(target=reader.feed, args=(chunks,), daemon=True)
     thread.start()
     try:
         returncode = proc.wait(timeout=timeout_s)
@@ -148,13 +143,15 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
             f"ncu timed out after {timeout_s:g} s (killed it and the program)",
             hint="profile fewer launches (-k regex:NAME, -c N), try --fast, or raise --timeout",
         ) from None
-    except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: the group goes; private_workdir drops the half report
+    except (
+        BaseException
+    ):  # Ctrl-C, SIGTERM, SIGHUP: the group goes; the private folder goes with the half report
         with held():
             _kill_group(proc)
         raise
     finally:
         thread.join(timeout=5)
-        proc.stdout.close()
+        stdout.close()
         sink.close()
     return RunOutcome(
         returncode=returncode,
@@ -185,19 +182,6 @@ def prepare_target(targets: list[Path], force: bool) -> None:
                 f"cannot write {target}: cannot create {target.parent} ({err.strerror or err})",
                 hint=WRITE_HINT,
             ) from None
-
-
-@contextlib.contextmanager
-def private_workdir(output: Path) -> Iterator[Path]:
-    """A temporary folder beside the output (same file system, so the final rename is atomic)."""
-    try:
-        work = Path(tempfile.mkdtemp(prefix=".ncu-roof-", dir=output.parent))
-    except OSError as err:
-        raise OutputError(f"cannot write {output}: {err.strerror or err}", hint=WRITE_HINT) from None
-    try:
-        yield work
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -276,8 +260,16 @@ def run_profile(
     program = resolve_program(options.program[0])
     target = report_path(options.output)
     prepare_target([target, csv_path(target)] if options.csv else [target], options.force)
-    with private_workdir(target.absolute()) as work:
-        export_base = work / "report"
+    try:  # a private folder beside the output: the same file system, so the final rename is atomic
+        private = tempfile.TemporaryDirectory(
+            prefix=".ncu-roof-", dir=target.absolute().parent, ignore_cleanup_errors=True
+        )
+    except OSError as err:
+        raise OutputError(
+            f"cannot write {target.absolute()}: {err.strerror or err}", hint=WRITE_HINT
+        ) from None
+    with private as work:
+        export_base = Path(work) / "report"
         argv = build_argv(tool, options, program, export_base)
         if log is not None:
             log(f"running: {shlex.join(argv)}")
