@@ -194,22 +194,14 @@ _INFINITE = r"^[-+]?(?i:inf|infinity)$"  # a non-finite value is read as one (an
 _MISSING_WORDS = frozenset({"", "n/a", "nan", "-nan", "(!) nan", "(!) n/a", "-", "--"})
 
 
-def parse_numbers(cells: Iterable[object], style: NumberStyle) -> np.ndarray:
-    """Strings as printed by ncu → float64, with `n/a`, `nan` and empty as NaN (never 0).
-
-    Runs in pyarrow's string kernels (`parse_number_array`), 4x a pandas `str` + `to_numeric` pass.
-    """
-    import polars as pl
-
-    return parse_number_array(pl.Series(_texts(cells), dtype=pl.String).to_arrow(), style)
-
-
 def _texts(cells: Iterable[object]) -> list[str | None]:
     return [None if missing_cell(v) else v if isinstance(v, str) else str(v) for v in cells]
 
 
-def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:
-    """A pyarrow string array as printed by ncu → float64 values (NaN where not a number).
+def parse_numbers(cells: Iterable[object] | pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:
+    """Cells as printed by ncu (a pyarrow string column, or Python values) → float64, NaN where
+    not a number (`n/a`, `nan`, empty: never 0), in pyarrow's string kernels (4x a pandas `str` +
+    `to_numeric` pass).
 
     A column of plain numbers (the common case: a `--print-units base` raw page) is one cast;
     anything else (grouping marks, `n/a`, spaces, garbage, infinities) takes the careful path:
@@ -222,6 +214,9 @@ def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> n
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    arr = cells
+    if not isinstance(arr, pa.Array | pa.ChunkedArray):
+        arr = pl.Series(_texts(arr), dtype=pl.String).to_arrow()
     if style is not NumberStyle.DE:  # a cast reads `.` as the decimal mark, and fails on `,`
         try:
             fast = pl.Series(pc.cast(arr, pa.float64())).to_numpy()
