@@ -21,8 +21,13 @@ from conftest import CliResult, run_cli
 from ncu_roof.base.metrics import COLLECT
 from ncu_roof.base.ncu import NcuTool
 from ncu_roof.cli.profile import PlainProgress, progress_sink
-from ncu_roof.profile.argv import ROOFLINE_SECTIONS, ProfileOptions, build_argv
-from ncu_roof.profile.progress import KernelProgress, parse_progress
+from ncu_roof.profile.progress import (
+    ROOFLINE_SECTIONS,
+    KernelProgress,
+    ProfileOptions,
+    build_argv,
+    parse_progress,
+)
 from ncu_roof.profile.run import _Reader
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -759,7 +764,7 @@ def test_profile_a_tiny_cuda_program_for_real(tmp_path: Path, mode: list[str]) -
 
 def test_too_old_ncu_is_refused_with_the_reason() -> None:
     from ncu_roof.errors import MissingToolError
-    from ncu_roof.profile.argv import ProfileOptions, check_version
+    from ncu_roof.profile.progress import ProfileOptions, check_version
 
     options = ProfileOptions(program=("./app",))
     with pytest.raises(MissingToolError, match=r"2020\.1 or newer"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -28,24 +29,22 @@ from ncu_roof.errors import (
     NcuRoofError,
     OutputError,
     ProfileError,
-)
-from ncu_roof.profile.argv import (
-    REPORT_SUFFIX,
-    ProfileOptions,
-    build_argv,
-    csv_path,
-    report_path,
-    resolve_program,
+    UsageError,
 )
 from ncu_roof.profile.progress import (
+    REPORT_SUFFIX,
     SPOKEN_FOR,
     TOOL_PREFIXES,
     KernelProgress,
+    ProfileOptions,
     ProgressSink,
     RunOutcome,
+    build_argv,
+    csv_path,
     damaged_report_error,
     diagnose,
     parse_progress,
+    report_path,
 )
 
 if TYPE_CHECKING:
@@ -160,6 +159,25 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
         report=report if report.is_file() else None,
         elapsed_s=time.monotonic() - started,
     )
+
+
+def resolve_program(name: str) -> Path:
+    """The absolute path of the program to profile, checked before ncu is started."""
+    if os.sep in name:
+        path = Path(name).absolute()
+    else:
+        found = shutil.which(name)
+        if found is None:
+            raise UsageError(f"{name}: program not found on PATH", hint="give its path, e.g. ./" + name)
+        path = Path(found)
+    if not path.exists():
+        raise UsageError(f"{name}: program not found", hint="check the path of the program to profile")
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise UsageError(
+            f"{name}: not an executable file",
+            hint=f"`chmod +x {name}`, or run it through its interpreter (`-- python {name}`)",
+        )
+    return path
 
 
 WRITE_HINT = "check that you may write there, or choose another -o"
