@@ -428,8 +428,8 @@ def test_check_report_reads_with_the_chosen_ncu_when_ncu_report_is_missing(
     monkeypatch.setenv("FAKE_NCU_RECORD", fake["FAKE_NCU_RECORD"])
     monkeypatch.setitem(sys.modules, "ncu_report", None)  # `import ncu_report` now fails
     outcome = RunOutcome(0, (), (), report)
-    check = check_report(report, NcuTool(path=str(chosen), version="2025.1.0.0"), outcome)
-    assert (check.launches, check.problem) == (len(BASE), None)
+    launches, _ = check_report(report, NcuTool(path=str(chosen), version="2025.1.0.0"), outcome, report)
+    assert launches == len(BASE)
     assert [c["argv"][1:3] for c in calls(fake)] == [["--import", str(report)]]  # type: ignore[index]
 
 
@@ -630,15 +630,12 @@ def test_a_stopping_signal_after_ncu_leaves_no_temporary_folder_and_exits_128_pl
     earlier = tmp_path / "report.ncu-rep"
     earlier.write_bytes(b"NVR\x00earlier")
     if point == "emit":
-        checked = profile_run.ReportCheck(launches=1)
-        monkeypatch.setattr(profile_run, "check_report", lambda *args: checked)
+        monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None))
         monkeypatch.setattr(cli_profile, "emit", arrives)
     else:
         monkeypatch.setattr(profile_run, point, arrives)
         if point == "publish_report":
-            monkeypatch.setattr(
-                profile_run, "check_report", lambda *args: profile_run.ReportCheck(launches=1)
-            )
+            monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None))
     done = run(fake, "--force", "--", "/bin/true", cwd=tmp_path)
     assert done.returncode == 128 + sig, done.stderr
     assert leftovers(tmp_path) == []

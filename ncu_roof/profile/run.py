@@ -202,22 +202,16 @@ def prepare_target(targets: list[Path], force: bool) -> None:
             ) from None
 
 
-@dataclass(frozen=True)
-class ReportCheck:
-    """A finished temporary report: how many launches it holds, or why it cannot be kept."""
-
-    launches: int = 0
-    problem: str | None = None
-    table: RunTable | None = None  # the report as read, so that it is not read a second time
-
-
-def check_report(report: Path, tool: NcuTool, outcome: RunOutcome) -> ReportCheck:
-    """The finished temporary report's launch count, or why it cannot be kept. ncu's exit code
-    alone cannot decide (a crashing program makes ncu exit non-zero after a good report, a killed
-    or failing ncu can leave a truncated one): `analyze`'s reader does (a truncated, empty or
-    damaged report raises its `NcuRoofError`), where `ncu --import` (without `ncu_report`) runs
-    `tool`, the ncu that wrote it, not whichever is first on PATH. Bugs propagate; either way the
-    report stays where it is."""
+def check_report(
+    report: Path, tool: NcuTool, outcome: RunOutcome, target: Path
+) -> tuple[int, RunTable | None]:
+    """The finished temporary report's launch count, and the report as read (so that it is not
+    read a second time; None where nothing here can read it), or `damaged_report_error` raised
+    (the target left as it was). ncu's exit code alone cannot decide (a crashing program makes ncu
+    exit non-zero after a good report, a killed or failing ncu can leave a truncated one):
+    `analyze`'s reader does (a truncated, empty or damaged report raises its `NcuRoofError`), where
+    `ncu --import` (without `ncu_report`) runs `tool`, the ncu that wrote it, not whichever is
+    first on PATH. Bugs propagate; either way the report stays where it is."""
     from ncu_roof.ingest import read_input
     from ncu_roof.ingest.rep import read_with_cli
     from ncu_roof.ingest.reprows import ncu_report_installed
@@ -228,20 +222,22 @@ def check_report(report: Path, tool: NcuTool, outcome: RunOutcome) -> ReportChec
         else:
             table = read_with_cli(str(report), report.read_bytes(), tool)
     except MissingToolError:  # no ncu_report and ncu cannot run: ncu's exit code must do
-        ok = outcome.returncode == 0 or outcome.app_exit_code is not None
-        problem = None if ok else "nothing here can read it (no ncu_report, and ncu does not run)"
-        return ReportCheck(launches=len(outcome.kernels), problem=problem)
+        if outcome.returncode == 0 or outcome.app_exit_code is not None:
+            return len(outcome.kernels), None
+        problem = "nothing here can read it (no ncu_report, and ncu does not run)"
     except NcuRoofError as err:
-        return ReportCheck(problem=err.message.removeprefix(f"{report}: "))
-    if table.rows == 0:
-        return ReportCheck(problem="the report holds no profiled kernel")
-    return ReportCheck(launches=table.rows, table=table)
+        problem = err.message.removeprefix(f"{report}: ")
+    else:
+        if table.rows:
+            return table.rows, table
+        problem = "the report holds no profiled kernel"
+    kept = f"{target} was left as it was" if target.exists() else "no report was written"
+    raise damaged_report_error(outcome, problem, kept)
 
 
-def publish_report(report: Path, target: Path) -> Path:
+def publish_report(report: Path, target: Path) -> None:
     """Move the finished temporary report into place (atomic: same file system)."""
     os.replace(report, target)
-    return target
 
 
 def export_csv(tool: NcuTool, report: Path) -> bytes:
@@ -293,16 +289,13 @@ def run_profile(
             log(f"running: {shlex.join(argv)}")
         outcome = run_ncu(argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s)
         report = diagnose(outcome, options)
-        check = check_report(report, tool, outcome)
-        if check.problem is not None:
-            kept = f"{target} was left as it was" if target.exists() else "no report was written"
-            raise damaged_report_error(outcome, check.problem, kept)
-        published = publish_report(report, target)
-    csv = export_csv(tool, published) if options.csv else None
+        launches, table = check_report(report, tool, outcome, target)
+        publish_report(report, target)
+    csv = export_csv(tool, target) if options.csv else None
     return ProfileResult(
-        report=published,
-        kernels=check.launches,
-        table=None if check.table is None else replace(check.table, path=str(published)),
+        report=target,
+        kernels=launches,
+        table=None if table is None else replace(table, path=str(target)),
         app_exit_code=outcome.app_exit_code,
         csv=csv,
         elapsed_s=outcome.elapsed_s,
