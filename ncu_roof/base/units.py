@@ -243,13 +243,15 @@ def unreadable(
     """(position, text) of the cells that read as no number (`values` NaN) and are none of ncu's
     words for a missing value: damaged or hand-edited cells, which a note names."""
     import numpy as np
+    import polars as pl
 
     positions = np.flatnonzero(np.isnan(values))
-    # of an Arrow column, only the missing cells converted
+    # of an Arrow column, only the missing cells converted (positions through Polars: a numpy
+    # array handed to pyarrow imports pandas)
     picked = (
         [cells[i] for i in positions.tolist()]
         if isinstance(cells, Sequence)
-        else cells.take(positions).to_pylist()
+        else cells.take(pl.Series(positions).to_arrow()).to_pylist()
     )
     return [
         (position, text)
