@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, run_cli
 
-from ncu_roof.base import cores
+from ncu_roof.base import ncu
 from ncu_roof.ingest import read_input
 
 REPORT = CORPUS / "a10g_rep_2023.1.1_roofline-set.ncu-rep"
@@ -65,13 +65,13 @@ def test_one_blas_thread_is_not_passed_on_to_programs(user: str | None, seen: st
     environment: without the variable, or with the user's own value."""
     probe = (
         "import os\n"
-        "from ncu_roof.base import cores, ncu\n"
-        "cores.one_blas_thread()\n"
+        "from ncu_roof.base import ncu\n"
+        "ncu.one_blas_thread()\n"
         "import numpy\n"
-        "print(os.environ.get(cores.BLAS_THREADS), ncu.c_locale_env().get(cores.BLAS_THREADS))\n"
+        "print(os.environ.get(ncu.BLAS_THREADS), ncu.c_locale_env().get(ncu.BLAS_THREADS))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != cores.BLAS_THREADS}
+    env = {k: v for k, v in os.environ.items() if k != ncu.BLAS_THREADS}
     if user is not None:
-        env[cores.BLAS_THREADS] = user
+        env[ncu.BLAS_THREADS] = user
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
     assert done.stdout.split() == seen.split()

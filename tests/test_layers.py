@@ -61,7 +61,7 @@ LAYER_OF = {
 
 
 def package_modules() -> list[str]:
-    """Every module of the package, dotted (`ncu_roof.profile.argv`; a package is its name)."""
+    """Every module of the package, dotted (`ncu_roof.profile.run`; a package is its name)."""
     names = []
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts
@@ -148,12 +148,12 @@ def test_the_import_parser_sees_function_level_typing_and_relative_imports() -> 
         "from . import run\nfrom ..render.text import one_line\nimport ncu_roof.errors\n"
         "from ncu_roof import __version__\n"
     )
-    assert imports_in(source, "ncu_roof.profile.argv", is_package=False) == {
+    assert imports_in(source, "ncu_roof.profile.progress", is_package=False) == {
         "ncu_roof.analysis.core", "ncu_roof.cli.analyze", "ncu_roof.profile.run", "ncu_roof.render.text",
         "ncu_roof.errors", "ncu_roof",
     }  # fmt: skip
-    assert imports_in("from . import argv\n", "ncu_roof.profile", is_package=True) == {
-        "ncu_roof.profile.argv"
+    assert imports_in("from . import progress\n", "ncu_roof.profile", is_package=True) == {
+        "ncu_roof.profile.progress"
     }
 
 

@@ -21,8 +21,13 @@ from conftest import CliResult, run_cli
 from ncu_roof.base.metrics import COLLECT
 from ncu_roof.base.ncu import NcuTool
 from ncu_roof.cli.profile import PlainProgress, progress_sink
-from ncu_roof.profile.argv import ROOFLINE_SECTIONS, ProfileOptions, build_argv
-from ncu_roof.profile.progress import KernelProgress, parse_progress
+from ncu_roof.profile.progress import (
+    ROOFLINE_SECTIONS,
+    KernelProgress,
+    ProfileOptions,
+    build_argv,
+    parse_progress,
+)
 from ncu_roof.profile.run import _Reader
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,19 +96,19 @@ def test_filters_and_raw_ncu_args_pass_through_before_the_program() -> None:
     [
         (
             '==PROF== Profiling "distribution_elementwise_grid..." - 3: 0%....50%....100% - 37 passes',
-            KernelProgress("distribution_elementwise_grid...", 3, 100, 37),
+            KernelProgress("distribution_elementwise_grid...", 100, 37),
         ),
         (
             '==PROF== Profiling "basic_gemm": 0%....50%....100% - 37 passes',
-            KernelProgress("basic_gemm", None, 100, 37),
+            KernelProgress("basic_gemm", 100, 37),
         ),
-        ('==PROF== Profiling "k" - 0: 0%....50%....100% - 1 pass\n', KernelProgress("k", 0, 100, 1)),
+        ('==PROF== Profiling "k" - 0: 0%....50%....100% - 1 pass\n', KernelProgress("k", 100, 1)),
         (  # ncu 2025 (the GH200 console export of the corpus)
             '==PROF== Profiling "vectorized_elementwise_kernel" - 2 (3/10): 0%....50%....100% - 10 passes',
-            KernelProgress("vectorized_elementwise_kernel", 2, 100, 10),
+            KernelProgress("vectorized_elementwise_kernel", 100, 10),
         ),
-        ('==PROF== Profiling "k" - 7 (8/10): 0%....50%..', KernelProgress("k", 7, 50, None)),
-        ('==PROF== Profiling "k<int>" - 12: 0%....50%..', KernelProgress("k<int>", 12, 50, None)),
+        ('==PROF== Profiling "k" - 7 (8/10): 0%....50%..', KernelProgress("k", 50, None)),
+        ('==PROF== Profiling "k<int>" - 12: 0%....50%..', KernelProgress("k<int>", 50, None)),
         ("==PROF== Connected to process 42 (/bin/app)", None),
         ('Profiling "k" - 0: 0%....100% - 3 passes', None),
     ],
@@ -134,7 +139,7 @@ def test_reader_splits_program_output_from_tool_lines_across_chunk_boundaries() 
                  b"==WARNING== Unable to access the following 6 metrics\nbye"])  # fmt: skip
     assert sink.text == ["hello from app\n", "==WARNING== Unable to access the following 6 metrics\n", "bye"]
     assert [k.percent for k in sink.kernels] == [0, 100]  # the partial line showed live
-    assert reader.kernels == [KernelProgress("k", 0, 100, 9)]
+    assert reader.kernels == [KernelProgress("k", 100, 9)]
 
 
 def test_a_flood_of_ncu_output_is_kept_bounded_and_the_programs_passed_on_whole() -> None:
@@ -158,7 +163,7 @@ def test_a_flood_of_ncu_output_is_kept_bounded_and_the_programs_passed_on_whole(
 def test_a_finished_line_split_before_its_newline_counts_once() -> None:
     sink = Recorder()
     _Reader(sink).feed([b'==PROF== Profiling "k" - 0: 0%....100% - 9 passes', b"\n"])
-    assert sink.kernels == [KernelProgress("k", 0, 100, 9)]
+    assert sink.kernels == [KernelProgress("k", 100, 9)]
 
 
 def test_plain_progress_when_not_a_tty_and_one_line_per_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -166,8 +171,8 @@ def test_plain_progress_when_not_a_tty_and_one_line_per_kernel(monkeypatch: pyte
     monkeypatch.setattr(sys, "stderr", stream)
     sink = progress_sink()
     assert isinstance(sink, PlainProgress)
-    sink.kernel(KernelProgress("a\x1b[31m", 0, 100, 1))
-    sink.kernel(KernelProgress("b", 1, 50, None))
+    sink.kernel(KernelProgress("a\x1b[31m", 100, 1))
+    sink.kernel(KernelProgress("b", 50, None))
     assert stream.getvalue() == "ncu-roof: kernel 1 profiled: a?[31m (1 pass)\n"
 
 
@@ -424,8 +429,8 @@ def test_check_report_reads_with_the_chosen_ncu_when_ncu_report_is_missing(
     monkeypatch.setenv("FAKE_NCU_RECORD", fake["FAKE_NCU_RECORD"])
     monkeypatch.setitem(sys.modules, "ncu_report", None)  # `import ncu_report` now fails
     outcome = RunOutcome(0, (), (), report)
-    check = check_report(report, NcuTool(path=str(chosen), version="2025.1.0.0"), outcome)
-    assert (check.launches, check.problem) == (len(BASE), None)
+    launches, _ = check_report(report, NcuTool(path=str(chosen), version="2025.1.0.0"), outcome, report)
+    assert launches == len(BASE)
     assert [c["argv"][1:3] for c in calls(fake)] == [["--import", str(report)]]  # type: ignore[index]
 
 
@@ -626,15 +631,12 @@ def test_a_stopping_signal_after_ncu_leaves_no_temporary_folder_and_exits_128_pl
     earlier = tmp_path / "report.ncu-rep"
     earlier.write_bytes(b"NVR\x00earlier")
     if point == "emit":
-        checked = profile_run.ReportCheck(launches=1)
-        monkeypatch.setattr(profile_run, "check_report", lambda *args: checked)
+        monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None))
         monkeypatch.setattr(cli_profile, "emit", arrives)
     else:
         monkeypatch.setattr(profile_run, point, arrives)
         if point == "publish_report":
-            monkeypatch.setattr(
-                profile_run, "check_report", lambda *args: profile_run.ReportCheck(launches=1)
-            )
+            monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None))
     done = run(fake, "--force", "--", "/bin/true", cwd=tmp_path)
     assert done.returncode == 128 + sig, done.stderr
     assert leftovers(tmp_path) == []
@@ -760,7 +762,7 @@ def test_profile_a_tiny_cuda_program_for_real(tmp_path: Path, mode: list[str]) -
 
 def test_too_old_ncu_is_refused_with_the_reason() -> None:
     from ncu_roof.errors import MissingToolError
-    from ncu_roof.profile.argv import ProfileOptions, check_version
+    from ncu_roof.profile.progress import ProfileOptions, check_version
 
     options = ProfileOptions(program=("./app",))
     with pytest.raises(MissingToolError, match=r"2020\.1 or newer"):

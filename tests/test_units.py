@@ -10,17 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ncu_roof.base.units import (
-    AmbiguousNumbersError,
     Dimension,
     NumberStyle,
-    UnknownUnitError,
     detect_number_style,
     effective_unit,
     parse_numbers,
     parse_quantity,
     si_factor,
 )
-from ncu_roof.errors import NcuRoofError, UsageError
+from ncu_roof.errors import BadInputError, NcuRoofError, UsageError
 
 
 @pytest.mark.parametrize(
@@ -73,7 +71,7 @@ def test_si_factor(unit: str, factor: float) -> None:
 
 @pytest.mark.parametrize("unit", ["furlong", "Xbyte", "byte/fortnight", "Qhz", "bytes per s"])
 def test_unknown_unit_is_an_error_with_a_hint(unit: str) -> None:
-    with pytest.raises(UnknownUnitError) as info:
+    with pytest.raises(BadInputError, match="unknown unit") as info:
         si_factor(unit)
     assert isinstance(info.value, NcuRoofError)
     assert unit in info.value.message
@@ -146,7 +144,7 @@ def test_detect_number_style(cells: list[str], style: NumberStyle) -> None:
     ],
 )
 def test_ambiguous_number_style_is_an_error_with_a_hint(cells: list[str]) -> None:
-    with pytest.raises(AmbiguousNumbersError) as info:
+    with pytest.raises(BadInputError, match="decimal mark") as info:
         detect_number_style(pd.Series(cells))
     assert "--number-locale" in (info.value.hint or "")
 

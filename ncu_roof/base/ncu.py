@@ -1,4 +1,6 @@
-"""Finding and running the `ncu` command-line tool (shared by `profile` and the `.ncu-rep` fallback)."""
+"""Finding and running the `ncu` command-line tool (shared by `profile` and the `.ncu-rep` fallback),
+and the environment of the programs this process runs (`environ_for_programs`: without the
+OpenBLAS setting `one_blas_thread` made for this process)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,11 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncu_roof.base.cores import environ_for_programs
 from ncu_roof.errors import BadInputError, MissingToolError
 
 INSTALL_HINT = (
@@ -21,6 +23,8 @@ INSTALL_HINT = (
 # The start of ncu's progress line, through the launch's result ID where there is one (`- 7`; not
 # in old releases): `==PROF== Profiling "k" - 7: 0%....50%....100% - 9 passes`.
 PROFILING = r'^==PROF== Profiling "(?P<name>.*)"(?: - (?P<id>\d+))?'
+BLAS_THREADS = "OPENBLAS_NUM_THREADS"
+_SET_HERE: list[str] = []  # the variables `one_blas_thread` set (not the user's)
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,22 @@ def ncu_version(path: str) -> str | None:
     return match.group(1) if match else None
 
 
+def one_blas_thread() -> None:
+    """OpenBLAS with one thread, for a process of ncu-roof's own (the CLI; before numpy loads,
+    unless the user chose). ncu-roof does no BLAS work, and OpenBLAS starts a thread per core whose
+    busy waiting takes the cores that pyarrow's threads and the analysis run on: 0.1-0.2 s
+    of a 100,000-launch `analyze` on two cores. Programs this process runs (ncu, the profiled
+    application) get the user's environment without it (`environ_for_programs`)."""
+    if BLAS_THREADS not in os.environ and "numpy" not in sys.modules:
+        os.environ[BLAS_THREADS] = "1"
+        _SET_HERE.append(BLAS_THREADS)
+
+
+def environ_for_programs() -> dict[str, str]:
+    """This process' environment as a program it runs should see it: the user's own."""
+    return {name: value for name, value in os.environ.items() if name not in _SET_HERE}
+
+
 def c_locale_env() -> dict[str, str]:
     """The environment ncu runs under: numbers in C locale, never `1,234` or `1.234,5`."""
     return environ_for_programs() | {"LC_ALL": "C", "LANG": "C"}
@@ -76,7 +96,7 @@ IMPORT_TIMEOUT_S = 600.0
 IMPORT_HINT = "the report may be damaged or newer than this ncu; try `pip install 'ncu-roof[rep]'`"
 
 
-def import_raw_csv(tool: NcuTool, report: str | Path, timeout_s: float = IMPORT_TIMEOUT_S) -> bytes:
+def import_raw_csv(tool: NcuTool, report: str | Path) -> bytes:
     """The raw page of a report as CSV bytes (every metric, in base SI units), read by `tool` in
     the C locale.
 
@@ -88,10 +108,10 @@ def import_raw_csv(tool: NcuTool, report: str | Path, timeout_s: float = IMPORT_
     with tempfile.TemporaryDirectory(prefix="ncu-roof-home-") as home:
         env = c_locale_env() | {"HOME": home}
         try:
-            done = subprocess.run(argv, capture_output=True, env=env, timeout=timeout_s)
+            done = subprocess.run(argv, capture_output=True, env=env, timeout=IMPORT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             raise BadInputError(
-                f"{report}: `ncu --import` did not finish in {timeout_s:g} s", hint=IMPORT_HINT
+                f"{report}: `ncu --import` did not finish in {IMPORT_TIMEOUT_S:g} s", hint=IMPORT_HINT
             ) from None
         except OSError as err:
             raise MissingToolError(

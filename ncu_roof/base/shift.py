@@ -107,7 +107,5 @@ def shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float = 0.99) -> S
     middle = [(total - 1) // 2, total // 2]
     ends = [c - 1, total - c] if c >= 1 else []
     ordered = np.partition(differences, sorted({*middle, *ends}))
-    estimate = float(ordered[middle].mean())
-    low = _pct(float(ordered[c - 1])) if c >= 1 else None
-    high = _pct(float(ordered[total - c])) if c >= 1 else None
-    return Shift(_pct(estimate), low, high, n, m, confidence)
+    low, high = (_pct(float(ordered[c - 1])), _pct(float(ordered[total - c]))) if c >= 1 else (None, None)
+    return Shift(_pct(float(ordered[middle].mean())), low, high, n, m, confidence)

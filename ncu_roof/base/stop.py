@@ -24,10 +24,8 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 def _handled(signals: list[signal.Signals], handler: signal.Handlers | Callable[..., None]) -> Iterator[None]:
     """`handler` for `signals` inside, the previous handlers again after. Main thread only, as
     `signal` requires; elsewhere nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {sig: signal.signal(sig, handler) for sig in signals}
+    main = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.signal(sig, handler) for sig in signals} if main else {}
     try:
         yield
     finally:

@@ -36,10 +36,6 @@ _COUNT_RE = re.compile(
 )
 
 
-class UnknownUnitError(BadInputError):
-    """A unit spelling ncu-roof does not know; never guessed."""
-
-
 @lru_cache(maxsize=1024)  # a report's launches share their units: each worked out once
 def si_factor(unit: str) -> float:
     """Multiplier taking a value printed in `unit` to ncu-roof's SI scale.
@@ -80,7 +76,7 @@ def _word_factor(word: str, unit: str) -> float:
         return _TIME_S[word]
     match = _COUNT_RE.match(word)
     if match is None:
-        raise UnknownUnitError(
+        raise BadInputError(
             f"unknown unit {unit!r}",
             hint="export with `--print-units base` so every value is in ncu's base unit",
         )
@@ -112,22 +108,19 @@ def detect_number_style(cells: Iterable[object]) -> NumberStyle:
     grouping: ncu prints fractions with 2 (details) or 6 (raw, auto units) decimals, never 3.
     """
     seen = _evidence(cells)
-
     en, de, point = seen(_EN_SURE), seen(_DE_SURE), seen(_POINT_DECIMAL)
-    if de and (en or point):
-        raise AmbiguousNumbersError()
     if de:
-        return NumberStyle.DE
-    if en:
-        return NumberStyle.EN
-    comma_group, point_group, bare = seen(_ONE_COMMA_GROUP), seen(_ONE_POINT_GROUP), seen(_BARE_BIG_INT)
-    if comma_group and (point_group or bare):
-        raise AmbiguousNumbersError()
-    if comma_group:
-        return NumberStyle.EN
-    if point_group and not (point or bare):
-        raise AmbiguousNumbersError()
-    return NumberStyle.C
+        style, ambiguous = NumberStyle.DE, en or point
+    elif en or seen(_ONE_COMMA_GROUP):
+        style, ambiguous = NumberStyle.EN, not en and (seen(_ONE_POINT_GROUP) or seen(_BARE_BIG_INT))
+    else:
+        style, ambiguous = NumberStyle.C, seen(_ONE_POINT_GROUP) and not (point or seen(_BARE_BIG_INT))
+    if ambiguous:
+        raise BadInputError(
+            "cannot tell whether ',' or '.' is the decimal mark in this file",
+            hint="pass --number-locale C|en|de, or re-export with `LC_ALL=C ncu --import ...`",
+        )
+    return style
 
 
 _SPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace())  # what `str.strip` strips
@@ -191,14 +184,6 @@ def confirm_number_style(cells: Iterable[object], style: NumberStyle) -> None:
         )
 
 
-class AmbiguousNumbersError(BadInputError):
-    def __init__(self) -> None:
-        super().__init__(
-            "cannot tell whether ',' or '.' is the decimal mark in this file",
-            hint="pass --number-locale C|en|de, or re-export with `LC_ALL=C ncu --import ...`",
-        )
-
-
 # Digit-group marks of every locale that are never a decimal mark: U+202F and U+00A0 (fr_FR:
 # `1 234,5`), U+2019 and the apostrophe (de_CH: `1’234.5`). With the style's own mark (`,` for en,
 # `.` for de) they are the groups a number may have; elsewhere (`1,2,3` in en) it is no number.
@@ -209,22 +194,14 @@ _INFINITE = r"^[-+]?(?i:inf|infinity)$"  # a non-finite value is read as one (an
 _MISSING_WORDS = frozenset({"", "n/a", "nan", "-nan", "(!) nan", "(!) n/a", "-", "--"})
 
 
-def parse_numbers(cells: Iterable[object], style: NumberStyle) -> np.ndarray:
-    """Strings as printed by ncu → float64, with `n/a`, `nan` and empty as NaN (never 0).
-
-    Runs in pyarrow's string kernels (`parse_number_array`), 4x a pandas `str` + `to_numeric` pass.
-    """
-    import polars as pl
-
-    return parse_number_array(pl.Series(_texts(cells), dtype=pl.String).to_arrow(), style)
-
-
 def _texts(cells: Iterable[object]) -> list[str | None]:
     return [None if missing_cell(v) else v if isinstance(v, str) else str(v) for v in cells]
 
 
-def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:
-    """A pyarrow string array as printed by ncu → float64 values (NaN where not a number).
+def parse_numbers(cells: Iterable[object] | pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:
+    """Cells as printed by ncu (a pyarrow string column, or Python values) → float64, NaN where
+    not a number (`n/a`, `nan`, empty: never 0), in pyarrow's string kernels (4x a pandas `str` +
+    `to_numeric` pass).
 
     A column of plain numbers (the common case: a `--print-units base` raw page) is one cast;
     anything else (grouping marks, `n/a`, spaces, garbage, infinities) takes the careful path:
@@ -237,6 +214,9 @@ def parse_number_array(arr: pa.Array | pa.ChunkedArray, style: NumberStyle) -> n
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    arr = cells
+    if not isinstance(arr, pa.Array | pa.ChunkedArray):
+        arr = pl.Series(_texts(arr), dtype=pl.String).to_arrow()
     if style is not NumberStyle.DE:  # a cast reads `.` as the decimal mark, and fails on `,`
         try:
             fast = pl.Series(pc.cast(arr, pa.float64())).to_numpy()
@@ -263,17 +243,19 @@ def unreadable(
     """(position, text) of the cells that read as no number (`values` NaN) and are none of ncu's
     words for a missing value: damaged or hand-edited cells, which a note names."""
     import numpy as np
+    import polars as pl
 
     positions = np.flatnonzero(np.isnan(values))
-    if isinstance(cells, Sequence):
-        texts = _texts([cells[i] for i in positions.tolist()])
-    else:  # an Arrow column: only its missing cells converted
-        import polars as pl
-
-        texts = cells.take(pl.Series(positions).to_arrow()).to_pylist() if len(positions) else []
+    # of an Arrow column, only the missing cells converted (positions through Polars: a numpy
+    # array handed to pyarrow imports pandas)
+    picked = (
+        [cells[i] for i in positions.tolist()]
+        if isinstance(cells, Sequence)
+        else cells.take(pl.Series(positions).to_arrow()).to_pylist()
+    )
     return [
         (position, text)
-        for position, text in zip(positions.tolist(), texts, strict=True)
+        for position, text in zip(positions.tolist(), _texts(picked), strict=True)
         if text is not None and text.strip().lower() not in _MISSING_WORDS
     ]
 
@@ -326,13 +308,9 @@ def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
         raise UsageError(f"not a number: {text!r}", hint=example)
     number = Decimal(match["num"])
     unit = match["unit"]
-    for prefix, scale in (*_BINARY.items(), *_SI.items()):
-        if not unit.startswith(prefix):
-            continue
-        rest = unit[len(prefix) :]
-        if rest == "" or rest in _UNIT_WORDS[dimension]:
-            if prefix in _BINARY and rest == "":
-                continue
+    for prefix, scale in (*_BINARY.items(), *_SI.items()):  # a binary prefix only before a unit word
+        rest = unit.removeprefix(prefix)
+        if unit.startswith(prefix) and (rest in _UNIT_WORDS[dimension] or (rest == "" and prefix in _SI)):
             value = float(number * Decimal(scale))
             if not math.isfinite(value):
                 raise UsageError(f"{text!r}: not a finite number (too large)", hint=example)

@@ -24,7 +24,7 @@ import typer
 from typer.core import TyperCommand
 
 from ncu_roof.base import stop
-from ncu_roof.base.cores import one_blas_thread
+from ncu_roof.base.ncu import one_blas_thread
 from ncu_roof.base.text import one_line
 from ncu_roof.errors import ExitCode, NcuRoofError, UsageError
 from ncu_roof.render.console import stderr_width

@@ -64,7 +64,7 @@ def profile_command(
     roofs: RoofsFile = None,
 ) -> None:
     """Profile a program with ncu (safely, with progress), keep the report, then analyze it."""
-    from ncu_roof.profile.argv import ProfileOptions, check_version, csv_path
+    from ncu_roof.profile.progress import ProfileOptions, check_version, csv_path
     from ncu_roof.profile.run import run_profile
 
     # the analysis options are checked before ncu runs: a profile is too slow to throw away

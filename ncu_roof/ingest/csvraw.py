@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.base.metrics import is_wanted
-from ncu_roof.base.units import NumberStyle, effective_unit, parse_number_array, si_factor, unreadable
+from ncu_roof.base.units import NumberStyle, effective_unit, parse_numbers, si_factor, unreadable
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
     _DEVICE,
@@ -259,7 +259,7 @@ def _finish_raw(part: RawPart, style: NumberStyle) -> pl.DataFrame:
     metrics: list[pl.Series] = []
     notes: dict[int, list[str]] = {}
     for metric in part.units:  # each metric column parsed once, in SI units
-        values = parse_number_array(part.cells[metric], style)
+        values = parse_numbers(part.cells[metric], style)
         factor = si_factor(part.units[metric])
         metrics.append(pl.Series(metric, values * factor if factor != 1.0 else values))
         if np.isnan(values).any():  # a note on each cell that reads as no number

@@ -1,8 +1,9 @@
-"""What ncu's merged output says: progress lines, tool lines, the outcome of one run, and why a
-profile failed: ONE table of ncu's known failures, each with its message and its fix
-(data/known_failures.toml), looked up first by `diagnose` (a run that left no usable report) and
-`damaged_report_error` (a report that does not load). Pure; the CLI shows the progress
-(`ncu_roof.cli.profile`), through `ProgressSink`.
+"""What `profile` asks ncu and what ncu's merged output says. The ask: the user's options
+(`ProfileOptions`) → an argument list (no shell), the version checks, the report's names. The
+answer: progress lines, tool lines, the outcome of one run, and why a profile failed: ONE table of
+ncu's known failures, each with its message and its fix (data/known_failures.toml), looked up
+first by `diagnose` (a run that left no usable report) and `damaged_report_error` (a report that
+does not load). Pure; the CLI shows the progress (`ncu_roof.cli.profile`), through `ProgressSink`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,97 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ncu_roof.base.ncu import PROFILING
+from ncu_roof.base.metrics import COLLECT
+from ncu_roof.base.ncu import INSTALL_HINT, PROFILING, NcuTool, version_tuple
 from ncu_roof.base.tomlfile import package_table
-from ncu_roof.errors import ProfileError
-from ncu_roof.profile.argv import ProfileOptions, filter_args
+from ncu_roof.errors import MissingToolError, ProfileError
+
+ROOFLINE_SECTIONS = tuple(
+    f"SpeedOfLight_Hierarchical{kind}RooflineChart" for kind in ("Double", "Single", "Half", "Tensor")
+)
+REPORT_SUFFIX = ".ncu-rep"
+MIN_VERSION = (2020, 1)  # `ncu` got its name and the roofline metrics/sections in 2020.1
+REGEX_FILTER_VERSION = (2021, 1)  # `-k regex:…` (before: --kernel-regex)
+CONFIG_FILE_VERSION = (2023, 1)  # `--config-file` (2022.3 rejects it as an unknown option)
+# the options passed on to ncu when given, each as `--its-name VALUE` (`--kernel-name regex:gemm`)
+FILTERS = ("kernel_name", "launch_count", "launch_skip", "replay_mode", "clock_control", "cache_control")
+
+
+@dataclass(frozen=True)
+class ProfileOptions:
+    """What the user asked for; `program` is the command line of the profiled application, `force`
+    allows replacing an existing report (and `--csv` file), as ncu's own `-f` does."""
+
+    program: tuple[str, ...]
+    output: str = "report"
+    fast: bool = False
+    kernel_name: str | None = None
+    launch_count: int | None = None
+    launch_skip: int | None = None
+    nvtx: bool = False
+    nvtx_include: tuple[str, ...] = ()
+    target_processes: str = "all"
+    replay_mode: str | None = None
+    clock_control: str | None = None
+    cache_control: str | None = None
+    ncu_args: tuple[str, ...] = ()
+    csv: bool = False
+    timeout_s: float | None = None
+    force: bool = False
+
+
+def check_version(version: str | None, options: ProfileOptions) -> None:
+    """Refuse an ncu that cannot do what was asked, saying why (unknown versions are trusted)."""
+    found = version_tuple(version)
+    if found < MIN_VERSION:
+        raise MissingToolError(
+            f"Nsight Compute {version} is too old: ncu-roof needs 2020.1 or newer "
+            "(the `ncu` CLI and the roofline metrics arrived in 2020.1)",
+            hint=INSTALL_HINT,
+        )
+    if options.kernel_name and options.kernel_name.startswith("regex:") and found < REGEX_FILTER_VERSION:
+        raise MissingToolError(
+            f"Nsight Compute {version} does not understand `-k regex:…` (added in 2021.1)",
+            hint="pass a plain kernel name, or install a newer Nsight Compute",
+        )
+
+
+def filter_args(options: ProfileOptions) -> list[str]:
+    """The pass-through filters, in ncu's spelling."""
+    args: list[str] = ["--target-processes", options.target_processes]
+    for name in FILTERS:
+        if (value := getattr(options, name)) is not None:
+            args += [f"--{name.replace('_', '-')}", str(value)]
+    if options.nvtx or options.nvtx_include:
+        args.append("--nvtx")
+    for include in options.nvtx_include:
+        args += ["--nvtx-include", include]
+    return args
+
+
+def build_argv(tool: NcuTool, options: ProfileOptions, program: Path, export_base: Path) -> list[str]:
+    """The full ncu argv (no shell) for the resolved absolute `program`; ncu's own `-f` always, as
+    it writes into a private folder, never over the user's report."""
+    argv = [tool.path]
+    if version_tuple(tool.version) >= CONFIG_FILE_VERSION:
+        argv += ["--config-file", "off"]
+    if options.fast:  # only the recipe's minimal metric list (`metrics.COLLECT`, every part)
+        argv += ["--metrics", ",".join(sorted({name for names in COLLECT.values() for name in names}))]
+    else:  # `--set full` plus the hierarchical roofline sections (not in `full`)
+        argv += ["--set", "full", *(arg for section in ROOFLINE_SECTIONS for arg in ("--section", section))]
+    argv += [*filter_args(options), *options.ncu_args, "-f", "-o", str(export_base)]
+    return [*argv, str(program), *options.program[1:]]
+
+
+def report_path(output: str) -> Path:
+    """`runs/pr123` → `runs/pr123.ncu-rep` (ncu's own convention for `-o`)."""
+    return Path(output if output.endswith(REPORT_SUFFIX) else output + REPORT_SUFFIX)
+
+
+def csv_path(report: Path) -> Path:
+    """`runs/pr123.ncu-rep` → `runs/pr123.csv`, where `--csv` writes the raw page."""
+    return Path(str(report).removesuffix(REPORT_SUFFIX) + ".csv")
+
 
 # ncu 2025 writes the launch's place among those it will profile: `- 0 (1/10): 0%…`
 _PROGRESS = re.compile(
@@ -31,7 +119,6 @@ class KernelProgress:
     """One `==PROF== Profiling` line; `passes` is None while the kernel is still being replayed."""
 
     name: str
-    result_id: int | None
     percent: int
     passes: int | None
 
@@ -51,7 +138,6 @@ def parse_progress(line: str) -> KernelProgress | None:
     passes = match["passes"]
     return KernelProgress(
         name=match["name"],
-        result_id=int(match["id"]) if match["id"] is not None else None,
         percent=int(percents[-1]) if percents else 0,
         passes=int(passes) if passes is not None else None,
     )
@@ -117,13 +203,12 @@ def known_failure(outcome: RunOutcome) -> ProfileError | None:
     return next((ProfileError(m, hint=h) for pattern, m, h in KNOWN_FAILURES if pattern.search(text)), None)
 
 
-def diagnose(outcome: RunOutcome, options: ProfileOptions) -> ProfileError | None:
-    """The error for a run that produced no usable report (None when it did)."""
+def diagnose(outcome: RunOutcome, options: ProfileOptions) -> Path:
+    """The report of a run that produced a usable one; else the error of why it did not, raised."""
     if outcome.report is not None and not outcome.no_kernels:  # a report worth keeping
-        return None
-    known = known_failure(outcome)
-    if known is not None:
-        return known
+        return outcome.report
+    if (known := known_failure(outcome)) is not None:
+        raise known
     if outcome.no_kernels:
         app = outcome.app_exit_code
         exited = f" (the program exited with code {app})" if app is not None else ""
@@ -131,9 +216,9 @@ def diagnose(outcome: RunOutcome, options: ProfileOptions) -> ProfileError | Non
         hint = f"check the filters (used: {used}) and that the program launches CUDA kernels"
         if options.target_processes != "all":
             hint += "; kernels of child processes need --target-processes all"
-        return ProfileError(f"no kernels were profiled{exited}", hint=hint)
+        raise ProfileError(f"no kernels were profiled{exited}", hint=hint)
     last = outcome.last_error_line() or "no report was written"
-    return ProfileError(f"ncu failed (exit code {outcome.returncode}): {last}", hint=VERBOSE_HINT)
+    raise ProfileError(f"ncu failed (exit code {outcome.returncode}): {last}", hint=VERBOSE_HINT)
 
 
 def damaged_report_error(outcome: RunOutcome, reason: str, kept: str) -> ProfileError:
@@ -141,8 +226,7 @@ def damaged_report_error(outcome: RunOutcome, reason: str, kept: str) -> Profile
 
     `kept` says what became of the user's target (`runs/x.ncu-rep was left as it was`).
     """
-    known = known_failure(outcome)
-    if known is not None:
+    if (known := known_failure(outcome)) is not None:
         return known
     if outcome.returncode == 0:
         return ProfileError(

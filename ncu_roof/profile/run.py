@@ -16,10 +16,10 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from ncu_roof.base.ncu import NcuTool, c_locale_env, import_raw_csv
 from ncu_roof.base.stop import held
@@ -29,24 +29,22 @@ from ncu_roof.errors import (
     NcuRoofError,
     OutputError,
     ProfileError,
-)
-from ncu_roof.profile.argv import (
-    REPORT_SUFFIX,
-    ProfileOptions,
-    build_argv,
-    csv_path,
-    report_path,
-    resolve_program,
+    UsageError,
 )
 from ncu_roof.profile.progress import (
+    REPORT_SUFFIX,
     SPOKEN_FOR,
     TOOL_PREFIXES,
     KernelProgress,
+    ProfileOptions,
     ProgressSink,
     RunOutcome,
+    build_argv,
+    csv_path,
     damaged_report_error,
     diagnose,
     parse_progress,
+    report_path,
 )
 
 if TYPE_CHECKING:
@@ -103,13 +101,6 @@ class _Reader:
             self.sink.passthrough(text)
 
 
-def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
-    """Bytes as ncu writes them, so that the replay dots show before the line ends (the stream
-    asked for its descriptor each time: once closed, never a number reused by another file)."""
-    while chunk := os.read(stream.fileno(), 65536):
-        yield chunk
-
-
 def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
     """SIGTERM the whole process group (ncu, the program, its children); SIGKILL what is left of it
     after `grace_s`: each has that long to clean up, and none that ignores SIGTERM outlives ncu.
@@ -137,8 +128,11 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
         start_new_session=True,
     )
     assert proc.stdout is not None
-    reader = _Reader(sink)
-    thread = threading.Thread(target=reader.feed, args=(_chunks(proc.stdout),), daemon=True)
+    stdout, reader = proc.stdout, _Reader(sink)
+    # bytes as ncu writes them, so that the replay dots show before the line ends (the stream asked
+    # for its descriptor each time: once closed, never a number reused by another file)
+    chunks = iter(lambda: os.read(stdout.fileno(), 65536), b"")
+    thread = threading.Thread(target=reader.feed, args=(chunks,), daemon=True)
     thread.start()
     try:
         returncode = proc.wait(timeout=timeout_s)
@@ -148,13 +142,15 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
             f"ncu timed out after {timeout_s:g} s (killed it and the program)",
             hint="profile fewer launches (-k regex:NAME, -c N), try --fast, or raise --timeout",
         ) from None
-    except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: the group goes; private_workdir drops the half report
+    except (
+        BaseException
+    ):  # Ctrl-C, SIGTERM, SIGHUP: the group goes; the private folder goes with the half report
         with held():
             _kill_group(proc)
         raise
     finally:
         thread.join(timeout=5)
-        proc.stdout.close()
+        stdout.close()
         sink.close()
     return RunOutcome(
         returncode=returncode,
@@ -163,6 +159,25 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
         report=report if report.is_file() else None,
         elapsed_s=time.monotonic() - started,
     )
+
+
+def resolve_program(name: str) -> Path:
+    """The absolute path of the program to profile, checked before ncu is started."""
+    if os.sep in name:
+        path = Path(name).absolute()
+    else:
+        found = shutil.which(name)
+        if found is None:
+            raise UsageError(f"{name}: program not found on PATH", hint="give its path, e.g. ./" + name)
+        path = Path(found)
+    if not path.exists():
+        raise UsageError(f"{name}: program not found", hint="check the path of the program to profile")
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise UsageError(
+            f"{name}: not an executable file",
+            hint=f"`chmod +x {name}`, or run it through its interpreter (`-- python {name}`)",
+        )
+    return path
 
 
 WRITE_HINT = "check that you may write there, or choose another -o"
@@ -187,35 +202,16 @@ def prepare_target(targets: list[Path], force: bool) -> None:
             ) from None
 
 
-@contextlib.contextmanager
-def private_workdir(output: Path) -> Iterator[Path]:
-    """A temporary folder beside the output (same file system, so the final rename is atomic)."""
-    try:
-        work = Path(tempfile.mkdtemp(prefix=".ncu-roof-", dir=output.parent))
-    except OSError as err:
-        raise OutputError(f"cannot write {output}: {err.strerror or err}", hint=WRITE_HINT) from None
-    try:
-        yield work
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-@dataclass(frozen=True)
-class ReportCheck:
-    """A finished temporary report: how many launches it holds, or why it cannot be kept."""
-
-    launches: int = 0
-    problem: str | None = None
-    table: RunTable | None = None  # the report as read, so that it is not read a second time
-
-
-def check_report(report: Path, tool: NcuTool, outcome: RunOutcome) -> ReportCheck:
-    """The finished temporary report's launch count, or why it cannot be kept. ncu's exit code
-    alone cannot decide (a crashing program makes ncu exit non-zero after a good report, a killed
-    or failing ncu can leave a truncated one): `analyze`'s reader does (a truncated, empty or
-    damaged report raises its `NcuRoofError`), where `ncu --import` (without `ncu_report`) runs
-    `tool`, the ncu that wrote it, not whichever is first on PATH. Bugs propagate; either way the
-    report stays where it is."""
+def check_report(
+    report: Path, tool: NcuTool, outcome: RunOutcome, target: Path
+) -> tuple[int, RunTable | None]:
+    """The finished temporary report's launch count, and the report as read (so that it is not
+    read a second time; None where nothing here can read it), or `damaged_report_error` raised
+    (the target left as it was). ncu's exit code alone cannot decide (a crashing program makes ncu
+    exit non-zero after a good report, a killed or failing ncu can leave a truncated one):
+    `analyze`'s reader does (a truncated, empty or damaged report raises its `NcuRoofError`), where
+    `ncu --import` (without `ncu_report`) runs `tool`, the ncu that wrote it, not whichever is
+    first on PATH. Bugs propagate; either way the report stays where it is."""
     from ncu_roof.ingest import read_input
     from ncu_roof.ingest.rep import read_with_cli
     from ncu_roof.ingest.reprows import ncu_report_installed
@@ -226,20 +222,22 @@ def check_report(report: Path, tool: NcuTool, outcome: RunOutcome) -> ReportChec
         else:
             table = read_with_cli(str(report), report.read_bytes(), tool)
     except MissingToolError:  # no ncu_report and ncu cannot run: ncu's exit code must do
-        ok = outcome.returncode == 0 or outcome.app_exit_code is not None
-        problem = None if ok else "nothing here can read it (no ncu_report, and ncu does not run)"
-        return ReportCheck(launches=len(outcome.kernels), problem=problem)
+        if outcome.returncode == 0 or outcome.app_exit_code is not None:
+            return len(outcome.kernels), None
+        problem = "nothing here can read it (no ncu_report, and ncu does not run)"
     except NcuRoofError as err:
-        return ReportCheck(problem=err.message.removeprefix(f"{report}: "))
-    if table.rows == 0:
-        return ReportCheck(problem="the report holds no profiled kernel")
-    return ReportCheck(launches=table.rows, table=table)
+        problem = err.message.removeprefix(f"{report}: ")
+    else:
+        if table.rows:
+            return table.rows, table
+        problem = "the report holds no profiled kernel"
+    kept = f"{target} was left as it was" if target.exists() else "no report was written"
+    raise damaged_report_error(outcome, problem, kept)
 
 
-def publish_report(report: Path, target: Path) -> Path:
+def publish_report(report: Path, target: Path) -> None:
     """Move the finished temporary report into place (atomic: same file system)."""
     os.replace(report, target)
-    return target
 
 
 def export_csv(tool: NcuTool, report: Path) -> bytes:
@@ -276,25 +274,28 @@ def run_profile(
     program = resolve_program(options.program[0])
     target = report_path(options.output)
     prepare_target([target, csv_path(target)] if options.csv else [target], options.force)
-    with private_workdir(target.absolute()) as work:
-        export_base = work / "report"
+    try:  # a private folder beside the output: the same file system, so the final rename is atomic
+        private = tempfile.TemporaryDirectory(
+            prefix=".ncu-roof-", dir=target.absolute().parent, ignore_cleanup_errors=True
+        )
+    except OSError as err:
+        raise OutputError(
+            f"cannot write {target.absolute()}: {err.strerror or err}", hint=WRITE_HINT
+        ) from None
+    with private as work:
+        export_base = Path(work) / "report"
         argv = build_argv(tool, options, program, export_base)
         if log is not None:
             log(f"running: {shlex.join(argv)}")
         outcome = run_ncu(argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s)
-        failure = diagnose(outcome, options)
-        if failure is not None or outcome.report is None:
-            raise failure or ProfileError("ncu wrote no report", hint="rerun with --ncu-args=--verbose")
-        check = check_report(outcome.report, tool, outcome)
-        if check.problem is not None:
-            kept = f"{target} was left as it was" if target.exists() else "no report was written"
-            raise damaged_report_error(outcome, check.problem, kept)
-        published = publish_report(outcome.report, target)
-    csv = export_csv(tool, published) if options.csv else None
+        report = diagnose(outcome, options)
+        launches, table = check_report(report, tool, outcome, target)
+        publish_report(report, target)
+    csv = export_csv(tool, target) if options.csv else None
     return ProfileResult(
-        report=published,
-        kernels=check.launches,
-        table=None if check.table is None else replace(check.table, path=str(published)),
+        report=target,
+        kernels=launches,
+        table=None if table is None else replace(table, path=str(target)),
         app_exit_code=outcome.app_exit_code,
         csv=csv,
         elapsed_s=outcome.elapsed_s,
