@@ -12,7 +12,13 @@ from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import Change, KernelDiff, Status
 from ncu_roof.render.console import PIPE_WIDTH, rich_text, sized
-from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS, document_pieces
+from ncu_roof.render.jsonout import (
+    CHUNK_KERNELS,
+    PRETTY_MAX_KERNELS,
+    document_pieces,
+    json_array,
+    json_objects,
+)
 from ncu_roof.render.output import Piece
 
 SCHEMA = "ncu-roof/diff/v1"
@@ -175,8 +181,6 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
     """Base SI units, NaN/inf as null, stable key order; a pair's object is its row of `Diff.pairs`
     (less its launches' rows) as Polars writes it, indented up to `PRETTY_MAX_KERNELS` pairs, else
     compact. In pieces, made as they are written: a big diff is never held whole."""
-    from ncu_roof.render.jsonkernels import json_array, json_objects
-
     total = result.total_duration_s
     document: dict[str, Any] = {
         "schema": SCHEMA,
