@@ -54,24 +54,8 @@ def device_json(device: Device) -> dict[str, Any]:
     }
 
 
-def outline(analysis: Analysis) -> dict[str, Any]:
-    """The document, its kernels (written as they come: `json_pieces`) left null."""
-    return {
-        "schema": SCHEMA,
-        "inputs": [asdict(i) for i in analysis.inputs],
-        "devices": [device_json(d) for d in analysis.devices],
-        "kernels": None,
-        "total_duration_s": finite_or_none(analysis.total_duration_s),
-        "collect_command": analysis.collect_hint,
-        **groups_json(analysis),
-        **analysis.extra,
-    }
-
-
-DURATIONS = ("total_duration_s", "mean_duration_s", "min_duration_s", "max_duration_s")
-
-
 def group_json(group: KernelGroup) -> dict[str, Any]:
+    durations = ("total_duration_s", "mean_duration_s", "min_duration_s", "max_duration_s")
     return {
         "name": group.name,
         "grid": group.key[1],
@@ -79,7 +63,7 @@ def group_json(group: KernelGroup) -> dict[str, Any]:
         "device": group.device,
         "launches": group.count,
         "kernels": sorted(group.rows),
-        **{k: finite_or_none(getattr(group, k)) for k in (*DURATIONS, "time_share", "device_share")},
+        **{k: finite_or_none(getattr(group, k)) for k in (*durations, "time_share", "device_share")},
         "verdicts": list(group.verdicts),
         "headroom_s": finite_or_none(group.headroom_s),
         "headroom_complete": group.headroom_complete,
@@ -87,9 +71,10 @@ def group_json(group: KernelGroup) -> dict[str, Any]:
     }
 
 
-def groups_json(analysis: Analysis) -> dict[str, Any]:
-    """`groups` (launches of one kernel, launch shape and device; by total time), `fix_first`, and
-    `nvtx_groups` (launches of one NVTX range and device; empty when no launch ran in one)."""
+def outline(analysis: Analysis) -> dict[str, Any]:
+    """The document, its kernels (written as they come: `json_pieces`) left null; its `groups`
+    (launches of one kernel, launch shape and device; by total time), `fix_first`, and `nvtx_groups`
+    (launches of one NVTX range and device; empty when no launch ran in one)."""
     groups = ranked(group_kernels(analysis))
     position = {id(g): i for i, g in enumerate(groups)}
     totals = device_totals_s(analysis)
@@ -112,9 +97,16 @@ def groups_json(analysis: Analysis) -> dict[str, Any]:
     in_ranges = analysis.launches.select((pl.col("nvtx") != "").any()).item()
     by_nvtx = ranked(group_kernels(analysis, GroupBy.NVTX)) if in_ranges else []
     return {
+        "schema": SCHEMA,
+        "inputs": [asdict(i) for i in analysis.inputs],
+        "devices": [device_json(d) for d in analysis.devices],
+        "kernels": None,
+        "total_duration_s": finite_or_none(analysis.total_duration_s),
+        "collect_command": analysis.collect_hint,
         "groups": [group_json(g) for g in groups],
         "fix_first": first,
         "nvtx_groups": [group_json(g) for g in by_nvtx],
+        **analysis.extra,
     }
 
 
