@@ -12,13 +12,7 @@ from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import Change, KernelDiff, Status
 from ncu_roof.render.console import PIPE_WIDTH, rich_text, sized
-from ncu_roof.render.jsonout import (
-    CHUNK_KERNELS,
-    PRETTY_MAX_KERNELS,
-    document_pieces,
-    json_array,
-    json_objects,
-)
+from ncu_roof.render.jsonout import CHUNK_KERNELS, document_pieces, json_objects
 from ncu_roof.render.output import Piece
 
 SCHEMA = "ncu-roof/diff/v1"
@@ -197,5 +191,5 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
         },
         "kernels": None,
     }
-    pairs = json_array(json_objects(result.pairs.drop("base_row", "head_row"), CHUNK_KERNELS))
-    yield from document_pieces(document, pairs, len(result.kernels) <= PRETTY_MAX_KERNELS)
+    pairs = json_objects(result.pairs.drop("base_row", "head_row"), CHUNK_KERNELS)
+    yield from document_pieces(document, pairs, len(result.kernels))

@@ -122,16 +122,17 @@ def render_json(analysis: Analysis) -> str:
 
 def json_pieces(analysis: Analysis) -> Iterator[Piece]:
     """The document in pieces, made as they are written: a big one is never held whole."""
-    kernels = json_array(kernel_objects(analysis.launches, CHUNK_KERNELS))
-    yield from document_pieces(outline(analysis), kernels, len(analysis.kernels) <= PRETTY_MAX_KERNELS)
+    kernels = kernel_objects(analysis.launches, CHUNK_KERNELS)
+    yield from document_pieces(outline(analysis), kernels, len(analysis.kernels))
 
 
 def document_pieces(
-    document: dict[str, Any], kernels: Iterable[bytes | memoryview], pretty: bool
+    document: dict[str, Any], objects: Iterable[bytes | memoryview], count: int
 ) -> Iterator[Piece]:
-    """`document` with the JSON array `kernels` (pieces of UTF-8) at its key "kernels": indented
-    when `pretty` (the array parsed), else compact, the array written as it comes."""
-    if pretty:
+    """`document` with the array of its `count` objects (UTF-8 pieces, `,`-separated) at "kernels":
+    indented up to `PRETTY_MAX_KERNELS` (the array parsed), else compact, written as it comes."""
+    kernels = json_array(objects)
+    if count <= PRETTY_MAX_KERNELS:
         whole = {**document, "kernels": json.loads(b"".join(kernels))}
         yield json.dumps(whole, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         return
