@@ -138,13 +138,12 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     # each column's widest cell (its header included); Kernel's at its shortened names; the
     # Verdict's at its widest phrase (a verdict wraps before ` · basis` and after ` → `)
     natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(HEADERS)}
+    whole, shapes = natural["Verdict"], natural["Kernel"]  # the widest verdict, the widest launch shape
     natural["Verdict"] = max(
         [cell_len("Verdict"), *(cell_len(p) for r in rows for p in _VERDICT_BREAKS.split(r[_VERDICT]))]
     )
     names = [cell_len(f"{shorten(k.name, KERNEL_MAX)} {r[0]}") for k, r in zip(kernels, rows, strict=True)]
     natural["Kernel"] = max([cell_len("Kernel"), *names])
-    shapes = max((cell_len(r[0]) for r in rows), default=0)
-    whole = max((cell_len(r[_VERDICT]) for r in rows), default=0)
     widths = fit_columns(natural, width, max(KERNEL_MIN, NAME_MIN + 1 + shapes), whole)
     table = Table(title=one_line(headline(result)), title_justify="left")
     sized(table, ((h, justify, widths[h]) for h, justify, _ in _TABLE_COLUMNS if h in widths))
