@@ -272,7 +272,8 @@ class Placer:
             to_box = Path([anchor, ((box.x0 + box.x1) / 2.0, (box.y0 + box.y1) / 2.0)])
             leader = sum(1 for line in self.lines if line.intersects_path(to_box, False))
         overlap = sum(_overlap_px2(box, t) for t in self.taken)
-        return 10.0 * _outside_px2(box, self.area) + 5.0 * overlap + 1e6 * crossing + 1e5 * leader
+        outside = box.width * box.height - _overlap_px2(box, self.area)
+        return 10.0 * outside + 5.0 * overlap + 1e6 * crossing + 1e5 * leader
 
     def place(
         self,
@@ -306,7 +307,3 @@ def _overlap_px2(a: Bbox, b: Bbox) -> float:
     width = min(a.x1, b.x1) - max(a.x0, b.x0)
     height = min(a.y1, b.y1) - max(a.y0, b.y0)
     return width * height if width > 0 and height > 0 else 0.0
-
-
-def _outside_px2(box: Bbox, area: Bbox) -> float:
-    return box.width * box.height - _overlap_px2(box, area)
