@@ -161,10 +161,10 @@ def test_the_json_pairs_are_the_kernel_diffs(
     holds what its `KernelDiff` holds: the same keys in the same order, ints as ints, floats
     exactly, None and NaN as null."""
     from ncu_roof.compare.pairs import KernelDiff
-    from ncu_roof.render import diffout
+    from ncu_roof.render import jsonout
 
     result = diff(load(pair[0]), load(pair[1]))
-    monkeypatch.setattr(diffout, "PRETTY_MAX_KERNELS", pretty_max)
+    monkeypatch.setattr(jsonout, "PRETTY_MAX_KERNELS", pretty_max)
     text = joined(diff_json_pieces(result))
     assert ("\n  " in text) is bool(pretty_max) and text.endswith("}\n")
 

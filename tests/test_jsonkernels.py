@@ -23,7 +23,7 @@ from ncu_roof.analysis.model import TRANSACTION_BYTES
 from ncu_roof.analysis.records import Kernel, TensorPath
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.recipe import is_integer_path
-from ncu_roof.render import jsonkernels, jsonout
+from ncu_roof.render import jsonout
 
 INPUTS = (  # raw CSV of a full set; a report with tensor paths; a details page; an instruction roofline
     "reexport/h100pcie_rep_2025.1_full_silu.ncu2024.1-raw-base.csv",
@@ -213,13 +213,11 @@ def test_records_of_other_keys_keep_their_own_keys(corpus: Path, monkeypatch: py
 def test_kernels_of_a_list_and_of_no_launch(corpus: Path) -> None:
     analysis = analyzed(corpus / INPUTS[2])
     kernels = json.loads(
-        b"".join(jsonkernels.json_array(jsonkernels.kernel_objects(frame_of(list(analysis.kernels)), 4)))
+        b"".join(jsonout.json_array(jsonout.kernel_objects(frame_of(list(analysis.kernels)), 4)))
     )
-    assert kernels == json.loads(
-        b"".join(jsonkernels.json_array(jsonkernels.kernel_objects(analysis.launches, 4)))
-    )
+    assert kernels == json.loads(b"".join(jsonout.json_array(jsonout.kernel_objects(analysis.launches, 4))))
     assert [got["name"] for got in kernels] == [k.name for k in analysis.kernels]
-    assert b"".join(jsonkernels.json_array(jsonkernels.kernel_objects(frame_of(()), 4))) == b"[]"
+    assert b"".join(jsonout.json_array(jsonout.kernel_objects(frame_of(()), 4))) == b"[]"
 
 
 def test_big_documents_are_compact_and_equal(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -56,12 +56,12 @@ def test_a_big_diff_is_compact_and_equal_in_chunks(
     """Past PRETTY_MAX_KERNELS pairs the diff is written compact, a chunk of pairs at a time (a
     chunk that ends the pairs, or the pairs that end a chunk, included)."""
     from ncu_roof.compare.comparison import diff
-    from ncu_roof.render import diffout
+    from ncu_roof.render import diffout, jsonout
 
     analysis = one_process_analysis()
     result = diff(analysis, analysis)
     pretty = joined(diffout.diff_json_pieces(result))
-    monkeypatch.setattr(diffout, "PRETTY_MAX_KERNELS", 1)
+    monkeypatch.setattr(jsonout, "PRETTY_MAX_KERNELS", 1)
     monkeypatch.setattr(diffout, "CHUNK_KERNELS", chunk)
     compact = joined(diffout.diff_json_pieces(result))
     assert "\n  " in pretty and compact.count("\n") == 1

@@ -19,24 +19,19 @@ from ncu_roof.analysis.launches import each_distinct, launch_table
 from ncu_roof.render.text import csv_cell
 
 
-def _numbers(column: pl.Series, count: bool) -> pl.Series:
-    """Numbers as cells (a count derived from a rate times the duration: the nearest whole); NaN
-    and ±inf empty (by their exact text: -0.0 stays apart)."""
-
-    def cell(text: str) -> str | None:
-        value = float(text)
-        if not math.isfinite(value):
-            return None
-        return str(round(value)) if count else repr(float(f"{value:.15g}"))
-
-    return each_distinct(column.cast(pl.String), cell)
-
-
 def _cells(column: pl.Series) -> pl.Series:
-    """A column's CSV cells (null: empty): by its type, a count column's as whole numbers."""
+    """A column's CSV cells (null: empty), by its type. Numbers: NaN and ±inf empty (by their exact
+    text: -0.0 stays apart); a count (derived from a rate times the duration) the nearest whole."""
     if column.dtype == pl.Float64:  # FLOPs, operations, bytes per tier: counts
         count = column.name.startswith(("flop_", "ops_")) or column.name.endswith("_bytes")
-        return _numbers(column, count)
+
+        def cell(text: str) -> str | None:
+            value = float(text)
+            if not math.isfinite(value):
+                return None
+            return str(round(value)) if count else repr(float(f"{value:.15g}"))
+
+        return each_distinct(column.cast(pl.String), cell)
     if column.dtype == pl.Boolean:
         return column.fill_null(False).cast(pl.String)  # true / false
     if column.dtype == pl.Int64:
@@ -48,5 +43,5 @@ def _cells(column: pl.Series) -> pl.Series:
 
 def render_csv(analysis: Analysis) -> str:
     table = launch_table(analysis)
-    cells = pl.DataFrame([_cells(table.get_column(c)) for c in table.columns])
+    cells = pl.DataFrame([_cells(column) for column in table.iter_columns()])
     return cells.write_csv(null_value="", line_terminator="\n", quote_style="necessary")

@@ -12,7 +12,7 @@ from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff
 from ncu_roof.compare.pairs import Change, KernelDiff, Status
 from ncu_roof.render.console import PIPE_WIDTH, rich_text, sized
-from ncu_roof.render.jsonout import CHUNK_KERNELS, PRETTY_MAX_KERNELS, document_pieces
+from ncu_roof.render.jsonout import CHUNK_KERNELS, document_pieces, json_objects
 from ncu_roof.render.output import Piece
 
 SCHEMA = "ncu-roof/diff/v1"
@@ -138,13 +138,12 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     # each column's widest cell (its header included); Kernel's at its shortened names; the
     # Verdict's at its widest phrase (a verdict wraps before ` · basis` and after ` → `)
     natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(HEADERS)}
+    whole, shapes = natural["Verdict"], natural["Kernel"]  # the widest verdict, the widest launch shape
     natural["Verdict"] = max(
         [cell_len("Verdict"), *(cell_len(p) for r in rows for p in _VERDICT_BREAKS.split(r[_VERDICT]))]
     )
     names = [cell_len(f"{shorten(k.name, KERNEL_MAX)} {r[0]}") for k, r in zip(kernels, rows, strict=True)]
     natural["Kernel"] = max([cell_len("Kernel"), *names])
-    shapes = max((cell_len(r[0]) for r in rows), default=0)
-    whole = max((cell_len(r[_VERDICT]) for r in rows), default=0)
     widths = fit_columns(natural, width, max(KERNEL_MIN, NAME_MIN + 1 + shapes), whole)
     table = Table(title=one_line(headline(result)), title_justify="left")
     sized(table, ((h, justify, widths[h]) for h, justify, _ in _TABLE_COLUMNS if h in widths))
@@ -175,8 +174,6 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
     """Base SI units, NaN/inf as null, stable key order; a pair's object is its row of `Diff.pairs`
     (less its launches' rows) as Polars writes it, indented up to `PRETTY_MAX_KERNELS` pairs, else
     compact. In pieces, made as they are written: a big diff is never held whole."""
-    from ncu_roof.render.jsonkernels import json_array, json_objects
-
     total = result.total_duration_s
     document: dict[str, Any] = {
         "schema": SCHEMA,
@@ -193,5 +190,5 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
         },
         "kernels": None,
     }
-    pairs = json_array(json_objects(result.pairs.drop("base_row", "head_row"), CHUNK_KERNELS))
-    yield from document_pieces(document, pairs, len(result.kernels) <= PRETTY_MAX_KERNELS)
+    pairs = json_objects(result.pairs.drop("base_row", "head_row"), CHUNK_KERNELS)
+    yield from document_pieces(document, pairs, len(result.kernels))

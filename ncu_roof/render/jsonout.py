@@ -1,18 +1,38 @@
-"""`--format json`: the stable `ncu-roof/analysis/v1` contract (docs/analysis-schema.md)."""
+"""`--format json`: the stable `ncu-roof/analysis/v1` contract (docs/analysis-schema.md).
+
+Its kernel objects are the launch frame written by Polars' `write_json`: each key a column of the
+launch frame (`ncu_roof.analysis.frame`) or following from them (`above_roof`, `sol_verdict`,
+`ops`, `headroom_s`, `transaction_bytes`). A struct has the same fields in every row where JSON
+objects do not (a sparse map leaves out keys without a number; one recipe names more quantities
+than another): launches are written by shape, lines put back in order.
+"""
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.core import SCHEMA, Analysis
+from ncu_roof.analysis.frame import (
+    above_roof,
+    integer_ops,
+    integer_paths,
+    kept,
+    numbers,
+    shapes,
+    struct,
+    where,
+)
 from ncu_roof.analysis.groups import KernelGroup, device_totals_s, fix_first, group_kernels, ranked
-from ncu_roof.analysis.model import finite_map, finite_or_none
+from ncu_roof.analysis.model import TRANSACTION_BYTES, finite_map, finite_or_none
 from ncu_roof.analysis.records import Device
+from ncu_roof.analysis.sol import headroom_array
 from ncu_roof.base.vocabulary import GroupBy
 from ncu_roof.render.output import Piece, joined
 
@@ -34,24 +54,8 @@ def device_json(device: Device) -> dict[str, Any]:
     }
 
 
-def outline(analysis: Analysis) -> dict[str, Any]:
-    """The document, its kernels (written as they come: `json_pieces`) left null."""
-    return {
-        "schema": SCHEMA,
-        "inputs": [asdict(i) for i in analysis.inputs],
-        "devices": [device_json(d) for d in analysis.devices],
-        "kernels": None,
-        "total_duration_s": finite_or_none(analysis.total_duration_s),
-        "collect_command": analysis.collect_hint,
-        **groups_json(analysis),
-        **analysis.extra,
-    }
-
-
-DURATIONS = ("total_duration_s", "mean_duration_s", "min_duration_s", "max_duration_s")
-
-
 def group_json(group: KernelGroup) -> dict[str, Any]:
+    durations = ("total_duration_s", "mean_duration_s", "min_duration_s", "max_duration_s")
     return {
         "name": group.name,
         "grid": group.key[1],
@@ -59,7 +63,7 @@ def group_json(group: KernelGroup) -> dict[str, Any]:
         "device": group.device,
         "launches": group.count,
         "kernels": sorted(group.rows),
-        **{k: finite_or_none(getattr(group, k)) for k in (*DURATIONS, "time_share", "device_share")},
+        **{k: finite_or_none(getattr(group, k)) for k in (*durations, "time_share", "device_share")},
         "verdicts": list(group.verdicts),
         "headroom_s": finite_or_none(group.headroom_s),
         "headroom_complete": group.headroom_complete,
@@ -67,9 +71,10 @@ def group_json(group: KernelGroup) -> dict[str, Any]:
     }
 
 
-def groups_json(analysis: Analysis) -> dict[str, Any]:
-    """`groups` (launches of one kernel, launch shape and device; by total time), `fix_first`, and
-    `nvtx_groups` (launches of one NVTX range and device; empty when no launch ran in one)."""
+def outline(analysis: Analysis) -> dict[str, Any]:
+    """The document, its kernels (written as they come: `json_pieces`) left null; its `groups`
+    (launches of one kernel, launch shape and device; by total time), `fix_first`, and `nvtx_groups`
+    (launches of one NVTX range and device; empty when no launch ran in one)."""
     groups = ranked(group_kernels(analysis))
     position = {id(g): i for i, g in enumerate(groups)}
     totals = device_totals_s(analysis)
@@ -92,9 +97,16 @@ def groups_json(analysis: Analysis) -> dict[str, Any]:
     in_ranges = analysis.launches.select((pl.col("nvtx") != "").any()).item()
     by_nvtx = ranked(group_kernels(analysis, GroupBy.NVTX)) if in_ranges else []
     return {
+        "schema": SCHEMA,
+        "inputs": [asdict(i) for i in analysis.inputs],
+        "devices": [device_json(d) for d in analysis.devices],
+        "kernels": None,
+        "total_duration_s": finite_or_none(analysis.total_duration_s),
+        "collect_command": analysis.collect_hint,
         "groups": [group_json(g) for g in groups],
         "fix_first": first,
         "nvtx_groups": [group_json(g) for g in by_nvtx],
+        **analysis.extra,
     }
 
 
@@ -110,18 +122,17 @@ def render_json(analysis: Analysis) -> str:
 
 def json_pieces(analysis: Analysis) -> Iterator[Piece]:
     """The document in pieces, made as they are written: a big one is never held whole."""
-    from ncu_roof.render.jsonkernels import json_array, kernel_objects
-
-    kernels = json_array(kernel_objects(analysis.launches, CHUNK_KERNELS))
-    yield from document_pieces(outline(analysis), kernels, len(analysis.kernels) <= PRETTY_MAX_KERNELS)
+    kernels = kernel_objects(analysis.launches, CHUNK_KERNELS)
+    yield from document_pieces(outline(analysis), kernels, len(analysis.kernels))
 
 
 def document_pieces(
-    document: dict[str, Any], kernels: Iterable[bytes | memoryview], pretty: bool
+    document: dict[str, Any], objects: Iterable[bytes | memoryview], count: int
 ) -> Iterator[Piece]:
-    """`document` with the JSON array `kernels` (pieces of UTF-8) at its key "kernels": indented
-    when `pretty` (the array parsed), else compact, the array written as it comes."""
-    if pretty:
+    """`document` with the array of its `count` objects (UTF-8 pieces, `,`-separated) at "kernels":
+    indented up to `PRETTY_MAX_KERNELS` (the array parsed), else compact, written as it comes."""
+    kernels = json_array(objects)
+    if count <= PRETTY_MAX_KERNELS:
         whole = {**document, "kernels": json.loads(b"".join(kernels))}
         yield json.dumps(whole, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         return
@@ -130,3 +141,106 @@ def document_pieces(
         yield f"{',' if i else ''}{_compact(key)}:"
         yield from kernels if key == "kernels" else (_compact(value),)
     yield "}\n"
+
+
+# The kernel object's keys, in the order of the contract (docs/schemas/analysis.v1.schema.json)
+KERNEL = (
+    *("id", "name", "input", "run", "device", "grid", "block", "nvtx", "duration_s", "time_share"),
+    *("flop", "bytes", "intensity_flop_per_byte", "achieved_flop_per_s", "achieved_byte_per_s"),
+    *("attainable_flop_per_s", "cap_flop_per_s", "binding", "bound", "compute_precision"),
+    *("pct_of_roof", "above_roof", "sol_pct", "pct_of_bandwidth", "recipe", "traffic", "notes"),
+    *("verdict_basis", "sol_verdict", "flop_total_is_lower_bound", "not_collected", "ops"),
+    *("ops_total_is_lower_bound", "tensor_paths", "pipe_pct", "compute_ceiling"),
+    *("compute_ceiling_pct", "instruction_roofline", "headroom_s", "headroom_sol_s", "sol_busiest_unit"),
+)
+
+
+def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
+    """The kernel objects as columns, in the contract's order."""
+    n = len(launches)
+    roof = launches.get_column("instruction_roofline")
+    sol = {"bound": launches["sol_bound"], "unit": launches["sol_unit"], "small_grid": launches["small_grid"]}
+    derived = {
+        "above_roof": above_roof(launches),
+        "sol_verdict": struct(sol, n),
+        "ops": struct(integer_ops(launches), n),
+        "instruction_roofline": _with_bytes(roof) if isinstance(roof.dtype, pl.Struct) else roof,
+        "headroom_s": numbers(
+            headroom_array(launches["duration_s"].to_numpy(), launches["pct_of_roof"].to_numpy())
+        ),
+    }
+    return pl.DataFrame([(derived[k] if k in derived else launches.get_column(k)).alias(k) for k in KERNEL])
+
+
+def _with_bytes(roof: pl.Series) -> pl.Series:
+    """The instruction roofline with `transaction_bytes` (one per tier it has an intensity of)
+    after its transaction peaks."""
+    fields = {f.name: roof.struct.field(f.name) for f in roof.dtype.fields}  # type: ignore[attr-defined]
+    intensity = fields["intensity_warp_inst_per_transaction"]
+    transaction_bytes = {
+        f.name: where(
+            intensity.struct.field(f.name).is_not_null().to_numpy(),
+            numbers([TRANSACTION_BYTES[f.name]] * len(roof)),
+        )
+        for f in intensity.dtype.fields  # type: ignore[attr-defined]
+    }
+    recipe = fields.pop("recipe")
+    made = struct(
+        {**fields, "transaction_bytes": struct(transaction_bytes, len(roof)), "recipe": recipe}, len(roof)
+    )
+    return where(roof.is_not_null().to_numpy(), made)
+
+
+def kernel_objects(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
+    """The kernels' JSON objects, `,`-separated, `chunk` launches at a time, as UTF-8 (as Polars
+    writes them: a file gets them as they are)."""
+    if not len(launches):
+        return
+    by_shape = shapes(launches)
+    if len(by_shape) == 1:
+        yield from json_objects(_shaped(launches, by_shape[0][0]), chunk)
+        return
+    order = np.concatenate([rows for _, rows in by_shape])
+    lines = pl.concat(
+        [
+            _shaped(launches[rows], has).select(pl.struct(pl.all()).struct.json_encode()).to_series()
+            for has, rows in by_shape
+        ]
+    ).gather(np.argsort(order, kind="stable"))
+    for start in range(0, len(launches), chunk):
+        yield lines.slice(start, chunk).str.join(",").item().encode()
+
+
+def _shaped(launches: pl.DataFrame, has: Mapping[str, bool]) -> pl.DataFrame:
+    """The kernel objects of launches of one shape, without the keys they lack: the stored
+    instruction roofline's flags, and the JSON's `transaction_bytes` (one per intensity); of `ops`,
+    their integer tensor paths, and the total where they have one."""
+    intensity = "instruction_roofline.intensity_warp_inst_per_transaction."
+    paths = [k.removeprefix("tensor_paths.") for k, v in has.items() if k.startswith("tensor_paths.") and v]
+    ops = {f"ops.{p}": p in paths for p in integer_paths(launches)}
+    has = {
+        **has,
+        **{k.replace(intensity, "instruction_roofline.transaction_bytes."): v for k, v in has.items()},
+        **ops,
+        "ops.total": any(ops.values()),
+    }
+    frame = kernel_frame(launches)
+    return pl.DataFrame([kept(frame.get_column(c), (c,), has).alias(c) for c in frame.columns])
+
+
+def json_objects(frame: pl.DataFrame, chunk: int) -> Iterator[memoryview]:
+    """The frame's rows as `,`-separated JSON objects, `chunk` rows at a time (UTF-8): the JSON
+    array Polars writes of each chunk, without its brackets (not copied)."""
+    for start in range(0, len(frame), chunk):
+        frame.slice(start, chunk).write_json(written := io.BytesIO())
+        yield written.getbuffer()[1:-1]
+
+
+def json_array(chunks: Iterable[bytes | memoryview]) -> Iterator[bytes | memoryview]:
+    """Chunks of `,`-separated JSON objects as one compact JSON array."""
+    yield b"["
+    for i, objects in enumerate(chunks):
+        if i:
+            yield b","
+        yield objects
+    yield b"]"

@@ -79,11 +79,6 @@ def joined(pieces: Iterable[Piece]) -> str:
     return "".join(p if isinstance(p, str) else str(p, "utf-8") for p in pieces)
 
 
-def made(data: Document) -> str | bytes | tuple[Piece, ...]:
-    """A document with all of its pieces made (rendered to its end, not yet written)."""
-    return data if isinstance(data, str | bytes) else tuple(data)
-
-
 def _write_pieces(handle: IO[bytes], data: Document) -> None:
     """The document into a file, piece by piece (text as UTF-8, bytes as they are)."""
     for piece in (data,) if isinstance(data, str | bytes) else data:
@@ -122,7 +117,9 @@ def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
     place, and stdout (None or `-`) comes last, rendered whole before any file is written."""
     import tempfile
 
-    stdout = [made(data) for data, path in outputs if path is None or path == "-"]
+    stdout = [
+        d if isinstance(d, str | bytes) else tuple(d) for d, path in outputs if path is None or path == "-"
+    ]
     files = [(data, path, through_links(path)) for data, path in outputs if path is not None and path != "-"]
     for _, path, _ in files:
         check_writable(path)

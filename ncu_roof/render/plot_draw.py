@@ -60,10 +60,7 @@ def draw_chart(
     placer.lines = draw_roofs(ax, p, limits)
     draw_markers(ax, p.points, placer)
     draw_arrows(ax, pairs)
-    for i, band in enumerate(p.bands):
-        _diagonal_label(ax, band, limits, p.peaks[0].value if p.peaks else None, placer, i)
-    for j, peak in enumerate(p.peaks):
-        _horizontal_label(ax, peak, limits, placer, len(p.bands) + j)
+    label_roofs(ax, p, limits, placer)
     label_kernels(ax, p, placer)
     panel_title(ax, p.device, len(p.launches), p.total_s)
     return {pt.tier for pt in p.points}
@@ -194,31 +191,29 @@ def _roof_text(ax: Axes, xy: tuple[float, float], roof: RoofLine, shown: str, **
     )
 
 
-def _diagonal_label(
-    ax: Axes, band: RoofLine, limits: Limits, top_peak: float | None, placer: Placer, index: int
-) -> None:
-    (x0, y0), (x1, y1) = ax.transData.transform([(1.0, band.value), (10.0, 10.0 * band.value)])
-    angle = math.degrees(math.atan2(y1 - y0, x1 - x0))
-    x_first = max(limits.x_lo, limits.y_lo / band.value) * 1.4
-    x_last = (top_peak / band.value) if top_peak else limits.x_hi
-    xy = (x_first, band.value * x_first)
-    text = _roof_text(
-        ax, xy, band, si(band.value, "B/s"), rotation=angle, rotation_mode="anchor", ha="left", va="bottom"
-    )
-    steps = [x_first * 1.35 ** (i + index) for i in range(24)]
-    xs = [x for x in steps if x * 4 < x_last] or [x_first]
-    candidates = [{"position": (x, band.value * x), "va": va} for va in ("bottom", "top") for x in xs]
-    placer.place(text, candidates, own_line=index)
-
-
-def _horizontal_label(ax: Axes, peak: RoofLine, limits: Limits, placer: Placer, index: int) -> None:
-    text = _roof_text(ax, (limits.x_hi, peak.value), peak, si(peak.value, peak.unit), ha="right", va="bottom")
-    candidates: list[dict[str, Any]] = []
-    for shift in (1.15, 3.0, 8.0, 25.0):
-        x = limits.x_hi / shift
-        candidates += [{"position": (x, peak.value * 1.04), "va": "bottom"}]
-        candidates += [{"position": (x, peak.value / 1.04), "va": "top"}]
-    placer.place(text, candidates, own_line=index)
+def label_roofs(ax: Axes, p: Panel, limits: Limits, placer: Placer) -> None:
+    """Each roof's label on its line (a roof line is `placer.lines`' at its index: bands, then peaks)."""
+    top_peak = p.peaks[0].value if p.peaks else None
+    for index, band in enumerate(p.bands):
+        (x0, y0), (x1, y1) = ax.transData.transform([(1.0, band.value), (10.0, 10.0 * band.value)])
+        angle = math.degrees(math.atan2(y1 - y0, x1 - x0))
+        x_first = max(limits.x_lo, limits.y_lo / band.value) * 1.4
+        x_last = (top_peak / band.value) if top_peak else limits.x_hi
+        xy = (x_first, band.value * x_first)
+        style = {"rotation": angle, "rotation_mode": "anchor", "ha": "left", "va": "bottom"}
+        text = _roof_text(ax, xy, band, si(band.value, "B/s"), **style)
+        steps = [x_first * 1.35 ** (i + index) for i in range(24)]
+        xs = [x for x in steps if x * 4 < x_last] or [x_first]
+        candidates = [{"position": (x, band.value * x), "va": va} for va in ("bottom", "top") for x in xs]
+        placer.place(text, candidates, own_line=index)
+    for index, peak in enumerate(p.peaks, start=len(p.bands)):
+        shown = si(peak.value, peak.unit)
+        text = _roof_text(ax, (limits.x_hi, peak.value), peak, shown, ha="right", va="bottom")
+        ys = ((peak.value * 1.04, "bottom"), (peak.value / 1.04, "top"))
+        candidates = [
+            {"position": (limits.x_hi / s, y), "va": va} for s in (1.15, 3.0, 8.0, 25.0) for y, va in ys
+        ]
+        placer.place(text, candidates, own_line=index)
 
 
 def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
@@ -277,7 +272,8 @@ class Placer:
             to_box = Path([anchor, ((box.x0 + box.x1) / 2.0, (box.y0 + box.y1) / 2.0)])
             leader = sum(1 for line in self.lines if line.intersects_path(to_box, False))
         overlap = sum(_overlap_px2(box, t) for t in self.taken)
-        return 10.0 * _outside_px2(box, self.area) + 5.0 * overlap + 1e6 * crossing + 1e5 * leader
+        outside = box.width * box.height - _overlap_px2(box, self.area)
+        return 10.0 * outside + 5.0 * overlap + 1e6 * crossing + 1e5 * leader
 
     def place(
         self,
@@ -311,7 +307,3 @@ def _overlap_px2(a: Bbox, b: Bbox) -> float:
     width = min(a.x1, b.x1) - max(a.x0, b.x0)
     height = min(a.y1, b.y1) - max(a.y0, b.y0)
     return width * height if width > 0 and height > 0 else 0.0
-
-
-def _outside_px2(box: Bbox, area: Bbox) -> float:
-    return box.width * box.height - _overlap_px2(box, area)

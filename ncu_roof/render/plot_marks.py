@@ -140,19 +140,9 @@ def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows:
     ]
     if arrows:
         handles.append(handle(BEFORE_MARKER, BEFORE_COLOUR, "white"))
-        handles += [  # a line with a head
-            handle(
-                ">",
-                s.colour,
-                s.colour,
-                1.0,
-                linestyle=s.linestyle,
-                color=s.colour,
-                linewidth=2.2,
-                markevery=[1],
-            )
-            for s in ARROW_STYLES.values()
-        ]
+        for s in ARROW_STYLES.values():  # a line with a head
+            line = {"color": s.colour, "linestyle": s.linestyle, "linewidth": 2.2, "markevery": [1]}
+            handles.append(handle(">", s.colour, s.colour, 1.0, **line))
         labels += ["before (diff base)", *(s.label for s in ARROW_STYLES.values())]
     if not handles:
         return

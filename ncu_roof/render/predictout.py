@@ -85,17 +85,18 @@ def render_text(p: Prediction, width: int = PIPE_WIDTH, *, color: bool = False) 
         table.add_column(column, justify="left" if column == "roof" else "right")
     for tier in point.intensity_flop_per_byte:  # the tiers with a roof (no FLOPs: no FLOP/s cap)
         mark = " ◀" if tier == point.binding else ""
-        figures = (
-            _ops_figures(p, tier)
-            if ops_only
-            else (
-                intensity(point.intensity_flop_per_byte.get(tier), 4),
-                intensity(point.ridge_flop_per_byte.get(tier), 4),
-                si(point.cap_flop_per_s.get(tier), "FLOP/s", 4),
+        bandwidth, moved = p.roofs.bandwidth_byte_per_s[tier], p.bytes_by_tier.get(tier)
+        if p.ops is not None and ops_only:  # a tier's intensity, ridge and cap in operations
+            ai = p.ops.count / moved if moved else None
+            ridge = p.ops.peak_per_s / bandwidth if bandwidth else None
+            cap = bandwidth * ai if ai is not None else None
+        else:
+            ai, ridge, cap = (
+                f.get(tier)
+                for f in (point.intensity_flop_per_byte, point.ridge_flop_per_byte, point.cap_flop_per_s)
             )
-        )
-        bandwidth = si(p.roofs.bandwidth_byte_per_s[tier], "B/s")
-        table.add_row(tier + mark, si(p.bytes_by_tier.get(tier), "B"), bandwidth, *figures)
+        figures = intensity(ai, 4), intensity(ridge, 4), si(cap, f"{work.upper()}/s", 4)
+        table.add_row(tier + mark, si(moved, "B"), si(bandwidth, "B/s"), *figures)
     if COMPUTE in point.cap_flop_per_s and not ops_only:
         mark = " ◀" if point.binding == COMPUTE and (p.ops is None or not p.ops.binds) else ""
         label = f"compute ({point.compute_precision})" if point.compute_precision else "compute"
@@ -112,17 +113,6 @@ def render_text(p: Prediction, width: int = PIPE_WIDTH, *, color: bool = False) 
     if p.assumptions:
         parts.append(Text("assumptions:\n" + "\n".join(f"  - {a}" for a in p.assumptions)))
     return rich_text(Group(*parts), width, color=color)
-
-
-def _ops_figures(p: Prediction, tier: str) -> tuple[str, str, str]:
-    """A tier's intensity, ridge and cap in operations (op/B, op/s) for integer work alone."""
-    assert p.ops is not None
-    bandwidth = p.roofs.bandwidth_byte_per_s[tier]
-    moved = p.bytes_by_tier.get(tier)
-    ai = p.ops.count / moved if moved else None
-    ridge = p.ops.peak_per_s / bandwidth if bandwidth else None
-    cap = bandwidth * ai if ai is not None else None
-    return intensity(ai, 4), intensity(ridge, 4), si(cap, "OP/s", 4)
 
 
 def verdict_line(p: Prediction) -> str:
