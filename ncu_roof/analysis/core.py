@@ -124,16 +124,12 @@ def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     return {
         "id": _indices(table.path, "id", frame.get_column("id"), missing=None),
         **{c: _indices(table.path, c, frame.get_column(c), missing=0) for c in ("run", "device")},
-        "name": _shared_texts(frame.get_column("name"), ""),
         **{
-            c: _shared_texts(frame.get_column(c), None)
-            for c in ("grid", "block", "nvtx", "device_name", "cc")
+            c: _shared_texts(frame.get_column(c), "" if c == "name" else None)
+            for c in ("name", "grid", "block", "nvtx", "device_name", "cc")
         },
         "input_notes": object_array(frame.get_column("input_notes").to_list()),
     }
-
-
-_TEXTS = ("grid", "block", "nvtx", "device_name", "cc")
 
 
 def _shared_texts(values: pl.Series, missing: str | None) -> np.ndarray:
