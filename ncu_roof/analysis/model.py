@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -57,7 +57,7 @@ class RooflineArrays:
     attainable_flop_per_s: np.ndarray
     binding: np.ndarray  # object: a tier name, "compute", or None
     time_at_roof_s: np.ndarray
-    unroofed: Mapping[str, np.ndarray] = field(default_factory=dict)  # bool: traffic, no roof
+    unroofed: Mapping[str, np.ndarray]  # bool: traffic, no roof
 
 
 Roof = float | np.ndarray  # one value for every kernel, or one per kernel
@@ -85,12 +85,9 @@ def _at_peaks(
 def compute_roof_arrays(
     flop_by_precision: Mapping[str, np.ndarray], peaks: Mapping[str, Roof]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The compute roof of n kernels and their dominant precision; needs ≥ 1 precision.
-
-    With several precisions, the roof is the FLOP-weighted harmonic combination of their peaks
-    (the time the FLOPs would take, each at its own peak), so a kernel with one precision gets
-    exactly that precision's peak. A precision with FLOPs but no peak leaves the roof unknown.
-    """
+    """The compute roof of n kernels and their dominant precision (≥ 1 precision): the FLOP-weighted
+    harmonic combination of the peaks (the time the FLOPs take, each at its own peak), so a kernel
+    with one precision gets exactly its peak; a precision with FLOPs but no peak leaves it unknown."""
     names = list(flop_by_precision)
     flops, work, seconds = _at_peaks(flop_by_precision, peaks)
     # summed as numpy adds a row of the matrix of the columns side by side, as ever: bit for bit
@@ -99,8 +96,7 @@ def compute_roof_arrays(
         combined = done / np.column_stack(seconds).sum(axis=1)
     dominant = row_max([np.where(w, f, -1.0) for f, w in zip(flops, work, strict=True)])[1]
     any_work = np.logical_or.reduce(work)
-    first = next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
-    default = per_kernel(peaks.get(first) if first else None, len(done))
+    default = per_kernel(next((peaks[p] for p in DEFAULT_PRECISIONS if p in peaks), None), len(done))
     roof = np.where(any_work, combined, default)
     precisions = object_array([*names, None])  # None (the last): no work
     return roof, precisions[np.where(any_work, dominant, len(names))]
@@ -121,12 +117,10 @@ def roofline_arrays(
     bandwidth_byte_per_s: Mapping[str, Roof],
     compute_time_s: np.ndarray,
 ) -> RooflineArrays:
-    """Place n kernels against their roofs (one value per tier for all, or one per kernel).
-
-    `compute_time_s`, where finite (NaN: none), is the compute roof's time instead of FLOP / peak: the time
-    every ceiling of the compute units implies (integer operations at their peaks, the busiest
-    pipe), so a kernel whose work is not floating point can still be compute-bound.
-    """
+    """Place n kernels against their roofs (one value per tier for all, or one per kernel);
+    `compute_time_s`, where finite (NaN: none), is the compute roof's time instead of FLOP / peak:
+    what every compute ceiling implies (integer operations at their peaks, the busiest pipe), so
+    work that is not floating point can still be compute-bound."""
     peak, n = peak_flop_per_s, len(flop)
     has_peak = np.isfinite(peak) & (peak > 0)
     has_flop = np.isfinite(flop)
