@@ -176,8 +176,6 @@ def _run_number(run: object) -> float:
 def _device_rows(ident: Mapping[str, np.ndarray]) -> list[np.ndarray]:
     """Each device's launches (one mask per run and device index), in the order the table first
     names them."""
-    if not len(ident["run"]):
-        return []
     pairs = np.column_stack([ident["run"], ident["device"]])
     _, first, inverse = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
     return [inverse.ravel() == k for k in np.argsort(first).tolist()]

@@ -249,8 +249,7 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
         **{f: object_array(field(f)) for f in ENUMS},
         **{f: plain_column(field(f), keys) for f, keys in DENSE_MAPS.items()},
         **{f: plain_column(field(f), ()) for f in ("cap_flop_per_s", "pipe_pct")},  # sparse maps
-        "notes": text_lists(field("notes")),
-        "missing": text_lists(field("missing")),
+        **{f: text_lists(field(f)) for f in ("notes", "missing")},
         **{f: plain_column(field(f), ()) for f in ("recipe", "traffic")},  # sparse, as `device_frame` orders
         "not_collected": plain_column([{p: list(m[p]) for p in m} for m in field("not_collected")], ()),
         "tensor_paths": plain_column([{p: vars(m[p]) for p in m} for m in field("tensor_paths")], ()),
