@@ -91,7 +91,9 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             cc = first_label(ident["cc"][rows])
             group, roofs = _device_roofs(_rows(norm, rows), name, choice, cc)
             clock = nan_to_none(median(group["sm_clock_hz"]))
-            sms = _sm_count(group, name)
+            sms = nan_to_none(median(group["sm_count"]))  # the launches' median, else the built-in GPU's
+            gpu = match_gpu(name) if sms is None else None
+            sms = float(gpu.sm_count) if gpu is not None and gpu.sm_count else sms
             device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock, sm_count=sms)
             devices.append(device)
             # report and built-in roofs (automatic): each launch at its clocks
@@ -124,16 +126,12 @@ def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     return {
         "id": _indices(table.path, "id", frame.get_column("id"), missing=None),
         **{c: _indices(table.path, c, frame.get_column(c), missing=0) for c in ("run", "device")},
-        "name": _shared_texts(frame.get_column("name"), ""),
         **{
-            c: _shared_texts(frame.get_column(c), None)
-            for c in ("grid", "block", "nvtx", "device_name", "cc")
+            c: _shared_texts(frame.get_column(c), "" if c == "name" else None)
+            for c in ("name", "grid", "block", "nvtx", "device_name", "cc")
         },
         "input_notes": object_array(frame.get_column("input_notes").to_list()),
     }
-
-
-_TEXTS = ("grid", "block", "nvtx", "device_name", "cc")
 
 
 def _shared_texts(values: pl.Series, missing: str | None) -> np.ndarray:
@@ -180,8 +178,6 @@ def _run_number(run: object) -> float:
 def _device_rows(ident: Mapping[str, np.ndarray]) -> list[np.ndarray]:
     """Each device's launches (one mask per run and device index), in the order the table first
     names them."""
-    if not len(ident["run"]):
-        return []
     pairs = np.column_stack([ident["run"], ident["device"]])
     _, first, inverse = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
     return [inverse.ravel() == k for k in np.argsort(first).tolist()]
@@ -222,10 +218,3 @@ def _without_report_path_peaks(norm: Mapping[str, np.ndarray]) -> Mapping[str, n
     """Roofs named by the user replace the report's: its per-path tensor peaks are not theirs."""
     n = launch_count(norm)
     return {**norm, **{c: np.full(n, np.nan) for c in norm if c.startswith(f"peak_{TENSOR_PATH_PREFIX}")}}
-
-
-def _sm_count(group: Mapping[str, np.ndarray], name: str | None) -> float | None:
-    """The device's SM count: the launches' median from the report, else the built-in GPU's."""
-    measured = nan_to_none(median(group["sm_count"]))
-    gpu = match_gpu(name) if measured is None else None
-    return float(gpu.sm_count) if gpu is not None and gpu.sm_count else measured

@@ -74,7 +74,6 @@ def device_frame(
     partial = np.logical_or.reduce(
         [np.isnan(a) for p, a in paths.items() if is_integer_path(p)], initial=False
     )
-    pipes = v.pipe_pct
     # per precision, the FLOP terms that read n/a (`a,b`), None where none did or the launch failed
     not_collected = {p: formula_texts(group, f"flop_{p}_not_collected", n) for p in PRECISIONS}
     for terms in not_collected.values():
@@ -123,8 +122,8 @@ def device_frame(
             integer_tensor_ops=~np.isnan(ops_total) & (ops_total != 0),
             pct=pct,
             waves=np.asarray(group["waves_per_sm"], dtype="float64"),
-            busiest_pipe=_busiest_pipe(pipes, n),
-            busiest_issue_pipe=_busiest_pipe(pipes, n, compute_only=False),
+            busiest_pipe=_busiest_pipe(v.pipe_pct, n),
+            busiest_issue_pipe=_busiest_pipe(v.pipe_pct, n, compute_only=False),
             busiest_tier=np.where(np.isnan(flop_total), tier, objects(None, n)),
             busiest_tier_pct=tier_pct,
             tensor_by_pipe=by_pipe & (np.nan_to_num(flop["tensor"]) > 0),
@@ -144,7 +143,7 @@ def device_frame(
         "sol_pct": sol,
         "pct_of_bandwidth": of_bandwidth,
         "cap_flop_per_s": dict(v.arrays.cap_flop_per_s),
-        "pipe_pct": pipes,
+        "pipe_pct": v.pipe_pct,
     }
     records = {
         **{f: struct({k: numbers(a) for k, a in m.items()}, n) for f, m in maps.items()},

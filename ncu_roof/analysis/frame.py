@@ -224,17 +224,16 @@ def kept(series: pl.Series, path: tuple[str, ...], has: Mapping[str, bool]) -> p
     return made if not series.null_count() else where(series.is_not_null().to_numpy(), made)
 
 
-def plain_column(values: Sequence[Any]) -> pl.Series:
-    """Python values (mappings as structs, their keys in first-seen order; numbers as Float64;
-    None: null) as a column."""
-    if all(v is None or (isinstance(v, float | int) and not isinstance(v, bool)) for v in values):
-        return numbers(values)
-    if not any(isinstance(v, Mapping) for v in values):
+def plain_column(values: Sequence[Any], keys: Sequence[str] | None = None) -> pl.Series:
+    """Python values (numbers as Float64; None: null) as a column; mappings (all of them, even of
+    no rows, where `keys` is given) as structs, their keys `keys`, then any other first-seen."""
+    if keys is None and not any(isinstance(v, Mapping) for v in values):
+        if all(v is None or (isinstance(v, float | int) and not isinstance(v, bool)) for v in values):
+            return numbers(values)
         return pl.Series(values, strict=False)
-    keys = dict.fromkeys(k for v in values if v is not None for k in v)
-    fields = {k: plain_column([None if v is None else v.get(k) for v in values]) for k in keys}
-    made = struct(fields, len(values))
-    return where(np.array([v is not None for v in values], dtype=bool), made)
+    present = dict.fromkeys([*(keys or ()), *(k for v in values if v is not None for k in v)])
+    fields = {k: plain_column([None if v is None else v.get(k) for v in values]) for k in present}
+    return where(np.array([v is not None for v in values], dtype=bool), struct(fields, len(values)))
 
 
 def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
@@ -244,26 +243,20 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
     def field(name: str) -> list[Any]:
         return [getattr(k, name) for k in kernels]
 
-    def mappings(rows: list[Mapping[str, Any]], keys: Sequence[str] = ()) -> pl.Series:
-        """Mappings as a struct column (its keys: `keys`, then any other in first-seen order)."""
-        present = dict.fromkeys([*keys, *(k for r in rows for k in r)])
-        return struct({k: plain_column([r.get(k) for r in rows]) for k in present}, len(rows))
-
     roofs = [None if k.instructions is None else vars(k.instructions) for k in kernels]
     records = {
         **{f: field(f) for f in (*INTS, *BOOLS, *FLOATS, *TEXTS)},
         **{f: object_array(field(f)) for f in ENUMS},
-        **{f: mappings(field(f), keys) for f, keys in DENSE_MAPS.items()},
-        **{f: mappings(field(f)) for f in ("cap_flop_per_s", "pipe_pct")},  # sparse maps
-        "notes": text_lists(field("notes")),
-        "missing": text_lists(field("missing")),
-        **{f: mappings(field(f)) for f in ("recipe", "traffic")},  # sparse, in `device_frame`'s order
-        "not_collected": mappings([{p: list(t) for p, t in k.not_collected.items()} for k in kernels]),
-        "tensor_paths": mappings([{p: vars(t) for p, t in k.tensor_paths.items()} for k in kernels]),
+        **{f: plain_column(field(f), keys) for f, keys in DENSE_MAPS.items()},
+        **{f: plain_column(field(f), ()) for f in ("cap_flop_per_s", "pipe_pct")},  # sparse maps
+        **{f: text_lists(field(f)) for f in ("notes", "missing")},
+        **{f: plain_column(field(f), ()) for f in ("recipe", "traffic")},  # sparse, as `device_frame` orders
+        "not_collected": plain_column([{p: list(m[p]) for p in m} for m in field("not_collected")], ()),
+        "tensor_paths": plain_column([{p: vars(m[p]) for p in m} for m in field("tensor_paths")], ()),
         "ops_total": numbers([k.ops.get("total") for k in kernels]),
         "instruction_roofline": where(
             np.array([r is not None for r in roofs], dtype=bool),
-            mappings([r or _NO_ROOF for r in roofs], [f.name for f in fields(InstructionRoofline)]),
+            plain_column([r or _NO_ROOF for r in roofs], [f.name for f in fields(InstructionRoofline)]),
         ),
     }
     return launch_frame(records)

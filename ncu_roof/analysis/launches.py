@@ -83,22 +83,20 @@ def json_texts(column: pl.Series) -> pl.Series:
     return each_distinct(column.struct.json_encode(), text)  # one compact text per value, numbers exact
 
 
-def _map_columns(name: str, column: pl.Series) -> list[pl.Series]:
-    """A mapping's columns, one per key (a sparse mapping's key no launch has gets none)."""
-    keys = {f.name: column.struct.field(f.name) for f in column.dtype.fields}  # type: ignore[attr-defined]
-    present = [k for k, s in keys.items() if not is_sparse((name,)) or s.null_count() < len(s)]
-    return [keys[k].alias(MAP_COLUMNS[name].format(k)) for k in _keys(present)]
-
-
 def _field_columns(name: str, launches: pl.DataFrame) -> list[pl.Series]:
-    """The flat columns of one `Kernel` field."""
+    """The flat columns of one `Kernel` field: a mapping's one per key (a sparse mapping's key no
+    launch has gets none)."""
     if name == "ops":  # each integer tensor path's count, and `ops_total` where a launch has one
-        ops = integer_ops(launches)
-        return [ops[k].alias(MAP_COLUMNS["ops"].format(k)) for k in _keys(ops)]
-    column = launches.get_column(STORED_AS.get(name, name))
-    if name in JSON_FIELDS:
-        return [json_texts(column).alias(name)]
-    return _map_columns(name, column) if name in MAP_COLUMNS else [column.alias(name)]
+        keys = integer_ops(launches)
+    else:
+        column = launches.get_column(STORED_AS.get(name, name))
+        if name in JSON_FIELDS:
+            return [json_texts(column).alias(name)]
+        if name not in MAP_COLUMNS:
+            return [column.alias(name)]
+        fields = [column.struct.field(f.name) for f in column.dtype.fields]  # type: ignore[attr-defined]
+        keys = {s.name: s for s in fields if not is_sparse((name,)) or s.null_count() < len(s)}
+    return [keys[k].alias(MAP_COLUMNS[name].format(k)) for k in _keys(keys)]
 
 
 def group_columns(analysis: Analysis) -> pl.DataFrame:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -57,7 +57,7 @@ class RooflineArrays:
     attainable_flop_per_s: np.ndarray
     binding: np.ndarray  # object: a tier name, "compute", or None
     time_at_roof_s: np.ndarray
-    unroofed: Mapping[str, np.ndarray] = field(default_factory=dict)  # bool: traffic, no roof
+    unroofed: Mapping[str, np.ndarray]  # bool: traffic, no roof
 
 
 Roof = float | np.ndarray  # one value for every kernel, or one per kernel
@@ -85,12 +85,9 @@ def _at_peaks(
 def compute_roof_arrays(
     flop_by_precision: Mapping[str, np.ndarray], peaks: Mapping[str, Roof]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The compute roof of n kernels and their dominant precision; needs ≥ 1 precision.
-
-    With several precisions, the roof is the FLOP-weighted harmonic combination of their peaks
-    (the time the FLOPs would take, each at its own peak), so a kernel with one precision gets
-    exactly that precision's peak. A precision with FLOPs but no peak leaves the roof unknown.
-    """
+    """The compute roof of n kernels and their dominant precision (≥ 1 precision): the FLOP-weighted
+    harmonic combination of the peaks (the time the FLOPs take, each at its own peak), so a kernel
+    with one precision gets exactly its peak; a precision with FLOPs but no peak leaves it unknown."""
     names = list(flop_by_precision)
     flops, work, seconds = _at_peaks(flop_by_precision, peaks)
     # summed as numpy adds a row of the matrix of the columns side by side, as ever: bit for bit
@@ -99,8 +96,7 @@ def compute_roof_arrays(
         combined = done / np.column_stack(seconds).sum(axis=1)
     dominant = row_max([np.where(w, f, -1.0) for f, w in zip(flops, work, strict=True)])[1]
     any_work = np.logical_or.reduce(work)
-    first = next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
-    default = per_kernel(peaks.get(first) if first else None, len(done))
+    default = per_kernel(next((peaks[p] for p in DEFAULT_PRECISIONS if p in peaks), None), len(done))
     roof = np.where(any_work, combined, default)
     precisions = object_array([*names, None])  # None (the last): no work
     return roof, precisions[np.where(any_work, dominant, len(names))]
@@ -121,63 +117,53 @@ def roofline_arrays(
     bandwidth_byte_per_s: Mapping[str, Roof],
     compute_time_s: np.ndarray,
 ) -> RooflineArrays:
-    """Place n kernels against their roofs (one value per tier for all, or one per kernel).
-
-    `compute_time_s`, where finite (NaN: none), is the compute roof's time instead of FLOP / peak: the time
-    every ceiling of the compute units implies (integer operations at their peaks, the busiest
-    pipe), so a kernel whose work is not floating point can still be compute-bound.
-    """
-    flop = np.asarray(flop, dtype="float64")
-    peak = np.asarray(peak_flop_per_s, dtype="float64")
+    """Place n kernels against their roofs (one value per tier for all, or one per kernel);
+    `compute_time_s`, where finite (NaN: none), is the compute roof's time instead of FLOP / peak:
+    what every compute ceiling implies (integer operations at their peaks, the busiest pipe), so
+    work that is not floating point can still be compute-bound."""
+    peak, n = peak_flop_per_s, len(flop)
     has_peak = np.isfinite(peak) & (peak > 0)
     has_flop = np.isfinite(flop)
-    intensity: dict[str, np.ndarray] = {}
-    ridge: dict[str, np.ndarray] = {}
-    caps: dict[str, np.ndarray] = {}
-    times: dict[str, np.ndarray] = {}
-    unroofed: dict[str, np.ndarray] = {}
+    bandwidth = {tier: per_kernel(bandwidth_byte_per_s.get(tier), n) for tier in bytes_by_tier}
+    # traffic without a roof: the tier may bind, so no verdict (never a silent skip)
+    unroofed = {t: np.isfinite(b) & (b > 0) & np.isnan(bandwidth[t]) for t, b in bytes_by_tier.items()}
+    roofed = {t: b for t, b in bytes_by_tier.items() if not np.isnan(bandwidth[t]).all()}
+    valid = {t: np.isfinite(b) & (b >= 0) & np.isfinite(bandwidth[t]) for t, b in roofed.items()}
     with np.errstate(divide="ignore", invalid="ignore"):
         computable = has_flop & has_peak
-        other = np.asarray(compute_time_s, dtype="float64")
-        has_other = np.isfinite(other)
-        compute_s = np.fmax(np.where(computable, flop / peak, np.nan), np.where(has_other, other, np.nan))
+        has_other = np.isfinite(compute_time_s)
+        compute_s = np.fmax(
+            np.where(computable, flop / peak, np.nan), np.where(has_other, compute_time_s, np.nan)
+        )
         # the compute cap in FLOP/s: the peak, or the FLOPs over the compute roof's time when
         # another ceiling (integer work, a busy pipe) takes longer than the FLOPs at their peak
         slower = has_other & (flop > 0) & (compute_s > 0)
         compute_cap = np.where(slower, flop / compute_s, np.where(computable, peak, np.nan))
-        for tier, raw in bytes_by_tier.items():
-            bandwidth = per_kernel(bandwidth_byte_per_s.get(tier), len(flop))
-            nbytes = np.asarray(raw, dtype="float64")
-            # traffic without a roof: the tier may bind, so no verdict (never a silent skip)
-            unroofed[tier] = np.isfinite(nbytes) & (nbytes > 0) & np.isnan(bandwidth)
-            if np.isnan(bandwidth).all():
-                continue
-            valid = np.isfinite(nbytes) & (nbytes >= 0) & np.isfinite(bandwidth)
-            times[tier] = np.where(valid, nbytes / bandwidth, np.nan)
-            ridge[tier] = np.where(has_peak & np.isfinite(bandwidth), peak / bandwidth, np.nan)
-            ai = np.where(valid, intensity_array(flop, nbytes), np.nan)
-            intensity[tier] = ai
-            caps[tier] = np.where(np.isnan(ai), np.nan, np.fmin(compute_cap, bandwidth * ai))
-        times[COMPUTE] = compute_s
-        caps[COMPUTE] = compute_cap
+        tier_s = {t: np.where(valid[t], b / bandwidth[t], np.nan) for t, b in roofed.items()}
+        ridge = {
+            t: np.where(has_peak & np.isfinite(bandwidth[t]), peak / bandwidth[t], np.nan) for t in roofed
+        }
+        intensity = {t: np.where(valid[t], intensity_array(flop, b), np.nan) for t, b in roofed.items()}
+        caps = {
+            t: np.where(np.isnan(ai), np.nan, np.fmin(compute_cap, bandwidth[t] * ai))
+            for t, ai in intensity.items()
+        }
+    times = {**tier_s, COMPUTE: compute_s}
     filled = [np.where(np.isnan(t), -np.inf, t) for t in times.values()]
     longest, slowest = row_max(filled)
-    compute_column = list(times).index(COMPUTE)
-    which = np.where(filled[compute_column] >= longest, compute_column, slowest)
+    which = np.where(filled[-1] >= longest, len(tier_s), slowest)  # the compute roof: the last
     # unknown FLOPs and no other compute ceiling: no roof can be said to bind; nor can one when
     # a tier has traffic but no roof
-    blind = np.logical_or.reduce([*unroofed.values(), np.zeros(len(flop), dtype=bool)])
+    blind = np.logical_or.reduce([*unroofed.values(), np.zeros(n, dtype=bool)])
     # and no traffic measured on any tier: nothing to weigh the compute roof against
-    weighed = np.logical_or.reduce(
-        [np.isfinite(t) for tier, t in times.items() if tier != COMPUTE] + [np.zeros(len(flop), dtype=bool)]
-    )
+    weighed = np.logical_or.reduce([*(np.isfinite(t) for t in tier_s.values()), np.zeros(n, dtype=bool)])
     decided = (longest > 0) & (has_flop | has_other) & weighed & ~blind
     names = object_array([*times, None])  # the roof that binds; None (the last) where undecided
     binding = names[np.where(decided, which, len(times))]
     # no FLOPs: a cap in FLOP/s says nothing (every tier's is 0 and the compute one the peak,
     # whatever binds), so caps and attainable are undefined; the binding roof and the time at it
     # still are (time cancels no work: integer work or a busy pipe may bind)
-    caps = {tier: np.where(flop == 0, np.nan, cap) for tier, cap in caps.items()}
+    caps = {tier: np.where(flop == 0, np.nan, cap) for tier, cap in {**caps, COMPUTE: compute_cap}.items()}
     lowest = np.fmin.reduce(list(caps.values()))  # the lowest cap binds (NaN: none known)
     attainable = np.where(np.isnan(lowest) | blind | ~weighed, np.nan, lowest)
     return RooflineArrays(
@@ -356,22 +342,19 @@ def instruction_arrays(
     bytes_by_tier: Mapping[str, np.ndarray],
     bandwidth_byte_per_s: Mapping[str, Roof],
 ) -> InstructionArrays:
-    inst = np.asarray(warp_inst, dtype="float64")
-    seconds = np.asarray(duration_s, dtype="float64")
-    n = len(inst)
-    intensity: dict[str, np.ndarray] = {}
-    roofs: dict[str, np.ndarray] = {}
+    n = len(warp_inst)
+    sizes = {tier: size for tier, size in TRANSACTION_BYTES.items() if tier in bytes_by_tier}
     with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.where(np.isfinite(seconds) & (seconds > 0), inst / seconds, np.nan)
-        for tier, size in TRANSACTION_BYTES.items():
-            if tier not in bytes_by_tier:
-                continue
-            transactions = np.asarray(bytes_by_tier[tier], dtype="float64") / size
-            intensity[tier] = np.where(transactions > 0, inst / transactions, np.nan)
-            roofs[tier] = per_kernel(bandwidth_byte_per_s.get(tier), n) / size
-    return InstructionArrays(
-        warp_inst_per_s=rate,
-        issue_peak_warp_inst_per_s=per_kernel(issue_peak_warp_inst_per_s, n),
-        intensity_warp_inst_per_transaction=intensity,
-        transaction_peak_per_s=roofs,
-    )
+        transactions = {tier: bytes_by_tier[tier] / size for tier, size in sizes.items()}
+        return InstructionArrays(
+            warp_inst_per_s=np.where(
+                np.isfinite(duration_s) & (duration_s > 0), warp_inst / duration_s, np.nan
+            ),
+            issue_peak_warp_inst_per_s=per_kernel(issue_peak_warp_inst_per_s, n),
+            intensity_warp_inst_per_transaction={
+                tier: np.where(t > 0, warp_inst / t, np.nan) for tier, t in transactions.items()
+            },
+            transaction_peak_per_s={
+                t: per_kernel(bandwidth_byte_per_s.get(t), n) / s for t, s in sizes.items()
+            },
+        )

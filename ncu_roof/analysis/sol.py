@@ -35,8 +35,7 @@ def sol_arrays(
     sm_pct: np.ndarray, memory_pct: np.ndarray, breakdown_pct: Mapping[str, np.ndarray], waves: np.ndarray
 ) -> SolArrays:
     """Classify n kernels from their Speed-of-Light percentages alone (no roofs, no counters)."""
-    sm = np.asarray(sm_pct, dtype="float64")
-    mem = np.asarray(memory_pct, dtype="float64")
+    sm, mem = sm_pct, memory_pct
     known = np.isfinite(sm) & np.isfinite(mem)
     high = (sm >= HIGH_THROUGHPUT_SOL_PCT) | (mem >= HIGH_THROUGHPUT_SOL_PCT)
     latency = known & ~high & (sm < LATENCY_SOL_PCT) & (mem < LATENCY_SOL_PCT)
@@ -51,7 +50,7 @@ def sol_arrays(
     bound[balanced] = Bound.BALANCED
     busiest = busiest_unit_arrays({u: breakdown_pct[u] for u in SOL_MEMORY_UNITS if u in breakdown_pct}, n)[1]
     unit = np.where(memory, busiest, objects(None, n))
-    small = latency & (np.asarray(waves, dtype="float64") < SMALL_GRID_WAVES)
+    small = latency & (waves < SMALL_GRID_WAVES)
     return SolArrays(bound=bound, unit=unit, small_grid=small)
 
 
@@ -66,14 +65,13 @@ def verdict_arrays(binding: np.ndarray, roofline_supported: np.ndarray, sol: Sol
     """The verdict ladder: the roofline wherever its data supports a verdict, then SOL alone
     (latency first: the rule SOL's latency check is), else unknown. Where both decide and SOL's
     rule says otherwise (the other side, or latency), `disagrees` is set: both are shown."""
-    bindings = np.asarray(binding, dtype=object)
-    has_roofline = np.asarray(roofline_supported, dtype=bool) & is_set(bindings)
-    compute = equals(bindings, COMPUTE)
-    memory = is_set(bindings) & ~compute
+    has_roofline = roofline_supported & is_set(binding)
+    compute = equals(binding, COMPUTE)
+    memory = is_set(binding) & ~compute
     bound = sol.bound.copy()
     bound[has_roofline & memory] = Bound.MEMORY
     bound[has_roofline & compute] = Bound.COMPUTE
-    basis = objects(VerdictBasis.NONE, len(bindings))
+    basis = objects(VerdictBasis.NONE, len(binding))
     basis[~equals(sol.bound, Bound.UNKNOWN)] = VerdictBasis.SOL
     basis[has_roofline] = VerdictBasis.ROOFLINE
     opposite = (compute & equals(sol.bound, Bound.MEMORY)) | (memory & equals(sol.bound, Bound.COMPUTE))
