@@ -90,11 +90,10 @@ def builtin_peaks(gpu: str | None) -> tuple[Peaks, Peaks]:
     """A built-in GPU's dense floating tensor data-path peaks (FLOP/s: per-architecture ratios x its
     dense FP16 tensor peak), and its integer-tensor and special-function ceilings (ops/s).
 
-    XU: results per SM per clock x SMs x the table's boost clock. INT8 (dense tensor) runs on the
-    tensor cores, so it takes the clock of the GPU's other tensor paths: its per-clock ratio to
-    dense FP16 tensor x the datasheet's dense FP16 tensor peak. The boost clock would overstate a
-    GPU whose datasheet quotes tensor peaks below it (H100 SXM5: 8192 x 132 SMs x 1.98 GHz =
-    2.141 POP/s, against the datasheet's 1979 TOPS dense, = its FP8)."""
+    XU: results per SM per clock x SMs x the table's boost clock. INT8 (dense tensor) takes the
+    clock of the other tensor paths: its per-clock ratio to dense FP16 tensor x that datasheet peak
+    (the boost clock would overstate H100 SXM5: 8192 x 132 SMs x 1.98 GHz = 2.141 POP/s, against
+    the datasheet's 1979 TOPS dense, = its FP8)."""
     if not gpu:
         return {}, {}
     row = gpu_by_key(gpu)

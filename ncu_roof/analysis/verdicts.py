@@ -108,18 +108,15 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     paths = {c.removeprefix(TENSOR_PATH_PREFIX): c for c in group if c.startswith(TENSOR_PATH_PREFIX)}
     float_paths = [p for p in paths if not is_integer_path(p)]
     int_paths = [p for p in paths if is_integer_path(p)]
-    flop_work = {p: measured(f"flop_{p}") for p in CUDA_CORE_PRECISIONS}
+    # each floating path against its own peak, else the device's tensor roof (no such column as
+    # `peak_flop_tensor_per_s`: all tensor FLOPs of a report without paths run at that roof)
+    tensor_work = {f"tensor:{p}": paths[p] for p in float_paths} or {"tensor": "flop_tensor"}
+    columns = {p: f"flop_{p}" for p in CUDA_CORE_PRECISIONS} | tensor_work
+    flop_work = {k: measured(c) for k, c in columns.items()}
     flop_peaks: dict[str, Roof] = {p: compute[p] for p in CUDA_CORE_PRECISIONS if p in compute}
-    if float_paths:  # each floating path against its own peak (the device's tensor roof if none)
-        for p in float_paths:
-            flop_work[f"tensor:{p}"] = measured(paths[p])
-            flop_peaks[f"tensor:{p}"] = own(f"peak_{paths[p]}_per_s", compute.get("tensor"))
-    else:
-        flop_work["tensor"] = measured("flop_tensor")
-        if "tensor" in compute:
-            flop_peaks["tensor"] = compute["tensor"]
+    flop_peaks |= {k: own(f"peak_{c}_per_s", compute.get("tensor")) for k, c in tensor_work.items()}
     peaks, precisions = compute_roof_arrays(flop_work, flop_peaks)
-    tensor = np.isin(precisions, [k for k in flop_work if k.startswith("tensor")])
+    tensor = np.isin(precisions, list(tensor_work))
     precisions = np.where(tensor, objects("tensor", n), precisions)
     work = {**flop_work, **{f"tensor:{p}": measured(paths[p]) for p in int_paths}}
     work_peaks = {**flop_peaks, **{f"tensor:{p}": own(f"peak_{paths[p]}_per_s", None) for p in int_paths}}
