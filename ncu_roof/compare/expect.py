@@ -283,12 +283,11 @@ def _times(ratio: float, tolerance: float) -> str:
 
 def render_expectations(report: ExpectationReport) -> str:
     """Plain text: one line per matched launch, then unmatched patterns and a summary."""
-    lines = ["expectations:"]
-    for c in report.checks:
-        lines.append(
-            f"  {c.status.value.upper():<12} #{c.kernel_id} {shorten(c.kernel_name, 50)} "
-            f"[/{one_line(c.pattern)}/]: {one_line(c.explanation)}"
-        )
+    lines = ["expectations:"] + [
+        f"  {c.status.value.upper():<12} #{c.kernel_id} {shorten(c.kernel_name, 50)} "
+        f"[/{one_line(c.pattern)}/]: {one_line(c.explanation)}"
+        for c in report.checks
+    ]
     lines += [f"  UNMATCHED    /{one_line(p)}/: no kernel matches" for p in report.unmatched_patterns]
     counts = report.counts()
     lines.append(
