@@ -85,8 +85,7 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
     per cycle x the measured clock) when both sides use them."""
     base_names, head_names = _device_names(base), _device_names(head)
     if base_names != head_names:
-        names = f"base ran on {', '.join(base_names) or '?'}, head on {', '.join(head_names) or '?'}"
-        return names, None
+        return f"base ran on {', '.join(base_names) or '?'}, head on {', '.join(head_names) or '?'}", None
     unchecked: list[str] = []
     for b, h in zip(base.devices, head.devices, strict=False):
         clocks = Change(finite_or_none(b.sm_clock_hz), finite_or_none(h.sm_clock_hz))
