@@ -160,7 +160,7 @@ def predict(
         prediction.parse_assignments(_assignments(bytes), Dimension.BYTE, prediction.DEFAULT_TIER),
         prediction.parse_assignments(_assignments(intensity), Dimension.FLOP_PER_BYTE, None, positive=True),
         precision,
-        tensor_peaks=prediction.builtin_tensor_peaks(gpu),
+        tensor_peaks=prediction.builtin_peaks(gpu)[0],
     )
 
 

@@ -12,8 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ncu_roof.analysis.prediction import (
-    builtin_ops_peaks,
-    builtin_tensor_peaks,
+    builtin_peaks,
     custom_roofs,
     predict,
     predict_workload,
@@ -535,9 +534,9 @@ def test_gpus_follows_the_output_suffix_too(tmp_path: Path) -> None:
     ],
 )
 def test_int8_ceiling_is_at_the_clock_of_the_tensor_paths(gpu: str, int8_op_per_s: float) -> None:
-    int8, source = builtin_ops_peaks(gpu)["int8"]
+    int8, source = builtin_peaks(gpu)[1]["int8"]
     assert int8 == pytest.approx(int8_op_per_s, rel=1e-12)
-    fp8 = builtin_tensor_peaks(gpu).get("fp8")
+    fp8 = builtin_peaks(gpu)[0].get("fp8")
     if fp8 is not None:
         assert int8 == fp8[0]
     assert "datasheet, dense FP16 tensor" in source
@@ -556,12 +555,12 @@ def test_h100_int8_gemm_matches_fp8_on_the_command_line() -> None:
 def test_every_int8_ceiling_equals_fp8_and_the_datasheet_the_table_cites() -> None:
     cited = 0
     for gpu in builtin_gpus().values():
-        ops = builtin_ops_peaks(gpu.key)
+        paths, ops = builtin_peaks(gpu.key)
         if "int8" not in ops:
             continue
         int8 = ops["int8"][0]
         assert int8 == pytest.approx(2 * gpu.tensor_tflop_per_s * 1e12, rel=1e-12), gpu.key
-        fp8 = builtin_tensor_peaks(gpu.key).get("fp8")
+        fp8 = paths.get("fp8")
         assert fp8 is None or fp8[0] == int8, gpu.key
         found = re.search(r"INT8 tensor ([\d.]+) TOPS(?: sparse, ([\d.]+) dense)?", gpu.source)
         if found is None or gpu.key == "l40s":  # L40S: its datasheet's INT8 is 2 x 366.5, not 2 x FP16

@@ -61,8 +61,7 @@ class KernelGroup:
 
     @cached_property
     def figures(self) -> Kernel:
-        """What a row of the group shows: the longest launch's identity with its launches' work,
-        traffic and roof figures combined (`combined_figures`); the launch itself when alone."""
+        """What a row of the group shows (`combined_figures`; the launch itself when alone)."""
         if self.count == 1:
             return self.lead
         return combined_figures(self.lead, self.numbers, np.array(self.rows, dtype="int64"))

@@ -82,47 +82,38 @@ class OpsCeiling:
         return self.flop_time_s is None or self.time_s > self.flop_time_s
 
 
-OpsPeaks = Mapping[str, tuple[float, str]]  # ceiling → (ops/s, source)
-TensorPeaks = Mapping[str, tuple[float, str]]  # floating tensor path → (FLOP/s, source)
+Peaks = Mapping[str, tuple[float, str]]  # a tensor path's FLOP/s, or a ceiling's ops/s → (rate, source)
 TENSOR = "tensor:"  # the roof of one tensor data path: "tensor:bf16"
 
 
-def builtin_tensor_peaks(gpu: str | None) -> TensorPeaks:
-    """Dense tensor data-path peaks of a built-in GPU: per-architecture ratios x its FP16 tensor peak."""
+def builtin_peaks(gpu: str | None) -> tuple[Peaks, Peaks]:
+    """A built-in GPU's dense floating tensor data-path peaks (FLOP/s: per-architecture ratios x its
+    dense FP16 tensor peak), and its integer-tensor and special-function ceilings (ops/s).
+
+    XU: results per SM per clock x SMs x the table's boost clock. INT8 (dense tensor) takes the
+    clock of the other tensor paths: its per-clock ratio to dense FP16 tensor x that datasheet peak
+    (the boost clock would overstate H100 SXM5: 8192 x 132 SMs x 1.98 GHz = 2.141 POP/s, against
+    the datasheet's 1979 TOPS dense, = its FP8)."""
     if not gpu:
-        return {}
+        return {}, {}
     row = gpu_by_key(gpu)
-    source = f"{row.name} datasheet, dense FP16 tensor {row.tensor_tflop_per_s:g} TFLOP/s"
-    return tensor_peaks(row.cc, row.tensor_tflop_per_s * 1e12, source)
-
-
-def builtin_ops_peaks(gpu: str | None) -> OpsPeaks:
-    """Integer-tensor and special-function ceilings of a built-in GPU, in operations per second.
-
-    XU: results per SM per clock x SMs x the table's boost clock. INT8 (dense tensor) runs on the
-    tensor cores, so it takes the clock of the GPU's other tensor paths (`builtin_tensor_peaks`):
-    its per-clock ratio to dense FP16 tensor x the datasheet's dense FP16 tensor peak. The boost
-    clock would overstate a GPU whose datasheet quotes tensor peaks below it (H100 SXM5: 8192 x
-    132 SMs x 1.98 GHz = 2.141 POP/s, against the datasheet's 1979 TOPS dense, = its FP8)."""
-    if not gpu:
-        return {}
-    row = gpu_by_key(gpu)
-    out = ops_peaks(row.cc, row.sm_count, row.boost_clock_ghz)
+    fp16 = f"{row.name} datasheet, dense FP16 tensor {row.tensor_tflop_per_s:g} TFLOP/s"
+    paths = tensor_peaks(row.cc, row.tensor_tflop_per_s * 1e12, fp16)
+    ops = ops_peaks(row.cc, row.sm_count, row.boost_clock_ghz)
     arch = arch_for_cc(row.cc)
     if arch is None or arch.int8_tensor_ops is None or not arch.flop_per_sm_per_clk.get("tensor"):
-        return out
+        return paths, ops
     int8 = arch.int8_tensor_ops
     ratio = int8.per_sm_per_clock / arch.flop_per_sm_per_clk["tensor"]
-    out["int8"] = (
+    ops["int8"] = (
         ratio * scaled(row.tensor_tflop_per_s, TERA),
         f"{arch.name} (cc {arch.cc}): {int8.per_sm_per_clock:g} INT8 ops/clk/SM = x{ratio:g} of "
-        f"FP16 tensor ({int8.describe()}) x {row.name} datasheet, dense FP16 tensor "
-        f"{row.tensor_tflop_per_s:g} TFLOP/s (one clock with its tensor paths)",
+        f"FP16 tensor ({int8.describe()}) x {fp16} (one clock with its tensor paths)",
     )
-    return out
+    return paths, ops
 
 
-def with_tensor_path(roofs: Roofs, precision: str | None, peaks: TensorPeaks) -> Roofs:
+def with_tensor_path(roofs: Roofs, precision: str | None, peaks: Peaks) -> Roofs:
     """`roofs` with the `tensor:PATH` roof `precision` names: the GPU's per-architecture figure,
     else the platform's own `tensor:PATH` or `PATH` peak, else (fp16, bf16) its `tensor` roof."""
     if precision is None or not precision.startswith(TENSOR):
@@ -217,7 +208,7 @@ def peak_for(roofs: Roofs, precision: str | None) -> tuple[float | None, str | N
     return peak, used
 
 
-def ops_peak(roofs: Roofs, peaks: OpsPeaks, ceiling: str) -> tuple[float, str]:
+def ops_peak(roofs: Roofs, peaks: Peaks, ceiling: str) -> tuple[float, str]:
     """The ops/s ceiling: the GPU's per-architecture figure, else the platform's `--peak NAME=V`."""
     if ceiling in peaks:
         return peaks[ceiling]
@@ -239,8 +230,8 @@ def predict(
     workload: Workload | None = None,
     ops: float | None = None,
     ops_ceiling: str | None = None,
-    ops_peaks: OpsPeaks | None = None,
-    tensor_peaks: TensorPeaks | None = None,
+    ops_peaks: Peaks | None = None,
+    tensor_peaks: Peaks | None = None,
 ) -> Prediction:
     """Place a kernel on `roofs`; tiers known by intensity get bytes = FLOP / intensity.
 
@@ -346,8 +337,8 @@ def _check_tiers(
 def predict_workload(
     roofs: Roofs,
     workload: Workload,
-    ops_peaks: OpsPeaks | None = None,
-    tensor_peaks: TensorPeaks | None = None,
+    ops_peaks: Peaks | None = None,
+    tensor_peaks: Peaks | None = None,
 ) -> Prediction:
     return predict(
         roofs,

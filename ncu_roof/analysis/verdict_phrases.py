@@ -56,12 +56,11 @@ def _whole(number: pl.Expr) -> pl.Expr:
 
 def _phrase(parts: dict[str, Any]) -> str:
     """One distinct verdict's words, from its parts (a row of `verdict_codes`' table)."""
-    sol_compute = parts["sol_compute"]
     pipe_pct = {p: v for p, v in (parts["pipes"] or {}).items() if v is not None}
     phrase = verdict_phrase(
         Bound(parts["bound"]),
         where=parts["where"],
-        sol_compute=sol_compute_words(pipe_pct, parts["sm"]) if sol_compute else "",
+        sol_compute=sol_compute_words(pipe_pct, parts["sm"]) if parts["sol_compute"] else "",
         ceiling=parts["ceiling"],
         ceiling_pct=parts["ceiling_pct"],
         small_grid=parts["small_grid"],

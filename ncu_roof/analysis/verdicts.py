@@ -106,23 +106,20 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         bandwidth = {**bandwidth, **{t: own(f"bw_{t}_byte_per_s", None) for t in TIERS}}
 
     paths = {c.removeprefix(TENSOR_PATH_PREFIX): c for c in group if c.startswith(TENSOR_PATH_PREFIX)}
-    float_paths = [p for p in paths if not is_integer_path(p)]
-    int_paths = [p for p in paths if is_integer_path(p)]
-    flop_work = {p: measured(f"flop_{p}") for p in CUDA_CORE_PRECISIONS}
+    kinds = {f"tensor:{p}": c for p, c in paths.items()}  # tensor:PATH → its column
+    int_work = {f"tensor:{p}": c for p, c in paths.items() if is_integer_path(p)}
+    # each floating path against its own peak, else the device's tensor roof (no such column as
+    # `peak_flop_tensor_per_s`: all tensor FLOPs of a report without paths run at that roof)
+    tensor_work = {k: c for k, c in kinds.items() if k not in int_work} or {"tensor": "flop_tensor"}
+    columns = {p: f"flop_{p}" for p in CUDA_CORE_PRECISIONS} | tensor_work
+    flop_work = {k: measured(c) for k, c in columns.items()}
     flop_peaks: dict[str, Roof] = {p: compute[p] for p in CUDA_CORE_PRECISIONS if p in compute}
-    if float_paths:  # each floating path against its own peak (the device's tensor roof if none)
-        for p in float_paths:
-            flop_work[f"tensor:{p}"] = measured(paths[p])
-            flop_peaks[f"tensor:{p}"] = own(f"peak_{paths[p]}_per_s", compute.get("tensor"))
-    else:
-        flop_work["tensor"] = measured("flop_tensor")
-        if "tensor" in compute:
-            flop_peaks["tensor"] = compute["tensor"]
+    flop_peaks |= {k: own(f"peak_{c}_per_s", compute.get("tensor")) for k, c in tensor_work.items()}
     peaks, precisions = compute_roof_arrays(flop_work, flop_peaks)
-    tensor = np.isin(precisions, [k for k in flop_work if k.startswith("tensor")])
+    tensor = np.isin(precisions, list(tensor_work))
     precisions = np.where(tensor, objects("tensor", n), precisions)
-    work = {**flop_work, **{f"tensor:{p}": measured(paths[p]) for p in int_paths}}
-    work_peaks = {**flop_peaks, **{f"tensor:{p}": own(f"peak_{paths[p]}_per_s", None) for p in int_paths}}
+    work = flop_work | {k: measured(c) for k, c in int_work.items()}
+    work_peaks = flop_peaks | {k: own(f"peak_{c}_per_s", None) for k, c in int_work.items()}
     work_s, longest = work_time_arrays(work, work_peaks)
     pipes = {
         c.removeprefix(PIPE_PREFIX).removesuffix("_pct"): measured(c)
@@ -160,11 +157,8 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     # (a binding roof implies memory traffic to compare with) with zero floating-point and tensor
     # work and no pipe figures a roofline cannot see integer work either; nor integer operations
     # without their peak (under --gpu roofs) and no pipe figure: compute unknown
-    unpeaked = np.zeros(n, dtype=bool)
-    for p in int_paths:
-        kind = f"tensor:{p}"
-        unpeaked |= (np.nan_to_num(work[kind]) > 0) & np.isnan(per_kernel(work_peaks[kind], n))
-    compute_unknown = unpeaked & ~np.isfinite(pipe_s)
+    unpeaked = [(np.nan_to_num(work[k]) > 0) & np.isnan(per_kernel(work_peaks[k], n)) for k in int_work]
+    compute_unknown = np.logical_or.reduce(unpeaked, initial=False) & ~np.isfinite(pipe_s)
     supported = ~compute_unknown & (has_work | np.isfinite(pipe_pct) | ~sol_known)
     issue_peak, issue_source = _issue_peak(n, device, measured)
     instructions = instruction_arrays(

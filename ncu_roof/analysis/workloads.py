@@ -24,7 +24,7 @@ VECTOR_PRECISION = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "bf16": "fp1
 TENSOR_DTYPES = ("tf32", "bf16", "fp16", "fp8")
 MATRIX_PRECISION = {"fp64": "fp64", "fp32": "fp32", **{d: f"tensor:{d}" for d in TENSOR_DTYPES}}
 # Integer data paths: their work is operations (2 per multiply-accumulate), never FLOPs, against
-# their own ceiling (`prediction.builtin_ops_peaks`).
+# their own ceiling (`prediction.builtin_peaks`).
 OPS_DTYPES = ("int8",)
 INT32_BYTES = 4
 FP8_OUT_BYTES = 2  # an fp8 GEMM writes C in bf16/fp16 (assumed; fp8 output is rarer)

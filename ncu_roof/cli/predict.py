@@ -100,8 +100,7 @@ def predict_command(
     from ncu_roof.analysis import prediction  # numpy: only when predicting
 
     roofs = pipeline.platform(gpu, roofs_file, peak, bandwidth)
-    peaks = prediction.builtin_ops_peaks(gpu)
-    paths = prediction.builtin_tensor_peaks(gpu)
+    paths, peaks = prediction.builtin_peaks(gpu)
     sizes = {"n": n, "m": m, "k": k, "d": d, "tokens": tokens, "tile": tile}
     if workload is not None:
         if flops is not None or ops is not None or nbytes or intensity:

@@ -79,16 +79,13 @@ def diff(
 
 
 def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | None]:
-    """(why the runs are not comparable or None, why their clocks could not be compared or None).
-
-    Different GPU names, or different clocks, device by device: the median measured SM clock when
-    the analysis carries it, whatever roofs are used; else the compute roofs measured in the
-    reports (peak per cycle x the measured clock) when both sides use them.
-    """
+    """(why the runs are not comparable, why their clocks could not be compared; None: no reason):
+    different GPU names, or different clocks, device by device: the median measured SM clock where
+    both carry it, whatever roofs are used; else the compute roofs measured in the reports (peak
+    per cycle x the measured clock) when both sides use them."""
     base_names, head_names = _device_names(base), _device_names(head)
     if base_names != head_names:
-        names = f"base ran on {', '.join(base_names) or '?'}, head on {', '.join(head_names) or '?'}"
-        return names, None
+        return f"base ran on {', '.join(base_names) or '?'}, head on {', '.join(head_names) or '?'}", None
     unchecked: list[str] = []
     for b, h in zip(base.devices, head.devices, strict=False):
         clocks = Change(finite_or_none(b.sm_clock_hz), finite_or_none(h.sm_clock_hz))
@@ -131,15 +128,10 @@ GATE_CONFIDENCE = 0.99  # the confidence of the interval a repeated kernel is ga
 
 
 def gate(result: Diff, fail_on_regression_pct: float) -> None:
-    """GateError (exit 1) when a kernel or the total got slower by more than the given percent.
-
-    A kernel (name, grid, block) launched often enough on both sides for an interval at
-    `GATE_CONFIDENCE` (`ncu_roof.base.shift`, as `history check` computes it) is slower
-    when its shift is a regression (`Shift.verdict`: the interval above 0 and reaching the limit,
-    the estimate at 0.65 of it or more); any other kernel when its matched launch's time grew by
-    more than the limit.
-    The message counts kernels as the diff's headline does ("N slower"), and the total apart.
-    """
+    """GateError (exit 1) when a kernel or the total got slower by more than the given percent: a
+    kernel (name, grid, block) with an interval at `GATE_CONFIDENCE` when its shift is a regression
+    (`Shift.verdict`), any other when its matched launch's time grew by more than the limit. The
+    message counts kernels as the diff's headline does ("N slower"), and the total apart."""
     limit = fail_on_regression_pct
     base_s, head_s = sides(result.pairs, "duration_s")
     every = {k: shift(head_s[r], base_s[r], GATE_CONFIDENCE) for k, r in kernel_pairs(result).items()}

@@ -144,12 +144,11 @@ def _model_counts(table: Mapping[str, Any], where: str) -> tuple[float | None, M
     if stray:
         raise BadInputError(f'{where}: {stray[0]} needs a workload = "NAME"', hint=HINT)
     flop = _quantity(table["flop"], Dimension.FLOP, where) if "flop" in table else None
-    raw = table.get("bytes")
+    raw = table.get("bytes")  # per tier, or a bare figure: DRAM's
     if raw is None:
         return flop, None
-    if isinstance(raw, dict):
-        return flop, {str(t).lower(): _quantity(v, Dimension.BYTE, where) for t, v in raw.items()}
-    return flop, {"dram": _quantity(raw, Dimension.BYTE, where)}
+    by_tier = raw if isinstance(raw, dict) else {"dram": raw}
+    return flop, {str(t).lower(): _quantity(v, Dimension.BYTE, where) for t, v in by_tier.items()}
 
 
 def _quantity(value: Any, dimension: Dimension, where: str) -> float:
@@ -284,12 +283,11 @@ def _times(ratio: float, tolerance: float) -> str:
 
 def render_expectations(report: ExpectationReport) -> str:
     """Plain text: one line per matched launch, then unmatched patterns and a summary."""
-    lines = ["expectations:"]
-    for c in report.checks:
-        lines.append(
-            f"  {c.status.value.upper():<12} #{c.kernel_id} {shorten(c.kernel_name, 50)} "
-            f"[/{one_line(c.pattern)}/]: {one_line(c.explanation)}"
-        )
+    lines = ["expectations:"] + [
+        f"  {c.status.value.upper():<12} #{c.kernel_id} {shorten(c.kernel_name, 50)} "
+        f"[/{one_line(c.pattern)}/]: {one_line(c.explanation)}"
+        for c in report.checks
+    ]
     lines += [f"  UNMATCHED    /{one_line(p)}/: no kernel matches" for p in report.unmatched_patterns]
     counts = report.counts()
     lines.append(

@@ -76,10 +76,8 @@ _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
 
 
 def match_rows(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy = MatchBy.NAME_SHAPE) -> pl.DataFrame:
-    """`base_row`, `head_row` and `occurrence` of each pair, in head order, then the base-only
-    launches in base order (null: no launch on that side). Each side's launches are numbered among
-    their equals in what `match` compares (name and launch shape, name, or nothing: launch order; a
-    missing name or grid matches a missing one), and the sides joined on those fields and number."""
+    """`base_row`, `head_row` (null: no launch on that side) and `occurrence` of each pair, in head
+    order, then the base-only launches; a missing name or grid matches a missing one."""
     keys = list(_MATCH_COLUMNS[match])
 
     def numbered(launches: pl.DataFrame, row: str) -> pl.DataFrame:
