@@ -7,14 +7,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from functools import partial
 from pathlib import PurePath
 from urllib.parse import quote
 
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import intensity, launch_shape, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import COMPUTE, TIERS
@@ -82,7 +80,8 @@ def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> s
     head, rest = rows[: min(top, shown)], rows[min(top, shown) : shown]
     noun = "kernel" if summary.grouped else "launch"
     what = plural(2, noun).removeprefix("2 ")
-    parts = [MARKER, *_headline(summary)]
+    devices = [_device_paragraph(summary, v) for v in summary.devices] or ["No kernel has a duration."]
+    parts = [MARKER, f"## Roofline: {summary.title()}", *devices]
     if plot_ref is not None:
         parts.append(f"Plot: [{code_span(plot_ref)}](<{quote(plot_ref)}>)")
     if len(rows) > shown:
@@ -114,11 +113,6 @@ def _gpu(device: Device) -> str:
     return code_span(device.name) if device.name else plain(device_name(device))
 
 
-def _headline(summary: Summary) -> list[str]:
-    paragraphs = [_device_paragraph(summary, view) for view in summary.devices]
-    return [f"## Roofline: {summary.title()}", *(paragraphs or ["No kernel has a duration."])]
-
-
 def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     info = summary.analysis.inputs[view.device.input]
     cc = f"CC {plain(view.device.cc)}, " if view.device.cc else ""
@@ -129,12 +123,10 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     # `, ` between verdicts: ` · ` precedes a verdict's basis
     shares = ", ".join([f"**{words[0]}**", *words[1:]]) if words else "no kernel has a duration"
     lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}"]
-    lines += device_sentences(summary, view, partial(_name, summary), plain, "**{}**".format)
+    lines += device_sentences(
+        summary, view, lambda g: code_span(_label(summary, g.name)) + times(g.count), plain, "**{}**".format
+    )
     return "  \n".join(f"{line}." for line in lines)
-
-
-def _name(summary: Summary, group: KernelGroup) -> str:
-    return code_span(_label(summary, group.name)) + times(group.count)
 
 
 def _label(summary: Summary, name: str) -> str:
@@ -173,36 +165,31 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
 def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
     tiers = intensity_tiers(summary, rows)
     launch = "Longest launch" if summary.by_nvtx else "Launch"  # an NVTX range: its kernel too
-    header = ["#", launch, "Binding", *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth"]
-    if summary.grouped:
-        header.insert(2, "Mean / min / max")
-    mixed = any(len(r.verdicts) > 1 for r in rows)
-    if mixed:
-        header.append("Verdicts by time")
+    mean, mixed = ["Mean / min / max"] if summary.grouped else [], any(len(r.verdicts) > 1 for r in rows)
+    header = ["#", launch, *mean, "Binding", *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth"]
     lines = []
     for r in rows:
-        lead = r.group.figures
+        g, lead = r.group, r.group.figures
         tier = bandwidth_tier(lead)
         bandwidth = f"{si(lead.achieved_byte_per_s[tier], 'B/s')} ({plain(tier)})" if tier else "–"
         shape = launch_shape(lead.grid, lead.block)
         shown = f"{_label(summary, lead.name)} {shape}" if summary.by_nvtx else shape
-        cells = [str(r.rank), table_cell(code_span(shown))]
-        g = r.group
-        if summary.grouped:
-            cells.append(
-                " / ".join(si(v, "s") for v in (g.mean_duration_s, g.min_duration_s, g.max_duration_s))
-            )
+        spread = (g.mean_duration_s, g.min_duration_s, g.max_duration_s)
         # `67% memory-bound (dram) · roofline; 33% compute-bound (fp32) · roofline`
         by_time = "; ".join(f"{pct(100 * share)} {verdict}" for verdict, share in r.verdicts)
-        cells += [
-            table_cell(plain(lead.roofline_binding or "–")),
-            *(intensity(lead.intensity_flop_per_byte.get(t)) for t in tiers),
-            achieved_words(lead, g.total_duration_s),
-            table_cell(bandwidth),
-            *([table_cell(plain(by_time))] if mixed else []),
-        ]
-        lines.append(cells)
-    return _table(header, (launch, "Binding", "Verdicts by time"), lines)
+        lines.append(
+            [
+                str(r.rank),
+                table_cell(code_span(shown)),
+                *([" / ".join(si(v, "s") for v in spread)] if mean else []),
+                table_cell(plain(lead.roofline_binding or "–")),
+                *(intensity(lead.intensity_flop_per_byte.get(t)) for t in tiers),
+                achieved_words(lead, g.total_duration_s),
+                table_cell(bandwidth),
+                *([table_cell(plain(by_time))] if mixed else []),
+            ]
+        )
+    return _table(header + ["Verdicts by time"] * mixed, (launch, "Binding", "Verdicts by time"), lines)
 
 
 def _notes(summary: Summary) -> list[str]:

@@ -196,12 +196,12 @@ class Summary:
     def name_title(self) -> str:
         return self.name_header[:1].upper() + self.name_header[1:]
 
-    def title(self, devices: bool = False) -> str:
-        """`7 launches of 5 kernels on 2 devices, 2.06 ms`: of kernels when rows are groups, on
-        devices with `devices` when there are several."""
-        kernels = f" of {plural(len(self.rows), 'kernel')}" if self.grouped else ""
+    def title(self, devices: bool = False, kernels: bool = False) -> str:
+        """`7 launches of 5 kernels on 2 devices, 2.06 ms`: of kernels when rows are groups (with
+        `kernels` always), on devices with `devices` when there are several."""
+        groups = f" of {plural(len(self.rows), 'kernel')}" if self.grouped or kernels else ""
         on = f" on {len(self.devices)} devices" if devices and self.multi_device else ""
-        return f"{plural(self.launches, 'launch')}{kernels}{on}, {si(self.total_s, 's')}"
+        return f"{plural(self.launches, 'launch')}{groups}{on}, {si(self.total_s, 's')}"
 
     @property
     def multi_device(self) -> bool:

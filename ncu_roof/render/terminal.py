@@ -5,13 +5,12 @@ until it fits (`fit`): numbers and verdicts are never cut, only the kernel name 
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain
 
 from rich.cells import cell_len
+from rich.console import Group
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
@@ -19,7 +18,7 @@ from rich.text import Text
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, si
 from ncu_roof.base.vocabulary import TIERS
-from ncu_roof.render.console import sized, text_console, trimmed
+from ncu_roof.render.console import rich_text, sized
 from ncu_roof.render.headline import fix_first_words, share_phrases, times
 from ncu_roof.render.rates import achieved_words, attainable_words
 from ncu_roof.render.summary import (
@@ -196,24 +195,21 @@ def device_lines(summary: Summary, view: DeviceView, labels: dict[str, str]) -> 
 
 def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) -> str:
     """Roofs and per-device headline, the table of the `top` first rows (0 = all), notes below."""
-    buffer = io.StringIO()
-    console = text_console(buffer, width, color=color)
-    for view in summary.devices:
-        console.print(Text(roofs_line(view.device), style="dim"))
     shown = summary.rows[:top] if top > 0 else summary.rows
     table, dropped, name_width = kernel_table(summary, shown, width)
     labels, keys = summary.names(name_width)
-    for line in chain.from_iterable(device_lines(summary, view, labels) for view in summary.devices):
-        console.print(Text(one_line(line)))
-    needed = sum(c.width or 0 for c in table.columns) + 3 * (len(table.columns) - 1)
-    text_console(buffer, max(width, needed), color=color).print(table)  # never cut: wider if it must
-    for line in _footnotes(summary, shown, dropped):
-        console.print(Text(line, style="dim"))
+    head = [Text(roofs_line(view.device), style="dim") for view in summary.devices]
+    head += [Text(one_line(line)) for view in summary.devices for line in device_lines(summary, view, labels)]
     notes = [f"[{n.number}] {plural(n.launches, 'launch')}{n.vary}: {n.text}" for n in summary.notes]
     missing = [f"not on a roofline: {summary.missing_reason}"] if summary.missing_reason else []
-    for line in [*keys, *notes, *missing]:
-        console.print(Text(one_line(line)))
-    return trimmed(buffer.getvalue())
+    tail = [Text(line, style="dim") for line in _footnotes(summary, shown, dropped)]
+    tail += [Text(one_line(line)) for line in [*keys, *notes, *missing]]
+    needed = sum(c.width or 0 for c in table.columns) + 3 * (len(table.columns) - 1)
+    return (  # the table never cut: wider if it must
+        rich_text(Group(*head), width, color=color)
+        + rich_text(table, max(width, needed), color=color)
+        + rich_text(Group(*tail), width, color=color)
+    )
 
 
 def _footnotes(summary: Summary, shown: Sequence[Row], dropped: Sequence[str]) -> list[str]:
