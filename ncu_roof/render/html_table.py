@@ -12,8 +12,8 @@ from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.analysis.records import VERDICT_WORDS
 from ncu_roof.base.text import intensity, one_line, pct, shorten, si
 from ncu_roof.base.vocabulary import Bound
+from ncu_roof.render.headline import achieved_words
 from ncu_roof.render.markdown import bandwidth_tier, intensity_tiers
-from ncu_roof.render.rates import achieved_words
 from ncu_roof.render.summary import Row, Summary
 from ncu_roof.render.text import unbroken
 

@@ -17,8 +17,7 @@ from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import intensity, launch_shape, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import COMPUTE, TIERS
 from ncu_roof.errors import UsageError
-from ncu_roof.render.headline import device_sentences, share_phrases, times
-from ncu_roof.render.rates import achieved_words
+from ncu_roof.render.headline import achieved_words, device_sentences, share_phrases, times
 from ncu_roof.render.summary import (
     DeviceView,
     Row,

@@ -268,16 +268,11 @@ def _device_view(
 ) -> DeviceView:
     mine = [g for g in groups if g.device == device.index]
     here = analysis.launches.filter(pl.col("device") == device.index)
-    by_bound: dict[str, float] = {}
-    by_tier: dict[str, float] = {}
-    bases: dict[Bound, str] = {}
-    if total_s > 0:
-        timed = here.filter(pl.col("duration_s").is_not_null())
-        binding = pl.col("binding")
-        memory = (pl.col("bound") == Bound.MEMORY.value) & binding.is_not_null() & (binding != COMPUTE)
-        by_bound = _shares(timed, "bound", total_s)
-        by_tier = _shares(timed.filter(memory), "binding", total_s)
-        bases = _bases(timed)
+    timed = here.filter(pl.col("duration_s").is_not_null() & pl.lit(total_s > 0))  # none: no shares
+    binding = pl.col("binding")
+    memory = (pl.col("bound") == Bound.MEMORY.value) & binding.is_not_null() & (binding != COMPUTE)
+    by_bound = _shares(timed, "bound", total_s)
+    by_tier = _shares(timed.filter(memory), "binding", total_s)
     costliest = ranked(mine, SortBy.TIME)[0] if mine else None
     return DeviceView(
         device=device,
@@ -287,7 +282,7 @@ def _device_view(
         memory_tiers=tuple(sorted(by_tier.items(), key=lambda i: -i[1])),
         costliest=costliest,
         fix_first=fix_first(mine, total_s),
-        bases=bases,
+        bases=_bases(timed),
     )
 
 

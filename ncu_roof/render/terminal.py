@@ -19,8 +19,7 @@ from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, si
 from ncu_roof.base.vocabulary import TIERS
 from ncu_roof.render.console import rich_text, sized
-from ncu_roof.render.headline import fix_first_words, share_phrases, times
-from ncu_roof.render.rates import achieved_words, attainable_words
+from ncu_roof.render.headline import achieved_words, attainable_words, fix_first_words, share_phrases, times
 from ncu_roof.render.summary import (
     VERDICT_COLOURS,
     DeviceView,
