@@ -6,7 +6,7 @@ our own constant markup (`<details>`, `<summary>`, the marker comment).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import PurePath
 from urllib.parse import quote
 
@@ -141,24 +141,19 @@ def _table(header: Sequence[str], left: Sequence[str], rows: Iterable[Sequence[s
 
 def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
     """At most 8 columns: #, kernel, launches, time, share, verdict [notes], % of roof, could save."""
-    dev = device_column and summary.multi_device
-    header = ["#", *(["Dev"] if dev else []), summary.name_title, *(["Launches"] if summary.grouped else [])]
-    header += ["Time", "Share", "Verdict [notes]", "% of roof", "Could save"]
-    lines = [
-        [
-            str(r.rank),
-            *([str(r.group.device)] if dev else []),
-            table_cell(code_span(_label(summary, r.group.name))),
-            *([str(r.group.count)] if summary.grouped else []),
-            unbroken(si(r.group.total_duration_s, "s")),
-            r.share(summary.multi_device),
-            table_cell(plain(r.flagged(notes=True))),
-            pct(r.group.figures.pct_of_roof),
-            unbroken(r.saving()),
-        ]
-        for r in rows
+    columns: list[tuple[str, Callable[[Row], str]]] = [
+        ("#", lambda r: str(r.rank)),
+        *([("Dev", lambda r: str(r.group.device))] if device_column and summary.multi_device else []),
+        (summary.name_title, lambda r: table_cell(code_span(_label(summary, r.group.name)))),
+        *([("Launches", lambda r: str(r.group.count))] if summary.grouped else []),
+        ("Time", lambda r: unbroken(si(r.group.total_duration_s, "s"))),
+        ("Share", lambda r: r.share(summary.multi_device)),
+        ("Verdict [notes]", lambda r: table_cell(plain(r.flagged(notes=True)))),
+        ("% of roof", lambda r: pct(r.group.figures.pct_of_roof)),
+        ("Could save", lambda r: unbroken(r.saving())),
     ]
-    return _table(header, (summary.name_title, "Verdict [notes]"), lines)
+    lines = ([cell(r) for _, cell in columns] for r in rows)
+    return _table([h for h, _ in columns], (summary.name_title, "Verdict [notes]"), lines)
 
 
 def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
