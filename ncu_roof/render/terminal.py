@@ -47,29 +47,26 @@ class Column:
     justify: str
     drop: int  # dropped first: highest; 0 = never
     cell: Callable[[Row], str]
+    needed: bool = True  # False: not a column of this summary
 
 
 def columns(summary: Summary) -> list[Column]:
     """The columns this summary needs (launch counts only for groups, a device column for several);
     the verdict, % of roof and could save are never dropped: they are the answer."""
-    cols = [Column("#", "right", 0, lambda r: str(r.rank))]
-    if summary.multi_device:
-        cols.append(Column("dev", "right", 0, lambda r: str(r.group.device)))
-    if not summary.grouped:
-        cols.append(Column("id", "right", 9, lambda r: str(r.group.lead.id)))
-    cols.append(Column(summary.name_header, "left", 0, lambda r: r.group.name))
-    if summary.grouped:
-        cols.append(Column("launches", "right", 4, lambda r: str(r.group.count)))
-    if not summary.by_nvtx:  # an NVTX range's launches may have many shapes
-        shape = Column("grid×block", "left", 8, lambda r: launch_shape(r.group.lead.grid, r.group.lead.block))
-        cols.append(shape)
-    cols += [
+    grouped, mixed = summary.grouped, any(len(r.verdicts) > 1 for r in summary.rows)
+    nvtx = summary.by_nvtx  # an NVTX range's launches may have many shapes
+    cols = [
+        Column("#", "right", 0, lambda r: str(r.rank)),
+        Column("dev", "right", 0, lambda r: str(r.group.device), summary.multi_device),
+        Column("id", "right", 9, lambda r: str(r.group.lead.id), not grouped),
+        Column(summary.name_header, "left", 0, lambda r: r.group.name),
+        Column("launches", "right", 4, lambda r: str(r.group.count), grouped),
+        Column(
+            "grid×block", "left", 8, lambda r: launch_shape(r.group.lead.grid, r.group.lead.block), not nvtx
+        ),
         Column("time", "right", 0, lambda r: si(r.group.total_duration_s, "s")),
         Column("share", "right", 3, lambda r: r.share(summary.multi_device)),  # legend: of what
-    ]
-    if summary.grouped:
-        cols.append(Column("mean", "right", 10, lambda r: si(r.group.mean_duration_s, "s")))
-    cols += [
+        Column("mean", "right", 10, lambda r: si(r.group.mean_duration_s, "s"), grouped),
         Column("FLOP", "right", 13, lambda r: si(r.group.figures.flop.get("total"))),
         Column("DRAM bytes", "right", 12, lambda r: si(r.group.figures.bytes.get("dram"), "B")),
         Column("achieved", "right", 6, lambda r: achieved_words(r.group.figures, r.group.total_duration_s)),
@@ -79,18 +76,17 @@ def columns(summary: Summary) -> list[Column]:
         Column("% roof", "right", 0, lambda r: pct(r.group.figures.pct_of_roof)),
         Column("could save", "right", 0, Row.saving),
         Column("verdict", "left", 0, Row.flagged),  # wraps between its phrases, never inside one
-    ]
-    if any(len(r.verdicts) > 1 for r in summary.rows):  # the share its verdict covers, if not all
-        share = Column(
-            "of its time", "right", 2, lambda r: "" if len(r.verdicts) == 1 else pct(100 * r.verdicts[0][1])
-        )
-        cols.append(share)
-    cols += [
+        Column("of its time", "right", 2, _covers, mixed),
         Column("notes", "left", 1, lambda r: ",".join(map(str, r.notes))),
         Column("intensity FLOP/B", "left", 14, _intensity),
         Column("SOL sm/mem", "right", 11, _sol),
     ]
-    return cols
+    return [c for c in cols if c.needed]
+
+
+def _covers(row: Row) -> str:
+    """The share of its time its verdict covers, if not all."""
+    return "" if len(row.verdicts) == 1 else pct(100 * row.verdicts[0][1])
 
 
 def _sol(row: Row) -> str:
