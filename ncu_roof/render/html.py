@@ -164,10 +164,8 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
 def _group_link(summary: Summary, group: KernelGroup) -> str:
     """The group's name, a link to its details where it has them."""
     code = f"<code>{escape(shorten(group.name, NAME_WIDTH))}</code>"
-    rank = next((r.rank for r in summary.rows if r.group is group), None)
-    if rank is not None and rank <= DETAILS_ROWS:
-        return f'<a href="#k{rank}">{code}</a>{times(group.count)}'
-    return code + times(group.count)
+    rank = next((r.rank for r in summary.rows if r.group is group), DETAILS_ROWS + 1)  # none: no link
+    return (f'<a href="#k{rank}">{code}</a>' if rank <= DETAILS_ROWS else code) + times(group.count)
 
 
 def _notes_section(summary: Summary) -> list[str]:
@@ -196,8 +194,7 @@ def _details_section(summary: Summary) -> list[str]:
 
 
 def _details(row: Row, total_s: float, note_items: Mapping[str, str]) -> str:
-    kernel = row.group.lead
-    g = row.group
+    g, kernel = row.group, row.group.lead
     launch = f"grid {kernel.grid or '–'}, block {kernel.block or '–'}, device {kernel.device}"
     if g.count > 1:
         launch += (
