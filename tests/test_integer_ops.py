@@ -15,7 +15,7 @@ from conftest import FIXTURES, analyzed, run_cli
 
 from ncu_roof.analysis.frame import frame_of
 from ncu_roof.analysis.groups import combined_figures, figure_numbers
-from ncu_roof.render.rates import achieved_words, attainable_words, integer_ops_rate
+from ncu_roof.render.headline import achieved_words, attainable_words, integer_ops_rate
 
 RAW = FIXTURES / "h200" / "h200_full_raw.csv"
 IMMA_OPS = 2 * 4096**3

@@ -1,6 +1,6 @@
 """Where a command's text goes (`screen`: the one terminal check every command makes;
 `stderr_width`: the same for stderr), and the rich console every text sink prints to, built one way
-(`text_console`: colour only when asked; no markup, emoji or highlighting applied to data).
+(`rich_text`: colour only when asked; no markup, emoji or highlighting applied to data).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import shutil
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from rich.console import RenderableType
     from rich.table import Table
 
 PIPE_WIDTH = 120  # columns of every command's text to a file or a pipe without COLUMNS
@@ -65,11 +65,20 @@ def _columns() -> int | None:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
-def text_console(file: IO[str], width: int, *, color: bool) -> Console:
+def sized(table: Table, columns: Iterable[tuple[str, str, int]]) -> None:
+    """(header, justify, width) columns added to `table`, their cells never wrapped (ellipsis if cut)."""
+    for header, justify, width in columns:
+        table.add_column(header, justify=justify, no_wrap=True, overflow="ellipsis", width=width)  # type: ignore[arg-type]
+
+
+def rich_text(renderable: RenderableType, width: int, *, color: bool = False) -> str:
+    """`renderable` as text `width` columns wide, coloured only when `color`, without the spaces rich
+    pads or wraps lines with (a CI log shows them as noise)."""
     from rich.console import Console
 
-    return Console(
-        file=file,
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
         force_terminal=color,
         no_color=not color,
         color_system="256" if color else None,
@@ -78,21 +87,5 @@ def text_console(file: IO[str], width: int, *, color: bool) -> Console:
         emoji=False,
         markup=False,
     )
-
-
-def sized(table: Table, columns: Iterable[tuple[str, str, int]]) -> None:
-    """(header, justify, width) columns added to `table`, their cells never wrapped (ellipsis if cut)."""
-    for header, justify, width in columns:
-        table.add_column(header, justify=justify, no_wrap=True, overflow="ellipsis", width=width)  # type: ignore[arg-type]
-
-
-def rich_text(renderable: RenderableType, width: int, *, color: bool = False) -> str:
-    """`renderable` as text `width` columns wide, coloured only when `color`."""
-    buffer = io.StringIO()
-    text_console(buffer, width, color=color).print(renderable)
-    return trimmed(buffer.getvalue())
-
-
-def trimmed(text: str) -> str:
-    """`text` without the spaces rich pads or wraps lines with (a CI log shows them as noise)."""
-    return "\n".join(line.rstrip(" ") for line in text.split("\n"))
+    console.print(renderable)
+    return "\n".join(line.rstrip(" ") for line in buffer.getvalue().split("\n"))

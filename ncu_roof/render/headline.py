@@ -1,6 +1,7 @@
 """The headline's sentences about one device, worded once for every sink (terminal, Markdown,
 HTML): the memory-bound time per tier, the kernel to fix first, the costliest kernel. Each sink
 passes its escaping of data text (`esc`) and its emphasis (`strong`), and shows the name itself.
+And the rate cells of every table (`achieved_words`): FLOP/s, or OP/s of integer tensor work.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ncu_roof.analysis.groups import KernelGroup
-from ncu_roof.analysis.records import VERDICT_WORDS, ceiling_words
+from ncu_roof.analysis.records import VERDICT_WORDS, Kernel, ceiling_words
 from ncu_roof.analysis.sol import HIGH_THROUGHPUT_SOL_PCT
 from ncu_roof.base.text import pct, si
 from ncu_roof.base.vocabulary import COMPUTE, TIER_NAMES, Bound
@@ -122,3 +123,29 @@ def device_sentences(
         words = f"({share}{si(group.total_duration_s, 's')}): {esc(verdict_words(group))}"
         lines.append(f"Costliest: {name(group)} {words}")
     return lines
+
+
+def integer_ops_rate(k: Kernel, over_s: float | None) -> tuple[float, str] | None:
+    """A kernel whose work is integer tensor operations alone (no FLOPs): its operations over
+    `over_s` seconds and the paths that did them (`int8`); None for any other kernel."""
+    flop, ops = k.flop.get("total"), k.ops.get("total")
+    if flop or not ops or not over_s or over_s <= 0:
+        return None
+    paths = "+".join(p for p, v in k.ops.items() if p != "total" and v)
+    return ops / over_s, paths
+
+
+def achieved_words(k: Kernel, duration_s: float | None = None) -> str:
+    """`27.7 TFLOP/s`; `39.4 TOP/s (int8)` for integer tensor work without FLOPs, which a
+    `0 FLOP/s` would read as nothing done. `duration_s`: a group's summed time (its figures keep
+    the lead launch's), else the launch's."""
+    ops = integer_ops_rate(k, duration_s or k.duration_s)
+    return si(k.achieved_flop_per_s, "FLOP/s") if ops is None else f"{si(ops[0], 'OP/s')} ({ops[1]})"
+
+
+def attainable_words(k: Kernel, duration_s: float | None = None) -> str:
+    """`145 TFLOP/s`; integer tensor work without FLOPs: its operations over the roofline's time."""
+    time_s = duration_s or k.duration_s
+    at_roof_s = None if time_s is None or k.pct_of_roof is None else time_s * k.pct_of_roof / 100
+    ops = integer_ops_rate(k, at_roof_s)
+    return si(k.attainable_flop_per_s, "FLOP/s") if ops is None else f"{si(ops[0], 'OP/s')} ({ops[1]})"

@@ -12,8 +12,8 @@ from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.analysis.records import VERDICT_WORDS
 from ncu_roof.base.text import intensity, one_line, pct, shorten, si
 from ncu_roof.base.vocabulary import Bound
+from ncu_roof.render.headline import achieved_words
 from ncu_roof.render.markdown import bandwidth_tier, intensity_tiers
-from ncu_roof.render.rates import achieved_words
 from ncu_roof.render.summary import Row, Summary
 from ncu_roof.render.text import unbroken
 
@@ -28,13 +28,11 @@ WRAPPED = ("bandwidth",)  # number columns whose cells may wrap (`1.82 TB/s` / `
 
 def table_columns(summary: Summary) -> list[Column]:
     tiers = intensity_tiers(summary, summary.rows)
-    columns: list[Column] = [("rank", "#", False)]
-    if summary.multi_device:
-        columns.append(("device", "Dev", False))
-    columns.append(("name", summary.name_title, True))
-    if summary.grouped:
-        columns.append(("launches", "Launches", False))
-    columns += [
+    return [
+        ("rank", "#", False),
+        *([("device", "Dev", False)] if summary.multi_device else []),
+        ("name", summary.name_title, True),
+        *([("launches", "Launches", False)] if summary.grouped else []),
         ("duration", "Time", False),
         ("share", "Share of device" if summary.multi_device else "Share", False),
         ("pct", "% of roof", False),
@@ -46,7 +44,6 @@ def table_columns(summary: Summary) -> list[Column]:
         ("flops", "FLOP/s", False),
         ("bandwidth", "Bandwidth", False),
     ]
-    return columns
 
 
 def row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:

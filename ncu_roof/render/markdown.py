@@ -6,21 +6,18 @@ our own constant markup (`<details>`, `<summary>`, the marker comment).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
-from functools import partial
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import PurePath
 from urllib.parse import quote
 
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import intensity, launch_shape, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import COMPUTE, TIERS
 from ncu_roof.errors import UsageError
-from ncu_roof.render.headline import device_sentences, share_phrases, times
-from ncu_roof.render.rates import achieved_words
+from ncu_roof.render.headline import achieved_words, device_sentences, share_phrases, times
 from ncu_roof.render.summary import (
     DeviceView,
     Row,
@@ -82,7 +79,8 @@ def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> s
     head, rest = rows[: min(top, shown)], rows[min(top, shown) : shown]
     noun = "kernel" if summary.grouped else "launch"
     what = plural(2, noun).removeprefix("2 ")
-    parts = [MARKER, *_headline(summary)]
+    devices = [_device_paragraph(summary, v) for v in summary.devices] or ["No kernel has a duration."]
+    parts = [MARKER, f"## Roofline: {summary.title()}", *devices]
     if plot_ref is not None:
         parts.append(f"Plot: [{code_span(plot_ref)}](<{quote(plot_ref)}>)")
     if len(rows) > shown:
@@ -114,11 +112,6 @@ def _gpu(device: Device) -> str:
     return code_span(device.name) if device.name else plain(device_name(device))
 
 
-def _headline(summary: Summary) -> list[str]:
-    paragraphs = [_device_paragraph(summary, view) for view in summary.devices]
-    return [f"## Roofline: {summary.title()}", *(paragraphs or ["No kernel has a duration."])]
-
-
 def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     info = summary.analysis.inputs[view.device.input]
     cc = f"CC {plain(view.device.cc)}, " if view.device.cc else ""
@@ -129,12 +122,10 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     # `, ` between verdicts: ` · ` precedes a verdict's basis
     shares = ", ".join([f"**{words[0]}**", *words[1:]]) if words else "no kernel has a duration"
     lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}; {shares}"]
-    lines += device_sentences(summary, view, partial(_name, summary), plain, "**{}**".format)
+    lines += device_sentences(
+        summary, view, lambda g: code_span(_label(summary, g.name)) + times(g.count), plain, "**{}**".format
+    )
     return "  \n".join(f"{line}." for line in lines)
-
-
-def _name(summary: Summary, group: KernelGroup) -> str:
-    return code_span(_label(summary, group.name)) + times(group.count)
 
 
 def _label(summary: Summary, name: str) -> str:
@@ -150,59 +141,49 @@ def _table(header: Sequence[str], left: Sequence[str], rows: Iterable[Sequence[s
 
 def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
     """At most 8 columns: #, kernel, launches, time, share, verdict [notes], % of roof, could save."""
-    dev = device_column and summary.multi_device
-    header = ["#", *(["Dev"] if dev else []), summary.name_title, *(["Launches"] if summary.grouped else [])]
-    header += ["Time", "Share", "Verdict [notes]", "% of roof", "Could save"]
-    lines = [
-        [
-            str(r.rank),
-            *([str(r.group.device)] if dev else []),
-            table_cell(code_span(_label(summary, r.group.name))),
-            *([str(r.group.count)] if summary.grouped else []),
-            unbroken(si(r.group.total_duration_s, "s")),
-            r.share(summary.multi_device),
-            table_cell(plain(r.flagged(notes=True))),
-            pct(r.group.figures.pct_of_roof),
-            unbroken(r.saving()),
-        ]
-        for r in rows
+    columns: list[tuple[str, Callable[[Row], str]]] = [
+        ("#", lambda r: str(r.rank)),
+        *([("Dev", lambda r: str(r.group.device))] if device_column and summary.multi_device else []),
+        (summary.name_title, lambda r: table_cell(code_span(_label(summary, r.group.name)))),
+        *([("Launches", lambda r: str(r.group.count))] if summary.grouped else []),
+        ("Time", lambda r: unbroken(si(r.group.total_duration_s, "s"))),
+        ("Share", lambda r: r.share(summary.multi_device)),
+        ("Verdict [notes]", lambda r: table_cell(plain(r.flagged(notes=True)))),
+        ("% of roof", lambda r: pct(r.group.figures.pct_of_roof)),
+        ("Could save", lambda r: unbroken(r.saving())),
     ]
-    return _table(header, (summary.name_title, "Verdict [notes]"), lines)
+    lines = ([cell(r) for _, cell in columns] for r in rows)
+    return _table([h for h, _ in columns], (summary.name_title, "Verdict [notes]"), lines)
 
 
 def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
     tiers = intensity_tiers(summary, rows)
     launch = "Longest launch" if summary.by_nvtx else "Launch"  # an NVTX range: its kernel too
-    header = ["#", launch, "Binding", *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth"]
-    if summary.grouped:
-        header.insert(2, "Mean / min / max")
-    mixed = any(len(r.verdicts) > 1 for r in rows)
-    if mixed:
-        header.append("Verdicts by time")
+    mean, mixed = ["Mean / min / max"] if summary.grouped else [], any(len(r.verdicts) > 1 for r in rows)
+    header = ["#", launch, *mean, "Binding", *(f"AI {plain(t)}" for t in tiers), "FLOP/s", "Bandwidth"]
     lines = []
     for r in rows:
-        lead = r.group.figures
+        g, lead = r.group, r.group.figures
         tier = bandwidth_tier(lead)
         bandwidth = f"{si(lead.achieved_byte_per_s[tier], 'B/s')} ({plain(tier)})" if tier else "–"
         shape = launch_shape(lead.grid, lead.block)
         shown = f"{_label(summary, lead.name)} {shape}" if summary.by_nvtx else shape
-        cells = [str(r.rank), table_cell(code_span(shown))]
-        g = r.group
-        if summary.grouped:
-            cells.append(
-                " / ".join(si(v, "s") for v in (g.mean_duration_s, g.min_duration_s, g.max_duration_s))
-            )
+        spread = (g.mean_duration_s, g.min_duration_s, g.max_duration_s)
         # `67% memory-bound (dram) · roofline; 33% compute-bound (fp32) · roofline`
         by_time = "; ".join(f"{pct(100 * share)} {verdict}" for verdict, share in r.verdicts)
-        cells += [
-            table_cell(plain(lead.roofline_binding or "–")),
-            *(intensity(lead.intensity_flop_per_byte.get(t)) for t in tiers),
-            achieved_words(lead, g.total_duration_s),
-            table_cell(bandwidth),
-            *([table_cell(plain(by_time))] if mixed else []),
-        ]
-        lines.append(cells)
-    return _table(header, (launch, "Binding", "Verdicts by time"), lines)
+        lines.append(
+            [
+                str(r.rank),
+                table_cell(code_span(shown)),
+                *([" / ".join(si(v, "s") for v in spread)] if mean else []),
+                table_cell(plain(lead.roofline_binding or "–")),
+                *(intensity(lead.intensity_flop_per_byte.get(t)) for t in tiers),
+                achieved_words(lead, g.total_duration_s),
+                table_cell(bandwidth),
+                *([table_cell(plain(by_time))] if mixed else []),
+            ]
+        )
+    return _table(header + ["Verdicts by time"] * mixed, (launch, "Binding", "Verdicts by time"), lines)
 
 
 def _notes(summary: Summary) -> list[str]:

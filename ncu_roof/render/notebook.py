@@ -35,13 +35,6 @@ STYLE = (
 )
 
 
-def _title(summary: Summary) -> str:
-    """`7 launches of 5 kernels on 2 devices, 2.06 ms`."""
-    kernels = plural(len(group_kernels(summary.analysis)), "kernel")
-    where = f" on {plural(len(summary.devices), 'device')}" if summary.multi_device else ""
-    return f"{plural(summary.launches, 'launch')} of {kernels}{where}, {si(summary.total_s, 's')}"
-
-
 def _shares(view: DeviceView, esc: Words = str) -> str:
     """`64% latency-bound · SOL, 36% memory-bound (dram 30%, l2 6%) · roofline` (each verdict
     with its basis, as every sink's headline); `no kernel has a duration`."""
@@ -51,7 +44,7 @@ def _shares(view: DeviceView, esc: Words = str) -> str:
 def analysis_repr(analysis: Analysis) -> str:
     """A few lines: what was read, each device's time by verdict, the kernel to fix first."""
     summary = summarize(analysis)
-    lines = [f"<ncu_roof.Analysis: {_title(summary)}>"]
+    lines = [f"<ncu_roof.Analysis: {summary.title(devices=True, kernels=True)}>"]
     for view in summary.devices[:REPR_DEVICES]:
         lines.append(
             f"  device {view.device.index} {device_name(view.device)}: "
@@ -76,7 +69,7 @@ def analysis_html(analysis: Analysis) -> str:
     """The notebook view: the summary, each device's fix first, the first rows of the table."""
     summary = summarize(analysis)
     parts = [f"<style>{STYLE}</style>", '<div class="ncu-roof">']
-    parts.append(f"<p><b>ncu-roof</b>: {escape(_title(summary))}</p>")
+    parts.append(f"<p><b>ncu-roof</b>: {escape(summary.title(devices=True, kernels=True))}</p>")
     for view in summary.devices:
         parts.append(
             f"<p>Device {view.device.index} <code>{escape(device_name(view.device))}</code>: "

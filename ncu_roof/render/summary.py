@@ -196,12 +196,12 @@ class Summary:
     def name_title(self) -> str:
         return self.name_header[:1].upper() + self.name_header[1:]
 
-    def title(self, devices: bool = False) -> str:
-        """`7 launches of 5 kernels on 2 devices, 2.06 ms`: of kernels when rows are groups, on
-        devices with `devices` when there are several."""
-        kernels = f" of {plural(len(self.rows), 'kernel')}" if self.grouped else ""
+    def title(self, devices: bool = False, kernels: bool = False) -> str:
+        """`7 launches of 5 kernels on 2 devices, 2.06 ms`: of kernels when rows are groups (with
+        `kernels` always), on devices with `devices` when there are several."""
+        groups = f" of {plural(len(self.rows), 'kernel')}" if self.grouped or kernels else ""
         on = f" on {len(self.devices)} devices" if devices and self.multi_device else ""
-        return f"{plural(self.launches, 'launch')}{kernels}{on}, {si(self.total_s, 's')}"
+        return f"{plural(self.launches, 'launch')}{groups}{on}, {si(self.total_s, 's')}"
 
     @property
     def multi_device(self) -> bool:
@@ -268,16 +268,11 @@ def _device_view(
 ) -> DeviceView:
     mine = [g for g in groups if g.device == device.index]
     here = analysis.launches.filter(pl.col("device") == device.index)
-    by_bound: dict[str, float] = {}
-    by_tier: dict[str, float] = {}
-    bases: dict[Bound, str] = {}
-    if total_s > 0:
-        timed = here.filter(pl.col("duration_s").is_not_null())
-        binding = pl.col("binding")
-        memory = (pl.col("bound") == Bound.MEMORY.value) & binding.is_not_null() & (binding != COMPUTE)
-        by_bound = _shares(timed, "bound", total_s)
-        by_tier = _shares(timed.filter(memory), "binding", total_s)
-        bases = _bases(timed)
+    timed = here.filter(pl.col("duration_s").is_not_null() & pl.lit(total_s > 0))  # none: no shares
+    binding = pl.col("binding")
+    memory = (pl.col("bound") == Bound.MEMORY.value) & binding.is_not_null() & (binding != COMPUTE)
+    by_bound = _shares(timed, "bound", total_s)
+    by_tier = _shares(timed.filter(memory), "binding", total_s)
     costliest = ranked(mine, SortBy.TIME)[0] if mine else None
     return DeviceView(
         device=device,
@@ -287,7 +282,7 @@ def _device_view(
         memory_tiers=tuple(sorted(by_tier.items(), key=lambda i: -i[1])),
         costliest=costliest,
         fix_first=fix_first(mine, total_s),
-        bases=bases,
+        bases=_bases(timed),
     )
 
 

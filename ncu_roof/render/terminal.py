@@ -5,13 +5,12 @@ until it fits (`fit`): numbers and verdicts are never cut, only the kernel name 
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain
 
 from rich.cells import cell_len
+from rich.console import Group
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
@@ -19,9 +18,8 @@ from rich.text import Text
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, si
 from ncu_roof.base.vocabulary import TIERS
-from ncu_roof.render.console import sized, text_console, trimmed
-from ncu_roof.render.headline import fix_first_words, share_phrases, times
-from ncu_roof.render.rates import achieved_words, attainable_words
+from ncu_roof.render.console import rich_text, sized
+from ncu_roof.render.headline import achieved_words, attainable_words, fix_first_words, share_phrases, times
 from ncu_roof.render.summary import (
     VERDICT_COLOURS,
     DeviceView,
@@ -49,29 +47,26 @@ class Column:
     justify: str
     drop: int  # dropped first: highest; 0 = never
     cell: Callable[[Row], str]
+    needed: bool = True  # False: not a column of this summary
 
 
 def columns(summary: Summary) -> list[Column]:
     """The columns this summary needs (launch counts only for groups, a device column for several);
     the verdict, % of roof and could save are never dropped: they are the answer."""
-    cols = [Column("#", "right", 0, lambda r: str(r.rank))]
-    if summary.multi_device:
-        cols.append(Column("dev", "right", 0, lambda r: str(r.group.device)))
-    if not summary.grouped:
-        cols.append(Column("id", "right", 9, lambda r: str(r.group.lead.id)))
-    cols.append(Column(summary.name_header, "left", 0, lambda r: r.group.name))
-    if summary.grouped:
-        cols.append(Column("launches", "right", 4, lambda r: str(r.group.count)))
-    if not summary.by_nvtx:  # an NVTX range's launches may have many shapes
-        shape = Column("grid×block", "left", 8, lambda r: launch_shape(r.group.lead.grid, r.group.lead.block))
-        cols.append(shape)
-    cols += [
+    grouped, mixed = summary.grouped, any(len(r.verdicts) > 1 for r in summary.rows)
+    nvtx = summary.by_nvtx  # an NVTX range's launches may have many shapes
+    cols = [
+        Column("#", "right", 0, lambda r: str(r.rank)),
+        Column("dev", "right", 0, lambda r: str(r.group.device), summary.multi_device),
+        Column("id", "right", 9, lambda r: str(r.group.lead.id), not grouped),
+        Column(summary.name_header, "left", 0, lambda r: r.group.name),
+        Column("launches", "right", 4, lambda r: str(r.group.count), grouped),
+        Column(
+            "grid×block", "left", 8, lambda r: launch_shape(r.group.lead.grid, r.group.lead.block), not nvtx
+        ),
         Column("time", "right", 0, lambda r: si(r.group.total_duration_s, "s")),
         Column("share", "right", 3, lambda r: r.share(summary.multi_device)),  # legend: of what
-    ]
-    if summary.grouped:
-        cols.append(Column("mean", "right", 10, lambda r: si(r.group.mean_duration_s, "s")))
-    cols += [
+        Column("mean", "right", 10, lambda r: si(r.group.mean_duration_s, "s"), grouped),
         Column("FLOP", "right", 13, lambda r: si(r.group.figures.flop.get("total"))),
         Column("DRAM bytes", "right", 12, lambda r: si(r.group.figures.bytes.get("dram"), "B")),
         Column("achieved", "right", 6, lambda r: achieved_words(r.group.figures, r.group.total_duration_s)),
@@ -81,18 +76,17 @@ def columns(summary: Summary) -> list[Column]:
         Column("% roof", "right", 0, lambda r: pct(r.group.figures.pct_of_roof)),
         Column("could save", "right", 0, Row.saving),
         Column("verdict", "left", 0, Row.flagged),  # wraps between its phrases, never inside one
-    ]
-    if any(len(r.verdicts) > 1 for r in summary.rows):  # the share its verdict covers, if not all
-        share = Column(
-            "of its time", "right", 2, lambda r: "" if len(r.verdicts) == 1 else pct(100 * r.verdicts[0][1])
-        )
-        cols.append(share)
-    cols += [
+        Column("of its time", "right", 2, _covers, mixed),
         Column("notes", "left", 1, lambda r: ",".join(map(str, r.notes))),
         Column("intensity FLOP/B", "left", 14, _intensity),
         Column("SOL sm/mem", "right", 11, _sol),
     ]
-    return cols
+    return [c for c in cols if c.needed]
+
+
+def _covers(row: Row) -> str:
+    """The share of its time its verdict covers, if not all."""
+    return "" if len(row.verdicts) == 1 else pct(100 * row.verdicts[0][1])
 
 
 def _sol(row: Row) -> str:
@@ -196,24 +190,21 @@ def device_lines(summary: Summary, view: DeviceView, labels: dict[str, str]) -> 
 
 def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) -> str:
     """Roofs and per-device headline, the table of the `top` first rows (0 = all), notes below."""
-    buffer = io.StringIO()
-    console = text_console(buffer, width, color=color)
-    for view in summary.devices:
-        console.print(Text(roofs_line(view.device), style="dim"))
     shown = summary.rows[:top] if top > 0 else summary.rows
     table, dropped, name_width = kernel_table(summary, shown, width)
     labels, keys = summary.names(name_width)
-    for line in chain.from_iterable(device_lines(summary, view, labels) for view in summary.devices):
-        console.print(Text(one_line(line)))
-    needed = sum(c.width or 0 for c in table.columns) + 3 * (len(table.columns) - 1)
-    text_console(buffer, max(width, needed), color=color).print(table)  # never cut: wider if it must
-    for line in _footnotes(summary, shown, dropped):
-        console.print(Text(line, style="dim"))
+    head = [Text(roofs_line(view.device), style="dim") for view in summary.devices]
+    head += [Text(one_line(line)) for view in summary.devices for line in device_lines(summary, view, labels)]
     notes = [f"[{n.number}] {plural(n.launches, 'launch')}{n.vary}: {n.text}" for n in summary.notes]
     missing = [f"not on a roofline: {summary.missing_reason}"] if summary.missing_reason else []
-    for line in [*keys, *notes, *missing]:
-        console.print(Text(one_line(line)))
-    return trimmed(buffer.getvalue())
+    tail = [Text(line, style="dim") for line in _footnotes(summary, shown, dropped)]
+    tail += [Text(one_line(line)) for line in [*keys, *notes, *missing]]
+    needed = sum(c.width or 0 for c in table.columns) + 3 * (len(table.columns) - 1)
+    return (  # the table never cut: wider if it must
+        rich_text(Group(*head), width, color=color)
+        + rich_text(table, max(width, needed), color=color)
+        + rich_text(Group(*tail), width, color=color)
+    )
 
 
 def _footnotes(summary: Summary, shown: Sequence[Row], dropped: Sequence[str]) -> list[str]:
