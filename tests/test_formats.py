@@ -174,6 +174,21 @@ def test_table_at_80_columns_keeps_every_verdict_whole(capsys: pytest.CaptureFix
     assert any(line.startswith("not shown at this width: ") for line in lines)
 
 
+def test_each_legend_explains_only_the_columns_its_output_shows() -> None:
+    """The terminal has no AI, Binding or Bandwidth column (Markdown's and HTML's figures table
+    has): its legend does not explain them; Markdown's and HTML's do."""
+    from ncu_roof.render.html import render_html
+    from ncu_roof.render.markdown import render_markdown
+    from ncu_roof.render.summary import summarize
+    from ncu_roof.render.terminal import render_terminal
+
+    analysis = analyzed(Path(example_path()))
+    terminal = render_terminal(summarize(analysis), color=False, width=400)
+    assert "[n] = note n below" in terminal and "AI = " not in terminal and "Binding = " not in terminal
+    for text in (render_markdown(analysis), render_html(analysis, plot_svg="")):
+        assert "AI = arithmetic intensity" in text and "Bandwidth = achieved" in text
+
+
 _LAUNCH_FACTS = st.tuples(st.integers(0, 2), st.booleans(), st.booleans(), st.booleans(), st.booleans())
 
 

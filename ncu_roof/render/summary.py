@@ -215,8 +215,9 @@ class Summary:
     def total_s(self) -> float:
         return self.analysis.total_duration_s
 
-    def legend(self) -> list[str]:
-        """What the columns mean, one phrase each, for every sink."""
+    def legend(self, *, figures: bool = True) -> list[str]:
+        """What the columns mean, one phrase each, for every sink; `figures`: the AI, Binding and
+        Bandwidth columns too (Markdown and HTML show them, the terminal does not)."""
         share = "of its device's time" if self.multi_device else "of the total time"
         sums = (
             "Time, FLOP, bytes, rates, % of roof and SOL = over all its launches (sums; rates "
@@ -231,10 +232,15 @@ class Summary:
             BASIS_LEGEND,
             *([mixed] if any(len(r.verdicts) > 1 for r in self.rows) else []),
             "[n] = note n below",
-            "AI = arithmetic intensity, FLOP per byte against each memory tier",
-            "Binding = the roof that limits the kernel in the roofline model",
-            "Bandwidth = achieved, at the binding tier (DRAM when compute-bound)",
+            *(FIGURES_LEGEND if figures else ()),
         ]
+
+
+FIGURES_LEGEND = (
+    "AI = arithmetic intensity, FLOP per byte against each memory tier",
+    "Binding = the roof that limits the kernel in the roofline model",
+    "Bandwidth = achieved, at the binding tier (DRAM when compute-bound)",
+)
 
 
 def summarize(

@@ -225,5 +225,5 @@ def _footnotes(summary: Summary, shown: Sequence[Row], dropped: Sequence[str]) -
     if dropped:
         lines.append(f"not shown at this width: {', '.join(dropped)} (a wider terminal or --format has them)")
     if rows:
-        lines.append(one_line("; ".join(summary.legend())))
+        lines.append(one_line("; ".join(summary.legend(figures=False))))
     return lines
