@@ -1,8 +1,8 @@
 """The metric recipe: which ncu metrics give FLOPs, bytes per tier, peaks and SOL.
 
 Input: a wide metric frame (one row per profiled launch, one column per ncu metric, SI values).
-Output: the normalized per-launch columns (`normalize_columns`: numpy arrays; `normalize`: them as
-a frame), each derived number with a sibling `<name>_recipe` column saying which formula made it.
+Output: the normalized per-launch columns (`normalize_columns`: numpy arrays), each derived number
+with a sibling `<name>_recipe` column saying which formula made it.
 
 Each quantity has candidate formulas in order of preference; per row, the first one whose inputs
 are all present wins. Factors that the metric recipe (shared notes, §3) marks **[verify]** live in
@@ -12,7 +12,6 @@ are all present wins. Factors that the metric recipe (shared notes, §3) marks *
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -65,47 +64,18 @@ from ncu_roof.recipe.tensor import (
 )
 from ncu_roof.recipe.tiers import measured_era, nsight_era, pick_tier, shared_bank_conflicts, tier_candidates
 
-if TYPE_CHECKING:  # `normalize` gives a DataFrame; the analysis reads `normalize_columns`' arrays
-    import pandas as pd
-
 __all__ = [
     "FACTORS",
     "PIPE_PREFIX",
     "TENSOR_PATH_PREFIX",
     "flop_weights",
     "is_integer_path",
-    "normalize",
     "normalize_columns",
     "tensor_variants",
 ]
 
 PIPE_PREFIX = "pipe_"  # normalized columns pipe_<name>_pct
-TRAFFIC_SUFFIX = "_traffic"  # normalized columns <tier>_traffic: texts, pandas' `str` in a frame
-
-
-def normalize(
-    metrics: pd.DataFrame,
-    *,
-    ncu_version: str | None = None,
-    traffic: TrafficDefinition = TrafficDefinition.NSIGHT,
-) -> pd.DataFrame:
-    """Metric frame (SI) → normalized per-launch table (SI), with a recipe label per quantity:
-    `normalize_columns` as a frame (labels object, `*_traffic` `str`), every column its own."""
-    import pandas as pd
-
-    columns = normalize_columns(metrics, ncu_version=ncu_version, traffic=traffic)
-    frame = {name: _column(name, values, metrics.index) for name, values in columns.items()}
-    return pd.DataFrame(frame, index=metrics.index, copy=False)  # an array a column, none stacked
-
-
-def _column(name: str, values: np.ndarray, index: pd.Index) -> np.ndarray | pd.Series:
-    """A frame's column: a shared (read-only) array copied; texts as pandas kept them, not inferred."""
-    import pandas as pd
-
-    own = values if values.flags.writeable else values.copy()
-    if own.dtype != object:
-        return own
-    return pd.Series(own, index=index, dtype="str" if name.endswith(TRAFFIC_SUFFIX) else object, copy=False)
+TRAFFIC_SUFFIX = "_traffic"  # normalized columns <tier>_traffic
 
 
 @np.errstate(all="ignore")  # as pandas: 0/0 is NaN and x/0 inf, without a warning
@@ -118,7 +88,7 @@ def normalize_columns(
     cc: Texts | None = None,
 ) -> dict[str, np.ndarray]:
     """Metrics (SI; a reader's launches, any DataFrame, or arrays with `rows` launches) → the
-    normalized per-launch columns (SI) in `normalize`'s order, with a recipe label per quantity:
+    normalized per-launch columns (SI), with a recipe label per quantity:
     float64 numbers (NaN: not measured), object labels (str, None or NaN), bool flags. A read-only
     array may be shared by several columns (a metric passed through, the all-NaN one); every other
     array is its column's own. `ncu_version` (of the ncu that collected the report) picks the tier
