@@ -31,7 +31,7 @@ from ncu_roof.base.metrics import (
     op_metric,
 )
 from ncu_roof.ingest import read_input
-from ncu_roof.recipe import FACTORS, flop_weights
+from ncu_roof.recipe import flop_weights
 from ncu_roof.recipe.frame import (
     MetricFrame,
     codes_of,
@@ -256,12 +256,12 @@ def test_a_term_not_collected_is_named(ops: tuple[str, ...], flop_per_cycle: int
 
 def test_the_one_weight_table_is_nsights() -> None:
     # FLOPs per thread instruction: FMA 2, FP16 all packed (x 2), FP32x2 two lanes (FFMA2 = 4)
-    assert flop_weights("fp32", FACTORS) == (
+    assert flop_weights("fp32") == (
         {"fadd": 1, "fmul": 1, "ffma": 2},
         {"fadd2": 2, "fmul2": 2, "ffma2": 4},
     )
-    assert flop_weights("fp16", FACTORS) == ({"hadd": 2, "hmul": 2, "hfma": 4}, {})
-    assert flop_weights("fp64", FACTORS) == ({"dadd": 1, "dmul": 1, "dfma": 2}, {})
+    assert flop_weights("fp16") == ({"hadd": 2, "hmul": 2, "hfma": 4}, {})
+    assert flop_weights("fp64") == ({"dadd": 1, "dmul": 1, "dfma": 2}, {})
 
 
 def test_the_packed_ops_are_declared_in_every_form_of_the_scalar_ops() -> None:

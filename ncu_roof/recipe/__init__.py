@@ -39,7 +39,6 @@ from ncu_roof.base.metrics import (
 from ncu_roof.base.vocabulary import CUDA_CORE_PRECISIONS, PRECISIONS, TrafficDefinition
 from ncu_roof.recipe.frame import (
     FACTORS,
-    Factors,
     Flags,
     MetricFrame,
     Metrics,
@@ -111,16 +110,16 @@ def normalize_columns(
     out["waves_per_sm"] = m(WAVES)
 
     for precision in CUDA_CORE_PRECISIONS:
-        flop, label, missing = _cuda_core_flop(m, precision, duration, FACTORS)
+        flop, label, missing = _cuda_core_flop(m, precision, duration)
         out[f"flop_{precision}"], out[f"flop_{precision}_recipe"] = flop, label
         out[f"flop_{precision}_not_collected"] = missing
         fma = FLOP_OPS[precision][2]
-        factor = flop_weights(precision, FACTORS)[0][fma]
+        factor = flop_weights(precision)[0][fma]
         peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])
         out[f"peak_{precision}_flop_per_s"], out[f"peak_{precision}_flop_per_s_recipe"] = first_available(
             [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
         )
-    out.update(tensor_work(m, duration, FACTORS, cc))
+    out.update(tensor_work(m, duration, cc))
     out.update(_flop_total(out, m.rows))
     out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
     for pipe, pct in _pipes(m, duration).items():
@@ -141,7 +140,7 @@ def normalize_columns(
 
     era = nsight_era(ncu_version)
     measures = era if ncu_version else measured_era(m)
-    for tier, (asked, definitions, drawn) in tier_candidates(m, duration, FACTORS, measures, traffic).items():
+    for tier, (asked, definitions, drawn) in tier_candidates(m, duration, measures, traffic).items():
         picked, out[f"{tier}{TRAFFIC_SUFFIX}"] = pick_tier(asked, definitions, drawn, era)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
@@ -178,16 +177,16 @@ def _flop_total(out: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
     }
 
 
-def flop_weights(precision: str, f: Factors) -> tuple[dict[str, float], dict[str, float]]:
+def flop_weights(precision: str) -> tuple[dict[str, float], dict[str, float]]:
     """FLOPs per thread instruction of each op (add, mul, fma) a precision's FLOPs are counted
     from: the scalar ops, and the packed ones (`metrics.PACKED_OPS`: Blackwell's FADD2/FMUL2 = 2,
     FFMA2 = 4). The one table the counter path, the rate × time path, the labels and the peak read."""
 
     def weights(ops: tuple[str, ...], lanes: float) -> dict[str, float]:
-        return dict(zip(ops, (lanes, lanes, lanes * f.fma_flop), strict=False))  # no ops: {}
+        return dict(zip(ops, (lanes, lanes, lanes * FACTORS.fma_flop), strict=False))  # no ops: {}
 
-    lanes = f.fp16_lanes if precision == "fp16" else 1.0
-    return weights(FLOP_OPS[precision], lanes), weights(PACKED_OPS.get(precision, ()), f.fp32x2_lanes)
+    lanes = FACTORS.fp16_lanes if precision == "fp16" else 1.0
+    return weights(FLOP_OPS[precision], lanes), weights(PACKED_OPS.get(precision, ()), FACTORS.fp32x2_lanes)
 
 
 def _flop_sum(
@@ -206,13 +205,11 @@ def _flop_sum(
     return both, join_gaps(missing, extra_missing), ~np.isnan(extra)
 
 
-def _cuda_core_flop(
-    m: MetricFrame, precision: str, duration: Numbers, f: Factors
-) -> tuple[Numbers, Texts, Texts]:
+def _cuda_core_flop(m: MetricFrame, precision: str, duration: Numbers) -> tuple[Numbers, Texts, Texts]:
     """FLOPs of one precision: complete counters, else complete rates, else whichever terms were
     collected (`--set full` on 2025.1 stores hfma but not hadd/hmul); returns flop, recipe label
     and the terms not collected (None when complete)."""
-    scalar, packed = flop_weights(precision, f)
+    scalar, packed = flop_weights(precision)
 
     def held(ops: Iterable[str]) -> bool:
         return any(m.has(op_metric(k, op, r)) for op in ops for k, r in FLOP_FORMS)

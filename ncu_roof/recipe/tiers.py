@@ -28,7 +28,7 @@ from ncu_roof.base.metrics import (
 from ncu_roof.base.ncu import version_tuple
 from ncu_roof.base.vocabulary import TrafficDefinition
 from ncu_roof.recipe.frame import (
-    Factors,
+    FACTORS,
     Flags,
     Formula,
     MetricFrame,
@@ -150,12 +150,13 @@ def nsight_era(ncu_version: str | None) -> str | None:
 
 
 def tier_candidates(
-    m: MetricFrame, duration: Numbers, f: Factors, era: str | None, traffic: TrafficDefinition
+    m: MetricFrame, duration: Numbers, era: str | None, traffic: TrafficDefinition
 ) -> dict[str, tuple[str, list[TierDefinition], Texts]]:
     """Per tier: the definition asked for, its candidates in order of preference, and per row the
     counter whose roof a launch without traffic on it takes."""
     lts, l1, dram_clk = (CLOCKS[u] for u in ("lts", "l1tex", "dram"))
-    sector, xbar, wb = f.sector_bytes, f.l2_xbar_bytes_per_cycle, f.l1_writeback_bytes_per_cycle
+    sector, wb = FACTORS.sector_bytes, FACTORS.l1_writeback_bytes_per_cycle
+    xbar = FACTORS.l2_xbar_bytes_per_cycle
 
     measure = partial(_measured, m, duration)
     asked = traffic.value
@@ -232,7 +233,7 @@ def tier_candidates(
         ),
     ]
 
-    wavefront = f.shared_wavefront_bytes
+    wavefront = FACTORS.shared_wavefront_bytes
     pipe = measure("shared", f"{SHARED_WAVEFRONTS}.sum", wavefront, l1)
     shared = [
         # the parent metric also counts wavefronts that are not shared-memory instructions (it is
