@@ -27,11 +27,8 @@ def nearest_listed(cc: str, listed: Mapping[str, object]) -> str | None:
     return next((f"{major}.{m}" for m in range(minor - 1, -1, -1) if f"{major}.{m}" in listed), None)
 
 
-@dataclass(frozen=True)
-class Figure:
-    """One rate per SM per clock, with where it came from."""
-
-    per_sm_per_clock: float
+@dataclass(frozen=True, kw_only=True)
+class Sourced:
     source: str
     verified: bool = True
 
@@ -39,16 +36,14 @@ class Figure:
         return self.source if self.verified else f"{self.source} (unverified)"
 
 
-@dataclass(frozen=True)
-class PathScale:
-    """A floating tensor data path's dense rate as a multiple of the dense FP16 tensor rate."""
+@dataclass(frozen=True, kw_only=True)
+class Figure(Sourced):
+    per_sm_per_clock: float  # one rate per SM per clock
 
-    ratio: float
-    source: str
-    verified: bool = True
 
-    def describe(self) -> str:
-        return self.source if self.verified else f"{self.source} (unverified)"
+@dataclass(frozen=True, kw_only=True)
+class PathScale(Sourced):
+    ratio: float  # a floating tensor data path's dense rate as a multiple of the dense FP16 tensor rate
 
 
 @dataclass(frozen=True)

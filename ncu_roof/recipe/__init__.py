@@ -74,7 +74,6 @@ __all__ = [
 ]
 
 PIPE_PREFIX = "pipe_"  # normalized columns pipe_<name>_pct
-TRAFFIC_SUFFIX = "_traffic"  # normalized columns <tier>_traffic
 
 
 @np.errstate(all="ignore")  # as pandas: 0/0 is NaN and x/0 inf, without a warning
@@ -141,7 +140,7 @@ def normalize_columns(
     era = nsight_era(ncu_version)
     measures = era if ncu_version else measured_era(m)
     for tier, (asked, definitions, drawn) in tier_candidates(m, duration, measures, traffic).items():
-        picked, out[f"{tier}{TRAFFIC_SUFFIX}"] = pick_tier(asked, definitions, drawn, era)
+        picked, out[f"{tier}_traffic"] = pick_tier(asked, definitions, drawn, era)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)
