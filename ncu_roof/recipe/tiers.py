@@ -104,8 +104,8 @@ def _fixed(
 ) -> TierDefinition:
     """Another formula for the traffic of `counter`, judged against `roof_of`'s roof (that of the
     same counter, or none where the report holds no peak of it): DRAM read + write = dram__bytes."""
-    labels = _counter_of(m, label, nbytes)
-    return replace(roof_of, label=labels, bytes=nbytes, counter=_counter_of(m, counter, nbytes))
+    labels, counters = (_counter_of(m, text, nbytes) for text in (label, counter))
+    return replace(roof_of, label=labels, bytes=nbytes, counter=counters)
 
 
 def _no_rows(m: MetricFrame, kind: str) -> TierDefinition:
@@ -254,10 +254,8 @@ def tier_candidates(
     def ordered(by_era: dict[str, TierDefinition], counted: list[TierDefinition]) -> list[TierDefinition]:
         """The report's own Nsight measure (any, newest first, when the version is unknown),
         then another version's, then counted traffic; counted first under `counted`."""
-        own: list[TierDefinition] = []
-        for e in [era] if era else ["2024", "2023", "2022"]:
-            if all(by_era[e] is not d for d in own):
-                own.append(by_era[e])
+        eras = [era] if era else ["2024", "2023", "2022"]
+        own = list({id(by_era[e]): by_era[e] for e in eras}.values())  # each once (L1: 2023 is 2024)
         others = [replace(d, kind=OTHER_NSIGHT) for d in by_era.values() if all(d is not o for o in own)]
         if traffic is TrafficDefinition.COUNTED:
             return [*counted, *own, *others]
