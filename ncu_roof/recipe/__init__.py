@@ -259,8 +259,7 @@ def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:
     found: dict[str, dict[str, list[str]]] = {}
     for name in m.names:
         for kind, pattern in (("inst", PIPE_INST), ("cycles", PIPE_CYCLES)):
-            match = pattern.match(name)
-            if match is not None:
+            if (match := pattern.match(name)) is not None:
                 pipe = match["p"].removesuffix("_pred_on_any")
                 found.setdefault(pipe, {}).setdefault(kind, []).append(name)
     elapsed_cycles = fillna(m(SM_CYCLES), m(CLOCKS["sm"]) * duration)  # (x/0: `normalize_columns`' errstate)

@@ -99,14 +99,9 @@ def tensor_work(m: MetricFrame, duration: Numbers, cc: Texts | None = None) -> d
     inst_rated = m(TENSOR_INST_RATE) * m(CLOCKS["smsp"]) * duration
     candidates: list[Formula] = [(f"{source}:sum(sm__ops_path_tensor_* floating paths)", flop_paths)]
     if not integer:  # an instruction count cannot tell integer from floating tensor work
-        for k in factors:
-            candidates += [
-                (f"counter:sm__inst_executed_pipe_tensor*{k:g}", np.where(factors[k], inst * k, np.nan)),
-                (
-                    f"rate*time:smsp__inst_executed_pipe_tensor*{k:g}",
-                    np.where(factors[k], inst_rated * k, np.nan),
-                ),
-            ]
+        for k, held in factors.items():
+            for kind, n in (("counter:sm", inst), ("rate*time:smsp", inst_rated)):
+                candidates.append((f"{kind}__inst_executed_pipe_tensor*{k:g}", np.where(held, n * k, np.nan)))
     idle = m.any_of(*TENSOR_PIPE_PCT)
     candidates.append((IDLE_TENSOR_PIPE, np.where(idle == 0, idle, np.nan)))
     no_inst = fillna(np.where(inst == 0, inst, np.nan), np.where(inst_rated == 0, inst_rated, np.nan))
