@@ -12,6 +12,7 @@ are all present wins. Factors that the metric recipe (shared notes, §3) marks *
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from itertools import product
 
 import numpy as np
 
@@ -236,16 +237,10 @@ def _cuda_core_flop(m: MetricFrame, precision: str, duration: Numbers) -> tuple[
     name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
     names = (name, name + "".join(f"+{weight:g}*{op}" for op, weight in packed.items()))
     gap_codes, gaps = codes_of(missing)
-    suffixes = [*(f" (not collected: {gap})" for gap in gaps), ""]
-    texts = [
-        f"{kind}:{formula}{suffix}"
-        for kind in ("counter", "rate*time")
-        for formula in names
-        for suffix in suffixes
-    ]
-    gap = np.where(gap_codes < 0, len(suffixes) - 1, gap_codes)
+    suffixes = ["", *(f" (not collected: {gap})" for gap in gaps)]  # code -1 (complete) takes ""
+    texts = [f"{kind}:{f}{suffix}" for kind, f, suffix in product(("counter", "rate*time"), names, suffixes)]
     formula = np.where(use_counted, 0, 2) + with_packed  # the index into (source, formula)
-    codes = np.where(np.isnan(flop), len(texts), formula * len(suffixes) + gap)
+    codes = np.where(np.isnan(flop), len(texts), formula * len(suffixes) + gap_codes + 1)
     labels: Texts = np.array([*texts, None], dtype=object)[codes]
     return flop, labels, missing
 
