@@ -130,7 +130,7 @@ def fill_builtin(
     """Each launch's roofs the report lacks (all of them when `replace`), from the built-in
     per-clock figures × that launch's measured clocks (boost where the report has none). A memory
     tier's roof is always the built-in peak of the very counter its traffic was counted with, else
-    of the one Nsight draws there (`bw_<tier>_counter`, `tier_peaks`). The columns given are never
+    of the one Nsight draws there (`bw_<tier>_counter`, `arch.counter_peaks`). The columns given are never
     written into (they may be shared): filled ones are new arrays."""
     import numpy as np
 

@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ncu_roof.base.vocabulary import PRECISIONS
-from ncu_roof.gpus.arch import L1_BYTES_PER_CLK_PER_SM, Arch, arch_for
-from ncu_roof.gpus.tier_peaks import counter_peak, l2_slices
+from ncu_roof.gpus.arch import L1_BYTES_PER_CLK_PER_SM, Arch, arch_for, counter_peak, l2_slices
 
 L2_XBAR_BYTES = "lts__lts2xbar_cycles_active.sum*32"  # Nsight's L2 measure (≥ 2024.1): 32 B a cycle
 
@@ -77,7 +76,7 @@ class Hardware:
         if found is None:
             return None
         peak, per_unit = found
-        bus = self.dram_byte_per_clk  # L2 slices: by the memory bus (`tier_peaks.l2_slices`)
+        bus = self.dram_byte_per_clk  # L2 slices: by the memory bus (`arch.l2_slices`)
         units = (bus and l2_slices(bus * 4)) if peak.unit == "L2 slice" else self.sm_count
         if not units:
             return None
@@ -153,7 +152,7 @@ class Gpu:
 
     def _l2(self) -> tuple[float, str] | None:
         """L2 → SM bandwidth at boost and its source: the table's figure, else Nsight's L2
-        measure's per-clock peak (`tier_peaks`) x the L2 clock where ncu measured it on this
+        measure's per-clock peak (`arch.counter_peaks`) x the L2 clock where ncu measured it on this
         product, else the SM boost clock (NVIDIA publishes no L2 clock; said so)."""
         if self.l2_tbyte_per_s is not None:
             return scaled(self.l2_tbyte_per_s, TERA), self.l2_source or self.source

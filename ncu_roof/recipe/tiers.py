@@ -307,7 +307,7 @@ def pick_tier(
     asked: str, definitions: list[TierDefinition], drawn: Texts, era: str | None
 ) -> tuple[TierDefinition, Texts]:
     """Per row: the first definition with bytes, whether the report holds its roof or not (the
-    built-in table holds every counter's peak: `tier_peaks`), so that every launch of a run, in
+    built-in table holds every counter's peak: `gpus.arch.counter_peaks`), so that every launch of a run, in
     any of its forms, is counted by the same measure; a tier's traffic is never judged against
     another counter's peak. With it, per row, which definition that was: "nsight", "counted",
     "shared"; "closest to nsight: counted", …; NaN where no definition has bytes (its counter:
