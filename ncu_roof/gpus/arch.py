@@ -158,16 +158,14 @@ def tensor_peaks(cc: str, fp16_tensor_flop_per_s: float, fp16_source: str) -> di
 SECTOR_BYTES = 32.0  # as `recipe.Factors` (not imported: `gpus` runs without numpy)
 
 
-@dataclass(frozen=True)
-class CounterPeak:
+@dataclass(frozen=True, kw_only=True)
+class CounterPeak(Sourced):
     """One counter's peak: `per_clock` counter units per `unit` ("SM" or "L2 slice") per clock of
     `clock` ("l1" or "l2", as `roofs.CLOCK_COLUMNS`)."""
 
     per_clock: float
     unit: str
     clock: str
-    source: str
-    verified: bool = True
     older_ncu: tuple[str, float] | None = None  # (versions, figure) where older ncu reported another
 
     def describe(self) -> str:
@@ -207,7 +205,7 @@ def _peak(figure: dict[str, Any], unit_clock: dict[str, str]) -> CounterPeak:
 def _unverified(figures: dict[str, CounterPeak], cc: str) -> dict[str, CounterPeak]:
     """Another architecture's figures (`cc`'s), assumed: every one unverified."""
     return {
-        k: CounterPeak(p.per_clock, p.unit, p.clock, f"assumed as CC {cc} ({p.source})", False)
+        k: replace(p, source=f"assumed as CC {cc} ({p.source})", verified=False, older_ncu=None)
         for k, p in figures.items()
     }
 
