@@ -152,8 +152,7 @@ def fill_builtin(
     for column, rows, per_clock, kind, recipe in fills:
         if column not in columns:
             continue
-        # × each launch's clock of `kind`: the unit's measured clock, else its boost clock (the
-        # L2's: `_l2_clock`), on `rows` that lack the roof (all with `replace`)
+        # × each launch's clock of `kind` (the L2's: `_l2_clock`), on `rows` that lack the roof
         measured = columns[CLOCK_COLUMNS[kind]]
         if kind == "l2":
             clock, at_boost, said = _l2_clock(columns, measured, hardware)

@@ -1,12 +1,9 @@
-"""Built-in GPU figures per product (datasheet, boost) and what per-clock roofs are built from.
-
-Two uses, two kinds of figure:
-- `ncu-roof gpus` and `predict` show each product's datasheet peaks at its boost clock (dense),
-  exactly as the datasheet prints them (`Gpu.compute_flop_per_s`, `Gpu.bandwidth_byte_per_s`).
-- `analyze` needs roofs at the clock the kernel ran: the per-architecture figures (`arch.Arch`:
-  FLOP and bytes per SM per clock) × the SM count × the measured clock (`Hardware`), so that every
-  roof of one device refers to one clock; from the report's `device__attribute_*` values for a
-  device not in the product table (its rows: `data/gpus.toml`, read by `lookup`).
+"""Built-in GPU figures, two kinds for two uses: `ncu-roof gpus` and `predict` show each product's
+datasheet peaks at its boost clock (dense), exactly as the datasheet prints them (`Gpu`); `analyze`
+needs roofs at the clock the kernel ran: the per-architecture figures (`arch.Arch`: FLOP and bytes
+per SM per clock) × the SM count × the measured clock (`Hardware`), so that every roof of one
+device refers to one clock; from the report's `device__attribute_*` values for a device not in the
+product table (its rows: `data/gpus.toml`, read by `lookup`).
 
 DRAM bytes per DRAM clock = bus width / 4 (double data rate: bus bits / 8 × 2), which is
 `dram__bytes.sum.peak_sustained` in every corpus report (A100 5120-bit: 1280 B; A10G 384-bit: 96 B).

@@ -1,12 +1,8 @@
-"""The metric recipe: which ncu metrics give FLOPs, bytes per tier, peaks and SOL.
-
-Input: a wide metric frame (one row per profiled launch, one column per ncu metric, SI values).
-Output: the normalized per-launch columns (`normalize_columns`: numpy arrays), each derived number
-with a sibling `<name>_recipe` column saying which formula made it.
-
-Each quantity has candidate formulas in order of preference; per row, the first one whose inputs
-are all present wins. Factors that the metric recipe (shared notes, §3) marks **[verify]** live in
-`Factors` below and nowhere else.
+"""The metric recipe: which ncu metrics (one column each, one row per launch, SI) give FLOPs,
+bytes per tier, peaks and SOL. Each quantity has candidate formulas in order of preference; per
+row, the first one whose inputs are all present wins, and a sibling `<name>_recipe` column says
+which. Factors that the metric recipe (shared notes, §3) marks **[verify]** live in
+`frame.Factors` and nowhere else.
 """
 
 from __future__ import annotations
@@ -87,12 +83,12 @@ def normalize_columns(
     cc: Texts | None = None,
 ) -> dict[str, np.ndarray]:
     """Metrics (SI; a reader's launches, any DataFrame, or arrays with `rows` launches) → the
-    normalized per-launch columns (SI), with a recipe label per quantity:
-    float64 numbers (NaN: not measured), object labels (str, None or NaN), bool flags. A read-only
-    array may be shared by several columns (a metric passed through, the all-NaN one); every other
-    array is its column's own. `ncu_version` (of the ncu that collected the report) picks the tier
-    measures that version of Nsight draws; `traffic` the memory tiers' traffic definition; `cc` is
-    each launch's compute capability (`RunTable`'s `cc`; without it, the device attributes')."""
+    normalized per-launch columns (SI), with a recipe label per quantity: float64 numbers (NaN: not
+    measured), object labels (str, None or NaN), bool flags. A read-only array may be shared by
+    several columns (a metric passed through, the all-NaN one); every other array is its column's
+    own. `ncu_version` (of the ncu that collected the report) picks the tier measures that version
+    of Nsight draws; `traffic` the memory tiers' traffic definition; `cc` is each launch's compute
+    capability (`RunTable`'s `cc`; without it, the device attributes')."""
     m = MetricFrame(metrics, rows)
     out: dict[str, np.ndarray] = {}
     cycles_per_clock = ((SM_CYCLES, CLOCKS["sm"]), (GPC_CYCLES, CLOCKS["gpc"]))
