@@ -153,9 +153,7 @@ def _flop_per_inst(m: MetricFrame, cc: Texts | None) -> tuple[dict[float, Flags]
 
 def _variant_work(m: MetricFrame, clock: Numbers, duration: Numbers) -> tuple[dict[str, Numbers], str]:
     """The work of each variant of the partition, and where it came from ("counter", "rate*time")."""
-    names = m.names
-    count_variants = tensor_variants(names, TENSOR_COUNT)
-    rate_variants = tensor_variants(names, TENSOR_RATE)
+    count_variants, rate_variants = (tensor_variants(m.names, p) for p in (TENSOR_COUNT, TENSOR_RATE))
 
     def rated(v: str) -> Numbers:
         return m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration
