@@ -30,6 +30,8 @@ def nearest_listed(cc: str, listed: Mapping[str, object]) -> str | None:
 
 @dataclass(frozen=True, kw_only=True)
 class Sourced:
+    """Where a figure came from, and whether real hardware confirmed it (`describe` says so if not)."""
+
     source: str
     verified: bool = True
 
