@@ -1,5 +1,5 @@
 """Mine the corpus' reports for the per-clock peak of every memory-tier traffic counter, per SM or
-per L2 slice, as `ncu_roof.gpus.tier_peaks` holds them, and print each beside the table's figure.
+per L2 slice, as `ncu_roof.gpus.arch.counter_peaks` holds them, and print each beside the table's figure.
 
 Three ways a report gives a counter's peak per unit per clock:
   peak   <counter>.avg.peak_sustained (per unit), or .sum.peak_sustained / units
@@ -7,7 +7,7 @@ Three ways a report gives a counter's peak per unit per clock:
   reads  (lts__lts2xbar_cycles_active only) L2 read sectors / its pct / (L2 slice-cycles from
          lts__t_sectors' count and pct): one crossbar cycle per read sector returned
 Units: SMs from device__attribute_multiprocessor_count; L2 slices from a lts__ counter's .sum/.avg,
-else `tier_peaks.l2_slices` (by the memory bus). Elapsed cycles: <unit>__cycles_elapsed.avg, else
+else `arch.l2_slices` (by the memory bus). Elapsed cycles: <unit>__cycles_elapsed.avg, else
 its clock x duration, else the SM's (gpc__cycles_elapsed.max) for SM counters.
 
 usage: python scripts/mine_peaks.py [CORPUS]     (needs `pip install ncu-report`)
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncu_roof.gpus.tier_peaks import counter_peak, counter_peaks, l2_slices
+from ncu_roof.gpus.arch import counter_peak, counter_peaks, l2_slices
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "ncu-corpus"
 Value = Callable[[str], float | None]

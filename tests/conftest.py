@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import pytest
 from hypothesis import settings
@@ -201,6 +201,16 @@ def _inputs() -> Path:
     return folder
 
 
+def normalize(metrics: pd.DataFrame, **options: Any) -> pd.DataFrame:
+    """`recipe.normalize_columns` as a pandas frame, each column its own copy (texts kept object)."""
+    import pandas as pd
+
+    from ncu_roof.recipe import normalize_columns
+
+    columns = normalize_columns(metrics, **options).items()
+    return pd.DataFrame({n: pd.Series(v, index=metrics.index, dtype=v.dtype, copy=True) for n, v in columns})
+
+
 def normalized(path: Path, traffic: TrafficDefinition = TrafficDefinition.NSIGHT) -> pd.DataFrame:
     """`normalize` of one input's metrics with the ncu version that wrote it, once per session."""
     return _normalized(path, traffic)  # one cache key whether `traffic` is given or defaulted
@@ -208,8 +218,6 @@ def normalized(path: Path, traffic: TrafficDefinition = TrafficDefinition.NSIGHT
 
 @functools.cache
 def _normalized(path: Path, traffic: TrafficDefinition) -> pd.DataFrame:
-    from ncu_roof.recipe import normalize
-
     table = read_once(path)
     return normalize(table.frame[table.metric_columns], ncu_version=table.ncu_version, traffic=traffic)
 

@@ -9,12 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import analyzed, read_once, read_result
+from conftest import analyzed, normalize, read_once, read_result
 
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound, TrafficDefinition, VerdictBasis
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.ingest import read_input
-from ncu_roof.recipe import normalize
 
 pytestmark = pytest.mark.corpus
 

@@ -9,10 +9,9 @@ import dataclasses
 import pytest
 
 from ncu_roof.base.tomlfile import package_table
-from ncu_roof.gpus.arch import Arch, archs
+from ncu_roof.gpus.arch import WRITEBACKS, Arch, archs, counter_peak, counter_peaks
 from ncu_roof.gpus.lookup import builtin_gpus, gpu_by_key
 from ncu_roof.gpus.specs import Gpu
-from ncu_roof.gpus.tier_peaks import WRITEBACKS, counter_peak, counter_peaks
 
 
 def test_every_gpu_row_has_its_fields_and_sources() -> None:

@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from conftest import read_once
+from conftest import normalize, read_once
 
 from ncu_roof import ingest as ingest_inputs
 from ncu_roof.base.text import launch_shape
 from ncu_roof.cli import main
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import InputFormat, read_input
-from ncu_roof.recipe import normalize, tensor_variants
+from ncu_roof.recipe import tensor_variants
 from ncu_roof.render.text import csv_cell
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import normalize
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -30,8 +31,7 @@ from ncu_roof.base.metrics import (
     op_metric,
 )
 from ncu_roof.ingest import read_input
-from ncu_roof.pipeline import example_path
-from ncu_roof.recipe import FACTORS, flop_weights, normalize, normalize_columns
+from ncu_roof.recipe import flop_weights
 from ncu_roof.recipe.frame import (
     MetricFrame,
     codes_of,
@@ -165,29 +165,6 @@ def test_codes_of_codes_labels_as_pandas_factorize(values: list[object]) -> None
     assert distinct == list(uniques)
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["example", "verdict_tensor_gemm_na_variant.csv", "verdict_int8_gemm.csv", "verdict_hfma_only_fp16.csv"],
-)
-def test_normalize_is_its_columns_as_an_ordinary_frame(name: str, fixtures: Path) -> None:
-    """One column per array in `normalize_columns`' order; texts stay object (`*_traffic` pandas'
-    str), and no column shares memory with another or with the metrics: a write changes one cell."""
-    table = read_input(example_path() if name == "example" else str(fixtures / name))
-    metrics = table.frame[table.metric_columns]
-    columns = normalize_columns(metrics, ncu_version=table.ncu_version)
-    frame = normalize(metrics, ncu_version=table.ncu_version)
-    assert list(frame.columns) == list(columns)
-    assert {str(frame[n].dtype) for n in frame.columns if n.endswith("_traffic")} == {"str"}
-    assert frame["duration_s_recipe"].dtype == object and frame["bw_dram_counter"].dtype == object
-    arrays = [frame[n].to_numpy() for n in frame.columns if frame[n].dtype != "str"]
-    arrays += [metrics[n].to_numpy() for n in metrics.columns]
-    shared = [(i, j) for i, a in enumerate(arrays) for j in range(i) if np.shares_memory(a, arrays[j])]
-    assert shared == []
-    before = metrics.copy()
-    frame.loc[frame.index[0], "dram_clock_hz"] = 1.0  # a metric passed through (or NaN): copied
-    assert metrics.equals(before)
-
-
 def test_the_readers_keep_the_wanted_names_and_the_families_only() -> None:
     assert all(is_wanted(name) for name in (*WANTED, *FAMILY))
     assert not is_wanted("sm__sass_thread_inst_executed_op_fadd_pred_on.sum.peak_sustained")  # read by none
@@ -279,12 +256,12 @@ def test_a_term_not_collected_is_named(ops: tuple[str, ...], flop_per_cycle: int
 
 def test_the_one_weight_table_is_nsights() -> None:
     # FLOPs per thread instruction: FMA 2, FP16 all packed (x 2), FP32x2 two lanes (FFMA2 = 4)
-    assert flop_weights("fp32", FACTORS) == (
+    assert flop_weights("fp32") == (
         {"fadd": 1, "fmul": 1, "ffma": 2},
         {"fadd2": 2, "fmul2": 2, "ffma2": 4},
     )
-    assert flop_weights("fp16", FACTORS) == ({"hadd": 2, "hmul": 2, "hfma": 4}, {})
-    assert flop_weights("fp64", FACTORS) == ({"dadd": 1, "dmul": 1, "dfma": 2}, {})
+    assert flop_weights("fp16") == ({"hadd": 2, "hmul": 2, "hfma": 4}, {})
+    assert flop_weights("fp64") == ({"dadd": 1, "dmul": 1, "dfma": 2}, {})
 
 
 def test_the_packed_ops_are_declared_in_every_form_of_the_scalar_ops() -> None:

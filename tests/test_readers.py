@@ -16,12 +16,12 @@ from typing import cast
 
 import pandas as pd
 import pytest
+from conftest import normalize
 
 from ncu_roof.base.units import NumberStyle
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import InputFormat, read_input
 from ncu_roof.ingest.csvblocks import _HEADER, SUMMARY_HEADER, Headers, find_headers
-from ncu_roof.recipe import normalize
 
 RAW_FORMS = ["raw_base.csv", "raw_auto.csv", "raw_base_en_US.csv", "raw_base_de_DE.csv"]
 

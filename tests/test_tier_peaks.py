@@ -1,4 +1,4 @@
-"""The built-in peak of every tier counter (`ncu_roof.gpus.tier_peaks`) against every corpus report
+"""The built-in peak of every tier counter (`ncu_roof.gpus.arch.counter_peaks`) against every corpus report
 that carries it (within 1 %), and the roofs it gives where a report has none."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, ROOT, load_script
 
+from ncu_roof.gpus.arch import WRITEBACKS, counter_peak, counter_peaks, l2_slices
 from ncu_roof.gpus.lookup import builtin_gpus, gpu_by_key
 from ncu_roof.gpus.specs import hardware_from_attributes
-from ncu_roof.gpus.tier_peaks import WRITEBACKS, counter_peak, counter_peaks, l2_slices
 
 
 @pytest.mark.corpus

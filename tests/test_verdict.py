@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
-from conftest import analyzed, examples, run_cli
+from conftest import analyzed, examples, normalize, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +24,6 @@ from ncu_roof.analysis.sol import sol_arrays, verdict_arrays
 from ncu_roof.analysis.verdict_phrases import verdict_words
 from ncu_roof.analysis.verdicts import unfailed
 from ncu_roof.base.vocabulary import Bound, VerdictBasis
-from ncu_roof.recipe import normalize
 from ncu_roof.render.jsonout import render_json
 
 # Every fixture runs at sm__cycles_elapsed.avg.per_second = 1 GHz, with a DRAM roof of

@@ -130,7 +130,7 @@ def fill_builtin(
     """Each launch's roofs the report lacks (all of them when `replace`), from the built-in
     per-clock figures × that launch's measured clocks (boost where the report has none). A memory
     tier's roof is always the built-in peak of the very counter its traffic was counted with, else
-    of the one Nsight draws there (`bw_<tier>_counter`, `tier_peaks`). The columns given are never
+    of the one Nsight draws there (`bw_<tier>_counter`, `arch.counter_peaks`). The columns given are never
     written into (they may be shared): filled ones are new arrays."""
     import numpy as np
 
@@ -152,8 +152,7 @@ def fill_builtin(
     for column, rows, per_clock, kind, recipe in fills:
         if column not in columns:
             continue
-        # × each launch's clock of `kind`: the unit's measured clock, else its boost clock (the
-        # L2's: `_l2_clock`), on `rows` that lack the roof (all with `replace`)
+        # × each launch's clock of `kind` (the L2's: `_l2_clock`), on `rows` that lack the roof
         measured = columns[CLOCK_COLUMNS[kind]]
         if kind == "l2":
             clock, at_boost, said = _l2_clock(columns, measured, hardware)

@@ -1,12 +1,9 @@
-"""Built-in GPU figures per product (datasheet, boost) and what per-clock roofs are built from.
-
-Two uses, two kinds of figure:
-- `ncu-roof gpus` and `predict` show each product's datasheet peaks at its boost clock (dense),
-  exactly as the datasheet prints them (`Gpu.compute_flop_per_s`, `Gpu.bandwidth_byte_per_s`).
-- `analyze` needs roofs at the clock the kernel ran: the per-architecture figures (`arch.Arch`:
-  FLOP and bytes per SM per clock) × the SM count × the measured clock (`Hardware`), so that every
-  roof of one device refers to one clock; from the report's `device__attribute_*` values for a
-  device not in the product table (its rows: `data/gpus.toml`, read by `lookup`).
+"""Built-in GPU figures, two kinds for two uses: `ncu-roof gpus` and `predict` show each product's
+datasheet peaks at its boost clock (dense), exactly as the datasheet prints them (`Gpu`); `analyze`
+needs roofs at the clock the kernel ran: the per-architecture figures (`arch.Arch`: FLOP and bytes
+per SM per clock) × the SM count × the measured clock (`Hardware`), so that every roof of one
+device refers to one clock; from the report's `device__attribute_*` values for a device not in the
+product table (its rows: `data/gpus.toml`, read by `lookup`).
 
 DRAM bytes per DRAM clock = bus width / 4 (double data rate: bus bits / 8 × 2), which is
 `dram__bytes.sum.peak_sustained` in every corpus report (A100 5120-bit: 1280 B; A10G 384-bit: 96 B).
@@ -18,8 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ncu_roof.base.vocabulary import PRECISIONS
-from ncu_roof.gpus.arch import L1_BYTES_PER_CLK_PER_SM, Arch, arch_for
-from ncu_roof.gpus.tier_peaks import counter_peak, l2_slices
+from ncu_roof.gpus.arch import L1_BYTES_PER_CLK_PER_SM, Arch, arch_for, counter_peak, l2_slices
 
 L2_XBAR_BYTES = "lts__lts2xbar_cycles_active.sum*32"  # Nsight's L2 measure (≥ 2024.1): 32 B a cycle
 
@@ -77,7 +73,7 @@ class Hardware:
         if found is None:
             return None
         peak, per_unit = found
-        bus = self.dram_byte_per_clk  # L2 slices: by the memory bus (`tier_peaks.l2_slices`)
+        bus = self.dram_byte_per_clk  # L2 slices: by the memory bus (`arch.l2_slices`)
         units = (bus and l2_slices(bus * 4)) if peak.unit == "L2 slice" else self.sm_count
         if not units:
             return None
@@ -153,7 +149,7 @@ class Gpu:
 
     def _l2(self) -> tuple[float, str] | None:
         """L2 → SM bandwidth at boost and its source: the table's figure, else Nsight's L2
-        measure's per-clock peak (`tier_peaks`) x the L2 clock where ncu measured it on this
+        measure's per-clock peak (`arch.counter_peaks`) x the L2 clock where ncu measured it on this
         product, else the SM boost clock (NVIDIA publishes no L2 clock; said so)."""
         if self.l2_tbyte_per_s is not None:
             return scaled(self.l2_tbyte_per_s, TERA), self.l2_source or self.source

@@ -1,18 +1,14 @@
-"""The metric recipe: which ncu metrics give FLOPs, bytes per tier, peaks and SOL.
-
-Input: a wide metric frame (one row per profiled launch, one column per ncu metric, SI values).
-Output: the normalized per-launch columns (`normalize_columns`: numpy arrays; `normalize`: them as
-a frame), each derived number with a sibling `<name>_recipe` column saying which formula made it.
-
-Each quantity has candidate formulas in order of preference; per row, the first one whose inputs
-are all present wins. Factors that the metric recipe (shared notes, §3) marks **[verify]** live in
-`Factors` below and nowhere else.
+"""The metric recipe: which ncu metrics (one column each, one row per launch, SI) give FLOPs,
+bytes per tier, peaks and SOL. Each quantity has candidate formulas in order of preference; per
+row, the first one whose inputs are all present wins, and a sibling `<name>_recipe` column says
+which. Factors that the metric recipe (shared notes, §3) marks **[verify]** live in
+`frame.Factors` and nowhere else.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from itertools import product
 
 import numpy as np
 
@@ -40,7 +36,6 @@ from ncu_roof.base.metrics import (
 from ncu_roof.base.vocabulary import CUDA_CORE_PRECISIONS, PRECISIONS, TrafficDefinition
 from ncu_roof.recipe.frame import (
     FACTORS,
-    Factors,
     Flags,
     MetricFrame,
     Metrics,
@@ -65,47 +60,17 @@ from ncu_roof.recipe.tensor import (
 )
 from ncu_roof.recipe.tiers import measured_era, nsight_era, pick_tier, shared_bank_conflicts, tier_candidates
 
-if TYPE_CHECKING:  # `normalize` gives a DataFrame; the analysis reads `normalize_columns`' arrays
-    import pandas as pd
-
 __all__ = [
     "FACTORS",
     "PIPE_PREFIX",
     "TENSOR_PATH_PREFIX",
     "flop_weights",
     "is_integer_path",
-    "normalize",
     "normalize_columns",
     "tensor_variants",
 ]
 
 PIPE_PREFIX = "pipe_"  # normalized columns pipe_<name>_pct
-TRAFFIC_SUFFIX = "_traffic"  # normalized columns <tier>_traffic: texts, pandas' `str` in a frame
-
-
-def normalize(
-    metrics: pd.DataFrame,
-    *,
-    ncu_version: str | None = None,
-    traffic: TrafficDefinition = TrafficDefinition.NSIGHT,
-) -> pd.DataFrame:
-    """Metric frame (SI) → normalized per-launch table (SI), with a recipe label per quantity:
-    `normalize_columns` as a frame (labels object, `*_traffic` `str`), every column its own."""
-    import pandas as pd
-
-    columns = normalize_columns(metrics, ncu_version=ncu_version, traffic=traffic)
-    frame = {name: _column(name, values, metrics.index) for name, values in columns.items()}
-    return pd.DataFrame(frame, index=metrics.index, copy=False)  # an array a column, none stacked
-
-
-def _column(name: str, values: np.ndarray, index: pd.Index) -> np.ndarray | pd.Series:
-    """A frame's column: a shared (read-only) array copied; texts as pandas kept them, not inferred."""
-    import pandas as pd
-
-    own = values if values.flags.writeable else values.copy()
-    if own.dtype != object:
-        return own
-    return pd.Series(own, index=index, dtype="str" if name.endswith(TRAFFIC_SUFFIX) else object, copy=False)
 
 
 @np.errstate(all="ignore")  # as pandas: 0/0 is NaN and x/0 inf, without a warning
@@ -118,12 +83,12 @@ def normalize_columns(
     cc: Texts | None = None,
 ) -> dict[str, np.ndarray]:
     """Metrics (SI; a reader's launches, any DataFrame, or arrays with `rows` launches) → the
-    normalized per-launch columns (SI) in `normalize`'s order, with a recipe label per quantity:
-    float64 numbers (NaN: not measured), object labels (str, None or NaN), bool flags. A read-only
-    array may be shared by several columns (a metric passed through, the all-NaN one); every other
-    array is its column's own. `ncu_version` (of the ncu that collected the report) picks the tier
-    measures that version of Nsight draws; `traffic` the memory tiers' traffic definition; `cc` is
-    each launch's compute capability (`RunTable`'s `cc`; without it, the device attributes')."""
+    normalized per-launch columns (SI), with a recipe label per quantity: float64 numbers (NaN: not
+    measured), object labels (str, None or NaN), bool flags. A read-only array may be shared by
+    several columns (a metric passed through, the all-NaN one); every other array is its column's
+    own. `ncu_version` (of the ncu that collected the report) picks the tier measures that version
+    of Nsight draws; `traffic` the memory tiers' traffic definition; `cc` is each launch's compute
+    capability (`RunTable`'s `cc`; without it, the device attributes')."""
     m = MetricFrame(metrics, rows)
     out: dict[str, np.ndarray] = {}
     cycles_per_clock = ((SM_CYCLES, CLOCKS["sm"]), (GPC_CYCLES, CLOCKS["gpc"]))
@@ -141,16 +106,16 @@ def normalize_columns(
     out["waves_per_sm"] = m(WAVES)
 
     for precision in CUDA_CORE_PRECISIONS:
-        flop, label, missing = _cuda_core_flop(m, precision, duration, FACTORS)
+        flop, label, missing = _cuda_core_flop(m, precision, duration)
         out[f"flop_{precision}"], out[f"flop_{precision}_recipe"] = flop, label
         out[f"flop_{precision}_not_collected"] = missing
         fma = FLOP_OPS[precision][2]
-        factor = flop_weights(precision, FACTORS)[0][fma]
+        factor = flop_weights(precision)[0][fma]
         peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])
         out[f"peak_{precision}_flop_per_s"], out[f"peak_{precision}_flop_per_s_recipe"] = first_available(
             [(f"report:{fma}.peak_sustained*{factor:g}*sm_clock", peak)]
         )
-    out.update(tensor_work(m, duration, FACTORS, cc))
+    out.update(tensor_work(m, duration, cc))
     out.update(_flop_total(out, m.rows))
     out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
     for pipe, pct in _pipes(m, duration).items():
@@ -171,8 +136,8 @@ def normalize_columns(
 
     era = nsight_era(ncu_version)
     measures = era if ncu_version else measured_era(m)
-    for tier, (asked, definitions, drawn) in tier_candidates(m, duration, FACTORS, measures, traffic).items():
-        picked, out[f"{tier}{TRAFFIC_SUFFIX}"] = pick_tier(asked, definitions, drawn, era)
+    for tier, (asked, definitions, drawn) in tier_candidates(m, duration, measures, traffic).items():
+        picked, out[f"{tier}_traffic"] = pick_tier(asked, definitions, drawn, era)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)
@@ -208,16 +173,16 @@ def _flop_total(out: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
     }
 
 
-def flop_weights(precision: str, f: Factors) -> tuple[dict[str, float], dict[str, float]]:
+def flop_weights(precision: str) -> tuple[dict[str, float], dict[str, float]]:
     """FLOPs per thread instruction of each op (add, mul, fma) a precision's FLOPs are counted
     from: the scalar ops, and the packed ones (`metrics.PACKED_OPS`: Blackwell's FADD2/FMUL2 = 2,
     FFMA2 = 4). The one table the counter path, the rate × time path, the labels and the peak read."""
 
     def weights(ops: tuple[str, ...], lanes: float) -> dict[str, float]:
-        return dict(zip(ops, (lanes, lanes, lanes * f.fma_flop), strict=False))  # no ops: {}
+        return dict(zip(ops, (lanes, lanes, lanes * FACTORS.fma_flop), strict=False))  # no ops: {}
 
-    lanes = f.fp16_lanes if precision == "fp16" else 1.0
-    return weights(FLOP_OPS[precision], lanes), weights(PACKED_OPS.get(precision, ()), f.fp32x2_lanes)
+    lanes = FACTORS.fp16_lanes if precision == "fp16" else 1.0
+    return weights(FLOP_OPS[precision], lanes), weights(PACKED_OPS.get(precision, ()), FACTORS.fp32x2_lanes)
 
 
 def _flop_sum(
@@ -236,13 +201,11 @@ def _flop_sum(
     return both, join_gaps(missing, extra_missing), ~np.isnan(extra)
 
 
-def _cuda_core_flop(
-    m: MetricFrame, precision: str, duration: Numbers, f: Factors
-) -> tuple[Numbers, Texts, Texts]:
+def _cuda_core_flop(m: MetricFrame, precision: str, duration: Numbers) -> tuple[Numbers, Texts, Texts]:
     """FLOPs of one precision: complete counters, else complete rates, else whichever terms were
     collected (`--set full` on 2025.1 stores hfma but not hadd/hmul); returns flop, recipe label
     and the terms not collected (None when complete)."""
-    scalar, packed = flop_weights(precision, f)
+    scalar, packed = flop_weights(precision)
 
     def held(ops: Iterable[str]) -> bool:
         return any(m.has(op_metric(k, op, r)) for op in ops for k, r in FLOP_FORMS)
@@ -270,16 +233,10 @@ def _cuda_core_flop(
     name = f"{add}+{mul}+2*{fma}" if lanes == 1.0 else f"{lanes:g}*({add}+{mul}+2*{fma})"
     names = (name, name + "".join(f"+{weight:g}*{op}" for op, weight in packed.items()))
     gap_codes, gaps = codes_of(missing)
-    suffixes = [*(f" (not collected: {gap})" for gap in gaps), ""]
-    texts = [
-        f"{kind}:{formula}{suffix}"
-        for kind in ("counter", "rate*time")
-        for formula in names
-        for suffix in suffixes
-    ]
-    gap = np.where(gap_codes < 0, len(suffixes) - 1, gap_codes)
+    suffixes = ["", *(f" (not collected: {gap})" for gap in gaps)]  # code -1 (complete) takes ""
+    texts = [f"{kind}:{f}{suffix}" for kind, f, suffix in product(("counter", "rate*time"), names, suffixes)]
     formula = np.where(use_counted, 0, 2) + with_packed  # the index into (source, formula)
-    codes = np.where(np.isnan(flop), len(texts), formula * len(suffixes) + gap)
+    codes = np.where(np.isnan(flop), len(texts), formula * len(suffixes) + gap_codes + 1)
     labels: Texts = np.array([*texts, None], dtype=object)[codes]
     return flop, labels, missing
 
@@ -293,8 +250,7 @@ def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:
     found: dict[str, dict[str, list[str]]] = {}
     for name in m.names:
         for kind, pattern in (("inst", PIPE_INST), ("cycles", PIPE_CYCLES)):
-            match = pattern.match(name)
-            if match is not None:
+            if (match := pattern.match(name)) is not None:
                 pipe = match["p"].removesuffix("_pred_on_any")
                 found.setdefault(pipe, {}).setdefault(kind, []).append(name)
     elapsed_cycles = fillna(m(SM_CYCLES), m(CLOCKS["sm"]) * duration)  # (x/0: `normalize_columns`' errstate)

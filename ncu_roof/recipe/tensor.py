@@ -26,7 +26,7 @@ from ncu_roof.base.metrics import (
 )
 from ncu_roof.base.units import missing_cell
 from ncu_roof.recipe.frame import (
-    Factors,
+    FACTORS,
     Flags,
     Formula,
     MetricFrame,
@@ -73,9 +73,7 @@ def is_integer_path(path: str) -> bool:
     return path.removesuffix("_sparse") in INTEGER_SOURCES
 
 
-def tensor_work(
-    m: MetricFrame, duration: Numbers, f: Factors, cc: Texts | None = None
-) -> dict[str, np.ndarray]:
+def tensor_work(m: MetricFrame, duration: Numbers, cc: Texts | None = None) -> dict[str, np.ndarray]:
     """Tensor-core work of every launch, as normalized columns: floating paths as FLOPs
     (`flop_tensor`), integer paths as operations (`ops_total`; each a sum of the paths measured,
     NaN when none was), each path's work and own peak per second, the variants of the partition
@@ -96,19 +94,14 @@ def tensor_work(
     not_collected = np.full(rows, np.nan, dtype=object)  # NaN: no partition in the report
     if work_by_variant:
         _, not_collected = present_sum(work_by_variant, dict.fromkeys(work_by_variant, 1.0))
-    factors, capability = _flop_per_inst(m, cc, f)
+    factors, capability = _flop_per_inst(m, cc)
     inst = m(TENSOR_INST)
     inst_rated = m(TENSOR_INST_RATE) * m(CLOCKS["smsp"]) * duration
     candidates: list[Formula] = [(f"{source}:sum(sm__ops_path_tensor_* floating paths)", flop_paths)]
     if not integer:  # an instruction count cannot tell integer from floating tensor work
-        for k in factors:
-            candidates += [
-                (f"counter:sm__inst_executed_pipe_tensor*{k:g}", np.where(factors[k], inst * k, np.nan)),
-                (
-                    f"rate*time:smsp__inst_executed_pipe_tensor*{k:g}",
-                    np.where(factors[k], inst_rated * k, np.nan),
-                ),
-            ]
+        for k, held in factors.items():
+            for kind, n in (("counter:sm", inst), ("rate*time:smsp", inst_rated)):
+                candidates.append((f"{kind}__inst_executed_pipe_tensor*{k:g}", np.where(held, n * k, np.nan)))
     idle = m.any_of(*TENSOR_PIPE_PCT)
     candidates.append((IDLE_TENSOR_PIPE, np.where(idle == 0, idle, np.nan)))
     no_inst = fillna(np.where(inst == 0, inst, np.nan), np.where(inst_rated == 0, inst_rated, np.nan))
@@ -139,7 +132,7 @@ def _unknown_label(cc: object) -> str:
     )
 
 
-def _flop_per_inst(m: MetricFrame, cc: Texts | None, f: Factors) -> tuple[dict[float, Flags], Texts]:
+def _flop_per_inst(m: MetricFrame, cc: Texts | None) -> tuple[dict[float, Flags], Texts]:
     """Each known FLOPs-per-tensor-instruction factor with the launches it holds for, and every
     launch's compute capability (None where unknown)."""
     if cc is None:  # a bare metric frame: the device attributes, where it has them
@@ -149,7 +142,7 @@ def _flop_per_inst(m: MetricFrame, cc: Texts | None, f: Factors) -> tuple[dict[f
         capability[known] = [f"{int(n) // 10}.{int(n) % 10}" for n in number[known].tolist()]
     else:
         capability = np.asarray(cc, dtype=object)
-    table = dict(f.tensor_flop_per_pipe_inst)
+    table = dict(FACTORS.tensor_flop_per_pipe_inst)
     values = capability.tolist()
     factor = {
         c: np.nan if missing_cell(c) else table.get(str(c).strip(), np.nan) for c in dict.fromkeys(values)
@@ -160,9 +153,7 @@ def _flop_per_inst(m: MetricFrame, cc: Texts | None, f: Factors) -> tuple[dict[f
 
 def _variant_work(m: MetricFrame, clock: Numbers, duration: Numbers) -> tuple[dict[str, Numbers], str]:
     """The work of each variant of the partition, and where it came from ("counter", "rate*time")."""
-    names = m.names
-    count_variants = tensor_variants(names, TENSOR_COUNT)
-    rate_variants = tensor_variants(names, TENSOR_RATE)
+    count_variants, rate_variants = (tensor_variants(m.names, p) for p in (TENSOR_COUNT, TENSOR_RATE))
 
     def rated(v: str) -> Numbers:
         return m(f"sm__ops_path_tensor_{v}.sum.per_cycle_elapsed") * clock * duration

@@ -28,7 +28,7 @@ from ncu_roof.base.metrics import (
 from ncu_roof.base.ncu import version_tuple
 from ncu_roof.base.vocabulary import TrafficDefinition
 from ncu_roof.recipe.frame import (
-    Factors,
+    FACTORS,
     Flags,
     Formula,
     MetricFrame,
@@ -104,8 +104,8 @@ def _fixed(
 ) -> TierDefinition:
     """Another formula for the traffic of `counter`, judged against `roof_of`'s roof (that of the
     same counter, or none where the report holds no peak of it): DRAM read + write = dram__bytes."""
-    labels = _counter_of(m, label, nbytes)
-    return replace(roof_of, label=labels, bytes=nbytes, counter=_counter_of(m, counter, nbytes))
+    labels, counters = (_counter_of(m, text, nbytes) for text in (label, counter))
+    return replace(roof_of, label=labels, bytes=nbytes, counter=counters)
 
 
 def _no_rows(m: MetricFrame, kind: str) -> TierDefinition:
@@ -150,12 +150,13 @@ def nsight_era(ncu_version: str | None) -> str | None:
 
 
 def tier_candidates(
-    m: MetricFrame, duration: Numbers, f: Factors, era: str | None, traffic: TrafficDefinition
+    m: MetricFrame, duration: Numbers, era: str | None, traffic: TrafficDefinition
 ) -> dict[str, tuple[str, list[TierDefinition], Texts]]:
     """Per tier: the definition asked for, its candidates in order of preference, and per row the
     counter whose roof a launch without traffic on it takes."""
     lts, l1, dram_clk = (CLOCKS[u] for u in ("lts", "l1tex", "dram"))
-    sector, xbar, wb = f.sector_bytes, f.l2_xbar_bytes_per_cycle, f.l1_writeback_bytes_per_cycle
+    sector, wb = FACTORS.sector_bytes, FACTORS.l1_writeback_bytes_per_cycle
+    xbar = FACTORS.l2_xbar_bytes_per_cycle
 
     measure = partial(_measured, m, duration)
     asked = traffic.value
@@ -232,7 +233,7 @@ def tier_candidates(
         ),
     ]
 
-    wavefront = f.shared_wavefront_bytes
+    wavefront = FACTORS.shared_wavefront_bytes
     pipe = measure("shared", f"{SHARED_WAVEFRONTS}.sum", wavefront, l1)
     shared = [
         # the parent metric also counts wavefronts that are not shared-memory instructions (it is
@@ -253,10 +254,8 @@ def tier_candidates(
     def ordered(by_era: dict[str, TierDefinition], counted: list[TierDefinition]) -> list[TierDefinition]:
         """The report's own Nsight measure (any, newest first, when the version is unknown),
         then another version's, then counted traffic; counted first under `counted`."""
-        own: list[TierDefinition] = []
-        for e in [era] if era else ["2024", "2023", "2022"]:
-            if all(by_era[e] is not d for d in own):
-                own.append(by_era[e])
+        eras = [era] if era else ["2024", "2023", "2022"]
+        own = list({id(by_era[e]): by_era[e] for e in eras}.values())  # each once (L1: 2023 is 2024)
         others = [replace(d, kind=OTHER_NSIGHT) for d in by_era.values() if all(d is not o for o in own)]
         if traffic is TrafficDefinition.COUNTED:
             return [*counted, *own, *others]
@@ -308,7 +307,7 @@ def pick_tier(
     asked: str, definitions: list[TierDefinition], drawn: Texts, era: str | None
 ) -> tuple[TierDefinition, Texts]:
     """Per row: the first definition with bytes, whether the report holds its roof or not (the
-    built-in table holds every counter's peak: `tier_peaks`), so that every launch of a run, in
+    built-in table holds every counter's peak: `gpus.arch.counter_peaks`), so that every launch of a run, in
     any of its forms, is counted by the same measure; a tier's traffic is never judged against
     another counter's peak. With it, per row, which definition that was: "nsight", "counted",
     "shared"; "closest to nsight: counted", …; NaN where no definition has bytes (its counter:
