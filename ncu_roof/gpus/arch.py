@@ -121,7 +121,7 @@ def arch_for(cc: str | None) -> Arch | None:
 def ops_peaks(cc: str, sm_count: int, boost_clock_ghz: float) -> dict[str, tuple[float, str]]:
     """The special-function ceiling ("xu": results per second) of a GPU of compute capability
     `cc`, with its source; the INT8 tensor ceiling is at the clock of its tensor paths
-    (`prediction.builtin_ops_peaks`)."""
+    (`prediction.builtin_peaks`)."""
     arch = arch_for_cc(cc)
     if arch is None:
         return {}
