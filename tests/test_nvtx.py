@@ -15,7 +15,7 @@ from ncu_roof.analysis.groups import NO_NVTX, group_kernels
 from ncu_roof.base.vocabulary import GroupBy
 from ncu_roof.ingest import read_input
 from ncu_roof.ingest.nvtx import nvtx_of_cells, nvtx_text
-from ncu_roof.ingest.reprows import ncu_report_installed
+from ncu_roof.ingest.rep import ncu_report_installed
 
 PUSH_POP = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
 START_STOP = "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"

@@ -213,8 +213,7 @@ def check_report(
     `ncu --import` (without `ncu_report`) runs `tool`, the ncu that wrote it, not whichever is
     first on PATH. Bugs propagate; either way the report stays where it is."""
     from ncu_roof.ingest import read_input
-    from ncu_roof.ingest.rep import read_with_cli
-    from ncu_roof.ingest.reprows import ncu_report_installed
+    from ncu_roof.ingest.rep import ncu_report_installed, read_with_cli
 
     try:
         if ncu_report_installed():
