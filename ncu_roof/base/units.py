@@ -99,8 +99,9 @@ _ONE_POINT_GROUP = re.compile(r"^-?\d{1,3}\.\d{3}$")
 _BARE_BIG_INT = re.compile(r"^-?\d{4,}$")
 
 
-def detect_number_style(cells: Iterable[object]) -> NumberStyle:
-    """Infer the number style of one file from its numeric-looking cells.
+def detect_number_style(cells: Iterable[object], forced: NumberStyle | None) -> NumberStyle:
+    """The number style of one file, from its numeric-looking cells; `forced` (`--number-locale`)
+    where the file's own numbers do not contradict it.
 
     The right-most separator of a number that has both is the decimal mark; two or more groups of
     three digits mark the grouping character; a comma followed by other than three digits is a
@@ -108,7 +109,19 @@ def detect_number_style(cells: Iterable[object]) -> NumberStyle:
     grouping: ncu prints fractions with 2 (details) or 6 (raw, auto units) decimals, never 3.
     """
     seen = _evidence(cells)
-    en, de, point = seen(_EN_SURE), seen(_DE_SURE), seen(_POINT_DECIMAL)
+    en, de = seen(_EN_SURE), seen(_DE_SURE)
+    if forced is not None:
+        if forced is NumberStyle.C:
+            contradicted = en or de or seen(_ONE_COMMA_GROUP)
+        else:
+            contradicted = de if forced is NumberStyle.EN else en or seen(_POINT_DECIMAL)
+        if contradicted:
+            raise BadInputError(
+                f"numbers in this file are not written in the {forced.value} style forced by --number-locale",
+                hint="drop --number-locale (the style is detected per file) or pass the right one",
+            )
+        return forced
+    point = seen(_POINT_DECIMAL)
     if de:
         style, ambiguous = NumberStyle.DE, en or point
     elif en or seen(_ONE_COMMA_GROUP):
@@ -167,21 +180,6 @@ def cell_numbers(cells: Iterable[object]) -> np.ndarray:
     import numpy as np
 
     return np.array([cell_number(c) for c in cells], dtype=np.float64)
-
-
-def confirm_number_style(cells: Iterable[object], style: NumberStyle) -> None:
-    """A style the user forced (`--number-locale`) must not contradict the file's own numbers."""
-    seen = _evidence(cells)
-    against = {
-        NumberStyle.DE: (_EN_SURE, _POINT_DECIMAL),
-        NumberStyle.EN: (_DE_SURE,),
-        NumberStyle.C: (_EN_SURE, _DE_SURE, _ONE_COMMA_GROUP),
-    }[style]
-    if any(seen(pattern) for pattern in against):
-        raise BadInputError(
-            f"numbers in this file are not written in the {style.value} style forced by --number-locale",
-            hint="drop --number-locale (the style is detected per file) or pass the right one",
-        )
 
 
 # Digit-group marks of every locale that are never a decimal mark: U+202F and U+00A0 (fr_FR:
