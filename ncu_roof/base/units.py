@@ -145,7 +145,7 @@ def _evidence(cells: Iterable[object]) -> Callable[[re.Pattern[str]], bool]:
     `\\d` is any Unicode digit as `re`'s is; the patterns are anchored (`^`), so a search is a match."""
     import polars as pl
 
-    texts = pl.Series([None if missing_cell(c) else str(c) for c in cells], dtype=pl.String)
+    texts = pl.Series(cell_texts(cells), dtype=pl.String)
     text = texts.str.strip_chars(_SPACE).drop_nulls()
     text = text.filter(text.str.contains(r"\d"))
     marked = text.str.contains(f"[{GROUP_MARKS}]")
@@ -192,8 +192,9 @@ _INFINITE = r"^[-+]?(?i:inf|infinity)$"  # a non-finite value is read as one (an
 _MISSING_WORDS = frozenset({"", "n/a", "nan", "-nan", "(!) nan", "(!) n/a", "-", "--"})
 
 
-def _texts(cells: Iterable[object]) -> list[str | None]:
-    return [None if missing_cell(v) else v if isinstance(v, str) else str(v) for v in cells]
+def cell_texts(cells: Iterable[object]) -> list[str | None]:
+    """Each cell as text, None where missing (`missing_cell`)."""
+    return [None if missing_cell(v) else str(v) for v in cells]
 
 
 def parse_numbers(cells: Iterable[object] | pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:
@@ -214,7 +215,7 @@ def parse_numbers(cells: Iterable[object] | pa.Array | pa.ChunkedArray, style: N
 
     arr = cells
     if not isinstance(arr, pa.Array | pa.ChunkedArray):
-        arr = pl.Series(_texts(arr), dtype=pl.String).to_arrow()
+        arr = pl.Series(cell_texts(arr), dtype=pl.String).to_arrow()
     if style is not NumberStyle.DE:  # a cast reads `.` as the decimal mark, and fails on `,`
         try:
             fast = pl.Series(pc.cast(arr, pa.float64())).to_numpy()
@@ -253,7 +254,7 @@ def unreadable(
     )
     return [
         (position, text)
-        for position, text in zip(positions.tolist(), _texts(picked), strict=True)
+        for position, text in zip(positions.tolist(), cell_texts(picked), strict=True)
         if text is not None and text.strip().lower() not in _MISSING_WORDS
     ]
 
