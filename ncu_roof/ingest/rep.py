@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.base.metrics import is_wanted
-from ncu_roof.base.ncu import NcuTool, find_ncu, import_raw_csv
+from ncu_roof.base.ncu import find_ncu, import_raw_csv
 from ncu_roof.base.units import si_factor
 from ncu_roof.errors import BadInputError, MissingToolError
 from ncu_roof.ingest import MAGIC, has_report_header
@@ -98,20 +98,21 @@ def _refuse_compressed(path: str, raw: bytes | mmap.mmap) -> None:
     )
 
 
-def read_with_cli(path: str, raw: bytes | mmap.mmap, tool: NcuTool | None = None) -> RunTable:
-    """`ncu --import` when `ncu_report` is not installed: `tool`, else the ncu `find_ncu` finds."""
+def read_with_cli(path: str, raw: bytes | mmap.mmap, page: bytes | None = None) -> RunTable:
+    """`ncu --import` when `ncu_report` is not installed: its raw `page` (`import_raw_csv`) where
+    the caller ran it, else that of the ncu `find_ncu` finds."""
     from ncu_roof.ingest.csvblocks import find_headers
     from ncu_roof.ingest.csvfile import read_csv_file
     from ncu_roof.ingest.table import InputFormat, RunTable
 
-    if tool is None:
+    if page is None:
         try:
             tool = find_ncu()
         except MissingToolError as err:
             what = ".ncu-repz needs ncu_report or ncu, 2025.4 or later"
             what = what if path.endswith(".ncu-repz") else ".ncu-rep needs ncu_report or ncu"
             raise MissingToolError(f"{path}: reading {what}", hint=REP_HINT) from err
-    page = import_raw_csv(tool, path)
+        page = import_raw_csv(tool, path)
     launches = read_csv_file(path, page, find_headers(page).pages, None)().launches
     return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), launches=launches)
 
