@@ -383,12 +383,13 @@ def test_explicit_ncu_option_is_used(fake: dict[str, str], tmp_path: Path) -> No
         (["--analysis-output", "/nonexistent/a.json"], 1, "cannot write /nonexistent/a.json"),
         (["--gpu", "a10", "--roofs", "r.toml"], 2, "--gpu and --roofs"),
         (["--ncu-args", '--nvtx-include "unclosed'], 2, "--ncu-args"),
+        (["--format", "json", "--analysis-output", "a.csv"], 2, "--format json contradicts -o a.csv"),
     ],
 )
 def test_analysis_options_are_checked_before_ncu_runs(
     fake: dict[str, str], tmp_path: Path, options: list[str], code: int, message: str
 ) -> None:
-    # the bug: a bad --gpu or --analysis-output failed only after the whole profile
+    # the bug: a bad --gpu, --analysis-output or --format failed only after the whole profile
     done = run(fake, "-o", "new", *options, "--", str(app_script(tmp_path)), cwd=tmp_path)
     assert done.returncode == code, done.stderr
     line, _hint = _error_and_hint(done.stderr)
