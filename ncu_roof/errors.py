@@ -36,12 +36,13 @@ class NcuRoofError(Exception):
 
 
 @contextmanager
-def naming_file(path: str) -> Iterator[None]:
-    """An error raised inside says which file it is about (`path: message`)."""
+def naming_file(path: str, copy: str | None = None) -> Iterator[None]:
+    """An error raised inside says which file it is about (`path: message`), or, read through a
+    temporary `copy` of it, names it as the user did (`path` where it names `copy`)."""
     try:
         yield
     except NcuRoofError as err:
-        err.message = f"{path}: {err.message}"
+        err.message = err.message.replace(copy, path) if copy else f"{path}: {err.message}"
         err.args = (err.message,)
         raise
 

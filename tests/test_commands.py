@@ -13,7 +13,7 @@ import pytest
 from conftest import modules_loaded_by
 
 from ncu_roof.cli import COMMAND_MODULES, app, register
-from ncu_roof.ingest.reprows import ncu_report_installed
+from ncu_roof.ingest.rep import ncu_report_installed
 
 CLI = Path(__file__).resolve().parents[1] / "ncu_roof" / "cli"
 

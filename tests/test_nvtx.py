@@ -15,7 +15,7 @@ from ncu_roof.analysis.groups import NO_NVTX, group_kernels
 from ncu_roof.base.vocabulary import GroupBy
 from ncu_roof.ingest import read_input
 from ncu_roof.ingest.nvtx import nvtx_of_cells, nvtx_text
-from ncu_roof.ingest.reprows import ncu_report_installed
+from ncu_roof.ingest.rep import ncu_report_installed
 
 PUSH_POP = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
 START_STOP = "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
@@ -139,7 +139,7 @@ def test_json_nvtx_groups_sit_beside_the_kernel_groups(fixtures: Path) -> None:
 
 
 def test_report_read_through_ncu_import_keeps_its_ranges(corpus: Path) -> None:
-    from ncu_roof.base.ncu import find_ncu
+    from ncu_roof.base.ncu import find_ncu, import_raw_csv
     from ncu_roof.errors import MissingToolError
     from ncu_roof.ingest.rep import read_with_cli
 
@@ -148,5 +148,5 @@ def test_report_read_through_ncu_import_keeps_its_ranges(corpus: Path) -> None:
     except MissingToolError:
         pytest.skip("ncu not installed")
     path = corpus / (SAMPLE + ".ncu-rep")
-    table = read_with_cli(str(path), path.read_bytes(), tool)
+    table = read_with_cli(str(path), path.read_bytes(), import_raw_csv(tool, path))
     assert table.frame["nvtx"].tolist() == SAMPLE_RANGES

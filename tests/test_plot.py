@@ -257,7 +257,7 @@ def test_the_instruction_roofline_draws_every_device_of_the_example() -> None:
     get a panel (titled as the FLOP roofline's), the A10G's saying what to collect; asked for the
     A10G alone, it refuses, naming the device."""
     from ncu_roof.errors import UsageError
-    from ncu_roof.render.instruction_plot import render_instruction_plot
+    from ncu_roof.render.plot import render_instruction_plot
 
     svg = render_instruction_plot(example(), fmt="svg").decode("utf-8")
     assert "NVIDIA H100 PCIe (device 0): 3 launches, 854 µs" in svg

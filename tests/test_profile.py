@@ -383,12 +383,13 @@ def test_explicit_ncu_option_is_used(fake: dict[str, str], tmp_path: Path) -> No
         (["--analysis-output", "/nonexistent/a.json"], 1, "cannot write /nonexistent/a.json"),
         (["--gpu", "a10", "--roofs", "r.toml"], 2, "--gpu and --roofs"),
         (["--ncu-args", '--nvtx-include "unclosed'], 2, "--ncu-args"),
+        (["--format", "json", "--analysis-output", "a.csv"], 2, "--format json contradicts -o a.csv"),
     ],
 )
 def test_analysis_options_are_checked_before_ncu_runs(
     fake: dict[str, str], tmp_path: Path, options: list[str], code: int, message: str
 ) -> None:
-    # the bug: a bad --gpu or --analysis-output failed only after the whole profile
+    # the bug: a bad --gpu, --analysis-output or --format failed only after the whole profile
     done = run(fake, "-o", "new", *options, "--", str(app_script(tmp_path)), cwd=tmp_path)
     assert done.returncode == code, done.stderr
     line, _hint = _error_and_hint(done.stderr)
@@ -429,9 +430,26 @@ def test_check_report_reads_with_the_chosen_ncu_when_ncu_report_is_missing(
     monkeypatch.setenv("FAKE_NCU_RECORD", fake["FAKE_NCU_RECORD"])
     monkeypatch.setitem(sys.modules, "ncu_report", None)  # `import ncu_report` now fails
     outcome = RunOutcome(0, (), (), report)
-    launches, _ = check_report(report, NcuTool(path=str(chosen), version="2025.1.0.0"), outcome, report)
+    launches, _, _ = check_report(report, NcuTool(path=str(chosen), version="2025.1.0.0"), outcome, report)
     assert launches == len(BASE)
     assert [c["argv"][1:3] for c in calls(fake)] == [["--import", str(report)]]  # type: ignore[index]
+
+
+def test_csv_without_ncu_report_imports_the_report_once(
+    fake: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the bug: without ncu_report, `--csv` ran `ncu --import` twice (to check the report, to export it)
+    from test_diff import BASE, raw_csv
+
+    csv, report = tmp_path / "raw.csv", tmp_path / "written.ncu-rep"
+    csv.write_text(raw_csv(BASE))
+    report.write_bytes(b"NVR\x00report")
+    fake |= {"FAKE_NCU_CSV": str(csv), "FAKE_NCU_REPORT": str(report)}
+    monkeypatch.setitem(sys.modules, "ncu_report", None)  # `import ncu_report` now fails
+    done = run(fake, "--csv", "-o", "r", "--", str(app_script(tmp_path)), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "r.csv").read_text() == csv.read_text()
+    assert sum("--import" in str(c["argv"]) for c in calls(fake)) == 1
 
 
 def test_ncu_import_failures_are_one_error_with_ncus_last_line(
@@ -631,12 +649,12 @@ def test_a_stopping_signal_after_ncu_leaves_no_temporary_folder_and_exits_128_pl
     earlier = tmp_path / "report.ncu-rep"
     earlier.write_bytes(b"NVR\x00earlier")
     if point == "emit":
-        monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None))
+        monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None, None))
         monkeypatch.setattr(cli_profile, "emit", arrives)
     else:
         monkeypatch.setattr(profile_run, point, arrives)
         if point == "publish_report":
-            monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None))
+            monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None, None))
     done = run(fake, "--force", "--", "/bin/true", cwd=tmp_path)
     assert done.returncode == 128 + sig, done.stderr
     assert leftovers(tmp_path) == []

@@ -132,7 +132,7 @@ def test_parse_keeps_the_order_and_gives_float64() -> None:
     ],
 )
 def test_detect_number_style(cells: list[str], style: NumberStyle) -> None:
-    assert detect_number_style(pd.Series(cells)) is style
+    assert detect_number_style(pd.Series(cells), None) is style
 
 
 @pytest.mark.parametrize(
@@ -145,8 +145,31 @@ def test_detect_number_style(cells: list[str], style: NumberStyle) -> None:
 )
 def test_ambiguous_number_style_is_an_error_with_a_hint(cells: list[str]) -> None:
     with pytest.raises(BadInputError, match="decimal mark") as info:
-        detect_number_style(pd.Series(cells))
+        detect_number_style(pd.Series(cells), None)
     assert "--number-locale" in (info.value.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("cells", "forced", "contradicted"),
+    [
+        (["1,234.5", "1.234"], NumberStyle.EN, False),  # `1.234` is ambiguous, not against en
+        (["1.234,5"], NumberStyle.EN, True),
+        (["1.234,5", "1,234"], NumberStyle.DE, False),
+        (["1,234.5"], NumberStyle.DE, True),
+        (["3.25"], NumberStyle.DE, True),  # a decimal point
+        (["1.234", "3.25"], NumberStyle.C, False),
+        (["1,234"], NumberStyle.C, True),  # a comma group
+        (["1.234,5"], NumberStyle.C, True),
+    ],
+)
+def test_forced_number_style_is_kept_unless_the_numbers_contradict_it(
+    cells: list[str], forced: NumberStyle, contradicted: bool
+) -> None:
+    if not contradicted:
+        assert detect_number_style(pd.Series(cells), forced) is forced
+        return
+    with pytest.raises(BadInputError, match=f"not written in the {forced.value} style"):
+        detect_number_style(pd.Series(cells), forced)
 
 
 def _format(value: float, style: NumberStyle) -> str:
@@ -169,7 +192,7 @@ def test_format_then_parse_round_trips(value: float, style: NumberStyle) -> None
 def test_detection_recognizes_formatted_numbers(whole: int, frac: int) -> None:
     value = whole + frac / 1000  # >= 1000: always printed with a grouping mark
     for style in (NumberStyle.EN, NumberStyle.DE):
-        assert detect_number_style(pd.Series([_format(value, style), "12"])) is style
+        assert detect_number_style(pd.Series([_format(value, style), "12"]), None) is style
 
 
 @pytest.mark.parametrize(

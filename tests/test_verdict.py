@@ -236,7 +236,7 @@ def test_the_verdict_basis_is_always_stated(
 
 def test_the_instruction_roofline_plot(corpus: Path, fixtures: Path) -> None:
     from ncu_roof.errors import UsageError
-    from ncu_roof.render.instruction_plot import render_instruction_plot
+    from ncu_roof.render.plot import render_instruction_plot
 
     analysis = analyzed(corpus / "h100pcie_rep_2025.1_full_silu.ncu-rep")
     svg = render_instruction_plot(analysis, fmt="svg")

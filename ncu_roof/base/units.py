@@ -99,8 +99,9 @@ _ONE_POINT_GROUP = re.compile(r"^-?\d{1,3}\.\d{3}$")
 _BARE_BIG_INT = re.compile(r"^-?\d{4,}$")
 
 
-def detect_number_style(cells: Iterable[object]) -> NumberStyle:
-    """Infer the number style of one file from its numeric-looking cells.
+def detect_number_style(cells: Iterable[object], forced: NumberStyle | None) -> NumberStyle:
+    """The number style of one file, from its numeric-looking cells; `forced` (`--number-locale`)
+    where the file's own numbers do not contradict it.
 
     The right-most separator of a number that has both is the decimal mark; two or more groups of
     three digits mark the grouping character; a comma followed by other than three digits is a
@@ -108,7 +109,19 @@ def detect_number_style(cells: Iterable[object]) -> NumberStyle:
     grouping: ncu prints fractions with 2 (details) or 6 (raw, auto units) decimals, never 3.
     """
     seen = _evidence(cells)
-    en, de, point = seen(_EN_SURE), seen(_DE_SURE), seen(_POINT_DECIMAL)
+    en, de = seen(_EN_SURE), seen(_DE_SURE)
+    if forced is not None:
+        if forced is NumberStyle.C:
+            contradicted = en or de or seen(_ONE_COMMA_GROUP)
+        else:
+            contradicted = de if forced is NumberStyle.EN else en or seen(_POINT_DECIMAL)
+        if contradicted:
+            raise BadInputError(
+                f"numbers in this file are not written in the {forced.value} style forced by --number-locale",
+                hint="drop --number-locale (the style is detected per file) or pass the right one",
+            )
+        return forced
+    point = seen(_POINT_DECIMAL)
     if de:
         style, ambiguous = NumberStyle.DE, en or point
     elif en or seen(_ONE_COMMA_GROUP):
@@ -132,7 +145,7 @@ def _evidence(cells: Iterable[object]) -> Callable[[re.Pattern[str]], bool]:
     `\\d` is any Unicode digit as `re`'s is; the patterns are anchored (`^`), so a search is a match."""
     import polars as pl
 
-    texts = pl.Series([None if missing_cell(c) else str(c) for c in cells], dtype=pl.String)
+    texts = pl.Series(cell_texts(cells), dtype=pl.String)
     text = texts.str.strip_chars(_SPACE).drop_nulls()
     text = text.filter(text.str.contains(r"\d"))
     marked = text.str.contains(f"[{GROUP_MARKS}]")
@@ -169,21 +182,6 @@ def cell_numbers(cells: Iterable[object]) -> np.ndarray:
     return np.array([cell_number(c) for c in cells], dtype=np.float64)
 
 
-def confirm_number_style(cells: Iterable[object], style: NumberStyle) -> None:
-    """A style the user forced (`--number-locale`) must not contradict the file's own numbers."""
-    seen = _evidence(cells)
-    against = {
-        NumberStyle.DE: (_EN_SURE, _POINT_DECIMAL),
-        NumberStyle.EN: (_DE_SURE,),
-        NumberStyle.C: (_EN_SURE, _DE_SURE, _ONE_COMMA_GROUP),
-    }[style]
-    if any(seen(pattern) for pattern in against):
-        raise BadInputError(
-            f"numbers in this file are not written in the {style.value} style forced by --number-locale",
-            hint="drop --number-locale (the style is detected per file) or pass the right one",
-        )
-
-
 # Digit-group marks of every locale that are never a decimal mark: U+202F and U+00A0 (fr_FR:
 # `1 234,5`), U+2019 and the apostrophe (de_CH: `1’234.5`). With the style's own mark (`,` for en,
 # `.` for de) they are the groups a number may have; elsewhere (`1,2,3` in en) it is no number.
@@ -194,8 +192,9 @@ _INFINITE = r"^[-+]?(?i:inf|infinity)$"  # a non-finite value is read as one (an
 _MISSING_WORDS = frozenset({"", "n/a", "nan", "-nan", "(!) nan", "(!) n/a", "-", "--"})
 
 
-def _texts(cells: Iterable[object]) -> list[str | None]:
-    return [None if missing_cell(v) else v if isinstance(v, str) else str(v) for v in cells]
+def cell_texts(cells: Iterable[object]) -> list[str | None]:
+    """Each cell as text, None where missing (`missing_cell`)."""
+    return [None if missing_cell(v) else str(v) for v in cells]
 
 
 def parse_numbers(cells: Iterable[object] | pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:
@@ -216,7 +215,7 @@ def parse_numbers(cells: Iterable[object] | pa.Array | pa.ChunkedArray, style: N
 
     arr = cells
     if not isinstance(arr, pa.Array | pa.ChunkedArray):
-        arr = pl.Series(_texts(arr), dtype=pl.String).to_arrow()
+        arr = pl.Series(cell_texts(arr), dtype=pl.String).to_arrow()
     if style is not NumberStyle.DE:  # a cast reads `.` as the decimal mark, and fails on `,`
         try:
             fast = pl.Series(pc.cast(arr, pa.float64())).to_numpy()
@@ -255,7 +254,7 @@ def unreadable(
     )
     return [
         (position, text)
-        for position, text in zip(positions.tolist(), _texts(picked), strict=True)
+        for position, text in zip(positions.tolist(), cell_texts(picked), strict=True)
         if text is not None and text.strip().lower() not in _MISSING_WORDS
     ]
 

@@ -185,7 +185,7 @@ def report_reader_first(args: list[str]) -> None:
     report once numpy 2.5 was loaded before it (seen on an H200 machine, Python 3.12), and read
     it cleanly loaded first. Nothing happens without `ncu_report`."""
     from ncu_roof.ingest import REPORT_SUFFIXES  # (neither imports numpy)
-    from ncu_roof.ingest.reprows import ncu_report_installed
+    from ncu_roof.ingest.rep import ncu_report_installed
 
     if "profile" in args[:1] or any(a.endswith(REPORT_SUFFIXES) or os.path.isdir(a) for a in args):
         ncu_report_installed()

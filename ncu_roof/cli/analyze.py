@@ -105,18 +105,7 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> None:
     """Analyze the inputs (paths, or tables already read) and write every output the options ask
     for. Options and output paths are checked before any work, and every output is rendered before
     the first is written: a run that fails leaves no output behind and nothing on stdout."""
-    fmt = choose(options.format, options.output)
-    if FORMATS[fmt].binary and to_terminal(options.output):
-        raise UsageError(
-            f"--format {fmt.value} writes binary data, not for a terminal",
-            hint=f"write it to a file: -o out{FORMATS[fmt].suffixes[0]}",
-        )
-    check_writable(options.output)
-    refuse_inputs([options.output, options.plot], [i for i in inputs if isinstance(i, str)])  # and once read
-    if options.summary:
-        check_summary()
-    plot_fmt = image_format(options.plot, "--plot") if options.plot else None
-    check_writable(options.plot)
+    fmt, plot_fmt = check_options(options, [i for i in inputs if isinstance(i, str)])
     expectations = None
     if options.expect:
         from ncu_roof.compare import expect
@@ -145,6 +134,24 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> None:
         sys.stderr.write("".join(map(folded, expect.render_expectations(report).splitlines())))
         if options.fail_on_mismatch:
             expect.gate(report)
+
+
+def check_options(options: AnalyzeOptions, inputs: Sequence[str]) -> tuple[OutputFormat, OutputFormat | None]:
+    """The output's format and the plot's, once the options and output paths (none of them one of
+    the `inputs`) are checked: before any work (`profile`: before ncu runs)."""
+    fmt = choose(options.format, options.output)
+    if FORMATS[fmt].binary and to_terminal(options.output):
+        raise UsageError(
+            f"--format {fmt.value} writes binary data, not for a terminal",
+            hint=f"write it to a file: -o out{FORMATS[fmt].suffixes[0]}",
+        )
+    check_writable(options.output)
+    refuse_inputs([options.output, options.plot], inputs)  # and once read
+    if options.summary:
+        check_summary()
+    plot_fmt = image_format(options.plot, "--plot") if options.plot else None
+    check_writable(options.plot)
+    return fmt, plot_fmt
 
 
 def write_outputs(

@@ -15,12 +15,12 @@ import typer
 from ncu_roof.base.ncu import find_ncu
 from ncu_roof.base.text import one_line
 from ncu_roof.cli import Verbosity, app, interrupted, named_alike, verbosity
-from ncu_roof.cli.analyze import AnalyzeOptions, diag, emit
+from ncu_roof.cli.analyze import AnalyzeOptions, check_options, diag, emit
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
 from ncu_roof.pipeline import Request, roof_choice
 from ncu_roof.render.formats import OutputFormat
-from ncu_roof.render.output import check_writable, write_output
+from ncu_roof.render.output import write_output
 
 if TYPE_CHECKING:  # the profiler and the metric recipe load only when `profile` runs
     from ncu_roof.profile.progress import KernelProgress, ProgressSink
@@ -69,7 +69,8 @@ def profile_command(
 
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
     roof_choice(gpu, roofs)
-    check_writable(analysis_output)
+    analysis = AnalyzeOptions(fmt, analysis_output, Request(gpu, roofs))
+    check_options(analysis, [])
     try:  # `--ncu-args` as a shell would split it: `--metrics "a,b" --print-summary per-kernel`
         more = tuple(shlex.split(ncu_args or ""))
     except ValueError as err:  # an unclosed quote
@@ -104,7 +105,7 @@ def profile_command(
         if result.csv is not None:
             write_output(result.csv, str(csv_path(published)))
             diag(f"wrote {csv_path(published)}")
-        emit([result.table or str(published)], AnalyzeOptions(fmt, analysis_output, Request(gpu, roofs)))
+        emit([result.table or str(published)], analysis)
     except KeyboardInterrupt:  # here, not in `main()`: the hint names the report, if written
         if published is None:
             interrupted("ncu and the program were stopped; no report was written (an earlier one is kept)")

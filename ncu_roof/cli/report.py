@@ -147,8 +147,7 @@ def plot_command(
 ) -> None:
     """Draw the hierarchical roofline, one panel per device, as SVG, PNG or PDF (or, with
     --kind instruction, the instruction roofline)."""
-    from ncu_roof.render.instruction_plot import render_instruction_plot
-    from ncu_roof.render.plot import render_plot
+    from ncu_roof.render.plot import render_instruction_plot, render_plot
 
     if kind not in ("roofline", "instruction"):
         raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")

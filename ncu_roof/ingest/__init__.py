@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.base.units import NumberStyle
-from ncu_roof.errors import BadInputError, NcuRoofError
+from ncu_roof.errors import BadInputError, naming_file
 
 if TYPE_CHECKING:  # loaded on first use (`__getattr__`): expanding inputs needs no numpy
     from ncu_roof.ingest.table import IDENTITY, InputFormat, RunTable
@@ -69,12 +69,8 @@ def _report_from_stdin(raw: bytes) -> RunTable:
         copy = os.path.join(folder, "stdin.ncu-rep")
         with open(copy, "wb") as handle:
             handle.write(raw)
-        try:
+        with naming_file(STDIN, copy):
             table = read_report(copy, raw)
-        except NcuRoofError as err:  # named as the user named it, not by the copy's path
-            err.message = err.message.replace(copy, STDIN)
-            err.args = (err.message,)
-            raise
     return replace(table, path=STDIN)
 
 

@@ -27,9 +27,9 @@ import re
 from dataclasses import dataclass, field, replace
 
 from ncu_roof.base.ncu import PROFILING
-from ncu_roof.base.units import NumberStyle
+from ncu_roof.base.units import NumberStyle, detect_number_style
 from ncu_roof.errors import BadInputError, naming_file
-from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage, choose_style
+from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage
 from ncu_roof.ingest.csvdetails import (
     LAUNCH_LABELS,
     averages_note,
@@ -274,7 +274,7 @@ def read_console_text(
     }
     averages = [(averages_note("line", k.invocations),) if k.averaged else () for k in intact]
     with naming_file(path):
-        number_style = choose_style([text for k in intact for text, _ in k.values.values()], style)
+        number_style = detect_number_style([text for k in intact for text, _ in k.values.values()], style)
         # a --print-summary kernel of "Invocations N" is N launches of its averages
         counts = [k.invocations or 1 for k in intact]
         launches = kernel_launches(identity, [k.values for k in intact], number_style, averages, counts)

@@ -16,12 +16,11 @@ import itertools
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ncu_roof.base.units import NumberStyle, confirm_number_style, detect_number_style
 from ncu_roof.errors import BadInputError
 
 csv.field_size_limit(sys.maxsize)
@@ -296,10 +295,3 @@ def one_cell(text: str) -> str:
 def unreadable_note(metric: str, text: str) -> str:
     """The note on a launch whose `metric` cell reads as no number (`units.unreadable`)."""
     return f"input: {metric} reads {one_cell(text)}, which is not a number; left out"
-
-
-def choose_style(cells: Iterable[object], forced: NumberStyle | None) -> NumberStyle:
-    if forced is None:
-        return detect_number_style(cells)
-    confirm_number_style(cells, forced)
-    return forced

@@ -26,7 +26,15 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.base.metrics import is_wanted
-from ncu_roof.base.units import GROUP_MARKS, NumberStyle, effective_unit, parse_numbers, si_factor, unreadable
+from ncu_roof.base.units import (
+    GROUP_MARKS,
+    NumberStyle,
+    detect_number_style,
+    effective_unit,
+    parse_numbers,
+    si_factor,
+    unreadable,
+)
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
@@ -36,7 +44,6 @@ from ncu_roof.ingest.csvblocks import (
     Block,
     Damage,
     check_ids,
-    choose_style,
     device_problem,
     find_blocks,
     id_problem,
@@ -207,7 +214,7 @@ def read_details(blocks: list[Block], style: NumberStyle | None, damage: Damage)
     row = {key: i for i, key in enumerate(order)}
     identity: dict[str, Any] = dict(zip(("run", "id", "process_id"), zip(*order, strict=True), strict=True))
     identity |= {name: [launches[k][name] for k in order] for name in launches[order[0]]}
-    number_style = choose_style([text for _, _, text, _ in cells], style)
+    number_style = detect_number_style([text for _, _, text, _ in cells], style)
     ordered = [(row[k], metric, text, unit) for k, metric, text, unit in cells]
     return text_columns(identity, ordered, number_style, sort=True)
 
@@ -293,7 +300,7 @@ def read_summary_csv(
             values.setdefault(metric, (row["Average"], row["Metric Unit"]))
     partial = partial_groups(order)
     with naming_file(path):
-        number_style = choose_style([average for *_, average in order], style)
+        number_style = detect_number_style([average for *_, average in order], style)
     # each row's averages are over its `Invocations` launches: `1,000` is 1000 in en, 1 in de (a count
     # in the file's style), 1 where the cell is empty (unknown)
     texts = [key[-1] for key in kernels]

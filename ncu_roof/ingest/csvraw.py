@@ -21,7 +21,14 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.base.metrics import is_wanted
-from ncu_roof.base.units import NumberStyle, effective_unit, parse_numbers, si_factor, unreadable
+from ncu_roof.base.units import (
+    NumberStyle,
+    detect_number_style,
+    effective_unit,
+    parse_numbers,
+    si_factor,
+    unreadable,
+)
 from ncu_roof.ingest.csvblocks import (
     _CSV_IDENTITY,
     _DEVICE,
@@ -30,7 +37,6 @@ from ncu_roof.ingest.csvblocks import (
     Block,
     Damage,
     check_ids,
-    choose_style,
     device_problem,
     id_problem,
     looks_like_data,
@@ -65,7 +71,7 @@ def finish_raw(parts: list[RawPart], style: NumberStyle | None) -> pl.DataFrame 
     """The launches of the parsed rows, every metric a number (None when no row is intact)."""
     if not parts:
         return None
-    number_style = choose_style([cell for p in parts for cell in _sample_cells(p)], style)
+    number_style = detect_number_style([cell for p in parts for cell in _sample_cells(p)], style)
     if len(parts) == 1:
         return _finish_raw(parts[0], number_style)
     # columns in first-seen order; a metric a block lacks is NaN there, never null: a float64

@@ -42,7 +42,7 @@ import polars as pl
 
 from ncu_roof.base.arrays import object_array
 from ncu_roof.base.metrics import CC_MAJOR, CC_MINOR
-from ncu_roof.base.units import cell_number, cell_numbers, missing_cell
+from ncu_roof.base.units import cell_number, cell_numbers, cell_texts
 
 if TYPE_CHECKING:  # the readers of raw pages and reports, and the analysis, never load pandas
     import pandas as pd
@@ -101,8 +101,7 @@ def row_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
         if all(isinstance(v, float) for v in values):
             metrics.append(pl.Series(name, values, dtype=pl.Float64))
         else:
-            texts = [None if missing_cell(v) else str(v) for v in values]
-            metrics.append(pl.Series(name, texts, dtype=pl.String))
+            metrics.append(pl.Series(name, cell_texts(values), dtype=pl.String))
     return identity_frame(present, len(rows)).hstack(metrics)
 
 

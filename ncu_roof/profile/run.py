@@ -204,32 +204,34 @@ def prepare_target(targets: list[Path], force: bool) -> None:
 
 def check_report(
     report: Path, tool: NcuTool, outcome: RunOutcome, target: Path
-) -> tuple[int, RunTable | None]:
-    """The finished temporary report's launch count, and the report as read (so that it is not
-    read a second time; None where nothing here can read it), or `damaged_report_error` raised
+) -> tuple[int, RunTable | None, bytes | None]:
+    """The finished temporary report's launch count, the report as read (so that it is not read a
+    second time; None where nothing here can read it) and its raw page where `ncu --import` read it
+    (what `--csv` writes, not exported twice), or `damaged_report_error` raised
     (the target left as it was). ncu's exit code alone cannot decide (a crashing program makes ncu
     exit non-zero after a good report, a killed or failing ncu can leave a truncated one):
     `analyze`'s reader does (a truncated, empty or damaged report raises its `NcuRoofError`), where
     `ncu --import` (without `ncu_report`) runs `tool`, the ncu that wrote it, not whichever is
     first on PATH. Bugs propagate; either way the report stays where it is."""
     from ncu_roof.ingest import read_input
-    from ncu_roof.ingest.rep import read_with_cli
-    from ncu_roof.ingest.reprows import ncu_report_installed
+    from ncu_roof.ingest.rep import ncu_report_installed, read_with_cli
 
+    page = None
     try:
         if ncu_report_installed():
             table = read_input(str(report))
         else:
-            table = read_with_cli(str(report), report.read_bytes(), tool)
+            page = import_raw_csv(tool, report)
+            table = read_with_cli(str(report), report.read_bytes(), page)
     except MissingToolError:  # no ncu_report and ncu cannot run: ncu's exit code must do
         if outcome.returncode == 0 or outcome.app_exit_code is not None:
-            return len(outcome.kernels), None
+            return len(outcome.kernels), None, None
         problem = "nothing here can read it (no ncu_report, and ncu does not run)"
     except NcuRoofError as err:
         problem = err.message.removeprefix(f"{report}: ")
     else:
         if table.rows:
-            return table.rows, table
+            return table.rows, table, page
         problem = "the report holds no profiled kernel"
     kept = f"{target} was left as it was" if target.exists() else "no report was written"
     raise damaged_report_error(outcome, problem, kept)
@@ -289,9 +291,9 @@ def run_profile(
             log(f"running: {shlex.join(argv)}")
         outcome = run_ncu(argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s)
         report = diagnose(outcome, options)
-        launches, table = check_report(report, tool, outcome, target)
+        launches, table, page = check_report(report, tool, outcome, target)
         publish_report(report, target)
-    csv = export_csv(tool, target) if options.csv else None
+    csv = (page or export_csv(tool, target)) if options.csv else None
     return ProfileResult(
         report=target,
         kernels=launches,
