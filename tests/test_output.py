@@ -168,3 +168,13 @@ def test_json_to_a_stdout_of_text_only_is_written_as_text() -> None:
         main(["analyze", "--example", "-F", "json"])
     assert leaving.value.code == 0
     assert len(json.loads(captured.getvalue())["kernels"]) == 7
+
+
+def test_an_empty_plot_path_draws_no_plot(tmp_path: Path) -> None:
+    """`--plot ""` is no plot, as it always was (not `.: is a directory`)."""
+    from conftest import run_cli
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "raw_base.csv"
+    done = run_cli("analyze", str(fixture), "--plot", "", "-o", "out.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]

@@ -153,7 +153,7 @@ def test_a_flood_of_ncu_output_is_kept_bounded_and_the_programs_passed_on_whole(
     warnings = b"==WARNING== flood\n" * 20_000
     endless = b"." * (3 << 20)
     stream = progress + warnings + endless
-    reader.feed(stream[i : i + 65536] for i in range(0, len(stream), 65536))  # as `_chunks` reads
+    reader.feed(stream[i : i + 65536] for i in range(0, len(stream), 65536))  # as `run_ncu` reads
     assert len(reader.tool_lines) == profile_run.MAX_TOOL_LINES
     assert len(reader.kernels) == profile_run.MAX_KERNELS
     assert max(map(len, sink.text)) <= profile_run.MAX_LINE_BYTES + 65536

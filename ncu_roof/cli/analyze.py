@@ -149,7 +149,9 @@ def check_options(options: AnalyzeOptions, inputs: Sequence[str]) -> tuple[Outpu
     refuse_inputs([options.output, options.plot], inputs)  # and once read
     if options.summary:
         check_summary()
-    plot_fmt = image_format(options.plot, "--plot") if options.plot else None
+    if not options.plot:  # `--plot ""` too: no plot, as before
+        return fmt, None
+    plot_fmt = image_format(options.plot, "--plot")
     check_writable(options.plot)
     return fmt, plot_fmt
 

@@ -142,9 +142,7 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
             f"ncu timed out after {timeout_s:g} s (killed it and the program)",
             hint="profile fewer launches (-k regex:NAME, -c N), try --fast, or raise --timeout",
         ) from None
-    except (
-        BaseException
-    ):  # Ctrl-C, SIGTERM, SIGHUP: the group goes; the private folder goes with the half report
+    except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: the group goes, the folder with the half report
         with held():
             _kill_group(proc)
         raise
