@@ -152,3 +152,22 @@ def test_the_h200_s_own_peaks_are_the_table_s() -> None:
         assert total is not None and total[0] == peaks[f"{counter}.peak_sustained"], counter
     dram = hardware.counter_per_clock("dram__bytes.sum")
     assert dram is not None and dram[0] == peaks["dram__bytes.sum.peak_sustained"] == 1504  # 6016 / 4
+
+
+class _NoLookups(dict[str, int]):
+    def __contains__(self, key: object) -> bool:
+        raise AssertionError(f"looked up {key!r}: one revision at a time")
+
+
+def test_an_unlisted_revision_takes_the_nearest_lower_listed_one_without_counting_down() -> None:
+    """A damaged file's minor revision (1e12, as a float attribute prints) took a loop of 10^12
+    lookups (the analysis hung); the listed revisions are scanned instead."""
+    from ncu_roof.gpus.arch import nearest_listed
+
+    listed = _NoLookups({"8.0": 1, "8.6": 1, "9.0": 1, "10.0": 1})
+    assert nearest_listed("8.1000000000000", listed) == "8.6"
+    assert nearest_listed("8.5", listed) == "8.0"
+    assert nearest_listed("10.3", listed) == "10.0"
+    assert nearest_listed("9.0", listed) is None  # listed: not an unlisted one's figures
+    assert nearest_listed("7.5", listed) is None
+    assert nearest_listed("x.1", listed) is None

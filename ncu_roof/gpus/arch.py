@@ -25,7 +25,15 @@ def nearest_listed(cc: str, listed: Mapping[str, object]) -> str | None:
         major, minor = (int(part) for part in cc.split(".")[:2])
     except ValueError:
         return None
-    return next((f"{major}.{m}" for m in range(minor - 1, -1, -1) if f"{major}.{m}" in listed), None)
+    # from the listed keys, not by counting down from `minor` (a damaged file's 8.1000000000000 hung)
+    below = [m for k in listed if (m := _minor(k, major)) is not None and m < minor]
+    return f"{major}.{max(below)}" if below else None
+
+
+def _minor(cc: str, major: int) -> int | None:
+    """The minor revision of a listed `cc` of this major (`8.6` → 6), else None."""
+    minor = cc.removeprefix(f"{major}.")
+    return int(minor) if minor != cc and minor.isdecimal() and cc == f"{major}.{int(minor)}" else None
 
 
 @dataclass(frozen=True, kw_only=True)
