@@ -384,6 +384,9 @@ def test_explicit_ncu_option_is_used(fake: dict[str, str], tmp_path: Path) -> No
         (["--gpu", "a10", "--roofs", "r.toml"], 2, "--gpu and --roofs"),
         (["--ncu-args", '--nvtx-include "unclosed'], 2, "--ncu-args"),
         (["--format", "json", "--analysis-output", "a.csv"], 2, "--format json contradicts -o a.csv"),
+        # the analysis replaced the report (refused only after the profile) or the raw page (silently)
+        (["--force", "--analysis-output", "new.ncu-rep"], 2, "is where profile writes its report"),
+        (["--csv", "--analysis-output", "./new.csv"], 2, "is where profile writes its raw page"),
     ],
 )
 def test_analysis_options_are_checked_before_ncu_runs(

@@ -64,13 +64,20 @@ def profile_command(
     roofs: RoofsFile = None,
 ) -> None:
     """Profile a program with ncu (safely, with progress), keep the report, then analyze it."""
-    from ncu_roof.profile.progress import ProfileOptions, check_version, csv_path
+    from ncu_roof.profile.progress import ProfileOptions, check_version, csv_path, report_path
     from ncu_roof.profile.run import run_profile
 
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
     roof_choice(gpu, roofs)
     analysis = AnalyzeOptions(fmt, analysis_output, Request(gpu, roofs))
     check_options(analysis, [])
+    ours = {"report": report_path(output), **({"raw page": csv_path(report_path(output))} if csv else {})}
+    for what, path in ours.items():
+        if analysis_output not in (None, "-") and Path(analysis_output).resolve() == path.resolve():
+            raise UsageError(
+                f"--analysis-output {analysis_output} is where profile writes its {what}",
+                hint="name another file for the analysis",
+            )
     try:  # `--ncu-args` as a shell would split it: `--metrics "a,b" --print-summary per-kernel`
         more = tuple(shlex.split(ncu_args or ""))
     except ValueError as err:  # an unclosed quote
