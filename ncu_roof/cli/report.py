@@ -85,7 +85,6 @@ def run_diff(base_path: str, head_path: str, request: pipeline.Request, options:
     from ncu_roof.compare.comparison import diff, gate
     from ncu_roof.render import diffout
     from ncu_roof.render.diffmarkdown import render_diff_markdown
-    from ncu_roof.render.plot import render_plot
 
     check_writable(options.output)
     if options.summary:
@@ -113,6 +112,8 @@ def run_diff(base_path: str, head_path: str, request: pipeline.Request, options:
         document = diffout.render_diff_table(result, width=shown.width, color=shown.color)
     outputs: list[tuple[Document, str | None]] = [(document, options.output)]
     if options.plot and plot_fmt:
+        from ncu_roof.render.plot import render_plot  # matplotlib: only for a plot
+
         arrows = RenderOptions(arrows=tuple(diff_arrows(result, base, head)))
         outputs.append((render_plot(head, fmt=plot_fmt.value, options=arrows), options.plot))
     summary = render_diff_markdown(result) if options.summary else None
