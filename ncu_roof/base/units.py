@@ -99,6 +99,13 @@ _ONE_POINT_GROUP = re.compile(r"^-?\d{1,3}\.\d{3}$")
 _BARE_BIG_INT = re.compile(r"^-?\d{4,}$")
 
 
+_CONTRADICTS = {  # the numbers a file written in a style (forced by --number-locale) never has
+    NumberStyle.C: (_EN_SURE, _DE_SURE, _ONE_COMMA_GROUP),
+    NumberStyle.EN: (_DE_SURE,),
+    NumberStyle.DE: (_EN_SURE, _POINT_DECIMAL),
+}
+
+
 def detect_number_style(cells: Iterable[object], forced: NumberStyle | None) -> NumberStyle:
     """The number style of one file, from its numeric-looking cells; `forced` (`--number-locale`)
     where the file's own numbers do not contradict it.
@@ -109,19 +116,14 @@ def detect_number_style(cells: Iterable[object], forced: NumberStyle | None) -> 
     grouping: ncu prints fractions with 2 (details) or 6 (raw, auto units) decimals, never 3.
     """
     seen = _evidence(cells)
-    en, de = seen(_EN_SURE), seen(_DE_SURE)
     if forced is not None:
-        if forced is NumberStyle.C:
-            contradicted = en or de or seen(_ONE_COMMA_GROUP)
-        else:
-            contradicted = de if forced is NumberStyle.EN else en or seen(_POINT_DECIMAL)
-        if contradicted:
+        if any(seen(pattern) for pattern in _CONTRADICTS[forced]):
             raise BadInputError(
                 f"numbers in this file are not written in the {forced.value} style forced by --number-locale",
                 hint="drop --number-locale (the style is detected per file) or pass the right one",
             )
         return forced
-    point = seen(_POINT_DECIMAL)
+    en, de, point = seen(_EN_SURE), seen(_DE_SURE), seen(_POINT_DECIMAL)
     if de:
         style, ambiguous = NumberStyle.DE, en or point
     elif en or seen(_ONE_COMMA_GROUP):
