@@ -52,11 +52,17 @@ def read_input(
 ) -> RunTable:
     """Read one input; `number_style=None` detects the locale of a CSV per file; with
     `skip_bad_rows` damaged rows leave their kernels out (with a warning) instead of failing."""
-    if path != STDIN and is_report(path):
-        from ncu_roof.ingest.rep import read_report
+    if path != STDIN:
+        with mapped(path) as view:  # a report by its first bytes (a `.ncu-repz`, compressed, by its name)
+            if view[: len(MAGIC)] == MAGIC or path.endswith(".ncu-repz"):
+                from ncu_roof.ingest.rep import read_report
 
-        with mapped(path) as view:
-            return _finish(read_report(path, view))
+                return _finish(read_report(path, view))
+            if path.endswith(".ncu-rep") and b"\x00" in view[:64]:
+                raise BadInputError(
+                    f"{path}: not an Nsight Compute report (no NVR header)",
+                    hint="pass the `.ncu-rep` written by `ncu -o`, or a CSV from `ncu --csv`",
+                )
     return _finish(_read_text(path, number_style, skip_bad_rows))
 
 
@@ -233,23 +239,6 @@ def mapped(path: str) -> Iterator[bytes | mmap.mmap]:
                 yield view
     except OSError as err:
         raise _cannot_read(path, err) from None
-
-
-def is_report(path: str) -> bool:
-    """A `.ncu-rep` report by its first 64 bytes (a regular file's), or a `.ncu-repz` by its name."""
-    check_regular(path)
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(64)
-    except OSError as err:
-        raise _cannot_read(path, err) from None
-    return has_report_header(path, head) or (path.endswith(".ncu-rep") and b"\x00" in head)
-
-
-def has_report_header(path: str, head: bytes | mmap.mmap) -> bool:
-    """The report header (a `.ncu-repz` is compressed: its name says it): what the report reader
-    needs before it looks inside."""
-    return head[: len(MAGIC)] == MAGIC or path.endswith(".ncu-repz")
 
 
 def read_text_bytes(path: str) -> bytes:

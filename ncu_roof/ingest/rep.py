@@ -14,7 +14,7 @@ from ncu_roof.base.metrics import is_wanted
 from ncu_roof.base.ncu import find_ncu, import_raw_csv
 from ncu_roof.base.units import si_factor
 from ncu_roof.errors import BadInputError, MissingToolError
-from ncu_roof.ingest import MAGIC, has_report_header
+from ncu_roof.ingest import MAGIC
 from ncu_roof.ingest.nvtx import nvtx_text
 
 if TYPE_CHECKING:  # the table (numpy, Polars) loads only once read: `ncu_report` must load first
@@ -50,11 +50,6 @@ def report_version(raw: bytes | mmap.mmap) -> str | None:
 
 def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
     """`raw`: the report's bytes, or a memory map of them (only its header and version are read)."""
-    if not has_report_header(path, raw):
-        raise BadInputError(
-            f"{path}: not an Nsight Compute report (no NVR header)",
-            hint="pass the `.ncu-rep` written by `ncu -o`, or a CSV from `ncu --csv`",
-        )
     from ncu_roof.ingest.table import InputFormat, RunTable, row_frame, settle_shapes
 
     rows = report_rows(path)
