@@ -21,7 +21,7 @@ from conftest import normalize
 from ncu_roof.base.units import NumberStyle
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import InputFormat, read_input
-from ncu_roof.ingest.csvblocks import _HEADER, SUMMARY_HEADER, Headers, find_headers
+from ncu_roof.ingest.csvblocks import _HEADER, SUMMARY_HEADER, find_headers
 
 RAW_FORMS = ["raw_base.csv", "raw_auto.csv", "raw_base_en_US.csv", "raw_base_de_DE.csv"]
 
@@ -184,9 +184,9 @@ def test_missing_path_and_directory(tmp_path: Path) -> None:
 def _headers_match_the_regexes(paths: list[Path]) -> None:
     for path in sorted(paths):
         raw = path.read_bytes()
-        headers = find_headers(raw)
-        assert headers.pages == [m.start() for m in _HEADER.finditer(raw)], path.name
-        assert headers.summaries == [m.start() for m in SUMMARY_HEADER.finditer(raw)], path.name
+        pages, summaries = find_headers(raw)
+        assert pages == [m.start() for m in _HEADER.finditer(raw)], path.name
+        assert summaries == [m.start() for m in SUMMARY_HEADER.finditer(raw)], path.name
 
 
 def test_header_search_matches_the_regexes_on_the_corpus(corpus: Path) -> None:
@@ -195,13 +195,13 @@ def test_header_search_matches_the_regexes_on_the_corpus(corpus: Path) -> None:
 
 def test_header_search_matches_the_regexes(fixtures: Path) -> None:
     _headers_match_the_regexes([*fixtures.glob("*.csv"), *fixtures.glob("*.txt")])
-    assert find_headers(b"noise\nID,Process ID,Kernel Name\n1,2,k\n").pages == [6]
+    assert find_headers(b"noise\nID,Process ID,Kernel Name\n1,2,k\n") == ([6], [])
     # a kernel named like a header is no header; a summary after a page is found too
     raw = (
         b'"ID","Process ID","Kernel Name"\n"0","1","k Process ID"\n'
         b'"Process ID","Process Name","Invocations","Average"\n'
     )
-    assert find_headers(raw) == Headers(pages=[0], summaries=[raw.index(b'"Process ID","Process N')])
+    assert find_headers(raw) == ([0], [raw.index(b'"Process ID","Process N')])
 
 
 # --- launch shapes and compute capability (`settle_shapes` in ingest/table.py) -------------------

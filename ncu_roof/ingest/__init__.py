@@ -92,13 +92,13 @@ def _read_text(path: str, style: NumberStyle | None, skip_bad_rows: bool) -> Run
     if path == STDIN and raw[: len(MAGIC)] == MAGIC:
         return _report_from_stdin(raw)
     raw, notes = _clean_text(path, raw)
-    headers = find_headers(raw)
-    if headers.summaries:
-        table = read_summary_csv(path, raw, headers.summaries[0], style, skip_bad_rows)
-    elif not headers.pages and is_console_text(raw):
+    pages, summaries = find_headers(raw)
+    if summaries:
+        table = read_summary_csv(path, raw, summaries[0], style, skip_bad_rows)
+    elif not pages and is_console_text(raw):
         table = read_console_text(path, raw, style, skip_bad_rows)
     else:
-        finish = read_csv_file(path, raw, headers.pages, style, skip_bad_rows)
+        finish = read_csv_file(path, raw, pages, style, skip_bad_rows)
         del raw
         table = finish()
     return replace(table, warnings=(*notes, *table.warnings))

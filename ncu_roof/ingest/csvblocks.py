@@ -224,19 +224,12 @@ def _cut_off(record: str, block: Block, least: int) -> bool:
         return True
 
 
-@dataclass(frozen=True)
-class Headers:
-    """The header lines of a text file (offsets of their first bytes): the pages' (raw and
-    details, `"ID","Process ID",`) and `--print-summary`'s (`"Process ID","Process Name",…`)."""
-
-    pages: list[int]
-    summaries: list[int]
-
-
-def find_headers(raw: bytes) -> Headers:
-    """Every header line, by one literal search for `Process ID` (every ncu CSV header holds it)
-    checked only at the start of each line that holds it: a regex scan of a 200 MB page cost a
-    third of a second, and every further literal search a tenth."""
+def find_headers(raw: bytes) -> tuple[list[int], list[int]]:
+    """The offsets of the first bytes of the header lines of a text file: the pages' (raw and
+    details, `"ID","Process ID",`) and `--print-summary`'s (`"Process ID","Process Name",…`).
+    By one literal search for `Process ID` (every ncu CSV header holds it) checked only at the
+    start of each line that holds it: a regex scan of a 200 MB page cost a third of a second, and
+    every further literal search a tenth."""
     pages: list[int] = []
     summaries: list[int] = []
     pos = raw.find(b"Process ID")
@@ -247,11 +240,11 @@ def find_headers(raw: bytes) -> Headers:
         elif SUMMARY_HEADER.match(raw, start) and (not summaries or summaries[-1] != start):
             summaries.append(start)
         pos = raw.find(b"Process ID", pos + 1)
-    return Headers(pages, summaries)
+    return pages, summaries
 
 
 def find_blocks(raw: bytes, starts: list[int]) -> list[Block]:
-    """The blocks that start at these header lines (`find_headers(raw).pages`)."""
+    """The blocks that start at these header lines (`find_headers(raw)[0]`)."""
     blocks = []
     line, counted = 1, 0
     for start, end in itertools.pairwise([*starts, len(raw)]):

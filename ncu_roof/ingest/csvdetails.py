@@ -265,7 +265,7 @@ _REEXPORT = "re-export: `ncu --import R --print-summary per-kernel --csv`"
 def read_summary_csv(
     path: str, raw: bytes, start: int, style: NumberStyle | None, skip_bad_rows: bool = False
 ) -> RunTable:
-    """The summary whose header line starts at `start` (`find_headers(raw).summaries[0]`)."""
+    """The summary whose header line starts at `start` (`find_headers(raw)[1][0]`)."""
     block = find_blocks(raw, [start])[0]
     header = block.header
     missing = [c for c in _NEEDED if c not in header]

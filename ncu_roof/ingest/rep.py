@@ -108,7 +108,7 @@ def read_with_cli(path: str, raw: bytes | mmap.mmap, page: bytes | None = None) 
             what = what if path.endswith(".ncu-repz") else ".ncu-rep needs ncu_report or ncu"
             raise MissingToolError(f"{path}: reading {what}", hint=REP_HINT) from err
         page = import_raw_csv(tool, path)
-    launches = read_csv_file(path, page, find_headers(page).pages, None)().launches
+    launches = read_csv_file(path, page, find_headers(page)[0], None)().launches
     return RunTable(path=path, format=InputFormat.NCU_REP, ncu_version=report_version(raw), launches=launches)
 
 
