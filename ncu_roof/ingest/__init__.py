@@ -14,7 +14,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +63,8 @@ def read_input(
                     f"{path}: not an Nsight Compute report (no NVR header)",
                     hint="pass the `.ncu-rep` written by `ncu -o`, or a CSV from `ncu --csv`",
                 )
+            if len(view) > MAX_TEXT_BYTES:  # refused before it is read
+                raise _too_big(path)
     return _finish(_read_text(path, number_style, skip_bad_rows))
 
 
@@ -207,8 +209,10 @@ def _cannot_read(path: str, err: OSError, hint: str = "check the file's permissi
     return BadInputError(f"{path}: cannot read ({err.strerror or err})", hint=hint)
 
 
-def check_regular(path: str) -> os.stat_result:
-    """Refuse, without opening it, anything but a regular file."""
+@contextmanager
+def mapped(path: str) -> Iterator[bytes | mmap.mmap]:
+    """The bytes of a regular file, memory-mapped (a multi-GB report is never read whole);
+    anything but a regular file is refused without opening it."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -223,13 +227,6 @@ def check_regular(path: str) -> os.stat_result:
             f"{path}: is {kind}, not a regular file",
             hint="save the ncu output to a file first, or pipe it to `-` (stdin)",
         )
-    return info
-
-
-@contextmanager
-def mapped(path: str) -> Iterator[bytes | mmap.mmap]:
-    """The bytes of a regular file, memory-mapped (a multi-GB report is never read whole)."""
-    info = check_regular(path)
     try:
         with open(path, "rb") as handle:
             if info.st_size == 0:
@@ -242,30 +239,25 @@ def mapped(path: str) -> Iterator[bytes | mmap.mmap]:
 
 
 def read_text_bytes(path: str) -> bytes:
-    """The whole of a text input (a regular file, or stdin for `-`), refused beyond `MAX_TEXT_BYTES`."""
-    limit = MAX_TEXT_BYTES
+    """The whole of a text input (a regular file `mapped` checked, or stdin for `-`), refused beyond
+    `MAX_TEXT_BYTES`."""
+    if path == STDIN and sys.stdin is None:  # started with stdin closed (`<&-`)
+        raise BadInputError(
+            "-: stdin is closed", hint="pipe or redirect the input: `ncu-roof analyze - < run.csv`"
+        )
     try:
-        if path == STDIN:
-            if sys.stdin is None:  # started with stdin closed (`<&-`)
-                raise BadInputError(
-                    "-: stdin is closed", hint="pipe or redirect the input: `ncu-roof analyze - < run.csv`"
-                )
-            data = sys.stdin.buffer.read(limit + 1)
-        elif check_regular(path).st_size > limit:
-            raise _too_big(path, limit)
-        else:
-            with open(path, "rb") as handle:
-                data = handle.read(limit + 1)
+        with open(path, "rb") if path != STDIN else nullcontext(sys.stdin.buffer) as handle:
+            data = handle.read(MAX_TEXT_BYTES + 1)
     except OSError as err:
         raise _cannot_read(path, err) from None
-    if len(data) > limit:
-        raise _too_big(path, limit)
+    if len(data) > MAX_TEXT_BYTES:
+        raise _too_big(path)
     return data
 
 
-def _too_big(path: str, limit: int) -> BadInputError:
+def _too_big(path: str) -> BadInputError:
     return BadInputError(
-        f"{path}: over {limit >> 20} MiB of text; refused rather than read whole",
+        f"{path}: over {MAX_TEXT_BYTES >> 20} MiB of text; refused rather than read whole",
         hint="export fewer kernels, or only the raw page (`ncu --import R --csv --page raw`), "
         "or pass the .ncu-rep report itself",
     )
