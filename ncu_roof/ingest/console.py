@@ -118,10 +118,9 @@ def _kernel_line(line: str, number: int, pid: str | None, device: int | None) ->
         fields = {m[1]: m[2] for m in _FIELD.finditer(match["rest"]) if m[1]}
         counted = [int(m[3]) for m in _FIELD.finditer(match["rest"]) if m[3]]
         invocations = int(fields["Invocations"]) if "Invocations" in fields else next(iter(counted), None)
-        shape = {k: f"({v})" if "," in v else v for k, v in match.groupdict().items() if k in KINDS and v}
         device = int(fields["Device"]) if "Device" in fields else device
         summary = invocations is not None or pattern is _KERNEL_LINES[-1]
-        grid, block = shape.get("grid"), shape.get("block")
+        grid, block = (f"({v})" if v and "," in v else v for v in map(match.groupdict().get, KINDS))
         return Kernel(
             number, match["name"], pid, grid, block, device, fields.get("CC"), invocations, summary=summary
         )
@@ -287,14 +286,14 @@ def read_console_text(
         )
     if text.strip() and not text.endswith("\n"):  # (spaces after the last break are a cut line too)
         damage.cut_short(text.count("\n") + 1)
-    notes = list(damage.warnings(sum(k.left_out for k in kernels)))
     announced = len({line["id"] for line in _PROFILING.finditer(text)})  # distinct result IDs
     if announced > launches.height:
-        notes.append(
+        damage.notes.append(
             f"{path}: the ==PROF== lines announce {announced} profiled launches but "
             f"{launches.height} were read (the capture is cut short, or lines were lost)"
         )
-    return RunTable(path, InputFormat.CONSOLE_TEXT, None, launches, tuple(notes), tuple(averaged))
+    warnings = damage.warnings(sum(k.left_out for k in kernels))
+    return RunTable(path, InputFormat.CONSOLE_TEXT, None, launches, warnings, tuple(averaged))
 
 
 # --- what no single line shows, checked once the whole text is read -----------------------------

@@ -333,15 +333,9 @@ def read_summary_csv(
         launches = kernel_launches(
             identity, list(intact.values()), number_style, notes, [counts[k] for k in intact]
         )
-    launches = settle_shapes(launches)
-    return RunTable(
-        path,
-        InputFormat.SUMMARY_CSV,
-        None,
-        launches,
-        damage.warnings(len(partial) + len(damaged - kernels.keys())),
-        tuple(sorted({m for values in intact.values() for m in values})),
-    )
+    warnings = damage.warnings(len(partial) + len(damaged - kernels.keys()))
+    averaged = tuple(sorted({m for values in intact.values() for m in values}))
+    return RunTable(path, InputFormat.SUMMARY_CSV, None, settle_shapes(launches), warnings, averaged)
 
 
 # a count of launches (≥ 1; its digits grouped as a number may be, in any style), or empty

@@ -49,8 +49,7 @@ def check_header(path: str, block: Block) -> None:
             f"{path}: line {block.line}: column {twice[0]!r} appears more than once in the header",
             hint="re-export the report; a hand-edited CSV must name each column once",
         )
-    present = [c for c in _DETAILS_KEYS if c in block.header]
-    if present and not is_details(block.header):
+    if any(c in block.header for c in _DETAILS_KEYS) and not is_details(block.header):
         lost = [c for c in ("Metric Name", "Metric Value") if c not in block.header]
         raise BadInputError(
             f"{path}: line {block.line}: a details-page header without {' or '.join(map(repr, lost))}",

@@ -171,8 +171,7 @@ def _action_row(action: Any, index: int, wanted: dict[tuple[str, ...], list[str]
         unit = metric.unit() if hasattr(metric, "unit") else ""
         row[name] = float(value) * si_factor(unit or "")
     row["device_name"] = row.pop("device__attribute_display_name", None)
-    device = _int_metric(action, "device__attribute_device_index")
-    row["device"] = device if device is not None else 0
+    row["device"] = _int_metric(action, "device__attribute_device_index") or 0
     row["process_id"] = _int_metric(action, "launch__process_id")
     row["nvtx"] = _nvtx(action)
     return row  # grid, block and cc: `settle_shapes`, from the launch__* and device__* metrics
