@@ -42,7 +42,7 @@ import polars as pl
 
 from ncu_roof.base.arrays import object_array
 from ncu_roof.base.metrics import CC_MAJOR, CC_MINOR
-from ncu_roof.base.units import cell_number, cell_numbers, cell_texts
+from ncu_roof.base.units import cell_number, cell_texts
 
 if TYPE_CHECKING:  # the readers of raw pages and reports, and the analysis, never load pandas
     import pandas as pd
@@ -183,32 +183,20 @@ _SHAPE_METRICS = (
 
 def _settled(row: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
     """One distinct row's `grid`, `block` and `cc` (its texts, and those `_SHAPE_METRICS` the
-    page has)."""
-
-    def number(name: str) -> float:
-        value = row.get(name)
-        return math.nan if value is None else float(value)
-
-    totals = [number(f"launch__{kind}_size") for kind in KINDS]
+    page has: numbers, or texts a report gave, each read by `cell_number`)."""
+    totals = [cell_number(row.get(f"launch__{kind}_size")) for kind in KINDS]
     texts = [_ncu_text(row[kind], total) for kind, total in zip(KINDS, totals, strict=True)]
     trusted = all(agrees for agrees, _ in texts)
     shapes = [
-        shape_text([number(f"launch__{kind}_dim_{axis}") for axis in "xyz"])
+        shape_text([row.get(f"launch__{kind}_dim_{axis}") for axis in "xyz"])
         or (text if trusted else None)
         or total_text(total)
         for kind, (_, text), total in zip(KINDS, texts, totals, strict=True)
     ]
     cc: str | None = row["cc"]
     if cc is None or not cc.strip():
-        cc = cc_text(number(CC_MAJOR), number(CC_MINOR))
+        cc = cc_text(row.get(CC_MAJOR), row.get(CC_MINOR))
     return shapes[0], shapes[1], cc
-
-
-def _number(column: pl.Series) -> pl.Series:
-    """A metric as floats (one a report gave as text read by `cell_number`)."""
-    if column.dtype != pl.String:
-        return column
-    return pl.Series(column.name, cell_numbers(column.to_list()))
 
 
 def settle_shapes(launches: pl.DataFrame) -> pl.DataFrame:
@@ -217,7 +205,7 @@ def settle_shapes(launches: pl.DataFrame) -> pl.DataFrame:
     Launches share a few distinct (texts, dims, totals, capability) rows: each is settled once
     and joined back (a Python pass per row cost 0.1 s at 100k launches).
     """
-    metrics = [_number(launches.get_column(c)) for c in _SHAPE_METRICS if c in launches.columns]
+    metrics = [launches.get_column(c) for c in _SHAPE_METRICS if c in launches.columns]
     keys = pl.DataFrame([*launches.select("grid", "block", "cc").get_columns(), *metrics])
     distinct = keys.unique(maintain_order=True)  # (NaN equals NaN here and in the join)
     names = {f"settled_{c}": c for c in ("grid", "block", "cc")}
