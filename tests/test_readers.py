@@ -302,14 +302,19 @@ def test_details_page_shapes_are_checked_against_its_launch_statistics(tmp_path:
 
 
 def test_shape_texts_are_written_by_one_function() -> None:
-    from ncu_roof.ingest.table import _parsed, cc_text, shape_text, total_text
+    from ncu_roof.ingest.table import _ncu_text, cc_text, shape_text, total_text
 
     assert shape_text([39312.0, 1.0, 1.0]) == "(39312, 1, 1)"
     assert shape_text(["16", " 16", "1"]) == "(16, 16, 1)"
     assert shape_text([0, 0, 0]) is None and shape_text([2.5, 1, 1]) is None
     assert shape_text([float("nan"), 1, 1]) is None
-    assert _parsed("(39,312, 1, 1)") == ((39312, 1, 1), True) and _parsed("(8,8,1)") == ((8, 8, 1), True)
-    assert _parsed("4.096") == ((4096,), False) and _parsed("n/a") is None
+    assert _ncu_text("(39,312, 1, 1)", 39312.0) == (True, "(39312, 1, 1)")
+    assert _ncu_text("(8,8,1)", float("nan")) == (True, "(8, 8, 1)") and _ncu_text("(8,8,1)", 4) == (
+        False,
+        None,
+    )
+    assert _ncu_text("4.096", 4096.0) == (True, "4096") and _ncu_text("n/a", 1.0) == (True, "n/a")
+    assert _ncu_text("(0, 0, 0)", 4096.0) == (True, None) and _ncu_text(" ", 1.0) == (True, None)
     assert total_text(4096.0) == "4096" and total_text(0) is None and total_text(float("nan")) is None
     assert cc_text(8.0, 6.0) == "8.6" and cc_text(12, 0) == "12.0" and cc_text(8, float("nan")) is None
 

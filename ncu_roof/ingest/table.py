@@ -121,9 +121,7 @@ def _count(value: object) -> int | None:
 def shape_text(dims: Sequence[object]) -> str | None:
     """`(x, y, z)` as ncu writes a launch shape; None unless every axis is a positive count."""
     counts = [_count(d) for d in dims]
-    if not counts or any(c is None for c in counts):
-        return None
-    return "(" + ", ".join(str(c) for c in counts) + ")"
+    return None if None in counts else "(" + ", ".join(str(c) for c in counts) + ")"
 
 
 def total_text(total: object) -> str | None:
@@ -140,32 +138,24 @@ def cc_text(major: object, minor: object) -> str | None:
     return f"{int(numbers[0])}.{int(numbers[1])}"
 
 
-def _parsed(text: str) -> tuple[tuple[int, ...], bool] | None:
-    """The axes of ncu's text and whether it is a shape: `(8, 8, 1)` → ((8, 8, 1), True), `4096`
-    → ((4096,), False); None when it reads as neither. Axes are split at `, ` (ncu's own
-    separator), so digit groups of a locale (`(39,312, 1, 1)`, `4.096`) stay inside their axis."""
+def _ncu_text(text: object, total: float) -> tuple[bool, str | None]:
+    """Whether ncu's text may be the launch's (False: a product unlike its total), and the text to
+    give for it: its axes written by `shape_text` (`(8, 8, 1)`) or `total_text` (`4096`), as it is
+    when it does not read as either, None when there is none or a dimension is 0. Axes are split at
+    `, ` (ncu's own separator), so digit groups of a locale (`(39,312, 1, 1)`, `4.096`) stay inside
+    their axis."""
+    if not isinstance(text, str) or not text.strip():
+        return True, None
     stripped = text.strip()
     shaped = stripped.startswith("(") and stripped.endswith(")")
     inner = stripped[1:-1].strip() if shaped else stripped
     parts = _AXIS_SEPARATOR.split(inner) if shaped else [inner]  # a count: any separators are digit groups
     if len(parts) == 1 and shaped:
         parts = inner.split(",")
-    axes = [_DIGIT_GROUPS.sub("", part) for part in parts]
-    if not all(axis.isascii() and axis.isdigit() for axis in axes):
-        return None
-    return tuple(int(axis) for axis in axes), shaped
-
-
-def _ncu_text(text: object, total: float) -> tuple[bool, str | None]:
-    """Whether ncu's text may be the launch's (False: a product unlike its total), and the text to
-    give for it: written by `shape_text` / `total_text`, as it is when it does not read as a shape,
-    None when there is none or a dimension is 0."""
-    if not isinstance(text, str) or not text.strip():
-        return True, None
-    parsed = _parsed(text)
-    if parsed is None:
+    digits = [_DIGIT_GROUPS.sub("", part) for part in parts]
+    if not all(axis.isascii() and axis.isdigit() for axis in digits):
         return True, text  # not a shape: kept as it is
-    axes, shaped = parsed
+    axes = [int(axis) for axis in digits]
     if 0 in axes:
         return True, None
     if total >= 1 and math.prod(axes) != total:
