@@ -161,17 +161,14 @@ def expand_inputs(arguments: Sequence[str]) -> Expanded:
     paths: list[str] = []
     skipped: list[str] = []
     for argument in arguments:
-        if argument == STDIN:
-            paths.append(STDIN)
-        elif _GLOB_CHARS & set(argument) and not os.path.lexists(argument):
+        matches = [argument]
+        if argument != STDIN and _GLOB_CHARS & set(argument) and not os.path.lexists(argument):
             matches = sorted(glob.glob(argument))
             if not matches:
                 raise BadInputError(f"{argument}: no file matches this pattern", hint=PATH_HINT)
-            for match in matches:
-                _add(match, paths, skipped)
-        else:
-            _add(argument, paths, skipped)
-    if STDIN in paths and paths.count(STDIN) > 1:
+        for match in matches:
+            _add(match, paths, skipped)
+    if paths.count(STDIN) > 1:
         raise BadInputError("`-` (stdin) is named twice", hint="stdin can be read only once")
     if not paths:
         raise BadInputError(
@@ -182,7 +179,7 @@ def expand_inputs(arguments: Sequence[str]) -> Expanded:
 
 
 def _add(path: str, paths: list[str], skipped: list[str]) -> None:
-    if not os.path.isdir(path):  # (False for a name too long: reported when it is read)
+    if path == STDIN or not os.path.isdir(path):  # (False for a name too long: reported when it is read)
         paths.append(path)
         return
     found = []

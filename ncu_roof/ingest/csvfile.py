@@ -114,9 +114,8 @@ def no_csv_error(path: str, raw: bytes) -> BadInputError:
             "`ncu --import run.ncu-rep --csv --page raw --print-units base`",
         )
     messages = [f"=={m.group(1)}== {m.group(2).strip()}" for m in _NCU_LINE.finditer(text)]  # prefix kept
-    decisive = [m for m in messages if m.startswith(("==ERROR==", "==WARNING=="))]
-    if messages:
-        quoted = (decisive or messages)[-1]
+    if messages:  # the last error or warning, else the last message
+        quoted = ([m for m in messages if not m.startswith("==PROF==")] or messages)[-1]
         return BadInputError(
             f"{path}: holds ncu messages but no CSV; ncu said: {quoted}",
             hint="nothing was profiled: check the kernel filters (-k, -c, --nvtx) and "

@@ -79,11 +79,10 @@ def _refuse_compressed(path: str, raw: bytes | mmap.mmap) -> None:
     if not len(raw):
         raise BadInputError(f"{path}: file is empty", hint="profile again with `ncu-roof profile -- ./app`")
     if raw[: len(ZSTD_MAGIC)] != ZSTD_MAGIC:
-        plain = raw[: len(MAGIC)] == MAGIC
         raise BadInputError(
             f"{path}: not a compressed report (a .ncu-repz is zstd-compressed; this file is not)",
             hint="it is an uncompressed report: rename it to FILE.ncu-rep"
-            if plain
+            if raw[: len(MAGIC)] == MAGIC
             else "pass the .ncu-repz that Nsight Compute 2025.4+ wrote, or its .ncu-rep",
         )
     raise BadInputError(

@@ -269,7 +269,6 @@ def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.Dat
     of values excluded."""
     replaced: list[pl.Series] = []
     notes: dict[int, list[str]] = {}
-    excluded = 0
     for metric in metrics:
         column = launches.get_column(metric)
         if column.dtype != pl.Float64:
@@ -289,9 +288,8 @@ def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.Dat
             why = "is not finite" if not np.isfinite(value) else "is negative" if value < 0 else ""
             why = why or f"is implausible ({meaning})"
             notes.setdefault(int(position), []).append(f"input: {metric} = {value:g} {why}; excluded")
-        excluded += int(bad.sum())
         replaced.append(pl.Series(metric, np.where(bad, np.nan, values)))
-    return with_notes(launches.with_columns(replaced), notes), excluded
+    return with_notes(launches.with_columns(replaced), notes), sum(map(len, notes.values()))
 
 
 def with_notes(launches: pl.DataFrame, notes: Mapping[int, Sequence[str]]) -> pl.DataFrame:
