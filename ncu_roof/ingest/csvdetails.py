@@ -236,14 +236,13 @@ def text_columns(
     note on its launch, after its `notes`."""
     rows = len(identity["id"])
     lines = [list(n) for n in notes] if notes is not None else [[] for _ in range(rows)]
-    metrics = list(dict.fromkeys(metric for _, metric, _, _ in cells))
     values: list[pl.Series] = []
     if cells:
         launch, metric, texts, units = zip(*cells, strict=True)
         numbers = parse_numbers(texts, style)
         for i, text in unreadable(texts, numbers):
             lines[launch[i]].append(unreadable_note(metric[i], text))
-        code = {name: k for k, name in enumerate(sorted(metrics) if sort else metrics)}
+        code = {name: k for k, name in enumerate(sorted(set(metric)) if sort else dict.fromkeys(metric))}
         keys = list(zip(metric, units, strict=True))
         factor = {key: si_factor(effective_unit(*key)) for key in dict.fromkeys(keys)}
         where = np.array(launch) + rows * np.array([code[m] for m in metric])
@@ -251,8 +250,7 @@ def text_columns(
         table = np.full((len(code), rows), np.nan)
         table.flat[where[first]] = (numbers * np.array([factor[key] for key in keys]))[first]
         values = [pl.Series(name, row) for name, row in zip(code, table, strict=True)]
-    notes_column = [n or None for n in lines]
-    return identity_frame({**identity, "input_notes": notes_column}, rows).hstack(values)
+    return identity_frame({**identity, "input_notes": [n or None for n in lines]}, rows).hstack(values)
 
 
 # --- `--print-summary --csv` -------------------------------------------------------------------
