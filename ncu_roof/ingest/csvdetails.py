@@ -1,8 +1,7 @@
-"""The pages of one row per (kernel, metric), pivoted to one row per launch: the details page
-(`--page details`) and `--print-summary per-kernel|per-gpu --csv`, read with the csv module (their
-rows are ragged). A damaged row of a details page taints the kernels around it; a kernel whose rows
-cannot all be its own (`partial_groups`) is damaged too. `text_columns`: the launch table of any
-page of printed values (these, and console text).
+"""The pages of one row per (kernel, metric), pivoted to one row per launch (`text_columns`, as
+console text is): the details page (`--page details`) and `--print-summary per-kernel|per-gpu
+--csv`, read with the csv module (their rows are ragged). A kernel a damaged row taints, or whose
+rows cannot all be its own (`partial_groups`), is damaged.
 
 A summary's header (per-kernel; per-gpu puts "Device Id" after "Host Name"):
 `"Process ID","Process Name","Host Name","Kernel Name","Block Size","Grid Size","Device Id",
@@ -10,7 +9,7 @@ A summary's header (per-kernel; per-gpu puts "Device Id" after "Host Name"):
 A newer ncu names the device column "Device" and adds "CC" after it (read as the launches' `cc`).
 A kernel is one (process, name, block, grid, device) group; its values are the Average column (so
 every metric read is listed in `RunTable.averaged`, each kernel carries a note), and "Invocations
-N" makes it N launches (`kernel_launches`): counts and total time (average x N) are the run's.
+N" makes it N launches (`kernel_launches`).
 """
 
 from __future__ import annotations

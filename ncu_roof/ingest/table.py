@@ -140,10 +140,8 @@ def cc_text(major: object, minor: object) -> str | None:
 
 def _ncu_text(text: object, total: float) -> tuple[bool, str | None]:
     """Whether ncu's text may be the launch's (False: a product unlike its total), and the text to
-    give for it: its axes written by `shape_text` (`(8, 8, 1)`) or `total_text` (`4096`), as it is
-    when it does not read as either, None when there is none or a dimension is 0. Axes are split at
-    `, ` (ncu's own separator), so digit groups of a locale (`(39,312, 1, 1)`, `4.096`) stay inside
-    their axis."""
+    give for it: its axes (split at `, `, the module docstring says why) written by `shape_text` or
+    `total_text`, as it is when it does not read as either, None when there is none or an axis is 0."""
     if not isinstance(text, str) or not text.strip():
         return True, None
     stripped = text.strip()
