@@ -24,12 +24,10 @@ from ncu_roof.ingest.table import InputFormat, RunTable, settle_shapes
 _NCU_LINE = re.compile(r"^==(PROF|WARNING|ERROR)==\s*(.*)$", re.MULTILINE)
 
 
-def _orphans(raw: bytes, first: Block, damage: Damage) -> None:
-    """CSV rows or a header-like line before the first header: a header line that was damaged,
-    and the rows under it would be lost without a word."""
-    end = raw.find(first.data[:64]) if first.data else -1
-    prefix = raw[: max(end, 0)].decode("utf-8", "replace").split("\n")
-    for number, line in enumerate(prefix, start=1):
+def _orphans(prefix: bytes, damage: Damage) -> None:
+    """CSV rows or a header-like line before the first header (in `prefix`): a header line that
+    was damaged, and the rows under it would be lost without a word."""
+    for number, line in enumerate(prefix.decode("utf-8", "replace").split("\n"), start=1):
         if line.count(",") < 5 or line.startswith("=="):
             continue
         if _ID_START.match(line) or '"Kernel Name"' in line or "Process ID" in line:
@@ -78,7 +76,7 @@ def read_csv_file(
     pivot = all(details)  # the details/raw choice, made once
     fmt = InputFormat.DETAILS_CSV if pivot else InputFormat.RAW_CSV
     damage = Damage(path, skip_bad_rows)
-    _orphans(raw, blocks[0], damage)
+    _orphans(raw[: starts[0]], damage)
     with naming_file(path):  # units and number styles: say which file
         pivoted = read_details(blocks, style, damage) if pivot else None
         parts = [] if pivot else parse_raw(blocks, damage)

@@ -7,7 +7,7 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.base.metrics import is_wanted
@@ -38,13 +38,11 @@ def report_version(raw: bytes | mmap.mmap) -> str | None:
 
     stream = pa.CompressedInputStream(pa.BufferReader(pa.py_buffer(raw)), "zstd")
     tail = b""
-    try:
+    with suppress(OSError):  # damaged past what ncu_report read
         while chunk := stream.read(1 << 22):
             if match := _VERSION.search(tail + chunk):
                 return match.group(1).decode()
             tail = chunk[-64:]  # a version cut by the chunk's end is found in the next
-    except OSError:  # damaged past what ncu_report read
-        return None
     return None
 
 
