@@ -252,12 +252,12 @@ class RunTable:
 # --- values no GPU can produce (the module docstring) ---------------------------------------------
 
 _DAY_S = 86_400.0
-# (metric-name test, ceiling in SI, what the ceiling means)
+# (metric-name regex, ceiling in SI, what the ceiling means)
 _CEILINGS: tuple[tuple[str, float, str], ...] = (
     ("gpu__time_duration", _DAY_S, "a kernel duration over a day"),
     ("pct_of_peak", 1000.0, "over 1000% of peak"),
-    ("cycles_elapsed.avg.per_second", 1e11, "a clock over 100 GHz"),
-    ("bytes", 1e18, "over 1 EB"),
+    (r"cycles_elapsed\.avg\.per_second", 1e11, "a clock over 100 GHz"),
+    (r"^(?!.*per_second).*bytes", 1e18, "over 1 EB"),  # a byte count, not a rate
 )
 
 
@@ -273,10 +273,7 @@ def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.Dat
             continue
         values = column.to_numpy()
         bad = np.isinf(values) | (values < 0)
-        ceiling, meaning = next(
-            (c[1:] for c in _CEILINGS if c[0] in metric and not (c[0] == "bytes" and "per_second" in metric)),
-            (math.inf, ""),
-        )
+        ceiling, meaning = next(((c, m) for p, c, m in _CEILINGS if re.search(p, metric)), (math.inf, ""))
         if meaning:
             bad |= values > ceiling
         if not bad.any():
