@@ -34,11 +34,10 @@ TEXT_SUFFIXES = (".csv", ".txt", ".log", ".out")
 _GLOB_CHARS = frozenset("*?[")
 PATH_HINT = "check the path; `ncu -o NAME` writes NAME.ncu-rep"
 _BOM = b"\xef\xbb\xbf"
-_FROM_TABLE = ("IDENTITY", "InputFormat", "RunTable")
 
 
 def __getattr__(name: str) -> Any:
-    if name in _FROM_TABLE:
+    if name in ("IDENTITY", "InputFormat", "RunTable"):
         from ncu_roof.ingest import table
 
         return getattr(table, name)
@@ -182,7 +181,7 @@ def _add(path: str, paths: list[str], skipped: list[str]) -> None:
     if path == STDIN or not os.path.isdir(path):  # (False for a name too long: reported when it is read)
         paths.append(path)
         return
-    found = []
+    before = len(paths)
     try:
         entries = sorted(os.scandir(path), key=lambda e: e.name)
     except OSError as err:
@@ -191,15 +190,14 @@ def _add(path: str, paths: list[str], skipped: list[str]) -> None:
         if entry.name.startswith("."):
             continue
         if entry.name.endswith(REPORT_SUFFIXES + TEXT_SUFFIXES) and entry.is_file():
-            found.append(entry.path)
+            paths.append(entry.path)
         else:
             skipped.append(f"{entry.path}: skipped (not a report, CSV or text file)")
-    if not found:
+    if len(paths) == before:
         raise BadInputError(
             f"{path}: this directory holds no report, CSV or text file",
             hint="pass the .ncu-rep reports or ncu CSV/console-text files inside it",
         )
-    paths.extend(found)
 
 
 def _cannot_read(path: str, err: OSError, hint: str = "check the file's permissions") -> BadInputError:

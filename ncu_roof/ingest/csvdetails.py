@@ -130,7 +130,11 @@ def _details_rows(block: Block, damage: Damage) -> list[dict[str, str]]:
             kept.append((line, record))
     if len(damage.rows) > seen and previous is not None:
         tainted.add(previous)
-    clean = len(damage.rows) == before
+    if len(damage.rows) == before:  # a gap beside a damaged row is that row
+        first: dict[str, int] = {}  # each launch's first row, in the page's order
+        for line, record in kept:
+            first.setdefault(record["ID"], line)
+        check_ids([int(i) for i in first], list(first.values()).__getitem__, damage)
     labels = [f"kernel ID {r['ID']} of process {r.get('Process ID', '')}" for _, r in kept]
     ids = dict(zip(labels, (r["ID"] for _, r in kept), strict=True))
     order = [
@@ -140,11 +144,6 @@ def _details_rows(block: Block, damage: Damage) -> list[dict[str, str]]:
     for label, (line, reason) in partial_groups(order).items():
         damage.add(line, reason)
         tainted.add(ids[label])
-    if clean:  # a gap beside a damaged row is that row
-        first: dict[str, int] = {}  # each launch's first row, in the page's order
-        for line, record in kept:
-            first.setdefault(record["ID"], line)
-        check_ids([int(i) for i in first], list(first.values()).__getitem__, damage)
     damage.lost_kernels += len(tainted)
     return [r for _, r in kept if r["ID"] not in tainted]
 
