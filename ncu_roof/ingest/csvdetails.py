@@ -110,7 +110,7 @@ def _details_rows(block: Block, damage: Damage) -> list[dict[str, str]]:
     tainted: set[str] = set()
     previous: str | None = None
     seen = before = len(damage.rows)
-    kept: list[tuple[int, dict[str, str]]] = []
+    kept: list[tuple[str, int, dict[str, str]]] = []  # (kernel, line, record)
     for line, row in records(block, damage):
         record = dict(zip(header, row, strict=False))
         ident = record.get("ID", "").strip()
@@ -127,25 +127,23 @@ def _details_rows(block: Block, damage: Damage) -> list[dict[str, str]]:
         seen = len(damage.rows)
         previous = record["ID"] = ident
         if record.get("Metric Name", ""):
-            kept.append((line, record))
+            kept.append((f"kernel ID {ident} of process {record.get('Process ID', '')}", line, record))
     if len(damage.rows) > seen and previous is not None:
         tainted.add(previous)
     if len(damage.rows) == before:  # a gap beside a damaged row is that row
         first: dict[str, int] = {}  # each launch's first row, in the page's order
-        for line, record in kept:
+        for _, line, record in kept:
             first.setdefault(record["ID"], line)
         check_ids([int(i) for i in first], list(first.values()).__getitem__, damage)
-    labels = [f"kernel ID {r['ID']} of process {r.get('Process ID', '')}" for _, r in kept]
-    ids = dict(zip(labels, (r["ID"] for _, r in kept), strict=True))
     order = [
-        (k, n, r.get("Section Name", ""), r["Metric Name"], r.get("Metric Value", ""))
-        for k, (n, r) in zip(labels, kept, strict=True)
+        (k, n, r.get("Section Name", ""), r["Metric Name"], r.get("Metric Value", "")) for k, n, r in kept
     ]
+    ids = {k: r["ID"] for k, _, r in kept}
     for label, (line, reason) in partial_groups(order).items():
         damage.add(line, reason)
         tainted.add(ids[label])
     damage.lost_kernels += len(tainted)
-    return [r for _, r in kept if r["ID"] not in tainted]
+    return [r for _, _, r in kept if r["ID"] not in tainted]
 
 
 def partial_groups(rows: list[tuple[str, int, str, str, str]]) -> dict[str, tuple[int, str]]:
