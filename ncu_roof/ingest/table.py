@@ -112,10 +112,10 @@ _AXIS_SEPARATOR = re.compile(r",\s+")  # ncu's `, ` between axes; a digit group 
 _DIGIT_GROUPS = re.compile(r"[,.'\s]")
 
 
-def _count(value: object) -> int | None:
-    """A positive whole number, else None (missing, NaN, 0, negative, fractional)."""
+def _count(value: object, least: int = 1) -> int | None:
+    """A whole number from `least` up, else None (missing, NaN, too small, fractional)."""
     number = cell_number(value)
-    return int(number) if math.isfinite(number) and number >= 1 and number == int(number) else None
+    return int(number) if math.isfinite(number) and number >= least and number == int(number) else None
 
 
 def shape_text(dims: Sequence[object]) -> str | None:
@@ -132,10 +132,8 @@ def total_text(total: object) -> str | None:
 
 def cc_text(major: object, minor: object) -> str | None:
     """`8.6` from the two device attributes; None unless both are whole numbers (0 included)."""
-    numbers = [cell_number(major), cell_number(minor)]
-    if not all(math.isfinite(n) and n >= 0 and n == int(n) for n in numbers):
-        return None
-    return f"{int(numbers[0])}.{int(numbers[1])}"
+    numbers = [_count(major, 0), _count(minor, 0)]
+    return None if None in numbers else f"{numbers[0]}.{numbers[1]}"
 
 
 def _ncu_text(text: object, total: float) -> tuple[bool, str | None]:
