@@ -40,8 +40,7 @@ def check_header(path: str, block: Block) -> None:
     """A header that cannot be read by name: a needed column twice, or a details page that lost
     one of its key columns (read as a raw page it would give one bogus kernel per metric row)."""
     needed = [c for c in block.header if c in _CSV_IDENTITY or c in _DETAILS_KEYS or is_wanted(c)]
-    times = Counter(block.header)
-    twice = sorted({c for c in needed if times[c] > 1})
+    twice = sorted(c for c, times in Counter(needed).items() if times > 1)
     if twice:
         raise BadInputError(
             f"{path}: line {block.line}: column {twice[0]!r} appears more than once in the header",
