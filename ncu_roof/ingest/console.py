@@ -38,7 +38,7 @@ from ncu_roof.ingest.csvdetails import (
 )
 from ncu_roof.ingest.table import KINDS, InputFormat, RunTable
 
-_SECTION = re.compile(r"^\s+Section: (?P<name>.+?)\s*$")
+_SECTION = re.compile(r"^(?=\s)(?P<indent> *)\s*Section: (?P<name>.+?)\s*$")
 _RULE = re.compile(r"^\s*-{2,}(?: +-{2,})*\s*$")
 _PROCESS = re.compile(r"^\[(?P<pid>\d+)\] \S")
 _DEVICE_LINE = re.compile(r"^\s+Device (?P<device>\d+)\s*$")
@@ -154,8 +154,7 @@ def _parse(text: str, damage: Damage) -> list[Kernel]:
             device = int(match["device"])
             continue
         if (match := _SECTION.match(line)) is not None:
-            indent = len(line) - len(line.lstrip(" "))
-            table = _section(match["name"], indent, number, kernel, kernels, damage)
+            table = _section(match["name"], len(match["indent"]), number, kernel, kernels, damage)
             kernel = table.kernel if table is not None else None
             continue
         found = _kernel_line(line, number, pid, device)
