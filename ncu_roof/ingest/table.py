@@ -251,11 +251,11 @@ class RunTable:
 
 _DAY_S = 86_400.0
 # (metric-name regex, ceiling in SI, what the ceiling means)
-_CEILINGS: tuple[tuple[str, float, str], ...] = (
-    ("gpu__time_duration", _DAY_S, "a kernel duration over a day"),
-    ("pct_of_peak", 1000.0, "over 1000% of peak"),
-    (r"cycles_elapsed\.avg\.per_second", 1e11, "a clock over 100 GHz"),
-    (r"^(?!.*per_second).*bytes", 1e18, "over 1 EB"),  # a byte count, not a rate
+_CEILINGS: tuple[tuple[re.Pattern[str], float, str], ...] = (
+    (re.compile("gpu__time_duration"), _DAY_S, "a kernel duration over a day"),
+    (re.compile("pct_of_peak"), 1000.0, "over 1000% of peak"),
+    (re.compile(r"cycles_elapsed\.avg\.per_second"), 1e11, "a clock over 100 GHz"),
+    (re.compile(r"^(?!.*per_second).*bytes"), 1e18, "over 1 EB"),  # a byte count, not a rate
 )
 
 
@@ -271,7 +271,7 @@ def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.Dat
             continue
         values = column.to_numpy()
         bad = np.isinf(values) | (values < 0)
-        ceiling, meaning = next(((c, m) for p, c, m in _CEILINGS if re.search(p, metric)), (math.inf, ""))
+        ceiling, meaning = next(((c, m) for p, c, m in _CEILINGS if p.search(metric)), (math.inf, ""))
         if meaning:
             bad |= values > ceiling
         if not bad.any():
