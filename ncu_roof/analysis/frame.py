@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from enum import Enum
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import polars as pl
@@ -25,6 +25,8 @@ from ncu_roof.analysis.records import InstructionRoofline, Kernel, TensorPath
 from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import is_integer_path
+
+T = TypeVar("T")
 
 # struct fields whose null fields are keys a launch does not have ("*": every field of the struct)
 SPARSE: frozenset[tuple[str, ...]] = frozenset(
@@ -266,26 +268,28 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
 _NO_ROOF: dict[str, Any] = {"intensity_warp_inst_per_transaction": {}, "transaction_peak_per_s": {}}
 
 
-class KernelRows(Sequence[Kernel]):
-    """The launches of the launch frame as a sequence of `Kernel`, each made when first asked for."""
+class FrameRows(Sequence[T]):
+    """A frame's rows as a sequence of records, row j `make(frame, j)` (`kernel_at`: the launch
+    frame's `Kernel`s), each made when first asked for."""
 
-    def __init__(self, frame: pl.DataFrame) -> None:
+    def __init__(self, frame: pl.DataFrame, make: Callable[[pl.DataFrame, int], T]) -> None:
         self.frame = frame
-        self._made: dict[int, Kernel] = {}
+        self.make = make
+        self._made: dict[int, T] = {}
 
     def __len__(self) -> int:
         return len(self.frame)
 
     @overload
-    def __getitem__(self, index: int) -> Kernel: ...
+    def __getitem__(self, index: int) -> T: ...
     @overload
-    def __getitem__(self, index: slice) -> Sequence[Kernel]: ...
-    def __getitem__(self, index: int | slice) -> Kernel | Sequence[Kernel]:
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
         if isinstance(index, slice):
             return [self[j] for j in range(*index.indices(len(self)))]
         j = range(len(self))[index]  # an IndexError past either end
         if j not in self._made:
-            self._made[j] = kernel_at(self.frame, j)
+            self._made[j] = self.make(self.frame, j)
         return self._made[j]
 
     def __eq__(self, other: object) -> bool:
@@ -296,4 +300,4 @@ class KernelRows(Sequence[Kernel]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"KernelRows({len(self)} launches)"
+        return f"FrameRows({len(self)} rows)"
