@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.device_frame import device_frame
-from ncu_roof.analysis.frame import FrameRows, each_distinct, frame_of, kernel_at
+from ncu_roof.analysis.frame import FrameRows, each_distinct, frame_of, kernel_of
 from ncu_roof.analysis.model import known_sum, nan_to_none
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
@@ -103,7 +103,7 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
     missing = launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()
     hint = collect_command(missing) if missing else None
     extra = {"traffic_definition": choice.traffic.value}
-    return Analysis(tuple(inputs), tuple(devices), FrameRows(launches, kernel_at), hint, extra)
+    return Analysis(tuple(inputs), tuple(devices), FrameRows(launches, kernel_of), hint, extra)
 
 
 def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.ndarray]:
