@@ -56,14 +56,8 @@ def _whole(number: pl.Expr) -> pl.Expr:
 
 def _phrase(parts: dict[str, Any]) -> str:
     """One distinct verdict's words, from its parts (a row of `verdict_codes`' table)."""
-    pipe_pct = {p: v for p, v in (parts["pipes"] or {}).items() if v is not None}
-    phrase = verdict_phrase(
-        Bound(parts["bound"]),
-        where=parts["where"],
-        sol_compute=sol_compute_words(pipe_pct, parts["sm"]) if parts["sol_compute"] else "",
-        ceiling=parts["ceiling"],
-        ceiling_pct=parts["ceiling_pct"],
-        small_grid=parts["small_grid"],
-    )
-    basis = parts["basis"]
+    bound, basis, sol, pipes, sm = (parts.pop(k) for k in ("bound", "basis", "sol_compute", "pipes", "sm"))
+    pipe_pct = {p: v for p, v in (pipes or {}).items() if v is not None}
+    words = sol_compute_words(pipe_pct, sm) if sol else ""
+    phrase = verdict_phrase(Bound(bound), sol_compute=words, **parts)  # where, ceiling(_pct), small_grid
     return phrase if basis is None else with_basis(phrase, VerdictBasis(basis))
