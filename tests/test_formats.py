@@ -14,7 +14,7 @@ from conftest import analyzed, document_text
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.analysis.frame import KernelRows, numbers, struct, text_lists
+from ncu_roof.analysis.frame import FrameRows, kernel_of, numbers, struct, text_lists
 from ncu_roof.analysis.notes import COLLECTION_FAILED
 from ncu_roof.base.text import plural
 from ncu_roof.cli import main
@@ -213,7 +213,7 @@ def test_missing_reasons_are_counted_most_common_first_then_as_launches_first_ha
         text_lists([(COLLECTION_FAILED,) if f else () for f in failed.tolist()]).alias("notes"),
         struct({**fields, "total": numbers(np.where(no_flop == 1, np.nan, 1.0))}, n).alias("flop"),
     )
-    analysis = replace(base, kernels=KernelRows(made))
+    analysis = replace(base, kernels=FrameRows(made, kernel_of))
     reasons: Counter[str] = Counter()
     for d, p, nd, f, nf in facts:
         if not p:

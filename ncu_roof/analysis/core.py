@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.device_frame import device_frame
-from ncu_roof.analysis.frame import KernelRows, each_distinct, frame_of
+from ncu_roof.analysis.frame import FrameRows, each_distinct, frame_of, kernel_of
 from ncu_roof.analysis.model import known_sum, nan_to_none
 from ncu_roof.analysis.records import Device, InputInfo, Kernel
 from ncu_roof.analysis.verdicts import verdicts
@@ -48,7 +48,7 @@ T = TypeVar("T")
 class Analysis:
     inputs: tuple[InputInfo, ...]
     devices: tuple[Device, ...]
-    kernels: Sequence[Kernel]  # `KernelRows` (the launch frame, a Kernel per row on demand) or Kernels
+    kernels: Sequence[Kernel]  # `FrameRows` (the launch frame, a Kernel per row on demand) or Kernels
     collect_hint: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -56,7 +56,7 @@ class Analysis:
     def launches(self) -> pl.DataFrame:
         """The launches as one Polars DataFrame (`ncu_roof.analysis.frame`)."""
         kernels = self.kernels
-        return kernels.frame if isinstance(kernels, KernelRows) else frame_of(kernels)
+        return kernels.frame if isinstance(kernels, FrameRows) else frame_of(kernels)
 
     def derived(self, key: Hashable, make: Callable[[], T]) -> T:
         """A view of this analysis (its groups, say) made once: an analysis never changes, and
@@ -103,7 +103,7 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
     missing = launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()
     hint = collect_command(missing) if missing else None
     extra = {"traffic_definition": choice.traffic.value}
-    return Analysis(tuple(inputs), tuple(devices), KernelRows(launches), collect_hint=hint, extra=extra)
+    return Analysis(tuple(inputs), tuple(devices), FrameRows(launches, kernel_of), hint, extra)
 
 
 def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.ndarray]:

@@ -13,10 +13,10 @@ fields are not stored, as they follow from others: `ops` (the integer tensor pat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from enum import Enum
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import polars as pl
@@ -25,6 +25,8 @@ from ncu_roof.analysis.records import InstructionRoofline, Kernel, TensorPath
 from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import is_integer_path
+
+T = TypeVar("T")
 
 # struct fields whose null fields are keys a launch does not have ("*": every field of the struct)
 SPARSE: frozenset[tuple[str, ...]] = frozenset(
@@ -170,12 +172,13 @@ def launch_frame(values: Mapping[str, Any]) -> pl.DataFrame:
     return pl.DataFrame([s.alias(k) for k, s in columns.items()])
 
 
-def kernel_at(frame: pl.DataFrame, j: int) -> Kernel:
-    """Row j as a `Kernel`."""
-    row: dict[str, Any] = {k: without_absent(v, (k,)) for k, v in frame.row(j, named=True).items()}
+def kernel_of(named: Mapping[str, Any]) -> Kernel:
+    """A row of the launch frame (`DataFrame.row(named=True)`) as a `Kernel`."""
+    row: dict[str, Any] = {k: without_absent(v, (k,)) for k, v in named.items()}
     row.update({key: enum(row[key]) for key, enum in ENUMS.items()})
-    row["ops"] = {k: v[0] for k, v in integer_ops(frame.slice(j, 1)).items()}
-    del row["ops_total"]
+    total = row.pop("ops_total")  # as `integer_ops`: where the launch has an integer tensor path
+    row["ops"] = {p: t["count"] for p, t in row["tensor_paths"].items() if is_integer_path(p)}
+    row["ops"] = {**row["ops"], "total": total} if row["ops"] else {}
     row["tensor_paths"] = {p: TensorPath(**t) for p, t in row["tensor_paths"].items()}
     row["notes"], row["missing"] = tuple(row["notes"]), tuple(row["missing"])
     row["not_collected"] = {p: tuple(t) for p, t in row["not_collected"].items()}
@@ -237,7 +240,7 @@ def plain_column(values: Sequence[Any], keys: Sequence[str] | None = None) -> pl
 
 
 def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
-    """`Kernel` objects (made by hand, or a few picked out) as the launch frame; `kernel_at` gives
+    """`Kernel` objects (made by hand, or a few picked out) as the launch frame; `kernel_of` gives
     each back but for the fields not stored (above) and a dense map's keys (all, null if absent)."""
 
     def field(name: str) -> list[Any]:
@@ -266,27 +269,35 @@ def frame_of(kernels: Sequence[Kernel]) -> pl.DataFrame:
 _NO_ROOF: dict[str, Any] = {"intensity_warp_inst_per_transaction": {}, "transaction_peak_per_s": {}}
 
 
-class KernelRows(Sequence[Kernel]):
-    """The launches of the launch frame as a sequence of `Kernel`, each made when first asked for."""
+class FrameRows(Sequence[T]):
+    """A frame's rows as a sequence of records, each row `make(DataFrame.row(named=True))`
+    (`kernel_of`: the launch frame's `Kernel`s), each made once, when first asked for."""
 
-    def __init__(self, frame: pl.DataFrame) -> None:
+    def __init__(self, frame: pl.DataFrame, make: Callable[[Mapping[str, Any]], T]) -> None:
         self.frame = frame
-        self._made: dict[int, Kernel] = {}
+        self.make = make
+        self._made: dict[int, T] = {}
 
     def __len__(self) -> int:
         return len(self.frame)
 
     @overload
-    def __getitem__(self, index: int) -> Kernel: ...
+    def __getitem__(self, index: int) -> T: ...
     @overload
-    def __getitem__(self, index: slice) -> Sequence[Kernel]: ...
-    def __getitem__(self, index: int | slice) -> Kernel | Sequence[Kernel]:
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
         if isinstance(index, slice):
             return [self[j] for j in range(*index.indices(len(self)))]
         j = range(len(self))[index]  # an IndexError past either end
         if j not in self._made:
-            self._made[j] = kernel_at(self.frame, j)
+            self._made[j] = self.make(self.frame.row(j, named=True))
         return self._made[j]
+
+    def __iter__(self) -> Iterator[T]:  # the rows read in batches, not one `row` call each
+        for j, row in enumerate(self.frame.iter_rows(named=True)):
+            if j not in self._made:
+                self._made[j] = self.make(row)
+            yield self._made[j]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):
@@ -296,4 +307,4 @@ class KernelRows(Sequence[Kernel]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"KernelRows({len(self)} launches)"
+        return f"FrameRows({len(self)} rows)"

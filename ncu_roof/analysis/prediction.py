@@ -191,21 +191,18 @@ def custom_roofs(peaks: Sequence[str], bandwidths: Sequence[str]) -> Roofs:
 def peak_for(roofs: Roofs, precision: str | None) -> tuple[float | None, str | None]:
     """The compute roof for `precision` (None: the platform's default, fp32 first)."""
     peaks = roofs.compute_flop_per_s
-    if precision is not None and precision not in peaks and ANY_PRECISION in peaks:
-        return peaks[ANY_PRECISION], precision
     flop = {precision: np.ones(1)} if precision else {DEFAULT_PRECISIONS[0]: np.full(1, np.nan)}
     roof, dominant = compute_roof_arrays(flop, peaks)
     peak = nan_to_none(roof[0])
-    used = dominant[0]
-    if peak is None and precision is None and ANY_PRECISION in peaks:
-        return peaks[ANY_PRECISION], None
+    if peak is None and precision not in peaks and ANY_PRECISION in peaks:  # a custom platform's one roof
+        return peaks[ANY_PRECISION], precision
     if peak is None and precision is not None and peaks:
         raise UsageError(
             f"this platform has no {precision} peak (it has {', '.join(peaks)})",
             hint=f"choose another --dtype, or describe the platform with its {precision} peak: "
             f"--roofs FILE.toml, or --peak {precision}=VALUE with --bandwidth TIER=VALUE",
         )
-    return peak, used
+    return peak, dominant[0]
 
 
 def ops_peak(roofs: Roofs, peaks: Peaks, ceiling: str) -> tuple[float, str]:

@@ -34,7 +34,8 @@ class SolArrays:
 def sol_arrays(
     sm_pct: np.ndarray, memory_pct: np.ndarray, breakdown_pct: Mapping[str, np.ndarray], waves: np.ndarray
 ) -> SolArrays:
-    """Classify n kernels from their Speed-of-Light percentages alone (no roofs, no counters)."""
+    """Classify n kernels from their Speed-of-Light percentages alone (no roofs, no counters);
+    `breakdown_pct`: the memory units' (`SOL_MEMORY_UNITS`)."""
     sm, mem = sm_pct, memory_pct
     known = np.isfinite(sm) & np.isfinite(mem)
     high = (sm >= HIGH_THROUGHPUT_SOL_PCT) | (mem >= HIGH_THROUGHPUT_SOL_PCT)
@@ -48,8 +49,7 @@ def sol_arrays(
     for mask, value in ((latency, Bound.LATENCY), (compute, Bound.COMPUTE), (memory, Bound.MEMORY)):
         bound[mask] = value
     bound[balanced] = Bound.BALANCED
-    busiest = busiest_unit_arrays({u: breakdown_pct[u] for u in SOL_MEMORY_UNITS if u in breakdown_pct}, n)[1]
-    unit = np.where(memory, busiest, objects(None, n))
+    unit = np.where(memory, busiest_unit_arrays(breakdown_pct, n)[1], objects(None, n))
     small = latency & (waves < SMALL_GRID_WAVES)
     return SolArrays(bound=bound, unit=unit, small_grid=small)
 

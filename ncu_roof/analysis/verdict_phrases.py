@@ -37,11 +37,11 @@ def verdict_codes(launches: pl.DataFrame, *, basis: bool = False) -> tuple[np.nd
         .then(pl.when(sol).then("sol_unit").otherwise("binding"))
         .alias("where"),
         pl.when(sol & compute).then("pipe_pct").alias("pipes"),
-        pl.when(sol & compute).then(_whole(pl.col("sol_pct").struct.field("sm"))).alias("sm"),
+        pl.when(sol & compute).then(pl.col("sol_pct").struct.field("sm")).alias("sm"),
         pl.when(compute & ~sol).then("compute_ceiling").alias("ceiling"),
-        pl.when(compute & ~sol).then(_whole(pl.col("compute_ceiling_pct"))).alias("ceiling_pct"),
+        pl.when(compute & ~sol).then("compute_ceiling_pct").alias("ceiling_pct"),
         (pl.col("small_grid") & (bound == Bound.LATENCY.value)).alias("small_grid"),
-    )
+    ).with_columns(pl.col("sm", "ceiling_pct").round(0, mode="half_to_even"))  # as their texts show them
     distinct = parts.with_row_index("row").group_by(parts.columns, maintain_order=True).agg("row")
     code: dict[str, int] = {}  # parts that differ may read alike (a percentage only a pipe ceiling shows)
     codes = [code.setdefault(_phrase(r), len(code)) for r in distinct.drop("row").iter_rows(named=True)]
@@ -49,21 +49,10 @@ def verdict_codes(launches: pl.DataFrame, *, basis: bool = False) -> tuple[np.nd
     return by_row.get_column("code").to_numpy(), list(code)
 
 
-def _whole(number: pl.Expr) -> pl.Expr:
-    """A percentage as its text shows it: rounded to a whole number, half to even."""
-    return number.round(0, mode="half_to_even")
-
-
 def _phrase(parts: dict[str, Any]) -> str:
     """One distinct verdict's words, from its parts (a row of `verdict_codes`' table)."""
-    pipe_pct = {p: v for p, v in (parts["pipes"] or {}).items() if v is not None}
-    phrase = verdict_phrase(
-        Bound(parts["bound"]),
-        where=parts["where"],
-        sol_compute=sol_compute_words(pipe_pct, parts["sm"]) if parts["sol_compute"] else "",
-        ceiling=parts["ceiling"],
-        ceiling_pct=parts["ceiling_pct"],
-        small_grid=parts["small_grid"],
-    )
-    basis = parts["basis"]
+    bound, basis, sol, pipes, sm = (parts.pop(k) for k in ("bound", "basis", "sol_compute", "pipes", "sm"))
+    pipe_pct = {p: v for p, v in (pipes or {}).items() if v is not None}
+    words = sol_compute_words(pipe_pct, sm) if sol else ""
+    phrase = verdict_phrase(Bound(bound), sol_compute=words, **parts)  # where, ceiling(_pct), small_grid
     return phrase if basis is None else with_basis(phrase, VerdictBasis(basis))

@@ -91,9 +91,8 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         return unfailed(group[column], failed)
 
     def own(column: str, fallback: Roof | None) -> Roof:
-        values = np.asarray(group[column], dtype="float64") if column in group else np.full(n, np.nan)
-        ok = np.isfinite(values) & (values > 0) & automatic
-        return np.where(ok, values, np.nan if fallback is None else fallback)
+        values = per_kernel(group.get(column) if automatic else None, n)
+        return np.where(np.isnan(values), np.nan if fallback is None else fallback, values)
 
     compute: Mapping[str, Roof] = roofs.compute_flop_per_s
     bandwidth: Mapping[str, Roof] = roofs.bandwidth_byte_per_s

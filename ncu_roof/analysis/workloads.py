@@ -45,19 +45,11 @@ class Workload:
     ops_ceiling: str | None = None  # the ceiling they run against: "int8" (tensor) or "xu"
 
 
-def _dtype_bytes(dtype: str) -> int:
-    try:
-        return DTYPE_BYTES[dtype]
-    except KeyError:
-        hint = f"use one of {', '.join(DTYPE_BYTES)} (tf32, fp8, int8: gemm only)"
-        raise UsageError(f"unknown dtype {dtype!r}", hint=hint) from None
-
-
 def gemm(m: int, n: int, k: int, dtype: str = "fp32", tile: int | None = None) -> Workload:
     """C (m x n) = A (m x k) @ B (k x n): ideal reuse, or square T x T output tiles. An int8 GEMM
     does 2mnk integer operations (no FLOPs) and writes int32 C."""
     integer = dtype in OPS_DTYPES
-    size = _dtype_bytes(dtype)
+    size = DTYPE_BYTES[dtype]
     out_size = INT32_BYTES if integer else FP8_OUT_BYTES if dtype == "fp8" else size
     params: dict[str, Param] = {"m": m, "n": n, "k": k, "dtype": dtype}
     texts = MODELS["gemm"]
@@ -83,7 +75,7 @@ def _modelled(name: str, given: Mapping[str, Any]) -> Workload:
     """A workload of `MODELS` over n elements, or over `tokens` rows of d values."""
     model = MODELS[name]
     dtype = given.get("dtype", model.get("dtype", "fp32"))
-    size = _dtype_bytes(dtype)
+    size = DTYPE_BYTES[dtype]
     if "n" in model["takes"]:
         n = given["n"]
         ceiling = model.get("ops_ceiling")
@@ -135,4 +127,7 @@ def build(name: str, params: Mapping[str, Param | None]) -> Workload:
     for key, value in given.items():
         if key not in ("dtype", "unfused") and (not isinstance(value, int) or value <= 0):
             raise UsageError(f"{key} must be a positive integer, not {value!r}", hint=f"e.g. --{key} 4096")
+    if dtype not in (None, *DTYPE_BYTES):
+        hint = f"use one of {', '.join(DTYPE_BYTES)} (tf32, fp8, int8: gemm only)"
+        raise UsageError(f"unknown dtype {dtype!r}", hint=hint)
     return gemm(**given) if name == "gemm" else _modelled(name, given)
