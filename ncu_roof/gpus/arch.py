@@ -25,15 +25,11 @@ def nearest_listed(cc: str, listed: Mapping[str, object]) -> str | None:
         major, minor = (int(part) for part in cc.split(".")[:2])
     except ValueError:
         return None
-    # from the listed keys, not by counting down from `minor` (a damaged file's 8.1000000000000 hung)
-    below = [m for k in listed if (m := _minor(k, major)) is not None and m < minor]
+    # from the listed keys, not by counting down from `minor` (a damaged file's 8.1000000000000 hung);
+    # a listed revision of this major as written canonically (`8.6`, never `8.06`)
+    found = (re.fullmatch(rf"{major}\.(0|[1-9][0-9]*)", k) for k in listed)
+    below = [int(m[1]) for m in found if m is not None and int(m[1]) < minor]
     return f"{major}.{max(below)}" if below else None
-
-
-def _minor(cc: str, major: int) -> int | None:
-    """The minor revision of a listed `cc` of this major (`8.6` → 6), else None."""
-    minor = cc.removeprefix(f"{major}.")
-    return int(minor) if minor != cc and minor.isdecimal() and cc == f"{major}.{int(minor)}" else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,8 +176,7 @@ class CounterPeak(Sourced):
 
     def describe(self) -> str:
         older = f"; {self.older_ncu[0]} reported {self.older_ncu[1]:g}" if self.older_ncu else ""
-        text = f"{self.per_clock:g}/{self.unit}/clk: {self.source}{older}"
-        return text if self.verified else f"{text} (unverified)"
+        return f"{self.per_clock:g}/{self.unit}/clk: {super().describe()}{older}"  # no older: unverified
 
 
 # a counter that is another × a fixed number of bytes (lts__t_bytes = lts__t_sectors × 32)
