@@ -195,7 +195,7 @@ def _clock(
         clock, at_boost, _ = _clock(columns, "sm", hardware)
         said[:] = "at the SM clock: the report has no L2 clock"
         return clock, at_boost, said
-    boost = hardware.boost_clock(kind)
+    boost = hardware.dram_boost_clock_hz if kind == "dram" else hardware.boost_clock_hz
     return np.where(own, measured, np.nan if boost is None else boost), ~own, said
 
 

@@ -83,9 +83,6 @@ class Hardware:
         how = f"{counter}: {peak.describe()}{factor} x {units} {what}, CC {self.arch.cc}"
         return value, peak.clock, how
 
-    def boost_clock(self, kind: str) -> float | None:
-        return self.dram_boost_clock_hz if kind == "dram" else self.boost_clock_hz
-
 
 def hardware_from_attributes(
     sm_count: float | None,

@@ -55,20 +55,11 @@ from ncu_roof.recipe.tensor import (
     IDLE_TENSOR_PIPE,
     TENSOR_PATH_PREFIX,
     is_integer_path,
-    tensor_variants,
     tensor_work,
 )
 from ncu_roof.recipe.tiers import measured_era, nsight_era, pick_tier, shared_bank_conflicts, tier_candidates
 
-__all__ = [
-    "FACTORS",
-    "PIPE_PREFIX",
-    "TENSOR_PATH_PREFIX",
-    "flop_weights",
-    "is_integer_path",
-    "normalize_columns",
-    "tensor_variants",
-]
+__all__ = ["PIPE_PREFIX", "TENSOR_PATH_PREFIX", "flop_weights", "is_integer_path", "normalize_columns"]
 
 PIPE_PREFIX = "pipe_"  # normalized columns pipe_<name>_pct
 
