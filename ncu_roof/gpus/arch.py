@@ -161,8 +161,6 @@ def tensor_peaks(cc: str, fp16_tensor_flop_per_s: float, fp16_source: str) -> di
 # launch ran at (the unit's own clock, else the SM clock: one clock per device). A figure no report
 # confirmed is marked unverified in the data file, and only there (`CounterPeak.verified`).
 
-SECTOR_BYTES = 32.0  # as `recipe.Factors` (not imported: `gpus` runs without numpy)
-
 
 @dataclass(frozen=True, kw_only=True)
 class CounterPeak(Sourced):
@@ -179,8 +177,9 @@ class CounterPeak(Sourced):
         return f"{self.per_clock:g}/{self.unit}/clk: {super().describe()}{older}"  # no older: unverified
 
 
-# a counter that is another × a fixed number of bytes (lts__t_bytes = lts__t_sectors × 32)
-_SAME_AS = {f"{u}__t_bytes.sum": (f"{u}__t_sectors.sum", SECTOR_BYTES) for u in ("lts", "l1tex")}
+# a counter that is another × a fixed number of bytes: lts__t_bytes = lts__t_sectors × 32 B (the
+# sector of `recipe.Factors`, not imported: `gpus` runs without numpy)
+_SAME_AS = {f"{u}__t_bytes.sum": (f"{u}__t_sectors.sum", 32.0) for u in ("lts", "l1tex")}
 WRITEBACKS = tuple(f"l1tex__lsu_writeback_active{s}.sum" for s in ("", "_mem_lg", "_mem_lgds"))
 
 

@@ -97,9 +97,8 @@ def normalize_columns(
     out["waves_per_sm"] = m(WAVES)
 
     for precision in CUDA_CORE_PRECISIONS:
-        flop, label, missing = _cuda_core_flop(m, precision, duration)
-        out[f"flop_{precision}"], out[f"flop_{precision}_recipe"] = flop, label
-        out[f"flop_{precision}_not_collected"] = missing
+        f = f"flop_{precision}"
+        out[f], out[f"{f}_recipe"], out[f"{f}_not_collected"] = _cuda_core_flop(m, precision, duration)
         fma = FLOP_OPS[precision][2]
         factor = flop_weights(precision)[0][fma]
         peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])

@@ -82,8 +82,7 @@ def tensor_work(m: MetricFrame, duration: Numbers, cc: Texts | None = None) -> d
     (a bare metric frame)."""
     rows, clock = m.rows, m(CLOCKS["sm"])
     work_by_variant, source = _variant_work(m, clock, duration)
-    peak_variants = sorted({mt["v"] for n in m.names if (mt := TENSOR_PEAK.match(n)) is not None})
-    per_variant_peak = {v: m(f"sm__ops_path_tensor_{v}.sum.peak_sustained") for v in peak_variants}
+    per_variant_peak = {mt["v"]: m(n) for n in sorted(m.names) if (mt := TENSOR_PEAK.match(n)) is not None}
     paths = {  # path → its variants' work summed
         path: sum_present([w for v, w in work_by_variant.items() if tensor_path(v) == path], rows)
         for path in sorted({tensor_path(v) for v in work_by_variant})
