@@ -127,7 +127,7 @@ def normalize_columns(
     era = nsight_era(ncu_version)
     measures = era if ncu_version else measured_era(m)
     for tier, (asked, definitions, drawn) in tier_candidates(m, duration, measures, traffic).items():
-        picked, out[f"{tier}_traffic"] = pick_tier(asked, definitions, drawn, era)
+        picked, out[f"{tier}_traffic"] = pick_tier(m, asked, definitions, drawn, era)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)

@@ -180,13 +180,9 @@ def tier_candidates(
         dram_sum(f"rate*time:{read_rate}+{write_rate}", (m(read_rate) + m(write_rate)) * duration),
         # one direction alone: DRAM traffic still, a lower bound (the label says so; so does a note)
         *(
-            dram_sum(f"{kind}:{name} ({other} not collected: {LOWER_BOUND})", values)
-            for kind, name, other, values in (
-                ("counter", read, "write", m(read)),
-                ("counter", write, "read", m(write)),
-                ("rate*time", read_rate, "write", m(read_rate) * duration),
-                ("rate*time", write_rate, "read", m(write_rate) * duration),
-            )
+            dram_sum(f"{kind}:{name} ({other} not collected: {LOWER_BOUND})", m(name) * per)
+            for kind, names, per in (("counter", DRAM_READ_WRITE, 1.0), ("rate*time", DRAM_RATES, duration))
+            for name, other in zip(names, ("write", "read"), strict=True)
         ),
     ]
 
@@ -304,7 +300,7 @@ _KIND_WORDS = {
 
 
 def pick_tier(
-    asked: str, definitions: list[TierDefinition], drawn: Texts, era: str | None
+    m: MetricFrame, asked: str, definitions: list[TierDefinition], drawn: Texts, era: str | None
 ) -> tuple[TierDefinition, Texts]:
     """Per row: the first definition with bytes, whether the report holds its roof or not (the
     built-in table holds every counter's peak: `gpus.arch.counter_peaks`), so that every launch of a run, in
@@ -312,10 +308,7 @@ def pick_tier(
     another counter's peak. With it, per row, which definition that was: "nsight", "counted",
     "shared"; "closest to nsight: counted", …; NaN where no definition has bytes (its counter:
     `drawn`'s)."""
-    rows = len(drawn)
-    nothing = np.full(rows, np.nan, dtype=object)  # NaN: the label of a row no definition fits
-    empty = TierDefinition(asked, nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing, drawn)
-    picked, which = _first_with_bytes(empty, definitions)
+    picked, which = _first_with_bytes(replace(_no_rows(m, asked), counter=drawn), definitions)
     unknown = asked == TrafficDefinition.NSIGHT.value and era is None
     words = "nsight (ncu version unknown: chosen by the metrics present)" if unknown else asked
     texts = [
