@@ -127,11 +127,10 @@ def inferred_hardware(inference: Inference) -> Hardware | None:
 def fill_builtin(
     norm: Mapping[str, np.ndarray], hardware: Hardware | None, replace: bool = False
 ) -> dict[str, np.ndarray]:
-    """Each launch's roofs the report lacks (all of them when `replace`), from the built-in
-    per-clock figures × that launch's measured clocks (boost where the report has none). A memory
-    tier's roof is always the built-in peak of the very counter its traffic was counted with, else
-    of the one Nsight draws there (`bw_<tier>_counter`, `arch.counter_peaks`). The columns given are never
-    written into (they may be shared): filled ones are new arrays."""
+    """Each launch's roofs the report lacks (all of them when `replace`): the built-in per-clock
+    figures × that launch's clock (`_clock`). A memory tier's roof is always the built-in peak of the
+    very counter its traffic was counted with, else of the one Nsight draws there (`bw_<tier>_counter`,
+    `arch.counter_peaks`). The columns given (maybe shared) are never written into: filled ones are new."""
     import numpy as np
 
     columns = dict(norm)

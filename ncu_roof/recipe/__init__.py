@@ -74,11 +74,10 @@ def normalize_columns(
     cc: Texts | None = None,
 ) -> dict[str, np.ndarray]:
     """Metrics (SI; a reader's launches, any DataFrame, or arrays with `rows` launches) → the
-    normalized per-launch columns (SI), with a recipe label per quantity: float64 numbers (NaN: not
-    measured), object labels (str, None or NaN), bool flags. A read-only array may be shared by
-    several columns (a metric passed through, the all-NaN one); every other array is its column's
-    own. `ncu_version` (of the ncu that collected the report) picks the tier measures that version
-    of Nsight draws; `traffic` the memory tiers' traffic definition; `cc` is each launch's compute
+    normalized per-launch columns (SI; `frame`'s Numbers, Texts, Flags), with a recipe label per
+    quantity; only a read-only array (a metric passed through, the all-NaN one) is shared by columns.
+    `ncu_version` (of the ncu that collected the report) picks the tier measures that version of
+    Nsight draws; `traffic` the memory tiers' traffic definition; `cc` is each launch's compute
     capability (`RunTable`'s `cc`; without it, the device attributes')."""
     m = MetricFrame(metrics, rows)
     out: dict[str, np.ndarray] = {}

@@ -88,7 +88,6 @@ def _measured(
     rates: list[Formula] = [(f"{rate_name}*{s:g}", m(rate_name) * s), *((d, m(d)) for d in derived[:1])]
     peaks: list[Formula] = [(f"{name}.peak_sustained", m(peak_name) * s), *((d, m(d)) for d in derived[1:])]
     rate = first_available(rates)[0]
-    # per row the first with a value (rates and peaks: their own, then the derived one's)
     by_time = [(f"rate*time:{label}".removesuffix("*1"), r * duration) for label, r in rates] if rated else []
     nbytes, label = first_available([(f"counter:{name}", count), *by_time])
     pct = fillna(m(pct_name), m(avg_pct_name))
@@ -303,11 +302,10 @@ def pick_tier(
     m: MetricFrame, asked: str, definitions: list[TierDefinition], drawn: Texts, era: str | None
 ) -> tuple[TierDefinition, Texts]:
     """Per row: the first definition with bytes, whether the report holds its roof or not (the
-    built-in table holds every counter's peak: `gpus.arch.counter_peaks`), so that every launch of a run, in
-    any of its forms, is counted by the same measure; a tier's traffic is never judged against
-    another counter's peak. With it, per row, which definition that was: "nsight", "counted",
-    "shared"; "closest to nsight: counted", …; NaN where no definition has bytes (its counter:
-    `drawn`'s)."""
+    built-in table holds every counter's peak: `gpus.arch.counter_peaks`), so that every launch of a
+    run, in any form, is counted by the same measure, never judged against another counter's peak;
+    and which definition that was ("nsight", "counted", "shared", "closest to nsight: counted", …;
+    NaN where none has bytes: its counter is `drawn`'s)."""
     picked, which = _first_with_bytes(replace(_no_rows(m, asked), counter=drawn), definitions)
     unknown = asked == TrafficDefinition.NSIGHT.value and era is None
     words = "nsight (ncu version unknown: chosen by the metrics present)" if unknown else asked
