@@ -108,9 +108,7 @@ def tensor_work(m: MetricFrame, duration: Numbers, cc: Texts | None = None) -> d
     flop, label = first_available(candidates)  # the paths (first) decide wherever one was measured
     # tensor-pipe instructions ran, but their FLOPs per instruction are not known here: say why
     unknown = np.isnan(flop) & (~np.isnan(inst) | ~np.isnan(inst_rated)) & is_missing(label)
-    if unknown.any():
-        label = label.copy()
-        label[unknown] = [_unknown_label(c) for c in capability[unknown].tolist()]
+    label[unknown] = [_unknown_label(c) for c in capability[unknown].tolist()]  # (its own array)
     out = {"flop_tensor": flop, "flop_tensor_recipe": label, "flop_tensor_not_collected": not_collected}
     floating_work = {v: w for v, w in work_by_variant.items() if tensor_path(v) in floating}
     peak = _tensor_peak(m, per_variant_peak, floating_work, clock, factors)
