@@ -214,8 +214,9 @@ def kernel_diff(row: Mapping[str, Any]) -> KernelDiff:
         return Change(finite_or_none(sides["base"]), finite_or_none(sides["head"]))
 
     return KernelDiff(
-        **{k: row[k] for k in ("name", "grid", "block", "occurrence")},
-        **{f"{side}_{c}": row[f"{side}_{c}"] for c in ("id", "run") for side in ("base", "head")},
+        **{k: row[k] for k in ("name", "grid", "block", "occurrence", "base_id", "head_id")},
+        base_run=row["base_run"],
+        head_run=row["head_run"],
         duration_s=change(row["duration_s"]),
         flop_per_s=change(row["achieved_flop_per_s"]),
         bytes={t: change(c) for t, c in row["bytes"].items()},
