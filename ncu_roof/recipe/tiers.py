@@ -212,8 +212,7 @@ def tier_candidates(
         "2023": l1_writeback,
         "2022": measure("nsight", "l1tex__t_bytes.sum", 1.0, l1),
     }
-    # the built-in 128 B/SM/clk is the writeback's and the shared data pipe's peak (confirmed by
-    # the reports); the tag stage's sector peak is not confirmed, so it gets no built-in roof
+    # the tag stage's built-in sector peak is assumed but on CC 9.0 (`data/tier_peaks.toml`)
     t_sectors = measure("counted", "l1tex__t_sectors.sum", sector, l1)
     global_ld, global_st, local_ld, local_st = (m(name) for name in L1_SECTOR_METRICS)
     l1_counted = [
