@@ -2,7 +2,8 @@
 one table (`archs()`, read from `data/archs.toml`, which says what each figure is for). The FLOP
 figures are per SM per clock (`specs.Hardware` scales them). A `Figure` or `PathScale` with
 `verified=False` is derived or unverified on real hardware and says so wherever it is shown.
-Beside them, the peak of every memory-tier traffic counter per architecture (`counter_peaks()`).
+Beside them, the peak of every memory-tier traffic counter per architecture (`counter_peaks()`,
+from `data/tier_peaks.toml`, which says what each figure is and where it comes from).
 """
 
 from __future__ import annotations
@@ -152,14 +153,12 @@ def tensor_peaks(cc: str, fp16_tensor_flop_per_s: float, fp16_source: str) -> di
     }
 
 
-# The peak of every memory-tier traffic counter, per architecture: one table (`counter_peaks()`,
-# read from `data/tier_peaks.toml`, which says what the figures are and where each comes from).
-# A tier's traffic is only ever judged against the peak of the very counter it was counted with
-# (`recipe.tiers`): `lts__t_sectors` against the L2 tag stage's sector peak, Nsight's
-# `lts__lts2xbar_cycles_active × 32` against the L2→crossbar data path's, and so on. Where a report
-# lacks that peak, `roofs.fill_builtin` takes it from here × the SM or L2-slice count × the clock the
-# launch ran at (the unit's own clock, else the SM clock: one clock per device). A figure no report
-# confirmed is marked unverified in the data file, and only there (`CounterPeak.verified`).
+# The counter peaks: a tier's traffic is only ever judged against the peak of the very counter it
+# was counted with (`recipe.tiers`): `lts__t_sectors` against the L2 tag stage's sector peak,
+# Nsight's `lts__lts2xbar_cycles_active × 32` against the L2→crossbar data path's, and so on. Where
+# a report lacks that peak, `roofs.fill_builtin` takes it from here × the SM or L2-slice count × the
+# clock the launch ran at (the unit's own, else the SM clock: one clock per device). A figure no
+# report confirmed is marked unverified in the data file, and only there (`CounterPeak.verified`).
 
 
 @dataclass(frozen=True, kw_only=True)
