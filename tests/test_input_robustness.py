@@ -22,7 +22,7 @@ from ncu_roof.base.text import launch_shape
 from ncu_roof.cli import main
 from ncu_roof.errors import BadInputError
 from ncu_roof.ingest import InputFormat, read_input
-from ncu_roof.recipe import tensor_variants
+from ncu_roof.recipe.tensor import tensor_variants
 from ncu_roof.render.text import csv_cell
 
 

@@ -218,12 +218,12 @@ def test_per_clock_figures_reproduce_the_datasheets_at_boost() -> None:
             assert how.startswith(
                 f"{per_clock / gpu.sm_count:g} FLOP/SM/clk x {gpu.sm_count} SMs, CC {arch.cc}"
             )
-            boost = hardware.boost_clock("sm")
+            boost = hardware.boost_clock_hz
             assert boost is not None
             assert per_clock * boost == pytest.approx(datasheet, rel=0.02), (gpu.key, precision)
         dram = hardware.counter_per_clock("dram__bytes.sum")
         assert dram is not None and dram[1] == "dram"
-        assert dram[0] * (hardware.boost_clock("dram") or 0) == pytest.approx(
+        assert dram[0] * (hardware.dram_boost_clock_hz or 0) == pytest.approx(
             gpu.bandwidth_byte_per_s["dram"]
         )
 

@@ -2,7 +2,8 @@
 one table (`archs()`, read from `data/archs.toml`, which says what each figure is for). The FLOP
 figures are per SM per clock (`specs.Hardware` scales them). A `Figure` or `PathScale` with
 `verified=False` is derived or unverified on real hardware and says so wherever it is shown.
-Beside them, the peak of every memory-tier traffic counter per architecture (`counter_peaks()`).
+Beside them, the peak of every memory-tier traffic counter per architecture (`counter_peaks()`,
+from `data/tier_peaks.toml`, which says what each figure is and where it comes from).
 """
 
 from __future__ import annotations
@@ -25,15 +26,11 @@ def nearest_listed(cc: str, listed: Mapping[str, object]) -> str | None:
         major, minor = (int(part) for part in cc.split(".")[:2])
     except ValueError:
         return None
-    # from the listed keys, not by counting down from `minor` (a damaged file's 8.1000000000000 hung)
-    below = [m for k in listed if (m := _minor(k, major)) is not None and m < minor]
+    # from the listed keys, not by counting down from `minor` (a damaged file's 8.1000000000000 hung);
+    # a listed revision of this major as written canonically (`8.6`, never `8.06`)
+    found = (re.fullmatch(rf"{major}\.(0|[1-9][0-9]*)", k) for k in listed)
+    below = [int(m[1]) for m in found if m is not None and int(m[1]) < minor]
     return f"{major}.{max(below)}" if below else None
-
-
-def _minor(cc: str, major: int) -> int | None:
-    """The minor revision of a listed `cc` of this major (`8.6` → 6), else None."""
-    minor = cc.removeprefix(f"{major}.")
-    return int(minor) if minor != cc and minor.isdecimal() and cc == f"{major}.{int(minor)}" else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,16 +153,12 @@ def tensor_peaks(cc: str, fp16_tensor_flop_per_s: float, fp16_source: str) -> di
     }
 
 
-# The peak of every memory-tier traffic counter, per architecture: one table (`counter_peaks()`,
-# read from `data/tier_peaks.toml`, which says what the figures are and where each comes from).
-# A tier's traffic is only ever judged against the peak of the very counter it was counted with
-# (`recipe.tiers`): `lts__t_sectors` against the L2 tag stage's sector peak, Nsight's
-# `lts__lts2xbar_cycles_active × 32` against the L2→crossbar data path's, and so on. Where a report
-# lacks that peak, `roofs.fill_builtin` takes it from here × the SM or L2-slice count × the clock the
-# launch ran at (the unit's own clock, else the SM clock: one clock per device). A figure no report
-# confirmed is marked unverified in the data file, and only there (`CounterPeak.verified`).
-
-SECTOR_BYTES = 32.0  # as `recipe.Factors` (not imported: `gpus` runs without numpy)
+# The counter peaks: a tier's traffic is only ever judged against the peak of the very counter it
+# was counted with (`recipe.tiers`): `lts__t_sectors` against the L2 tag stage's sector peak,
+# Nsight's `lts__lts2xbar_cycles_active × 32` against the L2→crossbar data path's, and so on. Where
+# a report lacks that peak, `roofs.fill_builtin` takes it from here × the SM or L2-slice count × the
+# clock the launch ran at (the unit's own, else the SM clock: one clock per device). A figure no
+# report confirmed is marked unverified in the data file, and only there (`CounterPeak.verified`).
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,12 +173,12 @@ class CounterPeak(Sourced):
 
     def describe(self) -> str:
         older = f"; {self.older_ncu[0]} reported {self.older_ncu[1]:g}" if self.older_ncu else ""
-        text = f"{self.per_clock:g}/{self.unit}/clk: {self.source}{older}"
-        return text if self.verified else f"{text} (unverified)"
+        return f"{self.per_clock:g}/{self.unit}/clk: {super().describe()}{older}"  # no older: unverified
 
 
-# a counter that is another × a fixed number of bytes (lts__t_bytes = lts__t_sectors × 32)
-_SAME_AS = {f"{u}__t_bytes.sum": (f"{u}__t_sectors.sum", SECTOR_BYTES) for u in ("lts", "l1tex")}
+# a counter that is another × a fixed number of bytes: lts__t_bytes = lts__t_sectors × 32 B (the
+# sector of `recipe.Factors`, not imported: `gpus` runs without numpy)
+_SAME_AS = {f"{u}__t_bytes.sum": (f"{u}__t_sectors.sum", 32.0) for u in ("lts", "l1tex")}
 WRITEBACKS = tuple(f"l1tex__lsu_writeback_active{s}.sum" for s in ("", "_mem_lg", "_mem_lgds"))
 
 

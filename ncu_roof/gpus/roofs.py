@@ -127,11 +127,10 @@ def inferred_hardware(inference: Inference) -> Hardware | None:
 def fill_builtin(
     norm: Mapping[str, np.ndarray], hardware: Hardware | None, replace: bool = False
 ) -> dict[str, np.ndarray]:
-    """Each launch's roofs the report lacks (all of them when `replace`), from the built-in
-    per-clock figures × that launch's measured clocks (boost where the report has none). A memory
-    tier's roof is always the built-in peak of the very counter its traffic was counted with, else
-    of the one Nsight draws there (`bw_<tier>_counter`, `arch.counter_peaks`). The columns given are never
-    written into (they may be shared): filled ones are new arrays."""
+    """Each launch's roofs the report lacks (all of them when `replace`): the built-in per-clock
+    figures × that launch's clock (`_clock`). A memory tier's roof is always the built-in peak of the
+    very counter its traffic was counted with, else of the one Nsight draws there (`bw_<tier>_counter`,
+    `arch.counter_peaks`). The columns given (maybe shared) are never written into: filled ones are new."""
     import numpy as np
 
     columns = dict(norm)
@@ -152,14 +151,9 @@ def fill_builtin(
     for column, rows, per_clock, kind, recipe in fills:
         if column not in columns:
             continue
-        # × each launch's clock of `kind` (the L2's: `_l2_clock`), on `rows` that lack the roof
+        # × each launch's clock of `kind` (`_clock`), on `rows` that lack the roof
         measured = columns[CLOCK_COLUMNS[kind]]
-        if kind == "l2":
-            clock, at_boost, said = _l2_clock(columns, measured, hardware)
-        else:
-            boost = hardware.boost_clock(kind)
-            clock = np.where(measured > 0, measured, np.nan if boost is None else boost)
-            at_boost, said = ~(measured > 0), np.full(len(measured), None, dtype=object)
+        clock, at_boost, said = _clock(columns, kind, hardware)
         value = per_clock * clock
         lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
         take = rows & ~np.isnan(value) & (lacking | replace)
@@ -174,42 +168,34 @@ def fill_builtin(
     return columns
 
 
-def _l2_clock(
-    columns: Mapping[str, np.ndarray], measured: np.ndarray, hardware: Hardware
+def _clock(
+    columns: Mapping[str, np.ndarray], kind: str, hardware: Hardware
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each launch's L2 clock (Nsight scales the L2 peak by `lts__cycles_elapsed.avg.per_second`),
-    whether it is a built-in figure, and the words saying which clock where it is not the launch's
-    own. One kind of clock for the device: a launch without one takes the device's median L2 clock
-    of its other launches; a device without any, the product's built-in L2 clock; a product
-    without one, the SM clock (measured, else boost), said so (on GH100 it is ~16 % off)."""
+    """Each launch's clock of `kind` (boost where it has none), whether it is a built-in figure, and
+    the words saying which clock where it is not the launch's own. The L2's (Nsight scales the L2
+    peak by `lts__cycles_elapsed.avg.per_second`) is one kind of clock for the device: a launch
+    without one takes the device's median L2 clock of its other launches; a device without any, the
+    product's built-in L2 clock; a product without one, the SM clock, said so (GH100: ~16 % off)."""
     import numpy as np
 
-    n = len(measured)
+    measured = columns[CLOCK_COLUMNS[kind]]
     own = measured > 0
-    clock = np.where(own, measured, np.nan)
-    at_boost = np.zeros(n, dtype=bool)
+    n = len(measured)
     said = np.full(n, None, dtype=object)
-    if own.all():
-        return clock, at_boost, said
-    lacking = ~own
-    if own.any():
-        device = median(measured[own])
-        clock[lacking] = device
-        said[lacking] = f"at the device's median L2 clock {ghz_text(device)} GHz: this launch has none"
-    elif hardware.l2_clock_hz is not None:
-        clock[:] = hardware.l2_clock_hz
-        at_boost[:] = True
-        said[:] = (
-            f"at the built-in L2 clock {ghz_text(hardware.l2_clock_hz)} GHz ({hardware.l2_clock_source}): "
-            "the report has no L2 clock"
-        )
-    else:
-        sm = columns[CLOCK_COLUMNS["sm"]]
-        boost = hardware.boost_clock("sm")
-        clock = np.where(sm > 0, sm, np.nan if boost is None else boost)
-        at_boost = ~(sm > 0)
+    if kind == "l2" and not own.all():
+        if own.any():
+            device = median(measured[own])
+            said[~own] = f"at the device's median L2 clock {ghz_text(device)} GHz: this launch has none"
+            return np.where(own, measured, device), np.zeros(n, dtype=bool), said
+        if hardware.l2_clock_hz is not None:
+            built_in = f"{ghz_text(hardware.l2_clock_hz)} GHz ({hardware.l2_clock_source})"
+            said[:] = f"at the built-in L2 clock {built_in}: the report has no L2 clock"
+            return np.full(n, hardware.l2_clock_hz), np.ones(n, dtype=bool), said
+        clock, at_boost, _ = _clock(columns, "sm", hardware)
         said[:] = "at the SM clock: the report has no L2 clock"
-    return clock, at_boost, said
+        return clock, at_boost, said
+    boost = hardware.dram_boost_clock_hz if kind == "dram" else hardware.boost_clock_hz
+    return np.where(own, measured, np.nan if boost is None else boost), ~own, said
 
 
 def report_roofs(

@@ -36,7 +36,7 @@ class Hardware:
     arch: Arch | None
     sm_count: int | None
     boost_clock_hz: float | None
-    dram_byte_per_clk: float | None  # bus width / 4
+    memory_bus_bits: float | None  # DRAM bytes per DRAM clock: bus width / 4; L2 slices by it
     dram_boost_clock_hz: float | None
     overrides: Mapping[str, float] = field(default_factory=dict)  # product FLOP/SM/clk (H800 FP64)
     l2_clock_hz: float | None = None  # the L2's own clock where one was measured (`Gpu.l2_clock_ghz`)
@@ -62,19 +62,16 @@ class Hardware:
         per clock, the clock it scales with ("l1", "l2", "dram") and how it was built; None where
         the table has no figure for it on this GPU."""
         base, _, scale_text = counter.partition("*")
-        scale = float(scale_text) if scale_text else 1.0
+        scale, bits = float(scale_text) if scale_text else 1.0, self.memory_bus_bits
         if base == "dram__bytes.sum":
-            if not self.dram_byte_per_clk:
-                return None
-            return self.dram_byte_per_clk * scale, "dram", f"{self.dram_byte_per_clk:g} B/clk (bus width / 4)"
+            return (bits / 4 * scale, "dram", f"{bits / 4:g} B/clk (bus width / 4)") if bits else None
         if self.arch is None:
             return None
         found = counter_peak(self.arch.cc, base)
         if found is None:
             return None
         peak, per_unit = found
-        bus = self.dram_byte_per_clk  # L2 slices: by the memory bus (`arch.l2_slices`)
-        units = (bus and l2_slices(bus * 4)) if peak.unit == "L2 slice" else self.sm_count
+        units = (bits and l2_slices(bits)) if peak.unit == "L2 slice" else self.sm_count
         if not units:
             return None
         value = peak.per_clock * per_unit * scale * units
@@ -82,9 +79,6 @@ class Hardware:
         factor = f" x {per_unit * scale:g} B" if per_unit * scale != 1 else ""
         how = f"{counter}: {peak.describe()}{factor} x {units} {what}, CC {self.arch.cc}"
         return value, peak.clock, how
-
-    def boost_clock(self, kind: str) -> float | None:
-        return self.dram_boost_clock_hz if kind == "dram" else self.boost_clock_hz
 
 
 def hardware_from_attributes(
@@ -107,7 +101,7 @@ def hardware_from_attributes(
         arch=arch,
         sm_count=None if sms is None else int(sms),
         boost_clock_hz=ok(clock_hz),
-        dram_byte_per_clk=None if bus is None else bus / 4,
+        memory_bus_bits=bus,
         dram_boost_clock_hz=ok(memory_clock_hz),
     )
 
@@ -186,14 +180,13 @@ class Gpu:
 
     def hardware(self) -> Hardware:
         """Per-clock figures of this product (its architecture's, with its own SMs and bus)."""
-        per_clk = self.memory_bus_bits / 4
         return Hardware(
             origin=f"builtin:{self.key}",
             arch=arch_for(self.cc),
             sm_count=self.sm_count,
             boost_clock_hz=scaled(self.boost_clock_ghz, GIGA),
-            dram_byte_per_clk=per_clk,
-            dram_boost_clock_hz=scaled(self.dram_gbyte_per_s, GIGA) / per_clk,
+            memory_bus_bits=self.memory_bus_bits,
+            dram_boost_clock_hz=scaled(self.dram_gbyte_per_s, GIGA) / (self.memory_bus_bits / 4),
             overrides=self.overrides,
             l2_clock_hz=None if self.l2_clock_ghz is None else scaled(self.l2_clock_ghz, GIGA),
             l2_clock_source=self.l2_clock_source,

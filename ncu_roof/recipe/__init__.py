@@ -55,20 +55,11 @@ from ncu_roof.recipe.tensor import (
     IDLE_TENSOR_PIPE,
     TENSOR_PATH_PREFIX,
     is_integer_path,
-    tensor_variants,
     tensor_work,
 )
 from ncu_roof.recipe.tiers import measured_era, nsight_era, pick_tier, shared_bank_conflicts, tier_candidates
 
-__all__ = [
-    "FACTORS",
-    "PIPE_PREFIX",
-    "TENSOR_PATH_PREFIX",
-    "flop_weights",
-    "is_integer_path",
-    "normalize_columns",
-    "tensor_variants",
-]
+__all__ = ["PIPE_PREFIX", "TENSOR_PATH_PREFIX", "flop_weights", "is_integer_path", "normalize_columns"]
 
 PIPE_PREFIX = "pipe_"  # normalized columns pipe_<name>_pct
 
@@ -83,11 +74,10 @@ def normalize_columns(
     cc: Texts | None = None,
 ) -> dict[str, np.ndarray]:
     """Metrics (SI; a reader's launches, any DataFrame, or arrays with `rows` launches) → the
-    normalized per-launch columns (SI), with a recipe label per quantity: float64 numbers (NaN: not
-    measured), object labels (str, None or NaN), bool flags. A read-only array may be shared by
-    several columns (a metric passed through, the all-NaN one); every other array is its column's
-    own. `ncu_version` (of the ncu that collected the report) picks the tier measures that version
-    of Nsight draws; `traffic` the memory tiers' traffic definition; `cc` is each launch's compute
+    normalized per-launch columns (SI; `frame`'s Numbers, Texts, Flags), with a recipe label per
+    quantity; only a read-only array (a metric passed through, the all-NaN one) is shared by columns.
+    `ncu_version` (of the ncu that collected the report) picks the tier measures that version of
+    Nsight draws; `traffic` the memory tiers' traffic definition; `cc` is each launch's compute
     capability (`RunTable`'s `cc`; without it, the device attributes')."""
     m = MetricFrame(metrics, rows)
     out: dict[str, np.ndarray] = {}
@@ -106,9 +96,8 @@ def normalize_columns(
     out["waves_per_sm"] = m(WAVES)
 
     for precision in CUDA_CORE_PRECISIONS:
-        flop, label, missing = _cuda_core_flop(m, precision, duration)
-        out[f"flop_{precision}"], out[f"flop_{precision}_recipe"] = flop, label
-        out[f"flop_{precision}_not_collected"] = missing
+        f = f"flop_{precision}"
+        out[f], out[f"{f}_recipe"], out[f"{f}_not_collected"] = _cuda_core_flop(m, precision, duration)
         fma = FLOP_OPS[precision][2]
         factor = flop_weights(precision)[0][fma]
         peak = m(fma_peak(precision)) * factor * m(CLOCKS["sm"])
@@ -137,7 +126,7 @@ def normalize_columns(
     era = nsight_era(ncu_version)
     measures = era if ncu_version else measured_era(m)
     for tier, (asked, definitions, drawn) in tier_candidates(m, duration, measures, traffic).items():
-        picked, out[f"{tier}_traffic"] = pick_tier(asked, definitions, drawn, era)
+        picked, out[f"{tier}_traffic"] = pick_tier(m, asked, definitions, drawn, era)
         out[f"{tier}_bytes"], out[f"{tier}_bytes_recipe"] = picked.bytes, picked.label
         out[f"bw_{tier}_byte_per_s"] = picked.bandwidth_byte_per_s
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)

@@ -82,8 +82,7 @@ def tensor_work(m: MetricFrame, duration: Numbers, cc: Texts | None = None) -> d
     (a bare metric frame)."""
     rows, clock = m.rows, m(CLOCKS["sm"])
     work_by_variant, source = _variant_work(m, clock, duration)
-    peak_variants = sorted({mt["v"] for n in m.names if (mt := TENSOR_PEAK.match(n)) is not None})
-    per_variant_peak = {v: m(f"sm__ops_path_tensor_{v}.sum.peak_sustained") for v in peak_variants}
+    per_variant_peak = {mt["v"]: m(n) for n in sorted(m.names) if (mt := TENSOR_PEAK.match(n)) is not None}
     paths = {  # path → its variants' work summed
         path: sum_present([w for v, w in work_by_variant.items() if tensor_path(v) == path], rows)
         for path in sorted({tensor_path(v) for v in work_by_variant})
@@ -109,9 +108,7 @@ def tensor_work(m: MetricFrame, duration: Numbers, cc: Texts | None = None) -> d
     flop, label = first_available(candidates)  # the paths (first) decide wherever one was measured
     # tensor-pipe instructions ran, but their FLOPs per instruction are not known here: say why
     unknown = np.isnan(flop) & (~np.isnan(inst) | ~np.isnan(inst_rated)) & is_missing(label)
-    if unknown.any():
-        label = label.copy()
-        label[unknown] = [_unknown_label(c) for c in capability[unknown].tolist()]
+    label[unknown] = [_unknown_label(c) for c in capability[unknown].tolist()]  # (its own array)
     out = {"flop_tensor": flop, "flop_tensor_recipe": label, "flop_tensor_not_collected": not_collected}
     floating_work = {v: w for v, w in work_by_variant.items() if tensor_path(v) in floating}
     peak = _tensor_peak(m, per_variant_peak, floating_work, clock, factors)

@@ -88,7 +88,6 @@ def _measured(
     rates: list[Formula] = [(f"{rate_name}*{s:g}", m(rate_name) * s), *((d, m(d)) for d in derived[:1])]
     peaks: list[Formula] = [(f"{name}.peak_sustained", m(peak_name) * s), *((d, m(d)) for d in derived[1:])]
     rate = first_available(rates)[0]
-    # per row the first with a value (rates and peaks: their own, then the derived one's)
     by_time = [(f"rate*time:{label}".removesuffix("*1"), r * duration) for label, r in rates] if rated else []
     nbytes, label = first_available([(f"counter:{name}", count), *by_time])
     pct = fillna(m(pct_name), m(avg_pct_name))
@@ -180,13 +179,9 @@ def tier_candidates(
         dram_sum(f"rate*time:{read_rate}+{write_rate}", (m(read_rate) + m(write_rate)) * duration),
         # one direction alone: DRAM traffic still, a lower bound (the label says so; so does a note)
         *(
-            dram_sum(f"{kind}:{name} ({other} not collected: {LOWER_BOUND})", values)
-            for kind, name, other, values in (
-                ("counter", read, "write", m(read)),
-                ("counter", write, "read", m(write)),
-                ("rate*time", read_rate, "write", m(read_rate) * duration),
-                ("rate*time", write_rate, "read", m(write_rate) * duration),
-            )
+            dram_sum(f"{kind}:{name} ({other} not collected: {LOWER_BOUND})", m(name) * per)
+            for kind, names, per in (("counter", DRAM_READ_WRITE, 1.0), ("rate*time", DRAM_RATES, duration))
+            for name, other in zip(names, ("write", "read"), strict=True)
         ),
     ]
 
@@ -217,8 +212,7 @@ def tier_candidates(
         "2023": l1_writeback,
         "2022": measure("nsight", "l1tex__t_bytes.sum", 1.0, l1),
     }
-    # the built-in 128 B/SM/clk is the writeback's and the shared data pipe's peak (confirmed by
-    # the reports); the tag stage's sector peak is not confirmed, so it gets no built-in roof
+    # the tag stage's built-in sector peak is assumed but on CC 9.0 (`data/tier_peaks.toml`)
     t_sectors = measure("counted", "l1tex__t_sectors.sum", sector, l1)
     global_ld, global_st, local_ld, local_st = (m(name) for name in L1_SECTOR_METRICS)
     l1_counted = [
@@ -304,18 +298,14 @@ _KIND_WORDS = {
 
 
 def pick_tier(
-    asked: str, definitions: list[TierDefinition], drawn: Texts, era: str | None
+    m: MetricFrame, asked: str, definitions: list[TierDefinition], drawn: Texts, era: str | None
 ) -> tuple[TierDefinition, Texts]:
     """Per row: the first definition with bytes, whether the report holds its roof or not (the
-    built-in table holds every counter's peak: `gpus.arch.counter_peaks`), so that every launch of a run, in
-    any of its forms, is counted by the same measure; a tier's traffic is never judged against
-    another counter's peak. With it, per row, which definition that was: "nsight", "counted",
-    "shared"; "closest to nsight: counted", …; NaN where no definition has bytes (its counter:
-    `drawn`'s)."""
-    rows = len(drawn)
-    nothing = np.full(rows, np.nan, dtype=object)  # NaN: the label of a row no definition fits
-    empty = TierDefinition(asked, nothing, np.full(rows, np.nan), np.full(rows, np.nan), nothing, drawn)
-    picked, which = _first_with_bytes(empty, definitions)
+    built-in table holds every counter's peak: `gpus.arch.counter_peaks`), so that every launch of a
+    run, in any form, is counted by the same measure, never judged against another counter's peak;
+    and which definition that was ("nsight", "counted", "shared", "closest to nsight: counted", …;
+    NaN where none has bytes: its counter is `drawn`'s)."""
+    picked, which = _first_with_bytes(replace(_no_rows(m, asked), counter=drawn), definitions)
     unknown = asked == TrafficDefinition.NSIGHT.value and era is None
     words = "nsight (ncu version unknown: chosen by the metrics present)" if unknown else asked
     texts = [
