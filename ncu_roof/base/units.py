@@ -38,10 +38,8 @@ _COUNT_RE = re.compile(
 
 @lru_cache(maxsize=1024)  # a report's launches share their units: each worked out once
 def si_factor(unit: str) -> float:
-    """Multiplier taking a value printed in `unit` to ncu-roof's SI scale.
-
-    Time goes to seconds, frequency to hertz, bytes to bytes, bandwidth to byte/s; ratios such as
-    `inst/cycle` and percentages keep their scale (factor 1).
+    """Multiplier taking a value printed in `unit` to SI: time to seconds, frequency to hertz, bytes
+    to bytes, bandwidth to byte/s; ratios (`inst/cycle`) and percentages keep their scale (1).
 
     >>> si_factor("usecond"), si_factor("Ghz"), si_factor("Gbyte/second"), si_factor("cycle/nsecond")
     (1e-06, 1000000000.0, 1000000000.0, 1000000000.0)
@@ -288,8 +286,7 @@ def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
     match = _QUANTITY.match(text)
     if match is None:
         raise UsageError(f"not a number: {text!r}", hint=example)
-    number = Decimal(match["num"])
-    unit = match["unit"]
+    number, unit = Decimal(match["num"]), match["unit"]
     for prefix, scale in (*_BINARY.items(), *_SI.items()):  # a binary prefix only before a unit word
         rest = unit.removeprefix(prefix)
         if unit.startswith(prefix) and (rest in _UNIT_WORDS[dimension] or (rest == "" and prefix in _SI)):
