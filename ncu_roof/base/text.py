@@ -64,8 +64,7 @@ def _by_arguments(group: Sequence[str], width: int) -> list[str] | None:
     split = [p for n in group if (p := _template_parts(n)) is not None]
     if len(split) < len(group) or len({(head, len(args)) for head, args in split}) != 1:
         return None
-    count = len(split[0][1])
-    differ = [i for i in range(count) if len({args[i] for _, args in split}) > 1]
+    differ = [i for i in range(len(split[0][1])) if len({args[i] for _, args in split}) > 1]
     labels = []
     for head, args in split:
         shown = [_fold(a, "<", ">", "<…>") if i in differ else "…" for i, a in enumerate(args)]

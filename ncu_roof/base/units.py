@@ -1,10 +1,8 @@
-"""Units and numbers as ncu prints them, turned into SI floats.
-
-ncu spells units differently across releases (`nsecond`/`ns`, `cycle/nsecond`/`Ghz`,
-`Gbyte/second`/`Gbyte/s`) and formats numbers by the process locale (`1,234.5`, `1.234,5`).
-Everything here maps those spellings onto one SI scale, and refuses to guess: an unknown unit or
-an ambiguous number style is an error, never a silent factor of 1000.
-"""
+"""Units and numbers as ncu prints them, turned into SI floats. ncu spells units differently across
+releases (`nsecond`/`ns`, `cycle/nsecond`/`Ghz`, `Gbyte/second`/`Gbyte/s`) and formats numbers
+by the process locale (`1,234.5`, `1.234,5`). Everything here maps those spellings onto one SI
+scale, and refuses to guess: an unknown unit or an ambiguous number style is an error, never a
+silent factor of 1000."""
 
 from __future__ import annotations
 
@@ -101,16 +99,14 @@ _CONTRADICTS = {  # the numbers a file written in a style (forced by --number-lo
 
 def detect_number_style(cells: Iterable[object], forced: NumberStyle | None) -> NumberStyle:
     """The number style of one file, from its numeric-looking cells; `forced` (`--number-locale`)
-    where the file's own numbers do not contradict it.
-
-    The right-most separator of a number that has both is the decimal mark; two or more groups of
-    three digits mark the grouping character; a comma followed by other than three digits is a
-    decimal comma. When the evidence conflicts, this raises. A lone `1,234` is read as en_US
-    grouping: ncu prints fractions with 2 (details) or 6 (raw, auto units) decimals, never 3.
-    The cells (stripped; missing ones and those without a digit passed over) are searched by
-    Polars' regex engine: 5x Python's `re` on a raw page's 20,000 distinct cells. Its `\\d` is any
-    Unicode digit as `re`'s is; the patterns are anchored (`^`), so a search is a match.
-    """
+    where the file's own numbers do not contradict it. The right-most separator of a number that
+    has both is the decimal mark; two or more groups of three digits mark the grouping character;
+    a comma followed by other than three digits is a decimal comma; conflicting evidence raises.
+    A lone `1,234` is read as en_US grouping: ncu prints fractions with 2 (details) or 6 (raw,
+    auto units) decimals, never 3. The cells (stripped; missing ones and those without a digit
+    passed over) are searched by Polars' regex engine: 5x Python's `re` on a raw page's 20,000
+    distinct cells; its `\\d` is any Unicode digit as `re`'s is; the patterns are anchored (`^`),
+    so a search is a match."""
     import polars as pl
 
     text = pl.Series(cell_texts(cells), dtype=pl.String).str.strip_chars(_SPACE).drop_nulls()
