@@ -77,8 +77,7 @@ def platform(
     from ncu_roof.gpus.lookup import gpu_by_key
     from ncu_roof.gpus.roofs import builtin_roofs, load_roofs_file
 
-    chosen = [bool(gpu), bool(roofs_file), bool(peaks or bandwidths)]
-    if sum(chosen) != 1:
+    if sum(map(bool, (gpu, roofs_file, peaks or bandwidths))) != 1:
         raise UsageError(
             "give exactly one platform: --gpu KEY, --roofs FILE.toml, or --peak/--bandwidth",
             hint="`ncu-roof gpus` lists the built-in keys",

@@ -119,27 +119,20 @@ def _fold(text: str, open_: str, close: str, placeholder: str) -> str:
     return "".join(out)
 
 
+# the display prefixes, 1e15 down to 1e-9 (each scale an int / int: exactly its float literal)
+_PREFIXES = tuple((10**15 / 1000**i, p) for i, p in enumerate(("P", "T", "G", "M", "k", "", "m", "µ", "n")))
+
+
 def si(value: float | None, unit: str = "", digits: int = 3) -> str:
     """`1.2e11, "FLOP/s"` → `120 GFLOP/s`; None → `–`. Scaling happens only here, for display."""
     if value is None or value != value:
         return "–"
     if value == float("inf"):
         return "∞"
-    prefixes = (
-        (1e15, "P"),
-        (1e12, "T"),
-        (1e9, "G"),
-        (1e6, "M"),
-        (1e3, "k"),
-        (1.0, ""),
-        (1e-3, "m"),
-        (1e-6, "µ"),
-        (1e-9, "n"),
-    )
     magnitude = abs(value)
     if magnitude == 0:
         return f"0 {unit}".strip()
-    for scale, prefix in prefixes:
+    for scale, prefix in _PREFIXES:
         if magnitude >= scale:
             return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
     return f"{value:.{digits}g} {unit}".strip()
