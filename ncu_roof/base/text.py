@@ -36,10 +36,13 @@ def shorten(name: str, width: int = 60) -> str:
 
 def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[str]]:
     """Each name shortened (`shorten`) so that different names never read alike, and the lines
-    that resolve the index some get. Names that shorten alike show the template arguments in which
-    they differ (`InitializeMatrix_kernel<__half, …>(…)` and `<float, …>`); where that does not
-    tell them apart within `width` (a difference nested deeper, as in CUTLASS kernels), each gets
-    an index, `cutlass::Kernel<…>(…) [K1]`, and a line `[K1] … where the names first differ …`."""
+    that resolve the index some get.
+
+    Names that shorten alike show the template arguments in which they differ
+    (`InitializeMatrix_kernel<__half, …>(…)` and `<float, …>`); where that does not tell them
+    apart within `width` (a difference nested deeper, as in CUTLASS kernels), each gets an index,
+    `cutlass::Kernel<…>(…) [K1]`, and a line `[K1] … where the names first differ …`.
+    """
     short = [shorten(n, width) for n in names]
     alike: dict[str, dict[str, None]] = {}  # each shortened text's distinct names, in order
     for name, text in zip(names, short, strict=True):
@@ -139,9 +142,11 @@ def si(value: float | None, unit: str = "", digits: int = 3) -> str:
 
 
 def intensity(value: float | None, digits: int = 3) -> str:
-    """An intensity in FLOP/byte as a plain number, 3 significant digits, never an SI prefix
-    (`0.0948`, `2.73`, `104`, `1.23e+03`: `si()` would print 0.0948 as `94.8 m`, which reads as
-    millions). None or NaN → `–`, infinity (no bytes) → `∞`."""
+    """An intensity in FLOP/byte as a plain number, 3 significant digits, never an SI prefix.
+
+    `0.0948`, `2.73`, `104`, `1.23e+03`: `si()` would print 0.0948 as `94.8 m`, which reads as
+    millions. None or NaN → `–`, infinity (no bytes) → `∞`.
+    """
     if value is None or value != value:
         return "–"
     if value in (float("inf"), float("-inf")):

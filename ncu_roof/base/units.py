@@ -1,8 +1,10 @@
-"""Units and numbers as ncu prints them, turned into SI floats. ncu spells units differently across
-releases (`nsecond`/`ns`, `cycle/nsecond`/`Ghz`, `Gbyte/second`/`Gbyte/s`) and formats numbers
-by the process locale (`1,234.5`, `1.234,5`). Everything here maps those spellings onto one SI
-scale, and refuses to guess: an unknown unit or an ambiguous number style is an error, never a
-silent factor of 1000."""
+"""Units and numbers as ncu prints them, turned into SI floats.
+
+ncu spells units differently across releases (`nsecond`/`ns`, `cycle/nsecond`/`Ghz`,
+`Gbyte/second`/`Gbyte/s`) and formats numbers by the process locale (`1,234.5`, `1.234,5`).
+Everything here maps those spellings onto one SI scale, and refuses to guess: an unknown unit or
+an ambiguous number style is an error, never a silent factor of 1000.
+"""
 
 from __future__ import annotations
 
