@@ -30,8 +30,7 @@ def shorten(name: str, width: int = 60) -> str:
     text = _fold(text, "(", ")", "(…)") if len(text) > width else text
     if len(text) <= width:
         return text
-    cut = text[: width - 1].rstrip("…<(")  # never `name<……`: one ellipsis marks the cut
-    return cut + "…"
+    return text[: width - 1].rstrip("…<(") + "…"  # never `name<……`: one ellipsis marks the cut
 
 
 def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[str]]:
@@ -101,9 +100,8 @@ def _difference(name: str, group: Sequence[str], context: int = 40) -> str:
     others = [one_line(n) for n in group if n != name]
     at = max(len(commonprefix([text, other])) for other in others)  # noqa: RUF071 (characters, as meant)
     start = max(0, at - context // 2)
-    window = (
-        ("…" if start else "") + text[start : start + context] + ("…" if start + context < len(text) else "")
-    )
+    end = start + context
+    window = ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
     return f"{shorten(name, 40)}, whose name reads {window} at character {at + 1}"
 
 
