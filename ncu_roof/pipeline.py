@@ -100,8 +100,7 @@ def _run(inputs: Sequence[str | RunTable], choice: RoofChoice, request: Request,
     from ncu_roof.analysis.core import analyze
     from ncu_roof.gpus.lookup import gpu_by_key, match_gpu
 
-    items = expand(inputs, say)
-    tables = read_tables(items, request.number_style, request.jobs, request.skip_bad_rows)
+    tables = read_tables(expand(inputs, say), request.number_style, request.jobs, request.skip_bad_rows)
     for table in tables:
         version = f", ncu {table.ncu_version}" if table.ncu_version else ""
         say(f"read {table.path}: {plural(table.rows, 'launch')} ({table.format.value}{version})")
