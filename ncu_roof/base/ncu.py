@@ -37,9 +37,7 @@ class NcuTool:
 
 def version_tuple(version: str | None) -> tuple[int, ...]:
     """`2024.1.1.0` (or a path holding it) → (2024, 1, 1, 0); an unknown version reads as the newest."""
-    if not version:
-        return (9999,)
-    return tuple(int(n) for n in re.findall(r"\d+", version)[:4])
+    return tuple(int(n) for n in re.findall(r"\d+", version)[:4]) if version else (9999,)
 
 
 def candidate_paths(explicit: str | None = None) -> list[str]:
