@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ncu_roof import pipeline
 from ncu_roof.analysis import core
+from ncu_roof.base.units import Dimension, NumberStyle, parse_quantity
+from ncu_roof.errors import UsageError
 from ncu_roof.pipeline import example_path
 
 __all__ = ["Analysis", "analyze", "diff", "example_path", "predict"]
@@ -103,9 +105,6 @@ def analyze(
     the tier), each judged against its own counter's peak. number_locale: "C", "en" or "de" for CSV
     numbers (None: detect per file). jobs: worker processes for many inputs (None: by size).
     """
-    from ncu_roof.base.units import NumberStyle
-    from ncu_roof.errors import UsageError
-
     if not paths:
         raise UsageError("no input files", hint='ncu_roof.analyze("report.ncu-rep")')
     inputs = [_path("each path", p) for p in paths]
@@ -143,7 +142,6 @@ def predict(
     The result has `bound`, `binding`, `attainable_flop_per_s` and `point` (the full roofline).
     """
     from ncu_roof.analysis import prediction
-    from ncu_roof.base.units import Dimension, parse_quantity
 
     request = _request(gpu, roofs)  # their types checked (a TypeError naming each)
     platform = pipeline.platform(

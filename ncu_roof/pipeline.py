@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ncu_roof.base.text import plural
 from ncu_roof.base.vocabulary import RoofChoice, Roofs, TrafficDefinition
-from ncu_roof.errors import UsageError
+from ncu_roof.errors import BadInputError, UsageError
 
 if TYPE_CHECKING:
     from ncu_roof.analysis.core import Analysis
@@ -222,7 +222,6 @@ def refuse_failed_captures(analysis: Analysis) -> None:
     import polars as pl
 
     from ncu_roof.analysis.notes import COLLECTION_FAILED, ZERO_DURATION
-    from ncu_roof.errors import BadInputError
 
     failed = pl.col("notes").list.eval(pl.element().is_in([COLLECTION_FAILED, ZERO_DURATION])).list.any()
     per_input = analysis.launches.group_by("input", maintain_order=True).agg(pl.len(), failed.all())
