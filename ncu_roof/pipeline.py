@@ -157,10 +157,8 @@ def read_tables(
 
     paths = [item for item in inputs if isinstance(item, str)]
     workers = pool_size(paths, jobs)
-    read = _read_pooled(paths, number_style, workers, skip_bad_rows) if workers > 1 else None
-    if read is None:
-        read = [read_input(path, number_style, skip_bad_rows) for path in _progress(paths)]
-    tables = iter(read)
+    pooled = _read_pooled(paths, number_style, workers, skip_bad_rows) if workers > 1 else None
+    tables = iter(pooled or [read_input(path, number_style, skip_bad_rows) for path in _progress(paths)])
     return [next(tables) if isinstance(item, str) else item for item in inputs]
 
 
