@@ -6,6 +6,7 @@ They load on first use, so `import ncu_roof` (and the CLI's `--help`) stays chea
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from ncu_roof.version import __version__
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     """The API's names, from ncu_roof.api (loaded on first use)."""
-    from importlib import import_module
-
     if name in __all__:  # (`__version__` is set above: never asked for here)
         return getattr(import_module("ncu_roof.api"), name)
     raise AttributeError(f"module 'ncu_roof' has no attribute {name!r}")

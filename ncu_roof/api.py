@@ -16,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ncu_roof import pipeline
 from ncu_roof.analysis import core
+from ncu_roof.base.units import Dimension, NumberStyle, parse_quantity
+from ncu_roof.errors import UsageError
 from ncu_roof.pipeline import example_path
 
 __all__ = ["Analysis", "analyze", "diff", "example_path", "predict"]
@@ -47,8 +49,7 @@ class Analysis(core.Analysis):
         return to_arrow(self)
 
     def to_pandas(self) -> pd.DataFrame:
-        frame: pd.DataFrame = self.to_arrow().to_pandas()
-        return frame
+        return cast("pd.DataFrame", self.to_arrow().to_pandas())
 
     def to_parquet(self, path: Path) -> None:
         """Write the launch table to a Parquet file (atomically), as `analyze --format parquet`."""
@@ -104,17 +105,13 @@ def analyze(
     the tier), each judged against its own counter's peak. number_locale: "C", "en" or "de" for CSV
     numbers (None: detect per file). jobs: worker processes for many inputs (None: by size).
     """
-    from ncu_roof.base.units import NumberStyle
-    from ncu_roof.errors import UsageError
-
     if not paths:
         raise UsageError("no input files", hint='ncu_roof.analyze("report.ncu-rep")')
     inputs = [_path("each path", p) for p in paths]
     request = _request(gpu, roofs, traffic=traffic, jobs=jobs)  # every type first (a TypeError), then values
-    _text_or_none("number_locale", number_locale)
-    _text_or_none("traffic", traffic)
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)):
-        raise TypeError(f"jobs must be an int or None, not {type(jobs).__name__} ({jobs!r})")
+    _optional("number_locale", number_locale)
+    _optional("traffic", traffic)
+    _optional("jobs", jobs, int, "an int")
     try:
         style = NumberStyle(number_locale) if number_locale is not None else None
     except ValueError:
@@ -145,7 +142,6 @@ def predict(
     The result has `bound`, `binding`, `attainable_flop_per_s` and `point` (the full roofline).
     """
     from ncu_roof.analysis import prediction
-    from ncu_roof.base.units import Dimension, parse_quantity
 
     request = _request(gpu, roofs)  # their types checked (a TypeError naming each)
     platform = pipeline.platform(
@@ -184,7 +180,7 @@ def diff(
 
 def _request(gpu: str | None, roofs: Path | None, **more: Any) -> pipeline.Request:
     """The pipeline's request for a built-in GPU key or a roofs file (each type checked), and `more`."""
-    _text_or_none("gpu", gpu)
+    _optional("gpu", gpu)
     return pipeline.Request(gpu=gpu, roofs=_path("roofs", roofs) if roofs is not None else None, **more)
 
 
@@ -192,13 +188,9 @@ def _assignments(value: Quantity | Mapping[str, Quantity] | Mapping[str, float] 
     """A value or {key: value} as the CLI's `[KEY=]VALUE` strings (the parser the CLI uses)."""
     if value is None:
         return []
-    if isinstance(value, Mapping):
-        return [f"{key}={_text(v)}" for key, v in value.items()]
-    return [_text(value)]
-
-
-def _text(value: Quantity) -> str:
-    return value if isinstance(value, str) else repr(float(value))
+    if not isinstance(value, Mapping):
+        return [value if isinstance(value, str) else repr(float(value))]
+    return [f"{key}={_assignments(v)[0]}" for key, v in value.items()]
 
 
 def _path(name: str, value: object) -> str:
@@ -213,6 +205,7 @@ def _path(name: str, value: object) -> str:
     raise TypeError(f"{name} must be a str or os.PathLike path, not {type(value).__name__} ({value!r})")
 
 
-def _text_or_none(name: str, value: object) -> None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"{name} must be a str or None, not {type(value).__name__} ({value!r})")
+def _optional(name: str, value: object, kind: type = str, words: str = "a str") -> None:
+    """A `TypeError` naming the argument unless it is None or a `kind` (a bool is no int)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, kind)):
+        raise TypeError(f"{name} must be {words} or None, not {type(value).__name__} ({value!r})")

@@ -29,9 +29,8 @@ class NcuRoofError(Exception):
         self.hint = hint
 
     def __reduce__(self) -> tuple[object, ...]:
-        """Pickled as `__new__(cls, message)` (which sets `args`) and the attributes (message, hint,
-        any other), never through a subclass's `__init__`, whatever it takes: errors raised in a
-        worker process reach the CLI's one handler intact."""
+        """Pickled as `__new__(cls, message)` (setting `args`) and every attribute, never through a
+        subclass's `__init__`: errors raised in a worker process reach the CLI's one handler intact."""
         return (type(self).__new__, (type(self), self.message), dict(self.__dict__))
 
 

@@ -1,9 +1,7 @@
-"""Inputs → Analysis: the one pipeline that the CLI commands and the Python API (`ncu_roof.api`) call.
-
-Read every input (in a process pool when there are several big ones: reports are independent),
-analyze them together against the roofs asked for. Nothing here writes a file or parses a
-command line. Heavy modules (pandas, pyarrow, ncu_report) load inside the functions, so importing
-this module costs nothing.
+"""Inputs → Analysis, the one pipeline of the CLI and the API (`ncu_roof.api`): read every input
+(in a process pool when there are several big ones: reports are independent), analyze them
+together against the roofs asked for. Nothing here writes a file or parses a command line; heavy
+modules (pandas, pyarrow, ncu_report) load inside the functions, so importing this costs nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ncu_roof.base.text import plural
 from ncu_roof.base.vocabulary import RoofChoice, Roofs, TrafficDefinition
-from ncu_roof.errors import UsageError
+from ncu_roof.errors import BadInputError, UsageError
 
 if TYPE_CHECKING:
     from ncu_roof.analysis.core import Analysis
@@ -55,17 +53,14 @@ def roof_choice(
 ) -> RoofChoice:
     """`--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic: neither),
     and the traffic definition (`nsight` or `counted`; an enum member passes through)."""
+    from ncu_roof.gpus.lookup import gpu_by_key
+    from ncu_roof.gpus.roofs import load_roofs_file
+
     if gpu and roofs:
         raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
     if gpu:
-        from ncu_roof.gpus.lookup import gpu_by_key
-
         gpu_by_key(gpu)
-    user = None
-    if roofs:
-        from ncu_roof.gpus.roofs import load_roofs_file
-
-        user = load_roofs_file(roofs)
+    user = load_roofs_file(roofs) if roofs else None
     try:
         return RoofChoice(gpu_key=gpu, user=user, traffic=TrafficDefinition(traffic))
     except ValueError:
@@ -82,8 +77,7 @@ def platform(
     from ncu_roof.gpus.lookup import gpu_by_key
     from ncu_roof.gpus.roofs import builtin_roofs, load_roofs_file
 
-    chosen = [bool(gpu), bool(roofs_file), bool(peaks or bandwidths)]
-    if sum(chosen) != 1:
+    if sum(map(bool, (gpu, roofs_file, peaks or bandwidths))) != 1:
         raise UsageError(
             "give exactly one platform: --gpu KEY, --roofs FILE.toml, or --peak/--bandwidth",
             hint="`ncu-roof gpus` lists the built-in keys",
@@ -103,10 +97,10 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
 
 
 def _run(inputs: Sequence[str | RunTable], choice: RoofChoice, request: Request, say: Log) -> Analysis:
-    items = expand(inputs, say)
     from ncu_roof.analysis.core import analyze
+    from ncu_roof.gpus.lookup import gpu_by_key, match_gpu
 
-    tables = read_tables(items, request.number_style, request.jobs, request.skip_bad_rows)
+    tables = read_tables(expand(inputs, say), request.number_style, request.jobs, request.skip_bad_rows)
     for table in tables:
         version = f", ncu {table.ncu_version}" if table.ncu_version else ""
         say(f"read {table.path}: {plural(table.rows, 'launch')} ({table.format.value}{version})")
@@ -117,8 +111,6 @@ def _run(inputs: Sequence[str | RunTable], choice: RoofChoice, request: Request,
         if device.name is None and device.roofs.name and "inferred from" in device.roofs.name:
             say(f"note: device {device.index}: {device.roofs.name}; --gpu KEY chooses another")
     if request.gpu:  # a --gpu KEY that names another GPU than the report's device: allowed, said
-        from ncu_roof.gpus.lookup import gpu_by_key, match_gpu
-
         gpu = gpu_by_key(request.gpu)
         for name in sorted({d.name for d in analysis.devices if d.name}):
             if match_gpu(name) is not gpu:
@@ -146,10 +138,10 @@ def expand(inputs: Sequence[str | RunTable], log: Log) -> list[str | RunTable]:
 
 
 def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | None = None) -> list[Analysis]:
-    """One analysis per input (the two sides of a diff; a folder's or a glob's files together, as
-    `analyze` reads them), each read and analyzed in turn: one read table is held at a time, the
-    first bad input's error is raised after the lines of those before it. (A worker process per
-    side paid no more: a fresh interpreter's imports and the analysis sent back cost what it saved.)"""
+    """One analysis per input (a diff's sides; a folder's or glob's files together, as `analyze`
+    reads them), each read and analyzed in turn: one read table held at a time, the first bad
+    input's error raised after the lines of those before it. (A worker process per side paid no
+    more: a fresh interpreter's imports and the analysis sent back cost what it saved.)"""
     choice = roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first, once
     return [_run([item], choice, request, log or (lambda _: None)) for item in inputs]
 
@@ -160,29 +152,25 @@ def read_tables(
     jobs: int | None = None,
     skip_bad_rows: bool = False,
 ) -> list[RunTable]:
-    """Read every path (tables pass through), in input order; a pool reads many big inputs at
-    once."""
+    """Read every path (tables pass through), in input order; a pool reads many big inputs at once."""
     from ncu_roof.ingest import read_input
 
     paths = [item for item in inputs if isinstance(item, str)]
     workers = pool_size(paths, jobs)
-    read = _read_pooled(paths, number_style, workers, skip_bad_rows) if workers > 1 else None
-    if read is None:
-        read = [read_input(path, number_style, skip_bad_rows) for path in _progress(paths)]
-    tables = iter(read)
+    pooled = _read_pooled(paths, number_style, workers, skip_bad_rows) if workers > 1 else None
+    tables = iter(pooled or [read_input(path, number_style, skip_bad_rows) for path in _progress(paths)])
     return [next(tables) if isinstance(item, str) else item for item in inputs]
 
 
 def _read_pooled(
     paths: Sequence[str], number_style: NumberStyle | None, workers: int, skip_bad_rows: bool
 ) -> list[RunTable] | None:
-    """The inputs read by `workers` processes, one file per task, in input order (the first error
-    raised is the first bad input's); None when no worker could run (a platform that starts
-    workers as fresh interpreters, from a script without a `__main__` guard): read them here.
-    The workers come from a fork server (spawned where there is none), never forked from this
-    process: the threads of Polars (and of pyarrow) do not survive a fork, and a forked child can
-    hang on their locks. The server loads `ncu_report` first where this process has (see
-    `cli.report_reader_first`)."""
+    """The inputs read by `workers` processes, one file a task, in input order (the first error
+    raised is the first bad input's); None when no worker could run (workers started as fresh
+    interpreters, from a script without a `__main__` guard): read them here. Workers come from a
+    fork server (spawned where there is none), never forked from this process: Polars' and
+    pyarrow's threads do not survive a fork, a forked child can hang on their locks. The server
+    loads `ncu_report` first where this process has (`cli.report_reader_first`)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -215,9 +203,8 @@ def pool_size(paths: Sequence[str], jobs: int | None) -> int:
 
 
 def _progress(items: Sequence[T]) -> Iterable[T]:
-    """`items` as they are, or wrapped in a rich progress bar on stderr when a person is watching
-    (stderr is a terminal) and there are enough inputs for it to matter. The bar advances as the
-    caller takes each item, so it counts the work done on them."""
+    """`items`, wrapped in a rich progress bar on stderr when a person watches (a terminal) and
+    there are enough of them to matter; it advances as the caller takes each, counting work done."""
     if len(items) < PROGRESS_MIN_INPUTS or not sys.stderr.isatty():
         return items
     from rich.console import Console
@@ -233,7 +220,6 @@ def refuse_failed_captures(analysis: Analysis) -> None:
     import polars as pl
 
     from ncu_roof.analysis.notes import COLLECTION_FAILED, ZERO_DURATION
-    from ncu_roof.errors import BadInputError
 
     failed = pl.col("notes").list.eval(pl.element().is_in([COLLECTION_FAILED, ZERO_DURATION])).list.any()
     per_input = analysis.launches.group_by("input", maintain_order=True).agg(pl.len(), failed.all())

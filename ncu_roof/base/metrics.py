@@ -1,8 +1,7 @@
-"""The one home of the ncu metric names. `FORMULA_METRICS` lists, per part of the analysis, every
-counter its formulas read (the recipe, `ncu_roof.recipe`, takes its names from the constants
-here, and its metric frame refuses a name that is not wanted); `WANTED`, what the readers
-(`ncu_roof.ingest`) load, is that table plus the launch's identity; `COLLECT` picks from the same
-table what `profile` collects and a note asks for. This module sits below both and imports
+"""The one home of the ncu metric names. `FORMULA_METRICS`: per part of the analysis, every counter
+its formulas read (the recipe takes its names from the constants here; its metric frame refuses
+a name not wanted); `WANTED`, what the readers load, is that table plus the launch's identity;
+`COLLECT` picks from it what `profile` collects and a note asks for. Below both, it imports
 nothing of the project."""
 
 from __future__ import annotations

@@ -37,9 +37,7 @@ class NcuTool:
 
 def version_tuple(version: str | None) -> tuple[int, ...]:
     """`2024.1.1.0` (or a path holding it) → (2024, 1, 1, 0); an unknown version reads as the newest."""
-    if not version:
-        return (9999,)
-    return tuple(int(n) for n in re.findall(r"\d+", version)[:4])
+    return tuple(int(n) for n in re.findall(r"\d+", version)[:4]) if version else (9999,)
 
 
 def candidate_paths(explicit: str | None = None) -> list[str]:
@@ -97,13 +95,10 @@ IMPORT_HINT = "the report may be damaged or newer than this ncu; try `pip instal
 
 
 def import_raw_csv(tool: NcuTool, report: str | Path) -> bytes:
-    """The raw page of a report as CSV bytes (every metric, in base SI units), read by `tool` in
-    the C locale.
-
-    ncu runs with a private, empty HOME: it neither reads the user's settings nor writes beside
+    """A report's raw page as CSV bytes (every metric, in base SI units), read by `tool` in the C
+    locale with a private, empty HOME: ncu neither reads the user's settings nor writes beside
     them. A failing or hanging ncu raises `BadInputError` (`REPORT: `ncu --import` failed: <its
-    last line>`); callers that know better re-raise with their own class and hint.
-    """
+    last line>`); callers that know better re-raise with their own class and hint."""
     argv = [tool.path, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"]
     with tempfile.TemporaryDirectory(prefix="ncu-roof-home-") as home:
         env = c_locale_env() | {"HOME": home}

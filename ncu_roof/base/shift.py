@@ -1,25 +1,24 @@
 """How much slower one sample of durations is than another, with a distribution-free interval.
 
 The shift is the Hodges–Lehmann estimate on log durations: the median of every head − base
-difference of logs, reported as a percent change of the time (`100 · (e^d − 1)`). Its interval
-at a confidence level is Moses' distribution-free one, from the Mann–Whitney statistic's null
-distribution (normal approximation): the C-th smallest and C-th largest of those differences,
+difference of logs, as a percent change of the time (`100 · (e^d − 1)`). Its interval at a
+confidence level is Moses' distribution-free one, from the Mann–Whitney statistic's null
+distribution (normal approximation): the C-th smallest and largest of those differences,
 `C = ⌊mn/2 − z·√(mn(m+n+1)/12)⌋`. It assumes only that both samples are independent draws of one
-noise distribution, shifted; it is robust (an outlier launch moves it by at most one rank), and
-deterministic (no resampling), which a CI gate must be. docs/history.md says why not a bootstrap.
+noise distribution, shifted; it is robust (an outlier launch moves it by at most one rank) and
+deterministic (no resampling), as a CI gate must be. docs/history.md says why not a bootstrap.
 
-The threshold is the smallest movement the gate must catch. A movement is **real** at the
-confidence level when its interval excludes 0, and it **counts** when the estimate reaches
-`FIRE_FRACTION` (0.65) of the threshold and the interval reaches the threshold (a kernel
-confidently slower by less than the threshold is not a regression): a regression is all three,
-slower (`verdict`). A duration repeated exactly is one measurement: the rows of a
-`--print-summary` are one average copied per invocation, which is no noise sample. Why 0.65: a
-shift of exactly the threshold T, estimated with a standard error σ, is missed with probability
-Φ(−0.35·T/σ), and no shift at all raises an alarm with probability Φ(−0.65·T/σ) (nor more than
-the interval's (1 − confidence)/2). 0.65 = z(10⁻⁵) / (z(10⁻⁵) + z(10⁻²)): up to σ ≈ T/6.6 a
-step of T is caught 99 % of the time while an unchanged kernel alarms once in 100,000 — ten times
-under the gate's target of 1 in 10,000, the margin for what the interval does not see (run-to-run
-drift; a baseline of one commit). docs/history.md has the operating characteristics.
+The threshold is the smallest movement the gate must catch. A movement is **real** when its
+interval excludes 0, and **counts** when the estimate reaches `FIRE_FRACTION` (0.65) of the
+threshold and the interval reaches the threshold (a kernel confidently slower by less is no
+regression): a regression is all three, slower (`verdict`). A duration repeated exactly is one
+measurement: a `--print-summary`'s rows are one average copied per invocation, no noise sample.
+Why 0.65: a shift of exactly the threshold T, estimated with a standard error σ, is missed with
+probability Φ(−0.35·T/σ), and no shift raises an alarm with probability Φ(−0.65·T/σ) (nor more
+than the interval's (1 − confidence)/2). 0.65 = z(10⁻⁵) / (z(10⁻⁵) + z(10⁻²)): up to σ ≈ T/6.6
+a step of T is caught 99 % of the time while an unchanged kernel alarms once in 100,000 — ten
+times under the gate's target of 1 in 10,000, the margin for what the interval does not see
+(run-to-run drift; a baseline of one commit). docs/history.md has the operating characteristics.
 """
 
 from __future__ import annotations

@@ -30,8 +30,7 @@ def shorten(name: str, width: int = 60) -> str:
     text = _fold(text, "(", ")", "(…)") if len(text) > width else text
     if len(text) <= width:
         return text
-    cut = text[: width - 1].rstrip("…<(")  # never `name<……`: one ellipsis marks the cut
-    return cut + "…"
+    return text[: width - 1].rstrip("…<(") + "…"  # never `name<……`: one ellipsis marks the cut
 
 
 def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[str]]:
@@ -67,8 +66,7 @@ def _by_arguments(group: Sequence[str], width: int) -> list[str] | None:
     split = [p for n in group if (p := _template_parts(n)) is not None]
     if len(split) < len(group) or len({(head, len(args)) for head, args in split}) != 1:
         return None
-    count = len(split[0][1])
-    differ = [i for i in range(count) if len({args[i] for _, args in split}) > 1]
+    differ = [i for i in range(len(split[0][1])) if len({args[i] for _, args in split}) > 1]
     labels = []
     for head, args in split:
         shown = [_fold(a, "<", ">", "<…>") if i in differ else "…" for i, a in enumerate(args)]
@@ -102,9 +100,8 @@ def _difference(name: str, group: Sequence[str], context: int = 40) -> str:
     others = [one_line(n) for n in group if n != name]
     at = max(len(commonprefix([text, other])) for other in others)  # noqa: RUF071 (characters, as meant)
     start = max(0, at - context // 2)
-    window = (
-        ("…" if start else "") + text[start : start + context] + ("…" if start + context < len(text) else "")
-    )
+    end = start + context
+    window = ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
     return f"{shorten(name, 40)}, whose name reads {window} at character {at + 1}"
 
 
@@ -123,27 +120,20 @@ def _fold(text: str, open_: str, close: str, placeholder: str) -> str:
     return "".join(out)
 
 
+# the display prefixes, 1e15 down to 1e-9 (each scale an int / int: exactly its float literal)
+_PREFIXES = tuple((10**15 / 1000**i, p) for i, p in enumerate(("P", "T", "G", "M", "k", "", "m", "µ", "n")))
+
+
 def si(value: float | None, unit: str = "", digits: int = 3) -> str:
     """`1.2e11, "FLOP/s"` → `120 GFLOP/s`; None → `–`. Scaling happens only here, for display."""
     if value is None or value != value:
         return "–"
     if value == float("inf"):
         return "∞"
-    prefixes = (
-        (1e15, "P"),
-        (1e12, "T"),
-        (1e9, "G"),
-        (1e6, "M"),
-        (1e3, "k"),
-        (1.0, ""),
-        (1e-3, "m"),
-        (1e-6, "µ"),
-        (1e-9, "n"),
-    )
     magnitude = abs(value)
     if magnitude == 0:
         return f"0 {unit}".strip()
-    for scale, prefix in prefixes:
+    for scale, prefix in _PREFIXES:
         if magnitude >= scale:
             return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
     return f"{value:.{digits}g} {unit}".strip()

@@ -11,23 +11,23 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from enum import Enum
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ncu_roof.errors import BadInputError, NcuRoofError
+from ncu_roof.errors import BadInputError, NcuRoofError, UsageError
 
 if TYPE_CHECKING:  # `predict` and `gpus` never load numpy or pyarrow
     import numpy as np
     import pyarrow as pa
 
-_TIME_S = {  # `nsecond` and `ns` alike
+_HERTZ = {"hz": 1.0, "khz": 1e3, "Khz": 1e3, "Mhz": 1e6, "MHz": 1e6, "Ghz": 1e9, "GHz": 1e9}
+_TIME_HERTZ = _HERTZ | {  # and times, `nsecond` and `ns` alike
     prefix + word: scale
     for prefix, scale in (("", 1.0), ("m", 1e-3), ("u", 1e-6), ("n", 1e-9))
     for word in ("second", "s")
 }
-_HERTZ = {"hz": 1.0, "khz": 1e3, "Khz": 1e3, "Mhz": 1e6, "MHz": 1e6, "Ghz": 1e9, "GHz": 1e9}
 _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 # the counted things ncu prints (singular or plural, with an SI prefix): `Kbyte`, `sectors`, `inst`
 _COUNT_RE = re.compile(
@@ -38,18 +38,13 @@ _COUNT_RE = re.compile(
 
 @lru_cache(maxsize=1024)  # a report's launches share their units: each worked out once
 def si_factor(unit: str) -> float:
-    """Multiplier taking a value printed in `unit` to ncu-roof's SI scale.
-
-    Time goes to seconds, frequency to hertz, bytes to bytes, bandwidth to byte/s; ratios such as
-    `inst/cycle` and percentages keep their scale (factor 1).
+    """Multiplier taking a value printed in `unit` to SI: time to seconds, frequency to hertz, bytes
+    to bytes, bandwidth to byte/s; ratios (`inst/cycle`) and percentages keep their scale (1).
 
     >>> si_factor("usecond"), si_factor("Ghz"), si_factor("Gbyte/second"), si_factor("cycle/nsecond")
     (1e-06, 1000000000.0, 1000000000.0, 1000000000.0)
     """
-    text = unit.strip()
-    if text in _HERTZ:
-        return _HERTZ[text]
-    numerator, _, denominator = text.partition("/")
+    numerator, _, denominator = unit.strip().partition("/")
     # ``, `%`, `/cycle`, `/second`, `%/byte`, and ncu 2025.3's `1/cycle`, `1/s`: a bare, percent or
     # unit numerator is a plain count (factor 1).
     factor = 1.0 if numerator in ("", "%", "1") else _word_factor(numerator, unit)
@@ -66,14 +61,12 @@ _BASE_UNITS = {"gpu__time_duration": "nsecond"}
 
 def effective_unit(metric: str, unit: str) -> str:
     """The unit a value is in: as printed, or the metric's ncu base unit when printed empty."""
-    if unit.strip():
-        return unit
-    return _BASE_UNITS.get(metric.split(".", 1)[0], unit)
+    return unit if unit.strip() else _BASE_UNITS.get(metric.split(".", 1)[0], unit)
 
 
 def _word_factor(word: str, unit: str) -> float:
-    if word in _TIME_S:
-        return _TIME_S[word]
+    if word in _TIME_HERTZ:
+        return _TIME_HERTZ[word]
     match = _COUNT_RE.match(word)
     if match is None:
         raise BadInputError(
@@ -108,14 +101,26 @@ _CONTRADICTS = {  # the numbers a file written in a style (forced by --number-lo
 
 def detect_number_style(cells: Iterable[object], forced: NumberStyle | None) -> NumberStyle:
     """The number style of one file, from its numeric-looking cells; `forced` (`--number-locale`)
-    where the file's own numbers do not contradict it.
+    where the file's own numbers do not contradict it. The right-most separator of a number that
+    has both is the decimal mark; two or more groups of three digits mark the grouping character;
+    a comma followed by other than three digits is a decimal comma; conflicting evidence raises.
+    A lone `1,234` is read as en_US grouping: ncu prints fractions with 2 (details) or 6 (raw,
+    auto units) decimals, never 3. The cells (stripped; missing ones and those without a digit
+    passed over) are searched by Polars' regex engine: 5x Python's `re` on a raw page's 20,000
+    distinct cells; its `\\d` is any Unicode digit as `re`'s is; the patterns are anchored (`^`),
+    so a search is a match."""
+    import polars as pl
 
-    The right-most separator of a number that has both is the decimal mark; two or more groups of
-    three digits mark the grouping character; a comma followed by other than three digits is a
-    decimal comma. When the evidence conflicts, this raises. A lone `1,234` is read as en_US
-    grouping: ncu prints fractions with 2 (details) or 6 (raw, auto units) decimals, never 3.
-    """
-    seen = _evidence(cells)
+    text = pl.Series(cell_texts(cells), dtype=pl.String).str.strip_chars(_SPACE).drop_nulls()
+    text = text.filter(text.str.contains(r"\d"))
+    marked = text.str.contains(f"[{GROUP_MARKS}]")
+    if marked.any():  # `GROUP_MARKS` between digits dropped, by `re` (Polars' regex has no look-around)
+        ungrouped = [re.sub(rf"(?<=\d)[{GROUP_MARKS}](?=\d)", "", t) for t in text.filter(marked).to_list()]
+        text = pl.concat([text.filter(~marked), pl.Series(ungrouped, dtype=pl.String)])
+
+    def seen(pattern: re.Pattern[str]) -> bool:
+        return bool(text.str.contains(pattern.pattern).any())
+
     if forced is not None:
         if any(seen(pattern) for pattern in _CONTRADICTS[forced]):
             raise BadInputError(
@@ -139,26 +144,6 @@ def detect_number_style(cells: Iterable[object], forced: NumberStyle | None) -> 
 
 
 _SPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace())  # what `str.strip` strips
-
-
-def _evidence(cells: Iterable[object]) -> Callable[[re.Pattern[str]], bool]:
-    """The numeric-looking cells (stripped; missing ones and those without a digit passed over),
-    searched by Polars' regex engine: 5x Python's `re` on a raw page's 20,000 distinct cells. Its
-    `\\d` is any Unicode digit as `re`'s is; the patterns are anchored (`^`), so a search is a match."""
-    import polars as pl
-
-    texts = pl.Series(cell_texts(cells), dtype=pl.String)
-    text = texts.str.strip_chars(_SPACE).drop_nulls()
-    text = text.filter(text.str.contains(r"\d"))
-    marked = text.str.contains(f"[{GROUP_MARKS}]")
-    if marked.any():  # `GROUP_MARKS` between digits dropped, by `re` (Polars' regex has no look-around)
-        ungrouped = [re.sub(rf"(?<=\d)[{GROUP_MARKS}](?=\d)", "", t) for t in text.filter(marked).to_list()]
-        text = pl.concat([text.filter(~marked), pl.Series(ungrouped, dtype=pl.String)])
-
-    def seen(pattern: re.Pattern[str]) -> bool:
-        return bool(text.str.contains(pattern.pattern).any())
-
-    return seen
 
 
 def missing_cell(cell: object) -> bool:
@@ -202,14 +187,11 @@ def cell_texts(cells: Iterable[object]) -> list[str | None]:
 def parse_numbers(cells: Iterable[object] | pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:
     """Cells as printed by ncu (a pyarrow string column, or Python values) → float64, NaN where
     not a number (`n/a`, `nan`, empty: never 0), in pyarrow's string kernels (4x a pandas `str` +
-    `to_numeric` pass).
-
-    A column of plain numbers (the common case: a `--print-units base` raw page) is one cast;
-    anything else (grouping marks, `n/a`, spaces, garbage, infinities) takes the careful path:
-    a number must be one in the file's style (digit groups of three, the style's decimal mark),
-    its grouping marks are then removed; what is not (`n/a`, `nan`, `(!) nan`, `1,2,3`, garbage)
-    is missing, and `unreadable` says which of those were no word of ncu's.
-    """
+    `to_numeric` pass). Plain numbers (the common case: a `--print-units base` raw page) are one
+    cast; else (grouping marks, `n/a`, spaces, garbage, infinities) a number must be one in the
+    file's style (digit groups of three, its decimal mark), its grouping marks are then removed;
+    the rest (`n/a`, `(!) nan`, `1,2,3`, garbage) is missing, `unreadable` says which were no
+    word of ncu's."""
     import numpy as np
     import polars as pl
     import pyarrow as pa
@@ -291,24 +273,18 @@ def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
     """
     from decimal import Decimal
 
-    from ncu_roof.errors import UsageError
-
     example = f"write e.g. 1e7, 10M or 2.5G{dimension.value}"
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise UsageError(f"not a number: {text!r}", hint=example)
     if isinstance(text, (int, float)):
-        try:
-            value = float(text)
-        except OverflowError:
-            value = math.inf
+        value = float(Decimal(text))  # an int too large for a float is infinite, not an OverflowError
         if not math.isfinite(value):
             raise UsageError(f"{text!r}: not a finite number", hint=example)
         return value
     match = _QUANTITY.match(text)
     if match is None:
         raise UsageError(f"not a number: {text!r}", hint=example)
-    number = Decimal(match["num"])
-    unit = match["unit"]
+    number, unit = Decimal(match["num"]), match["unit"]
     for prefix, scale in (*_BINARY.items(), *_SI.items()):  # a binary prefix only before a unit word
         rest = unit.removeprefix(prefix)
         if unit.startswith(prefix) and (rest in _UNIT_WORDS[dimension] or (rest == "" and prefix in _SI)):
