@@ -219,8 +219,7 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
     recipe = kernel.recipe
     facts = [("duration", si(kernel.duration_s, "s"), recipe.get("duration_s", "–"))]
     if kernel.time_share is not None:
-        share = pct(100 * kernel.time_share)
-        facts.append(("share of time", share, f"duration / {si(total_s, 's')}"))
+        facts.append(("share of time", pct(100 * kernel.time_share), f"duration / {si(total_s, 's')}"))
     for precision in PRECISIONS:
         key, value = f"flop_{precision}", kernel.flop.get(precision)
         if value is not None or key in recipe:
