@@ -77,7 +77,7 @@ def rich_text(renderable: RenderableType, width: int, *, color: bool = False) ->
     from rich.console import Console
 
     buffer = io.StringIO()
-    console = Console(
+    Console(
         file=buffer,
         force_terminal=color,
         no_color=not color,
@@ -86,6 +86,5 @@ def rich_text(renderable: RenderableType, width: int, *, color: bool = False) ->
         highlight=False,
         emoji=False,
         markup=False,
-    )
-    console.print(renderable)
+    ).print(renderable)
     return "\n".join(line.rstrip(" ") for line in buffer.getvalue().split("\n"))

@@ -93,11 +93,8 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
     rows = sorted(folded_rows(result), key=lambda r: order_key(r.kernel))
     changed = [r for r in rows if r.kernel.status is not Status.UNCHANGED or r.slower][:TOP_ROWS]
     slower = result.count(Status.REGRESSED)  # launches, as the headline and the gate count
-    verdict_line = (
-        f"**ncu-roof diff: {plural(slower, 'kernel')} slower by more than {result.threshold_pct:g}%**"
-        if slower or result.total_status is Status.REGRESSED
-        else f"**ncu-roof diff: no kernel slower by more than {result.threshold_pct:g}%**"
-    )
+    many = plural(slower, "kernel") if slower or result.total_status is Status.REGRESSED else "no kernel"
+    verdict_line = f"**ncu-roof diff: {many} slower by more than {result.threshold_pct:g}%**"
     parts = [MARKER, "", verdict_line, "", headline(result) + ".", ""]
     parts.append(f"GPU: {code_span(', '.join(result.head_devices))}")
     if result.mismatch:
@@ -130,25 +127,13 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
 
 def _md_row(row: FoldedRow) -> str:
     """The terminal table's cells (`diffout.row_cells`), the launch shape joined to the kernel's
-    cell and the status of the folded row in place of the pair's."""
-    k = row.kernel
-    name = f"{code_span(shorten(k.name, KERNEL_MAX))} {code_span(launch_shape(k.grid, k.block))}{_count(row)}"
-    cells = [name, *row_cells(k)[1:-1], _status(row)]
-    return md_row(table_cell(c) for c in cells)
-
-
-def _count(row: FoldedRow) -> str:
-    """` ×3`, or ` ×3 → 2` when the launch count changed; nothing for one launch."""
-    base, head = row.base_launches, row.head_launches
-    if base and head and base != head:
-        return f" ×{base} → {head}"
-    return times(max(base, head))
-
-
-def _status(row: FoldedRow) -> str:
-    """The status of the summed time; with the launches that got slower on their own, if not all."""
-    mark = STATUS_MARK[row.kernel.status]
-    if row.slower and row.kernel.status is not Status.REGRESSED:
-        launches = plural(max(row.base_launches, row.head_launches), "launch")
-        return f"{mark} ({row.slower} of {launches} slower)"
-    return mark
+    cell with its launches (` ×3`, ` ×3 → 2` when the count changed, nothing for one), and the
+    status of the summed time in place of the pair's, with the launches that got slower on their
+    own if not all."""
+    k, base, head = row.kernel, row.base_launches, row.head_launches
+    count = f" ×{base} → {head}" if base and head and base != head else times(max(base, head))
+    name = f"{code_span(shorten(k.name, KERNEL_MAX))} {code_span(launch_shape(k.grid, k.block))}{count}"
+    status = STATUS_MARK[k.status]
+    if row.slower and k.status is not Status.REGRESSED:
+        status += f" ({row.slower} of {plural(max(base, head), 'launch')} slower)"
+    return md_row(table_cell(c) for c in [name, *row_cells(k)[1:-1], status])

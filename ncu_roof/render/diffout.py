@@ -98,36 +98,16 @@ _TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("Status", "left", 1),
 )
 HEADERS = [h for h, _, _ in _TABLE_COLUMNS]  # the terminal's and the Markdown's
+_RANK = {h: rank for h, _, rank in _TABLE_COLUMNS}
 _VERDICT = HEADERS.index("Verdict")
 
 
-def fit_columns(
-    natural: Mapping[str, int], width: int, kernel_min: int = KERNEL_MIN, verdict_whole: int = 0
-) -> dict[str, int]:
-    """The columns to show and their widths in a table at most `width` cells wide. Every column
-    but Kernel keeps its natural (widest cell) width; Kernel gets what is left, between `kernel_min`
-    and its natural width. While even `kernel_min` does not fit, the column with the highest drop
-    rank goes (the per-tier changes first, then the verdict; 0: never); the room then left widens
-    the Verdict (natural: its widest phrase) up to `verdict_whole`, its widest cell."""
-    shown = list(HEADERS)
-    rank = {h: r for h, _, r in _TABLE_COLUMNS}
-
-    def room(columns: list[str]) -> int:
-        fixed = sum(natural[h] for h in columns if h != "Kernel")
-        return width - (3 * len(columns) + 1) - fixed  # rich: a border and a space each side
-
-    while room(shown) < kernel_min and any(rank[h] for h in shown):
-        shown.remove(max(shown, key=lambda h: rank[h]))
-    kernel = max(kernel_min, min(natural["Kernel"], room(shown)))
-    widths = {h: kernel if h == "Kernel" else natural[h] for h in shown}
-    if "Verdict" in widths:
-        spare = room(shown) - kernel
-        widths["Verdict"] = max(widths["Verdict"], min(verdict_whole, widths["Verdict"] + spare))
-    return widths
-
-
 def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = False) -> str:
-    """A rich table `width` cells wide at most (pass the terminal's); colour only when `color`."""
+    """A rich table `width` cells wide at most (pass the terminal's); colour only when `color`.
+    Every column but Kernel keeps its natural (widest cell) width; Kernel gets what is left, between
+    its minimum and its natural width. While even its minimum does not fit, the column with the
+    highest drop rank goes (the per-tier changes first, then the verdict; 0: never); the room then
+    left widens the Verdict (natural: its widest phrase) up to its widest cell."""
     from rich.cells import cell_len
     from rich.console import Group
     from rich.table import Table
@@ -144,21 +124,27 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     )
     names = [cell_len(f"{shorten(k.name, KERNEL_MAX)} {r[0]}") for k, r in zip(kernels, rows, strict=True)]
     natural["Kernel"] = max([cell_len("Kernel"), *names])
-    widths = fit_columns(natural, width, max(KERNEL_MIN, NAME_MIN + 1 + shapes), whole)
+    kernel_min, shown = max(KERNEL_MIN, NAME_MIN + 1 + shapes), list(HEADERS)
+
+    def room() -> int:  # rich: a border and a space each side
+        return width - (3 * len(shown) + 1) - sum(natural[h] for h in shown if h != "Kernel")
+
+    while room() < kernel_min and any(_RANK[h] for h in shown):
+        shown.remove(max(shown, key=_RANK.__getitem__))
+    widths = {h: natural[h] for h in shown}
+    widths["Kernel"] = max(kernel_min, min(natural["Kernel"], room()))
+    if "Verdict" in widths:
+        widths["Verdict"] += max(0, min(whole - widths["Verdict"], room() - widths["Kernel"]))
     table = Table(title=one_line(headline(result)), title_justify="left")
     sized(table, ((h, justify, widths[h]) for h, justify, _ in _TABLE_COLUMNS if h in widths))
     for k, cells in zip(kernels, rows, strict=True):
         style = _STATUS[k.status][2] if color else ""
-        name = shorten(k.name, max(1, widths["Kernel"] - 1 - cell_len(cells[0])))
-        by_header = dict(zip(HEADERS, [f"{name} {cells[0]}", *cells[1:]], strict=True))
-        if cell_len(by_header["Verdict"]) > widths.get("Verdict", 0):  # one phrase a line
-            by_header["Verdict"] = _VERDICT_BREAKS.sub("\n", by_header["Verdict"])
+        cells[0] = f"{shorten(k.name, max(1, widths['Kernel'] - 1 - cell_len(cells[0])))} {cells[0]}"
+        if cell_len(cells[_VERDICT]) > widths.get("Verdict", 0):  # one phrase a line
+            cells[_VERDICT] = _VERDICT_BREAKS.sub("\n", cells[_VERDICT])
+        marked = zip(HEADERS, cells, strict=True)
         table.add_row(
-            *(
-                Text(text, style=style if header in ("Δ time", "Status") else "")
-                for header, text in by_header.items()
-                if header in widths
-            )
+            *(Text(t, style=style if h in ("Δ time", "Status") else "") for h, t in marked if h in widths)
         )
     parts: list[Table | Text] = [table]
     if dropped := ", ".join(h for h in HEADERS if h not in widths):

@@ -92,15 +92,13 @@ def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
     A column is never narrower than its widest cell (a figure is never cut): at a narrow width the
     headers wrap, and the last columns (the ridges) give way, said under the table."""
     rows = [[cell(gpu) for _, cell in COLUMNS] for gpu in builtin_gpus().values()]
-    widest = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
-    shown = len(HEADERS)
-    while shown > 2 and sum(widest[:shown]) + _GAP * (shown - 1) > width:
-        shown -= 1
+    widest = [max(map(len, column)) for column in zip(*rows, strict=True)]
+    fits = (n for n in range(len(HEADERS), 2, -1) if sum(widest[:n]) + _GAP * (n - 1) <= width)
+    shown = next(fits, 2)
     # each column's widest cell, widened towards its header's length while `width` has room
-    sizes = widest[:shown]
-    room = width - sum(sizes) - _GAP * (shown - 1)
+    sizes, room = widest[:shown], max(0, width - sum(widest[:shown]) - _GAP * (shown - 1))
     for i, header in enumerate(HEADERS[:shown]):
-        grow = min(max(0, len(header) - sizes[i]), max(0, room))
+        grow = min(max(0, len(header) - sizes[i]), room)
         sizes[i] += grow
         room -= grow
     table = Table(show_edge=False, pad_edge=False)

@@ -41,10 +41,14 @@ def times(count: int) -> str:
     return f" ×{count}" if count > 1 else ""
 
 
+BARELY_PCT = 10.0  # a kernel under this share of its roof barely uses it: the roof ranks, not explains
+
+
 def fix_first_words(summary: Summary, view: DeviceView, esc: Words = str, strong: Words = str) -> str:
     """`could save 1.2 ms (29% of the time) if it reached its dram roof (ranked by this); as it runs,
     DRAM is 67% busy, which allows 1.2 ms: the fix is …; now memory-bound (dram), 67% of roof`;
-    with several devices `(29% of its device's time, 17% of all)`."""
+    with several devices `(29% of its device's time, 17% of all)`; where the kernel barely uses the
+    roof it is ranked by, `— far below that roof: a distance to its peak, not a diagnosis`."""
     ff = view.fix_first
     assert ff is not None
     share, total_s = "", summary.total_s
@@ -56,26 +60,17 @@ def fix_first_words(summary: Summary, view: DeviceView, esc: Words = str, strong
     ceiling = ceiling_words(lead.compute_ceiling, None) if lead.compute_ceiling else COMPUTE
     roof = esc(ceiling if lead.binding == COMPUTE else lead.binding or "binding")
     at_least = "" if ff.group.headroom_complete else "at least "  # a launch of it has no roof
+    far, reached = "", ff.group.figures.pct_of_roof
+    if reached is not None and reached < BARELY_PCT:  # the saving is a distance to a peak it is far from
+        sol = ff.group.figures.sol_pct.get("sm") is not None
+        why = "" if sol else " (without SOL counters, the latency check was not made)"
+        far = f" — far below that roof: a distance to its peak, not a diagnosis{why}"
     return (
         f"could save {at_least}{strong(si(ff.saving_s, 's'))}{share} "
         f"if it reached its {roof} roof (ranked by this); "
         f"{_needs(ff.group, ff.saving_s, esc)}; "
-        f"now {esc(verdict_words(ff.group))}, {pct(ff.group.figures.pct_of_roof)} of roof"
-    ) + far_from_roof_words(ff.group)
-
-
-BARELY_PCT = 10.0  # a kernel under this share of its roof barely uses it: the roof ranks, not explains
-
-
-def far_from_roof_words(group: KernelGroup) -> str:
-    """What a headline adds when the kernel it ranks barely uses the roof it is ranked by: the
-    saving is the distance to a peak it is far from, not a diagnosis. Empty otherwise."""
-    reached = group.figures.pct_of_roof
-    if reached is None or reached >= BARELY_PCT:
-        return ""
-    sol = group.figures.sol_pct.get("sm") is not None
-    why = "" if sol else " (without SOL counters, the latency check was not made)"
-    return f" — far below that roof: a distance to its peak, not a diagnosis{why}"
+        f"now {esc(verdict_words(ff.group))}, {pct(reached)} of roof{far}"
+    )
 
 
 # what a unit that is busy far beyond the roofline's share asks to change

@@ -219,8 +219,7 @@ def _facts(kernel: Kernel, total_s: float) -> list[tuple[str, str, str]]:
     recipe = kernel.recipe
     facts = [("duration", si(kernel.duration_s, "s"), recipe.get("duration_s", "–"))]
     if kernel.time_share is not None:
-        share = pct(100 * kernel.time_share)
-        facts.append(("share of time", share, f"duration / {si(total_s, 's')}"))
+        facts.append(("share of time", pct(100 * kernel.time_share), f"duration / {si(total_s, 's')}"))
     for precision in PRECISIONS:
         key, value = f"flop_{precision}", kernel.flop.get(precision)
         if value is not None or key in recipe:
@@ -270,8 +269,7 @@ def _each(
 def _roofs_section(analysis: Analysis) -> list[str]:
     parts = ['<h2 id="roofs">Roofs</h2>']
     for device in analysis.devices:
-        rows = [(one_line(key), peak, source) for key, peak, source in roof_rows(device)]
-        gpu = f"<code>{escape(device_name(device))}</code>"
+        rows, gpu = roof_rows(device), f"<code>{escape(device_name(device))}</code>"
         if not rows:
             parts.append(
                 f"<p>{gpu}: no roofs (pass <code>--gpu KEY</code> or <code>--roofs FILE</code>).</p>"
@@ -288,7 +286,7 @@ def _roofs_section(analysis: Analysis) -> list[str]:
 def _facts_table(heads: tuple[str, str, str], rows: Iterable[tuple[str, str, str]]) -> str:
     """A table of (what, figure, where it comes from), the last as code."""
     body = "".join(
-        f"<tr><th class=text>{escape(label)}</th><td>{escape(value)}</td>"
+        f"<tr><th class=text>{escape(one_line(label))}</th><td>{escape(value)}</td>"
         f'<td class="recipe"><code>{escape(one_line(source))}</code></td></tr>'
         for label, value, source in rows
     )

@@ -64,13 +64,13 @@ def render_markdown(
     in `<details>`. When the whole does not fit, the first rows are kept and a note says how many
     were left out. `plot_ref` is a path relative to where the Markdown is read."""
     summary = source if isinstance(source, Summary) else summarize(source)
-    if len(_document(summary, top, 0, plot_ref)) > limit_chars:
+    shown = range(len(summary.rows) + 1)  # the most rows that fit: the lengths grow with them
+    fits = bisect_right(shown, limit_chars, key=lambda n: len(_document(summary, top, n, plot_ref)))
+    if not fits:
         raise UsageError(
             f"a Markdown report needs more than {limit_chars} characters even without kernel rows",
             hint="raise the character limit",
         )
-    shown = range(len(summary.rows) + 1)  # the most rows that fit: the lengths grow with them
-    fits = bisect_right(shown, limit_chars, key=lambda n: len(_document(summary, top, n, plot_ref)))
     return _document(summary, top, fits - 1, plot_ref)
 
 

@@ -24,6 +24,7 @@ from ncu_roof.render.summary import (
 REPR_DEVICES = 4  # device lines in the repr; the rest are counted
 REPR_NAME = 48
 HTML_ROWS = 10
+MARKUP = {"name": "<code>{0}</code>", "verdict": '<span class="badge" style="background:{1}">{0}</span>'}
 HTML_KEYS = ("rank", "device", "name", "launches", "duration", "share", "pct", "headroom", "verdict")
 STYLE = (
     ".ncu-roof table{border-collapse:collapse;margin:.3em 0}"
@@ -96,12 +97,9 @@ def _table(summary: Summary) -> list[str]:
     for row in summary.rows[:HTML_ROWS]:
         texts, cells = row_cells(summary, row), []
         for key, _, text in columns:
-            content = escape(one_line(texts[key][1]))
-            if key == "verdict":
-                colour = VERDICT_COLOURS[row.bound]
-                content = f'<span class="badge" style="background:{colour}">{content}</span>'
-            elif key == "name":
-                content = f"<code>{content}</code>"
+            content = MARKUP.get(key, "{}").format(
+                escape(one_line(texts[key][1])), VERDICT_COLOURS[row.bound]
+            )
             cells.append(f"<td{' class=text' if text else ''}>{content}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     more = len(summary.rows) - HTML_ROWS

@@ -77,12 +77,12 @@ def render_text(p: Prediction, width: int = PIPE_WIDTH, *, color: bool = False) 
     ops_only = p.ops is not None and not p.flop  # integer work alone: its tiers in operations
     work = "op" if ops_only else "FLOP"
     platform = p.roofs.name or p.roofs.source
-    title = f"Prediction on {platform}"
-    if p.workload_name is not None:
-        title = f"{p.workload_name} ({' '.join(f'{k}={v}' for k, v in p.params.items())}) on {platform}"
-    table = Table(title=title, title_justify="left")
+    args = " ".join(f"{k}={v}" for k, v in p.params.items())
+    what = "Prediction" if p.workload_name is None else f"{p.workload_name} ({args})"
+    table = Table(title=f"{what} on {platform}", title_justify="left")
     for column in ("roof", "bytes", "bandwidth", f"AI {work}/B", f"ridge {work}/B", "cap"):
         table.add_column(column, justify="left" if column == "roof" else "right")
+    figures = (point.intensity_flop_per_byte, point.ridge_flop_per_byte, point.cap_flop_per_s)
     for tier in point.intensity_flop_per_byte:  # the tiers with a roof (no FLOPs: no FLOP/s cap)
         mark = " ◀" if tier == point.binding else ""
         bandwidth, moved = p.roofs.bandwidth_byte_per_s[tier], p.bytes_by_tier.get(tier)
@@ -91,12 +91,9 @@ def render_text(p: Prediction, width: int = PIPE_WIDTH, *, color: bool = False) 
             ridge = p.ops.peak_per_s / bandwidth if bandwidth else None
             cap = bandwidth * ai if ai is not None else None
         else:
-            ai, ridge, cap = (
-                f.get(tier)
-                for f in (point.intensity_flop_per_byte, point.ridge_flop_per_byte, point.cap_flop_per_s)
-            )
-        figures = intensity(ai, 4), intensity(ridge, 4), si(cap, f"{work.upper()}/s", 4)
-        table.add_row(tier + mark, si(moved, "B"), si(bandwidth, "B/s"), *figures)
+            ai, ridge, cap = (f.get(tier) for f in figures)
+        cells = intensity(ai, 4), intensity(ridge, 4), si(cap, f"{work.upper()}/s", 4)
+        table.add_row(tier + mark, si(moved, "B"), si(bandwidth, "B/s"), *cells)
     if COMPUTE in point.cap_flop_per_s and not ops_only:
         mark = " ◀" if point.binding == COMPUTE and (p.ops is None or not p.ops.binds) else ""
         label = f"compute ({point.compute_precision})" if point.compute_precision else "compute"
@@ -126,10 +123,8 @@ def verdict_line(p: Prediction) -> str:
     flop = f"{si(p.flop, 'FLOP', 4)}; " if p.flop is not None and not ops_only else ""
     if p.ops is not None:
         flop += f"{si(p.ops.count, 'OP', 4)} at {si(p.ops.peak_per_s, 'OP/s', 4)} ({p.ops.ceiling}); "
-    if ops_only:
-        text = f"verdict: {where}; {flop}".rstrip("; ")
-    else:
-        text = f"verdict: {where}; {flop}attainable {si(point.attainable_flop_per_s, 'FLOP/s', 4)}"
+    attainable = "" if ops_only else f"attainable {si(point.attainable_flop_per_s, 'FLOP/s', 4)}"
+    text = f"verdict: {where}; {flop}{attainable}".rstrip("; ")
     if point.peak_flop_per_s and point.attainable_flop_per_s is not None and not ops_only:
         share = 100.0 * point.attainable_flop_per_s / point.peak_flop_per_s
         text += f" ({share:.3g}% of the compute peak)"

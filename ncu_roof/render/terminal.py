@@ -138,31 +138,6 @@ def fit(
     return {i: kernel if i == name else sizes[i] for i in shown}
 
 
-def kernel_table(summary: Summary, rows: Sequence[Row], width: int) -> tuple[Table, list[str], int]:
-    """The table of `rows` laid out to fit `width`, the headers of the columns that gave way, and the
-    columns of the kernel name. Where the notes column gave way, each row's note numbers follow its
-    verdict (`[1,4]`, a phrase of its own), so that no note below the table loses the row it concerns."""
-    cols = columns(summary)
-    index = {c.header: i for i, c in enumerate(cols)}
-    name, verdict = index[summary.name_header], index["verdict"]
-    labels = summary.names(KERNEL_MAX)[0]
-    cells = [
-        [labels[r.group.name] if i == name else one_line(c.cell(r)) for i, c in enumerate(cols)] for r in rows
-    ]
-    widths = fit(cols, cells, width, name, verdict)
-    labels = summary.names(min(widths[name], KERNEL_MAX))[0]
-    table = Table(show_edge=False, pad_edge=False, header_style="bold", expand=False)
-    sized(table, ((cols[i].header, cols[i].justify, size) for i, size in widths.items()))
-    for values, row in zip(cells, rows, strict=True):
-        values[name] = labels[row.group.name]
-        flagged = one_line(row.flagged(notes=True)) if index["notes"] not in widths else values[verdict]
-        values[verdict] = wrapped(flagged, widths[verdict])
-        colour = Style(color=VERDICT_COLOURS[row.bound])
-        table.add_row(*(Text(values[i], style=colour if i == verdict else "") for i in widths))
-    dropped = [c.header for i, c in enumerate(cols) if i not in widths]
-    return table, dropped, min(widths[name], KERNEL_MAX)
-
-
 def roofs_line(device: Device) -> str:
     roofs = device.roofs
     compute = ", ".join(f"{k} {si(v, 'FLOP/s')}" for k, v in roofs.compute_flop_per_s.items())
@@ -189,20 +164,38 @@ def device_lines(summary: Summary, view: DeviceView, labels: dict[str, str]) -> 
 
 
 def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) -> str:
-    """Roofs and per-device headline, the table of the `top` first rows (0 = all), notes below."""
+    """Roofs and per-device headline, the table of the `top` first rows (0 = all) laid out to fit
+    `width` (never cut: wider if it must), notes below. Where the notes column gave way, each row's
+    note numbers follow its verdict (`[1,4]`, a phrase of its own), so that no note below the table
+    loses the row it concerns."""
     shown = summary.rows[:top] if top > 0 else summary.rows
-    table, dropped, name_width = kernel_table(summary, shown, width)
-    labels, keys = summary.names(name_width)
+    cols = columns(summary)
+    index = {c.header: i for i, c in enumerate(cols)}
+    name, verdict = index[summary.name_header], index["verdict"]
+    wide = summary.names(KERNEL_MAX)[0]
+    cells = [
+        [wide[r.group.name] if i == name else one_line(c.cell(r)) for i, c in enumerate(cols)] for r in shown
+    ]
+    widths = fit(cols, cells, width, name, verdict)
+    labels, keys = summary.names(min(widths[name], KERNEL_MAX))
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", expand=False)
+    sized(table, ((cols[i].header, cols[i].justify, size) for i, size in widths.items()))
+    for values, row in zip(cells, shown, strict=True):
+        values[name] = labels[row.group.name]
+        flagged = one_line(row.flagged(notes=True)) if index["notes"] not in widths else values[verdict]
+        values[verdict] = wrapped(flagged, widths[verdict])
+        colour = Style(color=VERDICT_COLOURS[row.bound])
+        table.add_row(*(Text(values[i], style=colour if i == verdict else "") for i in widths))
+    dropped = [c.header for i, c in enumerate(cols) if i not in widths]
     head = [Text(roofs_line(view.device), style="dim") for view in summary.devices]
     head += [Text(one_line(line)) for view in summary.devices for line in device_lines(summary, view, labels)]
     notes = [f"[{n.number}] {plural(n.launches, 'launch')}{n.vary}: {n.text}" for n in summary.notes]
     missing = [f"not on a roofline: {summary.missing_reason}"] if summary.missing_reason else []
     tail = [Text(line, style="dim") for line in _footnotes(summary, shown, dropped)]
     tail += [Text(one_line(line)) for line in [*keys, *notes, *missing]]
-    needed = sum(c.width or 0 for c in table.columns) + 3 * (len(table.columns) - 1)
-    return (  # the table never cut: wider if it must
+    return (
         rich_text(Group(*head), width, color=color)
-        + rich_text(table, max(width, needed), color=color)
+        + rich_text(table, max(width, sum(widths.values()) + 3 * (len(widths) - 1)), color=color)
         + rich_text(Group(*tail), width, color=color)
     )
 
