@@ -401,6 +401,23 @@ def test_analysis_options_are_checked_before_ncu_runs(
     assert not list(tmp_path.glob("*.ncu-rep"))
 
 
+def test_binary_analysis_for_a_terminal_names_the_analysis_output_option(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # profile's -o is the report's name: the hint names the option that writes the analysis
+    import ncu_roof.cli.analyze as cli_analyze
+    from ncu_roof.cli import main
+
+    monkeypatch.setattr(cli_analyze, "to_terminal", lambda output: output is None)
+    with pytest.raises(SystemExit) as done:
+        main(["profile", "--format", "png", "--", "/bin/true"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: --format png writes binary data, not for a terminal",
+        "hint: write it to a file: --analysis-output out.png",
+    ]
+
+
 def test_ncu_args_are_split_as_a_shell_would(fake: dict[str, str], tmp_path: Path) -> None:
     fake["FAKE_NCU_SCENARIO"] = "perm"  # fails after recording its argv; no report needed
     run(fake, "--ncu-args", '--nvtx-include "my range/" --verbose', "--", "/bin/true", cwd=tmp_path)

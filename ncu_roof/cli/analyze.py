@@ -136,14 +136,17 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> None:
             expect.gate(report)
 
 
-def check_options(options: AnalyzeOptions, inputs: Sequence[str]) -> tuple[OutputFormat, OutputFormat | None]:
+def check_options(
+    options: AnalyzeOptions, inputs: Sequence[str], output_option: str = "-o"
+) -> tuple[OutputFormat, OutputFormat | None]:
     """The output's format and the plot's, once the options and output paths (none of them one of
-    the `inputs`) are checked: before any work (`profile`: before ncu runs)."""
+    the `inputs`) are checked: before any work (`profile`: before ncu runs, its output option
+    `--analysis-output`)."""
     fmt = choose(options.format, options.output)
     if FORMATS[fmt].binary and to_terminal(options.output):
         raise UsageError(
             f"--format {fmt.value} writes binary data, not for a terminal",
-            hint=f"write it to a file: -o out{FORMATS[fmt].suffixes[0]}",
+            hint=f"write it to a file: {output_option} out{FORMATS[fmt].suffixes[0]}",
         )
     check_writable(options.output)
     refuse_inputs([options.output, options.plot], inputs)  # and once read

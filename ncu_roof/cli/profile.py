@@ -70,7 +70,7 @@ def profile_command(
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
     roof_choice(gpu, roofs)
     analysis = AnalyzeOptions(fmt, analysis_output, Request(gpu, roofs))
-    check_options(analysis, [])
+    check_options(analysis, [], "--analysis-output")
     ours = {"report": report_path(output), **({"raw page": csv_path(report_path(output))} if csv else {})}
     for what, path in ours.items():
         if analysis_output not in (None, "-") and Path(analysis_output).resolve() == path.resolve():
