@@ -98,15 +98,15 @@ def profile_command(
         tool = find_ncu(ncu)
         diag(f"using {tool.path} (Nsight Compute {tool.version or 'version unknown'})")
         check_version(tool.version, options)
-        verbose = verbosity[0] is Verbosity.VERBOSE
-        log = partial(diag, command=True) if verbose else None  # `running: ncu …`, one line
+        # `running: ncu …`, one line
+        log = partial(diag, command=True) if verbosity[0] is Verbosity.VERBOSE else None
         result = run_profile(tool, options, progress_sink(), log=log)
         published = result.report
         kernels = "1 kernel" if result.kernels == 1 else f"{result.kernels} kernels"
-        diag(f"wrote {published}: {kernels} profiled in {result.elapsed_s:.1f} s")
-        if result.app_exit_code is not None:
+        diag(f"wrote {published}: {kernels} profiled in {result.outcome.elapsed_s:.1f} s")
+        if result.outcome.app_exit_code is not None:
             diag(
-                f"the program exited with code {result.app_exit_code}; "
+                f"the program exited with code {result.outcome.app_exit_code}; "
                 "analyzing the kernels profiled before it ended"
             )
         if result.csv is not None:
@@ -154,7 +154,7 @@ class RichProgress:
         from rich.console import Console
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        self.console = Console(stderr=True, highlight=False)
+        self.console = Console(stderr=True, highlight=False, markup=False, emoji=False)  # text as it came
         self.progress = Progress(
             SpinnerColumn(),
             TextColumn("{task.description}", markup=False),
@@ -168,23 +168,19 @@ class RichProgress:
 
     def kernel(self, progress: KernelProgress) -> None:
         """A finished kernel prints a ✓ line; a growing one updates the status line."""
-        from rich.text import Text
-
-        name = one_line(progress.name)
         if progress.done:
             self.count += 1
-            self.console.print(Text(f"✓ {describe(progress)}"))
+            self.console.print(f"✓ {describe(progress)}")
             self.progress.update(self.task, description=f"{self.count} kernels profiled")
         else:
             self.progress.update(
-                self.task, description=f"{self.count} done · profiling {name} {progress.percent}%"
+                self.task,
+                description=f"{self.count} done · profiling {one_line(progress.name)} {progress.percent}%",
             )
 
     def passthrough(self, text: str) -> None:
         """The program's own output, printed above the status line (never as markup)."""
-        from rich.text import Text
-
-        self.console.print(Text(text.rstrip("\n")), soft_wrap=True)
+        self.console.print(text.rstrip("\n"), soft_wrap=True)
 
     def close(self) -> None:
         self.progress.stop()  # the status line goes

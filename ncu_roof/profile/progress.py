@@ -1,10 +1,8 @@
-"""What `profile` asks ncu and what ncu's merged output says. The ask: the user's options
-(`ProfileOptions`) → an argument list (no shell), the version checks, the report's names. The
-answer: progress lines, tool lines, the outcome of one run, and why a profile failed: ONE table of
-ncu's known failures, each with its message and its fix (data/known_failures.toml), looked up
-first by `diagnose` (a run that left no usable report) and `damaged_report_error` (a report that
-does not load). Pure; the CLI shows the progress (`ncu_roof.cli.profile`), through `ProgressSink`.
-"""
+"""What `profile` asks ncu (`ProfileOptions` → an argument list, no shell; the version checks, the
+report's names) and what ncu's merged output says: progress and tool lines, one run's outcome, and
+why a profile failed: ONE table of ncu's known failures with message and fix
+(data/known_failures.toml), looked up first by `diagnose` (no usable report) and
+`damaged_report_error` (a report that does not load). Pure; the CLI shows the progress."""
 
 from __future__ import annotations
 
@@ -144,16 +142,12 @@ def parse_progress(line: str) -> KernelProgress | None:
 
 
 class ProgressSink(Protocol):
-    """Where the runner reports progress and passes the program's output on."""
+    """Where the runner reports each progress line (`kernel`: growing, `passes` None, or finished),
+    passes the program's output (or an ncu warning) on to show as it came, and says the run is over."""
 
-    def kernel(self, progress: KernelProgress) -> None:
-        """A progress line: growing (`passes` None) or finished."""
-
-    def passthrough(self, text: str) -> None:
-        """Output of the program (or an ncu warning) to show as it came."""
-
-    def close(self) -> None:
-        """The run is over."""
+    def kernel(self, progress: KernelProgress) -> None: ...
+    def passthrough(self, text: str) -> None: ...
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
