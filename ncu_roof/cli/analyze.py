@@ -13,6 +13,7 @@ import typer
 
 from ncu_roof import pipeline
 from ncu_roof.base.text import one_line
+from ncu_roof.base.units import NumberStyle
 from ncu_roof.base.vocabulary import GroupBy, SortBy, TrafficDefinition
 from ncu_roof.cli import ReadableHelp, Verbosity, app, folded, named_alike, verbosity
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
@@ -258,8 +259,6 @@ def analyze_command(
             "--fail-on-mismatch needs --expect FILE",
             hint="ncu-roof analyze R --expect e.toml --fail-on-mismatch",
         )
-    from ncu_roof.base.units import NumberStyle
-
     style = None if number_locale == "auto" else NumberStyle(number_locale)
     request = pipeline.Request(gpu, roofs, style, traffic, skip_bad_rows=skip_bad_rows)
     picture = picture_options(width_in, height_in, dpi, caption, None)

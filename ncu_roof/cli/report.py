@@ -21,7 +21,7 @@ from ncu_roof.cli.analyze import (
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
-from ncu_roof.render.formats import Caption, OutputFormat, RenderOptions, image_format
+from ncu_roof.render.formats import Caption, OutputFormat, RenderOptions, choose, from_suffix, image_format
 from ncu_roof.render.output import Document, check_writable
 
 if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
@@ -63,8 +63,6 @@ def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
 def diff_format(fmt: str | None, output: str | None) -> OutputFormat:
     """`--format`, else what the -o suffix says (`.md`, `.json`) through the format registry; a
     suffix the diff cannot write, or one that contradicts `--format`, is a usage error."""
-    from ncu_roof.render.formats import choose, from_suffix
-
     implied = from_suffix(output)
     if implied not in (None, OutputFormat.TABLE, OutputFormat.MARKDOWN, OutputFormat.JSON):
         raise UsageError(
