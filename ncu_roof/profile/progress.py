@@ -216,10 +216,8 @@ def diagnose(outcome: RunOutcome, options: ProfileOptions) -> Path:
 
 
 def damaged_report_error(outcome: RunOutcome, reason: str, kept: str) -> ProfileError:
-    """ncu wrote a report that does not load: say why, quoting ncu's last error if it failed.
-
-    `kept` says what became of the user's target (`runs/x.ncu-rep was left as it was`).
-    """
+    """ncu wrote a report that does not load: say why, quoting ncu's last error if it failed, and
+    what became of the user's target (`kept`: `runs/x.ncu-rep was left as it was`)."""
     if (known := known_failure(outcome)) is not None:
         return known
     if outcome.returncode == 0:
