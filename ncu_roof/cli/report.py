@@ -55,8 +55,7 @@ def parse_pct(text: str, option: str) -> float:
 def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
     """Before → after pairs of the matched kernels, for the roofline of the head (by row: in a file
     of several ncu runs the IDs restart per run)."""
-    both = result.pairs.drop_nulls(["base_row", "head_row"])
-    rows = zip(both.get_column("base_row").to_list(), both.get_column("head_row").to_list(), strict=True)
+    rows = result.pairs.drop_nulls(["base_row", "head_row"]).select("base_row", "head_row").iter_rows()
     return [(base.kernels[b], head.kernels[h]) for b, h in rows]
 
 
