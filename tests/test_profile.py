@@ -651,7 +651,7 @@ def test_the_program_gets_its_time_to_clean_up_before_the_group_is_killed(
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
-@pytest.mark.parametrize("point", ["check_report", "publish_report", "emit"])
+@pytest.mark.parametrize("point", ["check_report", "replace", "emit"])
 def test_a_stopping_signal_after_ncu_leaves_no_temporary_folder_and_exits_128_plus_n(
     fake: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals, point: str
 ) -> None:
@@ -673,10 +673,11 @@ def test_a_stopping_signal_after_ncu_leaves_no_temporary_folder_and_exits_128_pl
     if point == "emit":
         monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None, None))
         monkeypatch.setattr(cli_profile, "emit", arrives)
+    elif point == "replace":  # the rename that publishes the report: the first in this run
+        monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None, None))
+        monkeypatch.setattr(profile_run.os, "replace", arrives)
     else:
         monkeypatch.setattr(profile_run, point, arrives)
-        if point == "publish_report":
-            monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None, None))
     done = run(fake, "--force", "--", "/bin/true", cwd=tmp_path)
     assert done.returncode == 128 + sig, done.stderr
     assert leftovers(tmp_path) == []

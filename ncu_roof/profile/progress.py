@@ -166,10 +166,6 @@ class RunOutcome:
         codes = [m["code"] for line in self.tool_lines for m in [_APP_ERROR.search(line)] if m]
         return int(codes[-1]) if codes else None
 
-    @property
-    def no_kernels(self) -> bool:
-        return any(NO_KERNELS.search(line) for line in self.tool_lines)
-
     def last_error_line(self) -> str | None:
         """ncu's last `==ERROR==` line, without the prefix."""
         errors = [
@@ -199,11 +195,12 @@ def known_failure(outcome: RunOutcome) -> ProfileError | None:
 
 def diagnose(outcome: RunOutcome, options: ProfileOptions) -> Path:
     """The report of a run that produced a usable one; else the error of why it did not, raised."""
-    if outcome.report is not None and not outcome.no_kernels:  # a report worth keeping
+    no_kernels = any(NO_KERNELS.search(line) for line in outcome.tool_lines)
+    if outcome.report is not None and not no_kernels:  # a report worth keeping
         return outcome.report
     if (known := known_failure(outcome)) is not None:
         raise known
-    if outcome.no_kernels:
+    if no_kernels:
         app = outcome.app_exit_code
         exited = f" (the program exited with code {app})" if app is not None else ""
         used = " ".join(filter_args(options)[2:]) or "none"  # the filters, and children's when it applies

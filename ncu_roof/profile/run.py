@@ -233,11 +233,6 @@ def check_report(
     raise damaged_report_error(outcome, problem, kept)
 
 
-def publish_report(report: Path, target: Path) -> None:
-    """Move the finished temporary report into place (atomic: same file system)."""
-    os.replace(report, target)
-
-
 def export_csv(tool: NcuTool, report: Path) -> bytes:
     """The raw page of a report as CSV, base units, C locale."""
     try:
@@ -287,7 +282,7 @@ def run_profile(
         outcome = run_ncu(argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s)
         report = diagnose(outcome, options)
         launches, table, page = check_report(report, tool, outcome, target)
-        publish_report(report, target)
+        os.replace(report, target)  # the report moved into place, atomic: the same file system
     csv = (page or export_csv(tool, target)) if options.csv else None
     table = None if table is None else replace(table, path=str(target))
     return ProfileResult(report=target, kernels=launches, table=table, outcome=outcome, csv=csv)
