@@ -211,8 +211,6 @@ def main(argv: list[str] | None = None) -> None:
             with contextlib.suppress(OSError, ValueError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(CLOSED_PIPE)
-        except typer.Exit as done:
-            sys.exit(done.exit_code)
         except (typer.Abort, KeyboardInterrupt):
             interrupted()
         except typer.TyperException as err:  # usage errors found by the option parser
