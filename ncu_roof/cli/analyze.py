@@ -69,8 +69,7 @@ def report_gaps(analysis: Analysis) -> None:
     from ncu_roof.render.summary import lack_counters
     from ncu_roof.render.unplaced import missing_reason
 
-    reason = missing_reason(analysis)
-    if reason:
+    if reason := missing_reason(analysis):
         diag(f"not on a roofline: {reason}")
     if analysis.collect_hint:
         what = analysis.launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()

@@ -74,9 +74,7 @@ def filter_args(options: ProfileOptions) -> list[str]:
             args += [f"--{name.replace('_', '-')}", str(value)]
     if options.nvtx or options.nvtx_include:
         args.append("--nvtx")
-    for include in options.nvtx_include:
-        args += ["--nvtx-include", include]
-    return args
+    return args + [arg for include in options.nvtx_include for arg in ("--nvtx-include", include)]
 
 
 def build_argv(tool: NcuTool, options: ProfileOptions, program: Path, export_base: Path) -> list[str]:
