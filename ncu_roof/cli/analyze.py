@@ -140,8 +140,7 @@ def check_options(
     options: AnalyzeOptions, inputs: Sequence[str], output_option: str = "-o"
 ) -> tuple[OutputFormat, OutputFormat | None]:
     """The output's format and the plot's, once the options and output paths (none of them one of
-    the `inputs`) are checked: before any work (`profile`: before ncu runs, its output option
-    `--analysis-output`)."""
+    the `inputs`) are checked: before any work (`profile`: before ncu runs, `--analysis-output`)."""
     fmt = choose(options.format, options.output)
     if FORMATS[fmt].binary and to_terminal(options.output):
         raise UsageError(

@@ -159,8 +159,7 @@ def diff_command(
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Compare two runs kernel by kernel: time, FLOP/s, bytes, intensity, verdict."""
-    # every option and output checked, every output rendered before the first is written (as `emit`
-    # does); the regression gate last, after every output is out
+    # all checked and rendered before the first output is written, as `emit` does; the gate last
     fmt = diff_format(format, output)
     threshold_pct = parse_pct(threshold, "--threshold")
     gate_pct = (
