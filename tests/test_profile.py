@@ -675,7 +675,7 @@ def test_a_stopping_signal_after_ncu_leaves_no_temporary_folder_and_exits_128_pl
         monkeypatch.setattr(cli_profile, "emit", arrives)
     elif point == "replace":  # the rename that publishes the report: the first in this run
         monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None, None))
-        monkeypatch.setattr(profile_run.os, "replace", arrives)
+        monkeypatch.setattr(os, "replace", arrives)
     else:
         monkeypatch.setattr(profile_run, point, arrives)
     done = run(fake, "--force", "--", "/bin/true", cwd=tmp_path)

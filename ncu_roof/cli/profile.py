@@ -41,8 +41,8 @@ def profile_command(
     launch_count: int | None = typer.Option(None, "--launch-count", "-c", help="Profile at most N launches."),
     launch_skip: int | None = typer.Option(None, "--launch-skip", "-s", help="Skip the first N launches."),
     nvtx: bool = typer.Option(False, "--nvtx", help="Collect NVTX ranges."),
-    nvtx_include: list[str] | None = typer.Option(
-        None, "--nvtx-include", help="Only launches inside this NVTX range."
+    nvtx_include: list[str] = typer.Option(
+        [], "--nvtx-include", help="Only launches inside this NVTX range."
     ),
     target_processes: str = typer.Option("all", "--target-processes", help="all | application-only."),
     replay_mode: str | None = typer.Option(None, "--replay-mode", help="kernel | application | range."),
@@ -52,7 +52,7 @@ def profile_command(
     ),
     ncu_args: str | None = typer.Option(None, "--ncu-args", help="More ncu arguments."),
     csv: bool = typer.Option(False, "--csv", help="Also write <output>.csv (raw page)."),
-    timeout: float | None = typer.Option(None, "--timeout", help="Seconds before kill."),
+    timeout_s: float | None = typer.Option(None, "--timeout", help="Seconds before kill."),
     ncu: str | None = typer.Option(None, "--ncu", help="The ncu executable."),
     fmt: OutputFormat | None = typer.Option(
         None, "--format", "-F", help="Analysis format (default: from the suffix)."
@@ -85,14 +85,7 @@ def profile_command(
             f"--ncu-args {ncu_args!r}: {err}",
             hint="close the quotes, e.g. --ncu-args '--nvtx-include \"a b\"'",
         ) from None
-    options = named_alike(
-        ProfileOptions,
-        locals(),
-        program=tuple(program),
-        nvtx_include=tuple(nvtx_include or ()),
-        ncu_args=more,
-        timeout_s=timeout,
-    )
+    options = named_alike(ProfileOptions, locals(), ncu_args=more)
     published: Path | None = None
     try:
         tool = find_ncu(ncu)

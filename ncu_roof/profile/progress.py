@@ -7,6 +7,7 @@ why a profile failed: ONE table of ncu's known failures with message and fix
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -32,14 +33,14 @@ class ProfileOptions:
     """What the user asked for; `program` is the command line of the profiled application, `force`
     allows replacing an existing report (and `--csv` file), as ncu's own `-f` does."""
 
-    program: tuple[str, ...]
+    program: Sequence[str]
     output: str = "report"
     fast: bool = False
     kernel_name: str | None = None
     launch_count: int | None = None
     launch_skip: int | None = None
     nvtx: bool = False
-    nvtx_include: tuple[str, ...] = ()
+    nvtx_include: Sequence[str] = ()
     target_processes: str = "all"
     replay_mode: str | None = None
     clock_control: str | None = None
