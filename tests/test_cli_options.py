@@ -14,12 +14,10 @@ import pytest
 
 from ncu_roof.cli.analyze import AnalyzeOptions, analyze_command
 from ncu_roof.cli.profile import profile_command
-from ncu_roof.cli.report import DiffOptions, diff_command
 from ncu_roof.profile.progress import ProfileOptions
 
 COMMANDS: list[tuple[Callable[..., Any], type]] = [
     (analyze_command, AnalyzeOptions),
-    (diff_command, DiffOptions),
     (profile_command, ProfileOptions),
 ]
 

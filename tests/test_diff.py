@@ -417,8 +417,7 @@ def test_cli_unwritable_summary_is_refused_before_any_work(pair: tuple[str, str]
 def test_files_are_written_before_stdout(
     pair: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ncu_roof.cli import report
-    from ncu_roof.pipeline import Request
+    from ncu_roof.cli import main
     from ncu_roof.render import output
 
     written: list[str | None] = []
@@ -431,7 +430,9 @@ def test_files_are_written_before_stdout(
     monkeypatch.setattr(os, "replace", renamed)
     monkeypatch.setattr(output, "_write_stdout", lambda _data: written.append(None))
     plot = str(tmp_path / "d.svg")
-    report.run_diff(*pair, Request(), report.DiffOptions(plot=plot))
+    with pytest.raises(SystemExit) as done:
+        main(["-q", "diff", *pair, "--plot", plot])
+    assert done.value.code == 0
     assert written == [plot, None]
 
 

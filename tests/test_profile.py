@@ -401,6 +401,23 @@ def test_analysis_options_are_checked_before_ncu_runs(
     assert not list(tmp_path.glob("*.ncu-rep"))
 
 
+def test_binary_analysis_for_a_terminal_names_the_analysis_output_option(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # profile's -o is the report's name: the hint names the option that writes the analysis
+    import ncu_roof.cli.analyze as cli_analyze
+    from ncu_roof.cli import main
+
+    monkeypatch.setattr(cli_analyze, "to_terminal", lambda output: output is None)
+    with pytest.raises(SystemExit) as done:
+        main(["profile", "--format", "png", "--", "/bin/true"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: --format png writes binary data, not for a terminal",
+        "hint: write it to a file: --analysis-output out.png",
+    ]
+
+
 def test_ncu_args_are_split_as_a_shell_would(fake: dict[str, str], tmp_path: Path) -> None:
     fake["FAKE_NCU_SCENARIO"] = "perm"  # fails after recording its argv; no report needed
     run(fake, "--ncu-args", '--nvtx-include "my range/" --verbose', "--", "/bin/true", cwd=tmp_path)
@@ -634,7 +651,7 @@ def test_the_program_gets_its_time_to_clean_up_before_the_group_is_killed(
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
-@pytest.mark.parametrize("point", ["check_report", "publish_report", "emit"])
+@pytest.mark.parametrize("point", ["check_report", "replace", "emit"])
 def test_a_stopping_signal_after_ncu_leaves_no_temporary_folder_and_exits_128_plus_n(
     fake: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals, point: str
 ) -> None:
@@ -656,10 +673,11 @@ def test_a_stopping_signal_after_ncu_leaves_no_temporary_folder_and_exits_128_pl
     if point == "emit":
         monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None, None))
         monkeypatch.setattr(cli_profile, "emit", arrives)
+    elif point == "replace":  # the rename that publishes the report: the first in this run
+        monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None, None))
+        monkeypatch.setattr(os, "replace", arrives)
     else:
         monkeypatch.setattr(profile_run, point, arrives)
-        if point == "publish_report":
-            monkeypatch.setattr(profile_run, "check_report", lambda *args: (1, None, None))
     done = run(fake, "--force", "--", "/bin/true", cwd=tmp_path)
     assert done.returncode == 128 + sig, done.stderr
     assert leftovers(tmp_path) == []

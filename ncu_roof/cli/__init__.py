@@ -1,10 +1,7 @@
-"""The thin CLI: parse options, call the library, write what the renderers return.
-
-Each command lives in its own module and registers itself on `app`; `main` imports only the one a
-command line names (`ncu-roof predict` never loads the analysis), every one for the help or a
-typo. Every user error is an `NcuRoofError`, caught once in `main` and printed as `error:` /
-`hint:` with its exit code.
-"""
+"""The thin CLI: parse options, call the library, write what the renderers return. Each command's
+module registers it on `app`, imported only when a command line names it (`register`: `ncu-roof
+predict` never loads the analysis). Every user error is an `NcuRoofError`, caught once in `main`
+and printed as `error:` / `hint:` with its exit code."""
 
 from __future__ import annotations
 
@@ -76,7 +73,6 @@ COMMAND_MODULES = {  # which module registers each command, in the order the hel
     "diff": "report",
     "history": "history",
 }
-_HELP = ("-h", "--help")
 
 
 def register(args: Sequence[str]) -> None:
@@ -85,7 +81,7 @@ def register(args: Sequence[str]) -> None:
     help first (`ncu-roof -h gpus` lists every command)."""
     at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
     word = args[at] if at is not None else None
-    root_help = any(a in _HELP for a in args[:at])
+    root_help = any(a in ("-h", "--help") for a in args[:at])
     names = [COMMAND_MODULES[word]] if word in COMMAND_MODULES and not root_help else COMMAND_MODULES.values()
     for name in dict.fromkeys(names):
         importlib.import_module(f"ncu_roof.cli.{name}")
@@ -148,8 +144,7 @@ def folded(message: str) -> str:
 
 
 def fail(message: str, hint: str, code: int) -> NoReturn:
-    """The end of every failed run: one `error:` line, one `hint:` line (when there is a hint), the
-    exit code."""
+    """The end of every failed run: one `error:` line, one `hint:` line (if any), the exit code."""
     sys.stderr.write(f"error: {one_line(message)}\n" + (f"hint: {one_line(hint)}\n" if hint else ""))
     sys.stderr.flush()
     sys.exit(int(code))
@@ -169,10 +164,9 @@ def hoist_verbosity(args: list[str]) -> list[str]:
 
 def console() -> None:
     """The `ncu-roof` console script (and `python -m ncu_roof`): `main` in a process of its own (numpy's
-    OpenBLAS at one thread, `ncu_report` before numpy: each function says why) and, as in mypy,
-    the cyclic garbage collector run rarely: a run lives seconds and makes few reference cycles,
-    and every full pass walks each object alive (~2.5 s of CPU in passes for the PNG of a
-    100,000-launch trace)."""
+    OpenBLAS at one thread, `ncu_report` before numpy: each function says why) and, as in mypy, the
+    cyclic garbage collector run rarely: a run lives seconds and makes few reference cycles, and every
+    full pass walks each object alive (~2.5 s of CPU in passes for the PNG of a 100,000-launch trace)."""
     one_blas_thread()
     report_reader_first(sys.argv[1:])
     gc.set_threshold(GC_FIRST_THRESHOLD_OBJECTS, *gc.get_threshold()[1:])
@@ -217,8 +211,6 @@ def main(argv: list[str] | None = None) -> None:
             with contextlib.suppress(OSError, ValueError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(CLOSED_PIPE)
-        except typer.Exit as done:
-            sys.exit(done.exit_code)
         except (typer.Abort, KeyboardInterrupt):
             interrupted()
         except typer.TyperException as err:  # usage errors found by the option parser

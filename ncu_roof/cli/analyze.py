@@ -13,6 +13,7 @@ import typer
 
 from ncu_roof import pipeline
 from ncu_roof.base.text import one_line
+from ncu_roof.base.units import NumberStyle
 from ncu_roof.base.vocabulary import GroupBy, SortBy, TrafficDefinition
 from ncu_roof.cli import ReadableHelp, Verbosity, app, folded, named_alike, verbosity
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
@@ -68,8 +69,7 @@ def report_gaps(analysis: Analysis) -> None:
     from ncu_roof.render.summary import lack_counters
     from ncu_roof.render.unplaced import missing_reason
 
-    reason = missing_reason(analysis)
-    if reason:
+    if reason := missing_reason(analysis):
         diag(f"not on a roofline: {reason}")
     if analysis.collect_hint:
         what = analysis.launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()
@@ -136,14 +136,16 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> None:
             expect.gate(report)
 
 
-def check_options(options: AnalyzeOptions, inputs: Sequence[str]) -> tuple[OutputFormat, OutputFormat | None]:
+def check_options(
+    options: AnalyzeOptions, inputs: Sequence[str], output_option: str = "-o"
+) -> tuple[OutputFormat, OutputFormat | None]:
     """The output's format and the plot's, once the options and output paths (none of them one of
-    the `inputs`) are checked: before any work (`profile`: before ncu runs)."""
+    the `inputs`) are checked: before any work (`profile`: before ncu runs, `--analysis-output`)."""
     fmt = choose(options.format, options.output)
     if FORMATS[fmt].binary and to_terminal(options.output):
         raise UsageError(
             f"--format {fmt.value} writes binary data, not for a terminal",
-            hint=f"write it to a file: -o out{FORMATS[fmt].suffixes[0]}",
+            hint=f"write it to a file: {output_option} out{FORMATS[fmt].suffixes[0]}",
         )
     check_writable(options.output)
     refuse_inputs([options.output, options.plot], inputs)  # and once read
@@ -255,8 +257,6 @@ def analyze_command(
             "--fail-on-mismatch needs --expect FILE",
             hint="ncu-roof analyze R --expect e.toml --fail-on-mismatch",
         )
-    from ncu_roof.base.units import NumberStyle
-
     style = None if number_locale == "auto" else NumberStyle(number_locale)
     request = pipeline.Request(gpu, roofs, style, traffic, skip_bad_rows=skip_bad_rows)
     picture = picture_options(width_in, height_in, dpi, caption, None)

@@ -1,7 +1,6 @@
-"""The options several commands take, declared once (name, metavar, help), so that `analyze`,
-`plot`, `diff`, `profile` and `predict` spell and explain them alike. A command writes
-`gpu: GpuKey = None`; its default stays in its signature.
-"""
+"""The options several commands take, declared once (name, metavar, help), so that `analyze`, `plot`,
+`diff`, `profile` and `predict` spell and explain them alike. A command writes `gpu: GpuKey = None`;
+its default stays in its signature."""
 
 from __future__ import annotations
 

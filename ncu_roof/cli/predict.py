@@ -25,9 +25,8 @@ OutputFile = Annotated[str | None, typer.Option("--output", "-o", help="Write to
 
 
 def text_format(fmt: str | None, output: str | None, command: str) -> OutputFormat:
-    """`--format`, else what the -o suffix says (`.json`; anything else: the table), through the
-    format registry as `analyze` chooses; a suffix `command` cannot write, or one that contradicts
-    `--format`, is a usage error."""
+    """`--format`, else what the -o suffix says (`.json`; anything else: the table) as `analyze`
+    chooses; a suffix `command` cannot write, or one contradicting `--format`, is a usage error."""
     if fmt is not None and fmt not in {f.value for f in FORMATS}:
         raise UsageError(f"unknown format {fmt!r}", hint="use --format table or --format json")
     implied = from_suffix(output)

@@ -41,8 +41,8 @@ def profile_command(
     launch_count: int | None = typer.Option(None, "--launch-count", "-c", help="Profile at most N launches."),
     launch_skip: int | None = typer.Option(None, "--launch-skip", "-s", help="Skip the first N launches."),
     nvtx: bool = typer.Option(False, "--nvtx", help="Collect NVTX ranges."),
-    nvtx_include: list[str] | None = typer.Option(
-        None, "--nvtx-include", help="Only launches inside this NVTX range."
+    nvtx_include: list[str] = typer.Option(
+        [], "--nvtx-include", help="Only launches inside this NVTX range."
     ),
     target_processes: str = typer.Option("all", "--target-processes", help="all | application-only."),
     replay_mode: str | None = typer.Option(None, "--replay-mode", help="kernel | application | range."),
@@ -52,7 +52,7 @@ def profile_command(
     ),
     ncu_args: str | None = typer.Option(None, "--ncu-args", help="More ncu arguments."),
     csv: bool = typer.Option(False, "--csv", help="Also write <output>.csv (raw page)."),
-    timeout: float | None = typer.Option(None, "--timeout", help="Seconds before kill."),
+    timeout_s: float | None = typer.Option(None, "--timeout", help="Seconds before kill."),
     ncu: str | None = typer.Option(None, "--ncu", help="The ncu executable."),
     fmt: OutputFormat | None = typer.Option(
         None, "--format", "-F", help="Analysis format (default: from the suffix)."
@@ -70,7 +70,7 @@ def profile_command(
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
     roof_choice(gpu, roofs)
     analysis = AnalyzeOptions(fmt, analysis_output, Request(gpu, roofs))
-    check_options(analysis, [])
+    check_options(analysis, [], "--analysis-output")
     ours = {"report": report_path(output), **({"raw page": csv_path(report_path(output))} if csv else {})}
     for what, path in ours.items():
         if analysis_output not in (None, "-") and Path(analysis_output).resolve() == path.resolve():
@@ -85,28 +85,21 @@ def profile_command(
             f"--ncu-args {ncu_args!r}: {err}",
             hint="close the quotes, e.g. --ncu-args '--nvtx-include \"a b\"'",
         ) from None
-    options = named_alike(
-        ProfileOptions,
-        locals(),
-        program=tuple(program),
-        nvtx_include=tuple(nvtx_include or ()),
-        ncu_args=more,
-        timeout_s=timeout,
-    )
+    options = named_alike(ProfileOptions, locals(), ncu_args=more)
     published: Path | None = None
     try:
         tool = find_ncu(ncu)
         diag(f"using {tool.path} (Nsight Compute {tool.version or 'version unknown'})")
         check_version(tool.version, options)
-        verbose = verbosity[0] is Verbosity.VERBOSE
-        log = partial(diag, command=True) if verbose else None  # `running: ncu …`, one line
+        # `running: ncu …`, one line
+        log = partial(diag, command=True) if verbosity[0] is Verbosity.VERBOSE else None
         result = run_profile(tool, options, progress_sink(), log=log)
         published = result.report
         kernels = "1 kernel" if result.kernels == 1 else f"{result.kernels} kernels"
-        diag(f"wrote {published}: {kernels} profiled in {result.elapsed_s:.1f} s")
-        if result.app_exit_code is not None:
+        diag(f"wrote {published}: {kernels} profiled in {result.outcome.elapsed_s:.1f} s")
+        if result.outcome.app_exit_code is not None:
             diag(
-                f"the program exited with code {result.app_exit_code}; "
+                f"the program exited with code {result.outcome.app_exit_code}; "
                 "analyzing the kernels profiled before it ended"
             )
         if result.csv is not None:
@@ -154,7 +147,7 @@ class RichProgress:
         from rich.console import Console
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        self.console = Console(stderr=True, highlight=False)
+        self.console = Console(stderr=True, highlight=False, markup=False, emoji=False)  # text as it came
         self.progress = Progress(
             SpinnerColumn(),
             TextColumn("{task.description}", markup=False),
@@ -168,23 +161,19 @@ class RichProgress:
 
     def kernel(self, progress: KernelProgress) -> None:
         """A finished kernel prints a ✓ line; a growing one updates the status line."""
-        from rich.text import Text
-
-        name = one_line(progress.name)
         if progress.done:
             self.count += 1
-            self.console.print(Text(f"✓ {describe(progress)}"))
+            self.console.print(f"✓ {describe(progress)}")
             self.progress.update(self.task, description=f"{self.count} kernels profiled")
         else:
             self.progress.update(
-                self.task, description=f"{self.count} done · profiling {name} {progress.percent}%"
+                self.task,
+                description=f"{self.count} done · profiling {one_line(progress.name)} {progress.percent}%",
             )
 
     def passthrough(self, text: str) -> None:
         """The program's own output, printed above the status line (never as markup)."""
-        from rich.text import Text
-
-        self.console.print(Text(text.rstrip("\n")), soft_wrap=True)
+        self.console.print(text.rstrip("\n"), soft_wrap=True)
 
     def close(self) -> None:
         self.progress.stop()  # the status line goes

@@ -2,37 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import typer
 
 from ncu_roof import pipeline
 from ncu_roof.base.vocabulary import MatchBy, TrafficDefinition
-from ncu_roof.cli import ReadableHelp, app, named_alike
-from ncu_roof.cli.analyze import build_analysis, diag, picture_options, report_gaps, write_outputs
+from ncu_roof.cli import ReadableHelp, app
+from ncu_roof.cli.analyze import (
+    AnalyzeOptions,
+    build_analysis,
+    check_options,
+    diag,
+    picture_options,
+    report_gaps,
+    write_outputs,
+)
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
-from ncu_roof.render.formats import Caption, OutputFormat, RenderOptions, image_format
-from ncu_roof.render.output import Document, check_summary, check_writable
+from ncu_roof.render.formats import Caption, OutputFormat, RenderOptions, choose, from_suffix, image_format
+from ncu_roof.render.output import Document, check_writable
 
 if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.compare.comparison import Diff
     from ncu_roof.render.plot_panel import Arrow
-
-
-@dataclass(frozen=True)
-class DiffOptions:
-    format: OutputFormat = OutputFormat.TABLE  # or MARKDOWN, JSON (`diff_format`)
-    output: str | None = None
-    threshold_pct: float = 5.0
-    fail_on_regression_pct: float | None = None
-    allow_mismatch: bool = False
-    plot: str | None = None
-    summary: bool = False
-    match: MatchBy = MatchBy.NAME_SHAPE
 
 
 def parse_pct(text: str, option: str) -> float:
@@ -60,16 +55,13 @@ def parse_pct(text: str, option: str) -> float:
 def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
     """Before → after pairs of the matched kernels, for the roofline of the head (by row: in a file
     of several ncu runs the IDs restart per run)."""
-    both = result.pairs.drop_nulls(["base_row", "head_row"])
-    rows = zip(both.get_column("base_row").to_list(), both.get_column("head_row").to_list(), strict=True)
+    rows = result.pairs.drop_nulls(["base_row", "head_row"]).select("base_row", "head_row").iter_rows()
     return [(base.kernels[b], head.kernels[h]) for b, h in rows]
 
 
 def diff_format(fmt: str | None, output: str | None) -> OutputFormat:
     """`--format`, else what the -o suffix says (`.md`, `.json`) through the format registry; a
     suffix the diff cannot write, or one that contradicts `--format`, is a usage error."""
-    from ncu_roof.render.formats import choose, from_suffix
-
     implied = from_suffix(output)
     if implied not in (None, OutputFormat.TABLE, OutputFormat.MARKDOWN, OutputFormat.JSON):
         raise UsageError(
@@ -77,49 +69,6 @@ def diff_format(fmt: str | None, output: str | None) -> OutputFormat:
             hint="name a .md or .json file, or pass --format table",
         )
     return choose(OutputFormat(fmt) if fmt is not None else None, output)
-
-
-def run_diff(base_path: str, head_path: str, request: pipeline.Request, options: DiffOptions) -> None:
-    """Analyze both, compare, write every output asked for (checked and rendered first, as `emit`
-    does), then apply the regression gate: last, after every output is out."""
-    from ncu_roof.compare.comparison import diff, gate
-    from ncu_roof.render import diffout
-    from ncu_roof.render.diffmarkdown import render_diff_markdown
-
-    check_writable(options.output)
-    if options.summary:
-        check_summary()
-    plot_fmt = image_format(options.plot, "--plot") if options.plot else None
-    check_writable(options.plot)
-    base, head = pipeline.run_each([base_path, head_path], request, log=diag)
-    pipeline.refuse_failed_captures(base)
-    pipeline.refuse_failed_captures(head)
-    report_gaps(base)
-    report_gaps(head)
-    result = diff(
-        base,
-        head,
-        threshold_pct=options.threshold_pct,
-        allow_mismatch=options.allow_mismatch,
-        match=options.match,
-    )
-    if options.format is OutputFormat.JSON:
-        document: Document = diffout.diff_json_pieces(result)
-    elif options.format is OutputFormat.MARKDOWN:
-        document = render_diff_markdown(result)
-    else:
-        shown = screen(options.output)
-        document = diffout.render_diff_table(result, width=shown.width, color=shown.color)
-    outputs: list[tuple[Document, str | None]] = [(document, options.output)]
-    if options.plot and plot_fmt:
-        from ncu_roof.render.plot import render_plot  # matplotlib: only for a plot
-
-        arrows = RenderOptions(arrows=tuple(diff_arrows(result, base, head)))
-        outputs.append((render_plot(head, fmt=plot_fmt.value, options=arrows), options.plot))
-    summary = render_diff_markdown(result) if options.summary else None
-    write_outputs(outputs, (*base.inputs, *head.inputs), summary)
-    if options.fail_on_regression_pct is not None:
-        gate(result, options.fail_on_regression_pct)
 
 
 @app.command("plot", cls=ReadableHelp)
@@ -210,13 +159,37 @@ def diff_command(
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Compare two runs kernel by kernel: time, FLOP/s, bytes, intensity, verdict."""
-    options = named_alike(
-        DiffOptions,
-        locals(),
-        format=diff_format(format, output),
-        threshold_pct=parse_pct(threshold, "--threshold"),
-        fail_on_regression_pct=(
-            parse_pct(fail_on_regression, "--fail-on-regression") if fail_on_regression is not None else None
-        ),
+    # all checked and rendered before the first output is written, as `emit` does; the gate last
+    fmt = diff_format(format, output)
+    threshold_pct = parse_pct(threshold, "--threshold")
+    gate_pct = (
+        parse_pct(fail_on_regression, "--fail-on-regression") if fail_on_regression is not None else None
     )
-    run_diff(base, head, pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows), options)
+    _, plot_fmt = check_options(AnalyzeOptions(fmt, output, plot=plot, summary=summary), [])
+    from ncu_roof.compare.comparison import diff, gate
+    from ncu_roof.render import diffout
+    from ncu_roof.render.diffmarkdown import render_diff_markdown
+
+    request = pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
+    before, after = pipeline.run_each([base, head], request, log=diag)
+    pipeline.refuse_failed_captures(before)
+    pipeline.refuse_failed_captures(after)
+    report_gaps(before)
+    report_gaps(after)
+    result = diff(before, after, threshold_pct=threshold_pct, allow_mismatch=allow_mismatch, match=match)
+    if fmt is OutputFormat.JSON:
+        document: Document = diffout.diff_json_pieces(result)
+    elif fmt is OutputFormat.MARKDOWN:
+        document = render_diff_markdown(result)
+    else:
+        shown = screen(output)
+        document = diffout.render_diff_table(result, width=shown.width, color=shown.color)
+    outputs: list[tuple[Document, str | None]] = [(document, output)]
+    if plot_fmt is not None:
+        from ncu_roof.render.plot import render_plot  # matplotlib: only for a plot
+
+        arrows = RenderOptions(arrows=tuple(diff_arrows(result, before, after)))
+        outputs.append((render_plot(after, fmt=plot_fmt.value, options=arrows), plot))
+    write_outputs(outputs, (*before.inputs, *after.inputs), render_diff_markdown(result) if summary else None)
+    if gate_pct is not None:
+        gate(result, gate_pct)

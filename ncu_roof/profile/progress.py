@@ -1,14 +1,13 @@
-"""What `profile` asks ncu and what ncu's merged output says. The ask: the user's options
-(`ProfileOptions`) → an argument list (no shell), the version checks, the report's names. The
-answer: progress lines, tool lines, the outcome of one run, and why a profile failed: ONE table of
-ncu's known failures, each with its message and its fix (data/known_failures.toml), looked up
-first by `diagnose` (a run that left no usable report) and `damaged_report_error` (a report that
-does not load). Pure; the CLI shows the progress (`ncu_roof.cli.profile`), through `ProgressSink`.
-"""
+"""What `profile` asks ncu (`ProfileOptions` → an argument list, no shell; the version checks, the
+report's names) and what ncu's merged output says: progress and tool lines, one run's outcome, and
+why a profile failed: ONE table of ncu's known failures with message and fix
+(data/known_failures.toml), looked up first by `diagnose` (no usable report) and
+`damaged_report_error` (a report that does not load). Pure; the CLI shows the progress."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -34,14 +33,14 @@ class ProfileOptions:
     """What the user asked for; `program` is the command line of the profiled application, `force`
     allows replacing an existing report (and `--csv` file), as ncu's own `-f` does."""
 
-    program: tuple[str, ...]
+    program: Sequence[str]
     output: str = "report"
     fast: bool = False
     kernel_name: str | None = None
     launch_count: int | None = None
     launch_skip: int | None = None
     nvtx: bool = False
-    nvtx_include: tuple[str, ...] = ()
+    nvtx_include: Sequence[str] = ()
     target_processes: str = "all"
     replay_mode: str | None = None
     clock_control: str | None = None
@@ -76,9 +75,7 @@ def filter_args(options: ProfileOptions) -> list[str]:
             args += [f"--{name.replace('_', '-')}", str(value)]
     if options.nvtx or options.nvtx_include:
         args.append("--nvtx")
-    for include in options.nvtx_include:
-        args += ["--nvtx-include", include]
-    return args
+    return args + [arg for include in options.nvtx_include for arg in ("--nvtx-include", include)]
 
 
 def build_argv(tool: NcuTool, options: ProfileOptions, program: Path, export_base: Path) -> list[str]:
@@ -144,16 +141,12 @@ def parse_progress(line: str) -> KernelProgress | None:
 
 
 class ProgressSink(Protocol):
-    """Where the runner reports progress and passes the program's output on."""
+    """Where the runner reports each progress line (`kernel`: growing, `passes` None, or finished),
+    passes the program's output (or an ncu warning) on to show as it came, and says the run is over."""
 
-    def kernel(self, progress: KernelProgress) -> None:
-        """A progress line: growing (`passes` None) or finished."""
-
-    def passthrough(self, text: str) -> None:
-        """Output of the program (or an ncu warning) to show as it came."""
-
-    def close(self) -> None:
-        """The run is over."""
+    def kernel(self, progress: KernelProgress) -> None: ...
+    def passthrough(self, text: str) -> None: ...
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -171,10 +164,6 @@ class RunOutcome:
         """The profiled program's own exit code, when ncu says it returned an error."""
         codes = [m["code"] for line in self.tool_lines for m in [_APP_ERROR.search(line)] if m]
         return int(codes[-1]) if codes else None
-
-    @property
-    def no_kernels(self) -> bool:
-        return any(NO_KERNELS.search(line) for line in self.tool_lines)
 
     def last_error_line(self) -> str | None:
         """ncu's last `==ERROR==` line, without the prefix."""
@@ -205,11 +194,12 @@ def known_failure(outcome: RunOutcome) -> ProfileError | None:
 
 def diagnose(outcome: RunOutcome, options: ProfileOptions) -> Path:
     """The report of a run that produced a usable one; else the error of why it did not, raised."""
-    if outcome.report is not None and not outcome.no_kernels:  # a report worth keeping
+    no_kernels = any(NO_KERNELS.search(line) for line in outcome.tool_lines)
+    if outcome.report is not None and not no_kernels:  # a report worth keeping
         return outcome.report
     if (known := known_failure(outcome)) is not None:
         raise known
-    if outcome.no_kernels:
+    if no_kernels:
         app = outcome.app_exit_code
         exited = f" (the program exited with code {app})" if app is not None else ""
         used = " ".join(filter_args(options)[2:]) or "none"  # the filters, and children's when it applies
@@ -222,10 +212,8 @@ def diagnose(outcome: RunOutcome, options: ProfileOptions) -> Path:
 
 
 def damaged_report_error(outcome: RunOutcome, reason: str, kept: str) -> ProfileError:
-    """ncu wrote a report that does not load: say why, quoting ncu's last error if it failed.
-
-    `kept` says what became of the user's target (`runs/x.ncu-rep was left as it was`).
-    """
+    """ncu wrote a report that does not load: say why, quoting ncu's last error if it failed, and
+    what became of the user's target (`kept`: `runs/x.ncu-rep was left as it was`)."""
     if (known := known_failure(outcome)) is not None:
         return known
     if outcome.returncode == 0:

@@ -1,8 +1,7 @@
 """Running ncu: the only functions that start a process, and the whole `profile` flow. The target
 is checked first; ncu writes a private temporary report in a folder beside it, moved into place
 with one rename only when the project's reader loads a kernel from it (`check_report`): an
-earlier report is never replaced by a failed, empty or damaged one.
-"""
+earlier report is never replaced by a failed, empty or damaged one."""
 
 from __future__ import annotations
 
@@ -203,14 +202,13 @@ def prepare_target(targets: list[Path], force: bool) -> None:
 def check_report(
     report: Path, tool: NcuTool, outcome: RunOutcome, target: Path
 ) -> tuple[int, RunTable | None, bytes | None]:
-    """The finished temporary report's launch count, the report as read (so that it is not read a
-    second time; None where nothing here can read it) and its raw page where `ncu --import` read it
-    (what `--csv` writes, not exported twice), or `damaged_report_error` raised
-    (the target left as it was). ncu's exit code alone cannot decide (a crashing program makes ncu
-    exit non-zero after a good report, a killed or failing ncu can leave a truncated one):
-    `analyze`'s reader does (a truncated, empty or damaged report raises its `NcuRoofError`), where
-    `ncu --import` (without `ncu_report`) runs `tool`, the ncu that wrote it, not whichever is
-    first on PATH. Bugs propagate; either way the report stays where it is."""
+    """The finished temporary report's launch count, the report as read (not read twice; None where
+    nothing here can read it) and its raw page where `ncu --import` read it (what `--csv` writes, not
+    exported twice), or `damaged_report_error` raised (the target left as it was). ncu's exit code
+    alone cannot decide (a crashing program makes ncu exit non-zero after a good report, a killed or
+    failing ncu can leave a truncated one): `analyze`'s reader does (a truncated, empty or damaged
+    report raises its `NcuRoofError`), its `ncu --import` (no `ncu_report`) run by `tool`, the ncu
+    that wrote it, not whichever is first on PATH. Bugs propagate; the report stays where it is."""
     from ncu_roof.ingest import read_input
     from ncu_roof.ingest.rep import ncu_report_installed, read_with_cli
 
@@ -235,11 +233,6 @@ def check_report(
     raise damaged_report_error(outcome, problem, kept)
 
 
-def publish_report(report: Path, target: Path) -> None:
-    """Move the finished temporary report into place (atomic: same file system)."""
-    os.replace(report, target)
-
-
 def export_csv(tool: NcuTool, report: Path) -> bytes:
     """The raw page of a report as CSV, base units, C locale."""
     try:
@@ -258,9 +251,8 @@ class ProfileResult:
     report: Path
     kernels: int  # launches in the report (what ncu's progress lines said, when it cannot be read)
     table: RunTable | None  # the published report as read by the check (None when it could not be)
-    app_exit_code: int | None
+    outcome: RunOutcome  # the program's exit code, how long ncu ran
     csv: bytes | None
-    elapsed_s: float
 
 
 def run_profile(
@@ -290,13 +282,7 @@ def run_profile(
         outcome = run_ncu(argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s)
         report = diagnose(outcome, options)
         launches, table, page = check_report(report, tool, outcome, target)
-        publish_report(report, target)
+        os.replace(report, target)  # the report moved into place, atomic: the same file system
     csv = (page or export_csv(tool, target)) if options.csv else None
-    return ProfileResult(
-        report=target,
-        kernels=launches,
-        table=None if table is None else replace(table, path=str(target)),
-        app_exit_code=outcome.app_exit_code,
-        csv=csv,
-        elapsed_s=outcome.elapsed_s,
-    )
+    table = None if table is None else replace(table, path=str(target))
+    return ProfileResult(report=target, kernels=launches, table=table, outcome=outcome, csv=csv)
