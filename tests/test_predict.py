@@ -12,13 +12,13 @@ from conftest import CliResult, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ncu_roof.analysis.model import work_time_arrays
 from ncu_roof.analysis.prediction import (
     builtin_peaks,
     custom_roofs,
     predict,
     predict_workload,
 )
-from ncu_roof.analysis.model import work_time_arrays
 from ncu_roof.analysis.workloads import build
 from ncu_roof.base.vocabulary import Roofs
 from ncu_roof.errors import UsageError
