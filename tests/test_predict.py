@@ -6,11 +6,13 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import CliResult, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ncu_roof.analysis.model import work_time_arrays
 from ncu_roof.analysis.prediction import (
     builtin_peaks,
     custom_roofs,
@@ -295,6 +297,23 @@ def test_ops_from_the_command_line_with_a_user_ceiling() -> None:
     )
     assert doc["binding"] == "compute" and doc["compute_ceiling"] == "int8"
     assert doc["time_at_roof_s"] == pytest.approx(40e-6)  # 4e10 / 1e15 > 2e7 / 1e12 = 20 us
+
+
+def test_int8_operations_add_their_time_to_the_flops_as_analyze_adds_them() -> None:
+    # FP32 1e12 FLOP at 1e14 FLOP/s = 10 ms, then INT8 4e12 ops at 1e15 ops/s = 4 ms: 14 ms
+    # (the longer alone, 10 ms, was predict's rule; analyze adds each kind of work at its peak)
+    args = ("--flops", "1e12", "--dtype", "int8", "--ops", "4e12", "--bytes", "1e6")
+    platform = ("--peak", "fp32=1e14", "--peak", "int8=1e15", "--bandwidth", "dram=1e12")
+    doc = run_json(*args, *platform)
+    assert doc["binding"] == "compute" and doc["compute_ceiling"] != "int8"  # the FLOPs' 10 ms > 4 ms
+    assert doc["time_at_roof_s"] == pytest.approx(14e-3, rel=1e-12)
+    assert doc["attainable_flop_per_s"] == pytest.approx(1e12 / 14e-3, rel=1e-12)
+    work = {"fp32": np.array([1e12]), "tensor:int8": np.array([4e12])}
+    analyzed, longest = work_time_arrays(work, {"fp32": 1e14, "tensor:int8": 1e15})
+    assert doc["time_at_roof_s"] == pytest.approx(analyzed[0], rel=1e-12) and longest[0] == "fp32"
+    # special-function results run on their own pipe: the longer of the two, as analyze's busiest pipe
+    xu = run_json("exp", "--n", "1e8", "--peak", "fp32=1e14", "--peak", "xu=1e9", "--bandwidth", "dram=1e15")
+    assert xu["time_at_roof_s"] == pytest.approx(1e8 / 1e9, rel=1e-12)
 
 
 def test_ops_without_int8_or_without_a_ceiling_is_a_usage_error() -> None:

@@ -79,7 +79,17 @@ class OpsCeiling:
 
     @property
     def binds(self) -> bool:
+        """The operations take longer than the FLOPs: they name the compute ceiling."""
         return self.flop_time_s is None or self.time_s > self.flop_time_s
+
+    @property
+    def compute_time_s(self) -> float | None:
+        """The compute roof's time, as `analyze` takes it (None: the FLOPs' own): INT8 operations
+        and FLOPs each at their own peak, added (as the precisions and tensor paths of one kernel);
+        special-function results run on the XU pipe beside the FLOPs: the longer of the two."""
+        if self.ceiling == "int8":
+            return (self.flop_time_s or 0.0) + self.time_s
+        return self.time_s if self.binds else None
 
 
 Peaks = Mapping[str, tuple[float, str]]  # a tensor path's FLOP/s, or a ceiling's ops/s → (rate, source)
@@ -233,7 +243,7 @@ def predict(
     """Place a kernel on `roofs`; tiers known by intensity get bytes = FLOP / intensity.
 
     `ops` (integer tensor operations, special-function results) run against their own ceiling
-    `ops_ceiling`; the compute roof's time is then the longer of the FLOPs' and the ops'.
+    `ops_ceiling`; the compute roof's time is then `OpsCeiling.compute_time_s`.
     A `tensor:PATH` precision runs against that path's dense peak (`tensor_peaks`, per GPU)."""
     roofs = with_tensor_path(roofs, precision, tensor_peaks or {})
     flop = _checked_work(flop, ops)
@@ -246,7 +256,7 @@ def predict(
         rate, source = ops_peak(roofs, ops_peaks or {}, ops_ceiling)
         flop_time = nominal_flop / peak if peak else None
         ceiling = OpsCeiling(ops, ops_ceiling, rate, source, flop_time)
-    compute_time_s = ceiling.time_s if ceiling is not None and ceiling.binds else None
+    compute_time_s = ceiling.compute_time_s if ceiling is not None else None
 
     def place(tied: Set[str]) -> RooflinePoint:
         nbytes = {**bytes_by_tier, **{t: 0.0 if t in tied else b for t, b in derived.items()}}
