@@ -93,7 +93,7 @@ def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log
     """Input paths (or tables already read) → Analysis; `log` gets one line per input read, and
     every warning and note the readers and the roofs have."""
     choice = roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first
-    return _run(inputs, choice, request, log or (lambda _: None))
+    return _run(_stdin_once(inputs), choice, request, log or (lambda _: None))
 
 
 def _run(inputs: Sequence[str | RunTable], choice: RoofChoice, request: Request, say: Log) -> Analysis:
@@ -143,7 +143,15 @@ def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | Non
     input's error raised after the lines of those before it. (A worker process per side paid no
     more: a fresh interpreter's imports and the analysis sent back cost what it saved.)"""
     choice = roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first, once
-    return [_run([item], choice, request, log or (lambda _: None)) for item in inputs]
+    return [_run([item], choice, request, log or (lambda _: None)) for item in _stdin_once(inputs)]
+
+
+def _stdin_once(inputs: Sequence[T]) -> Sequence[T]:
+    """The inputs, when `-` (stdin, which can be read once) is among them once at most (a directory
+    or a glob never expands to it)."""
+    if sum(item == "-" for item in inputs) > 1:
+        raise BadInputError("`-` (stdin) is named twice", hint="stdin can be read only once")
+    return inputs
 
 
 def read_tables(

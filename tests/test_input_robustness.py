@@ -361,6 +361,19 @@ def test_stdin_directory_and_glob(
     assert code == 3 and "no file matches this pattern" in err
 
 
+@pytest.mark.parametrize(
+    "command", [["analyze", "-", "-"], ["analyze", "-", "a.csv", "-"], ["diff", "-", "-"]]
+)
+def test_stdin_named_twice_is_refused_before_it_is_read(
+    command: list[str], fixtures: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # (it was read once, then the second `-` read nothing: "-: file is empty")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO((fixtures / RAW).read_bytes())))
+    code, out, err = run(command, capsys)
+    assert (code, out) == (3, "")
+    assert err == "error: `-` (stdin) is named twice\nhint: stdin can be read only once\n"
+
+
 def test_a_damaged_report_on_stdin_is_named_as_stdin(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -167,8 +167,6 @@ def expand_inputs(arguments: Sequence[str]) -> Expanded:
                 raise BadInputError(f"{argument}: no file matches this pattern", hint=PATH_HINT)
         for match in matches:
             _add(match, paths, skipped)
-    if paths.count(STDIN) > 1:
-        raise BadInputError("`-` (stdin) is named twice", hint="stdin can be read only once")
     if not paths:
         raise BadInputError(
             "no inputs: " + ("; ".join(skipped) if skipped else "nothing was named"),
