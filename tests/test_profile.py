@@ -383,7 +383,7 @@ def test_explicit_ncu_option_is_used(fake: dict[str, str], tmp_path: Path) -> No
         (["--analysis-output", "/nonexistent/a.json"], 1, "cannot write /nonexistent/a.json"),
         (["--gpu", "a10", "--roofs", "r.toml"], 2, "--gpu and --roofs"),
         (["--ncu-args", '--nvtx-include "unclosed'], 2, "--ncu-args"),
-        (["--format", "json", "--analysis-output", "a.csv"], 2, "--format json contradicts -o a.csv"),
+        (["--format", "json", "--analysis-output", "a.csv"], 2, "json contradicts --analysis-output a.csv"),
         # the analysis replaced the report (refused only after the profile) or the raw page (silently)
         (["--force", "--analysis-output", "new.ncu-rep"], 2, "is where profile writes its report"),
         (["--csv", "--analysis-output", "./new.csv"], 2, "is where profile writes its raw page"),

@@ -141,7 +141,7 @@ def check_options(
 ) -> tuple[OutputFormat, OutputFormat | None]:
     """The output's format and the plot's, once the options and output paths (none of them one of
     the `inputs`) are checked: before any work (`profile`: before ncu runs, `--analysis-output`)."""
-    fmt = choose(options.format, options.output)
+    fmt = choose(options.format, options.output, output_option)
     if FORMATS[fmt].binary and to_terminal(options.output):
         raise UsageError(
             f"--format {fmt.value} writes binary data, not for a terminal",

@@ -90,12 +90,13 @@ def from_suffix(path: str | None) -> OutputFormat | None:
     return next((f for f, s in FORMATS.items() if suffix in s.suffixes), None)
 
 
-def choose(fmt: OutputFormat | None, output: str | None) -> OutputFormat:
-    """`--format` if given, else what `-o`'s suffix says, else the table; a contradiction is refused."""
+def choose(fmt: OutputFormat | None, output: str | None, output_option: str = "-o") -> OutputFormat:
+    """`--format` if given, else what the output's (`output_option`'s) suffix says, else the table;
+    a contradiction is refused."""
     implied = from_suffix(output)
     if fmt is not None and implied is not None and implied is not fmt and implied is not OutputFormat.TABLE:
         raise UsageError(
-            f"--format {fmt.value} contradicts -o {output} (a .{implied.value} name)",
+            f"--format {fmt.value} contradicts {output_option} {output} (a .{implied.value} name)",
             hint=f"drop --format, or name the file …{FORMATS[fmt].suffixes[0]}",
         )
     return fmt or implied or OutputFormat.TABLE
