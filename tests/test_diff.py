@@ -21,8 +21,15 @@ from ncu_roof.base.text import shorten
 from ncu_roof.compare.comparison import MismatchError, diff, gate
 from ncu_roof.compare.pairs import Change, Status
 from ncu_roof.errors import GateError
-from ncu_roof.render.diffmarkdown import _sums, render_diff_markdown
-from ncu_roof.render.diffout import HEADERS, KERNEL_MIN, NAME_MIN, diff_json_pieces, render_diff_table
+from ncu_roof.render.diffout import (
+    HEADERS,
+    KERNEL_MIN,
+    NAME_MIN,
+    _sums,
+    diff_json_pieces,
+    render_diff_markdown,
+    render_diff_table,
+)
 from ncu_roof.render.output import joined
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -168,7 +168,6 @@ def diff_command(
     _, plot_fmt = check_options(AnalyzeOptions(fmt, output, plot=plot, summary=summary), [])
     from ncu_roof.compare.comparison import diff, gate
     from ncu_roof.render import diffout
-    from ncu_roof.render.diffmarkdown import render_diff_markdown
 
     request = pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
     before, after = pipeline.run_each([base, head], request, log=diag)
@@ -180,7 +179,7 @@ def diff_command(
     if fmt is OutputFormat.JSON:
         document: Document = diffout.diff_json_pieces(result)
     elif fmt is OutputFormat.MARKDOWN:
-        document = render_diff_markdown(result)
+        document = diffout.render_diff_markdown(result)
     else:
         shown = screen(output)
         document = diffout.render_diff_table(result, width=shown.width, color=shown.color)
@@ -190,6 +189,8 @@ def diff_command(
 
         arrows = RenderOptions(arrows=tuple(diff_arrows(result, before, after)))
         outputs.append((render_plot(after, fmt=plot_fmt.value, options=arrows), plot))
-    write_outputs(outputs, (*before.inputs, *after.inputs), render_diff_markdown(result) if summary else None)
+    write_outputs(
+        outputs, (*before.inputs, *after.inputs), diffout.render_diff_markdown(result) if summary else None
+    )
     if gate_pct is not None:
         gate(result, gate_pct)
