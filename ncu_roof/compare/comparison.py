@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.frame import FrameRows
 from ncu_roof.analysis.model import finite_or_none, nan_to_none
 from ncu_roof.base.shift import Movement, shift
 from ncu_roof.base.vocabulary import MatchBy
-from ncu_roof.compare.pairs import Change, PairRows, Status, classify, pair_frame, sides
+from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, kernel_diff, pair_frame, sides
 from ncu_roof.errors import GateError, UsageError
 
 CLOCK_TOLERANCE_PCT = 2.0  # SM clocks (or report roofs) further apart than this: different clocks
@@ -41,8 +42,8 @@ class Diff:
     notes: tuple[str, ...] = ()  # what could not be checked (clocks)
 
     @property
-    def kernels(self) -> PairRows:
-        return PairRows(self.pairs)
+    def kernels(self) -> FrameRows[KernelDiff]:  # each pair made when asked for
+        return FrameRows(self.pairs, kernel_diff)
 
     def count(self, status: Status) -> int:
         return int((self.pairs.get_column("status") == status.value).sum())
@@ -139,7 +140,7 @@ def gate(result: Diff, fail_on_regression_pct: float) -> None:
     change = pl.col("duration_s").struct.field("delta_pct").fill_null(0.0)
     slower = [
         (k.name, k.duration_s.delta_pct or 0.0, "")
-        for k in PairRows(result.pairs.filter(change > limit))
+        for k in FrameRows(result.pairs.filter(change > limit), kernel_diff)
         if (k.name, k.grid, k.block) not in shifts
     ]
     for (name, _, _), found in shifts.items():

@@ -1,5 +1,5 @@
 """Base vs head, pair by pair: the kernels of two runs matched, and what each pair says, as one Polars
-frame (`pair_frame`); a `KernelDiff` is made only for a pair someone asks for (`PairRows`).
+frame (`pair_frame`); a `KernelDiff` is made only for a pair someone asks for (`kernel_diff`).
 
 Kernels match by (name, grid, block, order among equals) by default: the n-th launch of a shape in
 the base pairs with the n-th launch of that shape in the head. `MatchBy.NAME` ignores the launch
@@ -8,10 +8,10 @@ shape; `MatchBy.ORDER` pairs the n-th launch of the base with the n-th of the he
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -182,29 +182,6 @@ def sides(pairs: pl.DataFrame, column: str, tier: str | None = None) -> tuple[np
     if tier is not None:
         change = change.struct.field(tier)
     return change.struct.field("base").to_numpy(), change.struct.field("head").to_numpy()
-
-
-class PairRows(Sequence[KernelDiff]):
-    """The pairs of a diff (`pair_frame`) as `KernelDiff` objects, each made when asked for (a
-    sequence, as `Analysis.kernels` is: sliced, counted, searched)."""
-
-    def __init__(self, pairs: pl.DataFrame) -> None:
-        self.pairs = pairs
-
-    def __len__(self) -> int:
-        return len(self.pairs)
-
-    @overload
-    def __getitem__(self, index: int) -> KernelDiff: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[KernelDiff]: ...
-    def __getitem__(self, index: int | slice) -> KernelDiff | Sequence[KernelDiff]:
-        if isinstance(index, slice):
-            return [self[j] for j in range(*index.indices(len(self)))]
-        return kernel_diff(self.pairs.row(range(len(self))[index], named=True))
-
-    def __iter__(self) -> Iterator[KernelDiff]:
-        return (kernel_diff(row) for row in self.pairs.iter_rows(named=True))
 
 
 def kernel_diff(row: Mapping[str, Any]) -> KernelDiff:
