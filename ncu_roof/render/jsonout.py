@@ -131,15 +131,20 @@ def document_pieces(
 ) -> Iterator[Piece]:
     """`document` with the array of its `count` objects (UTF-8 pieces, `,`-separated) at "kernels":
     indented up to `PRETTY_MAX_KERNELS` (the array parsed), else compact, written as it comes."""
-    kernels = json_array(objects)
     if count <= PRETTY_MAX_KERNELS:
-        whole = {**document, "kernels": json.loads(b"".join(kernels))}
+        whole = {**document, "kernels": json.loads(b"[" + b",".join(objects) + b"]")}
         yield json.dumps(whole, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         return
     yield "{"
     for i, (key, value) in enumerate(document.items()):
         yield f"{',' if i else ''}{_compact(key)}:"
-        yield from kernels if key == "kernels" else (_compact(value),)
+        if key != "kernels":
+            yield _compact(value)
+            continue
+        yield "["
+        for j, chunk in enumerate(objects):
+            yield from (",", chunk) if j else (chunk,)
+        yield "]"
     yield "}\n"
 
 
@@ -158,13 +163,12 @@ KERNEL = (
 def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
     """The kernel objects as columns, in the contract's order."""
     n = len(launches)
-    roof = launches.get_column("instruction_roofline")
     sol = {"bound": launches["sol_bound"], "unit": launches["sol_unit"], "small_grid": launches["small_grid"]}
     derived = {
         "above_roof": above_roof(launches),
         "sol_verdict": struct(sol, n),
         "ops": struct(integer_ops(launches), n),
-        "instruction_roofline": _with_bytes(roof) if isinstance(roof.dtype, pl.Struct) else roof,
+        "instruction_roofline": _with_bytes(launches.get_column("instruction_roofline")),
         "headroom_s": numbers(
             headroom_array(launches["duration_s"].to_numpy(), launches["pct_of_roof"].to_numpy())
         ),
@@ -234,13 +238,3 @@ def json_objects(frame: pl.DataFrame, chunk: int) -> Iterator[memoryview]:
     for start in range(0, len(frame), chunk):
         frame.slice(start, chunk).write_json(written := io.BytesIO())
         yield written.getbuffer()[1:-1]
-
-
-def json_array(chunks: Iterable[bytes | memoryview]) -> Iterator[bytes | memoryview]:
-    """Chunks of `,`-separated JSON objects as one compact JSON array."""
-    yield b"["
-    for i, objects in enumerate(chunks):
-        if i:
-            yield b","
-        yield objects
-    yield b"]"

@@ -40,11 +40,7 @@ def refuse_inputs(outputs: Iterable[str | None], inputs: Iterable[str]) -> None:
         if output is None or output == "-" or not os.path.isfile(output):
             continue
         for path in read:
-            try:
-                same = os.path.samefile(output, path)
-            except OSError:
-                continue
-            if same:
+            if os.path.samefile(output, path):  # both files: both stat
                 also = "" if output == path else f" (read as {path})"
                 raise UsageError(
                     f"{output} is an input of this run{also}: writing it would replace what was read",
@@ -130,19 +126,19 @@ def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
         for data, path, target in files:
             current = path
             if target.exists() and not target.is_file():
-                with target.open("wb") as handle:
-                    _write_pieces(handle, data)
-                continue
-            if target.exists():  # staged beside it, with the mode it will have
-                mode = stat.S_IMODE(target.stat().st_mode)
-            else:  # 0666 less the process umask: the mode `open()` would give a new file
-                os.umask(umask := os.umask(0))
-                mode = 0o666 & ~umask
-            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            staged.append((Path(name), target))
-            with os.fdopen(fd, "wb") as handle:
+                handle = target.open("wb")
+            else:
+                if target.exists():  # staged beside it, with the mode it will have
+                    mode = stat.S_IMODE(target.stat().st_mode)
+                else:  # 0666 less the process umask: the mode `open()` would give a new file
+                    os.umask(umask := os.umask(0))
+                    mode = 0o666 & ~umask
+                fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+                staged.append((Path(name), target))
+                os.chmod(fd, mode)  # mkstemp makes 0600; a report should be as readable as any new file
+                handle = os.fdopen(fd, "wb")
+            with handle:
                 _write_pieces(handle, data)
-            os.chmod(name, mode)  # mkstemp makes 0600; a report should be as readable as any new file
         with held():  # the renames all happen, not some
             for tmp, target in staged:
                 current = str(target)

@@ -124,7 +124,6 @@ def _figure(analysis: Analysis, options: RenderOptions) -> Figure:
         lambda ax, renderer, p: draw_chart(
             ax, renderer, p, [x for x, _ in p.ridges], arrow_points(options.arrows, p.groups)
         ),
-        legend=bool(options.arrows) or any(p.groups for p in panels),  # else nothing to explain
     )
 
 
@@ -133,11 +132,10 @@ def draw_figure(
     options: RenderOptions,
     captions: Callable[[int], list[str]],
     draw: Callable[[Axes, RendererBase, Panel], set[str]],
-    legend: bool = True,
 ) -> Figure:
     """Every plot kind's figure, laid out this one way: its panels two per row, each drawn by `draw`
-    (which returns the tiers it marked), the legend's room above (with no legend, only the panel
-    titles') and `captions`, wrapped to the figure's width, below."""
+    (which returns the tiers it marked), the legend's room above (with nothing to explain, no
+    kernels nor arrows, only the panel titles') and `captions`, wrapped to the figure's width, below."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -147,7 +145,7 @@ def draw_figure(
     wrap = max(40, int(width * CAPTION_CHARS_PER_IN))  # characters per caption line
     texts = [] if options.caption == "none" else captions(wrap)
     bottom = BOTTOM_IN + CAPTION_LINE_IN * sum(c.count("\n") + 1 for c in texts) + 0.1
-    top = TOP_IN if legend else TITLE_ROOM_IN
+    top = TOP_IN if options.arrows or any(p.groups for p in panels) else TITLE_ROOM_IN
     height = options.height_in or (
         top + bottom + (PANEL_SIZE_IN[1] - 1.6) * (1.0 if rows == 1 else 0.85 * rows)
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.analysis.records import VERDICT_WORDS
@@ -61,15 +61,9 @@ def legend_order(verdicts: Iterable[Verdict]) -> list[Verdict]:
     return sorted(verdicts, key=lambda v: (list(Bound).index(v[0]), bases.index(v[1])))
 
 
-class ArrowStyle(NamedTuple):
-    colour: str
-    linestyle: Literal["-", "--"]
-    label: str
-
-
-ARROW_STYLES = {  # by "slower"
-    False: ArrowStyle("#1a1a1a", "-", "faster (before → after)"),
-    True: ArrowStyle("#d55e00", "--", "slower (before → after)"),
+ARROW_STYLES = {  # by "slower": colour, line style, legend label
+    False: ("#1a1a1a", "-", "faster (before → after)"),
+    True: ("#d55e00", "--", "slower (before → after)"),
 }
 
 
@@ -82,7 +76,7 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> N
     """Each pair as a cross where the base was and an arrow to the head's marker (`ARROW_STYLES`)."""
     for base, head in pairs:
         slower = (head.group.total_duration_s or 0.0) > (base.group.total_duration_s or 0.0)
-        style = ARROW_STYLES[slower]
+        colour, linestyle, _ = ARROW_STYLES[slower]
         ax.scatter(
             [base.intensity_flop_per_byte],
             [base.flop_per_s],
@@ -102,8 +96,8 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> N
             zorder=4.5,
             arrowprops={
                 "arrowstyle": "-|>,head_length=0.8,head_width=0.45",
-                "color": style.colour,
-                "linestyle": style.linestyle,
+                "color": colour,
+                "linestyle": linestyle,
                 "linewidth": 2.2,
                 "shrinkA": 3,
                 "shrinkB": head_radius_pt,
@@ -140,10 +134,11 @@ def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows:
     ]
     if arrows:
         handles.append(handle(BEFORE_MARKER, BEFORE_COLOUR, "white"))
-        for s in ARROW_STYLES.values():  # a line with a head
-            line = {"color": s.colour, "linestyle": s.linestyle, "linewidth": 2.2, "markevery": [1]}
-            handles.append(handle(">", s.colour, s.colour, 1.0, **line))
-        labels += ["before (diff base)", *(s.label for s in ARROW_STYLES.values())]
+        labels.append("before (diff base)")
+        for colour, linestyle, label in ARROW_STYLES.values():  # a line with a head
+            line = {"color": colour, "linestyle": linestyle, "linewidth": 2.2, "markevery": [1]}
+            handles.append(handle(">", colour, colour, 1.0, **line))
+            labels.append(label)
     if not handles:
         return
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
