@@ -76,7 +76,6 @@ def outline(analysis: Analysis) -> dict[str, Any]:
     (launches of one kernel, launch shape and device; by total time), `fix_first`, and `nvtx_groups`
     (launches of one NVTX range and device; empty when no launch ran in one)."""
     groups = ranked(group_kernels(analysis))
-    position = {id(g): i for i, g in enumerate(groups)}
     totals = device_totals_s(analysis)
     first = []
     for device in analysis.devices:
@@ -85,7 +84,7 @@ def outline(analysis: Analysis) -> dict[str, Any]:
             first.append(
                 {
                     "device": device.index,
-                    "group": position[id(best.group)],
+                    "group": groups.index(best.group),  # keys differ: the one group equal to it
                     "name": best.group.name,
                     "headroom_s": finite_or_none(best.saving_s),
                     "device_share": finite_or_none(best.share),

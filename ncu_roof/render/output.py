@@ -92,8 +92,7 @@ def _write_stdout(whole: str | bytes | tuple[Piece, ...]) -> None:
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         raise OutputError("cannot write to stdout: it is closed", hint="write to a file instead: -o FILE")
     try:
-        buffer = getattr(sys.stdout, "buffer", None)
-        if isinstance(whole, str) or (buffer is None and not isinstance(whole, bytes)):
+        if isinstance(whole, str) or not (hasattr(sys.stdout, "buffer") or isinstance(whole, bytes)):
             sys.stdout.write(whole if isinstance(whole, str) else joined(whole))  # a text stream
         else:  # bytes, or pieces: UTF-8 straight to the bytes under the text already written
             sys.stdout.flush()
@@ -159,8 +158,7 @@ def check_summary() -> None:
     if not path:
         return
     target = Path(path)
-    writable = os.access(target, os.W_OK) if target.exists() else os.access(target.parent, os.W_OK)
-    if not writable or target.is_dir():
+    if target.is_dir() or not os.access(target if target.exists() else target.parent, os.W_OK):
         raise OutputError(f"cannot append to $GITHUB_STEP_SUMMARY ({path})", hint=WRITE_HINT)
 
 

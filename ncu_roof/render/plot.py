@@ -234,7 +234,7 @@ def _instruction_panel(analysis: Analysis, device: Device) -> tuple[Panel, list[
     drawn = [(g, points) for g in groups if (points := _instruction_points(g, by_row))]
     roofs = [roof for g, _ in drawn for j in g.rows if (roof := by_row[j][0]) is not None]
     drawable = sum(g.count for g, _ in drawn)
-    return Panel.of(analysis, device, launches, drawn, drawable, (*_instruction_roofs(roofs), ())), roofs
+    return Panel(analysis, device, launches, drawn, drawable, *_instruction_roofs(roofs), ()), roofs
 
 
 def _instruction_points(

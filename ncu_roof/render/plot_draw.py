@@ -218,8 +218,8 @@ def label_roofs(ax: Axes, p: Panel, limits: Limits, placer: Placer) -> None:
 
 def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
     """The top kernel groups by time, `name ×3 · 41% of time` (of the device's time)."""
-    for group in p.groups[:LABELLED_KERNELS]:
-        anchor = max((q for q in p.points if q.group is group), key=lambda q: q.intensity_flop_per_byte)
+    for group, points in p.drawn[:LABELLED_KERNELS]:
+        anchor = max(points, key=lambda q: q.intensity_flop_per_byte)
         label = shorten(group.name, LABEL_CHARS) + times(group.count)
         if group.device_share is not None:
             label += f" · {100.0 * group.device_share:.0f}% of time"

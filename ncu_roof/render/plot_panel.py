@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import islice
 from typing import NamedTuple
 
@@ -149,32 +150,26 @@ def _span(values: list[float], default: tuple[float, float], right_margin: float
 
 @dataclass(frozen=True)
 class Panel:
+    analysis: Analysis
     device: Device
     launches: pl.DataFrame  # the device's launches
-    groups: tuple[KernelGroup, ...]  # drawn, by time
-    points: tuple[KernelPoint, ...]  # of the drawn groups, a group's together
+    drawn: Drawn  # the groups drawn, by time, each with its points (the rest thinned out)
     drawable: int  # launches with something to place on log axes (the groups' and the thinned out)
-    total_s: float  # the device's time (`device_totals_s`; the groups' `device_share` is of it)
-    peaks: tuple[RoofLine, ...]  # roofs and ceilings, the top one first (the diagonals end at it)
-    bands: tuple[RoofLine, ...]  # a diagonal per tier, the widest first
-    ridges: tuple[tuple[float, float], ...]  # drawn on the reference precision's roof
+    peaks: Sequence[RoofLine]  # roofs and ceilings, the top one first (the diagonals end at it)
+    bands: Sequence[RoofLine]  # a diagonal per tier, the widest first
+    ridges: Sequence[tuple[float, float]]  # drawn on the reference precision's roof
 
-    @staticmethod
-    def of(
-        analysis: Analysis,
-        device: Device,
-        launches: pl.DataFrame,
-        drawn: Drawn,
-        drawable: int,
-        roofs: tuple[Sequence[RoofLine], Sequence[RoofLine], Sequence[tuple[float, float]]],
-    ) -> Panel:
-        """The panel of `drawn` groups (the rest of the `drawable` launches thinned out), with its
-        `roofs`: peaks, bands, ridges."""
-        groups = tuple(g for g, _ in drawn)
-        points = tuple(pt for _, found in drawn for pt in found)
-        total_s = device_totals_s(analysis).get(device.index, 0.0)
-        peaks, bands, ridges = roofs
-        return Panel(device, launches, groups, points, drawable, total_s, (*peaks,), (*bands,), (*ridges,))
+    @cached_property
+    def groups(self) -> list[KernelGroup]:
+        return [g for g, _ in self.drawn]
+
+    @cached_property
+    def points(self) -> list[KernelPoint]:  # a group's together
+        return [pt for _, found in self.drawn for pt in found]
+
+    @property
+    def total_s(self) -> float:  # the device's time (`device_totals_s`; the groups' `device_share` is of it)
+        return device_totals_s(self.analysis).get(self.device.index, 0.0)
 
 
 def drawable(launches: pl.DataFrame) -> int:
@@ -200,7 +195,7 @@ def panel(analysis: Analysis, device: Device) -> Panel:
     ref = reference_precision(launches, roofs.compute_flop_per_s)
     ref_peak = roofs.compute_flop_per_s.get(ref) if ref else None
     ridges = [(ref_peak / b.value, ref_peak) for b in bands] if ref_peak else []
-    return Panel.of(analysis, device, launches, drawn, drawable(launches), (peaks, bands, ridges))
+    return Panel(analysis, device, launches, drawn, drawable(launches), peaks, bands, ridges)
 
 
 def arrow_points(
@@ -222,7 +217,7 @@ def arrow_points(
     return pairs
 
 
-def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
+def caption(p: Panel, full: bool, name_device: bool, wrap: int) -> str:
     """Where the roofs come from; with `full`, every roof's source (the formulas); what was not
     drawn. Sources and roof names come from data: `one_line`, or the SVG is ill-formed XML."""
     import textwrap
@@ -237,8 +232,7 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
             name = PRECISION_NAMES.get(key) or TIER_NAMES.get(key, key)
             by_source.setdefault(one_line(source), []).append(one_line(name))
         details = "; ".join(f"{', '.join(names)}: {source}" for source, names in by_source.items())
-        if details:
-            lines += textwrap.wrap(details, wrap, max_lines=8, placeholder=" …")
+        lines += textwrap.wrap(details, wrap, max_lines=8, placeholder=" …")  # none: no line
     not_flops = [c.label for c in p.peaks if c.unit != "FLOP/s"]
     if not_flops:
         arch, xu = arch_for_cc(p.device.cc), ""
