@@ -178,20 +178,18 @@ def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
 def _with_bytes(roof: pl.Series) -> pl.Series:
     """The instruction roofline with `transaction_bytes` (one per tier it has an intensity of)
     after its transaction peaks."""
-    fields = {f.name: roof.struct.field(f.name) for f in roof.dtype.fields}  # type: ignore[attr-defined]
-    intensity = fields["intensity_warp_inst_per_transaction"]
+    fields = roof.struct.unnest()
+    intensity = fields.get_column("intensity_warp_inst_per_transaction")
     transaction_bytes = {
-        f.name: where(
-            intensity.struct.field(f.name).is_not_null().to_numpy(),
-            numbers([TRANSACTION_BYTES[f.name]] * len(roof)),
+        t: where(
+            intensity.struct.field(t).is_not_null().to_numpy(), numbers([TRANSACTION_BYTES[t]] * len(roof))
         )
-        for f in intensity.dtype.fields  # type: ignore[attr-defined]
+        for t in intensity.struct.fields
     }
-    recipe = fields.pop("recipe")
-    made = struct(
-        {**fields, "transaction_bytes": struct(transaction_bytes, len(roof)), "recipe": recipe}, len(roof)
+    made = fields.insert_column(
+        fields.get_column_index("recipe"), struct(transaction_bytes, len(roof)).alias("transaction_bytes")
     )
-    return where(roof.is_not_null().to_numpy(), made)
+    return where(roof.is_not_null().to_numpy(), made.to_struct())
 
 
 def kernel_objects(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
