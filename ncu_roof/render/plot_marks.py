@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from itertools import groupby
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ncu_roof.analysis.groups import KernelGroup
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
+    from matplotlib.transforms import Bbox
 
 TIER_MARKERS = {"dram": "o", "l2": "s", "l1": "^", "shared": "D"}
 OTHER_TIER_MARKER = "v"
@@ -103,6 +105,52 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> N
                 "shrinkB": head_radius_pt,
             },
         )
+
+
+def draw_markers(ax: Axes, points: Sequence[KernelPoint], taken: list[Bbox]) -> None:
+    """One scatter per (tier, verdict), largest markers first; one LineCollection joins each
+    group's markers across tiers; the biggest block label space (`taken`, in pixels)."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.transforms import Bbox
+
+    by_group = [list(pts) for _, pts in groupby(points, key=lambda q: id(q.group))]  # together in a panel
+    joins = [sorted(pts, key=lambda q: q.intensity_flop_per_byte) for pts in by_group if len(pts) > 1]
+    if joins:
+        ax.add_collection(
+            LineCollection(
+                [[(q.intensity_flop_per_byte, q.flop_per_s) for q in pts] for pts in joins],
+                colors=[VERDICT_COLOURS[pts[0].group.lead.bound] for pts in joins],
+                linewidths=0.8,
+                alpha=0.5,
+                zorder=2.5,
+            )
+        )
+
+    def bucket(q: KernelPoint) -> tuple[str, str, str]:  # one scatter each
+        bound, basis = group_verdict(q.group)
+        return q.tier, bound.value, basis.value
+
+    px_per_pt = ax.figure.dpi / 72.0
+    for (tier, bound, basis), found in groupby(sorted(points, key=bucket), key=bucket):
+        pts = sorted(found, key=lambda q: -(q.group.total_duration_s or 0.0))
+        sizes = [marker_size_pt2(q.group) for q in pts]
+        fill = marker_fill(group_verdict(pts[0].group))
+        ax.scatter(
+            [q.intensity_flop_per_byte for q in pts],
+            [q.flop_per_s for q in pts],
+            s=sizes,
+            marker=TIER_MARKERS.get(tier, OTHER_TIER_MARKER),
+            c=fill.face,
+            edgecolors=fill.edge,
+            linewidths=fill.edge_width,
+            alpha=0.85,
+            zorder=3,
+            gid=f"points-{tier}-{bound}-{basis}",
+        )
+        for q, size in zip(pts[:200], sizes[:200], strict=False):  # the big ones matter for labels
+            x, y = ax.transData.transform((q.intensity_flop_per_byte, q.flop_per_s))
+            r = math.sqrt(size) / 2.0 * px_per_pt
+            taken.append(Bbox.from_extents(x - r, y - r, x + r, y + r))
 
 
 def handle(marker: str, face: str, edge: str = "black", edge_width: float = 0.6, **line: Any) -> Line2D:
