@@ -21,21 +21,15 @@ from io import BytesIO
 from typing import TYPE_CHECKING
 
 from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.model import TRANSACTION_BYTES
 from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import plural
+from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.errors import UsageError
 from ncu_roof.render.formats import RenderOptions
 from ncu_roof.render.plot_draw import draw_chart, panel_title
 from ncu_roof.render.plot_marks import draw_legend, group_verdict
-from ncu_roof.render.plot_panel import (
-    INST_UNIT,
-    Panel,
-    arrow_points,
-    caption,
-    instruction_caption,
-    instruction_panel,
-    panel,
-)
+from ncu_roof.render.plot_panel import INST_UNIT, Panel, Roof, arrow_points, caption, instruction_panel, panel
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -211,14 +205,15 @@ def _instruction_figure(analysis: Analysis, options: RenderOptions) -> Figure:
         )
     every = [r for _, roofs in drawn for r in roofs]
     return draw_figure(
-        [p for p, _ in drawn], options, lambda wrap: [instruction_caption(every, wrap)], _draw_instructions
+        [p for p, _ in drawn], options, lambda wrap: [_instruction_caption(every, wrap)], _draw_instructions
     )
 
 
 def _draw_instructions(ax: Axes, renderer: RendererBase, p: Panel) -> set[str]:
     if not p.points:
         panel_title(ax, p.device, len(p.launches), p.total_s)
-        ax.set(xticks=[], yticks=[])
+        ax.set_xticks([])
+        ax.set_yticks([])
         ax.text(
             0.5,
             0.5,
@@ -233,3 +228,16 @@ def _draw_instructions(ax: Axes, renderer: RendererBase, p: Panel) -> set[str]:
         return set()
     ridge_xs = [p.peaks[0].value / b.value for b in p.bands if p.peaks]  # in the limits, not drawn
     return draw_chart(ax, renderer, p, ridge_xs, axis=(X_LABEL, INST_UNIT, Y_LABEL))
+
+
+def _instruction_caption(records: Sequence[Roof], wrap: int) -> str:
+    import textwrap
+
+    sizes = ", ".join(f"{TIER_NAMES.get(t, t)} {b:g} B" for t, b in TRANSACTION_BYTES.items())
+    source = next((r["issue_peak_source"] for r in records if r["issue_peak_source"]), None)
+    text = (
+        "Instruction roofline (Ding & Williams): warp instructions per memory transaction; each "
+        f"diagonal is a tier's bandwidth over its transaction size ({sizes}); "
+        f"issue peak = {source or 'unknown'}."
+    )
+    return textwrap.fill(text, wrap)

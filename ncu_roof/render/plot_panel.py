@@ -253,20 +253,6 @@ def _instruction_roofs(records: Sequence[Roof]) -> tuple[list[RoofLine], list[Ro
     return peaks, sorted(bands, key=lambda b: -b.value)
 
 
-def instruction_caption(records: Sequence[Roof], wrap: int) -> str:
-    """What the instruction roofline's axes and diagonals are, and where its issue peak comes from."""
-    import textwrap
-
-    sizes = ", ".join(f"{TIER_NAMES.get(t, t)} {b:g} B" for t, b in TRANSACTION_BYTES.items())
-    source = next((r["issue_peak_source"] for r in records if r["issue_peak_source"]), None)
-    text = (
-        "Instruction roofline (Ding & Williams): warp instructions per memory transaction; each "
-        f"diagonal is a tier's bandwidth over its transaction size ({sizes}); "
-        f"issue peak = {source or 'unknown'}."
-    )
-    return textwrap.fill(text, wrap)
-
-
 def arrow_points(
     arrows: Sequence[Arrow], groups: Sequence[KernelGroup]
 ) -> list[tuple[KernelPoint, KernelPoint]]:
