@@ -212,8 +212,7 @@ def _instruction_figure(analysis: Analysis, options: RenderOptions) -> Figure:
 def _draw_instructions(ax: Axes, renderer: RendererBase, p: Panel) -> set[str]:
     if not p.points:
         panel_title(ax, p.device, len(p.launches), p.total_s)
-        ax.set_xticks([])
-        ax.set_yticks([])
+        ax.set(xticks=[], yticks=[])
         ax.text(
             0.5,
             0.5,
