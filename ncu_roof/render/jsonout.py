@@ -217,8 +217,7 @@ def _shaped(launches: pl.DataFrame, has: Mapping[str, bool]) -> pl.DataFrame:
     instruction roofline's flags, and the JSON's `transaction_bytes` (one per intensity); of `ops`,
     their integer tensor paths, and the total where they have one."""
     intensity = "instruction_roofline.intensity_warp_inst_per_transaction."
-    paths = [k.removeprefix("tensor_paths.") for k, v in has.items() if k.startswith("tensor_paths.") and v]
-    ops = {f"ops.{p}": p in paths for p in integer_paths(launches)}
+    ops = {f"ops.{p}": has[f"tensor_paths.{p}"] for p in integer_paths(launches)}
     has = {
         **has,
         **{k.replace(intensity, "instruction_roofline.transaction_bytes."): v for k, v in has.items()},

@@ -181,15 +181,11 @@ def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
             arrowprops={"arrowstyle": "-", "color": "#666666", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 4},
         )
         x, y = ax.transData.transform((anchor.intensity_flop_per_byte, anchor.flop_per_s))
-        candidates = [
-            {"position": (dx, dy), "ha": "left" if dx > 0 else "right" if dx < 0 else "center"}
-            for dx, dy in KERNEL_LABEL_OFFSETS_PT
-        ]
-        placer.place(note, candidates, anchor=(float(x), float(y)))
+        placer.place(note, KERNEL_LABEL_PLACES, anchor=(float(x), float(y)))
 
 
-KERNEL_LABEL_OFFSETS_PT = [
-    (dx * scale, dy * scale)
+KERNEL_LABEL_PLACES = [  # offset in points, aligned away from the marker
+    {"position": (dx * scale, dy * scale), "ha": "left" if dx > 0 else "right" if dx < 0 else "center"}
     for scale in (1.0, 1.6, 2.5, 4.0, 6.0, 9.0, 13.0)
     for dx, dy in ((10, 8), (10, -16), (-10, 8), (-10, -16), (0, 12), (0, -20), (14, -4), (-14, -4))
 ]

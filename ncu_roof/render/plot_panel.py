@@ -69,13 +69,12 @@ class Limits(NamedTuple):
 def group_points(group: KernelGroup) -> list[KernelPoint]:
     """Drawable points of a group, from its launches' figures combined (`KernelGroup.figures`):
     finite, positive intensity and FLOP/s (log axes)."""
-    figures = group.figures
-    achieved = figures.achieved_flop_per_s
+    achieved = group.figures.achieved_flop_per_s
     if achieved is None or not (math.isfinite(achieved) and achieved > 0):
         return []
     return [
         KernelPoint(group, tier, ai, achieved)
-        for tier, ai in figures.intensity_flop_per_byte.items()
+        for tier, ai in group.figures.intensity_flop_per_byte.items()
         if ai is not None and math.isfinite(ai) and ai > 0
     ]
 
