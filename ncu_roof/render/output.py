@@ -59,14 +59,11 @@ def check_writable(path: str | None) -> None:
         if target.exists() and not target.is_file():
             return  # a device or pipe: written through
         directory = target.parent
-        if not directory.is_dir():
-            problem = "does not exist"
-        elif not os.access(directory, os.W_OK | os.X_OK):
-            problem = "is not writable"
-        else:
+        if directory.is_dir() and os.access(directory, os.W_OK | os.X_OK):
             return
     except OSError as err:  # e.g. a name too long for the file system
         raise OutputError(f"cannot write {path}: {err.strerror or err}", hint=WRITE_HINT) from None
+    problem = "is not writable" if directory.is_dir() else "does not exist"
     raise OutputError(f"cannot write {target}: directory {directory} {problem}", hint=WRITE_HINT)
 
 

@@ -92,21 +92,20 @@ def log_axes(ax: Axes, limits: Limits, x_label: str, y_unit: str, y_label: str) 
 
 def draw_roofs(ax: Axes, p: Panel, limits: Limits) -> list[Path]:
     """The panel's roofs, and their lines in display coordinates (labels must not cross them)."""
-    peaks, bands = p.peaks, p.bands
-    top_peak = peaks[0].value if peaks else None
-    widest = bands[0].value if bands else None
+    top_peak = p.peaks[0].value if p.peaks else None
+    widest = p.bands[0].value if p.bands else None
     segments: list[Path] = []
 
     def line(xs: tuple[float, float], ys: tuple[float, float], colour: str, **style: object) -> None:
         ax.plot(list(xs), list(ys), color=colour, zorder=2, solid_capstyle="butt", **style)  # type: ignore[arg-type]
         segments.append(Path(ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])))
 
-    for band in bands:
+    for band in p.bands:
         x_end = top_peak / band.value if top_peak else limits.x_hi
         line((limits.x_lo, x_end), (band.value * limits.x_lo, band.value * x_end), band.colour, linewidth=1.6)
-    for peak in peaks:
+    for peak in p.peaks:
         x_start = peak.value / widest if widest else limits.x_lo
-        dashed = peak is not peaks[0]
+        dashed = peak is not p.peaks[0]
         line(
             (x_start, limits.x_hi),
             (peak.value, peak.value),
