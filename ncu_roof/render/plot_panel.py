@@ -24,7 +24,6 @@ from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound, GroupBy
 from ncu_roof.gpus.arch import arch_for_cc
 
 Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow
-Drawn = Sequence[tuple[KernelGroup, list["KernelPoint"]]]  # groups drawn, each with its points
 
 # roofs by family: memory tiers in blues (darkest = farthest from the SMs), compute in warm tones
 TIER_COLOURS = {"dram": "#08306b", "l2": "#2171b5", "l1": "#4292c6", "shared": "#6baed6"}
@@ -152,7 +151,7 @@ class Panel:
     analysis: Analysis
     device: Device
     launches: pl.DataFrame  # the device's launches
-    drawn: Drawn  # the groups drawn, by time, each with its points (the rest thinned out)
+    drawn: Sequence[tuple[KernelGroup, list[KernelPoint]]]  # the groups drawn (by time), with their points
     drawable: int  # launches with something to place on log axes (the groups' and the thinned out)
     peaks: Sequence[RoofLine]  # roofs and ceilings, the top one first (the diagonals end at it)
     bands: Sequence[RoofLine]  # a diagonal per tier, the widest first
