@@ -42,6 +42,5 @@ def _cells(column: pl.Series) -> pl.Series:
 
 
 def render_csv(analysis: Analysis) -> str:
-    table = launch_table(analysis)
-    cells = pl.DataFrame([_cells(column) for column in table.iter_columns()])
+    cells = pl.DataFrame([_cells(column) for column in launch_table(analysis).iter_columns()])
     return cells.write_csv(null_value="", line_terminator="\n", quote_style="necessary")

@@ -76,7 +76,6 @@ def outline(analysis: Analysis) -> dict[str, Any]:
     (launches of one kernel, launch shape and device; by total time), `fix_first`, and `nvtx_groups`
     (launches of one NVTX range and device; empty when no launch ran in one)."""
     groups = ranked(group_kernels(analysis))
-    position = {id(g): i for i, g in enumerate(groups)}
     totals = device_totals_s(analysis)
     first = []
     for device in analysis.devices:
@@ -85,7 +84,7 @@ def outline(analysis: Analysis) -> dict[str, Any]:
             first.append(
                 {
                     "device": device.index,
-                    "group": position[id(best.group)],
+                    "group": groups.index(best.group),  # keys differ: the one group equal to it
                     "name": best.group.name,
                     "headroom_s": finite_or_none(best.saving_s),
                     "device_share": finite_or_none(best.share),
@@ -131,15 +130,20 @@ def document_pieces(
 ) -> Iterator[Piece]:
     """`document` with the array of its `count` objects (UTF-8 pieces, `,`-separated) at "kernels":
     indented up to `PRETTY_MAX_KERNELS` (the array parsed), else compact, written as it comes."""
-    kernels = json_array(objects)
     if count <= PRETTY_MAX_KERNELS:
-        whole = {**document, "kernels": json.loads(b"".join(kernels))}
+        whole = {**document, "kernels": json.loads(b"[" + b",".join(objects) + b"]")}
         yield json.dumps(whole, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         return
     yield "{"
     for i, (key, value) in enumerate(document.items()):
         yield f"{',' if i else ''}{_compact(key)}:"
-        yield from kernels if key == "kernels" else (_compact(value),)
+        if key != "kernels":
+            yield _compact(value)
+            continue
+        yield "["
+        for j, chunk in enumerate(objects):
+            yield from (",", chunk) if j else (chunk,)
+        yield "]"
     yield "}\n"
 
 
@@ -158,13 +162,12 @@ KERNEL = (
 def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
     """The kernel objects as columns, in the contract's order."""
     n = len(launches)
-    roof = launches.get_column("instruction_roofline")
     sol = {"bound": launches["sol_bound"], "unit": launches["sol_unit"], "small_grid": launches["small_grid"]}
     derived = {
         "above_roof": above_roof(launches),
         "sol_verdict": struct(sol, n),
         "ops": struct(integer_ops(launches), n),
-        "instruction_roofline": _with_bytes(roof) if isinstance(roof.dtype, pl.Struct) else roof,
+        "instruction_roofline": _with_bytes(launches.get_column("instruction_roofline")),
         "headroom_s": numbers(
             headroom_array(launches["duration_s"].to_numpy(), launches["pct_of_roof"].to_numpy())
         ),
@@ -175,20 +178,18 @@ def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
 def _with_bytes(roof: pl.Series) -> pl.Series:
     """The instruction roofline with `transaction_bytes` (one per tier it has an intensity of)
     after its transaction peaks."""
-    fields = {f.name: roof.struct.field(f.name) for f in roof.dtype.fields}  # type: ignore[attr-defined]
-    intensity = fields["intensity_warp_inst_per_transaction"]
+    fields = roof.struct.unnest()
+    intensity = fields.get_column("intensity_warp_inst_per_transaction")
     transaction_bytes = {
-        f.name: where(
-            intensity.struct.field(f.name).is_not_null().to_numpy(),
-            numbers([TRANSACTION_BYTES[f.name]] * len(roof)),
+        t: where(
+            intensity.struct.field(t).is_not_null().to_numpy(), numbers([TRANSACTION_BYTES[t]] * len(roof))
         )
-        for f in intensity.dtype.fields  # type: ignore[attr-defined]
+        for t in intensity.struct.fields
     }
-    recipe = fields.pop("recipe")
-    made = struct(
-        {**fields, "transaction_bytes": struct(transaction_bytes, len(roof)), "recipe": recipe}, len(roof)
+    made = fields.insert_column(
+        fields.get_column_index("recipe"), struct(transaction_bytes, len(roof)).alias("transaction_bytes")
     )
-    return where(roof.is_not_null().to_numpy(), made)
+    return where(roof.is_not_null().to_numpy(), made.to_struct())
 
 
 def kernel_objects(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
@@ -216,8 +217,7 @@ def _shaped(launches: pl.DataFrame, has: Mapping[str, bool]) -> pl.DataFrame:
     instruction roofline's flags, and the JSON's `transaction_bytes` (one per intensity); of `ops`,
     their integer tensor paths, and the total where they have one."""
     intensity = "instruction_roofline.intensity_warp_inst_per_transaction."
-    paths = [k.removeprefix("tensor_paths.") for k, v in has.items() if k.startswith("tensor_paths.") and v]
-    ops = {f"ops.{p}": p in paths for p in integer_paths(launches)}
+    ops = {f"ops.{p}": has[f"tensor_paths.{p}"] for p in integer_paths(launches)}
     has = {
         **has,
         **{k.replace(intensity, "instruction_roofline.transaction_bytes."): v for k, v in has.items()},
@@ -234,13 +234,3 @@ def json_objects(frame: pl.DataFrame, chunk: int) -> Iterator[memoryview]:
     for start in range(0, len(frame), chunk):
         frame.slice(start, chunk).write_json(written := io.BytesIO())
         yield written.getbuffer()[1:-1]
-
-
-def json_array(chunks: Iterable[bytes | memoryview]) -> Iterator[bytes | memoryview]:
-    """Chunks of `,`-separated JSON objects as one compact JSON array."""
-    yield b"["
-    for i, objects in enumerate(chunks):
-        if i:
-            yield b","
-        yield objects
-    yield b"]"

@@ -40,11 +40,7 @@ def refuse_inputs(outputs: Iterable[str | None], inputs: Iterable[str]) -> None:
         if output is None or output == "-" or not os.path.isfile(output):
             continue
         for path in read:
-            try:
-                same = os.path.samefile(output, path)
-            except OSError:
-                continue
-            if same:
+            if os.path.samefile(output, path):  # both files: both stat
                 also = "" if output == path else f" (read as {path})"
                 raise UsageError(
                     f"{output} is an input of this run{also}: writing it would replace what was read",
@@ -63,14 +59,11 @@ def check_writable(path: str | None) -> None:
         if target.exists() and not target.is_file():
             return  # a device or pipe: written through
         directory = target.parent
-        if not directory.is_dir():
-            problem = "does not exist"
-        elif not os.access(directory, os.W_OK | os.X_OK):
-            problem = "is not writable"
-        else:
+        if directory.is_dir() and os.access(directory, os.W_OK | os.X_OK):
             return
     except OSError as err:  # e.g. a name too long for the file system
         raise OutputError(f"cannot write {path}: {err.strerror or err}", hint=WRITE_HINT) from None
+    problem = "is not writable" if directory.is_dir() else "does not exist"
     raise OutputError(f"cannot write {target}: directory {directory} {problem}", hint=WRITE_HINT)
 
 
@@ -96,8 +89,7 @@ def _write_stdout(whole: str | bytes | tuple[Piece, ...]) -> None:
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         raise OutputError("cannot write to stdout: it is closed", hint="write to a file instead: -o FILE")
     try:
-        buffer = getattr(sys.stdout, "buffer", None)
-        if isinstance(whole, str) or (buffer is None and not isinstance(whole, bytes)):
+        if isinstance(whole, str) or not (hasattr(sys.stdout, "buffer") or isinstance(whole, bytes)):
             sys.stdout.write(whole if isinstance(whole, str) else joined(whole))  # a text stream
         else:  # bytes, or pieces: UTF-8 straight to the bytes under the text already written
             sys.stdout.flush()
@@ -130,19 +122,19 @@ def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
         for data, path, target in files:
             current = path
             if target.exists() and not target.is_file():
-                with target.open("wb") as handle:
-                    _write_pieces(handle, data)
-                continue
-            if target.exists():  # staged beside it, with the mode it will have
-                mode = stat.S_IMODE(target.stat().st_mode)
-            else:  # 0666 less the process umask: the mode `open()` would give a new file
-                os.umask(umask := os.umask(0))
-                mode = 0o666 & ~umask
-            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            staged.append((Path(name), target))
-            with os.fdopen(fd, "wb") as handle:
+                handle = target.open("wb")
+            else:
+                if target.exists():  # staged beside it, with the mode it will have
+                    mode = stat.S_IMODE(target.stat().st_mode)
+                else:  # 0666 less the process umask: the mode `open()` would give a new file
+                    os.umask(umask := os.umask(0))
+                    mode = 0o666 & ~umask
+                fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+                staged.append((Path(name), target))
+                os.chmod(fd, mode)  # mkstemp makes 0600; a report should be as readable as any new file
+                handle = os.fdopen(fd, "wb")
+            with handle:
                 _write_pieces(handle, data)
-            os.chmod(name, mode)  # mkstemp makes 0600; a report should be as readable as any new file
         with held():  # the renames all happen, not some
             for tmp, target in staged:
                 current = str(target)
@@ -163,8 +155,7 @@ def check_summary() -> None:
     if not path:
         return
     target = Path(path)
-    writable = os.access(target, os.W_OK) if target.exists() else os.access(target.parent, os.W_OK)
-    if not writable or target.is_dir():
+    if target.is_dir() or not os.access(target if target.exists() else target.parent, os.W_OK):
         raise OutputError(f"cannot append to $GITHUB_STEP_SUMMARY ({path})", hint=WRITE_HINT)
 
 

@@ -1,5 +1,5 @@
 """Drawing one roofline panel with matplotlib's object API: log axes, roof lines and their labels,
-kernel markers (one collection per tier and verdict), diff arrows (`plot_marks`), kernel labels;
+kernel markers (one collection per tier and verdict) and diff arrows (`plot_marks`), kernel labels;
 the labels placed greedily off other labels, markers and roof lines (`Placer`).
 """
 
@@ -7,23 +7,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from matplotlib.path import Path
 
 from ncu_roof.base.text import plural, shorten, si
 from ncu_roof.render.headline import times
-from ncu_roof.render.plot_marks import (
-    OTHER_TIER_MARKER,
-    TIER_MARKERS,
-    draw_arrows,
-    group_verdict,
-    marker_fill,
-    marker_size_pt2,
-)
+from ncu_roof.render.plot_marks import draw_arrows, draw_markers
 from ncu_roof.render.plot_panel import KernelPoint, Limits, Panel, RoofLine, axis_limits
-from ncu_roof.render.summary import VERDICT_COLOURS, device_name
+from ncu_roof.render.summary import device_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -58,7 +50,7 @@ def draw_chart(
     log_axes(ax, limits, *axis)
     placer = Placer(ax.get_window_extent(renderer), renderer)
     placer.lines = draw_roofs(ax, p, limits)
-    draw_markers(ax, p.points, placer)
+    draw_markers(ax, p.points, placer.taken)
     draw_arrows(ax, pairs)
     label_roofs(ax, p, limits, placer)
     label_kernels(ax, p, placer)
@@ -98,69 +90,22 @@ def log_axes(ax: Axes, limits: Limits, x_label: str, y_unit: str, y_label: str) 
     ax.set_axisbelow(True)
 
 
-def draw_markers(ax: Axes, points: Sequence[KernelPoint], placer: Placer) -> None:
-    """One scatter per (tier, verdict), largest markers first; one LineCollection joins each
-    group's markers across tiers; every marker blocks label space."""
-    from matplotlib.collections import LineCollection
-    from matplotlib.transforms import Bbox
-
-    by_group = [list(pts) for _, pts in groupby(points, key=lambda q: id(q.group))]  # together in a panel
-    joins = [sorted(pts, key=lambda q: q.intensity_flop_per_byte) for pts in by_group if len(pts) > 1]
-    if joins:
-        ax.add_collection(
-            LineCollection(
-                [[(q.intensity_flop_per_byte, q.flop_per_s) for q in pts] for pts in joins],
-                colors=[VERDICT_COLOURS[pts[0].group.lead.bound] for pts in joins],
-                linewidths=0.8,
-                alpha=0.5,
-                zorder=2.5,
-            )
-        )
-
-    def bucket(q: KernelPoint) -> tuple[str, str, str]:  # one scatter each
-        bound, basis = group_verdict(q.group)
-        return q.tier, bound.value, basis.value
-
-    px_per_pt = ax.figure.dpi / 72.0
-    for (tier, bound, basis), found in groupby(sorted(points, key=bucket), key=bucket):
-        pts = sorted(found, key=lambda q: -(q.group.total_duration_s or 0.0))
-        sizes = [marker_size_pt2(q.group) for q in pts]
-        fill = marker_fill(group_verdict(pts[0].group))
-        ax.scatter(
-            [q.intensity_flop_per_byte for q in pts],
-            [q.flop_per_s for q in pts],
-            s=sizes,
-            marker=TIER_MARKERS.get(tier, OTHER_TIER_MARKER),
-            c=fill.face,
-            edgecolors=fill.edge,
-            linewidths=fill.edge_width,
-            alpha=0.85,
-            zorder=3,
-            gid=f"points-{tier}-{bound}-{basis}",
-        )
-        for q, size in zip(pts[:200], sizes[:200], strict=False):  # the big ones matter for labels
-            x, y = ax.transData.transform((q.intensity_flop_per_byte, q.flop_per_s))
-            r = math.sqrt(size) / 2.0 * px_per_pt
-            placer.taken.append(Bbox.from_extents(x - r, y - r, x + r, y + r))
-
-
 def draw_roofs(ax: Axes, p: Panel, limits: Limits) -> list[Path]:
     """The panel's roofs, and their lines in display coordinates (labels must not cross them)."""
-    peaks, bands = p.peaks, p.bands
-    top_peak = peaks[0].value if peaks else None
-    widest = bands[0].value if bands else None
+    top_peak = p.peaks[0].value if p.peaks else None
+    widest = p.bands[0].value if p.bands else None
     segments: list[Path] = []
 
     def line(xs: tuple[float, float], ys: tuple[float, float], colour: str, **style: object) -> None:
         ax.plot(list(xs), list(ys), color=colour, zorder=2, solid_capstyle="butt", **style)  # type: ignore[arg-type]
         segments.append(Path(ax.transData.transform([(xs[0], ys[0]), (xs[1], ys[1])])))
 
-    for band in bands:
+    for band in p.bands:
         x_end = top_peak / band.value if top_peak else limits.x_hi
         line((limits.x_lo, x_end), (band.value * limits.x_lo, band.value * x_end), band.colour, linewidth=1.6)
-    for peak in peaks:
+    for peak in p.peaks:
         x_start = peak.value / widest if widest else limits.x_lo
-        dashed = peak is not peaks[0]
+        dashed = peak is not p.peaks[0]
         line(
             (x_start, limits.x_hi),
             (peak.value, peak.value),
@@ -218,8 +163,8 @@ def label_roofs(ax: Axes, p: Panel, limits: Limits, placer: Placer) -> None:
 
 def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
     """The top kernel groups by time, `name ×3 · 41% of time` (of the device's time)."""
-    for group in p.groups[:LABELLED_KERNELS]:
-        anchor = max((q for q in p.points if q.group is group), key=lambda q: q.intensity_flop_per_byte)
+    for group, points in p.drawn[:LABELLED_KERNELS]:
+        anchor = max(points, key=lambda q: q.intensity_flop_per_byte)
         label = shorten(group.name, LABEL_CHARS) + times(group.count)
         if group.device_share is not None:
             label += f" · {100.0 * group.device_share:.0f}% of time"
@@ -235,15 +180,11 @@ def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
             arrowprops={"arrowstyle": "-", "color": "#666666", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 4},
         )
         x, y = ax.transData.transform((anchor.intensity_flop_per_byte, anchor.flop_per_s))
-        candidates = [
-            {"position": (dx, dy), "ha": "left" if dx > 0 else "right" if dx < 0 else "center"}
-            for dx, dy in KERNEL_LABEL_OFFSETS_PT
-        ]
-        placer.place(note, candidates, anchor=(float(x), float(y)))
+        placer.place(note, KERNEL_LABEL_PLACES, anchor=(float(x), float(y)))
 
 
-KERNEL_LABEL_OFFSETS_PT = [
-    (dx * scale, dy * scale)
+KERNEL_LABEL_PLACES = [  # offset in points, aligned away from the marker
+    {"position": (dx * scale, dy * scale), "ha": "left" if dx > 0 else "right" if dx < 0 else "center"}
     for scale in (1.0, 1.6, 2.5, 4.0, 6.0, 9.0, 13.0)
     for dx, dy in ((10, 8), (10, -16), (-10, 8), (-10, -16), (0, 12), (0, -20), (14, -4), (-14, -4))
 ]

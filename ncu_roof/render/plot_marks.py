@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from itertools import groupby
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ncu_roof.analysis.groups import KernelGroup
 from ncu_roof.analysis.records import VERDICT_WORDS
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
+    from matplotlib.transforms import Bbox
 
 TIER_MARKERS = {"dram": "o", "l2": "s", "l1": "^", "shared": "D"}
 OTHER_TIER_MARKER = "v"
@@ -61,15 +63,9 @@ def legend_order(verdicts: Iterable[Verdict]) -> list[Verdict]:
     return sorted(verdicts, key=lambda v: (list(Bound).index(v[0]), bases.index(v[1])))
 
 
-class ArrowStyle(NamedTuple):
-    colour: str
-    linestyle: Literal["-", "--"]
-    label: str
-
-
-ARROW_STYLES = {  # by "slower"
-    False: ArrowStyle("#1a1a1a", "-", "faster (before → after)"),
-    True: ArrowStyle("#d55e00", "--", "slower (before → after)"),
+ARROW_STYLES = {  # by "slower": colour, line style, legend label
+    False: ("#1a1a1a", "-", "faster (before → after)"),
+    True: ("#d55e00", "--", "slower (before → after)"),
 }
 
 
@@ -82,7 +78,7 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> N
     """Each pair as a cross where the base was and an arrow to the head's marker (`ARROW_STYLES`)."""
     for base, head in pairs:
         slower = (head.group.total_duration_s or 0.0) > (base.group.total_duration_s or 0.0)
-        style = ARROW_STYLES[slower]
+        colour, linestyle, _ = ARROW_STYLES[slower]
         ax.scatter(
             [base.intensity_flop_per_byte],
             [base.flop_per_s],
@@ -102,13 +98,59 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> N
             zorder=4.5,
             arrowprops={
                 "arrowstyle": "-|>,head_length=0.8,head_width=0.45",
-                "color": style.colour,
-                "linestyle": style.linestyle,
+                "color": colour,
+                "linestyle": linestyle,
                 "linewidth": 2.2,
                 "shrinkA": 3,
                 "shrinkB": head_radius_pt,
             },
         )
+
+
+def draw_markers(ax: Axes, points: Sequence[KernelPoint], taken: list[Bbox]) -> None:
+    """One scatter per (tier, verdict), largest markers first; one LineCollection joins each
+    group's markers across tiers; the biggest block label space (`taken`, in pixels)."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.transforms import Bbox
+
+    by_group = [list(pts) for _, pts in groupby(points, key=lambda q: id(q.group))]  # together in a panel
+    joins = [sorted(pts, key=lambda q: q.intensity_flop_per_byte) for pts in by_group if len(pts) > 1]
+    if joins:
+        ax.add_collection(
+            LineCollection(
+                [[(q.intensity_flop_per_byte, q.flop_per_s) for q in pts] for pts in joins],
+                colors=[VERDICT_COLOURS[pts[0].group.lead.bound] for pts in joins],
+                linewidths=0.8,
+                alpha=0.5,
+                zorder=2.5,
+            )
+        )
+
+    def bucket(q: KernelPoint) -> tuple[str, str, str]:  # one scatter each
+        bound, basis = group_verdict(q.group)
+        return q.tier, bound.value, basis.value
+
+    px_per_pt = ax.figure.dpi / 72.0
+    for (tier, bound, basis), found in groupby(sorted(points, key=bucket), key=bucket):
+        pts = sorted(found, key=lambda q: -(q.group.total_duration_s or 0.0))
+        sizes = [marker_size_pt2(q.group) for q in pts]
+        fill = marker_fill(group_verdict(pts[0].group))
+        ax.scatter(
+            [q.intensity_flop_per_byte for q in pts],
+            [q.flop_per_s for q in pts],
+            s=sizes,
+            marker=TIER_MARKERS.get(tier, OTHER_TIER_MARKER),
+            c=fill.face,
+            edgecolors=fill.edge,
+            linewidths=fill.edge_width,
+            alpha=0.85,
+            zorder=3,
+            gid=f"points-{tier}-{bound}-{basis}",
+        )
+        for q, size in zip(pts[:200], sizes[:200], strict=False):  # the big ones matter for labels
+            x, y = ax.transData.transform((q.intensity_flop_per_byte, q.flop_per_s))
+            r = math.sqrt(size) / 2.0 * px_per_pt
+            taken.append(Bbox.from_extents(x - r, y - r, x + r, y + r))
 
 
 def handle(marker: str, face: str, edge: str = "black", edge_width: float = 0.6, **line: Any) -> Line2D:
@@ -140,10 +182,11 @@ def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows:
     ]
     if arrows:
         handles.append(handle(BEFORE_MARKER, BEFORE_COLOUR, "white"))
-        for s in ARROW_STYLES.values():  # a line with a head
-            line = {"color": s.colour, "linestyle": s.linestyle, "linewidth": 2.2, "markevery": [1]}
-            handles.append(handle(">", s.colour, s.colour, 1.0, **line))
-        labels += ["before (diff base)", *(s.label for s in ARROW_STYLES.values())]
+        labels.append("before (diff base)")
+        for colour, linestyle, label in ARROW_STYLES.values():  # a line with a head
+            line = {"color": colour, "linestyle": linestyle, "linewidth": 2.2, "markevery": [1]}
+            handles.append(handle(">", colour, colour, 1.0, **line))
+            labels.append(label)
     if not handles:
         return
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]

@@ -1,27 +1,29 @@
 """What one panel of the roofline shows, before any drawing (no matplotlib): the groups' points
-per tier, the roofs merged into lines, other ceilings, axis limits, a diff's arrows, the caption.
+per tier, the roofs merged into lines, other ceilings, axis limits, a diff's arrows, the caption;
+and of the instruction roofline: points per tier and the roofs, medians over the launches.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import islice
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import GroupKey, KernelGroup, device_totals_s, group_kernels, ranked
-from ncu_roof.analysis.model import DEFAULT_PRECISIONS
+from ncu_roof.analysis.model import DEFAULT_PRECISIONS, TRANSACTION_BYTES
 from ncu_roof.analysis.records import Device, Kernel
-from ncu_roof.base.text import one_line, plural
+from ncu_roof.base.text import one_line, plural, si
 from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound, GroupBy
 from ncu_roof.gpus.arch import arch_for_cc
 
 Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow
-Drawn = Sequence[tuple[KernelGroup, list["KernelPoint"]]]  # groups drawn, each with its points
 
 # roofs by family: memory tiers in blues (darkest = farthest from the SMs), compute in warm tones
 TIER_COLOURS = {"dram": "#08306b", "l2": "#2171b5", "l1": "#4292c6", "shared": "#6baed6"}
@@ -66,13 +68,12 @@ class Limits(NamedTuple):
 def group_points(group: KernelGroup) -> list[KernelPoint]:
     """Drawable points of a group, from its launches' figures combined (`KernelGroup.figures`):
     finite, positive intensity and FLOP/s (log axes)."""
-    figures = group.figures
-    achieved = figures.achieved_flop_per_s
+    achieved = group.figures.achieved_flop_per_s
     if achieved is None or not (math.isfinite(achieved) and achieved > 0):
         return []
     return [
         KernelPoint(group, tier, ai, achieved)
-        for tier, ai in figures.intensity_flop_per_byte.items()
+        for tier, ai in group.figures.intensity_flop_per_byte.items()
         if ai is not None and math.isfinite(ai) and ai > 0
     ]
 
@@ -99,15 +100,13 @@ def ops_ceilings(device: Device, launches: pl.DataFrame) -> list[RoofLine]:
     """The ceilings the device's kernels were judged against beyond the per-precision roofs: each
     tensor data path with a peak (`Tensor BF16` in FLOP/s, `Tensor INT8` in OP/s), and the
     special-function (XU) ceiling, in results/s, where a kernel was bound by its pipe."""
-    paths: dict[str, tuple[float, str]] = {}
+    paths: dict[str, RoofLine] = {}
     for record in launches.get_column("tensor_paths").unique(maintain_order=True).to_list():
         for path, t in record.items():
             if t and t["peak_per_s"] and t["count"] and math.isfinite(t["peak_per_s"]):
-                paths[path] = (t["peak_per_s"], "OP/s" if t["unit"] == "OP" else "FLOP/s")
-    out = [
-        RoofLine(f"Tensor {path.upper()}", value, TENSOR_PATH_COLOUR, unit)
-        for path, (value, unit) in sorted(paths.items(), key=lambda kv: -kv[1][0])
-    ]
+                unit = "OP/s" if t["unit"] == "OP" else "FLOP/s"
+                paths[path] = RoofLine(f"Tensor {path.upper()}", t["peak_per_s"], TENSOR_PATH_COLOUR, unit)
+    out = sorted(paths.values(), key=lambda r: -r.value)
     arch = arch_for_cc(device.cc)
     # only where the XU pipe binds: a memory-bound kernel whose busiest pipe is XU would sit above a
     # line in other units that limits nothing
@@ -149,32 +148,26 @@ def _span(values: list[float], default: tuple[float, float], right_margin: float
 
 @dataclass(frozen=True)
 class Panel:
+    analysis: Analysis
     device: Device
     launches: pl.DataFrame  # the device's launches
-    groups: tuple[KernelGroup, ...]  # drawn, by time
-    points: tuple[KernelPoint, ...]  # of the drawn groups, a group's together
+    drawn: Sequence[tuple[KernelGroup, list[KernelPoint]]]  # the groups drawn (by time), with their points
     drawable: int  # launches with something to place on log axes (the groups' and the thinned out)
-    total_s: float  # the device's time (`device_totals_s`; the groups' `device_share` is of it)
-    peaks: tuple[RoofLine, ...]  # roofs and ceilings, the top one first (the diagonals end at it)
-    bands: tuple[RoofLine, ...]  # a diagonal per tier, the widest first
-    ridges: tuple[tuple[float, float], ...]  # drawn on the reference precision's roof
+    peaks: Sequence[RoofLine]  # roofs and ceilings, the top one first (the diagonals end at it)
+    bands: Sequence[RoofLine]  # a diagonal per tier, the widest first
+    ridges: Sequence[tuple[float, float]]  # drawn on the reference precision's roof
 
-    @staticmethod
-    def of(
-        analysis: Analysis,
-        device: Device,
-        launches: pl.DataFrame,
-        drawn: Drawn,
-        drawable: int,
-        roofs: tuple[Sequence[RoofLine], Sequence[RoofLine], Sequence[tuple[float, float]]],
-    ) -> Panel:
-        """The panel of `drawn` groups (the rest of the `drawable` launches thinned out), with its
-        `roofs`: peaks, bands, ridges."""
-        groups = tuple(g for g, _ in drawn)
-        points = tuple(pt for _, found in drawn for pt in found)
-        total_s = device_totals_s(analysis).get(device.index, 0.0)
-        peaks, bands, ridges = roofs
-        return Panel(device, launches, groups, points, drawable, total_s, (*peaks,), (*bands,), (*ridges,))
+    @cached_property
+    def groups(self) -> list[KernelGroup]:
+        return [g for g, _ in self.drawn]
+
+    @cached_property
+    def points(self) -> list[KernelPoint]:  # a group's together
+        return [pt for _, found in self.drawn for pt in found]
+
+    @property
+    def total_s(self) -> float:  # the device's time (`device_totals_s`; the groups' `device_share` is of it)
+        return device_totals_s(self.analysis).get(self.device.index, 0.0)
 
 
 def drawable(launches: pl.DataFrame) -> int:
@@ -200,7 +193,62 @@ def panel(analysis: Analysis, device: Device) -> Panel:
     ref = reference_precision(launches, roofs.compute_flop_per_s)
     ref_peak = roofs.compute_flop_per_s.get(ref) if ref else None
     ridges = [(ref_peak / b.value, ref_peak) for b in bands] if ref_peak else []
-    return Panel.of(analysis, device, launches, drawn, drawable(launches), (peaks, bands, ridges))
+    return Panel(analysis, device, launches, drawn, drawable(launches), peaks, bands, ridges)
+
+
+ISSUE_COLOUR = PRECISION_COLOURS["fp32"]  # a compute roof: warm, as the FLOP roofline's
+INST_UNIT = "inst/s"  # warp instructions per second: `100 Ginst/s`, as `100 TFLOP/s`
+Roof = dict[str, Any]  # a launch's `instruction_roofline`, as Polars gives a struct
+
+
+def instruction_panel(analysis: Analysis, device: Device) -> tuple[Panel, list[Roof]]:
+    """The device's kernel groups that have an instruction roofline, their points and roofs; the
+    instruction rooflines of their launches."""
+    groups = device_groups(analysis, device)
+    rows = [j for g in groups for j in g.rows]
+    launches = analysis.launches[rows]
+    by_row = dict(zip(rows, launches.select("instruction_roofline", "duration_s").iter_rows(), strict=True))
+    drawn = [(g, points) for g in groups if (points := _instruction_points(g, by_row))]
+    roofs = [roof for g, _ in drawn for j in g.rows if (roof := by_row[j][0]) is not None]
+    drawable = sum(g.count for g, _ in drawn)
+    return Panel(analysis, device, launches, drawn, drawable, *_instruction_roofs(roofs), ()), roofs
+
+
+def _instruction_points(
+    group: KernelGroup, by_row: Mapping[int, tuple[Roof | None, float | None]]
+) -> list[KernelPoint]:
+    """One point per tier: the group's warp instructions over its transactions and its time
+    (over the launches that have both), where finite and positive (log axes)."""
+    inst = 0.0
+    seconds = 0.0
+    transactions: dict[str, float] = {}
+    for roof, duration_s in (by_row[j] for j in group.rows):
+        if roof is None or not roof["warp_inst"] or not duration_s:
+            continue
+        inst += roof["warp_inst"]
+        seconds += duration_s
+        for tier, x in roof["intensity_warp_inst_per_transaction"].items():
+            if x is not None and math.isfinite(x) and x > 0:
+                transactions[tier] = transactions.get(tier, 0.0) + roof["warp_inst"] / x
+    if inst <= 0 or seconds <= 0:
+        return []
+    return [KernelPoint(group, tier, inst / n, inst / seconds) for tier, n in transactions.items() if n > 0]
+
+
+def _instruction_roofs(records: Sequence[Roof]) -> tuple[list[RoofLine], list[RoofLine]]:
+    """The issue peak, and one diagonal per tier (largest first): medians over the drawn launches."""
+    issues = [r["issue_peak_warp_inst_per_s"] for r in records if r["issue_peak_warp_inst_per_s"]]
+    issue = statistics.median(issues) if issues else None
+    peaks = [RoofLine("Issue", issue, ISSUE_COLOUR, INST_UNIT)] if issue else []
+    bands = []
+    for tier in TRANSACTION_BYTES:
+        rates = [p for r in records if (p := r["transaction_peak_per_s"].get(tier)) is not None]
+        rate = statistics.median(rates) if rates else None
+        if rate and math.isfinite(rate) and rate > 0:
+            colour = TIER_COLOURS.get(tier, OTHER_TIER_COLOUR)
+            shown = si(rate * TRANSACTION_BYTES[tier], "B/s")
+            bands.append(RoofLine(TIER_NAMES.get(tier, tier), rate, colour, shown=shown))
+    return peaks, sorted(bands, key=lambda b: -b.value)
 
 
 def arrow_points(
@@ -222,7 +270,7 @@ def arrow_points(
     return pairs
 
 
-def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
+def caption(p: Panel, full: bool, name_device: bool, wrap: int) -> str:
     """Where the roofs come from; with `full`, every roof's source (the formulas); what was not
     drawn. Sources and roof names come from data: `one_line`, or the SVG is ill-formed XML."""
     import textwrap
@@ -237,8 +285,7 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int = 150) -> str:
             name = PRECISION_NAMES.get(key) or TIER_NAMES.get(key, key)
             by_source.setdefault(one_line(source), []).append(one_line(name))
         details = "; ".join(f"{', '.join(names)}: {source}" for source, names in by_source.items())
-        if details:
-            lines += textwrap.wrap(details, wrap, max_lines=8, placeholder=" …")
+        lines += textwrap.wrap(details, wrap, max_lines=8, placeholder=" …")  # none: no line
     not_flops = [c.label for c in p.peaks if c.unit != "FLOP/s"]
     if not_flops:
         arch, xu = arch_for_cc(p.device.cc), ""
