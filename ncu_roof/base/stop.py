@@ -41,16 +41,12 @@ def as_interrupts() -> AbstractContextManager[None]:
     return _handled(caught, _interrupt)
 
 
-def exit_status() -> int:
-    """128 + the number of the stopping signal last caught (SIGINT's 130 when none was)."""
-    return 128 + int(_received[-1] if _received else signal.SIGINT)
-
-
-def interruption() -> str:
-    """The `error:` line's words: `interrupted` (Ctrl-C), or the signal that stopped the run."""
-    if not _received or _received[-1] == signal.SIGINT:
-        return "interrupted"
-    return f"stopped by {signal.Signals(_received[-1]).name}"
+def interruption() -> tuple[str, int]:
+    """The `error:` line's words, `interrupted` (Ctrl-C) or the signal that stopped the run, and the
+    exit status: 128 + the number of the stopping signal last caught (SIGINT's 130 when none was)."""
+    number = _received[-1] if _received else signal.SIGINT
+    words = "interrupted" if number == signal.SIGINT else f"stopped by {signal.Signals(number).name}"
+    return words, 128 + int(number)
 
 
 def held() -> AbstractContextManager[None]:

@@ -187,7 +187,8 @@ def report_reader_first(args: list[str]) -> None:
 
 def interrupted(hint: str = "run it again; no partial output was written") -> NoReturn:
     """Ctrl-C (or SIGTERM, SIGHUP): one `error:` and one `hint:` line, exit 128 + the signal."""
-    fail(stop.interruption(), hint, stop.exit_status())
+    words, code = stop.interruption()
+    fail(words, hint, code)
 
 
 def main(argv: list[str] | None = None) -> None:
