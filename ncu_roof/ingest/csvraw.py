@@ -261,7 +261,10 @@ def _finish_raw(part: RawPart, style: NumberStyle) -> pl.DataFrame:
     identity: dict[str, object] = {name: _text(table, column) for column, name in _CSV_IDENTITY.items()}
     identity["run"] = str(part.run)
     identity["device_name"] = _text(table, DISPLAY_NAME)
-    identity["nvtx"] = _nvtx_column(table)
+    columns = nvtx_columns(table.column_names)
+    if columns:  # each row's NVTX text (launches share a few distinct cells)
+        nvtx = functools.cache(lambda *cells: nvtx_of_cells(dict(zip(columns, cells, strict=True))))
+        identity["nvtx"] = [nvtx(*row) for row in zip(*(table[c].to_pylist() for c in columns), strict=True)]
     metrics: list[pl.Series] = []
     notes: dict[int, list[str]] = {}
     for metric in part.units:  # each metric column parsed once, in SI units
@@ -285,12 +288,3 @@ def _text(table: pa.Table, column: str) -> pl.Series | None:
         digits = pl.Series(pc.utf8_trim_whitespace(table[column]))
         return digits.replace("", None).cast(pl.Int64)
     return pl.Series(table[column])
-
-
-def _nvtx_column(table: pa.Table) -> list[str | None] | None:
-    """Each row's NVTX text, when the page has NVTX columns (launches share a few distinct cells)."""
-    columns = nvtx_columns(table.column_names)
-    if not columns:
-        return None
-    text = functools.cache(lambda *cells: nvtx_of_cells(dict(zip(columns, cells, strict=True))))
-    return [text(*cells) for cells in zip(*(table[c].to_pylist() for c in columns), strict=True)]

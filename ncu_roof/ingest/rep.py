@@ -170,19 +170,13 @@ def _action_row(action: Any, index: int, wanted: dict[tuple[str, ...], list[str]
     row["device_name"] = row.pop("device__attribute_display_name", None)
     row["device"] = _int_metric(action, "device__attribute_device_index") or 0
     row["process_id"] = _int_metric(action, "launch__process_id")
-    row["nvtx"] = _nvtx(action)
-    return row  # grid, block and cc: `settle_shapes`, from the launch__* and device__* metrics
-
-
-def _nvtx(action: Any) -> str | None:
-    """The launch's NVTX ranges (`INvtxState`: per domain, its push/pop stack and start/end ranges)."""
+    # the launch's NVTX ranges (`INvtxState`: per domain, its push/pop stack and start/end ranges)
     state = action.nvtx_state() if hasattr(action, "nvtx_state") else None
-    if state is None:
-        return None
-    domains = [state.domain_by_id(i) for i in state.domains()]
-    return nvtx_text(
+    domains = [state.domain_by_id(i) for i in state.domains()] if state is not None else []
+    row["nvtx"] = nvtx_text(
         (d.name(), tuple(d.push_pop_ranges()), tuple(d.start_end_ranges())) for d in domains if d is not None
     )
+    return row  # grid, block and cc: `settle_shapes`, from the launch__* and device__* metrics
 
 
 def _int_metric(action: Any, name: str) -> int | None:
