@@ -1,6 +1,6 @@
 """Finding and running the `ncu` command-line tool (shared by `profile` and the `.ncu-rep` fallback),
-and the environment of the programs this process runs (`environ_for_programs`: without the
-OpenBLAS setting `one_blas_thread` made for this process)."""
+and the environment of the programs this process runs (`c_locale_env`: without the OpenBLAS
+setting `one_blas_thread` made for this process)."""
 
 from __future__ import annotations
 
@@ -74,20 +74,16 @@ def one_blas_thread() -> None:
     unless the user chose). ncu-roof does no BLAS work, and OpenBLAS starts a thread per core whose
     busy waiting takes the cores that pyarrow's threads and the analysis run on: 0.1-0.2 s
     of a 100,000-launch `analyze` on two cores. Programs this process runs (ncu, the profiled
-    application) get the user's environment without it (`environ_for_programs`)."""
+    application) get the user's environment without it (`c_locale_env`)."""
     if BLAS_THREADS not in os.environ and "numpy" not in sys.modules:
         os.environ[BLAS_THREADS] = "1"
         _SET_HERE.append(BLAS_THREADS)
 
 
-def environ_for_programs() -> dict[str, str]:
-    """This process' environment as a program it runs should see it: the user's own."""
-    return {name: value for name, value in os.environ.items() if name not in _SET_HERE}
-
-
 def c_locale_env() -> dict[str, str]:
-    """The environment ncu runs under: numbers in C locale, never `1,234` or `1.234,5`."""
-    return environ_for_programs() | {"LC_ALL": "C", "LANG": "C"}
+    """The environment ncu (and the program it profiles) runs under: the user's own, without what
+    `one_blas_thread` set for this process; numbers in C locale, never `1,234` or `1.234,5`."""
+    return {k: v for k, v in os.environ.items() if k not in _SET_HERE} | {"LC_ALL": "C", "LANG": "C"}
 
 
 IMPORT_TIMEOUT_S = 600.0

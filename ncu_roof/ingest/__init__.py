@@ -67,20 +67,6 @@ def read_input(
     return _finish(_read_text(path, number_style, skip_bad_rows))
 
 
-def _report_from_stdin(raw: bytes) -> RunTable:
-    import tempfile
-
-    from ncu_roof.ingest.rep import read_report
-
-    with tempfile.TemporaryDirectory(prefix="ncu-roof-") as folder:
-        copy = os.path.join(folder, "stdin.ncu-rep")
-        with open(copy, "wb") as handle:
-            handle.write(raw)
-        with naming_file(STDIN, copy):
-            table = read_report(copy, raw)
-    return replace(table, path=STDIN)
-
-
 def _read_text(path: str, style: NumberStyle | None, skip_bad_rows: bool) -> RunTable:
     """A text input, or a report piped to stdin. This frame holds the only reference to the file's
     bytes, so that they go before a raw page's numbers are made (`read_csv_file`)."""
@@ -90,8 +76,17 @@ def _read_text(path: str, style: NumberStyle | None, skip_bad_rows: bool) -> Run
     from ncu_roof.ingest.csvfile import read_csv_file
 
     raw = read_text_bytes(path)
-    if path == STDIN and raw[: len(MAGIC)] == MAGIC:
-        return _report_from_stdin(raw)
+    if path == STDIN and raw[: len(MAGIC)] == MAGIC:  # a report piped in: read from a copy
+        import tempfile
+
+        from ncu_roof.ingest.rep import read_report
+
+        with tempfile.TemporaryDirectory(prefix="ncu-roof-") as folder:
+            copy = os.path.join(folder, "stdin.ncu-rep")
+            with open(copy, "wb") as handle:
+                handle.write(raw)
+            with naming_file(STDIN, copy):
+                return replace(read_report(copy, raw), path=STDIN)
     raw, notes = _clean_text(path, raw)
     pages, summaries = find_headers(raw)
     if summaries:
