@@ -162,13 +162,6 @@ def cell_number(cell: object) -> float:
         return math.nan
 
 
-def cell_numbers(cells: Iterable[object]) -> np.ndarray:
-    """`cell_number` of each cell, as float64 (a metric a report gave as text)."""
-    import numpy as np
-
-    return np.array([cell_number(c) for c in cells], dtype=np.float64)
-
-
 # Digit-group marks of every locale that are never a decimal mark: U+202F and U+00A0 (fr_FR:
 # `1 234,5`), U+2019 and the apostrophe (de_CH: `1’234.5`). With the style's own mark (`,` for en,
 # `.` for de) they are the groups a number may have; elsewhere (`1,2,3` in en) it is no number.

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ncu_roof.base.metrics import is_wanted
-from ncu_roof.base.units import cell_numbers, missing_cell
+from ncu_roof.base.units import cell_number, missing_cell
 
 if TYPE_CHECKING:  # a pandas DataFrame is one of the metric tables the recipe takes (tests, notebooks)
     import pandas as pd
@@ -89,7 +89,7 @@ class MetricFrame:
             # a read-only view: the caller's own array is not made read-only by it
             values = np.asarray(self._metrics[name])  # float64 from every reader: no copy
             if values.dtype != np.float64:  # a metric as text: numbers where numbers (as `to_numeric`)
-                values = cell_numbers(values.tolist())
+                values = np.array([cell_number(v) for v in values.tolist()], dtype=np.float64)
             array = self._arrays[name] = read_only(values.view())
         return array
 
