@@ -257,9 +257,8 @@ def test_the_instruction_roofline_draws_every_device_of_the_example() -> None:
     get a panel (titled as the FLOP roofline's), the A10G's saying what to collect; asked for the
     A10G alone, it refuses, naming the device."""
     from ncu_roof.errors import UsageError
-    from ncu_roof.render.plot import render_instruction_plot
 
-    svg = render_instruction_plot(example(), fmt="svg").decode("utf-8")
+    svg = render_plot(example(), kind="instruction", fmt="svg").decode("utf-8")
     assert "NVIDIA H100 PCIe (device 0): 3 launches, 854 µs" in svg
     assert "NVIDIA A10G (device 1): 4 launches, 1.21 ms" in svg
     assert "no warp-instruction counts in this device's launches" in svg
@@ -272,7 +271,7 @@ def test_the_instruction_roofline_draws_every_device_of_the_example() -> None:
     ]
     assert "memory-bound · roofline" in svg  # the legend: every verdict with its basis
     with pytest.raises(UsageError, match="device 1 has warp-instruction counts"):
-        render_instruction_plot(example(), fmt="svg", options=RenderOptions(device=1))
+        render_plot(example(), kind="instruction", fmt="svg", options=RenderOptions(device=1))
 
 
 def test_the_cli_draws_the_instruction_roofline_of_the_example(tmp_path: Path) -> None:

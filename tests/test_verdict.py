@@ -236,16 +236,16 @@ def test_the_verdict_basis_is_always_stated(
 
 def test_the_instruction_roofline_plot(corpus: Path, fixtures: Path) -> None:
     from ncu_roof.errors import UsageError
-    from ncu_roof.render.plot import render_instruction_plot
+    from ncu_roof.render.plot import render_plot
 
     analysis = analyzed(corpus / "h100pcie_rep_2025.1_full_silu.ncu-rep")
-    svg = render_instruction_plot(analysis, fmt="svg")
-    assert svg == render_instruction_plot(analysis, fmt="svg")  # same input, same bytes
+    svg = render_plot(analysis, kind="instruction", fmt="svg")
+    assert svg == render_plot(analysis, kind="instruction", fmt="svg")  # same input, same bytes
     text = svg.decode()
     assert "NVIDIA H100 PCIe (device 0): 3 launches, 854 µs" in text  # the FLOP roofline's title
     assert "Issue 502 Ginst/s" in text  # 114 SMs x 4 schedulers x 1.10 GHz, SI-prefixed as TFLOP/s
     with pytest.raises(UsageError, match="warp-instruction counts"):
-        render_instruction_plot(_analysis(fixtures, "verdict_xu_transcendental.csv"))
+        render_plot(_analysis(fixtures, "verdict_xu_transcendental.csv"), kind="instruction")
 
 
 def test_per_architecture_figures() -> None:

@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.records import InstructionRoofline, Kernel, TensorPath
+from ncu_roof.analysis.sol import headroom_array
 from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS, Bound, VerdictBasis
 from ncu_roof.recipe import is_integer_path
@@ -141,9 +142,12 @@ def integer_ops(launches: pl.DataFrame) -> dict[str, pl.Series]:
     return {**{p: paths[p].struct.field("count") for p in has}, "total": total}
 
 
-def above_roof(launches: pl.DataFrame) -> pl.Series:
-    """Whether each launch was measured above its roof (the `above_roof` of the JSON and CSV)."""
-    return (launches.get_column("pct_of_roof") > 100.0).fill_null(False).alias("above_roof")
+def roof_columns(launches: pl.DataFrame) -> tuple[pl.Series, pl.Series]:
+    """What the JSON and CSV say of each launch's % of roof: whether it was measured above its roof
+    (`above_roof`), and the seconds it would save at it (`headroom_s`, `sol.headroom_array`)."""
+    pct = launches.get_column("pct_of_roof")
+    headroom = headroom_array(launches.get_column("duration_s").to_numpy(), pct.to_numpy())
+    return (pct > 100.0).fill_null(False).alias("above_roof"), numbers(headroom).alias("headroom_s")
 
 
 TEXTS = (

@@ -25,11 +25,10 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.frame import above_roof, integer_ops, is_sparse, numbers, texts, without_absent
 from ncu_roof.analysis.frame import each_distinct as each_distinct  # csvout's too
+from ncu_roof.analysis.frame import integer_ops, is_sparse, numbers, roof_columns, texts, without_absent
 from ncu_roof.analysis.groups import group_kernels, ranked
 from ncu_roof.analysis.records import Kernel
-from ncu_roof.analysis.sol import headroom_array
 from ncu_roof.base.vocabulary import COMPUTE, PRECISIONS, SOL_KEYS, TIERS, SortBy
 
 if TYPE_CHECKING:
@@ -147,13 +146,9 @@ def launch_table(analysis: Analysis) -> pl.DataFrame:
     each launch's input and device say."""
     launches = analysis.launches
     kernel = [c for f in fields(Kernel) for c in _field_columns(f.name, launches)]
-    pct = launches.get_column("pct_of_roof")
-    headroom = headroom_array(launches.get_column("duration_s").to_numpy(), pct.to_numpy())
     table = (
-        pl.DataFrame([*kernel, above_roof(launches)])  # as the JSON says
-        .with_columns(
-            numbers(headroom).alias("headroom_s"), pl.int_range(pl.len(), dtype=pl.Int64).alias("row")
-        )
+        pl.DataFrame([*kernel, *roof_columns(launches)])  # as the JSON says
+        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("row"))
         .join(group_columns(analysis), on="row", how="left", maintain_order="left")
         .drop("row")
         .join(input_columns(analysis), on="input", how="left", maintain_order="left")

@@ -97,7 +97,7 @@ def plot_command(
 ) -> None:
     """Draw the hierarchical roofline, one panel per device, as SVG, PNG or PDF (or, with
     --kind instruction, the instruction roofline)."""
-    from ncu_roof.render.plot import render_instruction_plot, render_plot
+    from ncu_roof.render.plot import render_plot
 
     if kind not in ("roofline", "instruction"):
         raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")
@@ -111,8 +111,7 @@ def plot_command(
     check_writable(output)
     request = pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
     analysis = build_analysis(files, request)
-    draw = render_instruction_plot if kind == "instruction" else render_plot
-    image = draw(analysis, fmt=fmt.value, options=picture)
+    image = render_plot(analysis, kind=kind, fmt=fmt.value, options=picture)
     write_outputs([(image, output)], analysis.inputs, None)
 
 

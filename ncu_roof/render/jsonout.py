@@ -20,11 +20,11 @@ import polars as pl
 
 from ncu_roof.analysis.core import SCHEMA, Analysis
 from ncu_roof.analysis.frame import (
-    above_roof,
     integer_ops,
     integer_paths,
     kept,
     numbers,
+    roof_columns,
     shapes,
     struct,
     where,
@@ -32,7 +32,6 @@ from ncu_roof.analysis.frame import (
 from ncu_roof.analysis.groups import KernelGroup, device_totals_s, fix_first, group_kernels, ranked
 from ncu_roof.analysis.model import TRANSACTION_BYTES, finite_map, finite_or_none
 from ncu_roof.analysis.records import Device
-from ncu_roof.analysis.sol import headroom_array
 from ncu_roof.base.vocabulary import GroupBy
 from ncu_roof.render.output import Piece, joined
 
@@ -163,14 +162,13 @@ def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
     """The kernel objects as columns, in the contract's order."""
     n = len(launches)
     sol = {"bound": launches["sol_bound"], "unit": launches["sol_unit"], "small_grid": launches["small_grid"]}
+    above, headroom = roof_columns(launches)
     derived = {
-        "above_roof": above_roof(launches),
+        "above_roof": above,
         "sol_verdict": struct(sol, n),
         "ops": struct(integer_ops(launches), n),
         "instruction_roofline": _with_bytes(launches.get_column("instruction_roofline")),
-        "headroom_s": numbers(
-            headroom_array(launches["duration_s"].to_numpy(), launches["pct_of_roof"].to_numpy())
-        ),
+        "headroom_s": headroom,
     }
     return pl.DataFrame([(derived[k] if k in derived else launches.get_column(k)).alias(k) for k in KERNEL])
 

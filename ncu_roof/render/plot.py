@@ -58,10 +58,19 @@ NO_METADATA: dict[str, dict[str, str | None]] = {
 }
 
 
-def render_plot(analysis: Analysis, *, fmt: str = "svg", options: RenderOptions | None = None) -> bytes:
-    """The roofline of every device with kernels (or of `options.device`), as SVG, PNG or PDF."""
+def render_plot(
+    analysis: Analysis, *, kind: str = "roofline", fmt: str = "svg", options: RenderOptions | None = None
+) -> bytes:
+    """The roofline (`kind` "instruction": the instruction roofline) of every device that ran kernels
+    (or of `options.device`), drawn in the house style (`RC`) as SVG, PNG or PDF bytes."""
+    if fmt not in FORMATS:
+        raise UsageError(f"plot format {fmt!r} is not supported", hint="write .svg, .png or .pdf")
+    from matplotlib import rc_context
+
     opts = options or RenderOptions()
-    return rendered(fmt, opts, lambda: _figure(analysis, opts))
+    with rc_context(RC):  # type: ignore[arg-type]
+        figure = _instruction_figure(analysis, opts) if kind == "instruction" else _figure(analysis, opts)
+        return save_figure(figure, fmt, opts.dpi or PNG_DPI)
 
 
 def plot_figure(analysis: Analysis, *, device: int | None = None) -> Figure:
@@ -71,16 +80,6 @@ def plot_figure(analysis: Analysis, *, device: int | None = None) -> Figure:
 
     with rc_context(RC):  # type: ignore[arg-type]
         return _figure(analysis, RenderOptions(device=device))
-
-
-def rendered(fmt: str, options: RenderOptions, figure: Callable[[], Figure]) -> bytes:
-    """`figure()`, drawn in the house style (`RC`), as SVG, PNG or PDF bytes."""
-    if fmt not in FORMATS:
-        raise UsageError(f"plot format {fmt!r} is not supported", hint="write .svg, .png or .pdf")
-    from matplotlib import rc_context
-
-    with rc_context(RC):  # type: ignore[arg-type]
-        return save_figure(figure(), fmt, options.dpi or PNG_DPI)
 
 
 def plot_devices(analysis: Analysis, index: int | None) -> list[Device]:
@@ -185,14 +184,6 @@ NO_INSTRUCTIONS_HINT = (
 )
 X_LABEL = "Instruction intensity (warp instructions/transaction)"
 Y_LABEL = "Performance (warp instructions)"
-
-
-def render_instruction_plot(
-    analysis: Analysis, *, fmt: str = "svg", options: RenderOptions | None = None
-) -> bytes:
-    """The instruction roofline of every device that ran kernels (or of `options.device`)."""
-    opts = options or RenderOptions()
-    return rendered(fmt, opts, lambda: _instruction_figure(analysis, opts))
 
 
 def _instruction_figure(analysis: Analysis, options: RenderOptions) -> Figure:

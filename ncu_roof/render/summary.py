@@ -138,7 +138,7 @@ def verdicts_by_time(group: KernelGroup) -> tuple[tuple[str, float], ...]:
     if len(group.verdicts) == 1:
         return ((group.verdicts[0], group.verdict_shares[0]),)
     shares = (0.0 if math.isnan(s) else s for s in group.verdict_shares)
-    texts = ((v, _template(v), s) for v, s in zip(group.verdicts, shares, strict=True))
+    texts = ((v, _NUMBER.sub("#", v), s) for v, s in zip(group.verdicts, shares, strict=True))
     return tuple((text, share) for _, text, share, _ in _merged(texts))
 
 
@@ -310,14 +310,10 @@ def _shares(launches: pl.DataFrame, column: str, total_s: float) -> dict[str, fl
 _NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")  # ASCII digits: Python's and Polars' `\d` differ in Unicode
 
 
-def _template(note: str) -> str:
-    """A note with its numbers blanked: launches whose notes differ only in numbers share one."""
-    return _NUMBER.sub("#", note)
-
-
 def _merged(texts: Iterable[tuple[str, str, float]]) -> list[tuple[str, str, float, int]]:
-    """(text, `_template`, weight) merged by template, the most weight first: (template, wording
-    with differing numbers as ranges, summed weight, how many wordings)."""
+    """(text, template (its numbers as `#`: texts differing only in numbers share one), weight)
+    merged by template, the most weight first: (template, wording with differing numbers as
+    ranges, summed weight, how many wordings)."""
     totals: dict[str, float] = {}
     wordings: dict[str, dict[str, None]] = {}  # first-seen order
     for text, key, weight in texts:
@@ -330,7 +326,7 @@ def _merged(texts: Iterable[tuple[str, str, float]]) -> list[tuple[str, str, flo
 def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int]]:
     """The distinct notes (differing only in numbers: one), most launches first; each note's number."""
     each = analysis.launches.select(pl.col("notes").list.unique(maintain_order=True)).explode("notes")
-    # each distinct note's launches, in first-seen order, and its template (`_template`)
+    # each distinct note's launches, in first-seen order, and its template (`_merged`)
     per_note = (
         each.drop_nulls()
         .group_by("notes", maintain_order=True)

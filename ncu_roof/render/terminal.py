@@ -76,17 +76,14 @@ def columns(summary: Summary) -> list[Column]:
         Column("% roof", "right", 0, lambda r: pct(r.group.figures.pct_of_roof)),
         Column("could save", "right", 0, Row.saving),
         Column("verdict", "left", 0, Row.flagged),  # wraps between its phrases, never inside one
-        Column("of its time", "right", 2, _covers, mixed),
+        Column(
+            "of its time", "right", 2, lambda r: pct(100 * r.verdicts[0][1]) if r.verdicts[1:] else "", mixed
+        ),
         Column("notes", "left", 1, lambda r: ",".join(map(str, r.notes))),
         Column("intensity FLOP/B", "left", 14, _intensity),
         Column("SOL sm/mem", "right", 11, _sol),
     ]
     return [c for c in cols if c.needed]
-
-
-def _covers(row: Row) -> str:
-    """The share of its time its verdict covers, if not all."""
-    return "" if len(row.verdicts) == 1 else pct(100 * row.verdicts[0][1])
 
 
 def _sol(row: Row) -> str:
