@@ -167,10 +167,8 @@ class RunOutcome:
 
     def last_error_line(self) -> str | None:
         """ncu's last `==ERROR==` line, without the prefix."""
-        errors = [
-            line.removeprefix("==ERROR==").strip() for line in self.tool_lines if line.startswith("==ERROR==")
-        ]
-        return errors[-1] if errors else None
+        errors = (line for line in reversed(self.tool_lines) if line.startswith("==ERROR=="))
+        return next((line.removeprefix("==ERROR==").strip() for line in errors), None)
 
 
 VERBOSE_HINT = "rerun with --ncu-args=--verbose for details, or profile fewer kernels (-k, -c)"
