@@ -49,14 +49,13 @@ def example_path() -> str:
     return str(resources.files("ncu_roof") / "data" / "example.csv")
 
 
-def roof_choice(
-    gpu: str | None, roofs: str | None, traffic: TrafficDefinition | str = TrafficDefinition.NSIGHT
-) -> RoofChoice:
-    """`--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic: neither),
-    and the traffic definition (`nsight` or `counted`; an enum member passes through)."""
+def roof_choice(request: Request) -> RoofChoice:
+    """The request's `--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic:
+    neither), and its traffic definition (`nsight` or `counted`; an enum member passes through)."""
     from ncu_roof.gpus.lookup import gpu_by_key
     from ncu_roof.gpus.roofs import load_roofs_file
 
+    gpu, roofs, traffic = request.gpu, request.roofs, request.traffic
     if gpu and roofs:
         raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
     if gpu:
@@ -93,7 +92,7 @@ def platform(
 def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log | None = None) -> Analysis:
     """Input paths (or tables already read) → Analysis; `log` gets one line per input read, and
     every warning and note the readers and the roofs have."""
-    choice = roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first
+    choice = roof_choice(request)  # usage errors first
     return _run(_stdin_once(inputs), choice, request, log or (lambda _: None))
 
 
@@ -143,7 +142,7 @@ def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | Non
     reads them), each read and analyzed in turn: one read table held at a time, the first bad
     input's error raised after the lines of those before it. (A worker process per side paid no
     more: a fresh interpreter's imports and the analysis sent back cost what it saved.)"""
-    choice = roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first, once
+    choice = roof_choice(request)  # usage errors first, once
     return [_run([item], choice, request, log or (lambda _: None)) for item in _stdin_once(inputs)]
 
 

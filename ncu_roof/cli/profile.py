@@ -68,8 +68,8 @@ def profile_command(
     from ncu_roof.profile.run import run_profile
 
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
-    roof_choice(gpu, roofs)
     analysis = AnalyzeOptions(fmt, analysis_output, Request(gpu, roofs))
+    roof_choice(analysis.request)
     check_options(analysis, [], "--analysis-output")
     ours = {"report": report_path(output), **({"raw page": csv_path(report_path(output))} if csv else {})}
     for what, path in ours.items():

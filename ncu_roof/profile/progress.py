@@ -173,10 +173,9 @@ class RunOutcome:
 
 VERBOSE_HINT = "rerun with --ncu-args=--verbose for details, or profile fewer kernels (-k, -c)"
 _TABLE = package_table("known_failures")
-_ANYWHERE = _TABLE["analyze_anywhere"]
 # each (a pattern in ncu's output, what it means for the user, what to do about it)
 KNOWN_FAILURES = tuple(
-    (re.compile(f["pattern"]), f["message"], f["hint"].replace("{analyze_anywhere}", _ANYWHERE))
+    (re.compile(f["pattern"]), f["message"], f["hint"].format(analyze_anywhere=_TABLE["analyze_anywhere"]))
     for f in _TABLE["failure"]
 )
 
