@@ -102,7 +102,6 @@ def csv_path(report: Path) -> Path:
     return Path(str(report).removesuffix(REPORT_SUFFIX) + ".csv")
 
 
-# ncu 2025 writes the launch's place among those it will profile: `- 0 (1/10): 0%…`
 _PROGRESS = re.compile(
     PROFILING + r"(?: \(\d+/\d+\))?: (?P<bar>[0-9%.]*)(?:\s*-\s*(?P<passes>\d+) pass(?:es)?)?\s*$"
 )
@@ -126,8 +125,8 @@ class KernelProgress:
 
 
 def parse_progress(line: str) -> KernelProgress | None:
-    """Parse a (possibly still growing) progress line, old (`"name": 0%…`), new (`- 3: 0%…`) or
-    ncu 2025's (`- 3 (4/10): 0%…`)."""
+    """Parse a (possibly still growing) progress line, old (`"name": 0%…`), new (`- 3: 0%…`) or ncu
+    2025's, with the launch's place among those it will profile (`- 3 (4/10): 0%…`)."""
     match = _PROGRESS.match(line.rstrip("\r\n"))
     if match is None:
         return None
