@@ -72,8 +72,7 @@ class Analysis(core.Analysis):
         return plot_figure(self, device=device)
 
     def __repr__(self) -> str:
-        """A few lines: launches, kernels, devices and time; each device's time by verdict; the
-        kernel to fix first."""
+        """A few lines: launches, kernels, devices and time; each device's time by verdict; its fix first."""
         from ncu_roof.render.notebook import analysis_repr
 
         return analysis_repr(self)

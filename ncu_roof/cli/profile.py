@@ -91,7 +91,6 @@ def profile_command(
         tool = find_ncu(ncu)
         diag(f"using {tool.path} (Nsight Compute {tool.version or 'version unknown'})")
         check_version(tool.version, options)
-        # `running: ncu …`, one line
         log = partial(diag, command=True) if verbosity[0] is Verbosity.VERBOSE else None
         result = run_profile(tool, options, progress_sink(), log=log)
         published = result.report
