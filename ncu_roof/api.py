@@ -72,8 +72,7 @@ class Analysis(core.Analysis):
         return plot_figure(self, device=device)
 
     def __repr__(self) -> str:
-        """A few lines: launches, kernels, devices and time; each device's time by verdict; the
-        kernel to fix first."""
+        """A few lines: launches, kernels, devices and time; each device's time by verdict; its fix first."""
         from ncu_roof.render.notebook import analysis_repr
 
         return analysis_repr(self)
@@ -196,12 +195,9 @@ def _assignments(value: Quantity | Mapping[str, Quantity] | Mapping[str, float] 
 def _path(name: str, value: object) -> str:
     """A path argument as text; anything else (None, a number, bytes) is a `TypeError` naming it
     (`str(3)` would be a file named `3`)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, PathLike):
-        path = value.__fspath__()
-        if isinstance(path, str):
-            return path
+    path = value.__fspath__() if isinstance(value, PathLike) else value
+    if isinstance(path, str):
+        return path
     raise TypeError(f"{name} must be a str or os.PathLike path, not {type(value).__name__} ({value!r})")
 
 

@@ -10,6 +10,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 from ncu_roof.base.text import plural
@@ -48,14 +49,13 @@ def example_path() -> str:
     return str(resources.files("ncu_roof") / "data" / "example.csv")
 
 
-def roof_choice(
-    gpu: str | None, roofs: str | None, traffic: TrafficDefinition | str = TrafficDefinition.NSIGHT
-) -> RoofChoice:
-    """`--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic: neither),
-    and the traffic definition (`nsight` or `counted`; an enum member passes through)."""
+def roof_choice(request: Request) -> RoofChoice:
+    """The request's `--gpu KEY` or `--roofs FILE` (not both) → the roofs to judge against (automatic:
+    neither), and its traffic definition (`nsight` or `counted`; an enum member passes through)."""
     from ncu_roof.gpus.lookup import gpu_by_key
     from ncu_roof.gpus.roofs import load_roofs_file
 
+    gpu, roofs, traffic = request.gpu, request.roofs, request.traffic
     if gpu and roofs:
         raise UsageError("--gpu and --roofs both name the roofs", hint="pass only one of them")
     if gpu:
@@ -92,7 +92,7 @@ def platform(
 def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log | None = None) -> Analysis:
     """Input paths (or tables already read) → Analysis; `log` gets one line per input read, and
     every warning and note the readers and the roofs have."""
-    choice = roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first
+    choice = roof_choice(request)  # usage errors first
     return _run(_stdin_once(inputs), choice, request, log or (lambda _: None))
 
 
@@ -100,7 +100,7 @@ def _run(inputs: Sequence[str | RunTable], choice: RoofChoice, request: Request,
     from ncu_roof.analysis.core import analyze
     from ncu_roof.gpus.lookup import gpu_by_key, match_gpu
 
-    tables = read_tables(expand(inputs, say), request.number_style, request.jobs, request.skip_bad_rows)
+    tables = read_tables(expand(inputs, say), request)
     for table in tables:
         version = f", ncu {table.ncu_version}" if table.ncu_version else ""
         say(f"read {table.path}: {plural(table.rows, 'launch')} ({table.format.value}{version})")
@@ -142,7 +142,7 @@ def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | Non
     reads them), each read and analyzed in turn: one read table held at a time, the first bad
     input's error raised after the lines of those before it. (A worker process per side paid no
     more: a fresh interpreter's imports and the analysis sent back cost what it saved.)"""
-    choice = roof_choice(request.gpu, request.roofs, request.traffic)  # usage errors first, once
+    choice = roof_choice(request)  # usage errors first, once
     return [_run([item], choice, request, log or (lambda _: None)) for item in _stdin_once(inputs)]
 
 
@@ -154,24 +154,20 @@ def _stdin_once(inputs: Sequence[T]) -> Sequence[T]:
     return inputs
 
 
-def read_tables(
-    inputs: Sequence[str | RunTable],
-    number_style: NumberStyle | None = None,
-    jobs: int | None = None,
-    skip_bad_rows: bool = False,
-) -> list[RunTable]:
+def read_tables(inputs: Sequence[str | RunTable], request: Request = Request()) -> list[RunTable]:
     """Read every path (tables pass through), in input order; a pool reads many big inputs at once."""
     from ncu_roof.ingest import read_input
 
     paths = [item for item in inputs if isinstance(item, str)]
-    workers = pool_size(paths, jobs)
-    pooled = _read_pooled(paths, number_style, workers, skip_bad_rows) if workers > 1 else None
-    tables = iter(pooled or [read_input(path, number_style, skip_bad_rows) for path in _progress(paths)])
+    read = partial(read_input, number_style=request.number_style, skip_bad_rows=request.skip_bad_rows)
+    workers = pool_size(paths, request.jobs)
+    pooled = _read_pooled(paths, read, workers) if workers > 1 else None
+    tables = iter(pooled or [read(path) for path in _progress(paths)])
     return [next(tables) if isinstance(item, str) else item for item in inputs]
 
 
 def _read_pooled(
-    paths: Sequence[str], number_style: NumberStyle | None, workers: int, skip_bad_rows: bool
+    paths: Sequence[str], read: Callable[[str], RunTable], workers: int
 ) -> list[RunTable] | None:
     """The inputs read by `workers` processes, one file a task, in input order (the first error
     raised is the first bad input's); None when no worker could run (workers started as fresh
@@ -183,14 +179,12 @@ def _read_pooled(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from ncu_roof.ingest import read_input
-
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
     context.set_forkserver_preload(["ncu_report"] if "ncu_report" in sys.modules else [])
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     try:
-        futures = [pool.submit(read_input, path, number_style, skip_bad_rows) for path in paths]
+        futures = [pool.submit(read, path) for path in paths]
         return [future.result() for future in _progress(futures)]
     except BrokenProcessPool:
         return None

@@ -32,7 +32,7 @@ CORPUS_INPUTS = (
 @functools.cache
 def one_process_tables() -> list[RunTable]:
     """CORPUS_INPUTS read in this process (`jobs=1`), once per session (read only)."""
-    return read_tables([str(CORPUS / p) for p in CORPUS_INPUTS], jobs=1)
+    return read_tables([str(CORPUS / p) for p in CORPUS_INPUTS], Request(jobs=1))
 
 
 @functools.cache
@@ -72,7 +72,7 @@ def test_a_big_diff_is_compact_and_equal_in_chunks(
 def test_a_pool_reads_what_one_process_reads(corpus: Path) -> None:
     paths = [str(corpus / p) for p in CORPUS_INPUTS]
     one = one_process_tables()
-    pooled = read_tables(paths, jobs=2)
+    pooled = read_tables(paths, Request(jobs=2))
     assert [t.path for t in pooled] == paths
     for a, b in zip(one, pooled, strict=True):
         assert a.frame.equals(b.frame) and a.ncu_version == b.ncu_version
@@ -83,7 +83,7 @@ def test_a_pool_reads_what_one_process_reads(corpus: Path) -> None:
 def test_a_bad_input_in_a_pool_is_the_same_error(corpus: Path) -> None:
     paths = [str(corpus / CORPUS_INPUTS[0]), str(corpus / "b200_edge_error-code-only.csv")]
     with pytest.raises(BadInputError, match="holds ncu messages but no CSV") as err:
-        read_tables(paths, jobs=2)
+        read_tables(paths, Request(jobs=2))
     assert err.value.hint
 
 
@@ -129,7 +129,7 @@ def test_progress_bar_only_for_a_person_and_many_inputs(
     assert pipeline._progress(paths) is paths  # stderr is not a terminal here
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert pipeline._progress(paths[:3]) == paths[:3]  # too few to bother
-    tables = read_tables(paths, jobs=1)  # the bar advances as each input is read
+    tables = read_tables(paths, Request(jobs=1))  # the bar advances as each input is read
     assert [t.path for t in tables] == paths
 
 
@@ -145,7 +145,7 @@ def test_a_pool_that_cannot_start_reads_here(corpus: Path, monkeypatch: pytest.M
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Broken)
     paths = [str(corpus / p) for p in CORPUS_INPUTS[:2]]
-    assert [t.path for t in read_tables(paths, jobs=2)] == paths
+    assert [t.path for t in read_tables(paths, Request(jobs=2))] == paths
 
 
 def test_groups_are_made_once_per_analysis(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -129,9 +129,8 @@ def _root(
 
 
 def folded(message: str) -> str:
-    """A message for stderr, ending in a line break: `one_line`; on a terminal folded at spaces to
-    its width (`stderr_width`), each further line indented two spaces past the first, a word wider
-    than that (a path) whole. In a pipe or a file it stays one line."""
+    """A message for stderr, ending in a line break: `one_line`, folded at spaces to `stderr_width` (a
+    terminal's; in a pipe none), each further line two spaces deeper than the first, a path whole."""
     text = one_line(message)
     width = stderr_width()
     if width is None:

@@ -8,7 +8,7 @@ import shlex
 import sys
 from functools import partial
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -68,8 +68,8 @@ def profile_command(
     from ncu_roof.profile.run import run_profile
 
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
-    roof_choice(gpu, roofs)
     analysis = AnalyzeOptions(fmt, analysis_output, Request(gpu, roofs))
+    roof_choice(analysis.request)
     check_options(analysis, [], "--analysis-output")
     ours = {"report": report_path(output), **({"raw page": csv_path(report_path(output))} if csv else {})}
     for what, path in ours.items():
@@ -91,7 +91,6 @@ def profile_command(
         tool = find_ncu(ncu)
         diag(f"using {tool.path} (Nsight Compute {tool.version or 'version unknown'})")
         check_version(tool.version, options)
-        # `running: ncu …`, one line
         log = partial(diag, command=True) if verbosity[0] is Verbosity.VERBOSE else None
         result = run_profile(tool, options, progress_sink(), log=log)
         published = result.report
@@ -121,8 +120,7 @@ def describe(progress: KernelProgress) -> str:
 class PlainProgress:
     """One line per profiled kernel, for logs and pipes (stderr is not a TTY, or NO_COLOR)."""
 
-    def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
+    def __init__(self) -> None:
         self.count = 0
 
     def kernel(self, progress: KernelProgress) -> None:
@@ -130,14 +128,14 @@ class PlainProgress:
         if not progress.done:
             return
         self.count += 1
-        print(f"ncu-roof: kernel {self.count} profiled: {describe(progress)}", file=self.stream, flush=True)
+        print(f"ncu-roof: kernel {self.count} profiled: {describe(progress)}", file=sys.stderr, flush=True)
 
     def passthrough(self, text: str) -> None:
         """The program's own output (and ncu's warnings), as they came."""
-        print(text, end="", file=self.stream, flush=True)
+        print(text, end="", file=sys.stderr, flush=True)
 
     def close(self) -> None:
-        self.stream.flush()
+        sys.stderr.flush()
 
 
 class RichProgress:
@@ -183,4 +181,4 @@ def progress_sink() -> ProgressSink:
     """Rich on an interactive stderr, plain lines otherwise (and always under NO_COLOR)."""
     if sys.stderr.isatty() and not os.environ.get("NO_COLOR"):
         return RichProgress()
-    return PlainProgress(sys.stderr)
+    return PlainProgress()

@@ -34,9 +34,8 @@ def parse_pct(text: str, option: str) -> float:
     """`5`, `5%` or `2.5 %` → 5.0 / 2.5; anything else is a usage error. A bare number between 0
     and 1 (`0.05`) reads like a fraction: refused, naming both spellings (`5%`, `0.05%`)."""
     stripped = text.strip()
-    body = stripped.removesuffix("%").strip()
     try:
-        value = float(body)
+        value = float(stripped.removesuffix("%").strip())
     except ValueError:
         raise UsageError(f"{option} {text!r} is not a percentage", hint=f"e.g. {option} 5%") from None
     if not value >= 0 or value == float("inf"):

@@ -102,7 +102,6 @@ def csv_path(report: Path) -> Path:
     return Path(str(report).removesuffix(REPORT_SUFFIX) + ".csv")
 
 
-# ncu 2025 writes the launch's place among those it will profile: `- 0 (1/10): 0%…`
 _PROGRESS = re.compile(
     PROFILING + r"(?: \(\d+/\d+\))?: (?P<bar>[0-9%.]*)(?:\s*-\s*(?P<passes>\d+) pass(?:es)?)?\s*$"
 )
@@ -126,8 +125,8 @@ class KernelProgress:
 
 
 def parse_progress(line: str) -> KernelProgress | None:
-    """Parse a (possibly still growing) progress line, old (`"name": 0%…`), new (`- 3: 0%…`) or
-    ncu 2025's (`- 3 (4/10): 0%…`)."""
+    """Parse a (possibly still growing) progress line, old (`"name": 0%…`), new (`- 3: 0%…`) or ncu
+    2025's, with the launch's place among those it will profile (`- 3 (4/10): 0%…`)."""
     match = _PROGRESS.match(line.rstrip("\r\n"))
     if match is None:
         return None
@@ -167,18 +166,15 @@ class RunOutcome:
 
     def last_error_line(self) -> str | None:
         """ncu's last `==ERROR==` line, without the prefix."""
-        errors = [
-            line.removeprefix("==ERROR==").strip() for line in self.tool_lines if line.startswith("==ERROR==")
-        ]
-        return errors[-1] if errors else None
+        errors = (line for line in reversed(self.tool_lines) if line.startswith("==ERROR=="))
+        return next((line.removeprefix("==ERROR==").strip() for line in errors), None)
 
 
 VERBOSE_HINT = "rerun with --ncu-args=--verbose for details, or profile fewer kernels (-k, -c)"
 _TABLE = package_table("known_failures")
-_ANYWHERE = _TABLE["analyze_anywhere"]
 # each (a pattern in ncu's output, what it means for the user, what to do about it)
 KNOWN_FAILURES = tuple(
-    (re.compile(f["pattern"]), f["message"], f["hint"].replace("{analyze_anywhere}", _ANYWHERE))
+    (re.compile(f["pattern"]), f["message"], f["hint"].format(analyze_anywhere=_TABLE["analyze_anywhere"]))
     for f in _TABLE["failure"]
 )
 

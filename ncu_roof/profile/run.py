@@ -59,8 +59,7 @@ MAX_LINE_BYTES = 1 << 16
 
 @dataclass
 class _Reader:
-    """Splits ncu's merged output into tool lines (kept, the last `MAX_TOOL_LINES`) and the
-    program's output (passed on as it comes)."""
+    """Splits ncu's merged output: tool lines kept (the last `MAX_TOOL_LINES`), the program's passed on."""
 
     sink: ProgressSink
     tool_lines: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_TOOL_LINES))
@@ -202,13 +201,12 @@ def prepare_target(targets: list[Path], force: bool) -> None:
 def check_report(
     report: Path, tool: NcuTool, outcome: RunOutcome, target: Path
 ) -> tuple[int, RunTable | None, bytes | None]:
-    """The finished temporary report's launch count, the report as read (not read twice; None where
-    nothing here can read it) and its raw page where `ncu --import` read it (what `--csv` writes, not
-    exported twice), or `damaged_report_error` raised (the target left as it was). ncu's exit code
-    alone cannot decide (a crashing program makes ncu exit non-zero after a good report, a killed or
-    failing ncu can leave a truncated one): `analyze`'s reader does (a truncated, empty or damaged
-    report raises its `NcuRoofError`), its `ncu --import` (no `ncu_report`) run by `tool`, the ncu
-    that wrote it, not whichever is first on PATH. Bugs propagate; the report stays where it is."""
+    """The temporary report's launch count, the report as read (None where nothing here can read it)
+    and its raw page where `ncu --import` read it (`--csv` writes it: neither made twice), or
+    `damaged_report_error` raised, the target left as it was. ncu's exit code alone cannot decide (a
+    crashing program makes ncu exit non-zero after a good report, a killed or failing ncu can leave
+    a truncated one): `analyze`'s reader does (a damaged report raises its `NcuRoofError`), its `ncu
+    --import` (no `ncu_report`) run by `tool`, the ncu that wrote it, not whichever is first on PATH."""
     from ncu_roof.ingest import read_input
     from ncu_roof.ingest.rep import ncu_report_installed, read_with_cli
 
