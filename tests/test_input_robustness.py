@@ -543,3 +543,15 @@ def test_tensor_variants_is_near_linear() -> None:
     assert time.perf_counter() - start < 2.0  # was 69 s for 20,000 columns
     assert "src_fp1" in kept and "src_fp1_dst_x0" not in kept and "src_fp10_dst_x0" in kept
     assert len(kept) == 20_000 - 100 + 1
+
+
+def test_a_file_its_file_system_cannot_map_is_read(fixtures: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # sysfs, FUSE with direct_io: mmap fails with ENODEV; the file was refused as unreadable
+    mapped = read_input(str(fixtures / RAW))
+
+    def unmappable(*args: object, **kwargs: object) -> None:
+        raise OSError(19, "No such device")
+
+    monkeypatch.setattr("mmap.mmap", unmappable)
+    table = read_input(str(fixtures / RAW))
+    assert table.rows == mapped.rows == 2 and table.launches.equals(mapped.launches)

@@ -217,10 +217,14 @@ def mapped(path: str) -> Iterator[bytes | mmap.mmap]:
         )
     try:
         with open(path, "rb") as handle:
-            if info.st_size == 0:
-                yield b""
+            try:
+                view = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if info.st_size else None
+            except OSError:  # a file system that maps nothing (sysfs, FUSE with direct_io): read
+                view = None
+            if view is None:  # (past the text limit: as good as all, for the size check)
+                yield handle.read(MAX_TEXT_BYTES + 1) if info.st_size else b""
                 return
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            with view:
                 yield view
     except OSError as err:
         raise _cannot_read(path, err) from None
