@@ -187,9 +187,9 @@ def _assignments(value: Quantity | Mapping[str, Quantity] | Mapping[str, float] 
     """A value or {key: value} as the CLI's `[KEY=]VALUE` strings (the parser the CLI uses)."""
     if value is None:
         return []
-    if not isinstance(value, Mapping):
-        return [value if isinstance(value, str) else repr(float(value))]
-    return [f"{key}={_assignments(v)[0]}" for key, v in value.items()]
+    pairs = value.items() if isinstance(value, Mapping) else [(None, value)]
+    texts = ((key, v if isinstance(v, str) else repr(float(v))) for key, v in pairs)  # a TypeError naming it
+    return [text if key is None else f"{key}={text}" for key, text in texts]
 
 
 def _path(name: str, value: object) -> str:

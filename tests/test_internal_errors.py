@@ -4,6 +4,7 @@ clear message in the API): diff of folders and globs, symlink loops, stdin or st
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -111,3 +112,24 @@ def test_to_parquet_names_no_file_after_a_value_that_is_no_path(
     with pytest.raises(TypeError, match=r"^path must be a str or os\.PathLike path, not "):
         analysis.to_parquet(path)  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("bandwidth", [{"dram": None}, {"dram": {}}, {"dram": {"x": 1e12}}])
+def test_a_figure_that_is_no_number_is_a_type_error(bandwidth: dict[str, object]) -> None:
+    # (a nested or empty mapping was an IndexError or a parse error of a made-up `dram=x=…`)
+    with pytest.raises(TypeError, match="float\\(\\) argument must be"):
+        ncu_roof.predict(flops=1e9, bytes=1e8, peak=1e12, bandwidth=bandwidth)  # type: ignore[arg-type]
+
+
+def test_a_text_stdout_without_bytes_under_it_takes_the_pieces_as_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ncu_roof.render import output
+
+    class TextOnly(io.StringIO):
+        buffer = None  # type: ignore[assignment]  # (a wrapper that hides its bytes stream, as some notebooks' do)
+
+    stream = TextOnly()
+    monkeypatch.setattr(sys, "stdout", stream)
+    output._write_stdout(("a", b"b"))
+    assert stream.getvalue() == "ab"

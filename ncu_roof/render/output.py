@@ -89,7 +89,7 @@ def _write_stdout(whole: str | bytes | tuple[Piece, ...]) -> None:
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         raise OutputError("cannot write to stdout: it is closed", hint="write to a file instead: -o FILE")
     try:
-        if isinstance(whole, str) or not (hasattr(sys.stdout, "buffer") or isinstance(whole, bytes)):
+        if isinstance(whole, str) or not (getattr(sys.stdout, "buffer", None) or isinstance(whole, bytes)):
             sys.stdout.write(whole if isinstance(whole, str) else joined(whole))  # a text stream
         else:  # bytes, or pieces: UTF-8 straight to the bytes under the text already written
             sys.stdout.flush()
