@@ -369,3 +369,15 @@ def test_every_missing_id_is_counted_once_at_the_row_after_its_gap(ids: list[int
     rows = [100 + next(i for i, x in enumerate(ids) if x > first) for first, _ in gaps]
     assert [line for line, _ in damage.rows] == rows
     assert damage.damaged_rows() == max(ids) + 1 - len(present)
+
+
+def test_rows_under_a_damaged_first_header_that_holds_the_intact_ones_start_are_damage() -> None:
+    # "xx" glued before the first header: its first 64 bytes still appear inside that line, so the
+    # rows under it were passed over in silence as lines before the first intact header
+    lines = _text("raw_base.csv")
+    path = input_file("damaged_first_header.csv", "\n".join(["xx" + lines[0], *lines[1:3], *lines]) + "\n")
+    result = run_cli("analyze", str(path))
+    assert result.returncode == 3
+    assert "line 1: a CSV row (or header) before the first intact header" in result.stderr
+    skipped = run_cli("analyze", str(path), "--skip-bad-rows", "-F", "json")
+    assert skipped.returncode == 0 and "warning: " in skipped.stderr
