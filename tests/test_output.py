@@ -178,3 +178,15 @@ def test_an_empty_plot_path_draws_no_plot(tmp_path: Path) -> None:
     done = run_cli("analyze", str(fixture), "--plot", "", "-o", "out.json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_an_output_and_a_plot_that_name_one_file_are_refused_before_any_work(tmp_path: Path) -> None:
+    """`-o x.svg --plot ./x.svg` wrote the file twice, the last write winning, without a word."""
+    from conftest import run_cli
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "raw_base.csv"
+    done = run_cli("analyze", str(fixture), "-o", "x.svg", "--plot", "./x.svg", cwd=tmp_path)
+    assert done.returncode == 2
+    error = "error: -o and --plot both name ./x.svg: one output would replace the other\n"
+    assert done.stderr == error + "hint: name two files\n"
+    assert list(tmp_path.iterdir()) == []

@@ -155,6 +155,11 @@ def check_options(
         return fmt, None
     plot_fmt = image_format(options.plot, "--plot")
     check_writable(options.plot)
+    if options.output and os.path.realpath(options.output) == os.path.realpath(options.plot):
+        raise UsageError(
+            f"{output_option} and --plot both name {options.plot}: one output would replace the other",
+            hint="name two files",
+        )
     return fmt, plot_fmt
 
 
