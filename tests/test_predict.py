@@ -305,7 +305,7 @@ def test_int8_operations_add_their_time_to_the_flops_as_analyze_adds_them() -> N
     args = ("--flops", "1e12", "--dtype", "int8", "--ops", "4e12", "--bytes", "1e6")
     platform = ("--peak", "fp32=1e14", "--peak", "int8=1e15", "--bandwidth", "dram=1e12")
     doc = run_json(*args, *platform)
-    assert doc["binding"] == "compute" and doc["compute_ceiling"] != "int8"  # the FLOPs' 10 ms > 4 ms
+    assert doc["binding"] == "compute" and doc["compute_ceiling"] == "fp32"  # the FLOPs' 10 ms > 4 ms
     assert doc["time_at_roof_s"] == pytest.approx(14e-3, rel=1e-12)
     assert doc["attainable_flop_per_s"] == pytest.approx(1e12 / 14e-3, rel=1e-12)
     work = {"fp32": np.array([1e12]), "tensor:int8": np.array([4e12])}
@@ -314,6 +314,20 @@ def test_int8_operations_add_their_time_to_the_flops_as_analyze_adds_them() -> N
     # special-function results run on their own pipe: the longer of the two, as analyze's busiest pipe
     xu = run_json("exp", "--n", "1e8", "--peak", "fp32=1e14", "--peak", "xu=1e9", "--bandwidth", "dram=1e15")
     assert xu["time_at_roof_s"] == pytest.approx(1e8 / 1e9, rel=1e-12)
+
+
+def test_flops_without_a_dtype_run_at_the_default_precision_and_say_which_and_from_where() -> None:
+    # A10G: 80 SMs x 1.71 GHz x 256 FLOP/clk = 35.0 TFLOP/s FP32, the peak as the table gives it
+    # (the compute ceiling and its source were null, though the FLOPs ran against FP32's roof)
+    doc = run_json("--flops", "1e12", "--bytes", "1e6", "--gpu", "a10g")
+    assert doc["compute_ceiling"] == "fp32" and doc["attainable_flop_per_s"] == 35e12
+    assert str(doc["compute_peak_source"]).startswith("builtin:a10g (derived: 80 SMs and 1.71 GHz")
+    fp64_only = run_json(
+        "--flops", "1e12", "--bytes", "1e6", "--peak", "fp64=1e13", "--bandwidth", "dram=1e12"
+    )
+    assert fp64_only["compute_ceiling"] == "fp64" and fp64_only["compute_peak_source"] == "user: command line"
+    one_roof = run_json(*SEED_004_PLATFORM, "--flops", "1e9", "--bytes", "1e8")  # `--peak 100GFLOP/s`
+    assert one_roof["compute_ceiling"] is None
 
 
 def test_ops_without_int8_or_without_a_ceiling_is_a_usage_error() -> None:

@@ -212,6 +212,8 @@ def peak_for(roofs: Roofs, precision: str | None) -> tuple[float | None, str | N
             hint=f"choose another --dtype, or describe the platform with its {precision} peak: "
             f"--roofs FILE.toml, or --peak {precision}=VALUE with --bandwidth TIER=VALUE",
         )
+    if precision is None and peak is not None:  # the platform's default: named, its peak as given
+        return peak, next(p for p in DEFAULT_PRECISIONS if p in peaks)
     return peak, dominant[0]
 
 
