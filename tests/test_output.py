@@ -190,3 +190,13 @@ def test_an_output_and_a_plot_that_name_one_file_are_refused_before_any_work(tmp
     error = "error: -o and --plot both name ./x.svg: one output would replace the other\n"
     assert done.stderr == error + "hint: name two files\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_plot_path_draws_no_plot_in_a_diff_either(tmp_path: Path) -> None:
+    """`diff --plot ""` is no plot, as in analyze (it was `.: is a directory`, exit 1)."""
+    from conftest import run_cli
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "raw_base.csv"
+    done = run_cli("diff", str(fixture), str(fixture), "--plot", "", "-o", "d.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.json"]
