@@ -133,3 +133,17 @@ def test_a_text_stdout_without_bytes_under_it_takes_the_pieces_as_text(
     monkeypatch.setattr(sys, "stdout", stream)
     output._write_stdout(("a", b"b"))
     assert stream.getvalue() == "ab"
+
+
+def test_bytes_to_a_text_stdout_without_bytes_under_it_are_one_output_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ncu_roof.errors import OutputError
+    from ncu_roof.render import output
+
+    class TextOnly(io.StringIO):
+        buffer = None  # type: ignore[assignment]
+
+    monkeypatch.setattr(sys, "stdout", TextOnly())
+    with pytest.raises(OutputError, match="cannot write binary data to this stdout"):
+        output._write_stdout(b"PAR1")

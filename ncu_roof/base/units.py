@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ncu_roof.errors import BadInputError, NcuRoofError, UsageError
 
-if TYPE_CHECKING:  # `predict` and `gpus` never load numpy or pyarrow
+if TYPE_CHECKING:  # `--help` and `gpus` never load numpy, nor `predict` pyarrow
     import numpy as np
     import pyarrow as pa
 

@@ -73,7 +73,6 @@ def read_csv_file(
             hint="export each page to its own file (`ncu --import R --csv --page raw`)",
         )
     pivot = all(details)  # the details/raw choice, made once
-    fmt = InputFormat.DETAILS_CSV if pivot else InputFormat.RAW_CSV
     damage = Damage(path, skip_bad_rows)
     _orphans(raw[: starts[0]], damage)
     with naming_file(path):  # units and number styles: say which file
@@ -92,6 +91,7 @@ def read_csv_file(
                 "`ncu --import report.ncu-rep --csv --page raw --print-units base`",
             )
         lost = damage.lost_kernels if pivot else damage.damaged_rows()
+        fmt = InputFormat.DETAILS_CSV if pivot else InputFormat.RAW_CSV
         return RunTable(path, fmt, None, settle_shapes(launches), damage.warnings(lost))
 
     return finish

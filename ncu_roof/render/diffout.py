@@ -297,7 +297,7 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
 
 
 def _md_row(row: FoldedRow) -> str:
-    """The terminal table's cells (`diffout.row_cells`), the launch shape joined to the kernel's
+    """The terminal table's cells (`row_cells`), the launch shape joined to the kernel's
     cell with its launches (` ×3`, ` ×3 → 2` when the count changed, nothing for one), and the
     status of the summed time in place of the pair's, with the launches that got slower on their
     own if not all."""

@@ -183,7 +183,8 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
                 *([table_cell(plain(by_time))] if mixed else []),
             ]
         )
-    return _table(header + ["Verdicts by time"] * mixed, (launch, "Binding", "Verdicts by time"), lines)
+    header = [*header, *(["Verdicts by time"] if mixed else [])]
+    return _table(header, (launch, "Binding", "Verdicts by time"), lines)
 
 
 def _notes(summary: Summary) -> list[str]:

@@ -89,11 +89,14 @@ def _write_stdout(whole: str | bytes | tuple[Piece, ...]) -> None:
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         raise OutputError("cannot write to stdout: it is closed", hint="write to a file instead: -o FILE")
     try:
-        if isinstance(whole, str) or not (getattr(sys.stdout, "buffer", None) or isinstance(whole, bytes)):
-            sys.stdout.write(whole if isinstance(whole, str) else joined(whole))  # a text stream
+        buffer = getattr(sys.stdout, "buffer", None)  # None: a text stream alone (some notebooks')
+        if isinstance(whole, str) or (buffer is None and not isinstance(whole, bytes)):
+            sys.stdout.write(whole if isinstance(whole, str) else joined(whole))
+        elif buffer is None:  # bytes: a text stream cannot take them
+            raise OutputError("cannot write binary data to this stdout: it takes text only", hint="-o FILE")
         else:  # bytes, or pieces: UTF-8 straight to the bytes under the text already written
             sys.stdout.flush()
-            _write_pieces(sys.stdout.buffer, whole)
+            _write_pieces(buffer, whole)
         sys.stdout.flush()
     except BrokenPipeError:
         raise StdoutClosedError from None
