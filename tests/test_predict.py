@@ -311,6 +311,13 @@ def test_int8_operations_add_their_time_to_the_flops_as_analyze_adds_them() -> N
     work = {"fp32": np.array([1e12]), "tensor:int8": np.array([4e12])}
     analyzed, longest = work_time_arrays(work, {"fp32": 1e14, "tensor:int8": 1e15})
     assert doc["time_at_roof_s"] == pytest.approx(analyzed[0], rel=1e-12) and longest[0] == "fp32"
+    # FLOPs on a platform with no peak for them were placed as if free (int8: 4 ms at compute; alone:
+    # memory-bound at 1e18 FLOP/s); analyze's time is unknown there: refused, as a --dtype without a peak is
+    for extra in (("--dtype", "int8", "--ops", "4e12"), ()):
+        refused = run_cli(
+            "predict", "--flops", "1e12", *extra, "--bytes", "1e6", *platform[2:], "--format", "json"
+        )
+        assert refused.returncode == 2 and "has no peak for the FLOPs (it has int8)" in refused.stderr
     # special-function results run on their own pipe: the longer of the two, as analyze's busiest pipe
     xu = run_json("exp", "--n", "1e8", "--peak", "fp32=1e14", "--peak", "xu=1e9", "--bandwidth", "dram=1e15")
     assert xu["time_at_roof_s"] == pytest.approx(1e8 / 1e9, rel=1e-12)

@@ -17,6 +17,7 @@ from ncu_roof.analysis.model import (
     bound_of,
     compute_roof_arrays,
     nan_to_none,
+    per_kernel,
     roofline,
 )
 from ncu_roof.analysis.workloads import Param, Workload
@@ -71,7 +72,7 @@ class OpsCeiling:
     ceiling: str  # "int8" (dense INT8 tensor operations) or "xu" (special-function results)
     peak_per_s: float
     source: str
-    flop_time_s: float | None  # the FLOPs' own time at their peak, for comparison
+    flop_time_s: float | None  # the FLOPs' own time at their peak (None: no FLOP peak, and no FLOPs)
 
     @property
     def time_s(self) -> float:
@@ -201,19 +202,21 @@ def custom_roofs(peaks: Sequence[str], bandwidths: Sequence[str]) -> Roofs:
 def peak_for(roofs: Roofs, precision: str | None) -> tuple[float | None, str | None]:
     """The compute roof for `precision` (None: the platform's default, fp32 first)."""
     peaks = roofs.compute_flop_per_s
-    flop = {precision: np.ones(1)} if precision else {DEFAULT_PRECISIONS[0]: np.full(1, np.nan)}
-    roof, dominant = compute_roof_arrays(flop, peaks)
+    if precision is None:  # the platform's default (fp32 first), named; else its one unnamed roof
+        default = next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
+        if default is None:
+            return peaks.get(ANY_PRECISION), None
+        return nan_to_none(per_kernel(peaks[default], 1)[0]), default
+    roof, dominant = compute_roof_arrays({precision: np.ones(1)}, peaks)
     peak = nan_to_none(roof[0])
     if peak is None and precision not in peaks and ANY_PRECISION in peaks:  # a custom platform's one roof
         return peaks[ANY_PRECISION], precision
-    if peak is None and precision is not None and peaks:
+    if peak is None and peaks:
         raise UsageError(
             f"this platform has no {precision} peak (it has {', '.join(peaks)})",
             hint=f"choose another --dtype, or describe the platform with its {precision} peak: "
             f"--roofs FILE.toml, or --peak {precision}=VALUE with --bandwidth TIER=VALUE",
         )
-    if precision is None and peak is not None:  # the platform's default: named, its peak as given
-        return peak, next(p for p in DEFAULT_PRECISIONS if p in peaks)
     return peak, dominant[0]
 
 
@@ -253,6 +256,11 @@ def predict(
     nominal_flop = 1.0 if flop is None else flop
     derived = {t: nominal_flop / x for t, x in intensity_by_tier.items()}
     peak, used_precision = peak_for(roofs, precision)
+    if flop and peak is None and roofs.compute_flop_per_s:  # (no roof at all: placed by its bytes)
+        raise UsageError(
+            f"this platform has no peak for the FLOPs (it has {', '.join(roofs.compute_flop_per_s)})",
+            hint="describe it with the FLOPs' peak too: --peak fp32=VALUE (or --dtype and its peak)",
+        )
     ceiling: OpsCeiling | None = None
     if ops and ops_ceiling is not None:
         rate, source = ops_peak(roofs, ops_peaks or {}, ops_ceiling)
