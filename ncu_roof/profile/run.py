@@ -207,7 +207,7 @@ def check_report(
     crashing program makes ncu exit non-zero after a good report, a killed or failing ncu can leave
     a truncated one): `analyze`'s reader does (a damaged report raises its `NcuRoofError`), its `ncu
     --import` (no `ncu_report`) run by `tool`, the ncu that wrote it, not whichever is first on PATH."""
-    from ncu_roof.ingest import read_input
+    from ncu_roof.ingest import mapped, read_input
     from ncu_roof.ingest.rep import ncu_report_installed, read_with_cli
 
     page = None
@@ -216,7 +216,8 @@ def check_report(
             table = read_input(str(report))
         else:
             page = import_raw_csv(tool, report)
-            table = read_with_cli(str(report), report.read_bytes(), page)
+            with mapped(str(report)) as raw:  # its header and version only: never read whole
+                table = read_with_cli(str(report), raw, page)
     except MissingToolError:  # no ncu_report and ncu cannot run: ncu's exit code must do
         if outcome.returncode == 0 or outcome.app_exit_code is not None:
             return len(outcome.kernels), None, None
