@@ -34,6 +34,7 @@ from ncu_roof.render.output import (
     check_summary,
     check_writable,
     refuse_inputs,
+    same_target,
     write_all,
 )
 
@@ -155,7 +156,7 @@ def check_options(
         return fmt, None
     plot_fmt = image_format(options.plot, "--plot")
     check_writable(options.plot)
-    if options.output and os.path.realpath(options.output) == os.path.realpath(options.plot):
+    if options.output and same_target(options.output, options.plot):
         raise UsageError(
             f"{output_option} and --plot both name {options.plot}: one output would replace the other",
             hint="name two files",

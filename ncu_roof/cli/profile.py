@@ -20,7 +20,7 @@ from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
 from ncu_roof.pipeline import Request, roof_choice
 from ncu_roof.render.formats import OutputFormat
-from ncu_roof.render.output import write_output
+from ncu_roof.render.output import same_target, write_output
 
 if TYPE_CHECKING:  # the profiler and the metric recipe load only when `profile` runs
     from ncu_roof.profile.progress import KernelProgress, ProgressSink
@@ -73,7 +73,7 @@ def profile_command(
     check_options(analysis, [], "--analysis-output")
     ours = {"report": report_path(output), **({"raw page": csv_path(report_path(output))} if csv else {})}
     for what, path in ours.items():
-        if analysis_output not in (None, "-") and Path(analysis_output).resolve() == path.resolve():
+        if analysis_output not in (None, "-") and same_target(analysis_output, path):
             raise UsageError(
                 f"--analysis-output {analysis_output} is where profile writes its {what}",
                 hint="name another file for the analysis",

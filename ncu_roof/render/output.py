@@ -48,6 +48,11 @@ def refuse_inputs(outputs: Iterable[str | None], inputs: Iterable[str]) -> None:
                 )
 
 
+def same_target(path: str, other: str | os.PathLike[str]) -> bool:
+    """Two output paths that name one file (through links, `..`, a relative path), written yet or not."""
+    return os.path.realpath(path) == os.path.realpath(other)
+
+
 def check_writable(path: str | None) -> None:
     """Fail before any work when `path` could not be written (None and `-` mean stdout)."""
     if path is None or path == "-":
