@@ -9,6 +9,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from matplotlib.path import Path
 
 from ncu_roof.base.text import plural, shorten, si
@@ -199,7 +200,7 @@ class Placer:
     def __init__(self, area: Bbox, renderer: RendererBase) -> None:
         self.area = area
         self.renderer = renderer
-        self.taken: list[Bbox] = []
+        self.taken: list[Sequence[float]] = []  # the extents (x0, y0, x1, y1) of labels and markers
         self.lines: list[Path] = []  # the roof lines, in display coordinates
 
     def cost(self, box: Bbox, own_line: int | None, anchor: tuple[float, float] | None) -> float:
@@ -212,8 +213,8 @@ class Placer:
         if anchor is not None:
             to_box = Path([anchor, ((box.x0 + box.x1) / 2.0, (box.y0 + box.y1) / 2.0)])
             leader = sum(1 for line in self.lines if line.intersects_path(to_box, False))
-        overlap = sum(_overlap_px2(box, t) for t in self.taken)
-        outside = box.width * box.height - _overlap_px2(box, self.area)
+        overlap = _overlap_px2(box, self.taken)
+        outside = box.width * box.height - _overlap_px2(box, [self.area.extents])
         return 10.0 * outside + 5.0 * overlap + 1e6 * crossing + 1e5 * leader
 
     def place(
@@ -232,7 +233,7 @@ class Placer:
             if costs[-1] == 0.0:
                 break
         text.set(**candidates[costs.index(min(costs))])
-        self.taken.append(self.box(text))
+        self.taken.append(self.box(text).extents)
 
     def box(self, text: Text) -> Bbox:
         """The text's own box (an annotation's extent would include its leader line)."""
@@ -244,7 +245,12 @@ class Placer:
         return PlainText.get_window_extent(text, self.renderer).padded(self.PAD_PX)
 
 
-def _overlap_px2(a: Bbox, b: Bbox) -> float:
-    width = min(a.x1, b.x1) - max(a.x0, b.x0)
-    height = min(a.y1, b.y1) - max(a.y0, b.y0)
-    return width * height if width > 0 and height > 0 else 0.0
+def _overlap_px2(a: Bbox, extents: Sequence[Sequence[float]]) -> float:
+    """The area of `a` over each box, summed in order (as `sum` adds: the same float to the bit):
+    in numpy, for a 100,000-launch panel's ~600 markers made ~140,000 Python calls."""
+    if not extents:
+        return 0.0
+    b = np.array(extents, dtype=float)
+    width = np.minimum(a.x1, b[:, 2]) - np.maximum(a.x0, b[:, 0])
+    height = np.minimum(a.y1, b[:, 3]) - np.maximum(a.y0, b[:, 1])
+    return float(np.cumsum(np.where((width > 0) & (height > 0), width * height, 0.0))[-1])

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
-    from matplotlib.transforms import Bbox
 
 TIER_MARKERS = {"dram": "o", "l2": "s", "l1": "^", "shared": "D"}
 OTHER_TIER_MARKER = "v"
@@ -107,11 +106,10 @@ def draw_arrows(ax: Axes, pairs: Sequence[tuple[KernelPoint, KernelPoint]]) -> N
         )
 
 
-def draw_markers(ax: Axes, points: Sequence[KernelPoint], taken: list[Bbox]) -> None:
+def draw_markers(ax: Axes, points: Sequence[KernelPoint], taken: list[Sequence[float]]) -> None:
     """One scatter per (tier, verdict), largest markers first; one LineCollection joins each
-    group's markers across tiers; the biggest block label space (`taken`, in pixels)."""
+    group's markers across tiers; the biggest block label space (`taken`: extents, in pixels)."""
     from matplotlib.collections import LineCollection
-    from matplotlib.transforms import Bbox
 
     by_group = [list(pts) for _, pts in groupby(points, key=lambda q: id(q.group))]  # together in a panel
     joins = [sorted(pts, key=lambda q: q.intensity_flop_per_byte) for pts in by_group if len(pts) > 1]
@@ -150,7 +148,7 @@ def draw_markers(ax: Axes, points: Sequence[KernelPoint], taken: list[Bbox]) -> 
         for q, size in zip(pts[:200], sizes[:200], strict=False):  # the big ones matter for labels
             x, y = ax.transData.transform((q.intensity_flop_per_byte, q.flop_per_s))
             r = math.sqrt(size) / 2.0 * px_per_pt
-            taken.append(Bbox.from_extents(x - r, y - r, x + r, y + r))
+            taken.append((x - r, y - r, x + r, y + r))
 
 
 def handle(marker: str, face: str, edge: str = "black", edge_width: float = 0.6, **line: Any) -> Line2D:
