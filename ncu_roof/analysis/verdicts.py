@@ -39,6 +39,7 @@ from ncu_roof.base.vocabulary import (
 from ncu_roof.gpus.arch import arch_for_cc
 from ncu_roof.gpus.roofs import launch_count
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
+from ncu_roof.recipe.frame import read_only
 
 FLOATING_PIPES = ("fma", "fp64", "fp16", "tensor", "shared")
 INTEGER_PIPES = ("tensor_op_imma", "tensor_op_bmma")  # integer MMA: operations, not FLOPs
@@ -69,11 +70,8 @@ class Verdicts:
 def unfailed(values: np.ndarray, failed: np.ndarray) -> np.ndarray:
     """A launch column with NaN for the launches whose collection failed (they measured nothing);
     where none failed, the column itself, read-only (not a copy of 100,000 values per column)."""
-    if failed.any():
-        return np.where(failed, np.nan, np.asarray(values, dtype="float64"))
-    view = np.asarray(values, dtype="float64").view()
-    view.flags.writeable = False
-    return view
+    values = np.asarray(values, dtype="float64")
+    return np.where(failed, np.nan, values) if failed.any() else read_only(values.view())
 
 
 def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -> Verdicts:
