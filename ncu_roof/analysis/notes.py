@@ -83,10 +83,9 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     add(x.v.collection_failed, COLLECTION_FAILED)
     add(x.v.failed & ~x.v.collection_failed, ZERO_DURATION)
     ok = ~x.v.failed
-    missing = x.missing
     add(
-        ok & (missing.list.len() > 0).to_numpy(),
-        lambda rows: "missing counters: " + missing.gather(rows).list.join(", "),
+        ok & (x.missing.list.len() > 0).to_numpy(),
+        lambda rows: "missing counters: " + x.missing.gather(rows).list.join(", "),
     )
     if x.no_compute_roofs:
         add(

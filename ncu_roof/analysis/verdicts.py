@@ -76,7 +76,6 @@ def unfailed(values: np.ndarray, failed: np.ndarray) -> np.ndarray:
 
 def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -> Verdicts:
     """The verdict ladder for every launch of one device at once (columns, no per-launch loop)."""
-    roofs = device.roofs
     n = launch_count(group)
     duration = np.asarray(group["duration_s"], dtype="float64")
     quantities = [c for c in ("duration_s", "flop_total", "ops_total", "warp_inst") if c in group]
@@ -92,8 +91,8 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         values = per_kernel(group.get(column) if automatic else None, n)
         return np.where(np.isnan(values), np.nan if fallback is None else fallback, values)
 
-    compute: Mapping[str, Roof] = roofs.compute_flop_per_s
-    bandwidth: Mapping[str, Roof] = roofs.bandwidth_byte_per_s
+    compute: Mapping[str, Roof] = device.roofs.compute_flop_per_s
+    bandwidth: Mapping[str, Roof] = device.roofs.bandwidth_byte_per_s
     if automatic:
         # each launch's own report roofs (its measured clocks: Nsight's method), else the device's:
         # short launches run at other clocks than long ones; judging each against the median roof
