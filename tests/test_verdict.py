@@ -250,16 +250,15 @@ def test_the_instruction_roofline_plot(corpus: Path, fixtures: Path) -> None:
 
 def test_per_architecture_figures() -> None:
     from ncu_roof.analysis.prediction import builtin_peaks
-    from ncu_roof.gpus.arch import arch_for_cc, ops_peaks
+    from ncu_roof.gpus.arch import arch_for_cc
     from ncu_roof.gpus.lookup import gpu_by_key
 
     assert arch_for_cc("8.0") is arch_for_cc("80") is arch_for_cc(gpu_by_key("a100-sxm4").cc)
     assert arch_for_cc("9.9") is None and arch_for_cc(None) is None
-    peaks = ops_peaks("7.5", 40, 1.59)  # T4
-    assert peaks["xu"][0] == pytest.approx(16 * 40 * 1.59e9)  # 1.02 T special-function results/s
-    t4 = builtin_peaks("t4")[1]
+    t4 = builtin_peaks("t4")[1]  # CC 7.5, 40 SMs, 1.59 GHz boost
+    assert t4["xu"][0] == pytest.approx(16 * 40 * 1.59e9)  # 1.02 T special-function results/s
     assert t4["int8"][0] == pytest.approx(130e12)  # 2 x 65 dense FP16 tensor (T4 datasheet: 130 TOPS)
-    assert "unverified" in t4["int8"][1] and "unverified" not in peaks["xu"][1]
+    assert "unverified" in t4["int8"][1] and "unverified" not in t4["xu"][1]
     assert "int8" not in builtin_peaks("v100-sxm2")[1]  # Volta has no INT8 tensor path
 
 

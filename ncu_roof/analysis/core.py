@@ -32,7 +32,6 @@ from ncu_roof.gpus.roofs import (
     fill_builtin,
     first_label,
     infer_device,
-    inferred_hardware,
     launch_count,
     median,
     report_roofs,
@@ -202,15 +201,15 @@ def _device_roofs(
         return _without_report_path_peaks(norm), choice.user
     gpu = gpu_by_key(choice.gpu_key) if choice.gpu_key is not None else None
     # a device the input does not name: the built-in product its CC and SM count match
-    inference = infer_device(norm, cc) if gpu is None and not device_name else None
-    inferred = inferred_hardware(inference) if inference is not None else None
-    hardware = gpu.hardware() if gpu is not None else inferred or device_hardware(norm, device_name, cc)
+    inferred = infer_device(norm, cc) if gpu is None and not device_name else None
+    if inferred is None:
+        hardware = gpu.hardware() if gpu is not None else device_hardware(norm, device_name, cc)
+    else:
+        hardware, device_name = inferred
     filled = fill_builtin(norm, hardware, replace=gpu is not None)
     if gpu is not None:
         without = _without_report_path_peaks(filled)
         return without, report_roofs(without, name=gpu.name, source=f"builtin:{gpu.key}")
-    if inferred is not None and inference is not None and inference.gpu is not None:
-        device_name = f"{inference.gpu.name} ({inference.describe()})"
     return filled, report_roofs(filled, name=device_name)
 
 

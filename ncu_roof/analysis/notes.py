@@ -83,10 +83,9 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     add(x.v.collection_failed, COLLECTION_FAILED)
     add(x.v.failed & ~x.v.collection_failed, ZERO_DURATION)
     ok = ~x.v.failed
-    missing = x.missing
     add(
-        ok & (missing.list.len() > 0).to_numpy(),
-        lambda rows: "missing counters: " + missing.gather(rows).list.join(", "),
+        ok & (x.missing.list.len() > 0).to_numpy(),
+        lambda rows: "missing counters: " + x.missing.gather(rows).list.join(", "),
     )
     if x.no_compute_roofs:
         add(
@@ -116,21 +115,19 @@ def launch_notes(x: NoteInputs) -> pl.Series:
         ),
     )
     basis_none = equals(x.v.verdict.basis, VerdictBasis.NONE)
-    busiest = x.busiest_pipe
     add(
-        ok & basis_none & is_set(busiest),
+        ok & basis_none & is_set(x.busiest_pipe),
         lambda rows: sentences(
             "busiest pipe: {}; without memory traffic or SOL percentages no verdict can be made",
-            busiest[rows],
+            x.busiest_pipe[rows],
         ),
     )
-    tiers = x.busiest_tier
     add(
-        ok & basis_none & is_set(tiers),
+        ok & basis_none & is_set(x.busiest_tier),
         lambda rows: sentences(
             "no FLOP counters, so no roof can be said to bind; its busiest tier, {}, ran at {}% of its "
             "bandwidth",
-            tiers[rows],
+            x.busiest_tier[rows],
             fixed(x.busiest_tier_pct[rows], 0),
         ),
     )

@@ -24,7 +24,7 @@ from ncu_roof.analysis.workloads import Param, Workload
 from ncu_roof.base.units import Dimension, parse_quantity
 from ncu_roof.base.vocabulary import COMPUTE, Roofs
 from ncu_roof.errors import UsageError
-from ncu_roof.gpus.arch import arch_for_cc, ops_peaks, tensor_peaks
+from ncu_roof.gpus.arch import arch_for_cc
 from ncu_roof.gpus.lookup import gpu_by_key
 from ncu_roof.gpus.specs import TERA, scaled
 
@@ -98,27 +98,38 @@ TENSOR = "tensor:"  # the roof of one tensor data path: "tensor:bf16"
 
 
 def builtin_peaks(gpu: str | None) -> tuple[Peaks, Peaks]:
-    """A built-in GPU's dense floating tensor data-path peaks (FLOP/s: per-architecture ratios x its
-    dense FP16 tensor peak), and its integer-tensor and special-function ceilings (ops/s).
+    """A built-in GPU's dense floating tensor data-path peaks (FLOP/s), and its integer-tensor and
+    special-function ceilings (ops/s), from its architecture's figures (none for an unlisted one).
 
-    XU: results per SM per clock x SMs x the table's boost clock. INT8 (dense tensor) takes the
-    clock of the other tensor paths: its per-clock ratio to dense FP16 tensor x that datasheet peak
-    (the boost clock would overstate H100 SXM5: 8192 x 132 SMs x 1.98 GHz = 2.141 POP/s, against
-    the datasheet's 1979 TOPS dense, = its FP8)."""
-    if not gpu:
+    Each floating path: its ratio to the GPU's own dense FP16 tensor peak x that datasheet figure
+    (a per-clock figure x SMs x the table's boost clock would overstate GPUs whose datasheet quotes
+    tensor peaks below that clock, e.g. H100 SXM5 at 1.83 GHz). XU: results per SM per clock x SMs
+    x the table's boost clock. INT8 (dense tensor) takes the clock of the other tensor paths: its
+    per-clock ratio to dense FP16 tensor x that datasheet peak (the boost clock would overstate
+    H100 SXM5: 8192 x 132 SMs x 1.98 GHz = 2.141 POP/s, against the datasheet's 1979 TOPS dense,
+    = its FP8)."""
+    row = gpu_by_key(gpu) if gpu else None
+    arch = arch_for_cc(row.cc) if row is not None else None
+    if row is None or arch is None:
         return {}, {}
-    row = gpu_by_key(gpu)
+    where = f"{arch.name} (cc {arch.cc})"
     fp16 = f"{row.name} datasheet, dense FP16 tensor {row.tensor_tflop_per_s:g} TFLOP/s"
-    paths = tensor_peaks(row.cc, row.tensor_tflop_per_s * 1e12, fp16)
-    ops = ops_peaks(row.cc, row.sm_count, row.boost_clock_ghz)
-    arch = arch_for_cc(row.cc)
-    if arch is None or arch.int8_tensor_ops is None or not arch.flop_per_sm_per_clk.get("tensor"):
-        return paths, ops
+    fp16_flop_per_s = row.tensor_tflop_per_s * 1e12
+    paths = {
+        path: (scale.ratio * fp16_flop_per_s, f"{where}: {scale.describe()} x FP16 tensor peak ({fp16})")
+        for path, scale in arch.tensor_paths.items()
+    }
+    xu = arch.xu_ops
+    what = f"{xu.per_sm_per_clock:g}/clk/SM x {row.sm_count} SMs x {row.boost_clock_ghz:g} GHz boost"
+    rate = xu.per_sm_per_clock * row.sm_count * row.boost_clock_ghz * 1e9
+    ops = {"xu": (rate, f"{where}: {what}; {xu.describe()}")}
     int8 = arch.int8_tensor_ops
+    if int8 is None or not arch.flop_per_sm_per_clk.get("tensor"):
+        return paths, ops
     ratio = int8.per_sm_per_clock / arch.flop_per_sm_per_clk["tensor"]
     ops["int8"] = (
         ratio * scaled(row.tensor_tflop_per_s, TERA),
-        f"{arch.name} (cc {arch.cc}): {int8.per_sm_per_clock:g} INT8 ops/clk/SM = x{ratio:g} of "
+        f"{where}: {int8.per_sm_per_clock:g} INT8 ops/clk/SM = x{ratio:g} of "
         f"FP16 tensor ({int8.describe()}) x {fp16} (one clock with its tensor paths)",
     )
     return paths, ops

@@ -1,8 +1,5 @@
-"""What an analysis says of each launch and device: the record types every renderer reads.
-
-`Kernel` is one launch's verdict as plain Python values; an `Analysis` keeps its launches as the
-launch frame (`ncu_roof.analysis.frame`) and makes a `Kernel` only for the rows someone asks for.
-"""
+"""What an analysis says of each launch and device: the record types every renderer reads
+(`Kernel`: one launch's verdict as plain Python values, made from the launch frame on demand)."""
 
 from __future__ import annotations
 

@@ -39,6 +39,7 @@ from ncu_roof.base.vocabulary import (
 from ncu_roof.gpus.arch import arch_for_cc
 from ncu_roof.gpus.roofs import launch_count
 from ncu_roof.recipe import PIPE_PREFIX, TENSOR_PATH_PREFIX, is_integer_path
+from ncu_roof.recipe.frame import read_only
 
 FLOATING_PIPES = ("fma", "fp64", "fp16", "tensor", "shared")
 INTEGER_PIPES = ("tensor_op_imma", "tensor_op_bmma")  # integer MMA: operations, not FLOPs
@@ -69,16 +70,12 @@ class Verdicts:
 def unfailed(values: np.ndarray, failed: np.ndarray) -> np.ndarray:
     """A launch column with NaN for the launches whose collection failed (they measured nothing);
     where none failed, the column itself, read-only (not a copy of 100,000 values per column)."""
-    if failed.any():
-        return np.where(failed, np.nan, np.asarray(values, dtype="float64"))
-    view = np.asarray(values, dtype="float64").view()
-    view.flags.writeable = False
-    return view
+    values = np.asarray(values, dtype="float64")
+    return np.where(failed, np.nan, values) if failed.any() else read_only(values.view())
 
 
 def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -> Verdicts:
     """The verdict ladder for every launch of one device at once (columns, no per-launch loop)."""
-    roofs = device.roofs
     n = launch_count(group)
     duration = np.asarray(group["duration_s"], dtype="float64")
     quantities = [c for c in ("duration_s", "flop_total", "ops_total", "warp_inst") if c in group]
@@ -94,8 +91,8 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
         values = per_kernel(group.get(column) if automatic else None, n)
         return np.where(np.isnan(values), np.nan if fallback is None else fallback, values)
 
-    compute: Mapping[str, Roof] = roofs.compute_flop_per_s
-    bandwidth: Mapping[str, Roof] = roofs.bandwidth_byte_per_s
+    compute: Mapping[str, Roof] = device.roofs.compute_flop_per_s
+    bandwidth: Mapping[str, Roof] = device.roofs.bandwidth_byte_per_s
     if automatic:
         # each launch's own report roofs (its measured clocks: Nsight's method), else the device's:
         # short launches run at other clocks than long ones; judging each against the median roof

@@ -20,7 +20,7 @@ from ncu_roof.errors import UsageError
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2, "tf32": 4, "fp8": 1, "int8": 1}
 VECTOR_PRECISION = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "bf16": "fp16"}
 # Floating tensor data paths: GEMM (and `--flops`) work in these runs against the path's own dense
-# tensor peak, the roof `tensor:PATH` (`arch.tensor_peaks`).
+# tensor peak, the roof `tensor:PATH` (`prediction.builtin_peaks`).
 TENSOR_DTYPES = ("tf32", "bf16", "fp16", "fp8")
 MATRIX_PRECISION = {"fp64": "fp64", "fp32": "fp32", **{d: f"tensor:{d}" for d in TENSOR_DTYPES}}
 # Integer data paths: their work is operations (2 per multiply-accumulate), never FLOPs, against

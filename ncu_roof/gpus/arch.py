@@ -123,36 +123,6 @@ def arch_for(cc: str | None) -> Arch | None:
     )
 
 
-def ops_peaks(cc: str, sm_count: int, boost_clock_ghz: float) -> dict[str, tuple[float, str]]:
-    """The special-function ceiling ("xu": results per second) of a GPU of compute capability
-    `cc`, with its source; the INT8 tensor ceiling is at the clock of its tensor paths
-    (`prediction.builtin_peaks`)."""
-    arch = arch_for_cc(cc)
-    if arch is None:
-        return {}
-    xu = arch.xu_ops
-    what = f"{xu.per_sm_per_clock:g}/clk/SM x {sm_count} SMs x {boost_clock_ghz:g} GHz boost"
-    rate = xu.per_sm_per_clock * sm_count * boost_clock_ghz * 1e9
-    return {"xu": (rate, f"{arch.name} (cc {arch.cc}): {what}; {xu.describe()}")}
-
-
-def tensor_peaks(cc: str, fp16_tensor_flop_per_s: float, fp16_source: str) -> dict[str, tuple[float, str]]:
-    """Dense peaks of the floating tensor data paths (tf32, bf16, fp16, fp8) of a GPU of compute
-    capability `cc`, in FLOP/s with their sources: each path's ratio to the GPU's own dense FP16
-    tensor peak (its datasheet figure; a per-clock figure x SMs x the table's boost clock would
-    overstate GPUs whose datasheet quotes tensor peaks below that clock, e.g. H100 SXM5 at 1.83 GHz)."""
-    arch = arch_for_cc(cc)
-    if arch is None:
-        return {}
-    return {
-        path: (
-            scale.ratio * fp16_tensor_flop_per_s,
-            f"{arch.name} (cc {arch.cc}): {scale.describe()} x FP16 tensor peak ({fp16_source})",
-        )
-        for path, scale in arch.tensor_paths.items()
-    }
-
-
 # The counter peaks: a tier's traffic is only ever judged against the peak of the very counter it
 # was counted with (`recipe.tiers`): `lts__t_sectors` against the L2 tag stage's sector peak,
 # Nsight's `lts__lts2xbar_cycles_active × 32` against the L2→crossbar data path's, and so on. Where

@@ -17,7 +17,7 @@ from ncu_roof.base.tomlfile import read_toml
 from ncu_roof.base.units import Dimension, missing_cell, toml_quantity
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Roofs
 from ncu_roof.errors import BadInputError
-from ncu_roof.gpus.lookup import Inference, infer_gpu, match_gpu
+from ncu_roof.gpus.lookup import infer_gpu, match_gpu
 from ncu_roof.gpus.specs import Gpu, Hardware, hardware_from_attributes
 
 if TYPE_CHECKING:  # `gpus` reads this module without loading numpy
@@ -109,19 +109,16 @@ def _device_cc(norm: Mapping[str, np.ndarray], cc_column: str | None) -> str | N
     return f"{int(major)}.{int(minor)}" if major is not None and minor is not None else cc_column
 
 
-def infer_device(norm: Mapping[str, np.ndarray], cc: str | None) -> Inference | None:
+def infer_device(norm: Mapping[str, np.ndarray], cc: str | None) -> tuple[Hardware, str] | None:
     """The built-in product of a device the input does not name, from its compute capability
-    (`device__attribute_*`, else the CC column), SM count and memory bus width where it has them."""
+    (`device__attribute_*`, else the CC column), SM count and memory bus width where it has them:
+    its per-clock figures and the device's name, each saying it was inferred; None for no product."""
     sms = _attribute(norm, "device_sm_count", "sm_count")
-    return infer_gpu(_device_cc(norm, cc), sms, _attribute(norm, "device_memory_bus_bits"))
-
-
-def inferred_hardware(inference: Inference) -> Hardware | None:
-    """The inferred product's per-clock figures, their origin saying it was inferred."""
-    gpu = inference.gpu
-    if gpu is None:
+    inference = infer_gpu(_device_cc(norm, cc), sms, _attribute(norm, "device_memory_bus_bits"))
+    if inference is None or inference.gpu is None:
         return None
-    return dataclasses.replace(gpu.hardware(), origin=f"builtin:{gpu.key}, {inference.describe()}")
+    gpu, how = inference.gpu, inference.describe()
+    return dataclasses.replace(gpu.hardware(), origin=f"builtin:{gpu.key}, {how}"), f"{gpu.name} ({how})"
 
 
 def fill_builtin(

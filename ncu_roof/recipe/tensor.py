@@ -214,10 +214,7 @@ def _busiest_peak(peaks: Mapping[str, Numbers], ops: Mapping[str, Numbers], rows
 
 def _path_peak(peaks: Mapping[str, Numbers], path: str, rows: int) -> Numbers:
     """A data path's own peak (per cycle): dense peaks for a dense path, sparse for a sparse one."""
-    source = path.removesuffix("_sparse")
-    sparse = path.endswith("_sparse")
-    mine = [v for v in peaks if tensor_path(v).removesuffix("_sparse") == source]
-    pool = [v for v in mine if ("sparsity_on" in v) == sparse]
-    if not sparse:
+    pool = [v for v in peaks if tensor_path(v) == path]
+    if not path.endswith("_sparse"):
         pool = [v for v in pool if "sparsity_off" in v] or pool
     return max_present([peaks[v] for v in pool], rows)
