@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+import ncu_roof
 from ncu_roof.analysis.model import (
     bit_codes,
     bound_of,
@@ -297,3 +300,17 @@ def test_a_compute_time_that_is_not_finite_is_no_ceiling() -> None:
             np.array([1e9]), {"dram": np.array([1e6])}, np.array([1e12]), {"dram": 1e12}, np.array([other])
         )
         assert arrays.time_at_roof_s.tolist() == [1e-3] and arrays.binding.tolist() == [COMPUTE]
+
+
+def test_an_overflow_is_infinite_without_a_numpy_warning(tmp_path: Path) -> None:
+    # ~1e-300 bytes: a tier's bandwidth x intensity overflows to inf (a RuntimeWarning on stderr before)
+    lines = (Path(__file__).resolve().parents[1] / "fixtures" / "raw_base.csv").read_text().splitlines()
+    cells = lines[2].split('","')
+    cells[13:17] = ["1e-300"] * 4  # DRAM read and write, L2 and L1 bytes
+    path = tmp_path / "overflow.csv"
+    path.write_text("\n".join([lines[0], lines[1], '","'.join(cells)]) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kernel = ncu_roof.analyze(str(path)).kernels[0]
+    assert kernel.intensity_flop_per_byte["l1"] == pytest.approx(205_692.5e300)  # test_readers: its FLOP
+    assert kernel.cap_flop_per_s["l1"] == kernel.cap_flop_per_s["compute"]  # its bandwidth x intensity: inf

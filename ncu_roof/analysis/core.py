@@ -73,6 +73,7 @@ class Analysis:
         return known_sum(duration, exact=True) if len(duration) else 0.0
 
 
+@np.errstate(all="ignore")  # x/0 is inf, 0/0 NaN and an overflow inf, without a warning (as in the recipe)
 def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> Analysis:
     normalized = [_normalized(t, choice.traffic) for t in tables]
     durations = np.concatenate([n["duration_s"] for n in normalized]) if normalized else np.zeros(0)
