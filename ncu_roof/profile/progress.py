@@ -131,11 +131,10 @@ def parse_progress(line: str) -> KernelProgress | None:
     if match is None:
         return None
     percents = re.findall(r"(\d+)%", match["bar"])
-    passes = match["passes"]
     return KernelProgress(
         name=match["name"],
         percent=int(percents[-1]) if percents else 0,
-        passes=int(passes) if passes is not None else None,
+        passes=int(match["passes"]) if match["passes"] is not None else None,
     )
 
 
