@@ -87,7 +87,7 @@ def diag(message: str, *, command: bool = False) -> None:
 
 def plot_reference(plot: str | None, report: str | None) -> str | None:
     """The plot's path as a report beside it would link it: relative to the report's folder."""
-    if plot is None:
+    if not plot:  # none drawn (`--plot ""` too)
         return None
     if report in (None, "-"):
         return Path(plot).name if not Path(plot).is_absolute() else plot
