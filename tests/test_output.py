@@ -178,6 +178,8 @@ def test_an_empty_plot_path_draws_no_plot(tmp_path: Path) -> None:
     done = run_cli("analyze", str(fixture), "--plot", "", "-o", "out.json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+    markdown = run_cli("analyze", str(fixture), "--plot", "", "-F", "markdown", cwd=tmp_path).stdout
+    assert "## Roofline" in markdown and "Plot:" not in markdown  # no link to a plot not drawn
 
 
 def test_an_output_and_a_plot_that_name_one_file_are_refused_before_any_work(tmp_path: Path) -> None:

@@ -57,19 +57,13 @@ class AnalyzeOptions:
     rendering: RenderOptions = field(default_factory=RenderOptions)
 
 
-def build_analysis(inputs: Sequence[str | RunTable], request: pipeline.Request) -> Analysis:
-    """Input paths (or tables already read) + the request → Analysis, one line per input on stderr."""
-    analysis = pipeline.run(inputs, request, log=diag)
-    pipeline.refuse_failed_captures(analysis)
-    report_gaps(analysis)
-    return analysis
-
-
-def report_gaps(analysis: Analysis) -> None:
-    """One stderr line on why verdicts are missing, one on missing counters (--verbose: the command)."""
+def checked(analysis: Analysis) -> Analysis:
+    """The analysis, unless an input measured nothing (`pipeline.refuse_failed_captures`); one
+    stderr line on why verdicts are missing, one on missing counters (--verbose: the command)."""
     from ncu_roof.render.summary import lack_counters
     from ncu_roof.render.unplaced import missing_reason
 
+    pipeline.refuse_failed_captures(analysis)
     if reason := missing_reason(analysis):
         diag(f"not on a roofline: {reason}")
     if analysis.collect_hint:
@@ -80,6 +74,7 @@ def report_gaps(analysis: Analysis) -> None:
             diag(f"  {analysis.collect_hint}", command=True)
         else:
             diag(f"{gap}; see the notes, or --verbose for an ncu command that collects them")
+    return analysis
 
 
 def diag(message: str, *, command: bool = False) -> None:
@@ -92,7 +87,7 @@ def diag(message: str, *, command: bool = False) -> None:
 
 def plot_reference(plot: str | None, report: str | None) -> str | None:
     """The plot's path as a report beside it would link it: relative to the report's folder."""
-    if plot is None:
+    if not plot:  # none drawn (`--plot ""` too)
         return None
     if report in (None, "-"):
         return Path(plot).name if not Path(plot).is_absolute() else plot
@@ -112,7 +107,7 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> None:
         from ncu_roof.compare import expect
 
         expectations = expect.load_expectations(options.expect)  # a bad file fails before any read
-    analysis = build_analysis(inputs, options.request)
+    analysis = checked(pipeline.run(inputs, options.request, log=diag))
     report = None
     if expectations is not None:  # the report also goes into the JSON's `expectations`
         report = expect.check(analysis, expectations)

@@ -54,9 +54,7 @@ def gpus_command(
     write_output(gpusout.render_text(shown.width, color=shown.color), output)
 
 
-def _count(text: str | None, name: str) -> int | None:
-    if text is None:
-        return None
+def _count(text: str, name: str) -> int:
     value = parse_quantity(text, Dimension.NUMBER)
     if value != int(value) or value <= 0:
         raise UsageError(
@@ -107,7 +105,7 @@ def predict_command(
                 "give a workload or --flops/--bytes/--intensity, not both",
                 hint="e.g. `predict gemm --m 4096 ...` or `predict --flops 1e9 --bytes 1e8 ...`",
             )
-        params: dict[str, Param | None] = {name: _count(v, name) for name, v in sizes.items()}
+        params: dict[str, Param | None] = {k: _count(v, k) for k, v in sizes.items() if v is not None}
         params |= {"dtype": dtype, "unfused": unfused}
         result = prediction.predict_workload(roofs, build(workload, params), peaks, paths)
     else:

@@ -11,11 +11,10 @@ from ncu_roof.base.vocabulary import MatchBy, TrafficDefinition
 from ncu_roof.cli import ReadableHelp, app
 from ncu_roof.cli.analyze import (
     AnalyzeOptions,
-    build_analysis,
     check_options,
+    checked,
     diag,
     picture_options,
-    report_gaps,
     write_outputs,
 )
 from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
@@ -109,7 +108,7 @@ def plot_command(
     picture = picture_options(width_in, height_in, dpi, caption, device)
     check_writable(output)
     request = pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
-    analysis = build_analysis(files, request)
+    analysis = checked(pipeline.run(files, request, log=diag))
     image = render_plot(analysis, kind=kind, fmt=fmt.value, options=picture)
     write_outputs([(image, output)], analysis.inputs, None)
 
@@ -168,11 +167,7 @@ def diff_command(
     from ncu_roof.render import diffout
 
     request = pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
-    before, after = pipeline.run_each([base, head], request, log=diag)
-    pipeline.refuse_failed_captures(before)
-    pipeline.refuse_failed_captures(after)
-    report_gaps(before)
-    report_gaps(after)
+    before, after = map(checked, pipeline.run_each([base, head], request, log=diag))
     result = diff(before, after, threshold_pct=threshold_pct, allow_mismatch=allow_mismatch, match=match)
     if fmt is OutputFormat.JSON:
         document: Document = diffout.diff_json_pieces(result)

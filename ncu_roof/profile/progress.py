@@ -1,8 +1,7 @@
 """What `profile` asks ncu (`ProfileOptions` → an argument list, no shell; the version checks, the
 report's names) and what ncu's merged output says: progress and tool lines, one run's outcome, and
-why a profile failed: ONE table of ncu's known failures with message and fix
-(data/known_failures.toml), looked up first by `diagnose` (no usable report) and
-`damaged_report_error` (a report that does not load). Pure; the CLI shows the progress."""
+why a profile failed (ONE table of ncu's known failures with message and fix, data/known_failures.toml,
+looked up first by `diagnose` and `damaged_report_error`). Pure; the CLI shows the progress."""
 
 from __future__ import annotations
 
@@ -131,11 +130,10 @@ def parse_progress(line: str) -> KernelProgress | None:
     if match is None:
         return None
     percents = re.findall(r"(\d+)%", match["bar"])
-    passes = match["passes"]
     return KernelProgress(
         name=match["name"],
         percent=int(percents[-1]) if percents else 0,
-        passes=int(passes) if passes is not None else None,
+        passes=int(match["passes"]) if match["passes"] is not None else None,
     )
 
 

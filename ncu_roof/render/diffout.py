@@ -94,9 +94,8 @@ def headline(result: Diff) -> str:
     )
 
 
-# Terminal table: (header, justify, drop rank), the eight columns of the diff's Markdown (the
-# launch shape ends the Kernel cell); numbers are never squeezed or cut, only the kernel's name is
-# shortened (the Kernel cell down to KERNEL_MIN, the name never below NAME_MIN: its shape stays).
+# Terminal table: (header, justify, drop rank), the eight columns of the diff's Markdown; the launch
+# shape ends the Kernel cell (down to KERNEL_MIN), whose name alone is shortened (never below NAME_MIN).
 KERNEL_MIN = 24
 NAME_MIN = 12
 _VERDICT_BREAKS = re.compile(r" (?=· )|(?<= →) ")
@@ -129,8 +128,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
 
     kernels = sorted(result.kernels, key=order_key)
     rows = [[one_line(c) for c in row_cells(k)] for k in kernels]  # the launch shape first
-    # each column's widest cell (its header included); Kernel's at its shortened names; the
-    # Verdict's at its widest phrase (a verdict wraps before ` · basis` and after ` → `)
+    # each column's widest cell, its header included (Kernel's at its shortened names, Verdict's a phrase)
     natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(HEADERS)}
     whole, shapes = natural["Verdict"], natural["Kernel"]  # the widest verdict, the widest launch shape
     natural["Verdict"] = max(

@@ -126,9 +126,8 @@ def render(analysis: Analysis, fmt: OutputFormat, options: RenderOptions) -> Doc
 
         return render_csv(analysis)
     if fmt is OutputFormat.PARQUET:  # the launch table (a row per launch with its input's and
-        # device's facts) as one file, so files of many runs can be queried together (DuckDB,
-        # Polars, Spark, pandas); under `ncu-roof` its metadata holds the JSON document's header (schema,
-        # inputs, devices with every roof and its source, the collect command)
+        # device's facts) as one file, so files of many runs can be queried together (DuckDB, Polars,
+        # Spark, pandas); `METADATA_KEY`: the JSON's header (inputs, devices, each roof and its source, …)
         import pyarrow.parquet as pq
 
         from ncu_roof.analysis.launches import to_arrow

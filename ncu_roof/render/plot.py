@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
-FORMATS = ("svg", "png", "pdf")
 PANEL_SIZE_IN = (10.0, 6.5)
 PNG_DPI = 200
 CAPTION_CHARS_PER_IN = 15  # characters of 8 pt text per inch of figure width
@@ -51,7 +50,7 @@ RC = {
     "path.simplify": False,
     "pdf.compression": 6,
 }
-NO_METADATA: dict[str, dict[str, str | None]] = {
+NO_METADATA: dict[str, dict[str, str | None]] = {  # each format saved: the metadata it leaves out
     "svg": {"Date": None, "Creator": None},
     "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
     "png": {"Software": None},
@@ -63,7 +62,7 @@ def render_plot(
 ) -> bytes:
     """The roofline (`kind` "instruction": the instruction roofline) of every device that ran kernels
     (or of `options.device`), drawn in the house style (`RC`) as SVG, PNG or PDF bytes."""
-    if fmt not in FORMATS:
+    if fmt not in NO_METADATA:  # not a format it saves
         raise UsageError(f"plot format {fmt!r} is not supported", hint="write .svg, .png or .pdf")
     from matplotlib import rc_context
 
