@@ -198,10 +198,18 @@ def pool_size(paths: Sequence[str], jobs: int | None) -> int:
         if jobs < 1:
             raise UsageError(f"jobs {jobs}: must be at least 1", hint="1 reads the inputs one by one")
         return min(jobs, len(paths))
-    size = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))  # one not there: the reader says so
+    size = sum(_size(p) for p in paths)
     if len(paths) < POOL_MIN_INPUTS or size < POOL_MIN_BYTES:
         return 1
     return min(os.cpu_count() or 1, len(paths))
+
+
+def _size(path: str) -> int:
+    """A file's size in bytes; 0 for one that is not there (the reader says so)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _progress(items: Sequence[T]) -> Iterable[T]:
