@@ -167,7 +167,10 @@ def diff_command(
     from ncu_roof.render import diffout
 
     request = pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
-    before, after = map(checked, pipeline.run_each([base, head], request, log=diag))
+    runs = pipeline.run_each([base, head], request, log=diag)
+    for run in runs:  # both refused before either says what it lacks
+        pipeline.refuse_failed_captures(run)
+    before, after = map(checked, runs)
     result = diff(before, after, threshold_pct=threshold_pct, allow_mismatch=allow_mismatch, match=match)
     if fmt is OutputFormat.JSON:
         document: Document = diffout.diff_json_pieces(result)
