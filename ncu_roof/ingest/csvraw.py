@@ -139,26 +139,27 @@ def _read_raw_block(block: Block, run: int, damage: Damage, numbers: bool) -> Ra
                 block.line + 1 + has_units, "a raw-page header with no kernel row under it (a lost row?)"
             )
         return None
-    return RawPart(table, units, run, _sampled(block, table, units, 1 + has_units, kept))
+    sampled = None
+    if units and str(table[next(iter(units))].type) == "double":  # one row a line (`_parse_block`)
+        rows = _sample_rows(table.num_rows)
+        lines = rows if kept is None else np.flatnonzero(kept)[rows].tolist()
+        sampled = Block(header, _lines(block.data, [0, *(1 + has_units + n for n in lines)]))
+    return RawPart(table, units, run, sampled)
 
 
 def _parse_block(block: Block, chosen: list[str], has_units: bool, numbers: list[str]) -> pa.Table | None:
     """pyarrow's streaming read of the chosen columns, `numbers` as float64 if every cell is a
-    finite number or a word of ncu's for missing (null) and every line a row (no lone CR, the
-    line breaks counted), else as text; None when a row is damaged (or the block is cut, or its
-    quotes do not pair up). (Its one-shot `read_csv` on two threads took as long at 2x the CPU
-    time and ~200 MB more memory at 100,000 launches; a float read took 0.2 s there, reading text
-    and parsing it 0.25-1.3 s.)"""
+    finite number or a word of ncu's for missing (null) and every line a row (counted), else as
+    text; None when a row is damaged (or the block is cut, or its quotes do not pair up). (Its
+    one-shot `read_csv` on two threads took as long at 2x the CPU time and ~200 MB more memory at
+    100,000 launches; a float read took 0.2 s there, reading text and parsing it 0.25-1.3 s.)"""
+    if (block.last and not block.data.endswith(b"\n")) or block.data.count(b'"') % 2:
+        return None
     import pyarrow.compute as pc
 
-    data = block.data
-    if (block.last and not data.endswith(b"\n")) or data.count(b'"') % 2:
-        return None
-    one_row_a_line = b"\r" not in data or data.count(b"\r") == data.count(b"\r\n")  # no lone CR
-    if numbers and one_row_a_line and (table := _arrow_read(block, chosen, has_units, numbers)) is not None:
-        # (`all` passes nulls over: null, not False, when every cell is null)
+    if numbers and (table := _arrow_read(block, chosen, has_units, numbers)) is not None:
         finite = all(pc.all(pc.is_finite(table[c])).as_py() is not False for c in numbers)
-        if finite and data.count(b"\n") == 1 + has_units + table.num_rows:
+        if finite and block.data.count(b"\n") == 1 + has_units + table.num_rows:
             return table
     return _arrow_read(block, chosen, has_units, [])
 
@@ -266,20 +267,6 @@ def _sample_rows(rows: int) -> list[int]:
     return sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1})
 
 
-def _sampled(
-    block: Block, table: pa.Table, units: dict[str, str], first: int, kept: np.ndarray | None
-) -> Block | None:
-    """The header and the sampled rows (of those `kept`) of a float read, whose every row is one
-    line (`_parse_block`; the first on line `first`), as a block to read as text later."""
-    import pyarrow as pa
-
-    if not units or not pa.types.is_float64(table.schema.field(next(iter(units))).type):
-        return None
-    rows = _sample_rows(table.num_rows)
-    read = rows if kept is None else np.flatnonzero(kept)[rows].tolist()  # the rows pyarrow read
-    return Block(block.header, _lines(block.data, [0, *(first + n for n in read)]))
-
-
 def _lines(data: bytes, wanted: list[int]) -> bytes:
     """The given (ascending) lines of `data` (the first is 0), each with its line break (one copy)."""
     view, start, line, spans = memoryview(data), 0, 0, []
@@ -293,16 +280,12 @@ def _lines(data: bytes, wanted: list[int]) -> bytes:
 def _sample_cells(part: RawPart) -> list[str | None]:
     """The distinct text cells of a part's sampled rows (read after the file's bytes are let go:
     reading them as text costs ~25 MB at 5,000 launches of 2,100 columns)."""
-    if not part.units:
-        return []
     if part.sampled is not None:
         taken = _arrow_read(part.sampled, list(part.units), False, [])
-        assert taken is not None  # rows pyarrow has read whole once
     else:  # by Arrow: Polars copies every text it is given
         rows = pl.Series(_sample_rows(part.cells.num_rows), dtype=pl.Int64)
         taken = part.cells.select(list(part.units)).take(rows.to_arrow())
-    distinct: list[str | None] = pl.concat(pl.DataFrame(taken).get_columns()).unique().to_list()
-    return distinct
+    return pl.concat(pl.DataFrame(taken).get_columns()).unique().to_list() if part.units else []
 
 
 def _finish_raw(part: RawPart, style: NumberStyle) -> pl.DataFrame:
