@@ -193,8 +193,8 @@ def parse_numbers(cells: Iterable[object] | pa.Array | pa.ChunkedArray, style: N
     arr = cells
     if not isinstance(arr, pa.Array | pa.ChunkedArray):
         arr = pl.Series(cell_texts(arr), dtype=pl.String).to_arrow()
-    elif arr.type == pa.float64():  # read as numbers (a raw page's float read): a null is NaN
-        return pl.Series(arr).to_numpy()
+    elif arr.type == pa.float64():  # read as numbers (a raw page's float read): nulls are missing
+        return pl.Series(arr).fill_null(np.nan).to_numpy()
     if style is not NumberStyle.DE:  # a cast reads `.` as the decimal mark, and fails on `,`
         try:
             fast = pl.Series(pc.cast(arr, pa.float64())).to_numpy()

@@ -57,12 +57,12 @@ DISPLAY_NAME = "device__attribute_display_name"  # the one wanted metric that is
 @dataclass(frozen=True)
 class RawPart:
     """One block's intact rows: the chosen columns (metrics as text or float64), the unit of each
-    numeric metric, its run; when read as numbers, the header and sampled rows as a block."""
+    numeric metric, its run, the distinct metric cells (text) of a sample of its rows."""
 
     cells: pa.Table
     units: dict[str, str]
     run: int
-    sampled: Block | None
+    sample: list[str | None]
 
 
 def parse_raw(blocks: list[Block], damage: Damage, style: NumberStyle | None) -> list[RawPart]:
@@ -75,7 +75,7 @@ def finish_raw(parts: list[RawPart], style: NumberStyle | None) -> pl.DataFrame 
     """The launches of the parsed rows, every metric a number (None when no row is intact)."""
     if not parts:
         return None
-    number_style = detect_number_style([cell for p in parts for cell in _sample_cells(p)], style)
+    number_style = detect_number_style([cell for p in parts for cell in p.sample], style)
     if len(parts) == 1:
         return _finish_raw(parts[0], number_style)
     # columns in first-seen order; a metric a block lacks is NaN there, never null: a float64
@@ -139,12 +139,15 @@ def _read_raw_block(block: Block, run: int, damage: Damage, numbers: bool) -> Ra
                 block.line + 1 + has_units, "a raw-page header with no kernel row under it (a lost row?)"
             )
         return None
-    sampled = None
-    if units and str(table[next(iter(units))].type) == "double":  # one row a line (`_parse_block`)
-        rows = _sample_rows(table.num_rows)
+    rows = _sample_rows(table.num_rows)
+    if units and str(table[next(iter(units))].type) == "double":  # their text: one row a line
         lines = rows if kept is None else np.flatnonzero(kept)[rows].tolist()
-        sampled = Block(header, _lines(block.data, [0, *(1 + has_units + n for n in lines)]))
-    return RawPart(table, units, run, sampled)
+        text = _lines(block.data, [0, *(1 + has_units + n for n in lines)])  # the header's, then theirs
+        taken = _arrow_read(Block(header, text), list(units), False, [])
+    else:  # by Arrow: Polars copies every text it is given
+        taken = table.select(list(units)).take(pl.Series(rows, dtype=pl.Int64).to_arrow())
+    sample = pl.concat(pl.DataFrame(taken).get_columns()).unique().to_list() if units else []
+    return RawPart(table, units, run, sample)
 
 
 def _parse_block(block: Block, chosen: list[str], has_units: bool, numbers: list[str]) -> pa.Table | None:
@@ -268,24 +271,13 @@ def _sample_rows(rows: int) -> list[int]:
 
 
 def _lines(data: bytes, wanted: list[int]) -> bytes:
-    """The given (ascending) lines of `data` (the first is 0), each with its line break (one copy)."""
-    view, start, line, spans = memoryview(data), 0, 0, []
+    """The given (ascending) lines of `data` (the first is 0), each with its line break."""
+    start, line, out = 0, 0, []
     for number in wanted:
         while line < number:
             start, line = data.index(b"\n", start) + 1, line + 1
-        spans.append(view[start : data.index(b"\n", start) + 1])
-    return b"".join(spans)
-
-
-def _sample_cells(part: RawPart) -> list[str | None]:
-    """The distinct text cells of a part's sampled rows (read after the file's bytes are let go:
-    reading them as text costs ~25 MB at 5,000 launches of 2,100 columns)."""
-    if part.sampled is not None:
-        taken = _arrow_read(part.sampled, list(part.units), False, [])
-    else:  # by Arrow: Polars copies every text it is given
-        rows = pl.Series(_sample_rows(part.cells.num_rows), dtype=pl.Int64)
-        taken = part.cells.select(list(part.units)).take(rows.to_arrow())
-    return pl.concat(pl.DataFrame(taken).get_columns()).unique().to_list() if part.units else []
+        out.append(data[start : data.index(b"\n", start) + 1])
+    return b"".join(out)
 
 
 def _finish_raw(part: RawPart, style: NumberStyle) -> pl.DataFrame:
