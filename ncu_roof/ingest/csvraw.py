@@ -140,13 +140,12 @@ def _read_raw_block(block: Block, run: int, damage: Damage, numbers: bool) -> Ra
             )
         return None
     rows = _sample_rows(table.num_rows)
-    if units and str(table[next(iter(units))].type) == "double":  # their text: one row a line
-        lines = rows if kept is None else np.flatnonzero(kept)[rows].tolist()
-        text = _lines(block.data, [0, *(1 + has_units + n for n in lines)])  # the header's, then theirs
-        taken = _arrow_read(Block(header, text), list(units), False, [])
+    if units and str(table[next(iter(units))].type) == "double":  # one row a line (`_parse_block`)
+        lines = rows if kept is None else np.flatnonzero(kept)[rows].tolist()  # the first on line 1 or 2
+        sample = _line_cells(block, [1 + has_units + n for n in lines], [header.index(c) for c in units])
     else:  # by Arrow: Polars copies every text it is given
         taken = table.select(list(units)).take(pl.Series(rows, dtype=pl.Int64).to_arrow())
-    sample = pl.concat(pl.DataFrame(taken).get_columns()).unique().to_list() if units else []
+        sample = pl.concat(pl.DataFrame(taken).get_columns()).unique().to_list() if units else []
     return RawPart(table, units, run, sample)
 
 
@@ -270,14 +269,17 @@ def _sample_rows(rows: int) -> list[int]:
     return sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1})
 
 
-def _lines(data: bytes, wanted: list[int]) -> bytes:
-    """The given (ascending) lines of `data` (the first is 0), each with its line break."""
-    start, line, out = 0, 0, []
-    for number in wanted:
-        while line < number:
+def _line_cells(block: Block, lines: list[int], where: list[int]) -> list[str | None]:
+    """The distinct cells at `where` of the given (ascending) lines of a block (the header's is 0):
+    the text of the sample of a float read."""
+    data, start, line = block.data, 0, 0
+    cells: set[str | None] = set()
+    for wanted in lines:
+        while line < wanted:
             start, line = data.index(b"\n", start) + 1, line + 1
-        out.append(data[start : data.index(b"\n", start) + 1])
-    return b"".join(out)
+        row = next(csv.reader([data[start : data.index(b"\n", start)].decode("utf-8")]))
+        cells.update(row[i] for i in where)
+    return list(cells)
 
 
 def _finish_raw(part: RawPart, style: NumberStyle) -> pl.DataFrame:
