@@ -169,7 +169,7 @@ GROUP_MARKS = "\u202f\u00a0\u2019'"
 _MARKS = {NumberStyle.C: ("", "."), NumberStyle.EN: (",", "."), NumberStyle.DE: (".", ",")}
 _INFINITE = r"^[-+]?(?i:inf|infinity)$"  # a non-finite value is read as one (and then excluded, noted)
 # What ncu writes for a value it has not: missing, never a note.
-MISSING_WORDS = frozenset({"", "n/a", "nan", "-nan", "(!) nan", "(!) n/a", "-", "--"})
+_MISSING_WORDS = frozenset({"", "n/a", "nan", "-nan", "(!) nan", "(!) n/a", "-", "--"})
 
 
 def cell_texts(cells: Iterable[object]) -> list[str | None]:
@@ -178,13 +178,13 @@ def cell_texts(cells: Iterable[object]) -> list[str | None]:
 
 
 def parse_numbers(cells: Iterable[object] | pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:
-    """Cells as printed by ncu (a pyarrow string column, or Python values; a float64 column as is)
-    → float64, NaN where not a number (`n/a`, `nan`, empty: never 0), in pyarrow's string kernels
-    (4x a pandas `str` + `to_numeric` pass). Plain numbers (the common case: a `--print-units base`
-    raw page) are one cast; else (grouping marks, `n/a`, spaces, garbage, infinities) a number must
-    be one in the file's style (digit groups of three, its decimal mark), its grouping marks are
-    then removed; the rest (`n/a`, `(!) nan`, `1,2,3`, garbage) is missing, `unreadable` says
-    which were no word of ncu's."""
+    """Cells as printed by ncu (a pyarrow string column, or Python values) → float64, NaN where
+    not a number (`n/a`, `nan`, empty: never 0), in pyarrow's string kernels (4x a pandas `str` +
+    `to_numeric` pass). Plain numbers (the common case: a `--print-units base` raw page) are one
+    cast; else (grouping marks, `n/a`, spaces, garbage, infinities) a number must be one in the
+    file's style (digit groups of three, its decimal mark), its grouping marks are then removed;
+    the rest (`n/a`, `(!) nan`, `1,2,3`, garbage) is missing, `unreadable` says which were no
+    word of ncu's."""
     import numpy as np
     import polars as pl
     import pyarrow as pa
@@ -193,8 +193,6 @@ def parse_numbers(cells: Iterable[object] | pa.Array | pa.ChunkedArray, style: N
     arr = cells
     if not isinstance(arr, pa.Array | pa.ChunkedArray):
         arr = pl.Series(cell_texts(arr), dtype=pl.String).to_arrow()
-    elif arr.type == pa.float64():  # read as numbers (a raw page's float read): nulls are missing
-        return pl.Series(arr).fill_null(np.nan).to_numpy()
     if style is not NumberStyle.DE:  # a cast reads `.` as the decimal mark, and fails on `,`
         try:
             fast = pl.Series(pc.cast(arr, pa.float64())).to_numpy()
@@ -234,7 +232,7 @@ def unreadable(
     return [
         (position, text)
         for position, text in zip(positions.tolist(), cell_texts(picked), strict=True)
-        if text is not None and text.strip().lower() not in MISSING_WORDS
+        if text is not None and text.strip().lower() not in _MISSING_WORDS
     ]
 
 

@@ -77,7 +77,7 @@ def read_csv_file(
     _orphans(raw[: starts[0]], damage)
     with naming_file(path):  # units and number styles: say which file
         pivoted = read_details(blocks, style, damage) if pivot else None
-        parts = [] if pivot else parse_raw(blocks, damage, style)
+        parts = [] if pivot else parse_raw(blocks, damage)
 
     def finish() -> RunTable:
         with naming_file(path):

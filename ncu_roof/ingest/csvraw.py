@@ -1,8 +1,8 @@
 """The raw page (`--page raw`): one row per launch, one column per metric.
 
-Read with pyarrow, only the columns the recipe needs (a block with a damaged row again with the
-csv module, to name each damaged row's line): the metrics of a file of one block (not forced to
-`de`) as float64 where pyarrow can, else as text, parsed once in the style of every block's cells.
+Read with pyarrow, only the columns the recipe needs, as text (a block with a damaged row again
+with the csv module, to name each damaged row's line); the text stays in Arrow until each metric
+column is parsed once into float64 (no per-cell Python objects, no copy of the whole frame).
 Checked once a block is parsed: no units row under the header (every value's scale unknown: a
 duration in `us` read as if in ncu's base unit) damages its kernels; gaps in the IDs (`check_ids`);
 a cell that reads as no number (none of ncu's words for missing) is a note on its launch.
@@ -22,7 +22,6 @@ import polars as pl
 
 from ncu_roof.base.metrics import is_wanted
 from ncu_roof.base.units import (
-    MISSING_WORDS,
     NumberStyle,
     detect_number_style,
     effective_unit,
@@ -56,26 +55,23 @@ DISPLAY_NAME = "device__attribute_display_name"  # the one wanted metric that is
 
 @dataclass(frozen=True)
 class RawPart:
-    """One block's intact rows: the chosen columns (metrics as text or float64), the unit of each
-    numeric metric, its run, the distinct metric cells (text) of a sample of its rows."""
+    """One block's intact rows: the chosen columns as text, the unit of each numeric metric, its run."""
 
     cells: pa.Table
     units: dict[str, str]
     run: int
-    sample: list[str | None]
 
 
-def parse_raw(blocks: list[Block], damage: Damage, style: NumberStyle | None) -> list[RawPart]:
-    """The intact rows of every block: all that needs the file's bytes."""
-    numbers = len(blocks) == 1 and style is not NumberStyle.DE
-    return [p for run, b in enumerate(blocks) if (p := _read_raw_block(b, run, damage, numbers)) is not None]
+def parse_raw(blocks: list[Block], damage: Damage) -> list[RawPart]:
+    """The intact rows of every block, as text: all that needs the file's bytes."""
+    return [p for run, b in enumerate(blocks) if (p := _read_raw_block(b, run, damage)) is not None]
 
 
 def finish_raw(parts: list[RawPart], style: NumberStyle | None) -> pl.DataFrame | None:
     """The launches of the parsed rows, every metric a number (None when no row is intact)."""
     if not parts:
         return None
-    number_style = detect_number_style([cell for p in parts for cell in p.sample], style)
+    number_style = detect_number_style([cell for p in parts for cell in _sample_cells(p)], style)
     if len(parts) == 1:
         return _finish_raw(parts[0], number_style)
     # columns in first-seen order; a metric a block lacks is NaN there, never null: a float64
@@ -84,7 +80,7 @@ def finish_raw(parts: list[RawPart], style: NumberStyle | None) -> pl.DataFrame 
     return launches.with_columns(pl.col(pl.Float64).fill_null(math.nan))
 
 
-def _read_raw_block(block: Block, run: int, damage: Damage, numbers: bool) -> RawPart | None:
+def _read_raw_block(block: Block, run: int, damage: Damage) -> RawPart | None:
     header = block.header
     first_end = block.data.find(b"\n")
     if first_end == -1:  # (only a last block can lack a line break: cut in its header)
@@ -106,7 +102,7 @@ def _read_raw_block(block: Block, run: int, damage: Damage, numbers: bool) -> Ra
     units = {c: effective_unit(c, unit_of.get(c, "")) for c in metrics if c != DISPLAY_NAME}
     lines: list[int] | None = None
     before = len(damage.rows)
-    table = _parse_block(block, chosen, has_units, list(units) if numbers else [])
+    table = _parse_block(block, chosen, has_units)
     if table is None:  # damaged somewhere: the slow reader says where
         table, lines = _raw_slow(block, chosen, has_units, damage)
     # each row left out as the index of the row read after it (for `check_ids`)
@@ -139,37 +135,18 @@ def _read_raw_block(block: Block, run: int, damage: Damage, numbers: bool) -> Ra
                 block.line + 1 + has_units, "a raw-page header with no kernel row under it (a lost row?)"
             )
         return None
-    rows = _sample_rows(table.num_rows)
-    if units and str(table[next(iter(units))].type) == "double":  # one row a line (`_parse_block`)
-        lines = rows if kept is None else np.flatnonzero(kept)[rows].tolist()  # the first on line 1 or 2
-        sample = _line_cells(block, [1 + has_units + n for n in lines], [header.index(c) for c in units])
-    else:  # by Arrow: Polars copies every text it is given
-        taken = table.select(list(units)).take(pl.Series(rows, dtype=pl.Int64).to_arrow())
-        sample = pl.concat(pl.DataFrame(taken).get_columns()).unique().to_list() if units else []
-    return RawPart(table, units, run, sample)
+    return RawPart(table, units, run)
 
 
-def _parse_block(block: Block, chosen: list[str], has_units: bool, numbers: list[str]) -> pa.Table | None:
-    """pyarrow's streaming read of the chosen columns, `numbers` as float64 if every cell is a
-    finite number or a word of ncu's for missing (null) and every line a row (counted), else as
-    text; None when a row is damaged (or the block is cut, or its quotes do not pair up). (Its
-    one-shot `read_csv` on two threads took as long at 2x the CPU time and ~200 MB more memory at
-    100,000 launches; a float read took 0.2 s there, reading text and parsing it 0.25-1.3 s.)"""
-    if (block.last and not block.data.endswith(b"\n")) or block.data.count(b'"') % 2:
-        return None
-    import pyarrow.compute as pc
-
-    if numbers and (table := _arrow_read(block, chosen, has_units, numbers)) is not None:
-        finite = all(pc.all(pc.is_finite(table[c])).as_py() is not False for c in numbers)
-        if finite and block.data.count(b"\n") == 1 + has_units + table.num_rows:
-            return table
-    return _arrow_read(block, chosen, has_units, [])
-
-
-def _arrow_read(block: Block, chosen: list[str], has_units: bool, numbers: list[str]) -> pa.Table | None:
+def _parse_block(block: Block, chosen: list[str], has_units: bool) -> pa.Table | None:
+    """pyarrow's streaming read of the chosen columns, as text; None when a row is damaged (or
+    the block is cut, or its quotes do not pair up). (Its one-shot `read_csv` on two threads took
+    as long at 2x the CPU time and ~200 MB more memory at 100,000 launches.)"""
     import pyarrow as pa
     from pyarrow import csv as pacsv
 
+    if (block.last and not block.data.endswith(b"\n")) or block.data.count(b'"') % 2:
+        return None
     columns = len(block.header)
     damaged: list[str] = []
 
@@ -181,15 +158,15 @@ def _arrow_read(block: Block, chosen: list[str], has_units: bool, numbers: list[
 
     # 2 MB blocks: a row stays far smaller than a block
     options = pacsv.ReadOptions(skip_rows_after_names=int(has_units), block_size=1 << 21, use_threads=True)
-    types = {c: pa.string() for c in chosen} | {c: pa.float64() for c in numbers}
-    words = {"null_values": sorted(MISSING_WORDS)} if numbers else {}
     try:
         table = pacsv.open_csv(
             pa.BufferReader(pa.py_buffer(block.data)),  # the bytes themselves, no copies
             read_options=options,
             parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
             convert_options=pacsv.ConvertOptions(
-                include_columns=chosen, column_types=types, strings_can_be_null=False, **words
+                include_columns=chosen,
+                column_types={c: pa.string() for c in chosen},
+                strings_can_be_null=False,
             ),
         ).read_all()
     except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError):
@@ -259,27 +236,23 @@ def _find_line(block: Block, table: pa.Table, row: int) -> int:
 _SAMPLE_ROWS = 512
 
 
-def _sample_rows(rows: int) -> list[int]:
-    """At most `_SAMPLE_ROWS` evenly spaced rows (and the last), for the locale detection: a raw
-    page's row has hundreds of numbers, clocks among them (~1e9 in base units), so a few hundred
-    rows carry all the evidence; all cells of a 5,000-kernel page cost more than parsing it."""
-    if rows <= _SAMPLE_ROWS:
-        return list(range(rows))
-    step = rows / _SAMPLE_ROWS
-    return sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1})
+def _sample_cells(part: RawPart) -> list[str | None]:
+    """The distinct cells of at most `_SAMPLE_ROWS` evenly spaced rows, for the locale detection.
 
-
-def _line_cells(block: Block, lines: list[int], where: list[int]) -> list[str | None]:
-    """The distinct cells at `where` of the given (ascending) lines of a block (the header's is 0):
-    the text of the sample of a float read."""
-    data, start, line = block.data, 0, 0
-    cells: set[str | None] = set()
-    for wanted in lines:
-        while line < wanted:
-            start, line = data.index(b"\n", start) + 1, line + 1
-        row = next(csv.reader([data[start : data.index(b"\n", start)].decode("utf-8")]))
-        cells.update(row[i] for i in where)
-    return list(cells)
+    Every kernel row of a raw page has hundreds of numbers, clocks among them (~1e9 in base units),
+    so a few hundred rows carry all the evidence; stacking all cells of a 5,000-kernel page cost
+    more than parsing it.
+    """
+    if not part.units:
+        return []
+    table = part.cells.select(list(part.units))
+    rows = table.num_rows
+    if rows > _SAMPLE_ROWS:  # the sample taken by Arrow: Polars copies every text it is given
+        step = rows / _SAMPLE_ROWS
+        picked = sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1})
+        table = table.take(pl.Series(picked, dtype=pl.Int64).to_arrow())
+    distinct: list[str | None] = pl.concat(pl.DataFrame(table).get_columns()).unique().to_list()
+    return distinct
 
 
 def _finish_raw(part: RawPart, style: NumberStyle) -> pl.DataFrame:
