@@ -16,7 +16,17 @@ from ncu_roof.base.text import one_line
 from ncu_roof.base.units import NumberStyle
 from ncu_roof.base.vocabulary import GroupBy, SortBy, TrafficDefinition
 from ncu_roof.cli import ReadableHelp, Verbosity, app, folded, named_alike, verbosity
-from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
+from ncu_roof.cli.options import (
+    Dpi,
+    GpuKey,
+    HeightIn,
+    PlotCaption,
+    RoofsFile,
+    SkipBadRows,
+    Top,
+    Traffic,
+    WidthIn,
+)
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen, to_terminal
 from ncu_roof.render.formats import (
@@ -221,7 +231,7 @@ def analyze_command(
     fail_on_mismatch: bool = typer.Option(
         False, "--fail-on-mismatch", help="Exit 1 when a kernel contradicts its expectation."
     ),
-    top: int = typer.Option(30, "--top", min=0, metavar="N", help="Table: the N first rows (0 = all)."),
+    top: Top = 30,
     sort: SortBy = typer.Option(
         SortBy.TIME,
         "--sort",

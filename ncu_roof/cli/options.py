@@ -30,6 +30,7 @@ SkipBadRows = Annotated[
         "--skip-bad-rows", help="Leave out kernels with damaged CSV rows (with a warning) instead of failing."
     ),
 ]
+Top = Annotated[int, typer.Option("--top", min=0, metavar="N", help="Table: the N first rows (0 = all).")]
 WidthIn = Annotated[float | None, typer.Option("--width", metavar="INCHES", help="Plot width.")]
 HeightIn = Annotated[float | None, typer.Option("--height", metavar="INCHES", help="Plot height.")]
 Dpi = Annotated[float | None, typer.Option("--dpi", metavar="DPI", help="PNG resolution (default 200).")]

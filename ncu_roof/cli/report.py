@@ -17,7 +17,17 @@ from ncu_roof.cli.analyze import (
     picture_options,
     write_outputs,
 )
-from ncu_roof.cli.options import Dpi, GpuKey, HeightIn, PlotCaption, RoofsFile, SkipBadRows, Traffic, WidthIn
+from ncu_roof.cli.options import (
+    Dpi,
+    GpuKey,
+    HeightIn,
+    PlotCaption,
+    RoofsFile,
+    SkipBadRows,
+    Top,
+    Traffic,
+    WidthIn,
+)
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
 from ncu_roof.render.formats import Caption, OutputFormat, RenderOptions, choose, from_suffix, image_format
@@ -154,6 +164,7 @@ def diff_command(
         False, "--summary", help="Append the Markdown diff to $GITHUB_STEP_SUMMARY."
     ),
     skip_bad_rows: SkipBadRows = False,
+    top: Top = 30,
 ) -> None:
     """Compare two runs kernel by kernel: time, FLOP/s, bytes, intensity, verdict."""
     # all checked and rendered before the first output is written, as `emit` does; the gate last
@@ -178,7 +189,7 @@ def diff_command(
         document = diffout.render_diff_markdown(result)
     else:
         shown = screen(output)
-        document = diffout.render_diff_table(result, width=shown.width, color=shown.color)
+        document = diffout.render_diff_table(result, width=shown.width, color=shown.color, top=top)
     outputs: list[tuple[Document, str | None]] = [(document, output)]
     if plot_fmt is not None:
         from ncu_roof.render.plot import render_plot  # matplotlib: only for a plot

@@ -115,8 +115,9 @@ _RANK = {h: rank for h, _, rank in _TABLE_COLUMNS}
 _VERDICT = HEADERS.index("Verdict")
 
 
-def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = False) -> str:
-    """A rich table `width` cells wide at most (pass the terminal's); colour only when `color`.
+def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = False, top: int = 0) -> str:
+    """A rich table `width` cells wide at most (pass the terminal's), of the `top` first kernels
+    (0: all; rich lays out 100,000 rows in ~30 s); colour only when `color`.
     Every column but Kernel keeps its natural (widest cell) width; Kernel gets what is left, between
     its minimum and its natural width. While even its minimum does not fit, the column with the
     highest drop rank goes (the per-tier changes first, then the verdict; 0: never); the room then
@@ -126,7 +127,8 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     from rich.table import Table
     from rich.text import Text
 
-    kernels = sorted(result.kernels, key=order_key)
+    ordered = sorted(result.kernels, key=order_key)
+    kernels = ordered[:top] if top else ordered
     rows = [[one_line(c) for c in row_cells(k)] for k in kernels]  # the launch shape first
     # each column's widest cell, its header included (Kernel's at its shortened names, Verdict's a phrase)
     natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(HEADERS)}
@@ -159,6 +161,9 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
             *(Text(t, style=style if h in ("Δ time", "Status") else "") for h, t in marked if h in widths)
         )
     parts: list[Table | Text] = [table]
+    if len(kernels) < len(ordered):
+        more = f"{plural(len(ordered) - len(kernels), 'more kernel')} not shown: --top 0 shows all,"
+        parts.append(Text(f"{more} --format json|markdown has every one", style="dim"))
     if dropped := ", ".join(h for h in HEADERS if h not in widths):
         wider = "a wider terminal, or --format json|markdown, has them"
         parts.append(Text(f"not shown at this width: {dropped} ({wider})", style="dim"))
