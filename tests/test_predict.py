@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -249,6 +250,16 @@ def test_library_intensity_not_positive_and_finite_is_refused() -> None:
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(UsageError, match="must be positive"):
             predict(roofs, None, {}, {"dram": bad})
+
+
+def test_an_intensity_whose_bandwidth_roof_overflows_is_compute_bound_without_a_warning() -> None:
+    # 20 GB/s x 1e305 FLOP/B is inf in float64 (numpy's RuntimeWarning on stderr before)
+    roofs = custom_roofs(["100GFLOP/s"], ["dram=20GB/s"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        doc = to_dict(predict(roofs, None, {}, {"dram": 1e305}))
+    assert doc["attainable_flop_per_s"] == pytest.approx(1e11)
+    assert doc["bound"] == "compute"
 
 
 def test_int8_gemm_runs_against_the_int8_tensor_ceiling() -> None:

@@ -77,7 +77,7 @@ def _at_peaks(
     work = [np.asarray(w, dtype="float64") for w in work_by_kind.values()]
     busy = [np.nan_to_num(w, nan=0.0) > 0 for w in work]
     peak = [per_kernel(peaks.get(k), len(work[0])) for k in work_by_kind]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         seconds = [np.where(b, w / p, 0.0) for w, p, b in zip(work, peak, busy, strict=True)]
     return work, busy, seconds
 
@@ -92,7 +92,7 @@ def compute_roof_arrays(
     flops, work, seconds = _at_peaks(flop_by_precision, peaks)
     # summed as numpy adds a row of the matrix of the columns side by side, as ever: bit for bit
     done = np.column_stack([np.where(w, f, 0.0) for f, w in zip(flops, work, strict=True)]).sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         combined = done / np.column_stack(seconds).sum(axis=1)
     dominant = row_max([np.where(w, f, -1.0) for f, w in zip(flops, work, strict=True)])[1]
     any_work = np.logical_or.reduce(work)
@@ -105,7 +105,7 @@ def compute_roof_arrays(
 def intensity_array(flop: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
     """FLOP per byte; over no bytes infinite for work and none for no work (0 / 0); NaN where
     either is unknown."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         out: np.ndarray = np.where(nbytes > 0, flop / nbytes, np.where(flop > 0, np.inf, np.nan))
     return np.where(np.isnan(flop) | np.isnan(nbytes), np.nan, out)
 
@@ -129,7 +129,7 @@ def roofline_arrays(
     unroofed = {t: np.isfinite(b) & (b > 0) & np.isnan(bandwidth[t]) for t, b in bytes_by_tier.items()}
     roofed = {t: b for t, b in bytes_by_tier.items() if not np.isnan(bandwidth[t]).all()}
     valid = {t: np.isfinite(b) & (b >= 0) & np.isfinite(bandwidth[t]) for t, b in roofed.items()}
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         computable = has_flop & has_peak
         has_other = np.isfinite(compute_time_s)
         compute_s = np.fmax(
@@ -344,7 +344,7 @@ def instruction_arrays(
 ) -> InstructionArrays:
     n = len(warp_inst)
     sizes = {tier: size for tier, size in TRANSACTION_BYTES.items() if tier in bytes_by_tier}
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         transactions = {tier: bytes_by_tier[tier] / size for tier, size in sizes.items()}
         return InstructionArrays(
             warp_inst_per_s=np.where(
