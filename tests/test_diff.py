@@ -328,11 +328,11 @@ def test_the_table_shows_the_top_kernels_and_says_how_many_more(long_pair: tuple
     result = diff(load(long_pair[0]), load(long_pair[1]))
     assert len(result.kernels) == 5
     every, two = render_diff_table(result, width=240), render_diff_table(result, width=240, top=2)
-    assert "more kernel" not in every
+    assert "more launch" not in every
     assert kernel_cells(two)[0] == kernel_cells(every)[0] == shorten(LONG, 60) + " 8×256"  # +20%: first
-    assert "3 more kernels not shown: --top 0 shows all, --format json|markdown has every one" in two
-    assert "2 more kernels not shown" in run_cli("diff", *long_pair, "--top", "3").stdout
-    assert "more kernel" not in run_cli("diff", *long_pair, "--top", "0").stdout
+    assert "3 more launches not shown: --top 0 shows all, --format json has every launch" in two
+    assert "2 more launches not shown" in run_cli("diff", *long_pair, "--top", "3").stdout
+    assert "more launch" not in run_cli("diff", *long_pair, "--top", "0").stdout
 
 
 def run_cli_on_a_tty(args: list[str], env: dict[str, str]) -> str:

@@ -113,6 +113,20 @@ def test_an_output_naming_an_input_is_refused_and_the_input_kept(tmp_path: Path)
         output.refuse_inputs([str(tmp_path / "in.csv")], [str(tmp_path / "alias.csv")])
 
 
+def test_a_diff_output_naming_one_of_its_inputs_is_refused_before_either_is_read(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    (tmp_path / "base.md").write_bytes((fixtures / "raw_base.csv").read_bytes())  # a CSV, named .md
+    done = run_cli("diff", "base.md", str(fixtures / "raw_base_en_US.csv"), "-o", "base.md", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "base.md is an input of this run" in done.stderr and "read " not in done.stderr
+    assert (tmp_path / "base.md").read_bytes() == (fixtures / "raw_base.csv").read_bytes()
+    done = run_cli("diff", "base.md", "base.md", "--format", "table", "-o", "out.csv", cwd=tmp_path)
+    assert "error: diff cannot write -o out.csv (.csv)" in done.stderr  # the hint names what it can write
+    assert "hint: name a .md, .json or .txt (the table) file" in done.stderr and done.returncode == 2
+
+
 def test_a_full_disk_while_staging_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def full(handle: IO[bytes], data: object) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # no file name, as a failed write has

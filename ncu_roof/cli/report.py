@@ -74,7 +74,7 @@ def diff_format(fmt: str | None, output: str | None) -> OutputFormat:
     if implied not in (None, OutputFormat.TABLE, OutputFormat.MARKDOWN, OutputFormat.JSON):
         raise UsageError(
             f"diff cannot write -o {output} (.{implied.value})",
-            hint="name a .md or .json file, or pass --format table",
+            hint="name a .md, .json or .txt (the table) file",
         )
     return choose(OutputFormat(fmt) if fmt is not None else None, output)
 
@@ -173,7 +173,7 @@ def diff_command(
     gate_pct = (
         parse_pct(fail_on_regression, "--fail-on-regression") if fail_on_regression is not None else None
     )
-    _, plot_fmt = check_options(AnalyzeOptions(fmt, output, plot=plot, summary=summary), [])
+    _, plot_fmt = check_options(AnalyzeOptions(fmt, output, plot=plot, summary=summary), [base, head])
     from ncu_roof.compare.comparison import diff, gate
     from ncu_roof.render import diffout
 

@@ -116,8 +116,8 @@ _VERDICT = HEADERS.index("Verdict")
 
 
 def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = False, top: int = 0) -> str:
-    """A rich table `width` cells wide at most (pass the terminal's), of the `top` first kernels
-    (0: all; rich lays out 100,000 rows in ~30 s); colour only when `color`.
+    """A rich table `width` cells wide at most (pass the terminal's), of the `top` first launch
+    pairs (0: all; rich lays out 100,000 rows in ~30 s); colour only when `color`.
     Every column but Kernel keeps its natural (widest cell) width; Kernel gets what is left, between
     its minimum and its natural width. While even its minimum does not fit, the column with the
     highest drop rank goes (the per-tier changes first, then the verdict; 0: never); the room then
@@ -162,8 +162,8 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
         )
     parts: list[Table | Text] = [table]
     if len(kernels) < len(ordered):
-        more = f"{plural(len(ordered) - len(kernels), 'more kernel')} not shown: --top 0 shows all,"
-        parts.append(Text(f"{more} --format json|markdown has every one", style="dim"))
+        more = f"{plural(len(ordered) - len(kernels), 'more launch')} not shown"
+        parts.append(Text(f"{more}: --top 0 shows all, --format json has every launch", style="dim"))
     if dropped := ", ".join(h for h in HEADERS if h not in widths):
         wider = "a wider terminal, or --format json|markdown, has them"
         parts.append(Text(f"not shown at this width: {dropped} ({wider})", style="dim"))
