@@ -188,7 +188,7 @@ def _assignments(value: Quantity | Mapping[str, Quantity] | Mapping[str, float] 
     if value is None:
         return []
     pairs = value.items() if isinstance(value, Mapping) else [(None, value)]
-    texts = ((key, v if isinstance(v, str) else repr(float(v))) for key, v in pairs)  # a TypeError naming it
+    texts = ((key, v if isinstance(v, str) else repr(float(v))) for key, v in pairs)  # float()'s TypeError
     return [text if key is None else f"{key}={text}" for key, text in texts]
 
 

@@ -149,7 +149,9 @@ def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | Non
 def _stdin_once(inputs: Sequence[T]) -> Sequence[T]:
     """The inputs, when `-` (stdin, which can be read once) is among them once at most (a directory
     or a glob never expands to it)."""
-    if sum(item == "-" for item in inputs) > 1:
+    from ncu_roof.ingest import STDIN
+
+    if sum(item == STDIN for item in inputs) > 1:
         raise BadInputError("`-` (stdin) is named twice", hint="stdin can be read only once")
     return inputs
 

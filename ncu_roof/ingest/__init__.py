@@ -51,20 +51,28 @@ def read_input(
 ) -> RunTable:
     """Read one input; `number_style=None` detects the locale of a CSV per file; with
     `skip_bad_rows` damaged rows leave their kernels out (with a warning) instead of failing."""
-    if path != STDIN:
-        with mapped(path) as view:  # a report by its first bytes (a `.ncu-repz`, compressed, by its name)
-            if view[: len(MAGIC)] == MAGIC or path.endswith(".ncu-repz"):
-                from ncu_roof.ingest.rep import read_report
-
-                return _finish(read_report(path, view))
-            if path.endswith(".ncu-rep") and b"\x00" in view[:64]:
-                raise BadInputError(
-                    f"{path}: not an Nsight Compute report (no NVR header)",
-                    hint="pass the `.ncu-rep` written by `ncu -o`, or a CSV from `ncu --csv`",
-                )
-            if len(view) > MAX_TEXT_BYTES:  # refused before it is read
-                raise _too_big(path)
+    if path != STDIN and (report := _report(path)) is not None:
+        return report
     return _finish(_read_text(path, number_style, skip_bad_rows))
+
+
+def _report(path: str) -> RunTable | None:
+    """A report, told by its first bytes (a `.ncu-repz`, compressed, by its name); None for text
+    (not binary, within `MAX_TEXT_BYTES`: refused before it is read), whose mapped bytes (or those
+    read where nothing can be mapped) are let go on return, before the text is read."""
+    with mapped(path) as view:
+        if view[: len(MAGIC)] == MAGIC or path.endswith(".ncu-repz"):
+            from ncu_roof.ingest.rep import read_report
+
+            return _finish(read_report(path, view))
+        if path.endswith(".ncu-rep") and b"\x00" in view[:64]:
+            raise BadInputError(
+                f"{path}: not an Nsight Compute report (no NVR header)",
+                hint="pass the `.ncu-rep` written by `ncu -o`, or a CSV from `ncu --csv`",
+            )
+        if len(view) > MAX_TEXT_BYTES:
+            raise _too_big(path)
+    return None
 
 
 def _read_text(path: str, style: NumberStyle | None, skip_bad_rows: bool) -> RunTable:
