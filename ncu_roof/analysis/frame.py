@@ -181,8 +181,8 @@ def kernel_of(named: Mapping[str, Any]) -> Kernel:
     row: dict[str, Any] = {k: without_absent(v, (k,)) for k, v in named.items()}
     row.update({key: enum(row[key]) for key, enum in ENUMS.items()})
     total = row.pop("ops_total")  # as `integer_ops`: where the launch has an integer tensor path
-    row["ops"] = {p: t["count"] for p, t in row["tensor_paths"].items() if is_integer_path(p)}
-    row["ops"] = {**row["ops"], "total": total} if row["ops"] else {}
+    ops = {p: t["count"] for p, t in row["tensor_paths"].items() if is_integer_path(p)}
+    row["ops"] = {**ops, "total": total} if ops else {}
     row["tensor_paths"] = {p: TensorPath(**t) for p, t in row["tensor_paths"].items()}
     row["notes"], row["missing"] = tuple(row["notes"]), tuple(row["missing"])
     row["not_collected"] = {p: tuple(t) for p, t in row["not_collected"].items()}

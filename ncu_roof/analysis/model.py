@@ -47,6 +47,11 @@ def finite_map(values: Mapping[str, float]) -> dict[str, float | None]:
 DEFAULT_PRECISIONS = ("fp32", "fp64", "fp16", "tensor")  # the roof shown when a kernel has no FLOPs
 
 
+def default_precision(peaks: Mapping[str, object]) -> str | None:
+    """The first of `DEFAULT_PRECISIONS` the platform has a peak for."""
+    return next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
+
+
 @dataclass(frozen=True)
 class RooflineArrays:
     """`roofline_arrays` for n kernels at once: one array (n,) per quantity, NaN where undefined."""
@@ -96,7 +101,8 @@ def compute_roof_arrays(
         combined = done / np.column_stack(seconds).sum(axis=1)
     dominant = row_max([np.where(w, f, -1.0) for f, w in zip(flops, work, strict=True)])[1]
     any_work = np.logical_or.reduce(work)
-    default = per_kernel(next((peaks[p] for p in DEFAULT_PRECISIONS if p in peaks), None), len(done))
+    first = default_precision(peaks)
+    default = per_kernel(peaks[first] if first else None, len(done))
     roof = np.where(any_work, combined, default)
     precisions = object_array([*names, None])  # None (the last): no work
     return roof, precisions[np.where(any_work, dominant, len(names))]

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ncu_roof.analysis.model import (
-    DEFAULT_PRECISIONS,
     RooflinePoint,
     bound_of,
     compute_roof_arrays,
+    default_precision,
     nan_to_none,
     per_kernel,
     roofline,
@@ -114,7 +114,7 @@ def builtin_peaks(gpu: str | None) -> tuple[Peaks, Peaks]:
         return {}, {}
     where = f"{arch.name} (cc {arch.cc})"
     fp16 = f"{row.name} datasheet, dense FP16 tensor {row.tensor_tflop_per_s:g} TFLOP/s"
-    fp16_flop_per_s = row.tensor_tflop_per_s * 1e12
+    fp16_flop_per_s = scaled(row.tensor_tflop_per_s, TERA)
     paths = {
         path: (scale.ratio * fp16_flop_per_s, f"{where}: {scale.describe()} x FP16 tensor peak ({fp16})")
         for path, scale in arch.tensor_paths.items()
@@ -128,7 +128,7 @@ def builtin_peaks(gpu: str | None) -> tuple[Peaks, Peaks]:
         return paths, ops
     ratio = int8.per_sm_per_clock / arch.flop_per_sm_per_clk["tensor"]
     ops["int8"] = (
-        ratio * scaled(row.tensor_tflop_per_s, TERA),
+        ratio * fp16_flop_per_s,
         f"{where}: {int8.per_sm_per_clock:g} INT8 ops/clk/SM = x{ratio:g} of "
         f"FP16 tensor ({int8.describe()}) x {fp16} (one clock with its tensor paths)",
     )
@@ -214,7 +214,7 @@ def peak_for(roofs: Roofs, precision: str | None) -> tuple[float | None, str | N
     """The compute roof for `precision` (None: the platform's default, fp32 first)."""
     peaks = roofs.compute_flop_per_s
     if precision is None:  # the platform's default (fp32 first), named; else its one unnamed roof
-        default = next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
+        default = default_precision(peaks)
         if default is None:
             return peaks.get(ANY_PRECISION), None
         return nan_to_none(per_kernel(peaks[default], 1)[0]), default

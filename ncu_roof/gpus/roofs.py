@@ -145,12 +145,13 @@ def fill_builtin(
                 per_clock, kind, how = found
                 rows = np.equal(counters, counter)
                 fills.append((roof_column(tier), rows, per_clock, kind, f"{hardware.origin} ({how})"))
+    clocks = {kind: _clock(columns, kind, hardware) for kind in {fill[3] for fill in fills}}  # once each
     for column, rows, per_clock, kind, recipe in fills:
         if column not in columns:
             continue
         # × each launch's clock of `kind` (`_clock`), on `rows` that lack the roof
         measured = columns[CLOCK_COLUMNS[kind]]
-        clock, at_boost, said = _clock(columns, kind, hardware)
+        clock, at_boost, said = clocks[kind]
         value = per_clock * clock
         lacking = ~(columns[column] > 0)  # missing, or 0 as a failed collection writes it
         take = rows & ~np.isnan(value) & (lacking | replace)

@@ -17,7 +17,7 @@ import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import GroupKey, KernelGroup, device_totals_s, group_kernels, ranked
-from ncu_roof.analysis.model import DEFAULT_PRECISIONS, TRANSACTION_BYTES
+from ncu_roof.analysis.model import TRANSACTION_BYTES, default_precision
 from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import one_line, plural, si
 from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound, GroupBy
@@ -127,7 +127,7 @@ def reference_precision(launches: pl.DataFrame, peaks: Mapping[str, float]) -> s
     )
     if not times.is_empty():
         return str(times.item(0, "compute_precision"))
-    return next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
+    return default_precision(peaks)
 
 
 def axis_limits(xs: Iterable[float], ys: Iterable[float]) -> Limits:
