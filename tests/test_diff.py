@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import re
 import subprocess
@@ -15,8 +16,11 @@ import conftest
 import numpy as np
 import pytest
 from conftest import CliResult
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ncu_roof.analysis.core import Analysis
+from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.base.text import shorten
 from ncu_roof.compare.comparison import MismatchError, diff, gate
 from ncu_roof.compare.pairs import Change, Status
@@ -27,6 +31,7 @@ from ncu_roof.render.diffout import (
     NAME_MIN,
     _sums,
     diff_json_pieces,
+    pair_order,
     render_diff_markdown,
     render_diff_table,
 )
@@ -653,3 +658,38 @@ def test_a_folded_rows_sums_are_each_sides_known_values_correctly_rounded() -> N
     # the base's known values sum to 1 exactly (numpy's sum gives 0.0); the head has none known
     figure = np.array([[1e16, 1.0, np.nan, -1e16], [np.nan] * 4])
     assert _sums(figure) == Change(1.0, None)
+
+
+_DURATIONS = st.one_of(
+    st.none(),
+    st.sampled_from([0.0, -0.0, 1e-6, 2e-6, math.inf, math.nan, 1e308, -1e308]),
+    st.floats(min_value=1e-9, max_value=1.0),
+)
+
+
+@given(st.lists(st.tuples(st.sampled_from(list(Status)), _DURATIONS, _DURATIONS), max_size=40))
+def test_the_tables_order_is_the_rule_as_a_sort_key(
+    pairs: list[tuple[Status, float | None, float | None]],
+) -> None:
+    """`pair_order` (numpy, over every pair) orders as the rule does written as Python's stable
+    sort key over `Change`s: regressions worst first, improvements best first, new, removed, the
+    rest by the head's time (else the base's; a missing or zero time: 0)."""
+    rank = [
+        Status.REGRESSED,
+        Status.IMPROVED,
+        Status.ONLY_HEAD,
+        Status.ONLY_BASE,
+        Status.UNCHANGED,
+        Status.UNKNOWN,
+    ]
+
+    def key(i: int) -> tuple[int, float]:
+        status, base, head = pairs[i]
+        change = Change(finite_or_none(base), finite_or_none(head))
+        if status in (Status.REGRESSED, Status.IMPROVED) and change.delta_pct is not None:
+            return rank.index(status), -abs(change.delta_pct)
+        return rank.index(status), -(change.head or change.base or 0.0)
+
+    base_s, head_s = (np.array([p[side] for p in pairs], dtype=float) for side in (1, 2))
+    order = pair_order([p[0] for p in pairs], base_s, head_s)
+    assert order.tolist() == sorted(range(len(pairs)), key=key)

@@ -11,17 +11,18 @@ launches that regressed on their own (what the gate reads): a faster total can h
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from ncu_roof.analysis.frame import FrameRows
 from ncu_roof.analysis.model import finite_or_none, known_sum, nan_to_none
 from ncu_roof.base.text import launch_shape, one_line, plural, shorten, si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff, kernel_pairs
-from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, sides
+from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, kernel_diff, sides
 from ncu_roof.render.console import PIPE_WIDTH, rich_text, sized
 from ncu_roof.render.headline import times
 from ncu_roof.render.jsonout import CHUNK_KERNELS, document_pieces, json_objects
@@ -40,6 +41,7 @@ _STATUS = {
     Status.UNKNOWN: ("? no time", 5, "dim"),
 }
 STATUS_MARK = {status: mark for status, (mark, _, _) in _STATUS.items()}
+_RANK_OF = {status.value: rank for status, (_, rank, _) in _STATUS.items()}
 
 
 def signed_pct(value: float | None) -> str:
@@ -75,12 +77,17 @@ def row_cells(k: KernelDiff) -> list[str]:
     ]
 
 
-def order_key(k: KernelDiff) -> tuple[int, float]:
-    """Regressions (worst first), improvements (best first), new, removed, the rest by time."""
-    change = k.duration_s.delta_pct
-    if k.status in (Status.REGRESSED, Status.IMPROVED) and change is not None:
-        return _STATUS[k.status][1], -abs(change)
-    return _STATUS[k.status][1], -(k.duration_s.head or k.duration_s.base or 0.0)
+def pair_order(statuses: Sequence[str], base_s: np.ndarray, head_s: np.ndarray) -> np.ndarray:
+    """The tables' order of pairs (their status, their durations; NaN: none), stable:
+    regressions (worst first), improvements (best first), new, removed, the rest by time (the
+    head's, else the base's)."""
+    rank = np.array([_RANK_OF[s] for s in statuses], dtype=np.int64)
+    by_change = np.isin(rank, (0, 1)) & np.isfinite(base_s) & np.isfinite(head_s) & (base_s != 0)
+    with np.errstate(all="ignore"):
+        change_pct = 100.0 * (head_s - base_s) / base_s
+    base, head = (np.where(np.isfinite(v), v, 0.0) for v in (base_s, head_s))
+    time_s = np.where(head != 0, head, base)
+    return np.lexsort((np.where(by_change, -np.abs(change_pct), -time_s), rank))
 
 
 def headline(result: Diff) -> str:
@@ -127,8 +134,8 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     from rich.table import Table
     from rich.text import Text
 
-    ordered = sorted(result.kernels, key=order_key)
-    kernels = ordered[:top] if top else ordered
+    order = pair_order(result.pairs.get_column("status").to_list(), *sides(result.pairs, "duration_s"))
+    kernels = list(FrameRows(result.pairs[order[:top] if top else order], kernel_diff))  # those shown only
     rows = [[one_line(c) for c in row_cells(k)] for k in kernels]  # the launch shape first
     # each column's widest cell, its header included (Kernel's at its shortened names, Verdict's a phrase)
     natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(HEADERS)}
@@ -161,8 +168,8 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
             *(Text(t, style=style if h in ("Δ time", "Status") else "") for h, t in marked if h in widths)
         )
     parts: list[Table | Text] = [table]
-    if len(kernels) < len(ordered):
-        more = f"{plural(len(ordered) - len(kernels), 'more launch')} not shown"
+    if len(kernels) < len(order):
+        more = f"{plural(len(order) - len(kernels), 'more launch')} not shown"
         parts.append(Text(f"{more}: --top 0 shows all, --format json has every launch", style="dim"))
     if dropped := ", ".join(h for h in HEADERS if h not in widths):
         wider = "a wider terminal, or --format json|markdown, has them"
@@ -264,7 +271,11 @@ def _ratio(top: np.ndarray, bottom: np.ndarray) -> Change:
 
 def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS) -> str:
     """A sticky-comment body: marker, verdict line, changed kernels, everything in <details>."""
-    rows = sorted(folded_rows(result), key=lambda r: order_key(r.kernel))
+    every = folded_rows(result)
+    base_s, head_s = (
+        np.array([getattr(r.kernel.duration_s, s) for r in every], dtype=float) for s in ("base", "head")
+    )
+    rows = [every[i] for i in pair_order([r.kernel.status for r in every], base_s, head_s)]  # None: NaN
     changed = [r for r in rows if r.kernel.status is not Status.UNCHANGED or r.slower][:TOP_ROWS]
     slower = result.count(Status.REGRESSED)  # launches, as the headline and the gate count
     many = plural(slower, "kernel") if slower or result.total_status is Status.REGRESSED else "no kernel"
