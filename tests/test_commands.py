@@ -97,6 +97,33 @@ def test_the_console_script_exits_as_the_interpreter_would(setup: str, code: int
     assert (done.returncode, done.stderr) == (code, stderr)
 
 
+_BUFFERED_THEN_EXIT = (  # output still in stdout's buffer when main exits; a teardown that says so
+    "import atexit, sys\nfrom ncu_roof import cli\n"
+    "atexit.register(lambda: sys.stderr.write('torn down'))\n"
+    "cli.main = lambda: (sys.stdout.write('x' * 1_000), sys.exit(3))\n"
+    "cli.console()\n"
+)
+
+
+def test_the_console_script_flushes_then_skips_the_interpreters_teardown() -> None:
+    """As mypy's `hard_exit`: the output flushed and the exit code kept, no atexit teardown run."""
+    done = subprocess.run(
+        [sys.executable, "-c", _BUFFERED_THEN_EXIT], capture_output=True, text=True, timeout=20
+    )
+    assert (done.returncode, len(done.stdout), done.stderr) == (3, 1_000, "")
+
+
+def test_a_flush_that_fails_leaves_the_exit_to_the_interpreter() -> None:
+    full = (  # stdout a stream whose every flush fails, as on a full disk
+        "import io\nclass Full(io.StringIO):\n    def flush(self) -> None:\n"
+        "        raise OSError(28, 'No space left on device')\nsys.stdout = Full()\n"
+    )
+    probe = _BUFFERED_THEN_EXIT.replace("cli.console()", full + "cli.console()")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=20)
+    assert done.returncode == 120  # the interpreter's own code for a last flush that failed
+    assert done.stderr.startswith("torn down") and "No space left on device" in done.stderr  # atexit ran
+
+
 def test_a_short_flag_means_one_thing_in_every_command() -> None:
     """As in ncu: `-f` is `--force` wherever it exists; `-F` is `--format` in every command."""
     import typer.main

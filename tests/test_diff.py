@@ -610,10 +610,14 @@ def test_no_minus_zero_percent() -> None:
 
 
 def test_diff_format_follows_the_o_suffix(pair: tuple[str, str], tmp_path: Path) -> None:
-    from ncu_roof.cli.report import diff_format
-    from ncu_roof.errors import UsageError
-    from ncu_roof.render.formats import OutputFormat
+    from functools import partial
 
+    from ncu_roof.errors import UsageError
+    from ncu_roof.render.formats import OutputFormat, format_of
+
+    diff_format = partial(
+        format_of, "diff", writes=(OutputFormat.TABLE, OutputFormat.MARKDOWN, OutputFormat.JSON)
+    )
     assert diff_format(None, str(tmp_path / "d.md")) is OutputFormat.MARKDOWN
     assert diff_format(None, "d.json") is OutputFormat.JSON
     assert diff_format(None, None) is OutputFormat.TABLE
@@ -621,6 +625,7 @@ def test_diff_format_follows_the_o_suffix(pair: tuple[str, str], tmp_path: Path)
         diff_format(None, "d.html")
     with pytest.raises(UsageError):
         diff_format("json", "d.md")
+    assert run_cli("diff", *pair, "-o", str(tmp_path / "d.html")).returncode == 2  # what the CLI passes
     target = tmp_path / "d.md"
     assert run_cli("diff", *pair, "-o", str(target)).returncode == 0
     assert target.read_text(encoding="utf-8").startswith("<!-- ncu-roof:diff -->")

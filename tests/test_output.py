@@ -123,8 +123,12 @@ def test_a_diff_output_naming_one_of_its_inputs_is_refused_before_either_is_read
     assert "base.md is an input of this run" in done.stderr and "read " not in done.stderr
     assert (tmp_path / "base.md").read_bytes() == (fixtures / "raw_base.csv").read_bytes()
     done = run_cli("diff", "base.md", "base.md", "--format", "table", "-o", "out.csv", cwd=tmp_path)
-    assert "error: diff cannot write -o out.csv (.csv)" in done.stderr  # the hint names what it can write
-    assert "hint: name a .md, .json or .txt (the table) file" in done.stderr and done.returncode == 2
+    assert (
+        "error: diff cannot write -o out.csv (a csv file name)" in done.stderr
+    )  # the hint names what it can write
+    assert (
+        "hint: name a .txt, .md or .json file (table, markdown, json)" in done.stderr and done.returncode == 2
+    )
 
 
 def test_a_full_disk_while_staging_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -527,14 +527,14 @@ def test_an_unknown_or_txt_suffix_is_the_table(tmp_path: Path) -> None:
         (
             ["--format", "json"],
             "p2.md",
-            "predict cannot write -o {out} (a markdown name); it writes a table or JSON",
-            "name a .json file for JSON, or a .txt file for the table",
+            "predict cannot write -o {out} (a markdown file name)",
+            "name a .txt or .json file (table, json)",
         ),
         (
             [],
             "p.html",
-            "predict cannot write -o {out} (a html name); it writes a table or JSON",
-            "name a .json file for JSON, or a .txt file for the table",
+            "predict cannot write -o {out} (a html file name)",
+            "name a .txt or .json file (table, json)",
         ),
         (
             ["--format", "table"],

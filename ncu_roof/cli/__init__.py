@@ -163,13 +163,23 @@ def hoist_verbosity(args: list[str]) -> list[str]:
 
 def console() -> None:
     """The `ncu-roof` console script (and `python -m ncu_roof`): `main` in a process of its own (numpy's
-    OpenBLAS at one thread, `ncu_report` before numpy: each function says why) and, as in mypy, the
-    cyclic garbage collector run rarely: a run lives seconds and makes few reference cycles, and every
-    full pass walks each object alive (~2.5 s of CPU in passes for the PNG of a 100,000-launch trace)."""
+    OpenBLAS at one thread, `ncu_report` before numpy: each function says why). As in mypy, the cyclic
+    garbage collector runs rarely (every full pass walks each object alive: ~2.5 s of CPU for the PNG
+    of a 100,000-launch trace), and the process ends without freeing its objects (`util.hard_exit`:
+    0.06-0.1 s): once `main` exits, with every output written and every child waited for, stdout and
+    stderr are flushed, then `os._exit` (a failed flush, a profiler or a tracer: the usual exit)."""
     one_blas_thread()
     report_reader_first(sys.argv[1:])
     gc.set_threshold(GC_FIRST_THRESHOLD_OBJECTS, *gc.get_threshold()[1:])
-    main()
+    try:
+        main()
+    except SystemExit as done:
+        if isinstance(done.code, int) and sys.getprofile() is None and sys.gettrace() is None:
+            with contextlib.suppress(OSError, ValueError):
+                for stream in filter(None, (sys.stdout, sys.stderr)):  # (None: started closed)
+                    stream.flush()
+                os._exit(done.code)
+        raise
 
 
 def report_reader_first(args: list[str]) -> None:

@@ -13,29 +13,15 @@ from ncu_roof.cli import app
 from ncu_roof.cli.options import GpuKey, RoofsFile
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
-from ncu_roof.render.formats import OutputFormat, choose, from_suffix
+from ncu_roof.render.formats import OutputFormat, format_of
 from ncu_roof.render.output import write_output
 
-FORMATS = (OutputFormat.TABLE, OutputFormat.JSON)
+WRITES = (OutputFormat.TABLE, OutputFormat.JSON)
 # the two options `gpus` and `predict` share
 TextFormat = Annotated[
     str | None, typer.Option("--format", "-F", help="table or json (default: from the -o suffix)")
 ]
 OutputFile = Annotated[str | None, typer.Option("--output", "-o", help="Write to FILE (atomic).")]
-
-
-def text_format(fmt: str | None, output: str | None, command: str) -> OutputFormat:
-    """`--format`, else what the -o suffix says (`.json`; anything else: the table) as `analyze`
-    chooses; a suffix `command` cannot write, or one contradicting `--format`, is a usage error."""
-    if fmt is not None and fmt not in {f.value for f in FORMATS}:
-        raise UsageError(f"unknown format {fmt!r}", hint="use --format table or --format json")
-    implied = from_suffix(output)
-    if implied is not None and implied not in FORMATS:
-        raise UsageError(
-            f"{command} cannot write -o {output} (a {implied.value} name); it writes a table or JSON",
-            hint="name a .json file for JSON, or a .txt file for the table",
-        )
-    return choose(OutputFormat(fmt) if fmt is not None else None, output)
 
 
 @app.command("gpus")
@@ -44,7 +30,7 @@ def gpus_command(
     output: OutputFile = None,
 ) -> None:
     """List the built-in GPUs: peaks, bandwidths, ridge points and sources."""
-    chosen = text_format(fmt, output, "gpus")
+    chosen = format_of("gpus", fmt, output, WRITES)
     from ncu_roof.render import gpusout
 
     if chosen is OutputFormat.JSON:
@@ -93,7 +79,7 @@ def predict_command(
     output: OutputFile = None,
 ) -> None:
     """Predict the roofline verdict of a kernel from its FLOPs and bytes, or a workload model."""
-    chosen = text_format(fmt, output, "predict")
+    chosen = format_of("predict", fmt, output, WRITES)
     from ncu_roof.analysis import prediction  # numpy: only when predicting
 
     roofs = pipeline.platform(gpu, roofs_file, peak, bandwidth)

@@ -30,7 +30,7 @@ from ncu_roof.cli.options import (
 )
 from ncu_roof.errors import UsageError
 from ncu_roof.render.console import screen
-from ncu_roof.render.formats import Caption, OutputFormat, RenderOptions, choose, from_suffix, image_format
+from ncu_roof.render.formats import Caption, OutputFormat, RenderOptions, format_of, image_format
 from ncu_roof.render.output import Document, check_writable
 
 if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a command runs
@@ -65,18 +65,6 @@ def diff_arrows(result: Diff, base: Analysis, head: Analysis) -> list[Arrow]:
     of several ncu runs the IDs restart per run)."""
     rows = result.pairs.drop_nulls(["base_row", "head_row"]).select("base_row", "head_row").iter_rows()
     return [(base.kernels[b], head.kernels[h]) for b, h in rows]
-
-
-def diff_format(fmt: str | None, output: str | None) -> OutputFormat:
-    """`--format`, else what the -o suffix says (`.md`, `.json`) through the format registry; a
-    suffix the diff cannot write, or one that contradicts `--format`, is a usage error."""
-    implied = from_suffix(output)
-    if implied not in (None, OutputFormat.TABLE, OutputFormat.MARKDOWN, OutputFormat.JSON):
-        raise UsageError(
-            f"diff cannot write -o {output} (.{implied.value})",
-            hint="name a .md, .json or .txt (the table) file",
-        )
-    return choose(OutputFormat(fmt) if fmt is not None else None, output)
 
 
 @app.command("plot", cls=ReadableHelp)
@@ -168,7 +156,7 @@ def diff_command(
 ) -> None:
     """Compare two runs kernel by kernel: time, FLOP/s, bytes, intensity, verdict."""
     # all checked and rendered before the first output is written, as `emit` does; the gate last
-    fmt = diff_format(format, output)
+    fmt = format_of("diff", format, output, (OutputFormat.TABLE, OutputFormat.MARKDOWN, OutputFormat.JSON))
     threshold_pct = parse_pct(threshold, "--threshold")
     gate_pct = (
         parse_pct(fail_on_regression, "--fail-on-regression") if fail_on_regression is not None else None

@@ -78,16 +78,14 @@ def row_cells(k: KernelDiff) -> list[str]:
 
 
 def pair_order(statuses: Sequence[str], base_s: np.ndarray, head_s: np.ndarray) -> np.ndarray:
-    """The tables' order of pairs (their status, their durations; NaN: none), stable:
-    regressions (worst first), improvements (best first), new, removed, the rest by time (the
-    head's, else the base's)."""
+    """The tables' order of pairs (stable): regressions (worst first), improvements (best first),
+    new, removed, the rest by time (the head's, else the base's; NaN: none)."""
     rank = np.array([_RANK_OF[s] for s in statuses], dtype=np.int64)
     by_change = np.isin(rank, (0, 1)) & np.isfinite(base_s) & np.isfinite(head_s) & (base_s != 0)
     with np.errstate(all="ignore"):
         change_pct = 100.0 * (head_s - base_s) / base_s
     base, head = (np.where(np.isfinite(v), v, 0.0) for v in (base_s, head_s))
-    time_s = np.where(head != 0, head, base)
-    return np.lexsort((np.where(by_change, -np.abs(change_pct), -time_s), rank))
+    return np.lexsort((np.where(by_change, -np.abs(change_pct), -np.where(head != 0, head, base)), rank))
 
 
 def headline(result: Diff) -> str:

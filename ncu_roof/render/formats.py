@@ -18,6 +18,8 @@ from ncu_roof.errors import UsageError
 from ncu_roof.render.console import PIPE_WIDTH
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.render.output import Document
     from ncu_roof.render.plot_panel import Arrow
@@ -100,6 +102,23 @@ def choose(fmt: OutputFormat | None, output: str | None, output_option: str = "-
             hint=f"drop --format, or name the file …{FORMATS[fmt].suffixes[0]}",
         )
     return fmt or implied or OutputFormat.TABLE
+
+
+def format_of(
+    command: str, fmt: str | None, output: str | None, writes: Sequence[OutputFormat]
+) -> OutputFormat:
+    """`--format` (one of the formats `command` `writes`), else what the -o suffix says (`choose`);
+    a format or suffix it cannot write is a usage error that names what it can."""
+    names = [f.value for f in writes]
+    if fmt is not None and fmt not in names:
+        raise UsageError(f"unknown format {fmt!r}", hint=f"use --format {' or --format '.join(names)}")
+    if (implied := from_suffix(output)) is not None and implied not in writes:
+        *most, last = (FORMATS[f].suffixes[0] for f in writes)
+        raise UsageError(
+            f"{command} cannot write -o {output} (a {implied.value} file name)",
+            hint=f"name a {', '.join(most)} or {last} file ({', '.join(names)})",
+        )
+    return choose(OutputFormat(fmt) if fmt is not None else None, output)
 
 
 def image_format(path: str, option: str) -> OutputFormat:
