@@ -16,7 +16,7 @@ import conftest
 import numpy as np
 import pytest
 from conftest import CliResult
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ncu_roof.analysis.core import Analysis
@@ -673,6 +673,7 @@ _DURATIONS = st.one_of(
 
 
 @given(st.lists(st.tuples(st.sampled_from(list(Status)), _DURATIONS, _DURATIONS), max_size=40))
+@example([(Status.REGRESSED, 0.0, 1e-6), (Status.REGRESSED, 1e-6, 2e-6)])  # no change from a zero base
 def test_the_tables_order_is_the_rule_as_a_sort_key(
     pairs: list[tuple[Status, float | None, float | None]],
 ) -> None:

@@ -527,22 +527,22 @@ def test_an_unknown_or_txt_suffix_is_the_table(tmp_path: Path) -> None:
         (
             ["--format", "json"],
             "p2.md",
-            "predict cannot write -o {out} (a markdown file name)",
+            "predict cannot write -o {out} (its suffix says markdown)",
             "name a .txt or .json file (table, json)",
         ),
         (
             [],
             "p.html",
-            "predict cannot write -o {out} (a html file name)",
+            "predict cannot write -o {out} (its suffix says html)",
             "name a .txt or .json file (table, json)",
         ),
         (
             ["--format", "table"],
             "p.json",
-            "--format table contradicts -o {out} (a .json name)",
+            "--format table contradicts -o {out} (its suffix says json)",
             "drop --format, or name the file ….txt",
         ),
-        (["--format", "csv"], "p.csv", "unknown format 'csv'", "use --format table or --format json"),
+        (["--format", "csv"], "p.csv", "predict does not write 'csv'", "use --format table or json"),
     ],
 )
 def test_a_format_the_suffix_contradicts_is_refused(

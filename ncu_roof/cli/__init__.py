@@ -5,6 +5,7 @@ and printed as `error:` / `hint:` with its exit code."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import importlib
@@ -145,7 +146,6 @@ def folded(message: str) -> str:
 def fail(message: str, hint: str, code: int) -> NoReturn:
     """The end of every failed run: one `error:` line, one `hint:` line (if any), the exit code."""
     sys.stderr.write(f"error: {one_line(message)}\n" + (f"hint: {one_line(hint)}\n" if hint else ""))
-    sys.stderr.flush()
     sys.exit(int(code))
 
 
@@ -164,10 +164,9 @@ def hoist_verbosity(args: list[str]) -> list[str]:
 def console() -> None:
     """The `ncu-roof` console script (and `python -m ncu_roof`): `main` in a process of its own (numpy's
     OpenBLAS at one thread, `ncu_report` before numpy: each function says why). As in mypy, the cyclic
-    garbage collector runs rarely (every full pass walks each object alive: ~2.5 s of CPU for the PNG
-    of a 100,000-launch trace), and the process ends without freeing its objects (`util.hard_exit`:
-    0.06-0.1 s): once `main` exits, with every output written and every child waited for, stdout and
-    stderr are flushed, then `os._exit` (a failed flush, a profiler or a tracer: the usual exit)."""
+    collector runs rarely (a full pass walks every object: ~2.5 s of CPU for the 100k trace's PNG) and
+    the process ends without freeing its objects (`util.hard_exit`, 0.06-0.1 s): after `main`, the
+    atexit handlers, stdout and stderr flushed, `os._exit` (a failed flush, a profiler: the usual exit)."""
     one_blas_thread()
     report_reader_first(sys.argv[1:])
     gc.set_threshold(GC_FIRST_THRESHOLD_OBJECTS, *gc.get_threshold()[1:])
@@ -176,6 +175,7 @@ def console() -> None:
     except SystemExit as done:
         if isinstance(done.code, int) and sys.getprofile() is None and sys.gettrace() is None:
             with contextlib.suppress(OSError, ValueError):
+                atexit._run_exitfuncs()  # what dependencies clean up at exit (matplotlib's temp folder)
                 for stream in filter(None, (sys.stdout, sys.stderr)):  # (None: started closed)
                     stream.flush()
                 os._exit(done.code)

@@ -98,7 +98,7 @@ def choose(fmt: OutputFormat | None, output: str | None, output_option: str = "-
     implied = from_suffix(output)
     if fmt is not None and implied is not None and implied is not fmt and implied is not OutputFormat.TABLE:
         raise UsageError(
-            f"--format {fmt.value} contradicts {output_option} {output} (a .{implied.value} name)",
+            f"--format {fmt.value} contradicts {output_option} {output} (its suffix says {implied.value})",
             hint=f"drop --format, or name the file …{FORMATS[fmt].suffixes[0]}",
         )
     return fmt or implied or OutputFormat.TABLE
@@ -111,12 +111,12 @@ def format_of(
     a format or suffix it cannot write is a usage error that names what it can."""
     names = [f.value for f in writes]
     if fmt is not None and fmt not in names:
-        raise UsageError(f"unknown format {fmt!r}", hint=f"use --format {' or --format '.join(names)}")
+        raise UsageError(f"{command} does not write {fmt!r}", hint=f"use --format {' or '.join(names)}")
     if (implied := from_suffix(output)) is not None and implied not in writes:
         *most, last = (FORMATS[f].suffixes[0] for f in writes)
         raise UsageError(
-            f"{command} cannot write -o {output} (a {implied.value} file name)",
-            hint=f"name a {', '.join(most)} or {last} file ({', '.join(names)})",
+            f"{command} cannot write -o {output} (its suffix says {implied.value})",
+            hint=f"name a {' or '.join(filter(None, [', '.join(most), last]))} file ({', '.join(names)})",
         )
     return choose(OutputFormat(fmt) if fmt is not None else None, output)
 
