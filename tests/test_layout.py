@@ -3,13 +3,16 @@ roof, could save) always, names that never read alike, notes whose numbers vary 
 
 from __future__ import annotations
 
+from os.path import commonprefix
 from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from ncu_roof.base.text import distinct_names
+from ncu_roof.base.text import _first_differences, distinct_names, one_line
 
 INIT = "void InitializeMatrix_kernel<{}, (bool)1>(T1 *, int, int, int)"
 CUTLASS = "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
@@ -144,3 +147,15 @@ def test_below_the_answers_width_the_table_grows_rather_than_cut_a_number(
     assert "compute-bound" in [r[header.index("verdict")] for r in rows]  # whole, on its own line
     prose = [line for line in text.splitlines() if "│" not in line and "┃" not in line and "━" not in line]
     assert max(cell_len(line) for line in prose) <= 60  # the sentences still wrap at 60
+
+
+@given(st.lists(st.text(alphabet="ab<>\n\x1b", max_size=6), min_size=2, max_size=12, unique=True))
+def test_where_a_name_first_differs_is_its_longest_common_prefix_with_any_other(group: list[str]) -> None:
+    """Found from its neighbours in sorted order, as every pair of the group would say (names that
+    read alike once control characters are shown as `?` share their whole text)."""
+    brute = {
+        name: max(len(commonprefix([one_line(name), one_line(o)])) for o in group if o != name)  # noqa: RUF071
+        for name in group
+    }
+    assert _first_differences(group) == brute
+    assert list(_first_differences(group)) == group  # in the group's order

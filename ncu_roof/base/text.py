@@ -53,10 +53,10 @@ def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[st
         if by_args is not None:
             labels.update(zip(group, by_args, strict=True))
             continue
-        for name in group:
+        for name, at in _first_differences(group).items():
             tag = f" [K{len(keys) + 1}]"
             labels[name] = shorten(name, max(8, width - len(tag))) + tag
-            keys.append(f"[K{len(keys) + 1}] {_difference(name, group)}")
+            keys.append(f"[K{len(keys) + 1}] {_difference(name, at)}")
     return [labels.get(n, text) for n, text in zip(names, short, strict=True)], keys
 
 
@@ -94,11 +94,18 @@ def _template_parts(name: str) -> tuple[str, list[str]] | None:
     return None
 
 
-def _difference(name: str, group: Sequence[str], context: int = 40) -> str:
-    """Where `name` first differs from the others of `group`: the text around that character."""
+def _first_differences(group: Sequence[str]) -> dict[str, int]:
+    """Where each name first differs from the others of `group`, in the group's order: after its
+    longest common prefix with any other, which is one with a neighbour in sorted order."""
+    texts = sorted((one_line(n), n) for n in group)
+    near = [[t for t, _ in (texts[i - 1 : i] + texts[i + 1 : i + 2])] for i in range(len(texts))]
+    at = {n: max(len(commonprefix([t, o])) for o in near[i]) for i, (t, n) in enumerate(texts)}  # noqa: RUF071
+    return {name: at[name] for name in group}
+
+
+def _difference(name: str, at: int, context: int = 40) -> str:
+    """The text of `name` around the character `at` (where it first differs from the others)."""
     text = one_line(name)
-    others = [one_line(n) for n in group if n != name]
-    at = max(len(commonprefix([text, other])) for other in others)  # noqa: RUF071 (characters, as meant)
     start = max(0, at - context // 2)
     end = start + context
     window = ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")

@@ -9,14 +9,7 @@ import typer
 from ncu_roof import pipeline
 from ncu_roof.base.vocabulary import MatchBy, TrafficDefinition
 from ncu_roof.cli import ReadableHelp, app
-from ncu_roof.cli.analyze import (
-    AnalyzeOptions,
-    check_options,
-    checked,
-    diag,
-    picture_options,
-    write_outputs,
-)
+from ncu_roof.cli.analyze import AnalyzeOptions, check_options, checked, diag, picture_options, write_outputs
 from ncu_roof.cli.options import (
     Dpi,
     GpuKey,
