@@ -127,7 +127,16 @@ def test_a_flush_that_fails_leaves_the_exit_to_the_interpreter() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=20)
     assert done.returncode == 120  # the interpreter's own code for a last flush that failed
     assert done.stderr.startswith("atexit ran") and "No space left on device" in done.stderr
-    assert done.stderr.endswith(", freed")  # the interpreter's exit: its objects freed
+    assert done.stderr.count("atexit ran") == 1 and done.stderr.endswith(", freed")  # the usual exit
+
+
+def test_a_library_thread_still_running_gets_the_usual_exit_which_waits_for_it() -> None:
+    late = (
+        "import threading, time\nthreading.Thread(target=lambda: (time.sleep(0.2), print('late'))).start()\n"
+    )
+    probe = _BUFFERED_THEN_EXIT.replace("cli.console()", late + "cli.console()")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=20)
+    assert (done.returncode, done.stdout.endswith("late\n"), done.stderr) == (3, True, "atexit ran, freed")
 
 
 def test_a_short_flag_means_one_thing_in_every_command() -> None:

@@ -77,7 +77,7 @@ def test_sources_are_listed_under_the_table() -> None:
 
 def test_unknown_format_is_a_usage_error() -> None:
     result = run_cli("gpus", "--format", "xml")
-    assert result.returncode == 2 and "gpus does not write" in result.stderr.splitlines()[0]
+    assert result.returncode == 2 and "gpus has no --format" in result.stderr.splitlines()[0]
 
 
 def test_json_lists_per_clock_figures_and_device_names() -> None:

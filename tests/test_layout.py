@@ -149,7 +149,7 @@ def test_below_the_answers_width_the_table_grows_rather_than_cut_a_number(
     assert max(cell_len(line) for line in prose) <= 60  # the sentences still wrap at 60
 
 
-@given(st.lists(st.text(alphabet="ab<>\n\x1b", max_size=6), min_size=2, max_size=12, unique=True))
+@given(st.lists(st.text(alphabet="ab<>\n\x1b ?", max_size=6), min_size=2, max_size=12, unique=True))
 def test_where_a_name_first_differs_is_its_longest_common_prefix_with_any_other(group: list[str]) -> None:
     """Found from its neighbours in sorted order, as every pair of the group would say (names that
     read alike once control characters are shown as `?` share their whole text)."""

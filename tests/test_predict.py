@@ -542,7 +542,7 @@ def test_an_unknown_or_txt_suffix_is_the_table(tmp_path: Path) -> None:
             "--format table contradicts -o {out} (its suffix says json)",
             "drop --format, or name the file ….txt",
         ),
-        (["--format", "csv"], "p.csv", "predict does not write 'csv'", "use --format table or json"),
+        (["--format", "csv"], "p.csv", "predict has no --format 'csv'", "use --format table or json"),
     ],
 )
 def test_a_format_the_suffix_contradicts_is_refused(

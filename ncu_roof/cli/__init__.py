@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import textwrap
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from enum import Enum
@@ -166,14 +167,16 @@ def console() -> None:
     OpenBLAS at one thread, `ncu_report` before numpy: each function says why). As in mypy, the cyclic
     collector runs rarely (a full pass walks every object: ~2.5 s of CPU for the 100k trace's PNG) and
     the process ends without freeing its objects (`util.hard_exit`, 0.06-0.1 s): after `main`, the
-    atexit handlers, stdout and stderr flushed, `os._exit` (a failed flush, a profiler: the usual exit)."""
+    atexit handlers, stdout and stderr flushed, `os._exit` (a failed flush, a profiler or tracer, or a
+    thread of a library's own still running: the usual exit, which waits for it)."""
     one_blas_thread()
     report_reader_first(sys.argv[1:])
     gc.set_threshold(GC_FIRST_THRESHOLD_OBJECTS, *gc.get_threshold()[1:])
     try:
         main()
     except SystemExit as done:
-        if isinstance(done.code, int) and sys.getprofile() is None and sys.gettrace() is None:
+        threads = [t for t in threading.enumerate() if not t.daemon and t is not threading.current_thread()]
+        if isinstance(done.code, int) and not threads and sys.getprofile() is None and sys.gettrace() is None:
             with contextlib.suppress(OSError, ValueError):
                 atexit._run_exitfuncs()  # what dependencies clean up at exit (matplotlib's temp folder)
                 for stream in filter(None, (sys.stdout, sys.stderr)):  # (None: started closed)

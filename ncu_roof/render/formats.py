@@ -111,7 +111,7 @@ def format_of(
     a format or suffix it cannot write is a usage error that names what it can."""
     names = [f.value for f in writes]
     if fmt is not None and fmt not in names:
-        raise UsageError(f"{command} does not write {fmt!r}", hint=f"use --format {' or '.join(names)}")
+        raise UsageError(f"{command} has no --format {fmt!r}", hint=f"use --format {' or '.join(names)}")
     if (implied := from_suffix(output)) is not None and implied not in writes:
         *most, last = (FORMATS[f].suffixes[0] for f in writes)
         raise UsageError(
