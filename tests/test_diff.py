@@ -674,6 +674,7 @@ _DURATIONS = st.one_of(
 
 @given(st.lists(st.tuples(st.sampled_from(list(Status)), _DURATIONS, _DURATIONS), max_size=40))
 @example([(Status.REGRESSED, 0.0, 1e-6), (Status.REGRESSED, 1e-6, 2e-6)])  # no change from a zero base
+@example([(Status.REGRESSED, 1e-308, 1.0), (Status.REGRESSED, 1e-6, 3e-6)])  # an infinite change: worst
 def test_the_tables_order_is_the_rule_as_a_sort_key(
     pairs: list[tuple[Status, float | None, float | None]],
 ) -> None:
@@ -696,6 +697,8 @@ def test_the_tables_order_is_the_rule_as_a_sort_key(
             return rank.index(status), -abs(change.delta_pct)
         return rank.index(status), -(change.head or change.base or 0.0)
 
-    base_s, head_s = (np.array([p[side] for p in pairs], dtype=float) for side in (1, 2))
-    order = pair_order([p[0] for p in pairs], base_s, head_s)
+    # each pair's durations as the pair frame holds them: base, head, and the change (null: none)
+    changes = [Change(finite_or_none(b), finite_or_none(h)).delta_pct for _, b, h in pairs]
+    duration_s = np.array([(b, h, c) for (_, b, h), c in zip(pairs, changes, strict=True)], dtype=float)
+    order = pair_order([p[0] for p in pairs], duration_s.reshape(-1, 3))
     assert order.tolist() == sorted(range(len(pairs)), key=key)

@@ -77,13 +77,13 @@ def row_cells(k: KernelDiff) -> list[str]:
     ]
 
 
-def pair_order(statuses: Sequence[str], base_s: np.ndarray, head_s: np.ndarray) -> np.ndarray:
-    """The tables' order of pairs (stable): regressions (worst first), improvements (best first),
-    new, removed, the rest by time (the head's, else the base's; NaN: none)."""
+def pair_order(statuses: Sequence[str], duration_s: np.ndarray) -> np.ndarray:
+    """The tables' order of pairs (stable) by their status and their durations (a row each: base,
+    head, `delta_pct`; NaN: none): regressions (worst first), improvements (best first), new, removed,
+    the rest by time (the head's, else the base's)."""
     rank = np.array([_RANK_OF[s] for s in statuses], dtype=np.int64)
-    by_change = np.isin(rank, (0, 1)) & np.isfinite(base_s) & np.isfinite(head_s) & (base_s != 0)
-    with np.errstate(all="ignore"):
-        change_pct = 100.0 * (head_s - base_s) / base_s
+    base_s, head_s, change_pct = duration_s.T
+    by_change = np.isin(rank, [_RANK_OF[Status.REGRESSED], _RANK_OF[Status.IMPROVED]]) & ~np.isnan(change_pct)
     base, head = (np.where(np.isfinite(v), v, 0.0) for v in (base_s, head_s))
     return np.lexsort((np.where(by_change, -np.abs(change_pct), -np.where(head != 0, head, base)), rank))
 
@@ -132,7 +132,8 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     from rich.table import Table
     from rich.text import Text
 
-    order = pair_order(result.pairs.get_column("status").to_list(), *sides(result.pairs, "duration_s"))
+    duration_s = result.pairs.get_column("duration_s").struct.unnest().select("base", "head", "delta_pct")
+    order = pair_order(result.pairs.get_column("status").to_list(), duration_s.to_numpy())
     kernels = list(FrameRows(result.pairs[order[:top] if top else order], kernel_diff))  # those shown only
     rows = [[one_line(c) for c in row_cells(k)] for k in kernels]  # the launch shape first
     # each column's widest cell, its header included (Kernel's at its shortened names, Verdict's a phrase)
@@ -270,10 +271,9 @@ def _ratio(top: np.ndarray, bottom: np.ndarray) -> Change:
 def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS) -> str:
     """A sticky-comment body: marker, verdict line, changed kernels, everything in <details>."""
     every = folded_rows(result)
-    base_s, head_s = (
-        np.array([getattr(r.kernel.duration_s, s) for r in every], dtype=float) for s in ("base", "head")
-    )
-    rows = [every[i] for i in pair_order([r.kernel.status for r in every], base_s, head_s)]  # None: NaN
+    times = [(c.base, c.head, c.delta_pct) for c in (r.kernel.duration_s for r in every)]
+    order = pair_order([r.kernel.status for r in every], np.array(times, dtype=float).reshape(-1, 3))
+    rows = [every[i] for i in order]  # (None: NaN)
     changed = [r for r in rows if r.kernel.status is not Status.UNCHANGED or r.slower][:TOP_ROWS]
     slower = result.count(Status.REGRESSED)  # launches, as the headline and the gate count
     many = plural(slower, "kernel") if slower or result.total_status is Status.REGRESSED else "no kernel"
