@@ -151,11 +151,24 @@ def test_below_the_answers_width_the_table_grows_rather_than_cut_a_number(
 
 @given(st.lists(st.text(alphabet="ab<>\n\x1b ?", max_size=6), min_size=2, max_size=12, unique=True))
 def test_where_a_name_first_differs_is_its_longest_common_prefix_with_any_other(group: list[str]) -> None:
-    """Found from its neighbours in sorted order, as every pair of the group would say (names that
-    read alike once control characters are shown as `?` share their whole text)."""
+    """Found from its neighbours in sorted order, as every pair of the group would say (in the
+    names themselves: two that read alike once control characters are shown as `?` still differ)."""
     brute = {
-        name: max(len(commonprefix([one_line(name), one_line(o)])) for o in group if o != name)  # noqa: RUF071
+        name: max(len(commonprefix([name, o])) for o in group if o != name)  # noqa: RUF071
         for name in group
     }
     assert _first_differences(group) == brute
     assert list(_first_differences(group)) == group  # in the group's order
+
+
+def test_names_that_differ_only_in_a_control_character_read_apart() -> None:
+    """`?` in the label, as everywhere a name is shown; escaped where the index line says how
+    the names differ (as `?` both lines would read the same)."""
+    names = [CUTLASS.format(64).replace("Epilogue", f"Epilogue{c}") for c in ("\x01", "\x02", "\u202e\n")]
+    labels, keys = distinct_names(names, 40)
+    assert labels == [f"cutlass::Kernel<…>(T1::Params) [K{i}]" for i in (1, 2, 3)]
+    assert [k.split(", whose name reads ")[1] for k in keys] == [
+        f"… (int)128>, Epilogue{shown}>>(T1::Params) at character 84"
+        for shown in ("\\x01", "\\x02", "\\u202e\\n")
+    ]
+    assert all(one_line(k) == k for k in keys)

@@ -13,7 +13,9 @@ from os.path import commonprefix
 
 # C0/C1 controls, zero-width characters, bidi overrides and isolates, line/paragraph separators:
 # anything that could hide, reorder or break the text around a kernel name
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+_CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff"
+_CONTROL = re.compile(f"[{_CONTROLS}]")
+_UNSEEN = re.compile(f"[\t\n{_CONTROLS}]")  # and the tabs and line breaks that `one_line` spaces
 
 
 def one_line(text: str) -> str:
@@ -97,18 +99,19 @@ def _template_parts(name: str) -> tuple[str, list[str]] | None:
 def _first_differences(group: Sequence[str]) -> dict[str, int]:
     """Where each name first differs from the others of `group`, in the group's order: after its
     longest common prefix with any other, which is one with a neighbour in sorted order."""
-    texts = sorted((one_line(n), n) for n in group)
-    near = [[t for t, _ in (texts[i - 1 : i] + texts[i + 1 : i + 2])] for i in range(len(texts))]
-    at = {n: max(len(commonprefix([t, o])) for o in near[i]) for i, (t, n) in enumerate(texts)}  # noqa: RUF071
+    names = sorted(group)
+    near = [names[i - 1 : i] + names[i + 1 : i + 2] for i in range(len(names))]
+    at = {n: max(len(commonprefix([n, o])) for o in near[i]) for i, n in enumerate(names)}  # noqa: RUF071
     return {name: at[name] for name in group}
 
 
 def _difference(name: str, at: int, context: int = 40) -> str:
-    """The text of `name` around the character `at` (where it first differs from the others)."""
-    text = one_line(name)
+    """The text of `name` around the character `at` (where it first differs from the others), its
+    control characters escaped (`\\x01`): names that differ only in one read apart."""
     start = max(0, at - context // 2)
     end = start + context
-    window = ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+    shown = _UNSEEN.sub(lambda m: ascii(m.group())[1:-1], name[start:end])
+    window = ("…" if start else "") + shown + ("…" if end < len(name) else "")
     return f"{shorten(name, 40)}, whose name reads {window} at character {at + 1}"
 
 
