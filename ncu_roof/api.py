@@ -143,12 +143,7 @@ def predict(
     from ncu_roof.analysis import prediction
 
     request = _request(gpu, roofs)  # their types checked (a TypeError naming each)
-    platform = pipeline.platform(
-        request.gpu,
-        request.roofs,
-        _assignments(peak),
-        _assignments(bandwidth),
-    )
+    platform = pipeline.platform(request.gpu, request.roofs, _assignments(peak), _assignments(bandwidth))
     return prediction.predict(
         platform,
         parse_quantity(flops, Dimension.FLOP) if flops is not None else None,

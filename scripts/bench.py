@@ -19,8 +19,8 @@ the units row skipped): what reading the file costs at the least; for the report
 `ncu_report` loop reading three metrics of every kernel. Wall time is the clock; CPU time is user
 + system of the process and every child it waited for (wait4's rusage), so a figure met by
 spending a second core shows as a CPU ratio above its wall ratio. Peak memory is the largest
-resident set (the process or a child), against the size of what it reads (a diff: its two
-inputs, each analyzed whole and held while the other is read): the inputs are made in processes
+resident set (the process or a child), against the size of what it reads (a diff: both its
+inputs, since the first's analysis is held while the second is read): the inputs are made in processes
 of their own, so that this one stays small (a child's ru_maxrss starts at its parent's).
 """
 
@@ -60,7 +60,7 @@ FLOOR = (
     "print(c.read_csv(sys.argv[1], c.ReadOptions(skip_rows_after_names=1, use_threads=True)).num_rows)"
 )
 NAIVE = "import sys, pandas; print(len(pandas.read_csv(sys.argv[1])))"
-MEMORY_LIMIT = 3.0  # peak resident memory ≤ 3× the input
+MEMORY_LIMIT = 3.0  # peak resident memory ≤ 3× the input (a diff: its two inputs together)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ roof, could save) always, names that never read alike, notes whose numbers vary 
 
 from __future__ import annotations
 
+import unicodedata
 from os.path import commonprefix
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from ncu_roof.base.text import _first_differences, distinct_names, one_line
+from ncu_roof.base.text import _difference, _splits, distinct_names, one_line
 
 INIT = "void InitializeMatrix_kernel<{}, (bool)1>(T1 *, int, int, int)"
 CUTLASS = "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
@@ -149,26 +150,54 @@ def test_below_the_answers_width_the_table_grows_rather_than_cut_a_number(
     assert max(cell_len(line) for line in prose) <= 60  # the sentences still wrap at 60
 
 
-@given(st.lists(st.text(alphabet="ab<>\n\x1b ?", max_size=6), min_size=2, max_size=12, unique=True))
-def test_where_a_name_first_differs_is_its_longest_common_prefix_with_any_other(group: list[str]) -> None:
-    """Found from its neighbours in sorted order, as every pair of the group would say (in the
-    names themselves: two that read alike once control characters are shown as `?` still differ)."""
-    brute = {
-        name: max(len(commonprefix([name, o])) for o in group if o != name)  # noqa: RUF071
-        for name in group
-    }
-    assert _first_differences(group) == brute
-    assert list(_first_differences(group)) == group  # in the group's order
+@given(st.lists(st.text(alphabet="ab<>\n\x1b ?\\", max_size=60), min_size=2, max_size=12, unique=True))
+def test_every_name_reads_apart_where_it_differs_from_each_other(group: list[str]) -> None:
+    """Its last split is its longest common prefix with any other; it differs from each other name
+    at one of its splits, which its line shows (in the names themselves: two that read alike once
+    control characters are shown as `?` still differ), so no two lines read alike."""
+    splits = _splits(group)
+    assert list(splits) == group  # in the group's order
+    for name in group:
+        assert splits[name][0] == max(len(commonprefix([name, o])) for o in group if o != name)  # noqa: RUF071
+        assert all(len(commonprefix([name, o])) in splits[name] for o in group if o != name)  # noqa: RUF071
+    assert len({_difference(name, splits[name]) for name in group}) == len(group)
+
+
+def test_names_alike_in_two_far_apart_places_read_apart_in_both() -> None:
+    """Each line shows every place where its name's kernels split (those close together in one
+    window): a line that showed only the last would read alike for A…1 and B…1."""
+    names = [f"void k<X{p}{'b' * 50}{q}>(int)" for p in "AB" for q in "12"]
+    _, keys = distinct_names(names, 12)
+    assert keys[0] == (
+        f"[K1] k<…>(int), whose name reads void k<XA{'b' * 31}… at character 9 and "
+        f"…{'b' * 20}1>(int) at character 60"
+    )
+    assert len(set(keys)) == 4
+    _, close = distinct_names([f"void k<X{p}bb{q}>(int)" for p in "AB" for q in "12"], 8)
+    assert close[0] == "[K1] k<…>(int), whose name reads void k<XAbb1>(int) at character 9"  # one window
 
 
 def test_names_that_differ_only_in_a_control_character_read_apart() -> None:
     """`?` in the label, as everywhere a name is shown; escaped where the index line says how
     the names differ (as `?` both lines would read the same)."""
-    names = [CUTLASS.format(64).replace("Epilogue", f"Epilogue{c}") for c in ("\x01", "\x02", "\u202e\n")]
+    marks = ("\x01", "\x02", "\u202e\n", "\\x01", "\u2060")  # a backslash is escaped too: `\\x01` is no \x01
+    names = [CUTLASS.format(64).replace("Epilogue", f"Epilogue{c}") for c in marks]
     labels, keys = distinct_names(names, 40)
-    assert labels == [f"cutlass::Kernel<…>(T1::Params) [K{i}]" for i in (1, 2, 3)]
+    assert labels == [f"cutlass::Kernel<…>(T1::Params) [K{i}]" for i in (1, 2, 3, 4, 5)]
     assert [k.split(", whose name reads ")[1] for k in keys] == [
         f"… (int)128>, Epilogue{shown}>>(T1::Params) at character 84"
-        for shown in ("\\x01", "\\x02", "\\u202e\\n")
+        for shown in ("\\x01", "\\x02", "\\u202e\\n", "\\\\x01", "\\u2060")
     ]
     assert all(one_line(k) == k for k in keys)
+
+
+def test_an_index_line_shows_where_the_names_differ_with_an_ellipsis_for_what_it_leaves_out() -> None:
+    _, keys = distinct_names([CUTLASS.format(64), CUTLASS.format(65)], 40)
+    assert keys[0].endswith("whose name reads …l::Gemm<Shape<(int)64, (int)128>, Epilog… at character 62")
+
+
+@given(st.text())
+def test_a_line_shows_no_control_format_or_separator_character(text: str) -> None:
+    """Of Unicode's Cc, Cf, Zl and Zp (what can hide, reorder or break the text around it)."""
+    assert not [c for c in one_line(text) if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")]
+    assert len(one_line(text)) == len(text)  # one character for one: `at character N` holds

@@ -27,12 +27,7 @@ from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.gpus.roofs import launch_count
 from ncu_roof.recipe import TENSOR_PATH_PREFIX, is_integer_path
 
-_RECIPE_KEYS = (
-    "duration_s",
-    *(f"flop_{p}" for p in PRECISIONS),
-    *(f"{t}_bytes" for t in TIERS),
-    "warp_inst",
-)
+_RECIPE_KEYS = ("duration_s", *(f"flop_{p}" for p in PRECISIONS), *(f"{t}_bytes" for t in TIERS), "warp_inst")
 NAN = float("nan")
 
 

@@ -157,9 +157,7 @@ def with_tensor_path(roofs: Roofs, precision: str | None, peaks: Peaks) -> Roofs
             )
         rate, source = compute[given], roofs.sources.get(given, roofs.source)
     return replace(
-        roofs,
-        compute_flop_per_s={**compute, precision: rate},
-        sources={**roofs.sources, precision: source},
+        roofs, compute_flop_per_s={**compute, precision: rate}, sources={**roofs.sources, precision: source}
     )
 
 
@@ -363,10 +361,7 @@ def _check_tiers(
 
 
 def predict_workload(
-    roofs: Roofs,
-    workload: Workload,
-    ops_peaks: Peaks | None = None,
-    tensor_peaks: Peaks | None = None,
+    roofs: Roofs, workload: Workload, ops_peaks: Peaks | None = None, tensor_peaks: Peaks | None = None
 ) -> Prediction:
     return predict(
         roofs,

@@ -11,11 +11,15 @@ from collections.abc import Sequence
 from itertools import pairwise
 from os.path import commonprefix
 
-# C0/C1 controls, zero-width characters, bidi overrides and isolates, line/paragraph separators:
-# anything that could hide, reorder or break the text around a kernel name
-_CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff"
+# Unicode's controls, format characters (zero-width, soft hyphen, bidi, tags) and line/paragraph
+# separators (Cc, Cf, Zl, Zp): anything that could hide, reorder or break the text around a name
+_CONTROLS = (
+    r"\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    r"\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    r"\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
 _CONTROL = re.compile(f"[{_CONTROLS}]")
-_UNSEEN = re.compile(f"[\t\n{_CONTROLS}]")  # and the tabs and line breaks that `one_line` spaces
+_UNSEEN = re.compile(f"[\\\\\t\n{_CONTROLS}]")  # and backslashes, tabs and line breaks
 
 
 def one_line(text: str) -> str:
@@ -42,7 +46,7 @@ def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[st
     Names that shorten alike show the template arguments in which they differ
     (`InitializeMatrix_kernel<__half, …>(…)` and `<float, …>`); where that does not tell them
     apart within `width` (a difference nested deeper, as in CUTLASS kernels), each gets an index,
-    `cutlass::Kernel<…>(…) [K1]`, and a line `[K1] … where the names first differ …`.
+    `cutlass::Kernel<…>(…) [K1]`, and a line `[K1] …` with its text where the names split.
     """
     short = [shorten(n, width) for n in names]
     alike: dict[str, dict[str, None]] = {}  # each shortened text's distinct names, in order
@@ -55,10 +59,10 @@ def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[st
         if by_args is not None:
             labels.update(zip(group, by_args, strict=True))
             continue
-        for name, at in _first_differences(group).items():
+        for name, splits in _splits(group).items():
             tag = f" [K{len(keys) + 1}]"
             labels[name] = shorten(name, max(8, width - len(tag))) + tag
-            keys.append(f"[K{len(keys) + 1}] {_difference(name, at)}")
+            keys.append(f"[K{len(keys) + 1}] {_difference(name, splits)}")
     return [labels.get(n, text) for n, text in zip(names, short, strict=True)], keys
 
 
@@ -96,23 +100,36 @@ def _template_parts(name: str) -> tuple[str, list[str]] | None:
     return None
 
 
-def _first_differences(group: Sequence[str]) -> dict[str, int]:
-    """Where each name first differs from the others of `group`, in the group's order: after its
-    longest common prefix with any other, which is one with a neighbour in sorted order."""
-    names = sorted(group)
-    near = [names[i - 1 : i] + names[i + 1 : i + 2] for i in range(len(names))]
-    at = {n: max(len(commonprefix([n, o])) for o in near[i]) for i, n in enumerate(names)}  # noqa: RUF071
-    return {name: at[name] for name in group}
+def _splits(group: Sequence[str]) -> dict[str, list[int]]:
+    """Per name, in the group's order, where the names still alike with it first differ, last first
+    (its longest common prefix with any other): it differs from each other name at one of them."""
+    splits: dict[str, list[int]] = {n: [] for n in group}
+    todo = [list(group)]
+    while todo:
+        alike = todo.pop()
+        at = len(commonprefix(alike))  # noqa: RUF071 (characters, not paths)
+        by_next: dict[str, list[str]] = {}
+        for name in alike:
+            splits[name].insert(0, at)
+            by_next.setdefault(name[at : at + 1], []).append(name)
+        todo += [names for names in by_next.values() if len(names) > 1]
+    return splits
 
 
-def _difference(name: str, at: int, context: int = 40) -> str:
-    """The text of `name` around the character `at` (where it first differs from the others), its
-    control characters escaped (`\\x01`): names that differ only in one read apart."""
-    start = max(0, at - context // 2)
-    end = start + context
-    shown = _UNSEEN.sub(lambda m: ascii(m.group())[1:-1], name[start:end])
-    window = ("…" if start else "") + shown + ("…" if end < len(name) else "")
-    return f"{shorten(name, 40)}, whose name reads {window} at character {at + 1}"
+def _difference(name: str, places: list[int], context: int = 40) -> str:
+    """The text of `name` around each character at `places` (one window for those close together),
+    control characters and backslashes escaped (`\\x01`, `\\\\`): names that differ in one read apart."""
+    windows: list[str] = []
+    stop = 0
+    for at in sorted(places):
+        if at < stop:  # in the window before
+            continue
+        start, stop = max(0, at - context // 2), max(0, at - context // 2) + context
+        shown = _UNSEEN.sub(lambda m: ascii(m.group())[1:-1], name[start:stop])
+        windows.append(
+            f"{'…' if start else ''}{shown}{'…' if stop < len(name) else ''} at character {at + 1}"
+        )
+    return f"{shorten(name, 40)}, whose name reads {' and '.join(windows)}"
 
 
 def _fold(text: str, open_: str, close: str, placeholder: str) -> str:

@@ -25,10 +25,7 @@ OutputFile = Annotated[str | None, typer.Option("--output", "-o", help="Write to
 
 
 @app.command("gpus")
-def gpus_command(
-    fmt: TextFormat = None,
-    output: OutputFile = None,
-) -> None:
+def gpus_command(fmt: TextFormat = None, output: OutputFile = None) -> None:
     """List the built-in GPUs: peaks, bandwidths, ridge points and sources."""
     chosen = format_of("gpus", fmt, output, WRITES)
     from ncu_roof.render import gpusout

@@ -26,10 +26,7 @@ if TYPE_CHECKING:  # the profiler and the metric recipe load only when `profile`
     from ncu_roof.profile.progress import KernelProgress, ProgressSink
 
 
-@app.command(
-    "profile",
-    context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
-)
+@app.command("profile", context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
 def profile_command(
     program: list[str] = typer.Argument(..., help="The program and its arguments."),
     output: str = typer.Option("report", "-o", "--output", help="Report name (its folder is created)."),

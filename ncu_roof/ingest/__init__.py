@@ -44,11 +44,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def read_input(
-    path: str,
-    number_style: NumberStyle | None = None,
-    skip_bad_rows: bool = False,
-) -> RunTable:
+def read_input(path: str, number_style: NumberStyle | None = None, skip_bad_rows: bool = False) -> RunTable:
     """Read one input; `number_style=None` detects the locale of a CSV per file; with
     `skip_bad_rows` damaged rows leave their kernels out (with a warning) instead of failing."""
     if path != STDIN and (report := _report(path)) is not None:

@@ -30,12 +30,7 @@ from ncu_roof.base.ncu import PROFILING
 from ncu_roof.base.units import NumberStyle, detect_number_style
 from ncu_roof.errors import BadInputError, naming_file
 from ncu_roof.ingest.csvblocks import MAX_DEVICE_INDEX, Damage
-from ncu_roof.ingest.csvdetails import (
-    LAUNCH_LABELS,
-    averages_note,
-    kernel_launches,
-    metric_for,
-)
+from ncu_roof.ingest.csvdetails import LAUNCH_LABELS, averages_note, kernel_launches, metric_for
 from ncu_roof.ingest.table import KINDS, InputFormat, RunTable
 
 _SECTION = re.compile(r"^(?=\s)(?P<indent> *)\s*Section: (?P<name>.+?)\s*$")

@@ -278,9 +278,8 @@ def _finish_raw(part: RawPart, style: NumberStyle) -> pl.DataFrame:
 
 
 def _text(table: pa.Table, column: str) -> pl.Series | None:
-    """A text column (null where null); ID and Device (checked by `_check_identity`: digits or empty)
-    as integers, null where empty (no `replace`: Polars' first one maps 11 MB more of its code
-    while the file's bytes are still held)."""
+    """A text column (null where null); ID and Device (`_check_identity`: digits or empty) as integers,
+    null where empty (not by `replace`, whose first use maps 11 MB of Polars while the file is held)."""
     import pyarrow.compute as pc
 
     if column not in table.column_names:

@@ -119,11 +119,7 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
     """Run ncu in its own process group; Ctrl-C and the timeout kill the group (no half report)."""
     started = time.monotonic()
     proc = subprocess.Popen(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=c_locale_env(),
-        start_new_session=True,
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=c_locale_env(), start_new_session=True
     )
     assert proc.stdout is not None
     stdout, reader = proc.stdout, _Reader(sink)
@@ -255,10 +251,7 @@ class ProfileResult:
 
 
 def run_profile(
-    tool: NcuTool,
-    options: ProfileOptions,
-    sink: ProgressSink,
-    log: Callable[[str], None] | None = None,
+    tool: NcuTool, options: ProfileOptions, sink: ProgressSink, log: Callable[[str], None] | None = None
 ) -> ProfileResult:
     """Resolve the program, run ncu in a private folder, publish the report or raise a diagnosis.
     The target is checked first (`prepare_target`); `log` is told the ncu command line (`--verbose`)."""

@@ -51,12 +51,7 @@ from ncu_roof.recipe.frame import (
     present_sum,
     sum_present,
 )
-from ncu_roof.recipe.tensor import (
-    IDLE_TENSOR_PIPE,
-    TENSOR_PATH_PREFIX,
-    is_integer_path,
-    tensor_work,
-)
+from ncu_roof.recipe.tensor import IDLE_TENSOR_PIPE, TENSOR_PATH_PREFIX, is_integer_path, tensor_work
 from ncu_roof.recipe.tiers import measured_era, nsight_era, pick_tier, shared_bank_conflicts, tier_candidates
 
 __all__ = ["PIPE_PREFIX", "TENSOR_PATH_PREFIX", "flop_weights", "is_integer_path", "normalize_columns"]
