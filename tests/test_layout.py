@@ -3,6 +3,7 @@ roof, could save) always, names that never read alike, notes whose numbers vary 
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from os.path import commonprefix
 from pathlib import Path
@@ -13,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from ncu_roof.base.text import _difference, _splits, distinct_names, one_line
+from ncu_roof.base.text import _told_apart, distinct_names, one_line
 
 INIT = "void InitializeMatrix_kernel<{}, (bool)1>(T1 *, int, int, int)"
 CUTLASS = "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
@@ -151,16 +152,18 @@ def test_below_the_answers_width_the_table_grows_rather_than_cut_a_number(
 
 
 @given(st.lists(st.text(alphabet="ab<>\n\x1b ?\\", max_size=60), min_size=2, max_size=12, unique=True))
-def test_every_name_reads_apart_where_it_differs_from_each_other(group: list[str]) -> None:
-    """Its last split is its longest common prefix with any other; it differs from each other name
-    at one of its splits, which its line shows (in the names themselves: two that read alike once
-    control characters are shown as `?` still differ), so no two lines read alike."""
-    splits = _splits(group)
-    assert list(splits) == group  # in the group's order
-    for name in group:
-        assert splits[name][0] == max(len(commonprefix([name, o])) for o in group if o != name)  # noqa: RUF071
-        assert all(len(commonprefix([name, o])) in splits[name] for o in group if o != name)  # noqa: RUF071
-    assert len({_difference(name, splits[name]) for name in group}) == len(group)
+def test_every_name_reads_apart_at_places_where_it_differs(group: list[str]) -> None:
+    """No two lines read alike (in the names themselves: two that read alike once control
+    characters are shown as `?` still differ), and each place a line names is where its name first
+    differs from another; the last such place always (its longest common prefix with any other)."""
+    lines = _told_apart(group)
+    assert list(lines) == group  # in the group's order
+    assert len(set(lines.values())) == len(group)
+    for name, line in lines.items():
+        firsts = {len(commonprefix([name, o])) for o in group if o != name}  # noqa: RUF071
+        places = [int(n) - 1 for n in re.findall(r"at character (\d+)", line)]
+        assert places and set(places) <= firsts
+        assert any(p <= max(firsts) < p + 40 for p in places)  # the last, or a window that holds it
 
 
 def test_names_alike_in_two_far_apart_places_read_apart_in_both() -> None:
@@ -170,11 +173,11 @@ def test_names_alike_in_two_far_apart_places_read_apart_in_both() -> None:
     _, keys = distinct_names(names, 12)
     assert keys[0] == (
         f"[K1] k<…>(int), whose name reads void k<XA{'b' * 31}… at character 9 and "
-        f"…{'b' * 20}1>(int) at character 60"
+        f"…{'b' * 19}1>(int) at character 60"
     )
     assert len(set(keys)) == 4
     _, close = distinct_names([f"void k<X{p}bb{q}>(int)" for p in "AB" for q in "12"], 8)
-    assert close[0] == "[K1] k<…>(int), whose name reads void k<XAbb1>(int) at character 9"  # one window
+    assert close[0] == "[K1] k<…>(int), whose name reads void k<XAbb1>(int) at character 12"  # one window
 
 
 def test_names_that_differ_only_in_a_control_character_read_apart() -> None:

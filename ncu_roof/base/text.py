@@ -7,7 +7,9 @@ shapes. Scaling to k/M/G happens only here, for display; the sinks' own escaping
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from os.path import commonprefix
 
@@ -59,10 +61,10 @@ def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[st
         if by_args is not None:
             labels.update(zip(group, by_args, strict=True))
             continue
-        for name, splits in _splits(group).items():
+        for name, line in _told_apart(group).items():
             tag = f" [K{len(keys) + 1}]"
             labels[name] = shorten(name, max(8, width - len(tag))) + tag
-            keys.append(f"[K{len(keys) + 1}] {_difference(name, splits)}")
+            keys.append(f"[K{len(keys) + 1}] {line}")
     return [labels.get(n, text) for n, text in zip(names, short, strict=True)], keys
 
 
@@ -100,35 +102,65 @@ def _template_parts(name: str) -> tuple[str, list[str]] | None:
     return None
 
 
-def _splits(group: Sequence[str]) -> dict[str, list[int]]:
-    """Per name, in the group's order, where the names still alike with it first differ, last first
-    (its longest common prefix with any other): it differs from each other name at one of them."""
-    splits: dict[str, list[int]] = {n: [] for n in group}
-    todo = [list(group)]
-    while todo:
-        alike = todo.pop()
-        at = len(commonprefix(alike))  # noqa: RUF071 (characters, not paths)
-        by_next: dict[str, list[str]] = {}
-        for name in alike:
-            splits[name].insert(0, at)
-            by_next.setdefault(name[at : at + 1], []).append(name)
-        todo += [names for names in by_next.values() if len(names) > 1]
-    return splits
+def _told_apart(group: Sequence[str]) -> dict[str, str]:
+    """Each name's text where it differs from the others (in the group's order): at its last split
+    (its longest common prefix with any other), then at the splits before, last first, while two
+    names read alike (at all its splits a name differs from every other). In sorted order a name's
+    splits are the running minima of its neighbours' common prefixes, leftwards and rightwards."""
+    names = sorted(group)
+    common = [len(commonprefix([a, b])) for a, b in pairwise(names)]  # noqa: RUF071
+    left, right = _smaller(common), _smaller(common[::-1])[::-1]  # the next split out, each way
+
+    def splits(i: int) -> Iterator[int]:
+        j, k = i - 1, i
+        while max(j, len(common) - 1 - k) >= 0:
+            top = max(common[j] if j >= 0 else -1, common[k] if k < len(common) else -1)
+            yield top
+            j = left[j] if j >= 0 and common[j] == top else j
+            k = len(common) - 1 - right[k] if k < len(common) and common[k] == top else k
+
+    more = [splits(i) for i in range(len(names))]
+    shown = [[next(it)] for it in more]
+    for _ in names:  # (each round shows one more split of each name that reads alike)
+        texts = [_difference(n, sorted(places)) for n, places in zip(names, shown, strict=True)]
+        times, grown = Counter(texts), False
+        for i, text in enumerate(texts):
+            if times[text] > 1 and (place := next(more[i], None)) is not None:
+                shown[i].append(place)
+                grown = True
+        if not grown:
+            break
+    by_name = dict(zip(names, texts, strict=True))
+    return {name: by_name[name] for name in group}
+
+
+def _smaller(values: list[int]) -> list[int]:
+    """For each value, the index of the nearest one before it that is smaller (-1: none)."""
+    out: list[int] = []
+    stack: list[int] = []
+    for index, value in enumerate(values):
+        while stack and values[stack[-1]] >= value:
+            stack.pop()
+        out.append(stack[-1] if stack else -1)
+        stack.append(index)
+    return out
 
 
 def _difference(name: str, places: list[int], context: int = 40) -> str:
-    """The text of `name` around each character at `places` (one window for those close together),
+    """The text of `name` around each character at `places` (ascending; those close together in one
+    window, windows never overlapping: a line is never longer than its name and its markers),
     control characters and backslashes escaped (`\\x01`, `\\\\`): names that differ in one read apart."""
     windows: list[str] = []
-    stop = 0
-    for at in sorted(places):
-        if at < stop:  # in the window before
-            continue
-        start, stop = max(0, at - context // 2), max(0, at - context // 2) + context
+    stop = i = 0
+    while i < len(places):
+        at = places[i]
+        start = max(stop, at - context // 2)
+        stop = start + context
         shown = _UNSEEN.sub(lambda m: ascii(m.group())[1:-1], name[start:stop])
         windows.append(
             f"{'…' if start else ''}{shown}{'…' if stop < len(name) else ''} at character {at + 1}"
         )
+        i = bisect_left(places, stop, i)
     return f"{shorten(name, 40)}, whose name reads {' and '.join(windows)}"
 
 
