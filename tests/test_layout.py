@@ -176,6 +176,11 @@ def test_names_alike_in_two_far_apart_places_read_apart_in_both() -> None:
         f"…{'b' * 19}1>(int) at character 60"
     )
     assert len(set(keys)) == 4
+    grid = [f"void k<{a}{'b' * 50}{b}{'c' * 50}{c}>(int)" for a in "AB" for b in "12" for c in "xy"]
+    _, keys = distinct_names(grid, 12)
+    assert len(set(keys)) == 8  # three far-apart places: a line shows all three where needed
+    assert keys[0].endswith(f"…{'c' * 20}x>(int) at character 110")
+    assert all(key.count(" at character ") == 3 for key in keys)
     _, close = distinct_names([f"void k<X{p}bb{q}>(int)" for p in "AB" for q in "12"], 8)
     assert close[0] == "[K1] k<…>(int), whose name reads void k<XAbb1>(int) at character 12"  # one window
 

@@ -7,9 +7,7 @@ shapes. Scaling to k/M/G happens only here, for display; the sinks' own escaping
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from itertools import pairwise
 from os.path import commonprefix
 
@@ -103,65 +101,51 @@ def _template_parts(name: str) -> tuple[str, list[str]] | None:
 
 
 def _told_apart(group: Sequence[str]) -> dict[str, str]:
-    """Each name's text where it differs from the others (in the group's order): at its last split
-    (its longest common prefix with any other), then at the splits before, last first, while two
-    names read alike (at all its splits a name differs from every other). In sorted order a name's
-    splits are the running minima of its neighbours' common prefixes, leftwards and rightwards."""
-    names = sorted(group)
-    common = [len(commonprefix([a, b])) for a, b in pairwise(names)]  # noqa: RUF071
-    left, right = _smaller(common), _smaller(common[::-1])[::-1]  # the next split out, each way
-
-    def splits(i: int) -> Iterator[int]:
-        j, k = i - 1, i
-        while max(j, len(common) - 1 - k) >= 0:
-            top = max(common[j] if j >= 0 else -1, common[k] if k < len(common) else -1)
-            yield top
-            j = left[j] if j >= 0 and common[j] == top else j
-            k = len(common) - 1 - right[k] if k < len(common) and common[k] == top else k
-
-    more = [splits(i) for i in range(len(names))]
-    shown = [[next(it)] for it in more]
-    for _ in names:  # (each round shows one more split of each name that reads alike)
-        texts = [_difference(n, sorted(places)) for n, places in zip(names, shown, strict=True)]
-        times, grown = Counter(texts), False
-        for i, text in enumerate(texts):
-            if times[text] > 1 and (place := next(more[i], None)) is not None:
-                shown[i].append(place)
-                grown = True
+    """Each name's text where it differs from the others (in the group's order): where it first
+    differs from the names most alike with it; where two such texts read alike, also where each
+    first differs from those it reads alike with, round by round until none do."""
+    places = {name: [at] for name, at in _first_differences(group).items()}
+    heads = {name: shorten(name, 40) for name in group}
+    texts = {name: _difference(name, places[name], heads[name]) for name in group}
+    for _ in group:  # (a round that shows no name a place more is the last)
+        holders: dict[str, list[str]] = {}
+        for name, text in texts.items():
+            holders.setdefault(text, []).append(name)
+        grown = False
+        for alike in (names for names in holders.values() if len(names) > 1):
+            for name, at in _first_differences(alike).items():
+                if at not in places[name]:
+                    places[name] = sorted([*places[name], at])
+                    texts[name] = _difference(name, places[name], heads[name])
+                    grown = True
         if not grown:
             break
-    by_name = dict(zip(names, texts, strict=True))
-    return {name: by_name[name] for name in group}
+    return texts
 
 
-def _smaller(values: list[int]) -> list[int]:
-    """For each value, the index of the nearest one before it that is smaller (-1: none)."""
-    out: list[int] = []
-    stack: list[int] = []
-    for index, value in enumerate(values):
-        while stack and values[stack[-1]] >= value:
-            stack.pop()
-        out.append(stack[-1] if stack else -1)
-        stack.append(index)
-    return out
+def _first_differences(group: Sequence[str]) -> dict[str, int]:
+    """Where each name first differs from the others of `group`, in the group's order: after its
+    longest common prefix with any other, which is one with a neighbour in sorted order."""
+    names = sorted(group)
+    near = [names[i - 1 : i] + names[i + 1 : i + 2] for i in range(len(names))]
+    at = {n: max(len(commonprefix([n, o])) for o in near[i]) for i, n in enumerate(names)}  # noqa: RUF071
+    return {name: at[name] for name in group}
 
 
-def _difference(name: str, places: list[int], context: int = 40) -> str:
-    """The text of `name` around each character at `places` (ascending; those close together in one
-    window, windows never overlapping: a line is never longer than its name and its markers),
-    control characters and backslashes escaped (`\\x01`, `\\\\`): names that differ in one read apart."""
+def _difference(name: str, places: list[int], head: str, context: int = 40) -> str:
+    """The text of `name` around each character at `places` (ascending; windows never overlap, so a
+    line is never longer than its name and its markers), control characters and backslashes escaped
+    (`\\x01`, `\\\\`): names that differ in one read apart."""
     windows: list[str] = []
-    stop = i = 0
-    while i < len(places):
-        at = places[i]
+    stop = 0
+    for at in places:
         start = max(stop, at - context // 2)
         stop = start + context
         shown = _UNSEEN.sub(lambda m: ascii(m.group())[1:-1], name[start:stop])
         windows.append(
             f"{'…' if start else ''}{shown}{'…' if stop < len(name) else ''} at character {at + 1}"
         )
-        i = bisect_left(places, stop, i)
-    return f"{shorten(name, 40)}, whose name reads {' and '.join(windows)}"
+    return f"{head}, whose name reads {' and '.join(windows)}"
 
 
 def _fold(text: str, open_: str, close: str, placeholder: str) -> str:
