@@ -57,12 +57,13 @@ def launch_count(launches: Mapping[str, np.ndarray]) -> int:
 
 def median(values: np.ndarray) -> float:
     """The median of a column's numbers, NaN where it has none (pandas' `median`, no warning):
-    the middle one, or the mean of the two middle ones, as `np.median` (which imports numpy.ma)."""
+    the middle one, or the mean of the two middle ones (halves summed: two near the float's limit
+    never overflow), as `np.median` (which imports numpy.ma)."""
     import numpy as np
 
     numbers = np.sort(np.asarray(values, dtype="float64"))  # NaN sorts last
     n = len(numbers) - int(np.isnan(numbers).sum())
-    return float(numbers[(n - 1) // 2 : n // 2 + 1].mean()) if n else math.nan
+    return float(numbers[(n - 1) // 2] / 2 + numbers[n // 2] / 2) if n else math.nan
 
 
 def first_label(values: np.ndarray) -> str | None:
