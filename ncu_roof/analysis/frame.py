@@ -81,14 +81,13 @@ def each_distinct(
 
 def enum_texts(values: np.ndarray, enum: type[Enum]) -> pl.Series:
     """An object array of one enum's members (or their values) as their values (None: null), a
-    pass per member; anything else is refused, never made null."""
+    lookup per row; anything else is refused, never made null."""
     members = list(enum)
-    codes = np.full(len(values), len(members), dtype=np.int64)  # the last: null
-    for i, member in enumerate(members):
-        codes[equals(values, member) | equals(values, member.value)] = i
-    stray = (codes == len(members)) & ~equals(values, None)
-    if stray.any():
-        raise ValueError(f"{values[stray][0]!r} is no {enum.__name__}")
+    code = {None: len(members)} | {k: i for i, m in enumerate(members) for k in (m, m.value)}
+    try:
+        codes = np.fromiter(map(code.__getitem__, values.tolist()), dtype=np.int64, count=len(values))
+    except KeyError as stray:
+        raise ValueError(f"{stray.args[0]!r} is no {enum.__name__}") from None
     return pl.Series([*(m.value for m in members), None], dtype=pl.String).gather(codes)
 
 

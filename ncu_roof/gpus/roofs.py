@@ -61,9 +61,12 @@ def median(values: np.ndarray) -> float:
     never overflow), as `np.median` (which imports numpy.ma)."""
     import numpy as np
 
-    numbers = np.sort(np.asarray(values, dtype="float64"))  # NaN sorts last
+    numbers = np.asarray(values, dtype="float64")
     n = len(numbers) - int(np.isnan(numbers).sum())
-    return float(numbers[(n - 1) // 2] / 2 + numbers[n // 2] / 2) if n else math.nan
+    if not n:
+        return math.nan
+    middle = np.partition(numbers, [(n - 1) // 2, n // 2])  # those two in place, NaN after them
+    return float(middle[(n - 1) // 2]) / 2 + float(middle[n // 2]) / 2  # (-inf, inf: NaN, no warning)
 
 
 def first_label(values: np.ndarray) -> str | None:
