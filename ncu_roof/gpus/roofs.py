@@ -57,8 +57,8 @@ def launch_count(launches: Mapping[str, np.ndarray]) -> int:
 
 def median(values: np.ndarray) -> float:
     """The median of a column's numbers, NaN where it has none (pandas' `median`, no warning):
-    the middle one, or the mean of the two middle ones (halves summed: two near the float's limit
-    never overflow), as `np.median` (which imports numpy.ma)."""
+    the middle one, or the mean of the two middle ones, as `np.median` (which imports numpy.ma),
+    but as halves summed, so that two near the float's limit never overflow to inf."""
     import numpy as np
 
     numbers = np.asarray(values, dtype="float64")
