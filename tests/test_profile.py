@@ -28,7 +28,7 @@ from ncu_roof.profile.progress import (
     build_argv,
     parse_progress,
 )
-from ncu_roof.profile.run import _Reader
+from ncu_roof.profile.run import _group_runs, _Reader
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = ROOT / "tests" / "fake_ncu" / "ncu"
@@ -506,6 +506,27 @@ def _gone(*processes: str) -> bool:
     while any(map(_alive, processes)) and time.monotonic() < deadline:
         time.sleep(0.1)
     return not any(map(_alive, processes))
+
+
+def test_a_group_left_with_zombies_runs_no_more() -> None:
+    """`kill(-group, 0)` counts a zombie, and an orphan's waits for init, which may reap it seconds
+    late (this machine's does) or never (a container without one): a Ctrl-C waited the whole grace."""
+    ended = subprocess.Popen(["/bin/sh", "-c", "exit 0"], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        stat = Path(f"/proc/{ended.pid}/stat")
+        while stat.read_text().rsplit(")", 1)[1].split()[0] != "Z" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.killpg(ended.pid, 0)  # the unreaped zombie is still in its group
+        assert not _group_runs(ended.pid)
+    finally:
+        ended.wait()
+    running = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        assert _group_runs(running.pid)
+    finally:
+        running.kill()
+        running.wait()
 
 
 def test_timeout_kills_the_whole_process_group_and_leaves_no_half_report(

@@ -99,18 +99,38 @@ class _Reader:
             self.sink.passthrough(text)
 
 
+def _group_runs(pgid: int) -> bool:
+    """Whether a process of group `pgid` still runs. A zombie has ended: an orphan's waits for init,
+    which may reap it seconds late (or never, in a container without one), so `kill(-pgid, 0)`,
+    which counts zombies, is only the answer where there is no /proc to look in."""
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
+        os.killpg(pgid, 0)  # ProcessLookupError: the group is gone
+        return True
+    with entries:
+        for entry in entries:
+            with contextlib.suppress(OSError, IndexError):  # gone meanwhile: not running
+                state, _, group = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[:3]
+                if group == str(pgid) and state not in ("Z", "X"):
+                    return True
+    return False
+
+
 def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
-    """SIGTERM the whole process group (ncu, the program, its children); SIGKILL what is left of it
-    after `grace_s`: each has that long to clean up, and none that ignores SIGTERM outlives ncu.
+    """SIGTERM the whole process group (ncu, the program, its children); SIGKILL what still runs of
+    it after `grace_s`: each has that long to clean up, and none that ignores SIGTERM outlives ncu.
     Every wait is bounded (it runs with Ctrl-C held)."""
     deadline = time.monotonic() + grace_s
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
         while time.monotonic() < deadline:
-            proc.poll()  # ncu reaped, else the group's own zombie keeps it alive
-            os.killpg(proc.pid, 0)  # ProcessLookupError: the group is gone
+            proc.poll()  # ncu reaped
+            if not _group_runs(proc.pid):
+                break
             time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=grace_s)
 
