@@ -223,6 +223,33 @@ def test_markdown_folds_the_launches_of_one_kernel(pair: tuple[str, str]) -> Non
     assert "<summary>All 3 kernels (4 launches)</summary>" in markdown  # HOSTILE ×2, gone, new
 
 
+CUTLASS = "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_kernels_whose_names_shorten_alike_read_apart_in_the_table_and_the_markdown(columns: int) -> None:
+    """Two CUTLASS kernels of one launch shape that differ only in a tile size: each table row
+    says which it is (`[K1]`, `[K2]`), and the lines under the table resolve the index."""
+    base: list[Row] = [(CUTLASS.format(n), "(8, 1, 1)", 1000, 1e6, 4e6) for n in (64, 128)]
+    head: list[Row] = [base[0], (CUTLASS.format(128), "(8, 1, 1)", 2000, 1e6, 4e6)]
+    result = diff(load(write("alike-base.csv", base)), load(write("alike-head.csv", head)))
+    table = render_diff_table(result, width=columns)
+    assert max(len(line) for line in table.splitlines()) <= columns
+    rows = [line.split("│")[1].strip() for line in table.splitlines() if line.startswith("│ cutlass")]
+    assert [r.startswith("cutlass::Ker") for r in rows] == [True, True]  # clipped to the column
+    assert [r[r.index("… [K") + 2 :] for r in rows] == ["[K1] 8×256", "[K2] 8×256"]  # K1: the slower
+    said = " ".join(line for line in table.splitlines() if not line.startswith(("│", "┃")))
+    assert re.search(r"\[K1\] cutlass::Kernel<…>\(T1::Params\), whose name .*\(int\)128>", said)
+    assert re.search(r"\[K2\] cutlass::Kernel<…>\(T1::Params\), whose name .*\(int\)64,", said)
+    markdown = render_diff_markdown(result)
+    changed = markdown.split("### Changed kernels")[1].split("<details>")[0]
+    assert "| `cutlass::Kernel<…>(T1::Params) [K1]` `8×256` |" in changed
+    keys = [line for line in changed.splitlines() if line.startswith("`[K")]
+    assert len(keys) == 2 and "(int)128>" in keys[0] and "(int)64," in keys[1]
+    every = markdown.split("<details>")[1]
+    assert "`cutlass::Kernel<…>(T1::Params) [K2]` `8×256`" in every
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None) -> CliResult:
     """`ncu-roof ARGS…` in this process, through `main` (exit codes as the console script's)."""
     return conftest.run_cli(*args, cwd=ROOT, env=env)

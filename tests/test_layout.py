@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from ncu_roof.base.text import _told_apart, distinct_names, one_line
+from ncu_roof.base.text import _told_apart, distinct_labels, distinct_names, one_line, shorten
 
 INIT = "void InitializeMatrix_kernel<{}, (bool)1>(T1 *, int, int, int)"
 CUTLASS = "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
@@ -183,6 +183,33 @@ def test_names_alike_in_two_far_apart_places_read_apart_in_both() -> None:
     assert all(key.count(" at character ") == 3 for key in keys)
     _, close = distinct_names([f"void k<X{p}bb{q}>(int)" for p in "AB" for q in "12"], 8)
     assert close[0] == "[K1] k<…>(int), whose name reads void k<XAbb1>(int) at character 12"  # one window
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([CUTLASS.format(n) for n in (1, 2, 64)] + ["k<int>(float)"]), st.integers(20, 60)
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_rows_of_their_own_widths_read_apart_and_the_rest_as_before(rows: list[tuple[str, int]]) -> None:
+    """`distinct_labels` (a diff's rows: a name beside its launch shape): rows of different names
+    never read alike; a name whose rows `shorten` apart from every other name's reads as `shorten`
+    has it (as before), one that does not reads the same in each of its rows; each index has its line."""
+    names, widths = [n for n, _ in rows], [w for _, w in rows]
+    labels, keys = distinct_labels(names, widths)
+    short = [shorten(n, w) for n, w in rows]
+    pairs = [(i, j) for i in range(len(rows)) for j in range(len(rows)) if names[i] != names[j]]
+    assert all(labels[i] != labels[j] for i, j in pairs)
+    assert all(len(label) <= width for label, width in zip(labels, widths, strict=True))
+    clash = {names[i] for i, j in pairs if short[i] == short[j]}
+    assert [lb for lb, n in zip(labels, names, strict=True) if n not in clash] == [
+        text for text, n in zip(short, names, strict=True) if n not in clash
+    ]
+    assert len({lb for lb, n in zip(labels, names, strict=True) if n in clash}) == len(clash)  # one each
+    assert len(keys) == len({lb for lb in labels if "[K" in lb})
 
 
 def test_names_that_differ_only_in_a_control_character_read_apart() -> None:

@@ -66,6 +66,23 @@ def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[st
     return [labels.get(n, text) for n, text in zip(names, short, strict=True)], keys
 
 
+def distinct_labels(names: Sequence[str], widths: Sequence[int]) -> tuple[list[str], list[str]]:
+    """`distinct_names` for rows of widths of their own (a name beside a launch shape): each name
+    shortened to its row's width; names that read alike there told apart at the narrowest width
+    of their rows (alike at a width, alike at any narrower), with the `[K1] …` lines."""
+    short = [shorten(n, w) for n, w in zip(names, widths, strict=True)]
+    alike: dict[str, set[str]] = {}
+    for name, text in zip(names, short, strict=True):
+        alike.setdefault(text, set()).add(name)
+    clash = {name for group in alike.values() if len(group) > 1 for name in group}
+    if not clash:
+        return short, []
+    told = list(dict.fromkeys(n for n in names if n in clash))
+    labels, keys = distinct_names(told, min(w for n, w in zip(names, widths, strict=True) if n in clash))
+    label = dict(zip(told, labels, strict=True))
+    return [label.get(n, text) for n, text in zip(names, short, strict=True)], keys
+
+
 def _by_arguments(group: Sequence[str], width: int) -> list[str] | None:
     """The names with only their differing top-level template arguments shown (each folded), or
     None when that leaves two alike or one wider than `width`."""

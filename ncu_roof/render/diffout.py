@@ -19,7 +19,7 @@ import numpy as np
 
 from ncu_roof.analysis.frame import FrameRows
 from ncu_roof.analysis.model import finite_or_none, known_sum, nan_to_none
-from ncu_roof.base.text import launch_shape, one_line, plural, shorten, si
+from ncu_roof.base.text import distinct_labels, distinct_names, launch_shape, one_line, plural, si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff, kernel_pairs
 from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, kernel_diff, sides
@@ -142,8 +142,10 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     natural["Verdict"] = max(
         [cell_len("Verdict"), *(cell_len(p) for r in rows for p in _VERDICT_BREAKS.split(r[_VERDICT]))]
     )
-    names = [cell_len(f"{shorten(k.name, KERNEL_MAX)} {r[0]}") for k, r in zip(kernels, rows, strict=True)]
-    natural["Kernel"] = max([cell_len("Kernel"), *names])
+    widest = distinct_labels([k.name for k in kernels], [KERNEL_MAX] * len(kernels))[0]
+    natural["Kernel"] = max(
+        [cell_len("Kernel"), *(cell_len(f"{n} {r[0]}") for n, r in zip(widest, rows, strict=True))]
+    )
     kernel_min, shown = max(KERNEL_MIN, NAME_MIN + 1 + shapes), list(HEADERS)
 
     def room() -> int:  # rich: a border and a space each side
@@ -157,16 +159,18 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
         widths["Verdict"] += max(0, min(whole - widths["Verdict"], room() - widths["Kernel"]))
     table = Table(title=one_line(headline(result)), title_justify="left")
     sized(table, ((h, justify, widths[h]) for h, justify, _ in _TABLE_COLUMNS if h in widths))
-    for k, cells in zip(kernels, rows, strict=True):
+    room_for_name = [max(1, widths["Kernel"] - 1 - cell_len(cells[0])) for cells in rows]
+    names, keys = distinct_labels([k.name for k in kernels], room_for_name)
+    for k, name, cells in zip(kernels, names, rows, strict=True):
         style = _STATUS[k.status][2] if color else ""
-        cells[0] = f"{shorten(k.name, max(1, widths['Kernel'] - 1 - cell_len(cells[0])))} {cells[0]}"
+        cells[0] = f"{name} {cells[0]}"
         if cell_len(cells[_VERDICT]) > widths.get("Verdict", 0):  # one phrase a line
             cells[_VERDICT] = _VERDICT_BREAKS.sub("\n", cells[_VERDICT])
         marked = zip(HEADERS, cells, strict=True)
         table.add_row(
             *(Text(t, style=style if h in ("Δ time", "Status") else "") for h, t in marked if h in widths)
         )
-    parts: list[Table | Text] = [table]
+    parts: list[Table | Text] = [table, *(Text(one_line(key)) for key in keys)]
     if len(kernels) < len(order):
         more = f"{plural(len(order) - len(kernels), 'more launch')} not shown"
         parts.append(Text(f"{more}: --top 0 shows all, --format json has every launch", style="dim"))
@@ -286,13 +290,17 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
         parts += ["", "> [!NOTE]", f"> {code_span(note)}"]
     parts += ["", "### Changed kernels", ""]
     table = md_row(HEADERS) + "\n|" + "---|" * len(HEADERS)  # the header both tables start with
-    listed = "".join("\n" + _md_row(r) for r in changed)
+    names = list(dict.fromkeys(r.kernel.name for r in rows))
+    labels, keys = distinct_names(names, KERNEL_MAX)  # both tables' (`[K1] …`: under the first)
+    label = dict(zip(names, labels, strict=True))
+    listed = "".join("\n" + _md_row(r, label[r.kernel.name]) for r in changed)
     parts.append(table + listed if changed else "No kernel changed beyond the threshold.")
+    parts += ["", "  \n".join(code_span(key) for key in keys)] if keys else []
     head = "\n".join(parts) + "\n"
     budget = limit_chars - len(head) - 200
     details, left_out = table, 0  # the rows that fit in the budget, the rest left out
     for i, r in enumerate(rows):
-        line = "\n" + _md_row(r)
+        line = "\n" + _md_row(r, label[r.kernel.name])
         if len(details) + len(line) > budget:
             left_out = len(rows) - i
             break
@@ -308,14 +316,14 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
     return head + "\n".join(tail) + "\n"
 
 
-def _md_row(row: FoldedRow) -> str:
-    """The terminal table's cells (`row_cells`), the launch shape joined to the kernel's
-    cell with its launches (` ×3`, ` ×3 → 2` when the count changed, nothing for one), and the
-    status of the summed time in place of the pair's, with the launches that got slower on their
-    own if not all."""
+def _md_row(row: FoldedRow, name: str) -> str:
+    """The terminal table's cells (`row_cells`), the launch shape joined to the kernel's cell
+    (`name`, as the report shows it) with its launches (` ×3`, ` ×3 → 2` when the count changed,
+    nothing for one), and the status of the summed time in place of the pair's, with the launches
+    that got slower on their own if not all."""
     k, base, head = row.kernel, row.base_launches, row.head_launches
     count = f" ×{base} → {head}" if base and head and base != head else times(max(base, head))
-    name = f"{code_span(shorten(k.name, KERNEL_MAX))} {code_span(launch_shape(k.grid, k.block))}{count}"
+    name = f"{code_span(name)} {code_span(launch_shape(k.grid, k.block))}{count}"
     status = STATUS_MARK[k.status]
     if row.slower and k.status is not Status.REGRESSED:
         status += f" ({row.slower} of {plural(max(base, head), 'launch')} slower)"
