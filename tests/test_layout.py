@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from ncu_roof.base.text import _told_apart, distinct_labels, distinct_names, one_line, shorten
+from ncu_roof.base.text import _told_apart, distinct_names, one_line, shorten
 
 INIT = "void InitializeMatrix_kernel<{}, (bool)1>(T1 *, int, int, int)"
 CUTLASS = "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
@@ -195,11 +195,11 @@ def test_names_alike_in_two_far_apart_places_read_apart_in_both() -> None:
     )
 )
 def test_rows_of_their_own_widths_read_apart_and_the_rest_as_before(rows: list[tuple[str, int]]) -> None:
-    """`distinct_labels` (a diff's rows: a name beside its launch shape): rows of different names
+    """`distinct_names` (a diff's rows: a name beside its launch shape): rows of different names
     never read alike; a name whose rows `shorten` apart from every other name's reads as `shorten`
     has it (as before), one that does not reads the same in each of its rows; each index has its line."""
     names, widths = [n for n, _ in rows], [w for _, w in rows]
-    labels, keys = distinct_labels(names, widths)
+    labels, keys = distinct_names(names, widths)
     short = [shorten(n, w) for n, w in rows]
     pairs = [(i, j) for i in range(len(rows)) for j in range(len(rows)) if names[i] != names[j]]
     assert all(labels[i] != labels[j] for i, j in pairs)

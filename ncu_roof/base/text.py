@@ -39,48 +39,40 @@ def shorten(name: str, width: int = 60) -> str:
     return text[: width - 1].rstrip("…<(") + "…"  # never `name<……`: one ellipsis marks the cut
 
 
-def distinct_names(names: Sequence[str], width: int) -> tuple[list[str], list[str]]:
-    """Each name shortened (`shorten`) so that different names never read alike, and the lines
-    that resolve the index some get.
+def distinct_names(names: Sequence[str], width: int | Sequence[int]) -> tuple[list[str], list[str]]:
+    """Each name shortened (`shorten`) to `width`, or to its row's (rows of widths of their own: a
+    name beside a launch shape), so that different names never read alike, and the lines that
+    resolve the index some get.
 
     Names that shorten alike show the template arguments in which they differ
     (`InitializeMatrix_kernel<__half, …>(…)` and `<float, …>`); where that does not tell them
-    apart within `width` (a difference nested deeper, as in CUTLASS kernels), each gets an index,
-    `cutlass::Kernel<…>(…) [K1]`, and a line `[K1] …` with its text where the names split.
+    apart within the width (a difference nested deeper, as in CUTLASS kernels), each gets an index,
+    `cutlass::Kernel<…>(…) [K1]`, and a line `[K1] …` with its text where the names split. A name
+    told apart so reads the same in each of its rows (at the narrowest width of those alike).
     """
-    short = [shorten(n, width) for n in names]
+    widths = [width] * len(names) if isinstance(width, int) else width
+    short = [shorten(n, w) for n, w in zip(names, widths, strict=True)]
     alike: dict[str, dict[str, None]] = {}  # each shortened text's distinct names, in order
-    for name, text in zip(names, short, strict=True):
+    narrow: dict[str, int] = {}  # each name's narrowest row
+    for name, text, w in zip(names, short, widths, strict=True):
         alike.setdefault(text, {})[name] = None
+        narrow[name] = min(w, narrow.get(name, w))
     labels: dict[str, str] = {}
     keys: list[str] = []
-    for group in (list(g) for g in alike.values() if len(g) > 1):
-        by_args = _by_arguments(group, width)
-        if by_args is not None:
-            labels.update(zip(group, by_args, strict=True))
+    for group in alike.values():
+        told = [n for n in group if n not in labels]  # (a name alike in rows of two widths: once)
+        if len(told) < 2:
             continue
-        for name, line in _told_apart(group).items():
+        narrowest = min(narrow[n] for n in told)
+        by_args = _by_arguments(told, narrowest)
+        if by_args is not None:
+            labels.update(zip(told, by_args, strict=True))
+            continue
+        for name, line in _told_apart(told).items():
             tag = f" [K{len(keys) + 1}]"
-            labels[name] = shorten(name, max(8, width - len(tag))) + tag
+            labels[name] = shorten(name, max(8, narrowest - len(tag))) + tag
             keys.append(f"[K{len(keys) + 1}] {line}")
     return [labels.get(n, text) for n, text in zip(names, short, strict=True)], keys
-
-
-def distinct_labels(names: Sequence[str], widths: Sequence[int]) -> tuple[list[str], list[str]]:
-    """`distinct_names` for rows of widths of their own (a name beside a launch shape): each name
-    shortened to its row's width; names that read alike there told apart at the narrowest width
-    of their rows (alike at a width, alike at any narrower), with the `[K1] …` lines."""
-    short = [shorten(n, w) for n, w in zip(names, widths, strict=True)]
-    alike: dict[str, set[str]] = {}
-    for name, text in zip(names, short, strict=True):
-        alike.setdefault(text, set()).add(name)
-    clash = {name for group in alike.values() if len(group) > 1 for name in group}
-    if not clash:
-        return short, []
-    told = list(dict.fromkeys(n for n in names if n in clash))
-    labels, keys = distinct_names(told, min(w for n, w in zip(names, widths, strict=True) if n in clash))
-    label = dict(zip(told, labels, strict=True))
-    return [label.get(n, text) for n, text in zip(names, short, strict=True)], keys
 
 
 def _by_arguments(group: Sequence[str], width: int) -> list[str] | None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ncu_roof.analysis.frame import FrameRows
 from ncu_roof.analysis.model import finite_or_none, known_sum, nan_to_none
-from ncu_roof.base.text import distinct_labels, distinct_names, launch_shape, one_line, plural, si
+from ncu_roof.base.text import distinct_names, launch_shape, one_line, plural, si
 from ncu_roof.base.vocabulary import TIER_NAMES
 from ncu_roof.compare.comparison import Diff, kernel_pairs
 from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, kernel_diff, sides
@@ -142,7 +142,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     natural["Verdict"] = max(
         [cell_len("Verdict"), *(cell_len(p) for r in rows for p in _VERDICT_BREAKS.split(r[_VERDICT]))]
     )
-    widest = distinct_labels([k.name for k in kernels], [KERNEL_MAX] * len(kernels))[0]
+    widest = distinct_names([k.name for k in kernels], [KERNEL_MAX] * len(kernels))[0]
     natural["Kernel"] = max(
         [cell_len("Kernel"), *(cell_len(f"{n} {r[0]}") for n, r in zip(widest, rows, strict=True))]
     )
@@ -160,7 +160,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     table = Table(title=one_line(headline(result)), title_justify="left")
     sized(table, ((h, justify, widths[h]) for h, justify, _ in _TABLE_COLUMNS if h in widths))
     room_for_name = [max(1, widths["Kernel"] - 1 - cell_len(cells[0])) for cells in rows]
-    names, keys = distinct_labels([k.name for k in kernels], room_for_name)
+    names, keys = distinct_names([k.name for k in kernels], room_for_name)
     for k, name, cells in zip(kernels, names, rows, strict=True):
         style = _STATUS[k.status][2] if color else ""
         cells[0] = f"{name} {cells[0]}"
