@@ -84,9 +84,7 @@ def platform(
         )
     if gpu:
         return builtin_roofs(gpu_by_key(gpu))
-    if roofs_file:
-        return load_roofs_file(roofs_file)
-    return custom_roofs(peaks, bandwidths)
+    return load_roofs_file(roofs_file) if roofs_file else custom_roofs(peaks, bandwidths)
 
 
 def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log | None = None) -> Analysis:

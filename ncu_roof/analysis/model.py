@@ -320,9 +320,7 @@ def is_set(values: np.ndarray) -> np.ndarray:
 
 
 def bound_of(binding: str | None) -> Bound:
-    if binding is None:
-        return Bound.UNKNOWN
-    return Bound.COMPUTE if binding == COMPUTE else Bound.MEMORY
+    return Bound.UNKNOWN if binding is None else (Bound.COMPUTE if binding == COMPUTE else Bound.MEMORY)
 
 
 # Ding & Williams, "An Instruction Roofline Model for GPUs" (PMBS 2019): work = warp instructions,

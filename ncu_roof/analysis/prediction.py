@@ -59,9 +59,7 @@ class Prediction:
     @property
     def compute_ceiling(self) -> str | None:
         """What limits compute: the FLOP precision, or "int8" / "xu" when the operations take longer."""
-        if self.ops is not None and self.ops.binds:
-            return self.ops.ceiling
-        return self.point.compute_precision
+        return self.ops.ceiling if self.ops is not None and self.ops.binds else self.point.compute_precision
 
 
 @dataclass(frozen=True)

@@ -219,9 +219,7 @@ def launch_shape(grid: str | None, block: str | None) -> str:
             parts.pop()
         return ",".join(parts)
 
-    if grid is None and block is None:
-        return "–"
-    return one_line(f"{dims(grid)}×{dims(block)}")
+    return "–" if grid is None and block is None else one_line(f"{dims(grid)}×{dims(block)}")
 
 
 def plural(count: int, noun: str) -> str:

@@ -176,6 +176,4 @@ class RichProgress:
 
 def progress_sink() -> ProgressSink:
     """Rich on an interactive stderr, plain lines otherwise (and always under NO_COLOR)."""
-    if sys.stderr.isatty() and not os.environ.get("NO_COLOR"):
-        return RichProgress()
-    return PlainProgress()
+    return RichProgress() if sys.stderr.isatty() and not os.environ.get("NO_COLOR") else PlainProgress()

@@ -37,9 +37,7 @@ def normalize_name(name: str) -> str:
 def match_gpu(display_name: str | None) -> Gpu | None:
     """The product row of ncu's device name, matched whole (so `RTX 4090 Laptop GPU`, `RTX 4070 Ti
     SUPER` or `A10G` never take the row of `RTX 4090`, `RTX 4070` or `A10`)."""
-    if not display_name:
-        return None
-    return _by_name().get(normalize_name(display_name))
+    return _by_name().get(normalize_name(display_name)) if display_name else None
 
 
 def gpu_by_key(key: str) -> Gpu:

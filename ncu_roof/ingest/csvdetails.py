@@ -96,9 +96,7 @@ def _identity_problem(ident: str, process: str, device: str) -> str | None:
         return id_problem(ident)
     if not _INTEGER.match(process):
         return f"Process ID {one_cell(process)} is not an integer"
-    if device.strip() and not _DEVICE.match(device):
-        return device_problem(device)
-    return None
+    return device_problem(device) if device.strip() and not _DEVICE.match(device) else None
 
 
 def _details_rows(block: Block, damage: Damage) -> list[dict[str, str]]:

@@ -100,20 +100,17 @@ class _Reader:
 
 
 def _group_runs(pgid: int) -> bool:
-    """Whether a process of group `pgid` still runs. A zombie has ended: an orphan's waits for init,
-    which may reap it seconds late (or never, in a container without one), so `kill(-pgid, 0)`,
-    which counts zombies, is only the answer where there is no /proc to look in."""
-    try:
-        entries = os.scandir("/proc")
-    except OSError:
+    """Whether a process of group `pgid` still runs: a zombie has ended (an orphan waits for init,
+    which may reap it seconds late, or never in a container without one), but `kill(-pgid, 0)`,
+    the answer where there is no /proc, counts it."""
+    if not os.path.isdir("/proc"):
         os.killpg(pgid, 0)  # ProcessLookupError: the group is gone
         return True
-    with entries:
-        for entry in entries:
-            with contextlib.suppress(OSError, IndexError):  # gone meanwhile: not running
-                state, _, group = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[:3]
-                if group == str(pgid) and state not in ("Z", "X"):
-                    return True
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):  # gone meanwhile: not running
+            state, _, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
+            if group == str(pgid) and state not in ("Z", "X"):
+                return True
     return False
 
 

@@ -186,9 +186,7 @@ def _tensor_peak(
         )
         for k, rows in factors.items()
     ]
-    if not candidates:
-        return m.nan, m.no_labels
-    return first_available(candidates)
+    return (m.nan, m.no_labels) if not candidates else first_available(candidates)
 
 
 def _dense_peak(peaks: Mapping[str, Numbers], source: str, rows: int) -> Numbers:

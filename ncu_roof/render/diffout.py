@@ -46,9 +46,7 @@ _RANK_OF = {status.value: rank for status, (_, rank, _) in _STATUS.items()}
 
 def signed_pct(value: float | None) -> str:
     """`+3.2%`, `-1.0%`, `0.0%` (never `-0.0%`), `–` when unknown."""
-    if value is None:
-        return "–"
-    return "0.0%" if round(value, 1) == 0 else f"{value:+.1f}%"
+    return "–" if value is None else ("0.0%" if round(value, 1) == 0 else f"{value:+.1f}%")
 
 
 def tier_changes(changes: Mapping[str, Change]) -> str:

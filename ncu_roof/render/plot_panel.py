@@ -125,9 +125,7 @@ def reference_precision(launches: pl.DataFrame, peaks: Mapping[str, float]) -> s
         .agg(pl.col("duration_s").fill_null(0.0).sum())
         .sort("duration_s", "compute_precision", descending=[True, False])  # a tie: the first name
     )
-    if not times.is_empty():
-        return str(times.item(0, "compute_precision"))
-    return default_precision(peaks)
+    return str(times.item(0, "compute_precision")) if not times.is_empty() else default_precision(peaks)
 
 
 def axis_limits(xs: Iterable[float], ys: Iterable[float]) -> Limits:
@@ -316,6 +314,4 @@ def source_words(source: str) -> str:
         return "measured in the report (peak per cycle × the measured clock, as Nsight Compute does)"
     if text.startswith("builtin:"):
         return f"from the built-in {text.removeprefix('builtin:')} datasheet figures (ncu-roof gpus)"
-    if text.startswith("user"):
-        return f"from the roofs file ({text})"
-    return f"from {text}"
+    return f"from the roofs file ({text})" if text.startswith("user") else f"from {text}"

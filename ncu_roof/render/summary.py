@@ -82,9 +82,7 @@ def roofs_clock_words(device: Device) -> str:
     sources = device.roofs.sources.values()
     if device.sm_clock_hz is not None and any("measured" in s for s in sources):
         return f" at {si(device.sm_clock_hz, 'Hz')} (measured)"
-    if any("at boost" in s for s in sources):
-        return " at boost clock (datasheet)"
-    return ""
+    return " at boost clock (datasheet)" if any("at boost" in s for s in sources) else ""
 
 
 @dataclass(frozen=True)
