@@ -185,10 +185,18 @@ def test_names_alike_in_two_far_apart_places_read_apart_in_both() -> None:
     assert close[0] == "[K1] k<…>(int), whose name reads void k<XAbb1>(int) at character 12"  # one window
 
 
+# two groups alike each, whose template arguments alone would read alike across them (review)
+ALIKE = [
+    f"void f<{t}, {u}>({p})"
+    for t, u, p in [("int", "X", "int"), ("float", "X", "int"), ("int", "Y", "float"), ("char", "Y", "float")]
+]
+
+
 @given(
     st.lists(
         st.tuples(
-            st.sampled_from([CUTLASS.format(n) for n in (1, 2, 64)] + ["k<int>(float)"]), st.integers(20, 60)
+            st.sampled_from([*ALIKE, *(CUTLASS.format(n) for n in (1, 2, 64)), "k<int>(float)"]),
+            st.integers(12, 60),
         ),
         min_size=1,
         max_size=8,
@@ -197,7 +205,8 @@ def test_names_alike_in_two_far_apart_places_read_apart_in_both() -> None:
 def test_rows_of_their_own_widths_read_apart_and_the_rest_as_before(rows: list[tuple[str, int]]) -> None:
     """`distinct_names` (a diff's rows: a name beside its launch shape): rows of different names
     never read alike; a name whose rows `shorten` apart from every other name's reads as `shorten`
-    has it (as before), one that does not reads the same in each of its rows; each index has its line."""
+    has it (as before); a name told apart reads the same in each of its rows; each index has its
+    line."""
     names, widths = [n for n, _ in rows], [w for _, w in rows]
     labels, keys = distinct_names(names, widths)
     short = [shorten(n, w) for n, w in rows]
@@ -208,8 +217,21 @@ def test_rows_of_their_own_widths_read_apart_and_the_rest_as_before(rows: list[t
     assert [lb for lb, n in zip(labels, names, strict=True) if n not in clash] == [
         text for text, n in zip(short, names, strict=True) if n not in clash
     ]
-    assert len({lb for lb, n in zip(labels, names, strict=True) if n in clash}) == len(clash)  # one each
+    told = {n for n, lb, text in zip(names, labels, short, strict=True) if lb != text}  # (as few as need)
+    assert told <= clash
+    assert len({lb for lb, n in zip(labels, names, strict=True) if n in told}) == len(told)  # one each
     assert len(keys) == len({lb for lb in labels if "[K" in lb})
+
+
+def test_template_arguments_are_shown_only_where_they_read_apart_from_every_other_name() -> None:
+    """Two groups that each shorten alike, whose differing template arguments alone would read
+    alike across the groups (review), or as another name itself reads: indexes instead."""
+    labels, keys = distinct_names(ALIKE, 60)
+    assert labels == ["f<int, …>(…)", "f<float, …>(…)", "f<…>(float) [K1]", "f<…>(float) [K2]"]
+    assert len(keys) == 2
+    hostile = ["void f<…, X>(int)", "void f<int, X>(int)", f"void f<q>({'a' * 60})"]  # the first: f<…>(…)
+    labels, keys = distinct_names(hostile, 60)
+    assert labels == ["f<…>(int) [K1]", "f<…>(int) [K2]", "f<…>(…)"]
 
 
 def test_names_that_differ_only_in_a_control_character_read_apart() -> None:

@@ -28,7 +28,7 @@ from ncu_roof.profile.progress import (
     build_argv,
     parse_progress,
 )
-from ncu_roof.profile.run import _group_runs, _Reader
+from ncu_roof.profile.run import _group_runs, _kill_group, _Reader
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = ROOT / "tests" / "fake_ncu" / "ncu"
@@ -527,6 +527,28 @@ def test_a_group_left_with_zombies_runs_no_more() -> None:
     finally:
         running.kill()
         running.wait()
+
+
+def test_a_process_whose_threads_outlive_its_main_thread_runs_and_is_killed() -> None:
+    """Its main thread shows as a zombie in /proc/PID/stat; it ignores SIGTERM: SIGKILLed."""
+    code = (
+        "import ctypes, signal, threading, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "threading.Thread(target=time.sleep, args=(300,)).start(); print(flush=True); "
+        "ctypes.CDLL(None).pthread_exit(None)"
+    )
+    threads = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert threads.stdout is not None and threads.stdout.readline() == b"\n"
+        stat = Path(f"/proc/{threads.pid}/stat")
+        deadline = time.monotonic() + 60
+        while stat.read_text().rsplit(")", 1)[1].split()[0] != "Z" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _group_runs(threads.pid)
+        _kill_group(threads, grace_s=0.2)
+        assert threads.poll() == -signal.SIGKILL
+    finally:
+        threads.kill()
+        threads.wait()
 
 
 def test_timeout_kills_the_whole_process_group_and_leaves_no_half_report(

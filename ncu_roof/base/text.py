@@ -65,12 +65,12 @@ def distinct_names(names: Sequence[str], width: int | Sequence[int]) -> tuple[li
             continue
         narrowest = min(narrow[n] for n in told)
         by_args = _by_arguments(told, narrowest)
-        if by_args is not None:
-            labels.update(zip(told, by_args, strict=True))
+        if by_args is not None and not any(b in alike or b in labels.values() for b in by_args):
+            labels.update(zip(told, by_args, strict=True))  # (none as another name reads: `f<int, …>(…)`)
             continue
         for name, line in _told_apart(told).items():
             tag = f" [K{len(keys) + 1}]"
-            labels[name] = shorten(name, max(8, narrowest - len(tag))) + tag
+            labels[name] = shorten(name, max(1, narrowest - len(tag))) + tag
             keys.append(f"[K{len(keys) + 1}] {line}")
     return [labels.get(n, text) for n, text in zip(names, short, strict=True)], keys
 

@@ -17,6 +17,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -101,33 +102,35 @@ class _Reader:
 
 def _group_runs(pgid: int) -> bool:
     """Whether a process of group `pgid` still runs: a zombie has ended (an orphan waits for init,
-    which may reap it seconds late, or never in a container without one), but `kill(-pgid, 0)`,
-    the answer where there is no /proc, counts it."""
-    if not os.path.isdir("/proc"):
-        os.killpg(pgid, 0)  # ProcessLookupError: the group is gone
-        return True
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, IndexError):  # gone meanwhile: not running
-            state, _, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
-            if group == str(pgid) and state not in ("Z", "X"):
-                return True
+    which may reap it seconds late, or never in a container without one), unless threads of it
+    run on (its main thread exited); `kill(-pgid, 0)`, which counts zombies, is the answer where
+    there is no /proc of this process' PID namespace."""
+    with contextlib.suppress(OSError):
+        if os.readlink("/proc/self") == str(os.getpid()):
+            return any(map(partial(_runs_in, str(pgid)), Path("/proc").glob("[0-9]*/stat")))
+    os.killpg(pgid, 0)  # ProcessLookupError: the group is gone
+    return True
+
+
+def _runs_in(group: str, stat: Path) -> bool:
+    with contextlib.suppress(OSError, IndexError):  # gone meanwhile: not running
+        state, _, of = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        return of == group and (state not in ("Z", "X") or len(os.listdir(stat.parent / "task")) > 1)
     return False
 
 
 def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
-    """SIGTERM the whole process group (ncu, the program, its children); SIGKILL what still runs of
-    it after `grace_s`: each has that long to clean up, and none that ignores SIGTERM outlives ncu.
-    Every wait is bounded (it runs with Ctrl-C held)."""
+    """SIGTERM the whole process group (ncu, the program, its children); SIGKILL it once nothing
+    of it runs or after `grace_s`: each has that long to clean up, and none that ignores SIGTERM
+    outlives ncu (SIGKILL always: a zombie keeps the group's number from being reused). Every wait
+    is bounded (it runs with Ctrl-C held)."""
     deadline = time.monotonic() + grace_s
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and _group_runs(proc.pid):
             proc.poll()  # ncu reaped
-            if not _group_runs(proc.pid):
-                break
             time.sleep(0.05)
-        else:
-            os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=grace_s)
 
