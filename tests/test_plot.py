@@ -179,6 +179,28 @@ def test_many_launches_of_one_kernel_are_one_marker() -> None:
     assert group.count == 50 and MAX_MARKERS >= 1
 
 
+def test_kernels_whose_names_shorten_alike_are_labelled_apart_and_the_caption_says_which() -> None:
+    """Two CUTLASS kernels that differ in a tile size both read `cutlass::Kernel<…>(T1::Params)`
+    in 30 characters: `[K1]` and `[K2]` on the picture, their lines under it."""
+    from matplotlib.text import Annotation
+
+    from ncu_roof.render.plot import plot_figure
+
+    cutlass = (
+        "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
+    )
+    rows = [(cutlass.format(n), "(8, 1, 1)", 1000.0 * (i + 1), 1e6, 1e5) for i, n in enumerate((64, 128))]
+    figure = plot_figure(analyze([read_input(write("alike-plot.csv", rows))]))
+    labels = [t.get_text() for ax in figure.axes for t in ax.texts if isinstance(t, Annotation)]
+    assert sorted(label.split(" ×")[0].split(" ·")[0] for label in labels) == [
+        "cutlass::Kernel<…>(…) [K1]",
+        "cutlass::Kernel<…>(…) [K2]",
+    ]
+    caption = " ".join(t.get_text() for t in figure.texts)
+    assert re.search(r"\[K1\] cutlass::Kernel<…>\(T1::Params\), whose name reads .*\(int\)128>", caption)
+    assert re.search(r"\[K2\] cutlass::Kernel<…>\(T1::Params\), whose name reads .*\(int\)64,", caption)
+
+
 def test_no_label_crosses_a_roof_in_the_example() -> None:
     from matplotlib import rc_context
     from matplotlib.path import Path as Line

@@ -40,9 +40,8 @@ def shorten(name: str, width: int = 60) -> str:
 
 
 def distinct_names(names: Sequence[str], width: int | Sequence[int]) -> tuple[list[str], list[str]]:
-    """Each name shortened (`shorten`) to `width`, or to its row's (rows of widths of their own: a
-    name beside a launch shape), so that different names never read alike, and the lines that
-    resolve the index some get.
+    """Each name shortened (`shorten`) to `width`, or its row's (a name beside a launch shape), so
+    that different names never read alike, and the lines that resolve the index some get.
 
     Names that shorten alike show the template arguments in which they differ
     (`InitializeMatrix_kernel<__half, …>(…)` and `<float, …>`); where that does not tell them

@@ -30,8 +30,7 @@ _PREFIXES = re.compile(r"^(?:(?:nvidia|geforce|tesla|quadro) )+")  # any of them
 def normalize_name(name: str) -> str:
     """ncu's device name in one spelling across driver eras: `NVIDIA A100-SXM4-40GB`,
     `A100-SXM4-40GB` → `a100 sxm4 40gb`; `Tesla V100-SXM2-16GB` → `v100 sxm2 16gb`."""
-    text = re.sub(r"[\s\-_]+", " ", name.strip().lower())
-    return _PREFIXES.sub("", text).strip()
+    return _PREFIXES.sub("", re.sub(r"[\s\-_]+", " ", name.strip().lower())).strip()
 
 
 def match_gpu(display_name: str | None) -> Gpu | None:

@@ -285,6 +285,5 @@ def _text(table: pa.Table, column: str) -> pl.Series | None:
     if column not in table.column_names:
         return None
     if column in ("ID", "Device"):
-        digits = pl.Series(pc.utf8_trim_whitespace(table[column]))
-        return digits.cast(pl.Int64, strict=False)
+        return pl.Series(pc.utf8_trim_whitespace(table[column])).cast(pl.Int64, strict=False)
     return pl.Series(table[column])

@@ -101,10 +101,9 @@ class _Reader:
 
 
 def _group_runs(pgid: int) -> bool:
-    """Whether a process of group `pgid` still runs: a zombie has ended (an orphan waits for init,
-    which may reap it seconds late, or never in a container without one), unless threads of it
-    run on (its main thread exited); `kill(-pgid, 0)`, which counts zombies, is the answer where
-    there is no /proc of this process' PID namespace."""
+    """Whether a process of group `pgid` still runs: not a zombie (an orphan's waits for init, which
+    may reap it late or never) unless its threads run on; without a /proc of this PID namespace,
+    `kill(-pgid, 0)`, which counts zombies."""
     with contextlib.suppress(OSError):
         if os.readlink("/proc/self") == str(os.getpid()):
             return any(map(partial(_runs_in, str(pgid)), Path("/proc").glob("[0-9]*/stat")))
@@ -120,10 +119,9 @@ def _runs_in(group: str, stat: Path) -> bool:
 
 
 def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
-    """SIGTERM the whole process group (ncu, the program, its children); SIGKILL it once nothing
-    of it runs or after `grace_s`: each has that long to clean up, and none that ignores SIGTERM
-    outlives ncu (SIGKILL always: a zombie keeps the group's number from being reused). Every wait
-    is bounded (it runs with Ctrl-C held)."""
+    """SIGTERM the whole process group (ncu, the program, its children), SIGKILL once none of it
+    runs or after `grace_s` (each has that long to clean up; a zombie keeps the group's number from
+    reuse). Every wait is bounded (it runs with Ctrl-C held)."""
     deadline = time.monotonic() + grace_s
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)

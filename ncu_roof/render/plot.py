@@ -91,8 +91,7 @@ def plot_devices(analysis: Analysis, index: int | None) -> list[Device]:
                 return [dev]
         raise UsageError(f"no device {index}", hint=f"devices: 0..{len(analysis.devices) - 1}")
     ran = set(analysis.launches.get_column("device").to_list())
-    busy = [d for d in analysis.devices if d.index in ran]
-    return busy or [analysis.devices[0]]
+    return [d for d in analysis.devices if d.index in ran] or [analysis.devices[0]]
 
 
 LEFT_IN, RIGHT_IN, TOP_IN, BOTTOM_IN = 1.3, 0.3, 1.05, 0.65  # the margins around the panels

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.path import Path
 
-from ncu_roof.base.text import plural, shorten, si
+from ncu_roof.base.text import plural, si
 from ncu_roof.render.headline import times
 from ncu_roof.render.plot_marks import draw_arrows, draw_markers
-from ncu_roof.render.plot_panel import KernelPoint, Limits, Panel, RoofLine, axis_limits
+from ncu_roof.render.plot_panel import LABELLED_KERNELS, KernelPoint, Limits, Panel, RoofLine, axis_limits
 from ncu_roof.render.summary import device_name
 
 if TYPE_CHECKING:
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
     from ncu_roof.analysis.records import Device
 
-LABELLED_KERNELS = 8
-LABEL_CHARS = 30
 TITLE_CHARS_PER_IN = 10  # characters of the 12 pt title per inch of panel width
 FLOP_AXIS = ("Arithmetic intensity (FLOP/byte)", "FLOP/s", "Performance")  # x label, y unit, y label
 LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
@@ -164,9 +162,9 @@ def label_roofs(ax: Axes, p: Panel, limits: Limits, placer: Placer) -> None:
 
 def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
     """The top kernel groups by time, `name ×3 · 41% of time` (of the device's time)."""
-    for group, points in p.drawn[:LABELLED_KERNELS]:
+    for (group, points), name in zip(p.drawn[:LABELLED_KERNELS], p.labels[0], strict=True):
         anchor = max(points, key=lambda q: q.intensity_flop_per_byte)
-        label = shorten(group.name, LABEL_CHARS) + times(group.count)
+        label = name + times(group.count)
         if group.device_share is not None:
             label += f" · {100.0 * group.device_share:.0f}% of time"
         note = ax.annotate(

@@ -19,7 +19,7 @@ from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import GroupKey, KernelGroup, device_totals_s, group_kernels, ranked
 from ncu_roof.analysis.model import TRANSACTION_BYTES, default_precision
 from ncu_roof.analysis.records import Device, Kernel
-from ncu_roof.base.text import one_line, plural, si
+from ncu_roof.base.text import distinct_names, one_line, plural, si
 from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound, GroupBy
 from ncu_roof.gpus.arch import arch_for_cc
 
@@ -33,6 +33,7 @@ OTHER_PRECISION_COLOUR = "#8c6d31"
 TENSOR_PATH_COLOUR = "#807dba"  # a tensor data path a kernel was judged against (FLOP/s or OP/s)
 XU_COLOUR = "#238b45"  # the special-function unit (results/s)
 MAX_MARKERS = 2000  # kernel groups drawn per panel; the rest (the shortest) are thinned out
+LABELLED_KERNELS, LABEL_CHARS = 8, 30  # the groups with the most time named, in so many characters
 SAME_ROOF_REL = 0.005  # roofs within 0.5 % share one line
 
 
@@ -162,6 +163,11 @@ class Panel:
     @cached_property
     def points(self) -> list[KernelPoint]:  # a group's together
         return [pt for _, found in self.drawn for pt in found]
+
+    @cached_property
+    def labels(self) -> tuple[list[str], list[str]]:
+        """The labelled groups' names, never alike (`distinct_names`), and the caption's `[K1] …` lines."""
+        return distinct_names([g.name for g, _ in self.drawn[:LABELLED_KERNELS]], LABEL_CHARS)
 
     @property
     def total_s(self) -> float:  # the device's time (`device_totals_s`; the groups' `device_share` is of it)
@@ -304,6 +310,7 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int) -> str:
     if no_roofs:
         which = f"device {p.device.index}" if name_device else "this device"
         lines.append(f"No roofs for {which}: pass --gpu KEY or --roofs FILE.")
+    lines += [one_line(key) for key in p.labels[1]]
     return "\n".join(part for line in lines for part in textwrap.wrap(line, wrap))
 
 
