@@ -184,8 +184,7 @@ def _read_pooled(
     context.set_forkserver_preload(["ncu_report"] if "ncu_report" in sys.modules else [])
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     try:
-        futures = [pool.submit(read, path) for path in paths]
-        return [future.result() for future in _progress(futures)]
+        return [future.result() for future in _progress([pool.submit(read, path) for path in paths])]
     except BrokenProcessPool:
         return None
     finally:

@@ -201,6 +201,32 @@ def test_kernels_whose_names_shorten_alike_are_labelled_apart_and_the_caption_sa
     assert re.search(r"\[K2\] cutlass::Kernel<…>\(T1::Params\), whose name reads .*\(int\)64,", caption)
 
 
+def test_the_instruction_roofline_says_which_kernel_each_index_is(tmp_path: Path) -> None:
+    """Its own caption has the `[K1] …` lines too, each with its device where there are several."""
+    from matplotlib.text import Annotation
+
+    from ncu_roof.pipeline import example_path
+    from ncu_roof.render.plot import _instruction_figure
+
+    cutlass = (
+        "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
+    )
+    text = (
+        Path(example_path()).read_text(encoding="utf-8").split('"silu_kernel_vector(float *, float *, int)"')
+    )
+    alike = tmp_path / "alike.csv"
+    alike.write_text(
+        "".join(f'{t}"{cutlass.format(n)}"' for t, n in zip(text, (64, 96, 128), strict=False)) + text[-1]
+    )
+    figure = _instruction_figure(analyze([read_input(str(alike))]), RenderOptions())
+    labels = [t.get_text() for ax in figure.axes for t in ax.texts if isinstance(t, Annotation)]
+    assert {label.split(" ·")[0] for label in labels} == {f"cutlass::Kernel<…>(…) [K{i}]" for i in (1, 2, 3)}
+    caption = " ".join(t.get_text() for t in figure.texts)
+    assert (
+        len(re.findall(r"Device 0: \[K\d\] cutlass::Kernel<…>\(T1::Params\), whose name reads", caption)) == 3
+    )
+
+
 def test_no_label_crosses_a_roof_in_the_example() -> None:
     from matplotlib import rc_context
     from matplotlib.path import Path as Line

@@ -529,6 +529,21 @@ def test_a_group_left_with_zombies_runs_no_more() -> None:
         running.wait()
 
 
+def test_a_process_named_in_bytes_that_are_no_utf8_is_seen_running() -> None:
+    """A process' name is any bytes (`prctl(PR_SET_NAME)`); read as UTF-8, the kill loop raised
+    before its SIGKILL (review)."""
+    name = "ctypes.CDLL(None).prctl(15, b'\\xff\\xfebad')"  # PR_SET_NAME
+    code = f"import ctypes, time; {name}; print(flush=True); time.sleep(60)"
+    named = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert named.stdout is not None and named.stdout.readline() == b"\n"
+        assert Path(f"/proc/{named.pid}/stat").read_bytes().startswith(b"%d (\xff\xfebad) " % named.pid)
+        assert _group_runs(named.pid)
+    finally:
+        named.kill()
+        named.wait()
+
+
 def test_a_process_whose_threads_outlive_its_main_thread_runs_and_is_killed() -> None:
     """Its main thread shows as a zombie in /proc/PID/stat; it ignores SIGTERM: SIGKILLed."""
     code = (

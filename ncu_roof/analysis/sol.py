@@ -50,8 +50,7 @@ def sol_arrays(
         bound[mask] = value
     bound[balanced] = Bound.BALANCED
     unit = np.where(memory, busiest_unit_arrays(breakdown_pct, n)[1], objects(None, n))
-    small = latency & (waves < SMALL_GRID_WAVES)
-    return SolArrays(bound=bound, unit=unit, small_grid=small)
+    return SolArrays(bound=bound, unit=unit, small_grid=latency & (waves < SMALL_GRID_WAVES))
 
 
 @dataclass(frozen=True)

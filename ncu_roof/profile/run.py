@@ -106,15 +106,15 @@ def _group_runs(pgid: int) -> bool:
     `kill(-pgid, 0)`, which counts zombies."""
     with contextlib.suppress(OSError):
         if os.readlink("/proc/self") == str(os.getpid()):
-            return any(map(partial(_runs_in, str(pgid)), Path("/proc").glob("[0-9]*/stat")))
+            return any(map(partial(_runs_in, b"%d" % pgid), Path("/proc").glob("[0-9]*/stat")))
     os.killpg(pgid, 0)  # ProcessLookupError: the group is gone
     return True
 
 
-def _runs_in(group: str, stat: Path) -> bool:
+def _runs_in(group: bytes, stat: Path) -> bool:  # (bytes: a process' name is any bytes)
     with contextlib.suppress(OSError, IndexError):  # gone meanwhile: not running
-        state, _, of = stat.read_text().rsplit(")", 1)[1].split()[:3]
-        return of == group and (state not in ("Z", "X") or len(os.listdir(stat.parent / "task")) > 1)
+        state, _, of = stat.read_bytes().rsplit(b")", 1)[1].split()[:3]
+        return of == group and (state not in (b"Z", b"X") or len(os.listdir(stat.parent / "task")) > 1)
     return False
 
 
@@ -123,12 +123,15 @@ def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
     runs or after `grace_s` (each has that long to clean up; a zombie keeps the group's number from
     reuse). Every wait is bounded (it runs with Ctrl-C held)."""
     deadline = time.monotonic() + grace_s
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-        while time.monotonic() < deadline and _group_runs(proc.pid):
-            proc.poll()  # ncu reaped
-            time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGKILL)
+    try:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+            while time.monotonic() < deadline and _group_runs(proc.pid):
+                proc.poll()  # ncu reaped
+                time.sleep(0.05)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=grace_s)
 

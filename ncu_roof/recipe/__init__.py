@@ -203,8 +203,7 @@ def _cuda_core_flop(m: MetricFrame, precision: str, duration: Numbers) -> tuple[
         return m.any_of(op_metric("sm", op), op_metric("smsp", op))
 
     def rate(op: str) -> Numbers:
-        per_cycle = m(op_metric("smsp", op, ".sum.per_cycle_elapsed"))
-        return per_cycle * m(CLOCKS["smsp"]) * duration
+        return m(op_metric("smsp", op, ".sum.per_cycle_elapsed")) * m(CLOCKS["smsp"]) * duration
 
     counted, rated = _flop_sum(count, scalar, packed), _flop_sum(rate, scalar, packed)
     complete_count, complete_rate = (~np.isnan(flop) & is_missing(gaps) for flop, gaps, _ in (counted, rated))

@@ -192,9 +192,9 @@ def _instruction_figure(analysis: Analysis, options: RenderOptions) -> Figure:
             f"nothing to draw: no kernel of {which} has warp-instruction counts and memory traffic",
             hint=NO_INSTRUCTIONS_HINT,
         )
-    every = [r for _, roofs in drawn for r in roofs]
+    every, panels = [r for _, roofs in drawn for r in roofs], [p for p, _ in drawn]
     return draw_figure(
-        [p for p, _ in drawn], options, lambda wrap: [_instruction_caption(every, wrap)], _draw_instructions
+        panels, options, lambda wrap: [_instruction_caption(every, panels, wrap)], _draw_instructions
     )
 
 
@@ -218,7 +218,8 @@ def _draw_instructions(ax: Axes, renderer: RendererBase, p: Panel) -> set[str]:
     return draw_chart(ax, renderer, p, ridge_xs, axis=(X_LABEL, INST_UNIT, Y_LABEL))
 
 
-def _instruction_caption(records: Sequence[Roof], wrap: int) -> str:
+def _instruction_caption(records: Sequence[Roof], panels: Sequence[Panel], wrap: int) -> str:
+    """What is drawn, and the `[K1] …` lines of each panel's labels (`Device N:` where several)."""
     import textwrap
 
     sizes = ", ".join(f"{TIER_NAMES.get(t, t)} {b:g} B" for t, b in TRANSACTION_BYTES.items())
@@ -228,4 +229,5 @@ def _instruction_caption(records: Sequence[Roof], wrap: int) -> str:
         f"diagonal is a tier's bandwidth over its transaction size ({sizes}); "
         f"issue peak = {source or 'unknown'}."
     )
-    return textwrap.fill(text, wrap)
+    keys = [f"Device {p.device.index}: {k}" if len(panels) > 1 else k for p in panels for k in p.labels[1]]
+    return "\n".join(textwrap.fill(line, wrap) for line in [text, *keys])

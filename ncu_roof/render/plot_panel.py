@@ -310,7 +310,7 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int) -> str:
     if no_roofs:
         which = f"device {p.device.index}" if name_device else "this device"
         lines.append(f"No roofs for {which}: pass --gpu KEY or --roofs FILE.")
-    lines += [one_line(key) for key in p.labels[1]]
+    lines += p.labels[1]  # (each one line: `distinct_names`)
     return "\n".join(part for line in lines for part in textwrap.wrap(line, wrap))
 
 

@@ -55,8 +55,7 @@ def device_name(device: Device) -> str:
         return "unknown GPU"
     if "(inferred from" in name:  # the other products it may be: in the roofs' source, not here
         return one_line(_ALSO_MATCHES.sub(")", name))
-    given = "--gpu" if device.roofs.source.startswith("builtin") else "--roofs"
-    return one_line(f"{name} (from {given})")
+    return one_line(f"{name} (from {'--gpu' if device.roofs.source.startswith('builtin') else '--roofs'})")
 
 
 def roof_rows(device: Device) -> list[tuple[str, str, str]]:
