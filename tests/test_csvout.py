@@ -22,7 +22,7 @@ from ncu_roof.analysis.launches import LEAD, MAP_COLUMNS, launch_table
 from ncu_roof.api import Analysis
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.render.csvout import _cells, render_csv
+from ncu_roof.render.csvout import _cells, csv_pieces, render_csv
 from ncu_roof.render.jsonout import render_json
 from ncu_roof.render.text import csv_cell
 
@@ -237,6 +237,19 @@ def test_a_fixture_csv_has_the_json_fields(fixtures: Path) -> None:
     assert row["pipe_tensor_pct"] == "76.0" and row["dram_achieved_byte_per_s"] == "400000000000.0"
     assert json.loads(row["tensor_paths"])["int8"] == {"unit": "OP", "count": 4e10, "peak_per_s": 1048576e9}
     assert row["missing"] == "l2; l1; shared" and row["instructions"] == ""
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3])
+def test_the_csv_in_pieces_is_the_csv_whole_with_one_header(chunk: int) -> None:
+    from ncu_roof.pipeline import example_path
+
+    analysis = analyzed(Path(example_path()))  # 7 launches
+    pieces = list(csv_pieces(analysis, chunk))
+    assert len(pieces) == -(-len(analysis.kernels) // chunk) > 1
+    assert b"".join(pieces) == b"".join(csv_pieces(analysis))
+    header = pieces[0].split(b"\n")[0]
+    assert header.startswith(b"id,") and not any(header in piece for piece in pieces[1:])
+    assert render_csv(analysis).count("\n") == len(analysis.kernels) + 1
 
 
 def test_a_launch_above_its_roof_says_so_and_claims_no_headroom(fixtures: Path) -> None:

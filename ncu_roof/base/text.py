@@ -34,9 +34,7 @@ def shorten(name: str, width: int = 60) -> str:
     """
     text = _fold(one_line(name).strip().removeprefix("void "), "<", ">", "<…>")
     text = _fold(text, "(", ")", "(…)") if len(text) > width else text
-    if len(text) <= width:
-        return text
-    return text[: width - 1].rstrip("…<(") + "…"  # never `name<……`: one ellipsis marks the cut
+    return text if len(text) <= width else text[: width - 1].rstrip("…<(") + "…"  # never `name<……`
 
 
 def distinct_names(names: Sequence[str], width: int | Sequence[int]) -> tuple[list[str], list[str]]:
@@ -225,5 +223,4 @@ def plural(count: int, noun: str) -> str:
     """`1 launch`, `2 launches`, `3 kernels`."""
     if count == 1:
         return f"1 {noun}"
-    suffix = "es" if noun.endswith(("s", "sh", "ch", "x")) else "s"
-    return f"{count:,} {noun}{suffix}"
+    return f"{count:,} {noun}{'es' if noun.endswith(('s', 'sh', 'ch', 'x')) else 's'}"

@@ -158,8 +158,7 @@ def hoist_verbosity(args: list[str]) -> list[str]:
     too (never after `--`, where the profiled program's own arguments start)."""
     end = args.index("--") if "--" in args else len(args)
     flags = [VERBOSITY_FLAGS[a] for a in args[:end] if a in VERBOSITY_FLAGS]
-    rest = [a for a in args[:end] if a not in VERBOSITY_FLAGS]
-    return [*dict.fromkeys(flags), *rest, *args[end:]]
+    return [*dict.fromkeys(flags), *(a for a in args[:end] if a not in VERBOSITY_FLAGS), *args[end:]]
 
 
 def console() -> None:

@@ -153,8 +153,7 @@ def codes_of(labels: Texts) -> tuple[npt.NDArray[np.intp], list[str]]:
 def prefixed(prefix: str, labels: Texts) -> Texts:
     """`prefix` + each label (a missing one becomes NaN), once per distinct label."""
     codes, distinct = codes_of(labels)
-    texts = np.array([*(prefix + label for label in distinct), np.nan], dtype=object)
-    out: Texts = texts[codes]
+    out: Texts = np.array([*(prefix + label for label in distinct), np.nan], dtype=object)[codes]
     return out
 
 

@@ -65,8 +65,7 @@ _SOURCE = re.compile(r"src_(.+?)(?:_dst|_sparsity|$)")  # fp16, bf16, tf32, fp4_
 def tensor_path(variant: str) -> str:
     """The data path of a tensor variant: its source type, `_sparse` when sparsity is on."""
     match = _SOURCE.search(variant)
-    source = match.group(1) if match else "other"
-    return source + ("_sparse" if "sparsity_on" in variant else "")
+    return (match.group(1) if match else "other") + ("_sparse" if "sparsity_on" in variant else "")
 
 
 def is_integer_path(path: str) -> bool:

@@ -143,9 +143,7 @@ def nsight_era(ncu_version: str | None) -> str | None:
     if not ncu_version:
         return None
     version = version_tuple(ncu_version)
-    if version < (2023,):
-        return "2022"
-    return "2023" if version < (2024, 1) else "2024"
+    return "2022" if version < (2023,) else "2023" if version < (2024, 1) else "2024"
 
 
 def tier_candidates(

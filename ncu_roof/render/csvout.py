@@ -10,12 +10,15 @@ empty, lists of texts joined with `; `, every text cell guarded against formulas
 
 from __future__ import annotations
 
+import io
 import math
+from collections.abc import Iterator
 
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.launches import each_distinct, launch_table
+from ncu_roof.render.output import joined
 from ncu_roof.render.text import csv_cell
 
 
@@ -26,21 +29,28 @@ def _cells(column: pl.Series) -> pl.Series:
         count = column.name.startswith(("flop_", "ops_")) or column.name.endswith("_bytes")
 
         def cell(text: str) -> str | None:
-            value = float(text)
-            if not math.isfinite(value):
+            if not math.isfinite(value := float(text)):
                 return None
             return str(round(value)) if count else repr(float(f"{value:.15g}"))
 
         return each_distinct(column.cast(pl.String), cell)
-    if column.dtype == pl.Boolean:
-        return column.fill_null(False).cast(pl.String)  # true / false
-    if column.dtype == pl.Int64:
-        return column.cast(pl.String)
+    if column.dtype in (pl.Boolean, pl.Int64):  # true / false, whole numbers
+        return (column.fill_null(False) if column.dtype == pl.Boolean else column).cast(pl.String)
     if isinstance(column.dtype, pl.List):
         column = column.list.join("; ")
     return each_distinct(column, lambda t: csv_cell(t) or None)
 
 
 def render_csv(analysis: Analysis) -> str:
+    return joined(csv_pieces(analysis))
+
+
+def csv_pieces(analysis: Analysis, chunk: int = 1 << 14) -> Iterator[bytes]:
+    """The CSV in pieces of `chunk` rows, as UTF-8 (the header in the first; Polars' defaults: null
+    empty, `\n`): a big one is never held whole, nor twice as text and bytes."""
     cells = pl.DataFrame([_cells(column) for column in launch_table(analysis).iter_columns()])
-    return cells.write_csv(null_value="", line_terminator="\n", quote_style="necessary")
+    for start in range(0, max(1, len(cells)), chunk):
+        cells.slice(start, chunk).write_csv(
+            written := io.BytesIO(), include_header=not start, quote_style="necessary"
+        )
+        yield written.getvalue()

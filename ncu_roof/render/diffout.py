@@ -140,9 +140,9 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     natural["Verdict"] = max(
         [cell_len("Verdict"), *(cell_len(p) for r in rows for p in _VERDICT_BREAKS.split(r[_VERDICT]))]
     )
-    widest = distinct_names([k.name for k in kernels], [KERNEL_MAX] * len(kernels))[0]
+    labels = distinct_names([k.name for k in kernels], KERNEL_MAX)[0]
     natural["Kernel"] = max(
-        [cell_len("Kernel"), *(cell_len(f"{n} {r[0]}") for n, r in zip(widest, rows, strict=True))]
+        map(cell_len, ["Kernel", *(f"{n} {r[0]}" for n, r in zip(labels, rows, strict=True))])
     )
     kernel_min, shown = max(KERNEL_MIN, NAME_MIN + 1 + shapes), list(HEADERS)
 

@@ -141,9 +141,9 @@ def render(analysis: Analysis, fmt: OutputFormat, options: RenderOptions) -> Doc
 
         return json_pieces(analysis)
     if fmt is OutputFormat.CSV:
-        from ncu_roof.render.csvout import render_csv
+        from ncu_roof.render.csvout import csv_pieces
 
-        return render_csv(analysis)
+        return csv_pieces(analysis)
     if fmt is OutputFormat.PARQUET:  # the launch table (a row per launch with its input's and
         # device's facts) as one file, so files of many runs can be queried together (DuckDB, Polars,
         # Spark, pandas); `METADATA_KEY`: the JSON's header (inputs, devices, each roof and its source, …)

@@ -93,8 +93,7 @@ def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
     headers wrap, and the last columns (the ridges) give way, said under the table."""
     rows = [[cell(gpu) for _, cell in COLUMNS] for gpu in builtin_gpus().values()]
     widest = [max(map(len, column)) for column in zip(*rows, strict=True)]
-    fits = (n for n in range(len(HEADERS), 2, -1) if sum(widest[:n]) + _GAP * (n - 1) <= width)
-    shown = next(fits, 2)
+    shown = next((n for n in range(len(HEADERS), 2, -1) if sum(widest[:n]) + _GAP * (n - 1) <= width), 2)
     # each column's widest cell, widened towards its header's length while `width` has room
     sizes, room = widest[:shown], max(0, width - sum(widest[:shown]) - _GAP * (shown - 1))
     for i, header in enumerate(HEADERS[:shown]):

@@ -126,8 +126,7 @@ def integer_ops_rate(k: Kernel, over_s: float | None) -> tuple[float, str] | Non
     flop, ops = k.flop.get("total"), k.ops.get("total")
     if flop or not ops or not over_s or over_s <= 0:
         return None
-    paths = "+".join(p for p, v in k.ops.items() if p != "total" and v)
-    return ops / over_s, paths
+    return ops / over_s, "+".join(p for p, v in k.ops.items() if p != "total" and v)
 
 
 def achieved_words(k: Kernel, duration_s: float | None = None) -> str:
