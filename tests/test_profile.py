@@ -529,6 +529,23 @@ def test_a_group_left_with_zombies_runs_no_more() -> None:
         running.wait()
 
 
+def test_what_the_kill_loop_raises_stays_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Raised as the group has just gone (a Ctrl-C during a timeout's kill): not lost to the
+    SIGKILL's ProcessLookupError (review)."""
+    import ncu_roof.profile.run as profile_run
+
+    ended = subprocess.Popen(["sleep", "60"], start_new_session=True)
+
+    def gone_then_raise(pgid: int) -> bool:
+        ended.kill()
+        ended.wait()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(profile_run, "_group_runs", gone_then_raise)
+    with pytest.raises(KeyboardInterrupt):
+        _kill_group(ended, grace_s=1.0)
+
+
 def test_a_process_named_in_bytes_that_are_no_utf8_is_seen_running() -> None:
     """A process' name is any bytes (`prctl(PR_SET_NAME)`); read as UTF-8, the kill loop raised
     before its SIGKILL (review)."""

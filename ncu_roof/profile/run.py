@@ -123,13 +123,14 @@ def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
     runs or after `grace_s` (each has that long to clean up; a zombie keeps the group's number from
     reuse). Every wait is bounded (it runs with Ctrl-C held)."""
     deadline = time.monotonic() + grace_s
-    with contextlib.suppress(ProcessLookupError):
-        try:
+    try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
             while time.monotonic() < deadline and _group_runs(proc.pid):
                 proc.poll()  # ncu reaped
                 time.sleep(0.05)
-        finally:
+    finally:  # (whatever was raised stays raised)
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=grace_s)
