@@ -18,6 +18,7 @@ import pytest
 from conftest import CliResult
 from hypothesis import example, given
 from hypothesis import strategies as st
+from test_layout import CUTLASS
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.model import finite_or_none
@@ -221,9 +222,6 @@ def test_markdown_folds_the_launches_of_one_kernel(pair: tuple[str, str]) -> Non
     assert cells[7] == "⚡ faster (1 of 2 launches slower)"
     assert "**ncu-roof diff: 1 kernel slower by more than 5%**" in markdown
     assert "<summary>All 3 kernels (4 launches)</summary>" in markdown  # HOSTILE ×2, gone, new
-
-
-CUTLASS = "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
 
 
 @pytest.mark.parametrize("columns", [80, 120])

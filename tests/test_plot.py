@@ -10,6 +10,7 @@ import pytest
 from conftest import FIXTURES, analyzed
 from matplotlib.figure import Figure
 from test_diff import BASE, HEAD, HOSTILE, write
+from test_layout import CUTLASS
 
 from ncu_roof.analysis.core import Analysis, analyze
 from ncu_roof.analysis.groups import KernelGroup
@@ -186,10 +187,7 @@ def test_kernels_whose_names_shorten_alike_are_labelled_apart_and_the_caption_sa
 
     from ncu_roof.render.plot import plot_figure
 
-    cutlass = (
-        "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
-    )
-    rows = [(cutlass.format(n), "(8, 1, 1)", 1000.0 * (i + 1), 1e6, 1e5) for i, n in enumerate((64, 128))]
+    rows = [(CUTLASS.format(n), "(8, 1, 1)", 1000.0 * (i + 1), 1e6, 1e5) for i, n in enumerate((64, 128))]
     figure = plot_figure(analyze([read_input(write("alike-plot.csv", rows))]))
     labels = [t.get_text() for ax in figure.axes for t in ax.texts if isinstance(t, Annotation)]
     assert sorted(label.split(" ×")[0].split(" ·")[0] for label in labels) == [
@@ -208,15 +206,12 @@ def test_the_instruction_roofline_says_which_kernel_each_index_is(tmp_path: Path
     from ncu_roof.pipeline import example_path
     from ncu_roof.render.plot import _instruction_figure
 
-    cutlass = (
-        "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
-    )
     text = (
         Path(example_path()).read_text(encoding="utf-8").split('"silu_kernel_vector(float *, float *, int)"')
     )
     alike = tmp_path / "alike.csv"
     alike.write_text(
-        "".join(f'{t}"{cutlass.format(n)}"' for t, n in zip(text, (64, 96, 128), strict=False)) + text[-1]
+        "".join(f'{t}"{CUTLASS.format(n)}"' for t, n in zip(text, (64, 96, 128), strict=False)) + text[-1]
     )
     figure = _instruction_figure(analyze([read_input(str(alike))]), RenderOptions())
     labels = [t.get_text() for ax in figure.axes for t in ax.texts if isinstance(t, Annotation)]
