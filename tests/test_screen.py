@@ -49,7 +49,7 @@ def test_screen_follows_the_terminal_and_no_color(monkeypatch: pytest.MonkeyPatc
         assert screen(None) == Screen(PIPE_WIDTH, color=False), junk
     monkeypatch.delenv("COLUMNS")
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    monkeypatch.setattr("shutil.get_terminal_size", lambda *_: os.terminal_size((97, 30)))
+    monkeypatch.setattr("shutil.get_terminal_size", lambda *_, **__: os.terminal_size((97, 30)))
     assert screen(None) == Screen(97, color=True)
     assert screen("-") == Screen(97, color=True)
     assert screen("out.txt") == Screen(PIPE_WIDTH, color=False)  # a file: no terminal
