@@ -145,7 +145,7 @@ def _parse_block(block: Block, chosen: list[str], has_units: bool) -> pa.Table |
     import pyarrow as pa
     from pyarrow import csv as pacsv
 
-    if (block.last and not block.data.endswith(b"\n")) or block.data.count(b'"') % 2:
+    if (block.last and not block.data.endswith(b"\n")) or _quotes(block.data) % 2:
         return None
     columns = len(block.header)
     damaged: list[str] = []
@@ -174,6 +174,13 @@ def _parse_block(block: Block, chosen: list[str], has_units: bool) -> pa.Table |
     finally:
         pa.default_memory_pool().release_unused()  # the parse buffers, before the numbers are made
     return None if damaged else table
+
+
+def _quotes(data: bytes) -> int:
+    """The `"` in `data`, by numpy 4 MiB at a time (`bytes.count` of one byte is a loop over them:
+    0.11 s for 225 MB, this 0.03 s)."""
+    view = np.frombuffer(data, np.uint8)
+    return sum(int(np.count_nonzero(view[i : i + (1 << 22)] == ord('"'))) for i in range(0, len(view), 1 << 22))
 
 
 def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) -> tuple[pa.Table, list[int]]:
