@@ -204,7 +204,14 @@ def report_roofs(
     normalized: Mapping[str, np.ndarray], name: str | None = None, source: str | None = None
 ) -> Roofs:
     """Median over the device's launches of each roof (SI), saying where it came from and at
-    which clock: `report: … at measured 1.10 GHz`, `builtin:t4 (…) at boost 1.59 GHz`."""
+    which clock: `report: … at measured 1.10 GHz`, `builtin:t4 (…) at boost 1.59 GHz`. A launch
+    that measured nothing (no duration: a failed collection) is left out while others measured:
+    its roofs, at the boost clock for want of its own, are no figure of the run."""
+    import numpy as np
+
+    timed = normalized["duration_s"] > 0
+    if timed.any() and not timed.all():
+        normalized = {c: a[timed] for c, a in normalized.items()}
     n = launch_count(normalized)
     sources: dict[str, str] = {}
     origins: list[str] = []

@@ -51,7 +51,13 @@ from ncu_roof.recipe.frame import (
     present_sum,
     sum_present,
 )
-from ncu_roof.recipe.tensor import IDLE_TENSOR_PIPE, TENSOR_PATH_PREFIX, is_integer_path, tensor_work
+from ncu_roof.recipe.tensor import (
+    IDLE_TENSOR_PIPE,
+    NO_TENSOR_INST,
+    TENSOR_PATH_PREFIX,
+    is_integer_path,
+    tensor_work,
+)
 from ncu_roof.recipe.tiers import measured_era, nsight_era, pick_tier, shared_bank_conflicts, tier_candidates
 
 __all__ = ["PIPE_PREFIX", "TENSOR_PATH_PREFIX", "flop_weights", "is_integer_path", "normalize_columns"]
@@ -138,8 +144,9 @@ def normalize_columns(
 def _flop_total(out: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
     """The FLOPs of every precision summed, and whether that is a lower bound; the tensor FLOPs
     of an idle tensor pipe dropped where no CUDA-core FLOPs were counted."""
-    # an idle tensor pipe says "no tensor FLOPs", not how many FLOPs there were: alone it is no total
-    inferred = out["flop_tensor_recipe"] == IDLE_TENSOR_PIPE
+    # an idle tensor pipe, or no tensor-pipe instruction, says "no tensor FLOPs", not how many FLOPs
+    # there were: alone it is no total (a 0 would let memory traffic alone decide a roofline verdict)
+    inferred = np.isin(out["flop_tensor_recipe"], [IDLE_TENSOR_PIPE, NO_TENSOR_INST])
     cuda_core = ~np.isnan(np.vstack([out[f"flop_{p}"] for p in CUDA_CORE_PRECISIONS])).all(axis=0)
     keep = ~inferred | cuda_core
     tensor_recipe = out["flop_tensor_recipe"].copy()

@@ -77,11 +77,12 @@ def lack_counters(analysis: Analysis) -> str:
 
 def roofs_clock_words(device: Device) -> str:
     """` at 1.41 GHz (measured)`: the SM clock a device's roofs are scaled to, next to the figures;
-    ` at boost clock (datasheet)` when the input has no clock; empty when no roof scales with one."""
+    ` at boost clock (none measured)` when the input has no clock (the per-clock figures at the
+    datasheet's boost clock, not its peaks); empty when no roof scales with one."""
     sources = device.roofs.sources.values()
     if device.sm_clock_hz is not None and any("measured" in s for s in sources):
         return f" at {si(device.sm_clock_hz, 'Hz')} (measured)"
-    return " at boost clock (datasheet)" if any("at boost" in s for s in sources) else ""
+    return " at boost clock (none measured)" if any("at boost" in s for s in sources) else ""
 
 
 @dataclass(frozen=True)
