@@ -1,6 +1,6 @@
 """One device, one name: the terminal header, Markdown, HTML, the notebook views and the plot title
 name a device the same way, for a file that names its GPU, one whose GPU is inferred, one given
-`--gpu`, and one with no GPU at all (`render.summary.device_name`)."""
+`--gpu`, and one with no GPU at all (`analysis.records.device_name`)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, analyzed
 
+from ncu_roof.analysis.records import device_name
 from ncu_roof.api import Analysis
 from ncu_roof.base.vocabulary import RoofChoice
 from ncu_roof.render.html import render_html
 from ncu_roof.render.markdown import render_markdown
 from ncu_roof.render.plot import render_plot
-from ncu_roof.render.summary import device_name, summarize
+from ncu_roof.render.summary import summarize
 from ncu_roof.render.terminal import render_terminal
 
 CASES = [

@@ -22,6 +22,7 @@ from test_layout import CUTLASS
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.model import finite_or_none
+from ncu_roof.analysis.records import device_name
 from ncu_roof.base.text import shorten
 from ncu_roof.compare.comparison import MismatchError, diff, gate
 from ncu_roof.compare.pairs import Change, Status
@@ -142,6 +143,19 @@ def test_refuses_different_gpus_unless_allowed() -> None:
     allowed = diff(base, other, allow_mismatch=True)
     assert allowed.mismatch is not None
     assert all(k.duration_s.delta_pct == 0.0 for k in allowed.kernels)
+
+
+def test_a_side_that_names_no_gpu_is_compared_and_said() -> None:
+    """A head that names no GPU (an export without the device's name) is an unknown GPU, not
+    another one: compared, with a note (it was refused: `base ran on NVIDIA A10G, head on ?`)."""
+    base, head = load(write("a.csv", BASE)), load(write("unnamed.csv", BASE, device=""))
+    assert not head.devices[0].name
+    result = diff(base, head)
+    assert result.mismatch is None
+    assert result.notes[0].startswith("GPUs not compared: the head names none")
+    named = device_name(head.devices[0])
+    assert f"GPU: base `NVIDIA A10G`, head `{named}`" in render_diff_markdown(result)
+    assert "GPU: `NVIDIA A10G`\n" in render_diff_markdown(diff(base, base))
 
 
 def test_gate_trips_on_kernel_regression_only_beyond_pct(pair: tuple[str, str]) -> None:

@@ -113,6 +113,13 @@ def test_an_output_naming_an_input_is_refused_and_the_input_kept(tmp_path: Path)
         output.refuse_inputs([str(tmp_path / "in.csv")], [str(tmp_path / "alias.csv")])
 
 
+def test_an_output_under_a_file_or_a_missing_folder_says_which(tmp_path: Path) -> None:
+    (tmp_path / "t4.ncu-rep").write_bytes(b"NVR")  # it said "directory …t4.ncu-rep does not exist"
+    for folder, problem in (("t4.ncu-rep", "is a file"), ("nowhere", "does not exist")):
+        with pytest.raises(OutputError, match=rf"{folder} {problem}$"):
+            output.check_writable(str(tmp_path / folder / "x.json"))
+
+
 def test_a_diff_output_naming_one_of_its_inputs_is_refused_before_either_is_read(tmp_path: Path) -> None:
     from conftest import run_cli
 

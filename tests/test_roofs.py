@@ -353,3 +353,19 @@ def test_median_is_the_middle_of_the_numbers(values: list[float]) -> None:
         warnings.simplefilter("error")
         got = median(column)
     assert got == expected or (math.isnan(got) and math.isnan(expected))
+
+
+def test_a_failed_launch_does_not_move_the_device_roofs(corpus: Path) -> None:
+    # gtx1660s: 2 launches measured at 1.37 and 1.09 GHz, a third failed (every counter n/a). The
+    # failed one took the roofs at the boost clock (1.83 GHz) into the median: every roof 11 % high,
+    # and the header said "at boost clock" where the plot said "measured"
+    report = corpus / "gtx1660s_rep_2021.1_raytracer.ncu-rep"
+    whole = run_cli("analyze", str(report), "-F", "json")
+    assert whole.returncode == 0, whole.stderr
+    device = json.loads(whole.stdout)["devices"][0]
+    fp32 = device["roofs"]["compute_flop_per_s"]["fp32"]
+    # 128 FLOP/SM/clk x 22 SMs x the median clock of the two launches that measured
+    assert fp32 == pytest.approx(128 * 22 * device["sm_clock_hz"], rel=1e-6)
+    table = run_cli("analyze", str(report))
+    assert "(measured)" in table.stdout.splitlines()[0]
+    assert "boost clock" not in table.stdout

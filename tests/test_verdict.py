@@ -13,12 +13,13 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
-from conftest import analyzed, examples, normalize, run_cli
+from conftest import analyzed, examples, input_file, normalize, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import frame_of
+from ncu_roof.analysis.notes import NoteInputs
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.sol import sol_arrays, verdict_arrays
 from ncu_roof.analysis.verdict_phrases import verdict_words
@@ -324,16 +325,47 @@ def test_no_work_over_no_bytes_is_no_intensity(corpus: Path) -> None:
     assert "∞" not in table.stdout
 
 
+def _latency_inputs(rows: list[tuple[float, float, float, float, str | None, bool]]) -> NoteInputs:
+    """What the latency notes read of these launches: (SM %, memory %, % of the roof, waves per
+    SM, the roof that binds, whether the roofline could be placed)."""
+    from ncu_roof.analysis.notes import NoteInputs
+    from ncu_roof.analysis.verdicts import Verdicts
+
+    n = len(rows)
+    sm, memory, pct, waves, binding, supported = (np.array(c) for c in zip(*rows, strict=True))
+    nothing, nowhere = np.zeros(n, dtype=bool), np.empty(n, dtype=object)
+    lacking = pl.Series([[]] * n, dtype=pl.List(pl.String))
+    # the latency note reads of the verdicts only the roof that binds and whether it was placed
+    roofline = SimpleNamespace(binding=binding.astype(object))
+    v = SimpleNamespace(arrays=roofline, supported=supported.astype(bool))
+    return NoteInputs(
+        v=cast(Verdicts, v), missing=lacking, no_compute_roofs=False, recipe={}, not_collected={}, flop={},
+        flop_total_is_lower_bound=nothing, tensor_pipe_pct=np.full(n, np.nan), integer_tensor_ops=nothing,
+        pct=pct.astype(float), waves=waves.astype(float), busiest_pipe=nowhere,
+        busiest_tier=nowhere, busiest_tier_pct=np.full(n, np.nan), tensor_by_pipe=nothing,
+        busiest_issue_pipe=nowhere, sol_pct={"sm": sm.astype(float), "memory": memory.astype(float)},
+        pct_of_bandwidth={}, ceiling=nowhere,
+        shared_wavefronts_per_request=np.full(n, np.nan), shared_bank_conflict_pct=np.full(n, np.nan),
+        input_notes=nowhere,
+    )  # fmt: skip
+
+
+def _latency_notes(x: NoteInputs, launches: np.ndarray) -> tuple[list[str], list[str]]:
+    """The latency notes of these launches, made once per distinct kind and made row by row."""
+    from ncu_roof.analysis.notes_verdict import _latency, _latency_texts
+
+    small_grid = np.where(x.waves[launches] < 1, x.waves[launches], np.nan)
+    placed = x.v.arrays.binding[launches].copy()
+    placed[~x.v.supported[launches]] = None
+    return _latency(x, launches).tolist(), _latency_texts(x, launches, small_grid, placed).tolist()
+
+
 def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
     """Launches alike share one latency note: it is made once per distinct combination of what it
     shows, and that must be every launch's own text. Every combination of values on and around
     the roundings' edges (half to even, -0, NaN, a small grid's 2-digit waves): a rounding, a sign
     or a field left out of the key gives some launch another's note. 8,400 launches: the texts
     made row by row take `fixed`'s path for many values, the distinct ones its path for few."""
-    from ncu_roof.analysis.notes import NoteInputs
-    from ncu_roof.analysis.notes_verdict import _latency, _latency_texts
-    from ncu_roof.analysis.verdicts import Verdicts
-
     sol = [12.5, 13.0, 13.5, -0.4, 0.0]
     nan = float("nan")
     rows = list(
@@ -346,28 +378,22 @@ def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:
             [False, True],  # the roofline could be placed
         )
     )
-    n = len(rows)
-    sm, memory, pct, waves, binding, supported = (np.array(c) for c in zip(*rows, strict=True))
-    nothing, nowhere = np.zeros(n, dtype=bool), np.empty(n, dtype=object)
-    lacking = pl.Series([[]] * n, dtype=pl.List(pl.String))
-    # the latency note reads of the verdicts only the roof that binds and whether it was placed
-    roofline = SimpleNamespace(binding=binding.astype(object))
-    v = SimpleNamespace(arrays=roofline, supported=supported.astype(bool))
-    x = NoteInputs(
-        v=cast(Verdicts, v), missing=lacking, no_compute_roofs=False, recipe={}, not_collected={}, flop={},
-        flop_total_is_lower_bound=nothing, tensor_pipe_pct=np.full(n, np.nan), integer_tensor_ops=nothing,
-        pct=pct.astype(float), waves=waves.astype(float), busiest_pipe=nowhere,
-        busiest_tier=nowhere, busiest_tier_pct=np.full(n, np.nan), tensor_by_pipe=nothing,
-        busiest_issue_pipe=nowhere, sol_pct={"sm": sm.astype(float), "memory": memory.astype(float)},
-        pct_of_bandwidth={}, ceiling=nowhere,
-        shared_wavefronts_per_request=np.full(n, np.nan), shared_bank_conflict_pct=np.full(n, np.nan),
-        input_notes=nowhere,
-    )  # fmt: skip
-    for launches in (np.arange(n), np.arange(n)[::7]):
-        small_grid = np.where(x.waves[launches] < 1, x.waves[launches], np.nan)
-        placed = x.v.arrays.binding[launches].copy()
-        placed[~x.v.supported[launches]] = None
-        assert _latency(x, launches).tolist() == _latency_texts(x, launches, small_grid, placed).tolist()
+    x = _latency_inputs(rows)
+    for launches in (np.arange(len(rows)), np.arange(len(rows))[::7]):
+        once, each = _latency_notes(x, launches)
+        assert once == each
+
+
+def test_a_latency_note_never_rounds_up_to_the_threshold_it_says_both_are_under() -> None:
+    """59.55% of peak is under 60%: it read "memory 2–60% of peak, both under 60%" (dropout-162k)."""
+    nan = float("nan")
+    x = _latency_inputs([(24.0, 59.55, nan, 3.0, None, False), (59.96, 0.4, nan, 3.0, None, False)])
+    once, each = _latency_notes(x, np.arange(2))
+    assert once == each
+    assert [n.split(" of peak")[0] for n in once] == [
+        "latency-bound: SM 24% and memory 59%",
+        "latency-bound: SM 59% and memory 0%",
+    ]
 
 
 @given(st.lists(st.tuples(st.floats(allow_nan=True), st.booleans()), max_size=30))
@@ -383,3 +409,33 @@ def test_a_failed_launch_measured_nothing(rows: list[tuple[float, bool]]) -> Non
         assert np.shares_memory(out, values) or not len(values)
         with pytest.raises(ValueError):
             out[...] = 0.0
+
+
+_DETAILS_HEADER = (
+    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+    '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+)
+
+
+def _details(metrics: list[tuple[str, str, str]]) -> str:
+    kernel = '"0","1","a.out","127.0.0.1","sgemm(float *)","1","7","(256, 1, 1)","(64, 1, 1)","0","8.6"'
+    rows = [f'{kernel},"Command line profiler metrics","{n}","{u}","{v}"\n' for n, u, v in metrics]
+    return _DETAILS_HEADER + "".join(rows)
+
+
+def test_no_tensor_instruction_alone_is_no_flop_total() -> None:
+    # DRAM bytes, a duration and sm__inst_executed_pipe_tensor.sum = 0, but no FADD/FMUL/FFMA
+    # count: the kernel's FLOPs are unknown, so no roof can be said to bind. It was called
+    # memory-bound (dram) · roofline on a total of 0 FLOP (an SGEMM, whose FFMAs were not collected)
+    text = _details(
+        [
+            ("dram__bytes.sum", "byte", "32,746,880"),
+            ("gpu__time_duration.sum", "nsecond", "10,776,576"),
+            ("sm__inst_executed_pipe_tensor.sum", "inst", "0"),
+        ]
+    )
+    done = run_cli("analyze", str(input_file("tensor0.csv", text)), "--gpu", "a10g", "-F", "json")
+    assert done.returncode == 0, done.stderr
+    k = json.loads(done.stdout)["kernels"][0]
+    assert k["flop"]["total"] is None
+    assert k["verdict_basis"] != "roofline" and k["bound"] != "memory"

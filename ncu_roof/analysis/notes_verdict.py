@@ -3,6 +3,7 @@ launch of one device at once."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -78,16 +79,9 @@ def _latency_texts(x: NoteInputs, rows: np.ndarray, waves: np.ndarray, binding: 
     small = ~np.isnan(waves)
     grid = np.full(len(small), "", dtype=object)
     grid[small] = "; small grid (" + fixed(waves[small], 2) + " waves per SM)"
-    return sentences(
-        f"latency-bound: SM {{}}% and memory {{}}% of peak, both under {LATENCY_SOL_PCT:.0f}%{{}}; the "
-        "roofline alone says {}",
-        *(
-            fixed(x.sol_pct["sm"][rows], 0),
-            fixed(x.sol_pct["memory"][rows], 0),
-            grid,
-            _verdict_words(binding, x.pct[rows]),
-        ),
-    )
+    said = f"latency-bound: SM {{}}% and memory {{}}% of peak, both under {LATENCY_SOL_PCT:.0f}%"
+    pcts = _sol_pcts(x, rows, said, LATENCY_SOL_PCT - 1)
+    return sentences("{}{}; the roofline alone says {}", pcts, grid, _verdict_words(binding, x.pct[rows]))
 
 
 def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
@@ -98,11 +92,12 @@ def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
     return out
 
 
-def _sol_pcts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """`SM 62%, memory 31%` per launch."""
-    return sentences(
-        "SM {}%, memory {}%", fixed(x.sol_pct["sm"][rows], 0), fixed(x.sol_pct["memory"][rows], 0)
-    )
+def _sol_pcts(
+    x: NoteInputs, rows: np.ndarray, template: str = "SM {}%, memory {}%", below: float = math.inf
+) -> np.ndarray:
+    """`SM 62%, memory 31%` per launch, each shown no higher than `below` (under the 60% latency
+    threshold, 59.6% reads 59%: never "60%, both under 60%")."""
+    return sentences(template, *(fixed(np.minimum(x.sol_pct[u][rows], below), 0) for u in ("sm", "memory")))
 
 
 def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
@@ -149,10 +144,12 @@ def _cross_check_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
         "too few warps in flight or dependent accesses hide no latency: more parallelism "
         "(occupancy, independent work per thread)",
     ).astype(object)
+    said = f"SM {{}}%, memory {{}}%, both under {LATENCY_SOL_PCT:.0f}%"
+    pcts = _sol_pcts(x, rows, said, LATENCY_SOL_PCT - 1)
     return sentences(
-        f"Speed of Light says latency-bound: {{}}, both under {LATENCY_SOL_PCT:.0f}%; the roofline says "
-        "{}: no unit is near its peak — {} brings it toward that roof, which then binds",
-        *(_sol_pcts(x, rows), _verdict_words(x.v.arrays.binding[rows], x.pct[rows]), why),
+        "Speed of Light says latency-bound: {}; the roofline says {}: no unit is near its peak — {} "
+        "brings it toward that roof, which then binds",
+        *(pcts, _verdict_words(x.v.arrays.binding[rows], x.pct[rows]), why),
     )
 
 

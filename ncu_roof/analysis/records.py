@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ncu_roof.base.text import one_line
 from ncu_roof.base.vocabulary import Bound, Roofs, VerdictBasis
 
 # Pipes that execute arithmetic: the busiest is a compute ceiling. Load/store, texture, address and
@@ -32,6 +34,23 @@ class Device:
     roofs: Roofs
     sm_clock_hz: float | None = None  # median measured SM clock of its launches (None: not in input)
     sm_count: float | None = None  # SMs: median of its launches, else the built-in GPU of its name
+
+
+_ALSO_MATCHES = re.compile(r"; also matches [^)]*\)")
+
+
+def device_name(device: Device) -> str:
+    """The one name of a device in every header, table and plot title: the name the input gives;
+    else the GPU its roofs are of, with where that came from (inferred from what the input holds,
+    `--gpu`, `--roofs`); else `unknown GPU`. One line: names come from the data."""
+    if device.name:
+        return one_line(device.name)
+    name = device.roofs.name
+    if not name:
+        return "unknown GPU"
+    if "(inferred from" in name:  # the other products it may be: in the roofs' source, not here
+        return one_line(_ALSO_MATCHES.sub(")", name))
+    return one_line(f"{name} (from {'--gpu' if device.roofs.source.startswith('builtin') else '--roofs'})")
 
 
 @dataclass(frozen=True)

@@ -202,7 +202,8 @@ def intensity(value: float | None, digits: int = 3) -> str:
 
 
 def pct(value: float | None) -> str:
-    return "–" if value is None or value != value else f"{value:.0f}%"
+    """`29%`; `<1%` for a share above 0 that rounds to 0; `–` for none."""
+    return "–" if value is None or value != value else "<1%" if 0 < value <= 0.5 else f"{value:.0f}%"
 
 
 def launch_shape(grid: str | None, block: str | None) -> str:

@@ -15,6 +15,7 @@ import polars as pl
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import FrameRows
 from ncu_roof.analysis.model import finite_or_none, nan_to_none
+from ncu_roof.analysis.records import device_name
 from ncu_roof.base.shift import Movement, shift
 from ncu_roof.base.vocabulary import MatchBy
 from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, kernel_diff, pair_frame, sides
@@ -84,9 +85,9 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
     different GPU names, or different clocks, device by device: the median measured SM clock where
     both carry it, whatever roofs are used; else the compute roofs measured in the reports (peak
     per cycle x the measured clock) when both sides use them."""
-    base_names, head_names = _device_names(base), _device_names(head)
-    if base_names != head_names:
-        return f"base ran on {', '.join(base_names) or '?'}, head on {', '.join(head_names) or '?'}", None
+    named = [{d.name or None for d in a.devices} for a in (base, head)]
+    if None not in named[0] | named[1] and named[0] != named[1]:  # a side that names none: unknown, not other
+        return f"base ran on {', '.join(_device_names(base))}, head on {', '.join(_device_names(head))}", None
     unchecked: list[str] = []
     for b, h in zip(base.devices, head.devices, strict=False):
         clocks = Change(finite_or_none(b.sm_clock_hz), finite_or_none(h.sm_clock_hz))
@@ -109,13 +110,15 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
                     )
         else:
             unchecked.append(f"{b.roofs.source} vs {h.roofs.source}")
-    if not unchecked:
-        return None, None
-    return None, (
-        "clocks not compared: no measured SM clock to compare, and the roofs are not measured in "
-        f"the reports ({', '.join(dict.fromkeys(unchecked))}); check that both runs used the same "
-        "clock settings"
-    )
+    unnamed = [side for side, names in zip(("base", "head"), named, strict=True) if None in names]
+    notes = [f"GPUs not compared: the {' and the '.join(unnamed)} names none"] if unnamed else []
+    if unchecked:
+        notes.append(
+            "clocks not compared: no measured SM clock to compare, and the roofs are not measured in "
+            f"the reports ({', '.join(dict.fromkeys(unchecked))}); check that both runs used the same "
+            "clock settings"
+        )
+    return None, "; ".join(notes) or None
 
 
 def kernel_pairs(result: Diff) -> dict[GroupKey, list[int]]:
@@ -162,4 +165,4 @@ def gate(result: Diff, fail_on_regression_pct: float) -> None:
 
 
 def _device_names(analysis: Analysis) -> tuple[str, ...]:
-    return tuple(sorted({d.name or "?" for d in analysis.devices}))
+    return tuple(sorted({device_name(d) for d in analysis.devices}))

@@ -207,8 +207,6 @@ def report_roofs(
     which clock: `report: … at measured 1.10 GHz`, `builtin:t4 (…) at boost 1.59 GHz`. A launch
     that measured nothing (no duration: a failed collection) is left out while others measured:
     its roofs, at the boost clock for want of its own, are no figure of the run."""
-    import numpy as np
-
     timed = normalized["duration_s"] > 0
     if timed.any() and not timed.all():
         normalized = {c: a[timed] for c, a in normalized.items()}

@@ -281,7 +281,8 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
     many = plural(slower, "kernel") if slower or result.total_status is Status.REGRESSED else "no kernel"
     verdict_line = f"**ncu-roof diff: {many} slower by more than {result.threshold_pct:g}%**"
     parts = [MARKER, "", verdict_line, "", headline(result) + ".", ""]
-    parts.append(f"GPU: {code_span(', '.join(result.head_devices))}")
+    gpus = [code_span(", ".join(d)) for d in (result.base_devices, result.head_devices)]
+    parts.append(f"GPU: {gpus[1]}" if gpus[0] == gpus[1] else f"GPU: base {gpus[0]}, head {gpus[1]}")
     if result.mismatch:
         parts += ["", "> [!WARNING]", f"> Compared anyway: {code_span(result.mismatch)}"]
     for note in result.notes:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import KernelGroup, headroom_s
-from ncu_roof.analysis.records import VERDICT_WORDS, Kernel
+from ncu_roof.analysis.records import VERDICT_WORDS, Kernel, device_name
 from ncu_roof.base.text import intensity, one_line, pct, plural, shorten, si
 from ncu_roof.base.tomlfile import package_text
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
@@ -44,7 +44,6 @@ from ncu_roof.render.summary import (
     DeviceView,
     Row,
     Summary,
-    device_name,
     roof_rows,
     summarize,
 )

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.records import Device, Kernel
+from ncu_roof.analysis.records import Device, Kernel, device_name
 from ncu_roof.base.text import intensity, launch_shape, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import COMPUTE, TIERS
 from ncu_roof.errors import UsageError
@@ -22,7 +22,6 @@ from ncu_roof.render.summary import (
     DeviceView,
     Row,
     Summary,
-    device_name,
     lack_counters,
     roof_rows,
     roofs_clock_words,

@@ -10,10 +10,11 @@ from html import escape
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.groups import fix_first, group_kernels
+from ncu_roof.analysis.records import device_name
 from ncu_roof.base.text import one_line, plural, shorten, si
 from ncu_roof.render.headline import Words, fix_first_words, share_phrases, times
 from ncu_roof.render.html_table import row_cells, table_columns
-from ncu_roof.render.summary import VERDICT_COLOURS, DeviceView, Summary, device_name, summarize
+from ncu_roof.render.summary import VERDICT_COLOURS, DeviceView, Summary, summarize
 
 REPR_DEVICES = 4  # device lines in the repr; the rest are counted
 REPR_NAME = 48

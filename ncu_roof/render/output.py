@@ -68,8 +68,10 @@ def check_writable(path: str | None) -> None:
             return
     except OSError as err:  # e.g. a name too long for the file system
         raise OutputError(f"cannot write {path}: {err.strerror or err}", hint=WRITE_HINT) from None
-    problem = "is not writable" if directory.is_dir() else "does not exist"
-    raise OutputError(f"cannot write {target}: directory {directory} {problem}", hint=WRITE_HINT)
+    problem = (
+        "is not writable" if directory.is_dir() else "is a file" if directory.exists() else "does not exist"
+    )
+    raise OutputError(f"cannot write {target}: {directory} {problem}", hint=WRITE_HINT)
 
 
 def joined(pieces: Iterable[Piece]) -> str:

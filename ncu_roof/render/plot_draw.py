@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.path import Path
 
+from ncu_roof.analysis.records import device_name
 from ncu_roof.base.text import plural, si
 from ncu_roof.render.headline import times
 from ncu_roof.render.plot_marks import draw_arrows, draw_markers
 from ncu_roof.render.plot_panel import LABELLED_KERNELS, KernelPoint, Limits, Panel, RoofLine, axis_limits
-from ncu_roof.render.summary import device_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

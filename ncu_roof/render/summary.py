@@ -25,7 +25,7 @@ from ncu_roof.analysis.groups import (
     repeats,
 )
 from ncu_roof.analysis.records import Device
-from ncu_roof.base.text import distinct_names, one_line, pct, plural, si
+from ncu_roof.base.text import distinct_names, pct, plural, si
 from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound, GroupBy, SortBy
 from ncu_roof.render.unplaced import missing_reason
 
@@ -39,23 +39,6 @@ VERDICT_COLOURS = {
     Bound.BALANCED: "#cc79a7",
     Bound.UNKNOWN: "#7f7f7f",
 }
-
-
-_ALSO_MATCHES = re.compile(r"; also matches [^)]*\)")
-
-
-def device_name(device: Device) -> str:
-    """The one name of a device in every header, table and plot title: the name the input gives;
-    else the GPU its roofs are of, with where that came from (inferred from what the input holds,
-    `--gpu`, `--roofs`); else `unknown GPU`. One line: names come from the data."""
-    if device.name:
-        return one_line(device.name)
-    name = device.roofs.name
-    if not name:
-        return "unknown GPU"
-    if "(inferred from" in name:  # the other products it may be: in the roofs' source, not here
-        return one_line(_ALSO_MATCHES.sub(")", name))
-    return one_line(f"{name} (from {'--gpu' if device.roofs.source.startswith('builtin') else '--roofs'})")
 
 
 def roof_rows(device: Device) -> list[tuple[str, str, str]]:

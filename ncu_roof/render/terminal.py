@@ -15,12 +15,12 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from ncu_roof.analysis.records import Device
+from ncu_roof.analysis.records import Device, device_name
 from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, si
 from ncu_roof.base.vocabulary import TIERS
 from ncu_roof.render.console import rich_text, sized
 from ncu_roof.render.headline import achieved_words, attainable_words, fix_first_words, share_phrases, times
-from ncu_roof.render.summary import VERDICT_COLOURS, DeviceView, Row, Summary, device_name, roofs_clock_words
+from ncu_roof.render.summary import VERDICT_COLOURS, DeviceView, Row, Summary, roofs_clock_words
 
 KERNEL_MIN = 16
 KERNEL_COMFORT = 40  # columns of rank ≥ COMFORT_RANK give way until the name gets this much
