@@ -591,7 +591,8 @@ def test_a_compute_ceiling_is_named_by_what_set_it(index: int) -> None:
 def test_the_markdown_report_tells_every_kernel_apart() -> None:
     done = run_cli("analyze", str(RAW), "--format", "markdown")
     assert done.returncode == 0, done.stderr
-    # the kernel table's rows: 14 kernel groups, of 13 distinct names (vector_add_f32 at two sizes)
+    # the kernel table's rows: 14 kernel groups, of 13 distinct names (vector_add_f32 at two sizes,
+    # its two rows told apart by their launch shapes: the table has no launch shape column)
     cells = re.findall(r"^\| \d+ \| `([^`]*)` \|", done.stdout, flags=re.MULTILINE)[:14]
-    assert len(cells) == 14
-    assert len(set(cells)) == len(set(NAMES)) == 13
+    assert len(cells) == len(set(cells)) == 14 and len(set(NAMES)) == 13
+    assert [c for c in cells if c.startswith("vector_add")] == [f"{VADD} 262144×256", f"{VADD} 4096×256"]

@@ -8,11 +8,12 @@ import json
 import re
 import subprocess
 from dataclasses import replace
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import analyzed
+from conftest import analyzed, run_cli
 from test_markdown import HOSTILE, corpus_analysis, synthetic, with_intensities
 
 from ncu_roof import api
@@ -262,3 +263,26 @@ def test_a_wide_real_table_fits_1280_px(tmp_path: Path) -> None:
     analysis = corpus_analysis("a100_details-kerneltime-rules_hier-roofline_bert-attn.csv")
     assert max(len(row.notes) for row in summarize(analysis).rows) == 7
     assert table_overflow_px(write(analysis, tmp_path, STUB_SVG), tmp_path, 1280) == 0
+
+
+@pytest.mark.parametrize("name", ["--example", "a100_details-kerneltime_nsecond_dropout-162k.csv"])
+def test_the_headline_says_each_verdicts_basis(name: str, request: pytest.FixtureRequest) -> None:
+    # as the terminal says it: the HTML said `69% memory-bound 31% latency-bound` where the
+    # terminal and the Markdown said `69% memory-bound · SOL, 31% latency-bound · SOL`
+    source = [name if name.startswith("-") else str(request.getfixturevalue("corpus") / name)]
+    terminal = run_cli("analyze", *source, env={"COLUMNS": "400"}).stdout
+    said = re.findall(r"^(?:time|device \d+): [^:]+ in \d+ launch(?:es)?: (.*)$", terminal, re.MULTILINE)
+    html = run_cli("analyze", *source, "-F", "html").stdout
+    shares = re.findall(r'<p class="lead">Share of time: <span class="key \w+"></span>(.*)</p>', html)
+    words = [re.split(r' <span class="key \w+"></span>', s) for s in shares]  # each verdict's share
+    assert [", ".join(unescape(re.sub("<[^>]+>", "", w)) for w in each) for each in words] == said
+    assert all("· " in words for words in said)
+
+
+def test_a_costliest_group_no_row_names_keeps_its_name(corpus: Path) -> None:
+    # with --group-by nvtx --launches the rows are launches and the costliest group an NVTX range:
+    # named as the table names its rows where it is one of them, else shortened
+    path = corpus / "a100_details-kerneltime-rules_hier-roofline_bert-attn.csv"
+    done = run_cli("analyze", str(path), "--group-by", "nvtx", "--launches", "-F", "html")
+    assert done.returncode == 0, done.stderr
+    assert "Costliest: <code>(no NVTX range)</code> ×26" in done.stdout

@@ -3,13 +3,14 @@ roof, could save) always, names that never read alike, notes whose numbers vary 
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from os.path import commonprefix
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import FIXTURES, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
@@ -258,3 +259,54 @@ def test_a_line_shows_no_control_format_or_separator_character(text: str) -> Non
     """Of Unicode's Cc, Cf, Zl and Zp (what can hide, reorder or break the text around it)."""
     assert not [c for c in one_line(text) if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")]
     assert len(one_line(text)) == len(text)  # one character for one: `at character N` holds
+
+
+def _name_cells(table: str) -> list[str]:
+    """The terminal table's kernel cells, a cell of several lines (a row's continuation: no `#`) as one."""
+    lines = [[c.strip() for c in line.split("│")] for line in table.splitlines() if "│" in line]
+    cells: list[str] = []
+    for rank, name, *_ in lines:
+        if rank:
+            cells.append(name)
+        elif name:
+            cells[-1] += f" {name}"
+    return cells
+
+
+@pytest.mark.parametrize("columns", ["120", "80"])
+def test_rows_of_one_kernel_at_two_launch_shapes_read_apart(
+    columns: str, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # bert-attn: 16 groups; one kernel name at 2×128 and 20×128 (both `at::native::vector… [K5]`),
+    # another at 768×256, 256×256 and 1×256. The grid×block column gives way at 120 columns, and
+    # their rows read alike: each now shows its launch shape below its name (Markdown and HTML,
+    # which have no launch shape column, beside it)
+    path = str(corpus / "a100_details-kerneltime-rules_hier-roofline_bert-attn.csv")
+    monkeypatch.setenv("COLUMNS", columns)
+    text = run_cli("analyze", path).stdout
+    assert "not shown at this width: launches, grid×block" in text
+    cells = _name_cells(text)
+    assert len(cells) == len(set(cells)) == 16
+    assert sum(cell.endswith(("×128", "×256")) for cell in cells) == 7  # those of a shared name only
+    markdown = run_cli("analyze", path, "-F", "markdown").stdout
+    rows = re.findall(r"^\| \d+ \| `([^`]*)` \| \d+ \|", markdown, flags=re.MULTILINE)  # and its launches
+    assert len(rows) == len(set(rows)) == 16
+    assert "`at::native::vectorized_elementwise_kernel<…>(…) [K3] 20×128`" in markdown
+    html = run_cli("analyze", path, "-F", "html").stdout  # the names of the Markdown, the `[K1] …` lines too
+    data = json.loads(re.findall(r'id="ncu-roof-data">(.*?)</script>', html, re.S)[0])
+    assert len({r["cells"][1] for r in data["rows"]}) == 16
+    assert "<br>[K3] at::native::vectorized_elementwise_kern…, whose name reads" in html
+
+
+def test_rows_of_distinct_shapes_show_them_only_where_no_column_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    # h200: vector_add_f32 at 262144×256 (3 launches) and 4096×256; every other name once
+    path = str(FIXTURES / "h200" / "h200_full_raw.csv")
+    cells = _name_cells(run_cli("analyze", path).stdout)
+    assert [c for c in cells if c.startswith("vector_add")] == [
+        "vector_add_f32(…) 262144×256",
+        "vector_add_f32(…) 4096×256",
+    ]
+    assert sum("×" in c for c in cells) == 2
+    monkeypatch.setenv("COLUMNS", "250")  # the grid×block column shown: names as before
+    wide = run_cli("analyze", path).stdout
+    assert "grid×block" in wide and "×" not in "".join(_name_cells(wide))

@@ -25,12 +25,12 @@ def memory_tier_words(view: DeviceView, esc: Words = str) -> str:
     return " (" + ", ".join(f"{esc(t)} {pct(100 * s)}" for t, s in view.memory_tiers) + ")"
 
 
-def share_phrases(view: DeviceView, esc: Words = str, of: str = "") -> list[str]:
+def share_phrases(view: DeviceView, esc: Words = str, of: str = "", strong: Words = str) -> list[str]:
     """`36% memory-bound (dram 30%, l2 6%) · roofline`: the device's time per verdict, the most
-    first, each with its basis (`of`: words after the share, as ` of time`)."""
+    first, each with its basis (`of`: words after the share, as ` of time`; `strong`: the share's)."""
     tiers = memory_tier_words(view, esc)
     return [
-        f"{pct(100 * s)}{of} {VERDICT_WORDS[b]}{tiers if b is Bound.MEMORY else ''}"
+        f"{strong(pct(100 * s))}{of} {VERDICT_WORDS[b]}{tiers if b is Bound.MEMORY else ''}"
         + (f" · {view.bases[b]}" if view.bases.get(b) else "")
         for b, s in view.shares
     ]

@@ -31,13 +31,7 @@ from ncu_roof.base.text import intensity, one_line, pct, plural, shorten, si
 from ncu_roof.base.tomlfile import package_text
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.render.headline import (
-    achieved_words,
-    device_sentences,
-    integer_ops_rate,
-    memory_tier_words,
-    times,
-)
+from ncu_roof.render.headline import achieved_words, device_sentences, integer_ops_rate, share_phrases, times
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
 from ncu_roof.render.summary import (
     VERDICT_COLOURS,
@@ -137,12 +131,8 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
         f'title="{VERDICT_WORDS[b]} {pct(100 * s)}"></span>'
         for b, s in view.shares
     )
-    tiers = memory_tier_words(view, escape)
-    words = [
-        f'<span class="key {b.value}"></span><b>{pct(100 * s)}</b> {VERDICT_WORDS[b]}'
-        + (tiers if b is Bound.MEMORY else "")
-        for b, s in view.shares
-    ]
+    said = share_phrases(view, escape, strong="<b>{}</b>".format)  # each with its verdict's basis
+    words = [f'<span class="key {b.value}"></span>{w}' for (b, _), w in zip(view.shares, said, strict=True)]
     device, info = view.device, summary.analysis.inputs[view.device.input]
     cc = f" (CC {escape(one_line(device.cc))})" if device.cc else ""
     version = f", ncu {escape(one_line(info.ncu_version))}" if info.ncu_version else ""
@@ -161,7 +151,8 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
 
 def _group_link(summary: Summary, group: KernelGroup) -> str:
     """The group's name, a link to its details where it has them."""
-    code = f"<code>{escape(shorten(group.name, NAME_WIDTH))}</code>"
+    label = summary.names(NAME_WIDTH)[0].get(group.name) or shorten(group.name, NAME_WIDTH)  # as the table's
+    code = f"<code>{escape(label)}</code>"
     rank = next((r.rank for r in summary.rows if r.group is group), DETAILS_ROWS + 1)  # none: no link
     return (f'<a href="#k{rank}">{code}</a>' if rank <= DETAILS_ROWS else code) + times(group.count)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.analysis.records import VERDICT_WORDS
-from ncu_roof.base.text import intensity, one_line, pct, shorten, si
+from ncu_roof.base.text import intensity, one_line, pct, si
 from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.headline import achieved_words
 from ncu_roof.render.markdown import bandwidth_tier, intensity_tiers
@@ -54,7 +54,7 @@ def row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
     cells: dict[str, tuple[Any, str]] = {
         "rank": (row.rank, str(row.rank)),
         "device": (g.device, str(g.device)),
-        "name": (None, shorten(g.name, NAME_WIDTH)),  # sorted by the full name, `names`
+        "name": (None, summary.names(NAME_WIDTH)[0][g.name] + summary.shape_words(row)),  # sort: full name
         "launches": (g.count, str(g.count)),
         "duration": (g.total_duration_s, si(g.total_duration_s, "s")),
         "share": (g.device_share if summary.multi_device else g.time_share, row.share(summary.multi_device)),
@@ -126,6 +126,7 @@ def table_section(summary: Summary, columns: Sequence[Column]) -> dict[str, str]
     order = "by time" if summary.sort.value == "time" else "by the time they could save"
     folded = "in one NVTX range" if summary.by_nvtx else "of one kernel, launch shape"
     grouped = f" Launches {folded} and device are one row." if summary.grouped else ""
+    keys = "<br>".join(escape(key) for key in summary.names(NAME_WIDTH)[1])  # what tells `[K1] …` apart
     truncated = (
         f'<p class="muted">The table holds the first {TABLE_MAX_ROWS:,} of {len(summary.rows):,} '
         f"{what}; the JSON and CSV outputs have every launch.</p>\n"
@@ -137,5 +138,5 @@ def table_section(summary: Summary, columns: Sequence[Column]) -> dict[str, str]
         "headers": headers,
         "truncated": truncated if len(summary.rows) > TABLE_MAX_ROWS else "",
         "legend": f'<p class="muted">{escape("; ".join(summary.legend()))}.{grouped} '
-        "Click a header to sort; a name for its details.</p>",
+        "Click a header to sort; a name for its details.</p>" + (keys and f'<p class="muted">{keys}</p>'),
     }

@@ -14,7 +14,7 @@ import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.records import Device, Kernel, device_name
-from ncu_roof.base.text import intensity, launch_shape, pct, plural, shorten, si
+from ncu_roof.base.text import intensity, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import COMPUTE, TIERS
 from ncu_roof.errors import UsageError
 from ncu_roof.render.headline import achieved_words, device_sentences, share_phrases, times
@@ -127,9 +127,11 @@ def _device_paragraph(summary: Summary, view: DeviceView) -> str:
     return "  \n".join(f"{line}." for line in lines)
 
 
-def _label(summary: Summary, name: str) -> str:
-    """A name as the report shows it: different names never alike (`Summary.names`)."""
-    return summary.names(NAME_WIDTH)[0].get(name) or shorten(name, NAME_WIDTH)
+def _label(summary: Summary, name: str, row: Row | None = None) -> str:
+    """A name as the report shows it: different names never alike (`Summary.names`); with a `row`,
+    its launch shape beside it where rows of its name have several (`Summary.shape_words`)."""
+    label = summary.names(NAME_WIDTH)[0].get(name) or shorten(name, NAME_WIDTH)
+    return label + (summary.shape_words(row) if row else "")
 
 
 def _table(header: Sequence[str], left: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
@@ -143,7 +145,7 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
     columns: list[tuple[str, Callable[[Row], str]]] = [
         ("#", lambda r: str(r.rank)),
         *([("Dev", lambda r: str(r.group.device))] if device_column and summary.multi_device else []),
-        (summary.name_title, lambda r: table_cell(code_span(_label(summary, r.group.name)))),
+        (summary.name_title, lambda r: table_cell(code_span(_label(summary, r.group.name, r)))),
         *([("Launches", lambda r: str(r.group.count))] if summary.grouped else []),
         ("Time", lambda r: unbroken(si(r.group.total_duration_s, "s"))),
         ("Share", lambda r: r.share(summary.multi_device)),
@@ -165,8 +167,7 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
         g, lead = r.group, r.group.figures
         tier = bandwidth_tier(lead)
         bandwidth = f"{si(lead.achieved_byte_per_s[tier], 'B/s')} ({plain(tier)})" if tier else "–"
-        shape = launch_shape(lead.grid, lead.block)
-        shown = f"{_label(summary, lead.name)} {shape}" if summary.by_nvtx else shape
+        shown = f"{_label(summary, lead.name)} {r.shape}" if summary.by_nvtx else r.shape
         spread = (g.mean_duration_s, g.min_duration_s, g.max_duration_s)
         # `67% memory-bound (dram) · roofline; 33% compute-bound (fp32) · roofline`
         by_time = "; ".join(f"{pct(100 * share)} {verdict}" for verdict, share in r.verdicts)

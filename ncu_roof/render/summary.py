@@ -25,7 +25,7 @@ from ncu_roof.analysis.groups import (
     repeats,
 )
 from ncu_roof.analysis.records import Device
-from ncu_roof.base.text import distinct_names, pct, plural, si
+from ncu_roof.base.text import distinct_names, launch_shape, pct, plural, si
 from ncu_roof.base.vocabulary import BASIS_LEGEND, BASIS_WORDS, COMPUTE, Bound, GroupBy, SortBy
 from ncu_roof.render.unplaced import missing_reason
 
@@ -39,6 +39,7 @@ VERDICT_COLOURS = {
     Bound.BALANCED: "#cc79a7",
     Bound.UNKNOWN: "#7f7f7f",
 }
+Labels = tuple[dict[str, str], tuple[str, ...]]  # each name's label, and the `[K1] …` lines (`Summary.names`)
 
 
 def roof_rows(device: Device) -> list[tuple[str, str, str]]:
@@ -95,6 +96,10 @@ class Row:
     @property
     def bound(self) -> Bound:
         return self.group.lead.bound
+
+    @property
+    def shape(self) -> str:  # its launch shape, `8192×256`
+        return launch_shape(self.group.lead.grid, self.group.lead.block)
 
     def share(self, per_device: bool) -> str:
         """Its share of its device's time (`per_device`), else of the total time."""
@@ -154,11 +159,9 @@ class Summary:
     missing_reason: str | None
     by_nvtx: bool = False  # rows are NVTX-range groups: their name is the range, not a kernel
 
-    _names: dict[int, tuple[dict[str, str], tuple[str, ...]]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
+    _names: dict[int, Labels] = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def names(self, width: int) -> tuple[dict[str, str], tuple[str, ...]]:
+    def names(self, width: int) -> Labels:
         """Each row's (and fix-first kernel's) name as `width` columns show it, different names
         never alike (`text.distinct_names`), and the `[K1] …` lines that resolve an index."""
         if width not in self._names:
@@ -168,6 +171,16 @@ class Summary:
             labels, keys = distinct_names(names, width)
             self._names[width] = (dict(zip(names, labels, strict=True)), tuple(keys))
         return self._names[width]
+
+    def shape_words(self, row: Row, before: str = " ") -> str:
+        """`before` and the row's launch shape where rows of its name have several (groups of one
+        kernel), for a table with no launch shape column: lest two rows read alike; else nothing."""
+        return f"{before}{row.shape}" if row.group.name in self._shaped and not self.by_nvtx else ""
+
+    @cached_property
+    def _shaped(self) -> frozenset[str]:  # the names of rows of several launch shapes
+        first: dict[str, str] = {}  # each name's first shape
+        return frozenset(n for r in self.rows if first.setdefault(n := r.group.name, r.shape) != r.shape)
 
     @property
     def name_header(self) -> str:  # the rows' name column: kernel groups, NVTX groups

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ncu_roof.analysis.records import Device, device_name
-from ncu_roof.base.text import intensity, launch_shape, one_line, pct, plural, si
+from ncu_roof.base.text import intensity, one_line, pct, plural, si
 from ncu_roof.base.vocabulary import TIERS
 from ncu_roof.render.console import rich_text, sized
 from ncu_roof.render.headline import achieved_words, attainable_words, fix_first_words, share_phrases, times
@@ -47,16 +47,13 @@ def columns(summary: Summary) -> list[Column]:
     """The columns this summary needs (launch counts only for groups, a device column for several);
     the verdict, % of roof and could save are never dropped: they are the answer."""
     grouped, mixed = summary.grouped, any(len(r.verdicts) > 1 for r in summary.rows)
-    nvtx = summary.by_nvtx  # an NVTX range's launches may have many shapes
     cols = [
         Column("#", "right", 0, lambda r: str(r.rank)),
         Column("dev", "right", 0, lambda r: str(r.group.device), summary.multi_device),
         Column("id", "right", 9, lambda r: str(r.group.lead.id), not grouped),
-        Column(summary.name_header, "left", 0, lambda r: r.group.name),
+        Column(summary.name_header, "left", 0, lambda r: summary.names(KERNEL_MAX)[0][r.group.name]),
         Column("launches", "right", 4, lambda r: str(r.group.count), grouped),
-        Column(
-            "grid×block", "left", 8, lambda r: launch_shape(r.group.lead.grid, r.group.lead.block), not nvtx
-        ),
+        Column("grid×block", "left", 8, lambda r: r.shape, not summary.by_nvtx),  # (NVTX ranges: many)
         Column("time", "right", 0, lambda r: si(r.group.total_duration_s, "s")),
         Column("share", "right", 3, lambda r: r.share(summary.multi_device)),  # legend: of what
         Column("mean", "right", 10, lambda r: si(r.group.mean_duration_s, "s"), grouped),
@@ -141,10 +138,8 @@ def roofs_line(device: Device) -> str:
 def device_lines(summary: Summary, view: DeviceView, labels: dict[str, str]) -> list[str]:
     """Time per verdict, the costliest kernel and the kernel to fix first, of one device."""
     where = f"device {view.device.index}" if summary.multi_device else "time"
-    shares = ", ".join(share_phrases(view))
-    lines = [
-        f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}: {shares or 'no durations'}"
-    ]
+    shares = ", ".join(share_phrases(view)) or "no durations"
+    lines = [f"{where}: {si(view.total_s, 's')} in {plural(view.launches, 'launch')}: {shares}"]
     if view.fix_first is not None:
         group = view.fix_first.group
         wide = summary.names(KERNEL_MAX)[0][group.name]  # a sentence has room for it
@@ -162,16 +157,14 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
     cols = columns(summary)
     index = {c.header: i for i, c in enumerate(cols)}
     name, verdict = index[summary.name_header], index["verdict"]
-    wide = summary.names(KERNEL_MAX)[0]
-    cells = [
-        [wide[r.group.name] if i == name else one_line(c.cell(r)) for i, c in enumerate(cols)] for r in shown
-    ]
+    cells = [[one_line(c.cell(r)) for c in cols] for r in shown]  # names at their widest: `fit` narrows
     widths = fit(cols, cells, width, name, verdict)
     labels, keys = summary.names(min(widths[name], KERNEL_MAX))
+    shapes = index.get("grid×block") not in widths  # a name of several shapes: the row's below it
     table = Table(show_edge=False, pad_edge=False, header_style="bold", expand=False)
     sized(table, ((cols[i].header, cols[i].justify, size) for i, size in widths.items()))
     for values, row in zip(cells, shown, strict=True):
-        values[name] = labels[row.group.name]
+        values[name] = labels[row.group.name] + (summary.shape_words(row, "\n") if shapes else "")
         flagged = one_line(row.flagged(notes=True)) if index["notes"] not in widths else values[verdict]
         values[verdict] = wrapped(flagged, widths[verdict])
         colour = Style(color=VERDICT_COLOURS[row.bound])
