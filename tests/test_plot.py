@@ -199,6 +199,18 @@ def test_kernels_whose_names_shorten_alike_are_labelled_apart_and_the_caption_sa
     assert re.search(r"\[K2\] cutlass::Kernel<…>\(T1::Params\), whose name reads .*\(int\)64,", caption)
 
 
+def test_one_kernel_at_two_launch_shapes_is_labelled_with_each_shape() -> None:
+    """Two groups of one name read alike on the picture but for their launch shapes."""
+    from matplotlib.text import Annotation
+
+    from ncu_roof.render.plot import plot_figure
+
+    rows = [("saxpy", grid, 1000.0 * (i + 1), 1e6, 1e5) for i, grid in enumerate(("(8, 1, 1)", "(64, 1, 1)"))]
+    figure = plot_figure(analyze([read_input(write("two-shapes-plot.csv", rows))]))
+    labels = [t.get_text() for ax in figure.axes for t in ax.texts if isinstance(t, Annotation)]
+    assert sorted(label.split(" ·")[0] for label in labels) == ["saxpy 64×256", "saxpy 8×256"]
+
+
 def test_the_instruction_roofline_says_which_kernel_each_index_is(tmp_path: Path) -> None:
     """Its own caption has the `[K1] …` lines too, each with its device where there are several."""
     from matplotlib.text import Annotation

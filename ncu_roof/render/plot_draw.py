@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.path import Path
 
 from ncu_roof.analysis.records import device_name
-from ncu_roof.base.text import plural, si
+from ncu_roof.base.text import launch_shape, plural, si
 from ncu_roof.render.headline import times
 from ncu_roof.render.plot_marks import draw_arrows, draw_markers
 from ncu_roof.render.plot_panel import LABELLED_KERNELS, KernelPoint, Limits, Panel, RoofLine, axis_limits
@@ -162,9 +162,11 @@ def label_roofs(ax: Axes, p: Panel, limits: Limits, placer: Placer) -> None:
 
 def label_kernels(ax: Axes, p: Panel, placer: Placer) -> None:
     """The top kernel groups by time, `name ×3 · 41% of time` (of the device's time)."""
+    names = [group.name for group, _ in p.drawn[:LABELLED_KERNELS]]  # one at two shapes: each its shape
     for (group, points), name in zip(p.drawn[:LABELLED_KERNELS], p.labels[0], strict=True):
         anchor = max(points, key=lambda q: q.intensity_flop_per_byte)
-        label = name + times(group.count)
+        shape = f" {launch_shape(group.lead.grid, group.lead.block)}" if names.count(group.name) > 1 else ""
+        label = name + shape + times(group.count)
         if group.device_share is not None:
             label += f" · {100.0 * group.device_share:.0f}% of time"
         note = ax.annotate(
