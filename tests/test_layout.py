@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from rich.cells import cell_len
 
 from ncu_roof.base.text import _told_apart, distinct_names, one_line, shorten
+from ncu_roof.render.terminal import wrapped
 
 INIT = "void InitializeMatrix_kernel<{}, (bool)1>(T1 *, int, int, int)"
 CUTLASS = "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<Shape<(int){}, (int)128>, Epilogue>>(T1::Params)"
@@ -310,3 +311,14 @@ def test_rows_of_distinct_shapes_show_them_only_where_no_column_does(monkeypatch
     monkeypatch.setenv("COLUMNS", "250")  # the grid×block column shown: names as before
     wide = run_cli("analyze", path).stdout
     assert "grid×block" in wide and "×" not in "".join(_name_cells(wide))
+
+
+def test_a_verdict_wraps_between_its_phrases_and_its_notes_list_after_a_comma() -> None:
+    # at 60 columns a 13-cell verdict column cut the notes of bert-attn's rows: `[1,2,3,4,5,6…`
+    text = wrapped("latency-bound (small grid) · SOL [1,2,3,4,5,6,7]", 13)
+    assert text.split("\n") == ["latency-bound", "(small grid)", "· SOL [1,2,3,", "4,5,6,7]"]
+    assert wrapped("memory-bound (dram) · roofline", 13).split("\n") == [
+        "memory-bound",
+        "(dram)",
+        "· roofline",
+    ]

@@ -84,13 +84,17 @@ _PHRASE = re.compile(r" (?=[(·⚠\[])")  # a verdict may wrap before "(…)", "
 
 
 def wrapped(text: str, width: int) -> str:
-    """`text`'s phrases packed into lines of at most `width` (a phrase longer stays whole)."""
+    """`text`'s phrases packed into lines of at most `width`; a list of notes longer than that
+    (`[1,2,3,4,5,6,7]`) broken after its commas, never cut; any other phrase longer stays whole."""
     lines: list[str] = []
     for phrase in _PHRASE.split(text):
-        if lines and cell_len(lines[-1]) + 1 + cell_len(phrase) <= width:
-            lines[-1] += " " + phrase
-        else:
-            lines.append(phrase)
+        long_notes = phrase.startswith("[") and cell_len(phrase) > width
+        for i, part in enumerate(re.findall(r"[^,]+,?", phrase) if long_notes else [phrase]):
+            glue = "" if i else " "
+            if lines and cell_len(lines[-1]) + len(glue) + cell_len(part) <= width:
+                lines[-1] += glue + part
+            else:
+                lines.append(part)
     return "\n".join(lines)
 
 
