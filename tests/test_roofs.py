@@ -342,6 +342,8 @@ def test_every_devices_sm_side_roofs_refer_to_one_clock(corpus: Path) -> None:
 @given(st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=40))
 @example([1.7e308, 1.7e308])  # the mean of the two middle ones overflowed to inf (np.median's too)
 @example([-math.inf, math.inf])  # NaN, without numpy's warning
+@example([5e-324])  # the halves of the one middle value, each rounded to 0 (a subnormal), made 0
+@example([5e-324, 1e-323])  # as np.median rounds their mean, where the sum does not overflow
 def test_median_is_the_middle_of_the_numbers(values: list[float]) -> None:
     column = np.array(values, dtype="float64")
     numbers = [v for v in values if not math.isnan(v)]

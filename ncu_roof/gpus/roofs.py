@@ -58,7 +58,7 @@ def launch_count(launches: Mapping[str, np.ndarray]) -> int:
 def median(values: np.ndarray) -> float:
     """The median of a column's numbers, NaN where it has none (pandas' `median`, no warning):
     the middle one, or the mean of the two middle ones, as `np.median` (which imports numpy.ma),
-    but as halves summed, so that two near the float's limit never overflow to inf."""
+    but as halves summed where their sum overflows: two near the float's limit never give inf."""
     import numpy as np
 
     numbers = np.asarray(values, dtype="float64")
@@ -66,7 +66,8 @@ def median(values: np.ndarray) -> float:
     if not n:
         return math.nan
     middle = np.partition(numbers, [(n - 1) // 2, n // 2])  # those two in place, NaN after them
-    return float(middle[(n - 1) // 2]) / 2 + float(middle[n // 2]) / 2  # (-inf, inf: NaN, no warning)
+    low, high = float(middle[(n - 1) // 2]), float(middle[n // 2])  # (-inf, inf: NaN, no warning)
+    return (low + high) / 2 if math.isfinite(low + high) else low / 2 + high / 2
 
 
 def first_label(values: np.ndarray) -> str | None:
