@@ -6,6 +6,7 @@ modules (pandas, pyarrow, ncu_report) load inside the functions, so importing th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -14,7 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 from ncu_roof.base.text import plural
-from ncu_roof.base.vocabulary import RoofChoice, Roofs, TrafficDefinition
+from ncu_roof.base.vocabulary import TIERS, RoofChoice, Roofs, TrafficDefinition
 from ncu_roof.errors import BadInputError, UsageError
 
 if TYPE_CHECKING:
@@ -205,10 +206,9 @@ def pool_size(paths: Sequence[str], jobs: int | None) -> int:
 
 def _size(path: str) -> int:
     """A file's size in bytes; 0 for one that is not there (the reader says so)."""
-    try:
+    with contextlib.suppress(OSError):
         return os.stat(path).st_size
-    except OSError:
-        return 0
+    return 0
 
 
 def _progress(items: Sequence[T]) -> Iterable[T]:
@@ -225,17 +225,27 @@ def _progress(items: Sequence[T]) -> Iterable[T]:
 
 def refuse_failed_captures(analysis: Analysis) -> None:
     """An input in which every launch failed to collect (every counter n/a, or a duration of 0)
-    holds no measurement: bad input (exit 3), not a report of unknowns."""
+    holds no measurement: bad input (exit 3), not a report of unknowns; so does one whose launches
+    lack every quantity ncu-roof reads (duration, FLOPs, bytes, SOL: a roofline chart page's clocks)."""
     import polars as pl
 
     from ncu_roof.analysis.notes import COLLECTION_FAILED, ZERO_DURATION
+    from ncu_roof.base.metrics import collect_command
 
     failed = pl.col("notes").list.eval(pl.element().is_in([COLLECTION_FAILED, ZERO_DURATION])).list.any()
-    per_input = analysis.launches.group_by("input", maintain_order=True).agg(pl.len(), failed.all())
-    for index, launches, all_failed in per_input.iter_rows():
+    lacking = failed | (pl.col("missing").list.len() == len(TIERS) + 3)  # duration, flop, sol: all of them
+    by_input = analysis.launches.group_by("input", maintain_order=True)
+    per_input = by_input.agg(pl.len(), failed.all().alias("f"), lacking.all(), pl.col("missing").explode())
+    for index, launches, all_failed, all_lacking, missing in per_input.iter_rows():
+        path, each = analysis.inputs[int(index)].path, plural(launches, "launch")
         if all_failed:
             raise BadInputError(
-                f"{analysis.inputs[int(index)].path}: collection failed for every launch "
-                f"({plural(launches, 'launch')}): ncu measured nothing",
+                f"{path}: collection failed for every launch ({each}): ncu measured nothing",
                 hint="profile again; ncu's own output says why (a crash, a GPU reset, a replay that failed)",
+            )
+        if all_lacking:
+            parts = list(dict.fromkeys(m for m in missing if m))  # (a failed launch lacks none)
+            raise BadInputError(
+                f"{path}: holds none of the metrics ncu-roof reads (no {', '.join(parts)} counters)",
+                hint=f"a run that collects them: {collect_command(parts)}",
             )

@@ -343,3 +343,44 @@ def test_a_page_without_metric_columns_is_a_failed_collection(tmp_path: Path) ->
         done = run("analyze", str(tmp_path / name), "-F", "json")
         assert done.returncode == 3, done.stderr
         assert f"collection failed for every launch ({launches}): ncu measured nothing" in done.stderr
+
+
+def test_a_page_without_the_metrics_read_is_no_failed_collection(tmp_path: Path) -> None:
+    """A roofline chart section page alone (as the corpus' RTX 5090 one): its clocks were measured,
+    none of the duration, FLOPs, bytes or SOL: said so (exit 3), with the ncu run that collects them."""
+    from ncu_roof.base.metrics import collect_command
+
+    header = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Section Name",'
+    row = '"0","5150","app","127.0.0.1","gemv","1","7","GPU Speed Of Light Roofline Chart",'
+    path = tmp_path / "chart.csv"
+    path.write_text(
+        f'{header}"Metric Name","Metric Unit","Metric Value"\n'
+        f'{row}"SM Frequency","Ghz","2.15"\n{row}"DRAM Frequency","Ghz","13.72"\n',
+        encoding="utf-8",
+    )
+    done = run("analyze", str(path), "-F", "json")
+    parts = ["duration", "flop", "dram", "l2", "l1", "shared", "sol"]
+    assert done.returncode == 3 and done.stdout == ""
+    assert done.stderr.splitlines()[-2:] == [
+        f"error: {path}: holds none of the metrics ncu-roof reads (no {', '.join(parts)} counters)",
+        f"hint: a run that collects them: {collect_command(parts)}",
+    ]
+    assert "gpu__time_duration.sum" in collect_command(parts)
+
+
+@pytest.mark.corpus
+def test_the_corpus_roofline_chart_page_is_no_failed_collection_but_a_real_one_is(corpus: Path) -> None:
+    done = run("analyze", str(corpus / "rtx5090_details-bodyitem_roofline-chart-section.csv"))
+    error, hint = done.stderr.splitlines()[-2:]
+    assert done.returncode == 3 and "collection failed" not in done.stderr
+    assert error.endswith(
+        "holds none of the metrics ncu-roof reads (no duration, flop, dram, l2, l1, shared, sol counters)"
+    )
+    assert (
+        hint.startswith("hint: a run that collects them: ncu --metrics ")
+        and "gpu__time_duration.sum," in hint
+    )
+    failed = run("analyze", str(corpus / "a100pcie_rep_2022.4.0_all-nan-failed.ncu-rep"))
+    assert failed.returncode == 3 and failed.stderr.splitlines()[-2].endswith(
+        "collection failed for every launch (1 launch): ncu measured nothing"
+    )

@@ -21,6 +21,7 @@ from ncu_roof.errors import UsageError
 from ncu_roof.gpus.arch import arch_for, archs
 from ncu_roof.gpus.lookup import builtin_gpus, gpu_by_key, match_gpu, normalize_name
 from ncu_roof.gpus.roofs import device_hardware, fill_builtin, ghz_text, median
+from ncu_roof.recipe import normalize_columns
 
 
 def _analyze(path: Path, choice: RoofChoice = RoofChoice()) -> Analysis:
@@ -371,3 +372,45 @@ def test_a_failed_launch_does_not_move_the_device_roofs(corpus: Path) -> None:
     table = run_cli("analyze", str(report))
     assert "(measured)" in table.stdout.splitlines()[0]
     assert "boost clock" not in table.stdout
+
+
+# A tier's roof is never derived from a percentage printed too coarsely to give it: a CSV prints
+# `.pct_of_peak_sustained_elapsed` to hundredths, and under 1 % that is under 3 significant digits
+# (0.08 % is 0.075–0.085 %: a roof ±6 %). Such a roof comes from the next source, as where the
+# percentage is absent; the same capture then gets the same roofs from its report and its CSV.
+WRITEBACK = "l1tex__lsu_writeback_active_mem_lg.sum"
+RAYTRACER = "gtx1660s_rep_2021.1_raytracer"
+
+
+def _l1_roof(pct: float) -> float:
+    """The report roof of one launch's L1 writeback (675 cycles in 29.344 µs) from its percentage."""
+    metrics = {
+        "gpu__time_duration.sum": np.array([29.344e-6]),
+        WRITEBACK: np.array([675.0]),
+        f"{WRITEBACK}.pct_of_peak_sustained_elapsed": np.array([pct]),
+    }
+    return float(normalize_columns(metrics)["bw_l1_byte_per_s"][0])
+
+
+def test_a_percentage_printed_to_hundredths_under_1_gives_no_roof() -> None:
+    rate = 675 * 128 / 29.344e-6
+    assert np.isnan(_l1_roof(0.08)) and np.isnan(_l1_roof(0.5)) and np.isnan(_l1_roof(0.01))
+    # a report's own value (full precision), or 3 significant digits and more (1.10 %: ±0.5 %)
+    assert _l1_roof(0.0812345) == pytest.approx(rate / 0.000812345, rel=1e-12)
+    assert _l1_roof(1.1) == pytest.approx(rate / 0.011, rel=1e-12)
+    assert _l1_roof(23.45) == pytest.approx(rate / 0.2345, rel=1e-12)
+
+
+def test_a_report_and_its_raw_csv_get_the_same_l1_roof(corpus: Path) -> None:
+    # the CSV prints the writeback's 0.0812…% and 0.0504…% as 0.08 and 0.05: their roofs were 3.68
+    # and 3.29 TB/s; now the built-in per-clock peak at the measured clock, as the report's 3.47 TB/s
+    report = analyzed(corpus / f"{RAYTRACER}.ncu-rep").devices[0].roofs
+    csv = analyzed(corpus / "reexport" / f"{RAYTRACER}.ncu2024.1-raw-base.csv").devices[0].roofs
+    assert csv.bandwidth_byte_per_s["l1"] == pytest.approx(report.bandwidth_byte_per_s["l1"], rel=0.005)
+    for tier in ("l1", "l2"):
+        assert "pct_of_peak" in report.sources[tier]  # the report's percentages are exact
+        assert csv.sources[tier].startswith("device attributes ("), csv.sources[tier]
+    # the L2 peak by the device's own 12 L2 slices (TU116), at the SM clock (the CSV has no L2 clock)
+    assert "x 12 L2 slices (device__attribute_l2s_count)" in csv.sources["l2"]
+    assert "at the SM clock: the report has no L2 clock" in csv.sources["l2"]
+    assert csv.bandwidth_byte_per_s["l2"] == pytest.approx(12 * 32 * 1231492077.045, rel=1e-6)

@@ -63,6 +63,16 @@ def test_l2_slices_follow_the_memory_bus() -> None:
     assert [l2_slices(b) for b in (256, 192, 128, 5120)] == [32, 24, 16, 80]
 
 
+def test_the_devices_own_l2_slice_count_wins_over_its_bus() -> None:
+    # GTX 1660 SUPER (TU116): a 192-bit bus, but device__attribute_l2s_count 12, not TU106's 24
+    own, by_bus = (hardware_from_attributes(22, 1.83e9, 7e9, 192, "7.5", *n) for n in ((12,), ()))
+    assert own is not None and by_bus is not None
+    found, guessed = (h.counter_per_clock("lts__t_sectors.sum*32") for h in (own, by_bus))
+    assert found is not None and found[:2] == (12 * 32, "l2")
+    assert "x 12 L2 slices (device__attribute_l2s_count)" in found[2]
+    assert guessed is not None and guessed[:2] == (24 * 32, "l2") and "(memory bus / 8 GDDR" in guessed[2]
+
+
 def test_every_builtin_gpu_has_a_roof_for_every_tier_counter() -> None:
     counters = ["dram__bytes.sum", "lts__t_bytes.sum", "lts__t_sectors.sum*32", "l1tex__t_bytes.sum"]
     counters += ["lts__lts2xbar_cycles_active.sum*32", "l1tex__m_xbar2l1tex_read_bytes.sum"]

@@ -79,8 +79,8 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     n = launch_count(group)
     duration = np.asarray(group["duration_s"], dtype="float64")
     quantities = [c for c in ("duration_s", "flop_total", "ops_total", "warp_inst") if c in group]
-    quantities += [f"{t}_bytes" for t in TIERS] + [f"sol_{k}_pct" for k in SOL_KEYS]
-    # every counter reads n/a
+    quantities += ["sm_clock_hz", *(f"{t}_bytes" for t in TIERS)] + [f"sol_{k}_pct" for k in SOL_KEYS]
+    # every counter reads n/a, the SM clock too (a roofline chart page measured clocks, none of the rest)
     collection_failed = np.logical_and.reduce([np.isnan(group[c]) for c in quantities])
     failed = (duration <= 0) | collection_failed  # ncu 2022.3 writes a failed collection as 0
 

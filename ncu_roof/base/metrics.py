@@ -77,6 +77,7 @@ DEVICE_ATTRIBUTES = (
     ("device_clock_hz", "device__attribute_clock_rate", 1e3),
     ("device_memory_clock_hz", "device__attribute_memory_clock_rate", 1e3),
     ("device_memory_bus_bits", "device__attribute_global_memory_bus_width", 1.0),
+    ("device_l2_slices", "device__attribute_l2s_count", 1.0),
     ("device_cc_major", CC_MAJOR, 1.0),
     ("device_cc_minor", CC_MINOR, 1.0),
 )

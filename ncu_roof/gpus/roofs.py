@@ -96,6 +96,7 @@ def device_hardware(
             _attribute(norm, "device_memory_clock_hz"),
             _attribute(norm, "device_memory_bus_bits"),
             _device_cc(norm, cc_column),
+            _attribute(norm, "device_l2_slices"),
         )
     )
     if hardware is None or not device_name or NO_TENSOR_CORES.search(device_name) is None:

@@ -41,6 +41,7 @@ class Hardware:
     overrides: Mapping[str, float] = field(default_factory=dict)  # product FLOP/SM/clk (H800 FP64)
     l2_clock_hz: float | None = None  # the L2's own clock where one was measured (`Gpu.l2_clock_ghz`)
     l2_clock_source: str | None = None
+    l2_slice_count: float | None = None  # the device's own (`device__attribute_l2s_count`), else by its bus
 
     def per_clock(self) -> dict[str, tuple[float, str]]:
         """Each compute roof in FLOP per SM clock, and how it was built: `128 FLOP/SM/clk x 108 SMs,
@@ -65,20 +66,17 @@ class Hardware:
         scale, bits = float(scale_text) if scale_text else 1.0, self.memory_bus_bits
         if base == "dram__bytes.sum":
             return (bits / 4 * scale, "dram", f"{bits / 4:g} B/clk (bus width / 4)") if bits else None
-        if self.arch is None:
-            return None
-        found = counter_peak(self.arch.cc, base)
-        if found is None:
+        if self.arch is None or (found := counter_peak(self.arch.cc, base)) is None:
             return None
         peak, per_unit = found
-        units = (bits and l2_slices(bits)) if peak.unit == "L2 slice" else self.sm_count
+        by = "device__attribute_l2s_count" if self.l2_slice_count else "memory bus / 8 GDDR, / 64 HBM"
+        slices = self.l2_slice_count or (bits and l2_slices(bits))
+        units, what = (slices, f"L2 slices ({by})") if peak.unit == "L2 slice" else (self.sm_count, "SMs")
         if not units:
             return None
-        value = peak.per_clock * per_unit * scale * units
-        what = "L2 slices (memory bus / 8 GDDR, / 64 HBM)" if peak.unit == "L2 slice" else "SMs"
         factor = f" x {per_unit * scale:g} B" if per_unit * scale != 1 else ""
-        how = f"{counter}: {peak.describe()}{factor} x {units} {what}, CC {self.arch.cc}"
-        return value, peak.clock, how
+        how = f"{counter}: {peak.describe()}{factor} x {units:g} {what}, CC {self.arch.cc}"
+        return peak.per_clock * per_unit * scale * units, peak.clock, how
 
 
 def hardware_from_attributes(
@@ -87,13 +85,14 @@ def hardware_from_attributes(
     memory_clock_hz: float | None,
     bus_bits: float | None,
     cc: str | None,
+    l2_slice_count: float | None = None,
 ) -> Hardware | None:
     """Built-in figures from ncu's `device__attribute_*` values (any NVIDIA GPU since Volta)."""
 
     def ok(value: float | None) -> float | None:
         return value if value is not None and value > 0 else None  # NaN is not > 0
 
-    arch, sms, bus = arch_for(cc), ok(sm_count), ok(bus_bits)
+    arch, sms, bus, slices = arch_for(cc), ok(sm_count), ok(bus_bits), ok(l2_slice_count)
     if (arch is None or sms is None) and bus is None:
         return None
     return Hardware(
@@ -103,6 +102,7 @@ def hardware_from_attributes(
         boost_clock_hz=ok(clock_hz),
         memory_bus_bits=bus,
         dram_boost_clock_hz=ok(memory_clock_hz),
+        l2_slice_count=slices,
     )
 
 

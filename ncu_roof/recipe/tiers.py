@@ -73,7 +73,8 @@ def _measured(
 ) -> TierDefinition:
     """One counter of a tier's traffic, `base` (a `.sum` of `metrics.TIER_MEASURES`) × `s` bytes:
     bytes (count, else rate × time unless `rated` is False) and the counter's own peak rate:
-    `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100).
+    `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100)
+    but from a percentage printed to hundredths under 1 % (a CSV's 0.08 is 0.075–0.085: ±6 %).
     A `derived__…` rate or peak (the same quantity already in bytes, as some reports store it)
     stands in for the counter's."""
     forms = counter_forms(base)
@@ -82,18 +83,17 @@ def _measured(
     # count, rate, peak, pct of peak (the .sum's, else the .avg's: the .avg's percentage of its
     # per-unit peak is the .sum's of the sum of them), then the derived rate and peak if any
     _, rate_name, peak_name, pct_name, avg_pct_name, *derived = forms
-    clock = m(clock_name)
     name = base if s == 1 else f"{base}*{s:g}"
     count = m(base) * s
     rates: list[Formula] = [(f"{rate_name}*{s:g}", m(rate_name) * s), *((d, m(d)) for d in derived[:1])]
     peaks: list[Formula] = [(f"{name}.peak_sustained", m(peak_name) * s), *((d, m(d)) for d in derived[1:])]
-    rate = first_available(rates)[0]
+    achieved = fillna(first_available(rates)[0], count / duration)
     by_time = [(f"rate*time:{label}".removesuffix("*1"), r * duration) for label, r in rates] if rated else []
     nbytes, label = first_available([(f"counter:{name}", count), *by_time])
     pct = fillna(m(pct_name), m(avg_pct_name))
-    achieved = fillna(rate, count / duration)
-    by_pct = np.where(pct > 0, achieved / (pct / 100.0), np.nan)
-    roofs = [(f"{label} x {clock_name}", p * clock) for label, p in peaks]
+    coarse = (pct < 1) & (np.abs(pct * 100 - np.rint(pct * 100)) < 1e-6)  # not a report's 0.0812…
+    by_pct = np.where((pct > 0) & ~coarse, achieved / (pct / 100.0), np.nan)
+    roofs = [(f"{label} x {clock_name}", p * m(clock_name)) for label, p in peaks]
     roof, roof_label = first_available([*roofs, (f"{name} rate / pct_of_peak_sustained_elapsed", by_pct)])
     return TierDefinition(kind, label, nbytes, roof, roof_label, _counter_of(m, name, nbytes))
 
@@ -160,9 +160,7 @@ def tier_candidates(
     # DRAM: both definitions count dram__bytes (= read + write), with its own peak
     dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, rated=False)
 
-    def dram_sum(label: str, nbytes: Numbers) -> TierDefinition:
-        return _fixed(m, label, nbytes, dram_bytes, "dram__bytes.sum")
-
+    dram_sum = partial(_fixed, m, roof_of=dram_bytes, counter="dram__bytes.sum")
     read, write = DRAM_READ_WRITE
     read_sectors, write_sectors = DRAM_SECTORS
     read_rate, write_rate = DRAM_RATES
@@ -259,9 +257,7 @@ def tier_candidates(
     for s, drawn in scopes:
         drawn_l1[drawn | (s == "_mem_lg") & np.isnan(cc)] = f"l1tex__lsu_writeback_active{s}.sum*{wb:g}"
 
-    def everywhere(counter: str) -> Texts:
-        return np.full(m.rows, counter, dtype=object)
-
+    everywhere = partial(np.full, m.rows, dtype=object)
     xbar_bytes = everywhere(f"lts__lts2xbar_cycles_active.sum*{xbar:g}")
     return {
         "dram": (asked, dram, everywhere("dram__bytes.sum")),
