@@ -143,9 +143,8 @@ def predict(
     from ncu_roof.analysis import prediction
 
     request = _request(gpu, roofs)  # their types checked (a TypeError naming each)
-    platform = pipeline.platform(request.gpu, request.roofs, _assignments(peak), _assignments(bandwidth))
     return prediction.predict(
-        platform,
+        pipeline.platform(request.gpu, request.roofs, _assignments(peak), _assignments(bandwidth)),
         parse_quantity(flops, Dimension.FLOP) if flops is not None else None,
         prediction.parse_assignments(_assignments(bytes), Dimension.BYTE, prediction.DEFAULT_TIER),
         prediction.parse_assignments(_assignments(intensity), Dimension.FLOP_PER_BYTE, None, positive=True),

@@ -37,8 +37,7 @@ if TYPE_CHECKING:
 KEY_ORDER = (*PRECISIONS, "total", *TIERS, COMPUTE, *SOL_KEYS)  # then any other key, by name
 JSON_FIELDS = ("traffic", "tensor_paths", "not_collected", "instructions")  # nested records: JSON text
 STORED_AS = {"instructions": "instruction_roofline", "roofline_binding": "binding"}  # the frame's column
-# a mapping field → its columns' names, `{}` its key
-MAP_COLUMNS = {
+MAP_COLUMNS = {  # a mapping field → its columns' names, `{}` its key
     "flop": "flop_{}",
     "ops": "ops_{}",
     "bytes": "{}_bytes",

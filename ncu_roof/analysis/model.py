@@ -102,8 +102,7 @@ def compute_roof_arrays(
     dominant = row_max([np.where(w, f, -1.0) for f, w in zip(flops, work, strict=True)])[1]
     any_work = np.logical_or.reduce(work)
     first = default_precision(peaks)
-    default = per_kernel(peaks[first] if first else None, len(done))
-    roof = np.where(any_work, combined, default)
+    roof = np.where(any_work, combined, per_kernel(peaks[first] if first else None, len(done)))
     precisions = object_array([*names, None])  # None (the last): no work
     return roof, precisions[np.where(any_work, dominant, len(names))]
 
@@ -171,12 +170,11 @@ def roofline_arrays(
     # still are (time cancels no work: integer work or a busy pipe may bind)
     caps = {tier: np.where(flop == 0, np.nan, cap) for tier, cap in {**caps, COMPUTE: compute_cap}.items()}
     lowest = np.fmin.reduce(list(caps.values()))  # the lowest cap binds (NaN: none known)
-    attainable = np.where(np.isnan(lowest) | blind | ~weighed, np.nan, lowest)
     return RooflineArrays(
         intensity_flop_per_byte=intensity,
         ridge_flop_per_byte=ridge,
         cap_flop_per_s=caps,
-        attainable_flop_per_s=attainable,
+        attainable_flop_per_s=np.where(np.isnan(lowest) | blind | ~weighed, np.nan, lowest),
         binding=binding,
         time_at_roof_s=np.where(decided, longest, np.nan),
         unroofed=unroofed,
@@ -315,8 +313,7 @@ def sentences(template: str, *texts: np.ndarray) -> np.ndarray:
 
 def is_set(values: np.ndarray) -> np.ndarray:
     """Elementwise `is not None` of an object array."""
-    out: np.ndarray = ~equals(values, None)
-    return out
+    return ~equals(values, None)
 
 
 def bound_of(binding: str | None) -> Bound:

@@ -196,8 +196,7 @@ def parse_assignments(
 def custom_roofs(peaks: Sequence[str], bandwidths: Sequence[str]) -> Roofs:
     """`--peak [PRECISION=]V` and `--bandwidth TIER=V` → a user platform (tier names are free)."""
     compute = parse_assignments(peaks, Dimension.FLOP_PER_S, ANY_PRECISION, positive=True)
-    bandwidth = parse_assignments(bandwidths, Dimension.BYTE_PER_S, None, positive=True)
-    if not bandwidth:
+    if not (bandwidth := parse_assignments(bandwidths, Dimension.BYTE_PER_S, None, positive=True)):
         raise UsageError(
             "a custom platform needs at least one --bandwidth TIER=V",
             hint="e.g. --peak 100GFLOP/s --bandwidth dram=20GB/s",
@@ -210,8 +209,7 @@ def peak_for(roofs: Roofs, precision: str | None) -> tuple[float | None, str | N
     """The compute roof for `precision` (None: the platform's default, fp32 first)."""
     peaks = roofs.compute_flop_per_s
     if precision is None:  # the platform's default (fp32 first), named; else its one unnamed roof
-        default = default_precision(peaks)
-        if default is None:
+        if (default := default_precision(peaks)) is None:
             return peaks.get(ANY_PRECISION), None
         return nan_to_none(per_kernel(peaks[default], 1)[0]), default
     roof, dominant = compute_roof_arrays({precision: np.ones(1)}, peaks)
@@ -271,8 +269,7 @@ def predict(
     ceiling: OpsCeiling | None = None
     if ops and ops_ceiling is not None:
         rate, source = ops_peak(roofs, ops_peaks or {}, ops_ceiling)
-        flop_time = nominal_flop / peak if peak else None
-        ceiling = OpsCeiling(ops, ops_ceiling, rate, source, flop_time)
+        ceiling = OpsCeiling(ops, ops_ceiling, rate, source, nominal_flop / peak if peak else None)
     compute_time_s = ceiling.compute_time_s if ceiling is not None else None
 
     def place(tied: Set[str]) -> RooflinePoint:
@@ -300,13 +297,12 @@ def predict(
         point = replace(point, intensity_flop_per_byte={**point.intensity_flop_per_byte, **given})
     if flop is None:
         point = replace(point, flop=None, time_at_roof_s=None)
-    known_bytes = dict(bytes_by_tier) if flop is None else {**bytes_by_tier, **derived}
     return Prediction(
         roofs=roofs,
         workload_name=workload.name if workload else None,
         params=dict(workload.params) if workload else {},
         flop=flop,
-        bytes_by_tier=known_bytes,
+        bytes_by_tier=dict(bytes_by_tier) if flop is None else {**bytes_by_tier, **derived},
         point=point,
         assumptions=workload.assumptions if workload else (),
         ops=ceiling,
@@ -331,27 +327,23 @@ def _check_tiers(
     roofs: Roofs, bytes_by_tier: Mapping[str, float], intensity_by_tier: Mapping[str, float]
 ) -> None:
     """Each tier given once, by bytes or by a positive intensity, and with a bandwidth here."""
-    both = sorted(set(bytes_by_tier) & set(intensity_by_tier))
-    if both:
+    if both := sorted(set(bytes_by_tier) & set(intensity_by_tier)):
         raise UsageError(
             f"tier {both[0]} given both bytes and intensity; give one",
             hint=f"--bytes {both[0]}=N or --intensity {both[0]}=X, not both",
         )
-    given = {**bytes_by_tier, **intensity_by_tier}
-    if not given:
+    if not (given := {**bytes_by_tier, **intensity_by_tier}):
         raise UsageError(
             "nothing to place: give --bytes [TIER=]N or --intensity TIER=X",
             hint="or name a workload, e.g. `ncu-roof predict vector-add --n 1e7`",
         )
-    unknown = sorted(t for t in given if t not in roofs.bandwidth_byte_per_s)
-    if unknown:
+    if unknown := sorted(t for t in given if t not in roofs.bandwidth_byte_per_s):
         raise UsageError(
             f"tier {unknown[0]} has no bandwidth on this platform "
             f"(it has {', '.join(roofs.bandwidth_byte_per_s) or 'none'})",
             hint=f"add --bandwidth {unknown[0]}=VALUE, or use one of the platform's tiers",
         )
-    bad = sorted(t for t, x in intensity_by_tier.items() if not (math.isfinite(x) and x > 0))
-    if bad:
+    if bad := sorted(t for t, x in intensity_by_tier.items() if not (math.isfinite(x) and x > 0)):
         raise UsageError(
             f"intensity {bad[0]}={intensity_by_tier[bad[0]]!r}: must be positive (a finite FLOP/B)",
             hint=f"e.g. --intensity {bad[0]}=0.25",

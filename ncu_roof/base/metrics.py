@@ -111,8 +111,7 @@ def counter_forms(base: str) -> tuple[str, ...]:
     the `.avg`, which is the same percentage), derived rate and peak."""
     forms = [base + form for form in ("", ".per_second", ".peak_sustained", ".pct_of_peak_sustained_elapsed")]
     forms.append(base.removesuffix(".sum") + ".avg.pct_of_peak_sustained_elapsed")
-    derived = MEASURE_DERIVED[base]
-    if derived is not None:
+    if (derived := MEASURE_DERIVED[base]) is not None:
         forms += [f"{derived}.per_second", f"{derived}.peak_sustained"]
     return tuple(forms)
 

@@ -67,8 +67,7 @@ def effective_unit(metric: str, unit: str) -> str:
 def _word_factor(word: str, unit: str) -> float:
     if word in _TIME_HERTZ:
         return _TIME_HERTZ[word]
-    match = _COUNT_RE.match(word)
-    if match is None:
+    if (match := _COUNT_RE.match(word)) is None:
         raise BadInputError(
             f"unknown unit {unit!r}",
             hint="export with `--print-units base` so every value is in ncu's base unit",
@@ -274,8 +273,7 @@ def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
         if not math.isfinite(value):
             raise UsageError(f"{text!r}: not a finite number", hint=example)
         return value
-    match = _QUANTITY.match(text)
-    if match is None:
+    if (match := _QUANTITY.match(text)) is None:
         raise UsageError(f"not a number: {text!r}", hint=example)
     number, unit = Decimal(match["num"]), match["unit"]
     for prefix, scale in (*_BINARY.items(), *_SI.items()):  # a binary prefix only before a unit word

@@ -134,8 +134,7 @@ def folded(message: str) -> str:
     """A message for stderr, ending in a line break: `one_line`, folded at spaces to `stderr_width` (a
     terminal's; in a pipe none), each further line two spaces deeper than the first, a path whole."""
     text = one_line(message)
-    width = stderr_width()
-    if width is None:
+    if (width := stderr_width()) is None:
         return text + "\n"
     indent = " " * (len(text) - len(text.lstrip(" ")) + 2)
     lines = textwrap.wrap(

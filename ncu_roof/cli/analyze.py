@@ -245,10 +245,8 @@ def analyze_command(
         GroupBy.KERNEL,
         "--group-by",
         metavar="kernel|nvtx|none",
-        help=(
-            "Fold launches of one kernel name, launch shape and device "
-            "(nvtx: of one NVTX range and device; none: never)."
-        ),
+        help="Fold launches of one kernel name, launch shape and device "
+        "(nvtx: of one NVTX range and device; none: never).",
     ),
     width_in: WidthIn = None,
     height_in: HeightIn = None,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ncu_roof.cli import ReadableHelp, app
+from ncu_roof.cli import ReadableHelp, app, named_alike
 from ncu_roof.cli.options import GpuKey
 from ncu_roof.errors import GateError, UsageError
 from ncu_roof.history import BASELINE, CONFIDENCE, THRESHOLD_PCT
@@ -90,16 +90,7 @@ def add_command(
 
     if clock_control is not None and clock_control not in CLOCK_CONTROLS:
         raise UsageError(f"--clock-control {clock_control!r}", hint="base (locked) or none (free), as ncu's")
-    provenance = Provenance(
-        commit=commit,
-        time=parse_time(time),
-        branch=branch,
-        labels=parse_labels(label),
-        clock_control=clock_control,
-        driver=driver,
-        host=host,
-        gpu=gpu,
-    )
+    provenance = named_alike(Provenance, locals(), time=parse_time(time), labels=parse_labels(label))
     added = add_run(dataset, inputs, provenance, replace)
     what = f"{added.launches} launches on {', '.join(added.gpus)}"
     if added.new:
@@ -146,13 +137,12 @@ def show_command(
 def render_check(result: CheckResult, fmt: HistoryFormat, output: str | None) -> str:
     from ncu_roof.render import historyout
 
-    if fmt is HistoryFormat.JSON:
-        return historyout.check_json(result)
-    if fmt is HistoryFormat.MARKDOWN:
-        return historyout.check_markdown(result)
-    if fmt is HistoryFormat.CSV:
-        return historyout.check_csv(result)
-    return historyout.check_table(result, screen(output).width)
+    text = {
+        HistoryFormat.JSON: historyout.check_json,
+        HistoryFormat.MARKDOWN: historyout.check_markdown,
+        HistoryFormat.CSV: historyout.check_csv,
+    }.get(fmt)
+    return text(result) if text else historyout.check_table(result, screen(output).width)
 
 
 @history_app.command("check", cls=ReadableHelp)
@@ -195,8 +185,7 @@ def check_command(
             f" GPU keys: {', '.join(result.other_gpus)} (the same GPU read from another ncu output, or"
             " added by an earlier ncu-roof, is filed under the device name, CC and SM count it recorded)"
         )
-    bad = result.of_kind(Kind.REGRESSION)
-    if bad:
+    if bad := result.of_kind(Kind.REGRESSION):
         worst = bad[0]
         assert worst.shift is not None
         raise GateError(

@@ -94,8 +94,7 @@ def parse_expectations(data: Mapping[str, Any], path: str = "expectations") -> t
 def _expectation(table: Any, where: str) -> Expectation:
     if not isinstance(table, dict):
         raise BadInputError(f"{where}: not a table", hint=HINT)
-    unknown = sorted(set(table) - set(KNOWN_KEYS))
-    if unknown:
+    if unknown := sorted(set(table) - set(KNOWN_KEYS)):
         raise BadInputError(f"{where}: unknown key {unknown[0]!r}", hint="keys: " + ", ".join(KNOWN_KEYS))
     pattern = table.get("kernel")
     if not isinstance(pattern, str) or not pattern:
@@ -140,12 +139,10 @@ def _model_counts(table: Mapping[str, Any], where: str) -> tuple[float | None, M
         except NcuRoofError as err:
             raise BadInputError(f"{where}: {err.message}", hint=err.hint) from None
         return workload.flop, workload.bytes_by_tier
-    stray = [k for k in WORKLOAD_KEYS if k in table]
-    if stray:
+    if stray := [k for k in WORKLOAD_KEYS if k in table]:
         raise BadInputError(f'{where}: {stray[0]} needs a workload = "NAME"', hint=HINT)
     flop = _quantity(table["flop"], Dimension.FLOP, where) if "flop" in table else None
-    raw = table.get("bytes")  # per tier, or a bare figure: DRAM's
-    if raw is None:
+    if (raw := table.get("bytes")) is None:  # per tier, or a bare figure: DRAM's
         return flop, None
     by_tier = raw if isinstance(raw, dict) else {"dram": raw}
     return flop, {str(t).lower(): _quantity(v, Dimension.BYTE, where) for t, v in by_tier.items()}
@@ -163,8 +160,7 @@ def check(analysis: Analysis, expectations: Sequence[Expectation]) -> Expectatio
     for expectation in expectations:
         pattern = re.compile(expectation.kernel_pattern)
         hits = {name: bool(pattern.search(name)) for name in set(names)}  # names repeat: each once
-        matched = [analysis.kernels[j] for j, name in enumerate(names) if hits[name]]
-        if not matched:
+        if not (matched := [analysis.kernels[j] for j, name in enumerate(names) if hits[name]]):
             unmatched.append(expectation.kernel_pattern)
         checks += [check_kernel(k, expectation) for k in matched]
     return ExpectationReport(tuple(checks), tuple(unmatched))
@@ -290,18 +286,14 @@ def render_expectations(report: ExpectationReport) -> str:
     ]
     lines += [f"  UNMATCHED    /{one_line(p)}/: no kernel matches" for p in report.unmatched_patterns]
     counts = report.counts()
-    lines.append(
-        "  "
-        + ", ".join(f"{counts[s.value]} {s.value}" for s in Status)
-        + f", {counts['unmatched_patterns']} unmatched pattern(s)"
-    )
+    by_status = ", ".join(f"{counts[s.value]} {s.value}" for s in Status)
+    lines.append(f"  {by_status}, {counts['unmatched_patterns']} unmatched pattern(s)")
     return "\n".join(lines) + "\n"
 
 
 def gate(report: ExpectationReport) -> None:
     """`--fail-on-mismatch`: a contradicted kernel is exit code 1."""
-    bad = [c for c in report.checks if c.status is Status.CONTRADICTED]
-    if bad:
+    if bad := [c for c in report.checks if c.status is Status.CONTRADICTED]:
         first = bad[0]
         raise GateError(
             f"{len(bad)} kernel launch(es) contradict their expectation; first: "

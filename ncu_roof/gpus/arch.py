@@ -108,8 +108,7 @@ def arch_for(cc: str | None) -> Arch | None:
     listed = arch_for_cc(cc)
     if listed is not None or not cc:
         return listed
-    base = archs().get(nearest_listed(cc, archs()) or "")
-    if base is None:
+    if (base := archs().get(nearest_listed(cc, archs()) or "")) is None:
         return None
     figures = {k: replace(f, verified=False) for k in _FIGURES if (f := getattr(base, k)) is not None}
     return replace(
@@ -189,8 +188,7 @@ def counter_peak(cc: str, counter: str) -> tuple[CounterPeak, float] | None:
     None where the table has none."""
     figures = counter_peaks().get(cc)
     if figures is None:  # an unlisted revision: its major's nearest lower one, unverified
-        base_cc = nearest_listed(cc, counter_peaks())
-        if base_cc is None:
+        if (base_cc := nearest_listed(cc, counter_peaks())) is None:
             return None
         figures = _unverified(counter_peaks()[base_cc], base_cc)
     base, per_unit = _SAME_AS.get(counter, (counter, 1.0))

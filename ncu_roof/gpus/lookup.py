@@ -41,8 +41,7 @@ def match_gpu(display_name: str | None) -> Gpu | None:
 
 def gpu_by_key(key: str) -> Gpu:
     """A built-in row by key (any case) or by the device name ncu writes."""
-    gpu = builtin_gpus().get(key.strip().lower()) or match_gpu(key)
-    if gpu is not None:
+    if (gpu := builtin_gpus().get(key.strip().lower()) or match_gpu(key)) is not None:
         return gpu
     close = difflib.get_close_matches(key.strip().lower(), list(builtin_gpus()), n=3, cutoff=0.6)
     close += [

@@ -147,8 +147,7 @@ class Gpu:
         product, else the SM boost clock (NVIDIA publishes no L2 clock; said so)."""
         if self.l2_tbyte_per_s is not None:
             return scaled(self.l2_tbyte_per_s, TERA), self.l2_source or self.source
-        found = self.hardware().counter_per_clock(L2_XBAR_BYTES)
-        if found is None:
+        if (found := self.hardware().counter_per_clock(L2_XBAR_BYTES)) is None:
             return None
         per_clock, _, how = found
         if self.l2_clock_ghz is not None:

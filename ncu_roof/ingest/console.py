@@ -107,8 +107,7 @@ class _Table:
 
 def _kernel_line(line: str, number: int, pid: str | None, device: int | None) -> Kernel | None:
     for pattern in _KERNEL_LINES:
-        match = pattern.match(line)
-        if match is None:
+        if (match := pattern.match(line)) is None:
             continue
         fields = {m[1]: m[2] for m in _FIELD.finditer(match["rest"]) if m[1]}
         counted = [int(m[3]) for m in _FIELD.finditer(match["rest"]) if m[3]]
@@ -152,8 +151,7 @@ def _parse(text: str, damage: Damage) -> list[Kernel]:
             table = _section(match["name"], len(match["indent"]), number, kernel, kernels, damage)
             kernel = table.kernel if table is not None else None
             continue
-        found = _kernel_line(line, number, pid, device)
-        if found is not None:
+        if (found := _kernel_line(line, number, pid, device)) is not None:
             if not _same_summary(kernel, found):
                 kernel = found
                 kernels.append(kernel)
@@ -239,9 +237,7 @@ def _same_summary(kernel: Kernel | None, found: Kernel) -> bool:
     return True
 
 
-def read_console_text(
-    path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool = False
-) -> RunTable:
+def read_console_text(path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool) -> RunTable:
     damage = Damage(path, skip_bad_rows)
     text = raw.decode("utf-8", "replace")
     kernels = _parse(text, damage)
@@ -256,8 +252,7 @@ def read_console_text(
                 kernel.line, f"kernel {kernel.name[:40]!r}: Device {kernel.device} is not a device index"
             )
     damage.check()
-    intact = [k for k in kernels if not k.left_out and k.values]
-    if not intact:
+    if not (intact := [k for k in kernels if not k.left_out and k.values]):
         raise BadInputError(
             f"{path}: ncu console text, but no kernel with a section table in it",
             hint="capture the whole output (`ncu ./app > log.txt 2>&1`), or save a report with `ncu -o`",
@@ -272,8 +267,7 @@ def read_console_text(
         counts = [k.invocations or 1 for k in intact]
         launches = kernel_launches(identity, [k.values for k in intact], number_style, averages, counts)
     averaged = sorted({m for k in intact for m in k.averaged})
-    empty = [k for k in kernels if not k.left_out and not k.values]
-    if empty:
+    if empty := [k for k in kernels if not k.left_out and not k.values]:
         damage.notes.append(
             f"{path}: {len(empty)} kernel line{'s' if len(empty) != 1 else ''} without a readable "
             f"section table left out (first on line {empty[0].line})"

@@ -287,8 +287,7 @@ def read_summary_csv(
             key, (f"kernel #{len(kernels)} {one_cell(row['Kernel Name'])}", line, {})
         )
         order.append((label, line, row.get("Section Name", ""), row["Metric Name"], row["Average"]))
-        metric = metric_for(row["Metric Name"], row["Metric Unit"])
-        if metric is not None:
+        if (metric := metric_for(row["Metric Name"], row["Metric Unit"])) is not None:
             values.setdefault(metric, (row["Average"], row["Metric Unit"]))
     partial = partial_groups(order)
     with naming_file(path):

@@ -40,8 +40,7 @@ def check_header(path: str, block: Block) -> None:
     """A header that cannot be read by name: a needed column twice, or a details page that lost
     one of its key columns (read as a raw page it would give one bogus kernel per metric row)."""
     needed = [c for c in block.header if c in _CSV_IDENTITY or c in _DETAILS_KEYS or is_wanted(c)]
-    twice = sorted(c for c, times in Counter(needed).items() if times > 1)
-    if twice:
+    if twice := sorted(c for c, times in Counter(needed).items() if times > 1):
         raise BadInputError(
             f"{path}: line {block.line}: column {twice[0]!r} appears more than once in the header",
             hint="re-export the report; a hand-edited CSV must name each column once",
@@ -61,8 +60,7 @@ def read_csv_file(
     two steps: this call reads all that needs the file's bytes (the blocks; a raw page's rows as
     text), the step it returns makes the numbers and the table without them, so that the caller
     lets the bytes go first (the 5,000-launch `--set full` export peaked 72 MB higher)."""
-    blocks = find_blocks(raw, starts)
-    if not blocks:
+    if not (blocks := find_blocks(raw, starts)):
         raise no_csv_error(path, raw)
     for block in blocks:
         check_header(path, block)

@@ -50,8 +50,7 @@ def read_report(path: str, raw: bytes | mmap.mmap) -> RunTable:
     """`raw`: the report's bytes, or a memory map of them (only its header and version are read)."""
     from ncu_roof.ingest.table import InputFormat, RunTable, row_frame, settle_shapes
 
-    rows = report_rows(path)
-    if rows is None:  # no ncu_report
+    if (rows := report_rows(path)) is None:  # no ncu_report
         return read_with_cli(path, raw)
     if not rows and path.endswith(".ncu-repz"):
         _refuse_compressed(path, raw)
@@ -140,8 +139,7 @@ def ncu_report_installed() -> bool:
 
 def report_rows(path: str) -> list[Row] | None:
     """Every launch's identity and the metrics the recipe reads; None without `ncu_report`."""
-    ncu_report = _ncu_report()
-    if ncu_report is None:
+    if (ncu_report := _ncu_report()) is None:
         return None
     with _quiet_stderr():
         context = ncu_report.load_report(path)

@@ -272,8 +272,7 @@ def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.Dat
         values = column.to_numpy()
         bad = np.isinf(values) | (values < 0)
         ceiling, meaning = next(((c, m) for p, c, m in _CEILINGS if p.search(metric)), (math.inf, ""))
-        if meaning:
-            bad |= values > ceiling
+        bad |= values > ceiling
         if not bad.any():
             continue
         for position in np.flatnonzero(bad):

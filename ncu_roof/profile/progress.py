@@ -126,8 +126,7 @@ class KernelProgress:
 def parse_progress(line: str) -> KernelProgress | None:
     """Parse a (possibly still growing) progress line, old (`"name": 0%…`), new (`- 3: 0%…`) or ncu
     2025's, with the launch's place among those it will profile (`- 3 (4/10): 0%…`)."""
-    match = _PROGRESS.match(line.rstrip("\r\n"))
-    if match is None:
+    if (match := _PROGRESS.match(line.rstrip("\r\n"))) is None:
         return None
     percents = re.findall(r"(\d+)%", match["bar"])
     return KernelProgress(
@@ -215,8 +214,7 @@ def damaged_report_error(outcome: RunOutcome, reason: str, kept: str) -> Profile
             f"ncu exited normally but its report does not load: {reason}",
             hint=f"{kept}; check the free disk space, then {VERBOSE_HINT}",
         )
-    last = outcome.last_error_line()
-    if last is None:
+    if (last := outcome.last_error_line()) is None:
         return ProfileError(
             f"ncu failed (exit code {outcome.returncode}) and its report does not load: {reason}",
             hint=f"{kept}; {VERBOSE_HINT}",

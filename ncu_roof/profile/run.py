@@ -91,8 +91,7 @@ class _Reader:
             self.sink.passthrough(text)
             return
         self.tool_lines.append(text.rstrip("\r\n")[:MAX_LINE_BYTES])
-        progress = parse_progress(text)
-        if progress is not None:
+        if (progress := parse_progress(text)) is not None:
             if len(self.kernels) < MAX_KERNELS:
                 self.kernels.append(progress)
             self.sink.kernel(progress)
@@ -179,8 +178,7 @@ def resolve_program(name: str) -> Path:
     if os.sep in name:
         path = Path(name).absolute()
     else:
-        found = shutil.which(name)
-        if found is None:
+        if (found := shutil.which(name)) is None:
             raise UsageError(f"{name}: program not found on PATH", hint="give its path, e.g. ./" + name)
         path = Path(found)
     if not path.exists():

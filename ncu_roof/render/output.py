@@ -161,8 +161,7 @@ def write_all(outputs: Sequence[tuple[Document, str | None]]) -> None:
 
 def check_summary() -> None:
     """Fail before any work when $GITHUB_STEP_SUMMARY is set but cannot be appended to."""
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not path:
+    if not (path := os.environ.get("GITHUB_STEP_SUMMARY")):
         return
     target = Path(path)
     if target.is_dir() or not os.access(target if target.exists() else target.parent, os.W_OK):
@@ -171,8 +170,7 @@ def check_summary() -> None:
 
 def append_summary(markdown: str) -> bool:
     """Append to $GITHUB_STEP_SUMMARY when it is set; returns whether it was."""
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not path:
+    if not (path := os.environ.get("GITHUB_STEP_SUMMARY")):
         return False
     try:
         with open(path, "a", encoding="utf-8") as handle:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from io import BytesIO
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.model import TRANSACTION_BYTES
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 PANEL_SIZE_IN = (10.0, 6.5)
 PNG_DPI = 200
 CAPTION_CHARS_PER_IN = 15  # characters of 8 pt text per inch of figure width
+CAPTION_STYLE: dict[str, Any] = {"fontsize": 8, "color": "#333333", "linespacing": 1.3, "parse_math": False}
 RC = {
     "svg.hashsalt": "ncu-roof",
     "svg.fonttype": "none",
@@ -144,17 +145,7 @@ def draw_figure(
             hint="raise --width/--height, or draw one device with --device N",
         )
     if texts:
-        figure.text(
-            0.01,
-            0.08 / height,
-            "\n".join(texts),
-            fontsize=8,
-            color="#333333",
-            va="bottom",
-            ha="left",
-            parse_math=False,
-            linespacing=1.3,
-        )
+        figure.text(0.01, 0.08 / height, "\n".join(texts), va="bottom", ha="left", **CAPTION_STYLE)
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
     tiers: set[str] = set()
     for i, p in enumerate(panels):
@@ -164,8 +155,7 @@ def draw_figure(
         tiers |= draw(
             figure.add_axes((x0 / width, y0 / height, panel_w / width, panel_h / height)), renderer, p
         )
-    verdicts = {group_verdict(g) for p in panels for g in p.groups}
-    draw_legend(figure, verdicts, tiers, bool(options.arrows))
+    draw_legend(figure, {group_verdict(g) for p in panels for g in p.groups}, tiers, bool(options.arrows))
     return figure
 
 
@@ -200,7 +190,7 @@ def _instruction_figure(analysis: Analysis, options: RenderOptions) -> Figure:
 
 def _draw_instructions(ax: Axes, renderer: RendererBase, p: Panel) -> set[str]:
     if not p.points:
-        panel_title(ax, p.device, len(p.launches), p.total_s)
+        panel_title(ax, p)
         ax.set(xticks=[], yticks=[])
         ax.text(
             0.5,

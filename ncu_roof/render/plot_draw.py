@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from matplotlib.text import Text
     from matplotlib.transforms import Bbox
 
-    from ncu_roof.analysis.records import Device
-
 TITLE_CHARS_PER_IN = 10  # characters of the 12 pt title per inch of panel width
 FLOP_AXIS = ("Arithmetic intensity (FLOP/byte)", "FLOP/s", "Performance")  # x label, y unit, y label
 LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
@@ -53,17 +51,18 @@ def draw_chart(
     draw_arrows(ax, pairs)
     label_roofs(ax, p, limits, placer)
     label_kernels(ax, p, placer)
-    panel_title(ax, p.device, len(p.launches), p.total_s)
+    panel_title(ax, p)
     return {pt.tier for pt in p.points}
 
 
-def panel_title(ax: Axes, device: Device, launches: int, total_s: float) -> None:
+def panel_title(ax: Axes, p: Panel) -> None:
     """`NVIDIA A10G (device 1): 4 launches, 1.21 ms`, every plot kind's panel title, the device
     named as every sink names it, wrapped to the panel's width."""
     import textwrap
 
     width_in = ax.bbox.width / ax.figure.dpi
-    title = f"{device_name(device)} (device {device.index}): {plural(launches, 'launch')}, {si(total_s, 's')}"
+    launches = plural(len(p.launches), "launch")
+    title = f"{device_name(p.device)} (device {p.device.index}): {launches}, {si(p.total_s, 's')}"
     ax.set_title(
         textwrap.fill(title, max(30, int(width_in * TITLE_CHARS_PER_IN))),
         fontsize=12,

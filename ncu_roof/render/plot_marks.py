@@ -112,8 +112,7 @@ def draw_markers(ax: Axes, points: Sequence[KernelPoint], taken: list[Sequence[f
     from matplotlib.collections import LineCollection
 
     by_group = [list(pts) for _, pts in groupby(points, key=lambda q: id(q.group))]  # together in a panel
-    joins = [sorted(pts, key=lambda q: q.intensity_flop_per_byte) for pts in by_group if len(pts) > 1]
-    if joins:
+    if joins := [sorted(pts, key=lambda q: q.intensity_flop_per_byte) for pts in by_group if len(pts) > 1]:
         ax.add_collection(
             LineCollection(
                 [[(q.intensity_flop_per_byte, q.flop_per_s) for q in pts] for pts in joins],
@@ -175,9 +174,8 @@ def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows:
     shown = [t for t in TIER_MARKERS if t in tiers] + sorted(tiers - set(TIER_MARKERS))
     handles = [handle("o", *marker_fill(v)) for v in shown_verdicts]
     handles += [handle(TIER_MARKERS.get(t, OTHER_TIER_MARKER), "white") for t in shown]
-    labels = [verdict_label(v) for v in shown_verdicts] + [
-        f"vs {one_line(TIER_NAMES.get(t, t))}" for t in shown
-    ]
+    labels = [verdict_label(v) for v in shown_verdicts]
+    labels += [f"vs {one_line(TIER_NAMES.get(t, t))}" for t in shown]
     if arrows:
         handles.append(handle(BEFORE_MARKER, BEFORE_COLOUR, "white"))
         labels.append("before (diff base)")
@@ -199,10 +197,8 @@ def draw_legend(figure: Figure, verdicts: set[Verdict], tiers: set[str], arrows:
             frameon=False,
             handletextpad=0.3,
             columnspacing=1.1,
-            title=(
-                "colour = verdict, fill = its basis (filled: roofline; ring: SOL or none) · "
-                "shape = tier of the intensity · area = time share"
-            ),
+            title="colour = verdict, fill = its basis (filled: roofline; ring: SOL or none) · "
+            "shape = tier of the intensity · area = time share",
             title_fontsize=8.5,
         )
         if legend.get_window_extent(renderer).width <= figure.bbox.width or rows == MAX_LEGEND_ROWS:

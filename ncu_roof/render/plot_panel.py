@@ -135,8 +135,7 @@ def axis_limits(xs: Iterable[float], ys: Iterable[float]) -> Limits:
 
 
 def _span(values: list[float], default: tuple[float, float], right_margin: float) -> tuple[float, float]:
-    good = [v for v in values if math.isfinite(v) and v > 0]
-    if not good:
+    if not (good := [v for v in values if math.isfinite(v) and v > 0]):
         return default
     lo = 10.0 ** math.floor(math.log10(min(good) / 2.0))
     hi = max(good) * right_margin
@@ -223,8 +222,7 @@ def _instruction_points(
 ) -> list[KernelPoint]:
     """One point per tier: the group's warp instructions over its transactions and its time
     (over the launches that have both), where finite and positive (log axes)."""
-    inst = 0.0
-    seconds = 0.0
+    inst = seconds = 0.0
     transactions: dict[str, float] = {}
     for roof, duration_s in (by_row[j] for j in group.rows):
         if roof is None or not roof["warp_inst"] or not duration_s:
@@ -267,8 +265,7 @@ def arrow_points(
     for group in (g for g in groups if g.key in bases):
         base_points = {q.tier: q for q in group_points(KernelGroup.of(group.key, bases[group.key]))}
         head_points = {q.tier: q for q in group_points(group)}
-        common = [t for t in head_points if t in base_points]
-        if common:
+        if common := [t for t in head_points if t in base_points]:
             tier = next((t for t in (group.lead.binding, "dram") if t in common), common[0])
             pairs.append((base_points[tier], head_points[tier]))
     return pairs
@@ -290,8 +287,7 @@ def caption(p: Panel, full: bool, name_device: bool, wrap: int) -> str:
             by_source.setdefault(one_line(source), []).append(one_line(name))
         details = "; ".join(f"{', '.join(names)}: {source}" for source, names in by_source.items())
         lines += textwrap.wrap(details, wrap, max_lines=8, placeholder=" …")  # none: no line
-    not_flops = [c.label for c in p.peaks if c.unit != "FLOP/s"]
-    if not_flops:
+    if not_flops := [c.label for c in p.peaks if c.unit != "FLOP/s"]:
         arch, xu = arch_for_cc(p.device.cc), ""
         if arch is not None and any(label.startswith("XU") for label in not_flops):
             rate = f"{arch.xu_ops.per_sm_per_clock:g} results/clk/SM, {arch.xu_ops.describe()}"
