@@ -63,6 +63,19 @@ def test_row_with_a_missing_cell_is_an_error_naming_the_line(tmp_path: Path, fix
         read_input(str(path))
 
 
+def test_a_row_whose_first_cells_ran_together_is_an_error_not_application_output(
+    tmp_path: Path, fixtures: Path
+) -> None:
+    # `"0"-"4343","app",…` (a comma lost between the ID and the process ID): no ID-like first cell,
+    # so it read as a line of the program's output and its launch was lost without a word
+    text = (fixtures / RAW).read_text(encoding="utf-8").splitlines()
+    text[3] = text[3].replace('","', '"-"', 1)
+    path = tmp_path / "ran-together.csv"
+    path.write_text("\n".join(text) + "\n", encoding="utf-8")
+    with pytest.raises(BadInputError, match=r"ran-together\.csv: line 4: "):
+        read_input(str(path))
+
+
 def test_skip_bad_rows_keeps_the_intact_kernels_and_says_so(
     tmp_path: Path, fixtures: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

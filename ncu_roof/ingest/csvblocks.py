@@ -159,8 +159,9 @@ MAX_DEVICE_INDEX = 9999  # what `_DEVICE` admits
 
 
 def looks_like_data(line: str, columns: int) -> bool:
-    """A row of the table rather than application output: an ID-like first cell and enough cells."""
-    if _ID_START.match(line):
+    """A row of the table rather than application output: an ID-like first cell and enough cells,
+    or cells quoted as ncu quotes them (`"0"-"4343","app",…`: a damaged first cell is a damaged row)."""
+    if _ID_START.match(line) or line.count('","') >= max(2, columns // 2):
         return True
     return bool(_DATA_START.match(line)) and line.count(",") >= max(2, columns // 2)
 
