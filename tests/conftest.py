@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import gc
 import hashlib
 import importlib.util
 import io
@@ -27,6 +28,7 @@ import pytest
 from hypothesis import settings
 
 from ncu_roof.base.vocabulary import TrafficDefinition
+from ncu_roof.cli import GC_FIRST_THRESHOLD_OBJECTS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,6 +63,14 @@ def examples(ci: int, thorough: int) -> int:
     return thorough if HYPOTHESIS_PROFILE == "thorough" else ci
 
 
+# --- the cyclic collector, as `ncu-roof` runs it ------------------------------------------------
+# `cli.console` lets the cyclic collector pass rarely (`GC_FIRST_THRESHOLD_OBJECTS`); so does each
+# worker here, which holds ~1 GB of objects (pandas, matplotlib, hypothesis, the analyses shared
+# below): at the default threshold its full passes took 4-7 s of each worker's ~65 s. No test runs
+# in this process is about when the collector runs (`console`'s own settings are tested in a process).
+gc.set_threshold(GC_FIRST_THRESHOLD_OBJECTS, *gc.get_threshold()[1:])
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     """`--run-gpu` and `--update-golden`."""
     parser.addoption("--run-gpu", action="store_true", default=False, help="run tests that need a GPU")
@@ -82,11 +92,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-# --- pytest-xdist (`-n auto`): the corpus suites on one worker ------------------------------------
+# --- pytest-xdist (`-n auto`): what shares costly work on one worker ------------------------------
 # The suites that read and analyse the whole corpus share `analyzed`/`normalized` below; on one
-# worker, each corpus file is read and analysed once, not once per worker. (By file: pytest-xdist's
-# own `--dist loadgroup` cannot group on pytest 9.2, whose node ids it can no longer rewrite.)
-CORPUS_SUITES = ("tests/test_corpus.py::", "tests/test_conformance_nsight.py::", "tests/test_roofs.py::")
+# worker, each corpus file is read and analysed once, not once per worker. So are the tests of a
+# module whose module-scoped fixture takes seconds (a history dataset, the simulated history): set
+# up once, not once per worker, nor again whenever a worker's tests of it are not one run. (By
+# file: pytest-xdist's own `--dist loadgroup` cannot group on pytest 9.2, whose node ids it can no
+# longer rewrite.)
+CORPUS_SUITES = (
+    "tests/test_corpus.py::",
+    "tests/test_conformance_nsight.py::",
+    "tests/test_roofs.py::",
+    "tests/test_corpus_roofline.py::",
+    "tests/test_csvout.py::test_every_corpus_input_has_the_json_fields_in_its_csv",
+    "tests/test_headroom_sol.py::test_no_corpus_launch_is_promised_more_than_its_busiest_unit_allows",
+)
+MODULES_TOGETHER = ("tests/test_history.py::", "tests/test_history_simulation.py::")
 
 try:
     from xdist.scheduler import LoadScopeScheduling
@@ -95,10 +116,13 @@ except ImportError:  # no pytest-xdist: the suite runs in one process
 else:
 
     class CorpusTogether(LoadScopeScheduling):  # type: ignore[misc]  # pytest-xdist is untyped
-        """`--dist load` (each test to whichever worker is free), but the corpus suites as one unit."""
+        """`--dist load` (each test to whichever worker is free), but the corpus suites as one unit
+        and each of `MODULES_TOGETHER` as one."""
 
         def _split_scope(self, nodeid: str) -> str:
-            return "corpus" if nodeid.startswith(CORPUS_SUITES) else nodeid
+            if nodeid.startswith(CORPUS_SUITES):
+                return "corpus"
+            return nodeid.split("::")[0] if nodeid.startswith(MODULES_TOGETHER) else nodeid
 
     def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
         """`-n N` schedules with `CorpusTogether`; another `--dist` mode asked for is kept."""

@@ -680,8 +680,8 @@ def _stopped_while_profiling(
     return proc.returncode, out, err
 
 
-# stubborn: the program ignores SIGTERM and is SIGKILLed after the 5 s grace, whichever signal
-# stopped ncu-roof (the same code path: once, not three times 5 s)
+# stubborn: the program ignores SIGTERM and is SIGKILLed after the grace (`--kill-after 0.5`, not the
+# default 5 s), whichever signal stopped ncu-roof (the same code path: once, not three times)
 @pytest.mark.parametrize(
     ("sig", "words", "scenario"),
     [
@@ -699,7 +699,8 @@ def test_ctrl_c_sigterm_and_sighup_kill_ncu_and_the_program_and_exit_128_plus_n(
     pidfile = tmp_path / "pids"
     fake["FAKE_NCU_SCENARIO"] = scenario  # a half report, a child, then sleep
     fake["FAKE_NCU_PIDFILE"] = str(pidfile)
-    code, out, err = _stopped_while_profiling(fake, tmp_path, sig, "--force")
+    grace = ("--kill-after", "0.5") if scenario == "hang-stubborn" else ()
+    code, out, err = _stopped_while_profiling(fake, tmp_path, sig, "--force", *grace)
     assert code == 128 + sig, err
     line, hint = _error_and_hint(err)
     assert line == f"error: {words}"

@@ -50,6 +50,9 @@ def profile_command(
     ncu_args: str | None = typer.Option(None, "--ncu-args", help="More ncu arguments."),
     csv: bool = typer.Option(False, "--csv", help="Also write <output>.csv (raw page)."),
     timeout_s: float | None = typer.Option(None, "--timeout", help="Seconds before kill."),
+    kill_after_s: float = typer.Option(
+        5.0, "--kill-after", min=0.0, help="Seconds to exit after SIGTERM (Ctrl-C, --timeout), then SIGKILL."
+    ),
     ncu: str | None = typer.Option(None, "--ncu", help="The ncu executable."),
     fmt: OutputFormat | None = typer.Option(
         None, "--format", "-F", help="Analysis format (default: from the suffix)."

@@ -47,6 +47,7 @@ class ProfileOptions:
     ncu_args: tuple[str, ...] = ()
     csv: bool = False
     timeout_s: float | None = None
+    kill_after_s: float = 5.0
     force: bool = False
 
 

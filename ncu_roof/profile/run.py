@@ -135,8 +135,11 @@ def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
         proc.wait(timeout=grace_s)
 
 
-def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float | None) -> RunOutcome:
-    """Run ncu in its own process group; Ctrl-C and the timeout kill the group (no half report)."""
+def run_ncu(
+    argv: list[str], report: Path, sink: ProgressSink, timeout_s: float | None, kill_after_s: float = 5.0
+) -> RunOutcome:
+    """Run ncu in its own process group; Ctrl-C and the timeout kill the group (no half report),
+    SIGKILLed `kill_after_s` after its SIGTERM at the latest."""
     started = time.monotonic()
     proc = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=c_locale_env(), start_new_session=True
@@ -151,14 +154,14 @@ def run_ncu(argv: list[str], report: Path, sink: ProgressSink, timeout_s: float 
     try:
         returncode = proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        _kill_group(proc, kill_after_s)
         raise ProfileError(
             f"ncu timed out after {timeout_s:g} s (killed it and the program)",
             hint="profile fewer launches (-k regex:NAME, -c N), try --fast, or raise --timeout",
         ) from None
     except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: the group goes, the folder with the half report
         with held():
-            _kill_group(proc)
+            _kill_group(proc, kill_after_s)
         raise
     finally:
         thread.join(timeout=5)
@@ -290,7 +293,9 @@ def run_profile(
         argv = build_argv(tool, options, program, export_base)
         if log is not None:
             log(f"running: {shlex.join(argv)}")
-        outcome = run_ncu(argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s)
+        outcome = run_ncu(
+            argv, export_base.with_suffix(REPORT_SUFFIX), sink, options.timeout_s, options.kill_after_s
+        )
         report = diagnose(outcome, options)
         launches, table, page = check_report(report, tool, outcome, target)
         os.replace(report, target)  # the report moved into place, atomic: the same file system
