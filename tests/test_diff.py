@@ -152,10 +152,25 @@ def test_a_side_that_names_no_gpu_is_compared_and_said() -> None:
     assert not head.devices[0].name
     result = diff(base, head)
     assert result.mismatch is None
-    assert result.notes[0].startswith("GPUs not compared: the head names none")
+    assert result.notes[0].startswith("GPUs not compared: a device of the head names none")
     named = device_name(head.devices[0])
     assert f"GPU: base `NVIDIA A10G`, head `{named}`" in render_diff_markdown(result)
     assert "GPU: `NVIDIA A10G`\n" in render_diff_markdown(diff(base, base))
+
+
+def test_the_named_gpus_of_a_side_with_an_unnamed_one_are_still_compared() -> None:
+    from dataclasses import replace
+
+    from ncu_roof.compare.comparison import mismatch_reason
+
+    base = load(write("a.csv", BASE))
+    a10g = base.devices[0]
+    head = replace(base, devices=(replace(a10g, name="NVIDIA H100 PCIe"), replace(a10g, index=1, name=None)))
+    reason, _ = mismatch_reason(base, head)  # one unnamed device turned the check off
+    assert reason is not None and reason.startswith("base ran on NVIDIA A10G, head on ") and "H100" in reason
+    same = replace(base, devices=(a10g, replace(a10g, index=1, name=None)))
+    reason, note = mismatch_reason(base, same)
+    assert reason is None and note is not None and note.startswith("GPUs not compared: a device of the head")
 
 
 def test_gate_trips_on_kernel_regression_only_beyond_pct(pair: tuple[str, str]) -> None:

@@ -343,6 +343,18 @@ def test_no_kernels_hint_suggests_target_processes_all_when_it_was_off(
     assert "kernels of child processes need --target-processes all" in done.stderr.splitlines()[-1]
 
 
+@pytest.mark.parametrize("option", ["--timeout", "--kill-after"])
+@pytest.mark.parametrize("seconds", ["inf", "nan"])
+def test_seconds_that_are_no_number_of_seconds_are_refused_before_ncu_runs(
+    fake: dict[str, str], tmp_path: Path, option: str, seconds: str
+) -> None:
+    # --kill-after inf held a Ctrl-C until a program that ignores SIGTERM ended: never
+    done = run(fake, option, seconds, "--", "/bin/true", cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"error: {option} {float(seconds)}: not a number of seconds" in done.stderr
+    assert calls(fake) == []
+
+
 @pytest.mark.parametrize(
     ("program", "message"),
     [("./missing", "./missing: program not found"), ("no-such-cmd-xyz", "not found on PATH"),

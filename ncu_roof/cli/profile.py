@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import sys
@@ -67,6 +68,9 @@ def profile_command(
     from ncu_roof.profile.progress import ProfileOptions, check_version, csv_path, report_path
     from ncu_roof.profile.run import run_profile
 
+    for option, seconds in (("--timeout", timeout_s), ("--kill-after", kill_after_s)):
+        if seconds is not None and not 0 <= seconds < math.inf:  # inf: a Ctrl-C that never kills
+            raise UsageError(f"{option} {seconds}: not a number of seconds", hint=f"e.g. {option} 30")
     # the analysis options are checked before ncu runs: a profile is too slow to throw away
     analysis = AnalyzeOptions(fmt, analysis_output, Request(gpu, roofs))
     roof_choice(analysis.request)

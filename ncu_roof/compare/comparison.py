@@ -86,7 +86,8 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
     both carry it, whatever roofs are used; else the compute roofs measured in the reports (peak
     per cycle x the measured clock) when both sides use them."""
     named = [{d.name or None for d in a.devices} for a in (base, head)]
-    if None not in named[0] | named[1] and named[0] != named[1]:  # a side that names none: unknown, not other
+    known = [names - {None} for names in named]  # a device that names none: unknown, not another
+    if known[0] and known[1] and known[0] != known[1]:
         return f"base ran on {', '.join(_device_names(base))}, head on {', '.join(_device_names(head))}", None
     unchecked: list[str] = []
     for b, h in zip(base.devices, head.devices, strict=False):
@@ -111,7 +112,7 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
         else:
             unchecked.append(f"{b.roofs.source} vs {h.roofs.source}")
     unnamed = [side for side, names in zip(("base", "head"), named, strict=True) if None in names]
-    notes = [f"GPUs not compared: the {' and the '.join(unnamed)} names none"] if unnamed else []
+    notes = [f"GPUs not compared: a device of the {' and the '.join(unnamed)} names none"] if unnamed else []
     if unchecked:
         notes.append(
             "clocks not compared: no measured SM clock to compare, and the roofs are not measured in "
