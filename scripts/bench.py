@@ -16,7 +16,9 @@ Every figure is a whole process (interpreter start and imports included, bytecod
 installed package), ours and its baselines interleaved, the median of `--repeat` runs. Baselines,
 each a process too: "naive" = `pandas.read_csv(F)`; "floor" = `pyarrow.csv.read_csv(F)` (threaded,
 the units row skipped): what reading the file costs at the least; for the report, a minimal
-`ncu_report` loop reading three metrics of every kernel. Wall time is the clock; CPU time is user
+`ncu_report` loop reading three metrics of every kernel, and as its floor the same loop after
+`import numpy, polars` (the engine every launch table lives in: what any analysis of the report
+costs at the least). Wall time is the clock; CPU time is user
 + system of the process and every child it waited for (wait4's rusage), so a figure met by
 spending a second core shows as a CPU ratio above its wall ratio. Peak memory is the largest
 resident set (the process or a child), against the size of what it reads (a diff: both its
@@ -59,6 +61,8 @@ FLOOR = (
     "import sys, pyarrow.csv as c; "
     "print(c.read_csv(sys.argv[1], c.ReadOptions(skip_rows_after_names=1, use_threads=True)).num_rows)"
 )
+# the report's floor: the loop with the engine loaded
+ENGINE_LOOP = NCU_REPORT_LOOP.replace("import ncu_report\n", "import ncu_report\nimport numpy, polars\n")
 NAIVE = "import sys, pandas; print(len(pandas.read_csv(sys.argv[1])))"
 MEMORY_LIMIT = 3.0  # peak resident memory ≤ 3× the input (a diff: its two inputs together)
 
@@ -128,7 +132,8 @@ def make_inputs(work: Path) -> dict[str, Path]:
         make(LONG_SOURCE, files["100k-head"], 100_000, names=300, shapes=7, seed=30)
     loop = work / "ncu_report_loop.py"
     loop.write_text(NCU_REPORT_LOOP, encoding="utf-8")
-    files["loop"] = loop
+    (engine_loop := work / "ncu_report_engine_loop.py").write_text(ENGINE_LOOP, encoding="utf-8")
+    files |= {"loop": loop, "engine-loop": engine_loop}
     return files
 
 
@@ -191,7 +196,10 @@ def baselines(files: dict[str, Path]) -> dict[str, dict[str, list[str]]]:
             "naive": [py, "-W", "ignore", "-c", NAIVE, str(files["100k"])],
             "floor": [py, "-c", FLOOR, str(files["100k"])],
         },
-        "rep": {"naive": [py, str(files["loop"]), str(REPORT)]},
+        "rep": {
+            "naive": [py, str(files["loop"]), str(REPORT)],
+            "floor": [py, str(files["engine-loop"]), str(REPORT)],
+        },
     }
 
 

@@ -55,3 +55,10 @@ def test_a_header_of_memory_roofs_alone_lists_them(corpus: Path) -> None:
     analysis = analyzed(corpus / "a100_details-kerneltime-rules_hier-roofline_bert-attn.csv")
     first = render_terminal(summarize(analysis), color=False, width=400).splitlines()[0]
     assert first == "device 0: unknown GPU (cc ?) — roofs [report] at 944 MHz (measured): shared 14.1 TB/s"
+    # its source names those launches and their clock (14.1 TB/s = 108 x 128 B x 1.023 GHz), not
+    # every launch's (the device's 944 MHz: 26 launches)
+    assert (
+        analysis.devices[0]
+        .roofs.sources["shared"]
+        .endswith(" at measured 1.023 GHz (median of 8 of 26 launches)")
+    )

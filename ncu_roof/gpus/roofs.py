@@ -223,14 +223,16 @@ def report_roofs(
         if not value > 0:
             continue
         (compute if key in PRECISIONS else bandwidth)[key] = value
+        has = normalized[column] == normalized[column]  # the launches it is the median of (not NaN)
         recipe = first_label(normalized[f"{column}_recipe"]) or "report"
         origins.append("report" if recipe.startswith("report") else recipe.split(" (", 1)[0])
         measured = normalized[CLOCK_COLUMNS[_ROOF_CLOCK[key]]]
-        clock = median(normalized.get(f"{column}_clock_hz", measured))
+        clock = median(normalized.get(f"{column}_clock_hz", measured)[has])
         at_boost = normalized.get(f"{column}_at_boost")
-        when = "at boost" if at_boost is not None and at_boost.any() else "at measured"
+        when = "at boost" if at_boost is not None and at_boost[has].any() else "at measured"
         at = f" {when} {ghz_text(clock)} GHz" if not math.isnan(clock) else " at the measured clock"
-        sources[key] = f"{recipe}{at} (median of {n} launches)"
+        of = f"{has.sum()} of {n}" if not has.all() else f"{n}"
+        sources[key] = f"{recipe}{at} (median of {of} launches)"
     if not sources:
         source = "none"
     elif source is None:
