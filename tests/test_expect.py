@@ -187,6 +187,10 @@ def test_synthetic_compute_expected_but_memory_bound_explains_reuse() -> None:
         ({"kernel": "x", "bound": "memory", "tolerance": 0.5}, "tolerance is a finite ratio"),
         ({"kernel": "x", "bound": "memory", "tolerance": [2]}, "tolerance is a finite ratio"),
         ({"kernel": "x", "bound": "memory", "flop": float("nan")}, "not a finite number"),
+        # a tier no kernel has: its bytes were never checked, its binding contradicted every kernel
+        ({"kernel": "x", "bound": "memory", "bytes": {"hbm": "1GB"}}, "bytes of 'hbm': the tiers are"),
+        ({"kernel": "x", "bound": "memory", "binding": "hbm"}, "binding 'hbm' is no roof"),
+        ({"kernel": "x", "bound": "memory", "binding": "Compute"}, "binds at a memory tier, not compute"),
     ],
 )
 def test_bad_expectations_are_bad_input(table: dict[str, object], message: str) -> None:

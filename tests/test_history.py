@@ -322,6 +322,10 @@ def test_rebuild_keeps_a_note_that_only_a_later_launch_has(tmp_path: Path) -> No
         (("check", "{d}", "--head", "nope"), 2, "commit nope has no run in"),
         (("check", "{d}", "--head", "c7", "--threshold", "0.05"), 2, "looks like a fraction"),
         (("check", "{d}", "--head", "c7", "-o", "x.png"), 2, "cannot write png"),
+        # a suffix of a format it does not write is refused, not written as the table under that name
+        (("show", "{d}", "-o", "{d}/trend.pdf"), 2, "history show cannot write pdf (-o "),
+        (("check", "{d}", "--head", "c7", "-o", "{d}/x.parquet"), 2, "history check cannot write parquet"),
+        (("check", "{d}", "--head", "c7", "-o", "{d}/x.htm"), 2, "history check cannot write html"),
     ],
 )
 def test_bad_usage_is_one_error_line(
@@ -447,3 +451,40 @@ def test_a_head_gpu_with_no_earlier_commit_names_the_other_gpu_keys(tmp_path: Pa
     assert "has no commit before c2, so nothing was compared" in result.stderr
     assert "other GPU keys: nvidia-a100-sxm4-40gb-cc80" in result.stderr
     assert "warning" not in run_cli("history", "check", dataset, "--head", "c2", "-q").stderr
+
+
+def test_check_counts_a_runs_copies_of_one_average_once_and_every_other_launch() -> None:
+    from ncu_roof.history.check import _grouped
+
+    # run s: a --print-summary's "Invocations 3" (one average, copied); run t: three launches, two
+    # of them measured alike (ncu's 32 ns steps): each a measurement
+    columns = {
+        "name": np.array(["k"] * 6, dtype=object),
+        "grid": np.array([None] * 6, dtype=object),
+        "block": np.array([None] * 6, dtype=object),
+        "commit": np.array(["c1"] * 6, dtype=object),
+        "run_id": np.array(["s", "s", "s", "t", "t", "t"], dtype=object),
+        "duration_s": np.array([2e-3, 2e-3, 2e-3, 1e-3, 1e-3, 1.1e-3]),
+    }
+    assert sorted(_grouped(columns)[("k", None, None)]["c1"].tolist()) == [1e-3, 1e-3, 1.1e-3, 2e-3]
+
+
+def test_show_and_check_read_every_suffix_of_their_formats(history: Path, tmp_path: Path) -> None:
+    # `.markdown`, `.htm`: as analyze reads them (they were written as the table)
+    for command, name, start in (
+        (("show",), "trend.markdown", "**ncu-roof history**"),
+        (("show",), "trend.htm", "<!doctype html>"),
+        (("check", "--head", "c7"), "comment.markdown", "<!-- ncu-roof history check -->"),
+    ):
+        out = tmp_path / name
+        result = run_cli("history", command[0], str(history), *command[1:], "-o", str(out))
+        assert result.returncode in (0, 1), result.stderr
+        assert out.read_text().startswith(start), out.read_text()[:80]
+
+
+def test_check_table_fits_80_columns(history: Path) -> None:
+    # its headline (132 characters) ran past an 80-column terminal, the table below it fitting
+    result = run_cli("history", "check", str(history), "--head", "c7", env={"COLUMNS": "80"})
+    assert result.returncode in (0, 1), result.stderr
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80, result.stdout
+    assert result.stdout.startswith("history check of c7: ")

@@ -65,3 +65,22 @@ def test_a_details_page_without_a_device_name_is_judged_on_the_inferred_gpu(fixt
     assert chosen.pct_of_roof == pytest.approx(100 * 1e9 / 2039e9 / 1e-3)
     done = run_cli("analyze", str(path))
     assert "note: device 0: A100 PCIe 40GB (inferred from CC 8.0, 108 SMs;" in done.stderr
+
+
+def test_a_cc_alone_names_no_product_of_a_consumer_die() -> None:
+    # the table's one CC 7.5 product is the T4 (40 SMs), its one CC 12.0 product the RTX 5090
+    # (170 SMs): a GTX 1660 SUPER (22 SMs; no tensor cores) and an RTX 5060 Ti (36 SMs), whose
+    # details pages hold a CC and no SM count, were judged on those GPUs' roofs under their names
+    for cc, keys in (("7.5", ["t4"]), ("12.0", ["rtx5090"])):
+        alone = infer_gpu(cc, None)
+        assert alone is not None and alone.gpu is None and [g.key for g in alone.candidates] == keys
+    t4 = infer_gpu("7.5", 40)  # with the SM count it holds, the product is named
+    assert t4 is not None and t4.gpu is not None and t4.gpu.key == "t4"
+
+
+@pytest.mark.corpus
+def test_the_corpus_gtx_1660_super_details_page_is_no_t4(corpus: Path) -> None:
+    (device,) = analyzed(corpus / "reexport" / "gtx1660s_rep_2021.1_raytracer.ncu2024.1-details.csv").devices
+    assert (
+        device.cc == "7.5" and device.roofs.name is None and "tensor" not in device.roofs.compute_flop_per_s
+    )

@@ -281,6 +281,15 @@ def test_int8_gemm_runs_against_the_int8_tensor_ceiling() -> None:
     assert doc["time_at_roof_s"] == pytest.approx(2 * 4096**3 / peak)
 
 
+def test_exp_is_not_modelled_in_fp64() -> None:
+    # no special-function instruction takes a double: an fp64 exp is a DFMA polynomial, not "one
+    # multiply and one MUFU.EX2" (on an A10, 1/64-rate FP64, that model called it memory-bound)
+    error, hint = error_and_hint(run_cli("predict", "exp", "--n", "1e8", "--dtype", "fp64", "--gpu", "a10"))
+    assert error == "workload exp is modelled for fp32, fp16, bf16, not fp64"
+    assert "--flops" in hint
+    assert build("exp", {"n": 10, "dtype": "fp16"}).ops == 10
+
+
 def test_exp_has_an_xu_ceiling_and_is_memory_bound_on_a100() -> None:
     # XU: 16 results/clk/SM x 108 x 1.41 GHz = 2.44 T/s -> 1e8 exp take 41 us; DRAM 8e8 B /
     # 2039 GB/s = 392 us binds
@@ -404,6 +413,16 @@ def test_a_tensor_path_the_platform_lacks_is_a_usage_error() -> None:
     assert doc["attainable_flop_per_s"] == pytest.approx(100e12)
     doc = run_json(*GEMM_4096, "--dtype", "bf16", "--peak", "tensor=200TFLOP/s", "--bandwidth", "dram=1TB/s")
     assert doc["attainable_flop_per_s"] == pytest.approx(200e12)
+
+
+def test_volta_and_turing_have_no_bf16_tensor_path() -> None:
+    # BF16 tensor cores came with Ampere: a V100 or T4 "bf16 GEMM" took the FP16 tensor roof, cited
+    # to the V100 datasheet (which has no BF16); an RTX 5090 (its arch lists no paths) still does
+    for gpu in ("v100-pcie", "t4"):
+        error, _ = error_and_hint(run_cli("predict", *GEMM_4096, "--dtype", "bf16", "--gpu", gpu))
+        assert error == "this platform has no bf16 tensor peak (it has fp64, fp32, fp16, tensor)"
+    doc = run_json(*GEMM_4096, "--dtype", "bf16", "--gpu", "rtx5090")
+    assert doc["attainable_flop_per_s"] == pytest.approx(419e12)
 
 
 def test_tf32_is_for_matrix_work_only() -> None:

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import CliResult, run_cli
 
+import ncu_roof
 from ncu_roof.base.units import Dimension, parse_quantity
-from ncu_roof.base.vocabulary import Roofs
+from ncu_roof.base.vocabulary import Bound, Roofs
 from ncu_roof.errors import BadInputError
 from ncu_roof.gpus.roofs import load_roofs_file
 
@@ -120,3 +121,23 @@ def test_a_diff_reads_its_roofs_file_once(
     path = write(tmp_path, '"1 TFLOP/s"')
     sides = run_each([str(fixtures / "raw_base.csv")] * 2, Request(roofs=path))
     assert loaded == [path] and all(a.devices[0].roofs.name == "lab" for a in sides)
+
+
+def test_flops_of_a_precision_the_roofs_file_lacks_leave_no_memory_verdict(
+    tmp_path: Path, corpus: Path
+) -> None:
+    # the A10G's SGEMMs: fp32 FLOPs and DRAM bytes, no SOL; a roofs file with an fp64 peak and a
+    # DRAM bandwidth only (or a typo, fp23) says nothing of how long the fp32 FLOPs take, so no
+    # roof can be said to bind: they were "memory-bound (dram)" at 0.5 % of a roof of 39 TFLOP/s
+    sgemm = str(corpus / "a10g_details_base-units-nsecond_sgemm-flops-dram.csv")
+    path = tmp_path / "fp64.toml"
+    path.write_text('[peak]\nfp64 = "0.5TFLOP/s"\n[bandwidth]\ndram = "600GB/s"\n')
+    (first, *_) = ncu_roof.analyze(sgemm, roofs=str(path)).kernels
+    assert first.bound is Bound.UNKNOWN and first.binding is None and first.attainable_flop_per_s is None
+    assert (
+        "no roofline verdict: fp32 FLOPs but no fp32 peak, and compute may be what binds; give it with"
+        " --roofs FILE ([peak] fp32 = ...)" in first.notes
+    )
+    path.write_text('[peak]\nfp32 = "35TFLOP/s"\n[bandwidth]\ndram = "600GB/s"\n')
+    (first, *_) = ncu_roof.analyze(sgemm, roofs=str(path)).kernels
+    assert first.bound is Bound.COMPUTE and first.binding == "compute"

@@ -116,3 +116,25 @@ def test_the_interval_is_written_one_way_and_is_none_without_one() -> None:
     found = Shift(shift_pct=4.25, low_pct=1.24, high_pct=8.0, head_n=12, base_n=30, confidence=0.95)
     assert found.interval == "[+1.2%, +8.0%]"
     assert Shift(-3.0, -6.04, None, 3, 3, 0.95).interval is None
+
+
+def _short_kernel_run(rng: np.random.Generator, scale: float) -> np.ndarray:
+    """105 launches of a 17.4 µs kernel as ncu writes their durations (whole multiples of 32 ns,
+    as in the corpus' A10 report: its 105 launches take 18 values), the first one cold (x2.5)."""
+    durations = rng.normal(17.4e-6, 0.1e-6, 105) * scale
+    durations[0] *= 2.5
+    rounded: np.ndarray = np.round(durations / 32e-9) * 32e-9
+    return rounded
+
+
+def test_repeated_durations_of_a_short_kernel_are_each_a_measurement() -> None:
+    # 20 baseline runs against a head 10 % slower: each repeated value is a measurement; counted
+    # once, the 20 cold launches (each its own value) outweighed the ~20 values of 2,000 typical
+    # launches, and the estimate came out negative, the regression noise
+    rng = np.random.default_rng(1)
+    base = np.concatenate([_short_kernel_run(rng, 1.0) for _ in range(20)])
+    found = shift(_short_kernel_run(rng, 1.10), base)
+    assert found is not None and found.head_n == 105 and found.base_n == 2000  # 2,100 thinned
+    assert 9.0 < found.shift_pct < 11.0 and found.verdict(5.0) is Movement.REGRESSION
+    alike = shift(_short_kernel_run(rng, 1.0), base)
+    assert alike is not None and alike.verdict(5.0) is Movement.NOISE

@@ -62,7 +62,7 @@ class RooflineArrays:
     attainable_flop_per_s: np.ndarray
     binding: np.ndarray  # object: a tier name, "compute", or None
     time_at_roof_s: np.ndarray
-    unroofed: Mapping[str, np.ndarray]  # bool: traffic, no roof
+    unroofed: Mapping[str, np.ndarray]  # bool, per tier: traffic, no roof; per precision: FLOPs, no peak
 
 
 Roof = float | np.ndarray  # one value for every kernel, or one per kernel
@@ -121,17 +121,21 @@ def roofline_arrays(
     peak_flop_per_s: np.ndarray,
     bandwidth_byte_per_s: Mapping[str, Roof],
     compute_time_s: np.ndarray,
+    unpeaked: Mapping[str, np.ndarray] | None = None,
 ) -> RooflineArrays:
     """Place n kernels against their roofs (one value per tier for all, or one per kernel);
     `compute_time_s`, where finite (NaN: none), is the compute roof's time instead of FLOP / peak:
     what every compute ceiling implies (integer operations at their peaks, the busiest pipe), so
-    work that is not floating point can still be compute-bound."""
+    work that is not floating point can still be compute-bound. `unpeaked` (per precision): the
+    launches whose FLOPs of that precision have no peak to take their time from; compute may
+    bind them, so, like traffic without a roof, no roof can be said to bind."""
     peak, n = peak_flop_per_s, len(flop)
     has_peak = np.isfinite(peak) & (peak > 0)
     has_flop = np.isfinite(flop)
     bandwidth = {tier: per_kernel(bandwidth_byte_per_s.get(tier), n) for tier in bytes_by_tier}
     # traffic without a roof: the tier may bind, so no verdict (never a silent skip)
     unroofed = {t: np.isfinite(b) & (b > 0) & np.isnan(bandwidth[t]) for t, b in bytes_by_tier.items()}
+    unroofed |= dict(unpeaked or {})
     roofed = {t: b for t, b in bytes_by_tier.items() if not np.isnan(bandwidth[t]).all()}
     valid = {t: np.isfinite(b) & (b >= 0) & np.isfinite(bandwidth[t]) for t, b in roofed.items()}
     with np.errstate(all="ignore"):

@@ -274,6 +274,9 @@ def _unroofed(x: NoteInputs, j: int) -> list[str]:
         f"no roofline verdict: {tier} has traffic ({x.recipe[f'{tier}_bytes'][j] or ''}) but no roof "
         f"of that counter, and may be what binds; give its bandwidth with --roofs FILE "
         f"([bandwidth] {tier} = ...)"
+        if tier in TIERS
+        else f"no roofline verdict: {tier} FLOPs but no {tier} peak, and compute may be what binds; "
+        f"give it with --roofs FILE ([peak] {tier} = ...)"
         for tier, unroofed in x.v.arrays.unroofed.items()
         if unroofed[j]
     ]

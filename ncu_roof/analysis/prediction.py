@@ -135,7 +135,9 @@ def builtin_peaks(gpu: str | None) -> tuple[Peaks, Peaks]:
 
 def with_tensor_path(roofs: Roofs, precision: str | None, peaks: Peaks) -> Roofs:
     """`roofs` with the `tensor:PATH` roof `precision` names: the GPU's per-architecture figure,
-    else the platform's own `tensor:PATH` or `PATH` peak, else (fp16, bf16) its `tensor` roof."""
+    else the platform's own `tensor:PATH` or `PATH` peak, else its `tensor` roof for fp16, and for
+    bf16 where the architecture lists no tensor paths (a user's platform, or an unlisted one): a
+    Volta or Turing GPU, whose paths are listed without bf16, has no BF16 tensor cores."""
     if precision is None or not precision.startswith(TENSOR):
         return roofs
     path = precision.removeprefix(TENSOR)
@@ -145,7 +147,8 @@ def with_tensor_path(roofs: Roofs, precision: str | None, peaks: Peaks) -> Roofs
     elif precision in compute:
         return roofs
     else:
-        fp16_roof = "tensor" if path in ("fp16", "bf16") and "tensor" in compute else None
+        half = path == "fp16" or (path == "bf16" and not peaks)
+        fp16_roof = "tensor" if half and "tensor" in compute else None
         given = path if path in compute else fp16_roof
         if given is None:
             raise UsageError(

@@ -140,7 +140,15 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     ceiling_pct = np.where(is_set(ceiling), ceiling_pct, np.nan)
     flop_total = measured("flop_total")
     nbytes = {t: measured(f"{t}_bytes") for t in TIERS}
-    arrays = roofline_arrays(flop_total, nbytes, peaks, bandwidth, compute_time_s=compute_s)
+    # FLOPs of a precision the device's roofs lack (a roofs file without it): their time is unknown
+    # and may be what binds, never none; a pipe figure still times the compute (a device with no
+    # compute roofs at all has its own note)
+    no_peak = {
+        p: (np.nan_to_num(flop_work[p]) > 0) & np.isnan(per_kernel(flop_peaks.get(p), n)) & np.isnan(pipe_s)
+        for p in (flop_work if device.roofs.compute_flop_per_s else ())
+    }
+    no_peak = {p: u for p, u in no_peak.items() if u.any()}
+    arrays = roofline_arrays(flop_total, nbytes, peaks, bandwidth, compute_s, no_peak)
     ops_total = measured("ops_total") if "ops_total" in group else np.full(n, np.nan)
     has_work = (np.nan_to_num(flop_total) > 0) | (np.nan_to_num(ops_total) > 0)
     sol = sol_arrays(

@@ -130,4 +130,10 @@ def build(name: str, params: Mapping[str, Param | None]) -> Workload:
     if dtype not in (None, *DTYPE_BYTES):
         hint = f"use one of {', '.join(DTYPE_BYTES)} (tf32, fp8, int8: gemm only)"
         raise UsageError(f"unknown dtype {dtype!r}", hint=hint)
+    if dtype is not None and dtype not in MODELS[name].get("dtypes", (dtype,)):
+        modelled = MODELS[name]["dtypes"]
+        raise UsageError(
+            f"workload {name} is modelled for {', '.join(modelled)}, not {dtype}",
+            hint=f"use --dtype {modelled[0]}, or --flops/--ops/--bytes",
+        )
     return gemm(**given) if name == "gemm" else _modelled(name, given)

@@ -44,7 +44,8 @@ class Movement(Enum):
 @dataclass(frozen=True)
 class Shift:
     """Head vs base: the estimated change of the time in percent, its interval (None where the
-    samples are too small for one at this confidence), and the sample sizes (distinct durations)."""
+    samples are too small for one at this confidence), and the sample sizes (measurements: copies
+    of one average count once, `one_per_copy`)."""
 
     shift_pct: float
     low_pct: float | None
@@ -77,9 +78,17 @@ def _pct(log_ratio: float) -> float:
     return 100.0 * math.expm1(log_ratio)
 
 
+def one_per_copy(durations_s: np.ndarray) -> np.ndarray:
+    """The positive durations of one sample; a single one where they are all the same (copies of
+    one average: a `--print-summary` row's "Invocations N"), every one otherwise."""
+    kept: np.ndarray = durations_s[np.isfinite(durations_s) & (durations_s > 0)]
+    return kept[:1] if len(kept) > 1 and bool((kept == kept[0]).all()) else kept
+
+
 def _logs(durations_s: np.ndarray) -> np.ndarray:
-    """The logs of the distinct positive durations, thinned to `MAX_SAMPLE` of their quantiles."""
-    logs: np.ndarray = np.log(np.unique(durations_s[np.isfinite(durations_s) & (durations_s > 0)]))
+    """The logs of the positive durations (`one_per_copy`), thinned to `MAX_SAMPLE` of their
+    quantiles."""
+    logs: np.ndarray = np.log(one_per_copy(durations_s))
     if len(logs) <= MAX_SAMPLE:
         return logs
     thinned: np.ndarray = np.quantile(logs, (np.arange(MAX_SAMPLE) + 0.5) / MAX_SAMPLE)
@@ -95,7 +104,7 @@ def rank_bound(n: int, m: int, confidence: float) -> int:
 
 def shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float = 0.99) -> Shift | None:
     """The shift of `head_s` against `base_s` (durations in seconds; NaN and non-positive values
-    left out, a value repeated exactly counted once); None when a side has no duration."""
+    left out, a side of one value copied counted once); None when a side has no duration."""
     head, base = _logs(head_s), _logs(base_s)
     if not len(head) or not len(base):
         return None

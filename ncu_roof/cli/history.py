@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 import typer
@@ -14,6 +13,7 @@ from ncu_roof.cli.options import GpuKey
 from ncu_roof.errors import GateError, UsageError
 from ncu_roof.history import BASELINE, CONFIDENCE, THRESHOLD_PCT
 from ncu_roof.render.console import screen, to_terminal
+from ncu_roof.render.formats import FORMATS, OutputFormat, from_suffix
 from ncu_roof.render.output import check_writable, write_output
 
 if TYPE_CHECKING:
@@ -37,23 +37,30 @@ class HistoryFormat(StrEnum):
     SVG = "svg"
 
 
-SUFFIXES = {".json": "json", ".csv": "csv", ".md": "markdown", ".html": "html", ".png": "png", ".svg": "svg"}
 BINARY = (HistoryFormat.PNG, HistoryFormat.SVG)
 FORMAT_HELP = "table, json, csv, markdown, html, png or svg (default: from the -o suffix, else table)."
 Dataset = typer.Argument(..., metavar="DATASET", help="A folder, or a URI pyarrow reaches (s3://…).")
 
 
 def chosen_format(
-    fmt: HistoryFormat | None, output: str | None, allowed: tuple[HistoryFormat, ...]
+    command: str, fmt: HistoryFormat | None, output: str | None, allowed: tuple[HistoryFormat, ...]
 ) -> HistoryFormat:
-    implied = SUFFIXES.get(PurePath(output).suffix.lower()) if output else None
-    if fmt is not None and implied is not None and fmt.value != implied:
+    """`--format`, else what the -o suffix says (as every command reads it: `.md`/`.markdown`,
+    `.html`/`.htm`, `.txt` the table), else the table; a suffix of a format this command does not
+    write (`trend.pdf`, `x.parquet`) is refused, never written as the table under that name."""
+    names = [f.value for f in allowed]
+    implied = from_suffix(output)
+    if implied is not None and implied.value not in names:
+        raise UsageError(
+            f"history {command} cannot write {implied.value} (-o {output})",
+            hint="name a " + ", ".join(FORMATS[OutputFormat(n)].suffixes[0] for n in names) + " file",
+        )
+    if fmt is not None and implied is not None and fmt.value != implied.value:
         raise UsageError(f"--format {fmt.value} contradicts -o {output}", hint="drop one of them")
-    chosen = fmt or (HistoryFormat(implied) if implied else HistoryFormat.TABLE)
+    chosen = fmt or (HistoryFormat(implied.value) if implied else HistoryFormat.TABLE)
     if chosen not in allowed:
         raise UsageError(
-            f"this command cannot write {chosen.value}",
-            hint="use one of: " + ", ".join(f.value for f in allowed),
+            f"history {command} cannot write {chosen.value}", hint="use one of: " + ", ".join(names)
         )
     if chosen is HistoryFormat.PNG and to_terminal(output):
         raise UsageError(
@@ -117,7 +124,7 @@ def show_command(
     from ncu_roof.history.store import open_dataset
     from ncu_roof.render import historyout
 
-    chosen = chosen_format(fmt, output, tuple(HistoryFormat))
+    chosen = chosen_format("show", fmt, output, tuple(HistoryFormat))
     check_writable(output)
     table = points(History(open_dataset(dataset)), kernel, gpu, last)
     if chosen in BINARY:
@@ -175,7 +182,7 @@ def check_command(
     from ncu_roof.render.historyout import verdict_line
 
     allowed = (HistoryFormat.TABLE, HistoryFormat.JSON, HistoryFormat.CSV, HistoryFormat.MARKDOWN)
-    chosen = chosen_format(fmt, output, allowed)
+    chosen = chosen_format("check", fmt, output, allowed)
     check_writable(output)
     result = check(dataset, head, baseline, parse_pct(threshold, "--threshold"), confidence)
     write_output(render_check(result, chosen, output), output)

@@ -21,7 +21,7 @@ from ncu_roof.analysis.workloads import Param, build
 from ncu_roof.base.text import one_line, shorten
 from ncu_roof.base.tomlfile import read_toml
 from ncu_roof.base.units import Dimension, toml_quantity
-from ncu_roof.base.vocabulary import COMPUTE, TIER_WORDS, Bound, VerdictBasis
+from ncu_roof.base.vocabulary import COMPUTE, TIER_WORDS, TIERS, Bound, VerdictBasis
 from ncu_roof.errors import BadInputError, GateError, NcuRoofError
 
 DEFAULT_TOLERANCE = 1.5
@@ -115,6 +115,13 @@ def _expectation(table: Any, where: str) -> Expectation:
             f"{where}: binding must be a tier name (or compute) for a memory- or compute-bound expectation",
             hint=HINT,
         )
+    binding = binding.lower() if binding else None
+    if binding is not None and binding not in (*TIERS, COMPUTE):
+        # a roof no kernel can bind at (`hbm`, a typo) would contradict every kernel with words
+        # about a tier that does not exist
+        raise BadInputError(
+            f"{where}: binding {binding!r} is no roof: {', '.join((*TIERS, COMPUTE))}", hint=HINT
+        )
     if bound is Bound.MEMORY and binding == COMPUTE:
         raise BadInputError(f"{where}: a memory-bound kernel binds at a memory tier, not compute", hint=HINT)
     if bound is Bound.COMPUTE and binding not in (None, COMPUTE):
@@ -125,7 +132,7 @@ def _expectation(table: Any, where: str) -> Expectation:
             f"{where}: tolerance is a finite ratio >= 1 (e.g. 1.5), not {tolerance!r}", hint=HINT
         )
     flop, nbytes = _model_counts(table, where)
-    return Expectation(pattern, bound, binding.lower() if binding else None, flop, nbytes, float(tolerance))
+    return Expectation(pattern, bound, binding, flop, nbytes, float(tolerance))
 
 
 def _model_counts(table: Mapping[str, Any], where: str) -> tuple[float | None, Mapping[str, float] | None]:
@@ -145,6 +152,9 @@ def _model_counts(table: Mapping[str, Any], where: str) -> tuple[float | None, M
     if (raw := table.get("bytes")) is None:  # per tier, or a bare figure: DRAM's
         return flop, None
     by_tier = raw if isinstance(raw, dict) else {"dram": raw}
+    if unknown := sorted(str(t) for t in by_tier if str(t).lower() not in TIERS):
+        # never checked against anything, so never a contradiction: refused, not passed over
+        raise BadInputError(f"{where}: bytes of {unknown[0]!r}: the tiers are {', '.join(TIERS)}", hint=HINT)
     return flop, {str(t).lower(): _quantity(v, Dimension.BYTE, where) for t, v in by_tier.items()}
 
 

@@ -71,6 +71,9 @@ class Arch:
     l1_byte_per_sm_per_clk: float = L1_BYTES_PER_CLK_PER_SM  # LSU writeback (Nsight's L1 measure)
     shared_byte_per_sm_per_clk: float = L1_BYTES_PER_CLK_PER_SM  # one 128 B wavefront per clock
     unverified: tuple[str, ...] = ()  # the FLOP figures that no report or datasheet confirmed
+    # a die of GeForce and workstation cards too (Turing's GTX 16xx and RTX 20xx beside the T4):
+    # the product table lists few of its products, so its CC alone names none (`infer_gpu`)
+    consumer: bool = False
 
 
 @cache

@@ -10,6 +10,7 @@ from functools import cache
 
 from ncu_roof.base.tomlfile import package_table
 from ncu_roof.errors import UsageError
+from ncu_roof.gpus.arch import arch_for_cc
 from ncu_roof.gpus.specs import Gpu
 
 
@@ -76,7 +77,8 @@ def infer_gpu(cc: str | None, sm_count: float | None, bus_bits: float | None = N
     and memory bus width: the first in the table's order among those that match, with the others
     named (with an SM count their compute roofs are the same; their memory roofs may differ by
     bus). Without an SM count, only when every product of that CC has the same SMs and bus (their
-    per-clock roofs are then all the same); None without a compute capability."""
+    per-clock roofs are then all the same), and never for a consumer die (`Arch.consumer`: the
+    table lists one T4 of CC 7.5's many GTX and RTX cards); None without a compute capability."""
     if not cc:
         return None
     evidence = [f"CC {cc}"]
@@ -89,5 +91,7 @@ def infer_gpu(cc: str | None, sm_count: float | None, bus_bits: float | None = N
         evidence.append(f"{int(bus_bits)}-bit memory bus")
         matches = [g for g in matches if g.memory_bus_bits == int(bus_bits)]
     shapes = {(g.sm_count, g.memory_bus_bits) for g in matches}
-    gpu = matches[0] if matches and (len(shapes) == 1 or sms is not None) else None
+    arch = arch_for_cc(cc)
+    alone = len(shapes) == 1 and not (arch is not None and arch.consumer)
+    gpu = matches[0] if matches and (alone or sms is not None) else None
     return Inference(gpu, tuple(matches), ", ".join(evidence))

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, shift
+from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, one_per_copy, shift
 from ncu_roof.compare.comparison import CLOCK_TOLERANCE_PCT
 from ncu_roof.errors import UsageError
 from ncu_roof.history import BASELINE, CONFIDENCE, THRESHOLD_PCT
@@ -151,11 +151,10 @@ def _reason(kind: Kind, found: Shift | None, base: GpuBaseline, threshold_pct: f
         return "no duration on one side"
     if found.low_pct is None or found.high_pct is None:
         return (
-            f"too few distinct durations for an interval at {found.confidence:.0%}"
-            f" ({found.head_n} vs {found.base_n})"
+            f"too few durations for an interval at {found.confidence:.0%} ({found.head_n} vs {found.base_n})"
         )
     interval = f"{found.shift_pct:+.1f}% {found.interval} at {found.confidence:.0%}"
-    sizes = f"{found.head_n} distinct durations vs {found.base_n} over {len(base.commits)} commits"
+    sizes = f"{found.head_n} durations vs {found.base_n} over {len(base.commits)} commits"
     if kind in (Kind.METHOD_CHANGE, Kind.HARDWARE_CHANGE):
         assert base.change is not None
         return f"{interval}, across a {kind.value} ({base.change.reason}); {sizes}"
@@ -174,17 +173,20 @@ def _reason(kind: Kind, found: Shift | None, base: GpuBaseline, threshold_pct: f
 def _grouped(
     columns: Mapping[str, np.ndarray],
 ) -> dict[tuple[str, str | None, str | None], dict[str, np.ndarray]]:
-    """(name, grid, block) → commit → durations (NaN where missing)."""
+    """(name, grid, block) → commit → durations (NaN where missing): every launch of each run,
+    but one of a run's copies of one average (`one_per_copy`: a `--print-summary`)."""
     values = np.ma.filled(np.ma.asarray(columns["duration_s"], dtype="float64"), np.nan).tolist()
     keys = (
         np.ma.filled(np.ma.asarray(columns[c], dtype=object), None).tolist()
-        for c in ("name", "grid", "block")
+        for c in ("name", "grid", "block", "commit", "run_id")
     )
-    commits = np.ma.filled(np.ma.asarray(columns["commit"], dtype=object), None).tolist()
-    cells: dict[tuple[str, str | None, str | None], dict[str, list[float]]] = {}
-    for name, grid, block, commit, value in zip(*keys, commits, values, strict=True):
-        cells.setdefault((name, grid, block), {}).setdefault(commit, []).append(value)
-    return {k: {c: np.array(v) for c, v in by.items()} for k, by in cells.items()}
+    cells: dict[tuple[str, str | None, str | None], dict[str, dict[str, list[float]]]] = {}
+    for name, grid, block, commit, run, value in zip(*keys, values, strict=True):
+        cells.setdefault((name, grid, block), {}).setdefault(commit, {}).setdefault(run, []).append(value)
+    return {
+        k: {c: np.concatenate([one_per_copy(np.array(v)) for v in runs.values()]) for c, runs in by.items()}
+        for k, by in cells.items()
+    }
 
 
 def check(

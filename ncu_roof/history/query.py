@@ -228,10 +228,10 @@ def points(history: History, kernel: str | None, gpu: str | None, last: int | No
 
 
 def durations(history: History, gpu: str, commits: Sequence[str]) -> dict[str, np.ndarray]:
-    """Every published launch of these commits on this GPU: name, grid, block, commit, duration
-    as numpy columns."""
+    """Every published launch of these commits on this GPU: name, grid, block, commit, run,
+    duration as numpy columns."""
     sql = f"""
-        SELECT name, grid, block, commit, duration_s FROM {history.launches_from(gpu, commits)}
+        SELECT name, grid, block, commit, run_id, duration_s FROM {history.launches_from(gpu, commits)}
         WHERE gpu = $gpu AND commit IN (SELECT unnest($commits))
           AND run_id IN ({history.published(gpu)})"""
     relation = history.con.sql(sql, params={"gpu": gpu, "commits": list(commits)})

@@ -11,6 +11,7 @@ import csv
 import html
 import io
 import json
+import textwrap
 from collections.abc import Sequence
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
@@ -259,7 +260,9 @@ def check_table(result: CheckResult, width: int) -> str:
     for b in result.baselines:
         change = f"; {b.change.kind.value}: {one_line(b.change.reason)}" if b.change else ""
         lines.append(f"  {b.gpu}: baseline {len(b.commits)} commits{change}")
-    return "\n".join(lines) + "\n\n" + rich_text(table, width)
+    # laid out for the width as the table is (folded between words, each further line indented)
+    folded = (textwrap.fill(line, width, subsequent_indent="    ", break_long_words=False) for line in lines)
+    return "\n".join(folded) + "\n\n" + rich_text(table, width)
 
 
 def check_markdown(result: CheckResult) -> str:
