@@ -193,3 +193,13 @@ def test_a_re_add_stating_another_time_or_gpu_is_refused_and_replace_rewrites_it
     times = duckdb.execute(f"SELECT DISTINCT time FROM '{dataset}/launches/*/*/*.parquet'").fetchall()
     assert [t.isoformat()[:19] for (t,) in times] == ["2026-11-02T12:00:00"]
     assert sorted(files_of(dataset)) == sorted(before)  # the same files, rewritten: no second run
+
+
+def test_a_baseline_of_one_commit_reads_as_one(tmp_path: Path) -> None:
+    """The table's baseline line counts its commits in words that agree: `baseline 1 commit`."""
+    dataset = tmp_path / "h"
+    add(dataset, run_csv(tmp_path, "c1", ["gemm(int)"], 1), "c1", "--time", "2026-11-01")
+    add(dataset, run_csv(tmp_path, "head", ["gemm(int)"], 2), "head", "--time", "2026-11-02")
+    result = run_cli("history", "check", str(dataset), "--head", "head")
+    assert result.returncode == 0, result.stderr
+    assert f"  {H100}: baseline 1 commit\n" in result.stdout

@@ -96,6 +96,7 @@ def test_sample_report_by_nvtx_in_table_markdown_json_and_csv(corpus: Path) -> N
     assert "NVTX range" in table.stdout and "grid×block" not in table.stdout
     markdown = run_cli("analyze", path, "--group-by", "nvtx", "--format", "markdown").stdout
     assert "| # | NVTX range | Launches |" in markdown and "| 1 | `run_test/daxpy` | 1 |" in markdown
+    assert "### Top 3 NVTX ranges by time" in markdown  # its rows are ranges, not kernels
     document = json.loads(run_cli("analyze", path, "--format", "json").stdout)
     assert [k["nvtx"] for k in document["kernels"]] == SAMPLE_RANGES
     flat = list(csv.DictReader(io.StringIO(run_cli("analyze", path, "--format", "csv").stdout)))

@@ -652,3 +652,11 @@ def test_integer_work_alone_is_shown_in_operations_never_as_zero_flops() -> None
     # 137.4 GOP / 100.7 MB = 1365 op/B; ridge 624 TOP/s / 2.039 TB/s = 306; cap 2.039 TB/s x 1365
     assert cells == ["dram", "101 MB", "2.04 TB/s", "1365", "306", "2.784 POP/s"]
     assert "┃ AI op/B ┃ ridge op/B ┃" in text
+
+
+def test_a_time_under_a_nanosecond_has_its_prefix() -> None:
+    """1 kFLOP and 1 kB at A100 SXM4's 2,039 GB/s take 490 ps at the roof: said with an SI prefix
+    as every other time is, not `4.904e-10 s`."""
+    result = run_cli("predict", "--gpu", "a100-sxm4", "--flops", "1e3", "--bytes", "1e3")
+    assert result.returncode == 0, result.stderr
+    assert "time at the roof 490.4 ps" in " ".join(result.stdout.split())

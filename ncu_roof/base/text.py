@@ -169,8 +169,8 @@ def _fold(text: str, open_: str, close: str, placeholder: str) -> str:
     return "".join(out)
 
 
-# the display prefixes, 1e15 down to 1e-9 (each scale an int / int: exactly its float literal)
-_PREFIXES = tuple((10**15 / 1000**i, p) for i, p in enumerate(("P", "T", "G", "M", "k", "", "m", "µ", "n")))
+# the display prefixes, 1e15 down to 1e-12 (each scale an int / int: exactly its float literal)
+_PREFIXES = tuple((10**15 / 1000**i, p) for i, p in enumerate(("P", "T", "G", "M", "k", "", *"mµnp")))
 
 
 def si(value: float | None, unit: str = "", digits: int = 3) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
-from ncu_roof.base.text import launch_shape, one_line, shorten, si
+from ncu_roof.base.text import launch_shape, one_line, plural, shorten, si
 from ncu_roof.base.vocabulary import Bound, VerdictBasis, with_basis
 from ncu_roof.render.console import rich_text
 from ncu_roof.render.text import code_span, csv_cell, folded, md_row, table_cell
@@ -259,7 +259,7 @@ def check_table(result: CheckResult, width: int) -> str:
     lines = [f"history check of {one_line(result.head)}: {verdict_line(result)}"]
     for b in result.baselines:
         change = f"; {b.change.kind.value}: {one_line(b.change.reason)}" if b.change else ""
-        lines.append(f"  {b.gpu}: baseline {len(b.commits)} commits{change}")
+        lines.append(f"  {b.gpu}: baseline {plural(len(b.commits), 'commit')}{change}")
     # laid out for the width as the table is (folded between words, each further line indented)
     folded = (textwrap.fill(line, width, subsequent_indent="    ", break_long_words=False) for line in lines)
     return "\n".join(folded) + "\n\n" + rich_text(table, width)

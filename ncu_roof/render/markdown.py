@@ -76,7 +76,7 @@ def render_markdown(
 def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> str:
     rows = summary.rows
     head, rest = rows[: min(top, shown)], rows[min(top, shown) : shown]
-    noun = "kernel" if summary.grouped else "launch"
+    noun = "NVTX range" if summary.by_nvtx else "kernel" if summary.grouped else "launch"
     what = plural(2, noun).removeprefix("2 ")
     devices = [_device_paragraph(summary, v) for v in summary.devices] or ["No kernel has a duration."]
     parts = [MARKER, f"## Roofline: {summary.title()}", *devices]
