@@ -25,8 +25,7 @@ class NcuRoofError(Exception):
 
     def __init__(self, message: str, hint: str) -> None:
         super().__init__(message)
-        self.message = message
-        self.hint = hint
+        self.message, self.hint = message, hint
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled as `__new__(cls, message)` (setting `args`) and every attribute, never through a

@@ -162,8 +162,7 @@ def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> 
             f"{path}: a launch's {column} is {shown}, not a whole number",
             hint="give every launch an integer ID, and a run and device index that are integers or none",
         )
-    indices: np.ndarray = numbers.astype("int64")
-    return indices
+    return numbers.astype("int64")
 
 
 def _run_number(run: object) -> float:

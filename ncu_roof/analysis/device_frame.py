@@ -40,8 +40,7 @@ def device_frame(
     total_s: float,
 ) -> pl.DataFrame:
     """Every `Kernel` field of one device's launches (identity and normalized columns), as a frame."""
-    n = launch_count(group)
-    failed = v.failed
+    n, failed = launch_count(group), v.failed
 
     def measured(column: str) -> np.ndarray:
         return unfailed(group[column], failed) if column in group else np.full(n, NAN)
@@ -161,8 +160,7 @@ def device_frame(
 def formula_texts(group: Mapping[str, np.ndarray], column: str, n: int) -> np.ndarray:
     """A column of texts (formulas, traffic definitions) as an object array, None where a row has
     none (the recipe's NaN; or the column is absent)."""
-    values = group.get(column)
-    missing = objects(None, n)
+    values, missing = group.get(column), objects(None, n)
     return missing if values is None else np.where(values == values, values, missing)  # NaN ≠ NaN
 
 

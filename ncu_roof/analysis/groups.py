@@ -158,8 +158,7 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
         # each verdict's time, sums in launch order (slowest first); by time, ties by first seen
         words, first_at, inverse = np.unique(codes[rows], return_index=True, return_inverse=True)
         word_s = np.bincount(inverse, weights=np.where(np.isnan(seconds), 0.0, seconds), minlength=len(words))
-        order = np.lexsort((first_at, -word_s))
-        timed_s = float(word_s.sum())
+        order, timed_s = np.lexsort((first_at, -word_s)), float(word_s.sum())
         rooms = rooms_s[rows]
         return {
             "total_duration_s": time,
@@ -207,11 +206,10 @@ def figure_numbers(launches: pl.DataFrame) -> dict[str, np.ndarray]:
 
 
 def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.ndarray) -> Kernel:
-    """Several launches (`rows` of the launch frame, their `figure_numbers`) as one: FLOPs,
-    integer operations and bytes summed, rates over their summed time, intensity over their
-    summed bytes, % of roof, of each tier's roof and SOL percentages weighted by time, the SOL
-    headroom summed; each over the launches that have the figure (and a duration), None where
-    none has it."""
+    """Several launches (`rows` of the launch frame, their `figure_numbers`) as one: FLOPs, integer
+    operations and bytes summed, rates over their summed time, intensity over their summed bytes,
+    % of roof, of each tier's roof and SOL percentages weighted by time, the SOL headroom summed;
+    each over the launches that have the figure (and a duration), None where none has it."""
 
     def of(field: str, key: str | None = None) -> np.ndarray:
         values = numbers.get(field if key is None else f"{field}.{key}")
@@ -235,8 +233,7 @@ def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.n
         top, bottom = sums(flop, nbytes)
         return nan_to_none(float(intensity_array(np.array([top]), np.array([bottom]))[0]))
 
-    flop = of("flop", "total")
-    nbytes = {t: of("bytes", t) for t in lead.bytes}
+    flop, nbytes = of("flop", "total"), {t: of("bytes", t) for t in lead.bytes}
     return replace(
         lead,
         flop={p: nan_to_none(known_sum(of("flop", p))) for p in lead.flop},

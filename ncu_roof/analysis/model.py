@@ -100,8 +100,7 @@ def compute_roof_arrays(
     with np.errstate(all="ignore"):
         combined = done / np.column_stack(seconds).sum(axis=1)
     dominant = row_max([np.where(w, f, -1.0) for f, w in zip(flops, work, strict=True)])[1]
-    any_work = np.logical_or.reduce(work)
-    first = default_precision(peaks)
+    any_work, first = np.logical_or.reduce(work), default_precision(peaks)
     roof = np.where(any_work, combined, per_kernel(peaks[first] if first else None, len(done)))
     precisions = object_array([*names, None])  # None (the last): no work
     return roof, precisions[np.where(any_work, dominant, len(names))]
@@ -130,8 +129,7 @@ def roofline_arrays(
     launches whose FLOPs of that precision have no peak to take their time from; compute may
     bind them, so, like traffic without a roof, no roof can be said to bind."""
     peak, n = peak_flop_per_s, len(flop)
-    has_peak = np.isfinite(peak) & (peak > 0)
-    has_flop = np.isfinite(flop)
+    has_peak, has_flop = np.isfinite(peak) & (peak > 0), np.isfinite(flop)
     bandwidth = {tier: per_kernel(bandwidth_byte_per_s.get(tier), n) for tier in bytes_by_tier}
     # traffic without a roof: the tier may bind, so no verdict (never a silent skip)
     unroofed = {t: np.isfinite(b) & (b > 0) & np.isnan(bandwidth[t]) for t, b in bytes_by_tier.items()}
@@ -139,8 +137,7 @@ def roofline_arrays(
     roofed = {t: b for t, b in bytes_by_tier.items() if not np.isnan(bandwidth[t]).all()}
     valid = {t: np.isfinite(b) & (b >= 0) & np.isfinite(bandwidth[t]) for t, b in roofed.items()}
     with np.errstate(all="ignore"):
-        computable = has_flop & has_peak
-        has_other = np.isfinite(compute_time_s)
+        computable, has_other = has_flop & has_peak, np.isfinite(compute_time_s)
         compute_s = np.fmax(
             np.where(computable, flop / peak, np.nan), np.where(has_other, compute_time_s, np.nan)
         )

@@ -43,8 +43,7 @@ def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
     words = np.where(binding == COMPUTE, VERDICT_WORDS[Bound.COMPUTE], memory).astype(object)
     known = ~np.isnan(pct)
     words[known] = words[known] + " (" + fixed(pct[known], 0) + "% of roof)"
-    out: np.ndarray = np.where(is_set(binding), words, "nothing (no roofs or counters)")
-    return out
+    return np.where(is_set(binding), words, "nothing (no roofs or counters)")
 
 
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
@@ -86,8 +85,7 @@ def _latency_texts(x: NoteInputs, rows: np.ndarray, waves: np.ndarray, binding: 
 
 def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
     """`prefix + unit` where the launch names its busiest memory unit, else ""."""
-    out = np.full(len(units), "", dtype=object)
-    named = units.astype(bool)
+    out, named = np.full(len(units), "", dtype=object), units.astype(bool)
     out[named] = prefix + units[named].astype(str).astype(object)
     return out
 

@@ -140,16 +140,14 @@ def with_tensor_path(roofs: Roofs, precision: str | None, peaks: Peaks) -> Roofs
     Volta or Turing GPU, whose paths are listed without bf16, has no BF16 tensor cores."""
     if precision is None or not precision.startswith(TENSOR):
         return roofs
-    path = precision.removeprefix(TENSOR)
-    compute = roofs.compute_flop_per_s
+    path, compute = precision.removeprefix(TENSOR), roofs.compute_flop_per_s
     if path in peaks:
         rate, source = peaks[path]
     elif precision in compute:
         return roofs
     else:
         half = path == "fp16" or (path == "bf16" and not peaks)
-        fp16_roof = "tensor" if half and "tensor" in compute else None
-        given = path if path in compute else fp16_roof
+        given = path if path in compute else "tensor" if half and "tensor" in compute else None
         if given is None:
             raise UsageError(
                 f"this platform has no {path} tensor peak (it has {', '.join(compute) or 'none'})",

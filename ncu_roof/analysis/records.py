@@ -45,8 +45,7 @@ def device_name(device: Device) -> str:
     `--gpu`, `--roofs`); else `unknown GPU`. One line: names come from the data."""
     if device.name:
         return one_line(device.name)
-    name = device.roofs.name
-    if not name:
+    if not (name := device.roofs.name):
         return "unknown GPU"
     if "(inferred from" in name:  # the other products it may be: in the roofs' source, not here
         return one_line(_ALSO_MATCHES.sub(")", name))
@@ -167,8 +166,7 @@ def bound_at(bound: Bound, tier: str | None) -> str:
 
 def sol_compute_words(pipe_pct: Mapping[str, float], sm_pct: float | None) -> str:
     """What a SOL compute verdict names: its busiest arithmetic pipe, else the SM percentage."""
-    compute = {p: v for p, v in pipe_pct.items() if not p.startswith(NON_COMPUTE_PIPES)}
-    if not compute:
+    if not (compute := {p: v for p, v in pipe_pct.items() if not p.startswith(NON_COMPUTE_PIPES)}):
         return "SM " + ("–" if sm_pct is None else f"{sm_pct:.0f}%")
     pipe = max(compute, key=lambda p: compute[p])
     return f"{pipe} pipe {compute[pipe]:.0f}%"

@@ -42,8 +42,7 @@ def sol_arrays(
     latency = known & ~high & (sm < LATENCY_SOL_PCT) & (mem < LATENCY_SOL_PCT)
     decided = known & ~latency & (high | (np.abs(sm - mem) >= BALANCED_SOL_POINTS))
     memory = decided & (mem > sm)
-    compute = decided & ~memory
-    balanced = known & ~latency & ~decided
+    compute, balanced = decided & ~memory, known & ~latency & ~decided
     n = len(sm)
     bound = objects(Bound.UNKNOWN, n)
     for mask, value in ((latency, Bound.LATENCY), (compute, Bound.COMPUTE), (memory, Bound.MEMORY)):

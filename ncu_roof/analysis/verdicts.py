@@ -190,13 +190,11 @@ def _issue_peak(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Warp-instruction issue peak of n launches: SMs x schedulers x SM clock (one instruction per
     scheduler per clock); schedulers from the report, else from the architecture's figures."""
-    schedulers = measured("schedulers_per_sm")
-    arch = arch_for_cc(device.cc)
+    schedulers, arch = measured("schedulers_per_sm"), arch_for_cc(device.cc)
     sources = ["report: SMs x device__attribute_num_schedulers_per_multiprocessor x sm_clock"]
     which = np.zeros(n, dtype=np.int64)  # each launch's source, by index (launches share its text)
     if arch is not None:
-        fallback = arch.schedulers_per_sm
-        missing = np.isnan(schedulers)
+        fallback, missing = arch.schedulers_per_sm, np.isnan(schedulers)
         schedulers = np.where(missing, fallback.per_sm_per_clock, schedulers)
         sources.append(f"SMs x {fallback.per_sm_per_clock:g} schedulers ({fallback.describe()}) x sm_clock")
         which[missing] = 1

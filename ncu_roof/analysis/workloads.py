@@ -1,9 +1,8 @@
 """Built-in workload models: FLOPs and minimum bytes of common kernels, before any profiling.
 
 Each model gives a `Workload` with the assumptions behind its counts: GEMM (seed 000's) is counted
-here, the others by their figures in ncu_roof/data/workloads.toml (which holds every model's
-texts). Bytes are DRAM bytes: the traffic between the chip and its memory that the model cannot
-avoid.
+here, the others by their figures in ncu_roof/data/workloads.toml (which holds every model's texts).
+Bytes are DRAM bytes: the traffic between the chip and its memory that the model cannot avoid.
 """
 
 from __future__ import annotations
@@ -48,14 +47,12 @@ class Workload:
 def gemm(m: int, n: int, k: int, dtype: str = "fp32", tile: int | None = None) -> Workload:
     """C (m x n) = A (m x k) @ B (k x n): ideal reuse, or square T x T output tiles. An int8 GEMM
     does 2mnk integer operations (no FLOPs) and writes int32 C."""
-    integer = dtype in OPS_DTYPES
-    size = DTYPE_BYTES[dtype]
+    integer, size = dtype in OPS_DTYPES, DTYPE_BYTES[dtype]
     out_size = INT32_BYTES if integer else FP8_OUT_BYTES if dtype == "fp8" else size
     params: dict[str, Param] = {"m": m, "n": n, "k": k, "dtype": dtype}
     texts = MODELS["gemm"]
     if tile is None:
-        inputs = float(m * k + k * n)
-        traffic = texts["ideal_traffic"]
+        inputs, traffic = float(m * k + k * n), texts["ideal_traffic"]
     else:
         params["tile"] = tile
         inputs = float(m * k * math.ceil(n / tile) + k * n * math.ceil(m / tile))
@@ -77,8 +74,7 @@ def _modelled(name: str, given: Mapping[str, Any]) -> Workload:
     dtype = given.get("dtype", model.get("dtype", "fp32"))
     size = DTYPE_BYTES[dtype]
     if "n" in model["takes"]:
-        n = given["n"]
-        ceiling = model.get("ops_ceiling")
+        n, ceiling = given["n"], model.get("ops_ceiling")
         return Workload(
             name,
             {"n": n, "dtype": dtype},
@@ -89,8 +85,7 @@ def _modelled(name: str, given: Mapping[str, Any]) -> Workload:
             ops=float(n) if ceiling else 0.0,
             ops_ceiling=ceiling,
         )
-    d = given["d"]
-    tokens = given.get("tokens", 1)
+    d, tokens = given["d"], given.get("tokens", 1)
     unfused = given.get("unfused", False)
     passes = model["unfused_passes"] if unfused else 2
     traffic = model["unfused_traffic"] if unfused else model["fused_traffic"]
@@ -111,12 +106,10 @@ def build(name: str, params: Mapping[str, Param | None]) -> Workload:
         raise UsageError(f"unknown workload {name!r}", hint="choose one of " + ", ".join(MODELS))
     required, optional = MODELS[name]["takes"], MODELS[name]["options"]
     given: dict[str, Any] = {k: v for k, v in params.items() if v is not None and v is not False}
-    missing = [p for p in required if p not in given]
-    if missing:
+    if missing := [p for p in required if p not in given]:
         flags = " ".join(f"--{p} N" for p in missing)
         raise UsageError(f"workload {name} needs {', '.join(missing)}", hint=f"add {flags}")
-    extra = sorted(set(given) - set(required) - set(optional))
-    if extra:
+    if extra := sorted(set(given) - set(required) - set(optional)):
         raise UsageError(
             f"workload {name} does not take {', '.join(extra)}",
             hint=f"{name} takes " + ", ".join((*required, *optional)),

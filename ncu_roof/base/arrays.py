@@ -21,5 +21,4 @@ def equals(values: npt.NDArray[np.object_], value: object) -> npt.NDArray[np.boo
     """Elementwise `== value` of an object column (a verdict, a roof's name; a tuple is one value)."""
     scalar = np.empty((), dtype=object)
     scalar[()] = value
-    out: npt.NDArray[np.bool_] = np.equal(values, scalar)
-    return out
+    return np.equal(values, scalar)

@@ -93,8 +93,7 @@ def _template_parts(name: str) -> tuple[str, list[str]] | None:
     """`void f<A, B<C>>(int)` → (`f`, [`A`, `B<C>`]): the name before its first template
     argument list, and that list's top-level arguments; None without one."""
     text = one_line(name).strip().removeprefix("void ")
-    start = text.find("<")
-    if start <= 0:
+    if (start := text.find("<")) <= 0:
         return None
     cuts, depth = [start], 0  # where the list opens, each top-level comma, where it closes
     for at, char in enumerate(text[start + 1 :], start + 1):
@@ -179,11 +178,10 @@ def si(value: float | None, unit: str = "", digits: int = 3) -> str:
         return "–"
     if value == float("inf"):
         return "∞"
-    magnitude = abs(value)
-    if magnitude == 0:
+    if value == 0:
         return f"0 {unit}".strip()
     for scale, prefix in _PREFIXES:
-        if magnitude >= scale:
+        if abs(value) >= scale:
             return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
     return f"{value:.{digits}g} {unit}".strip()
 

@@ -258,8 +258,7 @@ def analyze_command(
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Give every kernel its FLOPs, bytes per tier, intensity, roofs, verdict and headroom."""
-    paths = [*(files or []), *([pipeline.example_path()] if example else [])]
-    if not paths:
+    if not (paths := [*(files or []), *([pipeline.example_path()] if example else [])]):
         raise UsageError("no input files", hint="ncu-roof analyze report.ncu-rep  (or --example)")
     if fail_on_mismatch and not expect:
         raise UsageError(

@@ -38,8 +38,7 @@ def gpus_command(fmt: TextFormat = None, output: OutputFile = None) -> None:
 
 
 def _count(text: str, name: str) -> int:
-    value = parse_quantity(text, Dimension.NUMBER)
-    if value != int(value) or value <= 0:
+    if (value := parse_quantity(text, Dimension.NUMBER)) != int(value) or value <= 0:
         raise UsageError(
             f"--{name} {text}: must be a positive whole number", hint=f"e.g. --{name} 1e7 or --{name} 4096"
         )

@@ -90,8 +90,7 @@ def plot_command(
 
     if kind not in ("roofline", "instruction"):
         raise UsageError(f"unknown plot kind {kind!r}", hint="--kind roofline or --kind instruction")
-    files = [*(files or []), *([pipeline.example_path()] if example else [])]
-    if not files:
+    if not (files := [*(files or []), *([pipeline.example_path()] if example else [])]):
         raise UsageError(
             "no input files", hint="ncu-roof plot report.ncu-rep -o roofline.svg  (or --example)"
         )
@@ -151,9 +150,7 @@ def diff_command(
     # all checked and rendered before the first output is written, as `emit` does; the gate last
     fmt = format_of("diff", format, output, (OutputFormat.TABLE, OutputFormat.MARKDOWN, OutputFormat.JSON))
     threshold_pct = parse_pct(threshold, "--threshold")
-    gate_pct = (
-        parse_pct(fail_on_regression, "--fail-on-regression") if fail_on_regression is not None else None
-    )
+    gate_pct = None if fail_on_regression is None else parse_pct(fail_on_regression, "--fail-on-regression")
     _, plot_fmt = check_options(AnalyzeOptions(fmt, output, plot=plot, summary=summary), [base, head])
     from ncu_roof.compare.comparison import diff, gate
     from ncu_roof.render import diffout

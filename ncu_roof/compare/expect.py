@@ -108,8 +108,7 @@ def _expectation(table: Any, where: str) -> Expectation:
         raise BadInputError(
             f"{where}: bound must be memory, compute or latency, not {bound_text!r}", hint=HINT
         )
-    bound = Bound(bound_text)
-    binding = table.get("binding")
+    bound, binding = Bound(bound_text), table.get("binding")
     if binding is not None and (not isinstance(binding, str) or bound is Bound.LATENCY):
         raise BadInputError(
             f"{where}: binding must be a tier name (or compute) for a memory- or compute-bound expectation",
@@ -183,8 +182,7 @@ def check_kernel(kernel: Kernel, expectation: Expectation) -> KernelCheck:
     within = [text for outside, text in gaps if not outside]
     if status is Status.CONFIRMED and off:
         # the verdict matches but a count does not: say so before anything else
-        status = Status.CONTRADICTED
-        sentence = f"{sentence}, but {off.pop(0)}"
+        status, sentence = Status.CONTRADICTED, f"{sentence}, but {off.pop(0)}"
     explanation = "; ".join([sentence, *off, *within])
     return KernelCheck(kernel.id, kernel.name, expectation.kernel_pattern, status, explanation)
 

@@ -62,8 +62,7 @@ def median(values: np.ndarray) -> float:
     import numpy as np
 
     numbers = np.asarray(values, dtype="float64")
-    n = len(numbers) - int(np.isnan(numbers).sum())
-    if not n:
+    if not (n := len(numbers) - int(np.isnan(numbers).sum())):
         return math.nan
     middle = np.partition(numbers, [(n - 1) // 2, n // 2])  # those two in place, NaN after them
     low, high = float(middle[(n - 1) // 2]), float(middle[n // 2])  # (-inf, inf: NaN, no warning)
@@ -183,8 +182,7 @@ def _clock(
     import numpy as np
 
     measured = columns[CLOCK_COLUMNS[kind]]
-    own = measured > 0
-    n = len(measured)
+    own, n = measured > 0, len(measured)
     said = np.full(n, None, dtype=object)
     if kind == "l2" and not own.all():
         if own.any():
@@ -243,8 +241,7 @@ def report_roofs(
 def load_roofs_file(path: str) -> Roofs:
     """A user platform: `[peak]` FLOP/s per precision and `[bandwidth]` byte/s per tier (any names)."""
     data = read_toml(path, "roofs", ROOFS_HINT)
-    peaks = data.get("peak", {})
-    bands = data.get("bandwidth", {})
+    peaks, bands = data.get("peak", {}), data.get("bandwidth", {})
     if not isinstance(peaks, dict) or not isinstance(bands, dict) or not (peaks or bands):
         raise BadInputError(f"{path}: needs a [peak] and/or a [bandwidth] table", hint=ROOFS_HINT)
     compute = {str(k): _roof(path, "peak", str(k), v, Dimension.FLOP_PER_S) for k, v in peaks.items()}

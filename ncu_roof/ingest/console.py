@@ -14,10 +14,9 @@ The layouts handled (all seen in real captures, 2020–2025):
 * `==PROF==` lines, application output, CPU call stacks, NVTX stacks and rule paragraphs
   anywhere in between (passed over); `(!) nan`, `n/a`, thousands separators.
 
-Columns are cut at the positions of the dashes of the table's rule line, so labels with spaces
-and right- or left-aligned values read alike. Values are as printed (rounded to 2 decimals).
-What no single line shows is checked once the whole text is read (`strays`, bad devices,
-`cut_tail`).
+Columns are cut at the positions of the dashes of the table's rule line, so labels with spaces and
+right- or left-aligned values read alike. Values are as printed (rounded to 2 decimals). What no
+single line shows is checked once the whole text is read (`strays`, bad devices, `cut_tail`).
 """
 
 from __future__ import annotations
@@ -238,8 +237,7 @@ def _same_summary(kernel: Kernel | None, found: Kernel) -> bool:
 
 
 def read_console_text(path: str, raw: bytes, style: NumberStyle | None, skip_bad_rows: bool) -> RunTable:
-    damage = Damage(path, skip_bad_rows)
-    text = raw.decode("utf-8", "replace")
+    damage, text = Damage(path, skip_bad_rows), raw.decode("utf-8", "replace")
     kernels = _parse(text, damage)
     cut_tail(kernels)
     strays(kernels, damage)

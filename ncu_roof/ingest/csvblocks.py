@@ -172,14 +172,12 @@ def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
     if block.last and b"\n" not in block.data:  # the file ends inside the header: its run's rows are lost
         damage.cut_short(block.line)
     text = block.data.decode("utf-8", "replace")
-    lines = text.split("\n")
-    columns = len(block.header)
+    lines, columns = text.split("\n"), len(block.header)
     least = block.header.index("Metric Value") + 1 if is_details(block.header) else columns
     widths: Counter[int] = Counter()  # cells per row: a last row without its line break and
     i = 1  # with fewer cells than most rows is cut off
     while i < len(lines):
-        start = i
-        record = lines[i]
+        start, record = i, lines[i]
         i += 1
         if not record.strip() or not looks_like_data(record, columns):
             if block.last and i == len(lines) and _ROW_START.match(record):
@@ -190,8 +188,7 @@ def records(block: Block, damage: Damage) -> Iterator[tuple[int, list[str]]]:
         while record.count('"') % 2 and i < len(lines) and i - start < 64:
             record += "\n" + lines[i]  # a line break inside a quoted name, kept as it was
             i += 1
-        record = record.removesuffix("\r")
-        line = block.line + start
+        record, line = record.removesuffix("\r"), block.line + start
         at_end = block.last and i == len(lines) and not text.endswith("\n")
         if at_end and (record.count('"') % 2 or _cut_off(record, block, least)):
             damage.add(line, "the last row is cut off (truncated file?)")

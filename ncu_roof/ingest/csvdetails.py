@@ -304,8 +304,7 @@ def read_summary_csv(
     for line, reason in partial.values():
         damage.add(line, reason)
     damage.check()
-    intact = {key: values for key, (label, _, values) in kernels.items() if label not in partial}
-    if not intact:
+    if not (intact := {key: values for key, (label, _, values) in kernels.items() if label not in partial}):
         raise BadInputError(
             f"{path}: the --print-summary CSV header is there but no kernel rows follow (truncated file?)",
             hint=_REEXPORT,

@@ -81,8 +81,7 @@ def finish_raw(parts: list[RawPart], style: NumberStyle | None) -> pl.DataFrame 
 
 
 def _read_raw_block(block: Block, run: int, damage: Damage) -> RawPart | None:
-    header = block.header
-    first_end = block.data.find(b"\n")
+    header, first_end = block.header, block.data.find(b"\n")
     if first_end == -1:  # (only a last block can lack a line break: cut in its header)
         damage.cut_short(block.line)
         return None
@@ -101,8 +100,7 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> RawPart | None:
     chosen = list(dict.fromkeys(c for c in identity + nvtx_columns(header) + metrics if times[c] == 1))
     units = {c: effective_unit(c, unit_of.get(c, "")) for c in metrics if c != DISPLAY_NAME}
     lines: list[int] | None = None
-    before = len(damage.rows)
-    table = _parse_block(block, chosen, has_units)
+    before, table = len(damage.rows), _parse_block(block, chosen, has_units)
     if table is None:  # damaged somewhere: the slow reader says where
         table, lines = _raw_slow(block, chosen, has_units, damage)
     # each row left out as the index of the row read after it (for `check_ids`)
@@ -185,8 +183,7 @@ def _quotes(data: bytes) -> int:
 
 def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) -> tuple[pa.Table, list[int]]:
     """The csv module, row by row: every damaged row reported with its line."""
-    width = len(block.header)
-    where = [block.header.index(c) for c in chosen]
+    width, where = len(block.header), [block.header.index(c) for c in chosen]
     rows: list[list[str]] = []
     lines: list[int] = []
     for number, (line, cells) in enumerate(records(block, damage)):
@@ -258,8 +255,7 @@ def _sample_cells(part: RawPart) -> list[str | None]:
         step = rows / _SAMPLE_ROWS
         picked = sorted({int(i * step) for i in range(_SAMPLE_ROWS)} | {rows - 1})
         table = table.take(pl.Series(picked, dtype=pl.Int64).to_arrow())
-    distinct: list[str | None] = pl.concat(pl.DataFrame(table).get_columns()).unique().to_list()
-    return distinct
+    return pl.concat(pl.DataFrame(table).get_columns()).unique().to_list()
 
 
 def _finish_raw(part: RawPart, style: NumberStyle) -> pl.DataFrame:

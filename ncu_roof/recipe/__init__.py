@@ -188,8 +188,7 @@ def _flop_sum(
     extra, extra_missing = present_sum({op: term(op) for op in packed}, packed)
     all_scalar = np.isnan(flop) & ~np.isnan(extra)  # packed only: every scalar term lacks
     missing = np.where(all_scalar, ",".join(scalar), missing)
-    both = sum_present([flop, extra], len(flop))
-    return both, join_gaps(missing, extra_missing), ~np.isnan(extra)
+    return sum_present([flop, extra], len(flop)), join_gaps(missing, extra_missing), ~np.isnan(extra)
 
 
 def _cuda_core_flop(m: MetricFrame, precision: str, duration: Numbers) -> tuple[Numbers, Texts, Texts]:

@@ -84,8 +84,7 @@ class MetricFrame:
             raise KeyError(f"{name}: read by a formula, but not in metrics.FORMULA_METRICS")
         if name not in self._held:
             return self.nan
-        array = self._arrays.get(name)
-        if array is None:
+        if (array := self._arrays.get(name)) is None:
             # a read-only view: the caller's own array is not made read-only by it
             values = np.asarray(self._metrics[name])  # float64 from every reader: no copy
             if values.dtype != np.float64:  # a metric as text: numbers where numbers (as `to_numeric`)
@@ -153,8 +152,7 @@ def codes_of(labels: Texts) -> tuple[npt.NDArray[np.intp], list[str]]:
 def prefixed(prefix: str, labels: Texts) -> Texts:
     """`prefix` + each label (a missing one becomes NaN), once per distinct label."""
     codes, distinct = codes_of(labels)
-    out: Texts = np.array([*(prefix + label for label in distinct), np.nan], dtype=object)[codes]
-    return out
+    return np.array([*(prefix + label for label in distinct), np.nan], dtype=object)[codes]
 
 
 def present_sum(terms: Mapping[str, Numbers], weights: Mapping[str, float]) -> tuple[Numbers, Texts]:
@@ -162,8 +160,7 @@ def present_sum(terms: Mapping[str, Numbers], weights: Mapping[str, float]) -> t
     names of those that were not (None when all were): an n/a term is absent, never 0."""
     names = list(terms)
     weighted = [terms[n] * weights[n] for n in names]
-    rows = len(weighted[0])
-    absent = np.isnan(np.vstack(weighted)).T
+    rows, absent = len(weighted[0]), np.isnan(np.vstack(weighted)).T
     missing = np.full(rows, None, dtype=object)
     partial = absent.any(axis=1) & ~absent.all(axis=1)
     if partial.any():  # the gaps of a report repeat (fp16: hfma but no hadd/hmul in every row)

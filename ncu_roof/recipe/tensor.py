@@ -138,8 +138,7 @@ def _flop_per_inst(m: MetricFrame, cc: Texts | None) -> tuple[dict[float, Flags]
         capability[known] = [f"{int(n) // 10}.{int(n) % 10}" for n in number[known].tolist()]
     else:
         capability = np.asarray(cc, dtype=object)
-    table = dict(FACTORS.tensor_flop_per_pipe_inst)
-    values = capability.tolist()
+    table, values = dict(FACTORS.tensor_flop_per_pipe_inst), capability.tolist()
     factor = {
         c: np.nan if missing_cell(c) else table.get(str(c).strip(), np.nan) for c in dict.fromkeys(values)
     }

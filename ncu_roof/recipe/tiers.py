@@ -64,8 +64,7 @@ def _counter_of(m: MetricFrame, name: str, nbytes: Numbers) -> Texts:
     has = ~np.isnan(nbytes)
     if not has.any():
         return m.no_labels
-    counter: Texts = np.array([np.nan, name], dtype=object)[has.astype(np.intp)]
-    return counter
+    return np.array([np.nan, name], dtype=object)[has.astype(np.intp)]
 
 
 def _measured(
@@ -155,8 +154,7 @@ def tier_candidates(
     sector, wb = FACTORS.sector_bytes, FACTORS.l1_writeback_bytes_per_cycle
     xbar = FACTORS.l2_xbar_bytes_per_cycle
 
-    measure = partial(_measured, m, duration)
-    asked = traffic.value
+    measure, asked = partial(_measured, m, duration), traffic.value
     # DRAM: both definitions count dram__bytes (= read + write), with its own peak
     dram_bytes = measure(asked, "dram__bytes.sum", 1.0, dram_clk, rated=False)
 

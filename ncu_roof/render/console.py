@@ -52,8 +52,7 @@ def stderr_width() -> int | None:
     a time, so each message stays one line there."""
     if sys.stderr is None or not sys.stderr.isatty():
         return None
-    columns = _columns()
-    if columns is None:
+    if (columns := _columns()) is None:
         with contextlib.suppress(OSError, ValueError):
             columns = os.get_terminal_size(sys.stderr.fileno()).columns
     return max(MIN_WIDTH, columns or PIPE_WIDTH)

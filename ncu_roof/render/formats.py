@@ -123,8 +123,7 @@ def format_of(
 
 def image_format(path: str, option: str) -> OutputFormat:
     """The picture format of a plot file name; anything else is a usage error."""
-    fmt = from_suffix(path)
-    if fmt is None or not FORMATS[fmt].image:
+    if (fmt := from_suffix(path)) is None or not FORMATS[fmt].image:
         names = ", ".join(s.suffixes[0] for s in FORMATS.values() if s.image)
         raise UsageError(f"{option} {path}: unknown image type", hint=f"name a {names} file")
     return fmt
@@ -155,8 +154,7 @@ def render(analysis: Analysis, fmt: OutputFormat, options: RenderOptions) -> Doc
         header = {k: v for k, v in outline(analysis).items() if k != "kernels"}
         text = json.dumps(header, ensure_ascii=False, allow_nan=False)
         table = to_arrow(analysis).replace_schema_metadata({METADATA_KEY: text.encode()})
-        buffer = BytesIO()
-        pq.write_table(table, buffer, compression="zstd")
+        pq.write_table(table, buffer := BytesIO(), compression="zstd")
         return buffer.getvalue()
     from ncu_roof.render.summary import summarize
 

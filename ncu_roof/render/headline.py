@@ -88,8 +88,7 @@ def _needs(group: KernelGroup, saving_s: float, esc: Words) -> str:
     """What reaching the roof needs, by the busiest Speed-of-Light unit: where that unit allows
     under half the roofline's saving as the kernel runs, a change of what keeps it busy (access
     pattern, instruction mix); else more work in flight to hide latency."""
-    unit = group.lead.sol_busiest_unit
-    sol_s = group.headroom_sol_s
+    unit, sol_s = group.lead.sol_busiest_unit, group.headroom_sol_s
     busy = group.figures.sol_pct.get(unit) if unit is not None else None
     if unit is None or sol_s is None or busy is None:
         return "no Speed-of-Light figures say what it needs"

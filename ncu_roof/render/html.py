@@ -33,14 +33,7 @@ from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
 from ncu_roof.errors import NcuRoofError
 from ncu_roof.render.headline import achieved_words, device_sentences, integer_ops_rate, share_phrases, times
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
-from ncu_roof.render.summary import (
-    VERDICT_COLOURS,
-    DeviceView,
-    Row,
-    Summary,
-    roof_rows,
-    summarize,
-)
+from ncu_roof.render.summary import VERDICT_COLOURS, DeviceView, Row, Summary, roof_rows, summarize
 from ncu_roof.version import __version__
 
 if TYPE_CHECKING:
@@ -169,8 +162,7 @@ def _notes_section(summary: Summary) -> list[str]:
 
 
 def _details_section(summary: Summary) -> list[str]:
-    rows = summary.rows[:DETAILS_ROWS]
-    if not rows:
+    if not (rows := summary.rows[:DETAILS_ROWS]):
         return []
     tail = f'<p class="muted">Details of the first {len(rows)} rows; the JSON has every launch.</p>'
     notes = chain.from_iterable(r.group.notes for r in rows)  # groups share notes: each escaped once

@@ -51,7 +51,7 @@ def row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
     g, lead = row.group, row.group.figures
     tier = bandwidth_tier(lead)
     notes = ", ".join(map(str, row.notes))  # `1, 2, 3`: a cell that may wrap (1280 px fit)
-    cells: dict[str, tuple[Any, str]] = {
+    return {
         "rank": (row.rank, str(row.rank)),
         "device": (g.device, str(g.device)),
         "name": (None, summary.names(NAME_WIDTH)[0][g.name] + summary.shape_words(row)),  # sort: full name
@@ -68,10 +68,8 @@ def row_cells(summary: Summary, row: Row) -> dict[str, tuple[Any, str]]:
             lead.achieved_byte_per_s[tier] if tier else None,
             f"{unbroken(si(lead.achieved_byte_per_s[tier], 'B/s'))} ({tier})" if tier else "–",
         ),
+        **{f"ai_{t}": (value, intensity(value)) for t, value in lead.intensity_flop_per_byte.items()},
     }
-    for tier_name, value in lead.intensity_flop_per_byte.items():
-        cells[f"ai_{tier_name}"] = (value, intensity(value))
-    return cells
 
 
 def _verdict_lines(text: str) -> str:

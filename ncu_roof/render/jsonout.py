@@ -74,8 +74,7 @@ def outline(analysis: Analysis) -> dict[str, Any]:
     """The document, its kernels (written as they come: `json_pieces`) left null; its `groups`
     (launches of one kernel, launch shape and device; by total time), `fix_first`, and `nvtx_groups`
     (launches of one NVTX range and device; empty when no launch ran in one)."""
-    groups = ranked(group_kernels(analysis))
-    totals = device_totals_s(analysis)
+    groups, totals = ranked(group_kernels(analysis)), device_totals_s(analysis)
     first = []
     for device in analysis.devices:
         best = fix_first([g for g in groups if g.device == device.index], totals.get(device.index, 0.0))

@@ -37,10 +37,8 @@ NAME_WIDTH = 60
 def bandwidth_tier(kernel: Kernel) -> str | None:
     """The tier whose achieved bandwidth matters: the binding one, else DRAM, else any with data."""
     achieved = kernel.achieved_byte_per_s
-    for tier in (kernel.binding, "dram", *achieved):
-        if tier is not None and tier != COMPUTE and achieved.get(tier) is not None:
-            return tier
-    return None
+    tiers = (kernel.binding, "dram", *achieved)
+    return next((t for t in tiers if t is not None and t != COMPUTE and achieved.get(t) is not None), None)
 
 
 def intensity_tiers(summary: Summary, rows: Sequence[Row]) -> list[str]:
@@ -194,8 +192,7 @@ def _notes(summary: Summary) -> list[str]:
 
 def _roofs(summary: Summary) -> list[str]:
     parts = []
-    for view in summary.devices:
-        device = view.device
+    for device in summary.analysis.devices:
         rows = [[table_cell(plain(k)), peak, table_cell(code_span(s))] for k, peak, s in roof_rows(device)]
         if not rows:
             parts.append(f"{_gpu(device)}: no roofs (pass `--gpu KEY` or `--roofs FILE`).")
@@ -209,15 +206,13 @@ def _roofs(summary: Summary) -> list[str]:
 
 def _warnings(summary: Summary) -> list[str]:
     parts = []
-    above = summary.analysis.launches.filter(pl.col("pct_of_roof") > 100.0).height
-    if above:
+    if above := summary.analysis.launches.filter(pl.col("pct_of_roof") > 100.0).height:
         parts.append(
             f"> [!WARNING]\n> {plural(above, 'launch')} {'are' if above != 1 else 'is'} above "
             "its roof: the roofs and the counters disagree (clock, replay or recipe); "
             "check the roofs' source."
         )
-    hint = summary.analysis.collect_hint
-    if hint:
+    if hint := summary.analysis.collect_hint:
         what = f"{lack_counters(summary.analysis)}: an ncu run that collects them"
         parts.append(folded(what, code_block(hint, "sh")))
     return parts

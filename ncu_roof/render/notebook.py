@@ -48,8 +48,7 @@ def analysis_repr(analysis: Analysis) -> str:
         )
     if len(summary.devices) > REPR_DEVICES:
         lines.append(f"  … {plural(len(summary.devices) - REPR_DEVICES, 'more device')}")
-    best = fix_first(group_kernels(analysis), summary.total_s)
-    if best is not None:
+    if (best := fix_first(group_kernels(analysis), summary.total_s)) is not None:
         group = best.group
         where = f" on device {group.device}" if summary.multi_device else ""
         lines.append(
@@ -71,8 +70,7 @@ def analysis_html(analysis: Analysis) -> str:
             f"<p>Device {view.device.index} <code>{escape(device_name(view.device))}</code>: "
             f"{escape(si(view.total_s, 's'))}, {_shares(view, escape)}</p>"
         )
-        ff = view.fix_first
-        if ff is not None:
+        if (ff := view.fix_first) is not None:
             name = escape(one_line(shorten(ff.group.name, REPR_NAME)))
             parts.append(
                 f"<p><b>Fix first:</b> <code>{name}</code>{times(ff.group.count)} "

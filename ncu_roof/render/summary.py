@@ -53,8 +53,7 @@ def roof_rows(device: Device) -> list[tuple[str, str, str]]:
 def lack_counters(analysis: Analysis) -> str:
     """`3 launches lack counters` (`1 launch lacks`): those `Analysis.collect_hint` would collect;
     `Some launches lack counters` where no launch says which (a hand-made analysis)."""
-    lacking = int((analysis.launches.get_column("missing").list.len() > 0).sum())
-    if not lacking:
+    if not (lacking := int((analysis.launches.get_column("missing").list.len() > 0).sum())):
         return "Some launches lack counters"
     return f"{plural(lacking, 'launch')} {'lacks' if lacking == 1 else 'lack'} counters"
 
@@ -273,14 +272,13 @@ def _device_view(
     memory = (pl.col("bound") == Bound.MEMORY.value) & binding.is_not_null() & (binding != COMPUTE)
     by_bound = _shares(timed, "bound", total_s)
     by_tier = _shares(timed.filter(memory), "binding", total_s)
-    costliest = ranked(mine, SortBy.TIME)[0] if mine else None
     return DeviceView(
         device=device,
         launches=here.height,
         total_s=total_s,
         shares=tuple(sorted(((Bound(b), s) for b, s in by_bound.items() if s > 0), key=lambda i: -i[1])),
         memory_tiers=tuple(sorted(by_tier.items(), key=lambda i: -i[1])),
-        costliest=costliest,
+        costliest=ranked(mine, SortBy.TIME)[0] if mine else None,
         fix_first=fix_first(mine, total_s),
         bases=_bases(timed),
     )

@@ -107,8 +107,7 @@ def fit(
     KERNEL_MIN, the other optional columns (highest rank first), the `verdict` wrapping between its
     phrases before the last of them (share, notes) go. Rank 0 (the answer) is never dropped."""
     sizes = [max([cell_len(c.header), *(cell_len(r[i]) for r in cells)]) for i, c in enumerate(cols)]
-    natural = list(sizes)
-    shown = list(range(len(cols)))
+    natural, shown = list(sizes), list(range(len(cols)))
 
     def room(indexes: list[int]) -> int:
         return width - sum(sizes[i] for i in indexes if i != name) - 3 * (len(indexes) - 1)
@@ -189,8 +188,7 @@ def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) 
 
 def _footnotes(summary: Summary, shown: Sequence[Row], dropped: Sequence[str]) -> list[str]:
     """The lines under the table, dimmed: totals, what is not shown and why, the legend."""
-    rows = summary.rows
-    lines = [f"{summary.title(devices=True)} in total"]
+    rows, lines = summary.rows, [f"{summary.title(devices=True)} in total"]
     if len(shown) < len(rows):
         rest = sum(r.group.total_duration_s or 0.0 for r in rows[len(shown) :])
         share = f" ({pct(100 * rest / summary.total_s)} of the time)" if summary.total_s > 0 else ""

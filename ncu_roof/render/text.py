@@ -27,12 +27,10 @@ def code_span(text: str) -> str:
     holds: fenced one backtick longer than its longest run, a space padding text that starts or
     ends with a backtick (or starts and ends with a space, which CommonMark would strip). In
     a table, wrap it in `table_cell`."""
-    body = one_line(text)
-    if not body:
+    if not (body := one_line(text)):
         return "` `"
     fence = "`" * (_longest_backticks(body) + 1)
-    pad = body[0] == "`" or body[-1] == "`" or (body[0] == " " and body[-1] == " ")
-    space = " " if pad else ""
+    space = " " if body[0] == "`" or body[-1] == "`" or (body[0] == " " and body[-1] == " ") else ""
     return f"{fence}{space}{body}{space}{fence}"
 
 
