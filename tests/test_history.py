@@ -488,3 +488,15 @@ def test_check_table_fits_80_columns(history: Path) -> None:
     assert result.returncode in (0, 1), result.stderr
     assert max(len(line) for line in result.stdout.splitlines()) <= 80, result.stdout
     assert result.stdout.startswith("history check of c7: ")
+
+
+def test_a_txt_output_takes_any_format_as_every_command_does(history: Path, tmp_path: Path) -> None:
+    # `.txt` names no format (analyze --format json -o out.txt writes JSON): it was "--format json
+    # contradicts -o out.txt" once the history commands read suffixes as every command does
+    out = tmp_path / "check.txt"
+    result = run_cli("history", "check", str(history), "--head", "c7", "--format", "json", "-o", str(out))
+    assert result.returncode in (0, 1), result.stderr
+    assert json.loads(out.read_text())["schema"] == "ncu-roof/history-check/v1"
+    result = run_cli("history", "show", str(history), "--format", "csv", "-o", str(tmp_path / "show.txt"))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "show.txt").read_text().startswith("name,grid,block,gpu,commit,")

@@ -288,6 +288,9 @@ def test_exp_is_not_modelled_in_fp64() -> None:
     assert error == "workload exp is modelled for fp32, fp16, bf16, not fp64"
     assert "--flops" in hint
     assert build("exp", {"n": 10, "dtype": "fp16"}).ops == 10
+    # nor does a gemm-only dtype's hint offer it
+    _, hint = error_and_hint(run_cli("predict", "exp", "--n", "1e8", "--dtype", "tf32", "--gpu", "a10"))
+    assert hint == "use fp32, fp16, bf16"
 
 
 def test_exp_has_an_xu_ceiling_and_is_memory_bound_on_a100() -> None:

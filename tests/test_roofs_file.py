@@ -141,3 +141,21 @@ def test_flops_of_a_precision_the_roofs_file_lacks_leave_no_memory_verdict(
     path.write_text('[peak]\nfp32 = "35TFLOP/s"\n[bandwidth]\ndram = "600GB/s"\n')
     (first, *_) = ncu_roof.analyze(sgemm, roofs=str(path)).kernels
     assert first.bound is Bound.COMPUTE and first.binding == "compute"
+
+
+def test_a_tensor_path_without_a_peak_names_the_key_that_gives_it(tmp_path: Path) -> None:
+    # bf16 tensor FLOPs (a tensor:bf16 path) are timed at the file's `tensor` peak: the note named
+    # `[peak] tensor:bf16`, a key no verdict reads (and bare, no TOML key)
+    fixture = str(ROOT / "fixtures" / "verdict_tensor_gemm_na_variant.csv")
+    path = tmp_path / "lab.toml"
+    tiers = '[bandwidth]\ndram = "2TB/s"\nl2 = "10TB/s"\nl1 = "20TB/s"\nshared = "20TB/s"\n'
+    path.write_text('[peak]\nfp32 = "32TFLOP/s"\n' + tiers)
+    (kernel,) = ncu_roof.analyze(fixture, roofs=str(path)).kernels
+    assert kernel.binding is None
+    assert (
+        "no roofline verdict: tensor:bf16 FLOPs but no tensor peak, and compute may be what binds; give"
+        " it with --roofs FILE ([peak] tensor = ...)" in kernel.notes
+    )
+    path.write_text('[peak]\nfp32 = "32TFLOP/s"\ntensor = "500TFLOP/s"\n' + tiers)  # as the note says
+    (kernel,) = ncu_roof.analyze(fixture, roofs=str(path)).kernels
+    assert kernel.binding == "compute" and not any("no roofline verdict" in n for n in kernel.notes)

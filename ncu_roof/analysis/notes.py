@@ -275,11 +275,17 @@ def _unroofed(x: NoteInputs, j: int) -> list[str]:
         f"of that counter, and may be what binds; give its bandwidth with --roofs FILE "
         f"([bandwidth] {tier} = ...)"
         if tier in TIERS
-        else f"no roofline verdict: {tier} FLOPs but no {tier} peak, and compute may be what binds; "
-        f"give it with --roofs FILE ([peak] {tier} = ...)"
+        else f"no roofline verdict: {tier} FLOPs but no {_peak_key(tier)} peak, and compute may be what "
+        f"binds; give it with --roofs FILE ([peak] {_peak_key(tier)} = ...)"
         for tier, unroofed in x.v.arrays.unroofed.items()
         if unroofed[j]
     ]
+
+
+def _peak_key(precision: str) -> str:
+    """The `[peak]` key whose roof a precision's FLOPs are timed at: a tensor data path's
+    (`tensor:bf16`) at the file's `tensor` (`verdicts`: no roofs file key names one path)."""
+    return "tensor" if precision.startswith("tensor:") else precision
 
 
 def _tensor_unknown(label: str | None) -> str | None:

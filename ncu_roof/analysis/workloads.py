@@ -116,7 +116,8 @@ def build(name: str, params: Mapping[str, Param | None]) -> Workload:
         )
     dtype = given.get("dtype")
     if dtype in (*OPS_DTYPES, "tf32", "fp8") and name != "gemm":
-        raise UsageError(f"dtype {dtype} is for gemm only", hint="use fp64, fp32, fp16 or bf16")
+        modelled = MODELS[name].get("dtypes", ("fp64", "fp32", "fp16", "bf16"))  # exp: no fp64
+        raise UsageError(f"dtype {dtype} is for gemm only", hint=f"use {', '.join(modelled)}")
     for key, value in given.items():
         if key not in ("dtype", "unfused") and (not isinstance(value, int) or value <= 0):
             raise UsageError(f"{key} must be a positive integer, not {value!r}", hint=f"e.g. --{key} 4096")

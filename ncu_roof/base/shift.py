@@ -11,8 +11,9 @@ deterministic (no resampling), as a CI gate must be. docs/history.md says why no
 The threshold is the smallest movement the gate must catch. A movement is **real** when its
 interval excludes 0, and **counts** when the estimate reaches `FIRE_FRACTION` (0.65) of the
 threshold and the interval reaches the threshold (a kernel confidently slower by less is no
-regression): a regression is all three, slower (`verdict`). A duration repeated exactly is one
-measurement: a `--print-summary`'s rows are one average copied per invocation, no noise sample.
+regression): a regression is all three, slower (`verdict`). A sample of one duration copied is one
+measurement (`one_per_copy`: a `--print-summary`'s rows are one average copied per invocation, no
+noise sample); any other repeat counts, durations being written in ncu's 32 ns steps.
 Why 0.65: a shift of exactly the threshold T, estimated with a standard error σ, is missed with
 probability Φ(−0.35·T/σ), and no shift raises an alarm with probability Φ(−0.65·T/σ) (nor more
 than the interval's (1 − confidence)/2). 0.65 = z(10⁻⁵) / (z(10⁻⁵) + z(10⁻²)): up to σ ≈ T/6.6

@@ -55,7 +55,13 @@ def chosen_format(
             f"history {command} cannot write {implied.value} (-o {output})",
             hint="name a " + ", ".join(FORMATS[OutputFormat(n)].suffixes[0] for n in names) + " file",
         )
-    if fmt is not None and implied is not None and fmt.value != implied.value:
+    # `.txt` names no format (`render.formats.choose`): `--format json -o out.txt` is JSON
+    if (
+        fmt is not None
+        and implied is not None
+        and implied is not OutputFormat.TABLE
+        and fmt.value != implied.value
+    ):
         raise UsageError(f"--format {fmt.value} contradicts -o {output}", hint="drop one of them")
     chosen = fmt or (HistoryFormat(implied.value) if implied else HistoryFormat.TABLE)
     if chosen not in allowed:
