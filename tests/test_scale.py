@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from conftest import CORPUS
 
+from ncu_roof import pipeline
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.base.vocabulary import GroupBy
 from ncu_roof.errors import BadInputError
@@ -69,14 +70,21 @@ def test_a_big_diff_is_compact_and_equal_in_chunks(
     assert len(json.loads(compact)["kernels"]) == len(result.kernels)
 
 
-def test_a_pool_reads_what_one_process_reads(corpus: Path) -> None:
+def test_a_pool_reads_what_one_process_reads(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run` with `jobs=2`: the tables its pool read (kept as `read_tables` returns them: one pool
+    started, not two), and its analysis, are those of `jobs=1`."""
     paths = [str(corpus / p) for p in CORPUS_INPUTS]
-    one = one_process_tables()
-    pooled = read_tables(paths, Request(jobs=2))
-    assert [t.path for t in pooled] == paths
-    for a, b in zip(one, pooled, strict=True):
-        assert a.frame.equals(b.frame) and a.ncu_version == b.ncu_version
+    pooled: list[RunTable] = []
+
+    def kept(*args: Any, **kwargs: Any) -> list[RunTable]:
+        pooled.extend(read_tables(*args, **kwargs))
+        return pooled
+
+    monkeypatch.setattr(pipeline, "read_tables", kept)
     pooled_json = jsonout.render_json(run(paths, Request(jobs=2)))
+    assert [t.path for t in pooled] == paths
+    for a, b in zip(one_process_tables(), pooled, strict=True):
+        assert a.frame.equals(b.frame) and a.ncu_version == b.ncu_version
     assert pooled_json == jsonout.render_json(one_process_analysis())  # of what `jobs=1` reads
 
 
