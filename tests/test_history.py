@@ -321,11 +321,23 @@ def test_rebuild_keeps_a_note_that_only_a_later_launch_has(tmp_path: Path) -> No
         (("show", "{d}", "--gpu", "h100-pcie"), 2, "\nhint: its GPUs: nvidia-h100-pcie-cc90-114sm\n"),
         (("check", "{d}", "--head", "nope"), 2, "commit nope has no run in"),
         (("check", "{d}", "--head", "c7", "--threshold", "0.05"), 2, "looks like a fraction"),
-        (("check", "{d}", "--head", "c7", "-o", "x.png"), 2, "cannot write png"),
+        (
+            ("check", "{d}", "--head", "c7", "-o", "x.png"),
+            2,
+            "history check cannot write -o x.png (its suffix says png)",
+        ),
         # a suffix of a format it does not write is refused, not written as the table under that name
-        (("show", "{d}", "-o", "{d}/trend.pdf"), 2, "history show cannot write pdf (-o "),
-        (("check", "{d}", "--head", "c7", "-o", "{d}/x.parquet"), 2, "history check cannot write parquet"),
-        (("check", "{d}", "--head", "c7", "-o", "{d}/x.htm"), 2, "history check cannot write html"),
+        (
+            ("show", "{d}", "-o", "{d}/trend.pdf"),
+            2,
+            "history show cannot write -o ",
+        ),  # … (its suffix says pdf)
+        (("check", "{d}", "--head", "c7", "-o", "{d}/x.parquet"), 2, "(its suffix says parquet)"),
+        (
+            ("check", "{d}", "--head", "c7", "-o", "{d}/x.htm"),
+            2,
+            "(its suffix says html)\nhint: name a .txt, .json, .csv or .md",
+        ),
     ],
 )
 def test_bad_usage_is_one_error_line(

@@ -114,18 +114,17 @@ def build(name: str, params: Mapping[str, Param | None]) -> Workload:
             f"workload {name} does not take {', '.join(extra)}",
             hint=f"{name} takes " + ", ".join((*required, *optional)),
         )
-    dtype = given.get("dtype")
-    if dtype in (*OPS_DTYPES, "tf32", "fp8") and name != "gemm":
-        modelled = MODELS[name].get("dtypes", ("fp64", "fp32", "fp16", "bf16"))  # exp: no fp64
-        raise UsageError(f"dtype {dtype} is for gemm only", hint=f"use {', '.join(modelled)}")
     for key, value in given.items():
         if key not in ("dtype", "unfused") and (not isinstance(value, int) or value <= 0):
             raise UsageError(f"{key} must be a positive integer, not {value!r}", hint=f"e.g. --{key} 4096")
-    if dtype not in (None, *DTYPE_BYTES):
+    if (dtype := given.get("dtype")) not in (None, *DTYPE_BYTES):
         hint = f"use one of {', '.join(DTYPE_BYTES)} (tf32, fp8, int8: gemm only)"
         raise UsageError(f"unknown dtype {dtype!r}", hint=hint)
-    if dtype is not None and dtype not in MODELS[name].get("dtypes", (dtype,)):
-        modelled = MODELS[name]["dtypes"]
+    # gemm: every dtype; the others: their `dtypes` (exp: no fp64), else the CUDA-core ones
+    modelled = list(DTYPE_BYTES) if name == "gemm" else MODELS[name].get("dtypes", list(VECTOR_PRECISION))
+    if dtype is not None and dtype not in modelled:
+        if dtype in (*OPS_DTYPES, "tf32", "fp8"):
+            raise UsageError(f"dtype {dtype} is for gemm only", hint=f"use {', '.join(modelled)}")
         raise UsageError(
             f"workload {name} is modelled for {', '.join(modelled)}, not {dtype}",
             hint=f"use --dtype {modelled[0]}, or --flops/--ops/--bytes",

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
@@ -13,7 +12,7 @@ from ncu_roof.cli.options import GpuKey
 from ncu_roof.errors import GateError, UsageError
 from ncu_roof.history import BASELINE, CONFIDENCE, THRESHOLD_PCT
 from ncu_roof.render.console import screen, to_terminal
-from ncu_roof.render.formats import FORMATS, OutputFormat, from_suffix
+from ncu_roof.render.formats import FORMATS, OutputFormat, format_of
 from ncu_roof.render.output import check_writable, write_output
 
 if TYPE_CHECKING:
@@ -27,50 +26,25 @@ history_app = typer.Typer(
 app.add_typer(history_app, name="history")
 
 
-class HistoryFormat(StrEnum):
-    TABLE = "table"
-    JSON = "json"
-    CSV = "csv"
-    MARKDOWN = "markdown"
-    HTML = "html"
-    PNG = "png"
-    SVG = "svg"
-
-
-BINARY = (HistoryFormat.PNG, HistoryFormat.SVG)
-FORMAT_HELP = "table, json, csv, markdown, html, png or svg (default: from the -o suffix, else table)."
+SHOWS = (
+    *(OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.CSV, OutputFormat.MARKDOWN),
+    *(OutputFormat.HTML, OutputFormat.PNG, OutputFormat.SVG),
+)
+CHECKS = SHOWS[:4]  # table, json, csv, markdown
 Dataset = typer.Argument(..., metavar="DATASET", help="A folder, or a URI pyarrow reaches (s3://…).")
 
 
 def chosen_format(
-    command: str, fmt: HistoryFormat | None, output: str | None, allowed: tuple[HistoryFormat, ...]
-) -> HistoryFormat:
-    """`--format`, else what the -o suffix says (as every command reads it: `.md`/`.markdown`,
-    `.html`/`.htm`, `.txt` the table), else the table; a suffix of a format this command does not
-    write (`trend.pdf`, `x.parquet`) is refused, never written as the table under that name."""
-    names = [f.value for f in allowed]
-    implied = from_suffix(output)
-    if implied is not None and implied.value not in names:
+    command: str, fmt: str | None, output: str | None, writes: tuple[OutputFormat, ...]
+) -> OutputFormat:
+    """`--format`, else what the -o suffix says, as every command reads it (`format_of`): a suffix
+    of a format this command does not write (`trend.pdf`) is refused, never written as the table;
+    binary data never goes to a terminal."""
+    chosen = format_of(f"history {command}", fmt, output, writes)
+    if FORMATS[chosen].binary and to_terminal(output):
         raise UsageError(
-            f"history {command} cannot write {implied.value} (-o {output})",
-            hint="name a " + ", ".join(FORMATS[OutputFormat(n)].suffixes[0] for n in names) + " file",
-        )
-    # `.txt` names no format (`render.formats.choose`): `--format json -o out.txt` is JSON
-    if (
-        fmt is not None
-        and implied is not None
-        and implied is not OutputFormat.TABLE
-        and fmt.value != implied.value
-    ):
-        raise UsageError(f"--format {fmt.value} contradicts -o {output}", hint="drop one of them")
-    chosen = fmt or (HistoryFormat(implied.value) if implied else HistoryFormat.TABLE)
-    if chosen not in allowed:
-        raise UsageError(
-            f"history {command} cannot write {chosen.value}", hint="use one of: " + ", ".join(names)
-        )
-    if chosen is HistoryFormat.PNG and to_terminal(output):
-        raise UsageError(
-            "--format png writes binary data, not for a terminal", hint="write it to a file: -o trend.png"
+            f"--format {chosen.value} writes binary data, not for a terminal",
+            hint=f"write it to a file: -o trend{FORMATS[chosen].suffixes[0]}",
         )
     return chosen
 
@@ -120,8 +94,13 @@ def show_command(
         None, "--gpu", metavar="KEY", help="One GPU's partition (e.g. nvidia-h100-pcie-cc90-114sm)."
     ),
     last: int = typer.Option(None, "--last", metavar="N", help="Only the last N commits of each GPU."),
-    fmt: HistoryFormat = typer.Option(
-        None, "--format", "-F", metavar="FORMAT", help=FORMAT_HELP, show_default=False
+    fmt: Literal["table", "json", "csv", "markdown", "html", "png", "svg"] = typer.Option(
+        None,
+        "--format",
+        "-F",
+        metavar="FORMAT",
+        help="table, json, csv, markdown, html, png or svg (default: from the -o suffix, else table).",
+        show_default=False,
     ),
     output: str = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here instead of stdout."),
 ) -> None:
@@ -130,30 +109,30 @@ def show_command(
     from ncu_roof.history.store import open_dataset
     from ncu_roof.render import historyout
 
-    chosen = chosen_format("show", fmt, output, tuple(HistoryFormat))
+    chosen = chosen_format("show", fmt, output, SHOWS)
     check_writable(output)
     table = points(History(open_dataset(dataset)), kernel, gpu, last)
-    if chosen in BINARY:
+    if FORMATS[chosen].image:
         from ncu_roof.render.historyplot import render_history_plot
 
         write_output(render_history_plot(table, chosen.value), output)
         return
     text = {
-        HistoryFormat.JSON: historyout.show_json,
-        HistoryFormat.CSV: historyout.show_csv,
-        HistoryFormat.MARKDOWN: historyout.show_markdown,
-        HistoryFormat.HTML: historyout.show_html,
+        OutputFormat.JSON: historyout.show_json,
+        OutputFormat.CSV: historyout.show_csv,
+        OutputFormat.MARKDOWN: historyout.show_markdown,
+        OutputFormat.HTML: historyout.show_html,
     }.get(chosen)
     write_output(text(table) if text else historyout.show_table(table, screen(output).width), output)
 
 
-def render_check(result: CheckResult, fmt: HistoryFormat, output: str | None) -> str:
+def render_check(result: CheckResult, fmt: OutputFormat, output: str | None) -> str:
     from ncu_roof.render import historyout
 
     text = {
-        HistoryFormat.JSON: historyout.check_json,
-        HistoryFormat.MARKDOWN: historyout.check_markdown,
-        HistoryFormat.CSV: historyout.check_csv,
+        OutputFormat.JSON: historyout.check_json,
+        OutputFormat.MARKDOWN: historyout.check_markdown,
+        OutputFormat.CSV: historyout.check_csv,
     }.get(fmt)
     return text(result) if text else historyout.check_table(result, screen(output).width)
 
@@ -174,7 +153,7 @@ def check_command(
     confidence: float = typer.Option(
         CONFIDENCE, "--confidence", metavar="P", help="The interval's confidence level."
     ),
-    fmt: HistoryFormat = typer.Option(
+    fmt: Literal["table", "json", "csv", "markdown"] = typer.Option(
         None, "--format", "-F", metavar="table|json|csv|markdown", help="Output format.", show_default=False
     ),
     output: str = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here instead of stdout."),
@@ -187,8 +166,7 @@ def check_command(
     from ncu_roof.history.check import Kind, check
     from ncu_roof.render.historyout import verdict_line
 
-    allowed = (HistoryFormat.TABLE, HistoryFormat.JSON, HistoryFormat.CSV, HistoryFormat.MARKDOWN)
-    chosen = chosen_format("check", fmt, output, allowed)
+    chosen = chosen_format("check", fmt, output, CHECKS)
     check_writable(output)
     result = check(dataset, head, baseline, parse_pct(threshold, "--threshold"), confidence)
     write_output(render_check(result, chosen, output), output)
