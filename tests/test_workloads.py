@@ -43,6 +43,16 @@ def test_gemm_fp16_runs_on_tensor_cores() -> None:
     assert gemm(64, 64, 64, "fp8").bytes_by_tier["dram"] == 2 * 64**2 * 1 + 64**2 * 2
 
 
+@pytest.mark.parametrize(("name", "given"), [("softmax", {"d": 4096}), ("vector-add", {"n": 1000})])
+def test_bf16_outside_gemm_runs_at_the_fp32_roof_and_says_so(name: str, given: dict[str, int]) -> None:
+    # the A100's packed bf16 is 39 TFLOP/s against FP16's 78: the FP16 roof would promise 2x
+    bf16, fp16 = (build(name, {**given, "dtype": d}) for d in ("bf16", "fp16"))
+    assert (bf16.precision, fp16.precision) == ("fp32", "fp16")
+    assert bf16.bytes_by_tier == fp16.bytes_by_tier  # 2 B a value either way
+    assert bf16.assumptions[-1].startswith("bf16 values widened to fp32")
+    assert not any("bf16" in a for a in fp16.assumptions)
+
+
 def test_gemm_tiled_reads_a_and_b_once_per_tile_strip() -> None:
     # N = 512, T = 64: A read 512/64 = 8 times, B 8 times, C written once (fp32)
     w = gemm(512, 512, 512, "fp32", tile=64)

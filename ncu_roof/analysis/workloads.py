@@ -17,7 +17,10 @@ from ncu_roof.errors import UsageError
 
 # bytes per value; tf32, fp8 and int8 are matrix-only (gemm)
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2, "tf32": 4, "fp8": 1, "int8": 1}
-VECTOR_PRECISION = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "bf16": "fp16"}
+# bf16 outside GEMM: its arithmetic at the FP32 roof (said in the assumptions), never FP16's: packed
+# bf16 runs at half the FP16 rate on the A100 (datasheet: FP16 78, BF16 39 TFLOPS non-tensor)
+VECTOR_PRECISION = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "bf16": "fp32"}
+BF16_IN_FP32 = "bf16 values widened to fp32 for the arithmetic (as elementwise kernels do): the FP32 roof"
 # Floating tensor data paths: GEMM (and `--flops`) work in these runs against the path's own dense
 # tensor peak, the roof `tensor:PATH` (`prediction.builtin_peaks`).
 TENSOR_DTYPES = ("tf32", "bf16", "fp16", "fp8")
@@ -81,7 +84,10 @@ def _modelled(name: str, given: Mapping[str, Any]) -> Workload:
             model["flop_per_element"] * n,
             {"dram": model["values_per_element"] * n * size},
             VECTOR_PRECISION[dtype],
-            tuple(text.format(n=n, size=size) for text in model["assumptions"]),
+            (
+                *(text.format(n=n, size=size) for text in model["assumptions"]),
+                *((BF16_IN_FP32,) if dtype == "bf16" else ()),
+            ),
             ops=float(n) if ceiling else 0.0,
             ops_ceiling=ceiling,
         )
@@ -96,7 +102,7 @@ def _modelled(name: str, given: Mapping[str, Any]) -> Workload:
         model["flop_per_value"] * d * tokens,
         {"dram": float(passes * d * size * tokens)},
         VECTOR_PRECISION[dtype],
-        (counted[0], "per row of d, " + traffic, *counted[1:]),
+        (counted[0], "per row of d, " + traffic, *counted[1:], *((BF16_IN_FP32,) if dtype == "bf16" else ())),
     )
 
 
