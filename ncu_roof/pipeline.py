@@ -19,6 +19,8 @@ from ncu_roof.base.vocabulary import TIERS, RoofChoice, Roofs, TrafficDefinition
 from ncu_roof.errors import BadInputError, UsageError
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from ncu_roof.analysis.core import Analysis
     from ncu_roof.base.units import NumberStyle
     from ncu_roof.ingest import RunTable
@@ -40,7 +42,9 @@ class Request:
     number_style: NumberStyle | None = None  # None: detect the number locale of each CSV
     traffic: TrafficDefinition | str = TrafficDefinition.NSIGHT  # which traffic each tier is judged by
     jobs: int | None = None  # worker processes for many inputs (None: decide by size; 1: none)
-    skip_bad_rows: bool = False  # leave out kernels with damaged CSV rows (with a warning) instead of failing
+    # leave out kernels with damaged CSV rows, and inputs whose every launch failed to collect (each
+    # with a warning), instead of failing
+    skip_bad_rows: bool = False
 
 
 def example_path() -> str:
@@ -106,6 +110,11 @@ def _run(inputs: Sequence[str | RunTable], choice: RoofChoice, request: Request,
         for warning in table.warnings:
             say(f"warning: {warning}")
     analysis = analyze(tables, choice)
+    if request.skip_bad_rows and 0 < len(failed := _failed_captures(analysis)) < len(tables):
+        for index, launches in failed.items():  # left out, never silently; all failed: refused later
+            path = analysis.inputs[index].path
+            say(f"warning: {_failed_words(path, launches)}; left out (--skip-bad-rows)")
+        analysis = analyze([t for i, t in enumerate(tables) if i not in failed], choice)
     for device in analysis.devices:  # a GPU the input does not name, taken from what it holds
         if device.name is None and device.roofs.name and "inferred from" in device.roofs.name:
             say(f"note: device {device.index}: {device.roofs.name}; --gpu KEY chooses another")
@@ -223,24 +232,40 @@ def _progress(items: Sequence[T]) -> Iterable[T]:
     return track(items, description=f"reading {len(items)} inputs", console=console, transient=True)
 
 
-def refuse_failed_captures(analysis: Analysis) -> None:
-    """An input in which every launch failed to collect (every counter n/a, or a duration of 0)
-    holds no measurement: bad input (exit 3), not a report of unknowns; so does one whose launches
-    lack every quantity ncu-roof reads (duration, FLOPs, bytes, SOL: a roofline chart page's clocks)."""
+def _failed_captures(analysis: Analysis) -> dict[int, int]:
+    """The inputs in which every launch failed to collect: input index → its launches."""
+    return {index: launches for index, launches, failed, *_ in _per_input(analysis).iter_rows() if failed}
+
+
+def _failed_words(path: str, launches: int) -> str:
+    return f"{path}: collection failed for every launch ({plural(launches, 'launch')}): ncu measured nothing"
+
+
+def _per_input(analysis: Analysis) -> pl.DataFrame:
+    """Per input: its index, its launches, whether every one failed (`failed`), whether every one
+    lacks every quantity ncu-roof reads (`lacking`), and what they lack (`missing`)."""
     import polars as pl
 
     from ncu_roof.analysis.notes import COLLECTION_FAILED, ZERO_DURATION
-    from ncu_roof.base.metrics import collect_command
 
     failed = pl.col("notes").list.eval(pl.element().is_in([COLLECTION_FAILED, ZERO_DURATION])).list.any()
     lacking = failed | (pl.col("missing").list.len() == len(TIERS) + 3)  # duration, flop, sol: all of them
     by_input = analysis.launches.group_by("input", maintain_order=True)
-    per_input = by_input.agg(pl.len(), failed.all().alias("f"), lacking.all(), pl.col("missing").explode())
-    for index, launches, all_failed, all_lacking, missing in per_input.iter_rows():
-        path, each = analysis.inputs[int(index)].path, plural(launches, "launch")
+    return by_input.agg(pl.len(), failed.all().alias("failed"), lacking.all(), pl.col("missing").explode())
+
+
+def refuse_failed_captures(analysis: Analysis) -> None:
+    """An input in which every launch failed to collect (every counter n/a, or a duration of 0)
+    holds no measurement: bad input (exit 3), not a report of unknowns (`Request.skip_bad_rows`
+    left it out if another input measured); so does one whose launches lack every quantity
+    ncu-roof reads (duration, FLOPs, bytes, SOL: a roofline chart page's clocks)."""
+    from ncu_roof.base.metrics import collect_command
+
+    for index, launches, all_failed, all_lacking, missing in _per_input(analysis).iter_rows():
+        path = analysis.inputs[int(index)].path
         if all_failed:
             raise BadInputError(
-                f"{path}: collection failed for every launch ({each}): ncu measured nothing",
+                _failed_words(path, launches),
                 hint="profile again; ncu's own output says why (a crash, a GPU reset, a replay that failed)",
             )
         if all_lacking:

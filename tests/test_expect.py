@@ -134,6 +134,7 @@ def test_report_to_json_lists_checks_unmatched_patterns_and_counts() -> None:
     assert item["kernel_id"] == 7
     assert item["kernel_name"] == "void vadd<float>(float*, float*, float*)"
     assert (item["pattern"], item["status"]) == ("vadd", "contradicted")
+    assert (item["expected"], item["measured"]) == ("compute-bound", "memory-bound at dram (80% of its roof)")
     assert item["explanation"] == report.checks[0].explanation
     assert document["unmatched_patterns"] == ["^gemm"]
     assert document["counts"] == {"confirmed": 0, "contradicted": 1, "unknown": 0, "unmatched_patterns": 1}

@@ -381,3 +381,19 @@ def test_rows_under_a_damaged_first_header_that_holds_the_intact_ones_start_are_
     assert "line 1: a CSV row (or header) before the first intact header" in result.stderr
     skipped = run_cli("analyze", str(path), "--skip-bad-rows", "-F", "json")
     assert skipped.returncode == 0 and "warning: " in skipped.stderr
+
+
+def test_skip_bad_rows_leaves_out_a_capture_whose_every_launch_failed_and_names_it(tmp_path: Path) -> None:
+    for name in ("raw_base.csv", "raw_every_launch_failed.csv", "raw_nvtx.csv"):  # a folder of captures
+        (tmp_path / name).write_bytes((FIXTURES / name).read_bytes())
+    path = tmp_path / "raw_every_launch_failed.csv"
+    failed = f"{path}: collection failed for every launch (2 launches): ncu measured nothing"
+    refused = run_cli("analyze", str(tmp_path), "-F", "json")  # without it: one error, one hint, exit 3
+    error, hint = refused.stderr.splitlines()[-2:]
+    assert (refused.returncode, refused.stdout, error, hint[:5]) == (3, "", f"error: {failed}", "hint:")
+    skipped = run_cli("analyze", str(tmp_path), "--skip-bad-rows", "-F", "json")
+    assert skipped.returncode == 0, skipped.stderr
+    assert f"warning: {failed}; left out (--skip-bad-rows)" in " ".join(skipped.stderr.split())
+    others = run_cli("analyze", str(tmp_path / "raw_base.csv"), str(tmp_path / "raw_nvtx.csv"), "-F", "json")
+    assert skipped.stdout == others.stdout  # the other captures, as if analyzed alone
+    assert run_cli("analyze", str(path), "--skip-bad-rows").returncode == 3  # nothing else measured: refused

@@ -27,7 +27,9 @@ Traffic = Annotated[TrafficDefinition, typer.Option("--traffic", metavar="nsight
 SkipBadRows = Annotated[
     bool,
     typer.Option(
-        "--skip-bad-rows", help="Leave out kernels with damaged CSV rows (with a warning) instead of failing."
+        "--skip-bad-rows",
+        help="Leave out kernels with damaged CSV rows, and inputs in which every launch failed "
+        "(with a warning), instead of failing.",
     ),
 ]
 Top = Annotated[int, typer.Option("--top", min=0, metavar="N", help="Table: the N first rows (0 = all).")]

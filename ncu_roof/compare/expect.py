@@ -56,6 +56,8 @@ class KernelCheck:
     kernel_name: str
     pattern: str
     status: Status
+    expected: str  # `memory-bound at dram`
+    measured: str  # `memory-bound at l2 (77% of its roof)`; `unknown` without the counters
     explanation: str
 
 
@@ -176,7 +178,10 @@ def check(analysis: Analysis, expectations: Sequence[Expectation]) -> Expectatio
 
 
 def check_kernel(kernel: Kernel, expectation: Expectation) -> KernelCheck:
-    status, sentence = _verdict(kernel, expectation)
+    expected = _words(expectation.bound, expectation.binding)
+    roof = f" ({kernel.pct_of_roof:.0f}% of its roof)" if kernel.pct_of_roof is not None else ""
+    measured = _words(kernel.bound, _measured_tier(kernel)) + roof
+    status, sentence = _verdict(kernel, expectation, expected, measured)
     gaps = _count_gaps(kernel, expectation)
     off = [text for outside, text in gaps if outside]
     within = [text for outside, text in gaps if not outside]
@@ -184,7 +189,9 @@ def check_kernel(kernel: Kernel, expectation: Expectation) -> KernelCheck:
         # the verdict matches but a count does not: say so before anything else
         status, sentence = Status.CONTRADICTED, f"{sentence}, but {off.pop(0)}"
     explanation = "; ".join([sentence, *off, *within])
-    return KernelCheck(kernel.id, kernel.name, expectation.kernel_pattern, status, explanation)
+    return KernelCheck(
+        kernel.id, kernel.name, expectation.kernel_pattern, status, expected, measured, explanation
+    )
 
 
 def _words(bound: Bound, where: str | None) -> str:
@@ -194,18 +201,18 @@ def _words(bound: Bound, where: str | None) -> str:
     return bound_at(bound, where)
 
 
-def _verdict(k: Kernel, e: Expectation) -> tuple[Status, str]:
-    expected = _words(e.bound, e.binding)
+def _measured_tier(k: Kernel) -> str | None:
+    return k.sol_unit if k.verdict_basis is VerdictBasis.SOL else k.binding
+
+
+def _verdict(k: Kernel, e: Expectation, expected: str, measured: str) -> tuple[Status, str]:
     if k.bound is Bound.UNKNOWN:
         missing = ", ".join(k.missing) or "counters"
         return Status.UNKNOWN, f"cannot check {expected}: the report lacks {missing}"
-    roof = f" ({k.pct_of_roof:.0f}% of its roof)" if k.pct_of_roof is not None else ""
-    measured_tier = k.sol_unit if k.verdict_basis is VerdictBasis.SOL else k.binding
-    measured = _words(k.bound, measured_tier)
-    same_tier = e.binding is None or e.bound is Bound.LATENCY or measured_tier == e.binding
+    same_tier = e.binding is None or e.bound is Bound.LATENCY or _measured_tier(k) == e.binding
     if k.bound is e.bound and same_tier:
-        return Status.CONFIRMED, f"{measured}{roof} as expected"
-    return Status.CONTRADICTED, f"expected {expected}, measured {measured}{roof}: " + _why(k, e)
+        return Status.CONFIRMED, f"{measured} as expected"
+    return Status.CONTRADICTED, f"expected {expected}, measured {measured}: " + _why(k, e)
 
 
 def _why(k: Kernel, e: Expectation) -> str:
@@ -293,10 +300,14 @@ def render_expectations(report: ExpectationReport) -> str:
         for c in report.checks
     ]
     lines += [f"  UNMATCHED    /{one_line(p)}/: no kernel matches" for p in report.unmatched_patterns]
-    counts = report.counts()
-    by_status = ", ".join(f"{counts[s.value]} {s.value}" for s in Status)
-    lines.append(f"  {by_status}, {counts['unmatched_patterns']} unmatched pattern(s)")
+    lines.append(f"  {tally(report.counts())}")
     return "\n".join(lines) + "\n"
+
+
+def tally(counts: Mapping[str, int]) -> str:
+    """`3 confirmed, 1 contradicted, 0 unknown, 1 unmatched pattern(s)` (`ExpectationReport.counts`)."""
+    by_status = ", ".join(f"{counts[s.value]} {s.value}" for s in Status)
+    return f"{by_status}, {counts['unmatched_patterns']} unmatched pattern(s)"
 
 
 def gate(report: ExpectationReport) -> None:

@@ -1,5 +1,6 @@
-"""One self-contained HTML report: per-device headline, the roofline at full width, a paged
-sortable/filterable table of kernel groups (or launches), details of the first rows, roofs.
+"""One self-contained HTML report: per-device headline, the expectations (`--expect`), the roofline
+at full width, a paged sortable/filterable table of kernel groups (or launches), details of the
+first rows, roofs.
 
 No network: CSS, JS and the SVG plot inline, a Content-Security-Policy that forbids any fetch and
 allows only our script (by hash). Every data string is escaped: `html.escape`, or for the script's
@@ -31,6 +32,7 @@ from ncu_roof.base.text import intensity, one_line, pct, plural, shorten, si
 from ncu_roof.base.tomlfile import package_text
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
 from ncu_roof.errors import NcuRoofError
+from ncu_roof.render.expectout import expectations_html
 from ncu_roof.render.headline import achieved_words, device_sentences, integer_ops_rate, share_phrases, times
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
 from ncu_roof.render.summary import VERDICT_COLOURS, DeviceView, Row, Summary, roof_rows, summarize
@@ -79,7 +81,7 @@ def render_html(
         policy=escape(policy),
         title=escape(title),
         css=CSS,
-        top="\n".join([*_headline(summary), *figure]),
+        top="\n".join([*_headline(summary), *expectations_html(analysis), *figure]),
         **table_section(summary, columns),
         rest="\n".join(rest),
         data=script_json(table_data(summary, columns)),

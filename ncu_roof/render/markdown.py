@@ -17,6 +17,7 @@ from ncu_roof.analysis.records import Device, Kernel, device_name
 from ncu_roof.base.text import intensity, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import COMPUTE, TIERS
 from ncu_roof.errors import UsageError
+from ncu_roof.render.expectout import expectations_markdown
 from ncu_roof.render.headline import achieved_words, device_sentences, share_phrases, times
 from ncu_roof.render.summary import (
     DeviceView,
@@ -88,6 +89,7 @@ def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> s
         )
     if summary.missing_reason:
         parts.append(f"> [!WARNING]\n> Not on a roofline: {plain(summary.missing_reason)}.")
+    parts += expectations_markdown(summary.analysis)
     if head:
         order = "by time" if summary.sort.value == "time" else "by time they could save"
         for view in summary.devices if summary.multi_device else [None]:  # with several, a table each
