@@ -116,8 +116,10 @@ def test_matches_by_order_among_equals_with_exact_changes(pair: tuple[str, str])
     assert second.intensity_flop_per_byte["dram"].delta_pct == pytest.approx(100.0)
     assert second.flop_per_s.delta_pct == pytest.approx(100.0)
     assert second.status is Status.IMPROVED
-    assert result.total_duration_s.base == pytest.approx(3.5e-6)
-    assert result.total_duration_s.delta_pct == pytest.approx(100.0 * (2.5 - 3.5) / 3.5)
+    # the total sums the matched pairs (1 + 2 µs → 1.1 + 1 µs); `new` and `gone` apart
+    assert result.total_duration_s.base == pytest.approx(3e-6)
+    assert result.total_duration_s.delta_pct == pytest.approx(-30.0)
+    assert result.new_s == pytest.approx(4e-7) and result.removed_s == pytest.approx(5e-7)
     assert result.total_status is Status.IMPROVED
 
 
@@ -173,11 +175,17 @@ def test_the_named_gpus_of_a_side_with_an_unnamed_one_are_still_compared() -> No
     assert reason is None and note is not None and note.startswith("GPUs not compared: a device of the head")
 
 
-def test_gate_trips_on_kernel_regression_only_beyond_pct(pair: tuple[str, str]) -> None:
-    result = diff(load(pair[0]), load(pair[1]))
-    gate(result, 10.0)  # +10.0 % is not more than 10 %
+@pytest.fixture
+def slower_pair() -> tuple[str, str]:
+    """One kernel, one launch: 1 µs → 1.1 µs (+10 %)."""
+    return write("one-base.csv", [BASE[0]]), write("one-head.csv", [HEAD[0]])
+
+
+def test_gate_trips_on_kernel_regression_only_beyond_pct(slower_pair: tuple[str, str]) -> None:
+    base, head = map(load, slower_pair)
+    gate(diff(base, head, threshold_pct=10.0))  # +10.0 % is not more than 10 %
     with pytest.raises(GateError, match=r"\+10\.0%"):
-        gate(result, 9.0)
+        gate(diff(base, head, threshold_pct=9.0))
 
 
 def test_renderers_escape_hostile_names(pair: tuple[str, str]) -> None:
@@ -216,13 +224,17 @@ def test_the_json_pairs_are_the_kernel_diffs(
     def expected(k: KernelDiff) -> dict[str, object]:
         return {
             "name": k.name,
+            "base_name": k.base_name,
             "grid": k.grid,
             "block": k.block,
+            "nvtx": k.nvtx,
             "occurrence": k.occurrence,
             "base_id": k.base_id,
             "head_id": k.head_id,
             "base_run": k.base_run,
             "head_run": k.head_run,
+            "base_device": k.base_device,
+            "head_device": k.head_device,
             "status": k.status.value,
             "duration_s": change(k.duration_s),
             "achieved_flop_per_s": change(k.flop_per_s),
@@ -239,7 +251,7 @@ def test_the_json_pairs_are_the_kernel_diffs(
 
 def test_markdown_folds_the_launches_of_one_kernel(pair: tuple[str, str]) -> None:
     """BASE's two launches of HOSTILE (1 + 2 µs) became 1.1 + 1 µs: one row, 3 µs → 2.1 µs, faster
-    in total, with the launch that got 10% slower on its own said (the gate reads launches)."""
+    in total, with the launch that got 10% slower on its own said (the gate reads the kernel)."""
     markdown = render_diff_markdown(diff(load(pair[0]), load(pair[1])))
     changed = markdown.split("### Changed kernels")[1].split("<details>")[0]
     rows = [line for line in changed.splitlines() if line.startswith("| `")]
@@ -249,7 +261,7 @@ def test_markdown_folds_the_launches_of_one_kernel(pair: tuple[str, str]) -> Non
     # 2e6 FLOP and 4e6 → 4e6, 2e6 DRAM bytes per launch: FLOP/s 4e6 / 3 µs → / 2.1 µs, bytes 8e6 → 6e6
     assert cells[1:6] == ["3 µs → 2.1 µs", "-30.0%", "+42.9%", "DRAM -25.0%", "DRAM +33.3%"]
     assert cells[7] == "⚡ faster (1 of 2 launches slower)"
-    assert "**ncu-roof diff: 1 kernel slower by more than 5%**" in markdown
+    assert "**ncu-roof diff: no kernel slower by more than 5%**" in markdown
     assert "<summary>All 3 kernels (4 launches)</summary>" in markdown  # HOSTILE ×2, gone, new
 
 
@@ -282,19 +294,21 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> CliResult:
     return conftest.run_cli(*args, cwd=ROOT, env=env)
 
 
-def test_cli_fail_on_regression_exits_1_and_writes_outputs(pair: tuple[str, str], tmp_path: Path) -> None:
+def test_cli_fail_on_regression_exits_1_and_writes_outputs(
+    slower_pair: tuple[str, str], tmp_path: Path
+) -> None:
     out = tmp_path / "diff.json"
     summary = tmp_path / "summary.md"
 
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
     done = run_cli(
-        "diff", *pair, "-F", "json", "-o", str(out), "--fail-on-regression", "5%", "--summary", env=env
+        "diff", *slower_pair, "-F", "json", "-o", str(out), "--fail-on-regression", "5%", "--summary", env=env
     )
     assert done.returncode == 1, done.stderr
     assert "slower by more than 5%" in done.stderr
-    assert json.loads(out.read_text())["total"]["status"] == "improved"
+    assert json.loads(out.read_text())["total"]["status"] == "regressed"
     assert summary.read_text().startswith("<!-- ncu-roof:diff -->")
-    assert run_cli("diff", *pair, "--fail-on-regression", "15").returncode == 0
+    assert run_cli("diff", *slower_pair, "--fail-on-regression", "15").returncode == 0
 
 
 def test_cli_mismatch_is_a_usage_error() -> None:
@@ -631,18 +645,21 @@ def test_a_report_and_its_ncu_2022_re_export_pair_every_kernel(corpus: Path) -> 
     assert all(k.status is Status.UNCHANGED for k in result.kernels), [k.status for k in result.kernels]
     done = run_cli("diff", report, reexport)
     assert done.returncode == 0, done.stderr
-    assert "0 slower, 0 faster, 5 within ±5%, 0 new, 0 removed" in done.stdout
+    assert "kernels: 0 slower, 0 faster, 5 within ±5%, 0 without a time, 0 new, 0 removed" in done.stdout
 
 
-def test_gate_counts_kernels_as_the_headline_does(pair: tuple[str, str]) -> None:
+def test_gate_counts_kernels_as_the_headline_does(slower_pair: tuple[str, str]) -> None:
     from ncu_roof.render.diffout import headline
 
-    result = diff(load(pair[0]), load(pair[1]))
-    assert "1 slower" in headline(result)
+    result = diff(load(slower_pair[0]), load(slower_pair[1]), threshold_pct=15.0)
+    assert "kernels: 0 slower" in headline(result)
+    gate(result)
+    result = diff(load(slower_pair[0]), load(slower_pair[1]))
+    assert "kernels: 1 slower" in headline(result)
     with pytest.raises(GateError) as caught:
-        gate(result, 5.0)
+        gate(result)
     assert caught.value.message.startswith("1 kernel slower by more than 5% (worst ")
-    assert "+10.0%" in caught.value.message and "total" not in caught.value.message
+    assert caught.value.message.endswith("+10.0%); the total time is +10.0%")
 
 
 def test_a_fraction_for_a_percentage_is_refused_with_both_spellings() -> None:

@@ -25,7 +25,11 @@ ON = {MatchBy.NAME_SHAPE: list(FIELDS), MatchBy.NAME: ["name"], MatchBy.ORDER: [
 
 
 def launches(rows: Sequence[Launch]) -> pl.DataFrame:
-    return pl.DataFrame(list(rows), schema=dict.fromkeys(FIELDS, pl.String), orient="row")
+    """Launches on one device, in no NVTX range (neither a pairing key)."""
+    frame = pl.DataFrame(list(rows), schema=dict.fromkeys(FIELDS, pl.String), orient="row")
+    return frame.with_columns(
+        run=pl.lit(0, pl.Int64), ordinal=pl.lit(0, pl.Int64), nvtx=pl.lit(None, pl.String)
+    )
 
 
 def matched(
@@ -136,8 +140,9 @@ def test_a_percentage_rounded_by_polars_reads_as_the_percentage(pct: float) -> N
 
 
 def test_a_side_without_launches_leaves_every_launch_of_the_other_alone() -> None:
-    launches = analyzed(FIXTURES / "raw_base.csv").launches
-    empty = frame_of(())
+    launches, empty = (
+        f.with_columns(ordinal=0) for f in (analyzed(FIXTURES / "raw_base.csv").launches, frame_of(()))
+    )
     only_head = pair_frame(empty, launches, MatchBy.NAME_SHAPE, 5.0)
     assert only_head.get_column("status").to_list() == ["only-head"] * len(launches) == ["only-head"] * 2
     assert only_head.get_column("head_row").to_list() == [0, 1]

@@ -94,7 +94,10 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             sms = nan_to_none(median(group["sm_count"]))  # the launches' median, else the built-in GPU's
             gpu = match_gpu(name) if sms is None else None
             sms = float(gpu.sm_count) if gpu is not None and gpu.sm_count else sms
-            device = Device(len(devices), i, name, cc, roofs, sm_clock_hz=clock, sm_count=sms)
+            ordinal = int(ident["device"][rows][0])
+            device = Device(
+                len(devices), i, name, cc, roofs, sm_clock_hz=clock, sm_count=sms, ordinal=ordinal
+            )
             devices.append(device)
             # report and built-in roofs (automatic): each launch at its clocks
             v = verdicts(group, device, automatic=choice.user is None)

@@ -117,13 +117,14 @@ def diff_command(
     ),
     output: str = typer.Option(None, "--output", "-o", metavar="PATH", help="Write here instead of stdout."),
     threshold: str = typer.Option(
-        "5%", "--threshold", metavar="PCT", help="Flag changes beyond this, e.g. 5%."
+        None, "--threshold", metavar="PCT", help="Flag changes beyond this (default 5%).", show_default=False
     ),
     fail_on_regression: str = typer.Option(
         None,
         "--fail-on-regression",
         metavar="PCT",
-        help="Exit 1 when a kernel or the total is slower by this, e.g. 5% (docs/ci.md: the rule).",
+        help="Exit 1 when a kernel or the total is slower by this, e.g. 5%; the threshold too "
+        "(docs/ci.md: the rule).",
     ),
     match: MatchBy = typer.Option(
         MatchBy.NAME_SHAPE,
@@ -149,8 +150,14 @@ def diff_command(
     """Compare two runs kernel by kernel: time, FLOP/s, bytes, intensity, verdict."""
     # all checked and rendered before the first output is written, as `emit` does; the gate last
     fmt = format_of("diff", format, output, (OutputFormat.TABLE, OutputFormat.MARKDOWN, OutputFormat.JSON))
-    threshold_pct = parse_pct(threshold, "--threshold")
     gate_pct = None if fail_on_regression is None else parse_pct(fail_on_regression, "--fail-on-regression")
+    default = 5.0 if gate_pct is None else gate_pct
+    threshold_pct = default if threshold is None else parse_pct(threshold, "--threshold")
+    if gate_pct is not None and gate_pct != threshold_pct:
+        raise UsageError(
+            f"--threshold {threshold} and --fail-on-regression {fail_on_regression} differ",
+            hint="the diff flags and gates on one percent: pass --fail-on-regression alone",
+        )
     _, plot_fmt = check_options(AnalyzeOptions(fmt, output, plot=plot, summary=summary), [base, head])
     from ncu_roof.compare.comparison import diff, gate
     from ncu_roof.render import diffout
@@ -178,4 +185,4 @@ def diff_command(
         outputs, (*before.inputs, *after.inputs), diffout.render_diff_markdown(result) if summary else None
     )
     if gate_pct is not None:
-        gate(result, gate_pct)
+        gate(result)

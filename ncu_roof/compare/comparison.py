@@ -1,34 +1,60 @@
 """Base vs head: compare time, FLOP/s, bytes, intensity and verdict of matched kernels (pure).
 
-The pairs come from `ncu_roof.compare.pairs`. A kernel whose duration grows by more than the threshold
-is a regression; one that shrinks by more is an improvement. Different GPUs or clocks are refused.
-The gate (`--fail-on-regression`) judges a kernel launched often enough on both sides by the
-shift of all its launches with its interval (`ncu_roof.base.shift`, as `history check` does).
+The pairs come from `ncu_roof.compare.pairs`. A launch whose duration grows by more than the
+threshold is a regression; one that shrinks by more is an improvement. A kernel (its launches of one
+launch shape, and device and range where launches pair by them) is judged once, for the headline,
+the tables and the gate (`judge`): by its time summed over its pairs timed on both sides, and where
+it is launched often enough on both sides, by the shift of its launches with its interval
+(`ncu_roof.base.shift`, as `history check` does). The total too sums the pairs timed on both sides;
+launches on one side only are new or removed, never slower. Different GPUs or clocks are refused.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import FrameRows
-from ncu_roof.analysis.model import finite_or_none, nan_to_none
+from ncu_roof.analysis.model import finite_or_none
 from ncu_roof.analysis.records import device_name
-from ncu_roof.base.shift import Movement, shift
+from ncu_roof.base.shift import Movement, Shift, shift
+from ncu_roof.base.text import plural
 from ncu_roof.base.vocabulary import MatchBy
-from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, kernel_diff, pair_frame, sides
+from ncu_roof.compare.pairs import (
+    Change,
+    KernelDiff,
+    Status,
+    classify,
+    kernel_diff,
+    pair_frame,
+    pairing_keys,
+    sides,
+)
 from ncu_roof.errors import GateError, UsageError
 
 CLOCK_TOLERANCE_PCT = 2.0  # SM clocks (or report roofs) further apart than this: different clocks
 
 
-GroupKey = tuple[str, str | None, str | None]  # a kernel and launch shape: name, grid, block
+GATE_CONFIDENCE = 0.99  # the confidence of the interval a repeated kernel is judged on (as `history check`)
 
 
 class MismatchError(UsageError):
     """Base and head ran on different GPUs or clocks; their numbers are not comparable."""
+
+
+@dataclass(frozen=True)
+class KernelChange:
+    """A kernel's pairs (their rows) judged as one (`judge`): its time summed over the pairs timed
+    on both sides, the shift of its launches (None, or no interval: too few), its status."""
+
+    name: str
+    rows: tuple[int, ...]
+    duration_s: Change
+    shift: Shift | None
+    status: Status
 
 
 @dataclass(frozen=True)
@@ -37,8 +63,12 @@ class Diff:
     head_devices: tuple[str, ...]
     threshold_pct: float
     pairs: pl.DataFrame  # `pairs.pair_frame`: a row per pair
-    total_duration_s: Change
+    paired_on: tuple[str, ...]  # `pairs.pairing_keys`
+    changes: tuple[KernelChange, ...]  # a kernel each, in first-pair order
+    total_duration_s: Change  # over the pairs timed on both sides
     total_status: Status
+    new_s: float  # the time of launches on the head only
+    removed_s: float  # on the base only
     mismatch: str | None = None  # why the runs differ, when compared anyway
     notes: tuple[str, ...] = ()  # what could not be checked (clocks)
 
@@ -47,7 +77,8 @@ class Diff:
         return FrameRows(self.pairs, kernel_diff)
 
     def count(self, status: Status) -> int:
-        return int((self.pairs.get_column("status") == status.value).sum())
+        """The kernels (`changes`) of this status: the headline's, the tables' and the gate's count."""
+        return sum(c.status is status for c in self.changes)
 
 
 def diff(
@@ -67,14 +98,22 @@ def diff(
             f"cannot compare: {mismatch}",
             hint="profile both on the same GPU and clocks, or pass --allow-mismatch",
         )
-    total = Change(nan_to_none(base.total_duration_s), nan_to_none(head.total_duration_s))
+    before, after = _with_ordinals(base), _with_ordinals(head)
+    pairs = pair_frame(before, after, match, threshold_pct)
+    paired_on = pairing_keys(before, after, match)
+    base_s, head_s = (np.where(np.isfinite(s), s, np.nan) for s in sides(pairs, "duration_s"))
+    total = _timed_sums(base_s, head_s)
     return Diff(
         base_devices=_device_names(base),
         head_devices=_device_names(head),
         threshold_pct=threshold_pct,
-        pairs=pair_frame(base.launches, head.launches, match, threshold_pct),
+        pairs=pairs,
+        paired_on=paired_on,
+        changes=judge(pairs, paired_on, threshold_pct),
         total_duration_s=total,
         total_status=classify(total, threshold_pct),
+        new_s=float(np.nansum(head_s[pairs.get_column("base_row").is_null().to_numpy()])),
+        removed_s=float(np.nansum(base_s[pairs.get_column("head_row").is_null().to_numpy()])),
         mismatch=mismatch,
         notes=(clock_note,) if clock_note else (),
     )
@@ -122,47 +161,89 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
     return None, "; ".join(notes) or None
 
 
-def kernel_pairs(result: Diff) -> dict[GroupKey, list[int]]:
-    """The pairs of each kernel and launch shape (name, grid, block), in first-pair order."""
-    key = ["name", "grid", "block"]
-    groups = result.pairs.select(*key).with_row_index("row").group_by(key, maintain_order=True).agg("row")
-    return {(name, grid, block): rows for name, grid, block, rows in groups.iter_rows()}
+def kernel_rows(pairs: pl.DataFrame, paired_on: tuple[str, ...]) -> list[list[int]]:
+    """The rows of each kernel's pairs, in first-pair order: a kernel is a name and launch shape,
+    and a range and device where launches pair by them (`pairing_keys`)."""
+    device = pl.coalesce("head_device", "base_device").alias("device")
+    keys = [pl.col("name", "grid", "block"), *([pl.col("nvtx")] if "nvtx" in paired_on else [])]
+    keys += [device] if "ordinal" in paired_on else []
+    groups = pairs.select(*keys).with_row_index("row").group_by(pl.exclude("row"), maintain_order=True)
+    return [rows for rows in groups.agg("row").get_column("row").to_list()]
 
 
-GATE_CONFIDENCE = 0.99  # the confidence of the interval a repeated kernel is gated on (as `history check`)
+def judge(pairs: pl.DataFrame, paired_on: tuple[str, ...], limit_pct: float) -> tuple[KernelChange, ...]:
+    """Each kernel (`kernel_rows`) judged against the limit: on one side only, new or removed; else
+    by the change of its time summed over the pairs timed on both sides (`classify`), unless its
+    launches give a shift with an interval at `GATE_CONFIDENCE`: then slower when the shift is a
+    regression (`Shift.verdict`) or the summed change is beyond the limit and above the interval
+    (some launches moved more than noise moves them all), faster the mirror, else unchanged."""
+    base_s, head_s = (np.where(np.isfinite(s), s, np.nan) for s in sides(pairs, "duration_s"))
+    on_base, on_head = (pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row"))
+    names = pairs.get_column("name")
+    changes = []
+    for rows in kernel_rows(pairs, paired_on):
+        time_s = _timed_sums(base_s[rows], head_s[rows])
+        found = shift(head_s[rows], base_s[rows], GATE_CONFIDENCE)
+        status = classify(time_s, limit_pct)
+        if not on_base[rows].any() or not on_head[rows].any():
+            status = Status.ONLY_BASE if on_base[rows].any() else Status.ONLY_HEAD
+        elif found is not None and found.low_pct is not None and found.high_pct is not None:
+            pct, movement = time_s.delta_pct or 0.0, found.verdict(limit_pct)  # 0: unknown
+            if movement is Movement.REGRESSION or (status is Status.REGRESSED and pct > found.high_pct):
+                status = Status.REGRESSED
+            elif movement is Movement.IMPROVEMENT or (status is Status.IMPROVED and pct < found.low_pct):
+                status = Status.IMPROVED
+            elif status is not Status.UNKNOWN:
+                status = Status.UNCHANGED
+        changes.append(KernelChange(names[rows[0]], tuple(rows), time_s, found, status))
+    return tuple(changes)
 
 
-def gate(result: Diff, fail_on_regression_pct: float) -> None:
-    """GateError (exit 1) when a kernel or the total got slower by more than the given percent: a
-    kernel (name, grid, block) with an interval at `GATE_CONFIDENCE` when its shift is a regression
-    (`Shift.verdict`), any other when its matched launch's time grew by more than the limit. The
-    message counts kernels as the diff's headline does ("N slower"), and the total apart."""
-    limit = fail_on_regression_pct
-    base_s, head_s = sides(result.pairs, "duration_s")
-    every = {k: shift(head_s[r], base_s[r], GATE_CONFIDENCE) for k, r in kernel_pairs(result).items()}
-    shifts = {key: found for key, found in every.items() if found is not None and found.low_pct is not None}
-    change = pl.col("duration_s").struct.field("delta_pct").fill_null(0.0)
-    slower = [
-        (k.name, k.duration_s.delta_pct or 0.0, "")
-        for k in FrameRows(result.pairs.filter(change > limit), kernel_diff)
-        if (k.name, k.grid, k.block) not in shifts
-    ]
-    for (name, _, _), found in shifts.items():
-        if found.verdict(limit) is Movement.REGRESSION:
-            interval = f" {found.interval} at {found.confidence:.0%}: real, reaching {limit:g}%"
-            slower.append((name, found.shift_pct, interval))
-    slower.sort(key=lambda item: -item[1])  # stable: the first pair of the worst change first
-    noun = "kernel" if len(slower) == 1 else "kernels"
-    parts = [  # the worst kernel, and the total
-        f"{len(slower)} {noun} slower by more than {limit:g}% (worst {name} {pct:+.1f}%{interval})"
-        for name, pct, interval in slower[:1]
-    ]
+def _timed_sums(base_s: np.ndarray, head_s: np.ndarray) -> Change:
+    """Each side's durations summed over the pairs timed on both (None: no such pair)."""
+    timed = ~np.isnan(base_s) & ~np.isnan(head_s)
+    return Change(*((float(s[timed].sum()) if timed.any() else None) for s in (base_s, head_s)))
+
+
+def gate(result: Diff) -> None:
+    """GateError (exit 1) when a kernel or the total got slower by more than the diff's threshold:
+    the kernels `judge` calls slower, counted as the headline counts them, the worst named, and
+    the total apart; and when no kernel could be judged (none has a time on both sides)."""
+    limit = result.threshold_pct
+    judged = sum(result.count(s) for s in (Status.REGRESSED, Status.IMPROVED, Status.UNCHANGED))
+    if not judged:
+        raise GateError(
+            f"nothing compared: none of the {plural(len(result.changes), 'kernel')} has a time on both sides",
+            hint="profile both runs with gpu__time_duration.sum, or pair them with --match name|order",
+        )
+    slower = sorted(
+        (c for c in result.changes if c.status is Status.REGRESSED),
+        key=lambda c: -(c.duration_s.delta_pct or 0.0),  # stable: the first of the worst change first
+    )
+    parts = [f"{plural(len(slower), 'kernel')} slower by more than {limit:g}%"] if slower else []
+    for worst in slower[:1]:
+        found = worst.shift
+        interval = ""
+        if found is not None and found.interval is not None:
+            why = (
+                f"real, reaching {limit:g}%"
+                if found.verdict(limit) is Movement.REGRESSION
+                else "the sum above it"
+            )
+            interval = f" {found.interval} at {found.confidence:.0%}: {why}"
+        parts[0] += f" (worst {worst.name} {worst.duration_s.delta_pct or 0.0:+.1f}%{interval})"
     total = result.total_duration_s.delta_pct
     if total is not None and total > limit:
         parts.append(f"the total time is {total:+.1f}%")
     if parts:
         hint = "see the diff table; raise --fail-on-regression if this is expected"
         raise GateError("; ".join(parts), hint=hint)
+
+
+def _with_ordinals(analysis: Analysis) -> pl.DataFrame:
+    """The launches, each with its device's `ordinal`."""
+    ordinals = {d.index: d.ordinal for d in analysis.devices}
+    return analysis.launches.with_columns(ordinal=pl.col("device").replace_strict(ordinals, default=0))
 
 
 def _device_names(analysis: Analysis) -> tuple[str, ...]:

@@ -3,7 +3,10 @@ frame (`pair_frame`); a `KernelDiff` is made only for a pair someone asks for (`
 
 Kernels match by (name, grid, block, order among equals) by default: the n-th launch of a shape in
 the base pairs with the n-th launch of that shape in the head. `MatchBy.NAME` ignores the launch
-shape; `MatchBy.ORDER` pairs the n-th launch of the base with the n-th of the head.
+shape; `MatchBy.ORDER` pairs the n-th launch of the base with the n-th of the head. Every mode
+pairs within the NVTX range when both runs carry ranges, and within the device (`ordinal`: its index
+in its ncu run) when both ran on several devices (`pairing_keys`): a run on one GPU pairs with a run
+on another.
 """
 
 from __future__ import annotations
@@ -46,13 +49,17 @@ class Change:
 @dataclass(frozen=True)
 class KernelDiff:
     name: str
+    base_name: str | None  # the base's name where it differs (`MatchBy.ORDER`)
     grid: str | None
     block: str | None
+    nvtx: str | None
     occurrence: int  # 0 for the first launch of this (name, grid, block), 1 for the next, …
     base_id: int | None
     head_id: int | None
     base_run: int | None  # ncu's launch IDs restart in each run of a file
     head_run: int | None
+    base_device: int | None
+    head_device: int | None
     duration_s: Change
     flop_per_s: Change
     bytes: Mapping[str, Change]
@@ -75,10 +82,21 @@ _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
 }
 
 
+def pairing_keys(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy) -> tuple[str, ...]:
+    """The columns launches pair on: the match's, the device where both runs launched on several
+    (it tells their launches apart; one GPU each pairs across indices), the NVTX range where both
+    runs carry ranges."""
+    several = all(
+        side.select((pl.col("ordinal").n_unique().over("run") > 1).any()).item() for side in (base, head)
+    )
+    ranges = all(side.get_column("nvtx").is_not_null().any() for side in (base, head))
+    return (*_MATCH_COLUMNS[match], *(["ordinal"] if several else []), *(["nvtx"] if ranges else []))
+
+
 def match_rows(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy = MatchBy.NAME_SHAPE) -> pl.DataFrame:
     """`base_row`, `head_row` (null: no launch on that side) and `occurrence` of each pair, in head
-    order, then the base-only launches; a missing name or grid matches a missing one."""
-    keys = list(_MATCH_COLUMNS[match])
+    order, then the base-only launches; a missing name, grid or range matches a missing one."""
+    keys = list(pairing_keys(base, head, match))
 
     def numbered(launches: pl.DataFrame, row: str) -> pl.DataFrame:
         rows = pl.int_range(pl.len(), dtype=pl.Int64)
@@ -93,9 +111,11 @@ def match_rows(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy = MatchBy.
 
 def pair_frame(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy, threshold_pct: float) -> pl.DataFrame:
     """A row per pair (`match_rows`): its launches' rows, then the diff JSON's pair object a column
-    per key: the name and shape from the head (else the base), both sides' IDs and runs, the status
+    per key: the name, shape and range from the head (else the base), the base's name where it
+    differs, both sides' IDs, runs and devices, the status
     (only one side, or the duration's change against the threshold), a {base, head, delta_pct}
-    struct per number (per tier of `MAPS`), and both verdicts in words."""
+    struct per number (per tier of `MAPS`), and both verdicts in words. Each launch frame carries
+    its devices' `ordinal` (`comparison.diff` adds it)."""
     tiers = sorted({*base.get_column("bytes").struct.fields, *head.get_column("bytes").struct.fields})
     joined = (
         match_rows(base, head, match)
@@ -131,9 +151,11 @@ def pair_frame(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy, threshold
     return joined.select(
         "base_row",
         "head_row",
-        *(either(c) for c in ("name", "grid", "block")),
+        either("name"),
+        pl.when(pl.col("base:name") != pl.col("head:name")).then(pl.col("base:name")).alias("base_name"),
+        *(either(c) for c in ("grid", "block", "nvtx")),
         "occurrence",
-        *(pl.col(f"{side}:{c}").alias(f"{side}_{c}") for c in ("id", "run") for side in ("base", "head")),
+        *(pl.col(f"{s}:{c}").alias(f"{s}_{c}") for c in ("id", "run", "device") for s in ("base", "head")),
         status.alias("status"),
         *(change(c, c) for c in NUMBERS),
         *(per_tier(f) for f in MAPS),
@@ -146,7 +168,9 @@ def _side(launches: pl.DataFrame, tiers: Sequence[str], side: str) -> pl.DataFra
     for a tier; null where the side has no such tier), and its row."""
     has = {f: launches.get_column(f).struct.fields for f in MAPS}
     columns = launches.select(
-        *("name", "grid", "block", "id", "run", *NUMBERS),
+        *("name", "grid", "block", "nvtx", "id", "run"),
+        pl.col("ordinal").alias("device"),
+        *NUMBERS,
         *(
             (pl.col(f).struct.field(t) if t in has[f] else pl.lit(None, pl.Float64)).alias(f"{f}:{t}")
             for f in MAPS
@@ -191,9 +215,8 @@ def kernel_diff(row: Mapping[str, Any]) -> KernelDiff:
         return Change(finite_or_none(sides["base"]), finite_or_none(sides["head"]))
 
     return KernelDiff(
-        **{k: row[k] for k in ("name", "grid", "block", "occurrence", "base_id", "head_id")},
-        base_run=row["base_run"],
-        head_run=row["head_run"],
+        **{k: row[k] for k in ("name", "base_name", "grid", "block", "nvtx", "occurrence")},
+        **{f"{side}_{k}": row[f"{side}_{k}"] for k in ("id", "run", "device") for side in ("base", "head")},
         duration_s=change(row["duration_s"]),
         flop_per_s=change(row["achieved_flop_per_s"]),
         bytes={t: change(c) for t, c in row["bytes"].items()},

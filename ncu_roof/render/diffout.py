@@ -2,10 +2,11 @@
 names escaped: a verdict line, the changed kernels, every kernel in `<details>`; eight columns, the
 launches of one kernel (name and launch shape) folded into one row, as `analyze` folds them).
 
-A folded row is a `KernelDiff` of sums on each side (each over the launches with the figure):
-time, FLOPs over that time, bytes per tier, FLOPs over bytes; its status is the summed time's
-against the threshold (or only on one side), its verdict its first launch's. `slower` counts its
-launches that regressed on their own (what the gate reads): a faster total can hold a slower one.
+A folded row is a kernel (`Diff.changes`): its time and status as judged there (the time summed
+over the pairs timed on both sides, but on one side only), and sums on each side over the launches
+with the figure: FLOPs over that time, bytes per tier, FLOPs over bytes; its verdict its first
+launch's. `slower` counts its launches that regressed on their own: a faster total can hold a
+slower one (shown, not gated: the kernel is judged as one).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from ncu_roof.analysis.frame import FrameRows
 from ncu_roof.analysis.model import finite_or_none, known_sum, nan_to_none
 from ncu_roof.base.text import distinct_names, launch_shape, one_line, plural, si
 from ncu_roof.base.vocabulary import TIER_NAMES
-from ncu_roof.compare.comparison import Diff, kernel_pairs
-from ncu_roof.compare.pairs import Change, KernelDiff, Status, classify, kernel_diff, sides
+from ncu_roof.compare.comparison import Diff, KernelChange
+from ncu_roof.compare.pairs import Change, KernelDiff, Status, kernel_diff, sides
 from ncu_roof.render.console import PIPE_WIDTH, rich_text, sized
 from ncu_roof.render.headline import times
 from ncu_roof.render.jsonout import CHUNK_KERNELS, document_pieces, json_objects
@@ -59,9 +60,25 @@ def time_pair(change: Change) -> str:
     return f"{si(change.base, 's')} → {si(change.head, 's')}"
 
 
-def row_cells(k: KernelDiff) -> list[str]:
+def pair_name(k: KernelDiff) -> str:
+    """The kernel's name, `base → head` where the base's differs (`--match order`)."""
+    return k.name if k.base_name is None else f"{k.base_name} → {k.name}"
+
+
+def place(k: KernelDiff, result: Diff) -> str:
+    """`8192×256`, then ` in fwd` (its NVTX range) and ` on device 1` where launches pair by it."""
+    where = f" in {k.nvtx}" if k.nvtx is not None else ""
+    device = k.head_device if k.head_device is not None else k.base_device
+    return (
+        launch_shape(k.grid, k.block)
+        + where
+        + (f" on device {device}" if "ordinal" in result.paired_on else "")
+    )
+
+
+def row_cells(k: KernelDiff, result: Diff) -> list[str]:
     """Every column but the name, as plain text (callers escape for their sink)."""
-    shape = launch_shape(k.grid, k.block)
+    shape = place(k, result)
     verdict = k.verdict_head or k.verdict_base or "–"
     return [
         f"{shape} #{k.occurrence + 1}" if k.occurrence else shape,
@@ -87,12 +104,19 @@ def pair_order(statuses: Sequence[str], duration_s: np.ndarray) -> np.ndarray:
 
 
 def headline(result: Diff) -> str:
+    """The total over the pairs timed on both sides, the time of launches on one side apart, and
+    the kernels of each status (`Diff.count`, as the gate counts them)."""
     counts = {s: result.count(s) for s in Status}
     total = result.total_duration_s
+    apart = [
+        f"{si(t, 's')} {what}" for t, what in ((result.new_s, "new"), (result.removed_s, "removed")) if t
+    ]
     return (
-        f"total time {time_pair(total)} ({signed_pct(total.delta_pct)}); "
-        f"{counts[Status.REGRESSED]} slower, {counts[Status.IMPROVED]} faster, "
+        f"total time {time_pair(total)} ({signed_pct(total.delta_pct)})"
+        + "".join(f", {words}" for words in apart)
+        + f"; kernels: {counts[Status.REGRESSED]} slower, {counts[Status.IMPROVED]} faster, "
         f"{counts[Status.UNCHANGED]} within ±{result.threshold_pct:g}%, "
+        f"{counts[Status.UNKNOWN]} without a time, "
         f"{counts[Status.ONLY_HEAD]} new, {counts[Status.ONLY_BASE]} removed"
     )
 
@@ -133,14 +157,14 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     duration_s = result.pairs.get_column("duration_s").struct.unnest().select("base", "head", "delta_pct")
     order = pair_order(result.pairs.get_column("status").to_list(), duration_s.to_numpy())
     kernels = list(FrameRows(result.pairs[order[:top] if top else order], kernel_diff))  # those shown only
-    rows = [[one_line(c) for c in row_cells(k)] for k in kernels]  # the launch shape first
+    rows = [[one_line(c) for c in row_cells(k, result)] for k in kernels]  # the launch shape first
     # each column's widest cell, its header included (Kernel's at its shortened names, Verdict's a phrase)
     natural = {h: max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(HEADERS)}
     whole, shapes = natural["Verdict"], natural["Kernel"]  # the widest verdict, the widest launch shape
     natural["Verdict"] = max(
         [cell_len("Verdict"), *(cell_len(p) for r in rows for p in _VERDICT_BREAKS.split(r[_VERDICT]))]
     )
-    labels = distinct_names([k.name for k in kernels], KERNEL_MAX)[0]
+    labels = distinct_names([pair_name(k) for k in kernels], KERNEL_MAX)[0]
     natural["Kernel"] = max(
         map(cell_len, ["Kernel", *(f"{n} {r[0]}" for n, r in zip(labels, rows, strict=True))])
     )
@@ -158,7 +182,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     table = Table(title=one_line(headline(result)), title_justify="left")
     sized(table, ((h, justify, widths[h]) for h, justify, _ in _TABLE_COLUMNS if h in widths))
     room_for_name = [max(1, widths["Kernel"] - 1 - cell_len(cells[0])) for cells in rows]
-    names, keys = distinct_names([k.name for k in kernels], room_for_name)
+    names, keys = distinct_names([pair_name(k) for k in kernels], room_for_name)
     for k, name, cells in zip(kernels, names, rows, strict=True):
         style = _STATUS[k.status][2] if color else ""
         cells[0] = f"{name} {cells[0]}"
@@ -193,11 +217,14 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
         "head_devices": list(result.head_devices),
         "mismatch": result.mismatch,
         "notes": list(result.notes),
+        "paired_on": list(result.paired_on),
         "total": {
             "base": finite_or_none(total.base),
             "head": finite_or_none(total.head),
             "delta_pct": finite_or_none(total.delta_pct),
             "status": result.total_status.value,
+            "new": result.new_s,
+            "removed": result.removed_s,
         },
         "kernels": None,
     }
@@ -218,7 +245,7 @@ class FoldedRow:
 
 
 def folded_rows(result: Diff) -> list[FoldedRow]:
-    """One row per kernel and launch shape, in first-pair order."""
+    """One row per kernel (`Diff.changes`), in first-pair order."""
     pairs = result.pairs
 
     def known(column: str, tier: str | None = None) -> np.ndarray:
@@ -232,29 +259,28 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
     regressed = (pairs.get_column("status") == Status.REGRESSED.value).to_numpy()
     kernels = result.kernels
 
-    def fold(rows: np.ndarray) -> FoldedRow:
-        """The pairs at `rows` (of one kernel and launch shape) as one row."""
+    def fold(change: KernelChange) -> FoldedRow:
+        """The pairs of one kernel as one row."""
+        rows = np.array(change.rows)
         first = kernels[int(rows[0])]
         bases, heads = (int(side[rows].sum()) for side in on_side)
         slower = int(regressed[rows].sum())
         if len(rows) == 1:
-            return FoldedRow(first, bases, heads, slower)
+            return FoldedRow(replace(first, status=change.status), bases, heads, slower)
         duration, work = duration_s[:, rows], flop[:, rows]
         summed_bytes = {t: b[:, rows] for t, b in tier_bytes.items()}
-        time_s = _sums(duration)
-        one_side = Status.ONLY_HEAD if bases == 0 else Status.ONLY_BASE
         kernel = replace(
             first,
             occurrence=0,
-            duration_s=time_s,
+            duration_s=change.duration_s if bases and heads else _sums(duration),
             flop_per_s=_ratio(work, duration),
             bytes={t: _sums(b) for t, b in summed_bytes.items()},
             intensity_flop_per_byte={t: _ratio(work, b) for t, b in summed_bytes.items()},
-            status=classify(time_s, result.threshold_pct) if bases and heads else one_side,
+            status=change.status,
         )
         return FoldedRow(kernel, bases, heads, slower)
 
-    return [fold(np.array(rows)) for rows in kernel_pairs(result).values()]
+    return [fold(change) for change in result.changes]
 
 
 def _sums(figure: np.ndarray) -> Change:
@@ -277,7 +303,7 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
     order = pair_order([r.kernel.status for r in every], np.array(times, dtype=float).reshape(-1, 3))
     rows = [every[i] for i in order]  # (None: NaN)
     changed = [r for r in rows if r.kernel.status is not Status.UNCHANGED or r.slower][:TOP_ROWS]
-    slower = result.count(Status.REGRESSED)  # launches, as the headline and the gate count
+    slower = result.count(Status.REGRESSED)  # kernels, as the headline and the gate count
     many = plural(slower, "kernel") if slower or result.total_status is Status.REGRESSED else "no kernel"
     verdict_line = f"**ncu-roof diff: {many} slower by more than {result.threshold_pct:g}%**"
     parts = [MARKER, "", verdict_line, "", headline(result) + ".", ""]
@@ -289,17 +315,17 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
         parts += ["", "> [!NOTE]", f"> {code_span(note)}"]
     parts += ["", "### Changed kernels", ""]
     table = md_row(HEADERS) + "\n|" + "---|" * len(HEADERS)  # the header both tables start with
-    names = list(dict.fromkeys(r.kernel.name for r in rows))
+    names = list(dict.fromkeys(pair_name(r.kernel) for r in rows))
     labels, keys = distinct_names(names, KERNEL_MAX)  # both tables' (`[K1] …`: under the first)
     label = dict(zip(names, labels, strict=True))
-    listed = "".join("\n" + _md_row(r, label[r.kernel.name]) for r in changed)
+    listed = "".join("\n" + _md_row(r, label[pair_name(r.kernel)], result) for r in changed)
     parts.append(table + listed if changed else "No kernel changed beyond the threshold.")
     parts += ["", "  \n".join(code_span(key) for key in keys)] if keys else []
     head = "\n".join(parts) + "\n"
     budget = limit_chars - len(head) - 200
     details, left_out = table, 0  # the rows that fit in the budget, the rest left out
     for i, r in enumerate(rows):
-        line = "\n" + _md_row(r, label[r.kernel.name])
+        line = "\n" + _md_row(r, label[pair_name(r.kernel)], result)
         if len(details) + len(line) > budget:
             left_out = len(rows) - i
             break
@@ -315,15 +341,15 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
     return head + "\n".join(tail) + "\n"
 
 
-def _md_row(row: FoldedRow, name: str) -> str:
+def _md_row(row: FoldedRow, name: str, result: Diff) -> str:
     """The terminal table's cells (`row_cells`), the launch shape joined to the kernel's cell
     (`name`, as the report shows it) with its launches (` ×3`, ` ×3 → 2` when the count changed,
     nothing for one), and the status of the summed time in place of the pair's, with the launches
     that got slower on their own if not all."""
     k, base, head = row.kernel, row.base_launches, row.head_launches
     count = f" ×{base} → {head}" if base and head and base != head else times(max(base, head))
-    name = f"{code_span(name)} {code_span(launch_shape(k.grid, k.block))}{count}"
+    name = f"{code_span(name)} {code_span(place(k, result))}{count}"
     status = STATUS_MARK[k.status]
     if row.slower and k.status is not Status.REGRESSED:
         status += f" ({row.slower} of {plural(max(base, head), 'launch')} slower)"
-    return md_row(table_cell(c) for c in [name, *row_cells(k)[1:-1], status])
+    return md_row(table_cell(c) for c in [name, *row_cells(k, result)[1:-1], status])
