@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pyarrow as pa
+import pytest
 from conftest import analyzed
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.analysis.launches import json_texts, to_arrow
+from ncu_roof.analysis.launches import MAP_COLUMNS, json_texts, to_arrow
+from ncu_roof.pipeline import example_path
+from ncu_roof.render.jsonout import render_json
 
 NUMBER = st.one_of(st.none(), st.floats(), st.sampled_from([-0.0, 4e10, 1e22, 0.1 + 0.2]))
 RECORD = st.fixed_dictionaries({"count": NUMBER, "unit": st.one_of(st.none(), st.text(max_size=3))})
@@ -71,3 +75,47 @@ def test_an_analysis_of_no_launch_is_an_empty_table_with_the_lead_columns() -> N
     assert table.num_rows == 0 and table.column_names[: len(LEAD)] == list(LEAD)
     assert render_csv(empty).splitlines()[0].split(",")[: len(LEAD)] == list(LEAD)
     assert len(render_csv(empty).splitlines()) == 1
+
+
+def assert_null_where_the_json_has_null(path: Path) -> None:
+    """Every float column of the launch table finite or null; a tier's intensity and cap, which the
+    analysis holds as infinity for FLOPs over 0 bytes, null where the JSON kernels have null."""
+    a = analyzed(path)
+    table = to_arrow(a)
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if column.type == pa.float64():
+            assert all(v is None or math.isfinite(v) for v in column.to_pylist()), name
+    kernels = json.loads(render_json(a))["kernels"]
+    infinite = 0
+    for field in ("intensity_flop_per_byte", "cap_flop_per_s"):
+        by_tier = a.launches.get_column(field)
+        for tier in by_tier.struct.fields:
+            held = by_tier.struct.field(tier).to_list()
+            infinite += held.count(math.inf)
+            name = MAP_COLUMNS[field].format(tier)
+            flat = table.column(name).to_pylist() if name in table.column_names else [None] * len(held)
+            written = [k[field].get(tier) for k in kernels]
+            assert flat == written == [None if v == math.inf else v for v in held], name
+    assert infinite, "the case at hand: an infinity in the analysis"
+
+
+def test_a_number_that_is_not_finite_is_null_as_in_the_json(fixtures: Path) -> None:
+    """The example's H100 SiLU launches do FLOPs with 0 shared-memory bytes: an infinite shared
+    intensity, null in the JSON, so null in the table (Arrow, Parquet, pandas' NaN, the CSV's empty)."""
+    for path in (Path(example_path()), fixtures / "h200" / "h200_full_raw.csv"):
+        assert_null_where_the_json_has_null(path)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "h100pcie_rep_2025.1_full_silu.ncu-rep",  # 0 shared bytes
+        "t4_rep_full-2024.2.1_mlp.ncu-rep",
+        "a100_details-kerneltime-rules_hier-roofline_bert-attn.csv",  # and an infinite shared cap
+        "a100_details-kerneltime_two-runs-traceback-warning.csv",  # 0 DRAM bytes
+    ],
+)
+def test_corpus_infinities_are_null_as_in_the_json(corpus: Path, name: str) -> None:
+    if name.endswith(".ncu-rep"):
+        pytest.importorskip("ncu_report")
+    assert_null_where_the_json_has_null(corpus / name)

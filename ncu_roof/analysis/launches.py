@@ -11,7 +11,8 @@ This is the one column vocabulary: `--format csv`, `--format parquet`, `Analysis
   device (`input_path`, `device_name`, `roof_source`, `device_roof_dram_byte_per_s`, …).
 
 `LEAD` (the CSV's columns since its first release) comes first, then the rest in field order.
-Missing is null, never 0. Polars makes it from the launch frame (`Analysis.launches`): struct
+Missing is null, never 0, and so is a number that is not finite (an intensity of FLOPs over 0
+bytes, its cap), as in the JSON. Polars makes it from the launch frame (`Analysis.launches`): struct
 fields as columns, the groups and the inputs and devices joined on.
 """
 
@@ -23,6 +24,7 @@ from dataclasses import fields
 from typing import TYPE_CHECKING
 
 import polars as pl
+import polars.selectors as cs
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.frame import each_distinct as each_distinct  # csvout's too
@@ -142,7 +144,7 @@ def device_columns(analysis: Analysis) -> pl.DataFrame:
 
 def launch_table(analysis: Analysis) -> pl.DataFrame:
     """The launch table, `LEAD` first, then the other columns in `Kernel` field order, then what
-    each launch's input and device say."""
+    each launch's input and device say; a number that is not finite null, as the JSON writes it."""
     launches = analysis.launches
     kernel = [c for f in fields(Kernel) for c in _field_columns(f.name, launches)]
     table = (
@@ -152,6 +154,7 @@ def launch_table(analysis: Analysis) -> pl.DataFrame:
         .drop("row")
         .join(input_columns(analysis), on="input", how="left", maintain_order="left")
         .join(device_columns(analysis), on="device", how="left", maintain_order="left")
+        .with_columns(pl.when(cs.float().is_finite()).then(cs.float()))
     )
     return table.select(*LEAD, *(c for c in table.columns if c not in LEAD))
 

@@ -11,7 +11,6 @@ empty, lists of texts joined with `; `, every text cell guarded against formulas
 from __future__ import annotations
 
 import io
-import math
 from collections.abc import Iterator
 
 import polars as pl
@@ -23,14 +22,13 @@ from ncu_roof.render.text import csv_cell
 
 
 def _cells(column: pl.Series) -> pl.Series:
-    """A column's CSV cells (null: empty), by its type. Numbers: NaN and ±inf empty (by their exact
-    text: -0.0 stays apart); a count (derived from a rate times the duration) the nearest whole."""
+    """A column's CSV cells (null: empty), by its type. Numbers (finite: `launch_table` made the rest
+    null), by their exact text (-0.0 stays apart); a count (a rate times the duration) the nearest whole."""
     if column.dtype == pl.Float64:  # FLOPs, operations, bytes per tier: counts
         count = column.name.startswith(("flop_", "ops_")) or column.name.endswith("_bytes")
 
-        def cell(text: str) -> str | None:
-            if not math.isfinite(value := float(text)):
-                return None
+        def cell(text: str) -> str:
+            value = float(text)
             return str(round(value)) if count else repr(float(f"{value:.15g}"))
 
         return each_distinct(column.cast(pl.String), cell)
