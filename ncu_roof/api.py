@@ -7,21 +7,23 @@
     p = ncu_roof.predict(flops=2e9, bytes=1e9, gpu="a100-sxm4")
     d = ncu_roof.diff("base.ncu-rep", "head.ncu-rep")
 
-Errors are `ncu_roof.errors.NcuRoofError` (with `.message`, `.hint`), as the CLI prints them.
-See docs/api.md.
+Errors are `ncu_roof.errors.NcuRoofError` (with `.message`, `.hint`), as the CLI prints them; its
+warnings and notes are `ncu_roof.errors.NcuRoofWarning`s (`warnings.warn`). See docs/api.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
+from functools import partial
 from os import PathLike
 from typing import TYPE_CHECKING, Any, cast
 
 from ncu_roof import pipeline
 from ncu_roof.analysis import core
 from ncu_roof.base.units import Dimension, NumberStyle, parse_quantity
-from ncu_roof.errors import UsageError
+from ncu_roof.errors import NcuRoofWarning, UsageError
 from ncu_roof.pipeline import example_path
 
 __all__ = ["Analysis", "analyze", "diff", "example_path", "predict"]
@@ -41,7 +43,10 @@ Quantity = float | str  # a number in SI base units, or a string with its unit: 
 @dataclass(frozen=True)
 class Analysis(core.Analysis):
     """The analysis every renderer reads (inputs, devices, one `Kernel` per launch) with notebook
-    helpers: `to_arrow()` / `to_pandas()` give a row per launch (columns: ncu_roof.analysis.launches)."""
+    helpers: `to_arrow()` / `to_pandas()` give a row per launch (columns: ncu_roof.analysis.launches);
+    `warnings`: each warning and note the CLI prints, as it words them (each issued as well)."""
+
+    warnings: tuple[str, ...] = ()
 
     def to_arrow(self) -> pa.Table:
         from ncu_roof.analysis.launches import to_arrow
@@ -69,6 +74,7 @@ class Analysis(core.Analysis):
         kernels (in device order), as `ncu-roof plot` draws it, or of `device` alone."""
         from ncu_roof.render.plot import plot_figure
 
+        _typed("device", device, int, "an int")
         return plot_figure(self, device=device)
 
     def __repr__(self) -> str:
@@ -84,8 +90,8 @@ class Analysis(core.Analysis):
         return analysis_html(self)
 
     @classmethod
-    def of(cls, analysis: core.Analysis) -> Analysis:
-        return cls(**{f.name: getattr(analysis, f.name) for f in fields(core.Analysis)})
+    def of(cls, analysis: core.Analysis, warnings: tuple[str, ...] = ()) -> Analysis:
+        return cls(**{f.name: getattr(analysis, f.name) for f in fields(core.Analysis)}, warnings=warnings)
 
 
 def analyze(
@@ -95,6 +101,7 @@ def analyze(
     traffic: str = "nsight",
     number_locale: str | None = None,
     jobs: int | None = None,
+    skip_bad_rows: bool = False,
 ) -> Analysis:
     """Analyze ncu outputs (.ncu-rep, raw-page or details CSV) together, as `ncu-roof analyze`.
 
@@ -103,14 +110,16 @@ def analyze(
     the Nsight Compute version that wrote the report draws it) or "counted" (all traffic through
     the tier), each judged against its own counter's peak. number_locale: "C", "en" or "de" for CSV
     numbers (None: detect per file). jobs: worker processes for many inputs (None: by size).
+    skip_bad_rows: as `--skip-bad-rows` (an input that measured nothing raises the CLI's error
+    unless it leaves it out). What the CLI warns is an `NcuRoofWarning`, kept in `.warnings`.
     """
     if not paths:
         raise UsageError("no input files", hint='ncu_roof.analyze("report.ncu-rep")')
     inputs = [_path("each path", p) for p in paths]
-    request = _request(gpu, roofs, traffic=traffic, jobs=jobs)  # every type first (a TypeError), then values
-    _optional("number_locale", number_locale)
-    _optional("traffic", traffic)
-    _optional("jobs", jobs, int, "an int")
+    request = _request(gpu, roofs, skip_bad_rows, traffic=traffic, jobs=jobs)  # types first (TypeError)
+    _typed("number_locale", number_locale)
+    _typed("traffic", traffic)
+    _typed("jobs", jobs, int, "an int")
     try:
         style = NumberStyle(number_locale) if number_locale is not None else None
     except ValueError:
@@ -118,7 +127,9 @@ def analyze(
             f"number_locale {number_locale!r} is not one of C, en, de",
             hint="or leave it out: it is detected per file",
         ) from None
-    return Analysis.of(pipeline.run(inputs, replace(request, number_style=style)))
+    request = replace(request, number_style=style)
+    (analysis,), said = _checked(lambda log: [pipeline.run(inputs, request, log)])
+    return Analysis.of(analysis, said)
 
 
 def predict(
@@ -142,12 +153,16 @@ def predict(
     """
     from ncu_roof.analysis import prediction
 
-    request = _request(gpu, roofs)  # their types checked (a TypeError naming each)
+    request = _request(gpu, roofs)  # every type checked first (a TypeError naming each)
+    _typed("flops", flops, (int, float, str), "a number or a str with its unit")
+    _typed("precision", precision)
+    peaks, bandwidths = _assignments("peak", peak), _assignments("bandwidth", bandwidth, scalar=False)
+    traffic, intensities = _assignments("bytes", bytes), _assignments("intensity", intensity, scalar=False)
     return prediction.predict(
-        pipeline.platform(request.gpu, request.roofs, _assignments(peak), _assignments(bandwidth)),
+        pipeline.platform(request.gpu, request.roofs, peaks, bandwidths),
         parse_quantity(flops, Dimension.FLOP) if flops is not None else None,
-        prediction.parse_assignments(_assignments(bytes), Dimension.BYTE, prediction.DEFAULT_TIER),
-        prediction.parse_assignments(_assignments(intensity), Dimension.FLOP_PER_BYTE, None, positive=True),
+        prediction.parse_assignments(traffic, Dimension.BYTE, prediction.DEFAULT_TIER),
+        prediction.parse_assignments(intensities, Dimension.FLOP_PER_BYTE, None, positive=True),
         precision,
         tensor_peaks=prediction.builtin_peaks(gpu)[0],
     )
@@ -161,28 +176,61 @@ def diff(
     allow_mismatch: bool = False,
     gpu: str | None = None,
     roofs: Path | None = None,
+    skip_bad_rows: bool = False,
 ) -> Diff:
-    """Compare two runs kernel by kernel, as `ncu-roof diff` (analyses, or paths to analyze)."""
+    """Compare two runs kernel by kernel, as `ncu-roof diff` (analyses, or paths to analyze as
+    `analyze` does: its warnings issued, an input that measured nothing refused)."""
     from ncu_roof.compare.comparison import diff as compare
 
     paths = [_path("base and head", run) for run in (base, head) if not isinstance(run, core.Analysis)]
-    analyzed = iter(pipeline.run_each(paths, _request(gpu, roofs)))
+    request = _request(gpu, roofs, skip_bad_rows)
+    _typed("threshold_pct", threshold_pct, (int, float), "a number of percent", optional=False)
+    _typed("allow_mismatch", allow_mismatch, bool, "a bool", optional=False)
+    analyzed = iter(_checked(partial(pipeline.run_each, paths, request))[0])
     sides = [run if isinstance(run, core.Analysis) else next(analyzed) for run in (base, head)]
     return compare(*sides, threshold_pct=threshold_pct, allow_mismatch=allow_mismatch)
 
 
-def _request(gpu: str | None, roofs: Path | None, **more: Any) -> pipeline.Request:
+def _request(
+    gpu: str | None, roofs: Path | None, skip_bad_rows: bool = False, **more: Any
+) -> pipeline.Request:
     """The pipeline's request for a built-in GPU key or a roofs file (each type checked), and `more`."""
-    _optional("gpu", gpu)
-    return pipeline.Request(gpu=gpu, roofs=_path("roofs", roofs) if roofs is not None else None, **more)
+    _typed("gpu", gpu)
+    _typed("skip_bad_rows", skip_bad_rows, bool, "a bool", optional=False)
+    roofs_file = _path("roofs", roofs) if roofs is not None else None
+    return pipeline.Request(gpu=gpu, roofs=roofs_file, skip_bad_rows=skip_bad_rows, **more)
 
 
-def _assignments(value: Quantity | Mapping[str, Quantity] | Mapping[str, float] | None) -> list[str]:
-    """A value or {key: value} as the CLI's `[KEY=]VALUE` strings (the parser the CLI uses)."""
-    if value is None:
-        return []
-    pairs = value.items() if isinstance(value, Mapping) else [(None, value)]
-    texts = ((key, v if isinstance(v, str) else repr(float(v))) for key, v in pairs)  # float()'s TypeError
+def _checked(
+    run: Callable[[pipeline.Log], list[core.Analysis]],
+) -> tuple[list[core.Analysis], tuple[str, ...]]:
+    """The analyses `run(log)` makes, an input that measured nothing refused (as the CLI), and the
+    warnings and notes among its lines (not its progress, `read …`), each issued as an
+    `NcuRoofWarning` at the line that called the API (before an error too)."""
+    lines: list[str] = []
+    try:
+        analyses = run(lines.append)
+        for analysis in analyses:  # each refused before any is used
+            pipeline.refuse_failed_captures(analysis)
+    finally:
+        said = tuple(line for line in lines if line.startswith(("warning: ", "note: ")))
+        for line in said:
+            warnings.warn(line, NcuRoofWarning, stacklevel=3)
+    return analyses, said
+
+
+def _assignments(
+    name: str, value: Quantity | Mapping[str, Quantity] | Mapping[str, float] | None, scalar: bool = True
+) -> list[str]:
+    """A value or {key: value} ({key: value} alone unless `scalar`) as the CLI's `[KEY=]VALUE`
+    strings (the parser the CLI uses); anything else is a `TypeError` naming the argument."""
+    many = "a dict of numbers or strs with their unit"
+    words = f"a number or a str with its unit, or {many}" if scalar else many
+    _typed(name, value, (Mapping, int, float, str) if scalar else Mapping, words)
+    pairs = [] if value is None else value.items() if isinstance(value, Mapping) else [(None, value)]
+    for _, v in pairs:
+        _typed(name, v, (int, float, str), words, optional=False)
+    texts = ((key, v if isinstance(v, str) else repr(float(v))) for key, v in pairs)
     return [text if key is None else f"{key}={text}" for key, text in texts]
 
 
@@ -195,7 +243,13 @@ def _path(name: str, value: object) -> str:
     raise TypeError(f"{name} must be a str or os.PathLike path, not {type(value).__name__} ({value!r})")
 
 
-def _optional(name: str, value: object, kind: type = str, words: str = "a str") -> None:
-    """A `TypeError` naming the argument unless it is None or a `kind` (a bool is no int)."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, kind)):
-        raise TypeError(f"{name} must be {words} or None, not {type(value).__name__} ({value!r})")
+def _typed(
+    name: str, value: object, kind: type | tuple[type, ...] = str, words: str = "a str", optional: bool = True
+) -> None:
+    """A `TypeError` naming the argument unless it is a `kind` (a bool is no number, a number no
+    bool), or None where `optional`."""
+    if value is None and optional:
+        return
+    if isinstance(value, bool) is not (kind is bool) or not isinstance(value, kind):
+        words += " or None" if optional else ""
+        raise TypeError(f"{name} must be {words}, not {type(value).__name__} ({value!r})")

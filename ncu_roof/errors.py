@@ -67,3 +67,8 @@ class OutputError(NcuRoofError):
 
 class GateError(NcuRoofError):
     """A check the user asked for did not pass (regression, contradicted expectation)."""
+
+
+class NcuRoofWarning(UserWarning):
+    """A warning or note the CLI prints on stderr (`warning: …`, `note: …`), issued by the Python
+    API with `warnings.warn` (docs/api.md); its text is the CLI's line."""

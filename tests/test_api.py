@@ -6,12 +6,13 @@ import json
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
 import ncu_roof
-from ncu_roof.errors import BadInputError, UsageError
+from ncu_roof.errors import BadInputError, NcuRoofWarning, UsageError
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 ROOFLINE_SET = "reexport/a10g_rep_2023.1.1_roofline-set.ncu2024.1-raw-base.csv"
@@ -140,3 +141,53 @@ def test_the_notebook_views_give_each_verdicts_basis_as_the_headline_does() -> N
     assert lines[1] == "  device 0 NVIDIA H100 PCIe: 854 µs, 100% memory-bound (dram 100%) · roofline"
     assert lines[2] == "  device 1 NVIDIA A10G: 1.21 ms, 100% compute-bound · roofline"
     assert "100% memory-bound (dram 100%) · roofline</p>" in a._repr_html_()
+
+
+def cli_lines(*args: str) -> tuple[int, list[str]]:
+    """`ncu-roof analyze ARGS`: its exit code, and its stderr lines but progress (`read …`)."""
+    from conftest import run_cli
+
+    done = run_cli("analyze", *args, "--format", "json")
+    return done.returncode, [line for line in done.stderr.splitlines() if not line.startswith("read ")]
+
+
+def test_each_warning_the_cli_prints_is_issued_and_kept(fixtures: Path, tmp_path: Path) -> None:
+    """Invalid UTF-8 replaced and a --gpu of another GPU than the report's: the CLI's warnings, in
+    its words, each an `NcuRoofWarning` and kept in `warnings`; a clean run says nothing."""
+    damaged = tmp_path / "damaged.csv"
+    damaged.write_bytes((fixtures / "raw_base.csv").read_bytes().replace(b'"app"', b'"app\xff"', 1))
+    with pytest.warns(NcuRoofWarning) as caught:
+        a = ncu_roof.analyze(damaged, gpu="h100-pcie")
+    assert a.warnings == (
+        f"warning: {damaged}: 1 invalid UTF-8 sequence replaced by U+FFFD (first on line 3)",
+        "warning: --gpu h100-pcie (H100 PCIe) is not the report's device 'NVIDIA A100-SXM4-40GB'; "
+        "its built-in figures are used at the measured clocks",
+    )
+    assert [str(w.message) for w in caught] == list(a.warnings)
+    assert {w.filename for w in caught} == {__file__}  # at the caller's line
+    code, lines = cli_lines(str(damaged), "--gpu", "h100-pcie")
+    assert code == 0 and lines[:2] == list(a.warnings)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ncu_roof.analyze(fixtures / "raw_base.csv").warnings == ()
+
+
+def test_a_capture_that_measured_nothing_is_the_clis_error(fixtures: Path) -> None:
+    """Every launch failed: the CLI's `BadInputError` (exit 3), in its words; with `skip_bad_rows`
+    beside an input that measured, left out with the CLI's warning; alone, refused all the same."""
+    failed, measured = str(fixtures / "raw_every_launch_failed.csv"), str(fixtures / "raw_base.csv")
+    words = f"{failed}: collection failed for every launch (2 launches): ncu measured nothing"
+    with pytest.raises(BadInputError) as refused:
+        ncu_roof.analyze(failed, measured)
+    code, lines = cli_lines(failed, measured)
+    assert refused.value.message == words and (code, lines[0]) == (3, f"error: {words}")
+    with pytest.warns(NcuRoofWarning, match="left out"):
+        a = ncu_roof.analyze(failed, measured, skip_bad_rows=True)
+    assert [i.path for i in a.inputs] == [measured] and len(a.kernels) == 2
+    assert a.warnings == (f"warning: {words}; left out (--skip-bad-rows)",)
+    code, lines = cli_lines(failed, measured, "--skip-bad-rows")
+    assert code == 0 and lines[:1] == list(a.warnings)
+    with pytest.raises(BadInputError, match="collection failed for every launch"):
+        ncu_roof.analyze(failed, skip_bad_rows=True)
+    with pytest.raises(BadInputError, match="collection failed for every launch"):
+        ncu_roof.diff(measured, failed)

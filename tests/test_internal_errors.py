@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from conftest import run_cli
 
 import ncu_roof
 from ncu_roof.base.ncu import ncu_version
+from ncu_roof.errors import UsageError
 
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw_base.csv"
 
@@ -117,8 +120,66 @@ def test_to_parquet_names_no_file_after_a_value_that_is_no_path(
 @pytest.mark.parametrize("bandwidth", [{"dram": None}, {"dram": {}}, {"dram": {"x": 1e12}}])
 def test_a_figure_that_is_no_number_is_a_type_error(bandwidth: dict[str, object]) -> None:
     # (a nested or empty mapping was an IndexError or a parse error of a made-up `dram=x=…`)
-    with pytest.raises(TypeError, match="float\\(\\) argument must be"):
+    with pytest.raises(
+        TypeError, match=r"^bandwidth must be a dict of numbers or strs with their unit, not "
+    ):
         ncu_roof.predict(flops=1e9, bytes=1e8, peak=1e12, bandwidth=bandwidth)  # type: ignore[arg-type]
+
+
+QUANTITY = "a number or a str with its unit, or a dict of numbers or strs with their unit"
+
+
+@pytest.mark.parametrize(
+    ("function", "keywords", "message"),
+    [
+        ("diff", {"threshold_pct": "5%"}, "threshold_pct must be a number of percent, not str ('5%')"),
+        ("diff", {"threshold_pct": True}, "threshold_pct must be a number of percent, not bool (True)"),
+        ("diff", {"allow_mismatch": "no"}, "allow_mismatch must be a bool, not str ('no')"),
+        ("diff", {"skip_bad_rows": 1}, "skip_bad_rows must be a bool, not int (1)"),
+        (
+            "predict",
+            {"flops": [2e9]},
+            "flops must be a number or a str with its unit or None, not list ([2000000000.0])",
+        ),
+        (
+            "predict",
+            {"flops": True},
+            "flops must be a number or a str with its unit or None, not bool (True)",
+        ),
+        ("predict", {"bytes": b"1GB"}, f"bytes must be {QUANTITY} or None, not bytes (b'1GB')"),
+        ("predict", {"bytes": {"dram": [1e9]}}, f"bytes must be {QUANTITY}, not list ([1000000000.0])"),
+        ("predict", {"peak": True}, f"peak must be {QUANTITY} or None, not bool (True)"),
+        (
+            "predict",
+            {"intensity": 3.0},
+            "intensity must be a dict of numbers or strs with their unit or None, not float (3.0)",
+        ),
+        ("predict", {"precision": 16}, "precision must be a str or None, not int (16)"),
+        ("plot", {"device": "0"}, "device must be an int or None, not str ('0')"),
+    ],
+)
+def test_the_apis_numbers_of_the_wrong_type_are_a_type_error(
+    function: str, keywords: dict[str, object], message: str
+) -> None:
+    """diff's, predict's and plot's arguments, checked as analyze's are, each before any value is
+    judged (a diff of runs on other GPUs, a prediction without a platform)."""
+    a = ncu_roof.analyze(ncu_roof.example_path())
+    calls: dict[str, Callable[[], object]] = {
+        "diff": lambda: ncu_roof.diff(a, str(RAW), **keywords),  # type: ignore[arg-type]
+        "predict": lambda: ncu_roof.predict(**keywords),  # type: ignore[arg-type]
+        "plot": lambda: a.plot(**keywords),  # type: ignore[arg-type]
+    }
+    with pytest.raises(TypeError) as raised:
+        calls[function]()
+    assert str(raised.value) == message
+
+
+def test_a_threshold_that_is_no_finite_percentage_is_a_usage_error() -> None:
+    a = ncu_roof.analyze(ncu_roof.example_path())
+    for threshold in (-1.0, math.nan, math.inf):
+        with pytest.raises(UsageError, match="must be a finite, non-negative percentage"):
+            ncu_roof.diff(a, a, threshold_pct=threshold)
+    assert ncu_roof.diff(a, a, threshold_pct=0).threshold_pct == 0  # an int is a number of percent
 
 
 def test_a_text_stdout_without_bytes_under_it_takes_the_pieces_as_text(

@@ -90,8 +90,9 @@ def diff(
     match: MatchBy = MatchBy.NAME_SHAPE,
 ) -> Diff:
     """Compare two analyses; raises MismatchError for different GPUs/clocks unless allowed."""
-    if threshold_pct < 0:
-        raise UsageError(f"threshold {threshold_pct}% is negative", hint="pass e.g. --threshold 5%")
+    if not 0 <= threshold_pct < float("inf"):  # NaN too
+        words = f"threshold {threshold_pct}% must be a finite, non-negative percentage"
+        raise UsageError(words, hint="pass e.g. --threshold 5%")
     mismatch, clock_note = mismatch_reason(base, head)
     if mismatch and not allow_mismatch:
         raise MismatchError(
