@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import conftest
@@ -161,7 +162,6 @@ def test_a_side_that_names_no_gpu_is_compared_and_said() -> None:
 
 
 def test_the_named_gpus_of_a_side_with_an_unnamed_one_are_still_compared() -> None:
-    from dataclasses import replace
 
     from ncu_roof.compare.comparison import mismatch_reason
 
@@ -582,7 +582,6 @@ def test_measured_clocks_are_compared_whatever_the_roofs(clocks: tuple[str, str]
 
 
 def test_a_run_without_clocks_says_so(clocks: tuple[str, str]) -> None:
-    from dataclasses import replace
 
     from ncu_roof.base.vocabulary import RoofChoice
 
@@ -594,6 +593,30 @@ def test_a_run_without_clocks_says_so(clocks: tuple[str, str]) -> None:
     assert "note: clocks not compared" in render_diff_table(result)
     assert "> [!NOTE]" in render_diff_markdown(result)
     assert json.loads(joined(diff_json_pieces(result)))["notes"] == list(result.notes)
+
+
+def test_clocks_of_different_counters_are_not_compared_but_said() -> None:
+    """A details page's "SM Frequency" is the GPC clock, a raw page's SM clock its own counter (on the
+    T4 of the corpus 8 % apart in one run): never weighed against each other, said instead."""
+    raw, details = (
+        conftest.analyzed(conftest.FIXTURES / "h200" / f)
+        for f in ("h200_full_raw.csv", "h200_full_details.csv")
+    )
+    recipes = [a.devices[0].sm_clock_recipe for a in (raw, details)]
+    assert recipes == [
+        "counter:sm__cycles_elapsed.avg.per_second",
+        "counter:gpc__cycles_elapsed.avg.per_second",
+    ]
+    clock_hz = details.devices[0].sm_clock_hz
+    assert clock_hz is not None
+    shifted = replace(details, devices=(replace(details.devices[0], sm_clock_hz=clock_hz * 1.08),))
+    result = diff(raw, shifted)  # 8 % apart: no mismatch refused
+    assert result.mismatch is None
+    assert any(
+        "SM clocks measured by sm__cycles_elapsed.avg.per_second vs gpc__cycles_elapsed.avg.per_second" in n
+        for n in result.notes
+    )
+    assert diff(raw, raw).notes == ()  # one counter: compared, as before
 
 
 # --- arrows in multi-run files --------------------------------------------------------------------

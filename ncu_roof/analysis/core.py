@@ -96,7 +96,15 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             sms = float(gpu.sm_count) if gpu is not None and gpu.sm_count else sms
             ordinal = int(ident["device"][rows][0])
             device = Device(
-                len(devices), i, name, cc, roofs, sm_clock_hz=clock, sm_count=sms, ordinal=ordinal
+                len(devices),
+                i,
+                name,
+                cc,
+                roofs,
+                clock,
+                sms,
+                ordinal,
+                first_label(group["sm_clock_hz_recipe"]),
             )
             devices.append(device)
             # report and built-in roofs (automatic): each launch at its clocks

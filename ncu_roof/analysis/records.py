@@ -35,6 +35,7 @@ class Device:
     sm_clock_hz: float | None = None  # median measured SM clock of its launches (None: not in input)
     sm_count: float | None = None  # SMs: median of its launches, else the built-in GPU of its name
     ordinal: int = 0  # its index in its ncu run (the input's `Device` column)
+    sm_clock_recipe: str | None = None  # the counter its SM clock was measured by (`counter:NAME`)
 
 
 _ALSO_MATCHES = re.compile(r"; also matches [^)]*\)")

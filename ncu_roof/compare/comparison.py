@@ -132,7 +132,10 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
     unchecked: list[str] = []
     for b, h in zip(base.devices, head.devices, strict=False):
         clocks = Change(finite_or_none(b.sm_clock_hz), finite_or_none(h.sm_clock_hz))
-        if clocks.delta_pct is not None:
+        counters = [d.sm_clock_recipe.removeprefix("counter:") for d in (b, h) if d.sm_clock_recipe]
+        if clocks.delta_pct is not None and len(set(counters)) > 1:  # a report's SM, a details page's GPC
+            unchecked.append(f"SM clocks measured by {' vs '.join(counters)}")
+        elif clocks.delta_pct is not None:
             assert clocks.base is not None and clocks.head is not None
             if abs(clocks.delta_pct) > CLOCK_TOLERANCE_PCT:
                 return (
@@ -150,14 +153,16 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
                         None,
                     )
         else:
-            unchecked.append(f"{b.roofs.source} vs {h.roofs.source}")
+            unchecked.append(
+                "no measured SM clock to compare, and the roofs are not measured in the reports "
+                f"({b.roofs.source} vs {h.roofs.source})"
+            )
     unnamed = [side for side, names in zip(("base", "head"), named, strict=True) if None in names]
     notes = [f"GPUs not compared: a device of the {' and the '.join(unnamed)} names none"] if unnamed else []
     if unchecked:
         notes.append(
-            "clocks not compared: no measured SM clock to compare, and the roofs are not measured in "
-            f"the reports ({', '.join(dict.fromkeys(unchecked))}); check that both runs used the same "
-            "clock settings"
+            f"clocks not compared ({'; '.join(dict.fromkeys(unchecked))}); check that both runs used the "
+            "same clock settings"
         )
     return None, "; ".join(notes) or None
 

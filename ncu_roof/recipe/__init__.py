@@ -90,7 +90,10 @@ def normalize_columns(
         ]
     )
     out["duration_s"] = duration
-    out["sm_clock_hz"] = m.any_of(CLOCKS["sm"], CLOCKS["gpc"])
+    # the SM clock Nsight's roofs take, else the GPC clock a details page's "SM Frequency" is
+    out["sm_clock_hz"], out["sm_clock_hz_recipe"] = first_available(
+        [(f"counter:{CLOCKS[k]}", m(CLOCKS[k])) for k in ("sm", "gpc")]
+    )
     out["dram_clock_hz"] = m(CLOCKS["dram"])
     out["l1_clock_hz"] = fillna(m(CLOCKS["l1tex"]), out["sm_clock_hz"])
     out["l2_clock_hz"] = m(CLOCKS["lts"])
