@@ -595,6 +595,17 @@ def test_a_run_without_clocks_says_so(clocks: tuple[str, str]) -> None:
     assert json.loads(joined(diff_json_pieces(result)))["notes"] == list(result.notes)
 
 
+def test_the_room_shortened_names_leave_goes_to_the_verdict() -> None:
+    """At the pipe's 120 columns the Kernel column is as wide as its widest shortened name, and
+    the verdict, given the rest, stays on one line (it took two while the column kept 4 blank)."""
+    run = conftest.analyzed(conftest.FIXTURES / "h200" / "h200_full_raw.csv")
+    rows = [line for line in render_diff_table(diff(run, run)).splitlines() if line.startswith("│")]
+    kernel_cells = [row.split("│")[1] for row in rows]
+    assert min(len(cell) - len(cell.rstrip()) for cell in kernel_cells) == 1  # the widest fills it
+    assert "│ memory-bound (l1) · roofline " in rows[0]
+    assert rows[1].startswith("│ wmma_gemm_s8(…) 16384×128 ")  # the first verdict took one line
+
+
 def test_clocks_of_different_counters_are_not_compared_but_said() -> None:
     """A details page's "SM Frequency" is the GPC clock, a raw page's SM clock its own counter (on the
     T4 of the corpus 8 % apart in one run): never weighed against each other, said instead."""

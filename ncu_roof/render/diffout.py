@@ -177,15 +177,18 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
         shown.remove(max(shown, key=_RANK.__getitem__))
     widths = {h: natural[h] for h in shown}
     widths["Kernel"] = max(kernel_min, min(natural["Kernel"], room()))
+    room_for_name = [max(1, widths["Kernel"] - 1 - cell_len(cells[0])) for cells in rows]
+    names, keys = distinct_names([pair_name(k) for k in kernels], room_for_name)
+    for name, cells in zip(names, rows, strict=True):
+        cells[0] = f"{name} {cells[0]}"
+    # the names as shortened: the room they leave goes to the Verdict
+    widths["Kernel"] = max([cell_len("Kernel"), *(cell_len(cells[0]) for cells in rows)])
     if "Verdict" in widths:
         widths["Verdict"] += max(0, min(whole - widths["Verdict"], room() - widths["Kernel"]))
     table = Table(title=one_line(headline(result)), title_justify="left")
     sized(table, ((h, justify, widths[h]) for h, justify, _ in _TABLE_COLUMNS if h in widths))
-    room_for_name = [max(1, widths["Kernel"] - 1 - cell_len(cells[0])) for cells in rows]
-    names, keys = distinct_names([pair_name(k) for k in kernels], room_for_name)
-    for k, name, cells in zip(kernels, names, rows, strict=True):
+    for k, cells in zip(kernels, rows, strict=True):
         style = _STATUS[k.status][2] if color else ""
-        cells[0] = f"{name} {cells[0]}"
         if cell_len(cells[_VERDICT]) > widths.get("Verdict", 0):  # one phrase a line
             cells[_VERDICT] = _VERDICT_BREAKS.sub("\n", cells[_VERDICT])
         marked = zip(HEADERS, cells, strict=True)
