@@ -466,6 +466,7 @@ def test_a_head_gpu_with_no_earlier_commit_names_the_other_gpu_keys(tmp_path: Pa
 
 
 def test_check_counts_a_runs_copies_of_one_average_once_and_every_other_launch() -> None:
+    from ncu_roof.base.shift import runs_shift
     from ncu_roof.history.check import _grouped
 
     # run s: a --print-summary's "Invocations 3" (one average, copied); run t: three launches, two
@@ -478,7 +479,25 @@ def test_check_counts_a_runs_copies_of_one_average_once_and_every_other_launch()
         "run_id": np.array(["s", "s", "s", "t", "t", "t"], dtype=object),
         "duration_s": np.array([2e-3, 2e-3, 2e-3, 1e-3, 1e-3, 1.1e-3]),
     }
-    assert sorted(_grouped(columns)[("k", None, None)]["c1"].tolist()) == [1e-3, 1e-3, 1.1e-3, 2e-3]
+    runs = _grouped(columns)[("k", None, None)]["c1"]
+    assert [r.tolist() for r in runs] == [[2e-3, 2e-3, 2e-3], [1e-3, 1e-3, 1.1e-3]]
+    found = runs_shift(runs, [np.array([1e-3, 1.2e-3])])
+    assert found is not None and (found.head_n, found.base_n) == (4, 2)
+
+
+def test_check_counts_every_launch_of_a_summary_not_its_one_average(tmp_path: Path) -> None:
+    # the summary's tiled kernel ran 3 times ("Invocations 3"), warp_reduce once: the JSON counts
+    # launches (it counted each run's one average: 1 and 1), the reason the measurements
+    dataset = tmp_path / "ds"
+    summary = Path(__file__).resolve().parents[1] / "fixtures" / "summary_per_kernel.csv"
+    add(dataset, summary, "c1", 1)
+    add(dataset, summary, "c2", 2)
+    result = run_cli("history", "check", str(dataset), "--head", "c2", "-F", "json")
+    assert result.returncode == 0, result.stderr
+    movements = json.loads(result.stdout)["movements"]
+    counts = {m["name"][:11]: (m["head_launches"], m["baseline_launches"]) for m in movements}
+    assert counts == {"void tiled<": (3, 3), "warp_reduce": (1, 1)}
+    assert {m["reason"] for m in movements} == {"too few durations for an interval at 99% (1 vs 1)"}
 
 
 def test_show_and_check_read_every_suffix_of_their_formats(history: Path, tmp_path: Path) -> None:
@@ -500,6 +519,17 @@ def test_check_table_fits_80_columns(history: Path) -> None:
     assert result.returncode in (0, 1), result.stderr
     assert max(len(line) for line in result.stdout.splitlines()) <= 80, result.stdout
     assert result.stdout.startswith("history check of c7: ")
+
+
+def test_check_header_never_splits_a_gpu_key_at_its_hyphens() -> None:
+    from ncu_roof.history.check import CheckResult, GpuBaseline
+    from ncu_roof.render.historyout import check_table
+
+    # at 24 columns the key's line must fold: it was folded inside the key, after "nvidia-h100-"
+    key = "nvidia-h100-sxm-cc90-132sm"
+    result = CheckResult("c9", 5.0, 0.99, (GpuBaseline(key, ("c8",), None),), ())
+    header = check_table(result, 24).split("\n\n")[0].splitlines()
+    assert [line.strip() for line in header[-2:]] == [f"{key}:", "baseline 1 commit"], header
 
 
 def test_a_txt_output_takes_any_format_as_every_command_does(history: Path, tmp_path: Path) -> None:

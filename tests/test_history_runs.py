@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -203,3 +204,27 @@ def test_a_baseline_of_one_commit_reads_as_one(tmp_path: Path) -> None:
     result = run_cli("history", "check", str(dataset), "--head", "head")
     assert result.returncode == 0, result.stderr
     assert f"  {H100}: baseline 1 commit\n" in result.stdout
+
+
+def test_a_head_within_the_drift_between_baseline_runs_is_noise(tmp_path: Path) -> None:
+    # five commits whose runs drift by -4 % to +4 % (±1 % launch jitter), a head 6 % slower: its
+    # launches' interval lies above 0 ([+3.3%, +8.4%]: a regression, the baseline's launches taken
+    # as one sample), but the baseline's runs drift that far: noise, the reason giving the band
+    dataset = tmp_path / "h"
+    for day, factor in enumerate((0.96, 0.98, 1.0, 1.02, 1.04), start=1):
+        path = run_csv(tmp_path, f"c{day}", ["gemm(int)"], day, factor)
+        add(dataset, path, f"c{day}", "--time", f"2026-11-0{day}")
+    add(dataset, run_csv(tmp_path, "head", ["gemm(int)"], 9, 1.06), "head", "--time", "2026-11-09")
+    result = run_cli("history", "check", str(dataset), "--head", "head", "-F", "json")
+    assert result.returncode == 0, result.stderr
+    (moved,) = json.loads(result.stdout)["movements"]
+    assert moved["class"] == "noise" and 5 < moved["shift_pct"] < 7 and moved["interval_pct"][0] < 0
+    assert re.fullmatch(
+        r"\+6\.0% \[-\d+\.\d%, \+\d+\.\d%\] at 99%: the interval holds 0; 12 durations vs 60 over 5 commits;"
+        r" run-to-run drift ±\d+\.\d% from 5 baseline runs",
+        moved["reason"],
+    ), moved["reason"]
+    # against c1 alone, no drift to see: the launches' interval, and the reason says so
+    result = run_cli("history", "check", str(dataset), "--head", "c2", "-F", "json")
+    (moved,) = json.loads(result.stdout)["movements"]
+    assert moved["reason"].endswith("vs 12 over 1 commit; run-to-run drift not estimated (1 baseline run)")

@@ -71,9 +71,9 @@ def classified(durations: np.ndarray) -> np.ndarray:
         base = choose_baseline(rows[head], prior, BASELINE)
         used = [int(c[1:]) for c in base.commits]
         for kernel in range(KERNELS):
-            sample = durations[kernel, used].ravel()
-            head_s = durations[kernel, head]
-            kinds[kernel, head], _ = classify(head_s, sample, THRESHOLD_PCT, CONFIDENCE, base.change)
+            runs = list(durations[kernel, used])  # a run a commit
+            head_runs = [durations[kernel, head]]
+            kinds[kernel, head], _ = classify(head_runs, runs, THRESHOLD_PCT, CONFIDENCE, base.change)
     return kinds
 
 

@@ -1,14 +1,15 @@
-"""`ncu_roof.base.shift`: the Hodges–Lehmann shift and Moses' interval, checked by hand."""
+"""`ncu_roof.base.shift`: the Hodges–Lehmann shift, Moses' interval and the drift band, checked by hand."""
 
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, rank_bound, shift
+from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, one_per_copy, rank_bound, runs_shift, shift
 
 
 def test_the_estimate_is_the_median_of_the_differences_of_logs() -> None:
@@ -138,3 +139,59 @@ def test_repeated_durations_of_a_short_kernel_are_each_a_measurement() -> None:
     assert 9.0 < found.shift_pct < 11.0 and found.verdict(5.0) is Movement.REGRESSION
     alike = shift(_short_kernel_run(rng, 1.0), base)
     assert alike is not None and alike.verdict(5.0) is Movement.NOISE
+
+
+def _runs(medians: list[float], step: float = 0.0) -> list[np.ndarray]:
+    """A run of 21 launches around each median log duration (±0.5 %, the middle one the median)."""
+    return [np.exp(median + step + np.linspace(-0.005, 0.005, 21)) * 1e-4 for median in medians]
+
+
+def test_the_interval_widens_to_the_drift_between_the_baseline_runs() -> None:
+    # 5 baseline runs whose medians drift by ±2-4 % (their MAD 0.02: σ = 1.4826 x 0.02), a head
+    # run 6.2 % slower: its launches' interval lies above 0, but one more run of the baseline
+    # drifts that far: the band is ±z·σ·√(1/1 + 1/5) = ±8.7 %, and the movement is noise
+    base, head = _runs([-0.04, -0.02, 0.0, 0.02, 0.04]), _runs([0.0], step=0.06)
+    band = NormalDist().inv_cdf(0.995) * 1.4826 * 0.02 * math.sqrt(1 + 1 / 5)
+    found = runs_shift(head, base)
+    assert found is not None and found.drift_pct is not None and found.low_pct is not None
+    assert (found.base_runs, found.head_n, found.base_n) == (5, 21, 105)
+    assert math.isclose(found.shift_pct, 100 * math.expm1(0.06))
+    assert math.isclose(found.drift_pct, 100 * math.expm1(band))
+    assert math.isclose(found.low_pct, 100 * math.expm1(0.06 - band))
+    assert found.verdict(5.0) is Movement.NOISE
+    # the same launches as one run: no drift seen, the launches' interval alone, a regression
+    pooled = runs_shift([np.concatenate(head)], [np.concatenate(base)])
+    assert pooled is not None and (pooled.base_runs, pooled.drift_pct) == (1, None)
+    assert pooled.low_pct is not None and pooled.low_pct > 0 and pooled.verdict(5.0) is Movement.REGRESSION
+
+
+def test_the_drift_band_shrinks_with_the_heads_runs_and_ignores_an_outlier_run() -> None:
+    # one baseline run 30 % off moves the MAD of 5 runs by one rank, not by 30 %; two head runs
+    # halve the head's part of the band: √(1/2 + 1/5) against √(1 + 1/5)
+    base = _runs([-0.01, 0.0, 0.0, 0.01, 0.3])
+    one, two = runs_shift(_runs([0.05]), base), runs_shift(_runs([0.05, 0.05]), base)
+    assert one is not None and one.drift_pct is not None and two is not None and two.drift_pct is not None
+    z = NormalDist().inv_cdf(0.995)
+    assert math.isclose(one.drift_pct, 100 * math.expm1(z * 1.4826 * 0.01 * math.sqrt(1 + 1 / 5)))
+    assert math.isclose(two.drift_pct, 100 * math.expm1(z * 1.4826 * 0.01 * math.sqrt(1 / 2 + 1 / 5)))
+
+
+@given(
+    st.lists(st.lists(st.floats(1e-6, 1e-2), min_size=1, max_size=8), min_size=1, max_size=6),
+    st.lists(st.lists(st.floats(1e-6, 1e-2), min_size=1, max_size=8), min_size=1, max_size=3),
+)
+def test_runs_only_ever_widen_the_interval_of_their_launches(
+    base: list[list[float]], head: list[list[float]]
+) -> None:
+    runs = runs_shift([np.array(r) for r in head], [np.array(r) for r in base])
+    pooled = shift(np.concatenate([one_per_copy(np.array(r)) for r in head]),
+                   np.concatenate([one_per_copy(np.array(r)) for r in base]))  # fmt: skip
+    assert runs is not None and pooled is not None
+    assert (runs.shift_pct, runs.head_n, runs.base_n) == (pooled.shift_pct, pooled.head_n, pooled.base_n)
+    assert runs.base_runs == len(base)
+    if pooled.low_pct is None or pooled.high_pct is None:
+        assert (runs.low_pct, runs.high_pct, runs.drift_pct) == (None, None, None)
+        return
+    assert runs.low_pct is not None and runs.high_pct is not None
+    assert runs.low_pct <= pooled.low_pct and runs.high_pct >= pooled.high_pct
+    assert (runs.drift_pct is None) == (len(base) < 2)

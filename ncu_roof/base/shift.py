@@ -18,22 +18,31 @@ Why 0.65: a shift of exactly the threshold T, estimated with a standard error σ
 probability Φ(−0.35·T/σ), and no shift raises an alarm with probability Φ(−0.65·T/σ) (nor more
 than the interval's (1 − confidence)/2). 0.65 = z(10⁻⁵) / (z(10⁻⁵) + z(10⁻²)): up to σ ≈ T/6.6
 a step of T is caught 99 % of the time while an unchanged kernel alarms once in 100,000 — ten
-times under the gate's target of 1 in 10,000, the margin for what the interval does not see
-(run-to-run drift; a baseline of one commit). docs/history.md has the operating characteristics.
+times under the gate's target of 1 in 10,000, the margin for the drift the interval does not see
+(below: a baseline of one run shows none, a few runs show it roughly). docs/history.md has the
+operating characteristics.
+
+The interval sees launch jitter only: a whole run shifted (clocks, heat, other tenants) is one
+draw, however many launches it has. `runs_shift` widens it by the drift the baseline's runs show
+(the drift band, `estimate ± z·σ·√(1/h + 1/k)`, σ the robust spread of the k baseline runs'
+median log durations, h the head's runs): the interval is the wider of the two on each side.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from enum import Enum
-from statistics import NormalDist
+from statistics import NormalDist, median
 
 import numpy as np
 
 MAX_SAMPLE = 2000  # a larger sample is thinned to this many of its quantiles (m·n pairs stay ≤ 4e6)
 MIN_LAUNCHES = 2  # fewer launches on a side: no interval (a single launch is no noise sample)
 FIRE_FRACTION = 0.65  # of the threshold: what a real movement's estimate must reach (docstring)
+MIN_RUNS = 2  # fewer baseline runs with a duration: no estimate of the run-to-run drift
+MAD_SIGMA = 1.4826  # the median absolute deviation times this estimates a normal's σ
 
 
 class Movement(Enum):
@@ -46,7 +55,8 @@ class Movement(Enum):
 class Shift:
     """Head vs base: the estimated change of the time in percent, its interval (None where the
     samples are too small for one at this confidence), and the sample sizes (measurements: copies
-    of one average count once, `one_per_copy`)."""
+    of one average count once, `one_per_copy`); with runs (`runs_shift`), the baseline's runs with
+    a duration and the drift band's half-width in percent (None: too few runs for one)."""
 
     shift_pct: float
     low_pct: float | None
@@ -54,6 +64,8 @@ class Shift:
     head_n: int
     base_n: int
     confidence: float
+    base_runs: int = 1
+    drift_pct: float | None = None
 
     @property
     def interval(self) -> str | None:
@@ -96,10 +108,15 @@ def _logs(durations_s: np.ndarray) -> np.ndarray:
     return thinned
 
 
+def _z(confidence: float) -> float:
+    """The two-sided normal quantile of a confidence: 2.576 at 0.99."""
+    return NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+
+
 def rank_bound(n: int, m: int, confidence: float) -> int:
     """C of Moses' interval: the interval is the C-th smallest to the C-th largest difference;
     0 when the samples are too small for an interval at this confidence."""
-    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+    z = _z(confidence)
     return max(0, math.floor(n * m / 2.0 - z * math.sqrt(n * m * (n + m + 1) / 12.0)))
 
 
@@ -118,3 +135,29 @@ def shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float = 0.99) -> S
     ordered = np.partition(differences, sorted({*middle, *ends}))
     low, high = (_pct(float(ordered[c - 1])), _pct(float(ordered[total - c]))) if c >= 1 else (None, None)
     return Shift(_pct(float(ordered[middle].mean())), low, high, n, m, confidence)
+
+
+def runs_shift(
+    head_runs_s: Sequence[np.ndarray], base_runs_s: Sequence[np.ndarray], confidence: float = 0.99
+) -> Shift | None:
+    """The shift of every head launch against every baseline launch (`shift`; a run's copies of
+    one average counted once), its interval widened to the drift band where the baseline has
+    `MIN_RUNS` runs with a duration: the estimate ± z·σ·√(1/h + 1/k) in logs, σ = `MAD_SIGMA` ×
+    the median absolute deviation of the k baseline runs' median log durations, h the head's runs
+    (each interval end the farther of Moses' and the band's)."""
+    head_runs = [r for r in map(one_per_copy, head_runs_s) if len(r)]
+    base_runs = [r for r in map(one_per_copy, base_runs_s) if len(r)]
+    if not head_runs or not base_runs:
+        return None
+    found = shift(np.concatenate(head_runs), np.concatenate(base_runs), confidence)
+    assert found is not None  # both sides hold a positive duration
+    k = len(base_runs)
+    if found.low_pct is None or found.high_pct is None or k < MIN_RUNS:
+        return replace(found, base_runs=k)
+    medians = np.log([median(r.tolist()) for r in base_runs])  # (np.median: ~20 µs a call, 800 groups × 20)
+    sigma = MAD_SIGMA * float(np.median(np.abs(medians - np.median(medians))))
+    band = _z(confidence) * sigma * math.sqrt(1 / len(head_runs) + 1 / k)
+    estimate = math.log1p(found.shift_pct / 100)
+    low = min(found.low_pct, _pct(estimate - band))
+    high = max(found.high_pct, _pct(estimate + band))
+    return replace(found, low_pct=low, high_pct=high, base_runs=k, drift_pct=_pct(band))

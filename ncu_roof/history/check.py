@@ -5,8 +5,9 @@ as the head's was (same metric set, ncu version and clock control; same device n
 count as recorded, clocks within `CLOCK_TOLERANCE_PCT`). When no earlier commit was, the latest
 ones are compared anyway and a movement is named for what changed — a **method change** or a
 **hardware change**, never a regression. Every launch of every run of those commits is the noise
-sample (`ncu_roof.base.shift`: Hodges–Lehmann shift, Moses interval), the head's launches the
-other. A kernel group on one side only is **new** or **missing at head**, never a regression.
+sample (`ncu_roof.base.shift.runs_shift`: Hodges–Lehmann shift, Moses interval widened by the
+drift between the baseline's runs), the head's launches the other. A kernel group on one side
+only is **new** or **missing at head**, never a regression.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, one_per_copy, shift
+from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, runs_shift
+from ncu_roof.base.text import plural
 from ncu_roof.compare.comparison import CLOCK_TOLERANCE_PCT
 from ncu_roof.errors import UsageError
 from ncu_roof.history import BASELINE, CONFIDENCE, THRESHOLD_PCT
@@ -78,12 +80,16 @@ def provenance_change(head: Mapping[str, Any], base: Mapping[str, Any]) -> Chang
 
 
 def classify(
-    head_s: np.ndarray, base_s: np.ndarray, threshold_pct: float, confidence: float, change: Change | None
+    head_runs_s: Sequence[np.ndarray],
+    base_runs_s: Sequence[np.ndarray],
+    threshold_pct: float,
+    confidence: float,
+    change: Change | None,
 ) -> tuple[Kind, Shift | None]:
-    """One kernel group's movement: the shift of the head's durations against the baseline's,
-    named a regression or improvement only when the two were measured alike (`change` None);
-    across a change, a movement the gate would count is that change."""
-    found = shift(head_s, base_s, confidence)
+    """One kernel group's movement: the shift of the head runs' durations against the baseline
+    runs' (`runs_shift`), named a regression or improvement only when the two were measured alike
+    (`change` None); across a change, a movement the gate would count is that change."""
+    found = runs_shift(head_runs_s, base_runs_s, confidence)
     moved = found.verdict(threshold_pct) if found is not None else Movement.NOISE
     if moved is Movement.NOISE:
         return Kind.NOISE, found
@@ -154,7 +160,13 @@ def _reason(kind: Kind, found: Shift | None, base: GpuBaseline, threshold_pct: f
             f"too few durations for an interval at {found.confidence:.0%} ({found.head_n} vs {found.base_n})"
         )
     interval = f"{found.shift_pct:+.1f}% {found.interval} at {found.confidence:.0%}"
-    sizes = f"{found.head_n} durations vs {found.base_n} over {len(base.commits)} commits"
+    runs = plural(found.base_runs, "baseline run")
+    drift = (
+        f"run-to-run drift ±{found.drift_pct:.1f}% from {runs}"
+        if found.drift_pct is not None
+        else f"run-to-run drift not estimated ({runs})"
+    )
+    sizes = f"{found.head_n} durations vs {found.base_n} over {plural(len(base.commits), 'commit')}; {drift}"
     if kind in (Kind.METHOD_CHANGE, Kind.HARDWARE_CHANGE):
         assert base.change is not None
         return f"{interval}, across a {kind.value} ({base.change.reason}); {sizes}"
@@ -172,9 +184,8 @@ def _reason(kind: Kind, found: Shift | None, base: GpuBaseline, threshold_pct: f
 
 def _grouped(
     columns: Mapping[str, np.ndarray],
-) -> dict[tuple[str, str | None, str | None], dict[str, np.ndarray]]:
-    """(name, grid, block) → commit → durations (NaN where missing): every launch of each run,
-    but one of a run's copies of one average (`one_per_copy`: a `--print-summary`)."""
+) -> dict[tuple[str, str | None, str | None], dict[str, list[np.ndarray]]]:
+    """(name, grid, block) → commit → its runs' durations (NaN where missing), a run's every launch."""
     values = np.ma.filled(np.ma.asarray(columns["duration_s"], dtype="float64"), np.nan).tolist()
     keys = (
         np.ma.filled(np.ma.asarray(columns[c], dtype=object), None).tolist()
@@ -183,10 +194,7 @@ def _grouped(
     cells: dict[tuple[str, str | None, str | None], dict[str, dict[str, list[float]]]] = {}
     for name, grid, block, commit, run, value in zip(*keys, values, strict=True):
         cells.setdefault((name, grid, block), {}).setdefault(commit, {}).setdefault(run, []).append(value)
-    return {
-        k: {c: np.concatenate([one_per_copy(np.array(v)) for v in runs.values()]) for c, runs in by.items()}
-        for k, by in cells.items()
-    }
+    return {k: {c: [np.array(v) for v in runs.values()] for c, runs in by.items()} for k, by in cells.items()}
 
 
 def check(
@@ -253,16 +261,16 @@ def _movements(
     groups = _grouped(durations(history, base.gpu, [head, *base.commits]))
     for (name, grid, block), by_commit in groups.items():
         ran = [c for c in base.commits if c in by_commit]  # newest first
-        head_s = by_commit.get(head, np.zeros(0))
-        base_s = np.concatenate([by_commit[c] for c in ran]) if ran else np.zeros(0)
+        head_runs = by_commit.get(head, [])
+        base_runs = [run for c in ran for run in by_commit[c]]
         one_side = _one_side(head in by_commit, ran, base)
         found = None
         if one_side is not None:
             kind, reason = one_side
         else:
-            kind, found = classify(head_s, base_s, threshold_pct, confidence, base.change)
+            kind, found = classify(head_runs, base_runs, threshold_pct, confidence, base.change)
             reason = _reason(kind, found, base, threshold_pct)
-        counts = (len(head_s), len(base_s), len(ran))
+        counts = (sum(map(len, head_runs)), sum(map(len, base_runs)), len(ran))  # every launch, copies too
         last_good = ran[0] if ran else None
         out.append(KernelMovement(name, grid, block, base.gpu, kind, found, *counts, reason, last_good, head))
     return out

@@ -260,8 +260,12 @@ def check_table(result: CheckResult, width: int) -> str:
     for b in result.baselines:
         change = f"; {b.change.kind.value}: {one_line(b.change.reason)}" if b.change else ""
         lines.append(f"  {b.gpu}: baseline {plural(len(b.commits), 'commit')}{change}")
-    # laid out for the width as the table is (folded between words, each further line indented)
-    folded = (textwrap.fill(line, width, subsequent_indent="    ", break_long_words=False) for line in lines)
+    # laid out for the width as the table is (folded between words, never inside a GPU key's
+    # hyphens, each further line indented)
+    folded = (
+        textwrap.fill(line, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
+        for line in lines
+    )
     return "\n".join(folded) + "\n\n" + rich_text(table, width)
 
 
