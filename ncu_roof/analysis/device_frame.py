@@ -158,8 +158,7 @@ def device_frame(
 
 
 def formula_texts(group: Mapping[str, np.ndarray], column: str, n: int) -> np.ndarray:
-    """A column of texts (formulas, traffic definitions) as an object array, None where a row has
-    none (the recipe's NaN; or the column is absent)."""
+    """Texts (formulas, traffic definitions) as an object array, None where there is none (NaN, no column)."""
     values, missing = group.get(column), objects(None, n)
     return missing if values is None else np.where(values == values, values, missing)  # NaN ≠ NaN
 
@@ -176,8 +175,7 @@ def _missing(failed: np.ndarray, quantities: Mapping[str, np.ndarray]) -> pl.Ser
 def _traffic(
     group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray], formulas: Mapping[str, np.ndarray]
 ) -> pl.Series:
-    """Per launch and tier with traffic: its traffic definition, the formula of its bytes (the
-    recipe's) and of its roof."""
+    """Per launch and tier with traffic: its traffic definition and the formulas of its bytes and roof."""
     n = launch_count(group)
     tiers = {}
     for t in TIERS:
@@ -193,8 +191,7 @@ def _traffic(
 
 
 def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int, compute_only: bool = True) -> np.ndarray:
-    """Per launch, its busiest arithmetic pipe (any pipe: `compute_only` False) as words
-    (`alu pipe 76%`), None without pipe figures."""
+    """Each launch's busiest arithmetic pipe (any: not `compute_only`) as `alu pipe 76%`; None: no figure."""
     compute = {
         f"{p} pipe ": a for p, a in pipes.items() if not (compute_only and p.startswith(NON_COMPUTE_PIPES))
     }
@@ -207,8 +204,7 @@ def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int, compute_only: bool = 
 def _tensor_paths(
     group: Mapping[str, np.ndarray], counts: Mapping[str, np.ndarray], failed: np.ndarray
 ) -> pl.Series:
-    """Per launch {path: {unit, count, peak_per_s}}, every path of the input (`counts`: each path's
-    count; {} for a failed launch: all null)."""
+    """Per launch {path: {unit, count, peak_per_s}} of each path in `counts` (a failed launch's: all null)."""
     n = len(failed)
     records: dict[str, pl.Series] = {}
     for path, count in counts.items():
@@ -222,8 +218,7 @@ def _tensor_paths(
 def _instruction_roofline(
     arrays: InstructionArrays, warp_inst: np.ndarray, source: np.ndarray, recipe: pl.Series
 ) -> pl.Series:
-    """Ding & Williams' instruction roofline per launch (null without warp instructions; its
-    per-tier maps hold finite figures only)."""
+    """Ding & Williams' instruction roofline per launch (null: no warp instructions; tier maps: finite)."""
     n = len(warp_inst)
 
     def finite_map(values: Mapping[str, np.ndarray]) -> pl.Series:

@@ -1,9 +1,7 @@
 """Fix first and fold repeats: each launch's headroom (`headroom_s`), and the launches of one kernel
-(name, grid, block, device) or of one NVTX range on one device as one group (`KernelGroup`).
-
-Pure functions of an `Analysis` (it is not changed): every renderer asks here, so the table, the
-Markdown, the HTML, the JSON and the plot rank and fold kernels the same way.
-"""
+(name, grid, block, device) or of one NVTX range on one device as one group (`KernelGroup`). Pure
+functions of an `Analysis` (left unchanged), asked by every renderer: the table, the Markdown, the
+HTML, the JSON and the plot rank and fold kernels the same way."""
 
 from __future__ import annotations
 
@@ -102,8 +100,7 @@ def device_totals_s(analysis: Analysis) -> dict[int, float]:
 
 
 def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[KernelGroup]:
-    """Groups in first-launch order (`GroupBy.NONE`: one group per launch, keyed by kernel),
-    made once per analysis."""
+    """Groups in first-launch order (`GroupBy.NONE`: one per launch, keyed by kernel), made once."""
     return list(analysis.derived(("groups", by), lambda: tuple(_group_kernels(analysis, by))))
 
 
@@ -195,8 +192,7 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
 
 
 def figure_numbers(launches: pl.DataFrame) -> dict[str, np.ndarray]:
-    """What `combined_figures` sums, per launch (NaN: null), taken from the launch frame once for
-    all its groups; a mapping's figures by key (`flop.total`)."""
+    """What `combined_figures` sums per launch (NaN: null), once for all groups; map keys: `flop.total`."""
     out = {c: launches.get_column(c).to_numpy() for c in ("duration_s", "pct_of_roof", "headroom_sol_s")}
     for name in ("flop", "bytes", "sol_pct", "pct_of_bandwidth"):
         column = launches.get_column(name)
@@ -206,10 +202,9 @@ def figure_numbers(launches: pl.DataFrame) -> dict[str, np.ndarray]:
 
 
 def combined_figures(lead: Kernel, numbers: Mapping[str, np.ndarray], rows: np.ndarray) -> Kernel:
-    """Several launches (`rows` of the launch frame, their `figure_numbers`) as one: FLOPs, integer
-    operations and bytes summed, rates over their summed time, intensity over their summed bytes,
-    % of roof, of each tier's roof and SOL percentages weighted by time, the SOL headroom summed;
-    each over the launches that have the figure (and a duration), None where none has it."""
+    """Several launches (`rows`, their `figure_numbers`) as one: FLOPs, operations, bytes and SOL
+    headroom summed, rates over summed time, intensity over summed bytes, percentages weighted by
+    time; each over the launches that have the figure (and a duration), None where none has it."""
 
     def of(field: str, key: str | None = None) -> np.ndarray:
         values = numbers.get(field if key is None else f"{field}.{key}")

@@ -10,11 +10,9 @@ This is the one column vocabulary: `--format csv`, `--format parquet`, `Analysis
   launch (`headroom_s`, `group_id`, `fix_first_rank`), and what the JSON says once per input and
   device (`input_path`, `device_name`, `roof_source`, `device_roof_dram_byte_per_s`, …).
 
-`LEAD` (the CSV's columns since its first release) comes first, then the rest in field order.
-Missing is null, never 0, and so is a number that is not finite (an intensity of FLOPs over 0
-bytes, its cap), as in the JSON. Polars makes it from the launch frame (`Analysis.launches`): struct
-fields as columns, the groups and the inputs and devices joined on.
-"""
+`LEAD` (the CSV's columns since its first release) first, then the rest in field order; missing is null, never
+0, and so is a number that is not finite (an intensity of FLOPs over 0 bytes, its cap), as in the JSON. Made
+from the launch frame (`Analysis.launches`), groups, inputs and devices joined on."""
 
 from __future__ import annotations
 
@@ -54,17 +52,12 @@ MAP_COLUMNS = {  # a mapping field → its columns' names, `{}` its key
 # The first columns, in this order: who ran where, the verdict, its work and traffic, headroom
 LEAD = (
     *("id", "name", "input", "device", "grid", "block", "nvtx", "duration_s", "time_share"),
-    *("achieved_flop_per_s", "attainable_flop_per_s", "binding", "bound", "compute_precision"),
-    "pct_of_roof",
+    *("achieved_flop_per_s", "attainable_flop_per_s", "binding", "bound", "compute_precision", "pct_of_roof"),
     *(MAP_COLUMNS["flop"].format(p) for p in (*PRECISIONS, "total")),
     *(MAP_COLUMNS["bytes"].format(t) for t in TIERS),
     *(MAP_COLUMNS["intensity_flop_per_byte"].format(t) for t in TIERS),
     *(MAP_COLUMNS["sol_pct"].format(k) for k in SOL_KEYS),
-    "notes",
-    "headroom_s",
-    "headroom_sol_s",  # what the busiest Speed-of-Light unit still allows
-    "group_id",
-    "fix_first_rank",
+    *("notes", "headroom_s", "headroom_sol_s", "group_id", "fix_first_rank"),
 )
 
 
@@ -84,8 +77,7 @@ def json_texts(column: pl.Series) -> pl.Series:
 
 
 def _field_columns(name: str, launches: pl.DataFrame) -> list[pl.Series]:
-    """The flat columns of one `Kernel` field: a mapping's one per key (a sparse mapping's key no
-    launch has gets none)."""
+    """One `Kernel` field's flat columns: a mapping's one per key (none for a sparse key no launch has)."""
     if name == "ops":  # each integer tensor path's count, and `ops_total` where a launch has one
         keys = integer_ops(launches)
     else:
@@ -100,10 +92,8 @@ def _field_columns(name: str, launches: pl.DataFrame) -> list[pl.Series]:
 
 
 def group_columns(analysis: Analysis) -> pl.DataFrame:
-    """Per launch (`row`), what `groups` says: its group (its kernel and launch shape on its
-    device; 0, 1, … in first-launch order), and its group's place in the fix-first ranking (1:
-    the group that would save the most time, as the headline's "fix first"; null for a group that
-    has no headroom)."""
+    """Per launch (`row`): its group (kernel and launch shape on its device; 0, 1, … in first-launch order)
+    and the group's place in the fix-first ranking (1: the headline's "fix first"; null without headroom)."""
     groups = group_kernels(analysis)
     with_room = [g for g in groups if g.headroom_s is not None and g.headroom_s > 0]
     place = {id(g): p for p, g in enumerate(ranked(with_room, SortBy.HEADROOM), start=1)}
@@ -118,7 +108,6 @@ def group_columns(analysis: Analysis) -> pl.DataFrame:
 
 
 def input_columns(analysis: Analysis) -> pl.DataFrame:
-    """Per input (`input`): its path, format and ncu version."""
     rows = [(j, i.path, i.format, i.ncu_version) for j, i in enumerate(analysis.inputs)]
     schema = {"input": pl.Int64, "input_path": pl.String, "input_format": pl.String, "ncu_version": pl.String}
     return pl.DataFrame(rows, schema=schema, orient="row")
@@ -143,8 +132,8 @@ def device_columns(analysis: Analysis) -> pl.DataFrame:
 
 
 def launch_table(analysis: Analysis) -> pl.DataFrame:
-    """The launch table, `LEAD` first, then the other columns in `Kernel` field order, then what
-    each launch's input and device say; a number that is not finite null, as the JSON writes it."""
+    """`LEAD`, the other columns in `Kernel` field order, then what each launch's input and device say; a
+    number that is not finite null, as the JSON writes it."""
     launches = analysis.launches
     kernel = [c for f in fields(Kernel) for c in _field_columns(f.name, launches)]
     table = (
@@ -160,8 +149,7 @@ def launch_table(analysis: Analysis) -> pl.DataFrame:
 
 
 def to_arrow(analysis: Analysis) -> pa.Table:
-    """The launch table as a `pyarrow.Table`: floats float64 with nulls, whole numbers int64,
-    texts string, lists of texts list<string>, flags bool."""
+    """`launch_table` as a `pyarrow.Table`: float64 (nulls), int64, string, list<string>, bool columns."""
     import pyarrow as pa
 
     table = launch_table(analysis).to_arrow()

@@ -4,8 +4,7 @@ For every tier with bytes, cap = min(peak, bandwidth × intensity); the lowest c
 Equivalently, each roof implies a minimum time (FLOPs / peak, bytes / bandwidth) and the longest
 one binds; the time form also covers a kernel with zero FLOPs (pure memory traffic), whose caps
 are all zero, without dividing by zero. A tie between compute and memory is compute-bound
-(intensity ≥ ridge point, as in the seeds).
-"""
+(intensity ≥ ridge point, as in the seeds)."""
 
 from __future__ import annotations
 
@@ -40,7 +39,6 @@ def finite_or_none(value: float | None) -> float | None:
 
 
 def finite_map(values: Mapping[str, float]) -> dict[str, float | None]:
-    """Each value `finite_or_none`, keys kept."""
     return {k: finite_or_none(v) for k, v in values.items()}
 
 
@@ -48,7 +46,6 @@ DEFAULT_PRECISIONS = ("fp32", "fp64", "fp16", "tensor")  # the roof shown when a
 
 
 def default_precision(peaks: Mapping[str, object]) -> str | None:
-    """The first of `DEFAULT_PRECISIONS` the platform has a peak for."""
     return next((p for p in DEFAULT_PRECISIONS if p in peaks), None)
 
 
@@ -90,9 +87,8 @@ def _at_peaks(
 def compute_roof_arrays(
     flop_by_precision: Mapping[str, np.ndarray], peaks: Mapping[str, Roof]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The compute roof of n kernels and their dominant precision (≥ 1 precision): the FLOP-weighted
-    harmonic combination of the peaks (the time the FLOPs take, each at its own peak), so a kernel
-    with one precision gets exactly its peak; a precision with FLOPs but no peak leaves it unknown."""
+    """n kernels' compute roof and dominant precision (of ≥ 1): the FLOP-weighted harmonic mean of the peaks
+    (the FLOPs' time at each peak), one precision: exactly its peak; FLOPs without a peak: unknown."""
     names = list(flop_by_precision)
     flops, work, seconds = _at_peaks(flop_by_precision, peaks)
     # summed as numpy adds a row of the matrix of the columns side by side, as ever: bit for bit
@@ -107,8 +103,7 @@ def compute_roof_arrays(
 
 
 def intensity_array(flop: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
-    """FLOP per byte; over no bytes infinite for work and none for no work (0 / 0); NaN where
-    either is unknown."""
+    """FLOP per byte; over no bytes ∞ for work and none for no work (0 / 0); NaN where either is unknown."""
     with np.errstate(all="ignore"):
         out: np.ndarray = np.where(nbytes > 0, flop / nbytes, np.where(flop > 0, np.inf, np.nan))
     return np.where(np.isnan(flop) | np.isnan(nbytes), np.nan, out)
@@ -122,12 +117,10 @@ def roofline_arrays(
     compute_time_s: np.ndarray,
     unpeaked: Mapping[str, np.ndarray] | None = None,
 ) -> RooflineArrays:
-    """Place n kernels against their roofs (one value per tier for all, or one per kernel);
-    `compute_time_s`, where finite (NaN: none), is the compute roof's time instead of FLOP / peak:
-    what every compute ceiling implies (integer operations at their peaks, the busiest pipe), so
-    work that is not floating point can still be compute-bound. `unpeaked` (per precision): the
-    launches whose FLOPs of that precision have no peak to take their time from; compute may
-    bind them, so, like traffic without a roof, no roof can be said to bind."""
+    """Place n kernels against their roofs (one per tier, or per kernel); `compute_time_s`, where finite, is
+    the compute roof's time instead of FLOP / peak: every compute ceiling's (integer operations at their
+    peaks, the busiest pipe), so non-floating-point work can be compute-bound. `unpeaked` (per precision):
+    launches whose FLOPs of it lack a peak: as with traffic without a roof, no roof can be said to bind."""
     peak, n = peak_flop_per_s, len(flop)
     has_peak, has_flop = np.isfinite(peak) & (peak > 0), np.isfinite(flop)
     bandwidth = {tier: per_kernel(bandwidth_byte_per_s.get(tier), n) for tier in bytes_by_tier}
@@ -234,9 +227,8 @@ def nan_to_none(value: float) -> float | None:
 def work_time_arrays(
     work_by_kind: Mapping[str, np.ndarray], peaks: Mapping[str, Roof]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Seconds n kernels' work needs, each kind (FLOPs of a precision, operations of an integer
-    path) at its own peak, summed; and the kind that takes longest. NaN where some work has no
-    peak or no work was measured; the kind is None where nothing was done. Needs one kind or more."""
+    """n kernels' work time: each kind (FLOPs per precision, integer-path ops) at its peak, summed, and the
+    slowest; NaN where work lacks a peak or none was measured, kind None for no work. Needs ≥ 1 kind."""
     names = list(work_by_kind)
     work, busy, seconds = _at_peaks(work_by_kind, peaks)
     total = np.column_stack(seconds).sum(axis=1)
@@ -255,10 +247,8 @@ def objects(value: object, n: int) -> np.ndarray:
 
 
 def row_max(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the largest value of the columns and the index of the first column that holds it:
-    `max` and `argmax` along axis 1 of the columns side by side (NaN the largest, as there),
-    without that n x k matrix (numpy reduces along its short axis one row at a time, at up to
-    20x the cost). Needs one column or more."""
+    """Per row, the columns' largest (NaN largest) and the first column with it: axis-1 `max` and `argmax`
+    without the n x k matrix (numpy reduces its short axis row by row, up to 20x slower). Needs ≥ 1 column."""
     best = np.array(columns[0], dtype="float64")
     at = np.zeros(len(best), dtype=np.int64)
     for i, column in enumerate(columns[1:], start=1):
@@ -269,8 +259,7 @@ def row_max(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def busiest(columns: Mapping[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the largest known value of the n-row columns and its column's key (the first on a
-    tie); NaN and None where none is known."""
+    """Per row, the largest known value and its column's key (first on a tie); NaN and None where none is."""
     if not columns:
         return np.full(n, np.nan), objects(None, n)
     best, at = row_max([np.nan_to_num(np.asarray(c, dtype="float64"), nan=-np.inf) for c in columns.values()])
@@ -288,10 +277,9 @@ def bit_codes(flags: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def fixed(values: np.ndarray, digits: int) -> np.ndarray:
-    """Each number as `f"{v:.{digits}f}"`, as an object array (texts to join elementwise with `+`).
-    Whole numbers are formatted once per distinct rounded value, so percentages cost ~100
-    formats, not one a row: `rint` rounds as `format` does (half to even, on the exact binary
-    value; -0.4 is -0.0, shown `-0`)."""
+    """Each number as `f"{v:.{digits}f}"`, an object array (to join elementwise with `+`). Whole
+    numbers are formatted once per distinct rounded value (percentages: ~100 formats, not one a
+    row): `rint` rounds as `format` does (half to even, exact binary value; -0.4 is -0.0, `-0`)."""
     if digits == 0 and len(values) > 1024:
         rounded = np.rint(values)
         distinct, inverse = np.unique(rounded, return_inverse=True)
@@ -303,8 +291,7 @@ def fixed(values: np.ndarray, digits: int) -> np.ndarray:
 
 
 def sentences(template: str, *texts: np.ndarray) -> np.ndarray:
-    """`template` per row, its `{}` filled in order by object arrays of texts (the parts joined by
-    elementwise `+`: a pass per part, not a format per row)."""
+    """`template` per row, its `{}` filled in order by object arrays of texts (by `+`: a pass per part)."""
     first, *rest = template.split("{}")
     out: np.ndarray = first + texts[0] + rest[0]
     for column, part in zip(texts[1:], rest[1:], strict=True):
@@ -313,7 +300,6 @@ def sentences(template: str, *texts: np.ndarray) -> np.ndarray:
 
 
 def is_set(values: np.ndarray) -> np.ndarray:
-    """Elementwise `is not None` of an object array."""
     return ~equals(values, None)
 
 

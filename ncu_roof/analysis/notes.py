@@ -70,8 +70,7 @@ def each(values: Sequence[K], make: Callable[[K], T]) -> list[T]:
 
 
 def launch_notes(x: NoteInputs) -> pl.Series:
-    """The notes of every launch, in reading order: each rule's sentences (`Said`) for the rows its
-    mask selects."""
+    """Every launch's notes in reading order: each rule's sentences (`Said`) for the rows its mask selects."""
     n = len(x.v.failed)
     made: Made = []
 

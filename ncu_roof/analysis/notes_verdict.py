@@ -47,9 +47,8 @@ def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
 
 
 def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """A latency note per launch, made once per distinct combination of what it shows (the launches
-    of one kernel share it): SM and memory % of peak, % of the roof, the waves per SM of a small
-    grid (NaN for any other), the roof that binds (None where the roofline could not be placed)."""
+    """A latency note per launch, made once per distinct combination of what it shows: SM and memory
+    % of peak, % of the roof, a small grid's waves per SM (else NaN), the binding roof (or None)."""
     small_grid_waves_per_sm = np.where(x.waves[rows] < 1, x.waves[rows], np.nan)
     binding = np.where(x.v.supported[rows], x.v.arrays.binding[rows], objects(None, len(rows)))
     shown = [np.rint(x.sol_pct["sm"][rows]), np.rint(x.sol_pct["memory"][rows]), np.rint(x.pct[rows])]
@@ -126,8 +125,7 @@ def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 
 
 def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
-    """The roofline decided; Speed of Light calls the launch latency-bound: what that means (made
-    as `_latency`'s)."""
+    """The roofline decided; SOL calls the launch latency-bound: what that means (made as `_latency`'s)."""
     shown = [np.rint(x.sol_pct["sm"][rows]), np.rint(x.sol_pct["memory"][rows]), np.rint(x.pct[rows])]
     return per_distinct(
         [*shown, x.waves[rows]], x.v.arrays.binding[rows], lambda first: _cross_check_texts(x, rows[first])

@@ -1,7 +1,5 @@
 """Predict a kernel's roofline before it exists: FLOPs and bytes (or intensities) against roofs.
-
-The verdict comes from `model.roofline()`, the same function `analyze` uses for measured kernels.
-"""
+The verdict comes from `model.roofline()`, the same function `analyze` uses for measured kernels."""
 
 from __future__ import annotations
 
@@ -83,9 +81,8 @@ class OpsCeiling:
 
     @property
     def compute_time_s(self) -> float | None:
-        """The compute roof's time, as `analyze` takes it (None: the FLOPs' own): INT8 operations
-        and FLOPs each at their own peak, added (as the precisions and tensor paths of one kernel);
-        special-function results run on the XU pipe beside the FLOPs: the longer of the two."""
+        """The compute roof's time as `analyze` takes it (None: the FLOPs' own): INT8 ops and FLOPs each at
+        their peak, added (as a kernel's precisions); XU results run beside the FLOPs: the longer."""
         if self.ceiling == "int8":
             return (self.flop_time_s or 0.0) + self.time_s
         return self.time_s if self.binds else None
@@ -97,15 +94,12 @@ TENSOR = "tensor:"  # the roof of one tensor data path: "tensor:bf16"
 
 def builtin_peaks(gpu: str | None) -> tuple[Peaks, Peaks]:
     """A built-in GPU's dense floating tensor data-path peaks (FLOP/s), and its integer-tensor and
-    special-function ceilings (ops/s), from its architecture's figures (none for an unlisted one).
-
-    Each floating path: its ratio to the GPU's own dense FP16 tensor peak x that datasheet figure
-    (a per-clock figure x SMs x the table's boost clock would overstate GPUs whose datasheet quotes
-    tensor peaks below that clock, e.g. H100 SXM5 at 1.83 GHz). XU: results per SM per clock x SMs
-    x the table's boost clock. INT8 (dense tensor) takes the clock of the other tensor paths: its
-    per-clock ratio to dense FP16 tensor x that datasheet peak (the boost clock would overstate
-    H100 SXM5: 8192 x 132 SMs x 1.98 GHz = 2.141 POP/s, against the datasheet's 1979 TOPS dense,
-    = its FP8)."""
+    special-function ceilings (ops/s), from its architecture's figures (none if unlisted). Each floating path:
+    its ratio to the GPU's dense FP16 tensor peak x that datasheet figure (per-clock x SMs x boost clock would
+    overstate GPUs quoting tensor peaks below that clock, e.g. H100 SXM5 at 1.83 GHz). XU: results per SM per
+    clock x SMs x boost clock. INT8 (dense tensor) takes the other tensor paths' clock: its per-clock ratio to
+    dense FP16 tensor x that datasheet peak (the boost clock would overstate H100 SXM5: 8192 x 132 SMs x 1.98
+    GHz = 2.141 POP/s, against the datasheet's 1979 TOPS dense, = its FP8)."""
     row = gpu_by_key(gpu) if gpu else None
     arch = arch_for_cc(row.cc) if row is not None else None
     if row is None or arch is None:
@@ -134,10 +128,9 @@ def builtin_peaks(gpu: str | None) -> tuple[Peaks, Peaks]:
 
 
 def with_tensor_path(roofs: Roofs, precision: str | None, peaks: Peaks) -> Roofs:
-    """`roofs` with the `tensor:PATH` roof `precision` names: the GPU's per-architecture figure,
-    else the platform's own `tensor:PATH` or `PATH` peak, else its `tensor` roof for fp16, and for
-    bf16 where the architecture lists no tensor paths (a user's platform, or an unlisted one): a
-    Volta or Turing GPU, whose paths are listed without bf16, has no BF16 tensor cores."""
+    """`roofs` with the `tensor:PATH` roof `precision` names: the GPU's figure, else the platform's
+    `tensor:PATH` or `PATH` peak, else its `tensor` roof for fp16, or bf16 where the architecture lists no
+    paths (a user's or unlisted platform): Volta and Turing (listed without bf16) lack BF16 tensor cores."""
     if precision is None or not precision.startswith(TENSOR):
         return roofs
     path, compute = precision.removeprefix(TENSOR), roofs.compute_flop_per_s
@@ -251,11 +244,9 @@ def predict(
     ops_peaks: Peaks | None = None,
     tensor_peaks: Peaks | None = None,
 ) -> Prediction:
-    """Place a kernel on `roofs`; tiers known by intensity get bytes = FLOP / intensity.
-
-    `ops` (integer tensor operations, special-function results) run against their own ceiling
-    `ops_ceiling`; the compute roof's time is then `OpsCeiling.compute_time_s`.
-    A `tensor:PATH` precision runs against that path's dense peak (`tensor_peaks`, per GPU)."""
+    """Place a kernel on `roofs`; tiers known by intensity get bytes = FLOP / intensity. `ops` (integer tensor
+    operations, special-function results) run against their own ceiling `ops_ceiling` (the compute roof's
+    time: `OpsCeiling.compute_time_s`); a `tensor:PATH` precision against its dense peak (`tensor_peaks`)."""
     roofs = with_tensor_path(roofs, precision, tensor_peaks or {})
     flop = _checked_work(flop, ops)
     _check_tiers(roofs, bytes_by_tier, intensity_by_tier)

@@ -42,9 +42,8 @@ _ALSO_MATCHES = re.compile(r"; also matches [^)]*\)")
 
 
 def device_name(device: Device) -> str:
-    """The one name of a device in every header, table and plot title: the name the input gives;
-    else the GPU its roofs are of, with where that came from (inferred from what the input holds,
-    `--gpu`, `--roofs`); else `unknown GPU`. One line: names come from the data."""
+    """A device's one name in every header, table and title: the input's; else the GPU of its roofs, and
+    whence (inferred from the input, `--gpu`, `--roofs`); else `unknown GPU`. One line (names are data)."""
     if device.name:
         return one_line(device.name)
     if not (name := device.roofs.name):
@@ -149,10 +148,8 @@ def verdict_phrase(
     ceiling_pct: float | None,
     small_grid: bool,
 ) -> str:
-    """One phrase for a verdict (`memory-bound (dram)`, `compute-bound (alu pipe 82%)`,
-    `latency-bound (small grid)`, `balanced`): `where` is the binding memory tier (the busiest
-    memory unit under SOL), `sol_compute` what a SOL compute verdict names (busiest pipe, else the
-    SM percentage; "" for a roofline verdict)."""
+    """A verdict's phrase (`memory-bound (dram)`, `compute-bound (alu pipe 82%)`, `balanced`): `where`, the
+    binding tier (SOL: busiest memory unit); `sol_compute`, a SOL compute verdict's (roofline: "")."""
     words = VERDICT_WORDS[bound]
     if bound is Bound.MEMORY:
         return f"{words} ({where or 'memory'})"

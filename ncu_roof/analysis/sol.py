@@ -1,6 +1,5 @@
 """Nsight's Speed-of-Light rule (SOLBottleneck) for n kernels, and the ladder that combines it with
-the roofline's binding roof into one verdict; pure functions over SI numbers and percentages.
-"""
+the roofline's binding roof into one verdict; pure functions over SI numbers and percentages."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ class SolArrays:
 def sol_arrays(
     sm_pct: np.ndarray, memory_pct: np.ndarray, breakdown_pct: Mapping[str, np.ndarray], waves: np.ndarray
 ) -> SolArrays:
-    """Classify n kernels from their Speed-of-Light percentages alone (no roofs, no counters);
-    `breakdown_pct`: the memory units' (`SOL_MEMORY_UNITS`)."""
+    """Classify n kernels by SOL percentages alone (no roofs, counters); `breakdown_pct`: the memory units."""
     sm, mem = sm_pct, memory_pct
     known = np.isfinite(sm) & np.isfinite(mem)
     high = (sm >= HIGH_THROUGHPUT_SOL_PCT) | (mem >= HIGH_THROUGHPUT_SOL_PCT)
@@ -60,9 +58,8 @@ class VerdictArrays:
 
 
 def verdict_arrays(binding: np.ndarray, roofline_supported: np.ndarray, sol: SolArrays) -> VerdictArrays:
-    """The verdict ladder: the roofline wherever its data supports a verdict, then SOL alone
-    (latency first: the rule SOL's latency check is), else unknown. Where both decide and SOL's
-    rule says otherwise (the other side, or latency), `disagrees` is set: both are shown."""
+    """The verdict ladder: the roofline where its data allow, then SOL alone (latency first), else unknown;
+    where both decide and SOL says otherwise (the other side, or latency), `disagrees`: both shown."""
     has_roofline = roofline_supported & is_set(binding)
     compute = equals(binding, COMPUTE)
     memory = is_set(binding) & ~compute
@@ -89,10 +86,8 @@ def busiest_unit_arrays(sol_pct: Mapping[str, np.ndarray], n: int) -> tuple[np.n
 
 
 def headroom_array(duration_s: np.ndarray, pct: np.ndarray) -> np.ndarray:
-    """Seconds each launch would save at the roof it reaches `pct` % of (its binding roof; its
-    busiest Speed-of-Light unit, at its current access pattern and instruction mix): duration ×
-    (1 − pct / 100); NaN without a duration or percentage, and above 100 % (inconsistent data:
-    roofs and counters disagree, no saving can be claimed)."""
+    """Seconds a launch would save at the roof it reaches `pct` % of (binding roof, or busiest SOL unit at its
+    access pattern and mix): duration × (1 − pct / 100); NaN without either, or over 100 % (bad data)."""
     duration = np.asarray(duration_s, dtype="float64")
     pct = np.asarray(pct, dtype="float64")
     known = np.isfinite(duration) & (duration > 0) & np.isfinite(pct) & (pct >= 0) & (pct <= 100.0)

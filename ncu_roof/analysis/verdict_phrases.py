@@ -1,9 +1,6 @@
-"""Every launch's verdict in words, from the launch frame: each distinct verdict worded once.
-
-A phrase reads only the parts its bound shows, and a percentage only as its rounded text, so the
-launches are told apart by those parts alone (a percentage rounded half to even, as `f"{v:.0f}"`
-rounds it) and each distinct row of them is worded once.
-"""
+"""Every launch's verdict in words, from the launch frame: each distinct verdict worded once. A
+phrase reads only the parts its bound shows, and a percentage only as its rounded text (half to
+even, as `f"{v:.0f}"` rounds it), so launches are told apart by those parts alone."""
 
 from __future__ import annotations
 

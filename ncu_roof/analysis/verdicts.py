@@ -1,9 +1,7 @@
-"""The verdict ladder for every launch of one device at once: columns in, arrays out.
-
-Roofline (each launch against its own roofs at its measured clocks, Nsight's method) → Nsight's
-SOLBottleneck rule → nothing; the compute ceiling (precision, tensor data path or busiest pipe);
-the instruction roofline. No per-launch Python loop.
-"""
+"""The verdict ladder for every launch of one device at once, columns in, arrays out (no per-launch
+loop): the roofline (each launch against its own roofs at its measured clocks, Nsight's method) →
+Nsight's SOLBottleneck rule → nothing; the compute ceiling (precision, tensor data path or busiest
+pipe); the instruction roofline."""
 
 from __future__ import annotations
 
@@ -75,7 +73,6 @@ def unfailed(values: np.ndarray, failed: np.ndarray) -> np.ndarray:
 
 
 def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -> Verdicts:
-    """The verdict ladder for every launch of one device at once (columns, no per-launch loop)."""
     n = launch_count(group)
     duration = np.asarray(group["duration_s"], dtype="float64")
     quantities = [c for c in ("duration_s", "flop_total", "ops_total", "warp_inst") if c in group]

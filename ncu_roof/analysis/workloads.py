@@ -1,9 +1,7 @@
-"""Built-in workload models: FLOPs and minimum bytes of common kernels, before any profiling.
-
-Each model gives a `Workload` with the assumptions behind its counts: GEMM (seed 000's) is counted
-here, the others by their figures in ncu_roof/data/workloads.toml (which holds every model's texts).
-Bytes are DRAM bytes: the traffic between the chip and its memory that the model cannot avoid.
-"""
+"""Built-in workload models: FLOPs and minimum bytes of common kernels, before any profiling. Each
+gives a `Workload` with the assumptions behind its counts: GEMM (seed 000's) is counted here, the
+others by their figures in ncu_roof/data/workloads.toml (which holds every model's texts). Bytes are
+DRAM bytes: the traffic between the chip and its memory that the model cannot avoid."""
 
 from __future__ import annotations
 
@@ -76,6 +74,7 @@ def _modelled(name: str, given: Mapping[str, Any]) -> Workload:
     model = MODELS[name]
     dtype = given.get("dtype", model.get("dtype", "fp32"))
     size = DTYPE_BYTES[dtype]
+    widened = (BF16_IN_FP32,) if dtype == "bf16" else ()
     if "n" in model["takes"]:
         n, ceiling = given["n"], model.get("ops_ceiling")
         return Workload(
@@ -84,10 +83,7 @@ def _modelled(name: str, given: Mapping[str, Any]) -> Workload:
             model["flop_per_element"] * n,
             {"dram": model["values_per_element"] * n * size},
             VECTOR_PRECISION[dtype],
-            (
-                *(text.format(n=n, size=size) for text in model["assumptions"]),
-                *((BF16_IN_FP32,) if dtype == "bf16" else ()),
-            ),
+            (*(text.format(n=n, size=size) for text in model["assumptions"]), *widened),
             ops=float(n) if ceiling else 0.0,
             ops_ceiling=ceiling,
         )
@@ -102,7 +98,7 @@ def _modelled(name: str, given: Mapping[str, Any]) -> Workload:
         model["flop_per_value"] * d * tokens,
         {"dram": float(passes * d * size * tokens)},
         VECTOR_PRECISION[dtype],
-        (counted[0], "per row of d, " + traffic, *counted[1:], *((BF16_IN_FP32,) if dtype == "bf16" else ())),
+        (counted[0], "per row of d, " + traffic, *counted[1:], *widened),
     )
 
 

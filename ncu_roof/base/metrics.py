@@ -252,6 +252,5 @@ COLLECT: dict[str, tuple[str, ...]] = {
 
 
 def collect_command(parts: Iterable[str]) -> str:
-    """The exact ncu command line that collects the metrics of the given parts."""
     names = sorted({name for part in parts for name in COLLECT[part]})
     return f"ncu --metrics {','.join(names)} -o report ./your_app"

@@ -70,11 +70,10 @@ def ncu_version(path: str) -> str | None:
 
 
 def one_blas_thread() -> None:
-    """OpenBLAS with one thread, for a process of ncu-roof's own (the CLI; before numpy loads,
-    unless the user chose). ncu-roof does no BLAS work, and OpenBLAS starts a thread per core whose
-    busy waiting takes the cores that pyarrow's threads and the analysis run on: 0.1-0.2 s
-    of a 100,000-launch `analyze` on two cores. Programs this process runs (ncu, the profiled
-    application) get the user's environment without it (`c_locale_env`)."""
+    """OpenBLAS with one thread, for a process of ncu-roof's own (the CLI; before numpy loads, unless
+    the user chose). ncu-roof does no BLAS work, and OpenBLAS starts a thread per core whose busy
+    waiting takes the cores pyarrow's threads and the analysis run on: 0.1-0.2 s of a 100,000-launch
+    `analyze` on two cores. ncu and the profiled program get the environment without it (`c_locale_env`)."""
     if BLAS_THREADS not in os.environ and "numpy" not in sys.modules:
         os.environ[BLAS_THREADS] = "1"
         _SET_HERE.append(BLAS_THREADS)
@@ -91,10 +90,9 @@ IMPORT_HINT = "the report may be damaged or newer than this ncu; try `pip instal
 
 
 def import_raw_csv(tool: NcuTool, report: str | Path) -> bytes:
-    """A report's raw page as CSV bytes (every metric, in base SI units), read by `tool` in the C
-    locale with a private, empty HOME: ncu neither reads the user's settings nor writes beside
-    them. A failing or hanging ncu raises `BadInputError` (`REPORT: `ncu --import` failed: <its
-    last line>`); callers that know better re-raise with their own class and hint."""
+    """A report's raw page as CSV bytes (every metric, base SI units), read by `tool` in the C locale with a
+    private, empty HOME (no user settings read, nothing written beside them). A failing or hanging ncu raises
+    `BadInputError` (`REPORT: `ncu --import` failed: <its last line>`); callers may re-raise it."""
     argv = [tool.path, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"]
     with tempfile.TemporaryDirectory(prefix="ncu-roof-home-") as home:
         env = c_locale_env() | {"HOME": home}

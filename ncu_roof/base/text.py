@@ -1,8 +1,6 @@
 """Text any layer may show: one line with no control characters (kernel names are hostile:
 templates, `|`, backticks, ESC, newlines), kernel names folded for a cell, SI numbers, launch
-shapes. Scaling to k/M/G happens only here, for display; the sinks' own escaping is in
-`render.text`.
-"""
+shapes. Scaling to k/M/G happens only here, for display; the sinks' own escaping is `render.text`'s."""
 
 from __future__ import annotations
 
@@ -28,25 +26,20 @@ def one_line(text: str) -> str:
 
 
 def shorten(name: str, width: int = 60) -> str:
-    """A kernel name for a table cell: template arguments and parameters folded, then clipped.
-
-    `void at::native::reduce_kernel<512, 1, ...>(T3)` → `at::native::reduce_kernel<…>(…)`.
-    """
+    """A kernel name for a table cell: template arguments and parameters folded, then clipped:
+    `void at::native::reduce_kernel<512, 1, ...>(T3)` → `at::native::reduce_kernel<…>(…)`."""
     text = _fold(one_line(name).strip().removeprefix("void "), "<", ">", "<…>")
     text = _fold(text, "(", ")", "(…)") if len(text) > width else text
     return text if len(text) <= width else text[: width - 1].rstrip("…<(") + "…"  # never `name<……`
 
 
 def distinct_names(names: Sequence[str], width: int | Sequence[int]) -> tuple[list[str], list[str]]:
-    """Each name shortened (`shorten`) to `width`, or its row's (a name beside a launch shape), so
-    that different names never read alike, and the lines that resolve the index some get.
-
-    Names that shorten alike show the template arguments in which they differ
-    (`InitializeMatrix_kernel<__half, …>(…)` and `<float, …>`); where that does not tell them
-    apart within the width (a difference nested deeper, as in CUTLASS kernels), each gets an index,
-    `cutlass::Kernel<…>(…) [K1]`, and a line `[K1] …` with its text where the names split. A name
-    told apart so reads the same in each of its rows (at the narrowest width of those alike).
-    """
+    """Each name shortened (`shorten`) to `width`, or its row's (a name beside a launch shape), so that
+    different names never read alike, and the lines that resolve the index some get. Names that shorten
+    alike show the template arguments in which they differ (`InitializeMatrix_kernel<__half, …>(…)` and
+    `<float, …>`); where that does not tell them apart within the width (a difference nested deeper, as in
+    CUTLASS kernels), each gets an index, `cutlass::Kernel<…>(…) [K1]`, and a line `[K1] …` with its text
+    where the names split. A name told apart reads the same in its rows (at the narrowest of those alike)."""
     widths = [width] * len(names) if isinstance(width, int) else width
     short = [shorten(n, w) for n, w in zip(names, widths, strict=True)]
     alike: dict[str, dict[str, None]] = {}  # each shortened text's distinct names, in order
@@ -187,11 +180,8 @@ def si(value: float | None, unit: str = "", digits: int = 3) -> str:
 
 
 def intensity(value: float | None, digits: int = 3) -> str:
-    """An intensity in FLOP/byte as a plain number, 3 significant digits, never an SI prefix.
-
-    `0.0948`, `2.73`, `104`, `1.23e+03`: `si()` would print 0.0948 as `94.8 m`, which reads as
-    millions. None or NaN → `–`, infinity (no bytes) → `∞`.
-    """
+    """An intensity in FLOP/byte, 3 significant digits, never an SI prefix: `0.0948`, `2.73`, `104`,
+    `1.23e+03` (`si()`'s `94.8 m` for 0.0948 reads as millions); None or NaN → `–`, ∞ (no bytes) → `∞`."""
     if value is None or value != value:
         return "–"
     if value in (float("inf"), float("-inf")):

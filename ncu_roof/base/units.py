@@ -1,10 +1,9 @@
 """Units and numbers as ncu prints them, turned into SI floats.
 
 ncu spells units differently across releases (`nsecond`/`ns`, `cycle/nsecond`/`Ghz`,
-`Gbyte/second`/`Gbyte/s`) and formats numbers by the process locale (`1,234.5`, `1.234,5`).
-Everything here maps those spellings onto one SI scale, and refuses to guess: an unknown unit or
-an ambiguous number style is an error, never a silent factor of 1000.
-"""
+`Gbyte/second`/`Gbyte/s`) and formats numbers by the process locale (`1,234.5`, `1.234,5`). Each
+spelling maps onto one SI scale, never by a guess: an unknown unit or an ambiguous number style is
+an error, never a silent factor of 1000."""
 
 from __future__ import annotations
 
@@ -39,8 +38,7 @@ _COUNT_RE = re.compile(
 @lru_cache(maxsize=1024)  # a report's launches share their units: each worked out once
 def si_factor(unit: str) -> float:
     """Multiplier taking a value printed in `unit` to SI: time to seconds, frequency to hertz, bytes
-    to bytes, bandwidth to byte/s; ratios (`inst/cycle`) and percentages keep their scale (1).
-
+    to bytes, bandwidth to byte/s; ratios (`inst/cycle`) and percentages keep their scale (1):
     >>> si_factor("usecond"), si_factor("Ghz"), si_factor("Gbyte/second"), si_factor("cycle/nsecond")
     (1e-06, 1000000000.0, 1000000000.0, 1000000000.0)
     """
@@ -99,15 +97,13 @@ _CONTRADICTS = {  # the numbers a file written in a style (forced by --number-lo
 
 
 def detect_number_style(cells: Iterable[object], forced: NumberStyle | None) -> NumberStyle:
-    """The number style of one file, from its numeric-looking cells; `forced` (`--number-locale`)
-    where the file's own numbers do not contradict it. The right-most separator of a number that
-    has both is the decimal mark; two or more groups of three digits mark the grouping character;
-    a comma followed by other than three digits is a decimal comma; conflicting evidence raises.
-    A lone `1,234` is read as en_US grouping: ncu prints fractions with 2 (details) or 6 (raw,
-    auto units) decimals, never 3. The cells (stripped; missing ones and those without a digit
-    passed over) are searched by Polars' regex engine: 5x Python's `re` on a raw page's 20,000
-    distinct cells; its `\\d` is any Unicode digit as `re`'s is; the patterns are anchored (`^`),
-    so a search is a match."""
+    """The number style of one file, from its numeric-looking cells; `forced` (`--number-locale`) where the
+    file's own numbers do not contradict it. The right-most separator of a number that has both is the decimal
+    mark; two or more groups of three digits mark the grouping character; a comma followed by other than three
+    digits is a decimal comma; conflicting evidence raises. A lone `1,234` is en_US grouping: ncu prints
+    fractions with 2 (details) or 6 (raw, auto units) decimals, never 3. The cells (stripped, those without a
+    digit passed over) are searched by Polars' regex engine (5x `re` on a raw page's 20,000 distinct cells;
+    its `\\d` is any Unicode digit as `re`'s is; the patterns are anchored: a search is a match)."""
     import polars as pl
 
     text = pl.Series(cell_texts(cells), dtype=pl.String).str.strip_chars(_SPACE).drop_nulls()
@@ -151,8 +147,7 @@ def missing_cell(cell: object) -> bool:
 
 
 def cell_number(cell: object) -> float:
-    """A cell's number, NaN where it is none (as `pandas.to_numeric` coerces: ASCII digits only,
-    no `1_000`)."""
+    """A cell's number, NaN where none (as `pandas.to_numeric` coerces: ASCII digits only, no `1_000`)."""
     if isinstance(cell, str) and not (cell.isascii() and "_" not in cell):
         return math.nan
     try:
@@ -177,13 +172,11 @@ def cell_texts(cells: Iterable[object]) -> list[str | None]:
 
 
 def parse_numbers(cells: Iterable[object] | pa.Array | pa.ChunkedArray, style: NumberStyle) -> np.ndarray:
-    """Cells as printed by ncu (a pyarrow string column, or Python values) → float64, NaN where
-    not a number (`n/a`, `nan`, empty: never 0), in pyarrow's string kernels (4x a pandas `str` +
-    `to_numeric` pass). Plain numbers (the common case: a `--print-units base` raw page) are one
-    cast; else (grouping marks, `n/a`, spaces, garbage, infinities) a number must be one in the
-    file's style (digit groups of three, its decimal mark), its grouping marks are then removed;
-    the rest (`n/a`, `(!) nan`, `1,2,3`, garbage) is missing, `unreadable` says which were no
-    word of ncu's."""
+    """Cells as printed by ncu (a pyarrow string column, or Python values) → float64, NaN where not
+    a number (`n/a`, `nan`, empty: never 0), in pyarrow's string kernels (4x a pandas `str` +
+    `to_numeric` pass). Plain numbers (a `--print-units base` raw page) are one cast; else a number
+    must be one in the file's style (digit groups of three, its decimal mark), its grouping marks
+    removed; the rest (`n/a`, `(!) nan`, `1,2,3`, garbage) is missing (`unreadable`: not ncu's words)."""
     import numpy as np
     import polars as pl
     import pyarrow as pa
@@ -259,10 +252,8 @@ _UNIT_WORDS = {
 
 
 def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
-    """`2.039TB/s` → 2.039e12, `10M` → 1e7, `100GFLOP/s` → 1e11; a wrong unit is an error.
-
-    A bare number or a number with only an SI prefix is taken in the dimension's base unit.
-    """
+    """`2.039TB/s` → 2.039e12, `10M` → 1e7, `100GFLOP/s` → 1e11; a wrong unit is an error. A bare
+    number or a number with only an SI prefix is taken in the dimension's base unit."""
     from decimal import Decimal
 
     example = f"write e.g. 1e7, 10M or 2.5G{dimension.value}"
@@ -291,9 +282,8 @@ def parse_quantity(text: str | float | int, dimension: Dimension) -> float:
 
 
 def toml_quantity(value: object, dimension: Dimension, where: str, hint: str, wrong_type: str) -> float:
-    """A TOML file's value (a string with units or a plain number, never a boolean) as
-    `parse_quantity` reads it; every error a `BadInputError` naming `where`, the one for a value of
-    another type `wrong_type` formatted with `where`, `value` and `unit`."""
+    """A TOML file's value (a string with units or a plain number, never a boolean) as `parse_quantity` reads
+    it, each error a `BadInputError` naming `where` (a wrong type: `wrong_type` of `where`/`value`/`unit`)."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise BadInputError(wrong_type.format(where=where, value=value, unit=dimension.value), hint=hint)
     try:

@@ -1,10 +1,7 @@
 """The words every layer shares: precisions, memory tiers, Speed-of-Light keys, verdicts, `Roofs`,
-the traffic a tier is judged by, how `diff` pairs kernels.
-
-One home for each: the recipe names its FLOPs and bytes with them, the roofs and the model key
-their peaks by them, the analysis and every sink read them. No numpy or pandas here: the CLI may
-import this early.
-"""
+the traffic a tier is judged by, how `diff` pairs kernels: the recipe names its FLOPs and bytes with
+them, the roofs and the model key their peaks by them, the analysis and every sink read them. No
+numpy or pandas here: the CLI may import this early."""
 
 from __future__ import annotations
 
@@ -98,8 +95,7 @@ class Roofs:
 
 @dataclass(frozen=True)
 class RoofChoice:
-    """How the user asked for roofs: automatic (None, None), a built-in key, or a file's roofs;
-    and which traffic the memory tiers are judged by."""
+    """Roofs as asked: automatic (None, None), a built-in key or a file's; the traffic tiers are judged by."""
 
     gpu_key: str | None = None
     user: Roofs | None = None

@@ -1,10 +1,8 @@
 """Per-architecture figures, keyed by compute capability, each with its source: one type (`Arch`),
-one table (`archs()`, read from `data/archs.toml`, which says what each figure is for). The FLOP
-figures are per SM per clock (`specs.Hardware` scales them). A `Figure` or `PathScale` with
-`verified=False` is derived or unverified on real hardware and says so wherever it is shown.
-Beside them, the peak of every memory-tier traffic counter per architecture (`counter_peaks()`,
-from `data/tier_peaks.toml`, which says what each figure is and where it comes from).
-"""
+one table (`archs()`, from `data/archs.toml`, which says what each figure is for). The FLOP figures
+are per SM per clock (`specs.Hardware` scales them). A `Figure` or `PathScale` with `verified=False`
+is derived or unverified on real hardware and says so wherever it is shown. Beside them, the peak
+of every memory-tier traffic counter per architecture (`counter_peaks()`, `data/tier_peaks.toml`)."""
 
 from __future__ import annotations
 
@@ -78,7 +76,6 @@ class Arch:
 
 @cache
 def archs() -> dict[str, Arch]:
-    """The listed architectures by compute capability, in the table's order."""
     table = package_table("archs")
     return {row["cc"]: _arch(row, table["default"]) for row in table["arch"]}
 
@@ -186,9 +183,8 @@ def _unverified(figures: dict[str, CounterPeak], cc: str) -> dict[str, CounterPe
 
 
 def counter_peak(cc: str, counter: str) -> tuple[CounterPeak, float] | None:
-    """The peak figure of `counter` (a `.sum`) on compute capability `cc`, and the bytes per
-    counter unit it implies beyond the counter's own (32 for lts__t_bytes = lts__t_sectors × 32);
-    None where the table has none."""
+    """The peak of `counter` (a `.sum`) on `cc` and the bytes per counter unit it implies beyond the
+    counter's own (32 for lts__t_bytes = lts__t_sectors × 32); None where the table has none."""
     figures = counter_peaks().get(cc)
     if figures is None:  # an unlisted revision: its major's nearest lower one, unverified
         if (base_cc := nearest_listed(cc, counter_peaks())) is None:
@@ -200,9 +196,8 @@ def counter_peak(cc: str, counter: str) -> tuple[CounterPeak, float] | None:
 
 
 def l2_slices(memory_bus_bits: float) -> int:
-    """L2 slices of a GPU by its memory bus: 4 per 32-bit GDDR channel, 1 per 64 bits of HBM
-    (a bus of 1024 bits or more). Confirmed by the `.sum`/`.avg` ratio of lts__ counters in the
-    corpus: T4 (256-bit) 32, RTX 2060 Max-Q (192-bit) 24, RTX 5060 Ti (128-bit) 16, A100 and H100
-    PCIe (5120-bit) 80."""
+    """L2 slices of a GPU by its memory bus: 4 per 32-bit GDDR channel, 1 per 64 bits of HBM (a bus of 1024
+    bits or more). Confirmed by the `.sum`/`.avg` ratio of lts__ counters in the corpus: T4 (256-bit) 32, RTX
+    2060 Max-Q (192-bit) 24, RTX 5060 Ti (128-bit) 16, A100 and H100 PCIe (5120-bit) 80."""
     bits = int(memory_bus_bits)
     return bits // 64 if bits >= 1024 else bits // 8

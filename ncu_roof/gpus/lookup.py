@@ -16,7 +16,6 @@ from ncu_roof.gpus.specs import Gpu
 
 @cache
 def builtin_gpus() -> dict[str, Gpu]:
-    """The product table's rows by key, in its order."""
     return {row["key"]: Gpu(**{**row, "names": tuple(row["names"])}) for row in package_table("gpus")["gpu"]}
 
 
@@ -73,12 +72,11 @@ class Inference:
 
 
 def infer_gpu(cc: str | None, sm_count: float | None, bus_bits: float | None = None) -> Inference | None:
-    """The built-in product of a compute capability and, where the file holds them, its SM count
-    and memory bus width: the first in the table's order among those that match, with the others
-    named (with an SM count their compute roofs are the same; their memory roofs may differ by
-    bus). Without an SM count, only when every product of that CC has the same SMs and bus (their
-    per-clock roofs are then all the same), and never for a consumer die (`Arch.consumer`: the
-    table lists one T4 of CC 7.5's many GTX and RTX cards); None without a compute capability."""
+    """The built-in product of a compute capability and, where the file holds them, its SM count and memory
+    bus width: the first in the table's order that matches, the others named (with an SM count their compute
+    roofs are the same; memory roofs may differ by bus). Without an SM count, only when every product of that
+    CC has the same SMs and bus (and so per-clock roofs), never for a consumer die (`Arch.consumer`: the table
+    lists one T4 of CC 7.5's many GTX and RTX cards); None without a compute capability."""
     if not cc:
         return None
     evidence = [f"CC {cc}"]

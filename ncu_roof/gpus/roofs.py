@@ -1,9 +1,7 @@
 """Where roofs come from: the report itself, the built-in GPU table, or the user's roofs file.
 
-Automatic order: the report's own `*.peak_sustained × clock` (Nsight's method, at the clock the
-kernel ran at), with entries the report lacks filled from the built-in row matched by device name.
-An explicit `--gpu KEY` or `--roofs FILE` replaces both.
-"""
+Automatic: the report's own `*.peak_sustained × clock` (Nsight's method, at the clock the kernel ran
+at), what it lacks from the built-in row of its device. `--gpu KEY` or `--roofs FILE` replaces both."""
 
 from __future__ import annotations
 
@@ -56,9 +54,8 @@ def launch_count(launches: Mapping[str, np.ndarray]) -> int:
 
 
 def median(values: np.ndarray) -> float:
-    """The median of a column's numbers, NaN where it has none (pandas' `median`, no warning):
-    the middle one, or the mean of the two middle ones, as `np.median` (which imports numpy.ma),
-    but as halves summed where their sum overflows: two near the float's limit never give inf."""
+    """A column's median, NaN without numbers (pandas' `median`, no warning): the middle one or mean of the
+    two, as `np.median` (which imports numpy.ma), but halves summed where the sum would overflow."""
     import numpy as np
 
     numbers = np.asarray(values, dtype="float64")
@@ -82,9 +79,8 @@ NO_TENSOR_CORES = re.compile(r"\bGTX 16[56]0\b", re.IGNORECASE)
 def device_hardware(
     norm: Mapping[str, np.ndarray], device_name: str | None, cc_column: str | None = None
 ) -> Hardware | None:
-    """The built-in figures of one device: its product row, else its `device__attribute_*` (else
-    its CC column and launch SM count: the architecture's per-SM figures, no memory bus); no
-    tensor roof for a GPU without tensor cores."""
+    """The built-in figures of one device: its product row, else its `device__attribute_*`, else
+    its CC column and launch SM count (per-SM figures, no memory bus); no tensor roof without tensor cores."""
     gpu = match_gpu(device_name)
     hardware = (
         gpu.hardware()
@@ -115,9 +111,8 @@ def _device_cc(norm: Mapping[str, np.ndarray], cc_column: str | None) -> str | N
 
 
 def infer_device(norm: Mapping[str, np.ndarray], cc: str | None) -> tuple[Hardware, str] | None:
-    """The built-in product of a device the input does not name, from its compute capability
-    (`device__attribute_*`, else the CC column), SM count and memory bus width where it has them:
-    its per-clock figures and the device's name, each saying it was inferred; None for no product."""
+    """The built-in product of an unnamed device, by its CC (`device__attribute_*`, else the CC column), SM
+    count and memory bus width where known: its per-clock figures and name, each said inferred; or None."""
     sms = _attribute(norm, "device_sm_count", "sm_count")
     inference = infer_gpu(_device_cc(norm, cc), sms, _attribute(norm, "device_memory_bus_bits"))
     if inference is None or inference.gpu is None:
@@ -129,10 +124,9 @@ def infer_device(norm: Mapping[str, np.ndarray], cc: str | None) -> tuple[Hardwa
 def fill_builtin(
     norm: Mapping[str, np.ndarray], hardware: Hardware | None, replace: bool = False
 ) -> dict[str, np.ndarray]:
-    """Each launch's roofs the report lacks (all of them when `replace`): the built-in per-clock
-    figures × that launch's clock (`_clock`). A memory tier's roof is always the built-in peak of the
-    very counter its traffic was counted with, else of the one Nsight draws there (`bw_<tier>_counter`,
-    `arch.counter_peaks`). The columns given (maybe shared) are never written into: filled ones are new."""
+    """Each launch's roofs the report lacks (all when `replace`): the built-in per-clock figures × its clock
+    (`_clock`); a memory tier's, the built-in peak of the counter its traffic was counted with, else of the
+    one Nsight draws (`bw_<tier>_counter`, `arch.counter_peaks`); the columns given (maybe shared) stay."""
     import numpy as np
 
     columns = dict(norm)
@@ -154,7 +148,6 @@ def fill_builtin(
     for column, rows, per_clock, kind, recipe in fills:
         if column not in columns:
             continue
-        # × each launch's clock of `kind` (`_clock`), on `rows` that lack the roof
         measured = columns[CLOCK_COLUMNS[kind]]
         clock, at_boost, said = clocks[kind]
         value = per_clock * clock
@@ -174,11 +167,10 @@ def fill_builtin(
 def _clock(
     columns: Mapping[str, np.ndarray], kind: str, hardware: Hardware
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each launch's clock of `kind` (boost where it has none), whether it is a built-in figure, and
-    the words saying which clock where it is not the launch's own. The L2's (Nsight scales the L2
-    peak by `lts__cycles_elapsed.avg.per_second`) is one kind of clock for the device: a launch
-    without one takes the device's median L2 clock of its other launches; a device without any, the
-    product's built-in L2 clock; a product without one, the SM clock, said so (GH100: ~16 % off)."""
+    """Each launch's clock of `kind` (boost where it has none), whether built in, and words naming any clock
+    not the launch's own. The L2's (Nsight scales the L2 peak by `lts__cycles_elapsed.avg.per_second`) is one
+    clock per device: a launch without one takes its other launches' median; a device without any, the
+    product's built-in one; a product without one, the SM clock, said so (GH100: ~16 % off)."""
     import numpy as np
 
     measured = columns[CLOCK_COLUMNS[kind]]
@@ -203,10 +195,9 @@ def _clock(
 def report_roofs(
     normalized: Mapping[str, np.ndarray], name: str | None = None, source: str | None = None
 ) -> Roofs:
-    """Median over the device's launches of each roof (SI), saying where it came from and at
-    which clock: `report: … at measured 1.10 GHz`, `builtin:t4 (…) at boost 1.59 GHz`. A launch
-    that measured nothing (no duration: a failed collection) is left out while others measured:
-    its roofs, at the boost clock for want of its own, are no figure of the run."""
+    """Median over the device's launches of each roof (SI), saying where it came from and at which clock:
+    `report: … at measured 1.10 GHz`, `builtin:t4 (…) at boost 1.59 GHz`. A launch that measured nothing (a
+    failed collection) is left out while others measured (its boost-clock roofs are no figure of the run)."""
     timed = normalized["duration_s"] > 0
     if timed.any() and not timed.all():
         normalized = {c: a[timed] for c, a in normalized.items()}

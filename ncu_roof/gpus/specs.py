@@ -1,13 +1,11 @@
 """Built-in GPU figures, two kinds for two uses: `ncu-roof gpus` and `predict` show each product's
 datasheet peaks at its boost clock (dense), exactly as the datasheet prints them (`Gpu`); `analyze`
-needs roofs at the clock the kernel ran: the per-architecture figures (`arch.Arch`: FLOP and bytes
-per SM per clock) × the SM count × the measured clock (`Hardware`), so that every roof of one
-device refers to one clock; from the report's `device__attribute_*` values for a device not in the
-product table (its rows: `data/gpus.toml`, read by `lookup`).
+needs roofs at the clock the kernel ran: the per-architecture figures (`arch.Arch`: per SM per
+clock) × the SM count × the measured clock (`Hardware`: every roof of a device at one clock), from
+`device__attribute_*` for a device not in the product table (`data/gpus.toml`, read by `lookup`).
 
 DRAM bytes per DRAM clock = bus width / 4 (double data rate: bus bits / 8 × 2), which is
-`dram__bytes.sum.peak_sustained` in every corpus report (A100 5120-bit: 1280 B; A10G 384-bit: 96 B).
-"""
+`dram__bytes.sum.peak_sustained` in every corpus report (A100 5120-bit: 1280 B; A10G 384-bit: 96 B)."""
 
 from __future__ import annotations
 
@@ -44,8 +42,7 @@ class Hardware:
     l2_slice_count: float | None = None  # the device's own (`device__attribute_l2s_count`), else by its bus
 
     def per_clock(self) -> dict[str, tuple[float, str]]:
-        """Each compute roof in FLOP per SM clock, and how it was built: `128 FLOP/SM/clk x 108 SMs,
-        CC 8.0 Ampere GA100: ...`."""
+        """Each compute roof in FLOP per SM clock, and its recipe: `128 FLOP/SM/clk x 108 SMs, CC 8.0 …`."""
         if self.arch is None or not self.sm_count:
             return {}
         unverified = {*self.arch.unverified, *self.overrides}
@@ -59,9 +56,8 @@ class Hardware:
         }
 
     def counter_per_clock(self, counter: str) -> tuple[float, str, str] | None:
-        """The peak of a tier's traffic counter (`base*scale` as `recipe.tiers` names it) in bytes
-        per clock, the clock it scales with ("l1", "l2", "dram") and how it was built; None where
-        the table has no figure for it on this GPU."""
+        """The peak of a tier's traffic counter (`base*scale`, as `recipe.tiers` names it) in bytes per
+        clock, the clock it scales with ("l1", "l2", "dram") and its recipe; None where the table has none."""
         base, _, scale_text = counter.partition("*")
         scale, bits = float(scale_text) if scale_text else 1.0, self.memory_bus_bits
         if base == "dram__bytes.sum":
@@ -108,8 +104,7 @@ def hardware_from_attributes(
 
 @dataclass(frozen=True, kw_only=True)
 class Gpu:
-    """One product: its datasheet peaks at boost (dense) and what per-clock roofs need (a row of
-    `data/gpus.toml`, which says what each field is)."""
+    """One product (a `data/gpus.toml` row): datasheet peaks at boost (dense), what per-clock roofs need."""
 
     key: str
     name: str

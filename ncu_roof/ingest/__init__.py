@@ -2,9 +2,7 @@
 
 `expand_inputs` turns command-line arguments (directories, globs, `-`) into the inputs to read;
 `read_input` reads one (a path, or `-` for stdin): only regular files (a FIFO or a device would
-block or never end), at most `MAX_TEXT_BYTES` of text, every OS error a `BadInputError` that names
-the path.
-"""
+block or never end), at most `MAX_TEXT_BYTES` of text, an OS error a `BadInputError` naming it."""
 
 from __future__ import annotations
 
@@ -122,9 +120,8 @@ def _clean_text(path: str, raw: bytes) -> tuple[bytes, tuple[str, ...]]:
 
 
 def _finish(table: RunTable) -> RunTable:
-    """Nonsense values excluded (with notes), a warning counting them. The memory pyarrow's pool
-    (mimalloc) kept from a CSV read goes back to the OS before the analysis allocates its own: the
-    100k trace's JSON peaked at 640-720 MB without, 600-630 MB with, CPU time alike."""
+    """Nonsense values excluded, noted and counted; pyarrow's mimalloc pool frees a CSV read's memory to the
+    OS before the analysis allocates (100k-trace JSON peak 640-720 MB without, 600-630 MB with; CPU alike)."""
     from ncu_roof.ingest.table import exclude_nonsense
 
     if "pyarrow" in sys.modules:  # a CSV was read (a report's read does not load it)
@@ -203,8 +200,7 @@ def _cannot_read(path: str, err: OSError, hint: str = "check the file's permissi
 
 @contextmanager
 def mapped(path: str) -> Iterator[bytes | mmap.mmap]:
-    """The bytes of a regular file, memory-mapped (a multi-GB report is never read whole);
-    anything but a regular file is refused without opening it."""
+    """A regular file's bytes, mapped (a multi-GB report never read whole); any other refused unopened."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -235,8 +231,7 @@ def mapped(path: str) -> Iterator[bytes | mmap.mmap]:
 
 
 def read_text_bytes(path: str) -> bytes:
-    """The whole of a text input (a regular file `mapped` checked, or stdin for `-`), refused beyond
-    `MAX_TEXT_BYTES`."""
+    """A whole text input (a regular file `mapped` checked, or `-`: stdin), refused past `MAX_TEXT_BYTES`."""
     if path == STDIN and sys.stdin is None:  # started with stdin closed (`<&-`)
         raise BadInputError(
             "-: stdin is closed", hint="pipe or redirect the input: `ncu-roof analyze - < run.csv`"

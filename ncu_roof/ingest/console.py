@@ -1,6 +1,5 @@
-"""ncu console text: what `ncu ./app` prints (the details page) and `--print-summary` tables.
-
-The layouts handled (all seen in real captures, 2020–2025):
+"""ncu console text: what `ncu ./app` prints (the details page) and `--print-summary` tables, in every layout
+seen in real captures (2020–2025):
 
 * kernel lines `NAME (GX, GY, GZ)x(BX, BY, BZ), Context C, Stream S, Device D, CC X.Y`, the
   older `NAME, 2022-Dec-04 20:05:20, Context 1, Stream 7`, and the summaries'
@@ -14,10 +13,8 @@ The layouts handled (all seen in real captures, 2020–2025):
 * `==PROF==` lines, application output, CPU call stacks, NVTX stacks and rule paragraphs
   anywhere in between (passed over); `(!) nan`, `n/a`, thousands separators.
 
-Columns are cut at the positions of the dashes of the table's rule line, so labels with spaces and
-right- or left-aligned values read alike. Values are as printed (rounded to 2 decimals). What no
-single line shows is checked once the whole text is read (`strays`, bad devices, `cut_tail`).
-"""
+Columns are cut at the dashes of the table's rule line (labels with spaces, values aligned either
+way). Values are as printed (rounded to 2 decimals)."""
 
 from __future__ import annotations
 
@@ -88,11 +85,9 @@ class Kernel:
 
 @dataclass
 class _Table:
-    """One section table being read. Its layouts: rule, title, rule, rows, rule (details and
-    summaries); rule, rows, rule (old, no title); title, rule, rows, blank line (2022 summaries).
-    Lines of another shape inside it (application output, an NVTX stack) are passed over; a
-    table that ends otherwise than its layout does (another section, a kernel line, the end of
-    the file) is cut off."""
+    """One section table being read. Its layouts: rule, title, rule, rows, rule (details and summaries); rule,
+    rows, rule (old, no title); title, rule, rows, blank line (2022 summaries). Other lines in it (program
+    output, an NVTX stack) are passed over; ending otherwise (a section, a kernel, the end) it is cut off."""
 
     kernel: Kernel
     labels: list[str]  # its rows' (the kernel's list for this section)
@@ -180,10 +175,8 @@ def _section(
 
 
 def _table_line(line: str, table: _Table) -> bool:
-    """Take one line of an open section table; False (and the table closed) when the line is
-    ncu's next piece (a section, a kernel, a process or device line) or ends the table. A row
-    starts where the rule starts, with a label and a value under their dashes: its metric taken
-    (the first of a kernel's rows that names it)."""
+    """A line of an open table; False (closing it) at ncu's next piece (a section, kernel, process or device
+    line). A row starts with the rule, label and value under its dashes: its metric taken (first wins)."""
     if _RULE.match(line):
         spans = [(m.start(), m.end()) for m in re.finditer(r"-+", line)]
         if spans[0][0] != table.indent or (table.labels and spans != table.spans):
@@ -286,10 +279,9 @@ def read_console_text(path: str, raw: bytes, style: NumberStyle | None, skip_bad
 
 
 def cut_tail(kernels: list[Kernel]) -> None:
-    """A file cut at a line end between rows, or between sections, of its last kernel: ncu prints
-    the kernels of a run alike, so a last kernel whose last section's rows are the first few of
-    another kernel's, or on a details page whose sections (each with that kernel's rows) are the
-    first few of its sections, was cut there. (A summary's kernels on two GPUs may differ.)"""
+    """A file cut at a line end between rows or sections of its last kernel: ncu prints a run's kernels alike,
+    so a last kernel whose last section's rows are the first few of another's, or on a details page whose
+    sections (with their rows) are another's first few, was cut there (a summary's on two GPUs may differ)."""
     last = kernels[-1] if kernels else None
     if last is None or last.left_out or not last.labels:
         return
@@ -307,11 +299,9 @@ def cut_tail(kernels: list[Kernel]) -> None:
 
 
 def strays(kernels: list[Kernel], damage: Damage) -> None:
-    """ncu 2022's summary repeats the kernel line above each section; a damaged copy (name, grid
-    or count) no longer matches and, read as one more kernel, would take the sections below it
-    from their kernel. ncu prints every kernel's sections in one order, so a summary kernel that
-    begins past the first section, with one the summary kernel above it lacks, continues that
-    kernel: damaged, and left out when skipping."""
+    """ncu 2022's summary repeats the kernel line above each section; a damaged copy (name, grid or count),
+    read as another kernel, takes the sections below from theirs. ncu prints sections in one order: a summary
+    kernel beginning past the first, with one the kernel above lacks, continues it (damaged)."""
     first = next((next(iter(k.labels)) for k in kernels if k.labels), None)
     for above, kernel in itertools.pairwise(kernels):
         if not (above.summary and kernel.summary and kernel.labels) or kernel.device != above.device:

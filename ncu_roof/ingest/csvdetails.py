@@ -7,10 +7,8 @@ A summary's header (per-kernel; per-gpu puts "Device Id" after "Host Name"):
 `"Process ID","Process Name","Host Name","Kernel Name","Block Size","Grid Size","Device Id",
 "Invocations","Section Name","Metric Name","Metric Unit","Minimum","Maximum","Average"`.
 A newer ncu names the device column "Device" and adds "CC" after it (read as the launches' `cc`).
-A kernel is one (process, name, block, grid, device) group; its values are the Average column (so
-every metric read is listed in `RunTable.averaged`, each kernel carries a note), and "Invocations
-N" makes it N launches (`kernel_launches`).
-"""
+A kernel is one (process, name, block, grid, device) group; its values are the Average column (each
+metric listed in `RunTable.averaged`, each kernel noted), "Invocations N" N launches (`kernel_launches`)."""
 
 from __future__ import annotations
 
@@ -100,9 +98,8 @@ def _identity_problem(ident: str, process: str, device: str) -> str | None:
 
 
 def _details_rows(block: Block, damage: Damage) -> list[dict[str, str]]:
-    """The metric rows of one block; a damaged row taints the kernels on either side of it (with
-    `skip_bad_rows` those kernels are left out whole: a partial kernel would be read with other
-    formulas)."""
+    """The metric rows of one block; a damaged row taints the kernels on either side of it (left out
+    whole when skipping: a partial kernel would be read with other formulas)."""
     header = block.header
     least = header.index("Metric Value") + 1
     tainted: set[str] = set()
@@ -145,14 +142,10 @@ def _details_rows(block: Block, damage: Damage) -> list[dict[str, str]]:
 
 
 def partial_groups(rows: list[tuple[str, int, str, str, str]]) -> dict[str, tuple[int, str]]:
-    """Kernels of a per-metric page whose rows cannot all be theirs: (line, reason) per key.
-
-    `rows` are (kernel key, line, section, metric, value) in file order, one per row. ncu prints
-    every kernel of a run with the same rows, together; rows of one kernel split by another's, a
-    kernel holding only some of the rows of another kernel's sequence (the first, the last, all
-    but one in the middle), or one row twice with two values (which one is true?) are what a cut,
-    a lost line, a damaged ID or two exports pasted together leave behind.
-    """
+    """Kernels of a per-metric page whose rows cannot all be theirs: (line, reason) per key; `rows`: (key,
+    line, section, metric, value) in file order. ncu prints a run's kernels with the same rows, together: one
+    kernel's rows split by another's, a kernel with some of another's rows (first, last, all but one in the
+    middle) or a row twice with two values are what cuts, lost lines, damaged IDs or pasted exports leave."""
     found: dict[str, tuple[int, str]] = {}
     first_line: dict[str, int] = {}
     sequences: dict[str, list[tuple[str, str]]] = {}  # each kernel's (section, metric) rows
@@ -226,8 +219,7 @@ def text_columns(
 ) -> pl.DataFrame:
     """Launches whose metrics are texts as printed (the details page, a summary, console text) →
     `RunTable.launches`: a launch's first cell of each metric in SI (`effective_unit`; NaN if none),
-    the metrics in the order first seen (`sort`: by name); each cell that reads as no number is a
-    note on its launch, after its `notes`."""
+    metrics in first-seen order (`sort`: by name); a cell that reads as no number is a note, after `notes`."""
     rows = len(identity["id"])
     lines = [list(n) for n in notes] if notes is not None else [[] for _ in range(rows)]
     values: list[pl.Series] = []
@@ -349,10 +341,9 @@ def kernel_launches(
     counts: Sequence[int] | np.ndarray,
 ) -> pl.DataFrame:
     """The launches of summary kernels (a `--print-summary` CSV's or console text's; each kernel's
-    metrics as (text, unit)): each kernel's row once per invocation its averages are over, the run's
-    launches counted (a row of "Invocations 3" is 3 launches of its average duration, its time 3 x
-    that), each with its row's values and notes; IDs numbered from 0. More launches in all than
-    `MAX_SUMMARY_LAUNCHES` is refused: the table would grow with the counts, not the file."""
+    metrics as (text, unit)): each kernel's row once per invocation its averages are over ("Invocations
+    3": 3 launches of its average duration, 3 x that time), with its values and notes; IDs from 0.
+    Over `MAX_SUMMARY_LAUNCHES` in all is refused: the table would grow with the counts, not the file."""
     cells = [(i, metric, *value) for i, kernel in enumerate(kernels) for metric, value in kernel.items()]
     launches = text_columns({"run": "0", "id": list(range(len(kernels))), **identity}, cells, style, notes)
     total = sum(int(count) for count in counts)  # exact: a count beyond int64 is no wrapped number

@@ -56,10 +56,8 @@ def check_header(path: str, block: Block) -> None:
 def read_csv_file(
     path: str, raw: bytes, starts: list[int], style: NumberStyle | None, skip_bad_rows: bool = False
 ) -> Callable[[], RunTable]:
-    """A raw or details page whose header lines start at `starts` (`find_headers(raw)[0]`), in
-    two steps: this call reads all that needs the file's bytes (the blocks; a raw page's rows as
-    text), the step it returns makes the numbers and the table without them, so that the caller
-    lets the bytes go first (the 5,000-launch `--set full` export peaked 72 MB higher)."""
+    """A raw or details page (headers at `starts`: `find_headers(raw)[0]`): this reads what needs the bytes;
+    the returned step makes the table once the caller let them go (5,000-launch export: 72 MB lower peak)."""
     if not (blocks := find_blocks(raw, starts)):
         raise no_csv_error(path, raw)
     for block in blocks:

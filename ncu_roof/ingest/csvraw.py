@@ -1,12 +1,10 @@
 """The raw page (`--page raw`): one row per launch, one column per metric.
 
 Read with pyarrow, only the columns the recipe needs, as text (a block with a damaged row again
-with the csv module, to name each damaged row's line); the text stays in Arrow until each metric
-column is parsed once into float64 (no per-cell Python objects, no copy of the whole frame).
+with the csv module, to name its line), kept in Arrow until each metric is parsed once to float64.
 Checked once a block is parsed: no units row under the header (every value's scale unknown: a
 duration in `us` read as if in ncu's base unit) damages its kernels; gaps in the IDs (`check_ids`);
-a cell that reads as no number (none of ncu's words for missing) is a note on its launch.
-"""
+a cell that reads as no number (none of ncu's words for missing) is a note on its launch."""
 
 from __future__ import annotations
 
@@ -137,9 +135,8 @@ def _read_raw_block(block: Block, run: int, damage: Damage) -> RawPart | None:
 
 
 def _parse_block(block: Block, chosen: list[str], has_units: bool) -> pa.Table | None:
-    """pyarrow's streaming read of the chosen columns, as text; None when a row is damaged (or
-    the block is cut, or its quotes do not pair up). (Its one-shot `read_csv` on two threads took
-    as long at 2x the CPU time and ~200 MB more memory at 100,000 launches.)"""
+    """pyarrow's streaming read of the chosen columns as text; None for a damaged row, a cut block or unpaired
+    quotes (one-shot `read_csv`, two threads: as long, 2x the CPU, ~200 MB more at 100k launches)."""
     import pyarrow as pa
     from pyarrow import csv as pacsv
 
@@ -175,8 +172,7 @@ def _parse_block(block: Block, chosen: list[str], has_units: bool) -> pa.Table |
 
 
 def _quotes(data: bytes) -> int:
-    """The `"` in `data`, by numpy 4 MiB at a time (`bytes.count` of one byte is a loop over them:
-    0.11 s for 225 MB, this 0.03 s)."""
+    """The `"` in `data`, by numpy in 4 MiB chunks (`bytes.count` loops: 0.11 s for 225 MB, this 0.03 s)."""
     view, step = np.frombuffer(data, np.uint8), 1 << 22
     return sum(int(np.count_nonzero(view[i : i + step] == ord('"'))) for i in range(0, len(view), step))
 
@@ -200,9 +196,8 @@ def _raw_slow(block: Block, chosen: list[str], has_units: bool, damage: Damage) 
 def _check_identity(
     table: pa.Table, lines: list[int] | None, block: Block, damage: Damage
 ) -> tuple[pa.Table, np.ndarray | None]:
-    """Rows whose ID is no launch ID or whose Device is not a small non-negative integer are
-    damaged and left out (with the rows kept, None when all are); an empty Device is no device
-    (the GPU ncu names first)."""
+    """Rows whose ID is no launch ID or whose Device is no small non-negative integer are damaged and
+    left out (with the rows kept, None: all); an empty Device is no device (the GPU ncu names first)."""
     import pyarrow.compute as pc
 
     bad = np.zeros(table.num_rows, dtype=bool)
@@ -241,12 +236,8 @@ _SAMPLE_ROWS = 512
 
 
 def _sample_cells(part: RawPart) -> list[str | None]:
-    """The distinct cells of at most `_SAMPLE_ROWS` evenly spaced rows, for the locale detection.
-
-    Every kernel row of a raw page has hundreds of numbers, clocks among them (~1e9 in base units),
-    so a few hundred rows carry all the evidence; stacking all cells of a 5,000-kernel page cost
-    more than parsing it.
-    """
+    """Distinct cells of ≤ `_SAMPLE_ROWS` evenly spaced rows, for the locale: a raw page's row has hundreds of
+    numbers, clocks ~1e9, so a few hundred rows hold all evidence (all cells: dearer than parsing)."""
     if not part.units:
         return []
     table = part.cells.select(list(part.units))

@@ -1,9 +1,7 @@
-"""A launch's NVTX ranges as one text (the `nvtx` identity column), from either reader.
-
-The text is the push/pop stack outermost first, joined by `/` (`run_test/daxpy`), then each
-start/end range, all joined by `, `; a range of a domain other than the default one is written
-`domain@range`, as ncu's `--nvtx-include` spells it. None when the launch ran in no range.
-"""
+"""A launch's NVTX ranges as one text (the `nvtx` identity column), from either reader: the push/pop stack
+outermost first, joined by `/` (`run_test/daxpy`), then each start/end range, all joined by `, `; a range of a
+domain other than the default one is written `domain@range`, as ncu's `--nvtx-include` spells it. None when
+the launch ran in no range."""
 
 from __future__ import annotations
 
@@ -33,11 +31,9 @@ def nvtx_columns(header: Sequence[str]) -> list[str]:
 
 
 def _entries(column: str, cell: str) -> list[tuple[str, str]]:
-    """(domain, range name) of each quoted `"<domain>:<name>:…"` entry of one cell, in order.
-
-    The column's header names the fields (`Domain:Push/Pop_Range:PL_Type:…:Msg`); a name holding
-    `:` takes extra fields, as may the message that ends the entry (most often the name again).
-    """
+    """(domain, range name) of each quoted `"<domain>:<name>:…"` entry of one cell, in order. The
+    header names the fields (`Domain:Push/Pop_Range:PL_Type:…:Msg`); a name holding `:` takes extra
+    fields, as may the message that ends the entry (most often the name again)."""
     fields = column.rsplit(" ", 1)[-1].split(":")
     where = [i for i, f in enumerate(fields) if f.endswith("_Range")]
     if "Domain" not in fields or not where or fields.index("Domain") > where[0]:

@@ -1,19 +1,17 @@
 """What every reader returns: one row per profiled launch, identity columns plus ncu metrics in SI.
 
-Launch shape and compute capability (`settle_shapes`, which every reader of reports and CSV pages
-ends with): a kernel gets the same `grid`, `block` and `cc` from a report, its raw page (any ncu
-release, any units), its details page or its `--print-summary` CSV, in ncu's own spellings
-(written by `shape_text`, `total_text` and `cc_text` only), from the first of:
+Launch shape and CC (`settle_shapes`, every report and CSV reader's last step): a kernel gets the same `grid`,
+`block` and `cc` from a report, its raw page (any ncu release, any units), details page or `--print-summary`
+CSV, in ncu's own spellings (written by `shape_text`, `total_text` and `cc_text` only), from the first of:
 
 * the per-axis dims (`launch__grid_dim_x/y/z`, `launch__block_dim_x/y/z`), exact: `(39312, 1, 1)`
   (all that a report and ncu 2022.3's raw page hold: no `Grid Size` / `Block Size` / `CC` there);
 * ncu's text (a CSV page's `Grid Size` / `Block Size`) when it agrees with the launch's totals,
   written again by `shape_text` (a locale's digit group, `(39,312, 1, 1)`, stays in its axis: ncu
   separates axes by `, `); a text that does not read as a shape is kept as it is;
-* the totals alone (`launch__grid_size` blocks, `launch__block_size` threads per block; the details
-  page's Launch Statistics rows; a console `--print-summary` line's `Block Size 256, Grid Size
-  4096`): the bare count, `4096`, as a total is no 3-D shape (4096 blocks may be `(64, 64, 1)`);
-* else None (unknown).
+* the totals alone (`launch__grid_size` blocks, `launch__block_size` threads per block, as the details
+  page's Launch Statistics and a console `--print-summary` line give them): the bare count, `4096`
+  (4096 blocks may be `(64, 64, 1)`); else None.
 
 ncu's text is not the launch's shape with a dimension of 0 (`(0, 0, 0)`: a report without launch
 configuration, a failed collection) or a product unlike the launch's total (ncu 2024.1 re-exporting
@@ -22,10 +20,8 @@ a report of totals only, ncu 2019's `v100_rep_basic_vectorops`, writes `Grid Siz
 (its block `(256, 1, 1)` too) and both come from the totals. `cc` is a page's `CC` column, else
 `major.minor` of `device__attribute_compute_capability_*`. Console text is read as ncu printed it.
 
-Values no GPU can produce (`exclude_nonsense`) are excluded (NaN) with a note naming the metric, never
-passed on: every counter, rate and percentage the recipe reads is non-negative and finite, and a few
-have a ceiling no real launch comes near; such values come from damaged or hand-edited files.
-"""
+Values no GPU can produce (`exclude_nonsense`: negative, non-finite, or past a ceiling no real
+launch comes near) are excluded (NaN) with a note naming the metric: damaged or hand-edited files."""
 
 from __future__ import annotations
 
@@ -90,9 +86,8 @@ def _identity(name: str, value: Any, rows: int) -> pl.Series:
 
 
 def row_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    """A reader's launches as rows (dicts) → `RunTable.launches`. A metric a launch lacks is NaN
-    there; a metric column is float64 unless some launch gives it as text: then it is text, each
-    number written as Python writes it (read back exactly by `cell_number`), NaN as null."""
+    """A reader's launches as rows (dicts) → `RunTable.launches`, a metric a launch lacks NaN; one some
+    launch gives as text is text, numbers as Python writes them (exact: `cell_number`), NaN as null."""
     names = list(dict.fromkeys(name for row in rows for name in row))
     present = {c: [row.get(c) for row in rows] for c in IDENTITY if c in names}
     metrics: list[pl.Series] = []
@@ -137,9 +132,8 @@ def cc_text(major: object, minor: object) -> str | None:
 
 
 def _ncu_text(text: object, total: float) -> tuple[bool, str | None]:
-    """Whether ncu's text may be the launch's (False: a product unlike its total), and the text to
-    give for it: its axes (split at `, `, the module docstring says why) written by `shape_text` or
-    `total_text`, as it is when it does not read as either, None when there is none or an axis is 0."""
+    """Whether ncu's text may be the launch's (False: a product unlike its total), and the text to give: its
+    axes (split at `, `) by `shape_text` or `total_text`, else as it is; None for none or an axis of 0."""
     if not isinstance(text, str) or not text.strip():
         return True, None
     stripped = text.strip()
@@ -186,11 +180,8 @@ def _settled(row: Mapping[str, Any]) -> tuple[str | None, str | None, str | None
 
 
 def settle_shapes(launches: pl.DataFrame) -> pl.DataFrame:
-    """The reader's launches with `grid`, `block` and `cc` settled as the module docstring says.
-
-    Launches share a few distinct (texts, dims, totals, capability) rows: each is settled once
-    and joined back (a Python pass per row cost 0.1 s at 100k launches).
-    """
+    """The reader's launches with `grid`, `block` and `cc` settled as the module docstring says: each
+    distinct (texts, dims, totals, capability) row once, joined back (a pass per row: 0.1 s at 100k)."""
     metrics = [launches.get_column(c) for c in _SHAPE_METRICS if c in launches.columns]
     keys = pl.DataFrame([*launches.select("grid", "block", "cc").get_columns(), *metrics])
     distinct = keys.unique(maintain_order=True)  # (NaN equals NaN here and in the join)
@@ -203,15 +194,10 @@ def settle_shapes(launches: pl.DataFrame) -> pl.DataFrame:
 
 @dataclass(frozen=True)
 class RunTable:
-    """The launches read from one input file.
-
-    `launches` holds the identity columns above (`IDENTITY`'s types, null where missing) and one
-    column per ncu metric, already scaled to SI (seconds, bytes, hertz, byte/s; ratios as
-    printed): float64, NaN where missing (text only where a report gives the metric as text, see
-    `row_frame`). `frame` is the same as a pandas DataFrame. `warnings` are what the reader says
-    about the file as a whole (rows skipped, bytes replaced); `averaged` names the metrics whose
-    values are averages over several invocations (a `--print-summary` input; empty otherwise).
-    """
+    """The launches read from one input file: `IDENTITY`'s columns (null where missing) and one per
+    ncu metric in SI (seconds, bytes, hertz, byte/s; ratios as printed), float64, NaN where missing
+    (text only where a report gives it as text: `row_frame`). `warnings`: on the whole file (rows
+    skipped, bytes replaced); `averaged`: metrics averaged over invocations (`--print-summary`)."""
 
     path: str
     format: InputFormat
@@ -222,7 +208,6 @@ class RunTable:
 
     @property
     def rows(self) -> int:
-        """The number of launches."""
         return self.launches.height
 
     @property
@@ -261,8 +246,7 @@ _CEILINGS: tuple[tuple[re.Pattern[str], float, str], ...] = (
 
 def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.DataFrame, int]:
     """Negative, non-finite or implausible metric values → NaN, with a note on their row in
-    `input_notes`; returns the launches (new columns where values were excluded) and the number
-    of values excluded."""
+    `input_notes`; the launches (new columns where changed) and the number of values excluded."""
     replaced: list[pl.Series] = []
     notes: dict[int, list[str]] = {}
     for metric in metrics:
@@ -270,9 +254,8 @@ def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.Dat
         if column.dtype != pl.Float64:
             continue
         values = column.to_numpy()
-        bad = np.isinf(values) | (values < 0)
         ceiling, meaning = next(((c, m) for p, c, m in _CEILINGS if p.search(metric)), (math.inf, ""))
-        bad |= values > ceiling
+        bad = np.isinf(values) | (values < 0) | (values > ceiling)
         if not bad.any():
             continue
         for position in np.flatnonzero(bad):
@@ -285,7 +268,6 @@ def exclude_nonsense(launches: pl.DataFrame, metrics: list[str]) -> tuple[pl.Dat
 
 
 def with_notes(launches: pl.DataFrame, notes: Mapping[int, Sequence[str]]) -> pl.DataFrame:
-    """`notes` (row → lines) added to the rows' `input_notes`."""
     if not notes:
         return launches
     merged = launches.get_column("input_notes").to_list()

@@ -68,7 +68,6 @@ def check_version(version: str | None, options: ProfileOptions) -> None:
 
 
 def filter_args(options: ProfileOptions) -> list[str]:
-    """The pass-through filters, in ncu's spelling."""
     args: list[str] = ["--target-processes", options.target_processes]
     for name in FILTERS:
         if (value := getattr(options, name)) is not None:
@@ -163,7 +162,6 @@ class RunOutcome:
         return int(codes[-1]) if codes else None
 
     def last_error_line(self) -> str | None:
-        """ncu's last `==ERROR==` line, without the prefix."""
         errors = (line for line in reversed(self.tool_lines) if line.startswith("==ERROR=="))
         return next((line.removeprefix("==ERROR==").strip() for line in errors), None)
 
@@ -181,7 +179,6 @@ SPOKEN_FOR = re.compile(NO_KERNELS.pattern + r"|launched by child processes requ
 
 
 def known_failure(outcome: RunOutcome) -> ProfileError | None:
-    """The error of the first known failure in ncu's output, if any."""
     text = "\n".join(outcome.tool_lines)
     return next((ProfileError(m, hint=h) for pattern, m, h in KNOWN_FAILURES if pattern.search(text)), None)
 

@@ -118,9 +118,8 @@ def _runs_in(group: bytes, stat: Path) -> bool:  # (bytes: a process' name is an
 
 
 def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
-    """SIGTERM the whole process group (ncu, the program, its children), SIGKILL once none of it
-    runs or after `grace_s` (each has that long to clean up; a zombie keeps the group's number from
-    reuse). Every wait is bounded (it runs with Ctrl-C held)."""
+    """SIGTERM the process group (ncu, the program, its children), SIGKILL once none of it runs or after
+    `grace_s` (a zombie keeps the group's number from reuse); every wait is bounded (Ctrl-C is held)."""
     deadline = time.monotonic() + grace_s
     try:
         with contextlib.suppress(ProcessLookupError):
@@ -219,12 +218,11 @@ def prepare_target(targets: list[Path], force: bool) -> None:
 def check_report(
     report: Path, tool: NcuTool, outcome: RunOutcome, target: Path
 ) -> tuple[int, RunTable | None, bytes | None]:
-    """The temporary report's launch count, the report as read (None where nothing here can read it)
-    and its raw page where `ncu --import` read it (`--csv` writes it: neither made twice), or
-    `damaged_report_error` raised, the target left as it was. ncu's exit code alone cannot decide (a
-    crashing program makes ncu exit non-zero after a good report, a killed or failing ncu can leave
-    a truncated one): `analyze`'s reader does (a damaged report raises its `NcuRoofError`), its `ncu
-    --import` (no `ncu_report`) run by `tool`, the ncu that wrote it, not whichever is first on PATH."""
+    """The temporary report's launch count, the report as read (None: nothing here reads it) and its raw page
+    where `ncu --import` read it (for `--csv`: neither made twice), or `damaged_report_error` raised, the
+    target untouched. ncu's exit code alone cannot decide (a crashing program makes ncu exit non-zero after a
+    good report; a killed or failing ncu can leave a truncated one): `analyze`'s reader does (a damaged one
+    raises), `ncu --import` (no `ncu_report`) run by `tool`, the ncu that wrote it, not the first on PATH."""
     from ncu_roof.ingest import mapped, read_input
     from ncu_roof.ingest.rep import ncu_report_installed, read_with_cli
 

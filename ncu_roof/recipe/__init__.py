@@ -1,9 +1,7 @@
 """The metric recipe: which ncu metrics (one column each, one row per launch, SI) give FLOPs,
 bytes per tier, peaks and SOL. Each quantity has candidate formulas in order of preference; per
 row, the first one whose inputs are all present wins, and a sibling `<name>_recipe` column says
-which. Factors that the metric recipe (shared notes, §3) marks **[verify]** live in
-`frame.Factors` and nowhere else.
-"""
+which. Factors the metric recipe (shared notes, §3) marks **[verify]** live in `frame.Factors` only."""
 
 from __future__ import annotations
 
@@ -74,12 +72,10 @@ def normalize_columns(
     rows: int | None = None,
     cc: Texts | None = None,
 ) -> dict[str, np.ndarray]:
-    """Metrics (SI; a reader's launches, any DataFrame, or arrays with `rows` launches) → the
-    normalized per-launch columns (SI; `frame`'s Numbers, Texts, Flags), with a recipe label per
-    quantity; only a read-only array (a metric passed through, the all-NaN one) is shared by columns.
-    `ncu_version` (of the ncu that collected the report) picks the tier measures that version of
-    Nsight draws; `traffic` the memory tiers' traffic definition; `cc` is each launch's compute
-    capability (`RunTable`'s `cc`; without it, the device attributes')."""
+    """Metrics (SI; a reader's launches, any DataFrame, or arrays with `rows` launches) → normalized
+    per-launch columns (SI; Numbers, Texts, Flags), a recipe label per quantity; columns share only read-only
+    arrays (passed-through metrics, the all-NaN one). `ncu_version` (the collector's) picks the tier measures
+    its Nsight draws; `traffic` the tiers' definition; `cc` each launch's CC (else device attributes')."""
     m = MetricFrame(metrics, rows)
     out: dict[str, np.ndarray] = {}
     cycles_per_clock = ((SM_CYCLES, CLOCKS["sm"]), (GPC_CYCLES, CLOCKS["gpc"]))
@@ -111,8 +107,7 @@ def normalize_columns(
     out.update(tensor_work(m, duration, cc))
     out.update(_flop_total(out, m.rows))
     out["tensor_pipe_pct"] = m.any_of(*TENSOR_PIPE_PCT)
-    for pipe, pct in _pipes(m, duration).items():
-        out[f"{PIPE_PREFIX}{pipe}_pct"] = pct
+    out.update({f"{PIPE_PREFIX}{pipe}_pct": pct for pipe, pct in _pipes(m, duration).items()})
     clock, sms = m(CLOCKS["sm"]), m.any_of(*SM_COUNT_METRICS)
     smsp_count, sm_count, sum_rate, avg_rate = WARP_INST_METRICS
     warp_inst, out["warp_inst_recipe"] = first_available(
@@ -136,11 +131,8 @@ def normalize_columns(
         out[f"bw_{tier}_byte_per_s_recipe"] = prefixed("report:", picked.roof_label)
         out[f"bw_{tier}_counter"] = picked.counter
     out["shared_wavefronts_per_request"], out["shared_bank_conflict_pct"] = shared_bank_conflicts(m)
-    for column, metric, scale in DEVICE_ATTRIBUTES:
-        out[column] = m(metric) * scale
-
-    for key, names in SOL_METRICS.items():
-        out[f"sol_{key}_pct"] = m.any_of(*names)
+    out.update({column: m(metric) * scale for column, metric, scale in DEVICE_ATTRIBUTES})
+    out.update({f"sol_{key}_pct": m.any_of(*names) for key, names in SOL_METRICS.items()})
     return out
 
 
@@ -168,9 +160,8 @@ def _flop_total(out: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
 
 
 def flop_weights(precision: str) -> tuple[dict[str, float], dict[str, float]]:
-    """FLOPs per thread instruction of each op (add, mul, fma) a precision's FLOPs are counted
-    from: the scalar ops, and the packed ones (`metrics.PACKED_OPS`: Blackwell's FADD2/FMUL2 = 2,
-    FFMA2 = 4). The one table the counter path, the rate × time path, the labels and the peak read."""
+    """FLOPs per thread instruction of each op (add, mul, fma) of a precision, scalar and packed
+    (`metrics.PACKED_OPS`: Blackwell's FADD2/FMUL2 = 2, FFMA2 = 4): the one table every path reads."""
 
     def weights(ops: tuple[str, ...], lanes: float) -> dict[str, float]:
         return dict(zip(ops, (lanes, lanes, lanes * FACTORS.fma_flop), strict=False))  # no ops: {}
@@ -195,9 +186,8 @@ def _flop_sum(
 
 
 def _cuda_core_flop(m: MetricFrame, precision: str, duration: Numbers) -> tuple[Numbers, Texts, Texts]:
-    """FLOPs of one precision: complete counters, else complete rates, else whichever terms were
-    collected (`--set full` on 2025.1 stores hfma but not hadd/hmul); returns flop, recipe label
-    and the terms not collected (None when complete)."""
+    """FLOPs, recipe label and the terms not collected (None: complete) of one precision: complete
+    counters, else complete rates, else the terms collected (2025.1's `--set full`: hfma only)."""
     scalar, packed = flop_weights(precision)
 
     def held(ops: Iterable[str]) -> bool:
@@ -234,11 +224,10 @@ def _cuda_core_flop(m: MetricFrame, precision: str, duration: Numbers) -> tuple[
 
 
 def _pipes(m: MetricFrame, duration: Numbers) -> dict[str, Numbers]:
-    """Per pipe: the larger of its instruction-issue and active-cycle utilisation, in percent of
-    peak over the elapsed cycles. A figure a report has only over the SMs' active cycles is scaled
-    by the average SM's active share (`sm__cycles_active.avg` / `sm__cycles_elapsed.avg`): a
-    one-block kernel's ALU busy on its one SM is not busy over the GPU's time. Without that share
-    such a figure is left out."""
+    """Per pipe: the larger of its instruction-issue and active-cycle utilisation, in percent of peak over the
+    elapsed cycles. A figure a report has only over the SMs' active cycles is scaled by the average SM's
+    active share (`sm__cycles_active.avg` / `sm__cycles_elapsed.avg`): a one-block kernel's ALU busy on its
+    one SM is not busy over the GPU's time. Without that share such a figure is left out."""
     found: dict[str, dict[str, list[str]]] = {}
     for name in m.names:
         for kind, pattern in (("inst", PIPE_INST), ("cycles", PIPE_CYCLES)):

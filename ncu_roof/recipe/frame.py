@@ -1,10 +1,7 @@
-"""What every formula of the recipe is built from: the factors, the metric frame, the choosers,
-and the row-wise helpers they share.
-
-Every quantity is a numpy array with one value per launch: `Numbers` (float64, NaN = not
-measured), `Texts` (object: a label, or None or NaN, each kept as it is) and `Flags` (bool).
-The metric frame's arrays are shared and read-only: a formula makes new arrays, never writes.
-"""
+"""What every formula of the recipe is built from: the factors, the metric frame, the choosers, and the
+row-wise helpers they share. Every quantity is a numpy array with one value per launch: `Numbers` (float64,
+NaN = not measured), `Texts` (object: a label, None or NaN) and `Flags` (bool). The metric frame's arrays are
+shared and read-only: a formula makes new arrays, never writes."""
 
 from __future__ import annotations
 
@@ -62,10 +59,8 @@ def read_only(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 
 class MetricFrame:
-    """The metric frame's columns as read-only float64 arrays, each converted once; an absent
-    metric reads as NaN (one shared array; `no_labels` is its labels' kin). A formula may read only
-    the names `metrics` declares (the readers drop every other column, so an undeclared name would
-    read as NaN on every input): any other is a `KeyError`."""
+    """The metric frame's columns as read-only float64 arrays, each converted once; an absent one is NaN
+    (one shared array); a name `is_wanted` refuses is a `KeyError` (readers drop it: NaN on every input)."""
 
     def __init__(self, metrics: Metrics, rows: int | None = None) -> None:
         """`rows`: the number of launches (needed only when `metrics` is a mapping with no column)."""
@@ -103,7 +98,6 @@ class MetricFrame:
 
 
 def fillna(values: Numbers, other: Numbers | float) -> Numbers:
-    """`values`, with `other` where a value is NaN (a new array)."""
     return np.where(np.isnan(values), other, values)
 
 

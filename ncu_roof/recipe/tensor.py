@@ -2,8 +2,7 @@
 
 Without the partition, tensor FLOPs are tensor-pipe instructions x FLOPs per instruction only on
 a compute capability where that factor is known (`Factors.tensor_flop_per_pipe_inst`); elsewhere
-they are unknown (NaN, labelled `TENSOR_FLOP_UNKNOWN` + why) unless no tensor instruction ran (0).
-"""
+they are unknown (NaN, labelled `TENSOR_FLOP_UNKNOWN` + why) unless no tensor instruction ran (0)."""
 
 from __future__ import annotations
 
@@ -42,10 +41,9 @@ from ncu_roof.recipe.frame import (
 
 
 def tensor_variants(names: Iterable[str], pattern: re.Pattern[str] = TENSOR_COUNT) -> list[str]:
-    """One partition of the `sm__ops_path_tensor_*` variants, never a metric with its children: a
-    variant whose name extends another present variant (`src_fp16_dst_fp32` under `src_fp16`,
-    `..._sparsity_on` under its plain form) is dropped, and the `op_*` (per-opcode) family is used
-    only when no aggregate `src_*` family is present."""
+    """One partition of the `sm__ops_path_tensor_*` variants, no metric with its children: a variant whose
+    name extends another present one (`src_fp16_dst_fp32` under `src_fp16`, `..._sparsity_on` under its plain
+    form) is dropped, and the `op_*` (per-opcode) family is used only without an aggregate `src_*` family."""
     found = sorted({match["v"] for n in names if (match := pattern.match(n)) is not None})
     src = [v for v in found if v.startswith("src_")]
     family = src if src else [v for v in found if v.startswith("op_")]
@@ -73,12 +71,10 @@ def is_integer_path(path: str) -> bool:
 
 
 def tensor_work(m: MetricFrame, duration: Numbers, cc: Texts | None = None) -> dict[str, np.ndarray]:
-    """Tensor-core work of every launch, as normalized columns: floating paths as FLOPs
-    (`flop_tensor`), integer paths as operations (`ops_total`; each a sum of the paths measured,
-    NaN when none was), each path's work and own peak per second, the variants of the partition
-    that read n/a (None when none did), the dense peak of the busiest floating source (FLOP/s).
-    `cc`: each launch's compute capability ("9.0"; None where unknown), else the device attributes'
-    (a bare metric frame)."""
+    """Every launch's tensor-core work, as normalized columns: floating paths as FLOPs (`flop_tensor`),
+    integer paths as operations (`ops_total`; each the sum of the paths measured, NaN if none), each path's
+    work and own peak per second, the variants read n/a (None: none), the busiest floating source's dense peak
+    (FLOP/s). `cc`: each launch's compute capability ("9.0"; None: unknown), else device attributes'."""
     rows, clock = m.rows, m(CLOCKS["sm"])
     work_by_variant, source = _variant_work(m, clock, duration)
     per_variant_peak = {mt["v"]: m(n) for n in sorted(m.names) if (mt := TENSOR_PEAK.match(n)) is not None}
@@ -129,8 +125,7 @@ def _unknown_label(cc: object) -> str:
 
 
 def _flop_per_inst(m: MetricFrame, cc: Texts | None) -> tuple[dict[float, Flags], Texts]:
-    """Each known FLOPs-per-tensor-instruction factor with the launches it holds for, and every
-    launch's compute capability (None where unknown)."""
+    """Each known FLOPs-per-tensor-instruction factor and its launches; each launch's CC (None: unknown)."""
     if cc is None:  # a bare metric frame: the device attributes, where it has them
         number = 10 * m(CC_MAJOR) + m(CC_MINOR)
         capability = np.full(m.rows, None, dtype=object)
@@ -168,8 +163,7 @@ def _tensor_peak(
     clock: Numbers,
     factors: Mapping[float, Flags],
 ) -> tuple[Numbers, Texts]:
-    """The dense peak of the busiest floating source, else the instruction peak × the known
-    FLOPs per instruction (none where that is not known)."""
+    """The busiest floating source's dense peak, else instruction peak × known FLOPs/instruction (or none)."""
     floating_peaks = {v: p for v, p in peaks.items() if not is_integer_path(tensor_path(v))}
     candidates: list[Formula] = []
     if floating_peaks:

@@ -70,12 +70,10 @@ def _counter_of(m: MetricFrame, name: str, nbytes: Numbers) -> Texts:
 def _measured(
     m: MetricFrame, duration: Numbers, kind: str, base: str, s: float, clock_name: str, rated: bool = True
 ) -> TierDefinition:
-    """One counter of a tier's traffic, `base` (a `.sum` of `metrics.TIER_MEASURES`) × `s` bytes:
-    bytes (count, else rate × time unless `rated` is False) and the counter's own peak rate:
-    `.peak_sustained` × its clock, else achieved rate ÷ (`.pct_of_peak_sustained_elapsed` / 100)
-    but from a percentage printed to hundredths under 1 % (a CSV's 0.08 is 0.075–0.085: ±6 %).
-    A `derived__…` rate or peak (the same quantity already in bytes, as some reports store it)
-    stands in for the counter's."""
+    """A tier counter, `base` (a `.sum` of `metrics.TIER_MEASURES`) × `s` bytes: bytes (count, else rate ×
+    time if `rated`) and its own peak rate: `.peak_sustained` × its clock, else achieved rate ÷
+    (`.pct_of_peak_sustained_elapsed` / 100), not from a hundredths-rounded percentage under 1 % (a CSV's 0.08
+    is 0.075–0.085: ±6 %). A `derived__…` rate or peak (the same in bytes, in some reports) stands in."""
     forms = counter_forms(base)
     if not any(m.has(form) for form in forms):  # a counter the report lacks
         return _no_rows(m, kind)
@@ -121,11 +119,10 @@ def _within(m: MetricFrame, d: TierDefinition, rows: Flags) -> TierDefinition:
 
 
 def measured_era(m: MetricFrame) -> str | None:
-    """The Nsight roofline of a report whose ncu version the input does not say (a CSV), by what
-    it holds: "2022" when it has device attributes but not `device__attribute_cluster_launch`,
-    which ncu reports from 2023.1 on (every corpus report of ncu ≤ 2022.4 lacks it, every later
-    one has it, and a re-export keeps the report's attributes), nor a later Nsight's L2 measure;
-    None otherwise (newest first)."""
+    """The Nsight roofline of a report whose ncu version the input does not say (a CSV), by what it holds:
+    "2022" when it has device attributes but not `device__attribute_cluster_launch`, which ncu reports from
+    2023.1 on (every corpus report of ncu ≤ 2022.4 lacks it, every later one has it, and a re-export keeps the
+    report's attributes), nor a later Nsight's L2 measure; None otherwise (newest first)."""
 
     def held(name: str) -> bool:
         return not np.isnan(m(name)).all()
@@ -148,8 +145,7 @@ def nsight_era(ncu_version: str | None) -> str | None:
 def tier_candidates(
     m: MetricFrame, duration: Numbers, era: str | None, traffic: TrafficDefinition
 ) -> dict[str, tuple[str, list[TierDefinition], Texts]]:
-    """Per tier: the definition asked for, its candidates in order of preference, and per row the
-    counter whose roof a launch without traffic on it takes."""
+    """Per tier: the definition asked, candidates by preference, per row the roof counter if no traffic."""
     lts, l1, dram_clk = (CLOCKS[u] for u in ("lts", "l1tex", "dram"))
     sector, wb = FACTORS.sector_bytes, FACTORS.l1_writeback_bytes_per_cycle
     xbar = FACTORS.l2_xbar_bytes_per_cycle
@@ -268,9 +264,8 @@ def tier_candidates(
 def _first_with_bytes(
     start: TierDefinition, definitions: list[TierDefinition]
 ) -> tuple[TierDefinition, npt.NDArray[np.intp]]:
-    """Row-wise merge of alternatives: per row, the columns of the first of `definitions` with
-    bytes (`start`'s where none has them), and which it was (`len(definitions)`: none). Objects
-    (None, NaN, labels) are kept."""
+    """Per row, the columns of the first of `definitions` with bytes (`start`'s where none has
+    them), and which it was (`len(definitions)`: none); objects (None, NaN, labels) kept."""
     columns = [column.copy() for column in start.columns()]
     which = np.full(len(start.bytes), len(definitions))
     for i, d in enumerate(definitions):
@@ -293,10 +288,9 @@ def pick_tier(
     m: MetricFrame, asked: str, definitions: list[TierDefinition], drawn: Texts, era: str | None
 ) -> tuple[TierDefinition, Texts]:
     """Per row: the first definition with bytes, whether the report holds its roof or not (the
-    built-in table holds every counter's peak: `gpus.arch.counter_peaks`), so that every launch of a
-    run, in any form, is counted by the same measure, never judged against another counter's peak;
-    and which definition that was ("nsight", "counted", "shared", "closest to nsight: counted", …;
-    NaN where none has bytes: its counter is `drawn`'s)."""
+    built-in table holds every counter's peak: `gpus.arch.counter_peaks`), so every launch of a run
+    is counted by one measure, never judged against another counter's peak; and which definition
+    ("nsight", "counted", "shared", "closest to nsight: counted", …; NaN where none: `drawn`'s counter)."""
     picked, which = _first_with_bytes(replace(_no_rows(m, asked), counter=drawn), definitions)
     unknown = asked == TrafficDefinition.NSIGHT.value and era is None
     words = "nsight (ncu version unknown: chosen by the metrics present)" if unknown else asked
@@ -304,8 +298,7 @@ def pick_tier(
         words if d.kind == asked else f"closest to {asked}: {_KIND_WORDS.get(d.kind, d.kind)}"
         for d in definitions
     ]
-    definition: Texts = np.array([*texts, np.nan], dtype=object)[which]
-    return picked, definition
+    return picked, np.array([*texts, np.nan], dtype=object)[which]
 
 
 def shared_bank_conflicts(m: MetricFrame) -> tuple[Numbers, Numbers]:

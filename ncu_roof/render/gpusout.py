@@ -59,7 +59,6 @@ def arch_row(arch: Arch) -> dict[str, Any]:
 
 
 def _cell(value: float | None, spec: str = "g") -> str:
-    """A figure as `spec` formats it; a dash where the table has none."""
     return "–" if value is None else format(value, spec)
 
 
@@ -88,9 +87,8 @@ _GAP = 3  # columns between two cells: " │ "
 
 
 def render_text(width: int = PIPE_WIDTH, *, color: bool = False) -> str:
-    """The table, then each row's source, as text `width` columns wide, coloured only when `color`.
-    A column is never narrower than its widest cell (a figure is never cut): at a narrow width the
-    headers wrap, and the last columns (the ridges) give way, said under the table."""
+    """The table, then each row's source, `width` columns wide, coloured only when `color`. A column is
+    never narrower than its widest cell: narrow, the headers wrap and the ridges give way (said below)."""
     rows = [[cell(gpu) for _, cell in COLUMNS] for gpu in builtin_gpus().values()]
     widest = [max(map(len, column)) for column in zip(*rows, strict=True)]
     shown = next((n for n in range(len(HEADERS), 2, -1) if sum(widest[:n]) + _GAP * (n - 1) <= width), 2)

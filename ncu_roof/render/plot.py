@@ -1,17 +1,13 @@
 """The hierarchical roofline, one panel per device, as SVG, PNG or PDF bytes (no pyplot); the same
 input gives byte-identical SVG and PDF. Launches of one kernel (name, launch shape, device) are one
 marker per tier (`plot_panel`; their marks: `plot_marks`), one collection per tier and verdict, so
-100,000 launches cost about what 100 do; past `MAX_MARKERS` kernels the smallest are thinned out
-(the caption says how many).
+100,000 launches cost about what 100 do; past `MAX_MARKERS` kernels the smallest are thinned out.
 
-The instruction roofline (Ding & Williams, "An Instruction Roofline Model for GPUs", PMBS 2019),
-in the same style: x = warp instructions per memory transaction (a point per tier), y = warp
-instructions per second; the roof is the issue peak (SMs x schedulers x SM clock), each diagonal a
-tier's transaction rate (bandwidth / transaction size, labelled with the bandwidth). Launches of
-one kernel and shape are one marker per tier, at their summed instructions over their summed
-transactions and time (`plot_panel`). A device without warp-instruction counts gets a panel that
-says so.
-"""
+The instruction roofline (Ding & Williams, "An Instruction Roofline Model for GPUs", PMBS 2019), likewise: x =
+warp instructions per memory transaction, y = warp instructions per second; the roof is the issue peak (SMs x
+schedulers x SM clock), each diagonal a tier's transaction rate (bandwidth / transaction size, labelled with
+the bandwidth); a kernel's marker per tier is at its launches' summed instructions over summed transactions
+and time. A device without warp-instruction counts gets a panel that says so."""
 
 from __future__ import annotations
 
@@ -74,8 +70,7 @@ def render_plot(
 
 
 def plot_figure(analysis: Analysis, *, device: int | None = None) -> Figure:
-    """The roofline of `device` (default: one panel per device) as a matplotlib `Figure` (the
-    Python API's `Analysis.plot()`)."""
+    """The roofline of `device` (default: a panel per device) as a matplotlib `Figure` (`Analysis.plot()`)."""
     from matplotlib import rc_context
 
     with rc_context(RC):  # type: ignore[arg-type]
@@ -87,10 +82,9 @@ def plot_devices(analysis: Analysis, index: int | None) -> list[Device]:
     if not analysis.devices:
         raise UsageError("nothing to plot: the input has no devices", hint="check the report")
     if index is not None:
-        for dev in analysis.devices:
-            if dev.index == index:
-                return [dev]
-        raise UsageError(f"no device {index}", hint=f"devices: 0..{len(analysis.devices) - 1}")
+        if (chosen := next((d for d in analysis.devices if d.index == index), None)) is None:
+            raise UsageError(f"no device {index}", hint=f"devices: 0..{len(analysis.devices) - 1}")
+        return [chosen]
     ran = set(analysis.launches.get_column("device").to_list())
     return [d for d in analysis.devices if d.index in ran] or [analysis.devices[0]]
 
@@ -119,9 +113,8 @@ def draw_figure(
     captions: Callable[[int], list[str]],
     draw: Callable[[Axes, RendererBase, Panel], set[str]],
 ) -> Figure:
-    """Every plot kind's figure, laid out this one way: its panels two per row, each drawn by `draw`
-    (which returns the tiers it marked), the legend's room above (with nothing to explain, no
-    kernels nor arrows, only the panel titles') and `captions`, wrapped to the figure's width, below."""
+    """Every plot kind's figure, laid out alike: panels two per row, each by `draw` (which returns its tiers);
+    above, the legend's room (titles' only without kernels or arrows); below, `captions` wrapped."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -1,7 +1,6 @@
 """Drawing one roofline panel with matplotlib's object API: log axes, roof lines and their labels,
 kernel markers (one collection per tier and verdict) and diff arrows (`plot_marks`), kernel labels;
-the labels placed greedily off other labels, markers and roof lines (`Placer`).
-"""
+the labels placed greedily off other labels, markers and roof lines (`Placer`)."""
 
 from __future__ import annotations
 
@@ -56,8 +55,7 @@ def draw_chart(
 
 
 def panel_title(ax: Axes, p: Panel) -> None:
-    """`NVIDIA A10G (device 1): 4 launches, 1.21 ms`, every plot kind's panel title, the device
-    named as every sink names it, wrapped to the panel's width."""
+    """`NVIDIA A10G (device 1): 4 launches, 1.21 ms`: every plot's panel title (`device_name`), wrapped."""
     import textwrap
 
     width_in = ax.bbox.width / ax.figure.dpi

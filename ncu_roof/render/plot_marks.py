@@ -1,7 +1,6 @@
 """The plot's marks and their legend, for every plot kind: a colour per verdict, a fill per basis
 (filled: the roofline decided; a ring: Speed of Light did), a marker shape per memory tier, an area
-per share of time, a diff's before-crosses and arrows, and the one legend row that explains them.
-"""
+per share of time, a diff's before-crosses and arrows, and the one legend row that explains them."""
 
 from __future__ import annotations
 
@@ -69,7 +68,6 @@ ARROW_STYLES = {  # by "slower": colour, line style, legend label
 
 
 def marker_size_pt2(group: KernelGroup) -> float:
-    """A marker's area: by the group's share of its device's time."""
     return 20.0 + 380.0 * (group.device_share or 0.0)
 
 

@@ -1,7 +1,6 @@
 """What one panel of the roofline shows, before any drawing (no matplotlib): the groups' points
 per tier, the roofs merged into lines, other ceilings, axis limits, a diff's arrows, the caption;
-and of the instruction roofline: points per tier and the roofs, medians over the launches.
-"""
+and of the instruction roofline: points per tier and the roofs, medians over the launches."""
 
 from __future__ import annotations
 
@@ -67,8 +66,7 @@ class Limits(NamedTuple):
 
 
 def group_points(group: KernelGroup) -> list[KernelPoint]:
-    """Drawable points of a group, from its launches' figures combined (`KernelGroup.figures`):
-    finite, positive intensity and FLOP/s (log axes)."""
+    """A group's drawable points (`KernelGroup.figures`): finite, positive intensity and FLOP/s (log axes)."""
     achieved = group.figures.achieved_flop_per_s
     if achieved is None or not (math.isfinite(achieved) and achieved > 0):
         return []
@@ -98,9 +96,8 @@ def merged_roofs(
 
 
 def ops_ceilings(device: Device, launches: pl.DataFrame) -> list[RoofLine]:
-    """The ceilings the device's kernels were judged against beyond the per-precision roofs: each
-    tensor data path with a peak (`Tensor BF16` in FLOP/s, `Tensor INT8` in OP/s), and the
-    special-function (XU) ceiling, in results/s, where a kernel was bound by its pipe."""
+    """Ceilings beyond the per-precision roofs: each tensor data path with a peak (`Tensor BF16` in FLOP/s,
+    `Tensor INT8` in OP/s), and the XU ceiling (results/s) where a kernel was bound by its pipe."""
     paths: dict[str, RoofLine] = {}
     for record in launches.get_column("tensor_paths").unique(maintain_order=True).to_list():
         for path, t in record.items():
@@ -205,8 +202,7 @@ Roof = dict[str, Any]  # a launch's `instruction_roofline`, as Polars gives a st
 
 
 def instruction_panel(analysis: Analysis, device: Device) -> tuple[Panel, list[Roof]]:
-    """The device's kernel groups that have an instruction roofline, their points and roofs; the
-    instruction rooflines of their launches."""
+    """The groups with an instruction roofline (points, roofs) and their launches' instruction rooflines."""
     groups = device_groups(analysis, device)
     rows = [j for g in groups for j in g.rows]
     launches = analysis.launches[rows]

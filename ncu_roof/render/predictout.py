@@ -1,6 +1,5 @@
 """A prediction rendered: the `ncu-roof/prediction/v1` JSON document (docs/prediction-schema.md),
-and the terminal view (per-tier table, verdict line, assumptions) as text.
-"""
+and the terminal view (per-tier table, verdict line, assumptions) as text."""
 
 from __future__ import annotations
 
@@ -71,8 +70,7 @@ def render_json(p: Prediction) -> str:
 
 
 def render_text(p: Prediction, width: int = PIPE_WIDTH, *, color: bool = False) -> str:
-    """The per-tier table, verdict line and assumptions as text `width` columns wide, coloured
-    only when `color`."""
+    """The per-tier table, verdict line and assumptions, `width` columns wide, coloured only when `color`."""
     point = p.point
     ops_only = p.ops is not None and not p.flop  # integer work alone: its tiers in operations
     work = "op" if ops_only else "FLOP"

@@ -1,8 +1,7 @@
 """The one summary view that the terminal, Markdown and HTML render (each only escapes and lays out):
 per device the share of time per verdict, the costliest kernel and the kernel to fix first (the
 most time it would save at its roof); the rows (kernel groups, or launches); each distinct note
-once, with its launch count; why verdicts are missing. Verdict words and colours live here, once.
-"""
+once, with its launch count; why verdicts are missing. Verdict words and colours live here, once."""
 
 from __future__ import annotations
 
@@ -59,9 +58,8 @@ def lack_counters(analysis: Analysis) -> str:
 
 
 def roofs_clock_words(device: Device) -> str:
-    """` at 1.41 GHz (measured)`: the SM clock a device's roofs are scaled to, next to the figures;
-    ` at boost clock (none measured)` when the input has no clock (the per-clock figures at the
-    datasheet's boost clock, not its peaks); empty when no roof scales with one."""
+    """` at 1.41 GHz (measured)`: the SM clock of a device's roofs; ` at boost clock (none measured)` without
+    one (per-clock figures × the datasheet boost, not its peaks); empty if no roof scales."""
     sources = device.roofs.sources.values()
     if device.sm_clock_hz is not None and any("measured" in s for s in sources):
         return f" at {si(device.sm_clock_hz, 'Hz')} (measured)"
@@ -101,7 +99,6 @@ class Row:
         return launch_shape(self.group.lead.grid, self.group.lead.block)
 
     def share(self, per_device: bool) -> str:
-        """Its share of its device's time (`per_device`), else of the total time."""
         share = self.group.device_share if per_device else self.group.time_share
         return pct(None if share is None else 100 * share)
 
@@ -128,8 +125,7 @@ def verdicts_by_time(group: KernelGroup) -> tuple[tuple[str, float], ...]:
 
 
 def verdict_words(group: KernelGroup) -> str:
-    """The verdict of most of a group's time, with that share when its launches disagree:
-    `latency-bound · SOL (38% of its time)`."""
+    """The verdict of most of its time, with its share if not all: `latency-bound · SOL (38% of its time)`."""
     seen = verdicts_by_time(group)
     first, share = seen[0]
     return first if len(seen) == 1 else f"{first} ({pct(100 * share)} of its time)"
@@ -294,7 +290,6 @@ def _bases(launches: pl.DataFrame) -> dict[Bound, str]:
 
 
 def _shares(launches: pl.DataFrame, column: str, total_s: float) -> dict[str, float]:
-    """The launches' summed share of `total_s` per distinct `column` value, in first-seen order."""
     sums = launches.group_by(column, maintain_order=True).agg(pl.col("duration_s").truediv(total_s).sum())
     return dict(sums.iter_rows())
 
@@ -303,9 +298,8 @@ _NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")  # ASCII digits: Python's and Pol
 
 
 def _merged(texts: Iterable[tuple[str, str, float]]) -> list[tuple[str, str, float, int]]:
-    """(text, template (its numbers as `#`: texts differing only in numbers share one), weight)
-    merged by template, the most weight first: (template, wording with differing numbers as
-    ranges, summed weight, how many wordings)."""
+    """(text, template (its numbers as `#`), weight) merged by template, most weight first:
+    (template, wording with differing numbers as ranges, summed weight, how many wordings)."""
     totals: dict[str, float] = {}
     wordings: dict[str, dict[str, None]] = {}  # first-seen order
     for text, key, weight in texts:
@@ -336,8 +330,7 @@ def _notes(analysis: Analysis) -> tuple[tuple[Note, ...], dict[str, int]]:
 
 
 def _ranges(first: str, wordings: set[str]) -> str:
-    """A note's wording with each number that differs between its launches as a range, smallest
-    to largest (`SM 33–40%`); `first` itself when they agree."""
+    """A note's wording, each number that differs between its launches a range (`SM 33–40%`); else `first`."""
     slots = zip(*(_NUMBER.findall(w) for w in wordings), strict=True)  # one template: as many numbers each
 
     def span(_: re.Match[str]) -> str:

@@ -1,7 +1,6 @@
 """The terminal table, laid out from the summary view (`render/summary.py`): per device what to fix
 first, then kernels (groups of launches) by time, the least important columns dropped (with a note)
-until it fits (`fit`): numbers and verdicts are never cut, only the kernel name is shortened.
-"""
+until it fits (`fit`): numbers and verdicts are never cut, only the kernel name is shortened."""
 
 from __future__ import annotations
 
@@ -101,11 +100,10 @@ def wrapped(text: str, width: int) -> str:
 def fit(
     cols: Sequence[Column], cells: Sequence[Sequence[str]], width: int, name: int, verdict: int
 ) -> dict[int, int]:
-    """Column index → width, for the columns that fit `width`, in order. Every column keeps its
-    natural (widest cell) width, the kernel `name` gets what is left. While the name would get less
-    than KERNEL_COMFORT, the details (drop rank ≥ COMFORT_RANK) go; then, while less than
-    KERNEL_MIN, the other optional columns (highest rank first), the `verdict` wrapping between its
-    phrases before the last of them (share, notes) go. Rank 0 (the answer) is never dropped."""
+    """Column index → width, for the columns that fit `width`, in order: each its widest cell's, the
+    kernel `name` what is left. While the name would get less than KERNEL_COMFORT, the details (drop
+    rank ≥ COMFORT_RANK) go; then, while less than KERNEL_MIN, the other optional columns (highest
+    rank first; the `verdict` wraps between its phrases before share and notes go). Rank 0 stays."""
     sizes = [max([cell_len(c.header), *(cell_len(r[i]) for r in cells)]) for i, c in enumerate(cols)]
     natural, shown = list(sizes), list(range(len(cols)))
 
@@ -152,10 +150,8 @@ def device_lines(summary: Summary, view: DeviceView, labels: dict[str, str]) -> 
 
 
 def render_terminal(summary: Summary, *, color: bool, width: int, top: int = 0) -> str:
-    """Roofs and per-device headline, the table of the `top` first rows (0 = all) laid out to fit
-    `width` (never cut: wider if it must), notes below. Where the notes column gave way, each row's
-    note numbers follow its verdict (`[1,4]`, a phrase of its own), so that no note below the table
-    loses the row it concerns."""
+    """Roofs and per-device headline, the `top` first rows (0 = all) fit to `width` (wider if it must, never
+    cut), notes below; where the notes column gave way, a row's note numbers follow its verdict (`[1,4]`)."""
     shown = summary.rows[:top] if top > 0 else summary.rows
     cols = columns(summary)
     index = {c.header: i for i, c in enumerate(cols)}
