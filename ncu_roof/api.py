@@ -78,13 +78,11 @@ class Analysis(core.Analysis):
         return plot_figure(self, device=device)
 
     def __repr__(self) -> str:
-        """A few lines: launches, kernels, devices and time; each device's time by verdict; its fix first."""
         from ncu_roof.render.notebook import analysis_repr
 
         return analysis_repr(self)
 
-    def _repr_html_(self) -> str:
-        """Jupyter's view: the summary, each device's fix first, the first rows of the table."""
+    def _repr_html_(self) -> str:  # Jupyter's view
         from ncu_roof.render.notebook import analysis_html
 
         return analysis_html(self)
@@ -205,8 +203,7 @@ def _checked(
     run: Callable[[pipeline.Log], list[core.Analysis]],
 ) -> tuple[list[core.Analysis], tuple[str, ...]]:
     """The analyses `run(log)` makes, an input that measured nothing refused (as the CLI), and the
-    warnings and notes among its lines (not its progress, `read …`), each issued as an
-    `NcuRoofWarning` at the line that called the API (before an error too)."""
+    warnings and notes it logs, each an `NcuRoofWarning` at the API's caller (before an error too)."""
     lines: list[str] = []
     try:
         analyses = run(lines.append)

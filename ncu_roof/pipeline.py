@@ -42,8 +42,7 @@ class Request:
     number_style: NumberStyle | None = None  # None: detect the number locale of each CSV
     traffic: TrafficDefinition | str = TrafficDefinition.NSIGHT  # which traffic each tier is judged by
     jobs: int | None = None  # worker processes for many inputs (None: decide by size; 1: none)
-    # leave out kernels with damaged CSV rows, and inputs whose every launch failed to collect (each
-    # with a warning), instead of failing
+    # kernels with damaged CSV rows, inputs whose every launch failed: left out (warned), not fatal
     skip_bad_rows: bool = False
 
 
@@ -93,8 +92,7 @@ def platform(
 
 
 def run(inputs: Sequence[str | RunTable], request: Request = Request(), log: Log | None = None) -> Analysis:
-    """Input paths (or tables already read) → Analysis; `log` gets one line per input read, and
-    every warning and note the readers and the roofs have."""
+    """Input paths (or tables already read) → Analysis; `log` gets a line per input read, warning, note."""
     choice = roof_choice(request)  # usage errors first
     return _run(_stdin_once(inputs), choice, request, log or (lambda _: None))
 
@@ -155,8 +153,7 @@ def run_each(inputs: Sequence[str], request: Request = Request(), log: Log | Non
 
 
 def _stdin_once(inputs: Sequence[T]) -> Sequence[T]:
-    """The inputs, when `-` (stdin, which can be read once) is among them once at most (a directory
-    or a glob never expands to it)."""
+    """The inputs, when `-` (stdin, read once) is among them once at most (no folder or glob gives it)."""
     from ncu_roof.ingest import STDIN
 
     if sum(item == STDIN for item in inputs) > 1:
@@ -255,10 +252,9 @@ def _per_input(analysis: Analysis) -> pl.DataFrame:
 
 
 def refuse_failed_captures(analysis: Analysis) -> None:
-    """An input in which every launch failed to collect (every counter n/a, or a duration of 0)
-    holds no measurement: bad input (exit 3), not a report of unknowns (`Request.skip_bad_rows`
-    left it out if another input measured); so does one whose launches lack every quantity
-    ncu-roof reads (duration, FLOPs, bytes, SOL: a roofline chart page's clocks)."""
+    """An input in which every launch failed to collect (every counter n/a, or a duration of 0), or
+    lacks every quantity ncu-roof reads (duration, FLOPs, bytes, SOL: a roofline chart page's clocks),
+    is bad input (exit 3), not unknowns (`skip_bad_rows` left a failed one out if another measured)."""
     from ncu_roof.base.metrics import collect_command
 
     for index, launches, all_failed, all_lacking, missing in _per_input(analysis).iter_rows():

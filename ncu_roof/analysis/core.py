@@ -53,7 +53,6 @@ class Analysis:
 
     @cached_property
     def launches(self) -> pl.DataFrame:
-        """The launches as one Polars DataFrame (`ncu_roof.analysis.frame`)."""
         kernels = self.kernels
         return kernels.frame if isinstance(kernels, FrameRows) else frame_of(kernels)
 
@@ -67,8 +66,7 @@ class Analysis:
 
     @property
     def total_duration_s(self) -> float:
-        """The sum of the launches' durations; NaN when there are launches and none has one
-        (missing, never 0)."""
+        """The sum of the launches' durations; NaN (never 0) when there are launches and none has one."""
         duration = self.launches.get_column("duration_s").to_numpy()
         return known_sum(duration, exact=True) if len(duration) else 0.0
 
@@ -95,17 +93,8 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             gpu = match_gpu(name) if sms is None else None
             sms = float(gpu.sm_count) if gpu is not None and gpu.sm_count else sms
             ordinal = int(ident["device"][rows][0])
-            device = Device(
-                len(devices),
-                i,
-                name,
-                cc,
-                roofs,
-                clock,
-                sms,
-                ordinal,
-                first_label(group["sm_clock_hz_recipe"]),
-            )
+            clock_recipe = first_label(group["sm_clock_hz_recipe"])
+            device = Device(len(devices), i, name, cc, roofs, clock, sms, ordinal, clock_recipe)
             devices.append(device)
             # report and built-in roofs (automatic): each launch at its clocks
             v = verdicts(group, device, automatic=choice.user is None)
@@ -131,8 +120,7 @@ def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.
 
 def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
     """The identity columns as arrays: ID, run and device index as integers (a missing run or
-    device index is 0), texts as `str` objects (a missing name is "", any other missing text
-    None), the input notes as lists (None where a launch has none)."""
+    device index is 0), texts as `str` objects (a missing name "", other texts None), input notes as lists."""
     frame = table.launches
     return {
         "id": _indices(table.path, "id", frame.get_column("id"), missing=None),
@@ -157,10 +145,9 @@ def _shared_texts(values: pl.Series, missing: str | None) -> np.ndarray:
 
 
 def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> np.ndarray:
-    """An ID, run or device index per launch as int64: runs are texts ("0", "1", …), IDs and
-    device indices numbers (null or NaN where missing); a missing one is `missing`, and where
-    that is None, or a value is no whole number int64 holds, the table is refused (a reader
-    never makes one; a table built by hand can)."""
+    """An ID, run or device index per launch as int64 (runs are texts, the others numbers; null or
+    NaN where missing): a missing one is `missing`; where that is None, or a value is no whole number
+    int64 holds, the table is refused (a reader never makes one; a table built by hand can)."""
     runs = values.dtype == pl.String
     given = each_distinct(values, _run_number, pl.Float64()) if runs else values.cast(pl.Float64)
     stand_in = np.nan if missing is None else float(missing)
@@ -177,8 +164,7 @@ def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> 
 
 
 def _run_number(run: object) -> float:
-    """A run's text ("0", "1", …) as a number: NaN for a missing run, infinity (refused) for a text
-    that is no number."""
+    """A run's text as a number: NaN for a missing run, infinity (refused) for a text that is none."""
     if missing_cell(run):
         return math.nan
     number = cell_number(run)
@@ -186,28 +172,24 @@ def _run_number(run: object) -> float:
 
 
 def _device_rows(ident: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """Each device's launches (one mask per run and device index), in the order the table first
-    names them."""
+    """Each device's launches (a mask per run and device index), in the table's first-seen order."""
     pairs = np.column_stack([ident["run"], ident["device"]])
     _, first, inverse = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
     return [inverse.ravel() == k for k in np.argsort(first).tolist()]
 
 
 def _rows(columns: Mapping[str, np.ndarray], rows: np.ndarray) -> Mapping[str, np.ndarray]:
-    """The rows of one device (the columns themselves when it is all one device: a 100,000-launch
-    table is not copied for nothing)."""
+    """One device's rows (the columns themselves when it is all one device: no big table copied)."""
     return columns if rows.all() else {c: a[rows] for c, a in columns.items()}
 
 
 def _device_roofs(
     norm: Mapping[str, np.ndarray], device_name: str | None, choice: RoofChoice, cc: str | None = None
 ) -> tuple[Mapping[str, np.ndarray], Roofs]:
-    """One device's launches with every roof filled in, and the device's (median) roofs.
-
-    Automatic: the report's own roofs, what it lacks from the built-in figures at the measured
-    clocks. `--gpu KEY`: that GPU's built-in figures at the measured clocks replace the report's
-    (tiers it has no figure for keep the report's). `--roofs FILE`: the file's, as they are.
-    """
+    """One device's launches with every roof filled in, and the device's (median) roofs. Automatic:
+    the report's own roofs, what it lacks from the built-in figures at the measured clocks; `--gpu
+    KEY`: that GPU's built-in figures at the measured clocks replace the report's (tiers it has no
+    figure for keep the report's); `--roofs FILE`: the file's, as they are."""
     if choice.user is not None:
         return _without_report_path_peaks(norm), choice.user
     gpu = gpu_by_key(choice.gpu_key) if choice.gpu_key is not None else None

@@ -57,7 +57,6 @@ DENSE_MAPS = {  # a dense map's keys
 
 
 def numbers(values: np.ndarray | Sequence[float | None]) -> pl.Series:
-    """Float64, NaN and None as null."""
     return pl.Series(np.asarray(values, dtype="float64"), nan_to_null=True)
 
 
@@ -100,19 +99,16 @@ def text_lists(rows: Iterable[Sequence[str]]) -> pl.Series:
 
 
 def struct(fields: Mapping[str, pl.Series], n: int) -> pl.Series:
-    """n structs of these fields (with none: n `{}`)."""
     if not fields:
         return pl.Series([{}]).gather(np.zeros(n, dtype=np.int64))
     return pl.DataFrame([s.alias(k) for k, s in fields.items()]).to_struct()
 
 
 def where(mask: np.ndarray, values: pl.Series) -> pl.Series:
-    """`values` where `mask`, null elsewhere."""
     return pl.select(pl.when(pl.lit(pl.Series(mask, dtype=pl.Boolean))).then(pl.lit(values))).to_series()
 
 
 def is_sparse(path: tuple[str, ...]) -> bool:
-    """Whether the fields of the struct at `path` are keys a launch may lack."""
     return path in SPARSE or (len(path) > 1 and (*path[:-1], "*") in SPARSE)
 
 
@@ -125,7 +121,6 @@ def without_absent(value: Any, path: tuple[str, ...]) -> Any:
 
 
 def integer_paths(launches: pl.DataFrame) -> list[str]:
-    """The integer tensor paths of the launches' tensor paths (those whose work is operations)."""
     fields = launches.get_column("tensor_paths").dtype.fields  # type: ignore[attr-defined]
     return [f.name for f in fields if is_integer_path(f.name)]
 
@@ -176,7 +171,6 @@ def launch_frame(values: Mapping[str, Any]) -> pl.DataFrame:
 
 
 def kernel_of(named: Mapping[str, Any]) -> Kernel:
-    """A row of the launch frame (`DataFrame.row(named=True)`) as a `Kernel`."""
     row: dict[str, Any] = {k: without_absent(v, (k,)) for k, v in named.items()}
     row.update({key: enum(row[key]) for key, enum in ENUMS.items()})
     total = row.pop("ops_total")  # as `integer_ops`: where the launch has an integer tensor path
@@ -217,8 +211,7 @@ def _flags(series: pl.Series, path: tuple[str, ...], out: dict[str, pl.Series]) 
 
 
 def kept(series: pl.Series, path: tuple[str, ...], has: Mapping[str, bool]) -> pl.Series:
-    """A column of launches of one shape (`has`: the fields they have) without the fields of its
-    sparse structs they lack."""
+    """A column of launches of one shape (`has`: the fields they have) less the sparse fields they lack."""
     if not isinstance(series.dtype, pl.Struct):
         return series
     fields = {

@@ -53,10 +53,9 @@ class Movement(Enum):
 
 @dataclass(frozen=True)
 class Shift:
-    """Head vs base: the estimated change of the time in percent, its interval (None where the
-    samples are too small for one at this confidence), and the sample sizes (measurements: copies
-    of one average count once, `one_per_copy`); with runs (`runs_shift`), the baseline's runs with
-    a duration and the drift band's half-width in percent (None: too few runs for one)."""
+    """Head vs base: the estimated change of the time in percent, its interval (None: samples too
+    small), the sample sizes (copies of one average count once); with runs (`runs_shift`), the
+    baseline's runs with a duration and the drift band's half-width in percent (None: too few)."""
 
     shift_pct: float
     low_pct: float | None
@@ -99,8 +98,7 @@ def one_per_copy(durations_s: np.ndarray) -> np.ndarray:
 
 
 def _logs(durations_s: np.ndarray) -> np.ndarray:
-    """The logs of the positive durations (`one_per_copy`), thinned to `MAX_SAMPLE` of their
-    quantiles."""
+    """The logs of the positive durations (`one_per_copy`), thinned to `MAX_SAMPLE` of their quantiles."""
     logs: np.ndarray = np.log(one_per_copy(durations_s))
     if len(logs) <= MAX_SAMPLE:
         return logs
@@ -114,8 +112,7 @@ def _z(confidence: float) -> float:
 
 
 def rank_bound(n: int, m: int, confidence: float) -> int:
-    """C of Moses' interval: the interval is the C-th smallest to the C-th largest difference;
-    0 when the samples are too small for an interval at this confidence."""
+    """C of Moses' interval (the C-th smallest to the C-th largest difference); 0: samples too small."""
     z = _z(confidence)
     return max(0, math.floor(n * m / 2.0 - z * math.sqrt(n * m * (n + m + 1) / 12.0)))
 
@@ -141,10 +138,8 @@ def runs_shift(
     head_runs_s: Sequence[np.ndarray], base_runs_s: Sequence[np.ndarray], confidence: float = 0.99
 ) -> Shift | None:
     """The shift of every head launch against every baseline launch (`shift`; a run's copies of
-    one average counted once), its interval widened to the drift band where the baseline has
-    `MIN_RUNS` runs with a duration: the estimate ± z·σ·√(1/h + 1/k) in logs, σ = `MAD_SIGMA` ×
-    the median absolute deviation of the k baseline runs' median log durations, h the head's runs
-    (each interval end the farther of Moses' and the band's)."""
+    one average counted once), its interval widened to the drift band (module docstring; σ from
+    the median absolute deviation) where the baseline has `MIN_RUNS` runs with a duration."""
     head_runs = [r for r in map(one_per_copy, head_runs_s) if len(r)]
     base_runs = [r for r in map(one_per_copy, base_runs_s) if len(r)]
     if not head_runs or not base_runs:

@@ -50,6 +50,5 @@ def interruption() -> tuple[str, int]:
 
 
 def held() -> AbstractContextManager[None]:
-    """No stopping signal stops what runs inside (the killing of ncu, the renames of outputs):
-    they are ignored meanwhile."""
+    """No stopping signal stops what runs inside (the killing of ncu, the renames of outputs)."""
     return _handled(list(STOPPING), signal.SIG_IGN)

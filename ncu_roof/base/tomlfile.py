@@ -24,10 +24,8 @@ def read_toml(path: str, what: str, hint: str) -> dict[str, Any]:
 
 
 def package_text(name: str) -> str:
-    """One of the package's data files (`ncu_roof/data/NAME`), as text."""
     return (resources.files("ncu_roof") / "data" / name).read_text(encoding="utf-8")
 
 
 def package_table(name: str) -> dict[str, Any]:
-    """One of the package's tables (`ncu_roof/data/NAME.toml`), parsed."""
     return tomllib.loads(package_text(f"{name}.toml"))

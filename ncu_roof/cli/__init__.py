@@ -56,9 +56,7 @@ app = typer.Typer(
 )
 
 
-class Verbosity(Enum):
-    """How much the CLI says on stderr: `--quiet` (errors only) or `--verbose`."""
-
+class Verbosity(Enum):  # how much the CLI says on stderr
     QUIET = "quiet"  # errors only
     NORMAL = "normal"  # plus progress (`read …`, `wrote …`) and warnings (`launches lack counters`)
     VERBOSE = "verbose"  # plus details (the full ncu command that collects missing counters)
@@ -78,9 +76,8 @@ COMMAND_MODULES = {  # which module registers each command, in the order the hel
 
 
 def register(args: Sequence[str]) -> None:
-    """Import the module of the command `args` name (the first word not an option: the root
-    options take no value), or every command module when they name none or ask for the root
-    help first (`ncu-roof -h gpus` lists every command)."""
+    """Import the module of the command `args` name (the first word not an option: root options take
+    no value), or every one when they name none or ask for the root help first (`ncu-roof -h gpus`)."""
     at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
     word = args[at] if at is not None else None
     root_help = any(a in ("-h", "--help") for a in args[:at])
@@ -144,7 +141,6 @@ def folded(message: str) -> str:
 
 
 def fail(message: str, hint: str, code: int) -> NoReturn:
-    """The end of every failed run: one `error:` line, one `hint:` line (if any), the exit code."""
     sys.stderr.write(f"error: {one_line(message)}\n" + (f"hint: {one_line(hint)}\n" if hint else ""))
     sys.exit(int(code))
 

@@ -88,9 +88,8 @@ def checked(analysis: Analysis) -> Analysis:
 
 
 def diag(message: str, *, command: bool = False) -> None:
-    """Progress for people (`read …`, `wrote …`) and what the reader should know about the results
-    (the report says it too), folded to stderr's width (a `command` stays one line, to be copied
-    whole); silent with --quiet, which leaves stderr to errors."""
+    """Progress (`read …`, `wrote …`) and what the reader should know of the results, folded to
+    stderr's width (a `command` one line, to be copied whole); silent with --quiet (errors only)."""
     if verbosity[0] is not Verbosity.QUIET:
         sys.stderr.write(one_line(message) + "\n" if command else folded(message))
 
@@ -172,7 +171,6 @@ def check_options(
 def write_outputs(
     outputs: list[tuple[Document, str | None]], read: Iterable[InputInfo], summary: str | None
 ) -> None:
-    """Every output written (none of them an input `read`), then the summary appended."""
     refuse_inputs([path for _, path in outputs], [i.path for i in read])
     write_all(outputs)
     if summary is not None and not append_summary(summary):
@@ -182,7 +180,6 @@ def write_outputs(
 def picture_options(
     width_in: float | None, height_in: float | None, dpi: float | None, caption: Caption, device: int | None
 ) -> RenderOptions:
-    """The plot's size (each checked), caption and device, as the renderers take them."""
     for option, value in (("--width", width_in), ("--height", height_in), ("--dpi", dpi)):
         if value is not None and not 0 < value < 1000:
             raise UsageError(

@@ -1,12 +1,12 @@
 """Base vs head: compare time, FLOP/s, bytes, intensity and verdict of matched kernels (pure).
 
-The pairs come from `ncu_roof.compare.pairs`. A launch whose duration grows by more than the
-threshold is a regression; one that shrinks by more is an improvement. A kernel (its launches of one
-launch shape, and device and range where launches pair by them) is judged once, for the headline,
-the tables and the gate (`judge`): by its time summed over its pairs timed on both sides, and where
-it is launched often enough on both sides, by the shift of its launches with its interval
-(`ncu_roof.base.shift`, as `history check` does). The total too sums the pairs timed on both sides;
-launches on one side only are new or removed, never slower. Different GPUs or clocks are refused.
+A launch whose duration grows by more than the threshold is a regression; one that shrinks by more
+is an improvement. A kernel (its launches of one launch shape, and device and range where launches
+pair by them) is judged once, for the headline, the tables and the gate (`judge`): by its time
+summed over its pairs timed on both sides, and where it is launched often enough on both sides, by
+the shift of its launches with its interval (`ncu_roof.base.shift`, as `history check` does). The
+total too sums the pairs timed on both sides; launches on one side only are new or removed, never
+slower. Different GPUs or clocks are refused.
 """
 
 from __future__ import annotations
@@ -36,8 +36,6 @@ from ncu_roof.compare.pairs import (
 from ncu_roof.errors import GateError, UsageError
 
 CLOCK_TOLERANCE_PCT = 2.0  # SM clocks (or report roofs) further apart than this: different clocks
-
-
 GATE_CONFIDENCE = 0.99  # the confidence of the interval a repeated kernel is judged on (as `history check`)
 
 
@@ -138,20 +136,14 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
         elif clocks.delta_pct is not None:
             assert clocks.base is not None and clocks.head is not None
             if abs(clocks.delta_pct) > CLOCK_TOLERANCE_PCT:
-                return (
-                    f"the median measured SM clock differs by {clocks.delta_pct:+.1f}% "
-                    f"({clocks.base / 1e9:.3g} GHz → {clocks.head / 1e9:.3g} GHz)",
-                    None,
-                )
+                ghz = f"{clocks.base / 1e9:.3g} GHz → {clocks.head / 1e9:.3g} GHz"
+                return f"the median measured SM clock differs by {clocks.delta_pct:+.1f}% ({ghz})", None
         elif b.roofs.source == h.roofs.source == "report":
             for precision, peak in b.roofs.compute_flop_per_s.items():
                 change = Change(peak, h.roofs.compute_flop_per_s.get(precision)).delta_pct
                 if change is not None and abs(change) > CLOCK_TOLERANCE_PCT:
-                    return (
-                        f"the {precision} roof measured in the reports differs by {change:+.1f}% "
-                        "(different clocks)",
-                        None,
-                    )
+                    differs = f"differs by {change:+.1f}% (different clocks)"
+                    return f"the {precision} roof measured in the reports {differs}", None
         else:
             unchecked.append(
                 "no measured SM clock to compare, and the roofs are not measured in the reports "
@@ -167,27 +159,22 @@ def mismatch_reason(base: Analysis, head: Analysis) -> tuple[str | None, str | N
     return None, "; ".join(notes) or None
 
 
-def kernel_rows(pairs: pl.DataFrame, paired_on: tuple[str, ...]) -> list[list[int]]:
-    """The rows of each kernel's pairs, in first-pair order: a kernel is a name and launch shape,
-    and a range and device where launches pair by them (`pairing_keys`)."""
+def judge(pairs: pl.DataFrame, paired_on: tuple[str, ...], limit_pct: float) -> tuple[KernelChange, ...]:
+    """Each kernel (a name and launch shape, and range and device where launches pair by them), in
+    first-pair order, judged against the limit: on one side only, new or removed; else by the change
+    of its time summed over the pairs timed on both sides (`classify`), unless its launches give a
+    shift with an interval at `GATE_CONFIDENCE`: then slower when the shift is a regression
+    (`Shift.verdict`) or the summed change is beyond the limit and above the interval (some launches
+    moved more than noise moves them all), faster the mirror, else unchanged."""
+    base_s, head_s = (np.where(np.isfinite(s), s, np.nan) for s in sides(pairs, "duration_s"))
+    on_base, on_head = (pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row"))
+    names = pairs.get_column("name")
     device = pl.coalesce("head_device", "base_device").alias("device")
     keys = [pl.col("name", "grid", "block"), *([pl.col("nvtx")] if "nvtx" in paired_on else [])]
     keys += [device] if "ordinal" in paired_on else []
     groups = pairs.select(*keys).with_row_index("row").group_by(pl.exclude("row"), maintain_order=True)
-    return [rows for rows in groups.agg("row").get_column("row").to_list()]
-
-
-def judge(pairs: pl.DataFrame, paired_on: tuple[str, ...], limit_pct: float) -> tuple[KernelChange, ...]:
-    """Each kernel (`kernel_rows`) judged against the limit: on one side only, new or removed; else
-    by the change of its time summed over the pairs timed on both sides (`classify`), unless its
-    launches give a shift with an interval at `GATE_CONFIDENCE`: then slower when the shift is a
-    regression (`Shift.verdict`) or the summed change is beyond the limit and above the interval
-    (some launches moved more than noise moves them all), faster the mirror, else unchanged."""
-    base_s, head_s = (np.where(np.isfinite(s), s, np.nan) for s in sides(pairs, "duration_s"))
-    on_base, on_head = (pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row"))
-    names = pairs.get_column("name")
     changes = []
-    for rows in kernel_rows(pairs, paired_on):
+    for rows in groups.agg("row").get_column("row").to_list():
         time_s = _timed_sums(base_s[rows], head_s[rows])
         found = shift(head_s[rows], base_s[rows], GATE_CONFIDENCE)
         status = classify(time_s, limit_pct)
@@ -231,11 +218,8 @@ def gate(result: Diff) -> None:
         found = worst.shift
         interval = ""
         if found is not None and found.interval is not None:
-            why = (
-                f"real, reaching {limit:g}%"
-                if found.verdict(limit) is Movement.REGRESSION
-                else "the sum above it"
-            )
+            real = found.verdict(limit) is Movement.REGRESSION
+            why = f"real, reaching {limit:g}%" if real else "the sum above it"
             interval = f" {found.interval} at {found.confidence:.0%}: {why}"
         parts[0] += f" (worst {worst.name} {worst.duration_s.delta_pct or 0.0:+.1f}%{interval})"
     total = result.total_duration_s.delta_pct
@@ -247,7 +231,6 @@ def gate(result: Diff) -> None:
 
 
 def _with_ordinals(analysis: Analysis) -> pl.DataFrame:
-    """The launches, each with its device's `ordinal`."""
     ordinals = {d.index: d.ordinal for d in analysis.devices}
     return analysis.launches.with_columns(ordinal=pl.col("device").replace_strict(ordinals, default=0))
 

@@ -89,49 +89,46 @@ def load_expectations(path: str) -> tuple[Expectation, ...]:
 def parse_expectations(data: Mapping[str, Any], path: str = "expectations") -> tuple[Expectation, ...]:
     tables = data.get("expect")
     if not isinstance(tables, list) or not tables:
-        raise BadInputError(f"{path}: needs at least one [[expect]] table", hint=HINT)
+        raise _bad(path, "needs at least one [[expect]] table")
     return tuple(_expectation(t, f"{path}: [[expect]] #{i + 1}") for i, t in enumerate(tables))
+
+
+def _bad(where: str, words: str) -> BadInputError:
+    return BadInputError(f"{where}: {words}", hint=HINT)
 
 
 def _expectation(table: Any, where: str) -> Expectation:
     if not isinstance(table, dict):
-        raise BadInputError(f"{where}: not a table", hint=HINT)
+        raise _bad(where, "not a table")
     if unknown := sorted(set(table) - set(KNOWN_KEYS)):
         raise BadInputError(f"{where}: unknown key {unknown[0]!r}", hint="keys: " + ", ".join(KNOWN_KEYS))
     pattern = table.get("kernel")
     if not isinstance(pattern, str) or not pattern:
-        raise BadInputError(f'{where}: needs kernel = "REGEX"', hint=HINT)
+        raise _bad(where, 'needs kernel = "REGEX"')
     try:
         re.compile(pattern)
     except re.error as err:
-        raise BadInputError(f"{where}: kernel {pattern!r} is not a valid regex ({err})", hint=HINT) from None
+        raise _bad(where, f"kernel {pattern!r} is not a valid regex ({err})") from None
     bound_text = table.get("bound")
     if bound_text not in ("memory", "compute", "latency"):
-        raise BadInputError(
-            f"{where}: bound must be memory, compute or latency, not {bound_text!r}", hint=HINT
-        )
+        raise _bad(where, f"bound must be memory, compute or latency, not {bound_text!r}")
     bound, binding = Bound(bound_text), table.get("binding")
     if binding is not None and (not isinstance(binding, str) or bound is Bound.LATENCY):
-        raise BadInputError(
-            f"{where}: binding must be a tier name (or compute) for a memory- or compute-bound expectation",
-            hint=HINT,
+        raise _bad(
+            where, "binding must be a tier name (or compute) for a memory- or compute-bound expectation"
         )
     binding = binding.lower() if binding else None
     if binding is not None and binding not in (*TIERS, COMPUTE):
         # a roof no kernel can bind at (`hbm`, a typo) would contradict every kernel with words
         # about a tier that does not exist
-        raise BadInputError(
-            f"{where}: binding {binding!r} is no roof: {', '.join((*TIERS, COMPUTE))}", hint=HINT
-        )
+        raise _bad(where, f"binding {binding!r} is no roof: {', '.join((*TIERS, COMPUTE))}")
     if bound is Bound.MEMORY and binding == COMPUTE:
-        raise BadInputError(f"{where}: a memory-bound kernel binds at a memory tier, not compute", hint=HINT)
+        raise _bad(where, "a memory-bound kernel binds at a memory tier, not compute")
     if bound is Bound.COMPUTE and binding not in (None, COMPUTE):
-        raise BadInputError(f"{where}: a compute-bound kernel binds at compute, not {binding!r}", hint=HINT)
+        raise _bad(where, f"a compute-bound kernel binds at compute, not {binding!r}")
     tolerance = table.get("tolerance", DEFAULT_TOLERANCE)  # a ratio: a plain TOML number (no bool)
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 1 <= tolerance < math.inf:
-        raise BadInputError(
-            f"{where}: tolerance is a finite ratio >= 1 (e.g. 1.5), not {tolerance!r}", hint=HINT
-        )
+        raise _bad(where, f"tolerance is a finite ratio >= 1 (e.g. 1.5), not {tolerance!r}")
     flop, nbytes = _model_counts(table, where)
     return Expectation(pattern, bound, binding, flop, nbytes, float(tolerance))
 
@@ -140,7 +137,7 @@ def _model_counts(table: Mapping[str, Any], where: str) -> tuple[float | None, M
     """The model's FLOPs and bytes per tier: a built-in workload's, or the ones given."""
     if "workload" in table:
         if "flop" in table or "bytes" in table:
-            raise BadInputError(f"{where}: give a workload or flop/bytes, not both", hint=HINT)
+            raise _bad(where, "give a workload or flop/bytes, not both")
         params: dict[str, Param | None] = {k: table[k] for k in WORKLOAD_KEYS if k in table}
         try:
             workload = build(str(table["workload"]), params)
@@ -148,14 +145,14 @@ def _model_counts(table: Mapping[str, Any], where: str) -> tuple[float | None, M
             raise BadInputError(f"{where}: {err.message}", hint=err.hint) from None
         return workload.flop, workload.bytes_by_tier
     if stray := [k for k in WORKLOAD_KEYS if k in table]:
-        raise BadInputError(f'{where}: {stray[0]} needs a workload = "NAME"', hint=HINT)
+        raise _bad(where, f'{stray[0]} needs a workload = "NAME"')
     flop = _quantity(table["flop"], Dimension.FLOP, where) if "flop" in table else None
     if (raw := table.get("bytes")) is None:  # per tier, or a bare figure: DRAM's
         return flop, None
     by_tier = raw if isinstance(raw, dict) else {"dram": raw}
     if unknown := sorted(str(t) for t in by_tier if str(t).lower() not in TIERS):
         # never checked against anything, so never a contradiction: refused, not passed over
-        raise BadInputError(f"{where}: bytes of {unknown[0]!r}: the tiers are {', '.join(TIERS)}", hint=HINT)
+        raise _bad(where, f"bytes of {unknown[0]!r}: the tiers are {', '.join(TIERS)}")
     return flop, {str(t).lower(): _quantity(v, Dimension.BYTE, where) for t, v in by_tier.items()}
 
 
@@ -164,7 +161,6 @@ def _quantity(value: Any, dimension: Dimension, where: str) -> float:
 
 
 def check(analysis: Analysis, expectations: Sequence[Expectation]) -> ExpectationReport:
-    """Every kernel whose name matches an expectation's regex, checked against it."""
     checks: list[KernelCheck] = []
     unmatched: list[str] = []
     names = analysis.launches.get_column("name").to_list()
@@ -293,7 +289,6 @@ def _times(ratio: float, tolerance: float) -> str:
 
 
 def render_expectations(report: ExpectationReport) -> str:
-    """Plain text: one line per matched launch, then unmatched patterns and a summary."""
     lines = ["expectations:"] + [
         f"  {c.status.value.upper():<12} #{c.kernel_id} {shorten(c.kernel_name, 50)} "
         f"[/{one_line(c.pattern)}/]: {one_line(c.explanation)}"

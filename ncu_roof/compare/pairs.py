@@ -2,11 +2,10 @@
 frame (`pair_frame`); a `KernelDiff` is made only for a pair someone asks for (`kernel_diff`).
 
 Kernels match by (name, grid, block, order among equals) by default: the n-th launch of a shape in
-the base pairs with the n-th launch of that shape in the head. `MatchBy.NAME` ignores the launch
-shape; `MatchBy.ORDER` pairs the n-th launch of the base with the n-th of the head. Every mode
-pairs within the NVTX range when both runs carry ranges, and within the device (`ordinal`: its index
-in its ncu run) when both ran on several devices (`pairing_keys`): a run on one GPU pairs with a run
-on another.
+the base pairs with the n-th of that shape in the head; `MatchBy.NAME` ignores the launch shape,
+`MatchBy.ORDER` pairs the n-th launches of the two runs. Every mode pairs within the NVTX range when
+both runs carry ranges, and within the device (`ordinal`: its index in its ncu run) when both ran
+on several (`pairing_keys`): a run on one GPU pairs with a run on another.
 """
 
 from __future__ import annotations
@@ -83,9 +82,8 @@ _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
 
 
 def pairing_keys(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy) -> tuple[str, ...]:
-    """The columns launches pair on: the match's, the device where both runs launched on several
-    (it tells their launches apart; one GPU each pairs across indices), the NVTX range where both
-    runs carry ranges."""
+    """The columns launches pair on: the match's, the device where both runs launched on several (it
+    tells their launches apart; one GPU each pairs across indices), the NVTX range where both have."""
     several = all(
         side.select((pl.col("ordinal").n_unique().over("run") > 1).any()).item() for side in (base, head)
     )
@@ -111,11 +109,9 @@ def match_rows(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy = MatchBy.
 
 def pair_frame(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy, threshold_pct: float) -> pl.DataFrame:
     """A row per pair (`match_rows`): its launches' rows, then the diff JSON's pair object a column
-    per key: the name, shape and range from the head (else the base), the base's name where it
-    differs, both sides' IDs, runs and devices, the status
-    (only one side, or the duration's change against the threshold), a {base, head, delta_pct}
-    struct per number (per tier of `MAPS`), and both verdicts in words. Each launch frame carries
-    its devices' `ordinal` (`comparison.diff` adds it)."""
+    per key: name, shape and range from the head (else the base), the base's name where it differs,
+    both sides' IDs, runs and devices, the status, a {base, head, delta_pct} struct per number (per
+    tier of `MAPS`), both verdicts in words. Launch frames carry `ordinal` (`comparison.diff`)."""
     tiers = sorted({*base.get_column("bytes").struct.fields, *head.get_column("bytes").struct.fields})
     joined = (
         match_rows(base, head, match)
@@ -209,7 +205,6 @@ def sides(pairs: pl.DataFrame, column: str, tier: str | None = None) -> tuple[np
 
 
 def kernel_diff(row: Mapping[str, Any]) -> KernelDiff:
-    """A row of `pair_frame` as a `KernelDiff`."""
 
     def change(sides: Mapping[str, float | None]) -> Change:
         return Change(finite_or_none(sides["base"]), finite_or_none(sides["head"]))

@@ -23,16 +23,13 @@ MIN_WIDTH = 60  # the narrowest layout: a smaller COLUMNS lays text out at this 
 
 
 @dataclass(frozen=True)
-class Screen:
-    """What a command's text is laid out for: columns, and whether it may be coloured."""
-
-    width: int
-    color: bool
+class Screen:  # what a command's text is laid out for
+    width: int  # columns
+    color: bool  # whether it may be coloured
 
 
 def to_terminal(output: str | None) -> bool:
-    """Whether text for `output` goes to a terminal: stdout (None or `-`), and stdout is one (a
-    process started with stdout closed, `>&-`, has none)."""
+    """Whether text for `output` goes to a terminal: stdout (None or `-`) that is one (`>&-`: none)."""
     return output in (None, "-") and sys.stdout is not None and sys.stdout.isatty()
 
 
@@ -65,7 +62,6 @@ def _columns() -> int | None:
 
 
 def sized(table: Table, columns: Iterable[tuple[str, str, int]]) -> None:
-    """(header, justify, width) columns added to `table`, their cells never wrapped (ellipsis if cut)."""
     for header, justify, width in columns:
         table.add_column(header, justify=justify, no_wrap=True, overflow="ellipsis", width=width)  # type: ignore[arg-type]
 

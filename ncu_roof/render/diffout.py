@@ -69,11 +69,8 @@ def place(k: KernelDiff, result: Diff) -> str:
     """`8192×256`, then ` in fwd` (its NVTX range) and ` on device 1` where launches pair by it."""
     where = f" in {k.nvtx}" if k.nvtx is not None else ""
     device = k.head_device if k.head_device is not None else k.base_device
-    return (
-        launch_shape(k.grid, k.block)
-        + where
-        + (f" on device {device}" if "ordinal" in result.paired_on else "")
-    )
+    on = f" on device {device}" if "ordinal" in result.paired_on else ""
+    return launch_shape(k.grid, k.block) + where + on
 
 
 def row_cells(k: KernelDiff, result: Diff) -> list[str]:
@@ -104,8 +101,7 @@ def pair_order(statuses: Sequence[str], duration_s: np.ndarray) -> np.ndarray:
 
 
 def headline(result: Diff) -> str:
-    """The total over the pairs timed on both sides, the time of launches on one side apart, and
-    the kernels of each status (`Diff.count`, as the gate counts them)."""
+    """The total over pairs timed on both sides, one-sided time apart, kernels per status (`Diff.count`)."""
     counts = {s: result.count(s) for s in Status}
     total = result.total_duration_s
     apart = [
@@ -210,8 +206,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
 
 def diff_json_pieces(result: Diff) -> Iterator[Piece]:
     """Base SI units, NaN/inf as null, stable key order; a pair's object is its row of `Diff.pairs`
-    (less its launches' rows) as Polars writes it, indented up to `PRETTY_MAX_KERNELS` pairs, else
-    compact. In pieces, made as they are written: a big diff is never held whole."""
+    (less its launches' rows) as Polars writes it (`document_pieces`: a big diff never held whole)."""
     total = result.total_duration_s
     document: dict[str, Any] = {
         "schema": SCHEMA,
@@ -263,7 +258,6 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
     kernels = result.kernels
 
     def fold(change: KernelChange) -> FoldedRow:
-        """The pairs of one kernel as one row."""
         rows = np.array(change.rows)
         first = kernels[int(rows[0])]
         bases, heads = (int(side[rows].sum()) for side in on_side)
@@ -287,8 +281,7 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
 
 
 def _sums(figure: np.ndarray) -> Change:
-    """A figure (a row on the base, a row on the head; NaN: not known) summed on each side over
-    the pairs that have it (None where none has)."""
+    """A figure (rows: base, head; NaN: not known) summed on each side (None where no pair has it)."""
     return Change(*(nan_to_none(known_sum(values, exact=True)) for values in figure))
 
 
@@ -345,10 +338,9 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
 
 
 def _md_row(row: FoldedRow, name: str, result: Diff) -> str:
-    """The terminal table's cells (`row_cells`), the launch shape joined to the kernel's cell
-    (`name`, as the report shows it) with its launches (` ×3`, ` ×3 → 2` when the count changed,
-    nothing for one), and the status of the summed time in place of the pair's, with the launches
-    that got slower on their own if not all."""
+    """The terminal table's cells (`row_cells`), the kernel's cell its label `name`, launch shape and
+    launches (` ×3`, ` ×3 → 2` when the count changed), the status that of the summed time, with the
+    launches that got slower on their own if not all."""
     k, base, head = row.kernel, row.base_launches, row.head_launches
     count = f" ×{base} → {head}" if base and head and base != head else times(max(base, head))
     name = f"{code_span(name)} {code_span(place(k, result))}{count}"

@@ -1,9 +1,9 @@
-"""The expectations section of the Markdown and HTML reports (`analyze --expect`): what each
-matched launch was expected and measured to be and its status, contradicted first; the patterns no
-kernel matches. Read from the JSON form the analysis carries (`extra["expectations"]`, made by
-`compare.expect`), so the JSON, the Markdown and the HTML say the same; no section without it.
-Every text is data (kernel names, the user's regexes, tier and unit names of the report): code
-spans and `plain` in Markdown table cells, `html.escape` in HTML.
+"""The expectations section of the Markdown and HTML reports (`analyze --expect`): each matched
+launch's expected and measured verdicts and status, contradicted first; patterns no kernel matches.
+Read from the JSON form the analysis carries (`extra["expectations"]`, made by `compare.expect`), so
+the JSON, the Markdown and the HTML say the same; no section without it. Every text is data (kernel
+names, the user's regexes, tier and unit names of the report): code spans and `plain` in Markdown
+table cells, `html.escape` in HTML.
 """
 
 from __future__ import annotations

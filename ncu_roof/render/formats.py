@@ -85,7 +85,6 @@ FORMATS = {  # every member's entry (tests/test_formats.py checks that none is m
 
 
 def from_suffix(path: str | None) -> OutputFormat | None:
-    """The format an output file name implies (`report.html` → html), or None."""
     if path is None or path == "-":
         return None
     suffix = PurePath(path).suffix.lower()
@@ -93,8 +92,7 @@ def from_suffix(path: str | None) -> OutputFormat | None:
 
 
 def choose(fmt: OutputFormat | None, output: str | None, output_option: str = "-o") -> OutputFormat:
-    """`--format` if given, else what the output's (`output_option`'s) suffix says, else the table;
-    a contradiction is refused."""
+    """`--format`, else what the output's (`output_option`'s) suffix says, else the table (no clash)."""
     implied = from_suffix(output)
     if fmt is not None and implied is not None and implied is not fmt and implied is not OutputFormat.TABLE:
         raise UsageError(
@@ -122,7 +120,6 @@ def format_of(
 
 
 def image_format(path: str, option: str) -> OutputFormat:
-    """The picture format of a plot file name; anything else is a usage error."""
     if (fmt := from_suffix(path)) is None or not FORMATS[fmt].image:
         names = ", ".join(s.suffixes[0] for s in FORMATS.values() if s.image)
         raise UsageError(f"{option} {path}: unknown image type", hint=f"name a {names} file")

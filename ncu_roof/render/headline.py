@@ -18,17 +18,11 @@ from ncu_roof.render.summary import DeviceView, Summary, verdict_words
 Words = Callable[[str], str]
 
 
-def memory_tier_words(view: DeviceView, esc: Words = str) -> str:
-    """` (dram 60%, l2 10%)`: the memory-bound time per binding tier; empty when none is known."""
-    if not view.memory_tiers:
-        return ""
-    return " (" + ", ".join(f"{esc(t)} {pct(100 * s)}" for t, s in view.memory_tiers) + ")"
-
-
 def share_phrases(view: DeviceView, esc: Words = str, of: str = "", strong: Words = str) -> list[str]:
     """`36% memory-bound (dram 30%, l2 6%) · roofline`: the device's time per verdict, the most
     first, each with its basis (`of`: words after the share, as ` of time`; `strong`: the share's)."""
-    tiers = memory_tier_words(view, esc)
+    memory = ", ".join(f"{esc(t)} {pct(100 * s)}" for t, s in view.memory_tiers)  # per binding tier
+    tiers = f" ({memory})" if memory else ""
     return [
         f"{strong(pct(100 * s))}{of} {VERDICT_WORDS[b]}{tiers if b is Bound.MEMORY else ''}"
         + (f" · {view.bases[b]}" if view.bases.get(b) else "")
@@ -37,7 +31,6 @@ def share_phrases(view: DeviceView, esc: Words = str, of: str = "", strong: Word
 
 
 def times(count: int) -> str:
-    """` ×3` after a name of several launches; nothing for one."""
     return f" ×{count}" if count > 1 else ""
 
 
@@ -104,9 +97,8 @@ _LATENCY_FIX = "more work in flight (occupancy, instruction-level parallelism) t
 def device_sentences(
     summary: Summary, view: DeviceView, name: Callable[[KernelGroup], str], esc: Words, strong: Words
 ) -> list[str]:
-    """`Fix first: <name> could save …` and `Costliest: <name> (41% of its time, 1.2 ms):
-    memory-bound`, the latter unless it is the kernel to fix first (said once, not twice); `name`
-    shows a kernel as the sink does."""
+    """`Fix first: <name> could save …` and, unless it is that kernel, `Costliest: <name> (41% of its
+    time, 1.2 ms): memory-bound`; `name` shows a kernel as the sink does."""
     lines = []
     if view.fix_first is not None:
         words = fix_first_words(summary, view, esc, strong)
@@ -129,9 +121,8 @@ def integer_ops_rate(k: Kernel, over_s: float | None) -> tuple[float, str] | Non
 
 
 def achieved_words(k: Kernel, duration_s: float | None = None) -> str:
-    """`27.7 TFLOP/s`; `39.4 TOP/s (int8)` for integer tensor work without FLOPs, which a
-    `0 FLOP/s` would read as nothing done. `duration_s`: a group's summed time (its figures keep
-    the lead launch's), else the launch's."""
+    """`27.7 TFLOP/s`; `39.4 TOP/s (int8)` for integer tensor work without FLOPs (`0 FLOP/s` reads as
+    nothing done). `duration_s`: a group's summed time (its figures keep the lead launch's)."""
     ops = integer_ops_rate(k, duration_s or k.duration_s)
     return si(k.achieved_flop_per_s, "FLOP/s") if ops is None else f"{si(ops[0], 'OP/s')} ({ops[1]})"
 

@@ -1,6 +1,5 @@
-"""One self-contained HTML report: per-device headline, the expectations (`--expect`), the roofline
-at full width, a paged sortable/filterable table of kernel groups (or launches), details of the
-first rows, roofs.
+"""One self-contained HTML report: per-device headline, expectations (`--expect`), the roofline at
+full width, a paged sortable/filterable table of kernel groups (or launches), details, roofs.
 
 No network: CSS, JS and the SVG plot inline, a Content-Security-Policy that forbids any fetch and
 allows only our script (by hash). Every data string is escaped: `html.escape`, or for the script's
@@ -55,8 +54,7 @@ PAGE = Template(package_text("report.html"))
 def render_html(
     source: Analysis | Summary, *, plot: RenderOptions | None = None, plot_svg: str | None = None
 ) -> str:
-    """The report as one HTML document; `plot_svg` is inlined (by default the roofline of every
-    device, drawn with `plot`'s size and caption options)."""
+    """The report as one HTML document, `plot_svg` inlined (by default every device's roofline, `plot`)."""
     summary = source if isinstance(source, Summary) else summarize(source)
     analysis = summary.analysis
     svg = plot_svg if plot_svg is not None else _default_plot(analysis, plot)
@@ -65,11 +63,8 @@ def render_html(
     title = f"ncu-roof: {plural(summary.launches, 'launch')}, {si(summary.total_s, 's')}"
     columns, hint = table_columns(summary), analysis.collect_hint
     again = f"<p>Profile again with them:</p><pre><code>{escape(one_line(hint or ''))}</code></pre>"
-    figure = (
-        []
-        if svg is None
-        else ['<h2 id="plot">Hierarchical roofline</h2>', f"<figure>{_SVG_PROLOG.sub('', svg)}</figure>"]
-    )
+    heading = '<h2 id="plot">Hierarchical roofline</h2>'
+    figure = [] if svg is None else [heading, f"<figure>{_SVG_PROLOG.sub('', svg)}</figure>"]
     rest = [
         *_notes_section(summary),
         *_details_section(summary),
@@ -145,7 +140,6 @@ def _device_block(summary: Summary, view: DeviceView) -> str:
 
 
 def _group_link(summary: Summary, group: KernelGroup) -> str:
-    """The group's name, a link to its details where it has them."""
     label = summary.names(NAME_WIDTH)[0].get(group.name) or shorten(group.name, NAME_WIDTH)  # as the table's
     code = f"<code>{escape(label)}</code>"
     rank = next((r.rank for r in summary.rows if r.group is group), DETAILS_ROWS + 1)  # none: no link
@@ -254,9 +248,8 @@ def _roofs_section(analysis: Analysis) -> list[str]:
     for device in analysis.devices:
         rows, gpu = roof_rows(device), f"<code>{escape(device_name(device))}</code>"
         if not rows:
-            parts.append(
-                f"<p>{gpu}: no roofs (pass <code>--gpu KEY</code> or <code>--roofs FILE</code>).</p>"
-            )
+            options = "<code>--gpu KEY</code> or <code>--roofs FILE</code>"
+            parts.append(f"<p>{gpu}: no roofs (pass {options}).</p>")
             continue
         parts.append(
             f"<details><summary>Device {device.index}: {gpu}, roofs from "

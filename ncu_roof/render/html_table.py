@@ -87,8 +87,7 @@ def _sort_value(value: Any) -> Any:
 
 
 def table_data(summary: Summary, columns: Sequence[Column]) -> dict[str, Any]:
-    """What the script lays out: names once, then per row its sort values and its cells' text; at
-    most TABLE_MAX_ROWS rows (the first by the summary's order): the JSON has every launch."""
+    """What the script lays out: names once, per row its sort values and cell texts (TABLE_MAX_ROWS)."""
     names: dict[str, int] = {}
     rows = []
     for row in summary.rows[:TABLE_MAX_ROWS]:

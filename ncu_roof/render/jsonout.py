@@ -158,7 +158,6 @@ KERNEL = (
 
 
 def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
-    """The kernel objects as columns, in the contract's order."""
     n = len(launches)
     sol = {"bound": launches["sol_bound"], "unit": launches["sol_unit"], "small_grid": launches["small_grid"]}
     above, headroom = roof_columns(launches)
@@ -173,8 +172,7 @@ def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
 
 
 def _with_bytes(roof: pl.Series) -> pl.Series:
-    """The instruction roofline with `transaction_bytes` (one per tier it has an intensity of)
-    after its transaction peaks."""
+    """The instruction roofline with `transaction_bytes` (per tier with an intensity) after its peaks."""
     fields = roof.struct.unnest()
     intensity = fields.get_column("intensity_warp_inst_per_transaction")
     transaction_bytes = {
@@ -190,8 +188,7 @@ def _with_bytes(roof: pl.Series) -> pl.Series:
 
 
 def kernel_objects(launches: pl.DataFrame, chunk: int) -> Iterator[bytes | memoryview]:
-    """The kernels' JSON objects, `,`-separated, `chunk` launches at a time, as UTF-8 (as Polars
-    writes them: a file gets them as they are)."""
+    """The kernels' JSON objects, `,`-separated, `chunk` launches at a time, as UTF-8 Polars writes."""
     if not len(launches):
         return
     by_shape = shapes(launches)

@@ -57,10 +57,9 @@ def render_markdown(
     limit_chars: int = GITHUB_LIMIT_CHARS,
     plot_ref: str | None = None,
 ) -> str:
-    """The report in at most `limit_chars` characters: the `top` rows in the main table (one per
-    device when there are several), at most 8 columns; other rows and columns and the roofs folded
-    in `<details>`. When the whole does not fit, the first rows are kept and a note says how many
-    were left out. `plot_ref` is a path relative to where the Markdown is read."""
+    """The report in at most `limit_chars` characters: the `top` rows in the main table (8 columns
+    at most; one per device when there are several), other rows, columns and roofs in `<details>`;
+    the first rows that fit, a note saying how many were left out. `plot_ref`: from the Markdown."""
     summary = source if isinstance(source, Summary) else summarize(source)
     shown = range(len(summary.rows) + 1)  # the most rows that fit: the lengths grow with them
     fits = bisect_right(shown, limit_chars, key=lambda n: len(_document(summary, top, n, plot_ref)))
@@ -135,13 +134,11 @@ def _label(summary: Summary, name: str, row: Row | None = None) -> str:
 
 
 def _table(header: Sequence[str], left: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    """A table, its `left` columns aligned left (words), the others right (numbers)."""
     align = [":---" if h in left else "---:" for h in header]
     return "\n".join(md_row(cells) for cells in (header, align, *rows))
 
 
 def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
-    """At most 8 columns: #, kernel, launches, time, share, verdict [notes], % of roof, could save."""
     columns: list[tuple[str, Callable[[Row], str]]] = [
         ("#", lambda r: str(r.rank)),
         *([("Dev", lambda r: str(r.group.device))] if device_column and summary.multi_device else []),

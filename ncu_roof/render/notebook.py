@@ -32,8 +32,7 @@ STYLE = (
 
 
 def _shares(view: DeviceView, esc: Words = str) -> str:
-    """`64% latency-bound · SOL, 36% memory-bound (dram 30%, l2 6%) · roofline` (each verdict
-    with its basis, as every sink's headline); `no kernel has a duration`."""
+    """`64% latency-bound · SOL, 36% memory-bound (dram 30%, l2 6%) · roofline`, as every headline."""
     return ", ".join(share_phrases(view, esc)) or "no kernel has a duration"
 
 
@@ -42,10 +41,8 @@ def analysis_repr(analysis: Analysis) -> str:
     summary = summarize(analysis)
     lines = [f"<ncu_roof.Analysis: {summary.title(devices=True, kernels=True)}>"]
     for view in summary.devices[:REPR_DEVICES]:
-        lines.append(
-            f"  device {view.device.index} {device_name(view.device)}: "
-            f"{si(view.total_s, 's')}, {_shares(view)}"
-        )
+        time = f"{si(view.total_s, 's')}, {_shares(view)}"
+        lines.append(f"  device {view.device.index} {device_name(view.device)}: {time}")
     if len(summary.devices) > REPR_DEVICES:
         lines.append(f"  … {plural(len(summary.devices) - REPR_DEVICES, 'more device')}")
     if (best := fix_first(group_kernels(analysis), summary.total_s)) is not None:

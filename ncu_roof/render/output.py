@@ -14,27 +14,23 @@ from ncu_roof.errors import OutputError, UsageError
 
 WRITE_HINT = "check that the directory exists and that you may write there"
 
-# What a renderer gives: text, bytes, or text in pieces made as they are written (a big JSON
-# document is never held whole).
+# What a renderer gives: text, bytes, or text in pieces made as written (a big JSON never held whole)
 Piece = str | bytes | memoryview
 Document = str | bytes | Iterable[Piece]
 
 
 class StdoutClosedError(Exception):
-    """stdout's reader went away (`| head`): the CLI stops quietly, as Unix tools do.
-
-    Not an OSError, so that no layer in between mistakes it for a write failure to report."""
+    """stdout's reader went away (`| head`): the CLI stops quietly, as Unix tools do. Not an
+    OSError, so that no layer in between mistakes it for a write failure to report."""
 
 
 def through_links(path: str) -> Path:
-    """Where writing `path` lands: a symbolic link's target (the link is kept, its file
-    replaced), else the path itself."""
+    """Where writing `path` lands: a symbolic link's target (the link kept, its file replaced)."""
     return Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
 
 
 def refuse_inputs(outputs: Iterable[str | None], inputs: Iterable[str]) -> None:
-    """An output that is a file this run read (by any name or link) would replace its input:
-    refused, before anything is written."""
+    """An output that is a file this run read (by any name or link) is refused, before any write."""
     read = [path for path in inputs if path != "-" and os.path.isfile(path)]
     for output in outputs:
         if output is None or output == "-" or not os.path.isfile(output):
@@ -75,12 +71,10 @@ def check_writable(path: str | None) -> None:
 
 
 def joined(pieces: Iterable[Piece]) -> str:
-    """Text in pieces, some of them UTF-8 bytes, as one text."""
     return "".join(p if isinstance(p, str) else str(p, "utf-8") for p in pieces)
 
 
 def _write_pieces(handle: IO[bytes], data: Document) -> None:
-    """The document into a file, piece by piece (text as UTF-8, bytes as they are)."""
     for piece in (data,) if isinstance(data, str | bytes) else data:
         handle.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
 
@@ -169,7 +163,6 @@ def check_summary() -> None:
 
 
 def append_summary(markdown: str) -> bool:
-    """Append to $GITHUB_STEP_SUMMARY when it is set; returns whether it was."""
     if not (path := os.environ.get("GITHUB_STEP_SUMMARY")):
         return False
     try:

@@ -1,5 +1,4 @@
 """Safe text for every sink: kernel names are hostile (templates, `|`, backticks, ESC, newlines).
-
 The guards the sinks apply to every text from data (names, shapes, paths, notes), on top of
 `base.text.one_line` (terminal, logs); HTML sinks use `html.escape(one_line(text))`.
 """
@@ -35,8 +34,7 @@ def code_span(text: str) -> str:
 
 
 def code_block(text: str, info: str = "") -> str:
-    """`text` as a fenced code block of one line (`info`: its language), fenced with at least
-    three backticks and more than its longest run of them."""
+    """`text` as a one-line fenced code block (`info`: its language), fenced longer than its backtick runs."""
     fence = "`" * max(3, _longest_backticks(text) + 1)
     return f"{fence}{info}\n{one_line(text)}\n{fence}"
 
