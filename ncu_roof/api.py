@@ -8,8 +8,7 @@
     d = ncu_roof.diff("base.ncu-rep", "head.ncu-rep")
 
 Errors are `ncu_roof.errors.NcuRoofError` (with `.message`, `.hint`), as the CLI prints them; its
-warnings and notes are `ncu_roof.errors.NcuRoofWarning`s (`warnings.warn`). See docs/api.md.
-"""
+warnings and notes are `ncu_roof.errors.NcuRoofWarning`s (`warnings.warn`). See docs/api.md."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Inputs → Analysis, the one pipeline of the CLI and the API (`ncu_roof.api`): read every input
 (in a process pool when there are several big ones: reports are independent), analyze them
 together against the roofs asked for. Nothing here writes a file or parses a command line; heavy
-modules (pandas, pyarrow, ncu_report) load inside the functions, so importing this costs nothing.
-"""
+modules (pandas, pyarrow, ncu_report) load inside the functions, so importing this costs nothing."""
 
 from __future__ import annotations
 

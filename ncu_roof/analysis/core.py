@@ -2,8 +2,7 @@
 
 `analyze` runs the verdict ladder (`analysis.verdicts`) and the notes (`analysis.notes`) over
 every launch of a device at once and keeps the result as the launch frame; `Analysis.kernels`
-makes a `Kernel` only for the rows a renderer asks for. Renderers read only this.
-"""
+makes a `Kernel` only for the rows a renderer asks for. Renderers read only this."""
 
 from __future__ import annotations
 

@@ -8,8 +8,7 @@ quantity without a formula, a tensor path of another device. In a dense one (`fl
 
 `Kernel.instructions` is the column `instruction_roofline`, as the JSON names it. Two `Kernel`
 fields are not stored, as they follow from others: `ops` (the integer tensor paths' counts and
-`ops_total`) and `roofline_binding` (it is `binding`).
-"""
+`ops_total`) and `roofline_binding` (it is `binding`)."""
 
 from __future__ import annotations
 

@@ -25,8 +25,7 @@ operating characteristics.
 The interval sees launch jitter only: a whole run shifted (clocks, heat, other tenants) is one
 draw, however many launches it has. `runs_shift` widens it by the drift the baseline's runs show
 (the drift band, `estimate ± z·σ·√(1/h + 1/k)`, σ the robust spread of the k baseline runs'
-median log durations, h the head's runs): the interval is the wider of the two on each side.
-"""
+median log durations, h the head's runs): the interval is the wider of the two on each side."""
 
 from __future__ import annotations
 

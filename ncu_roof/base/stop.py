@@ -1,7 +1,6 @@
 """Stopping signals: SIGTERM (what `timeout` and a cancelled CI job send) and SIGHUP (a closed
 terminal) act as Ctrl-C does, so one path cleans up after each: ncu and the profiled program
-stopped and reaped, temporary files and partial reports removed, exit 128 + the signal's number.
-"""
+stopped and reaped, temporary files and partial reports removed, exit 128 + the signal's number."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ pair by them) is judged once, for the headline, the tables and the gate (`judge`
 summed over its pairs timed on both sides, and where it is launched often enough on both sides, by
 the shift of its launches with its interval (`ncu_roof.base.shift`, as `history check` does). The
 total too sums the pairs timed on both sides; launches on one side only are new or removed, never
-slower. Different GPUs or clocks are refused.
-"""
+slower. Different GPUs or clocks are refused."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 Each `[[expect]]` names kernels by regex and states the predicted bound (and binding tier), and
 optionally the model's FLOPs and bytes (given, or from a built-in workload). A kernel is
 contradicted when its verdict differs, or when a measured count is off the model by more than
-`tolerance` (a ratio, default 1.5); every check carries one sentence explaining the gap.
-"""
+`tolerance` (a ratio, default 1.5); every check carries one sentence explaining the gap."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ Kernels match by (name, grid, block, order among equals) by default: the n-th la
 the base pairs with the n-th of that shape in the head; `MatchBy.NAME` ignores the launch shape,
 `MatchBy.ORDER` pairs the n-th launches of the two runs. Every mode pairs within the NVTX range when
 both runs carry ranges, and within the device (`ordinal`: its index in its ncu run) when both ran
-on several (`pairing_keys`): a run on one GPU pairs with a run on another.
-"""
+on several (`pairing_keys`): a run on one GPU pairs with a run on another."""
 
 from __future__ import annotations
 

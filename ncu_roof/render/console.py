@@ -1,7 +1,6 @@
 """Where a command's text goes (`screen`: the one terminal check every command makes;
 `stderr_width`: the same for stderr), and the rich console every text sink prints to, built one way
-(`rich_text`: colour only when asked; no markup, emoji or highlighting applied to data).
-"""
+(`rich_text`: colour only when asked; no markup, emoji or highlighting applied to data)."""
 
 from __future__ import annotations
 

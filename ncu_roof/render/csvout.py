@@ -5,8 +5,7 @@ only for the keys some launch has: read columns by name).
 Counts (FLOPs, bytes, operations) are whole numbers; other numbers keep 15 significant digits,
 the precision a float64 carries without the noise of the arithmetic that made it (`0.000284704`,
 not `0.00028470400000000004`), and read back exactly. Flags are `true`/`false`, missing values
-empty, lists of texts joined with `; `, every text cell guarded against formulas (`csv_cell`).
-"""
+empty, lists of texts joined with `; `, every text cell guarded against formulas (`csv_cell`)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ A folded row is a kernel (`Diff.changes`): its time and status as judged there (
 over the pairs timed on both sides, but on one side only), and sums on each side over the launches
 with the figure: FLOPs over that time, bytes per tier, FLOPs over bytes; its verdict its first
 launch's. `slower` counts its launches that regressed on their own: a faster total can hold a
-slower one (shown, not gated: the kernel is judged as one).
-"""
+slower one (shown, not gated: the kernel is judged as one)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@ launch's expected and measured verdicts and status, contradicted first; patterns
 Read from the JSON form the analysis carries (`extra["expectations"]`, made by `compare.expect`), so
 the JSON, the Markdown and the HTML say the same; no section without it. Every text is data (kernel
 names, the user's regexes, tier and unit names of the report): code spans and `plain` in Markdown
-table cells, `html.escape` in HTML.
-"""
+table cells, `html.escape` in HTML."""
 
 from __future__ import annotations
 

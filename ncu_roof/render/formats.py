@@ -1,8 +1,7 @@
 """The one registry of output formats: each one's file suffixes and binary-ness (`FORMATS`), and
 `render`, one branch per format. The CLI's choices, the format of an `-o` suffix and the tests
 iterate `OutputFormat`: a format added to the enum but not registered in `FORMATS` and given a
-branch in `render` fails the tests.
-"""
+branch in `render` fails the tests."""
 
 from __future__ import annotations
 

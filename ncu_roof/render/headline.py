@@ -1,8 +1,7 @@
 """The headline's sentences about one device, worded once for every sink (terminal, Markdown,
 HTML): the memory-bound time per tier, the kernel to fix first, the costliest kernel. Each sink
 passes its escaping of data text (`esc`) and its emphasis (`strong`), and shows the name itself.
-And the rate cells of every table (`achieved_words`): FLOP/s, or OP/s of integer tensor work.
-"""
+And the rate cells of every table (`achieved_words`): FLOP/s, or OP/s of integer tensor work."""
 
 from __future__ import annotations
 

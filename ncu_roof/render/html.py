@@ -6,8 +6,7 @@ allows only our script (by hash). Every data string is escaped: `html.escape`, o
 JSON (`<script type="application/json">`) `<`, `>`, `&`, written with `textContent` only. The DOM
 holds one page of rows (100,000 launches stay 100 rows); cells are formatted here, once.
 The page (a `string.Template`), its style sheet and its one script (it lays out, sorts, filters and
-pages the table) are files in ncu_roof/data: report.html, report.css, report.js.
-"""
+pages the table) are files in ncu_roof/data: report.html, report.css, report.js."""
 
 from __future__ import annotations
 

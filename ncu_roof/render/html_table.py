@@ -1,6 +1,5 @@
 """The HTML report's kernel table: its columns, the cells of every row formatted once (sort
-value and text), the JSON data its script pages through, and the table's section.
-"""
+value and text), the JSON data its script pages through, and the table's section."""
 
 from __future__ import annotations
 

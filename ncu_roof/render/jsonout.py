@@ -4,8 +4,7 @@ Its kernel objects are the launch frame written by Polars' `write_json`: each ke
 launch frame (`ncu_roof.analysis.frame`) or following from them (`above_roof`, `sol_verdict`,
 `ops`, `headroom_s`, `transaction_bytes`). A struct has the same fields in every row where JSON
 objects do not (a sparse map leaves out keys without a number; one recipe names more quantities
-than another): launches are written by shape, lines put back in order.
-"""
+than another): launches are written by shape, lines put back in order."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """GitHub-flavoured Markdown for a PR comment or a job summary. Every string from data is put
 in a code span (`code_span`), its `|` escaped in table cells (`table_cell`); the only raw HTML is
-our own constant markup (`<details>`, `<summary>`, the marker comment).
-"""
+our own constant markup (`<details>`, `<summary>`, the marker comment)."""
 
 from __future__ import annotations
 

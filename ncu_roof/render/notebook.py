@@ -1,8 +1,7 @@
 """An analysis as a notebook shows it, from the one summary view (`render.summary`): a short
 `repr` and an HTML view for Jupyter's `_repr_html_` (the fix-first sentences as the report words
 them, the first rows of the table). The HTML is a fragment: no script, a style sheet scoped to its
-own `div` (a notebook page is not ours to restyle), every data string escaped.
-"""
+own `div` (a notebook page is not ours to restyle), every data string escaped."""
 
 from __future__ import annotations
 

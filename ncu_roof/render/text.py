@@ -1,7 +1,6 @@
 """Safe text for every sink: kernel names are hostile (templates, `|`, backticks, ESC, newlines).
 The guards the sinks apply to every text from data (names, shapes, paths, notes), on top of
-`base.text.one_line` (terminal, logs); HTML sinks use `html.escape(one_line(text))`.
-"""
+`base.text.one_line` (terminal, logs); HTML sinks use `html.escape(one_line(text))`."""
 
 from __future__ import annotations
 
