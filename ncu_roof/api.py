@@ -191,7 +191,6 @@ def diff(
 def _request(
     gpu: str | None, roofs: Path | None, skip_bad_rows: bool = False, **more: Any
 ) -> pipeline.Request:
-    """The pipeline's request for a built-in GPU key or a roofs file (each type checked), and `more`."""
     _typed("gpu", gpu)
     _typed("skip_bad_rows", skip_bad_rows, bool, "a bool", optional=False)
     roofs_file = _path("roofs", roofs) if roofs is not None else None

@@ -106,7 +106,6 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
 
 
 def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.ndarray]:
-    """A table's launches normalized, as arrays: column name → one value per launch."""
     launches = table.launches
     return normalize_columns(
         launches.select(table.metric_columns),

@@ -12,7 +12,6 @@ from ncu_roof.errors import BadInputError
 
 
 def read_toml(path: str, what: str, hint: str) -> dict[str, Any]:
-    """The parsed file; a missing or malformed file is a `BadInputError` naming `what` it is."""
     try:
         return tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -179,7 +179,6 @@ def _side(launches: pl.DataFrame, tiers: Sequence[str], side: str) -> pl.DataFra
 
 
 def _by_change(change_pct: pl.Expr, threshold_pct: float) -> pl.Expr:
-    """A change beyond the threshold is a regression or an improvement; none is unknown."""
     return (
         pl.when(change_pct.is_null() | change_pct.is_nan())
         .then(pl.lit(Status.UNKNOWN.value))

@@ -70,9 +70,8 @@ def group_json(group: KernelGroup) -> dict[str, Any]:
 
 
 def outline(analysis: Analysis) -> dict[str, Any]:
-    """The document, its kernels (written as they come: `json_pieces`) left null; its `groups`
-    (launches of one kernel, launch shape and device; by total time), `fix_first`, and `nvtx_groups`
-    (launches of one NVTX range and device; empty when no launch ran in one)."""
+    """The document, its kernels (written as they come: `json_pieces`) null; its `groups` (of one
+    kernel, launch shape and device; by time), `fix_first`, `nvtx_groups` (of one range and device)."""
     groups, totals = ranked(group_kernels(analysis)), device_totals_s(analysis)
     first = []
     for device in analysis.devices:
