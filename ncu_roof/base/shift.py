@@ -37,7 +37,7 @@ from statistics import NormalDist, median
 
 import numpy as np
 
-MAX_SAMPLE = 2000  # a larger sample is thinned to this many of its quantiles (m·n pairs stay ≤ 4e6)
+MAX_SAMPLE = 500  # a larger sample is thinned to this many of its quantiles (m·n pairs stay ≤ 250,000)
 MIN_LAUNCHES = 2  # fewer launches on a side: no interval (a single launch is no noise sample)
 FIRE_FRACTION = 0.65  # of the threshold: what a real movement's estimate must reach (docstring)
 MIN_RUNS = 2  # fewer baseline runs with a duration: no estimate of the run-to-run drift
