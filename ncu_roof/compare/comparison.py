@@ -109,7 +109,7 @@ def diff(
         paired_on=paired_on,
         changes=judge(pairs, paired_on, threshold_pct),
         total_duration_s=total,
-        total_status=classify(total, threshold_pct),
+        total_status=classify([total], threshold_pct)[0],
         new_s=float(np.nansum(head_s[pairs.get_column("base_row").is_null().to_numpy()])),
         removed_s=float(np.nansum(base_s[pairs.get_column("head_row").is_null().to_numpy()])),
         mismatch=mismatch,
@@ -172,11 +172,11 @@ def judge(pairs: pl.DataFrame, paired_on: tuple[str, ...], limit_pct: float) -> 
     keys = [pl.col("name", "grid", "block"), *([pl.col("nvtx")] if "nvtx" in paired_on else [])]
     keys += [device] if "ordinal" in paired_on else []
     groups = pairs.select(*keys).with_row_index("row").group_by(pl.exclude("row"), maintain_order=True)
+    kernels = groups.agg("row").get_column("row").to_list()
+    sums = [_timed_sums(base_s[rows], head_s[rows]) for rows in kernels]
     changes = []
-    for rows in groups.agg("row").get_column("row").to_list():
-        time_s = _timed_sums(base_s[rows], head_s[rows])
+    for rows, time_s, status in zip(kernels, sums, classify(sums, limit_pct), strict=True):
         found = shift(head_s[rows], base_s[rows], GATE_CONFIDENCE)
-        status = classify(time_s, limit_pct)
         if not on_base[rows].any() or not on_head[rows].any():
             status = Status.ONLY_BASE if on_base[rows].any() else Status.ONLY_HEAD
         elif found is not None and found.low_pct is not None and found.high_pct is not None:
