@@ -599,7 +599,10 @@ def test_the_room_shortened_names_leave_goes_to_the_verdict() -> None:
     """At the pipe's 120 columns the Kernel column is as wide as its widest shortened name, and
     the verdict, given the rest, stays on one line (it took two while the column kept 4 blank)."""
     run = conftest.analyzed(conftest.FIXTURES / "h200" / "h200_full_raw.csv")
-    rows = [line for line in render_diff_table(diff(run, run)).splitlines() if line.startswith("│")]
+    lines = render_diff_table(diff(run, run)).splitlines()
+    # the headline above the table, at the pipe's width (a title folded at the table's)
+    assert lines[0].startswith("total time ") and lines[0].endswith("0 new, 0 removed")
+    rows = [line for line in lines if line.startswith("│")]
     kernel_cells = [row.split("│")[1] for row in rows]
     assert min(len(cell) - len(cell.rstrip()) for cell in kernel_cells) == 1  # the widest fills it
     assert "│ memory-bound (l1) · roofline " in rows[0]

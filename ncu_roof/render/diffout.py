@@ -180,7 +180,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     widths["Kernel"] = max([cell_len("Kernel"), *(cell_len(cells[0]) for cells in rows)])
     if "Verdict" in widths:
         widths["Verdict"] += max(0, min(whole - widths["Verdict"], room() - widths["Kernel"]))
-    table = Table(title=one_line(headline(result)), title_justify="left")
+    table = Table()
     sized(table, ((h, justify, widths[h]) for h, justify, _ in _TABLE_COLUMNS if h in widths))
     for k, cells in zip(kernels, rows, strict=True):
         style = _STATUS[k.status][2] if color else ""
@@ -190,7 +190,12 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
         table.add_row(
             *(Text(t, style=style if h in ("Δ time", "Status") else "") for h, t in marked if h in widths)
         )
-    parts: list[Table | Text] = [table, *(Text(one_line(key)) for key in keys)]
+    # the headline above the table, folded at the terminal's width (as a title, at the table's)
+    parts: list[Table | Text] = [
+        Text(one_line(headline(result))),
+        table,
+        *(Text(one_line(key)) for key in keys),
+    ]
     if len(kernels) < len(order):
         more = f"{plural(len(order) - len(kernels), 'more launch')} not shown"
         parts.append(Text(f"{more}: --top 0 shows all, --format json has every launch", style="dim"))
