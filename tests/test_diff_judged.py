@@ -156,7 +156,7 @@ def test_a_diff_that_compared_nothing_fails_the_gate(corpus: Path) -> None:
     said = [line for line in done.stderr.splitlines() if line.startswith(("error:", "hint:"))]
     assert said == [
         "error: nothing compared: none of the 28 kernels has a time on both sides",
-        "hint: profile both runs with gpu__time_duration.sum, or pair them with --match name|order",
+        "hint: profile both runs with gpu__time_duration.sum",
     ]
     assert run_cli("diff", path, path).returncode == 0  # no gate: shown, not failed
 
@@ -175,3 +175,29 @@ def test_match_by_order_shows_the_base_name_where_it_differs() -> None:
     assert [k["base_name"] for k in pairs] == [None, HOSTILE, "relu"]
     markdown = render_diff_markdown(result)
     assert "| `relu → gemm_v2` `4096×256` |" in markdown and "<a|b" not in markdown
+
+
+def test_match_by_order_judges_each_base_kernel_apart_across_devices_and_ranges() -> None:
+    # base A 10 µs, B 50 µs; head C 5 µs, C 55 µs, on other devices and in another range: B → C is
+    # +10 %, a kernel of its own (one row `A → C` of 60 µs → 60 µs hid it), the n-th launches paired
+    base: list[Launch] = [("A", 10_000, 0, "fwd"), ("B", 50_000, 1, "fwd")]
+    head: list[Launch] = [("C", 5_000, 2, "forward"), ("C", 55_000, 3, "forward")]
+    result = compared(base, head, match=MatchBy.ORDER, threshold_pct=5.0)
+    assert result.paired_on == ()
+    judged = [(c.name, round(c.duration_s.delta_pct or 0.0, 1), c.status.value) for c in result.changes]
+    assert judged == [("C", -50.0, "improved"), ("C", 10.0, "regressed")]
+    with pytest.raises(GateError, match=r"1 kernel slower by more than 5% \(worst C \+10\.0%"):
+        gate(result)
+
+
+def test_runs_on_other_devices_say_how_to_pair_them() -> None:
+    # both ran on two GPUs, the head's numbered 2 and 3: nothing pairs within its device
+    base: list[Launch] = [("kA", 10_000, 0, None), ("kA", 20_000, 1, None)]
+    head: list[Launch] = [("kA", 10_000, 2, None), ("kA", 20_000, 3, None)]
+    with pytest.raises(GateError) as stopped:
+        gate(compared(base, head))
+    assert stopped.value.hint == (
+        "launches pair within their device; --match order pairs the n-th launches whatever their names, "
+        "devices and ranges"
+    )
+    gate(compared(base, head, match=MatchBy.ORDER))  # paired by order: the same times, no error

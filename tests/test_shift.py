@@ -135,7 +135,7 @@ def test_repeated_durations_of_a_short_kernel_are_each_a_measurement() -> None:
     rng = np.random.default_rng(1)
     base = np.concatenate([_short_kernel_run(rng, 1.0) for _ in range(20)])
     found = shift(_short_kernel_run(rng, 1.10), base)
-    assert found is not None and found.head_n == 105 and found.base_n == 500  # 2,100 thinned (MAX_SAMPLE)
+    assert found is not None and found.head_n == 105 and found.base_n == 2100  # (thinned to 500 to compute)
     assert 9.0 < found.shift_pct < 11.0 and found.verdict(5.0) is Movement.REGRESSION
     alike = shift(_short_kernel_run(rng, 1.0), base)
     assert alike is not None and alike.verdict(5.0) is Movement.NOISE

@@ -96,9 +96,9 @@ def one_per_copy(durations_s: np.ndarray) -> np.ndarray:
     return kept[:1] if len(kept) > 1 and bool((kept == kept[0]).all()) else kept
 
 
-def _logs(durations_s: np.ndarray) -> np.ndarray:
-    """The logs of the positive durations (`one_per_copy`), thinned to `MAX_SAMPLE` of their quantiles."""
-    logs: np.ndarray = np.log(one_per_copy(durations_s))
+def _logs(kept_s: np.ndarray) -> np.ndarray:
+    """The logs of the durations kept (`one_per_copy`), thinned to `MAX_SAMPLE` of their quantiles."""
+    logs: np.ndarray = np.log(kept_s)
     if len(logs) <= MAX_SAMPLE:
         return logs
     thinned: np.ndarray = np.quantile(logs, (np.arange(MAX_SAMPLE) + 0.5) / MAX_SAMPLE)
@@ -119,7 +119,8 @@ def rank_bound(n: int, m: int, confidence: float) -> int:
 def shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float = 0.99) -> Shift | None:
     """The shift of `head_s` against `base_s` (durations in seconds; NaN and non-positive values
     left out, a side of one value copied counted once); None when a side has no duration."""
-    head, base = _logs(head_s), _logs(base_s)
+    kept = one_per_copy(head_s), one_per_copy(base_s)  # the sizes said: the measurements, not thinned
+    head, base = map(_logs, kept)
     if not len(head) or not len(base):
         return None
     n, m = len(head), len(base)
@@ -130,7 +131,7 @@ def shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float = 0.99) -> S
     ends = [c - 1, total - c] if c >= 1 else []
     ordered = np.partition(differences, sorted({*middle, *ends}))
     low, high = (_pct(float(ordered[c - 1])), _pct(float(ordered[total - c]))) if c >= 1 else (None, None)
-    return Shift(_pct(float(ordered[middle].mean())), low, high, n, m, confidence)
+    return Shift(_pct(float(ordered[middle].mean())), low, high, len(kept[0]), len(kept[1]), confidence)
 
 
 def runs_shift(

@@ -169,7 +169,8 @@ def judge(pairs: pl.DataFrame, paired_on: tuple[str, ...], limit_pct: float) -> 
     on_base, on_head = (pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row"))
     names = pairs.get_column("name")
     device = pl.coalesce("head_device", "base_device").alias("device")
-    keys = [pl.col("name", "grid", "block"), *([pl.col("nvtx")] if "nvtx" in paired_on else [])]
+    # a kernel: the head's name and shape, and the base's name where they differ (`--match order`)
+    keys = [pl.col("name", "base_name", "grid", "block"), *([pl.col("nvtx")] if "nvtx" in paired_on else [])]
     keys += [device] if "ordinal" in paired_on else []
     groups = pairs.select(*keys).with_row_index("row").group_by(pl.exclude("row"), maintain_order=True)
     kernels = groups.agg("row").get_column("row").to_list()
@@ -204,9 +205,13 @@ def gate(result: Diff) -> None:
     limit = result.threshold_pct
     judged = sum(result.count(s) for s in (Status.REGRESSED, Status.IMPROVED, Status.UNCHANGED))
     if not judged:
+        keys = [w for k, w in (("ordinal", "device"), ("nvtx", "NVTX range")) if k in result.paired_on]
+        within = f"launches pair within their {' and '.join(keys)}; " if keys else ""
+        unpaired = f"{within}--match order pairs the n-th launches whatever their names, devices and ranges"
+        untimed = "profile both runs with gpu__time_duration.sum"  # paired, but without a duration
         raise GateError(
             f"nothing compared: none of the {plural(len(result.changes), 'kernel')} has a time on both sides",
-            hint="profile both runs with gpu__time_duration.sum, or pair them with --match name|order",
+            hint=untimed if result.count(Status.UNKNOWN) else unpaired,
         )
     slower = sorted(
         (c for c in result.changes if c.status is Status.REGRESSED),

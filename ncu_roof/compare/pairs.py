@@ -82,7 +82,10 @@ _MATCH_COLUMNS: dict[MatchBy, tuple[str, ...]] = {
 
 def pairing_keys(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy) -> tuple[str, ...]:
     """The columns launches pair on: the match's, the device where both runs launched on several (it
-    tells their launches apart; one GPU each pairs across indices), the NVTX range where both have."""
+    tells their launches apart; one GPU each pairs across indices), the NVTX range where both have;
+    `MatchBy.ORDER` none: the n-th launches of the two runs, whatever their devices and ranges."""
+    if match is MatchBy.ORDER:
+        return ()
     several = all(
         side.select((pl.col("ordinal").n_unique().over("run") > 1).any()).item() for side in (base, head)
     )
