@@ -201,3 +201,18 @@ def test_runs_on_other_devices_say_how_to_pair_them() -> None:
         "devices and ranges"
     )
     gate(compared(base, head, match=MatchBy.ORDER))  # paired by order: the same times, no error
+
+
+def test_the_total_is_judged_as_its_kernels_are() -> None:
+    # one kernel, 6 launches a side, ±15 % jitter: +7.1 % summed, within its interval: noise, and
+    # so is the total of the same launches (the gate failed on it, the comment said "no kernel")
+    base_ns = [8474, 8969, 8893, 10408, 9633, 10191]
+    head_ns = [11347, 11373, 10738, 9346, 8929, 8849]
+    result = compared([("N", t, 0, None) for t in base_ns], [("N", t, 0, None) for t in head_ns])
+    assert round(result.total_duration_s.delta_pct or 0.0, 1) == 7.1
+    assert [c.status for c in result.changes] == [Status.UNCHANGED]
+    assert result.total_status is Status.UNCHANGED
+    gate(result)  # passes: nothing beyond noise
+    # measured once each (no interval), the same +7.1 % is a change of the total
+    once = compared([("N", sum(base_ns), 0, None)], [("N", sum(head_ns), 0, None)])
+    assert once.total_status is Status.REGRESSED

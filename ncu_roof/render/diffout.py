@@ -304,7 +304,9 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
     rows = [every[i] for i in order]  # (None: NaN)
     changed = [r for r in rows if r.kernel.status is not Status.UNCHANGED or r.slower][:TOP_ROWS]
     slower = result.count(Status.REGRESSED)  # kernels, as the headline and the gate count
-    many = plural(slower, "kernel") if slower or result.total_status is Status.REGRESSED else "no kernel"
+    many = plural(slower, "kernel") if slower else "no kernel"
+    if not slower and result.total_status is Status.REGRESSED:  # the gate fails on the total alone
+        many = f"the total time ({result.total_duration_s.delta_pct or 0.0:+.1f}%)"
     verdict_line = f"**ncu-roof diff: {many} slower by more than {result.threshold_pct:g}%**"
     parts = [MARKER, "", verdict_line, "", headline(result) + ".", ""]
     gpus = [code_span(", ".join(d)) for d in (result.base_devices, result.head_devices)]
