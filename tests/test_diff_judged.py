@@ -213,6 +213,13 @@ def test_the_total_is_judged_as_its_kernels_are() -> None:
     assert [c.status for c in result.changes] == [Status.UNCHANGED]
     assert result.total_status is Status.UNCHANGED
     gate(result)  # passes: nothing beyond noise
+    # the JSON says how each kernel was judged; the table that its rows are launch pairs
+    (judged,) = json.loads(joined(diff_json_pieces(result)))["judged"]
+    assert (judged["name"], judged["pairs"], judged["status"]) == ("N", [0, 1, 2, 3, 4, 5], "unchanged")
+    assert judged["duration_s"]["delta_pct"] == pytest.approx(7.096, abs=1e-3)
+    low, high = judged["interval_pct"]
+    assert low < 0 < judged["shift_pct"] < 7.1 < high
+    assert "rows are launch pairs, each marked by its own change" in render_diff_table(result)
     # measured once each (no interval), the same +7.1 % is a change of the total
     once = compared([("N", sum(base_ns), 0, None)], [("N", sum(head_ns), 0, None)])
     assert once.total_status is Status.REGRESSED

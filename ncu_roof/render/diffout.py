@@ -199,6 +199,9 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     if len(kernels) < len(order):
         more = f"{plural(len(order) - len(kernels), 'more launch')} not shown"
         parts.append(Text(f"{more}: --top 0 shows all, --format json has every launch", style="dim"))
+    if any(len(c.rows) > 1 for c in result.changes):  # a row's mark may differ from its kernel's
+        words = "rows are launch pairs, each marked by its own change; the headline judges kernels"
+        parts.append(Text(f"{words} over all their launches", style="dim"))
     if dropped := ", ".join(h for h in HEADERS if h not in widths):
         wider = "a wider terminal, or --format json|markdown, has them"
         parts.append(Text(f"not shown at this width: {dropped} ({wider})", style="dim"))
@@ -228,10 +231,26 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
             "new": result.new_s,
             "removed": result.removed_s,
         },
+        "judged": [_judged(c) for c in result.changes],
         "kernels": None,
     }
     pairs = json_objects(result.pairs.drop("base_row", "head_row"), CHUNK_KERNELS)
     yield from document_pieces(document, pairs, len(result.kernels))
+
+
+def _judged(change: KernelChange) -> dict[str, Any]:
+    """A kernel as the headline and the gate judge it: its pairs (indices into `kernels`), time
+    summed over those timed on both sides, shift and interval (null: too few launches), status."""
+    time, found = change.duration_s, change.shift
+    ends = None if found is None or found.low_pct is None else [found.low_pct, found.high_pct]
+    return {
+        "name": change.name,
+        "pairs": list(change.rows),
+        "duration_s": {"base": time.base, "head": time.head, "delta_pct": finite_or_none(time.delta_pct)},
+        "shift_pct": None if found is None else found.shift_pct,
+        "interval_pct": ends,
+        "status": change.status.value,
+    }
 
 
 MARKER = "<!-- ncu-roof:diff -->"
