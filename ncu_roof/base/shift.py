@@ -66,11 +66,14 @@ class Shift:
     drift_pct: float | None = None
 
     @property
+    def ends(self) -> tuple[float, float] | None:
+        """The interval's (low, high) in percent; None without one."""
+        return None if self.low_pct is None or self.high_pct is None else (self.low_pct, self.high_pct)
+
+    @property
     def interval(self) -> str | None:
         """The interval as every sink writes it, `[+1.2%, +8.0%]`; None without one."""
-        if self.low_pct is None or self.high_pct is None:
-            return None
-        return f"[{self.low_pct:+.1f}%, {self.high_pct:+.1f}%]"
+        return None if self.ends is None else "[{:+.1f}%, {:+.1f}%]".format(*self.ends)
 
     def verdict(self, threshold_pct: float) -> Movement:
         """Regression: the interval lies above 0 and reaches +threshold, and the estimate reaches

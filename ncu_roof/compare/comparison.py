@@ -167,11 +167,9 @@ def judge(pairs: pl.DataFrame, paired_on: tuple[str, ...], limit_pct: float) -> 
     moved more than noise moves them all), faster the mirror, else unchanged."""
     base_s, head_s = (np.where(np.isfinite(s), s, np.nan) for s in sides(pairs, "duration_s"))
     on_base, on_head = (pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row"))
-    names = pairs.get_column("name")
-    device = pl.coalesce("head_device", "base_device").alias("device")
     # a kernel: the head's name and shape, and the base's name where they differ (`--match order`)
     keys = [pl.col("name", "base_name", "grid", "block"), *([pl.col("nvtx")] if "nvtx" in paired_on else [])]
-    keys += [device] if "ordinal" in paired_on else []
+    keys += [pl.coalesce("head_device", "base_device").alias("device")] if "ordinal" in paired_on else []
     groups = pairs.select(*keys).with_row_index("row").group_by(pl.exclude("row"), maintain_order=True)
     kernels = groups.agg("row").get_column("row").to_list()
     sums = [_timed_sums(base_s[rows], head_s[rows]) for rows in kernels]
@@ -180,15 +178,15 @@ def judge(pairs: pl.DataFrame, paired_on: tuple[str, ...], limit_pct: float) -> 
         found = shift(head_s[rows], base_s[rows], GATE_CONFIDENCE)
         if not on_base[rows].any() or not on_head[rows].any():
             status = Status.ONLY_BASE if on_base[rows].any() else Status.ONLY_HEAD
-        elif found is not None and found.low_pct is not None and found.high_pct is not None:
+        elif found is not None and (ends := found.ends) is not None:
             pct, movement = time_s.delta_pct or 0.0, found.verdict(limit_pct)  # 0: unknown
-            if movement is Movement.REGRESSION or (status is Status.REGRESSED and pct > found.high_pct):
+            if movement is Movement.REGRESSION or (status is Status.REGRESSED and pct > ends[1]):
                 status = Status.REGRESSED
-            elif movement is Movement.IMPROVEMENT or (status is Status.IMPROVED and pct < found.low_pct):
+            elif movement is Movement.IMPROVEMENT or (status is Status.IMPROVED and pct < ends[0]):
                 status = Status.IMPROVED
             elif status is not Status.UNKNOWN:
                 status = Status.UNCHANGED
-        changes.append(KernelChange(names[rows[0]], tuple(rows), time_s, found, status))
+        changes.append(KernelChange(pairs["name"][rows[0]], tuple(rows), time_s, found, status))
     return tuple(changes)
 
 
@@ -200,17 +198,11 @@ def _total_status(total: Change, changes: tuple[KernelChange, ...], limit_pct: f
         return status
     ends, noisy = np.zeros(2), False  # the total's change, were each kernel at either end of its interval
     for c in changes:
-        base_s, own, found = c.duration_s.base, c.duration_s.delta_pct, c.shift
-        if base_s is None or own is None:
-            continue
-        if found is not None and found.low_pct is not None and found.high_pct is not None:
-            ends, noisy = ends + base_s * np.array([found.low_pct, found.high_pct]), True
-        else:
-            ends += base_s * own
-    if not noisy:  # no kernel has an interval: every change is as measured
-        return status
-    low_pct, high_pct = ends / total.base
-    beyond = pct > high_pct if status is Status.REGRESSED else pct < low_pct
+        base_s, own, own_ends = c.duration_s.base, c.duration_s.delta_pct, c.shift and c.shift.ends
+        if base_s is not None and own is not None:
+            ends, noisy = ends + base_s * np.array(own_ends or (own, own)), noisy or own_ends is not None
+    low_pct, high_pct = ends / total.base  # without a kernel with an interval, every change as measured
+    beyond = not noisy or (pct > high_pct if status is Status.REGRESSED else pct < low_pct)
     return status if beyond else Status.UNCHANGED
 
 
@@ -225,8 +217,7 @@ def gate(result: Diff) -> None:
     the kernels `judge` calls slower, counted as the headline counts them, the worst named, and
     the total apart; and when no kernel could be judged (none has a time on both sides)."""
     limit = result.threshold_pct
-    judged = sum(result.count(s) for s in (Status.REGRESSED, Status.IMPROVED, Status.UNCHANGED))
-    if not judged:
+    if not any(result.count(s) for s in (Status.REGRESSED, Status.IMPROVED, Status.UNCHANGED)):
         keys = [w for k, w in (("ordinal", "device"), ("nvtx", "NVTX range")) if k in result.paired_on]
         within = f"launches pair within their {' and '.join(keys)}; " if keys else ""
         unpaired = f"{within}--match order pairs the n-th launches whatever their names, devices and ranges"
@@ -241,8 +232,7 @@ def gate(result: Diff) -> None:
     )
     parts = [f"{plural(len(slower), 'kernel')} slower by more than {limit:g}%"] if slower else []
     for worst in slower[:1]:
-        found = worst.shift
-        interval = ""
+        found, interval = worst.shift, ""
         if found is not None and found.interval is not None:
             real = found.verdict(limit) is Movement.REGRESSION
             why = f"real, reaching {limit:g}%" if real else "the sum above it"

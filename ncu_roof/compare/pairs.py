@@ -195,8 +195,8 @@ def _by_change(change_pct: pl.Expr, threshold_pct: float) -> pl.Expr:
 
 def classify(durations: Sequence[Change], threshold_pct: float) -> list[Status]:
     """The status of each change of time by itself (one expression for them all, as for the pairs)."""
-    change_pct = pl.Series([d.delta_pct for d in durations], dtype=pl.Float64)
-    return [Status(s) for s in pl.select(_by_change(pl.lit(change_pct), threshold_pct)).to_series()]
+    change_pct = pl.lit(pl.Series([d.delta_pct for d in durations], dtype=pl.Float64))
+    return [Status(s) for s in pl.select(_by_change(change_pct, threshold_pct)).to_series()]
 
 
 def sides(pairs: pl.DataFrame, column: str, tier: str | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -242,13 +242,12 @@ def _judged(change: KernelChange) -> dict[str, Any]:
     """A kernel as the headline and the gate judge it: its pairs (indices into `kernels`), time
     summed over those timed on both sides, shift and interval (null: too few launches), status."""
     time, found = change.duration_s, change.shift
-    ends = None if found is None or found.low_pct is None else [found.low_pct, found.high_pct]
     return {
         "name": change.name,
         "pairs": list(change.rows),
         "duration_s": {"base": time.base, "head": time.head, "delta_pct": finite_or_none(time.delta_pct)},
         "shift_pct": None if found is None else found.shift_pct,
-        "interval_pct": ends,
+        "interval_pct": None if found is None or found.ends is None else list(found.ends),
         "status": change.status.value,
     }
 

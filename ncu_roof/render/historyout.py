@@ -175,7 +175,7 @@ def _movement(m: KernelMovement) -> dict[str, Any]:
         "gpu": m.gpu,
         "class": m.kind.value,
         "shift_pct": s.shift_pct if s else None,
-        "interval_pct": [s.low_pct, s.high_pct] if s and s.low_pct is not None else None,
+        "interval_pct": None if s is None or s.ends is None else list(s.ends),
         "head_launches": m.head_launches,
         "baseline_launches": m.baseline_launches,
         "baseline_commits": m.baseline_commits,
