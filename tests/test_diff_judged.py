@@ -24,7 +24,7 @@ PUSH_POP = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Typ
 HEADER = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream"]
 HEADER += ["Block Size", "Grid Size", "Device", "CC", "device__attribute_display_name"]
 HEADER += ["gpu__time_duration.sum", "dram__bytes.sum"]
-Launch = tuple[str, float, int, str | None]  # name, duration ns, device, NVTX range (None: none)
+Launch = tuple[str, float, int, str | None]  # name[@GRID], duration ns, device, NVTX range (None: none)
 
 
 def raw_csv(name: str, launches: list[Launch]) -> str:
@@ -34,9 +34,10 @@ def raw_csv(name: str, launches: list[Launch]) -> str:
     writer = csv.writer(out, quoting=csv.QUOTE_ALL)
     writer.writerow([*HEADER, *([PUSH_POP] if ranges else [])])
     writer.writerow([""] * 12 + ["nsecond", "byte"] + [""] * ranges)
-    for i, (kernel, ns, device, nvtx) in enumerate(launches):
+    for i, (named, ns, device, nvtx) in enumerate(launches):
         where = f'1  "<default domain>:{nvtx}:none:none:RGB:0xff00ff00:ASCII:{nvtx}" ' if nvtx else ""
-        ident = [i, 1, "app", "host", kernel, 1, 7, "(256, 1, 1)", "(4096, 1, 1)", device, "8.0"]
+        kernel, _, grid = named.partition("@")
+        ident = [i, 1, "app", "host", kernel, 1, 7, "(256, 1, 1)", f"({grid or 4096}, 1, 1)", device, "8.0"]
         writer.writerow([*ident, "NVIDIA A100-SXM4-40GB", ns, 1e6, *([where] if ranges else [])])
     return str(conftest.input_file(name, out.getvalue()))
 
@@ -223,3 +224,40 @@ def test_the_total_is_judged_as_its_kernels_are() -> None:
     # measured once each (no interval), the same +7.1 % is a change of the total
     once = compared([("N", sum(base_ns), 0, None)], [("N", sum(head_ns), 0, None)])
     assert once.total_status is Status.REGRESSED
+
+
+def test_match_by_order_judges_each_base_shape_apart() -> None:
+    # base kX on 1,024 blocks (10 µs) and on 4,096 (100 µs), alternating; head kY on 4,096 at 10 and
+    # 110 µs: kX(4096) → kY is +10 %, hidden in one kernel of +9.1 % "within noise" before
+    base: list[Launch] = [(n, t, 0, None) for _ in range(10) for n, t in (("kX@1024", 1e4), ("kX", 1e5))]
+    head: list[Launch] = [("kY", t, 0, None) for _ in range(10) for t in (1e4, 1.1e5)]
+    result = compared(base, head, match=MatchBy.ORDER)
+    judged = [(c.name, round(c.duration_s.delta_pct or 0.0, 1), c.status.value) for c in result.changes]
+    assert judged == [("kY", 0.0, "unchanged"), ("kY", 10.0, "regressed")]
+
+
+def test_a_total_whose_only_kernel_moved_for_real_moved_too() -> None:
+    # 20 launches 100 µs → 115 µs (±0.5 %): the kernel's interval lies above 0, so does the total's
+    base: list[Launch] = [("kA", 1e5 * (1 + 0.005 * ((i % 5) - 2) / 2), 0, None) for i in range(20)]
+    slower = compared(base, [(n, t * 1.15, d, r) for n, t, d, r in base])
+    faster = compared(base, [(n, t * 0.85, d, r) for n, t, d, r in base])
+    assert [c.status for c in slower.changes] == [
+        Status.REGRESSED
+    ] and slower.total_status is Status.REGRESSED
+    assert [c.status for c in faster.changes] == [Status.IMPROVED] and faster.total_status is Status.IMPROVED
+
+
+def test_nothing_compared_is_said_alike_by_the_comment_and_the_gate() -> None:
+    # kA paired without a time (its duration n/a on both sides), kB and kC paired with nothing
+    base: list[Launch] = [("kA", math.nan, 0, None), ("kB", 10_000, 0, None)]
+    head: list[Launch] = [("kA", math.nan, 0, None), ("kC", 12_000, 0, None)]
+    result = compared(base, head)
+    assert "**ncu-roof diff: nothing compared: no kernel has a time on both sides**" in render_diff_markdown(
+        result
+    )
+    with pytest.raises(GateError) as stopped:
+        gate(result)
+    assert stopped.value.hint == (
+        "profile both runs with gpu__time_duration.sum; "
+        "--match order pairs the n-th launches whatever their names, devices and ranges"
+    )

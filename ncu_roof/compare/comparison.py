@@ -77,6 +77,11 @@ class Diff:
         """The kernels (`changes`) of this status: the headline's, the tables' and the gate's count."""
         return sum(c.status is status for c in self.changes)
 
+    @property
+    def compared(self) -> bool:
+        """Whether any kernel was timed on both sides (else nothing was judged)."""
+        return any(self.count(s) for s in (Status.REGRESSED, Status.IMPROVED, Status.UNCHANGED))
+
 
 def diff(
     base: Analysis,
@@ -100,7 +105,11 @@ def diff(
     pairs = pair_frame(before, after, match, threshold_pct)
     paired_on = pairing_keys(before, after, match)
     base_s, head_s = (np.where(np.isfinite(s), s, np.nan) for s in sides(pairs, "duration_s"))
-    total, changes = _timed_sums(base_s, head_s), judge(pairs, paired_on, threshold_pct)
+    base_shape = before.select(base_grid="grid", base_block="block").with_row_index("base_row")
+    keyed = pairs.join(
+        base_shape.cast({"base_row": pl.Int64}), on="base_row", how="left", maintain_order="left"
+    )
+    total, changes = _timed_sums(base_s, head_s), judge(keyed, paired_on, threshold_pct)
     return Diff(
         base_devices=_device_names(base),
         head_devices=_device_names(head),
@@ -167,8 +176,11 @@ def judge(pairs: pl.DataFrame, paired_on: tuple[str, ...], limit_pct: float) -> 
     moved more than noise moves them all), faster the mirror, else unchanged."""
     base_s, head_s = (np.where(np.isfinite(s), s, np.nan) for s in sides(pairs, "duration_s"))
     on_base, on_head = (pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row"))
-    # a kernel: the head's name and shape, and the base's name where they differ (`--match order`)
-    keys = [pl.col("name", "base_name", "grid", "block"), *([pl.col("nvtx")] if "nvtx" in paired_on else [])]
+    # a kernel: the head's name and shape, and the base's where they differ (`--match order`, `name`;
+    # a launch on the head only: its own shape)
+    keys = [pl.col("name", "base_name", "grid", "block")]
+    keys += [pl.coalesce(f"base_{c}", c).alias(f"base_{c}") for c in ("grid", "block")]
+    keys += [pl.col("nvtx")] if "nvtx" in paired_on else []
     keys += [pl.coalesce("head_device", "base_device").alias("device")] if "ordinal" in paired_on else []
     groups = pairs.select(*keys).with_row_index("row").group_by(pl.exclude("row"), maintain_order=True)
     kernels = groups.agg("row").get_column("row").to_list()
@@ -191,8 +203,8 @@ def judge(pairs: pl.DataFrame, paired_on: tuple[str, ...], limit_pct: float) -> 
 
 
 def _total_status(total: Change, changes: tuple[KernelChange, ...], limit_pct: float) -> Status:
-    """The total judged as a kernel is: beyond the limit and beyond what its kernels' noise allows,
-    each kernel's base time × the end of its interval (a kernel without one: × its own change)."""
+    """The total judged as a kernel is: beyond the limit, and its interval (each kernel's base time ×
+    an end of its own interval; a kernel without one: × its own change) clear of 0 or below it."""
     status, pct = classify([total], limit_pct)[0], total.delta_pct
     if status not in (Status.REGRESSED, Status.IMPROVED) or pct is None or not total.base:
         return status
@@ -202,7 +214,8 @@ def _total_status(total: Change, changes: tuple[KernelChange, ...], limit_pct: f
         if base_s is not None and own is not None:
             ends, noisy = ends + base_s * np.array(own_ends or (own, own)), noisy or own_ends is not None
     low_pct, high_pct = ends / total.base  # without a kernel with an interval, every change as measured
-    beyond = not noisy or (pct > high_pct if status is Status.REGRESSED else pct < low_pct)
+    real = low_pct > 0 or pct > high_pct if status is Status.REGRESSED else high_pct < 0 or pct < low_pct
+    beyond = not noisy or real
     return status if beyond else Status.UNCHANGED
 
 
@@ -217,14 +230,17 @@ def gate(result: Diff) -> None:
     the kernels `judge` calls slower, counted as the headline counts them, the worst named, and
     the total apart; and when no kernel could be judged (none has a time on both sides)."""
     limit = result.threshold_pct
-    if not any(result.count(s) for s in (Status.REGRESSED, Status.IMPROVED, Status.UNCHANGED)):
+    if not result.compared:
         keys = [w for k, w in (("ordinal", "device"), ("nvtx", "NVTX range")) if k in result.paired_on]
         within = f"launches pair within their {' and '.join(keys)}; " if keys else ""
-        unpaired = f"{within}--match order pairs the n-th launches whatever their names, devices and ranges"
-        untimed = "profile both runs with gpu__time_duration.sum"  # paired, but without a duration
+        hints = ["profile both runs with gpu__time_duration.sum"] if result.count(Status.UNKNOWN) else []
+        if result.count(Status.ONLY_HEAD) or not hints:  # launches that paired with none
+            hints.append(
+                f"{within}--match order pairs the n-th launches whatever their names, devices and ranges"
+            )
         raise GateError(
             f"nothing compared: none of the {plural(len(result.changes), 'kernel')} has a time on both sides",
-            hint=untimed if result.count(Status.UNKNOWN) else unpaired,
+            hint="; ".join(hints),
         )
     slower = sorted(
         (c for c in result.changes if c.status is Status.REGRESSED),

@@ -326,6 +326,8 @@ def render_diff_markdown(result: Diff, *, limit_chars: int = GITHUB_LIMIT_CHARS)
     if not slower and result.total_status is Status.REGRESSED:  # the gate fails on the total alone
         many = f"the total time ({result.total_duration_s.delta_pct or 0.0:+.1f}%)"
     verdict_line = f"**ncu-roof diff: {many} slower by more than {result.threshold_pct:g}%**"
+    if not result.compared:  # as the gate says it
+        verdict_line = "**ncu-roof diff: nothing compared: no kernel has a time on both sides**"
     parts = [MARKER, "", verdict_line, "", headline(result) + ".", ""]
     gpus = [code_span(", ".join(d)) for d in (result.base_devices, result.head_devices)]
     parts.append(f"GPU: {gpus[1]}" if gpus[0] == gpus[1] else f"GPU: base {gpus[0]}, head {gpus[1]}")
