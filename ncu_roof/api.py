@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ncu_roof.compare.comparison import Diff
 
 Path = str | PathLike[str]
+Analyses = list[core.Analysis]
 Quantity = float | str  # a number in SI base units, or a string with its unit: "2.5GFLOP", "1.5TB/s"
 
 
@@ -197,9 +198,7 @@ def _request(
     return pipeline.Request(gpu=gpu, roofs=roofs_file, skip_bad_rows=skip_bad_rows, **more)
 
 
-def _checked(
-    run: Callable[[pipeline.Log], list[core.Analysis]],
-) -> tuple[list[core.Analysis], tuple[str, ...]]:
+def _checked(run: Callable[[pipeline.Log], Analyses]) -> tuple[Analyses, tuple[str, ...]]:
     """The analyses `run(log)` makes, an input that measured nothing refused (as the CLI), and the
     warnings and notes it logs, each an `NcuRoofWarning` at the API's caller (before an error too)."""
     lines: list[str] = []

@@ -107,7 +107,9 @@ def _run(inputs: Sequence[str | RunTable], choice: RoofChoice, request: Request,
         for warning in table.warnings:
             say(f"warning: {warning}")
     analysis = analyze(tables, choice)
-    if request.skip_bad_rows and 0 < len(failed := _failed_captures(analysis)) < len(tables):
+    # the inputs in which every launch failed (input → its launches): left out with --skip-bad-rows
+    failed = {i: n for i, n, every, *_ in _per_input(analysis).iter_rows() if every}
+    if request.skip_bad_rows and 0 < len(failed) < len(tables):
         for index, launches in failed.items():  # left out, never silently; all failed: refused later
             path = analysis.inputs[index].path
             say(f"warning: {_failed_words(path, launches)}; left out (--skip-bad-rows)")
@@ -226,11 +228,6 @@ def _progress(items: Sequence[T]) -> Iterable[T]:
 
     console = Console(stderr=True)
     return track(items, description=f"reading {len(items)} inputs", console=console, transient=True)
-
-
-def _failed_captures(analysis: Analysis) -> dict[int, int]:
-    """The inputs in which every launch failed to collect: input index → its launches."""
-    return {index: launches for index, launches, failed, *_ in _per_input(analysis).iter_rows() if failed}
 
 
 def _failed_words(path: str, launches: int) -> str:

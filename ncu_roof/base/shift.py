@@ -14,13 +14,10 @@ threshold and the interval reaches the threshold (a kernel confidently slower by
 regression): a regression is all three, slower (`verdict`). A sample of one duration copied is one
 measurement (`one_per_copy`: a `--print-summary`'s rows are one average copied per invocation, no
 noise sample); any other repeat counts, durations being written in ncu's 32 ns steps.
-Why 0.65: a shift of exactly the threshold T, estimated with a standard error σ, is missed with
-probability Φ(−0.35·T/σ), and no shift raises an alarm with probability Φ(−0.65·T/σ) (nor more
-than the interval's (1 − confidence)/2). 0.65 = z(10⁻⁵) / (z(10⁻⁵) + z(10⁻²)): up to σ ≈ T/6.6
-a step of T is caught 99 % of the time while an unchanged kernel alarms once in 100,000 — ten
-times under the gate's target of 1 in 10,000, the margin for the drift the interval does not see
-(below: a baseline of one run shows none, a few runs show it roughly). docs/history.md has the
-operating characteristics.
+Why 0.65 = z(10⁻⁵) / (z(10⁻⁵) + z(10⁻²)): up to a standard error σ ≈ T/6.6 a step of exactly the
+threshold T is caught 99 % of the time (missed with Φ(−0.35·T/σ)) while an unchanged kernel alarms
+once in 100,000 (Φ(−0.65·T/σ)): ten times under the gate's target, the margin for drift
+(docs/history.md, "Why 0.65 of the threshold", has the operating characteristics).
 
 The interval sees launch jitter only: a whole run shifted (clocks, heat, other tenants) is one
 draw, however many launches it has. `runs_shift` widens it by the drift the baseline's runs show
@@ -53,8 +50,8 @@ class Movement(Enum):
 @dataclass(frozen=True)
 class Shift:
     """Head vs base: the estimated change of the time in percent, its interval (None: samples too
-    small), the sample sizes (copies of one average count once); with runs (`runs_shift`), the
-    baseline's runs with a duration and the drift band's half-width in percent (None: too few)."""
+    small), the sample sizes (measured, not thinned; copies of one average count once); with runs
+    (`runs_shift`), the baseline's runs with a duration and the drift band's half-width in percent."""
 
     shift_pct: float
     low_pct: float | None
@@ -78,12 +75,12 @@ class Shift:
     def verdict(self, threshold_pct: float) -> Movement:
         """Regression: the interval lies above 0 and reaches +threshold, and the estimate reaches
         `FIRE_FRACTION` of it (improvement the mirror); anything else is noise."""
-        if self.low_pct is None or self.high_pct is None:
+        if self.ends is None:
             return Movement.NOISE
-        floor_pct = FIRE_FRACTION * threshold_pct
-        if self.low_pct > 0 and self.shift_pct >= floor_pct and self.high_pct >= threshold_pct:
+        (low, high), floor_pct = self.ends, FIRE_FRACTION * threshold_pct
+        if low > 0 and self.shift_pct >= floor_pct and high >= threshold_pct:
             return Movement.REGRESSION
-        if self.high_pct < 0 and self.shift_pct <= -floor_pct and self.low_pct <= -threshold_pct:
+        if high < 0 and self.shift_pct <= -floor_pct and low <= -threshold_pct:
             return Movement.IMPROVEMENT
         return Movement.NOISE
 

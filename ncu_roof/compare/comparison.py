@@ -1,12 +1,8 @@
-"""Base vs head: compare time, FLOP/s, bytes, intensity and verdict of matched kernels (pure).
-
-A launch whose duration grows by more than the threshold is a regression; one that shrinks by more
-is an improvement. A kernel (its launches of one launch shape, and device and range where launches
-pair by them) is judged once, for the headline, the tables and the gate (`judge`): by its time
-summed over its pairs timed on both sides, and where it is launched often enough on both sides, by
-the shift of its launches with its interval (`ncu_roof.base.shift`, as `history check` does). The
-total too sums the pairs timed on both sides; launches on one side only are new or removed, never
-slower. Different GPUs or clocks are refused."""
+"""Base vs head: time, FLOP/s, bytes, intensity and verdict of matched kernels (pure). A kernel is
+judged once, for the headline, the tables and the gate (`judge`): by its time summed over its pairs
+timed on both sides and, launched often enough, the interval of its launches' shift (as `history
+check`); the total as its kernels. Launches on one side only are new or removed, never slower;
+different GPUs or clocks are refused."""
 
 from __future__ import annotations
 

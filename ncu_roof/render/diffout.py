@@ -239,8 +239,7 @@ def diff_json_pieces(result: Diff) -> Iterator[Piece]:
 
 
 def _judged(change: KernelChange) -> dict[str, Any]:
-    """A kernel as the headline and the gate judge it: its pairs (indices into `kernels`), time
-    summed over those timed on both sides, shift and interval (null: too few launches), status."""
+    """A kernel as `judge` judged it for the headline and the gate (pairs: indices into `kernels`)."""
     time, found = change.duration_s, change.shift
     return {
         "name": change.name,
@@ -277,11 +276,10 @@ def folded_rows(result: Diff) -> list[FoldedRow]:
     tier_bytes = {t: known("bytes", t) for t in pairs.get_column("bytes").struct.fields}
     on_side = [pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row")]
     regressed = (pairs.get_column("status") == Status.REGRESSED.value).to_numpy()
-    kernels = result.kernels
 
     def fold(change: KernelChange) -> FoldedRow:
         rows = np.array(change.rows)
-        first = kernels[int(rows[0])]
+        first = result.kernels[int(rows[0])]
         bases, heads = (int(side[rows].sum()) for side in on_side)
         slower = int(regressed[rows].sum())
         if len(rows) == 1:

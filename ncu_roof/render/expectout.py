@@ -1,9 +1,6 @@
-"""The expectations section of the Markdown and HTML reports (`analyze --expect`): each matched
-launch's expected and measured verdicts and status, contradicted first; patterns no kernel matches.
-Read from the JSON form the analysis carries (`extra["expectations"]`, made by `compare.expect`), so
-the JSON, the Markdown and the HTML say the same; no section without it. Every text is data (kernel
-names, the user's regexes, tier and unit names of the report): code spans and `plain` in Markdown
-table cells, `html.escape` in HTML."""
+"""The Markdown and HTML reports' expectations (`analyze --expect`), from the JSON form the analysis
+carries (`extra["expectations"]`), so all three say the same: each matched launch's expected and
+measured verdicts and status, contradicted first; the patterns no kernel matches. Every text is data."""
 
 from __future__ import annotations
 
@@ -24,8 +21,7 @@ TEXTS = ("expected", "measured", "status", "explanation")
 
 
 def _section(analysis: Analysis) -> tuple[list[Mapping[str, Any]], str, list[str]] | None:
-    """(the checks listed, what is said before them: the counts and how many are listed, the
-    unmatched patterns); None without expectations."""
+    """(the checks listed, the counts said before them, the unmatched patterns); None without any."""
     if (report := analysis.extra.get("expectations")) is None:
         return None
     checks = sorted(report["checks"], key=lambda c: ORDER.index(c["status"]))
