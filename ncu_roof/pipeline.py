@@ -107,13 +107,13 @@ def _run(inputs: Sequence[str | RunTable], choice: RoofChoice, request: Request,
         for warning in table.warnings:
             say(f"warning: {warning}")
     analysis = analyze(tables, choice)
-    # the inputs in which every launch failed (input → its launches): left out with --skip-bad-rows
-    failed = {i: n for i, n, every, *_ in _per_input(analysis).iter_rows() if every}
-    if request.skip_bad_rows and 0 < len(failed) < len(tables):
-        for index, launches in failed.items():  # left out, never silently; all failed: refused later
-            path = analysis.inputs[index].path
-            say(f"warning: {_failed_words(path, launches)}; left out (--skip-bad-rows)")
-        analysis = analyze([t for i, t in enumerate(tables) if i not in failed], choice)
+    if request.skip_bad_rows:  # an input whose every launch failed goes, said, where another measured
+        failed = {i: n for i, n, every, *_ in _per_input(analysis).iter_rows() if every}
+        if 0 < len(failed) < len(tables):
+            for index, launches in failed.items():
+                path = analysis.inputs[index].path
+                say(f"warning: {_failed_words(path, launches)}; left out (--skip-bad-rows)")
+            analysis = analyze([t for i, t in enumerate(tables) if i not in failed], choice)
     for device in analysis.devices:  # a GPU the input does not name, taken from what it holds
         if device.name is None and device.roofs.name and "inferred from" in device.roofs.name:
             say(f"note: device {device.index}: {device.roofs.name}; --gpu KEY chooses another")

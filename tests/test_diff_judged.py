@@ -261,3 +261,17 @@ def test_nothing_compared_is_said_alike_by_the_comment_and_the_gate() -> None:
         "profile both runs with gpu__time_duration.sum; "
         "--match order pairs the n-th launches whatever their names, devices and ranges"
     )
+
+
+def test_short_names_leave_their_room_to_the_other_columns_at_80() -> None:
+    # "K 4096×256 #20" needs 14 cells: the Kernel column's minimum of 24 cost the Verdict at 80 columns
+    result = compared([("K", 10_000, 0, None)] * 20, [("K", 11_000, 0, None)] * 20)
+    header = next(line for line in render_diff_table(result, width=80).splitlines() if line.startswith("┃"))
+    assert [cell.strip() for cell in header.strip("┃").split("┃")] == [
+        "Kernel",
+        "Time base → head",
+        "Δ time",
+        "Δ FLOP/s",
+        "Verdict",
+        "Status",
+    ]

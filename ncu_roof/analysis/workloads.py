@@ -125,7 +125,7 @@ def build(name: str, params: Mapping[str, Param | None]) -> Workload:
     # gemm: every dtype; the others: their `dtypes` (exp: no fp64), else the CUDA-core ones
     modelled = list(DTYPE_BYTES) if name == "gemm" else MODELS[name].get("dtypes", list(VECTOR_PRECISION))
     if dtype is not None and dtype not in modelled:
-        if dtype in (*OPS_DTYPES, "tf32", "fp8"):
+        if dtype not in VECTOR_PRECISION:  # tf32, fp8, int8
             raise UsageError(f"dtype {dtype} is for gemm only", hint=f"use {', '.join(modelled)}")
         raise UsageError(
             f"workload {name} is modelled for {', '.join(modelled)}, not {dtype}",

@@ -147,12 +147,11 @@ def runs_shift(
     found = shift(np.concatenate(head_runs), np.concatenate(base_runs), confidence)
     assert found is not None  # both sides hold a positive duration
     k = len(base_runs)
-    if found.low_pct is None or found.high_pct is None or k < MIN_RUNS:
+    if (ends := found.ends) is None or k < MIN_RUNS:
         return replace(found, base_runs=k)
     medians = np.log([median(r.tolist()) for r in base_runs])  # (np.median: ~20 µs a call, 800 groups × 20)
     sigma = MAD_SIGMA * float(np.median(np.abs(medians - np.median(medians))))
     band = _z(confidence) * sigma * math.sqrt(1 / len(head_runs) + 1 / k)
     estimate = math.log1p(found.shift_pct / 100)
-    low = min(found.low_pct, _pct(estimate - band))
-    high = max(found.high_pct, _pct(estimate + band))
+    low, high = min(ends[0], _pct(estimate - band)), max(ends[1], _pct(estimate + band))
     return replace(found, low_pct=low, high_pct=high, base_runs=k, drift_pct=_pct(band))

@@ -141,17 +141,20 @@ def emit(inputs: Sequence[str | RunTable], options: AnalyzeOptions) -> None:
             expect.gate(report)
 
 
+def refuse_binary_to_terminal(fmt: OutputFormat, output: str | None, example: str) -> None:
+    """Binary data (Parquet, images) never goes to a terminal; `example` starts the hint's path."""
+    if FORMATS[fmt].binary and to_terminal(output):
+        hint = f"write it to a file: {example}{FORMATS[fmt].suffixes[0]}"
+        raise UsageError(f"--format {fmt.value} writes binary data, not for a terminal", hint=hint)
+
+
 def check_options(
     options: AnalyzeOptions, inputs: Sequence[str], output_option: str = "-o"
 ) -> tuple[OutputFormat, OutputFormat | None]:
     """The output's format and the plot's, once the options and output paths (none of them one of
     the `inputs`) are checked: before any work (`profile`: before ncu runs, `--analysis-output`)."""
     fmt = choose(options.format, options.output, output_option)
-    if FORMATS[fmt].binary and to_terminal(options.output):
-        raise UsageError(
-            f"--format {fmt.value} writes binary data, not for a terminal",
-            hint=f"write it to a file: {output_option} out{FORMATS[fmt].suffixes[0]}",
-        )
+    refuse_binary_to_terminal(fmt, options.output, f"{output_option} out")
     check_writable(options.output)
     refuse_inputs([options.output, options.plot], inputs)  # and once read
     if options.summary:

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Literal
 import typer
 
 from ncu_roof.cli import ReadableHelp, app, named_alike
+from ncu_roof.cli.analyze import refuse_binary_to_terminal
 from ncu_roof.cli.options import GpuKey
 from ncu_roof.errors import GateError, UsageError
 from ncu_roof.history import BASELINE, CONFIDENCE, THRESHOLD_PCT
-from ncu_roof.render.console import screen, to_terminal
+from ncu_roof.render.console import screen
 from ncu_roof.render.formats import FORMATS, OutputFormat, format_of
 from ncu_roof.render.output import check_writable, write_output
 
@@ -41,11 +42,7 @@ def chosen_format(
     of a format this command does not write (`trend.pdf`) is refused, never written as the table;
     binary data never goes to a terminal."""
     chosen = format_of(f"history {command}", fmt, output, writes)
-    if FORMATS[chosen].binary and to_terminal(output):
-        raise UsageError(
-            f"--format {chosen.value} writes binary data, not for a terminal",
-            hint=f"write it to a file: -o trend{FORMATS[chosen].suffixes[0]}",
-        )
+    refuse_binary_to_terminal(chosen, output, "-o trend")
     return chosen
 
 

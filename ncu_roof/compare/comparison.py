@@ -211,8 +211,7 @@ def _total_status(total: Change, changes: tuple[KernelChange, ...], limit_pct: f
             ends, noisy = ends + base_s * np.array(own_ends or (own, own)), noisy or own_ends is not None
     low_pct, high_pct = ends / total.base  # without a kernel with an interval, every change as measured
     real = low_pct > 0 or pct > high_pct if status is Status.REGRESSED else high_pct < 0 or pct < low_pct
-    beyond = not noisy or real
-    return status if beyond else Status.UNCHANGED
+    return status if not noisy or real else Status.UNCHANGED
 
 
 def _timed_sums(base_s: np.ndarray, head_s: np.ndarray) -> Change:

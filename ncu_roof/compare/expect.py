@@ -175,8 +175,9 @@ def check(analysis: Analysis, expectations: Sequence[Expectation]) -> Expectatio
 def check_kernel(kernel: Kernel, expectation: Expectation) -> KernelCheck:
     expected = _words(expectation.bound, expectation.binding)
     roof = f" ({kernel.pct_of_roof:.0f}% of its roof)" if kernel.pct_of_roof is not None else ""
-    measured = _words(kernel.bound, _measured_tier(kernel)) + roof
-    status, sentence = _verdict(kernel, expectation, expected, measured)
+    tier = _measured_tier(kernel)
+    measured = _words(kernel.bound, tier) + roof
+    status, sentence = _verdict(kernel, expectation, expected, measured, tier)
     gaps = _count_gaps(kernel, expectation)
     off = [text for outside, text in gaps if outside]
     within = [text for outside, text in gaps if not outside]
@@ -200,11 +201,11 @@ def _measured_tier(k: Kernel) -> str | None:
     return k.sol_unit if k.verdict_basis is VerdictBasis.SOL else k.binding
 
 
-def _verdict(k: Kernel, e: Expectation, expected: str, measured: str) -> tuple[Status, str]:
+def _verdict(k: Kernel, e: Expectation, expected: str, measured: str, tier: str | None) -> tuple[Status, str]:
     if k.bound is Bound.UNKNOWN:
         missing = ", ".join(k.missing) or "counters"
         return Status.UNKNOWN, f"cannot check {expected}: the report lacks {missing}"
-    same_tier = e.binding is None or e.bound is Bound.LATENCY or _measured_tier(k) == e.binding
+    same_tier = e.binding is None or e.bound is Bound.LATENCY or tier == e.binding
     if k.bound is e.bound and same_tier:
         return Status.CONFIRMED, f"{measured} as expected"
     return Status.CONTRADICTED, f"expected {expected}, measured {measured}: " + _why(k, e)

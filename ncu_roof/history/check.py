@@ -155,7 +155,7 @@ def choose_baseline(
 def _reason(kind: Kind, found: Shift | None, base: GpuBaseline, threshold_pct: float) -> str:
     if found is None:
         return "no duration on one side"
-    if found.low_pct is None or found.high_pct is None:
+    if (ends := found.ends) is None:
         return (
             f"too few durations for an interval at {found.confidence:.0%} ({found.head_n} vs {found.base_n})"
         )
@@ -172,7 +172,7 @@ def _reason(kind: Kind, found: Shift | None, base: GpuBaseline, threshold_pct: f
         return f"{interval}, across a {kind.value} ({base.change.reason}); {sizes}"
     floor = f"±{FIRE_FRACTION * threshold_pct:g}% ({FIRE_FRACTION:g} of the {threshold_pct:g}% threshold)"
     if kind is Kind.NOISE:
-        if found.low_pct <= 0 <= found.high_pct:
+        if ends[0] <= 0 <= ends[1]:
             within = "the interval holds 0"
         elif abs(found.shift_pct) < FIRE_FRACTION * threshold_pct:
             within = f"real, but within {floor}"

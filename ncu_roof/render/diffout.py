@@ -163,7 +163,8 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
     natural["Kernel"] = max(
         map(cell_len, ["Kernel", *(f"{n} {r[0]}" for n, r in zip(labels, rows, strict=True))])
     )
-    kernel_min, shown = max(KERNEL_MIN, NAME_MIN + 1 + shapes), list(HEADERS)
+    # at most what the names need: short ones leave their room to the other columns
+    kernel_min, shown = min(natural["Kernel"], max(KERNEL_MIN, NAME_MIN + 1 + shapes)), list(HEADERS)
 
     def room() -> int:  # rich: a border and a space each side
         return width - (3 * len(shown) + 1) - sum(natural[h] for h in shown if h != "Kernel")
@@ -191,11 +192,7 @@ def render_diff_table(result: Diff, *, width: int = PIPE_WIDTH, color: bool = Fa
             *(Text(t, style=style if h in ("Δ time", "Status") else "") for h, t in marked if h in widths)
         )
     # the headline above the table, folded at the terminal's width (as a title, at the table's)
-    parts: list[Table | Text] = [
-        Text(one_line(headline(result))),
-        table,
-        *(Text(one_line(key)) for key in keys),
-    ]
+    parts: list[Table | Text] = [Text(one_line(headline(result))), table, *map(Text, map(one_line, keys))]
     if len(kernels) < len(order):
         more = f"{plural(len(order) - len(kernels), 'more launch')} not shown"
         parts.append(Text(f"{more}: --top 0 shows all, --format json has every launch", style="dim"))
