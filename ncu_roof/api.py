@@ -181,7 +181,7 @@ def diff(
     from ncu_roof.compare.comparison import diff as compare
 
     paths = [_path("base and head", run) for run in (base, head) if not isinstance(run, core.Analysis)]
-    request = _request(gpu, roofs, skip_bad_rows)
+    request = _request(gpu, roofs, skip_bad_rows, notes=False)
     _typed("threshold_pct", threshold_pct, (int, float), "a number of percent", optional=False)
     _typed("allow_mismatch", allow_mismatch, bool, "a bool", optional=False)
     analyzed = iter(_checked(partial(pipeline.run_each, paths, request))[0])

@@ -43,6 +43,7 @@ class Request:
     jobs: int | None = None  # worker processes for many inputs (None: decide by size; 1: none)
     # kernels with damaged CSV rows, inputs whose every launch failed: left out (warned), not fatal
     skip_bad_rows: bool = False
+    notes: bool = True  # False: only the notes of failed launches, for outputs that show none (diff, plot)
 
 
 def example_path() -> str:
@@ -106,14 +107,14 @@ def _run(inputs: Sequence[str | RunTable], choice: RoofChoice, request: Request,
         say(f"read {table.path}: {plural(table.rows, 'launch')} ({table.format.value}{version})")
         for warning in table.warnings:
             say(f"warning: {warning}")
-    analysis = analyze(tables, choice)
+    analysis = analyze(tables, choice, request.notes)
     if request.skip_bad_rows:  # an input whose every launch failed goes, said, where another measured
         failed = {i: n for i, n, every, *_ in _per_input(analysis).iter_rows() if every}
         if 0 < len(failed) < len(tables):
             for index, launches in failed.items():
                 path = analysis.inputs[index].path
                 say(f"warning: {_failed_words(path, launches)}; left out (--skip-bad-rows)")
-            analysis = analyze([t for i, t in enumerate(tables) if i not in failed], choice)
+            analysis = analyze([t for i, t in enumerate(tables) if i not in failed], choice, request.notes)
     for device in analysis.devices:  # a GPU the input does not name, taken from what it holds
         if device.name is None and device.roofs.name and "inferred from" in device.roofs.name:
             say(f"note: device {device.index}: {device.roofs.name}; --gpu KEY chooses another")

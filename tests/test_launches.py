@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from pathlib import Path
@@ -14,7 +15,10 @@ from conftest import analyzed
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ncu_roof import pipeline
+from ncu_roof.analysis.core import analyze
 from ncu_roof.analysis.launches import MAP_COLUMNS, json_texts, to_arrow
+from ncu_roof.analysis.notes import COLLECTION_FAILED, ZERO_DURATION
 from ncu_roof.pipeline import example_path
 from ncu_roof.render.jsonout import render_json
 
@@ -119,3 +123,26 @@ def test_corpus_infinities_are_null_as_in_the_json(corpus: Path, name: str) -> N
     if name.endswith(".ncu-rep"):
         pytest.importorskip("ncu_report")
     assert_null_where_the_json_has_null(corpus / name)
+
+
+@pytest.mark.parametrize("name", ["raw_base.csv", "raw_every_launch_failed.csv", "an unreadable cell"])
+def test_an_analysis_without_notes_differs_only_in_them_and_keeps_a_failed_launchs(
+    fixtures: Path, tmp_path: Path, name: str
+) -> None:
+    """A diff's and a plot's analysis (`notes=False`): every other column as the full analysis', and
+    of the notes only the reader's and a failed collection's (by which a failed capture is refused)."""
+    path = fixtures / name
+    if not path.exists():  # a reader's note: a metric cell that reads as no number
+        with (fixtures / "raw_base.csv").open(encoding="utf-8", newline="") as page:
+            rows = list(csv.reader(page))
+        rows[2][rows[0].index("dram__bytes_read.sum")] = "12abc"
+        with (path := tmp_path / "unreadable.csv").open("w", encoding="utf-8", newline="") as out:
+            csv.writer(out, quoting=csv.QUOTE_ALL).writerows(rows)
+    tables = pipeline.read_tables([str(path)])
+    full, bare = (analyze(tables, notes=notes).launches for notes in (True, False))
+    assert bare.drop("notes").equals(full.drop("notes"))
+    given = tables[0].launches.get_column("input_notes").explode().drop_nulls()
+    said = {COLLECTION_FAILED, ZERO_DURATION, *given}
+    kept = full.get_column("notes").list.eval(pl.element().filter(pl.element().is_in(list(said))))
+    assert bare.get_column("notes").to_list() == kept.to_list()
+    assert any(full.get_column("notes").to_list())  # the full analysis has notes to leave out

@@ -71,7 +71,7 @@ class Analysis:
 
 
 @np.errstate(all="ignore")  # x/0 is inf, 0/0 NaN and an overflow inf, without a warning (as in the recipe)
-def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> Analysis:
+def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice(), notes: bool = True) -> Analysis:
     normalized = [_normalized(t, choice.traffic) for t in tables]
     durations = np.concatenate([n["duration_s"] for n in normalized]) if normalized else np.zeros(0)
     total_s = float(durations[durations > 0].sum())
@@ -97,7 +97,7 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice()) -> An
             devices.append(device)
             # report and built-in roofs (automatic): each launch at its clocks
             v = verdicts(group, device, automatic=choice.user is None)
-            frames.append(device_frame(_rows(ident, rows), group, v, device, i, total_s))
+            frames.append(device_frame(_rows(ident, rows), group, v, device, i, total_s, notes))
     launches = pl.concat(frames, how="diagonal_relaxed") if frames else frame_of(())
     missing = launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()
     hint = collect_command(missing) if missing else None

@@ -19,7 +19,7 @@ from ncu_roof.analysis.model import (
     objects,
     per_kernel,
 )
-from ncu_roof.analysis.notes import NoteInputs, launch_notes
+from ncu_roof.analysis.notes import NoteInputs, failure_notes, launch_notes
 from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
 from ncu_roof.analysis.sol import busiest_unit_arrays, headroom_array
 from ncu_roof.analysis.verdicts import Verdicts, unfailed
@@ -38,8 +38,10 @@ def device_frame(
     device: Device,
     input_index: int,
     total_s: float,
+    with_notes: bool = True,
 ) -> pl.DataFrame:
-    """Every `Kernel` field of one device's launches (identity and normalized columns), as a frame."""
+    """Every `Kernel` field of one device's launches (identity and normalized columns), as a frame;
+    `with_notes` False: only those of a failed launch (`failure_notes`), a fifth of the analysis."""
     n, failed = launch_count(group), v.failed
 
     def measured(column: str) -> np.ndarray:
@@ -103,32 +105,35 @@ def device_frame(
     }
     # whether the tensor FLOPs are tensor-pipe instructions x 512 (their recipe says so)
     by_pipe = np.array([bool(r) and r.endswith("*512") for r in formulas["flop_tensor"].tolist()], dtype=bool)
-    notes = launch_notes(
-        NoteInputs(
-            v=v,
-            missing=missing,
-            no_compute_roofs=not device.roofs.compute_flop_per_s,
-            recipe=formulas,
-            not_collected=not_collected,
-            flop=flop,
-            flop_total_is_lower_bound=lower,
-            tensor_pipe_pct=measured("tensor_pipe_pct"),
-            integer_tensor_ops=~np.isnan(ops_total) & (ops_total != 0),
-            pct=pct,
-            waves=np.asarray(group["waves_per_sm"], dtype="float64"),
-            busiest_pipe=_busiest_pipe(v.pipe_pct, n),
-            busiest_issue_pipe=_busiest_pipe(v.pipe_pct, n, compute_only=False),
-            busiest_tier=np.where(np.isnan(flop_total), tier, objects(None, n)),
-            busiest_tier_pct=tier_pct,
-            tensor_by_pipe=by_pipe & (np.nan_to_num(flop["tensor"]) > 0),
-            input_notes=ident["input_notes"],
-            shared_wavefronts_per_request=measured("shared_wavefronts_per_request"),
-            shared_bank_conflict_pct=measured("shared_bank_conflict_pct"),
-            sol_pct=sol,
-            pct_of_bandwidth=of_bandwidth,
-            ceiling=ceiling,
+    if not with_notes:
+        notes = failure_notes(v, ident["input_notes"])
+    else:
+        notes = launch_notes(
+            NoteInputs(
+                v=v,
+                missing=missing,
+                no_compute_roofs=not device.roofs.compute_flop_per_s,
+                recipe=formulas,
+                not_collected=not_collected,
+                flop=flop,
+                flop_total_is_lower_bound=lower,
+                tensor_pipe_pct=measured("tensor_pipe_pct"),
+                integer_tensor_ops=~np.isnan(ops_total) & (ops_total != 0),
+                pct=pct,
+                waves=np.asarray(group["waves_per_sm"], dtype="float64"),
+                busiest_pipe=_busiest_pipe(v.pipe_pct, n),
+                busiest_issue_pipe=_busiest_pipe(v.pipe_pct, n, compute_only=False),
+                busiest_tier=np.where(np.isnan(flop_total), tier, objects(None, n)),
+                busiest_tier_pct=tier_pct,
+                tensor_by_pipe=by_pipe & (np.nan_to_num(flop["tensor"]) > 0),
+                input_notes=ident["input_notes"],
+                shared_wavefronts_per_request=measured("shared_wavefronts_per_request"),
+                shared_bank_conflict_pct=measured("shared_bank_conflict_pct"),
+                sol_pct=sol,
+                pct_of_bandwidth=of_bandwidth,
+                ceiling=ceiling,
+            )
         )
-    )
     maps = {
         "flop": {**flop, "total": flop_total},
         "bytes": nbytes,

@@ -71,16 +71,13 @@ def each(values: Sequence[K], make: Callable[[K], T]) -> list[T]:
 
 def launch_notes(x: NoteInputs) -> pl.Series:
     """Every launch's notes in reading order: each rule's sentences (`Said`) for the rows its mask selects."""
-    n = len(x.v.failed)
-    made: Made = []
+    made = _failures(x.v, x.input_notes)
 
     def add(mask: np.ndarray, text: Texts | str) -> None:
         rows = np.flatnonzero(mask)
         if len(rows):
             made.append((rows, text if isinstance(text, str) else text(rows)))
 
-    add(x.v.collection_failed, COLLECTION_FAILED)
-    add(x.v.failed & ~x.v.collection_failed, ZERO_DURATION)
     ok = ~x.v.failed
     add(
         ok & (x.missing.list.len() > 0).to_numpy(),
@@ -161,9 +158,21 @@ def launch_notes(x: NoteInputs) -> pl.Series:
             "less than one wave ({} per SM): counters of small launches are noisy", fixed(x.waves[rows], 2)
         ),
     )
-    given = x.input_notes
-    with_given = np.flatnonzero(given.astype(bool))
-    return _gathered([(with_given, given[with_given].tolist()), *made], n)
+    return _gathered(made, len(ok))
+
+
+def failure_notes(v: Verdicts, given: np.ndarray) -> pl.Series:
+    """Only the reader's notes (`given`) and those of a failed collection: a launch's notes where no
+    output shows them (a diff, a plot: `ncu_roof.pipeline` refuses a failed capture by them)."""
+    return _gathered(_failures(v, given), len(given))
+
+
+def _failures(v: Verdicts, given: np.ndarray) -> Made:
+    """The first notes of a launch: the reader's, then a failed collection's."""
+    rows = [
+        np.flatnonzero(m) for m in (given.astype(bool), v.collection_failed, v.failed & ~v.collection_failed)
+    ]
+    return [(rows[0], given[rows[0]].tolist()), (rows[1], COLLECTION_FAILED), (rows[2], ZERO_DURATION)]
 
 
 def _gathered(made: Made, n: int) -> pl.Series:

@@ -97,7 +97,7 @@ def plot_command(
     fmt = image_format(output, "-o")
     picture = picture_options(width_in, height_in, dpi, caption, device)
     check_writable(output)
-    request = pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
+    request = pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows, notes=False)
     analysis = checked(pipeline.run(files, request, log=diag))
     image = render_plot(analysis, kind=kind, fmt=fmt.value, options=picture)
     write_outputs([(image, output)], analysis.inputs, None)
@@ -162,7 +162,7 @@ def diff_command(
     from ncu_roof.compare.comparison import diff, gate
     from ncu_roof.render import diffout
 
-    request = pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows)
+    request = pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows, notes=False)
     runs = pipeline.run_each([base, head], request, log=diag)
     for run in runs:  # both refused before either says what it lacks
         pipeline.refuse_failed_captures(run)
