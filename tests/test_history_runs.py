@@ -219,6 +219,8 @@ def test_a_head_within_the_drift_between_baseline_runs_is_noise(tmp_path: Path) 
     assert result.returncode == 0, result.stderr
     (moved,) = json.loads(result.stdout)["movements"]
     assert moved["class"] == "noise" and 5 < moved["shift_pct"] < 7 and moved["interval_pct"][0] < 0
+    band = re.search(r"drift ±(\d+\.\d)%", moved["reason"])
+    assert band is not None and f"{moved['drift_pct']:.1f}" == band[1] and moved["drift_pct"] > 2
     assert re.fullmatch(
         r"\+6\.0% \[-\d+\.\d%, \+\d+\.\d%\] at 99%: the interval holds 0; 12 durations vs 60 over 5 commits;"
         r" run-to-run drift ±\d+\.\d% from 5 baseline runs",
@@ -228,3 +230,4 @@ def test_a_head_within_the_drift_between_baseline_runs_is_noise(tmp_path: Path) 
     result = run_cli("history", "check", str(dataset), "--head", "c2", "-F", "json")
     (moved,) = json.loads(result.stdout)["movements"]
     assert moved["reason"].endswith("vs 12 over 1 commit; run-to-run drift not estimated (1 baseline run)")
+    assert moved["drift_pct"] is None

@@ -176,6 +176,7 @@ def _movement(m: KernelMovement) -> dict[str, Any]:
         "class": m.kind.value,
         "shift_pct": s.shift_pct if s else None,
         "interval_pct": None if s is None or s.ends is None else list(s.ends),
+        "drift_pct": s.drift_pct if s else None,  # the drift band's half-width; None: not estimated
         "head_launches": m.head_launches,
         "baseline_launches": m.baseline_launches,
         "baseline_commits": m.baseline_commits,
