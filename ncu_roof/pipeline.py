@@ -227,8 +227,7 @@ def _progress(items: Sequence[T]) -> Iterable[T]:
     from rich.console import Console
     from rich.progress import track
 
-    console = Console(stderr=True)
-    return track(items, description=f"reading {len(items)} inputs", console=console, transient=True)
+    return track(items, f"reading {len(items)} inputs", console=Console(stderr=True), transient=True)
 
 
 def _failed_words(path: str, launches: int) -> str:

@@ -84,8 +84,7 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice(), notes
             InputInfo(table.path, table.format.value, table.ncu_version, len(ident["id"]), table.averaged)
         )
         for rows in _device_rows(ident):
-            name = first_label(ident["device_name"][rows])
-            cc = first_label(ident["cc"][rows])
+            name, cc = (first_label(ident[c][rows]) for c in ("device_name", "cc"))
             group, roofs = _device_roofs(_rows(norm, rows), name, choice, cc)
             clock = nan_to_none(median(group["sm_clock_hz"]))
             sms = nan_to_none(median(group["sm_count"]))  # the launches' median, else the built-in GPU's

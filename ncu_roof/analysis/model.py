@@ -188,12 +188,9 @@ def roofline(
     def one(value: float | None) -> np.ndarray:
         return np.array([np.nan if value is None else value], dtype="float64")
 
+    nbytes = {t: one(b) for t, b in bytes_by_tier.items()}
     arrays = roofline_arrays(
-        one(flop),
-        {t: one(b) for t, b in bytes_by_tier.items()},
-        one(peak_flop_per_s),
-        bandwidth_byte_per_s,
-        compute_time_s=one(compute_time_s),
+        one(flop), nbytes, one(peak_flop_per_s), bandwidth_byte_per_s, one(compute_time_s)
     )
 
     def present(values: Mapping[str, np.ndarray]) -> dict[str, float]:
@@ -334,10 +331,9 @@ def instruction_arrays(
     sizes = {tier: size for tier, size in TRANSACTION_BYTES.items() if tier in bytes_by_tier}
     with np.errstate(all="ignore"):
         transactions = {tier: bytes_by_tier[tier] / size for tier, size in sizes.items()}
+        timed = np.isfinite(duration_s) & (duration_s > 0)
         return InstructionArrays(
-            warp_inst_per_s=np.where(
-                np.isfinite(duration_s) & (duration_s > 0), warp_inst / duration_s, np.nan
-            ),
+            warp_inst_per_s=np.where(timed, warp_inst / duration_s, np.nan),
             issue_peak_warp_inst_per_s=per_kernel(issue_peak_warp_inst_per_s, n),
             intensity_warp_inst_per_transaction={
                 tier: np.where(t > 0, warp_inst / t, np.nan) for tier, t in transactions.items()

@@ -267,12 +267,7 @@ def predict(
     def place(tied: Set[str]) -> RooflinePoint:
         nbytes = {**bytes_by_tier, **{t: 0.0 if t in tied else b for t, b in derived.items()}}
         return roofline(
-            nominal_flop,
-            nbytes,
-            peak,
-            roofs.bandwidth_byte_per_s,
-            used_precision,
-            compute_time_s=compute_time_s,
+            nominal_flop, nbytes, peak, roofs.bandwidth_byte_per_s, used_precision, compute_time_s
         )
 
     point = place(set())

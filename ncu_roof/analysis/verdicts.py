@@ -148,12 +148,8 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     arrays = roofline_arrays(flop_total, nbytes, peaks, bandwidth, compute_s, no_peak)
     ops_total = measured("ops_total") if "ops_total" in group else np.full(n, np.nan)
     has_work = (np.nan_to_num(flop_total) > 0) | (np.nan_to_num(ops_total) > 0)
-    sol = sol_arrays(
-        measured("sol_sm_pct"),
-        measured("sol_memory_pct"),
-        {u: measured(f"sol_{u}_pct") for u in SOL_MEMORY_UNITS},
-        measured("waves_per_sm"),
-    )
+    units = {u: measured(f"sol_{u}_pct") for u in SOL_MEMORY_UNITS}
+    sol = sol_arrays(measured("sol_sm_pct"), measured("sol_memory_pct"), units, measured("waves_per_sm"))
     sol_known = ~equals(sol.bound, Bound.UNKNOWN)
     # (a binding roof implies memory traffic to compare with) with zero floating-point and tensor
     # work and no pipe figures a roofline cannot see integer work either; nor integer operations

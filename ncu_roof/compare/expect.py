@@ -175,7 +175,7 @@ def check(analysis: Analysis, expectations: Sequence[Expectation]) -> Expectatio
 def check_kernel(kernel: Kernel, expectation: Expectation) -> KernelCheck:
     expected = _words(expectation.bound, expectation.binding)
     roof = f" ({kernel.pct_of_roof:.0f}% of its roof)" if kernel.pct_of_roof is not None else ""
-    tier = _measured_tier(kernel)
+    tier = kernel.sol_unit if kernel.verdict_basis is VerdictBasis.SOL else kernel.binding
     measured = _words(kernel.bound, tier) + roof
     status, sentence = _verdict(kernel, expectation, expected, measured, tier)
     gaps = _count_gaps(kernel, expectation)
@@ -195,10 +195,6 @@ def _words(bound: Bound, where: str | None) -> str:
     if bound is Bound.BALANCED:
         return "balanced (compute and memory equally busy, by Speed of Light)"
     return bound_at(bound, where)
-
-
-def _measured_tier(k: Kernel) -> str | None:
-    return k.sol_unit if k.verdict_basis is VerdictBasis.SOL else k.binding
 
 
 def _verdict(k: Kernel, e: Expectation, expected: str, measured: str, tier: str | None) -> tuple[Status, str]:

@@ -235,13 +235,12 @@ def read_console_text(path: str, raw: bytes, style: NumberStyle | None, skip_bad
     cut_tail(kernels)
     strays(kernels, damage)
     for kernel in kernels:
+        what = f"kernel {kernel.name[:40]!r}"
         if kernel.cut_off:
-            damage.add(kernel.line, f"kernel {kernel.name[:40]!r}: its table is cut off (truncated file?)")
+            damage.add(kernel.line, f"{what}: its table is cut off (truncated file?)")
         if kernel.device is not None and kernel.device > MAX_DEVICE_INDEX:  # damage, as in a CSV
             kernel.lost = True
-            damage.add(
-                kernel.line, f"kernel {kernel.name[:40]!r}: Device {kernel.device} is not a device index"
-            )
+            damage.add(kernel.line, f"{what}: Device {kernel.device} is not a device index")
     damage.check()
     if not (intact := [k for k in kernels if not k.left_out and k.values]):
         raise BadInputError(

@@ -171,16 +171,12 @@ def kernel_frame(launches: pl.DataFrame) -> pl.DataFrame:
 
 def _with_bytes(roof: pl.Series) -> pl.Series:
     """The instruction roofline with `transaction_bytes` (per tier with an intensity) after its peaks."""
-    fields = roof.struct.unnest()
+    fields, n = roof.struct.unnest(), len(roof)
     intensity = fields.get_column("intensity_warp_inst_per_transaction")
-    transaction_bytes = {
-        t: where(
-            intensity.struct.field(t).is_not_null().to_numpy(), numbers([TRANSACTION_BYTES[t]] * len(roof))
-        )
-        for t in intensity.struct.fields
-    }
+    known = {t: intensity.struct.field(t).is_not_null().to_numpy() for t in intensity.struct.fields}
+    transaction_bytes = {t: where(has, numbers([TRANSACTION_BYTES[t]] * n)) for t, has in known.items()}
     made = fields.insert_column(
-        fields.get_column_index("recipe"), struct(transaction_bytes, len(roof)).alias("transaction_bytes")
+        fields.get_column_index("recipe"), struct(transaction_bytes, n).alias("transaction_bytes")
     )
     return where(roof.is_not_null().to_numpy(), made.to_struct())
 

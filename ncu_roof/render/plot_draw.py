@@ -58,15 +58,10 @@ def panel_title(ax: Axes, p: Panel) -> None:
     """`NVIDIA A10G (device 1): 4 launches, 1.21 ms`: every plot's panel title (`device_name`), wrapped."""
     import textwrap
 
-    width_in = ax.bbox.width / ax.figure.dpi
+    chars = max(30, int(ax.bbox.width / ax.figure.dpi * TITLE_CHARS_PER_IN))  # a line of the title
     launches = plural(len(p.launches), "launch")
     title = f"{device_name(p.device)} (device {p.device.index}): {launches}, {si(p.total_s, 's')}"
-    ax.set_title(
-        textwrap.fill(title, max(30, int(width_in * TITLE_CHARS_PER_IN))),
-        fontsize=12,
-        parse_math=False,
-        loc="left",
-    )
+    ax.set_title(textwrap.fill(title, chars), fontsize=12, parse_math=False, loc="left")
 
 
 def log_axes(ax: Axes, limits: Limits, x_label: str, y_unit: str, y_label: str) -> None:

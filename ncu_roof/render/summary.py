@@ -244,9 +244,8 @@ def summarize(
     kernels = group_kernels(analysis, group_by)
     by_nvtx = group_by is GroupBy.NVTX and not launches  # asked for: shown even without repeats
     grouped = by_nvtx or (group_by is not GroupBy.NONE and not launches and repeats(kernels))
-    shown = kernels  # without repeats, the groups are the launches already
-    if not grouped and repeats(kernels):
-        shown = group_kernels(analysis, GroupBy.NONE)
+    # without repeats, the groups are the launches already
+    shown = group_kernels(analysis, GroupBy.NONE) if not grouped and repeats(kernels) else kernels
     notes, numbers = _notes(analysis)
     rows = tuple(
         Row(i + 1, g, tuple(sorted({numbers[n] for n in g.notes}))) for i, g in enumerate(ranked(shown, sort))
