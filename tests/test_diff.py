@@ -810,3 +810,17 @@ def test_the_tables_order_is_the_rule_as_a_sort_key(
     duration_s = np.array([(b, h, c) for (_, b, h), c in zip(pairs, changes, strict=True)], dtype=float)
     order = pair_order([p[0] for p in pairs], duration_s.reshape(-1, 3))
     assert order.tolist() == sorted(range(len(pairs)), key=key)
+
+
+def test_a_diff_and_a_plot_point_to_the_notes_analyze_shows(tmp_path: Path) -> None:
+    """Their analyses make no notes but a failed launch's (neither shows any): the missing counters'
+    line sends the reader to `analyze`'s notes, where `analyze` itself says "see the notes"."""
+    raw = str(conftest.ROOT / "fixtures" / "raw_base.csv")
+    lacking = "2 launches lack counters (l1, shared, sol); see {}, or --verbose for an ncu command"
+    for args, where in (
+        (("diff", raw, raw), "the notes of `ncu-roof analyze`"),
+        (("plot", raw, "-o", str(tmp_path / "r.svg")), "the notes of `ncu-roof analyze`"),
+        (("analyze", raw), "the notes"),
+    ):
+        done = conftest.run_cli(*args)
+        assert done.returncode == 0 and lacking.format(where) in conftest.unfolded(done.stderr), done.stderr

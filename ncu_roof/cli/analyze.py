@@ -67,14 +67,15 @@ class AnalyzeOptions:
     rendering: RenderOptions = field(default_factory=RenderOptions)
 
 
-def checked(analysis: Analysis) -> Analysis:
+def checked(analysis: Analysis, notes: str = "the notes") -> Analysis:
     """The analysis, unless an input measured nothing (`pipeline.refuse_failed_captures`); one
-    stderr line on why verdicts are missing, one on missing counters (--verbose: the command)."""
+    stderr line on why verdicts are missing, one on missing counters (--verbose: the command);
+    `notes`: where the launches' notes are read (a diff and a plot show none)."""
     from ncu_roof.render.summary import lack_counters
     from ncu_roof.render.unplaced import missing_reason
 
     pipeline.refuse_failed_captures(analysis)
-    if reason := missing_reason(analysis):
+    if reason := missing_reason(analysis, notes):
         diag(f"not on a roofline: {reason}")
     if analysis.collect_hint:
         what = analysis.launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()
@@ -83,7 +84,7 @@ def checked(analysis: Analysis) -> Analysis:
             diag(f"{gap}; a run that collects them:")
             diag(f"  {analysis.collect_hint}", command=True)
         else:
-            diag(f"{gap}; see the notes, or --verbose for an ncu command that collects them")
+            diag(f"{gap}; see {notes}, or --verbose for an ncu command that collects them")
     return analysis
 
 

@@ -31,6 +31,8 @@ if TYPE_CHECKING:  # the analysis stack (pandas, matplotlib) loads only when a c
     from ncu_roof.compare.comparison import Diff
     from ncu_roof.render.plot_panel import Arrow
 
+ELSEWHERE = "the notes of `ncu-roof analyze`"  # a diff and a plot show none (their analyses make few)
+
 
 def parse_pct(text: str, option: str) -> float:
     """`5`, `5%` or `2.5 %` → 5.0 / 2.5; anything else is a usage error. A bare number between 0
@@ -98,7 +100,7 @@ def plot_command(
     picture = picture_options(width_in, height_in, dpi, caption, device)
     check_writable(output)
     request = pipeline.Request(gpu, roofs, traffic=traffic, skip_bad_rows=skip_bad_rows, notes=False)
-    analysis = checked(pipeline.run(files, request, log=diag))
+    analysis = checked(pipeline.run(files, request, log=diag), ELSEWHERE)
     image = render_plot(analysis, kind=kind, fmt=fmt.value, options=picture)
     write_outputs([(image, output)], analysis.inputs, None)
 
@@ -166,7 +168,7 @@ def diff_command(
     runs = pipeline.run_each([base, head], request, log=diag)
     for run in runs:  # both refused before either says what it lacks
         pipeline.refuse_failed_captures(run)
-    before, after = map(checked, runs)
+    before, after = (checked(run, ELSEWHERE) for run in runs)
     result = diff(before, after, threshold_pct=threshold_pct, allow_mismatch=allow_mismatch, match=match)
     if fmt is OutputFormat.JSON:
         document: Document = diffout.diff_json_pieces(result)

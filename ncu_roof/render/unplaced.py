@@ -11,7 +11,7 @@ from ncu_roof.analysis.notes import COLLECTION_FAILED, ZERO_DURATION
 from ncu_roof.base.text import plural
 
 
-def missing_reason(analysis: Analysis) -> str | None:
+def missing_reason(analysis: Analysis, notes: str = "the notes") -> str | None:
     """Why launches are not placed on a roofline (no `% of roof`, so no roofline verdict): a reason
     per distinct case, the most common first; None when every launch is placed."""
     unplaced = analysis.launches.filter(pl.col("pct_of_roof").is_null())
@@ -28,7 +28,7 @@ def missing_reason(analysis: Analysis) -> str | None:
     ).len()
     reasons: Counter[str] = Counter()
     for device, *case, count in facts.iter_rows():
-        reasons[_missing_reason(analysis, device, *case)] += count
+        reasons[_missing_reason(analysis, device, *case).replace("the notes", notes)] += count
     return "; ".join(f"{plural(n, 'launch')} {_agreeing(why, n)}" for why, n in reasons.most_common())
 
 
