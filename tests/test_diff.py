@@ -814,13 +814,17 @@ def test_the_tables_order_is_the_rule_as_a_sort_key(
 
 def test_a_diff_and_a_plot_point_to_the_notes_analyze_shows(tmp_path: Path) -> None:
     """Their analyses make no notes but a failed launch's (neither shows any): the missing counters'
-    line sends the reader to `analyze`'s notes, where `analyze` itself says "see the notes"."""
+    line sends the reader to `analyze`'s notes, where `analyze` itself says "see the notes"; a
+    diff's lines name their side."""
     raw = str(conftest.ROOT / "fixtures" / "raw_base.csv")
     lacking = "2 launches lack counters (l1, shared, sol); see {}, or --verbose for an ncu command"
-    for args, where in (
-        (("diff", raw, raw), "the notes of `ncu-roof analyze`"),
-        (("plot", raw, "-o", str(tmp_path / "r.svg")), "the notes of `ncu-roof analyze`"),
-        (("analyze", raw), "the notes"),
+    elsewhere = lacking.format("the notes of `ncu-roof analyze`")
+    for args, said in (
+        (("diff", raw, raw), [f"base: {elsewhere}", f"head: {elsewhere}"]),
+        (("plot", raw, "-o", str(tmp_path / "r.svg")), [elsewhere]),
+        (("analyze", raw), [lacking.format("the notes")]),
     ):
         done = conftest.run_cli(*args)
-        assert done.returncode == 0 and lacking.format(where) in conftest.unfolded(done.stderr), done.stderr
+        lines = [line for line in conftest.unfolded(done.stderr).splitlines() if "lack counters" in line]
+        assert done.returncode == 0 and len(lines) == len(said), done.stderr
+        assert [line[: len(s)] for line, s in zip(lines, said, strict=True)] == said, done.stderr

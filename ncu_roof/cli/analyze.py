@@ -67,24 +67,24 @@ class AnalyzeOptions:
     rendering: RenderOptions = field(default_factory=RenderOptions)
 
 
-def checked(analysis: Analysis, notes: str = "the notes") -> Analysis:
+def checked(analysis: Analysis, notes: str = "the notes", side: str = "") -> Analysis:
     """The analysis, unless an input measured nothing (`pipeline.refuse_failed_captures`); one
     stderr line on why verdicts are missing, one on missing counters (--verbose: the command);
-    `notes`: where the launches' notes are read (a diff and a plot show none)."""
+    `notes`: where the launches' notes are read (a diff and a plot show none); `side`: a diff's."""
     from ncu_roof.render.summary import lack_counters
     from ncu_roof.render.unplaced import missing_reason
 
     pipeline.refuse_failed_captures(analysis)
     if reason := missing_reason(analysis, notes):
-        diag(f"not on a roofline: {reason}")
+        diag(f"{side}not on a roofline: {reason}")
     if analysis.collect_hint:
         what = analysis.launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()
         gap = f"{lack_counters(analysis)} ({', '.join(what)})"
         if verbosity[0] is Verbosity.VERBOSE:
-            diag(f"{gap}; a run that collects them:")
+            diag(f"{side}{gap}; a run that collects them:")
             diag(f"  {analysis.collect_hint}", command=True)
         else:
-            diag(f"{gap}; see {notes}, or --verbose for an ncu command that collects them")
+            diag(f"{side}{gap}; see {notes}, or --verbose for an ncu command that collects them")
     return analysis
 
 

@@ -168,7 +168,9 @@ def diff_command(
     runs = pipeline.run_each([base, head], request, log=diag)
     for run in runs:  # both refused before either says what it lacks
         pipeline.refuse_failed_captures(run)
-    before, after = (checked(run, ELSEWHERE) for run in runs)
+    before, after = (
+        checked(run, ELSEWHERE, f"{side}: ") for run, side in zip(runs, ("base", "head"), strict=True)
+    )
     result = diff(before, after, threshold_pct=threshold_pct, allow_mismatch=allow_mismatch, match=match)
     if fmt is OutputFormat.JSON:
         document: Document = diffout.diff_json_pieces(result)
