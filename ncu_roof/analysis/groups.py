@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from ncu_roof.analysis.core import Analysis
-from ncu_roof.analysis.frame import FrameRows, frame_of, integer_ops
+from ncu_roof.analysis.frame import frame_of, integer_ops
 from ncu_roof.analysis.model import intensity_array, known_sum, nan_to_none
 from ncu_roof.analysis.records import Kernel
 from ncu_roof.analysis.sol import headroom_array
@@ -55,15 +55,7 @@ class KernelGroup:
     headroom_complete: bool = True
     headroom_sol_s: float | None = None  # sum over the launches with SOL data (`Kernel.headroom_sol_s`)
     above_roof: bool = False  # some launch is measured above its roof
-
-    @cached_property
-    def notes(self) -> tuple[str, ...]:
-        """Its launches' notes, each once, slowest launch's first: made when asked (by the table, the
-        Markdown and the HTML, of the groups they show; the JSON and the plot never ask)."""
-        if isinstance(kernels := self.kernels, FrameRows):
-            said = kernels.frame.get_column("notes").gather(list(self.rows)).explode().drop_nulls()
-            return tuple(said.unique(maintain_order=True).to_list())
-        return tuple(dict.fromkeys(note for j in self.rows for note in kernels[j].notes))
+    notes: tuple[str, ...] = ()  # its launches' notes, each once, slowest launch's first
 
     @cached_property
     def figures(self) -> Kernel:
@@ -113,15 +105,22 @@ def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[Kern
 
 
 def _grouped(launches: pl.DataFrame, by: GroupBy) -> pl.DataFrame:
-    """Per group, in first-launch order: its key's columns and `rows` (its launches' rows, slowest
-    first, ties in launch order)."""
+    """Per group, in first-launch order: its key's columns, `rows` (its launches' rows, slowest
+    first, ties in launch order) and `notes` (its launches' notes, each once, in that order)."""
     kernel = ["name", "grid", "block", "device"]
     if by is GroupBy.NONE:
-        return launches.select(*kernel, rows=pl.concat_list("row"))
+        return launches.select(
+            *kernel, rows=pl.concat_list("row"), notes=pl.col("notes").list.unique(maintain_order=True)
+        )
     keys = [pl.col("nvtx").fill_null(NO_NVTX), "device"] if by is GroupBy.NVTX else kernel
     slowest = pl.col("duration_s").fill_null(-1.0)
     return launches.group_by(keys, maintain_order=True).agg(
-        pl.col("row").sort_by(slowest, descending=True, maintain_order=True).alias("rows")
+        pl.col("row").sort_by(slowest, descending=True, maintain_order=True).alias("rows"),
+        pl.col("notes")
+        .sort_by(slowest, descending=True, maintain_order=True)
+        .explode()
+        .drop_nulls()
+        .unique(maintain_order=True),
     )
 
 
@@ -179,12 +178,16 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
         keys = list(table.select("name", "grid", "block", "device").iter_rows())
     total_s, device_s = analysis.total_duration_s, device_totals_s(analysis)
     kernels, numbers, groups = analysis.kernels, figure_numbers(launches), []
-    for key, rows in zip(keys, table.get_column("rows").to_list(), strict=True):
+    for key, rows, notes in zip(
+        keys, table.get_column("rows").to_list(), table.get_column("notes").to_list(), strict=True
+    ):
         said = one_launch(rows[0]) if len(rows) == 1 else several(np.array(rows))
         time, on_device_s = said["total_duration_s"], device_s.get(key[3], 0.0)
         share = None if time is None else time / total_s if total_s > 0 else None
         device_share = None if time is None else time / on_device_s if on_device_s > 0 else None
-        groups.append(KernelGroup(key, tuple(rows), kernels, numbers, share, device_share, **said))
+        groups.append(
+            KernelGroup(key, tuple(rows), kernels, numbers, share, device_share, notes=tuple(notes), **said)
+        )
     return groups
 
 
