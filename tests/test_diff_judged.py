@@ -123,6 +123,22 @@ def test_a_kernel_whose_every_sixth_launch_doubled_fails_the_gate() -> None:
         gate(result)
 
 
+def test_the_gate_names_the_shift_that_made_a_kernel_slower() -> None:
+    # 40 launches of 9.8-10.2 µs each 6 % slower, and one 200 µs launch unchanged: the kernel's time
+    # is +4 % (under the limit), its launches' shift +6 % with its interval: the shift says why it
+    # failed, not the +4 % (which lies outside the interval the message shows)
+    base: list[Launch] = [("kA", 9_800 + 10 * (i % 41), 0, None) for i in range(40)]
+    base.append(("kA", 200_000, 0, None))
+    head: list[Launch] = [(n, ns * 1.06 if ns < 100_000 else ns, d, r) for n, ns, d, r in base]
+    (kernel,) = (result := compared(base, head)).changes
+    assert kernel.duration_s.delta_pct == pytest.approx(4.0, abs=0.1) and kernel.status is Status.REGRESSED
+    assert kernel.shift is not None and kernel.shift.low_pct is not None and kernel.shift.low_pct > 5
+    with pytest.raises(
+        GateError, match=r"\(worst kA \+6\.0% \[\+5\.\d%, \+6\.\d%\] at 99%: real, reaching 5%\)"
+    ):
+        gate(result)
+
+
 def test_noise_of_single_launches_is_no_slower_kernel() -> None:
     # ±8 % noise around 10 µs on each side: launches beyond 5 % both ways, the kernel within it
     base: list[Launch] = [("kA", round(10_000 * (1 + 0.08 * math.sin(i))), 0, None) for i in range(30)]

@@ -9,7 +9,16 @@ import numpy as np
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ncu_roof.base.shift import FIRE_FRACTION, Movement, Shift, one_per_copy, rank_bound, runs_shift, shift
+from ncu_roof.base.shift import (
+    FIRE_FRACTION,
+    Movement,
+    Shift,
+    _shift,
+    one_per_copy,
+    rank_bound,
+    runs_shift,
+    shift,
+)
 
 
 def test_the_estimate_is_the_median_of_the_differences_of_logs() -> None:
@@ -165,6 +174,16 @@ def test_the_interval_widens_to_the_drift_between_the_baseline_runs() -> None:
     assert pooled.low_pct is not None and pooled.low_pct > 0 and pooled.verdict(5.0) is Movement.REGRESSION
 
 
+def test_runs_of_one_same_duration_are_each_a_measurement() -> None:
+    # 8 commits whose one launch each took one 32 ns step of the same length: 8 measurements, not
+    # one average copied (counted once, the baseline held one value: no interval, and a head 20 %
+    # slower read as noise)
+    base, head = [np.array([5.024e-6])] * 8, [5.024e-6 * np.array([1.2, 1.21, 1.19, 1.2, 1.22])]
+    found = runs_shift(head, base)
+    assert found is not None and (found.base_n, found.base_runs) == (8, 8) and found.ends is not None
+    assert found.verdict(5.0) is Movement.REGRESSION
+
+
 def test_the_drift_band_shrinks_with_the_heads_runs_and_ignores_an_outlier_run() -> None:
     # one baseline run 30 % off moves the MAD of 5 runs by one rank, not by 30 %; two head runs
     # halve the head's part of the band: √(1/2 + 1/5) against √(1 + 1/5)
@@ -184,8 +203,8 @@ def test_runs_only_ever_widen_the_interval_of_their_launches(
     base: list[list[float]], head: list[list[float]]
 ) -> None:
     runs = runs_shift([np.array(r) for r in head], [np.array(r) for r in base])
-    pooled = shift(np.concatenate([one_per_copy(np.array(r)) for r in head]),
-                   np.concatenate([one_per_copy(np.array(r)) for r in base]))  # fmt: skip
+    pooled = _shift(np.concatenate([one_per_copy(np.array(r)) for r in head]),  # each run's copies once,
+                    np.concatenate([one_per_copy(np.array(r)) for r in base]), 0.99)  # fmt: skip
     assert runs is not None and pooled is not None
     assert (runs.shift_pct, runs.head_n, runs.base_n) == (pooled.shift_pct, pooled.head_n, pooled.base_n)
     assert runs.base_runs == len(base)

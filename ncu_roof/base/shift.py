@@ -119,7 +119,12 @@ def rank_bound(n: int, m: int, confidence: float) -> int:
 def shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float = 0.99) -> Shift | None:
     """The shift of `head_s` against `base_s` (durations in seconds; NaN and non-positive values
     left out, a side of one value copied counted once); None when a side has no duration."""
-    kept = one_per_copy(head_s), one_per_copy(base_s)  # the sizes said: the measurements, not thinned
+    return _shift(one_per_copy(head_s), one_per_copy(base_s), confidence)
+
+
+def _shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float) -> Shift | None:
+    """`shift` of samples whose copies are already counted once (`runs_shift`: each run's apart)."""
+    kept = head_s, base_s  # the sizes said: the measurements, not thinned
     head, base = map(_logs, kept)
     if not len(head) or not len(base):
         return None
@@ -144,7 +149,7 @@ def runs_shift(
     base_runs = [r for r in map(one_per_copy, base_runs_s) if len(r)]
     if not head_runs or not base_runs:
         return None
-    found = shift(np.concatenate(head_runs), np.concatenate(base_runs), confidence)
+    found = _shift(np.concatenate(head_runs), np.concatenate(base_runs), confidence)
     assert found is not None  # both sides hold a positive duration
     k = len(base_runs)
     if (ends := found.ends) is None or k < MIN_RUNS:

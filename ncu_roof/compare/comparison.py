@@ -237,18 +237,22 @@ def gate(result: Diff) -> None:
             f"nothing compared: none of the {plural(len(result.changes), 'kernel')} has a time on both sides",
             hint="; ".join(hints),
         )
-    slower = sorted(
-        (c for c in result.changes if c.status is Status.REGRESSED),
-        key=lambda c: -(c.duration_s.delta_pct or 0.0),  # stable: the first of the worst change first
-    )
+
+    def slower_by(c: KernelChange) -> tuple[float, str]:
+        """How much slower, and why: its launches' shift where a regression, else its time's change."""
+        found, summed = c.shift, c.duration_s.delta_pct or 0.0
+        if found is None or found.interval is None:
+            return summed, ""
+        real = found.verdict(limit) is Movement.REGRESSION
+        why = f"real, reaching {limit:g}%" if real else "the sum above it"
+        return (found.shift_pct if real else summed), f" {found.interval} at {found.confidence:.0%}: {why}"
+
+    regressed = (c for c in result.changes if c.status is Status.REGRESSED)
+    slower = sorted(regressed, key=lambda c: -slower_by(c)[0])  # stable: the first of the worst first
     parts = [f"{plural(len(slower), 'kernel')} slower by more than {limit:g}%"] if slower else []
-    for worst in slower[:1]:
-        found, interval = worst.shift, ""
-        if found is not None and found.interval is not None:
-            real = found.verdict(limit) is Movement.REGRESSION
-            why = f"real, reaching {limit:g}%" if real else "the sum above it"
-            interval = f" {found.interval} at {found.confidence:.0%}: {why}"
-        parts[0] += f" (worst {worst.name} {worst.duration_s.delta_pct or 0.0:+.1f}%{interval})"
+    if slower:
+        pct, why = slower_by(slower[0])
+        parts[0] += f" (worst {slower[0].name} {pct:+.1f}%{why})"
     if result.total_status is Status.REGRESSED:  # beyond its kernels' noise, as `_total_status` judges
         parts.append(f"the total time is {result.total_duration_s.delta_pct or 0.0:+.1f}%")
     if parts:
