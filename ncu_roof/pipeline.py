@@ -244,7 +244,9 @@ def _per_input(analysis: Analysis) -> pl.DataFrame:
     failed = pl.col("notes").list.eval(pl.element().is_in([COLLECTION_FAILED, ZERO_DURATION])).list.any()
     lacking = failed | (pl.col("missing").list.len() == len(TIERS) + 3)  # duration, flop, sol: all of them
     by_input = analysis.launches.group_by("input", maintain_order=True)
-    return by_input.agg(pl.len(), failed.all().alias("failed"), lacking.all(), pl.col("missing").explode())
+    return by_input.agg(
+        pl.len(), failed.all().alias("failed"), lacking.all().alias("lacking"), pl.col("missing").explode()
+    )
 
 
 def refuse_failed_captures(analysis: Analysis) -> None:

@@ -136,6 +136,9 @@ def test_report_to_json_lists_checks_unmatched_patterns_and_counts() -> None:
     assert (item["pattern"], item["status"]) == ("vadd", "contradicted")
     assert (item["expected"], item["measured"]) == ("compute-bound", "memory-bound at dram (80% of its roof)")
     assert item["explanation"] == report.checks[0].explanation
+    # the why alone, after what the expected and measured verdicts already say
+    stated = f"expected {item['expected']}, measured {item['measured']}: "
+    assert item["explanation"] == stated + item["reason"]
     assert document["unmatched_patterns"] == ["^gemm"]
     assert document["counts"] == {"confirmed": 0, "contradicted": 1, "unknown": 0, "unmatched_patterns": 1}
 

@@ -215,9 +215,10 @@ def test_missing_reasons_are_counted_most_common_first_then_as_launches_first_ha
     )
     analysis = replace(base, kernels=FrameRows(made, kernel_of))
     reasons: Counter[str] = Counter()
+    devices = dict(enumerate(analysis.devices))  # (a device the analysis lacks: none)
     for d, p, nd, f, nf in facts:
         if not p:
-            reasons[_missing_reason(analysis, d, nd, nd and f, nf)] += 1
+            reasons[_missing_reason(devices.get(d), "the notes", nd, nd and f, nf)] += 1
     ordered = sorted(reasons.items(), key=lambda item: -item[1])
     expected = "; ".join(f"{plural(k, 'launch')} {_agreeing(why, k)}" for why, k in ordered) or None
     assert missing_reason(analysis) == expected

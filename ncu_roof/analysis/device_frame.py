@@ -76,9 +76,6 @@ def device_frame(
         terms[failed | ~terms.astype(bool)] = None
     lower = np.asarray(group["flop_total_is_lower_bound"], dtype=bool) & ~np.isnan(flop_total)
     sol_pair = np.where(np.isnan(sol["sm"]), NAN, sol["memory"])  # SOL is SM and memory
-    # per launch without FLOPs, the tier whose bandwidth it used most, and its percent of that roof:
-    # the launch's own roof (its counter's peak at its clocks), never the device's median one
-    tier_pct, tier = busiest({t: np.where(np.isfinite(p), p, NAN) for t, p in of_bandwidth.items()}, n)
     missing = _missing(failed, {"duration": duration, "flop": flop_total, **nbytes, "sol": sol_pair})
     values: dict[str, np.ndarray] = {
         **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
@@ -103,11 +100,14 @@ def device_frame(
         "sol_unit": v.sol.unit,
         "compute_ceiling": ceiling,
     }
-    # whether the tensor FLOPs are tensor-pipe instructions x 512 (their recipe says so)
-    by_pipe = np.array([bool(r) and r.endswith("*512") for r in formulas["flop_tensor"].tolist()], dtype=bool)
     if not with_notes:
         notes = failure_notes(v, ident["input_notes"])
     else:
+        # whether the tensor FLOPs are tensor-pipe instructions x 512 (their recipe says so)
+        by_pipe = np.array([str(r).endswith("*512") for r in formulas["flop_tensor"].tolist()], bool)
+        # per launch without FLOPs, the tier whose bandwidth it used most, and its percent of that roof:
+        # the launch's own roof (its counter's peak at its clocks), never the device's median one
+        tier_pct, tier = busiest({t: np.where(np.isfinite(p), p, NAN) for t, p in of_bandwidth.items()}, n)
         notes = launch_notes(
             NoteInputs(
                 v=v,

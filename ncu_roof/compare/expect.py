@@ -57,7 +57,8 @@ class KernelCheck:
     status: Status
     expected: str  # `memory-bound at dram`
     measured: str  # `memory-bound at l2 (77% of its roof)`; `unknown` without the counters
-    explanation: str
+    explanation: str  # the whole sentence: `expected …, measured …: why; counts`
+    reason: str  # its why and counts alone (the reports' tables show expected and measured beside it)
 
 
 @dataclass(frozen=True)
@@ -172,22 +173,27 @@ def check(analysis: Analysis, expectations: Sequence[Expectation]) -> Expectatio
     return ExpectationReport(tuple(checks), tuple(unmatched))
 
 
-def check_kernel(kernel: Kernel, expectation: Expectation) -> KernelCheck:
-    expected = _words(expectation.bound, expectation.binding)
-    roof = f" ({kernel.pct_of_roof:.0f}% of its roof)" if kernel.pct_of_roof is not None else ""
-    tier = kernel.sol_unit if kernel.verdict_basis is VerdictBasis.SOL else kernel.binding
-    measured = _words(kernel.bound, tier) + roof
-    status, sentence = _verdict(kernel, expectation, expected, measured, tier)
-    gaps = _count_gaps(kernel, expectation)
+def check_kernel(k: Kernel, e: Expectation) -> KernelCheck:
+    """A launch against its expectation: the status, what the sentence states first (the expected
+    and measured verdicts), and why (the reports' tables show the verdicts beside it)."""
+    tier = k.sol_unit if k.verdict_basis is VerdictBasis.SOL else k.binding
+    roof = f" ({k.pct_of_roof:.0f}% of its roof)" if k.pct_of_roof is not None else ""
+    expected, measured = _words(e.bound, e.binding), _words(k.bound, tier) + roof
+    if k.bound is Bound.UNKNOWN:
+        status, stated, why = Status.UNKNOWN, f"cannot check {expected}: ", "the report lacks "
+        why += ", ".join(k.missing) or "counters"
+    elif k.bound is e.bound and (e.binding is None or e.bound is Bound.LATENCY or tier == e.binding):
+        status, stated, why = Status.CONFIRMED, f"{measured} ", "as expected"
+    else:
+        status, stated, why = Status.CONTRADICTED, f"expected {expected}, measured {measured}: ", _why(k, e)
+    gaps = _count_gaps(k, e)
     off = [text for outside, text in gaps if outside]
     within = [text for outside, text in gaps if not outside]
     if status is Status.CONFIRMED and off:
         # the verdict matches but a count does not: say so before anything else
-        status, sentence = Status.CONTRADICTED, f"{sentence}, but {off.pop(0)}"
-    explanation = "; ".join([sentence, *off, *within])
-    return KernelCheck(
-        kernel.id, kernel.name, expectation.kernel_pattern, status, expected, measured, explanation
-    )
+        status, why = Status.CONTRADICTED, f"{why}, but {off.pop(0)}"
+    why = "; ".join([why, *off, *within])
+    return KernelCheck(k.id, k.name, e.kernel_pattern, status, expected, measured, stated + why, why)
 
 
 def _words(bound: Bound, where: str | None) -> str:
@@ -195,16 +201,6 @@ def _words(bound: Bound, where: str | None) -> str:
     if bound is Bound.BALANCED:
         return "balanced (compute and memory equally busy, by Speed of Light)"
     return bound_at(bound, where)
-
-
-def _verdict(k: Kernel, e: Expectation, expected: str, measured: str, tier: str | None) -> tuple[Status, str]:
-    if k.bound is Bound.UNKNOWN:
-        missing = ", ".join(k.missing) or "counters"
-        return Status.UNKNOWN, f"cannot check {expected}: the report lacks {missing}"
-    same_tier = e.binding is None or e.bound is Bound.LATENCY or tier == e.binding
-    if k.bound is e.bound and same_tier:
-        return Status.CONFIRMED, f"{measured} as expected"
-    return Status.CONTRADICTED, f"expected {expected}, measured {measured}: " + _why(k, e)
 
 
 def _why(k: Kernel, e: Expectation) -> str:

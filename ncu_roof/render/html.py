@@ -30,7 +30,7 @@ from ncu_roof.base.text import intensity, one_line, pct, plural, shorten, si
 from ncu_roof.base.tomlfile import package_text
 from ncu_roof.base.vocabulary import PRECISIONS, TIERS, Bound
 from ncu_roof.errors import NcuRoofError
-from ncu_roof.render.expectout import expectations_html
+from ncu_roof.render.expectout import HEADER, TEXTS, expectations
 from ncu_roof.render.headline import achieved_words, device_sentences, integer_ops_rate, share_phrases, times
 from ncu_roof.render.html_table import DETAILS_ROWS, NAME_WIDTH, table_columns, table_data, table_section
 from ncu_roof.render.summary import VERDICT_COLOURS, DeviceView, Row, Summary, roof_rows, summarize
@@ -75,7 +75,7 @@ def render_html(
         policy=escape(policy),
         title=escape(title),
         css=CSS,
-        top="\n".join([*_headline(summary), *expectations_html(analysis), *figure]),
+        top="\n".join([*_headline(summary), *_expectations(analysis), *figure]),
         **table_section(summary, columns),
         rest="\n".join(rest),
         data=script_json(table_data(summary, columns)),
@@ -112,6 +112,26 @@ def _headline(summary: Summary) -> list[str]:
     if summary.missing_reason:
         lines.append(f'<p class="lead"><b>Not on a roofline:</b> {escape(summary.missing_reason)}.</p>')
     return lines
+
+
+def _expectations(analysis: Analysis) -> list[str]:
+    """`--expect`'s section: the counts, the patterns no kernel matches, the checks listed."""
+    if (section := expectations(analysis)) is None:
+        return []
+    head = "".join(f"<th{'' if h == 'ID' else ' class=text'}>{h}</th>" for h in HEADER)
+    body = "".join(
+        f"<tr><td>{int(c['kernel_id'])}</td>"
+        f'<td class="text name"><code>{escape(shorten(c["kernel_name"], NAME_WIDTH))}</code></td>'
+        + "".join(f'<td class="text wrap">{escape(one_line(c[key]))}</td>' for key in TEXTS)
+        + "</tr>"
+        for c in section.checks
+    )
+    patterns = ", ".join(f"<code>{escape(one_line(p))}</code>" for p in section.unmatched)
+    table = f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    lines = ['<h2 id="expectations">Expectations</h2>', f'<p class="lead">{escape(section.said)}</p>']
+    if section.unmatched:
+        lines.append(f"<p>No kernel matches {patterns}.</p>")
+    return lines + ([table] if section.checks else [])
 
 
 def _device_block(summary: Summary, view: DeviceView) -> str:

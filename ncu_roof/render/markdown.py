@@ -5,7 +5,7 @@ our own constant markup (`<details>`, `<summary>`, the marker comment)."""
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import PurePath
 from urllib.parse import quote
 
@@ -16,7 +16,7 @@ from ncu_roof.analysis.records import Device, Kernel, device_name
 from ncu_roof.base.text import intensity, pct, plural, shorten, si
 from ncu_roof.base.vocabulary import COMPUTE, TIERS
 from ncu_roof.errors import UsageError
-from ncu_roof.render.expectout import expectations_markdown
+from ncu_roof.render.expectout import HEADER, TEXTS, expectations
 from ncu_roof.render.headline import achieved_words, device_sentences, share_phrases, times
 from ncu_roof.render.summary import (
     DeviceView,
@@ -27,7 +27,7 @@ from ncu_roof.render.summary import (
     roofs_clock_words,
     summarize,
 )
-from ncu_roof.render.text import code_block, code_span, folded, md_row, plain, table_cell, unbroken
+from ncu_roof.render.text import code_block, code_span, folded, md_table, plain, table_cell, unbroken
 
 GITHUB_LIMIT_CHARS = 65_536  # a GitHub comment or job summary holds no more
 MARKER = "<!-- ncu-roof -->"
@@ -61,16 +61,17 @@ def render_markdown(
     the first rows that fit, a note saying how many were left out. `plot_ref`: from the Markdown."""
     summary = source if isinstance(source, Summary) else summarize(source)
     shown = range(len(summary.rows) + 1)  # the most rows that fit: the lengths grow with them
-    fits = bisect_right(shown, limit_chars, key=lambda n: len(_document(summary, top, n, plot_ref)))
+    expected = _expectations(summary.analysis)  # (made once: the search renders the document again and again)
+    fits = bisect_right(shown, limit_chars, key=lambda n: len(_document(summary, top, n, plot_ref, expected)))
     if not fits:
         raise UsageError(
             f"a Markdown report needs more than {limit_chars} characters even without kernel rows",
             hint="raise the character limit",
         )
-    return _document(summary, top, fits - 1, plot_ref)
+    return _document(summary, top, fits - 1, plot_ref, expected)
 
 
-def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> str:
+def _document(summary: Summary, top: int, shown: int, plot_ref: str | None, expected: list[str]) -> str:
     rows = summary.rows
     head, rest = rows[: min(top, shown)], rows[min(top, shown) : shown]
     noun = "NVTX range" if summary.by_nvtx else "kernel" if summary.grouped else "launch"
@@ -87,7 +88,7 @@ def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> s
         )
     if summary.missing_reason:
         parts.append(f"> [!WARNING]\n> Not on a roofline: {plain(summary.missing_reason)}.")
-    parts += expectations_markdown(summary.analysis)
+    parts += expected
     if head:
         order = "by time" if summary.sort.value == "time" else "by time they could save"
         for view in summary.devices if summary.multi_device else [None]:  # with several, a table each
@@ -103,6 +104,21 @@ def _document(summary: Summary, top: int, shown: int, plot_ref: str | None) -> s
         parts.append(folded(f"The other {len(rest)} {what}", _main_table(summary, rest, device_column=True)))
     parts += [*_notes(summary), *_roofs(summary), *_warnings(summary)]
     return "\n\n".join(parts) + "\n"
+
+
+def _expectations(analysis: Analysis) -> list[str]:
+    """`--expect`'s section: the counts, the patterns no kernel matches, the checks listed."""
+    if (section := expectations(analysis)) is None:
+        return []
+    rows = (
+        [str(int(c["kernel_id"])), table_cell(code_span(shorten(c["kernel_name"], NAME_WIDTH)))]
+        + [table_cell(plain(c[key])) for key in TEXTS]
+        for c in section.checks
+    )
+    lines = ["### Expectations", plain(section.said)]
+    if section.unmatched:
+        lines.append(f"No kernel matches {', '.join(map(code_span, section.unmatched))}.")
+    return lines + ([md_table(HEADER, HEADER[1:], rows)] if section.checks else [])
 
 
 def _gpu(device: Device) -> str:
@@ -132,11 +148,6 @@ def _label(summary: Summary, name: str, row: Row | None = None) -> str:
     return label + (summary.shape_words(row) if row else "")
 
 
-def _table(header: Sequence[str], left: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    align = [":---" if h in left else "---:" for h in header]
-    return "\n".join(md_row(cells) for cells in (header, align, *rows))
-
-
 def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = False) -> str:
     columns: list[tuple[str, Callable[[Row], str]]] = [
         ("#", lambda r: str(r.rank)),
@@ -150,7 +161,7 @@ def _main_table(summary: Summary, rows: Sequence[Row], *, device_column: bool = 
         ("Could save", lambda r: unbroken(r.saving())),
     ]
     lines = ([cell(r) for _, cell in columns] for r in rows)
-    return _table([h for h, _ in columns], (summary.name_title, "Verdict [notes]"), lines)
+    return md_table([h for h, _ in columns], (summary.name_title, "Verdict [notes]"), lines)
 
 
 def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
@@ -180,7 +191,7 @@ def _more_table(summary: Summary, rows: Sequence[Row]) -> str:
             ]
         )
     header = [*header, *(["Verdicts by time"] if mixed else [])]
-    return _table(header, (launch, "Binding", "Verdicts by time"), lines)
+    return md_table(header, (launch, "Binding", "Verdicts by time"), lines)
 
 
 def _notes(summary: Summary) -> list[str]:
@@ -196,7 +207,7 @@ def _roofs(summary: Summary) -> list[str]:
             parts.append(f"{_gpu(device)}: no roofs (pass `--gpu KEY` or `--roofs FILE`).")
         else:  # a <summary> is raw HTML to GitHub: only our own words go in it
             at = roofs_clock_words(device)
-            table = _table(("Roof", "Peak", "Source"), ("Roof", "Source"), rows)
+            table = md_table(("Roof", "Peak", "Source"), ("Roof", "Source"), rows)
             body = f"{_gpu(device)}, roofs from {code_span(device.roofs.source)}{at}:\n\n{table}"
             parts.append(folded(f"Roofs of device {device.index}", body))
     return parts

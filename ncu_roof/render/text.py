@@ -5,7 +5,7 @@ The guards the sinks apply to every text from data (names, shapes, paths, notes)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ncu_roof.base.text import one_line
 
@@ -60,6 +60,12 @@ def plain(text: str) -> str:
 def md_row(cells: Iterable[str]) -> str:
     """One Markdown table row of cells already made safe (`table_cell`, `code_span`)."""
     return "| " + " | ".join(cells) + " |"
+
+
+def md_table(header: Sequence[str], left: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A Markdown table: the `left` columns aligned left, the others right."""
+    align = [":---" if h in left else "---:" for h in header]
+    return "\n".join(md_row(cells) for cells in (header, align, *rows))
 
 
 def folded(title: str, body: str, *, inline: bool = False) -> str:

@@ -8,6 +8,7 @@ import polars as pl
 
 from ncu_roof.analysis.core import Analysis
 from ncu_roof.analysis.notes import COLLECTION_FAILED, ZERO_DURATION
+from ncu_roof.analysis.records import Device
 from ncu_roof.base.text import plural
 
 
@@ -27,8 +28,9 @@ def missing_reason(analysis: Analysis, notes: str = "the notes") -> str | None:
         maintain_order=True,
     ).len()
     reasons: Counter[str] = Counter()
+    devices = dict(enumerate(analysis.devices))
     for device, *case, count in facts.iter_rows():
-        reasons[_missing_reason(analysis, device, *case).replace("the notes", notes)] += count
+        reasons[_missing_reason(devices.get(device), notes, *case)] += count
     return "; ".join(f"{plural(n, 'launch')} {_agreeing(why, n)}" for why, n in reasons.most_common())
 
 
@@ -37,8 +39,7 @@ def _agreeing(reason: str, count: int) -> str:
     return "has " + reason.removeprefix("have ") if count == 1 and reason.startswith("have ") else reason
 
 
-def _missing_reason(analysis: Analysis, index: int, no_duration: bool, failed: bool, no_flop: bool) -> str:
-    device = analysis.devices[index] if index < len(analysis.devices) else None
+def _missing_reason(device: Device | None, notes: str, no_duration: bool, failed: bool, no_flop: bool) -> str:
     if failed:
         return "failed to collect (ncu measured nothing, or a duration of 0): profile again"
     if device is None or not device.roofs.compute_flop_per_s:
@@ -49,4 +50,4 @@ def _missing_reason(analysis: Analysis, index: int, no_duration: bool, failed: b
         return "have no FLOP counters: profile with `--set roofline` or `--set full`"
     if no_duration:
         return "have no duration (gpu__time_duration.sum)"
-    return "have no roof for the counters they have: see the notes"
+    return f"have no roof for the counters they have: see {notes}"
