@@ -3,6 +3,7 @@ combined, so that time, % of roof and what it could save tell one story."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -94,7 +95,20 @@ def test_launches_are_grouped_by_their_key_in_first_launch_order(
         for j, key in enumerate(keys):
             expected.setdefault(key, []).append(j)
         slowest = {k: sorted(r, key=lambda j: -(durations[j] or -1.0)) for k, r in expected.items()}
-        table = _grouped(launches, by)
-        columns = ["name", "grid", "block", "device"] if by is GroupBy.KERNEL else ["nvtx", "device"]
-        assert list(table.select(columns).iter_rows()) == list(slowest)
-        assert table.get_column("rows").to_list() == list(slowest.values())
+        for notes in (True, False):  # the grouping alike with and without the groups' notes
+            table = _grouped(launches, by, notes)
+            columns = ["name", "grid", "block", "device"] if by is GroupBy.KERNEL else ["nvtx", "device"]
+            assert list(table.select(columns).iter_rows()) == list(slowest)
+            assert table.get_column("rows").to_list() == list(slowest.values())
+
+
+def test_groups_made_without_their_notes_differ_only_in_them() -> None:
+    analysis = analyzed(Path(example_path()))
+    for by in GroupBy:
+        with_notes, without = group_kernels(analysis, by), group_kernels(analysis, by, notes=False)
+        assert any(g.notes for g in with_notes) and not any(g.notes for g in without)
+        assert [dataclasses.replace(g, notes=()) for g in with_notes] == without
+        # each group's notes: its launches' notes, each once, the slowest launch's first
+        for g in with_notes:
+            said = [n for j in g.rows for n in g.kernels[j].notes]
+            assert g.notes == tuple(dict.fromkeys(said))

@@ -341,9 +341,9 @@ def _latency_inputs(rows: list[tuple[float, float, float, float, str | None, boo
     return NoteInputs(
         v=cast(Verdicts, v), missing=lacking, no_compute_roofs=False, recipe={}, not_collected={}, flop={},
         flop_total_is_lower_bound=nothing, tensor_pipe_pct=np.full(n, np.nan), integer_tensor_ops=nothing,
-        pct=pct.astype(float), waves=waves.astype(float), busiest_pipe=nowhere,
+        pct=pct.astype(float), waves=waves.astype(float),
         busiest_tier=nowhere, busiest_tier_pct=np.full(n, np.nan), tensor_by_pipe=nothing,
-        busiest_issue_pipe=nowhere, sol_pct={"sm": sm.astype(float), "memory": memory.astype(float)},
+        sol_pct={"sm": sm.astype(float), "memory": memory.astype(float)},
         pct_of_bandwidth={}, ceiling=nowhere,
         shared_wavefronts_per_request=np.full(n, np.nan), shared_bank_conflict_pct=np.full(n, np.nan),
         input_notes=nowhere,

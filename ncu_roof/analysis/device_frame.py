@@ -4,6 +4,7 @@ the verdict arrays, with the notes."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -13,14 +14,13 @@ from ncu_roof.analysis.model import (
     InstructionArrays,
     bit_codes,
     busiest,
-    fixed,
     intensity_array,
     is_set,
     objects,
     per_kernel,
 )
 from ncu_roof.analysis.notes import NoteInputs, failure_notes, launch_notes
-from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
+from ncu_roof.analysis.records import Device
 from ncu_roof.analysis.sol import busiest_unit_arrays, headroom_array
 from ncu_roof.analysis.verdicts import Verdicts, unfailed
 from ncu_roof.base.vocabulary import PRECISIONS, SOL_KEYS, TIERS
@@ -32,7 +32,7 @@ NAN = float("nan")
 
 
 def device_frame(
-    ident: Mapping[str, np.ndarray],
+    ident: Mapping[str, Any],  # arrays; the texts the frame keeps as they are (Series)
     group: Mapping[str, np.ndarray],
     v: Verdicts,
     device: Device,
@@ -63,6 +63,7 @@ def device_frame(
         of_bandwidth = {t: 100.0 * achieved_bw[t] / per_kernel(v.bandwidth.get(t), n) for t in TIERS}
     busiest_pct, busiest_unit = busiest_unit_arrays(sol, n)
     formulas = {key: formula_texts(group, f"{key}_recipe", n) for key in _RECIPE_KEYS}
+    recipe = {k: texts(t) for k, t in formulas.items()}
     ceiling = np.where(v.supported, v.ceiling, objects(None, n))
     ops_total = measured("ops_total")
     paths = {c.removeprefix(TENSOR_PATH_PREFIX): group[c] for c in group if c.startswith(TENSOR_PATH_PREFIX)}
@@ -104,7 +105,7 @@ def device_frame(
         notes = failure_notes(v, ident["input_notes"])
     else:
         # whether the tensor FLOPs are tensor-pipe instructions x 512 (their recipe says so)
-        by_pipe = np.array([str(r).endswith("*512") for r in formulas["flop_tensor"].tolist()], bool)
+        by_pipe = recipe["flop_tensor"].str.ends_with("*512").fill_null(False).to_numpy()
         # per launch without FLOPs, the tier whose bandwidth it used most, and its percent of that roof:
         # the launch's own roof (its counter's peak at its clocks), never the device's median one
         tier_pct, tier = busiest({t: np.where(np.isfinite(p), p, NAN) for t, p in of_bandwidth.items()}, n)
@@ -121,8 +122,6 @@ def device_frame(
                 integer_tensor_ops=~np.isnan(ops_total) & (ops_total != 0),
                 pct=pct,
                 waves=np.asarray(group["waves_per_sm"], dtype="float64"),
-                busiest_pipe=_busiest_pipe(v.pipe_pct, n),
-                busiest_issue_pipe=_busiest_pipe(v.pipe_pct, n, compute_only=False),
                 busiest_tier=np.where(np.isnan(flop_total), tier, objects(None, n)),
                 busiest_tier_pct=tier_pct,
                 tensor_by_pipe=by_pipe & (np.nan_to_num(flop["tensor"]) > 0),
@@ -148,15 +147,15 @@ def device_frame(
         **{f: struct({k: numbers(a) for k, a in m.items()}, n) for f, m in maps.items()},
         "notes": notes,
         "missing": missing,
-        "recipe": struct({k: texts(t) for k, t in formulas.items()}, n),
-        "traffic": _traffic(group, nbytes, formulas),
+        "recipe": struct(recipe, n),
+        "traffic": _traffic(group, nbytes, recipe),
         "not_collected": struct(
             {p: where(is_set(t), texts(t).str.split(",")) for p, t in not_collected.items()}, n
         ),
         "tensor_paths": _tensor_paths(group, paths, failed),
         "ops_total": numbers(ops_total),
         "instruction_roofline": _instruction_roofline(
-            v.instructions, measured("warp_inst"), v.issue_source, texts(formulas["warp_inst"])
+            v.instructions, measured("warp_inst"), v.issue_source, recipe["warp_inst"]
         ),
     }
     return launch_frame({**values, **records})
@@ -178,7 +177,7 @@ def _missing(failed: np.ndarray, quantities: Mapping[str, np.ndarray]) -> pl.Ser
 
 
 def _traffic(
-    group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray], formulas: Mapping[str, np.ndarray]
+    group: Mapping[str, np.ndarray], nbytes: Mapping[str, np.ndarray], recipe: Mapping[str, pl.Series]
 ) -> pl.Series:
     """Per launch and tier with traffic: its traffic definition and the formulas of its bytes and roof."""
     n = launch_count(group)
@@ -188,22 +187,11 @@ def _traffic(
         no_formula = "nan" if f"{t}_bytes_recipe" in group else "None"
         entry = {
             "definition": texts(definition),
-            "recipe": texts(formulas[f"{t}_bytes"]).fill_null(no_formula),
+            "recipe": recipe[f"{t}_bytes"].fill_null(no_formula),
             "roof": texts(formula_texts(group, f"bw_{t}_byte_per_s_recipe", n)),
         }
         tiers[t] = where(~np.isnan(nbytes[t]) & is_set(definition), struct(entry, n))
     return struct(tiers, n)
-
-
-def _busiest_pipe(pipes: Mapping[str, np.ndarray], n: int, compute_only: bool = True) -> np.ndarray:
-    """Each launch's busiest arithmetic pipe (any: not `compute_only`) as `alu pipe 76%`; None: no figure."""
-    compute = {
-        f"{p} pipe ": a for p, a in pipes.items() if not (compute_only and p.startswith(NON_COMPUTE_PIPES))
-    }
-    pct, pipe = busiest(compute, n)
-    named = is_set(pipe)
-    pipe[named] = pipe[named] + fixed(pct[named], 0) + "%"
-    return pipe
 
 
 def _tensor_paths(

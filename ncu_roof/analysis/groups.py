@@ -99,35 +99,32 @@ def device_totals_s(analysis: Analysis) -> dict[int, float]:
     return dict(zip(ids.tolist(), seconds, strict=True))
 
 
-def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL) -> list[KernelGroup]:
-    """Groups in first-launch order (`GroupBy.NONE`: one per launch, keyed by kernel), made once."""
-    return list(analysis.derived(("groups", by), lambda: tuple(_group_kernels(analysis, by))))
+def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL, notes: bool = True) -> list[KernelGroup]:
+    """Groups in first-launch order (`GroupBy.NONE`: one per launch, keyed by kernel), made once;
+    without their notes (`notes` False: the JSON and the plot show none; a fifth of the grouping)."""
+    made = analysis.derived(("groups", by, notes), lambda: tuple(_group_kernels(analysis, by, notes)))
+    return list(made)
 
 
-def _grouped(launches: pl.DataFrame, by: GroupBy) -> pl.DataFrame:
+def _grouped(launches: pl.DataFrame, by: GroupBy, notes: bool) -> pl.DataFrame:
     """Per group, in first-launch order: its key's columns, `rows` (its launches' rows, slowest
-    first, ties in launch order) and `notes` (its launches' notes, each once, in that order)."""
-    kernel = ["name", "grid", "block", "device"]
+    first, ties in launch order) and `notes` (its launches' notes, each once, in that order; none
+    where not `notes`)."""
+    kernel, none = ["name", "grid", "block", "device"], pl.lit([], pl.List(pl.String)).alias("notes")
     if by is GroupBy.NONE:
-        return launches.select(
-            *kernel, rows=pl.concat_list("row"), notes=pl.col("notes").list.unique(maintain_order=True)
-        )
+        said = pl.col("notes").list.unique(maintain_order=True) if notes else none
+        return launches.select(*kernel, pl.concat_list("row").alias("rows"), said)
     keys = [pl.col("nvtx").fill_null(NO_NVTX), "device"] if by is GroupBy.NVTX else kernel
     slowest = pl.col("duration_s").fill_null(-1.0)
-    return launches.group_by(keys, maintain_order=True).agg(
-        pl.col("row").sort_by(slowest, descending=True, maintain_order=True).alias("rows"),
-        pl.col("notes")
-        .sort_by(slowest, descending=True, maintain_order=True)
-        .explode()
-        .drop_nulls()
-        .unique(maintain_order=True),
-    )
+    row, said = (pl.col(c).sort_by(slowest, descending=True, maintain_order=True) for c in ("row", "notes"))
+    said = said.explode().drop_nulls().unique(maintain_order=True) if notes else none
+    return launches.group_by(keys, maintain_order=True).agg(row.alias("rows"), said)
 
 
-def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
+def _group_kernels(analysis: Analysis, by: GroupBy, notes: bool) -> list[KernelGroup]:
     launches = analysis.launches
     codes, phrases = verdict_codes(launches, basis=True)
-    table = _grouped(launches.with_row_index("row"), by)
+    table = _grouped(launches.with_row_index("row"), by, notes)
     duration, pct = (launches.get_column(c).to_numpy() for c in ("duration_s", "pct_of_roof"))
     durations_s, rooms_s, above = duration.tolist(), headroom_array(duration, pct), pct > 100.0
     rooms_sol_s = launches.get_column("headroom_sol_s").to_numpy()
@@ -178,7 +175,7 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
         keys = list(table.select("name", "grid", "block", "device").iter_rows())
     total_s, device_s = analysis.total_duration_s, device_totals_s(analysis)
     kernels, numbers, groups = analysis.kernels, figure_numbers(launches), []
-    for key, rows, notes in zip(
+    for key, rows, texts in zip(
         keys, table.get_column("rows").to_list(), table.get_column("notes").to_list(), strict=True
     ):
         said = one_launch(rows[0]) if len(rows) == 1 else several(np.array(rows))
@@ -186,7 +183,7 @@ def _group_kernels(analysis: Analysis, by: GroupBy) -> list[KernelGroup]:
         share = None if time is None else time / total_s if total_s > 0 else None
         device_share = None if time is None else time / on_device_s if on_device_s > 0 else None
         groups.append(
-            KernelGroup(key, tuple(rows), kernels, numbers, share, device_share, notes=tuple(notes), **said)
+            KernelGroup(key, tuple(rows), kernels, numbers, share, device_share, notes=tuple(texts), **said)
         )
     return groups
 

@@ -94,7 +94,7 @@ def _field_columns(name: str, launches: pl.DataFrame) -> list[pl.Series]:
 def group_columns(analysis: Analysis) -> pl.DataFrame:
     """Per launch (`row`): its group (kernel and launch shape on its device; 0, 1, … in first-launch order)
     and the group's place in the fix-first ranking (1: the headline's "fix first"; null without headroom)."""
-    groups = group_kernels(analysis)
+    groups = group_kernels(analysis, notes=False)
     with_room = [g for g in groups if g.headroom_s is not None and g.headroom_s > 0]
     place = {id(g): p for p, g in enumerate(ranked(with_room, SortBy.HEADROOM), start=1)}
     return pl.DataFrame(

@@ -12,8 +12,9 @@ from typing import TypeVar
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import bit_codes, fixed, is_set, objects, sentences
+from ncu_roof.analysis.model import bit_codes, busiest, fixed, is_set, objects, sentences
 from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
+from ncu_roof.analysis.records import NON_COMPUTE_PIPES
 from ncu_roof.analysis.verdicts import Verdicts
 from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.metrics import FLOP_OPS
@@ -44,8 +45,6 @@ class NoteInputs:
     integer_tensor_ops: np.ndarray  # bool: integer tensor operations were counted
     pct: np.ndarray  # percent of roof, NaN when none
     waves: np.ndarray
-    busiest_pipe: np.ndarray  # object: `alu pipe 76%` or None
-    busiest_issue_pipe: np.ndarray  # object: the same of every pipe, load/store ones too
     busiest_tier: np.ndarray  # object: the tier it used most of its bandwidth, or None; only without FLOPs
     busiest_tier_pct: np.ndarray  # that percentage of its bandwidth
     tensor_by_pipe: np.ndarray  # bool: tensor FLOPs from pipe instructions x 512
@@ -111,11 +110,12 @@ def launch_notes(x: NoteInputs) -> pl.Series:
         ),
     )
     basis_none = equals(x.v.verdict.basis, VerdictBasis.NONE)
+    pipe = objects(None, len(ok))
+    pipe[ok & basis_none] = _busiest_pipe(x.v.pipe_pct, np.flatnonzero(ok & basis_none))
     add(
-        ok & basis_none & is_set(x.busiest_pipe),
+        is_set(pipe),
         lambda rows: sentences(
-            "busiest pipe: {}; without memory traffic or SOL percentages no verdict can be made",
-            x.busiest_pipe[rows],
+            "busiest pipe: {}; without memory traffic or SOL percentages no verdict can be made", pipe[rows]
         ),
     )
     add(
@@ -228,13 +228,23 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
 def _busy_sm(x: NoteInputs, precision: np.ndarray, units: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """`SM 70% busy (busiest pipe: lsu pipe 70%) at 19% of the fp32 roof: the instruction mix, not
     the FMA units, binds` of these launches."""
-    pipe = x.busiest_issue_pipe[rows]
-    busiest = np.full(len(rows), "", dtype=object)
-    busiest[is_set(pipe)] = " (busiest pipe: " + pipe[is_set(pipe)] + ")"
+    pipe = _busiest_pipe(x.v.pipe_pct, rows, compute_only=False)
+    shown = np.full(len(rows), "", dtype=object)
+    shown[is_set(pipe)] = " (busiest pipe: " + pipe[is_set(pipe)] + ")"
     return sentences(
         "SM {}% busy{} at {}% of the {} roof: the instruction mix, not the {} units, binds",
-        *(fixed(x.sol_pct["sm"][rows], 0), busiest, fixed(x.pct[rows], 0), precision[rows], units[rows]),
+        *(fixed(x.sol_pct["sm"][rows], 0), shown, fixed(x.pct[rows], 0), precision[rows], units[rows]),
     )
+
+
+def _busiest_pipe(pipes: Mapping[str, np.ndarray], rows: np.ndarray, compute_only: bool = True) -> np.ndarray:
+    """These launches' busiest arithmetic pipe (any: not `compute_only`) as `alu pipe 76%`; None: none."""
+    skipped = NON_COMPUTE_PIPES if compute_only else ()
+    chosen = {f"{p} pipe ": a[rows] for p, a in pipes.items() if not p.startswith(skipped)}
+    pct, pipe = busiest(chosen, len(rows))
+    named = is_set(pipe)
+    pipe[named] = pipe[named] + fixed(pct[named], 0) + "%"
+    return pipe
 
 
 def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -72,7 +72,7 @@ def group_json(group: KernelGroup) -> dict[str, Any]:
 def outline(analysis: Analysis) -> dict[str, Any]:
     """The document, its kernels (written as they come: `json_pieces`) null; its `groups` (of one
     kernel, launch shape and device; by time), `fix_first`, `nvtx_groups` (of one range and device)."""
-    groups, totals = ranked(group_kernels(analysis)), device_totals_s(analysis)
+    groups, totals = ranked(group_kernels(analysis, notes=False)), device_totals_s(analysis)
     first = []
     for device in analysis.devices:
         best = fix_first([g for g in groups if g.device == device.index], totals.get(device.index, 0.0))
@@ -90,7 +90,7 @@ def outline(analysis: Analysis) -> dict[str, Any]:
                 }
             )
     in_ranges = analysis.launches.select((pl.col("nvtx") != "").any()).item()
-    by_nvtx = ranked(group_kernels(analysis, GroupBy.NVTX)) if in_ranges else []
+    by_nvtx = ranked(group_kernels(analysis, GroupBy.NVTX, notes=False)) if in_ranges else []
     return {
         "schema": SCHEMA,
         "inputs": [asdict(i) for i in analysis.inputs],

@@ -19,7 +19,7 @@ from ncu_roof.analysis.groups import GroupKey, KernelGroup, device_totals_s, gro
 from ncu_roof.analysis.model import TRANSACTION_BYTES, default_precision
 from ncu_roof.analysis.records import Device, Kernel
 from ncu_roof.base.text import distinct_names, one_line, plural, si
-from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound, GroupBy
+from ncu_roof.base.vocabulary import PRECISION_NAMES, TIER_NAMES, Bound
 from ncu_roof.gpus.arch import arch_for_cc
 
 Arrow = tuple[Kernel, Kernel]  # (base, head): drawn as a before → after arrow
@@ -179,7 +179,7 @@ def drawable(launches: pl.DataFrame) -> int:
 
 
 def device_groups(analysis: Analysis, device: Device) -> list[KernelGroup]:  # by time
-    return [g for g in ranked(group_kernels(analysis, GroupBy.KERNEL)) if g.device == device.index]
+    return [g for g in ranked(group_kernels(analysis, notes=False)) if g.device == device.index]
 
 
 def panel(analysis: Analysis, device: Device) -> Panel:
