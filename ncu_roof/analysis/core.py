@@ -56,13 +56,12 @@ class Analysis:
         kernels = self.kernels
         return kernels.frame if isinstance(kernels, FrameRows) else frame_of(kernels)
 
-    def derived(self, key: Hashable, make: Callable[[], T]) -> T:
-        """A view of this analysis (its groups, say) made once: an analysis never changes, and
-        the summary, the plot and the JSON all ask for the same groups."""
+    def derived(self, key: Hashable, make: Callable[[], T], fuller: Hashable = None) -> T:
+        """A view of this analysis (its groups, say) made once: an analysis never changes, and the
+        summary, the plot and the JSON all ask for the same groups; one made under `fuller` serves too."""
         views: dict[Hashable, Any] = self.__dict__.setdefault("_views", {})
-        if key not in views:
-            views[key] = make()
-        return cast(T, views[key])
+        key = fuller if fuller in views else key
+        return cast(T, views[key] if key in views else views.setdefault(key, make()))
 
     @property
     def total_duration_s(self) -> float:

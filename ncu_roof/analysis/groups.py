@@ -100,16 +100,15 @@ def device_totals_s(analysis: Analysis) -> dict[int, float]:
 
 
 def group_kernels(analysis: Analysis, by: GroupBy = GroupBy.KERNEL, notes: bool = True) -> list[KernelGroup]:
-    """Groups in first-launch order (`GroupBy.NONE`: one per launch, keyed by kernel), made once;
-    without their notes (`notes` False: the JSON and the plot show none; a fifth of the grouping)."""
-    made = analysis.derived(("groups", by, notes), lambda: tuple(_group_kernels(analysis, by, notes)))
-    return list(made)
+    """Groups in first-launch order (`GroupBy.NONE`: one per launch, keyed by kernel), made once; `notes`
+    False: without their notes, unless made with them (the JSON and the plot show none: a fifth of it)."""
+    key, fuller = ("groups", by, notes), ("groups", by, True)
+    return list(analysis.derived(key, lambda: tuple(_group_kernels(analysis, by, notes)), fuller))
 
 
 def _grouped(launches: pl.DataFrame, by: GroupBy, notes: bool) -> pl.DataFrame:
-    """Per group, in first-launch order: its key's columns, `rows` (its launches' rows, slowest
-    first, ties in launch order) and `notes` (its launches' notes, each once, in that order; none
-    where not `notes`)."""
+    """Per group, in first-launch order: its key's columns, `rows` (its launches' rows, slowest first,
+    ties in launch order) and `notes` (its launches' notes, each once, in that order; or none)."""
     kernel, none = ["name", "grid", "block", "device"], pl.lit([], pl.List(pl.String)).alias("notes")
     if by is GroupBy.NONE:
         said = pl.col("notes").list.unique(maintain_order=True) if notes else none
