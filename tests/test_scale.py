@@ -163,9 +163,9 @@ def test_groups_are_made_once_per_analysis(corpus: Path, monkeypatch: pytest.Mon
     made: list[GroupBy] = []
     make = groups._group_kernels
 
-    def counted(a: Analysis, by: GroupBy) -> list[groups.KernelGroup]:
+    def counted(a: Analysis, by: GroupBy, notes: bool) -> list[groups.KernelGroup]:
         made.append(by)
-        return make(a, by)
+        return make(a, by, notes)
 
     monkeypatch.setattr(groups, "_group_kernels", counted)
     first = groups.group_kernels(analysis)
@@ -174,6 +174,7 @@ def test_groups_are_made_once_per_analysis(corpus: Path, monkeypatch: pytest.Mon
     assert sum(g.count for g in first) == len(analysis.kernels) == 105
     groups.group_kernels(analysis, GroupBy.NONE)
     assert made == [GroupBy.KERNEL, GroupBy.NONE]
+    assert groups.group_kernels(analysis, notes=False) == first and len(made) == 2  # served by those
     other = replace(analysis, extra={})  # another analysis: its own groups
     assert groups.group_kernels(other) == first and len(made) == 3
 
