@@ -40,7 +40,6 @@ from ncu_roof.recipe import TENSOR_PATH_PREFIX, normalize_columns
 
 SCHEMA = "ncu-roof/analysis/v1"
 T = TypeVar("T")
-C = TypeVar("C", np.ndarray, np.ndarray | pl.Series)  # a column of launches
 
 
 @dataclass(frozen=True)
@@ -168,18 +167,16 @@ def _run_number(run: object) -> float:
     return math.inf if math.isnan(number) else number
 
 
-def _device_rows(ident: Mapping[str, np.ndarray | pl.Series]) -> list[np.ndarray]:
+def _device_rows(ident: Mapping[str, np.ndarray]) -> list[np.ndarray]:
     """Each device's launches (a mask per run and device index), in the table's first-seen order."""
     pairs = np.column_stack([ident["run"], ident["device"]])
     _, first, inverse = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
     return [inverse.ravel() == k for k in np.argsort(first).tolist()]
 
 
-def _rows(columns: Mapping[str, C], rows: np.ndarray) -> Mapping[str, C]:
+def _rows(columns: Mapping[str, np.ndarray], rows: np.ndarray) -> Mapping[str, np.ndarray]:
     """One device's rows (the columns themselves when it is all one device: no big table copied)."""
-    if rows.all():
-        return columns
-    return {c: a.filter(rows) if isinstance(a, pl.Series) else a[rows] for c, a in columns.items()}
+    return columns if rows.all() else {c: a[rows] for c, a in columns.items()}
 
 
 def _device_roofs(

@@ -4,7 +4,6 @@ the verdict arrays, with the notes."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -32,7 +31,7 @@ NAN = float("nan")
 
 
 def device_frame(
-    ident: Mapping[str, Any],  # arrays; the texts the frame keeps as they are (Series)
+    ident: Mapping[str, np.ndarray],
     group: Mapping[str, np.ndarray],
     v: Verdicts,
     device: Device,
