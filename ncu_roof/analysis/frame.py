@@ -64,7 +64,7 @@ def texts(values: Iterable[Any]) -> pl.Series:
     of one export share them) converted once."""
     array = values if isinstance(values, np.ndarray) else object_array(values)
     if len(array) > 1 and equals(array, array[0]).all():
-        return pl.Series([array[0]], dtype=pl.String).gather(np.zeros(len(array), dtype=np.int64))
+        return pl.Series([array[0]], dtype=pl.String).new_from_index(0, len(array))
     return pl.Series(array.tolist(), dtype=pl.String)
 
 
@@ -99,7 +99,7 @@ def text_lists(rows: Iterable[Sequence[str]]) -> pl.Series:
 
 def struct(fields: Mapping[str, pl.Series], n: int) -> pl.Series:
     if not fields:
-        return pl.Series([{}]).gather(np.zeros(n, dtype=np.int64))
+        return pl.Series([{}]).new_from_index(0, n)
     return pl.DataFrame([s.alias(k) for k, s in fields.items()]).to_struct()
 
 
@@ -109,6 +109,14 @@ def where(mask: np.ndarray, values: pl.Series) -> pl.Series:
 
 def is_sparse(path: tuple[str, ...]) -> bool:
     return path in SPARSE or (len(path) > 1 and (*path[:-1], "*") in SPARSE)
+
+
+def holds_sparse(path: tuple[str, ...]) -> bool:
+    """Whether the struct at `path`, or one inside it, is sparse (a dense one is kept as it is)."""
+    return any(
+        len(q) >= len(path) and all(a in (b, "*") for a, b in zip(q[: len(path)], path, strict=True))
+        for q in SPARSE
+    )
 
 
 def without_absent(value: Any, path: tuple[str, ...]) -> Any:
@@ -200,22 +208,23 @@ def shapes(frame: pl.DataFrame) -> list[tuple[dict[str, bool], np.ndarray]]:
 
 def _flags(series: pl.Series, path: tuple[str, ...], out: dict[str, pl.Series]) -> None:
     """Whether each launch has each field of the sparse structs in `series`, by dotted path."""
-    if not isinstance(series.dtype, pl.Struct):
+    if not isinstance(series.dtype, pl.Struct) or not holds_sparse(path):
         return
-    for field in series.dtype.fields:
-        inner = series.struct.field(field.name)
-        if is_sparse(path):
-            out[".".join((*path, field.name))] = inner.is_not_null()
-        _flags(inner, (*path, field.name), out)
+    fields = series.struct.unnest()
+    known = fields.select(pl.all().is_not_null()) if is_sparse(path) else None
+    for inner in fields.iter_columns():
+        if known is not None:
+            out[".".join((*path, inner.name))] = known.get_column(inner.name)
+        _flags(inner, (*path, inner.name), out)
 
 
 def kept(series: pl.Series, path: tuple[str, ...], has: Mapping[str, bool]) -> pl.Series:
     """A column of launches of one shape (`has`: the fields they have) less the sparse fields they lack."""
-    if not isinstance(series.dtype, pl.Struct):
+    if not isinstance(series.dtype, pl.Struct) or not holds_sparse(path):
         return series
     fields = {
-        f.name: kept(series.struct.field(f.name), (*path, f.name), has)
-        for f in series.dtype.fields
+        f.name: kept(f, (*path, f.name), has)
+        for f in series.struct.unnest().iter_columns()
         if not is_sparse(path) or has[".".join((*path, f.name))]
     }
     made = struct(fields, len(series))

@@ -86,7 +86,7 @@ def _field_columns(name: str, launches: pl.DataFrame) -> list[pl.Series]:
             return [json_texts(column).alias(name)]
         if name not in MAP_COLUMNS:
             return [column.alias(name)]
-        fields = [column.struct.field(f.name) for f in column.dtype.fields]  # type: ignore[attr-defined]
+        fields = column.struct.unnest().iter_columns()
         keys = {s.name: s for s in fields if not is_sparse((name,)) or s.null_count() < len(s)}
     return [keys[k].alias(MAP_COLUMNS[name].format(k)) for k in _keys(keys)]
 

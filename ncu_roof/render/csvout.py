@@ -10,7 +10,7 @@ empty, lists of texts joined with `; `, every text cell guarded against formulas
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import polars as pl
 
@@ -19,23 +19,50 @@ from ncu_roof.analysis.launches import each_distinct, launch_table
 from ncu_roof.render.output import joined
 from ncu_roof.render.text import csv_cell
 
+BATCH_CELLS = 1 << 18  # the cells of one kind made at once: every column of a small table, a few of a big one
 
-def _cells(column: pl.Series) -> pl.Series:
-    """A column's CSV cells (null: empty), by its type. Numbers (finite: `launch_table` made the rest
-    null), by their exact text (-0.0 stays apart); a count (a rate times the duration) the nearest whole."""
-    if column.dtype == pl.Float64:  # FLOPs, operations, bytes per tier: counts
-        count = column.name.startswith(("flop_", "ops_")) or column.name.endswith("_bytes")
 
-        def cell(text: str) -> str:
-            value = float(text)
-            return str(round(value)) if count else repr(float(f"{value:.15g}"))
+def _count_cell(text: str) -> str:  # FLOPs, operations, bytes: a rate times the duration, the nearest whole
+    return str(round(float(text)))
 
-        return each_distinct(column.cast(pl.String), cell)
-    if column.dtype in (pl.Boolean, pl.Int64):  # true / false, whole numbers
-        return (column.fill_null(False) if column.dtype == pl.Boolean else column).cast(pl.String)
-    if isinstance(column.dtype, pl.List):
-        column = column.list.join("; ")
-    return each_distinct(column, lambda t: csv_cell(t) or None)
+
+def _number_cell(text: str) -> str:
+    return repr(float(f"{float(text):.15g}"))
+
+
+def _text_cell(text: str) -> str | None:
+    return csv_cell(text) or None
+
+
+def _as_text(column: pl.Series) -> pl.Series:
+    """A number's exact text, a list of texts joined with `; `."""
+    return (column.list.join("; ") if isinstance(column.dtype, pl.List) else column).cast(pl.String)
+
+
+def _cells(table: pl.DataFrame) -> pl.DataFrame:
+    """The table's CSV cells (null: empty), by each column's type. Numbers (finite: `launch_table`
+    made the rest null) from their exact text (-0.0 stays apart); the cells of one kind (counts,
+    other numbers, texts) made once for each distinct value of many columns (`BATCH_CELLS`) at once."""
+    kinds: dict[Callable[[str], str | None], list[pl.Series]] = {}
+    cells: dict[str, pl.Series] = {}
+    for column in table.iter_columns():
+        if column.dtype in (pl.Boolean, pl.Int64):  # true / false, whole numbers
+            cells[column.name] = (column.fill_null(False) if column.dtype == pl.Boolean else column).cast(
+                pl.String
+            )
+        elif column.dtype == pl.Float64:
+            count = column.name.startswith(("flop_", "ops_")) or column.name.endswith("_bytes")
+            kinds.setdefault(_count_cell if count else _number_cell, []).append(column)
+        else:
+            kinds.setdefault(_text_cell, []).append(column)
+    rows = len(table)
+    per = max(1, BATCH_CELLS // max(1, rows))
+    for make, columns in kinds.items():
+        for first in range(0, len(columns), per):
+            batch = columns[first : first + per]
+            made = each_distinct(pl.concat([_as_text(c) for c in batch]), make)
+            cells.update((c.name, made.slice(i * rows, rows).alias(c.name)) for i, c in enumerate(batch))
+    return pl.DataFrame([cells[name] for name in table.columns])
 
 
 def render_csv(analysis: Analysis) -> str:
@@ -45,7 +72,7 @@ def render_csv(analysis: Analysis) -> str:
 def csv_pieces(analysis: Analysis, chunk: int = 1 << 14) -> Iterator[bytes]:
     """The CSV in pieces of `chunk` rows, as UTF-8 (the header in the first; Polars' defaults: null
     empty, `\n`): a big one is never held whole, nor twice as text and bytes."""
-    cells = pl.DataFrame([_cells(column) for column in launch_table(analysis).iter_columns()])
+    cells = _cells(launch_table(analysis))
     for start in range(0, max(1, len(cells)), chunk):
         cells.slice(start, chunk).write_csv(
             written := io.BytesIO(), include_header=not start, quote_style="necessary"
