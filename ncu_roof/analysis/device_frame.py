@@ -201,7 +201,7 @@ def _tensor_paths(
     records: dict[str, pl.Series] = {}
     for path, count in counts.items():
         peak = group.get(f"peak_{TENSOR_PATH_PREFIX}{path}_per_s", np.full(n, np.nan))
-        unit = pl.Series(["OP" if is_integer_path(path) else "FLOP"]).gather(np.zeros(n, dtype=np.int64))
+        unit = pl.Series(["OP" if is_integer_path(path) else "FLOP"]).new_from_index(0, n)
         record = struct({"unit": unit, "count": numbers(count), "peak_per_s": numbers(peak)}, n)
         records[path] = where(~failed, record)
     return struct(records, n)

@@ -191,9 +191,8 @@ def figure_numbers(launches: pl.DataFrame) -> dict[str, np.ndarray]:
     """What `combined_figures` sums per launch (NaN: null), once for all groups; map keys: `flop.total`."""
     out = {c: launches.get_column(c).to_numpy() for c in ("duration_s", "pct_of_roof", "headroom_sol_s")}
     for name in ("flop", "bytes", "sol_pct", "pct_of_bandwidth"):
-        column = launches.get_column(name)
-        for key in column.dtype.fields:  # type: ignore[attr-defined]
-            out[f"{name}.{key.name}"] = column.struct.field(key.name).to_numpy()
+        for values in launches.get_column(name).struct.unnest().iter_columns():
+            out[f"{name}.{values.name}"] = values.to_numpy()
     return out | {f"ops.{key}": ops.to_numpy() for key, ops in integer_ops(launches).items()}
 
 

@@ -87,6 +87,7 @@ _POINT_DECIMAL = re.compile(r"^-?\d+\.(\d{1,2}|\d{4,})$")
 _ONE_COMMA_GROUP = re.compile(r"^-?\d{1,3},\d{3}$")
 _ONE_POINT_GROUP = re.compile(r"^-?\d{1,3}\.\d{3}$")
 _BARE_BIG_INT = re.compile(r"^-?\d{4,}$")
+_PATTERNS = (_EN_SURE, _DE_SURE, _POINT_DECIMAL, _ONE_COMMA_GROUP, _ONE_POINT_GROUP, _BARE_BIG_INT)
 
 
 _CONTRADICTS = {  # the numbers a file written in a style (forced by --number-locale) never has
@@ -106,15 +107,15 @@ def detect_number_style(cells: Iterable[object], forced: NumberStyle | None) -> 
     its `\\d` is any Unicode digit as `re`'s is; the patterns are anchored: a search is a match)."""
     import polars as pl
 
-    text = pl.Series(cell_texts(cells), dtype=pl.String).str.strip_chars(_SPACE).drop_nulls()
-    text = text.filter(text.str.contains(r"\d"))
+    cell = pl.col("cell").str.strip_chars(_SPACE)
+    column = pl.Series("cell", cell_texts(cells), dtype=pl.String).to_frame()
+    text = column.select(cell.filter(cell.str.contains(r"\d"))).get_column("cell")
     marked = text.str.contains(f"[{GROUP_MARKS}]")
     if marked.any():  # `GROUP_MARKS` between digits dropped, by `re` (Polars' regex has no look-around)
         ungrouped = [re.sub(rf"(?<=\d)[{GROUP_MARKS}](?=\d)", "", t) for t in text.filter(marked).to_list()]
-        text = pl.concat([text.filter(~marked), pl.Series(ungrouped, dtype=pl.String)])
-
-    def seen(pattern: re.Pattern[str]) -> bool:
-        return bool(text.str.contains(pattern.pattern).any())
+        text = pl.concat([text.filter(~marked), pl.Series("cell", ungrouped, dtype=pl.String)])
+    searched = [pl.col("cell").str.contains(p.pattern).any().alias(str(i)) for i, p in enumerate(_PATTERNS)]
+    seen = dict(zip(_PATTERNS, text.to_frame().select(searched).row(0), strict=True)).__getitem__
 
     if forced is not None:
         if any(seen(pattern) for pattern in _CONTRADICTS[forced]):

@@ -69,7 +69,9 @@ def counter_columns(tables: Sequence[RunTable]) -> dict[str, pa.Array]:
     frame = pl.concat([t.launches.fill_nan(None) for t in tables], how="diagonal_relaxed")
     numeric = [c for c, kind in frame.schema.items() if kind.is_numeric()]
     textual = [c for c in frame.columns if c not in numeric]
-    numbers = [frame.get_column(c).cast(pl.Float64).fill_null(np.nan).to_numpy() for c in numeric]
+    numbers = [
+        s.to_numpy() for s in frame.select(pl.col(numeric).cast(pl.Float64)).iter_columns()
+    ]  # null: NaN
     texts = [object_array(_text(v) for v in frame.get_column(c).to_list()) for c in textual]
     rows = frame.height
     return {NUMBERS: _map(numeric, numbers, rows, True), TEXTS: _map(textual, texts, rows, False)}
@@ -127,4 +129,6 @@ def tables_of(launches: pa.Table) -> list[RunTable]:
 
 
 def _all_missing(values: pl.Series) -> bool:
-    return bool((values.fill_nan(None) if values.dtype == pl.Float64 else values).is_null().all())
+    if values.dtype == pl.Float64:  # NaN or null
+        return bool(np.isnan(values.to_numpy()).all())
+    return values.null_count() == len(values)
