@@ -168,11 +168,14 @@ def formula_texts(group: Mapping[str, np.ndarray], column: str, n: int) -> np.nd
 
 def _missing(failed: np.ndarray, quantities: Mapping[str, np.ndarray]) -> pl.Series:
     """Per launch, the quantities it lacks (NaN; none for a failed launch: its notes say why): the
-    combination of them its bits say (bit i: the i-th quantity), gathered from all of them."""
+    combination of them its bits say (bit i: the i-th quantity), each combination made once."""
     names = list(quantities)
-    every = [[q for i, q in enumerate(names) if code >> i & 1] for code in range(1 << len(names))]
     code = bit_codes([np.isnan(values) & ~failed for values in quantities.values()])
-    return pl.Series("missing", every, dtype=pl.List(pl.String)).gather(code)
+    present = np.flatnonzero(np.bincount(code, minlength=1))
+    lists = [[q for i, q in enumerate(names) if c >> i & 1] for c in present.tolist()]
+    place = np.zeros(1 << len(names), dtype=np.int64)
+    place[present] = np.arange(len(present))
+    return pl.Series("missing", lists, dtype=pl.List(pl.String)).gather(place[code])
 
 
 def _traffic(

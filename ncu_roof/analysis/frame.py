@@ -104,6 +104,9 @@ def struct(fields: Mapping[str, pl.Series], n: int) -> pl.Series:
 
 
 def where(mask: np.ndarray, values: pl.Series) -> pl.Series:
+    """`values` where `mask`, else null."""
+    if mask.all():
+        return values
     return pl.select(pl.when(pl.lit(pl.Series(mask, dtype=pl.Boolean))).then(pl.lit(values))).to_series()
 
 

@@ -46,6 +46,7 @@ RC = {
     "axes.unicode_minus": False,
     "path.simplify": False,
     "pdf.compression": 6,
+    "axes.titley": 1.0,
 }
 NO_METADATA: dict[str, dict[str, str | None]] = {  # each format saved: the metadata it leaves out
     "svg": {"Date": None, "Creator": None},
