@@ -542,3 +542,29 @@ def test_a_txt_output_takes_any_format_as_every_command_does(history: Path, tmp_
     result = run_cli("history", "show", str(history), "--format", "csv", "-o", str(tmp_path / "show.txt"))
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "show.txt").read_text().startswith("name,grid,block,gpu,commit,")
+
+
+def test_the_counters_keep_a_metric_whose_name_reads_as_a_pattern() -> None:
+    """A column named `^id$` (a hand-made header) is stored under its own name with its own
+    values, and read back as it was: a name is never a pattern of column names."""
+    from dataclasses import replace
+
+    import polars as pl
+    import pyarrow as pa
+
+    from ncu_roof.history.counters import NUMBERS, counter_columns, tables_of
+    from ncu_roof.ingest import read_input
+
+    table = read_input(example_path())
+    rows = table.rows
+    hostile = table.launches.hstack([pl.Series("^id$", [100.0 + i for i in range(rows)])])
+    columns = counter_columns([replace(table, launches=hostile)])
+    first = dict(columns[NUMBERS].to_pylist()[0])
+    assert first["^id$"] == 100.0 and first["id"] == hostile.item(0, "id")
+    sources = {"input_path": table.path, "input_format": table.format.value, "ncu_version": table.ncu_version}
+    stored = pa.table({**columns, **{k: [v] * rows for k, v in sources.items()}})
+
+    def pairs(frame: pl.DataFrame) -> set[tuple[object, object]]:  # each launch's ID and `^id$`
+        return set(zip(frame.get_column("id").to_list(), frame.get_column("^id$").to_list(), strict=True))
+
+    assert set().union(*(pairs(t.launches) for t in tables_of(stored))) == pairs(hostile)

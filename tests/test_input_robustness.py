@@ -189,6 +189,8 @@ def test_a_table_built_by_hand_needs_whole_ids_and_indices(fixtures: Path) -> No
         analyze([given("run", ["first"] * table.rows)])
     unknown = given("device", [None] * table.rows)
     assert [k.device for k in analyze([unknown]).kernels] == [0] * table.rows
+    no_runs = replace(table, launches=table.launches.with_columns(pl.lit(None, pl.String).alias("run")))
+    assert [k.run for k in analyze([no_runs]).kernels] == [0] * table.rows
 
 
 def test_header_problems(tmp_path: Path, fixtures: Path) -> None:

@@ -145,9 +145,9 @@ def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> 
     NaN where missing): a missing one is `missing`; where that is None, or a value is no whole number
     int64 holds, the table is refused (a reader never makes one; a table built by hand can)."""
     runs = values.dtype == pl.String
-    given = each_distinct(values, _run_number, pl.Float64()) if runs else values.cast(pl.Float64)
-    stand_in = np.nan if missing is None else float(missing)
-    numbers = given.fill_nan(stand_in).fill_null(stand_in).to_numpy()
+    given = each_distinct(values, _run_number, pl.Float64()) if runs else values
+    numbers = given.cast(pl.Float64).to_numpy()  # null: NaN (runs none of which is a text: String)
+    numbers = np.where(np.isnan(numbers), np.nan if missing is None else float(missing), numbers)
     whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (np.abs(numbers) < 2.0**62)
     if not whole.all():
         bad = values[int(np.flatnonzero(~whole)[0])]

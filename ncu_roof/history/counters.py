@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
+import polars.selectors as cs
 
 from ncu_roof.base.arrays import object_array
 
@@ -66,12 +67,14 @@ def counter_columns(tables: Sequence[RunTable]) -> dict[str, pa.Array]:
     """Every table's columns as the two maps, row after row of the tables in order: numbers (the
     metrics, ID and device index) as doubles, the others as texts."""
     # NaN as null first: a metric that is text in another table becomes text, and a NaN no entry
-    frame = pl.concat([t.launches.fill_nan(None) for t in tables], how="diagonal_relaxed")
-    numeric = [c for c, kind in frame.schema.items() if kind.is_numeric()]
+    # (by type: `DataFrame.fill_nan` reads a column named `^id$` as a pattern, Polars 2.1)
+    frame = pl.concat(
+        [t.launches.with_columns(cs.float().fill_nan(None)) for t in tables], how="diagonal_relaxed"
+    )
+    floats = frame.select(cs.numeric().cast(pl.Float64))  # by type: a column's name is no pattern
+    numeric = floats.columns
     textual = [c for c in frame.columns if c not in numeric]
-    numbers = [
-        s.to_numpy() for s in frame.select(pl.col(numeric).cast(pl.Float64)).iter_columns()
-    ]  # null: NaN
+    numbers = [s.to_numpy() for s in floats.iter_columns()]  # null: NaN
     texts = [object_array(_text(v) for v in frame.get_column(c).to_list()) for c in textual]
     rows = frame.height
     return {NUMBERS: _map(numeric, numbers, rows, True), TEXTS: _map(textual, texts, rows, False)}
@@ -123,8 +126,8 @@ def tables_of(launches: pa.Table) -> list[RunTable]:
     ):
         first = part.item(0, "input")
         part = part.drop("input", "path")
-        kept = [c for c in part.columns if c in IDENTITY or not _all_missing(part.get_column(c))]
-        out.append(RunTable(paths[first], InputFormat(formats[first]), versions[first], part.select(kept)))
+        kept = [c for c in part.iter_columns() if c.name in IDENTITY or not _all_missing(c)]
+        out.append(RunTable(paths[first], InputFormat(formats[first]), versions[first], pl.DataFrame(kept)))
     return out
 
 

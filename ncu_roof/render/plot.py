@@ -46,7 +46,7 @@ RC = {
     "axes.unicode_minus": False,
     "path.simplify": False,
     "pdf.compression": 6,
-    "axes.titley": 1.0,
+    "axes.titley": 1.0,  # titles at the axes' top: nothing is drawn above the panels to place them over
 }
 NO_METADATA: dict[str, dict[str, str | None]] = {  # each format saved: the metadata it leaves out
     "svg": {"Date": None, "Creator": None},
