@@ -170,12 +170,11 @@ def _missing(failed: np.ndarray, quantities: Mapping[str, np.ndarray]) -> pl.Ser
     """Per launch, the quantities it lacks (NaN; none for a failed launch: its notes say why): the
     combination of them its bits say (bit i: the i-th quantity), each combination made once."""
     names = list(quantities)
-    code = bit_codes([np.isnan(values) & ~failed for values in quantities.values()])
-    present = np.flatnonzero(np.bincount(code, minlength=1))
-    lists = [[q for i, q in enumerate(names) if c >> i & 1] for c in present.tolist()]
-    place = np.zeros(1 << len(names), dtype=np.int64)
-    place[present] = np.arange(len(present))
-    return pl.Series("missing", lists, dtype=pl.List(pl.String)).gather(place[code])
+    codes, place = np.unique(
+        bit_codes([np.isnan(v) & ~failed for v in quantities.values()]), return_inverse=True
+    )
+    lists = [[q for i, q in enumerate(names) if code >> i & 1] for code in codes.tolist()]
+    return pl.Series("missing", lists, dtype=pl.List(pl.String)).gather(place)
 
 
 def _traffic(

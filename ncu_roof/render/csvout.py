@@ -20,47 +20,42 @@ from ncu_roof.render.output import joined
 from ncu_roof.render.text import csv_cell
 
 BATCH_CELLS = 1 << 18  # the cells of one kind made at once: every column of a small table, a few of a big one
+CELL: dict[str, Callable[[str], str | None]] = {  # a cell from a number's exact text (-0.0 stays apart)
+    "count": lambda text: str(round(float(text))),  # FLOPs, operations, bytes: a rate times the duration
+    "number": lambda text: repr(float(f"{float(text):.15g}")),
+    "text": lambda text: csv_cell(text) or None,
+}
 
 
-def _count_cell(text: str) -> str:  # FLOPs, operations, bytes: a rate times the duration, the nearest whole
-    return str(round(float(text)))
-
-
-def _number_cell(text: str) -> str:
-    return repr(float(f"{float(text):.15g}"))
-
-
-def _text_cell(text: str) -> str | None:
-    return csv_cell(text) or None
-
-
-def _as_text(column: pl.Series) -> pl.Series:
-    """A number's exact text, a list of texts joined with `; `."""
-    return (column.list.join("; ") if isinstance(column.dtype, pl.List) else column).cast(pl.String)
+def _kind(column: pl.Series) -> str:
+    if column.dtype != pl.Float64:
+        return "text"
+    return (
+        "count" if column.name.startswith(("flop_", "ops_")) or column.name.endswith("_bytes") else "number"
+    )
 
 
 def _cells(table: pl.DataFrame) -> pl.DataFrame:
-    """The table's CSV cells (null: empty), by each column's type. Numbers (finite: `launch_table`
-    made the rest null) from their exact text (-0.0 stays apart); the cells of one kind (counts,
-    other numbers, texts) made once for each distinct value of many columns (`BATCH_CELLS`) at once."""
-    kinds: dict[Callable[[str], str | None], list[pl.Series]] = {}
-    cells: dict[str, pl.Series] = {}
-    for column in table.iter_columns():
-        if column.dtype in (pl.Boolean, pl.Int64):  # true / false, whole numbers
-            cells[column.name] = (column.fill_null(False) if column.dtype == pl.Boolean else column).cast(
-                pl.String
-            )
-        elif column.dtype == pl.Float64:
-            count = column.name.startswith(("flop_", "ops_")) or column.name.endswith("_bytes")
-            kinds.setdefault(_count_cell if count else _number_cell, []).append(column)
-        else:
-            kinds.setdefault(_text_cell, []).append(column)
+    """The table's CSV cells (null: empty), by each column's type; numbers are finite (`launch_table`
+    made the rest null). The cells of one kind are made once for each distinct value of many columns."""
+    plain = (pl.Boolean, pl.Int64)  # true / false, whole numbers
+    cells = {
+        c.name: (c.fill_null(False) if c.dtype == pl.Boolean else c).cast(pl.String)
+        for c in table.iter_columns()
+        if c.dtype in plain
+    }
+    kinds: dict[str, list[pl.Series]] = {}
+    for column in (c for c in table.iter_columns() if c.dtype not in plain):
+        kinds.setdefault(_kind(column), []).append(column)
     rows = len(table)
     per = max(1, BATCH_CELLS // max(1, rows))
-    for make, columns in kinds.items():
+    for kind, columns in kinds.items():
         for first in range(0, len(columns), per):
             batch = columns[first : first + per]
-            made = each_distinct(pl.concat([_as_text(c) for c in batch]), make)
+            texts = [
+                (c.list.join("; ") if isinstance(c.dtype, pl.List) else c).cast(pl.String) for c in batch
+            ]
+            made = each_distinct(pl.concat(texts), CELL[kind])
             cells.update((c.name, made.slice(i * rows, rows).alias(c.name)) for i, c in enumerate(batch))
     return pl.DataFrame([cells[name] for name in table.columns])
 
