@@ -116,10 +116,8 @@ def is_sparse(path: tuple[str, ...]) -> bool:
 
 def holds_sparse(path: tuple[str, ...]) -> bool:
     """Whether the struct at `path`, or one inside it, is sparse (a dense one is kept as it is)."""
-    return any(
-        len(q) >= len(path) and all(a in (b, "*") for a, b in zip(q[: len(path)], path, strict=True))
-        for q in SPARSE
-    )
+    n = len(path)
+    return any(len(q) >= n and all(a in (b, "*") for a, b in zip(q[:n], path, strict=True)) for q in SPARSE)
 
 
 def without_absent(value: Any, path: tuple[str, ...]) -> Any:
@@ -214,10 +212,11 @@ def _flags(series: pl.Series, path: tuple[str, ...], out: dict[str, pl.Series]) 
     if not isinstance(series.dtype, pl.Struct) or not holds_sparse(path):
         return
     fields = series.struct.unnest()
-    known = fields.select(pl.all().is_not_null()) if is_sparse(path) else None
+    if is_sparse(path):
+        out.update(
+            (".".join((*path, f.name)), f) for f in fields.select(pl.all().is_not_null()).iter_columns()
+        )
     for inner in fields.iter_columns():
-        if known is not None:
-            out[".".join((*path, inner.name))] = known.get_column(inner.name)
         _flags(inner, (*path, inner.name), out)
 
 

@@ -27,35 +27,29 @@ CELL: dict[str, Callable[[str], str | None]] = {  # a cell from a number's exact
 }
 
 
-def _kind(column: pl.Series) -> str:
-    if column.dtype != pl.Float64:
-        return "text"
-    return (
-        "count" if column.name.startswith(("flop_", "ops_")) or column.name.endswith("_bytes") else "number"
-    )
-
-
 def _cells(table: pl.DataFrame) -> pl.DataFrame:
     """The table's CSV cells (null: empty), by each column's type; numbers are finite (`launch_table`
     made the rest null). The cells of one kind are made once for each distinct value of many columns."""
-    plain = (pl.Boolean, pl.Int64)  # true / false, whole numbers
-    cells = {
-        c.name: (c.fill_null(False) if c.dtype == pl.Boolean else c).cast(pl.String)
-        for c in table.iter_columns()
-        if c.dtype in plain
-    }
+    cells: dict[str, pl.Series] = {}
     kinds: dict[str, list[pl.Series]] = {}
-    for column in (c for c in table.iter_columns() if c.dtype not in plain):
-        kinds.setdefault(_kind(column), []).append(column)
+    for column in table.iter_columns():
+        if column.dtype == pl.Boolean:  # true / false
+            column = column.fill_null(False)
+        if column.dtype in (pl.Boolean, pl.Int64):
+            cells[column.name] = column.cast(pl.String)
+        elif column.dtype == pl.Float64:
+            count = column.name.startswith(("flop_", "ops_")) or column.name.endswith("_bytes")
+            kinds.setdefault("count" if count else "number", []).append(column)
+        else:
+            kinds.setdefault("text", []).append(column)
     rows = len(table)
     per = max(1, BATCH_CELLS // max(1, rows))
     for kind, columns in kinds.items():
         for first in range(0, len(columns), per):
-            batch = columns[first : first + per]
-            texts = [
-                (c.list.join("; ") if isinstance(c.dtype, pl.List) else c).cast(pl.String) for c in batch
+            batch = [
+                c.list.join("; ") if isinstance(c.dtype, pl.List) else c for c in columns[first : first + per]
             ]
-            made = each_distinct(pl.concat(texts), CELL[kind])
+            made = each_distinct(pl.concat([c.cast(pl.String) for c in batch]), CELL[kind])
             cells.update((c.name, made.slice(i * rows, rows).alias(c.name)) for i, c in enumerate(batch))
     return pl.DataFrame([cells[name] for name in table.columns])
 
