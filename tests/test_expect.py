@@ -220,6 +220,13 @@ def test_load_expectations_file(tmp_path: Path) -> None:
     assert (e.kernel_pattern, e.bound, e.binding) == ("vadd", Bound.MEMORY, "dram")
     with pytest.raises(BadInputError, match="no such"):
         load_expectations(str(tmp_path / "missing.toml"))
+    with pytest.raises(BadInputError, match="is a directory, not a TOML file"):
+        load_expectations(str(tmp_path))
+    for broken in (b'[[expect]\nkernel = "vadd"\n', b'[[expect]]\nkernel = "\xff"\n'):  # no TOML, no UTF-8
+        path.write_bytes(broken)
+        with pytest.raises(BadInputError, match="not valid TOML") as err:
+            load_expectations(str(path))
+        assert err.value.hint == HINT
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ def read_toml(path: str, what: str, hint: str) -> dict[str, Any]:
     except FileNotFoundError:
         raise BadInputError(f"{path}: no such {what} file", hint=hint) from None
     except IsADirectoryError:
-        raise BadInputError(f"{path}: is a directory, not a {what} file", hint=hint) from None
+        raise BadInputError(f"{path}: is a directory, not a TOML file", hint=hint) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise BadInputError(f"{path}: not valid TOML ({err})", hint=hint) from None
 
