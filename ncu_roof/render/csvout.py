@@ -19,7 +19,6 @@ from ncu_roof.analysis.launches import each_distinct, launch_table
 from ncu_roof.render.output import joined
 from ncu_roof.render.text import csv_cell
 
-BATCH_CELLS = 1 << 18  # the cells of one kind made at once: every column of a small table, a few of a big one
 CELL: dict[str, Callable[[str], str | None]] = {  # a cell from a number's exact text (-0.0 stays apart)
     "count": lambda text: str(round(float(text))),  # FLOPs, operations, bytes: a rate times the duration
     "number": lambda text: repr(float(f"{float(text):.15g}")),
@@ -29,7 +28,7 @@ CELL: dict[str, Callable[[str], str | None]] = {  # a cell from a number's exact
 
 def _cells(table: pl.DataFrame) -> pl.DataFrame:
     """The table's CSV cells (null: empty), by each column's type; numbers are finite (`launch_table`
-    made the rest null). The cells of one kind are made once for each distinct value of many columns."""
+    made the rest null). The cells of one kind are made once for each distinct value of all its columns."""
     cells: dict[str, pl.Series] = {}
     kinds: dict[str, list[pl.Series]] = {}
     for column in table.iter_columns():
@@ -41,16 +40,13 @@ def _cells(table: pl.DataFrame) -> pl.DataFrame:
             count = column.name.startswith(("flop_", "ops_")) or column.name.endswith("_bytes")
             kinds.setdefault("count" if count else "number", []).append(column)
         else:
-            kinds.setdefault("text", []).append(column)
+            kinds.setdefault("text", []).append(
+                column.list.join("; ") if isinstance(column.dtype, pl.List) else column
+            )
     rows = len(table)
-    per = max(1, BATCH_CELLS // max(1, rows))
     for kind, columns in kinds.items():
-        for first in range(0, len(columns), per):
-            batch = [
-                c.list.join("; ") if isinstance(c.dtype, pl.List) else c for c in columns[first : first + per]
-            ]
-            made = each_distinct(pl.concat([c.cast(pl.String) for c in batch]), CELL[kind])
-            cells.update((c.name, made.slice(i * rows, rows).alias(c.name)) for i, c in enumerate(batch))
+        made = each_distinct(pl.concat([c.cast(pl.String) for c in columns]), CELL[kind])
+        cells.update((c.name, made.slice(i * rows, rows).alias(c.name)) for i, c in enumerate(columns))
     return pl.DataFrame([cells[name] for name in table.columns])
 
 
@@ -60,10 +56,10 @@ def render_csv(analysis: Analysis) -> str:
 
 def csv_pieces(analysis: Analysis, chunk: int = 1 << 14) -> Iterator[bytes]:
     """The CSV in pieces of `chunk` rows, as UTF-8 (the header in the first; Polars' defaults: null
-    empty, `\n`): a big one is never held whole, nor twice as text and bytes."""
-    cells = _cells(launch_table(analysis))
-    for start in range(0, max(1, len(cells)), chunk):
-        cells.slice(start, chunk).write_csv(
+    empty, `\n`), each piece's cells made in turn: a big one is never held whole, as cells or bytes."""
+    table = launch_table(analysis)
+    for start in range(0, max(1, len(table)), chunk):
+        _cells(table.slice(start, chunk)).write_csv(
             written := io.BytesIO(), include_header=not start, quote_style="necessary"
         )
         yield written.getvalue()
