@@ -98,14 +98,27 @@ def test_note_templates_are_the_same_in_python_and_polars(note: str) -> None:
     assert polars == _NUMBER.sub("#", note) == re.sub(r"[0-9]+(?:[.,][0-9]+)*", "#", note)
 
 
-def test_identity_texts_are_one_object_per_distinct_text() -> None:
-    """Launches that share a name share its `str` (a per-launch copy of five columns held ~30 MB
-    at 100,000 launches); null is the given stand-in."""
-    from ncu_roof.analysis.core import _shared_texts
+def test_identity_texts_are_the_tables_columns_a_missing_name_empty() -> None:
+    """The launch texts stay Polars columns from the reader's table to the launch frame (no `str`
+    made per launch); a missing name is "", another missing text null."""
+    from dataclasses import replace
 
-    out = _shared_texts(pl.Series(["b", None, "a", "b", ""]), "")
-    assert out.tolist() == ["b", "", "a", "b", ""] and out[0] is out[3]
-    assert _shared_texts(pl.Series([None, None], dtype=pl.String), None).tolist() == [None, None]
+    import ncu_roof
+    from ncu_roof.analysis.core import _labels, analyze
+    from ncu_roof.ingest import read_input
+
+    table = read_input(ncu_roof.example_path())
+    rows = table.rows
+    given = table.launches.with_columns(
+        pl.Series("name", [None, *table.launches.get_column("name").to_list()[1:]], dtype=pl.String),
+        pl.Series("grid", [None] * rows, dtype=pl.String),
+    )
+    labels = _labels(replace(table, launches=given))
+    assert labels.get_column("name").to_list()[0] == "" and labels.get_column("grid").null_count() == rows
+    assert labels.get_column("block").to_list() == given.get_column("block").to_list()
+    launches = analyze([replace(table, launches=given)]).launches
+    assert sorted(launches.get_column("name").to_list()) == sorted(labels.get_column("name").to_list())
+    assert launches.get_column("grid").null_count() == rows
 
 
 def test_a_frame_of_kernels_has_the_analysis_columns_in_their_order() -> None:

@@ -78,12 +78,15 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice(), notes
     devices: list[Device] = []
     frames: list[pl.DataFrame] = []
     for i, (table, norm) in enumerate(zip(tables, normalized, strict=True)):
-        ident = _identity(table)
+        ident, labels = _identity(table), _labels(table)
         inputs.append(
             InputInfo(table.path, table.format.value, table.ncu_version, len(ident["id"]), table.averaged)
         )
         for rows in _device_rows(ident):
-            name, cc = (first_label(ident[c][rows]) for c in ("device_name", "cc"))
+            texts = labels if rows.all() else labels.filter(pl.Series(rows))
+            name, cc = (
+                next(iter(texts.get_column(c).drop_nulls().head(1)), None) for c in ("device_name", "cc")
+            )
             group, roofs = _device_roofs(_rows(norm, rows), name, choice, cc)
             clock = nan_to_none(median(group["sm_clock_hz"]))
             sms = nan_to_none(median(group["sm_count"]))  # the launches' median, else the built-in GPU's
@@ -95,7 +98,7 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice(), notes
             devices.append(device)
             # report and built-in roofs (automatic): each launch at its clocks
             v = verdicts(group, device, automatic=choice.user is None)
-            frames.append(device_frame(_rows(ident, rows), group, v, device, i, total_s, notes))
+            frames.append(device_frame(_rows(ident, rows), texts, group, v, device, i, total_s, notes))
     launches = pl.concat(frames, how="diagonal_relaxed") if frames else frame_of(())
     missing = launches.get_column("missing").explode().drop_nulls().unique().sort().to_list()
     hint = collect_command(missing) if missing else None
@@ -115,29 +118,20 @@ def _normalized(table: RunTable, traffic: TrafficDefinition) -> Mapping[str, np.
 
 
 def _identity(table: RunTable) -> Mapping[str, np.ndarray]:
-    """The identity columns as arrays: ID, run and device index as integers (a missing run or
-    device index is 0), texts as `str` objects (a missing name "", other texts None), input notes as lists."""
+    """The identity numbers as arrays: ID, run and device index as integers (a missing run or
+    device index is 0); and the input's notes on each launch, as lists."""
     frame = table.launches
     return {
         "id": _indices(table.path, "id", frame.get_column("id"), missing=None),
         **{c: _indices(table.path, c, frame.get_column(c), missing=0) for c in ("run", "device")},
-        **{
-            c: _shared_texts(frame.get_column(c), "" if c == "name" else None)
-            for c in ("name", "grid", "block", "nvtx", "device_name", "cc")
-        },
         "input_notes": object_array(frame.get_column("input_notes").to_list()),
     }
 
 
-def _shared_texts(values: pl.Series, missing: str | None) -> np.ndarray:
-    """A column as `str` objects, one per distinct text (`missing` where null): 100,000 launches
-    share a few hundred names and shapes, and a `str` per launch of five columns held ~30 MB."""
-    texts = values.cast(pl.String).to_frame("text")
-    distinct = texts.unique(maintain_order=True).with_row_index("code")
-    made = object_array([missing if t is None else t for t in distinct.get_column("text").to_list()])
-    rows = texts.join(distinct, on="text", how="left", nulls_equal=True, maintain_order="left")
-    out: np.ndarray = made[rows.get_column("code").to_numpy()]
-    return out
+def _labels(table: RunTable) -> pl.DataFrame:
+    """The identity texts, kept as Polars columns (a missing name "")."""
+    labels = pl.col("name", "grid", "block", "nvtx", "device_name", "cc").cast(pl.String)
+    return table.launches.select(labels).with_columns(pl.col("name").fill_null(""))
 
 
 def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> np.ndarray:

@@ -32,6 +32,7 @@ NAN = float("nan")
 
 def device_frame(
     ident: Mapping[str, np.ndarray],
+    labels: pl.DataFrame,
     group: Mapping[str, np.ndarray],
     v: Verdicts,
     device: Device,
@@ -77,8 +78,9 @@ def device_frame(
     lower = np.asarray(group["flop_total_is_lower_bound"], dtype=bool) & ~np.isnan(flop_total)
     sol_pair = np.where(np.isnan(sol["sm"]), NAN, sol["memory"])  # SOL is SM and memory
     missing = _missing(failed, {"duration": duration, "flop": flop_total, **nbytes, "sol": sol_pair})
-    values: dict[str, np.ndarray] = {
-        **{c: ident[c] for c in ("id", "run", "name", "grid", "block", "nvtx")},
+    values: dict[str, np.ndarray | pl.Series] = {
+        **{c: ident[c] for c in ("id", "run")},
+        **{c: labels.get_column(c) for c in ("name", "grid", "block", "nvtx")},
         "input": np.full(n, input_index, dtype="int64"),
         "device": np.full(n, device.index, dtype="int64"),
         "duration_s": duration,
