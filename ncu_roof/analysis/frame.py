@@ -60,10 +60,10 @@ def numbers(values: np.ndarray | Sequence[float | None]) -> pl.Series:
 
 
 def texts(values: Iterable[Any]) -> pl.Series:
-    """Texts (None: null; a String column as it is); one text that every row has (a formula, a
+    """Texts (None: null; a column cast to String); one text that every row has (a formula, a
     traffic definition: launches of one export share them) converted once."""
     if isinstance(values, pl.Series):
-        return values
+        return values.cast(pl.String)
     array = values if isinstance(values, np.ndarray) else object_array(values)
     if len(array) > 1 and equals(array, array[0]).all():
         return pl.Series([array[0]], dtype=pl.String).new_from_index(0, len(array))
