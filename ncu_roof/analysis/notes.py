@@ -182,7 +182,7 @@ def _gathered(made: Made, n: int) -> pl.Series:
     said: list[pl.Series] = [pl.Series([], dtype=pl.String)]
     for at, texts in made:
         if isinstance(texts, str):
-            said.append(pl.Series([texts]).gather(np.zeros(len(at), dtype=np.int64)))
+            said.append(pl.Series([texts], dtype=pl.String).new_from_index(0, len(at)))
         elif isinstance(texts, list):  # a list of sentences per row
             at = np.repeat(at, [len(t) for t in texts])
             said.append(pl.Series([t for row in texts for t in row], dtype=pl.String))
