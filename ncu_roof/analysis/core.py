@@ -85,7 +85,7 @@ def analyze(tables: Sequence[RunTable], choice: RoofChoice = RoofChoice(), notes
         for rows in _device_rows(ident):
             texts = labels if rows.all() else labels.filter(pl.Series(rows))
             name, cc = (
-                next(iter(texts.get_column(c).drop_nulls().head(1)), None) for c in ("device_name", "cc")
+                cast(str | None, texts.get_column(c).drop_nulls().first()) for c in ("device_name", "cc")
             )
             group, roofs = _device_roofs(_rows(norm, rows), name, choice, cc)
             clock = nan_to_none(median(group["sm_clock_hz"]))
@@ -140,7 +140,7 @@ def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> 
     int64 holds, the table is refused (a reader never makes one; a table built by hand can)."""
     runs = values.dtype == pl.String
     given = each_distinct(values, _run_number, pl.Float64()) if runs else values
-    numbers = given.cast(pl.Float64).to_numpy()  # null: NaN (runs none of which is a text: String)
+    numbers = given.cast(pl.Float64).to_numpy()  # null: NaN (runs that are all null stay String: cast)
     numbers = np.where(np.isnan(numbers), np.nan if missing is None else float(missing), numbers)
     whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (np.abs(numbers) < 2.0**62)
     if not whole.all():
