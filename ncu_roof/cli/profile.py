@@ -117,8 +117,7 @@ def profile_command(
 
 def describe(progress: KernelProgress) -> str:
     """`name (37 passes)`, on one line whatever the kernel name holds."""
-    plural = "pass" if progress.passes == 1 else "passes"
-    return f"{one_line(progress.name)} ({progress.passes} {plural})"
+    return f"{one_line(progress.name)} ({progress.passes} {'pass' if progress.passes == 1 else 'passes'})"
 
 
 class PlainProgress:

@@ -145,7 +145,6 @@ def pair_frame(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy, threshold
         .then(pl.lit(Status.ONLY_BASE.value))
         .otherwise(_by_change(delta("duration_s"), threshold_pct))
     )
-    verdicts = (pl.col(f"{side}:verdict").alias(side) for side in ("base", "head"))
     return joined.select(
         "base_row",
         "head_row",
@@ -157,7 +156,7 @@ def pair_frame(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy, threshold
         status.alias("status"),
         *(change(c, c) for c in NUMBERS),
         *(per_tier(f) for f in MAPS),
-        pl.struct(*verdicts).alias("verdict"),
+        pl.struct(*(pl.col(f"{side}:verdict").alias(side) for side in ("base", "head"))).alias("verdict"),
     )
 
 
