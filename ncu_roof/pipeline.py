@@ -206,8 +206,7 @@ def pool_size(paths: Sequence[str], jobs: int | None) -> int:
         if jobs < 1:
             raise UsageError(f"jobs {jobs}: must be at least 1", hint="1 reads the inputs one by one")
         return min(jobs, len(paths))
-    size = sum(_size(p) for p in paths)
-    if len(paths) < POOL_MIN_INPUTS or size < POOL_MIN_BYTES:
+    if len(paths) < POOL_MIN_INPUTS or sum(_size(p) for p in paths) < POOL_MIN_BYTES:
         return 1
     return min(os.cpu_count() or 1, len(paths))
 

@@ -138,8 +138,7 @@ def _indices(path: str, column: str, values: pl.Series, missing: int | None) -> 
     """An ID, run or device index per launch as int64 (runs are texts, the others numbers; null or
     NaN where missing): a missing one is `missing`; where that is None, or a value is no whole number
     int64 holds, the table is refused (a reader never makes one; a table built by hand can)."""
-    runs = values.dtype == pl.String
-    given = each_distinct(values, _run_number, pl.Float64()) if runs else values
+    given = each_distinct(values, _run_number, pl.Float64()) if values.dtype == pl.String else values
     numbers = given.cast(pl.Float64).to_numpy()  # null: NaN (runs that are all null stay String: cast)
     numbers = np.where(np.isnan(numbers), np.nan if missing is None else float(missing), numbers)
     whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (np.abs(numbers) < 2.0**62)

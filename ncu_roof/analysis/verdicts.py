@@ -109,8 +109,7 @@ def verdicts(group: Mapping[str, np.ndarray], device: Device, automatic: bool) -
     flop_peaks: dict[str, Roof] = {p: compute[p] for p in CUDA_CORE_PRECISIONS if p in compute}
     flop_peaks |= {k: own(f"peak_{c}_per_s", compute.get("tensor")) for k, c in tensor_work.items()}
     peaks, precisions = compute_roof_arrays(flop_work, flop_peaks)
-    tensor = np.isin(precisions, list(tensor_work))
-    precisions = np.where(tensor, objects("tensor", n), precisions)
+    precisions = np.where(np.isin(precisions, list(tensor_work)), objects("tensor", n), precisions)
     work = flop_work | {k: measured(c) for k, c in int_work.items()}
     work_peaks = flop_peaks | {k: own(f"peak_{c}_per_s", None) for k, c in int_work.items()}
     work_s, longest = work_time_arrays(work, work_peaks)

@@ -99,10 +99,7 @@ def one_per_copy(durations_s: np.ndarray) -> np.ndarray:
 def _logs(kept_s: np.ndarray) -> np.ndarray:
     """The logs of the durations kept (`one_per_copy`), thinned to `MAX_SAMPLE` of their quantiles."""
     logs: np.ndarray = np.log(kept_s)
-    if len(logs) <= MAX_SAMPLE:
-        return logs
-    thinned: np.ndarray = np.quantile(logs, (np.arange(MAX_SAMPLE) + 0.5) / MAX_SAMPLE)
-    return thinned
+    return logs if len(logs) <= MAX_SAMPLE else np.quantile(logs, (np.arange(MAX_SAMPLE) + 0.5) / MAX_SAMPLE)
 
 
 def _z(confidence: float) -> float:
@@ -112,8 +109,7 @@ def _z(confidence: float) -> float:
 
 def rank_bound(n: int, m: int, confidence: float) -> int:
     """C of Moses' interval (the C-th smallest to the C-th largest difference); 0: samples too small."""
-    z = _z(confidence)
-    return max(0, math.floor(n * m / 2.0 - z * math.sqrt(n * m * (n + m + 1) / 12.0)))
+    return max(0, math.floor(n * m / 2.0 - _z(confidence) * math.sqrt(n * m * (n + m + 1) / 12.0)))
 
 
 def shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float = 0.99) -> Shift | None:
@@ -124,8 +120,7 @@ def shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float = 0.99) -> S
 
 def _shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float) -> Shift | None:
     """`shift` of samples whose copies are already counted once (`runs_shift`: each run's apart)."""
-    kept = head_s, base_s  # the sizes said: the measurements, not thinned
-    head, base = map(_logs, kept)
+    head, base = _logs(head_s), _logs(base_s)
     if not len(head) or not len(base):
         return None
     n, m = len(head), len(base)
@@ -136,7 +131,7 @@ def _shift(head_s: np.ndarray, base_s: np.ndarray, confidence: float) -> Shift |
     ends = [c - 1, total - c] if c >= 1 else []
     ordered = np.partition(differences, sorted({*middle, *ends}))
     low, high = (_pct(float(ordered[c - 1])), _pct(float(ordered[total - c]))) if c >= 1 else (None, None)
-    return Shift(_pct(float(ordered[middle].mean())), low, high, len(kept[0]), len(kept[1]), confidence)
+    return Shift(_pct(float(ordered[middle].mean())), low, high, len(head_s), len(base_s), confidence)
 
 
 def runs_shift(
@@ -155,8 +150,7 @@ def runs_shift(
     if (ends := found.ends) is None or k < MIN_RUNS:
         return replace(found, base_runs=k)
     medians = np.log([median(r.tolist()) for r in base_runs])  # (np.median: ~20 µs a call, 800 groups × 20)
-    middle = median(medians.tolist())
-    sigma = MAD_SIGMA * median(np.abs(medians - middle).tolist())
+    sigma = MAD_SIGMA * median(np.abs(medians - median(medians.tolist())).tolist())
     band = _z(confidence) * sigma * math.sqrt(1 / len(head_runs) + 1 / k)
     estimate = math.log1p(found.shift_pct / 100)
     low, high = min(ends[0], _pct(estimate - band)), max(ends[1], _pct(estimate + band))

@@ -173,10 +173,8 @@ def si(value: float | None, unit: str = "", digits: int = 3) -> str:
         return "∞"
     if value == 0:
         return f"0 {unit}".strip()
-    for scale, prefix in _PREFIXES:
-        if abs(value) >= scale:
-            return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
-    return f"{value:.{digits}g} {unit}".strip()
+    scale, prefix = next(((s, p) for s, p in _PREFIXES if abs(value) >= s), (1.0, ""))  # below pico: none
+    return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
 
 
 def intensity(value: float | None, digits: int = 3) -> str:

@@ -100,7 +100,7 @@ def diff(
     before, after = _with_ordinals(base), _with_ordinals(head)
     pairs = pair_frame(before, after, match, threshold_pct)
     paired_on = pairing_keys(before, after, match)
-    base_s, head_s = (np.where(np.isfinite(s), s, np.nan) for s in sides(pairs, "duration_s"))
+    base_s, head_s = sides(pairs, "duration_s")
     base_shape = before.select(base_grid="grid", base_block="block").with_row_index("base_row")
     keyed = pairs.join(
         base_shape.cast({"base_row": pl.Int64}), on="base_row", how="left", maintain_order="left"
@@ -170,7 +170,7 @@ def judge(pairs: pl.DataFrame, paired_on: tuple[str, ...], limit_pct: float) -> 
     shift with an interval at `GATE_CONFIDENCE`: then slower when the shift is a regression
     (`Shift.verdict`) or the summed change is beyond the limit and above the interval (some launches
     moved more than noise moves them all), faster the mirror, else unchanged."""
-    base_s, head_s = (np.where(np.isfinite(s), s, np.nan) for s in sides(pairs, "duration_s"))
+    base_s, head_s = sides(pairs, "duration_s")
     on_base, on_head = (pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row"))
     # a kernel: the head's name and shape, and the base's where they differ (`--match order`, `name`;
     # a launch on the head only: its own shape)

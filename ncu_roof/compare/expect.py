@@ -235,8 +235,7 @@ def _why(k: Kernel, e: Expectation) -> str:
 def _count_gaps(k: Kernel, e: Expectation) -> list[tuple[bool, str]]:
     """(off by more than the tolerance?, sentence) for each count the expectation models."""
     gaps: list[tuple[bool, str]] = []
-    measured_flop = k.flop.get("total")
-    if e.flop and measured_flop is not None:
+    if e.flop and (measured_flop := k.flop.get("total")) is not None:
         above = "the kernel does extra arithmetic (recomputation, or instructions the model does not count)"
         below = (
             "part of the work is not in the FLOP counters (special-function "
@@ -244,8 +243,7 @@ def _count_gaps(k: Kernel, e: Expectation) -> list[tuple[bool, str]]:
         )
         gaps.append(_gap("FLOPs", "", measured_flop / e.flop, e.tolerance, above, below))
     for tier, model_bytes in (e.bytes_by_tier or {}).items():
-        measured = k.bytes.get(tier)
-        if model_bytes > 0 and measured is not None:
+        if model_bytes > 0 and (measured := k.bytes.get(tier)) is not None:
             words = TIER_WORDS.get(tier, tier)
             above = (
                 "data is read more than once (poor reuse or uncoalesced access)"

@@ -145,7 +145,6 @@ def pair_frame(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy, threshold
         .then(pl.lit(Status.ONLY_BASE.value))
         .otherwise(_by_change(delta("duration_s"), threshold_pct))
     )
-    verdicts = (pl.col(f"{side}:verdict").alias(side) for side in ("base", "head"))
     return joined.select(
         "base_row",
         "head_row",
@@ -157,7 +156,7 @@ def pair_frame(base: pl.DataFrame, head: pl.DataFrame, match: MatchBy, threshold
         status.alias("status"),
         *(change(c, c) for c in NUMBERS),
         *(per_tier(f) for f in MAPS),
-        pl.struct(*verdicts).alias("verdict"),
+        pl.struct(*(pl.col(f"{side}:verdict").alias(side) for side in ("base", "head"))).alias("verdict"),
     )
 
 
@@ -200,11 +199,12 @@ def classify(durations: Sequence[Change], threshold_pct: float) -> list[Status]:
 
 
 def sides(pairs: pl.DataFrame, column: str, tier: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """One number (of one tier) of every pair on the base and on the head (NaN: not known)."""
+    """One number (of one tier) of every pair on the base and on the head (NaN: not known, or not finite)."""
     change = pairs.get_column(column)
     if tier is not None:
         change = change.struct.field(tier)
-    return change.struct.field("base").to_numpy(), change.struct.field("head").to_numpy()
+    base, head = (change.struct.field(side).to_numpy() for side in ("base", "head"))
+    return np.where(np.isfinite(base), base, np.nan), np.where(np.isfinite(head), head, np.nan)
 
 
 def kernel_diff(row: Mapping[str, Any]) -> KernelDiff:

@@ -105,8 +105,7 @@ def arch_for_cc(cc: str | None) -> Arch | None:
 def arch_for(cc: str | None) -> Arch | None:
     """The figures of compute capability `cc`; an unlisted minor revision takes its major's
     nearest lower listed one (`nearest_listed`), with every figure marked unverified."""
-    listed = arch_for_cc(cc)
-    if listed is not None or not cc:
+    if (listed := arch_for_cc(cc)) is not None or not cc:
         return listed
     if (base := archs().get(nearest_listed(cc, archs()) or "")) is None:
         return None

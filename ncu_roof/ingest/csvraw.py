@@ -226,8 +226,7 @@ def _find_line(block: Block, table: pa.Table, row: int) -> int:
     ident = table["ID"][row].as_py() if "ID" in table.column_names else ""
     cell = str(ident).encode("utf-8", "replace")
     for needle in (b'\n"' + cell + b'",', b"\n" + cell + b","):
-        offset = block.data.find(needle)
-        if offset != -1:
+        if (offset := block.data.find(needle)) != -1:
             return block.line + block.data.count(b"\n", 0, offset + 1)
     return block.line
 

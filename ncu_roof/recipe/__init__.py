@@ -110,7 +110,7 @@ def normalize_columns(
     out.update({f"{PIPE_PREFIX}{pipe}_pct": pct for pipe, pct in _pipes(m, duration).items()})
     clock, sms = m(CLOCKS["sm"]), m.any_of(*SM_COUNT_METRICS)
     smsp_count, sm_count, sum_rate, avg_rate = WARP_INST_METRICS
-    warp_inst, out["warp_inst_recipe"] = first_available(
+    out["warp_inst"], out["warp_inst_recipe"] = first_available(
         [
             (f"counter:{smsp_count}", m(smsp_count)),
             (f"counter:{sm_count}", m(sm_count)),
@@ -118,7 +118,6 @@ def normalize_columns(
             (f"rate*time:{avg_rate}*SMs*sm_clock", m(avg_rate) * sms * clock * duration),
         ]
     )
-    out["warp_inst"] = warp_inst
     out["sm_count"] = sms
     out["schedulers_per_sm"] = m(SCHEDULERS_METRIC)
 

@@ -116,8 +116,7 @@ def tensor_work(m: MetricFrame, duration: Numbers, cc: Texts | None = None) -> d
 
 
 def _unknown_label(cc: object) -> str:
-    known = isinstance(cc, str) and cc.strip()
-    where = f"on CC {cc}" if known else "without the input's compute capability"
+    where = f"on CC {cc}" if isinstance(cc, str) and cc.strip() else "without the input's compute capability"
     return (
         f"{TENSOR_FLOP_UNKNOWN}sm__inst_executed_pipe_tensor x FLOPs per instruction, not known {where}: "
         "the MMA shape decides (HMMA.16816 4096, HMMA.1688 2048)"

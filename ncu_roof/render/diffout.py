@@ -263,14 +263,9 @@ class FoldedRow:
 def folded_rows(result: Diff) -> list[FoldedRow]:
     """One row per kernel (`Diff.changes`), in first-pair order."""
     pairs = result.pairs
-
-    def known(column: str, tier: str | None = None) -> np.ndarray:
-        figure = np.stack(sides(pairs, column, tier))
-        return np.where(np.isfinite(figure), figure, np.nan)
-
-    duration_s = known("duration_s")
-    flop = known("achieved_flop_per_s") * duration_s
-    tier_bytes = {t: known("bytes", t) for t in pairs.get_column("bytes").struct.fields}
+    duration_s = np.stack(sides(pairs, "duration_s"))
+    flop = np.stack(sides(pairs, "achieved_flop_per_s")) * duration_s
+    tier_bytes = {t: np.stack(sides(pairs, "bytes", t)) for t in pairs.get_column("bytes").struct.fields}
     on_side = [pairs.get_column(c).is_not_null().to_numpy() for c in ("base_row", "head_row")]
     regressed = (pairs.get_column("status") == Status.REGRESSED.value).to_numpy()
 

@@ -26,7 +26,6 @@ WRAPPED = ("bandwidth",)  # number columns whose cells may wrap (`1.82 TB/s` / `
 
 
 def table_columns(summary: Summary) -> list[Column]:
-    tiers = intensity_tiers(summary, summary.rows)
     return [
         ("rank", "#", False),
         *([("device", "Dev", False)] if summary.multi_device else []),
@@ -39,7 +38,7 @@ def table_columns(summary: Summary) -> list[Column]:
         ("verdict", "Verdict", True),
         ("notes", "Notes", True),
         ("binding", "Binding", True),
-        *((f"ai_{t}", f"AI {t}", False) for t in tiers),
+        *((f"ai_{t}", f"AI {t}", False) for t in intensity_tiers(summary, summary.rows)),
         ("flops", "FLOP/s", False),
         ("bandwidth", "Bandwidth", False),
     ]

@@ -59,8 +59,8 @@ def analysis_repr(analysis: Analysis) -> str:
 def analysis_html(analysis: Analysis) -> str:
     """The notebook view: the summary, each device's fix first, the first rows of the table."""
     summary = summarize(analysis)
-    parts = [f"<style>{STYLE}</style>", '<div class="ncu-roof">']
-    parts.append(f"<p><b>ncu-roof</b>: {escape(summary.title(devices=True, kernels=True))}</p>")
+    title = escape(summary.title(devices=True, kernels=True))
+    parts = [f"<style>{STYLE}</style>", '<div class="ncu-roof">', f"<p><b>ncu-roof</b>: {title}</p>"]
     for view in summary.devices:
         parts.append(
             f"<p>Device {view.device.index} <code>{escape(device_name(view.device))}</code>: "
@@ -72,9 +72,7 @@ def analysis_html(analysis: Analysis) -> str:
                 f"<p><b>Fix first:</b> <code>{name}</code>{times(ff.group.count)} "
                 f"{fix_first_words(summary, view, escape, '<b>{}</b>'.format)}.</p>"
             )
-    parts += _table(summary)
-    parts.append("</div>")
-    return "\n".join(parts)
+    return "\n".join([*parts, *_table(summary), "</div>"])
 
 
 def _table(summary: Summary) -> list[str]:

@@ -96,14 +96,8 @@ def draw_roofs(ax: Axes, p: Panel, limits: Limits) -> list[Path]:
         line((limits.x_lo, x_end), (band.value * limits.x_lo, band.value * x_end), band.colour, linewidth=1.6)
     for peak in p.peaks:
         x_start = peak.value / widest if widest else limits.x_lo
-        dashed = peak is not p.peaks[0]
-        line(
-            (x_start, limits.x_hi),
-            (peak.value, peak.value),
-            peak.colour,
-            linewidth=1.3 if dashed else 1.8,
-            linestyle="--" if dashed else "-",
-        )
+        width, style = (1.8, "-") if peak is p.peaks[0] else (1.3, "--")  # below the top roof: dashed
+        line((x_start, limits.x_hi), (peak.value, peak.value), peak.colour, linewidth=width, linestyle=style)
     for ridge_x, ridge_y in p.ridges:
         ax.plot(
             [ridge_x],

@@ -100,8 +100,7 @@ def render_text(p: Prediction, width: int = PIPE_WIDTH, *, color: bool = False) 
         mark = " ◀" if point.binding == COMPUTE and p.ops.binds else ""
         table.add_row(f"{p.ops.ceiling} ops{mark}", "", "", "", "", si(p.ops.peak_per_s, "OP/s", 4))
     parts: list[Text | Table] = [table, Text(verdict_line(p))]
-    precision = point.compute_precision
-    if precision is not None and precision.startswith(TENSOR):
+    if (precision := point.compute_precision) is not None and precision.startswith(TENSOR):
         parts.append(Text(f"{precision} peak: {_compute_source(p)}"))
     if p.ops is not None:
         parts.append(Text(f"{p.ops.ceiling} ceiling: {p.ops.source}"))

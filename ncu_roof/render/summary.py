@@ -281,10 +281,9 @@ def _device_view(
 
 def _bases(launches: pl.DataFrame) -> dict[Bound, str]:
     """Each verdict's bases among its launches, in the ladder's order: `SOL`, `roofline/SOL`."""
-    found = launches.group_by("bound").agg(pl.col("verdict_basis").unique())
     return {
         Bound(bound): "/".join(word for basis, word in BASIS_WORDS.items() if basis.value in bases)
-        for bound, bases in found.iter_rows()
+        for bound, bases in launches.group_by("bound").agg(pl.col("verdict_basis").unique()).iter_rows()
     }
 
 
