@@ -264,6 +264,21 @@ def busiest(columns: Mapping[str, np.ndarray], n: int) -> tuple[np.ndarray, np.n
     return np.where(known, best, np.nan), object_array([*columns, None])[np.where(known, at, len(columns))]
 
 
+# Pipes that execute arithmetic: the busiest is a compute ceiling. Load/store, texture, address and
+# branch pipes move or steer data; their traffic is judged by the memory tiers.
+NON_COMPUTE_PIPES = ("lsu", "tex", "adu", "ipa", "cbu", "tma")
+
+
+def busiest_pipe(pipes: Mapping[str, np.ndarray], rows: np.ndarray, compute_only: bool = True) -> np.ndarray:
+    """These rows' busiest arithmetic pipe (any: not `compute_only`) as `alu pipe 76%`; None: none."""
+    skipped = NON_COMPUTE_PIPES if compute_only else ()
+    chosen = {f"{p} pipe ": a[rows] for p, a in pipes.items() if not p.startswith(skipped)}
+    pct, pipe = busiest(chosen, len(rows))
+    named = is_set(pipe)
+    pipe[named] = pipe[named] + fixed(pct[named], 0) + "%"
+    return pipe
+
+
 def bit_codes(flags: Sequence[np.ndarray]) -> np.ndarray:
     """Per row, its flags as the bits of one integer (bit i: `flags[i]`; one flag or more, at most
     62), set column by column (a boolean matrix times the powers of two ran row by row)."""

@@ -12,9 +12,8 @@ from typing import TypeVar
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import bit_codes, busiest, fixed, is_set, objects, sentences
+from ncu_roof.analysis.model import bit_codes, busiest_pipe, fixed, is_set, objects, sentences
 from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
-from ncu_roof.analysis.records import NON_COMPUTE_PIPES
 from ncu_roof.analysis.verdicts import Verdicts
 from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.metrics import FLOP_OPS
@@ -111,7 +110,7 @@ def launch_notes(x: NoteInputs) -> pl.Series:
     )
     basis_none = equals(x.v.verdict.basis, VerdictBasis.NONE)
     pipe = objects(None, len(ok))
-    pipe[ok & basis_none] = _busiest_pipe(x.v.pipe_pct, np.flatnonzero(ok & basis_none))
+    pipe[ok & basis_none] = busiest_pipe(x.v.pipe_pct, np.flatnonzero(ok & basis_none))
     add(
         is_set(pipe),
         lambda rows: sentences(
@@ -228,23 +227,13 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
 def _busy_sm(x: NoteInputs, precision: np.ndarray, units: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """`SM 70% busy (busiest pipe: lsu pipe 70%) at 19% of the fp32 roof: the instruction mix, not
     the FMA units, binds` of these launches."""
-    pipe = _busiest_pipe(x.v.pipe_pct, rows, compute_only=False)
+    pipe = busiest_pipe(x.v.pipe_pct, rows, compute_only=False)
     shown = np.full(len(rows), "", dtype=object)
     shown[is_set(pipe)] = " (busiest pipe: " + pipe[is_set(pipe)] + ")"
     return sentences(
         "SM {}% busy{} at {}% of the {} roof: the instruction mix, not the {} units, binds",
         *(fixed(x.sol_pct["sm"][rows], 0), shown, fixed(x.pct[rows], 0), precision[rows], units[rows]),
     )
-
-
-def _busiest_pipe(pipes: Mapping[str, np.ndarray], rows: np.ndarray, compute_only: bool = True) -> np.ndarray:
-    """These launches' busiest arithmetic pipe (any: not `compute_only`) as `alu pipe 76%`; None: none."""
-    skipped = NON_COMPUTE_PIPES if compute_only else ()
-    chosen = {f"{p} pipe ": a[rows] for p, a in pipes.items() if not p.startswith(skipped)}
-    pct, pipe = busiest(chosen, len(rows))
-    named = is_set(pipe)
-    pipe[named] = pipe[named] + fixed(pct[named], 0) + "%"
-    return pipe
 
 
 def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -7,12 +7,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from ncu_roof.analysis.model import busiest_pipe
 from ncu_roof.base.text import one_line
 from ncu_roof.base.vocabulary import Bound, Roofs, VerdictBasis
 
-# Pipes that execute arithmetic: the busiest is a compute ceiling. Load/store, texture, address and
-# branch pipes move or steer data; their traffic is judged by the memory tiers.
-NON_COMPUTE_PIPES = ("lsu", "tex", "adu", "ipa", "cbu", "tma")
 VERDICT_WORDS = {b: b.value if b in (Bound.BALANCED, Bound.UNKNOWN) else f"{b.value}-bound" for b in Bound}
 
 
@@ -165,7 +165,7 @@ def bound_at(bound: Bound, tier: str | None) -> str:
 
 def sol_compute_words(pipe_pct: Mapping[str, float], sm_pct: float | None) -> str:
     """What a SOL compute verdict names: its busiest arithmetic pipe, else the SM percentage."""
-    if not (compute := {p: v for p, v in pipe_pct.items() if not p.startswith(NON_COMPUTE_PIPES)}):
-        return "SM " + ("–" if sm_pct is None else f"{sm_pct:.0f}%")
-    pipe = max(compute, key=lambda p: compute[p])
-    return f"{pipe} pipe {compute[pipe]:.0f}%"
+    pipe = busiest_pipe(
+        {p: np.array([v], dtype="float64") for p, v in pipe_pct.items()}, np.zeros(1, np.intp)
+    )[0]
+    return "SM " + ("–" if sm_pct is None else f"{sm_pct:.0f}%") if pipe is None else str(pipe)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncu_roof.analysis.model import (
+    NON_COMPUTE_PIPES,
     InstructionArrays,
     Roof,
     RooflineArrays,
@@ -23,7 +24,7 @@ from ncu_roof.analysis.model import (
     roofline_arrays,
     work_time_arrays,
 )
-from ncu_roof.analysis.records import NON_COMPUTE_PIPES, Device
+from ncu_roof.analysis.records import Device
 from ncu_roof.analysis.sol import SolArrays, VerdictArrays, sol_arrays, verdict_arrays
 from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.vocabulary import (
