@@ -633,6 +633,26 @@ def test_clocks_of_different_counters_are_not_compared_but_said() -> None:
     assert diff(raw, raw).notes == ()  # one counter: compared, as before
 
 
+def test_without_clocks_the_roofs_measured_in_the_reports_are_compared() -> None:
+    """No SM clock on either side: the compute roofs each report measured (its peak per cycle at
+    its own clock) stand in, each precision's compared within the clock tolerance (2 %)."""
+    run = conftest.analyzed(conftest.FIXTURES / "h200" / "h200_full_raw.csv")
+    device = replace(run.devices[0], sm_clock_hz=None)
+    assert device.roofs.source == "report"
+    base = replace(run, devices=(device,))
+    fp32_flop_per_s = device.roofs.compute_flop_per_s["fp32"]
+    assert fp32_flop_per_s == pytest.approx(66.732e12)
+
+    def with_fp32(scale: float) -> Analysis:
+        peaks = {**device.roofs.compute_flop_per_s, "fp32": fp32_flop_per_s * scale}
+        return replace(run, devices=(replace(device, roofs=replace(device.roofs, compute_flop_per_s=peaks)),))
+
+    with pytest.raises(MismatchError, match=r"the fp32 roof measured in the reports differs by \+5\.0% "):
+        diff(base, with_fp32(1.05))
+    result = diff(base, with_fp32(1.01))  # within the tolerance: comparable, nothing said
+    assert result.mismatch is None and result.notes == ()
+
+
 # --- arrows in multi-run files --------------------------------------------------------------------
 
 
