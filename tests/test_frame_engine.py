@@ -69,10 +69,10 @@ def test_made_once_per_distinct_combination_is_made_for_every_row(
         np.array(c, dtype=object if i == 2 else float) for i, c in enumerate(zip(*rows, strict=True))
     )
 
-    def make(at: np.ndarray) -> np.ndarray:
-        return object_array([f"{x!r} {y!r} {w}" for x, y, w in zip(a[at], b[at], words[at], strict=True)])
+    def make(at: np.ndarray) -> pl.Series:
+        return pl.Series([f"{x!r} {y!r} {w}" for x, y, w in zip(a[at], b[at], words[at], strict=True)])
 
-    assert per_distinct([a, b], words, make).tolist() == make(np.arange(len(rows))).tolist()
+    assert per_distinct([a, b], words, make).to_list() == make(np.arange(len(rows))).to_list()
 
 
 @given(st.lists(st.sampled_from(["k", "long formula " * 5, "", None]), max_size=20))

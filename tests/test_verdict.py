@@ -357,7 +357,7 @@ def _latency_notes(x: NoteInputs, launches: np.ndarray) -> tuple[list[str], list
     small_grid = np.where(x.waves[launches] < 1, x.waves[launches], np.nan)
     placed = x.v.arrays.binding[launches].copy()
     placed[~x.v.supported[launches]] = None
-    return _latency(x, launches).tolist(), _latency_texts(x, launches, small_grid, placed).tolist()
+    return _latency(x, launches).to_list(), _latency_texts(x, launches, small_grid, placed).to_list()
 
 
 def test_a_latency_note_made_once_per_kind_is_each_launch_s_own() -> None:

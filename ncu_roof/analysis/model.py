@@ -302,15 +302,6 @@ def fixed(values: np.ndarray, digits: int) -> np.ndarray:
     return object_array(list(map(f"{{:.{digits}f}}".format, values.tolist())))
 
 
-def sentences(template: str, *texts: np.ndarray) -> np.ndarray:
-    """`template` per row, its `{}` filled in order by object arrays of texts (by `+`: a pass per part)."""
-    first, *rest = template.split("{}")
-    out: np.ndarray = first + texts[0] + rest[0]
-    for column, part in zip(texts[1:], rest[1:], strict=True):
-        out = out + column + part
-    return out
-
-
 def is_set(values: np.ndarray) -> np.ndarray:
     return ~equals(values, None)
 

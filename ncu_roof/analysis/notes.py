@@ -12,8 +12,8 @@ from typing import TypeVar
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import bit_codes, busiest_pipe, fixed, is_set, objects, sentences
-from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
+from ncu_roof.analysis.model import bit_codes, busiest_pipe, fixed, is_set, objects
+from ncu_roof.analysis.notes_verdict import above_roof, sentences, verdict_notes
 from ncu_roof.analysis.verdicts import Verdicts
 from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.metrics import FLOP_OPS
@@ -224,7 +224,7 @@ def _busy_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
     add(ok & compute & _far_apart(x.sol_pct["sm"], x.pct), partial(_busy_sm, x, precision, units))
 
 
-def _busy_sm(x: NoteInputs, precision: np.ndarray, units: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def _busy_sm(x: NoteInputs, precision: np.ndarray, units: np.ndarray, rows: np.ndarray) -> pl.Series:
     """`SM 70% busy (busiest pipe: lsu pipe 70%) at 19% of the fp32 roof: the instruction mix, not
     the FMA units, binds` of these launches."""
     pipe = busiest_pipe(x.v.pipe_pct, rows, compute_only=False)
@@ -236,7 +236,7 @@ def _busy_sm(x: NoteInputs, precision: np.ndarray, units: np.ndarray, rows: np.n
     )
 
 
-def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def _busy_tier(tier: str, why: str, busy: np.ndarray, moved: np.ndarray, rows: np.ndarray) -> pl.Series:
     """`L1 is 97% busy moving 10% of its byte peak: about 10x more …` of these launches."""
     used = moved[rows]
     small = used < 9.95  # one decimal, not "0%"

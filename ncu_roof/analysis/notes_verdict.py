@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from ncu_roof.analysis.model import fixed, is_set, objects, sentences
+from ncu_roof.analysis.model import fixed, is_set, objects
 from ncu_roof.analysis.records import VERDICT_WORDS
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
 from ncu_roof.base.arrays import equals, object_array
@@ -18,6 +18,13 @@ from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
 
 if TYPE_CHECKING:
     from ncu_roof.analysis.notes import Adder, NoteInputs
+
+
+def sentences(template: str, *texts: np.ndarray | pl.Series) -> pl.Series:
+    """`template` per row, its `{}` filled in order by texts (object arrays, or Series), in one
+    Polars `format` (numpy's `+` of object arrays made a text per part, at 3x the cost)."""
+    parts = (t if isinstance(t, pl.Series) else pl.Series(t.tolist(), dtype=pl.String) for t in texts)
+    return pl.select(pl.format(template, *map(pl.lit, parts))).to_series()
 
 
 def verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
@@ -46,7 +53,7 @@ def _verdict_words(binding: np.ndarray, pct: np.ndarray) -> np.ndarray:
     return np.where(is_set(binding), words, "nothing (no roofs or counters)")
 
 
-def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+def _latency(x: NoteInputs, rows: np.ndarray) -> pl.Series:
     """A latency note per launch, made once per distinct combination of what it shows: SM and memory
     % of peak, % of the roof, a small grid's waves per SM (else NaN), the binding roof (or None)."""
     small_grid_waves_per_sm = np.where(x.waves[rows] < 1, x.waves[rows], np.nan)
@@ -60,8 +67,8 @@ def _latency(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
 
 
 def per_distinct(
-    numbers: list[np.ndarray], texts: np.ndarray, make: Callable[[np.ndarray], np.ndarray]
-) -> np.ndarray:
+    numbers: list[np.ndarray], texts: np.ndarray, make: Callable[[np.ndarray], pl.Series]
+) -> pl.Series:
     """`make(rows)` of one row of each distinct combination of numbers (bit for bit: -0.0
     is not 0.0, their texts differ; NaN is one value) and texts, spread to every row."""
     keys = [np.where(np.isnan(a), np.nan, a).view(np.int64) for a in numbers]
@@ -69,11 +76,10 @@ def per_distinct(
     combination = pl.DataFrame([*keys, texts.tolist()]).select(distinct).to_series().to_numpy()
     first = np.empty(combination.max() + 1, dtype=np.int64)  # a row of each (any: they show alike)
     first[combination] = np.arange(len(combination))
-    out: np.ndarray = make(first)[combination]
-    return out
+    return make(first).gather(combination)
 
 
-def _latency_texts(x: NoteInputs, rows: np.ndarray, waves: np.ndarray, binding: np.ndarray) -> np.ndarray:
+def _latency_texts(x: NoteInputs, rows: np.ndarray, waves: np.ndarray, binding: np.ndarray) -> pl.Series:
     small = ~np.isnan(waves)
     grid = np.full(len(small), "", dtype=object)
     grid[small] = "; small grid (" + fixed(waves[small], 2) + " waves per SM)"
@@ -91,13 +97,13 @@ def _unit_words(units: np.ndarray, prefix: str) -> np.ndarray:
 
 def _sol_pcts(
     x: NoteInputs, rows: np.ndarray, template: str = "SM {}%, memory {}%", below: float = math.inf
-) -> np.ndarray:
+) -> pl.Series:
     """`SM 62%, memory 31%` per launch, each shown no higher than `below` (under the 60% latency
     threshold, 59.6% reads 59%: never "60%, both under 60%")."""
     return sentences(template, *(fixed(np.minimum(x.sol_pct[u][rows], below), 0) for u in ("sm", "memory")))
 
 
-def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+def _sol_basis(x: NoteInputs, rows: np.ndarray) -> pl.Series:
     why = np.where(
         is_set(x.v.arrays.binding[rows]),
         "no floating-point or tensor work was counted and no pipe utilisation was collected, so "
@@ -108,7 +114,7 @@ def _sol_basis(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     return sentences("verdict from Speed of Light (Nsight's rule): {}{}; {}", _sol_pcts(x, rows), units, why)
 
 
-def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+def _disagrees(x: NoteInputs, rows: np.ndarray) -> pl.Series:
     bound = object_array([b.value for b in x.v.sol.bound[rows].tolist()])
     why = np.where(
         equals(x.v.arrays.binding[rows], COMPUTE),
@@ -124,7 +130,7 @@ def _disagrees(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     )
 
 
-def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> pl.Series:
     """The roofline decided; SOL calls the launch latency-bound: what that means (made as `_latency`'s)."""
     shown = [np.rint(x.sol_pct["sm"][rows]), np.rint(x.sol_pct["memory"][rows]), np.rint(x.pct[rows])]
     return per_distinct(
@@ -132,7 +138,7 @@ def _latency_cross_check(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     )
 
 
-def _cross_check_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+def _cross_check_texts(x: NoteInputs, rows: np.ndarray) -> pl.Series:
     small = x.waves[rows] < 1
     why = np.where(
         small,
@@ -149,7 +155,7 @@ def _cross_check_texts(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
     )
 
 
-def above_roof(x: NoteInputs, rows: np.ndarray) -> np.ndarray:
+def above_roof(x: NoteInputs, rows: np.ndarray) -> pl.Series:
     return sentences(
         "above its roof ({}% of the {} cap): inconsistent data — roofs and counters disagree (clock, "
         "replay or recipe); check the roofs' source",
