@@ -1,6 +1,6 @@
 """The launch frame's column-wise steps against the plain per-row rule each stands for: the notes
-gathered per launch, the latency notes made once per distinct combination, texts and enums as
-columns, and the summary's note templates."""
+gathered per launch, the latency notes made once per distinct combination, a rule's sentences,
+texts and enums as columns, and the summary's note templates."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ncu_roof.analysis.frame import enum_texts, texts
+from ncu_roof.analysis.model import busiest_pipe
 from ncu_roof.analysis.notes import Made, _gathered
-from ncu_roof.analysis.notes_verdict import per_distinct
+from ncu_roof.analysis.notes_verdict import per_distinct, sentences
 from ncu_roof.base.arrays import object_array
 from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.summary import _NUMBER
@@ -73,6 +74,37 @@ def test_made_once_per_distinct_combination_is_made_for_every_row(
         return pl.Series([f"{x!r} {y!r} {w}" for x, y, w in zip(a[at], b[at], words[at], strict=True)])
 
     assert per_distinct([a, b], words, make).to_list() == make(np.arange(len(rows))).to_list()
+
+
+BITS = ["a", " ", "{", "}", "{}", "{0}", "%", "\\", "$1", "é"]  # braces and what a regex or format reads
+PIECES = st.lists(st.sampled_from(BITS), max_size=6).map("".join)
+
+
+@given(st.lists(PIECES, min_size=2, max_size=5), st.data())
+def test_a_sentence_is_its_template_with_each_part_in_turn(pieces: list[str], data: st.DataObject) -> None:
+    """Only `{}` is a place to fill (any other brace is text, as `str.split` reads it); a part
+    is inserted as it is, braces and all."""
+    template = "{}".join(p.replace("{}", "") for p in pieces)
+    literal = template.split("{}")
+    rows = data.draw(st.integers(1, 3))
+    parts = [[data.draw(PIECES) for _ in range(rows)] for _ in literal[1:]]
+    expected = [
+        "".join(x for pair in zip(literal, [*row, ""], strict=True) for x in pair)
+        for row in zip(*parts, strict=True)
+    ]
+    given_as = [object_array(p) if i % 2 else pl.Series(p, dtype=pl.String) for i, p in enumerate(parts)]
+    assert sentences(template, *given_as).to_list() == expected
+
+
+def test_a_sentence_with_a_missing_part_is_refused_not_dropped() -> None:
+    with pytest.raises(ValueError, match=re.escape("a part of 'SM {}% busy' is missing")):
+        sentences("SM {}% busy", object_array(["12", None]))
+
+
+def test_the_busiest_pipe_of_infinite_use_reads_inf_not_the_largest_float() -> None:
+    pipes = {"alu": np.array([np.inf, np.nan, np.nan]), "fma": np.array([50.0, 60.0, np.nan])}
+    assert busiest_pipe(pipes, np.arange(3)).tolist() == ["alu pipe inf%", "fma pipe 60%", None]
+    assert busiest_pipe({"lsu": np.array([90.0])}, np.arange(1)).tolist() == [None]  # no arithmetic pipe
 
 
 @given(st.lists(st.sampled_from(["k", "long formula " * 5, "", None]), max_size=20))

@@ -259,8 +259,9 @@ def busiest(columns: Mapping[str, np.ndarray], n: int) -> tuple[np.ndarray, np.n
     """Per row, the largest known value and its column's key (first on a tie); NaN and None where none is."""
     if not columns:
         return np.full(n, np.nan), objects(None, n)
-    best, at = row_max([np.nan_to_num(np.asarray(c, dtype="float64"), nan=-np.inf) for c in columns.values()])
-    known = np.isfinite(best)
+    values = (np.asarray(c, dtype="float64") for c in columns.values())
+    best, at = row_max([np.where(np.isnan(c), -np.inf, c) for c in values])
+    known = best > -np.inf  # an inf stays inf (`inf%`), not the largest float
     return np.where(known, best, np.nan), object_array([*columns, None])[np.where(known, at, len(columns))]
 
 

@@ -21,10 +21,16 @@ if TYPE_CHECKING:
 
 
 def sentences(template: str, *texts: np.ndarray | pl.Series) -> pl.Series:
-    """`template` per row, its `{}` filled in order by texts (object arrays, or Series), in one
-    Polars `format` (numpy's `+` of object arrays made a text per part, at 3x the cost)."""
+    """`template` per row, its `{}` filled in order by texts (object arrays, or Series; any other
+    brace is text), in one Polars `concat_str` (numpy's `+` of object arrays: a text per part, 3x the
+    cost). A missing part is refused: a null sentence would be a note dropped without a word."""
+    first, *rest = template.split("{}")
     parts = (t if isinstance(t, pl.Series) else pl.Series(t.tolist(), dtype=pl.String) for t in texts)
-    return pl.select(pl.format(template, *map(pl.lit, parts))).to_series()
+    pieces = [pl.lit(first), *(e for p, r in zip(parts, rest, strict=True) for e in (pl.lit(p), pl.lit(r)))]
+    out = pl.select(pl.concat_str(pieces)).to_series()
+    if out.null_count():
+        raise ValueError(f"a part of {template!r} is missing")
+    return out
 
 
 def verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ncu_roof.base.ncu import find_ncu
-from ncu_roof.base.text import one_line, plural
+from ncu_roof.base.text import one_line
 from ncu_roof.cli import Verbosity, app, interrupted, named_alike, verbosity
 from ncu_roof.cli.analyze import AnalyzeOptions, check_options, diag, emit
 from ncu_roof.cli.options import GpuKey, RoofsFile
@@ -98,7 +98,7 @@ def profile_command(
         log = partial(diag, command=True) if verbosity[0] is Verbosity.VERBOSE else None
         result = run_profile(tool, options, progress_sink(), log=log)
         published = result.report
-        kernels = plural(result.kernels, "kernel")
+        kernels = "1 kernel" if result.kernels == 1 else f"{result.kernels} kernels"
         diag(f"wrote {published}: {kernels} profiled in {result.outcome.elapsed_s:.1f} s")
         if result.outcome.app_exit_code is not None:
             diag(
