@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roof.analysis.frame import enum_texts, texts
+from ncu_roof.analysis.frame import enum_texts, sentences, texts
 from ncu_roof.analysis.model import busiest_pipe
 from ncu_roof.analysis.notes import Made, _gathered
-from ncu_roof.analysis.notes_verdict import per_distinct, sentences
+from ncu_roof.analysis.notes_verdict import per_distinct
 from ncu_roof.base.arrays import object_array
 from ncu_roof.base.vocabulary import Bound
 from ncu_roof.render.summary import _NUMBER

@@ -70,6 +70,19 @@ def texts(values: Iterable[Any]) -> pl.Series:
     return pl.Series(array.tolist(), dtype=pl.String)
 
 
+def sentences(template: str, *texts: np.ndarray | pl.Series) -> pl.Series:
+    """`template` per row, its `{}` filled in order by texts (object arrays, or Series; any other
+    brace is text), in one Polars `concat_str` (numpy's `+` of object arrays: a text per part, 3x the
+    cost). A missing part is refused: a null sentence would be a note dropped without a word."""
+    first, *rest = template.split("{}")
+    parts = (t if isinstance(t, pl.Series) else pl.Series(t.tolist(), dtype=pl.String) for t in texts)
+    pieces = [pl.lit(first), *(e for p, r in zip(parts, rest, strict=True) for e in (pl.lit(p), pl.lit(r)))]
+    out = pl.select(pl.concat_str(pieces)).to_series()
+    if out.null_count():
+        raise ValueError(f"a part of {template!r} is missing")
+    return out
+
+
 def each_distinct(
     column: pl.Series, make: Callable[[Any], Any], dtype: pl.DataType = pl.String()
 ) -> pl.Series:

@@ -12,8 +12,9 @@ from typing import TypeVar
 import numpy as np
 import polars as pl
 
+from ncu_roof.analysis.frame import sentences
 from ncu_roof.analysis.model import bit_codes, busiest_pipe, fixed, is_set, objects
-from ncu_roof.analysis.notes_verdict import above_roof, sentences, verdict_notes
+from ncu_roof.analysis.notes_verdict import above_roof, verdict_notes
 from ncu_roof.analysis.verdicts import Verdicts
 from ncu_roof.base.arrays import equals, object_array
 from ncu_roof.base.metrics import FLOP_OPS

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from ncu_roof.analysis.frame import sentences
 from ncu_roof.analysis.model import fixed, is_set, objects
 from ncu_roof.analysis.records import VERDICT_WORDS
 from ncu_roof.analysis.sol import LATENCY_SOL_PCT
@@ -18,19 +19,6 @@ from ncu_roof.base.vocabulary import COMPUTE, Bound, VerdictBasis
 
 if TYPE_CHECKING:
     from ncu_roof.analysis.notes import Adder, NoteInputs
-
-
-def sentences(template: str, *texts: np.ndarray | pl.Series) -> pl.Series:
-    """`template` per row, its `{}` filled in order by texts (object arrays, or Series; any other
-    brace is text), in one Polars `concat_str` (numpy's `+` of object arrays: a text per part, 3x the
-    cost). A missing part is refused: a null sentence would be a note dropped without a word."""
-    first, *rest = template.split("{}")
-    parts = (t if isinstance(t, pl.Series) else pl.Series(t.tolist(), dtype=pl.String) for t in texts)
-    pieces = [pl.lit(first), *(e for p, r in zip(parts, rest, strict=True) for e in (pl.lit(p), pl.lit(r)))]
-    out = pl.select(pl.concat_str(pieces)).to_series()
-    if out.null_count():
-        raise ValueError(f"a part of {template!r} is missing")
-    return out
 
 
 def verdict_notes(x: NoteInputs, ok: np.ndarray, add: Adder) -> None:
